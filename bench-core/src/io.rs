@@ -1,0 +1,187 @@
+//! The device side of the engine: clocks, queues of I/O requests and targets.
+//!
+//! The runner (`crate::runner`) drives any [`IoQueue`] with any [`Clock`]; the
+//! real engines (O_DIRECT pread/pwrite, io_uring) live in `init`, the
+//! simulated disk in [`crate::sim`], and [`MemQueue`] serves a `Vec<u8>`.
+
+use alloc::vec::Vec;
+use serde::{Deserialize, Serialize};
+
+use crate::units::Nanos;
+
+/// A monotonic clock.
+///
+/// # Invariants
+/// - `now()` never decreases between two calls on the same clock.
+/// - The origin is arbitrary; only differences are meaningful.
+pub trait Clock {
+    /// The current time.
+    fn now(&self) -> Nanos;
+}
+
+/// What one request does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Read `len` bytes at `offset`.
+    Read,
+    /// Write `len` bytes at `offset` from the slot's buffer (random data, never zeros).
+    Write,
+    /// Make completed writes durable (fdatasync; on a block device a cache flush).
+    /// `offset` and `len` are ignored.
+    Flush,
+}
+
+/// One I/O request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoReq {
+    /// What to do.
+    pub op: Op,
+    /// Byte offset from the start of the target; a multiple of the logical
+    /// block size for direct access.
+    pub offset: u64,
+    /// Length in bytes; a multiple of the logical block size for direct access,
+    /// and at most the `max_len` the queue was opened with.
+    pub len: u32,
+}
+
+/// A failed request, as the OS reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoError {
+    /// The positive errno value (EIO = 5, ...).
+    pub errno: i32,
+    /// The request that failed.
+    pub req: IoReq,
+}
+
+/// One completed request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// The slot given to [`IoQueue::submit`].
+    pub slot: usize,
+    /// Bytes transferred, or the positive errno. A short transfer (fewer bytes
+    /// than asked) is reported as is; the runner treats it as an error.
+    pub result: Result<u32, i32>,
+}
+
+/// A queue of requests against one target, owned by one job.
+///
+/// # Invariants
+/// - At most [`IoQueue::depth`] requests are in flight; each uses a distinct
+///   slot in `0..depth`, which owns one aligned buffer of `max_len` bytes.
+/// - A slot is free again once its completion has been returned by `reap`.
+/// - Write buffers hold random data (seeded), never zeros.
+/// - `reap` returns only completions of submitted requests, each exactly once.
+pub trait IoQueue {
+    /// The most requests that may be in flight.
+    fn depth(&self) -> usize;
+    /// Queue one request in `slot`. Engines may defer the actual submission
+    /// to the system until `reap` (io_uring batches); a synchronous engine
+    /// performs the I/O here.
+    fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError>;
+    /// Wait until at least `min` requests have completed (fewer only if fewer
+    /// are in flight) and append every completion now available to `out`.
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), IoError>;
+}
+
+/// How a target is accessed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// O_DIRECT: the page cache is bypassed.
+    Direct,
+    /// Through the page cache (hdparm -T and -t, dd without iflag=direct).
+    Buffered,
+}
+
+/// The shape of a target, as the engine sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Geometry {
+    /// Size in bytes.
+    pub size: u64,
+    /// Logical block size in bytes (the unit of direct I/O).
+    pub logical_block: u32,
+    /// Physical block size in bytes.
+    pub physical_block: u32,
+}
+
+/// How a job opens its queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpenSpec {
+    /// Direct or buffered.
+    pub access: Access,
+    /// True if the step issues writes or flushes. Only a target that the
+    /// validated plan permits for writing may grant this.
+    pub write: bool,
+    /// Requests in flight.
+    pub depth: u32,
+    /// The largest request in bytes (the size of each slot's buffer).
+    pub max_len: u32,
+    /// Seed for the write buffers' random contents.
+    pub seed: u64,
+}
+
+/// Something to benchmark: a block device, a file, a simulated disk.
+///
+/// # Invariants
+/// - `geometry()` does not change while a test runs.
+/// - `open` with `spec.write == true` fails with EPERM unless the plan has
+///   named this target writable; this is the only way to obtain a queue that
+///   writes.
+pub trait Target {
+    /// The queue type one job uses.
+    type Queue: IoQueue;
+    /// Size and block sizes.
+    fn geometry(&self) -> Geometry;
+    /// Open one job's queue.
+    fn open(&self, spec: &OpenSpec) -> Result<Self::Queue, IoError>;
+    /// Drop the target's cached pages (BLKFLSBUF and sync on a block device,
+    /// `posix_fadvise(DONTNEED)` on a file), as hdparm -t does before timing.
+    fn drop_caches(&self) -> Result<(), IoError>;
+}
+
+/// A queue over memory, for tests of the runner logic.
+#[derive(Debug)]
+pub struct MemQueue<'a> {
+    /// The "disk".
+    pub data: &'a mut Vec<u8>,
+    depth: usize,
+    done: Vec<Completion>,
+}
+
+impl<'a> MemQueue<'a> {
+    /// A queue of `depth` slots over `data`.
+    pub fn new(data: &'a mut Vec<u8>, depth: usize) -> Self {
+        MemQueue { data, depth, done: Vec::new() }
+    }
+}
+
+impl IoQueue for MemQueue<'_> {
+    fn depth(&self) -> usize {
+        self.depth
+    }
+
+    fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+        let len = req.len as usize;
+        let start = usize::try_from(req.offset).map_err(|_| IoError { errno: 22, req })?;
+        let result = match req.op {
+            Op::Flush => Ok(0),
+            _ if start.checked_add(len).is_none_or(|end| end > self.data.len()) => Err(22),
+            Op::Read => Ok(req.len),
+            Op::Write => {
+                for (i, b) in self.data[start..start + len].iter_mut().enumerate() {
+                    // Never zeros: a position-dependent non-zero pattern.
+                    *b = u8::try_from(i % 251).unwrap_or(0) + 1;
+                }
+                Ok(req.len)
+            }
+        };
+        self.done.push(Completion { slot, result });
+        Ok(())
+    }
+
+    fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+        out.append(&mut self.done);
+        Ok(())
+    }
+}

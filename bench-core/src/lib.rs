@@ -1,0 +1,27 @@
+//! bench-core: the pure benchmark engine of bootbench.
+//!
+//! No syscalls and no unsafe code: workloads expand into steps
+//! ([`plan`]), the [`runner`] drives any [`io::IoQueue`] with any
+//! [`io::Clock`], [`hist`] and [`stats`] turn completions into fio-grade
+//! figures, [`result`] is the versioned result document and [`table`] its
+//! text rendering. [`sim`] (feature `sim`) is a simulated disk with a
+//! seek-time and zone-rate model and a deterministic clock.
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+pub mod hist;
+pub mod io;
+pub mod plan;
+pub mod profile;
+pub mod result;
+pub mod rng;
+pub mod runner;
+#[cfg(any(test, feature = "sim"))]
+pub mod sim;
+pub mod size;
+pub mod spec;
+pub mod stats;
+pub mod table;
+pub mod units;

@@ -1,0 +1,278 @@
+//! The result document: one per run, `"schema": "bootbench.result/1"`.
+//!
+//! Every figure is in bytes, bytes per second, or nanoseconds; the unit is in
+//! the field name where it is not plain bytes. Figures that do not apply are
+//! `None` (JSON `null`). `schema/bootbench.result-1.schema.json` describes the
+//! same structure, and the tests validate real output against it.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::{Deserialize, Serialize};
+
+use crate::io::{Access, Op};
+use crate::spec::{Params, Workload};
+
+/// The schema identifier of this version of the document.
+pub const SCHEMA: &str = "bootbench.result/1";
+
+/// One run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultDoc {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// The program that wrote the document.
+    pub tool: Tool,
+    /// The run as a whole.
+    pub run: RunInfo,
+    /// The machine.
+    pub host: Host,
+    /// Every target the plan names, with what the system tells of it.
+    pub targets: Vec<TargetInfo>,
+    /// Every test on every target, in the order run.
+    pub tests: Vec<TestResult>,
+}
+
+/// The program.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    /// `bootbench`.
+    pub name: String,
+    /// The crate version.
+    pub version: String,
+}
+
+/// The run as a whole.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// The profile named, if any.
+    pub profile: Option<String>,
+    /// Where the config came from: a path, `builtin`, or `command-line`.
+    pub config_source: String,
+    /// Wall-clock start, nanoseconds since the Unix epoch (may be wrong on a
+    /// machine with a bad RTC; durations use the monotonic clock).
+    pub started_unix_ns: u64,
+    /// Monotonic duration of the whole run, nanoseconds.
+    pub duration_ns: u64,
+    /// The base seed of the offset generators; running again with it repeats
+    /// the same offsets.
+    pub seed: u64,
+    /// True when the targets were simulated disks (`--simulate`).
+    pub simulated: bool,
+    /// `ok` if every test ran, `error` if the run stopped early.
+    pub status: String,
+    /// Why the run stopped early.
+    pub error: Option<String>,
+}
+
+/// The machine.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    /// Host name.
+    pub hostname: Option<String>,
+    /// CPU model name (/proc/cpuinfo).
+    pub cpu_model: Option<String>,
+    /// Online CPUs.
+    pub cores: Option<u32>,
+    /// Total memory, bytes (/proc/meminfo MemTotal).
+    pub memory_bytes: Option<u64>,
+    /// Kernel release (uname -r).
+    pub kernel: Option<String>,
+}
+
+/// A target as the system describes it. Absent facts are `None`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// The path given (`/dev/sda`, `/dev/loop3`, a file, `sim:0`).
+    pub path: String,
+    /// `block`, `file` or `simulated`.
+    pub kind: String,
+    /// Kernel name of the block device (`sda`, `nvme0n1`).
+    pub name: Option<String>,
+    /// Model string.
+    pub model: Option<String>,
+    /// Serial number.
+    pub serial: Option<String>,
+    /// Firmware revision.
+    pub firmware: Option<String>,
+    /// World-wide name.
+    pub wwn: Option<String>,
+    /// Size, bytes.
+    pub size_bytes: u64,
+    /// Logical block size, bytes.
+    pub logical_block_size: u32,
+    /// Physical block size, bytes.
+    pub physical_block_size: u32,
+    /// True for spinning media (queue/rotational).
+    pub rotational: Option<bool>,
+    /// Active I/O scheduler (queue/scheduler, the bracketed one).
+    pub scheduler: Option<String>,
+    /// Readahead, bytes (queue/read_ahead_kb x 1024).
+    pub read_ahead_bytes: Option<u64>,
+    /// Volatile write cache: `write back` or `write through` (queue/write_cache).
+    pub write_cache: Option<String>,
+    /// True if the plan permits writes to this target.
+    pub writable: bool,
+    /// Why writes are refused, when a write test asked for them.
+    pub write_refusal: Option<String>,
+}
+
+/// One test on one target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TestResult {
+    /// The test's name in the plan.
+    pub name: String,
+    /// What it did.
+    pub workload: Workload,
+    /// The target's path, as in [`TargetInfo::path`].
+    pub target: String,
+    /// The parameters, exactly as run.
+    pub params: Params,
+    /// How it ended.
+    pub status: Status,
+    /// Each timed step, in order; steps after an error are absent.
+    pub steps: Vec<StepResult>,
+    /// The headline figures.
+    pub summary: Summary,
+}
+
+/// How a test ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Status {
+    /// Every step ran.
+    Ok,
+    /// An I/O failed.
+    Error {
+        /// Positive errno.
+        errno: i32,
+        /// Operation that failed.
+        op: Op,
+        /// Byte offset of the failed request.
+        offset: u64,
+        /// What happened, in words.
+        message: String,
+    },
+    /// The test did not run.
+    Skipped {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The figures of one timed step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepResult {
+    /// Which part of the test (see [`crate::spec::Step::label`]).
+    pub label: String,
+    /// Direct or buffered.
+    pub access: Access,
+    /// Request size, bytes.
+    pub bs: u32,
+    /// Requests in flight per job.
+    pub iodepth: u32,
+    /// Jobs.
+    pub jobs: u32,
+    /// First byte of the step's range.
+    pub range_start: u64,
+    /// One past the last byte of the step's range.
+    pub range_end: u64,
+    /// Measured time (after the ramp), nanoseconds: from the first counted
+    /// submission to the last completion, the longest over jobs.
+    pub runtime_ns: u64,
+    /// Reads, if any.
+    pub read: Option<DirStats>,
+    /// Writes, if any.
+    pub write: Option<DirStats>,
+    /// Flushes, if any (bytes are zero).
+    pub flush: Option<DirStats>,
+}
+
+/// Figures for one direction of a step, all jobs together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DirStats {
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// Requests completed.
+    pub ios: u64,
+    /// bytes / runtime, bytes per second.
+    pub bytes_per_sec: f64,
+    /// ios / runtime, per second.
+    pub iops: f64,
+    /// Completion latency (submission to completion), nanoseconds.
+    pub lat_ns: LatStats,
+    /// Per-interval throughput and IOPS.
+    pub samples: Samples,
+}
+
+/// Latency statistics, nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatStats {
+    /// Smallest, exact.
+    pub min: u64,
+    /// Largest, exact.
+    pub max: u64,
+    /// Arithmetic mean, exact.
+    pub mean: f64,
+    /// Population standard deviation, exact (Welford).
+    pub stddev: f64,
+    /// fio's list of percentiles, from the log-linear histogram (at most
+    /// ~0.8% relative error; the midpoint of the first bucket whose cumulative
+    /// count reaches p% of the total, as fio computes it).
+    pub percentiles: Vec<Percentile>,
+}
+
+/// One percentile.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Percentile {
+    /// The percentage, e.g. 99.9.
+    pub p: f64,
+    /// The latency, nanoseconds.
+    pub ns: u64,
+}
+
+/// Per-interval samples of one direction, all jobs summed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Samples {
+    /// Width of each interval, nanoseconds. The last, partial interval is
+    /// left out.
+    pub interval_ns: u64,
+    /// Bytes per second in each interval.
+    pub bytes_per_sec: Vec<f64>,
+    /// Completions per second in each interval.
+    pub iops: Vec<f64>,
+    /// Steadiness: coefficient of variation (stddev / mean) of
+    /// `bytes_per_sec`; `None` with fewer than two samples.
+    pub cv: Option<f64>,
+}
+
+/// The headline figures of a test, for tables and comparisons.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Read throughput of the main step, bytes per second.
+    pub read_bytes_per_sec: Option<f64>,
+    /// Write throughput of the main step, bytes per second.
+    pub write_bytes_per_sec: Option<f64>,
+    /// Read IOPS of the main step.
+    pub read_iops: Option<f64>,
+    /// Write IOPS of the main step.
+    pub write_iops: Option<f64>,
+    /// Mean completion latency over all requests of the main step, nanoseconds.
+    pub lat_mean_ns: Option<f64>,
+    /// `command_overhead`: (time of the block-sized reads - time of the big
+    /// reads) / number of block-sized reads, nanoseconds per command (diskinfo -c).
+    pub command_overhead_ns: Option<f64>,
+    /// `seek_profile`: mean time per read in each section, nanoseconds.
+    pub seek_ns: Vec<Figure>,
+    /// `zones`, `iops_sweep`, `commit`: one figure per step (bytes per second
+    /// for zones and commit, IOPS for iops_sweep), labelled as the step.
+    pub per_step: Vec<Figure>,
+}
+
+/// A labelled number; the field that holds it names the unit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    /// The step label.
+    pub label: String,
+    /// The value.
+    pub value: f64,
+}

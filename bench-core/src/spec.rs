@@ -1,0 +1,275 @@
+//! What a test is: a workload with its parameters (as the user gives them),
+//! and the steps it expands into on a given target (see `crate::plan`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde::{Deserialize, Serialize};
+
+use crate::io::{Access, Op};
+use crate::units::{Bytes, Nanos};
+
+/// The workloads, each a twin of a classic tool (see ANCHOR-ALGORITHMS.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Workload {
+    /// hdparm -T: re-reads of the first 2 MiB through the page cache.
+    CachedRead,
+    /// hdparm -t: sequential 2 MiB buffered reads after dropping the cache.
+    BufferedRead,
+    /// hdparm -t --direct: sequential 2 MiB O_DIRECT reads, one in flight.
+    DirectRead,
+    /// Sequential reads (fio rw=read, dd iflag=direct, sysbench seqrd).
+    SeqRead,
+    /// Sequential writes (fio rw=write, dd oflag=direct, sysbench seqwr).
+    SeqWrite,
+    /// Random reads aligned to bs (fio randread, sysbench rndrd).
+    RandRead,
+    /// Random writes aligned to bs (fio randwrite, sysbench rndwr).
+    RandWrite,
+    /// Random mixed reads and writes with `rwmixread` percent reads (fio randrw).
+    RandRw,
+    /// diskinfo -t seek times: full, half, quarter stroke, short forward and
+    /// backward, sequential outer and inner; 1-block reads.
+    SeekProfile,
+    /// diskinfo -t transfer rates at outside, middle, inside, plus an N-point
+    /// surface curve across the whole target.
+    Zones,
+    /// diskinfo -c: 10 x 1 MiB reads against the same bytes read one logical
+    /// block at a time; the difference per command is the overhead.
+    CommandOverhead,
+    /// diskinfo -i: random reads with 128 in flight at block, 4 KiB, 32 KiB,
+    /// 128 KiB.
+    IopsSweep,
+    /// Writes of `bs` with a flush after every `flush_every` writes, and with
+    /// one flush at the end (seed 000's "commit size"; diskinfo -S).
+    Commit,
+}
+
+impl Workload {
+    /// Every workload, in the order of the documentation.
+    pub const ALL: [Workload; 13] = [
+        Workload::CachedRead,
+        Workload::BufferedRead,
+        Workload::DirectRead,
+        Workload::SeqRead,
+        Workload::SeqWrite,
+        Workload::RandRead,
+        Workload::RandWrite,
+        Workload::RandRw,
+        Workload::SeekProfile,
+        Workload::Zones,
+        Workload::CommandOverhead,
+        Workload::IopsSweep,
+        Workload::Commit,
+    ];
+
+    /// The name used in configs and results.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Workload::CachedRead => "cached_read",
+            Workload::BufferedRead => "buffered_read",
+            Workload::DirectRead => "direct_read",
+            Workload::SeqRead => "seq_read",
+            Workload::SeqWrite => "seq_write",
+            Workload::RandRead => "rand_read",
+            Workload::RandWrite => "rand_write",
+            Workload::RandRw => "rand_rw",
+            Workload::SeekProfile => "seek_profile",
+            Workload::Zones => "zones",
+            Workload::CommandOverhead => "command_overhead",
+            Workload::IopsSweep => "iops_sweep",
+            Workload::Commit => "commit",
+        }
+    }
+
+    /// The workload of that name.
+    pub fn from_name(name: &str) -> Option<Workload> {
+        Workload::ALL.into_iter().find(|w| w.name() == name)
+    }
+
+    /// True if the workload writes to the target (and so needs permission).
+    pub const fn writes(self) -> bool {
+        matches!(self, Workload::SeqWrite | Workload::RandWrite | Workload::RandRw | Workload::Commit)
+    }
+}
+
+/// A test's parameters after defaults are applied; recorded in the results
+/// exactly as run. Names follow fio where fio has the option.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Block size of each request, bytes.
+    pub bs: Bytes,
+    /// Requests in flight per job.
+    pub iodepth: u32,
+    /// Parallel jobs, each with its own queue (fio numjobs).
+    pub jobs: u32,
+    /// Time bound of each measured step, nanoseconds (excluding ramp time).
+    pub runtime: Option<Nanos>,
+    /// Byte bound of each measured step per job; with `runtime` too, the
+    /// first reached ends the step.
+    pub size: Option<Bytes>,
+    /// Start of the range the test uses, bytes from the start of the target.
+    pub offset: Bytes,
+    /// Length of the range; `None` means to the end of the target.
+    pub length: Option<Bytes>,
+    /// Time at the start of each step whose I/O is not counted, nanoseconds.
+    pub ramp_time: Nanos,
+    /// Percentage of reads in `rand_rw` (fio rwmixread).
+    pub rwmixread: u8,
+    /// `commit`: flush after every this many writes.
+    pub flush_every: u64,
+    /// `zones`: points on the surface curve; `seek_profile`: unused.
+    pub points: u32,
+    /// `zones`: bytes read at each of outside/middle/inside (diskinfo: 100 MiB)
+    /// and at each surface point; `command_overhead`: bytes of the big reads.
+    pub zone_bytes: Bytes,
+    /// Seed of the offset generator and write buffers; recorded so a run can
+    /// be repeated exactly.
+    pub seed: u64,
+    /// Width of one throughput/IOPS sample, nanoseconds (default 1 s).
+    pub sample_interval: Nanos,
+}
+
+impl Params {
+    /// Defaults shared by all workloads: 4 KiB, QD1, one job, 5 s, whole
+    /// target, no ramp, 70% reads, flush every write, 16 points.
+    pub const fn defaults() -> Params {
+        Params {
+            bs: Bytes(4096),
+            iodepth: 1,
+            jobs: 1,
+            runtime: Some(Nanos::from_secs(5)),
+            size: None,
+            offset: Bytes(0),
+            length: None,
+            ramp_time: Nanos(0),
+            rwmixread: 70,
+            flush_every: 1,
+            points: 16,
+            zone_bytes: Bytes(100 << 20),
+            seed: 0x0b00_7be4_c4ed_5eed,
+            sample_interval: Nanos::from_secs(1),
+        }
+    }
+}
+
+/// One test of a plan: a named workload with its parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TestSpec {
+    /// Unique name within the plan (e.g. `rand_read_4k_qd32`).
+    pub name: String,
+    /// What it does.
+    pub workload: Workload,
+    /// How.
+    pub params: Params,
+}
+
+/// The order in which a step visits offsets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Pattern {
+    /// Consecutive requests from `start`, wrapping to `start` at `end`
+    /// (jobs > 1 split `[start, end)` into equal slices, one each).
+    Seq {
+        /// Read or write.
+        op: Op,
+        /// First byte.
+        start: u64,
+        /// One past the last byte.
+        end: u64,
+    },
+    /// Uniform random offsets, aligned to bs, in `[start, end)`; each request
+    /// is a read with probability `read_pct`% (100 = reads only, 0 = writes
+    /// only), drawn from the seeded generator.
+    Random {
+        /// Percentage of reads.
+        read_pct: u8,
+        /// First byte.
+        start: u64,
+        /// One past the last byte.
+        end: u64,
+    },
+    /// The same offset every time (hdparm -T, diskinfo -c sector re-reads).
+    Fixed {
+        /// Read or write.
+        op: Op,
+        /// The offset.
+        offset: u64,
+    },
+    /// diskinfo's seek walks: requests cycle through the cursors in order;
+    /// each request reads at its cursor, which then moves by its stride
+    /// (bytes, may be negative). One cursor is a plain walk.
+    Cursors {
+        /// Start offset of each cursor.
+        starts: Vec<u64>,
+        /// Stride of each cursor, bytes.
+        strides: Vec<i64>,
+    },
+}
+
+/// What the runner does before a step's timed part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Prepare {
+    /// Nothing.
+    None,
+    /// Drop the target's cache (hdparm -t).
+    DropCaches,
+    /// Read the step's first request once, untimed, so it is cached (hdparm -T).
+    Warm,
+}
+
+/// When a step ends: whichever bound is reached first. At least one is set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limit {
+    /// Measured time, after the ramp.
+    pub runtime: Option<Nanos>,
+    /// Bytes per job, after the ramp.
+    pub bytes: Option<u64>,
+    /// Requests per job, after the ramp.
+    pub ios: Option<u64>,
+}
+
+/// One timed part of a test, as the runner executes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// Which part: `main` for single-step workloads, `full_stroke`, `outside`,
+    /// `surface_03`, `4096`, `flush_every_1`, ...
+    pub label: String,
+    /// Direct or buffered.
+    pub access: Access,
+    /// Untimed preparation.
+    pub prepare: Prepare,
+    /// Offsets and operations.
+    pub pattern: Pattern,
+    /// Request size, bytes.
+    pub bs: u32,
+    /// Requests in flight per job.
+    pub iodepth: u32,
+    /// Jobs.
+    pub jobs: u32,
+    /// End condition.
+    pub limit: Limit,
+    /// Uncounted time at the start.
+    pub ramp: Nanos,
+    /// Flush after every this many writes (None: never during the step).
+    pub flush_every: Option<u64>,
+    /// Issue one flush after the last write, inside the timed part (dd
+    /// conv=fdatasync; sysbench's final fsync).
+    pub flush_at_end: bool,
+    /// Seed of this step's offsets and buffers.
+    pub seed: u64,
+    /// Sample width.
+    pub sample_interval: Nanos,
+}
+
+impl Step {
+    /// True if the step writes or flushes.
+    pub fn writes(&self) -> bool {
+        match &self.pattern {
+            Pattern::Seq { op, .. } | Pattern::Fixed { op, .. } => *op != Op::Read,
+            Pattern::Random { read_pct, .. } => *read_pct < 100,
+            Pattern::Cursors { .. } => false,
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! The config file, its validation, and the plan it becomes.

@@ -1,0 +1,2 @@
+//! Where results go: a file written atomically (temp file, fsync, rename,
+//! never overwriting), or stdout.
