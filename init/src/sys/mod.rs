@@ -2,3 +2,8 @@
 //! buffers, block-device ioctls, io_uring. Every unsafe block carries a
 //! `// SAFETY:` comment naming the invariant it relies on.
 #![allow(unsafe_code)]
+
+pub mod blk;
+pub mod buf;
+pub mod file;
+pub mod uring;
