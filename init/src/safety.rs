@@ -27,6 +27,7 @@ impl WritePermit {
 
     /// A permit for unit tests of the engine (never compiled into the binary).
     #[cfg(test)]
+    #[allow(dead_code)] // used by the engine's unit tests, not by every test build of this module
     pub fn for_tests(path: &str) -> WritePermit {
         WritePermit { path: path.to_string() }
     }
@@ -361,7 +362,8 @@ mod tests {
         let md = MD_MAGIC;
         let mut part_entry = [0u8; 16];
         part_entry[4] = 0x83;
-        let cases: Vec<(Vec<(usize, &[u8])>, Vec<(&str, u64)>)> = vec![
+        type Case<'a> = (Vec<(usize, &'a [u8])>, Vec<(&'static str, u64)>);
+        let cases: Vec<Case<'_>> = vec![
             (vec![(510, &[0x55, 0xAA]), (446, &part_entry)], vec![("MBR partition table", 510)]),
             (vec![(510, &[0x55, 0xAA])], vec![("MBR boot signature", 510)]),
             (vec![(512, b"EFI PART")], vec![("GPT partition table", 512)]),
