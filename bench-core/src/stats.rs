@@ -6,6 +6,50 @@ use crate::hist::Histogram;
 use crate::result::{LatStats, Samples};
 use crate::units::Nanos;
 
+/// Square root for `no_std` (core has no `f64::sqrt`), correctly rounded.
+///
+/// Exact integer method: write `x = m * 2^e` with a 53-bit integer `m` and an
+/// even `e`, take the integer square root of `m * 2^58` (a 55- to 56-bit
+/// root), fold any remainder into the lowest bit as a sticky bit, and let the
+/// round-to-nearest-even conversion to `f64` round it; the power of two
+/// `2^((e - 58) / 2)` scales back exactly. The result is the correctly rounded
+/// root, as IEEE 754 `sqrt` gives. `NaN` for negative or `NaN` input; `±0`
+/// and `+inf` map to themselves.
+pub fn sqrt_f64(x: f64) -> f64 {
+    if x.is_nan() || x < 0.0 {
+        return f64::NAN;
+    }
+    if x == 0.0 || x == f64::INFINITY {
+        return x;
+    }
+    let bits = x.to_bits();
+    let biased = i32::try_from(bits >> 52).unwrap_or(0); // sign is 0: 11 bits
+    let frac = bits & ((1 << 52) - 1);
+    let (mut m, mut e) = if biased == 0 { (frac, -1074) } else { (frac | (1 << 52), biased - 1075) };
+    // Normalise subnormals so m has 53 significant bits.
+    let shift = m.leading_zeros() - 11;
+    m <<= shift;
+    e -= i32::try_from(shift).unwrap_or(0); // shift <= 52
+    if e & 1 != 0 {
+        m <<= 1;
+        e -= 1;
+    }
+    // m < 2^54, so n < 2^112 and its root s is in [2^55, 2^56).
+    let n = u128::from(m) << 58;
+    let s = n.isqrt();
+    let sticky = u128::from(n != s * s);
+    #[allow(clippy::cast_precision_loss)] // the rounding conversion is the point
+    let root = (s | sticky) as f64;
+    // (e - 58) / 2 is in -592..=456, a normal exponent: the product is exact.
+    root * pow2((e - 58) / 2)
+}
+
+/// 2^e for a normal exponent (-1022 <= e <= 1023), exactly.
+#[allow(clippy::cast_sign_loss)] // e + 1023 is in 1..=2046
+const fn pow2(e: i32) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
 /// Exact min, max, mean and variance of a stream of values (Welford's
 /// algorithm; merge by Chan et al.'s parallel formula).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -19,32 +63,72 @@ pub struct Running {
 
 impl Running {
     /// Count one value.
+    ///
+    /// Welford (1962): `mean += d / n`, `m2 += d * (v - mean_new)`.
+    #[allow(clippy::cast_precision_loss)] // latencies and counts far below 2^53
     pub fn add(&mut self, v: u64) {
-        todo!()
+        if self.n == 0 {
+            self.min = v;
+            self.max = v;
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        self.n += 1;
+        let x = v as f64;
+        let delta = x - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (x - self.mean);
     }
+
     /// Combine with another stream's statistics.
+    ///
+    /// Chan, Golub and LeVeque (1979): with `d = mean_b - mean_a`,
+    /// `mean = mean_a + d * n_b / n`, `m2 = m2_a + m2_b + d^2 * n_a * n_b / n`.
+    #[allow(clippy::cast_precision_loss)] // counts far below 2^53
     pub fn merge(&mut self, o: &Running) {
-        todo!()
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = o.clone();
+            return;
+        }
+        let na = self.n as f64;
+        let nb = o.n as f64;
+        let n = na + nb;
+        let delta = o.mean - self.mean;
+        self.mean += delta * nb / n;
+        self.m2 += o.m2 + delta * delta * na * nb / n;
+        self.n += o.n;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
     }
+
     /// Values counted.
     pub fn count(&self) -> u64 {
         self.n
     }
+
     /// Smallest value, `None` if empty.
     pub fn min(&self) -> Option<u64> {
-        todo!()
+        (self.n > 0).then_some(self.min)
     }
+
     /// Largest value, `None` if empty.
     pub fn max(&self) -> Option<u64> {
-        todo!()
+        (self.n > 0).then_some(self.max)
     }
+
     /// Mean, `None` if empty.
     pub fn mean(&self) -> Option<f64> {
-        todo!()
+        (self.n > 0).then_some(self.mean)
     }
+
     /// Population standard deviation, `None` if empty.
+    #[allow(clippy::cast_precision_loss)] // counts far below 2^53
     pub fn stddev(&self) -> Option<f64> {
-        todo!()
+        (self.n > 0).then(|| sqrt_f64((self.m2 / self.n as f64).max(0.0)))
     }
 }
 
@@ -70,7 +154,13 @@ impl Latency {
     }
     /// The result form; `None` if nothing was counted.
     pub fn to_stats(&self) -> Option<LatStats> {
-        todo!()
+        Some(LatStats {
+            min: self.running.min()?,
+            max: self.running.max()?,
+            mean: self.running.mean()?,
+            stddev: self.running.stddev()?,
+            percentiles: self.hist.percentiles(),
+        })
     }
 }
 
@@ -87,26 +177,276 @@ pub struct Buckets {
 
 impl Buckets {
     /// Empty buckets of the given width (must be > 0).
+    ///
+    /// # Panics
+    /// If `interval` is zero.
     pub fn new(interval: Nanos) -> Buckets {
-        todo!()
+        assert!(interval.0 > 0, "sample interval must be > 0");
+        Buckets { interval, bytes: Vec::new(), ios: Vec::new() }
     }
+
     /// Count a completion of `bytes` at `since_start` after the start.
+    /// Interval `i` holds completions in `[i * interval, (i + 1) * interval)`.
     pub fn record(&mut self, since_start: Nanos, bytes: u64) {
-        todo!()
+        let i = usize::try_from(since_start.0 / self.interval.0).unwrap_or(usize::MAX);
+        if self.bytes.len() <= i {
+            self.bytes.resize(i + 1, 0);
+        }
+        if self.ios.len() <= i {
+            self.ios.resize(i + 1, 0);
+        }
+        self.bytes[i] += bytes;
+        self.ios[i] += 1;
     }
+
     /// Add another job's buckets interval by interval (same width).
     pub fn merge(&mut self, o: &Buckets) {
-        todo!()
+        debug_assert_eq!(self.interval, o.interval, "merging buckets of different widths");
+        add_by_index(&mut self.bytes, &o.bytes);
+        add_by_index(&mut self.ios, &o.ios);
     }
+
     /// The result form, keeping only the intervals that ended before
     /// `runtime` (the partial last one is dropped), with their CV.
+    ///
+    /// There are `floor(runtime / interval)` samples: interval `i` is kept if
+    /// `(i + 1) * interval <= runtime`; intervals without completions count
+    /// as zero. Rates are `bytes * 1e9 / interval_ns` and `ios * 1e9 / interval_ns`.
+    #[allow(clippy::cast_precision_loss)] // byte counts per interval far below 2^53
     pub fn to_samples(&self, runtime: Nanos) -> Samples {
-        todo!()
+        let w = self.interval.0;
+        let n = runtime.0.checked_div(w).map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        let per_sec = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0) as f64 * 1e9 / w as f64;
+        let bytes_per_sec: Vec<f64> = (0..n).map(|i| per_sec(&self.bytes, i)).collect();
+        let iops: Vec<f64> = (0..n).map(|i| per_sec(&self.ios, i)).collect();
+        let cv = cv(&bytes_per_sec);
+        Samples { interval_ns: w, bytes_per_sec, iops, cv }
+    }
+}
+
+fn add_by_index(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += *y;
     }
 }
 
 /// Coefficient of variation (population stddev / mean); `None` with fewer
 /// than two values or a zero mean.
+#[allow(clippy::cast_precision_loss)] // sample counts far below 2^53
 pub fn cv(values: &[f64]) -> Option<f64> {
-    todo!()
+    if values.len() < 2 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if mean == 0.0 {
+        return None;
+    }
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    Some(sqrt_f64(var) / mean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Percentile;
+    use crate::rng::Rng;
+
+    fn close(a: f64, b: f64, rel: f64) -> bool {
+        (a - b).abs() <= rel * b.abs().max(f64::MIN_POSITIVE)
+    }
+
+    #[test]
+    fn sqrt_of_known_squares_is_exact() {
+        let cases = [(0.0, 0.0), (1.0, 1.0), (4.0, 2.0), (9.0, 3.0), (0.25, 0.5), (1e10, 1e5), (144.0, 12.0), (1e-300, 1e-150)];
+        for (x, r) in cases {
+            assert_eq!(sqrt_f64(x), r, "sqrt({x})");
+        }
+        for k in 1..=200_000_u32 {
+            let r = f64::from(k);
+            assert_eq!(sqrt_f64(r * r), r, "sqrt({k}^2)");
+        }
+    }
+
+    #[test]
+    fn sqrt_special_values() {
+        assert!(sqrt_f64(-1.0).is_nan());
+        assert!(sqrt_f64(f64::NAN).is_nan());
+        assert_eq!(sqrt_f64(f64::INFINITY), f64::INFINITY);
+        assert_eq!(sqrt_f64(-0.0), 0.0);
+    }
+
+    #[test]
+    fn sqrt_matches_std_correctly_rounded() {
+        // The tests run with std, whose sqrt is correctly rounded (IEEE 754).
+        assert_eq!(sqrt_f64(2.0), core::f64::consts::SQRT_2);
+        let mut r = Rng::new(17);
+        for _ in 0..100_000 {
+            // Random finite positive doubles across the whole exponent range,
+            // subnormals included.
+            let x = f64::from_bits(r.below(0x7FF0_0000_0000_0000 - 1) + 1);
+            assert_eq!(sqrt_f64(x).to_bits(), x.sqrt().to_bits(), "sqrt({x:e})");
+        }
+        for x in [f64::MAX, f64::MIN_POSITIVE, f64::MIN_POSITIVE / 3.0, 5e-324, 1e-310, 1e300] {
+            assert_eq!(sqrt_f64(x).to_bits(), x.sqrt().to_bits(), "sqrt({x:e})");
+        }
+    }
+
+    #[test]
+    fn running_hand_computed() {
+        // The textbook example: mean 5, population stddev 2.
+        let mut r = Running::default();
+        for v in [2, 4, 4, 4, 5, 5, 7, 9] {
+            r.add(v);
+        }
+        assert_eq!(r.count(), 8);
+        assert_eq!(r.min(), Some(2));
+        assert_eq!(r.max(), Some(9));
+        assert_eq!(r.mean(), Some(5.0));
+        assert_eq!(r.stddev(), Some(2.0));
+
+        let mut one = Running::default();
+        one.add(42);
+        assert_eq!((one.min(), one.max(), one.mean(), one.stddev()), (Some(42), Some(42), Some(42.0), Some(0.0)));
+    }
+
+    #[test]
+    fn running_empty() {
+        let r = Running::default();
+        assert_eq!((r.count(), r.min(), r.max(), r.mean(), r.stddev()), (0, None, None, None, None));
+    }
+
+    #[test]
+    fn running_merge_equals_concatenation() {
+        let mut rng = Rng::new(23);
+        let vals: Vec<u64> = (0..10_000).map(|_| 1_000 + rng.below(5_000_000)).collect();
+        for split in [0, 1, 3_333, 9_999, 10_000] {
+            let mut a = Running::default();
+            let mut b = Running::default();
+            let mut all = Running::default();
+            for &v in &vals[..split] {
+                a.add(v);
+            }
+            for &v in &vals[split..] {
+                b.add(v);
+            }
+            for &v in &vals {
+                all.add(v);
+            }
+            a.merge(&b);
+            assert_eq!(a.count(), all.count());
+            assert_eq!(a.min(), all.min());
+            assert_eq!(a.max(), all.max());
+            assert!(close(a.mean().unwrap(), all.mean().unwrap(), 1e-9), "split {split}");
+            assert!(close(a.stddev().unwrap(), all.stddev().unwrap(), 1e-9), "split {split}");
+        }
+        // Two-sample hand check: {1,3} + {5,7,9}: mean 5, pop var (16+4+0+4+16)/5 = 8.
+        let mut x = Running::default();
+        let mut y = Running::default();
+        x.add(1);
+        x.add(3);
+        for v in [5, 7, 9] {
+            y.add(v);
+        }
+        x.merge(&y);
+        assert_eq!(x.mean(), Some(5.0));
+        assert!(close(x.stddev().unwrap(), 8.0_f64.sqrt(), 1e-15));
+    }
+
+    #[test]
+    fn latency_to_stats() {
+        assert_eq!(Latency::default().to_stats(), None);
+        let mut l = Latency::default();
+        for v in [100, 200, 300] {
+            l.record(v);
+        }
+        let s = l.to_stats().unwrap();
+        assert_eq!((s.min, s.max, s.mean), (100, 300, 200.0));
+        // sqrt(20000 / 3)
+        assert!(close(s.stddev, 81.649_658_092_772_61, 1e-15));
+        assert_eq!(s.percentiles.len(), 17);
+        // 100 is exact; 200 sits in bucket [200, 202) -> 201; 300 in [300, 304) -> 302.
+        let at = |p: f64| s.percentiles.iter().find(|q| q.p == p).map(|q| q.ns);
+        assert_eq!(at(1.0), Some(100));
+        assert_eq!(at(30.0), Some(100));
+        assert_eq!(at(40.0), Some(201));
+        assert_eq!(at(60.0), Some(201));
+        assert_eq!(at(70.0), Some(302));
+        assert_eq!(s.percentiles.last(), Some(&Percentile { p: 99.99, ns: 302 }));
+
+        let mut m = Latency::default();
+        m.record(50);
+        m.merge(&l);
+        let ms = m.to_stats().unwrap();
+        assert_eq!((ms.min, ms.max, ms.mean), (50, 300, 162.5));
+        assert_eq!(m.hist.count(), 4);
+    }
+
+    #[test]
+    fn buckets_to_samples_hand_computed() {
+        let ms = |v: u64| Nanos::from_millis(v);
+        let mut b = Buckets::new(ms(500));
+        b.record(ms(100), 1000);
+        b.record(ms(400), 500);
+        b.record(ms(750), 2000);
+        b.record(ms(1600), 4000); // in the 4th interval, [1.5 s, 2 s)
+        assert_eq!(b.bytes, [1500, 2000, 0, 4000]);
+        assert_eq!(b.ios, [2, 1, 0, 1]);
+
+        // 1.75 s: three whole intervals; the 4th is partial and dropped.
+        let s = b.to_samples(ms(1750));
+        assert_eq!(s.interval_ns, 500_000_000);
+        assert_eq!(s.bytes_per_sec, [3000.0, 4000.0, 0.0]);
+        assert_eq!(s.iops, [4.0, 2.0, 0.0]);
+        assert!(close(s.cv.unwrap(), 0.728_431_359_084_683_5, 1e-12));
+
+        // An interval that ends exactly at the runtime is kept.
+        assert_eq!(b.to_samples(ms(2000)).bytes_per_sec, [3000.0, 4000.0, 0.0, 8000.0]);
+        assert_eq!(b.to_samples(Nanos(1_999_999_999)).bytes_per_sec.len(), 3);
+        // Past the last completion: padded with zeros.
+        assert_eq!(b.to_samples(ms(3000)).bytes_per_sec, [3000.0, 4000.0, 0.0, 8000.0, 0.0, 0.0]);
+        // Shorter than one interval: no samples, no CV.
+        let short = b.to_samples(ms(499));
+        assert!(short.bytes_per_sec.is_empty() && short.iops.is_empty());
+        assert_eq!(short.cv, None);
+        // A completion exactly on a boundary belongs to the next interval.
+        let mut e = Buckets::new(ms(500));
+        e.record(ms(500), 7);
+        assert_eq!(e.bytes, [0, 7]);
+    }
+
+    #[test]
+    fn buckets_merge_by_index() {
+        let w = Nanos::from_secs(1);
+        let mut a = Buckets::new(w);
+        let mut b = Buckets::new(w);
+        let mut both = Buckets::new(w);
+        let events = [(0, 1, true), (1_500, 2, true), (200, 10, false), (1_100, 20, false), (2_900, 30, false)];
+        for (t, bytes, to_a) in events {
+            let t = Nanos::from_millis(t);
+            if to_a { a.record(t, bytes) } else { b.record(t, bytes) }
+            both.record(t, bytes);
+        }
+        a.merge(&b);
+        assert_eq!(a.bytes, [11, 22, 30]);
+        assert_eq!(a.ios, [2, 2, 1]);
+        assert_eq!(a, both);
+        // Merging the longer into the shorter and back gives the same.
+        let mut c = Buckets::new(w);
+        c.merge(&both);
+        assert_eq!(c, both);
+    }
+
+    #[test]
+    fn cv_cases() {
+        assert_eq!(cv(&[]), None);
+        assert_eq!(cv(&[5.0]), None);
+        assert_eq!(cv(&[0.0, 0.0]), None);
+        assert_eq!(cv(&[1.0, 3.0]), Some(0.5));
+        assert_eq!(cv(&[7.0, 7.0, 7.0]), Some(0.0));
+        assert_eq!(cv(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]), Some(0.4));
+    }
 }
