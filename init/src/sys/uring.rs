@@ -21,15 +21,20 @@ pub enum RingOp {
     Fsync,
 }
 
-/// A ring with one buffer per slot.
+/// A ring with one read buffer per slot and, when opened for writing, one
+/// write buffer per slot besides (so a mixed workload never writes back what
+/// it read: write buffers keep the contents the caller put in them).
 ///
 /// # Invariants
-/// - `bufs.len() == busy.len() == depth`; `bufs` is never resized or
+/// - `busy.len() == depth`; `bufs.len()` is `depth` (read buffers, index =
+///   slot) or `2 * depth` (write buffer of slot `s` at `depth + s`), and
+///   fits in a u16 (registered-buffer index); `bufs` is never resized or
 ///   reallocated-into after `new`, so each buffer's address is stable (and
 ///   the bytes live on the heap, so moving the `Ring` does not move them).
 /// - `busy[s]` is true from the push of a request in slot `s` until its
 ///   completion has been taken from the completion queue; while it is true
-///   the kernel may access `bufs[s]` and no Rust reference to it is handed out.
+///   the kernel may access slot `s`'s buffers and no Rust reference to them
+///   is handed out.
 /// - `in_flight` is the number of true entries in `busy`.
 /// - `ring` is declared before `bufs`: it is dropped (and its registered
 ///   buffers released) first; `Drop` waits for in-flight requests before that.
@@ -55,17 +60,19 @@ impl std::fmt::Debug for Ring {
 
 impl Ring {
     /// A ring of `depth` entries over `file`, with `depth` buffers of at
-    /// least `buf_len` bytes each. The buffers are registered with the kernel
-    /// (READ_FIXED/WRITE_FIXED, as fio's `fixedbufs`) when it allows, plain
-    /// otherwise.
-    pub fn new(file: File, depth: u32, buf_len: usize) -> io::Result<Ring> {
-        let slots = usize::try_from(depth).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        if slots == 0 || u16::try_from(slots).is_err() {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    /// least `buf_len` bytes each, and as many write buffers if `write_bufs`.
+    /// The buffers are registered with the kernel (READ_FIXED/WRITE_FIXED, as
+    /// fio's `fixedbufs`) when it allows, plain otherwise.
+    pub fn new(file: File, depth: u32, buf_len: usize, write_bufs: bool) -> io::Result<Ring> {
+        let einval = || io::Error::from_raw_os_error(libc::EINVAL);
+        let slots = usize::try_from(depth).map_err(|_| einval())?;
+        let nbufs = if write_bufs { slots.checked_mul(2).ok_or_else(einval)? } else { slots };
+        if slots == 0 || u16::try_from(nbufs).is_err() {
+            return Err(einval());
         }
         let ring = IoUring::new(depth)?;
-        let mut bufs = Vec::with_capacity(slots);
-        for _ in 0..slots {
+        let mut bufs = Vec::with_capacity(nbufs);
+        for _ in 0..nbufs {
             bufs.push(AlignedBuf::new(buf_len).ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?);
         }
         let iovecs: Vec<libc::iovec> = bufs
@@ -82,7 +89,7 @@ impl Ring {
 
     /// Slots.
     pub fn depth(&self) -> usize {
-        self.bufs.len()
+        self.busy.len()
     }
 
     /// True if the buffers are registered with the kernel.
@@ -100,7 +107,7 @@ impl Ring {
         &self.file
     }
 
-    /// Slot `slot`'s buffer, if the slot exists and is not in flight.
+    /// Slot `slot`'s read buffer, if the slot exists and is not in flight.
     pub fn buf_mut(&mut self, slot: usize) -> Option<&mut [u8]> {
         if *self.busy.get(slot)? {
             return None;
@@ -108,18 +115,44 @@ impl Ring {
         Some(self.bufs[slot].as_mut_slice())
     }
 
+    /// Slot `slot`'s write buffer, if there are write buffers, the slot
+    /// exists and is not in flight.
+    pub fn write_buf_mut(&mut self, slot: usize) -> Option<&mut [u8]> {
+        if *self.busy.get(slot)? {
+            return None;
+        }
+        let i = self.depth() + slot;
+        self.bufs.get_mut(i).map(AlignedBuf::as_mut_slice)
+    }
+
+    /// The buffer a request of `op` in `slot` uses: the write buffer for
+    /// writes when there is one, else the read buffer.
+    fn buf_index(&self, slot: usize, op: RingOp) -> usize {
+        let w = self.depth() + slot;
+        if op == RingOp::Write && w < self.bufs.len() {
+            w
+        } else {
+            slot
+        }
+    }
+
     /// Queue a request in `slot` (submitted to the kernel by the next
     /// [`Ring::wait`]). EINVAL if the slot does not exist, is in flight, or
     /// `len` exceeds its buffer.
     pub fn push(&mut self, slot: usize, op: RingOp, offset: u64, len: u32) -> Result<(), i32> {
         let free = self.busy.get(slot).is_some_and(|b| !b);
-        let len_fits = usize::try_from(len).is_ok_and(|l| l <= self.bufs.get(slot).map_or(0, AlignedBuf::len));
-        let index = u16::try_from(slot).map_err(|_| libc::EINVAL)?;
-        if !free || (op != RingOp::Fsync && !len_fits) {
+        if !free {
             return Err(libc::EINVAL);
         }
+        let b = self.buf_index(slot, op);
+        let len_fits = usize::try_from(len).is_ok_and(|l| l <= self.bufs[b].len());
+        if op != RingOp::Fsync && !len_fits {
+            return Err(libc::EINVAL);
+        }
+        let index = u16::try_from(b).map_err(|_| libc::EINVAL)?;
+        let tag = u64::try_from(slot).map_err(|_| libc::EINVAL)?;
         let fd = types::Fd(self.file.as_raw_fd());
-        let ptr = self.bufs[slot].as_mut_ptr();
+        let ptr = self.bufs[b].as_mut_ptr();
         let entry = match (op, self.fixed) {
             (RingOp::Read, true) => opcode::ReadFixed::new(fd, ptr, len, index).offset(offset).build(),
             (RingOp::Read, false) => opcode::Read::new(fd, ptr, len).offset(offset).build(),
@@ -130,13 +163,15 @@ impl Ring {
                 .build()
                 .flags(squeue::Flags::IO_DRAIN),
         }
-        .user_data(u64::from(index));
+        .user_data(tag);
         loop {
-            // SAFETY: the entry's buffer is `bufs[slot]`, `len` bytes of which
+            // SAFETY: the entry's buffer is `bufs[b]`, `len` bytes of which
             // fit in it (checked above); the Ring owns that buffer, does not
             // move or free it while the ring exists, and marks the slot busy
             // below so it hands out no reference to it and accepts no other
-            // request in it until this request's completion is reaped; `Drop`
+            // request in it until this request's completion is reaped (the
+            // buffer belongs to this slot alone: `b` is `slot` or
+            // `depth + slot`); `Drop`
             // waits for every in-flight completion (or leaks the buffers)
             // before they are freed. The fd belongs to `self.file`, which
             // lives as long as the ring.
@@ -218,12 +253,14 @@ mod tests {
     fn reads_writes_and_syncs_through_slots() {
         let data: Vec<u8> = (0..16384u32).map(|i| u8::try_from(i % 253).unwrap_or(0)).collect();
         let (path, f) = temp_file("rw", &data);
-        let mut r = Ring::new(f, 4, 4096).expect("ring");
+        let mut r = Ring::new(f, 4, 4096, true).expect("ring");
         assert_eq!(r.depth(), 4);
         r.push(0, RingOp::Read, 4096, 4096).expect("push read");
-        r.buf_mut(1).expect("free").fill(0xAB);
+        r.buf_mut(1).expect("free").fill(0x11);
+        r.write_buf_mut(1).expect("free").fill(0xAB);
         r.push(1, RingOp::Write, 8192, 4096).expect("push write");
         assert!(r.buf_mut(1).is_none(), "busy slot hands out no buffer");
+        assert!(r.write_buf_mut(1).is_none(), "busy slot hands out no buffer");
         assert_eq!(r.push(1, RingOp::Read, 0, 512), Err(libc::EINVAL), "busy slot refused");
         assert_eq!(r.push(2, RingOp::Read, 0, 8192), Err(libc::EINVAL), "too long for the buffer");
         let mut got = Vec::new();
@@ -233,6 +270,11 @@ mod tests {
         got.sort_unstable();
         assert_eq!(got, vec![(0, 4096), (1, 4096)]);
         assert_eq!(r.buf_mut(0).expect("free")[..], data[4096..8192]);
+        // A read into slot 1 leaves its write buffer as it was.
+        r.push(1, RingOp::Read, 0, 4096).expect("push read");
+        r.wait(1, |_, _| {}).expect("wait");
+        assert_eq!(r.buf_mut(1).expect("free")[..], data[..4096]);
+        assert!(r.write_buf_mut(1).expect("free").iter().all(|&b| b == 0xAB));
         r.push(3, RingOp::Fsync, 0, 0).expect("push fsync");
         let mut got = Vec::new();
         r.wait(1, |s, res| got.push((s, res))).expect("wait");
@@ -247,7 +289,8 @@ mod tests {
     #[test]
     fn drop_with_requests_in_flight_waits() {
         let (path, f) = temp_file("drop", &[1u8; 65536]);
-        let mut r = Ring::new(f, 8, 8192).expect("ring");
+        let mut r = Ring::new(f, 8, 8192, false).expect("ring");
+        assert!(r.write_buf_mut(0).is_none(), "no write buffers asked for");
         for s in 0..8 {
             r.push(s, RingOp::Read, u64::try_from(s).unwrap_or(0) * 8192, 8192).expect("push");
         }
@@ -262,7 +305,7 @@ mod tests {
         drop(f);
         // Opened read-only: a write fails with EBADF in its completion.
         let ro = File::open(&path).expect("open ro");
-        let mut r = Ring::new(ro, 2, 4096).expect("ring");
+        let mut r = Ring::new(ro, 2, 4096, false).expect("ring");
         r.push(0, RingOp::Write, 0, 4096).expect("push");
         let mut got = Vec::new();
         r.wait(1, |s, res| got.push((s, res))).expect("wait");
