@@ -2,11 +2,232 @@
 //! columns cached, buffered, seqrd, seqwr, rndrd, rndwr; the unit in the
 //! header (MB/s = 10^6 bytes per second).
 
+use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
 
-use crate::result::ResultDoc;
+use crate::result::{ResultDoc, Status, TestResult};
+use crate::spec::Workload;
+use crate::units::MB;
+
+/// The first line of the table: what the figures are and what the markers mean.
+pub const UNIT_LINE: &str = "throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed";
+
+/// The figure columns: header, workload, and whether the write rate is shown.
+const COLUMNS: [(&str, Workload, bool); 6] = [
+    ("cached", Workload::CachedRead, false),
+    ("buffered", Workload::BufferedRead, false),
+    ("seqrd", Workload::SeqRead, false),
+    ("seqwr", Workload::SeqWrite, true),
+    ("rndrd", Workload::RandRead, false),
+    ("rndwr", Workload::RandWrite, true),
+];
 
 /// Render the summary table of a result document.
+///
+/// One row per target in `doc.targets` order. Each cell is the read (or,
+/// for seqwr and rndwr, write) throughput of the first test of that workload
+/// on that target whose status is ok, in MB/s with one decimal; `-` if there
+/// is no such test or it has no figure, `skip` or `err` if the first test of
+/// that workload on that target was skipped or failed and none succeeded.
+/// The target column is left-aligned, the figures right-aligned; columns are
+/// as wide as their contents and separated by two spaces; no trailing spaces.
 pub fn render(doc: &ResultDoc) -> String {
-    todo!()
+    let mut rows: Vec<Vec<String>> = Vec::with_capacity(doc.targets.len() + 1);
+    let mut header = Vec::with_capacity(COLUMNS.len() + 1);
+    header.push(String::from("target"));
+    header.extend(COLUMNS.iter().map(|(name, _, _)| String::from(*name)));
+    rows.push(header);
+    for target in &doc.targets {
+        let mut row = Vec::with_capacity(COLUMNS.len() + 1);
+        row.push(target.path.clone());
+        for &(_, workload, write) in &COLUMNS {
+            row.push(cell(
+                doc.tests
+                    .iter()
+                    .filter(|t| t.target == target.path && t.workload == workload),
+                write,
+            ));
+        }
+        rows.push(row);
+    }
+
+    let mut widths = [0_usize; COLUMNS.len() + 1];
+    for row in &rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+
+    let mut out = String::from(UNIT_LINE);
+    out.push('\n');
+    for row in &rows {
+        let mut line = String::new();
+        for (i, (c, &w)) in row.iter().zip(&widths).enumerate() {
+            if i == 0 {
+                line.push_str(&format!("{c:<w$}"));
+            } else {
+                line.push_str(&format!("  {c:>w$}"));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The text of one cell from the tests of one workload on one target.
+fn cell<'a>(mut tests: impl Iterator<Item = &'a TestResult> + Clone, write: bool) -> String {
+    if let Some(ok) = tests.clone().find(|t| t.status == Status::Ok) {
+        let rate = if write {
+            ok.summary.write_bytes_per_sec
+        } else {
+            ok.summary.read_bytes_per_sec
+        };
+        return rate.map_or_else(|| String::from("-"), mb_per_sec);
+    }
+    String::from(match tests.next().map(|t| &t.status) {
+        Some(Status::Skipped { .. }) => "skip",
+        Some(Status::Error { .. }) => "err",
+        Some(Status::Ok) | None => "-",
+    })
+}
+
+/// Bytes per second as MB/s (10^6), one decimal.
+#[allow(clippy::cast_precision_loss)] // 10^6 is exact in f64
+fn mb_per_sec(bytes_per_sec: f64) -> String {
+    format!("{:.1}", bytes_per_sec / MB as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Op;
+    use crate::result::{Host, RunInfo, Summary, TargetInfo, Tool, SCHEMA};
+    use crate::spec::Params;
+
+    fn target(path: &str) -> TargetInfo {
+        TargetInfo {
+            path: path.into(),
+            kind: "block".into(),
+            size_bytes: 1 << 30,
+            logical_block_size: 512,
+            physical_block_size: 4096,
+            ..TargetInfo::default()
+        }
+    }
+
+    fn test(target: &str, workload: Workload, status: Status, read: Option<f64>, write: Option<f64>) -> TestResult {
+        TestResult {
+            name: workload.name().into(),
+            workload,
+            target: target.into(),
+            params: Params::defaults(),
+            status,
+            steps: Vec::new(),
+            summary: Summary {
+                read_bytes_per_sec: read,
+                write_bytes_per_sec: write,
+                ..Summary::default()
+            },
+        }
+    }
+
+    fn doc(targets: Vec<TargetInfo>, tests: Vec<TestResult>) -> ResultDoc {
+        ResultDoc {
+            schema: SCHEMA.into(),
+            tool: Tool {
+                name: "bootbench".into(),
+                version: "0.1.0".into(),
+            },
+            run: RunInfo {
+                profile: None,
+                config_source: "builtin".into(),
+                started_unix_ns: 0,
+                duration_ns: 0,
+                seed: 1,
+                simulated: true,
+                status: "ok".into(),
+                error: None,
+            },
+            host: Host::default(),
+            targets,
+            tests,
+        }
+    }
+
+    fn skipped() -> Status {
+        Status::Skipped {
+            reason: "not permitted".into(),
+        }
+    }
+
+    fn failed() -> Status {
+        Status::Error {
+            errno: 5,
+            op: Op::Read,
+            offset: 4096,
+            message: "EIO".into(),
+        }
+    }
+
+    #[test]
+    fn renders_figures_markers_and_alignment() {
+        let a = "/dev/sda";
+        let b = "/dev/nvme0n1";
+        let d = doc(
+            vec![target(a), target(b)],
+            vec![
+                test(a, Workload::CachedRead, Status::Ok, Some(12_345_600_000.0), None),
+                test(a, Workload::BufferedRead, Status::Ok, Some(150_249_999.0), None),
+                // The first ok test of the workload counts, skipping a skipped one.
+                test(a, Workload::SeqRead, skipped(), None, None),
+                test(a, Workload::SeqRead, Status::Ok, Some(160_000_000.0), None),
+                test(a, Workload::SeqRead, Status::Ok, Some(999_000_000.0), None),
+                // Writes show the write rate, not the read rate.
+                test(a, Workload::SeqWrite, Status::Ok, Some(1.0), Some(155_350_000.0)),
+                // Ok but no figure.
+                test(a, Workload::RandRead, Status::Ok, None, None),
+                test(a, Workload::RandWrite, failed(), None, None),
+                test(b, Workload::RandWrite, skipped(), None, None),
+                test(b, Workload::RandWrite, failed(), None, None),
+                // Another workload, and a target not in the list: ignored.
+                test(b, Workload::RandRw, Status::Ok, Some(5e6), Some(5e6)),
+                test(b, Workload::DirectRead, Status::Ok, Some(5e6), None),
+                test("/dev/sdz", Workload::CachedRead, Status::Ok, Some(7e6), None),
+                test(b, Workload::RandRead, Status::Ok, Some(812_340.0), None),
+            ],
+        );
+        let want = "\
+throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed
+target         cached  buffered  seqrd  seqwr  rndrd  rndwr
+/dev/sda      12345.6     150.2  160.0  155.3      -    err
+/dev/nvme0n1        -         -      -      -    0.8   skip
+";
+        assert_eq!(render(&d), want);
+    }
+
+    #[test]
+    fn no_targets_gives_the_header_only() {
+        let want = "\
+throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed
+target  cached  buffered  seqrd  seqwr  rndrd  rndwr
+";
+        assert_eq!(render(&doc(Vec::new(), Vec::new())), want);
+    }
+
+    #[test]
+    fn wide_figures_widen_their_column_only() {
+        let t = "sim:0";
+        let d = doc(
+            vec![target(t)],
+            vec![test(t, Workload::SeqWrite, Status::Ok, None, Some(123_456_789_000.0))],
+        );
+        let want = "\
+throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed
+target  cached  buffered  seqrd     seqwr  rndrd  rndwr
+sim:0        -         -      -  123456.8      -      -
+";
+        assert_eq!(render(&d), want);
+    }
 }
