@@ -19,8 +19,9 @@ pub const PLAT_GROUP_NR: u32 = 29;
 pub const PLAT_NR: usize = (PLAT_GROUP_NR as usize) << PLAT_BITS;
 
 /// fio's default percentile list.
-pub const FIO_PERCENTILES: [f64; 17] =
-    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+pub const FIO_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+];
 
 /// A latency histogram.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +39,10 @@ impl Default for Histogram {
 impl Histogram {
     /// An empty histogram.
     pub fn new() -> Histogram {
-        Histogram { buckets: vec![0; PLAT_NR], count: 0 }
+        Histogram {
+            buckets: vec![0; PLAT_NR],
+            count: 0,
+        }
     }
 
     /// The bucket index of a value (fio `plat_val_to_idx`).
@@ -133,7 +137,10 @@ impl Histogram {
             }
             sum += c;
             while j < sorted.len() && sum as f64 >= sorted[j] / 100.0 * total {
-                out.push(Percentile { p: sorted[j], ns: Histogram::value(idx) });
+                out.push(Percentile {
+                    p: sorted[j],
+                    ns: Histogram::value(idx),
+                });
                 j += 1;
             }
         }
@@ -165,12 +172,12 @@ mod tests {
     fn known_indices_and_values() {
         // (value, index, bucket midpoint), worked by hand from fio's formulas.
         let cases: [(u64, usize, u64); 9] = [
-            (128, 128, 129),           // msb 7, 1 error bit: buckets of 2
+            (128, 128, 129), // msb 7, 1 error bit: buckets of 2
             (129, 128, 129),
             (130, 129, 131),
             (255, 191, 255),
-            (256, 192, 258),           // msb 8, buckets of 4
-            (1000, 317, 1004),         // msb 9, e=3: 256 + (1000>>3)&63 = 317; [1000, 1008)
+            (256, 192, 258),                       // msb 8, buckets of 4
+            (1000, 317, 1004),                     // msb 9, e=3: 256 + (1000>>3)&63 = 317; [1000, 1008)
             ((1 << 34) - 1, 1855, 17_112_760_320), // last bucket: 2^33 + 63.5 * 2^27
             (1 << 34, 1855, 17_112_760_320),       // clamped
             (u64::MAX, 1855, 17_112_760_320),      // clamped
@@ -244,7 +251,15 @@ mod tests {
         for v in 1..=100 {
             h.record(v);
         }
-        let cases = [(1.0, 1), (5.0, 5), (50.0, 50), (99.0, 99), (99.5, 100), (99.99, 100), (100.0, 100)];
+        let cases = [
+            (1.0, 1),
+            (5.0, 5),
+            (50.0, 50),
+            (99.0, 99),
+            (99.5, 100),
+            (99.99, 100),
+            (100.0, 100),
+        ];
         for (p, want) in cases {
             assert_eq!(h.percentile(p), Some(want), "p{p}");
         }

@@ -25,7 +25,12 @@ impl Rng {
     /// A generator whose sequence depends only on `seed`.
     pub fn new(seed: u64) -> Rng {
         let mut sm = seed;
-        let s = [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)];
+        let s = [
+            splitmix64(&mut sm),
+            splitmix64(&mut sm),
+            splitmix64(&mut sm),
+            splitmix64(&mut sm),
+        ];
         // splitmix64 is a bijection of its counter, so four consecutive
         // outputs are never all zero (xoshiro's one forbidden state).
         Rng { s }
@@ -125,8 +130,22 @@ mod tests {
     fn seeded_sequences() {
         // Seeded through splitmix64, computed independently in Python.
         let cases: [(u64, [u64; 3]); 2] = [
-            (1_234_567, [3_504_822_795_582_309_479, 1_819_558_768_956_484_042, 1_250_851_346_055_027_673]),
-            (0, [11_091_344_671_253_066_420, 13_793_997_310_169_335_082, 1_900_383_378_846_508_768]),
+            (
+                1_234_567,
+                [
+                    3_504_822_795_582_309_479,
+                    1_819_558_768_956_484_042,
+                    1_250_851_346_055_027_673,
+                ],
+            ),
+            (
+                0,
+                [
+                    11_091_344_671_253_066_420,
+                    13_793_997_310_169_335_082,
+                    1_900_383_378_846_508_768,
+                ],
+            ),
         ];
         for (seed, want) in cases {
             let mut r = Rng::new(seed);

@@ -25,7 +25,11 @@ pub fn sqrt_f64(x: f64) -> f64 {
     let bits = x.to_bits();
     let biased = i32::try_from(bits >> 52).unwrap_or(0); // sign is 0: 11 bits
     let frac = bits & ((1 << 52) - 1);
-    let (mut m, mut e) = if biased == 0 { (frac, -1074) } else { (frac | (1 << 52), biased - 1075) };
+    let (mut m, mut e) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1 << 52), biased - 1075)
+    };
     // Normalise subnormals so m has 53 significant bits.
     let shift = m.leading_zeros() - 11;
     m <<= shift;
@@ -182,7 +186,11 @@ impl Buckets {
     /// If `interval` is zero.
     pub fn new(interval: Nanos) -> Buckets {
         assert!(interval.0 > 0, "sample interval must be > 0");
-        Buckets { interval, bytes: Vec::new(), ios: Vec::new() }
+        Buckets {
+            interval,
+            bytes: Vec::new(),
+            ios: Vec::new(),
+        }
     }
 
     /// Count a completion of `bytes` at `since_start` after the start.
@@ -215,12 +223,20 @@ impl Buckets {
     #[allow(clippy::cast_precision_loss)] // byte counts per interval far below 2^53
     pub fn to_samples(&self, runtime: Nanos) -> Samples {
         let w = self.interval.0;
-        let n = runtime.0.checked_div(w).map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        let n = runtime
+            .0
+            .checked_div(w)
+            .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
         let per_sec = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0) as f64 * 1e9 / w as f64;
         let bytes_per_sec: Vec<f64> = (0..n).map(|i| per_sec(&self.bytes, i)).collect();
         let iops: Vec<f64> = (0..n).map(|i| per_sec(&self.ios, i)).collect();
         let cv = cv(&bytes_per_sec);
-        Samples { interval_ns: w, bytes_per_sec, iops, cv }
+        Samples {
+            interval_ns: w,
+            bytes_per_sec,
+            iops,
+            cv,
+        }
     }
 }
 
@@ -261,7 +277,16 @@ mod tests {
 
     #[test]
     fn sqrt_of_known_squares_is_exact() {
-        let cases = [(0.0, 0.0), (1.0, 1.0), (4.0, 2.0), (9.0, 3.0), (0.25, 0.5), (1e10, 1e5), (144.0, 12.0), (1e-300, 1e-150)];
+        let cases = [
+            (0.0, 0.0),
+            (1.0, 1.0),
+            (4.0, 2.0),
+            (9.0, 3.0),
+            (0.25, 0.5),
+            (1e10, 1e5),
+            (144.0, 12.0),
+            (1e-300, 1e-150),
+        ];
         for (x, r) in cases {
             assert_eq!(sqrt_f64(x), r, "sqrt({x})");
         }
@@ -290,7 +315,14 @@ mod tests {
             let x = f64::from_bits(r.below(0x7FF0_0000_0000_0000 - 1) + 1);
             assert_eq!(sqrt_f64(x).to_bits(), x.sqrt().to_bits(), "sqrt({x:e})");
         }
-        for x in [f64::MAX, f64::MIN_POSITIVE, f64::MIN_POSITIVE / 3.0, 5e-324, 1e-310, 1e300] {
+        for x in [
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE / 3.0,
+            5e-324,
+            1e-310,
+            1e300,
+        ] {
             assert_eq!(sqrt_f64(x).to_bits(), x.sqrt().to_bits(), "sqrt({x:e})");
         }
     }
@@ -310,13 +342,19 @@ mod tests {
 
         let mut one = Running::default();
         one.add(42);
-        assert_eq!((one.min(), one.max(), one.mean(), one.stddev()), (Some(42), Some(42), Some(42.0), Some(0.0)));
+        assert_eq!(
+            (one.min(), one.max(), one.mean(), one.stddev()),
+            (Some(42), Some(42), Some(42.0), Some(0.0))
+        );
     }
 
     #[test]
     fn running_empty() {
         let r = Running::default();
-        assert_eq!((r.count(), r.min(), r.max(), r.mean(), r.stddev()), (0, None, None, None, None));
+        assert_eq!(
+            (r.count(), r.min(), r.max(), r.mean(), r.stddev()),
+            (0, None, None, None, None)
+        );
     }
 
     #[test]
@@ -407,7 +445,10 @@ mod tests {
         assert_eq!(b.to_samples(ms(2000)).bytes_per_sec, [3000.0, 4000.0, 0.0, 8000.0]);
         assert_eq!(b.to_samples(Nanos(1_999_999_999)).bytes_per_sec.len(), 3);
         // Past the last completion: padded with zeros.
-        assert_eq!(b.to_samples(ms(3000)).bytes_per_sec, [3000.0, 4000.0, 0.0, 8000.0, 0.0, 0.0]);
+        assert_eq!(
+            b.to_samples(ms(3000)).bytes_per_sec,
+            [3000.0, 4000.0, 0.0, 8000.0, 0.0, 0.0]
+        );
         // Shorter than one interval: no samples, no CV.
         let short = b.to_samples(ms(499));
         assert!(short.bytes_per_sec.is_empty() && short.iops.is_empty());
@@ -424,10 +465,20 @@ mod tests {
         let mut a = Buckets::new(w);
         let mut b = Buckets::new(w);
         let mut both = Buckets::new(w);
-        let events = [(0, 1, true), (1_500, 2, true), (200, 10, false), (1_100, 20, false), (2_900, 30, false)];
+        let events = [
+            (0, 1, true),
+            (1_500, 2, true),
+            (200, 10, false),
+            (1_100, 20, false),
+            (2_900, 30, false),
+        ];
         for (t, bytes, to_a) in events {
             let t = Nanos::from_millis(t);
-            if to_a { a.record(t, bytes) } else { b.record(t, bytes) }
+            if to_a {
+                a.record(t, bytes)
+            } else {
+                b.record(t, bytes)
+            }
             both.record(t, bytes);
         }
         a.merge(&b);
