@@ -1,13 +1,19 @@
 //! Expanding a test into the steps it runs on a target of given geometry,
 //! and the headline figures of its step results.
+//!
+//! Each workload is a twin of a classic tool (ANCHOR-ALGORITHMS.md); where
+//! the twin departs from the tool, the builder below says so.
 
-use alloc::string::String;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::io::Geometry;
-use crate::result::{StepResult, Summary};
-use crate::spec::{Step, TestSpec, Workload};
+use crate::io::{Access, Geometry, Op};
+use crate::result::{DirStats, Figure, StepResult, Summary};
+use crate::spec::{Limit, Params, Pattern, Prepare, Step, TestSpec, Workload};
+use crate::units::{GIB, KIB, MIB};
 
 /// Why a test cannot run on a target. Each names the parameter, the value
 /// and what was expected.
@@ -44,22 +50,1041 @@ pub enum PlanError {
 
 impl fmt::Display for PlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        todo!()
+        match self {
+            PlanError::NotAligned { field, value, block } => write!(
+                f,
+                "{field} = {value} B is not a multiple of the logical block size ({block} B)"
+            ),
+            PlanError::TooSmall {
+                field,
+                needed,
+                available,
+            } => {
+                write!(f, "{field} needs {needed} B but only {available} B are available")
+            }
+            PlanError::OutOfRange { field, value, expected } => {
+                write!(f, "{field} = {value} is out of range: expected {expected}")
+            }
+        }
     }
 }
 
-/// The steps `spec` runs on a target of geometry `geom`.
-pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> {
-    todo!()
+/// The largest request size accepted, bytes.
+pub const MAX_BS: u64 = GIB;
+/// diskinfo -c's big reads: 10 x 1 MiB unless `size` says otherwise.
+pub const COMMAND_OVERHEAD_BYTES: u64 = 10 * MIB;
+/// The request size of the transfer-rate reads (diskinfo's `rdmega`).
+pub const ZONE_BS: u64 = MIB;
+/// Sizes of the `iops_sweep` steps (diskinfo -i); the logical block size is
+/// added in front, sizes below it are skipped.
+pub const IOPS_SWEEP_SIZES: [u64; 3] = [4 * KIB, 32 * KIB, 128 * KIB];
+
+/// The user's range after validation: `[start, start + len)`, `len` a
+/// multiple of the logical block.
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    start: u64,
+    len: u64,
 }
 
-/// The headline figures of a test from its step results.
+fn out_of_range(field: &'static str, value: u64, expected: &'static str) -> PlanError {
+    PlanError::OutOfRange { field, value, expected }
+}
+
+fn check_aligned(field: &'static str, value: u64, lb: u32) -> Result<(), PlanError> {
+    if value % u64::from(lb) == 0 {
+        Ok(())
+    } else {
+        Err(PlanError::NotAligned {
+            field,
+            value,
+            block: lb,
+        })
+    }
+}
+
+/// Workloads whose measured part is bounded by `runtime` and/or `size`.
+const fn time_or_size_bound(w: Workload) -> bool {
+    matches!(
+        w,
+        Workload::CachedRead
+            | Workload::BufferedRead
+            | Workload::DirectRead
+            | Workload::SeqRead
+            | Workload::SeqWrite
+            | Workload::RandRead
+            | Workload::RandWrite
+            | Workload::RandRw
+            | Workload::IopsSweep
+    )
+}
+
+/// Check the parameters against each other and the geometry; the range.
+fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range, PlanError> {
+    let lb = geom.logical_block;
+    if lb == 0 {
+        return Err(out_of_range("logical_block", 0, "a logical block size above 0"));
+    }
+    let lb64 = u64::from(lb);
+    if p.bs.0 == 0 {
+        return Err(out_of_range("bs", 0, "at least one logical block"));
+    }
+    check_aligned("bs", p.bs.0, lb)?;
+    if p.bs.0 > MAX_BS {
+        return Err(out_of_range("bs", p.bs.0, "at most 1 GiB (1073741824 B)"));
+    }
+    check_aligned("offset", p.offset.0, lb)?;
+    let end = match p.length {
+        Some(len) => {
+            if len.0 == 0 {
+                return Err(out_of_range("length", 0, "more than 0 bytes"));
+            }
+            check_aligned("length", len.0, lb)?;
+            let end = p.offset.0.checked_add(len.0).ok_or(PlanError::TooSmall {
+                field: "offset+length",
+                needed: u64::MAX,
+                available: geom.size,
+            })?;
+            if end > geom.size {
+                return Err(PlanError::TooSmall {
+                    field: "offset+length",
+                    needed: end,
+                    available: geom.size,
+                });
+            }
+            end
+        }
+        None => {
+            if p.offset.0 >= geom.size {
+                return Err(PlanError::TooSmall {
+                    field: "offset+length",
+                    needed: p.offset.0.saturating_add(lb64),
+                    available: geom.size,
+                });
+            }
+            geom.size
+        }
+    };
+    let len = (end - p.offset.0) / lb64 * lb64;
+    if !(1..=4096).contains(&p.iodepth) {
+        return Err(out_of_range("iodepth", u64::from(p.iodepth), "1 to 4096"));
+    }
+    if !(1..=256).contains(&p.jobs) {
+        return Err(out_of_range("jobs", u64::from(p.jobs), "1 to 256"));
+    }
+    if p.rwmixread > 100 {
+        return Err(out_of_range("rwmixread", u64::from(p.rwmixread), "0 to 100"));
+    }
+    if p.flush_every == 0 {
+        return Err(out_of_range("flush_every", 0, "at least 1"));
+    }
+    if !(1..=1024).contains(&p.points) {
+        return Err(out_of_range("points", u64::from(p.points), "1 to 1024"));
+    }
+    if p.sample_interval.0 == 0 {
+        return Err(out_of_range("sample_interval", 0, "more than 0 ns"));
+    }
+    if p.runtime.is_some_and(|r| r.0 == 0) {
+        return Err(out_of_range("runtime", 0, "more than 0 ns"));
+    }
+    if let Some(size) = p.size {
+        if size.0 == 0 {
+            return Err(out_of_range("size", 0, "more than 0 bytes"));
+        }
+        if size.0 > len {
+            return Err(PlanError::TooSmall {
+                field: "size",
+                needed: size.0,
+                available: len,
+            });
+        }
+    }
+    let per_jobs = p.bs.0.saturating_mul(u64::from(p.jobs));
+    if per_jobs > len {
+        return Err(PlanError::TooSmall {
+            field: "bs",
+            needed: per_jobs,
+            available: len,
+        });
+    }
+    if time_or_size_bound(w) && p.runtime.is_none() && p.size.is_none() {
+        return Err(out_of_range("runtime", 0, "a runtime or a size bound (or both)"));
+    }
+    Ok(Range { start: p.offset.0, len })
+}
+
+/// A step with the test's common settings: direct, no preparation, QD and
+/// jobs as given, the test's ramp, no flushes.
+fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit, index: u64) -> Step {
+    Step {
+        label,
+        access: Access::Direct,
+        prepare: Prepare::None,
+        pattern,
+        bs,
+        iodepth: p.iodepth,
+        jobs: p.jobs,
+        limit,
+        ramp: p.ramp_time,
+        flush_every: None,
+        flush_at_end: false,
+        seed: p.seed.wrapping_add(index),
+        sample_interval: p.sample_interval,
+    }
+}
+
+fn to_u32(field: &'static str, v: u64) -> Result<u32, PlanError> {
+    u32::try_from(v).map_err(|_| out_of_range(field, v, "at most 4294967295"))
+}
+
+/// The steps `spec` runs on a target of geometry `geom`.
+///
+/// Validates first (block alignment, ranges of every parameter, room on the
+/// target), then builds the workload's steps; see the workload builders for
+/// how each follows its classic tool.
+pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> {
+    let p = &spec.params;
+    let range = validate(spec.workload, p, geom)?;
+    let lb = geom.logical_block;
+    let bs = to_u32("bs", p.bs.0)?;
+    let bs64 = u64::from(bs);
+    // The range rounded down to whole requests.
+    let end_bs = range.start + range.len / bs64 * bs64;
+    let time_limit = Limit {
+        runtime: p.runtime,
+        bytes: p.size.map(|s| s.0),
+        ios: None,
+    };
+    let main = |pattern: Pattern| base_step("main".to_string(), p, pattern, bs, time_limit, 0);
+    let seq = |op| Pattern::Seq {
+        op,
+        start: range.start,
+        end: end_bs,
+    };
+    let random = |read_pct| Pattern::Random {
+        read_pct,
+        start: range.start,
+        end: end_bs,
+    };
+    let steps = match spec.workload {
+        Workload::CachedRead => {
+            // hdparm -T: re-read the first request of the range through the
+            // page cache after reading it once untimed.
+            let mut s = main(Pattern::Fixed {
+                op: Op::Read,
+                offset: range.start,
+            });
+            s.access = Access::Buffered;
+            s.prepare = Prepare::Warm;
+            vec![s]
+        }
+        Workload::BufferedRead | Workload::DirectRead => {
+            // hdparm -t: from the start of the range until the runtime ends
+            // or the range does (no wrap: each job stops at its slice's end).
+            let slice = (end_bs - range.start) / bs64 / u64::from(p.jobs) * bs64;
+            let bytes = p.size.map_or(slice, |s| s.0.min(slice));
+            let mut s = main(seq(Op::Read));
+            s.limit.bytes = Some(bytes);
+            if spec.workload == Workload::BufferedRead {
+                s.access = Access::Buffered;
+                s.prepare = Prepare::DropCaches;
+            } else {
+                // hdparm -t --direct: one request in flight.
+                s.iodepth = 1;
+            }
+            vec![s]
+        }
+        Workload::SeqRead => vec![main(seq(Op::Read))],
+        Workload::SeqWrite => {
+            // dd conv=fdatasync: the final flush is part of the figure.
+            let mut s = main(seq(Op::Write));
+            s.flush_at_end = true;
+            vec![s]
+        }
+        Workload::RandRead => vec![main(random(100))],
+        Workload::RandWrite => vec![main(random(0))],
+        Workload::RandRw => vec![main(random(p.rwmixread))],
+        Workload::SeekProfile => seek_profile(p, range, lb)?,
+        Workload::Zones => zones(p, range, lb)?,
+        Workload::CommandOverhead => command_overhead(p, range, lb)?,
+        Workload::IopsSweep => iops_sweep(p, range, lb, time_limit)?,
+        Workload::Commit => commit(p, range, bs)?,
+    };
+    Ok(steps)
+}
+
+/// One section of diskinfo -t's seek test: label, reads, and the cursors
+/// as (start sector, stride in sectors).
+type Section = (&'static str, u64, Vec<(u64, i64)>);
+
+/// diskinfo -t's seek sections (FreeBSD `diskinfo.c` `speeddisk`), with
+/// sector = the logical block and N = the range in sectors; positions are
+/// relative to the range start. The first read of each section seeks from
+/// where the previous one ended, as in diskinfo.
+fn seek_profile(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
+    let lb64 = u64::from(lb);
+    let n = range.len / lb64;
+    // Seq inner starts 2048 sectors before the end; every other section
+    // stays inside the range once N >= 2048 (checked below anyway).
+    if n < 2048 {
+        return Err(PlanError::TooSmall {
+            field: "size",
+            needed: 2048 * lb64,
+            available: range.len,
+        });
+    }
+    let step = seek_step(n);
+    let st = i64::try_from(step).map_err(|_| out_of_range("size", range.len, "a smaller target"))?;
+    let sections: [Section; 7] = [
+        ("full_stroke", 250, vec![(0, st), (n - step, -st)]),
+        ("half_stroke", 250, vec![(n / 4, st), (n / 4 + n / 2, st)]),
+        ("quarter_stroke", 500, vec![(n / 4, st), (n / 4 + n / 4, st)]),
+        ("short_forward", 400, vec![(n / 2, st)]),
+        ("short_backward", 400, vec![(n / 2, -st)]),
+        ("seq_outer", 2048, vec![(0, 1)]),
+        ("seq_inner", 2048, vec![(n - 2048, 1)]),
+    ];
+    let lb_i = i64::from(lb);
+    let mut steps = Vec::with_capacity(sections.len());
+    for (i, (label, reads, cursors)) in sections.into_iter().enumerate() {
+        let k = u64::try_from(cursors.len()).unwrap_or(1);
+        let visits = reads.div_ceil(k);
+        for &(start, stride) in &cursors {
+            // Last position of this cursor, in sectors.
+            let last = i128::from(start) + i128::from(stride) * i128::from(visits - 1);
+            if last < 0 || last >= i128::from(n) {
+                return Err(PlanError::TooSmall {
+                    field: "size",
+                    needed: 2048 * lb64,
+                    available: range.len,
+                });
+            }
+        }
+        let pattern = Pattern::Cursors {
+            starts: cursors.iter().map(|&(s, _)| range.start + s * lb64).collect(),
+            strides: cursors.iter().map(|&(_, d)| d * lb_i).collect(),
+        };
+        let limit = Limit {
+            runtime: None,
+            bytes: None,
+            ios: Some(reads),
+        };
+        let mut s = base_step(label.to_string(), p, pattern, lb, limit, i as u64);
+        s.iodepth = 1;
+        s.jobs = 1;
+        s.ramp = crate::units::Nanos(0);
+        steps.push(s);
+    }
+    Ok(steps)
+}
+
+/// diskinfo's seek step: the largest power of two <= sectors / 800, capped
+/// at 16384 sectors (at least 1).
+pub fn seek_step(sectors: u64) -> u64 {
+    let q = (sectors / 800).max(1);
+    (1u64 << (63 - q.leading_zeros())).min(16384)
+}
+
+/// A sequential QD1 read of `bulk` bytes in requests of `bs` from `start`,
+/// preceded by an untimed read of the block just before it (diskinfo's
+/// `rdsect(b0)` before each transfer-rate section), so no seek is timed.
+fn zone_step(label: String, p: &Params, start: u64, bulk: u64, bs: u64, index: u64) -> Result<Step, PlanError> {
+    let pattern = Pattern::Seq {
+        op: Op::Read,
+        start,
+        end: start + bulk,
+    };
+    let limit = Limit {
+        runtime: None,
+        bytes: Some(bulk),
+        ios: None,
+    };
+    let mut s = base_step(label, p, pattern, to_u32("zone_bytes", bs)?, limit, index);
+    s.prepare = Prepare::Position;
+    s.iodepth = 1;
+    s.jobs = 1;
+    s.ramp = crate::units::Nanos(0);
+    Ok(s)
+}
+
+/// diskinfo -t's transfer rates plus a surface curve.
+///
+/// - `outside`, `middle`, `inside`: bulk = min(zone_bytes, range - 1 block)
+///   read as 1 MiB sequential requests at QD1 (smaller when the bulk is)
+///   from one block after the range start (diskinfo reads sector 0 untimed
+///   first), from the middle minus half the bulk, and ending at the range end.
+/// - `surface_00`..: `points` reads of zone_bytes / 4 (at least 1 MiB, at
+///   most the bulk's room, rounded down to the request size) evenly spaced
+///   from one block after the range start to the range end.
+fn zones(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
+    let lb64 = u64::from(lb);
+    let room = range.len.saturating_sub(lb64);
+    let fit = |want: u64| -> Result<(u64, u64), PlanError> {
+        let b = want.min(room) / lb64 * lb64;
+        if b == 0 {
+            return Err(PlanError::TooSmall {
+                field: "size",
+                needed: 2 * lb64,
+                available: range.len,
+            });
+        }
+        let bs = ZONE_BS.min(b) / lb64 * lb64;
+        Ok((b / bs * bs, bs))
+    };
+    let (bulk, bs) = fit(p.zone_bytes.0)?;
+    let end = range.start + range.len;
+    let middle = (range.start + (range.len / 2).saturating_sub(bulk / 2) / lb64 * lb64).max(range.start + lb64);
+    let mut steps = vec![
+        zone_step("outside".to_string(), p, range.start + lb64, bulk, bs, 0)?,
+        zone_step("middle".to_string(), p, middle, bulk, bs, 1)?,
+        zone_step("inside".to_string(), p, end - bulk, bulk, bs, 2)?,
+    ];
+    let (pbulk, pbs) = fit((p.zone_bytes.0 / 4).max(MIB))?;
+    let span = room - pbulk;
+    let points = u64::from(p.points);
+    let width = if points > 100 { 4 } else { 2 };
+    for i in 0..points {
+        let off = if points == 1 {
+            0
+        } else {
+            u64::try_from(u128::from(span) * u128::from(i) / u128::from(points - 1)).unwrap_or(span)
+        };
+        let start = range.start + lb64 + off / lb64 * lb64;
+        steps.push(zone_step(format!("surface_{i:0width$}"), p, start, pbulk, pbs, 3 + i)?);
+    }
+    Ok(steps)
+}
+
+/// diskinfo -c: `big` reads `size` bytes (default 10 MiB) as sequential
+/// 1 MiB requests from the range start (diskinfo's `rdmega` loop reads on
+/// from its position, it does not re-read one MiB); `small` re-reads the
+/// first logical block as many times as the big reads have blocks (20480
+/// for 512-byte sectors). Overhead = (small - big) / small reads.
+fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
+    let lb64 = u64::from(lb);
+    let total = p.size.map_or(COMMAND_OVERHEAD_BYTES, |s| s.0) / lb64 * lb64;
+    if total > range.len || total == 0 {
+        return Err(PlanError::TooSmall {
+            field: "size",
+            needed: total.max(lb64),
+            available: range.len,
+        });
+    }
+    let bs = ZONE_BS.min(total) / lb64 * lb64;
+    let total = total / bs * bs;
+    let mut big = base_step(
+        "big".to_string(),
+        p,
+        Pattern::Seq {
+            op: Op::Read,
+            start: range.start,
+            end: range.start + total,
+        },
+        to_u32("size", bs)?,
+        Limit {
+            runtime: None,
+            bytes: Some(total),
+            ios: None,
+        },
+        0,
+    );
+    let mut small = base_step(
+        "small".to_string(),
+        p,
+        Pattern::Fixed {
+            op: Op::Read,
+            offset: range.start,
+        },
+        lb,
+        Limit {
+            runtime: None,
+            bytes: None,
+            ios: Some(total / lb64),
+        },
+        1,
+    );
+    for s in [&mut big, &mut small] {
+        s.iodepth = 1;
+        s.jobs = 1;
+        s.ramp = crate::units::Nanos(0);
+    }
+    Ok(vec![big, small])
+}
+
+/// diskinfo -i: random reads at each size (the logical block, 4 KiB,
+/// 32 KiB, 128 KiB; sizes below or not a multiple of the block skipped),
+/// labelled by the size in bytes, with the test's iodepth, jobs and bounds.
+fn iops_sweep(p: &Params, range: Range, lb: u32, limit: Limit) -> Result<Vec<Step>, PlanError> {
+    let lb64 = u64::from(lb);
+    let mut sizes = vec![lb64];
+    for s in IOPS_SWEEP_SIZES {
+        if s > lb64 && s % lb64 == 0 {
+            sizes.push(s);
+        }
+    }
+    let mut steps = Vec::new();
+    for (i, size) in sizes.into_iter().enumerate() {
+        if size.saturating_mul(u64::from(p.jobs)) > range.len {
+            return Err(PlanError::TooSmall {
+                field: "size",
+                needed: size * u64::from(p.jobs),
+                available: range.len,
+            });
+        }
+        let end = range.start + range.len / size * size;
+        let pattern = Pattern::Random {
+            read_pct: 100,
+            start: range.start,
+            end,
+        };
+        steps.push(base_step(
+            size.to_string(),
+            p,
+            pattern,
+            to_u32("bs", size)?,
+            limit,
+            i as u64,
+        ));
+    }
+    Ok(steps)
+}
+
+/// The commit-size test: `size / bs` sequential writes from the range
+/// start, flushed every `flush_every` writes (`flush_every_<k>`), then the
+/// same writes with one flush at the end (`flush_every_all`).
+fn commit(p: &Params, range: Range, bs: u32) -> Result<Vec<Step>, PlanError> {
+    let Some(size) = p.size else {
+        return Err(out_of_range("size", 0, "a size bound: commit writes size bytes"));
+    };
+    let bs64 = u64::from(bs);
+    let ios = size.0 / bs64;
+    if ios == 0 {
+        return Err(PlanError::TooSmall {
+            field: "size",
+            needed: bs64,
+            available: size.0,
+        });
+    }
+    let pattern = Pattern::Seq {
+        op: Op::Write,
+        start: range.start,
+        end: range.start + ios * bs64,
+    };
+    let limit = Limit {
+        runtime: None,
+        bytes: None,
+        ios: Some(ios),
+    };
+    let mut every = base_step(
+        format!("flush_every_{}", p.flush_every),
+        p,
+        pattern.clone(),
+        bs,
+        limit,
+        0,
+    );
+    every.flush_every = Some(p.flush_every);
+    let mut all = base_step("flush_every_all".to_string(), p, pattern, bs, limit, 1);
+    all.flush_every = None;
+    for s in [&mut every, &mut all] {
+        s.flush_at_end = true;
+        s.jobs = 1;
+    }
+    Ok(vec![every, all])
+}
+
+fn read_ios(d: Option<&DirStats>) -> u64 {
+    d.map_or(0, |d| d.ios)
+}
+
+/// The headline figures of a test from its step results (the steps that
+/// ran: after an error, the figures of the missing steps are absent).
+///
+/// - single-step workloads: the main step's read and write throughput and
+///   IOPS, and the mean latency over reads and writes (weighted by count);
+/// - `command_overhead`: (small.runtime - big.runtime) / small reads, ns per
+///   command (diskinfo -c);
+/// - `seek_profile`: mean read latency of each section;
+/// - `zones`: read bytes/s per step; `iops_sweep`: read IOPS per step;
+///   `commit`: write bytes/s per step (flushes included in the time).
 pub fn summarize(workload: Workload, steps: &[StepResult]) -> Summary {
-    todo!()
+    let mut s = Summary::default();
+    let per_step = |f: &dyn Fn(&StepResult) -> Option<f64>| -> Vec<Figure> {
+        steps
+            .iter()
+            .filter_map(|st| {
+                f(st).map(|value| Figure {
+                    label: st.label.clone(),
+                    value,
+                })
+            })
+            .collect()
+    };
+    match workload {
+        Workload::SeekProfile => s.seek_ns = per_step(&|st| st.read.as_ref().map(|d| d.lat_ns.mean)),
+        Workload::Zones => s.per_step = per_step(&|st| st.read.as_ref().map(|d| d.bytes_per_sec)),
+        Workload::IopsSweep => s.per_step = per_step(&|st| st.read.as_ref().map(|d| d.iops)),
+        Workload::Commit => s.per_step = per_step(&|st| st.write.as_ref().map(|d| d.bytes_per_sec)),
+        Workload::CommandOverhead => {
+            let find = |l: &str| steps.iter().find(|st| st.label == l);
+            if let (Some(big), Some(small)) = (find("big"), find("small")) {
+                let n = read_ios(small.read.as_ref());
+                if n > 0 {
+                    #[allow(clippy::cast_precision_loss)] // nanosecond counts far below 2^53
+                    let v = (small.runtime_ns as f64 - big.runtime_ns as f64) / n as f64;
+                    s.command_overhead_ns = Some(v);
+                }
+            }
+        }
+        _ => {
+            if let Some(main) = steps.iter().find(|st| st.label == "main") {
+                s.read_bytes_per_sec = main.read.as_ref().map(|d| d.bytes_per_sec);
+                s.read_iops = main.read.as_ref().map(|d| d.iops);
+                s.write_bytes_per_sec = main.write.as_ref().map(|d| d.bytes_per_sec);
+                s.write_iops = main.write.as_ref().map(|d| d.iops);
+                let (mut sum, mut n) = (0.0, 0u64);
+                for d in [main.read.as_ref(), main.write.as_ref()].into_iter().flatten() {
+                    #[allow(clippy::cast_precision_loss)] // request counts far below 2^53
+                    {
+                        sum += d.lat_ns.mean * d.ios as f64;
+                    }
+                    n += d.ios;
+                }
+                if n > 0 {
+                    #[allow(clippy::cast_precision_loss)] // request counts far below 2^53
+                    let mean = sum / n as f64;
+                    s.lat_mean_ns = Some(mean);
+                }
+            }
+        }
+    }
+    s
+}
+
+/// A size as a name part: `4k`, `1m`, `2g`, or plain bytes (`1536`).
+fn size_tag(b: u64) -> String {
+    if b >= GIB && b % GIB == 0 {
+        format!("{}g", b / GIB)
+    } else if b >= MIB && b % MIB == 0 {
+        format!("{}m", b / MIB)
+    } else if b >= KIB && b % KIB == 0 {
+        format!("{}k", b / KIB)
+    } else {
+        format!("{b}")
+    }
 }
 
 /// A default test name for a workload and its parameters, e.g.
-/// `rand_read_4k_qd32_j1`.
+/// `rand_read_4k_qd32_j1`, `rand_rw70_4k_qd1_j1`, `iops_sweep_qd128_j1`,
+/// `commit_16k_every10`, `seek_profile`.
 pub fn default_name(spec: &TestSpec) -> String {
-    todo!()
+    let p = &spec.params;
+    let w = spec.workload;
+    match w {
+        Workload::SeekProfile | Workload::Zones | Workload::CommandOverhead => w.name().to_string(),
+        Workload::IopsSweep => format!("{}_qd{}_j{}", w.name(), p.iodepth, p.jobs),
+        Workload::Commit => format!("{}_{}_every{}", w.name(), size_tag(p.bs.0), p.flush_every),
+        Workload::RandRw => format!(
+            "{}{}_{}_qd{}_j{}",
+            w.name(),
+            p.rwmixread,
+            size_tag(p.bs.0),
+            p.iodepth,
+            p.jobs
+        ),
+        _ => format!("{}_{}_qd{}_j{}", w.name(), size_tag(p.bs.0), p.iodepth, p.jobs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{Bytes, Nanos};
+
+    const HDD: Geometry = Geometry {
+        size: 64 * GIB,
+        logical_block: 512,
+        physical_block: 4096,
+    };
+
+    fn spec(workload: Workload, f: impl FnOnce(&mut Params)) -> TestSpec {
+        let mut params = Params::defaults();
+        f(&mut params);
+        TestSpec {
+            name: "t".into(),
+            workload,
+            params,
+        }
+    }
+
+    #[test]
+    fn validation_errors_name_the_field() {
+        type Case = (Workload, fn(&mut Params), PlanError);
+        let cases: [Case; 14] = [
+            (
+                Workload::RandRead,
+                |p| p.bs = Bytes(0),
+                out_of_range("bs", 0, "at least one logical block"),
+            ),
+            (
+                Workload::RandRead,
+                |p| p.bs = Bytes(1000),
+                PlanError::NotAligned {
+                    field: "bs",
+                    value: 1000,
+                    block: 512,
+                },
+            ),
+            (
+                Workload::RandRead,
+                |p| p.offset = Bytes(100),
+                PlanError::NotAligned {
+                    field: "offset",
+                    value: 100,
+                    block: 512,
+                },
+            ),
+            (
+                Workload::RandRead,
+                |p| p.length = Some(Bytes(700)),
+                PlanError::NotAligned {
+                    field: "length",
+                    value: 700,
+                    block: 512,
+                },
+            ),
+            (
+                Workload::RandRead,
+                |p| (p.offset, p.length) = (Bytes(GIB), Some(Bytes(64 * GIB))),
+                PlanError::TooSmall {
+                    field: "offset+length",
+                    needed: 65 * GIB,
+                    available: 64 * GIB,
+                },
+            ),
+            (
+                Workload::RandRead,
+                |p| p.iodepth = 0,
+                out_of_range("iodepth", 0, "1 to 4096"),
+            ),
+            (
+                Workload::RandRead,
+                |p| p.iodepth = 4097,
+                out_of_range("iodepth", 4097, "1 to 4096"),
+            ),
+            (
+                Workload::RandRead,
+                |p| p.jobs = 257,
+                out_of_range("jobs", 257, "1 to 256"),
+            ),
+            (
+                Workload::RandRw,
+                |p| p.rwmixread = 101,
+                out_of_range("rwmixread", 101, "0 to 100"),
+            ),
+            (
+                Workload::Commit,
+                |p| p.flush_every = 0,
+                out_of_range("flush_every", 0, "at least 1"),
+            ),
+            (
+                Workload::Zones,
+                |p| p.points = 1025,
+                out_of_range("points", 1025, "1 to 1024"),
+            ),
+            (
+                Workload::SeqRead,
+                |p| (p.length, p.size) = (Some(Bytes(MIB)), Some(Bytes(2 * MIB))),
+                PlanError::TooSmall {
+                    field: "size",
+                    needed: 2 * MIB,
+                    available: MIB,
+                },
+            ),
+            (
+                Workload::SeqRead,
+                |p| (p.length, p.bs, p.jobs) = (Some(Bytes(MIB)), Bytes(MIB), 2),
+                PlanError::TooSmall {
+                    field: "bs",
+                    needed: 2 * MIB,
+                    available: MIB,
+                },
+            ),
+            (
+                Workload::RandRead,
+                |p| (p.runtime, p.size) = (None, None),
+                out_of_range("runtime", 0, "a runtime or a size bound (or both)"),
+            ),
+        ];
+        for (w, f, want) in cases {
+            assert_eq!(expand(&spec(w, f), &HDD), Err(want.clone()), "{want}");
+        }
+    }
+
+    #[test]
+    fn error_messages_name_field_value_and_expectation() {
+        let e = PlanError::NotAligned {
+            field: "bs",
+            value: 1000,
+            block: 512,
+        };
+        assert_eq!(
+            e.to_string(),
+            "bs = 1000 B is not a multiple of the logical block size (512 B)"
+        );
+        let e = PlanError::TooSmall {
+            field: "size",
+            needed: 10,
+            available: 5,
+        };
+        assert_eq!(e.to_string(), "size needs 10 B but only 5 B are available");
+        assert_eq!(
+            out_of_range("jobs", 0, "1 to 256").to_string(),
+            "jobs = 0 is out of range: expected 1 to 256"
+        );
+    }
+
+    #[test]
+    fn single_step_workloads() {
+        let s = spec(Workload::RandRw, |p| {
+            (p.bs, p.iodepth, p.rwmixread, p.offset, p.length) =
+                (Bytes(4096), 32, 70, Bytes(MIB), Some(Bytes(10_000 * 512)))
+        });
+        let steps = expand(&s, &HDD).unwrap();
+        assert_eq!(steps.len(), 1);
+        let st = &steps[0];
+        assert_eq!(st.label, "main");
+        // Range rounded down to whole requests: 5,120,000 B -> 1250 x 4096.
+        assert_eq!(
+            st.pattern,
+            Pattern::Random {
+                read_pct: 70,
+                start: MIB,
+                end: MIB + 1250 * 4096
+            }
+        );
+        assert_eq!(
+            (st.iodepth, st.access, st.limit.runtime),
+            (32, Access::Direct, Some(Nanos::from_secs(5)))
+        );
+        assert!(st.writes());
+
+        let st = &expand(&spec(Workload::SeqWrite, |_| ()), &HDD).unwrap()[0];
+        assert!(st.flush_at_end);
+        assert_eq!(
+            st.pattern,
+            Pattern::Seq {
+                op: Op::Write,
+                start: 0,
+                end: 64 * GIB
+            }
+        );
+
+        let st = &expand(&spec(Workload::CachedRead, |p| p.bs = Bytes(2 * MIB)), &HDD).unwrap()[0];
+        assert_eq!((st.access, st.prepare), (Access::Buffered, Prepare::Warm));
+        assert_eq!(
+            st.pattern,
+            Pattern::Fixed {
+                op: Op::Read,
+                offset: 0
+            }
+        );
+
+        // hdparm -t stops at the end of the range: bytes bound = range.
+        let g = Geometry { size: 10 * MIB, ..HDD };
+        let st = &expand(&spec(Workload::BufferedRead, |p| p.bs = Bytes(2 * MIB)), &g).unwrap()[0];
+        assert_eq!(
+            (st.access, st.prepare, st.limit.bytes),
+            (Access::Buffered, Prepare::DropCaches, Some(10 * MIB))
+        );
+        let st = &expand(
+            &spec(Workload::DirectRead, |p| (p.bs, p.iodepth) = (Bytes(2 * MIB), 8)),
+            &g,
+        )
+        .unwrap()[0];
+        assert_eq!((st.access, st.prepare, st.iodepth), (Access::Direct, Prepare::None, 1));
+    }
+
+    #[test]
+    fn seek_profile_follows_diskinfo() {
+        let steps = expand(&spec(Workload::SeekProfile, |_| ()), &HDD).unwrap();
+        let n = HDD.size / 512;
+        // 64 GiB / 512 = 2^27 sectors; / 800 = 167772 -> 131072, capped at 16384.
+        assert_eq!(seek_step(n), 16384);
+        assert_eq!(seek_step(2048), 2);
+        assert_eq!(seek_step(800 * 1000), 512);
+        let st = 16384 * 512;
+        let want: [(&str, u64, Vec<u64>, Vec<i64>); 7] = [
+            ("full_stroke", 250, vec![0, (n - 16384) * 512], vec![st, -st]),
+            (
+                "half_stroke",
+                250,
+                vec![n / 4 * 512, (n / 4 + n / 2) * 512],
+                vec![st, st],
+            ),
+            ("quarter_stroke", 500, vec![n / 4 * 512, n / 2 * 512], vec![st, st]),
+            ("short_forward", 400, vec![n / 2 * 512], vec![st]),
+            ("short_backward", 400, vec![n / 2 * 512], vec![-st]),
+            ("seq_outer", 2048, vec![0], vec![512]),
+            ("seq_inner", 2048, vec![(n - 2048) * 512], vec![512]),
+        ];
+        assert_eq!(steps.len(), 7);
+        for (s, (label, ios, starts, strides)) in steps.iter().zip(want) {
+            assert_eq!(s.label, label);
+            assert_eq!(
+                s.limit,
+                Limit {
+                    runtime: None,
+                    bytes: None,
+                    ios: Some(ios)
+                }
+            );
+            assert_eq!(s.pattern, Pattern::Cursors { starts, strides });
+            assert_eq!((s.bs, s.iodepth, s.jobs, s.access), (512, 1, 1, Access::Direct));
+        }
+        // Too small for seq_inner's 2048 sectors.
+        let g = Geometry {
+            size: 2047 * 512,
+            ..HDD
+        };
+        assert!(matches!(
+            expand(&spec(Workload::SeekProfile, |_| ()), &g),
+            Err(PlanError::TooSmall { field: "size", .. })
+        ));
+        // The smallest target that fits: every cursor stays inside.
+        let g = Geometry {
+            size: 2048 * 512,
+            ..HDD
+        };
+        for s in expand(&spec(Workload::SeekProfile, |_| ()), &g).unwrap() {
+            let (lo, hi) = crate::runner::step_range(&s);
+            assert!(hi <= g.size && lo < hi, "{}: {lo}..{hi}", s.label);
+        }
+    }
+
+    #[test]
+    fn zones_layout() {
+        let s = spec(Workload::Zones, |p| (p.zone_bytes, p.points) = (Bytes(100 * MIB), 5));
+        let steps = expand(&s, &HDD).unwrap();
+        let labels: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "outside",
+                "middle",
+                "inside",
+                "surface_00",
+                "surface_01",
+                "surface_02",
+                "surface_03",
+                "surface_04"
+            ]
+        );
+        let seq = |s: &Step| match s.pattern {
+            Pattern::Seq { start, end, .. } => (start, end),
+            _ => panic!("not seq"),
+        };
+        let bulk = 100 * MIB;
+        assert_eq!(seq(&steps[0]), (512, 512 + bulk));
+        assert_eq!(seq(&steps[1]), (32 * GIB - bulk / 2, 32 * GIB + bulk / 2));
+        assert_eq!(seq(&steps[2]), (64 * GIB - bulk, 64 * GIB));
+        // Surface points: 25 MiB each, from just after the start to the end.
+        assert_eq!(seq(&steps[3]), (512, 512 + 25 * MIB));
+        assert_eq!(seq(&steps[7]).1, 64 * GIB);
+        for s in &steps {
+            let (a, b) = seq(s);
+            assert_eq!(s.limit.bytes, Some(b - a));
+            assert_eq!(
+                (s.bs, s.iodepth, s.prepare),
+                (u32::try_from(MIB).unwrap(), 1, Prepare::Position)
+            );
+            assert_eq!(a % 512, 0);
+        }
+        // A target smaller than the bulk: the bulk shrinks to fit.
+        let g = Geometry { size: 3 * MIB, ..HDD };
+        let steps = expand(&spec(Workload::Zones, |p| p.points = 1), &g).unwrap();
+        assert_eq!(seq(&steps[2]), (MIB, 3 * MIB));
+        assert_eq!(steps.len(), 4);
+    }
+
+    #[test]
+    fn command_overhead_iops_sweep_commit() {
+        let steps = expand(&spec(Workload::CommandOverhead, |_| ()), &HDD).unwrap();
+        assert_eq!(
+            steps[0].pattern,
+            Pattern::Seq {
+                op: Op::Read,
+                start: 0,
+                end: 10 * MIB
+            }
+        );
+        assert_eq!((steps[0].bs, steps[0].limit.bytes), (1 << 20, Some(10 * MIB)));
+        assert_eq!(
+            steps[1].pattern,
+            Pattern::Fixed {
+                op: Op::Read,
+                offset: 0
+            }
+        );
+        assert_eq!((steps[1].bs, steps[1].limit.ios), (512, Some(20480)));
+
+        let g4k = Geometry {
+            logical_block: 4096,
+            ..HDD
+        };
+        for (g, labels) in [
+            (HDD, vec!["512", "4096", "32768", "131072"]),
+            (g4k, vec!["4096", "32768", "131072"]),
+        ] {
+            let steps = expand(&spec(Workload::IopsSweep, |p| p.iodepth = 128), &g).unwrap();
+            let got: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
+            assert_eq!(got, labels);
+            for s in &steps {
+                assert_eq!(s.bs.to_string(), s.label);
+                assert_eq!(s.iodepth, 128);
+                assert!(matches!(s.pattern, Pattern::Random { read_pct: 100, .. }));
+            }
+        }
+
+        let s = spec(Workload::Commit, |p| {
+            (p.bs, p.size, p.flush_every) = (Bytes(16 * KIB), Some(Bytes(MIB)), 4)
+        });
+        let steps = expand(&s, &HDD).unwrap();
+        assert_eq!(steps[0].label, "flush_every_4");
+        assert_eq!(steps[1].label, "flush_every_all");
+        assert_eq!((steps[0].flush_every, steps[1].flush_every), (Some(4), None));
+        for s in &steps {
+            assert_eq!(s.limit.ios, Some(64));
+            assert!(s.flush_at_end && s.writes());
+        }
+        let s = spec(Workload::Commit, |p| p.size = None);
+        assert!(matches!(
+            expand(&s, &HDD),
+            Err(PlanError::OutOfRange { field: "size", .. })
+        ));
+    }
+
+    #[test]
+    fn default_names() {
+        let cases: [(Workload, fn(&mut Params), &str); 7] = [
+            (Workload::RandRead, |p| p.iodepth = 32, "rand_read_4k_qd32_j1"),
+            (Workload::SeqRead, |p| p.bs = Bytes(MIB), "seq_read_1m_qd1_j1"),
+            (
+                Workload::SeqWrite,
+                |p| (p.bs, p.jobs) = (Bytes(1536), 4),
+                "seq_write_1536_qd1_j4",
+            ),
+            (Workload::RandRw, |p| p.rwmixread = 60, "rand_rw60_4k_qd1_j1"),
+            (Workload::SeekProfile, |_| (), "seek_profile"),
+            (Workload::IopsSweep, |p| p.iodepth = 128, "iops_sweep_qd128_j1"),
+            (
+                Workload::Commit,
+                |p| (p.bs, p.flush_every) = (Bytes(16 * KIB), 10),
+                "commit_16k_every10",
+            ),
+        ];
+        for (w, f, want) in cases {
+            assert_eq!(default_name(&spec(w, f)), want);
+        }
+    }
 }

@@ -217,6 +217,11 @@ pub enum Prepare {
     DropCaches,
     /// Read the step's first request once, untimed, so it is cached (hdparm -T).
     Warm,
+    /// Read the one logical block just before the step's first offset,
+    /// untimed, so the timed reads start without a seek (diskinfo's
+    /// `rdsect(b0)` before each transfer-rate section). Nothing if the first
+    /// offset is below one block.
+    Position,
 }
 
 /// When a step ends: whichever bound is reached first. At least one is set.
