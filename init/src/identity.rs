@@ -3,3 +3,398 @@
 //! API used by the CLI:
 //! - `describe(path: &str) -> Result<TargetInfo, IdentityError>`
 //! - `host() -> Host`
+
+use std::fmt;
+use std::io;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use bench_core::result::{Host, TargetInfo};
+
+use crate::engine::{FILE_LOGICAL_BLOCK, FILE_PHYSICAL_BLOCK};
+use crate::sys::{blk, file};
+
+/// Why a target could not be described.
+#[derive(Debug)]
+pub enum IdentityError {
+    /// `stat` of the path failed.
+    Stat {
+        /// The path.
+        path: String,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The path is neither a block device nor a regular file.
+    Unsupported {
+        /// The path.
+        path: String,
+    },
+    /// The device's sysfs directory (`/sys/dev/block/MAJ:MIN`) is missing.
+    Sysfs {
+        /// The path.
+        path: String,
+        /// The sysfs link that was looked up.
+        link: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for IdentityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IdentityError::Stat { path, source } => write!(f, "{path}: cannot stat: {source}"),
+            IdentityError::Unsupported { path } => write!(f, "{path}: not a block device or regular file"),
+            IdentityError::Sysfs { path, link, source } => {
+                write!(f, "{path}: no sysfs entry {}: {source}", link.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for IdentityError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            IdentityError::Stat { source, .. } | IdentityError::Sysfs { source, .. } => Some(source),
+            IdentityError::Unsupported { .. } => None,
+        }
+    }
+}
+
+/// Major and minor numbers of a `dev_t` (glibc's `gnu_dev_major/minor`
+/// encoding, which Linux uses: 12 bits of major and 20 of minor, split).
+pub fn major_minor(dev: u64) -> (u64, u64) {
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    (major, minor)
+}
+
+/// Describe `path`: a block device from sysfs and ioctls, a regular file
+/// from its metadata. `writable` and `write_refusal` are left for the plan.
+pub fn describe(path: &str) -> Result<TargetInfo, IdentityError> {
+    describe_in(path, Path::new("/sys"))
+}
+
+fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> {
+    let meta = std::fs::metadata(path).map_err(|source| IdentityError::Stat { path: path.to_string(), source })?;
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return Ok(TargetInfo {
+            path: path.to_string(),
+            kind: "file".to_string(),
+            size_bytes: meta.len(),
+            logical_block_size: FILE_LOGICAL_BLOCK,
+            physical_block_size: FILE_PHYSICAL_BLOCK,
+            ..TargetInfo::default()
+        });
+    }
+    if !ft.is_block_device() {
+        return Err(IdentityError::Unsupported { path: path.to_string() });
+    }
+    let (major, minor) = major_minor(meta.rdev());
+    let link = sys.join(format!("dev/block/{major}:{minor}"));
+    let dir = std::fs::canonicalize(&link)
+        .map_err(|source| IdentityError::Sysfs { path: path.to_string(), link: link.clone(), source })?;
+    let mut info = from_sysfs(&dir);
+    info.path = path.to_string();
+    // The ioctls are authoritative where they answer (sysfs `size` is in
+    // 512-byte units whatever the block size).
+    if let Ok(f) = file::open(path, false, false) {
+        if let Ok(size) = blk::size_bytes(&f) {
+            info.size_bytes = size;
+        }
+        if let Ok(lbs) = blk::logical_block(&f) {
+            info.logical_block_size = lbs;
+        }
+        if let Ok(pbs) = blk::physical_block(&f) {
+            info.physical_block_size = pbs;
+        }
+    }
+    Ok(info)
+}
+
+/// A sysfs attribute, trimmed; `None` if absent, unreadable or empty.
+fn attr(dir: &Path, name: &str) -> Option<String> {
+    let s = std::fs::read_to_string(dir.join(name)).ok()?;
+    let t = s.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+/// The serial number in SCSI VPD page 0x80 (unit serial number): a 4-byte
+/// header whose last two bytes give the length, then ASCII.
+fn vpd_pg80_serial(page: &[u8]) -> Option<String> {
+    if page.len() < 4 || page[1] != 0x80 {
+        return None;
+    }
+    let len = usize::from(u16::from_be_bytes([page[2], page[3]]));
+    let body = page.get(4..4 + len).unwrap_or(&page[4..]);
+    let s = String::from_utf8_lossy(body).trim_matches(|c: char| c.is_whitespace() || c == '\0').to_string();
+    (!s.is_empty()).then_some(s)
+}
+
+/// The serial inside an ATA `t10.ATA<model><serial>` wwid: what follows the
+/// model, else the last word.
+fn t10_serial(wwid: &str, model: Option<&str>) -> Option<String> {
+    let rest = wwid.strip_prefix("t10.")?;
+    let tail = match model.and_then(|m| rest.find(m).map(|i| &rest[i + m.len()..])) {
+        Some(t) => t.trim(),
+        None => rest.split_whitespace().last().filter(|_| rest.split_whitespace().count() > 1)?,
+    };
+    (!tail.is_empty()).then(|| tail.to_string())
+}
+
+/// The bracketed (active) scheduler of `queue/scheduler`, or the only one listed.
+fn active_scheduler(s: &str) -> Option<String> {
+    if let Some(start) = s.find('[') {
+        let end = s[start..].find(']')? + start;
+        return Some(s[start + 1..end].to_string());
+    }
+    let mut words = s.split_whitespace();
+    let one = words.next()?;
+    words.next().is_none().then(|| one.to_string())
+}
+
+/// Everything `dir` (a `/sys/devices/.../block/NAME` directory, or a
+/// partition's under it) tells; `path` is left empty.
+fn from_sysfs(dir: &Path) -> TargetInfo {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    // A partition has no queue/ or device/ of its own: its disk's apply.
+    let disk = if dir.join("partition").exists() { dir.parent().unwrap_or(dir) } else { dir };
+    let dev = disk.join("device");
+    let queue = disk.join("queue");
+    let model = attr(&dev, "model");
+    let wwid = attr(&dev, "wwid").or_else(|| attr(disk, "wwid"));
+    let serial = attr(&dev, "serial")
+        .or_else(|| attr(disk, "serial"))
+        .or_else(|| std::fs::read(dev.join("vpd_pg80")).ok().and_then(|p| vpd_pg80_serial(&p)))
+        .or_else(|| wwid.as_deref().and_then(|w| t10_serial(w, model.as_deref())));
+    let num = |d: &Path, n: &str| attr(d, n).and_then(|v| v.parse::<u64>().ok());
+    TargetInfo {
+        path: String::new(),
+        kind: "block".to_string(),
+        name,
+        model,
+        serial,
+        firmware: attr(&dev, "firmware_rev").or_else(|| attr(&dev, "rev")),
+        wwn: wwid,
+        size_bytes: num(dir, "size").map_or(0, |s| s.saturating_mul(512)),
+        logical_block_size: num(&queue, "logical_block_size").and_then(|v| u32::try_from(v).ok()).unwrap_or(0),
+        physical_block_size: num(&queue, "physical_block_size").and_then(|v| u32::try_from(v).ok()).unwrap_or(0),
+        rotational: attr(&queue, "rotational").and_then(|v| match v.as_str() {
+            "0" => Some(false),
+            "1" => Some(true),
+            _ => None,
+        }),
+        scheduler: attr(&queue, "scheduler").and_then(|s| active_scheduler(&s)),
+        read_ahead_bytes: num(&queue, "read_ahead_kb").map(|kb| kb.saturating_mul(1024)),
+        write_cache: attr(&queue, "write_cache"),
+        writable: false,
+        write_refusal: None,
+    }
+}
+
+/// The machine: host name, CPU model, online CPUs, memory, kernel release.
+pub fn host() -> Host {
+    host_in(Path::new("/proc"))
+}
+
+fn host_in(proc_dir: &Path) -> Host {
+    let read = |p: &str| std::fs::read_to_string(proc_dir.join(p)).ok();
+    Host {
+        hostname: read("sys/kernel/hostname").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+        cpu_model: read("cpuinfo").and_then(|s| cpu_model(&s)),
+        cores: std::thread::available_parallelism().ok().and_then(|n| u32::try_from(n.get()).ok()),
+        memory_bytes: read("meminfo").and_then(|s| mem_total(&s)),
+        kernel: read("sys/kernel/osrelease").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+    }
+}
+
+/// The first `model name` of /proc/cpuinfo.
+fn cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == "model name").then(|| v.trim().to_string())
+    })
+}
+
+/// `MemTotal` of /proc/meminfo, in bytes (the file says kB, meaning KiB).
+fn mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut words = line["MemTotal:".len()..].split_whitespace();
+    let n: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") => n.checked_mul(1024),
+        None => Some(n),
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let p = std::env::temp_dir().join(format!("bootbench-identity-{}-{name}", std::process::id()));
+            let _ = fs::remove_dir_all(&p);
+            fs::create_dir_all(&p).expect("mkdir");
+            TempDir(p)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn write(dir: &Path, rel: &str, content: &[u8]) {
+        let p = dir.join(rel);
+        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        fs::write(p, content).expect("write");
+    }
+
+    #[test]
+    fn major_minor_decodes_dev_t() {
+        for (dev, want) in [(0x0801, (8, 1)), (0x0700, (7, 0)), (0x1_0300, (259, 0)), (0x10_082C, (8, 300)), (0x1000_0000_0000, (4096, 0))] {
+            assert_eq!(major_minor(dev), want, "{dev:#x}");
+        }
+    }
+
+    #[test]
+    fn sata_disk_from_fixture() {
+        let t = TempDir::new("sata");
+        let d = t.0.join("devices/pci0000:00/ata1/host0/target0:0:0/0:0:0:0/block/sda");
+        write(&d, "size", b"2097152\n");
+        write(&d, "device/model", b"QEMU HARDDISK   \n");
+        write(&d, "device/rev", b"2.5+\n");
+        write(&d, "device/wwid", b"t10.ATA     QEMU HARDDISK                           SN1\n");
+        write(&d, "queue/logical_block_size", b"512\n");
+        write(&d, "queue/physical_block_size", b"4096\n");
+        write(&d, "queue/rotational", b"1\n");
+        write(&d, "queue/scheduler", b"none [mq-deadline] kyber\n");
+        write(&d, "queue/read_ahead_kb", b"128\n");
+        write(&d, "queue/write_cache", b"write back\n");
+        let i = from_sysfs(&d);
+        assert_eq!(i.kind, "block");
+        assert_eq!(i.name.as_deref(), Some("sda"));
+        assert_eq!(i.model.as_deref(), Some("QEMU HARDDISK"));
+        assert_eq!(i.serial.as_deref(), Some("SN1"), "serial from the t10 wwid");
+        assert_eq!(i.firmware.as_deref(), Some("2.5+"));
+        assert_eq!(i.wwn.as_deref(), Some("t10.ATA     QEMU HARDDISK                           SN1"));
+        assert_eq!(i.size_bytes, 2_097_152 * 512);
+        assert_eq!((i.logical_block_size, i.physical_block_size), (512, 4096));
+        assert_eq!(i.rotational, Some(true));
+        assert_eq!(i.scheduler.as_deref(), Some("mq-deadline"));
+        assert_eq!(i.read_ahead_bytes, Some(128 * 1024));
+        assert_eq!(i.write_cache.as_deref(), Some("write back"));
+    }
+
+    #[test]
+    fn nvme_virtio_and_partition_fixtures() {
+        let t = TempDir::new("nvme");
+        let n = t.0.join("devices/pci0000:00/nvme/nvme0/nvme0n1");
+        write(&n, "size", b"8\n");
+        write(&n, "wwid", b"eui.0011223344556677\n");
+        write(&n, "device/model", b"QEMU NVMe Ctrl\n");
+        write(&n, "device/serial", b"  SN2  \n");
+        write(&n, "device/firmware_rev", b"8.0.0\n");
+        write(&n, "queue/rotational", b"0\n");
+        write(&n, "queue/scheduler", b"none\n");
+        let i = from_sysfs(&n);
+        assert_eq!(
+            (i.serial.as_deref(), i.firmware.as_deref(), i.wwn.as_deref(), i.rotational, i.scheduler.as_deref()),
+            (Some("SN2"), Some("8.0.0"), Some("eui.0011223344556677"), Some(false), Some("none"))
+        );
+        assert_eq!(i.read_ahead_bytes, None, "absent file is None");
+        assert_eq!(i.write_cache, None);
+
+        let v = t.0.join("devices/virtio1/block/vda");
+        write(&v, "serial", b"SN3\n");
+        write(&v, "size", b"16\n");
+        write(&v, "queue/logical_block_size", b"4096\n");
+        write(&v.join("vda1"), "partition", b"1\n");
+        write(&v.join("vda1"), "size", b"8\n");
+        let p = from_sysfs(&v.join("vda1"));
+        assert_eq!(p.name.as_deref(), Some("vda1"));
+        assert_eq!(p.serial.as_deref(), Some("SN3"), "a partition reports its disk's serial");
+        assert_eq!(p.logical_block_size, 4096, "and its disk's queue");
+        assert_eq!(p.size_bytes, 8 * 512, "but its own size");
+    }
+
+    #[test]
+    fn scsi_serial_from_vpd_page_80() {
+        let t = TempDir::new("vpd");
+        let d = t.0.join("block/sdb");
+        let mut page = vec![0x00, 0x80, 0x00, 0x08];
+        page.extend_from_slice(b"  ZA1B2C");
+        write(&d, "device/vpd_pg80", &page);
+        assert_eq!(from_sysfs(&d).serial.as_deref(), Some("ZA1B2C"));
+        assert_eq!(vpd_pg80_serial(&[0, 0x83, 0, 2, b'a', b'b']), None, "another page");
+    }
+
+    #[test]
+    fn scheduler_parsing() {
+        for (s, want) in [("[none] mq-deadline", Some("none")), ("mq-deadline [bfq]", Some("bfq")), ("none", Some("none")), ("a b", None), ("", None)] {
+            assert_eq!(active_scheduler(s).as_deref(), want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn describe_follows_the_dev_block_link() {
+        // A regular file is described from its metadata.
+        let t = TempDir::new("file");
+        let f = t.0.join("disk.img");
+        fs::write(&f, vec![1u8; 12345]).expect("write");
+        let i = describe_in(f.to_str().expect("utf8"), &t.0).expect("describe");
+        assert_eq!((i.kind.as_str(), i.size_bytes, i.logical_block_size, i.name), ("file", 12345, 512, None));
+        // /dev/null is neither.
+        assert!(matches!(describe_in("/dev/null", &t.0), Err(IdentityError::Unsupported { .. })));
+    }
+
+    #[test]
+    fn describe_a_real_loop_device() {
+        // The host's own sysfs: a loop device over a file in /dev/shm.
+        if !Path::new("/sys/dev/block").exists() || std::process::Command::new("losetup").arg("--version").output().is_err() {
+            eprintln!("skipped: no sysfs or losetup");
+            return;
+        }
+        let file = format!("/dev/shm/bootbench-identity-{}", std::process::id());
+        fs::write(&file, vec![0u8; 4 << 20]).expect("write");
+        let out = std::process::Command::new("losetup").args(["-f", "--show", &file]).output().expect("losetup");
+        if !out.status.success() {
+            fs::remove_file(&file).ok();
+            eprintln!("skipped: losetup failed (not root?)");
+            return;
+        }
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let got = describe(&dev);
+        let _ = std::process::Command::new("losetup").args(["-d", &dev]).status();
+        fs::remove_file(&file).ok();
+        let i = got.expect("describe");
+        assert_eq!(i.kind, "block");
+        assert_eq!(i.name.as_deref(), dev.strip_prefix("/dev/"));
+        assert_eq!((i.size_bytes, i.logical_block_size), (4 << 20, 512));
+        assert!(i.scheduler.is_some() && i.read_ahead_bytes.is_some() && i.rotational.is_some(), "{i:?}");
+    }
+
+    #[test]
+    fn host_fixture_and_real() {
+        let t = TempDir::new("proc");
+        write(&t.0, "sys/kernel/hostname", b"bench1\n");
+        write(&t.0, "sys/kernel/osrelease", b"6.1.0-18-amd64\n");
+        write(&t.0, "cpuinfo", b"processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU E5-2630 v4 @ 2.20GHz\n\nprocessor\t: 1\nmodel name\t: other\n");
+        write(&t.0, "meminfo", b"MemTotal:       16318480 kB\nMemFree:         1000 kB\n");
+        let h = host_in(&t.0);
+        assert_eq!(h.hostname.as_deref(), Some("bench1"));
+        assert_eq!(h.kernel.as_deref(), Some("6.1.0-18-amd64"));
+        assert_eq!(h.cpu_model.as_deref(), Some("Intel(R) Xeon(R) CPU E5-2630 v4 @ 2.20GHz"));
+        assert_eq!(h.memory_bytes, Some(16_318_480 * 1024));
+        let real = host();
+        assert!(real.memory_bytes.is_some_and(|m| m > 1 << 20), "{real:?}");
+        assert!(real.kernel.as_deref().is_some_and(|k| !k.is_empty()), "{real:?}");
+        assert!(real.cores.is_some_and(|c| c >= 1), "{real:?}");
+        assert!(real.hostname.is_some(), "{real:?}");
+    }
+}
