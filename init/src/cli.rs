@@ -1,6 +1,369 @@
 //! The command line: `run`, `validate`.
+//!
+//! Exit status: 0 when the run completed (some tests may be `error` or
+//! `skipped`), 2 for bad input (reported before anything is opened for
+//! writing), 1 for a run-level failure. Only the results JSON goes to
+//! stdout; progress, messages and the summary table go to stderr.
+
+use std::path::Path;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use bench_core::result::{ResultDoc, RunInfo, Status, Summary, TestResult, Tool, SCHEMA};
+use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner};
+use bench_core::sim::{SimDisk, SimModel};
+use bench_core::table::render;
+
+use crate::config::{self, Action, Overrides, Plan, PlanItem};
+use crate::engine::{DevTarget, ThreadedRunner};
+use crate::identity;
+use crate::sink;
+
+const USAGE: &str = "\
+usage:
+  bootbench-init run [--config FILE] [--profile NAME] [--target PATH]... [--out FILE] [--simulate]
+  bootbench-init validate FILE [--profile NAME] [--target PATH]... [--simulate]
+  bootbench-init --help | --version
+
+run       benchmark the targets; results JSON to --out FILE (never overwritten) or stdout,
+          progress and a summary table (MB/s = 10^6 bytes/s) on stderr
+validate  check a config and print the plan it expands into
+--config FILE    the config (JSON); without it, --profile and --target say what to run
+--profile NAME   quick, standard, classic or cdm (replaces the config's profile)
+--target PATH    a block device or file (repeatable; replaces the config's targets);
+                 with --simulate: sim:hdd:SIZE or sim:ssd:SIZE (default sim:hdd:1G sim:ssd:256M)
+--out FILE       write the results there atomically, refusing to overwrite
+--simulate       run on simulated disks (deterministic, no hardware)
+
+Exit status: 0 run completed, 1 run failed, 2 bad input.
+Writes happen only on targets named in the config's \"destructive\" section with the phrase
+\"I understand this destroys data\"; other write tests are skipped.
+";
+
+/// What the command line asks for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Args {
+    /// `run` or `validate`.
+    pub command: String,
+    /// `--config FILE`, or `validate`'s FILE.
+    pub config: Option<String>,
+    /// `--profile`, `--target`, `--simulate`.
+    pub overrides: Overrides,
+    /// `--out FILE`.
+    pub out: Option<String>,
+}
+
+/// A parsed command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Print the usage.
+    Help,
+    /// Print the version.
+    Version,
+    /// `run` or `validate`.
+    Go(Args),
+}
+
+/// Parse the arguments (without the program name).
+pub fn parse_args(args: &[String]) -> Result<Command, String> {
+    let mut it = args.iter();
+    let Some(first) = it.next() else {
+        return Err("no command given; expected run or validate".to_string());
+    };
+    match first.as_str() {
+        "--help" | "-h" | "help" => return Ok(Command::Help),
+        "--version" | "-V" => return Ok(Command::Version),
+        "run" | "validate" => {}
+        other => return Err(format!("{other:?} is not a command; expected run or validate")),
+    }
+    let mut a = Args { command: first.clone(), ..Args::default() };
+    let validate = first == "validate";
+    while let Some(arg) = it.next() {
+        let (opt, inline) = match arg.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            match inline.clone().or_else(|| it.next().cloned()) {
+                Some(v) => Ok(v),
+                None => Err(format!("{name} needs a value")),
+            }
+        };
+        match opt {
+            "--help" | "-h" => return Ok(Command::Help),
+            "--config" if !validate => a.config = Some(value("--config")?),
+            "--profile" => a.overrides.profile = Some(value("--profile")?),
+            "--target" => a.overrides.targets.push(value("--target")?),
+            "--out" if !validate => a.out = Some(value("--out")?),
+            "--simulate" if inline.is_none() => a.overrides.simulate = true,
+            o if o.starts_with('-') && o.len() > 1 => {
+                return Err(format!("{o:?} is not an option of {}; see --help", a.command));
+            }
+            file if validate && a.config.is_none() => a.config = Some(file.to_string()),
+            extra => return Err(format!("{extra:?}: unexpected argument to {}; see --help", a.command)),
+        }
+    }
+    if validate && a.config.is_none() {
+        return Err("validate needs a config FILE".to_string());
+    }
+    Ok(Command::Go(a))
+}
 
 /// Run the command line; returns the exit status.
-pub fn main(_args: Vec<String>) -> i32 {
-    0
+pub fn main(args: Vec<String>) -> i32 {
+    let cmd = match parse_args(args.get(1..).unwrap_or(&[])) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("bootbench-init: {e}");
+            eprintln!("{USAGE}");
+            return 2;
+        }
+    };
+    match cmd {
+        Command::Help => {
+            print!("{USAGE}");
+            0
+        }
+        Command::Version => {
+            println!("bootbench-init {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Command::Go(a) if a.command == "validate" => validate(&a),
+        Command::Go(a) => run(&a),
+    }
+}
+
+fn validate(a: &Args) -> i32 {
+    match config::load(a.config.as_deref(), &a.overrides) {
+        Ok(plan) => {
+            print!("{}", config::describe_plan(&plan));
+            0
+        }
+        Err(e) => {
+            eprintln!("bootbench-init: {e}");
+            2
+        }
+    }
+}
+
+fn run(a: &Args) -> i32 {
+    let started = Instant::now();
+    let started_unix_ns = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_nanos()).ok())
+        .unwrap_or(0);
+    let mut plan = match config::load(a.config.as_deref(), &a.overrides) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("bootbench-init: {e}");
+            return 2;
+        }
+    };
+    if let Some(out) = &a.out {
+        if let Err(e) = sink::check_new(Path::new(out)) {
+            eprintln!("bootbench-init: {e}");
+            return 2;
+        }
+    }
+
+    let mut doc = ResultDoc {
+        schema: SCHEMA.to_string(),
+        tool: Tool { name: "bootbench".to_string(), version: env!("CARGO_PKG_VERSION").to_string() },
+        run: RunInfo {
+            profile: plan.profile.clone(),
+            config_source: plan.config_source.clone(),
+            started_unix_ns,
+            duration_ns: 0,
+            seed: plan.seed,
+            simulated: plan.simulated,
+            status: "ok".to_string(),
+            error: None,
+        },
+        host: identity::host(),
+        targets: plan.targets.iter().map(|t| t.info.clone()).collect(),
+        tests: Vec::new(),
+    };
+
+    let total = plan.items.len();
+    let mut failure: Option<String> = None;
+    for ti in 0..plan.targets.len() {
+        let items: Vec<(usize, PlanItem)> =
+            plan.items.iter().enumerate().filter(|(_, it)| it.target == ti).map(|(i, it)| (i, it.clone())).collect();
+        if let Some(f) = &failure {
+            for (_, item) in &items {
+                doc.tests.push(skipped(item, &plan, &format!("not run: the run stopped early ({f})")));
+            }
+            continue;
+        }
+        let path = plan.targets[ti].info.path.clone();
+        if let Some(sim) = plan.targets[ti].sim {
+            let model = if sim.hdd { SimModel::hdd(sim.size) } else { SimModel::ssd(sim.size) };
+            // A simulated disk holds no data: it is always writable.
+            let disk = SimDisk::new(model, true);
+            let mut runner = SerialRunner { target: &disk, clock: &disk.clock };
+            run_items(&items, total, &path, &plan, &mut runner, &mut doc.tests);
+        } else {
+            let permit = plan.targets[ti].permit.take();
+            if permit.is_some() {
+                eprintln!("bootbench-init: {path} may be written (named in \"destructive\"); its data will be destroyed");
+            }
+            match DevTarget::open(&path, permit) {
+                Ok(dev) => {
+                    let mut runner = ThreadedRunner { target: &dev };
+                    run_items(&items, total, &path, &plan, &mut runner, &mut doc.tests);
+                }
+                Err(e) => {
+                    let msg = format!("cannot open {path}: {e}");
+                    eprintln!("bootbench-init: {msg}");
+                    for (_, item) in &items {
+                        doc.tests.push(skipped(item, &plan, &format!("not run: {msg}")));
+                    }
+                    failure = Some(msg);
+                }
+            }
+        }
+    }
+
+    doc.run.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    if let Some(f) = &failure {
+        doc.run.status = "error".to_string();
+        doc.run.error = Some(f.clone());
+    }
+    let mut json = match serde_json::to_string_pretty(&doc) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("bootbench-init: cannot encode the results: {e}");
+            return 1;
+        }
+    };
+    json.push('\n');
+    let written = match &a.out {
+        Some(out) => sink::write_new(Path::new(out), json.as_bytes()).map_err(|e| e.to_string()),
+        None => sink::write_stdout(json.as_bytes()).map_err(|e| format!("cannot write the results to stdout: {e}")),
+    };
+    eprint!("{}", render(&doc));
+    if let Err(e) = written {
+        eprintln!("bootbench-init: {e}");
+        return 1;
+    }
+    if let Some(out) = &a.out {
+        eprintln!("bootbench-init: results written to {out}");
+    }
+    i32::from(failure.is_some())
+}
+
+/// A skipped test's result.
+fn skipped(item: &PlanItem, plan: &Plan, reason: &str) -> TestResult {
+    TestResult {
+        name: item.spec.name.clone(),
+        workload: item.spec.workload,
+        target: plan.targets[item.target].info.path.clone(),
+        params: item.spec.params.clone(),
+        status: Status::Skipped { reason: reason.to_string() },
+        steps: Vec::new(),
+        summary: Summary::default(),
+    }
+}
+
+/// Run (or skip) one target's tests, with progress lines on stderr.
+fn run_items(
+    items: &[(usize, PlanItem)],
+    total: usize,
+    path: &str,
+    plan: &Plan,
+    runner: &mut dyn StepRunner,
+    out: &mut Vec<TestResult>,
+) {
+    for (i, item) in items {
+        let head = format!("[test {}/{}] {} on {}", i + 1, total, item.spec.name, path);
+        match &item.action {
+            Action::Skip(reason) => {
+                eprintln!("{head}: skipped: {reason}");
+                out.push(skipped(item, plan, reason));
+            }
+            Action::Run(steps) => {
+                eprintln!("{head}: starting ({} step(s))", steps.len());
+                let mut last = Instant::now();
+                let mut progress = |p: &Progress<'_>| {
+                    // At most one line a second of wall time (a simulated
+                    // clock reports far faster than that).
+                    if last.elapsed().as_millis() < 1000 {
+                        return;
+                    }
+                    last = Instant::now();
+                    eprintln!("{head}: {} {}", p.step, progress_text(p.done, p.eta.map(|e| e.0)));
+                };
+                let r = run_test(&item.spec, path, steps, runner, &mut progress);
+                match &r.status {
+                    Status::Ok => eprintln!("{head}: ok"),
+                    Status::Error { message, .. } => eprintln!("{head}: error: {message}"),
+                    Status::Skipped { reason } => eprintln!("{head}: skipped: {reason}"),
+                }
+                out.push(r);
+            }
+        }
+    }
+}
+
+/// `40% ETA 3s`.
+fn progress_text(done: f64, eta_ns: Option<u64>) -> String {
+    let pct = (done.clamp(0.0, 1.0) * 100.0).round();
+    let eta = match eta_ns {
+        Some(ns) => format!(" ETA {}s", ns.div_ceil(1_000_000_000)),
+        None => String::new(),
+    };
+    format!("{pct}%{eta}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn parses_run_and_validate() {
+        let c = parse_args(&args("run --config c.json --profile quick --target /dev/a --target=/dev/b --out r.json --simulate"))
+            .unwrap();
+        let Command::Go(a) = c else { panic!("{c:?}") };
+        assert_eq!(a.command, "run");
+        assert_eq!(a.config.as_deref(), Some("c.json"));
+        assert_eq!(a.out.as_deref(), Some("r.json"));
+        assert_eq!(a.overrides.profile.as_deref(), Some("quick"));
+        assert_eq!(a.overrides.targets, vec!["/dev/a", "/dev/b"]);
+        assert!(a.overrides.simulate);
+
+        let Command::Go(v) = parse_args(&args("validate c.json --target /dev/a")).unwrap() else { panic!() };
+        assert_eq!((v.command.as_str(), v.config.as_deref()), ("validate", Some("c.json")));
+        assert_eq!(parse_args(&args("--help")), Ok(Command::Help));
+        assert_eq!(parse_args(&args("run --help")), Ok(Command::Help));
+        assert_eq!(parse_args(&args("--version")), Ok(Command::Version));
+    }
+
+    #[test]
+    fn refuses_bad_arguments() {
+        let cases = [
+            ("", "no command"),
+            ("bench", "\"bench\" is not a command"),
+            ("run --frobnicate", "\"--frobnicate\" is not an option"),
+            ("run --target", "--target needs a value"),
+            ("run extra", "unexpected argument"),
+            ("validate", "validate needs a config FILE"),
+            ("validate a.json b.json", "unexpected argument"),
+            ("validate a.json --out r.json", "\"--out\" is not an option"),
+            ("run --simulate=yes", "is not an option"),
+        ];
+        for (line, want) in cases {
+            let e = parse_args(&args(line)).unwrap_err();
+            assert!(e.contains(want), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn progress_lines() {
+        assert_eq!(progress_text(0.4, Some(2_500_000_000)), "40% ETA 3s");
+        assert_eq!(progress_text(1.2, None), "100%");
+    }
 }

@@ -1,2 +1,169 @@
 //! Where results go: a file written atomically (temp file, fsync, rename,
 //! never overwriting), or stdout.
+//!
+//! The "rename" is a hard link of the temp file to the final name, which
+//! fails with EEXIST if the name is taken (renameat2's RENAME_NOREPLACE
+//! without unsafe code), then the temp name is removed and the directory
+//! fsynced.
+
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Why results could not be written.
+#[derive(Debug)]
+pub enum SinkError {
+    /// The destination exists already; nothing is overwritten.
+    Exists {
+        /// The destination.
+        path: PathBuf,
+    },
+    /// The destination's directory does not exist or is not a directory.
+    NoDir {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// A step of the write failed.
+    Io {
+        /// What was being done (`create`, `write`, `fsync`, `link`, ...).
+        step: &'static str,
+        /// The file involved.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for SinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SinkError::Exists { path } => write!(
+                f,
+                "--out: {} exists already; expected a new file name (results are never overwritten)",
+                path.display()
+            ),
+            SinkError::NoDir { dir } => {
+                write!(f, "--out: directory {} does not exist; expected an existing directory", dir.display())
+            }
+            SinkError::Io { step, path, source } => write!(f, "--out: {step} {} failed: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for SinkError {}
+
+fn dir_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Check, before a run, that `path` can be created: it does not exist and
+/// its directory does.
+pub fn check_new(path: &Path) -> Result<(), SinkError> {
+    if fs::symlink_metadata(path).is_ok() {
+        return Err(SinkError::Exists { path: path.to_path_buf() });
+    }
+    let dir = dir_of(path);
+    if !dir.is_dir() {
+        return Err(SinkError::NoDir { dir });
+    }
+    Ok(())
+}
+
+/// Write `bytes` to `path` atomically and durably, never overwriting:
+/// `.name.tmp-<pid>` in the same directory, write, fsync, hard-link to
+/// `path` (fails if it exists), remove the temp name, fsync the directory.
+pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), SinkError> {
+    check_new(path)?;
+    let dir = dir_of(path);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    fn io<'p>(step: &'static str, p: &'p Path) -> impl Fn(io::Error) -> SinkError + 'p {
+        move |source| SinkError::Io { step, path: p.to_path_buf(), source }
+    }
+
+    let result = (|| {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(io("create", &tmp))?;
+        f.write_all(bytes).map_err(io("write", &tmp))?;
+        f.sync_all().map_err(io("fsync", &tmp))?;
+        drop(f);
+        fs::hard_link(&tmp, path).map_err(|e| {
+            if e.kind() == io::ErrorKind::AlreadyExists {
+                SinkError::Exists { path: path.to_path_buf() }
+            } else {
+                io("link", path)(e)
+            }
+        })
+    })();
+    // The temp name goes in every case; the data lives on under `path`.
+    let _ = fs::remove_file(&tmp);
+    result?;
+    File::open(&dir).and_then(|d| d.sync_all()).map_err(io("fsync directory", &dir))?;
+    Ok(())
+}
+
+/// Write `bytes` to stdout and flush.
+pub fn write_stdout(bytes: &[u8]) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let p = std::env::temp_dir().join(format!("bootbench-sink-{}-{name}", std::process::id()));
+            let _ = fs::remove_dir_all(&p);
+            fs::create_dir(&p).unwrap();
+            TempDir(p)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn writes_a_new_file_and_leaves_no_temp() {
+        let d = TempDir::new("new");
+        let p = d.0.join("r.json");
+        write_new(&p, b"{\"a\":1}").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"{\"a\":1}");
+        assert_eq!(entries(&d.0), vec!["r.json"]);
+    }
+
+    #[test]
+    fn never_overwrites() {
+        let d = TempDir::new("exists");
+        let p = d.0.join("r.json");
+        fs::write(&p, b"earlier run").unwrap();
+        assert!(matches!(check_new(&p), Err(SinkError::Exists { .. })));
+        let e = write_new(&p, b"new").unwrap_err();
+        assert!(matches!(e, SinkError::Exists { .. }), "{e}");
+        assert!(e.to_string().contains("exists already"));
+        assert_eq!(fs::read(&p).unwrap(), b"earlier run");
+        assert_eq!(entries(&d.0), vec!["r.json"]);
+    }
+
+    #[test]
+    fn missing_directory_is_refused() {
+        let d = TempDir::new("nodir");
+        let p = d.0.join("no/such/r.json");
+        assert!(matches!(check_new(&p), Err(SinkError::NoDir { .. })));
+        assert!(write_new(&p, b"x").is_err());
+    }
+}
