@@ -1066,7 +1066,8 @@ mod tests {
 
     #[test]
     fn default_names() {
-        let cases: [(Workload, fn(&mut Params), &str); 7] = [
+        type Case = (Workload, fn(&mut Params), &'static str);
+        let cases: [Case; 7] = [
             (Workload::RandRead, |p| p.iodepth = 32, "rand_read_4k_qd32_j1"),
             (Workload::SeqRead, |p| p.bs = Bytes(MIB), "seq_read_1m_qd1_j1"),
             (

@@ -1,13 +1,24 @@
 //! Running steps: the loop that keeps `iodepth` requests in flight, times
 //! each, and turns completions into statistics.
 
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::io::{Clock, IoError, IoQueue, Target};
-use crate::result::{StepResult, TestResult};
-use crate::spec::{Step, TestSpec};
+use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
+use crate::result::{DirStats, Status, StepResult, TestResult};
+use crate::rng::Rng;
+use crate::spec::{Limit, Pattern, Prepare, Step, TestSpec};
 use crate::stats::{Buckets, Latency};
-use crate::units::Nanos;
+use crate::units::{per_sec, rate, Bytes, Nanos};
+
+/// EIO, reported for a short transfer.
+pub const EIO: i32 = 5;
+
+/// The multiplier that spreads job numbers over the seed space (the
+/// golden-ratio constant of splitmix64).
+const JOB_SEED_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// What one direction of one job counted (after the ramp).
 #[derive(Clone, Debug, PartialEq)]
@@ -20,6 +31,29 @@ pub struct DirAcc {
     pub lat: Latency,
     /// Per-interval counts since the end of the ramp.
     pub buckets: Buckets,
+}
+
+impl DirAcc {
+    /// Nothing counted yet, samples of width `interval`.
+    pub fn new(interval: Nanos) -> DirAcc {
+        DirAcc {
+            bytes: 0,
+            ios: 0,
+            lat: Latency::default(),
+            buckets: Buckets::new(interval),
+        }
+    }
+
+    /// Count one request that completed `since_ramp` after the ramp's end.
+    /// Its sample interval is the one holding the last nanosecond of its
+    /// service: a completion exactly on a boundary belongs to the interval
+    /// it ends (so a constant rate gives equal samples).
+    fn count(&mut self, lat: Nanos, since_ramp: Nanos, bytes: u64) {
+        self.bytes += bytes;
+        self.ios += 1;
+        self.lat.record(lat.0);
+        self.buckets.record(since_ramp.saturating_sub(Nanos(1)), bytes);
+    }
 }
 
 /// What one job of a step counted.
@@ -46,6 +80,194 @@ pub struct Progress<'a> {
     pub eta: Option<Nanos>,
 }
 
+/// The offsets and operations of one job, in order.
+#[derive(Clone, Debug)]
+pub struct OffsetGen {
+    bs: u32,
+    kind: GenKind,
+}
+
+#[derive(Clone, Debug)]
+enum GenKind {
+    Seq {
+        op: Op,
+        start: u64,
+        end: u64,
+        cur: u64,
+    },
+    Random {
+        read_pct: u8,
+        start: u64,
+        blocks: u64,
+        rng: Rng,
+    },
+    Fixed {
+        op: Op,
+        offset: u64,
+    },
+    Cursors {
+        pos: Vec<u64>,
+        strides: Vec<i64>,
+        next: usize,
+    },
+}
+
+impl OffsetGen {
+    /// The generator of job `job` of `step.jobs`:
+    /// - `Seq`: job j gets slice j of `[start, end)` (equal slices, whole
+    ///   requests), from its start, wrapping at its end;
+    /// - `Random`: offsets `start + k * bs` with k uniform in
+    ///   `0..(end - start) / bs`, from `Rng::new(seed ^ job * 0x9E3779B97F4A7C15)`;
+    ///   for a mix, each request then draws `below(100) < read_pct` for a read;
+    /// - `Fixed`: the same request every time;
+    /// - `Cursors`: round robin over the cursors, each moving by its stride.
+    pub fn new(step: &Step, job: u32) -> OffsetGen {
+        let bs = step.bs.max(1);
+        let bs64 = u64::from(bs);
+        let kind = match &step.pattern {
+            Pattern::Seq { op, start, end } => {
+                let blocks = end.saturating_sub(*start) / bs64;
+                let per = (blocks / u64::from(step.jobs.max(1))).max(1);
+                let s = start + u64::from(job) * per * bs64;
+                GenKind::Seq {
+                    op: *op,
+                    start: s,
+                    end: s + per * bs64,
+                    cur: s,
+                }
+            }
+            Pattern::Random { read_pct, start, end } => GenKind::Random {
+                read_pct: *read_pct,
+                start: *start,
+                blocks: (end.saturating_sub(*start) / bs64).max(1),
+                rng: Rng::new(step.seed ^ u64::from(job).wrapping_mul(JOB_SEED_MIX)),
+            },
+            Pattern::Fixed { op, offset } => GenKind::Fixed {
+                op: *op,
+                offset: *offset,
+            },
+            Pattern::Cursors { starts, strides } => GenKind::Cursors {
+                pos: starts.clone(),
+                strides: strides.clone(),
+                next: 0,
+            },
+        };
+        OffsetGen { bs, kind }
+    }
+
+    /// The next request.
+    pub fn next_req(&mut self) -> IoReq {
+        let len = self.bs;
+        let (op, offset) = match &mut self.kind {
+            GenKind::Seq { op, start, end, cur } => {
+                if *cur >= *end {
+                    *cur = *start;
+                }
+                let o = *cur;
+                *cur += u64::from(len);
+                (*op, o)
+            }
+            GenKind::Random {
+                read_pct,
+                start,
+                blocks,
+                rng,
+            } => {
+                let o = *start + rng.below(*blocks) * u64::from(len);
+                let op = match *read_pct {
+                    0 => Op::Write,
+                    100.. => Op::Read,
+                    pct => {
+                        if rng.below(100) < u64::from(pct) {
+                            Op::Read
+                        } else {
+                            Op::Write
+                        }
+                    }
+                };
+                (op, o)
+            }
+            GenKind::Fixed { op, offset } => (*op, *offset),
+            GenKind::Cursors { pos, strides, next } => {
+                if pos.is_empty() {
+                    (Op::Read, 0)
+                } else {
+                    let i = *next % pos.len();
+                    *next = (i + 1) % pos.len();
+                    let o = pos[i];
+                    let stride = strides.get(i).copied().unwrap_or(0);
+                    pos[i] = o.checked_add_signed(stride).unwrap_or(o);
+                    (Op::Read, o)
+                }
+            }
+        };
+        IoReq { op, offset, len }
+    }
+}
+
+/// True once the step's bound is reached: the runtime since the ramp's end,
+/// or the counted (post-ramp) bytes or requests issued.
+fn limit_reached(limit: &Limit, now: Nanos, ramp_end: Nanos, bytes: u64, ios: u64) -> bool {
+    (now >= ramp_end && limit.runtime.is_some_and(|r| now.saturating_sub(ramp_end) >= r))
+        || limit.bytes.is_some_and(|b| bytes >= b)
+        || limit.ios.is_some_and(|n| ios >= n)
+}
+
+/// Fraction done by the step's bound (the furthest of its bounds) and the
+/// time left at the pace so far.
+#[allow(clippy::cast_precision_loss)] // progress figures: 53 bits are plenty
+fn progress_of(limit: &Limit, elapsed: Nanos, bytes: u64, ios: u64) -> (f64, Option<Nanos>) {
+    let mut done: f64 = 0.0;
+    if let Some(r) = limit.runtime.filter(|r| r.0 > 0) {
+        done = done.max(elapsed.0 as f64 / r.0 as f64);
+    }
+    if let Some(b) = limit.bytes.filter(|&b| b > 0) {
+        done = done.max(bytes as f64 / b as f64);
+    }
+    if let Some(n) = limit.ios.filter(|&n| n > 0) {
+        done = done.max(ios as f64 / n as f64);
+    }
+    let done = done.clamp(0.0, 1.0);
+    let eta = (done > 0.0).then(|| {
+        let left = elapsed.0 as f64 * (1.0 - done) / done;
+        // Non-negative and far below 2^64 ns.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let ns = left as u64;
+        Nanos(ns)
+    });
+    (done, eta)
+}
+
+/// Submit one request in slot 0 of an otherwise idle queue and wait for it.
+/// Returns the time of the reap that returned it.
+fn one_request<Q: IoQueue, C: Clock>(
+    q: &mut Q,
+    clock: &C,
+    req: IoReq,
+    comps: &mut Vec<Completion>,
+) -> Result<Nanos, IoError> {
+    q.submit(0, req)?;
+    loop {
+        comps.clear();
+        q.reap(1, comps)?;
+        let now = clock.now();
+        if let Some(c) = comps.iter().find(|c| c.slot == 0) {
+            check(c, req)?;
+            return Ok(now);
+        }
+    }
+}
+
+/// A completion's result as the runner judges it: an errno, or a short
+/// read or write (EIO), is an error.
+fn check(c: &Completion, req: IoReq) -> Result<(), IoError> {
+    match c.result {
+        Err(errno) => Err(IoError { errno, req }),
+        Ok(n) if req.op != Op::Flush && n < req.len => Err(IoError { errno: EIO, req }),
+        Ok(_) => Ok(()),
+    }
+}
+
 /// Run one job of a step on an open queue.
 ///
 /// Keeps `step.iodepth` requests in flight (never more than `q.depth()`),
@@ -60,17 +282,241 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     clock: &C,
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<JobOutcome, IoError> {
-    todo!()
+    let depth = usize::try_from(step.iodepth)
+        .unwrap_or(usize::MAX)
+        .min(q.depth())
+        .max(1);
+    let interval = if step.sample_interval.0 == 0 {
+        Nanos::from_secs(1)
+    } else {
+        step.sample_interval
+    };
+    let mut out = JobOutcome {
+        read: DirAcc::new(interval),
+        write: DirAcc::new(interval),
+        flush: DirAcc::new(interval),
+        runtime: Nanos(0),
+    };
+    let mut gen = OffsetGen::new(step, job);
+    let t0 = clock.now();
+    let ramp_end = t0 + step.ramp;
+    // Each slot's request and the time taken just before its submission.
+    let mut inflight: Vec<Option<(IoReq, Nanos)>> = vec![None; depth];
+    let mut free: Vec<usize> = (0..depth).rev().collect();
+    let mut comps: Vec<Completion> = Vec::with_capacity(depth);
+    let (mut issued_bytes, mut issued_ios) = (0u64, 0u64);
+    let mut writes_since_flush = 0u64;
+    let mut flush_due = false;
+    let mut stopping = false;
+    let mut last_done = ramp_end;
+    let mut next_report = t0 + Nanos::from_secs(1);
+    let flush_req = IoReq {
+        op: Op::Flush,
+        offset: 0,
+        len: 0,
+    };
+
+    loop {
+        // Fill the queue, unless the bound is reached or a flush is due.
+        while !stopping && !flush_due {
+            let Some(&slot) = free.last() else { break };
+            let now = clock.now();
+            if limit_reached(&step.limit, now, ramp_end, issued_bytes, issued_ios) {
+                stopping = true;
+                break;
+            }
+            let req = gen.next_req();
+            q.submit(slot, req)?;
+            free.pop();
+            inflight[slot] = Some((req, now));
+            if now >= ramp_end {
+                issued_bytes += u64::from(req.len);
+                issued_ios += 1;
+            }
+            if req.op == Op::Write {
+                writes_since_flush += 1;
+                flush_due = step.flush_every.is_some_and(|k| writes_since_flush >= k);
+            }
+        }
+        if free.len() == depth {
+            // Nothing in flight: flush if due, else the step is over.
+            if flush_due {
+                let t = clock.now();
+                let done = one_request(q, clock, flush_req, &mut comps)?;
+                if t >= ramp_end {
+                    out.flush
+                        .count(done.saturating_sub(t), done.saturating_sub(ramp_end), 0);
+                }
+                last_done = last_done.max(done);
+                flush_due = false;
+                writes_since_flush = 0;
+                continue;
+            }
+            break;
+        }
+        comps.clear();
+        q.reap(1, &mut comps)?;
+        let now = clock.now();
+        for c in &comps {
+            let Some((req, submitted)) = inflight.get_mut(c.slot).and_then(Option::take) else {
+                // The queue returned a slot it was not given: its invariant broke.
+                return Err(IoError {
+                    errno: EIO,
+                    req: IoReq {
+                        op: Op::Read,
+                        offset: 0,
+                        len: 0,
+                    },
+                });
+            };
+            free.push(c.slot);
+            check(c, req)?;
+            last_done = last_done.max(now);
+            if submitted >= ramp_end {
+                let acc = match req.op {
+                    Op::Read => &mut out.read,
+                    Op::Write => &mut out.write,
+                    Op::Flush => &mut out.flush,
+                };
+                acc.count(
+                    now.saturating_sub(submitted),
+                    now.saturating_sub(ramp_end),
+                    u64::from(req.len),
+                );
+            }
+        }
+        if now >= next_report {
+            let (done, eta) = progress_of(&step.limit, now.saturating_sub(ramp_end), issued_bytes, issued_ios);
+            progress(&Progress {
+                step: &step.label,
+                done,
+                eta,
+            });
+            next_report = now + Nanos::from_secs(1);
+        }
+    }
+    if step.flush_at_end && writes_since_flush > 0 {
+        let t = clock.now();
+        let done = one_request(q, clock, flush_req, &mut comps)?;
+        if t >= ramp_end {
+            out.flush
+                .count(done.saturating_sub(t), done.saturating_sub(ramp_end), 0);
+        }
+        last_done = last_done.max(done);
+    }
+    out.runtime = last_done.saturating_sub(ramp_end);
+    Ok(out)
+}
+
+/// The bytes a step touches: `[start, end)` of its pattern (for cursors,
+/// over the positions its request bound lets them reach).
+pub fn step_range(step: &Step) -> (u64, u64) {
+    let bs = u64::from(step.bs);
+    match &step.pattern {
+        Pattern::Seq { start, end, .. } | Pattern::Random { start, end, .. } => (*start, *end),
+        Pattern::Fixed { offset, .. } => (*offset, offset + bs),
+        Pattern::Cursors { starts, strides } => {
+            let k = u64::try_from(starts.len()).unwrap_or(1).max(1);
+            let visits = step.limit.ios.map_or(1, |n| n.div_ceil(k)).max(1);
+            let (mut lo, mut hi) = (u64::MAX, 0u64);
+            for (i, &s) in starts.iter().enumerate() {
+                let stride = strides.get(i).copied().unwrap_or(0);
+                let last = i128::from(s) + i128::from(stride) * i128::from(visits - 1);
+                let last = u64::try_from(last.max(0)).unwrap_or(u64::MAX);
+                lo = lo.min(s).min(last);
+                hi = hi.max(s.max(last).saturating_add(bs));
+            }
+            if starts.is_empty() {
+                (0, 0)
+            } else {
+                (lo, hi)
+            }
+        }
+    }
 }
 
 /// Combine the jobs of a step into its result.
+///
+/// Bytes, requests, latencies and samples are summed over jobs; the runtime
+/// is the longest job's; rates are totals over that runtime. A direction
+/// with no requests is `None`.
 pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
-    todo!()
+    let runtime = jobs.iter().map(|j| j.runtime).max().unwrap_or(Nanos(0));
+    let interval = if step.sample_interval.0 == 0 {
+        Nanos::from_secs(1)
+    } else {
+        step.sample_interval
+    };
+    let dir = |pick: fn(&JobOutcome) -> &DirAcc| -> Option<DirStats> {
+        let mut t = DirAcc::new(interval);
+        for j in jobs {
+            let d = pick(j);
+            t.bytes += d.bytes;
+            t.ios += d.ios;
+            t.lat.merge(&d.lat);
+            t.buckets.merge(&d.buckets);
+        }
+        if t.ios == 0 {
+            return None;
+        }
+        Some(DirStats {
+            bytes: t.bytes,
+            ios: t.ios,
+            bytes_per_sec: rate(Bytes(t.bytes), runtime).unwrap_or(0.0),
+            iops: per_sec(t.ios, runtime).unwrap_or(0.0),
+            lat_ns: t.lat.to_stats()?,
+            samples: t.buckets.to_samples(runtime),
+        })
+    };
+    let (range_start, range_end) = step_range(step);
+    StepResult {
+        label: step.label.clone(),
+        access: step.access,
+        bs: step.bs,
+        iodepth: step.iodepth,
+        jobs: step.jobs,
+        range_start,
+        range_end,
+        runtime_ns: runtime.0,
+        read: dir(|j| &j.read),
+        write: dir(|j| &j.write),
+        flush: dir(|j| &j.flush),
+    }
 }
 
 /// Do a step's untimed preparation (drop caches, or warm the first request).
+///
+/// `Warm` and `Position` read through a depth-1 queue opened read-only with
+/// the step's access: the first request of job 0 (as a read), or the one
+/// logical block just before it.
 pub fn prepare<T: Target, C: Clock>(step: &Step, target: &T, clock: &C) -> Result<(), IoError> {
-    todo!()
+    let first = OffsetGen::new(step, 0).next_req();
+    let req = match step.prepare {
+        Prepare::None => return Ok(()),
+        Prepare::DropCaches => return target.drop_caches(),
+        Prepare::Warm => IoReq { op: Op::Read, ..first },
+        Prepare::Position => {
+            let lb = target.geometry().logical_block;
+            let Some(offset) = first.offset.checked_sub(u64::from(lb)) else {
+                return Ok(());
+            };
+            IoReq {
+                op: Op::Read,
+                offset,
+                len: lb,
+            }
+        }
+    };
+    let spec = OpenSpec {
+        access: step.access,
+        write: false,
+        depth: 1,
+        max_len: req.len,
+        seed: step.seed,
+    };
+    let mut q = target.open(&spec)?;
+    let mut comps = Vec::with_capacity(1);
+    one_request(&mut q, clock, req, &mut comps).map(|_| ())
 }
 
 /// Something that runs whole steps: the serial runner below, or init's
@@ -92,7 +538,20 @@ pub struct SerialRunner<'a, T, C> {
 
 impl<T: Target, C: Clock> StepRunner for SerialRunner<'_, T, C> {
     fn run_step(&mut self, step: &Step, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<StepResult, IoError> {
-        todo!()
+        prepare(step, self.target, self.clock)?;
+        let mut outcomes = Vec::with_capacity(usize::try_from(step.jobs).unwrap_or(1));
+        for job in 0..step.jobs.max(1) {
+            let spec = OpenSpec {
+                access: step.access,
+                write: step.writes(),
+                depth: step.iodepth,
+                max_len: step.bs,
+                seed: step.seed ^ u64::from(job),
+            };
+            let mut q = self.target.open(&spec)?;
+            outcomes.push(run_job(step, job, &mut q, self.clock, progress)?);
+        }
+        Ok(merge(step, &outcomes))
     }
 }
 
@@ -107,8 +566,48 @@ pub fn run_test(
     runner: &mut dyn StepRunner,
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> TestResult {
-    todo!()
+    let mut results = Vec::with_capacity(steps.len());
+    let mut status = Status::Ok;
+    for step in steps {
+        match runner.run_step(step, progress) {
+            Ok(r) => results.push(r),
+            Err(e) => {
+                status = error_status(&e);
+                break;
+            }
+        }
+    }
+    TestResult {
+        name: spec.name.clone(),
+        workload: spec.workload,
+        target: target_path.to_string(),
+        params: spec.params.clone(),
+        summary: crate::plan::summarize(spec.workload, &results),
+        status,
+        steps: results,
+    }
 }
 
-#[allow(dead_code)]
-fn _uses(_: Vec<u8>) {}
+/// The name of an operation in messages.
+pub const fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Flush => "flush",
+    }
+}
+
+/// The `error` status of a failed request: `read at offset 8192 failed: errno 5`.
+pub fn error_status(e: &IoError) -> Status {
+    Status::Error {
+        errno: e.errno,
+        op: e.req.op,
+        offset: e.req.offset,
+        message: format!(
+            "{} at offset {} failed: errno {}",
+            op_name(e.req.op),
+            e.req.offset,
+            e.errno
+        ),
+    }
+}
