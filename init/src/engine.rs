@@ -192,16 +192,6 @@ impl DevTarget {
         Ok(DevTarget { path: path.to_string(), kind, geometry, ro, permit })
     }
 
-    /// The path, as given.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// Block device or file.
-    pub fn kind(&self) -> TargetKind {
-        self.kind
-    }
-
     /// True if queues may be opened for writing.
     pub fn writable(&self) -> bool {
         self.permit.as_ref().is_some_and(|p| p.path() == self.path)
@@ -251,7 +241,7 @@ impl Target for DevTarget {
                 }
             }
             let last = no_req(Op::Read);
-            Ok(DevQueue::Uring(UringQueue { ring, last }))
+            Ok(DevQueue::Uring(Box::new(UringQueue { ring, last })))
         }
     }
 
@@ -322,13 +312,6 @@ pub struct UringQueue {
     last: IoReq,
 }
 
-impl UringQueue {
-    /// True if the slot buffers are registered with the kernel.
-    pub fn fixed_buffers(&self) -> bool {
-        self.ring.fixed()
-    }
-}
-
 impl IoQueue for UringQueue {
     fn depth(&self) -> usize {
         self.ring.depth()
@@ -360,8 +343,8 @@ impl IoQueue for UringQueue {
 pub enum DevQueue {
     /// pread/pwrite.
     Sync(SyncQueue),
-    /// io_uring.
-    Uring(UringQueue),
+    /// io_uring (boxed: the ring is several times larger than the sync queue).
+    Uring(Box<UringQueue>),
 }
 
 impl IoQueue for DevQueue {
@@ -440,5 +423,377 @@ impl StepRunner for ThreadedRunner<'_> {
         });
         let outcomes = results.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok(runner::merge(step, &outcomes))
+    }
+}
+
+#[cfg(test)]
+impl DevQueue {
+    /// Slot `slot`'s read buffer (after its completion was reaped).
+    fn read_buf(&mut self, slot: usize) -> &[u8] {
+        match self {
+            DevQueue::Sync(q) => q.rbuf.as_slice(),
+            DevQueue::Uring(q) => q.ring.buf_mut(slot).expect("slot free"),
+        }
+    }
+
+    /// Slot `slot`'s write buffer.
+    fn write_buf(&mut self, slot: usize) -> &[u8] {
+        match self {
+            DevQueue::Sync(q) => q.wbuf.as_ref().expect("opened for writing").as_slice(),
+            DevQueue::Uring(q) => q.ring.write_buf_mut(slot).expect("opened for writing"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::safety::WritePermit;
+    use bench_core::spec::{Limit, Pattern, Prepare};
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    const MIB: u64 = 1 << 20;
+    const LOOP_SIZE: u64 = 64 * MIB;
+
+    /// The byte at `offset` of a fresh backing file: never zero, and
+    /// different at nearby offsets, so a read from the wrong place shows.
+    fn pattern_byte(offset: u64) -> u8 {
+        u8::try_from(offset.wrapping_mul(31) % 251).unwrap_or(0) + 1
+    }
+
+    fn pattern(offset: u64, len: usize) -> Vec<u8> {
+        (offset..).take(len).map(pattern_byte).collect()
+    }
+
+    fn is_root() -> bool {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(str::to_string))
+            .and_then(|l| l.split_whitespace().nth(2).map(|euid| euid == "0"))
+            .unwrap_or(false)
+    }
+
+    /// A loop device over a file in /dev/shm, detached and deleted on drop.
+    struct LoopDev {
+        file: PathBuf,
+        dev: String,
+    }
+
+    impl LoopDev {
+        /// `None` (with the reason printed) where loop devices cannot be
+        /// made: not root, or no losetup.
+        fn new(name: &str) -> Option<LoopDev> {
+            if !is_root() {
+                eprintln!("skipped: loop-device tests need root");
+                return None;
+            }
+            let file = PathBuf::from(format!("/dev/shm/bootbench-engine-{}-{name}", std::process::id()));
+            // The pattern repeats every 251 bytes: write whole periods of it.
+            let chunk = pattern(0, 251 * 4096);
+            let mut data = Vec::with_capacity(usize::try_from(LOOP_SIZE).expect("fits"));
+            while data.len() < data.capacity() {
+                let n = chunk.len().min(data.capacity() - data.len());
+                data.extend_from_slice(&chunk[..n]);
+            }
+            std::fs::write(&file, data).expect("write backing file");
+            let out = match Command::new("losetup").args(["--direct-io=on", "-f", "--show"]).arg(&file).output() {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("skipped: losetup not runnable: {e}");
+                    std::fs::remove_file(&file).ok();
+                    return None;
+                }
+            };
+            assert!(out.status.success(), "losetup failed: {}", String::from_utf8_lossy(&out.stderr));
+            let dev = String::from_utf8(out.stdout).expect("utf8").trim().to_string();
+            Some(LoopDev { file, dev })
+        }
+
+        fn backing(&self, offset: u64, len: usize) -> Vec<u8> {
+            use std::os::unix::fs::FileExt;
+            let mut v = vec![0; len];
+            File::open(&self.file).and_then(|f| f.read_exact_at(&mut v, offset)).expect("read backing file");
+            v
+        }
+
+        /// The whole backing file, to compare before and after (a byte-exact
+        /// comparison is stronger than a checksum and as fast).
+        fn contents(&self) -> Vec<u8> {
+            std::fs::read(&self.file).expect("read backing file")
+        }
+
+        fn target(&self, writable: bool) -> DevTarget {
+            let permit = writable.then(|| WritePermit::for_tests(&self.dev));
+            DevTarget::open(&self.dev, permit).expect("open target")
+        }
+    }
+
+    impl Drop for LoopDev {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+            let _ = std::fs::remove_file(&self.file);
+        }
+    }
+
+    fn spec(access: Access, write: bool, depth: u32, max_len: u32) -> OpenSpec {
+        OpenSpec { access, write, depth, max_len, seed: 42 }
+    }
+
+    fn req(op: Op, offset: u64, len: u32) -> IoReq {
+        IoReq { op, offset, len }
+    }
+
+    /// Submit `reqs` in slots 0.., reap them all; the completions by slot.
+    fn run_batch(q: &mut DevQueue, reqs: &[IoReq]) -> Vec<Completion> {
+        let mut out = Vec::new();
+        for (slot, r) in reqs.iter().enumerate() {
+            q.submit(slot, *r).expect("submit");
+        }
+        while out.len() < reqs.len() {
+            q.reap(reqs.len() - out.len(), &mut out).expect("reap");
+        }
+        out.sort_by_key(|c| c.slot);
+        out
+    }
+
+    fn fds_on(path: &str) -> usize {
+        let want = std::fs::canonicalize(path).expect("canonicalize");
+        std::fs::read_dir("/proc/self/fd")
+            .expect("fd dir")
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|p| *p == want)
+            .count()
+    }
+
+    #[test]
+    fn loop_geometry_from_ioctls() {
+        let Some(lo) = LoopDev::new("geom") else { return };
+        let t = lo.target(false);
+        let g = t.geometry();
+        assert_eq!(t.kind, TargetKind::Block);
+        assert_eq!(g.size, LOOP_SIZE);
+        assert_eq!(g.logical_block, 512);
+        assert!(g.physical_block >= g.logical_block && g.physical_block.is_power_of_two(), "{g:?}");
+        assert!(!t.writable());
+    }
+
+    #[test]
+    fn regular_file_geometry_and_buffered_read() {
+        let path = std::env::temp_dir().join(format!("bootbench-engine-file-{}", std::process::id()));
+        std::fs::write(&path, pattern(0, 3 * 4096 + 100)).expect("write");
+        let p = path.to_str().expect("utf8").to_string();
+        let t = DevTarget::open(&p, None).expect("open");
+        let g = t.geometry();
+        let mut q = t.open(&spec(Access::Buffered, false, 1, 4096)).expect("queue");
+        let done = run_batch(&mut q, &[req(Op::Read, 4096, 4096)]);
+        let read_ok = q.read_buf(0)[..4096] == pattern(4096, 4096)[..];
+        let dropped = t.drop_caches();
+        std::fs::remove_file(&path).ok();
+        assert_eq!((t.kind, g.size, g.logical_block, g.physical_block), (TargetKind::File, 3 * 4096 + 100, 512, 4096));
+        assert_eq!(done, vec![Completion { slot: 0, result: Ok(4096) }]);
+        assert!(read_ok, "read back the file's bytes");
+        assert_eq!(dropped, Ok(()));
+    }
+
+    #[test]
+    fn not_a_target_and_missing_paths_are_errors() {
+        assert!(matches!(DevTarget::open("/dev/null", None), Err(EngineError::Unsupported { .. })));
+        let e = DevTarget::open("/nonexistent/bootbench", None).expect_err("missing");
+        assert!(matches!(&e, EngineError::Stat { source, .. } if source.raw_os_error() == Some(libc::ENOENT)));
+        assert!(e.to_string().starts_with("/nonexistent/bootbench: cannot stat"), "{e}");
+    }
+
+    /// Reads at known offsets and writes verified in the backing file, for
+    /// the synchronous engine (depth 1) and io_uring (depth 4).
+    #[test]
+    fn sync_and_uring_read_back_what_was_written() {
+        let Some(lo) = LoopDev::new("rw") else { return };
+        let t = lo.target(true);
+        for depth in [1u32, 4] {
+            let mut q = t.open(&spec(Access::Direct, true, depth, 65536)).expect("queue");
+            assert_eq!(matches!(q, DevQueue::Sync(_)), depth == 1);
+            assert_eq!(q.depth(), usize::try_from(depth).expect("fits"));
+            let slots = q.depth();
+            // Reads at distinct offsets, each into its own slot.
+            let reads: Vec<IoReq> = (0..slots).map(|s| req(Op::Read, MIB * (3 + 2 * s as u64), 8192)).collect();
+            for (slot, r) in reads.iter().enumerate() {
+                let done = run_batch_one(&mut q, slot, *r);
+                assert_eq!(done.result, Ok(8192), "depth {depth} read {r:?}");
+                assert_eq!(q.read_buf(slot)[..8192], pattern(r.offset, 8192)[..], "depth {depth} read {r:?}");
+            }
+            // Writes of each slot's random buffer, then a flush.
+            let base = MIB * (20 + 10 * u64::from(depth));
+            let writes: Vec<IoReq> = (0..slots).map(|s| req(Op::Write, base + 65536 * s as u64, 65536)).collect();
+            let done = run_batch(&mut q, &writes);
+            assert!(done.iter().all(|c| c.result == Ok(65536)), "depth {depth}: {done:?}");
+            assert_eq!(run_batch(&mut q, &[req(Op::Flush, 0, 0)])[0].result, Ok(0));
+            for (slot, w) in writes.iter().enumerate() {
+                let sent = q.write_buf(slot)[..65536].to_vec();
+                assert!(sent.iter().any(|&b| b != 0), "write buffer is random, not zeros");
+                assert_eq!(lo.backing(w.offset, 65536), sent, "depth {depth} slot {slot}");
+            }
+            if slots > 1 {
+                let first = q.write_buf(0)[..4096].to_vec();
+                assert_ne!(first[..], q.write_buf(1)[..4096], "slots hold different data");
+            }
+        }
+    }
+
+    fn run_batch_one(q: &mut DevQueue, slot: usize, r: IoReq) -> Completion {
+        q.submit(slot, r).expect("submit");
+        let mut out = Vec::new();
+        while out.is_empty() {
+            q.reap(1, &mut out).expect("reap");
+        }
+        assert_eq!(out.len(), 1);
+        out[0]
+    }
+
+    #[test]
+    fn write_without_permit_is_eperm_and_changes_nothing() {
+        let Some(lo) = LoopDev::new("eperm") else { return };
+        let before = lo.contents();
+        let t = lo.target(false);
+        let fds = fds_on(&lo.dev);
+        for depth in [1, 32] {
+            for access in [Access::Direct, Access::Buffered] {
+                let e = t.open(&spec(access, true, depth, 4096)).expect_err("must refuse");
+                assert_eq!(e.errno, libc::EPERM);
+                assert_eq!(fds_on(&lo.dev), fds, "no descriptor was opened");
+            }
+        }
+        // A read-only queue cannot write either: the kernel's EBADF.
+        let mut q = t.open(&spec(Access::Direct, false, 1, 4096)).expect("read-only queue");
+        assert_eq!(run_batch(&mut q, &[req(Op::Write, 0, 4096)])[0].result, Err(libc::EBADF));
+        let mut q = t.open(&spec(Access::Direct, false, 2, 4096)).expect("read-only ring");
+        assert_eq!(run_batch(&mut q, &[req(Op::Write, 0, 4096)])[0].result, Err(libc::EBADF));
+        drop(q);
+        // A permit for another path is refused outright.
+        let other = DevTarget::open(&lo.dev, Some(WritePermit::for_tests("/dev/loop-other")));
+        assert!(matches!(other, Err(EngineError::PermitMismatch { .. })));
+        assert!(lo.contents() == before, "backing file unchanged");
+    }
+
+    #[test]
+    fn misaligned_direct_read_is_einval() {
+        let Some(lo) = LoopDev::new("einval") else { return };
+        let t = lo.target(false);
+        for depth in [1, 2] {
+            let mut q = t.open(&spec(Access::Direct, false, depth, 8192)).expect("queue");
+            let done = run_batch(&mut q, &[req(Op::Read, 100, 4096)]);
+            assert_eq!(done[0].result, Err(libc::EINVAL), "depth {depth}");
+            // The queue still works afterwards.
+            assert_eq!(run_batch(&mut q, &[req(Op::Read, 4096, 4096)])[0].result, Ok(4096), "depth {depth}");
+        }
+    }
+
+    #[test]
+    fn submit_outside_the_queue_contract_is_refused() {
+        let Some(lo) = LoopDev::new("contract") else { return };
+        let t = lo.target(false);
+        for depth in [1, 4] {
+            let mut q = t.open(&spec(Access::Direct, false, depth, 4096)).expect("queue");
+            let slots = q.depth();
+            assert_eq!(q.submit(slots, req(Op::Read, 0, 4096)).map_err(|e| e.errno), Err(libc::EINVAL), "slot out of range");
+            assert_eq!(q.submit(0, req(Op::Read, 0, 8192)).map_err(|e| e.errno), Err(libc::EINVAL), "longer than max_len");
+            q.submit(0, req(Op::Read, 0, 4096)).expect("submit");
+            assert_eq!(q.submit(0, req(Op::Read, 0, 4096)).map_err(|e| e.errno), Err(libc::EINVAL), "slot busy");
+            let mut out = Vec::new();
+            q.reap(1, &mut out).expect("reap");
+            assert_eq!(out, vec![Completion { slot: 0, result: Ok(4096) }]);
+        }
+        assert_eq!(t.open(&spec(Access::Direct, false, 0, 4096)).map(|_| ()).map_err(|e| e.errno), Err(libc::EINVAL));
+    }
+
+    #[test]
+    fn drop_caches_on_a_loop_device() {
+        let Some(lo) = LoopDev::new("drop") else { return };
+        let t = lo.target(false);
+        let mut q = t.open(&spec(Access::Buffered, false, 1, 4096)).expect("queue");
+        assert_eq!(run_batch(&mut q, &[req(Op::Read, 0, 4096)])[0].result, Ok(4096));
+        assert_eq!(t.drop_caches(), Ok(()));
+        // Still readable after the cache was dropped.
+        assert_eq!(run_batch(&mut q, &[req(Op::Read, 0, 4096)])[0].result, Ok(4096));
+        assert_eq!(q.read_buf(0)[..4096], pattern(0, 4096)[..]);
+    }
+
+    /// A queue that counts the most requests it ever had in flight.
+    struct Counting<'q> {
+        q: &'q mut DevQueue,
+        now: usize,
+        max: usize,
+    }
+
+    impl IoQueue for Counting<'_> {
+        fn depth(&self) -> usize {
+            self.q.depth()
+        }
+        fn submit(&mut self, slot: usize, r: IoReq) -> Result<(), IoError> {
+            self.q.submit(slot, r)?;
+            self.now += 1;
+            self.max = self.max.max(self.now);
+            Ok(())
+        }
+        fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            let before = out.len();
+            self.q.reap(min, out)?;
+            self.now -= out.len() - before;
+            Ok(())
+        }
+    }
+
+    fn rand_step(read_pct: u8, iodepth: u32, jobs: u32, ios: u64) -> Step {
+        Step {
+            label: "main".to_string(),
+            access: Access::Direct,
+            prepare: Prepare::None,
+            pattern: Pattern::Random { read_pct, start: 0, end: LOOP_SIZE },
+            bs: 4096,
+            iodepth,
+            jobs,
+            limit: Limit { runtime: None, bytes: None, ios: Some(ios) },
+            ramp: Nanos(0),
+            flush_every: None,
+            flush_at_end: false,
+            seed: 9,
+            sample_interval: Nanos::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn uring_depth_32_keeps_32_in_flight_under_run_job() {
+        let Some(lo) = LoopDev::new("qd32") else { return };
+        let t = lo.target(false);
+        let step = rand_step(100, 32, 1, 3000);
+        let mut q = t.open(&open_spec(&step, 0)).expect("queue");
+        assert!(matches!(q, DevQueue::Uring(_)));
+        let mut c = Counting { q: &mut q, now: 0, max: 0 };
+        let out = runner::run_job(&step, 0, &mut c, &MonoClock::new(), &mut |_| {}).expect("run_job");
+        assert_eq!(out.read.ios, 3000);
+        assert_eq!(out.read.bytes, 3000 * 4096);
+        assert_eq!(c.max, 32, "requests in flight");
+        assert_eq!(c.now, 0, "all reaped");
+    }
+
+    #[test]
+    fn threaded_runner_merges_jobs_and_writes_only_when_permitted() {
+        let Some(lo) = LoopDev::new("threads") else { return };
+        let ro = lo.target(false);
+        let before = lo.contents();
+        let step = rand_step(50, 4, 2, 500);
+        let refused = ThreadedRunner { target: &ro }.run_step(&step, &mut |_| {});
+        assert_eq!(refused.map(|_| ()).map_err(|e| e.errno), Err(libc::EPERM));
+        assert!(lo.contents() == before, "refused step wrote nothing");
+        drop(ro);
+        let rw = lo.target(true);
+        let mut reports = 0;
+        let r = ThreadedRunner { target: &rw }.run_step(&step, &mut |_| reports += 1).expect("step");
+        let reads = r.read.as_ref().map_or(0, |d| d.ios);
+        let writes = r.write.as_ref().map_or(0, |d| d.ios);
+        assert_eq!(reads + writes, 2 * 500, "two jobs of 500 requests");
+        assert!(reads > 0 && writes > 0, "a 50% mix does both: {reads} reads, {writes} writes");
+        assert_eq!(r.jobs, 2);
+        assert!(lo.contents() != before, "permitted writes reached the device");
     }
 }

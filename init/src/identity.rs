@@ -64,8 +64,8 @@ impl std::error::Error for IdentityError {
 /// Major and minor numbers of a `dev_t` (glibc's `gnu_dev_major/minor`
 /// encoding, which Linux uses: 12 bits of major and 20 of minor, split).
 pub fn major_minor(dev: u64) -> (u64, u64) {
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let major = ((dev & 0x0000_0000_000f_ff00) >> 8) | ((dev & 0xffff_f000_0000_0000) >> 32);
+    let minor = (dev & 0x0000_0000_0000_00ff) | ((dev & 0x0000_0fff_fff0_0000) >> 12);
     (major, minor)
 }
 
