@@ -611,3 +611,319 @@ pub fn error_status(e: &IoError) -> Status {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{Access, MemQueue};
+    use crate::sim::{SimClock, SimDisk, SimModel};
+    use crate::spec::Limit;
+
+    fn step(pattern: Pattern, bs: u32, jobs: u32) -> Step {
+        Step {
+            label: "main".into(),
+            access: Access::Direct,
+            prepare: Prepare::None,
+            pattern,
+            bs,
+            iodepth: 1,
+            jobs,
+            limit: Limit {
+                runtime: None,
+                bytes: None,
+                ios: Some(10),
+            },
+            ramp: Nanos(0),
+            flush_every: None,
+            flush_at_end: false,
+            seed: 42,
+            sample_interval: Nanos::from_secs(1),
+        }
+    }
+
+    fn offsets(s: &Step, job: u32, n: usize) -> Vec<IoReq> {
+        let mut g = OffsetGen::new(s, job);
+        (0..n).map(|_| g.next_req()).collect()
+    }
+
+    /// (j) random offsets are aligned to bs, inside the range, and reach
+    /// every sixteenth of it; the read share follows read_pct; jobs differ.
+    #[test]
+    fn random_offsets_aligned_in_range_and_spread() {
+        let (start, end, bs) = (1 << 20, (1 << 20) + (64 << 20), 4096u32);
+        for pct in [100u8, 70, 0] {
+            let s = step(
+                Pattern::Random {
+                    read_pct: pct,
+                    start,
+                    end,
+                },
+                bs,
+                2,
+            );
+            let reqs = offsets(&s, 0, 10_000);
+            let mut hit = [0u32; 16];
+            let mut reads = 0;
+            for r in &reqs {
+                assert_eq!((r.offset - start) % u64::from(bs), 0);
+                assert!(r.offset >= start && r.offset + u64::from(bs) <= end, "{}", r.offset);
+                hit[usize::try_from((r.offset - start) * 16 / (end - start)).unwrap()] += 1;
+                reads += u32::from(r.op == Op::Read);
+            }
+            // 10000 draws, 625 expected per sixteenth.
+            assert!(hit.iter().all(|&h| (500..750).contains(&h)), "{hit:?}");
+            let want = 100 * u32::from(pct);
+            assert!(reads.abs_diff(want) <= 200, "pct {pct}: {reads} reads");
+            assert_ne!(reqs, offsets(&s, 1, 10_000));
+            assert_eq!(reqs, offsets(&s, 0, 10_000));
+        }
+        // The last block is reachable.
+        let s = step(
+            Pattern::Random {
+                read_pct: 100,
+                start: 0,
+                end: 4 * 4096,
+            },
+            4096,
+            1,
+        );
+        let mut seen: Vec<u64> = offsets(&s, 0, 200).iter().map(|r| r.offset).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen, [0, 4096, 8192, 12288]);
+    }
+
+    #[test]
+    fn seq_slices_per_job_and_wraps() {
+        // 10 blocks, 3 jobs: slices of 3 blocks, the tenth unused.
+        let s = step(
+            Pattern::Seq {
+                op: Op::Write,
+                start: 1024,
+                end: 1024 + 10 * 512,
+            },
+            512,
+            3,
+        );
+        let offs = |job| {
+            offsets(&s, job, 4)
+                .iter()
+                .map(|r| (r.offset - 1024) / 512)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(offs(0), [0, 1, 2, 0]);
+        assert_eq!(offs(1), [3, 4, 5, 3]);
+        assert_eq!(offs(2), [6, 7, 8, 6]);
+        assert!(offsets(&s, 0, 4).iter().all(|r| r.op == Op::Write && r.len == 512));
+        let s = step(
+            Pattern::Fixed {
+                op: Op::Read,
+                offset: 4096,
+            },
+            512,
+            1,
+        );
+        assert!(offsets(&s, 0, 3).iter().all(|r| r.offset == 4096));
+        let s = step(
+            Pattern::Cursors {
+                starts: vec![0, 10_240],
+                strides: vec![1024, -1024],
+            },
+            512,
+            1,
+        );
+        let got: Vec<u64> = offsets(&s, 0, 6).iter().map(|r| r.offset).collect();
+        assert_eq!(got, [0, 10_240, 1024, 9216, 2048, 8192]);
+        let mut s = s;
+        s.limit.ios = Some(6);
+        assert_eq!(step_range(&s), (0, 10_240 + 512));
+    }
+
+    /// A queue that returns short transfers.
+    struct Short(Vec<Completion>);
+    impl IoQueue for Short {
+        fn depth(&self) -> usize {
+            1
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            self.0.push(Completion {
+                slot,
+                result: Ok(req.len / 2),
+            });
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            out.append(&mut self.0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn short_transfer_is_eio() {
+        let s = step(
+            Pattern::Fixed {
+                op: Op::Read,
+                offset: 8192,
+            },
+            4096,
+            1,
+        );
+        let clock = SimClock::default();
+        let e = run_job(&s, 0, &mut Short(Vec::new()), &clock, &mut |_| ()).unwrap_err();
+        assert_eq!(
+            e,
+            IoError {
+                errno: EIO,
+                req: IoReq {
+                    op: Op::Read,
+                    offset: 8192,
+                    len: 4096
+                }
+            }
+        );
+        assert_eq!(
+            error_status(&e),
+            Status::Error {
+                errno: 5,
+                op: Op::Read,
+                offset: 8192,
+                message: "read at offset 8192 failed: errno 5".into()
+            }
+        );
+    }
+
+    /// On memory (a clock that never moves), a size-bound write step writes
+    /// exactly its bytes, QD capped by the queue's depth.
+    #[test]
+    fn size_bound_on_memory() {
+        let mut data = alloc::vec![0u8; 64 * 1024];
+        let mut s = step(
+            Pattern::Seq {
+                op: Op::Write,
+                start: 0,
+                end: 64 * 1024,
+            },
+            4096,
+            1,
+        );
+        (s.iodepth, s.limit) = (
+            64,
+            Limit {
+                runtime: None,
+                bytes: Some(40 * 1024),
+                ios: None,
+            },
+        );
+        let clock = SimClock::default();
+        let out = run_job(&s, 0, &mut MemQueue::new(&mut data, 4), &clock, &mut |_| ()).unwrap();
+        assert_eq!((out.write.bytes, out.write.ios, out.read.ios), (40 * 1024, 10, 0));
+        assert!(data[..40 * 1024].iter().all(|&b| b != 0));
+        assert!(data[40 * 1024..].iter().all(|&b| b == 0));
+    }
+
+    /// Progress is reported about once per second of the step's clock, with
+    /// the fraction done rising to 1 and the ETA falling.
+    #[test]
+    fn progress_once_per_second() {
+        let disk = SimDisk::new(
+            SimModel {
+                command_overhead_ns: 991_808,
+                ..SimModel::ssd(1 << 30)
+            },
+            false,
+        );
+        let mut s = step(
+            Pattern::Random {
+                read_pct: 100,
+                start: 0,
+                end: 1 << 30,
+            },
+            4096,
+            1,
+        );
+        s.limit = Limit {
+            runtime: Some(Nanos::from_millis(3500)),
+            bytes: None,
+            ios: None,
+        };
+        let mut seen = Vec::new();
+        let mut r = SerialRunner {
+            target: &disk,
+            clock: &disk.clock,
+        };
+        let res = r.run_step(&s, &mut |p| seen.push((p.done, p.eta))).unwrap();
+        assert_eq!(res.read.unwrap().ios, 3500);
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        for (i, (done, eta)) in seen.iter().enumerate() {
+            let want = (i as f64 + 1.0) / 3.5;
+            assert!((done - want).abs() < 1e-9, "{done} vs {want}");
+            assert_eq!(*eta, Some(Nanos::from_millis(2500 - 1000 * i as u64)));
+        }
+    }
+
+    /// Jobs are summed; the runtime is the longest; rates are over it.
+    #[test]
+    fn merge_sums_jobs() {
+        let disk = SimDisk::new(
+            SimModel {
+                command_overhead_ns: 1808,
+                ..SimModel::ssd(1 << 30)
+            },
+            false,
+        );
+        let mut s = step(
+            Pattern::Seq {
+                op: Op::Read,
+                start: 0,
+                end: 1 << 20,
+            },
+            4096,
+            2,
+        );
+        s.limit = Limit {
+            runtime: None,
+            bytes: Some(4096 * 100),
+            ios: None,
+        };
+        let mut r = SerialRunner {
+            target: &disk,
+            clock: &disk.clock,
+        };
+        let res = r.run_step(&s, &mut |_| ()).unwrap();
+        let rd = res.read.as_ref().unwrap();
+        // Each job: 100 sequential reads of 10 us (no seek on a flat disk).
+        assert_eq!((rd.ios, rd.bytes, res.runtime_ns), (200, 200 * 4096, 1_000_000));
+        assert_eq!(rd.iops, 200_000.0);
+        assert_eq!((res.range_start, res.range_end, res.jobs), (0, 1 << 20, 2));
+        assert!(res.write.is_none() && res.flush.is_none());
+        assert_eq!(disk.counts().reads, 200);
+    }
+
+    /// Warm reads the first request once, untimed.
+    #[test]
+    fn warm_and_position_prepare() {
+        let disk = SimDisk::new(SimModel::hdd(1 << 30), false);
+        let mut s = step(
+            Pattern::Fixed {
+                op: Op::Read,
+                offset: 1 << 20,
+            },
+            1 << 21,
+            1,
+        );
+        s.prepare = Prepare::Warm;
+        prepare(&s, &disk, &disk.clock).unwrap();
+        assert_eq!(
+            (disk.counts().reads, disk.counts().read_bytes, disk.head()),
+            (1, 1 << 21, 3 << 20)
+        );
+        s.prepare = Prepare::Position;
+        s.pattern = Pattern::Seq {
+            op: Op::Read,
+            start: 8 << 20,
+            end: 16 << 20,
+        };
+        prepare(&s, &disk, &disk.clock).unwrap();
+        assert_eq!((disk.counts().reads, disk.head()), (2, 8 << 20));
+    }
+}

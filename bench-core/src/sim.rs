@@ -758,4 +758,40 @@ mod tests {
         assert_ne!(a.0.steps, b.0.steps);
         assert_ne!(a.2, b.2);
     }
+
+    /// The whole quick profile runs on a small simulated disk: every test
+    /// ok, every step with figures, summaries filled in.
+    #[test]
+    fn quick_profile_runs_on_the_sim() {
+        let disk = SimDisk::new(SimModel::hdd(64 * MIB), true);
+        for t in crate::profile::profile("quick").unwrap() {
+            let res = run(&disk, &t);
+            assert_eq!(res.status, Status::Ok, "{}", t.name);
+            assert!(!res.steps.is_empty());
+            for st in &res.steps {
+                assert!(
+                    st.runtime_ns > 0 && (st.read.is_some() || st.write.is_some()),
+                    "{}/{}",
+                    t.name,
+                    st.label
+                );
+                assert!(
+                    st.range_start < st.range_end && st.range_end <= 64 * MIB,
+                    "{}/{}",
+                    t.name,
+                    st.label
+                );
+            }
+            let s = &res.summary;
+            let filled = match t.workload {
+                Workload::SeekProfile => s.seek_ns.len() == 7,
+                Workload::Zones => s.per_step.len() == 3 + 8,
+                Workload::IopsSweep => s.per_step.len() == 4,
+                Workload::Commit => s.per_step.len() == 2,
+                Workload::CommandOverhead => s.command_overhead_ns.is_some(),
+                _ => s.lat_mean_ns.is_some() && (s.read_bytes_per_sec.is_some() || s.write_bytes_per_sec.is_some()),
+            };
+            assert!(filled, "{}: {s:?}", t.name);
+        }
+    }
 }
