@@ -18,7 +18,7 @@
 use std::fmt;
 
 use bench_core::io::Geometry;
-use bench_core::plan::{default_name, expand};
+use bench_core::plan::{default_name, expand, PlanError};
 use bench_core::profile::{profile, PROFILES};
 use bench_core::result::TargetInfo;
 use bench_core::size::{parse_size, EXPECTED};
@@ -615,7 +615,12 @@ pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, C
                 }
                 Err(e) => match origin {
                     Origin::User(i) => {
-                        return err(format!("tests[{i}] ({}) on {}: {e}", spec.name, t.info.path));
+                        let field = match &e {
+                            PlanError::NotAligned { field, .. }
+                            | PlanError::TooSmall { field, .. }
+                            | PlanError::OutOfRange { field, .. } => field,
+                        };
+                        return err(format!("tests[{i}].{field} ({}) on {}: {e}", spec.name, t.info.path));
                     }
                     Origin::Profile(_) => Action::Skip(format!("does not fit this target: {e}")),
                 },

@@ -1,0 +1,393 @@
+//! End-to-end tests of `bootbench-init`: the simulated pipeline (compared
+//! with a snapshot), real runs on loop devices over files in /dev/shm (the
+//! tests create and remove them; they need root and `losetup`), the write
+//! interlock, and bad input.
+//!
+//! Regenerate the snapshot with `UPDATE_SNAPSHOTS=1 cargo test -p bootbench-init --test cli`.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bench_core::spec::Workload;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bootbench-init");
+const PHRASE: &str = "I understand this destroys data";
+const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+fn unique(name: &str) -> String {
+    format!("bootbench-cli-{}-{}-{name}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run bootbench-init")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn schema(name: &str) -> Value {
+    let p = Path::new(MANIFEST).join("..").join("schema").join(name);
+    serde_json::from_str(&std::fs::read_to_string(&p).expect("read schema")).expect("schema is JSON")
+}
+
+fn assert_valid(schema_name: &str, doc: &Value) {
+    let s = schema(schema_name);
+    let v = jsonschema::validator_for(&s).expect("schema compiles");
+    let errors: Vec<String> = v.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path)).take(10).collect();
+    assert!(errors.is_empty(), "document does not match {schema_name}:\n{}", errors.join("\n"));
+}
+
+/// The results document on stdout of a successful run.
+fn doc_of(o: &Output) -> Value {
+    assert_eq!(o.status.code(), Some(0), "stderr:\n{}", stderr(o));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("stdout is exactly one JSON document");
+    assert_valid("bootbench.result-1.schema.json", &doc);
+    doc
+}
+
+fn tests_of<'a>(doc: &'a Value, target: &str) -> Vec<&'a Value> {
+    doc["tests"].as_array().unwrap().iter().filter(|t| t["target"] == target).collect()
+}
+
+fn workload_writes(name: &str) -> bool {
+    Workload::from_name(name).expect("known workload").writes()
+}
+
+/// A file in /dev/shm (removed on drop).
+struct ShmFile(PathBuf);
+
+impl ShmFile {
+    fn new(name: &str, contents: &[u8]) -> ShmFile {
+        let p = PathBuf::from("/dev/shm").join(unique(name));
+        std::fs::write(&p, contents).expect("write /dev/shm file");
+        ShmFile(p)
+    }
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for ShmFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A loop device with direct I/O over a 64 MiB file in /dev/shm; detached
+/// and deleted on drop.
+struct Loop {
+    dev: String,
+    file: ShmFile,
+}
+
+impl Loop {
+    /// `writes`: bytes to put into the backing file first (signatures).
+    fn new(writes: &[(usize, &[u8])]) -> Loop {
+        let mut data = vec![0u8; 64 << 20];
+        // Non-zero, position-dependent contents, so a write shows in the hash.
+        for (i, b) in data.iter_mut().enumerate().skip(128 << 10) {
+            *b = u8::try_from((i / 4096) % 251).unwrap();
+        }
+        for (off, bytes) in writes {
+            data[*off..*off + bytes.len()].copy_from_slice(bytes);
+        }
+        let file = ShmFile::new("loop.img", &data);
+        let o = Command::new("losetup")
+            .args(["--direct-io=on", "-f", "--show", file.path()])
+            .output()
+            .expect("losetup (util-linux) must be installed; these tests run as root");
+        assert!(o.status.success(), "losetup failed (root needed): {}", String::from_utf8_lossy(&o.stderr));
+        let dev = String::from_utf8(o.stdout).unwrap().trim().to_string();
+        Loop { dev, file }
+    }
+
+    /// A hash of the whole backing file.
+    fn hash(&self) -> u64 {
+        let data = std::fs::read(&self.file.0).unwrap();
+        let mut h = DefaultHasher::new();
+        data.hash(&mut h);
+        h.finish()
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// A config file (removed on drop).
+fn config(json: &Value) -> ShmFile {
+    assert_valid("bootbench.config-1.schema.json", json);
+    ShmFile::new("config.json", serde_json::to_string_pretty(json).unwrap().as_bytes())
+}
+
+// ---------------------------------------------------------------- simulate
+
+/// The document without the fields that change from run to run or machine
+/// to machine.
+fn normalised(mut doc: Value) -> Value {
+    doc["run"]["started_unix_ns"] = Value::from(0);
+    doc["run"]["duration_ns"] = Value::from(0);
+    for k in ["hostname", "cpu_model", "cores", "memory_bytes", "kernel"] {
+        doc["host"][k] = Value::Null;
+    }
+    doc
+}
+
+#[test]
+fn simulate_quick_full_pipeline_is_deterministic_and_matches_the_snapshot() {
+    let a = run(&["run", "--simulate", "--profile", "quick"]);
+    let doc = doc_of(&a);
+    assert_eq!(doc["run"]["simulated"], true);
+    assert_eq!(doc["run"]["status"], "ok");
+    let targets: Vec<&str> = doc["targets"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap()).collect();
+    assert_eq!(targets, vec!["sim:hdd:1G", "sim:ssd:256M"]);
+    for t in &targets {
+        let tests = tests_of(&doc, t);
+        for w in Workload::ALL {
+            let found: Vec<_> = tests.iter().filter(|x| x["workload"] == w.name()).collect();
+            assert!(!found.is_empty(), "{} missing on {t}", w.name());
+            for x in found {
+                assert_eq!(x["status"]["state"], "ok", "{} on {t}: {}", w.name(), x["status"]);
+            }
+        }
+    }
+    // The summary table goes to stderr, with its unit.
+    assert!(stderr(&a).contains("MB/s"), "{}", stderr(&a));
+
+    let b = run(&["run", "--simulate", "--profile", "quick"]);
+    let doc_b = doc_of(&b);
+    assert_ne!(doc["run"]["started_unix_ns"], Value::from(0));
+    assert_eq!(normalised(doc.clone()), normalised(doc_b), "two simulated runs differ");
+
+    let snap_path = Path::new(MANIFEST).join("tests/snapshots/simulate_quick.json");
+    let got = serde_json::to_string_pretty(&normalised(doc)).unwrap() + "\n";
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(snap_path.parent().unwrap()).unwrap();
+        std::fs::write(&snap_path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&snap_path).expect("snapshot exists (UPDATE_SNAPSHOTS=1 makes it)");
+    assert!(got == want, "simulated results differ from {}; rerun with UPDATE_SNAPSHOTS=1 if the change is intended", snap_path.display());
+}
+
+#[test]
+fn simulate_writes_results_to_out_and_never_overwrites() {
+    let dir = PathBuf::from("/dev/shm").join(unique("outdir"));
+    std::fs::create_dir(&dir).unwrap();
+    let out = dir.join("r.json");
+    let out_s = out.to_str().unwrap();
+    let cfg = config(&serde_json::json!({"tests": [{"workload": "rand_read", "runtime": "100ms"}]}));
+    let o = run(&["run", "--simulate", "--config", cfg.path(), "--target", "sim:ssd:64M", "--out", out_s]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "nothing on stdout with --out");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_valid("bootbench.result-1.schema.json", &doc);
+    assert_eq!(doc["tests"][0]["status"]["state"], "ok");
+    // Only the results file is left in the directory (no temp file).
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+
+    let before = std::fs::read(&out).unwrap();
+    let o = run(&["run", "--simulate", "--config", cfg.path(), "--out", out_s]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("exists") && stderr(&o).contains(out_s), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), before, "an existing results file is never overwritten");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn help_version_and_bad_options() {
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("bootbench-init run"));
+    let o = run(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(env!("CARGO_PKG_VERSION")));
+    for args in [&["run", "--bogus"][..], &["frob"], &[], &["validate"]] {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(o.stdout.is_empty());
+    }
+    assert!(stderr(&run(&["run", "--bogus"])).contains("--bogus"));
+}
+
+// ---------------------------------------------------------------- loop devices
+
+#[test]
+fn quick_profile_on_a_loop_device_reads_and_skips_writes_without_destructive() {
+    let lo = Loop::new(&[]);
+    let before = lo.hash();
+    let cfg = config(&serde_json::json!({"profile": "quick", "defaults": {"runtime": "200ms"}}));
+    let doc = doc_of(&run(&["run", "--config", cfg.path(), "--target", &lo.dev]));
+    assert_eq!(doc["run"]["simulated"], false);
+    assert_eq!(doc["targets"][0]["kind"], "block");
+    assert_eq!(doc["targets"][0]["writable"], false);
+    let tests = tests_of(&doc, &lo.dev);
+    for w in Workload::ALL {
+        let t: Vec<_> = tests.iter().filter(|t| t["workload"] == w.name()).collect();
+        assert!(!t.is_empty(), "{} missing", w.name());
+        for t in t {
+            if w.writes() {
+                assert_eq!(t["status"]["state"], "skipped", "{}", t["name"]);
+                assert!(t["status"]["reason"].as_str().unwrap().contains("destructive"), "{}", t["status"]);
+                assert!(t["steps"].as_array().unwrap().is_empty());
+            } else {
+                assert_eq!(t["status"]["state"], "ok", "{}: {}", t["name"], t["status"]);
+                assert!(!t["steps"].as_array().unwrap().is_empty());
+            }
+        }
+    }
+    assert_eq!(lo.hash(), before, "a read-only run changed the device");
+}
+
+#[test]
+fn writes_change_only_the_permitted_target() {
+    let a = Loop::new(&[]);
+    let b = Loop::new(&[]);
+    let (a0, b0) = (a.hash(), b.hash());
+    let cfg = config(&serde_json::json!({
+        "profile": "quick",
+        "targets": [a.dev, {"path": b.dev}],
+        "defaults": {"runtime": "200ms"},
+        "destructive": {"confirm": PHRASE, "targets": [a.dev]}
+    }));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    assert_eq!(doc["targets"][0]["writable"], true);
+    assert_eq!(doc["targets"][1]["writable"], false);
+    let mut wrote = 0;
+    for t in tests_of(&doc, &a.dev) {
+        assert_eq!(t["status"]["state"], "ok", "{} on A: {}", t["name"], t["status"]);
+        wrote += usize::from(workload_writes(t["workload"].as_str().unwrap()));
+    }
+    assert!(wrote >= 4, "every write workload ran on A");
+    for t in tests_of(&doc, &b.dev) {
+        let want = if workload_writes(t["workload"].as_str().unwrap()) { "skipped" } else { "ok" };
+        assert_eq!(t["status"]["state"], want, "{} on B", t["name"]);
+    }
+    assert_ne!(a.hash(), a0, "the permitted target was written");
+    assert_eq!(b.hash(), b0, "the other target is unchanged");
+}
+
+#[test]
+fn signatures_refuse_writes_unless_overwriting_is_allowed() {
+    let ext4 = Loop::new(&[(1080, &[0x53, 0xEF])]);
+    let gpt = Loop::new(&[(510, &[0x55, 0xAA]), (512, b"EFI PART")]);
+    for (lo, what) in [(&ext4, "ext2/3/4 filesystem"), (&gpt, "GPT partition table")] {
+        let before = lo.hash();
+        let test = serde_json::json!([{"workload": "seq_write", "bs": "64k", "size": "1M"}]);
+        let cfg = config(&serde_json::json!({
+            "tests": test, "targets": [lo.dev], "destructive": {"confirm": PHRASE, "targets": [lo.dev]}
+        }));
+        let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+        let t = &doc["tests"][0];
+        assert_eq!(t["status"]["state"], "skipped");
+        let reason = t["status"]["reason"].as_str().unwrap();
+        assert!(reason.contains(what) && reason.contains("allow_overwrite_signatures"), "{reason}");
+        assert_eq!(doc["targets"][0]["write_refusal"].as_str(), Some(reason));
+        assert_eq!(lo.hash(), before);
+
+        let cfg = config(&serde_json::json!({
+            "tests": test, "targets": [lo.dev],
+            "destructive": {"confirm": PHRASE, "targets": [lo.dev], "allow_overwrite_signatures": true}
+        }));
+        let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+        assert_eq!(doc["tests"][0]["status"]["state"], "ok", "{}", doc["tests"][0]["status"]);
+        assert_ne!(lo.hash(), before);
+    }
+}
+
+#[test]
+fn wrong_phrase_skips_writes_with_the_reason() {
+    let lo = Loop::new(&[]);
+    let before = lo.hash();
+    let cfg = config(&serde_json::json!({
+        "tests": [{"workload": "rand_write", "runtime": "100ms"}, {"workload": "rand_read", "runtime": "100ms"}],
+        "targets": [lo.dev],
+        "destructive": {"confirm": "yes please", "targets": [lo.dev]}
+    }));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    assert_eq!(doc["tests"][0]["status"]["state"], "skipped");
+    let reason = doc["tests"][0]["status"]["reason"].as_str().unwrap();
+    assert!(reason.contains("confirm") && reason.contains("yes please") && reason.contains(PHRASE), "{reason}");
+    assert_eq!(doc["tests"][1]["status"]["state"], "ok");
+    assert_eq!(lo.hash(), before);
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message_and_writes_nothing() {
+    let lo = Loop::new(&[]);
+    let before = lo.hash();
+    let dev = lo.dev.as_str();
+    let destructive = serde_json::json!({"confirm": PHRASE, "targets": [dev]});
+    let with = |tests: Value| serde_json::json!({"tests": tests, "targets": [dev], "destructive": destructive}).to_string();
+    let missing = format!("/dev/shm/{}", unique("missing"));
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        ("malformed JSON", format!("{{\"tests\": [{{\"workload\": \"seq_write\"}}], \"targets\": [\"{dev}\"]"), vec!["line", "column"]),
+        ("unknown key", with(serde_json::json!([{"workload": "seq_write", "bsize": "4k"}])), vec!["bsize", "line"]),
+        ("bad size", with(serde_json::json!([{"workload": "seq_write", "bs": "4q"}])), vec!["tests[0].bs", "\"4q\"", "4k"]),
+        ("unaligned bs", with(serde_json::json!([{"workload": "seq_write", "bs": 1000}])), vec!["tests[0].bs", "1000", "512"]),
+        (
+            "missing target",
+            serde_json::json!({"tests": [{"workload": "seq_write"}], "targets": [missing], "destructive": destructive}).to_string(),
+            vec!["targets[0]", &missing],
+        ),
+        ("too small", with(serde_json::json!([{"workload": "seq_write", "size": "1G"}])), vec!["tests[0].size", "1073741824", "67108864"]),
+        (
+            "unknown profile",
+            serde_json::json!({"profile": "fast", "targets": [dev], "destructive": destructive}).to_string(),
+            vec!["profile", "\"fast\"", "quick"],
+        ),
+        ("unknown workload", with(serde_json::json!([{"workload": "rand_reed"}])), vec!["tests[0].workload", "rand_reed", "rand_read"]),
+        ("bad duration", with(serde_json::json!([{"workload": "seq_write", "runtime": "5q"}])), vec!["tests[0].runtime", "5q"]),
+    ];
+    for (what, text, wants) in cases {
+        let cfg = ShmFile::new("bad.json", text.as_bytes());
+        for cmd in ["run", "validate"] {
+            let args: Vec<&str> = if cmd == "run" { vec!["run", "--config", cfg.path()] } else { vec!["validate", cfg.path()] };
+            let o = run(&args);
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{what} ({cmd}): {e}");
+            assert!(o.stdout.is_empty(), "{what} ({cmd}): stdout must be empty");
+            for w in &wants {
+                assert!(e.contains(w), "{what} ({cmd}): {w:?} not in: {e}");
+            }
+            assert_eq!(e.trim().lines().count(), 1, "{what} ({cmd}): one line: {e}");
+        }
+    }
+    // --target naming a missing path.
+    let o = run(&["run", "--profile", "quick", "--target", &missing]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--target") && stderr(&o).contains(&missing), "{}", stderr(&o));
+    assert_eq!(lo.hash(), before, "bad input wrote to the device");
+}
+
+#[test]
+fn validate_prints_the_plan() {
+    let a = Loop::new(&[]);
+    let b = Loop::new(&[]);
+    let cfg = config(&serde_json::json!({
+        "targets": [a.dev, b.dev],
+        "tests": [{"workload": "rand_read", "name": "rr"}, {"workload": "seq_write", "bs": "1M"}],
+        "destructive": {"confirm": PHRASE, "targets": [{"path": a.dev}]}
+    }));
+    let o = run(&["validate", cfg.path()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let line = |dev: &str| text.lines().find(|l| l.starts_with(&format!("target {dev}:"))).unwrap_or_default().to_string();
+    assert!(line(&a.dev).contains("writable: yes"), "{text}");
+    assert!(line(&b.dev).contains("writable: no") && line(&b.dev).contains("does not name"), "{text}");
+    assert!(line(&a.dev).contains("67108864 B"), "{text}");
+    assert!(text.contains("rr (rand_read): 1 step(s)"), "{text}");
+    assert!(text.contains("(seq_write): skipped: writes refused"), "{text}");
+    // --target replaces the config's targets.
+    let o = run(&["validate", cfg.path(), "--target", &b.dev]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains(&format!("target {}:", b.dev)) && !text.contains(&format!("target {}:", a.dev)), "{text}");
+}
