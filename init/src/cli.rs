@@ -75,7 +75,10 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         "run" | "validate" => {}
         other => return Err(format!("{other:?} is not a command; expected run or validate")),
     }
-    let mut a = Args { command: first.clone(), ..Args::default() };
+    let mut a = Args {
+        command: first.clone(),
+        ..Args::default()
+    };
     let validate = first == "validate";
     while let Some(arg) = it.next() {
         let (opt, inline) = match arg.split_once('=') {
@@ -168,7 +171,10 @@ fn run(a: &Args) -> i32 {
 
     let mut doc = ResultDoc {
         schema: SCHEMA.to_string(),
-        tool: Tool { name: "bootbench".to_string(), version: env!("CARGO_PKG_VERSION").to_string() },
+        tool: Tool {
+            name: "bootbench".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
         run: RunInfo {
             profile: plan.profile.clone(),
             config_source: plan.config_source.clone(),
@@ -187,25 +193,40 @@ fn run(a: &Args) -> i32 {
     let total = plan.items.len();
     let mut failure: Option<String> = None;
     for ti in 0..plan.targets.len() {
-        let items: Vec<(usize, PlanItem)> =
-            plan.items.iter().enumerate().filter(|(_, it)| it.target == ti).map(|(i, it)| (i, it.clone())).collect();
+        let items: Vec<(usize, PlanItem)> = plan
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| it.target == ti)
+            .map(|(i, it)| (i, it.clone()))
+            .collect();
         if let Some(f) = &failure {
             for (_, item) in &items {
-                doc.tests.push(skipped(item, &plan, &format!("not run: the run stopped early ({f})")));
+                doc.tests
+                    .push(skipped(item, &plan, &format!("not run: the run stopped early ({f})")));
             }
             continue;
         }
         let path = plan.targets[ti].info.path.clone();
         if let Some(sim) = plan.targets[ti].sim {
-            let model = if sim.hdd { SimModel::hdd(sim.size) } else { SimModel::ssd(sim.size) };
+            let model = if sim.hdd {
+                SimModel::hdd(sim.size)
+            } else {
+                SimModel::ssd(sim.size)
+            };
             // A simulated disk holds no data: it is always writable.
             let disk = SimDisk::new(model, true);
-            let mut runner = SerialRunner { target: &disk, clock: &disk.clock };
+            let mut runner = SerialRunner {
+                target: &disk,
+                clock: &disk.clock,
+            };
             run_items(&items, total, &path, &plan, &mut runner, &mut doc.tests);
         } else {
             let permit = plan.targets[ti].permit.take();
             if permit.is_some() {
-                eprintln!("bootbench-init: {path} may be written (named in \"destructive\"); its data will be destroyed");
+                eprintln!(
+                    "bootbench-init: {path} may be written (named in \"destructive\"); its data will be destroyed"
+                );
             }
             match DevTarget::open(&path, permit) {
                 Ok(dev) => {
@@ -259,7 +280,9 @@ fn skipped(item: &PlanItem, plan: &Plan, reason: &str) -> TestResult {
         workload: item.spec.workload,
         target: plan.targets[item.target].info.path.clone(),
         params: item.spec.params.clone(),
-        status: Status::Skipped { reason: reason.to_string() },
+        status: Status::Skipped {
+            reason: reason.to_string(),
+        },
         steps: Vec::new(),
         summary: Summary::default(),
     }
@@ -325,8 +348,10 @@ mod tests {
 
     #[test]
     fn parses_run_and_validate() {
-        let c = parse_args(&args("run --config c.json --profile quick --target /dev/a --target=/dev/b --out r.json --simulate"))
-            .unwrap();
+        let c = parse_args(&args(
+            "run --config c.json --profile quick --target /dev/a --target=/dev/b --out r.json --simulate",
+        ))
+        .unwrap();
         let Command::Go(a) = c else { panic!("{c:?}") };
         assert_eq!(a.command, "run");
         assert_eq!(a.config.as_deref(), Some("c.json"));
@@ -335,7 +360,9 @@ mod tests {
         assert_eq!(a.overrides.targets, vec!["/dev/a", "/dev/b"]);
         assert!(a.overrides.simulate);
 
-        let Command::Go(v) = parse_args(&args("validate c.json --target /dev/a")).unwrap() else { panic!() };
+        let Command::Go(v) = parse_args(&args("validate c.json --target /dev/a")).unwrap() else {
+            panic!()
+        };
         assert_eq!((v.command.as_str(), v.config.as_deref()), ("validate", Some("c.json")));
         assert_eq!(parse_args(&args("--help")), Ok(Command::Help));
         assert_eq!(parse_args(&args("run --help")), Ok(Command::Help));

@@ -120,7 +120,10 @@ impl<'de> Deserialize<'de> for RawTarget {
                 f.write_str("a path string or an object with one of \"path\", \"serial\", \"wwn\"")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawTarget, E> {
-                Ok(RawTarget(TargetObj { path: Some(v.to_string()), ..TargetObj::default() }))
+                Ok(RawTarget(TargetObj {
+                    path: Some(v.to_string()),
+                    ..TargetObj::default()
+                }))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawTarget, A::Error> {
                 TargetObj::deserialize(de::value::MapAccessDeserializer::new(map)).map(RawTarget)
@@ -290,15 +293,17 @@ pub fn parse_duration(v: &Scalar) -> Result<Nanos, &'static str> {
 
 fn secs_f64(x: f64) -> Option<Nanos> {
     let ns = (x * 1e9).round();
-    // 1.8e19 ns is above u64::MAX; the check keeps the cast exact.
+    // Below 1.8e19 (< u64::MAX) and not negative: the cast is exact to the ns.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    (x.is_finite() && ns >= 0.0 && ns < 1.8e19).then(|| Nanos(ns as u64))
+    (x.is_finite() && (0.0..1.8e19).contains(&ns)).then_some(Nanos(ns as u64))
 }
 
 fn size_of(v: &Scalar, at: &str) -> Result<u64, ConfigError> {
     match v {
         Scalar::Int(n) => Ok(*n),
-        Scalar::Str(s) => parse_size(s.trim()).map_err(|e| ConfigError(format!("{at}: {v} is not a size: {e}; expected {EXPECTED}"))),
+        Scalar::Str(s) => {
+            parse_size(s.trim()).map_err(|e| ConfigError(format!("{at}: {v} is not a size: {e}; expected {EXPECTED}")))
+        }
         Scalar::Float(_) => err(format!("{at}: {v} is not a size; expected {EXPECTED}")),
     }
 }
@@ -306,7 +311,10 @@ fn size_of(v: &Scalar, at: &str) -> Result<u64, ConfigError> {
 fn int_of(v: &Scalar, at: &str, expected: &str) -> Result<u64, ConfigError> {
     match v {
         Scalar::Int(n) => Ok(*n),
-        Scalar::Str(s) => s.trim().parse::<u64>().or_else(|_| err(format!("{at}: {v} is not a whole number; expected {expected}"))),
+        Scalar::Str(s) => s
+            .trim()
+            .parse::<u64>()
+            .or_else(|_| err(format!("{at}: {v} is not a whole number; expected {expected}"))),
         Scalar::Float(_) => err(format!("{at}: {v} is not a whole number; expected {expected}")),
     }
 }
@@ -401,7 +409,10 @@ pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(Test
     apply(&mut base, &defaults, "defaults")?;
     if let Some(name) = profile_name {
         let Some(tests) = profile(name) else {
-            return err(format!("profile: {name:?} is not a profile; expected one of {}", PROFILES.join(", ")));
+            return err(format!(
+                "profile: {name:?} is not a profile; expected one of {}",
+                PROFILES.join(", ")
+            ));
         };
         for (i, mut spec) in tests.into_iter().enumerate() {
             if let Some(seed) = raw.seed {
@@ -423,7 +434,11 @@ pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(Test
         };
         let mut params = base.clone();
         apply(&mut params, &t.params(), &at)?;
-        let mut spec = TestSpec { name: String::new(), workload, params };
+        let mut spec = TestSpec {
+            name: String::new(),
+            workload,
+            params,
+        };
         spec.name = match &t.name {
             Some(n) if n.trim().is_empty() => return err(format!("{at}.name: {n:?} is empty; expected a name")),
             Some(n) => n.clone(),
@@ -432,9 +447,11 @@ pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(Test
         out.push((spec, Origin::User(i)));
     }
     if out.is_empty() {
-        return err("nothing to run: give a profile (\"profile\" in the config or --profile NAME) or \"tests\"; profiles: "
-            .to_string()
-            + &PROFILES.join(", "));
+        return err(
+            "nothing to run: give a profile (\"profile\" in the config or --profile NAME) or \"tests\"; profiles: "
+                .to_string()
+                + &PROFILES.join(", "),
+        );
     }
     // Unique names: a repeated name gets _2, _3, ...
     let mut seen = std::collections::HashMap::<String, u32>::new();
@@ -472,9 +489,12 @@ pub fn parse_sim(path: &str, at: &str) -> Result<SimSpec, ConfigError> {
         "ssd" => false,
         _ => return err(format!("{at}: {path:?} is not a simulated disk; expected {expected}")),
     };
-    let size = parse_size(size).map_err(|e| ConfigError(format!("{at}: {size:?} is not a size: {e}; expected {EXPECTED}")))?;
+    let size =
+        parse_size(size).map_err(|e| ConfigError(format!("{at}: {size:?} is not a size: {e}; expected {EXPECTED}")))?;
     if size < 1 << 20 {
-        return err(format!("{at}: {path:?} is too small; expected a simulated disk of at least 1M"));
+        return err(format!(
+            "{at}: {path:?} is too small; expected a simulated disk of at least 1M"
+        ));
     }
     Ok(SimSpec { hdd, size })
 }
@@ -535,7 +555,8 @@ pub struct Plan {
 pub fn load(config: Option<&str>, ov: &Overrides) -> Result<Plan, ConfigError> {
     let (raw, source) = match config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("--config: cannot read {path:?}: {e}")))?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| ConfigError(format!("--config: cannot read {path:?}: {e}")))?;
             (parse(&text, path)?, path.to_string())
         }
         None => (RawConfig::default(), "command-line".to_string()),
@@ -564,7 +585,10 @@ pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, C
         }
     }
     if refs.is_empty() && ov.simulate {
-        refs = DEFAULT_SIM_TARGETS.iter().map(|p| (TargetRef::Path((*p).to_string()), "--simulate".to_string())).collect();
+        refs = DEFAULT_SIM_TARGETS
+            .iter()
+            .map(|p| (TargetRef::Path((*p).to_string()), "--simulate".to_string()))
+            .collect();
     }
     if refs.is_empty() {
         return err("targets: none given; expected \"targets\" in the config or --target PATH");
@@ -587,9 +611,19 @@ pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, C
 
     let mut targets: Vec<PlannedTarget> = Vec::new();
     for (r, at) in &refs {
-        let t = if ov.simulate { sim_target(r, at)? } else { real_target(r, at)? };
-        if targets.iter().any(|o| o.info.path == t.info.path || same_file(&o.info.path, &t.info.path)) {
-            return err(format!("{at}: {:?} is named twice; expected each target once", t.info.path));
+        let t = if ov.simulate {
+            sim_target(r, at)?
+        } else {
+            real_target(r, at)?
+        };
+        if targets
+            .iter()
+            .any(|o| o.info.path == t.info.path || same_file(&o.info.path, &t.info.path))
+        {
+            return err(format!(
+                "{at}: {:?} is named twice; expected each target once",
+                t.info.path
+            ));
         }
         targets.push(t);
     }
@@ -598,7 +632,12 @@ pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, C
     for (ti, t) in targets.iter_mut().enumerate() {
         let wants_write = tests.iter().any(|(s, _)| s.workload.writes());
         if wants_write && t.sim.is_none() {
-            match safety::grant(destructive.as_ref(), &t.info.path, t.info.serial.as_deref(), t.info.wwn.as_deref()) {
+            match safety::grant(
+                destructive.as_ref(),
+                &t.info.path,
+                t.info.serial.as_deref(),
+                t.info.wwn.as_deref(),
+            ) {
                 Ok(p) => t.permit = Some(p),
                 Err(r) => t.info.write_refusal = Some(r.to_string()),
             }
@@ -608,7 +647,12 @@ pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, C
             let action = match expand(spec, &t.geometry) {
                 Ok(steps) => {
                     if spec.workload.writes() && !t.info.writable {
-                        Action::Skip(t.info.write_refusal.clone().unwrap_or_else(|| "writes refused".to_string()))
+                        Action::Skip(
+                            t.info
+                                .write_refusal
+                                .clone()
+                                .unwrap_or_else(|| "writes refused".to_string()),
+                        )
                     } else {
                         Action::Run(steps)
                     }
@@ -625,7 +669,11 @@ pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, C
                     Origin::Profile(_) => Action::Skip(format!("does not fit this target: {e}")),
                 },
             };
-            items.push(PlanItem { target: ti, spec: spec.clone(), action });
+            items.push(PlanItem {
+                target: ti,
+                spec: spec.clone(),
+                action,
+            });
         }
     }
 
@@ -649,32 +697,54 @@ fn same_file(a: &str, b: &str) -> bool {
 
 fn sim_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
     let TargetRef::Path(path) = r else {
-        return err(format!("{at}: {r} cannot be simulated; expected a path sim:hdd:SIZE or sim:ssd:SIZE"));
+        return err(format!(
+            "{at}: {r} cannot be simulated; expected a path sim:hdd:SIZE or sim:ssd:SIZE"
+        ));
     };
     let sim = parse_sim(path, at)?;
     let logical_block = 512;
     let info = TargetInfo {
         path: path.clone(),
         kind: "simulated".to_string(),
-        model: Some(if sim.hdd { "simulated 7200 rpm-like HDD" } else { "simulated SSD" }.to_string()),
+        model: Some(
+            if sim.hdd {
+                "simulated 7200 rpm-like HDD"
+            } else {
+                "simulated SSD"
+            }
+            .to_string(),
+        ),
         size_bytes: sim.size,
         logical_block_size: logical_block,
         physical_block_size: logical_block,
         rotational: Some(sim.hdd),
         ..TargetInfo::default()
     };
-    let geometry = Geometry { size: sim.size, logical_block, physical_block: logical_block };
-    Ok(PlannedTarget { info, geometry, permit: None, sim: Some(sim) })
+    let geometry = Geometry {
+        size: sim.size,
+        logical_block,
+        physical_block: logical_block,
+    };
+    Ok(PlannedTarget {
+        info,
+        geometry,
+        permit: None,
+        sim: Some(sim),
+    })
 }
 
 fn real_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
     let info = match r {
         TargetRef::Path(p) => {
             if p.starts_with("sim:") {
-                return err(format!("{at}: {p:?} is a simulated disk; expected a real path, or run with --simulate"));
+                return err(format!(
+                    "{at}: {p:?} is a simulated disk; expected a real path, or run with --simulate"
+                ));
             }
             if let Err(e) = std::fs::metadata(p) {
-                return err(format!("{at}: {p:?} cannot be used: {e}; expected an existing block device or file"));
+                return err(format!(
+                    "{at}: {p:?} cannot be used: {e}; expected an existing block device or file"
+                ));
             }
             identity::describe(p).map_err(|e| ConfigError(format!("{at}: {p:?} cannot be described: {e}")))?
         }
@@ -686,15 +756,27 @@ fn real_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
         physical_block: info.physical_block_size,
     };
     if geometry.size == 0 {
-        return err(format!("{at}: {:?} is empty (0 bytes); expected a target with data", info.path));
+        return err(format!(
+            "{at}: {:?} is empty (0 bytes); expected a target with data",
+            info.path
+        ));
     }
-    Ok(PlannedTarget { info, geometry, permit: None, sim: None })
+    Ok(PlannedTarget {
+        info,
+        geometry,
+        permit: None,
+        sim: None,
+    })
 }
 
 /// The whole disk under /sys/class/block whose serial or WWN `r` names.
 fn find_disk(r: &TargetRef, at: &str) -> Result<TargetInfo, ConfigError> {
     let mut names: Vec<String> = std::fs::read_dir("/sys/class/block")
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     names.sort();
     let mut found: Vec<TargetInfo> = Vec::new();
@@ -710,7 +792,9 @@ fn find_disk(r: &TargetRef, at: &str) -> Result<TargetInfo, ConfigError> {
     }
     match found.len() {
         1 => Ok(found.remove(0)),
-        0 => err(format!("{at}: no whole disk has {r}; expected a disk present on this machine")),
+        0 => err(format!(
+            "{at}: no whole disk has {r}; expected a disk present on this machine"
+        )),
         _ => err(format!("{at}: several disks have {r}; expected a unique serial or WWN")),
     }
 }
@@ -746,7 +830,13 @@ pub fn describe_plan(plan: &Plan) -> String {
             if i.writable { "yes".to_string() } else { format!("no{}", i.write_refusal.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()) }
         );
         for (n, item) in plan.items.iter().filter(|it| it.target == ti).enumerate() {
-            let _ = write!(s, "  test {}: {} ({}): ", n + 1, item.spec.name, item.spec.workload.name());
+            let _ = write!(
+                s,
+                "  test {}: {} ({}): ",
+                n + 1,
+                item.spec.name,
+                item.spec.workload.name()
+            );
             match &item.action {
                 Action::Skip(why) => {
                     let _ = writeln!(s, "skipped: {why}");
@@ -761,7 +851,10 @@ pub fn describe_plan(plan: &Plan) -> String {
                                 (None, None, Some(n)) => format!("{n} I/Os/job"),
                                 _ => "unbounded".to_string(),
                             };
-                            format!("{} (bs {} B, QD{}, {} job(s), {})", st.label, st.bs, st.iodepth, st.jobs, bound)
+                            format!(
+                                "{} (bs {} B, QD{}, {} job(s), {})",
+                                st.label, st.bs, st.iodepth, st.jobs, bound
+                            )
                         })
                         .collect();
                     let _ = writeln!(s, "{} step(s): {}", steps.len(), labels.join(", "));
@@ -787,14 +880,12 @@ mod tests {
 
     #[test]
     fn parses_the_documented_example() {
-        let c = raw(
-            r#"{ "profile": "quick", "seed": 42,
+        let c = raw(r#"{ "profile": "quick", "seed": 42,
                  "targets": ["/dev/loop0", {"path": "/dev/sdb"}, {"serial": "S3Z"}, {"wwn": "0x5002"}],
                  "defaults": { "runtime": "2s", "bs": "8k" },
                  "tests": [ {"workload": "rand_read", "name": "x", "iodepth": 32, "bs": 4096} ],
                  "destructive": { "confirm": "I understand this destroys data", "targets": ["/dev/loop0"],
-                                  "allow_overwrite_signatures": false } }"#,
-        );
+                                  "allow_overwrite_signatures": false } }"#);
         assert_eq!(c.profile.as_deref(), Some("quick"));
         assert_eq!(c.seed, Some(42));
         let refs: Vec<TargetRef> = c.targets.iter().map(|t| t.to_ref("t").unwrap()).collect();
@@ -816,21 +907,34 @@ mod tests {
         let cases = [
             ("{\"profile\": \"quick\",}", "line 1"),
             ("{\"profil\": \"quick\"}", "unknown field `profil`"),
-            ("{\"tests\": [{\"workload\": \"rand_read\", \"bsize\": 4}]}", "unknown field `bsize`"),
+            (
+                "{\"tests\": [{\"workload\": \"rand_read\", \"bsize\": 4}]}",
+                "unknown field `bsize`",
+            ),
             ("{\"defaults\": {\"iodeph\": 4}}", "unknown field `iodeph`"),
-            ("{\"targets\": [{\"path\": \"/x\", \"colour\": 1}]}", "unknown field `colour`"),
+            (
+                "{\"targets\": [{\"path\": \"/x\", \"colour\": 1}]}",
+                "unknown field `colour`",
+            ),
             ("{\"destructive\": {\"confrim\": \"x\"}}", "unknown field `confrim`"),
             ("{\"tests\": [{\"bs\": 4}]}", "missing field `workload`"),
         ];
         for (text, want) in cases {
             let e = parse(text, "t.json").unwrap_err().0;
-            assert!(e.contains(want) && e.contains("t.json") && e.contains("column"), "{text}: {e}");
+            assert!(
+                e.contains(want) && e.contains("t.json") && e.contains("column"),
+                "{text}: {e}"
+            );
         }
     }
 
     #[test]
     fn target_forms() {
-        let bad = [r#"{"targets":[{}]}"#, r#"{"targets":[{"path":"/a","serial":"b"}]}"#, r#"{"targets":[""]}"#];
+        let bad = [
+            r#"{"targets":[{}]}"#,
+            r#"{"targets":[{"path":"/a","serial":"b"}]}"#,
+            r#"{"targets":[""]}"#,
+        ];
         for text in bad {
             let e = raw(text).targets[0].to_ref("targets[0]").unwrap_err().0;
             assert!(e.starts_with("targets[0]: "), "{e}");
@@ -854,7 +958,12 @@ mod tests {
         for (v, ns) in ok {
             assert_eq!(parse_duration(&v), Ok(Nanos(ns)), "{v}");
         }
-        for v in [Scalar::Str("5q".into()), Scalar::Str("".into()), Scalar::Str("s".into()), Scalar::Float(-1.0)] {
+        for v in [
+            Scalar::Str("5q".into()),
+            Scalar::Str("".into()),
+            Scalar::Str("s".into()),
+            Scalar::Float(-1.0),
+        ] {
             assert!(parse_duration(&v).is_err(), "{v}");
         }
     }
@@ -876,17 +985,44 @@ mod tests {
         assert_eq!(p.runtime, Some(Nanos(3_000_000_000)));
         assert_eq!(p.ramp_time, Nanos(500_000_000));
         assert_eq!(p.sample_interval, Nanos(100_000_000));
-        assert_eq!((p.iodepth, p.jobs, p.rwmixread, p.flush_every, p.points, p.seed), (8, 2, 60, 4, 5, 9));
+        assert_eq!(
+            (p.iodepth, p.jobs, p.rwmixread, p.flush_every, p.points, p.seed),
+            (8, 2, 60, 4, 5, 9)
+        );
 
         let bad = [
-            (r#"{"tests":[{"workload":"rand_read"},{"workload":"rand_read","bs":"4q"}]}"#, "tests[1].bs: \"4q\""),
-            (r#"{"tests":[{"workload":"rand_read","iodepth":0}]}"#, "tests[0].iodepth: 0"),
-            (r#"{"tests":[{"workload":"rand_read","iodepth":-3}]}"#, "tests[0].iodepth: -3"),
-            (r#"{"tests":[{"workload":"rand_rw","rwmixread":101}]}"#, "tests[0].rwmixread: 101"),
-            (r#"{"tests":[{"workload":"rand_read","runtime":"5 parsecs"}]}"#, "tests[0].runtime: \"5 parsecs\""),
-            (r#"{"tests":[{"workload":"rand_read","size":1.5}]}"#, "tests[0].size: 1.5"),
-            (r#"{"tests":[{"workload":"rand_reed"}]}"#, "tests[0].workload: \"rand_reed\""),
-            (r#"{"defaults":{"bs":"x"},"tests":[{"workload":"rand_read"}]}"#, "defaults.bs: \"x\""),
+            (
+                r#"{"tests":[{"workload":"rand_read"},{"workload":"rand_read","bs":"4q"}]}"#,
+                "tests[1].bs: \"4q\"",
+            ),
+            (
+                r#"{"tests":[{"workload":"rand_read","iodepth":0}]}"#,
+                "tests[0].iodepth: 0",
+            ),
+            (
+                r#"{"tests":[{"workload":"rand_read","iodepth":-3}]}"#,
+                "tests[0].iodepth: -3",
+            ),
+            (
+                r#"{"tests":[{"workload":"rand_rw","rwmixread":101}]}"#,
+                "tests[0].rwmixread: 101",
+            ),
+            (
+                r#"{"tests":[{"workload":"rand_read","runtime":"5 parsecs"}]}"#,
+                "tests[0].runtime: \"5 parsecs\"",
+            ),
+            (
+                r#"{"tests":[{"workload":"rand_read","size":1.5}]}"#,
+                "tests[0].size: 1.5",
+            ),
+            (
+                r#"{"tests":[{"workload":"rand_reed"}]}"#,
+                "tests[0].workload: \"rand_reed\"",
+            ),
+            (
+                r#"{"defaults":{"bs":"x"},"tests":[{"workload":"rand_read"}]}"#,
+                "defaults.bs: \"x\"",
+            ),
             (r#"{"profile":"fast"}"#, "profile: \"fast\""),
             (r#"{}"#, "nothing to run"),
         ];
@@ -901,10 +1037,8 @@ mod tests {
 
     #[test]
     fn defaults_seed_and_names() {
-        let c = raw(
-            r#"{"seed": 7, "defaults": {"iodepth": 4},
-                "tests":[{"workload":"rand_read"},{"workload":"rand_read"},{"workload":"seq_read","iodepth":1,"name":"mine"}]}"#,
-        );
+        let c = raw(r#"{"seed": 7, "defaults": {"iodepth": 4},
+                "tests":[{"workload":"rand_read"},{"workload":"rand_read"},{"workload":"seq_read","iodepth":1,"name":"mine"}]}"#);
         let t = tests_of(&c, None).unwrap();
         assert_eq!(t[0].0.params.iodepth, 4);
         assert_eq!(t[0].0.params.seed, 7);
@@ -917,10 +1051,25 @@ mod tests {
 
     #[test]
     fn sim_targets() {
-        assert_eq!(parse_sim("sim:hdd:1G", "x"), Ok(SimSpec { hdd: true, size: 1 << 30 }));
-        assert_eq!(parse_sim("sim:ssd:256M", "x"), Ok(SimSpec { hdd: false, size: 256 << 20 }));
+        assert_eq!(
+            parse_sim("sim:hdd:1G", "x"),
+            Ok(SimSpec {
+                hdd: true,
+                size: 1 << 30
+            })
+        );
+        assert_eq!(
+            parse_sim("sim:ssd:256M", "x"),
+            Ok(SimSpec {
+                hdd: false,
+                size: 256 << 20
+            })
+        );
         for bad in ["sim:tape:1G", "sim:hdd", "sim:hdd:4q", "/dev/sda", "sim:hdd:1k"] {
-            assert!(parse_sim(bad, "--target").unwrap_err().0.starts_with("--target: "), "{bad}");
+            assert!(
+                parse_sim(bad, "--target").unwrap_err().0.starts_with("--target: "),
+                "{bad}"
+            );
         }
     }
 }

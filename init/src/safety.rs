@@ -281,12 +281,20 @@ pub fn grant(
         return Err(Refusal::NotNamed { path: path.to_string() });
     }
     if d.confirm.as_deref() != Some(CONFIRM_PHRASE) {
-        return Err(Refusal::Phrase { given: d.confirm.clone() });
+        return Err(Refusal::Phrase {
+            given: d.confirm.clone(),
+        });
     }
     if !d.allow_overwrite_signatures {
-        let found = signatures(path).map_err(|e| Refusal::Unreadable { path: path.to_string(), error: e.to_string() })?;
+        let found = signatures(path).map_err(|e| Refusal::Unreadable {
+            path: path.to_string(),
+            error: e.to_string(),
+        })?;
         if !found.is_empty() {
-            return Err(Refusal::Signatures { path: path.to_string(), found });
+            return Err(Refusal::Signatures {
+                path: path.to_string(),
+                found,
+            });
         }
     }
     Ok(WritePermit { path: path.to_string() })
@@ -315,7 +323,11 @@ fn same_path(a: &str, b: &str) -> bool {
 /// the hex digits, case-insensitively.
 fn norm_wwn(w: &str) -> String {
     let w = w.trim().to_ascii_lowercase();
-    let w = w.strip_prefix("0x").or_else(|| w.strip_prefix("naa.")).or_else(|| w.strip_prefix("eui.")).unwrap_or(&w);
+    let w = w
+        .strip_prefix("0x")
+        .or_else(|| w.strip_prefix("naa."))
+        .or_else(|| w.strip_prefix("eui."))
+        .unwrap_or(&w);
     w.to_string()
 }
 
@@ -364,7 +376,10 @@ mod tests {
         part_entry[4] = 0x83;
         type Case<'a> = (Vec<(usize, &'a [u8])>, Vec<(&'static str, u64)>);
         let cases: Vec<Case<'_>> = vec![
-            (vec![(510, &[0x55, 0xAA]), (446, &part_entry)], vec![("MBR partition table", 510)]),
+            (
+                vec![(510, &[0x55, 0xAA]), (446, &part_entry)],
+                vec![("MBR partition table", 510)],
+            ),
             (vec![(510, &[0x55, 0xAA])], vec![("MBR boot signature", 510)]),
             (vec![(512, b"EFI PART")], vec![("GPT partition table", 512)]),
             (vec![(4096, b"EFI PART")], vec![("GPT partition table", 4096)]),
@@ -406,14 +421,14 @@ mod tests {
         let size = MIB;
         let md_be = 0xa92b_4efc_u32.to_be_bytes();
         let cases: Vec<Vec<(usize, &[u8])>> = vec![
-            vec![(511, &[0x55, 0xAA])],             // one byte off
-            vec![(513, b"EFI PART")],               // one byte off
-            vec![(1080, &[0xEF, 0x53])],            // big-endian ext magic
-            vec![(54, b"FAT16   ")],                // FAT label without the boot signature
-            vec![(4000, &MD_MAGIC)],                // md magic at no superblock position
-            vec![(0, &md_be)],                      // md magic big-endian
-            vec![(32768, b"CD001")],                // ISO one byte off
-            vec![(0, b"LUKS")],                     // truncated LUKS magic
+            vec![(511, &[0x55, 0xAA])],  // one byte off
+            vec![(513, b"EFI PART")],    // one byte off
+            vec![(1080, &[0xEF, 0x53])], // big-endian ext magic
+            vec![(54, b"FAT16   ")],     // FAT label without the boot signature
+            vec![(4000, &MD_MAGIC)],     // md magic at no superblock position
+            vec![(0, &md_be)],           // md magic big-endian
+            vec![(32768, b"CD001")],     // ISO one byte off
+            vec![(0, b"LUKS")],          // truncated LUKS magic
         ];
         for writes in cases {
             assert!(whats(&image(size, &writes)).is_empty(), "image with {writes:?}");
@@ -425,7 +440,13 @@ mod tests {
         // A 1 MiB device: v0.90 at 1 MiB - 64 KiB, v1.0 at 1 MiB - 8 KiB.
         let img = image(MIB, &[(MIB - 65536, &MD_MAGIC), (MIB - 8192, &MD_MAGIC)]);
         let got = whats(&img);
-        assert_eq!(got, vec![("md superblock v0.90", (MIB - 65536) as u64), ("md superblock v1.0", (MIB - 8192) as u64)]);
+        assert_eq!(
+            got,
+            vec![
+                ("md superblock v0.90", (MIB - 65536) as u64),
+                ("md superblock v1.0", (MIB - 8192) as u64)
+            ]
+        );
     }
 
     struct TempFile(std::path::PathBuf);
@@ -458,7 +479,11 @@ mod tests {
     }
 
     fn d(confirm: Option<&str>, targets: Vec<TargetRef>, allow: bool) -> Destructive {
-        Destructive { confirm: confirm.map(str::to_string), targets, allow_overwrite_signatures: allow }
+        Destructive {
+            confirm: confirm.map(str::to_string),
+            targets,
+            allow_overwrite_signatures: allow,
+        }
     }
 
     #[test]
@@ -474,15 +499,30 @@ mod tests {
         assert_eq!(grant(None, &bp, None, None).unwrap_err(), Refusal::NotDestructive);
         // Not named: other path, or serial/WWN that do not match.
         let other = d(ok, by_path("/dev/shm/other"), false);
-        assert!(matches!(grant(Some(&other), &bp, None, None), Err(Refusal::NotNamed { .. })));
+        assert!(matches!(
+            grant(Some(&other), &bp, None, None),
+            Err(Refusal::NotNamed { .. })
+        ));
         let ser = d(ok, vec![TargetRef::Serial("S1".into())], false);
-        assert!(matches!(grant(Some(&ser), &bp, Some("S2"), None), Err(Refusal::NotNamed { .. })));
-        assert!(matches!(grant(Some(&ser), &bp, None, None), Err(Refusal::NotNamed { .. })));
+        assert!(matches!(
+            grant(Some(&ser), &bp, Some("S2"), None),
+            Err(Refusal::NotNamed { .. })
+        ));
+        assert!(matches!(
+            grant(Some(&ser), &bp, None, None),
+            Err(Refusal::NotNamed { .. })
+        ));
         // Phrase missing or wrong (even by case).
         let none = d(None, by_path(&bp), false);
-        assert_eq!(grant(Some(&none), &bp, None, None).unwrap_err(), Refusal::Phrase { given: None });
+        assert_eq!(
+            grant(Some(&none), &bp, None, None).unwrap_err(),
+            Refusal::Phrase { given: None }
+        );
         let wrong = d(Some("i understand this destroys data"), by_path(&bp), false);
-        assert!(matches!(grant(Some(&wrong), &bp, None, None), Err(Refusal::Phrase { given: Some(_) })));
+        assert!(matches!(
+            grant(Some(&wrong), &bp, None, None),
+            Err(Refusal::Phrase { given: Some(_) })
+        ));
         // Signature present.
         let on_ext = d(ok, by_path(&ep), false);
         match grant(Some(&on_ext), &ep, None, None) {
@@ -491,7 +531,10 @@ mod tests {
         }
         // Unreadable.
         let gone = d(ok, by_path("/nonexistent/bootbench"), false);
-        assert!(matches!(grant(Some(&gone), "/nonexistent/bootbench", None, None), Err(Refusal::Unreadable { .. })));
+        assert!(matches!(
+            grant(Some(&gone), "/nonexistent/bootbench", None, None),
+            Err(Refusal::Unreadable { .. })
+        ));
     }
 
     #[test]

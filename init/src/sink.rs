@@ -44,7 +44,11 @@ impl fmt::Display for SinkError {
                 path.display()
             ),
             SinkError::NoDir { dir } => {
-                write!(f, "--out: directory {} does not exist; expected an existing directory", dir.display())
+                write!(
+                    f,
+                    "--out: directory {} does not exist; expected an existing directory",
+                    dir.display()
+                )
             }
             SinkError::Io { step, path, source } => write!(f, "--out: {step} {} failed: {source}", path.display()),
         }
@@ -64,7 +68,9 @@ fn dir_of(path: &Path) -> PathBuf {
 /// its directory does.
 pub fn check_new(path: &Path) -> Result<(), SinkError> {
     if fs::symlink_metadata(path).is_ok() {
-        return Err(SinkError::Exists { path: path.to_path_buf() });
+        return Err(SinkError::Exists {
+            path: path.to_path_buf(),
+        });
     }
     let dir = dir_of(path);
     if !dir.is_dir() {
@@ -79,20 +85,33 @@ pub fn check_new(path: &Path) -> Result<(), SinkError> {
 pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), SinkError> {
     check_new(path)?;
     let dir = dir_of(path);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     fn io<'p>(step: &'static str, p: &'p Path) -> impl Fn(io::Error) -> SinkError + 'p {
-        move |source| SinkError::Io { step, path: p.to_path_buf(), source }
+        move |source| SinkError::Io {
+            step,
+            path: p.to_path_buf(),
+            source,
+        }
     }
 
     let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(io("create", &tmp))?;
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(io("create", &tmp))?;
         f.write_all(bytes).map_err(io("write", &tmp))?;
         f.sync_all().map_err(io("fsync", &tmp))?;
         drop(f);
         fs::hard_link(&tmp, path).map_err(|e| {
             if e.kind() == io::ErrorKind::AlreadyExists {
-                SinkError::Exists { path: path.to_path_buf() }
+                SinkError::Exists {
+                    path: path.to_path_buf(),
+                }
             } else {
                 io("link", path)(e)
             }
@@ -101,7 +120,9 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), SinkError> {
     // The temp name goes in every case; the data lives on under `path`.
     let _ = fs::remove_file(&tmp);
     result?;
-    File::open(&dir).and_then(|d| d.sync_all()).map_err(io("fsync directory", &dir))?;
+    File::open(&dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io("fsync directory", &dir))?;
     Ok(())
 }
 
@@ -132,7 +153,10 @@ mod tests {
     }
 
     fn entries(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         v.sort();
         v
     }

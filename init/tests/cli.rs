@@ -21,7 +21,11 @@ const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
 static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 fn unique(name: &str) -> String {
-    format!("bootbench-cli-{}-{}-{name}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "bootbench-cli-{}-{}-{name}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 fn run(args: &[&str]) -> Output {
@@ -40,8 +44,16 @@ fn schema(name: &str) -> Value {
 fn assert_valid(schema_name: &str, doc: &Value) {
     let s = schema(schema_name);
     let v = jsonschema::validator_for(&s).expect("schema compiles");
-    let errors: Vec<String> = v.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path)).take(10).collect();
-    assert!(errors.is_empty(), "document does not match {schema_name}:\n{}", errors.join("\n"));
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .take(10)
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "document does not match {schema_name}:\n{}",
+        errors.join("\n")
+    );
 }
 
 /// The results document on stdout of a successful run.
@@ -53,7 +65,12 @@ fn doc_of(o: &Output) -> Value {
 }
 
 fn tests_of<'a>(doc: &'a Value, target: &str) -> Vec<&'a Value> {
-    doc["tests"].as_array().unwrap().iter().filter(|t| t["target"] == target).collect()
+    doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["target"] == target)
+        .collect()
 }
 
 fn workload_writes(name: &str) -> bool {
@@ -103,7 +120,11 @@ impl Loop {
             .args(["--direct-io=on", "-f", "--show", file.path()])
             .output()
             .expect("losetup (util-linux) must be installed; these tests run as root");
-        assert!(o.status.success(), "losetup failed (root needed): {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "losetup failed (root needed): {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let dev = String::from_utf8(o.stdout).unwrap().trim().to_string();
         Loop { dev, file }
     }
@@ -148,7 +169,12 @@ fn simulate_quick_full_pipeline_is_deterministic_and_matches_the_snapshot() {
     let doc = doc_of(&a);
     assert_eq!(doc["run"]["simulated"], true);
     assert_eq!(doc["run"]["status"], "ok");
-    let targets: Vec<&str> = doc["targets"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap()).collect();
+    let targets: Vec<&str> = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
     assert_eq!(targets, vec!["sim:hdd:1G", "sim:ssd:256M"]);
     for t in &targets {
         let tests = tests_of(&doc, t);
@@ -175,7 +201,11 @@ fn simulate_quick_full_pipeline_is_deterministic_and_matches_the_snapshot() {
         std::fs::write(&snap_path, &got).unwrap();
     }
     let want = std::fs::read_to_string(&snap_path).expect("snapshot exists (UPDATE_SNAPSHOTS=1 makes it)");
-    assert!(got == want, "simulated results differ from {}; rerun with UPDATE_SNAPSHOTS=1 if the change is intended", snap_path.display());
+    assert!(
+        got == want,
+        "simulated results differ from {}; rerun with UPDATE_SNAPSHOTS=1 if the change is intended",
+        snap_path.display()
+    );
 }
 
 #[test]
@@ -185,7 +215,16 @@ fn simulate_writes_results_to_out_and_never_overwrites() {
     let out = dir.join("r.json");
     let out_s = out.to_str().unwrap();
     let cfg = config(&serde_json::json!({"tests": [{"workload": "rand_read", "runtime": "100ms"}]}));
-    let o = run(&["run", "--simulate", "--config", cfg.path(), "--target", "sim:ssd:64M", "--out", out_s]);
+    let o = run(&[
+        "run",
+        "--simulate",
+        "--config",
+        cfg.path(),
+        "--target",
+        "sim:ssd:64M",
+        "--out",
+        out_s,
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(o.stdout.is_empty(), "nothing on stdout with --out");
     let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
@@ -197,8 +236,16 @@ fn simulate_writes_results_to_out_and_never_overwrites() {
     let before = std::fs::read(&out).unwrap();
     let o = run(&["run", "--simulate", "--config", cfg.path(), "--out", out_s]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("exists") && stderr(&o).contains(out_s), "{}", stderr(&o));
-    assert_eq!(std::fs::read(&out).unwrap(), before, "an existing results file is never overwritten");
+    assert!(
+        stderr(&o).contains("exists") && stderr(&o).contains(out_s),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        before,
+        "an existing results file is never overwritten"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -236,7 +283,11 @@ fn quick_profile_on_a_loop_device_reads_and_skips_writes_without_destructive() {
         for t in t {
             if w.writes() {
                 assert_eq!(t["status"]["state"], "skipped", "{}", t["name"]);
-                assert!(t["status"]["reason"].as_str().unwrap().contains("destructive"), "{}", t["status"]);
+                assert!(
+                    t["status"]["reason"].as_str().unwrap().contains("destructive"),
+                    "{}",
+                    t["status"]
+                );
                 assert!(t["steps"].as_array().unwrap().is_empty());
             } else {
                 assert_eq!(t["status"]["state"], "ok", "{}: {}", t["name"], t["status"]);
@@ -268,7 +319,11 @@ fn writes_change_only_the_permitted_target() {
     }
     assert!(wrote >= 4, "every write workload ran on A");
     for t in tests_of(&doc, &b.dev) {
-        let want = if workload_writes(t["workload"].as_str().unwrap()) { "skipped" } else { "ok" };
+        let want = if workload_writes(t["workload"].as_str().unwrap()) {
+            "skipped"
+        } else {
+            "ok"
+        };
         assert_eq!(t["status"]["state"], want, "{} on B", t["name"]);
     }
     assert_ne!(a.hash(), a0, "the permitted target was written");
@@ -289,7 +344,10 @@ fn signatures_refuse_writes_unless_overwriting_is_allowed() {
         let t = &doc["tests"][0];
         assert_eq!(t["status"]["state"], "skipped");
         let reason = t["status"]["reason"].as_str().unwrap();
-        assert!(reason.contains(what) && reason.contains("allow_overwrite_signatures"), "{reason}");
+        assert!(
+            reason.contains(what) && reason.contains("allow_overwrite_signatures"),
+            "{reason}"
+        );
         assert_eq!(doc["targets"][0]["write_refusal"].as_str(), Some(reason));
         assert_eq!(lo.hash(), before);
 
@@ -298,7 +356,11 @@ fn signatures_refuse_writes_unless_overwriting_is_allowed() {
             "destructive": {"confirm": PHRASE, "targets": [lo.dev], "allow_overwrite_signatures": true}
         }));
         let doc = doc_of(&run(&["run", "--config", cfg.path()]));
-        assert_eq!(doc["tests"][0]["status"]["state"], "ok", "{}", doc["tests"][0]["status"]);
+        assert_eq!(
+            doc["tests"][0]["status"]["state"], "ok",
+            "{}",
+            doc["tests"][0]["status"]
+        );
         assert_ne!(lo.hash(), before);
     }
 }
@@ -315,7 +377,10 @@ fn wrong_phrase_skips_writes_with_the_reason() {
     let doc = doc_of(&run(&["run", "--config", cfg.path()]));
     assert_eq!(doc["tests"][0]["status"]["state"], "skipped");
     let reason = doc["tests"][0]["status"]["reason"].as_str().unwrap();
-    assert!(reason.contains("confirm") && reason.contains("yes please") && reason.contains(PHRASE), "{reason}");
+    assert!(
+        reason.contains("confirm") && reason.contains("yes please") && reason.contains(PHRASE),
+        "{reason}"
+    );
     assert_eq!(doc["tests"][1]["status"]["state"], "ok");
     assert_eq!(lo.hash(), before);
 }
@@ -326,31 +391,65 @@ fn bad_input_exits_2_with_a_message_and_writes_nothing() {
     let before = lo.hash();
     let dev = lo.dev.as_str();
     let destructive = serde_json::json!({"confirm": PHRASE, "targets": [dev]});
-    let with = |tests: Value| serde_json::json!({"tests": tests, "targets": [dev], "destructive": destructive}).to_string();
+    let with =
+        |tests: Value| serde_json::json!({"tests": tests, "targets": [dev], "destructive": destructive}).to_string();
     let missing = format!("/dev/shm/{}", unique("missing"));
     let cases: Vec<(&str, String, Vec<&str>)> = vec![
-        ("malformed JSON", format!("{{\"tests\": [{{\"workload\": \"seq_write\"}}], \"targets\": [\"{dev}\"]"), vec!["line", "column"]),
-        ("unknown key", with(serde_json::json!([{"workload": "seq_write", "bsize": "4k"}])), vec!["bsize", "line"]),
-        ("bad size", with(serde_json::json!([{"workload": "seq_write", "bs": "4q"}])), vec!["tests[0].bs", "\"4q\"", "4k"]),
-        ("unaligned bs", with(serde_json::json!([{"workload": "seq_write", "bs": 1000}])), vec!["tests[0].bs", "1000", "512"]),
+        (
+            "malformed JSON",
+            format!("{{\"tests\": [{{\"workload\": \"seq_write\"}}], \"targets\": [\"{dev}\"]"),
+            vec!["line", "column"],
+        ),
+        (
+            "unknown key",
+            with(serde_json::json!([{"workload": "seq_write", "bsize": "4k"}])),
+            vec!["bsize", "line"],
+        ),
+        (
+            "bad size",
+            with(serde_json::json!([{"workload": "seq_write", "bs": "4q"}])),
+            vec!["tests[0].bs", "\"4q\"", "4k"],
+        ),
+        (
+            "unaligned bs",
+            with(serde_json::json!([{"workload": "seq_write", "bs": 1000}])),
+            vec!["tests[0].bs", "1000", "512"],
+        ),
         (
             "missing target",
-            serde_json::json!({"tests": [{"workload": "seq_write"}], "targets": [missing], "destructive": destructive}).to_string(),
+            serde_json::json!({"tests": [{"workload": "seq_write"}], "targets": [missing], "destructive": destructive})
+                .to_string(),
             vec!["targets[0]", &missing],
         ),
-        ("too small", with(serde_json::json!([{"workload": "seq_write", "size": "1G"}])), vec!["tests[0].size", "1073741824", "67108864"]),
+        (
+            "too small",
+            with(serde_json::json!([{"workload": "seq_write", "size": "1G"}])),
+            vec!["tests[0].size", "1073741824", "67108864"],
+        ),
         (
             "unknown profile",
             serde_json::json!({"profile": "fast", "targets": [dev], "destructive": destructive}).to_string(),
             vec!["profile", "\"fast\"", "quick"],
         ),
-        ("unknown workload", with(serde_json::json!([{"workload": "rand_reed"}])), vec!["tests[0].workload", "rand_reed", "rand_read"]),
-        ("bad duration", with(serde_json::json!([{"workload": "seq_write", "runtime": "5q"}])), vec!["tests[0].runtime", "5q"]),
+        (
+            "unknown workload",
+            with(serde_json::json!([{"workload": "rand_reed"}])),
+            vec!["tests[0].workload", "rand_reed", "rand_read"],
+        ),
+        (
+            "bad duration",
+            with(serde_json::json!([{"workload": "seq_write", "runtime": "5q"}])),
+            vec!["tests[0].runtime", "5q"],
+        ),
     ];
     for (what, text, wants) in cases {
         let cfg = ShmFile::new("bad.json", text.as_bytes());
         for cmd in ["run", "validate"] {
-            let args: Vec<&str> = if cmd == "run" { vec!["run", "--config", cfg.path()] } else { vec!["validate", cfg.path()] };
+            let args: Vec<&str> = if cmd == "run" {
+                vec!["run", "--config", cfg.path()]
+            } else {
+                vec!["validate", cfg.path()]
+            };
             let o = run(&args);
             let e = stderr(&o);
             assert_eq!(o.status.code(), Some(2), "{what} ({cmd}): {e}");
@@ -364,7 +463,11 @@ fn bad_input_exits_2_with_a_message_and_writes_nothing() {
     // --target naming a missing path.
     let o = run(&["run", "--profile", "quick", "--target", &missing]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--target") && stderr(&o).contains(&missing), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--target") && stderr(&o).contains(&missing),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(lo.hash(), before, "bad input wrote to the device");
 }
 
@@ -380,14 +483,25 @@ fn validate_prints_the_plan() {
     let o = run(&["validate", cfg.path()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = String::from_utf8(o.stdout).unwrap();
-    let line = |dev: &str| text.lines().find(|l| l.starts_with(&format!("target {dev}:"))).unwrap_or_default().to_string();
+    let line = |dev: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("target {dev}:")))
+            .unwrap_or_default()
+            .to_string()
+    };
     assert!(line(&a.dev).contains("writable: yes"), "{text}");
-    assert!(line(&b.dev).contains("writable: no") && line(&b.dev).contains("does not name"), "{text}");
+    assert!(
+        line(&b.dev).contains("writable: no") && line(&b.dev).contains("does not name"),
+        "{text}"
+    );
     assert!(line(&a.dev).contains("67108864 B"), "{text}");
     assert!(text.contains("rr (rand_read): 1 step(s)"), "{text}");
     assert!(text.contains("(seq_write): skipped: writes refused"), "{text}");
     // --target replaces the config's targets.
     let o = run(&["validate", cfg.path(), "--target", &b.dev]);
     let text = String::from_utf8(o.stdout).unwrap();
-    assert!(text.contains(&format!("target {}:", b.dev)) && !text.contains(&format!("target {}:", a.dev)), "{text}");
+    assert!(
+        text.contains(&format!("target {}:", b.dev)) && !text.contains(&format!("target {}:", a.dev)),
+        "{text}"
+    );
 }
