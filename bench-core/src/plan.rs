@@ -455,18 +455,20 @@ fn zones(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
     Ok(steps)
 }
 
-/// diskinfo -c: `big` reads `size` bytes (default 10 MiB) as sequential
-/// 1 MiB requests from the range start (diskinfo's `rdmega` loop reads on
-/// from its position, it does not re-read one MiB); `small` re-reads the
-/// first logical block as many times as the big reads have blocks (20480
-/// for 512-byte sectors). Overhead = (small - big) / small reads.
+/// diskinfo -c (`commandtime`): each timed loop follows an untimed read of
+/// the range's first block (`rdsect(fd, 0)`). `big` then reads `size` bytes
+/// (default 10 MiB) as sequential 1 MiB requests from the next block on
+/// (diskinfo's `rdmega` loop reads on from its position, it does not re-read
+/// one MiB); `small` re-reads the first block as many times as the big reads
+/// have blocks (20480 for 512-byte sectors). Overhead = (small - big) /
+/// small reads.
 fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
     let lb64 = u64::from(lb);
     let total = p.size.map_or(COMMAND_OVERHEAD_BYTES, |s| s.0) / lb64 * lb64;
-    if total > range.len || total == 0 {
+    if total + lb64 > range.len || total == 0 {
         return Err(PlanError::TooSmall {
             field: "size",
-            needed: total.max(lb64),
+            needed: total.max(lb64) + lb64,
             available: range.len,
         });
     }
@@ -477,8 +479,8 @@ fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, Plan
         p,
         Pattern::Seq {
             op: Op::Read,
-            start: range.start,
-            end: range.start + total,
+            start: range.start + lb64,
+            end: range.start + lb64 + total,
         },
         to_u32("size", bs)?,
         Limit {
@@ -503,6 +505,8 @@ fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, Plan
         },
         1,
     );
+    big.prepare = Prepare::Position;
+    small.prepare = Prepare::Warm;
     for s in [&mut big, &mut small] {
         s.iodepth = 1;
         s.jobs = 1;
@@ -1014,11 +1018,12 @@ mod tests {
             steps[0].pattern,
             Pattern::Seq {
                 op: Op::Read,
-                start: 0,
-                end: 10 * MIB
+                start: 512,
+                end: 512 + 10 * MIB
             }
         );
         assert_eq!((steps[0].bs, steps[0].limit.bytes), (1 << 20, Some(10 * MIB)));
+        assert_eq!((steps[0].prepare, steps[1].prepare), (Prepare::Position, Prepare::Warm));
         assert_eq!(
             steps[1].pattern,
             Pattern::Fixed {

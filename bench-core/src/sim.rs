@@ -711,6 +711,28 @@ mod tests {
         let want = m.command_overhead_ns as f64;
         assert!((got / want - 1.0).abs() < 0.001, "{got} vs {want}");
         assert_eq!(res.steps[1].read.as_ref().unwrap().ios, 20480);
+
+        // On the hdd model, after whatever the previous test left: the big
+        // reads start where the untimed positioning read ended (no seek),
+        // so their time is overhead + transfer only. The model has no read
+        // cache, so each re-read of block 0 seeks back one block: the
+        // figure is overhead + seek(512), within the same 10/20480.
+        let m = SimModel::hdd(GIB);
+        let disk = SimDisk::new(m, false);
+        run(
+            &disk,
+            &spec(Workload::Zones, |p| (p.zone_bytes, p.points) = (Bytes(8 * MIB), 2)),
+        );
+        let res = run(&disk, &spec(Workload::CommandOverhead, |_| ()));
+        let big: f64 = (0..10).map(|i| 512 + i * MIB).map(|o| expected_service(&m, o, o, MIB)).sum();
+        assert!(
+            (res.steps[0].runtime_ns as f64 - big).abs() <= 10.0,
+            "{} vs {big}",
+            res.steps[0].runtime_ns
+        );
+        let got = res.summary.command_overhead_ns.unwrap();
+        let want = (m.command_overhead_ns + m.seek_ns(512)) as f64;
+        assert!((got / want - 1.0).abs() < 0.001, "{got} vs {want}");
     }
 
     /// (h) the commit test flushes once per k writes (and once more at the
