@@ -120,8 +120,10 @@ pub struct Params {
     pub flush_every: u64,
     /// `zones`: points on the surface curve; `seek_profile`: unused.
     pub points: u32,
-    /// `zones`: bytes read at each of outside/middle/inside (diskinfo: 100 MiB)
-    /// and at each surface point; `command_overhead`: bytes of the big reads.
+    /// `zones`: bytes read at each of outside/middle/inside (diskinfo: 100 MiB);
+    /// each surface point reads a quarter of it (at least 1 MiB).
+    /// (`command_overhead` takes the total of its big reads from `size`,
+    /// default 10 MiB, as diskinfo -c.)
     pub zone_bytes: Bytes,
     /// Seed of the offset generator and write buffers; recorded so a run can
     /// be repeated exactly.
