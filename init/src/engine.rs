@@ -79,7 +79,8 @@ pub enum EngineError {
         /// The path.
         path: String,
     },
-    /// Opening the path (read-only) failed.
+    /// Opening the path (read-only; exclusively, for a writable block
+    /// device: EBUSY if it is mounted or in use) failed.
     Open {
         /// The path.
         path: String,
@@ -144,6 +145,8 @@ pub enum TargetKind {
 ///
 /// # Invariants
 /// - `ro` is open read-only; it serves ioctls and cache drops, never I/O.
+///   For a writable block device it is also an exclusive claim (O_EXCL), so
+///   a device that is mounted or part of an array is never written.
 /// - Queues that write are opened only if `permit` names `path` exactly.
 #[derive(Debug)]
 pub struct DevTarget {
@@ -176,7 +179,12 @@ impl DevTarget {
         } else {
             return Err(EngineError::Unsupported { path: path.to_string() });
         };
-        let ro = file::open(path, false, false).map_err(|source| EngineError::Open { path: path.to_string(), source })?;
+        let ro = if kind == TargetKind::Block && permit.is_some() {
+            file::open_exclusive(path)
+        } else {
+            file::open(path, false, false)
+        }
+        .map_err(|source| EngineError::Open { path: path.to_string(), source })?;
         let geometry = match kind {
             TargetKind::Block => Geometry {
                 size: blk::size_bytes(&ro).map_err(ioctl_err(path, "BLKGETSIZE64"))?,
@@ -378,7 +386,8 @@ pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
         write: step.writes(),
         depth: step.iodepth.max(1),
         max_len: step.bs,
-        seed: step.seed ^ u64::from(job).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        // As bench-core's SerialRunner does.
+        seed: step.seed ^ u64::from(job),
     }
 }
 
@@ -669,6 +678,12 @@ mod tests {
         let mut q = t.open(&spec(Access::Direct, false, 2, 4096)).expect("read-only ring");
         assert_eq!(run_batch(&mut q, &[req(Op::Write, 0, 4096)])[0].result, Err(libc::EBADF));
         drop(q);
+        // A writable block target claims the device exclusively: a second
+        // writable open of the same device (like a mount) is EBUSY.
+        let claim = lo.target(true);
+        let second = DevTarget::open(&lo.dev, Some(WritePermit::for_tests(&lo.dev)));
+        assert!(matches!(&second, Err(EngineError::Open { source, .. }) if source.raw_os_error() == Some(libc::EBUSY)), "{second:?}");
+        drop(claim);
         // A permit for another path is refused outright.
         let other = DevTarget::open(&lo.dev, Some(WritePermit::for_tests("/dev/loop-other")));
         assert!(matches!(other, Err(EngineError::PermitMismatch { .. })));

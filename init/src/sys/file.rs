@@ -25,6 +25,14 @@ pub fn open(path: &str, write: bool, direct: bool) -> io::Result<File> {
     o.open(path)
 }
 
+/// Open the block device `path` read-only with O_EXCL: an exclusive claim,
+/// refused with EBUSY while the device is mounted, part of an md array or a
+/// device-mapper table, or claimed by another exclusive opener. Ordinary
+/// opens are still allowed while the claim is held.
+pub fn open_exclusive(path: &str) -> io::Result<File> {
+    OpenOptions::new().read(true).custom_flags(libc::O_CLOEXEC | libc::O_EXCL).open(path)
+}
+
 /// `pread(2)` into `buf` at `offset`, retried on EINTR; bytes read or the errno.
 /// For O_DIRECT the kernel checks buffer address, length and offset alignment
 /// and answers EINVAL; nothing here assumes them.
