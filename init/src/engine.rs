@@ -158,7 +158,11 @@ pub struct DevTarget {
 }
 
 fn ioctl_err<'p>(path: &'p str, request: &'static str) -> impl Fn(i32) -> EngineError + 'p {
-    move |errno| EngineError::Ioctl { path: path.to_string(), request, source: io::Error::from_raw_os_error(errno) }
+    move |errno| EngineError::Ioctl {
+        path: path.to_string(),
+        request,
+        source: io::Error::from_raw_os_error(errno),
+    }
 }
 
 impl DevTarget {
@@ -167,10 +171,16 @@ impl DevTarget {
     pub fn open(path: &str, permit: Option<WritePermit>) -> Result<DevTarget, EngineError> {
         if let Some(p) = &permit {
             if p.path() != path {
-                return Err(EngineError::PermitMismatch { path: path.to_string(), permitted: p.path().to_string() });
+                return Err(EngineError::PermitMismatch {
+                    path: path.to_string(),
+                    permitted: p.path().to_string(),
+                });
             }
         }
-        let meta = std::fs::metadata(path).map_err(|source| EngineError::Stat { path: path.to_string(), source })?;
+        let meta = std::fs::metadata(path).map_err(|source| EngineError::Stat {
+            path: path.to_string(),
+            source,
+        })?;
         let ft = meta.file_type();
         let kind = if ft.is_block_device() {
             TargetKind::Block
@@ -184,7 +194,10 @@ impl DevTarget {
         } else {
             file::open(path, false, false)
         }
-        .map_err(|source| EngineError::Open { path: path.to_string(), source })?;
+        .map_err(|source| EngineError::Open {
+            path: path.to_string(),
+            source,
+        })?;
         let geometry = match kind {
             TargetKind::Block => Geometry {
                 size: blk::size_bytes(&ro).map_err(ioctl_err(path, "BLKGETSIZE64"))?,
@@ -197,7 +210,13 @@ impl DevTarget {
                 physical_block: FILE_PHYSICAL_BLOCK,
             },
         };
-        Ok(DevTarget { path: path.to_string(), kind, geometry, ro, permit })
+        Ok(DevTarget {
+            path: path.to_string(),
+            kind,
+            geometry,
+            ro,
+            permit,
+        })
     }
 
     /// True if queues may be opened for writing.
@@ -219,7 +238,10 @@ impl Target for DevTarget {
     }
 
     fn open(&self, spec: &OpenSpec) -> Result<DevQueue, IoError> {
-        let fail = |errno| IoError { errno, req: no_req(if spec.write { Op::Write } else { Op::Read }) };
+        let fail = |errno| IoError {
+            errno,
+            req: no_req(if spec.write { Op::Write } else { Op::Read }),
+        };
         if spec.write && !self.writable() {
             return Err(fail(libc::EPERM));
         }
@@ -227,7 +249,8 @@ impl Target for DevTarget {
         if spec.depth == 0 {
             return Err(fail(libc::EINVAL));
         }
-        let f = file::open(&self.path, spec.write, spec.access == Access::Direct).map_err(|e| fail(file::errno_of(&e)))?;
+        let f =
+            file::open(&self.path, spec.write, spec.access == Access::Direct).map_err(|e| fail(file::errno_of(&e)))?;
         let mut rng = Rng::new(spec.seed);
         if spec.depth == 1 {
             let rbuf = AlignedBuf::new(buf_len).ok_or_else(|| fail(libc::ENOMEM))?;
@@ -238,7 +261,12 @@ impl Target for DevTarget {
             } else {
                 None
             };
-            Ok(DevQueue::Sync(SyncQueue { file: f, rbuf, wbuf, done: None }))
+            Ok(DevQueue::Sync(SyncQueue {
+                file: f,
+                rbuf,
+                wbuf,
+                done: None,
+            }))
         } else {
             let mut ring = Ring::new(f, spec.depth, buf_len, spec.write).map_err(|e| fail(file::errno_of(&e)))?;
             if spec.write {
@@ -254,7 +282,10 @@ impl Target for DevTarget {
     }
 
     fn drop_caches(&self) -> Result<(), IoError> {
-        let fail = |errno| IoError { errno, req: no_req(Op::Flush) };
+        let fail = |errno| IoError {
+            errno,
+            req: no_req(Op::Flush),
+        };
         // Dirty pages are not dropped: write them back first (hdparm's
         // flush_buffer_cache does fsync, then BLKFLSBUF).
         file::fsync(&self.ro).map_err(fail)?;
@@ -294,7 +325,11 @@ impl IoQueue for SyncQueue {
             return Err(err(libc::EINVAL));
         }
         let result = match req.op {
-            Op::Read => transferred(file::pread(&self.file, &mut self.rbuf.as_mut_slice()[..len], req.offset)),
+            Op::Read => transferred(file::pread(
+                &self.file,
+                &mut self.rbuf.as_mut_slice()[..len],
+                req.offset,
+            )),
             // Without a write buffer the file is open read-only: the kernel's answer.
             Op::Write => match &self.wbuf {
                 Some(w) => transferred(file::pwrite(&self.file, &w.as_slice()[..len], req.offset)),
@@ -331,7 +366,9 @@ impl IoQueue for UringQueue {
             Op::Write => RingOp::Write,
             Op::Flush => RingOp::Fsync,
         };
-        self.ring.push(slot, op, req.offset, req.len).map_err(|errno| IoError { errno, req })?;
+        self.ring
+            .push(slot, op, req.offset, req.len)
+            .map_err(|errno| IoError { errno, req })?;
         self.last = req;
         Ok(())
     }
@@ -413,7 +450,10 @@ impl StepRunner for ThreadedRunner<'_> {
             queues.push(self.target.open(&open_spec(step, job))?);
         }
         let mut others = queues.split_off(1);
-        let mut first = queues.pop().ok_or(IoError { errno: libc::EINVAL, req: no_req(Op::Read) })?;
+        let mut first = queues.pop().ok_or(IoError {
+            errno: libc::EINVAL,
+            req: no_req(Op::Read),
+        })?;
         let results: Vec<Result<JobOutcome, IoError>> = std::thread::scope(|s| {
             let handles: Vec<_> = others
                 .iter_mut()
@@ -506,7 +546,11 @@ mod tests {
                 data.extend_from_slice(&chunk[..n]);
             }
             std::fs::write(&file, data).expect("write backing file");
-            let out = match Command::new("losetup").args(["--direct-io=on", "-f", "--show"]).arg(&file).output() {
+            let out = match Command::new("losetup")
+                .args(["--direct-io=on", "-f", "--show"])
+                .arg(&file)
+                .output()
+            {
                 Ok(o) => o,
                 Err(e) => {
                     eprintln!("skipped: losetup not runnable: {e}");
@@ -514,7 +558,11 @@ mod tests {
                     return None;
                 }
             };
-            assert!(out.status.success(), "losetup failed: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "losetup failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let dev = String::from_utf8(out.stdout).expect("utf8").trim().to_string();
             Some(LoopDev { file, dev })
         }
@@ -522,7 +570,9 @@ mod tests {
         fn backing(&self, offset: u64, len: usize) -> Vec<u8> {
             use std::os::unix::fs::FileExt;
             let mut v = vec![0; len];
-            File::open(&self.file).and_then(|f| f.read_exact_at(&mut v, offset)).expect("read backing file");
+            File::open(&self.file)
+                .and_then(|f| f.read_exact_at(&mut v, offset))
+                .expect("read backing file");
             v
         }
 
@@ -546,7 +596,13 @@ mod tests {
     }
 
     fn spec(access: Access, write: bool, depth: u32, max_len: u32) -> OpenSpec {
-        OpenSpec { access, write, depth, max_len, seed: 42 }
+        OpenSpec {
+            access,
+            write,
+            depth,
+            max_len,
+            seed: 42,
+        }
     }
 
     fn req(op: Op, offset: u64, len: u32) -> IoReq {
@@ -583,7 +639,10 @@ mod tests {
         assert_eq!(t.kind, TargetKind::Block);
         assert_eq!(g.size, LOOP_SIZE);
         assert_eq!(g.logical_block, 512);
-        assert!(g.physical_block >= g.logical_block && g.physical_block.is_power_of_two(), "{g:?}");
+        assert!(
+            g.physical_block >= g.logical_block && g.physical_block.is_power_of_two(),
+            "{g:?}"
+        );
         assert!(!t.writable());
     }
 
@@ -599,15 +658,27 @@ mod tests {
         let read_ok = q.read_buf(0)[..4096] == pattern(4096, 4096)[..];
         let dropped = t.drop_caches();
         std::fs::remove_file(&path).ok();
-        assert_eq!((t.kind, g.size, g.logical_block, g.physical_block), (TargetKind::File, 3 * 4096 + 100, 512, 4096));
-        assert_eq!(done, vec![Completion { slot: 0, result: Ok(4096) }]);
+        assert_eq!(
+            (t.kind, g.size, g.logical_block, g.physical_block),
+            (TargetKind::File, 3 * 4096 + 100, 512, 4096)
+        );
+        assert_eq!(
+            done,
+            vec![Completion {
+                slot: 0,
+                result: Ok(4096)
+            }]
+        );
         assert!(read_ok, "read back the file's bytes");
         assert_eq!(dropped, Ok(()));
     }
 
     #[test]
     fn not_a_target_and_missing_paths_are_errors() {
-        assert!(matches!(DevTarget::open("/dev/null", None), Err(EngineError::Unsupported { .. })));
+        assert!(matches!(
+            DevTarget::open("/dev/null", None),
+            Err(EngineError::Unsupported { .. })
+        ));
         let e = DevTarget::open("/nonexistent/bootbench", None).expect_err("missing");
         assert!(matches!(&e, EngineError::Stat { source, .. } if source.raw_os_error() == Some(libc::ENOENT)));
         assert!(e.to_string().starts_with("/nonexistent/bootbench: cannot stat"), "{e}");
@@ -625,15 +696,23 @@ mod tests {
             assert_eq!(q.depth(), usize::try_from(depth).expect("fits"));
             let slots = q.depth();
             // Reads at distinct offsets, each into its own slot.
-            let reads: Vec<IoReq> = (0..slots).map(|s| req(Op::Read, MIB * (3 + 2 * s as u64), 8192)).collect();
+            let reads: Vec<IoReq> = (0..slots)
+                .map(|s| req(Op::Read, MIB * (3 + 2 * s as u64), 8192))
+                .collect();
             for (slot, r) in reads.iter().enumerate() {
                 let done = run_batch_one(&mut q, slot, *r);
                 assert_eq!(done.result, Ok(8192), "depth {depth} read {r:?}");
-                assert_eq!(q.read_buf(slot)[..8192], pattern(r.offset, 8192)[..], "depth {depth} read {r:?}");
+                assert_eq!(
+                    q.read_buf(slot)[..8192],
+                    pattern(r.offset, 8192)[..],
+                    "depth {depth} read {r:?}"
+                );
             }
             // Writes of each slot's random buffer, then a flush.
             let base = MIB * (20 + 10 * u64::from(depth));
-            let writes: Vec<IoReq> = (0..slots).map(|s| req(Op::Write, base + 65536 * s as u64, 65536)).collect();
+            let writes: Vec<IoReq> = (0..slots)
+                .map(|s| req(Op::Write, base + 65536 * s as u64, 65536))
+                .collect();
             let done = run_batch(&mut q, &writes);
             assert!(done.iter().all(|c| c.result == Ok(65536)), "depth {depth}: {done:?}");
             assert_eq!(run_batch(&mut q, &[req(Op::Flush, 0, 0)])[0].result, Ok(0));
@@ -674,15 +753,24 @@ mod tests {
         }
         // A read-only queue cannot write either: the kernel's EBADF.
         let mut q = t.open(&spec(Access::Direct, false, 1, 4096)).expect("read-only queue");
-        assert_eq!(run_batch(&mut q, &[req(Op::Write, 0, 4096)])[0].result, Err(libc::EBADF));
+        assert_eq!(
+            run_batch(&mut q, &[req(Op::Write, 0, 4096)])[0].result,
+            Err(libc::EBADF)
+        );
         let mut q = t.open(&spec(Access::Direct, false, 2, 4096)).expect("read-only ring");
-        assert_eq!(run_batch(&mut q, &[req(Op::Write, 0, 4096)])[0].result, Err(libc::EBADF));
+        assert_eq!(
+            run_batch(&mut q, &[req(Op::Write, 0, 4096)])[0].result,
+            Err(libc::EBADF)
+        );
         drop(q);
         // A writable block target claims the device exclusively: a second
         // writable open of the same device (like a mount) is EBUSY.
         let claim = lo.target(true);
         let second = DevTarget::open(&lo.dev, Some(WritePermit::for_tests(&lo.dev)));
-        assert!(matches!(&second, Err(EngineError::Open { source, .. }) if source.raw_os_error() == Some(libc::EBUSY)), "{second:?}");
+        assert!(
+            matches!(&second, Err(EngineError::Open { source, .. }) if source.raw_os_error() == Some(libc::EBUSY)),
+            "{second:?}"
+        );
         drop(claim);
         // A permit for another path is refused outright.
         let other = DevTarget::open(&lo.dev, Some(WritePermit::for_tests("/dev/loop-other")));
@@ -699,7 +787,11 @@ mod tests {
             let done = run_batch(&mut q, &[req(Op::Read, 100, 4096)]);
             assert_eq!(done[0].result, Err(libc::EINVAL), "depth {depth}");
             // The queue still works afterwards.
-            assert_eq!(run_batch(&mut q, &[req(Op::Read, 4096, 4096)])[0].result, Ok(4096), "depth {depth}");
+            assert_eq!(
+                run_batch(&mut q, &[req(Op::Read, 4096, 4096)])[0].result,
+                Ok(4096),
+                "depth {depth}"
+            );
         }
     }
 
@@ -710,15 +802,38 @@ mod tests {
         for depth in [1, 4] {
             let mut q = t.open(&spec(Access::Direct, false, depth, 4096)).expect("queue");
             let slots = q.depth();
-            assert_eq!(q.submit(slots, req(Op::Read, 0, 4096)).map_err(|e| e.errno), Err(libc::EINVAL), "slot out of range");
-            assert_eq!(q.submit(0, req(Op::Read, 0, 8192)).map_err(|e| e.errno), Err(libc::EINVAL), "longer than max_len");
+            assert_eq!(
+                q.submit(slots, req(Op::Read, 0, 4096)).map_err(|e| e.errno),
+                Err(libc::EINVAL),
+                "slot out of range"
+            );
+            assert_eq!(
+                q.submit(0, req(Op::Read, 0, 8192)).map_err(|e| e.errno),
+                Err(libc::EINVAL),
+                "longer than max_len"
+            );
             q.submit(0, req(Op::Read, 0, 4096)).expect("submit");
-            assert_eq!(q.submit(0, req(Op::Read, 0, 4096)).map_err(|e| e.errno), Err(libc::EINVAL), "slot busy");
+            assert_eq!(
+                q.submit(0, req(Op::Read, 0, 4096)).map_err(|e| e.errno),
+                Err(libc::EINVAL),
+                "slot busy"
+            );
             let mut out = Vec::new();
             q.reap(1, &mut out).expect("reap");
-            assert_eq!(out, vec![Completion { slot: 0, result: Ok(4096) }]);
+            assert_eq!(
+                out,
+                vec![Completion {
+                    slot: 0,
+                    result: Ok(4096)
+                }]
+            );
         }
-        assert_eq!(t.open(&spec(Access::Direct, false, 0, 4096)).map(|_| ()).map_err(|e| e.errno), Err(libc::EINVAL));
+        assert_eq!(
+            t.open(&spec(Access::Direct, false, 0, 4096))
+                .map(|_| ())
+                .map_err(|e| e.errno),
+            Err(libc::EINVAL)
+        );
     }
 
     #[test]
@@ -763,11 +878,19 @@ mod tests {
             label: "main".to_string(),
             access: Access::Direct,
             prepare: Prepare::None,
-            pattern: Pattern::Random { read_pct, start: 0, end: LOOP_SIZE },
+            pattern: Pattern::Random {
+                read_pct,
+                start: 0,
+                end: LOOP_SIZE,
+            },
             bs: 4096,
             iodepth,
             jobs,
-            limit: Limit { runtime: None, bytes: None, ios: Some(ios) },
+            limit: Limit {
+                runtime: None,
+                bytes: None,
+                ios: Some(ios),
+            },
             ramp: Nanos(0),
             flush_every: None,
             flush_at_end: false,
@@ -783,7 +906,11 @@ mod tests {
         let step = rand_step(100, 32, 1, 3000);
         let mut q = t.open(&open_spec(&step, 0)).expect("queue");
         assert!(matches!(q, DevQueue::Uring(_)));
-        let mut c = Counting { q: &mut q, now: 0, max: 0 };
+        let mut c = Counting {
+            q: &mut q,
+            now: 0,
+            max: 0,
+        };
         let out = runner::run_job(&step, 0, &mut c, &MonoClock::new(), &mut |_| {}).expect("run_job");
         assert_eq!(out.read.ios, 3000);
         assert_eq!(out.read.bytes, 3000 * 4096);
@@ -803,11 +930,16 @@ mod tests {
         drop(ro);
         let rw = lo.target(true);
         let mut reports = 0;
-        let r = ThreadedRunner { target: &rw }.run_step(&step, &mut |_| reports += 1).expect("step");
+        let r = ThreadedRunner { target: &rw }
+            .run_step(&step, &mut |_| reports += 1)
+            .expect("step");
         let reads = r.read.as_ref().map_or(0, |d| d.ios);
         let writes = r.write.as_ref().map_or(0, |d| d.ios);
         assert_eq!(reads + writes, 2 * 500, "two jobs of 500 requests");
-        assert!(reads > 0 && writes > 0, "a 50% mix does both: {reads} reads, {writes} writes");
+        assert!(
+            reads > 0 && writes > 0,
+            "a 50% mix does both: {reads} reads, {writes} writes"
+        );
         assert_eq!(r.jobs, 2);
         assert!(lo.contents() != before, "permitted writes reached the device");
     }

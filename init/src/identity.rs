@@ -76,7 +76,10 @@ pub fn describe(path: &str) -> Result<TargetInfo, IdentityError> {
 }
 
 fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> {
-    let meta = std::fs::metadata(path).map_err(|source| IdentityError::Stat { path: path.to_string(), source })?;
+    let meta = std::fs::metadata(path).map_err(|source| IdentityError::Stat {
+        path: path.to_string(),
+        source,
+    })?;
     let ft = meta.file_type();
     if ft.is_file() {
         return Ok(TargetInfo {
@@ -93,8 +96,11 @@ fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> {
     }
     let (major, minor) = major_minor(meta.rdev());
     let link = sys.join(format!("dev/block/{major}:{minor}"));
-    let dir = std::fs::canonicalize(&link)
-        .map_err(|source| IdentityError::Sysfs { path: path.to_string(), link: link.clone(), source })?;
+    let dir = std::fs::canonicalize(&link).map_err(|source| IdentityError::Sysfs {
+        path: path.to_string(),
+        link: link.clone(),
+        source,
+    })?;
     let mut info = from_sysfs(&dir);
     info.path = path.to_string();
     // The ioctls are authoritative where they answer (sysfs `size` is in
@@ -128,7 +134,9 @@ fn vpd_pg80_serial(page: &[u8]) -> Option<String> {
     }
     let len = usize::from(u16::from_be_bytes([page[2], page[3]]));
     let body = page.get(4..4 + len).unwrap_or(&page[4..]);
-    let s = String::from_utf8_lossy(body).trim_matches(|c: char| c.is_whitespace() || c == '\0').to_string();
+    let s = String::from_utf8_lossy(body)
+        .trim_matches(|c: char| c.is_whitespace() || c == '\0')
+        .to_string();
     (!s.is_empty()).then_some(s)
 }
 
@@ -138,7 +146,10 @@ fn t10_serial(wwid: &str, model: Option<&str>) -> Option<String> {
     let rest = wwid.strip_prefix("t10.")?;
     let tail = match model.and_then(|m| rest.find(m).map(|i| &rest[i + m.len()..])) {
         Some(t) => t.trim(),
-        None => rest.split_whitespace().last().filter(|_| rest.split_whitespace().count() > 1)?,
+        None => rest
+            .split_whitespace()
+            .last()
+            .filter(|_| rest.split_whitespace().count() > 1)?,
     };
     (!tail.is_empty()).then(|| tail.to_string())
 }
@@ -159,14 +170,22 @@ fn active_scheduler(s: &str) -> Option<String> {
 fn from_sysfs(dir: &Path) -> TargetInfo {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
     // A partition has no queue/ or device/ of its own: its disk's apply.
-    let disk = if dir.join("partition").exists() { dir.parent().unwrap_or(dir) } else { dir };
+    let disk = if dir.join("partition").exists() {
+        dir.parent().unwrap_or(dir)
+    } else {
+        dir
+    };
     let dev = disk.join("device");
     let queue = disk.join("queue");
     let model = attr(&dev, "model");
     let wwid = attr(&dev, "wwid").or_else(|| attr(disk, "wwid"));
     let serial = attr(&dev, "serial")
         .or_else(|| attr(disk, "serial"))
-        .or_else(|| std::fs::read(dev.join("vpd_pg80")).ok().and_then(|p| vpd_pg80_serial(&p)))
+        .or_else(|| {
+            std::fs::read(dev.join("vpd_pg80"))
+                .ok()
+                .and_then(|p| vpd_pg80_serial(&p))
+        })
         .or_else(|| wwid.as_deref().and_then(|w| t10_serial(w, model.as_deref())));
     let num = |d: &Path, n: &str| attr(d, n).and_then(|v| v.parse::<u64>().ok());
     TargetInfo {
@@ -178,8 +197,12 @@ fn from_sysfs(dir: &Path) -> TargetInfo {
         firmware: attr(&dev, "firmware_rev").or_else(|| attr(&dev, "rev")),
         wwn: wwid,
         size_bytes: num(dir, "size").map_or(0, |s| s.saturating_mul(512)),
-        logical_block_size: num(&queue, "logical_block_size").and_then(|v| u32::try_from(v).ok()).unwrap_or(0),
-        physical_block_size: num(&queue, "physical_block_size").and_then(|v| u32::try_from(v).ok()).unwrap_or(0),
+        logical_block_size: num(&queue, "logical_block_size")
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0),
+        physical_block_size: num(&queue, "physical_block_size")
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0),
         rotational: attr(&queue, "rotational").and_then(|v| match v.as_str() {
             "0" => Some(false),
             "1" => Some(true),
@@ -201,11 +224,17 @@ pub fn host() -> Host {
 fn host_in(proc_dir: &Path) -> Host {
     let read = |p: &str| std::fs::read_to_string(proc_dir.join(p)).ok();
     Host {
-        hostname: read("sys/kernel/hostname").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+        hostname: read("sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty()),
         cpu_model: read("cpuinfo").and_then(|s| cpu_model(&s)),
-        cores: std::thread::available_parallelism().ok().and_then(|n| u32::try_from(n.get()).ok()),
+        cores: std::thread::available_parallelism()
+            .ok()
+            .and_then(|n| u32::try_from(n.get()).ok()),
         memory_bytes: read("meminfo").and_then(|s| mem_total(&s)),
-        kernel: read("sys/kernel/osrelease").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+        kernel: read("sys/kernel/osrelease")
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty()),
     }
 }
 
@@ -257,7 +286,13 @@ mod tests {
 
     #[test]
     fn major_minor_decodes_dev_t() {
-        for (dev, want) in [(0x0801, (8, 1)), (0x0700, (7, 0)), (0x1_0300, (259, 0)), (0x10_082C, (8, 300)), (0x1000_0000_0000, (4096, 0))] {
+        for (dev, want) in [
+            (0x0801, (8, 1)),
+            (0x0700, (7, 0)),
+            (0x1_0300, (259, 0)),
+            (0x10_082C, (8, 300)),
+            (0x1000_0000_0000, (4096, 0)),
+        ] {
             assert_eq!(major_minor(dev), want, "{dev:#x}");
         }
     }
@@ -269,7 +304,11 @@ mod tests {
         write(&d, "size", b"2097152\n");
         write(&d, "device/model", b"QEMU HARDDISK   \n");
         write(&d, "device/rev", b"2.5+\n");
-        write(&d, "device/wwid", b"t10.ATA     QEMU HARDDISK                           SN1\n");
+        write(
+            &d,
+            "device/wwid",
+            b"t10.ATA     QEMU HARDDISK                           SN1\n",
+        );
         write(&d, "queue/logical_block_size", b"512\n");
         write(&d, "queue/physical_block_size", b"4096\n");
         write(&d, "queue/rotational", b"1\n");
@@ -282,7 +321,10 @@ mod tests {
         assert_eq!(i.model.as_deref(), Some("QEMU HARDDISK"));
         assert_eq!(i.serial.as_deref(), Some("SN1"), "serial from the t10 wwid");
         assert_eq!(i.firmware.as_deref(), Some("2.5+"));
-        assert_eq!(i.wwn.as_deref(), Some("t10.ATA     QEMU HARDDISK                           SN1"));
+        assert_eq!(
+            i.wwn.as_deref(),
+            Some("t10.ATA     QEMU HARDDISK                           SN1")
+        );
         assert_eq!(i.size_bytes, 2_097_152 * 512);
         assert_eq!((i.logical_block_size, i.physical_block_size), (512, 4096));
         assert_eq!(i.rotational, Some(true));
@@ -304,8 +346,20 @@ mod tests {
         write(&n, "queue/scheduler", b"none\n");
         let i = from_sysfs(&n);
         assert_eq!(
-            (i.serial.as_deref(), i.firmware.as_deref(), i.wwn.as_deref(), i.rotational, i.scheduler.as_deref()),
-            (Some("SN2"), Some("8.0.0"), Some("eui.0011223344556677"), Some(false), Some("none"))
+            (
+                i.serial.as_deref(),
+                i.firmware.as_deref(),
+                i.wwn.as_deref(),
+                i.rotational,
+                i.scheduler.as_deref()
+            ),
+            (
+                Some("SN2"),
+                Some("8.0.0"),
+                Some("eui.0011223344556677"),
+                Some(false),
+                Some("none")
+            )
         );
         assert_eq!(i.read_ahead_bytes, None, "absent file is None");
         assert_eq!(i.write_cache, None);
@@ -318,7 +372,11 @@ mod tests {
         write(&v.join("vda1"), "size", b"8\n");
         let p = from_sysfs(&v.join("vda1"));
         assert_eq!(p.name.as_deref(), Some("vda1"));
-        assert_eq!(p.serial.as_deref(), Some("SN3"), "a partition reports its disk's serial");
+        assert_eq!(
+            p.serial.as_deref(),
+            Some("SN3"),
+            "a partition reports its disk's serial"
+        );
         assert_eq!(p.logical_block_size, 4096, "and its disk's queue");
         assert_eq!(p.size_bytes, 8 * 512, "but its own size");
     }
@@ -336,7 +394,13 @@ mod tests {
 
     #[test]
     fn scheduler_parsing() {
-        for (s, want) in [("[none] mq-deadline", Some("none")), ("mq-deadline [bfq]", Some("bfq")), ("none", Some("none")), ("a b", None), ("", None)] {
+        for (s, want) in [
+            ("[none] mq-deadline", Some("none")),
+            ("mq-deadline [bfq]", Some("bfq")),
+            ("none", Some("none")),
+            ("a b", None),
+            ("", None),
+        ] {
             assert_eq!(active_scheduler(s).as_deref(), want, "{s:?}");
         }
     }
@@ -348,21 +412,32 @@ mod tests {
         let f = t.0.join("disk.img");
         fs::write(&f, vec![1u8; 12345]).expect("write");
         let i = describe_in(f.to_str().expect("utf8"), &t.0).expect("describe");
-        assert_eq!((i.kind.as_str(), i.size_bytes, i.logical_block_size, i.name), ("file", 12345, 512, None));
+        assert_eq!(
+            (i.kind.as_str(), i.size_bytes, i.logical_block_size, i.name),
+            ("file", 12345, 512, None)
+        );
         // /dev/null is neither.
-        assert!(matches!(describe_in("/dev/null", &t.0), Err(IdentityError::Unsupported { .. })));
+        assert!(matches!(
+            describe_in("/dev/null", &t.0),
+            Err(IdentityError::Unsupported { .. })
+        ));
     }
 
     #[test]
     fn describe_a_real_loop_device() {
         // The host's own sysfs: a loop device over a file in /dev/shm.
-        if !Path::new("/sys/dev/block").exists() || std::process::Command::new("losetup").arg("--version").output().is_err() {
+        if !Path::new("/sys/dev/block").exists()
+            || std::process::Command::new("losetup").arg("--version").output().is_err()
+        {
             eprintln!("skipped: no sysfs or losetup");
             return;
         }
         let file = format!("/dev/shm/bootbench-identity-{}", std::process::id());
         fs::write(&file, vec![0u8; 4 << 20]).expect("write");
-        let out = std::process::Command::new("losetup").args(["-f", "--show", &file]).output().expect("losetup");
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show", &file])
+            .output()
+            .expect("losetup");
         if !out.status.success() {
             fs::remove_file(&file).ok();
             eprintln!("skipped: losetup failed (not root?)");
@@ -376,7 +451,10 @@ mod tests {
         assert_eq!(i.kind, "block");
         assert_eq!(i.name.as_deref(), dev.strip_prefix("/dev/"));
         assert_eq!((i.size_bytes, i.logical_block_size), (4 << 20, 512));
-        assert!(i.scheduler.is_some() && i.read_ahead_bytes.is_some() && i.rotational.is_some(), "{i:?}");
+        assert!(
+            i.scheduler.is_some() && i.read_ahead_bytes.is_some() && i.rotational.is_some(),
+            "{i:?}"
+        );
     }
 
     #[test]
@@ -385,11 +463,18 @@ mod tests {
         write(&t.0, "sys/kernel/hostname", b"bench1\n");
         write(&t.0, "sys/kernel/osrelease", b"6.1.0-18-amd64\n");
         write(&t.0, "cpuinfo", b"processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) CPU E5-2630 v4 @ 2.20GHz\n\nprocessor\t: 1\nmodel name\t: other\n");
-        write(&t.0, "meminfo", b"MemTotal:       16318480 kB\nMemFree:         1000 kB\n");
+        write(
+            &t.0,
+            "meminfo",
+            b"MemTotal:       16318480 kB\nMemFree:         1000 kB\n",
+        );
         let h = host_in(&t.0);
         assert_eq!(h.hostname.as_deref(), Some("bench1"));
         assert_eq!(h.kernel.as_deref(), Some("6.1.0-18-amd64"));
-        assert_eq!(h.cpu_model.as_deref(), Some("Intel(R) Xeon(R) CPU E5-2630 v4 @ 2.20GHz"));
+        assert_eq!(
+            h.cpu_model.as_deref(),
+            Some("Intel(R) Xeon(R) CPU E5-2630 v4 @ 2.20GHz")
+        );
         assert_eq!(h.memory_bytes, Some(16_318_480 * 1024));
         let real = host();
         assert!(real.memory_bytes.is_some_and(|m| m > 1 << 20), "{real:?}");

@@ -30,7 +30,10 @@ pub fn open(path: &str, write: bool, direct: bool) -> io::Result<File> {
 /// device-mapper table, or claimed by another exclusive opener. Ordinary
 /// opens are still allowed while the claim is held.
 pub fn open_exclusive(path: &str) -> io::Result<File> {
-    OpenOptions::new().read(true).custom_flags(libc::O_CLOEXEC | libc::O_EXCL).open(path)
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_EXCL)
+        .open(path)
 }
 
 /// `pread(2)` into `buf` at `offset`, retried on EINTR; bytes read or the errno.

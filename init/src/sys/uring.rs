@@ -66,7 +66,11 @@ impl Ring {
     pub fn new(file: File, depth: u32, buf_len: usize, write_bufs: bool) -> io::Result<Ring> {
         let einval = || io::Error::from_raw_os_error(libc::EINVAL);
         let slots = usize::try_from(depth).map_err(|_| einval())?;
-        let nbufs = if write_bufs { slots.checked_mul(2).ok_or_else(einval)? } else { slots };
+        let nbufs = if write_bufs {
+            slots.checked_mul(2).ok_or_else(einval)?
+        } else {
+            slots
+        };
         if slots == 0 || u16::try_from(nbufs).is_err() {
             return Err(einval());
         }
@@ -77,14 +81,24 @@ impl Ring {
         }
         let iovecs: Vec<libc::iovec> = bufs
             .iter_mut()
-            .map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() })
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
             .collect();
         // SAFETY: each iovec describes one whole buffer in `bufs`, which the
         // returned Ring owns; the ring (and so the registration) is dropped
         // before the buffers (field order), and the buffers are never freed
         // or moved while the ring exists.
         let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-        Ok(Ring { ring, bufs, busy: vec![false; slots], in_flight: 0, fixed, file })
+        Ok(Ring {
+            ring,
+            bufs,
+            busy: vec![false; slots],
+            in_flight: 0,
+            fixed,
+            file,
+        })
     }
 
     /// Slots.
@@ -204,7 +218,9 @@ impl Ring {
             }
         }
         for cqe in self.ring.completion() {
-            let Ok(slot) = usize::try_from(cqe.user_data()) else { continue };
+            let Ok(slot) = usize::try_from(cqe.user_data()) else {
+                continue;
+            };
             if let Some(b) = self.busy.get_mut(slot).filter(|b| **b) {
                 *b = false;
                 self.in_flight -= 1;
@@ -237,8 +253,14 @@ mod tests {
 
     fn temp_file(name: &str, bytes: &[u8]) -> (std::path::PathBuf, File) {
         let path = std::env::temp_dir().join(format!("bootbench-uring-{}-{name}", std::process::id()));
-        std::fs::File::create(&path).and_then(|mut f| f.write_all(bytes)).expect("create");
-        let f = std::fs::OpenOptions::new().read(true).write(true).open(&path).expect("open");
+        std::fs::File::create(&path)
+            .and_then(|mut f| f.write_all(bytes))
+            .expect("create");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("open");
         (path, f)
     }
 
@@ -255,7 +277,11 @@ mod tests {
         assert!(r.buf_mut(1).is_none(), "busy slot hands out no buffer");
         assert!(r.write_buf_mut(1).is_none(), "busy slot hands out no buffer");
         assert_eq!(r.push(1, RingOp::Read, 0, 512), Err(libc::EINVAL), "busy slot refused");
-        assert_eq!(r.push(2, RingOp::Read, 0, 8192), Err(libc::EINVAL), "too long for the buffer");
+        assert_eq!(
+            r.push(2, RingOp::Read, 0, 8192),
+            Err(libc::EINVAL),
+            "too long for the buffer"
+        );
         let mut got = Vec::new();
         while r.in_flight() > 0 {
             r.wait(1, |s, res| got.push((s, res))).expect("wait");
@@ -285,7 +311,8 @@ mod tests {
         let mut r = Ring::new(f, 8, 8192, false).expect("ring");
         assert!(r.write_buf_mut(0).is_none(), "no write buffers asked for");
         for s in 0..8 {
-            r.push(s, RingOp::Read, u64::try_from(s).unwrap_or(0) * 8192, 8192).expect("push");
+            r.push(s, RingOp::Read, u64::try_from(s).unwrap_or(0) * 8192, 8192)
+                .expect("push");
         }
         r.wait(0, |_, _| {}).expect("submit");
         drop(r);
