@@ -1,0 +1,35 @@
+# bootbench: build, test, benchmark.
+#
+#   make build   static release binary (x86_64-unknown-linux-musl)
+#   make test    what CI runs: no_std build of bench-core, clippy (host and musl), all tests
+#   make bench   bootbench vs fio on a RAM-backed loop device (needs root, fio)
+#   make fmt     rustfmt
+#   make clean
+
+CARGO ?= cargo
+MUSL  := x86_64-unknown-linux-musl
+BARE  := x86_64-unknown-none
+
+.PHONY: build test bench fmt clean targets
+
+targets:
+	rustup target add $(MUSL) $(BARE)
+
+build: targets
+	$(CARGO) build --release -p bootbench-init --target $(MUSL)
+	@echo "binary: target/$(MUSL)/release/bootbench-init"
+
+test: targets
+	$(CARGO) build -p bench-core --target $(BARE)
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p bootbench-init --target $(MUSL) -- -D warnings
+	$(CARGO) test --workspace
+
+bench:
+	bash bench/fio-compare.sh
+
+fmt:
+	$(CARGO) fmt --all -- --config max_width=120
+
+clean:
+	$(CARGO) clean

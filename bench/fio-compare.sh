@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# `make bench`: bootbench and fio side by side on the same RAM-backed loop
+# device (1 GiB file in /dev/shm, losetup --direct-io=on), read-only tests:
+#   rand_read 4k QD1  (fio ioengine=psync)
+#   rand_read 4k QD32 (fio ioengine=io_uring)
+#   seq_read  1M QD1  (fio ioengine=psync)
+# For each: bootbench and fio throughput, the ratio bootbench/fio, and the
+# CPU time (user + system, from the kernel's rusage of each child) per I/O.
+# Needs root, fio and python3. Not a test: nothing is asserted.
+#
+# Environment: BENCH_RUNTIME (seconds per test, default 10).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNTIME="${BENCH_RUNTIME:-10}"
+command -v fio >/dev/null || { echo "fio is missing: apt-get install -y fio" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "make bench needs root (losetup)" >&2; exit 1; }
+
+cargo build --release -p bootbench-init >&2
+BIN="${CARGO_TARGET_DIR:-target}/release/bootbench-init"
+
+WORK="$(mktemp -d /dev/shm/bootbench-bench.XXXXXX)"
+LOOP=""
+cleanup() {
+    if [ -n "$LOOP" ]; then losetup -d "$LOOP" || true; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# A fully allocated 1 GiB file (not sparse, so reads touch real pages).
+dd if=/dev/zero of="$WORK/disk.img" bs=1M count=1024 status=none
+LOOP="$(losetup --direct-io=on -f --show "$WORK/disk.img")"
+echo "loop device: $LOOP (1 GiB over /dev/shm, direct I/O); ${RUNTIME} s per test" >&2
+
+python3 - "$BIN" "$LOOP" "$RUNTIME" "$WORK" <<'PY'
+import json, os, subprocess, sys
+
+bin_, dev, runtime, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+
+TESTS = [
+    # label, bootbench workload, bs, iodepth, fio rw, fio engine
+    ("rand_read 4k QD1", "rand_read", "4k", 1, "randread", "psync"),
+    ("rand_read 4k QD32", "rand_read", "4k", 32, "randread", "io_uring"),
+    ("seq_read 1M QD1", "seq_read", "1M", 1, "read", "psync"),
+]
+
+def run(argv, stdout):
+    """Run argv; return (exit status, CPU seconds user+system of the child)."""
+    with open(stdout, "wb") as out:
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+    return os.waitstatus_to_exitcode(status), ru.ru_utime + ru.ru_stime
+
+def bootbench(i, workload, bs, qd):
+    cfg = os.path.join(work, f"bb{i}.json")
+    with open(cfg, "w") as f:
+        json.dump({"targets": [dev], "tests": [
+            {"workload": workload, "bs": bs, "iodepth": qd, "runtime": runtime}]}, f)
+    out = os.path.join(work, f"bb{i}.out.json")
+    rc, cpu = run([bin_, "run", "--config", cfg], out)
+    if rc != 0:
+        sys.exit(f"bootbench failed (exit {rc})")
+    doc = json.load(open(out))
+    t = doc["tests"][0]
+    if t["status"]["state"] != "ok":
+        sys.exit(f"bootbench test failed: {t['status']}")
+    r = t["steps"][0]["read"]
+    return r["bytes_per_sec"], r["iops"], r["ios"], cpu
+
+def fio(i, rw, bs, qd, engine):
+    out = os.path.join(work, f"fio{i}.json")
+    rc, cpu = run(["fio", "--name=bench", f"--filename={dev}", f"--rw={rw}", f"--bs={bs}",
+                   f"--iodepth={qd}", f"--ioengine={engine}", "--direct=1", f"--runtime={runtime}",
+                   "--time_based", "--randrepeat=0", "--output-format=json"], out)
+    if rc != 0:
+        sys.exit(f"fio failed (exit {rc})")
+    r = json.load(open(out))["jobs"][0]["read"]
+    return float(r["bw_bytes"]), float(r["iops"]), int(r["total_ios"]), cpu
+
+rows = []
+for i, (label, workload, bs, qd, rw, engine) in enumerate(TESTS):
+    print(f"running {label}: bootbench, then fio ({engine})", file=sys.stderr)
+    b = bootbench(i, workload, bs, qd)
+    f = fio(i, rw, bs, qd, engine)
+    rows.append((label, b, f))
+
+def fmt_rate(bps, iops):
+    return f"{bps / 1e6:9.1f} MB/s {iops:10.0f} IOPS"
+
+print(f"bootbench vs fio on {dev} (MB/s = 10^6 bytes/s; CPU = user+system time per I/O, microseconds)")
+print(f"{'test':<18} {'bootbench':>27} {'fio':>27} {'ratio':>6} {'CPU us/IO bb':>13} {'CPU us/IO fio':>14}")
+for label, b, f in rows:
+    ratio = b[1] / f[1] if f[1] else float("nan")
+    cpu_b = b[3] / b[2] * 1e6 if b[2] else float("nan")
+    cpu_f = f[3] / f[2] * 1e6 if f[2] else float("nan")
+    print(f"{label:<18} {fmt_rate(b[0], b[1]):>27} {fmt_rate(f[0], f[1]):>27} {ratio:6.3f} {cpu_b:13.2f} {cpu_f:14.2f}")
+PY
