@@ -505,3 +505,18 @@ fn validate_prints_the_plan() {
         "{text}"
     );
 }
+
+#[test]
+fn readme_config_example_is_valid() {
+    let readme = std::fs::read_to_string(Path::new(MANIFEST).join("../README.md")).unwrap();
+    let start = readme.find("```json\n").expect("README has a JSON example") + "```json\n".len();
+    let len = readme[start..].find("```").unwrap();
+    let example = &readme[start..start + len];
+    let json: Value = serde_json::from_str(example).expect("the example is JSON");
+    assert_valid("bootbench.config-1.schema.json", &json);
+    // The real parser accepts it too (targets replaced by a simulated disk).
+    let cfg = ShmFile::new("readme.json", example.as_bytes());
+    let o = run(&["validate", cfg.path(), "--simulate", "--target", "sim:hdd:1G"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("rr_qd32 (rand_read)"));
+}
