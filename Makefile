@@ -17,7 +17,7 @@ targets:
 
 build: targets
 	$(CARGO) build --release -p bootbench-init --target $(MUSL)
-	@echo "binary: target/$(MUSL)/release/bootbench-init"
+	@echo "binary: $${CARGO_TARGET_DIR:-target}/$(MUSL)/release/bootbench-init"
 
 test: targets
 	$(CARGO) build -p bench-core --target $(BARE)
