@@ -8,17 +8,26 @@
 # CPU time (user + system, from the kernel's rusage of each child) per I/O.
 # Needs root, fio and python3. Not a test: nothing is asserted.
 #
-# Environment: BENCH_RUNTIME (seconds per test, default 10).
+# Each test runs BENCH_ROUNDS times (default 3) in alternating order
+# (bootbench first, then fio first, ...) so drift and order effects fall on
+# both; the table shows the median of each side, the ratio of the medians,
+# and the range of the per-round ratios.
+#
+# The binary measured is the product's: the static musl release build.
+#
+# Environment: BENCH_RUNTIME (seconds per test, default 10), BENCH_ROUNDS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNTIME="${BENCH_RUNTIME:-10}"
+ROUNDS="${BENCH_ROUNDS:-3}"
 command -v fio >/dev/null || { echo "fio is missing: apt-get install -y fio" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "python3 is missing" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "make bench needs root (losetup)" >&2; exit 1; }
 
-cargo build --release -p bootbench-init >&2
-BIN="${CARGO_TARGET_DIR:-target}/release/bootbench-init"
+rustup target add x86_64-unknown-linux-musl >&2
+cargo build --release -p bootbench-init --target x86_64-unknown-linux-musl >&2
+BIN="${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-musl/release/bootbench-init"
 
 WORK="$(mktemp -d /dev/shm/bootbench-bench.XXXXXX)"
 LOOP=""
@@ -31,12 +40,12 @@ trap cleanup EXIT
 # A fully allocated 1 GiB file (not sparse, so reads touch real pages).
 dd if=/dev/zero of="$WORK/disk.img" bs=1M count=1024 status=none
 LOOP="$(losetup --direct-io=on -f --show "$WORK/disk.img")"
-echo "loop device: $LOOP (1 GiB over /dev/shm, direct I/O); ${RUNTIME} s per test" >&2
+echo "loop device: $LOOP (1 GiB over /dev/shm, direct I/O); ${RUNTIME} s per test, ${ROUNDS} rounds" >&2
 
-python3 - "$BIN" "$LOOP" "$RUNTIME" "$WORK" <<'PY'
-import json, os, subprocess, sys
+python3 - "$BIN" "$LOOP" "$RUNTIME" "$WORK" "$ROUNDS" <<'PY'
+import json, os, statistics, subprocess, sys
 
-bin_, dev, runtime, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+bin_, dev, runtime, work, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 
 TESTS = [
     # label, bootbench workload, bs, iodepth, fio rw, fio engine
@@ -80,19 +89,40 @@ def fio(i, rw, bs, qd, engine):
 
 rows = []
 for i, (label, workload, bs, qd, rw, engine) in enumerate(TESTS):
-    print(f"running {label}: bootbench, then fio ({engine})", file=sys.stderr)
-    b = bootbench(i, workload, bs, qd)
-    f = fio(i, rw, bs, qd, engine)
-    rows.append((label, b, f))
+    bs_runs, fio_runs = [], []
+    for r in range(rounds):
+        first_bb = r % 2 == 0
+        print(f"running {label}, round {r + 1}/{rounds}: "
+              f"{'bootbench, then fio' if first_bb else 'fio, then bootbench'} ({engine})", file=sys.stderr)
+        if first_bb:
+            bs_runs.append(bootbench(i, workload, bs, qd))
+            fio_runs.append(fio(i, rw, bs, qd, engine))
+        else:
+            fio_runs.append(fio(i, rw, bs, qd, engine))
+            bs_runs.append(bootbench(i, workload, bs, qd))
+    rows.append((label, bs_runs, fio_runs))
 
 def fmt_rate(bps, iops):
     return f"{bps / 1e6:9.1f} MB/s {iops:10.0f} IOPS"
 
-print(f"bootbench vs fio on {dev} (MB/s = 10^6 bytes/s; CPU = user+system time per I/O, microseconds)")
-print(f"{'test':<18} {'bootbench':>27} {'fio':>27} {'ratio':>6} {'CPU us/IO bb':>13} {'CPU us/IO fio':>14}")
-for label, b, f in rows:
+def median_run(runs):
+    """The run with the median IOPS (the lower middle one for an even count)."""
+    return sorted(runs, key=lambda x: x[1])[(len(runs) - 1) // 2]
+
+def cpu_us(run):
+    return run[3] / run[2] * 1e6 if run[2] else float("nan")
+
+print(f"bootbench vs fio on {dev}, median of {rounds} alternating rounds of {runtime} s "
+      f"(MB/s = 10^6 bytes/s; CPU = user+system time per I/O, microseconds)")
+print(f"{'test':<18} {'bootbench':>27} {'fio':>27} {'ratio':>6} {'ratio range':>13} "
+      f"{'CPU us/IO bb':>13} {'CPU us/IO fio':>14}")
+for label, bs_runs, fio_runs in rows:
+    b, f = median_run(bs_runs), median_run(fio_runs)
     ratio = b[1] / f[1] if f[1] else float("nan")
-    cpu_b = b[3] / b[2] * 1e6 if b[2] else float("nan")
-    cpu_f = f[3] / f[2] * 1e6 if f[2] else float("nan")
-    print(f"{label:<18} {fmt_rate(b[0], b[1]):>27} {fmt_rate(f[0], f[1]):>27} {ratio:6.3f} {cpu_b:13.2f} {cpu_f:14.2f}")
+    per_round = [x[1] / y[1] for x, y in zip(bs_runs, fio_runs) if y[1]]
+    rng = f"{min(per_round):.3f}-{max(per_round):.3f}" if per_round else "-"
+    cpu_b = statistics.median(cpu_us(x) for x in bs_runs)
+    cpu_f = statistics.median(cpu_us(x) for x in fio_runs)
+    print(f"{label:<18} {fmt_rate(b[0], b[1]):>27} {fmt_rate(f[0], f[1]):>27} {ratio:6.3f} {rng:>13} "
+          f"{cpu_b:13.2f} {cpu_f:14.2f}")
 PY
