@@ -1,6 +1,7 @@
 //! Profiles: named bundles of tests.
 //!
-//! - `quick`: every workload, seconds each, for tests and a first look.
+//! - `quick`: every workload, a second or less each, samples every 100 ms,
+//!   for tests and a first look.
 //! - `standard`: every workload with fio-like durations.
 //! - `classic`: the seed posts' tools with their parameters: hdparm -T/-t,
 //!   dd (16k x 10000 write + fdatasync, 8k x 256k overwrite, 10M x 400 read),
@@ -57,10 +58,13 @@ fn untimed(p: &mut Params) {
 
 /// `quick`: every workload with tiny bounds (runtimes 0.5-1 s); fits a
 /// 64 MiB target.
+/// The sample width of the quick profile.
+const QUICK_SAMPLE_INTERVAL: Nanos = Nanos::from_millis(100);
+
 fn quick() -> Vec<TestSpec> {
     let half = Some(Nanos::from_millis(500));
     let one = Some(Nanos::from_secs(1));
-    vec![
+    let mut v = vec![
         test("", Workload::CachedRead, |p| (p.bs, p.runtime) = (Bytes(2 * MIB), one)),
         test("", Workload::BufferedRead, |p| {
             (p.bs, p.runtime) = (Bytes(2 * MIB), one)
@@ -84,7 +88,13 @@ fn quick() -> Vec<TestSpec> {
             untimed(p);
             (p.bs, p.size, p.flush_every) = (Bytes(16 * KIB), Some(Bytes(MIB)), 1);
         }),
-    ]
+    ];
+    // Runs of a second or less: sample every 100 ms so each timed test still
+    // has a series of samples and a steadiness figure.
+    for t in &mut v {
+        t.params.sample_interval = QUICK_SAMPLE_INTERVAL;
+    }
+    v
 }
 
 /// `standard`: every workload with fio-like 10 s runtimes; random tests at
@@ -248,6 +258,12 @@ mod tests {
         for t in &tests {
             expand(t, &small).unwrap_or_else(|e| panic!("{}: {e}", t.name));
             assert!(t.params.runtime.is_none_or(|r| r <= Nanos::from_secs(1)), "{}", t.name);
+            // Every timed test has at least five whole samples.
+            assert!(
+                t.params.runtime.is_none_or(|r| r.0 >= 5 * t.params.sample_interval.0),
+                "{}",
+                t.name
+            );
         }
     }
 
