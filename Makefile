@@ -1,7 +1,7 @@
 # bootbench: build, test, benchmark.
 #
 #   make build   static release binary (x86_64-unknown-linux-musl)
-#   make test    what CI runs: no_std build of bench-core, clippy (host and musl), all tests
+#   make test    what CI runs: rustfmt check, no_std build of bench-core, clippy (host and musl), all tests
 #   make bench   bootbench vs fio on a RAM-backed loop device (needs root, fio)
 #   make fmt     rustfmt
 #   make clean
@@ -20,6 +20,7 @@ build: targets
 	@echo "binary: $${CARGO_TARGET_DIR:-target}/$(MUSL)/release/bootbench-init"
 
 test: targets
+	$(CARGO) fmt --all --check
 	$(CARGO) build -p bench-core --target $(BARE)
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p bootbench-init --target $(MUSL) -- -D warnings
@@ -29,7 +30,7 @@ bench:
 	bash bench/fio-compare.sh
 
 fmt:
-	$(CARGO) fmt --all -- --config max_width=120
+	$(CARGO) fmt --all
 
 clean:
 	$(CARGO) clean

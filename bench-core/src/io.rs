@@ -152,7 +152,11 @@ pub struct MemQueue<'a> {
 impl<'a> MemQueue<'a> {
     /// A queue of `depth` slots over `data`.
     pub fn new(data: &'a mut Vec<u8>, depth: usize) -> Self {
-        MemQueue { data, depth, done: Vec::new() }
+        MemQueue {
+            data,
+            depth,
+            done: Vec::new(),
+        }
     }
 }
 

@@ -724,7 +724,10 @@ mod tests {
             &spec(Workload::Zones, |p| (p.zone_bytes, p.points) = (Bytes(8 * MIB), 2)),
         );
         let res = run(&disk, &spec(Workload::CommandOverhead, |_| ()));
-        let big: f64 = (0..10).map(|i| 512 + i * MIB).map(|o| expected_service(&m, o, o, MIB)).sum();
+        let big: f64 = (0..10)
+            .map(|i| 512 + i * MIB)
+            .map(|o| expected_service(&m, o, o, MIB))
+            .sum();
         assert!(
             (res.steps[0].runtime_ns as f64 - big).abs() <= 10.0,
             "{} vs {big}",

@@ -89,7 +89,10 @@ impl Workload {
 
     /// True if the workload writes to the target (and so needs permission).
     pub const fn writes(self) -> bool {
-        matches!(self, Workload::SeqWrite | Workload::RandWrite | Workload::RandRw | Workload::Commit)
+        matches!(
+            self,
+            Workload::SeqWrite | Workload::RandWrite | Workload::RandRw | Workload::Commit
+        )
     }
 }
 
