@@ -712,13 +712,7 @@ mod tests {
     };
 
     fn spec(workload: Workload, f: impl FnOnce(&mut Params)) -> TestSpec {
-        let mut params = Params::defaults();
-        f(&mut params);
-        TestSpec {
-            name: "t".into(),
-            workload,
-            params,
-        }
+        TestSpec::new("t", workload, f)
     }
 
     #[test]

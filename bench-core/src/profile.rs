@@ -11,7 +11,7 @@
 //!   RND4K Q32T1, RND4K Q1T1, read and write, 1 GiB area, 5 s each.
 
 use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::ToString;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -36,13 +36,7 @@ pub fn profile(name: &str) -> Option<Vec<TestSpec>> {
 /// A test with the default parameters changed by `f`, named `name` or, if
 /// that is empty, by [`default_name`].
 fn test(name: &str, workload: Workload, f: impl FnOnce(&mut Params)) -> TestSpec {
-    let mut params = Params::defaults();
-    f(&mut params);
-    let mut t = TestSpec {
-        name: String::new(),
-        workload,
-        params,
-    };
+    let mut t = TestSpec::new("", workload, f);
     t.name = if name.is_empty() {
         default_name(&t)
     } else {

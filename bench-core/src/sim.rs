@@ -349,13 +349,7 @@ mod tests {
     use crate::units::{Bytes, GIB, KIB, MIB};
 
     fn spec(workload: Workload, f: impl FnOnce(&mut Params)) -> TestSpec {
-        let mut params = Params::defaults();
-        f(&mut params);
-        TestSpec {
-            name: "t".into(),
-            workload,
-            params,
-        }
+        TestSpec::new("t", workload, f)
     }
 
     fn run(disk: &SimDisk, spec: &TestSpec) -> TestResult {

@@ -169,6 +169,20 @@ pub struct TestSpec {
     pub params: Params,
 }
 
+impl TestSpec {
+    /// A test named `name` of `workload` with the default parameters
+    /// ([`Params::defaults`]) changed by `f`.
+    pub fn new(name: impl Into<String>, workload: Workload, f: impl FnOnce(&mut Params)) -> TestSpec {
+        let mut params = Params::defaults();
+        f(&mut params);
+        TestSpec {
+            name: name.into(),
+            workload,
+            params,
+        }
+    }
+}
+
 /// The order in which a step visits offsets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
