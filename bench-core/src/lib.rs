@@ -11,6 +11,7 @@
 
 extern crate alloc;
 
+pub mod frame;
 pub mod hist;
 pub mod io;
 pub mod plan;
