@@ -1,0 +1,453 @@
+//! QEMU command lines, built from small pure functions (after danobi/vmtest
+//! `src/qemu.rs`): each returns the arguments for one concern, and
+//! [`command_line`] puts them together. Nothing here touches the file system.
+
+use std::path::{Path, PathBuf};
+
+use crate::disk::{DiskSpec, Transport};
+
+/// The QEMU binary.
+pub const QEMU: &str = "qemu-system-x86_64";
+/// OVMF firmware code and the variable store template (Debian's `ovmf`).
+pub const OVMF_CODE: &str = "/usr/share/OVMF/OVMF_CODE_4M.fd";
+pub const OVMF_VARS: &str = "/usr/share/OVMF/OVMF_VARS_4M.fd";
+/// SATA ports per AHCI controller.
+const AHCI_PORTS: usize = 6;
+/// The serial QEMU gives the boot stick.
+pub const STICK_SERIAL: &str = "BOOTBENCH-STICK";
+
+/// The accelerator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accel {
+    Tcg,
+    Kvm,
+}
+
+impl Accel {
+    pub fn name(self) -> &'static str {
+        match self {
+            Accel::Tcg => "tcg",
+            Accel::Kvm => "kvm",
+        }
+    }
+}
+
+/// How the guest boots.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Boot {
+    /// `-kernel -initrd -append`, no firmware boot loader.
+    Direct {
+        kernel: PathBuf,
+        initrd: Option<PathBuf>,
+        append: String,
+    },
+    /// OVMF from a pflash pair, then the stick's EFI boot loader.
+    Uefi { code: PathBuf, vars: PathBuf },
+}
+
+/// A disk with its QEMU drive id and backing file resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attached {
+    pub spec: DiskSpec,
+    /// Backing file (raw).
+    pub file: PathBuf,
+    /// blkdebug config file when the spec has faults.
+    pub blkdebug: Option<PathBuf>,
+}
+
+/// Everything one boot needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Machine {
+    pub accel: Accel,
+    pub memory_mib: u32,
+    pub cpus: u32,
+    pub serial_log: PathBuf,
+    pub boot: Boot,
+    /// The boot stick (USB, bootindex 0), if any. Required for UEFI boots.
+    pub stick: Option<PathBuf>,
+    pub disks: Vec<Attached>,
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// Machine, accelerator, memory, CPUs; no default devices, no display, exit
+/// instead of rebooting.
+pub fn base_args(accel: Accel, memory_mib: u32, cpus: u32) -> Vec<String> {
+    let mut v = strings(&["-nodefaults", "-machine", "pc", "-accel", accel.name()]);
+    if accel == Accel::Kvm {
+        v.extend(strings(&["-cpu", "host"]));
+    }
+    v.extend([
+        "-m".to_owned(),
+        memory_mib.to_string(),
+        "-smp".to_owned(),
+        cpus.to_string(),
+        "-display".to_owned(),
+        "none".to_owned(),
+        "-no-reboot".to_owned(),
+    ]);
+    v
+}
+
+/// The first serial port (ttyS0) into a file.
+pub fn serial_args(log: &Path) -> Vec<String> {
+    vec!["-serial".to_owned(), format!("file:{}", log.display())]
+}
+
+/// The kernel and initramfs, or the OVMF pflash pair.
+pub fn boot_args(boot: &Boot) -> Vec<String> {
+    match boot {
+        Boot::Direct { kernel, initrd, append } => {
+            let mut v = vec!["-kernel".to_owned(), kernel.display().to_string()];
+            if let Some(i) = initrd {
+                v.extend(["-initrd".to_owned(), i.display().to_string()]);
+            }
+            v.extend(["-append".to_owned(), append.clone()]);
+            v
+        }
+        Boot::Uefi { code, vars } => vec![
+            "-drive".to_owned(),
+            format!("if=pflash,format=raw,unit=0,readonly=on,file={}", code.display()),
+            "-drive".to_owned(),
+            format!("if=pflash,format=raw,unit=1,file={}", vars.display()),
+        ],
+    }
+}
+
+/// QEMU option values separate with commas; a literal comma is doubled.
+fn escape(value: &str) -> String {
+    value.replace(',', ",,")
+}
+
+/// The `-drive` value of disk `id`: raw, not attached to a bus by itself,
+/// with its throttles and, when it has faults, blkdebug in between.
+pub fn drive_value(id: &str, disk: &Attached) -> String {
+    let mut v = format!("if=none,id={id},format=raw");
+    match &disk.blkdebug {
+        Some(config) => v.push_str(&format!(
+            ",file.driver=blkdebug,file.config={},file.image.filename={}",
+            escape(&config.display().to_string()),
+            escape(&disk.file.display().to_string())
+        )),
+        None => v.push_str(&format!(",file={}", escape(&disk.file.display().to_string()))),
+    }
+    if let Some(bps) = disk.spec.throttle.bps_total {
+        v.push_str(&format!(",throttling.bps-total={bps}"));
+    }
+    if let Some(iops) = disk.spec.throttle.iops_total {
+        v.push_str(&format!(",throttling.iops-total={iops}"));
+    }
+    v
+}
+
+/// The `-device` value that shows drive `id` to the guest as `spec` says.
+/// `port` is the disk's index among the SATA disks (for the AHCI bus).
+pub fn device_value(id: &str, spec: &DiskSpec, port: usize) -> String {
+    let serial = escape(&spec.serial);
+    match spec.transport {
+        Transport::Sata => {
+            let mut v = format!(
+                "ide-hd,drive={id},bus=ahci{}.{},serial={serial}",
+                port / AHCI_PORTS,
+                port % AHCI_PORTS
+            );
+            if let Some(m) = &spec.model {
+                v.push_str(&format!(",model={}", escape(m)));
+            }
+            if let Some(r) = spec.rotation_rate {
+                v.push_str(&format!(",rotation_rate={r}"));
+            }
+            v
+        }
+        Transport::Nvme => format!("nvme,drive={id},serial={serial}"),
+        Transport::Virtio => format!("virtio-blk-pci,drive={id},serial={serial}"),
+        Transport::Usb => format!("usb-storage,bus=xhci.0,drive={id},serial={serial}"),
+    }
+}
+
+/// Controllers the disks need: one AHCI per six SATA disks, one xHCI when
+/// anything is on USB (the stick included).
+pub fn controller_args(disks: &[DiskSpec], stick: bool) -> Vec<String> {
+    let sata = disks.iter().filter(|d| d.transport == Transport::Sata).count();
+    let mut v = Vec::new();
+    for i in 0..sata.div_ceil(AHCI_PORTS) {
+        v.extend(["-device".to_owned(), format!("ahci,id=ahci{i}")]);
+    }
+    if stick || disks.iter().any(|d| d.transport == Transport::Usb) {
+        v.extend(strings(&["-device", "qemu-xhci,id=xhci"]));
+    }
+    v
+}
+
+/// The boot stick: a raw image on USB, first in the boot order.
+pub fn stick_args(image: &Path) -> Vec<String> {
+    vec![
+        "-drive".to_owned(),
+        format!(
+            "if=none,id=stick,format=raw,file={}",
+            escape(&image.display().to_string())
+        ),
+        "-device".to_owned(),
+        format!("usb-storage,bus=xhci.0,drive=stick,serial={STICK_SERIAL},removable=on,bootindex=0"),
+    ]
+}
+
+/// `-drive`/`-device` pairs for every disk, drive ids `d0`, `d1`, ...
+pub fn disk_args(disks: &[Attached]) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut sata_port = 0;
+    for (i, disk) in disks.iter().enumerate() {
+        let id = format!("d{i}");
+        v.extend(["-drive".to_owned(), drive_value(&id, disk)]);
+        v.extend(["-device".to_owned(), device_value(&id, &disk.spec, sata_port)]);
+        if disk.spec.transport == Transport::Sata {
+            sata_port += 1;
+        }
+    }
+    v
+}
+
+/// The whole argument list (without the program name).
+pub fn command_line(m: &Machine) -> Vec<String> {
+    let specs: Vec<DiskSpec> = m.disks.iter().map(|d| d.spec.clone()).collect();
+    let mut v = base_args(m.accel, m.memory_mib, m.cpus);
+    v.extend(serial_args(&m.serial_log));
+    v.extend(boot_args(&m.boot));
+    v.extend(controller_args(&specs, m.stick.is_some()));
+    if let Some(stick) = &m.stick {
+        v.extend(stick_args(stick));
+    }
+    v.extend(disk_args(&m.disks));
+    v
+}
+
+/// The kernel command line for a direct boot: serial console, power off
+/// (not reboot) on panic via -no-reboot, and any extra words.
+pub fn default_append(extra: &str) -> String {
+    let base = "console=ttyS0,115200 panic=-1 loglevel=4";
+    if extra.trim().is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base} {}", extra.trim())
+    }
+}
+
+/// The command line as a shell would show it (for logs), quoting what needs it.
+pub fn shell_words(program: &str, args: &[String]) -> String {
+    let mut out = program.to_owned();
+    for a in args {
+        out.push(' ');
+        if !a.is_empty()
+            && a.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_=,.:/@+".contains(&b))
+        {
+            out.push_str(a);
+        } else {
+            out.push('\'');
+            out.push_str(&a.replace('\'', "'\\''"));
+            out.push('\'');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attached(spec: &str) -> Attached {
+        let spec: DiskSpec = spec.parse().unwrap();
+        Attached {
+            file: PathBuf::from(format!("/d/{}.img", spec.serial)),
+            spec,
+            blkdebug: None,
+        }
+    }
+
+    /// The value following the n-th occurrence of `flag`.
+    fn values<'a>(args: &'a [String], flag: &str) -> Vec<&'a str> {
+        args.windows(2)
+            .filter(|w| w[0] == flag)
+            .map(|w| w[1].as_str())
+            .collect()
+    }
+
+    #[test]
+    fn base_is_minimal_and_exits_instead_of_rebooting() {
+        let tcg = base_args(Accel::Tcg, 1024, 2);
+        assert_eq!(
+            tcg,
+            strings(&[
+                "-nodefaults",
+                "-machine",
+                "pc",
+                "-accel",
+                "tcg",
+                "-m",
+                "1024",
+                "-smp",
+                "2",
+                "-display",
+                "none",
+                "-no-reboot"
+            ])
+        );
+        let kvm = base_args(Accel::Kvm, 512, 1);
+        assert_eq!(values(&kvm, "-accel"), ["kvm"]);
+        assert_eq!(values(&kvm, "-cpu"), ["host"]);
+        assert_eq!(values(&kvm, "-m"), ["512"]);
+    }
+
+    #[test]
+    fn serial_goes_to_the_file() {
+        assert_eq!(
+            serial_args(Path::new("/o/serial.log")),
+            strings(&["-serial", "file:/o/serial.log"])
+        );
+    }
+
+    #[test]
+    fn direct_and_uefi_boot() {
+        let direct = Boot::Direct {
+            kernel: "/o/vmlinuz".into(),
+            initrd: Some("/o/initramfs.img".into()),
+            append: default_append("bootbench.profile=quick"),
+        };
+        assert_eq!(
+            boot_args(&direct),
+            strings(&[
+                "-kernel",
+                "/o/vmlinuz",
+                "-initrd",
+                "/o/initramfs.img",
+                "-append",
+                "console=ttyS0,115200 panic=-1 loglevel=4 bootbench.profile=quick"
+            ])
+        );
+        let uefi = Boot::Uefi {
+            code: OVMF_CODE.into(),
+            vars: "/o/vars.fd".into(),
+        };
+        assert_eq!(
+            values(&boot_args(&uefi), "-drive"),
+            [
+                "if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd",
+                "if=pflash,format=raw,unit=1,file=/o/vars.fd"
+            ]
+        );
+    }
+
+    #[test]
+    fn devices_carry_identity() {
+        let cases: &[(&str, usize, &str)] = &[
+            (
+                "sata,serial=S1,model=ACME HDD,rotation=7200",
+                0,
+                "ide-hd,drive=d0,bus=ahci0.0,serial=S1,model=ACME HDD,rotation_rate=7200",
+            ),
+            ("sata,serial=S7", 7, "ide-hd,drive=d0,bus=ahci1.1,serial=S7"),
+            ("nvme,serial=N1", 0, "nvme,drive=d0,serial=N1"),
+            ("virtio,serial=V1", 0, "virtio-blk-pci,drive=d0,serial=V1"),
+            ("usb,serial=U1", 0, "usb-storage,bus=xhci.0,drive=d0,serial=U1"),
+        ];
+        for (spec, port, want) in cases {
+            assert_eq!(device_value("d0", &spec.parse().unwrap(), *port), *want, "{spec}");
+        }
+    }
+
+    #[test]
+    fn drives_carry_throttles_and_faults() {
+        let plain = attached("nvme,serial=N1");
+        assert_eq!(drive_value("d1", &plain), "if=none,id=d1,format=raw,file=/d/N1.img");
+        let throttled = attached("nvme,serial=N1,bps=20M,iops=100");
+        assert_eq!(
+            drive_value("d1", &throttled),
+            "if=none,id=d1,format=raw,file=/d/N1.img,throttling.bps-total=20971520,throttling.iops-total=100"
+        );
+        let mut faulty = attached("virtio,serial=V,fault=read_aio:5:8192");
+        faulty.blkdebug = Some("/d/V.blkdebug".into());
+        faulty.file = "/d/a,b.img".into();
+        assert_eq!(
+            drive_value("d2", &faulty),
+            "if=none,id=d2,format=raw,file.driver=blkdebug,file.config=/d/V.blkdebug,file.image.filename=/d/a,,b.img"
+        );
+    }
+
+    #[test]
+    fn controllers_only_when_needed() {
+        let specs = |list: &[&str]| -> Vec<DiskSpec> { list.iter().map(|s| s.parse().unwrap()).collect() };
+        assert!(controller_args(&specs(&["nvme,serial=A", "virtio,serial=B"]), false).is_empty());
+        assert_eq!(controller_args(&[], true), strings(&["-device", "qemu-xhci,id=xhci"]));
+        let seven: Vec<String> = (0..7).map(|i| format!("sata,serial=S{i}")).collect();
+        let seven: Vec<&str> = seven.iter().map(String::as_str).collect();
+        assert_eq!(
+            values(&controller_args(&specs(&seven), false), "-device"),
+            ["ahci,id=ahci0", "ahci,id=ahci1"]
+        );
+        assert_eq!(
+            values(&controller_args(&specs(&["usb,serial=U"]), false), "-device"),
+            ["qemu-xhci,id=xhci"]
+        );
+    }
+
+    #[test]
+    fn sata_ports_count_only_sata_disks() {
+        let disks = [
+            attached("nvme,serial=N"),
+            attached("sata,serial=A"),
+            attached("sata,serial=B"),
+        ];
+        let args = disk_args(&disks);
+        let devices = values(&args, "-device");
+        assert_eq!(
+            devices,
+            [
+                "nvme,drive=d0,serial=N",
+                "ide-hd,drive=d1,bus=ahci0.0,serial=A",
+                "ide-hd,drive=d2,bus=ahci0.1,serial=B"
+            ]
+        );
+        assert_eq!(values(&args, "-drive").len(), 3);
+    }
+
+    #[test]
+    fn whole_uefi_machine() {
+        let m = Machine {
+            accel: Accel::Tcg,
+            memory_mib: 1024,
+            cpus: 2,
+            serial_log: "/o/serial.log".into(),
+            boot: Boot::Uefi {
+                code: OVMF_CODE.into(),
+                vars: "/o/vars.fd".into(),
+            },
+            stick: Some("/o/bootbench.img".into()),
+            disks: vec![attached("sata,serial=S1"), attached("virtio,serial=V1")],
+        };
+        let args = command_line(&m);
+        assert_eq!(args[0], "-nodefaults");
+        assert_eq!(
+            values(&args, "-device"),
+            [
+                "ahci,id=ahci0",
+                "qemu-xhci,id=xhci",
+                "usb-storage,bus=xhci.0,drive=stick,serial=BOOTBENCH-STICK,removable=on,bootindex=0",
+                "ide-hd,drive=d0,bus=ahci0.0,serial=S1",
+                "virtio-blk-pci,drive=d1,serial=V1"
+            ]
+        );
+        assert_eq!(values(&args, "-drive").len(), 5, "two pflash, the stick, two disks");
+        assert_eq!(values(&args, "-serial"), ["file:/o/serial.log"]);
+    }
+
+    #[test]
+    fn shell_quoting() {
+        let args = strings(&["-append", "console=ttyS0 panic=-1", "it's"]);
+        assert_eq!(
+            shell_words("qemu", &args),
+            "qemu -append 'console=ttyS0 panic=-1' 'it'\\''s'"
+        );
+    }
+}

@@ -1,0 +1,414 @@
+//! Virtual disks: what the guest sees (transport, serial, model, rotation
+//! rate), how big the backing file is, how QEMU throttles it, which faults it
+//! injects. A spec is written on the command line as
+//! `TRANSPORT[,key=value]...`, e.g.
+//! `sata,size=256M,serial=BB-SATA-1,model=BOOTBENCH HDD,rotation=7200,bps=40M`.
+
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// How the disk is attached to the guest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// An `ide-hd` on an AHCI controller: a SATA disk to the guest (`sdX`).
+    Sata,
+    /// An NVMe controller with one namespace (`nvmeXn1`).
+    Nvme,
+    /// `virtio-blk-pci` (`vdX`).
+    Virtio,
+    /// `usb-storage` on the xHCI controller (`sdX` through usb-storage).
+    Usb,
+}
+
+impl Transport {
+    /// The name used in specs and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Sata => "sata",
+            Transport::Nvme => "nvme",
+            Transport::Virtio => "virtio",
+            Transport::Usb => "usb",
+        }
+    }
+}
+
+impl FromStr for Transport {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        match s {
+            "sata" | "ahci" => Ok(Transport::Sata),
+            "nvme" => Ok(Transport::Nvme),
+            "virtio" | "virtio-blk" => Ok(Transport::Virtio),
+            "usb" | "usb-storage" => Ok(Transport::Usb),
+            other => Err(SpecError(format!(
+                "transport {other:?}: expected one of sata (ahci), nvme, virtio (virtio-blk), usb (usb-storage)"
+            ))),
+        }
+    }
+}
+
+/// QEMU's block throttling (`throttling.bps-total`, `throttling.iops-total`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Throttle {
+    /// Bytes per second, reads and writes together.
+    pub bps_total: Option<u64>,
+    /// Requests per second, reads and writes together.
+    pub iops_total: Option<u64>,
+}
+
+/// A blkdebug fault: the guest gets `errno` for the request that hits `sector`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// blkdebug event name, e.g. `read_aio`, `write_aio`.
+    pub event: String,
+    /// The errno returned to the guest (5 = EIO).
+    pub errno: u32,
+    /// The 512-byte sector that triggers it; any request when `None`.
+    pub sector: Option<u64>,
+}
+
+impl FromStr for Fault {
+    type Err = SpecError;
+    /// `EVENT:ERRNO[:SECTOR]`, e.g. `read_aio:5:8192`.
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        let mut parts = s.split(':');
+        let event = parts.next().unwrap_or_default();
+        if event.is_empty() || !event.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(SpecError(format!(
+                "fault {s:?}: expected EVENT:ERRNO[:SECTOR], e.g. read_aio:5:8192"
+            )));
+        }
+        let errno = parts
+            .next()
+            .and_then(|e| e.parse().ok())
+            .ok_or_else(|| SpecError(format!("fault {s:?}: errno must be a whole number")))?;
+        let sector = match parts.next() {
+            None => None,
+            Some(x) => Some(
+                x.parse()
+                    .map_err(|_| SpecError(format!("fault {s:?}: sector must be a whole number")))?,
+            ),
+        };
+        if parts.next().is_some() {
+            return Err(SpecError(format!("fault {s:?}: too many fields")));
+        }
+        Ok(Fault {
+            event: event.to_owned(),
+            errno,
+            sector,
+        })
+    }
+}
+
+/// One virtual disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiskSpec {
+    pub transport: Transport,
+    /// Size of the backing file in bytes (created sparse when absent).
+    pub size: u64,
+    /// The serial QEMU gives the device (the guest identifies the disk by it).
+    pub serial: String,
+    /// Model string (SATA only; QEMU's default otherwise).
+    pub model: Option<String>,
+    /// Rotation rate in rpm, 1 = non-rotating (SATA only).
+    pub rotation_rate: Option<u16>,
+    pub throttle: Throttle,
+    pub faults: Vec<Fault>,
+    /// Backing file; `<out-dir>/disks/<serial>.img` when not given.
+    pub file: Option<PathBuf>,
+}
+
+/// A spec that cannot be used, with the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError(pub String);
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// A size with an optional 1024-based suffix: `4096`, `64K`, `256M`, `1G` (also `KiB`, `MiB`, `GiB`).
+pub fn parse_size(s: &str) -> Result<u64, SpecError> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| SpecError(format!("size {s:?}: expected a number with K, M or G")))?;
+    let mult: u64 = match suffix {
+        "" => 1,
+        "K" | "k" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        _ => {
+            return Err(SpecError(format!(
+                "size {s:?}: unknown suffix {suffix:?} (K, M, G are 1024-based)"
+            )))
+        }
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| SpecError(format!("size {s:?}: too large")))
+}
+
+/// Serials become file names and QEMU option values: keep them to a safe set.
+fn check_serial(serial: &str) -> Result<(), SpecError> {
+    let ok = !serial.is_empty()
+        && serial.len() <= 20
+        && serial
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
+    if ok {
+        Ok(())
+    } else {
+        Err(SpecError(format!(
+            "serial {serial:?}: 1-20 characters of A-Z a-z 0-9 . _ -"
+        )))
+    }
+}
+
+impl FromStr for DiskSpec {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        let mut fields = s.split(',');
+        let transport: Transport = fields.next().unwrap_or_default().parse()?;
+        let mut d = DiskSpec {
+            transport,
+            size: 64 << 20,
+            serial: String::new(),
+            model: None,
+            rotation_rate: None,
+            throttle: Throttle::default(),
+            faults: Vec::new(),
+            file: None,
+        };
+        for field in fields {
+            let (key, value) = field
+                .split_once('=')
+                .ok_or_else(|| SpecError(format!("disk spec {s:?}: {field:?} is not key=value")))?;
+            match key {
+                "size" => d.size = parse_size(value)?,
+                "serial" => d.serial = value.to_owned(),
+                "model" => d.model = Some(value.to_owned()),
+                "rotation" | "rotation_rate" => {
+                    d.rotation_rate = Some(
+                        value
+                            .parse()
+                            .map_err(|_| SpecError(format!("rotation {value:?}: rpm as a whole number")))?,
+                    );
+                }
+                "bps" => d.throttle.bps_total = Some(parse_size(value)?),
+                "iops" => {
+                    d.throttle.iops_total = Some(
+                        value
+                            .parse()
+                            .map_err(|_| SpecError(format!("iops {value:?}: a whole number")))?,
+                    );
+                }
+                "fault" => d.faults.push(value.parse()?),
+                "file" => d.file = Some(PathBuf::from(value)),
+                _ => {
+                    return Err(SpecError(format!(
+                        "disk spec {s:?}: unknown key {key:?} (size, serial, model, rotation, bps, iops, fault, file)"
+                    )))
+                }
+            }
+        }
+        check_serial(&d.serial)?;
+        if d.size == 0 || d.size % 512 != 0 {
+            return Err(SpecError(format!(
+                "disk spec {s:?}: size must be a positive multiple of 512"
+            )));
+        }
+        if d.transport != Transport::Sata && (d.model.is_some() || d.rotation_rate.is_some()) {
+            return Err(SpecError(format!(
+                "disk spec {s:?}: model and rotation apply to sata disks only"
+            )));
+        }
+        if let Some(m) = &d.model {
+            if m.len() > 40 || m.contains(',') || !m.is_ascii() {
+                return Err(SpecError(format!(
+                    "model {m:?}: at most 40 ASCII characters, no commas"
+                )));
+            }
+        }
+        Ok(d)
+    }
+}
+
+impl DiskSpec {
+    /// The backing file: the given one, or `<dir>/<serial>.img`.
+    pub fn backing_file(&self, dir: &Path) -> PathBuf {
+        self.file
+            .clone()
+            .unwrap_or_else(|| dir.join(format!("{}.img", self.serial)))
+    }
+}
+
+/// The default set for `make qemu`: two SATA disks with serials and models,
+/// one NVMe, one virtio, each throttled to a different rate (40, 20, 30,
+/// 10 MiB/s) so their figures differ.
+pub fn default_disks() -> Vec<DiskSpec> {
+    [
+        "sata,size=256M,serial=BB-SATA-0001,model=BOOTBENCH SATA HDD 1,rotation=7200,bps=40M",
+        "sata,size=256M,serial=BB-SATA-0002,model=BOOTBENCH SATA SSD 2,rotation=1,bps=20M",
+        "nvme,size=256M,serial=BB-NVME-0001,bps=30M",
+        "virtio,size=256M,serial=BB-VIRTIO-0001,bps=10M",
+    ]
+    .iter()
+    .map(|s| s.parse().expect("the default disk specs are valid"))
+    .collect()
+}
+
+/// Make `path` a sparse file of exactly `size` bytes if it does not exist;
+/// an existing file is left as it is (its contents are the disk).
+pub fn create_sparse(path: &Path, size: u64) -> io::Result<()> {
+    match File::options().write(true).create_new(true).open(path) {
+        Ok(f) => f.set_len(size),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// blkdebug's config file for `faults`: one `[inject-error]` section each.
+pub fn blkdebug_config(faults: &[Fault]) -> String {
+    let mut out = String::new();
+    for f in faults {
+        out.push_str("[inject-error]\n");
+        out.push_str(&format!("event = \"{}\"\nerrno = \"{}\"\n", f.event, f.errno));
+        if let Some(sector) = f.sector {
+            out.push_str(&format!("sector = \"{sector}\"\n"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        let cases: &[(&str, Option<u64>)] = &[
+            ("4096", Some(4096)),
+            ("64K", Some(64 << 10)),
+            ("256M", Some(256 << 20)),
+            ("256MiB", Some(256 << 20)),
+            ("1G", Some(1 << 30)),
+            ("20M", Some(20_971_520)),
+            ("", None),
+            ("M", None),
+            ("12X", None),
+            ("99999999999999G", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_size(text).ok(), *want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn full_spec_parses() {
+        let d: DiskSpec =
+            "ahci,size=128M,serial=SN-1,model=ACME Disk,rotation=7200,bps=20M,iops=100,fault=read_aio:5:8192,file=/x.img"
+                .parse()
+                .unwrap();
+        assert_eq!(d.transport, Transport::Sata);
+        assert_eq!(d.size, 128 << 20);
+        assert_eq!(d.serial, "SN-1");
+        assert_eq!(d.model.as_deref(), Some("ACME Disk"));
+        assert_eq!(d.rotation_rate, Some(7200));
+        assert_eq!(
+            d.throttle,
+            Throttle {
+                bps_total: Some(20 << 20),
+                iops_total: Some(100)
+            }
+        );
+        assert_eq!(
+            d.faults,
+            vec![Fault {
+                event: "read_aio".into(),
+                errno: 5,
+                sector: Some(8192)
+            }]
+        );
+        assert_eq!(d.file, Some(PathBuf::from("/x.img")));
+    }
+
+    #[test]
+    fn bad_specs_say_why() {
+        let cases: &[(&str, &str)] = &[
+            ("floppy,serial=A", "transport"),
+            ("nvme", "serial"),
+            ("nvme,serial=has space", "serial"),
+            ("nvme,serial=A,model=X", "sata disks only"),
+            ("sata,serial=A,size=1000", "multiple of 512"),
+            ("sata,serial=A,colour=red", "unknown key"),
+            ("sata,serial=A,bps", "key=value"),
+            ("sata,serial=A,fault=read_aio", "errno"),
+            ("sata,serial=A,fault=read-aio:5", "EVENT"),
+            ("sata,serial=A,iops=lots", "iops"),
+        ];
+        for (spec, needle) in cases {
+            let err = spec.parse::<DiskSpec>().expect_err(spec);
+            assert!(err.0.contains(needle), "{spec}: {err}");
+        }
+    }
+
+    #[test]
+    fn defaults_differ_in_rate_and_serial() {
+        let disks = default_disks();
+        let transports: Vec<_> = disks.iter().map(|d| d.transport).collect();
+        assert_eq!(
+            transports,
+            [Transport::Sata, Transport::Sata, Transport::Nvme, Transport::Virtio]
+        );
+        let mut rates: Vec<_> = disks.iter().map(|d| d.throttle.bps_total.unwrap()).collect();
+        rates.sort_unstable();
+        rates.dedup();
+        assert_eq!(rates.len(), disks.len());
+        let mut serials: Vec<_> = disks.iter().map(|d| d.serial.clone()).collect();
+        serials.dedup();
+        assert_eq!(serials.len(), disks.len());
+        assert!(disks[..2].iter().all(|d| d.model.is_some()));
+    }
+
+    #[test]
+    fn sparse_file_has_size_and_is_kept() {
+        let dir = std::env::temp_dir().join(format!("bbq-sparse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("d.img");
+        create_sparse(&p, 64 << 20).unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 64 << 20);
+        create_sparse(&p, 1 << 20).unwrap();
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().len(),
+            64 << 20,
+            "an existing disk is not resized"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn blkdebug_sections() {
+        let faults = [
+            Fault {
+                event: "read_aio".into(),
+                errno: 5,
+                sector: Some(8192),
+            },
+            "write_aio:28".parse().unwrap(),
+        ];
+        assert_eq!(
+            blkdebug_config(&faults),
+            "[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"8192\"\n\n\
+             [inject-error]\nevent = \"write_aio\"\nerrno = \"28\"\n\n"
+        );
+    }
+}

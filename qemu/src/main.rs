@@ -1,0 +1,227 @@
+//! `bootbench-qemu`: boot bootbench in QEMU, direct-kernel or from the USB
+//! stick image under OVMF, with virtual disks; print the result table; save
+//! the result documents from the serial console and from the stick.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use bench_core::result::ResultDoc;
+use clap::{Args, Parser, Subcommand};
+
+use bootbench_qemu::cmdline::{self, Boot, Machine};
+use bootbench_qemu::disk::{self, DiskSpec};
+use bootbench_qemu::run::{self, AccelChoice, Outcome};
+use bootbench_qemu::stick;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "bootbench-qemu",
+    version,
+    about = "Boot bootbench in QEMU with virtual disks and collect its results"
+)]
+struct Cli {
+    #[command(subcommand)]
+    mode: Mode,
+}
+
+#[derive(Subcommand, Debug)]
+enum Mode {
+    /// Direct kernel boot: -kernel -initrd -append.
+    Direct {
+        #[arg(long)]
+        kernel: PathBuf,
+        #[arg(long)]
+        initrd: PathBuf,
+        /// Extra kernel command-line words (the serial console and panic=-1 are always there).
+        #[arg(long, default_value = "")]
+        append: String,
+        /// A stick image to attach as a USB disk (so results also go to it).
+        #[arg(long)]
+        stick: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Boot the USB stick image under OVMF (UEFI), as on a real server.
+    Usb {
+        /// The stick image (GPT, EFI system partition); results are written into it.
+        #[arg(long)]
+        image: PathBuf,
+        #[arg(long, default_value = cmdline::OVMF_CODE)]
+        ovmf_code: PathBuf,
+        /// Template of the variable store; a fresh copy is used for each boot.
+        #[arg(long, default_value = cmdline::OVMF_VARS)]
+        ovmf_vars: PathBuf,
+        /// A kernel for the KVM probe (--accel auto); without it auto means TCG.
+        #[arg(long)]
+        probe_kernel: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Args, Debug)]
+struct Common {
+    /// A virtual disk: TRANSPORT[,size=256M][,serial=SN][,model=M][,rotation=RPM][,bps=20M][,iops=N]
+    /// [,fault=EVENT:ERRNO[:SECTOR]][,file=PATH]; TRANSPORT is sata (ahci), nvme, virtio or usb.
+    #[arg(long = "disk", value_name = "SPEC")]
+    disks: Vec<DiskSpec>,
+    /// Add the default set: two SATA disks, one NVMe, one virtio, throttled to 40, 20, 30, 10 MiB/s.
+    #[arg(long)]
+    default_disks: bool,
+    /// Where the serial console goes [default: OUT_DIR/serial.log].
+    #[arg(long)]
+    serial_log: Option<PathBuf>,
+    /// Disks, logs, firmware variables and results go here.
+    #[arg(long)]
+    out_dir: PathBuf,
+    /// Seconds before QEMU is killed and the run fails.
+    #[arg(long, default_value_t = 900)]
+    timeout: u64,
+    /// tcg, kvm, or auto (KVM only if a short probe boot succeeds).
+    #[arg(long, default_value = "tcg")]
+    accel: AccelChoice,
+    #[arg(long, default_value_t = 1024)]
+    memory: u32,
+    #[arg(long, default_value_t = 2)]
+    cpus: u32,
+    /// Print the QEMU command line and exit without booting.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match real_main(cli) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("bootbench-qemu: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> Result<ExitCode, String> {
+    let (boot, stick_image, probe_kernel, common) = match cli.mode {
+        Mode::Direct {
+            kernel,
+            initrd,
+            append,
+            stick,
+            common,
+        } => {
+            let boot = Boot::Direct {
+                kernel: kernel.clone(),
+                initrd: Some(initrd),
+                append: cmdline::default_append(&append),
+            };
+            (boot, stick, Some(kernel), common)
+        }
+        Mode::Usb {
+            image,
+            ovmf_code,
+            ovmf_vars,
+            probe_kernel,
+            common,
+        } => {
+            std::fs::create_dir_all(&common.out_dir).map_err(|e| format!("{}: {e}", common.out_dir.display()))?;
+            let vars = run::fresh_vars(&ovmf_vars, &common.out_dir).map_err(|e| e.to_string())?;
+            (Boot::Uefi { code: ovmf_code, vars }, Some(image), probe_kernel, common)
+        }
+    };
+    let dir = &common.out_dir;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut specs = if common.default_disks {
+        disk::default_disks()
+    } else {
+        Vec::new()
+    };
+    specs.extend(common.disks.iter().cloned());
+    let disks = run::prepare_disks(&specs, dir).map_err(|e| e.to_string())?;
+    let accel = match probe_kernel {
+        Some(k) => run::choose_accel(common.accel, &k, dir),
+        None if common.accel == AccelChoice::Kvm => cmdline::Accel::Kvm,
+        None => cmdline::Accel::Tcg,
+    };
+    let machine = Machine {
+        accel,
+        memory_mib: common.memory,
+        cpus: common.cpus,
+        serial_log: common.serial_log.clone().unwrap_or_else(|| dir.join("serial.log")),
+        boot,
+        stick: stick_image.clone(),
+        disks,
+    };
+    if common.dry_run {
+        println!(
+            "{}",
+            cmdline::shell_words(cmdline::QEMU, &cmdline::command_line(&machine))
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for d in &machine.disks {
+        eprintln!(
+            "disk {:<16} {:<6} {:>5} MiB  bps {:>10}  iops {:>6}  {}",
+            d.spec.serial,
+            d.spec.transport.name(),
+            d.spec.size >> 20,
+            d.spec
+                .throttle
+                .bps_total
+                .map_or("-".into(), |b| format!("{} MiB/s", b >> 20)),
+            d.spec.throttle.iops_total.map_or("-".into(), |i| i.to_string()),
+            d.file.display()
+        );
+    }
+    eprintln!(
+        "booting ({}; serial log {}) ...",
+        accel.name(),
+        machine.serial_log.display()
+    );
+    let outcome = run::boot(&machine, dir, Duration::from_secs(common.timeout)).map_err(|e| e.to_string())?;
+    report(&outcome, dir, stick_image.as_deref())
+}
+
+/// Print the tables, save the documents, copy the stick's results; the exit
+/// code says whether QEMU exited 0 with at least one good document and no damaged one.
+fn report(outcome: &Outcome, dir: &Path, stick_image: Option<&Path>) -> Result<ExitCode, String> {
+    let mut good = 0;
+    let mut damaged = 0;
+    for f in &outcome.frames {
+        match f {
+            Ok(frame) => {
+                good += 1;
+                println!("== {} ({} bytes)", frame.name, frame.bytes.len());
+                match serde_json::from_slice::<ResultDoc>(&frame.bytes) {
+                    Ok(doc) => println!("{}", bench_core::table::render(&doc)),
+                    Err(e) => println!("(not a result document this version reads: {e})"),
+                }
+            }
+            Err(e) => {
+                damaged += 1;
+                eprintln!("{e}");
+            }
+        }
+    }
+    run::save_frames(outcome, &dir.join("serial-results")).map_err(|e| e.to_string())?;
+    let mut copied = Vec::new();
+    if let Some(image) = stick_image {
+        match stick::copy_results(image, &dir.join("results")) {
+            Ok(names) => copied = names,
+            Err(e) => eprintln!("no results copied from the stick: {e}"),
+        }
+    }
+    eprintln!(
+        "QEMU {} after {:.1} s; {good} document(s) on serial ({damaged} damaged) saved to {}; {} file(s) from the stick in {}",
+        outcome.status,
+        outcome.elapsed.as_secs_f64(),
+        dir.join("serial-results").display(),
+        copied.len(),
+        dir.join("results").display()
+    );
+    Ok(if outcome.status.success() && good > 0 && damaged == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,311 @@
+//! Running QEMU: prepare the disks and firmware variables, spawn, wait with a
+//! timeout (kill on expiry), read the serial log, cut the result frames out.
+
+use std::fmt;
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bench_core::frame::{self, Frame, FrameError};
+
+use crate::cmdline::{self, Accel, Attached, Boot, Machine, QEMU};
+use crate::disk::{self, DiskSpec};
+
+/// What went wrong with a run as a whole.
+#[derive(Debug)]
+pub enum RunError {
+    /// Preparing files or spawning QEMU failed.
+    Io { what: String, err: io::Error },
+    /// QEMU was still running after the timeout and was killed.
+    Timeout { after: Duration, serial_log: PathBuf },
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Io { what, err } => write!(f, "{what}: {err}"),
+            RunError::Timeout { after, serial_log } => write!(
+                f,
+                "QEMU still running after {} s: killed (serial log: {})",
+                after.as_secs(),
+                serial_log.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> RunError {
+    let what = what.into();
+    move |err| RunError::Io { what, err }
+}
+
+/// How a process ended within its timeout, or that it did not.
+#[derive(Debug)]
+pub enum Waited {
+    Exited(ExitStatus, Duration),
+    TimedOut(Duration),
+}
+
+/// Wait for `child` at most `timeout`; kill and reap it on expiry.
+pub fn wait_bounded(child: &mut Child, timeout: Duration) -> io::Result<Waited> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Waited::Exited(status, start.elapsed()));
+        }
+        if start.elapsed() >= timeout {
+            child.kill()?;
+            child.wait()?;
+            return Ok(Waited::TimedOut(start.elapsed()));
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The outcome of a boot that ended by itself.
+#[derive(Debug)]
+pub struct Outcome {
+    pub status: ExitStatus,
+    pub elapsed: Duration,
+    /// The serial console log (lossy UTF-8).
+    pub serial: String,
+    /// Result documents cut from the serial log, in order.
+    pub frames: Vec<Result<Frame, FrameError>>,
+}
+
+impl Outcome {
+    /// The good frames.
+    pub fn documents(&self) -> impl Iterator<Item = &Frame> {
+        self.frames.iter().filter_map(|f| f.as_ref().ok())
+    }
+}
+
+/// Spawn `qemu args`, stdout and stderr to `<dir>/qemu.out` (QEMU's own
+/// complaints), wait at most `timeout`, then read `serial_log`.
+pub fn run_qemu(args: &[String], serial_log: &Path, dir: &Path, timeout: Duration) -> Result<Outcome, RunError> {
+    let qemu_out = dir.join("qemu.out");
+    let out = File::create(&qemu_out).map_err(io_err(qemu_out.display().to_string()))?;
+    let err = out.try_clone().map_err(io_err("qemu.out"))?;
+    let mut child = Command::new(QEMU)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(io_err(format!("spawning {QEMU}")))?;
+    match wait_bounded(&mut child, timeout).map_err(io_err("waiting for QEMU"))? {
+        Waited::TimedOut(after) => Err(RunError::Timeout {
+            after,
+            serial_log: serial_log.to_owned(),
+        }),
+        Waited::Exited(status, elapsed) => {
+            let bytes = fs::read(serial_log).map_err(io_err(serial_log.display().to_string()))?;
+            let serial = String::from_utf8_lossy(&bytes).into_owned();
+            let frames = frame::decode(&serial);
+            Ok(Outcome {
+                status,
+                elapsed,
+                serial,
+                frames,
+            })
+        }
+    }
+}
+
+/// Whether KVM can be used: `/dev/kvm` opens read-write and a short probe
+/// boot of `kernel` (no initramfs: the kernel panics at once, and with
+/// `panic=-1 -no-reboot` QEMU exits) ends within `timeout` with the panic on
+/// the serial console. Guests hang under KVM on some hosts; then this is false.
+pub fn probe_kvm(kernel: &Path, dir: &Path, timeout: Duration) -> bool {
+    if File::options().read(true).write(true).open("/dev/kvm").is_err() {
+        return false;
+    }
+    let dir = dir.join("kvm-probe");
+    if fs::create_dir_all(&dir).is_err() {
+        return false;
+    }
+    let log = dir.join("serial.log");
+    let mut args = cmdline::base_args(Accel::Kvm, 256, 1);
+    args.extend(cmdline::serial_args(&log));
+    args.extend(cmdline::boot_args(&Boot::Direct {
+        kernel: kernel.to_owned(),
+        initrd: None,
+        append: "console=ttyS0 panic=-1 loglevel=4".to_owned(),
+    }));
+    match run_qemu(&args, &log, &dir, timeout) {
+        Ok(o) => o.status.success() && o.serial.contains("Kernel panic"),
+        Err(_) => false,
+    }
+}
+
+/// How to choose the accelerator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccelChoice {
+    Tcg,
+    Kvm,
+    /// KVM if [`probe_kvm`] succeeds (probed once per process), else TCG.
+    Auto,
+}
+
+impl std::str::FromStr for AccelChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tcg" => Ok(AccelChoice::Tcg),
+            "kvm" => Ok(AccelChoice::Kvm),
+            "auto" => Ok(AccelChoice::Auto),
+            _ => Err(format!("accel {s:?}: tcg, kvm or auto")),
+        }
+    }
+}
+
+/// Seconds a KVM probe boot may take before KVM is declared unusable.
+pub const KVM_PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Resolve the choice; the probe runs at most once per process.
+pub fn choose_accel(choice: AccelChoice, kernel: &Path, dir: &Path) -> Accel {
+    static PROBED: OnceLock<Accel> = OnceLock::new();
+    match choice {
+        AccelChoice::Tcg => Accel::Tcg,
+        AccelChoice::Kvm => Accel::Kvm,
+        AccelChoice::Auto => *PROBED.get_or_init(|| {
+            if probe_kvm(kernel, dir, KVM_PROBE_TIMEOUT) {
+                Accel::Kvm
+            } else {
+                Accel::Tcg
+            }
+        }),
+    }
+}
+
+/// Create (sparse) every disk's backing file under `<dir>/disks` unless the
+/// spec names one, write blkdebug configs, and return the attached disks.
+pub fn prepare_disks(specs: &[DiskSpec], dir: &Path) -> Result<Vec<Attached>, RunError> {
+    let disk_dir = dir.join("disks");
+    fs::create_dir_all(&disk_dir).map_err(io_err(disk_dir.display().to_string()))?;
+    specs
+        .iter()
+        .map(|spec| {
+            let file = spec.backing_file(&disk_dir);
+            disk::create_sparse(&file, spec.size).map_err(io_err(file.display().to_string()))?;
+            let blkdebug = if spec.faults.is_empty() {
+                None
+            } else {
+                let p = disk_dir.join(format!("{}.blkdebug", spec.serial));
+                fs::write(&p, disk::blkdebug_config(&spec.faults)).map_err(io_err(p.display().to_string()))?;
+                Some(p)
+            };
+            Ok(Attached {
+                spec: spec.clone(),
+                file,
+                blkdebug,
+            })
+        })
+        .collect()
+}
+
+/// A fresh copy of the OVMF variable store for one boot (the firmware writes it).
+pub fn fresh_vars(template: &Path, dir: &Path) -> Result<PathBuf, RunError> {
+    let vars = dir.join("OVMF_VARS.fd");
+    fs::copy(template, &vars).map_err(io_err(format!("copying {}", template.display())))?;
+    Ok(vars)
+}
+
+/// Boot `machine` and wait at most `timeout`. The serial log is truncated first.
+pub fn boot(machine: &Machine, dir: &Path, timeout: Duration) -> Result<Outcome, RunError> {
+    File::create(&machine.serial_log).map_err(io_err(machine.serial_log.display().to_string()))?;
+    let args = cmdline::command_line(machine);
+    fs::write(dir.join("qemu.cmdline"), cmdline::shell_words(QEMU, &args) + "\n")
+        .map_err(io_err("writing qemu.cmdline"))?;
+    run_qemu(&args, &machine.serial_log, dir, timeout)
+}
+
+/// Write each good frame to `<dest>/<name>` (the name's last path component
+/// only); returns the paths written.
+pub fn save_frames(outcome: &Outcome, dest: &Path) -> io::Result<Vec<PathBuf>> {
+    fs::create_dir_all(dest)?;
+    let mut written = Vec::new();
+    for f in outcome.documents() {
+        let name = Path::new(&f.name)
+            .file_name()
+            .map_or_else(|| "result.json".into(), |n| n.to_owned());
+        let p = dest.join(name);
+        fs::write(&p, &f.bytes)?;
+        written.push(p);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_wait_kills_on_expiry() {
+        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
+        match wait_bounded(&mut child, Duration::from_millis(200)).unwrap() {
+            Waited::TimedOut(_) => {}
+            other => panic!("expected a timeout, got {other:?}"),
+        }
+        assert!(child.try_wait().unwrap().is_some(), "killed and reaped");
+    }
+
+    #[test]
+    fn bounded_wait_reports_exit_status() {
+        let mut child = Command::new("sh").args(["-c", "exit 3"]).spawn().unwrap();
+        match wait_bounded(&mut child, Duration::from_secs(30)).unwrap() {
+            Waited::Exited(status, _) => assert_eq!(status.code(), Some(3)),
+            other => panic!("expected an exit, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn accel_choices_parse() {
+        assert_eq!("tcg".parse(), Ok(AccelChoice::Tcg));
+        assert_eq!("kvm".parse(), Ok(AccelChoice::Kvm));
+        assert_eq!("auto".parse(), Ok(AccelChoice::Auto));
+        assert!("hvf".parse::<AccelChoice>().is_err());
+        assert_eq!(
+            choose_accel(AccelChoice::Tcg, Path::new("/nonexistent"), Path::new("/tmp")),
+            Accel::Tcg
+        );
+    }
+
+    #[test]
+    fn disks_prepared_with_faults() {
+        let dir = std::env::temp_dir().join(format!("bbq-prep-{}", std::process::id()));
+        let specs: Vec<DiskSpec> = ["nvme,serial=N1,size=1M", "virtio,serial=V1,size=2M,fault=read_aio:5:8"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let disks = prepare_disks(&specs, &dir).unwrap();
+        assert_eq!(disks[0].file, dir.join("disks/N1.img"));
+        assert_eq!(fs::metadata(&disks[1].file).unwrap().len(), 2 << 20);
+        assert_eq!(disks[0].blkdebug, None);
+        let cfg = fs::read_to_string(disks[1].blkdebug.as_ref().unwrap()).unwrap();
+        assert!(cfg.contains("event = \"read_aio\""), "{cfg}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn frames_saved_by_name() {
+        let dir = std::env::temp_dir().join(format!("bbq-frames-{}", std::process::id()));
+        let log = format!("noise\n{}more noise\n", frame::encode("results/m-1.json", b"{\"a\":1}"));
+        let outcome = Outcome {
+            status: Command::new("true").status().unwrap(),
+            elapsed: Duration::ZERO,
+            frames: frame::decode(&log),
+            serial: log,
+        };
+        let written = save_frames(&outcome, &dir).unwrap();
+        assert_eq!(written, [dir.join("m-1.json")]);
+        assert_eq!(fs::read(&written[0]).unwrap(), b"{\"a\":1}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
