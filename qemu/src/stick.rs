@@ -180,6 +180,50 @@ mod tests {
         assert_eq!(esp_offset(&truncated), None);
     }
 
+    /// A 32 MiB GPT image whose ESP (at 1 MiB) is FAT made by mkfs.vfat (dosfstools).
+    fn fat_stick(path: &Path) {
+        let head = gpt_head(ESP_TYPE, 2048, 0);
+        std::fs::write(path, &head).unwrap();
+        File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_len(32 << 20)
+            .unwrap();
+        let blocks = ((32u64 << 20) / 512 - 2048 - 34) / 2;
+        let st = Command::new("mkfs.vfat")
+            .args(["--offset", "2048", "-n", "BOOTBENCH"])
+            .arg(path)
+            .arg(blocks.to_string())
+            .output()
+            .expect("mkfs.vfat (dosfstools) is installed");
+        assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+        mtools("mmd", &["-i".into(), mtools_image(path, 1 << 20), "::/results".into()]).unwrap();
+    }
+
+    #[test]
+    fn files_in_and_out_of_the_esp() {
+        let dir = std::env::temp_dir().join(format!("bbq-stick-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("stick.img");
+        fat_stick(&img);
+        assert_eq!(find_esp(&img).unwrap(), 1 << 20);
+        assert_eq!(list_dir(&img, "/results").unwrap(), Vec::<String>::new());
+        let src = dir.join("machine-serial-1.json");
+        std::fs::write(&src, b"{\"n\":1}").unwrap();
+        put_file(&img, &src, "/results/machine-serial-1.json").unwrap();
+        std::fs::write(&src, b"{\"n\":2}").unwrap();
+        put_file(&img, &src, "/results/machine-serial-2.json").unwrap();
+        let out = dir.join("out");
+        assert_eq!(
+            copy_results(&img, &out).unwrap(),
+            ["machine-serial-1.json", "machine-serial-2.json"]
+        );
+        assert_eq!(std::fs::read(out.join("machine-serial-1.json")).unwrap(), b"{\"n\":1}");
+        assert_eq!(std::fs::read(out.join("machine-serial-2.json")).unwrap(), b"{\"n\":2}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn mtools_image_argument() {
         assert_eq!(
