@@ -69,6 +69,15 @@ pub struct RunInfo {
 pub struct Host {
     /// Host name.
     pub hostname: Option<String>,
+    /// Maker of the machine (DMI `sys_vendor`).
+    #[serde(default)]
+    pub sys_vendor: Option<String>,
+    /// The machine's model (DMI `product_name`).
+    #[serde(default)]
+    pub product_name: Option<String>,
+    /// The machine's serial number (DMI `product_serial`; readable by root only).
+    #[serde(default)]
+    pub product_serial: Option<String>,
     /// CPU model name (/proc/cpuinfo).
     pub cpu_model: Option<String>,
     /// Online CPUs.
@@ -96,6 +105,17 @@ pub struct TargetInfo {
     pub firmware: Option<String>,
     /// World-wide name.
     pub wwn: Option<String>,
+    /// How the disk is attached: `sata`, `nvme`, `virtio`, `usb`, `sas` or
+    /// `scsi` (from its sysfs device path).
+    #[serde(default)]
+    pub transport: Option<String>,
+    /// The kernel driver of the disk's controller (`ahci`, `nvme`,
+    /// `virtio_blk`, `usb-storage`, `mpt3sas`, ...).
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// The PCI address of the controller (`0000:00:1f.2`).
+    #[serde(default)]
+    pub pci_path: Option<String>,
     /// Size, bytes.
     pub size_bytes: u64,
     /// Logical block size, bytes.

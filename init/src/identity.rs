@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use bench_core::result::{Host, TargetInfo};
 
 use crate::engine::{FILE_LOGICAL_BLOCK, FILE_PHYSICAL_BLOCK};
-use crate::sys::{blk, file};
+use crate::sys::{blk, file, sgio};
 
 /// Why a target could not be described.
 #[derive(Debug)]
@@ -101,7 +101,7 @@ fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> {
         link: link.clone(),
         source,
     })?;
-    let mut info = from_sysfs(&dir);
+    let mut info = from_sysfs(&dir, sys);
     info.path = path.to_string();
     // The ioctls are authoritative where they answer (sysfs `size` is in
     // 512-byte units whatever the block size).
@@ -115,8 +115,140 @@ fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> {
         if let Ok(pbs) = blk::physical_block(&f) {
             info.physical_block_size = pbs;
         }
+        // SATA disks behind AHCI often show no serial in sysfs (their wwid
+        // is the WWN): ask the disk itself, ATA IDENTIFY DEVICE through the
+        // SCSI-ATA translation. Whole disks only (SG_IO on a partition is
+        // refused), and read-only: IDENTIFY transfers data from the disk.
+        let whole = !dir.join("partition").exists();
+        if whole && info.transport.as_deref() == Some("sata") && info.serial.is_none() {
+            if let Ok(page) = sgio::ata_identify(&f) {
+                let id = parse_ata_identify(&page);
+                info.serial = id.serial;
+                info.model = info.model.or(id.model);
+                info.firmware = info.firmware.or(id.firmware);
+            }
+        }
     }
     Ok(info)
+}
+
+/// Model, serial and firmware from an ATA IDENTIFY DEVICE page.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AtaIdentity {
+    /// Words 27-46.
+    pub model: Option<String>,
+    /// Words 10-19.
+    pub serial: Option<String>,
+    /// Words 23-26.
+    pub firmware: Option<String>,
+}
+
+/// An ATA string: words `first..=last` of the page, each word's two bytes
+/// swapped (ATA strings are big-endian within little-endian words), trimmed
+/// of spaces and NULs; `None` if empty or not printable ASCII.
+fn ata_string(page: &[u8; 512], first: usize, last: usize) -> Option<String> {
+    let mut bytes = Vec::with_capacity((last - first + 1) * 2);
+    for w in first..=last {
+        bytes.push(page[2 * w + 1]);
+        bytes.push(page[2 * w]);
+    }
+    let s = std::str::from_utf8(&bytes).ok()?;
+    let t = s.trim_matches(|c: char| c == ' ' || c == '\0');
+    (!t.is_empty() && t.chars().all(|c| c.is_ascii_graphic() || c == ' ')).then(|| t.to_string())
+}
+
+/// Parse an IDENTIFY DEVICE page. If word 255 carries the integrity
+/// signature (0xA5 in its low byte), the page's bytes must sum to 0 mod 256;
+/// a page failing that check yields nothing.
+pub fn parse_ata_identify(page: &[u8; 512]) -> AtaIdentity {
+    if page[510] == 0xA5 && page.iter().fold(0u8, |a, &b| a.wrapping_add(b)) != 0 {
+        return AtaIdentity::default();
+    }
+    AtaIdentity {
+        model: ata_string(page, 27, 46),
+        serial: ata_string(page, 10, 19),
+        firmware: ata_string(page, 23, 26),
+    }
+}
+
+/// How a disk is attached, from its resolved sysfs path (`/sys/devices/...`):
+/// `usb` (a `/usbN/` segment), `nvme`, `virtio`, `sata` (an `ataN` segment),
+/// `sas` (an `end_device-`/`port-` segment, or a SCSI host listed under
+/// `<sys>/class/sas_host`), `scsi` (any other SCSI host), else `None`.
+pub fn transport_of(devpath: &Path, sys: &Path) -> Option<&'static str> {
+    let segs: Vec<String> = devpath
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let numbered = |s: &str, prefix: &str| {
+        s.strip_prefix(prefix)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if segs.iter().any(|s| numbered(s, "usb")) {
+        return Some("usb");
+    }
+    if segs
+        .iter()
+        .any(|s| s == "nvme" || numbered(s, "nvme") || s.starts_with("nvme-subsys"))
+    {
+        return Some("nvme");
+    }
+    if segs.iter().any(|s| numbered(s, "virtio")) {
+        return Some("virtio");
+    }
+    if segs.iter().any(|s| numbered(s, "ata")) {
+        return Some("sata");
+    }
+    if segs
+        .iter()
+        .any(|s| s.starts_with("end_device-") || s.starts_with("port-"))
+    {
+        return Some("sas");
+    }
+    let hosts: Vec<&String> = segs.iter().filter(|s| numbered(s, "host")).collect();
+    if hosts.iter().any(|h| sys.join("class/sas_host").join(h).exists()) {
+        return Some("sas");
+    }
+    (!hosts.is_empty()).then_some("scsi")
+}
+
+/// The driver of the disk's controller: the nearest `driver` link at or
+/// above `device` (the disk's `device/` directory, resolved), skipping the
+/// SCSI upper-level drivers `sd` and `sr`, which every SCSI disk shares.
+pub fn driver_of(device: &Path) -> Option<String> {
+    let mut dir = std::fs::canonicalize(device).ok()?;
+    loop {
+        if let Ok(target) = std::fs::read_link(dir.join("driver")) {
+            if let Some(name) = target.file_name().map(|n| n.to_string_lossy().into_owned()) {
+                if name != "sd" && name != "sr" {
+                    return Some(name);
+                }
+            }
+        }
+        if !dir.pop() || dir.as_os_str().len() <= 1 {
+            return None;
+        }
+    }
+}
+
+/// The last PCI address (`dddd:bb:dd.f`) in a resolved sysfs path: the
+/// controller's own function, below any bridges.
+pub fn pci_path_of(devpath: &Path) -> Option<String> {
+    let is_pci = |s: &str| {
+        let b = s.as_bytes();
+        b.len() == 12
+            && b[4] == b':'
+            && b[7] == b':'
+            && b[10] == b'.'
+            && b.iter()
+                .enumerate()
+                .all(|(i, c)| matches!(i, 4 | 7 | 10) || c.is_ascii_hexdigit())
+    };
+    devpath
+        .components()
+        .rev()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .find(|s| is_pci(s))
 }
 
 /// A sysfs attribute, trimmed; `None` if absent, unreadable or empty.
@@ -167,7 +299,7 @@ fn active_scheduler(s: &str) -> Option<String> {
 
 /// Everything `dir` (a `/sys/devices/.../block/NAME` directory, or a
 /// partition's under it) tells; `path` is left empty.
-fn from_sysfs(dir: &Path) -> TargetInfo {
+fn from_sysfs(dir: &Path, sys: &Path) -> TargetInfo {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
     // A partition has no queue/ or device/ of its own: its disk's apply.
     let disk = if dir.join("partition").exists() {
@@ -196,6 +328,9 @@ fn from_sysfs(dir: &Path) -> TargetInfo {
         serial,
         firmware: attr(&dev, "firmware_rev").or_else(|| attr(&dev, "rev")),
         wwn: wwid,
+        transport: transport_of(disk, sys).map(str::to_string),
+        driver: driver_of(&dev),
+        pci_path: pci_path_of(disk),
         size_bytes: num(dir, "size").map_or(0, |s| s.saturating_mul(512)),
         logical_block_size: num(&queue, "logical_block_size")
             .and_then(|v| u32::try_from(v).ok())
@@ -218,15 +353,19 @@ fn from_sysfs(dir: &Path) -> TargetInfo {
 
 /// The machine: host name, CPU model, online CPUs, memory, kernel release.
 pub fn host() -> Host {
-    host_in(Path::new("/proc"))
+    host_in(Path::new("/proc"), Path::new("/sys"))
 }
 
-fn host_in(proc_dir: &Path) -> Host {
+fn host_in(proc_dir: &Path, sys: &Path) -> Host {
     let read = |p: &str| std::fs::read_to_string(proc_dir.join(p)).ok();
+    let dmi = |n: &str| attr(&sys.join("class/dmi/id"), n);
     Host {
         hostname: read("sys/kernel/hostname")
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty()),
+        sys_vendor: dmi("sys_vendor"),
+        product_name: dmi("product_name"),
+        product_serial: dmi("product_serial"),
         cpu_model: read("cpuinfo").and_then(|s| cpu_model(&s)),
         cores: std::thread::available_parallelism()
             .ok()
@@ -315,7 +454,7 @@ mod tests {
         write(&d, "queue/scheduler", b"none [mq-deadline] kyber\n");
         write(&d, "queue/read_ahead_kb", b"128\n");
         write(&d, "queue/write_cache", b"write back\n");
-        let i = from_sysfs(&d);
+        let i = from_sysfs(&d, &t.0);
         assert_eq!(i.kind, "block");
         assert_eq!(i.name.as_deref(), Some("sda"));
         assert_eq!(i.model.as_deref(), Some("QEMU HARDDISK"));
@@ -344,7 +483,7 @@ mod tests {
         write(&n, "device/firmware_rev", b"8.0.0\n");
         write(&n, "queue/rotational", b"0\n");
         write(&n, "queue/scheduler", b"none\n");
-        let i = from_sysfs(&n);
+        let i = from_sysfs(&n, &t.0);
         assert_eq!(
             (
                 i.serial.as_deref(),
@@ -370,7 +509,7 @@ mod tests {
         write(&v, "queue/logical_block_size", b"4096\n");
         write(&v.join("vda1"), "partition", b"1\n");
         write(&v.join("vda1"), "size", b"8\n");
-        let p = from_sysfs(&v.join("vda1"));
+        let p = from_sysfs(&v.join("vda1"), &t.0);
         assert_eq!(p.name.as_deref(), Some("vda1"));
         assert_eq!(
             p.serial.as_deref(),
@@ -388,8 +527,130 @@ mod tests {
         let mut page = vec![0x00, 0x80, 0x00, 0x08];
         page.extend_from_slice(b"  ZA1B2C");
         write(&d, "device/vpd_pg80", &page);
-        assert_eq!(from_sysfs(&d).serial.as_deref(), Some("ZA1B2C"));
+        assert_eq!(from_sysfs(&d, &t.0).serial.as_deref(), Some("ZA1B2C"));
         assert_eq!(vpd_pg80_serial(&[0, 0x83, 0, 2, b'a', b'b']), None, "another page");
+    }
+
+    fn link(dir: &Path, name: &str, target: &str) {
+        fs::create_dir_all(dir).expect("mkdir");
+        std::os::unix::fs::symlink(target, dir.join(name)).expect("symlink");
+    }
+
+    #[test]
+    fn transport_driver_and_pci_path_from_fixtures() {
+        let t = TempDir::new("transport");
+        let sys = &t.0;
+        let pci = "devices/pci0000:00";
+        // (disk dir, transport, the dir holding the controller's driver link, driver, pci)
+        let cases = [
+            (
+                format!("{pci}/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda"),
+                Some("sata"),
+                format!("{pci}/0000:00:1f.2"),
+                "ahci",
+                Some("0000:00:1f.2"),
+            ),
+            (
+                format!("{pci}/0000:00:1c.0/0000:03:00.0/nvme/nvme0/nvme0n1"),
+                Some("nvme"),
+                format!("{pci}/0000:00:1c.0/0000:03:00.0"),
+                "nvme",
+                Some("0000:03:00.0"),
+            ),
+            (
+                format!("{pci}/0000:00:05.0/virtio2/block/vda"),
+                Some("virtio"),
+                format!("{pci}/0000:00:05.0/virtio2"),
+                "virtio_blk",
+                Some("0000:00:05.0"),
+            ),
+            (
+                format!("{pci}/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdc"),
+                Some("usb"),
+                format!("{pci}/0000:00:14.0/usb2/2-1/2-1:1.0"),
+                "usb-storage",
+                Some("0000:00:14.0"),
+            ),
+            (
+                format!("{pci}/0000:00:03.0/0000:02:00.0/host1/port-1:0/end_device-1:0/target1:0:0/1:0:0:0/block/sdd"),
+                Some("sas"),
+                format!("{pci}/0000:00:03.0/0000:02:00.0"),
+                "mpt3sas",
+                Some("0000:02:00.0"),
+            ),
+            (
+                format!("{pci}/0000:00:03.0/0000:04:00.0/host2/target2:2:0/2:2:0:0/block/sde"),
+                Some("scsi"),
+                format!("{pci}/0000:00:03.0/0000:04:00.0"),
+                "megaraid_sas",
+                Some("0000:04:00.0"),
+            ),
+            (
+                "devices/virtual/block/loop0".to_string(),
+                None,
+                "devices/virtual".to_string(),
+                "",
+                None,
+            ),
+        ];
+        for (disk, transport, ctl, driver, pci_addr) in &cases {
+            let d = sys.join(disk);
+            fs::create_dir_all(&d).expect("mkdir");
+            write(&d, "size", b"8\n");
+            if !driver.is_empty() {
+                link(&sys.join(ctl), "driver", &format!("../../bus/pci/drivers/{driver}"));
+                // The disk's device/ is its parent chain's first element.
+                let dev = d.parent().and_then(Path::parent).expect("device dir");
+                if disk.contains("nvme") {
+                    link(&d, "device", "..");
+                } else {
+                    link(&d, "device", dev.to_str().expect("utf8"));
+                }
+                if disk.contains("/host") {
+                    // SCSI disks: the sd driver is bound to the SCSI device; it is skipped.
+                    link(dev, "driver", "../../bus/scsi/drivers/sd");
+                }
+            }
+            let i = from_sysfs(&d, sys);
+            assert_eq!(i.transport.as_deref(), *transport, "{disk}");
+            assert_eq!(i.driver.as_deref(), (!driver.is_empty()).then_some(*driver), "{disk}");
+            assert_eq!(i.pci_path.as_deref(), *pci_addr, "{disk}");
+        }
+        // A SCSI host that the SAS transport class lists is SAS.
+        fs::create_dir_all(sys.join("class/sas_host/host2")).expect("mkdir");
+        let d = sys.join(&cases[5].0);
+        assert_eq!(from_sysfs(&d, sys).transport.as_deref(), Some("sas"));
+    }
+
+    /// An IDENTIFY page with `s` in words `first..` (byte-swapped per word).
+    fn put_ata(page: &mut [u8; 512], first: usize, words: usize, s: &str) {
+        let mut b = s.as_bytes().to_vec();
+        b.resize(words * 2, b' ');
+        for w in 0..words {
+            page[2 * (first + w)] = b[2 * w + 1];
+            page[2 * (first + w) + 1] = b[2 * w];
+        }
+    }
+
+    #[test]
+    fn ata_identify_strings() {
+        let mut page = [0u8; 512];
+        put_ata(&mut page, 10, 10, "     WD-WCC4N1234567");
+        put_ata(&mut page, 23, 4, "82.00A82");
+        put_ata(&mut page, 27, 20, "WDC WD40EFRX-68N32N0");
+        let id = parse_ata_identify(&page);
+        assert_eq!(id.serial.as_deref(), Some("WD-WCC4N1234567"));
+        assert_eq!(id.firmware.as_deref(), Some("82.00A82"));
+        assert_eq!(id.model.as_deref(), Some("WDC WD40EFRX-68N32N0"));
+        // A blank page gives nothing.
+        assert_eq!(parse_ata_identify(&[0u8; 512]), AtaIdentity::default());
+        // Word 255's integrity byte: right checksum accepted, wrong refused.
+        page[510] = 0xA5;
+        let sum = page.iter().fold(0u8, |a, &b| a.wrapping_add(b));
+        page[511] = 0u8.wrapping_sub(sum);
+        assert_eq!(parse_ata_identify(&page).serial.as_deref(), Some("WD-WCC4N1234567"));
+        page[511] = page[511].wrapping_add(1);
+        assert_eq!(parse_ata_identify(&page), AtaIdentity::default());
     }
 
     #[test]
@@ -468,7 +729,13 @@ mod tests {
             "meminfo",
             b"MemTotal:       16318480 kB\nMemFree:         1000 kB\n",
         );
-        let h = host_in(&t.0);
+        write(&t.0, "class/dmi/id/sys_vendor", b"Dell Inc.\n");
+        write(&t.0, "class/dmi/id/product_name", b"PowerEdge R630\n");
+        write(&t.0, "class/dmi/id/product_serial", b" 7XYZ123 \n");
+        let h = host_in(&t.0, &t.0);
+        assert_eq!(h.sys_vendor.as_deref(), Some("Dell Inc."));
+        assert_eq!(h.product_name.as_deref(), Some("PowerEdge R630"));
+        assert_eq!(h.product_serial.as_deref(), Some("7XYZ123"));
         assert_eq!(h.hostname.as_deref(), Some("bench1"));
         assert_eq!(h.kernel.as_deref(), Some("6.1.0-18-amd64"));
         assert_eq!(

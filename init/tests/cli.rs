@@ -157,7 +157,16 @@ fn config(json: &Value) -> ShmFile {
 fn normalised(mut doc: Value) -> Value {
     doc["run"]["started_unix_ns"] = Value::from(0);
     doc["run"]["duration_ns"] = Value::from(0);
-    for k in ["hostname", "cpu_model", "cores", "memory_bytes", "kernel"] {
+    for k in [
+        "hostname",
+        "sys_vendor",
+        "product_name",
+        "product_serial",
+        "cpu_model",
+        "cores",
+        "memory_bytes",
+        "kernel",
+    ] {
         doc["host"][k] = Value::Null;
     }
     doc

@@ -6,4 +6,5 @@
 pub mod blk;
 pub mod buf;
 pub mod file;
+pub mod sgio;
 pub mod uring;
