@@ -14,6 +14,7 @@ use bench_core::sim::{SimDisk, SimModel};
 use bench_core::table::render;
 
 use crate::config::{self, Action, Overrides, Plan, PlanItem};
+use crate::discover;
 use crate::engine::{DevTarget, ThreadedRunner};
 use crate::identity;
 use crate::sink;
@@ -22,11 +23,17 @@ const USAGE: &str = "\
 usage:
   bootbench-init run [--config FILE] [--profile NAME] [--target PATH]... [--out FILE] [--simulate]
   bootbench-init validate FILE [--profile NAME] [--target PATH]... [--simulate]
+  bootbench-init list [--json] [--all]
   bootbench-init --help | --version
 
 run       benchmark the targets; results JSON to --out FILE (never overwritten) or stdout,
           progress and a summary table (MB/s = 10^6 bytes/s) on stderr
 validate  check a config and print the plan it expands into
+list      print the host (DMI vendor, product, serial; CPU; memory) and every whole
+          disk, one per line (transport, driver, PCI address, model, serial, firmware,
+          WWN, size, block sizes, rotational, write cache, scheduler, readahead);
+          --json prints the disks as a JSON array; --all includes loop, RAM, md, dm,
+          optical, nbd and empty devices
 --config FILE    the config (JSON); without it, --profile and --target say what to run
 --profile NAME   quick, standard, classic or cdm (replaces the config's profile)
 --target PATH    a block device or file (repeatable; replaces the config's targets);
@@ -61,19 +68,38 @@ pub enum Command {
     Version,
     /// `run` or `validate`.
     Go(Args),
+    /// `list`: the host and its disks.
+    List {
+        /// `--json`: the disks as a JSON array.
+        json: bool,
+        /// `--all`: virtual and empty devices too.
+        all: bool,
+    },
 }
 
 /// Parse the arguments (without the program name).
 pub fn parse_args(args: &[String]) -> Result<Command, String> {
     let mut it = args.iter();
     let Some(first) = it.next() else {
-        return Err("no command given; expected run or validate".to_string());
+        return Err("no command given; expected run, validate or list".to_string());
     };
     match first.as_str() {
         "--help" | "-h" | "help" => return Ok(Command::Help),
         "--version" | "-V" => return Ok(Command::Version),
         "run" | "validate" => {}
-        other => return Err(format!("{other:?} is not a command; expected run or validate")),
+        "list" => {
+            let (mut json, mut all) = (false, false);
+            for arg in it {
+                match arg.as_str() {
+                    "--json" => json = true,
+                    "--all" => all = true,
+                    "--help" | "-h" => return Ok(Command::Help),
+                    o => return Err(format!("{o:?} is not an option of list; see --help")),
+                }
+            }
+            return Ok(Command::List { json, all });
+        }
+        other => return Err(format!("{other:?} is not a command; expected run, validate or list")),
     }
     let mut a = Args {
         command: first.clone(),
@@ -130,9 +156,26 @@ pub fn main(args: Vec<String>) -> i32 {
             println!("bootbench-init {}", env!("CARGO_PKG_VERSION"));
             0
         }
+        Command::List { json, all } => list(json, all),
         Command::Go(a) if a.command == "validate" => validate(&a),
         Command::Go(a) => run(&a),
     }
+}
+
+fn list(json: bool, all: bool) -> i32 {
+    let disks = discover::disks(all);
+    if json {
+        match serde_json::to_string_pretty(&disks) {
+            Ok(j) => println!("{j}"),
+            Err(e) => {
+                eprintln!("bootbench-init: cannot encode the list: {e}");
+                return 1;
+            }
+        }
+    } else {
+        print!("{}", discover::render_list(&identity::host(), &disks));
+    }
+    0
 }
 
 fn validate(a: &Args) -> i32 {
@@ -367,6 +410,17 @@ mod tests {
         assert_eq!(parse_args(&args("--help")), Ok(Command::Help));
         assert_eq!(parse_args(&args("run --help")), Ok(Command::Help));
         assert_eq!(parse_args(&args("--version")), Ok(Command::Version));
+        assert_eq!(
+            parse_args(&args("list")),
+            Ok(Command::List {
+                json: false,
+                all: false
+            })
+        );
+        assert_eq!(
+            parse_args(&args("list --all --json")),
+            Ok(Command::List { json: true, all: true })
+        );
     }
 
     #[test]
@@ -381,6 +435,7 @@ mod tests {
             ("validate a.json b.json", "unexpected argument"),
             ("validate a.json --out r.json", "\"--out\" is not an option"),
             ("run --simulate=yes", "is not an option"),
+            ("list --target /dev/sda", "\"--target\" is not an option of list"),
         ];
         for (line, want) in cases {
             let e = parse_args(&args(line)).unwrap_err();

@@ -75,7 +75,8 @@ pub fn describe(path: &str) -> Result<TargetInfo, IdentityError> {
     describe_in(path, Path::new("/sys"))
 }
 
-fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> {
+/// [`describe`] with the sysfs root `sys` (fixtures in tests).
+pub fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> {
     let meta = std::fs::metadata(path).map_err(|source| IdentityError::Stat {
         path: path.to_string(),
         source,
@@ -299,7 +300,7 @@ fn active_scheduler(s: &str) -> Option<String> {
 
 /// Everything `dir` (a `/sys/devices/.../block/NAME` directory, or a
 /// partition's under it) tells; `path` is left empty.
-fn from_sysfs(dir: &Path, sys: &Path) -> TargetInfo {
+pub fn from_sysfs(dir: &Path, sys: &Path) -> TargetInfo {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
     // A partition has no queue/ or device/ of its own: its disk's apply.
     let disk = if dir.join("partition").exists() {

@@ -6,6 +6,7 @@
 
 mod cli;
 mod config;
+mod discover;
 mod engine;
 mod identity;
 mod safety;

@@ -1,0 +1,325 @@
+//! Discovery: every whole-disk block device of the machine, with what the
+//! system tells of it (identity, transport, driver, PCI address, queue
+//! settings), and the listing `bootbench-init list` prints.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use bench_core::result::{Host, TargetInfo};
+
+use crate::identity;
+
+/// Kernel names that are not disks of the machine: loop, RAM and
+/// compressed-RAM disks, md arrays, device-mapper layers, optical drives,
+/// network block devices.
+pub const SKIPPED_PREFIXES: [&str; 7] = ["loop", "ram", "zram", "md", "dm-", "sr", "nbd"];
+
+/// True if `name` (a `/sys/block` entry) is skipped unless all devices are asked for.
+pub fn is_skipped(name: &str) -> bool {
+    SKIPPED_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Every whole disk of this machine (`/sys/block`, nodes in `/dev`), in
+/// name order; with `all`, loop, RAM, md, dm, optical and nbd devices and
+/// empty (0-byte) disks too.
+pub fn disks(all: bool) -> Vec<TargetInfo> {
+    disks_in(Path::new("/sys"), Path::new("/dev"), all)
+}
+
+/// [`disks`] with the sysfs root `sys` and device directory `dev`. Each disk
+/// is described through its node (`dev/<name>`, with ioctls and ATA
+/// IDENTIFY) where that works, else from sysfs alone.
+pub fn disks_in(sys: &Path, dev: &Path, all: bool) -> Vec<TargetInfo> {
+    let mut names: Vec<String> = std::fs::read_dir(sys.join("block"))
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        if !all && is_skipped(&name) {
+            continue;
+        }
+        let Ok(dir) = std::fs::canonicalize(sys.join("block").join(&name)) else {
+            continue;
+        };
+        let path = dev.join(&name);
+        let path_s = path.to_string_lossy().into_owned();
+        let info = identity::describe_in(&path_s, sys).unwrap_or_else(|_| {
+            let mut i = identity::from_sysfs(&dir, sys);
+            i.path = path_s.clone();
+            i
+        });
+        if !all && info.size_bytes == 0 {
+            continue; // an empty card-reader slot, an ejected medium
+        }
+        out.push(info);
+    }
+    out
+}
+
+/// A size in bytes and in decimal gigabytes: `1000204886016 B (1000.2 GB)`.
+#[allow(clippy::cast_precision_loss)] // display only
+fn size_text(b: u64) -> String {
+    format!("{b} B ({:.1} GB)", b as f64 / 1e9)
+}
+
+fn quoted(v: Option<&str>) -> String {
+    match v {
+        None => "-".to_string(),
+        Some(s) if s.contains(' ') || s.is_empty() => format!("{s:?}"),
+        Some(s) => s.to_string(),
+    }
+}
+
+/// The host in one line.
+pub fn host_line(h: &Host) -> String {
+    let mem = h.memory_bytes.map_or("-".to_string(), size_text);
+    format!(
+        "host: vendor {} product {} serial {} cpu {} cores {} memory {} kernel {} hostname {}",
+        quoted(h.sys_vendor.as_deref()),
+        quoted(h.product_name.as_deref()),
+        quoted(h.product_serial.as_deref()),
+        quoted(h.cpu_model.as_deref()),
+        h.cores.map_or("-".to_string(), |c| c.to_string()),
+        mem,
+        quoted(h.kernel.as_deref()),
+        quoted(h.hostname.as_deref()),
+    )
+}
+
+/// One disk in one line: `key value` pairs, `-` where a fact is absent,
+/// values with spaces quoted.
+pub fn disk_line(i: &TargetInfo) -> String {
+    let rot = match i.rotational {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "-",
+    };
+    format!(
+        "{} transport {} driver {} pci {} model {} serial {} firmware {} wwn {} size {} logical_block {} B physical_block {} B rotational {} write_cache {} scheduler {} readahead {}",
+        i.path,
+        quoted(i.transport.as_deref()),
+        quoted(i.driver.as_deref()),
+        quoted(i.pci_path.as_deref()),
+        quoted(i.model.as_deref()),
+        quoted(i.serial.as_deref()),
+        quoted(i.firmware.as_deref()),
+        quoted(i.wwn.as_deref()),
+        size_text(i.size_bytes),
+        i.logical_block_size,
+        i.physical_block_size,
+        rot,
+        quoted(i.write_cache.as_deref()),
+        quoted(i.scheduler.as_deref()),
+        i.read_ahead_bytes.map_or("-".to_string(), |b| format!("{b} B")),
+    )
+}
+
+/// The listing: the host line, then one line per disk.
+pub fn render_list(host: &Host, disks: &[TargetInfo]) -> String {
+    let mut s = host_line(host);
+    s.push('\n');
+    for d in disks {
+        let _ = writeln!(s, "{}", disk_line(d));
+    }
+    if disks.is_empty() {
+        s.push_str("no disks found\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::path::PathBuf;
+
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let p = std::env::temp_dir().join(format!("bootbench-discover-{}-{name}", std::process::id()));
+            let _ = fs::remove_dir_all(&p);
+            fs::create_dir_all(&p).expect("mkdir");
+            TempDir(p)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn write(p: &Path, content: &str) {
+        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        fs::write(p, content).expect("write");
+    }
+
+    /// A disk under `devices/<rel>` with a `block/<name>` link to it.
+    fn disk(sys: &Path, rel: &str, size_sectors: u64, files: &[(&str, &str)]) {
+        let d = sys.join("devices").join(rel);
+        write(&d.join("size"), &format!("{size_sectors}\n"));
+        for (f, c) in files {
+            write(&d.join(f), c);
+        }
+        let name = d.file_name().expect("name").to_owned();
+        fs::create_dir_all(sys.join("block")).expect("mkdir");
+        std::os::unix::fs::symlink(&d, sys.join("block").join(name)).expect("symlink");
+    }
+
+    fn machine(sys: &Path) {
+        let pci = "pci0000:00";
+        disk(
+            sys,
+            &format!("{pci}/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda"),
+            2_097_152,
+            &[
+                ("device/model", "QEMU HARDDISK\n"),
+                (
+                    "device/wwid",
+                    "t10.ATA     QEMU HARDDISK                           SN1\n",
+                ),
+                ("queue/rotational", "1\n"),
+                ("queue/write_cache", "write back\n"),
+            ],
+        );
+        disk(
+            sys,
+            &format!("{pci}/0000:00:04.0/nvme/nvme0/nvme0n1"),
+            1_048_576,
+            &[("device/serial", "SN2\n"), ("queue/scheduler", "[none] mq-deadline\n")],
+        );
+        disk(
+            sys,
+            &format!("{pci}/0000:00:05.0/virtio2/block/vda"),
+            65_536,
+            &[("serial", "SN3\n")],
+        );
+        disk(
+            sys,
+            &format!("{pci}/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb"),
+            0,
+            &[],
+        );
+        for v in ["loop0", "ram0", "zram0", "md0", "dm-0", "sr0", "nbd0"] {
+            disk(sys, &format!("virtual/block/{v}"), 8, &[]);
+        }
+    }
+
+    #[test]
+    fn lists_whole_disks_with_their_facts() {
+        let t = TempDir::new("machine");
+        machine(&t.0);
+        let got = disks_in(&t.0, Path::new("/nonexistent-dev"), false);
+        type Row<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>, u64);
+        let summary: Vec<Row<'_>> = got
+            .iter()
+            .map(|d| {
+                (
+                    d.path.as_str(),
+                    d.transport.as_deref(),
+                    d.serial.as_deref(),
+                    d.pci_path.as_deref(),
+                    d.size_bytes,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (
+                    "/nonexistent-dev/nvme0n1",
+                    Some("nvme"),
+                    Some("SN2"),
+                    Some("0000:00:04.0"),
+                    1_048_576 * 512
+                ),
+                (
+                    "/nonexistent-dev/sda",
+                    Some("sata"),
+                    Some("SN1"),
+                    Some("0000:00:1f.2"),
+                    2_097_152 * 512
+                ),
+                (
+                    "/nonexistent-dev/vda",
+                    Some("virtio"),
+                    Some("SN3"),
+                    Some("0000:00:05.0"),
+                    65_536 * 512
+                ),
+            ],
+            "virtual devices and the empty USB slot are skipped"
+        );
+        assert_eq!(got[1].model.as_deref(), Some("QEMU HARDDISK"));
+        assert_eq!(got[0].scheduler.as_deref(), Some("none"));
+
+        let all = disks_in(&t.0, Path::new("/nonexistent-dev"), true);
+        let names: Vec<&str> = all.iter().filter_map(|d| d.name.as_deref()).collect();
+        assert_eq!(
+            names,
+            vec!["dm-0", "loop0", "md0", "nbd0", "nvme0n1", "ram0", "sda", "sdb", "sr0", "vda", "zram0"]
+        );
+        assert!(disks_in(Path::new("/nonexistent-sys"), Path::new("/dev"), false).is_empty());
+    }
+
+    #[test]
+    fn skipped_names() {
+        for n in ["loop7", "ram15", "zram0", "md127", "dm-3", "sr0", "nbd1"] {
+            assert!(is_skipped(n), "{n}");
+        }
+        for n in ["sda", "nvme0n1", "vda", "mmcblk0", "xvda"] {
+            assert!(!is_skipped(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn list_lines() {
+        let t = TempDir::new("lines");
+        machine(&t.0);
+        let got = disks_in(&t.0, Path::new("/dev-x"), false);
+        let host = Host {
+            sys_vendor: Some("QEMU".into()),
+            product_name: Some("Standard PC (Q35 + ICH9, 2009)".into()),
+            memory_bytes: Some(2_000_000_000),
+            ..Host::default()
+        };
+        let text = render_list(&host, &got);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(
+            lines[0].starts_with("host: vendor QEMU product \"Standard PC (Q35 + ICH9, 2009)\" serial -"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].contains("memory 2000000000 B (2.0 GB)"), "{}", lines[0]);
+        let sda = lines[2];
+        for want in [
+            "/dev-x/sda transport sata ",
+            "pci 0000:00:1f.2",
+            "model \"QEMU HARDDISK\"",
+            "serial SN1",
+            "size 1073741824 B (1.1 GB)",
+            "rotational yes",
+            "write_cache \"write back\"",
+        ] {
+            assert!(sda.contains(want), "{want:?} in {sda}");
+        }
+        assert!(render_list(&host, &[]).contains("no disks found"));
+    }
+
+    #[test]
+    fn real_machine_lists_without_error() {
+        // Whatever this machine has: every entry is a whole disk with a name.
+        for d in disks(false) {
+            assert!(
+                d.name.is_some() && !is_skipped(d.name.as_deref().unwrap_or("")),
+                "{d:?}"
+            );
+            assert!(d.size_bytes > 0, "{d:?}");
+        }
+    }
+}
