@@ -1,0 +1,10 @@
+//! bootbench-image: builds bootbench's initramfs (contract A) and its bootable USB stick image
+//! (contract B) as plain files, with no root, no loop mounts and no host depmod.
+#![deny(unsafe_code)]
+
+pub mod cpio;
+pub mod gpt;
+pub mod initramfs;
+pub mod modinfo;
+pub mod modset;
+pub mod usb;

@@ -1,0 +1,238 @@
+//! The `bootbench-image` command: `initramfs` and `usb`.
+#![deny(unsafe_code)]
+
+use anyhow::{bail, Context, Result};
+use bootbench_image::{initramfs, modset, usb};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+
+/// Build bootbench's initramfs and USB stick image as plain files.
+#[derive(Debug, Parser)]
+#[command(name = "bootbench-image", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// The initramfs: /init, the module subset with modules.dep/.alias/.softdep, the default config.
+    Initramfs {
+        /// A `dpkg -x` of linux-image-<version> (holds lib/modules/<kver>/kernel/**.ko).
+        #[arg(long)]
+        kernel_dir: PathBuf,
+        /// The static bootbench-init binary, installed as /init.
+        #[arg(long)]
+        init: PathBuf,
+        /// /etc/bootbench.json (default: {"profile": "quick"}).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Comma-separated module names (default: the storage set).
+        #[arg(long, value_delimiter = ',')]
+        modules: Option<Vec<String>>,
+        /// Output file (gzip-compressed newc cpio).
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// The USB stick image: GPT, an EFI system partition labelled BOOTBENCH with systemd-boot.
+    Usb {
+        /// A `dpkg -x` of linux-image-<version> (holds boot/vmlinuz-<kver>).
+        #[arg(long)]
+        kernel_dir: PathBuf,
+        /// The initramfs, as built by `bootbench-image initramfs`.
+        #[arg(long)]
+        initramfs: PathBuf,
+        /// Directory holding systemd-bootx64.efi (Debian's systemd-boot-efi).
+        #[arg(long, default_value = "/usr/lib/systemd/boot/efi")]
+        efi_dir: PathBuf,
+        /// The stick's /bootbench.json, the config a user edits (default: {"profile": "quick"}).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Image size: bytes, or with a K/M/G suffix (powers of 1024).
+        #[arg(long, default_value = "128M", value_parser = parse_size)]
+        size: u64,
+        /// Extra kernel command-line options (e.g. bootbench.profile=standard).
+        #[arg(long, default_value = "")]
+        append: String,
+        /// Skip legacy BIOS boot (syslinux) even where it is installed.
+        #[arg(long)]
+        no_bios: bool,
+        /// Output file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+/// `128M` -> 134217728; suffixes K, M, G are powers of 1024.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&s[..i], 1u64 << 10),
+        Some((i, 'M' | 'm')) => (&s[..i], 1 << 20),
+        Some((i, 'G' | 'g')) => (&s[..i], 1 << 30),
+        _ => (s, 1),
+    };
+    let n: u64 = num.parse().map_err(|_| format!("bad size {s:?}: expected e.g. 128M"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("size {s:?} overflows"))
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}
+
+fn mib(bytes: u64) -> String {
+    #[allow(clippy::cast_precision_loss)] // display only
+    let m = bytes as f64 / f64::from(1u32 << 20);
+    format!("{bytes} bytes ({m:.2} MiB)")
+}
+
+fn config_or_default(config: Option<&Path>) -> Result<Vec<u8>> {
+    let Some(path) = config else {
+        return Ok(initramfs::DEFAULT_CONFIG.to_vec());
+    };
+    let bytes = read(path)?;
+    // Not rejected: a deliberately invalid config is a test case; PID 1 reports it.
+    if serde_json::from_slice::<serde_json::Value>(&bytes).is_err() {
+        eprintln!(
+            "warning: {} is not valid JSON; PID 1 will report it and power off",
+            path.display()
+        );
+    }
+    Ok(bytes)
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Initramfs {
+            kernel_dir,
+            init,
+            config,
+            modules,
+            output,
+        } => {
+            let tree = modset::KernelTree::open(&kernel_dir)?;
+            let requested: Vec<String> =
+                modules.unwrap_or_else(|| modset::DEFAULT_MODULES.iter().map(|s| (*s).to_owned()).collect());
+            let requested: Vec<&str> = requested.iter().map(String::as_str).filter(|s| !s.is_empty()).collect();
+            let set = modset::ModSet::resolve(&tree, &requested)?;
+            for b in &set.builtin {
+                eprintln!("note: {b} is built into kernel {}: nothing to load", tree.kver);
+            }
+            for s in &set.unresolved_softdeps {
+                eprintln!("note: soft dependency {s} names no module or alias in the set: left out");
+            }
+            let inputs = initramfs::Inputs {
+                init: read(&init)?,
+                config: config_or_default(config.as_deref())?,
+                kver: &tree.kver,
+                modules: &set,
+            };
+            let (gz, raw) = initramfs::build_from_tree(&tree.moddir, &inputs)?;
+            std::fs::write(&output, &gz).with_context(|| format!("writing {}", output.display()))?;
+            println!("{}: kernel {}", output.display(), tree.kver);
+            println!("  modules: {} ({} requested)", set.modules.len(), requested.len());
+            println!("  uncompressed: {}", mib(raw as u64));
+            println!("  compressed (gzip): {}", mib(gz.len() as u64));
+        }
+        Cmd::Usb {
+            kernel_dir,
+            initramfs,
+            efi_dir,
+            config,
+            size,
+            append,
+            no_bios,
+            output,
+        } => {
+            let tree = modset::KernelTree::open(&kernel_dir)?;
+            let efi_path = efi_dir.join("systemd-bootx64.efi");
+            let (efi, vmlinuz, initrd) = (read(&efi_path)?, read(&tree.vmlinuz)?, read(&initramfs)?);
+            let config = config_or_default(config.as_deref())?;
+            let bios = if no_bios {
+                usb::Bios::Off
+            } else {
+                let (bios, why) = usb::Bios::detect();
+                if let Some(why) = why {
+                    eprintln!("note: {why}");
+                }
+                bios
+            };
+            if size % 512 != 0 {
+                bail!("--size {size} is not a multiple of 512 bytes");
+            }
+            let inputs = usb::Inputs {
+                efi: &efi,
+                vmlinuz: &vmlinuz,
+                initrd: &initrd,
+                config: &config,
+                append: &append,
+                size,
+            };
+            let disk = usb::build(&inputs, &bios)?;
+            usb::write_file(&disk, &output, &bios)?;
+            println!("{}: {}", output.display(), mib(size));
+            println!("  EFI: systemd-boot from {}", efi_path.display());
+            println!(
+                "  kernel {} ({}), initramfs {}",
+                tree.kver,
+                mib(vmlinuz.len() as u64),
+                mib(initrd.len() as u64)
+            );
+            println!(
+                "  legacy BIOS: {}",
+                if matches!(bios, usb::Bios::Off) {
+                    "no"
+                } else {
+                    "syslinux (gptmbr.bin, attribute bit 2)"
+                }
+            );
+            println!(
+                "  options: {}",
+                usb::loader_entry(&append).lines().last().unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        for (s, want) in [
+            ("128M", Some(128u64 << 20)),
+            ("1G", Some(1 << 30)),
+            ("4096", Some(4096)),
+            ("2k", Some(2048)),
+            ("x", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_size(s).ok(), want, "{s}");
+        }
+    }
+
+    #[test]
+    fn cli_parses() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "bootbench-image",
+            "initramfs",
+            "--kernel-dir",
+            "k",
+            "--init",
+            "i",
+            "--modules",
+            "ahci,nvme",
+            "-o",
+            "o",
+        ])
+        .unwrap();
+        let Cmd::Initramfs { modules, .. } = cli.cmd else {
+            panic!()
+        };
+        assert_eq!(modules.unwrap(), ["ahci", "nvme"]);
+    }
+}

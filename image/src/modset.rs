@@ -1,0 +1,690 @@
+//! The module subset: a kernel tree's index, the closure of a requested set over `depends=` and
+//! soft dependencies, and the depmod-format tables (modules.dep, modules.alias, modules.softdep)
+//! that PID 1 reads (contract A).
+
+use crate::modinfo::{self, normalize, ModInfo};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The default module set (issue 3): AHCI/SATA, NVMe, virtio, USB storage and host controllers,
+/// SAS HBAs, md personalities, dm-crypt and its ciphers, crc32c, vfat and its code pages.
+pub const DEFAULT_MODULES: &[&str] = &[
+    "ahci",
+    "sd_mod",
+    "nvme",
+    "virtio_blk",
+    "virtio_pci",
+    "virtio_scsi",
+    "usb_storage",
+    "uas",
+    "xhci_pci",
+    "xhci_hcd",
+    "ehci_pci",
+    "ehci_hcd",
+    "ohci_pci",
+    "uhci_hcd",
+    "mpt3sas",
+    "megaraid_sas",
+    "md_mod",
+    "linear",
+    "raid0",
+    "raid1",
+    "raid10",
+    "raid456",
+    "dm_mod",
+    "dm_crypt",
+    "xts",
+    "ecb",
+    "aesni_intel",
+    "crc32c_generic",
+    "crc32c_intel",
+    "vfat",
+    "nls_cp437",
+    "nls_ascii",
+    "nls_iso8859_1",
+];
+
+/// One module of the set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Module {
+    /// Canonical name (`_`), as modinfo's `name=`.
+    pub name: String,
+    /// Path relative to `lib/modules/<kver>/`, as in the package (`kernel/drivers/ata/ahci.ko`).
+    pub path: String,
+    /// Its `.modinfo`.
+    pub info: ModInfo,
+}
+
+/// Where modules come from: a kernel tree on disk, or a fixture in tests.
+pub trait ModuleSource {
+    /// The path (relative to `lib/modules/<kver>/`) of the module with this canonical name.
+    fn find(&self, name: &str) -> Option<String>;
+    /// Whether the kernel has this module built in (so nothing needs loading).
+    fn builtin(&self, name: &str) -> bool;
+    /// The `.modinfo` of the module at `path`.
+    fn info(&self, path: &str) -> Result<ModInfo, ModsetError>;
+}
+
+/// Errors while indexing a tree or resolving a set.
+#[derive(Debug)]
+pub enum ModsetError {
+    /// `lib/modules/` missing, empty or holding more than one kernel release.
+    Kver { dir: PathBuf, found: Vec<String> },
+    /// Walking or reading the tree.
+    Io { path: PathBuf, err: std::io::Error },
+    /// A `.ko` whose `.modinfo` could not be read.
+    Modinfo { path: String, err: modinfo::ModinfoError },
+    /// A requested module (or a `depends=` of an included one) that the tree lacks.
+    Missing { name: String, needed_by: Option<String> },
+    /// A dependency cycle (a broken tree).
+    Cycle(String),
+}
+
+impl fmt::Display for ModsetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Kver { dir, found } => {
+                write!(
+                    f,
+                    "{}: expected exactly one kernel release directory, found {found:?}",
+                    dir.display()
+                )
+            }
+            Self::Io { path, err } => write!(f, "{}: {err}", path.display()),
+            Self::Modinfo { path, err } => write!(f, "{path}: {err}"),
+            Self::Missing { name, needed_by: None } => write!(f, "module {name} not found in the kernel tree"),
+            Self::Missing {
+                name,
+                needed_by: Some(by),
+            } => {
+                write!(f, "module {name} (a dependency of {by}) not found in the kernel tree")
+            }
+            Self::Cycle(name) => write!(f, "dependency cycle through module {name}"),
+        }
+    }
+}
+
+impl std::error::Error for ModsetError {}
+
+/// A `dpkg -x` of a linux-image package: `DIR/boot/vmlinuz-<kver>`, `DIR/lib/modules/<kver>/kernel/**.ko`.
+#[derive(Debug)]
+pub struct KernelTree {
+    /// The kernel release (uname -r).
+    pub kver: String,
+    /// `DIR/lib/modules/<kver>`.
+    pub moddir: PathBuf,
+    /// `DIR/boot/vmlinuz-<kver>`.
+    pub vmlinuz: PathBuf,
+    /// Canonical module name to path relative to `moddir`.
+    index: BTreeMap<String, String>,
+    /// Canonical names listed in modules.builtin (if the package has it).
+    builtin: BTreeSet<String>,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ModsetError + '_ {
+    move |err| ModsetError::Io {
+        path: path.to_owned(),
+        err,
+    }
+}
+
+/// The canonical module name of a `.ko` path: its file stem with `-` as `_`.
+fn name_of_path(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    normalize(file.strip_suffix(".ko").unwrap_or(file))
+}
+
+impl KernelTree {
+    /// Indexes the tree (file names only; `.modinfo` is read for the modules used).
+    pub fn open(dir: &Path) -> Result<Self, ModsetError> {
+        let libmod = dir.join("lib/modules");
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(&libmod).map_err(io_err(&libmod))? {
+            let entry = entry.map_err(io_err(&libmod))?;
+            if entry.path().join("kernel").is_dir() {
+                found.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        found.sort();
+        if found.len() != 1 {
+            return Err(ModsetError::Kver { dir: libmod, found });
+        }
+        let kver = found.remove(0);
+        let moddir = libmod.join(&kver);
+        let mut index = BTreeMap::new();
+        let mut stack = vec![moddir.join("kernel")];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).map_err(io_err(&d))? {
+                let entry = entry.map_err(io_err(&d))?;
+                let path = entry.path();
+                let ft = entry.file_type().map_err(io_err(&path))?;
+                if ft.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "ko") {
+                    let rel = path
+                        .strip_prefix(&moddir)
+                        .unwrap_or(&path)
+                        .to_string_lossy()
+                        .into_owned();
+                    index.insert(name_of_path(&rel), rel);
+                }
+            }
+        }
+        let builtin_file = moddir.join("modules.builtin");
+        let builtin = match std::fs::read_to_string(&builtin_file) {
+            Ok(text) => text.lines().filter(|l| !l.is_empty()).map(name_of_path).collect(),
+            Err(_) => BTreeSet::new(),
+        };
+        let vmlinuz = dir.join("boot").join(format!("vmlinuz-{kver}"));
+        Ok(Self {
+            kver,
+            moddir,
+            vmlinuz,
+            index,
+            builtin,
+        })
+    }
+
+    /// How many `.ko` files the tree holds.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether the tree holds no modules.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+}
+
+impl ModuleSource for KernelTree {
+    fn find(&self, name: &str) -> Option<String> {
+        self.index.get(&normalize(name)).cloned()
+    }
+    fn builtin(&self, name: &str) -> bool {
+        self.builtin.contains(&normalize(name))
+    }
+    fn info(&self, path: &str) -> Result<ModInfo, ModsetError> {
+        let full = self.moddir.join(path);
+        let bytes = std::fs::read(&full).map_err(io_err(&full))?;
+        modinfo::read_modinfo(&bytes).map_err(|err| ModsetError::Modinfo {
+            path: path.to_owned(),
+            err,
+        })
+    }
+}
+
+/// A closed module set with its tables.
+#[derive(Debug, Clone, Default)]
+pub struct ModSet {
+    /// Canonical name to module.
+    pub modules: BTreeMap<String, Module>,
+    /// Resolved soft dependencies: name to (pre, post) canonical module names, all in the set.
+    pub softdeps: BTreeMap<String, (Vec<String>, Vec<String>)>,
+    /// Requested names the kernel has built in (nothing to load).
+    pub builtin: Vec<String>,
+    /// Soft dependencies that name neither a module in the tree nor an alias in the set (dropped).
+    pub unresolved_softdeps: Vec<String>,
+}
+
+/// Shell-style glob match as modprobe uses for aliases: `*`, `?`, `[...]` (with `!` or `^` negation
+/// and ranges); everything else literal.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // Iterative matcher with backtracking to the last `*`.
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        let step = match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+                continue;
+            }
+            Some('?') => Some(pi + 1),
+            Some('[') => class_match(&p, pi, t[ti]),
+            Some(&c) if c == t[ti] => Some(pi + 1),
+            _ => None,
+        };
+        match (step, star) {
+            (Some(next), _) => {
+                pi = next;
+                ti += 1;
+            }
+            (None, Some((sp, st))) => {
+                pi = sp + 1;
+                ti = st + 1;
+                star = Some((sp, st + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Matches `c` against the class starting at `p[start] == '['`; the index after `]` if it matches.
+/// An unterminated `[` matches a literal `[`.
+fn class_match(p: &[char], start: usize, c: char) -> Option<usize> {
+    let mut i = start + 1;
+    let negate = matches!(p.get(i), Some('!' | '^'));
+    if negate {
+        i += 1;
+    }
+    let first = i;
+    let mut hit = false;
+    while i < p.len() && (p[i] != ']' || i == first) {
+        if i + 2 < p.len() && p[i + 1] == '-' && p[i + 2] != ']' {
+            hit |= p[i] <= c && c <= p[i + 2];
+            i += 3;
+        } else {
+            hit |= p[i] == c;
+            i += 1;
+        }
+    }
+    if i >= p.len() {
+        return (c == '[').then_some(start + 1);
+    }
+    (hit != negate).then_some(i + 1)
+}
+
+impl ModSet {
+    /// The closure of `requested` over `depends=` and the soft dependencies that exist: a soft
+    /// dependency names a module in the source, or an alias (glob) of a module already in the set.
+    pub fn resolve(source: &dyn ModuleSource, requested: &[&str]) -> Result<Self, ModsetError> {
+        let mut set = ModSet::default();
+        let mut queue: Vec<(String, Option<String>)> = requested.iter().map(|n| (normalize(n), None)).collect();
+        loop {
+            while let Some((name, needed_by)) = queue.pop() {
+                if set.modules.contains_key(&name) {
+                    continue;
+                }
+                let Some(path) = source.find(&name) else {
+                    if source.builtin(&name) {
+                        set.builtin.push(name);
+                        continue;
+                    }
+                    return Err(ModsetError::Missing { name, needed_by });
+                };
+                let info = source.info(&path)?;
+                let name = info.name.clone().unwrap_or(name);
+                for dep in &info.depends {
+                    queue.push((dep.clone(), Some(name.clone())));
+                }
+                set.modules.insert(name.clone(), Module { name, path, info });
+            }
+            // Soft dependencies, resolved against the set as it stands; new modules restart the loop.
+            let mut softdeps = BTreeMap::new();
+            let mut unresolved = BTreeSet::new();
+            for m in set.modules.values() {
+                let mut resolve_all = |words: &[String]| -> Vec<String> {
+                    let mut out = Vec::new();
+                    for w in words {
+                        match set.resolve_soft(source, w) {
+                            Some(n) => {
+                                if !out.contains(&n) && n != m.name {
+                                    out.push(n.clone());
+                                }
+                                if !set.modules.contains_key(&n) {
+                                    queue.push((n, Some(m.name.clone())));
+                                }
+                            }
+                            None => {
+                                unresolved.insert(format!("{} ({})", w, m.name));
+                            }
+                        }
+                    }
+                    out
+                };
+                let pre = resolve_all(&m.info.softdep_pre);
+                let post = resolve_all(&m.info.softdep_post);
+                if !pre.is_empty() || !post.is_empty() {
+                    softdeps.insert(m.name.clone(), (pre, post));
+                }
+            }
+            if queue.is_empty() {
+                set.softdeps = softdeps;
+                set.unresolved_softdeps = unresolved.into_iter().collect();
+                set.builtin.sort();
+                set.builtin.dedup();
+                return Ok(set);
+            }
+        }
+    }
+
+    /// A soft dependency word as a canonical module name: a module of the source, else the first
+    /// module in the set (by name) with a matching alias.
+    fn resolve_soft(&self, source: &dyn ModuleSource, word: &str) -> Option<String> {
+        let name = normalize(word);
+        if self.modules.contains_key(&name) || source.find(&name).is_some() {
+            return Some(name);
+        }
+        self.modules
+            .values()
+            .find(|m| m.info.aliases.iter().any(|a| glob_match(a, word)))
+            .map(|m| m.name.clone())
+    }
+
+    /// The full transitive dependency list of `name` in depmod order: every module appears before
+    /// its own dependencies, so loading from the END backwards, then `name`, always works.
+    pub fn deps_of(&self, name: &str) -> Result<Vec<String>, ModsetError> {
+        // Post-order DFS gives dependencies before dependents; reversed, depmod's order.
+        fn visit(
+            set: &ModSet,
+            name: &str,
+            done: &mut BTreeSet<String>,
+            active: &mut BTreeSet<String>,
+            out: &mut Vec<String>,
+        ) -> Result<(), ModsetError> {
+            if done.contains(name) {
+                return Ok(());
+            }
+            if !active.insert(name.to_owned()) {
+                return Err(ModsetError::Cycle(name.to_owned()));
+            }
+            if let Some(m) = set.modules.get(name) {
+                for d in &m.info.depends {
+                    visit(set, d, done, active, out)?;
+                }
+            }
+            active.remove(name);
+            done.insert(name.to_owned());
+            out.push(name.to_owned());
+            Ok(())
+        }
+        let (mut done, mut active, mut out) = (BTreeSet::new(), BTreeSet::new(), Vec::new());
+        visit(self, name, &mut done, &mut active, &mut out)?;
+        out.pop(); // `name` itself comes last in post-order.
+        out.retain(|d| self.modules.contains_key(d)); // built-in dependencies need no loading
+        out.reverse();
+        Ok(out)
+    }
+
+    /// modules.dep: `<path>: <dep path> <dep path> ...`, one line per module, sorted by path.
+    pub fn modules_dep(&self) -> Result<String, ModsetError> {
+        let mut lines = Vec::new();
+        for m in self.modules.values() {
+            let deps: Vec<&str> = self
+                .deps_of(&m.name)?
+                .iter()
+                .map(|d| self.modules[d].path.as_str())
+                .collect();
+            lines.push(if deps.is_empty() {
+                format!("{}:\n", m.path)
+            } else {
+                format!("{}: {}\n", m.path, deps.join(" "))
+            });
+        }
+        lines.sort();
+        Ok(lines.concat())
+    }
+
+    /// modules.alias: `alias <glob> <module_name>`, by module name, aliases in modinfo order.
+    pub fn modules_alias(&self) -> String {
+        let mut out = String::new();
+        for m in self.modules.values() {
+            for a in &m.info.aliases {
+                out.push_str(&format!("alias {a} {}\n", m.name));
+            }
+        }
+        out
+    }
+
+    /// modules.softdep: `softdep <module_name> pre: <m> ... post: <m> ...` for each module with
+    /// resolved soft dependencies; an empty `pre:` or `post:` part is left out.
+    pub fn modules_softdep(&self) -> String {
+        let mut out = String::new();
+        for (name, (pre, post)) in &self.softdeps {
+            out.push_str("softdep ");
+            out.push_str(name);
+            if !pre.is_empty() {
+                out.push_str(" pre: ");
+                out.push_str(&pre.join(" "));
+            }
+            if !post.is_empty() {
+                out.push_str(" post: ");
+                out.push_str(&post.join(" "));
+            }
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A real module from /work/kernel, if that development copy exists.
+    pub(crate) fn real_module(rel: &str) -> Option<PathBuf> {
+        let libmod = Path::new("/work/kernel/lib/modules");
+        std::fs::read_dir(libmod)
+            .ok()?
+            .flatten()
+            .map(|e| e.path().join("kernel").join(rel))
+            .find(|p| p.exists())
+    }
+
+    /// An in-memory module source.
+    pub(crate) struct Fixture(pub BTreeMap<String, (String, ModInfo)>, pub Vec<String>);
+
+    impl Fixture {
+        /// `(path, depends, aliases, softdep)` per module; the name comes from the path.
+        pub(crate) fn new(mods: &[(&str, &[&str], &[&str], &str)]) -> Self {
+            let mut map = BTreeMap::new();
+            for (path, deps, aliases, soft) in mods {
+                let mut info = ModInfo {
+                    name: Some(name_of_path(path)),
+                    depends: deps.iter().map(|d| normalize(d)).collect(),
+                    aliases: aliases.iter().map(|a| (*a).to_owned()).collect(),
+                    ..ModInfo::default()
+                };
+                modinfo::parse_softdep(soft, &mut info.softdep_pre, &mut info.softdep_post);
+                map.insert(name_of_path(path), ((*path).to_owned(), info));
+            }
+            Self(map, Vec::new())
+        }
+    }
+
+    impl ModuleSource for Fixture {
+        fn find(&self, name: &str) -> Option<String> {
+            self.0.get(&normalize(name)).map(|(p, _)| p.clone())
+        }
+        fn builtin(&self, name: &str) -> bool {
+            self.1.iter().any(|b| *b == normalize(name))
+        }
+        fn info(&self, path: &str) -> Result<ModInfo, ModsetError> {
+            Ok(self.0.values().find(|(p, _)| p == path).unwrap().1.clone())
+        }
+    }
+
+    /// ahci -> libahci -> libata -> scsi_mod -> scsi_common; raid456 with a softdep on an alias.
+    pub(crate) fn fixture() -> Fixture {
+        Fixture::new(&[
+            (
+                "kernel/drivers/ata/ahci.ko",
+                &["libahci", "libata"],
+                &["pci:v*d*sv*sd*bc01sc06i01*"],
+                "",
+            ),
+            ("kernel/drivers/ata/libahci.ko", &["libata"], &[], ""),
+            ("kernel/drivers/ata/libata.ko", &["scsi_mod"], &[], ""),
+            ("kernel/drivers/scsi/scsi_mod.ko", &["scsi_common"], &[], ""),
+            ("kernel/drivers/scsi/scsi_common.ko", &[], &[], ""),
+            (
+                "kernel/drivers/md/raid456.ko",
+                &["md-mod", "libcrc32c"],
+                &["md-level-5"],
+                "",
+            ),
+            ("kernel/drivers/md/md-mod.ko", &[], &["block-major-9-*"], ""),
+            ("kernel/lib/libcrc32c.ko", &[], &[], "pre: crc32c"),
+            ("kernel/crypto/crc32c_generic.ko", &[], &["crc32c", "crypto-crc32c"], ""),
+            ("kernel/crypto/xts.ko", &[], &["crypto-xts"], "pre: ecb"),
+            ("kernel/crypto/ecb.ko", &[], &["crypto-ecb"], ""),
+            ("kernel/crypto/nowhere.ko", &[], &[], "pre: no-such-thing post: ecb"),
+            ("kernel/drivers/unused/unused.ko", &[], &["pci:v00001234*"], ""),
+        ])
+    }
+
+    #[test]
+    fn closure_follows_depends_and_softdeps() {
+        let src = fixture();
+        let set = ModSet::resolve(&src, &["ahci", "raid456", "xts", "crc32c_generic"]).unwrap();
+        let names: Vec<&str> = set.modules.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "ahci",
+                "crc32c_generic",
+                "ecb",
+                "libahci",
+                "libata",
+                "libcrc32c",
+                "md_mod",
+                "raid456",
+                "scsi_common",
+                "scsi_mod",
+                "xts"
+            ]
+        );
+        // libcrc32c's "pre: crc32c" is an alias of crc32c_generic; xts's "pre: ecb" a module.
+        assert_eq!(set.softdeps["libcrc32c"], (vec!["crc32c_generic".to_owned()], vec![]));
+        assert_eq!(set.softdeps["xts"], (vec!["ecb".to_owned()], vec![]));
+        assert_eq!(
+            set.modules_softdep(),
+            "softdep libcrc32c pre: crc32c_generic\nsoftdep xts pre: ecb\n"
+        );
+    }
+
+    #[test]
+    fn softdep_modules_are_pulled_in() {
+        let src = fixture();
+        // ecb is not requested: xts's softdep brings it.
+        let set = ModSet::resolve(&src, &["xts"]).unwrap();
+        assert!(set.modules.contains_key("ecb"));
+        // An unresolvable softdep is dropped and reported; a post: one still resolves.
+        let set = ModSet::resolve(&src, &["nowhere"]).unwrap();
+        assert_eq!(set.softdeps["nowhere"], (vec![], vec!["ecb".to_owned()]));
+        assert_eq!(set.unresolved_softdeps, ["no-such-thing (nowhere)"]);
+        assert_eq!(set.modules_softdep(), "softdep nowhere post: ecb\n");
+    }
+
+    #[test]
+    fn dep_order_loads_from_the_end() {
+        let src = fixture();
+        let set = ModSet::resolve(&src, &["ahci", "raid456"]).unwrap();
+        assert_eq!(
+            set.deps_of("ahci").unwrap(),
+            ["libahci", "libata", "scsi_mod", "scsi_common"]
+        );
+        // Property: for every module, loading its list from the end backwards has each module's
+        // dependencies loaded before it.
+        for m in set.modules.keys() {
+            let deps = set.deps_of(m).unwrap();
+            let mut loaded = BTreeSet::new();
+            for d in deps.iter().rev().chain(std::iter::once(m)) {
+                for dd in &set.modules[d].info.depends {
+                    assert!(loaded.contains(dd), "{m}: {d} loaded before its dependency {dd}");
+                }
+                loaded.insert(d.clone());
+            }
+        }
+        let dep = set.modules_dep().unwrap();
+        assert!(dep.contains(
+            "kernel/drivers/ata/ahci.ko: kernel/drivers/ata/libahci.ko kernel/drivers/ata/libata.ko \
+kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
+        ));
+        assert!(dep.contains("kernel/drivers/scsi/scsi_common.ko:\n"));
+        assert!(dep.contains("kernel/drivers/md/raid456.ko: kernel/lib/libcrc32c.ko kernel/drivers/md/md-mod.ko\n"));
+        assert_eq!(dep.lines().count(), set.modules.len());
+    }
+
+    #[test]
+    fn alias_table() {
+        let set = ModSet::resolve(&fixture(), &["ahci", "md_mod"]).unwrap();
+        assert_eq!(
+            set.modules_alias(),
+            "alias pci:v*d*sv*sd*bc01sc06i01* ahci\nalias block-major-9-* md_mod\n"
+        );
+    }
+
+    #[test]
+    fn missing_and_builtin_and_cycles() {
+        let mut src = fixture();
+        match ModSet::resolve(&src, &["nope"]) {
+            Err(ModsetError::Missing { name, needed_by: None }) => assert_eq!(name, "nope"),
+            other => panic!("{other:?}"),
+        }
+        src.1.push("scsi_common".to_owned());
+        src.0.remove("scsi_common");
+        let set = ModSet::resolve(&src, &["ahci"]).unwrap();
+        assert_eq!(set.builtin, ["scsi_common"]);
+        assert_eq!(set.deps_of("ahci").unwrap(), ["libahci", "libata", "scsi_mod"]);
+        src.1.clear();
+        match ModSet::resolve(&src, &["ahci"]) {
+            Err(ModsetError::Missing {
+                name,
+                needed_by: Some(by),
+            }) => assert_eq!((name.as_str(), by.as_str()), ("scsi_common", "scsi_mod")),
+            other => panic!("{other:?}"),
+        }
+        let cyc = Fixture::new(&[("a.ko", &["b"], &[], ""), ("b.ko", &["a"], &[], "")]);
+        let set = ModSet::resolve(&cyc, &["a"]).unwrap();
+        assert!(matches!(set.deps_of("a"), Err(ModsetError::Cycle(_))));
+    }
+
+    #[test]
+    fn globs() {
+        let cases = [
+            (
+                "pci:v*d*sv*sd*bc01sc06i01*",
+                "pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01",
+                true,
+            ),
+            (
+                "pci:v*d*sv*sd*bc01sc06i01*",
+                "pci:v00008086d00002922sv00001AF4sd00001100bc01sc08i02",
+                false,
+            ),
+            ("virtio:d00000002v*", "virtio:d00000002v00001AF4", true),
+            ("virtio:d00000002v*", "virtio:d00000001v00001AF4", false),
+            (
+                "usb:v*p*d*dc*dsc*dp*ic08isc06ip50in*",
+                "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00",
+                true,
+            ),
+            ("a?c", "abc", true),
+            ("a?c", "ac", false),
+            ("[ab]x", "bx", true),
+            ("[!ab]x", "bx", false),
+            ("[a-c]x", "cx", true),
+            ("*", "", true),
+            ("abc", "abcd", false),
+            ("crc32c", "crc32c", true),
+        ];
+        for (p, t, want) in cases {
+            assert_eq!(glob_match(p, t), want, "{p} vs {t}");
+        }
+    }
+
+    #[test]
+    fn real_tree_default_set_if_present() {
+        let dir = Path::new("/work/kernel");
+        if !dir.join("lib/modules").is_dir() {
+            eprintln!("skipped: no /work/kernel (run `make image`)");
+            return;
+        }
+        let tree = KernelTree::open(dir).unwrap();
+        let set = ModSet::resolve(&tree, DEFAULT_MODULES).unwrap();
+        for m in ["ahci", "libata", "libcrc32c", "crc32c_generic", "nls_iso8859_1", "ecb"] {
+            assert!(set.modules.contains_key(m), "{m} missing");
+        }
+        assert_eq!(set.softdeps["xts"].0, ["ecb"]);
+        assert!(
+            set.softdeps["libcrc32c"].0.iter().any(|n| n.starts_with("crc32c")),
+            "{:?}",
+            set.softdeps
+        );
+    }
+}

@@ -1,0 +1,392 @@
+//! The USB stick image (contract B), built in memory and written as a plain file: no root, no loop
+//! mounts. GPT with one EFI system partition (FAT32, or FAT16 when too small), label BOOTBENCH,
+//! holding systemd-boot, the kernel, the initramfs, bootbench.json and results/. Legacy BIOS boot
+//! via syslinux (gptmbr.bin + `syslinux --install --offset`) where the syslinux packages are present.
+
+use crate::gpt;
+use std::io::{Cursor, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The FAT volume label PID 1 looks for (11-byte field).
+pub const LABEL: [u8; 11] = *b"BOOTBENCH  ";
+/// Kernel options: the last `console=` becomes /dev/console, so the serial port gets the results.
+pub const CMDLINE: &str = "console=tty0 console=ttyS0,115200 panic=-1 loglevel=4";
+/// First LBA of the partition (1 MiB aligned).
+pub const PART_START_LBA: u64 = 2048;
+/// syslinux's GPT-aware MBR boot code.
+pub const GPTMBR: &str = "/usr/lib/syslinux/mbr/gptmbr.bin";
+
+/// Fixed GUIDs keep the image reproducible; uniqueness across sticks does not matter here.
+const DISK_GUID: &str = "B0075EAC-4B1E-4E5C-9D1A-000000000001";
+const PART_GUID: &str = "B0075EAC-4B1E-4E5C-9D1A-000000000002";
+/// FAT volume id (serial), fixed for the same reason.
+const VOLUME_ID: u32 = 0xB007_BE4C;
+
+/// Legacy BIOS boot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bios {
+    /// No BIOS boot code.
+    Off,
+    /// syslinux: this `syslinux` program and this gptmbr.bin.
+    Syslinux { syslinux: PathBuf, gptmbr: Vec<u8> },
+}
+
+impl Bios {
+    /// syslinux if `syslinux` is on PATH and gptmbr.bin exists; else Off and the reason.
+    pub fn detect() -> (Self, Option<String>) {
+        let Some(syslinux) = which("syslinux") else {
+            return (
+                Self::Off,
+                Some("syslinux not found on PATH: legacy BIOS boot skipped".into()),
+            );
+        };
+        match std::fs::read(GPTMBR) {
+            Ok(gptmbr) => (Self::Syslinux { syslinux, gptmbr }, None),
+            Err(e) => (Self::Off, Some(format!("{GPTMBR}: {e}: legacy BIOS boot skipped"))),
+        }
+    }
+}
+
+fn which(prog: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(prog)).find(|p| p.is_file())
+}
+
+/// What goes on the stick.
+#[derive(Debug)]
+pub struct Inputs<'a> {
+    /// systemd-boot (systemd-bootx64.efi), installed as /EFI/BOOT/BOOTX64.EFI.
+    pub efi: &'a [u8],
+    /// The kernel, /vmlinuz.
+    pub vmlinuz: &'a [u8],
+    /// The initramfs, /initrd.img.
+    pub initrd: &'a [u8],
+    /// /bootbench.json.
+    pub config: &'a [u8],
+    /// Extra kernel options appended to [`CMDLINE`].
+    pub append: &'a str,
+    /// Image size in bytes (a multiple of 512).
+    pub size: u64,
+}
+
+/// Errors building the stick.
+#[derive(Debug)]
+pub enum UsbError {
+    /// Size not a multiple of 512 or too small for the partition.
+    Size(String),
+    /// The FAT file system (formatting or writing; e.g. the files do not fit).
+    Fat(std::io::Error),
+    /// Writing the image file.
+    Write { path: PathBuf, err: std::io::Error },
+    /// syslinux failed.
+    Syslinux(String),
+}
+
+impl std::fmt::Display for UsbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Size(m) => write!(f, "image size: {m}"),
+            Self::Fat(e) => write!(f, "FAT: {e}"),
+            Self::Write { path, err } => write!(f, "{}: {err}", path.display()),
+            Self::Syslinux(m) => write!(f, "syslinux: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for UsbError {}
+
+/// The loader entry.
+pub fn loader_entry(append: &str) -> String {
+    let opts = if append.trim().is_empty() {
+        CMDLINE.to_owned()
+    } else {
+        format!("{CMDLINE} {}", append.trim())
+    };
+    format!("title bootbench\nlinux /vmlinuz\ninitrd /initrd.img\noptions {opts}\n")
+}
+
+/// loader.conf: boot the entry at once, no menu, no editor.
+pub const LOADER_CONF: &str = "default bootbench.conf\ntimeout 0\neditor no\n";
+
+/// syslinux.cfg: the same kernel, initrd and options as the loader entry.
+pub fn syslinux_cfg(append: &str) -> String {
+    let opts = if append.trim().is_empty() {
+        CMDLINE.to_owned()
+    } else {
+        format!("{CMDLINE} {}", append.trim())
+    };
+    format!("DEFAULT bootbench\nPROMPT 0\nTIMEOUT 0\nLABEL bootbench\n  LINUX /vmlinuz\n  INITRD /initrd.img\n  APPEND {opts}\n")
+}
+
+/// The partition's last LBA: the last usable LBA rounded down so the partition ends on a MiB.
+pub fn part_last_lba(total_sectors: u64) -> u64 {
+    let (_, last_usable) = gpt::usable(total_sectors);
+    (last_usable + 1) / PART_START_LBA * PART_START_LBA - 1
+}
+
+/// FAT32 cluster size for a partition of `bytes`, or None when FAT32 needs more clusters than fit
+/// (at least 65525, with a margin for the FATs) and a smaller FAT type is used.
+fn fat32_cluster(bytes: u64) -> Option<u32> {
+    [4096u32, 2048, 1024, 512]
+        .into_iter()
+        .find(|&c| bytes / u64::from(c) >= 65_525 + 2048)
+}
+
+/// Builds the image in memory (everything but syslinux's own install, which runs on the file).
+pub fn build(inputs: &Inputs<'_>, bios: &Bios) -> Result<Vec<u8>, UsbError> {
+    if inputs.size % gpt::SECTOR != 0 {
+        return Err(UsbError::Size(format!(
+            "{} is not a multiple of 512 bytes",
+            inputs.size
+        )));
+    }
+    let total = inputs.size / gpt::SECTOR;
+    if total < PART_START_LBA * 4 {
+        return Err(UsbError::Size(format!(
+            "{} bytes is below the 4 MiB minimum",
+            inputs.size
+        )));
+    }
+    let last = part_last_lba(total);
+    let size = usize::try_from(inputs.size).map_err(|_| UsbError::Size("too large for memory".into()))?;
+    let mut disk = vec![0u8; size];
+    let (code, attributes) = match bios {
+        Bios::Off => (None, 0),
+        Bios::Syslinux { gptmbr, .. } => (Some(gptmbr.as_slice()), gpt::ATTR_LEGACY_BIOS_BOOTABLE),
+    };
+    let part = gpt::Partition {
+        type_guid: gpt::guid(gpt::ESP_TYPE),
+        unique_guid: gpt::guid(PART_GUID),
+        first_lba: PART_START_LBA,
+        last_lba: last,
+        attributes,
+        name: "BOOTBENCH".into(),
+    };
+    gpt::write(&mut disk, &gpt::guid(DISK_GUID), &[part], code);
+
+    #[allow(clippy::cast_possible_truncation)] // both LBAs are below total, and `size` fits usize
+    let (start, end) = (
+        (PART_START_LBA * gpt::SECTOR) as usize,
+        ((last + 1) * gpt::SECTOR) as usize,
+    );
+    let part_bytes = (end - start) as u64;
+    let mut opts = fatfs::FormatVolumeOptions::new()
+        .volume_label(LABEL)
+        .volume_id(VOLUME_ID);
+    if let Some(c) = fat32_cluster(part_bytes) {
+        opts = opts.fat_type(fatfs::FatType::Fat32).bytes_per_cluster(c);
+    }
+    let mut cursor = Cursor::new(&mut disk[start..end]);
+    fatfs::format_volume(&mut cursor, opts).map_err(UsbError::Fat)?;
+    cursor.seek(SeekFrom::Start(0)).map_err(UsbError::Fat)?;
+    {
+        let fs = fatfs::FileSystem::new(&mut cursor, fatfs::FsOptions::new()).map_err(UsbError::Fat)?;
+        {
+            let root = fs.root_dir();
+            let put = |path: &str, data: &[u8]| -> std::io::Result<()> {
+                if let Some((dir, _)) = path.rsplit_once('/') {
+                    let mut d = String::new();
+                    for part in dir.split('/') {
+                        if !d.is_empty() {
+                            d.push('/');
+                        }
+                        d.push_str(part);
+                        root.create_dir(&d)?;
+                    }
+                }
+                let mut f = root.create_file(path)?;
+                f.truncate()?;
+                f.write_all(data)?;
+                f.flush()
+            };
+            put("EFI/BOOT/BOOTX64.EFI", inputs.efi).map_err(UsbError::Fat)?;
+            put("loader/loader.conf", LOADER_CONF.as_bytes()).map_err(UsbError::Fat)?;
+            put("loader/entries/bootbench.conf", loader_entry(inputs.append).as_bytes()).map_err(UsbError::Fat)?;
+            put("vmlinuz", inputs.vmlinuz).map_err(UsbError::Fat)?;
+            put("initrd.img", inputs.initrd).map_err(UsbError::Fat)?;
+            put("bootbench.json", inputs.config).map_err(UsbError::Fat)?;
+            if matches!(bios, Bios::Syslinux { .. }) {
+                put("syslinux.cfg", syslinux_cfg(inputs.append).as_bytes()).map_err(UsbError::Fat)?;
+            }
+            root.create_dir("results").map_err(UsbError::Fat)?;
+        }
+        fs.unmount().map_err(UsbError::Fat)?;
+    }
+    Ok(disk)
+}
+
+/// Writes `disk` to `path` leaving all-zero 64 KiB blocks as holes (a sparse file), then runs
+/// syslinux on it when `bios` asks for it.
+pub fn write_file(disk: &[u8], path: &Path, bios: &Bios) -> Result<(), UsbError> {
+    let werr = |err| UsbError::Write {
+        path: path.to_owned(),
+        err,
+    };
+    let mut f = std::fs::File::create(path).map_err(werr)?;
+    f.set_len(disk.len() as u64).map_err(werr)?;
+    const BLOCK: usize = 64 * 1024;
+    for (i, chunk) in disk.chunks(BLOCK).enumerate() {
+        if chunk.iter().any(|&b| b != 0) {
+            f.seek(SeekFrom::Start((i * BLOCK) as u64)).map_err(werr)?;
+            f.write_all(chunk).map_err(werr)?;
+        }
+    }
+    f.sync_all().map_err(werr)?;
+    drop(f);
+    if let Bios::Syslinux { syslinux, .. } = bios {
+        let offset = PART_START_LBA * gpt::SECTOR;
+        let out = Command::new(syslinux)
+            .arg("--install")
+            .arg("--offset")
+            .arg(offset.to_string())
+            .arg(path)
+            .output()
+            .map_err(|e| UsbError::Syslinux(format!("{}: {e}", syslinux.display())))?;
+        if !out.status.success() {
+            return Err(UsbError::Syslinux(format!(
+                "{} exited with {}: {}",
+                syslinux.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::cast_possible_truncation)] // test images are a few MiB: their byte offsets fit usize and u32
+mod tests {
+    use super::*;
+    use crate::gpt::tests::{entry, parse_header};
+    use std::io::Read;
+
+    fn inputs(size: u64) -> Inputs<'static> {
+        Inputs {
+            efi: b"MZ fake systemd-boot",
+            vmlinuz: b"fake kernel",
+            initrd: b"fake initrd",
+            config: b"{\"profile\": \"quick\"}\n",
+            append: "bootbench.profile=quick",
+            size,
+        }
+    }
+
+    fn read(fs: &fatfs::FileSystem<&mut Cursor<&mut [u8]>>, path: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        fs.root_dir().open_file(path).unwrap().read_to_end(&mut out).unwrap();
+        out
+    }
+
+    /// Checks contract B on an image; returns the FAT type.
+    fn check(mut disk: Vec<u8>, inp: &Inputs<'_>) -> fatfs::FatType {
+        let total = disk.len() as u64 / 512;
+        let primary = parse_header(&disk, 1).unwrap();
+        let backup = parse_header(&disk, total - 1).unwrap();
+        assert_eq!(primary.entries, backup.entries);
+        let (ty, first, last, _) = entry(&primary, 0);
+        assert_eq!(ty, gpt::guid(gpt::ESP_TYPE), "partition 1 is not an ESP");
+        assert_eq!(first, PART_START_LBA);
+        assert!(last <= primary.last_usable && (last + 1) % 2048 == 0);
+        let part = &mut disk[(first * 512) as usize..((last + 1) * 512) as usize];
+        let fat_type = {
+            let boot = &part[..512];
+            let fat32 = &boot[82..90] == b"FAT32   ";
+            let label_off = if fat32 { 0x47 } else { 0x2B };
+            assert_eq!(&boot[label_off..label_off + 11], b"BOOTBENCH  ");
+            assert_eq!(&boot[510..512], &[0x55, 0xAA]);
+            if fat32 {
+                fatfs::FatType::Fat32
+            } else {
+                fatfs::FatType::Fat16
+            }
+        };
+        let mut cursor = Cursor::new(part);
+        let fs = fatfs::FileSystem::new(&mut cursor, fatfs::FsOptions::new()).unwrap();
+        assert_eq!(fs.fat_type(), fat_type);
+        assert_eq!(fs.volume_label(), "BOOTBENCH");
+        assert_eq!(read(&fs, "EFI/BOOT/BOOTX64.EFI"), inp.efi);
+        assert_eq!(read(&fs, "vmlinuz"), inp.vmlinuz);
+        assert_eq!(read(&fs, "initrd.img"), inp.initrd);
+        assert_eq!(read(&fs, "bootbench.json"), inp.config);
+        assert_eq!(read(&fs, "loader/loader.conf"), LOADER_CONF.as_bytes());
+        let entry = String::from_utf8(read(&fs, "loader/entries/bootbench.conf")).unwrap();
+        assert!(
+            entry.contains("linux /vmlinuz\n") && entry.contains("initrd /initrd.img\n"),
+            "{entry}"
+        );
+        assert!(
+            entry.contains("options console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 bootbench.profile=quick\n")
+        );
+        let results = fs.root_dir().open_dir("results").unwrap();
+        assert_eq!(
+            results
+                .iter()
+                .filter_map(Result::ok)
+                .filter(|e| !e.file_name().starts_with('.'))
+                .count(),
+            0
+        );
+        fat_type
+    }
+
+    #[test]
+    fn fat32_stick() {
+        let inp = inputs(64 << 20);
+        let disk = build(&inp, &Bios::Off).unwrap();
+        assert_eq!(disk.len(), 64 << 20);
+        assert_eq!(check(disk.clone(), &inp), fatfs::FatType::Fat32);
+        assert_eq!(disk, build(&inp, &Bios::Off).unwrap(), "two builds differ");
+    }
+
+    #[test]
+    fn small_stick_is_fat16() {
+        let inp = inputs(16 << 20);
+        assert_eq!(check(build(&inp, &Bios::Off).unwrap(), &inp), fatfs::FatType::Fat16);
+    }
+
+    #[test]
+    fn bad_sizes_and_overflow() {
+        assert!(matches!(build(&inputs(1000), &Bios::Off), Err(UsbError::Size(_))));
+        assert!(matches!(build(&inputs(1 << 20), &Bios::Off), Err(UsbError::Size(_))));
+        let big = vec![1u8; 5 << 20];
+        let inp = Inputs {
+            vmlinuz: &big,
+            ..inputs(4 << 20)
+        };
+        assert!(matches!(build(&inp, &Bios::Off), Err(UsbError::Fat(_))));
+    }
+
+    #[test]
+    fn syslinux_when_present() {
+        let (bios, why) = Bios::detect();
+        let Bios::Syslinux { gptmbr, .. } = &bios else {
+            eprintln!("skipped: {}", why.unwrap_or_default());
+            return;
+        };
+        let inp = inputs(64 << 20);
+        let disk = build(&inp, &bios).unwrap();
+        let path = std::env::temp_dir().join(format!("bootbench-image-test-{}.img", std::process::id()));
+        write_file(&disk, &path, &bios).unwrap();
+        let mut disk = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(&disk[..440], &gptmbr[..440.min(gptmbr.len())]);
+        let primary = parse_header(&disk, 1).unwrap();
+        assert_eq!(
+            entry(&primary, 0).3 & gpt::ATTR_LEGACY_BIOS_BOOTABLE,
+            gpt::ATTR_LEGACY_BIOS_BOOTABLE
+        );
+        let part = &mut disk[(PART_START_LBA * 512) as usize..];
+        let mut cursor = Cursor::new(part);
+        let fs = fatfs::FileSystem::new(&mut cursor, fatfs::FsOptions::new()).unwrap();
+        assert!(
+            fs.root_dir().open_file("ldlinux.sys").is_ok(),
+            "syslinux did not install ldlinux.sys"
+        );
+        let cfg = String::from_utf8(read(&fs, "syslinux.cfg")).unwrap();
+        assert!(cfg.contains("APPEND console=tty0 console=ttyS0,115200"), "{cfg}");
+        drop(fs);
+        check(disk, &inp);
+    }
+}
