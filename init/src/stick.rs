@@ -1,0 +1,414 @@
+//! The boot stick (contract B): found by the FAT volume label `BOOTBENCH` in
+//! the boot sector of a partition (or of a whole disk formatted without a
+//! partition table), mounted vfat at /mnt/stick; it holds the user's
+//! `bootbench.json` and receives `results/<machine>-<n>.json` (contract E).
+//! Its whole disk is never a benchmark target.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use crate::sink::{self, SinkError};
+
+/// The volume label, as the 11-byte boot-sector field holds it.
+pub const LABEL: &[u8; 11] = b"BOOTBENCH  ";
+/// Where PID 1 mounts the stick.
+pub const MOUNT_POINT: &str = "/mnt/stick";
+/// The config file on the stick.
+pub const CONFIG_NAME: &str = "bootbench.json";
+/// The results directory on the stick.
+pub const RESULTS_DIR: &str = "results";
+
+/// True if `sector` (the first 512 bytes of a device) is a FAT boot sector
+/// labelled `BOOTBENCH`: FAT32 (`FAT32   ` at 0x52, label at 0x47) or
+/// FAT12/16 (`FAT1` at 0x36, label at 0x2B). The label compares without
+/// regard to case, as FAT labels are shown.
+pub fn is_bootbench_fat(sector: &[u8]) -> bool {
+    let field = |at: usize, len: usize| sector.get(at..at + len);
+    let label_at = |at: usize| field(at, 11).is_some_and(|l| l.eq_ignore_ascii_case(LABEL));
+    (field(0x52, 8) == Some(b"FAT32   ") && label_at(0x47)) || (field(0x36, 4) == Some(b"FAT1") && label_at(0x2B))
+}
+
+/// The stick: the labelled FAT filesystem and the whole disk it is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stick {
+    /// The filesystem's device (`/dev/sdb1`, or `/dev/sdb` for a disk
+    /// formatted without a partition table).
+    pub partition: String,
+    /// The whole disk's device (`/dev/sdb`).
+    pub disk: String,
+}
+
+/// Every labelled stick: the first 512 bytes of each `/sys/class/block`
+/// device (partitions included) read through `/dev/<name>`.
+pub fn find_all() -> Vec<Stick> {
+    find_in(Path::new("/sys"), Path::new("/dev"))
+}
+
+/// [`find_all`] with the sysfs root `sys` and device directory `dev`.
+/// Optical drives (`sr*`) are not read (no disc to spin up); devices that
+/// cannot be read are passed over.
+pub fn find_in(sys: &Path, dev: &Path) -> Vec<Stick> {
+    let class = sys.join("class/block");
+    let mut names: Vec<String> = std::fs::read_dir(&class)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        if name.starts_with("sr") {
+            continue;
+        }
+        let node = dev.join(&name);
+        let mut sector = [0u8; 512];
+        let read = File::open(&node).and_then(|mut f| f.read_exact(&mut sector));
+        if read.is_err() || !is_bootbench_fat(&sector) {
+            continue;
+        }
+        // A partition's sysfs directory sits inside its disk's.
+        let dir = std::fs::canonicalize(class.join(&name)).unwrap_or_else(|_| class.join(&name));
+        let disk = if dir.join("partition").exists() {
+            dir.parent()
+                .and_then(Path::file_name)
+                .map_or_else(|| name.clone(), |n| n.to_string_lossy().into_owned())
+        } else {
+            name.clone()
+        };
+        out.push(Stick {
+            partition: node.to_string_lossy().into_owned(),
+            disk: dev.join(disk).to_string_lossy().into_owned(),
+        });
+    }
+    out
+}
+
+/// Mount the stick's filesystem vfat at [`MOUNT_POINT`] (PID 1 only):
+/// read-write, else read-only (a write-protected stick still gives its
+/// config; saving then reports EROFS). Returns true if mounted read-only.
+pub fn mount(stick: &Stick, log: &mut dyn FnMut(&str)) -> Result<bool, String> {
+    std::fs::create_dir_all(MOUNT_POINT).map_err(|e| format!("mkdir {MOUNT_POINT}: {e}"))?;
+    let flags = libc::MS_NOATIME | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    let errno = |e: i32| io::Error::from_raw_os_error(e).to_string();
+    match crate::sys::mount::mount(&stick.partition, MOUNT_POINT, "vfat", flags, "") {
+        Ok(()) => return Ok(false),
+        Err(e) => log(&format!(
+            "mount {} vfat read-write at {MOUNT_POINT}: {}; trying read-only",
+            stick.partition,
+            errno(e)
+        )),
+    }
+    crate::sys::mount::mount(&stick.partition, MOUNT_POINT, "vfat", flags | libc::MS_RDONLY, "")
+        .map(|()| true)
+        .map_err(|e| format!("mount {} vfat at {MOUNT_POINT}: {}", stick.partition, errno(e)))
+}
+
+/// The stick's config text, if the file is there; an error if it is there
+/// but cannot be read.
+pub fn read_config(root: &Path) -> Option<Result<String, String>> {
+    let p = root.join(CONFIG_NAME);
+    match std::fs::read_to_string(&p) {
+        Ok(t) => Some(Ok(t)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => Some(Err(format!("cannot read {}: {e}", p.display()))),
+    }
+}
+
+/// The machine's name in result file names: the DMI serial with every
+/// character outside `[A-Za-z0-9._-]` replaced by `_`, or `unknown` if there
+/// is none (or nothing but dots and underscores).
+pub fn machine_name(product_serial: Option<&str>) -> String {
+    let s: String = product_serial
+        .unwrap_or("")
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.chars().all(|c| c == '.' || c == '_') {
+        "unknown".to_string()
+    } else {
+        s
+    }
+}
+
+/// The `n` of `<machine>-<n>.json`, if `file` is such a name.
+fn result_number(file: &str, machine: &str) -> Option<u64> {
+    let n = file.strip_prefix(machine)?.strip_prefix('-')?.strip_suffix(".json")?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
+}
+
+/// `<machine>-<n>.json` with n = 1 + the highest n in `dir` for `machine`
+/// (1 if there is none; the RTC may be wrong, so no dates).
+pub fn next_result_name(dir: &Path, machine: &str) -> io::Result<String> {
+    let mut high = 0u64;
+    for e in std::fs::read_dir(dir)? {
+        let name = e?.file_name().to_string_lossy().into_owned();
+        if let Some(n) = result_number(&name, machine) {
+            high = high.max(n);
+        }
+    }
+    Ok(format!("{machine}-{}.json", high.saturating_add(1)))
+}
+
+/// Why no results file was written.
+#[derive(Debug)]
+pub enum SaveError {
+    /// No stick was found (or it could not be mounted).
+    NoStick(String),
+    /// The stick is read-only (EROFS: write-protected, or mounted read-only).
+    ReadOnly(String),
+    /// The stick is full (ENOSPC, EDQUOT).
+    Full(String),
+    /// Another failure.
+    Other(String),
+}
+
+impl fmt::Display for SaveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SaveError::NoStick(why) => write!(f, "no results file written: no boot stick ({why})"),
+            SaveError::ReadOnly(what) => write!(f, "no results file written: the stick is read-only ({what})"),
+            SaveError::Full(what) => write!(f, "no results file written: the stick is full ({what})"),
+            SaveError::Other(what) => write!(f, "no results file written: {what}"),
+        }
+    }
+}
+
+/// Classify an OS error met while writing `what`.
+fn classify(e: &io::Error, what: String) -> SaveError {
+    match e.raw_os_error() {
+        Some(libc::EROFS) => SaveError::ReadOnly(what),
+        Some(libc::ENOSPC | libc::EDQUOT) => SaveError::Full(what),
+        _ => SaveError::Other(what),
+    }
+}
+
+/// Write `json` to `<root>/results/<machine>-<n>.json` (the directory made
+/// if missing) with [`sink::write_new`]: temp file, fsync, link, fsync of
+/// the directory; never overwriting (a name taken meanwhile moves on to the
+/// next n). Returns the file written.
+pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, SaveError> {
+    let dir = root.join(RESULTS_DIR);
+    if let Err(e) = std::fs::create_dir(&dir) {
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return Err(classify(&e, format!("mkdir {}: {e}", dir.display())));
+        }
+    }
+    for _ in 0..100 {
+        let name = next_result_name(&dir, machine)
+            .map_err(|e| classify(&e, format!("cannot list {}: {e}", dir.display())))?;
+        let path = dir.join(&name);
+        match sink::write_new(&path, json) {
+            Ok(()) => return Ok(path),
+            Err(SinkError::Exists { .. }) => continue,
+            Err(SinkError::NoDir { dir }) => {
+                return Err(SaveError::Other(format!("{} is not a directory", dir.display())))
+            }
+            Err(SinkError::Io { step, path, source }) => {
+                return Err(classify(&source, format!("{step} {}: {source}", path.display())))
+            }
+        }
+    }
+    Err(SaveError::Other(format!(
+        "no free result name in {} after 100 tries",
+        dir.display()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let p = std::env::temp_dir().join(format!("bootbench-stick-{}-{name}", std::process::id()));
+            let _ = fs::remove_dir_all(&p);
+            fs::create_dir_all(&p).expect("mkdir");
+            TempDir(p)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// A boot sector with `fstype` at `type_at` and `label` at `label_at`.
+    fn sector(type_at: usize, fstype: &[u8], label_at: usize, label: &[u8]) -> Vec<u8> {
+        let mut s = vec![0u8; 512];
+        s[0..3].copy_from_slice(&[0xEB, 0x58, 0x90]);
+        s[3..11].copy_from_slice(b"mkfs.fat");
+        s[type_at..type_at + fstype.len()].copy_from_slice(fstype);
+        s[label_at..label_at + label.len()].copy_from_slice(label);
+        s[510] = 0x55;
+        s[511] = 0xAA;
+        s
+    }
+
+    fn fat32(label: &[u8]) -> Vec<u8> {
+        sector(0x52, b"FAT32   ", 0x47, label)
+    }
+
+    fn fat16(label: &[u8]) -> Vec<u8> {
+        sector(0x36, b"FAT16   ", 0x2B, label)
+    }
+
+    #[test]
+    fn label_detection_on_boot_sectors() {
+        let cases: Vec<(&str, Vec<u8>, bool)> = vec![
+            ("FAT32 labelled", fat32(b"BOOTBENCH  "), true),
+            ("FAT16 labelled", fat16(b"BOOTBENCH  "), true),
+            ("FAT12 labelled", sector(0x36, b"FAT12   ", 0x2B, b"BOOTBENCH  "), true),
+            ("lower-case label", fat32(b"bootbench  "), true),
+            ("other label", fat32(b"NO NAME    "), false),
+            ("longer label", fat32(b"BOOTBENCH2 "), false),
+            ("FAT32 label at the FAT16 place", sector(0x52, b"FAT32   ", 0x2B, b"BOOTBENCH  "), false),
+            ("FAT16 label at the FAT32 place", sector(0x36, b"FAT16   ", 0x47, b"BOOTBENCH  "), false),
+            ("no FS type", sector(0x52, b"NTFS    ", 0x47, b"BOOTBENCH  "), false),
+            ("blank", vec![0u8; 512], false),
+            ("short read", fat32(b"BOOTBENCH  ")[..0x50].to_vec(), false),
+        ];
+        for (what, s, want) in cases {
+            assert_eq!(is_bootbench_fat(&s), want, "{what}");
+        }
+    }
+
+    #[test]
+    fn finds_the_partition_and_its_disk() {
+        let t = TempDir::new("find");
+        let sys = t.0.join("sys");
+        let dev = t.0.join("dev");
+        fs::create_dir_all(&dev).expect("mkdir");
+        let class = sys.join("class/block");
+        fs::create_dir_all(&class).expect("mkdir");
+        // (name, sysfs dir under devices/, contents of the "node")
+        let usb = "devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb";
+        let nodes: Vec<(&str, String, Vec<u8>)> = vec![
+            ("sda", "devices/pci0000:00/ata1/block/sda".into(), vec![0u8; 4096]),
+            ("sda1", "devices/pci0000:00/ata1/block/sda/sda1".into(), fat32(b"DATA       ")),
+            ("sdb", usb.into(), vec![0u8; 4096]),
+            ("sdb1", format!("{usb}/sdb1"), fat32(b"BOOTBENCH  ")),
+            ("vda", "devices/virtio1/block/vda".into(), fat16(b"BOOTBENCH  ")),
+            ("sr0", "devices/ata2/block/sr0".into(), fat32(b"BOOTBENCH  ")),
+            ("nvme0n1", "devices/nvme/nvme0/nvme0n1".into(), vec![1u8; 100]), // short: unreadable
+        ];
+        for (name, dir, content) in &nodes {
+            let d = sys.join(dir);
+            fs::create_dir_all(&d).expect("mkdir");
+            if name.ends_with('1') && !name.starts_with("nvme") {
+                fs::write(d.join("partition"), "1\n").expect("write");
+            }
+            std::os::unix::fs::symlink(&d, class.join(name)).expect("symlink");
+            fs::write(dev.join(name), content).expect("write");
+        }
+        let got = find_in(&sys, &dev);
+        let d = |n: &str| dev.join(n).to_string_lossy().into_owned();
+        assert_eq!(
+            got,
+            vec![
+                Stick {
+                    partition: d("sdb1"),
+                    disk: d("sdb")
+                },
+                Stick {
+                    partition: d("vda"),
+                    disk: d("vda")
+                },
+            ],
+            "the labelled partition with its disk, a labelled superfloppy; not sr0"
+        );
+        assert!(find_in(&t.0.join("none"), &dev).is_empty());
+    }
+
+    #[test]
+    fn machine_names() {
+        for (serial, want) in [
+            (Some("7XYZ123"), "7XYZ123"),
+            (Some(" CZ1234/56 AB "), "CZ1234_56_AB"),
+            (Some("To Be Filled By O.E.M."), "To_Be_Filled_By_O.E.M."),
+            (Some("../.."), "unknown"),
+            (Some(""), "unknown"),
+            (None, "unknown"),
+            (Some("sn-é"), "sn-_"),
+        ] {
+            assert_eq!(machine_name(serial), want, "{serial:?}");
+        }
+    }
+
+    #[test]
+    fn results_are_numbered_per_machine_and_never_overwritten() {
+        let t = TempDir::new("save");
+        let root = &t.0;
+        // First result: results/ is made, n = 1.
+        let p1 = save_result(root, "SN1", b"{\"a\":1}").expect("save");
+        assert_eq!(p1, root.join("results/SN1-1.json"));
+        // Other machines' files, gaps and look-alikes do not count.
+        let dir = root.join(RESULTS_DIR);
+        for f in ["SN1-7.json", "SN10-9.json", "SN1-x.json", "SN1-12.json.tmp", "OTHER-40.json", "SN1-.json"] {
+            fs::write(dir.join(f), "earlier").expect("write");
+        }
+        assert_eq!(next_result_name(&dir, "SN1").expect("list"), "SN1-8.json");
+        assert_eq!(next_result_name(&dir, "SN10").expect("list"), "SN10-10.json");
+        assert_eq!(next_result_name(&dir, "NEW").expect("list"), "NEW-1.json");
+        let p8 = save_result(root, "SN1", b"{\"b\":2}").expect("save");
+        assert_eq!(p8, dir.join("SN1-8.json"));
+        assert_eq!(fs::read(&p8).expect("read"), b"{\"b\":2}");
+        // Earlier files are untouched.
+        assert_eq!(fs::read(&p1).expect("read"), b"{\"a\":1}");
+        assert_eq!(fs::read(dir.join("SN1-7.json")).expect("read"), b"earlier");
+        // No temp file left behind.
+        let leftovers: Vec<String> = fs::read_dir(&dir)
+            .expect("list")
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn why_no_file_was_written() {
+        let rofs = io::Error::from_raw_os_error(libc::EROFS);
+        let full = io::Error::from_raw_os_error(libc::ENOSPC);
+        let other = io::Error::from_raw_os_error(libc::EIO);
+        assert!(matches!(classify(&rofs, "x".into()), SaveError::ReadOnly(_)));
+        assert!(matches!(classify(&full, "x".into()), SaveError::Full(_)));
+        assert!(matches!(classify(&other, "x".into()), SaveError::Other(_)));
+        assert!(classify(&rofs, "create".into()).to_string().contains("read-only"));
+        assert!(classify(&full, "write".into()).to_string().contains("full"));
+        // A results path that is a file, not a directory.
+        let t = TempDir::new("notdir");
+        fs::write(t.0.join(RESULTS_DIR), "x").expect("write");
+        let e = save_result(&t.0, "SN", b"{}").unwrap_err();
+        assert!(e.to_string().starts_with("no results file written"), "{e}");
+    }
+
+    #[test]
+    fn config_on_the_stick() {
+        let t = TempDir::new("config");
+        assert!(read_config(&t.0).is_none());
+        fs::write(t.0.join(CONFIG_NAME), "{\"profile\":\"quick\"}").expect("write");
+        assert_eq!(
+            read_config(&t.0),
+            Some(Ok("{\"profile\":\"quick\"}".to_string()))
+        );
+        fs::remove_file(t.0.join(CONFIG_NAME)).expect("rm");
+        fs::create_dir(t.0.join(CONFIG_NAME)).expect("mkdir");
+        assert!(matches!(read_config(&t.0), Some(Err(_))));
+    }
+}
