@@ -249,6 +249,25 @@ pub struct RawConfig {
     /// Write permission.
     #[serde(default)]
     pub destructive: Option<RawDestructive>,
+    /// What the machine does after an unattended run: `poweroff` (the
+    /// default), `reboot` or `halt`. Ignored by the live command.
+    #[serde(default)]
+    pub on_finish: Option<String>,
+}
+
+/// The values of `on_finish`.
+pub const ON_FINISH: [&str; 3] = ["poweroff", "reboot", "halt"];
+
+/// Check `on_finish`: `at` names where the value came from.
+pub fn check_on_finish(v: &str, at: &str) -> Result<(), ConfigError> {
+    if ON_FINISH.contains(&v) {
+        Ok(())
+    } else {
+        err(format!(
+            "{at}: {v:?} is not an on_finish action; expected one of {}",
+            ON_FINISH.join(", ")
+        ))
+    }
 }
 
 /// Parse a config's text; errors name the line and column.
@@ -564,12 +583,19 @@ pub fn load(config: Option<&str>, ov: &Overrides) -> Result<Plan, ConfigError> {
     validate(&raw, &source, ov)
 }
 
-/// Validate a parsed config into a plan.
+/// Validate a parsed config into a plan: its targets (the command line's
+/// replace the config's), see [`plan_with`].
 pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, ConfigError> {
-    let profile_name = ov.profile.clone().or_else(|| raw.profile.clone());
-    let tests = tests_of(raw, profile_name.as_deref())?;
+    // The tests first, so that their errors come before target errors.
+    tests_of(raw, ov.profile.as_deref().or(raw.profile.as_deref()))?;
+    let refs = target_refs(raw, ov)?;
+    plan_with(raw, source, ov, &refs, &[])
+}
 
-    // Targets: the command line's replace the config's.
+/// The targets a config and command line name, each with the field path
+/// that named it: `--target`s if any, else the config's `targets`, else the
+/// default simulated disks with `--simulate`; none is an error.
+pub fn target_refs(raw: &RawConfig, ov: &Overrides) -> Result<Vec<(TargetRef, String)>, ConfigError> {
     let mut refs: Vec<(TargetRef, String)> = Vec::new();
     if ov.targets.is_empty() {
         for (i, t) in raw.targets.iter().enumerate() {
@@ -593,6 +619,53 @@ pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, C
     if refs.is_empty() {
         return err("targets: none given; expected \"targets\" in the config or --target PATH");
     }
+    Ok(refs)
+}
+
+/// True if `path` is the disk `never` or one of its partitions (a
+/// partition's sysfs directory sits inside its disk's).
+fn on_disk(path: &str, never: &str) -> bool {
+    if path == never || same_file(path, never) {
+        return true;
+    }
+    let Some(name) = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    else {
+        return false;
+    };
+    let Ok(dir) = std::fs::canonicalize(format!("/sys/class/block/{name}")) else {
+        return false;
+    };
+    if !dir.join("partition").exists() {
+        return false;
+    }
+    let disk = dir
+        .parent()
+        .and_then(|d| d.file_name())
+        .map(|n| n.to_string_lossy().into_owned());
+    disk.is_some_and(|d| same_file(&format!("/dev/{d}"), never))
+}
+
+/// Validate a parsed config with an explicit list of targets (each with the
+/// field path that named it) into a plan. `never` lists disks that may not
+/// be targets (the boot stick): a target on one of them is an error.
+/// `on_finish` is checked too.
+pub fn plan_with(
+    raw: &RawConfig,
+    source: &str,
+    ov: &Overrides,
+    refs: &[(TargetRef, String)],
+    never: &[String],
+) -> Result<Plan, ConfigError> {
+    let profile_name = ov.profile.clone().or_else(|| raw.profile.clone());
+    let tests = tests_of(raw, profile_name.as_deref())?;
+    if let Some(v) = &raw.on_finish {
+        check_on_finish(v, "on_finish")?;
+    }
+    if refs.is_empty() {
+        return err("targets: none; expected at least one disk to benchmark");
+    }
 
     let destructive = match &raw.destructive {
         None => None,
@@ -610,12 +683,18 @@ pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, C
     };
 
     let mut targets: Vec<PlannedTarget> = Vec::new();
-    for (r, at) in &refs {
+    for (r, at) in refs {
         let t = if ov.simulate {
             sim_target(r, at)?
         } else {
             real_target(r, at)?
         };
+        if let Some(n) = never.iter().find(|n| on_disk(&t.info.path, n)) {
+            return err(format!(
+                "{at}: {:?} is on the boot stick {n}; expected another disk (the stick is never a target)",
+                t.info.path
+            ));
+        }
         if targets
             .iter()
             .any(|o| o.info.path == t.info.path || same_file(&o.info.path, &t.info.path))
@@ -1047,6 +1126,89 @@ mod tests {
         assert_ne!(t[0].0.name, t[1].0.name, "names are unique");
         assert!(t[1].0.name.starts_with(&t[0].0.name));
         assert_eq!(t[0].1, Origin::User(0));
+    }
+
+    #[test]
+    fn on_finish_key() {
+        for v in ON_FINISH {
+            let c = raw(&format!(r#"{{"profile":"quick","on_finish":"{v}"}}"#));
+            assert_eq!(c.on_finish.as_deref(), Some(v));
+            let ov = Overrides {
+                simulate: true,
+                ..Overrides::default()
+            };
+            assert!(validate(&c, "t.json", &ov).is_ok(), "{v}");
+        }
+        let c = raw(r#"{"profile":"quick","on_finish":"explode"}"#);
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        let e = validate(&c, "t.json", &ov).unwrap_err().0;
+        assert!(e.starts_with("on_finish: \"explode\""), "{e}");
+        assert!(e.contains("poweroff, reboot, halt"), "{e}");
+        assert!(parse(r#"{"on_finish": 3}"#, "t.json").is_err());
+    }
+
+    #[test]
+    fn plan_with_explicit_targets_and_the_stick_excluded() {
+        let c = raw(r#"{"profile":"quick"}"#);
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        let refs = vec![
+            (TargetRef::Path("sim:hdd:1G".into()), "discovered".to_string()),
+            (TargetRef::Path("sim:ssd:64M".into()), "discovered".to_string()),
+        ];
+        let p = plan_with(&c, "stick", &ov, &refs, &[]).unwrap();
+        assert_eq!(p.targets.len(), 2);
+        assert_eq!(p.config_source, "stick");
+        assert!(p.items.iter().any(|i| i.target == 1));
+        // A target on a disk that may never be one is an error naming it.
+        let e = plan_with(&c, "stick", &ov, &refs, &["sim:ssd:64M".to_string()])
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("discovered: \"sim:ssd:64M\" is on the boot stick"), "{e}");
+        assert!(plan_with(&c, "stick", &ov, &[], &[])
+            .unwrap_err()
+            .0
+            .starts_with("targets: none"));
+        // The same as validate for a config with targets.
+        let c2 = raw(r#"{"profile":"quick","targets":["sim:hdd:1G"]}"#);
+        let via_validate = validate(&c2, "t", &ov).unwrap();
+        let via_plan = plan_with(&c2, "t", &ov, &target_refs(&c2, &ov).unwrap(), &[]).unwrap();
+        assert_eq!(via_validate.items, via_plan.items);
+    }
+
+    #[test]
+    fn partitions_are_on_their_disk() {
+        for (p, d, want) in [
+            ("/dev/sdb", "/dev/sdb", true),
+            ("sim:ssd:64M", "sim:ssd:64M", true),
+            ("/nonexistent/sdb1", "/nonexistent/sdb", false),
+            ("/dev/null", "/dev/zero", false),
+        ] {
+            assert_eq!(on_disk(p, d), want, "{p} on {d}");
+        }
+        // A real partition of the host's first disk, where there is one.
+        if let Some((part, disk)) = std::fs::read_dir("/sys/class/block").ok().and_then(|rd| {
+            rd.filter_map(Result::ok).find_map(|e| {
+                let dir = std::fs::canonicalize(e.path()).ok()?;
+                dir.join("partition").exists().then(|| {
+                    let disk = dir.parent()?.file_name()?.to_string_lossy().into_owned();
+                    Some((
+                        format!("/dev/{}", e.file_name().to_string_lossy()),
+                        format!("/dev/{disk}"),
+                    ))
+                })?
+            })
+        }) {
+            if std::path::Path::new(&part).exists() {
+                assert!(on_disk(&part, &disk), "{part} on {disk}");
+                assert!(!on_disk(&disk, &part), "{disk} is not on {part}");
+            }
+        }
     }
 
     #[test]
