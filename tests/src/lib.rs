@@ -1,0 +1,268 @@
+//! Helpers for bootbench's end-to-end tests (`tests/e2e.rs`): find the built
+//! artifacts (out/vmlinuz, out/initramfs.img, out/bootbench.img), make
+//! scratch disks and stick copies, boot them in QEMU one at a time, and read
+//! the result documents back.
+//!
+//! The artifacts come from `make image`. When they are missing, a test is
+//! skipped with a message, unless `CI` is set: then it fails.
+
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use bootbench_qemu::cmdline::{self, Accel, Boot, Machine};
+use bootbench_qemu::disk::DiskSpec;
+use bootbench_qemu::run::{self, Outcome};
+use bootbench_qemu::stick;
+use serde_json::Value;
+
+/// Longest a boot may take before QEMU is killed and the test fails.
+pub const BOOT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is inside the workspace")
+        .to_owned()
+}
+
+/// What `make image` built.
+#[derive(Clone, Debug)]
+pub struct Artifacts {
+    pub vmlinuz: PathBuf,
+    pub initramfs: PathBuf,
+    pub stick: PathBuf,
+}
+
+/// The artifacts in `$BOOTBENCH_OUT` (default `<workspace>/out`). `None`,
+/// after printing why, when one is missing and `CI` is not set; a panic in CI.
+pub fn artifacts(test: &str) -> Option<Artifacts> {
+    let out = std::env::var_os("BOOTBENCH_OUT").map_or_else(|| workspace().join("out"), PathBuf::from);
+    let a = Artifacts {
+        vmlinuz: out.join("vmlinuz"),
+        initramfs: out.join("initramfs.img"),
+        stick: out.join("bootbench.img"),
+    };
+    let missing: Vec<String> = [&a.vmlinuz, &a.initramfs, &a.stick]
+        .iter()
+        .filter(|p| !p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    if missing.is_empty() {
+        return Some(a);
+    }
+    let msg = format!("{test}: missing {} (run `make image` first)", missing.join(", "));
+    if std::env::var_os("CI").is_some() {
+        panic!("{msg}; CI is set, so this is a failure");
+    }
+    // Straight to stderr: libtest captures eprintln! of passing tests, and a skip must be seen.
+    let _ = writeln!(io::stderr(), "SKIPPED {msg}");
+    None
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join("bootbench-e2e").join(test);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+/// A copy of the stick image in `dir`, with `config` as its /bootbench.json when given.
+pub fn stick_copy(a: &Artifacts, dir: &Path, config: Option<&Value>) -> PathBuf {
+    let img = dir.join("stick.img");
+    fs::copy(&a.stick, &img).expect("copy the stick image");
+    if let Some(cfg) = config {
+        let local = dir.join("bootbench.json");
+        fs::write(&local, serde_json::to_vec_pretty(cfg).expect("config serializes")).expect("write config");
+        stick::put_file(&img, &local, "/bootbench.json").expect("put the config on the stick");
+    }
+    img
+}
+
+/// Parse disk specs (test-written, so a bad one is a bug in the test).
+pub fn disks(specs: &[&str]) -> Vec<DiskSpec> {
+    specs
+        .iter()
+        .map(|s| s.parse().unwrap_or_else(|e| panic!("{s}: {e}")))
+        .collect()
+}
+
+/// The accelerator for tests: `BOOTBENCH_ACCEL` (tcg, kvm, auto), default tcg.
+fn accel(kernel: &Path, dir: &Path) -> Accel {
+    let choice = std::env::var("BOOTBENCH_ACCEL").unwrap_or_else(|_| "tcg".into());
+    run::choose_accel(choice.parse().expect("BOOTBENCH_ACCEL: tcg, kvm or auto"), kernel, dir)
+}
+
+/// One boot at a time: parallel TCG guests on two cores would distort the figures.
+fn boot_lock() -> MutexGuard<'static, ()> {
+    static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
+    LOCK.get_or_init(|| Mutex::new(()))
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// How to boot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// -kernel/-initrd with the stick attached as a USB disk.
+    Direct,
+    /// The stick under OVMF.
+    Uefi,
+}
+
+/// Boot with `disks` (backing files under `dir/disks`, created sparse unless
+/// present) and the stick copy `stick`; panics on a timeout or a failure to start.
+pub fn boot(a: &Artifacts, dir: &Path, via: Via, stick_img: &Path, specs: &[DiskSpec], append: &str) -> Outcome {
+    let attached = run::prepare_disks(specs, dir).expect("prepare disks");
+    let boot = match via {
+        Via::Direct => Boot::Direct {
+            kernel: a.vmlinuz.clone(),
+            initrd: Some(a.initramfs.clone()),
+            append: cmdline::default_append(append),
+        },
+        Via::Uefi => Boot::Uefi {
+            code: cmdline::OVMF_CODE.into(),
+            vars: run::fresh_vars(Path::new(cmdline::OVMF_VARS), dir).expect("OVMF vars"),
+        },
+    };
+    let machine = Machine {
+        accel: accel(&a.vmlinuz, dir),
+        memory_mib: 1024,
+        cpus: 2,
+        serial_log: dir.join("serial.log"),
+        boot,
+        stick: Some(stick_img.to_owned()),
+        disks: attached,
+    };
+    let _one_at_a_time = boot_lock();
+    let outcome = run::boot(&machine, dir, BOOT_TIMEOUT).unwrap_or_else(|e| panic!("boot in {}: {e}", dir.display()));
+    eprintln!(
+        "{}: QEMU {} after {:.1} s, {} frame(s)",
+        dir.display(),
+        outcome.status,
+        outcome.elapsed.as_secs_f64(),
+        outcome.frames.len()
+    );
+    outcome
+}
+
+/// The one result document of a boot that powered off cleanly; panics with
+/// the serial log's tail otherwise.
+pub fn the_document(outcome: &Outcome) -> (String, Vec<u8>, Value) {
+    let tail = || {
+        let lines: Vec<&str> = outcome.serial.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    };
+    assert!(
+        outcome.status.success(),
+        "QEMU exited with {}; serial tail:\n{}",
+        outcome.status,
+        tail()
+    );
+    let damaged: Vec<String> = outcome
+        .frames
+        .iter()
+        .filter_map(|f| f.as_ref().err())
+        .map(|e| e.to_string())
+        .collect();
+    assert!(damaged.is_empty(), "damaged frames: {damaged:?}");
+    let docs: Vec<_> = outcome.documents().collect();
+    assert_eq!(docs.len(), 1, "one result document on serial; serial tail:\n{}", tail());
+    let json: Value = serde_json::from_slice(&docs[0].bytes).expect("the document is JSON");
+    (docs[0].name.clone(), docs[0].bytes.clone(), json)
+}
+
+/// Validate against schema/bootbench.result-1.schema.json.
+pub fn assert_schema_valid(doc: &Value) {
+    let path = workspace().join("schema/bootbench.result-1.schema.json");
+    let schema: Value = serde_json::from_slice(&fs::read(&path).expect("result schema")).expect("schema is JSON");
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "result not schema-valid: {errors:#?}");
+}
+
+/// The target whose serial is `serial`.
+pub fn target_by_serial<'a>(doc: &'a Value, serial: &str) -> &'a Value {
+    doc["targets"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["serial"] == serial))
+        .unwrap_or_else(|| panic!("no target with serial {serial} in {}", doc["targets"]))
+}
+
+/// The tests run on the target with this serial.
+pub fn tests_on<'a>(doc: &'a Value, serial: &str) -> Vec<&'a Value> {
+    let path = target_by_serial(doc, serial)["path"].clone();
+    doc["tests"]
+        .as_array()
+        .map(|t| t.iter().filter(|t| t["target"] == path).collect())
+        .unwrap_or_default()
+}
+
+/// Fill `path` with `size` bytes of deterministic pseudo-random data (no
+/// signature a safety check would refuse).
+pub fn fill_random(path: &Path, size: u64, seed: u64) -> io::Result<()> {
+    let mut f = File::create(path)?;
+    let mut x = seed | 1;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = size;
+    while left > 0 {
+        for chunk in buf.chunks_exact_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            chunk.copy_from_slice(&x.to_le_bytes());
+        }
+        let n = usize::try_from(left.min(1 << 20)).expect("at most 1 MiB");
+        f.write_all(&buf[..n])?;
+        left -= n as u64;
+    }
+    f.sync_all()
+}
+
+/// FNV-1a (64-bit) of a whole file with its length: enough to see any change.
+pub fn checksum(path: &Path) -> io::Result<(u64, u64)> {
+    let mut f = File::open(path)?;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut len = 0u64;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok((h, len));
+        }
+        for &b in &buf[..n] {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        len += n as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_fill_is_deterministic_and_checksums_see_one_byte() {
+        let dir = std::env::temp_dir().join(format!("bbe2e-unit-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a"), dir.join("b"));
+        fill_random(&a, 3 << 20, 7).unwrap();
+        fill_random(&b, 3 << 20, 7).unwrap();
+        assert_eq!(checksum(&a).unwrap(), checksum(&b).unwrap());
+        assert_eq!(checksum(&a).unwrap().1, 3 << 20);
+        let mut bytes = fs::read(&b).unwrap();
+        bytes[2_000_000] ^= 1;
+        fs::write(&b, &bytes).unwrap();
+        assert_ne!(checksum(&a).unwrap(), checksum(&b).unwrap());
+        fill_random(&b, 3 << 20, 8).unwrap();
+        assert_ne!(checksum(&a).unwrap(), checksum(&b).unwrap());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

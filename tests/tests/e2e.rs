@@ -1,0 +1,225 @@
+//! End to end in QEMU (TCG): the real kernel, initramfs and USB image from
+//! `make image`. Tiered by name, fastest first (libtest runs them in name
+//! order with --test-threads=1; boots are serialized anyway). Each boot is
+//! bounded by `BOOT_TIMEOUT`; each uses small disks and a short explicit test
+//! list so it stays short under TCG.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use bootbench_e2e::{
+    artifacts, assert_schema_valid, boot, checksum, disks, fill_random, scratch, stick_copy, target_by_serial,
+    tests_on, the_document, Via,
+};
+use bootbench_qemu::stick;
+use serde_json::{json, Value};
+
+const CONFIRM: &str = "I understand this destroys data";
+
+/// A short read-only test list for boots that check plumbing, not figures.
+fn short_reads() -> Value {
+    json!({"tests": [{"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"}]})
+}
+
+fn status_of(test: &Value) -> &str {
+    test["status"]["state"].as_str().unwrap_or("?")
+}
+
+#[test]
+fn t1_invalid_config_gives_error_document_poweroff_and_no_disk_changed() {
+    let Some(a) = artifacts("t1_invalid_config") else {
+        return;
+    };
+    let dir = scratch("t1_invalid_config");
+    let specs = disks(&[
+        "sata,size=64M,serial=E2E-INV-SATA",
+        "virtio,size=64M,serial=E2E-INV-VIRTIO",
+    ]);
+    for (i, d) in specs.iter().enumerate() {
+        fill_random(&d.backing_file(&dir.join("disks")), d.size, 100 + i as u64).unwrap();
+    }
+    let before: Vec<_> = specs
+        .iter()
+        .map(|d| checksum(&d.backing_file(&dir.join("disks"))).unwrap())
+        .collect();
+    // Unknown key, and a write test with destructive naming a disk: must not get anywhere near a write.
+    let config = json!({
+        "tests": [{"workload": "seq_write", "bs": "1M", "size": "4M"}],
+        "destructive": {"confirm": CONFIRM, "targets": [{"serial": "E2E-INV-SATA"}]},
+        "no_such_key": true
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["run"]["status"], "error", "run: {}", doc["run"]);
+    let why = doc["run"]["error"].as_str().unwrap_or_default();
+    assert!(why.contains("no_such_key"), "the error names the bad key: {why:?}");
+    assert!(outcome.serial.contains("no_such_key"), "the console says why");
+    let after: Vec<_> = specs
+        .iter()
+        .map(|d| checksum(&d.backing_file(&dir.join("disks"))).unwrap())
+        .collect();
+    assert_eq!(before, after, "no disk changed");
+}
+
+#[test]
+fn t2_direct_boot_each_transport_identified_by_serial_stick_excluded() {
+    let Some(a) = artifacts("t2_direct_each_transport") else {
+        return;
+    };
+    let dir = scratch("t2_direct_each_transport");
+    let specs = disks(&[
+        "sata,size=64M,serial=E2E-SATA-1,model=E2E SATA MODEL,rotation=7200",
+        "nvme,size=64M,serial=E2E-NVME-1",
+        "virtio,size=64M,serial=E2E-VIRTIO-1",
+        "usb,size=64M,serial=E2E-USB-1",
+    ]);
+    let img = stick_copy(&a, &dir, Some(&short_reads()));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    let serials: BTreeSet<&str> = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["serial"].as_str())
+        .collect();
+    let want: BTreeSet<&str> = specs.iter().map(|d| d.serial.as_str()).collect();
+    assert_eq!(serials, want, "every disk by its QEMU serial, the boot stick excluded");
+    assert_eq!(
+        doc["targets"].as_array().unwrap().len(),
+        specs.len(),
+        "nothing else is a target"
+    );
+    for d in &specs {
+        let t = target_by_serial(&doc, &d.serial);
+        assert_eq!(t["transport"], d.transport.name(), "{}: {t}", d.serial);
+        assert_eq!(t["size_bytes"], d.size, "{}", d.serial);
+        let tests = tests_on(&doc, &d.serial);
+        assert_eq!(tests.len(), 1, "{}", d.serial);
+        assert_eq!(status_of(tests[0]), "ok", "{}: {}", d.serial, tests[0]["status"]);
+    }
+    assert_eq!(target_by_serial(&doc, "E2E-SATA-1")["model"], "E2E SATA MODEL");
+    assert_eq!(target_by_serial(&doc, "E2E-SATA-1")["rotational"], true);
+}
+
+#[test]
+fn t3_usb_ovmf_boot_stick_result_equals_serial_copy() {
+    let Some(a) = artifacts("t3_usb_ovmf") else { return };
+    let dir = scratch("t3_usb_ovmf");
+    let specs = disks(&["virtio,size=64M,serial=E2E-UEFI-1"]);
+    let img = stick_copy(&a, &dir, Some(&short_reads()));
+    let before = stick::list_dir(&img, "/results").unwrap();
+    let outcome = boot(&a, &dir, Via::Uefi, &img, &specs, "");
+    let (name, bytes, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    let after = stick::list_dir(&img, "/results").unwrap();
+    let new: Vec<&String> = after.iter().filter(|n| !before.contains(n)).collect();
+    assert_eq!(new.len(), 1, "one new result file on the stick: {after:?}");
+    let base = Path::new(&name).file_name().unwrap().to_string_lossy().into_owned();
+    assert_eq!(*new[0], base, "the serial frame names the stick's file");
+    let copied = stick::copy_results(&img, &dir.join("results")).unwrap();
+    assert!(copied.contains(new[0]));
+    let on_stick = std::fs::read(dir.join("results").join(new[0])).unwrap();
+    assert_eq!(on_stick, bytes, "the stick's file equals the serial copy byte for byte");
+}
+
+#[test]
+fn t4_write_tests_on_one_disk_leave_every_other_disk_identical() {
+    let Some(a) = artifacts("t4_write_isolation") else {
+        return;
+    };
+    let dir = scratch("t4_write_isolation");
+    let specs = disks(&[
+        "sata,size=64M,serial=E2E-W-TARGET",
+        "sata,size=64M,serial=E2E-W-SATA",
+        "nvme,size=64M,serial=E2E-W-NVME",
+        "virtio,size=64M,serial=E2E-W-VIRTIO",
+    ]);
+    let files: Vec<_> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
+    std::fs::create_dir_all(dir.join("disks")).unwrap();
+    for (i, (d, f)) in specs.iter().zip(&files).enumerate() {
+        fill_random(f, d.size, 200 + i as u64).unwrap();
+    }
+    let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    let config = json!({
+        "tests": [
+            {"workload": "seq_write", "name": "sw", "bs": "1M", "size": "8M"},
+            {"workload": "rand_write", "name": "rw", "bs": "4k", "size": "8M", "runtime": "1s"}
+        ],
+        "destructive": {"confirm": CONFIRM, "targets": [{"serial": "E2E-W-TARGET"}]}
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    for t in tests_on(&doc, "E2E-W-TARGET") {
+        assert_eq!(status_of(t), "ok", "{}: {}", t["name"], t["status"]);
+    }
+    for other in ["E2E-W-SATA", "E2E-W-NVME", "E2E-W-VIRTIO"] {
+        for t in tests_on(&doc, other) {
+            assert_eq!(status_of(t), "skipped", "{other} {}: {}", t["name"], t["status"]);
+        }
+    }
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    assert_ne!(before[0], after[0], "the destructive target was written");
+    assert_eq!(before[1..], after[1..], "every other disk byte-identical");
+}
+
+/// One boot for both accuracy checks: a virtio disk throttled to 20 MiB/s and
+/// one to 100 IOPS, each running seq_read 1M and rand_read 4k at QD1.
+fn accuracy_doc() -> Option<&'static Value> {
+    static DOC: OnceLock<Option<Value>> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let a = artifacts("t5_accuracy")?;
+        let dir = scratch("t5_accuracy");
+        let specs = disks(&[
+            "virtio,size=256M,serial=E2E-BPS20,bps=20M",
+            "virtio,size=256M,serial=E2E-IOPS100,iops=100",
+        ]);
+        let config = json!({
+            "defaults": {"iodepth": 1, "ramp_time": "1s", "runtime": "4s"},
+            "tests": [
+                {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M"},
+                {"workload": "rand_read", "name": "rand_read_4k", "bs": "4k"}
+            ]
+        });
+        let img = stick_copy(&a, &dir, Some(&config));
+        let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+        let (_, _, doc) = the_document(&outcome);
+        assert_schema_valid(&doc);
+        Some(doc)
+    })
+    .as_ref()
+}
+
+fn figure(doc: &Value, serial: &str, test: &str, key: &str) -> f64 {
+    let t = tests_on(doc, serial)
+        .into_iter()
+        .find(|t| t["name"] == test)
+        .unwrap_or_else(|| panic!("{test} on {serial}"));
+    assert_eq!(status_of(t), "ok", "{test} on {serial}: {}", t["status"]);
+    t["summary"][key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{test} on {serial}: no {key}: {}", t["summary"]))
+}
+
+#[test]
+fn t5_accuracy_20_mib_per_s_throttle_reads_at_20_mib_per_s_within_5_percent() {
+    let Some(doc) = accuracy_doc() else { return };
+    let rate = figure(doc, "E2E-BPS20", "seq_read_1m", "read_bytes_per_sec");
+    let truth = 20.0 * 1024.0 * 1024.0;
+    eprintln!("seq_read 1M on a 20 MiB/s disk: {:.3} MiB/s", rate / 1024.0 / 1024.0);
+    assert!((rate / truth - 1.0).abs() <= 0.05, "{rate} B/s vs {truth} B/s");
+}
+
+#[test]
+fn t5_accuracy_100_iops_throttle_gives_100_random_read_iops_within_5_percent() {
+    let Some(doc) = accuracy_doc() else { return };
+    let iops = figure(doc, "E2E-IOPS100", "rand_read_4k", "read_iops");
+    eprintln!("rand_read 4k QD1 on a 100 IOPS disk: {iops:.2} IOPS");
+    assert!((iops / 100.0 - 1.0).abs() <= 0.05, "{iops} IOPS vs 100");
+}
