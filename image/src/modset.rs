@@ -64,6 +64,9 @@ pub trait ModuleSource {
     fn builtin(&self, name: &str) -> bool;
     /// The `.modinfo` of the module at `path`.
     fn info(&self, path: &str) -> Result<ModInfo, ModsetError>;
+    /// Canonical names of the modules whose name contains `fragment`, sorted: candidates for a
+    /// soft dependency that names an alias (`crct10dif` is provided by `crct10dif_generic`).
+    fn names_containing(&self, fragment: &str) -> Vec<String>;
 }
 
 /// Errors while indexing a tree or resolving a set.
@@ -212,6 +215,10 @@ impl ModuleSource for KernelTree {
             err,
         })
     }
+    fn names_containing(&self, fragment: &str) -> Vec<String> {
+        let fragment = normalize(fragment);
+        self.index.keys().filter(|n| n.contains(&fragment)).cloned().collect()
+    }
 }
 
 /// A closed module set with its tables.
@@ -353,16 +360,23 @@ impl ModSet {
     }
 
     /// A soft dependency word as a canonical module name: a module of the source, else the first
-    /// module in the set (by name) with a matching alias.
+    /// module in the set (by name) with a matching alias, else the first module of the source whose
+    /// name contains the word and whose aliases match it.
     fn resolve_soft(&self, source: &dyn ModuleSource, word: &str) -> Option<String> {
         let name = normalize(word);
         if self.modules.contains_key(&name) || source.find(&name).is_some() {
             return Some(name);
         }
-        self.modules
-            .values()
-            .find(|m| m.info.aliases.iter().any(|a| glob_match(a, word)))
-            .map(|m| m.name.clone())
+        let matches = |info: &ModInfo| info.aliases.iter().any(|a| glob_match(a, word));
+        if let Some(m) = self.modules.values().find(|m| matches(&m.info)) {
+            return Some(m.name.clone());
+        }
+        source.names_containing(&name).into_iter().find(|n| {
+            source
+                .find(n)
+                .and_then(|path| source.info(&path).ok())
+                .is_some_and(|info| matches(&info))
+        })
     }
 
     /// The full transitive dependency list of `name` in depmod order: every module appears before
@@ -496,6 +510,13 @@ pub(crate) mod tests {
         fn info(&self, path: &str) -> Result<ModInfo, ModsetError> {
             Ok(self.0.values().find(|(p, _)| p == path).unwrap().1.clone())
         }
+        fn names_containing(&self, fragment: &str) -> Vec<String> {
+            self.0
+                .keys()
+                .filter(|n| n.contains(&normalize(fragment)))
+                .cloned()
+                .collect()
+        }
     }
 
     /// ahci -> libahci -> libata -> scsi_mod -> scsi_common; raid456 with a softdep on an alias.
@@ -524,6 +545,14 @@ pub(crate) mod tests {
             ("kernel/crypto/ecb.ko", &[], &["crypto-ecb"], ""),
             ("kernel/crypto/nowhere.ko", &[], &[], "pre: no-such-thing post: ecb"),
             ("kernel/drivers/unused/unused.ko", &[], &["pci:v00001234*"], ""),
+            ("kernel/lib/crc-t10dif.ko", &[], &[], "pre: crct10dif"),
+            ("kernel/crypto/crct10dif_common.ko", &[], &[], ""),
+            (
+                "kernel/crypto/crct10dif_generic.ko",
+                &["crct10dif_common"],
+                &["crypto-crct10dif", "crct10dif"],
+                "",
+            ),
         ])
     }
 
@@ -568,6 +597,19 @@ pub(crate) mod tests {
         assert_eq!(set.softdeps["nowhere"], (vec![], vec!["ecb".to_owned()]));
         assert_eq!(set.unresolved_softdeps, ["no-such-thing (nowhere)"]);
         assert_eq!(set.modules_softdep(), "softdep nowhere post: ecb\n");
+    }
+
+    #[test]
+    fn softdep_alias_outside_the_set() {
+        // crc_t10dif's "pre: crct10dif" is an alias of crct10dif_generic, which nothing requested.
+        let set = ModSet::resolve(&fixture(), &["crc_t10dif"]).unwrap();
+        assert_eq!(
+            set.softdeps["crc_t10dif"],
+            (vec!["crct10dif_generic".to_owned()], vec![])
+        );
+        let names: Vec<&str> = set.modules.keys().map(String::as_str).collect();
+        assert_eq!(names, ["crc_t10dif", "crct10dif_common", "crct10dif_generic"]);
+        assert!(set.unresolved_softdeps.is_empty());
     }
 
     #[test]
