@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use bench_core::result::{ResultDoc, RunInfo, Status, Summary, TestResult, Tool, SCHEMA};
+use bench_core::result::{ResultDoc, RunInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
 use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner};
 use bench_core::sim::{SimDisk, SimModel};
 use bench_core::table::render;
@@ -192,12 +192,6 @@ fn validate(a: &Args) -> i32 {
 }
 
 fn run(a: &Args) -> i32 {
-    let started = Instant::now();
-    let started_unix_ns = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .ok()
-        .and_then(|d| u64::try_from(d.as_nanos()).ok())
-        .unwrap_or(0);
     let mut plan = match config::load(a.config.as_deref(), &a.overrides) {
         Ok(p) => p,
         Err(e) => {
@@ -211,88 +205,8 @@ fn run(a: &Args) -> i32 {
             return 2;
         }
     }
-
-    let mut doc = ResultDoc {
-        schema: SCHEMA.to_string(),
-        tool: Tool {
-            name: "bootbench".to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-        },
-        run: RunInfo {
-            profile: plan.profile.clone(),
-            config_source: plan.config_source.clone(),
-            started_unix_ns,
-            duration_ns: 0,
-            seed: plan.seed,
-            simulated: plan.simulated,
-            status: "ok".to_string(),
-            error: None,
-        },
-        host: identity::host(),
-        targets: plan.targets.iter().map(|t| t.info.clone()).collect(),
-        tests: Vec::new(),
-    };
-
-    let total = plan.items.len();
-    let mut failure: Option<String> = None;
-    for ti in 0..plan.targets.len() {
-        let items: Vec<(usize, PlanItem)> = plan
-            .items
-            .iter()
-            .enumerate()
-            .filter(|(_, it)| it.target == ti)
-            .map(|(i, it)| (i, it.clone()))
-            .collect();
-        if let Some(f) = &failure {
-            for (_, item) in &items {
-                doc.tests
-                    .push(skipped(item, &plan, &format!("not run: the run stopped early ({f})")));
-            }
-            continue;
-        }
-        let path = plan.targets[ti].info.path.clone();
-        if let Some(sim) = plan.targets[ti].sim {
-            let model = if sim.hdd {
-                SimModel::hdd(sim.size)
-            } else {
-                SimModel::ssd(sim.size)
-            };
-            // A simulated disk holds no data: it is always writable.
-            let disk = SimDisk::new(model, true);
-            let mut runner = SerialRunner {
-                target: &disk,
-                clock: &disk.clock,
-            };
-            run_items(&items, total, &path, &plan, &mut runner, &mut doc.tests);
-        } else {
-            let permit = plan.targets[ti].permit.take();
-            if permit.is_some() {
-                eprintln!(
-                    "bootbench-init: {path} may be written (named in \"destructive\"); its data will be destroyed"
-                );
-            }
-            match DevTarget::open(&path, permit) {
-                Ok(dev) => {
-                    let mut runner = ThreadedRunner { target: &dev };
-                    run_items(&items, total, &path, &plan, &mut runner, &mut doc.tests);
-                }
-                Err(e) => {
-                    let msg = format!("cannot open {path}: {e}");
-                    eprintln!("bootbench-init: {msg}");
-                    for (_, item) in &items {
-                        doc.tests.push(skipped(item, &plan, &format!("not run: {msg}")));
-                    }
-                    failure = Some(msg);
-                }
-            }
-        }
-    }
-
-    doc.run.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    if let Some(f) = &failure {
-        doc.run.status = "error".to_string();
-        doc.run.error = Some(f.clone());
-    }
+    let doc = execute(&mut plan, &mut |line| eprintln!("{line}"), &mut |_| {});
+    let failed = doc.run.status != "ok";
     let mut json = match serde_json::to_string_pretty(&doc) {
         Ok(j) => j,
         Err(e) => {
@@ -313,7 +227,124 @@ fn run(a: &Args) -> i32 {
     if let Some(out) = &a.out {
         eprintln!("bootbench-init: results written to {out}");
     }
-    i32::from(failure.is_some())
+    i32::from(failed)
+}
+
+/// Nanoseconds since the Unix epoch (0 if the clock is before it).
+fn now_unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_nanos()).ok())
+        .unwrap_or(0)
+}
+
+/// A result document with no tests yet: the run, the host, the targets.
+pub fn new_doc(
+    profile: Option<String>,
+    config_source: &str,
+    seed: u64,
+    simulated: bool,
+    targets: Vec<TargetInfo>,
+) -> ResultDoc {
+    ResultDoc {
+        schema: SCHEMA.to_string(),
+        tool: Tool {
+            name: "bootbench".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        run: RunInfo {
+            profile,
+            config_source: config_source.to_string(),
+            started_unix_ns: now_unix_ns(),
+            duration_ns: 0,
+            seed,
+            simulated,
+            status: "ok".to_string(),
+            error: None,
+        },
+        host: identity::host(),
+        targets,
+        tests: Vec::new(),
+    }
+}
+
+/// Run a plan: every test on every target, target by target, with progress
+/// lines through `progress` and the document so far through `after_test`
+/// after each test. A target that cannot be opened stops the run (its tests
+/// and the later targets' are `skipped`, `run.status` is `error`). The live
+/// command and the unattended run both use this.
+pub fn execute(plan: &mut Plan, progress: &mut dyn FnMut(&str), after_test: &mut dyn FnMut(&ResultDoc)) -> ResultDoc {
+    let started = Instant::now();
+    let mut doc = new_doc(
+        plan.profile.clone(),
+        &plan.config_source,
+        plan.seed,
+        plan.simulated,
+        plan.targets.iter().map(|t| t.info.clone()).collect(),
+    );
+
+    let total = plan.items.len();
+    let mut failure: Option<String> = None;
+    for ti in 0..plan.targets.len() {
+        let items: Vec<(usize, PlanItem)> = plan
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| it.target == ti)
+            .map(|(i, it)| (i, it.clone()))
+            .collect();
+        if let Some(f) = &failure {
+            for (_, item) in &items {
+                doc.tests
+                    .push(skipped(item, plan, &format!("not run: the run stopped early ({f})")));
+            }
+            continue;
+        }
+        let path = plan.targets[ti].info.path.clone();
+        if let Some(sim) = plan.targets[ti].sim {
+            let model = if sim.hdd {
+                SimModel::hdd(sim.size)
+            } else {
+                SimModel::ssd(sim.size)
+            };
+            // A simulated disk holds no data: it is always writable.
+            let disk = SimDisk::new(model, true);
+            let mut runner = SerialRunner {
+                target: &disk,
+                clock: &disk.clock,
+            };
+            run_items(&items, total, &path, plan, &mut runner, &mut doc, progress, after_test);
+        } else {
+            let permit = plan.targets[ti].permit.take();
+            if permit.is_some() {
+                progress(&format!(
+                    "bootbench-init: {path} may be written (named in \"destructive\"); its data will be destroyed"
+                ));
+            }
+            match DevTarget::open(&path, permit) {
+                Ok(dev) => {
+                    let mut runner = ThreadedRunner { target: &dev };
+                    run_items(&items, total, &path, plan, &mut runner, &mut doc, progress, after_test);
+                }
+                Err(e) => {
+                    let msg = format!("cannot open {path}: {e}");
+                    progress(&format!("bootbench-init: {msg}"));
+                    for (_, item) in &items {
+                        doc.tests.push(skipped(item, plan, &format!("not run: {msg}")));
+                    }
+                    failure = Some(msg);
+                }
+            }
+        }
+    }
+
+    doc.run.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    if let Some(f) = &failure {
+        doc.run.status = "error".to_string();
+        doc.run.error = Some(f.clone());
+    }
+    doc
 }
 
 /// A skipped test's result.
@@ -331,24 +362,28 @@ fn skipped(item: &PlanItem, plan: &Plan, reason: &str) -> TestResult {
     }
 }
 
-/// Run (or skip) one target's tests, with progress lines on stderr.
+/// Run (or skip) one target's tests, with progress lines through
+/// `progress`, each result appended to `doc` and reported to `after_test`.
+#[allow(clippy::too_many_arguments)] // the run loop's whole state, passed down once
 fn run_items(
     items: &[(usize, PlanItem)],
     total: usize,
     path: &str,
     plan: &Plan,
     runner: &mut dyn StepRunner,
-    out: &mut Vec<TestResult>,
+    doc: &mut ResultDoc,
+    log: &mut dyn FnMut(&str),
+    after_test: &mut dyn FnMut(&ResultDoc),
 ) {
     for (i, item) in items {
         let head = format!("[test {}/{}] {} on {}", i + 1, total, item.spec.name, path);
         match &item.action {
             Action::Skip(reason) => {
-                eprintln!("{head}: skipped: {reason}");
-                out.push(skipped(item, plan, reason));
+                log(&format!("{head}: skipped: {reason}"));
+                doc.tests.push(skipped(item, plan, reason));
             }
             Action::Run(steps) => {
-                eprintln!("{head}: starting ({} step(s))", steps.len());
+                log(&format!("{head}: starting ({} step(s))", steps.len()));
                 let mut last = Instant::now();
                 let mut progress = |p: &Progress<'_>| {
                     // At most one line a second of wall time (a simulated
@@ -357,17 +392,22 @@ fn run_items(
                         return;
                     }
                     last = Instant::now();
-                    eprintln!("{head}: {} {}", p.step, progress_text(p.done, p.eta.map(|e| e.0)));
+                    log(&format!(
+                        "{head}: {} {}",
+                        p.step,
+                        progress_text(p.done, p.eta.map(|e| e.0))
+                    ));
                 };
                 let r = run_test(&item.spec, path, steps, runner, &mut progress);
                 match &r.status {
-                    Status::Ok => eprintln!("{head}: ok"),
-                    Status::Error { message, .. } => eprintln!("{head}: error: {message}"),
-                    Status::Skipped { reason } => eprintln!("{head}: skipped: {reason}"),
+                    Status::Ok => log(&format!("{head}: ok")),
+                    Status::Error { message, .. } => log(&format!("{head}: error: {message}")),
+                    Status::Skipped { reason } => log(&format!("{head}: skipped: {reason}")),
                 }
-                out.push(r);
+                doc.tests.push(r);
             }
         }
+        after_test(doc);
     }
 }
 
@@ -441,6 +481,39 @@ mod tests {
             let e = parse_args(&args(line)).unwrap_err();
             assert!(e.contains(want), "{line}: {e}");
         }
+    }
+
+    #[test]
+    fn execute_reports_each_test_as_it_ends() {
+        let raw = config::parse(
+            r#"{"tests":[{"workload":"rand_read","runtime":"50ms"},{"workload":"seq_read","runtime":"50ms"}],
+                "targets":["sim:ssd:64M"]}"#,
+            "t.json",
+        )
+        .unwrap();
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        let mut plan = config::validate(&raw, "t.json", &ov).unwrap();
+        let mut lines = Vec::new();
+        let mut seen = Vec::new();
+        let doc = execute(&mut plan, &mut |l| lines.push(l.to_string()), &mut |d| {
+            seen.push(d.tests.len())
+        });
+        assert_eq!(seen, vec![1, 2], "after each test, the document so far");
+        assert_eq!(doc.tests.len(), 2);
+        assert_eq!(doc.run.status, "ok");
+        assert_eq!(doc.run.config_source, "t.json");
+        assert_eq!(doc.targets[0].path, "sim:ssd:64M");
+        assert!(
+            lines.iter().any(|l| l.contains("[test 1/2]") && l.ends_with(": ok")),
+            "{lines:?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains("[test 2/2]") && l.ends_with(": ok")),
+            "{lines:?}"
+        );
     }
 
     #[test]
