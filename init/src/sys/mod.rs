@@ -5,6 +5,10 @@
 
 pub mod blk;
 pub mod buf;
+pub mod console;
 pub mod file;
+pub mod kmod;
+pub mod mount;
+pub mod power;
 pub mod sgio;
 pub mod uring;
