@@ -1,0 +1,177 @@
+//! The kernel command line (`/proc/cmdline`), split as the kernel splits it
+//! (`lib/cmdline.c` `next_arg`): words separated by whitespace, `key=value`
+//! or a bare `key`, double quotes group spaces into one word and are removed
+//! around the value (or around a quoted bare word). Everything after a lone
+//! `--` is for init (its argv), not a kernel parameter, and is left out.
+//!
+//! bootbench reads its keys under the `bootbench.` prefix
+//! (`bootbench.profile=NAME`, `bootbench.on_finish=poweroff|reboot|halt`);
+//! as the kernel does for parameter names, `-` and `_` in a key are the same.
+
+/// One parsed kernel command line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cmdline {
+    /// Every kernel parameter in order: the name and its value (`None` for a bare word).
+    pub params: Vec<(String, Option<String>)>,
+}
+
+/// The prefix of bootbench's own keys.
+const PREFIX: &str = "bootbench.";
+
+impl Cmdline {
+    /// Split `text` (the contents of `/proc/cmdline`, trailing newline allowed).
+    pub fn parse(text: &str) -> Cmdline {
+        let mut out = Cmdline::default();
+        let mut rest = text.trim_start();
+        while !rest.is_empty() {
+            let (param, value, tail) = next_arg(rest);
+            rest = tail.trim_start();
+            if param == "--" && value.is_none() {
+                break;
+            }
+            out.params.push((param, value));
+        }
+        out
+    }
+
+    /// The value of `bootbench.<key>` (`key` without the prefix); the last
+    /// occurrence wins, a bare `bootbench.<key>` reads as `""`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.raw(&format!("{PREFIX}{key}"))
+    }
+
+    /// The value of any kernel parameter by its full name (the last occurrence
+    /// wins; `-` and `_` match each other; a bare word reads as `""`).
+    fn raw(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .rev()
+            .find(|(p, _)| same_name(p, name))
+            .map(|(_, v)| v.as_deref().unwrap_or(""))
+    }
+}
+
+/// Parameter names compare as the kernel's `parameq`: `-` equals `_`.
+fn same_name(a: &str, b: &str) -> bool {
+    let norm = |c: u8| if c == b'-' { b'_' } else { c };
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| norm(x) == norm(y))
+}
+
+/// The kernel's `next_arg` on a string that starts with a non-space:
+/// returns (name, value, the unparsed rest).
+fn next_arg(args: &str) -> (String, Option<String>, &str) {
+    let (quoted, body) = match args.strip_prefix('"') {
+        Some(b) => (true, b),
+        None => (false, args),
+    };
+    let mut in_quote = quoted;
+    // Index (in `body`) of the first '=' that is not the first byte: the
+    // kernel keeps 0 as "none found", so a leading '=' is part of the name.
+    let mut equals: Option<usize> = None;
+    let mut end = body.len();
+    for (i, c) in body.char_indices() {
+        if c.is_ascii_whitespace() && !in_quote {
+            end = i;
+            break;
+        }
+        if equals.is_none() && c == '=' && i > 0 {
+            equals = Some(i);
+        }
+        if c == '"' {
+            in_quote = !in_quote;
+        }
+    }
+    let word = &body[..end];
+    let tail = &body[end..];
+    let (mut name, mut value) = match equals {
+        None => (word, None),
+        Some(e) => {
+            let v = &word[e + 1..];
+            // Don't include quotes in the value: drop an opening quote, and
+            // then a closing quote at the end of the word.
+            let v = match v.strip_prefix('"') {
+                Some(inner) => inner.strip_suffix('"').unwrap_or(inner),
+                None => v,
+            };
+            (&word[..e], Some(v))
+        }
+    };
+    if quoted {
+        // The word began with a quote: the kernel also drops a final quote
+        // (it may already have gone with the value's).
+        match value.as_mut() {
+            Some(v) if word.ends_with('"') && !word[equals.map_or(0, |e| e + 1)..].starts_with('"') => {
+                *v = v.strip_suffix('"').unwrap_or(v);
+            }
+            None => name = name.strip_suffix('"').unwrap_or(name),
+            _ => {}
+        }
+    }
+    (name.to_string(), value.map(str::to_string), tail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(name: &str, value: Option<&str>) -> (String, Option<String>) {
+        (name.to_string(), value.map(str::to_string))
+    }
+
+    type Case<'a> = (&'a str, &'a [(&'a str, Option<&'a str>)]);
+
+    #[test]
+    fn splits_like_the_kernel() {
+        let cases: &[Case] = &[
+            ("", &[]),
+            ("  \n", &[]),
+            ("quiet", &[("quiet", None)]),
+            (
+                "console=ttyS0,115200 panic=-1\n",
+                &[("console", Some("ttyS0,115200")), ("panic", Some("-1"))],
+            ),
+            ("a  b\tc", &[("a", None), ("b", None), ("c", None)]),
+            ("x=\"a b\" y=1", &[("x", Some("a b")), ("y", Some("1"))]),
+            ("x=\"a b\"", &[("x", Some("a b"))]),
+            ("x=a\"b c\"", &[("x", Some("a\"b c\""))]),
+            ("\"x=a b\" y", &[("x", Some("a b")), ("y", None)]),
+            ("\"bare word\" z", &[("bare word", None), ("z", None)]),
+            ("k=v=w", &[("k", Some("v=w"))]),
+            ("k=", &[("k", Some(""))]),
+            ("=v", &[("=v", None)]),
+            ("x=\"unterminated rest", &[("x", Some("unterminated rest"))]),
+        ];
+        for (text, want) in cases {
+            let got = Cmdline::parse(text);
+            let want: Vec<_> = want.iter().map(|(n, v)| p(n, *v)).collect();
+            assert_eq!(got.params, want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn words_after_double_dash_are_not_parameters() {
+        let c = Cmdline::parse("ro -- single bootbench.profile=x");
+        assert_eq!(c.params, vec![p("ro", None)]);
+        assert_eq!(c.get("profile"), None);
+    }
+
+    #[test]
+    fn get_reads_bootbench_keys_last_wins() {
+        let c = Cmdline::parse(
+            "console=ttyS0 bootbench.profile=quick profile=other bootbench.on-finish=reboot bootbench.profile=cdm bootbench.flag",
+        );
+        assert_eq!(c.get("profile"), Some("cdm"));
+        assert_eq!(c.get("on_finish"), Some("reboot"));
+        assert_eq!(c.get("flag"), Some(""));
+        assert_eq!(c.get("missing"), None);
+        assert_eq!(c.get("console"), None);
+        assert_eq!(c.raw("console"), Some("ttyS0"));
+    }
+
+    #[test]
+    fn quoted_values_keep_spaces() {
+        let c = Cmdline::parse("bootbench.profile=\"my profile\" quiet");
+        assert_eq!(c.get("profile"), Some("my profile"));
+        assert_eq!(c.raw("quiet"), Some(""));
+    }
+}
