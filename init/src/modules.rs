@@ -1,0 +1,1147 @@
+//! Kernel modules: the tables the image builder wrote (contract A:
+//! `/lib/modules/<kver>/modules.{dep,alias,softdep}`), coldplug (match every
+//! `/sys/devices/**/modalias` against the alias globs, load with
+//! dependencies, rescan until nothing new loads), and the kernel's modprobe
+//! helper (`/sbin/modprobe -q -- NAME`, a symlink to this binary).
+//!
+//! Loading order for one module: its soft `pre:` dependencies (each with its
+//! own dependencies), its hard dependencies from the END of its modules.dep
+//! list backwards (the list is transitive, the last entry has no
+//! dependencies of its own), the module itself, then its `post:` soft
+//! dependencies. Module names compare with `-` and `_` equal.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::sys::kmod;
+
+/// Where the module tree of the running kernel lives.
+pub const MODULES_ROOT: &str = "/lib/modules";
+
+/// What went wrong with one module or with the tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModuleError {
+    /// A table file could not be read (`errno`).
+    Tables { path: PathBuf, errno: i32 },
+    /// No module and no alias of that name in the tables.
+    Unknown { name: String },
+    /// The `.ko` file could not be opened.
+    Open { name: String, path: PathBuf, errno: i32 },
+    /// `finit_module` refused it (EEXIST is not an error and never appears here).
+    Load { name: String, path: PathBuf, errno: i32 },
+}
+
+impl fmt::Display for ModuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let os = |e: i32| std::io::Error::from_raw_os_error(e);
+        match self {
+            ModuleError::Tables { path, errno } => {
+                write!(f, "module tables: cannot read {}: {}", path.display(), os(*errno))
+            }
+            ModuleError::Unknown { name } => write!(f, "module {name}: no such module or alias"),
+            ModuleError::Open { name, path, errno } => {
+                write!(f, "module {name}: cannot open {}: {}", path.display(), os(*errno))
+            }
+            ModuleError::Load { name, path, errno } => {
+                write!(f, "module {name}: finit_module {}: {}", path.display(), os(*errno))
+            }
+        }
+    }
+}
+
+impl std::error::Error for ModuleError {}
+
+impl ModuleError {
+    /// The module (or name asked for) the error is about; None for the tables.
+    pub fn module(&self) -> Option<&str> {
+        match self {
+            ModuleError::Tables { .. } => None,
+            ModuleError::Unknown { name } | ModuleError::Open { name, .. } | ModuleError::Load { name, .. } => {
+                Some(name)
+            }
+        }
+    }
+}
+
+/// A module name in canonical form (`-` becomes `_`).
+pub fn canonical(name: &str) -> String {
+    name.replace('-', "_")
+}
+
+/// The module name of a module path: `kernel/drivers/ata/ahci.ko` -> `ahci`
+/// (also for `.ko.xz`, `.ko.zst`, `.ko.gz`).
+pub fn name_of_path(path: &str) -> String {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let stem = file.find(".ko").map_or(file, |i| &file[..i]);
+    canonical(stem)
+}
+
+/// One line of modules.dep.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DepEntry {
+    /// The module's path relative to the module directory.
+    pub path: String,
+    /// Names of its dependencies, as listed (transitive; load from the end).
+    pub deps: Vec<String>,
+}
+
+/// Soft dependencies of one module (names or aliases, as written).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SoftDep {
+    /// Load these first.
+    pub pre: Vec<String>,
+    /// Load these after.
+    pub post: Vec<String>,
+}
+
+/// The three tables of one module directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleDb {
+    /// The module directory (`/lib/modules/<kver>`); paths are relative to it.
+    pub dir: PathBuf,
+    /// By canonical name.
+    pub deps: HashMap<String, DepEntry>,
+    /// (glob, canonical module name), in file order.
+    pub aliases: Vec<(String, String)>,
+    /// By canonical name.
+    pub softdeps: HashMap<String, SoftDep>,
+}
+
+/// Parse modules.dep text: `path.ko: dep.ko dep.ko ...` per line.
+pub fn parse_dep(text: &str) -> HashMap<String, DepEntry> {
+    let mut out = HashMap::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((path, deps)) = line.split_once(':') else {
+            continue;
+        };
+        let path = path.trim();
+        out.insert(
+            name_of_path(path),
+            DepEntry {
+                path: path.to_string(),
+                deps: deps.split_whitespace().map(name_of_path).collect(),
+            },
+        );
+    }
+    out
+}
+
+/// Parse modules.alias text: `alias GLOB MODULE` per line.
+pub fn parse_alias(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut w = line.split_whitespace();
+            match (w.next(), w.next(), w.next()) {
+                (Some("alias"), Some(glob), Some(module)) => Some((glob.to_string(), canonical(module))),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Parse modules.softdep text: `softdep MODULE pre: A B post: C` per line
+/// (several lines for one module add up).
+pub fn parse_softdep(text: &str) -> HashMap<String, SoftDep> {
+    let mut out: HashMap<String, SoftDep> = HashMap::new();
+    for line in text.lines() {
+        let mut w = line.split_whitespace();
+        if w.next() != Some("softdep") {
+            continue;
+        }
+        let Some(module) = w.next() else { continue };
+        let entry = out.entry(canonical(module)).or_default();
+        let mut post = None;
+        for word in w {
+            match word {
+                "pre:" => post = Some(false),
+                "post:" => post = Some(true),
+                m => match post {
+                    Some(false) => entry.pre.push(m.to_string()),
+                    Some(true) => entry.post.push(m.to_string()),
+                    None => {}
+                },
+            }
+        }
+    }
+    out
+}
+
+/// fnmatch(3) with no flags, as kmod matches aliases: `*` any run of bytes
+/// (also `/`), `?` one byte, `[abc]`, `[a-z]`, `[!x]` / `[^x]` one byte of
+/// (or not of) a set, `\x` the byte x. An unterminated `[` is a literal `[`.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let (mut pi, mut ti) = (0usize, 0usize);
+    // Where to resume after the last `*`: (pattern index after it, text index it now covers up to).
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        let step = match p.get(pi) {
+            Some(b'*') => {
+                star = Some((pi + 1, ti));
+                pi += 1;
+                continue;
+            }
+            Some(b'?') => Some(1),
+            Some(b'[') => match bracket(&p[pi..], t[ti]) {
+                Some((true, len)) => Some(len),
+                Some((false, _)) => None,
+                None => (t[ti] == b'[').then_some(1),
+            },
+            Some(b'\\') if pi + 1 < p.len() => (p[pi + 1] == t[ti]).then_some(2),
+            Some(&c) => (c == t[ti]).then_some(1),
+            None => None,
+        };
+        match step {
+            Some(len) => {
+                pi += len;
+                ti += 1;
+            }
+            None => match star {
+                // Let the last `*` swallow one more byte and retry.
+                Some((sp, st)) => {
+                    star = Some((sp, st + 1));
+                    pi = sp;
+                    ti = st + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// Match byte `c` against the bracket expression at the start of `p` (which
+/// begins with `[`): Some((matched, length of the expression)), or None when
+/// the bracket is not closed.
+fn bracket(p: &[u8], c: u8) -> Option<(bool, usize)> {
+    let mut i = 1;
+    let negate = matches!(p.get(i), Some(b'!' | b'^'));
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    loop {
+        let lo = *p.get(i)?;
+        if lo == b']' && !first {
+            return Some((matched != negate, i + 1));
+        }
+        first = false;
+        let lo = if lo == b'\\' {
+            i += 1;
+            *p.get(i)?
+        } else {
+            lo
+        };
+        if p.get(i + 1) == Some(&b'-') && p.get(i + 2).is_some_and(|&h| h != b']') {
+            let hi = p[i + 2];
+            matched |= (lo..=hi).contains(&c);
+            i += 3;
+        } else {
+            matched |= lo == c;
+            i += 1;
+        }
+    }
+}
+
+/// One module to load, and whether a failure matters to the one asked for
+/// (soft dependencies are best effort).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanItem {
+    /// Canonical module name.
+    pub name: String,
+    /// False for soft dependencies and their own dependencies.
+    pub required: bool,
+}
+
+impl ModuleDb {
+    /// Read the three tables in `dir`. modules.dep must exist; a missing
+    /// modules.alias or modules.softdep reads as empty.
+    pub fn load(dir: &Path) -> Result<ModuleDb, ModuleError> {
+        let read = |name: &str, required: bool| -> Result<String, ModuleError> {
+            let path = dir.join(name);
+            match std::fs::read_to_string(&path) {
+                Ok(s) => Ok(s),
+                Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+                Err(e) => Err(ModuleError::Tables {
+                    path,
+                    errno: e.raw_os_error().unwrap_or(libc::EIO),
+                }),
+            }
+        };
+        Ok(ModuleDb::from_text(
+            dir,
+            &read("modules.dep", true)?,
+            &read("modules.alias", false)?,
+            &read("modules.softdep", false)?,
+        ))
+    }
+
+    /// Build from the three tables' text.
+    pub fn from_text(dir: &Path, dep: &str, alias: &str, softdep: &str) -> ModuleDb {
+        ModuleDb {
+            dir: dir.to_path_buf(),
+            deps: parse_dep(dep),
+            aliases: parse_alias(alias),
+            softdeps: parse_softdep(softdep),
+        }
+    }
+
+    /// The modules a name stands for: the module of that name if there is
+    /// one, else every module with a matching alias (file order, no repeats).
+    pub fn resolve(&self, name_or_alias: &str) -> Vec<String> {
+        let name = canonical(name_or_alias);
+        if self.deps.contains_key(&name) {
+            return vec![name];
+        }
+        self.match_alias(name_or_alias)
+    }
+
+    /// Every module (known to modules.dep) with an alias glob matching `text`.
+    pub fn match_alias(&self, text: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (glob, module) in &self.aliases {
+            if !out.contains(module) && self.deps.contains_key(module) && glob_match(glob, text) {
+                out.push(module.clone());
+            }
+        }
+        out
+    }
+
+    /// The load order for module `name` (canonical), or Unknown.
+    pub fn plan(&self, name: &str) -> Result<Vec<PlanItem>, ModuleError> {
+        let mut out = Vec::new();
+        let mut visiting = HashSet::new();
+        self.plan_into(&canonical(name), true, &mut out, &mut visiting)?;
+        Ok(out)
+    }
+
+    fn plan_into(
+        &self,
+        name: &str,
+        required: bool,
+        out: &mut Vec<PlanItem>,
+        visiting: &mut HashSet<String>,
+    ) -> Result<(), ModuleError> {
+        if let Some(item) = out.iter_mut().find(|i| i.name == name) {
+            item.required |= required;
+            return Ok(());
+        }
+        if !visiting.insert(name.to_string()) {
+            return Ok(()); // a cycle through soft dependencies
+        }
+        let Some(entry) = self.deps.get(name) else {
+            return Err(ModuleError::Unknown { name: name.to_string() });
+        };
+        let soft = self.softdeps.get(name);
+        for pre in soft.map(|s| s.pre.as_slice()).unwrap_or_default() {
+            for m in self.resolve(pre) {
+                let _ = self.plan_into(&m, false, out, visiting);
+            }
+        }
+        for dep in entry.deps.iter().rev() {
+            self.plan_into(dep, required, out, visiting)?;
+        }
+        out.push(PlanItem {
+            name: name.to_string(),
+            required,
+        });
+        for post in soft.map(|s| s.post.as_slice()).unwrap_or_default() {
+            for m in self.resolve(post) {
+                let _ = self.plan_into(&m, false, out, visiting);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How modules are inserted and how to tell one is there: the kernel, or a
+/// recording fake in tests.
+pub trait Kernel {
+    /// Is a module of this canonical name loaded (or built in with a /sys/module entry)?
+    fn is_loaded(&self, name: &str) -> bool;
+    /// Insert the module file at `path`; Err(positive errno). EEXIST means it was already there.
+    fn insert(&mut self, name: &str, path: &Path) -> Result<(), ModuleError>;
+}
+
+/// The running kernel: `/sys/module/<name>` and `finit_module(2)`.
+#[derive(Debug, Default)]
+pub struct LiveKernel;
+
+impl Kernel for LiveKernel {
+    fn is_loaded(&self, name: &str) -> bool {
+        Path::new("/sys/module").join(name).exists()
+    }
+
+    fn insert(&mut self, name: &str, path: &Path) -> Result<(), ModuleError> {
+        let f = File::open(path).map_err(|e| ModuleError::Open {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            errno: e.raw_os_error().unwrap_or(libc::EIO),
+        })?;
+        match kmod::finit_module(&f, c"") {
+            Ok(()) | Err(libc::EEXIST) => Ok(()),
+            Err(errno) => Err(ModuleError::Load {
+                name: name.to_string(),
+                path: path.to_path_buf(),
+                errno,
+            }),
+        }
+    }
+}
+
+/// Loads modules with their dependencies, remembering what it loaded and
+/// what failed so nothing is tried twice.
+#[derive(Debug)]
+pub struct Loader<'a, K: Kernel> {
+    db: &'a ModuleDb,
+    kernel: K,
+    tried: HashSet<String>,
+    /// Modules this loader inserted, in order.
+    pub loaded: Vec<String>,
+    /// Failures, in order.
+    pub errors: Vec<ModuleError>,
+}
+
+impl<'a, K: Kernel> Loader<'a, K> {
+    /// A loader over `db` inserting through `kernel`.
+    pub fn new(db: &'a ModuleDb, kernel: K) -> Self {
+        Loader {
+            db,
+            kernel,
+            tried: HashSet::new(),
+            loaded: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// Load `name` (a module name, or an alias standing for one or more
+    /// modules) with its dependencies. Returns how many modules were newly
+    /// inserted, or the first error that prevents a required module.
+    pub fn load(&mut self, name_or_alias: &str) -> Result<usize, ModuleError> {
+        let modules = self.db.resolve(name_or_alias);
+        if modules.is_empty() {
+            return Err(ModuleError::Unknown {
+                name: name_or_alias.to_string(),
+            });
+        }
+        let mut count = 0;
+        let mut first_err = None;
+        for m in modules {
+            match self.load_module(&m) {
+                Ok(n) => count += n,
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match first_err {
+            // An alias may stand for several modules; one that loads is enough.
+            Some(e) if count == 0 && !self.db.resolve(name_or_alias).iter().any(|m| self.kernel.is_loaded(m)) => Err(e),
+            _ => Ok(count),
+        }
+    }
+
+    fn load_module(&mut self, name: &str) -> Result<usize, ModuleError> {
+        let plan = self.db.plan(name)?;
+        let mut count = 0;
+        for item in plan {
+            if self.kernel.is_loaded(&item.name) {
+                self.tried.insert(item.name.clone());
+                continue;
+            }
+            if !self.tried.insert(item.name.clone()) {
+                if item.required && !self.loaded.contains(&item.name) {
+                    // It failed before: whatever needs it cannot load.
+                    let earlier = self.errors.iter().find(|e| e.module() == Some(item.name.as_str()));
+                    return Err(earlier.cloned().unwrap_or(ModuleError::Unknown { name: item.name }));
+                }
+                continue;
+            }
+            let Some(entry) = self.db.deps.get(&item.name) else {
+                continue;
+            };
+            let path = self.db.dir.join(&entry.path);
+            match self.kernel.insert(&item.name, &path) {
+                Ok(()) => {
+                    self.loaded.push(item.name.clone());
+                    count += 1;
+                }
+                Err(e) => {
+                    self.errors.push(e.clone());
+                    if item.required {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(count)
+    }
+}
+
+/// Timing of the coldplug rescans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settle {
+    /// Sleep after a pass before the next one.
+    pub pass_sleep: Duration,
+    /// At most this many passes.
+    pub max_passes: u32,
+    /// After a USB host controller driver loads, keep rescanning (even when a
+    /// pass loads nothing) until this long has passed, for enumeration.
+    pub usb_host_grace: Duration,
+    /// After usb_storage or uas loads, wait up to this long for a USB block device.
+    pub usb_disk_wait: Duration,
+}
+
+impl Default for Settle {
+    fn default() -> Self {
+        Settle {
+            pass_sleep: Duration::from_millis(500),
+            max_passes: 12,
+            usb_host_grace: Duration::from_secs(2),
+            usb_disk_wait: Duration::from_secs(3),
+        }
+    }
+}
+
+/// What coldplug did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Modules inserted, in order.
+    pub loaded: Vec<String>,
+    /// Failures (a module whose device is absent may fail with ENODEV: harmless).
+    pub errors: Vec<ModuleError>,
+    /// Scans of /sys/devices made.
+    pub passes: u32,
+    /// Distinct modalias strings seen.
+    pub modaliases: usize,
+    /// Modaliases that matched no module in the tables.
+    pub unmatched: usize,
+    /// Whether a USB block device was waited for and appeared (None: no wait).
+    pub usb_disk: Option<bool>,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} modules loaded in {} passes ({} modaliases, {} without a module, {} errors)",
+            self.loaded.len(),
+            self.passes,
+            self.modaliases,
+            self.unmatched,
+            self.errors.len()
+        )?;
+        if !self.loaded.is_empty() {
+            write!(f, ": {}", self.loaded.join(" "))?;
+        }
+        match self.usb_disk {
+            Some(true) => write!(f, "; USB disk present"),
+            Some(false) => write!(f, "; no USB disk appeared"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Every `modalias` file's contents under `root` (symlinks not followed),
+/// sorted and without repeats.
+pub fn scan_modaliases(root: &Path) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+        for e in rd.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                stack.push(e.path());
+            } else if ft.is_file() && e.file_name() == "modalias" {
+                if let Ok(s) = std::fs::read_to_string(e.path()) {
+                    let s = s.trim();
+                    if !s.is_empty() {
+                        out.insert(s.to_string());
+                    }
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Is there a block device in `sys_block` whose sysfs path goes through USB?
+pub fn usb_block_present(sys_block: &Path) -> bool {
+    let Ok(rd) = std::fs::read_dir(sys_block) else {
+        return false;
+    };
+    rd.flatten().any(|e| {
+        std::fs::read_link(e.path())
+            .map(|t| t.to_string_lossy().contains("/usb"))
+            .unwrap_or(false)
+    })
+}
+
+const USB_HOSTS: &[&str] = &[
+    "xhci_pci", "xhci_hcd", "ehci_pci", "ehci_hcd", "ohci_pci", "ohci_hcd", "uhci_hcd",
+];
+const USB_STORAGE: &[&str] = &["usb_storage", "uas"];
+
+/// Coldplug against sysfs at `sys_devices` / `sys_block` through `loader`.
+pub fn coldplug_with<K: Kernel>(
+    loader: &mut Loader<'_, K>,
+    sys_devices: &Path,
+    sys_block: &Path,
+    settle: Settle,
+    log: &mut dyn FnMut(&str),
+) -> Report {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut unmatched = 0;
+    let mut passes = 0;
+    let mut usb_host_at: Option<Instant> = None;
+    while passes < settle.max_passes {
+        passes += 1;
+        let before = loader.loaded.len();
+        for alias in scan_modaliases(sys_devices) {
+            if !seen.insert(alias.clone()) {
+                continue;
+            }
+            let modules = loader.db.match_alias(&alias);
+            if modules.is_empty() {
+                unmatched += 1;
+            }
+            for m in modules {
+                if let Err(e) = loader.load(&m) {
+                    log(&e.to_string());
+                }
+            }
+        }
+        let new = &loader.loaded[before..];
+        if !new.is_empty() {
+            log(&format!("coldplug pass {passes}: loaded {}", new.join(" ")));
+        }
+        if usb_host_at.is_none() && new.iter().any(|m| USB_HOSTS.contains(&m.as_str())) {
+            usb_host_at = Some(Instant::now());
+        }
+        let usb_settling = usb_host_at.is_some_and(|t| t.elapsed() < settle.usb_host_grace);
+        if new.is_empty() && !usb_settling {
+            break;
+        }
+        if passes < settle.max_passes {
+            std::thread::sleep(settle.pass_sleep);
+        }
+    }
+    let mut usb_disk = None;
+    if loader.loaded.iter().any(|m| USB_STORAGE.contains(&m.as_str())) {
+        let start = Instant::now();
+        let mut present = usb_block_present(sys_block);
+        while !present && start.elapsed() < settle.usb_disk_wait {
+            std::thread::sleep(Duration::from_millis(100));
+            present = usb_block_present(sys_block);
+        }
+        usb_disk = Some(present);
+    }
+    Report {
+        loaded: loader.loaded.clone(),
+        errors: loader.errors.clone(),
+        passes,
+        modaliases: seen.len(),
+        unmatched,
+        usb_disk,
+    }
+}
+
+/// The module directory of the running kernel: `/lib/modules/<uname -r>`.
+pub fn kernel_dir() -> PathBuf {
+    let release = nix::sys::utsname::uname()
+        .map(|u| u.release().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Path::new(MODULES_ROOT).join(release)
+}
+
+/// Coldplug the running system: load the tables of the running kernel, then
+/// [`coldplug_with`] over /sys/devices with the default [`Settle`].
+pub fn coldplug(log: &mut dyn FnMut(&str)) -> Report {
+    let db = match ModuleDb::load(&kernel_dir()) {
+        Ok(db) => db,
+        Err(e) => {
+            log(&e.to_string());
+            return Report {
+                errors: vec![e],
+                ..Report::default()
+            };
+        }
+    };
+    let mut loader = Loader::new(&db, LiveKernel);
+    coldplug_with(
+        &mut loader,
+        Path::new("/sys/devices"),
+        Path::new("/sys/block"),
+        Settle::default(),
+        log,
+    )
+}
+
+/// Load one module (or alias) with its dependencies into the running
+/// kernel; returns the modules newly inserted, in order.
+pub fn load(name: &str) -> Result<Vec<String>, ModuleError> {
+    let db = ModuleDb::load(&kernel_dir())?;
+    let mut loader = Loader::new(&db, LiveKernel);
+    loader.load(name)?;
+    Ok(loader.loaded)
+}
+
+/// The kernel's module helper: `modprobe [-q] [-b] [--] NAME...` (the kernel
+/// runs `/sbin/modprobe -q -- NAME`). Loads each NAME (module or alias) with
+/// its dependencies; options other than the names are ignored. Exit status 0
+/// when every NAME is loaded, 1 otherwise (messages on stderr unless -q).
+pub fn modprobe_main(args: Vec<String>) -> i32 {
+    let (quiet, names) = modprobe_args(args.get(1..).unwrap_or(&[]));
+    if names.is_empty() {
+        if !quiet {
+            eprintln!("modprobe: no module name given");
+        }
+        return 1;
+    }
+    let db = match ModuleDb::load(&kernel_dir()) {
+        Ok(db) => db,
+        Err(e) => {
+            if !quiet {
+                eprintln!("modprobe: {e}");
+            }
+            return 1;
+        }
+    };
+    let mut loader = Loader::new(&db, LiveKernel);
+    let mut status = 0;
+    for n in names {
+        if let Err(e) = loader.load(&n) {
+            if !quiet {
+                eprintln!("modprobe: {e}");
+            }
+            status = 1;
+        }
+    }
+    status
+}
+
+/// Split modprobe's arguments into (quiet, names).
+fn modprobe_args(args: &[String]) -> (bool, Vec<String>) {
+    let mut quiet = false;
+    let mut names = Vec::new();
+    let mut only_names = false;
+    for a in args {
+        if only_names || !a.starts_with('-') {
+            names.push(a.clone());
+        } else if a == "--" {
+            only_names = true;
+        } else if a == "-q" || a == "--quiet" {
+            quiet = true;
+        }
+    }
+    (quiet, names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_table() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("abc", "abc", true),
+            ("abc", "abd", false),
+            ("abc", "ab", false),
+            ("ab", "abc", false),
+            ("", "", true),
+            ("*", "", true),
+            ("*", "anything/at:all", true),
+            ("a*", "a", true),
+            ("a*c", "abbbc", true),
+            ("a*c", "abbbd", false),
+            ("a*b*c", "axxbyyc", true),
+            ("a*b*c", "axxcyyb", false),
+            ("*ab", "aab", true),
+            ("?", "x", true),
+            ("?", "", false),
+            ("a?c", "abc", true),
+            ("a?c", "ac", false),
+            ("[abc]", "b", true),
+            ("[abc]", "d", false),
+            ("[a-c]x", "bx", true),
+            ("[a-c]x", "dx", false),
+            ("[!a-c]", "d", true),
+            ("[!a-c]", "a", false),
+            ("[^0-9]", "z", true),
+            ("[]]", "]", true),
+            ("[!]]", "]", false),
+            ("[a-]", "-", true),
+            ("[", "[", true),
+            ("[ab", "[ab", true),
+            ("\\*", "*", true),
+            ("\\*", "a", false),
+            (
+                "pci:v00008086d*sv*sd*bc01sc06i01*",
+                "pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01",
+                true,
+            ),
+            (
+                "pci:v00008086d*sv*sd*bc01sc06i01*",
+                "pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i00",
+                false,
+            ),
+            ("virtio:d00000002v*", "virtio:d00000002v00001AF4", true),
+            ("virtio:d00000002v*", "virtio:d00000008v00001AF4", false),
+            ("scsi:t-0x00*", "scsi:t-0x00", true),
+            ("scsi:t-0x0[04]*", "scsi:t-0x04", true),
+            (
+                "usb:v*p*d*dc*dsc*dp*ic08isc06ip50in*",
+                "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00",
+                true,
+            ),
+            (
+                "usb:v*p*d*dc*dsc*dp*ic08isc06ip50in*",
+                "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip62in00",
+                false,
+            ),
+        ];
+        for &(p, t, want) in cases {
+            assert_eq!(glob_match(p, t), want, "pattern {p:?} text {t:?}");
+        }
+    }
+
+    const DEP: &str = "\
+kernel/drivers/ata/ahci.ko: kernel/drivers/ata/libahci.ko kernel/drivers/ata/libata.ko kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko
+kernel/drivers/ata/libahci.ko: kernel/drivers/ata/libata.ko kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko
+kernel/drivers/ata/libata.ko: kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko
+kernel/drivers/scsi/scsi_mod.ko: kernel/drivers/scsi/scsi_common.ko
+kernel/drivers/scsi/scsi_common.ko:
+kernel/drivers/scsi/sd_mod.ko: kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko
+kernel/drivers/virtio/virtio_pci.ko: kernel/drivers/virtio/virtio_pci_modern_dev.ko
+kernel/drivers/virtio/virtio_pci_modern_dev.ko:
+kernel/drivers/block/virtio_blk.ko:
+kernel/lib/libcrc32c.ko:
+kernel/crypto/crc32c_generic.ko:
+kernel/arch/x86/crypto/crc32c-intel.ko:
+kernel/drivers/md/raid456.ko: kernel/lib/libcrc32c.ko
+kernel/crypto/xts.ko:
+kernel/crypto/ecb.ko:
+kernel/drivers/usb/host/xhci-pci.ko: kernel/drivers/usb/host/xhci-hcd.ko
+kernel/drivers/usb/host/xhci-hcd.ko:
+kernel/drivers/usb/storage/usb-storage.ko: kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko
+";
+    const ALIAS: &str = "\
+# Aliases extracted from modules themselves.
+alias pci:v*d*sv*sd*bc01sc06i01* ahci
+alias pci:v00001AF4d*sv*sd*bc*sc*i* virtio_pci
+alias virtio:d00000002v* virtio_blk
+alias scsi:t-0x00* sd_mod
+alias scsi:t-0x0E* sd_mod
+alias crypto-crc32c crc32c_generic
+alias crc32c crc32c_generic
+alias crc32c crc32c_intel
+alias md-raid5 raid456
+alias md-level-5 raid456
+alias pci:v*d*sv*sd*bc0Csc03i30* xhci_pci
+alias usb:v*p*d*dc*dsc*dp*ic08isc06ip50in* usb_storage
+alias acpi*:NOTHERE:* not_in_dep
+";
+    const SOFTDEP: &str = "\
+# Soft dependencies extracted from modules themselves.
+softdep libcrc32c pre: crc32c
+softdep xts pre: ecb
+";
+
+    fn db() -> ModuleDb {
+        ModuleDb::from_text(Path::new("/m"), DEP, ALIAS, SOFTDEP)
+    }
+
+    #[test]
+    fn parses_tables() {
+        let db = db();
+        let ahci = &db.deps["ahci"];
+        assert_eq!(ahci.path, "kernel/drivers/ata/ahci.ko");
+        assert_eq!(ahci.deps, vec!["libahci", "libata", "scsi_mod", "scsi_common"]);
+        assert!(db.deps["scsi_common"].deps.is_empty());
+        assert_eq!(db.deps["crc32c_intel"].path, "kernel/arch/x86/crypto/crc32c-intel.ko");
+        assert_eq!(db.deps["usb_storage"].path, "kernel/drivers/usb/storage/usb-storage.ko");
+        assert_eq!(db.aliases.len(), 13);
+        assert_eq!(
+            db.aliases[0],
+            ("pci:v*d*sv*sd*bc01sc06i01*".to_string(), "ahci".to_string())
+        );
+        assert_eq!(db.softdeps["libcrc32c"].pre, vec!["crc32c"]);
+        assert_eq!(db.softdeps["xts"].pre, vec!["ecb"]);
+        assert!(db.softdeps["xts"].post.is_empty());
+        let s = parse_softdep("softdep a pre: b c post: d\nsoftdep a post: e\nnonsense x\n");
+        assert_eq!(s["a"].pre, vec!["b", "c"]);
+        assert_eq!(s["a"].post, vec!["d", "e"]);
+        assert_eq!(name_of_path("kernel/x/nls-cp437.ko.xz"), "nls_cp437");
+    }
+
+    #[test]
+    fn resolve_names_and_aliases() {
+        let db = db();
+        let cases: &[(&str, &[&str])] = &[
+            ("ahci", &["ahci"]),
+            ("usb-storage", &["usb_storage"]),
+            ("md-level-5", &["raid456"]),
+            ("crc32c", &["crc32c_generic", "crc32c_intel"]),
+            ("acpi:NOTHERE:", &[]),
+            ("nope", &[]),
+        ];
+        for (name, want) in cases {
+            assert_eq!(db.resolve(name), *want, "{name}");
+        }
+    }
+
+    fn names(plan: &[PlanItem]) -> Vec<(&str, bool)> {
+        plan.iter().map(|i| (i.name.as_str(), i.required)).collect()
+    }
+
+    #[test]
+    fn plan_orders_deps_from_the_end_then_the_module() {
+        let db = db();
+        let cases: &[(&str, &[(&str, bool)])] = &[
+            ("scsi_common", &[("scsi_common", true)]),
+            (
+                "ahci",
+                &[
+                    ("scsi_common", true),
+                    ("scsi_mod", true),
+                    ("libata", true),
+                    ("libahci", true),
+                    ("ahci", true),
+                ],
+            ),
+            // softdep pre first (both modules the alias stands for, best effort), then deps, then the module
+            (
+                "raid456",
+                &[
+                    ("crc32c_generic", false),
+                    ("crc32c_intel", false),
+                    ("libcrc32c", true),
+                    ("raid456", true),
+                ],
+            ),
+            ("xts", &[("ecb", false), ("xts", true)]),
+            ("xhci-pci", &[("xhci_hcd", true), ("xhci_pci", true)]),
+        ];
+        for (m, want) in cases {
+            let plan = db.plan(m).unwrap();
+            assert_eq!(names(&plan), *want, "{m}");
+        }
+        assert_eq!(db.plan("nope"), Err(ModuleError::Unknown { name: "nope".into() }));
+    }
+
+    /// A fake kernel: records inserts, fails the names in `fail`, and on
+    /// inserting a module runs a hook (to make new devices appear).
+    struct Fake<'h> {
+        loaded: Vec<String>,
+        fail: Vec<(&'static str, i32)>,
+        on_insert: Box<dyn FnMut(&str) + 'h>,
+    }
+
+    impl<'h> Fake<'h> {
+        fn new() -> Self {
+            Fake {
+                loaded: Vec::new(),
+                fail: Vec::new(),
+                on_insert: Box::new(|_| {}),
+            }
+        }
+    }
+
+    impl Kernel for Fake<'_> {
+        fn is_loaded(&self, name: &str) -> bool {
+            self.loaded.iter().any(|m| m == name)
+        }
+        fn insert(&mut self, name: &str, path: &Path) -> Result<(), ModuleError> {
+            assert!(path.starts_with("/m/kernel"), "{}", path.display());
+            if let Some(&(_, errno)) = self.fail.iter().find(|(n, _)| *n == name) {
+                return Err(ModuleError::Load {
+                    name: name.into(),
+                    path: path.into(),
+                    errno,
+                });
+            }
+            self.loaded.push(name.to_string());
+            (self.on_insert)(name);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn loader_skips_loaded_and_tolerates_soft_failures() {
+        let db = db();
+        let mut k = Fake::new();
+        k.loaded.push("scsi_common".into());
+        k.fail.push(("crc32c_intel", libc::ENODEV));
+        let mut l = Loader::new(&db, k);
+        assert_eq!(l.load("ahci"), Ok(4));
+        assert_eq!(l.loaded, vec!["scsi_mod", "libata", "libahci", "ahci"]);
+        assert_eq!(l.load("ahci"), Ok(0));
+        assert_eq!(l.load("md-raid5"), Ok(3));
+        assert_eq!(&l.loaded[4..], ["crc32c_generic", "libcrc32c", "raid456"]);
+        assert_eq!(l.errors.len(), 1, "{:?}", l.errors);
+        assert!(
+            matches!(&l.errors[0], ModuleError::Load { name, errno, .. } if name == "crc32c_intel" && *errno == libc::ENODEV)
+        );
+        assert_eq!(l.load("nothing"), Err(ModuleError::Unknown { name: "nothing".into() }));
+    }
+
+    #[test]
+    fn loader_stops_at_a_failed_required_dep() {
+        let db = db();
+        let mut k = Fake::new();
+        k.fail.push(("libata", libc::ENOEXEC));
+        let mut l = Loader::new(&db, k);
+        let err = l.load("ahci").unwrap_err();
+        assert!(matches!(err, ModuleError::Load { ref name, errno, .. } if name == "libata" && errno == libc::ENOEXEC));
+        assert_eq!(l.loaded, vec!["scsi_common", "scsi_mod"]);
+        // sd_mod does not need libata and still loads
+        assert_eq!(l.load("sd_mod"), Ok(1));
+        assert!(matches!(l.load("libahci"), Err(ModuleError::Load { name, .. }) if name == "libata"));
+    }
+
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(tag: &str) -> Self {
+            let p = std::env::temp_dir().join(format!("bootbench-modules-{tag}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            TempDir(p)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn put(root: &Path, rel: &str, alias: &str) {
+        let d = root.join(rel);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("modalias"), format!("{alias}\n")).unwrap();
+    }
+
+    fn quick() -> Settle {
+        Settle {
+            pass_sleep: Duration::ZERO,
+            max_passes: 10,
+            usb_host_grace: Duration::ZERO,
+            usb_disk_wait: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn coldplug_rescans_until_nothing_new() {
+        let t = TempDir::new("coldplug");
+        let devices = t.0.join("devices");
+        let block = t.0.join("block");
+        std::fs::create_dir_all(&block).unwrap();
+        put(
+            &devices,
+            "pci0000:00/0000:00:02.0",
+            "pci:v00001AF4d00001001sv00001AF4sd00000002bc01sc00i00",
+        );
+        put(
+            &devices,
+            "pci0000:00/0000:00:1f.2",
+            "pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01",
+        );
+        put(&devices, "platform/serial8250", "platform:serial8250");
+        // A symlink loop must not be followed.
+        std::os::unix::fs::symlink(&devices, devices.join("pci0000:00/subsystem")).unwrap();
+        let dev2 = devices.clone();
+        let db = db();
+        let mut k = Fake::new();
+        k.on_insert = Box::new(move |name| match name {
+            // virtio_pci makes the virtio device appear, ahci a SCSI disk
+            "virtio_pci" => put(&dev2, "pci0000:00/0000:00:02.0/virtio0", "virtio:d00000002v00001AF4"),
+            "ahci" => put(
+                &dev2,
+                "pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0",
+                "scsi:t-0x00",
+            ),
+            _ => {}
+        });
+        let mut l = Loader::new(&db, k);
+        let mut lines = Vec::new();
+        let r = coldplug_with(&mut l, &devices, &block, quick(), &mut |m| lines.push(m.to_string()));
+        // pass 1: ahci + virtio_pci (and deps); pass 2: virtio_blk, sd_mod; pass 3: nothing
+        assert_eq!(r.passes, 3, "{r:?} {lines:?}");
+        for m in [
+            "ahci",
+            "libata",
+            "virtio_pci",
+            "virtio_pci_modern_dev",
+            "virtio_blk",
+            "sd_mod",
+        ] {
+            assert!(r.loaded.iter().any(|x| x == m), "{m} not in {:?}", r.loaded);
+        }
+        let pos = |m: &str| r.loaded.iter().position(|x| x == m).unwrap();
+        assert!(pos("virtio_pci_modern_dev") < pos("virtio_pci"));
+        assert!(pos("virtio_pci") < pos("virtio_blk"));
+        assert!(pos("ahci") < pos("sd_mod"));
+        assert_eq!(r.modaliases, 5);
+        assert_eq!(r.unmatched, 1);
+        assert!(r.errors.is_empty());
+        assert_eq!(r.usb_disk, None);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+    }
+
+    #[test]
+    fn coldplug_waits_for_a_usb_disk() {
+        let t = TempDir::new("usb");
+        let devices = t.0.join("devices");
+        let block = t.0.join("block");
+        std::fs::create_dir_all(&block).unwrap();
+        put(
+            &devices,
+            "pci0000:00/0000:00:04.0",
+            "pci:v00001B36d0000000Dsv00001AF4sd00001100bc0Csc03i30",
+        );
+        let dev2 = devices.clone();
+        let db = db();
+        let mut k = Fake::new();
+        k.on_insert = Box::new(move |name| {
+            if name == "xhci_pci" {
+                put(
+                    &dev2,
+                    "pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0",
+                    "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00",
+                );
+            }
+        });
+        let mut l = Loader::new(&db, k);
+        let r = coldplug_with(&mut l, &devices, &block, quick(), &mut |_| {});
+        assert!(r.loaded.contains(&"usb_storage".to_string()), "{r:?}");
+        assert_eq!(r.usb_disk, Some(false));
+        std::os::unix::fs::symlink(
+            "../devices/pci0000:00/0000:00:04.0/usb2/2-1/host0/block/sda",
+            block.join("sda"),
+        )
+        .unwrap();
+        assert!(usb_block_present(&block));
+    }
+
+    #[test]
+    fn modprobe_arguments() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            modprobe_args(&s(&["-q", "--", "crypto-crc32c"])),
+            (true, s(&["crypto-crc32c"]))
+        );
+        assert_eq!(
+            modprobe_args(&s(&["ahci", "-b", "sd_mod"])),
+            (false, s(&["ahci", "sd_mod"]))
+        );
+        assert_eq!(modprobe_args(&s(&["--", "-odd"])), (false, s(&["-odd"])));
+    }
+}
