@@ -1,0 +1,610 @@
+//! PID 1: boot as data (STYLE #7, after u-root's libinit). The steps are a
+//! table of values, each printable and each required or optional; every
+//! step is logged with its time since boot to the console and /dev/kmsg; a
+//! failed required step stops the run cleanly (power off). Then the
+//! unattended run (`crate::unattended::run`) and [`finish`]: sync, unmount
+//! the stick, reboot(2). PID 1 never returns and never exits (that would
+//! panic the kernel): a panic hook saves what results exist and powers off.
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::DirBuilderExt;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::cmdline::Cmdline;
+use crate::modules::{self, ModuleError};
+use crate::sys::{console, mount, power};
+
+/// What PID 1 does at the end (`on_finish` in the config,
+/// `bootbench.on_finish=` on the kernel command line).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnFinish {
+    /// reboot(2) LINUX_REBOOT_CMD_POWER_OFF (the default).
+    #[default]
+    PowerOff,
+    /// reboot(2) LINUX_REBOOT_CMD_RESTART.
+    Reboot,
+    /// reboot(2) LINUX_REBOOT_CMD_HALT.
+    Halt,
+}
+
+impl FromStr for OnFinish {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "poweroff" => Ok(OnFinish::PowerOff),
+            "reboot" => Ok(OnFinish::Reboot),
+            "halt" => Ok(OnFinish::Halt),
+            other => Err(format!(
+                "{other:?} is not an on_finish action; expected poweroff, reboot or halt"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for OnFinish {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OnFinish::PowerOff => "poweroff",
+            OnFinish::Reboot => "reboot",
+            OnFinish::Halt => "halt",
+        })
+    }
+}
+
+/// One boot step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Create a directory (already there is fine).
+    Mkdir { path: &'static str, mode: u32 },
+    /// mount(2).
+    Mount {
+        source: &'static str,
+        target: &'static str,
+        fstype: &'static str,
+        flags: libc::c_ulong,
+        data: &'static str,
+    },
+    /// Put the console on whichever of fds 0, 1, 2 the kernel could not open
+    /// (no /dev/console at start) or std pointed at /dev/null; from here on
+    /// [`log`] also writes to /dev/kmsg.
+    Console { path: &'static str },
+    /// Write a value to a file (a sysctl).
+    Write { path: &'static str, contents: &'static str },
+    /// Load every module whose alias matches a device, until nothing new loads.
+    Coldplug,
+    /// Load one module by name with its dependencies (for what has no
+    /// modalias: filesystems, code pages).
+    Module { name: &'static str },
+}
+
+/// mount(2) flag names for printing.
+const MOUNT_FLAGS: &[(libc::c_ulong, &str)] = &[
+    (libc::MS_RDONLY, "ro"),
+    (libc::MS_NOSUID, "nosuid"),
+    (libc::MS_NODEV, "nodev"),
+    (libc::MS_NOEXEC, "noexec"),
+    (libc::MS_RELATIME, "relatime"),
+];
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::Mkdir { path, mode } => write!(f, "mkdir {path} (mode {mode:04o})"),
+            Step::Mount {
+                source,
+                target,
+                fstype,
+                flags,
+                data,
+            } => {
+                let mut opts: Vec<&str> = MOUNT_FLAGS
+                    .iter()
+                    .filter(|(bit, _)| flags & bit != 0)
+                    .map(|(_, n)| *n)
+                    .collect();
+                if !data.is_empty() {
+                    opts.push(data);
+                }
+                write!(f, "mount {source} on {target} type {fstype}")?;
+                if !opts.is_empty() {
+                    write!(f, " ({})", opts.join(","))?;
+                }
+                Ok(())
+            }
+            Step::Console { path } => write!(f, "console {path} on stdin/stdout/stderr where missing"),
+            Step::Write { path, contents } => write!(f, "write {:?} to {path}", contents.trim_end()),
+            Step::Coldplug => write!(f, "coldplug modules for the devices in /sys/devices"),
+            Step::Module { name } => write!(f, "load module {name}"),
+        }
+    }
+}
+
+/// A step and whether the boot stops when it fails.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BootStep {
+    /// What to do.
+    pub step: Step,
+    /// A failure powers the machine off (after logging); otherwise it is logged and the boot goes on.
+    pub required: bool,
+}
+
+/// Why a step failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepError {
+    /// mkdir(2) failed (positive errno).
+    Mkdir { path: String, errno: i32 },
+    /// mount(2) failed.
+    Mount { target: String, fstype: String, errno: i32 },
+    /// Opening or dup2-ing the console failed.
+    Console { path: String, errno: i32 },
+    /// Writing the file failed.
+    Write { path: String, errno: i32 },
+    /// A module could not be loaded.
+    Module(ModuleError),
+}
+
+impl fmt::Display for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let os = |e: &i32| std::io::Error::from_raw_os_error(*e);
+        match self {
+            StepError::Mkdir { path, errno } => write!(f, "mkdir {path}: {}", os(errno)),
+            StepError::Mount { target, fstype, errno } => write!(f, "mount {fstype} on {target}: {}", os(errno)),
+            StepError::Console { path, errno } => write!(f, "console {path}: {}", os(errno)),
+            StepError::Write { path, errno } => write!(f, "write {path}: {}", os(errno)),
+            StepError::Module(e) => e.fmt(f),
+        }
+    }
+}
+
+fn errno(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// The boot table, in order: devtmpfs on /dev first (the console and
+/// /dev/kmsg live there), then proc (and /dev/kmsg without rate limit),
+/// sysfs, tmpfs on /tmp, the modprobe helper path, coldplug, and the modules
+/// nothing asks for by modalias.
+pub fn steps() -> Vec<BootStep> {
+    let req = |step| BootStep { step, required: true };
+    let opt = |step| BootStep { step, required: false };
+    let nosuid_nodev_noexec = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+    vec![
+        req(Step::Mkdir {
+            path: "/dev",
+            mode: 0o755,
+        }),
+        req(Step::Mount {
+            source: "devtmpfs",
+            target: "/dev",
+            fstype: "devtmpfs",
+            flags: libc::MS_NOSUID,
+            data: "mode=0755",
+        }),
+        opt(Step::Console { path: "/dev/console" }),
+        req(Step::Mkdir {
+            path: "/proc",
+            mode: 0o555,
+        }),
+        req(Step::Mount {
+            source: "proc",
+            target: "/proc",
+            fstype: "proc",
+            flags: nosuid_nodev_noexec,
+            data: "",
+        }),
+        // Userspace writes to /dev/kmsg are rate-limited (10 per 5 s) unless this is on.
+        opt(Step::Write {
+            path: "/proc/sys/kernel/printk_devkmsg",
+            contents: "on\n",
+        }),
+        req(Step::Mkdir {
+            path: "/sys",
+            mode: 0o555,
+        }),
+        req(Step::Mount {
+            source: "sysfs",
+            target: "/sys",
+            fstype: "sysfs",
+            flags: nosuid_nodev_noexec,
+            data: "",
+        }),
+        opt(Step::Mkdir {
+            path: "/tmp",
+            mode: 0o1777,
+        }),
+        opt(Step::Mount {
+            source: "tmpfs",
+            target: "/tmp",
+            fstype: "tmpfs",
+            flags: libc::MS_NOSUID | libc::MS_NODEV,
+            data: "mode=1777",
+        }),
+        opt(Step::Mkdir {
+            path: "/mnt/stick",
+            mode: 0o755,
+        }),
+        opt(Step::Write {
+            path: "/proc/sys/kernel/modprobe",
+            contents: "/sbin/modprobe\n",
+        }),
+        opt(Step::Coldplug),
+        opt(Step::Module { name: "vfat" }),
+        opt(Step::Module { name: "nls_cp437" }),
+        opt(Step::Module { name: "nls_iso8859_1" }),
+        opt(Step::Module { name: "nls_ascii" }),
+    ]
+}
+
+impl Step {
+    /// Do it on this machine. Ok carries an optional detail for the log.
+    pub fn run(&self, log: &mut dyn FnMut(&str)) -> Result<Option<String>, StepError> {
+        match *self {
+            Step::Mkdir { path, mode } => match std::fs::DirBuilder::new().mode(mode).create(path) {
+                Ok(()) => Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(Some("already there".into())),
+                Err(e) => Err(StepError::Mkdir {
+                    path: path.into(),
+                    errno: errno(&e),
+                }),
+            },
+            Step::Mount {
+                source,
+                target,
+                fstype,
+                flags,
+                data,
+            } => match mount::mount(source, target, fstype, flags, data) {
+                Ok(()) => Ok(None),
+                Err(libc::EBUSY) => Ok(Some("already mounted".into())),
+                Err(e) => Err(StepError::Mount {
+                    target: target.into(),
+                    fstype: fstype.into(),
+                    errno: e,
+                }),
+            },
+            Step::Console { path } => {
+                let r = console::ensure_std_fds(path);
+                KMSG_READY.store(true, Ordering::SeqCst);
+                match r {
+                    Ok(0) => Ok(Some("already open".into())),
+                    Ok(n) => Ok(Some(format!("{n} descriptors set"))),
+                    Err(e) => Err(StepError::Console {
+                        path: path.into(),
+                        errno: e,
+                    }),
+                }
+            }
+            Step::Write { path, contents } => {
+                std::fs::write(path, contents)
+                    .map(|()| None)
+                    .map_err(|e| StepError::Write {
+                        path: path.into(),
+                        errno: errno(&e),
+                    })
+            }
+            Step::Coldplug => Ok(Some(modules::coldplug(log).to_string())),
+            Step::Module { name } => match modules::load(name) {
+                Ok(loaded) if loaded.is_empty() => Ok(Some("already loaded".into())),
+                Ok(loaded) => Ok(Some(format!("loaded {}", loaded.join(" ")))),
+                Err(e) => Err(StepError::Module(e)),
+            },
+        }
+    }
+}
+
+/// What carries out one step: [`Step::run`] on the machine, a fake in tests.
+pub type Exec<'a> = dyn FnMut(&Step, &mut dyn FnMut(&str)) -> Result<Option<String>, StepError> + 'a;
+
+/// Run `steps` in order through `exec`, logging each with its duration.
+/// Stops at the first failed required step and returns its index and error.
+pub fn run_steps(steps: &[BootStep], exec: &mut Exec<'_>, log: &mut dyn FnMut(&str)) -> Result<(), (usize, StepError)> {
+    for (i, s) in steps.iter().enumerate() {
+        let t0 = power::boottime_ns();
+        let r = exec(&s.step, log);
+        let ms = power::boottime_ns().saturating_sub(t0) / 1_000_000;
+        match r {
+            Ok(None) => log(&format!("{}: ok ({ms} ms)", s.step)),
+            Ok(Some(detail)) => log(&format!("{}: ok, {detail} ({ms} ms)", s.step)),
+            Err(e) if s.required => {
+                log(&format!("{}: FAILED (required): {e}", s.step));
+                return Err((i, e));
+            }
+            Err(e) => log(&format!("{}: failed (optional, going on): {e}", s.step)),
+        }
+    }
+    Ok(())
+}
+
+/// Set once the console step ran: /dev exists, so /dev/kmsg may be opened
+/// without taking descriptor 0, 1 or 2 from the console.
+static KMSG_READY: AtomicBool = AtomicBool::new(false);
+static KMSG: Mutex<Option<File>> = Mutex::new(None);
+
+/// "[  SECS.MICROS] bootbench: msg" with the time since boot (CLOCK_BOOTTIME).
+fn console_line(boot_ns: u64, msg: &str) -> String {
+    format!(
+        "[{:5}.{:06}] bootbench: {msg}\n",
+        boot_ns / 1_000_000_000,
+        boot_ns % 1_000_000_000 / 1000
+    )
+}
+
+/// One line to the console (stderr, which is /dev/console in PID 1) with
+/// the time since boot, and to /dev/kmsg as "<6>bootbench: msg" once /dev
+/// is mounted. Never fails; usable from any thread.
+pub fn log(msg: &str) {
+    let line = console_line(power::boottime_ns(), msg);
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    if !KMSG_READY.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut kmsg = KMSG.lock().unwrap_or_else(|p| p.into_inner());
+    if kmsg.is_none() {
+        *kmsg = OpenOptions::new().write(true).open("/dev/kmsg").ok();
+    }
+    if let Some(f) = kmsg.as_mut() {
+        // One write is one record; the kernel adds its own timestamp.
+        let _ = f.write_all(format!("<6>bootbench: {msg}\n").as_bytes());
+    }
+}
+
+/// The action of `bootbench.on_finish=` on the command line, if valid.
+fn cmdline_on_finish(cmdline: &Cmdline) -> Option<OnFinish> {
+    cmdline.get("on_finish").and_then(|v| v.parse().ok())
+}
+
+/// PID 1's entry point.
+pub fn main() -> ! {
+    install_panic_hook();
+    log(&format!(
+        "bootbench-init {} started as PID 1",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let table = steps();
+    if let Err((i, e)) = run_steps(&table, &mut |s, l| s.run(l), &mut |m| log(m)) {
+        log(&format!("boot stopped at step {} ({}): {e}", i + 1, table[i].step));
+        let cmdline = Cmdline::parse(&std::fs::read_to_string("/proc/cmdline").unwrap_or_default());
+        finish(cmdline_on_finish(&cmdline).unwrap_or_default());
+    }
+    let text = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
+    log(&format!("kernel command line: {}", text.trim()));
+    let cmdline = Cmdline::parse(&text);
+    let how = crate::unattended::run(&cmdline, &mut |m| log(m));
+    finish(how)
+}
+
+/// On a panic anywhere: log it, save what results exist (once: a panic
+/// inside the save goes straight to power-off), power off. With panic =
+/// "abort" the hook runs before the abort, and it never returns.
+fn install_panic_hook() {
+    static SAVING: AtomicBool = AtomicBool::new(false);
+    std::panic::set_hook(Box::new(|info| {
+        log(&format!("PANIC: {info}"));
+        if !SAVING.swap(true, Ordering::SeqCst) {
+            crate::unattended::emergency_save();
+        }
+        finish(OnFinish::PowerOff)
+    }));
+}
+
+/// End PID 1: sync, lazily unmount /mnt/stick if mounted, sync, then
+/// reboot(2) with POWER_OFF / RESTART / HALT. If reboot fails, sleep
+/// forever: PID 1 must never exit.
+pub fn finish(how: OnFinish) -> ! {
+    log(&format!("finishing: {how}"));
+    mount::sync();
+    match mount::umount_lazy("/mnt/stick") {
+        Ok(()) => log("unmounted /mnt/stick"),
+        Err(libc::EINVAL | libc::ENOENT) => {} // not mounted
+        Err(e) => log(&format!("unmount /mnt/stick: {}", std::io::Error::from_raw_os_error(e))),
+    }
+    mount::sync();
+    let action = match how {
+        OnFinish::PowerOff => power::Action::PowerOff,
+        OnFinish::Reboot => power::Action::Restart,
+        OnFinish::Halt => power::Action::Halt,
+    };
+    let e = power::reboot(action);
+    log(&format!(
+        "reboot(2) {how} failed: {}; sleeping forever",
+        std::io::Error::from_raw_os_error(e)
+    ));
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn on_finish_parses_and_prints() {
+        for (s, v) in [
+            ("poweroff", OnFinish::PowerOff),
+            ("reboot", OnFinish::Reboot),
+            ("halt", OnFinish::Halt),
+        ] {
+            assert_eq!(s.parse::<OnFinish>(), Ok(v));
+            assert_eq!(v.to_string(), s);
+        }
+        for bad in ["", "off", "PowerOff", "shutdown"] {
+            assert!(bad.parse::<OnFinish>().is_err(), "{bad:?}");
+        }
+        assert_eq!(OnFinish::default(), OnFinish::PowerOff);
+        let c = Cmdline::parse("bootbench.on_finish=halt");
+        assert_eq!(cmdline_on_finish(&c), Some(OnFinish::Halt));
+        assert_eq!(cmdline_on_finish(&Cmdline::parse("bootbench.on_finish=nap")), None);
+    }
+
+    fn position(table: &[BootStep], want: impl Fn(&Step) -> bool) -> usize {
+        table.iter().position(|s| want(&s.step)).expect("step present")
+    }
+
+    fn mounts(target: &'static str) -> impl Fn(&Step) -> bool {
+        move |s| matches!(s, Step::Mount { target: t, .. } if *t == target)
+    }
+
+    #[test]
+    fn table_order_devtmpfs_first() {
+        let t = steps();
+        let first_mount = position(&t, |s| matches!(s, Step::Mount { .. }));
+        assert_eq!(
+            t[first_mount].step.to_string(),
+            "mount devtmpfs on /dev type devtmpfs (nosuid,mode=0755)"
+        );
+        assert!(t[first_mount].required);
+        assert!(t[..first_mount].iter().all(|s| matches!(s.step, Step::Mkdir { .. })));
+        assert_eq!(position(&t, |s| matches!(s, Step::Console { .. })), first_mount + 1);
+        let (proc_, sys, tmp) = (
+            position(&t, mounts("/proc")),
+            position(&t, mounts("/sys")),
+            position(&t, mounts("/tmp")),
+        );
+        assert!(first_mount < proc_ && proc_ < sys && sys < tmp);
+        assert!(t[proc_].required && t[sys].required);
+        let modprobe = position(&t, |s| {
+            matches!(
+                s,
+                Step::Write {
+                    path: "/proc/sys/kernel/modprobe",
+                    ..
+                }
+            )
+        });
+        let coldplug = position(&t, |s| *s == Step::Coldplug);
+        assert!(proc_ < modprobe && sys < coldplug && modprobe < coldplug);
+        for m in ["vfat", "nls_cp437", "nls_iso8859_1", "nls_ascii"] {
+            let i = position(&t, |s| *s == Step::Module { name: m });
+            assert!(i > coldplug && !t[i].required, "{m}");
+        }
+    }
+
+    #[test]
+    fn steps_print() {
+        let cases: &[(Step, &str)] = &[
+            (
+                Step::Mkdir {
+                    path: "/tmp",
+                    mode: 0o1777,
+                },
+                "mkdir /tmp (mode 1777)",
+            ),
+            (
+                Step::Mount {
+                    source: "proc",
+                    target: "/proc",
+                    fstype: "proc",
+                    flags: libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    data: "",
+                },
+                "mount proc on /proc type proc (nosuid,nodev,noexec)",
+            ),
+            (
+                Step::Mount {
+                    source: "/dev/sda1",
+                    target: "/mnt/stick",
+                    fstype: "vfat",
+                    flags: 0,
+                    data: "",
+                },
+                "mount /dev/sda1 on /mnt/stick type vfat",
+            ),
+            (
+                Step::Write {
+                    path: "/proc/sys/kernel/modprobe",
+                    contents: "/sbin/modprobe\n",
+                },
+                "write \"/sbin/modprobe\" to /proc/sys/kernel/modprobe",
+            ),
+            (Step::Module { name: "vfat" }, "load module vfat"),
+        ];
+        for (s, want) in cases {
+            assert_eq!(s.to_string(), *want);
+        }
+    }
+
+    #[test]
+    fn a_failed_required_step_stops_optional_ones_do_not() {
+        let table = vec![
+            BootStep {
+                step: Step::Mkdir {
+                    path: "/a",
+                    mode: 0o755,
+                },
+                required: true,
+            },
+            BootStep {
+                step: Step::Module { name: "opt" },
+                required: false,
+            },
+            BootStep {
+                step: Step::Mkdir {
+                    path: "/b",
+                    mode: 0o755,
+                },
+                required: true,
+            },
+            BootStep {
+                step: Step::Mkdir {
+                    path: "/c",
+                    mode: 0o755,
+                },
+                required: true,
+            },
+        ];
+        let fail = |s: &Step| match s {
+            Step::Module { name } => Some(StepError::Module(ModuleError::Unknown { name: (*name).into() })),
+            Step::Mkdir { path: "/b", .. } => Some(StepError::Mkdir {
+                path: "/b".into(),
+                errno: libc::EROFS,
+            }),
+            _ => None,
+        };
+        let mut ran = Vec::new();
+        let mut lines = Vec::new();
+        let r = run_steps(
+            &table,
+            &mut |s, _| {
+                ran.push(s.to_string());
+                fail(s).map_or(Ok(None), Err)
+            },
+            &mut |m| lines.push(m.to_string()),
+        );
+        assert_eq!(
+            r,
+            Err((
+                2,
+                StepError::Mkdir {
+                    path: "/b".into(),
+                    errno: libc::EROFS
+                }
+            ))
+        );
+        assert_eq!(ran.len(), 3, "{ran:?}");
+        assert!(lines[0].starts_with("mkdir /a (mode 0755): ok"), "{lines:?}");
+        assert!(
+            lines[1].contains("failed (optional, going on): module opt: no such module"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[2].contains("FAILED (required): mkdir /b: Read-only file system"),
+            "{lines:?}"
+        );
+        // all succeed
+        let r = run_steps(&table[..1], &mut |_, _| Ok(Some("x".into())), &mut |_| {});
+        assert_eq!(r, Ok(()));
+    }
+
+    #[test]
+    fn console_line_has_the_time_since_boot() {
+        assert_eq!(console_line(3_004_005_006, "hi"), "[    3.004005] bootbench: hi\n");
+        assert_eq!(console_line(0, "x"), "[    0.000000] bootbench: x\n");
+    }
+}
