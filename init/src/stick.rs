@@ -208,8 +208,8 @@ pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, S
         }
     }
     for _ in 0..100 {
-        let name = next_result_name(&dir, machine)
-            .map_err(|e| classify(&e, format!("cannot list {}: {e}", dir.display())))?;
+        let name =
+            next_result_name(&dir, machine).map_err(|e| classify(&e, format!("cannot list {}: {e}", dir.display())))?;
         let path = dir.join(&name);
         match sink::write_new(&path, json) {
             Ok(()) => return Ok(path),
@@ -277,8 +277,16 @@ mod tests {
             ("lower-case label", fat32(b"bootbench  "), true),
             ("other label", fat32(b"NO NAME    "), false),
             ("longer label", fat32(b"BOOTBENCH2 "), false),
-            ("FAT32 label at the FAT16 place", sector(0x52, b"FAT32   ", 0x2B, b"BOOTBENCH  "), false),
-            ("FAT16 label at the FAT32 place", sector(0x36, b"FAT16   ", 0x47, b"BOOTBENCH  "), false),
+            (
+                "FAT32 label at the FAT16 place",
+                sector(0x52, b"FAT32   ", 0x2B, b"BOOTBENCH  "),
+                false,
+            ),
+            (
+                "FAT16 label at the FAT32 place",
+                sector(0x36, b"FAT16   ", 0x47, b"BOOTBENCH  "),
+                false,
+            ),
             ("no FS type", sector(0x52, b"NTFS    ", 0x47, b"BOOTBENCH  "), false),
             ("blank", vec![0u8; 512], false),
             ("short read", fat32(b"BOOTBENCH  ")[..0x50].to_vec(), false),
@@ -300,7 +308,11 @@ mod tests {
         let usb = "devices/pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb";
         let nodes: Vec<(&str, String, Vec<u8>)> = vec![
             ("sda", "devices/pci0000:00/ata1/block/sda".into(), vec![0u8; 4096]),
-            ("sda1", "devices/pci0000:00/ata1/block/sda/sda1".into(), fat32(b"DATA       ")),
+            (
+                "sda1",
+                "devices/pci0000:00/ata1/block/sda/sda1".into(),
+                fat32(b"DATA       "),
+            ),
             ("sdb", usb.into(), vec![0u8; 4096]),
             ("sdb1", format!("{usb}/sdb1"), fat32(b"BOOTBENCH  ")),
             ("vda", "devices/virtio1/block/vda".into(), fat16(b"BOOTBENCH  ")),
@@ -359,7 +371,14 @@ mod tests {
         assert_eq!(p1, root.join("results/SN1-1.json"));
         // Other machines' files, gaps and look-alikes do not count.
         let dir = root.join(RESULTS_DIR);
-        for f in ["SN1-7.json", "SN10-9.json", "SN1-x.json", "SN1-12.json.tmp", "OTHER-40.json", "SN1-.json"] {
+        for f in [
+            "SN1-7.json",
+            "SN10-9.json",
+            "SN1-x.json",
+            "SN1-12.json.tmp",
+            "OTHER-40.json",
+            "SN1-.json",
+        ] {
             fs::write(dir.join(f), "earlier").expect("write");
         }
         assert_eq!(next_result_name(&dir, "SN1").expect("list"), "SN1-8.json");
@@ -403,10 +422,7 @@ mod tests {
         let t = TempDir::new("config");
         assert!(read_config(&t.0).is_none());
         fs::write(t.0.join(CONFIG_NAME), "{\"profile\":\"quick\"}").expect("write");
-        assert_eq!(
-            read_config(&t.0),
-            Some(Ok("{\"profile\":\"quick\"}".to_string()))
-        );
+        assert_eq!(read_config(&t.0), Some(Ok("{\"profile\":\"quick\"}".to_string())));
         fs::remove_file(t.0.join(CONFIG_NAME)).expect("rm");
         fs::create_dir(t.0.join(CONFIG_NAME)).expect("mkdir");
         assert!(matches!(read_config(&t.0), Some(Err(_))));

@@ -1,0 +1,558 @@
+//! The unattended run of PID 1: host identity, disk discovery, the boot
+//! stick, the config, the plan, the benchmark, and the results on the stick
+//! (contract E) and framed on the serial console (contract C), then the text
+//! table. Returns what the machine does next.
+//!
+//! The config is the stick's `bootbench.json`, else `/etc/bootbench.json`
+//! (built into the initramfs), else `{"profile": "quick"}`; the kernel
+//! command line's `bootbench.profile=` and `bootbench.on_finish=` override
+//! it. No `targets` means every disk but the stick. An invalid config gives
+//! a result document with `run.status` `error` and no device is written.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use bench_core::frame;
+use bench_core::result::{ResultDoc, TargetInfo};
+use bench_core::table::render;
+
+use crate::boot::OnFinish;
+use crate::cli;
+use crate::cmdline::Cmdline;
+use crate::config::{self, ConfigError, Overrides, Plan};
+use crate::discover;
+use crate::identity;
+use crate::safety::TargetRef;
+use crate::stick::{self, Stick};
+
+/// The config built into the initramfs (contract A).
+pub const ETC_CONFIG: &str = "/etc/bootbench.json";
+/// The config used when neither the stick nor the initramfs has one.
+pub const DEFAULT_CONFIG: &str = r#"{"profile": "quick"}"#;
+
+/// The latest result document (JSON), kept for [`emergency_save`]: the
+/// partial document after each test, marked as an interrupted run.
+static LATEST: Mutex<Option<String>> = Mutex::new(None);
+/// The mounted stick's root and the machine's name, once mounted read-write.
+static STICK: Mutex<Option<(PathBuf, String)>> = Mutex::new(None);
+
+/// A lock that a panic while it was held does not make unusable (the panic
+/// hook must still be able to save).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Which config text to use, and where it came from: the stick's, else the
+/// initramfs's, else the default. An unreadable file on the stick is an
+/// error (the user meant it to be used).
+pub fn choose_config(
+    on_stick: Option<Result<String, String>>,
+    in_initramfs: Option<String>,
+) -> Result<(String, String), String> {
+    match on_stick {
+        Some(Ok(text)) => Ok((text, format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME))),
+        Some(Err(e)) => Err(e),
+        None => Ok(match in_initramfs {
+            Some(text) => (text, ETC_CONFIG.to_string()),
+            None => (DEFAULT_CONFIG.to_string(), "builtin".to_string()),
+        }),
+    }
+}
+
+/// A config that cannot be run: the message, and what it still tells.
+#[derive(Debug)]
+pub struct Invalid {
+    /// The message (field path, value, what is expected).
+    pub message: String,
+    /// The profile, where known.
+    pub profile: Option<String>,
+    /// What to do next: the command line's or the config's `on_finish`
+    /// where valid, else poweroff.
+    pub on_finish: OnFinish,
+}
+
+/// Plan an unattended run of `text` (from `source`): the command line's
+/// `profile` and `on_finish` override the config's; with no `targets`, the
+/// targets are `disks` (discovered, the stick's already removed); `never`
+/// are the stick's disks. `simulate` plans simulated disks (for tests).
+pub fn plan_unattended(
+    text: &str,
+    source: &str,
+    cmd_profile: Option<&str>,
+    cmd_on_finish: Option<&str>,
+    disks: &[TargetInfo],
+    never: &[String],
+    simulate: bool,
+) -> Result<(Plan, OnFinish), Invalid> {
+    let cmd_finish = cmd_on_finish.map(|v| {
+        v.parse::<OnFinish>().map_err(|_| {
+            ConfigError(format!(
+                "bootbench.on_finish: {v:?} is not an on_finish action; expected one of {}",
+                config::ON_FINISH.join(", ")
+            ))
+        })
+    });
+    let raw = config::parse(text, source);
+    let cfg_finish = raw
+        .as_ref()
+        .ok()
+        .and_then(|r| r.on_finish.as_deref())
+        .and_then(|v| v.parse::<OnFinish>().ok());
+    let on_finish = match &cmd_finish {
+        Some(Ok(f)) => *f,
+        _ => cfg_finish.unwrap_or_default(),
+    };
+    let profile = cmd_profile
+        .map(str::to_string)
+        .or_else(|| raw.as_ref().ok().and_then(|r| r.profile.clone()));
+    let invalid = |e: ConfigError| Invalid {
+        message: e.0,
+        profile: profile.clone(),
+        on_finish,
+    };
+    if let Some(Err(e)) = cmd_finish {
+        return Err(invalid(e));
+    }
+    let raw = raw.map_err(invalid)?;
+    let ov = Overrides {
+        profile: cmd_profile.map(str::to_string),
+        targets: Vec::new(),
+        simulate,
+    };
+    let refs: Vec<(TargetRef, String)> = if raw.targets.is_empty() {
+        disks
+            .iter()
+            .map(|d| (TargetRef::Path(d.path.clone()), format!("discovered disk {}", d.path)))
+            .collect()
+    } else {
+        config::target_refs(&raw, &ov).map_err(invalid)?
+    };
+    if refs.is_empty() {
+        return Err(invalid(ConfigError(
+            "targets: no disk found besides the boot stick; expected at least one disk to benchmark".to_string(),
+        )));
+    }
+    let plan = config::plan_with(&raw, source, &ov, &refs, never).map_err(invalid)?;
+    Ok((plan, on_finish))
+}
+
+/// The result document of a config that cannot be run.
+pub fn error_doc(inv: &Invalid, source: &str) -> ResultDoc {
+    let mut doc = cli::new_doc(inv.profile.clone(), source, 0, false, Vec::new());
+    doc.run.seed = bench_core::spec::Params::defaults().seed;
+    doc.run.status = "error".to_string();
+    doc.run.error = Some(inv.message.clone());
+    doc
+}
+
+/// Emit a document: the results file on the stick (`root`, if mounted
+/// read-write) via [`stick::save_result`], then the frame on `out`, then the
+/// text table on `out`. The console (`log`) says where the file went, or why
+/// none was written. Returns the file written.
+pub fn emit(
+    doc: &ResultDoc,
+    root: Option<&Path>,
+    no_stick_why: &str,
+    machine: &str,
+    out: &mut dyn Write,
+    log: &mut dyn FnMut(&str),
+) -> Option<PathBuf> {
+    let mut json = match serde_json::to_string_pretty(doc) {
+        Ok(j) => j,
+        Err(e) => {
+            log(&format!("cannot encode the results: {e}"));
+            return None;
+        }
+    };
+    json.push('\n');
+    let saved = match root {
+        Some(r) => stick::save_result(r, machine, json.as_bytes()),
+        None => Err(stick::SaveError::NoStick(no_stick_why.to_string())),
+    };
+    let name = match &saved {
+        Ok(p) => {
+            log(&format!("results written to the stick: {}", p.display()));
+            p.file_name()
+                .map_or_else(|| format!("{machine}.json"), |n| n.to_string_lossy().into_owned())
+        }
+        Err(e) => {
+            log(&format!("{e}; the results follow on the serial console only"));
+            format!("{machine}.json")
+        }
+    };
+    let framed = frame::encode(&name, json.as_bytes());
+    let _ = out.write_all(framed.as_bytes());
+    let _ = out.write_all(render(doc).as_bytes());
+    let _ = out.flush();
+    saved.ok()
+}
+
+/// Keep `doc` as the latest results, marked as an interrupted run, for
+/// [`emergency_save`].
+fn keep_partial(doc: &ResultDoc) {
+    let mut d = doc.clone();
+    d.run.status = "error".to_string();
+    d.run.error = Some(format!(
+        "interrupted: PID 1 panicked after {} test(s); these are the results so far",
+        d.tests.len()
+    ));
+    if let Ok(j) = serde_json::to_string_pretty(&d) {
+        *lock(&LATEST) = Some(j + "\n");
+    }
+}
+
+/// Called by PID 1's panic hook: write the latest (partial) results framed
+/// to the console and, if the stick is mounted, to a results file. Does
+/// nothing if there are none.
+pub fn emergency_save() {
+    let Some(json) = lock(&LATEST).take() else {
+        crate::boot::log("no results to save");
+        return;
+    };
+    let stick = lock(&STICK).clone();
+    let mut name = "unknown.json".to_string();
+    if let Some((root, machine)) = &stick {
+        name = format!("{machine}.json");
+        match stick::save_result(root, machine, json.as_bytes()) {
+            Ok(p) => {
+                crate::boot::log(&format!("partial results written to the stick: {}", p.display()));
+                if let Some(n) = p.file_name() {
+                    name = n.to_string_lossy().into_owned();
+                }
+            }
+            Err(e) => crate::boot::log(&e.to_string()),
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(frame::encode(&name, json.as_bytes()).as_bytes());
+    let _ = out.flush();
+}
+
+/// The unattended run (PID 1, after the boot steps and the drivers).
+pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
+    let host = identity::host();
+    log(&discover::host_line(&host));
+    let machine = stick::machine_name(host.product_serial.as_deref());
+
+    // The stick: its disk is never a target.
+    let sticks = stick::find_all();
+    let never: Vec<String> = sticks.iter().map(|s| s.disk.clone()).collect();
+    let found: Option<Stick> = sticks.first().cloned();
+    if sticks.len() > 1 {
+        log(&format!(
+            "{} sticks labelled BOOTBENCH; using {}",
+            sticks.len(),
+            sticks[0].partition
+        ));
+    }
+    let mut root: Option<PathBuf> = None;
+    let mut no_stick_why = "no FAT partition labelled BOOTBENCH found".to_string();
+    let mut stick_config: Option<Result<String, String>> = None;
+    match &found {
+        None => log(&format!("{no_stick_why}: results go to the serial console only")),
+        Some(s) => {
+            log(&format!("boot stick: {} on {}", s.partition, s.disk));
+            match stick::mount(s, log) {
+                Ok(read_only) => {
+                    let r = PathBuf::from(stick::MOUNT_POINT);
+                    stick_config = stick::read_config(&r);
+                    let how = if read_only { "read-only" } else { "read-write" };
+                    log(&format!("{} mounted {how} at {}", s.partition, stick::MOUNT_POINT));
+                    // Read-only: saving fails with EROFS, and says so.
+                    *lock(&STICK) = Some((r.clone(), machine.clone()));
+                    root = Some(r);
+                }
+                Err(e) => {
+                    log(&e);
+                    no_stick_why = e;
+                }
+            }
+        }
+    }
+
+    // The disks, the stick's removed.
+    let disks: Vec<TargetInfo> = discover::disks(false)
+        .into_iter()
+        .filter(|d| !never.contains(&d.path))
+        .collect();
+    for d in &disks {
+        log(&discover::disk_line(d));
+    }
+
+    let mut out = std::io::stdout();
+    let etc = std::fs::read_to_string(ETC_CONFIG).ok();
+    let (text, source) = match choose_config(stick_config, etc) {
+        Ok(c) => c,
+        Err(e) => {
+            let inv = Invalid {
+                message: e,
+                profile: None,
+                on_finish: cmdline
+                    .get("on_finish")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or_default(),
+            };
+            log(&format!("config error: {}", inv.message));
+            let doc = error_doc(&inv, &format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME));
+            emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
+            return inv.on_finish;
+        }
+    };
+    log(&format!("config: {source}"));
+    let (mut plan, on_finish) = match plan_unattended(
+        &text,
+        &source,
+        cmdline.get("profile"),
+        cmdline.get("on_finish"),
+        &disks,
+        &never,
+        false,
+    ) {
+        Ok(p) => p,
+        Err(inv) => {
+            log(&format!("config error: {}; no disk is touched", inv.message));
+            let doc = error_doc(&inv, &source);
+            emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
+            return inv.on_finish;
+        }
+    };
+    for line in config::describe_plan(&plan).lines() {
+        log(line);
+    }
+
+    let mut doc = cli::execute(&mut plan, log, &mut |d| keep_partial(d));
+    doc.host = host;
+    // From here the final document is the one to save if emitting panics.
+    if let Ok(j) = serde_json::to_string_pretty(&doc) {
+        *lock(&LATEST) = Some(j + "\n");
+    }
+    emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
+    *lock(&LATEST) = None;
+    log(&format!("run finished: {}; then {on_finish}", doc.run.status));
+    on_finish
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn sim_disks(paths: &[&str]) -> Vec<TargetInfo> {
+        paths
+            .iter()
+            .map(|p| TargetInfo {
+                path: (*p).to_string(),
+                ..TargetInfo::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn config_comes_from_the_stick_then_the_initramfs_then_the_default() {
+        let stick = Some(Ok("{\"profile\":\"cdm\"}".to_string()));
+        let etc = Some("{\"profile\":\"standard\"}".to_string());
+        assert_eq!(
+            choose_config(stick.clone(), etc.clone()).unwrap(),
+            (
+                "{\"profile\":\"cdm\"}".to_string(),
+                "/mnt/stick/bootbench.json".to_string()
+            )
+        );
+        assert_eq!(
+            choose_config(None, etc).unwrap(),
+            (
+                "{\"profile\":\"standard\"}".to_string(),
+                "/etc/bootbench.json".to_string()
+            )
+        );
+        assert_eq!(
+            choose_config(None, None).unwrap(),
+            (DEFAULT_CONFIG.to_string(), "builtin".to_string())
+        );
+        assert_eq!(
+            choose_config(Some(Err("cannot read".into())), None).unwrap_err(),
+            "cannot read"
+        );
+    }
+
+    #[test]
+    fn no_targets_means_every_disk_but_the_stick() {
+        let disks = sim_disks(&["sim:hdd:1G", "sim:ssd:64M"]);
+        let (plan, how) = plan_unattended(DEFAULT_CONFIG, "builtin", None, None, &disks, &[], true).expect("plan");
+        let paths: Vec<&str> = plan.targets.iter().map(|t| t.info.path.as_str()).collect();
+        assert_eq!(paths, vec!["sim:hdd:1G", "sim:ssd:64M"]);
+        assert_eq!(plan.profile.as_deref(), Some("quick"));
+        assert_eq!(how, OnFinish::PowerOff);
+        // A config naming the stick's disk is refused.
+        let cfg = r#"{"profile":"quick","targets":["sim:ssd:64M"]}"#;
+        let e = plan_unattended(cfg, "s", None, None, &disks, &["sim:ssd:64M".to_string()], true).unwrap_err();
+        assert!(e.message.contains("boot stick"), "{}", e.message);
+        // Nothing to benchmark.
+        let e = plan_unattended(DEFAULT_CONFIG, "builtin", None, None, &[], &[], true).unwrap_err();
+        assert!(e.message.starts_with("targets: no disk found"), "{}", e.message);
+    }
+
+    #[test]
+    fn command_line_overrides_and_on_finish() {
+        let disks = sim_disks(&["sim:ssd:64M"]);
+        let cfg = r#"{"profile":"quick","on_finish":"halt"}"#;
+        let (plan, how) = plan_unattended(cfg, "s", Some("cdm"), None, &disks, &[], true).expect("plan");
+        assert_eq!((plan.profile.as_deref(), how), (Some("cdm"), OnFinish::Halt));
+        let (_, how) = plan_unattended(cfg, "s", None, Some("reboot"), &disks, &[], true).expect("plan");
+        assert_eq!(how, OnFinish::Reboot);
+        // Bad values: an error naming the field, and a valid on_finish still applies.
+        let e = plan_unattended(cfg, "s", None, Some("explode"), &disks, &[], true).unwrap_err();
+        assert!(
+            e.message.starts_with("bootbench.on_finish: \"explode\""),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.on_finish, OnFinish::Halt);
+        let e = plan_unattended(
+            r#"{"profile":"quick","on_finish":"nap"}"#,
+            "s",
+            None,
+            Some("reboot"),
+            &disks,
+            &[],
+            true,
+        )
+        .unwrap_err();
+        assert!(e.message.starts_with("on_finish: \"nap\""), "{}", e.message);
+        assert_eq!(e.on_finish, OnFinish::Reboot);
+        let e = plan_unattended(cfg, "s", Some("turbo"), None, &disks, &[], true).unwrap_err();
+        assert!(e.message.starts_with("profile: \"turbo\""), "{}", e.message);
+        let e = plan_unattended("{\"profile\": ", "s.json", None, None, &disks, &[], true).unwrap_err();
+        assert!(e.message.starts_with("s.json: "), "{}", e.message);
+        assert_eq!(e.on_finish, OnFinish::PowerOff, "the default");
+    }
+
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let p = std::env::temp_dir().join(format!("bootbench-unattended-{}-{name}", std::process::id()));
+            let _ = fs::remove_dir_all(&p);
+            fs::create_dir_all(&p).expect("mkdir");
+            TempDir(p)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn schema_valid(doc: &ResultDoc) {
+        let s: serde_json::Value = serde_json::from_str(
+            &fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../schema/bootbench.result-1.schema.json"
+            ))
+            .expect("schema"),
+        )
+        .expect("json");
+        let v = jsonschema::validator_for(&s).expect("compiles");
+        let j = serde_json::to_value(doc).expect("value");
+        let errors: Vec<String> = v.iter_errors(&j).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
+    fn an_invalid_config_gives_an_error_document_on_stick_and_serial() {
+        let inv = plan_unattended(
+            r#"{"profile":"turbo"}"#,
+            "/mnt/stick/bootbench.json",
+            None,
+            None,
+            &sim_disks(&["sim:ssd:64M"]),
+            &[],
+            true,
+        )
+        .unwrap_err();
+        let doc = error_doc(&inv, "/mnt/stick/bootbench.json");
+        assert_eq!(doc.run.status, "error");
+        assert!(doc
+            .run
+            .error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("profile: \"turbo\"")));
+        assert!(doc.tests.is_empty() && doc.targets.is_empty());
+        schema_valid(&doc);
+
+        let t = TempDir::new("emit");
+        let mut out = Vec::new();
+        let mut lines = Vec::new();
+        let saved = emit(&doc, Some(&t.0), "", "SN9", &mut out, &mut |l| {
+            lines.push(l.to_string())
+        });
+        assert_eq!(saved, Some(t.0.join("results/SN9-1.json")));
+        let text = String::from_utf8(out).expect("utf8");
+        let frames = frame::decode(&text);
+        assert_eq!(frames.len(), 1);
+        let f = frames[0].as_ref().expect("good frame");
+        assert_eq!(f.name, "SN9-1.json");
+        assert_eq!(
+            f.bytes,
+            fs::read(t.0.join("results/SN9-1.json")).expect("read"),
+            "file = serial copy"
+        );
+        let back: ResultDoc = serde_json::from_slice(&f.bytes).expect("json");
+        assert_eq!(back, doc);
+        assert!(
+            lines.iter().any(|l| l.contains("results written to the stick")),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn without_a_stick_the_serial_copy_still_comes_out_and_says_why() {
+        let disks = sim_disks(&["sim:ssd:64M"]);
+        let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
+        let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
+        let mut partials = 0;
+        let doc = cli::execute(&mut plan, &mut |_| {}, &mut |d| {
+            keep_partial(d);
+            partials += 1;
+        });
+        assert_eq!(partials, 1);
+        let kept = lock(&LATEST).clone().expect("partial kept");
+        let partial: ResultDoc = serde_json::from_str(&kept).expect("json");
+        assert_eq!(partial.run.status, "error");
+        assert_eq!(partial.tests.len(), 1);
+        schema_valid(&partial);
+
+        let mut out = Vec::new();
+        let mut lines = Vec::new();
+        let saved = emit(
+            &doc,
+            None,
+            "no FAT partition labelled BOOTBENCH found",
+            "unknown",
+            &mut out,
+            &mut |l| lines.push(l.to_string()),
+        );
+        assert_eq!(saved, None);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("no results file written: no boot stick (no FAT partition")),
+            "{lines:?}"
+        );
+        let text = String::from_utf8(out).expect("utf8");
+        let frames = frame::decode(&text);
+        assert_eq!(frames[0].as_ref().expect("frame").name, "unknown.json");
+        assert!(text.contains("MB/s"), "the table follows the frame");
+        // A read-only stick: the reason is EROFS.
+        let t = TempDir::new("ro");
+        fs::write(t.0.join("results"), "not a dir").expect("write");
+        let saved = emit(&doc, Some(&t.0), "", "SN", &mut Vec::new(), &mut |l| {
+            lines.push(l.to_string())
+        });
+        assert_eq!(saved, None);
+        assert!(
+            lines.last().is_some_and(|l| l.starts_with("no results file written")),
+            "{lines:?}"
+        );
+    }
+}
