@@ -3,6 +3,7 @@
 #![deny(unsafe_code)]
 
 pub mod cpio;
+mod fatfix;
 pub mod gpt;
 pub mod initramfs;
 pub mod modinfo;

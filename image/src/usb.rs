@@ -3,7 +3,7 @@
 //! holding systemd-boot, the kernel, the initramfs, bootbench.json and results/. Legacy BIOS boot
 //! via syslinux (gptmbr.bin + `syslinux --install --offset`) where the syslinux packages are present.
 
-use crate::gpt;
+use crate::{fatfix, gpt};
 use std::io::{Cursor, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -213,6 +213,7 @@ pub fn build(inputs: &Inputs<'_>, bios: &Bios) -> Result<Vec<u8>, UsbError> {
         }
         fs.unmount().map_err(UsbError::Fat)?;
     }
+    fatfix::fix_dot_entries(&mut disk[start..end]).map_err(UsbError::Fat)?;
     Ok(disk)
 }
 
@@ -251,6 +252,26 @@ pub fn write_file(disk: &[u8], path: &Path, bios: &Bios) -> Result<(), UsbError>
                 String::from_utf8_lossy(&out.stderr).trim()
             )));
         }
+        copy_boot_sector_to_backup(path, offset).map_err(werr)?;
+    }
+    Ok(())
+}
+
+/// syslinux rewrites the FAT32 boot sector's code but not its backup copy; make them equal again
+/// (fsck.fat compares them).
+fn copy_boot_sector_to_backup(path: &Path, part_offset: u64) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut f = std::fs::OpenOptions::new().read(true).write(true).open(path)?;
+    let mut boot = [0u8; 512];
+    f.seek(SeekFrom::Start(part_offset))?;
+    f.read_exact(&mut boot)?;
+    let is_fat32 = &boot[82..90] == b"FAT32   ";
+    let backup = u64::from(u16::from_le_bytes([boot[50], boot[51]]));
+    let bps = u64::from(u16::from_le_bytes([boot[11], boot[12]]));
+    if is_fat32 && backup != 0 && backup != 0xFFFF {
+        f.seek(SeekFrom::Start(part_offset + backup * bps))?;
+        f.write_all(&boot)?;
+        f.sync_all()?;
     }
     Ok(())
 }
@@ -302,6 +323,7 @@ mod tests {
                 fatfs::FatType::Fat16
             }
         };
+        fsck(part);
         let mut cursor = Cursor::new(part);
         let fs = fatfs::FileSystem::new(&mut cursor, fatfs::FsOptions::new()).unwrap();
         assert_eq!(fs.fat_type(), fat_type);
@@ -319,6 +341,16 @@ mod tests {
         assert!(
             entry.contains("options console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 bootbench.profile=quick\n")
         );
+        for d in ["EFI", "EFI/BOOT", "loader", "loader/entries", "results"] {
+            let names: Vec<String> = fs
+                .root_dir()
+                .open_dir(d)
+                .unwrap()
+                .iter()
+                .map(|e| e.unwrap().short_file_name())
+                .collect();
+            assert_eq!(&names[..2], [".", ".."], "{d}: . and .. are not the first entries");
+        }
         let results = fs.root_dir().open_dir("results").unwrap();
         assert_eq!(
             results
@@ -329,6 +361,28 @@ mod tests {
             0
         );
         fat_type
+    }
+
+    /// `fsck.fat -n` on the partition, where dosfstools is installed: it must find nothing to fix.
+    fn fsck(part: &[u8]) {
+        let Some(fsck) = ["/usr/sbin/fsck.fat", "/sbin/fsck.fat"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+        else {
+            eprintln!("fsck.fat not installed: FAT consistency check skipped");
+            return;
+        };
+        let path = std::env::temp_dir().join(format!(
+            "bootbench-image-fsck-{}-{:?}.img",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&path, part).unwrap();
+        let out = Command::new(fsck).arg("-n").arg(&path).output().unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "fsck.fat: {text}");
+        assert_eq!(text.lines().count(), 2, "fsck.fat reported something: {text}");
     }
 
     #[test]
