@@ -181,17 +181,18 @@ pub fn controller_args(disks: &[DiskSpec], stick: bool) -> Vec<String> {
     v
 }
 
-/// The boot stick: a raw image on USB, first in the boot order.
-pub fn stick_args(image: &Path) -> Vec<String> {
-    vec![
-        "-drive".to_owned(),
-        format!(
-            "if=none,id=stick,format=raw,file={}",
-            escape(&image.display().to_string())
-        ),
-        "-device".to_owned(),
-        format!("usb-storage,bus=xhci.0,drive=stick,serial={STICK_SERIAL},removable=on,bootindex=0"),
-    ]
+/// The boot stick: a raw image on USB; first in the firmware's boot order
+/// when `boot_from_it` (a direct kernel boot takes bootindex 0 itself).
+pub fn stick_args(image: &Path, boot_from_it: bool) -> Vec<String> {
+    let mut device = format!("usb-storage,bus=xhci.0,drive=stick,serial={STICK_SERIAL},removable=on");
+    if boot_from_it {
+        device.push_str(",bootindex=0");
+    }
+    let drive = format!(
+        "if=none,id=stick,format=raw,file={}",
+        escape(&image.display().to_string())
+    );
+    vec!["-drive".to_owned(), drive, "-device".to_owned(), device]
 }
 
 /// `-drive`/`-device` pairs for every disk, drive ids `d0`, `d1`, ...
@@ -217,7 +218,7 @@ pub fn command_line(m: &Machine) -> Vec<String> {
     v.extend(boot_args(&m.boot));
     v.extend(controller_args(&specs, m.stick.is_some()));
     if let Some(stick) = &m.stick {
-        v.extend(stick_args(stick));
+        v.extend(stick_args(stick, matches!(m.boot, Boot::Uefi { .. })));
     }
     v.extend(disk_args(&m.disks));
     v
@@ -440,6 +441,18 @@ mod tests {
         );
         assert_eq!(values(&args, "-drive").len(), 5, "two pflash, the stick, two disks");
         assert_eq!(values(&args, "-serial"), ["file:/o/serial.log"]);
+    }
+
+    #[test]
+    fn stick_boots_first_only_under_firmware() {
+        let uefi = stick_args(Path::new("/o/s.img"), true);
+        assert_eq!(values(&uefi, "-drive"), ["if=none,id=stick,format=raw,file=/o/s.img"]);
+        assert!(values(&uefi, "-device")[0].ends_with(",bootindex=0"));
+        let direct = stick_args(Path::new("/o/s.img"), false);
+        assert_eq!(
+            values(&direct, "-device"),
+            ["usb-storage,bus=xhci.0,drive=stick,serial=BOOTBENCH-STICK,removable=on"]
+        );
     }
 
     #[test]
