@@ -186,10 +186,8 @@ fn main() -> Result<()> {
                     "syslinux (gptmbr.bin, attribute bit 2)"
                 }
             );
-            println!(
-                "  options: {}",
-                usb::loader_entry(&append).lines().last().unwrap_or_default()
-            );
+            let entry = usb::loader_entry(&append);
+            println!("  kernel {}", entry.lines().last().unwrap_or_default());
         }
     }
     Ok(())
