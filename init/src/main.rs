@@ -1,18 +1,75 @@
-//! bootbench-init: bootbench's PID 1 (later issues) and, today, a command
-//! that benchmarks block devices and files on a live Linux system.
+//! bootbench-init: bootbench's PID 1 and a command that benchmarks block
+//! devices and files on a live Linux system. One static binary, three roles:
+//! PID 1 (process id 1: [`boot::main`]), the kernel's module helper (started
+//! as `.../modprobe`, a symlink to /init: [`modules::modprobe_main`]), and the
+//! command line ([`cli::main`]).
 //!
 //! All unsafe code and raw syscalls live in [`sys`]; everything else is safe.
 #![deny(unsafe_code)]
 
+mod boot;
 mod cli;
+mod cmdline;
 mod config;
 mod discover;
 mod engine;
 mod identity;
+mod modules;
 mod safety;
 mod sink;
+mod stick;
 mod sys;
+mod unattended;
+
+/// Which role argv[0] and the process id select.
+#[derive(Debug, PartialEq, Eq)]
+enum Role {
+    Pid1,
+    Modprobe,
+    Cli,
+}
+
+fn role(pid: u32, argv0: Option<&str>) -> Role {
+    let name = argv0
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .and_then(|n| n.to_str());
+    if pid == 1 {
+        Role::Pid1
+    } else if name.is_some_and(|n| n.ends_with("modprobe")) {
+        Role::Modprobe
+    } else {
+        Role::Cli
+    }
+}
 
 fn main() {
-    std::process::exit(cli::main(std::env::args().collect()));
+    // Lossy: a non-UTF-8 argument must not panic PID 1 or the module helper.
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    match role(std::process::id(), args.first().map(String::as_str)) {
+        Role::Pid1 => boot::main(),
+        Role::Modprobe => std::process::exit(modules::modprobe_main(args)),
+        Role::Cli => std::process::exit(cli::main(args)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_by_pid_and_argv0() {
+        let cases: &[(u32, Option<&str>, Role)] = &[
+            (1, Some("/init"), Role::Pid1),
+            (1, Some("/sbin/modprobe"), Role::Pid1),
+            (77, Some("/sbin/modprobe"), Role::Modprobe),
+            (77, Some("modprobe"), Role::Modprobe),
+            (77, Some("/init"), Role::Cli),
+            (77, Some("target/release/bootbench-init"), Role::Cli),
+            (77, Some("/sbin/modprobe/x"), Role::Cli),
+            (77, None, Role::Cli),
+        ];
+        for (pid, argv0, want) in cases {
+            assert_eq!(role(*pid, *argv0), *want, "{pid} {argv0:?}");
+        }
+    }
 }
