@@ -489,12 +489,14 @@ impl<'a, K: Kernel> Loader<'a, K> {
 /// Timing of the coldplug rescans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settle {
-    /// Sleep after a pass before the next one.
+    /// A pass that finds no new device and loads nothing is confirmed by
+    /// one more pass this long later; two quiet passes in a row end the scan.
+    /// (A pass that found something is followed at once by the next.)
     pub pass_sleep: Duration,
     /// At most this many passes.
     pub max_passes: u32,
-    /// After a USB host controller driver loads, keep rescanning (even when a
-    /// pass loads nothing) until this long has passed, for enumeration.
+    /// After a USB host controller driver loads, keep rescanning (even when
+    /// passes are quiet) until this long has passed, for enumeration.
     pub usb_host_grace: Duration,
     /// After usb_storage or uas loads, wait up to this long for a USB block device.
     pub usb_disk_wait: Duration,
@@ -504,7 +506,7 @@ impl Default for Settle {
     fn default() -> Self {
         Settle {
             pass_sleep: Duration::from_millis(500),
-            max_passes: 12,
+            max_passes: 20,
             usb_host_grace: Duration::from_secs(2),
             usb_disk_wait: Duration::from_secs(3),
         }
@@ -603,13 +605,16 @@ pub fn coldplug_with<K: Kernel>(
     let mut unmatched = 0;
     let mut passes = 0;
     let mut usb_host_at: Option<Instant> = None;
+    let mut quiet_before = false;
     while passes < settle.max_passes {
         passes += 1;
         let before = loader.loaded.len();
+        let mut new_devices = 0;
         for alias in scan_modaliases(sys_devices) {
             if !seen.insert(alias.clone()) {
                 continue;
             }
+            new_devices += 1;
             let modules = loader.db.match_alias(&alias);
             if modules.is_empty() {
                 unmatched += 1;
@@ -627,13 +632,17 @@ pub fn coldplug_with<K: Kernel>(
         if usb_host_at.is_none() && new.iter().any(|m| USB_HOSTS.contains(&m.as_str())) {
             usb_host_at = Some(Instant::now());
         }
-        let usb_settling = usb_host_at.is_some_and(|t| t.elapsed() < settle.usb_host_grace);
-        if new.is_empty() && !usb_settling {
-            break;
+        let quiet = new_devices == 0 && new.is_empty();
+        if quiet {
+            let usb_settling = usb_host_at.is_some_and(|t| t.elapsed() < settle.usb_host_grace);
+            if quiet_before && !usb_settling {
+                break;
+            }
+            if passes < settle.max_passes {
+                std::thread::sleep(settle.pass_sleep);
+            }
         }
-        if passes < settle.max_passes {
-            std::thread::sleep(settle.pass_sleep);
-        }
+        quiet_before = quiet;
     }
     let mut usb_disk = None;
     if loader.loaded.iter().any(|m| USB_STORAGE.contains(&m.as_str())) {
@@ -1073,8 +1082,8 @@ softdep xts pre: ecb
         let mut l = Loader::new(&db, k);
         let mut lines = Vec::new();
         let r = coldplug_with(&mut l, &devices, &block, quick(), &mut |m| lines.push(m.to_string()));
-        // pass 1: ahci + virtio_pci (and deps); pass 2: virtio_blk, sd_mod; pass 3: nothing
-        assert_eq!(r.passes, 3, "{r:?} {lines:?}");
+        // pass 1: ahci + virtio_pci (and deps); pass 2: virtio_blk, sd_mod; passes 3 and 4: quiet
+        assert_eq!(r.passes, 4, "{r:?} {lines:?}");
         for m in [
             "ahci",
             "libata",
@@ -1122,7 +1131,18 @@ softdep xts pre: ecb
         let mut l = Loader::new(&db, k);
         let r = coldplug_with(&mut l, &devices, &block, quick(), &mut |_| {});
         assert!(r.loaded.contains(&"usb_storage".to_string()), "{r:?}");
+        assert_eq!(r.passes, 4, "{r:?}");
         assert_eq!(r.usb_disk, Some(false));
+        // With a long USB grace the quiet passes go on, up to max_passes.
+        let mut l2 = Loader::new(&db, Fake::new());
+        let long_grace = Settle {
+            usb_host_grace: Duration::from_secs(3600),
+            max_passes: 7,
+            ..quick()
+        };
+        let r2 = coldplug_with(&mut l2, &devices, &block, long_grace, &mut |_| {});
+        assert_eq!(r2.passes, 7, "{r2:?}");
+        assert!(r2.loaded.contains(&"xhci_pci".to_string()), "{r2:?}");
         std::os::unix::fs::symlink(
             "../devices/pci0000:00/0000:00:04.0/usb2/2-1/host0/block/sda",
             block.join("sda"),
