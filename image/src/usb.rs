@@ -237,7 +237,10 @@ pub fn write_file(disk: &[u8], path: &Path, bios: &Bios) -> Result<(), UsbError>
     drop(f);
     if let Bios::Syslinux { syslinux, .. } = bios {
         let offset = PART_START_LBA * gpt::SECTOR;
+        // syslinux copies ldlinux.sys and ldlinux.c32 in with mtools, which stamps them with the
+        // current time unless SOURCE_DATE_EPOCH is set: 1980-01-01, the FAT epoch fatfs also uses.
         let out = Command::new(syslinux)
+            .env("SOURCE_DATE_EPOCH", "315532800")
             .arg("--install")
             .arg("--offset")
             .arg(offset.to_string())
@@ -424,6 +427,8 @@ mod tests {
         let path = std::env::temp_dir().join(format!("bootbench-image-test-{}.img", std::process::id()));
         write_file(&disk, &path, &bios).unwrap();
         let mut disk = std::fs::read(&path).unwrap();
+        write_file(&build(&inp, &bios).unwrap(), &path, &bios).unwrap();
+        assert!(std::fs::read(&path).unwrap() == disk, "two builds with syslinux differ");
         std::fs::remove_file(&path).unwrap();
         assert_eq!(&disk[..440], &gptmbr[..440.min(gptmbr.len())]);
         let primary = parse_header(&disk, 1).unwrap();
