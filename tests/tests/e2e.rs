@@ -36,6 +36,7 @@ fn t1_invalid_config_gives_error_document_poweroff_and_no_disk_changed() {
         "sata,size=64M,serial=E2E-INV-SATA",
         "virtio,size=64M,serial=E2E-INV-VIRTIO",
     ]);
+    std::fs::create_dir_all(dir.join("disks")).unwrap();
     for (i, d) in specs.iter().enumerate() {
         fill_random(&d.backing_file(&dir.join("disks")), d.size, 100 + i as u64).unwrap();
     }
