@@ -57,3 +57,18 @@ pub fn ensure_std_fds(path: &str) -> Result<u32, i32> {
     }
     Ok(n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_and_null_descriptors_need_the_console() {
+        let null = std::fs::File::open("/dev/null").unwrap();
+        assert!(needs_console(null.as_raw_fd()));
+        let file = std::fs::File::open("/proc/self/stat").unwrap();
+        assert!(!needs_console(file.as_raw_fd()));
+        // Far above any open descriptor (a closed low one could be reused by a parallel test).
+        assert!(needs_console(i32::MAX));
+    }
+}
