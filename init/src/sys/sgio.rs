@@ -33,8 +33,9 @@ struct SgIoHdr {
     info: libc::c_uint,
 }
 
-/// SG_IO = 0x2285 (the request number carries no size or direction bits).
-const SG_IO: libc::c_ulong = 0x2285;
+/// SG_IO = 0x2285 (the request number carries no size or direction bits;
+/// `Ioctl` is c_ulong on glibc, c_int on musl).
+const SG_IO: libc::Ioctl = 0x2285;
 /// Data moves from the device to us.
 const SG_DXFER_FROM_DEV: libc::c_int = -3;
 
