@@ -4,7 +4,8 @@
 //! The "rename" is a hard link of the temp file to the final name, which
 //! fails with EEXIST if the name is taken (renameat2's RENAME_NOREPLACE
 //! without unsafe code), then the temp name is removed and the directory
-//! fsynced.
+//! fsynced. On a filesystem without hard links (FAT: EPERM) the final name
+//! is reserved with O_CREAT|O_EXCL and the temp file renamed over it.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
@@ -107,15 +108,31 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), SinkError> {
         f.write_all(bytes).map_err(io("write", &tmp))?;
         f.sync_all().map_err(io("fsync", &tmp))?;
         drop(f);
-        fs::hard_link(&tmp, path).map_err(|e| {
-            if e.kind() == io::ErrorKind::AlreadyExists {
-                SinkError::Exists {
-                    path: path.to_path_buf(),
-                }
-            } else {
-                io("link", path)(e)
+        let exists = || SinkError::Exists {
+            path: path.to_path_buf(),
+        };
+        match fs::hard_link(&tmp, path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(exists()),
+            // FAT (the boot stick) has no hard links (EPERM): reserve the
+            // name with O_CREAT|O_EXCL, which never takes an existing file,
+            // then rename the temp file over that empty reservation of ours.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP | libc::EMLINK)) => {
+                OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+                    .map_err(|e| {
+                        if e.kind() == io::ErrorKind::AlreadyExists {
+                            exists()
+                        } else {
+                            io("create", path)(e)
+                        }
+                    })?;
+                fs::rename(&tmp, path).map_err(io("rename", path))
             }
-        })
+            Err(e) => Err(io("link", path)(e)),
+        }
     })();
     // The temp name goes in every case; the data lives on under `path`.
     let _ = fs::remove_file(&tmp);
@@ -181,6 +198,44 @@ mod tests {
         assert!(e.to_string().contains("exists already"));
         assert_eq!(fs::read(&p).unwrap(), b"earlier run");
         assert_eq!(entries(&d.0), vec!["r.json"]);
+    }
+
+    #[test]
+    fn writes_on_fat_which_has_no_hard_links() {
+        // A FAT filesystem in a file in /dev/shm, loop-mounted (root, mkfs.vfat).
+        let base = PathBuf::from(format!("/dev/shm/bootbench-sink-fat-{}", std::process::id()));
+        let img = base.with_extension("img");
+        let mnt = base.with_extension("mnt");
+        let ok = fs::write(&img, vec![0u8; 8 << 20]).is_ok()
+            && std::process::Command::new("mkfs.vfat")
+                .arg(&img)
+                .output()
+                .is_ok_and(|o| o.status.success())
+            && fs::create_dir_all(&mnt).is_ok()
+            && std::process::Command::new("mount")
+                .args(["-o", "loop", "-t", "vfat"])
+                .arg(&img)
+                .arg(&mnt)
+                .output()
+                .is_ok_and(|o| o.status.success());
+        if !ok {
+            let _ = fs::remove_file(&img);
+            let _ = fs::remove_dir(&mnt);
+            eprintln!("skipped: cannot make and loop-mount a FAT image (root and mkfs.vfat needed)");
+            return;
+        }
+        let p = mnt.join("r.json");
+        let first = write_new(&p, b"first");
+        let second = write_new(&p, b"second");
+        let listing = entries(&mnt);
+        let content = fs::read(&p);
+        let _ = std::process::Command::new("umount").arg(&mnt).status();
+        let _ = fs::remove_dir(&mnt);
+        let _ = fs::remove_file(&img);
+        first.expect("write on FAT");
+        assert!(matches!(second, Err(SinkError::Exists { .. })), "{second:?}");
+        assert_eq!(content.expect("read"), b"first");
+        assert_eq!(listing, vec!["r.json"], "no temp file left");
     }
 
     #[test]
