@@ -117,20 +117,35 @@ pub fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> 
             info.physical_block_size = pbs;
         }
         // SATA disks behind AHCI often show no serial in sysfs (their wwid
-        // is the WWN): ask the disk itself, ATA IDENTIFY DEVICE through the
+        // is the WWN), and their sysfs model is the SCSI INQUIRY's, cut to
+        // 16 characters: ask the disk itself, ATA IDENTIFY DEVICE through the
         // SCSI-ATA translation. Whole disks only (SG_IO on a partition is
         // refused), and read-only: IDENTIFY transfers data from the disk.
         let whole = !dir.join("partition").exists();
-        if whole && info.transport.as_deref() == Some("sata") && info.serial.is_none() {
+        if whole && info.transport.as_deref() == Some("sata") {
             if let Ok(page) = sgio::ata_identify(&f) {
-                let id = parse_ata_identify(&page);
-                info.serial = id.serial;
-                info.model = info.model.or(id.model);
-                info.firmware = info.firmware.or(id.firmware);
+                merge_ata(&mut info, parse_ata_identify(&page));
             }
         }
     }
     Ok(info)
+}
+
+/// Fill in what IDENTIFY tells: the serial and firmware where sysfs had
+/// none, and the full model where sysfs had none or a truncated one (a
+/// prefix of IDENTIFY's).
+fn merge_ata(info: &mut TargetInfo, id: AtaIdentity) {
+    if info.serial.is_none() {
+        info.serial = id.serial;
+    }
+    if info.firmware.is_none() {
+        info.firmware = id.firmware;
+    }
+    if let Some(m) = id.model {
+        if info.model.as_deref().is_none_or(|s| m.starts_with(s)) {
+            info.model = Some(m);
+        }
+    }
 }
 
 /// Model, serial and firmware from an ATA IDENTIFY DEVICE page.
@@ -631,6 +646,36 @@ mod tests {
             page[2 * (first + w)] = b[2 * w + 1];
             page[2 * (first + w) + 1] = b[2 * w];
         }
+    }
+
+    #[test]
+    fn identify_fills_gaps_and_untruncates_the_model() {
+        let id = AtaIdentity {
+            model: Some("BOOTBENCH SATA SSD 2".into()),
+            serial: Some("BB-SATA-0002".into()),
+            firmware: Some("2.5+".into()),
+        };
+        let mut a = TargetInfo {
+            model: Some("BOOTBENCH SATA S".into()),
+            ..TargetInfo::default()
+        };
+        merge_ata(&mut a, id.clone());
+        assert_eq!(
+            (a.model.as_deref(), a.serial.as_deref(), a.firmware.as_deref()),
+            (Some("BOOTBENCH SATA SSD 2"), Some("BB-SATA-0002"), Some("2.5+"))
+        );
+        let mut b = TargetInfo {
+            model: Some("Other".into()),
+            serial: Some("SYSFS".into()),
+            firmware: Some("F1".into()),
+            ..TargetInfo::default()
+        };
+        merge_ata(&mut b, id);
+        assert_eq!(
+            (b.model.as_deref(), b.serial.as_deref(), b.firmware.as_deref()),
+            (Some("Other"), Some("SYSFS"), Some("F1")),
+            "sysfs facts stay"
+        );
     }
 
     #[test]
