@@ -302,6 +302,15 @@ fn t10_serial(wwid: &str, model: Option<&str>) -> Option<String> {
     (!tail.is_empty()).then(|| tail.to_string())
 }
 
+/// The serial of the USB device a disk hangs from: the `serial` attribute
+/// of the nearest ancestor that is a USB device (has `idVendor`; the
+/// interface directories between have none).
+fn usb_serial(disk: &Path) -> Option<String> {
+    disk.ancestors()
+        .find(|d| d.join("idVendor").is_file())
+        .and_then(|d| attr(d, "serial"))
+}
+
 /// The bracketed (active) scheduler of `queue/scheduler`, or the only one listed.
 fn active_scheduler(s: &str) -> Option<String> {
     if let Some(start) = s.find('[') {
@@ -327,8 +336,14 @@ pub fn from_sysfs(dir: &Path, sys: &Path) -> TargetInfo {
     let queue = disk.join("queue");
     let model = attr(&dev, "model");
     let wwid = attr(&dev, "wwid").or_else(|| attr(disk, "wwid"));
+    let transport = transport_of(disk, sys);
+    // A USB disk's serial is its USB device's iSerialNumber (what udev's
+    // ID_SERIAL_SHORT and lsblk show; QEMU's usb-storage `serial=`); the SCSI
+    // layer above it usually has none of its own.
+    let usb = || (transport == Some("usb")).then(|| usb_serial(disk)).flatten();
     let serial = attr(&dev, "serial")
         .or_else(|| attr(disk, "serial"))
+        .or_else(usb)
         .or_else(|| {
             std::fs::read(dev.join("vpd_pg80"))
                 .ok()
@@ -344,7 +359,7 @@ pub fn from_sysfs(dir: &Path, sys: &Path) -> TargetInfo {
         serial,
         firmware: attr(&dev, "firmware_rev").or_else(|| attr(&dev, "rev")),
         wwn: wwid,
-        transport: transport_of(disk, sys).map(str::to_string),
+        transport: transport.map(str::to_string),
         driver: driver_of(&dev),
         pci_path: pci_path_of(disk),
         size_bytes: num(dir, "size").map_or(0, |s| s.saturating_mul(512)),
@@ -632,6 +647,22 @@ mod tests {
             assert_eq!(i.driver.as_deref(), (!driver.is_empty()).then_some(*driver), "{disk}");
             assert_eq!(i.pci_path.as_deref(), *pci_addr, "{disk}");
         }
+        // The USB disk has no serial of its own: its USB device's is used,
+        // not the root hub's further up.
+        let usb_disk = sys.join(&cases[3].0);
+        assert_eq!(from_sysfs(&usb_disk, sys).serial, None);
+        let hub = sys.join(format!("{pci}/0000:00:14.0/usb2"));
+        write(&hub, "idVendor", b"1d6b\n");
+        write(&hub, "serial", b"0000:00:14.0\n");
+        assert_eq!(from_sysfs(&usb_disk, sys).serial.as_deref(), Some("0000:00:14.0"));
+        let usb_dev = sys.join(format!("{pci}/0000:00:14.0/usb2/2-1"));
+        write(&usb_dev, "idVendor", b"46f4\n");
+        write(&usb_dev, "serial", b" SN-USB-4 \n");
+        assert_eq!(from_sysfs(&usb_disk, sys).serial.as_deref(), Some("SN-USB-4"));
+        // Only for USB disks: a SATA disk does not borrow an ancestor's serial.
+        write(&sys.join(pci), "idVendor", b"8086\n");
+        write(&sys.join(pci), "serial", b"NOT-A-DISK\n");
+        assert_eq!(from_sysfs(&sys.join(&cases[0].0), sys).serial, None);
         // A SCSI host that the SAS transport class lists is SAS.
         fs::create_dir_all(sys.join("class/sas_host/host2")).expect("mkdir");
         let d = sys.join(&cases[5].0);
