@@ -7,7 +7,8 @@
 #                prints the table, copies the results from the stick to out/results/
 #   make test    what CI runs: rustfmt check, no_std build of bench-core, clippy (host and musl),
 #                the static musl binary, the image, all tests including the QEMU end-to-end ones
-#   make bench   bootbench vs fio on a RAM-backed loop device (needs root, fio)
+#   make bench   bootbench vs fio on a RAM-backed loop device (needs root, fio); the image's
+#                sizes, PID 1 start to first I/O and PID 1 peak memory from a QEMU boot
 #   make fmt     rustfmt
 #   make clean
 #
@@ -91,8 +92,9 @@ test: targets image
 	@# QEMU end to end (TCG): boots out/vmlinuz + out/initramfs.img and out/bootbench.img.
 	BOOTBENCH_OUT=$(abspath $(OUT)) $(CARGO) test -p bootbench-e2e -- --test-threads=1 $(E2E_SKIP)
 
-bench:
+bench: image
 	bash bench/fio-compare.sh
+	bash bench/boot.sh
 
 fmt:
 	$(CARGO) fmt --all

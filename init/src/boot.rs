@@ -398,6 +398,12 @@ fn install_panic_hook() {
 /// forever: PID 1 must never exit.
 pub fn finish(how: OnFinish) -> ! {
     log(&format!("finishing: {how}"));
+    if let Some(peak) = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| vm_hwm_bytes(&s))
+    {
+        log(&format!("peak memory (VmHWM): {peak} B"));
+    }
     mount::sync();
     match mount::umount_lazy("/mnt/stick") {
         Ok(()) => log("unmounted /mnt/stick"),
@@ -420,9 +426,28 @@ pub fn finish(how: OnFinish) -> ! {
     }
 }
 
+/// The peak resident set size from `/proc/self/status` text (its `VmHWM:`
+/// line, in kB = 1024 bytes as the kernel prints it), in bytes.
+fn vm_hwm_bytes(status: &str) -> Option<u64> {
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let kb = line.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
+    kb.checked_mul(1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peak_memory_from_proc_status() {
+        let status = "Name:\tinit\nVmPeak:\t   10000 kB\nVmHWM:\t    2345 kB\nVmRSS:\t    2000 kB\n";
+        assert_eq!(vm_hwm_bytes(status), Some(2345 * 1024));
+        assert_eq!(vm_hwm_bytes("VmRSS:\t 1 kB\n"), None);
+        assert_eq!(vm_hwm_bytes("VmHWM:\t 12 pages\n"), None);
+        // The real file of this process has one, and it is not zero.
+        let own = std::fs::read_to_string("/proc/self/status").expect("status");
+        assert!(vm_hwm_bytes(&own).is_some_and(|b| b > 0));
+    }
 
     #[test]
     fn on_finish_parses_and_prints() {

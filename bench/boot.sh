@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `make bench`, boot part: the figures of the bootable image, measured on a
+# real boot under QEMU (not a test: nothing is asserted).
+#   - initramfs size (compressed) and module count, USB stick image size;
+#   - time from PID 1's start to the first benchmark I/O, from the kernel
+#     timestamps of PID 1's own console lines ("started as PID 1" and the
+#     first test's "starting" line, printed just before its first request);
+#   - PID 1's peak memory (VmHWM, logged by PID 1 as it finishes).
+# The boot: direct kernel with the stick attached as a USB disk and the
+# default four disks (2 SATA, NVMe, virtio), the quick profile.
+# Needs `make image` first (the Makefile's bench target does it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT="${OUT:-out}"
+QEMU_TOOL="${CARGO_TARGET_DIR:-target}/release/bootbench-qemu"
+for f in "$OUT/vmlinuz" "$OUT/initramfs.img" "$OUT/bootbench.img" "$QEMU_TOOL"; do
+    [ -e "$f" ] || { echo "$f is missing: run make image" >&2; exit 1; }
+done
+
+RUN="$(mktemp -d "${TMPDIR:-/tmp}/bootbench-bootbench.XXXXXX")"
+trap 'rm -rf "$RUN"' EXIT
+cp --sparse=always "$OUT/bootbench.img" "$RUN/stick.img"
+
+echo "booting (TCG): direct kernel, stick + default disks, quick profile" >&2
+"$QEMU_TOOL" direct --kernel "$OUT/vmlinuz" --initrd "$OUT/initramfs.img" \
+    --append "loglevel=4 bootbench.profile=quick" --stick "$RUN/stick.img" \
+    --default-disks --out-dir "$RUN" --timeout 900 >"$RUN/tool.out" 2>&1 || {
+    tail -n 30 "$RUN/tool.out" >&2; echo "the boot failed" >&2; exit 1; }
+
+python3 - "$OUT" "$RUN/serial.log" <<'PY'
+import gzip, os, re, sys
+
+out, log = sys.argv[1], sys.argv[2]
+text = open(log, errors="replace").read()
+
+def stamp(pattern):
+    """Seconds since boot of the first PID 1 console line matching pattern."""
+    for m in re.finditer(r"^\[\s*(\d+)\.(\d{6})\] bootbench: (.*)$", text, re.M):
+        if re.search(pattern, m.group(3)):
+            return int(m.group(1)) + int(m.group(2)) / 1e6
+    sys.exit(f"no console line matches {pattern!r} in {log}")
+
+pid1 = stamp(r"started as PID 1")
+first_io = stamp(r"^\[test 1/\d+\] .*: starting")
+finish = stamp(r"^finishing: ")
+peak = re.search(r"peak memory \(VmHWM\): (\d+) B", text)
+initrd = os.path.getsize(os.path.join(out, "initramfs.img"))
+with gzip.open(os.path.join(out, "initramfs.img")) as f:
+    unpacked = len(f.read())
+stick = os.path.join(out, "bootbench.img")
+st = os.stat(stick)
+MiB = 1 << 20
+print("bootable image (MiB = 2^20 bytes; times in seconds since the kernel started)")
+print(f"  initramfs (gzip)       {initrd:>11} B  {initrd / MiB:7.2f} MiB  (unpacked {unpacked / MiB:.2f} MiB)")
+print(f"  USB stick image        {st.st_size:>11} B  {st.st_size / MiB:7.2f} MiB  ({st.st_blocks * 512 / MiB:.2f} MiB allocated)")
+print(f"  PID 1 started          {pid1:11.3f} s")
+print(f"  first benchmark I/O    {first_io:11.3f} s  (PID 1 start to first I/O: {first_io - pid1:.3f} s)")
+print(f"  finishing              {finish:11.3f} s")
+if peak:
+    b = int(peak.group(1))
+    print(f"  PID 1 peak memory      {b:>11} B  {b / MiB:7.2f} MiB  (VmHWM)")
+else:
+    print("  PID 1 peak memory      not logged")
+PY
