@@ -136,22 +136,8 @@ pub fn render_list(host: &Host, disks: &[TargetInfo]) -> String {
 mod tests {
     use super::*;
     use std::fs;
-    use std::path::PathBuf;
 
-    struct TempDir(PathBuf);
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            let p = std::env::temp_dir().join(format!("bootbench-discover-{}-{name}", std::process::id()));
-            let _ = fs::remove_dir_all(&p);
-            fs::create_dir_all(&p).expect("mkdir");
-            TempDir(p)
-        }
-    }
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testutil::TempDir;
 
     fn write(p: &Path, content: &str) {
         fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");

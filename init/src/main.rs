@@ -19,6 +19,8 @@ mod safety;
 mod sink;
 mod stick;
 mod sys;
+#[cfg(test)]
+mod testutil;
 mod unattended;
 
 /// Which role argv[0] and the process id select.

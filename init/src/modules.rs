@@ -1017,20 +1017,7 @@ softdep xts pre: ecb
         assert!(matches!(l.load("libahci"), Err(ModuleError::Load { name, .. }) if name == "libata"));
     }
 
-    struct TempDir(PathBuf);
-    impl TempDir {
-        fn new(tag: &str) -> Self {
-            let p = std::env::temp_dir().join(format!("bootbench-modules-{tag}-{}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&p);
-            std::fs::create_dir_all(&p).unwrap();
-            TempDir(p)
-        }
-    }
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testutil::TempDir;
 
     fn put(root: &Path, rel: &str, alias: &str) {
         let d = root.join(rel);

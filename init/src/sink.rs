@@ -154,20 +154,7 @@ pub fn write_stdout(bytes: &[u8]) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    struct TempDir(PathBuf);
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            let p = std::env::temp_dir().join(format!("bootbench-sink-{}-{name}", std::process::id()));
-            let _ = fs::remove_dir_all(&p);
-            fs::create_dir(&p).unwrap();
-            TempDir(p)
-        }
-    }
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testutil::TempDir;
 
     fn entries(dir: &Path) -> Vec<String> {
         let mut v: Vec<String> = fs::read_dir(dir)

@@ -233,20 +233,7 @@ mod tests {
     use super::*;
     use std::fs;
 
-    struct TempDir(PathBuf);
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            let p = std::env::temp_dir().join(format!("bootbench-stick-{}-{name}", std::process::id()));
-            let _ = fs::remove_dir_all(&p);
-            fs::create_dir_all(&p).expect("mkdir");
-            TempDir(p)
-        }
-    }
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testutil::TempDir;
 
     /// A boot sector with `fstype` at `type_at` and `label` at `label_at`.
     fn sector(type_at: usize, fstype: &[u8], label_at: usize, label: &[u8]) -> Vec<u8> {

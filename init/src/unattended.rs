@@ -428,20 +428,7 @@ mod tests {
         assert_eq!(e.on_finish, OnFinish::PowerOff, "the default");
     }
 
-    struct TempDir(PathBuf);
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            let p = std::env::temp_dir().join(format!("bootbench-unattended-{}-{name}", std::process::id()));
-            let _ = fs::remove_dir_all(&p);
-            fs::create_dir_all(&p).expect("mkdir");
-            TempDir(p)
-        }
-    }
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use crate::testutil::TempDir;
 
     fn schema_valid(doc: &ResultDoc) {
         let s: serde_json::Value = serde_json::from_str(
