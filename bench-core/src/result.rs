@@ -5,6 +5,7 @@
 //! `None` (JSON `null`). `schema/bootbench.result-1.schema.json` describes the
 //! same structure, and the tests validate real output against it.
 
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,14 @@ pub struct ResultDoc {
     pub targets: Vec<TargetInfo>,
     /// Every test on every target, in the order run.
     pub tests: Vec<TestResult>,
+    /// The "all at once" runs: one test on several disks at the same time
+    /// (empty when the config does not ask for them).
+    #[serde(default)]
+    pub all_at_once: Vec<AllAtOnce>,
+    /// What the figures say about the arrays, layers and all-at-once runs:
+    /// measured against expected (see `crate::analysis`).
+    #[serde(default)]
+    pub analysis: Vec<Analysis>,
 }
 
 /// The program.
@@ -134,6 +143,89 @@ pub struct TargetInfo {
     pub writable: bool,
     /// Why writes are refused, when a write test asked for them.
     pub write_refusal: Option<String>,
+    /// For an md array or a dm layer that bootbench built: what it is built
+    /// of. `None` for a disk or a file.
+    #[serde(default)]
+    pub stack: Option<StackInfo>,
+}
+
+/// What an array or a layer is built of.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StackInfo {
+    /// `md` (an array) or `dm` (a layer).
+    pub kind: String,
+    /// The name given in the config.
+    pub name: String,
+    /// md: the level (`linear`, `raid0`, `raid1`, `raid5`, `raid6`,
+    /// `raid10`); dm: the layer kind (`crypt`, `linear`).
+    pub level: String,
+    /// md: the member devices in array order, as their [`TargetInfo::path`]
+    /// (empty for a layer).
+    #[serde(default)]
+    pub members: Vec<String>,
+    /// dm: the device beneath, as its [`TargetInfo::path`] (`None` for an array).
+    #[serde(default)]
+    pub on: Option<String>,
+    /// md: chunk size, bytes.
+    #[serde(default)]
+    pub chunk_bytes: Option<u64>,
+    /// md: the layout (`left-symmetric`, `near2`, ...).
+    #[serde(default)]
+    pub layout: Option<String>,
+    /// dm: the layer's options as text (`cipher`, `key_bits`, `sector_size`,
+    /// `offset_bytes`, ...); never a key.
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    /// How it differs from what mdadm, cryptsetup or LVM would build (e.g.
+    /// "no write-intent bitmap (mdadm's default has one)").
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// One "all at once" run: the same test on several disks at the same time,
+/// one thread per disk.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AllAtOnce {
+    /// The test's name in the plan (the same name as the test run on each
+    /// disk alone, in [`ResultDoc::tests`]).
+    pub test: String,
+    /// What it did.
+    pub workload: Workload,
+    /// Each disk's result while all ran together, in the order of the disks
+    /// (`target` is the disk's [`TargetInfo::path`]).
+    pub results: Vec<TestResult>,
+}
+
+/// One line of the analysis: a measured figure against the figure expected
+/// from the devices it is built of.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// `array` (md, by its level's rule), `layer` (dm, against the device
+    /// beneath) or `all_at_once` (together against the sum of each alone).
+    pub kind: String,
+    /// The array's or layer's path; `all at once` for an all-at-once run.
+    pub target: String,
+    /// The test's name.
+    pub test: String,
+    /// Its workload.
+    pub workload: Workload,
+    /// Which figure of the summary: `read_bytes_per_sec`,
+    /// `write_bytes_per_sec`, `read_iops` or `write_iops`.
+    pub metric: String,
+    /// Measured, in the metric's unit (bytes per second or per second).
+    pub measured: f64,
+    /// Expected from the devices beneath, same unit.
+    pub expected: f64,
+    /// measured / expected (for a layer: its ratio to the device beneath).
+    pub efficiency: f64,
+    /// The rule, in words, with the figures it used, e.g.
+    /// `raid0: N x slowest member (2 x 10.0 MB/s)`.
+    pub rule: String,
+    /// The device whose figure limits the expectation (the slowest member),
+    /// when the rule uses one; for all-at-once, the disk that lost most.
+    pub limited_by: Option<String>,
+    /// The devices whose figures the expectation comes from.
+    pub from: Vec<String>,
 }
 
 /// One test on one target.

@@ -153,6 +153,8 @@ mod tests {
             host: Host::default(),
             targets,
             tests,
+            all_at_once: Vec::new(),
+            analysis: Vec::new(),
         }
     }
 

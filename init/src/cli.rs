@@ -266,6 +266,8 @@ pub fn new_doc(
         host: identity::host(),
         targets,
         tests: Vec::new(),
+        all_at_once: Vec::new(),
+        analysis: Vec::new(),
     }
 }
 

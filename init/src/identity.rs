@@ -379,6 +379,7 @@ pub fn from_sysfs(dir: &Path, sys: &Path) -> TargetInfo {
         write_cache: attr(&queue, "write_cache"),
         writable: false,
         write_refusal: None,
+        stack: None,
     }
 }
 
