@@ -11,6 +11,7 @@
 
 extern crate alloc;
 
+pub mod analysis;
 pub mod frame;
 pub mod hist;
 pub mod io;

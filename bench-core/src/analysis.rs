@@ -1,0 +1,916 @@
+//! What the figures say about arrays, layers and all-at-once runs: each
+//! measured figure against the figure expected from the devices it is built
+//! of, and the efficiency `measured / expected`.
+//!
+//! The inputs are a finished [`ResultDoc`]: the targets' [`StackInfo`] (which
+//! members an md array has, which device a dm layer sits on), the tests run on
+//! each target alone, and the [`AllAtOnce`] runs. Figures are compared only
+//! between tests of the same name (so the same workload and parameters), and
+//! only when every figure a rule needs is there and its test ended `ok`: a
+//! missing member figure gives no line, never a made-up one.
+//!
+//! # Which figures
+//! Sequential workloads (`buffered_read`, `direct_read`, `seq_read`, and for
+//! layers and all-at-once also `zones`) compare read throughput; `seq_write`
+//! (and `commit`) write throughput; `rand_read` (and `iops_sweep`) read IOPS;
+//! `rand_write` write IOPS; `rand_rw` both read and write IOPS.
+//! `cached_read` measures the page cache, and `seek_profile` and
+//! `command_overhead` are latencies: none of them is analysed. Arrays have
+//! rules for the sequential and random workloads only (`zones`, `commit` and
+//! `iops_sweep` on an array give no line).
+//!
+//! # Array rules (md), N members, "slowest" = the member with the lowest
+//! figure for the same test, QD = iodepth x jobs of the test
+//! Sequential throughput:
+//! - `raid0`: N x slowest member (every stripe waits for its slowest chunk).
+//! - `linear`: the member the test's range starts on (members are
+//!   concatenated in order, each rounded down to the chunk size).
+//! - `raid1` read: one member, the slowest (one reader reads from one mirror;
+//!   the kernel picks which, so the slowest is the conservative expectation).
+//! - `raid1` write: the slowest member (every write goes to every member).
+//! - `raid5`: (N-1) x slowest, read and write (write assumes full stripes,
+//!   no read-modify-write).
+//! - `raid6`: (N-2) x slowest, read and write (likewise).
+//! - `raid10`: read N/2 x slowest for `near2` (the default) and `offset2`,
+//!   N x slowest for `far2`; write N/2 x slowest (each block is written twice).
+//!
+//! Random IOPS (each request lands on one member, at most QD members busy;
+//! the members' figures come from the same test, so at a high QD this is an
+//! upper bound where a member's IOPS grow with its queue depth):
+//! - `raid0`: min(N, QD) x slowest, read and write.
+//! - `linear`: each member the range covers serves its share of the
+//!   requests: 1 / sum(share_i / IOPS_i).
+//! - `raid1` read: the slowest member (conservative, as above); write: the
+//!   slowest member.
+//! - `raid5` read: min(N, QD) x slowest; write: min(N, 2 x QD) x slowest / 4
+//!   (read-modify-write: 4 member I/Os per write, 2 at a time).
+//! - `raid6` read: min(N, QD) x slowest; write: min(N, 3 x QD) x slowest / 6
+//!   (6 member I/Os per write, 3 at a time).
+//! - `raid10` read: min(N, QD) x slowest; write: min(N, 2 x QD) x slowest / 2
+//!   (each write goes to 2 members).
+//!
+//! # Layers (dm)
+//! Each figure of a layer's test against the same figure of the same test on
+//! the device beneath: `expected` is the figure beneath and `efficiency` the
+//! ratio (1.0 = the layer costs nothing).
+//!
+//! # All at once
+//! The sum of every disk's figure in the run together against the sum of the
+//! same disks' figures each alone; `limited_by` names the disk whose figure
+//! dropped most (a shared controller or bus shows here).
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::result::{AllAtOnce, Analysis, ResultDoc, StackInfo, Status, Summary, TargetInfo, TestResult};
+use crate::spec::Workload;
+use crate::units::MB;
+
+/// One figure of a test's summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// `read_bytes_per_sec`.
+    ReadBps,
+    /// `write_bytes_per_sec`.
+    WriteBps,
+    /// `read_iops`.
+    ReadIops,
+    /// `write_iops`.
+    WriteIops,
+}
+
+impl Metric {
+    /// The summary field's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Metric::ReadBps => "read_bytes_per_sec",
+            Metric::WriteBps => "write_bytes_per_sec",
+            Metric::ReadIops => "read_iops",
+            Metric::WriteIops => "write_iops",
+        }
+    }
+
+    /// The metric of that summary field name.
+    pub fn from_name(name: &str) -> Option<Metric> {
+        [Metric::ReadBps, Metric::WriteBps, Metric::ReadIops, Metric::WriteIops]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+
+    /// The value in a summary.
+    pub const fn get(self, s: &Summary) -> Option<f64> {
+        match self {
+            Metric::ReadBps => s.read_bytes_per_sec,
+            Metric::WriteBps => s.write_bytes_per_sec,
+            Metric::ReadIops => s.read_iops,
+            Metric::WriteIops => s.write_iops,
+        }
+    }
+
+    /// True for reads.
+    pub const fn is_read(self) -> bool {
+        matches!(self, Metric::ReadBps | Metric::ReadIops)
+    }
+
+    /// True for IOPS, false for bytes per second.
+    pub const fn is_iops(self) -> bool {
+        matches!(self, Metric::ReadIops | Metric::WriteIops)
+    }
+
+    /// A value of this metric in words with its unit: `20.5 MB/s`, `812 IOPS`.
+    pub fn show(self, v: f64) -> String {
+        if self.is_iops() {
+            format!("{v:.0} IOPS")
+        } else {
+            #[allow(clippy::cast_precision_loss)] // 10^6 is exact in f64
+            let mb = v / MB as f64;
+            format!("{mb:.1} MB/s")
+        }
+    }
+}
+
+/// The figures analysed for a workload (see the module docs).
+pub const fn metrics(workload: Workload) -> &'static [Metric] {
+    match workload {
+        Workload::BufferedRead | Workload::DirectRead | Workload::SeqRead | Workload::Zones => &[Metric::ReadBps],
+        Workload::SeqWrite | Workload::Commit => &[Metric::WriteBps],
+        Workload::RandRead | Workload::IopsSweep => &[Metric::ReadIops],
+        Workload::RandWrite => &[Metric::WriteIops],
+        Workload::RandRw => &[Metric::ReadIops, Metric::WriteIops],
+        Workload::CachedRead | Workload::SeekProfile | Workload::CommandOverhead => &[],
+    }
+}
+
+/// How an array workload touches its members.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Sequential,
+    Random,
+}
+
+/// The access kind an array rule exists for, if any.
+const fn array_access(workload: Workload) -> Option<Access> {
+    match workload {
+        Workload::BufferedRead | Workload::DirectRead | Workload::SeqRead | Workload::SeqWrite => {
+            Some(Access::Sequential)
+        }
+        Workload::RandRead | Workload::RandWrite | Workload::RandRw => Some(Access::Random),
+        _ => None,
+    }
+}
+
+/// Every analysis line of a finished document: arrays (in target order,
+/// each test, each figure), then layers, then all-at-once runs.
+pub fn analyze(doc: &ResultDoc) -> Vec<Analysis> {
+    let mut out = Vec::new();
+    for t in &doc.targets {
+        if let Some(st) = t.stack.as_ref().filter(|s| s.kind == "md") {
+            analyze_array(doc, t, st, &mut out);
+        }
+    }
+    for t in &doc.targets {
+        if let Some(st) = t.stack.as_ref().filter(|s| s.kind != "md") {
+            analyze_layer(doc, t, st, &mut out);
+        }
+    }
+    for a in &doc.all_at_once {
+        analyze_all_at_once(doc, a, &mut out);
+    }
+    out
+}
+
+/// The first `ok` test named `test` on `target`.
+fn find<'a>(doc: &'a ResultDoc, target: &str, test: &str) -> Option<&'a TestResult> {
+    doc.tests
+        .iter()
+        .find(|t| t.target == target && t.name == test && t.status == Status::Ok)
+}
+
+/// A usable figure: present, finite and above zero.
+fn usable(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// `metric` of the `ok` test named `test` on `target`.
+fn figure(doc: &ResultDoc, target: &str, test: &str, metric: Metric) -> Option<f64> {
+    usable(find(doc, target, test).and_then(|t| metric.get(&t.summary)))
+}
+
+/// A factor in words: `2`, `1.5`, `0.25`.
+fn factor(f: f64) -> String {
+    let mut s = format!("{f:.2}");
+    while s.ends_with('0') {
+        s.pop();
+    }
+    if s.ends_with('.') {
+        s.pop();
+    }
+    s
+}
+
+/// The expectation of one rule.
+struct Expect {
+    value: f64,
+    rule: String,
+    limited_by: Option<String>,
+}
+
+/// `k x slowest` with the rule text `head (k x figure)`.
+fn times_slowest(head: &str, k: f64, slowest: (&str, f64), metric: Metric) -> Expect {
+    Expect {
+        value: k * slowest.1,
+        rule: format!("{head} ({} x {})", factor(k), metric.show(slowest.1)),
+        limited_by: Some(slowest.0.into()),
+    }
+}
+
+/// Member byte ranges of a linear array, in order: `(start, end)`; `None` if
+/// a member's size is unknown.
+fn linear_extents(doc: &ResultDoc, st: &StackInfo) -> Option<Vec<(u64, u64)>> {
+    let chunk = st.chunk_bytes.filter(|c| *c > 0).unwrap_or(1);
+    let mut start = 0u64;
+    let mut v = Vec::with_capacity(st.members.len());
+    for m in &st.members {
+        let size = doc.targets.iter().find(|t| t.path == *m).map(|t| t.size_bytes)?;
+        let size = size / chunk * chunk;
+        if size == 0 {
+            return None;
+        }
+        v.push((start, start + size));
+        start += size;
+    }
+    Some(v)
+}
+
+/// The expectation for `metric` of `test` on array `st` from its members'
+/// figures `figs` (in member order, all present).
+fn array_rule(
+    doc: &ResultDoc,
+    st: &StackInfo,
+    test: &TestResult,
+    access: Access,
+    metric: Metric,
+    figs: &[(&str, f64)],
+) -> Option<Expect> {
+    let n = figs.len();
+    let slowest = figs.iter().copied().reduce(|a, b| if b.1 < a.1 { b } else { a })?;
+    #[allow(clippy::cast_precision_loss)] // member counts are tiny
+    let nf = n as f64;
+    let qd = u64::from(test.params.iodepth.max(1)) * u64::from(test.params.jobs.max(1));
+    // min(N, k x QD) as a float.
+    #[allow(clippy::cast_precision_loss)] // member counts and queue depths are tiny
+    let busy = |k: u64| n.min(usize::try_from(k.saturating_mul(qd)).unwrap_or(usize::MAX)) as f64;
+    let read = metric.is_read();
+    let level = st.level.as_str();
+    let e = match (level, access, read) {
+        ("raid0", Access::Sequential, _) => times_slowest("raid0: N x slowest member", nf, slowest, metric),
+        ("raid0", Access::Random, _) => {
+            times_slowest("raid0 random: min(N, QD) x slowest member", busy(1), slowest, metric)
+        }
+        ("raid1", _, true) => times_slowest(
+            "raid1 read: one member, the slowest (the kernel picks which; conservative)",
+            1.0,
+            slowest,
+            metric,
+        ),
+        ("raid1", _, false) => times_slowest("raid1 write: every member writes, the slowest", 1.0, slowest, metric),
+        ("raid5", Access::Sequential, _) if n >= 2 => {
+            times_slowest("raid5: (N-1) x slowest member", nf - 1.0, slowest, metric)
+        }
+        ("raid6", Access::Sequential, _) if n >= 3 => {
+            times_slowest("raid6: (N-2) x slowest member", nf - 2.0, slowest, metric)
+        }
+        ("raid5" | "raid6" | "raid10", Access::Random, true) => times_slowest(
+            &format!("{level} random read: min(N, QD) x slowest member"),
+            busy(1),
+            slowest,
+            metric,
+        ),
+        ("raid5", Access::Random, false) => times_slowest(
+            "raid5 random write: min(N, 2 x QD) x slowest member / 4 (read-modify-write)",
+            busy(2) / 4.0,
+            slowest,
+            metric,
+        ),
+        ("raid6", Access::Random, false) => times_slowest(
+            "raid6 random write: min(N, 3 x QD) x slowest member / 6 (read-modify-write)",
+            busy(3) / 6.0,
+            slowest,
+            metric,
+        ),
+        ("raid10", Access::Random, false) => times_slowest(
+            "raid10 random write: min(N, 2 x QD) x slowest member / 2 (two copies)",
+            busy(2) / 2.0,
+            slowest,
+            metric,
+        ),
+        ("raid10", Access::Sequential, true) if st.layout.as_deref() == Some("far2") => {
+            times_slowest("raid10 far2 read: N x slowest member", nf, slowest, metric)
+        }
+        ("raid10", Access::Sequential, true) => {
+            times_slowest("raid10 read: N/2 x slowest member", nf / 2.0, slowest, metric)
+        }
+        ("raid10", Access::Sequential, false) => times_slowest(
+            "raid10 write: N/2 x slowest member (two copies)",
+            nf / 2.0,
+            slowest,
+            metric,
+        ),
+        ("linear", Access::Sequential, _) => {
+            let ext = linear_extents(doc, st)?;
+            let at = test.params.offset.0;
+            let i = ext.iter().position(|&(s, e)| s <= at && at < e)?;
+            let (path, v) = figs[i];
+            Expect {
+                value: v,
+                rule: format!("linear: the member the range starts on ({path}, {})", metric.show(v)),
+                limited_by: Some(path.into()),
+            }
+        }
+        ("linear", Access::Random, _) => {
+            let ext = linear_extents(doc, st)?;
+            let total = ext.last().map_or(0, |e| e.1);
+            let start = test.params.offset.0;
+            let end = test
+                .params
+                .length
+                .map_or(total, |l| start.saturating_add(l.0).min(total));
+            if end <= start {
+                return None;
+            }
+            // Time per request: each member's share of the range / its IOPS.
+            let mut per_req = 0.0;
+            let mut covered = Vec::new();
+            for (&(s, e), &(path, v)) in ext.iter().zip(figs) {
+                let overlap = e.min(end).saturating_sub(s.max(start));
+                if overlap > 0 {
+                    #[allow(clippy::cast_precision_loss)] // a share; rounding is irrelevant
+                    let share = overlap as f64 / (end - start) as f64;
+                    per_req += share / v;
+                    covered.push(path);
+                }
+            }
+            if per_req <= 0.0 {
+                return None;
+            }
+            let limited_by = if covered.len() == 1 {
+                Some(covered[0].into())
+            } else {
+                None
+            };
+            Expect {
+                value: 1.0 / per_req,
+                rule: format!(
+                    "linear random: 1 / sum(share / member IOPS) over {} member(s) the range covers",
+                    covered.len()
+                ),
+                limited_by,
+            }
+        }
+        _ => return None,
+    };
+    Some(e)
+}
+
+/// The lines of one md array.
+fn analyze_array(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out: &mut Vec<Analysis>) {
+    if st.members.is_empty() {
+        return;
+    }
+    for test in doc
+        .tests
+        .iter()
+        .filter(|x| x.target == t.path && x.status == Status::Ok)
+    {
+        let Some(access) = array_access(test.workload) else {
+            continue;
+        };
+        for &metric in metrics(test.workload) {
+            let Some(measured) = usable(metric.get(&test.summary)) else {
+                continue;
+            };
+            let figs: Option<Vec<(&str, f64)>> = st
+                .members
+                .iter()
+                .map(|m| figure(doc, m, &test.name, metric).map(|v| (m.as_str(), v)))
+                .collect();
+            let Some(figs) = figs else { continue };
+            let Some(e) = array_rule(doc, st, test, access, metric, &figs) else {
+                continue;
+            };
+            if !(e.value.is_finite() && e.value > 0.0) {
+                continue;
+            }
+            out.push(Analysis {
+                kind: "array".into(),
+                target: t.path.clone(),
+                test: test.name.clone(),
+                workload: test.workload,
+                metric: metric.name().into(),
+                measured,
+                expected: e.value,
+                efficiency: measured / e.value,
+                rule: e.rule,
+                limited_by: e.limited_by,
+                from: st.members.clone(),
+            });
+        }
+    }
+}
+
+/// The lines of one dm layer.
+fn analyze_layer(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out: &mut Vec<Analysis>) {
+    let Some(on) = st.on.as_deref() else { return };
+    for test in doc
+        .tests
+        .iter()
+        .filter(|x| x.target == t.path && x.status == Status::Ok)
+    {
+        for &metric in metrics(test.workload) {
+            let Some(measured) = usable(metric.get(&test.summary)) else {
+                continue;
+            };
+            let Some(beneath) = figure(doc, on, &test.name, metric) else {
+                continue;
+            };
+            out.push(Analysis {
+                kind: "layer".into(),
+                target: t.path.clone(),
+                test: test.name.clone(),
+                workload: test.workload,
+                metric: metric.name().into(),
+                measured,
+                expected: beneath,
+                efficiency: measured / beneath,
+                rule: format!(
+                    "{}: against the device beneath ({on}, {})",
+                    st.level,
+                    metric.show(beneath)
+                ),
+                limited_by: None,
+                from: vec![on.into()],
+            });
+        }
+    }
+}
+
+/// The lines of one all-at-once run.
+fn analyze_all_at_once(doc: &ResultDoc, a: &AllAtOnce, out: &mut Vec<Analysis>) {
+    if a.results.is_empty() {
+        return;
+    }
+    for &metric in metrics(a.workload) {
+        // (disk, together, alone) for every disk, or no line.
+        let per_disk: Option<Vec<(&str, f64, f64)>> = a
+            .results
+            .iter()
+            .map(|r| {
+                let together = usable(metric.get(&r.summary)).filter(|_| r.status == Status::Ok)?;
+                let alone = figure(doc, &r.target, &a.test, metric)?;
+                Some((r.target.as_str(), together, alone))
+            })
+            .collect();
+        let Some(per_disk) = per_disk else { continue };
+        let measured: f64 = per_disk.iter().map(|d| d.1).sum();
+        let expected: f64 = per_disk.iter().map(|d| d.2).sum();
+        let worst = per_disk
+            .iter()
+            .copied()
+            .reduce(|x, y| if y.1 / y.2 < x.1 / x.2 { y } else { x })
+            .map(|d| String::from(d.0));
+        let alone: Vec<String> = per_disk.iter().map(|d| metric.show(d.2)).collect();
+        out.push(Analysis {
+            kind: "all_at_once".into(),
+            target: "all at once".into(),
+            test: a.test.clone(),
+            workload: a.workload,
+            metric: metric.name().into(),
+            measured,
+            expected,
+            efficiency: measured / expected,
+            rule: format!(
+                "all at once: sum of each disk alone ({} disks: {})",
+                per_disk.len(),
+                alone.join(" + ")
+            ),
+            limited_by: worst,
+            from: per_disk.iter().map(|d| String::from(d.0)).collect(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Host, RunInfo, Tool, SCHEMA};
+    use crate::spec::Params;
+    use crate::units::Bytes;
+    use alloc::collections::BTreeMap;
+
+    const MBS: f64 = 1e6;
+
+    fn disk(path: &str, size: u64) -> TargetInfo {
+        TargetInfo {
+            path: path.into(),
+            kind: "block".into(),
+            size_bytes: size,
+            logical_block_size: 512,
+            physical_block_size: 512,
+            ..TargetInfo::default()
+        }
+    }
+
+    fn md(path: &str, level: &str, members: &[&str], layout: Option<&str>) -> TargetInfo {
+        TargetInfo {
+            stack: Some(StackInfo {
+                kind: "md".into(),
+                name: "a".into(),
+                level: level.into(),
+                members: members.iter().map(|m| String::from(*m)).collect(),
+                on: None,
+                chunk_bytes: Some(512 << 10),
+                layout: layout.map(String::from),
+                options: BTreeMap::new(),
+                notes: Vec::new(),
+            }),
+            ..disk(path, 1 << 30)
+        }
+    }
+
+    fn dm(path: &str, kind: &str, on: &str) -> TargetInfo {
+        TargetInfo {
+            stack: Some(StackInfo {
+                kind: "dm".into(),
+                name: "l".into(),
+                level: kind.into(),
+                on: Some(on.into()),
+                ..StackInfo::default()
+            }),
+            ..disk(path, 1 << 30)
+        }
+    }
+
+    /// A test named after its workload with one figure set.
+    fn test(target: &str, workload: Workload, metric: Metric, v: f64) -> TestResult {
+        let mut summary = Summary::default();
+        match metric {
+            Metric::ReadBps => summary.read_bytes_per_sec = Some(v),
+            Metric::WriteBps => summary.write_bytes_per_sec = Some(v),
+            Metric::ReadIops => summary.read_iops = Some(v),
+            Metric::WriteIops => summary.write_iops = Some(v),
+        }
+        TestResult {
+            name: workload.name().into(),
+            workload,
+            target: target.into(),
+            params: Params::defaults(),
+            status: Status::Ok,
+            steps: Vec::new(),
+            summary,
+        }
+    }
+
+    fn with_qd(mut t: TestResult, qd: u32) -> TestResult {
+        t.params.iodepth = qd;
+        t
+    }
+
+    fn doc(targets: Vec<TargetInfo>, tests: Vec<TestResult>) -> ResultDoc {
+        ResultDoc {
+            schema: SCHEMA.into(),
+            tool: Tool {
+                name: "bootbench".into(),
+                version: "0".into(),
+            },
+            run: RunInfo {
+                profile: None,
+                config_source: "t".into(),
+                started_unix_ns: 0,
+                duration_ns: 0,
+                seed: 1,
+                simulated: false,
+                status: "ok".into(),
+                error: None,
+            },
+            host: Host::default(),
+            targets,
+            tests,
+            all_at_once: Vec::new(),
+            analysis: Vec::new(),
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn raid0_of_20_and_10_expects_2_x_10_limited_by_the_slow_member() {
+        let d = doc(
+            vec![
+                disk("/dev/a", 1 << 30),
+                disk("/dev/b", 1 << 30),
+                md("/dev/md0", "raid0", &["/dev/a", "/dev/b"], None),
+            ],
+            vec![
+                test("/dev/a", Workload::SeqRead, Metric::ReadBps, 20.0 * MBS),
+                test("/dev/b", Workload::SeqRead, Metric::ReadBps, 10.0 * MBS),
+                test("/dev/md0", Workload::SeqRead, Metric::ReadBps, 19.0 * MBS),
+            ],
+        );
+        let a = analyze(&d);
+        assert_eq!(a.len(), 1, "{a:?}");
+        let l = &a[0];
+        assert_eq!(
+            (l.kind.as_str(), l.target.as_str(), l.test.as_str()),
+            ("array", "/dev/md0", "seq_read")
+        );
+        assert_eq!(l.metric, "read_bytes_per_sec");
+        assert!(close(l.expected, 20.0 * MBS), "{}", l.expected);
+        assert!(close(l.measured, 19.0 * MBS));
+        assert!(close(l.efficiency, 0.95), "{}", l.efficiency);
+        assert_eq!(l.limited_by.as_deref(), Some("/dev/b"));
+        assert_eq!(l.rule, "raid0: N x slowest member (2 x 10.0 MB/s)");
+        assert_eq!(l.from, vec!["/dev/a", "/dev/b"]);
+    }
+
+    /// (level, layout, members' figures in MB/s, workload, expected MB/s).
+    type SeqCase<'a> = (&'a str, Option<&'a str>, &'a [f64], Workload, f64);
+
+    /// Sequential rules, one case per level and direction.
+    #[test]
+    fn sequential_rules_per_level() {
+        let cases: [SeqCase<'_>; 12] = [
+            ("raid0", None, &[30.0, 10.0, 20.0], Workload::SeqRead, 30.0),
+            ("raid0", None, &[30.0, 10.0, 20.0], Workload::SeqWrite, 30.0),
+            ("raid1", None, &[30.0, 10.0], Workload::SeqRead, 10.0),
+            ("raid1", None, &[30.0, 10.0], Workload::SeqWrite, 10.0),
+            ("raid5", None, &[30.0, 10.0, 20.0], Workload::SeqRead, 20.0),
+            ("raid5", None, &[10.0, 10.0, 10.0, 10.0], Workload::SeqWrite, 30.0),
+            ("raid6", None, &[10.0, 10.0, 10.0, 10.0], Workload::SeqRead, 20.0),
+            ("raid10", None, &[10.0, 20.0, 20.0, 20.0], Workload::SeqRead, 20.0),
+            ("raid10", Some("near2"), &[10.0, 20.0, 20.0], Workload::SeqRead, 15.0),
+            (
+                "raid10",
+                Some("far2"),
+                &[10.0, 20.0, 20.0, 20.0],
+                Workload::SeqRead,
+                40.0,
+            ),
+            (
+                "raid10",
+                Some("far2"),
+                &[10.0, 20.0, 20.0, 20.0],
+                Workload::SeqWrite,
+                20.0,
+            ),
+            ("raid0", None, &[10.0, 10.0], Workload::DirectRead, 20.0),
+        ];
+        for (level, layout, figs, w, want) in cases {
+            let metric = metrics(w)[0];
+            let names: Vec<String> = (0..figs.len()).map(|i| format!("/dev/m{i}")).collect();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut targets: Vec<TargetInfo> = refs.iter().map(|p| disk(p, 1 << 30)).collect();
+            targets.push(md("/dev/md0", level, &refs, layout));
+            let mut tests: Vec<TestResult> = refs
+                .iter()
+                .zip(figs)
+                .map(|(p, v)| test(p, w, metric, v * MBS))
+                .collect();
+            tests.push(test("/dev/md0", w, metric, 10.0 * MBS));
+            let a = analyze(&doc(targets, tests));
+            assert_eq!(a.len(), 1, "{level} {layout:?} {w:?}: {a:?}");
+            assert!(
+                close(a[0].expected, want * MBS),
+                "{level} {layout:?} {w:?}: {}",
+                a[0].expected
+            );
+            assert!(close(a[0].efficiency, 10.0 / want), "{level} {w:?}");
+            let slowest = figs
+                .iter()
+                .enumerate()
+                .min_by(|x, y| x.1.total_cmp(y.1))
+                .map(|(i, _)| names[i].clone());
+            assert_eq!(a[0].limited_by, slowest, "{level} {w:?}");
+            assert!(a[0].rule.starts_with(level), "{}", a[0].rule);
+        }
+    }
+
+    /// Random rules: (level, members' IOPS, workload, QD, expected IOPS).
+    #[test]
+    fn random_rules_per_level_and_queue_depth() {
+        let cases: [(&str, &[f64], Workload, u32, f64); 10] = [
+            ("raid0", &[100.0, 200.0], Workload::RandRead, 1, 100.0),
+            ("raid0", &[100.0, 200.0], Workload::RandRead, 32, 200.0),
+            ("raid0", &[100.0, 200.0, 300.0], Workload::RandWrite, 2, 200.0),
+            ("raid1", &[100.0, 200.0], Workload::RandRead, 32, 100.0),
+            ("raid1", &[100.0, 200.0], Workload::RandWrite, 32, 100.0),
+            ("raid5", &[100.0, 100.0, 100.0, 100.0], Workload::RandRead, 32, 400.0),
+            ("raid5", &[100.0, 100.0, 100.0, 100.0], Workload::RandWrite, 32, 100.0),
+            ("raid5", &[100.0, 100.0, 100.0, 100.0], Workload::RandWrite, 1, 50.0),
+            (
+                "raid6",
+                &[120.0, 120.0, 120.0, 120.0, 120.0, 120.0],
+                Workload::RandWrite,
+                32,
+                120.0,
+            ),
+            ("raid10", &[100.0, 100.0, 100.0, 100.0], Workload::RandWrite, 32, 200.0),
+        ];
+        for (level, figs, w, qd, want) in cases {
+            let metric = metrics(w)[0];
+            let names: Vec<String> = (0..figs.len()).map(|i| format!("/dev/m{i}")).collect();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut targets: Vec<TargetInfo> = refs.iter().map(|p| disk(p, 1 << 30)).collect();
+            targets.push(md("/dev/md0", level, &refs, None));
+            let mut tests: Vec<TestResult> = refs
+                .iter()
+                .zip(figs)
+                .map(|(p, v)| with_qd(test(p, w, metric, *v), qd))
+                .collect();
+            tests.push(with_qd(test("/dev/md0", w, metric, 50.0), qd));
+            let a = analyze(&doc(targets, tests));
+            assert_eq!(a.len(), 1, "{level} {w:?} QD{qd}: {a:?}");
+            assert!(
+                close(a[0].expected, want),
+                "{level} {w:?} QD{qd}: {} != {want}",
+                a[0].expected
+            );
+            assert_eq!(a[0].metric, metric.name());
+        }
+    }
+
+    #[test]
+    fn linear_sequential_uses_the_member_the_range_starts_on() {
+        let m = 64 << 20;
+        let targets = vec![
+            disk("/dev/a", m),
+            disk("/dev/b", m),
+            md("/dev/md0", "linear", &["/dev/a", "/dev/b"], None),
+        ];
+        let mut on_b = test("/dev/md0", Workload::SeqRead, Metric::ReadBps, 9.0 * MBS);
+        on_b.params.offset = Bytes(m + 4096);
+        let base = vec![
+            test("/dev/a", Workload::SeqRead, Metric::ReadBps, 20.0 * MBS),
+            test("/dev/b", Workload::SeqRead, Metric::ReadBps, 10.0 * MBS),
+        ];
+        let mut tests = base.clone();
+        tests.push(test("/dev/md0", Workload::SeqRead, Metric::ReadBps, 19.0 * MBS));
+        let a = analyze(&doc(targets.clone(), tests));
+        assert_eq!(a.len(), 1);
+        assert!(close(a[0].expected, 20.0 * MBS), "the first member at offset 0");
+        assert_eq!(a[0].limited_by.as_deref(), Some("/dev/a"));
+        let mut tests = base;
+        tests.push(on_b);
+        let a = analyze(&doc(targets, tests));
+        assert!(close(a[0].expected, 10.0 * MBS), "past the first member: the second");
+        assert_eq!(a[0].limited_by.as_deref(), Some("/dev/b"));
+    }
+
+    #[test]
+    fn linear_random_weights_each_member_by_its_share() {
+        // Members of 1 and 3 units: a quarter of the requests at 100 IOPS,
+        // three quarters at 300: 1 / (0.25/100 + 0.75/300) = 200.
+        let u = 16 << 20;
+        let targets = vec![
+            disk("/dev/a", u),
+            disk("/dev/b", 3 * u),
+            md("/dev/md0", "linear", &["/dev/a", "/dev/b"], None),
+        ];
+        let tests = vec![
+            test("/dev/a", Workload::RandRead, Metric::ReadIops, 100.0),
+            test("/dev/b", Workload::RandRead, Metric::ReadIops, 300.0),
+            test("/dev/md0", Workload::RandRead, Metric::ReadIops, 190.0),
+        ];
+        let a = analyze(&doc(targets, tests));
+        assert_eq!(a.len(), 1);
+        assert!(close(a[0].expected, 200.0), "{}", a[0].expected);
+        assert_eq!(a[0].limited_by, None);
+    }
+
+    #[test]
+    fn layers_are_a_ratio_to_the_device_beneath() {
+        let targets = vec![
+            disk("/dev/a", 1 << 30),
+            dm("/dev/dm-0", "crypt", "/dev/a"),
+            dm("/dev/dm-1", "linear", "/dev/dm-0"),
+        ];
+        let tests = vec![
+            test("/dev/a", Workload::SeqRead, Metric::ReadBps, 100.0 * MBS),
+            test("/dev/a", Workload::RandRead, Metric::ReadIops, 1000.0),
+            test("/dev/dm-0", Workload::SeqRead, Metric::ReadBps, 80.0 * MBS),
+            test("/dev/dm-0", Workload::RandRead, Metric::ReadIops, 900.0),
+            test("/dev/dm-1", Workload::SeqRead, Metric::ReadBps, 80.0 * MBS),
+        ];
+        let a = analyze(&doc(targets, tests));
+        let got: Vec<(&str, &str, f64)> = a
+            .iter()
+            .map(|l| (l.target.as_str(), l.test.as_str(), l.efficiency))
+            .collect();
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!((got[0].0, got[0].1), ("/dev/dm-0", "seq_read"));
+        assert!(close(got[0].2, 0.8));
+        assert_eq!((got[1].0, got[1].1), ("/dev/dm-0", "rand_read"));
+        assert!(close(got[1].2, 0.9));
+        assert_eq!(got[2].0, "/dev/dm-1");
+        assert!(close(got[2].2, 1.0), "a layer on a layer: against that layer");
+        assert_eq!(a[0].kind, "layer");
+        assert_eq!(a[0].rule, "crypt: against the device beneath (/dev/a, 100.0 MB/s)");
+        assert_eq!(a[2].from, vec!["/dev/dm-0"]);
+    }
+
+    #[test]
+    fn missing_or_failed_member_figures_give_no_line() {
+        let targets = vec![
+            disk("/dev/a", 1 << 30),
+            disk("/dev/b", 1 << 30),
+            md("/dev/md0", "raid0", &["/dev/a", "/dev/b"], None),
+        ];
+        let array = test("/dev/md0", Workload::SeqRead, Metric::ReadBps, 19.0 * MBS);
+        let a_ok = test("/dev/a", Workload::SeqRead, Metric::ReadBps, 20.0 * MBS);
+        let mut b_failed = test("/dev/b", Workload::SeqRead, Metric::ReadBps, 10.0 * MBS);
+        b_failed.status = Status::Error {
+            errno: 5,
+            op: crate::io::Op::Read,
+            offset: 0,
+            message: "EIO".into(),
+        };
+        let mut b_other_name = test("/dev/b", Workload::SeqRead, Metric::ReadBps, 10.0 * MBS);
+        b_other_name.name = "seq_read_other".into();
+        let b_no_figure = test("/dev/b", Workload::SeqRead, Metric::WriteBps, 10.0 * MBS);
+        for (why, b) in [
+            ("failed", Some(b_failed)),
+            ("another test", Some(b_other_name)),
+            ("no figure", Some(b_no_figure)),
+            ("not run", None),
+        ] {
+            let mut tests = vec![a_ok.clone(), array.clone()];
+            tests.extend(b);
+            assert_eq!(analyze(&doc(targets.clone(), tests)), Vec::new(), "{why}");
+        }
+        // A layer whose device beneath has no figure: no line either.
+        let t = vec![disk("/dev/a", 1 << 30), dm("/dev/dm-0", "crypt", "/dev/a")];
+        let tests = vec![test("/dev/dm-0", Workload::SeqRead, Metric::ReadBps, 1.0)];
+        assert_eq!(analyze(&doc(t, tests)), Vec::new());
+    }
+
+    #[test]
+    fn cached_reads_and_arrays_without_a_rule_give_no_line() {
+        let targets = vec![
+            disk("/dev/a", 1 << 30),
+            disk("/dev/b", 1 << 30),
+            md("/dev/md0", "raid0", &["/dev/a", "/dev/b"], None),
+        ];
+        let mut tests = Vec::new();
+        for w in [Workload::CachedRead, Workload::Zones] {
+            for p in ["/dev/a", "/dev/b", "/dev/md0"] {
+                tests.push(test(p, w, Metric::ReadBps, 5.0 * MBS));
+            }
+        }
+        assert_eq!(analyze(&doc(targets, tests)), Vec::new());
+    }
+
+    #[test]
+    fn all_at_once_is_the_sum_together_against_the_sum_alone() {
+        let targets = vec![disk("/dev/a", 1 << 30), disk("/dev/b", 1 << 30)];
+        let tests = vec![
+            test("/dev/a", Workload::SeqRead, Metric::ReadBps, 20.0 * MBS),
+            test("/dev/b", Workload::SeqRead, Metric::ReadBps, 10.0 * MBS),
+        ];
+        let mut d = doc(targets, tests);
+        d.all_at_once.push(AllAtOnce {
+            test: "seq_read".into(),
+            workload: Workload::SeqRead,
+            results: vec![
+                test("/dev/a", Workload::SeqRead, Metric::ReadBps, 18.0 * MBS),
+                test("/dev/b", Workload::SeqRead, Metric::ReadBps, 6.0 * MBS),
+            ],
+        });
+        let a = analyze(&d);
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert_eq!(a[0].kind, "all_at_once");
+        assert!(close(a[0].measured, 24.0 * MBS));
+        assert!(close(a[0].expected, 30.0 * MBS));
+        assert!(close(a[0].efficiency, 0.8));
+        assert_eq!(a[0].limited_by.as_deref(), Some("/dev/b"), "b kept 60%, a 90%");
+        assert_eq!(
+            a[0].rule,
+            "all at once: sum of each disk alone (2 disks: 20.0 MB/s + 10.0 MB/s)"
+        );
+        // One disk without its figure alone: no line.
+        d.tests.pop();
+        assert_eq!(analyze(&d), Vec::new());
+    }
+
+    #[test]
+    fn factors_and_units_in_words() {
+        assert_eq!(factor(2.0), "2");
+        assert_eq!(factor(1.5), "1.5");
+        assert_eq!(factor(0.25), "0.25");
+        assert_eq!(Metric::ReadBps.show(10_049_999.0), "10.0 MB/s");
+        assert_eq!(Metric::WriteIops.show(812.4), "812 IOPS");
+        assert_eq!(Metric::from_name("write_iops"), Some(Metric::WriteIops));
+    }
+}
