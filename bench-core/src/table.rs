@@ -1,12 +1,15 @@
 //! The text summary, like the seed posts' tables: one row per target,
 //! columns cached, buffered, seqrd, seqwr, rndrd, rndwr; the unit in the
-//! header (MB/s = 10^6 bytes per second).
+//! header (MB/s = 10^6 bytes per second). When the document has analysis
+//! lines (arrays, layers, all-at-once), a second section lists them with
+//! their units named.
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::result::{ResultDoc, Status, TestResult};
+use crate::analysis::Metric;
+use crate::result::{Analysis, ResultDoc, Status, TestResult};
 use crate::spec::Workload;
 use crate::units::MB;
 
@@ -23,7 +26,13 @@ const COLUMNS: [(&str, Workload, bool); 6] = [
     ("rndwr", Workload::RandWrite, true),
 ];
 
-/// Render the summary table of a result document.
+/// The first line of the analysis section.
+pub const ANALYSIS_LINE: &str =
+    "analysis: measured vs expected from the devices beneath; MB/s = 10^6 B/s, IOPS = requests/s";
+
+/// Render the summary table of a result document, then, when the document
+/// has analysis lines, a blank line and the analysis section (see
+/// [`render_analysis`]).
 ///
 /// One row per target in `doc.targets` order. Each cell is the read (or,
 /// for seqwr and rndwr, write) throughput of the first test of that workload
@@ -68,6 +77,75 @@ pub fn render(doc: &ResultDoc) -> String {
                 line.push_str(&format!("{c:<w$}"));
             } else {
                 line.push_str(&format!("  {c:>w$}"));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    if !doc.analysis.is_empty() {
+        out.push('\n');
+        out.push_str(&render_analysis(&doc.analysis));
+    }
+    out
+}
+
+/// The analysis section: [`ANALYSIS_LINE`], a header, then one row per
+/// line: target, test, figure (`read`/`write`), measured and expected with
+/// their unit, efficiency in percent (one decimal), the limiting device
+/// (`-` if none), and the rule. Aligned as the main table.
+pub fn render_analysis(lines: &[Analysis]) -> String {
+    let mut rows: Vec<[String; 8]> = Vec::with_capacity(lines.len() + 1);
+    rows.push(
+        [
+            "target",
+            "test",
+            "figure",
+            "measured",
+            "expected",
+            "efficiency",
+            "limited by",
+            "rule",
+        ]
+        .map(String::from),
+    );
+    for a in lines {
+        let (dir, show): (&str, fn(f64) -> String) = match Metric::from_name(&a.metric) {
+            Some(m) => (
+                if m.is_read() { "read" } else { "write" },
+                if m.is_iops() {
+                    |v| Metric::ReadIops.show(v)
+                } else {
+                    |v| Metric::ReadBps.show(v)
+                },
+            ),
+            None => (a.metric.as_str(), |v| format!("{v:.1}")),
+        };
+        rows.push([
+            a.target.clone(),
+            a.test.clone(),
+            dir.into(),
+            show(a.measured),
+            show(a.expected),
+            format!("{:.1}%", a.efficiency * 100.0),
+            a.limited_by.clone().unwrap_or_else(|| "-".into()),
+            a.rule.clone(),
+        ]);
+    }
+    let mut widths = [0_usize; 8];
+    for row in &rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::from(ANALYSIS_LINE);
+    out.push('\n');
+    for row in &rows {
+        let mut line = String::new();
+        for (i, (c, &w)) in row.iter().zip(&widths).enumerate() {
+            match i {
+                0 => line.push_str(&format!("{c:<w$}")),
+                3..=5 => line.push_str(&format!("  {c:>w$}")),
+                _ => line.push_str(&format!("  {c:<w$}")),
             }
         }
         out.push_str(line.trim_end());
@@ -205,6 +283,46 @@ throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed
 target         cached  buffered  seqrd  seqwr  rndrd  rndwr
 /dev/sda      12345.6     150.2  160.0  155.3      -    err
 /dev/nvme0n1        -         -      -      -    0.8   skip
+";
+        assert_eq!(render(&d), want);
+    }
+
+    #[test]
+    fn analysis_lines_follow_the_table_with_units() {
+        let line = |target: &str, test: &str, metric: &str, measured: f64, expected: f64, by: Option<&str>| Analysis {
+            kind: "array".into(),
+            target: target.into(),
+            test: test.into(),
+            workload: Workload::SeqRead,
+            metric: metric.into(),
+            measured,
+            expected,
+            efficiency: measured / expected,
+            rule: "raid0: N x slowest member (2 x 10.0 MB/s)".into(),
+            limited_by: by.map(String::from),
+            from: Vec::new(),
+        };
+        let mut d = doc(vec![target("/dev/md0")], Vec::new());
+        d.analysis = vec![
+            line(
+                "/dev/md0",
+                "seq_read_1m",
+                "read_bytes_per_sec",
+                19_500_000.0,
+                20_000_000.0,
+                Some("/dev/vdc"),
+            ),
+            line("/dev/dm-0", "rand_rw", "write_iops", 90.4, 100.0, None),
+        ];
+        let want = "\
+throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed
+target    cached  buffered  seqrd  seqwr  rndrd  rndwr
+/dev/md0       -         -      -      -      -      -
+
+analysis: measured vs expected from the devices beneath; MB/s = 10^6 B/s, IOPS = requests/s
+target     test         figure   measured   expected  efficiency  limited by  rule
+/dev/md0   seq_read_1m  read    19.5 MB/s  20.0 MB/s       97.5%  /dev/vdc    raid0: N x slowest member (2 x 10.0 MB/s)
+/dev/dm-0  rand_rw      write     90 IOPS   100 IOPS       90.4%  -           raid0: N x slowest member (2 x 10.0 MB/s)
 ";
         assert_eq!(render(&d), want);
     }
