@@ -14,6 +14,7 @@ mod config;
 mod discover;
 mod engine;
 mod identity;
+mod md;
 mod modules;
 mod safety;
 mod sink;

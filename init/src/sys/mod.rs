@@ -8,6 +8,7 @@ pub mod buf;
 pub mod console;
 pub mod file;
 pub mod kmod;
+pub mod md;
 pub mod mount;
 pub mod power;
 pub mod sgio;

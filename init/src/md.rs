@@ -1,0 +1,918 @@
+//! md (Linux software RAID) arrays without mdadm and without superblocks.
+//!
+//! [`assemble`] does what `mdadm --build --assume-clean` does, for every
+//! level: create the `/dev/mdN` node (block major 9, minor N, the first N
+//! with no `/sys/block/mdN`), open it, SET_ARRAY_INFO with `not_persistent =
+//! 1` and `state = 1` (clean: RAID5/6/10/1 start no resync), ADD_NEW_DISK per
+//! member in the given order (number = slot = index, ACTIVE|SYNC), RUN_ARRAY.
+//! Nothing is written to the members: a non-persistent array has no
+//! superblock, no write-intent bitmap (an mdadm-created array usually has an
+//! internal one, so write figures can differ), and a clean array no resync.
+//!
+//! RAID0: SET_ARRAY_INFO forces the layout to -1, and 6.1 refuses to run a
+//! multi-zone RAID0 (members of different sizes) without a layout unless
+//! `raid0.default_layout` is set. So for RAID0 the layout is written to
+//! `/sys/block/mdN/md/layout` between ADD_NEW_DISK and RUN_ARRAY (allowed
+//! while the array is not running): 1 = RAID0_ORIG_LAYOUT, mdadm's default
+//! for new arrays. Equal members make one zone, where both layouts are the
+//! same.
+//!
+//! [`MdArray::stop`] (or dropping the [`MdArray`]) does STOP_ARRAY on the
+//! open descriptor, closes it, waits for `/sys/block/mdN` to go and removes
+//! the node if this module created it.
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::modules::ModuleError;
+use crate::sys::md as sys;
+
+/// How long [`MdArray::stop`] waits for the kernel to delete the device.
+const GONE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// An md level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MdLevel {
+    Linear,
+    Raid0,
+    Raid1,
+    Raid5,
+    Raid6,
+    Raid10,
+}
+
+impl MdLevel {
+    /// Every level, in config order.
+    pub const ALL: [MdLevel; 6] = [
+        MdLevel::Linear,
+        MdLevel::Raid0,
+        MdLevel::Raid1,
+        MdLevel::Raid5,
+        MdLevel::Raid6,
+        MdLevel::Raid10,
+    ];
+
+    /// The kernel's level number (LEVEL_LINEAR = -1).
+    pub fn number(self) -> i32 {
+        match self {
+            MdLevel::Linear => -1,
+            MdLevel::Raid0 => 0,
+            MdLevel::Raid1 => 1,
+            MdLevel::Raid5 => 5,
+            MdLevel::Raid6 => 6,
+            MdLevel::Raid10 => 10,
+        }
+    }
+
+    /// The config name (`linear`, `raid0`, ...), also the kernel's
+    /// `/sys/block/mdN/md/level`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MdLevel::Linear => "linear",
+            MdLevel::Raid0 => "raid0",
+            MdLevel::Raid1 => "raid1",
+            MdLevel::Raid5 => "raid5",
+            MdLevel::Raid6 => "raid6",
+            MdLevel::Raid10 => "raid10",
+        }
+    }
+
+    /// The level of a config name.
+    pub fn parse(s: &str) -> Option<MdLevel> {
+        MdLevel::ALL.into_iter().find(|l| l.name() == s)
+    }
+
+    /// The fewest members the kernel runs this level with (all in sync).
+    pub fn min_members(self) -> usize {
+        match self {
+            MdLevel::Linear => 1,
+            MdLevel::Raid0 | MdLevel::Raid1 | MdLevel::Raid10 => 2,
+            MdLevel::Raid5 => 3,
+            MdLevel::Raid6 => 4,
+        }
+    }
+
+    /// The personality module (as named in modules.dep).
+    pub fn module(self) -> &'static str {
+        match self {
+            MdLevel::Linear => "linear",
+            MdLevel::Raid0 => "raid0",
+            MdLevel::Raid1 => "raid1",
+            MdLevel::Raid5 | MdLevel::Raid6 => "raid456",
+            MdLevel::Raid10 => "raid10",
+        }
+    }
+
+    /// Whether the chunk size means anything (striped levels).
+    pub fn striped(self) -> bool {
+        matches!(self, MdLevel::Raid0 | MdLevel::Raid5 | MdLevel::Raid6 | MdLevel::Raid10)
+    }
+}
+
+impl fmt::Display for MdLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A layout for RAID5/6 (parity placement) or RAID10 (copy placement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MdLayout {
+    LeftAsymmetric,
+    RightAsymmetric,
+    LeftSymmetric,
+    RightSymmetric,
+    Near2,
+    Far2,
+    Offset2,
+}
+
+impl MdLayout {
+    /// Every layout.
+    pub const ALL: [MdLayout; 7] = [
+        MdLayout::LeftAsymmetric,
+        MdLayout::RightAsymmetric,
+        MdLayout::LeftSymmetric,
+        MdLayout::RightSymmetric,
+        MdLayout::Near2,
+        MdLayout::Far2,
+        MdLayout::Offset2,
+    ];
+
+    /// The kernel's layout number. RAID5/6 (drivers/md/raid5.h
+    /// ALGORITHM_*): left-asymmetric 0, right-asymmetric 1, left-symmetric 2,
+    /// right-symmetric 3. RAID10 (raid10.c setup_geo): bits 0-7 near copies,
+    /// bits 8-15 far copies, bit 16 far copies are offset: near2 = 0x102,
+    /// far2 = 0x201, offset2 = 0x10201 (mdadm's n2, f2, o2).
+    pub fn number(self) -> i32 {
+        match self {
+            MdLayout::LeftAsymmetric => 0,
+            MdLayout::RightAsymmetric => 1,
+            MdLayout::LeftSymmetric => 2,
+            MdLayout::RightSymmetric => 3,
+            MdLayout::Near2 => (1 << 8) | 2,
+            MdLayout::Far2 => (2 << 8) | 1,
+            MdLayout::Offset2 => (1 << 16) | (2 << 8) | 1,
+        }
+    }
+
+    /// The config name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MdLayout::LeftAsymmetric => "left-asymmetric",
+            MdLayout::RightAsymmetric => "right-asymmetric",
+            MdLayout::LeftSymmetric => "left-symmetric",
+            MdLayout::RightSymmetric => "right-symmetric",
+            MdLayout::Near2 => "near2",
+            MdLayout::Far2 => "far2",
+            MdLayout::Offset2 => "offset2",
+        }
+    }
+
+    /// The layout of a config name.
+    pub fn parse(s: &str) -> Option<MdLayout> {
+        MdLayout::ALL.into_iter().find(|l| l.name() == s)
+    }
+
+    /// Whether this layout belongs to `level`.
+    pub fn fits(self, level: MdLevel) -> bool {
+        match self {
+            MdLayout::Near2 | MdLayout::Far2 | MdLayout::Offset2 => level == MdLevel::Raid10,
+            _ => matches!(level, MdLevel::Raid5 | MdLevel::Raid6),
+        }
+    }
+
+    /// The default layout of a level (mdadm's): left-symmetric for RAID5/6,
+    /// near2 for RAID10; None for levels without one.
+    pub fn default_for(level: MdLevel) -> Option<MdLayout> {
+        match level {
+            MdLevel::Raid5 | MdLevel::Raid6 => Some(MdLayout::LeftSymmetric),
+            MdLevel::Raid10 => Some(MdLayout::Near2),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for MdLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// RAID0_ORIG_LAYOUT (drivers/md/raid0.h): how a multi-zone RAID0 maps
+/// chunks; mdadm's default for new arrays. Single-zone arrays ignore it.
+pub const RAID0_ORIG_LAYOUT: i32 = 1;
+
+/// What to assemble.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MdSpec {
+    /// The config name (for messages).
+    pub name: String,
+    pub level: MdLevel,
+    /// Chunk size in bytes (striped levels): a power of two, >= 4096.
+    pub chunk_bytes: u32,
+    /// None: the level's default ([`MdLayout::default_for`]).
+    pub layout: Option<MdLayout>,
+    /// Member block-device paths, in slot order.
+    pub members: Vec<String>,
+}
+
+/// What went wrong, one variant per step, with the path and the errno.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MdError {
+    /// The spec cannot be built (too few members, bad chunk, layout of
+    /// another level).
+    Invalid { name: String, reason: String },
+    /// A module md needs could not be loaded.
+    Module { module: String, error: ModuleError },
+    /// A member is missing or not a block device (ENOTBLK).
+    Member { path: String, errno: i32 },
+    /// No free md minor, or the node could not be created.
+    Node { path: String, errno: i32 },
+    /// Opening the md device failed.
+    Open { path: String, errno: i32 },
+    /// SET_ARRAY_INFO failed.
+    SetArrayInfo { path: String, errno: i32 },
+    /// ADD_NEW_DISK of `member` failed.
+    AddDisk { path: String, member: String, errno: i32 },
+    /// Writing the RAID0 layout to sysfs failed.
+    Layout { path: String, errno: i32 },
+    /// RUN_ARRAY failed (EINVAL/ENODEV: the personality refused or is not
+    /// loaded).
+    Run { path: String, errno: i32 },
+    /// STOP_ARRAY failed (EBUSY: something else holds the array open).
+    Stop { path: String, errno: i32 },
+    /// The device was stopped but `/sys/block/mdN` did not go away.
+    StillPresent { path: String },
+    /// The node could not be removed.
+    RemoveNode { path: String, errno: i32 },
+}
+
+impl fmt::Display for MdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let os = |e: i32| std::io::Error::from_raw_os_error(e);
+        match self {
+            MdError::Invalid { name, reason } => write!(f, "md array {name}: {reason}"),
+            MdError::Module { module, error } => write!(f, "md: loading module {module}: {error}"),
+            MdError::Member { path, errno } => write!(f, "md member {path}: {}", os(*errno)),
+            MdError::Node { path, errno } => write!(f, "md node {path}: {}", os(*errno)),
+            MdError::Open { path, errno } => write!(f, "md: open {path}: {}", os(*errno)),
+            MdError::SetArrayInfo { path, errno } => write!(f, "md: SET_ARRAY_INFO on {path}: {}", os(*errno)),
+            MdError::AddDisk { path, member, errno } => {
+                write!(f, "md: ADD_NEW_DISK {member} to {path}: {}", os(*errno))
+            }
+            MdError::Layout { path, errno } => write!(f, "md: writing the raid0 layout to {path}: {}", os(*errno)),
+            MdError::Run { path, errno } => write!(f, "md: RUN_ARRAY on {path}: {}", os(*errno)),
+            MdError::Stop { path, errno } => write!(f, "md: STOP_ARRAY on {path}: {}", os(*errno)),
+            MdError::StillPresent { path } => {
+                write!(
+                    f,
+                    "md: {path} still present {} s after STOP_ARRAY",
+                    GONE_TIMEOUT.as_secs()
+                )
+            }
+            MdError::RemoveNode { path, errno } => write!(f, "md: removing node {path}: {}", os(*errno)),
+        }
+    }
+}
+
+impl std::error::Error for MdError {}
+
+fn errno_of(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// Check `spec` and return its layout number (what SET_ARRAY_INFO or, for
+/// RAID0, sysfs gets): RAID5/6/10 the layout's number (default when None);
+/// RAID0 [`RAID0_ORIG_LAYOUT`]; linear and RAID1 0.
+pub fn check(spec: &MdSpec) -> Result<i32, MdError> {
+    let invalid = |reason: String| MdError::Invalid {
+        name: spec.name.clone(),
+        reason,
+    };
+    let level = spec.level;
+    if spec.members.len() < level.min_members() {
+        return Err(invalid(format!(
+            "{level} needs at least {} members, got {}",
+            level.min_members(),
+            spec.members.len()
+        )));
+    }
+    if level.striped() && (spec.chunk_bytes < 4096 || !spec.chunk_bytes.is_power_of_two()) {
+        return Err(invalid(format!(
+            "chunk {} bytes: expected a power of two >= 4096",
+            spec.chunk_bytes
+        )));
+    }
+    if i32::try_from(spec.chunk_bytes).is_err() {
+        return Err(invalid(format!("chunk {} bytes: expected < 2 GiB", spec.chunk_bytes)));
+    }
+    if let Some(l) = spec.layout {
+        if !l.fits(level) {
+            return Err(invalid(format!("layout {l} does not apply to {level}")));
+        }
+    }
+    if let Some(m) = (1..spec.members.len()).find_map(|i| {
+        let m = &spec.members[i];
+        spec.members[..i].contains(m).then_some(m)
+    }) {
+        return Err(invalid(format!("member {m} given twice")));
+    }
+    Ok(match level {
+        MdLevel::Raid0 => RAID0_ORIG_LAYOUT,
+        MdLevel::Linear | MdLevel::Raid1 => 0,
+        _ => spec.layout.or(MdLayout::default_for(level)).map_or(0, MdLayout::number),
+    })
+}
+
+/// The SET_ARRAY_INFO argument for a checked spec: what `mdadm --build
+/// --assume-clean` sends (major_version 0, size 0 = the kernel sizes from
+/// the members), with `layout` from [`check`] (RAID0's is overwritten by the
+/// kernel; see the module doc) and chunk 0 for RAID1, which has none.
+pub fn array_info(spec: &MdSpec, layout: i32, md_minor: u32, utime: u32) -> sys::ArrayInfo {
+    // Counts and chunk were bounded by `check` (members <= u16 in practice;
+    // clamp rather than wrap if not).
+    let n = i32::try_from(spec.members.len()).unwrap_or(i32::MAX);
+    let chunk = if spec.level == MdLevel::Raid1 {
+        0
+    } else {
+        i32::try_from(spec.chunk_bytes).unwrap_or(0)
+    };
+    sys::ArrayInfo {
+        major_version: 0,
+        minor_version: 0,
+        patch_version: 0,
+        ctime: 0,
+        level: spec.level.number(),
+        size: 0,
+        nr_disks: n,
+        raid_disks: n,
+        md_minor: i32::try_from(md_minor).unwrap_or(0),
+        not_persistent: 1,
+        utime,
+        state: 1 << sys::MD_SB_CLEAN,
+        active_disks: n,
+        working_disks: n,
+        failed_disks: 0,
+        spare_disks: 0,
+        layout,
+        chunk_size: chunk,
+    }
+}
+
+/// The ADD_NEW_DISK argument for member `slot` with device number
+/// `major:minor`: number = raid_disk = slot, ACTIVE|SYNC.
+pub fn disk_info(slot: usize, major: u32, minor: u32) -> sys::DiskInfo {
+    sys::DiskInfo {
+        number: i32::try_from(slot).unwrap_or(i32::MAX),
+        major: i32::try_from(major).unwrap_or(-1),
+        minor: i32::try_from(minor).unwrap_or(-1),
+        raid_disk: i32::try_from(slot).unwrap_or(i32::MAX),
+        state: (1 << sys::MD_DISK_ACTIVE) | (1 << sys::MD_DISK_SYNC),
+    }
+}
+
+/// A running array; stopped by [`MdArray::stop`] or on drop.
+#[derive(Debug)]
+pub struct MdArray {
+    /// `/dev/mdN`.
+    pub path: String,
+    /// N.
+    pub minor: u32,
+    /// The spec's name.
+    pub name: String,
+    pub level: MdLevel,
+    /// The layout number the array was given (see [`check`]).
+    pub layout: i32,
+    /// Chunk size in bytes as given (0 for RAID1).
+    pub chunk_bytes: u32,
+    /// Member paths in slot order.
+    pub members: Vec<String>,
+    /// Modules loaded for it (PID 1 only).
+    pub modules_loaded: Vec<String>,
+    /// The open md device; None once stopped.
+    file: Option<File>,
+    /// Whether this module created the node (and so removes it).
+    node_created: bool,
+}
+
+impl MdArray {
+    /// STOP_ARRAY, close, wait for the kernel to delete the device, remove the
+    /// node if it was created here.
+    pub fn stop(mut self) -> Result<(), MdError> {
+        self.teardown()
+    }
+
+    fn teardown(&mut self) -> Result<(), MdError> {
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        let stopped = sys::stop_array(&file).map_err(|errno| MdError::Stop {
+            path: self.path.clone(),
+            errno,
+        });
+        drop(file);
+        finish_teardown(&self.path, self.minor, self.node_created, stopped)
+    }
+}
+
+impl Drop for MdArray {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!("bootbench: {e}");
+        }
+    }
+}
+
+/// After STOP_ARRAY and close: wait for /sys/block/mdN to go (only when the
+/// stop succeeded), then remove the node. Returns the first error.
+fn finish_teardown(path: &str, minor: u32, node_created: bool, stopped: Result<(), MdError>) -> Result<(), MdError> {
+    let mut result = stopped;
+    if result.is_ok() {
+        let sys_dir = sys_block_dir(Path::new("/sys/block"), minor);
+        let start = Instant::now();
+        while sys_dir.exists() && start.elapsed() < GONE_TIMEOUT {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if sys_dir.exists() {
+            result = Err(MdError::StillPresent { path: path.to_string() });
+        }
+    }
+    if node_created {
+        if let Err(e) = std::fs::remove_file(path) {
+            // devtmpfs may have removed it already with the disk.
+            if e.kind() != std::io::ErrorKind::NotFound && result.is_ok() {
+                result = Err(MdError::RemoveNode {
+                    path: path.to_string(),
+                    errno: errno_of(&e),
+                });
+            }
+        }
+    }
+    result
+}
+
+fn sys_block_dir(sys_block: &Path, minor: u32) -> PathBuf {
+    sys_block.join(format!("md{minor}"))
+}
+
+/// The first N in 0..1<<20 with no `md{N}` under `sys_block`.
+pub fn first_free_minor(sys_block: &Path) -> Option<u32> {
+    (0..1 << 20).find(|n| !sys_block_dir(sys_block, *n).exists())
+}
+
+/// md devices present, as `/dev/mdN` paths sorted by N, from the `md*`
+/// entries of `/sys/block`.
+pub fn list_active() -> Vec<String> {
+    list_active_in(Path::new("/sys/block"))
+}
+
+fn list_active_in(sys_block: &Path) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(sys_block) else {
+        return Vec::new();
+    };
+    let mut minors: Vec<(u32, String)> = dir
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter_map(|n| {
+            let rest = n.strip_prefix("md")?;
+            // md_d0 style or named arrays (md_foo) are listed too.
+            let key = rest.parse::<u32>().unwrap_or(u32::MAX);
+            Some((key, format!("/dev/{n}")))
+        })
+        .collect();
+    minors.sort();
+    minors.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Load md_mod and the level's personality when running as PID 1 (a live
+/// system loads them on demand or has them already). A personality that
+/// cannot be loaded is not fatal here (it may be built in); RUN_ARRAY then
+/// reports it.
+fn load_modules(level: MdLevel) -> Result<(Vec<String>, Option<MdError>), MdError> {
+    let mut loaded = Vec::new();
+    if std::process::id() != 1 {
+        return Ok((loaded, None));
+    }
+    let present = |m: &str| Path::new("/sys/module").join(m).exists();
+    if !present("md_mod") {
+        loaded.extend(crate::modules::load("md_mod").map_err(|error| MdError::Module {
+            module: "md_mod".into(),
+            error,
+        })?);
+    }
+    let mut personality_err = None;
+    let m = level.module();
+    if !present(m) {
+        match crate::modules::load(m) {
+            Ok(v) => loaded.extend(v),
+            Err(error) => {
+                personality_err = Some(MdError::Module {
+                    module: m.into(),
+                    error,
+                })
+            }
+        }
+    }
+    Ok((loaded, personality_err))
+}
+
+/// The device number of a member, which must be a block device.
+fn member_dev(path: &str) -> Result<(u32, u32), MdError> {
+    let err = |errno| MdError::Member {
+        path: path.to_string(),
+        errno,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| err(errno_of(&e)))?;
+    if !meta.file_type().is_block_device() {
+        return Err(err(libc::ENOTBLK));
+    }
+    let rdev = meta.rdev();
+    let n = |v: u64| u32::try_from(v).map_err(|_| err(libc::EOVERFLOW));
+    Ok((n(nix::sys::stat::major(rdev))?, n(nix::sys::stat::minor(rdev))?))
+}
+
+/// Create `/dev/mdN` (block 9:N) unless that node exists already; returns
+/// whether it was created.
+fn make_node(path: &str, minor: u32) -> Result<bool, MdError> {
+    let err = |errno| MdError::Node {
+        path: path.to_string(),
+        errno,
+    };
+    let dev = nix::sys::stat::makedev(u64::from(sys::MD_MAJOR), u64::from(minor));
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        return if meta.file_type().is_block_device() && meta.rdev() == dev {
+            Ok(false)
+        } else {
+            Err(err(libc::EEXIST))
+        };
+    }
+    nix::sys::stat::mknod(
+        path,
+        nix::sys::stat::SFlag::S_IFBLK,
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+        dev,
+    )
+    .map_err(|e| err(e as i32))?;
+    Ok(true)
+}
+
+fn open_md(path: &str, minor: u32) -> Result<File, MdError> {
+    let open = || OpenOptions::new().read(true).write(true).open(path);
+    match open() {
+        Ok(f) => Ok(f),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENXIO | libc::ENODEV)) => {
+            // No legacy autoload of block majors: ask md_mod for the device.
+            let _ = std::fs::write("/sys/module/md_mod/parameters/new_array", format!("md{minor}"));
+            open().map_err(|e| MdError::Open {
+                path: path.to_string(),
+                errno: errno_of(&e),
+            })
+        }
+        Err(e) => Err(MdError::Open {
+            path: path.to_string(),
+            errno: errno_of(&e),
+        }),
+    }
+}
+
+/// Assemble `spec` (see the module doc). On any failure after the device was
+/// opened it is stopped and its node removed again.
+pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
+    let layout = check(spec)?;
+    let devs = spec
+        .members
+        .iter()
+        .map(|m| member_dev(m))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (modules_loaded, personality_err) = load_modules(spec.level)?;
+    let minor = first_free_minor(Path::new("/sys/block")).ok_or(MdError::Node {
+        path: "/dev/md*".into(),
+        errno: libc::ENOSPC,
+    })?;
+    let path = format!("/dev/md{minor}");
+    let node_created = make_node(&path, minor)?;
+    let file = match open_md(&path, minor) {
+        Ok(f) => f,
+        Err(e) => {
+            if node_created {
+                let _ = std::fs::remove_file(&path);
+            }
+            return Err(e);
+        }
+    };
+    let array = MdArray {
+        path: path.clone(),
+        minor,
+        name: spec.name.clone(),
+        level: spec.level,
+        layout,
+        chunk_bytes: if spec.level == MdLevel::Raid1 {
+            0
+        } else {
+            spec.chunk_bytes
+        },
+        members: spec.members.clone(),
+        modules_loaded,
+        file: Some(file),
+        node_created,
+    };
+    // From here on, dropping `array` on an error stops it and removes the node.
+    let f = array.file.as_ref().expect("just set");
+    let utime = u32::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    )
+    .unwrap_or(u32::MAX);
+    let info = array_info(spec, layout, minor, utime);
+    sys::set_array_info(f, &info).map_err(|errno| MdError::SetArrayInfo {
+        path: path.clone(),
+        errno,
+    })?;
+    for (slot, (member, (maj, min))) in spec.members.iter().zip(&devs).enumerate() {
+        sys::add_new_disk(f, &disk_info(slot, *maj, *min)).map_err(|errno| MdError::AddDisk {
+            path: path.clone(),
+            member: member.clone(),
+            errno,
+        })?;
+    }
+    if spec.level == MdLevel::Raid0 {
+        let sysfs = format!("/sys/block/md{minor}/md/layout");
+        std::fs::write(&sysfs, layout.to_string()).map_err(|e| MdError::Layout {
+            path: sysfs.clone(),
+            errno: errno_of(&e),
+        })?;
+    }
+    let param = sys::Param {
+        personality: spec.level.number(),
+        chunk_size: info.chunk_size,
+        max_fault: 0,
+    };
+    if let Err(errno) = sys::run_array(f, &param) {
+        return Err(personality_err.unwrap_or(MdError::Run { path, errno }));
+    }
+    Ok(array)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TempDir;
+
+    fn spec(level: MdLevel, n: usize) -> MdSpec {
+        MdSpec {
+            name: "a".into(),
+            level,
+            chunk_bytes: 512 * 1024,
+            layout: None,
+            members: (0..n)
+                .map(|i| format!("/dev/vd{}", char::from(b"bcdefgh"[i])))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn level_numbers_names_and_modules() {
+        let want = [
+            (MdLevel::Linear, -1, "linear", "linear", 1),
+            (MdLevel::Raid0, 0, "raid0", "raid0", 2),
+            (MdLevel::Raid1, 1, "raid1", "raid1", 2),
+            (MdLevel::Raid5, 5, "raid5", "raid456", 3),
+            (MdLevel::Raid6, 6, "raid6", "raid456", 4),
+            (MdLevel::Raid10, 10, "raid10", "raid10", 2),
+        ];
+        for (l, n, name, module, min) in want {
+            assert_eq!(
+                (l.number(), l.name(), l.module(), l.min_members()),
+                (n, name, module, min)
+            );
+            assert_eq!(MdLevel::parse(name), Some(l));
+        }
+        assert_eq!(MdLevel::parse("raid4"), None);
+    }
+
+    #[test]
+    fn layout_numbers_are_the_kernels() {
+        let want = [
+            ("left-asymmetric", 0),
+            ("right-asymmetric", 1),
+            ("left-symmetric", 2),
+            ("right-symmetric", 3),
+            ("near2", 0x102),
+            ("far2", 0x201),
+            ("offset2", 0x10201),
+        ];
+        for (name, n) in want {
+            let l = MdLayout::parse(name).unwrap();
+            assert_eq!((l.number(), l.name()), (n, name));
+        }
+        // raid10 decoding as in raid10.c setup_geo: near = bits 0-7, far = 8-15, offset = bit 16.
+        let geo = |l: i32| (l & 255, (l >> 8) & 255, (l >> 16) & 1);
+        assert_eq!(geo(MdLayout::Near2.number()), (2, 1, 0));
+        assert_eq!(geo(MdLayout::Far2.number()), (1, 2, 0));
+        assert_eq!(geo(MdLayout::Offset2.number()), (1, 2, 1));
+    }
+
+    #[test]
+    fn check_gives_layout_defaults() {
+        let cases = [
+            (MdLevel::Linear, None, 1, 0),
+            (MdLevel::Raid0, None, 2, RAID0_ORIG_LAYOUT),
+            (MdLevel::Raid1, None, 2, 0),
+            (MdLevel::Raid5, None, 3, 2),
+            (MdLevel::Raid5, Some(MdLayout::RightAsymmetric), 3, 1),
+            (MdLevel::Raid6, None, 4, 2),
+            (MdLevel::Raid10, None, 2, 0x102),
+            (MdLevel::Raid10, Some(MdLayout::Offset2), 2, 0x10201),
+        ];
+        for (level, layout, n, want) in cases {
+            let s = MdSpec {
+                layout,
+                ..spec(level, n)
+            };
+            assert_eq!(check(&s), Ok(want), "{level} {layout:?}");
+        }
+    }
+
+    #[test]
+    fn check_rejects_bad_specs() {
+        let cases = [
+            (
+                MdSpec {
+                    ..spec(MdLevel::Raid5, 2)
+                },
+                "raid5 needs at least 3 members, got 2",
+            ),
+            (
+                MdSpec {
+                    ..spec(MdLevel::Raid6, 3)
+                },
+                "raid6 needs at least 4 members, got 3",
+            ),
+            (
+                MdSpec {
+                    ..spec(MdLevel::Linear, 0)
+                },
+                "linear needs at least 1 members, got 0",
+            ),
+            (
+                MdSpec {
+                    chunk_bytes: 3 * 4096,
+                    ..spec(MdLevel::Raid0, 2)
+                },
+                "chunk 12288 bytes: expected a power of two >= 4096",
+            ),
+            (
+                MdSpec {
+                    chunk_bytes: 2048,
+                    ..spec(MdLevel::Raid10, 2)
+                },
+                "chunk 2048 bytes: expected a power of two >= 4096",
+            ),
+            (
+                MdSpec {
+                    layout: Some(MdLayout::Far2),
+                    ..spec(MdLevel::Raid5, 3)
+                },
+                "layout far2 does not apply to raid5",
+            ),
+            (
+                MdSpec {
+                    layout: Some(MdLayout::LeftSymmetric),
+                    ..spec(MdLevel::Raid0, 2)
+                },
+                "layout left-symmetric does not apply to raid0",
+            ),
+            (
+                MdSpec {
+                    members: vec!["/dev/vdb".into(), "/dev/vdc".into(), "/dev/vdb".into()],
+                    ..spec(MdLevel::Raid5, 3)
+                },
+                "member /dev/vdb given twice",
+            ),
+        ];
+        for (s, reason) in cases {
+            assert_eq!(
+                check(&s),
+                Err(MdError::Invalid {
+                    name: "a".into(),
+                    reason: reason.into()
+                })
+            );
+        }
+        // Chunk is irrelevant for raid1 and linear.
+        assert!(check(&MdSpec {
+            chunk_bytes: 0,
+            ..spec(MdLevel::Raid1, 2)
+        })
+        .is_ok());
+    }
+
+    #[test]
+    fn array_info_is_clean_non_persistent_build() {
+        let s = spec(MdLevel::Raid5, 4);
+        let info = array_info(&s, 2, 3, 1234);
+        let want = sys::ArrayInfo {
+            level: 5,
+            nr_disks: 4,
+            raid_disks: 4,
+            md_minor: 3,
+            not_persistent: 1,
+            utime: 1234,
+            state: 1,
+            active_disks: 4,
+            working_disks: 4,
+            layout: 2,
+            chunk_size: 512 * 1024,
+            ..sys::ArrayInfo::default()
+        };
+        assert_eq!(info, want);
+        assert_eq!(array_info(&spec(MdLevel::Raid1, 2), 0, 0, 0).chunk_size, 0);
+        assert_eq!(array_info(&spec(MdLevel::Linear, 1), 0, 0, 0).level, -1);
+    }
+
+    #[test]
+    fn disk_info_is_active_sync_in_slot() {
+        assert_eq!(
+            disk_info(2, 253, 16),
+            sys::DiskInfo {
+                number: 2,
+                major: 253,
+                minor: 16,
+                raid_disk: 2,
+                state: 6
+            }
+        );
+    }
+
+    #[test]
+    fn free_minor_and_list_active_read_sys_block() {
+        let dir = TempDir::new("md-sysblock");
+        assert_eq!(first_free_minor(dir.0.as_path()), Some(0));
+        assert!(list_active_in(dir.0.as_path()).is_empty());
+        for n in ["md0", "md1", "md10", "md3", "sda", "dm-0"] {
+            std::fs::create_dir(dir.0.as_path().join(n)).unwrap();
+        }
+        assert_eq!(first_free_minor(dir.0.as_path()), Some(2));
+        assert_eq!(
+            list_active_in(dir.0.as_path()),
+            ["/dev/md0", "/dev/md1", "/dev/md3", "/dev/md10"]
+        );
+    }
+
+    #[test]
+    fn member_must_be_a_block_device() {
+        let dir = TempDir::new("md-member");
+        let file = dir.0.as_path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let f = file.to_str().unwrap();
+        assert_eq!(
+            member_dev(f),
+            Err(MdError::Member {
+                path: f.into(),
+                errno: libc::ENOTBLK
+            })
+        );
+        let missing = dir.0.as_path().join("none");
+        let m = missing.to_str().unwrap();
+        assert_eq!(
+            member_dev(m),
+            Err(MdError::Member {
+                path: m.into(),
+                errno: libc::ENOENT
+            })
+        );
+        // A real block device gives its numbers (/dev/loop* or any present one is not touched: stat only).
+        assert!(MdError::Member {
+            path: f.into(),
+            errno: libc::ENOTBLK
+        }
+        .to_string()
+        .starts_with(&format!("md member {f}: ")));
+    }
+
+    #[test]
+    fn teardown_removes_only_a_created_node_and_keeps_the_first_error() {
+        let dir = TempDir::new("md-teardown");
+        let node = dir.0.as_path().join("md-node");
+        std::fs::write(&node, b"").unwrap();
+        let p = node.to_str().unwrap();
+        let minor = u32::MAX; // no /sys/block/md4294967295
+        assert_eq!(finish_teardown(p, minor, false, Ok(())), Ok(()));
+        assert!(node.exists(), "a node this module did not create stays");
+        assert_eq!(finish_teardown(p, minor, true, Ok(())), Ok(()));
+        assert!(!node.exists(), "a created node is removed");
+        // Already gone (devtmpfs removed it): not an error.
+        assert_eq!(finish_teardown(p, minor, true, Ok(())), Ok(()));
+        let stop = Err(MdError::Stop {
+            path: p.into(),
+            errno: libc::EBUSY,
+        });
+        assert_eq!(finish_teardown(p, minor, true, stop.clone()), stop);
+    }
+}
