@@ -12,6 +12,7 @@ mod cli;
 mod cmdline;
 mod config;
 mod discover;
+mod dm;
 mod engine;
 mod identity;
 mod md;

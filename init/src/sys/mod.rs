@@ -6,6 +6,7 @@
 pub mod blk;
 pub mod buf;
 pub mod console;
+pub mod dm;
 pub mod file;
 pub mod kmod;
 pub mod md;
