@@ -20,7 +20,7 @@ use std::fmt;
 use bench_core::io::Geometry;
 use bench_core::plan::{default_name, expand, PlanError};
 use bench_core::profile::{profile, PROFILES};
-use bench_core::result::TargetInfo;
+use bench_core::result::{StackInfo, TargetInfo};
 use bench_core::size::{parse_size, EXPECTED};
 use bench_core::spec::{Params, Step, TestSpec, Workload};
 use bench_core::units::{Bytes, Nanos};
@@ -253,6 +253,66 @@ pub struct RawConfig {
     /// default), `reboot` or `halt`. Ignored by the live command.
     #[serde(default)]
     pub on_finish: Option<String>,
+    /// md arrays to assemble from member disks (contract F).
+    #[serde(default)]
+    pub arrays: Vec<RawArray>,
+    /// device-mapper layers over disks, arrays or other layers.
+    #[serde(default)]
+    pub layers: Vec<RawLayer>,
+    /// After the per-target tests, run each test on every disk at once.
+    #[serde(default)]
+    pub all_at_once: bool,
+}
+
+/// One md array as written.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawArray {
+    /// Its name, `[a-z0-9_-]{1,32}`.
+    pub name: String,
+    /// `linear`, `raid0`, `raid1`, `raid5`, `raid6` or `raid10`.
+    pub level: String,
+    /// Member disks, in order.
+    pub members: Vec<RawTarget>,
+    /// Chunk size (default 512k; a power of two, at least 4k).
+    #[serde(default)]
+    pub chunk: Option<Scalar>,
+    /// raid5/raid6: `left-asymmetric`, `left-symmetric` (default),
+    /// `right-asymmetric`, `right-symmetric`; raid10: `near2` (default),
+    /// `far2`, `offset2`.
+    #[serde(default)]
+    pub layout: Option<String>,
+}
+
+/// One device-mapper layer as written.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLayer {
+    /// Its name, `[a-z0-9_-]{1,32}`.
+    pub name: String,
+    /// `crypt` or `linear`.
+    pub kind: String,
+    /// What it sits on: an array's or layer's name, or a disk (path string,
+    /// or an object with one of `path`, `serial`, `wwn`).
+    pub on: RawTarget,
+    /// crypt: the cipher (only `aes-xts-plain64`, LUKS2's default).
+    #[serde(default)]
+    pub cipher: Option<String>,
+    /// crypt: key size in bits, 256 or 512 (default 512).
+    #[serde(default)]
+    pub key_bits: Option<u32>,
+    /// crypt: bypass the read workqueue.
+    #[serde(default)]
+    pub no_read_workqueue: Option<bool>,
+    /// crypt: bypass the write workqueue.
+    #[serde(default)]
+    pub no_write_workqueue: Option<bool>,
+    /// crypt: encryption sector size, 512 to 4096, a power of two (default 512).
+    #[serde(default)]
+    pub sector_size: Option<u32>,
+    /// linear: where the data starts on the device beneath (default 1M, as LVM).
+    #[serde(default)]
+    pub offset: Option<Scalar>,
 }
 
 /// The values of `on_finish`.
@@ -548,6 +608,9 @@ pub struct PlannedTarget {
     /// Permission to write, if granted (never for simulated disks, which
     /// need none).
     pub permit: Option<WritePermit>,
+    /// A second permit for the all-at-once run (the first is used up by the
+    /// target's own tests).
+    pub permit_all: Option<WritePermit>,
     /// The simulated disk, in `--simulate` mode.
     pub sim: Option<SimSpec>,
 }
@@ -568,6 +631,672 @@ pub struct Plan {
     pub targets: Vec<PlannedTarget>,
     /// Every test on every target, target by target.
     pub items: Vec<PlanItem>,
+    /// Arrays and layers, in the order they are assembled; their targets
+    /// come after every disk's in `targets`.
+    pub stacks: Vec<PlannedStack>,
+    /// Run each test on every disk at once after the per-target tests.
+    pub all_at_once: bool,
+}
+
+impl Plan {
+    /// The stack whose target is `ti`, if any.
+    pub fn stack_of(&self, ti: usize) -> Option<&PlannedStack> {
+        self.stacks.iter().find(|s| s.target == ti)
+    }
+
+    /// True if target `ti` is a disk (or file) rather than an array or layer.
+    pub fn is_disk(&self, ti: usize) -> bool {
+        self.stack_of(ti).is_none()
+    }
+}
+
+/// An md RAID level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Members concatenated.
+    Linear,
+    /// Striped.
+    Raid0,
+    /// Mirrored.
+    Raid1,
+    /// Striped with one parity.
+    Raid5,
+    /// Striped with two parities.
+    Raid6,
+    /// Striped mirrors.
+    Raid10,
+}
+
+impl Level {
+    /// Every level.
+    pub const ALL: [Level; 6] = [
+        Level::Linear,
+        Level::Raid0,
+        Level::Raid1,
+        Level::Raid5,
+        Level::Raid6,
+        Level::Raid10,
+    ];
+
+    /// The config's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Linear => "linear",
+            Level::Raid0 => "raid0",
+            Level::Raid1 => "raid1",
+            Level::Raid5 => "raid5",
+            Level::Raid6 => "raid6",
+            Level::Raid10 => "raid10",
+        }
+    }
+
+    /// The level a name gives.
+    pub fn from_name(n: &str) -> Option<Level> {
+        Level::ALL.into_iter().find(|l| l.name() == n)
+    }
+
+    /// The fewest members the level takes.
+    pub fn min_members(self) -> usize {
+        match self {
+            Level::Linear => 1,
+            Level::Raid0 | Level::Raid1 | Level::Raid10 => 2,
+            Level::Raid5 => 3,
+            Level::Raid6 => 4,
+        }
+    }
+
+    /// The layouts the level takes, the default first (none: no layout).
+    pub fn layouts(self) -> &'static [&'static str] {
+        match self {
+            Level::Raid5 | Level::Raid6 => &[
+                "left-symmetric",
+                "left-asymmetric",
+                "right-asymmetric",
+                "right-symmetric",
+            ],
+            Level::Raid10 => &["near2", "far2", "offset2"],
+            _ => &[],
+        }
+    }
+}
+
+/// The default chunk size, bytes.
+pub const DEFAULT_CHUNK: u32 = 512 << 10;
+/// The default offset of a linear layer, bytes (LVM's data starts at 1 MiB).
+pub const DEFAULT_LINEAR_OFFSET: u64 = 1 << 20;
+/// The one cipher a crypt layer takes (LUKS2's default).
+pub const CIPHER: &str = "aes-xts-plain64";
+
+/// What a stack is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StackKind {
+    /// An md array over member disks.
+    Array {
+        /// The level.
+        level: Level,
+        /// Chunk size, bytes.
+        chunk_bytes: u32,
+        /// The layout, for raid5/6/10.
+        layout: Option<&'static str>,
+        /// The members, in order: indices into [`Plan::targets`].
+        members: Vec<usize>,
+    },
+    /// A dm-crypt layer.
+    Crypt {
+        /// The cipher.
+        cipher: String,
+        /// Key size, bits.
+        key_bits: u32,
+        /// `no_read_workqueue`.
+        no_read_workqueue: bool,
+        /// `no_write_workqueue`.
+        no_write_workqueue: bool,
+        /// Encryption sector size, bytes.
+        sector_size: u32,
+        /// The device beneath: an index into [`Plan::targets`].
+        on: usize,
+    },
+    /// A dm linear layer.
+    Linear {
+        /// Where its data starts on the device beneath, bytes.
+        offset_bytes: u64,
+        /// The device beneath: an index into [`Plan::targets`].
+        on: usize,
+    },
+}
+
+/// An array or a layer of the plan; assembled in the order of
+/// [`Plan::stacks`] (everything beneath a stack comes before it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedStack {
+    /// Its name in the config.
+    pub name: String,
+    /// Its target: an index into [`Plan::targets`] (path `md:NAME` or
+    /// `dm:NAME` until assembled).
+    pub target: usize,
+    /// What it is.
+    pub kind: StackKind,
+    /// Every disk beneath it (through other stacks too), indices into
+    /// [`Plan::targets`].
+    pub disks: Vec<usize>,
+    /// Where the config defines it (`arrays[0]`, `layers[1]`).
+    pub at: String,
+}
+
+impl PlannedStack {
+    /// The targets right beneath it.
+    pub fn under(&self) -> Vec<usize> {
+        match &self.kind {
+            StackKind::Array { members, .. } => members.clone(),
+            StackKind::Crypt { on, .. } | StackKind::Linear { on, .. } => vec![*on],
+        }
+    }
+}
+
+fn check_name(n: &str, at: &str) -> Result<(), ConfigError> {
+    let ok = (1..=32).contains(&n.len())
+        && n.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        err(format!(
+            "{at}.name: {n:?} is not a stack name; expected 1 to 32 characters of a-z, 0-9, _ and -"
+        ))
+    }
+}
+
+/// An array before its target exists: level, chunk, layout, members.
+type Pending = (Level, u32, Option<&'static str>, Vec<usize>);
+
+/// Where a layer sits while the layers are being ordered.
+#[derive(Clone)]
+enum On {
+    Disk(usize),
+    Array(usize),
+    Layer(usize),
+}
+
+/// Resolve a stack member or a layer's disk to a target index, adding it to
+/// `targets` if not already there; a disk already in a stack is an error.
+fn member_target(
+    r: &TargetRef,
+    at: &str,
+    ov: &Overrides,
+    never: &[String],
+    targets: &mut Vec<PlannedTarget>,
+    used: &mut Vec<(usize, String)>,
+) -> Result<usize, ConfigError> {
+    let t = if ov.simulate {
+        sim_target(r, at)?
+    } else {
+        real_target(r, at)?
+    };
+    if let Some(n) = never.iter().find(|n| on_disk(&t.info.path, n)) {
+        return err(format!(
+            "{at}: {:?} is on the boot stick {n}; expected another disk (the stick is never a member)",
+            t.info.path
+        ));
+    }
+    let ti = match targets
+        .iter()
+        .position(|o| o.info.path == t.info.path || same_file(&o.info.path, &t.info.path))
+    {
+        Some(i) => i,
+        None => {
+            targets.push(t);
+            targets.len() - 1
+        }
+    };
+    if let Some((_, first)) = used.iter().find(|(i, _)| *i == ti) {
+        return err(format!(
+            "{at}: {:?} is already used by {first}; expected each disk in one array or layer",
+            targets[ti].info.path
+        ));
+    }
+    used.push((ti, at.to_string()));
+    Ok(ti)
+}
+
+/// Resolve `arrays` and `layers`: member disks join `targets` (each disk
+/// that is a member is a target too), then one target per stack is
+/// appended, in dependency order. Every error is found before anything is
+/// assembled.
+fn resolve_stacks(
+    raw: &RawConfig,
+    ov: &Overrides,
+    never: &[String],
+    targets: &mut Vec<PlannedTarget>,
+) -> Result<Vec<PlannedStack>, ConfigError> {
+    if raw.arrays.is_empty() && raw.layers.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Names: valid and unique over arrays and layers.
+    let mut names: Vec<(String, String)> = Vec::new();
+    let all = raw
+        .arrays
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.name.clone(), format!("arrays[{i}]")))
+        .chain(
+            raw.layers
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (l.name.clone(), format!("layers[{i}]"))),
+        );
+    for (n, at) in all {
+        check_name(&n, &at)?;
+        if let Some((_, first)) = names.iter().find(|(m, _)| *m == n) {
+            return err(format!(
+                "{at}.name: {n:?} is already the name of {first}; expected a unique name"
+            ));
+        }
+        names.push((n, at));
+    }
+
+    let mut used: Vec<(usize, String)> = Vec::new();
+    let mut arrays: Vec<Pending> = Vec::new();
+    for (i, a) in raw.arrays.iter().enumerate() {
+        let at = format!("arrays[{i}]");
+        let Some(level) = Level::from_name(&a.level) else {
+            let all: Vec<&str> = Level::ALL.iter().map(|l| l.name()).collect();
+            return err(format!(
+                "{at}.level: {:?} is not a level; expected one of {}",
+                a.level,
+                all.join(", ")
+            ));
+        };
+        let chunk = match &a.chunk {
+            None => DEFAULT_CHUNK,
+            Some(v) => {
+                let c = size_of(v, &format!("{at}.chunk"))?;
+                match u32::try_from(c) {
+                    Ok(c) if c.is_power_of_two() && c >= 4096 => c,
+                    _ => {
+                        return err(format!(
+                        "{at}.chunk: {v} is not a chunk size; expected a power of two from 4k to 2G (e.g. 64k, 512k)"
+                    ))
+                    }
+                }
+            }
+        };
+        let layout = match (&a.layout, level.layouts()) {
+            (None, []) => None,
+            (None, l) => Some(l[0]),
+            (Some(v), []) => {
+                return err(format!(
+                    "{at}.layout: {v:?} is not taken by {}; expected no layout (only raid5, raid6 and raid10 have one)",
+                    level.name()
+                ))
+            }
+            (Some(v), l) => match l.iter().find(|x| **x == v.as_str()) {
+                Some(x) => Some(*x),
+                None => {
+                    return err(format!(
+                        "{at}.layout: {v:?} is not a {} layout; expected one of {}",
+                        level.name(),
+                        l.join(", ")
+                    ))
+                }
+            },
+        };
+        if a.members.len() < level.min_members() {
+            return err(format!(
+                "{at}.members: {} member(s) are too few for {}; expected at least {}",
+                a.members.len(),
+                level.name(),
+                level.min_members()
+            ));
+        }
+        let mut members = Vec::new();
+        for (j, m) in a.members.iter().enumerate() {
+            let mat = format!("{at}.members[{j}]");
+            let r = m.to_ref(&mat)?;
+            if let TargetRef::Path(p) = &r {
+                if names.iter().any(|(n, _)| n == p) {
+                    return err(format!(
+                        "{mat}: {p:?} is an array or layer; expected a disk (members are disks)"
+                    ));
+                }
+            }
+            members.push(member_target(&r, &mat, ov, never, targets, &mut used)?);
+        }
+        arrays.push((level, chunk, layout, members));
+    }
+
+    // Layers: what each sits on.
+    let mut ons: Vec<On> = Vec::new();
+    for (i, l) in raw.layers.iter().enumerate() {
+        let at = format!("layers[{i}].on");
+        let r = l.on.to_ref(&at)?;
+        let named = match &r {
+            TargetRef::Path(p) => raw
+                .arrays
+                .iter()
+                .position(|a| a.name == *p)
+                .map(On::Array)
+                .or_else(|| raw.layers.iter().position(|x| x.name == *p).map(On::Layer)),
+            _ => None,
+        };
+        let on = match (named, &r) {
+            (Some(on), _) => on,
+            (None, TargetRef::Path(p)) if !p.contains('/') && !p.starts_with("sim:") => {
+                let known: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
+                return err(format!(
+                    "{at}: {p:?} is not an array, a layer or a disk; expected one of {} or a disk path",
+                    known.join(", ")
+                ));
+            }
+            (None, _) => On::Disk(member_target(&r, &at, ov, never, targets, &mut used)?),
+        };
+        ons.push(on);
+    }
+    // Order the layers: each after what it sits on; a loop is an error.
+    let mut order: Vec<usize> = Vec::new();
+    while order.len() < raw.layers.len() {
+        let next = (0..raw.layers.len()).find(|i| {
+            !order.contains(i)
+                && match ons[*i] {
+                    On::Layer(j) => order.contains(&j),
+                    _ => true,
+                }
+        });
+        match next {
+            Some(i) => order.push(i),
+            None => {
+                let start = (0..raw.layers.len()).find(|i| !order.contains(i)).unwrap_or(0);
+                // Follow "on" from a layer that cannot be placed until a layer repeats.
+                let mut path = vec![start];
+                let mut cur = start;
+                while let On::Layer(j) = ons[cur] {
+                    if let Some(k) = path.iter().position(|x| *x == j) {
+                        path.drain(..k);
+                        path.push(j);
+                        break;
+                    }
+                    path.push(j);
+                    cur = j;
+                }
+                let first = path[0];
+                let chain: Vec<&str> = path.iter().map(|i| raw.layers[*i].name.as_str()).collect();
+                return err(format!(
+                    "layers[{first}].on: {:?} makes a cycle ({}); expected layers that stack without a loop",
+                    raw.layers[first].on.0.path.clone().unwrap_or_default(),
+                    chain.join(" -> ")
+                ));
+            }
+        }
+    }
+
+    // The stacks' targets, arrays first, then the layers in order.
+    let mut stacks: Vec<PlannedStack> = Vec::new();
+    let mut array_target: Vec<usize> = Vec::new();
+    let mut layer_target: Vec<Option<usize>> = vec![None; raw.layers.len()];
+    for (i, (level, chunk_bytes, layout, members)) in arrays.into_iter().enumerate() {
+        let gs: Vec<Geometry> = members.iter().map(|m| targets[*m].geometry).collect();
+        let geometry = array_geometry(level, chunk_bytes, &gs);
+        let name = raw.arrays[i].name.clone();
+        targets.push(stack_target(&name, "md", geometry));
+        array_target.push(targets.len() - 1);
+        stacks.push(PlannedStack {
+            name,
+            target: targets.len() - 1,
+            disks: members.clone(),
+            kind: StackKind::Array {
+                level,
+                chunk_bytes,
+                layout,
+                members,
+            },
+            at: format!("arrays[{i}]"),
+        });
+    }
+    for i in order {
+        let l = &raw.layers[i];
+        let at = format!("layers[{i}]");
+        let on = match ons[i] {
+            On::Disk(t) => t,
+            On::Array(a) => array_target[a],
+            On::Layer(j) => layer_target[j].unwrap_or_default(),
+        };
+        let disks = match stacks.iter().find(|s| s.target == on) {
+            Some(s) => s.disks.clone(),
+            None => vec![on],
+        };
+        let under = targets[on].geometry;
+        let (kind, geometry) = layer(l, &at, on, under, &targets[on].info.path)?;
+        targets.push(stack_target(&l.name, "dm", geometry));
+        layer_target[i] = Some(targets.len() - 1);
+        stacks.push(PlannedStack {
+            name: l.name.clone(),
+            target: targets.len() - 1,
+            kind,
+            disks,
+            at,
+        });
+    }
+    for st in &stacks {
+        targets[st.target].info.stack = Some(stack_info(targets, st));
+    }
+    Ok(stacks)
+}
+
+/// What the results record of a stack: its kind, what it is built of (by
+/// the targets' paths), options, and how it differs from what mdadm,
+/// cryptsetup or LVM would build.
+pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
+    let path = |i: &usize| targets[*i].info.path.clone();
+    let mut info = StackInfo {
+        name: st.name.clone(),
+        ..StackInfo::default()
+    };
+    match &st.kind {
+        StackKind::Array {
+            level,
+            chunk_bytes,
+            layout,
+            members,
+        } => {
+            info.kind = "md".to_string();
+            info.level = level.name().to_string();
+            info.members = members.iter().map(path).collect();
+            info.chunk_bytes = Some(u64::from(*chunk_bytes));
+            info.layout = layout.map(str::to_string);
+            info.notes = vec![
+                "no write-intent bitmap (mdadm's default has one)".to_string(),
+                "no superblock, assembled clean: no resync ran".to_string(),
+            ];
+        }
+        StackKind::Crypt {
+            cipher,
+            key_bits,
+            no_read_workqueue,
+            no_write_workqueue,
+            sector_size,
+            on,
+        } => {
+            info.kind = "dm".to_string();
+            info.level = "crypt".to_string();
+            info.on = Some(path(on));
+            for (k, v) in [
+                ("cipher", cipher.clone()),
+                ("key_bits", key_bits.to_string()),
+                ("no_read_workqueue", no_read_workqueue.to_string()),
+                ("no_write_workqueue", no_write_workqueue.to_string()),
+                ("sector_size", sector_size.to_string()),
+            ] {
+                info.options.insert(k.to_string(), v);
+            }
+            info.notes = vec!["plain dm-crypt with a random key: no LUKS header (cryptsetup writes one)".to_string()];
+        }
+        StackKind::Linear { offset_bytes, on } => {
+            info.kind = "dm".to_string();
+            info.level = "linear".to_string();
+            info.on = Some(path(on));
+            info.options
+                .insert("offset_bytes".to_string(), offset_bytes.to_string());
+        }
+    }
+    info
+}
+
+/// A layer's options checked, and its geometry from the device beneath.
+fn layer(
+    l: &RawLayer,
+    at: &str,
+    on: usize,
+    under: Geometry,
+    under_path: &str,
+) -> Result<(StackKind, Geometry), ConfigError> {
+    let crypt_only = [
+        ("cipher", l.cipher.is_some()),
+        ("key_bits", l.key_bits.is_some()),
+        ("no_read_workqueue", l.no_read_workqueue.is_some()),
+        ("no_write_workqueue", l.no_write_workqueue.is_some()),
+        ("sector_size", l.sector_size.is_some()),
+    ];
+    match l.kind.as_str() {
+        "crypt" => {
+            if l.offset.is_some() {
+                return err(format!(
+                    "{at}.offset: given for a crypt layer; expected offset only on a linear layer"
+                ));
+            }
+            let cipher = l.cipher.clone().unwrap_or_else(|| CIPHER.to_string());
+            if cipher != CIPHER {
+                return err(format!("{at}.cipher: {cipher:?} is not supported; expected {CIPHER:?}"));
+            }
+            let key_bits = l.key_bits.unwrap_or(512);
+            if key_bits != 256 && key_bits != 512 {
+                return err(format!(
+                    "{at}.key_bits: {key_bits} is not an {CIPHER} key size; expected 256 or 512"
+                ));
+            }
+            let sector_size = l.sector_size.unwrap_or(512);
+            if !(sector_size.is_power_of_two() && (512..=4096).contains(&sector_size)) {
+                return err(format!(
+                    "{at}.sector_size: {sector_size} is not a crypt sector size; expected 512, 1024, 2048 or 4096"
+                ));
+            }
+            let g = Geometry {
+                size: under.size / u64::from(sector_size) * u64::from(sector_size),
+                logical_block: under.logical_block.max(sector_size),
+                physical_block: under.physical_block.max(sector_size),
+            };
+            Ok((
+                StackKind::Crypt {
+                    cipher,
+                    key_bits,
+                    no_read_workqueue: l.no_read_workqueue.unwrap_or(false),
+                    no_write_workqueue: l.no_write_workqueue.unwrap_or(false),
+                    sector_size,
+                    on,
+                },
+                g,
+            ))
+        }
+        "linear" => {
+            if let Some((k, _)) = crypt_only.iter().find(|(_, given)| *given) {
+                return err(format!(
+                    "{at}.{k}: given for a linear layer; expected {k} only on a crypt layer"
+                ));
+            }
+            let offset_bytes = match &l.offset {
+                None => DEFAULT_LINEAR_OFFSET,
+                Some(v) => size_of(v, &format!("{at}.offset"))?,
+            };
+            if offset_bytes % 512 != 0 || offset_bytes >= under.size {
+                return err(format!(
+                    "{at}.offset: {offset_bytes} B does not fit {under_path} ({} B); expected a multiple of 512 below its size",
+                    under.size
+                ));
+            }
+            Ok((
+                StackKind::Linear { offset_bytes, on },
+                Geometry {
+                    size: under.size - offset_bytes,
+                    ..under
+                },
+            ))
+        }
+        k => err(format!(
+            "{at}.kind: {k:?} is not a layer kind; expected crypt or linear"
+        )),
+    }
+}
+
+/// The expected geometry of an array of members `gs` (replaced by the
+/// kernel's once assembled).
+fn array_geometry(level: Level, chunk: u32, gs: &[Geometry]) -> Geometry {
+    let c = u64::from(chunk);
+    let min = gs.iter().map(|g| g.size / c * c).min().unwrap_or(0);
+    let n = gs.len() as u64;
+    let size = match level {
+        Level::Linear => gs.iter().map(|g| g.size).sum(),
+        Level::Raid0 => gs.iter().map(|g| g.size / c * c).sum(),
+        Level::Raid1 => min,
+        Level::Raid5 => min * n.saturating_sub(1),
+        Level::Raid6 => min * n.saturating_sub(2),
+        Level::Raid10 => min * n / 2,
+    };
+    Geometry {
+        size,
+        logical_block: gs.iter().map(|g| g.logical_block).max().unwrap_or(512),
+        physical_block: gs.iter().map(|g| g.physical_block).max().unwrap_or(512),
+    }
+}
+
+fn stack_target(name: &str, kind: &str, geometry: Geometry) -> PlannedTarget {
+    PlannedTarget {
+        info: TargetInfo {
+            path: format!("{kind}:{name}"),
+            kind: kind.to_string(),
+            name: Some(name.to_string()),
+            size_bytes: geometry.size,
+            logical_block_size: geometry.logical_block,
+            physical_block_size: geometry.physical_block,
+            ..TargetInfo::default()
+        },
+        geometry,
+        permit: None,
+        permit_all: None,
+        sim: None,
+    }
+}
+
+/// The action of one test on a target of geometry `g`, `writable` or not
+/// (`refusal` says why not).
+fn action_for(spec: &TestSpec, g: &Geometry, writable: bool, refusal: Option<&str>) -> Result<Action, PlanError> {
+    let steps = expand(spec, g)?;
+    Ok(if spec.workload.writes() && !writable {
+        Action::Skip(refusal.unwrap_or("writes refused").to_string())
+    } else {
+        Action::Run(steps)
+    })
+}
+
+/// Once a stack is assembled: its target takes the device's path, kind and
+/// geometry, and its tests are expanded again for that geometry (a test
+/// that no longer fits is skipped, saying why).
+pub fn assembled(plan: &mut Plan, ti: usize, path: &str, g: Geometry) {
+    let t = &mut plan.targets[ti];
+    t.info.path = path.to_string();
+    t.info.size_bytes = g.size;
+    t.info.logical_block_size = g.logical_block;
+    t.info.physical_block_size = g.physical_block;
+    t.geometry = g;
+    let (writable, refusal) = (t.info.writable, t.info.write_refusal.clone());
+    // Every stack's record names the devices beneath by their paths now.
+    for st in &plan.stacks {
+        let info = stack_info(&plan.targets, st);
+        plan.targets[st.target].info.stack = Some(info);
+    }
+    for item in plan.items.iter_mut().filter(|it| it.target == ti) {
+        item.action = match action_for(&item.spec, &g, writable, refusal.as_deref()) {
+            Ok(a) => a,
+            Err(e) => Action::Skip(format!("does not fit this target: {e}")),
+        };
+    }
 }
 
 /// Load a config file (or none: `--profile` alone) and validate it into a plan.
@@ -610,13 +1339,14 @@ pub fn target_refs(raw: &RawConfig, ov: &Overrides) -> Result<Vec<(TargetRef, St
             refs.push((TargetRef::Path(t.clone()), "--target".to_string()));
         }
     }
-    if refs.is_empty() && ov.simulate {
+    let stacked = !(raw.arrays.is_empty() && raw.layers.is_empty());
+    if refs.is_empty() && ov.simulate && !stacked {
         refs = DEFAULT_SIM_TARGETS
             .iter()
             .map(|p| (TargetRef::Path((*p).to_string()), "--simulate".to_string()))
             .collect();
     }
-    if refs.is_empty() {
+    if refs.is_empty() && !stacked {
         return err("targets: none given; expected \"targets\" in the config or --target PATH");
     }
     Ok(refs)
@@ -663,7 +1393,7 @@ pub fn plan_with(
     if let Some(v) = &raw.on_finish {
         check_on_finish(v, "on_finish")?;
     }
-    if refs.is_empty() {
+    if refs.is_empty() && raw.arrays.is_empty() && raw.layers.is_empty() {
         return err("targets: none; expected at least one disk to benchmark");
     }
 
@@ -706,36 +1436,55 @@ pub fn plan_with(
         }
         targets.push(t);
     }
+    let stacks = resolve_stacks(raw, ov, never, &mut targets)?;
 
     let mut items = Vec::new();
-    for (ti, t) in targets.iter_mut().enumerate() {
-        let wants_write = tests.iter().any(|(s, _)| s.workload.writes());
-        if wants_write && t.sim.is_none() {
-            match safety::grant(
-                destructive.as_ref(),
-                &t.info.path,
-                t.info.serial.as_deref(),
-                t.info.wwn.as_deref(),
-            ) {
-                Ok(p) => t.permit = Some(p),
-                Err(r) => t.info.write_refusal = Some(r.to_string()),
+    let wants_write = tests.iter().any(|(s, _)| s.workload.writes());
+    for ti in 0..targets.len() {
+        if let Some(st) = stacks.iter().find(|s| s.target == ti) {
+            // Writable only if every disk beneath is; the refusal names the
+            // first disk that is not.
+            let refused = st.disks.iter().find(|d| !targets[**d].info.writable);
+            let refusal = refused.map(|d| {
+                let m = &targets[*d].info;
+                format!(
+                    "writes refused: member {} is not writable ({})",
+                    m.path,
+                    m.write_refusal.as_deref().unwrap_or("writes refused")
+                )
+            });
+            let t = &mut targets[ti];
+            t.info.writable = refused.is_none();
+            if wants_write {
+                t.info.write_refusal = refusal;
             }
-        }
-        t.info.writable = t.sim.is_some() || t.permit.is_some();
-        for (spec, origin) in &tests {
-            let action = match expand(spec, &t.geometry) {
-                Ok(steps) => {
-                    if spec.workload.writes() && !t.info.writable {
-                        Action::Skip(
-                            t.info
-                                .write_refusal
-                                .clone()
-                                .unwrap_or_else(|| "writes refused".to_string()),
-                        )
-                    } else {
-                        Action::Run(steps)
+        } else {
+            let t = &mut targets[ti];
+            if wants_write && t.sim.is_none() {
+                let grant = || {
+                    safety::grant(
+                        destructive.as_ref(),
+                        &t.info.path,
+                        t.info.serial.as_deref(),
+                        t.info.wwn.as_deref(),
+                    )
+                };
+                match grant() {
+                    Ok(p) => {
+                        t.permit = Some(p);
+                        if raw.all_at_once {
+                            t.permit_all = grant().ok();
+                        }
                     }
+                    Err(r) => t.info.write_refusal = Some(r.to_string()),
                 }
+            }
+            t.info.writable = t.sim.is_some() || t.permit.is_some();
+        }
+        let t = &targets[ti];
+        for (spec, origin) in &tests {
+            let action = match action_for(spec, &t.geometry, t.info.writable, t.info.write_refusal.as_deref()) {
+                Ok(a) => a,
                 Err(e) => match origin {
                     Origin::User(i) => {
                         let field = match &e {
@@ -764,6 +1513,8 @@ pub fn plan_with(
         simulated: ov.simulate,
         targets,
         items,
+        stacks,
+        all_at_once: raw.all_at_once,
     })
 }
 
@@ -808,6 +1559,7 @@ fn sim_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
         info,
         geometry,
         permit: None,
+        permit_all: None,
         sim: Some(sim),
     })
 }
@@ -844,6 +1596,7 @@ fn real_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
         info,
         geometry,
         permit: None,
+        permit_all: None,
         sim: None,
     })
 }
@@ -908,6 +1661,9 @@ pub fn describe_plan(plan: &Plan) -> String {
             i.physical_block_size,
             if i.writable { "yes".to_string() } else { format!("no{}", i.write_refusal.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()) }
         );
+        if let Some(st) = plan.stack_of(ti) {
+            let _ = writeln!(s, "  {}", stack_line(plan, st));
+        }
         for (n, item) in plan.items.iter().filter(|it| it.target == ti).enumerate() {
             let _ = write!(
                 s,
@@ -942,6 +1698,46 @@ pub fn describe_plan(plan: &Plan) -> String {
         }
     }
     s
+}
+
+/// A stack in words: `raid0 "r0" of /dev/sdb, /dev/sdc, chunk 524288 B`.
+pub fn stack_line(plan: &Plan, st: &PlannedStack) -> String {
+    let path = |i: &usize| plan.targets[*i].info.path.clone();
+    match &st.kind {
+        StackKind::Array {
+            level,
+            chunk_bytes,
+            layout,
+            members,
+        } => format!(
+            "array {:?}: {} of {}, chunk {chunk_bytes} B{}",
+            st.name,
+            level.name(),
+            members.iter().map(path).collect::<Vec<_>>().join(", "),
+            layout.map(|l| format!(", layout {l}")).unwrap_or_default()
+        ),
+        StackKind::Crypt {
+            cipher,
+            key_bits,
+            no_read_workqueue,
+            no_write_workqueue,
+            sector_size,
+            on,
+        } => format!(
+            "layer {:?}: crypt {cipher} ({key_bits}-bit random key, sector {sector_size} B{}{}) on {}",
+            st.name,
+            if *no_read_workqueue { ", no_read_workqueue" } else { "" },
+            if *no_write_workqueue {
+                ", no_write_workqueue"
+            } else {
+                ""
+            },
+            path(on)
+        ),
+        StackKind::Linear { offset_bytes, on } => {
+            format!("layer {:?}: linear at offset {offset_bytes} B on {}", st.name, path(on))
+        }
+    }
 }
 
 #[allow(clippy::cast_precision_loss)] // display only
@@ -1233,5 +2029,366 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    fn sim() -> Overrides {
+        Overrides {
+            simulate: true,
+            ..Overrides::default()
+        }
+    }
+
+    fn stacked(extra: &str) -> Result<Plan, ConfigError> {
+        let text =
+            format!(r#"{{"tests":[{{"workload":"seq_read","runtime":"50ms"}}],"targets":["sim:hdd:1G"]{extra}}}"#);
+        validate(&parse(&text, "t.json")?, "t.json", &sim())
+    }
+
+    #[test]
+    fn stacks_resolve_in_dependency_order_and_members_are_targets() {
+        let p = stacked(
+            r#","arrays":[{"name":"r0","level":"raid0","members":["sim:ssd:64M","sim:ssd:32M"],"chunk":"64k"},
+                           {"name":"r5","level":"raid5","members":["sim:ssd:16M","sim:ssd:17M","sim:ssd:18M"]}],
+               "layers":[{"name":"lv","kind":"linear","on":"secure"},
+                         {"name":"secure","kind":"crypt","on":"r0","sector_size":4096},
+                         {"name":"raw","kind":"linear","on":"sim:ssd:8M","offset":"4k"}],
+               "all_at_once":true"#,
+        )
+        .unwrap();
+        let names: Vec<&str> = p.stacks.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, vec!["r0", "r5", "secure", "lv", "raw"]);
+        let paths: Vec<&str> = p.targets.iter().map(|t| t.info.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            vec![
+                "sim:hdd:1G",
+                "sim:ssd:64M",
+                "sim:ssd:32M",
+                "sim:ssd:16M",
+                "sim:ssd:17M",
+                "sim:ssd:18M",
+                "sim:ssd:8M",
+                "md:r0",
+                "md:r5",
+                "dm:secure",
+                "dm:lv",
+                "dm:raw"
+            ]
+        );
+        assert!(p.all_at_once);
+        // Every target, member disk or stack, has the plan's test.
+        for ti in 0..p.targets.len() {
+            assert_eq!(p.items.iter().filter(|it| it.target == ti).count(), 1, "{ti}");
+        }
+        let r0 = &p.stacks[0];
+        assert_eq!(
+            r0.kind,
+            StackKind::Array {
+                level: Level::Raid0,
+                chunk_bytes: 65536,
+                layout: None,
+                members: vec![1, 2]
+            }
+        );
+        // raid0: the members' sizes added; raid5: (N-1) x the smallest.
+        assert_eq!(p.targets[7].geometry.size, 96 << 20);
+        assert_eq!(p.targets[8].geometry.size, 2 * (16 << 20));
+        assert_eq!(
+            p.stacks[1].kind,
+            StackKind::Array {
+                level: Level::Raid5,
+                chunk_bytes: DEFAULT_CHUNK,
+                layout: Some("left-symmetric"),
+                members: vec![3, 4, 5]
+            }
+        );
+        // Layers: on the right target, with the disks beneath.
+        assert!(matches!(
+            p.stacks[2].kind,
+            StackKind::Crypt {
+                on: 7,
+                sector_size: 4096,
+                key_bits: 512,
+                ..
+            }
+        ));
+        assert_eq!(
+            p.stacks[3].kind,
+            StackKind::Linear {
+                offset_bytes: 1 << 20,
+                on: 9
+            }
+        );
+        assert_eq!(p.stacks[3].disks, vec![1, 2]);
+        assert_eq!(p.stacks[4].disks, vec![6]);
+        assert_eq!(p.targets[10].geometry.size, (96 << 20) - (1 << 20));
+        assert_eq!(p.targets[9].geometry.logical_block, 4096);
+        let info = p.targets[10].info.stack.clone().unwrap();
+        assert_eq!(
+            (info.kind.as_str(), info.level.as_str(), info.on.as_deref()),
+            ("dm", "linear", Some("dm:secure"))
+        );
+        let info = p.targets[7].info.stack.clone().unwrap();
+        assert_eq!(info.members, vec!["sim:ssd:64M", "sim:ssd:32M"]);
+        assert!(info.notes.iter().any(|n| n.contains("write-intent bitmap")));
+        let text = describe_plan(&p);
+        assert!(
+            text.contains("array \"r0\": raid0 of sim:ssd:64M, sim:ssd:32M, chunk 65536 B"),
+            "{text}"
+        );
+        assert!(
+            text.contains("layer \"lv\": linear at offset 1048576 B on dm:secure"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn each_invalid_stack_gives_its_error() {
+        let two = r#""members":["sim:ssd:64M","sim:ssd:32M"]"#;
+        let cases = [
+            (
+                r#","arrays":[{"name":"r0","level":"raid0","members":["sim:ssd:64M","sim:tape:1G"]}]"#.to_string(),
+                "arrays[0].members[1]: \"sim:tape:1G\" is not a simulated disk",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"a","level":"raid1",{two}}},{{"name":"b","level":"raid1","members":["sim:ssd:32M","sim:ssd:16M"]}}]"#),
+                "arrays[1].members[0]: \"sim:ssd:32M\" is already used by arrays[0].members[1]; expected each disk in one array or layer",
+            ),
+            (
+                r#","arrays":[{"name":"a","level":"raid1","members":["sim:ssd:32M","sim:ssd:32M"]}]"#.to_string(),
+                "arrays[0].members[1]: \"sim:ssd:32M\" is already used by arrays[0].members[0]",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r5","level":"raid5",{two}}}]"#),
+                "arrays[0].members: 2 member(s) are too few for raid5; expected at least 3",
+            ),
+            (
+                r#","arrays":[{"name":"r6","level":"raid6","members":["sim:ssd:1M","sim:ssd:2M","sim:ssd:3M"]}]"#.to_string(),
+                "arrays[0].members: 3 member(s) are too few for raid6; expected at least 4",
+            ),
+            (
+                r#","arrays":[{"name":"r1","level":"raid1","members":["sim:ssd:1M"]}]"#.to_string(),
+                "arrays[0].members: 1 member(s) are too few for raid1; expected at least 2",
+            ),
+            (
+                r#","layers":[{"name":"a","kind":"linear","on":"b"},{"name":"b","kind":"linear","on":"a"}]"#.to_string(),
+                "layers[0].on: \"b\" makes a cycle (a -> b -> a); expected layers that stack without a loop",
+            ),
+            (
+                r#","layers":[{"name":"a","kind":"linear","on":"a"}]"#.to_string(),
+                "layers[0].on: \"a\" makes a cycle (a -> a)",
+            ),
+            (
+                r#","layers":[{"name":"a","kind":"linear","on":"r9"}]"#.to_string(),
+                "layers[0].on: \"r9\" is not an array, a layer or a disk; expected one of a or a disk path",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"96k",{two}}}]"#),
+                "arrays[0].chunk: \"96k\" is not a chunk size; expected a power of two",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"2k",{two}}}]"#),
+                "arrays[0].chunk: \"2k\" is not a chunk size",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r0","level":"raid0",{two}}}],"layers":[{{"name":"r0","kind":"crypt","on":"r0"}}]"#),
+                "layers[0].name: \"r0\" is already the name of arrays[0]; expected a unique name",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"R 0","level":"raid0",{two}}}]"#),
+                "arrays[0].name: \"R 0\" is not a stack name",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r","level":"raid7",{two}}}]"#),
+                "arrays[0].level: \"raid7\" is not a level; expected one of linear, raid0",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r","level":"raid10","layout":"far3",{two}}}]"#),
+                "arrays[0].layout: \"far3\" is not a raid10 layout; expected one of near2, far2, offset2",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r","level":"raid0","layout":"near2",{two}}}]"#),
+                "arrays[0].layout: \"near2\" is not taken by raid0",
+            ),
+            (
+                r#","layers":[{"name":"c","kind":"crypt","on":"sim:ssd:8M","key_bits":384}]"#.to_string(),
+                "layers[0].key_bits: 384 is not an aes-xts-plain64 key size; expected 256 or 512",
+            ),
+            (
+                r#","layers":[{"name":"c","kind":"crypt","on":"sim:ssd:8M","cipher":"des"}]"#.to_string(),
+                "layers[0].cipher: \"des\" is not supported",
+            ),
+            (
+                r#","layers":[{"name":"c","kind":"crypt","on":"sim:ssd:8M","offset":"1M"}]"#.to_string(),
+                "layers[0].offset: given for a crypt layer",
+            ),
+            (
+                r#","layers":[{"name":"c","kind":"linear","on":"sim:ssd:8M","sector_size":4096}]"#.to_string(),
+                "layers[0].sector_size: given for a linear layer",
+            ),
+            (
+                r#","layers":[{"name":"c","kind":"linear","on":"sim:ssd:8M","offset":"8M"}]"#.to_string(),
+                "layers[0].offset: 8388608 B does not fit sim:ssd:8M",
+            ),
+            (
+                r#","layers":[{"name":"c","kind":"mirror","on":"sim:ssd:8M"}]"#.to_string(),
+                "layers[0].kind: \"mirror\" is not a layer kind; expected crypt or linear",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r0","level":"raid0",{two}}}],"layers":[{{"name":"c","kind":"crypt","on":"sim:ssd:64M"}}]"#),
+                "layers[0].on: \"sim:ssd:64M\" is already used by arrays[0].members[0]",
+            ),
+            (
+                r#","arrays":[{"name":"r0","level":"raid0","members":["r1","sim:ssd:1M"]},{"name":"r1","level":"raid0","members":["sim:ssd:2M","sim:ssd:3M"]}]"#.to_string(),
+                "arrays[0].members[0]: \"r1\" is an array or layer; expected a disk",
+            ),
+        ];
+        for (extra, want) in &cases {
+            let e = stacked(extra).unwrap_err().0;
+            assert!(e.starts_with(want), "{extra}\n  got:  {e}\n  want: {want}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+        // The boot stick is never a member.
+        let raw = parse(
+            r#"{"profile":"quick","arrays":[{"name":"r","level":"raid1","members":["sim:ssd:8M","sim:ssd:9M"]}]}"#,
+            "t",
+        )
+        .unwrap();
+        let refs = vec![(TargetRef::Path("sim:hdd:1G".into()), "discovered".to_string())];
+        let e = plan_with(&raw, "t", &sim(), &refs, &["sim:ssd:9M".to_string()])
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("arrays[0].members[1]: \"sim:ssd:9M\" is on the boot stick"),
+            "{e}"
+        );
+        // Unknown keys are refused by the parser.
+        assert!(parse(
+            r#"{"arrays":[{"name":"r","level":"raid0","members":[],"stripe":1}]}"#,
+            "t"
+        )
+        .is_err());
+        assert!(parse(r#"{"layers":[{"name":"r","kind":"crypt","on":"x","key":"00"}]}"#, "t").is_err());
+    }
+
+    #[test]
+    fn writes_to_a_stack_need_every_member_writable() {
+        let t = crate::testutil::TempDir::new("stackperm");
+        let (a, b) = (t.0.join("a.img"), t.0.join("b.img"));
+        for f in [&a, &b] {
+            std::fs::write(f, vec![0u8; 4 << 20]).unwrap();
+        }
+        let (a, b) = (a.to_string_lossy().into_owned(), b.to_string_lossy().into_owned());
+        let plan_for = |named: &[&str]| {
+            let text = format!(
+                r#"{{"tests":[{{"workload":"seq_write","runtime":"50ms"}},{{"workload":"seq_read","runtime":"50ms"}}],
+                    "arrays":[{{"name":"r","level":"raid0","members":["{a}","{b}"],"chunk":"64k"}}],
+                    "layers":[{{"name":"l","kind":"linear","on":"r"}}],
+                    "all_at_once":true,
+                    "destructive":{{"confirm":"{}","targets":{}}}}}"#,
+                safety::CONFIRM_PHRASE,
+                serde_json::to_string(named).unwrap()
+            );
+            validate(&parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap()
+        };
+        let p = plan_for(&[&a]);
+        assert_eq!(p.targets.len(), 4);
+        assert!(p.targets[0].info.writable && p.targets[0].permit.is_some() && p.targets[0].permit_all.is_some());
+        assert!(!p.targets[1].info.writable);
+        for ti in [2, 3] {
+            let i = &p.targets[ti].info;
+            assert!(!i.writable, "{}", i.path);
+            let why = i.write_refusal.clone().unwrap();
+            assert!(why.contains(&format!("member {b} is not writable")), "{why}");
+            let write = p
+                .items
+                .iter()
+                .find(|it| it.target == ti && it.spec.workload.writes())
+                .unwrap();
+            assert!(matches!(&write.action, Action::Skip(r) if *r == why), "{write:?}");
+            let read = p
+                .items
+                .iter()
+                .find(|it| it.target == ti && !it.spec.workload.writes())
+                .unwrap();
+            assert!(matches!(read.action, Action::Run(_)));
+        }
+        let p = plan_for(&[&a, &b]);
+        for ti in 0..4 {
+            assert!(p.targets[ti].info.writable, "{ti}");
+            assert!(p
+                .items
+                .iter()
+                .filter(|it| it.target == ti)
+                .all(|it| matches!(it.action, Action::Run(_))));
+        }
+        // Once assembled, the target takes the device's path and geometry.
+        let mut p = p;
+        let g = Geometry {
+            size: 6 << 20,
+            logical_block: 512,
+            physical_block: 4096,
+        };
+        assembled(&mut p, 2, "/dev/md9", g);
+        assert_eq!(
+            (p.targets[2].info.path.as_str(), p.targets[2].geometry),
+            ("/dev/md9", g)
+        );
+        assert_eq!(
+            p.targets[3].info.stack.as_ref().unwrap().on.as_deref(),
+            Some("/dev/md9")
+        );
+        let tiny = Geometry {
+            size: 256,
+            logical_block: 512,
+            physical_block: 512,
+        };
+        assembled(&mut p, 3, "/dev/dm-0", tiny);
+        let acts: Vec<&Action> = p
+            .items
+            .iter()
+            .filter(|it| it.target == 3)
+            .map(|it| &it.action)
+            .collect();
+        assert!(
+            acts.iter()
+                .all(|a| matches!(a, Action::Skip(r) if r.starts_with("does not fit"))),
+            "{acts:?}"
+        );
+    }
+
+    #[test]
+    fn readme_stacks_example_parses_and_fits_the_schema() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        let at = readme.find("### Arrays and layers").expect("README has the section");
+        let start = at + readme[at..].find("```json\n").unwrap() + "```json\n".len();
+        let text = &readme[start..start + readme[start..].find("```").unwrap()];
+        let c = parse(text, "README").unwrap();
+        assert_eq!((c.arrays.len(), c.layers.len(), c.all_at_once), (2, 2, true));
+        let schema: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../schema/bootbench.config-1.schema.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let v = jsonschema::validator_for(&schema).unwrap();
+        let j: serde_json::Value = serde_json::from_str(text).unwrap();
+        let errors: Vec<String> = v.iter_errors(&j).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        let bad: serde_json::Value =
+            serde_json::from_str(r#"{"profile":"quick","arrays":[{"name":"R","level":"raid9","members":[]}]}"#)
+                .unwrap();
+        assert!(v.iter_errors(&bad).count() >= 2);
+        // The same example with simulated disks is a valid plan.
+        let sim_text = text
+            .replace("\"/dev/sdb\"", "\"sim:ssd:64M\"")
+            .replace("{\"serial\": \"SN1\"}", "\"sim:ssd:65M\"")
+            .replace("/dev/sdd", "sim:ssd:8M")
+            .replace("/dev/sde", "sim:ssd:9M")
+            .replace("/dev/sdf", "sim:ssd:10M");
+        let p = validate(&parse(&sim_text, "README").unwrap(), "README", &sim()).unwrap();
+        assert_eq!(p.stacks.len(), 4);
     }
 }
