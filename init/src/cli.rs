@@ -18,6 +18,7 @@ use crate::discover;
 use crate::engine::{DevTarget, ThreadedRunner};
 use crate::identity;
 use crate::sink;
+use crate::stacks;
 
 const USAGE: &str = "\
 usage:
@@ -199,6 +200,10 @@ fn run(a: &Args) -> i32 {
             return 2;
         }
     };
+    if let Err(e) = stacks::check_members_free(&plan) {
+        eprintln!("bootbench-init: {e}");
+        return 2;
+    }
     if let Some(out) = &a.out {
         if let Err(e) = sink::check_new(Path::new(out)) {
             eprintln!("bootbench-init: {e}");
@@ -277,6 +282,21 @@ pub fn new_doc(
 /// and the later targets' are `skipped`, `run.status` is `error`). The live
 /// command and the unattended run both use this.
 pub fn execute(plan: &mut Plan, progress: &mut dyn FnMut(&str), after_test: &mut dyn FnMut(&ResultDoc)) -> ResultDoc {
+    execute_with(plan, &mut stacks::Kernel, progress, after_test)
+}
+
+/// [`execute`] with the stacks assembled by `backend`: first every disk's
+/// tests, then the arrays and layers are assembled (in dependency order),
+/// their tests run, and they are torn down (in reverse, also when a test or
+/// a later stack failed; a stack that cannot be assembled skips its own
+/// tests and those of the stacks on it, and the run goes on); then the
+/// all-at-once run, if asked for; then the analysis.
+pub fn execute_with(
+    plan: &mut Plan,
+    backend: &mut dyn stacks::Backend,
+    progress: &mut dyn FnMut(&str),
+    after_test: &mut dyn FnMut(&ResultDoc),
+) -> ResultDoc {
     let started = Instant::now();
     let mut doc = new_doc(
         plan.profile.clone(),
@@ -288,7 +308,8 @@ pub fn execute(plan: &mut Plan, progress: &mut dyn FnMut(&str), after_test: &mut
 
     let total = plan.items.len();
     let mut failure: Option<String> = None;
-    for ti in 0..plan.targets.len() {
+    let disks: Vec<usize> = (0..plan.targets.len()).filter(|ti| plan.is_disk(*ti)).collect();
+    for ti in disks {
         let items: Vec<(usize, PlanItem)> = plan
             .items
             .iter()
@@ -341,12 +362,99 @@ pub fn execute(plan: &mut Plan, progress: &mut dyn FnMut(&str), after_test: &mut
         }
     }
 
+    if !plan.stacks.is_empty() {
+        run_stacks(plan, backend, &mut failure, total, &mut doc, progress, after_test);
+    }
+    if plan.all_at_once && failure.is_none() {
+        doc.all_at_once = stacks::all_at_once(plan, progress);
+    }
+    doc.analysis = bench_core::analysis::analyze(&doc);
+
     doc.run.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     if let Some(f) = &failure {
         doc.run.status = "error".to_string();
         doc.run.error = Some(f.clone());
     }
     doc
+}
+
+/// Assemble the stacks, run their tests, tear them down and check that none
+/// remains (a failed teardown or a device left behind fails the run).
+#[allow(clippy::too_many_arguments)] // the run loop's whole state, passed down once
+fn run_stacks(
+    plan: &mut Plan,
+    backend: &mut dyn stacks::Backend,
+    failure: &mut Option<String>,
+    total: usize,
+    doc: &mut ResultDoc,
+    progress: &mut dyn FnMut(&str),
+    after_test: &mut dyn FnMut(&ResultDoc),
+) {
+    let targets: Vec<usize> = plan.stacks.iter().map(|s| s.target).collect();
+    let items_of = |plan: &Plan, ti: usize| -> Vec<(usize, PlanItem)> {
+        plan.items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| it.target == ti)
+            .map(|(i, it)| (i, it.clone()))
+            .collect()
+    };
+    if let Some(f) = failure.clone() {
+        for ti in targets {
+            for (_, item) in items_of(plan, ti) {
+                doc.tests
+                    .push(skipped(&item, plan, &format!("not run: the run stopped early ({f})")));
+            }
+        }
+        return;
+    }
+    let failed = stacks::assemble_all(plan, backend, &stacks::LIVE, progress);
+    for (ti, t) in plan.targets.iter().enumerate() {
+        doc.targets[ti] = t.info.clone();
+    }
+    for ti in targets {
+        let items = items_of(plan, ti);
+        let path = plan.targets[ti].info.path.clone();
+        if let Some((_, why)) = failed.iter().find(|(t, _)| *t == ti) {
+            for (i, item) in &items {
+                progress(&format!(
+                    "[test {}/{}] {} on {path}: skipped: {why}",
+                    i + 1,
+                    total,
+                    item.spec.name
+                ));
+                doc.tests.push(skipped(item, plan, why));
+            }
+            after_test(doc);
+            continue;
+        }
+        let permit = stacks::stack_permit(plan, ti);
+        if permit.is_some() {
+            progress(&format!(
+                "bootbench-init: {path} may be written (every disk beneath it is named in \"destructive\")"
+            ));
+        }
+        match DevTarget::open(&path, permit) {
+            Ok(dev) => {
+                let mut runner = ThreadedRunner { target: &dev };
+                run_items(&items, total, &path, plan, &mut runner, doc, progress, after_test);
+            }
+            Err(e) => {
+                let msg = format!("not run: cannot open {path}: {e}");
+                progress(&format!("bootbench-init: {msg}"));
+                for (_, item) in &items {
+                    doc.tests.push(skipped(item, plan, &msg));
+                }
+            }
+        }
+    }
+    let mut errors = stacks::teardown_all(&stacks::LIVE, progress);
+    if let Err(e) = stacks::verify(backend, progress) {
+        errors.push(e);
+    }
+    if !errors.is_empty() {
+        *failure = Some(errors.join("; "));
+    }
 }
 
 /// A skipped test's result.
@@ -522,5 +630,105 @@ mod tests {
     fn progress_lines() {
         assert_eq!(progress_text(0.4, Some(2_500_000_000)), "40% ETA 3s");
         assert_eq!(progress_text(1.2, None), "100%");
+    }
+
+    /// Stacks as files: each "assembled" device is a new file in `dir`.
+    #[derive(Debug)]
+    struct FileStacks {
+        dir: std::path::PathBuf,
+        fail: &'static str,
+        up: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
+    #[derive(Debug)]
+    struct FileLive(String, std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl stacks::Live for FileLive {
+        fn path(&self) -> &str {
+            &self.0
+        }
+        fn teardown(self: Box<Self>) -> Result<(), String> {
+            self.1.lock().unwrap().retain(|p| *p != self.0);
+            std::fs::remove_file(&self.0).map_err(|e| e.to_string())
+        }
+    }
+
+    impl stacks::Backend for FileStacks {
+        fn build(&mut self, st: &config::PlannedStack, _under: &[String]) -> Result<Box<dyn stacks::Live>, String> {
+            if st.name == self.fail {
+                return Err("EINVAL".to_string());
+            }
+            let p = self.dir.join(&st.name).to_string_lossy().into_owned();
+            std::fs::write(&p, vec![0u8; 8 << 20]).map_err(|e| e.to_string())?;
+            self.up.lock().unwrap().push(p.clone());
+            Ok(Box::new(FileLive(p, self.up.clone())))
+        }
+        fn geometry(&mut self, path: &str) -> Result<bench_core::io::Geometry, String> {
+            use bench_core::io::Target;
+            DevTarget::open(path, None)
+                .map(|d| d.geometry())
+                .map_err(|e| e.to_string())
+        }
+        fn remaining(&mut self) -> Vec<String> {
+            self.up.lock().unwrap().clone()
+        }
+    }
+
+    #[test]
+    fn execute_runs_disks_then_stacks_then_all_at_once_and_tears_down() {
+        let t = crate::testutil::TempDir::new("cli-stacks");
+        let mut disks = Vec::new();
+        for n in ["a", "b"] {
+            let p = t.0.join(format!("{n}.img"));
+            std::fs::write(&p, vec![0u8; 8 << 20]).unwrap();
+            disks.push(p.to_string_lossy().into_owned());
+        }
+        for fail in ["", "r0"] {
+            let text = format!(
+                r#"{{"tests":[{{"workload":"seq_read","runtime":"20ms"}}],
+                    "arrays":[{{"name":"r0","level":"raid0","members":["{}","{}"],"chunk":"64k"}}],
+                    "layers":[{{"name":"lv","kind":"linear","on":"r0"}}],"all_at_once":true}}"#,
+                disks[0], disks[1]
+            );
+            let mut plan = config::validate(&config::parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap();
+            let up = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let mut backend = FileStacks {
+                dir: t.0.clone(),
+                fail,
+                up: up.clone(),
+            };
+            let mut lines = Vec::new();
+            let doc = execute_with(&mut plan, &mut backend, &mut |l| lines.push(l.to_string()), &mut |_| {});
+            assert_eq!(doc.run.status, "ok", "{fail}: {lines:?}");
+            assert!(up.lock().unwrap().is_empty(), "everything torn down");
+            assert!(
+                lines.iter().any(|l| l.contains("no md or dm device remains")),
+                "{lines:?}"
+            );
+            let targets: Vec<&str> = doc.tests.iter().map(|r| r.target.as_str()).collect();
+            assert_eq!(targets.len(), 4);
+            assert_eq!(&targets[..2], &disks.iter().map(String::as_str).collect::<Vec<_>>()[..]);
+            assert_eq!(doc.targets[2].kind, "md");
+            assert_eq!(
+                doc.targets[3].stack.as_ref().unwrap().on,
+                Some(doc.targets[2].path.clone())
+            );
+            if fail.is_empty() {
+                let r0 = t.0.join("r0").to_string_lossy().into_owned();
+                assert_eq!(targets[2], r0);
+                assert!(doc.tests.iter().all(|r| r.status == Status::Ok), "{:?}", doc.tests);
+            } else {
+                assert_eq!(&targets[2..], &["md:r0", "dm:lv"]);
+                for r in &doc.tests[2..] {
+                    let Status::Skipped { reason } = &r.status else {
+                        panic!("{r:?}")
+                    };
+                    assert!(reason.starts_with("not assembled"), "{reason}");
+                }
+            }
+            assert_eq!(doc.all_at_once.len(), 1);
+            let together: Vec<&str> = doc.all_at_once[0].results.iter().map(|r| r.target.as_str()).collect();
+            assert_eq!(together, targets[..2].to_vec());
+        }
     }
 }

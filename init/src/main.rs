@@ -19,6 +19,7 @@ mod md;
 mod modules;
 mod safety;
 mod sink;
+mod stacks;
 mod stick;
 mod sys;
 #[cfg(test)]

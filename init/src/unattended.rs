@@ -203,9 +203,14 @@ fn keep_partial(doc: &ResultDoc) {
 }
 
 /// Called by PID 1's panic hook: write the latest (partial) results framed
-/// to the console and, if the stick is mounted, to a results file. Does
-/// nothing if there are none.
+/// to the console and, if the stick is mounted, to a results file (if there
+/// are any), then tear down the arrays and layers still assembled.
 pub fn emergency_save() {
+    save_latest();
+    crate::stacks::emergency_teardown();
+}
+
+fn save_latest() {
     let Some(json) = lock(&LATEST).take() else {
         crate::boot::log("no results to save");
         return;

@@ -1,0 +1,706 @@
+//! Arrays and layers (contract F/G): assembled from a plan in dependency
+//! order (arrays first, then each layer after what it sits on), torn down in
+//! reverse order after the run, also after errors; and the "all at once"
+//! run (the same test on every disk at the same time).
+//!
+//! Assembly and teardown go through [`Backend`] so the order and the error
+//! handling are unit-tested without the kernel; [`Kernel`] is the real one
+//! (md ioctls in `crate::md`, DM ioctls in `crate::dm`). Every live stack is
+//! registered in [`LIVE`] as soon as it exists, so PID 1's panic path
+//! ([`emergency_teardown`], from `unattended::emergency_save`) can tear it
+//! down before the machine powers off.
+//!
+//! A stack that cannot be assembled is an error for its own targets and for
+//! the stacks above it (their tests are `skipped` with the reason), not for
+//! the run.
+
+use std::fmt;
+use std::sync::{Mutex, MutexGuard, TryLockError};
+
+use bench_core::io::{Geometry, Target};
+use bench_core::result::{AllAtOnce, TestResult};
+use bench_core::runner::{run_test, SerialRunner};
+use bench_core::sim::{SimDisk, SimModel};
+
+use crate::config::{self, Action, Plan, PlannedStack, StackKind};
+use crate::engine::{DevTarget, ThreadedRunner};
+use crate::safety::{self, Destructive, TargetRef, WritePermit};
+
+/// An assembled array or layer.
+pub trait Live: Send + fmt::Debug {
+    /// Its device (`/dev/md0`, `/dev/dm-0`).
+    fn path(&self) -> &str;
+    /// Stop or remove it.
+    fn teardown(self: Box<Self>) -> Result<(), String>;
+}
+
+/// What assembles stacks and tells which remain.
+pub trait Backend {
+    /// Assemble `st` over `under` (the device paths right beneath it, in
+    /// order: an array's members, or a layer's one device).
+    fn build(&mut self, st: &PlannedStack, under: &[String]) -> Result<Box<dyn Live>, String>;
+    /// The geometry of an assembled device.
+    fn geometry(&mut self, path: &str) -> Result<Geometry, String>;
+    /// The md and dm devices present.
+    fn remaining(&mut self) -> Vec<String>;
+}
+
+/// Live stacks in the order built: (config name, device).
+#[derive(Debug, Default)]
+pub struct Registry(Mutex<Vec<(String, Box<dyn Live>)>>);
+
+impl Registry {
+    /// An empty registry.
+    pub const fn new() -> Registry {
+        Registry(Mutex::new(Vec::new()))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<(String, Box<dyn Live>)>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// How many stacks are live.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+}
+
+/// The stacks of the running plan, for teardown from the panic path.
+pub static LIVE: Registry = Registry::new();
+
+/// Assemble the plan's stacks in order. Each assembled stack's target takes
+/// its device's path and geometry ([`config::assembled`]); returns, per
+/// stack target that was not assembled, why (its tests are to be skipped).
+pub fn assemble_all(
+    plan: &mut Plan,
+    backend: &mut dyn Backend,
+    reg: &Registry,
+    log: &mut dyn FnMut(&str),
+) -> Vec<(usize, String)> {
+    let mut failed: Vec<(usize, String)> = Vec::new();
+    for si in 0..plan.stacks.len() {
+        let st = plan.stacks[si].clone();
+        let under = st.under();
+        let why = if st.disks.iter().any(|d| plan.targets[*d].sim.is_some()) {
+            Some("not assembled: md and dm need real block devices (the disks beneath are simulated)".to_string())
+        } else {
+            under.iter().find_map(|u| {
+                failed.iter().any(|(t, _)| t == u).then(|| {
+                    format!(
+                        "not assembled: {} beneath it was not assembled",
+                        plan.targets[*u].info.path
+                    )
+                })
+            })
+        };
+        if let Some(why) = why {
+            log(&format!("bootbench-init: {} {:?}: {why}", kind_word(&st), st.name));
+            failed.push((st.target, why));
+            continue;
+        }
+        let paths: Vec<String> = under.iter().map(|u| plan.targets[*u].info.path.clone()).collect();
+        let line = config::stack_line(plan, &st);
+        match backend.build(&st, &paths) {
+            Ok(live) => {
+                let path = live.path().to_string();
+                reg.lock().push((st.name.clone(), live));
+                match backend.geometry(&path) {
+                    Ok(g) => {
+                        config::assembled(plan, st.target, &path, g);
+                        let t = &mut plan.targets[st.target].info;
+                        t.name = path.rsplit('/').next().map(str::to_string);
+                        log(&format!("bootbench-init: assembled {path}: {line}"));
+                    }
+                    Err(e) => {
+                        let why = format!("assembled as {path} but its geometry cannot be read: {e}");
+                        log(&format!("bootbench-init: {} {:?}: {why}", kind_word(&st), st.name));
+                        failed.push((st.target, why));
+                    }
+                }
+            }
+            Err(e) => {
+                let why = format!("not assembled: {e}");
+                log(&format!("bootbench-init: {line}: {why}"));
+                failed.push((st.target, why));
+            }
+        }
+    }
+    failed
+}
+
+fn kind_word(st: &PlannedStack) -> &'static str {
+    match st.kind {
+        StackKind::Array { .. } => "array",
+        _ => "layer",
+    }
+}
+
+/// Tear down every live stack of `reg`, the last built first; returns the
+/// failures (each names the stack and device).
+pub fn teardown_all(reg: &Registry, log: &mut dyn FnMut(&str)) -> Vec<String> {
+    let mut errors = Vec::new();
+    loop {
+        // Not holding the lock while tearing down: the panic path may need it.
+        let Some((name, live)) = reg.lock().pop() else { break };
+        let path = live.path().to_string();
+        match live.teardown() {
+            Ok(()) => log(&format!("bootbench-init: torn down {path} ({name:?})")),
+            Err(e) => {
+                let m = format!("cannot tear down {path} ({name:?}): {e}");
+                log(&format!("bootbench-init: {m}"));
+                errors.push(m);
+            }
+        }
+    }
+    errors
+}
+
+/// After teardown: no md or dm device should remain; says so either way.
+pub fn verify(backend: &mut dyn Backend, log: &mut dyn FnMut(&str)) -> Result<(), String> {
+    let left = backend.remaining();
+    if left.is_empty() {
+        log("bootbench-init: stacks torn down: no md or dm device remains");
+        Ok(())
+    } else {
+        let m = format!("md/dm devices remain after teardown: {}", left.join(", "));
+        log(&format!("bootbench-init: {m}"));
+        Err(m)
+    }
+}
+
+/// From PID 1's panic path: tear down whatever is live (skipped if the
+/// registry is held by the panicking code itself).
+pub fn emergency_teardown() {
+    let live: Vec<(String, Box<dyn Live>)> = match LIVE.0.try_lock() {
+        Ok(mut g) => std::mem::take(&mut *g),
+        Err(TryLockError::Poisoned(p)) => std::mem::take(&mut *p.into_inner()),
+        Err(TryLockError::WouldBlock) => {
+            crate::boot::log("stacks: the registry is busy; md/dm devices may remain");
+            return;
+        }
+    };
+    for (name, l) in live.into_iter().rev() {
+        let path = l.path().to_string();
+        match l.teardown() {
+            Ok(()) => crate::boot::log(&format!("stacks: torn down {path} ({name:?})")),
+            Err(e) => crate::boot::log(&format!("stacks: cannot tear down {path} ({name:?}): {e}")),
+        }
+    }
+}
+
+/// A permit to write an assembled stack: only for a stack the plan found
+/// writable, which it is only when every disk beneath was granted a permit
+/// by [`safety::grant`] under the config's `destructive` section. The device
+/// is new (made by this run, holding nothing of its own), so the permit is
+/// granted for its path alone.
+pub fn stack_permit(plan: &Plan, ti: usize) -> Option<WritePermit> {
+    let st = plan.stack_of(ti)?;
+    if !plan.targets[ti].info.writable || !st.disks.iter().all(|d| plan.targets[*d].info.writable) {
+        return None;
+    }
+    let path = &plan.targets[ti].info.path;
+    let d = Destructive {
+        confirm: Some(safety::CONFIRM_PHRASE.to_string()),
+        targets: vec![TargetRef::Path(path.clone())],
+        allow_overwrite_signatures: true,
+    };
+    safety::grant(Some(&d), path, None, None).ok()
+}
+
+/// On a live system, arrays and layers are allowed only over whole disks
+/// that nothing uses: each disk beneath a stack must be a whole block
+/// device (not a partition), with no holder (md, dm, ...), neither it nor
+/// a partition of it mounted or used as swap. The error names the disk and
+/// the stack. (Assembly itself writes nothing to the disks.)
+pub fn check_members_free(plan: &Plan) -> Result<(), String> {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default()
+        + &std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    let used: Vec<String> = mounts
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|d| d.starts_with('/'))
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    for st in &plan.stacks {
+        for d in &st.disks {
+            let path = &plan.targets[*d].info.path;
+            if plan.targets[*d].sim.is_some() {
+                continue;
+            }
+            let fail = |why: String| {
+                Err(format!(
+                    "{}: {path:?} {why}; expected a whole disk that nothing uses",
+                    st.at
+                ))
+            };
+            let Some(name) = std::fs::canonicalize(path)
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            else {
+                return fail("cannot be resolved".to_string());
+            };
+            let sys = std::path::PathBuf::from(format!("/sys/class/block/{name}"));
+            if !sys.exists() {
+                return fail("is not a block device".to_string());
+            }
+            if sys.join("partition").exists() {
+                return fail("is a partition".to_string());
+            }
+            // The disk and its partitions: no holder, not mounted, not swap.
+            let mut names = vec![name.clone()];
+            if let Ok(rd) = std::fs::read_dir(&sys) {
+                for e in rd.filter_map(Result::ok) {
+                    if e.path().join("partition").exists() {
+                        names.push(e.file_name().to_string_lossy().into_owned());
+                    }
+                }
+            }
+            for n in &names {
+                let holders = std::fs::read_dir(format!("/sys/class/block/{n}/holders"))
+                    .map(|rd| {
+                        rd.filter_map(Result::ok)
+                            .map(|e| e.file_name().to_string_lossy().into_owned())
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default();
+                if !holders.is_empty() {
+                    return fail(format!("is in use ({n} is held by {})", holders.join(", ")));
+                }
+                if used.contains(n) {
+                    return fail(format!("is in use ({n} is mounted or swap)"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The real backend: md arrays through `crate::md`, dm layers through
+/// `crate::dm` (named `bootbench-NAME`).
+#[derive(Debug, Default)]
+pub struct Kernel;
+
+#[derive(Debug)]
+struct LiveMd(crate::md::MdArray);
+
+impl Live for LiveMd {
+    fn path(&self) -> &str {
+        &self.0.path
+    }
+    fn teardown(self: Box<Self>) -> Result<(), String> {
+        self.0.stop().map_err(|e| e.to_string())
+    }
+}
+
+#[derive(Debug)]
+struct LiveDm(crate::dm::DmDevice);
+
+impl Live for LiveDm {
+    fn path(&self) -> &str {
+        &self.0.path
+    }
+    fn teardown(self: Box<Self>) -> Result<(), String> {
+        self.0.remove().map_err(|e| e.to_string())
+    }
+}
+
+impl Backend for Kernel {
+    fn build(&mut self, st: &PlannedStack, under: &[String]) -> Result<Box<dyn Live>, String> {
+        let dm_name = format!("bootbench-{}", st.name);
+        let on = under.first().cloned().unwrap_or_default();
+        match &st.kind {
+            StackKind::Array {
+                level,
+                chunk_bytes,
+                layout,
+                ..
+            } => {
+                let spec = crate::md::MdSpec {
+                    name: st.name.clone(),
+                    level: crate::md::MdLevel::parse(level.name()).ok_or_else(|| format!("level {}", level.name()))?,
+                    chunk_bytes: *chunk_bytes,
+                    layout: match layout {
+                        Some(l) => Some(crate::md::MdLayout::parse(l).ok_or_else(|| format!("layout {l}"))?),
+                        None => None,
+                    },
+                    members: under.to_vec(),
+                };
+                crate::md::assemble(&spec)
+                    .map(|a| Box::new(LiveMd(a)) as Box<dyn Live>)
+                    .map_err(|e| e.to_string())
+            }
+            StackKind::Crypt {
+                cipher,
+                key_bits,
+                no_read_workqueue,
+                no_write_workqueue,
+                sector_size,
+                ..
+            } => {
+                let opts = crate::dm::CryptOpts {
+                    cipher: cipher.clone(),
+                    key_bits: *key_bits,
+                    no_read_workqueue: *no_read_workqueue,
+                    no_write_workqueue: *no_write_workqueue,
+                    sector_size: *sector_size,
+                    ..crate::dm::CryptOpts::default()
+                };
+                crate::dm::create_crypt(&dm_name, &on, &opts)
+                    .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
+                    .map_err(|e| e.to_string())
+            }
+            StackKind::Linear { offset_bytes, .. } => crate::dm::create_linear(&dm_name, &on, *offset_bytes)
+                .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    fn geometry(&mut self, path: &str) -> Result<Geometry, String> {
+        DevTarget::open(path, None)
+            .map(|d| d.geometry())
+            .map_err(|e| e.to_string())
+    }
+
+    fn remaining(&mut self) -> Vec<String> {
+        let mut v = crate::md::list_active();
+        v.extend(crate::dm::list_active());
+        v
+    }
+}
+
+/// The all-at-once run: after the per-target tests, each test the disks
+/// share runs on every disk at the same time, one thread per disk (each
+/// with the engine's [`ThreadedRunner`], or a simulated disk of its own).
+/// A test that fewer than two disks run is left out (said in `log`). Each
+/// disk's result keeps the test's name and the disk's path as its target;
+/// the sum and the comparison with each disk alone are the analysis's.
+pub fn all_at_once(plan: &mut Plan, log: &mut dyn FnMut(&str)) -> Vec<AllAtOnce> {
+    let disks: Vec<usize> = (0..plan.targets.len()).filter(|t| plan.is_disk(*t)).collect();
+    // Each real disk opened once for every test (its second permit, if any).
+    let mut devs: Vec<Option<DevTarget>> = Vec::new();
+    for &ti in &disks {
+        let t = &mut plan.targets[ti];
+        if t.sim.is_some() {
+            devs.push(None);
+            continue;
+        }
+        let path = t.info.path.clone();
+        match DevTarget::open(&path, t.permit_all.take()) {
+            Ok(d) => devs.push(Some(d)),
+            Err(e) => {
+                log(&format!(
+                    "bootbench-init: all at once: cannot open {path}: {e}; left out"
+                ));
+                devs.push(None);
+            }
+        }
+    }
+    let mut names: Vec<String> = Vec::new();
+    for it in &plan.items {
+        if disks.contains(&it.target) && !names.contains(&it.spec.name) {
+            names.push(it.spec.name.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for name in names {
+        // (disk index in `disks`, item) for every disk that runs the test.
+        let group: Vec<(usize, &config::PlanItem)> = disks
+            .iter()
+            .enumerate()
+            .filter_map(|(di, ti)| {
+                let it = plan.items.iter().find(|it| it.target == *ti && it.spec.name == name)?;
+                let ready = plan.targets[*ti].sim.is_some()
+                    || devs[di]
+                        .as_ref()
+                        .is_some_and(|d| !it.spec.workload.writes() || d.writable());
+                (matches!(it.action, Action::Run(_)) && ready).then_some((di, it))
+            })
+            .collect();
+        if group.len() < 2 {
+            log(&format!(
+                "bootbench-init: all at once: {name}: fewer than two disks run it; left out"
+            ));
+            continue;
+        }
+        let paths: Vec<&str> = group
+            .iter()
+            .map(|(di, _)| plan.targets[disks[*di]].info.path.as_str())
+            .collect();
+        log(&format!("bootbench-init: all at once: {name} on {}", paths.join(", ")));
+        let results: Vec<TestResult> = std::thread::scope(|s| {
+            let handles: Vec<_> = group
+                .iter()
+                .map(|(di, it)| {
+                    let t = &plan.targets[disks[*di]];
+                    let dev = devs[*di].as_ref();
+                    let (path, sim) = (t.info.path.as_str(), t.sim);
+                    s.spawn(move || {
+                        let Action::Run(steps) = &it.action else {
+                            unreachable!("the group holds only tests that run")
+                        };
+                        match (sim, dev) {
+                            (Some(sim), _) => {
+                                let model = if sim.hdd {
+                                    SimModel::hdd(sim.size)
+                                } else {
+                                    SimModel::ssd(sim.size)
+                                };
+                                let disk = SimDisk::new(model, true);
+                                let mut r = SerialRunner {
+                                    target: &disk,
+                                    clock: &disk.clock,
+                                };
+                                run_test(&it.spec, path, steps, &mut r, &mut |_| {})
+                            }
+                            (None, Some(dev)) => {
+                                let mut r = ThreadedRunner { target: dev };
+                                run_test(&it.spec, path, steps, &mut r, &mut |_| {})
+                            }
+                            (None, None) => unreachable!("the group holds only disks that are open"),
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        let workload = group[0].1.spec.workload;
+        out.push(AllAtOnce {
+            test: name,
+            workload,
+            results,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{parse, validate, Overrides};
+    use std::sync::{Arc, Mutex as StdMutex};
+
+    /// A fake kernel: records builds and teardowns, fails the stacks named.
+    #[derive(Debug, Default)]
+    struct Fake {
+        events: Arc<StdMutex<Vec<String>>>,
+        fail: Vec<String>,
+        n: u32,
+        left_behind: Vec<String>,
+    }
+
+    #[derive(Debug)]
+    struct FakeLive {
+        path: String,
+        events: Arc<StdMutex<Vec<String>>>,
+        fail_teardown: bool,
+    }
+
+    impl Live for FakeLive {
+        fn path(&self) -> &str {
+            &self.path
+        }
+        fn teardown(self: Box<Self>) -> Result<(), String> {
+            self.events.lock().unwrap().push(format!("down {}", self.path));
+            if self.fail_teardown {
+                Err("EBUSY".to_string())
+            } else {
+                Ok(())
+            }
+        }
+    }
+
+    impl Backend for Fake {
+        fn build(&mut self, st: &PlannedStack, under: &[String]) -> Result<Box<dyn Live>, String> {
+            if self.fail.contains(&st.name) {
+                return Err(format!("{} refused", st.name));
+            }
+            let path = match st.kind {
+                StackKind::Array { .. } => format!("/dev/md{}", self.n),
+                _ => format!("/dev/dm-{}", self.n),
+            };
+            self.n += 1;
+            self.events
+                .lock()
+                .unwrap()
+                .push(format!("up {} {path} on {}", st.name, under.join("+")));
+            Ok(Box::new(FakeLive {
+                path: path.clone(),
+                events: self.events.clone(),
+                fail_teardown: self.left_behind.contains(&path),
+            }))
+        }
+        fn geometry(&mut self, _path: &str) -> Result<Geometry, String> {
+            Ok(Geometry {
+                size: 32 << 20,
+                logical_block: 512,
+                physical_block: 4096,
+            })
+        }
+        fn remaining(&mut self) -> Vec<String> {
+            self.left_behind.clone()
+        }
+    }
+
+    /// A plan of loop-less "disks": files, so nothing is simulated.
+    fn file_plan(t: &crate::testutil::TempDir) -> Plan {
+        let mut disks = Vec::new();
+        for n in ["a", "b", "c"] {
+            let p = t.0.join(format!("{n}.img"));
+            std::fs::write(&p, vec![0u8; 4 << 20]).unwrap();
+            disks.push(p.to_string_lossy().into_owned());
+        }
+        let text = format!(
+            r#"{{"tests":[{{"workload":"seq_read","runtime":"20ms"}}],
+                "arrays":[{{"name":"r0","level":"raid0","members":["{}","{}"],"chunk":"64k"}}],
+                "layers":[{{"name":"top","kind":"linear","on":"mid"}},{{"name":"mid","kind":"crypt","on":"r0"}},
+                          {{"name":"solo","kind":"linear","on":"{}"}}]}}"#,
+            disks[0], disks[1], disks[2]
+        );
+        validate(&parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap()
+    }
+
+    #[test]
+    fn assembles_in_order_and_tears_down_in_reverse() {
+        let t = crate::testutil::TempDir::new("stacks-order");
+        let mut plan = file_plan(&t);
+        let mut fake = Fake::default();
+        let events = fake.events.clone();
+        let reg = Registry::new();
+        let mut lines = Vec::new();
+        let failed = assemble_all(&mut plan, &mut fake, &reg, &mut |l| lines.push(l.to_string()));
+        assert!(failed.is_empty(), "{failed:?}");
+        assert_eq!(reg.len(), 4);
+        let a = &plan.targets[0].info.path;
+        let b = &plan.targets[1].info.path;
+        let c = &plan.targets[2].info.path;
+        assert_eq!(
+            *events.lock().unwrap(),
+            vec![
+                format!("up r0 /dev/md0 on {a}+{b}"),
+                "up mid /dev/dm-1 on /dev/md0".to_string(),
+                "up top /dev/dm-2 on /dev/dm-1".to_string(),
+                format!("up solo /dev/dm-3 on {c}"),
+            ]
+        );
+        // Targets took their devices' paths and geometry; the stack records follow.
+        let top = plan.stacks.iter().find(|s| s.name == "top").unwrap().target;
+        assert_eq!(plan.targets[top].info.path, "/dev/dm-2");
+        assert_eq!(plan.targets[top].info.name.as_deref(), Some("dm-2"));
+        assert_eq!(plan.targets[top].geometry.size, 32 << 20);
+        assert_eq!(
+            plan.targets[top].info.stack.as_ref().unwrap().on.as_deref(),
+            Some("/dev/dm-1")
+        );
+        events.lock().unwrap().clear();
+        let errors = teardown_all(&reg, &mut |l| lines.push(l.to_string()));
+        assert!(errors.is_empty());
+        assert_eq!(
+            *events.lock().unwrap(),
+            vec!["down /dev/dm-3", "down /dev/dm-2", "down /dev/dm-1", "down /dev/md0"]
+        );
+        assert_eq!(reg.len(), 0);
+        assert!(verify(&mut fake, &mut |l| lines.push(l.to_string())).is_ok());
+        assert!(
+            lines.iter().any(|l| l.contains("no md or dm device remains")),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn a_failed_stack_fails_what_sits_on_it_and_the_rest_still_build() {
+        let t = crate::testutil::TempDir::new("stacks-fail");
+        let mut plan = file_plan(&t);
+        let mut fake = Fake {
+            fail: vec!["mid".to_string()],
+            left_behind: vec!["/dev/md0".to_string()],
+            ..Fake::default()
+        };
+        let events = fake.events.clone();
+        let reg = Registry::new();
+        let mut lines = Vec::new();
+        let failed = assemble_all(&mut plan, &mut fake, &reg, &mut |l| lines.push(l.to_string()));
+        let target = |n: &str| plan.stacks.iter().find(|s| s.name == n).unwrap().target;
+        assert_eq!(failed.len(), 2, "{failed:?}");
+        assert_eq!(failed[0], (target("mid"), "not assembled: mid refused".to_string()));
+        assert_eq!(failed[1].0, target("top"));
+        assert!(
+            failed[1].1.contains("dm:mid beneath it was not assembled"),
+            "{}",
+            failed[1].1
+        );
+        assert_eq!(reg.len(), 2, "r0 and solo");
+        let errors = teardown_all(&reg, &mut |l| lines.push(l.to_string()));
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].contains("/dev/md0") && errors[0].contains("EBUSY"),
+            "{errors:?}"
+        );
+        assert_eq!(events.lock().unwrap().last().map(String::as_str), Some("down /dev/md0"));
+        let e = verify(&mut fake, &mut |_| {}).unwrap_err();
+        assert!(e.contains("/dev/md0"), "{e}");
+    }
+
+    #[test]
+    fn simulated_members_are_not_assembled() {
+        let raw = parse(
+            r#"{"tests":[{"workload":"seq_read","runtime":"20ms"}],
+                "arrays":[{"name":"r","level":"raid1","members":["sim:ssd:8M","sim:ssd:9M"]}]}"#,
+            "t",
+        )
+        .unwrap();
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        let mut plan = validate(&raw, "t", &ov).unwrap();
+        let mut fake = Fake::default();
+        let reg = Registry::new();
+        let failed = assemble_all(&mut plan, &mut fake, &reg, &mut |_| {});
+        assert_eq!(failed.len(), 1);
+        assert!(failed[0].1.contains("simulated"), "{failed:?}");
+        assert!(fake.events.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn all_at_once_runs_each_test_on_every_disk() {
+        let raw = parse(
+            r#"{"tests":[{"workload":"seq_read","runtime":"50ms"},{"workload":"rand_read","runtime":"50ms","size":"1G"}],
+                "targets":["sim:ssd:64M","sim:hdd:2G"],"all_at_once":true}"#,
+            "t",
+        )
+        .unwrap();
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        let mut plan = validate(&raw, "t", &ov);
+        // The second test does not fit the 64M disk: a user test is an error.
+        assert!(plan.is_err());
+        let raw = parse(
+            r#"{"tests":[{"workload":"seq_read","runtime":"50ms"},{"workload":"rand_read","runtime":"50ms"}],
+                "targets":["sim:ssd:64M","sim:hdd:2G","sim:ssd:32M"],"all_at_once":true}"#,
+            "t",
+        )
+        .unwrap();
+        plan = validate(&raw, "t", &ov);
+        let mut plan = plan.unwrap();
+        let mut lines = Vec::new();
+        let all = all_at_once(&mut plan, &mut |l| lines.push(l.to_string()));
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].test, plan.items[0].spec.name);
+        for a in &all {
+            let targets: Vec<&str> = a.results.iter().map(|r| r.target.as_str()).collect();
+            assert_eq!(targets, vec!["sim:ssd:64M", "sim:hdd:2G", "sim:ssd:32M"]);
+            assert!(a
+                .results
+                .iter()
+                .all(|r| r.status == bench_core::result::Status::Ok && r.name == a.test));
+        }
+        assert!(lines.iter().any(|l| l.contains("all at once:")), "{lines:?}");
+    }
+}
