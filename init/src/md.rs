@@ -383,17 +383,6 @@ pub struct MdArray {
     pub path: String,
     /// N.
     pub minor: u32,
-    /// The spec's name.
-    pub name: String,
-    pub level: MdLevel,
-    /// The layout number the array was given (see [`check`]).
-    pub layout: i32,
-    /// Chunk size in bytes as given (0 for RAID1).
-    pub chunk_bytes: u32,
-    /// Member paths in slot order.
-    pub members: Vec<String>,
-    /// Modules loaded for it (PID 1 only).
-    pub modules_loaded: Vec<String>,
     /// The open md device; None once stopped.
     file: Option<File>,
     /// Whether this module created the node (and so removes it).
@@ -493,23 +482,22 @@ fn list_active_in(sys_block: &Path) -> Vec<String> {
 /// system loads them on demand or has them already). A personality that
 /// cannot be loaded is not fatal here (it may be built in); RUN_ARRAY then
 /// reports it.
-fn load_modules(level: MdLevel) -> Result<(Vec<String>, Option<MdError>), MdError> {
-    let mut loaded = Vec::new();
+fn load_modules(level: MdLevel) -> Result<Option<MdError>, MdError> {
     if std::process::id() != 1 {
-        return Ok((loaded, None));
+        return Ok(None);
     }
     let present = |m: &str| Path::new("/sys/module").join(m).exists();
     if !present("md_mod") {
-        loaded.extend(crate::modules::load("md_mod").map_err(|error| MdError::Module {
+        crate::modules::load("md_mod").map_err(|error| MdError::Module {
             module: "md_mod".into(),
             error,
-        })?);
+        })?;
     }
     let mut personality_err = None;
     let m = level.module();
     if !present(m) {
         match crate::modules::load(m) {
-            Ok(v) => loaded.extend(v),
+            Ok(_) => {}
             Err(error) => {
                 personality_err = Some(MdError::Module {
                     module: m.into(),
@@ -518,7 +506,7 @@ fn load_modules(level: MdLevel) -> Result<(Vec<String>, Option<MdError>), MdErro
             }
         }
     }
-    Ok((loaded, personality_err))
+    Ok(personality_err)
 }
 
 /// The device number of a member, which must be a block device.
@@ -589,7 +577,7 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
         .iter()
         .map(|m| member_dev(m))
         .collect::<Result<Vec<_>, _>>()?;
-    let (modules_loaded, personality_err) = load_modules(spec.level)?;
+    let personality_err = load_modules(spec.level)?;
     let minor = first_free_minor(Path::new("/sys/block")).ok_or(MdError::Node {
         path: "/dev/md*".into(),
         errno: libc::ENOSPC,
@@ -608,16 +596,6 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
     let array = MdArray {
         path: path.clone(),
         minor,
-        name: spec.name.clone(),
-        level: spec.level,
-        layout,
-        chunk_bytes: if spec.level == MdLevel::Raid1 {
-            0
-        } else {
-            spec.chunk_bytes
-        },
-        members: spec.members.clone(),
-        modules_loaded,
         file: Some(file),
         node_created,
     };
