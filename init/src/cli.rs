@@ -210,6 +210,14 @@ fn run(a: &Args) -> i32 {
             return 2;
         }
     }
+    if !plan.stacks.is_empty() {
+        // A panic aborts (no unwinding): tear the stacks down first.
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            previous(info);
+            stacks::emergency_teardown();
+        }));
+    }
     let doc = execute(&mut plan, &mut |line| eprintln!("{line}"), &mut |_| {});
     let failed = doc.run.status != "ok";
     let mut json = match serde_json::to_string_pretty(&doc) {

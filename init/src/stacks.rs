@@ -703,4 +703,41 @@ mod tests {
         }
         assert!(lines.iter().any(|l| l.contains("all at once:")), "{lines:?}");
     }
+
+    #[test]
+    fn live_runs_need_whole_unused_disks_beneath_stacks() {
+        let t = crate::testutil::TempDir::new("stacks-free");
+        let plan = file_plan(&t);
+        let e = check_members_free(&plan).unwrap_err();
+        assert!(
+            e.starts_with("arrays[0]: ")
+                && e.contains("a.img")
+                && e.ends_with("expected a whole disk that nothing uses"),
+            "{e}"
+        );
+        // A partition of the host's disk, where there is one, is refused as such.
+        let part = std::fs::read_dir("/sys/class/block").ok().and_then(|rd| {
+            rd.filter_map(Result::ok)
+                .find(|e| e.path().join("partition").exists())
+                .map(|e| format!("/dev/{}", e.file_name().to_string_lossy()))
+        });
+        if let Some(part) = part.filter(|p| std::path::Path::new(p).exists()) {
+            let mut plan = file_plan(&t);
+            let d = plan.stacks[0].disks[0];
+            plan.targets[d].info.path = part.clone();
+            let e = check_members_free(&plan).unwrap_err();
+            assert!(e.contains("is a partition"), "{e}");
+        }
+        // Simulated disks are never assembled: nothing to check.
+        let raw = parse(
+            r#"{"profile":"quick","arrays":[{"name":"r","level":"raid1","members":["sim:ssd:8M","sim:ssd:9M"]}]}"#,
+            "t",
+        )
+        .unwrap();
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        assert_eq!(check_members_free(&validate(&raw, "t", &ov).unwrap()), Ok(()));
+    }
 }
