@@ -416,11 +416,13 @@ fn run_stacks(
         }
         return;
     }
-    let failed = stacks::assemble_all(plan, backend, &stacks::LIVE, progress);
-    for (ti, t) in plan.targets.iter().enumerate() {
-        doc.targets[ti] = t.info.clone();
-    }
-    for ti in targets {
+    // Each stack is tested as soon as it is assembled, before anything is
+    // built on it: a device that another dm or md device holds cannot be
+    // claimed exclusively, so its write tests could not run later.
+    let mut failed: Vec<(usize, String)> = Vec::new();
+    for (si, ti) in targets.into_iter().enumerate() {
+        stacks::assemble_one(plan, si, backend, &stacks::LIVE, &mut failed, progress);
+        doc.targets[ti] = plan.targets[ti].info.clone();
         let items = items_of(plan, ti);
         let path = plan.targets[ti].info.path.clone();
         if let Some((_, why)) = failed.iter().find(|(t, _)| *t == ti) {

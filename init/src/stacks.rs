@@ -69,64 +69,62 @@ impl Registry {
 /// The stacks of the running plan, for teardown from the panic path.
 pub static LIVE: Registry = Registry::new();
 
-/// Assemble the plan's stacks in order. Each assembled stack's target takes
-/// its device's path and geometry ([`config::assembled`]); returns, per
-/// stack target that was not assembled, why (its tests are to be skipped).
-pub fn assemble_all(
+/// Assemble stack `si` of the plan, in the plan's order (those beneath it
+/// must have been tried already: `failed` lists the ones that were not
+/// assembled, and this one joins them, with why, if it is not assembled).
+pub fn assemble_one(
     plan: &mut Plan,
+    si: usize,
     backend: &mut dyn Backend,
     reg: &Registry,
+    failed: &mut Vec<(usize, String)>,
     log: &mut dyn FnMut(&str),
-) -> Vec<(usize, String)> {
-    let mut failed: Vec<(usize, String)> = Vec::new();
-    for si in 0..plan.stacks.len() {
-        let st = plan.stacks[si].clone();
-        let under = st.under();
-        let why = if st.disks.iter().any(|d| plan.targets[*d].sim.is_some()) {
-            Some("not assembled: md and dm need real block devices (the disks beneath are simulated)".to_string())
-        } else {
-            under.iter().find_map(|u| {
-                failed.iter().any(|(t, _)| t == u).then(|| {
-                    format!(
-                        "not assembled: {} beneath it was not assembled",
-                        plan.targets[*u].info.path
-                    )
-                })
+) {
+    let st = plan.stacks[si].clone();
+    let under = st.under();
+    let why = if st.disks.iter().any(|d| plan.targets[*d].sim.is_some()) {
+        Some("not assembled: md and dm need real block devices (the disks beneath are simulated)".to_string())
+    } else {
+        under.iter().find_map(|u| {
+            failed.iter().any(|(t, _)| t == u).then(|| {
+                format!(
+                    "not assembled: {} beneath it was not assembled",
+                    plan.targets[*u].info.path
+                )
             })
-        };
-        if let Some(why) = why {
-            log(&format!("bootbench-init: {} {:?}: {why}", kind_word(&st), st.name));
-            failed.push((st.target, why));
-            continue;
-        }
-        let paths: Vec<String> = under.iter().map(|u| plan.targets[*u].info.path.clone()).collect();
-        let line = config::stack_line(plan, &st);
-        match backend.build(&st, &paths) {
-            Ok(live) => {
-                let path = live.path().to_string();
-                reg.lock().push((st.name.clone(), live));
-                match backend.geometry(&path) {
-                    Ok(g) => {
-                        config::assembled(plan, st.target, &path, g);
-                        let t = &mut plan.targets[st.target].info;
-                        t.name = path.rsplit('/').next().map(str::to_string);
-                        log(&format!("bootbench-init: assembled {path}: {line}"));
-                    }
-                    Err(e) => {
-                        let why = format!("assembled as {path} but its geometry cannot be read: {e}");
-                        log(&format!("bootbench-init: {} {:?}: {why}", kind_word(&st), st.name));
-                        failed.push((st.target, why));
-                    }
+        })
+    };
+    if let Some(why) = why {
+        log(&format!("bootbench-init: {} {:?}: {why}", kind_word(&st), st.name));
+        failed.push((st.target, why));
+        return;
+    }
+    let paths: Vec<String> = under.iter().map(|u| plan.targets[*u].info.path.clone()).collect();
+    let line = config::stack_line(plan, &st);
+    match backend.build(&st, &paths) {
+        Ok(live) => {
+            let path = live.path().to_string();
+            reg.lock().push((st.name.clone(), live));
+            match backend.geometry(&path) {
+                Ok(g) => {
+                    config::assembled(plan, st.target, &path, g);
+                    let t = &mut plan.targets[st.target].info;
+                    t.name = path.rsplit('/').next().map(str::to_string);
+                    log(&format!("bootbench-init: assembled {path}: {line}"));
+                }
+                Err(e) => {
+                    let why = format!("assembled as {path} but its geometry cannot be read: {e}");
+                    log(&format!("bootbench-init: {} {:?}: {why}", kind_word(&st), st.name));
+                    failed.push((st.target, why));
                 }
             }
-            Err(e) => {
-                let why = format!("not assembled: {e}");
-                log(&format!("bootbench-init: {line}: {why}"));
-                failed.push((st.target, why));
-            }
+        }
+        Err(e) => {
+            let why = format!("not assembled: {e}");
+            log(&format!("bootbench-init: {line}: {why}"));
+            failed.push((st.target, why));
         }
     }
-    failed
 }
 
 fn kind_word(st: &PlannedStack) -> &'static str {
@@ -481,6 +479,20 @@ pub fn all_at_once(plan: &mut Plan, log: &mut dyn FnMut(&str)) -> Vec<AllAtOnce>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every stack in order, as the run does (tested in between there).
+    fn assemble_all(
+        plan: &mut Plan,
+        backend: &mut dyn Backend,
+        reg: &Registry,
+        log: &mut dyn FnMut(&str),
+    ) -> Vec<(usize, String)> {
+        let mut failed: Vec<(usize, String)> = Vec::new();
+        for si in 0..plan.stacks.len() {
+            assemble_one(plan, si, backend, reg, &mut failed, log);
+        }
+        failed
+    }
     use crate::config::{parse, validate, Overrides};
     use std::sync::{Arc, Mutex as StdMutex};
 
