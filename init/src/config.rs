@@ -650,75 +650,9 @@ impl Plan {
     }
 }
 
-/// An md RAID level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    /// Members concatenated.
-    Linear,
-    /// Striped.
-    Raid0,
-    /// Mirrored.
-    Raid1,
-    /// Striped with one parity.
-    Raid5,
-    /// Striped with two parities.
-    Raid6,
-    /// Striped mirrors.
-    Raid10,
-}
-
-impl Level {
-    /// Every level.
-    pub const ALL: [Level; 6] = [
-        Level::Linear,
-        Level::Raid0,
-        Level::Raid1,
-        Level::Raid5,
-        Level::Raid6,
-        Level::Raid10,
-    ];
-
-    /// The config's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::Linear => "linear",
-            Level::Raid0 => "raid0",
-            Level::Raid1 => "raid1",
-            Level::Raid5 => "raid5",
-            Level::Raid6 => "raid6",
-            Level::Raid10 => "raid10",
-        }
-    }
-
-    /// The level a name gives.
-    pub fn from_name(n: &str) -> Option<Level> {
-        Level::ALL.into_iter().find(|l| l.name() == n)
-    }
-
-    /// The fewest members the level takes.
-    pub fn min_members(self) -> usize {
-        match self {
-            Level::Linear => 1,
-            Level::Raid0 | Level::Raid1 | Level::Raid10 => 2,
-            Level::Raid5 => 3,
-            Level::Raid6 => 4,
-        }
-    }
-
-    /// The layouts the level takes, the default first (none: no layout).
-    pub fn layouts(self) -> &'static [&'static str] {
-        match self {
-            Level::Raid5 | Level::Raid6 => &[
-                "left-symmetric",
-                "left-asymmetric",
-                "right-asymmetric",
-                "right-symmetric",
-            ],
-            Level::Raid10 => &["near2", "far2", "offset2"],
-            _ => &[],
-        }
-    }
-}
+use crate::md::MdLayout;
+/// An md RAID level (the one type md assembles with).
+pub use crate::md::MdLevel as Level;
 
 /// The default chunk size, bytes.
 pub const DEFAULT_CHUNK: u32 = 512 << 10;
@@ -898,7 +832,7 @@ fn resolve_stacks(
     let mut arrays: Vec<Pending> = Vec::new();
     for (i, a) in raw.arrays.iter().enumerate() {
         let at = format!("arrays[{i}]");
-        let Some(level) = Level::from_name(&a.level) else {
+        let Some(level) = Level::parse(&a.level) else {
             let all: Vec<&str> = Level::ALL.iter().map(|l| l.name()).collect();
             return err(format!(
                 "{at}.level: {:?} is not a level; expected one of {}",
@@ -920,7 +854,8 @@ fn resolve_stacks(
                 }
             }
         };
-        let layout = match (&a.layout, level.layouts()) {
+        let layouts: Vec<&'static str> = MdLayout::all_for(level).iter().map(|l| l.name()).collect();
+        let layout = match (&a.layout, layouts.as_slice()) {
             (None, []) => None,
             (None, l) => Some(l[0]),
             (Some(v), []) => {

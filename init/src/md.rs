@@ -186,6 +186,19 @@ impl MdLayout {
         }
     }
 
+    /// The layouts `level` takes, its default first (empty: none).
+    pub fn all_for(level: MdLevel) -> Vec<MdLayout> {
+        let default = MdLayout::default_for(level);
+        default
+            .into_iter()
+            .chain(
+                MdLayout::ALL
+                    .into_iter()
+                    .filter(|l| l.fits(level) && Some(*l) != default),
+            )
+            .collect()
+    }
+
     /// The default layout of a level (mdadm's): left-symmetric for RAID5/6,
     /// near2 for RAID10; None for levels without one.
     pub fn default_for(level: MdLevel) -> Option<MdLayout> {
@@ -694,6 +707,20 @@ mod tests {
         assert_eq!(geo(MdLayout::Near2.number()), (2, 1, 0));
         assert_eq!(geo(MdLayout::Far2.number()), (1, 2, 0));
         assert_eq!(geo(MdLayout::Offset2.number()), (1, 2, 1));
+    }
+
+    #[test]
+    fn layouts_of_each_level_default_first() {
+        use MdLayout::*;
+        assert_eq!(
+            MdLayout::all_for(MdLevel::Raid5),
+            vec![LeftSymmetric, LeftAsymmetric, RightAsymmetric, RightSymmetric]
+        );
+        assert_eq!(MdLayout::all_for(MdLevel::Raid6)[0], LeftSymmetric);
+        assert_eq!(MdLayout::all_for(MdLevel::Raid10), vec![Near2, Far2, Offset2]);
+        for l in [MdLevel::Linear, MdLevel::Raid0, MdLevel::Raid1] {
+            assert!(MdLayout::all_for(l).is_empty(), "{l}");
+        }
     }
 
     #[test]

@@ -317,7 +317,7 @@ impl Backend for Kernel {
             } => {
                 let spec = crate::md::MdSpec {
                     name: st.name.clone(),
-                    level: crate::md::MdLevel::parse(level.name()).ok_or_else(|| format!("level {}", level.name()))?,
+                    level: *level,
                     chunk_bytes: *chunk_bytes,
                     layout: match layout {
                         Some(l) => Some(crate::md::MdLayout::parse(l).ok_or_else(|| format!("layout {l}"))?),
