@@ -26,11 +26,10 @@ pub fn disks(all: bool) -> Vec<TargetInfo> {
     disks_in(Path::new("/sys"), Path::new("/dev"), all)
 }
 
-/// [`disks`] with the sysfs root `sys` and device directory `dev`. Each disk
-/// is described through its node (`dev/<name>`, with ioctls and ATA
-/// IDENTIFY) where that works, else from sysfs alone.
-pub fn disks_in(sys: &Path, dev: &Path, all: bool) -> Vec<TargetInfo> {
-    let mut names: Vec<String> = std::fs::read_dir(sys.join("block"))
+/// The entry names of a directory (a sysfs listing), sorted; none if it
+/// cannot be read.
+pub fn sorted_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -38,6 +37,14 @@ pub fn disks_in(sys: &Path, dev: &Path, all: bool) -> Vec<TargetInfo> {
         })
         .unwrap_or_default();
     names.sort();
+    names
+}
+
+/// [`disks`] with the sysfs root `sys` and device directory `dev`. Each disk
+/// is described through its node (`dev/<name>`, with ioctls and ATA
+/// IDENTIFY) where that works, else from sysfs alone.
+pub fn disks_in(sys: &Path, dev: &Path, all: bool) -> Vec<TargetInfo> {
+    let names = sorted_names(&sys.join("block"));
     let mut out = Vec::new();
     for name in names {
         if !all && is_skipped(&name) {

@@ -51,14 +51,7 @@ pub fn find_all() -> Vec<Stick> {
 /// cannot be read are passed over.
 pub fn find_in(sys: &Path, dev: &Path) -> Vec<Stick> {
     let class = sys.join("class/block");
-    let mut names: Vec<String> = std::fs::read_dir(&class)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
+    let names = crate::discover::sorted_names(&class);
     let mut out = Vec::new();
     for name in names {
         if name.starts_with("sr") {
