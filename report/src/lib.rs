@@ -1,0 +1,9 @@
+//! bootbench-report: turns result documents (`bootbench.result/1`) into what a
+//! sysadmin reads: tables (`show`), side-by-side ratios (`compare`), CSV, an
+//! HTML report with SVG charts, and documents cut out of a serial-console log
+//! (`extract`).
+//!
+//! Every command reads documents through [`read::load`], which names the file
+//! and what is wrong with it.
+
+pub mod read;
