@@ -38,7 +38,7 @@ QEMU_TOOL  := $(TARGET_DIR)/release/bootbench-qemu
 EFI_DIR    := $(OUT)/efi/usr/lib/systemd/boot/efi
 CONFIG_ARG := $(if $(CONFIG),--config $(CONFIG))
 
-.PHONY: build test bench fmt clean targets kernel image tools qemu
+.PHONY: build test bench fuzz fmt clean targets kernel image tools qemu
 
 targets:
 	rustup target add $(MUSL) $(BARE)
@@ -95,6 +95,9 @@ test: targets image
 bench: image
 	bash bench/fio-compare.sh
 	bash bench/boot.sh
+
+fuzz:
+	bash fuzz/run.sh
 
 fmt:
 	$(CARGO) fmt --all
