@@ -6,4 +6,5 @@
 //! Every command reads documents through [`read::load`], which names the file
 //! and what is wrong with it.
 
+pub mod html;
 pub mod read;
