@@ -6,5 +6,10 @@
 //! Every command reads documents through [`read::load`], which names the file
 //! and what is wrong with it.
 
+pub mod compare;
+pub mod csv;
+pub mod extract;
 pub mod html;
 pub mod read;
+pub mod show;
+pub mod text;

@@ -1,8 +1,190 @@
 //! `bootbench-report`: see the crate documentation of `bootbench_report`.
+//!
+//! Exit status: 0 done; 1 `extract` found a damaged frame (or none at all);
+//! 2 bad input (a file that cannot be read or is not a result document this
+//! tool reads), an output that cannot be written, or a usage error.
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use bootbench_report::read::{self, Loaded};
+use bootbench_report::{compare, csv, extract, html, show};
+use clap::{Parser, Subcommand};
+
+/// Read, compare and chart bootbench result documents.
+#[derive(Debug, Parser)]
+#[command(name = "bootbench-report", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Tables of each document: the summary (cached, buffered, seqrd, seqwr,
+    /// rndrd, rndwr in MB/s), analysis, then per target the tests, seek
+    /// profile, zone rates and latency percentiles.
+    Show {
+        /// Result documents.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Two documents side by side with ratios B/A (targets matched by serial).
+    Compare {
+        /// The first document (A, "before").
+        a: PathBuf,
+        /// The second document (B, "after").
+        b: PathBuf,
+    },
+    /// Cut every result document out of a serial console log, verified.
+    Extract {
+        /// The console log (serial capture, IPMI SOL).
+        log: PathBuf,
+        /// Where to write the documents.
+        #[arg(short = 'o', long = "out-dir", default_value = ".")]
+        out_dir: PathBuf,
+    },
+    /// One CSV row per target and test (base units: B, B/s, ns).
+    Csv {
+        /// Result documents.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// One self-contained HTML page with SVG charts.
+    Html {
+        /// Result documents.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The page to write.
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+    },
+}
+
+/// Bad input, or an output that cannot be written.
+const BAD_INPUT: u8 = 2;
+
 fn main() -> ExitCode {
-    eprintln!("bootbench-report: no commands yet");
-    ExitCode::from(2)
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(BAD_INPUT)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match cli.command {
+        Command::Show { files } => with_docs(&files, show::render_all),
+        Command::Compare { a, b } => with_docs(&[a, b], |docs| compare::render(&docs[0], &docs[1])),
+        Command::Csv { files } => with_docs(&files, csv::render),
+        Command::Html { files, output } => match load_all(&files) {
+            Ok(docs) => {
+                let page = html::render(&docs);
+                match extract::write_atomic(&output, page.as_bytes()) {
+                    Ok(()) => {
+                        eprintln!("wrote {}", output.display());
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("bootbench-report: {}: cannot write: {e}", output.display());
+                        ExitCode::from(BAD_INPUT)
+                    }
+                }
+            }
+            Err(code) => code,
+        },
+        Command::Extract { log, out_dir } => run_extract(&log, &out_dir),
+    }
+}
+
+/// Load every file; print each error (one line each) and every warning.
+fn load_all(files: &[PathBuf]) -> Result<Vec<Loaded>, ExitCode> {
+    let mut docs = Vec::new();
+    let mut bad = false;
+    for f in files {
+        match read::load(f) {
+            Ok(l) => {
+                for w in &l.warnings {
+                    eprintln!("bootbench-report: warning: {}: {w}", l.file);
+                }
+                docs.push(l);
+            }
+            Err(e) => {
+                eprintln!("bootbench-report: {e}");
+                bad = true;
+            }
+        }
+    }
+    if bad {
+        Err(ExitCode::from(BAD_INPUT))
+    } else {
+        Ok(docs)
+    }
+}
+
+fn with_docs(files: &[PathBuf], render: impl FnOnce(&[Loaded]) -> String) -> ExitCode {
+    match load_all(files) {
+        Ok(docs) => print(&render(&docs)),
+        Err(code) => code,
+    }
+}
+
+/// Print to stdout; a closed pipe is not an error worth a panic.
+fn print(s: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bootbench-report: stdout: {e}");
+            ExitCode::from(BAD_INPUT)
+        }
+    }
+}
+
+fn run_extract(log: &std::path::Path, dir: &std::path::Path) -> ExitCode {
+    let name = log.display().to_string();
+    let bytes = match std::fs::read(log) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("bootbench-report: {name}: cannot read: {e}");
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    // A console capture may hold stray bytes; frames are ASCII.
+    let text = String::from_utf8_lossy(&bytes);
+    let done = match extract::extract(&name, &text, dir) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("bootbench-report: {e}");
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    for p in &done.written {
+        println!("{}", p.display());
+    }
+    for n in &done.notes {
+        eprintln!("bootbench-report: {n}");
+    }
+    for d in &done.damaged {
+        eprintln!("bootbench-report: {d}");
+    }
+    if done.written.is_empty() && done.damaged.is_empty() {
+        eprintln!("bootbench-report: {name}: no result frame found");
+        return ExitCode::from(1);
+    }
+    if done.damaged.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "bootbench-report: {name}: {} damaged frame(s) not written, {} document(s) written",
+            done.damaged.len(),
+            done.written.len()
+        );
+        ExitCode::from(1)
+    }
 }

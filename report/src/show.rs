@@ -1,0 +1,563 @@
+//! `show`: a result document as text, like the seed posts' tables.
+//!
+//! For each document: the run and the host; the targets; the summary table
+//! of `bench_core::table` (one row per target: cached, buffered, seqrd,
+//! seqwr, rndrd, rndwr in MB/s, then the analysis lines when the document
+//! has them) with the test each column takes; the all-at-once runs; then per
+//! target every test's figures, the seek profile, the zone rates outside to
+//! inside, and the latency percentiles. Every heading names its unit
+//! (MB/s = 10^6 B/s, MiB = 2^20 B, µs = 10^-6 s, IOPS = requests/s). A test
+//! that was skipped or failed shows as such, never as a number.
+
+use std::collections::BTreeSet;
+
+use bench_core::analysis::Metric;
+use bench_core::result::{AllAtOnce, DirStats, Figure, ResultDoc, Status, StepResult, TargetInfo, TestResult};
+use bench_core::spec::Workload;
+
+use crate::read::Loaded;
+use crate::text::{self, table, Align};
+
+/// The summary table's columns: header, workload, whether the write rate is
+/// shown (as `bench_core::table` takes them).
+pub const COLUMNS: [(&str, Workload, bool); 6] = [
+    ("cached", Workload::CachedRead, false),
+    ("buffered", Workload::BufferedRead, false),
+    ("seqrd", Workload::SeqRead, false),
+    ("seqwr", Workload::SeqWrite, true),
+    ("rndrd", Workload::RandRead, false),
+    ("rndwr", Workload::RandWrite, true),
+];
+
+/// The latency percentiles shown, in percent.
+pub const PERCENTILES: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
+
+/// Every document, one after another, separated by a blank line.
+pub fn render_all(docs: &[Loaded]) -> String {
+    docs.iter().map(render).collect::<Vec<_>>().join("\n")
+}
+
+/// One document.
+pub fn render(loaded: &Loaded) -> String {
+    let doc = &loaded.doc;
+    let mut out = format!("== {}\n", loaded.file);
+    out.push_str(&run_lines(doc));
+    out.push('\n');
+
+    out.push_str("targets (size in MiB = 2^20 B):\n");
+    out.push_str(&targets_table(&doc.targets));
+    out.push('\n');
+
+    // The console's table, then which test each column takes, then the analysis.
+    let mut plain = doc.clone();
+    plain.analysis.clear();
+    out.push_str(&bench_core::table::render(&plain));
+    out.push_str(&columns_legend(doc));
+    if !doc.analysis.is_empty() {
+        out.push('\n');
+        out.push_str(&bench_core::table::render_analysis(&doc.analysis));
+    }
+
+    for a in &doc.all_at_once {
+        out.push('\n');
+        out.push_str(&all_at_once(doc, a));
+    }
+
+    for t in &doc.targets {
+        out.push('\n');
+        out.push_str(&target_detail(doc, t));
+    }
+    let orphans: Vec<&TestResult> = doc
+        .tests
+        .iter()
+        .filter(|t| !doc.targets.iter().any(|g| g.path == t.target))
+        .collect();
+    if !orphans.is_empty() {
+        out.push_str("\ntests on targets the document does not list:\n");
+        for t in orphans {
+            out.push_str(&format!(
+                "  {} on {}: {}\n",
+                t.name,
+                t.target,
+                text::status_text(&t.status)
+            ));
+        }
+    }
+    out
+}
+
+/// The run and the host, in a few lines.
+fn run_lines(doc: &ResultDoc) -> String {
+    let r = &doc.run;
+    let mut out = format!(
+        "{} {}, schema {}; profile {}, config {}; started {}, took {:.1} s; seed {}; {}; run {}\n",
+        doc.tool.name,
+        doc.tool.version,
+        doc.schema,
+        r.profile.as_deref().unwrap_or("-"),
+        r.config_source,
+        text::utc(r.started_unix_ns),
+        Duration(r.duration_ns).secs(),
+        r.seed,
+        if r.simulated { "simulated disks" } else { "real disks" },
+        r.status,
+    );
+    if let Some(e) = &r.error {
+        out.push_str(&format!("run error: {e}\n"));
+    }
+    let h = &doc.host;
+    let machine: Vec<&str> = [h.sys_vendor.as_deref(), h.product_name.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    out.push_str(&format!(
+        "host {}: {}; cpu {}, {} cores; memory {}; kernel {}\n",
+        h.hostname.as_deref().unwrap_or("-"),
+        if machine.is_empty() {
+            "-".into()
+        } else {
+            machine.join(" ")
+        },
+        h.cpu_model.as_deref().unwrap_or("-"),
+        h.cores.map_or_else(|| "-".into(), |c| c.to_string()),
+        h.memory_bytes.map_or_else(|| "-".into(), text::bytes),
+        h.kernel.as_deref().unwrap_or("-"),
+    ));
+    out
+}
+
+/// Nanoseconds as seconds for display.
+struct Duration(u64);
+
+impl Duration {
+    #[allow(clippy::cast_precision_loss)] // display with one decimal
+    fn secs(&self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+}
+
+fn opt(s: Option<&str>) -> String {
+    s.filter(|s| !s.is_empty()).unwrap_or("-").to_owned()
+}
+
+/// What an array or layer is built of, in words; `-` for a disk.
+pub fn stack_words(t: &TargetInfo) -> String {
+    let Some(s) = &t.stack else { return "-".into() };
+    let mut w = format!("{} {} {}", s.kind, s.level, s.name);
+    if !s.members.is_empty() {
+        w.push_str(&format!(" of {}", s.members.join(" + ")));
+    }
+    if let Some(on) = &s.on {
+        w.push_str(&format!(" on {on}"));
+    }
+    if let Some(c) = s.chunk_bytes {
+        w.push_str(&format!(", chunk {c} B"));
+    }
+    if let Some(l) = &s.layout {
+        w.push_str(&format!(", layout {l}"));
+    }
+    w
+}
+
+fn targets_table(targets: &[TargetInfo]) -> String {
+    let mut rows = vec![[
+        "target",
+        "kind",
+        "model",
+        "serial",
+        "firmware",
+        "transport",
+        "MiB",
+        "rotational",
+        "writable",
+        "built as",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for t in targets {
+        rows.push(vec![
+            t.path.clone(),
+            t.kind.clone(),
+            opt(t.model.as_deref()),
+            opt(t.serial.as_deref()),
+            opt(t.firmware.as_deref()),
+            opt(t.transport.as_deref()),
+            text::mib(t.size_bytes),
+            t.rotational.map_or("-", |r| if r { "yes" } else { "no" }).into(),
+            if t.writable { "yes" } else { "no" }.into(),
+            stack_words(t),
+        ]);
+    }
+    use Align::{Left as L, Right as R};
+    table(&rows, &[L, L, L, L, L, L, R, L, L, L])
+}
+
+/// Which test each summary column takes: per column, the workload, the
+/// figure, and the names of the tests it took across targets.
+fn columns_legend(doc: &ResultDoc) -> String {
+    let mut rows = vec![["column", "workload", "figure", "test (first ok on each target)"]
+        .map(String::from)
+        .to_vec()];
+    for (col, w, write) in COLUMNS {
+        let mut names = BTreeSet::new();
+        for t in &doc.targets {
+            let on: Vec<&TestResult> = doc
+                .tests
+                .iter()
+                .filter(|x| x.target == t.path && x.workload == w)
+                .collect();
+            if let Some(x) = on.iter().find(|x| x.status == Status::Ok).or(on.first()) {
+                names.insert(x.name.as_str());
+            }
+        }
+        rows.push(vec![
+            col.into(),
+            w.name().into(),
+            if write { "write MB/s" } else { "read MB/s" }.into(),
+            if names.is_empty() {
+                "(none run)".into()
+            } else {
+                names.into_iter().collect::<Vec<_>>().join(", ")
+            },
+        ]);
+    }
+    let mut out = String::from("columns (MB/s = 10^6 B/s):\n");
+    out.push_str(&indent(&table(&rows, &[Align::Left; 4])));
+    out
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+/// One all-at-once run: each disk's figure together and alone.
+fn all_at_once(doc: &ResultDoc, a: &AllAtOnce) -> String {
+    // The analysed figures of the workload, else whichever the results have.
+    let mut metrics: Vec<Metric> = bench_core::analysis::metrics(a.workload).to_vec();
+    if metrics.is_empty() {
+        metrics = [Metric::ReadBps, Metric::WriteBps, Metric::ReadIops, Metric::WriteIops]
+            .into_iter()
+            .filter(|m| a.results.iter().any(|r| m.get(&r.summary).is_some()))
+            .collect();
+    }
+    let mut out = format!(
+        "all at once: {} ({}) on {} disks together, each against the same test alone (MB/s = 10^6 B/s, IOPS = requests/s):\n",
+        a.test,
+        a.workload.name(),
+        a.results.len()
+    );
+    let mut rows = vec![["target", "figure", "together", "alone", "together/alone"]
+        .map(String::from)
+        .to_vec()];
+    for r in &a.results {
+        let alone = doc.tests.iter().find(|t| t.target == r.target && t.name == a.test);
+        for &m in &metrics {
+            if m.get(&r.summary).is_none() && alone.is_none_or(|t| m.get(&t.summary).is_none()) {
+                continue;
+            }
+            let show = |t: &TestResult| -> String {
+                match text::status_word(t) {
+                    Some(w) => w.into(),
+                    None => m.get(&t.summary).map_or_else(|| "-".into(), |v| metric_plain(m, v)),
+                }
+            };
+            let tog = show(r);
+            let alo = alone.map_or_else(|| "not run".into(), show);
+            let rat = match (m.get(&r.summary), alone.and_then(|t| m.get(&t.summary))) {
+                (Some(x), Some(y)) if r.status == Status::Ok && alone.is_some_and(|t| t.status == Status::Ok) => {
+                    text::ratio(y, x)
+                }
+                _ => "-".into(),
+            };
+            rows.push(vec![r.target.clone(), metric_label(m).into(), tog, alo, rat]);
+        }
+    }
+    if rows.len() == 1 {
+        out.push_str("  no throughput or IOPS figure to set side by side\n");
+        return out;
+    }
+    use Align::{Left as L, Right as R};
+    out.push_str(&indent(&table(&rows, &[L, L, R, R, R])));
+    out
+}
+
+/// A metric's figure as a label with its unit.
+pub fn metric_label(m: Metric) -> &'static str {
+    match m {
+        Metric::ReadBps => "read MB/s",
+        Metric::WriteBps => "write MB/s",
+        Metric::ReadIops => "read IOPS",
+        Metric::WriteIops => "write IOPS",
+    }
+}
+
+/// A metric's value without unit (the label has it).
+pub fn metric_plain(m: Metric, v: f64) -> String {
+    if m.is_iops() {
+        text::iops(v)
+    } else {
+        text::mb(v)
+    }
+}
+
+/// Everything about one target.
+fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
+    let tests: Vec<&TestResult> = doc.tests.iter().filter(|x| x.target == t.path).collect();
+    let mut out = format!(
+        "-- {} ({}, serial {}, {})\n",
+        t.path,
+        opt(t.model.as_deref()),
+        opt(t.serial.as_deref()),
+        text::bytes(t.size_bytes)
+    );
+    if let Some(r) = &t.write_refusal {
+        out.push_str(&format!("{r}\n"));
+    }
+    if let Some(s) = &t.stack {
+        for n in &s.notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
+    }
+    if tests.is_empty() {
+        out.push_str("no tests on this target\n");
+        return out;
+    }
+    out.push_str(&tests_table(&tests));
+    // Why tests did not run or failed, each distinct status once.
+    let mut why: Vec<(String, Vec<&str>)> = Vec::new();
+    for x in tests.iter().filter(|x| x.status != Status::Ok) {
+        let s = text::status_text(&x.status);
+        match why.iter_mut().find(|(w, _)| *w == s) {
+            Some((_, names)) => names.push(&x.name),
+            None => why.push((s, vec![&x.name])),
+        }
+    }
+    for (s, names) in why {
+        out.push_str(&format!("  {}: {s}\n", names.join(", ")));
+    }
+    let ok = |w: Workload| tests.iter().filter(move |x| x.workload == w && x.status == Status::Ok);
+    for x in ok(Workload::SeekProfile) {
+        out.push_str(&seek_profile(x));
+    }
+    for x in ok(Workload::Zones) {
+        out.push_str(&zones(x));
+    }
+    for x in ok(Workload::IopsSweep) {
+        out.push_str(&iops_sweep(x));
+    }
+    for x in ok(Workload::Commit) {
+        out.push_str(&commit(x));
+    }
+    out.push_str(&latency(&tests));
+    out
+}
+
+fn tests_table(tests: &[&TestResult]) -> String {
+    let mut rows = vec![[
+        "test",
+        "workload",
+        "bs B",
+        "qd",
+        "jobs",
+        "status",
+        "read MB/s",
+        "write MB/s",
+        "read IOPS",
+        "write IOPS",
+        "mean lat µs",
+        "overhead µs/cmd",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for x in tests {
+        let s = &x.summary;
+        // A test that did not end ok shows a marker, never a figure.
+        let fig = |v: Option<f64>, f: fn(f64) -> String| -> String {
+            match &x.status {
+                Status::Ok => v.map_or_else(|| "-".into(), f),
+                Status::Skipped { .. } => "skip".into(),
+                Status::Error { .. } => "err".into(),
+            }
+        };
+        rows.push(vec![
+            x.name.clone(),
+            x.workload.name().into(),
+            x.params.bs.0.to_string(),
+            x.params.iodepth.to_string(),
+            x.params.jobs.to_string(),
+            match &x.status {
+                Status::Ok => "ok".into(),
+                Status::Skipped { .. } => "skipped".into(),
+                Status::Error { errno, .. } => format!("error (errno {errno})"),
+            },
+            fig(s.read_bytes_per_sec, text::mb),
+            fig(s.write_bytes_per_sec, text::mb),
+            fig(s.read_iops, text::iops),
+            fig(s.write_iops, text::iops),
+            fig(s.lat_mean_ns, text::us),
+            fig(s.command_overhead_ns, text::us),
+        ]);
+    }
+    use Align::{Left as L, Right as R};
+    let mut out = String::from(
+        "tests (MB/s = 10^6 B/s, IOPS = requests/s, µs = 10^-6 s; skip = skipped, err = failed, - = no such figure):\n",
+    );
+    out.push_str(&table(&rows, &[L, L, R, R, R, L, R, R, R, R, R, R]));
+    out
+}
+
+/// A labelled row of figures under its heading, or the status.
+fn figures_block(heading: &str, x: &TestResult, figs: &[Figure], show: fn(f64) -> String) -> String {
+    let mut out = format!("{heading} ({}):\n", x.name);
+    if x.status != Status::Ok {
+        out.push_str(&format!("  {}\n", text::status_text(&x.status)));
+        return out;
+    }
+    if figs.is_empty() {
+        out.push_str("  no figures\n");
+        return out;
+    }
+    let rows = vec![
+        figs.iter().map(|f| f.label.clone()).collect::<Vec<_>>(),
+        figs.iter().map(|f| show(f.value)).collect(),
+    ];
+    out.push_str(&indent(&table(&rows, &vec![Align::Right; figs.len()])));
+    out
+}
+
+fn seek_profile(x: &TestResult) -> String {
+    figures_block(
+        "seek profile, mean time per read in µs",
+        x,
+        &x.summary.seek_ns,
+        text::us,
+    )
+}
+
+/// The index of a surface point label (`surface_07` -> 7).
+fn surface_index(label: &str) -> Option<u32> {
+    label.strip_prefix("surface_").and_then(|n| n.parse().ok())
+}
+
+fn zones(x: &TestResult) -> String {
+    let figs = &x.summary.per_step;
+    let order = |l: &str| match l {
+        "outside" => Some(0),
+        "middle" => Some(1),
+        "inside" => Some(2),
+        _ => None,
+    };
+    let mut named: Vec<Figure> = figs.iter().filter(|f| order(&f.label).is_some()).cloned().collect();
+    named.sort_by_key(|f| order(&f.label));
+    let mut surface: Vec<(u32, Figure)> = figs
+        .iter()
+        .filter_map(|f| surface_index(&f.label).map(|i| (i, f.clone())))
+        .collect();
+    surface.sort_by_key(|(i, _)| *i);
+    let other: Vec<Figure> = figs
+        .iter()
+        .filter(|f| order(&f.label).is_none() && surface_index(&f.label).is_none())
+        .cloned()
+        .collect();
+    let mut out = figures_block("zone rates outside to inside, read MB/s", x, &named, text::mb);
+    if x.status == Status::Ok && !surface.is_empty() {
+        let pts: Vec<Figure> = surface
+            .into_iter()
+            .map(|(i, f)| Figure {
+                label: i.to_string(),
+                value: f.value,
+            })
+            .collect();
+        out.push_str(&format!(
+            "surface curve, {} points outside (0) to inside, read MB/s:\n",
+            pts.len()
+        ));
+        let rows = vec![
+            pts.iter().map(|f| f.label.clone()).collect::<Vec<_>>(),
+            pts.iter().map(|f| text::mb(f.value)).collect(),
+        ];
+        out.push_str(&indent(&table(&rows, &vec![Align::Right; pts.len()])));
+    }
+    if x.status == Status::Ok && !other.is_empty() {
+        out.push_str(&figures_block("other steps, read MB/s", x, &other, text::mb));
+    }
+    out
+}
+
+fn iops_sweep(x: &TestResult) -> String {
+    let figs: Vec<Figure> = x
+        .summary
+        .per_step
+        .iter()
+        .map(|f| Figure {
+            label: format!("{} B", f.label),
+            value: f.value,
+        })
+        .collect();
+    figures_block("iops sweep, random reads by request size, IOPS", x, &figs, text::iops)
+}
+
+fn commit(x: &TestResult) -> String {
+    figures_block("commit, write MB/s by step", x, &x.summary.per_step, text::mb)
+}
+
+/// The main step of a test: the one labelled `main`, else the only step.
+pub fn main_step(x: &TestResult) -> Option<&StepResult> {
+    x.steps
+        .iter()
+        .find(|s| s.label == "main")
+        .or_else(|| (x.steps.len() == 1).then(|| &x.steps[0]))
+}
+
+/// The latency percentile `p` of `d`, nanoseconds.
+pub fn percentile(d: &DirStats, p: f64) -> Option<u64> {
+    d.lat_ns
+        .percentiles
+        .iter()
+        .find(|q| (q.p - p).abs() < 1e-9)
+        .map(|q| q.ns)
+}
+
+/// The percentile's column name: `p99.9`.
+pub fn percentile_name(p: f64) -> String {
+    format!("p{p}")
+}
+
+/// Latency percentiles of each ok test's main step, per direction.
+fn latency(tests: &[&TestResult]) -> String {
+    let mut header: Vec<String> = vec!["test".into(), "dir".into(), "ios".into(), "min".into(), "mean".into()];
+    header.extend(PERCENTILES.iter().map(|&p| percentile_name(p)));
+    header.push("max".into());
+    let mut rows = vec![header];
+    for x in tests.iter().filter(|x| x.status == Status::Ok) {
+        let Some(step) = main_step(x) else { continue };
+        for (dir, d) in [("read", &step.read), ("write", &step.write), ("flush", &step.flush)] {
+            let Some(d) = d else { continue };
+            if d.ios == 0 {
+                continue;
+            }
+            let mut row = vec![
+                x.name.clone(),
+                dir.into(),
+                d.ios.to_string(),
+                text::us_int(d.lat_ns.min),
+                text::us(d.lat_ns.mean),
+            ];
+            row.extend(
+                PERCENTILES
+                    .iter()
+                    .map(|&p| percentile(d, p).map_or_else(|| "-".into(), text::us_int)),
+            );
+            row.push(text::us_int(d.lat_ns.max));
+            rows.push(row);
+        }
+    }
+    if rows.len() == 1 {
+        return String::new();
+    }
+    let mut align = vec![Align::Left, Align::Left];
+    align.resize(rows[0].len(), Align::Right);
+    let mut out = String::from("latency of the main step, µs (10^-6 s), completion (submission to completion):\n");
+    out.push_str(&table(&rows, &align));
+    out
+}

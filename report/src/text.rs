@@ -1,0 +1,193 @@
+//! Small text helpers shared by `show` and `compare`: aligned tables and
+//! figures with their units (MB/s = 10^6 B/s, MiB = 2^20 B, µs = 10^-3 ms).
+
+use bench_core::result::{Status, TestResult};
+use bench_core::units::{MB, MIB};
+
+/// How a column is aligned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Text.
+    Left,
+    /// Figures.
+    Right,
+}
+
+/// Rows of cells, the first row the header; columns as wide as their
+/// widest cell, separated by two spaces, no trailing spaces. Missing cells
+/// are empty.
+pub fn table(rows: &[Vec<String>], align: &[Align]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut widths = vec![0_usize; cols];
+    for row in rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, &w) in widths.iter().enumerate() {
+            let c = row.get(i).map_or("", String::as_str);
+            if i > 0 {
+                line.push_str("  ");
+            }
+            match align.get(i).copied().unwrap_or(Align::Left) {
+                Align::Left => line.push_str(&format!("{c:<w$}")),
+                Align::Right => line.push_str(&format!("{c:>w$}")),
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Bytes per second as MB/s (10^6 B/s), one decimal, no unit.
+#[allow(clippy::cast_precision_loss)] // 10^6 is exact in f64
+pub fn mb(bytes_per_sec: f64) -> String {
+    format!("{:.1}", bytes_per_sec / MB as f64)
+}
+
+/// Per second, no decimals (IOPS).
+pub fn iops(per_sec: f64) -> String {
+    format!("{per_sec:.0}")
+}
+
+/// Nanoseconds as microseconds, one decimal, no unit.
+pub fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1e3)
+}
+
+/// Nanoseconds (integer) as microseconds, one decimal, no unit.
+#[allow(clippy::cast_precision_loss)] // latencies are far below 2^53 ns
+pub fn us_int(ns: u64) -> String {
+    us(ns as f64)
+}
+
+/// A byte count with its unit in words: `268435456 B (256.0 MiB)`.
+#[allow(clippy::cast_precision_loss)] // for display only, one decimal
+pub fn bytes(n: u64) -> String {
+    format!("{n} B ({:.1} MiB)", n as f64 / MIB as f64)
+}
+
+/// A byte count as MiB (2^20 B), one decimal, no unit.
+#[allow(clippy::cast_precision_loss)] // for display only, one decimal
+pub fn mib(n: u64) -> String {
+    format!("{:.1}", n as f64 / MIB as f64)
+}
+
+/// B / A with three decimals, `-` when A is zero or either is not finite.
+pub fn ratio(a: f64, b: f64) -> String {
+    if a == 0.0 || !a.is_finite() || !b.is_finite() {
+        return "-".into();
+    }
+    format!("{:.3}", b / a)
+}
+
+/// The word a test's status gives in place of a figure: `None` for ok.
+pub fn status_word(t: &TestResult) -> Option<&'static str> {
+    match t.status {
+        Status::Ok => None,
+        Status::Skipped { .. } => Some("skipped"),
+        Status::Error { .. } => Some("error"),
+    }
+}
+
+/// A status in words: `ok`, `skipped: <reason>`, `error: <message> (errno
+/// N, <op> at offset X B)`.
+pub fn status_text(s: &Status) -> String {
+    match s {
+        Status::Ok => "ok".into(),
+        Status::Skipped { reason } => format!("skipped: {reason}"),
+        Status::Error {
+            errno,
+            op,
+            offset,
+            message,
+        } => format!(
+            "error: {message} (errno {errno}, {} at offset {offset} B)",
+            op_name(*op)
+        ),
+    }
+}
+
+/// An operation's name as the document spells it.
+pub fn op_name(op: bench_core::io::Op) -> String {
+    serde_json::to_value(op)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_else(|| format!("{op:?}"))
+}
+
+/// A workload's name as the document spells it.
+pub fn workload_name(w: bench_core::spec::Workload) -> &'static str {
+    w.name()
+}
+
+/// Nanoseconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
+pub fn utc(unix_ns: u64) -> String {
+    let secs = unix_ns / 1_000_000_000;
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
+/// (Howard Hinnant's algorithm, unsigned since days >= 0).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        for (ns, want) in [
+            (0, "1970-01-01 00:00:00 UTC"),
+            (951_782_400 * 1_000_000_000, "2000-02-29 00:00:00 UTC"),
+            (1_795_983_356_257_178_690, "2026-11-29 20:15:56 UTC"),
+            (4_107_542_399 * 1_000_000_000, "2100-02-28 23:59:59 UTC"),
+        ] {
+            assert_eq!(utc(ns), want, "{ns}");
+        }
+    }
+
+    #[test]
+    fn tables_align_and_trim() {
+        let rows = vec![
+            vec!["a".to_string(), "bb".into(), "c".into()],
+            vec!["long".to_string(), "1".into()],
+        ];
+        assert_eq!(
+            table(&rows, &[Align::Left, Align::Right, Align::Left]),
+            "a     bb  c\nlong   1\n"
+        );
+    }
+
+    #[test]
+    fn figures_and_units() {
+        assert_eq!(mb(20_971_520.0), "21.0");
+        assert_eq!(us(85_504.0), "85.5");
+        assert_eq!(bytes(268_435_456), "268435456 B (256.0 MiB)");
+        assert_eq!(ratio(2.0, 3.0), "1.500");
+        assert_eq!(ratio(0.0, 3.0), "-");
+    }
+}
