@@ -4,6 +4,7 @@
 //! real engines (O_DIRECT pread/pwrite, io_uring) live in `init`, the
 //! simulated disk in [`crate::sim`], and [`MemQueue`] serves a `Vec<u8>`.
 
+use alloc::vec;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
@@ -82,6 +83,21 @@ pub trait IoQueue {
     /// Wait until at least `min` requests have completed (fewer only if fewer
     /// are in flight) and append every completion now available to `out`.
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), IoError>;
+    /// The first `len` bytes of the buffer slot `slot` writes from, to be
+    /// filled before its `submit` (a verifying step writes known contents:
+    /// see [`crate::verify`]). `None` if this queue cannot give them (it was
+    /// not opened for writing, or the engine has no such access).
+    fn write_buf(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
+        let _ = (slot, len);
+        None
+    }
+    /// The first `len` bytes that the read in slot `slot` returned, valid
+    /// after its completion was reaped and until the slot's next `submit`.
+    /// `None` if the engine cannot give them.
+    fn read_buf(&self, slot: usize, len: usize) -> Option<&[u8]> {
+        let _ = (slot, len);
+        None
+    }
 }
 
 /// How a target is accessed.
@@ -147,6 +163,8 @@ pub struct MemQueue<'a> {
     pub data: &'a mut Vec<u8>,
     depth: usize,
     done: Vec<Completion>,
+    /// Each slot's buffer: what a write writes, what a read returned.
+    bufs: Vec<Vec<u8>>,
 }
 
 impl<'a> MemQueue<'a> {
@@ -156,6 +174,7 @@ impl<'a> MemQueue<'a> {
             data,
             depth,
             done: Vec::new(),
+            bufs: vec![Vec::new(); depth],
         }
     }
 }
@@ -170,13 +189,14 @@ impl IoQueue for MemQueue<'_> {
         let start = usize::try_from(req.offset).map_err(|_| IoError { errno: 22, req })?;
         let result = match req.op {
             Op::Flush => Ok(0),
+            _ if slot >= self.depth => Err(22),
             _ if start.checked_add(len).is_none_or(|end| end > self.data.len()) => Err(22),
-            Op::Read => Ok(req.len),
+            Op::Read => {
+                grown(&mut self.bufs[slot], len).copy_from_slice(&self.data[start..start + len]);
+                Ok(req.len)
+            }
             Op::Write => {
-                for (i, b) in self.data[start..start + len].iter_mut().enumerate() {
-                    // Never zeros: a position-dependent non-zero pattern.
-                    *b = u8::try_from(i % 251).unwrap_or(0) + 1;
-                }
+                self.data[start..start + len].copy_from_slice(grown(&mut self.bufs[slot], len));
                 Ok(req.len)
             }
         };
@@ -187,5 +207,24 @@ impl IoQueue for MemQueue<'_> {
     fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
         out.append(&mut self.done);
         Ok(())
+    }
+
+    fn write_buf(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
+        self.bufs.get_mut(slot).map(|b| grown(b, len))
+    }
+
+    fn read_buf(&self, slot: usize, len: usize) -> Option<&[u8]> {
+        self.bufs.get(slot).and_then(|b| b.get(..len))
+    }
+}
+
+/// A slot buffer of [`MemQueue`], grown to at least `len` bytes; new bytes
+/// hold a position-dependent non-zero pattern (never zeros).
+fn grown(buf: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    {
+        while buf.len() < len {
+            buf.push(u8::try_from(buf.len() % 251).unwrap_or(0) + 1);
+        }
+        &mut buf[..len]
     }
 }

@@ -27,3 +27,4 @@ pub mod spec;
 pub mod stats;
 pub mod table;
 pub mod units;
+pub mod verify;

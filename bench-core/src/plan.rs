@@ -230,6 +230,7 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         flush_at_end: false,
         seed: p.seed.wrapping_add(index),
         sample_interval: p.sample_interval,
+        verify: false,
     }
 }
 
@@ -310,6 +311,10 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
         Workload::IopsSweep => iops_sweep(p, range, lb, time_limit)?,
         Workload::Commit => commit(p, range, bs)?,
     };
+    let mut steps = steps;
+    for s in &mut steps {
+        s.verify = p.verify && s.writes();
+    }
     Ok(steps)
 }
 

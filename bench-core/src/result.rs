@@ -297,6 +297,10 @@ pub struct StepResult {
     pub write: Option<DirStats>,
     /// Flushes, if any (bytes are zero).
     pub flush: Option<DirStats>,
+    /// A verifying step (`params.verify`): the bytes read back after the
+    /// step and found exactly as written (untimed; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_bytes: Option<u64>,
 }
 
 /// Figures for one direction of a step, all jobs together.

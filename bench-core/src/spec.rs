@@ -133,6 +133,12 @@ pub struct Params {
     pub seed: u64,
     /// Width of one throughput/IOPS sample, nanoseconds (default 1 s).
     pub sample_interval: Nanos,
+    /// Write workloads: write known contents (see [`crate::verify`]) and,
+    /// after each step, read back everything written and compare (fio's
+    /// `verify`). The read-back is not timed; filling the buffers is, as in
+    /// fio. A mismatch ends the test with status `error`, errno 84 (EILSEQ).
+    #[serde(default)]
+    pub verify: bool,
 }
 
 impl Params {
@@ -154,6 +160,7 @@ impl Params {
             zone_bytes: Bytes(100 << 20),
             seed: 0x0b00_7be4_c4ed_5eed,
             sample_interval: Nanos::from_secs(1),
+            verify: false,
         }
     }
 }
@@ -285,6 +292,10 @@ pub struct Step {
     pub seed: u64,
     /// Sample width.
     pub sample_interval: Nanos,
+    /// Write known contents and read them back after the step
+    /// ([`Params::verify`]); only on steps that write.
+    #[serde(default)]
+    pub verify: bool,
 }
 
 impl Step {

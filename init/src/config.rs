@@ -53,6 +53,8 @@ pub enum Scalar {
     Float(f64),
     /// A string (`"4k"`, `"5s"`).
     Str(String),
+    /// `true` or `false` (`verify`).
+    Bool(bool),
 }
 
 impl fmt::Display for Scalar {
@@ -61,6 +63,7 @@ impl fmt::Display for Scalar {
             Scalar::Int(n) => write!(f, "{n}"),
             Scalar::Float(x) => write!(f, "{x}"),
             Scalar::Str(s) => write!(f, "{s:?}"),
+            Scalar::Bool(b) => write!(f, "{b}"),
         }
     }
 }
@@ -71,7 +74,10 @@ impl<'de> Deserialize<'de> for Scalar {
         impl Visitor<'_> for V {
             type Value = Scalar;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a number or a string")
+                f.write_str("a number, a string or a boolean")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
+                Ok(Scalar::Bool(v))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
                 Ok(Scalar::Int(v))
@@ -209,7 +215,8 @@ param_structs!(
     rwmixread,
     flush_every,
     points,
-    seed
+    seed,
+    verify
 );
 
 /// The `destructive` section as written.
@@ -342,6 +349,7 @@ pub fn parse_duration(v: &Scalar) -> Result<Nanos, &'static str> {
     let (num, mult): (&str, u64) = match v {
         Scalar::Int(n) => return n.checked_mul(1_000_000_000).map(Nanos).ok_or(EXPECT),
         Scalar::Float(x) => return secs_f64(*x).ok_or(EXPECT),
+        Scalar::Bool(_) => return Err(EXPECT),
         Scalar::Str(s) => {
             let s = s.trim();
             let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
@@ -383,7 +391,7 @@ fn size_of(v: &Scalar, at: &str) -> Result<u64, ConfigError> {
         Scalar::Str(s) => {
             parse_size(s.trim()).map_err(|e| ConfigError(format!("{at}: {v} is not a size: {e}; expected {EXPECTED}")))
         }
-        Scalar::Float(_) => err(format!("{at}: {v} is not a size; expected {EXPECTED}")),
+        Scalar::Float(_) | Scalar::Bool(_) => err(format!("{at}: {v} is not a size; expected {EXPECTED}")),
     }
 }
 
@@ -394,7 +402,7 @@ fn int_of(v: &Scalar, at: &str, expected: &str) -> Result<u64, ConfigError> {
             .trim()
             .parse::<u64>()
             .or_else(|_| err(format!("{at}: {v} is not a whole number; expected {expected}"))),
-        Scalar::Float(_) => err(format!("{at}: {v} is not a whole number; expected {expected}")),
+        Scalar::Float(_) | Scalar::Bool(_) => err(format!("{at}: {v} is not a whole number; expected {expected}")),
     }
 }
 
@@ -449,6 +457,12 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
                 };
             }
             "seed" => p.seed = int_of(v, at, "a whole number from 0 to 18446744073709551615")?,
+            "verify" => {
+                p.verify = match v {
+                    Scalar::Bool(b) => *b,
+                    _ => return err(format!("{at}: {v} is not a boolean; expected true or false")),
+                }
+            }
             _ => unreachable!("every key of RawParams is handled: {key}"),
         }
     }
@@ -498,6 +512,8 @@ pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(Test
                 spec.params.seed = seed;
             }
             apply(&mut spec.params, &defaults, "defaults")?;
+            // `verify` in the defaults applies to the write tests only.
+            spec.params.verify &= spec.workload.writes();
             out.push((spec, Origin::Profile(i)));
         }
     }
@@ -513,6 +529,13 @@ pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(Test
         };
         let mut params = base.clone();
         apply(&mut params, &t.params(), &at)?;
+        if t.verify == Some(Scalar::Bool(true)) && !workload.writes() {
+            return err(format!(
+                "{at}.verify: true, but {} does not write; expected false (only a write workload verifies what it wrote)",
+                workload.name()
+            ));
+        }
+        params.verify &= workload.writes();
         let mut spec = TestSpec {
             name: String::new(),
             workload,
@@ -1835,6 +1858,18 @@ mod tests {
             ),
             (r#"{"profile":"fast"}"#, "profile: \"fast\""),
             (r#"{}"#, "nothing to run"),
+            (
+                r#"{"tests":[{"workload":"seq_write","verify":"yes"}]}"#,
+                "tests[0].verify: \"yes\" is not a boolean; expected true or false",
+            ),
+            (
+                r#"{"tests":[{"workload":"rand_read","verify":true}]}"#,
+                "tests[0].verify: true, but rand_read does not write; expected false",
+            ),
+            (
+                r#"{"defaults":{"verify":1},"tests":[{"workload":"seq_write"}]}"#,
+                "defaults.verify: 1 is not a boolean",
+            ),
         ];
         for (text, want) in bad {
             let e = tests_of(&raw(text), raw(text).profile.as_deref()).unwrap_err().0;
@@ -1843,6 +1878,21 @@ mod tests {
         // The size message says what is expected.
         let e = tests_of(&raw(bad[0].0), None).unwrap_err().0;
         assert!(e.contains(EXPECTED), "{e}");
+    }
+
+    /// `verify` reaches the write tests' parameters; from the defaults it
+    /// leaves read tests alone (as fio's verify applies to writes).
+    #[test]
+    fn verify_applies_to_write_tests() {
+        let c = raw(r#"{"defaults": {"verify": true},
+                "tests":[{"workload":"seq_write"},{"workload":"seq_read"},{"workload":"rand_rw","verify":false}]}"#);
+        let t = tests_of(&c, None).unwrap();
+        let v: Vec<bool> = t.iter().map(|(s, _)| s.params.verify).collect();
+        assert_eq!(v, [true, false, false]);
+        let c = raw(r#"{"profile":"quick","defaults":{"verify":true}}"#);
+        for (s, _) in tests_of(&c, c.profile.as_deref()).unwrap() {
+            assert_eq!(s.params.verify, s.workload.writes(), "{}", s.name);
+        }
     }
 
     #[test]

@@ -275,10 +275,12 @@ fn s2_raid1_raid5_raid10_linear_run_and_report_and_leave_every_disk_identical() 
     }
 }
 
-/// One boot: a crypt layer on one disk, written and read; a plain disk gets
-/// the same write test; a bystander is not named.
+/// One boot: a crypt layer on one disk, written with verify (the pattern
+/// reads back through the layer) and read; a plain disk gets the same write
+/// test and holds the pattern; the crypt disk holds none of it; a bystander
+/// is not named and stays byte-identical.
 #[test]
-fn s3_crypt_writes_reach_the_disk_encrypted_and_reads_through_it_complete() {
+fn s3_crypt_pattern_reads_back_through_the_layer_and_differs_on_the_disk() {
     crypt_boot("s3_crypt", false);
 }
 
@@ -315,7 +317,7 @@ fn crypt_boot(name: &str, with_linear: bool) {
     let config = json!({
         "defaults": {"iodepth": 1, "jobs": 1},
         "tests": [
-            {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "8M"},
+            {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "8M", "verify": true},
             {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "8M"}
         ],
         "layers": layers,
@@ -338,7 +340,7 @@ fn crypt_boot(name: &str, with_linear: bool) {
         assert_eq!(lv["stack"]["on"], path_of(sec), "{lv}");
         layers.push(lv);
     }
-    for t in layers {
+    for t in &layers {
         for test in ["seq_write_1m", "seq_read_1m"] {
             let r = test_on(&doc, path_of(t), test);
             assert_eq!(status_of(r), "ok", "{test} on {}: {}", t["stack"]["name"], r["status"]);
@@ -357,31 +359,50 @@ fn crypt_boot(name: &str, with_linear: bool) {
         "the console says no md/dm device remains"
     );
 
-    // The plain disk holds the write test's buffer, repeated (QD1, one job:
-    // one buffer); the crypt disk holds none of it.
+    // The write tests verify (fio's verify): each 1 MiB request holds
+    // known contents, a hash of the seed and the byte offset, and was read
+    // back after the step through the same device and found as written.
+    let seed = |p: &str| test_on(&doc, p, "seq_write_1m")["params"]["seed"].as_u64().unwrap();
+    let plain_disk = path_of(by_serial(&doc, "S3-PLAIN"));
+    for p in [plain_disk].into_iter().chain(layers.iter().map(|t| path_of(t))) {
+        let r = test_on(&doc, p, "seq_write_1m");
+        assert_eq!(r["params"]["verify"], true, "{p}");
+        let step = &r["steps"][0];
+        let written = step["write"]["bytes"].as_u64().unwrap();
+        assert_eq!(written, 8 << 20, "{p}: 8 MiB written");
+        assert_eq!(
+            step["verified_bytes"].as_u64(),
+            Some(written),
+            "{p}: everything written read back as written"
+        );
+    }
+    let expected = |offset: u64| {
+        let mut b = vec![0u8; 1 << 20];
+        bench_core::verify::fill(seed(plain_disk), offset, &mut b);
+        b
+    };
+    assert_eq!(seed(plain_disk), seed(path_of(sec)), "the same contents on both");
+    // The plain disk holds the plaintext itself ...
     let plain = blocks(&files[0], 8);
-    let buffer = &plain[0];
-    assert!(
-        plain.iter().all(|b| b == buffer),
-        "the plain disk's first 8 MiB repeat one 1 MiB buffer"
-    );
-    let seed = |p: &str| test_on(&doc, p, "seq_write_1m")["params"]["seed"].clone();
-    assert_eq!(
-        seed(path_of(by_serial(&doc, "S3-PLAIN"))),
-        seed(path_of(sec)),
-        "the same write buffer seed"
-    );
+    for (i, b) in plain.iter().enumerate() {
+        assert!(
+            *b == expected((i as u64) << 20),
+            "plain disk block {i} holds the plaintext"
+        );
+    }
+    // ... the crypt disk none of it, at its own offset or at the linear
+    // layer's (1 MiB further on), and every block was written.
     let crypt = blocks(&files[1], 8);
     for (i, b) in crypt.iter().enumerate() {
-        assert_ne!(b, buffer, "crypt disk block {i} is not the plaintext");
-        assert_ne!(*b, crypt_before[i], "crypt disk block {i} was written");
-    }
-    for i in 1..crypt.len() {
-        assert_ne!(
-            crypt[i],
-            crypt[i - 1],
-            "the same plaintext encrypts differently per sector"
-        );
+        let at = (i as u64) << 20;
+        assert!(*b != expected(at), "crypt disk block {i} is not the plaintext");
+        if i > 0 {
+            assert!(
+                *b != expected(at - (1 << 20)),
+                "crypt disk block {i} is not the linear layer's plaintext"
+            );
+        }
+        assert!(*b != crypt_before[i], "crypt disk block {i} was written");
     }
     let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
     assert_eq!(before[2], after[2], "the bystander is byte-identical");

@@ -122,6 +122,15 @@ impl Ring {
         Some(self.bufs[slot].as_mut_slice())
     }
 
+    /// Slot `slot`'s read buffer, if the slot exists and is not in flight
+    /// (after a read's completion: the data it read).
+    pub fn buf(&self, slot: usize) -> Option<&[u8]> {
+        if *self.busy.get(slot)? {
+            return None;
+        }
+        Some(self.bufs[slot].as_slice())
+    }
+
     /// Slot `slot`'s write buffer, if there are write buffers, the slot
     /// exists and is not in flight.
     pub fn write_buf_mut(&mut self, slot: usize) -> Option<&mut [u8]> {
