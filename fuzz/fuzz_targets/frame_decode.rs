@@ -1,0 +1,29 @@
+//! `bench_core::frame::decode` on any console log: never panics, and only
+//! hands out bytes whose length and CRC-32 its header vouched for.
+#![no_main]
+
+use bench_core::frame::{crc32, decode, encode, BEGIN, END};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let log = String::from_utf8_lossy(data);
+    let frames = decode(&log);
+    // At most one frame per BEGIN in the log.
+    assert!(frames.len() <= log.matches(BEGIN).count());
+    for f in &frames {
+        match f {
+            Ok(frame) => {
+                assert!(!frame.name.is_empty());
+                assert!(!frame.name.chars().any(char::is_whitespace));
+                // Re-encoding a good frame decodes to the same frame.
+                let again = decode(&encode(&frame.name, &frame.bytes));
+                if !frame.name.contains(BEGIN) && !frame.name.contains(END) && !frame.name.contains("bytes=") {
+                    assert_eq!(again.len(), 1, "{log:?}");
+                    assert_eq!(again[0].as_ref().ok(), Some(frame), "{log:?}");
+                }
+                let _ = crc32(&frame.bytes);
+            }
+            Err(e) => assert!(!e.to_string().is_empty()),
+        }
+    }
+});
