@@ -9,7 +9,7 @@
 //! in place of the figure and no ratio.
 
 use bench_core::analysis::Metric;
-use bench_core::result::{Analysis, ResultDoc, Status, TargetInfo, TestResult};
+use bench_core::result::{Analysis, ResultDoc, TargetInfo, TestResult};
 
 use crate::read::Loaded;
 use crate::show::{main_step, metric_label, metric_plain, percentile};
@@ -181,12 +181,12 @@ fn test_rows(ta: &TestResult, tb: &TestResult) -> Vec<Row> {
         labels.push("status".into());
     }
     let cell = |t: &TestResult, fs: &[(String, f64, String)], label: &str| -> Cell {
-        match t.status {
-            Status::Ok => fs
+        match text::status_word(t) {
+            None => fs
                 .iter()
                 .find(|f| f.0 == label)
                 .map_or_else(|| Cell::Word("-".into()), |f| Cell::Value(f.1, f.2.clone())),
-            _ => Cell::Word(text::status_word(t).unwrap_or("-").into()),
+            Some(w) => Cell::Word(w),
         }
     };
     labels

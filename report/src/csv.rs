@@ -97,20 +97,18 @@ fn row(file: &str, run: &str, doc: &ResultDoc, t: &TestResult) -> Vec<String> {
     let step = main_step(t);
     let read: Option<&DirStats> = step.and_then(|x| x.read.as_ref());
     let write: Option<&DirStats> = step.and_then(|x| x.write.as_ref());
-    let (status, detail, errno) = match &t.status {
-        Status::Ok => ("ok", String::new(), String::new()),
-        Status::Skipped { reason } => ("skipped", reason.clone(), String::new()),
-        Status::Error {
-            errno,
-            op,
-            offset,
-            message,
-        } => (
-            "error",
-            format!("{message} ({} at offset {offset})", crate::text::op_name(*op)),
-            errno.to_string(),
-        ),
+    let status = crate::text::state(&t.status);
+    // The reason or message, without the state the status column gives.
+    let detail = if let Status::Error {
+        op, offset, message, ..
+    } = &t.status
+    {
+        format!("{message} ({} at offset {offset})", crate::text::op_name(*op))
+    } else {
+        let text = crate::text::status_text(&t.status);
+        text.split_once(": ").map(|(_, m)| m.to_owned()).unwrap_or_default()
     };
+    let errno = crate::text::errno(&t.status).map(|e| e.to_string()).unwrap_or_default();
     let pairs = |v: &[bench_core::result::Figure]| {
         v.iter()
             .map(|x| format!("{}={}", x.label, x.value))
@@ -129,10 +127,10 @@ fn row(file: &str, run: &str, doc: &ResultDoc, t: &TestResult) -> Vec<String> {
         u(target.map(|g| g.size_bytes)),
         t.name.clone(),
         t.workload.name().to_owned(),
-        status.to_owned(),
+        status,
         detail,
         errno,
-        t.params.bs.to_string(),
+        t.params.bs.0.to_string(),
         t.params.iodepth.to_string(),
         t.params.jobs.to_string(),
         u(step.map(|x| x.runtime_ns)),

@@ -256,10 +256,8 @@ fn all_at_once(doc: &ResultDoc, a: &AllAtOnce) -> String {
                 continue;
             }
             let show = |t: &TestResult| -> String {
-                match text::status_word(t) {
-                    Some(w) => w.into(),
-                    None => m.get(&t.summary).map_or_else(|| "-".into(), |v| metric_plain(m, v)),
-                }
+                text::status_word(t)
+                    .unwrap_or_else(|| m.get(&t.summary).map_or_else(|| "-".into(), |v| metric_plain(m, v)))
             };
             let tog = show(r);
             let alo = alone.map_or_else(|| "not run".into(), show);
@@ -373,11 +371,7 @@ fn tests_table(tests: &[&TestResult]) -> String {
         let s = &x.summary;
         // A test that did not end ok shows a marker, never a figure.
         let fig = |v: Option<f64>, f: fn(f64) -> String| -> String {
-            match &x.status {
-                Status::Ok => v.map_or_else(|| "-".into(), f),
-                Status::Skipped { .. } => "skip".into(),
-                Status::Error { .. } => "err".into(),
-            }
+            text::marker(&x.status).unwrap_or_else(|| v.map_or_else(|| "-".into(), f))
         };
         rows.push(vec![
             x.name.clone(),
@@ -385,10 +379,9 @@ fn tests_table(tests: &[&TestResult]) -> String {
             x.params.bs.0.to_string(),
             x.params.iodepth.to_string(),
             x.params.jobs.to_string(),
-            match &x.status {
-                Status::Ok => "ok".into(),
-                Status::Skipped { .. } => "skipped".into(),
-                Status::Error { errno, .. } => format!("error (errno {errno})"),
+            match text::errno(&x.status) {
+                Some(e) => format!("error (errno {e})"),
+                None => text::state(&x.status),
             },
             fig(s.read_bytes_per_sec, text::mb),
             fig(s.write_bytes_per_sec, text::mb),

@@ -85,30 +85,70 @@ pub fn ratio(a: f64, b: f64) -> String {
     format!("{:.3}", b / a)
 }
 
-/// The word a test's status gives in place of a figure: `None` for ok.
-pub fn status_word(t: &TestResult) -> Option<&'static str> {
-    match t.status {
-        Status::Ok => None,
-        Status::Skipped { .. } => Some("skipped"),
-        Status::Error { .. } => Some("error"),
+/// A status's `state` as the document spells it (`ok`, `skipped`,
+/// `error`, and any state a later version adds).
+pub fn state(s: &Status) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.get("state").and_then(|x| x.as_str()).map(String::from))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The word a test's status gives in place of a figure: `None` for ok,
+/// else the state (`skipped`, `error`, ...).
+pub fn status_word(t: &TestResult) -> Option<String> {
+    (t.status != Status::Ok).then(|| state(&t.status))
+}
+
+/// The short marker a table cell shows in place of a figure: `None` for
+/// ok, `skip`, `err`, else the state's name.
+pub fn marker(s: &Status) -> Option<String> {
+    if *s == Status::Ok {
+        return None;
+    }
+    Some(match state(s).as_str() {
+        "skipped" => "skip".into(),
+        "error" => "err".into(),
+        other => other.into(),
+    })
+}
+
+/// The errno of a failed test.
+pub fn errno(s: &Status) -> Option<i32> {
+    if let Status::Error { errno, .. } = s {
+        Some(*errno)
+    } else {
+        None
     }
 }
 
 /// A status in words: `ok`, `skipped: <reason>`, `error: <message> (errno
-/// N, <op> at offset X B)`.
+/// N, <op> at offset X B)`, or `<state>: <message>` for other states.
 pub fn status_text(s: &Status) -> String {
-    match s {
-        Status::Ok => "ok".into(),
-        Status::Skipped { reason } => format!("skipped: {reason}"),
-        Status::Error {
-            errno,
-            op,
-            offset,
-            message,
-        } => format!(
+    if *s == Status::Ok {
+        return "ok".into();
+    }
+    if let Status::Skipped { reason } = s {
+        return format!("skipped: {reason}");
+    }
+    if let Status::Error {
+        errno,
+        op,
+        offset,
+        message,
+    } = s
+    {
+        return format!(
             "error: {message} (errno {errno}, {} at offset {offset} B)",
             op_name(*op)
-        ),
+        );
+    }
+    let message = serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(String::from));
+    match message {
+        Some(m) => format!("{}: {m}", state(s)),
+        None => state(s),
     }
 }
 

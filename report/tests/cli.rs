@@ -1,0 +1,452 @@
+//! The `bootbench-report` binary on result documents from real QEMU runs
+//! (tests/fixtures/*.json, see tests/fixtures/README.md): golden outputs of
+//! `show`, `compare` and `csv` (UPDATE_GOLDEN=1 rewrites them), `extract` on
+//! a console log with wrapped lines, CRLF, noise and one damaged frame, and
+//! bad input (one-line error naming the file and what is wrong, exit 2).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use bench_core::frame;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bootbench-report");
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// A fixture's path relative to the crate (so outputs name it the same everywhere).
+fn fx(name: &str) -> String {
+    format!("tests/fixtures/{name}")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run bootbench-report")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Compare `got` with the golden file `name`, or rewrite it under UPDATE_GOLDEN=1.
+///
+/// The console table's first lines are bench-core's (`bench_core::table`,
+/// tested there): they stand as placeholders in the golden files, so a
+/// change of their wording there does not break these tests.
+fn golden(name: &str, got: &str) {
+    let got = &got
+        .replace(bench_core::table::UNIT_LINE, "<bench_core::table::UNIT_LINE>")
+        .replace(bench_core::table::ANALYSIS_LINE, "<bench_core::table::ANALYSIS_LINE>");
+    let path = fixtures().join("golden").join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        fs::write(&path, got).expect("write golden");
+        return;
+    }
+    let want = fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1 to create it)", path.display()));
+    if *got != want {
+        let diff = got
+            .lines()
+            .zip(want.lines())
+            .enumerate()
+            .find(|(_, (g, w))| g != w)
+            .map_or_else(
+                || {
+                    format!(
+                        "lengths differ: got {} lines, want {}",
+                        got.lines().count(),
+                        want.lines().count()
+                    )
+                },
+                |(i, (g, w))| format!("first difference at line {}:\n got: {g}\nwant: {w}", i + 1),
+            );
+        panic!("{name} differs from the golden output ({diff}); UPDATE_GOLDEN=1 rewrites it");
+    }
+}
+
+/// A fresh scratch directory for one test of this process.
+fn scratch(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("bootbench-report-{test}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {:?}\n{}", o.status, stderr(&o));
+    assert!(o.stderr.is_empty(), "{args:?}: nothing on stderr, got {}", stderr(&o));
+    stdout(&o)
+}
+
+const QEMU4: &str = "qemu-4disks-quick.json";
+const RAID_A: &str = "raid0-a.json";
+const RAID_B: &str = "raid0-b.json";
+const READ_ERROR: &str = "read-error.json";
+
+#[test]
+fn show_golden() {
+    for (f, g) in [(QEMU4, "show-qemu-4disks.txt"), (RAID_A, "show-raid0-a.txt")] {
+        golden(g, &ok(&["show", &fx(f)]));
+    }
+    golden("show-two.txt", &ok(&["show", &fx(RAID_A), &fx(RAID_B)]));
+    golden("show-read-error.txt", &ok(&["show", &fx(READ_ERROR)]));
+}
+
+#[test]
+fn a_failed_test_shows_as_an_error_never_as_a_number() {
+    let out = ok(&["show", &fx(READ_ERROR)]);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("seqrd_1m ") && l.contains("error"))
+        .expect("the failed seq_read row");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cells[5..8], ["error", "(errno", "5)"], "{row}");
+    assert!(cells[8..].iter().all(|c| *c == "err"), "{row}");
+    assert!(
+        out.contains("seqrd_1m: error: read at offset 2097152 failed: errno 5 (errno 5, read at offset 2097152 B)"),
+        "{out}"
+    );
+    // The summary table (bench-core's) says err for the failed disk's seqrd.
+    let summary = out
+        .lines()
+        .skip_while(|l| !l.starts_with("target    cached"))
+        .find(|l| l.starts_with("/dev/vda "))
+        .unwrap();
+    assert_eq!(summary.split_whitespace().nth(3), Some("err"), "{summary}");
+}
+
+#[test]
+fn show_names_units_and_skipped_tests_never_as_numbers() {
+    let out = ok(&["show", &fx(QEMU4)]);
+    for needle in [
+        "MB/s (10^6 B/s)",
+        "MiB = 2^20 B",
+        "µs (10^-6 s)",
+        "IOPS = requests/s",
+        "seek profile, mean time per read in µs",
+        "zone rates outside to inside, read MB/s",
+        "p99.9",
+    ] {
+        assert!(out.contains(needle), "show names {needle:?}");
+    }
+    // seq_write was skipped on every target (read-only run): its row has no figure.
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("seq_write_1m_qd1_j1 ")).collect();
+    assert_eq!(rows.len(), 4, "one seq_write row per target");
+    for r in rows {
+        assert!(r.contains(" skipped "), "{r}");
+        let cells: Vec<&str> = r.split_whitespace().collect();
+        assert!(cells[6..].iter().all(|c| *c == "skip"), "{r}");
+    }
+}
+
+#[test]
+fn compare_golden() {
+    golden("compare-raid0-a-b.txt", &ok(&["compare", &fx(RAID_A), &fx(RAID_B)]));
+    golden("compare-qemu4-raid0-a.txt", &ok(&["compare", &fx(QEMU4), &fx(RAID_A)]));
+}
+
+#[test]
+fn compare_matches_by_serial_and_says_when_by_path() {
+    let out = ok(&["compare", &fx(RAID_A), &fx(RAID_B)]);
+    assert!(out.contains(": serial RPT-FAST"), "{out}");
+    assert!(out.contains("matched by array/layer name md r0"), "{out}");
+    // The same document against itself: every ratio is 1.000.
+    let same = ok(&["compare", &fx(QEMU4), &fx(QEMU4)]);
+    let ratios: Vec<&str> = same
+        .lines()
+        .filter(|l| l.contains("  "))
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|c| c.contains('.') && c.parse::<f64>().is_ok())
+        .collect();
+    assert!(ratios.len() > 50, "{same}");
+    assert!(ratios.iter().all(|r| *r == "1.000"), "{ratios:?}");
+    // Two machines, no serial in common: the same paths are paired, saying
+    // so; the rest is listed as unmatched.
+    let apart = ok(&["compare", &fx(QEMU4), &fx(RAID_A)]);
+    assert!(
+        apart.contains("-- A /dev/sda = B /dev/sda: matched by path (serials differ: A BB-SATA-0002, B RPT-WR)"),
+        "{apart}"
+    );
+    assert_eq!(apart.matches("matched by path").count(), 2, "{apart}");
+    assert!(
+        apart.contains("only in A: target /dev/nvme0n1 (serial BB-NVME-0001)"),
+        "{apart}"
+    );
+    assert!(apart.contains("only in B: target /dev/md0 (md r0)"), "{apart}");
+    assert!(apart.contains("only in A: test seek_profile on /dev/sda"), "{apart}");
+    assert!(apart.contains("only in B: test seek on /dev/sda"), "{apart}");
+}
+
+#[test]
+fn csv_golden_and_shape() {
+    golden("csv-read-error.csv", &ok(&["csv", &fx(READ_ERROR)]));
+    let out = ok(&["csv", &fx(QEMU4), &fx(RAID_A)]);
+    golden("csv-qemu4-raid0-a.csv", &out);
+    let lines: Vec<&str> = out.split("\r\n").collect();
+    assert_eq!(*lines.last().unwrap(), "", "every line ends in CRLF");
+    let header = bootbench_report::csv::HEADER;
+    assert_eq!(lines[0], header.join(","));
+    // One row per target and test (plus the all-at-once runs).
+    let docs: Vec<bench_core::result::ResultDoc> = [QEMU4, RAID_A]
+        .iter()
+        .map(|f| serde_json::from_str(&fs::read_to_string(fixtures().join(f)).unwrap()).unwrap())
+        .collect();
+    let rows: usize = docs
+        .iter()
+        .map(|d| d.tests.len() + d.all_at_once.iter().map(|a| a.results.len()).sum::<usize>())
+        .sum();
+    assert_eq!(lines.len() - 2, rows);
+    // Base units: the figure is the document's bytes per second, not MB/s.
+    let d = &docs[0];
+    let t = d.tests.iter().find(|t| t.name == "seq_read_1m_qd1_j1").unwrap();
+    let want = format!(",{},", t.summary.read_bytes_per_sec.unwrap());
+    let row = lines
+        .iter()
+        .find(|l| l.contains(",/dev/nvme0n1,BB-NVME-0001,") && l.contains(",seq_read_1m_qd1_j1,"))
+        .expect("the seq_read row of the NVMe disk");
+    assert!(row.contains(&want), "{want} in {row}");
+    let cells: Vec<&str> = row.split(',').collect();
+    assert_eq!(cells.len(), header.len(), "{row}");
+    let col = |name: &str| cells[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(col("bs_bytes"), "1048576");
+    assert_eq!(col("status"), "ok");
+    assert_eq!(col("target"), t.target);
+    // A skipped test: its status and reason (quoted: it holds quotes), no figure.
+    let skipped = lines
+        .iter()
+        .find(|l| l.contains(",seq_write_1m_qd1_j1,seq_write,skipped,"))
+        .expect("a skipped row");
+    assert!(
+        skipped.contains("\"writes refused: the config has no \"\"destructive\"\" section"),
+        "{skipped}"
+    );
+    let from = header.iter().position(|h| *h == "runtime_ns").unwrap();
+    let tail: Vec<&str> = skipped.rsplitn(header.len() - from + 1, ',').collect();
+    assert!(
+        tail[..tail.len() - 1].iter().all(|c| c.is_empty()),
+        "no figure: {skipped}"
+    );
+}
+
+/// Every line cut at `width` columns, CRLF, as a narrow serial console gives it.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut rest = line;
+        while rest.len() > width {
+            out.push_str(&rest[..width]);
+            out.push_str("\r\n");
+            rest = &rest[width..];
+        }
+        out.push_str(rest);
+        out.push_str("\r\n");
+    }
+    out
+}
+
+#[test]
+fn extract_the_real_console_log_of_a_boot() {
+    let dir = scratch("extract-real");
+    let log = fixtures().join("read-error.serial.log");
+    let o = run(&["extract", log.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{}\n", dir.join("unknown-1.json").display()));
+    assert_eq!(
+        fs::read(dir.join("unknown-1.json")).unwrap(),
+        fs::read(fixtures().join(READ_ERROR)).unwrap(),
+        "the document byte for byte"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn extract_wrapped_noisy_log_with_one_damaged_frame() {
+    let dir = scratch("extract");
+    let a = fs::read(fixtures().join(RAID_A)).unwrap();
+    let b = fs::read(fixtures().join(RAID_B)).unwrap();
+    let small = br#"{"x":1}"#.to_vec();
+    // The damaged frame: one base64 character changed in its body.
+    let mut bad = frame::encode("results/bad-1.json", &small);
+    let at = bad.find('\n').unwrap() + 3;
+    let c = if &bad[at..=at] == "A" { "B" } else { "A" };
+    bad.replace_range(at..=at, c);
+    let log = String::from("[    0.000000] Linux version 6.1.0\nnoise BOOTBENCH but no frame\n")
+        + &frame::encode("results/srv-1.json", &a)
+        + "[   12.5] bootbench: between frames\n\n"
+        + &bad
+        + "login: \n"
+        + &frame::encode("srv-2.json", &b)
+        + "trailing noise without newline";
+    let log = wrap(&log, 80);
+    let begin_lines: Vec<usize> = log
+        .split('\n')
+        .enumerate()
+        .filter(|(_, l)| l.contains(frame::BEGIN))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(begin_lines.len(), 3);
+    let log_path = dir.join("console.log");
+    fs::write(&log_path, &log).unwrap();
+    let out_dir = dir.join("out");
+    let o = run(&["extract", log_path.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "a damaged frame: exit 1; {}", stderr(&o));
+    let err = stderr(&o);
+    let where_ = format!(
+        "{}:{}: frame results/bad-1.json: damaged",
+        log_path.display(),
+        begin_lines[1]
+    );
+    assert!(err.contains(&where_), "the damaged frame with its line: {err}");
+    assert_eq!(fs::read(out_dir.join("srv-1.json")).unwrap(), a);
+    assert_eq!(fs::read(out_dir.join("srv-2.json")).unwrap(), b);
+    let mut names: Vec<String> = fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["srv-1.json", "srv-2.json"],
+        "nothing else: no damaged, no temp file"
+    );
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "{}\n{}\n",
+            out_dir.join("srv-1.json").display(),
+            out_dir.join("srv-2.json").display()
+        )
+    );
+    // The extracted documents read back.
+    ok(&["show", out_dir.join("srv-1.json").to_str().unwrap()]);
+
+    // Without the damaged frame: exit 0.
+    let clean = dir.join("clean.log");
+    fs::write(&clean, log.replace(&wrap(&bad, 80), "")).unwrap();
+    let o = run(&[
+        "extract",
+        clean.to_str().unwrap(),
+        "-o",
+        dir.join("clean").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Unreadable input: exit 2; no frame at all: exit 1.
+    let o = run(&["extract", dir.join("missing.log").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing.log: cannot read"), "{}", stderr(&o));
+    let none = dir.join("none.log");
+    fs::write(&none, "just a boot\n").unwrap();
+    let o = run(&[
+        "extract",
+        none.to_str().unwrap(),
+        "-o",
+        dir.join("none").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no result frame found"), "{}", stderr(&o));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_one_line_naming_the_file_exit_2() {
+    let dir = scratch("bad");
+    let real = fs::read_to_string(fixtures().join(RAID_A)).unwrap();
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("text.json", "this is not json\n".into(), "not JSON"),
+        ("empty.json", String::new(), "empty file"),
+        ("truncated.json", real[..real.len() / 2].to_owned(), "truncated"),
+        ("array.json", "[1,2,3]".into(), "is an array, not an object"),
+        (
+            "config.json",
+            real.replacen("bootbench.result/1", "bootbench.config/1", 1),
+            "\"bootbench.config/1\" is not a bootbench result document",
+        ),
+        (
+            "v2.json",
+            real.replacen("\"bootbench.result/1\"", "\"bootbench.result/2\"", 1),
+            "is version 2 of the result document",
+        ),
+        ("noschema.json", "{\"tests\": []}".into(), "no \"schema\" field"),
+        (
+            "fields.json",
+            "{\"schema\": \"bootbench.result/1\", \"tests\": 3}".into(),
+            "does not match bootbench.result/1",
+        ),
+    ];
+    for (name, text, want) in &cases {
+        let p = dir.join(name);
+        fs::write(&p, text).unwrap();
+        for cmd in [vec!["show"], vec!["csv"], vec!["compare", &fx(RAID_A)]] {
+            let mut args = cmd.clone();
+            let ps = p.to_str().unwrap();
+            args.push(ps);
+            let o = run(&args);
+            assert_eq!(o.status.code(), Some(2), "{name} {cmd:?}");
+            assert!(o.stdout.is_empty(), "{name}: no output");
+            let err = stderr(&o);
+            assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
+            assert!(err.contains(ps) && err.contains(want), "{name}: want {want:?}: {err}");
+        }
+    }
+    let o = run(&["show", dir.join("nope.json").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nope.json: cannot read"), "{}", stderr(&o));
+    let bin = dir.join("binary.json");
+    fs::write(&bin, [0xff_u8, 0xfe, 0x00, 0x7b]).unwrap();
+    let o = run(&["show", bin.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not UTF-8"), "{}", stderr(&o));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn newer_minor_version_is_read_with_a_warning() {
+    let dir = scratch("minor");
+    let real = fs::read_to_string(fixtures().join(RAID_A)).unwrap();
+    // A newer minor version may add fields anywhere.
+    let newer = real.replacen(
+        "\"bootbench.result/1\"",
+        "\"bootbench.result/1.3\", \"added_in_1_3\": {\"x\": 1}",
+        1,
+    );
+    let p = dir.join("newer.json");
+    fs::write(&p, newer).unwrap();
+    let o = run(&["show", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("warning") && err.contains("newer.json") && err.contains("1.3"),
+        "{err}"
+    );
+    // The same tables as version 1 (but for the schema and the file name).
+    let plain = ok(&["show", &fx(RAID_A)]);
+    let strip = |s: &str| -> String { s.lines().skip(2).collect::<Vec<_>>().join("\n") };
+    assert_eq!(strip(&stdout(&o)), strip(&plain));
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        vec![],
+        vec!["show"],
+        vec!["compare", "a.json"],
+        vec!["html", "a.json"],
+        vec!["frob"],
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+    }
+}
