@@ -535,7 +535,7 @@ fn bar_chart(chart: Chart, title: &str, y_label: String, show: impl Fn(f64) -> S
             "<text class=\"group-label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
             (start + end) / 2.0,
             base + 30.0,
-            escape(&short(&g.label, end - start + slot * 0.8, 7.0))
+            escape(&short(&g.label, end - start + slot * 0.8, 6.2))
         );
         if let Some((v, text)) = &g.expected {
             let py = y.scale.map(*v);
@@ -1002,7 +1002,12 @@ fn layer_charts(doc: &ResultDoc) -> Vec<String> {
                     .unwrap_or_else(|| "beneath".into());
                 let overhead = (1.0 - a.efficiency) * 100.0;
                 Group {
-                    label: format!("{} · {} · {}", target_name(doc, &a.target), a.test, a.metric),
+                    label: format!(
+                        "{} · {} · {}",
+                        target_name(doc, &a.target),
+                        a.test,
+                        if m.is_read() { "read" } else { "write" }
+                    ),
                     bars: vec![
                         Bar {
                             key: 0,
@@ -1235,8 +1240,12 @@ fn section(out: &mut String, i: usize, l: &Loaded) {
                 kind.missing()
             );
         }
-        for c in found {
-            out.push_str(&c);
+        if !found.is_empty() {
+            out.push_str("<div class=\"charts\">\n");
+            for c in found {
+                out.push_str(&c);
+            }
+            out.push_str("</div>\n");
         }
     }
     tests_table(out, doc);
@@ -1381,12 +1390,13 @@ dl.facts dt{font-weight:bold}dl.facts dd{margin:0}
 table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
 td{font-variant-numeric:tabular-nums}th{background:#eef}
-.chart-box{display:inline-block;vertical-align:top;margin:.5em 1em 1em 0;max-width:780px}
+.charts{display:flex;flex-wrap:wrap;gap:.5em 1.5em;align-items:flex-start}
+.chart-box{flex:0 1 640px;min-width:320px;margin:.3em 0 .8em}
 figcaption{font-size:.85em;color:#444;margin-top:.2em}
-svg.chart{background:#fff;border:1px solid #ddd;max-width:100%;height:auto;font-size:11px}
+svg.chart{background:#fff;border:1px solid #ddd;width:100%;height:auto;font-size:11px}
 svg.chart .grid{stroke:#eee}svg.chart .frame{stroke:#444}
 svg.chart text{fill:#333}svg.chart .title{font-size:12px;fill:#000}
-svg.chart .value{font-size:10px}svg.chart .group-label{font-size:11px;font-weight:bold}
+svg.chart .value{font-size:10px}svg.chart .group-label{font-size:10px;font-weight:bold}
 svg.chart .expected{stroke:#000;stroke-width:2;stroke-dasharray:6 4}
 svg.chart .expected-label{font-size:11px;font-weight:bold}
 ul.legend{list-style:none;padding:0;margin:.3em 0;font-size:.85em}
