@@ -67,7 +67,8 @@ pub struct RunInfo {
     pub seed: u64,
     /// True when the targets were simulated disks (`--simulate`).
     pub simulated: bool,
-    /// `ok` if every test ran, `error` if the run stopped early.
+    /// `ok` if every test ran, `error` if the run stopped early, `interrupted`
+    /// if the user stopped it (SIGINT or SIGTERM).
     pub status: String,
     /// Why the run stopped early.
     pub error: Option<String>,
@@ -268,6 +269,19 @@ pub enum Status {
     Skipped {
         /// Why.
         reason: String,
+    },
+    /// The user stopped the run (SIGINT or SIGTERM) during this test; the
+    /// steps that ran are kept, the last one shortened.
+    Interrupted {
+        /// What happened, in words.
+        message: String,
+    },
+    /// The test ran past its deadline (derived from its plan: see
+    /// `crate::plan::deadline`) and was stopped; what it measured until then
+    /// is kept. A device that did not answer at all leaves no steps.
+    Timeout {
+        /// What happened, in words.
+        message: String,
     },
 }
 

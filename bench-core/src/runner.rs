@@ -13,11 +13,59 @@ use crate::spec::{Limit, Pattern, Prepare, Step, TestSpec};
 use crate::stats::{Buckets, Latency};
 use crate::units::{per_sec, rate, Bytes, Nanos};
 use crate::verify;
+use core::sync::atomic::{AtomicU8, Ordering};
 
 /// EIO, reported for a short transfer.
 pub const EIO: i32 = 5;
 /// EOPNOTSUPP: a verifying step on a queue that gives no buffer access.
 pub const EOPNOTSUPP: i32 = 95;
+
+/// Why a test stops before its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The user asked (SIGINT or SIGTERM on a live system).
+    Interrupted,
+    /// The test ran past its deadline ([`crate::plan::deadline`]).
+    Deadline,
+}
+
+/// A request to stop, shared by the jobs of a step and whoever asks (a
+/// signal handler, a watchdog): jobs stop submitting, finish what is in
+/// flight and return what they measured. Setting it is async-signal-safe
+/// (one atomic compare-and-swap); the first reason set wins.
+#[derive(Debug, Default)]
+pub struct Stop(AtomicU8);
+
+impl Stop {
+    /// Not set.
+    pub const fn new() -> Stop {
+        Stop(AtomicU8::new(0))
+    }
+
+    /// Ask to stop, for `why`, unless a stop is already asked.
+    pub fn request(&self, why: StopReason) {
+        let code = match why {
+            StopReason::Interrupted => 1,
+            StopReason::Deadline => 2,
+        };
+        let _ = self.0.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// The reason, if a stop was asked.
+    pub fn reason(&self) -> Option<StopReason> {
+        match self.0.load(Ordering::SeqCst) {
+            1 => Some(StopReason::Interrupted),
+            2 => Some(StopReason::Deadline),
+            _ => None,
+        }
+    }
+
+    /// Clear a deadline stop (the next test starts afresh); an interrupt
+    /// stays, since the user asked for the whole run to stop.
+    pub fn clear_deadline(&self) {
+        let _ = self.0.compare_exchange(2, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
 
 /// The multiplier that spreads job numbers over the seed space (the
 /// golden-ratio constant of splitmix64).
@@ -294,6 +342,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     job: u32,
     q: &mut Q,
     clock: &C,
+    stop: &Stop,
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<JobOutcome, IoError> {
     let depth = usize::try_from(step.iodepth)
@@ -338,7 +387,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         while !stopping && !flush_due {
             let Some(&slot) = free.last() else { break };
             let now = clock.now();
-            if limit_reached(&step.limit, now, ramp_end, issued_bytes, issued_ios) {
+            if limit_reached(&step.limit, now, ramp_end, issued_bytes, issued_ios) || stop.reason().is_some() {
                 stopping = true;
                 break;
             }
@@ -429,7 +478,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     }
     out.runtime = last_done.saturating_sub(ramp_end);
     if step.verify {
-        out.verified = verify_job(step, job, q, generated, depth)?;
+        out.verified = verify_job(step, job, q, generated, depth, stop)?;
     }
     Ok(out)
 }
@@ -440,7 +489,14 @@ pub fn run_job<Q: IoQueue, C: Clock>(
 /// it checks every offset written (a sequential walk that wrapped: its slice
 /// once). Returns the bytes verified; a mismatch is an error with errno
 /// [`verify::VERIFY_ERRNO`] (EILSEQ, as fio) for the read that found it.
-fn verify_job<Q: IoQueue>(step: &Step, job: u32, q: &mut Q, generated: u64, depth: usize) -> Result<u64, IoError> {
+fn verify_job<Q: IoQueue>(
+    step: &Step,
+    job: u32,
+    q: &mut Q,
+    generated: u64,
+    depth: usize,
+    stop: &Stop,
+) -> Result<u64, IoError> {
     let mut gen = OffsetGen::new(step, job);
     let mut left = gen.cycle_len().map_or(generated, |c| generated.min(c));
     let mut inflight: Vec<Option<IoReq>> = vec![None; depth];
@@ -448,7 +504,7 @@ fn verify_job<Q: IoQueue>(step: &Step, job: u32, q: &mut Q, generated: u64, dept
     let mut comps = Vec::with_capacity(depth);
     let mut verified = 0u64;
     loop {
-        while left > 0 {
+        while left > 0 && stop.reason().is_none() {
             let Some(&slot) = free.last() else { break };
             left -= 1;
             let w = gen.next_req();
@@ -606,8 +662,14 @@ pub fn prepare<T: Target, C: Clock>(step: &Step, target: &T, clock: &C) -> Resul
 /// Something that runs whole steps: the serial runner below, or init's
 /// threaded one (one thread per job).
 pub trait StepRunner {
-    /// Prepare, open a queue per job, run them, merge.
-    fn run_step(&mut self, step: &Step, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<StepResult, IoError>;
+    /// Prepare, open a queue per job, run them (until their bound or until
+    /// `stop` is asked), merge.
+    fn run_step(
+        &mut self,
+        step: &Step,
+        stop: &Stop,
+        progress: &mut dyn FnMut(&Progress<'_>),
+    ) -> Result<StepResult, IoError>;
 }
 
 /// Runs a step's jobs one after another on one target: for the simulated
@@ -621,7 +683,12 @@ pub struct SerialRunner<'a, T, C> {
 }
 
 impl<T: Target, C: Clock> StepRunner for SerialRunner<'_, T, C> {
-    fn run_step(&mut self, step: &Step, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<StepResult, IoError> {
+    fn run_step(
+        &mut self,
+        step: &Step,
+        stop: &Stop,
+        progress: &mut dyn FnMut(&Progress<'_>),
+    ) -> Result<StepResult, IoError> {
         prepare(step, self.target, self.clock)?;
         let mut outcomes = Vec::with_capacity(usize::try_from(step.jobs).unwrap_or(1));
         for job in 0..step.jobs.max(1) {
@@ -633,27 +700,40 @@ impl<T: Target, C: Clock> StepRunner for SerialRunner<'_, T, C> {
                 seed: step.seed ^ u64::from(job),
             };
             let mut q = self.target.open(&spec)?;
-            outcomes.push(run_job(step, job, &mut q, self.clock, progress)?);
+            outcomes.push(run_job(step, job, &mut q, self.clock, stop, progress)?);
         }
         Ok(merge(step, &outcomes))
     }
 }
 
-/// Expand `spec` for `target_path`'s geometry, run every step in order, and
-/// build the test's result: status `ok`, or `error` with the errno, op and
-/// offset of the first failed request (later steps are not run; completed
-/// ones are kept), and the summary.
+/// Run every step of `spec` in order on `target_path`, and build the test's
+/// result: status `ok`; or `error` with the errno, op and offset of the
+/// first failed request (later steps are not run; completed ones are kept);
+/// or, when `stop` was asked during a step, `interrupted` or `timeout` (the
+/// steps so far are kept, the last one shortened: its figures cover the time
+/// it ran); and the summary.
 pub fn run_test(
     spec: &TestSpec,
     target_path: &str,
     steps: &[Step],
     runner: &mut dyn StepRunner,
+    stop: &Stop,
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> TestResult {
     let mut results = Vec::with_capacity(steps.len());
     let mut status = Status::Ok;
     for step in steps {
-        match runner.run_step(step, progress) {
+        let r = runner.run_step(step, stop, progress);
+        if let Some(why) = stop.reason() {
+            // A request cut short by the stop may fail (ECANCELED): the
+            // stop is what happened.
+            if let Ok(r) = r {
+                results.push(r);
+            }
+            status = stopped_status(why, &step.label);
+            break;
+        }
+        match r {
             Ok(r) => results.push(r),
             Err(e) => {
                 status = error_status(&e);
@@ -669,6 +749,18 @@ pub fn run_test(
         summary: crate::plan::summarize(spec.workload, &results),
         status,
         steps: results,
+    }
+}
+
+/// The status of a test stopped during step `label`.
+pub fn stopped_status(why: StopReason, label: &str) -> Status {
+    match why {
+        StopReason::Interrupted => Status::Interrupted {
+            message: format!("stopped by the user during step {label}; the figures cover the time it ran"),
+        },
+        StopReason::Deadline => Status::Timeout {
+            message: format!("past its deadline during step {label}; the figures cover the time it ran"),
+        },
     }
 }
 
@@ -867,7 +959,7 @@ mod tests {
             1,
         );
         let clock = SimClock::default();
-        let e = run_job(&s, 0, &mut Short(Vec::new()), &clock, &mut |_| ()).unwrap_err();
+        let e = run_job(&s, 0, &mut Short(Vec::new()), &clock, &Stop::new(), &mut |_| ()).unwrap_err();
         assert_eq!(
             e,
             IoError {
@@ -913,7 +1005,15 @@ mod tests {
             },
         );
         let clock = SimClock::default();
-        let out = run_job(&s, 0, &mut MemQueue::new(&mut data, 4), &clock, &mut |_| ()).unwrap();
+        let out = run_job(
+            &s,
+            0,
+            &mut MemQueue::new(&mut data, 4),
+            &clock,
+            &Stop::new(),
+            &mut |_| (),
+        )
+        .unwrap();
         assert_eq!((out.write.bytes, out.write.ios, out.read.ios), (40 * 1024, 10, 0));
         assert!(data[..40 * 1024].iter().all(|&b| b != 0));
         assert!(data[40 * 1024..].iter().all(|&b| b == 0));
@@ -990,7 +1090,7 @@ mod tests {
                 inner: MemQueue::new(&mut data, depth),
                 bad: None,
             };
-            let out = run_job(&s, 0, &mut q, &clock, &mut |_| ()).unwrap();
+            let out = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()).unwrap();
             let writes = out.write.ios * 4096;
             if want > 0 {
                 assert_eq!(out.verified, want, "case {i}");
@@ -1028,7 +1128,7 @@ mod tests {
                 inner: MemQueue::new(&mut data, depth),
                 bad: Some(bad),
             };
-            let Err(e) = run_job(&s, 0, &mut q, &clock, &mut |_| ()) else {
+            let Err(e) = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()) else {
                 panic!("case {i}: the damaged write was not noticed");
             };
             assert_eq!(e.errno, verify::VERIFY_ERRNO, "case {i}");
@@ -1047,7 +1147,12 @@ mod tests {
                 inner: MemQueue::new(&mut data, depth),
                 bad: Some(bad),
             };
-            assert_eq!(run_job(&s, 0, &mut q, &clock, &mut |_| ()).unwrap().verified, 0);
+            assert_eq!(
+                run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ())
+                    .unwrap()
+                    .verified,
+                0
+            );
         }
     }
 
@@ -1075,10 +1180,77 @@ mod tests {
             seed: 1,
         };
         let mut q = disk.open(&spec).unwrap();
-        let Err(e) = run_job(&s, 0, &mut q, &clock, &mut |_| ()) else {
+        let Err(e) = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()) else {
             panic!("verify without buffer access passed");
         };
         assert_eq!((e.errno, e.req.op), (EOPNOTSUPP, Op::Write));
+    }
+
+    /// A stop asked during a step ends it after the requests in flight: the
+    /// step is kept with the time it ran, later steps do not run, and the
+    /// status says why (deadline: timeout; the user: interrupted). An
+    /// interrupt outlasts `clear_deadline`, a deadline does not.
+    #[test]
+    fn stop_during_a_step_keeps_what_ran_and_names_the_reason() {
+        for why in [StopReason::Deadline, StopReason::Interrupted] {
+            let disk = SimDisk::new(
+                SimModel {
+                    command_overhead_ns: 991_808,
+                    ..SimModel::ssd(1 << 30)
+                },
+                false,
+            );
+            let mut s = step(
+                Pattern::Random {
+                    read_pct: 100,
+                    start: 0,
+                    end: 1 << 30,
+                },
+                4096,
+                1,
+            );
+            s.limit = Limit {
+                runtime: Some(Nanos::from_secs(10)),
+                bytes: None,
+                ios: None,
+            };
+            let mut second = s.clone();
+            second.label = "second".into();
+            let spec = TestSpec::new("t", crate::spec::Workload::RandRead, |_| ());
+            let stop = Stop::new();
+            let mut r = SerialRunner {
+                target: &disk,
+                clock: &disk.clock,
+            };
+            // The first progress report (after 1 s of the step's clock) asks to stop.
+            let res = run_test(&spec, "sim:0", &[s, second], &mut r, &stop, &mut |_| stop.request(why));
+            assert_eq!(res.steps.len(), 1, "{why:?}: the second step did not run");
+            let ran = res.steps[0].runtime_ns;
+            assert!(
+                (1_000_000_000..1_100_000_000).contains(&ran),
+                "{why:?}: ran {ran} ns of 10 s"
+            );
+            match (&res.status, why) {
+                (Status::Timeout { message }, StopReason::Deadline)
+                | (Status::Interrupted { message }, StopReason::Interrupted) => {
+                    assert!(message.contains("during step main"), "{message}");
+                }
+                (other, _) => panic!("{why:?}: status {other:?}"),
+            }
+            stop.clear_deadline();
+            assert_eq!(stop.reason(), (why == StopReason::Interrupted).then_some(why));
+            // The first reason wins.
+            stop.request(StopReason::Deadline);
+            stop.request(StopReason::Interrupted);
+            assert_eq!(
+                stop.reason(),
+                Some(if why == StopReason::Interrupted {
+                    why
+                } else {
+                    StopReason::Deadline
+                })
+            );
+        }
     }
 
     /// Progress is reported about once per second of the step's clock, with
@@ -1111,7 +1283,9 @@ mod tests {
             target: &disk,
             clock: &disk.clock,
         };
-        let res = r.run_step(&s, &mut |p| seen.push((p.done, p.eta))).unwrap();
+        let res = r
+            .run_step(&s, &Stop::new(), &mut |p| seen.push((p.done, p.eta)))
+            .unwrap();
         assert_eq!(res.read.unwrap().ios, 3500);
         assert_eq!(seen.len(), 3, "{seen:?}");
         for (i, (done, eta)) in seen.iter().enumerate() {
@@ -1149,7 +1323,7 @@ mod tests {
             target: &disk,
             clock: &disk.clock,
         };
-        let res = r.run_step(&s, &mut |_| ()).unwrap();
+        let res = r.run_step(&s, &Stop::new(), &mut |_| ()).unwrap();
         let rd = res.read.as_ref().unwrap();
         // Each job: 100 sequential reads of 10 us (no seek on a flat disk).
         assert_eq!((rd.ios, rd.bytes, res.runtime_ns), (200, 200 * 4096, 1_000_000));

@@ -358,7 +358,7 @@ mod tests {
             target: disk,
             clock: &disk.clock,
         };
-        run_test(spec, "sim:0", &steps, &mut r, &mut |_| ())
+        run_test(spec, "sim:0", &steps, &mut r, &crate::runner::Stop::new(), &mut |_| ())
     }
 
     /// A flat disk whose 4 KiB reads take exactly 10 us: 1808 ns of command
@@ -657,7 +657,7 @@ mod tests {
             target: &disk,
             clock: &disk.clock,
         };
-        let res = run_test(&s, "sim:0", &steps, &mut r, &mut |_| ());
+        let res = run_test(&s, "sim:0", &steps, &mut r, &crate::runner::Stop::new(), &mut |_| ());
         let off = start + 3 * MIB;
         assert_eq!(
             res.status,

@@ -14,7 +14,8 @@ use crate::spec::Workload;
 use crate::units::MB;
 
 /// The first line of the table: what the figures are and what the markers mean.
-pub const UNIT_LINE: &str = "throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed";
+pub const UNIT_LINE: &str =
+    "throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed, intr = interrupted, tmo = timed out";
 
 /// The figure columns: header, workload, and whether the write rate is shown.
 const COLUMNS: [(&str, Workload, bool); 6] = [
@@ -167,6 +168,8 @@ fn cell<'a>(mut tests: impl Iterator<Item = &'a TestResult> + Clone, write: bool
     String::from(match tests.next().map(|t| &t.status) {
         Some(Status::Skipped { .. }) => "skip",
         Some(Status::Error { .. }) => "err",
+        Some(Status::Interrupted { .. }) => "intr",
+        Some(Status::Timeout { .. }) => "tmo",
         Some(Status::Ok) | None => "-",
     })
 }
@@ -279,7 +282,7 @@ mod tests {
             ],
         );
         let want = "\
-throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed
+throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed, intr = interrupted, tmo = timed out
 target         cached  buffered  seqrd  seqwr  rndrd  rndwr
 /dev/sda      12345.6     150.2  160.0  155.3      -    err
 /dev/nvme0n1        -         -      -      -    0.8   skip
@@ -315,7 +318,7 @@ target         cached  buffered  seqrd  seqwr  rndrd  rndwr
             line("/dev/dm-0", "rand_rw", "write_iops", 90.4, 100.0, None),
         ];
         let want = "\
-throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed
+throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed, intr = interrupted, tmo = timed out
 target    cached  buffered  seqrd  seqwr  rndrd  rndwr
 /dev/md0       -         -      -      -      -      -
 
@@ -330,7 +333,7 @@ target     test         figure   measured   expected  efficiency  limited by  ru
     #[test]
     fn no_targets_gives_the_header_only() {
         let want = "\
-throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed
+throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed, intr = interrupted, tmo = timed out
 target  cached  buffered  seqrd  seqwr  rndrd  rndwr
 ";
         assert_eq!(render(&doc(Vec::new(), Vec::new())), want);
@@ -344,7 +347,7 @@ target  cached  buffered  seqrd  seqwr  rndrd  rndwr
             vec![test(t, Workload::SeqWrite, Status::Ok, None, Some(123_456_789_000.0))],
         );
         let want = "\
-throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed
+throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed, intr = interrupted, tmo = timed out
 target  cached  buffered  seqrd     seqwr  rndrd  rndwr
 sim:0        -         -      -  123456.8      -      -
 ";

@@ -9,13 +9,13 @@ use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use bench_core::result::{ResultDoc, RunInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
-use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner};
+use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, StopReason};
 use bench_core::sim::{SimDisk, SimModel};
 use bench_core::table::render;
 
 use crate::config::{self, Action, Overrides, Plan, PlanItem};
 use crate::discover;
-use crate::engine::{DevTarget, ThreadedRunner};
+use crate::engine::{self, DevTarget, ThreadedRunner};
 use crate::identity;
 use crate::sink;
 use crate::stacks;
@@ -218,6 +218,11 @@ fn run(a: &Args) -> i32 {
             stacks::emergency_teardown();
         }));
     }
+    // Ctrl-C or a kill: stop after the requests in flight, tear down, write
+    // the results (see crate::sys::signal).
+    if let Err(e) = crate::sys::signal::install_stop_handlers() {
+        eprintln!("bootbench-init: cannot handle SIGINT/SIGTERM ({e}); an interrupt would leave md/dm devices");
+    }
     let doc = execute(&mut plan, &mut |line| eprintln!("{line}"), &mut |_| {});
     let failed = doc.run.status != "ok";
     let mut json = match serde_json::to_string_pretty(&doc) {
@@ -239,6 +244,10 @@ fn run(a: &Args) -> i32 {
     }
     if let Some(out) = &a.out {
         eprintln!("bootbench-init: results written to {out}");
+    }
+    if doc.run.status == "interrupted" {
+        // As a shell reports a process ended by SIGINT.
+        return 130;
     }
     i32::from(failed)
 }
@@ -290,7 +299,15 @@ pub fn new_doc(
 /// and the later targets' are `skipped`, `run.status` is `error`). The live
 /// command and the unattended run both use this.
 pub fn execute(plan: &mut Plan, progress: &mut dyn FnMut(&str), after_test: &mut dyn FnMut(&ResultDoc)) -> ResultDoc {
-    execute_with(plan, &mut stacks::Kernel, progress, after_test)
+    execute_with(plan, &mut stacks::Kernel, &engine::STOP, progress, after_test)
+}
+
+/// Why tests after an interrupt do not run.
+const NOT_RUN_INTERRUPTED: &str = "not run: the run was interrupted (SIGINT or SIGTERM)";
+
+/// True once the user asked the whole run to stop.
+fn interrupted(stop: &Stop) -> bool {
+    stop.reason() == Some(StopReason::Interrupted)
 }
 
 /// [`execute`] with the stacks assembled by `backend`: first every disk's
@@ -299,9 +316,16 @@ pub fn execute(plan: &mut Plan, progress: &mut dyn FnMut(&str), after_test: &mut
 /// a later stack failed; a stack that cannot be assembled skips its own
 /// tests and those of the stacks on it, and the run goes on); then the
 /// all-at-once run, if asked for; then the analysis.
+///
+/// An interrupt (`stop` set to [`StopReason::Interrupted`], by SIGINT or
+/// SIGTERM) ends the running test after its requests in flight (status
+/// `interrupted`, what it measured kept), skips every later test, assembles
+/// no further stack, tears down those assembled, and sets `run.status` to
+/// `interrupted`.
 pub fn execute_with(
     plan: &mut Plan,
     backend: &mut dyn stacks::Backend,
+    stop: &Stop,
     progress: &mut dyn FnMut(&str),
     after_test: &mut dyn FnMut(&ResultDoc),
 ) -> ResultDoc {
@@ -345,7 +369,17 @@ pub fn execute_with(
                 target: &disk,
                 clock: &disk.clock,
             };
-            run_items(&items, total, &path, plan, &mut runner, &mut doc, progress, after_test);
+            run_items(
+                &items,
+                total,
+                &path,
+                plan,
+                &mut runner,
+                stop,
+                &mut doc,
+                progress,
+                after_test,
+            );
         } else {
             let permit = plan.targets[ti].permit.take();
             if permit.is_some() {
@@ -356,7 +390,17 @@ pub fn execute_with(
             match DevTarget::open(&path, permit) {
                 Ok(dev) => {
                     let mut runner = ThreadedRunner { target: &dev };
-                    run_items(&items, total, &path, plan, &mut runner, &mut doc, progress, after_test);
+                    run_items(
+                        &items,
+                        total,
+                        &path,
+                        plan,
+                        &mut runner,
+                        stop,
+                        &mut doc,
+                        progress,
+                        after_test,
+                    );
                 }
                 Err(e) => {
                     let msg = format!("cannot open {path}: {e}");
@@ -371,10 +415,10 @@ pub fn execute_with(
     }
 
     if !plan.stacks.is_empty() {
-        run_stacks(plan, backend, &mut failure, total, &mut doc, progress, after_test);
+        run_stacks(plan, backend, &mut failure, total, stop, &mut doc, progress, after_test);
     }
-    if plan.all_at_once && failure.is_none() {
-        doc.all_at_once = stacks::all_at_once(plan, progress);
+    if plan.all_at_once && failure.is_none() && !interrupted(stop) {
+        doc.all_at_once = stacks::all_at_once(plan, stop, progress);
     }
     doc.analysis = bench_core::analysis::analyze(&doc);
 
@@ -382,6 +426,12 @@ pub fn execute_with(
     if let Some(f) = &failure {
         doc.run.status = "error".to_string();
         doc.run.error = Some(f.clone());
+    } else if interrupted(stop) {
+        doc.run.status = "interrupted".to_string();
+        doc.run.error = Some(
+            "interrupted by the user (SIGINT or SIGTERM): the running test was stopped, later tests were not run"
+                .to_string(),
+        );
     }
     doc
 }
@@ -394,6 +444,7 @@ fn run_stacks(
     backend: &mut dyn stacks::Backend,
     failure: &mut Option<String>,
     total: usize,
+    stop: &Stop,
     doc: &mut ResultDoc,
     progress: &mut dyn FnMut(&str),
     after_test: &mut dyn FnMut(&ResultDoc),
@@ -421,6 +472,14 @@ fn run_stacks(
     // claimed exclusively, so its write tests could not run later.
     let mut failed: Vec<(usize, String)> = Vec::new();
     for (si, ti) in targets.into_iter().enumerate() {
+        if interrupted(stop) {
+            // Nothing more is assembled; what is assembled is torn down below.
+            for (_, item) in items_of(plan, ti) {
+                doc.tests.push(skipped(&item, plan, NOT_RUN_INTERRUPTED));
+            }
+            after_test(doc);
+            continue;
+        }
         stacks::assemble_one(plan, si, backend, &stacks::LIVE, &mut failed, progress);
         doc.targets[ti] = plan.targets[ti].info.clone();
         let items = items_of(plan, ti);
@@ -447,7 +506,7 @@ fn run_stacks(
         match DevTarget::open(&path, permit) {
             Ok(dev) => {
                 let mut runner = ThreadedRunner { target: &dev };
-                run_items(&items, total, &path, plan, &mut runner, doc, progress, after_test);
+                run_items(&items, total, &path, plan, &mut runner, stop, doc, progress, after_test);
             }
             Err(e) => {
                 let msg = format!("not run: cannot open {path}: {e}");
@@ -491,12 +550,18 @@ fn run_items(
     path: &str,
     plan: &Plan,
     runner: &mut dyn StepRunner,
+    stop: &Stop,
     doc: &mut ResultDoc,
     log: &mut dyn FnMut(&str),
     after_test: &mut dyn FnMut(&ResultDoc),
 ) {
     for (i, item) in items {
         let head = format!("[test {}/{}] {} on {}", i + 1, total, item.spec.name, path);
+        if interrupted(stop) {
+            doc.tests.push(skipped(item, plan, NOT_RUN_INTERRUPTED));
+            after_test(doc);
+            continue;
+        }
         match &item.action {
             Action::Skip(reason) => {
                 log(&format!("{head}: skipped: {reason}"));
@@ -518,11 +583,13 @@ fn run_items(
                         progress_text(p.done, p.eta.map(|e| e.0))
                     ));
                 };
-                let r = run_test(&item.spec, path, steps, runner, &mut progress);
+                let r = run_test(&item.spec, path, steps, runner, stop, &mut progress);
                 match &r.status {
                     Status::Ok => log(&format!("{head}: ok")),
                     Status::Error { message, .. } => log(&format!("{head}: error: {message}")),
                     Status::Skipped { reason } => log(&format!("{head}: skipped: {reason}")),
+                    Status::Interrupted { message } => log(&format!("{head}: interrupted: {message}")),
+                    Status::Timeout { message } => log(&format!("{head}: timeout: {message}")),
                 }
                 doc.tests.push(r);
             }
@@ -684,6 +751,71 @@ mod tests {
         }
     }
 
+    /// An interrupt while the first stack's test runs: that test is
+    /// `interrupted`, the layer on it is never assembled and its test is
+    /// skipped, the array is torn down, no all-at-once run, and the run's
+    /// status is `interrupted`.
+    #[test]
+    fn interrupt_during_a_stack_tears_down_and_skips_the_rest() {
+        let t = crate::testutil::TempDir::new("cli-interrupt");
+        let mut disks = Vec::new();
+        for n in ["a", "b"] {
+            let p = t.0.join(format!("{n}.img"));
+            std::fs::write(&p, vec![0u8; 8 << 20]).unwrap();
+            disks.push(p.to_string_lossy().into_owned());
+        }
+        let text = format!(
+            r#"{{"tests":[{{"workload":"seq_read","runtime":"20ms"}}],
+                "arrays":[{{"name":"r0","level":"raid0","members":["{}","{}"],"chunk":"64k"}}],
+                "layers":[{{"name":"lv","kind":"linear","on":"r0"}}],"all_at_once":true}}"#,
+            disks[0], disks[1]
+        );
+        let mut plan = config::validate(&config::parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap();
+        let up = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let built = up.clone();
+        let mut backend = FileStacks {
+            dir: t.0.clone(),
+            fail: "",
+            up: up.clone(),
+        };
+        let stop = Stop::new();
+        let mut lines = Vec::new();
+        let doc = execute_with(
+            &mut plan,
+            &mut backend,
+            &stop,
+            &mut |l| {
+                if l.starts_with("[test 3/4]") && l.contains("starting") {
+                    stop.request(StopReason::Interrupted);
+                }
+                lines.push(l.to_string());
+            },
+            &mut |_| {},
+        );
+        assert_eq!(doc.run.status, "interrupted", "{lines:?}");
+        assert!(built.lock().unwrap().is_empty(), "r0 torn down");
+        assert!(
+            lines.iter().any(|l| l.contains("no md or dm device remains")),
+            "{lines:?}"
+        );
+        let states: Vec<&str> = doc
+            .tests
+            .iter()
+            .map(|r| match &r.status {
+                Status::Ok => "ok",
+                Status::Interrupted { .. } => "interrupted",
+                Status::Skipped { reason } if reason == NOT_RUN_INTERRUPTED => "skipped",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(states, ["ok", "ok", "interrupted", "skipped"], "{:?}", doc.tests);
+        assert!(
+            !lines.iter().any(|l| l.contains("assembl") && l.contains("lv")),
+            "lv was not assembled: {lines:?}"
+        );
+        assert!(doc.all_at_once.is_empty());
+    }
+
     #[test]
     fn execute_runs_disks_then_stacks_then_all_at_once_and_tears_down() {
         let t = crate::testutil::TempDir::new("cli-stacks");
@@ -708,7 +840,13 @@ mod tests {
                 up: up.clone(),
             };
             let mut lines = Vec::new();
-            let doc = execute_with(&mut plan, &mut backend, &mut |l| lines.push(l.to_string()), &mut |_| {});
+            let doc = execute_with(
+                &mut plan,
+                &mut backend,
+                &Stop::new(),
+                &mut |l| lines.push(l.to_string()),
+                &mut |_| {},
+            );
             assert_eq!(doc.run.status, "ok", "{fail}: {lines:?}");
             assert!(up.lock().unwrap().is_empty(), "everything torn down");
             assert!(

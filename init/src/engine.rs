@@ -19,7 +19,7 @@ use std::time::Instant;
 use bench_core::io::{Access, Clock, Completion, Geometry, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
 use bench_core::result::StepResult;
 use bench_core::rng::Rng;
-use bench_core::runner::{self, JobOutcome, Progress, StepRunner};
+use bench_core::runner::{self, JobOutcome, Progress, StepRunner, Stop};
 use bench_core::spec::Step;
 use bench_core::units::Nanos;
 
@@ -443,6 +443,10 @@ pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
     }
 }
 
+/// The run's stop request: set by SIGINT/SIGTERM ([`crate::sys::signal`]) or
+/// a test's deadline; every runner of this process watches it.
+pub static STOP: Stop = Stop::new();
+
 /// Runs a step's jobs concurrently, one thread each, on one target.
 ///
 /// All jobs read one [`MonoClock`], so their per-second samples line up when
@@ -455,7 +459,12 @@ pub struct ThreadedRunner<'a> {
 }
 
 impl StepRunner for ThreadedRunner<'_> {
-    fn run_step(&mut self, step: &Step, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<StepResult, IoError> {
+    fn run_step(
+        &mut self,
+        step: &Step,
+        stop: &Stop,
+        progress: &mut dyn FnMut(&Progress<'_>),
+    ) -> Result<StepResult, IoError> {
         let clock = MonoClock::new();
         runner::prepare(step, self.target, &clock)?;
         // Open every queue before any I/O, so a refusal (EPERM) or an open
@@ -475,10 +484,10 @@ impl StepRunner for ThreadedRunner<'_> {
                 .zip(1u32..)
                 .map(|(q, job)| {
                     let clock = &clock;
-                    s.spawn(move || runner::run_job(step, job, q, clock, &mut |_| {}))
+                    s.spawn(move || runner::run_job(step, job, q, clock, stop, &mut |_| {}))
                 })
                 .collect();
-            let mut all = vec![runner::run_job(step, 0, &mut first, &clock, progress)];
+            let mut all = vec![runner::run_job(step, 0, &mut first, &clock, stop, progress)];
             for h in handles {
                 // A job thread only panics on a bug; carry the panic on.
                 all.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
@@ -912,7 +921,7 @@ mod tests {
             now: 0,
             max: 0,
         };
-        let out = runner::run_job(&step, 0, &mut c, &MonoClock::new(), &mut |_| {}).expect("run_job");
+        let out = runner::run_job(&step, 0, &mut c, &MonoClock::new(), &Stop::new(), &mut |_| {}).expect("run_job");
         assert_eq!(out.read.ios, 3000);
         assert_eq!(out.read.bytes, 3000 * 4096);
         assert_eq!(c.max, 32, "requests in flight");
@@ -925,14 +934,14 @@ mod tests {
         let ro = lo.target(false);
         let before = lo.contents();
         let step = rand_step(50, 4, 2, 500);
-        let refused = ThreadedRunner { target: &ro }.run_step(&step, &mut |_| {});
+        let refused = ThreadedRunner { target: &ro }.run_step(&step, &Stop::new(), &mut |_| {});
         assert_eq!(refused.map(|_| ()).map_err(|e| e.errno), Err(libc::EPERM));
         assert!(lo.contents() == before, "refused step wrote nothing");
         drop(ro);
         let rw = lo.target(true);
         let mut reports = 0;
         let r = ThreadedRunner { target: &rw }
-            .run_step(&step, &mut |_| reports += 1)
+            .run_step(&step, &Stop::new(), &mut |_| reports += 1)
             .expect("step");
         let reads = r.read.as_ref().map_or(0, |d| d.ios);
         let writes = r.write.as_ref().map_or(0, |d| d.ios);
@@ -957,7 +966,7 @@ mod tests {
             let mut step = rand_step(0, iodepth, jobs, 200);
             step.verify = true;
             let r = ThreadedRunner { target: &rw }
-                .run_step(&step, &mut |_| {})
+                .run_step(&step, &Stop::new(), &mut |_| {})
                 .expect("verifying step");
             let writes = r.write.as_ref().map_or(0, |d| d.bytes);
             assert_eq!(writes, u64::from(jobs) * 200 * 4096, "QD{iodepth}");

@@ -19,7 +19,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use bench_core::io::{Geometry, Target};
 use bench_core::result::{AllAtOnce, TestResult};
-use bench_core::runner::{run_test, SerialRunner};
+use bench_core::runner::{run_test, SerialRunner, Stop};
 use bench_core::sim::{SimDisk, SimModel};
 
 use crate::config::{self, Action, Plan, PlannedStack, StackKind};
@@ -374,7 +374,7 @@ impl Backend for Kernel {
 /// A test that fewer than two disks run is left out (said in `log`). Each
 /// disk's result keeps the test's name and the disk's path as its target;
 /// the sum and the comparison with each disk alone are the analysis's.
-pub fn all_at_once(plan: &mut Plan, log: &mut dyn FnMut(&str)) -> Vec<AllAtOnce> {
+pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> Vec<AllAtOnce> {
     let disks: Vec<usize> = (0..plan.targets.len()).filter(|t| plan.is_disk(*t)).collect();
     // Each real disk opened once for every test (its second permit, if any).
     let mut devs: Vec<Option<DevTarget>> = Vec::new();
@@ -450,11 +450,11 @@ pub fn all_at_once(plan: &mut Plan, log: &mut dyn FnMut(&str)) -> Vec<AllAtOnce>
                                     target: &disk,
                                     clock: &disk.clock,
                                 };
-                                run_test(&it.spec, path, steps, &mut r, &mut |_| {})
+                                run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
                             }
                             (None, Some(dev)) => {
                                 let mut r = ThreadedRunner { target: dev };
-                                run_test(&it.spec, path, steps, &mut r, &mut |_| {})
+                                run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
                             }
                             (None, None) => unreachable!("the group holds only disks that are open"),
                         }
@@ -702,7 +702,7 @@ mod tests {
         plan = validate(&raw, "t", &ov);
         let mut plan = plan.unwrap();
         let mut lines = Vec::new();
-        let all = all_at_once(&mut plan, &mut |l| lines.push(l.to_string()));
+        let all = all_at_once(&mut plan, &Stop::new(), &mut |l| lines.push(l.to_string()));
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].test, plan.items[0].spec.name);
         for a in &all {

@@ -546,3 +546,65 @@ fn readme_config_example_is_valid() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("rr_qd32 (rand_read)"));
 }
+
+/// SIGINT during a run: the running test stops after its requests in
+/// flight and keeps what it measured (`interrupted`), the next test is
+/// skipped, the results are written anyway, and the exit status is 130.
+#[test]
+fn sigint_stops_the_run_and_still_writes_the_results() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let lo = Loop::new(&[]);
+    let cfg = config(&serde_json::json!({
+        "targets": [lo.dev],
+        "tests": [
+            {"workload": "rand_read", "name": "long", "runtime": "60s"},
+            {"workload": "seq_read", "name": "after", "runtime": "60s"}
+        ]
+    }));
+    let out = std::env::temp_dir().join(unique("sigint.json"));
+    let mut child = Command::new(BIN)
+        .args(["run", "--config", cfg.path(), "--out", out.to_str().unwrap()])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bootbench-init");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut line = String::new();
+    // Wait until the first test has run a second (its first progress line).
+    while err.read_line(&mut line).unwrap() > 0 {
+        seen.push_str(&line);
+        if line.contains("long on") && line.contains(": main ") {
+            break;
+        }
+        line.clear();
+    }
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on the child we spawned and have not waited for.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    seen.push_str(&rest);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}");
+    assert!(seen.contains("stopping: the running test ends"), "{seen}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("results written")).unwrap();
+    std::fs::remove_file(&out).ok();
+    assert_valid("bootbench.result-1.schema.json", &doc);
+    assert_eq!(doc["run"]["status"], "interrupted");
+    let tests = tests_of(&doc, &lo.dev);
+    assert_eq!(tests[0]["status"]["state"], "interrupted", "{}", tests[0]["status"]);
+    let ran = tests[0]["steps"][0]["runtime_ns"].as_u64().unwrap();
+    assert!(ran < 60_000_000_000, "the 60 s test was cut short: {ran} ns");
+    assert!(
+        tests[0]["steps"][0]["read"]["ios"].as_u64().unwrap() > 0,
+        "what ran is kept"
+    );
+    assert_eq!(tests[1]["status"]["state"], "skipped");
+    assert!(
+        tests[1]["status"]["reason"].as_str().unwrap().contains("interrupted"),
+        "{}",
+        tests[1]["status"]
+    );
+}

@@ -13,4 +13,5 @@ pub mod md;
 pub mod mount;
 pub mod power;
 pub mod sgio;
+pub mod signal;
 pub mod uring;

@@ -1,0 +1,52 @@
+//! SIGINT and SIGTERM on a live system: the first asks the run to stop
+//! ([`crate::engine::STOP`]): the running test ends after its requests in
+//! flight, the rest are skipped, the stacks are torn down and the results
+//! written. A second signal exits at once (status 130), saying that md/dm
+//! devices may remain.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use bench_core::runner::StopReason;
+
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+
+/// Write `msg` to stderr with write(2) (async-signal-safe).
+fn say(msg: &[u8]) {
+    // SAFETY: write(2) on fd 2 from a valid slice of `msg.len()` bytes; it is
+    // async-signal-safe, and a failed or short write is only a lost message.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+    }
+}
+
+extern "C" fn on_stop_signal(_sig: libc::c_int) {
+    if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
+        crate::engine::STOP.request(StopReason::Interrupted);
+        say(b"\nbootbench-init: stopping: the running test ends after its requests in flight, then teardown and results (a second signal exits at once)\n");
+    } else {
+        say(b"\nbootbench-init: second signal: exiting now; md/dm devices this run assembled may remain\n");
+        // SAFETY: _exit(2) is async-signal-safe and does not return.
+        unsafe { libc::_exit(130) };
+    }
+}
+
+/// Install the handler for SIGINT and SIGTERM (SA_RESTART: interrupted
+/// reads and writes resume; the engines retry EINTR where they see it).
+pub fn install_stop_handlers() -> std::io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
+        // the handler is an extern "C" fn(c_int) that only does
+        // async-signal-safe things (atomics, write(2), _exit(2)).
+        let rc = unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
