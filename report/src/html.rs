@@ -293,6 +293,8 @@ const LEFT: f64 = 80.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 16.0;
 const BOTTOM: f64 = 64.0;
+/// Bars whose largest figure is more than this many times the smallest get a log axis.
+const LOG_SPAN: f64 = 20.0;
 const PALETTE: [&str; 10] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
 ];
@@ -490,7 +492,26 @@ fn bar_chart(chart: Chart, title: &str, y_label: String, show: impl Fn(f64) -> S
         .flat_map(|g| g.bars.iter().map(|b| b.value).chain(g.expected.iter().map(|e| e.0)))
         .filter(|v| v.is_finite())
         .fold(0.0_f64, f64::max);
-    let y = value_axis(y_label, max * 1.08, show);
+    let min = groups
+        .iter()
+        .flat_map(|g| g.bars.iter().map(|b| b.value))
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    // Figures that span more than LOG_SPAN x (a disk's seeks against an
+    // SSD's) go on a log axis, so the small ones are not flat lines.
+    let y = if min.is_finite() && max / min > LOG_SPAN {
+        let dec = decades(min, max);
+        Axis {
+            label: format!("{y_label} (log scale)"),
+            scale: Scale::log10(
+                (dec[0], dec.last().copied().unwrap_or(dec[0] * 10.0)),
+                (H - BOTTOM, TOP),
+            ),
+            ticks: dec.iter().map(|&d| (d, show(d))).collect(),
+        }
+    } else {
+        value_axis(y_label, max * 1.08, show)
+    };
     let mut out = String::new();
     svg_open(&mut out, chart, title);
     y_axis(&mut out, &y);
@@ -510,7 +531,7 @@ fn bar_chart(chart: Chart, title: &str, y_label: String, show: impl Fn(f64) -> S
         let start = at;
         for b in &g.bars {
             let v = if b.value.is_finite() { b.value.max(0.0) } else { 0.0 };
-            let top = y.scale.map(v);
+            let top = y.scale.map(v).clamp(TOP, H - BOTTOM);
             let x0 = at + (slot - bar_w) / 2.0;
             let cx = at + slot / 2.0;
             let _ = write!(
@@ -538,7 +559,7 @@ fn bar_chart(chart: Chart, title: &str, y_label: String, show: impl Fn(f64) -> S
             escape(&short(&g.label, end - start + slot * 0.8, 6.2))
         );
         if let Some((v, text)) = &g.expected {
-            let py = y.scale.map(*v);
+            let py = y.scale.map(*v).clamp(TOP, H - BOTTOM);
             let _ = write!(
                 out,
                 "<line class=\"mark expected\" x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{py:.1}\" y2=\"{py:.1}\">\
@@ -824,7 +845,12 @@ fn latency_charts(doc: &ResultDoc) -> Vec<String> {
                     }
                     let mut sname = target_name(doc, &t.target);
                     if many_steps {
-                        let _ = write!(sname, " · {}", st.label);
+                        if t.workload == Workload::IopsSweep {
+                            // The sweep's steps are labelled by their request size in bytes.
+                            let _ = write!(sname, " · bs {} B", st.label);
+                        } else {
+                            let _ = write!(sname, " · {}", st.label);
+                        }
                     }
                     let _ = write!(sname, " · {dir}");
                     series.push(Series { name: sname, points });
@@ -1586,6 +1612,10 @@ mod tests {
             "cached, buffered, direct, seq_read, rand_read, iops_sweep"
         );
         assert!(html.contains("Completion latency (log scale)"));
+        assert!(
+            html.contains("/dev/sda (BB-SATA-0002) · bs 4096 B · read"),
+            "sweep steps name their size"
+        );
         assert!(html.contains("Read throughput (MB/s, 10^6 bytes/s)"));
         assert!(html.contains("Mean time per read (µs)"));
     }
@@ -1618,6 +1648,35 @@ mod tests {
         assert_eq!(together.len(), 2);
         for c in &together {
             assert_eq!(c.matches("class=\"mark bar\"").count(), 4 * 2 + 2);
+        }
+    }
+
+    #[test]
+    fn seek_bars_go_on_a_log_axis_when_figures_span_more_than_twenty_times() {
+        let d = doc(QUICK);
+        let linear = seek_charts(&d).concat();
+        assert!(linear.contains("Mean time per read (µs)<"), "linear axis: {linear}");
+        // One target 100 times faster (an SSD next to a disk): log axis, decades.
+        let mut d = doc(QUICK);
+        for t in d.tests.iter_mut().filter(|t| t.target == "/dev/sda") {
+            for f in &mut t.summary.seek_ns {
+                f.value /= 100.0;
+            }
+        }
+        let log = seek_charts(&d).concat();
+        assert!(log.contains("Mean time per read (µs) (log scale)"), "{log}");
+        for tick in [">1.00<", ">10.0<", ">100<", ">1000<"] {
+            assert!(log.contains(tick), "decade tick {tick}");
+        }
+        // Every bar still stands on the axis and inside the plot.
+        for (i, _) in log.match_indices("<rect class=\"mark bar\"") {
+            let tag = &log[i..i + log[i..].find('>').unwrap()];
+            let num_of = |k: &str| -> f64 {
+                let j = tag.find(&format!(" {k}=\"")).unwrap() + k.len() + 3;
+                tag[j..j + tag[j..].find('"').unwrap()].parse().unwrap()
+            };
+            let (y, h) = (num_of("y"), num_of("height"));
+            assert!(y >= TOP - 0.1 && (y + h - (H - BOTTOM)).abs() < 0.2, "{tag}");
         }
     }
 
