@@ -450,3 +450,82 @@ fn usage_errors_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// Every string (but the enum tags) and every number of `v` replaced.
+fn mutate(v: &mut serde_json::Value, text: &str, float: f64, int: u64) {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                let tag = matches!(k.as_str(), "schema" | "workload" | "op" | "state" | "access");
+                match x {
+                    Value::String(s) if !tag => *s = text.to_owned(),
+                    _ => mutate(x, text, float, int),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| mutate(x, text, float, int)),
+        Value::Number(n) => {
+            *v = if n.is_f64() {
+                serde_json::json!(float)
+            } else {
+                serde_json::json!(int)
+            };
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn odd_values_render_without_panics() {
+    use bootbench_report::{compare, csv, read, show};
+    for f in [QEMU4, RAID_A, READ_ERROR] {
+        let real: serde_json::Value = serde_json::from_str(&fs::read_to_string(fixtures().join(f)).unwrap()).unwrap();
+        for (text, float, int) in [
+            ("", 0.0, 0),
+            ("a,\"b\"\r\nc ü µ", 1e300, 0),
+            ("x", -1.5, 1),
+            ("surface_99999999999", 5e-324, 255),
+        ] {
+            let mut v = real.clone();
+            mutate(&mut v, text, float, int);
+            let l = read::parse(f, &v.to_string()).unwrap_or_else(|e| panic!("{f} {text:?}: {e}"));
+            let out = show::render(&l);
+            assert!(out.contains("throughput in MB/s"), "{f}");
+            let c = compare::render(&l, &l);
+            assert!(c.starts_with("compare A"), "{f}");
+            let rows = csv::render(std::slice::from_ref(&l));
+            // Quoting keeps every row at the header's width whatever the strings hold.
+            let fields = |line: &str| {
+                let (mut n, mut quoted) = (1, false);
+                for ch in line.chars() {
+                    match ch {
+                        '"' => quoted = !quoted,
+                        ',' if !quoted => n += 1,
+                        _ => {}
+                    }
+                }
+                n
+            };
+            let mut records = Vec::new();
+            let mut cur = String::new();
+            let mut quoted = false;
+            for ch in rows.chars() {
+                if ch == '"' {
+                    quoted = !quoted;
+                }
+                if ch == '\n' && !quoted && cur.ends_with('\r') {
+                    cur.pop();
+                    records.push(std::mem::take(&mut cur));
+                } else {
+                    cur.push(ch);
+                }
+            }
+            assert!(cur.is_empty(), "ends in CRLF");
+            assert!(
+                records.iter().all(|r| fields(r) == csv::HEADER.len()),
+                "{f} {text:?}: {records:?}"
+            );
+        }
+    }
+}
