@@ -339,7 +339,61 @@ pub fn check_on_finish(v: &str, at: &str) -> Result<(), ConfigError> {
 
 /// Parse a config's text; errors name the line and column.
 pub fn parse(text: &str, source: &str) -> Result<RawConfig, ConfigError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigError(format!("{source}: {e}")))?;
+    // serde's derived structs read a JSON list too, field by field in order
+    // (`["quick", 42]` would be a config with a profile and a seed): where
+    // the config has an object, a list is refused.
+    objects_only(&value).map_err(|e| ConfigError(format!("{source}: {e}")))?;
     serde_json::from_str(text).map_err(|e| ConfigError(format!("{source}: {e}")))
+}
+
+/// The config's objects (the whole config, `defaults`, `destructive`, each
+/// of `tests`, `arrays`, `layers`) must not be lists: the first that is,
+/// with its field path, the value and what is expected.
+fn objects_only(config: &serde_json::Value) -> Result<(), String> {
+    let list = |at: &str, v: &serde_json::Value, what: &str| -> Result<(), String> {
+        if !v.is_array() {
+            return Ok(());
+        }
+        let mut shown = v.to_string();
+        if shown.len() > 60 {
+            let mut end = 57;
+            while !shown.is_char_boundary(end) {
+                end -= 1;
+            }
+            shown.truncate(end);
+            shown.push_str("...");
+        }
+        Err(format!("{at}: {shown} is a list; expected {what}"))
+    };
+    list(
+        "config",
+        config,
+        "an object such as {\"profile\": \"quick\", \"targets\": [...]}",
+    )?;
+    list(
+        "defaults",
+        &config["defaults"],
+        "an object of test parameters such as {\"runtime\": \"2s\"}",
+    )?;
+    list(
+        "destructive",
+        &config["destructive"],
+        "an object {\"confirm\": ..., \"targets\": [...]}",
+    )?;
+    for (key, what) in [
+        ("tests", "an object such as {\"workload\": \"rand_read\"}"),
+        (
+            "arrays",
+            "an object {\"name\": ..., \"level\": ..., \"members\": [...]}",
+        ),
+        ("layers", "an object {\"name\": ..., \"kind\": ..., \"on\": ...}"),
+    ] {
+        for (i, item) in config[key].as_array().into_iter().flatten().enumerate() {
+            list(&format!("{key}[{i}]"), item, what)?;
+        }
+    }
+    Ok(())
 }
 
 /// A duration: `"5s"`, `"500ms"`, `"2m"`, `"100us"`, `"1h"`, `"10ns"`, or a
@@ -1733,6 +1787,52 @@ mod tests {
         );
         assert_eq!(c.tests[0].iodepth, Some(Scalar::Int(32)));
         assert_eq!(c.destructive.unwrap().confirm.as_deref(), Some(safety::CONFIRM_PHRASE));
+    }
+
+    #[test]
+    fn lists_where_objects_belong_are_refused() {
+        // serde's derived structs would read each of these field by field.
+        let cases = [
+            (
+                r#"["quick", 42]"#,
+                "config: [\"quick\",42] is a list; expected an object",
+            ),
+            (
+                r#"{"defaults": ["2s"]}"#,
+                "defaults: [\"2s\"] is a list; expected an object",
+            ),
+            (
+                r#"{"destructive": ["I understand this destroys data", ["/dev/sda"], true]}"#,
+                "destructive: [\"I understand this destroys data\",[\"/dev/sda\"],true] is a list",
+            ),
+            (
+                r#"{"tests": [{"workload": "seq_read"}, ["seq_write", null, "1M"]]}"#,
+                "tests[1]: [\"seq_write\",null,\"1M\"] is a list; expected an object",
+            ),
+            (
+                r#"{"arrays": [["r0", "raid0", ["/dev/sdb", "/dev/sdc"]]]}"#,
+                "arrays[0]: [\"r0\",\"raid0\",[\"/dev/sdb\",\"/dev/sdc\"]] is a list",
+            ),
+            (
+                r#"{"layers": [["c", "crypt", "/dev/sdb"]]}"#,
+                "layers[0]: [\"c\",\"crypt\",\"/dev/sdb\"] is a list",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = parse(text, "t.json").unwrap_err().0;
+            assert!(e.starts_with("t.json: ") && e.contains(want), "{text}: {e}");
+        }
+        // A long list is shown cut short, on one line.
+        let e = parse(&format!("[{}]", vec!["\"quick\""; 40].join(",")), "t.json")
+            .unwrap_err()
+            .0;
+        assert!(e.contains("...") && e.len() < 200 && !e.contains('\n'), "{e}");
+        // Objects are still read.
+        assert!(parse(
+            r#"{"defaults": {"runtime": "2s"}, "tests": [{"workload": "seq_read"}]}"#,
+            "t"
+        )
+        .is_ok());
     }
 
     #[test]
