@@ -529,3 +529,29 @@ fn odd_values_render_without_panics() {
         }
     }
 }
+
+#[test]
+fn html_writes_the_page_to_the_output_file() {
+    let dir = scratch("html");
+    let page = dir.join("report.html");
+    let o = run(&["html", &fx(RAID_A), &fx(RAID_B), "-o", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = fs::read_to_string(&page).expect("the page is written");
+    assert!(html.starts_with("<!DOCTYPE html>"), "{}", &html[..html.len().min(80)]);
+    assert!(html.contains("<svg"), "charts inline");
+    let left: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(
+        left,
+        [std::ffi::OsString::from("report.html")],
+        "no temporary file left"
+    );
+    // Bad input: nothing written, exit 2.
+    let bad = dir.join("bad.json");
+    fs::write(&bad, "{").unwrap();
+    let other = dir.join("other.html");
+    let o = run(&["html", bad.to_str().unwrap(), "-o", other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.json: truncated"), "{}", stderr(&o));
+    assert!(!other.exists());
+    let _ = fs::remove_dir_all(&dir);
+}
