@@ -7,6 +7,12 @@
 //! bootbench reads its keys under the `bootbench.` prefix
 //! (`bootbench.profile=NAME`, `bootbench.on_finish=poweroff|reboot|halt`);
 //! as the kernel does for parameter names, `-` and `_` in a key are the same.
+//!
+//! Whitespace is the kernel's `isspace` on ASCII: space and `\t \n \v \f \r`
+//! (not Rust's `is_ascii_whitespace`, which leaves out `\v`, nor Unicode
+//! whitespace, which the kernel does not split on). The kernel also counts
+//! the byte 0xA0 as a space; in UTF-8 text that byte is only ever inside a
+//! character, which is kept whole here.
 
 /// One parsed kernel command line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -22,10 +28,10 @@ impl Cmdline {
     /// Split `text` (the contents of `/proc/cmdline`, trailing newline allowed).
     pub fn parse(text: &str) -> Cmdline {
         let mut out = Cmdline::default();
-        let mut rest = text.trim_start();
+        let mut rest = text.trim_start_matches(is_space);
         while !rest.is_empty() {
             let (param, value, tail) = next_arg(rest);
-            rest = tail.trim_start();
+            rest = tail.trim_start_matches(is_space);
             if param == "--" && value.is_none() {
                 break;
             }
@@ -51,6 +57,11 @@ impl Cmdline {
     }
 }
 
+/// The kernel's `isspace` (lib/ctype.c) on characters: 9 to 13 and 32.
+fn is_space(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\x0B' | '\x0C' | '\r' | ' ')
+}
+
 /// Parameter names compare as the kernel's `parameq`: `-` equals `_`.
 fn same_name(a: &str, b: &str) -> bool {
     let norm = |c: u8| if c == b'-' { b'_' } else { c };
@@ -70,7 +81,7 @@ fn next_arg(args: &str) -> (String, Option<String>, &str) {
     let mut equals: Option<usize> = None;
     let mut end = body.len();
     for (i, c) in body.char_indices() {
-        if c.is_ascii_whitespace() && !in_quote {
+        if is_space(c) && !in_quote {
             end = i;
             break;
         }
@@ -140,6 +151,17 @@ mod tests {
             ("k=", &[("k", Some(""))]),
             ("=v", &[("=v", None)]),
             ("x=\"unterminated rest", &[("x", Some("unterminated rest"))]),
+            // The kernel's isspace includes \v (found by fuzz/cmdline, which
+            // compares with a port of the kernel's parser); Rust's
+            // is_ascii_whitespace does not.
+            ("a\x0Bb", &[("a", None), ("b", None)]),
+            ("\x0Bquiet\x0B\x0C", &[("quiet", None)]),
+            ("x=\"a\x0Bb\" y", &[("x", Some("a\x0Bb")), ("y", None)]),
+            // Unicode spaces are not the kernel's: they stay in the word.
+            (
+                "\u{3000}quiet a\u{2003}b",
+                &[("\u{3000}quiet", None), ("a\u{2003}b", None)],
+            ),
         ];
         for (text, want) in cases {
             let got = Cmdline::parse(text);
