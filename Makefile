@@ -4,7 +4,8 @@
 #   make kernel  Debian's kernel and systemd-boot-efi (apt-get download + dpkg -x) into out/, when absent
 #   make image   out/vmlinuz, out/initramfs.img, out/bootbench.img (the USB stick image)
 #   make qemu    boot out/bootbench.img as a USB stick under OVMF with four virtual disks;
-#                prints the table, copies the results from the stick to out/results/
+#                prints the table, copies the results from the stick to out/results/ and
+#                writes out/report.html (bootbench-report html)
 #   make test    what CI runs: rustfmt check, no_std build of bench-core, clippy (host and musl),
 #                the static musl binary, the image, all tests including the QEMU end-to-end ones
 #   make bench   bootbench vs fio on a RAM-backed loop device (needs root, fio); the image's
@@ -35,6 +36,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 INIT_BIN   := $(TARGET_DIR)/$(MUSL)/release/bootbench-init
 IMAGE_TOOL := $(TARGET_DIR)/release/bootbench-image
 QEMU_TOOL  := $(TARGET_DIR)/release/bootbench-qemu
+REPORT_TOOL := $(TARGET_DIR)/release/bootbench-report
 EFI_DIR    := $(OUT)/efi/usr/lib/systemd/boot/efi
 CONFIG_ARG := $(if $(CONFIG),--config $(CONFIG))
 
@@ -48,7 +50,7 @@ build: targets
 	@echo "binary: $(INIT_BIN)"
 
 tools:
-	$(CARGO) build --release -p bootbench-image -p bootbench-qemu
+	$(CARGO) build --release -p bootbench-image -p bootbench-qemu -p bootbench-report
 
 # Fetch and unpack a package into DIR unless DIR/.pkg names it already.
 # $(call unpack,PACKAGE,DIR)
@@ -76,8 +78,13 @@ image: build tools kernel
 	@ls -l $(OUT)/vmlinuz $(OUT)/initramfs.img $(OUT)/bootbench.img
 
 qemu: image
+	rm -rf $(OUT)/results $(OUT)/serial-results
 	$(QEMU_TOOL) usb --image $(OUT)/bootbench.img --default-disks --out-dir $(OUT) \
 	  --accel $(ACCEL) --probe-kernel $(OUT)/vmlinuz --timeout $(TIMEOUT)
+	@# The run's documents: the stick's copies, else those cut from the console.
+	$(REPORT_TOOL) html $$(ls $(OUT)/results/*.json 2>/dev/null || ls $(OUT)/serial-results/*.json) \
+	  -o $(OUT)/report.html
+	@echo "report: $(OUT)/report.html"
 
 test: targets image
 	$(CARGO) fmt --all --check
