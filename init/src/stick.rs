@@ -8,6 +8,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::sink::{self, SinkError};
 
@@ -83,21 +84,32 @@ pub fn find_in(sys: &Path, dev: &Path) -> Vec<Stick> {
 /// Mount the stick's filesystem vfat at [`MOUNT_POINT`] (PID 1 only):
 /// read-write, else read-only (a write-protected stick still gives its
 /// config; saving then reports EROFS). Returns true if mounted read-only.
+/// A damaged FAT that the kernel refuses gives an error naming the device
+/// and the errno; the caller logs it and the results go to the console only.
 pub fn mount(stick: &Stick, log: &mut dyn FnMut(&str)) -> Result<bool, String> {
     std::fs::create_dir_all(MOUNT_POINT).map_err(|e| format!("mkdir {MOUNT_POINT}: {e}"))?;
+    mount_at(&stick.partition, MOUNT_POINT, log)
+}
+
+/// [`mount`] of `partition` at `at`.
+pub fn mount_at(partition: &str, at: &str, log: &mut dyn FnMut(&str)) -> Result<bool, String> {
     let flags = libc::MS_NOATIME | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
     let errno = |e: i32| io::Error::from_raw_os_error(e).to_string();
-    match crate::sys::mount::mount(&stick.partition, MOUNT_POINT, "vfat", flags, "") {
+    match crate::sys::mount::mount(partition, at, "vfat", flags, "") {
         Ok(()) => return Ok(false),
         Err(e) => log(&format!(
-            "mount {} vfat read-write at {MOUNT_POINT}: {}; trying read-only",
-            stick.partition,
+            "mount {partition} vfat read-write at {at}: {}; trying read-only",
             errno(e)
         )),
     }
-    crate::sys::mount::mount(&stick.partition, MOUNT_POINT, "vfat", flags | libc::MS_RDONLY, "")
+    crate::sys::mount::mount(partition, at, "vfat", flags | libc::MS_RDONLY, "")
         .map(|()| true)
-        .map_err(|e| format!("mount {} vfat at {MOUNT_POINT}: {}", stick.partition, errno(e)))
+        .map_err(|e| {
+            format!(
+                "mount {partition} vfat at {at}: {} (a damaged or unformatted FAT?)",
+                errno(e)
+            )
+        })
 }
 
 /// The stick's config text, if the file is there; an error if it is there
@@ -189,10 +201,26 @@ fn classify(e: &io::Error, what: String) -> SaveError {
     }
 }
 
+/// Set by the test-only kernel command-line key
+/// `bootbench.test_hold=mid_result_write`: [`save_result`] stops half-way
+/// through writing the results (under the temp name), logs [`HOLD_LINE`] and
+/// sleeps forever, so a test can kill the machine at that exact point.
+static TEST_HOLD: AtomicBool = AtomicBool::new(false);
+
+/// The console line a held write prints (tests wait for it).
+pub const HOLD_LINE: &str = "test hold: results write stopped half-way (bootbench.test_hold=mid_result_write)";
+
+/// Arm the test-only hold (see [`TEST_HOLD`]).
+pub fn arm_test_hold() {
+    TEST_HOLD.store(true, Ordering::SeqCst);
+}
+
 /// Write `json` to `<root>/results/<machine>-<n>.json` (the directory made
-/// if missing) with [`sink::write_new`]: temp file, fsync, link, fsync of
-/// the directory; never overwriting (a name taken meanwhile moves on to the
-/// next n). Returns the file written.
+/// if missing) with [`sink::write_new`]: temp file, fsync, link or rename,
+/// fsync of the directory; never overwriting (a name taken meanwhile moves
+/// on to the next n). Returns the file written. A read-only or full stick,
+/// or a damaged FAT that fails the write, gives the error and leaves the
+/// earlier files as they were (and no partial file under a result's name).
 pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, SaveError> {
     let dir = root.join(RESULTS_DIR);
     if let Err(e) = std::fs::create_dir(&dir) {
@@ -200,11 +228,32 @@ pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, S
             return Err(classify(&e, format!("mkdir {}: {e}", dir.display())));
         }
     }
+    // Temp files of this machine's interrupted writes (power lost, machine
+    // killed) hold no result a reader takes; PID 1 is the stick's only
+    // writer, so none is in use: remove them.
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        let own = format!(".{machine}-");
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with(&own) && sink::is_temp_name(&name) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    let mut hold = |tmp: &Path| {
+        if TEST_HOLD.load(Ordering::SeqCst) {
+            crate::boot::log(&format!("{HOLD_LINE}: {}", tmp.display()));
+            crate::sys::mount::sync();
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
+    };
     for _ in 0..100 {
         let name =
             next_result_name(&dir, machine).map_err(|e| classify(&e, format!("cannot list {}: {e}", dir.display())))?;
         let path = dir.join(&name);
-        match sink::write_new(&path, json) {
+        match sink::write_new_with(&path, json, &mut hold) {
             Ok(()) => return Ok(path),
             Err(SinkError::Exists { .. }) => continue,
             Err(SinkError::NoDir { dir }) => {
@@ -361,6 +410,8 @@ mod tests {
         ] {
             fs::write(dir.join(f), "earlier").expect("write");
         }
+        fs::write(dir.join(".SN1-3.json.tmp-1"), "half of a").expect("write");
+        fs::write(dir.join(".OTHER-3.json.tmp-1"), "half of b").expect("write");
         assert_eq!(next_result_name(&dir, "SN1").expect("list"), "SN1-8.json");
         assert_eq!(next_result_name(&dir, "SN10").expect("list"), "SN10-10.json");
         assert_eq!(next_result_name(&dir, "NEW").expect("list"), "NEW-1.json");
@@ -377,7 +428,11 @@ mod tests {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n.starts_with('.'))
             .collect();
-        assert!(leftovers.is_empty(), "{leftovers:?}");
+        assert_eq!(
+            leftovers,
+            vec![".OTHER-3.json.tmp-1"],
+            "this machine's stale temp files go"
+        );
     }
 
     #[test]
@@ -406,5 +461,64 @@ mod tests {
         fs::remove_file(t.0.join(CONFIG_NAME)).expect("rm");
         fs::create_dir(t.0.join(CONFIG_NAME)).expect("mkdir");
         assert!(matches!(read_config(&t.0), Some(Err(_))));
+    }
+
+    /// Save twice on a filesystem that fails the second write: the error
+    /// kind, and the first result untouched with nothing else left.
+    fn a_failing_stick_keeps_earlier_results(root: &Path, break_it: &dyn Fn() -> bool, want: &str) {
+        let first = save_result(root, "SN", b"{\"first\":1}").expect("first save");
+        if !break_it() {
+            return crate::sink::fixture::skipped("cannot fill or remount the test filesystem");
+        }
+        let big = vec![b' '; 512 << 10];
+        let e = save_result(root, "SN", &big).unwrap_err();
+        assert!(e.to_string().contains(want), "{e}");
+        assert_eq!(fs::read(&first).expect("read"), b"{\"first\":1}");
+        assert_eq!(crate::sink::fixture::names(&root.join(RESULTS_DIR)), vec!["SN-1.json"]);
+    }
+
+    #[test]
+    fn a_read_only_stick_says_so_and_keeps_earlier_results() {
+        let m = match crate::sink::fixture::tmpfs("stick-ro", 1 << 20) {
+            Ok(m) => m,
+            Err(e) => return crate::sink::fixture::skipped(&e),
+        };
+        a_failing_stick_keeps_earlier_results(
+            &m.dir,
+            &|| crate::sink::fixture::remount_ro(&m).is_ok(),
+            "the stick is read-only",
+        );
+    }
+
+    #[test]
+    fn a_full_stick_says_so_and_keeps_earlier_results() {
+        let m = match crate::sink::fixture::tmpfs("stick-full", 256 << 10) {
+            Ok(m) => m,
+            Err(e) => return crate::sink::fixture::skipped(&e),
+        };
+        let filler = m.dir.join("filler");
+        a_failing_stick_keeps_earlier_results(
+            &m.dir,
+            &|| fs::write(&filler, vec![0u8; 1 << 20]).is_err(),
+            "the stick is full",
+        );
+    }
+
+    #[test]
+    fn an_unmountable_device_is_an_error_naming_it() {
+        // A regular file is no block device: both mount attempts fail.
+        let t = TempDir::new("mount");
+        let dev = t.0.join("not-a-fat");
+        fs::write(&dev, vec![0u8; 4096]).expect("write");
+        let at = t.0.join("mnt");
+        fs::create_dir(&at).expect("mkdir");
+        let mut lines = Vec::new();
+        let e = mount_at(&dev.to_string_lossy(), &at.to_string_lossy(), &mut |l| {
+            lines.push(l.to_string())
+        })
+        .unwrap_err();
+        assert!(e.starts_with(&format!("mount {} vfat at", dev.display())), "{e}");
+        assert!(lines[0].contains("trying read-only"), "{lines:?}");
+        assert!(crate::sink::fixture::names(&at).is_empty());
     }
 }

@@ -211,27 +211,76 @@ pub fn emergency_save() {
 }
 
 fn save_latest() {
+    let stick = lock(&STICK).clone();
+    save_latest_to(stick.as_ref(), &mut std::io::stdout().lock(), &mut |m| {
+        crate::boot::log(m)
+    });
+}
+
+/// [`save_latest`] with the stick (root, machine) and the console given:
+/// the latest document to the stick (if any), then framed on `out`.
+fn save_latest_to(stick: Option<&(PathBuf, String)>, out: &mut dyn Write, log: &mut dyn FnMut(&str)) {
     let Some(json) = lock(&LATEST).take() else {
-        crate::boot::log("no results to save");
+        log("no results to save");
         return;
     };
-    let stick = lock(&STICK).clone();
     let mut name = "unknown.json".to_string();
-    if let Some((root, machine)) = &stick {
+    if let Some((root, machine)) = stick {
         name = format!("{machine}.json");
         match stick::save_result(root, machine, json.as_bytes()) {
             Ok(p) => {
-                crate::boot::log(&format!("partial results written to the stick: {}", p.display()));
+                log(&format!("partial results written to the stick: {}", p.display()));
                 if let Some(n) = p.file_name() {
                     name = n.to_string_lossy().into_owned();
                 }
             }
-            Err(e) => crate::boot::log(&e.to_string()),
+            Err(e) => log(&format!("{e}; the results follow on the serial console only")),
         }
     }
-    let mut out = std::io::stdout().lock();
     let _ = out.write_all(frame::encode(&name, json.as_bytes()).as_bytes());
     let _ = out.flush();
+}
+
+/// The test-only kernel command-line keys (README, "Test-only keys"): they
+/// change nothing unless given with exactly these values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TestKeys {
+    /// `bootbench.test_panic=after_first_test`: PID 1 panics once the first
+    /// test's result is kept (the panic hook must save it and power off).
+    pub panic_after_first_test: bool,
+    /// `bootbench.test_hold=mid_result_write`: the results write stops
+    /// half-way and PID 1 sleeps ([`stick::arm_test_hold`]).
+    pub hold_mid_result_write: bool,
+}
+
+/// The message of the forced panic.
+pub const FORCED_PANIC: &str = "test-only forced panic (bootbench.test_panic=after_first_test)";
+
+/// Read the test-only keys; an unknown value is logged and ignored.
+pub fn test_keys(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> TestKeys {
+    let mut k = TestKeys::default();
+    for (key, want, flag) in [
+        ("test_panic", "after_first_test", &mut k.panic_after_first_test),
+        ("test_hold", "mid_result_write", &mut k.hold_mid_result_write),
+    ] {
+        match cmdline.get(key) {
+            None => {}
+            Some(v) if v == want => {
+                *flag = true;
+                log(&format!("bootbench.{key}={v}: test-only behaviour on"));
+            }
+            Some(v) => log(&format!("bootbench.{key}={v:?}: ignored; the only value is {want}")),
+        }
+    }
+    k
+}
+
+/// After each test: keep the partial document, then the forced panic if asked.
+fn after_test(keys: TestKeys, doc: &ResultDoc) {
+    keep_partial(doc);
+    if keys.panic_after_first_test && !doc.tests.is_empty() {
+        panic!("{FORCED_PANIC}");
+    }
 }
 
 /// The unattended run (PID 1, after the boot steps and the drivers).
@@ -326,7 +375,11 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         log(line);
     }
 
-    let mut doc = cli::execute(&mut plan, log, &mut |d| keep_partial(d));
+    let keys = test_keys(cmdline, log);
+    if keys.hold_mid_result_write {
+        stick::arm_test_hold();
+    }
+    let mut doc = cli::execute(&mut plan, log, &mut |d| after_test(keys, d));
     doc.host = host;
     // From here the final document is the one to save if emitting panics.
     if let Ok(j) = serde_json::to_string_pretty(&doc) {
@@ -499,6 +552,7 @@ mod tests {
 
     #[test]
     fn without_a_stick_the_serial_copy_still_comes_out_and_says_why() {
+        let _turn = latest_lock();
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
         let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
@@ -546,5 +600,133 @@ mod tests {
             lines.last().is_some_and(|l| l.starts_with("no results file written")),
             "{lines:?}"
         );
+    }
+
+    /// Tests that use the process-wide LATEST take turns.
+    fn latest_lock() -> MutexGuard<'static, ()> {
+        static L: Mutex<()> = Mutex::new(());
+        lock(&L)
+    }
+
+    #[test]
+    fn test_keys_only_with_their_exact_values() {
+        let cases = [
+            ("", TestKeys::default(), 0),
+            (
+                "bootbench.test_panic=after_first_test",
+                TestKeys {
+                    panic_after_first_test: true,
+                    ..TestKeys::default()
+                },
+                1,
+            ),
+            (
+                "bootbench.test-hold=mid_result_write",
+                TestKeys {
+                    hold_mid_result_write: true,
+                    ..TestKeys::default()
+                },
+                1,
+            ),
+            ("bootbench.test_panic=now bootbench.test_hold", TestKeys::default(), 2),
+            ("test_panic=after_first_test", TestKeys::default(), 0),
+        ];
+        for (line, want, logged) in cases {
+            let mut lines = Vec::new();
+            assert_eq!(
+                test_keys(&Cmdline::parse(line), &mut |l| lines.push(l.to_string())),
+                want,
+                "{line}"
+            );
+            assert_eq!(lines.len(), logged, "{line}: {lines:?}");
+        }
+    }
+
+    #[test]
+    fn the_forced_panic_comes_after_the_first_result_and_the_hook_path_saves_it() {
+        let _turn = latest_lock();
+        let disks = sim_disks(&["sim:ssd:64M"]);
+        let cfg = r#"{"tests":[{"workload":"rand_read","name":"a","runtime":"50ms"},
+                               {"workload":"seq_read","name":"b","runtime":"50ms"}]}"#;
+        let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
+        let keys = TestKeys {
+            panic_after_first_test: true,
+            ..TestKeys::default()
+        };
+        let mut ran = 0;
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            cli::execute(&mut plan, &mut |_| {}, &mut |d| {
+                ran = d.tests.len();
+                after_test(keys, d);
+            })
+        }));
+        let e = r.expect_err("the forced panic");
+        assert_eq!(e.downcast_ref::<String>().map(String::as_str), Some(FORCED_PANIC));
+        assert_eq!(ran, 1, "it panicked after the first test");
+        // What the panic hook does next (emergency_save): stick, then console.
+        let t = TempDir::new("panic");
+        let stick = (t.0.clone(), "SN".to_string());
+        let mut out = Vec::new();
+        let mut lines = Vec::new();
+        save_latest_to(Some(&stick), &mut out, &mut |l| lines.push(l.to_string()));
+        let text = String::from_utf8(out).expect("utf8");
+        let frames = frame::decode(&text);
+        let f = frames[0].as_ref().expect("a good frame");
+        assert_eq!(f.name, "SN-1.json");
+        assert_eq!(f.bytes, fs::read(t.0.join("results/SN-1.json")).expect("on the stick"));
+        let doc: ResultDoc = serde_json::from_slice(&f.bytes).expect("json");
+        assert_eq!(doc.tests.len(), 1);
+        assert_eq!(doc.tests[0].name, "a");
+        assert_eq!(doc.run.status, "error");
+        assert!(doc
+            .run
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("panicked after 1 test")));
+        schema_valid(&doc);
+        assert!(
+            lines[0].starts_with("partial results written to the stick"),
+            "{lines:?}"
+        );
+        // Saved once: a second call has nothing left.
+        let mut out = Vec::new();
+        save_latest_to(Some(&stick), &mut out, &mut |l| lines.push(l.to_string()));
+        assert!(out.is_empty());
+        assert_eq!(lines.last().map(String::as_str), Some("no results to save"));
+    }
+
+    #[test]
+    fn without_the_key_nothing_panics() {
+        let _turn = latest_lock();
+        let disks = sim_disks(&["sim:ssd:64M"]);
+        let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"},{"workload":"seq_read","runtime":"50ms"}]}"#;
+        let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
+        let doc = cli::execute(&mut plan, &mut |_| {}, &mut |d| after_test(TestKeys::default(), d));
+        assert_eq!(doc.tests.len(), 2);
+        *lock(&LATEST) = None;
+    }
+
+    #[test]
+    fn emergency_save_without_a_stick_still_frames_on_the_console() {
+        let _turn = latest_lock();
+        let mut d = cli::new_doc(None, "s", 1, true, Vec::new());
+        d.run.status = "ok".into();
+        keep_partial(&d);
+        let mut out = Vec::new();
+        save_latest_to(None, &mut out, &mut |_| {});
+        let text = String::from_utf8(out).expect("utf8");
+        let f = frame::decode(&text).remove(0).expect("frame");
+        assert_eq!(f.name, "unknown.json");
+        // A stick that fails the write: the console copy still comes out.
+        let t = TempDir::new("panic-bad-stick");
+        fs::write(t.0.join("results"), "not a dir").expect("write");
+        keep_partial(&d);
+        let mut out = Vec::new();
+        let mut lines = Vec::new();
+        save_latest_to(Some(&(t.0.clone(), "SN".into())), &mut out, &mut |l| {
+            lines.push(l.to_string())
+        });
+        assert_eq!(frame::decode(&String::from_utf8(out).expect("utf8")).len(), 1);
+        assert!(lines[0].starts_with("no results file written"), "{lines:?}");
     }
 }
