@@ -1186,6 +1186,33 @@ mod tests {
         assert_eq!((e.errno, e.req.op), (EOPNOTSUPP, Op::Write));
     }
 
+    /// A simulated SSD that serves a 4 KiB random read in 1 ms (its clock
+    /// moves 1 s per 1000 reads), and a QD1 random-read step bound by `runtime`.
+    fn ms_per_read(runtime: Nanos) -> (SimDisk, Step) {
+        let disk = SimDisk::new(
+            SimModel {
+                command_overhead_ns: 991_808,
+                ..SimModel::ssd(1 << 30)
+            },
+            false,
+        );
+        let mut s = step(
+            Pattern::Random {
+                read_pct: 100,
+                start: 0,
+                end: 1 << 30,
+            },
+            4096,
+            1,
+        );
+        s.limit = Limit {
+            runtime: Some(runtime),
+            bytes: None,
+            ios: None,
+        };
+        (disk, s)
+    }
+
     /// A stop asked during a step ends it after the requests in flight: the
     /// step is kept with the time it ran, later steps do not run, and the
     /// status says why (deadline: timeout; the user: interrupted). An
@@ -1193,27 +1220,7 @@ mod tests {
     #[test]
     fn stop_during_a_step_keeps_what_ran_and_names_the_reason() {
         for why in [StopReason::Deadline, StopReason::Interrupted] {
-            let disk = SimDisk::new(
-                SimModel {
-                    command_overhead_ns: 991_808,
-                    ..SimModel::ssd(1 << 30)
-                },
-                false,
-            );
-            let mut s = step(
-                Pattern::Random {
-                    read_pct: 100,
-                    start: 0,
-                    end: 1 << 30,
-                },
-                4096,
-                1,
-            );
-            s.limit = Limit {
-                runtime: Some(Nanos::from_secs(10)),
-                bytes: None,
-                ios: None,
-            };
+            let (disk, s) = ms_per_read(Nanos::from_secs(10));
             let mut second = s.clone();
             second.label = "second".into();
             let spec = TestSpec::new("t", crate::spec::Workload::RandRead, |_| ());
@@ -1257,27 +1264,7 @@ mod tests {
     /// the fraction done rising to 1 and the ETA falling.
     #[test]
     fn progress_once_per_second() {
-        let disk = SimDisk::new(
-            SimModel {
-                command_overhead_ns: 991_808,
-                ..SimModel::ssd(1 << 30)
-            },
-            false,
-        );
-        let mut s = step(
-            Pattern::Random {
-                read_pct: 100,
-                start: 0,
-                end: 1 << 30,
-            },
-            4096,
-            1,
-        );
-        s.limit = Limit {
-            runtime: Some(Nanos::from_millis(3500)),
-            bytes: None,
-            ios: None,
-        };
+        let (disk, s) = ms_per_read(Nanos::from_millis(3500));
         let mut seen = Vec::new();
         let mut r = SerialRunner {
             target: &disk,
