@@ -23,19 +23,28 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     echo "fuzz: cargo-fuzz missing: cargo install cargo-fuzz (and rustup toolchain install nightly)" >&2
     exit 2
 fi
-echo "fuzz: building ${targets[*]} (nightly, sanitizer address)"
 mkdir -p "$here/work"
-if ! cargo +nightly fuzz build >"$here/work/build.log" 2>&1; then
-    tail -30 "$here/work/build.log" >&2
-    echo "fuzz: build failed (log: $here/work/build.log)" >&2
-    exit 2
-fi
+declare -A execs status
+failed=0
+built=()
+for t in "${targets[@]}"; do
+    # One build per target: a target whose sources are broken (someone
+    # mid-edit) does not stop the others.
+    echo "fuzz: building $t (nightly, address sanitizer)"
+    features=()
+    [ "$t" = results ] && features=(--features report)
+    if cargo +nightly fuzz build "${features[@]}" "$t" >"$here/work/build-$t.log" 2>&1; then
+        built+=("$t")
+    else
+        grep -m5 -A5 '^error' "$here/work/build-$t.log" >&2
+        echo "fuzz: $t: build failed (log: $here/work/build-$t.log)" >&2
+        status[$t]="build failed"; failed=1
+    fi
+done
 triple=$(rustc +nightly -vV | sed -n 's/^host: //p')
 bin_dir="${CARGO_TARGET_DIR:-$here/target}/$triple/release"
 
-declare -A execs status
-failed=0
-for t in "${targets[@]}"; do
+for t in "${built[@]}"; do
     bin="$bin_dir/$t"
     if [ ! -x "$bin" ]; then
         echo "fuzz: $t: no binary at $bin" >&2
