@@ -593,6 +593,7 @@ mod tests {
                 simulated: false,
                 status: "ok".into(),
                 error: None,
+                bound_ns: None,
             },
             host: Host::default(),
             targets,

@@ -67,11 +67,19 @@ pub struct RunInfo {
     pub seed: u64,
     /// True when the targets were simulated disks (`--simulate`).
     pub simulated: bool,
-    /// `ok` if every test ran, `error` if the run stopped early, `interrupted`
-    /// if the user stopped it (SIGINT or SIGTERM).
+    /// `ok` if every test ran; `error` if a target failed (absent, could not
+    /// be opened, its I/O hung and was abandoned), or a stack could not be
+    /// torn down, while the rest ran; `interrupted` if the user stopped it
+    /// (SIGINT or SIGTERM).
     pub status: String,
-    /// Why the run stopped early.
+    /// What failed (every reason, `; `-separated), or why the run stopped.
     pub error: Option<String>,
+    /// The bound stated at the start of the run, nanoseconds: every test
+    /// at its deadline plus the grace its I/O gets after a stop, and an
+    /// allowance per array or layer. Absent in documents of runs that did
+    /// not start (a config error) and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_ns: Option<u64>,
 }
 
 /// The machine.

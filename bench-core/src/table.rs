@@ -230,6 +230,7 @@ mod tests {
                 simulated: true,
                 status: "ok".into(),
                 error: None,
+                bound_ns: None,
             },
             host: Host::default(),
             targets,

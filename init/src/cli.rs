@@ -6,12 +6,16 @@
 //! stdout; progress, messages and the summary table go to stderr.
 
 use std::path::Path;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use bench_core::plan::deadline;
 use bench_core::result::{ResultDoc, RunInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
 use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, StopReason};
 use bench_core::sim::{SimDisk, SimModel};
+use bench_core::spec::Step;
 use bench_core::table::render;
+use bench_core::units::Nanos;
 
 use crate::config::{self, Action, Overrides, Plan, PlanItem};
 use crate::discover;
@@ -284,6 +288,7 @@ pub fn new_doc(
             simulated,
             status: "ok".to_string(),
             error: None,
+            bound_ns: None,
         },
         host: identity::host(),
         targets,
@@ -295,9 +300,12 @@ pub fn new_doc(
 
 /// Run a plan: every test on every target, target by target, with progress
 /// lines through `progress` and the document so far through `after_test`
-/// after each test. A target that cannot be opened stops the run (its tests
-/// and the later targets' are `skipped`, `run.status` is `error`). The live
-/// command and the unattended run both use this.
+/// after each test. The live command and the unattended run both use this.
+///
+/// Faults do not stop the run (see [`execute_with`]): a target that is
+/// absent or cannot be opened, or whose I/O hung, has its (remaining) tests
+/// `skipped` with the reason, the other targets run, and `run.status` is
+/// `error` at the end with every such reason in `run.error`.
 pub fn execute(plan: &mut Plan, progress: &mut dyn FnMut(&str), after_test: &mut dyn FnMut(&ResultDoc)) -> ResultDoc {
     execute_with(plan, &mut stacks::Kernel, &engine::STOP, progress, after_test)
 }
@@ -337,9 +345,15 @@ pub fn execute_with(
         plan.simulated,
         plan.targets.iter().map(|t| t.info.clone()).collect(),
     );
+    let bound = run_bound(plan);
+    doc.run.bound_ns = Some(bound.0);
+    progress(&bound_line(plan, bound));
 
     let total = plan.items.len();
     let mut failure: Option<String> = None;
+    // Targets that failed (absent, cannot be opened, hung), with why: their
+    // remaining tests are skipped, nothing is built on them, the run goes on.
+    let mut bad: Vec<(usize, String)> = Vec::new();
     let disks: Vec<usize> = (0..plan.targets.len()).filter(|ti| plan.is_disk(*ti)).collect();
     for ti in disks {
         let items: Vec<(usize, PlanItem)> = plan
@@ -349,14 +363,23 @@ pub fn execute_with(
             .filter(|(_, it)| it.target == ti)
             .map(|(i, it)| (i, it.clone()))
             .collect();
-        if let Some(f) = &failure {
-            for (_, item) in &items {
-                doc.tests
-                    .push(skipped(item, plan, &format!("not run: the run stopped early ({f})")));
+        let path = plan.targets[ti].info.path.clone();
+        if let Some(why) = plan.targets[ti].missing.clone() {
+            progress(&format!("bootbench-init: target absent: {why}; its tests are skipped"));
+            for (i, item) in &items {
+                let reason = format!("not run: {why}");
+                progress(&format!(
+                    "[test {}/{}] {} on {path}: skipped: {reason}",
+                    i + 1,
+                    total,
+                    item.spec.name
+                ));
+                doc.tests.push(skipped(item, plan, &reason));
             }
+            after_test(&doc);
+            bad.push((ti, format!("target absent: {why}")));
             continue;
         }
-        let path = plan.targets[ti].info.path.clone();
         if let Some(sim) = plan.targets[ti].sim {
             let model = if sim.hdd {
                 SimModel::hdd(sim.size)
@@ -389,8 +412,8 @@ pub fn execute_with(
             }
             match DevTarget::open(&path, permit) {
                 Ok(dev) => {
-                    let mut runner = ThreadedRunner { target: &dev };
-                    run_items(
+                    let mut runner = ThreadedRunner::new(Arc::new(dev));
+                    if let Some(hung) = run_items(
                         &items,
                         total,
                         &path,
@@ -400,32 +423,53 @@ pub fn execute_with(
                         &mut doc,
                         progress,
                         after_test,
-                    );
+                    ) {
+                        bad.push((ti, hung));
+                    }
                 }
                 Err(e) => {
                     let msg = format!("cannot open {path}: {e}");
-                    progress(&format!("bootbench-init: {msg}"));
+                    progress(&format!("bootbench-init: {msg}; its tests are skipped"));
                     for (_, item) in &items {
                         doc.tests.push(skipped(item, plan, &format!("not run: {msg}")));
                     }
-                    failure = Some(msg);
+                    after_test(&doc);
+                    bad.push((ti, msg));
                 }
             }
         }
     }
 
     if !plan.stacks.is_empty() {
-        run_stacks(plan, backend, &mut failure, total, stop, &mut doc, progress, after_test);
+        run_stacks(
+            plan,
+            backend,
+            &mut failure,
+            &mut bad,
+            total,
+            stop,
+            &mut doc,
+            progress,
+            after_test,
+        );
     }
     if plan.all_at_once && failure.is_none() && !interrupted(stop) {
+        // A failed disk is left out of the all-at-once run.
+        for it in plan.items.iter_mut() {
+            if let Some((_, why)) = bad.iter().find(|(t, _)| *t == it.target) {
+                it.action = Action::Skip(why.clone());
+            }
+        }
         doc.all_at_once = stacks::all_at_once(plan, stop, progress);
     }
     doc.analysis = bench_core::analysis::analyze(&doc);
 
     doc.run.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    if let Some(f) = &failure {
+    let mut errors: Vec<String> = bad.into_iter().map(|(_, why)| why).collect();
+    errors.extend(failure);
+    if !errors.is_empty() {
         doc.run.status = "error".to_string();
-        doc.run.error = Some(f.clone());
+        doc.run.error = Some(errors.join("; "));
     } else if interrupted(stop) {
         doc.run.status = "interrupted".to_string();
         doc.run.error = Some(
@@ -436,13 +480,81 @@ pub fn execute_with(
     doc
 }
 
+/// Allowance in the run bound for assembling, testing overhead and tearing
+/// down one array or layer (their tests count at their deadlines).
+pub const STACK_ALLOWANCE: Nanos = Nanos(60_000_000_000);
+
+/// A test's deadline: the config's `test_deadline` (for testing), else
+/// [`bench_core::plan::deadline`] of its steps.
+pub fn test_deadline(plan: &Plan, steps: &[Step]) -> Nanos {
+    plan.test_deadline.unwrap_or_else(|| deadline(steps))
+}
+
+/// The most a test can take: its deadline, then the grace its jobs get to
+/// return before they are abandoned.
+fn test_bound(plan: &Plan, steps: &[Step]) -> Nanos {
+    let grace = Nanos(u64::try_from(engine::GRACE.as_nanos()).unwrap_or(u64::MAX));
+    test_deadline(plan, steps) + grace
+}
+
+/// The bound of a whole run: every test that runs at its deadline plus the
+/// grace; [`STACK_ALLOWANCE`] per array or layer; the all-at-once run, if
+/// asked for, at the longest bound of each test it runs together.
+pub fn run_bound(plan: &Plan) -> Nanos {
+    let mut sum = 0u64;
+    let mut together: Vec<(&str, u64)> = Vec::new();
+    for it in &plan.items {
+        let Action::Run(steps) = &it.action else { continue };
+        let b = test_bound(plan, steps).0;
+        sum = sum.saturating_add(b);
+        if plan.all_at_once && plan.is_disk(it.target) {
+            match together.iter_mut().find(|(n, _)| *n == it.spec.name) {
+                Some((_, m)) => *m = (*m).max(b),
+                None => together.push((&it.spec.name, b)),
+            }
+        }
+    }
+    let stacks = u64::try_from(plan.stacks.len()).unwrap_or(u64::MAX);
+    sum = sum.saturating_add(stacks.saturating_mul(STACK_ALLOWANCE.0));
+    for (_, b) in together {
+        sum = sum.saturating_add(b);
+    }
+    Nanos(sum)
+}
+
+/// The console line that states the run's bound, at the start of a run.
+fn bound_line(plan: &Plan, bound: Nanos) -> String {
+    let tests = plan
+        .items
+        .iter()
+        .filter(|it| matches!(it.action, Action::Run(_)))
+        .count();
+    let how = if plan.test_deadline.is_some() {
+        "the config's test_deadline (for testing)"
+    } else {
+        "each from its plan"
+    };
+    format!(
+        "bootbench-init: run bound: at most {} s ({tests} test(s) at their deadlines, {how}, plus {} s grace each; \
+         {} s per array or layer{}); a test past its deadline ends as timeout",
+        bound.0.div_ceil(1_000_000_000),
+        engine::GRACE.as_secs(),
+        STACK_ALLOWANCE.0 / 1_000_000_000,
+        if plan.all_at_once { "; the all-at-once run" } else { "" }
+    )
+}
+
 /// Assemble the stacks, run their tests, tear them down and check that none
-/// remains (a failed teardown or a device left behind fails the run).
+/// remains (a failed teardown or a device left behind fails the run). A
+/// stack with a failed target beneath (`bad`: absent, cannot be opened,
+/// hung) is not assembled; a stack whose I/O hung is added to `bad`, and
+/// nothing is built on it.
 #[allow(clippy::too_many_arguments)] // the run loop's whole state, passed down once
 fn run_stacks(
     plan: &mut Plan,
     backend: &mut dyn stacks::Backend,
     failure: &mut Option<String>,
+    bad: &mut Vec<(usize, String)>,
     total: usize,
     stop: &Stop,
     doc: &mut ResultDoc,
@@ -480,7 +592,21 @@ fn run_stacks(
             after_test(doc);
             continue;
         }
-        stacks::assemble_one(plan, si, backend, &stacks::LIVE, &mut failed, progress);
+        let st = &plan.stacks[si];
+        let beneath = st.disks.iter().chain(st.under().iter()).find_map(|u| {
+            bad.iter().find(|(t, _)| t == u).map(|(_, why)| {
+                format!(
+                    "not assembled: {} beneath it failed ({why})",
+                    plan.targets[*u].info.path
+                )
+            })
+        });
+        if let Some(why) = beneath {
+            progress(&format!("bootbench-init: {:?}: {why}", st.name));
+            failed.push((ti, why));
+        } else {
+            stacks::assemble_one(plan, si, backend, &stacks::LIVE, &mut failed, progress);
+        }
         doc.targets[ti] = plan.targets[ti].info.clone();
         let items = items_of(plan, ti);
         let path = plan.targets[ti].info.path.clone();
@@ -505,8 +631,11 @@ fn run_stacks(
         }
         match DevTarget::open(&path, permit) {
             Ok(dev) => {
-                let mut runner = ThreadedRunner { target: &dev };
-                run_items(&items, total, &path, plan, &mut runner, stop, doc, progress, after_test);
+                let mut runner = ThreadedRunner::new(Arc::new(dev));
+                if let Some(hung) = run_items(&items, total, &path, plan, &mut runner, stop, doc, progress, after_test)
+                {
+                    bad.push((ti, hung));
+                }
             }
             Err(e) => {
                 let msg = format!("not run: cannot open {path}: {e}");
@@ -517,6 +646,8 @@ fn run_stacks(
             }
         }
     }
+    // A stack whose I/O was abandoned may refuse to stop (EBUSY: the
+    // abandoned thread holds it open): teardown reports that and goes on.
     let mut errors = stacks::teardown_all(&stacks::LIVE, progress);
     if let Err(e) = stacks::verify(backend, progress) {
         errors.push(e);
@@ -541,24 +672,57 @@ fn skipped(item: &PlanItem, plan: &Plan, reason: &str) -> TestResult {
     }
 }
 
+/// What a runner can tell after a test: the step it abandoned, if its
+/// device hung (a simulated disk never does).
+pub trait Abandons {
+    /// What was abandoned, if anything.
+    fn abandoned_what(&self) -> Option<String>;
+}
+
+impl<T> Abandons for ThreadedRunner<T> {
+    fn abandoned_what(&self) -> Option<String> {
+        self.abandoned().map(str::to_string)
+    }
+}
+
+impl<T, C> Abandons for SerialRunner<'_, T, C> {
+    fn abandoned_what(&self) -> Option<String> {
+        None
+    }
+}
+
 /// Run (or skip) one target's tests, with progress lines through
 /// `progress`, each result appended to `doc` and reported to `after_test`.
+///
+/// Each test runs under a watchdog that asks `stop` to end it at its
+/// deadline ([`test_deadline`]); the test then ends as `timeout`. If its
+/// I/O did not return within the grace after the stop, the runner
+/// abandoned it: the test's message says what was abandoned, the target's
+/// later tests are skipped ("hung") and the reason is returned.
 #[allow(clippy::too_many_arguments)] // the run loop's whole state, passed down once
-fn run_items(
+fn run_items<R: StepRunner + Abandons>(
     items: &[(usize, PlanItem)],
     total: usize,
     path: &str,
     plan: &Plan,
-    runner: &mut dyn StepRunner,
+    runner: &mut R,
     stop: &Stop,
     doc: &mut ResultDoc,
     log: &mut dyn FnMut(&str),
     after_test: &mut dyn FnMut(&ResultDoc),
-) {
+) -> Option<String> {
+    let mut hung: Option<String> = None;
     for (i, item) in items {
         let head = format!("[test {}/{}] {} on {}", i + 1, total, item.spec.name, path);
         if interrupted(stop) {
             doc.tests.push(skipped(item, plan, NOT_RUN_INTERRUPTED));
+            after_test(doc);
+            continue;
+        }
+        if let Some(h) = &hung {
+            let reason = format!("not run: {h}");
+            log(&format!("{head}: skipped: {reason}"));
+            doc.tests.push(skipped(item, plan, &reason));
             after_test(doc);
             continue;
         }
@@ -568,7 +732,12 @@ fn run_items(
                 doc.tests.push(skipped(item, plan, reason));
             }
             Action::Run(steps) => {
-                log(&format!("{head}: starting ({} step(s))", steps.len()));
+                let limit = test_deadline(plan, steps);
+                log(&format!(
+                    "{head}: starting ({} step(s), deadline {} s)",
+                    steps.len(),
+                    limit.0.div_ceil(1_000_000_000)
+                ));
                 let mut last = Instant::now();
                 let mut progress = |p: &Progress<'_>| {
                     // At most one line a second of wall time (a simulated
@@ -583,7 +752,24 @@ fn run_items(
                         progress_text(p.done, p.eta.map(|e| e.0))
                     ));
                 };
-                let r = run_test(&item.spec, path, steps, runner, stop, &mut progress);
+                let mut r = engine::with_deadline(stop, Duration::from_nanos(limit.0), || {
+                    run_test(&item.spec, path, steps, runner, stop, &mut progress)
+                });
+                stop.clear_deadline();
+                if let Some(what) = runner.abandoned_what() {
+                    let note = format!("; I/O abandoned: {what}");
+                    match &mut r.status {
+                        Status::Timeout { message } | Status::Interrupted { message } => message.push_str(&note),
+                        Status::Error { message, .. } => message.push_str(&note),
+                        Status::Skipped { reason } => reason.push_str(&note),
+                        Status::Ok => {}
+                    }
+                    hung = Some(format!(
+                        "{path} hung: test {} did not return after its stop, its I/O was abandoned; \
+                         the target's later tests are skipped",
+                        item.spec.name
+                    ));
+                }
                 match &r.status {
                     Status::Ok => log(&format!("{head}: ok")),
                     Status::Error { message, .. } => log(&format!("{head}: error: {message}")),
@@ -596,6 +782,7 @@ fn run_items(
         }
         after_test(doc);
     }
+    hung
 }
 
 /// `40% ETA 3s`.
@@ -878,5 +1065,129 @@ mod tests {
             let together: Vec<&str> = doc.all_at_once[0].results.iter().map(|r| r.target.as_str()).collect();
             assert_eq!(together, targets[..2].to_vec());
         }
+    }
+
+    /// A test past the config's `test_deadline` ends as `timeout` and keeps
+    /// what it measured; the next test on the same target runs (a slow
+    /// disk is not a hung one); a target the config names but the machine
+    /// lacks has its tests skipped with the reason while the other target
+    /// runs; `run.status` is `error` naming it; the run bound is printed
+    /// first and recorded.
+    #[test]
+    fn deadline_timeout_and_an_absent_target_do_not_stop_the_run() {
+        let t = crate::testutil::TempDir::new("cli-deadline");
+        let disk = t.0.join("a.img");
+        std::fs::write(&disk, vec![0u8; 8 << 20]).unwrap();
+        let disk = disk.to_string_lossy().into_owned();
+        let text = format!(
+            r#"{{"tests":[{{"workload":"rand_read","runtime":"30s"}},{{"workload":"seq_read","runtime":"20ms"}}],
+                "targets":[{{"serial":"NO-SUCH-SN"}},"{disk}"],"test_deadline":"300ms"}}"#
+        );
+        let raw = config::parse(&text, "t").unwrap();
+        let ov = Overrides::default();
+        let refs = config::target_refs(&raw, &ov).unwrap();
+        let mut plan = config::plan_with(&raw, "t", &ov, &refs, &[]).unwrap();
+        let want_bound = 2 * (300_000_000 + u64::try_from(engine::GRACE.as_nanos()).unwrap());
+        let mut lines = Vec::new();
+        let doc = execute_with(
+            &mut plan,
+            &mut stacks::Kernel,
+            &Stop::new(),
+            &mut |l| lines.push(l.to_string()),
+            &mut |_| {},
+        );
+        assert!(
+            lines[0].starts_with("bootbench-init: run bound: at most 21 s (2 test(s)"),
+            "{lines:?}"
+        );
+        assert_eq!(doc.run.bound_ns, Some(want_bound));
+        let states: Vec<(&str, &str)> = doc
+            .tests
+            .iter()
+            .map(|r| {
+                let s = match &r.status {
+                    Status::Ok => "ok",
+                    Status::Timeout { .. } => "timeout",
+                    Status::Skipped { reason } if reason.contains("no whole disk has serial NO-SUCH-SN") => "absent",
+                    _ => "other",
+                };
+                (r.target.as_str(), s)
+            })
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("serial:NO-SUCH-SN", "absent"),
+                ("serial:NO-SUCH-SN", "absent"),
+                (disk.as_str(), "timeout"),
+                (disk.as_str(), "ok"),
+            ],
+            "{:?}",
+            doc.tests
+        );
+        let timed_out = &doc.tests[2];
+        let read = timed_out
+            .steps
+            .last()
+            .and_then(|s| s.read.as_ref())
+            .map_or(0, |d| d.ios);
+        assert!(read > 0, "the timed-out test keeps what it measured");
+        assert_eq!(doc.run.status, "error");
+        let why = doc.run.error.as_deref().unwrap_or_default();
+        assert!(
+            why.starts_with("target absent: targets[0]: no whole disk has serial NO-SUCH-SN"),
+            "{why}"
+        );
+        // The document is valid against the schema's run and target kinds.
+        let json = serde_json::to_value(&doc).unwrap();
+        assert_eq!(json["targets"][0]["kind"], "absent");
+    }
+
+    /// A target whose I/O hangs: the test ends as `timeout` at its deadline,
+    /// its message says what was abandoned, the target's later tests are
+    /// skipped as hung, and the reason is returned for the run's status.
+    #[test]
+    fn a_hung_target_is_abandoned_and_its_later_tests_skipped() {
+        let raw = config::parse(
+            r#"{"tests":[{"workload":"rand_read","runtime":"30s"},{"workload":"seq_read","runtime":"1s"}],
+                "targets":["sim:ssd:64M"],"test_deadline":"200ms"}"#,
+            "t",
+        )
+        .unwrap();
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        let plan = config::validate(&raw, "t", &ov).unwrap();
+        let items: Vec<(usize, PlanItem)> = plan.items.iter().cloned().enumerate().collect();
+        let hung = Arc::new(engine::hung::Hung::default());
+        let mut runner = ThreadedRunner::new(Arc::clone(&hung));
+        runner.grace = Duration::from_millis(200);
+        let mut doc = new_doc(None, "t", 1, true, Vec::new());
+        let mut lines = Vec::new();
+        let stop = Stop::new();
+        let got = run_items(
+            &items,
+            2,
+            "hung:0",
+            &plan,
+            &mut runner,
+            &stop,
+            &mut doc,
+            &mut |l| lines.push(l.to_string()),
+            &mut |_| {},
+        );
+        let why = got.expect("the target hung");
+        assert!(why.starts_with("hung:0 hung: test "), "{why}");
+        let Status::Timeout { message } = &doc.tests[0].status else {
+            panic!("{:?}", doc.tests[0].status)
+        };
+        assert!(message.contains("I/O abandoned: step main"), "{message}");
+        let Status::Skipped { reason } = &doc.tests[1].status else {
+            panic!("{:?}", doc.tests[1].status)
+        };
+        assert_eq!(reason, &format!("not run: {why}"));
+        assert_eq!(stop.reason(), None, "the deadline is cleared for later targets");
+        hung.release.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }

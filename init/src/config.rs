@@ -269,6 +269,10 @@ pub struct RawConfig {
     /// After the per-target tests, run each test on every disk at once.
     #[serde(default)]
     pub all_at_once: bool,
+    /// For testing only: every test's deadline, replacing the one derived
+    /// from its plan (`bench_core::plan::deadline`), e.g. `"5s"`.
+    #[serde(default)]
+    pub test_deadline: Option<Scalar>,
 }
 
 /// One md array as written.
@@ -690,6 +694,10 @@ pub struct PlannedTarget {
     pub permit_all: Option<WritePermit>,
     /// The simulated disk, in `--simulate` mode.
     pub sim: Option<SimSpec>,
+    /// Why the target is absent (a disk the config names by serial, WWN or
+    /// path that this machine lacks): its tests are skipped with this
+    /// reason and the run's status is `error`; everything else runs.
+    pub missing: Option<String>,
 }
 
 /// The validated plan: everything a run needs, decided before anything is
@@ -713,6 +721,9 @@ pub struct Plan {
     pub stacks: Vec<PlannedStack>,
     /// Run each test on every disk at once after the per-target tests.
     pub all_at_once: bool,
+    /// For testing only (config key `test_deadline`): every test's
+    /// deadline, instead of the one derived from its plan.
+    pub test_deadline: Option<Nanos>,
 }
 
 impl Plan {
@@ -837,11 +848,16 @@ fn member_target(
     never: &[String],
     targets: &mut Vec<PlannedTarget>,
     used: &mut Vec<(usize, String)>,
+    absent_ok: bool,
 ) -> Result<usize, ConfigError> {
     let t = if ov.simulate {
         sim_target(r, at)?
     } else {
-        real_target(r, at)?
+        match real_target(r, at)? {
+            Resolved::Found(t) => *t,
+            Resolved::Absent(why) if !absent_ok => return err(why),
+            Resolved::Absent(why) => missing_target(r, why),
+        }
     };
     if let Some(n) = never.iter().find(|n| on_disk(&t.info.path, n)) {
         return err(format!(
@@ -878,6 +894,7 @@ fn resolve_stacks(
     ov: &Overrides,
     never: &[String],
     targets: &mut Vec<PlannedTarget>,
+    absent_ok: bool,
 ) -> Result<Vec<PlannedStack>, ConfigError> {
     if raw.arrays.is_empty() && raw.layers.is_empty() {
         return Ok(Vec::new());
@@ -971,7 +988,7 @@ fn resolve_stacks(
                     ));
                 }
             }
-            members.push(member_target(&r, &mat, ov, never, targets, &mut used)?);
+            members.push(member_target(&r, &mat, ov, never, targets, &mut used, absent_ok)?);
         }
         arrays.push((level, chunk, layout, members));
     }
@@ -999,7 +1016,7 @@ fn resolve_stacks(
                     known.join(", ")
                 ));
             }
-            (None, _) => On::Disk(member_target(&r, &at, ov, never, targets, &mut used)?),
+            (None, _) => On::Disk(member_target(&r, &at, ov, never, targets, &mut used, absent_ok)?),
         };
         ons.push(on);
     }
@@ -1273,6 +1290,7 @@ fn stack_target(name: &str, kind: &str, geometry: Geometry) -> PlannedTarget {
         permit: None,
         permit_all: None,
         sim: None,
+        missing: None,
     }
 }
 
@@ -1330,7 +1348,7 @@ pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, C
     // The tests first, so that their errors come before target errors.
     tests_of(raw, ov.profile.as_deref().or(raw.profile.as_deref()))?;
     let refs = target_refs(raw, ov)?;
-    plan_with(raw, source, ov, &refs, &[])
+    plan_targets(raw, source, ov, &refs, &[], false)
 }
 
 /// The targets a config and command line name, each with the field path
@@ -1390,15 +1408,33 @@ fn on_disk(path: &str, never: &str) -> bool {
 }
 
 /// Validate a parsed config with an explicit list of targets (each with the
-/// field path that named it) into a plan. `never` lists disks that may not
-/// be targets (the boot stick): a target on one of them is an error.
-/// `on_finish` is checked too.
+/// field path that named it) into a plan, for the unattended run. `never`
+/// lists disks that may not be targets (the boot stick): a target on one of
+/// them is an error. `on_finish` is checked too.
+///
+/// A disk the config names (by path, serial or WWN, as a target or an
+/// array member) that this machine lacks is not an error here: its target
+/// is planned as absent ([`PlannedTarget::missing`]), its tests and those
+/// of any array or layer on it are skipped with the reason, and the rest
+/// runs. (The live command, through [`validate`], refuses it as bad input.)
 pub fn plan_with(
     raw: &RawConfig,
     source: &str,
     ov: &Overrides,
     refs: &[(TargetRef, String)],
     never: &[String],
+) -> Result<Plan, ConfigError> {
+    plan_targets(raw, source, ov, refs, never, true)
+}
+
+/// [`plan_with`]; an absent disk is an error unless `absent_ok`.
+fn plan_targets(
+    raw: &RawConfig,
+    source: &str,
+    ov: &Overrides,
+    refs: &[(TargetRef, String)],
+    never: &[String],
+    absent_ok: bool,
 ) -> Result<Plan, ConfigError> {
     let profile_name = ov.profile.clone().or_else(|| raw.profile.clone());
     let tests = tests_of(raw, profile_name.as_deref())?;
@@ -1429,7 +1465,12 @@ pub fn plan_with(
         let t = if ov.simulate {
             sim_target(r, at)?
         } else {
-            real_target(r, at)?
+            match real_target(r, at)? {
+                Resolved::Found(t) => *t,
+                // A path given on the command line is bad input.
+                Resolved::Absent(why) if !absent_ok || at == "--target" => return err(why),
+                Resolved::Absent(why) => missing_target(r, why),
+            }
         };
         if let Some(n) = never.iter().find(|n| on_disk(&t.info.path, n)) {
             return err(format!(
@@ -1448,11 +1489,30 @@ pub fn plan_with(
         }
         targets.push(t);
     }
-    let stacks = resolve_stacks(raw, ov, never, &mut targets)?;
+    let stacks = resolve_stacks(raw, ov, never, &mut targets, absent_ok)?;
 
     let mut items = Vec::new();
     let wants_write = tests.iter().any(|(s, _)| s.workload.writes());
     for ti in 0..targets.len() {
+        // An absent disk, or a stack with one beneath: its tests are skipped.
+        let absent = match stacks.iter().find(|s| s.target == ti) {
+            Some(st) => st
+                .disks
+                .iter()
+                .find_map(|d| targets[*d].missing.as_ref())
+                .map(|why| format!("not assembled: a disk beneath {} is absent: {why}", st.name)),
+            None => targets[ti].missing.as_ref().map(|why| format!("not run: {why}")),
+        };
+        if let Some(why) = absent {
+            for (spec, _) in &tests {
+                items.push(PlanItem {
+                    target: ti,
+                    spec: spec.clone(),
+                    action: Action::Skip(why.clone()),
+                });
+            }
+            continue;
+        }
         if let Some(st) = stacks.iter().find(|s| s.target == ti) {
             // Writable only if every disk beneath is; the refusal names the
             // first disk that is not.
@@ -1518,6 +1578,22 @@ pub fn plan_with(
     }
 
     let seed = raw.seed.unwrap_or(Params::defaults().seed);
+    let test_deadline = match &raw.test_deadline {
+        None => None,
+        Some(v) => match parse_duration(v) {
+            Ok(d) if d.0 > 0 => Some(d),
+            Ok(_) => {
+                return err(format!(
+                    "test_deadline: {v} is zero; expected a duration such as \"5s\""
+                ))
+            }
+            Err(e) => {
+                return err(format!(
+                    "test_deadline: {v} is not a duration: {e}; expected a duration such as \"5s\""
+                ))
+            }
+        },
+    };
     Ok(Plan {
         profile: profile_name,
         config_source: source.to_string(),
@@ -1527,6 +1603,7 @@ pub fn plan_with(
         items,
         stacks,
         all_at_once: raw.all_at_once,
+        test_deadline,
     })
 }
 
@@ -1573,10 +1650,47 @@ fn sim_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
         permit: None,
         permit_all: None,
         sim: Some(sim),
+        missing: None,
     })
 }
 
-fn real_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
+/// A real target, or why it is absent from this machine.
+enum Resolved {
+    /// Present (boxed: a target is far larger than a message).
+    Found(Box<PlannedTarget>),
+    /// Absent: the message (field path, what names it, what is expected).
+    Absent(String),
+}
+
+/// The placeholder of a target that this machine lacks: kind `absent`, no
+/// geometry, never opened; `missing` says why.
+fn missing_target(r: &TargetRef, why: String) -> PlannedTarget {
+    let (path, serial, wwn) = match r {
+        TargetRef::Path(p) => (p.clone(), None, None),
+        TargetRef::Serial(s) => (format!("serial:{s}"), Some(s.clone()), None),
+        TargetRef::Wwn(w) => (format!("wwn:{w}"), None, Some(w.clone())),
+    };
+    PlannedTarget {
+        info: TargetInfo {
+            path,
+            kind: "absent".to_string(),
+            serial,
+            wwn,
+            ..TargetInfo::default()
+        },
+        geometry: Geometry {
+            size: 0,
+            logical_block: 512,
+            physical_block: 512,
+        },
+        permit: None,
+        permit_all: None,
+        sim: None,
+        missing: Some(why),
+    }
+}
+
+fn real_target(r: &TargetRef, at: &str) -> Result<Resolved, ConfigError> {
     let info = match r {
         TargetRef::Path(p) => {
             if p.starts_with("sim:") {
@@ -1584,14 +1698,29 @@ fn real_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
                     "{at}: {p:?} is a simulated disk; expected a real path, or run with --simulate"
                 ));
             }
-            if let Err(e) = std::fs::metadata(p) {
-                return err(format!(
-                    "{at}: {p:?} cannot be used: {e}; expected an existing block device or file"
-                ));
+            match std::fs::metadata(p) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Ok(Resolved::Absent(format!(
+                        "{at}: {p:?} cannot be used: {e}; expected an existing block device or file"
+                    )));
+                }
+                Err(e) => {
+                    return err(format!(
+                        "{at}: {p:?} cannot be used: {e}; expected an existing block device or file"
+                    ));
+                }
+                Ok(_) => {}
             }
             identity::describe(p).map_err(|e| ConfigError(format!("{at}: {p:?} cannot be described: {e}")))?
         }
-        TargetRef::Serial(_) | TargetRef::Wwn(_) => find_disk(r, at)?,
+        TargetRef::Serial(_) | TargetRef::Wwn(_) => match find_disk(r, at)? {
+            Some(info) => info,
+            None => {
+                return Ok(Resolved::Absent(format!(
+                    "{at}: no whole disk has {r}; expected a disk present on this machine"
+                )))
+            }
+        },
     };
     let geometry = Geometry {
         size: info.size_bytes,
@@ -1604,17 +1733,18 @@ fn real_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
             info.path
         ));
     }
-    Ok(PlannedTarget {
+    Ok(Resolved::Found(Box::new(PlannedTarget {
         info,
         geometry,
         permit: None,
         permit_all: None,
         sim: None,
-    })
+        missing: None,
+    })))
 }
 
 /// The whole disk under /sys/class/block whose serial or WWN `r` names.
-fn find_disk(r: &TargetRef, at: &str) -> Result<TargetInfo, ConfigError> {
+fn find_disk(r: &TargetRef, at: &str) -> Result<Option<TargetInfo>, ConfigError> {
     let mut names: Vec<String> = std::fs::read_dir("/sys/class/block")
         .map(|rd| {
             rd.filter_map(|e| e.ok())
@@ -1635,10 +1765,8 @@ fn find_disk(r: &TargetRef, at: &str) -> Result<TargetInfo, ConfigError> {
         }
     }
     match found.len() {
-        1 => Ok(found.remove(0)),
-        0 => err(format!(
-            "{at}: no whole disk has {r}; expected a disk present on this machine"
-        )),
+        1 => Ok(Some(found.remove(0))),
+        0 => Ok(None),
         _ => err(format!("{at}: several disks have {r}; expected a unique serial or WWN")),
     }
 }
@@ -1657,6 +1785,14 @@ pub fn describe_plan(plan: &Plan) -> String {
     );
     for (ti, t) in plan.targets.iter().enumerate() {
         let i = &t.info;
+        if let Some(why) = &t.missing {
+            let _ = writeln!(
+                s,
+                "target {}: absent: {why}; its tests are skipped, the rest runs",
+                i.path
+            );
+            continue;
+        }
         let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".to_string());
         let _ = writeln!(
             s,
@@ -2060,6 +2196,117 @@ mod tests {
         let via_validate = validate(&c2, "t", &ov).unwrap();
         let via_plan = plan_with(&c2, "t", &ov, &target_refs(&c2, &ov).unwrap(), &[]).unwrap();
         assert_eq!(via_validate.items, via_plan.items);
+    }
+
+    /// A disk the config names but this machine lacks (by serial, WWN or
+    /// path; a target or an array member): for the unattended run
+    /// (`plan_with`) it is an absent target whose tests, and those of the
+    /// array on it, are skipped with the reason while the present disk's
+    /// run; for the live command (`validate`) it is an error naming it; a
+    /// missing `--target` path is an error either way.
+    #[test]
+    fn absent_disks_are_skipped_unattended_and_refused_live() {
+        let t = crate::testutil::TempDir::new("config-absent");
+        let disk = t.0.join("a.img");
+        std::fs::write(&disk, vec![0u8; 4 << 20]).unwrap();
+        let disk = disk.to_string_lossy().into_owned();
+        let gone = t.0.join("gone.img").to_string_lossy().into_owned();
+        let text = format!(
+            r#"{{"tests":[{{"workload":"seq_read","size":"1M"}}],
+                "targets":["{disk}",{{"serial":"NO-SUCH-SN"}},{{"wwn":"0x5000NOPE"}},"{gone}"],
+                "arrays":[{{"name":"r0","level":"raid0","members":["{disk}",{{"serial":"NO-SUCH-MEMBER"}}]}}]}}"#
+        );
+        let c = raw(&text);
+        let ov = Overrides::default();
+        let refs = target_refs(&c, &ov).unwrap();
+        let p = plan_with(&c, "t", &ov, &refs, &[]).unwrap();
+        let missing: Vec<(&str, Option<&str>)> = p
+            .targets
+            .iter()
+            .map(|t| (t.info.path.as_str(), t.missing.as_deref()))
+            .collect();
+        assert_eq!(missing[0], (disk.as_str(), None));
+        for (i, (path, want)) in [
+            ("serial:NO-SUCH-SN", "targets[1]: no whole disk has serial NO-SUCH-SN"),
+            ("wwn:0x5000NOPE", "targets[2]: no whole disk has WWN 0x5000NOPE"),
+            (gone.as_str(), "targets[3]: "),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            assert_eq!(missing[i + 1].0, path);
+            assert!(
+                missing[i + 1].1.is_some_and(|m| m.starts_with(want)),
+                "{:?}",
+                missing[i + 1]
+            );
+            assert_eq!(p.targets[i + 1].info.kind, "absent");
+        }
+        assert_eq!(p.targets[1].info.serial.as_deref(), Some("NO-SUCH-SN"));
+        let actions: Vec<(usize, bool)> = p
+            .items
+            .iter()
+            .map(|it| (it.target, matches!(it.action, Action::Run(_))))
+            .collect();
+        let r0 = p.stacks[0].target;
+        assert!(actions.contains(&(0, true)), "the present disk runs: {actions:?}");
+        for it in p.items.iter().filter(|it| it.target != 0) {
+            let Action::Skip(why) = &it.action else {
+                panic!("{it:?}")
+            };
+            if it.target == r0 {
+                assert!(
+                    why.starts_with("not assembled: a disk beneath r0 is absent: arrays[0].members[1]"),
+                    "{why}"
+                );
+            } else {
+                // The absent member is a target of its own too.
+                assert!(
+                    why.starts_with("not run: targets[")
+                        || why.starts_with("not run: arrays[0].members[1]: no whole disk"),
+                    "{why}"
+                );
+            }
+        }
+        assert!(describe_plan(&p).contains("target serial:NO-SUCH-SN: absent: targets[1]"));
+        // The live command refuses it as bad input.
+        let e = validate(&c, "t", &ov).unwrap_err().0;
+        assert!(e.starts_with("targets[1]: no whole disk has serial NO-SUCH-SN"), "{e}");
+        // A --target path that does not exist is bad input, unattended too.
+        let cli_refs = vec![(TargetRef::Path(gone.clone()), "--target".to_string())];
+        let e = plan_with(&raw(r#"{"tests":[{"workload":"seq_read"}]}"#), "t", &ov, &cli_refs, &[])
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("--target: "), "{e}");
+    }
+
+    #[test]
+    fn test_deadline_is_a_positive_duration() {
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        let plan = |v: &str| {
+            validate(
+                &raw(&format!(
+                    r#"{{"profile":"quick","targets":["sim:ssd:64M"],"test_deadline":{v}}}"#
+                )),
+                "t",
+                &ov,
+            )
+            .map(|p| p.test_deadline)
+            .map_err(|e| e.0)
+        };
+        assert_eq!(plan("\"5s\""), Ok(Some(Nanos::from_secs(5))));
+        assert_eq!(plan("0.5"), Ok(Some(Nanos(500_000_000))));
+        assert!(plan("\"0s\"").unwrap_err().starts_with("test_deadline: "), "zero");
+        assert!(plan("\"soon\"").unwrap_err().contains("is not a duration"));
+        assert_eq!(
+            validate(&raw(r#"{"profile":"quick","targets":["sim:ssd:64M"]}"#), "t", &ov)
+                .unwrap()
+                .test_deadline,
+            None
+        );
     }
 
     #[test]

@@ -7,19 +7,21 @@
 //!   (read-only unless a permit from `safety` is given), implementing
 //!   `bench_core::io::Target`;
 //! - `MonoClock` implementing `bench_core::io::Clock` (CLOCK_MONOTONIC);
-//! - `ThreadedRunner { target: &DevTarget }` implementing
-//!   `bench_core::runner::StepRunner`.
+//! - `ThreadedRunner::new(Arc<DevTarget>)` implementing
+//!   `bench_core::runner::StepRunner` (its steps can be abandoned when a
+//!   device hangs: see [`ThreadedRunner`]).
 
 use std::fmt;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileTypeExt;
-use std::time::Instant;
+use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use bench_core::io::{Access, Clock, Completion, Geometry, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
 use bench_core::result::StepResult;
 use bench_core::rng::Rng;
-use bench_core::runner::{self, JobOutcome, Progress, StepRunner, Stop};
+use bench_core::runner::{self, JobOutcome, Progress, StepRunner, Stop, StopReason};
 use bench_core::spec::Step;
 use bench_core::units::Nanos;
 
@@ -447,60 +449,310 @@ pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
 /// a test's deadline; every runner of this process watches it.
 pub static STOP: Stop = Stop::new();
 
-/// Runs a step's jobs concurrently, one thread each, on one target.
-///
-/// All jobs read one [`MonoClock`], so their per-second samples line up when
-/// merged. Job 0 runs on the calling thread and alone reports progress (the
-/// callback is not `Send`); jobs 1.. run on scoped threads.
-#[derive(Debug)]
-pub struct ThreadedRunner<'a> {
-    /// The target.
-    pub target: &'a DevTarget,
+/// Run `f` under a watchdog: if `f` has not returned `limit` after the
+/// start, `stop` is asked with [`StopReason::Deadline`] (once). The
+/// watchdog ends as soon as `f` returns (or unwinds).
+pub fn with_deadline<R>(stop: &Stop, limit: Duration, f: impl FnOnce() -> R) -> R {
+    /// Tells the watchdog that `f` is over, however it ends.
+    struct Over<'a>(&'a (Mutex<bool>, Condvar));
+    impl Drop for Over<'_> {
+        fn drop(&mut self) {
+            *self.0 .0.lock().unwrap_or_else(PoisonError::into_inner) = true;
+            self.0 .1.notify_all();
+        }
+    }
+    let done = (Mutex::new(false), Condvar::new());
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let start = Instant::now();
+            let (lock, cv) = &done;
+            let mut over = lock.lock().unwrap_or_else(PoisonError::into_inner);
+            while !*over {
+                let left = limit.saturating_sub(start.elapsed());
+                if left.is_zero() {
+                    stop.request(StopReason::Deadline);
+                    return;
+                }
+                over = match cv.wait_timeout(over, left) {
+                    Ok((g, _)) => g,
+                    Err(p) => p.into_inner().0,
+                };
+            }
+        });
+        let _over = Over(&done);
+        f()
+    })
 }
 
-impl StepRunner for ThreadedRunner<'_> {
+/// How long a step's jobs get to return after a stop (deadline or
+/// interrupt) before they are abandoned: a request in flight on a sane disk
+/// completes in well under a second, even at 1 IOPS with a few in flight.
+pub const GRACE: Duration = Duration::from_secs(10);
+
+/// How often the waiting caller looks at the stop request.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Runs a step's jobs concurrently, one thread each, on one target, and can
+/// abandon them.
+///
+/// The step runs on a detached thread of its own that owns what it needs
+/// (the target through an [`Arc`], a copy of the step, a stop of its own;
+/// progress comes back over a channel); its jobs run on scoped threads
+/// inside it and all read one [`MonoClock`], so their per-second samples
+/// line up when merged. The caller waits, passing on a stop asked of it;
+/// if the jobs have not returned [`ThreadedRunner::grace`] after the stop
+/// (I/O that never completes: a hung or extremely slow disk), the step is
+/// abandoned: `run_step` returns `ETIMEDOUT`, and the thread is left with
+/// its file descriptors and buffers. That is the safe choice: a buffer is
+/// never freed while the kernel may still write into it; if the I/O ever
+/// completes, the thread ends and frees them then. Once a step is
+/// abandoned, [`ThreadedRunner::abandoned`] says what, and every later step
+/// of this runner is refused (`EIO`) without touching the device.
+#[derive(Debug)]
+pub struct ThreadedRunner<T = DevTarget> {
+    /// The target.
+    pub target: Arc<T>,
+    /// How long jobs get to return after a stop before they are abandoned.
+    pub grace: Duration,
+    abandoned: Option<String>,
+}
+
+impl<T> ThreadedRunner<T> {
+    /// A runner on `target`, with the default [`GRACE`].
+    pub fn new(target: Arc<T>) -> ThreadedRunner<T> {
+        ThreadedRunner {
+            target,
+            grace: GRACE,
+            abandoned: None,
+        }
+    }
+
+    /// What was abandoned, if a step's jobs did not return after a stop.
+    pub fn abandoned(&self) -> Option<&str> {
+        self.abandoned.as_deref()
+    }
+}
+
+/// What the step thread tells the caller.
+enum StepMsg {
+    /// A progress report of job 0.
+    Progress {
+        step: String,
+        done: f64,
+        eta: Option<Nanos>,
+    },
+    /// The step's result (boxed: far larger than a progress report).
+    Done(Box<Result<StepResult, IoError>>),
+}
+
+/// A step's whole work, on the step thread: prepare, open every queue, run
+/// the jobs (job 0 on this thread, reporting progress), merge.
+fn run_jobs<T>(
+    target: &T,
+    step: &Step,
+    stop: &Stop,
+    progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<StepResult, IoError>
+where
+    T: Target + Sync,
+    T::Queue: Send,
+{
+    let clock = MonoClock::new();
+    runner::prepare(step, target, &clock)?;
+    // Open every queue before any I/O, so a refusal (EPERM) or an open
+    // failure ends the step before it starts.
+    let mut queues = Vec::new();
+    for job in 0..step.jobs.max(1) {
+        queues.push(target.open(&open_spec(step, job))?);
+    }
+    let mut others = queues.split_off(1);
+    let mut first = queues.pop().ok_or(IoError {
+        errno: libc::EINVAL,
+        req: no_req(Op::Read),
+    })?;
+    let results: Vec<Result<JobOutcome, IoError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = others
+            .iter_mut()
+            .zip(1u32..)
+            .map(|(q, job)| {
+                let clock = &clock;
+                s.spawn(move || runner::run_job(step, job, q, clock, stop, &mut |_| {}))
+            })
+            .collect();
+        let mut all = vec![runner::run_job(step, 0, &mut first, &clock, stop, progress)];
+        for h in handles {
+            // A job thread only panics on a bug; carry the panic on.
+            all.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        all
+    });
+    // A failed job does not cancel its siblings (they run to their bound);
+    // the first failure, in job order, is the step's error.
+    let outcomes = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    Ok(runner::merge(step, &outcomes))
+}
+
+impl<T> StepRunner for ThreadedRunner<T>
+where
+    T: Target + Send + Sync + 'static,
+    T::Queue: Send,
+{
     fn run_step(
         &mut self,
         step: &Step,
         stop: &Stop,
         progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Result<StepResult, IoError> {
-        let clock = MonoClock::new();
-        runner::prepare(step, self.target, &clock)?;
-        // Open every queue before any I/O, so a refusal (EPERM) or an open
-        // failure ends the step before it starts.
-        let mut queues = Vec::new();
-        for job in 0..step.jobs.max(1) {
-            queues.push(self.target.open(&open_spec(step, job))?);
+        if self.abandoned.is_some() {
+            // The device hung: nothing more is sent to it.
+            return Err(IoError {
+                errno: libc::EIO,
+                req: no_req(Op::Read),
+            });
         }
-        let mut others = queues.split_off(1);
-        let mut first = queues.pop().ok_or(IoError {
-            errno: libc::EINVAL,
-            req: no_req(Op::Read),
-        })?;
-        let results: Vec<Result<JobOutcome, IoError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = others
-                .iter_mut()
-                .zip(1u32..)
-                .map(|(q, job)| {
-                    let clock = &clock;
-                    s.spawn(move || runner::run_job(step, job, q, clock, stop, &mut |_| {}))
+        let inner = Arc::new(Stop::new());
+        let (tx, rx) = mpsc::channel::<StepMsg>();
+        let handle = {
+            let (target, step, inner) = (Arc::clone(&self.target), step.clone(), Arc::clone(&inner));
+            std::thread::Builder::new()
+                .name("bootbench-step".to_string())
+                .spawn(move || {
+                    let progress_tx = tx.clone();
+                    let r = run_jobs(&*target, &step, &inner, &mut |p| {
+                        let _ = progress_tx.send(StepMsg::Progress {
+                            step: p.step.to_string(),
+                            done: p.done,
+                            eta: p.eta,
+                        });
+                    });
+                    let _ = tx.send(StepMsg::Done(Box::new(r)));
                 })
-                .collect();
-            let mut all = vec![runner::run_job(step, 0, &mut first, &clock, stop, progress)];
-            for h in handles {
-                // A job thread only panics on a bug; carry the panic on.
-                all.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+                .map_err(|e| IoError {
+                    errno: file::errno_of(&e),
+                    req: no_req(Op::Read),
+                })?
+        };
+        let mut stopped_at: Option<Instant> = None;
+        loop {
+            if let Some(why) = stop.reason() {
+                inner.request(why);
+                let at = *stopped_at.get_or_insert_with(Instant::now);
+                if at.elapsed() >= self.grace {
+                    self.abandoned = Some(format!(
+                        "step {}: its {} job(s) did not return within {} ms after the stop; their requests \
+                         may still be in flight, so their thread, file descriptors and buffers were abandoned \
+                         (never freed while the kernel may write into them)",
+                        step.label,
+                        step.jobs.max(1),
+                        self.grace.as_millis()
+                    ));
+                    return Err(IoError {
+                        errno: libc::ETIMEDOUT,
+                        req: no_req(Op::Read),
+                    });
+                }
             }
-            all
-        });
-        let outcomes = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-        Ok(runner::merge(step, &outcomes))
+            match rx.recv_timeout(TICK) {
+                Ok(StepMsg::Progress { step, done, eta }) => progress(&Progress { step: &step, done, eta }),
+                Ok(StepMsg::Done(r)) => {
+                    // The thread ends right after sending.
+                    let _ = handle.join();
+                    return *r;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    // The step thread panicked (a bug): carry the panic on.
+                    return match handle.join() {
+                        Err(p) => std::panic::resume_unwind(p),
+                        Ok(()) => Err(IoError {
+                            errno: libc::EIO,
+                            req: no_req(Op::Read),
+                        }),
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// A disk that hangs, for tests of the runner and the run loop.
+#[cfg(test)]
+pub(crate) mod hung {
+    use super::*;
+
+    /// A disk whose requests complete only once `release` is set (a hung
+    /// disk until then); counts requests submitted and queues dropped (their
+    /// buffers freed).
+    #[derive(Debug, Default)]
+    pub(crate) struct Hung {
+        pub(crate) release: Arc<std::sync::atomic::AtomicBool>,
+        pub(crate) submitted: Arc<std::sync::atomic::AtomicUsize>,
+        pub(crate) dropped: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    /// A queue of [`Hung`].
+    #[derive(Debug)]
+    pub(crate) struct HungQueue {
+        release: Arc<std::sync::atomic::AtomicBool>,
+        submitted: Arc<std::sync::atomic::AtomicUsize>,
+        dropped: Arc<std::sync::atomic::AtomicUsize>,
+        inflight: Vec<usize>,
+    }
+
+    impl IoQueue for HungQueue {
+        fn depth(&self) -> usize {
+            4
+        }
+        fn submit(&mut self, slot: usize, _req: IoReq) -> Result<(), IoError> {
+            self.submitted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.inflight.push(slot);
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            while !self.release.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            out.extend(
+                self.inflight
+                    .drain(..)
+                    .map(|slot| Completion { slot, result: Ok(4096) }),
+            );
+            Ok(())
+        }
+    }
+
+    impl Drop for HungQueue {
+        fn drop(&mut self) {
+            self.dropped.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    impl Target for Hung {
+        type Queue = HungQueue;
+        fn geometry(&self) -> Geometry {
+            Geometry {
+                size: 64 << 20,
+                logical_block: 512,
+                physical_block: 4096,
+            }
+        }
+        fn open(&self, _spec: &OpenSpec) -> Result<HungQueue, IoError> {
+            Ok(HungQueue {
+                release: Arc::clone(&self.release),
+                submitted: Arc::clone(&self.submitted),
+                dropped: Arc::clone(&self.dropped),
+                inflight: Vec::new(),
+            })
+        }
+        fn drop_caches(&self) -> Result<(), IoError> {
+            Ok(())
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::hung::Hung;
     use super::*;
     use crate::safety::WritePermit;
     use bench_core::spec::{Limit, Pattern, Prepare};
@@ -931,16 +1183,16 @@ mod tests {
     #[test]
     fn threaded_runner_merges_jobs_and_writes_only_when_permitted() {
         let Some(lo) = LoopDev::new("threads") else { return };
-        let ro = lo.target(false);
+        let ro = Arc::new(lo.target(false));
         let before = lo.contents();
         let step = rand_step(50, 4, 2, 500);
-        let refused = ThreadedRunner { target: &ro }.run_step(&step, &Stop::new(), &mut |_| {});
+        let refused = ThreadedRunner::new(Arc::clone(&ro)).run_step(&step, &Stop::new(), &mut |_| {});
         assert_eq!(refused.map(|_| ()).map_err(|e| e.errno), Err(libc::EPERM));
         assert!(lo.contents() == before, "refused step wrote nothing");
         drop(ro);
-        let rw = lo.target(true);
+        let rw = Arc::new(lo.target(true));
         let mut reports = 0;
-        let r = ThreadedRunner { target: &rw }
+        let r = ThreadedRunner::new(Arc::clone(&rw))
             .run_step(&step, &Stop::new(), &mut |_| reports += 1)
             .expect("step");
         let reads = r.read.as_ref().map_or(0, |d| d.ios);
@@ -961,11 +1213,11 @@ mod tests {
     #[test]
     fn verify_on_sync_and_uring_queues() {
         let Some(lo) = LoopDev::new("verify") else { return };
-        let rw = lo.target(true);
+        let rw = Arc::new(lo.target(true));
         for (iodepth, jobs) in [(1u32, 1u32), (8, 2)] {
             let mut step = rand_step(0, iodepth, jobs, 200);
             step.verify = true;
-            let r = ThreadedRunner { target: &rw }
+            let r = ThreadedRunner::new(Arc::clone(&rw))
                 .run_step(&step, &Stop::new(), &mut |_| {})
                 .expect("verifying step");
             let writes = r.write.as_ref().map_or(0, |d| d.bytes);
@@ -982,6 +1234,61 @@ mod tests {
                     req.offset
                 );
             }
+        }
+    }
+
+    /// A stop during a step whose I/O never completes: after the grace the
+    /// step is abandoned (ETIMEDOUT, the runner says what), its queues are
+    /// not freed while their requests are in flight, later steps are
+    /// refused without a request; once the I/O completes the abandoned
+    /// thread frees them. A step whose I/O completes within the grace ends
+    /// normally with what it measured.
+    #[test]
+    fn a_hung_step_is_abandoned_after_the_grace_and_its_buffers_kept() {
+        use std::sync::atomic::Ordering::SeqCst;
+        for completes_in_time in [false, true] {
+            let hung = Arc::new(Hung::default());
+            let mut r = ThreadedRunner::new(Arc::clone(&hung));
+            r.grace = Duration::from_millis(300);
+            let step = rand_step(100, 4, 2, 1_000_000);
+            let stop = Stop::new();
+            let got = std::thread::scope(|s| {
+                s.spawn(|| {
+                    while hung.submitted.load(SeqCst) < 8 {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    stop.request(StopReason::Deadline);
+                    if completes_in_time {
+                        hung.release.store(true, SeqCst);
+                    }
+                });
+                r.run_step(&step, &stop, &mut |_| {})
+            });
+            if completes_in_time {
+                let res = got.expect("the step ends normally");
+                // At least both jobs' first 4 (a job may reap and send more
+                // before the stop reaches it).
+                assert!(res.read.as_ref().is_some_and(|d| d.ios >= 8), "{res:?}");
+                assert_eq!(r.abandoned(), None);
+                assert_eq!(hung.dropped.load(SeqCst), 2, "queues freed after their I/O");
+                continue;
+            }
+            assert_eq!(got.map(|_| ()).map_err(|e| e.errno), Err(libc::ETIMEDOUT));
+            let what = r.abandoned().expect("says what was abandoned").to_string();
+            assert!(what.contains("step main") && what.contains("2 job(s)"), "{what}");
+            assert_eq!(hung.dropped.load(SeqCst), 0, "no buffer freed while I/O is in flight");
+            let sent = hung.submitted.load(SeqCst);
+            assert_eq!(sent, 8, "no request after the stop");
+            let later = r.run_step(&step, &Stop::new(), &mut |_| {});
+            assert_eq!(later.map(|_| ()).map_err(|e| e.errno), Err(libc::EIO));
+            assert_eq!(hung.submitted.load(SeqCst), sent, "a hung device gets nothing more");
+            // The I/O completes at last: the abandoned thread ends and frees.
+            hung.release.store(true, SeqCst);
+            let t0 = Instant::now();
+            while hung.dropped.load(SeqCst) < 2 && t0.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert_eq!(hung.dropped.load(SeqCst), 2, "freed once the I/O completed");
         }
     }
 }

@@ -15,7 +15,7 @@
 //! the run.
 
 use std::fmt;
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use bench_core::io::{Geometry, Target};
 use bench_core::result::{AllAtOnce, TestResult};
@@ -224,7 +224,8 @@ pub fn check_members_free(plan: &Plan) -> Result<(), String> {
     for st in &plan.stacks {
         for d in &st.disks {
             let path = &plan.targets[*d].info.path;
-            if plan.targets[*d].sim.is_some() {
+            // Simulated, or absent (the stack is not assembled at all).
+            if plan.targets[*d].sim.is_some() || plan.targets[*d].missing.is_some() {
                 continue;
             }
             let fail = |why: String| {
@@ -377,7 +378,7 @@ impl Backend for Kernel {
 pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> Vec<AllAtOnce> {
     let disks: Vec<usize> = (0..plan.targets.len()).filter(|t| plan.is_disk(*t)).collect();
     // Each real disk opened once for every test (its second permit, if any).
-    let mut devs: Vec<Option<DevTarget>> = Vec::new();
+    let mut devs: Vec<Option<Arc<DevTarget>>> = Vec::new();
     for &ti in &disks {
         let t = &mut plan.targets[ti];
         if t.sim.is_some() {
@@ -386,7 +387,7 @@ pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> V
         }
         let path = t.info.path.clone();
         match DevTarget::open(&path, t.permit_all.take()) {
-            Ok(d) => devs.push(Some(d)),
+            Ok(d) => devs.push(Some(Arc::new(d))),
             Err(e) => {
                 log(&format!(
                     "bootbench-init: all at once: cannot open {path}: {e}; left out"
@@ -453,7 +454,7 @@ pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> V
                                 run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
                             }
                             (None, Some(dev)) => {
-                                let mut r = ThreadedRunner { target: dev };
+                                let mut r = ThreadedRunner::new(Arc::clone(dev));
                                 run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
                             }
                             (None, None) => unreachable!("the group holds only disks that are open"),
