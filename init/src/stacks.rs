@@ -16,6 +16,7 @@
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::time::Duration;
 
 use bench_core::io::{Geometry, Target};
 use bench_core::result::{AllAtOnce, TestResult};
@@ -23,7 +24,7 @@ use bench_core::runner::{run_test, SerialRunner, Stop};
 use bench_core::sim::{SimDisk, SimModel};
 
 use crate::config::{self, Action, Plan, PlannedStack, StackKind};
-use crate::engine::{DevTarget, ThreadedRunner};
+use crate::engine::{self, DevTarget, ThreadedRunner};
 use crate::safety::{self, Destructive, TargetRef, WritePermit};
 
 /// An assembled array or layer.
@@ -373,6 +374,7 @@ impl Backend for Kernel {
 /// share runs on every disk at the same time, one thread per disk (each
 /// with the engine's [`ThreadedRunner`], or a simulated disk of its own).
 /// A test that fewer than two disks run is left out (said in `log`). Each
+/// group runs under one watchdog at the longest of its tests' deadlines. Each
 /// disk's result keeps the test's name and the disk's path as its target;
 /// the sum and the comparison with each disk alone are the analysis's.
 pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> Vec<AllAtOnce> {
@@ -428,45 +430,57 @@ pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> V
             .map(|(di, _)| plan.targets[disks[*di]].info.path.as_str())
             .collect();
         log(&format!("bootbench-init: all at once: {name} on {}", paths.join(", ")));
-        let results: Vec<TestResult> = std::thread::scope(|s| {
-            let handles: Vec<_> = group
-                .iter()
-                .map(|(di, it)| {
-                    let t = &plan.targets[disks[*di]];
-                    let dev = devs[*di].as_ref();
-                    let (path, sim) = (t.info.path.as_str(), t.sim);
-                    s.spawn(move || {
-                        let Action::Run(steps) = &it.action else {
-                            unreachable!("the group holds only tests that run")
-                        };
-                        match (sim, dev) {
-                            (Some(sim), _) => {
-                                let model = if sim.hdd {
-                                    SimModel::hdd(sim.size)
-                                } else {
-                                    SimModel::ssd(sim.size)
-                                };
-                                let disk = SimDisk::new(model, true);
-                                let mut r = SerialRunner {
-                                    target: &disk,
-                                    clock: &disk.clock,
-                                };
-                                run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
+        // One watchdog for the group, at the longest of its deadlines.
+        let limit = group
+            .iter()
+            .filter_map(|(_, it)| match &it.action {
+                Action::Run(steps) => Some(plan.test_deadline.unwrap_or_else(|| bench_core::plan::deadline(steps))),
+                Action::Skip(_) => None,
+            })
+            .max()
+            .unwrap_or_default();
+        let results: Vec<TestResult> = engine::with_deadline(stop, Duration::from_nanos(limit.0), || {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = group
+                    .iter()
+                    .map(|(di, it)| {
+                        let t = &plan.targets[disks[*di]];
+                        let dev = devs[*di].as_ref();
+                        let (path, sim) = (t.info.path.as_str(), t.sim);
+                        s.spawn(move || {
+                            let Action::Run(steps) = &it.action else {
+                                unreachable!("the group holds only tests that run")
+                            };
+                            match (sim, dev) {
+                                (Some(sim), _) => {
+                                    let model = if sim.hdd {
+                                        SimModel::hdd(sim.size)
+                                    } else {
+                                        SimModel::ssd(sim.size)
+                                    };
+                                    let disk = SimDisk::new(model, true);
+                                    let mut r = SerialRunner {
+                                        target: &disk,
+                                        clock: &disk.clock,
+                                    };
+                                    run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
+                                }
+                                (None, Some(dev)) => {
+                                    let mut r = ThreadedRunner::new(Arc::clone(dev));
+                                    run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
+                                }
+                                (None, None) => unreachable!("the group holds only disks that are open"),
                             }
-                            (None, Some(dev)) => {
-                                let mut r = ThreadedRunner::new(Arc::clone(dev));
-                                run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
-                            }
-                            (None, None) => unreachable!("the group holds only disks that are open"),
-                        }
+                        })
                     })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
         });
+        stop.clear_deadline();
         let workload = group[0].1.spec.workload;
         out.push(AllAtOnce {
             test: name,
