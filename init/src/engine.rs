@@ -1291,4 +1291,111 @@ mod tests {
             assert_eq!(hung.dropped.load(SeqCst), 2, "freed once the I/O completed");
         }
     }
+
+    /// A disk whose queue for one job fails its `fail_at`-th request with
+    /// EIO; counts each job's requests.
+    #[derive(Debug)]
+    struct Flaky {
+        bad_seed: u64,
+        fail_at: usize,
+        sent: Arc<Mutex<Vec<(u64, usize)>>>,
+    }
+
+    #[derive(Debug)]
+    struct FlakyQueue {
+        seed: u64,
+        fail_at: Option<usize>,
+        n: usize,
+        done: Vec<Completion>,
+        sent: Arc<Mutex<Vec<(u64, usize)>>>,
+    }
+
+    impl IoQueue for FlakyQueue {
+        fn depth(&self) -> usize {
+            2
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            self.n += 1;
+            let result = if self.fail_at == Some(self.n) {
+                Err(libc::EIO)
+            } else {
+                Ok(req.len)
+            };
+            self.done.push(Completion { slot, result });
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            out.append(&mut self.done);
+            Ok(())
+        }
+    }
+
+    impl Drop for FlakyQueue {
+        fn drop(&mut self) {
+            self.sent.lock().unwrap().push((self.seed, self.n));
+        }
+    }
+
+    impl Target for Flaky {
+        type Queue = FlakyQueue;
+        fn geometry(&self) -> Geometry {
+            Geometry {
+                size: LOOP_SIZE,
+                logical_block: 512,
+                physical_block: 4096,
+            }
+        }
+        fn open(&self, spec: &OpenSpec) -> Result<FlakyQueue, IoError> {
+            Ok(FlakyQueue {
+                seed: spec.seed,
+                fail_at: (spec.seed == self.bad_seed).then_some(self.fail_at),
+                n: 0,
+                done: Vec::new(),
+                sent: Arc::clone(&self.sent),
+            })
+        }
+        fn drop_caches(&self) -> Result<(), IoError> {
+            Ok(())
+        }
+    }
+
+    /// A job whose request fails ends the step with that error (errno and
+    /// the failed request's offset) once every job has returned; the other
+    /// job is not cancelled and runs to its bound; the test's status is
+    /// `error` naming errno and offset.
+    #[test]
+    fn a_failed_job_ends_the_step_with_its_error_and_its_sibling_runs_on() {
+        let step = rand_step(100, 2, 2, 300);
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let flaky = Arc::new(Flaky {
+            bad_seed: step.seed ^ 1,
+            fail_at: 10,
+            sent: Arc::clone(&sent),
+        });
+        let mut r = ThreadedRunner::new(flaky);
+        let e = r.run_step(&step, &Stop::new(), &mut |_| {}).expect_err("job 1 fails");
+        assert_eq!(e.errno, libc::EIO);
+        assert_eq!(e.req.op, Op::Read);
+        let mut g = runner::OffsetGen::new(&step, 1);
+        let tenth = (0..10).map(|_| g.next_req()).last().expect("ten requests");
+        assert_eq!(e.req.offset, tenth.offset, "the failed request's offset");
+        let mut by_job = sent.lock().unwrap().clone();
+        by_job.sort_unstable();
+        let mut want = vec![(step.seed, 300), (step.seed ^ 1, 10)];
+        want.sort_unstable();
+        assert_eq!(by_job, want, "job 0 ran to its bound, job 1 stopped at its error");
+        let spec = bench_core::spec::TestSpec::new("t", bench_core::spec::Workload::RandRead, |_| {});
+        let t = runner::run_test(&spec, "flaky", &[step], &mut r, &Stop::new(), &mut |_| {});
+        let bench_core::result::Status::Error {
+            errno, offset, message, ..
+        } = &t.status
+        else {
+            panic!("{:?}", t.status)
+        };
+        assert_eq!((*errno, *offset), (libc::EIO, tenth.offset));
+        assert!(
+            message.contains(&format!("read at offset {} failed: errno 5", tenth.offset)),
+            "{message}"
+        );
+    }
 }
