@@ -41,13 +41,9 @@ pub struct Stick {
     pub disk: String,
 }
 
-/// Every labelled stick: the first 512 bytes of each `/sys/class/block`
-/// device (partitions included) read through `/dev/<name>`.
-pub fn find_all() -> Vec<Stick> {
-    find_in(Path::new("/sys"), Path::new("/dev"))
-}
-
-/// [`find_all`] with the sysfs root `sys` and device directory `dev`.
+/// Every labelled stick, with the sysfs root `sys` and device directory
+/// `dev` (`/sys`, `/dev`): the first 512 bytes of each `<sys>/class/block`
+/// device (partitions included) read through `<dev>/<name>`.
 /// Optical drives (`sr*`) are not read (no disc to spin up); devices that
 /// cannot be read are passed over.
 pub fn find_in(sys: &Path, dev: &Path) -> Vec<Stick> {
@@ -79,6 +75,60 @@ pub fn find_in(sys: &Path, dev: &Path) -> Vec<Stick> {
         });
     }
     out
+}
+
+/// How long PID 1 waits for the stick when none is found yet but a USB
+/// mass-storage interface is attached (usb-storage scans a new device after
+/// its `delay_use` second, slower still on a loaded or emulated machine).
+pub const STICK_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The USB interfaces of the mass-storage class (`bInterfaceClass` 08) in
+/// `<sys>/bus/usb/devices`.
+pub fn usb_storage_interfaces(sys: &Path) -> usize {
+    let devices = sys.join("bus/usb/devices");
+    crate::discover::sorted_names(&devices)
+        .iter()
+        .filter(|n| std::fs::read_to_string(devices.join(n).join("bInterfaceClass")).is_ok_and(|c| c.trim() == "08"))
+        .count()
+}
+
+/// [`find_in`], again every `poll` for up to `wait` while none is found and
+/// a USB mass-storage interface is attached (its disk may still be on its
+/// way); at once when there is none. Logs the wait and how it ended.
+pub fn find_waiting(
+    sys: &Path,
+    dev: &Path,
+    wait: std::time::Duration,
+    poll: std::time::Duration,
+    log: &mut dyn FnMut(&str),
+) -> Vec<Stick> {
+    let start = std::time::Instant::now();
+    let mut waiting = false;
+    loop {
+        let found = find_in(sys, dev);
+        let ms = start.elapsed().as_millis();
+        if !found.is_empty() {
+            if waiting {
+                log(&format!("boot stick found after waiting {ms} ms"));
+            }
+            return found;
+        }
+        let usb = usb_storage_interfaces(sys);
+        if usb == 0 || start.elapsed() >= wait {
+            if waiting {
+                log(&format!("no boot stick after waiting {ms} ms"));
+            }
+            return found;
+        }
+        if !waiting {
+            log(&format!(
+                "no boot stick yet; {usb} USB storage interface(s) attached: waiting up to {} s for its disk",
+                wait.as_secs()
+            ));
+            waiting = true;
+        }
+        std::thread::sleep(poll);
+    }
 }
 
 /// Mount the stick's filesystem vfat at [`MOUNT_POINT`] (PID 1 only):
@@ -520,5 +570,40 @@ mod tests {
         assert!(e.starts_with(&format!("mount {} vfat at", dev.display())), "{e}");
         assert!(lines[0].contains("trying read-only"), "{lines:?}");
         assert!(crate::sink::fixture::names(&at).is_empty());
+    }
+
+    #[test]
+    fn waits_for_the_stick_only_while_a_usb_storage_interface_is_attached() {
+        use std::time::Duration;
+        let t = TempDir::new("wait");
+        let (sys, dev) = (t.0.join("sys"), t.0.join("dev"));
+        fs::create_dir_all(sys.join("class/block")).expect("mkdir");
+        fs::create_dir_all(&dev).expect("mkdir");
+        let (wait, poll) = (Duration::from_millis(300), Duration::from_millis(20));
+        // No USB storage: no wait, nothing logged.
+        let mut lines = Vec::new();
+        assert!(find_waiting(&sys, &dev, wait, poll, &mut |l| lines.push(l.to_string())).is_empty());
+        assert!(lines.is_empty(), "{lines:?}");
+        // A mass-storage interface (class 08) and a hub (09): one counts.
+        for (name, class) in [("1-1:1.0", "08\n"), ("usb1", "09\n")] {
+            let d = sys.join("bus/usb/devices").join(name);
+            fs::create_dir_all(&d).expect("mkdir");
+            fs::write(d.join("bInterfaceClass"), class).expect("write");
+        }
+        assert_eq!(usb_storage_interfaces(&sys), 1);
+        let found = find_waiting(&sys, &dev, wait, poll, &mut |l| lines.push(l.to_string()));
+        assert!(found.is_empty());
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].contains("1 USB storage interface(s) attached"), "{lines:?}");
+        assert!(lines[1].starts_with("no boot stick after waiting"), "{lines:?}");
+        // The stick there: found at once, no wait.
+        let d = sys.join("devices/usb/sdb");
+        fs::create_dir_all(&d).expect("mkdir");
+        std::os::unix::fs::symlink(&d, sys.join("class/block/sdb")).expect("symlink");
+        fs::write(dev.join("sdb"), fat32(b"BOOTBENCH  ")).expect("write");
+        lines.clear();
+        let found = find_waiting(&sys, &dev, wait, poll, &mut |l| lines.push(l.to_string()));
+        assert_eq!(found.len(), 1);
+        assert!(lines.is_empty(), "{lines:?}");
     }
 }

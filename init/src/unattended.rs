@@ -290,7 +290,13 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     let machine = stick::machine_name(host.product_serial.as_deref());
 
     // The stick: its disk is never a target.
-    let sticks = stick::find_all();
+    let sticks = stick::find_waiting(
+        Path::new("/sys"),
+        Path::new("/dev"),
+        stick::STICK_WAIT,
+        std::time::Duration::from_millis(250),
+        log,
+    );
     let never: Vec<String> = sticks.iter().map(|s| s.disk.clone()).collect();
     let found: Option<Stick> = sticks.first().cloned();
     if sticks.len() > 1 {
