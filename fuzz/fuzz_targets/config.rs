@@ -1,6 +1,8 @@
 //! init's config pipeline on any text: `config::parse`, then `validate` with
 //! simulated targets (no device is opened) and `describe_plan`: never panics,
-//! and every error is one line naming where it is.
+//! and every error is one line naming where it is. An input whose first byte
+//! is 0x01 is a kernel command line (its first line) and a config (the
+//! rest) for PID 1's `unattended::plan_unattended`, as the boot reads them.
 //!
 //! init is a binary crate without a library target; its modules are compiled
 //! in here unchanged (the same list as init/src/main.rs, whose `crate::`
@@ -43,7 +45,25 @@ mod sys;
 #[path = "../../init/src/unattended.rs"]
 mod unattended;
 
+fn one_line(what: &str, e: &str) {
+    assert!(!e.is_empty(), "{what}: empty message");
+    assert_eq!(e.trim_end().lines().count(), 1, "{what}: not one line: {e}");
+}
+
 fuzz_target!(|data: &[u8]| {
+    if let Some(rest) = data.strip_prefix(&[1]) {
+        let Ok(text) = std::str::from_utf8(rest) else { return };
+        let (line, config) = text.split_once('\n').unwrap_or((text, ""));
+        let c = cmdline::Cmdline::parse(line);
+        let never = vec!["/dev/nonexistent-stick".to_string()];
+        match unattended::plan_unattended(config, "/mnt/stick/bootbench.json", c.get("profile"), c.get("on_finish"), &[], &never, true) {
+            Ok((plan, _)) => {
+                let _ = config::describe_plan(&plan);
+            }
+            Err(e) => one_line("plan_unattended", &e.message),
+        }
+        return;
+    }
     let Ok(text) = std::str::from_utf8(data) else { return };
     let raw = match config::parse(text, "fuzz.json") {
         Ok(raw) => raw,
@@ -61,9 +81,6 @@ fuzz_target!(|data: &[u8]| {
         Ok(plan) => {
             let _ = config::describe_plan(&plan);
         }
-        Err(e) => {
-            assert!(!e.0.is_empty());
-            assert_eq!(e.0.trim_end().lines().count(), 1, "not one line: {e}");
-        }
+        Err(e) => one_line("validate", &e.0),
     }
 });
