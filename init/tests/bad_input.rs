@@ -322,7 +322,10 @@ fn run_case(c: &Case, dev: &Devices, missing: &str, existing: &str) -> Vec<Strin
             messages.push(("stderr", first.to_string()));
         }
         if let Some((place, m)) = messages.first() {
-            let line = m.lines().find(|l| l.contains("refused") || l.contains(':')).unwrap_or_default();
+            let line = m
+                .lines()
+                .find(|l| l.contains("refused") || l.contains(':'))
+                .unwrap_or_default();
             println!("    {} -> {place}: {}", argv[0], line.trim());
         }
         for (place, m) in &messages {
