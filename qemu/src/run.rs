@@ -226,6 +226,55 @@ pub fn boot(machine: &Machine, dir: &Path, timeout: Duration) -> Result<Outcome,
     run_qemu(&args, &machine.serial_log, dir, timeout)
 }
 
+/// Boot `machine` and kill QEMU (SIGKILL: as sudden as a power cut) as soon
+/// as the serial log contains `marker`; at most `timeout`. The outcome's
+/// status is the killed one (or QEMU's own exit, if it ended first: the
+/// caller checks the serial log for the marker).
+pub fn boot_until(machine: &Machine, dir: &Path, timeout: Duration, marker: &str) -> Result<Outcome, RunError> {
+    let log = &machine.serial_log;
+    File::create(log).map_err(io_err(log.display().to_string()))?;
+    let args = cmdline::command_line(machine);
+    fs::write(dir.join("qemu.cmdline"), cmdline::shell_words(QEMU, &args) + "\n")
+        .map_err(io_err("writing qemu.cmdline"))?;
+    let qemu_out = dir.join("qemu.out");
+    let out = File::create(&qemu_out).map_err(io_err(qemu_out.display().to_string()))?;
+    let err = out.try_clone().map_err(io_err("qemu.out"))?;
+    let mut child = Command::new(QEMU)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(io_err(format!("spawning {QEMU}")))?;
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(io_err("waiting for QEMU"))? {
+            break status;
+        }
+        let seen = fs::read(log).is_ok_and(|b| String::from_utf8_lossy(&b).contains(marker));
+        if seen || start.elapsed() >= timeout {
+            child.kill().map_err(io_err("killing QEMU"))?;
+            let status = child.wait().map_err(io_err("reaping QEMU"))?;
+            if !seen {
+                return Err(RunError::Timeout {
+                    after: start.elapsed(),
+                    serial_log: log.clone(),
+                });
+            }
+            break status;
+        }
+        thread::sleep(Duration::from_millis(100));
+    };
+    let serial = String::from_utf8_lossy(&fs::read(log).map_err(io_err(log.display().to_string()))?).into_owned();
+    let frames = frame::decode(&serial);
+    Ok(Outcome {
+        status,
+        elapsed: start.elapsed(),
+        serial,
+        frames,
+    })
+}
+
 /// Write each good frame to `<dest>/<name>` (the name's last path component
 /// only); returns the paths written.
 pub fn save_frames(outcome: &Outcome, dest: &Path) -> io::Result<Vec<PathBuf>> {

@@ -90,13 +90,25 @@ fn mtools(program: &str, args: &[String]) -> io::Result<String> {
 }
 
 /// File names in a directory of the stick (`/results`), sorted; empty when
-/// the directory is empty.
+/// the directory is empty. Hidden files (FAT's hidden attribute, which Linux
+/// sets on names starting with a dot) are left out.
 pub fn list_dir(image: &Path, dir: &str) -> io::Result<Vec<String>> {
+    list(image, dir, false)
+}
+
+/// [`list_dir`] with the hidden files too (an interrupted write's temp file).
+pub fn list_dir_all(image: &Path, dir: &str) -> io::Result<Vec<String>> {
+    list(image, dir, true)
+}
+
+fn list(image: &Path, dir: &str, hidden: bool) -> io::Result<Vec<String>> {
     let off = find_esp(image)?;
-    let listing = mtools(
-        "mdir",
-        &["-b".into(), "-i".into(), mtools_image(image, off), format!("::{dir}")],
-    )?;
+    let mut args = vec!["-b".to_string()];
+    if hidden {
+        args.push("-a".into());
+    }
+    args.extend(["-i".into(), mtools_image(image, off), format!("::{dir}")]);
+    let listing = mtools("mdir", &args)?;
     let mut names: Vec<String> = listing
         .lines()
         .filter_map(|l| l.trim().rsplit('/').next().map(str::to_owned))
@@ -106,13 +118,35 @@ pub fn list_dir(image: &Path, dir: &str) -> io::Result<Vec<String>> {
     Ok(names)
 }
 
-/// Copy every file of the stick's `/results` into `dest` (created); returns
-/// the names copied.
-pub fn copy_results(image: &Path, dest: &Path) -> io::Result<Vec<String>> {
+/// Whether a file in the stick's `/results` is taken for a result: a name
+/// ending in `.json` that does not start with a dot (bootbench writes
+/// `.<name>.tmp-<pid>` first and renames it when complete; a write cut
+/// short leaves at most such a temp file).
+pub fn is_result_name(name: &str) -> bool {
+    name.ends_with(".json") && !name.starts_with('.') && name.len() > ".json".len()
+}
+
+/// A file of the stick's `/results` not copied, and why.
+pub type Passed = (String, String);
+
+/// Copy every result file of the stick's `/results` into `dest` (created):
+/// `(copied, passed over)`, each passed-over name with the reason (not a
+/// result's name, such as an interrupted write's temp file; empty; not JSON).
+pub fn copy_results_checked(image: &Path, dest: &Path) -> io::Result<(Vec<String>, Vec<Passed>)> {
     std::fs::create_dir_all(dest)?;
     let off = find_esp(image)?;
-    let names = list_dir(image, "/results")?;
-    for name in &names {
+    let names = list_dir_all(image, "/results")?;
+    let mut copied = Vec::new();
+    let mut passed = Vec::new();
+    for name in names {
+        if !is_result_name(&name) {
+            passed.push((
+                name,
+                "not a result file name (a temp file of an interrupted write?)".into(),
+            ));
+            continue;
+        }
+        let local = dest.join(&name);
         mtools(
             "mcopy",
             &[
@@ -121,11 +155,115 @@ pub fn copy_results(image: &Path, dest: &Path) -> io::Result<Vec<String>> {
                 "-i".into(),
                 mtools_image(image, off),
                 format!("::/results/{name}"),
-                dest.join(name).display().to_string(),
+                local.display().to_string(),
             ],
         )?;
+        let bytes = std::fs::read(&local)?;
+        let why = if bytes.is_empty() {
+            Some("empty")
+        } else if serde_json::from_slice::<serde_json::Value>(&bytes).is_err() {
+            Some("not JSON (cut short?)")
+        } else {
+            None
+        };
+        match why {
+            Some(w) => {
+                std::fs::remove_file(&local)?;
+                passed.push((name, w.into()));
+            }
+            None => copied.push(name),
+        }
     }
-    Ok(names)
+    Ok((copied, passed))
+}
+
+/// [`copy_results_checked`], with a warning on stderr for each file passed
+/// over; returns the names copied.
+pub fn copy_results(image: &Path, dest: &Path) -> io::Result<Vec<String>> {
+    let (copied, passed) = copy_results_checked(image, dest)?;
+    for (name, why) in passed {
+        eprintln!("warning: stick /results/{name} not copied: {why}");
+    }
+    Ok(copied)
+}
+
+/// Damage the FAT of the stick's partition the way a worn-out stick does:
+/// every free cluster is marked bad in every copy of the FAT (FAT16 or
+/// FAT32), so files already there still read but nothing new can be
+/// written (the kernel's FAT driver fails with ENOSPC). Returns how many
+/// clusters were marked.
+pub fn mark_free_clusters_bad(image: &Path) -> io::Result<u64> {
+    use std::io::{Seek, SeekFrom, Write};
+    let off = find_esp(image)?;
+    let mut f = File::options().read(true).write(true).open(image)?;
+    let mut bpb = [0u8; 512];
+    f.seek(SeekFrom::Start(off))?;
+    f.read_exact(&mut bpb)?;
+    let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {what}", image.display()));
+    let u16_at = |at: usize| u64::from(u16::from_le_bytes([bpb[at], bpb[at + 1]]));
+    let u32_at = |at: usize| u64::from(u32::from_le_bytes([bpb[at], bpb[at + 1], bpb[at + 2], bpb[at + 3]]));
+    let sector = u16_at(0x0B);
+    let per_cluster = u64::from(bpb[0x0D]);
+    let reserved = u16_at(0x0E);
+    let fats = u64::from(bpb[0x10]);
+    let root_entries = u16_at(0x11);
+    let total = if u16_at(0x13) != 0 { u16_at(0x13) } else { u32_at(0x20) };
+    let (fat_sectors, fat32) = if u16_at(0x16) != 0 {
+        (u16_at(0x16), false)
+    } else {
+        (u32_at(0x24), true)
+    };
+    if sector == 0 || per_cluster == 0 || fats == 0 || fat_sectors == 0 {
+        return Err(bad("not a FAT boot sector"));
+    }
+    let root_sectors = (root_entries * 32).div_ceil(sector);
+    let data = total
+        .checked_sub(reserved + fats * fat_sectors + root_sectors)
+        .ok_or_else(|| bad("FAT geometry"))?;
+    let clusters = data / per_cluster;
+    if !fat32 && clusters < 4085 {
+        return Err(bad("FAT12 is not handled"));
+    }
+    let width: u64 = if fat32 { 4 } else { 2 };
+    let fat_bytes = usize::try_from(fat_sectors * sector).map_err(|_| bad("FAT size"))?;
+    let mut marked = 0;
+    for copy in 0..fats {
+        let start = off + (reserved + copy * fat_sectors) * sector;
+        let mut table = vec![0u8; fat_bytes];
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(&mut table)?;
+        for c in 2..clusters + 2 {
+            let at = usize::try_from(c * width).map_err(|_| bad("FAT size"))?;
+            let Some(entry) = table.get_mut(at..at + usize::try_from(width).unwrap_or(4)) else {
+                break;
+            };
+            let free = if fat32 {
+                u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]) & 0x0FFF_FFFF == 0
+            } else {
+                entry == [0, 0]
+            };
+            if free {
+                if fat32 {
+                    entry.copy_from_slice(&0x0FFF_FFF7u32.to_le_bytes());
+                } else {
+                    entry.copy_from_slice(&0xFFF7u16.to_le_bytes());
+                }
+                if copy == 0 {
+                    marked += 1;
+                }
+            }
+        }
+        f.seek(SeekFrom::Start(start))?;
+        f.write_all(&table)?;
+    }
+    if fat32 {
+        // FSInfo's free-cluster count: none, and no hint where to look.
+        let info = off + u16_at(0x30) * sector;
+        f.seek(SeekFrom::Start(info + 0x1E8))?;
+        f.write_all(&[0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF])?;
+    }
+    f.sync_all()?;
+    Ok(marked)
 }
 
 /// Put a host file on the stick at `stick_path` (e.g. `/bootbench.json`), replacing it.
@@ -230,5 +368,72 @@ mod tests {
             mtools_image(Path::new("/o/bootbench.img"), 1_048_576),
             "/o/bootbench.img@@1048576"
         );
+    }
+
+    #[test]
+    fn result_names() {
+        for (name, want) in [
+            ("unknown-1.json", true),
+            ("SN-12.json", true),
+            (".unknown-2.json.tmp-1", false),
+            (".hidden.json", false),
+            (".json", false),
+            ("notes.txt", false),
+        ] {
+            assert_eq!(is_result_name(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn copy_passes_over_temp_empty_and_cut_short_files() {
+        let dir = std::env::temp_dir().join(format!("bbq-stick-skip-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("stick.img");
+        fat_stick(&img);
+        for (name, body) in [
+            ("m-1.json", &b"{\"n\":1}"[..]),
+            ("m-2.json", b""),
+            ("m-3.json", b"{\"n\":"),
+            (".m-4.json.tmp-1", b"{\"n\":4}"),
+        ] {
+            let src = dir.join("src");
+            std::fs::write(&src, body).unwrap();
+            put_file(&img, &src, &format!("/results/{name}")).unwrap();
+        }
+        let out = dir.join("out");
+        let (copied, passed) = copy_results_checked(&img, &out).unwrap();
+        assert_eq!(copied, ["m-1.json"]);
+        let passed: Vec<&str> = passed.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(passed, [".m-4.json.tmp-1", "m-2.json", "m-3.json"]);
+        let mut local: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        local.sort();
+        assert_eq!(local, ["m-1.json"], "nothing else lands in the copy");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_fat_with_every_free_cluster_bad_reads_but_takes_no_new_file() {
+        let dir = std::env::temp_dir().join(format!("bbq-stick-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("stick.img");
+        fat_stick(&img);
+        let src = dir.join("src");
+        std::fs::write(&src, b"{\"earlier\":1}").unwrap();
+        put_file(&img, &src, "/results/m-1.json").unwrap();
+        let marked = mark_free_clusters_bad(&img).unwrap();
+        assert!(marked > 1000, "{marked}");
+        std::fs::write(&src, vec![b'x'; 64 << 10]).unwrap();
+        let e = put_file(&img, &src, "/results/m-2.json").unwrap_err();
+        assert!(e.to_string().contains("mcopy"), "{e}");
+        assert_eq!(copy_results(&img, &dir.join("out")).unwrap(), ["m-1.json"]);
+        assert_eq!(std::fs::read(dir.join("out/m-1.json")).unwrap(), b"{\"earlier\":1}");
+        // Not a FAT: refused.
+        let junk = dir.join("junk.img");
+        std::fs::write(&junk, vec![0u8; 1 << 20]).unwrap();
+        assert!(mark_free_clusters_bad(&junk).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

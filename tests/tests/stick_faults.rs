@@ -1,0 +1,182 @@
+//! End to end in QEMU (TCG): the boot stick failing, and PID 1 failing,
+//! while results are saved. Three short boots (one 64 MiB virtio disk, one
+//! 4 MiB read each), same harness as `e2e.rs`:
+//! - `f1`: a stick whose FAT has every free cluster marked bad (a worn-out
+//!   stick: files read, nothing new can be written, the kernel's FAT driver
+//!   fails the write with ENOSPC): the console says why, the result comes
+//!   out framed on the serial console, the stick's earlier result file is
+//!   byte-identical and no other file is left in `/results`.
+//! - `f2`: a forced panic in PID 1 after the first test (the test-only key
+//!   `bootbench.test_panic=after_first_test`): the panic hook saves what ran
+//!   (framed on the console and on the stick, the same bytes) and powers
+//!   off; the kernel never panics.
+//! - `f3`: QEMU killed (SIGKILL) half-way through the result write (the
+//!   test-only key `bootbench.test_hold=mid_result_write` stops the write
+//!   there, so the kill is not a matter of timing): the earlier result is
+//!   byte-identical and no file a reader takes for a result is added; what
+//!   the cut write left is a temp file that the stick copy passes over.
+//!
+//! Not covered here: a read-only stick (QEMU `readonly=on`) and a FAT the
+//! kernel refuses to mount; init's unit tests cover EROFS and failed mounts.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use bootbench_e2e::{
+    artifacts, assert_schema_valid, boot, disks, scratch, stick_copy, the_document, Via, BOOT_TIMEOUT,
+};
+use bootbench_qemu::cmdline::{self, Boot, Machine};
+use bootbench_qemu::run;
+use bootbench_qemu::stick;
+use serde_json::{json, Value};
+
+/// The result file already on the stick before each boot (PID 1 names the
+/// machine `unknown`: QEMU gives no DMI serial).
+const EARLIER_NAME: &str = "unknown-1.json";
+const EARLIER: &[u8] = b"{\"earlier\": \"a result from an earlier boot\"}\n";
+
+/// Boots in this file one at a time (also when run with several threads).
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Two short reads, so a panic after the first leaves one result out.
+fn config() -> Value {
+    json!({"tests": [
+        {"workload": "seq_read", "name": "first", "bs": "1M", "size": "4M"},
+        {"workload": "seq_read", "name": "second", "bs": "1M", "size": "4M"}
+    ]})
+}
+
+/// A stick copy with the config and the earlier result on it.
+fn stick_with_earlier(a: &bootbench_e2e::Artifacts, dir: &Path) -> std::path::PathBuf {
+    let img = stick_copy(a, dir, Some(&config()));
+    let local = dir.join(EARLIER_NAME);
+    std::fs::write(&local, EARLIER).unwrap();
+    stick::put_file(&img, &local, &format!("/results/{EARLIER_NAME}")).unwrap();
+    img
+}
+
+/// The earlier result, copied off the stick: present and byte-identical.
+fn assert_earlier_intact(img: &Path, dir: &Path) -> Vec<String> {
+    let out = dir.join("copied");
+    let copied = stick::copy_results(img, &out).expect("copy the stick's results");
+    assert!(copied.contains(&EARLIER_NAME.to_string()), "{copied:?}");
+    assert_eq!(
+        std::fs::read(out.join(EARLIER_NAME)).unwrap(),
+        EARLIER,
+        "the earlier result is byte-identical"
+    );
+    copied
+}
+
+fn status_of(test: &Value) -> &str {
+    test["status"]["state"].as_str().unwrap_or("?")
+}
+
+#[test]
+fn f1_stick_with_a_damaged_fat_results_on_serial_earlier_file_intact() {
+    let Some(a) = artifacts("f1_damaged_fat") else { return };
+    let _turn = one_at_a_time();
+    let dir = scratch("f1_damaged_fat");
+    let specs = disks(&["virtio,size=64M,serial=SF-FAT"]);
+    let img = stick_with_earlier(&a, &dir);
+    let marked = stick::mark_free_clusters_bad(&img).expect("damage the FAT");
+    assert!(marked > 0);
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (name, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 2);
+    assert!(tests.iter().all(|t| status_of(t) == "ok"), "{tests:?}");
+    assert_eq!(name, "unknown.json", "the frame names no stick file");
+    assert!(
+        outcome.serial.contains("no results file written: the stick is full"),
+        "the console says why no file was written"
+    );
+    assert!(outcome.serial.contains("No space left on device"), "with the errno");
+    let all = stick::list_dir_all(&img, "/results").unwrap();
+    assert_eq!(all, [EARLIER_NAME], "nothing else in /results, not even a temp file");
+    assert_eq!(assert_earlier_intact(&img, &dir), [EARLIER_NAME]);
+}
+
+#[test]
+fn f2_forced_panic_in_pid1_saves_what_ran_and_powers_off() {
+    let Some(a) = artifacts("f2_forced_panic") else { return };
+    let _turn = one_at_a_time();
+    let dir = scratch("f2_forced_panic");
+    let specs = disks(&["virtio,size=64M,serial=SF-PANIC"]);
+    let img = stick_with_earlier(&a, &dir);
+    let outcome = boot(
+        &a,
+        &dir,
+        Via::Direct,
+        &img,
+        &specs,
+        "bootbench.test_panic=after_first_test",
+    );
+    // Powered off (QEMU exited 0), one good frame.
+    let (name, bytes, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert!(outcome.serial.contains("PANIC: "), "the hook logged the panic");
+    assert!(outcome.serial.contains("test-only forced panic"), "the forced one");
+    assert!(!outcome.serial.contains("Kernel panic"), "PID 1 never exited");
+    assert!(outcome.serial.contains("finishing: poweroff"));
+    assert_eq!(doc["run"]["status"], "error", "run: {}", doc["run"]);
+    let why = doc["run"]["error"].as_str().unwrap_or_default();
+    assert!(why.contains("panicked after 1 test"), "{why}");
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 1, "what ran so far: the first test");
+    assert_eq!(tests[0]["name"], "first");
+    assert_eq!(status_of(&tests[0]), "ok");
+    // The same bytes on the stick, under the name the frame gives.
+    assert_eq!(name, "unknown-2.json");
+    let copied = assert_earlier_intact(&img, &dir);
+    assert_eq!(copied, [EARLIER_NAME, "unknown-2.json"]);
+    assert_eq!(std::fs::read(dir.join("copied/unknown-2.json")).unwrap(), bytes);
+}
+
+#[test]
+fn f3_qemu_killed_mid_result_write_leaves_earlier_results_and_no_partial_result() {
+    let Some(a) = artifacts("f3_killed_mid_write") else {
+        return;
+    };
+    let _turn = one_at_a_time();
+    let dir = scratch("f3_killed_mid_write");
+    let specs = disks(&["virtio,size=64M,serial=SF-KILL"]);
+    let img = stick_with_earlier(&a, &dir);
+    let accel = std::env::var("BOOTBENCH_ACCEL").unwrap_or_else(|_| "tcg".into());
+    let machine = Machine {
+        accel: run::choose_accel(accel.parse().expect("BOOTBENCH_ACCEL"), &a.vmlinuz, &dir),
+        memory_mib: 1024,
+        cpus: 2,
+        serial_log: dir.join("serial.log"),
+        boot: Boot::Direct {
+            kernel: a.vmlinuz.clone(),
+            initrd: Some(a.initramfs.clone()),
+            append: cmdline::default_append("bootbench.test_hold=mid_result_write"),
+        },
+        stick: Some(img.clone()),
+        disks: run::prepare_disks(&specs, &dir).expect("prepare disks"),
+    };
+    let marker = "test hold: results write stopped half-way";
+    let outcome = run::boot_until(&machine, &dir, BOOT_TIMEOUT, marker).expect("boot until the hold");
+    assert!(outcome.serial.contains(marker), "held mid-write");
+    assert!(!outcome.status.success(), "killed, not powered off: {}", outcome.status);
+    assert!(outcome.frames.is_empty(), "killed before the serial copy");
+    // The cut write left its temp file (hidden, not a result's name) ...
+    let all = stick::list_dir_all(&img, "/results").unwrap();
+    let temps: Vec<&String> = all.iter().filter(|n| n.as_str() != EARLIER_NAME).collect();
+    assert_eq!(temps.len(), 1, "the cut write's temp file: {all:?}");
+    assert!(
+        temps[0].starts_with(".unknown-2.json.tmp-"),
+        "a temp name, not a result's: {all:?}"
+    );
+    // ... which no reader takes for a result; the earlier one is intact.
+    let (copied, passed) = stick::copy_results_checked(&img, &dir.join("checked")).unwrap();
+    assert_eq!(copied, [EARLIER_NAME]);
+    assert_eq!(passed.len(), 1, "{passed:?}");
+    assert_eq!(assert_earlier_intact(&img, &dir), [EARLIER_NAME]);
+}
