@@ -82,7 +82,12 @@ fuzz_target!(|data: &[u8]| {
     let inside = end <= head_len || off >= tail_start;
     let found = safety::scan(&head, &tail, tail_start, size);
     assert!(
-        !inside || found.iter().any(|s| s.what == what && s.offset == off),
+        // md's magic is the same in every version: at offset 0 of a device
+        // under 128 KiB, 0.90's place is 1.1's, and either name refuses.
+        !inside
+            || found
+                .iter()
+                .any(|s| s.offset == off && (s.what == what || (what.starts_with("md ") && s.what.starts_with("md ")))),
         "{what} at {off} on a device of {size} bytes not found: {found:?}"
     );
 });
