@@ -147,9 +147,18 @@ impl RawTarget {
             (Some(p), None, None) if !p.is_empty() => Ok(TargetRef::Path(p.clone())),
             (None, Some(s), None) if !s.is_empty() => Ok(TargetRef::Serial(s.clone())),
             (None, None, Some(w)) if !w.is_empty() => Ok(TargetRef::Wwn(w.clone())),
-            _ => err(format!(
-                "{at}: {o:?} is not a target; expected a non-empty path string or an object with exactly one of \"path\", \"serial\", \"wwn\""
-            )),
+            _ => {
+                // As written (JSON), not as Rust's Debug shows the struct.
+                let shown: serde_json::Map<String, serde_json::Value> =
+                    [("path", &o.path), ("serial", &o.serial), ("wwn", &o.wwn)]
+                        .into_iter()
+                        .filter_map(|(k, v)| v.as_deref().map(|v| (k.to_string(), serde_json::Value::from(v))))
+                        .collect();
+                err(format!(
+                    "{at}: {} is not a target; expected a non-empty path string or an object with exactly one of \"path\", \"serial\", \"wwn\"",
+                    serde_json::Value::Object(shown)
+                ))
+            }
         }
     }
 }
@@ -1923,6 +1932,36 @@ mod tests {
         );
         assert_eq!(c.tests[0].iodepth, Some(Scalar::Int(32)));
         assert_eq!(c.destructive.unwrap().confirm.as_deref(), Some(safety::CONFIRM_PHRASE));
+    }
+
+    #[test]
+    fn a_bad_target_is_shown_as_written() {
+        let cases = [
+            (r#"{"targets": [""]}"#, r#"targets[0]: {"path":""} is not a target"#),
+            (
+                r#"{"targets": ["/dev/a", {"path": "/dev/x", "serial": "S1"}]}"#,
+                r#"targets[1]: {"path":"/dev/x","serial":"S1"} is not a target"#,
+            ),
+            (r#"{"targets": [{}]}"#, "targets[0]: {} is not a target"),
+            (
+                r#"{"targets": [{"wwn": ""}]}"#,
+                r#"targets[0]: {"wwn":""} is not a target"#,
+            ),
+        ];
+        for (text, want) in cases {
+            let c = raw(text);
+            let e = c
+                .targets
+                .iter()
+                .enumerate()
+                .find_map(|(i, t)| t.to_ref(&format!("targets[{i}]")).err())
+                .unwrap()
+                .0;
+            assert!(
+                e.contains(want) && !e.contains("TargetObj") && e.contains("exactly one of"),
+                "{text}: {e}"
+            );
+        }
     }
 
     #[test]
