@@ -1,0 +1,180 @@
+//! End to end in QEMU (TCG): faulty and missing disks in an unattended run.
+//! Same harness as `e2e.rs` (the image from `make image`, one boot at a
+//! time). One boot, four disks named by serial in the config:
+//!
+//! - `F-OK`: healthy; every test `ok` with complete figures.
+//! - `F-ERR`: a blkdebug read error (EIO) at sector 8192 (byte 4 MiB): the
+//!   test that reads there (8 MiB from the start) is `error` with errno
+//!   5, op read, offset 4 MiB, and the target's other tests (which do not
+//!   reach 4 MiB) run `ok`.
+//! - `F-SLOW`: throttled to 5 IOPS, with the config's test-only
+//!   `test_deadline` at 6 s: 8 sequential 1 MiB reads finish `ok`; 200 QD1
+//!   random reads (~15 s even with QEMU's bursts, 0.1 s on the others) end
+//!   as `timeout` at the deadline (the request in flight returns, nothing
+//!   is abandoned); a QD128 test's 128 requests need ~25 s to
+//!   drain, longer than the deadline plus the 10 s grace after the stop, so
+//!   its I/O is abandoned (said in its message), and the target's later test
+//!   is skipped as hung. (1 IOPS kept the boot stick from appearing in time
+//!   under TCG: the kernel's partition scan of the throttled disk.)
+//! - `F-ABSENT`: named in the config, not attached: its tests are skipped
+//!   with the reason; everything else runs.
+//!
+//! And: `run.status` is `error` naming the absent disk and the hung one, the
+//! document is schema-valid, the run bound is printed at the start (console)
+//! and recorded (`run.bound_ns`), and the machine powers off.
+//!
+//! Not proved here: a hang inside an md/dm stack (unit tests cover the run
+//! loop with a stack backend; md/dm stop refuses with EBUSY while the
+//! abandoned thread holds the device open, which teardown reports).
+
+use bootbench_e2e::{artifacts, assert_schema_valid, boot, disks, scratch, stick_copy, tests_on, the_document, Via};
+use serde_json::{json, Value};
+
+fn state(t: &Value) -> &str {
+    t["status"]["state"].as_str().unwrap_or("?")
+}
+
+fn by_name<'a>(tests: &[&'a Value], name: &str) -> &'a Value {
+    tests
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no test {name} in {tests:?}"))
+}
+
+#[test]
+fn f1_read_error_slow_and_hung_disk_and_absent_disk_the_rest_runs() {
+    let Some(a) = artifacts("f1_faults") else {
+        return;
+    };
+    let dir = scratch("f1_faults");
+    let specs = disks(&[
+        "virtio,size=64M,serial=F-OK",
+        "virtio,size=64M,serial=F-ERR,fault=read_aio:5:8192",
+        "virtio,size=64M,serial=F-SLOW,iops=5",
+    ]);
+    let config = json!({
+        "targets": [{"serial": "F-OK"}, {"serial": "F-ERR"}, {"serial": "F-SLOW"}, {"serial": "F-ABSENT"}],
+        "test_deadline": "6s",
+        "tests": [
+            {"workload": "seq_read", "name": "seq_8m", "bs": "1M", "size": "8M"},
+            {"workload": "rand_read", "name": "rand_qd1", "bs": "4k", "iodepth": 1, "length": "2M", "size": "800k", "runtime": "60s"},
+            {"workload": "rand_read", "name": "rand_qd128", "bs": "4k", "iodepth": 128, "length": "2M", "runtime": "2s"},
+            {"workload": "seq_read", "name": "seq_after", "bs": "1M", "size": "2M"}
+        ]
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+
+    // The bound: printed before the first test, and recorded.
+    let bound_line = outcome
+        .serial
+        .lines()
+        .position(|l| l.contains("run bound: at most"))
+        .expect("the run bound on the console");
+    let first_test = outcome
+        .serial
+        .lines()
+        .position(|l| l.contains("[test 1/"))
+        .expect("a test line");
+    assert!(bound_line < first_test, "the bound comes first");
+    // 12 tests that run (the absent disk's 4 do not) at 6 s plus 10 s grace each.
+    assert_eq!(
+        doc["run"]["bound_ns"],
+        json!(12u64 * 16_000_000_000),
+        "run: {}",
+        doc["run"]
+    );
+
+    // Healthy: everything ok, with figures.
+    let ok = tests_on(&doc, "F-OK");
+    assert_eq!(ok.len(), 4);
+    for t in &ok {
+        assert_eq!(state(t), "ok", "{}", t["status"]);
+        let steps = t["steps"].as_array().expect("steps");
+        assert!(!steps.is_empty(), "{}", t["name"]);
+        assert!(
+            steps.iter().all(|s| s["read"]["ios"].as_u64().unwrap_or(0) > 0),
+            "{}",
+            t["name"]
+        );
+    }
+
+    // Read error at 4 MiB: that test is error with errno, op, offset; the others ok.
+    let err = tests_on(&doc, "F-ERR");
+    let e = by_name(&err, "seq_8m");
+    assert_eq!(state(e), "error", "{}", e["status"]);
+    assert_eq!(e["status"]["errno"], 5);
+    assert_eq!(e["status"]["op"], "read");
+    assert_eq!(e["status"]["offset"], 4u64 << 20);
+    assert!(
+        e["status"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("offset 4194304") && m.contains("errno 5")),
+        "{}",
+        e["status"]
+    );
+    assert_eq!(state(by_name(&err, "rand_qd1")), "ok");
+    assert_eq!(state(by_name(&err, "rand_qd128")), "ok");
+    assert_eq!(state(by_name(&err, "seq_after")), "ok");
+
+    // 5 IOPS: timeout at the deadline; then abandoned; then skipped as hung.
+    let slow = tests_on(&doc, "F-SLOW");
+    assert_eq!(state(by_name(&slow, "seq_8m")), "ok");
+    let t1 = by_name(&slow, "rand_qd1");
+    assert_eq!(state(t1), "timeout", "{}", t1["status"]);
+    let done = t1["steps"][0]["read"]["ios"].as_u64().unwrap_or(0);
+    assert!(
+        done > 0 && done < 200,
+        "the timed-out test keeps what it did: {done} reads"
+    );
+    assert!(
+        !t1["status"]["message"].as_str().unwrap_or("").contains("abandoned"),
+        "{}",
+        t1["status"]
+    );
+    let t2 = by_name(&slow, "rand_qd128");
+    assert_eq!(state(t2), "timeout", "{}", t2["status"]);
+    assert!(
+        t2["status"]["message"].as_str().unwrap_or("").contains("I/O abandoned"),
+        "{}",
+        t2["status"]
+    );
+    let t3 = by_name(&slow, "seq_after");
+    assert_eq!(state(t3), "skipped", "{}", t3["status"]);
+    assert!(
+        t3["status"]["reason"].as_str().unwrap_or("").contains("hung"),
+        "{}",
+        t3["status"]
+    );
+
+    // Absent: a target of kind absent, its tests skipped with the reason.
+    let absent = doc["targets"]
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["serial"] == "F-ABSENT"))
+        .expect("the absent disk is listed");
+    assert_eq!(absent["kind"], "absent");
+    let gone = tests_on(&doc, "F-ABSENT");
+    assert_eq!(gone.len(), 4);
+    for t in &gone {
+        assert_eq!(state(t), "skipped");
+        assert!(
+            t["status"]["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains("no whole disk has serial F-ABSENT"),
+            "{}",
+            t["status"]
+        );
+    }
+
+    assert_eq!(doc["run"]["status"], "error");
+    let why = doc["run"]["error"].as_str().unwrap_or("");
+    assert!(why.contains("F-ABSENT") && why.contains("hung"), "{why}");
+    assert_eq!(
+        doc["tests"].as_array().map(Vec::len),
+        Some(16),
+        "every test is in the document"
+    );
+}
