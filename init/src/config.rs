@@ -41,7 +41,7 @@ impl fmt::Display for ConfigError {
 }
 
 fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
-    Err(ConfigError(msg.into()))
+    Err(ConfigError(escape_controls(&msg.into())))
 }
 
 /// A parameter value as written: a number or a string.
@@ -352,12 +352,28 @@ pub fn check_on_finish(v: &str, at: &str) -> Result<(), ConfigError> {
 
 /// Parse a config's text; errors name the line and column.
 pub fn parse(text: &str, source: &str) -> Result<RawConfig, ConfigError> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ConfigError(format!("{source}: {e}")))?;
+    let fail = |e: &dyn fmt::Display| ConfigError(escape_controls(&format!("{source}: {e}")));
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| fail(&e))?;
     // serde's derived structs read a JSON list too, field by field in order
     // (`["quick", 42]` would be a config with a profile and a seed): where
     // the config has an object, a list is refused.
-    objects_only(&value).map_err(|e| ConfigError(format!("{source}: {e}")))?;
-    serde_json::from_str(text).map_err(|e| ConfigError(format!("{source}: {e}")))
+    objects_only(&value).map_err(|e| fail(&e))?;
+    serde_json::from_str(text).map_err(|e| fail(&e))
+}
+
+/// `msg` with control characters escaped (`\n`, `\u{1b}`): messages quote
+/// keys and names as written (serde's "unknown field" does), and a message
+/// must stay one line that cannot drive the console.
+fn escape_controls(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    for c in msg.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The config's objects (the whole config, `defaults`, `destructive`, each
@@ -1932,6 +1948,36 @@ mod tests {
         );
         assert_eq!(c.tests[0].iodepth, Some(Scalar::Int(32)));
         assert_eq!(c.destructive.unwrap().confirm.as_deref(), Some(safety::CONFIRM_PHRASE));
+    }
+
+    #[test]
+    fn parse_errors_are_one_line_without_control_characters() {
+        // Found by fuzz/config: serde quotes an unknown key as written, so an
+        // escaped newline in a key made a two-line message.
+        let cases = [
+            (r#"{"a\nb": 1}"#, r"unknown field `a\nb`"),
+            (
+                r#"{"tests": [{"workload": "x", "\u001b[2J": 1}]}"#,
+                r"unknown field `\u{1b}[2J`",
+            ),
+            (r#"{"profile": "quick", "\r\t": 1}"#, r"unknown field `\r\t`"),
+        ];
+        for (text, want) in cases {
+            let e = parse(text, "t.json").unwrap_err().0;
+            assert!(e.contains(want), "{text}: {e}");
+            assert!(!e.chars().any(char::is_control), "{text}: {e:?}");
+        }
+        // A test's name is quoted as written in plan errors.
+        let c = raw(r#"{"tests": [{"workload": "seq_read", "name": "x\ny", "bs": 1000}]}"#);
+        let ov = Overrides {
+            profile: None,
+            targets: vec!["sim:ssd:64M".into()],
+            simulate: true,
+        };
+        let e = validate(&c, "t.json", &ov).unwrap_err().0;
+        assert!(e.contains(r"(x\ny)") && !e.contains('\n'), "{e}");
+        let e = parse("{}x", "a\nb.json").unwrap_err().0;
+        assert!(e.starts_with(r"a\nb.json: trailing characters"), "{e}");
     }
 
     #[test]
