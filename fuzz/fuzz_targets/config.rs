@@ -48,6 +48,7 @@ mod unattended;
 fn one_line(what: &str, e: &str) {
     assert!(!e.is_empty(), "{what}: empty message");
     assert_eq!(e.trim_end().lines().count(), 1, "{what}: not one line: {e}");
+    assert!(!e.chars().any(char::is_control), "{what}: control characters: {e:?}");
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -69,6 +70,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(raw) => raw,
         Err(e) => {
             assert!(e.0.starts_with("fuzz.json: "), "{e}");
+            one_line("parse", &e.0);
             return;
         }
     };
