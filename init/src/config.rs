@@ -358,7 +358,19 @@ pub fn parse(text: &str, source: &str) -> Result<RawConfig, ConfigError> {
     // (`["quick", 42]` would be a config with a profile and a seed): where
     // the config has an object, a list is refused.
     objects_only(&value).map_err(|e| fail(&e))?;
-    serde_json::from_str(text).map_err(|e| fail(&e))
+    // serde_path_to_error: a wrong type names its field (`tests[0].seed:
+    // invalid type: string "42", expected u64 at line 1 column 13`).
+    let mut de = serde_json::Deserializer::from_str(text);
+    let config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            fail(e.inner())
+        } else {
+            fail(&format_args!("{path}: {}", e.inner()))
+        }
+    })?;
+    de.end().map_err(|e| fail(&e))?;
+    Ok(config)
 }
 
 /// `msg` with control characters escaped (`\n`, `\u{1b}`): messages quote
@@ -1518,6 +1530,11 @@ fn plan_targets(
 
     let mut items = Vec::new();
     let wants_write = tests.iter().any(|(s, _)| s.workload.writes());
+    // A config that names a disk this machine lacks does not match the
+    // machine: it runs (reads), but writes nothing anywhere.
+    let withheld = targets.iter().find_map(|t| t.missing.as_ref()).map(|why| {
+        format!("writes withheld: the config names a disk this machine lacks ({why}); a config that does not match the machine writes nothing")
+    });
     for ti in 0..targets.len() {
         // An absent disk, or a stack with one beneath: its tests are skipped.
         let absent = match stacks.iter().find(|s| s.target == ti) {
@@ -1557,7 +1574,9 @@ fn plan_targets(
             }
         } else {
             let t = &mut targets[ti];
-            if wants_write && t.sim.is_none() {
+            if let (true, Some(why)) = (wants_write && t.sim.is_none(), &withheld) {
+                t.info.write_refusal = Some(why.clone());
+            } else if wants_write && t.sim.is_none() {
                 let grant = || {
                     safety::grant(
                         destructive.as_ref(),
@@ -2281,6 +2300,53 @@ mod tests {
         let via_validate = validate(&c2, "t", &ov).unwrap();
         let via_plan = plan_with(&c2, "t", &ov, &target_refs(&c2, &ov).unwrap(), &[]).unwrap();
         assert_eq!(via_validate.items, via_plan.items);
+    }
+
+    /// A config that names a disk this machine lacks writes nothing: the
+    /// present disk named in "destructive" keeps its reads, but its write
+    /// test is skipped with the reason and it gets no permit; the same
+    /// config without the absent disk writes.
+    #[test]
+    fn a_config_naming_an_absent_disk_writes_nothing() {
+        let t = crate::testutil::TempDir::new("config-absent-writes");
+        let disk = t.0.join("a.img");
+        std::fs::write(&disk, vec![0u8; 4 << 20]).unwrap();
+        let disk = disk.to_string_lossy().into_owned();
+        for absent in [true, false] {
+            let member = if absent { r#",{"serial":"NO-SUCH-MEMBER"}"# } else { "" };
+            let text = format!(
+                r#"{{"tests":[{{"workload":"seq_read","size":"1M"}},{{"workload":"seq_write","size":"1M"}}],
+                    "targets":["{disk}"{member}],
+                    "destructive":{{"confirm":"{}","targets":["{disk}"]}}}}"#,
+                safety::CONFIRM_PHRASE
+            );
+            let c = raw(&text);
+            let ov = Overrides::default();
+            let p = plan_with(&c, "t", &ov, &target_refs(&c, &ov).unwrap(), &[]).unwrap();
+            let on_disk: Vec<&Action> = p
+                .items
+                .iter()
+                .filter(|it| it.target == 0)
+                .map(|it| &it.action)
+                .collect();
+            assert!(matches!(on_disk[0], Action::Run(_)), "{absent}: the read runs");
+            if absent {
+                let Action::Skip(why) = on_disk[1] else {
+                    panic!("the write runs: {:?}", on_disk[1])
+                };
+                assert!(
+                    why.contains("writes withheld") && why.contains("NO-SUCH-MEMBER"),
+                    "{why}"
+                );
+                assert!(p.targets[0].permit.is_none() && !p.targets[0].info.writable);
+            } else {
+                assert!(
+                    matches!(on_disk[1], Action::Run(_)),
+                    "without the absent disk the write runs"
+                );
+                assert!(p.targets[0].permit.is_some());
+            }
+        }
     }
 
     /// A disk the config names but this machine lacks (by serial, WWN or
