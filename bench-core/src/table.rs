@@ -18,7 +18,7 @@ pub const UNIT_LINE: &str =
     "throughput in MB/s (10^6 B/s); - = not run, skip = skipped, err = failed, intr = interrupted, tmo = timed out";
 
 /// The figure columns: header, workload, and whether the write rate is shown.
-const COLUMNS: [(&str, Workload, bool); 6] = [
+pub const COLUMNS: [(&str, Workload, bool); 6] = [
     ("cached", Workload::CachedRead, false),
     ("buffered", Workload::BufferedRead, false),
     ("seqrd", Workload::SeqRead, false),

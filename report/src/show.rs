@@ -19,15 +19,8 @@ use crate::read::Loaded;
 use crate::text::{self, table, Align};
 
 /// The summary table's columns: header, workload, whether the write rate is
-/// shown (as `bench_core::table` takes them).
-pub const COLUMNS: [(&str, Workload, bool); 6] = [
-    ("cached", Workload::CachedRead, false),
-    ("buffered", Workload::BufferedRead, false),
-    ("seqrd", Workload::SeqRead, false),
-    ("seqwr", Workload::SeqWrite, true),
-    ("rndrd", Workload::RandRead, false),
-    ("rndwr", Workload::RandWrite, true),
-];
+/// shown (the console table's own, so the two never disagree).
+pub use bench_core::table::COLUMNS;
 
 /// The latency percentiles shown, in percent.
 pub const PERCENTILES: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
