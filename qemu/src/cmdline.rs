@@ -65,6 +65,8 @@ pub struct Machine {
     pub boot: Boot,
     /// The boot stick (USB, bootindex 0), if any. Required for UEFI boots.
     pub stick: Option<PathBuf>,
+    /// Attach the stick read-only (QEMU `readonly=on`: a write-protected stick).
+    pub stick_readonly: bool,
     pub disks: Vec<Attached>,
 }
 
@@ -182,16 +184,20 @@ pub fn controller_args(disks: &[DiskSpec], stick: bool) -> Vec<String> {
 }
 
 /// The boot stick: a raw image on USB; first in the firmware's boot order
-/// when `boot_from_it` (a direct kernel boot takes bootindex 0 itself).
-pub fn stick_args(image: &Path, boot_from_it: bool) -> Vec<String> {
+/// when `boot_from_it` (a direct kernel boot takes bootindex 0 itself);
+/// write-protected when `readonly`.
+pub fn stick_args(image: &Path, boot_from_it: bool, readonly: bool) -> Vec<String> {
     let mut device = format!("usb-storage,bus=xhci.0,drive=stick,serial={STICK_SERIAL},removable=on");
     if boot_from_it {
         device.push_str(",bootindex=0");
     }
-    let drive = format!(
+    let mut drive = format!(
         "if=none,id=stick,format=raw,file={}",
         escape(&image.display().to_string())
     );
+    if readonly {
+        drive.push_str(",readonly=on");
+    }
     vec!["-drive".to_owned(), drive, "-device".to_owned(), device]
 }
 
@@ -218,7 +224,7 @@ pub fn command_line(m: &Machine) -> Vec<String> {
     v.extend(boot_args(&m.boot));
     v.extend(controller_args(&specs, m.stick.is_some()));
     if let Some(stick) = &m.stick {
-        v.extend(stick_args(stick, matches!(m.boot, Boot::Uefi { .. })));
+        v.extend(stick_args(stick, matches!(m.boot, Boot::Uefi { .. }), m.stick_readonly));
     }
     v.extend(disk_args(&m.disks));
     v
@@ -425,6 +431,7 @@ mod tests {
                 vars: "/o/vars.fd".into(),
             },
             stick: Some("/o/bootbench.img".into()),
+            stick_readonly: false,
             disks: vec![attached("sata,serial=S1"), attached("virtio,serial=V1")],
         };
         let args = command_line(&m);
@@ -445,13 +452,18 @@ mod tests {
 
     #[test]
     fn stick_boots_first_only_under_firmware() {
-        let uefi = stick_args(Path::new("/o/s.img"), true);
+        let uefi = stick_args(Path::new("/o/s.img"), true, false);
         assert_eq!(values(&uefi, "-drive"), ["if=none,id=stick,format=raw,file=/o/s.img"]);
         assert!(values(&uefi, "-device")[0].ends_with(",bootindex=0"));
-        let direct = stick_args(Path::new("/o/s.img"), false);
+        let direct = stick_args(Path::new("/o/s.img"), false, false);
         assert_eq!(
             values(&direct, "-device"),
             ["usb-storage,bus=xhci.0,drive=stick,serial=BOOTBENCH-STICK,removable=on"]
+        );
+        let protected = stick_args(Path::new("/o/s.img"), false, true);
+        assert_eq!(
+            values(&protected, "-drive"),
+            ["if=none,id=stick,format=raw,file=/o/s.img,readonly=on"]
         );
     }
 

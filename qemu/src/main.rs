@@ -150,6 +150,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         serial_log: common.serial_log.clone().unwrap_or_else(|| dir.join("serial.log")),
         boot,
         stick: stick_image.clone(),
+        stick_readonly: false,
         disks,
     };
     if common.dry_run {

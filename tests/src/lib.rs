@@ -136,6 +136,7 @@ pub fn boot(a: &Artifacts, dir: &Path, via: Via, stick_img: &Path, specs: &[Disk
         serial_log: dir.join("serial.log"),
         boot,
         stick: Some(stick_img.to_owned()),
+        stick_readonly: false,
         disks: attached,
     };
     let _one_at_a_time = boot_lock();

@@ -1,5 +1,5 @@
 //! End to end in QEMU (TCG): the boot stick failing, and PID 1 failing,
-//! while results are saved. Three short boots (one 64 MiB virtio disk, one
+//! while results are saved. Four short boots (one 64 MiB virtio disk, one
 //! 4 MiB read each), same harness as `e2e.rs`:
 //! - `f1`: a stick whose FAT has every free cluster marked bad (a worn-out
 //!   stick: files read, nothing new can be written, the kernel's FAT driver
@@ -16,8 +16,12 @@
 //!   byte-identical and no file a reader takes for a result is added; what
 //!   the cut write left is a temp file that the stick copy passes over.
 //!
-//! Not covered here: a read-only stick (QEMU `readonly=on`) and a FAT the
-//! kernel refuses to mount; init's unit tests cover EROFS and failed mounts.
+//! - `f4`: a write-protected stick (QEMU `readonly=on`): PID 1 mounts it
+//!   read-only, still reads its config, says the stick is read-only, and
+//!   the result comes out framed; the stick image is byte-identical.
+//!
+//! Not covered here: a FAT the kernel refuses to mount; init's unit tests
+//! cover failed mounts.
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -159,6 +163,7 @@ fn f3_qemu_killed_mid_result_write_leaves_earlier_results_and_no_partial_result(
             append: cmdline::default_append("bootbench.test_hold=mid_result_write"),
         },
         stick: Some(img.clone()),
+        stick_readonly: false,
         disks: run::prepare_disks(&specs, &dir).expect("prepare disks"),
     };
     let marker = "test hold: results write stopped half-way";
@@ -179,4 +184,50 @@ fn f3_qemu_killed_mid_result_write_leaves_earlier_results_and_no_partial_result(
     assert_eq!(copied, [EARLIER_NAME]);
     assert_eq!(passed.len(), 1, "{passed:?}");
     assert_eq!(assert_earlier_intact(&img, &dir), [EARLIER_NAME]);
+}
+
+#[test]
+fn f4_write_protected_stick_config_read_results_on_serial_stick_unchanged() {
+    let Some(a) = artifacts("f4_readonly_stick") else {
+        return;
+    };
+    let _turn = one_at_a_time();
+    let dir = scratch("f4_readonly_stick");
+    let specs = disks(&["virtio,size=64M,serial=SF-RO"]);
+    let img = stick_with_earlier(&a, &dir);
+    let before = std::fs::read(&img).unwrap();
+    let accel = std::env::var("BOOTBENCH_ACCEL").unwrap_or_else(|_| "tcg".into());
+    let machine = Machine {
+        accel: run::choose_accel(accel.parse().expect("BOOTBENCH_ACCEL"), &a.vmlinuz, &dir),
+        memory_mib: 1024,
+        cpus: 2,
+        serial_log: dir.join("serial.log"),
+        boot: Boot::Direct {
+            kernel: a.vmlinuz.clone(),
+            initrd: Some(a.initramfs.clone()),
+            append: cmdline::default_append(""),
+        },
+        stick: Some(img.clone()),
+        stick_readonly: true,
+        disks: run::prepare_disks(&specs, &dir).expect("prepare disks"),
+    };
+    let outcome = run::boot(&machine, &dir, BOOT_TIMEOUT).expect("boot");
+    let (name, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    // The stick's config ran (its two tests), not the built-in profile.
+    let names: Vec<&str> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["first", "second"], "the stick's config was read");
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    assert!(
+        outcome.serial.contains("no results file written: the stick is read-only"),
+        "the console says why no file was written"
+    );
+    assert_eq!(name, "unknown.json", "the frame names no stick file");
+    assert!(outcome.status.success(), "powered off: {}", outcome.status);
+    assert!(std::fs::read(&img).unwrap() == before, "the write-protected stick is byte-identical");
 }
