@@ -224,10 +224,15 @@ fn f4_write_protected_stick_config_read_results_on_serial_stick_unchanged() {
     assert_eq!(names, ["first", "second"], "the stick's config was read");
     assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
     assert!(
-        outcome.serial.contains("no results file written: the stick is read-only"),
+        outcome
+            .serial
+            .contains("no results file written: the stick is read-only"),
         "the console says why no file was written"
     );
     assert_eq!(name, "unknown.json", "the frame names no stick file");
     assert!(outcome.status.success(), "powered off: {}", outcome.status);
-    assert!(std::fs::read(&img).unwrap() == before, "the write-protected stick is byte-identical");
+    assert!(
+        std::fs::read(&img).unwrap() == before,
+        "the write-protected stick is byte-identical"
+    );
 }
