@@ -498,7 +498,8 @@ pub struct Settle {
     /// After a USB host controller driver loads, keep rescanning (even when
     /// passes are quiet) until this long has passed, for enumeration.
     pub usb_host_grace: Duration,
-    /// After usb_storage or uas loads, wait up to this long for a USB block device.
+    /// After usb_storage or uas loads, wait up to this long for a USB block
+    /// device, loading drivers for devices that appear meanwhile (sd_mod).
     pub usb_disk_wait: Duration,
 }
 
@@ -508,7 +509,7 @@ impl Default for Settle {
             pass_sleep: Duration::from_millis(500),
             max_passes: 20,
             usb_host_grace: Duration::from_secs(2),
-            usb_disk_wait: Duration::from_secs(3),
+            usb_disk_wait: Duration::from_secs(15),
         }
     }
 }
@@ -609,22 +610,7 @@ pub fn coldplug_with<K: Kernel>(
     while passes < settle.max_passes {
         passes += 1;
         let before = loader.loaded.len();
-        let mut new_devices = 0;
-        for alias in scan_modaliases(sys_devices) {
-            if !seen.insert(alias.clone()) {
-                continue;
-            }
-            new_devices += 1;
-            let modules = loader.db.match_alias(&alias);
-            if modules.is_empty() {
-                unmatched += 1;
-            }
-            for m in modules {
-                if let Err(e) = loader.load(&m) {
-                    log(&e.to_string());
-                }
-            }
-        }
+        let new_devices = load_for_new_devices(loader, sys_devices, &mut seen, &mut unmatched, log);
         let new = &loader.loaded[before..];
         if !new.is_empty() {
             log(&format!("coldplug pass {passes}: loaded {}", new.join(" ")));
@@ -646,10 +632,24 @@ pub fn coldplug_with<K: Kernel>(
     }
     let mut usb_disk = None;
     if loader.loaded.iter().any(|m| USB_STORAGE.contains(&m.as_str())) {
+        // usb-storage scans its devices after a delay (delay_use, 1 s), and
+        // the SCSI disk it finds needs sd_mod: keep loading modules for new
+        // devices while waiting, or a disk that shows up after the quiet
+        // passes never gets its driver (seen under TCG).
         let start = Instant::now();
         let mut present = usb_block_present(sys_block);
         while !present && start.elapsed() < settle.usb_disk_wait {
             std::thread::sleep(Duration::from_millis(100));
+            let before = loader.loaded.len();
+            load_for_new_devices(loader, sys_devices, &mut seen, &mut unmatched, log);
+            let new = &loader.loaded[before..];
+            if !new.is_empty() {
+                log(&format!(
+                    "coldplug, waiting for the USB disk ({} ms): loaded {}",
+                    start.elapsed().as_millis(),
+                    new.join(" ")
+                ));
+            }
             present = usb_block_present(sys_block);
         }
         usb_disk = Some(present);
@@ -662,6 +662,35 @@ pub fn coldplug_with<K: Kernel>(
         unmatched,
         usb_disk,
     }
+}
+
+/// Load the modules for every modalias under `sys_devices` not in `seen`
+/// (adding them); counts those no module matches in `unmatched`. Returns how
+/// many new modaliases there were.
+fn load_for_new_devices<K: Kernel>(
+    loader: &mut Loader<'_, K>,
+    sys_devices: &Path,
+    seen: &mut HashSet<String>,
+    unmatched: &mut usize,
+    log: &mut dyn FnMut(&str),
+) -> usize {
+    let mut new_devices = 0;
+    for alias in scan_modaliases(sys_devices) {
+        if !seen.insert(alias.clone()) {
+            continue;
+        }
+        new_devices += 1;
+        let modules = loader.db.match_alias(&alias);
+        if modules.is_empty() {
+            *unmatched += 1;
+        }
+        for m in modules {
+            if let Err(e) = loader.load(&m) {
+                log(&e.to_string());
+            }
+        }
+    }
+    new_devices
 }
 
 /// The module directory of the running kernel: `/lib/modules/<uname -r>`.
@@ -1136,6 +1165,65 @@ softdep xts pre: ecb
         )
         .unwrap();
         assert!(usb_block_present(&block));
+    }
+
+    /// The USB disk's SCSI device appears only after the quiet passes (as
+    /// usb-storage's delayed scan makes it): the wait loads its driver
+    /// (sd_mod), whose disk then appears, and the wait ends with the disk.
+    #[test]
+    fn coldplug_loads_the_driver_of_a_late_usb_disk() {
+        let t = TempDir::new("usb-late");
+        let devices = t.0.join("devices");
+        let block = t.0.join("block");
+        std::fs::create_dir_all(&block).unwrap();
+        put(
+            &devices,
+            "pci0000:00/0000:00:04.0",
+            "pci:v00001B36d0000000Dsv00001AF4sd00001100bc0Csc03i30",
+        );
+        let (dev2, block2) = (devices.clone(), block.clone());
+        let db = db();
+        let mut k = Fake::new();
+        k.on_insert = Box::new(move |name| match name {
+            "xhci_pci" => put(
+                &dev2,
+                "pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0",
+                "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00",
+            ),
+            "usb_storage" => {
+                // The delayed scan: the SCSI disk shows up later.
+                let dev3 = dev2.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(300));
+                    put(
+                        &dev3,
+                        "pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0/host0/target0:0:0/0:0:0:0",
+                        "scsi:t-0x00",
+                    );
+                });
+            }
+            "sd_mod" => std::os::unix::fs::symlink(
+                "../devices/pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0/host0/target0:0:0/0:0:0:0/block/sda",
+                block2.join("sda"),
+            )
+            .unwrap(),
+            _ => {}
+        });
+        let mut l = Loader::new(&db, k);
+        let settle = Settle {
+            usb_disk_wait: Duration::from_secs(20),
+            ..quick()
+        };
+        let mut lines = Vec::new();
+        let r = coldplug_with(&mut l, &devices, &block, settle, &mut |m| lines.push(m.to_string()));
+        assert!(r.loaded.contains(&"sd_mod".to_string()), "{r:?}");
+        assert_eq!(r.usb_disk, Some(true), "{r:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|m| m.starts_with("coldplug, waiting for the USB disk") && m.contains("sd_mod")),
+            "{lines:?}"
+        );
     }
 
     #[test]
