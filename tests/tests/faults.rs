@@ -1,6 +1,7 @@
 //! End to end in QEMU (TCG): faulty and missing disks in an unattended run.
 //! Same harness as `e2e.rs` (the image from `make image`, one boot at a
-//! time). One boot, four disks named by serial in the config:
+//! time). `f2` (below) boots a disk with a write error. `f1`, one boot,
+//! four disks named by serial in the config:
 //!
 //! - `F-OK`: healthy; every test `ok` with complete figures.
 //! - `F-ERR`: a blkdebug read error (EIO) at sector 8192 (byte 4 MiB): the
@@ -177,4 +178,59 @@ fn f1_read_error_slow_and_hung_disk_and_absent_disk_the_rest_runs() {
         Some(16),
         "every test is in the document"
     );
+}
+
+/// One boot: a blkdebug write error (EIO) at sector 8192 (byte 4 MiB) of a
+/// disk named writable. Its 8 MiB sequential write is `error` with errno 5,
+/// op write, offset 4 MiB; its read test (of the first 4 MiB: blkdebug fails
+/// reads of that sector too), a healthy writable disk's write and read, and
+/// a disk not named writable (its write refused, its read `ok`, its contents
+/// byte-identical) all go on.
+#[test]
+fn f2_write_error_at_a_chosen_sector_the_rest_runs() {
+    let Some(a) = artifacts("f2_write_error") else {
+        return;
+    };
+    let dir = scratch("f2_write_error");
+    let specs = disks(&[
+        "virtio,size=64M,serial=F-WERR,fault=write_aio:5:8192",
+        "virtio,size=64M,serial=F-WOK",
+        "virtio,size=64M,serial=F-KEEP",
+    ]);
+    let keep = specs[2].backing_file(&dir.join("disks"));
+    std::fs::create_dir_all(dir.join("disks")).unwrap();
+    bootbench_e2e::fill_random(&keep, specs[2].size, 61).unwrap();
+    let before = bootbench_e2e::checksum(&keep).unwrap();
+    let config = json!({
+        "tests": [
+            {"workload": "seq_write", "name": "write_8m", "bs": "1M", "size": "8M"},
+            {"workload": "seq_read", "name": "read_4m", "bs": "1M", "size": "4M"}
+        ],
+        "destructive": {
+            "confirm": "I understand this destroys data",
+            "targets": [{"serial": "F-WERR"}, {"serial": "F-WOK"}]
+        }
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+
+    let werr = tests_on(&doc, "F-WERR");
+    let w = by_name(&werr, "write_8m");
+    assert_eq!(state(w), "error", "{}", w["status"]);
+    assert_eq!(w["status"]["errno"], 5);
+    assert_eq!(w["status"]["op"], "write");
+    assert_eq!(w["status"]["offset"], 4u64 << 20);
+    assert_eq!(state(by_name(&werr, "read_4m")), "ok", "the disk's next test runs");
+    let wok = tests_on(&doc, "F-WOK");
+    for name in ["write_8m", "read_4m"] {
+        let t = by_name(&wok, name);
+        assert_eq!(state(t), "ok", "F-WOK {name}: {}", t["status"]);
+    }
+    let kept = tests_on(&doc, "F-KEEP");
+    assert_eq!(state(by_name(&kept, "write_8m")), "skipped");
+    assert_eq!(state(by_name(&kept, "read_4m")), "ok");
+    assert_eq!(bootbench_e2e::checksum(&keep).unwrap(), before, "F-KEEP byte-identical");
+    assert!(outcome.status.success(), "powered off: {}", outcome.status);
 }
