@@ -330,6 +330,31 @@ fn check(c: &Completion, req: IoReq) -> Result<(), IoError> {
     }
 }
 
+/// What was in flight in `slot`, now completed; EIO if the queue returned a
+/// slot it was not given (its invariant broke).
+fn slot_done<T>(inflight: &mut [Option<T>], slot: usize) -> Result<T, IoError> {
+    inflight.get_mut(slot).and_then(Option::take).ok_or(IoError {
+        errno: EIO,
+        req: IoReq {
+            op: Op::Read,
+            offset: 0,
+            len: 0,
+        },
+    })
+}
+
+/// How job `job` of `step` opens its queue: the step's access, depth and
+/// request size, writing if the step writes, and its own buffer seed.
+pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
+    OpenSpec {
+        access: step.access,
+        write: step.writes(),
+        depth: step.iodepth.max(1),
+        max_len: step.bs,
+        seed: step.seed ^ u64::from(job),
+    }
+}
+
 /// Run one job of a step on an open queue.
 ///
 /// Keeps `step.iodepth` requests in flight (never more than `q.depth()`),
@@ -430,17 +455,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         q.reap(1, &mut comps)?;
         let now = clock.now();
         for c in &comps {
-            let Some((req, submitted)) = inflight.get_mut(c.slot).and_then(Option::take) else {
-                // The queue returned a slot it was not given: its invariant broke.
-                return Err(IoError {
-                    errno: EIO,
-                    req: IoReq {
-                        op: Op::Read,
-                        offset: 0,
-                        len: 0,
-                    },
-                });
-            };
+            let (req, submitted) = slot_done(&mut inflight, c.slot)?;
             free.push(c.slot);
             check(c, req)?;
             last_done = last_done.max(now);
@@ -522,16 +537,7 @@ fn verify_job<Q: IoQueue>(
         comps.clear();
         q.reap(1, &mut comps)?;
         for c in &comps {
-            let Some(req) = inflight.get_mut(c.slot).and_then(Option::take) else {
-                return Err(IoError {
-                    errno: EIO,
-                    req: IoReq {
-                        op: Op::Read,
-                        offset: 0,
-                        len: 0,
-                    },
-                });
-            };
+            let req = slot_done(&mut inflight, c.slot)?;
             free.push(c.slot);
             check(c, req)?;
             let len = usize::try_from(req.len).unwrap_or(usize::MAX);
@@ -692,14 +698,7 @@ impl<T: Target, C: Clock> StepRunner for SerialRunner<'_, T, C> {
         prepare(step, self.target, self.clock)?;
         let mut outcomes = Vec::with_capacity(usize::try_from(step.jobs).unwrap_or(1));
         for job in 0..step.jobs.max(1) {
-            let spec = OpenSpec {
-                access: step.access,
-                write: step.writes(),
-                depth: step.iodepth,
-                max_len: step.bs,
-                seed: step.seed ^ u64::from(job),
-            };
-            let mut q = self.target.open(&spec)?;
+            let mut q = self.target.open(&open_spec(step, job))?;
             outcomes.push(run_job(step, job, &mut q, self.clock, stop, progress)?);
         }
         Ok(merge(step, &outcomes))

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use bench_core::io::{Access, Clock, Completion, Geometry, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
 use bench_core::result::StepResult;
 use bench_core::rng::Rng;
-use bench_core::runner::{self, JobOutcome, Progress, StepRunner, Stop, StopReason};
+use bench_core::runner::{self, open_spec, JobOutcome, Progress, StepRunner, Stop, StopReason};
 use bench_core::spec::Step;
 use bench_core::units::Nanos;
 
@@ -429,19 +429,6 @@ impl IoQueue for DevQueue {
             DevQueue::Sync(q) => q.rbuf.as_slice().get(..len),
             DevQueue::Uring(q) => q.ring.buf(slot)?.get(..len),
         }
-    }
-}
-
-/// How job `job` of `step` opens its queue: the step's access, depth and
-/// request size, writing if the step writes, and its own buffer seed.
-pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
-    OpenSpec {
-        access: step.access,
-        write: step.writes(),
-        depth: step.iodepth.max(1),
-        max_len: step.bs,
-        // As bench-core's SerialRunner does.
-        seed: step.seed ^ u64::from(job),
     }
 }
 
