@@ -75,6 +75,34 @@ fn assert_earlier_intact(img: &Path, dir: &Path) -> Vec<String> {
     copied
 }
 
+/// A direct kernel boot of the artifacts with `stick` (write-protected if
+/// `readonly`), the disks of `specs` and `append` on the command line, for
+/// the tests that drive `run` themselves.
+fn direct_machine(
+    a: &bootbench_e2e::Artifacts,
+    dir: &Path,
+    stick: &Path,
+    specs: &[bootbench_qemu::disk::DiskSpec],
+    append: &str,
+    readonly: bool,
+) -> Machine {
+    let accel = std::env::var("BOOTBENCH_ACCEL").unwrap_or_else(|_| "tcg".into());
+    Machine {
+        accel: run::choose_accel(accel.parse().expect("BOOTBENCH_ACCEL"), &a.vmlinuz, dir),
+        memory_mib: 1024,
+        cpus: 2,
+        serial_log: dir.join("serial.log"),
+        boot: Boot::Direct {
+            kernel: a.vmlinuz.clone(),
+            initrd: Some(a.initramfs.clone()),
+            append: cmdline::default_append(append),
+        },
+        stick: Some(stick.to_path_buf()),
+        stick_readonly: readonly,
+        disks: run::prepare_disks(specs, dir).expect("prepare disks"),
+    }
+}
+
 fn status_of(test: &Value) -> &str {
     test["status"]["state"].as_str().unwrap_or("?")
 }
@@ -151,21 +179,7 @@ fn f3_qemu_killed_mid_result_write_leaves_earlier_results_and_no_partial_result(
     let dir = scratch("f3_killed_mid_write");
     let specs = disks(&["virtio,size=64M,serial=SF-KILL"]);
     let img = stick_with_earlier(&a, &dir);
-    let accel = std::env::var("BOOTBENCH_ACCEL").unwrap_or_else(|_| "tcg".into());
-    let machine = Machine {
-        accel: run::choose_accel(accel.parse().expect("BOOTBENCH_ACCEL"), &a.vmlinuz, &dir),
-        memory_mib: 1024,
-        cpus: 2,
-        serial_log: dir.join("serial.log"),
-        boot: Boot::Direct {
-            kernel: a.vmlinuz.clone(),
-            initrd: Some(a.initramfs.clone()),
-            append: cmdline::default_append("bootbench.test_hold=mid_result_write"),
-        },
-        stick: Some(img.clone()),
-        stick_readonly: false,
-        disks: run::prepare_disks(&specs, &dir).expect("prepare disks"),
-    };
+    let machine = direct_machine(&a, &dir, &img, &specs, "bootbench.test_hold=mid_result_write", false);
     let marker = "test hold: results write stopped half-way";
     let outcome = run::boot_until(&machine, &dir, BOOT_TIMEOUT, marker).expect("boot until the hold");
     assert!(outcome.serial.contains(marker), "held mid-write");
@@ -196,21 +210,7 @@ fn f4_write_protected_stick_config_read_results_on_serial_stick_unchanged() {
     let specs = disks(&["virtio,size=64M,serial=SF-RO"]);
     let img = stick_with_earlier(&a, &dir);
     let before = std::fs::read(&img).unwrap();
-    let accel = std::env::var("BOOTBENCH_ACCEL").unwrap_or_else(|_| "tcg".into());
-    let machine = Machine {
-        accel: run::choose_accel(accel.parse().expect("BOOTBENCH_ACCEL"), &a.vmlinuz, &dir),
-        memory_mib: 1024,
-        cpus: 2,
-        serial_log: dir.join("serial.log"),
-        boot: Boot::Direct {
-            kernel: a.vmlinuz.clone(),
-            initrd: Some(a.initramfs.clone()),
-            append: cmdline::default_append(""),
-        },
-        stick: Some(img.clone()),
-        stick_readonly: true,
-        disks: run::prepare_disks(&specs, &dir).expect("prepare disks"),
-    };
+    let machine = direct_machine(&a, &dir, &img, &specs, "", true);
     let outcome = run::boot(&machine, &dir, BOOT_TIMEOUT).expect("boot");
     let (name, _, doc) = the_document(&outcome);
     assert_schema_valid(&doc);
