@@ -34,7 +34,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
@@ -46,35 +45,8 @@ const LOOP_BYTES: usize = 2 << 20;
 /// At least this many cases must be in the corpus.
 const MIN_CASES: usize = 40;
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-fn shm_path(name: &str) -> PathBuf {
-    PathBuf::from("/dev/shm").join(format!(
-        "bootbench-bad-{}-{}-{name}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ))
-}
-
-/// A file in /dev/shm, removed on drop.
-struct ShmFile(PathBuf);
-
-impl ShmFile {
-    fn new(name: &str, contents: &[u8]) -> ShmFile {
-        let p = shm_path(name);
-        std::fs::write(&p, contents).expect("write a /dev/shm file");
-        ShmFile(p)
-    }
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for ShmFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+mod common;
+use common::{shm_path, Loop, ShmFile};
 
 /// The bytes that make a signature, each at its offset in the device.
 fn signature(kind: &str) -> Vec<(usize, Vec<u8>)> {
@@ -106,64 +78,11 @@ fn signature(kind: &str) -> Vec<(usize, Vec<u8>)> {
     }
 }
 
-/// A loop device with direct I/O over a file in /dev/shm; detached and
-/// deleted on drop.
-struct Loop {
-    dev: String,
-    file: ShmFile,
-    /// The backing file's contents when the device was made.
-    original: Vec<u8>,
-}
-
-impl Loop {
-    fn new(kind: Option<&str>) -> Loop {
-        let mut data = vec![0u8; LOOP_BYTES];
-        // Non-zero, position-dependent contents past the first 128 KiB (the
-        // signature scan's head stays zero unless a signature goes there),
-        // so any write shows.
-        for (i, b) in data.iter_mut().enumerate().skip(128 << 10) {
-            *b = u8::try_from((i / 4096) % 251 + 1).unwrap();
-        }
-        for (off, bytes) in kind.map(signature).unwrap_or_default() {
-            data[off..off + bytes.len()].copy_from_slice(&bytes);
-        }
-        let file = ShmFile::new("loop.img", &data);
-        let o = Command::new("losetup")
-            .args(["--direct-io=on", "-f", "--show", file.path()])
-            .output()
-            .expect("losetup (util-linux) must be installed; these tests run as root");
-        assert!(
-            o.status.success(),
-            "losetup failed (root needed): {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let dev = String::from_utf8(o.stdout).unwrap().trim().to_string();
-        Loop {
-            dev,
-            file,
-            original: data,
-        }
-    }
-
-    /// `None` if the backing file is unchanged, else the first changed byte.
-    fn changed_at(&self) -> Option<usize> {
-        let now = std::fs::read(&self.file.0).expect("read a loop's backing file");
-        if now == self.original {
-            return None;
-        }
-        Some(
-            now.iter()
-                .zip(&self.original)
-                .position(|(a, b)| a != b)
-                .unwrap_or(now.len().min(self.original.len())),
-        )
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
+/// A loop device of LOOP_BYTES with the signature `kind` (if any) in place.
+fn loop_with(kind: Option<&str>) -> Loop {
+    let sig = kind.map(signature).unwrap_or_default();
+    let writes: Vec<(usize, &[u8])> = sig.iter().map(|(off, b)| (*off, b.as_slice())).collect();
+    Loop::new(LOOP_BYTES, &writes)
 }
 
 /// One case file, parsed.
@@ -370,9 +289,9 @@ fn every_bad_input_is_refused_with_its_message_and_writes_nothing() {
     kinds.sort();
     kinds.dedup();
     let dev = Devices {
-        a: Loop::new(None),
-        b: Loop::new(None),
-        sig: kinds.iter().map(|k| (k.clone(), Loop::new(Some(k)))).collect(),
+        a: loop_with(None),
+        b: loop_with(None),
+        sig: kinds.iter().map(|k| (k.clone(), loop_with(Some(k)))).collect(),
     };
     let missing = shm_path("missing");
     let existing = ShmFile::new("existing.json", b"{}");

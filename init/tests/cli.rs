@@ -5,11 +5,8 @@
 //!
 //! Regenerate the snapshot with `UPDATE_SNAPSHOTS=1 cargo test -p bootbench-init --test cli`.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bench_core::spec::Workload;
 use serde_json::Value;
@@ -17,16 +14,11 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_bootbench-init");
 const PHRASE: &str = "I understand this destroys data";
 const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
+/// Size of every loop device's backing file.
+const LOOP_BYTES: usize = 64 << 20;
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
-
-fn unique(name: &str) -> String {
-    format!(
-        "bootbench-cli-{}-{}-{name}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
-}
+mod common;
+use common::{unique, Loop, ShmFile};
 
 fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("run bootbench-init")
@@ -75,73 +67,6 @@ fn tests_of<'a>(doc: &'a Value, target: &str) -> Vec<&'a Value> {
 
 fn workload_writes(name: &str) -> bool {
     Workload::from_name(name).expect("known workload").writes()
-}
-
-/// A file in /dev/shm (removed on drop).
-struct ShmFile(PathBuf);
-
-impl ShmFile {
-    fn new(name: &str, contents: &[u8]) -> ShmFile {
-        let p = PathBuf::from("/dev/shm").join(unique(name));
-        std::fs::write(&p, contents).expect("write /dev/shm file");
-        ShmFile(p)
-    }
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for ShmFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// A loop device with direct I/O over a 64 MiB file in /dev/shm; detached
-/// and deleted on drop.
-struct Loop {
-    dev: String,
-    file: ShmFile,
-}
-
-impl Loop {
-    /// `writes`: bytes to put into the backing file first (signatures).
-    fn new(writes: &[(usize, &[u8])]) -> Loop {
-        let mut data = vec![0u8; 64 << 20];
-        // Non-zero, position-dependent contents, so a write shows in the hash.
-        for (i, b) in data.iter_mut().enumerate().skip(128 << 10) {
-            *b = u8::try_from((i / 4096) % 251).unwrap();
-        }
-        for (off, bytes) in writes {
-            data[*off..*off + bytes.len()].copy_from_slice(bytes);
-        }
-        let file = ShmFile::new("loop.img", &data);
-        let o = Command::new("losetup")
-            .args(["--direct-io=on", "-f", "--show", file.path()])
-            .output()
-            .expect("losetup (util-linux) must be installed; these tests run as root");
-        assert!(
-            o.status.success(),
-            "losetup failed (root needed): {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let dev = String::from_utf8(o.stdout).unwrap().trim().to_string();
-        Loop { dev, file }
-    }
-
-    /// A hash of the whole backing file.
-    fn hash(&self) -> u64 {
-        let data = std::fs::read(&self.file.0).unwrap();
-        let mut h = DefaultHasher::new();
-        data.hash(&mut h);
-        h.finish()
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
 }
 
 /// A config file (removed on drop).
@@ -295,7 +220,7 @@ fn help_version_and_bad_options() {
 
 #[test]
 fn quick_profile_on_a_loop_device_reads_and_skips_writes_without_destructive() {
-    let lo = Loop::new(&[]);
+    let lo = Loop::new(LOOP_BYTES, &[]);
     let before = lo.hash();
     let cfg = config(&serde_json::json!({"profile": "quick", "defaults": {"runtime": "200ms"}}));
     let doc = doc_of(&run(&["run", "--config", cfg.path(), "--target", &lo.dev]));
@@ -326,8 +251,8 @@ fn quick_profile_on_a_loop_device_reads_and_skips_writes_without_destructive() {
 
 #[test]
 fn writes_change_only_the_permitted_target() {
-    let a = Loop::new(&[]);
-    let b = Loop::new(&[]);
+    let a = Loop::new(LOOP_BYTES, &[]);
+    let b = Loop::new(LOOP_BYTES, &[]);
     let (a0, b0) = (a.hash(), b.hash());
     let cfg = config(&serde_json::json!({
         "profile": "quick",
@@ -358,8 +283,8 @@ fn writes_change_only_the_permitted_target() {
 
 #[test]
 fn signatures_refuse_writes_unless_overwriting_is_allowed() {
-    let ext4 = Loop::new(&[(1080, &[0x53, 0xEF])]);
-    let gpt = Loop::new(&[(510, &[0x55, 0xAA]), (512, b"EFI PART")]);
+    let ext4 = Loop::new(LOOP_BYTES, &[(1080, &[0x53, 0xEF])]);
+    let gpt = Loop::new(LOOP_BYTES, &[(510, &[0x55, 0xAA]), (512, b"EFI PART")]);
     for (lo, what) in [(&ext4, "ext2/3/4 filesystem"), (&gpt, "GPT partition table")] {
         let before = lo.hash();
         let test = serde_json::json!([{"workload": "seq_write", "bs": "64k", "size": "1M"}]);
@@ -393,7 +318,7 @@ fn signatures_refuse_writes_unless_overwriting_is_allowed() {
 
 #[test]
 fn wrong_phrase_skips_writes_with_the_reason() {
-    let lo = Loop::new(&[]);
+    let lo = Loop::new(LOOP_BYTES, &[]);
     let before = lo.hash();
     let cfg = config(&serde_json::json!({
         "tests": [{"workload": "rand_write", "runtime": "100ms"}, {"workload": "rand_read", "runtime": "100ms"}],
@@ -413,7 +338,7 @@ fn wrong_phrase_skips_writes_with_the_reason() {
 
 #[test]
 fn bad_input_exits_2_with_a_message_and_writes_nothing() {
-    let lo = Loop::new(&[]);
+    let lo = Loop::new(LOOP_BYTES, &[]);
     let before = lo.hash();
     let dev = lo.dev.as_str();
     let destructive = serde_json::json!({"confirm": PHRASE, "targets": [dev]});
@@ -499,8 +424,8 @@ fn bad_input_exits_2_with_a_message_and_writes_nothing() {
 
 #[test]
 fn validate_prints_the_plan() {
-    let a = Loop::new(&[]);
-    let b = Loop::new(&[]);
+    let a = Loop::new(LOOP_BYTES, &[]);
+    let b = Loop::new(LOOP_BYTES, &[]);
     let cfg = config(&serde_json::json!({
         "targets": [a.dev, b.dev],
         "tests": [{"workload": "rand_read", "name": "rr"}, {"workload": "seq_write", "bs": "1M"}],
@@ -555,7 +480,7 @@ fn sigint_stops_the_run_and_still_writes_the_results() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
 
-    let lo = Loop::new(&[]);
+    let lo = Loop::new(LOOP_BYTES, &[]);
     let cfg = config(&serde_json::json!({
         "targets": [lo.dev],
         "tests": [

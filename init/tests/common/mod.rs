@@ -1,0 +1,116 @@
+//! What init's integration tests share: files in /dev/shm and loop devices
+//! over them (the tests create and remove them; root and `losetup` needed).
+// Each test binary uses only part of this module.
+#![allow(dead_code)]
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// A name no other test of any running test process uses.
+pub fn unique(name: &str) -> String {
+    format!(
+        "bootbench-test-{}-{}-{name}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A path in /dev/shm that nothing uses yet.
+pub fn shm_path(name: &str) -> PathBuf {
+    PathBuf::from("/dev/shm").join(unique(name))
+}
+
+/// A file in /dev/shm, removed on drop.
+pub struct ShmFile(pub PathBuf);
+
+impl ShmFile {
+    pub fn new(name: &str, contents: &[u8]) -> ShmFile {
+        let p = shm_path(name);
+        std::fs::write(&p, contents).expect("write a /dev/shm file");
+        ShmFile(p)
+    }
+
+    pub fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for ShmFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A loop device with direct I/O over a file in /dev/shm; detached and
+/// deleted on drop.
+pub struct Loop {
+    pub dev: String,
+    pub file: ShmFile,
+    /// The backing file's contents when the device was made.
+    pub original: Vec<u8>,
+}
+
+impl Loop {
+    /// A device of `size` bytes: zeros in the first 128 KiB (where the
+    /// signature scan looks, so only a signature put there is found), then
+    /// non-zero, position-dependent bytes, so any write shows; then
+    /// `writes` (offset, bytes) put in place.
+    pub fn new(size: usize, writes: &[(usize, &[u8])]) -> Loop {
+        let mut data = vec![0u8; size];
+        for (i, b) in data.iter_mut().enumerate().skip(128 << 10) {
+            *b = u8::try_from((i / 4096) % 251 + 1).unwrap();
+        }
+        for (off, bytes) in writes {
+            data[*off..*off + bytes.len()].copy_from_slice(bytes);
+        }
+        let file = ShmFile::new("loop.img", &data);
+        let o = Command::new("losetup")
+            .args(["--direct-io=on", "-f", "--show", file.path()])
+            .output()
+            .expect("losetup (util-linux) must be installed; these tests run as root");
+        assert!(
+            o.status.success(),
+            "losetup failed (root needed): {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let dev = String::from_utf8(o.stdout).unwrap().trim().to_string();
+        Loop {
+            dev,
+            file,
+            original: data,
+        }
+    }
+
+    /// A hash of the whole backing file as it is now.
+    pub fn hash(&self) -> u64 {
+        let data = std::fs::read(&self.file.0).expect("read a loop's backing file");
+        let mut h = DefaultHasher::new();
+        data.hash(&mut h);
+        h.finish()
+    }
+
+    /// `None` if the backing file is as it was made, else the first changed byte.
+    pub fn changed_at(&self) -> Option<usize> {
+        let now = std::fs::read(&self.file.0).expect("read a loop's backing file");
+        if now == self.original {
+            return None;
+        }
+        Some(
+            now.iter()
+                .zip(&self.original)
+                .position(|(a, b)| a != b)
+                .unwrap_or(now.len().min(self.original.len())),
+        )
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
