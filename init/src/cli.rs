@@ -12,7 +12,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use bench_core::plan::deadline;
 use bench_core::result::{ResultDoc, RunInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
 use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, StopReason};
-use bench_core::sim::{SimDisk, SimModel};
 use bench_core::spec::Step;
 use bench_core::table::render;
 use bench_core::units::Nanos;
@@ -381,13 +380,7 @@ pub fn execute_with(
             continue;
         }
         if let Some(sim) = plan.targets[ti].sim {
-            let model = if sim.hdd {
-                SimModel::hdd(sim.size)
-            } else {
-                SimModel::ssd(sim.size)
-            };
-            // A simulated disk holds no data: it is always writable.
-            let disk = SimDisk::new(model, true);
+            let disk = sim.disk();
             let mut runner = SerialRunner {
                 target: &disk,
                 clock: &disk.clock,

@@ -21,6 +21,7 @@ use bench_core::io::Geometry;
 use bench_core::plan::{default_name, expand, PlanError};
 use bench_core::profile::{profile, PROFILES};
 use bench_core::result::{StackInfo, TargetInfo};
+use bench_core::sim::{SimDisk, SimModel};
 use bench_core::size::{parse_size, EXPECTED};
 use bench_core::spec::{Params, Step, TestSpec, Workload};
 use bench_core::units::{Bytes, Nanos};
@@ -669,6 +670,19 @@ pub struct SimSpec {
     pub hdd: bool,
     /// Size, bytes.
     pub size: u64,
+}
+
+impl SimSpec {
+    /// The simulated disk: the HDD or SSD model of this size, writable (it
+    /// holds no data).
+    pub fn disk(&self) -> SimDisk {
+        let model = if self.hdd {
+            SimModel::hdd(self.size)
+        } else {
+            SimModel::ssd(self.size)
+        };
+        SimDisk::new(model, true)
+    }
 }
 
 /// The simulated targets used when `--simulate` names none.

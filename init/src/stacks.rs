@@ -21,7 +21,6 @@ use std::time::Duration;
 use bench_core::io::{Geometry, Target};
 use bench_core::result::{AllAtOnce, TestResult};
 use bench_core::runner::{run_test, SerialRunner, Stop};
-use bench_core::sim::{SimDisk, SimModel};
 
 use crate::config::{self, Action, Plan, PlannedStack, StackKind};
 use crate::engine::{self, DevTarget, ThreadedRunner};
@@ -453,12 +452,7 @@ pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> V
                             };
                             match (sim, dev) {
                                 (Some(sim), _) => {
-                                    let model = if sim.hdd {
-                                        SimModel::hdd(sim.size)
-                                    } else {
-                                        SimModel::ssd(sim.size)
-                                    };
-                                    let disk = SimDisk::new(model, true);
+                                    let disk = sim.disk();
                                     let mut r = SerialRunner {
                                         target: &disk,
                                         clock: &disk.clock,
