@@ -1054,6 +1054,30 @@ softdep xts pre: ecb
         std::fs::write(d.join("modalias"), format!("{alias}\n")).unwrap();
     }
 
+    /// Under `t`: a sysfs `devices` tree holding an xHCI controller, and an
+    /// empty `block` directory.
+    fn xhci_host(t: &TempDir) -> (PathBuf, PathBuf) {
+        let devices = t.0.join("devices");
+        let block = t.0.join("block");
+        std::fs::create_dir_all(&block).unwrap();
+        put(
+            &devices,
+            "pci0000:00/0000:00:04.0",
+            "pci:v00001B36d0000000Dsv00001AF4sd00001100bc0Csc03i30",
+        );
+        (devices, block)
+    }
+
+    /// A USB mass-storage interface on that controller (as xhci_pci's probe
+    /// makes it appear).
+    fn usb_storage_interface(devices: &Path) {
+        put(
+            devices,
+            "pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0",
+            "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00",
+        );
+    }
+
     fn quick() -> Settle {
         Settle {
             pass_sleep: Duration::ZERO,
@@ -1124,24 +1148,13 @@ softdep xts pre: ecb
     #[test]
     fn coldplug_waits_for_a_usb_disk() {
         let t = TempDir::new("usb");
-        let devices = t.0.join("devices");
-        let block = t.0.join("block");
-        std::fs::create_dir_all(&block).unwrap();
-        put(
-            &devices,
-            "pci0000:00/0000:00:04.0",
-            "pci:v00001B36d0000000Dsv00001AF4sd00001100bc0Csc03i30",
-        );
+        let (devices, block) = xhci_host(&t);
         let dev2 = devices.clone();
         let db = db();
         let mut k = Fake::new();
         k.on_insert = Box::new(move |name| {
             if name == "xhci_pci" {
-                put(
-                    &dev2,
-                    "pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0",
-                    "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00",
-                );
+                usb_storage_interface(&dev2);
             }
         });
         let mut l = Loader::new(&db, k);
@@ -1173,23 +1186,12 @@ softdep xts pre: ecb
     #[test]
     fn coldplug_loads_the_driver_of_a_late_usb_disk() {
         let t = TempDir::new("usb-late");
-        let devices = t.0.join("devices");
-        let block = t.0.join("block");
-        std::fs::create_dir_all(&block).unwrap();
-        put(
-            &devices,
-            "pci0000:00/0000:00:04.0",
-            "pci:v00001B36d0000000Dsv00001AF4sd00001100bc0Csc03i30",
-        );
+        let (devices, block) = xhci_host(&t);
         let (dev2, block2) = (devices.clone(), block.clone());
         let db = db();
         let mut k = Fake::new();
         k.on_insert = Box::new(move |name| match name {
-            "xhci_pci" => put(
-                &dev2,
-                "pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0",
-                "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00",
-            ),
+            "xhci_pci" => usb_storage_interface(&dev2),
             "usb_storage" => {
                 // The delayed scan: the SCSI disk shows up later.
                 let dev3 = dev2.clone();
