@@ -135,6 +135,21 @@ pub struct Frame {
     pub bytes: Vec<u8>,
 }
 
+impl Frame {
+    /// The file to write the document to: the last component of the
+    /// header's name (as `Path::file_name` takes it: `.` components and
+    /// trailing slashes ignored), `result.json` when there is none (empty,
+    /// `/`, or a name ending in `..`), so a header can never name a place
+    /// outside the directory it is written to.
+    pub fn file_name(&self) -> String {
+        let last = self.name.split('/').rfind(|c| !c.is_empty() && *c != ".");
+        match last {
+            Some(n) if n != ".." => String::from(n),
+            _ => String::from("result.json"),
+        }
+    }
+}
+
 /// A damaged frame: its name (if the header gave one), and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FrameError {
@@ -342,6 +357,32 @@ pub fn decode(log: &str) -> Vec<Result<Frame, FrameError>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The file name follows `Path::file_name`, and never leaves the directory.
+    #[test]
+    fn file_name_is_the_last_component_or_result_json() {
+        for (name, want) in [
+            ("results/m-1.json", "m-1.json"),
+            ("m-1.json", "m-1.json"),
+            ("/abs/x.json", "x.json"),
+            ("dir/x.json/", "x.json"),
+            ("dir/x.json/.", "x.json"),
+            ("..", "result.json"),
+            ("/", "result.json"),
+            ("", "result.json"),
+            ("a/..", "result.json"),
+            ("a/../", "result.json"),
+        ] {
+            let f = Frame {
+                name: name.to_string(),
+                bytes: Vec::new(),
+            };
+            assert_eq!(f.file_name(), want, "{name:?}");
+            if let Some(n) = std::path::Path::new(name).file_name() {
+                assert_eq!(n.to_str().unwrap(), want, "as Path::file_name: {name:?}");
+            }
+        }
+    }
     use alloc::string::ToString;
 
     #[test]

@@ -275,16 +275,13 @@ pub fn boot_until(machine: &Machine, dir: &Path, timeout: Duration, marker: &str
     })
 }
 
-/// Write each good frame to `<dest>/<name>` (the name's last path component
-/// only); returns the paths written.
+/// Write each good frame to `<dest>/<name>` (`Frame::file_name`: the name's
+/// last path component only); returns the paths written.
 pub fn save_frames(outcome: &Outcome, dest: &Path) -> io::Result<Vec<PathBuf>> {
     fs::create_dir_all(dest)?;
     let mut written = Vec::new();
     for f in outcome.documents() {
-        let name = Path::new(&f.name)
-            .file_name()
-            .map_or_else(|| "result.json".into(), |n| n.to_owned());
-        let p = dest.join(name);
+        let p = dest.join(f.file_name());
         fs::write(&p, &f.bytes)?;
         written.push(p);
     }

@@ -44,17 +44,6 @@ pub fn frames(log: &str) -> Vec<Found> {
         .collect()
 }
 
-/// The file name a frame is written under, as bootbench-qemu's
-/// `run::save_frames` names it: the last path component of the header's
-/// name, `result.json` when it has none (`..`, `/`, empty).
-pub fn file_name(name: &str) -> String {
-    Path::new(name)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .filter(|n| !n.is_empty())
-        .map_or_else(|| "result.json".to_owned(), str::to_owned)
-}
-
 /// Write `bytes` to `path` atomically: `.<name>.tmp-<pid>` in the same
 /// directory, synced, then renamed over `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -104,7 +93,7 @@ pub fn extract(log_name: &str, log: &str, dir: &Path) -> Result<Extracted, Strin
         match f.frame {
             Err(e) => out.damaged.push(format!("{log_name}:{}: {e}", f.line)),
             Ok(fr) => {
-                let base = file_name(&fr.name);
+                let base = fr.file_name();
                 let mut name = base.clone();
                 let mut k = 1;
                 while used.contains(&name) {
@@ -133,20 +122,6 @@ pub fn extract(log_name: &str, log: &str, dir: &Path) -> Result<Extracted, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_like_bootbench_qemu() {
-        for (name, want) in [
-            ("results/m-1.json", "m-1.json"),
-            ("m-1.json", "m-1.json"),
-            ("/abs/x.json", "x.json"),
-            ("..", "result.json"),
-            ("/", "result.json"),
-            ("a/..", "result.json"),
-        ] {
-            assert_eq!(file_name(name), want, "{name}");
-        }
-    }
 
     #[test]
     fn positions_follow_the_begin_lines() {
