@@ -71,6 +71,50 @@ pub fn scratch(test: &str) -> PathBuf {
     dir
 }
 
+/// A scratch directory of this process (another `cargo test` running the
+/// same test must not remove it under a boot), removed when the test passes
+/// and kept for a look when it fails.
+#[derive(Debug)]
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    /// A fresh directory for `test`.
+    pub fn new(test: &str) -> Scratch {
+        let dir = std::env::temp_dir()
+            .join("bootbench-e2e")
+            .join(format!("{test}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("scratch directory");
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// A test's status (`ok`, `error`, `skipped`, ...).
+pub fn status_of(test: &Value) -> &str {
+    test["status"]["state"].as_str().unwrap_or("?")
+}
+
+/// The array or layer target named `name` in the config.
+pub fn by_stack<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["targets"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["stack"]["name"] == name))
+        .unwrap_or_else(|| panic!("no array or layer named {name} in {}", doc["targets"]))
+}
+
+/// A target's path.
+pub fn path_of(target: &Value) -> &str {
+    target["path"].as_str().expect("a target has a path")
+}
+
 /// A copy of the stick image in `dir`, with `config` as its /bootbench.json when given.
 pub fn stick_copy(a: &Artifacts, dir: &Path, config: Option<&Value>) -> PathBuf {
     let img = dir.join("stick.img");

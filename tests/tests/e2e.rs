@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, checksum, disks, fill_random, scratch, stick_copy, target_by_serial,
-    tests_on, the_document, Via,
+    artifacts, assert_schema_valid, boot, checksum, disks, fill_random, scratch, status_of, stick_copy,
+    target_by_serial, tests_on, the_document, Via,
 };
 use bootbench_qemu::stick;
 use serde_json::{json, Value};
@@ -20,10 +20,6 @@ const CONFIRM: &str = "I understand this destroys data";
 /// A short read-only test list for boots that check plumbing, not figures.
 fn short_reads() -> Value {
     json!({"tests": [{"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"}]})
-}
-
-fn status_of(test: &Value) -> &str {
-    test["status"]["state"].as_str().unwrap_or("?")
 }
 
 #[test]

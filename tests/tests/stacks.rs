@@ -22,10 +22,11 @@
 //! - `s4`: each invalid stack config gives its error document, and no disk
 //!   changes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, checksum, disks, fill_random, stick_copy, the_document, Via,
+    artifacts, assert_schema_valid, boot, by_stack, checksum, disks, fill_random, path_of, status_of, stick_copy,
+    the_document, Scratch, Via,
 };
 use serde_json::{json, Value};
 
@@ -34,52 +35,12 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// The console line of the stacks teardown when nothing is left.
 const TORN_DOWN: &str = "no md or dm device remains";
 
-/// A scratch directory of this process (another `cargo test` running the
-/// same test must not remove it under a boot), removed when the test passes
-/// and kept for a look when it fails.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let dir = std::env::temp_dir()
-            .join("bootbench-e2e")
-            .join(format!("{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch directory");
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-fn status_of(test: &Value) -> &str {
-    test["status"]["state"].as_str().unwrap_or("?")
-}
-
 /// The target whose serial is `serial`.
 fn by_serial<'a>(doc: &'a Value, serial: &str) -> &'a Value {
     doc["targets"]
         .as_array()
         .and_then(|t| t.iter().find(|t| t["serial"] == serial))
         .unwrap_or_else(|| panic!("no target with serial {serial} in {}", doc["targets"]))
-}
-
-/// The array or layer target named `name` in the config.
-fn by_stack<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["targets"]
-        .as_array()
-        .and_then(|t| t.iter().find(|t| t["stack"]["name"] == name))
-        .unwrap_or_else(|| panic!("no array or layer named {name} in {}", doc["targets"]))
-}
-
-fn path_of(target: &Value) -> &str {
-    target["path"].as_str().expect("a target has a path")
 }
 
 /// The test named `test` on the target at `path`.

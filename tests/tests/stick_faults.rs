@@ -27,7 +27,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, disks, scratch, stick_copy, the_document, Via, BOOT_TIMEOUT,
+    artifacts, assert_schema_valid, boot, disks, scratch, status_of, stick_copy, the_document, Via, BOOT_TIMEOUT,
 };
 use bootbench_qemu::cmdline::{self, Boot, Machine};
 use bootbench_qemu::run;
@@ -101,10 +101,6 @@ fn direct_machine(
         stick_readonly: readonly,
         disks: run::prepare_disks(specs, dir).expect("prepare disks"),
     }
-}
-
-fn status_of(test: &Value) -> &str {
-    test["status"]["state"].as_str().unwrap_or("?")
 }
 
 #[test]
