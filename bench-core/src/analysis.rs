@@ -534,6 +534,7 @@ mod tests {
                 layout: layout.map(String::from),
                 options: BTreeMap::new(),
                 notes: Vec::new(),
+                mode: None,
             }),
             ..disk(path, 1 << 30)
         }

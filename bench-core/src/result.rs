@@ -189,6 +189,12 @@ pub struct StackInfo {
     /// "no write-intent bitmap (mdadm's default has one)").
     #[serde(default)]
     pub notes: Vec<String>,
+    /// How the kernel runs it: `read-only` (an md array started read-only,
+    /// a dm table loaded with DM_READONLY_FLAG: whenever any disk beneath
+    /// may not be written) or `read-write`; `None` when it was not
+    /// assembled.
+    #[serde(default)]
+    pub mode: Option<String>,
 }
 
 /// One "all at once" run: the same test on several disks at the same time,

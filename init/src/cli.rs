@@ -911,7 +911,12 @@ mod tests {
     }
 
     impl stacks::Backend for FileStacks {
-        fn build(&mut self, st: &config::PlannedStack, _under: &[String]) -> Result<Box<dyn stacks::Live>, String> {
+        fn build(
+            &mut self,
+            st: &config::PlannedStack,
+            _under: &[String],
+            _mode: config::Mode,
+        ) -> Result<Box<dyn stacks::Live>, String> {
             if st.name == self.fail {
                 return Err("EINVAL".to_string());
             }

@@ -789,6 +789,7 @@ impl Plan {
     }
 }
 
+pub use crate::dm::Mode;
 use crate::md::MdLayout;
 /// An md RAID level (the one type md assembles with).
 pub use crate::md::MdLevel as Level;
@@ -854,6 +855,9 @@ pub struct PlannedStack {
     pub disks: Vec<usize>,
     /// Where the config defines it (`arrays[0]`, `layers[1]`).
     pub at: String,
+    /// How it was assembled: read-only unless every disk beneath may be
+    /// written; `None` until assembled.
+    pub mode: Option<Mode>,
 }
 
 impl PlannedStack {
@@ -1129,6 +1133,7 @@ fn resolve_stacks(
                 members,
             },
             at: format!("arrays[{i}]"),
+            mode: None,
         });
     }
     for i in order {
@@ -1153,6 +1158,7 @@ fn resolve_stacks(
             kind,
             disks,
             at,
+            mode: None,
         });
     }
     for st in &stacks {
@@ -1168,6 +1174,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
     let path = |i: &usize| targets[*i].info.path.clone();
     let mut info = StackInfo {
         name: st.name.clone(),
+        mode: st.mode.map(|m| m.name().to_string()),
         ..StackInfo::default()
     };
     match &st.kind {

@@ -105,6 +105,9 @@ pub enum DmError {
     Status { name: String, errno: i32 },
     /// DM_DEV_REMOVE failed (EBUSY after the retries: still open).
     Remove { name: String, errno: i32 },
+    /// A table loaded read-only went live, but the kernel does not report
+    /// the device read-only (it is removed again).
+    NotReadOnly { name: String },
 }
 
 impl fmt::Display for DmError {
@@ -137,11 +140,45 @@ impl fmt::Display for DmError {
             DmError::Node { name, path, errno } => write!(f, "dm {name}: device node {path}: {}", os(errno)),
             DmError::Status { name, errno } => write!(f, "dm {name}: DM_DEV_STATUS: {}", os(errno)),
             DmError::Remove { name, errno } => write!(f, "dm {name}: DM_DEV_REMOVE: {}", os(errno)),
+            DmError::NotReadOnly { name } => write!(
+                f,
+                "dm {name}: loaded read-only, but the kernel reports the device read-write; removed"
+            ),
         }
     }
 }
 
 impl std::error::Error for DmError {}
+
+/// Whether a device may be written: read-only whenever any disk beneath is
+/// not writable, so that nothing the kernel does through it (and nothing
+/// opened on it) can write to a disk nobody named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// DM_READONLY_FLAG.
+    ReadOnly,
+    /// Read-write.
+    ReadWrite,
+}
+
+impl Mode {
+    /// Read-only unless `writable`.
+    pub fn of(writable: bool) -> Mode {
+        if writable {
+            Mode::ReadWrite
+        } else {
+            Mode::ReadOnly
+        }
+    }
+
+    /// As the results record it: `read-only` or `read-write`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::ReadOnly => "read-only",
+            Mode::ReadWrite => "read-write",
+        }
+    }
+}
 
 /// A live device-mapper device. Removed by [`DmDevice::remove`], or when
 /// dropped (errors then ignored).
@@ -195,6 +232,8 @@ pub struct DmStatus {
     pub suspended: bool,
     /// Targets in the live table.
     pub target_count: u32,
+    /// The device is read-only (its table was loaded with DM_READONLY_FLAG).
+    pub read_only: bool,
 }
 
 /// Lowercase hex of `bytes`, appended to `out` (which must have room, so
@@ -415,8 +454,15 @@ fn simple(ctl: &File, cmd: Cmd, name: &str, flags: u32) -> Result<sys::Reply, i3
 }
 
 /// Create, load and resume one device with one target; on any failure after
-/// the create, the half-made device is removed again.
-fn create(name: &str, target: &TargetSpec<'_>, flags: u32) -> Result<DmDevice, DmError> {
+/// the create, the half-made device is removed again. `Mode::ReadOnly`
+/// loads the table with DM_READONLY_FLAG (the kernel opens the device
+/// beneath read-only and makes the new device read-only), and the live
+/// device must report itself read-only.
+fn create(name: &str, target: &TargetSpec<'_>, flags: u32, mode: Mode) -> Result<DmDevice, DmError> {
+    let flags = match mode {
+        Mode::ReadOnly => flags | sys::READONLY_FLAG,
+        Mode::ReadWrite => flags,
+    };
     let ctl = control()?;
     let n = || name.to_string();
     let reply = simple(&ctl, Cmd::DevCreate, name, 0).map_err(|errno| DmError::Create { name: n(), errno })?;
@@ -433,6 +479,9 @@ fn create(name: &str, target: &TargetSpec<'_>, flags: u32) -> Result<DmDevice, D
                 name: n(),
                 errno: libc::EIO,
             });
+        }
+        if mode == Mode::ReadOnly && !st.read_only {
+            return Err(DmError::NotReadOnly { name: n() });
         }
         let path = format!("/dev/dm-{}", st.minor);
         let made_node = node(name, &path, st.major, st.minor)?;
@@ -476,7 +525,7 @@ fn node(name: &str, path: &str, major: u32, minor: u32) -> Result<bool, DmError>
 /// A crypt layer `name` over the block device `dev`: `opts.cipher` with a
 /// fresh random key of `opts.key_bits`, over the whole device (rounded down
 /// to whole encryption sectors). Nothing is written to `dev` by creating it.
-pub fn create_crypt(name: &str, dev: &str, opts: &CryptOpts) -> Result<DmDevice, DmError> {
+pub fn create_crypt(name: &str, dev: &str, opts: &CryptOpts, mode: Mode) -> Result<DmDevice, DmError> {
     check_name(name)?;
     check_crypt_opts(opts).map_err(|what| DmError::Options {
         name: name.to_string(),
@@ -507,14 +556,14 @@ pub fn create_crypt(name: &str, dev: &str, opts: &CryptOpts) -> Result<DmDevice,
         target_type: "crypt",
         params: &params.0,
     };
-    create(name, &target, sys::SECURE_DATA_FLAG)
+    create(name, &target, sys::SECURE_DATA_FLAG, mode)
     // `params` is wiped when it goes out of scope here.
 }
 
 /// A linear layer `name` over the block device `dev`, starting
 /// `offset_bytes` into it (a multiple of 512; LVM puts data at 1 MiB)
 /// and running to its end.
-pub fn create_linear(name: &str, dev: &str, offset_bytes: u64) -> Result<DmDevice, DmError> {
+pub fn create_linear(name: &str, dev: &str, offset_bytes: u64, mode: Mode) -> Result<DmDevice, DmError> {
     check_name(name)?;
     let (devnum, size) = beneath(name, dev)?;
     let (offset, length) = linear_extent(size, offset_bytes).map_err(|_| DmError::TooSmall {
@@ -531,7 +580,7 @@ pub fn create_linear(name: &str, dev: &str, offset_bytes: u64) -> Result<DmDevic
         target_type: "linear",
         params: params.as_bytes(),
     };
-    create(name, &target, 0)
+    create(name, &target, 0, mode)
 }
 
 fn remove_with(ctl: &File, name: &str) -> Result<(), DmError> {
@@ -576,6 +625,7 @@ fn status_with(ctl: &File, name: &str) -> Result<DmStatus, DmError> {
         active: r.flags & sys::ACTIVE_PRESENT_FLAG != 0,
         suspended: r.flags & sys::SUSPEND_FLAG != 0,
         target_count: r.target_count,
+        read_only: r.flags & sys::READONLY_FLAG != 0,
     })
 }
 
@@ -742,8 +792,8 @@ mod tests {
             ),
             "{e:?}"
         );
-        assert!(create_linear("l", p, 0).is_err());
-        assert!(create_crypt("c", p, &CryptOpts::default()).is_err());
+        assert!(create_linear("l", p, 0, Mode::ReadOnly).is_err());
+        assert!(create_crypt("c", p, &CryptOpts::default(), Mode::ReadOnly).is_err());
     }
 
     #[test]

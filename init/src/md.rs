@@ -9,6 +9,15 @@
 //! superblock, no write-intent bitmap (an mdadm-created array usually has an
 //! internal one, so write figures can differ), and a clean array no resync.
 //!
+//! An array over any member that may not be written ([`Mode::ReadOnly`])
+//! is never run read-write, not even for a moment: instead of RUN_ARRAY,
+//! `readonly` is written to `/sys/block/mdN/md/array_state`, which starts it
+//! with the array and its disk read-only (and is read back). A read-write
+//! md array repairs a member's read error by writing the block back
+//! (rebuilt from a mirror or from parity); over disks nobody named writable,
+//! and never synced, that would write garbage to them. A read-only array
+//! reads around the error instead.
+//!
 //! RAID0: SET_ARRAY_INFO forces the layout to -1, and 6.1 refuses to run a
 //! multi-zone RAID0 (members of different sizes) without a layout unless
 //! `raid0.default_layout` is set. So for RAID0 the layout is written to
@@ -28,6 +37,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use crate::dm::Mode;
 use crate::modules::ModuleError;
 use crate::sys::md as sys;
 
@@ -232,6 +242,10 @@ pub struct MdSpec {
     pub layout: Option<MdLayout>,
     /// Member block-device paths, in slot order.
     pub members: Vec<String>,
+    /// Read-only whenever any member is not writable: the array is started
+    /// read-only, so md never writes to a member (not even to repair a
+    /// read error from the other mirrors or from parity).
+    pub mode: Mode,
 }
 
 /// What went wrong, one variant per step, with the path and the errno.
@@ -257,6 +271,11 @@ pub enum MdError {
     /// RUN_ARRAY failed (EINVAL/ENODEV: the personality refused or is not
     /// loaded).
     Run { path: String, errno: i32 },
+    /// Starting the array read-only (`readonly` to `md/array_state`) failed.
+    RunReadOnly { path: String, errno: i32 },
+    /// Started read-only, but `md/array_state` says otherwise (the array is
+    /// stopped again).
+    NotReadOnly { path: String, state: String },
     /// STOP_ARRAY failed (EBUSY: something else holds the array open).
     Stop { path: String, errno: i32 },
     /// The device was stopped but `/sys/block/mdN` did not go away.
@@ -280,6 +299,17 @@ impl fmt::Display for MdError {
             }
             MdError::Layout { path, errno } => write!(f, "md: writing the raid0 layout to {path}: {}", os(*errno)),
             MdError::Run { path, errno } => write!(f, "md: RUN_ARRAY on {path}: {}", os(*errno)),
+            MdError::RunReadOnly { path, errno } => {
+                write!(
+                    f,
+                    "md: starting {path} read-only (array_state readonly): {}",
+                    os(*errno)
+                )
+            }
+            MdError::NotReadOnly { path, state } => write!(
+                f,
+                "md: {path} was started read-only but its array_state is {state:?}; stopped"
+            ),
             MdError::Stop { path, errno } => write!(f, "md: STOP_ARRAY on {path}: {}", os(*errno)),
             MdError::StillPresent { path } => {
                 write!(
@@ -639,13 +669,37 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
             errno: errno_of(&e),
         })?;
     }
-    let param = sys::Param {
-        personality: spec.level.number(),
-        chunk_size: info.chunk_size,
-        max_fault: 0,
-    };
-    if let Err(errno) = sys::run_array(f, &param) {
-        return Err(personality_err.unwrap_or(MdError::Run { path, errno }));
+    match spec.mode {
+        Mode::ReadWrite => {
+            let param = sys::Param {
+                personality: spec.level.number(),
+                chunk_size: info.chunk_size,
+                max_fault: 0,
+            };
+            if let Err(errno) = sys::run_array(f, &param) {
+                return Err(personality_err.unwrap_or(MdError::Run { path, errno }));
+            }
+        }
+        Mode::ReadOnly => {
+            // md.c array_state_store: `readonly` on an array that is not
+            // running sets mddev->ro = MD_RDONLY and the disk read-only, then
+            // runs it. Such an array never writes to its members: raid1/10's
+            // read-error repair (fix_read_error) and raid5/6's rewrite from
+            // parity (R5_ReWrite) are done only when mddev->ro is 0, and
+            // writes to the array fail.
+            let state = format!("/sys/block/md{minor}/md/array_state");
+            if let Err(e) = std::fs::write(&state, "readonly") {
+                let errno = errno_of(&e);
+                return Err(personality_err.unwrap_or(MdError::RunReadOnly { path, errno }));
+            }
+            let now = std::fs::read_to_string(&state).unwrap_or_default();
+            if now.trim() != "readonly" {
+                return Err(MdError::NotReadOnly {
+                    path,
+                    state: now.trim().to_string(),
+                });
+            }
+        }
     }
     Ok(array)
 }
@@ -664,6 +718,7 @@ mod tests {
             members: (0..n)
                 .map(|i| format!("/dev/vd{}", char::from(b"bcdefgh"[i])))
                 .collect(),
+            mode: Mode::ReadOnly,
         }
     }
 

@@ -22,7 +22,7 @@ use bench_core::io::{Geometry, Target};
 use bench_core::result::{AllAtOnce, TestResult};
 use bench_core::runner::{run_test, SerialRunner, Stop};
 
-use crate::config::{self, Action, Plan, PlannedStack, StackKind};
+use crate::config::{self, Action, Mode, Plan, PlannedStack, StackKind};
 use crate::engine::{self, DevTarget, ThreadedRunner};
 use crate::safety::{self, Destructive, TargetRef, WritePermit};
 
@@ -37,8 +37,9 @@ pub trait Live: Send + fmt::Debug {
 /// What assembles stacks and tells which remain.
 pub trait Backend {
     /// Assemble `st` over `under` (the device paths right beneath it, in
-    /// order: an array's members, or a layer's one device).
-    fn build(&mut self, st: &PlannedStack, under: &[String]) -> Result<Box<dyn Live>, String>;
+    /// order: an array's members, or a layer's one device), read-only in
+    /// the kernel unless `mode` is [`Mode::ReadWrite`].
+    fn build(&mut self, st: &PlannedStack, under: &[String], mode: Mode) -> Result<Box<dyn Live>, String>;
     /// The geometry of an assembled device.
     fn geometry(&mut self, path: &str) -> Result<Geometry, String>;
     /// The md and dm devices present.
@@ -101,16 +102,18 @@ pub fn assemble_one(
     }
     let paths: Vec<String> = under.iter().map(|u| plan.targets[*u].info.path.clone()).collect();
     let line = config::stack_line(plan, &st);
-    match backend.build(&st, &paths) {
+    let mode = stack_mode(plan, &st);
+    match backend.build(&st, &paths, mode) {
         Ok(live) => {
             let path = live.path().to_string();
             reg.lock().push((st.name.clone(), live));
+            plan.stacks[si].mode = Some(mode);
             match backend.geometry(&path) {
                 Ok(g) => {
                     config::assembled(plan, st.target, &path, g);
                     let t = &mut plan.targets[st.target].info;
                     t.name = path.rsplit('/').next().map(str::to_string);
-                    log(&format!("bootbench-init: assembled {path}: {line}"));
+                    log(&format!("bootbench-init: assembled {path} {}: {line}", mode.name()));
                 }
                 Err(e) => {
                     let why = format!("assembled as {path} but its geometry cannot be read: {e}");
@@ -125,6 +128,14 @@ pub fn assemble_one(
             failed.push((st.target, why));
         }
     }
+}
+
+/// How a stack is assembled: read-write only when it and every disk
+/// beneath it may be written (every disk named in `destructive` and
+/// granted); read-only otherwise, so that nothing the kernel does through
+/// it writes to a disk nobody named.
+pub fn stack_mode(plan: &Plan, st: &PlannedStack) -> Mode {
+    Mode::of(plan.targets[st.target].info.writable && st.disks.iter().all(|d| plan.targets[*d].info.writable))
 }
 
 fn kind_word(st: &PlannedStack) -> &'static str {
@@ -194,7 +205,7 @@ pub fn emergency_teardown() {
 /// granted for its path alone.
 pub fn stack_permit(plan: &Plan, ti: usize) -> Option<WritePermit> {
     let st = plan.stack_of(ti)?;
-    if !plan.targets[ti].info.writable || !st.disks.iter().all(|d| plan.targets[*d].info.writable) {
+    if st.mode != Some(Mode::ReadWrite) || stack_mode(plan, st) != Mode::ReadWrite {
         return None;
     }
     let path = &plan.targets[ti].info.path;
@@ -306,7 +317,7 @@ impl Live for LiveDm {
 }
 
 impl Backend for Kernel {
-    fn build(&mut self, st: &PlannedStack, under: &[String]) -> Result<Box<dyn Live>, String> {
+    fn build(&mut self, st: &PlannedStack, under: &[String], mode: Mode) -> Result<Box<dyn Live>, String> {
         let dm_name = format!("bootbench-{}", st.name);
         let on = under.first().cloned().unwrap_or_default();
         match &st.kind {
@@ -325,6 +336,7 @@ impl Backend for Kernel {
                         None => None,
                     },
                     members: under.to_vec(),
+                    mode,
                 };
                 crate::md::assemble(&spec)
                     .map(|a| Box::new(LiveMd(a)) as Box<dyn Live>)
@@ -346,11 +358,11 @@ impl Backend for Kernel {
                     sector_size: *sector_size,
                     ..crate::dm::CryptOpts::default()
                 };
-                crate::dm::create_crypt(&dm_name, &on, &opts)
+                crate::dm::create_crypt(&dm_name, &on, &opts, mode)
                     .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
                     .map_err(|e| e.to_string())
             }
-            StackKind::Linear { offset_bytes, .. } => crate::dm::create_linear(&dm_name, &on, *offset_bytes)
+            StackKind::Linear { offset_bytes, .. } => crate::dm::create_linear(&dm_name, &on, *offset_bytes, mode)
                 .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
                 .map_err(|e| e.to_string()),
         }
@@ -536,7 +548,7 @@ mod tests {
     }
 
     impl Backend for Fake {
-        fn build(&mut self, st: &PlannedStack, under: &[String]) -> Result<Box<dyn Live>, String> {
+        fn build(&mut self, st: &PlannedStack, under: &[String], mode: Mode) -> Result<Box<dyn Live>, String> {
             if self.fail.contains(&st.name) {
                 return Err(format!("{} refused", st.name));
             }
@@ -548,7 +560,7 @@ mod tests {
             self.events
                 .lock()
                 .unwrap()
-                .push(format!("up {} {path} on {}", st.name, under.join("+")));
+                .push(format!("up {} {path} on {} {}", st.name, under.join("+"), mode.name()));
             Ok(Box::new(FakeLive {
                 path: path.clone(),
                 events: self.events.clone(),
@@ -569,20 +581,73 @@ mod tests {
 
     /// A plan of loop-less "disks": files, so nothing is simulated.
     fn file_plan(t: &crate::testutil::TempDir) -> Plan {
+        file_plan_with(t, r#"{"workload":"seq_read","runtime":"20ms"}"#, "")
+    }
+
+    /// [`file_plan`] with `tests` and more top-level keys (`extra`, which
+    /// may name the disks as `{a}`, `{b}`, `{c}`).
+    fn file_plan_with(t: &crate::testutil::TempDir, tests: &str, extra: &str) -> Plan {
         let mut disks = Vec::new();
         for n in ["a", "b", "c"] {
             let p = t.0.join(format!("{n}.img"));
             std::fs::write(&p, vec![0u8; 4 << 20]).unwrap();
             disks.push(p.to_string_lossy().into_owned());
         }
+        let extra = extra
+            .replace("{a}", &disks[0])
+            .replace("{b}", &disks[1])
+            .replace("{c}", &disks[2]);
         let text = format!(
-            r#"{{"tests":[{{"workload":"seq_read","runtime":"20ms"}}],
+            r#"{{"tests":[{tests}],
                 "arrays":[{{"name":"r0","level":"raid0","members":["{}","{}"],"chunk":"64k"}}],
                 "layers":[{{"name":"top","kind":"linear","on":"mid"}},{{"name":"mid","kind":"crypt","on":"r0"}},
-                          {{"name":"solo","kind":"linear","on":"{}"}}]}}"#,
+                          {{"name":"solo","kind":"linear","on":"{}"}}]{extra}}}"#,
             disks[0], disks[1], disks[2]
         );
         validate(&parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap()
+    }
+
+    /// A stack is read-write in the kernel only when every disk beneath it
+    /// may be written; otherwise read-only, and no permit is given for it.
+    /// The results record the mode.
+    #[test]
+    fn stacks_over_disks_not_writable_are_read_only() {
+        let t = crate::testutil::TempDir::new("stacks-mode");
+        let tests = r#"{"workload":"seq_read","runtime":"20ms"},{"workload":"seq_write","size":"1M"}"#;
+        let destructive = format!(
+            r#","destructive":{{"confirm":"{}","targets":["{{a}}","{{b}}"]}}"#,
+            safety::CONFIRM_PHRASE
+        );
+        let cases = [
+            // (the config's extra keys, r0/mid/top's mode, solo's mode)
+            (String::new(), "read-only", "read-only"),
+            (destructive, "read-write", "read-only"),
+        ];
+        for (extra, r0_mode, solo_mode) in cases {
+            let mut plan = file_plan_with(&t, tests, &extra);
+            let mut fake = Fake::default();
+            let events = fake.events.clone();
+            let reg = Registry::new();
+            let failed = assemble_all(&mut plan, &mut fake, &reg, &mut |_| {});
+            assert!(failed.is_empty(), "{failed:?}");
+            let ev = events.lock().unwrap().clone();
+            for (name, want) in [("r0", r0_mode), ("mid", r0_mode), ("top", r0_mode), ("solo", solo_mode)] {
+                assert!(
+                    ev.iter()
+                        .any(|e| e.starts_with(&format!("up {name} ")) && e.ends_with(want)),
+                    "{name} {want}: {ev:?}"
+                );
+                let st = plan.stacks.iter().find(|s| s.name == name).unwrap();
+                let info = plan.targets[st.target].info.stack.as_ref().unwrap();
+                assert_eq!(info.mode.as_deref(), Some(want), "{name}");
+                assert_eq!(
+                    stack_permit(&plan, st.target).is_some(),
+                    want == "read-write",
+                    "{name}: a permit only for a read-write stack"
+                );
+            }
+            teardown_all(&reg, &mut |_| {});
+        }
     }
 
     #[test]
@@ -602,10 +667,10 @@ mod tests {
         assert_eq!(
             *events.lock().unwrap(),
             vec![
-                format!("up r0 /dev/md0 on {a}+{b}"),
-                "up mid /dev/dm-1 on /dev/md0".to_string(),
-                "up top /dev/dm-2 on /dev/dm-1".to_string(),
-                format!("up solo /dev/dm-3 on {c}"),
+                format!("up r0 /dev/md0 on {a}+{b} read-only"),
+                "up mid /dev/dm-1 on /dev/md0 read-only".to_string(),
+                "up top /dev/dm-2 on /dev/dm-1 read-only".to_string(),
+                format!("up solo /dev/dm-3 on {c} read-only"),
             ]
         );
         // Targets took their devices' paths and geometry; the stack records follow.

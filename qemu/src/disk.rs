@@ -68,17 +68,26 @@ pub struct Fault {
     pub errno: u32,
     /// The 512-byte sector that triggers it; any request when `None`.
     pub sector: Option<u64>,
+    /// Only requests of this type fail (blkdebug's `iotype`: `read`,
+    /// `write`, `write-zeroes`, `discard`, `flush`, `block-status`); every
+    /// type when `None`. A read error that md repairs by writing the sector
+    /// back needs `read`: otherwise the repair write fails too and hides it.
+    pub iotype: Option<String>,
 }
+
+/// blkdebug's I/O types (`BlkdebugIOType`).
+pub const IOTYPES: [&str; 6] = ["read", "write", "write-zeroes", "discard", "flush", "block-status"];
 
 impl FromStr for Fault {
     type Err = SpecError;
-    /// `EVENT:ERRNO[:SECTOR]`, e.g. `read_aio:5:8192`.
+    /// `EVENT:ERRNO[:SECTOR[:IOTYPE]]`, e.g. `read_aio:5:8192` or
+    /// `read_aio:5:8192:read`.
     fn from_str(s: &str) -> Result<Self, SpecError> {
         let mut parts = s.split(':');
         let event = parts.next().unwrap_or_default();
         if event.is_empty() || !event.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(SpecError(format!(
-                "fault {s:?}: expected EVENT:ERRNO[:SECTOR], e.g. read_aio:5:8192"
+                "fault {s:?}: expected EVENT:ERRNO[:SECTOR[:IOTYPE]], e.g. read_aio:5:8192:read"
             )));
         }
         let errno = parts
@@ -92,6 +101,16 @@ impl FromStr for Fault {
                     .map_err(|_| SpecError(format!("fault {s:?}: sector must be a whole number")))?,
             ),
         };
+        let iotype = match parts.next() {
+            None => None,
+            Some(t) if IOTYPES.contains(&t) => Some(t.to_owned()),
+            Some(t) => {
+                return Err(SpecError(format!(
+                    "fault {s:?}: I/O type {t:?}: expected one of {}",
+                    IOTYPES.join(", ")
+                )))
+            }
+        };
         if parts.next().is_some() {
             return Err(SpecError(format!("fault {s:?}: too many fields")));
         }
@@ -99,6 +118,7 @@ impl FromStr for Fault {
             event: event.to_owned(),
             errno,
             sector,
+            iotype,
         })
     }
 }
@@ -284,6 +304,9 @@ pub fn blkdebug_config(faults: &[Fault]) -> String {
         if let Some(sector) = f.sector {
             out.push_str(&format!("sector = \"{sector}\"\n"));
         }
+        if let Some(t) = &f.iotype {
+            out.push_str(&format!("iotype = \"{t}\"\n"));
+        }
         out.push('\n');
     }
     out
@@ -335,7 +358,8 @@ mod tests {
             vec![Fault {
                 event: "read_aio".into(),
                 errno: 5,
-                sector: Some(8192)
+                sector: Some(8192),
+                iotype: None,
             }]
         );
         assert_eq!(d.file, Some(PathBuf::from("/x.img")));
@@ -402,13 +426,19 @@ mod tests {
                 event: "read_aio".into(),
                 errno: 5,
                 sector: Some(8192),
+                iotype: None,
             },
             "write_aio:28".parse().unwrap(),
+            "read_aio:5:8:read".parse().unwrap(),
         ];
         assert_eq!(
             blkdebug_config(&faults),
             "[inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"8192\"\n\n\
-             [inject-error]\nevent = \"write_aio\"\nerrno = \"28\"\n\n"
+             [inject-error]\nevent = \"write_aio\"\nerrno = \"28\"\n\n\
+             [inject-error]\nevent = \"read_aio\"\nerrno = \"5\"\nsector = \"8\"\niotype = \"read\"\n\n"
         );
+        for bad in ["read_aio:5:8:reads", "read_aio:5:8:read:x"] {
+            assert!(bad.parse::<Fault>().is_err(), "{bad}");
+        }
     }
 }

@@ -149,6 +149,9 @@ pub fn stack_words(t: &TargetInfo) -> String {
     if let Some(l) = &s.layout {
         w.push_str(&format!(", layout {l}"));
     }
+    if let Some(m) = &s.mode {
+        w.push_str(&format!(", {m}"));
+    }
     w
 }
 
@@ -546,4 +549,37 @@ fn latency(tests: &[&TestResult]) -> String {
     let mut out = String::from("latency of the main step, µs (10^-6 s), completion (submission to completion):\n");
     out.push_str(&table(&rows, &align));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::result::StackInfo;
+
+    #[test]
+    fn stack_words_name_the_build_and_the_mode() {
+        let mut t = TargetInfo {
+            stack: Some(StackInfo {
+                kind: "md".into(),
+                name: "r5".into(),
+                level: "raid5".into(),
+                members: vec!["/dev/vda".into(), "/dev/vdb".into(), "/dev/vdc".into()],
+                chunk_bytes: Some(65536),
+                layout: Some("left-symmetric".into()),
+                mode: Some("read-only".into()),
+                ..StackInfo::default()
+            }),
+            ..TargetInfo::default()
+        };
+        assert_eq!(
+            stack_words(&t),
+            "md raid5 r5 of /dev/vda + /dev/vdb + /dev/vdc, chunk 65536 B, layout left-symmetric, read-only"
+        );
+        // A document from before the mode was recorded: nothing about it.
+        if let Some(s) = t.stack.as_mut() {
+            s.mode = None;
+        }
+        assert!(!stack_words(&t).contains("read"), "{}", stack_words(&t));
+        assert_eq!(stack_words(&TargetInfo::default()), "-");
+    }
 }

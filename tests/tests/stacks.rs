@@ -211,6 +211,7 @@ fn s2_raid1_raid5_raid10_linear_run_and_report_and_leave_every_disk_identical() 
         let path = path_of(t);
         assert!(path.starts_with("/dev/md"), "{name}: {t}");
         assert_eq!(t["stack"]["level"], level, "{t}");
+        assert_eq!(t["stack"]["mode"], "read-only", "no member is writable: {t}");
         assert!(t["size_bytes"].as_u64().unwrap() > 0, "{name} has a size: {t}");
         for test in ["seq_read_1m", "rand_read_4k"] {
             let ok = test_on(&doc, path, test);
@@ -295,6 +296,10 @@ fn crypt_boot(name: &str, with_linear: bool) {
     assert!(path_of(sec).starts_with("/dev/dm-"), "{sec}");
     assert_eq!(sec["stack"]["level"], "crypt", "{sec}");
     assert_eq!(sec["stack"]["on"], crypt_disk, "{sec}");
+    assert_eq!(
+        sec["stack"]["mode"], "read-write",
+        "the disk beneath is writable: {sec}"
+    );
     let mut layers = vec![sec];
     if with_linear {
         let lv = by_stack(&doc, "lv");

@@ -66,6 +66,10 @@ const _: () = assert!(offset_of!(DmTargetSpec, target_type) == 24);
 /// minor >= ours, so {4, 0, 0} works on every kernel with DM ioctl v4.
 pub const VERSION: [u32; 3] = [4, 0, 0];
 
+/// DM_READONLY_FLAG: in TABLE_LOAD, the table opens its devices read-only
+/// (and the device is made read-only when the table goes live); in
+/// replies, the device is read-only.
+pub const READONLY_FLAG: u32 = 1 << 0;
 /// DM_SUSPEND_FLAG: in DEV_SUSPEND, suspend (absent: resume); in replies,
 /// the device is suspended.
 pub const SUSPEND_FLAG: u32 = 1 << 1;
