@@ -355,13 +355,7 @@ pub fn execute_with(
     let mut bad: Vec<(usize, String)> = Vec::new();
     let disks: Vec<usize> = (0..plan.targets.len()).filter(|ti| plan.is_disk(*ti)).collect();
     for ti in disks {
-        let items: Vec<(usize, PlanItem)> = plan
-            .items
-            .iter()
-            .enumerate()
-            .filter(|(_, it)| it.target == ti)
-            .map(|(i, it)| (i, it.clone()))
-            .collect();
+        let items = items_of(plan, ti);
         let path = plan.targets[ti].info.path.clone();
         if let Some(why) = plan.targets[ti].missing.clone() {
             progress(&format!("bootbench-init: target absent: {why}; its tests are skipped"));
@@ -397,13 +391,16 @@ pub fn execute_with(
                 after_test,
             );
         } else {
-            let permit = plan.targets[ti].permit.take();
-            if permit.is_some() {
+            let opened = stacks::open_target(plan, ti, progress);
+            refresh_targets(&mut doc, plan);
+            if opened.as_ref().is_ok_and(DevTarget::writable) {
                 progress(&format!(
                     "bootbench-init: {path} may be written (named in \"destructive\"); its data will be destroyed"
                 ));
             }
-            match DevTarget::open(&path, permit) {
+            // The items again: a refused claim skips the writes.
+            let items = items_of(plan, ti);
+            match opened {
                 Ok(dev) => {
                     let mut runner = ThreadedRunner::new(Arc::new(dev));
                     if let Some(hung) = run_items(
@@ -555,14 +552,6 @@ fn run_stacks(
     after_test: &mut dyn FnMut(&ResultDoc),
 ) {
     let targets: Vec<usize> = plan.stacks.iter().map(|s| s.target).collect();
-    let items_of = |plan: &Plan, ti: usize| -> Vec<(usize, PlanItem)> {
-        plan.items
-            .iter()
-            .enumerate()
-            .filter(|(_, it)| it.target == ti)
-            .map(|(i, it)| (i, it.clone()))
-            .collect()
-    };
     if let Some(f) = failure.clone() {
         for ti in targets {
             for (_, item) in items_of(plan, ti) {
@@ -616,13 +605,15 @@ fn run_stacks(
             after_test(doc);
             continue;
         }
-        let permit = stacks::stack_permit(plan, ti);
-        if permit.is_some() {
+        let opened = stacks::open_target(plan, ti, progress);
+        refresh_targets(doc, plan);
+        if opened.as_ref().is_ok_and(DevTarget::writable) {
             progress(&format!(
                 "bootbench-init: {path} may be written (every disk beneath it is named in \"destructive\")"
             ));
         }
-        match DevTarget::open(&path, permit) {
+        let items = items_of(plan, ti);
+        match opened {
             Ok(dev) => {
                 let mut runner = ThreadedRunner::new(Arc::new(dev));
                 if let Some(hung) = run_items(&items, total, &path, plan, &mut runner, stop, doc, progress, after_test)
@@ -647,6 +638,24 @@ fn run_stacks(
     }
     if !errors.is_empty() {
         *failure = Some(errors.join("; "));
+    }
+}
+
+/// Target `ti`'s tests with their indices in the plan.
+fn items_of(plan: &Plan, ti: usize) -> Vec<(usize, PlanItem)> {
+    plan.items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| it.target == ti)
+        .map(|(i, it)| (i, it.clone()))
+        .collect()
+}
+
+/// The results' target records from the plan's (a claim refused when a
+/// test began changes them: not writable, and why).
+fn refresh_targets(doc: &mut ResultDoc, plan: &Plan) {
+    for (d, t) in doc.targets.iter_mut().zip(&plan.targets) {
+        *d = t.info.clone();
     }
 }
 
@@ -791,6 +800,44 @@ fn progress_text(done: f64, eta_ns: Option<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A loop device named in "destructive" and bound to another file
+    /// between the plan and the run: its tests do not run (the device is not
+    /// the one the plan granted, and says what changed), and the other file
+    /// is byte-identical. The plan is made and run exactly as `run` does.
+    #[test]
+    fn a_loop_device_rebound_between_plan_and_run_is_not_written() {
+        let Some(mut lo) = crate::testutil::Loop::new("plan-rebind", &vec![0u8; 4 << 20]) else {
+            return;
+        };
+        let text = format!(
+            r#"{{"targets":["{d}"],
+                "tests":[{{"workload":"seq_write","bs":"64k","size":"1M"}},{{"workload":"seq_read","bs":"64k","size":"1M"}}],
+                "destructive":{{"confirm":"{}","targets":["{d}"]}}}}"#,
+            crate::safety::CONFIRM_PHRASE,
+            d = lo.dev
+        );
+        let mut plan = config::validate(&config::parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap();
+        assert!(plan.targets[0].info.writable, "granted when planned");
+        let other: Vec<u8> = (0..4u32 << 20).map(|i| (i / 4096 % 251) as u8).collect();
+        let other_file = lo.rebind("plan-rebind-other", &other);
+        let mut lines = Vec::new();
+        let doc = execute(&mut plan, &mut |l| lines.push(l.to_string()), &mut |_| {});
+        assert!(
+            std::fs::read(&other_file).unwrap() == other,
+            "the other file is untouched"
+        );
+        for t in &doc.tests {
+            let Status::Skipped { reason } = &t.status else {
+                panic!("{} ran: {:?}", t.name, t.status)
+            };
+            assert!(
+                reason.contains("is not the device the plan granted") && reason.contains("disk sequence number"),
+                "{reason}"
+            );
+        }
+        assert_eq!(doc.run.status, "error", "{:?}", doc.run.error);
+    }
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()

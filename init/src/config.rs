@@ -28,8 +28,8 @@ use bench_core::units::{Bytes, Nanos};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
-use crate::identity;
-use crate::safety::{self, Destructive, TargetRef, WritePermit};
+use crate::identity::{self, DeviceId};
+use crate::safety::{self, Destructive, Grant, TargetRef};
 
 /// A config error: one line, exit status 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -737,12 +737,17 @@ pub struct PlannedTarget {
     pub info: TargetInfo,
     /// Its geometry.
     pub geometry: Geometry,
+    /// Who it is, as read when the plan was made (real targets only): what
+    /// a grant is bound to, and what an array's member is checked against
+    /// before it is assembled.
+    pub id: Option<DeviceId>,
     /// Permission to write, if granted (never for simulated disks, which
-    /// need none).
-    pub permit: Option<WritePermit>,
-    /// A second permit for the all-at-once run (the first is used up by the
-    /// target's own tests).
-    pub permit_all: Option<WritePermit>,
+    /// need none): claimed for each test run that may write.
+    pub grant: Option<Grant>,
+    /// Set once this run has claimed the target for writing: later claims
+    /// check its identity only (what it holds is this run's own), and it
+    /// gets bootbench's scratch label after the run.
+    pub written: bool,
     /// The simulated disk, in `--simulate` mode.
     pub sim: Option<SimSpec>,
     /// Why the target is absent (a disk the config names by serial, WWN or
@@ -894,23 +899,38 @@ enum On {
     Layer(usize),
 }
 
+/// How the plan looks a disk up: the command line's overrides, the disks
+/// that are never targets (the boot stick), whether booted from the stick,
+/// and the machine's whole disks.
+#[derive(Clone, Copy, Debug)]
+struct Lookup<'a> {
+    ov: &'a Overrides,
+    never: &'a [String],
+    booted: bool,
+    machine: &'a MachineDisks,
+}
+
 /// Resolve a stack member or a layer's disk to a target index, adding it to
 /// `targets` if not already there; a disk already in a stack is an error.
 fn member_target(
     r: &TargetRef,
     at: &str,
-    ov: &Overrides,
-    never: &[String],
+    cx: &Lookup<'_>,
     targets: &mut Vec<PlannedTarget>,
     used: &mut Vec<(usize, String)>,
-    absent_ok: bool,
 ) -> Result<usize, ConfigError> {
+    let Lookup {
+        ov,
+        never,
+        booted,
+        machine,
+    } = *cx;
     let t = if ov.simulate {
         sim_target(r, at)?
     } else {
-        match real_target(r, at)? {
+        match real_target(r, at, machine)? {
             Resolved::Found(t) => *t,
-            Resolved::Absent(why) if !absent_ok => return err(why),
+            Resolved::Absent(why) if !booted => return err(why),
             Resolved::Absent(why) => missing_target(r, why),
         }
     };
@@ -946,10 +966,8 @@ fn member_target(
 /// assembled.
 fn resolve_stacks(
     raw: &RawConfig,
-    ov: &Overrides,
-    never: &[String],
+    cx: &Lookup<'_>,
     targets: &mut Vec<PlannedTarget>,
-    absent_ok: bool,
 ) -> Result<Vec<PlannedStack>, ConfigError> {
     if raw.arrays.is_empty() && raw.layers.is_empty() {
         return Ok(Vec::new());
@@ -1043,7 +1061,7 @@ fn resolve_stacks(
                     ));
                 }
             }
-            members.push(member_target(&r, &mat, ov, never, targets, &mut used, absent_ok)?);
+            members.push(member_target(&r, &mat, cx, targets, &mut used)?);
         }
         arrays.push((level, chunk, layout, members));
     }
@@ -1071,7 +1089,7 @@ fn resolve_stacks(
                     known.join(", ")
                 ));
             }
-            (None, _) => On::Disk(member_target(&r, &at, ov, never, targets, &mut used, absent_ok)?),
+            (None, _) => On::Disk(member_target(&r, &at, cx, targets, &mut used)?),
         };
         ons.push(on);
     }
@@ -1345,8 +1363,9 @@ fn stack_target(name: &str, kind: &str, geometry: Geometry) -> PlannedTarget {
             ..TargetInfo::default()
         },
         geometry,
-        permit: None,
-        permit_all: None,
+        id: None,
+        grant: None,
+        written: false,
         sim: None,
         missing: None,
     }
@@ -1385,6 +1404,33 @@ pub fn assembled(plan: &mut Plan, ti: usize, path: &str, g: Geometry) {
             Err(e) => Action::Skip(format!("does not fit this target: {e}")),
         };
     }
+}
+
+/// Target `ti` may not be written after all (its claim was refused when
+/// its tests began: a signature appeared, the device is busy): it and
+/// every stack built on it lose their grants, and their tests that write
+/// are skipped with the reason. Returns the targets changed.
+pub fn withdraw_writes(plan: &mut Plan, ti: usize, why: &str) -> Vec<usize> {
+    let path = plan.targets[ti].info.path.clone();
+    let mut hit = vec![(ti, why.to_string())];
+    for st in plan.stacks.iter().filter(|st| st.disks.contains(&ti)) {
+        hit.push((
+            st.target,
+            format!("writes refused: member {path} is not writable ({why})"),
+        ));
+    }
+    for (t, reason) in &hit {
+        let target = &mut plan.targets[*t];
+        target.grant = None;
+        target.info.writable = false;
+        target.info.write_refusal = Some(reason.clone());
+        for it in plan.items.iter_mut().filter(|it| it.target == *t) {
+            if it.spec.workload.writes() && matches!(it.action, Action::Run(_)) {
+                it.action = Action::Skip(reason.clone());
+            }
+        }
+    }
+    hit.into_iter().map(|(t, _)| t).collect()
 }
 
 /// Load a config file (or none: `--profile` alone) and validate it into a plan.
@@ -1485,14 +1531,16 @@ pub fn plan_with(
     plan_targets(raw, source, ov, refs, never, true)
 }
 
-/// [`plan_with`]; an absent disk is an error unless `absent_ok`.
+/// [`plan_with`] when `booted` (an absent disk is not an error, and
+/// `destructive` must name disks by serial or WWN), else the live
+/// command's plan.
 fn plan_targets(
     raw: &RawConfig,
     source: &str,
     ov: &Overrides,
     refs: &[(TargetRef, String)],
     never: &[String],
-    absent_ok: bool,
+    booted: bool,
 ) -> Result<Plan, ConfigError> {
     let profile_name = ov.profile.clone().or_else(|| raw.profile.clone());
     let tests = tests_of(raw, profile_name.as_deref())?;
@@ -1503,18 +1551,12 @@ fn plan_targets(
         return err("targets: none; expected at least one disk to benchmark");
     }
 
-    let destructive = match &raw.destructive {
-        None => None,
+    let machine = MachineDisks::default();
+    let (destructive, unresolved) = match &raw.destructive {
+        None => (None, None),
         Some(d) => {
-            let mut targets = Vec::new();
-            for (i, t) in d.targets.iter().enumerate() {
-                targets.push(t.to_ref(&format!("destructive.targets[{i}]"))?);
-            }
-            Some(Destructive {
-                confirm: d.confirm.clone(),
-                targets,
-                allow_overwrite_signatures: d.allow_overwrite_signatures,
-            })
+            let (d, why) = resolve_destructive(d, ov.simulate, booted, &machine)?;
+            (Some(d), why)
         }
     };
 
@@ -1523,10 +1565,10 @@ fn plan_targets(
         let t = if ov.simulate {
             sim_target(r, at)?
         } else {
-            match real_target(r, at)? {
+            match real_target(r, at, &machine)? {
                 Resolved::Found(t) => *t,
                 // A path given on the command line is bad input.
-                Resolved::Absent(why) if !absent_ok || at == "--target" => return err(why),
+                Resolved::Absent(why) if !booted || at == "--target" => return err(why),
                 Resolved::Absent(why) => missing_target(r, why),
             }
         };
@@ -1547,15 +1589,25 @@ fn plan_targets(
         }
         targets.push(t);
     }
-    let stacks = resolve_stacks(raw, ov, never, &mut targets, absent_ok)?;
+    let cx = Lookup {
+        ov,
+        never,
+        booted,
+        machine: &machine,
+    };
+    let stacks = resolve_stacks(raw, &cx, &mut targets)?;
 
     let mut items = Vec::new();
     let wants_write = tests.iter().any(|(s, _)| s.workload.writes());
     // A config that names a disk this machine lacks does not match the
     // machine: it runs (reads), but writes nothing anywhere.
-    let withheld = targets.iter().find_map(|t| t.missing.as_ref()).map(|why| {
-        format!("writes withheld: the config names a disk this machine lacks ({why}); a config that does not match the machine writes nothing")
-    });
+    let withheld = targets
+        .iter()
+        .find_map(|t| t.missing.as_ref())
+        .or(unresolved.as_ref())
+        .map(|why| {
+            format!("writes withheld: the config names a disk this machine lacks ({why}); a config that does not match the machine writes nothing")
+        });
     for ti in 0..targets.len() {
         // An absent disk, or a stack with one beneath: its tests are skipped.
         let absent = match stacks.iter().find(|s| s.target == ti) {
@@ -1597,26 +1649,13 @@ fn plan_targets(
             let t = &mut targets[ti];
             if let (true, Some(why)) = (wants_write && t.sim.is_none(), &withheld) {
                 t.info.write_refusal = Some(why.clone());
-            } else if wants_write && t.sim.is_none() {
-                let grant = || {
-                    safety::grant(
-                        destructive.as_ref(),
-                        &t.info.path,
-                        t.info.serial.as_deref(),
-                        t.info.wwn.as_deref(),
-                    )
-                };
-                match grant() {
-                    Ok(p) => {
-                        t.permit = Some(p);
-                        if raw.all_at_once {
-                            t.permit_all = grant().ok();
-                        }
-                    }
+            } else if let (true, Some(id)) = (wants_write, t.id.as_ref()) {
+                match safety::grant(destructive.as_ref(), &t.info.path, id) {
+                    Ok(g) => t.grant = Some(g),
                     Err(r) => t.info.write_refusal = Some(r.to_string()),
                 }
             }
-            t.info.writable = t.sim.is_some() || t.permit.is_some();
+            t.info.writable = t.sim.is_some() || t.grant.is_some();
         }
         let t = &targets[ti];
         for (spec, origin) in &tests {
@@ -1712,8 +1751,9 @@ fn sim_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
     Ok(PlannedTarget {
         info,
         geometry,
-        permit: None,
-        permit_all: None,
+        id: None,
+        grant: None,
+        written: false,
         sim: Some(sim),
         missing: None,
     })
@@ -1748,15 +1788,16 @@ fn missing_target(r: &TargetRef, why: String) -> PlannedTarget {
             logical_block: 512,
             physical_block: 512,
         },
-        permit: None,
-        permit_all: None,
+        id: None,
+        grant: None,
+        written: false,
         sim: None,
         missing: Some(why),
     }
 }
 
-fn real_target(r: &TargetRef, at: &str) -> Result<Resolved, ConfigError> {
-    let info = match r {
+fn real_target(r: &TargetRef, at: &str, machine: &MachineDisks) -> Result<Resolved, ConfigError> {
+    let (info, id) = match r {
         TargetRef::Path(p) => {
             if p.starts_with("sim:") {
                 return err(format!(
@@ -1776,10 +1817,10 @@ fn real_target(r: &TargetRef, at: &str) -> Result<Resolved, ConfigError> {
                 }
                 Ok(_) => {}
             }
-            identity::describe(p).map_err(|e| ConfigError(format!("{at}: {p:?} cannot be described: {e}")))?
+            identity::describe_bound(p).map_err(|e| ConfigError(format!("{at}: {p:?} cannot be described: {e}")))?
         }
-        TargetRef::Serial(_) | TargetRef::Wwn(_) => match find_disk(r, at)? {
-            Some(info) => info,
+        TargetRef::Serial(_) | TargetRef::Wwn(_) => match find_disk(r, at, machine)? {
+            Some(found) => found.clone(),
             None => {
                 return Ok(Resolved::Absent(format!(
                     "{at}: no whole disk has {r}; expected a disk present on this machine"
@@ -1801,39 +1842,127 @@ fn real_target(r: &TargetRef, at: &str) -> Result<Resolved, ConfigError> {
     Ok(Resolved::Found(Box::new(PlannedTarget {
         info,
         geometry,
-        permit: None,
-        permit_all: None,
+        id: Some(id),
+        grant: None,
+        written: false,
         sim: None,
         missing: None,
     })))
 }
 
-/// The whole disk under /sys/class/block whose serial or WWN `r` names.
-fn find_disk(r: &TargetRef, at: &str) -> Result<Option<TargetInfo>, ConfigError> {
-    let mut names: Vec<String> = std::fs::read_dir("/sys/class/block")
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
+/// The machine's whole disks (`/sys/class/block` without partitions), each
+/// described with its identity: read once per plan, when a serial or WWN
+/// is first looked up.
+#[derive(Debug, Default)]
+pub struct MachineDisks(std::cell::OnceCell<Vec<(TargetInfo, DeviceId)>>);
+
+impl MachineDisks {
+    /// Every whole disk, by name.
+    fn all(&self) -> &[(TargetInfo, DeviceId)] {
+        self.0.get_or_init(|| {
+            crate::discover::sorted_names(std::path::Path::new("/sys/class/block"))
+                .into_iter()
+                .filter(|name| !std::path::Path::new(&format!("/sys/class/block/{name}/partition")).exists())
+                .filter_map(|name| identity::describe_bound(&format!("/dev/{name}")).ok())
                 .collect()
         })
-        .unwrap_or_default();
-    names.sort();
-    let mut found: Vec<TargetInfo> = Vec::new();
-    for name in names {
-        if std::path::Path::new(&format!("/sys/class/block/{name}/partition")).exists() {
-            continue; // whole disks only
-        }
-        let path = format!("/dev/{name}");
-        let Ok(info) = identity::describe(&path) else { continue };
-        if safety::names(r, &path, info.serial.as_deref(), info.wwn.as_deref()) {
-            found.push(info);
-        }
     }
+}
+
+/// The one whole disk whose serial or WWN `r` names. Several devices can
+/// share a serial (the namespaces of one NVMe controller, the LUNs of a
+/// multi-bay USB enclosure that reports its bridge's serial): naming more
+/// than one is an error that lists them, with their WWNs when they have
+/// them (a WWN names a namespace or a LUN of its own).
+fn find_disk<'m>(
+    r: &TargetRef,
+    at: &str,
+    machine: &'m MachineDisks,
+) -> Result<Option<&'m (TargetInfo, DeviceId)>, ConfigError> {
+    let found: Vec<&(TargetInfo, DeviceId)> = machine
+        .all()
+        .iter()
+        .filter(|(info, _)| safety::names(r, &info.path, info.serial.as_deref(), info.wwn.as_deref()))
+        .collect();
     match found.len() {
-        1 => Ok(Some(found.remove(0))),
         0 => Ok(None),
-        _ => err(format!("{at}: several disks have {r}; expected a unique serial or WWN")),
+        1 => Ok(Some(found[0])),
+        _ => {
+            let list: Vec<String> = found
+                .iter()
+                .map(|(i, _)| match &i.wwn {
+                    Some(w) => format!("{} (WWN {w})", i.path),
+                    None => i.path.clone(),
+                })
+                .collect();
+            err(format!(
+                "{at}: {r} names {} devices: {}; expected a serial or WWN that names exactly one whole disk",
+                found.len(),
+                list.join(", ")
+            ))
+        }
     }
+}
+
+/// Resolve the `destructive` section: each entry to exactly one device.
+/// Booted from the stick, each entry must name a serial or WWN (device
+/// names differ between the machine where the config was written and the
+/// server's boot). A serial or WWN resolves among whole disks only, so a
+/// partition is never granted through one. An entry that names nothing on
+/// this machine is an error on a live system; booted, it is returned as
+/// the reason to withhold every write (the config does not match the
+/// machine). Simulated runs resolve nothing (simulated disks need no grant).
+fn resolve_destructive(
+    d: &RawDestructive,
+    simulate: bool,
+    booted: bool,
+    machine: &MachineDisks,
+) -> Result<(Destructive, Option<String>), ConfigError> {
+    let mut targets = Vec::new();
+    let mut resolved = Vec::new();
+    let mut unresolved = None;
+    for (i, t) in d.targets.iter().enumerate() {
+        let at = format!("destructive.targets[{i}]");
+        let r = t.to_ref(&at)?;
+        let node = match &r {
+            _ if simulate => None,
+            TargetRef::Path(p) if booted => {
+                return err(format!(
+                    "{at}: {p:?} is a path; booted from the stick, expected {{\"serial\": ...}} or {{\"wwn\": ...}} \
+                     (device names are not stable from one boot or machine to the next)"
+                ))
+            }
+            TargetRef::Path(p) => match identity::describe_bound(p) {
+                Ok((_, id)) => Some(id.node),
+                Err(e) => {
+                    return err(format!(
+                        "{at}: {p:?} cannot be used: {e}; expected an existing block device or file"
+                    ))
+                }
+            },
+            TargetRef::Serial(_) | TargetRef::Wwn(_) => match find_disk(&r, &at, machine)? {
+                Some((_, id)) => Some(id.node),
+                None if booted => {
+                    unresolved.get_or_insert(format!("{at}: no whole disk has {r}"));
+                    None
+                }
+                None => {
+                    return err(format!(
+                        "{at}: no whole disk has {r}; expected a disk present on this machine"
+                    ))
+                }
+            },
+        };
+        targets.push(r);
+        resolved.push(node);
+    }
+    let d = Destructive {
+        confirm: d.confirm.clone(),
+        targets,
+        resolved,
+        allow_overwrite_signatures: d.allow_overwrite_signatures,
+    };
+    Ok((d, unresolved))
 }
 
 /// The plan in words, as `validate` prints it.
@@ -2323,51 +2452,63 @@ mod tests {
         assert_eq!(via_validate.items, via_plan.items);
     }
 
-    /// A config that names a disk this machine lacks writes nothing: the
-    /// present disk named in "destructive" keeps its reads, but its write
-    /// test is skipped with the reason and it gets no permit; the same
-    /// config without the absent disk writes.
+    /// A config that names a disk this machine lacks writes nothing: booted
+    /// (`plan_with`), a disk the config names as a target, or an entry of
+    /// "destructive" that no disk answers, withholds every write (the
+    /// present disk keeps its reads, its write test is skipped with the
+    /// reason, and it gets no grant); live (`validate`), the same config
+    /// with the disk named by path writes.
     #[test]
     fn a_config_naming_an_absent_disk_writes_nothing() {
         let t = crate::testutil::TempDir::new("config-absent-writes");
         let disk = t.0.join("a.img");
         std::fs::write(&disk, vec![0u8; 4 << 20]).unwrap();
         let disk = disk.to_string_lossy().into_owned();
-        for absent in [true, false] {
-            let member = if absent { r#",{"serial":"NO-SUCH-MEMBER"}"# } else { "" };
-            let text = format!(
-                r#"{{"tests":[{{"workload":"seq_read","size":"1M"}},{{"workload":"seq_write","size":"1M"}}],
-                    "targets":["{disk}"{member}],
-                    "destructive":{{"confirm":"{}","targets":["{disk}"]}}}}"#,
-                safety::CONFIRM_PHRASE
-            );
-            let c = raw(&text);
-            let ov = Overrides::default();
-            let p = plan_with(&c, "t", &ov, &target_refs(&c, &ov).unwrap(), &[]).unwrap();
-            let on_disk: Vec<&Action> = p
-                .items
+        let tests = r#"[{"workload":"seq_read","size":"1M"},{"workload":"seq_write","size":"1M"}]"#;
+        let phrase = safety::CONFIRM_PHRASE;
+        let ov = Overrides::default();
+        let actions = |p: &Plan| -> Vec<Action> {
+            p.items
                 .iter()
                 .filter(|it| it.target == 0)
-                .map(|it| &it.action)
-                .collect();
-            assert!(matches!(on_disk[0], Action::Run(_)), "{absent}: the read runs");
-            if absent {
-                let Action::Skip(why) = on_disk[1] else {
-                    panic!("the write runs: {:?}", on_disk[1])
-                };
-                assert!(
-                    why.contains("writes withheld") && why.contains("NO-SUCH-MEMBER"),
-                    "{why}"
-                );
-                assert!(p.targets[0].permit.is_none() && !p.targets[0].info.writable);
-            } else {
-                assert!(
-                    matches!(on_disk[1], Action::Run(_)),
-                    "without the absent disk the write runs"
-                );
-                assert!(p.targets[0].permit.is_some());
-            }
+                .map(|it| it.action.clone())
+                .collect()
+        };
+        for (targets, named) in [
+            (
+                format!(r#"["{disk}",{{"serial":"NO-SUCH-MEMBER"}}]"#),
+                r#"[{"serial":"NO-SUCH-OTHER"}]"#,
+            ),
+            (format!(r#"["{disk}"]"#), r#"[{"serial":"NO-SUCH-MEMBER"}]"#),
+        ] {
+            let c = raw(&format!(
+                r#"{{"tests":{tests},"targets":{targets},"destructive":{{"confirm":"{phrase}","targets":{named}}}}}"#
+            ));
+            let p = plan_with(&c, "t", &ov, &target_refs(&c, &ov).unwrap(), &[]).unwrap();
+            let on_disk = actions(&p);
+            assert!(matches!(on_disk[0], Action::Run(_)), "{targets}: the read runs");
+            let Action::Skip(why) = &on_disk[1] else {
+                panic!("{targets}: the write runs: {:?}", on_disk[1])
+            };
+            assert!(
+                why.contains("writes withheld") && why.contains("NO-SUCH-MEMBER"),
+                "{why}"
+            );
+            assert!(p.targets[0].grant.is_none() && !p.targets[0].info.writable);
         }
+        // Live, by path: granted, and the write runs.
+        let c = raw(&format!(
+            r#"{{"tests":{tests},"targets":["{disk}"],"destructive":{{"confirm":"{phrase}","targets":["{disk}"]}}}}"#
+        ));
+        let p = validate(&c, "t", &ov).unwrap();
+        assert!(matches!(actions(&p)[1], Action::Run(_)), "the write runs");
+        assert!(p.targets[0].grant.is_some());
+        // Booted, a "destructive" entry that is a path is an error naming it.
+        let e = plan_with(&c, "t", &ov, &target_refs(&c, &ov).unwrap(), &[]).unwrap_err();
+        assert!(
+            e.0.starts_with("destructive.targets[0]: ") && e.0.contains("booted from the stick"),
+            "{e}"
+        );
     }
 
     /// A disk the config names but this machine lacks (by serial, WWN or
@@ -2797,7 +2938,7 @@ mod tests {
         };
         let p = plan_for(&[&a]);
         assert_eq!(p.targets.len(), 4);
-        assert!(p.targets[0].info.writable && p.targets[0].permit.is_some() && p.targets[0].permit_all.is_some());
+        assert!(p.targets[0].info.writable && p.targets[0].grant.is_some());
         assert!(!p.targets[1].info.writable);
         for ti in [2, 3] {
             let i = &p.targets[ti].info;

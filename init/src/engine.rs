@@ -25,7 +25,7 @@ use bench_core::runner::{self, open_spec, JobOutcome, Progress, StepRunner, Stop
 use bench_core::spec::Step;
 use bench_core::units::Nanos;
 
-use crate::safety::WritePermit;
+use crate::safety::{self, WritePermit};
 use crate::sys::buf::AlignedBuf;
 use crate::sys::uring::{Ring, RingOp};
 use crate::sys::{blk, file};
@@ -146,17 +146,20 @@ pub enum TargetKind {
 /// A block device or a regular file to benchmark.
 ///
 /// # Invariants
-/// - `ro` is open read-only; it serves ioctls and cache drops, never I/O.
-///   For a writable block device it is also an exclusive claim (O_EXCL), so
-///   a device that is mounted or part of an array is never written.
-/// - Queues that write are opened only if `permit` names `path` exactly.
+/// - `ro` is the one descriptor opened by path: read-only; for a writable
+///   target it is the claim's (O_EXCL for a block device, so a device that
+///   is mounted or part of an array is never written, and checked to be the
+///   device the grant was made for). It serves ioctls and cache drops;
+///   every queue reopens *it* (`/proc/self/fd/N`, [`safety::reopen_path`]),
+///   never the path, so every request reaches the device `ro` has open.
+/// - Queues that write are opened only if the target was opened with a
+///   permit (`writable`).
 #[derive(Debug)]
 pub struct DevTarget {
-    path: String,
     kind: TargetKind,
     geometry: Geometry,
     ro: File,
-    permit: Option<WritePermit>,
+    writable: bool,
 }
 
 fn ioctl_err<'p>(path: &'p str, request: &'static str) -> impl Fn(i32) -> EngineError + 'p {
@@ -169,7 +172,8 @@ fn ioctl_err<'p>(path: &'p str, request: &'static str) -> impl Fn(i32) -> Engine
 
 impl DevTarget {
     /// Open `path` (read-only) and read its geometry. With a permit (which
-    /// must be for this exact path), queues may later be opened for writing.
+    /// must be for this exact path), its claimed descriptor is the target's
+    /// and queues may later be opened for writing.
     pub fn open(path: &str, permit: Option<WritePermit>) -> Result<DevTarget, EngineError> {
         if let Some(p) = &permit {
             if p.path() != path {
@@ -179,7 +183,15 @@ impl DevTarget {
                 });
             }
         }
-        let meta = std::fs::metadata(path).map_err(|source| EngineError::Stat {
+        let writable = permit.is_some();
+        let ro = match permit {
+            Some(p) => p.into_file(),
+            None => file::open(path, false, false).map_err(|source| EngineError::Open {
+                path: path.to_string(),
+                source,
+            })?,
+        };
+        let meta = ro.metadata().map_err(|source| EngineError::Stat {
             path: path.to_string(),
             source,
         })?;
@@ -191,15 +203,6 @@ impl DevTarget {
         } else {
             return Err(EngineError::Unsupported { path: path.to_string() });
         };
-        let ro = if kind == TargetKind::Block && permit.is_some() {
-            file::open_exclusive(path)
-        } else {
-            file::open(path, false, false)
-        }
-        .map_err(|source| EngineError::Open {
-            path: path.to_string(),
-            source,
-        })?;
         let geometry = match kind {
             TargetKind::Block => Geometry {
                 size: blk::size_bytes(&ro).map_err(ioctl_err(path, "BLKGETSIZE64"))?,
@@ -213,17 +216,21 @@ impl DevTarget {
             },
         };
         Ok(DevTarget {
-            path: path.to_string(),
             kind,
             geometry,
             ro,
-            permit,
+            writable,
         })
     }
 
     /// True if queues may be opened for writing.
     pub fn writable(&self) -> bool {
-        self.permit.as_ref().is_some_and(|p| p.path() == self.path)
+        self.writable
+    }
+
+    /// The target's one descriptor (see the invariants).
+    pub fn file(&self) -> &File {
+        &self.ro
     }
 }
 
@@ -251,8 +258,12 @@ impl Target for DevTarget {
         if spec.depth == 0 {
             return Err(fail(libc::EINVAL));
         }
-        let f =
-            file::open(&self.path, spec.write, spec.access == Access::Direct).map_err(|e| fail(file::errno_of(&e)))?;
+        let f = file::open(
+            &safety::reopen_path(&self.ro),
+            spec.write,
+            spec.access == Access::Direct,
+        )
+        .map_err(|e| fail(file::errno_of(&e)))?;
         let mut rng = Rng::new(spec.seed);
         if spec.depth == 1 {
             let rbuf = AlignedBuf::new(buf_len).ok_or_else(|| fail(libc::ENOMEM))?;
@@ -924,8 +935,8 @@ mod tests {
             Err(EngineError::Unsupported { .. })
         ));
         let e = DevTarget::open("/nonexistent/bootbench", None).expect_err("missing");
-        assert!(matches!(&e, EngineError::Stat { source, .. } if source.raw_os_error() == Some(libc::ENOENT)));
-        assert!(e.to_string().starts_with("/nonexistent/bootbench: cannot stat"), "{e}");
+        assert!(matches!(&e, EngineError::Open { source, .. } if source.raw_os_error() == Some(libc::ENOENT)));
+        assert!(e.to_string().starts_with("/nonexistent/bootbench: cannot open"), "{e}");
     }
 
     /// Reads at known offsets and writes verified in the backing file, for
@@ -1011,19 +1022,54 @@ mod tests {
             Err(libc::EBADF)
         );
         drop(q);
-        // A writable block target claims the device exclusively: a second
-        // writable open of the same device (like a mount) is EBUSY.
+        // A writable block target holds the device's exclusive claim: a
+        // second exclusive open of the same device (like a mount) is EBUSY.
         let claim = lo.target(true);
-        let second = DevTarget::open(&lo.dev, Some(WritePermit::for_tests(&lo.dev)));
-        assert!(
-            matches!(&second, Err(EngineError::Open { source, .. }) if source.raw_os_error() == Some(libc::EBUSY)),
-            "{second:?}"
-        );
+        let second = file::open_exclusive(&lo.dev);
+        assert_eq!(second.map_err(|e| e.raw_os_error()).err(), Some(Some(libc::EBUSY)));
         drop(claim);
-        // A permit for another path is refused outright.
-        let other = DevTarget::open(&lo.dev, Some(WritePermit::for_tests("/dev/loop-other")));
+        // A permit for another target is refused outright.
+        let elsewhere = crate::testutil::TempDir::new("eperm-other");
+        let other_path = elsewhere.0.join("other");
+        std::fs::write(&other_path, [0u8; 4096]).expect("write");
+        let other = DevTarget::open(&lo.dev, Some(WritePermit::for_tests(other_path.to_str().unwrap())));
         assert!(matches!(other, Err(EngineError::PermitMismatch { .. })));
         assert!(lo.contents() == before, "backing file unchanged");
+    }
+
+    /// Queues reopen the target's one descriptor, never its path: a file
+    /// put in the path's place after the target was opened is not touched,
+    /// and the writes reach the file that was opened.
+    #[test]
+    fn queues_reopen_the_descriptor_not_the_path() {
+        let t = crate::testutil::TempDir::new("reopen");
+        let path = t.0.join("target");
+        let path_s = path.to_str().unwrap();
+        std::fs::write(&path, vec![0u8; 1 << 20]).expect("write");
+        let dev = DevTarget::open(path_s, Some(WritePermit::for_tests(path_s))).expect("open");
+        // Another file takes the path: the original is now only reachable
+        // through the descriptor.
+        let opened = t.0.join("opened-one");
+        std::fs::rename(&path, &opened).expect("rename");
+        std::fs::write(&path, vec![7u8; 1 << 20]).expect("write the newcomer");
+        for depth in [1, 4] {
+            let mut q = dev
+                .open(&spec(Access::Buffered, true, depth, 4096))
+                .expect("write queue");
+            for r in [req(Op::Write, 0, 4096), req(Op::Flush, 0, 0)] {
+                let done = run_batch_one(&mut q, 0, r);
+                assert!(done.result.is_ok(), "{done:?}");
+            }
+        }
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            vec![7u8; 1 << 20],
+            "the newcomer is untouched"
+        );
+        assert!(
+            std::fs::read(&opened).expect("read")[..4096].iter().any(|&b| b != 0),
+            "the writes reached the file that was opened"
+        );
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! What the system tells of a target (sysfs, ioctls) and of the host.
 //!
 //! API used by the CLI:
-//! - `describe(path: &str) -> Result<TargetInfo, IdentityError>`
+//! - `describe_bound(path: &str) -> Result<(TargetInfo, DeviceId), IdentityError>`
+//!   and `identify(path, &File, sys)`: the description and the identity a
+//!   write grant is bound to
 //! - `host() -> Host`
 
 use std::fmt;
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -71,6 +74,7 @@ pub fn major_minor(dev: u64) -> (u64, u64) {
 
 /// Describe `path`: a block device from sysfs and ioctls, a regular file
 /// from its metadata. `writable` and `write_refusal` are left for the plan.
+#[cfg(test)]
 pub fn describe(path: &str) -> Result<TargetInfo, IdentityError> {
     describe_in(path, Path::new("/sys"))
 }
@@ -83,19 +87,31 @@ pub fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> 
     })?;
     let ft = meta.file_type();
     if ft.is_file() {
-        return Ok(TargetInfo {
-            path: path.to_string(),
-            kind: "file".to_string(),
-            size_bytes: meta.len(),
-            logical_block_size: FILE_LOGICAL_BLOCK,
-            physical_block_size: FILE_PHYSICAL_BLOCK,
-            ..TargetInfo::default()
-        });
+        return Ok(file_info(path, &meta));
     }
     if !ft.is_block_device() {
         return Err(IdentityError::Unsupported { path: path.to_string() });
     }
-    let (major, minor) = major_minor(meta.rdev());
+    let f = file::open(path, false, false).ok();
+    describe_block(path, meta.rdev(), f.as_ref(), sys)
+}
+
+/// A regular file, from its metadata.
+fn file_info(path: &str, meta: &std::fs::Metadata) -> TargetInfo {
+    TargetInfo {
+        path: path.to_string(),
+        kind: "file".to_string(),
+        size_bytes: meta.len(),
+        logical_block_size: FILE_LOGICAL_BLOCK,
+        physical_block_size: FILE_PHYSICAL_BLOCK,
+        ..TargetInfo::default()
+    }
+}
+
+/// The block device `rdev` (at `path`) from sysfs, and from `f` (the
+/// device, open) where given: its ioctls and, for a SATA disk, ATA IDENTIFY.
+fn describe_block(path: &str, rdev: u64, f: Option<&File>, sys: &Path) -> Result<TargetInfo, IdentityError> {
+    let (major, minor) = major_minor(rdev);
     let link = sys.join(format!("dev/block/{major}:{minor}"));
     let dir = std::fs::canonicalize(&link).map_err(|source| IdentityError::Sysfs {
         path: path.to_string(),
@@ -106,14 +122,14 @@ pub fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> 
     info.path = path.to_string();
     // The ioctls are authoritative where they answer (sysfs `size` is in
     // 512-byte units whatever the block size).
-    if let Ok(f) = file::open(path, false, false) {
-        if let Ok(size) = blk::size_bytes(&f) {
+    if let Some(f) = f {
+        if let Ok(size) = blk::size_bytes(f) {
             info.size_bytes = size;
         }
-        if let Ok(lbs) = blk::logical_block(&f) {
+        if let Ok(lbs) = blk::logical_block(f) {
             info.logical_block_size = lbs;
         }
-        if let Ok(pbs) = blk::physical_block(&f) {
+        if let Ok(pbs) = blk::physical_block(f) {
             info.physical_block_size = pbs;
         }
         // SATA disks behind AHCI often show no serial in sysfs (their wwid
@@ -123,12 +139,149 @@ pub fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> 
         // refused), and read-only: IDENTIFY transfers data from the disk.
         let whole = !dir.join("partition").exists();
         if whole && info.transport.as_deref() == Some("sata") {
-            if let Ok(page) = sgio::ata_identify(&f) {
+            if let Ok(page) = sgio::ata_identify(f) {
                 merge_ata(&mut info, parse_ata_identify(&page));
             }
         }
     }
     Ok(info)
+}
+
+/// What a device is, on this boot: a block device's number, or a regular
+/// file's filesystem and inode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node {
+    /// A block device (`st_rdev`).
+    Block {
+        /// The device number.
+        rdev: u64,
+    },
+    /// A regular file (`st_dev`, `st_ino`).
+    File {
+        /// The filesystem's device number.
+        dev: u64,
+        /// The inode.
+        ino: u64,
+    },
+}
+
+impl fmt::Display for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Node::Block { rdev } => {
+                let (major, minor) = major_minor(*rdev);
+                write!(f, "block device {major}:{minor}")
+            }
+            Node::File { dev, ino } => {
+                let (major, minor) = major_minor(*dev);
+                write!(f, "file {ino} on {major}:{minor}")
+            }
+        }
+    }
+}
+
+/// Who a target is: what a write grant is bound to when the plan is made,
+/// and checked again on the descriptor that writes (a loop device rebound,
+/// a disk hot-swapped, a by-id link pointing elsewhere all change it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceId {
+    /// The device number, or the file's inode.
+    pub node: Node,
+    /// The serial, as [`describe`] finds it.
+    pub serial: Option<String>,
+    /// The WWN, as [`describe`] finds it.
+    pub wwn: Option<String>,
+    /// Size in bytes.
+    pub size: u64,
+    /// A regular file's birth time (statx), which tells a new file apart
+    /// from the one it replaced even when it got the same inode number.
+    pub born: Option<std::time::SystemTime>,
+    /// The kernel's disk sequence number (BLKGETDISKSEQ, Linux 5.15+): new
+    /// for every disk attached and every loop device (re)bound, so a device
+    /// number the kernel gave to another disk meanwhile is told apart.
+    pub diskseq: Option<u64>,
+}
+
+impl DeviceId {
+    /// How `now` differs from this identity, in words (empty: the same
+    /// device). A value that one side lacks is not compared.
+    pub fn changes(&self, now: &DeviceId) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.node != now.node {
+            out.push(format!("{} is now {}", self.node, now.node));
+        }
+        let text = |v: &Option<String>| v.as_deref().map_or_else(|| "none".to_string(), |s| format!("{s:?}"));
+        if self.serial != now.serial {
+            out.push(format!("serial {} is now {}", text(&self.serial), text(&now.serial)));
+        }
+        if self.wwn != now.wwn {
+            out.push(format!("WWN {} is now {}", text(&self.wwn), text(&now.wwn)));
+        }
+        if self.size != now.size {
+            out.push(format!("size {} B is now {} B", self.size, now.size));
+        }
+        if let (Some(a), Some(b)) = (self.born, now.born) {
+            if a != b {
+                out.push("the file was created anew (its birth time changed)".to_string());
+            }
+        }
+        if let (Some(a), Some(b)) = (self.diskseq, now.diskseq) {
+            if a != b {
+                out.push(format!(
+                    "disk sequence number {a} is now {b} (another disk, or a loop device bound anew)"
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Describe `path` and read its identity, through one open descriptor.
+pub fn describe_bound(path: &str) -> Result<(TargetInfo, DeviceId), IdentityError> {
+    let f = file::open(path, false, false).map_err(|source| IdentityError::Stat {
+        path: path.to_string(),
+        source,
+    })?;
+    identify(path, &f, Path::new("/sys"))
+}
+
+/// The description and identity of the target open as `f` (opened from
+/// `path`, which names it in messages): `fstat` of the descriptor, never a
+/// lookup of the path again.
+pub fn identify(path: &str, f: &File, sys: &Path) -> Result<(TargetInfo, DeviceId), IdentityError> {
+    let meta = f.metadata().map_err(|source| IdentityError::Stat {
+        path: path.to_string(),
+        source,
+    })?;
+    let ft = meta.file_type();
+    if ft.is_file() {
+        let info = file_info(path, &meta);
+        let id = DeviceId {
+            node: Node::File {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            },
+            serial: None,
+            wwn: None,
+            size: meta.len(),
+            born: meta.created().ok(),
+            diskseq: None,
+        };
+        return Ok((info, id));
+    }
+    if !ft.is_block_device() {
+        return Err(IdentityError::Unsupported { path: path.to_string() });
+    }
+    let info = describe_block(path, meta.rdev(), Some(f), sys)?;
+    let id = DeviceId {
+        node: Node::Block { rdev: meta.rdev() },
+        serial: info.serial.clone(),
+        wwn: info.wwn.clone(),
+        size: info.size_bytes,
+        born: None,
+        diskseq: blk::disk_seq(f).ok(),
+    };
+    Ok((info, id))
 }
 
 /// Fill in what IDENTIFY tells: the serial and firmware where sysfs had
@@ -337,18 +490,20 @@ pub fn from_sysfs(dir: &Path, sys: &Path) -> TargetInfo {
     let model = attr(&dev, "model");
     let wwid = attr(&dev, "wwid").or_else(|| attr(disk, "wwid"));
     let transport = transport_of(disk, sys);
-    // A USB disk's serial is its USB device's iSerialNumber (what udev's
-    // ID_SERIAL_SHORT and lsblk show; QEMU's usb-storage `serial=`); the SCSI
-    // layer above it usually has none of its own.
+    // The device's own serial first (NVMe/virtio sysfs, SCSI VPD page 0x80:
+    // the unit's serial), then a USB disk's USB device's iSerialNumber (what
+    // udev's ID_SERIAL_SHORT and lsblk show; QEMU's usb-storage `serial=`):
+    // a bridge's serial is shared by every LUN of a multi-bay enclosure,
+    // so it names no single disk when the unit has its own.
     let usb = || (transport == Some("usb")).then(|| usb_serial(disk)).flatten();
     let serial = attr(&dev, "serial")
         .or_else(|| attr(disk, "serial"))
-        .or_else(usb)
         .or_else(|| {
             std::fs::read(dev.join("vpd_pg80"))
                 .ok()
                 .and_then(|p| vpd_pg80_serial(&p))
         })
+        .or_else(usb)
         .or_else(|| wwid.as_deref().and_then(|w| t10_serial(w, model.as_deref())));
     let num = |d: &Path, n: &str| attr(d, n).and_then(|v| v.parse::<u64>().ok());
     TargetInfo {
@@ -647,6 +802,12 @@ mod tests {
         write(&usb_dev, "idVendor", b"46f4\n");
         write(&usb_dev, "serial", b" SN-USB-4 \n");
         assert_eq!(from_sysfs(&usb_disk, sys).serial.as_deref(), Some("SN-USB-4"));
+        // The unit's own serial (VPD page 0x80) comes before the bridge's.
+        let mut page = vec![0x00, 0x80, 0x00, 0x07];
+        page.extend_from_slice(b"LUN-OWN");
+        write(&usb_disk, "device/vpd_pg80", &page);
+        assert_eq!(from_sysfs(&usb_disk, sys).serial.as_deref(), Some("LUN-OWN"));
+        fs::remove_file(usb_disk.join("device/vpd_pg80")).expect("rm");
         // Only for USB disks: a SATA disk does not borrow an ancestor's serial.
         write(&sys.join(pci), "idVendor", b"8086\n");
         write(&sys.join(pci), "serial", b"NOT-A-DISK\n");

@@ -15,6 +15,7 @@
 //! the run.
 
 use std::fmt;
+use std::fs::File;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
@@ -24,7 +25,7 @@ use bench_core::runner::{run_test, SerialRunner, Stop};
 
 use crate::config::{self, Action, Mode, Plan, PlannedStack, StackKind};
 use crate::engine::{self, DevTarget, ThreadedRunner};
-use crate::safety::{self, Destructive, TargetRef, WritePermit};
+use crate::safety::{self, Contents, Grant, Refusal};
 
 /// An assembled array or layer.
 pub trait Live: Send + fmt::Debug {
@@ -100,10 +101,42 @@ pub fn assemble_one(
         failed.push((st.target, why));
         return;
     }
-    let paths: Vec<String> = under.iter().map(|u| plan.targets[*u].info.path.clone()).collect();
     let line = config::stack_line(plan, &st);
     let mode = stack_mode(plan, &st);
-    match backend.build(&st, &paths, mode) {
+    // The disks right beneath, each held open (checked to be the device the
+    // plan described) while the kernel takes it: md and dm are given the
+    // held descriptor's path, never the disk's path again.
+    let mut held: Vec<(File, String, String)> = Vec::new();
+    for u in &under {
+        if !plan.is_disk(*u) || plan.targets[*u].id.is_none() {
+            continue;
+        }
+        match hold(plan, *u, mode) {
+            Ok((f, path)) => held.push((f, path, plan.targets[*u].info.path.clone())),
+            Err(why) => {
+                let why = format!("not assembled: {why}");
+                log(&format!("bootbench-init: {line}: {why}"));
+                failed.push((st.target, why));
+                return;
+            }
+        }
+    }
+    let paths: Vec<String> = under
+        .iter()
+        .map(|u| {
+            let path = &plan.targets[*u].info.path;
+            held.iter()
+                .find(|(_, _, p)| p == path)
+                .map_or_else(|| path.clone(), |(_, proc_path, _)| proc_path.clone())
+        })
+        .collect();
+    let built = backend.build(&st, &paths, mode).map_err(|e| {
+        // Messages name the disks, not the held descriptors.
+        held.iter()
+            .fold(e, |e, (_, proc_path, path)| e.replace(proc_path.as_str(), path))
+    });
+    drop(held);
+    match built {
         Ok(live) => {
             let path = live.path().to_string();
             reg.lock().push((st.name.clone(), live));
@@ -111,6 +144,7 @@ pub fn assemble_one(
             match backend.geometry(&path) {
                 Ok(g) => {
                     config::assembled(plan, st.target, &path, g);
+                    plan.targets[st.target].grant = stack_grant(plan, st.target);
                     let t = &mut plan.targets[st.target].info;
                     t.name = path.rsplit('/').next().map(str::to_string);
                     log(&format!("bootbench-init: assembled {path} {}: {line}", mode.name()));
@@ -128,6 +162,92 @@ pub fn assemble_one(
             failed.push((st.target, why));
         }
     }
+}
+
+/// Open disk `ti` (read-only, not exclusively: md and dm claim it next)
+/// for assembling a stack over it, checked on the descriptor to be the
+/// device the plan described. Under a read-write stack, a disk this run
+/// has not claimed yet is claimed first, so its contents are scanned again
+/// just as before its own first write. Returns the descriptor and the path
+/// the kernel is given for it (the descriptor's own).
+fn hold(plan: &mut Plan, ti: usize, mode: Mode) -> Result<(File, String), String> {
+    let path = plan.targets[ti].info.path.clone();
+    if let (Mode::ReadWrite, false, Some(g)) = (mode, plan.targets[ti].written, plan.targets[ti].grant.as_ref()) {
+        drop(g.claim(Contents::Check).map_err(|r| r.to_string())?);
+        plan.targets[ti].written = true;
+    }
+    let f = crate::sys::file::open(&path, false, false).map_err(|e| format!("cannot open {path}: {e}"))?;
+    check_identity(plan, ti, &f)?;
+    let proc_path = safety::reopen_path(&f);
+    Ok((f, proc_path))
+}
+
+/// `Err` naming what changed if the target open as `f` is not the device
+/// the plan described (no identity to compare: simulated, or a stack).
+fn check_identity(plan: &Plan, ti: usize, f: &File) -> Result<(), String> {
+    let t = &plan.targets[ti];
+    let Some(id) = &t.id else { return Ok(()) };
+    let (_, now) =
+        crate::identity::identify(&t.info.path, f, std::path::Path::new("/sys")).map_err(|e| e.to_string())?;
+    let changed = id.changes(&now);
+    if changed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is not the device the plan described: {}",
+            t.info.path,
+            changed.join("; ")
+        ))
+    }
+}
+
+/// Open target `ti` for its tests. Its descriptor is checked to be the
+/// device the plan described. With a grant and a test that writes, the
+/// grant is claimed ([`Grant::claim`]: identity, and the contents again on
+/// the first claim of the run); a refused claim withdraws the writes of it
+/// and of every stack on it ([`config::withdraw_writes`]: their write tests
+/// are skipped with the reason) and the reads still run, unless the device
+/// is not the one the plan described: then `Err`, and none of its tests
+/// run. The plan's target records may change: the caller copies them to
+/// the results.
+pub fn open_target(plan: &mut Plan, ti: usize, log: &mut dyn FnMut(&str)) -> Result<DevTarget, String> {
+    let path = plan.targets[ti].info.path.clone();
+    let writes = plan
+        .items
+        .iter()
+        .any(|it| it.target == ti && it.spec.workload.writes() && matches!(it.action, Action::Run(_)));
+    let mut permit = None;
+    if let (true, Some(g)) = (writes, plan.targets[ti].grant.clone()) {
+        let contents = if plan.targets[ti].written {
+            Contents::Own
+        } else {
+            Contents::Check
+        };
+        match g.claim(contents) {
+            Ok(p) => {
+                permit = Some(p);
+                plan.targets[ti].written = true;
+                if let Some(st) = plan.stack_of(ti) {
+                    for d in st.disks.clone() {
+                        plan.targets[d].written = true;
+                    }
+                }
+            }
+            Err(r) => {
+                let why = r.to_string();
+                config::withdraw_writes(plan, ti, &why);
+                if matches!(r, Refusal::Changed { .. }) {
+                    return Err(why);
+                }
+                log(&format!(
+                    "bootbench-init: {why}; its write tests are skipped, its reads still run"
+                ));
+            }
+        }
+    }
+    let dev = DevTarget::open(&path, permit).map_err(|e| e.to_string())?;
+    check_identity(plan, ti, dev.file())?;
+    Ok(dev)
 }
 
 /// How a stack is assembled: read-write only when it and every disk
@@ -198,23 +318,17 @@ pub fn emergency_teardown() {
     }
 }
 
-/// A permit to write an assembled stack: only for a stack the plan found
-/// writable, which it is only when every disk beneath was granted a permit
-/// by [`safety::grant`] under the config's `destructive` section. The device
-/// is new (made by this run, holding nothing of its own), so the permit is
-/// granted for its path alone.
-pub fn stack_permit(plan: &Plan, ti: usize) -> Option<WritePermit> {
+/// The grant to write an assembled stack: only for a stack assembled
+/// read-write, which it is only when every disk beneath was granted by
+/// [`safety::grant`] under the config's `destructive` section. The device
+/// is new (made by this run, holding nothing of its own), so the grant is
+/// bound to its identity now and its contents are not scanned.
+pub fn stack_grant(plan: &Plan, ti: usize) -> Option<Grant> {
     let st = plan.stack_of(ti)?;
     if st.mode != Some(Mode::ReadWrite) || stack_mode(plan, st) != Mode::ReadWrite {
         return None;
     }
-    let path = &plan.targets[ti].info.path;
-    let d = Destructive {
-        confirm: Some(safety::CONFIRM_PHRASE.to_string()),
-        targets: vec![TargetRef::Path(path.clone())],
-        allow_overwrite_signatures: true,
-    };
-    safety::grant(Some(&d), path, None, None).ok()
+    Grant::for_stack(&plan.targets[ti].info.path).ok()
 }
 
 /// On a live system, arrays and layers are allowed only over whole disks
@@ -390,16 +504,15 @@ impl Backend for Kernel {
 /// the sum and the comparison with each disk alone are the analysis's.
 pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> Vec<AllAtOnce> {
     let disks: Vec<usize> = (0..plan.targets.len()).filter(|t| plan.is_disk(*t)).collect();
-    // Each real disk opened once for every test (its second permit, if any).
+    // Each real disk opened once for every test (claimed again if it may be written).
     let mut devs: Vec<Option<Arc<DevTarget>>> = Vec::new();
     for &ti in &disks {
-        let t = &mut plan.targets[ti];
-        if t.sim.is_some() {
+        if plan.targets[ti].sim.is_some() {
             devs.push(None);
             continue;
         }
-        let path = t.info.path.clone();
-        match DevTarget::open(&path, t.permit_all.take()) {
+        let path = plan.targets[ti].info.path.clone();
+        match open_target(plan, ti, log) {
             Ok(d) => devs.push(Some(Arc::new(d))),
             Err(e) => {
                 log(&format!(
@@ -557,6 +670,14 @@ mod tests {
                 _ => format!("/dev/dm-{}", self.n),
             };
             self.n += 1;
+            // A disk beneath comes as its held descriptor: name the file it has open.
+            let under: Vec<String> = under
+                .iter()
+                .map(|u| match u.strip_prefix("/proc/self/fd/") {
+                    Some(_) => std::fs::read_link(u).map_or_else(|e| format!("{u}: {e}"), |p| p.display().to_string()),
+                    None => u.clone(),
+                })
+                .collect();
             self.events
                 .lock()
                 .unwrap()
@@ -640,11 +761,13 @@ mod tests {
                 let st = plan.stacks.iter().find(|s| s.name == name).unwrap();
                 let info = plan.targets[st.target].info.stack.as_ref().unwrap();
                 assert_eq!(info.mode.as_deref(), Some(want), "{name}");
-                assert_eq!(
-                    stack_permit(&plan, st.target).is_some(),
-                    want == "read-write",
-                    "{name}: a permit only for a read-write stack"
-                );
+                if want == "read-only" {
+                    assert!(
+                        stack_grant(&plan, st.target).is_none(),
+                        "{name}: no grant for a read-only stack"
+                    );
+                    assert!(plan.targets[st.target].grant.is_none(), "{name}");
+                }
             }
             teardown_all(&reg, &mut |_| {});
         }

@@ -26,3 +26,93 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// True when the tests run as root (loop devices need it).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(str::to_string))
+        .and_then(|l| l.split_whitespace().nth(2).map(|euid| euid == "0"))
+        .unwrap_or(false)
+}
+
+/// A loop device over a file in /dev/shm; detached, and its files removed,
+/// when dropped.
+#[derive(Debug)]
+pub struct Loop {
+    /// `/dev/loopN`.
+    pub dev: String,
+    /// The backing file, and any it was rebound to.
+    pub files: Vec<PathBuf>,
+}
+
+impl Loop {
+    /// A device over a file holding `contents`; `None` (with the reason
+    /// printed) where loop devices cannot be made: not root, or no losetup.
+    pub fn new(name: &str, contents: &[u8]) -> Option<Loop> {
+        if !is_root() {
+            eprintln!("skipped: loop-device tests need root");
+            return None;
+        }
+        let file = shm_file(name, contents);
+        let out = match std::process::Command::new("losetup")
+            .args(["--direct-io=on", "-f", "--show"])
+            .arg(&file)
+            .output()
+        {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("skipped: losetup not runnable: {e}");
+                let _ = std::fs::remove_file(&file);
+                return None;
+            }
+        };
+        assert!(
+            out.status.success(),
+            "losetup failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dev = String::from_utf8(out.stdout).expect("utf8").trim().to_string();
+        Some(Loop { dev, files: vec![file] })
+    }
+
+    /// Detach the device and bind the same device to a new file holding
+    /// `contents` (what happens when a loop device is reused meanwhile);
+    /// returns the new file.
+    pub fn rebind(&mut self, name: &str, contents: &[u8]) -> PathBuf {
+        let file = shm_file(name, contents);
+        let detached = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
+        assert!(detached.is_ok_and(|s| s.success()), "losetup -d {}", self.dev);
+        // Detaching is asynchronous for a device still open somewhere; try for a moment.
+        let mut bound = false;
+        for _ in 0..50 {
+            let st = std::process::Command::new("losetup").arg(&self.dev).arg(&file).status();
+            if st.is_ok_and(|s| s.success()) {
+                bound = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(bound, "losetup {} {}", self.dev, file.display());
+        self.files.push(file.clone());
+        file
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
+        for f in &self.files {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
+/// A new file in /dev/shm holding `contents`.
+fn shm_file(name: &str, contents: &[u8]) -> PathBuf {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let p = PathBuf::from(format!("/dev/shm/bootbench-test-{}-{n}-{name}", std::process::id()));
+    std::fs::write(&p, contents).expect("write a /dev/shm file");
+    p
+}

@@ -163,10 +163,19 @@ pub fn device_value(id: &str, spec: &DiskSpec, port: usize) -> String {
             }
             v
         }
-        Transport::Nvme => format!("nvme,drive={id},serial={serial}"),
+        Transport::Nvme => match spec.nsid {
+            Some(n) => format!("nvme-ns,drive={id},bus={},nsid={n}", nvme_controller_id(spec)),
+            None => format!("nvme,drive={id},serial={serial}"),
+        },
         Transport::Virtio => format!("virtio-blk-pci,drive={id},serial={serial}"),
         Transport::Usb => format!("usb-storage,bus=xhci.0,drive={id},serial={serial}"),
     }
+}
+
+/// The QEMU id of the NVMe controller whose namespaces share `spec`'s
+/// serial (serials are `[A-Za-z0-9._-]`, so the id is a valid one).
+fn nvme_controller_id(spec: &DiskSpec) -> String {
+    format!("nvme-{}", spec.serial)
 }
 
 /// Controllers the disks need: one AHCI per six SATA disks, one xHCI when
@@ -205,8 +214,20 @@ pub fn stick_args(image: &Path, boot_from_it: bool, readonly: bool) -> Vec<Strin
 pub fn disk_args(disks: &[Attached]) -> Vec<String> {
     let mut v = Vec::new();
     let mut sata_port = 0;
+    let mut controllers: Vec<String> = Vec::new();
     for (i, disk) in disks.iter().enumerate() {
         let id = format!("d{i}");
+        if disk.spec.transport == Transport::Nvme && disk.spec.nsid.is_some() {
+            // The namespaces' controller, before its first namespace.
+            let ctrl = nvme_controller_id(&disk.spec);
+            if !controllers.contains(&ctrl) {
+                v.extend([
+                    "-device".to_owned(),
+                    format!("nvme,id={ctrl},serial={}", escape(&disk.spec.serial)),
+                ]);
+                controllers.push(ctrl);
+            }
+        }
         v.extend(["-drive".to_owned(), drive_value(&id, disk)]);
         v.extend(["-device".to_owned(), device_value(&id, &disk.spec, sata_port)]);
         if disk.spec.transport == Transport::Sata {
@@ -417,6 +438,32 @@ mod tests {
             ]
         );
         assert_eq!(values(&args, "-drive").len(), 3);
+    }
+
+    #[test]
+    fn nvme_namespaces_share_their_controller() {
+        let disks = [
+            attached("nvme,serial=NS,ns=1"),
+            attached("nvme,serial=ONE"),
+            attached("nvme,serial=NS,ns=2"),
+        ];
+        let args = disk_args(&disks);
+        assert_eq!(
+            values(&args, "-device"),
+            [
+                "nvme,id=nvme-NS,serial=NS",
+                "nvme-ns,drive=d0,bus=nvme-NS,nsid=1",
+                "nvme,drive=d1,serial=ONE",
+                "nvme-ns,drive=d2,bus=nvme-NS,nsid=2"
+            ]
+        );
+        assert_eq!(values(&args, "-drive").len(), 3);
+        // Each namespace has a backing file of its own.
+        let dir = std::path::Path::new("/d");
+        assert_eq!(disks[0].spec.backing_file(dir), dir.join("NS-ns1.img"));
+        assert_eq!(disks[2].spec.backing_file(dir), dir.join("NS-ns2.img"));
+        assert!("sata,serial=S,ns=1".parse::<DiskSpec>().is_err());
+        assert!("nvme,serial=S,ns=0".parse::<DiskSpec>().is_err());
     }
 
     #[test]

@@ -137,8 +137,13 @@ pub struct DiskSpec {
     pub rotation_rate: Option<u16>,
     pub throttle: Throttle,
     pub faults: Vec<Fault>,
-    /// Backing file; `<out-dir>/disks/<serial>.img` when not given.
+    /// Backing file; `<out-dir>/disks/<name>.img` when not given.
     pub file: Option<PathBuf>,
+    /// NVMe only: namespace `nsid` of the controller with this serial. Disks
+    /// that share a serial and each give `ns=` are the namespaces of one
+    /// controller (which all report its serial); without it, a disk is a
+    /// controller with one namespace of its own.
+    pub nsid: Option<u32>,
 }
 
 /// A spec that cannot be used, with the reason.
@@ -206,6 +211,7 @@ impl FromStr for DiskSpec {
             throttle: Throttle::default(),
             faults: Vec::new(),
             file: None,
+            nsid: None,
         };
         for field in fields {
             let (key, value) = field
@@ -232,10 +238,19 @@ impl FromStr for DiskSpec {
                 }
                 "fault" => d.faults.push(value.parse()?),
                 "file" => d.file = Some(PathBuf::from(value)),
+                "ns" => {
+                    d.nsid = Some(
+                        value
+                            .parse()
+                            .ok()
+                            .filter(|n| *n >= 1)
+                            .ok_or_else(|| SpecError(format!("ns {value:?}: a namespace id from 1")))?,
+                    );
+                }
                 _ => {
                     return Err(SpecError(format!(
-                        "disk spec {s:?}: unknown key {key:?} (size, serial, model, rotation, bps, iops, fault, file)"
-                    )))
+                    "disk spec {s:?}: unknown key {key:?} (size, serial, model, rotation, bps, iops, fault, file, ns)"
+                )))
                 }
             }
         }
@@ -250,6 +265,9 @@ impl FromStr for DiskSpec {
                 "disk spec {s:?}: model and rotation apply to sata disks only"
             )));
         }
+        if d.transport != Transport::Nvme && d.nsid.is_some() {
+            return Err(SpecError(format!("disk spec {s:?}: ns applies to nvme disks only")));
+        }
         if let Some(m) = &d.model {
             if m.len() > 40 || m.contains(',') || !m.is_ascii() {
                 return Err(SpecError(format!(
@@ -262,11 +280,20 @@ impl FromStr for DiskSpec {
 }
 
 impl DiskSpec {
-    /// The backing file: the given one, or `<dir>/<serial>.img`.
+    /// The backing file: the given one, or `<dir>/<name>.img`.
     pub fn backing_file(&self, dir: &Path) -> PathBuf {
         self.file
             .clone()
-            .unwrap_or_else(|| dir.join(format!("{}.img", self.serial)))
+            .unwrap_or_else(|| dir.join(format!("{}.img", self.name())))
+    }
+
+    /// The disk's name among the disks of a boot: its serial, and for a
+    /// namespace of a shared NVMe controller `<serial>-ns<N>`.
+    pub fn name(&self) -> String {
+        match self.nsid {
+            Some(n) => format!("{}-ns{n}", self.serial),
+            None => self.serial.clone(),
+        }
     }
 }
 

@@ -197,7 +197,7 @@ pub fn prepare_disks(specs: &[DiskSpec], dir: &Path) -> Result<Vec<Attached>, Ru
             let blkdebug = if spec.faults.is_empty() {
                 None
             } else {
-                let p = disk_dir.join(format!("{}.blkdebug", spec.serial));
+                let p = disk_dir.join(format!("{}.blkdebug", spec.name()));
                 fs::write(&p, disk::blkdebug_config(&spec.faults)).map_err(io_err(p.display().to_string()))?;
                 Some(p)
             };

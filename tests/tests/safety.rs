@@ -12,12 +12,20 @@
 //!   writing the sector back (from the other mirror, or rebuilt from
 //!   parity), onto a disk nobody named. A linear layer on the raid1 is
 //!   loaded read-only too (DM_READONLY_FLAG; the kernel reports it so).
+//! - `d2`: a grant names exactly one whole disk. An NVMe controller with
+//!   two namespaces (both report the controller's serial) and that serial
+//!   in `destructive`: a config error naming both namespaces (with their
+//!   WWNs, which name one each), and neither namespace nor a bystander
+//!   changes. Before, the serial granted both namespaces and both were
+//!   written.
 
 use bootbench_e2e::{
     artifacts, assert_schema_valid, boot, by_stack, checksum, disks, fill_random, path_of, status_of, stick_copy,
     tests_on, the_document, Scratch, Via,
 };
 use serde_json::{json, Value};
+
+const CONFIRM: &str = "I understand this destroys data";
 
 /// The tests on the target at `path`.
 fn tests_at<'a>(doc: &'a Value, path: &str) -> Vec<&'a Value> {
@@ -94,5 +102,53 @@ fn d1_arrays_over_disks_not_writable_are_read_only_and_repair_nothing() {
             "{}: a member nobody named writable changed",
             d.serial
         );
+    }
+}
+
+#[test]
+fn d2_a_serial_shared_by_two_nvme_namespaces_grants_nothing() {
+    let Some(a) = artifacts("d2_shared_serial") else {
+        return;
+    };
+    let scratch = Scratch::new("d2_shared_serial");
+    let dir = scratch.0.clone();
+    let specs = disks(&[
+        "nvme,size=16M,serial=D2-NVME,ns=1",
+        "nvme,size=16M,serial=D2-NVME,ns=2",
+        "virtio,size=16M,serial=D2-BYSTANDER",
+    ]);
+    let files: Vec<_> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
+    std::fs::create_dir_all(dir.join("disks")).unwrap();
+    // The namespaces blank (zeros: writable but for the shared serial), the bystander random.
+    fill_random(&files[2], specs[2].size, 710).unwrap();
+    let before: Vec<_> = files
+        .iter()
+        .zip(&specs)
+        .map(|(f, d)| {
+            if !f.exists() {
+                std::fs::File::create(f).and_then(|h| h.set_len(d.size)).unwrap();
+            }
+            checksum(f).unwrap()
+        })
+        .collect();
+    let config = json!({
+        "tests": [{"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}],
+        "destructive": {"confirm": CONFIRM, "targets": [{"serial": "D2-NVME"}]}
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["run"]["status"], "error", "run: {}", doc["run"]);
+    let why = doc["run"]["error"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("destructive.targets[0]: serial D2-NVME names 2 devices: /dev/nvme0n1 (WWN ")
+            && why.contains(", /dev/nvme0n2 (WWN "),
+        "the error names both namespaces: {why:?}"
+    );
+    assert!(doc["tests"].as_array().is_some_and(Vec::is_empty), "nothing ran");
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    for (i, d) in specs.iter().enumerate() {
+        assert_eq!(before[i], after[i], "{} changed", d.name());
     }
 }

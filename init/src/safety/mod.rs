@@ -1,37 +1,25 @@
-//! The write interlock. `WritePermit` is the only way to open a target for
-//! writing; it is granted only for a target the validated plan names as
-//! writable (path, serial or WWN) with the confirmation phrase, and only if
-//! the target carries no partition table, filesystem, md superblock or LUKS
-//! header, unless overwriting signatures is allowed too.
+//! The write interlock. A [`Grant`] is made only for a target the
+//! validated plan names as writable (each `destructive.targets` entry
+//! resolved to exactly one device, by path on a live system, by serial or
+//! WWN everywhere) with the confirmation phrase, and only if the target
+//! carries no signature and holds no data, unless overwriting is allowed
+//! too. It is bound to the device's identity, and only its claim
+//! ([`Grant::claim`], checked again on the descriptor) gives the
+//! [`WritePermit`] that the engine needs to open a queue for writing.
 
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
+mod grant;
+
+pub use grant::{reopen_path, Contents, Grant, WritePermit};
+
+use crate::identity::{DeviceId, Node};
+
 /// The exact phrase the config's `destructive.confirm` must hold.
 pub const CONFIRM_PHRASE: &str = "I understand this destroys data";
-
-/// Permission to open one target for writing. Only [`grant`] makes one
-/// (and `for_tests` in unit tests); the engine asks for it by value.
-#[derive(Debug)]
-pub struct WritePermit {
-    path: String,
-}
-
-impl WritePermit {
-    /// The target this permit is for, as the plan names it.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// A permit for unit tests of the engine (never compiled into the binary).
-    #[cfg(test)]
-    #[allow(dead_code)] // used by the engine's unit tests, not by every test build of this module
-    pub fn for_tests(path: &str) -> WritePermit {
-        WritePermit { path: path.to_string() }
-    }
-}
 
 /// How a config names a target: by path, or by the device's serial or WWN.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,8 +47,12 @@ impl fmt::Display for TargetRef {
 pub struct Destructive {
     /// The confirmation phrase as given (must equal [`CONFIRM_PHRASE`]).
     pub confirm: Option<String>,
-    /// The targets that may be written.
+    /// The targets that may be written, as the config names them.
     pub targets: Vec<TargetRef>,
+    /// What each entry of `targets` names on this machine, resolved when
+    /// the plan is made: exactly one device, or `None` when the machine
+    /// has none (then nothing is written anywhere).
+    pub resolved: Vec<Option<Node>>,
     /// Write even over a partition table, filesystem, md or LUKS header.
     pub allow_overwrite_signatures: bool,
 }
@@ -86,6 +78,22 @@ pub enum Refusal {
         path: String,
         /// What was found.
         found: Vec<Signature>,
+    },
+    /// The device could not be claimed for writing (EBUSY: mounted, in an
+    /// array or a layer, or claimed by another exclusive opener).
+    Claim {
+        /// The target's path.
+        path: String,
+        /// The OS error, in words.
+        error: String,
+    },
+    /// The device at the target's path is not the one the grant was made
+    /// for (rebound, replaced, renamed).
+    Changed {
+        /// The target's path.
+        path: String,
+        /// What changed.
+        what: String,
     },
     /// The signature scan could not read the target.
     Unreadable {
@@ -128,6 +136,14 @@ impl fmt::Display for Refusal {
             Refusal::Unreadable { path, error } => {
                 write!(f, "writes refused: cannot scan {path} for signatures: {error}")
             }
+            Refusal::Claim { path, error } => write!(
+                f,
+                "writes refused: cannot claim {path} for writing (opened exclusively): {error}"
+            ),
+            Refusal::Changed { path, what } => write!(
+                f,
+                "writes refused: {path} is not the device the plan granted: {what}"
+            ),
         }
     }
 }
@@ -157,8 +173,8 @@ const MD_MAGIC: [u8; 4] = 0xa92b_4efc_u32.to_le_bytes();
 
 /// Scan a target (read-only) for partition tables, filesystems, swap, LUKS,
 /// md, LVM and ISO9660 signatures at the start and the end.
-pub fn signatures(path: &str) -> io::Result<Vec<Signature>> {
-    let mut f = File::open(path)?;
+pub fn signatures_of(f: &File) -> io::Result<Vec<Signature>> {
+    let mut f = f;
     // Seeking to the end gives the size of block devices too (their
     // metadata length is 0).
     let size = f.seek(SeekFrom::End(0))?;
@@ -169,7 +185,7 @@ pub fn signatures(path: &str) -> io::Result<Vec<Signature>> {
     Ok(scan(&head, &tail, tail_start, size))
 }
 
-fn read_at(f: &mut File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+fn read_at(f: &mut &File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
     f.seek(SeekFrom::Start(offset))?;
     let mut buf = Vec::new();
     f.take(len).read_to_end(&mut buf)?;
@@ -262,22 +278,34 @@ pub fn scan(head: &[u8], tail: &[u8], tail_start: u64, size: u64) -> Vec<Signatu
     found
 }
 
-/// Grant a permit to write `path` (whose device identity is `serial` and
-/// `wwn`, where it has one) under the config's `destructive` section.
+/// Refuse to write the target at `path` (read through `f`) unless it is
+/// blank: no signature.
+pub fn check_blank(f: &File, path: &str) -> Result<(), Refusal> {
+    let unreadable = |e: io::Error| Refusal::Unreadable {
+        path: path.to_string(),
+        error: e.to_string(),
+    };
+    let found = signatures_of(f).map_err(unreadable)?;
+    if !found.is_empty() {
+        return Err(Refusal::Signatures {
+            path: path.to_string(),
+            found,
+        });
+    }
+    Ok(())
+}
+
+/// Grant writes to the target at `path`, whose identity the plan read as
+/// `id`, under the config's `destructive` section.
 ///
-/// Refused, in this order: no destructive section; the target is not named
-/// (by its path, compared after resolving symlinks, or by serial or WWN);
-/// the confirmation phrase is missing or not exactly [`CONFIRM_PHRASE`]; the
-/// target cannot be scanned, or holds a signature and
-/// `allow_overwrite_signatures` is false.
-pub fn grant(
-    destructive: Option<&Destructive>,
-    path: &str,
-    serial: Option<&str>,
-    wwn: Option<&str>,
-) -> Result<WritePermit, Refusal> {
+/// Refused, in this order: no destructive section; no entry of it resolved
+/// to this device; the confirmation phrase is missing or not exactly
+/// [`CONFIRM_PHRASE`]; then, unless `allow_overwrite_signatures`, the
+/// target (opened read-only once, and checked to be the device `id` names)
+/// cannot be read, or is not blank ([`check_blank`]).
+pub fn grant(destructive: Option<&Destructive>, path: &str, id: &DeviceId) -> Result<Grant, Refusal> {
     let d = destructive.ok_or(Refusal::NotDestructive)?;
-    if !d.targets.iter().any(|t| names(t, path, serial, wwn)) {
+    if !d.resolved.contains(&Some(id.node)) {
         return Err(Refusal::NotNamed { path: path.to_string() });
     }
     if d.confirm.as_deref() != Some(CONFIRM_PHRASE) {
@@ -285,19 +313,28 @@ pub fn grant(
             given: d.confirm.clone(),
         });
     }
+    let g = Grant::new(path, id.clone(), !d.allow_overwrite_signatures);
     if !d.allow_overwrite_signatures {
-        let found = signatures(path).map_err(|e| Refusal::Unreadable {
+        // The scan is a claim's without O_EXCL (the plan holds nothing):
+        // it reads through one descriptor checked to be the device.
+        let f = File::open(path).map_err(|e| Refusal::Unreadable {
             path: path.to_string(),
             error: e.to_string(),
         })?;
-        if !found.is_empty() {
-            return Err(Refusal::Signatures {
+        let (_, now) = crate::identity::identify(path, &f, Path::new("/sys")).map_err(|e| Refusal::Unreadable {
+            path: path.to_string(),
+            error: e.to_string(),
+        })?;
+        let changed = id.changes(&now);
+        if !changed.is_empty() {
+            return Err(Refusal::Changed {
                 path: path.to_string(),
-                found,
+                what: changed.join("; "),
             });
         }
+        check_blank(&f, path)?;
     }
-    Ok(WritePermit { path: path.to_string() })
+    Ok(g)
 }
 
 /// True if `r` names the target at `path` with identity `serial`/`wwn`.
@@ -468,91 +505,14 @@ mod tests {
     }
 
     #[test]
-    fn signatures_reads_head_and_tail_of_a_file() {
-        let size = 4 * MIB;
-        let f = TempFile::new("sig", &image(size, &[(1080, &[0x53, 0xEF]), (size - 8192, &MD_MAGIC)]));
-        let got: Vec<_> = signatures(f.path()).unwrap().into_iter().map(|s| s.what).collect();
-        assert_eq!(got, vec!["ext2/3/4 filesystem", "md superblock v1.0"]);
-        let blank = TempFile::new("blank", &image(size, &[]));
-        assert!(signatures(blank.path()).unwrap().is_empty());
-        assert!(signatures("/nonexistent/bootbench").is_err());
-    }
-
-    fn d(confirm: Option<&str>, targets: Vec<TargetRef>, allow: bool) -> Destructive {
-        Destructive {
-            confirm: confirm.map(str::to_string),
-            targets,
-            allow_overwrite_signatures: allow,
-        }
-    }
-
-    #[test]
-    fn grant_refusals() {
-        let blank = TempFile::new("g-blank", &image(MIB, &[]));
-        let ext = TempFile::new("g-ext", &image(MIB, &[(1080, &[0x53, 0xEF])]));
-        let bp = blank.path().to_string();
-        let ep = ext.path().to_string();
-        let ok = Some(CONFIRM_PHRASE);
-        let by_path = |p: &str| vec![TargetRef::Path(p.to_string())];
-
-        // No destructive section.
-        assert_eq!(grant(None, &bp, None, None).unwrap_err(), Refusal::NotDestructive);
-        // Not named: other path, or serial/WWN that do not match.
-        let other = d(ok, by_path("/dev/shm/other"), false);
-        assert!(matches!(
-            grant(Some(&other), &bp, None, None),
-            Err(Refusal::NotNamed { .. })
-        ));
-        let ser = d(ok, vec![TargetRef::Serial("S1".into())], false);
-        assert!(matches!(
-            grant(Some(&ser), &bp, Some("S2"), None),
-            Err(Refusal::NotNamed { .. })
-        ));
-        assert!(matches!(
-            grant(Some(&ser), &bp, None, None),
-            Err(Refusal::NotNamed { .. })
-        ));
-        // Phrase missing or wrong (even by case).
-        let none = d(None, by_path(&bp), false);
-        assert_eq!(
-            grant(Some(&none), &bp, None, None).unwrap_err(),
-            Refusal::Phrase { given: None }
-        );
-        let wrong = d(Some("i understand this destroys data"), by_path(&bp), false);
-        assert!(matches!(
-            grant(Some(&wrong), &bp, None, None),
-            Err(Refusal::Phrase { given: Some(_) })
-        ));
-        // Signature present.
-        let on_ext = d(ok, by_path(&ep), false);
-        match grant(Some(&on_ext), &ep, None, None) {
-            Err(r @ Refusal::Signatures { .. }) => assert!(r.to_string().contains("ext2/3/4 filesystem"), "{r}"),
-            other => panic!("expected a signature refusal, got {other:?}"),
-        }
-        // Unreadable.
-        let gone = d(ok, by_path("/nonexistent/bootbench"), false);
-        assert!(matches!(
-            grant(Some(&gone), "/nonexistent/bootbench", None, None),
-            Err(Refusal::Unreadable { .. })
-        ));
-    }
-
-    #[test]
-    fn grant_permits() {
-        let blank = TempFile::new("p-blank", &image(MIB, &[]));
-        let ext = TempFile::new("p-ext", &image(MIB, &[(1080, &[0x53, 0xEF])]));
-        let ok = Some(CONFIRM_PHRASE);
-        let bp = blank.path();
-        let p = grant(Some(&d(ok, vec![TargetRef::Path(bp.into())], false)), bp, None, None).unwrap();
-        assert_eq!(p.path(), bp);
-        // By serial and by WWN (normalised).
-        let ser = d(ok, vec![TargetRef::Serial("S3Z1".into())], false);
-        assert!(grant(Some(&ser), bp, Some("S3Z1"), None).is_ok());
-        let wwn = d(ok, vec![TargetRef::Wwn("0x5002538E4000ABCD".into())], false);
-        assert!(grant(Some(&wwn), bp, None, Some("naa.5002538e4000abcd")).is_ok());
-        // Signature present but overwriting allowed.
-        let ep = ext.path();
-        assert!(grant(Some(&d(ok, vec![TargetRef::Path(ep.into())], true)), ep, None, None).is_ok());
+    fn names_by_serial_and_wwn() {
+        let ser = TargetRef::Serial("S3Z1".into());
+        assert!(names(&ser, "/dev/x", Some("S3Z1"), None));
+        assert!(!names(&ser, "/dev/x", Some("S3Z2"), None));
+        assert!(!names(&ser, "/dev/x", None, None));
+        let wwn = TargetRef::Wwn("0x5002538E4000ABCD".into());
+        assert!(names(&wwn, "/dev/x", None, Some("naa.5002538e4000abcd")));
+        assert!(!names(&wwn, "/dev/x", None, Some("naa.5002538e4000abce")));
     }
 
     #[test]

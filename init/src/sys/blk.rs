@@ -14,6 +14,10 @@ nix::ioctl_read_bad!(blksszget, nix::request_code_none!(0x12, 104), libc::c_int)
 nix::ioctl_read_bad!(blkpbszget, nix::request_code_none!(0x12, 123), libc::c_uint);
 // BLKFLSBUF = _IO(0x12, 97): write back and drop the device's page cache.
 nix::ioctl_none!(blkflsbuf, 0x12, 97);
+// BLKGETDISKSEQ = _IOR(0x12, 128, __u64): the disk's sequence number (Linux
+// 5.15+), new for every disk the kernel attaches and every loop device
+// (re)bound, never reused within a boot.
+nix::ioctl_read!(blkgetdiskseq, 0x12, 128, u64);
 
 /// Size in bytes (BLKGETSIZE64).
 pub fn size_bytes(f: &File) -> Result<u64, i32> {
@@ -41,6 +45,16 @@ pub fn physical_block(f: &File) -> Result<u32, i32> {
     // which points at `v`, a live c_uint.
     unsafe { blkpbszget(f.as_raw_fd(), &mut v) }.map_err(|e| e as i32)?;
     Ok(v)
+}
+
+/// The disk sequence number (BLKGETDISKSEQ); ENOTTY on kernels before 5.15.
+pub fn disk_seq(f: &File) -> Result<u64, i32> {
+    let mut seq: u64 = 0;
+    // SAFETY: BLKGETDISKSEQ writes exactly one u64 (put_user of a u64 in
+    // blkdev_common_ioctl) through its argument, which points at `seq`, a
+    // live, writable u64 on this stack frame; `f` keeps the fd open.
+    unsafe { blkgetdiskseq(f.as_raw_fd(), &mut seq) }.map_err(|e| e as i32)?;
+    Ok(seq)
 }
 
 /// Flush and invalidate the device's buffer cache (BLKFLSBUF; needs

@@ -1,0 +1,289 @@
+//! Write grants bound to one device, and the claim that turns a grant into
+//! a descriptor that may write.
+//!
+//! A [`Grant`] is decided when the plan is made: the config's `destructive`
+//! section names the target (each entry resolved to exactly one device),
+//! the phrase is right, and the target's contents allow it. It holds the
+//! device's identity ([`DeviceId`]: device number or inode, serial, WWN,
+//! size, disk sequence number) as it was then. Nothing writes on a grant:
+//! [`Grant::claim`] opens the device once (block devices with O_EXCL, so a
+//! device mounted or claimed by md or dm is refused), checks on that
+//! descriptor that it is still the same device, scans its contents again
+//! through it (the first claim of a run), and gives a [`WritePermit`] that
+//! owns the descriptor. Every queue that writes reopens that descriptor
+//! (`/proc/self/fd/N`), never the path: a loop device rebound, a disk
+//! hot-swapped or a by-id link that points elsewhere between the plan and
+//! the write is refused, naming what changed.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+
+use crate::identity::{self, DeviceId};
+use crate::sys::file;
+
+use super::Refusal;
+
+/// Permission to write one device, decided when the plan was made and
+/// bound to the device's identity then. Only [`super::grant`] makes one
+/// (and [`Grant::for_stack`] for a device this run assembled).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    path: String,
+    id: DeviceId,
+    /// Check the contents (signatures, data) when claimed: false when
+    /// `allow_overwrite_signatures` is set, and for a stack this run built.
+    check_contents: bool,
+}
+
+/// What a claim checks besides the identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Contents {
+    /// Scan the contents again through the claimed descriptor (the first
+    /// claim of a run).
+    Check,
+    /// Identity only: this run has written the device already, so what it
+    /// holds is this run's own (the all-at-once run, the scratch label).
+    Own,
+}
+
+impl Grant {
+    /// A grant made by [`super::grant`] (checks done there).
+    pub(super) fn new(path: &str, id: DeviceId, check_contents: bool) -> Grant {
+        Grant {
+            path: path.to_string(),
+            id,
+            check_contents,
+        }
+    }
+
+    /// A grant for an array or layer this run has just assembled over disks
+    /// that were all granted: bound to the new device's identity now; its
+    /// contents are the granted disks' and are not scanned again.
+    pub fn for_stack(path: &str) -> Result<Grant, String> {
+        let (_, id) = identity::describe_bound(path).map_err(|e| e.to_string())?;
+        Ok(Grant::new(path, id, false))
+    }
+
+    /// Open the device for writing: once, read-only, with O_EXCL for a block
+    /// device; check on that descriptor that it is the device the grant was
+    /// made for; with [`Contents::Check`] (and unless overwriting is
+    /// allowed) scan its signatures and sample its data again through it.
+    pub fn claim(&self, contents: Contents) -> Result<WritePermit, Refusal> {
+        let refused = |e: std::io::Error| Refusal::Unreadable {
+            path: self.path.clone(),
+            error: e.to_string(),
+        };
+        let block = std::fs::metadata(&self.path)
+            .map_err(refused)?
+            .file_type()
+            .is_block_device();
+        let f = if block {
+            file::open_exclusive(&self.path)
+        } else {
+            file::open(&self.path, false, false)
+        }
+        .map_err(|e| Refusal::Claim {
+            path: self.path.clone(),
+            error: e.to_string(),
+        })?;
+        let (_, now) = identity::identify(&self.path, &f, Path::new("/sys")).map_err(|e| Refusal::Unreadable {
+            path: self.path.clone(),
+            error: e.to_string(),
+        })?;
+        let changed = self.id.changes(&now);
+        if !changed.is_empty() {
+            return Err(Refusal::Changed {
+                path: self.path.clone(),
+                what: changed.join("; "),
+            });
+        }
+        if self.check_contents && contents == Contents::Check {
+            super::check_blank(&f, &self.path)?;
+        }
+        Ok(WritePermit {
+            path: self.path.clone(),
+            file: f,
+        })
+    }
+}
+
+/// A claimed device: the one descriptor (read-only; O_EXCL for a block
+/// device) through which it may be written. Queues that write open
+/// [`WritePermit::reopen_path`], which is this descriptor's open file, not
+/// the path.
+#[derive(Debug)]
+pub struct WritePermit {
+    path: String,
+    file: File,
+}
+
+impl WritePermit {
+    /// The target this permit is for, as the plan names it.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The claimed descriptor, owned.
+    pub fn into_file(self) -> File {
+        self.file
+    }
+
+    /// A permit for unit tests of the engine (never compiled into the
+    /// binary): `path` claimed without a grant.
+    #[cfg(test)]
+    #[allow(dead_code)] // used by the engine's unit tests, not by every test build of this module
+    pub fn for_tests(path: &str) -> WritePermit {
+        let block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+        let file = if block {
+            file::open_exclusive(path)
+        } else {
+            file::open(path, false, false)
+        }
+        .expect("open the test target");
+        WritePermit {
+            path: path.to_string(),
+            file,
+        }
+    }
+}
+
+/// The path through which a new descriptor of `f`'s open file is opened
+/// (with other flags: O_DIRECT, read-write): `/proc/self/fd/N`. The kernel
+/// follows it to the very file `f` has open, whatever the path it was
+/// opened by names now.
+pub fn reopen_path(f: &File) -> String {
+    format!("/proc/self/fd/{}", f.as_raw_fd())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{grant, Destructive, TargetRef, CONFIRM_PHRASE};
+    use super::*;
+    use crate::testutil::TempDir;
+
+    /// A file of `len` zeros at `dir/name`, its path and identity.
+    fn blank(dir: &TempDir, name: &str, len: usize) -> (String, DeviceId) {
+        let p = dir.0.join(name);
+        std::fs::write(&p, vec![0u8; len]).expect("write");
+        let p = p.to_str().unwrap().to_string();
+        let (_, id) = identity::describe_bound(&p).expect("identity");
+        (p, id)
+    }
+
+    fn destructive(confirm: Option<&str>, named: &[&DeviceId], allow: bool) -> Destructive {
+        Destructive {
+            confirm: confirm.map(str::to_string),
+            targets: named.iter().map(|_| TargetRef::Path("(resolved)".into())).collect(),
+            resolved: named.iter().map(|id| Some(id.node)).collect(),
+            allow_overwrite_signatures: allow,
+        }
+    }
+
+    #[test]
+    fn grant_refusals_in_order() {
+        let t = TempDir::new("grant-refusals");
+        let (a, a_id) = blank(&t, "a", 1 << 20);
+        let (_, b_id) = blank(&t, "b", 1 << 20);
+        let ok = Some(CONFIRM_PHRASE);
+        assert_eq!(grant(None, &a, &a_id).unwrap_err(), Refusal::NotDestructive);
+        // Named: only a device an entry resolved to (b is not a).
+        let other = destructive(ok, &[&b_id], false);
+        assert!(matches!(grant(Some(&other), &a, &a_id), Err(Refusal::NotNamed { .. })));
+        // An entry that resolved to nothing names nothing.
+        let absent = Destructive {
+            resolved: vec![None],
+            ..destructive(ok, &[&a_id], false)
+        };
+        assert!(matches!(grant(Some(&absent), &a, &a_id), Err(Refusal::NotNamed { .. })));
+        // Phrase missing or wrong (even by case).
+        assert_eq!(
+            grant(Some(&destructive(None, &[&a_id], false)), &a, &a_id).unwrap_err(),
+            Refusal::Phrase { given: None }
+        );
+        let wrong = destructive(Some("i understand this destroys data"), &[&a_id], false);
+        assert!(matches!(
+            grant(Some(&wrong), &a, &a_id),
+            Err(Refusal::Phrase { given: Some(_) })
+        ));
+        // A signature.
+        let mut img = vec![0u8; 1 << 20];
+        img[1080..1082].copy_from_slice(&[0x53, 0xEF]);
+        std::fs::write(&a, &img).expect("write");
+        let d = destructive(ok, &[&a_id], false);
+        match grant(Some(&d), &a, &a_id) {
+            Err(r @ Refusal::Signatures { .. }) => assert!(r.to_string().contains("ext2/3/4"), "{r}"),
+            other => panic!("expected a signature refusal, got {other:?}"),
+        }
+        // Overwriting allowed: granted.
+        assert!(grant(Some(&destructive(ok, &[&a_id], true)), &a, &a_id).is_ok());
+        // Another file in a's place since the plan read it: refused.
+        std::fs::remove_file(&a).expect("rm");
+        std::fs::write(&a, vec![0u8; 1 << 20]).expect("write");
+        match grant(Some(&d), &a, &a_id) {
+            Err(r @ Refusal::Changed { .. }) => assert!(r.to_string().contains("is not the device"), "{r}"),
+            other => panic!("expected a changed-device refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_claim_checks_identity_then_contents_on_its_descriptor() {
+        let t = TempDir::new("claim");
+        let (a, a_id) = blank(&t, "a", 1 << 20);
+        let d = destructive(Some(CONFIRM_PHRASE), &[&a_id], false);
+        let g = grant(Some(&d), &a, &a_id).expect("granted");
+        let p = g.claim(Contents::Check).expect("claimed");
+        assert_eq!(p.path(), a);
+        drop(p);
+        // A signature written since the grant: refused at the claim, unless
+        // the contents are this run's own.
+        let mut img = vec![0u8; 1 << 20];
+        img[1080..1082].copy_from_slice(&[0x53, 0xEF]);
+        std::fs::write(&a, &img).expect("write");
+        assert!(matches!(g.claim(Contents::Check), Err(Refusal::Signatures { .. })));
+        assert!(g.claim(Contents::Own).is_ok());
+        // Another file at the path: refused whatever the contents, and the
+        // newcomer is untouched.
+        std::fs::remove_file(&a).expect("rm");
+        std::fs::write(&a, vec![9u8; 4096]).expect("write");
+        for c in [Contents::Check, Contents::Own] {
+            match g.claim(c) {
+                Err(r @ Refusal::Changed { .. }) => {
+                    let m = r.to_string();
+                    assert!(
+                        m.contains("is now") && m.contains("size 1048576 B is now 4096 B"),
+                        "{m}"
+                    );
+                }
+                other => panic!("expected a changed-device refusal, got {other:?}"),
+            }
+        }
+        assert_eq!(std::fs::read(&a).expect("read"), vec![9u8; 4096]);
+    }
+
+    /// The case: a loop device bound to another file between the
+    /// plan and the write is refused (its disk sequence number changed,
+    /// though its device number is the same), and the other file is
+    /// byte-identical.
+    #[test]
+    fn a_loop_device_rebound_after_the_grant_is_refused() {
+        let Some(lo) = crate::testutil::Loop::new("rebound", &vec![0u8; 1 << 20]) else {
+            return;
+        };
+        let (_, id) = identity::describe_bound(&lo.dev).expect("identity");
+        let d = destructive(Some(CONFIRM_PHRASE), &[&id], false);
+        let g = grant(Some(&d), &lo.dev, &id).expect("granted");
+        let other: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
+        let mut lo = lo;
+        let other_file = lo.rebind("other", &other);
+        match g.claim(Contents::Check) {
+            Err(r @ Refusal::Changed { .. }) => assert!(r.to_string().contains("disk sequence number"), "{r}"),
+            other => panic!("expected a changed-device refusal, got {other:?}"),
+        }
+        assert!(
+            std::fs::read(&other_file).expect("read") == other,
+            "the other file is untouched"
+        );
+    }
+}
