@@ -1,10 +1,15 @@
 //! PID 1: boot as data (STYLE #7, after u-root's libinit). The steps are a
 //! table of values, each printable and each required or optional; every
 //! step is logged with its time since boot to the console and /dev/kmsg; a
-//! failed required step stops the run cleanly (power off). Then the
-//! unattended run (`crate::unattended::run`) and [`finish`]: sync, unmount
-//! the stick, reboot(2). PID 1 never returns and never exits (that would
-//! panic the kernel): a panic hook saves what results exist and powers off.
+//! failed required step stops the run cleanly (power off).
+//!
+//! PID 1 runs only the mounts the console and the results need
+//! ([`steps`]), then forks the worker and supervises it
+//! ([`crate::supervise`]): the worker loads the drivers ([`worker_steps`])
+//! and does the unattended run (`crate::unattended::run`), reporting as it
+//! goes; PID 1 saves what it reported if it dies, and ends with [`finish`]:
+//! sync, unmount the stick, reboot(2). PID 1 never returns and never exits
+//! (that would panic the kernel): its own panic hook powers off.
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -17,7 +22,7 @@ use std::time::Duration;
 
 use crate::cmdline::Cmdline;
 use crate::modules::{self, ModuleError};
-use crate::sys::{console, mount, power};
+use crate::sys::{console, mount, power, process};
 
 /// What PID 1 does at the end (`on_finish` in the config,
 /// `bootbench.on_finish=` on the kernel command line).
@@ -166,10 +171,10 @@ fn errno(e: &std::io::Error) -> i32 {
     e.raw_os_error().unwrap_or(libc::EIO)
 }
 
-/// The boot table, in order: devtmpfs on /dev first (the console and
+/// PID 1's boot table, in order: devtmpfs on /dev first (the console and
 /// /dev/kmsg live there), then proc (and /dev/kmsg without rate limit),
-/// sysfs, tmpfs on /tmp, the modprobe helper path, coldplug, and the modules
-/// nothing asks for by modalias.
+/// sysfs, tmpfs on /tmp, the stick's mount point and the modprobe helper
+/// path. The drivers are the worker's ([`worker_steps`]).
 pub fn steps() -> Vec<BootStep> {
     let req = |step| BootStep { step, required: true };
     let opt = |step| BootStep { step, required: false };
@@ -233,6 +238,14 @@ pub fn steps() -> Vec<BootStep> {
             path: "/proc/sys/kernel/modprobe",
             contents: "/sbin/modprobe\n",
         }),
+    ]
+}
+
+/// The worker's first steps: coldplug, and the modules nothing asks for by
+/// modalias (the stick's filesystem and code pages). All optional.
+pub fn worker_steps() -> Vec<BootStep> {
+    let opt = |step| BootStep { step, required: false };
+    vec![
         opt(Step::Coldplug),
         opt(Step::Module { name: "vfat" }),
         opt(Step::Module { name: "nls_cp437" }),
@@ -359,9 +372,19 @@ fn cmdline_on_finish(cmdline: &Cmdline) -> Option<OnFinish> {
     cmdline.get("on_finish").and_then(|v| v.parse().ok())
 }
 
+/// Set in PID 1 before the worker is forked (and so in the worker too):
+/// this is the booted run, not the live command.
+static BOOTED: AtomicBool = AtomicBool::new(false);
+
+/// True in PID 1 and its worker: booted from the image, so modules come
+/// from the initramfs.
+pub fn booted() -> bool {
+    BOOTED.load(Ordering::SeqCst)
+}
+
 /// PID 1's entry point.
 pub fn main() -> ! {
-    install_panic_hook();
+    install_pid1_panic_hook();
     log(&format!(
         "bootbench-init {} started as PID 1",
         env!("CARGO_PKG_VERSION")
@@ -375,21 +398,78 @@ pub fn main() -> ! {
     let text = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
     log(&format!("kernel command line: {}", text.trim()));
     let cmdline = Cmdline::parse(&text);
-    let how = crate::unattended::run(&cmdline, &mut |m| log(m));
-    finish(how)
+    BOOTED.store(true, Ordering::SeqCst);
+    let fallback = cmdline_on_finish(&cmdline).unwrap_or_default();
+    // PID 1 has one thread here (the boot steps start none): it may fork.
+    let forked = process::pipe().and_then(|(r, w)| process::fork_single_threaded().map(|f| (f, r, w)));
+    match forked {
+        Ok((process::Forked::Child, r, w)) => {
+            drop(r);
+            worker(w, &cmdline)
+        }
+        Ok((process::Forked::Parent(pid), mut r, w)) => {
+            drop(w);
+            log(&format!("supervisor: the worker is process {pid}"));
+            let (reports, ending) = crate::supervise::watch(&mut r, pid, &mut |m| log(m));
+            let c = crate::supervise::conclude(&reports, &ending, fallback, &|why| {
+                crate::unattended::blank_error_doc(why)
+            });
+            if !c.normal {
+                crate::unattended::rescue(&c, &reports, &mut |m| log(m));
+            }
+            finish(c.how)
+        }
+        Err(e) => {
+            // No supervision possible: the run happens in PID 1 itself.
+            log(&format!(
+                "supervisor: cannot start the worker ({}); running unsupervised",
+                std::io::Error::from_raw_os_error(e)
+            ));
+            run_steps(&worker_steps(), &mut |s, l| s.run(l), &mut |m| log(m)).ok();
+            let how = crate::unattended::run(&cmdline, &mut |m| log(m));
+            finish(how)
+        }
+    }
 }
 
-/// On a panic anywhere: log it, save what results exist (once: a panic
-/// inside the save goes straight to power-off), power off. With panic =
-/// "abort" the hook runs before the abort, and it never returns.
-fn install_panic_hook() {
-    static SAVING: AtomicBool = AtomicBool::new(false);
+/// The worker: report to PID 1 through `pipe`, load the drivers, do the
+/// unattended run, say what the machine does next, exit 0. A panic aborts
+/// the whole worker (its hook reports the message first), and PID 1 saves
+/// what it reported.
+fn worker(pipe: File, cmdline: &Cmdline) -> ! {
+    crate::supervise::set_reporter(pipe);
     std::panic::set_hook(Box::new(|info| {
         log(&format!("PANIC: {info}"));
-        if !SAVING.swap(true, Ordering::SeqCst) {
-            crate::unattended::emergency_save();
-        }
-        finish(OnFinish::PowerOff)
+        crate::supervise::report(&crate::supervise::Msg::Panicked(panic_words(info)));
+    }));
+    let _ = run_steps(&worker_steps(), &mut |s, l| s.run(l), &mut |m| log(m));
+    let how = crate::unattended::run(cmdline, &mut |m| log(m));
+    crate::supervise::report(&crate::supervise::Msg::Finish(how));
+    std::process::exit(0)
+}
+
+/// A panic in one line: its message and where (`msg at file:line`).
+fn panic_words(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let p = info.payload();
+    let msg = p
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic");
+    match info.location() {
+        Some(l) => format!("{msg} at {}:{}", l.file(), l.line()),
+        None => msg.to_string(),
+    }
+}
+
+/// PID 1's own panic (a defect in the supervisor, which does little): say
+/// so and power off at once, saving nothing (the worker's results are on
+/// the stick or the console already, or lost with it). With panic =
+/// "abort" the hook runs before the abort, and it never returns.
+fn install_pid1_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let _ = writeln!(std::io::stderr(), "bootbench: PID 1 PANIC: {info}; powering off");
+        power::emergency_power_off()
     }));
 }
 
@@ -503,12 +583,19 @@ mod tests {
                 }
             )
         });
-        let coldplug = position(&t, |s| *s == Step::Coldplug);
-        assert!(proc_ < modprobe && sys < coldplug && modprobe < coldplug);
+        assert!(proc_ < modprobe);
+        // The drivers are the worker's, after PID 1's mounts.
+        assert!(t
+            .iter()
+            .all(|s| !matches!(s.step, Step::Coldplug | Step::Module { .. })));
+        let w = worker_steps();
+        let coldplug = position(&w, |s| *s == Step::Coldplug);
+        assert_eq!(coldplug, 0);
         for m in ["vfat", "nls_cp437", "nls_iso8859_1", "nls_ascii"] {
-            let i = position(&t, |s| *s == Step::Module { name: m });
-            assert!(i > coldplug && !t[i].required, "{m}");
+            let i = position(&w, |s| *s == Step::Module { name: m });
+            assert!(i > coldplug, "{m}");
         }
+        assert!(w.iter().all(|s| !s.required), "every worker step is optional");
     }
 
     #[test]

@@ -1433,12 +1433,53 @@ pub fn withdraw_writes(plan: &mut Plan, ti: usize, why: &str) -> Vec<usize> {
     hit.into_iter().map(|(t, _)| t).collect()
 }
 
+/// The largest config file read: a real one is a few KiB; this bound keeps
+/// a wrong file (an image, a log) from being read whole into memory.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Read the config file at `path`: `Ok(None)` if there is none; an error
+/// naming the file if it cannot be read, is larger than
+/// [`MAX_CONFIG_BYTES`] (only that much more than the bound is read) or is
+/// not UTF-8.
+pub fn read_config_file(path: &std::path::Path) -> Result<Option<String>, String> {
+    use std::io::Read;
+    let shown = path.display();
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {shown}: {e}")),
+    };
+    let too_big =
+        |n: u64| format!("{shown} is {n} bytes or more; expected a config of at most 1 MiB ({MAX_CONFIG_BYTES} bytes)");
+    if let Ok(m) = f.metadata() {
+        if m.len() > MAX_CONFIG_BYTES {
+            return Err(too_big(m.len()));
+        }
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        format!(
+            "{shown}: not UTF-8 text (byte {}); expected a JSON config",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
 /// Load a config file (or none: `--profile` alone) and validate it into a plan.
 pub fn load(config: Option<&str>, ov: &Overrides) -> Result<Plan, ConfigError> {
     let (raw, source) = match config {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| ConfigError(format!("--config: cannot read {path:?}: {e}")))?;
+            let text = match read_config_file(std::path::Path::new(path)) {
+                Ok(Some(t)) => t,
+                Ok(None) => return err(format!("--config: {path:?} does not exist; expected a config file")),
+                Err(e) => return err(format!("--config: {e}")),
+            };
             (parse(&text, path)?, path.to_string())
         }
         None => (RawConfig::default(), "command-line".to_string()),

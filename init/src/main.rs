@@ -21,6 +21,7 @@ mod safety;
 mod sink;
 mod stacks;
 mod stick;
+mod supervise;
 mod sys;
 #[cfg(test)]
 mod testutil;

@@ -497,6 +497,26 @@ pub fn first_free_minor(sys_block: &Path) -> Option<u32> {
     (0..1 << 20).find(|n| !sys_block_dir(sys_block, *n).exists())
 }
 
+/// Stop the md array at `path` that no [`MdArray`] holds (its assembler
+/// died): open it read-only (STOP_ARRAY needs a descriptor, not write
+/// access), STOP_ARRAY, and wait for the kernel to delete it.
+pub fn stop_path(path: &str) -> Result<(), MdError> {
+    let f = File::open(path).map_err(|e| MdError::Open {
+        path: path.to_string(),
+        errno: errno_of(&e),
+    })?;
+    let stopped = sys::stop_array(&f).map_err(|errno| MdError::Stop {
+        path: path.to_string(),
+        errno,
+    });
+    drop(f);
+    let minor = path
+        .strip_prefix("/dev/md")
+        .and_then(|n| n.parse::<u32>().ok())
+        .unwrap_or(u32::MAX);
+    finish_teardown(path, minor, false, stopped)
+}
+
 /// md devices present, as `/dev/mdN` paths sorted by N, from the `md*`
 /// entries of `/sys/block`.
 pub fn list_active() -> Vec<String> {
@@ -521,12 +541,12 @@ fn list_active_in(sys_block: &Path) -> Vec<String> {
     minors.into_iter().map(|(_, p)| p).collect()
 }
 
-/// Load md_mod and the level's personality when running as PID 1 (a live
+/// Load md_mod and the level's personality when booted (PID 1's worker; a live
 /// system loads them on demand or has them already). A personality that
 /// cannot be loaded is not fatal here (it may be built in); RUN_ARRAY then
 /// reports it.
 fn load_modules(level: MdLevel) -> Result<Option<MdError>, MdError> {
-    if std::process::id() != 1 {
+    if !crate::boot::booted() {
         return Ok(None);
     }
     let present = |m: &str| Path::new("/sys/module").join(m).exists();

@@ -6,9 +6,10 @@
 //! Assembly and teardown go through [`Backend`] so the order and the error
 //! handling are unit-tested without the kernel; [`Kernel`] is the real one
 //! (md ioctls in `crate::md`, DM ioctls in `crate::dm`). Every live stack is
-//! registered in [`LIVE`] as soon as it exists, so PID 1's panic path
-//! ([`emergency_teardown`], from `unattended::emergency_save`) can tear it
-//! down before the machine powers off.
+//! registered in [`LIVE`] as soon as it exists, so the live command's panic
+//! hook ([`emergency_teardown`]) can tear it down before the process
+//! aborts. Booted, a worker that dies leaves its stacks to PID 1
+//! ([`teardown_leftovers`]).
 //!
 //! A stack that cannot be assembled is an error for its own targets and for
 //! the stacks above it (their tests are `skipped` with the reason), not for
@@ -298,8 +299,8 @@ pub fn verify(backend: &mut dyn Backend, log: &mut dyn FnMut(&str)) -> Result<()
     }
 }
 
-/// From PID 1's panic path: tear down whatever is live (skipped if the
-/// registry is held by the panicking code itself).
+/// From the live command's panic hook: tear down whatever is live (skipped
+/// if the registry is held by the panicking code itself).
 pub fn emergency_teardown() {
     let live: Vec<(String, Box<dyn Live>)> = match LIVE.0.try_lock() {
         Ok(mut g) => std::mem::take(&mut *g),
@@ -315,6 +316,49 @@ pub fn emergency_teardown() {
             Ok(()) => crate::boot::log(&format!("stacks: torn down {path} ({name:?})")),
             Err(e) => crate::boot::log(&format!("stacks: cannot tear down {path} ({name:?}): {e}")),
         }
+    }
+}
+
+/// From PID 1, after its worker died: tear down every md and dm device
+/// left (booted, every one is bootbench's: the dm devices named
+/// `bootbench-*`, and the md arrays), the layers first, again while any
+/// goes (a layer on a layer needs two rounds), then the arrays. Says what
+/// it did and what remains.
+pub fn teardown_leftovers(log: &mut dyn FnMut(&str)) {
+    loop {
+        let layers: Vec<String> = crate::dm::list_active()
+            .into_iter()
+            .filter(|n| n.starts_with("bootbench-"))
+            .collect();
+        let before = layers.len();
+        for name in &layers {
+            match crate::dm::remove_by_name(name) {
+                Ok(()) => log(&format!("supervisor: removed dm device {name}")),
+                Err(e) => log(&format!("supervisor: {e}")),
+            }
+        }
+        let after = crate::dm::list_active()
+            .iter()
+            .filter(|n| n.starts_with("bootbench-"))
+            .count();
+        if after == 0 || after >= before {
+            break;
+        }
+    }
+    for path in crate::md::list_active() {
+        match crate::md::stop_path(&path) {
+            Ok(()) => log(&format!("supervisor: stopped md array {path}")),
+            Err(e) => log(&format!("supervisor: {e}")),
+        }
+    }
+    let left: Vec<String> = crate::md::list_active()
+        .into_iter()
+        .chain(crate::dm::list_active())
+        .collect();
+    if left.is_empty() {
+        log("supervisor: no md or dm device remains");
+    } else {
+        log(&format!("supervisor: md/dm devices remain: {}", left.join(", ")));
     }
 }
 

@@ -165,12 +165,7 @@ pub fn mount_at(partition: &str, at: &str, log: &mut dyn FnMut(&str)) -> Result<
 /// The stick's config text, if the file is there; an error if it is there
 /// but cannot be read.
 pub fn read_config(root: &Path) -> Option<Result<String, String>> {
-    let p = root.join(CONFIG_NAME);
-    match std::fs::read_to_string(&p) {
-        Ok(t) => Some(Ok(t)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => Some(Err(format!("cannot read {}: {e}", p.display()))),
-    }
+    crate::config::read_config_file(&root.join(CONFIG_NAME)).transpose()
 }
 
 /// The machine's name in result file names: the DMI serial with every

@@ -11,7 +11,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
 
 use bench_core::frame;
 use bench_core::result::{ResultDoc, TargetInfo};
@@ -25,38 +24,28 @@ use crate::discover;
 use crate::identity;
 use crate::safety::TargetRef;
 use crate::stick::{self, Stick};
+use crate::supervise::{self, Conclusion, Msg, Reports};
 
 /// The config built into the initramfs (contract A).
 pub const ETC_CONFIG: &str = "/etc/bootbench.json";
 /// The config used when neither the stick nor the initramfs has one.
 pub const DEFAULT_CONFIG: &str = r#"{"profile": "quick"}"#;
 
-/// The latest result document (JSON), kept for [`emergency_save`]: the
-/// partial document after each test, marked as an interrupted run.
-static LATEST: Mutex<Option<String>> = Mutex::new(None);
-/// The mounted stick's root and the machine's name, once mounted read-write.
-static STICK: Mutex<Option<(PathBuf, String)>> = Mutex::new(None);
-
-/// A lock that a panic while it was held does not make unusable (the panic
-/// hook must still be able to save).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Which config text to use, and where it came from: the stick's, else the
 /// initramfs's, else the default. An unreadable file on the stick is an
 /// error (the user meant it to be used).
 pub fn choose_config(
     on_stick: Option<Result<String, String>>,
-    in_initramfs: Option<String>,
+    in_initramfs: Option<Result<String, String>>,
 ) -> Result<(String, String), String> {
     match on_stick {
         Some(Ok(text)) => Ok((text, format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME))),
         Some(Err(e)) => Err(e),
-        None => Ok(match in_initramfs {
-            Some(text) => (text, ETC_CONFIG.to_string()),
-            None => (DEFAULT_CONFIG.to_string(), "builtin".to_string()),
-        }),
+        None => match in_initramfs {
+            Some(Ok(text)) => Ok((text, ETC_CONFIG.to_string())),
+            Some(Err(e)) => Err(e),
+            None => Ok((DEFAULT_CONFIG.to_string(), "builtin".to_string())),
+        },
     }
 }
 
@@ -137,6 +126,18 @@ pub fn plan_unattended(
     Ok((plan, on_finish))
 }
 
+/// The error document PID 1 writes when the worker died before it
+/// reported any: `message` says how it ended.
+pub fn blank_error_doc(message: &str) -> String {
+    let inv = Invalid {
+        message: message.to_string(),
+        profile: None,
+        on_finish: OnFinish::PowerOff,
+    };
+    let doc = error_doc(&inv, "unknown (the worker died before reading it)");
+    serde_json::to_string_pretty(&doc).map_or_else(|_| String::from("{}\n"), |j| j + "\n")
+}
+
 /// The result document of a config that cannot be run.
 pub fn error_doc(inv: &Invalid, source: &str) -> ResultDoc {
     let mut doc = cli::new_doc(inv.profile.clone(), source, 0, false, Vec::new());
@@ -166,6 +167,7 @@ pub fn emit(
         }
     };
     json.push('\n');
+    supervise::report(&Msg::Final(json.clone()));
     let saved = match root {
         Some(r) => stick::save_result(r, machine, json.as_bytes()),
         None => Err(stick::SaveError::NoStick(no_stick_why.to_string())),
@@ -181,63 +183,73 @@ pub fn emit(
             format!("{machine}.json")
         }
     };
+    supervise::report(&Msg::Saved(
+        saved.as_ref().map_or_else(|_| String::new(), |_| name.clone()),
+    ));
     let framed = frame::encode(&name, json.as_bytes());
     let _ = out.write_all(framed.as_bytes());
+    let _ = out.flush();
+    supervise::report(&Msg::Framed);
     let _ = out.write_all(render(doc).as_bytes());
     let _ = out.flush();
     saved.ok()
 }
 
-/// Keep `doc` as the latest results, marked as an interrupted run, for
-/// [`emergency_save`].
-fn keep_partial(doc: &ResultDoc) {
+/// `doc` as PID 1 keeps it after each test: the results so far, marked as
+/// an interrupted run (PID 1 says how it was interrupted if it must save it).
+fn partial_json(doc: &ResultDoc) -> Option<String> {
     let mut d = doc.clone();
     d.run.status = "error".to_string();
     d.run.error = Some(format!(
-        "interrupted: PID 1 panicked after {} test(s); these are the results so far",
+        "interrupted after {} test(s); these are the results so far",
         d.tests.len()
     ));
-    if let Ok(j) = serde_json::to_string_pretty(&d) {
-        *lock(&LATEST) = Some(j + "\n");
+    serde_json::to_string_pretty(&d).ok().map(|j| j + "\n")
+}
+
+/// PID 1, when the worker did not end normally: say why, tear down the md
+/// and dm devices it left, and save the document of [`supervise::conclude`]
+/// to the stick (if the worker had mounted one and not saved it there yet)
+/// and framed on the console.
+pub fn rescue(c: &Conclusion, r: &Reports, log: &mut dyn FnMut(&str)) {
+    if let Some(cause) = &c.cause {
+        log(&format!("supervisor: {cause}"));
     }
-}
-
-/// Called by PID 1's panic hook: write the latest (partial) results framed
-/// to the console and, if the stick is mounted, to a results file (if there
-/// are any), then tear down the arrays and layers still assembled.
-pub fn emergency_save() {
-    save_latest();
-    crate::stacks::emergency_teardown();
-}
-
-fn save_latest() {
-    let stick = lock(&STICK).clone();
-    save_latest_to(stick.as_ref(), &mut std::io::stdout().lock(), &mut |m| {
-        crate::boot::log(m)
-    });
-}
-
-/// [`save_latest`] with the stick (root, machine) and the console given:
-/// the latest document to the stick (if any), then framed on `out`.
-fn save_latest_to(stick: Option<&(PathBuf, String)>, out: &mut dyn Write, log: &mut dyn FnMut(&str)) {
-    let Some(json) = lock(&LATEST).take() else {
-        log("no results to save");
+    crate::stacks::teardown_leftovers(log);
+    let Some(doc) = &c.doc else {
+        log("supervisor: the results were out already");
         return;
     };
-    let mut name = "unknown.json".to_string();
-    if let Some((root, machine)) = stick {
-        name = format!("{machine}.json");
-        match stick::save_result(root, machine, json.as_bytes()) {
+    rescue_to(doc, c, r.stick.as_ref(), &mut std::io::stdout().lock(), log);
+}
+
+/// [`rescue`]'s save of `doc`: to the stick `stick` (root, machine) when
+/// `c.to_stick`, then framed on `out` under the stick file's name.
+fn rescue_to(
+    doc: &str,
+    c: &Conclusion,
+    stick: Option<&(PathBuf, String)>,
+    out: &mut dyn Write,
+    log: &mut dyn FnMut(&str),
+) {
+    let machine = stick.map_or("unknown", |(_, m)| m.as_str());
+    let mut name = c.saved_as.clone().unwrap_or_else(|| format!("{machine}.json"));
+    match (c.to_stick, stick) {
+        (true, Some((root, machine))) => match stick::save_result(root, machine, doc.as_bytes()) {
             Ok(p) => {
-                log(&format!("partial results written to the stick: {}", p.display()));
+                log(&format!("supervisor: results written to the stick: {}", p.display()));
                 if let Some(n) = p.file_name() {
                     name = n.to_string_lossy().into_owned();
                 }
             }
-            Err(e) => log(&format!("{e}; the results follow on the serial console only")),
-        }
+            Err(e) => log(&format!(
+                "supervisor: {e}; the results follow on the serial console only"
+            )),
+        },
+        (true, None) => log("supervisor: no stick was mounted; the results follow on the serial console only"),
+        (false, _) => {}
     }
-    let _ = out.write_all(frame::encode(&name, json.as_bytes()).as_bytes());
+    let _ = out.write_all(frame::encode(&name, doc.as_bytes()).as_bytes());
     let _ = out.flush();
 }
 
@@ -246,11 +258,14 @@ fn save_latest_to(stick: Option<&(PathBuf, String)>, out: &mut dyn Write, log: &
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TestKeys {
     /// `bootbench.test_panic=after_first_test`: PID 1 panics once the first
-    /// test's result is kept (the panic hook must save it and power off).
+    /// test's result is kept (PID 1 must save it and power off).
     pub panic_after_first_test: bool,
     /// `bootbench.test_hold=mid_result_write`: the results write stops
     /// half-way and PID 1 sleeps ([`stick::arm_test_hold`]).
     pub hold_mid_result_write: bool,
+    /// `bootbench.test_abort=after_first_test`: the worker aborts (SIGABRT,
+    /// no panic hook, no unwinding) once the first test's result is kept.
+    pub abort_after_first_test: bool,
 }
 
 /// The message of the forced panic.
@@ -262,6 +277,7 @@ pub fn test_keys(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> TestKeys {
     for (key, want, flag) in [
         ("test_panic", "after_first_test", &mut k.panic_after_first_test),
         ("test_hold", "mid_result_write", &mut k.hold_mid_result_write),
+        ("test_abort", "after_first_test", &mut k.abort_after_first_test),
     ] {
         match cmdline.get(key) {
             None => {}
@@ -275,11 +291,18 @@ pub fn test_keys(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> TestKeys {
     k
 }
 
-/// After each test: keep the partial document, then the forced panic if asked.
+/// After each test: report the partial document to PID 1, then the forced
+/// panic or abort if asked.
 fn after_test(keys: TestKeys, doc: &ResultDoc) {
-    keep_partial(doc);
+    if let Some(j) = partial_json(doc) {
+        supervise::report(&Msg::Partial(j));
+    }
     if keys.panic_after_first_test && !doc.tests.is_empty() {
         panic!("{FORCED_PANIC}");
+    }
+    if keys.abort_after_first_test && !doc.tests.is_empty() {
+        crate::boot::log("test-only forced abort (bootbench.test_abort=after_first_test)");
+        std::process::abort();
     }
 }
 
@@ -320,7 +343,10 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
                     let how = if read_only { "read-only" } else { "read-write" };
                     log(&format!("{} mounted {how} at {}", s.partition, stick::MOUNT_POINT));
                     // Read-only: saving fails with EROFS, and says so.
-                    *lock(&STICK) = Some((r.clone(), machine.clone()));
+                    supervise::report(&Msg::Stick {
+                        root: r.clone(),
+                        machine: machine.clone(),
+                    });
                     root = Some(r);
                 }
                 Err(e) => {
@@ -341,7 +367,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     }
 
     let mut out = std::io::stdout();
-    let etc = std::fs::read_to_string(ETC_CONFIG).ok();
+    let etc = config::read_config_file(Path::new(ETC_CONFIG)).transpose();
     let (text, source) = match choose_config(stick_config, etc) {
         Ok(c) => c,
         Err(e) => {
@@ -385,14 +411,10 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     if keys.hold_mid_result_write {
         stick::arm_test_hold();
     }
+    supervise::report(&Msg::Bound(cli::run_bound(&plan).0));
     let mut doc = cli::execute(&mut plan, log, &mut |d| after_test(keys, d));
     doc.host = host;
-    // From here the final document is the one to save if emitting panics.
-    if let Ok(j) = serde_json::to_string_pretty(&doc) {
-        *lock(&LATEST) = Some(j + "\n");
-    }
     emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
-    *lock(&LATEST) = None;
     log(&format!("run finished: {}; then {on_finish}", doc.run.status));
     on_finish
 }
@@ -415,7 +437,7 @@ mod tests {
     #[test]
     fn config_comes_from_the_stick_then_the_initramfs_then_the_default() {
         let stick = Some(Ok("{\"profile\":\"cdm\"}".to_string()));
-        let etc = Some("{\"profile\":\"standard\"}".to_string());
+        let etc = Some(Ok("{\"profile\":\"standard\"}".to_string()));
         assert_eq!(
             choose_config(stick.clone(), etc.clone()).unwrap(),
             (
@@ -437,6 +459,11 @@ mod tests {
         assert_eq!(
             choose_config(Some(Err("cannot read".into())), None).unwrap_err(),
             "cannot read"
+        );
+        // The initramfs's cannot be read (too large, say): an error, not the default.
+        assert_eq!(
+            choose_config(None, Some(Err("too large".into()))).unwrap_err(),
+            "too large"
         );
     }
 
@@ -558,18 +585,15 @@ mod tests {
 
     #[test]
     fn without_a_stick_the_serial_copy_still_comes_out_and_says_why() {
-        let _turn = latest_lock();
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
         let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
-        let mut partials = 0;
+        let mut partials = Vec::new();
         let doc = cli::execute(&mut plan, &mut |_| {}, &mut |d| {
-            keep_partial(d);
-            partials += 1;
+            partials.extend(partial_json(d));
         });
-        assert_eq!(partials, 1);
-        let kept = lock(&LATEST).clone().expect("partial kept");
-        let partial: ResultDoc = serde_json::from_str(&kept).expect("json");
+        assert_eq!(partials.len(), 1);
+        let partial: ResultDoc = serde_json::from_str(&partials[0]).expect("json");
         assert_eq!(partial.run.status, "error");
         assert_eq!(partial.tests.len(), 1);
         schema_valid(&partial);
@@ -608,12 +632,6 @@ mod tests {
         );
     }
 
-    /// Tests that use the process-wide LATEST take turns.
-    fn latest_lock() -> MutexGuard<'static, ()> {
-        static L: Mutex<()> = Mutex::new(());
-        lock(&L)
-    }
-
     #[test]
     fn test_keys_only_with_their_exact_values() {
         let cases = [
@@ -634,6 +652,14 @@ mod tests {
                 },
                 1,
             ),
+            (
+                "bootbench.test_abort=after_first_test",
+                TestKeys {
+                    abort_after_first_test: true,
+                    ..TestKeys::default()
+                },
+                1,
+            ),
             ("bootbench.test_panic=now bootbench.test_hold", TestKeys::default(), 2),
             ("test_panic=after_first_test", TestKeys::default(), 0),
         ];
@@ -649,8 +675,7 @@ mod tests {
     }
 
     #[test]
-    fn the_forced_panic_comes_after_the_first_result_and_the_hook_path_saves_it() {
-        let _turn = latest_lock();
+    fn the_forced_panic_comes_after_the_first_result_and_pid_1_saves_it() {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","name":"a","runtime":"50ms"},
                                {"workload":"seq_read","name":"b","runtime":"50ms"}]}"#;
@@ -659,22 +684,32 @@ mod tests {
             panic_after_first_test: true,
             ..TestKeys::default()
         };
-        let mut ran = 0;
+        let mut partial = None;
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             cli::execute(&mut plan, &mut |_| {}, &mut |d| {
-                ran = d.tests.len();
+                partial = partial_json(d);
                 after_test(keys, d);
             })
         }));
         let e = r.expect_err("the forced panic");
         assert_eq!(e.downcast_ref::<String>().map(String::as_str), Some(FORCED_PANIC));
-        assert_eq!(ran, 1, "it panicked after the first test");
-        // What the panic hook does next (emergency_save): stick, then console.
+        // What PID 1 does with what the worker reported: the stick, then the console.
+        let mut reports = Reports::default();
+        reports.apply(Msg::Partial(partial.expect("reported after the first test")));
+        reports.apply(Msg::Panicked(FORCED_PANIC.into()));
+        let ending = supervise::Ending::Exited(crate::sys::process::Exit::Signal(libc::SIGABRT));
+        let c = supervise::conclude(&reports, &ending, OnFinish::PowerOff, &blank_error_doc);
         let t = TempDir::new("panic");
         let stick = (t.0.clone(), "SN".to_string());
         let mut out = Vec::new();
         let mut lines = Vec::new();
-        save_latest_to(Some(&stick), &mut out, &mut |l| lines.push(l.to_string()));
+        rescue_to(
+            c.doc.as_deref().expect("a document"),
+            &c,
+            Some(&stick),
+            &mut out,
+            &mut |l| lines.push(l.to_string()),
+        );
         let text = String::from_utf8(out).expect("utf8");
         let frames = frame::decode(&text);
         let f = frames[0].as_ref().expect("a good frame");
@@ -684,55 +719,62 @@ mod tests {
         assert_eq!(doc.tests.len(), 1);
         assert_eq!(doc.tests[0].name, "a");
         assert_eq!(doc.run.status, "error");
-        assert!(doc
-            .run
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("panicked after 1 test")));
+        let why = doc.run.error.as_deref().unwrap_or_default();
+        assert!(
+            why.starts_with("interrupted after 1 test(s): the worker process panicked (test-only forced panic")
+                && why.contains("signal 6 (SIGABRT)"),
+            "{why}"
+        );
         schema_valid(&doc);
         assert!(
-            lines[0].starts_with("partial results written to the stick"),
+            lines[0].starts_with("supervisor: results written to the stick"),
             "{lines:?}"
         );
-        // Saved once: a second call has nothing left.
-        let mut out = Vec::new();
-        save_latest_to(Some(&stick), &mut out, &mut |l| lines.push(l.to_string()));
-        assert!(out.is_empty());
-        assert_eq!(lines.last().map(String::as_str), Some("no results to save"));
     }
 
     #[test]
     fn without_the_key_nothing_panics() {
-        let _turn = latest_lock();
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"},{"workload":"seq_read","runtime":"50ms"}]}"#;
         let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
         let doc = cli::execute(&mut plan, &mut |_| {}, &mut |d| after_test(TestKeys::default(), d));
         assert_eq!(doc.tests.len(), 2);
-        *lock(&LATEST) = None;
     }
 
     #[test]
-    fn emergency_save_without_a_stick_still_frames_on_the_console() {
-        let _turn = latest_lock();
-        let mut d = cli::new_doc(None, "s", 1, true, Vec::new());
-        d.run.status = "ok".into();
-        keep_partial(&d);
+    fn a_rescue_without_a_stick_still_frames_on_the_console() {
+        let d = cli::new_doc(None, "s", 1, true, Vec::new());
+        let json = partial_json(&d).expect("json");
+        let mut reports = Reports::default();
+        reports.apply(Msg::Partial(json));
+        let ending = supervise::Ending::Exited(crate::sys::process::Exit::Code(101));
+        let c = supervise::conclude(&reports, &ending, OnFinish::PowerOff, &blank_error_doc);
+        let doc = c.doc.clone().expect("a document");
         let mut out = Vec::new();
-        save_latest_to(None, &mut out, &mut |_| {});
+        let mut lines = Vec::new();
+        rescue_to(&doc, &c, None, &mut out, &mut |l| lines.push(l.to_string()));
         let text = String::from_utf8(out).expect("utf8");
         let f = frame::decode(&text).remove(0).expect("frame");
         assert_eq!(f.name, "unknown.json");
+        assert!(lines[0].contains("no stick was mounted"), "{lines:?}");
         // A stick that fails the write: the console copy still comes out.
         let t = TempDir::new("panic-bad-stick");
         fs::write(t.0.join("results"), "not a dir").expect("write");
-        keep_partial(&d);
         let mut out = Vec::new();
         let mut lines = Vec::new();
-        save_latest_to(Some(&(t.0.clone(), "SN".into())), &mut out, &mut |l| {
+        rescue_to(&doc, &c, Some(&(t.0.clone(), "SN".into())), &mut out, &mut |l| {
             lines.push(l.to_string())
         });
         assert_eq!(frame::decode(&String::from_utf8(out).expect("utf8")).len(), 1);
-        assert!(lines[0].starts_with("no results file written"), "{lines:?}");
+        assert!(lines[0].contains("no results file written"), "{lines:?}");
+        // The worker died before reporting anything: an error document all the same.
+        let c = supervise::conclude(&Reports::default(), &ending, OnFinish::PowerOff, &blank_error_doc);
+        let blank: ResultDoc = serde_json::from_str(c.doc.as_deref().expect("doc")).expect("json");
+        assert_eq!(blank.run.status, "error");
+        assert_eq!(
+            blank.run.error.as_deref(),
+            Some("the worker process exited with status 101 before any result")
+        );
+        schema_valid(&blank);
     }
 }

@@ -1,13 +1,13 @@
-//! End to end in QEMU (TCG): the boot stick failing, and PID 1 failing,
-//! while results are saved. Four short boots (one 64 MiB virtio disk, one
+//! End to end in QEMU (TCG): the boot stick failing, and PID 1's worker
+//! failing, while results are saved. Six short boots (one 64 MiB virtio disk, one
 //! 4 MiB read each), same harness as `e2e.rs`:
 //! - `f1`: a stick whose FAT has every free cluster marked bad (a worn-out
 //!   stick: files read, nothing new can be written, the kernel's FAT driver
 //!   fails the write with ENOSPC): the console says why, the result comes
 //!   out framed on the serial console, the stick's earlier result file is
 //!   byte-identical and no other file is left in `/results`.
-//! - `f2`: a forced panic in PID 1 after the first test (the test-only key
-//!   `bootbench.test_panic=after_first_test`): the panic hook saves what ran
+//! - `f2`: a forced panic in PID 1's worker after the first test (the test-only key
+//!   `bootbench.test_panic=after_first_test`): PID 1 saves what ran
 //!   (framed on the console and on the stick, the same bytes) and powers
 //!   off; the kernel never panics.
 //! - `f3`: QEMU killed (SIGKILL) half-way through the result write (the
@@ -19,6 +19,12 @@
 //! - `f4`: a write-protected stick (QEMU `readonly=on`): PID 1 mounts it
 //!   read-only, still reads its config, says the stick is read-only, and
 //!   the result comes out framed; the stick image is byte-identical.
+//! - `f5`: the worker aborts after the first test (the test-only key
+//!   `bootbench.test_abort=after_first_test`: SIGABRT, no panic hook runs):
+//!   PID 1 saves what it reported (stick and console, the same bytes),
+//!   marked with how the worker ended, and powers off; no kernel panic.
+//! - `f6`: a `bootbench.json` one byte over 1 MiB: an error document naming
+//!   the file, the size and the bound; nothing runs; a clean power off.
 //!
 //! Not covered here: a FAT the kernel refuses to mount; init's unit tests
 //! cover failed mounts.
@@ -131,7 +137,7 @@ fn f1_stick_with_a_damaged_fat_results_on_serial_earlier_file_intact() {
 }
 
 #[test]
-fn f2_forced_panic_in_pid1_saves_what_ran_and_powers_off() {
+fn f2_forced_panic_in_the_worker_saves_what_ran_and_powers_off() {
     let Some(a) = artifacts("f2_forced_panic") else { return };
     let _turn = one_at_a_time();
     let dir = scratch("f2_forced_panic");
@@ -154,7 +160,10 @@ fn f2_forced_panic_in_pid1_saves_what_ran_and_powers_off() {
     assert!(outcome.serial.contains("finishing: poweroff"));
     assert_eq!(doc["run"]["status"], "error", "run: {}", doc["run"]);
     let why = doc["run"]["error"].as_str().unwrap_or_default();
-    assert!(why.contains("panicked after 1 test"), "{why}");
+    assert!(
+        why.starts_with("interrupted after 1 test(s): the worker process panicked (test-only forced panic"),
+        "{why}"
+    );
     let tests = doc["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 1, "what ran so far: the first test");
     assert_eq!(tests[0]["name"], "first");
@@ -231,4 +240,74 @@ fn f4_write_protected_stick_config_read_results_on_serial_stick_unchanged() {
         std::fs::read(&img).unwrap() == before,
         "the write-protected stick is byte-identical"
     );
+}
+
+#[test]
+fn f5_the_worker_aborting_after_the_first_test_is_saved_by_pid_1() {
+    let Some(a) = artifacts("f5_forced_abort") else { return };
+    let _turn = one_at_a_time();
+    let dir = scratch("f5_forced_abort");
+    let specs = disks(&["virtio,size=64M,serial=SF-ABORT"]);
+    let img = stick_with_earlier(&a, &dir);
+    let outcome = boot(
+        &a,
+        &dir,
+        Via::Direct,
+        &img,
+        &specs,
+        "bootbench.test_abort=after_first_test",
+    );
+    let (name, bytes, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert!(outcome.serial.contains("test-only forced abort"), "the forced one");
+    assert!(!outcome.serial.contains("PANIC"), "an abort runs no panic hook");
+    assert!(!outcome.serial.contains("Kernel panic"), "PID 1 never exited");
+    assert!(outcome.serial.contains("finishing: poweroff"));
+    assert_eq!(doc["run"]["status"], "error", "run: {}", doc["run"]);
+    let why = doc["run"]["error"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("interrupted after 1 test(s): the worker process ended by signal 6 (SIGABRT)"),
+        "{why}"
+    );
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 1, "what ran so far: the first test");
+    assert_eq!(status_of(&tests[0]), "ok");
+    // PID 1 wrote the same bytes to the stick, under the name the frame gives.
+    assert_eq!(name, "unknown-2.json");
+    let copied = assert_earlier_intact(&img, &dir);
+    assert_eq!(copied, [EARLIER_NAME, "unknown-2.json"]);
+    assert_eq!(std::fs::read(dir.join("copied/unknown-2.json")).unwrap(), bytes);
+}
+
+#[test]
+fn f6_an_oversized_config_is_an_error_document_and_a_clean_power_off() {
+    let Some(a) = artifacts("f6_oversized_config") else {
+        return;
+    };
+    let _turn = one_at_a_time();
+    let dir = scratch("f6_oversized_config");
+    let specs = disks(&["virtio,size=64M,serial=SF-BIG"]);
+    let img = stick_copy(&a, &dir, None);
+    // Valid JSON, one byte over the bound: the size alone refuses it.
+    let mut text = String::from("{\"profile\": \"quick\"");
+    text.push_str(&" ".repeat((1 << 20) - text.len()));
+    text.push('}');
+    let local = dir.join("bootbench.json");
+    std::fs::write(&local, &text).unwrap();
+    stick::put_file(&img, &local, "/bootbench.json").unwrap();
+    let disk = specs[0].backing_file(&dir.join("disks"));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert!(!outcome.serial.contains("Kernel panic"));
+    assert!(outcome.serial.contains("finishing: poweroff"));
+    assert_eq!(doc["run"]["status"], "error", "run: {}", doc["run"]);
+    let why = doc["run"]["error"].as_str().unwrap_or_default();
+    assert_eq!(
+        why,
+        "/mnt/stick/bootbench.json is 1048577 bytes or more; expected a config of at most 1 MiB (1048576 bytes)"
+    );
+    assert!(doc["tests"].as_array().is_some_and(Vec::is_empty), "nothing ran");
+    let zeros = std::fs::read(&disk).unwrap();
+    assert!(zeros.iter().all(|&b| b == 0), "the disk is untouched");
 }

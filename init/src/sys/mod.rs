@@ -12,6 +12,7 @@ pub mod kmod;
 pub mod md;
 pub mod mount;
 pub mod power;
+pub mod process;
 pub mod sgio;
 pub mod signal;
 pub mod uring;

@@ -25,6 +25,21 @@ pub fn reboot(action: Action) -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
+/// Sync and power off at once, never returning, without allocating (for a
+/// panic in PID 1, whose exit would panic the kernel): sync(2), then
+/// reboot(2) POWER_OFF, then pause forever if even that fails.
+pub fn emergency_power_off() -> ! {
+    // SAFETY: sync(2) and reboot(2) with a documented command take no
+    // pointer; pause(2) takes none and only returns on a signal.
+    unsafe {
+        libc::sync();
+        libc::reboot(libc::LINUX_REBOOT_CMD_POWER_OFF);
+        loop {
+            libc::pause();
+        }
+    }
+}
+
 /// CLOCK_BOOTTIME in nanoseconds: time since the kernel started, suspend
 /// included (0 if the clock cannot be read).
 pub fn boottime_ns() -> u64 {
