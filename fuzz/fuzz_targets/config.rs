@@ -32,7 +32,7 @@ mod identity;
 mod md;
 #[path = "../../init/src/modules.rs"]
 mod modules;
-#[path = "../../init/src/safety.rs"]
+#[path = "../../init/src/safety/mod.rs"]
 mod safety;
 #[path = "../../init/src/sink.rs"]
 mod sink;

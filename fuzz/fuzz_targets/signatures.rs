@@ -10,7 +10,7 @@
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code)]
-#[path = "../../init/src/safety.rs"]
+#[path = "../../init/src/safety/mod.rs"]
 mod safety;
 
 const HEAD: u64 = 128 << 10;
