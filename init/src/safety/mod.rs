@@ -1,13 +1,26 @@
 //! The write interlock. `WritePermit` is the only way to open a target for
 //! writing; it is granted only for a target the validated plan names as
 //! writable (path, serial or WWN) with the confirmation phrase, and only if
-//! the target carries no partition table, filesystem, md superblock or LUKS
-//! header, unless overwriting signatures is allowed too.
+//! the target carries no signature that libblkid knows (partition tables,
+//! filesystems, RAID and volume-manager metadata, encryption headers:
+//! [`signatures`]), unless overwriting signatures is allowed too.
+//!
+//! Every check reads through one descriptor (`&File`) with positioned reads
+//! of the few regions it needs, never the whole disk, so the caller decides
+//! which descriptor that is.
+
+mod signatures;
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
+use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::path::Path;
+
+use crate::sys::blk;
+use crate::sys::buf::AlignedBuf;
+
+pub use signatures::{read_plan, scan, Regions, Signature};
 
 /// The exact phrase the config's `destructive.confirm` must hold.
 pub const CONFIRM_PHRASE: &str = "I understand this destroys data";
@@ -61,7 +74,8 @@ pub struct Destructive {
     pub confirm: Option<String>,
     /// The targets that may be written.
     pub targets: Vec<TargetRef>,
-    /// Write even over a partition table, filesystem, md or LUKS header.
+    /// Write even over a signature (partition table, filesystem, RAID or
+    /// LUKS header, ...) or data found by sampling.
     pub allow_overwrite_signatures: bool,
 }
 
@@ -87,7 +101,7 @@ pub enum Refusal {
         /// What was found.
         found: Vec<Signature>,
     },
-    /// The signature scan could not read the target.
+    /// The signature scan or the sampling could not read the target.
     Unreadable {
         /// The target's path.
         path: String,
@@ -132,134 +146,68 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// A data structure found on a target.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Signature {
-    /// What it is (`GPT partition table`, `ext2/3/4 filesystem`, ...).
-    pub what: &'static str,
-    /// Byte offset of the magic from the start of the target.
-    pub offset: u64,
-}
-
-impl fmt::Display for Signature {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (magic at byte {})", self.what, self.offset)
+/// Size in bytes and logical block size of the target behind `f`: from
+/// the block-device ioctls, or for a regular file its length and 512.
+pub fn geometry(f: &File) -> io::Result<(u64, u32)> {
+    let meta = f.metadata()?;
+    if meta.file_type().is_block_device() {
+        let size = blk::size_bytes(f).map_err(io::Error::from_raw_os_error)?;
+        let lb = blk::logical_block(f).map_err(io::Error::from_raw_os_error)?;
+        Ok((size, lb))
+    } else {
+        Ok((meta.len(), 512))
     }
 }
 
-/// Bytes read from the start of a target (covers btrfs at 65600).
-const HEAD: u64 = 128 << 10;
-/// Bytes read from the end of a target (covers md 0.90 and 1.0).
-const TAIL: u64 = 128 << 10;
-
-/// md superblock magic 0xa92b4efc, little-endian.
-const MD_MAGIC: [u8; 4] = 0xa92b_4efc_u32.to_le_bytes();
-
-/// Scan a target (read-only) for partition tables, filesystems, swap, LUKS,
-/// md, LVM and ISO9660 signatures at the start and the end.
-pub fn signatures(path: &str) -> io::Result<Vec<Signature>> {
-    let mut f = File::open(path)?;
-    // Seeking to the end gives the size of block devices too (their
-    // metadata length is 0).
-    let size = f.seek(SeekFrom::End(0))?;
-    f.seek(SeekFrom::Start(0))?;
-    let head = read_at(&mut f, 0, HEAD.min(size))?;
-    let tail_start = size.saturating_sub(TAIL);
-    let tail = read_at(&mut f, tail_start, size - tail_start)?;
-    Ok(scan(&head, &tail, tail_start, size))
+/// `len` bytes at `offset` of the target behind `f` (fewer at its end),
+/// with positioned reads into a buffer aligned for O_DIRECT. `offset` must
+/// be a multiple of 4096 for a descriptor opened with O_DIRECT.
+fn read_region(f: &File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+    let want = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let mut buf = AlignedBuf::new(want).ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    let mut got = 0;
+    while got < want {
+        let at = offset + u64::try_from(got).expect("usize fits u64");
+        // The whole rest of the aligned buffer, so every read's length is a
+        // multiple of 4096 too; what lies past `want` is dropped.
+        match f.read_at(&mut buf.as_mut_slice()[got..], at) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(buf.as_slice()[..got.min(want)].to_vec())
 }
 
-fn read_at(f: &mut File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-    f.seek(SeekFrom::Start(offset))?;
-    let mut buf = Vec::new();
-    f.take(len).read_to_end(&mut buf)?;
-    Ok(buf)
+/// Scan the target behind `f` (of `size` bytes, logical blocks of
+/// `logical_block` bytes) for signatures, reading only the ranges of
+/// [`read_plan`] with positioned reads.
+pub fn scan_device(f: &File, size: u64, logical_block: u32) -> io::Result<Vec<Signature>> {
+    let mut read = Vec::new();
+    for (start, len) in read_plan(size) {
+        read.push((start, read_region(f, start, len)?));
+    }
+    let parts = read.iter().map(|(s, b)| (*s, b.as_slice())).collect();
+    Ok(scan(&Regions::new(size, logical_block, parts)))
 }
 
-/// The bytes at `offset` of the target, if read: from `head` (which starts at
-/// 0) or from `tail` (which starts at `tail_start`).
-fn at<'a>(head: &'a [u8], tail: &'a [u8], tail_start: u64, offset: u64, len: usize) -> Option<&'a [u8]> {
-    let pick = |buf: &'a [u8], start: u64| -> Option<&'a [u8]> {
-        let rel = usize::try_from(offset.checked_sub(start)?).ok()?;
-        buf.get(rel..rel.checked_add(len)?)
+/// Refuse to write the target at `path` (read through `f`) if it holds
+/// a signature.
+pub fn check_blank(f: &File, path: &str) -> Result<(), Refusal> {
+    let unreadable = |e: io::Error| Refusal::Unreadable {
+        path: path.to_string(),
+        error: e.to_string(),
     };
-    pick(head, 0).or_else(|| pick(tail, tail_start))
-}
-
-/// The signature scan over bytes already read: `head` from offset 0, `tail`
-/// from `tail_start`, of a target of `size` bytes.
-pub fn scan(head: &[u8], tail: &[u8], tail_start: u64, size: u64) -> Vec<Signature> {
-    let is = |offset: u64, magic: &[u8]| at(head, tail, tail_start, offset, magic.len()) == Some(magic);
-    let mut found = Vec::new();
-    let mut add = |what: &'static str, offset: u64| found.push(Signature { what, offset });
-
-    let boot_sig = is(510, &[0x55, 0xAA]);
-    if boot_sig {
-        let entries = at(head, tail, tail_start, 446, 64);
-        if entries.is_some_and(|e| e.iter().any(|&b| b != 0)) {
-            add("MBR partition table", 510);
-        } else {
-            add("MBR boot signature", 510);
-        }
+    let (size, lb) = geometry(f).map_err(unreadable)?;
+    let found = scan_device(f, size, lb).map_err(unreadable)?;
+    if !found.is_empty() {
+        return Err(Refusal::Signatures {
+            path: path.to_string(),
+            found,
+        });
     }
-    for lba1 in [512, 4096] {
-        if is(lba1, b"EFI PART") {
-            add("GPT partition table", lba1);
-        }
-    }
-    if is(1080, &[0x53, 0xEF]) {
-        add("ext2/3/4 filesystem", 1080);
-    }
-    if is(0, b"XFSB") {
-        add("XFS filesystem", 0);
-    }
-    if is(65600, b"_BHRfS_M") {
-        add("btrfs filesystem", 65600);
-    }
-    if boot_sig && (is(54, b"FAT12   ") || is(54, b"FAT16   ")) {
-        add("FAT12/16 filesystem", 54);
-    }
-    if boot_sig && is(82, b"FAT32   ") {
-        add("FAT32 filesystem", 82);
-    }
-    if is(3, b"NTFS    ") {
-        add("NTFS filesystem", 3);
-    }
-    if is(4086, b"SWAPSPACE2") || is(4086, b"SWAP-SPACE") {
-        add("Linux swap", 4086);
-    }
-    if is(0, b"LUKS\xba\xbe") {
-        add("LUKS header", 0);
-    }
-    if is(16384, b"SKUL\xba\xbe") {
-        add("LUKS2 secondary header", 16384);
-    }
-    if is(0, &MD_MAGIC) {
-        add("md superblock v1.1", 0);
-    }
-    if is(4096, &MD_MAGIC) {
-        add("md superblock v1.2", 4096);
-    }
-    const K64: u64 = 64 << 10;
-    if size >= 2 * K64 {
-        let v090 = (size & !(K64 - 1)) - K64;
-        if is(v090, &MD_MAGIC) {
-            add("md superblock v0.90", v090);
-        }
-    }
-    if size >= 16 << 10 {
-        let v10 = (size - (8 << 10)) & !(4096 - 1);
-        if is(v10, &MD_MAGIC) {
-            add("md superblock v1.0", v10);
-        }
-    }
-    if is(512, b"LABELONE") {
-        add("LVM2 physical volume", 512);
-    }
-    if is(32769, b"CD001") {
-        add("ISO9660 filesystem", 32769);
-    }
-    found
+    Ok(())
 }
 
 /// Grant a permit to write `path` (whose device identity is `serial` and
@@ -267,9 +215,9 @@ pub fn scan(head: &[u8], tail: &[u8], tail_start: u64, size: u64) -> Vec<Signatu
 ///
 /// Refused, in this order: no destructive section; the target is not named
 /// (by its path, compared after resolving symlinks, or by serial or WWN);
-/// the confirmation phrase is missing or not exactly [`CONFIRM_PHRASE`]; the
-/// target cannot be scanned, or holds a signature and
-/// `allow_overwrite_signatures` is false.
+/// the confirmation phrase is missing or not exactly [`CONFIRM_PHRASE`];
+/// then, unless `allow_overwrite_signatures`, the target (opened read-only
+/// once) cannot be read or holds a signature ([`check_blank`]).
 pub fn grant(
     destructive: Option<&Destructive>,
     path: &str,
@@ -286,16 +234,11 @@ pub fn grant(
         });
     }
     if !d.allow_overwrite_signatures {
-        let found = signatures(path).map_err(|e| Refusal::Unreadable {
+        let f = File::open(path).map_err(|e| Refusal::Unreadable {
             path: path.to_string(),
             error: e.to_string(),
         })?;
-        if !found.is_empty() {
-            return Err(Refusal::Signatures {
-                path: path.to_string(),
-                found,
-            });
-        }
+        check_blank(&f, path)?;
     }
     Ok(WritePermit { path: path.to_string() })
 }
@@ -338,115 +281,13 @@ mod tests {
 
     const MIB: usize = 1 << 20;
 
-    /// A blank image of `size` bytes with `magic` written at `offset`.
+    /// A blank image of `size` bytes with `writes` (offset, bytes) in place.
     fn image(size: usize, writes: &[(usize, &[u8])]) -> Vec<u8> {
         let mut img = vec![0u8; size];
         for (off, bytes) in writes {
             img[*off..*off + bytes.len()].copy_from_slice(bytes);
         }
         img
-    }
-
-    fn scan_image(img: &[u8]) -> Vec<Signature> {
-        let size = img.len() as u64;
-        let head_len = usize::try_from(HEAD.min(size)).unwrap();
-        let tail_start = size.saturating_sub(TAIL);
-        let ts = usize::try_from(tail_start).unwrap();
-        scan(&img[..head_len], &img[ts..], tail_start, size)
-    }
-
-    fn whats(img: &[u8]) -> Vec<(&'static str, u64)> {
-        scan_image(img).into_iter().map(|s| (s.what, s.offset)).collect()
-    }
-
-    #[test]
-    fn blank_has_no_signatures() {
-        assert!(whats(&image(MIB, &[])).is_empty());
-        assert!(whats(&image(100, &[])).is_empty());
-        assert!(whats(&[]).is_empty());
-    }
-
-    #[test]
-    fn each_signature_is_found() {
-        let size = 3 * MIB + 12345; // not a multiple of 64 KiB: checks the md end arithmetic
-        let v090 = (size & !(65536 - 1)) - 65536;
-        let v10 = (size - 8192) & !(4096 - 1);
-        let md = MD_MAGIC;
-        let mut part_entry = [0u8; 16];
-        part_entry[4] = 0x83;
-        type Case<'a> = (Vec<(usize, &'a [u8])>, Vec<(&'static str, u64)>);
-        let cases: Vec<Case<'_>> = vec![
-            (
-                vec![(510, &[0x55, 0xAA]), (446, &part_entry)],
-                vec![("MBR partition table", 510)],
-            ),
-            (vec![(510, &[0x55, 0xAA])], vec![("MBR boot signature", 510)]),
-            (vec![(512, b"EFI PART")], vec![("GPT partition table", 512)]),
-            (vec![(4096, b"EFI PART")], vec![("GPT partition table", 4096)]),
-            (vec![(1080, &[0x53, 0xEF])], vec![("ext2/3/4 filesystem", 1080)]),
-            (vec![(0, b"XFSB")], vec![("XFS filesystem", 0)]),
-            (vec![(65600, b"_BHRfS_M")], vec![("btrfs filesystem", 65600)]),
-            (
-                vec![(54, b"FAT16   "), (510, &[0x55, 0xAA])],
-                vec![("MBR boot signature", 510), ("FAT12/16 filesystem", 54)],
-            ),
-            (
-                vec![(54, b"FAT12   "), (510, &[0x55, 0xAA])],
-                vec![("MBR boot signature", 510), ("FAT12/16 filesystem", 54)],
-            ),
-            (
-                vec![(82, b"FAT32   "), (510, &[0x55, 0xAA])],
-                vec![("MBR boot signature", 510), ("FAT32 filesystem", 82)],
-            ),
-            (vec![(3, b"NTFS    ")], vec![("NTFS filesystem", 3)]),
-            (vec![(4086, b"SWAPSPACE2")], vec![("Linux swap", 4086)]),
-            (vec![(4086, b"SWAP-SPACE")], vec![("Linux swap", 4086)]),
-            (vec![(0, b"LUKS\xba\xbe")], vec![("LUKS header", 0)]),
-            (vec![(16384, b"SKUL\xba\xbe")], vec![("LUKS2 secondary header", 16384)]),
-            (vec![(0, &md)], vec![("md superblock v1.1", 0)]),
-            (vec![(4096, &md)], vec![("md superblock v1.2", 4096)]),
-            (vec![(v090, &md)], vec![("md superblock v0.90", v090 as u64)]),
-            (vec![(v10, &md)], vec![("md superblock v1.0", v10 as u64)]),
-            (vec![(512, b"LABELONE")], vec![("LVM2 physical volume", 512)]),
-            (vec![(32769, b"CD001")], vec![("ISO9660 filesystem", 32769)]),
-        ];
-        for (writes, want) in cases {
-            let img = image(size, &writes);
-            assert_eq!(whats(&img), want, "image with {writes:?}");
-        }
-    }
-
-    #[test]
-    fn near_misses_are_not_signatures() {
-        let size = MIB;
-        let md_be = 0xa92b_4efc_u32.to_be_bytes();
-        let cases: Vec<Vec<(usize, &[u8])>> = vec![
-            vec![(511, &[0x55, 0xAA])],  // one byte off
-            vec![(513, b"EFI PART")],    // one byte off
-            vec![(1080, &[0xEF, 0x53])], // big-endian ext magic
-            vec![(54, b"FAT16   ")],     // FAT label without the boot signature
-            vec![(4000, &MD_MAGIC)],     // md magic at no superblock position
-            vec![(0, &md_be)],           // md magic big-endian
-            vec![(32768, b"CD001")],     // ISO one byte off
-            vec![(0, b"LUKS")],          // truncated LUKS magic
-        ];
-        for writes in cases {
-            assert!(whats(&image(size, &writes)).is_empty(), "image with {writes:?}");
-        }
-    }
-
-    #[test]
-    fn md_090_at_end_of_exact_multiple() {
-        // A 1 MiB device: v0.90 at 1 MiB - 64 KiB, v1.0 at 1 MiB - 8 KiB.
-        let img = image(MIB, &[(MIB - 65536, &MD_MAGIC), (MIB - 8192, &MD_MAGIC)]);
-        let got = whats(&img);
-        assert_eq!(
-            got,
-            vec![
-                ("md superblock v0.90", (MIB - 65536) as u64),
-                ("md superblock v1.0", (MIB - 8192) as u64)
-            ]
-        );
     }
 
     struct TempFile(std::path::PathBuf);
@@ -460,6 +301,9 @@ mod tests {
         fn path(&self) -> &str {
             self.0.to_str().unwrap()
         }
+        fn open(&self) -> File {
+            File::open(&self.0).unwrap()
+        }
     }
     impl Drop for TempFile {
         fn drop(&mut self) {
@@ -467,15 +311,45 @@ mod tests {
         }
     }
 
+    fn whats(f: &TempFile) -> Vec<&'static str> {
+        let file = f.open();
+        let (size, lb) = geometry(&file).unwrap();
+        scan_device(&file, size, lb)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.what)
+            .collect()
+    }
+
     #[test]
-    fn signatures_reads_head_and_tail_of_a_file() {
-        let size = 4 * MIB;
-        let f = TempFile::new("sig", &image(size, &[(1080, &[0x53, 0xEF]), (size - 8192, &MD_MAGIC)]));
-        let got: Vec<_> = signatures(f.path()).unwrap().into_iter().map(|s| s.what).collect();
-        assert_eq!(got, vec!["ext2/3/4 filesystem", "md superblock v1.0"]);
-        let blank = TempFile::new("blank", &image(size, &[]));
-        assert!(signatures(blank.path()).unwrap().is_empty());
-        assert!(signatures("/nonexistent/bootbench").is_err());
+    fn scan_device_reads_head_tail_and_windows_of_a_file() {
+        let size = 70 * MIB + 512;
+        let md10 = (size - 8192) & !4095;
+        let f = TempFile::new(
+            "sig",
+            &image(
+                size,
+                &[
+                    (1080, &[0x53, 0xEF]),
+                    (md10, &signatures::MD_MAGIC),
+                    (64 * MIB + 64, b"_BHRfS_M"),
+                    (size - 1024, b"Intel Raid ISM Cfg Sig. 1.1.00"),
+                ],
+            ),
+        );
+        assert_eq!(
+            whats(&f),
+            vec![
+                "md superblock v1.0",
+                "Intel IMSM/VROC RAID metadata",
+                "ext2/3/4 filesystem",
+                "btrfs superblock mirror"
+            ]
+        );
+        let blank = TempFile::new("blank", &image(4 * MIB, &[]));
+        assert!(whats(&blank).is_empty());
+        let tiny = TempFile::new("tiny", b"XFSB");
+        assert_eq!(whats(&tiny), vec!["XFS filesystem"]);
     }
 
     fn d(confirm: Option<&str>, targets: Vec<TargetRef>, allow: bool) -> Destructive {
