@@ -1,14 +1,18 @@
 //! The write interlock. `WritePermit` is the only way to open a target for
 //! writing; it is granted only for a target the validated plan names as
 //! writable (path, serial or WWN) with the confirmation phrase, and only if
-//! the target carries no signature that libblkid knows (partition tables,
-//! filesystems, RAID and volume-manager metadata, encryption headers:
-//! [`signatures`]), unless overwriting signatures is allowed too.
+//! the target is blank, unless overwriting is allowed too: it carries no
+//! signature that libblkid knows (partition tables, filesystems, RAID and
+//! volume-manager metadata, encryption headers: [`signatures`]), and, unless
+//! it carries bootbench's own scratch label ([`scratch`]), samples of its
+//! contents are all zeros ([`blank`]).
 //!
 //! Every check reads through one descriptor (`&File`) with positioned reads
 //! of the few regions it needs, never the whole disk, so the caller decides
 //! which descriptor that is.
 
+mod blank;
+mod scratch;
 mod signatures;
 
 use std::fmt;
@@ -20,6 +24,9 @@ use std::path::Path;
 use crate::sys::blk;
 use crate::sys::buf::AlignedBuf;
 
+pub use blank::sample_data;
+#[allow(unused_imports)] // the run loop that writes the label is wired by issue 10's grant work
+pub use scratch::{read_scratch_label, write_scratch_label, ScratchLabel};
 pub use signatures::{read_plan, scan, Regions, Signature};
 
 /// The exact phrase the config's `destructive.confirm` must hold.
@@ -101,6 +108,14 @@ pub enum Refusal {
         /// What was found.
         found: Vec<Signature>,
     },
+    /// No signature, no scratch label of bootbench's, but the sampled
+    /// contents are not all zeros.
+    HoldsData {
+        /// The target's path.
+        path: String,
+        /// Byte offset of the first non-zero byte found.
+        offset: u64,
+    },
     /// The signature scan or the sampling could not read the target.
     Unreadable {
         /// The target's path.
@@ -139,6 +154,11 @@ impl fmt::Display for Refusal {
                 }
                 write!(f, "; set destructive.allow_overwrite_signatures to overwrite it")
             }
+            Refusal::HoldsData { path, offset } => write!(
+                f,
+                "writes refused: {path} holds data at offset {offset} (no known signature, but its sampled \
+                 contents are not zeros); set destructive.allow_overwrite_signatures to overwrite it"
+            ),
             Refusal::Unreadable { path, error } => {
                 write!(f, "writes refused: cannot scan {path} for signatures: {error}")
             }
@@ -157,6 +177,11 @@ pub fn geometry(f: &File) -> io::Result<(u64, u32)> {
     } else {
         Ok((meta.len(), 512))
     }
+}
+
+/// Size in bytes of the target behind `f` (block device or file).
+pub fn device_size(f: &File) -> io::Result<u64> {
+    geometry(f).map(|g| g.0)
 }
 
 /// `len` bytes at `offset` of the target behind `f` (fewer at its end),
@@ -192,8 +217,9 @@ pub fn scan_device(f: &File, size: u64, logical_block: u32) -> io::Result<Vec<Si
     Ok(scan(&Regions::new(size, logical_block, parts)))
 }
 
-/// Refuse to write the target at `path` (read through `f`) if it holds
-/// a signature.
+/// Refuse to write the target at `path` (read through `f`) unless it is
+/// blank: no signature, and then either bootbench's own scratch label or
+/// samples that are all zeros.
 pub fn check_blank(f: &File, path: &str) -> Result<(), Refusal> {
     let unreadable = |e: io::Error| Refusal::Unreadable {
         path: path.to_string(),
@@ -207,7 +233,16 @@ pub fn check_blank(f: &File, path: &str) -> Result<(), Refusal> {
             found,
         });
     }
-    Ok(())
+    if read_scratch_label(f).map_err(unreadable)?.is_some() {
+        return Ok(());
+    }
+    match sample_data(f, size).map_err(unreadable)? {
+        Some(offset) => Err(Refusal::HoldsData {
+            path: path.to_string(),
+            offset,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Grant a permit to write `path` (whose device identity is `serial` and
@@ -217,7 +252,8 @@ pub fn check_blank(f: &File, path: &str) -> Result<(), Refusal> {
 /// (by its path, compared after resolving symlinks, or by serial or WWN);
 /// the confirmation phrase is missing or not exactly [`CONFIRM_PHRASE`];
 /// then, unless `allow_overwrite_signatures`, the target (opened read-only
-/// once) cannot be read or holds a signature ([`check_blank`]).
+/// once) cannot be read, holds a signature, or has no scratch label and
+/// holds data ([`check_blank`]).
 pub fn grant(
     destructive: Option<&Destructive>,
     path: &str,
@@ -290,6 +326,20 @@ mod tests {
         img
     }
 
+    /// Deterministic pseudo-random bytes (xorshift64).
+    fn random(len: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        let mut v = Vec::with_capacity(len + 8);
+        while v.len() < len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v.truncate(len);
+        v
+    }
+
     struct TempFile(std::path::PathBuf);
     impl TempFile {
         fn new(name: &str, contents: &[u8]) -> TempFile {
@@ -352,12 +402,114 @@ mod tests {
         assert_eq!(whats(&tiny), vec!["XFS filesystem"]);
     }
 
+    #[test]
+    fn sample_data_finds_the_first_non_zero_byte_in_its_samples() {
+        let size = 64 * MIB + 4096;
+        let zeros = TempFile::new("zeros", &image(size, &[]));
+        assert_eq!(sample_data(&zeros.open(), size as u64).unwrap(), None);
+        // Data in the middle: a sample sees it, at the sample's first byte.
+        let step = (size as u64) / blank::SAMPLES;
+        let at = usize::try_from(step * 40).unwrap();
+        let mid = TempFile::new("mid", &image(size, &[(at + 7, &[1]), (at + 1000, &[2])]));
+        assert_eq!(sample_data(&mid.open(), size as u64).unwrap(), Some(at as u64 + 7));
+        // In the last byte.
+        let last = TempFile::new("last", &image(size, &[(size - 1, &[0x80])]));
+        assert_eq!(sample_data(&last.open(), size as u64).unwrap(), Some(size as u64 - 1));
+        // Between samples it is not seen (the cost of sampling, said in the README).
+        let between = TempFile::new("between", &image(size, &[(at + (128 << 10), &[1])]));
+        assert_eq!(sample_data(&between.open(), size as u64).unwrap(), None);
+        // A small, odd-sized file is read whole.
+        let small = TempFile::new("small", &image(300_001, &[(300_000, &[9])]));
+        assert_eq!(sample_data(&small.open(), 300_001).unwrap(), Some(300_000));
+    }
+
     fn d(confirm: Option<&str>, targets: Vec<TargetRef>, allow: bool) -> Destructive {
         Destructive {
             confirm: confirm.map(str::to_string),
             targets,
             allow_overwrite_signatures: allow,
         }
+    }
+
+    fn label_for(size: u64) -> ScratchLabel {
+        ScratchLabel {
+            written_unix: 1_760_000_000,
+            run_id: "run-1".into(),
+            machine: "test".into(),
+            bootbench_version: env!("CARGO_PKG_VERSION").into(),
+            disk_size: size,
+        }
+    }
+
+    #[test]
+    fn a_scratch_label_makes_data_bootbench_wrote_blank_but_not_a_signature() {
+        let size = 8 * MIB;
+        let mut data = random(size, 99);
+        // No signature in the random data, by chance (checked below).
+        let raw = TempFile::new("lab-raw", &data);
+        let ok = Some(CONFIRM_PHRASE);
+        let grant_on = |f: &TempFile| {
+            grant(
+                Some(&d(ok, vec![TargetRef::Path(f.path().into())], false)),
+                f.path(),
+                None,
+                None,
+            )
+        };
+        match grant_on(&raw) {
+            Err(r @ Refusal::HoldsData { offset: 0, .. }) => {
+                let m = r.to_string();
+                assert!(
+                    m.contains(raw.path())
+                        && m.contains("holds data at offset 0")
+                        && m.contains("destructive.allow_overwrite_signatures"),
+                    "{m}"
+                );
+                assert_eq!(m.lines().count(), 1);
+            }
+            other => panic!("random data without a label: {other:?}"),
+        }
+        // The same data behind bootbench's label: blank.
+        data[..scratch::LABEL_BYTES].copy_from_slice(&label_for(size as u64).encode());
+        let labelled = TempFile::new("lab-ok", &data);
+        assert_eq!(
+            read_scratch_label(&labelled.open()).unwrap(),
+            Some(label_for(size as u64))
+        );
+        assert!(grant_on(&labelled).is_ok());
+        // A label for another size does not count.
+        data[..scratch::LABEL_BYTES].copy_from_slice(&label_for(size as u64 - 512).encode());
+        let resized = TempFile::new("lab-size", &data);
+        assert!(matches!(grant_on(&resized), Err(Refusal::HoldsData { .. })));
+        // A filesystem made later over a labelled disk (leaving byte 0) is
+        // still refused.
+        data[..scratch::LABEL_BYTES].copy_from_slice(&label_for(size as u64).encode());
+        data[65600..65608].copy_from_slice(b"_BHRfS_M");
+        let fs = TempFile::new("lab-fs", &data);
+        match grant_on(&fs) {
+            Err(Refusal::Signatures { found, .. }) => assert_eq!(found[0].what, "btrfs filesystem"),
+            other => panic!("btrfs over a label: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn write_scratch_label_writes_the_first_4096_bytes_only() {
+        let size = 2 * MIB;
+        let f = TempFile::new("lab-write", &vec![0xAB; size]);
+        let file = std::fs::OpenOptions::new().read(true).write(true).open(&f.0).unwrap();
+        write_scratch_label(&file, &label_for(size as u64)).unwrap();
+        assert_eq!(read_scratch_label(&file).unwrap(), Some(label_for(size as u64)));
+        let after = std::fs::read(&f.0).unwrap();
+        assert_eq!(after.len(), size);
+        assert!(after[scratch::LABEL_BYTES..].iter().all(|&b| b == 0xAB));
+        assert_eq!(
+            read_scratch_label(&TempFile::new("lab-none", &[0; 4096]).open()).unwrap(),
+            None
+        );
+        assert_eq!(
+            read_scratch_label(&TempFile::new("lab-short", &[0; 100]).open()).unwrap(),
+            None
+        );
     }
 
     #[test]
@@ -403,6 +555,20 @@ mod tests {
             Err(r @ Refusal::Signatures { .. }) => assert!(r.to_string().contains("ext2/3/4 filesystem"), "{r}"),
             other => panic!("expected a signature refusal, got {other:?}"),
         }
+        // No signature, but data in a sample.
+        let data = TempFile::new("g-data", &image(4 * MIB, &[(3 * MIB + 5, &[1])]));
+        let dp = data.path().to_string();
+        match grant(Some(&d(ok, by_path(&dp), false)), &dp, None, None) {
+            Err(r @ Refusal::HoldsData { .. }) => assert_eq!(
+                r.to_string(),
+                format!(
+                    "writes refused: {dp} holds data at offset {} (no known signature, but its sampled contents \
+                     are not zeros); set destructive.allow_overwrite_signatures to overwrite it",
+                    3 * MIB + 5
+                )
+            ),
+            other => panic!("expected a data refusal, got {other:?}"),
+        }
         // Unreadable.
         let gone = d(ok, by_path("/nonexistent/bootbench"), false);
         assert!(matches!(
@@ -415,6 +581,7 @@ mod tests {
     fn grant_permits() {
         let blank = TempFile::new("p-blank", &image(MIB, &[]));
         let ext = TempFile::new("p-ext", &image(MIB, &[(1080, &[0x53, 0xEF])]));
+        let data = TempFile::new("p-data", &random(MIB, 5));
         let ok = Some(CONFIRM_PHRASE);
         let bp = blank.path();
         let p = grant(Some(&d(ok, vec![TargetRef::Path(bp.into())], false)), bp, None, None).unwrap();
@@ -424,9 +591,11 @@ mod tests {
         assert!(grant(Some(&ser), bp, Some("S3Z1"), None).is_ok());
         let wwn = d(ok, vec![TargetRef::Wwn("0x5002538E4000ABCD".into())], false);
         assert!(grant(Some(&wwn), bp, None, Some("naa.5002538e4000abcd")).is_ok());
-        // Signature present but overwriting allowed.
-        let ep = ext.path();
-        assert!(grant(Some(&d(ok, vec![TargetRef::Path(ep.into())], true)), ep, None, None).is_ok());
+        // Signature or data present but overwriting allowed.
+        for f in [&ext, &data] {
+            let p = f.path();
+            assert!(grant(Some(&d(ok, vec![TargetRef::Path(p.into())], true)), p, None, None).is_ok());
+        }
     }
 
     #[test]
