@@ -14,7 +14,9 @@
 //! args: run --target {A}   instead of cmd: the exact arguments (words split
 //!                          at spaces; `{CONFIG}` is the body's file)
 //! loop: ext4               the signature on loop {S}: ext4, fat32, md1.2,
-//!                          md0.90, luks, gpt, mbr (default: none, {S} unused)
+//!                          md0.90, luks, gpt, mbr, gpt-backup, imsm, ddf,
+//!                          zfs, bcache, or random (data and no signature)
+//!                          (default: none, {S} unused)
 //! exit: 2                  the expected exit status
 //! expect: tests[0].bs      a fragment the message must contain (repeatable)
 //! ---
@@ -40,16 +42,214 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_bootbench-init");
 const PHRASE: &str = "I understand this destroys data";
 const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
-/// Size of every loop device's backing file.
+/// Size of every loop device's backing file, but for kinds that need more
+/// (see [`loop_bytes`]).
 const LOOP_BYTES: usize = 2 << 20;
 /// At least this many cases must be in the corpus.
 const MIN_CASES: usize = 40;
 
 mod common;
-use common::{shm_path, Loop, ShmFile};
+use common::{random_bytes, shm_path, Loop, ShmFile};
 
-/// The bytes that make a signature, each at its offset in the device.
-fn signature(kind: &str) -> Vec<(usize, Vec<u8>)> {
+/// The size of the device for a signature kind: a ZFS pool needs 64 MiB
+/// (SPA_MINDEVSIZE), so its labels sit where a real pool's do.
+fn loop_bytes(kind: &str) -> usize {
+    match kind {
+        "zfs" => 64 << 20,
+        _ => LOOP_BYTES,
+    }
+}
+
+fn put(buf: &mut [u8], at: usize, bytes: &[u8]) {
+    buf[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+/// Intel IMSM (VROC) metadata as mdadm writes it: the MPB header in the
+/// second-to-last 512-byte sector, with its checksum (the sum of its words
+/// but the checksum itself).
+fn imsm(size: usize) -> Vec<(usize, Vec<u8>)> {
+    let mut mpb = vec![0u8; 512];
+    put(&mut mpb, 0, b"Intel Raid ISM Cfg Sig. 1.3.00");
+    put(&mut mpb, 36, &512u32.to_le_bytes()); // mpb_size
+    put(&mut mpb, 40, &0x1234_5678u32.to_le_bytes()); // family_num
+    put(&mut mpb, 44, &7u32.to_le_bytes()); // generation_num
+    mpb[56] = 2; // num_disks
+    mpb[57] = 1; // num_raid_devs
+    let sum = mpb
+        .chunks_exact(4)
+        .fold(0u32, |s, w| s.wrapping_add(u32::from_le_bytes(w.try_into().unwrap())));
+    put(&mut mpb, 32, &sum.to_le_bytes());
+    vec![(size - 2 * 512, mpb)]
+}
+
+/// SNIA DDF: the anchor header in the last sector and the primary header it
+/// points to, each with its CRC (computed with the CRC field 0xFFFFFFFF).
+fn ddf(size: usize) -> Vec<(usize, Vec<u8>)> {
+    let sectors = u64::try_from(size / 512).unwrap();
+    let primary = sectors - 64;
+    let header = |kind: u8| {
+        let mut h = vec![0xFFu8; 512];
+        put(&mut h, 0, &0xDE11_DE11u32.to_be_bytes());
+        put(&mut h, 8, b"Linux-MD\0\0\0\0bootbench\0\0\0");
+        put(&mut h, 32, b"01.02.00");
+        put(&mut h, 40, &1u32.to_be_bytes()); // seq
+        put(&mut h, 44, &0x2a00_0000u32.to_be_bytes()); // timestamp
+        put(&mut h, 48, &[0, 0, 0]); // open, foreign, enforce groups
+        put(&mut h, 96, &primary.to_be_bytes());
+        put(&mut h, 104, &u64::MAX.to_be_bytes()); // no secondary
+        h[112] = kind; // 0x00 anchor, 0x01 primary
+        let crc = bench_core::frame::crc32(&h);
+        put(&mut h, 4, &crc.to_be_bytes());
+        h
+    };
+    vec![
+        (usize::try_from(primary).unwrap() * 512, header(1)),
+        (size - 512, header(0)),
+    ]
+}
+
+/// A GPT whose primary header and protective MBR were wiped: only the
+/// backup header in the last LBA and its partition entries before it.
+fn gpt_backup(size: usize) -> Vec<(usize, Vec<u8>)> {
+    let last = u64::try_from(size / 512 - 1).unwrap();
+    let mut entry = vec![0u8; 128];
+    // Linux filesystem data, from LBA 2048 to the last usable one.
+    put(
+        &mut entry,
+        0,
+        &[
+            0xAF, 0x3D, 0xC6, 0x0F, 0x83, 0x84, 0x72, 0x47, 0x8E, 0x79, 0x3D, 0x69, 0xD8, 0x47, 0x7D, 0xE4,
+        ],
+    );
+    put(&mut entry, 16, &[7; 16]);
+    put(&mut entry, 32, &2048u64.to_le_bytes());
+    put(&mut entry, 40, &(last - 33).to_le_bytes());
+    let mut entries = entry.clone();
+    entries.resize(128 * 128, 0);
+    let mut h = vec![0u8; 512];
+    put(&mut h, 0, b"EFI PART");
+    put(&mut h, 8, &0x0001_0000u32.to_le_bytes());
+    put(&mut h, 12, &92u32.to_le_bytes());
+    put(&mut h, 24, &last.to_le_bytes()); // my LBA
+    put(&mut h, 32, &1u64.to_le_bytes()); // the primary's
+    put(&mut h, 40, &34u64.to_le_bytes());
+    put(&mut h, 48, &(last - 33).to_le_bytes());
+    put(&mut h, 56, &[9; 16]);
+    put(&mut h, 72, &(last - 32).to_le_bytes());
+    put(&mut h, 80, &128u32.to_le_bytes());
+    put(&mut h, 84, &128u32.to_le_bytes());
+    put(&mut h, 88, &bench_core::frame::crc32(&entries).to_le_bytes());
+    let crc = bench_core::frame::crc32(&h[..92]);
+    put(&mut h, 16, &crc.to_le_bytes());
+    vec![(usize::try_from(last - 32).unwrap() * 512, entries), (size - 512, h)]
+}
+
+/// An XDR-encoded nvlist pair (ZFS's on-disk label format).
+fn nvpair(name: &str, kind: u32, value: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend(u32::try_from(name.len()).unwrap().to_be_bytes());
+    body.extend(name.as_bytes());
+    body.resize(body.len().next_multiple_of(4), 0);
+    body.extend(kind.to_be_bytes());
+    body.extend(1u32.to_be_bytes()); // one element
+    body.extend(value);
+    let mut p = Vec::new();
+    let len = u32::try_from(body.len()).unwrap();
+    p.extend((len + 8).to_be_bytes()); // encoded size
+    p.extend((len + 16).to_be_bytes()); // decoded size
+    p.extend(body);
+    p
+}
+
+fn nv_u64(name: &str, v: u64) -> Vec<u8> {
+    nvpair(name, 8, &v.to_be_bytes())
+}
+
+fn nv_str(name: &str, v: &str) -> Vec<u8> {
+    let mut s = u32::try_from(v.len()).unwrap().to_be_bytes().to_vec();
+    s.extend(v.as_bytes());
+    s.resize(s.len().next_multiple_of(4), 0);
+    nvpair(name, 9, &s)
+}
+
+/// An nvlist body: version 0, NV_UNIQUE_NAME, the pairs, the end mark.
+fn nvlist(pairs: &[Vec<u8>]) -> Vec<u8> {
+    let mut v = vec![0, 0, 0, 0, 0, 0, 0, 1];
+    for p in pairs {
+        v.extend(p);
+    }
+    v.extend([0u8; 8]);
+    v
+}
+
+/// The four vdev labels of a one-disk pool "tank" (zpool create on the
+/// whole device): each with its config nvlist 16 KiB in and uberblocks in
+/// its ring 128 KiB in (4 KiB slots, ashift 12); two at the start, two at
+/// the 256 KiB-aligned end.
+fn zfs(size: usize) -> Vec<(usize, Vec<u8>)> {
+    let vdev_tree = nvlist(&[
+        nv_str("type", "disk"),
+        nv_u64("id", 0),
+        nv_u64("guid", 0x1111_2222_3333_4444),
+        nv_str("path", "/dev/sdb1"),
+        nv_u64("ashift", 12),
+        nv_u64("asize", (u64::try_from(size).unwrap() - (4 << 20)) & !((1 << 18) - 1)),
+    ]);
+    let mut config = vec![1u8, 1, 0, 0]; // XDR, little-endian host
+    config.extend(nvlist(&[
+        nv_u64("version", 5000),
+        nv_str("name", "tank"),
+        nv_u64("state", 0),
+        nv_u64("txg", 4),
+        nv_u64("pool_guid", 0x0abc_def0_1234_5678),
+        nv_u64("errata", 0),
+        nv_str("hostname", "bootbench"),
+        nv_u64("top_guid", 0x1111_2222_3333_4444),
+        nv_u64("guid", 0x1111_2222_3333_4444),
+        nv_u64("vdev_children", 1),
+        nvpair("vdev_tree", 19, &vdev_tree),
+    ]));
+    let label = 256 << 10;
+    let end = size - size % label;
+    let mut w = Vec::new();
+    for start in [0, label, end - 2 * label, end - label] {
+        // Blank but for the config and the uberblocks.
+        w.push((start, vec![0; label]));
+        w.push((start + (16 << 10), config.clone()));
+        for txg in [1u64, 2, 3, 4] {
+            let mut ub = vec![0u8; 64];
+            put(&mut ub, 0, &0x00ba_b10c_u64.to_le_bytes());
+            put(&mut ub, 8, &5000u64.to_le_bytes());
+            put(&mut ub, 16, &txg.to_le_bytes());
+            put(&mut ub, 24, &0x1111_2222_3333_4444u64.to_le_bytes());
+            put(&mut ub, 32, &1_760_000_000u64.to_le_bytes());
+            let slot = usize::try_from(txg % 32).unwrap() * 4096;
+            w.push((start + (128 << 10) + slot, ub));
+        }
+    }
+    w
+}
+
+/// A bcache backing device: the superblock at 4 KiB (sector 8), data from
+/// 8 KiB.
+fn bcache() -> Vec<(usize, Vec<u8>)> {
+    let mut sb = vec![0u8; 208];
+    put(&mut sb, 8, &8u64.to_le_bytes()); // this superblock's sector
+    put(&mut sb, 16, &1u64.to_le_bytes()); // BCACHE_SB_VERSION_BDEV
+    put(
+        &mut sb,
+        24,
+        b"\xc6\x85\x73\xf6\x4e\x1a\x45\xca\x82\x65\xf5\x7f\x48\xba\x6d\x81",
+    );
+    put(&mut sb, 40, &[0x42; 16]); // uuid
+    put(&mut sb, 56, &[0x24; 16]); // cache set uuid
+    put(&mut sb, 72, b"bootbench-backing");
+    vec![(4096, sb)]
+}
+
+/// The bytes that make a signature, each at its offset in a device of
+/// `size` bytes.
+fn signature(kind: &str, size: usize) -> Vec<(usize, Vec<u8>)> {
     let md = 0xa92b_4efc_u32.to_le_bytes().to_vec();
     let mut boot_sector = vec![0u8; 512];
     boot_sector[510] = 0x55;
@@ -64,7 +264,7 @@ fn signature(kind: &str) -> Vec<(usize, Vec<u8>)> {
         }
         "md1.2" => vec![(4096, md)],
         // md 0.90: the last 64 KiB-aligned 64 KiB block of the device.
-        "md0.90" => vec![(LOOP_BYTES - (64 << 10), md)],
+        "md0.90" => vec![(size - (64 << 10), md)],
         "luks" => vec![(0, b"LUKS\xba\xbe\x00\x02".to_vec())],
         "gpt" => vec![(510, vec![0x55, 0xAA]), (512, b"EFI PART".to_vec())],
         "mbr" => {
@@ -74,15 +274,23 @@ fn signature(kind: &str) -> Vec<(usize, Vec<u8>)> {
             boot_sector[446 + 12..446 + 16].copy_from_slice(&8192u32.to_le_bytes());
             vec![(0, boot_sector)]
         }
+        "gpt-backup" => gpt_backup(size),
+        "imsm" => imsm(size),
+        "ddf" => ddf(size),
+        "zfs" => zfs(size),
+        "bcache" => bcache(),
+        // Data from the first byte to the last, and no signature.
+        "random" => vec![(0, random_bytes(size, 0x5eed))],
         other => panic!("unknown signature kind {other:?} in a case's loop:"),
     }
 }
 
-/// A loop device of LOOP_BYTES with the signature `kind` (if any) in place.
+/// A loop device with the signature `kind` (if any) in place.
 fn loop_with(kind: Option<&str>) -> Loop {
-    let sig = kind.map(signature).unwrap_or_default();
+    let size = kind.map_or(LOOP_BYTES, loop_bytes);
+    let sig = kind.map(|k| signature(k, size)).unwrap_or_default();
     let writes: Vec<(usize, &[u8])> = sig.iter().map(|(off, b)| (*off, b.as_slice())).collect();
-    Loop::new(LOOP_BYTES, &writes)
+    Loop::new(size, &writes)
 }
 
 /// One case file, parsed.

@@ -18,7 +18,7 @@ const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
 const LOOP_BYTES: usize = 64 << 20;
 
 mod common;
-use common::{unique, Loop, ShmFile};
+use common::{random_bytes, unique, Loop, ShmFile};
 
 fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("run bootbench-init")
@@ -251,7 +251,9 @@ fn quick_profile_on_a_loop_device_reads_and_skips_writes_without_destructive() {
 
 #[test]
 fn writes_change_only_the_permitted_target() {
-    let a = Loop::new(LOOP_BYTES, &[]);
+    // A is blank (all zeros), as the safety check wants a disk it grants;
+    // B holds data and is not named.
+    let a = Loop::zeroed(LOOP_BYTES);
     let b = Loop::new(LOOP_BYTES, &[]);
     let (a0, b0) = (a.hash(), b.hash());
     let cfg = config(&serde_json::json!({
@@ -314,6 +316,58 @@ fn signatures_refuse_writes_unless_overwriting_is_allowed() {
         );
         assert_ne!(lo.hash(), before);
     }
+}
+
+/// No signature does not mean blank: a device named in "destructive" that
+/// holds data (pseudo-random bytes, no signature) is refused with the
+/// offset of the data, unless overwriting is allowed; an all-zero one is
+/// granted and written.
+#[test]
+fn data_without_a_signature_refuses_writes_unless_overwriting_is_allowed() {
+    let test = serde_json::json!([{"workload": "seq_write", "bs": "64k", "size": "1M"}]);
+    let zero = Loop::zeroed(LOOP_BYTES);
+    let before = zero.hash();
+    let cfg = config(&serde_json::json!({
+        "tests": test, "targets": [zero.dev], "destructive": {"confirm": PHRASE, "targets": [zero.dev]}
+    }));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    assert_eq!(doc["targets"][0]["writable"], true, "{}", doc["targets"][0]);
+    assert_eq!(
+        doc["tests"][0]["status"]["state"], "ok",
+        "{}",
+        doc["tests"][0]["status"]
+    );
+    assert_ne!(zero.hash(), before, "the all-zero device was written");
+
+    let data = Loop::with_contents(random_bytes(LOOP_BYTES, 11));
+    let before = data.hash();
+    let cfg = config(&serde_json::json!({
+        "tests": test, "targets": [data.dev], "destructive": {"confirm": PHRASE, "targets": [data.dev]}
+    }));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    let t = &doc["tests"][0];
+    assert_eq!(t["status"]["state"], "skipped", "{}", t["status"]);
+    let reason = t["status"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&data.dev)
+            && reason.contains("holds data at offset")
+            && reason.contains("allow_overwrite_signatures"),
+        "{reason}"
+    );
+    assert_eq!(doc["targets"][0]["write_refusal"].as_str(), Some(reason));
+    assert_eq!(data.hash(), before, "a device that holds data is not written");
+
+    let cfg = config(&serde_json::json!({
+        "tests": test, "targets": [data.dev],
+        "destructive": {"confirm": PHRASE, "targets": [data.dev], "allow_overwrite_signatures": true}
+    }));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    assert_eq!(
+        doc["tests"][0]["status"]["state"], "ok",
+        "{}",
+        doc["tests"][0]["status"]
+    );
+    assert_ne!(data.hash(), before, "with allow_overwrite_signatures it is written");
 }
 
 #[test]
@@ -424,7 +478,7 @@ fn bad_input_exits_2_with_a_message_and_writes_nothing() {
 
 #[test]
 fn validate_prints_the_plan() {
-    let a = Loop::new(LOOP_BYTES, &[]);
+    let a = Loop::zeroed(LOOP_BYTES);
     let b = Loop::new(LOOP_BYTES, &[]);
     let cfg = config(&serde_json::json!({
         "targets": [a.dev, b.dev],

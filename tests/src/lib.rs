@@ -250,8 +250,10 @@ pub fn tests_on<'a>(doc: &'a Value, serial: &str) -> Vec<&'a Value> {
         .unwrap_or_default()
 }
 
-/// Fill `path` with `size` bytes of deterministic pseudo-random data (no
-/// signature a safety check would refuse).
+/// Fill `path` with `size` bytes of deterministic pseudo-random data: no
+/// signature, but data, which the safety check refuses to write unless
+/// `allow_overwrite_signatures` (so it suits the disks a test expects
+/// untouched; a disk a test writes starts all zeros).
 pub fn fill_random(path: &Path, size: u64, seed: u64) -> io::Result<()> {
     let mut f = File::create(path)?;
     // Odd and distinct for distinct seeds (`seed | 1` gave seeds 2k and 2k+1 the same data).

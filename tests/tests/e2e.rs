@@ -139,7 +139,13 @@ fn t4_write_tests_on_one_disk_leave_every_other_disk_identical() {
     let files: Vec<_> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
     std::fs::create_dir_all(dir.join("disks")).unwrap();
     for (i, (d, f)) in specs.iter().zip(&files).enumerate() {
-        fill_random(f, d.size, 200 + i as u64).unwrap();
+        if i == 0 {
+            // The target starts blank (all zeros, sparse): a disk that holds
+            // data is refused even without a signature. The others hold data.
+            std::fs::File::create(f).and_then(|h| h.set_len(d.size)).unwrap();
+        } else {
+            fill_random(f, d.size, 200 + i as u64).unwrap();
+        }
     }
     let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
     let config = json!({

@@ -197,6 +197,8 @@ fn f2_write_error_at_a_chosen_sector_the_rest_runs() {
         "virtio,size=64M,serial=F-WOK",
         "virtio,size=64M,serial=F-KEEP",
     ]);
+    // F-WERR and F-WOK are left for `boot` to create sparse (all zeros):
+    // the safety check grants only a blank disk. F-KEEP holds data.
     let keep = specs[2].backing_file(&dir.join("disks"));
     std::fs::create_dir_all(dir.join("disks")).unwrap();
     bootbench_e2e::fill_random(&keep, specs[2].size, 61).unwrap();

@@ -268,7 +268,14 @@ fn crypt_boot(name: &str, with_linear: bool) {
     let files: Vec<_> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
     std::fs::create_dir_all(dir.join("disks")).unwrap();
     for (i, (d, f)) in specs.iter().zip(&files).enumerate() {
-        fill_random(f, d.size, 400 + i as u64).unwrap();
+        if i < 2 {
+            // The two disks named in "destructive" start blank (all zeros,
+            // sparse): a disk that holds data is refused even without a
+            // signature. The bystander holds data.
+            std::fs::File::create(f).and_then(|h| h.set_len(d.size)).unwrap();
+        } else {
+            fill_random(f, d.size, 400 + i as u64).unwrap();
+        }
     }
     let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
     let crypt_before = blocks(&files[1], 8);

@@ -1,22 +1,40 @@
 //! The write interlock. A [`Grant`] is made only for a target the
 //! validated plan names as writable (each `destructive.targets` entry
-//! resolved to exactly one device, by path on a live system, by serial or
-//! WWN everywhere) with the confirmation phrase, and only if the target
-//! carries no signature and holds no data, unless overwriting is allowed
-//! too. It is bound to the device's identity, and only its claim
-//! ([`Grant::claim`], checked again on the descriptor) gives the
-//! [`WritePermit`] that the engine needs to open a queue for writing.
+//! resolved to exactly one device: by path on a live system, by serial or
+//! WWN everywhere) with the confirmation phrase, and only if the target is
+//! blank, unless overwriting is allowed too: it carries no signature that
+//! libblkid knows (partition tables, filesystems, RAID and volume-manager
+//! metadata, encryption headers: [`signatures`]), and, unless it carries
+//! bootbench's own scratch label ([`scratch`]), samples of its contents are
+//! all zeros ([`blank`]). A grant is bound to the device's identity, and
+//! only its claim ([`Grant::claim`], everything checked again on the
+//! descriptor that writes) gives the [`WritePermit`] that the engine needs
+//! to open a queue for writing.
+//!
+//! Every check reads through one descriptor (`&File`) with positioned reads
+//! of the few regions it needs, never the whole disk, so the caller decides
+//! which descriptor that is.
+
+mod blank;
+mod grant;
+mod scratch;
+mod signatures;
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
+use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::path::Path;
 
-mod grant;
-
-pub use grant::{reopen_path, Contents, Grant, WritePermit};
-
 use crate::identity::{DeviceId, Node};
+use crate::sys::blk;
+use crate::sys::buf::AlignedBuf;
+
+pub use blank::sample_data;
+pub use grant::{reopen_path, Contents, Grant, WritePermit};
+#[allow(unused_imports)] // the run loop that writes the label is wired by issue 10's grant work
+pub use scratch::{read_scratch_label, write_scratch_label, ScratchLabel};
+pub use signatures::{read_plan, scan, Regions, Signature};
 
 /// The exact phrase the config's `destructive.confirm` must hold.
 pub const CONFIRM_PHRASE: &str = "I understand this destroys data";
@@ -53,7 +71,8 @@ pub struct Destructive {
     /// the plan is made: exactly one device, or `None` when the machine
     /// has none (then nothing is written anywhere).
     pub resolved: Vec<Option<Node>>,
-    /// Write even over a partition table, filesystem, md or LUKS header.
+    /// Write even over a signature (partition table, filesystem, RAID or
+    /// LUKS header, ...) or data found by sampling.
     pub allow_overwrite_signatures: bool,
 }
 
@@ -79,6 +98,14 @@ pub enum Refusal {
         /// What was found.
         found: Vec<Signature>,
     },
+    /// No signature, no scratch label of bootbench's, but the sampled
+    /// contents are not all zeros.
+    HoldsData {
+        /// The target's path.
+        path: String,
+        /// Byte offset of the first non-zero byte found.
+        offset: u64,
+    },
     /// The device could not be claimed for writing (EBUSY: mounted, in an
     /// array or a layer, or claimed by another exclusive opener).
     Claim {
@@ -95,7 +122,7 @@ pub enum Refusal {
         /// What changed.
         what: String,
     },
-    /// The signature scan could not read the target.
+    /// The signature scan or the sampling could not read the target.
     Unreadable {
         /// The target's path.
         path: String,
@@ -133,6 +160,11 @@ impl fmt::Display for Refusal {
                 }
                 write!(f, "; set destructive.allow_overwrite_signatures to overwrite it")
             }
+            Refusal::HoldsData { path, offset } => write!(
+                f,
+                "writes refused: {path} holds data at offset {offset} (no known signature, but its sampled \
+                 contents are not zeros); set destructive.allow_overwrite_signatures to overwrite it"
+            ),
             Refusal::Unreadable { path, error } => {
                 write!(f, "writes refused: cannot scan {path} for signatures: {error}")
             }
@@ -148,151 +180,83 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// A data structure found on a target.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Signature {
-    /// What it is (`GPT partition table`, `ext2/3/4 filesystem`, ...).
-    pub what: &'static str,
-    /// Byte offset of the magic from the start of the target.
-    pub offset: u64,
-}
-
-impl fmt::Display for Signature {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (magic at byte {})", self.what, self.offset)
+/// Size in bytes and logical block size of the target behind `f`: from
+/// the block-device ioctls, or for a regular file its length and 512.
+pub fn geometry(f: &File) -> io::Result<(u64, u32)> {
+    let meta = f.metadata()?;
+    if meta.file_type().is_block_device() {
+        let size = blk::size_bytes(f).map_err(io::Error::from_raw_os_error)?;
+        let lb = blk::logical_block(f).map_err(io::Error::from_raw_os_error)?;
+        Ok((size, lb))
+    } else {
+        Ok((meta.len(), 512))
     }
 }
 
-/// Bytes read from the start of a target (covers btrfs at 65600).
-const HEAD: u64 = 128 << 10;
-/// Bytes read from the end of a target (covers md 0.90 and 1.0).
-const TAIL: u64 = 128 << 10;
-
-/// md superblock magic 0xa92b4efc, little-endian.
-const MD_MAGIC: [u8; 4] = 0xa92b_4efc_u32.to_le_bytes();
-
-/// Scan a target (read-only) for partition tables, filesystems, swap, LUKS,
-/// md, LVM and ISO9660 signatures at the start and the end.
-pub fn signatures_of(f: &File) -> io::Result<Vec<Signature>> {
-    let mut f = f;
-    // Seeking to the end gives the size of block devices too (their
-    // metadata length is 0).
-    let size = f.seek(SeekFrom::End(0))?;
-    f.seek(SeekFrom::Start(0))?;
-    let head = read_at(&mut f, 0, HEAD.min(size))?;
-    let tail_start = size.saturating_sub(TAIL);
-    let tail = read_at(&mut f, tail_start, size - tail_start)?;
-    Ok(scan(&head, &tail, tail_start, size))
+/// Size in bytes of the target behind `f` (block device or file).
+pub fn device_size(f: &File) -> io::Result<u64> {
+    geometry(f).map(|g| g.0)
 }
 
-fn read_at(f: &mut &File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-    f.seek(SeekFrom::Start(offset))?;
-    let mut buf = Vec::new();
-    f.take(len).read_to_end(&mut buf)?;
-    Ok(buf)
-}
-
-/// The bytes at `offset` of the target, if read: from `head` (which starts at
-/// 0) or from `tail` (which starts at `tail_start`).
-fn at<'a>(head: &'a [u8], tail: &'a [u8], tail_start: u64, offset: u64, len: usize) -> Option<&'a [u8]> {
-    let pick = |buf: &'a [u8], start: u64| -> Option<&'a [u8]> {
-        let rel = usize::try_from(offset.checked_sub(start)?).ok()?;
-        buf.get(rel..rel.checked_add(len)?)
-    };
-    pick(head, 0).or_else(|| pick(tail, tail_start))
-}
-
-/// The signature scan over bytes already read: `head` from offset 0, `tail`
-/// from `tail_start`, of a target of `size` bytes.
-pub fn scan(head: &[u8], tail: &[u8], tail_start: u64, size: u64) -> Vec<Signature> {
-    let is = |offset: u64, magic: &[u8]| at(head, tail, tail_start, offset, magic.len()) == Some(magic);
-    let mut found = Vec::new();
-    let mut add = |what: &'static str, offset: u64| found.push(Signature { what, offset });
-
-    let boot_sig = is(510, &[0x55, 0xAA]);
-    if boot_sig {
-        let entries = at(head, tail, tail_start, 446, 64);
-        if entries.is_some_and(|e| e.iter().any(|&b| b != 0)) {
-            add("MBR partition table", 510);
-        } else {
-            add("MBR boot signature", 510);
+/// `len` bytes at `offset` of the target behind `f` (fewer at its end),
+/// with positioned reads into a buffer aligned for O_DIRECT. `offset` must
+/// be a multiple of 4096 for a descriptor opened with O_DIRECT.
+fn read_region(f: &File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+    let want = usize::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let mut buf = AlignedBuf::new(want).ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    let mut got = 0;
+    while got < want {
+        let at = offset + u64::try_from(got).expect("usize fits u64");
+        // The whole rest of the aligned buffer, so every read's length is a
+        // multiple of 4096 too; what lies past `want` is dropped.
+        match f.read_at(&mut buf.as_mut_slice()[got..], at) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
-    for lba1 in [512, 4096] {
-        if is(lba1, b"EFI PART") {
-            add("GPT partition table", lba1);
-        }
+    Ok(buf.as_slice()[..got.min(want)].to_vec())
+}
+
+/// Scan the target behind `f` (of `size` bytes, logical blocks of
+/// `logical_block` bytes) for signatures, reading only the ranges of
+/// [`read_plan`] with positioned reads.
+pub fn scan_device(f: &File, size: u64, logical_block: u32) -> io::Result<Vec<Signature>> {
+    let mut read = Vec::new();
+    for (start, len) in read_plan(size) {
+        read.push((start, read_region(f, start, len)?));
     }
-    if is(1080, &[0x53, 0xEF]) {
-        add("ext2/3/4 filesystem", 1080);
-    }
-    if is(0, b"XFSB") {
-        add("XFS filesystem", 0);
-    }
-    if is(65600, b"_BHRfS_M") {
-        add("btrfs filesystem", 65600);
-    }
-    if boot_sig && (is(54, b"FAT12   ") || is(54, b"FAT16   ")) {
-        add("FAT12/16 filesystem", 54);
-    }
-    if boot_sig && is(82, b"FAT32   ") {
-        add("FAT32 filesystem", 82);
-    }
-    if is(3, b"NTFS    ") {
-        add("NTFS filesystem", 3);
-    }
-    if is(4086, b"SWAPSPACE2") || is(4086, b"SWAP-SPACE") {
-        add("Linux swap", 4086);
-    }
-    if is(0, b"LUKS\xba\xbe") {
-        add("LUKS header", 0);
-    }
-    if is(16384, b"SKUL\xba\xbe") {
-        add("LUKS2 secondary header", 16384);
-    }
-    if is(0, &MD_MAGIC) {
-        add("md superblock v1.1", 0);
-    }
-    if is(4096, &MD_MAGIC) {
-        add("md superblock v1.2", 4096);
-    }
-    const K64: u64 = 64 << 10;
-    if size >= 2 * K64 {
-        let v090 = (size & !(K64 - 1)) - K64;
-        if is(v090, &MD_MAGIC) {
-            add("md superblock v0.90", v090);
-        }
-    }
-    if size >= 16 << 10 {
-        let v10 = (size - (8 << 10)) & !(4096 - 1);
-        if is(v10, &MD_MAGIC) {
-            add("md superblock v1.0", v10);
-        }
-    }
-    if is(512, b"LABELONE") {
-        add("LVM2 physical volume", 512);
-    }
-    if is(32769, b"CD001") {
-        add("ISO9660 filesystem", 32769);
-    }
-    found
+    let parts = read.iter().map(|(s, b)| (*s, b.as_slice())).collect();
+    Ok(scan(&Regions::new(size, logical_block, parts)))
 }
 
 /// Refuse to write the target at `path` (read through `f`) unless it is
-/// blank: no signature.
+/// blank: no signature, and then either bootbench's own scratch label or
+/// samples that are all zeros.
 pub fn check_blank(f: &File, path: &str) -> Result<(), Refusal> {
     let unreadable = |e: io::Error| Refusal::Unreadable {
         path: path.to_string(),
         error: e.to_string(),
     };
-    let found = signatures_of(f).map_err(unreadable)?;
+    let (size, lb) = geometry(f).map_err(unreadable)?;
+    let found = scan_device(f, size, lb).map_err(unreadable)?;
     if !found.is_empty() {
         return Err(Refusal::Signatures {
             path: path.to_string(),
             found,
         });
     }
-    Ok(())
+    if read_scratch_label(f).map_err(unreadable)?.is_some() {
+        return Ok(());
+    }
+    match sample_data(f, size).map_err(unreadable)? {
+        Some(offset) => Err(Refusal::HoldsData {
+            path: path.to_string(),
+            offset,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Grant writes to the target at `path`, whose identity the plan read as
@@ -375,7 +339,7 @@ mod tests {
 
     const MIB: usize = 1 << 20;
 
-    /// A blank image of `size` bytes with `magic` written at `offset`.
+    /// A blank image of `size` bytes with `writes` (offset, bytes) in place.
     fn image(size: usize, writes: &[(usize, &[u8])]) -> Vec<u8> {
         let mut img = vec![0u8; size];
         for (off, bytes) in writes {
@@ -384,106 +348,18 @@ mod tests {
         img
     }
 
-    fn scan_image(img: &[u8]) -> Vec<Signature> {
-        let size = img.len() as u64;
-        let head_len = usize::try_from(HEAD.min(size)).unwrap();
-        let tail_start = size.saturating_sub(TAIL);
-        let ts = usize::try_from(tail_start).unwrap();
-        scan(&img[..head_len], &img[ts..], tail_start, size)
-    }
-
-    fn whats(img: &[u8]) -> Vec<(&'static str, u64)> {
-        scan_image(img).into_iter().map(|s| (s.what, s.offset)).collect()
-    }
-
-    #[test]
-    fn blank_has_no_signatures() {
-        assert!(whats(&image(MIB, &[])).is_empty());
-        assert!(whats(&image(100, &[])).is_empty());
-        assert!(whats(&[]).is_empty());
-    }
-
-    #[test]
-    fn each_signature_is_found() {
-        let size = 3 * MIB + 12345; // not a multiple of 64 KiB: checks the md end arithmetic
-        let v090 = (size & !(65536 - 1)) - 65536;
-        let v10 = (size - 8192) & !(4096 - 1);
-        let md = MD_MAGIC;
-        let mut part_entry = [0u8; 16];
-        part_entry[4] = 0x83;
-        type Case<'a> = (Vec<(usize, &'a [u8])>, Vec<(&'static str, u64)>);
-        let cases: Vec<Case<'_>> = vec![
-            (
-                vec![(510, &[0x55, 0xAA]), (446, &part_entry)],
-                vec![("MBR partition table", 510)],
-            ),
-            (vec![(510, &[0x55, 0xAA])], vec![("MBR boot signature", 510)]),
-            (vec![(512, b"EFI PART")], vec![("GPT partition table", 512)]),
-            (vec![(4096, b"EFI PART")], vec![("GPT partition table", 4096)]),
-            (vec![(1080, &[0x53, 0xEF])], vec![("ext2/3/4 filesystem", 1080)]),
-            (vec![(0, b"XFSB")], vec![("XFS filesystem", 0)]),
-            (vec![(65600, b"_BHRfS_M")], vec![("btrfs filesystem", 65600)]),
-            (
-                vec![(54, b"FAT16   "), (510, &[0x55, 0xAA])],
-                vec![("MBR boot signature", 510), ("FAT12/16 filesystem", 54)],
-            ),
-            (
-                vec![(54, b"FAT12   "), (510, &[0x55, 0xAA])],
-                vec![("MBR boot signature", 510), ("FAT12/16 filesystem", 54)],
-            ),
-            (
-                vec![(82, b"FAT32   "), (510, &[0x55, 0xAA])],
-                vec![("MBR boot signature", 510), ("FAT32 filesystem", 82)],
-            ),
-            (vec![(3, b"NTFS    ")], vec![("NTFS filesystem", 3)]),
-            (vec![(4086, b"SWAPSPACE2")], vec![("Linux swap", 4086)]),
-            (vec![(4086, b"SWAP-SPACE")], vec![("Linux swap", 4086)]),
-            (vec![(0, b"LUKS\xba\xbe")], vec![("LUKS header", 0)]),
-            (vec![(16384, b"SKUL\xba\xbe")], vec![("LUKS2 secondary header", 16384)]),
-            (vec![(0, &md)], vec![("md superblock v1.1", 0)]),
-            (vec![(4096, &md)], vec![("md superblock v1.2", 4096)]),
-            (vec![(v090, &md)], vec![("md superblock v0.90", v090 as u64)]),
-            (vec![(v10, &md)], vec![("md superblock v1.0", v10 as u64)]),
-            (vec![(512, b"LABELONE")], vec![("LVM2 physical volume", 512)]),
-            (vec![(32769, b"CD001")], vec![("ISO9660 filesystem", 32769)]),
-        ];
-        for (writes, want) in cases {
-            let img = image(size, &writes);
-            assert_eq!(whats(&img), want, "image with {writes:?}");
+    /// Deterministic pseudo-random bytes (xorshift64).
+    fn random(len: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        let mut v = Vec::with_capacity(len + 8);
+        while v.len() < len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.extend_from_slice(&x.to_le_bytes());
         }
-    }
-
-    #[test]
-    fn near_misses_are_not_signatures() {
-        let size = MIB;
-        let md_be = 0xa92b_4efc_u32.to_be_bytes();
-        let cases: Vec<Vec<(usize, &[u8])>> = vec![
-            vec![(511, &[0x55, 0xAA])],  // one byte off
-            vec![(513, b"EFI PART")],    // one byte off
-            vec![(1080, &[0xEF, 0x53])], // big-endian ext magic
-            vec![(54, b"FAT16   ")],     // FAT label without the boot signature
-            vec![(4000, &MD_MAGIC)],     // md magic at no superblock position
-            vec![(0, &md_be)],           // md magic big-endian
-            vec![(32768, b"CD001")],     // ISO one byte off
-            vec![(0, b"LUKS")],          // truncated LUKS magic
-        ];
-        for writes in cases {
-            assert!(whats(&image(size, &writes)).is_empty(), "image with {writes:?}");
-        }
-    }
-
-    #[test]
-    fn md_090_at_end_of_exact_multiple() {
-        // A 1 MiB device: v0.90 at 1 MiB - 64 KiB, v1.0 at 1 MiB - 8 KiB.
-        let img = image(MIB, &[(MIB - 65536, &MD_MAGIC), (MIB - 8192, &MD_MAGIC)]);
-        let got = whats(&img);
-        assert_eq!(
-            got,
-            vec![
-                ("md superblock v0.90", (MIB - 65536) as u64),
-                ("md superblock v1.0", (MIB - 8192) as u64)
-            ]
-        );
+        v.truncate(len);
+        v
     }
 
     struct TempFile(std::path::PathBuf);
@@ -497,10 +373,191 @@ mod tests {
         fn path(&self) -> &str {
             self.0.to_str().unwrap()
         }
+        fn open(&self) -> File {
+            File::open(&self.0).unwrap()
+        }
     }
     impl Drop for TempFile {
         fn drop(&mut self) {
             let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn whats(f: &TempFile) -> Vec<&'static str> {
+        let file = f.open();
+        let (size, lb) = geometry(&file).unwrap();
+        scan_device(&file, size, lb)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.what)
+            .collect()
+    }
+
+    #[test]
+    fn scan_device_reads_head_tail_and_windows_of_a_file() {
+        let size = 70 * MIB + 512;
+        let md10 = (size - 8192) & !4095;
+        let f = TempFile::new(
+            "sig",
+            &image(
+                size,
+                &[
+                    (1080, &[0x53, 0xEF]),
+                    (md10, &signatures::MD_MAGIC),
+                    (64 * MIB + 64, b"_BHRfS_M"),
+                    (size - 1024, b"Intel Raid ISM Cfg Sig. 1.1.00"),
+                ],
+            ),
+        );
+        assert_eq!(
+            whats(&f),
+            vec![
+                "md superblock v1.0",
+                "Intel IMSM/VROC RAID metadata",
+                "ext2/3/4 filesystem",
+                "btrfs superblock mirror"
+            ]
+        );
+        let blank = TempFile::new("blank", &image(4 * MIB, &[]));
+        assert!(whats(&blank).is_empty());
+        let tiny = TempFile::new("tiny", b"XFSB");
+        assert_eq!(whats(&tiny), vec!["XFS filesystem"]);
+    }
+
+    #[test]
+    fn sample_data_finds_the_first_non_zero_byte_in_its_samples() {
+        let size = 64 * MIB + 4096;
+        let zeros = TempFile::new("zeros", &image(size, &[]));
+        assert_eq!(sample_data(&zeros.open(), size as u64).unwrap(), None);
+        // Data in the middle: a sample sees it, at the sample's first byte.
+        let step = (size as u64) / blank::SAMPLES;
+        let at = usize::try_from(step * 40).unwrap();
+        let mid = TempFile::new("mid", &image(size, &[(at + 7, &[1]), (at + 1000, &[2])]));
+        assert_eq!(sample_data(&mid.open(), size as u64).unwrap(), Some(at as u64 + 7));
+        // In the last byte.
+        let last = TempFile::new("last", &image(size, &[(size - 1, &[0x80])]));
+        assert_eq!(sample_data(&last.open(), size as u64).unwrap(), Some(size as u64 - 1));
+        // Between samples it is not seen (the cost of sampling, said in the README).
+        let between = TempFile::new("between", &image(size, &[(at + (128 << 10), &[1])]));
+        assert_eq!(sample_data(&between.open(), size as u64).unwrap(), None);
+        // A small, odd-sized file is read whole.
+        let small = TempFile::new("small", &image(300_001, &[(300_000, &[9])]));
+        assert_eq!(sample_data(&small.open(), 300_001).unwrap(), Some(300_000));
+    }
+
+    /// Grant writes to the file `f` under a destructive section that names
+    /// it (with the phrase), overwriting allowed or not.
+    fn grant_file(f: &TempFile, allow: bool) -> Result<Grant, Refusal> {
+        let (_, id) = crate::identity::describe_bound(f.path()).expect("identity");
+        let d = Destructive {
+            confirm: Some(CONFIRM_PHRASE.to_string()),
+            targets: vec![TargetRef::Path(f.path().into())],
+            resolved: vec![Some(id.node)],
+            allow_overwrite_signatures: allow,
+        };
+        grant(Some(&d), f.path(), &id)
+    }
+
+    fn label_for(size: u64) -> ScratchLabel {
+        ScratchLabel {
+            written_unix: 1_760_000_000,
+            run_id: "run-1".into(),
+            machine: "test".into(),
+            bootbench_version: env!("CARGO_PKG_VERSION").into(),
+            disk_size: size,
+        }
+    }
+
+    #[test]
+    fn a_scratch_label_makes_data_bootbench_wrote_blank_but_not_a_signature() {
+        let size = 8 * MIB;
+        let mut data = random(size, 99);
+        // No signature in the random data, by chance (checked below).
+        let raw = TempFile::new("lab-raw", &data);
+        let grant_on = |f: &TempFile| grant_file(f, false);
+        match grant_on(&raw) {
+            Err(r @ Refusal::HoldsData { offset: 0, .. }) => {
+                let m = r.to_string();
+                assert!(
+                    m.contains(raw.path())
+                        && m.contains("holds data at offset 0")
+                        && m.contains("destructive.allow_overwrite_signatures"),
+                    "{m}"
+                );
+                assert_eq!(m.lines().count(), 1);
+            }
+            other => panic!("random data without a label: {other:?}"),
+        }
+        // The same data behind bootbench's label: blank.
+        data[..scratch::LABEL_BYTES].copy_from_slice(&label_for(size as u64).encode());
+        let labelled = TempFile::new("lab-ok", &data);
+        assert_eq!(
+            read_scratch_label(&labelled.open()).unwrap(),
+            Some(label_for(size as u64))
+        );
+        assert!(grant_on(&labelled).is_ok());
+        // A label for another size does not count.
+        data[..scratch::LABEL_BYTES].copy_from_slice(&label_for(size as u64 - 512).encode());
+        let resized = TempFile::new("lab-size", &data);
+        assert!(matches!(grant_on(&resized), Err(Refusal::HoldsData { .. })));
+        // A filesystem made later over a labelled disk (leaving byte 0) is
+        // still refused.
+        data[..scratch::LABEL_BYTES].copy_from_slice(&label_for(size as u64).encode());
+        data[65600..65608].copy_from_slice(b"_BHRfS_M");
+        let fs = TempFile::new("lab-fs", &data);
+        match grant_on(&fs) {
+            Err(Refusal::Signatures { found, .. }) => assert_eq!(found[0].what, "btrfs filesystem"),
+            other => panic!("btrfs over a label: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn write_scratch_label_writes_the_first_4096_bytes_only() {
+        let size = 2 * MIB;
+        let f = TempFile::new("lab-write", &vec![0xAB; size]);
+        let file = std::fs::OpenOptions::new().read(true).write(true).open(&f.0).unwrap();
+        write_scratch_label(&file, &label_for(size as u64)).unwrap();
+        assert_eq!(read_scratch_label(&file).unwrap(), Some(label_for(size as u64)));
+        let after = std::fs::read(&f.0).unwrap();
+        assert_eq!(after.len(), size);
+        assert!(after[scratch::LABEL_BYTES..].iter().all(|&b| b == 0xAB));
+        assert_eq!(
+            read_scratch_label(&TempFile::new("lab-none", &[0; 4096]).open()).unwrap(),
+            None
+        );
+        assert_eq!(
+            read_scratch_label(&TempFile::new("lab-short", &[0; 100]).open()).unwrap(),
+            None
+        );
+    }
+
+    /// The contents refusals, in words (the order of the refusals and the
+    /// identity checks: `grant::tests`).
+    #[test]
+    fn grant_refuses_signatures_and_data_unless_overwriting_is_allowed() {
+        let blank = TempFile::new("g-blank", &image(MIB, &[]));
+        let ext = TempFile::new("g-ext", &image(MIB, &[(1080, &[0x53, 0xEF])]));
+        let data = TempFile::new("g-data", &image(4 * MIB, &[(3 * MIB + 5, &[1])]));
+        assert!(grant_file(&blank, false).is_ok());
+        match grant_file(&ext, false) {
+            Err(r @ Refusal::Signatures { .. }) => assert!(r.to_string().contains("ext2/3/4 filesystem"), "{r}"),
+            other => panic!("expected a signature refusal, got {other:?}"),
+        }
+        match grant_file(&data, false) {
+            Err(r @ Refusal::HoldsData { .. }) => assert_eq!(
+                r.to_string(),
+                format!(
+                    "writes refused: {} holds data at offset {} (no known signature, but its sampled contents \
+                     are not zeros); set destructive.allow_overwrite_signatures to overwrite it",
+                    data.path(),
+                    3 * MIB + 5
+                )
+            ),
+            other => panic!("expected a data refusal, got {other:?}"),
+        }
+        let random = TempFile::new("g-random", &random(MIB, 5));
+        for f in [&ext, &data, &random] {
+            assert!(grant_file(f, true).is_ok(), "{}: overwriting allowed", f.path());
         }
     }
 

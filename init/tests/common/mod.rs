@@ -25,6 +25,20 @@ pub fn shm_path(name: &str) -> PathBuf {
     PathBuf::from("/dev/shm").join(unique(name))
 }
 
+/// Deterministic pseudo-random bytes (xorshift64): data with no signature.
+pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut v = Vec::with_capacity(len + 8);
+    while v.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    v.truncate(len);
+    v
+}
+
 /// A file in /dev/shm, removed on drop.
 pub struct ShmFile(pub PathBuf);
 
@@ -56,10 +70,11 @@ pub struct Loop {
 }
 
 impl Loop {
-    /// A device of `size` bytes: zeros in the first 128 KiB (where the
-    /// signature scan looks, so only a signature put there is found), then
-    /// non-zero, position-dependent bytes, so any write shows; then
-    /// `writes` (offset, bytes) put in place.
+    /// A device of `size` bytes: zeros in the first 128 KiB, then non-zero,
+    /// position-dependent bytes, so any write shows; then `writes`
+    /// (offset, bytes) put in place. The non-zero bytes are data without a
+    /// signature: the safety check refuses to write such a device ("holds
+    /// data"), so it is a bystander, or a device a test expects refused.
     pub fn new(size: usize, writes: &[(usize, &[u8])]) -> Loop {
         let mut data = vec![0u8; size];
         for (i, b) in data.iter_mut().enumerate().skip(128 << 10) {
@@ -68,6 +83,17 @@ impl Loop {
         for (off, bytes) in writes {
             data[*off..*off + bytes.len()].copy_from_slice(bytes);
         }
+        Loop::with_contents(data)
+    }
+
+    /// An all-zero device of `size` bytes (a disk never written): the
+    /// kind the safety check grants for writing.
+    pub fn zeroed(size: usize) -> Loop {
+        Loop::with_contents(vec![0u8; size])
+    }
+
+    /// A device holding exactly `data`.
+    pub fn with_contents(data: Vec<u8>) -> Loop {
         let file = ShmFile::new("loop.img", &data);
         let o = Command::new("losetup")
             .args(["--direct-io=on", "-f", "--show", file.path()])
