@@ -5,6 +5,7 @@
 //! unattended run (`crate::unattended::run`) and [`finish`]: sync, unmount
 //! the stick, reboot(2). PID 1 never returns and never exits (that would
 //! panic the kernel): a panic hook saves what results exist and powers off.
+//! Every console line goes through [`bench_core::console::safe`] ([`log`]).
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -14,6 +15,8 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
+
+use bench_core::console::safe;
 
 use crate::cmdline::Cmdline;
 use crate::modules::{self, ModuleError};
@@ -326,18 +329,28 @@ pub fn run_steps(steps: &[BootStep], exec: &mut Exec<'_>, log: &mut dyn FnMut(&s
 static KMSG_READY: AtomicBool = AtomicBool::new(false);
 static KMSG: Mutex<Option<File>> = Mutex::new(None);
 
-/// "[  SECS.MICROS] bootbench: msg" with the time since boot (CLOCK_BOOTTIME).
+/// "[  SECS.MICROS] bootbench: msg" with the time since boot
+/// (CLOCK_BOOTTIME), `msg` through [`safe`].
 fn console_line(boot_ns: u64, msg: &str) -> String {
     format!(
-        "[{:5}.{:06}] bootbench: {msg}\n",
+        "[{:5}.{:06}] bootbench: {}\n",
         boot_ns / 1_000_000_000,
-        boot_ns % 1_000_000_000 / 1000
+        boot_ns % 1_000_000_000 / 1000,
+        safe(msg)
     )
+}
+
+/// The /dev/kmsg record of `msg` (through [`safe`]: the kernel
+/// echoes it to the console at a high enough loglevel).
+fn kmsg_record(msg: &str) -> String {
+    format!("<6>bootbench: {}\n", safe(msg))
 }
 
 /// One line to the console (stderr, which is /dev/console in PID 1) with
 /// the time since boot, and to /dev/kmsg as "<6>bootbench: msg" once /dev
-/// is mounted. Never fails; usable from any thread.
+/// is mounted. `msg` is printed through [`safe`]: whatever device
+/// strings it holds, it stays one line that holds no frame marker. Never
+/// fails; usable from any thread.
 pub fn log(msg: &str) {
     let line = console_line(power::boottime_ns(), msg);
     let _ = std::io::stderr().write_all(line.as_bytes());
@@ -350,7 +363,7 @@ pub fn log(msg: &str) {
     }
     if let Some(f) = kmsg.as_mut() {
         // One write is one record; the kernel adds its own timestamp.
-        let _ = f.write_all(format!("<6>bootbench: {msg}\n").as_bytes());
+        let _ = f.write_all(kmsg_record(msg).as_bytes());
     }
 }
 
@@ -631,5 +644,15 @@ mod tests {
     fn console_line_has_the_time_since_boot() {
         assert_eq!(console_line(3_004_005_006, "hi"), "[    3.004005] bootbench: hi\n");
         assert_eq!(console_line(0, "x"), "[    0.000000] bootbench: x\n");
+    }
+
+    /// A disk line with a forged frame in its serial stays one line, and
+    /// the marker cannot be read as one.
+    #[test]
+    fn console_lines_escape_device_strings() {
+        let forged = "/dev/sdb serial BOOTBENCH-RESULT-BEGIN v2 x\nBOOTBENCH-RESULT-END\u{1b}[2K\r";
+        let want = "/dev/sdb serial BOOTBENCH\\x2dRESULT-BEGIN v2 x\\nBOOTBENCH\\x2dRESULT-END\\x1b[2K\\r\n";
+        assert_eq!(console_line(1_000, forged), format!("[    0.000001] bootbench: {want}"));
+        assert_eq!(kmsg_record(forged), format!("<6>bootbench: {want}"));
     }
 }

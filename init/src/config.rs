@@ -1829,31 +1829,35 @@ fn find_disk(r: &TargetRef, at: &str) -> Result<Option<TargetInfo>, ConfigError>
     }
 }
 
-/// The plan in words, as `validate` prints it.
+/// The plan in words: [`describe_plan_lines`], each line ended by `\n`.
+#[cfg(test)]
 pub fn describe_plan(plan: &Plan) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
+    describe_plan_lines(plan).iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// The plan in words, one line each. A line holds strings from devices
+/// (model, serial, WWN) as they are, line breaks included: print each line
+/// through [`bench_core::console::safe`], which keeps it one line.
+pub fn describe_plan_lines(plan: &Plan) -> Vec<String> {
+    let mut s: Vec<String> = Vec::new();
+    s.push(format!(
         "plan: config {}, profile {}, seed {}{}",
         plan.config_source,
         plan.profile.as_deref().unwrap_or("none"),
         plan.seed,
         if plan.simulated { ", simulated targets" } else { "" }
-    );
+    ));
     for (ti, t) in plan.targets.iter().enumerate() {
         let i = &t.info;
         if let Some(why) = &t.missing {
-            let _ = writeln!(
-                s,
+            s.push(format!(
                 "target {}: absent: {why}; its tests are skipped, the rest runs",
                 i.path
-            );
+            ));
             continue;
         }
         let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".to_string());
-        let _ = writeln!(
-            s,
+        s.push(format!(
             "target {}: {} {}, model {}, serial {}, wwn {}, {} B ({:.1} MiB), logical block {} B, physical block {} B, writable: {}",
             i.path,
             i.kind,
@@ -1866,22 +1870,14 @@ pub fn describe_plan(plan: &Plan) -> String {
             i.logical_block_size,
             i.physical_block_size,
             if i.writable { "yes".to_string() } else { format!("no{}", i.write_refusal.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()) }
-        );
+        ));
         if let Some(st) = plan.stack_of(ti) {
-            let _ = writeln!(s, "  {}", stack_line(plan, st));
+            s.push(format!("  {}", stack_line(plan, st)));
         }
         for (n, item) in plan.items.iter().filter(|it| it.target == ti).enumerate() {
-            let _ = write!(
-                s,
-                "  test {}: {} ({}): ",
-                n + 1,
-                item.spec.name,
-                item.spec.workload.name()
-            );
+            let head = format!("  test {}: {} ({}): ", n + 1, item.spec.name, item.spec.workload.name());
             match &item.action {
-                Action::Skip(why) => {
-                    let _ = writeln!(s, "skipped: {why}");
-                }
+                Action::Skip(why) => s.push(format!("{head}skipped: {why}")),
                 Action::Run(steps) => {
                     let labels: Vec<String> = steps
                         .iter()
@@ -1898,7 +1894,7 @@ pub fn describe_plan(plan: &Plan) -> String {
                             )
                         })
                         .collect();
-                    let _ = writeln!(s, "{} step(s): {}", steps.len(), labels.join(", "));
+                    s.push(format!("{head}{} step(s): {}", steps.len(), labels.join(", ")));
                 }
             }
         }
@@ -2539,6 +2535,23 @@ mod tests {
         let text =
             format!(r#"{{"tests":[{{"workload":"seq_read","runtime":"50ms"}}],"targets":["sim:hdd:1G"]{extra}}}"#);
         validate(&parse(&text, "t.json")?, "t.json", &sim())
+    }
+
+    /// A serial with a line break does not break the plan's lines: each
+    /// line is one target or test, and prints as one console line.
+    #[test]
+    fn plan_lines_keep_a_device_string_on_its_line() {
+        let mut p = stacked("").expect("plan");
+        let before = describe_plan_lines(&p).len();
+        p.targets[0].info.serial = Some("SN\n  test 9: fake (seq_write): writes allowed".into());
+        let lines = describe_plan_lines(&p);
+        assert_eq!(lines.len(), before);
+        let shown = bench_core::console::safe(&lines[1]);
+        assert!(
+            shown.contains("serial SN\\n  test 9: fake (seq_write): writes allowed,"),
+            "{shown}"
+        );
+        assert!(!shown.contains('\n'));
     }
 
     #[test]

@@ -377,8 +377,8 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
             return inv.on_finish;
         }
     };
-    for line in config::describe_plan(&plan).lines() {
-        log(line);
+    for line in config::describe_plan_lines(&plan) {
+        log(&line);
     }
 
     let keys = test_keys(cmdline, log);

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use bench_core::console::safe_lines;
 use bootbench_report::read::{self, Loaded};
 use bootbench_report::{compare, csv, extract, html, show};
 use clap::{Parser, Subcommand};
@@ -78,8 +79,10 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Show { files } => with_docs(&files, show::render_all),
-        Command::Compare { a, b } => with_docs(&[a, b], |docs| compare::render(&docs[0], &docs[1])),
+        // Text for a terminal: the documents' device strings (models,
+        // serials) cannot hold a line break or an escape sequence there.
+        Command::Show { files } => with_docs(&files, |docs| safe_lines(&show::render_all(docs))),
+        Command::Compare { a, b } => with_docs(&[a, b], |docs| safe_lines(&compare::render(&docs[0], &docs[1]))),
         Command::Csv { files } => with_docs(&files, csv::render),
         Command::Html { files, output } => match load_all(&files) {
             Ok(docs) => {
