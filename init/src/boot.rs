@@ -5,7 +5,9 @@
 //! unattended run (`crate::unattended::run`) and [`finish`]: sync, unmount
 //! the stick, reboot(2). PID 1 never returns and never exits (that would
 //! panic the kernel): a panic hook saves what results exist and powers off.
-//! Every console line goes through [`bench_core::console::safe`] ([`log`]).
+//! Its first output is the boot's nonce ([`announce_nonce`]), which every
+//! result frame of the boot carries ([`nonce`]); every console line goes
+//! through [`bench_core::console::safe`] ([`log`]).
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -13,10 +15,11 @@ use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use bench_core::console::safe;
+use bench_core::frame::{self, Nonce};
 
 use crate::cmdline::Cmdline;
 use crate::modules::{self, ModuleError};
@@ -367,6 +370,36 @@ pub fn log(msg: &str) {
     }
 }
 
+/// This boot's nonce (`bench_core::frame`'s rule), drawn once.
+static NONCE: OnceLock<Nonce> = OnceLock::new();
+
+/// The nonce every result frame of this boot carries. PID 1 draws and
+/// announces it first thing ([`announce_nonce`]), before any fork, so every
+/// process of the boot reads the same one; elsewhere (tests) it is drawn on
+/// first use.
+pub fn nonce() -> Nonce {
+    *NONCE.get_or_init(|| {
+        let mut n = [0u8; 16];
+        if crate::sys::dm::fill_random(&mut n).is_err() {
+            // getrandom(2) exists since Linux 3.17; should it fail, the boot
+            // time to the nanosecond still differs from boot to boot, which
+            // is what defeats a forged frame fixed in a device string.
+            let t = u128::from(power::boottime_ns()) ^ (u128::from(std::process::id()) << 64);
+            n = t.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835).to_le_bytes();
+        }
+        Nonce(n)
+    })
+}
+
+/// Draw this boot's nonce and print the line that announces it
+/// (`BOOTBENCH-BOOT v2 nonce=...`) raw on the console (stdout, where the
+/// frames go): PID 1's first output, before any device string.
+fn announce_nonce() {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(frame::announce(nonce()).as_bytes());
+    let _ = out.flush();
+}
+
 /// The action of `bootbench.on_finish=` on the command line, if valid.
 fn cmdline_on_finish(cmdline: &Cmdline) -> Option<OnFinish> {
     cmdline.get("on_finish").and_then(|v| v.parse().ok())
@@ -375,6 +408,7 @@ fn cmdline_on_finish(cmdline: &Cmdline) -> Option<OnFinish> {
 /// PID 1's entry point.
 pub fn main() -> ! {
     install_panic_hook();
+    announce_nonce();
     log(&format!(
         "bootbench-init {} started as PID 1",
         env!("CARGO_PKG_VERSION")
@@ -638,6 +672,17 @@ mod tests {
         // all succeed
         let r = run_steps(&table[..1], &mut |_, _| Ok(Some("x".into())), &mut |_| {});
         assert_eq!(r, Ok(()));
+    }
+
+    #[test]
+    fn the_nonce_is_drawn_once_and_announced_in_frame_format() {
+        let n = nonce();
+        assert_eq!(nonce(), n, "one nonce per process");
+        assert_ne!(n, Nonce([0; 16]));
+        let line = frame::announce(n);
+        let json = b"{}";
+        let log = line + &frame::encode("x.json", json, nonce());
+        assert_eq!(frame::decode(&log)[0].as_ref().map(|f| f.nonce), Ok(Some(n)));
     }
 
     #[test]

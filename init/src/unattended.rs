@@ -181,7 +181,7 @@ pub fn emit(
             format!("{machine}.json")
         }
     };
-    let framed = frame::encode(&name, json.as_bytes());
+    let framed = frame::encode(&name, json.as_bytes(), crate::boot::nonce());
     let _ = out.write_all(framed.as_bytes());
     let _ = out.write_all(render(doc).as_bytes());
     let _ = out.flush();
@@ -237,7 +237,7 @@ fn save_latest_to(stick: Option<&(PathBuf, String)>, out: &mut dyn Write, log: &
             Err(e) => log(&format!("{e}; the results follow on the serial console only")),
         }
     }
-    let _ = out.write_all(frame::encode(&name, json.as_bytes()).as_bytes());
+    let _ = out.write_all(frame::encode(&name, json.as_bytes(), crate::boot::nonce()).as_bytes());
     let _ = out.flush();
 }
 
@@ -538,8 +538,7 @@ mod tests {
             lines.push(l.to_string())
         });
         assert_eq!(saved, Some(t.0.join("results/SN9-1.json")));
-        let text = String::from_utf8(out).expect("utf8");
-        let frames = frame::decode(&text);
+        let frames = decode_console(out);
         assert_eq!(frames.len(), 1);
         let f = frames[0].as_ref().expect("good frame");
         assert_eq!(f.name, "SN9-1.json");
@@ -591,10 +590,12 @@ mod tests {
                 .any(|l| l.contains("no results file written: no boot stick (no FAT partition")),
             "{lines:?}"
         );
-        let text = String::from_utf8(out).expect("utf8");
-        let frames = frame::decode(&text);
+        assert!(
+            String::from_utf8_lossy(&out).contains("MB/s"),
+            "the table follows the frame"
+        );
+        let frames = decode_console(out);
         assert_eq!(frames[0].as_ref().expect("frame").name, "unknown.json");
-        assert!(text.contains("MB/s"), "the table follows the frame");
         // A read-only stick: the reason is EROFS.
         let t = TempDir::new("ro");
         fs::write(t.0.join("results"), "not a dir").expect("write");
@@ -606,6 +607,17 @@ mod tests {
             lines.last().is_some_and(|l| l.starts_with("no results file written")),
             "{lines:?}"
         );
+    }
+
+    /// The frames of `out` (what emit wrote to the console) as a host cuts
+    /// them out of a log of this boot: after PID 1's announce line.
+    fn decode_console(out: Vec<u8>) -> Vec<Result<frame::Frame, frame::FrameError>> {
+        let text = String::from_utf8(out).expect("utf8");
+        let frames = frame::decode(&(frame::announce(crate::boot::nonce()) + &text));
+        for f in frames.iter().flatten() {
+            assert_eq!(f.nonce, Some(crate::boot::nonce()), "the boot's nonce");
+        }
+        frames
     }
 
     /// Tests that use the process-wide LATEST take turns.
@@ -675,8 +687,7 @@ mod tests {
         let mut out = Vec::new();
         let mut lines = Vec::new();
         save_latest_to(Some(&stick), &mut out, &mut |l| lines.push(l.to_string()));
-        let text = String::from_utf8(out).expect("utf8");
-        let frames = frame::decode(&text);
+        let frames = decode_console(out);
         let f = frames[0].as_ref().expect("a good frame");
         assert_eq!(f.name, "SN-1.json");
         assert_eq!(f.bytes, fs::read(t.0.join("results/SN-1.json")).expect("on the stick"));
@@ -720,8 +731,7 @@ mod tests {
         keep_partial(&d);
         let mut out = Vec::new();
         save_latest_to(None, &mut out, &mut |_| {});
-        let text = String::from_utf8(out).expect("utf8");
-        let f = frame::decode(&text).remove(0).expect("frame");
+        let f = decode_console(out).remove(0).expect("frame");
         assert_eq!(f.name, "unknown.json");
         // A stick that fails the write: the console copy still comes out.
         let t = TempDir::new("panic-bad-stick");
@@ -732,7 +742,7 @@ mod tests {
         save_latest_to(Some(&(t.0.clone(), "SN".into())), &mut out, &mut |l| {
             lines.push(l.to_string())
         });
-        assert_eq!(frame::decode(&String::from_utf8(out).expect("utf8")).len(), 1);
+        assert_eq!(decode_console(out).len(), 1);
         assert!(lines[0].starts_with("no results file written"), "{lines:?}");
     }
 }
