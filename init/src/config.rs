@@ -795,6 +795,16 @@ pub use crate::md::MdLevel as Level;
 
 /// The default chunk size, bytes.
 pub const DEFAULT_CHUNK: u32 = 512 << 10;
+/// The smallest chunk, bytes: raid5/6 and raid10 need a multiple of the
+/// page size (4 KiB on x86-64: `md/raid:... invalid chunk size`, `chunk size
+/// must be at least PAGE_SIZE`), raid0 a multiple of the members' logical
+/// block size.
+pub const MIN_CHUNK: u32 = 4 << 10;
+/// The largest chunk, bytes: md takes the chunk as a signed 32-bit byte
+/// count (`mdu_array_info_t.chunk_size`, and `chunk_sectors << 9` in
+/// raid0 and raid5 is an `int`), so 1 GiB is the largest power of two it
+/// can hold; 2 GiB does not reach the kernel at all.
+pub const MAX_CHUNK: u32 = 1 << 30;
 /// The default offset of a linear layer, bytes (LVM's data starts at 1 MiB).
 pub const DEFAULT_LINEAR_OFFSET: u64 = 1 << 20;
 /// The one cipher a crypt layer takes (LUKS2's default).
@@ -990,11 +1000,12 @@ fn resolve_stacks(
             Some(v) => {
                 let c = size_of(v, &format!("{at}.chunk"))?;
                 match u32::try_from(c) {
-                    Ok(c) if c.is_power_of_two() && c >= 4096 => c,
+                    Ok(c) if c.is_power_of_two() && (MIN_CHUNK..=MAX_CHUNK).contains(&c) => c,
                     _ => {
                         return err(format!(
-                        "{at}.chunk: {v} is not a chunk size; expected a power of two from 4k to 2G (e.g. 64k, 512k)"
-                    ))
+                            "{at}.chunk: {v} is not a chunk size md takes; expected a power of two from 4k to 1G \
+                             (md holds the chunk in a signed 32-bit byte count; e.g. 64k, 512k)"
+                        ))
                     }
                 }
             }
@@ -2694,11 +2705,30 @@ mod tests {
             ),
             (
                 format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"96k",{two}}}]"#),
-                "arrays[0].chunk: \"96k\" is not a chunk size; expected a power of two",
+                "arrays[0].chunk: \"96k\" is not a chunk size md takes; expected a power of two from 4k to 1G",
             ),
             (
                 format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"2k",{two}}}]"#),
                 "arrays[0].chunk: \"2k\" is not a chunk size",
+            ),
+            // md holds the chunk in a signed 32-bit byte count: 2G and more
+            // never reach the kernel, whatever the level (members larger
+            // than the chunk, so that nothing else is wrong).
+            (
+                r#","arrays":[{"name":"r0","level":"raid0","chunk":"2G","members":["sim:ssd:4G","sim:ssd:5G"]}]"#.to_string(),
+                "arrays[0].chunk: \"2G\" is not a chunk size md takes; expected a power of two from 4k to 1G",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r0","level":"raid10","chunk":"2GiB",{two}}}]"#),
+                "arrays[0].chunk: \"2GiB\" is not a chunk size",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r0","level":"raid1","chunk":"4G",{two}}}]"#),
+                "arrays[0].chunk: \"4G\" is not a chunk size",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":2147483648,{two}}}]"#),
+                "arrays[0].chunk: 2147483648 is not a chunk size",
             ),
             (
                 format!(r#","arrays":[{{"name":"r0","level":"raid0",{two}}}],"layers":[{{"name":"r0","kind":"crypt","on":"r0"}}]"#),
@@ -2757,6 +2787,32 @@ mod tests {
             let e = stacked(extra).unwrap_err().0;
             assert!(e.starts_with(want), "{extra}\n  got:  {e}\n  want: {want}");
             assert!(!e.contains('\n'), "one line: {e}");
+        }
+        // The chunks md takes, from 4k to 1G, plan.
+        for (level, chunk, bytes) in [
+            ("raid0", "4k", 4096),
+            ("raid5", "1G", 1 << 30),
+            ("raid10", "1073741824", 1 << 30),
+        ] {
+            // Members of at least a chunk: md rounds each down to whole chunks.
+            let members = match level {
+                "raid5" => r#""members":["sim:ssd:2G","sim:ssd:3G","sim:ssd:4G"]"#,
+                "raid10" => r#""members":["sim:ssd:2G","sim:ssd:3G"]"#,
+                _ => two,
+            };
+            let chunk_json = if chunk.ends_with('k') || chunk.ends_with('G') {
+                format!("{chunk:?}")
+            } else {
+                chunk.to_string()
+            };
+            let p = stacked(&format!(
+                r#","arrays":[{{"name":"r0","level":"{level}","chunk":{chunk_json},{members}}}]"#
+            ))
+            .unwrap_or_else(|e| panic!("{level} chunk {chunk}: {}", e.0));
+            assert!(
+                matches!(p.stacks[0].kind, StackKind::Array { chunk_bytes, .. } if chunk_bytes == bytes),
+                "{level} {chunk}"
+            );
         }
         // The boot stick is never a member.
         let raw = parse(
