@@ -393,10 +393,12 @@ pub fn nonce() -> Nonce {
 
 /// Draw this boot's nonce and print the line that announces it
 /// (`BOOTBENCH-BOOT v2 nonce=...`) raw on the console (stdout, where the
-/// frames go): PID 1's first output, before any device string.
+/// frames go): PID 1's first output, before any device string. A line
+/// break first: the firmware or the kernel may have left a line unended,
+/// and the announce counts only at the start of a line.
 fn announce_nonce() {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(frame::announce(nonce()).as_bytes());
+    let _ = out.write_all(format!("\n{}", frame::announce(nonce())).as_bytes());
     let _ = out.flush();
 }
 
