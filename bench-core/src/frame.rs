@@ -1,28 +1,81 @@
 //! Serial framing of a result document (contract C): a document travels over
 //! a console that may wrap lines, add `\r` and interleave other lines, and a
-//! host cuts it out of the captured log.
+//! host cuts it out of the captured log. Version 2 (this one) ties every
+//! frame to the boot that wrote it, so that nothing else that reaches the
+//! console (a disk's model or serial as the kernel or the firmware prints
+//! it, a forged line) can pass for a result.
 //!
 //! ```text
-//! BOOTBENCH-RESULT-BEGIN v1 name=<file name> bytes=<N> crc32=<8 lowercase hex>
+//! BOOTBENCH-BOOT v2 nonce=<32 lowercase hex>
+//! ... the boot's console ...
+//! BOOTBENCH-RESULT-BEGIN v2 nonce=<the same> name=<file name> bytes=<N> crc32=<8 lowercase hex>
 //! <base64 (standard alphabet, padded) of the JSON document, 76 characters per line>
 //! BOOTBENCH-RESULT-END
 //! ```
 //!
-//! `crc32` is the IEEE CRC-32 of the JSON bytes (zlib's `crc32`). The decoder
-//! accepts `\r\n`, whitespace and line breaks anywhere inside the base64 body
-//! and the header, ignores lines outside frames, and reports a frame whose
-//! length, checksum or base64 is wrong, or whose END is missing, as damaged
-//! (never returning its bytes).
+//! PID 1 draws the boot's nonce (128 random bits, getrandom(2)) when it
+//! starts and prints the announce line ([`announce`]) as its first output,
+//! before it prints any string that came from a device; every frame of that
+//! boot carries the nonce ([`encode`]). `crc32` is the IEEE CRC-32 of the
+//! JSON bytes (zlib's `crc32`). The decoder accepts `\r\n`, whitespace and
+//! line breaks anywhere inside the base64 body and the header, ignores lines
+//! outside frames, and reports a frame whose length, checksum or base64 is
+//! wrong, or whose END is missing, as damaged (never returning its bytes).
+//!
+//! # The rule the decoder applies
+//!
+//! 1. A marker ([`BOOT`], [`BEGIN`], [`END`]) counts only at the start of a
+//!    line; spaces, tabs and `\r` before it (an IPMI SOL capture's indent)
+//!    are fine. A marker inside a line is text.
+//! 2. A version-2 frame is accepted only if an announce line with its nonce
+//!    came before it ([`FrameError::NotAnnounced`] otherwise).
+//! 3. Boots do not overlap: a real boot's frames all come after its announce
+//!    and before the next boot's. A nonce's *span* runs from its first
+//!    announce to its last good frame; when two spans overlap, every frame
+//!    of both is refused ([`FrameError::Overlap`]): one of the two boots is
+//!    forged, and the log cannot tell which. A nonce announced without a
+//!    frame after it has no span, so a forged announce line alone changes
+//!    nothing.
+//! 4. A version-1 frame (no nonce) is refused ([`FrameError::Unauthenticated`])
+//!    unless the caller asks for them ([`Options::accept_v1`]): a forger
+//!    would simply write the old format.
+//!
+//! # What it protects, and its limits
+//!
+//! bootbench prints strings from devices only through
+//! [`crate::console::safe`], which escapes line breaks and the marker word,
+//! so its own output never starts a line with a marker. The kernel prints
+//! some device strings itself (libata's model, USB string descriptors, at
+//! info level, which the image's `loglevel=4` keeps off the console) and a
+//! string with line breaks starts lines there when printk timestamps are off;
+//! the firmware may print some before the kernel starts. Such a forger can
+//! know this format but not a future boot's nonce. So:
+//!
+//! - a forged frame, of any version, inside a real boot is never accepted
+//!   (its nonce was not announced, or it is version 1);
+//! - a forged announce and forged frames inside a real boot make two spans
+//!   overlap: both boots' frames are refused. A forger that prints whole
+//!   lines can withhold the console copy of a result, never replace it (the
+//!   stick's file is untouched by any of this);
+//! - a forged announce with its frames printed entirely before a real boot
+//!   announces, or after its last frame, reads as a boot of its own, as an
+//!   earlier or later real boot in the same log would. [`Found::frame`]
+//!   carries the nonce of every accepted frame so a tool can say how many
+//!   boots a log holds (`bootbench-report extract` does).
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
+/// The first word of the line that announces a boot's nonce.
+pub const BOOT: &str = "BOOTBENCH-BOOT";
 /// The first word of a frame's header line.
 pub const BEGIN: &str = "BOOTBENCH-RESULT-BEGIN";
 /// The line that ends a frame.
 pub const END: &str = "BOOTBENCH-RESULT-END";
+/// The frame format version [`encode`] writes.
+pub const VERSION: u32 = 2;
 /// Base64 characters per body line.
 pub const LINE: usize = 76;
 
@@ -126,6 +179,42 @@ pub fn crc32(data: &[u8]) -> u32 {
     !c
 }
 
+/// A boot's nonce: 128 random bits, printed as 32 lowercase hex digits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Nonce(pub [u8; 16]);
+
+impl Nonce {
+    /// The nonce written as exactly 32 hex digits (either case), if `hex` is one.
+    pub fn parse(hex: &str) -> Option<Nonce> {
+        let b = hex.as_bytes();
+        if b.len() != 32 {
+            return None;
+        }
+        let mut out = [0u8; 16];
+        for (i, pair) in b.chunks(2).enumerate() {
+            let digit = |c: u8| char::from(c).to_digit(16);
+            let (hi, lo) = (digit(pair[0])?, digit(pair[1])?);
+            out[i] = u8::try_from(hi * 16 + lo).ok()?;
+        }
+        Some(Nonce(out))
+    }
+}
+
+impl fmt::Display for Nonce {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The line that announces a boot's nonce (ends in `\n`): PID 1's first
+/// output.
+pub fn announce(nonce: Nonce) -> String {
+    format!("{BOOT} v{VERSION} nonce={nonce}\n")
+}
+
 /// One document cut out of a log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
@@ -133,6 +222,9 @@ pub struct Frame {
     pub name: String,
     /// The document's bytes, length and checksum verified.
     pub bytes: Vec<u8>,
+    /// The boot's nonce; `None` for a version-1 frame (taken only with
+    /// [`Options::accept_v1`]).
+    pub nonce: Option<Nonce>,
 }
 
 impl Frame {
@@ -150,10 +242,11 @@ impl Frame {
     }
 }
 
-/// A damaged frame: its name (if the header gave one), and what is wrong.
+/// A frame that is damaged, or refused because it may be forged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FrameError {
-    /// The BEGIN line lacks `v1`, `name=`, `bytes=` or `crc32=`.
+    /// The BEGIN line lacks the version, `nonce=` (v2), `name=`, `bytes=`
+    /// or `crc32=`, or gives another version.
     BadHeader {
         /// The header text as read.
         header: String,
@@ -190,6 +283,41 @@ pub enum FrameError {
         /// CRC-32 of the bytes decoded.
         got: u32,
     },
+    /// A version-1 frame: it has no nonce, so nothing tells it from a
+    /// forged one (refused unless [`Options::accept_v1`]).
+    Unauthenticated {
+        /// The frame's name.
+        name: String,
+    },
+    /// A good frame whose nonce no announce line before it gave: not a
+    /// frame of any boot in the log.
+    NotAnnounced {
+        /// The frame's name.
+        name: String,
+        /// The nonce its header gives.
+        nonce: Nonce,
+    },
+    /// A good frame of a boot whose span overlaps another boot's: one of
+    /// the two is forged.
+    Overlap {
+        /// The frame's name.
+        name: String,
+        /// Its nonce.
+        nonce: Nonce,
+        /// The nonce of a boot it overlaps.
+        other: Nonce,
+    },
+}
+
+impl FrameError {
+    /// True for a frame refused as possibly forged (intact, but not
+    /// vouched for by its boot), false for a damaged one.
+    pub fn is_refused(&self) -> bool {
+        matches!(
+            self,
+            FrameError::Unauthenticated { .. } | FrameError::NotAnnounced { .. } | FrameError::Overlap { .. }
+        )
+    }
 }
 
 impl fmt::Display for FrameError {
@@ -206,16 +334,39 @@ impl fmt::Display for FrameError {
                 f,
                 "frame {name}: damaged: bad crc32: header says {expected:08x}, body has {got:08x}"
             ),
+            FrameError::Unauthenticated { name } => write!(
+                f,
+                "frame {name}: refused: a version-1 frame has no boot nonce, so it cannot be told from a forged one"
+            ),
+            FrameError::NotAnnounced { name, nonce } => write!(
+                f,
+                "frame {name}: refused: nonce {nonce} was not announced by a {BOOT} line before it (forged?)"
+            ),
+            FrameError::Overlap { name, nonce, other } => write!(
+                f,
+                "frame {name}: refused: its boot (nonce {nonce}) overlaps the boot of nonce {other}; one of them is forged"
+            ),
         }
     }
 }
 
-/// Frame `json` (any bytes) under the file name `name`: header, base64 lines
-/// of [`LINE`] characters, END; every line ends in `\n`.
-pub fn encode(name: &str, json: &[u8]) -> String {
+/// Frame `json` (any bytes) under the file name `name` for the boot of
+/// `nonce`: header, base64 lines of [`LINE`] characters, END; every line
+/// ends in `\n`. Written raw to the console, at the start of a line.
+pub fn encode(name: &str, json: &[u8], nonce: Nonce) -> String {
+    encode_version(&format!("v{VERSION} nonce={nonce}"), name, json)
+}
+
+/// A version-1 frame (no nonce), as bootbench wrote before version 2: for
+/// tests of old logs.
+pub fn encode_v1(name: &str, json: &[u8]) -> String {
+    encode_version("v1", name, json)
+}
+
+fn encode_version(version: &str, name: &str, json: &[u8]) -> String {
     let b64 = base64_encode(json);
     let mut out = format!(
-        "{BEGIN} v1 name={name} bytes={} crc32={:08x}\n",
+        "{BEGIN} {version} name={name} bytes={} crc32={:08x}\n",
         json.len(),
         crc32(json)
     );
@@ -234,6 +385,8 @@ struct Header {
     name: String,
     bytes: usize,
     crc: u32,
+    /// `None` for version 1.
+    nonce: Option<Nonce>,
 }
 
 /// The value after `key` in `h`: the characters up to the next non-`ok` one.
@@ -244,6 +397,13 @@ fn value_after<'a>(h: &'a str, key: &str, ok: fn(char) -> bool) -> Option<&'a st
     Some(&rest[..end])
 }
 
+/// The version right after `word` in compacted header text (`v2...`).
+fn version_after(compact: &str, word: &str) -> Option<u32> {
+    let v = compact.get(word.len()..)?.strip_prefix('v')?;
+    let end = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    v[..end].parse().ok()
+}
+
 /// Parse the header text (whitespace removed, so a line wrapped anywhere
 /// reads the same); `Ok(None)` while the checksum's 8 digits are incomplete.
 fn parse_header(compact: &str) -> Result<Option<Header>, &'static str> {
@@ -252,10 +412,14 @@ fn parse_header(compact: &str) -> Result<Option<Header>, &'static str> {
         Some(v) if v.len() >= 8 => &v[..8],
         _ => return Ok(None),
     };
-    let after_begin = &compact[BEGIN.len()..];
-    if !after_begin.starts_with("v1") {
-        return Err("not version v1");
-    }
+    let nonce = match version_after(compact, BEGIN) {
+        Some(1) => None,
+        Some(2) => {
+            let hex = value_after(compact, "nonce=", is_hex).ok_or("no nonce= (version 2)")?;
+            Some(Nonce::parse(hex.get(..32).unwrap_or(hex)).ok_or("nonce= is not 32 hex digits")?)
+        }
+        _ => return Err("not version v1 or v2"),
+    };
     let name_start = compact.find("name=").ok_or("no name=")? + "name=".len();
     let name_end = compact[name_start..].find("bytes=").ok_or("no bytes= after name=")? + name_start;
     let name = &compact[name_start..name_end];
@@ -272,91 +436,260 @@ fn parse_header(compact: &str) -> Result<Option<Header>, &'static str> {
         name: String::from(name),
         bytes,
         crc,
+        nonce,
     }))
+}
+
+/// The nonce of an announce line (compacted, starting with [`BOOT`]);
+/// `Ok(None)` while it is incomplete (a wrapped line); `Err` if it is not
+/// `v2 nonce=` and 32 hex digits.
+fn parse_announce(compact: &str) -> Result<Option<Nonce>, ()> {
+    let rest = &compact[BOOT.len()..];
+    let want = format!("v{VERSION}nonce=");
+    let Some(hex) = rest.strip_prefix(want.as_str()) else {
+        return if want.starts_with(rest) { Ok(None) } else { Err(()) };
+    };
+    let digits = hex.bytes().take_while(u8::is_ascii_hexdigit).count();
+    if digits >= 32 {
+        Nonce::parse(&hex[..32]).map(Some).ok_or(())
+    } else if digits == hex.len() {
+        Ok(None)
+    } else {
+        Err(())
+    }
 }
 
 fn compact(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
-/// Cut every frame out of a console log, in order: a good frame's bytes, or
-/// what is wrong with a damaged one. Lines outside frames are ignored.
+/// `line` without what a capture may put before a marker (spaces, tabs,
+/// `\r`, form feeds).
+fn lead_trimmed(line: &str) -> &str {
+    line.trim_start_matches(|c: char| c.is_ascii_whitespace())
+}
+
+/// True if `line` starts (after [`lead_trimmed`]'s whitespace) with a marker.
+fn starts_marker(line: &str) -> bool {
+    let t = lead_trimmed(line);
+    t.starts_with(BEGIN) || t.starts_with(END) || t.starts_with(BOOT)
+}
+
+/// What the caller accepts besides version-2 frames of their boot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Take version-1 frames (no nonce: bootbench before version 2) as
+    /// good; they are [`FrameError::Unauthenticated`] otherwise.
+    pub accept_v1: bool,
+}
+
+/// One frame of a log: the line its header starts on, and what came of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// The 1-based line of the log where the frame's BEGIN is.
+    pub line: usize,
+    /// The document (with its nonce), or why it is damaged or refused.
+    pub frame: Result<Frame, FrameError>,
+}
+
+/// Longest a wrapped header or announce line may grow while its lines are
+/// joined.
+const HEADER_MAX: usize = 400;
+
+/// Join the lines after a marker line while `parse` says the text is
+/// incomplete, as a wrap cut it: never past another marker line.
+fn join_wrapped<'a, T, E>(
+    first: &str,
+    lines: &mut core::iter::Peekable<impl Iterator<Item = (usize, &'a str)>>,
+    parse: impl Fn(&str) -> Result<Option<T>, E>,
+    incomplete: E,
+) -> (String, Result<T, E>) {
+    let mut text = compact(first);
+    loop {
+        match parse(&text) {
+            Ok(Some(v)) => return (text, Ok(v)),
+            Err(e) => return (text, Err(e)),
+            Ok(None) => match lines.peek() {
+                Some((_, next)) if !starts_marker(next) && text.len() < HEADER_MAX => {
+                    text.push_str(&compact(next));
+                    lines.next();
+                }
+                _ => return (text, Err(incomplete)),
+            },
+        }
+    }
+}
+
+/// Cut every frame out of a console log, in order, by the rule of the
+/// module doc with the default [`Options`] (version 1 refused): a good
+/// frame's bytes, or what is wrong with a damaged or refused one.
 pub fn decode(log: &str) -> Vec<Result<Frame, FrameError>> {
-    let mut out = Vec::new();
-    let mut lines = log.split('\n').map(|l| l.trim_end_matches('\r')).peekable();
-    while let Some(line) = lines.next() {
-        let Some(pos) = line.find(BEGIN) else { continue };
-        // The header, joined with the following lines while a wrap has cut it.
-        let mut header = compact(&line[pos..]);
-        let parsed = loop {
-            match parse_header(&header) {
-                Ok(Some(h)) => break Ok(h),
-                Err(why) => break Err(why),
-                Ok(None) => match lines.peek() {
-                    Some(next) if !next.contains(BEGIN) && !next.contains(END) && header.len() < 400 => {
-                        header.push_str(&compact(next));
-                        lines.next();
-                    }
-                    _ => break Err("no crc32= with 8 hex digits"),
-                },
+    decode_with(log, Options::default())
+        .into_iter()
+        .map(|f| f.frame)
+        .collect()
+}
+
+/// [`decode`] with `opts`, and the line of each frame.
+pub fn decode_with(log: &str, opts: Options) -> Vec<Found> {
+    let mut out: Vec<Found> = Vec::new();
+    // (line, nonce) of every announce, in order.
+    let mut announces: Vec<(usize, Nonce)> = Vec::new();
+    let mut lines = log
+        .split('\n')
+        .map(|l| l.trim_end_matches('\r'))
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .peekable();
+    while let Some((at, line)) = lines.next() {
+        let t = lead_trimmed(line);
+        if t.starts_with(BOOT) {
+            if let (_, Ok(n)) = join_wrapped(t, &mut lines, parse_announce, ()) {
+                announces.push((at, n));
             }
-        };
+            continue;
+        }
+        if !t.starts_with(BEGIN) {
+            continue;
+        }
+        let (header, parsed) = join_wrapped(t, &mut lines, parse_header, "no crc32= with 8 hex digits");
         let h = match parsed {
             Ok(h) => h,
             Err(why) => {
-                out.push(Err(FrameError::BadHeader { header, why }));
+                out.push(Found {
+                    line: at,
+                    frame: Err(FrameError::BadHeader { header, why }),
+                });
                 continue;
             }
         };
-        let mut body = String::new();
-        let mut ended = false;
-        while let Some(next) = lines.peek() {
-            if next.contains(BEGIN) {
-                break; // the next frame starts; this one's END is missing
-            }
-            let next = lines.next().unwrap_or_default();
-            if next.contains(END) {
-                ended = true;
-                break;
-            }
-            body.push_str(next);
-        }
-        if !ended {
-            out.push(Err(FrameError::MissingEnd { name: h.name }));
-            continue;
-        }
-        let bytes = match base64_decode(&body) {
-            Ok(b) => b,
-            Err(why) => {
-                out.push(Err(FrameError::BadBase64 { name: h.name, why }));
-                continue;
-            }
-        };
-        if bytes.len() != h.bytes {
-            out.push(Err(FrameError::BadLength {
-                name: h.name,
-                expected: h.bytes,
-                got: bytes.len(),
-            }));
-            continue;
-        }
-        let got = crc32(&bytes);
-        if got != h.crc {
-            out.push(Err(FrameError::BadCrc {
-                name: h.name,
-                expected: h.crc,
-                got,
-            }));
-            continue;
-        }
-        out.push(Ok(Frame { name: h.name, bytes }));
+        out.push(Found {
+            line: at,
+            frame: body(&h, &mut lines),
+        });
     }
+    authenticate(&mut out, &announces, opts);
     out
+}
+
+/// Read a frame's body up to its END line and check it against the header.
+fn body<'a>(
+    h: &Header,
+    lines: &mut core::iter::Peekable<impl Iterator<Item = (usize, &'a str)>>,
+) -> Result<Frame, FrameError> {
+    let name = || h.name.clone();
+    let mut text = String::new();
+    let mut ended = false;
+    while let Some((_, next)) = lines.peek() {
+        let t = lead_trimmed(next);
+        if t.starts_with(BEGIN) || t.starts_with(BOOT) {
+            break; // the next frame or boot starts; this one's END is missing
+        }
+        lines.next();
+        if t.starts_with(END) {
+            ended = true;
+            break;
+        }
+        text.push_str(t);
+    }
+    if !ended {
+        return Err(FrameError::MissingEnd { name: name() });
+    }
+    let bytes = base64_decode(&text).map_err(|why| FrameError::BadBase64 { name: name(), why })?;
+    if bytes.len() != h.bytes {
+        return Err(FrameError::BadLength {
+            name: name(),
+            expected: h.bytes,
+            got: bytes.len(),
+        });
+    }
+    let got = crc32(&bytes);
+    if got != h.crc {
+        return Err(FrameError::BadCrc {
+            name: name(),
+            expected: h.crc,
+            got,
+        });
+    }
+    Ok(Frame {
+        name: name(),
+        bytes,
+        nonce: h.nonce,
+    })
+}
+
+/// Rules 2 to 4 of the module doc, on the intact frames of `found`.
+fn authenticate(found: &mut [Found], announces: &[(usize, Nonce)], opts: Options) {
+    let first_announce = |n: Nonce| announces.iter().find(|(_, a)| *a == n).map(|(l, _)| *l);
+    // Each announced nonce's span: (first announce, last good frame after it).
+    let mut spans: Vec<(usize, usize, Nonce)> = Vec::new();
+    for f in found.iter() {
+        let Ok(Frame { nonce: Some(n), .. }) = &f.frame else {
+            continue;
+        };
+        match first_announce(*n) {
+            Some(start) if start < f.line => match spans.iter_mut().find(|s| s.2 == *n) {
+                Some(s) => s.1 = s.1.max(f.line),
+                None => spans.push((start, f.line, *n)),
+            },
+            _ => {}
+        }
+    }
+    spans.sort_unstable();
+    // Sorted by start: a span overlaps an earlier one if it starts before
+    // the furthest end so far, a later one if the next span starts before
+    // it ends.
+    let mut overlapping: Vec<(Nonce, Nonce)> = Vec::new();
+    let mut furthest: Option<(usize, Nonce)> = None;
+    for (i, &(start, end, n)) in spans.iter().enumerate() {
+        let earlier = furthest.filter(|&(e, _)| e >= start).map(|(_, o)| o);
+        let later = spans.get(i + 1).filter(|s| s.0 <= end).map(|s| s.2);
+        if let Some(other) = earlier.or(later) {
+            overlapping.push((n, other));
+        }
+        if furthest.is_none_or(|(e, _)| end > e) {
+            furthest = Some((end, n));
+        }
+    }
+    for f in found.iter_mut() {
+        let refusal = match &f.frame {
+            Ok(Frame { name, nonce: None, .. }) if !opts.accept_v1 => {
+                Some(FrameError::Unauthenticated { name: name.clone() })
+            }
+            Ok(Frame {
+                name, nonce: Some(n), ..
+            }) => match first_announce(*n) {
+                Some(start) if start < f.line => {
+                    overlapping
+                        .iter()
+                        .find(|(a, _)| a == n)
+                        .map(|(_, other)| FrameError::Overlap {
+                            name: name.clone(),
+                            nonce: *n,
+                            other: *other,
+                        })
+                }
+                _ => Some(FrameError::NotAnnounced {
+                    name: name.clone(),
+                    nonce: *n,
+                }),
+            },
+            _ => None,
+        };
+        if let Some(e) = refusal {
+            f.frame = Err(e);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
+
+    const N: Nonce = Nonce([0x11; 16]);
+    const M: Nonce = Nonce([0x22; 16]);
+    const F: Nonce = Nonce([0xf0; 16]);
 
     /// The file name follows `Path::file_name`, and never leaves the directory.
     #[test]
@@ -376,6 +709,7 @@ mod tests {
             let f = Frame {
                 name: name.to_string(),
                 bytes: Vec::new(),
+                nonce: None,
             };
             assert_eq!(f.file_name(), want, "{name:?}");
             if let Some(n) = std::path::Path::new(name).file_name() {
@@ -383,7 +717,6 @@ mod tests {
             }
         }
     }
-    use alloc::string::ToString;
 
     #[test]
     fn crc32_vectors() {
@@ -428,6 +761,25 @@ mod tests {
         }
     }
 
+    #[test]
+    fn nonces_print_as_32_hex_digits_and_parse_back() {
+        let n = Nonce([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 0xfe, 0xff]);
+        assert_eq!(n.to_string(), "000102030405060708090a0b0c0dfeff");
+        assert_eq!(Nonce::parse("000102030405060708090a0b0c0dfeff"), Some(n));
+        assert_eq!(Nonce::parse("000102030405060708090A0B0C0DFEFF"), Some(n));
+        for bad in [
+            "",
+            "00",
+            "000102030405060708090a0b0c0dfef",
+            "000102030405060708090a0b0c0dfeffa",
+            "g00102030405060708090a0b0c0dfeff",
+            "+0102030405060708090a0b0c0dfeff",
+        ] {
+            assert_eq!(Nonce::parse(bad), None, "{bad:?}");
+        }
+        assert_eq!(announce(N), format!("{BOOT} v2 nonce={}\n", "11".repeat(16)));
+    }
+
     fn doc(n: usize) -> Vec<u8> {
         let mut s = String::from("{\"schema\":\"bootbench.result/1\",\"x\":[");
         for i in 0..n {
@@ -437,15 +789,23 @@ mod tests {
         s.into_bytes()
     }
 
+    fn good(name: &str, bytes: &[u8], nonce: Nonce) -> Result<Frame, FrameError> {
+        Ok(Frame {
+            name: name.to_string(),
+            bytes: bytes.to_vec(),
+            nonce: Some(nonce),
+        })
+    }
+
     #[test]
     fn encode_layout() {
         let json = doc(100);
-        let f = encode("m-1.json", &json);
+        let f = encode("m-1.json", &json, N);
         let lines: Vec<&str> = f.lines().collect();
         assert_eq!(
             lines[0],
             format!(
-                "{BEGIN} v1 name=m-1.json bytes={} crc32={:08x}",
+                "{BEGIN} v2 nonce={N} name=m-1.json bytes={} crc32={:08x}",
                 json.len(),
                 crc32(&json)
             )
@@ -455,15 +815,14 @@ mod tests {
         assert!(body[..body.len() - 1].iter().all(|l| l.len() == LINE));
         assert!(body.last().unwrap().len() <= LINE);
         assert!(f.ends_with('\n'));
-        assert_eq!(
-            decode(&f),
-            vec![Ok(Frame {
-                name: "m-1.json".to_string(),
-                bytes: json
-            })]
-        );
+        let log = announce(N) + &f;
+        assert_eq!(decode(&log), vec![good("m-1.json", &json, N)]);
+        assert_eq!(decode_with(&log, Options::default())[0].line, 2);
         // Empty document.
-        assert_eq!(decode(&encode("e", b""))[0].as_ref().unwrap().bytes, b"");
+        let e = announce(N) + &encode("e", b"", N);
+        assert_eq!(decode(&e)[0].as_ref().unwrap().bytes, b"");
+        // Version 1, as bootbench wrote it before.
+        assert!(encode_v1("m.json", b"{}").starts_with(&format!("{BEGIN} v1 name=m.json bytes=2 crc32=")));
     }
 
     /// Every line cut at `width` columns, as a narrow terminal does.
@@ -487,27 +846,36 @@ mod tests {
         let a = doc(300);
         let b = doc(7);
         let log = String::from("[    1.234] boot noise\nsome BOOTBENCH line\n")
-            + &encode("srv-1.json", &a)
+            + &announce(N)
+            + "[    1.300] bootbench: started\n"
+            + &encode("srv-1.json", &a, N)
             + "bootbench: between frames\n\n"
-            + &encode("srv-2.json", &b)
+            + &encode("srv-2.json", &b, N)
             + "trailing noise";
         for width in [40, 23, 76, 1000] {
             let wrapped = wrap(&log, width).replace('\n', "\r\n");
             let got = decode(&wrapped);
             assert_eq!(got.len(), 2, "width {width}: {got:?}");
-            assert_eq!(got[0].as_ref().unwrap().bytes, a, "width {width}");
-            assert_eq!(got[0].as_ref().unwrap().name, "srv-1.json", "width {width}");
-            assert_eq!(got[1].as_ref().unwrap().bytes, b, "width {width}");
+            assert_eq!(got[0], good("srv-1.json", &a, N), "width {width}");
+            assert_eq!(got[1], good("srv-2.json", &b, N), "width {width}");
         }
         // Indentation and trailing spaces (an IPMI SOL capture) do not matter.
-        let spaced: String = encode("s.json", &a).lines().map(|l| format!("  {l}   \n")).collect();
-        assert_eq!(decode(&spaced)[0].as_ref().unwrap().bytes, a);
+        let spaced: String = (announce(N) + &encode("s.json", &a, N))
+            .lines()
+            .map(|l| format!("  {l}   \n"))
+            .collect();
+        assert_eq!(decode(&spaced), vec![good("s.json", &a, N)]);
+        let tabbed: String = (announce(N) + &encode("s.json", &a, N))
+            .lines()
+            .map(|l| format!("\t\r{l}\n"))
+            .collect();
+        assert_eq!(decode(&tabbed), vec![good("s.json", &a, N)]);
         assert!(decode("no frames here\n").is_empty());
     }
 
     /// A frame with one body line changed by `f`.
     fn damaged(name: &str, json: &[u8], f: impl Fn(&str) -> String) -> String {
-        let enc = encode(name, json);
+        let enc = encode(name, json, N);
         let mut lines: Vec<String> = enc.lines().map(str::to_string).collect();
         lines[1] = f(&lines[1]);
         lines.join("\n") + "\n"
@@ -515,38 +883,42 @@ mod tests {
 
     #[test]
     fn a_damaged_frame_between_two_good_ones() {
-        let good = doc(50);
+        let good_doc = doc(50);
         let flip = |l: &str| {
             let mut c: Vec<char> = l.chars().collect();
             c[5] = if c[5] == 'A' { 'B' } else { 'A' };
             c.into_iter().collect()
         };
         let cases: Vec<(String, &str)> = vec![
-            (damaged("bad.json", &good, flip), "bad crc32"),
+            (damaged("bad.json", &good_doc, flip), "bad crc32"),
             (
-                damaged("bad.json", &good, |l| l[..l.len() - 4].to_string()),
+                damaged("bad.json", &good_doc, |l| l[..l.len() - 4].to_string()),
                 "bad length",
             ),
-            (damaged("bad.json", &good, |l| format!("{}!!!!", &l[4..])), "bad base64"),
             (
-                damaged("bad.json", &good, |l| l[..l.len() - 3].to_string()),
+                damaged("bad.json", &good_doc, |l| format!("{}!!!!", &l[4..])),
                 "bad base64",
             ),
             (
-                encode("bad.json", &good).replace(END, "lost"),
+                damaged("bad.json", &good_doc, |l| l[..l.len() - 3].to_string()),
+                "bad base64",
+            ),
+            (
+                encode("bad.json", &good_doc, N).replace(END, "lost"),
                 "no BOOTBENCH-RESULT-END",
             ),
             (
-                encode("bad.json", &good).replace(&format!("bytes={}", good.len()), "bytes=7"),
+                encode("bad.json", &good_doc, N).replace(&format!("bytes={}", good_doc.len()), "bytes=7"),
                 "bad length",
             ),
         ];
         for (bad, want) in cases {
-            let log = encode("a.json", &good) + "noise\n" + &bad + &encode("c.json", b"{}");
+            let log = announce(N) + &encode("a.json", &good_doc, N) + "noise\n" + &bad + &encode("c.json", b"{}", N);
             let got = decode(&log);
             assert_eq!(got.len(), 3, "{want}: {got:?}");
             assert_eq!(got[0].as_ref().unwrap().name, "a.json");
             let e = got[1].as_ref().unwrap_err();
+            assert!(!e.is_refused(), "{want}: damaged, not refused");
             let msg = e.to_string();
             assert!(msg.contains(want) && msg.contains("bad.json"), "{want}: {msg}");
             assert_eq!(got[2].as_ref().unwrap().bytes, b"{}", "{want}");
@@ -555,19 +927,228 @@ mod tests {
 
     #[test]
     fn bad_headers() {
+        let n = N.to_string();
         for (h, want) in [
-            ("BOOTBENCH-RESULT-BEGIN v2 name=a bytes=2 crc32=00000000", "v1"),
-            ("BOOTBENCH-RESULT-BEGIN v1 bytes=2 crc32=00000000", "name="),
-            ("BOOTBENCH-RESULT-BEGIN v1 name=a crc32=00000000", "bytes="),
-            ("BOOTBENCH-RESULT-BEGIN v1 name=a bytes=2", "crc32="),
+            (
+                "BOOTBENCH-RESULT-BEGIN v3 name=a bytes=2 crc32=00000000".to_string(),
+                "v1 or v2",
+            ),
+            (
+                "BOOTBENCH-RESULT-BEGIN name=a bytes=2 crc32=00000000".to_string(),
+                "v1 or v2",
+            ),
+            (
+                "BOOTBENCH-RESULT-BEGIN v2 name=a bytes=2 crc32=00000000".to_string(),
+                "no nonce=",
+            ),
+            (
+                format!(
+                    "BOOTBENCH-RESULT-BEGIN v2 nonce={} name=a bytes=2 crc32=00000000",
+                    &n[..30]
+                ),
+                "32 hex",
+            ),
+            (
+                format!("BOOTBENCH-RESULT-BEGIN v2 nonce={n} bytes=2 crc32=00000000"),
+                "name=",
+            ),
+            (
+                format!("BOOTBENCH-RESULT-BEGIN v2 nonce={n} name=a crc32=00000000"),
+                "bytes=",
+            ),
+            (format!("BOOTBENCH-RESULT-BEGIN v2 nonce={n} name=a bytes=2"), "crc32="),
+            ("BOOTBENCH-RESULT-BEGIN v1 bytes=2 crc32=00000000".to_string(), "name="),
         ] {
-            let got = decode(&format!("{h}\ne30=\n{END}\n"));
+            let got = decode(&format!("{}{h}\ne30=\n{END}\n", announce(N)));
             let e = got[0].as_ref().unwrap_err();
             assert!(matches!(e, FrameError::BadHeader { .. }), "{h}: {e:?}");
             assert!(e.to_string().contains(want), "{h}: {e}");
         }
         // A good header for the same body decodes.
-        let ok = format!("{BEGIN} v1 name=a bytes=2 crc32={:08x}\ne30=\n{END}\n", crc32(b"{}"));
-        assert_eq!(decode(&ok)[0].as_ref().unwrap().bytes, b"{}");
+        let ok = format!(
+            "{}{BEGIN} v2 nonce={n} name=a bytes=2 crc32={:08x}\ne30=\n{END}\n",
+            announce(N),
+            crc32(b"{}")
+        );
+        assert_eq!(decode(&ok), vec![good("a", b"{}", N)]);
+    }
+
+    /// What a device string looks like when a line of bootbench's or the
+    /// kernel's prints it: the marker inside the line.
+    #[test]
+    fn a_marker_inside_a_line_is_text() {
+        let json = doc(3);
+        let frame = encode("forged.json", &json, N);
+        for prefix in [
+            "[    2.5] bootbench: /dev/sdb model ",
+            "[    2.5] ata1.00: ATA-7: ",
+            "x",
+            "\u{1b}[0m",
+        ] {
+            let mut log = announce(N);
+            for l in frame.lines() {
+                log.push_str(prefix);
+                log.push_str(l);
+                log.push('\n');
+            }
+            assert!(decode(&log).is_empty(), "{prefix:?}: {:?}", decode(&log));
+            // Only the header mid-line, the rest at line starts: still nothing.
+            let half = announce(N) + prefix + &frame;
+            assert!(decode(&half).is_empty(), "{prefix:?}");
+        }
+        // An END inside a body line does not end the frame there.
+        let real = announce(N) + &encode("r.json", &json, N).replacen('\n', &format!("\nnoise {END}\n"), 1);
+        assert!(matches!(decode(&real)[0], Err(FrameError::BadBase64 { .. })));
+    }
+
+    #[test]
+    fn a_frame_needs_its_nonce_announced_before_it() {
+        let json = doc(4);
+        let cases: Vec<(&str, String, Result<Frame, FrameError>)> = vec![
+            (
+                "announced",
+                announce(N) + "noise\n" + &encode("a.json", &json, N),
+                good("a.json", &json, N),
+            ),
+            (
+                "another nonce announced",
+                announce(N) + &encode("a.json", &json, M),
+                Err(FrameError::NotAnnounced {
+                    name: "a.json".into(),
+                    nonce: M,
+                }),
+            ),
+            (
+                "nothing announced",
+                encode("a.json", &json, N),
+                Err(FrameError::NotAnnounced {
+                    name: "a.json".into(),
+                    nonce: N,
+                }),
+            ),
+            (
+                "announced after the frame",
+                encode("a.json", &json, N) + &announce(N),
+                Err(FrameError::NotAnnounced {
+                    name: "a.json".into(),
+                    nonce: N,
+                }),
+            ),
+            (
+                "announce inside a line",
+                format!("[ 1.0] bootbench: {}", announce(N)) + &encode("a.json", &json, N),
+                Err(FrameError::NotAnnounced {
+                    name: "a.json".into(),
+                    nonce: N,
+                }),
+            ),
+            (
+                "announce of another version",
+                announce(N).replace("v2", "v1") + &encode("a.json", &json, N),
+                Err(FrameError::NotAnnounced {
+                    name: "a.json".into(),
+                    nonce: N,
+                }),
+            ),
+            (
+                "version 1",
+                announce(N) + &encode_v1("a.json", &json),
+                Err(FrameError::Unauthenticated { name: "a.json".into() }),
+            ),
+        ];
+        for (what, log, want) in cases {
+            assert_eq!(decode(&log), vec![want], "{what}");
+        }
+        // Version 1 when asked for.
+        let v1 = decode_with(&encode_v1("a.json", &json), Options { accept_v1: true });
+        assert_eq!(
+            v1[0].frame,
+            Ok(Frame {
+                name: "a.json".into(),
+                bytes: json.clone(),
+                nonce: None
+            })
+        );
+    }
+
+    type Decoded = Vec<Result<Frame, FrameError>>;
+
+    /// The forgeries of the module doc, and real logs that look alike.
+    #[test]
+    fn boots_that_overlap_are_refused_boots_in_turn_are_not() {
+        let real = doc(5);
+        let fake = b"{\"forged\":true}".to_vec();
+        let a = |n| announce(n);
+        let r = |n| encode("real.json", &real, n);
+        let f = |n| encode("forged.json", &fake, n);
+        let overlap = |name: &str, nonce, other| {
+            Err(FrameError::Overlap {
+                name: name.into(),
+                nonce,
+                other,
+            })
+        };
+        let cases: Vec<(&str, String, Decoded)> = vec![
+            ("one boot", a(N) + &r(N), vec![good("real.json", &real, N)]),
+            (
+                "two boots in turn (on_finish reboot)",
+                a(N) + &r(N) + &a(M) + &r(M),
+                vec![good("real.json", &real, N), good("real.json", &real, M)],
+            ),
+            (
+                "a boot announced twice",
+                a(N) + &a(N) + &r(N) + &r(N),
+                vec![good("real.json", &real, N), good("real.json", &real, N)],
+            ),
+            (
+                "a forged frame with a guessed nonce",
+                a(N) + &f(F) + &r(N),
+                vec![
+                    Err(FrameError::NotAnnounced {
+                        name: "forged.json".into(),
+                        nonce: F,
+                    }),
+                    good("real.json", &real, N),
+                ],
+            ),
+            (
+                "a forged announce alone",
+                a(N) + &a(F) + &r(N),
+                vec![good("real.json", &real, N)],
+            ),
+            (
+                "a forged announce and frame inside the boot",
+                a(N) + &a(F) + &f(F) + &r(N),
+                vec![overlap("forged.json", F, N), overlap("real.json", N, F)],
+            ),
+            (
+                "a forged announce before, its frame inside the boot",
+                a(F) + &a(N) + &f(F) + &r(N),
+                vec![overlap("forged.json", F, N), overlap("real.json", N, F)],
+            ),
+            (
+                "a forged announce before, its frame after the boot's",
+                a(F) + &a(N) + &r(N) + &f(F),
+                vec![overlap("real.json", N, F), overlap("forged.json", F, N)],
+            ),
+            (
+                "a forged announce inside, its frame after the boot's",
+                a(N) + &a(F) + &r(N) + &f(F),
+                vec![overlap("real.json", N, F), overlap("forged.json", F, N)],
+            ),
+            (
+                "a whole forged boot before the real one (the limit)",
+                a(F) + &f(F) + &a(N) + &r(N),
+                vec![good("forged.json", &fake, F), good("real.json", &real, N)],
+            ),
+        ];
+        for (what, log, want) in cases {
+            assert_eq!(decode(&log), want, "{what}");
+            let all = decode(&log);
+            for e in all.iter().filter_map(|f| f.as_ref().err()) {
+                assert!(e.is_refused(), "{what}: {e}");
+                assert!(e.to_string().contains("refused"), "{what}: {e}");
+            }
+        }
     }
 }

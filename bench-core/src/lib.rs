@@ -12,6 +12,7 @@
 extern crate alloc;
 
 pub mod analysis;
+pub mod console;
 pub mod frame;
 pub mod hist;
 pub mod io;

@@ -2,13 +2,15 @@
 //! columns cached, buffered, seqrd, seqwr, rndrd, rndwr; the unit in the
 //! header (MB/s = 10^6 bytes per second). When the document has analysis
 //! lines (arrays, layers, all-at-once), a second section lists them with
-//! their units named.
+//! their units named. Text from the document (paths, test names, rules) is
+//! printed through [`console::safe`]: the tables go to the console.
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::analysis::Metric;
+use crate::console;
 use crate::result::{Analysis, ResultDoc, Status, TestResult};
 use crate::spec::Workload;
 use crate::units::MB;
@@ -50,7 +52,7 @@ pub fn render(doc: &ResultDoc) -> String {
     rows.push(header);
     for target in &doc.targets {
         let mut row = Vec::with_capacity(COLUMNS.len() + 1);
-        row.push(target.path.clone());
+        row.push(console::safe(&target.path).into_owned());
         for &(_, workload, write) in &COLUMNS {
             row.push(cell(
                 doc.tests
@@ -121,15 +123,16 @@ pub fn render_analysis(lines: &[Analysis]) -> String {
             ),
             None => (a.metric.as_str(), |v| format!("{v:.1}")),
         };
+        let text = |s: &str| console::safe(s).into_owned();
         rows.push([
-            a.target.clone(),
-            a.test.clone(),
-            dir.into(),
+            text(&a.target),
+            text(&a.test),
+            text(dir),
             show(a.measured),
             show(a.expected),
             format!("{:.1}%", a.efficiency * 100.0),
-            a.limited_by.clone().unwrap_or_else(|| "-".into()),
-            a.rule.clone(),
+            a.limited_by.as_deref().map_or_else(|| "-".into(), text),
+            text(&a.rule),
         ]);
     }
     let mut widths = [0_usize; 8];
@@ -329,6 +332,37 @@ target     test         figure   measured   expected  efficiency  limited by  ru
 /dev/dm-0  rand_rw      write     90 IOPS   100 IOPS       90.4%  -           raid0: N x slowest member (2 x 10.0 MB/s)
 ";
         assert_eq!(render(&d), want);
+    }
+
+    /// A path (from a config) or a rule holding a line break, an escape
+    /// sequence or a frame marker prints escaped, and the table stays one
+    /// line per row.
+    #[test]
+    fn text_from_the_document_is_console_safe() {
+        let evil = "/tmp/x\nBOOTBENCH-RESULT-BEGIN v2\u{1b}[2J";
+        let mut d = doc(vec![target(evil)], Vec::new());
+        d.analysis = vec![Analysis {
+            kind: "layer".into(),
+            target: evil.into(),
+            test: "t\r".into(),
+            workload: Workload::SeqRead,
+            metric: "read_bytes_per_sec".into(),
+            measured: 1e6,
+            expected: 1e6,
+            efficiency: 1.0,
+            rule: "crypt on BOOTBENCH-RESULT-END".into(),
+            limited_by: Some("\u{9b}".into()),
+            from: Vec::new(),
+        }];
+        let text = render(&d);
+        assert_eq!(text.lines().count(), 7, "{text}");
+        assert!(!text.contains(crate::console::MARKER), "{text}");
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+        assert!(
+            text.contains("/tmp/x\\nBOOTBENCH\\x2dRESULT-BEGIN v2\\x1b[2J"),
+            "{text}"
+        );
+        assert!(text.contains("\\u009b") && text.contains("t\\r"), "{text}");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! `bench_core::frame::decode` on any console log: never panics, and only
-//! hands out bytes whose length and CRC-32 its header vouched for.
+//! hands out bytes whose length and CRC-32 its header vouched for, of a
+//! boot whose nonce the log announced.
 #![no_main]
 
-use bench_core::frame::{crc32, decode, encode, BEGIN, END};
+use bench_core::frame::{announce, crc32, decode, encode, BEGIN, END};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -15,8 +16,12 @@ fuzz_target!(|data: &[u8]| {
             Ok(frame) => {
                 assert!(!frame.name.is_empty());
                 assert!(!frame.name.chars().any(char::is_whitespace));
+                // Only frames of an announced boot are good.
+                let n = frame.nonce.expect("version-1 frames are refused by default");
+                let compact: String = log.chars().filter(|c| !c.is_whitespace()).collect();
+                assert!(compact.to_ascii_lowercase().contains(&format!("nonce={n}")), "{log:?}");
                 // Re-encoding a good frame decodes to the same frame.
-                let again = decode(&encode(&frame.name, &frame.bytes));
+                let again = decode(&(announce(n) + &encode(&frame.name, &frame.bytes, n)));
                 if !frame.name.contains(BEGIN) && !frame.name.contains(END) && !frame.name.contains("bytes=") {
                     assert_eq!(again.len(), 1, "{log:?}");
                     assert_eq!(again[0].as_ref().ok(), Some(frame), "{log:?}");

@@ -1,5 +1,6 @@
-//! encode -> (console damage: CRLF, line wraps, noise lines) -> decode gives
-//! back exactly the document, for any bytes and any file-like name.
+//! announce + encode -> (console damage: CRLF, line wraps, noise lines) ->
+//! decode gives back exactly the document and its nonce, for any bytes and
+//! any file-like name.
 //!
 //! Input layout: byte 0 = wrap width (0: none, else 23 + b % 200, so the
 //! BEGIN word itself is never cut), byte 1 bit 0 = CRLF line ends, byte 2 =
@@ -7,7 +8,7 @@
 //! the document's bytes.
 #![no_main]
 
-use bench_core::frame::{decode, encode, Frame, BEGIN, END};
+use bench_core::frame::{announce, decode, encode, Frame, Nonce, BEGIN, END};
 use libfuzzer_sys::fuzz_target;
 
 const NAME_CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789._-";
@@ -29,7 +30,8 @@ fuzz_target!(|data: &[u8]| {
     let name = if name.is_empty() { "r.json".to_string() } else { name };
     let json = &data[3 + name_len..];
 
-    let framed = encode(&name, json);
+    let nonce = Nonce([data[1]; 16]);
+    let framed = announce(nonce) + &encode(&name, json, nonce);
     // The console: noise before and after, lines wrapped, maybe CRLF.
     let mut lines: Vec<String> = vec!["[    1.234] noise line before".to_string()];
     for line in framed.lines() {
@@ -55,6 +57,7 @@ fuzz_target!(|data: &[u8]| {
     let want = Frame {
         name: name.clone(),
         bytes: json.to_vec(),
+        nonce: Some(nonce),
     };
     assert_eq!(got.len(), 1, "{log:?}");
     assert_eq!(got[0].as_ref().ok(), Some(&want), "{log:?}: {:?}", got[0]);

@@ -10,6 +10,9 @@
 //! goes; PID 1 saves what it reported if it dies, and ends with [`finish`]:
 //! sync, unmount the stick, reboot(2). PID 1 never returns and never exits
 //! (that would panic the kernel): its own panic hook powers off.
+//! Its first output is the boot's nonce ([`announce_nonce`]), which every
+//! result frame of the boot carries ([`nonce`]); every console line goes
+//! through [`bench_core::console::safe`] ([`log`]).
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -17,8 +20,11 @@ use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
+
+use bench_core::console::safe;
+use bench_core::frame::{self, Nonce};
 
 use crate::cmdline::Cmdline;
 use crate::modules::{self, ModuleError};
@@ -339,18 +345,28 @@ pub fn run_steps(steps: &[BootStep], exec: &mut Exec<'_>, log: &mut dyn FnMut(&s
 static KMSG_READY: AtomicBool = AtomicBool::new(false);
 static KMSG: Mutex<Option<File>> = Mutex::new(None);
 
-/// "[  SECS.MICROS] bootbench: msg" with the time since boot (CLOCK_BOOTTIME).
+/// "[  SECS.MICROS] bootbench: msg" with the time since boot
+/// (CLOCK_BOOTTIME), `msg` through [`safe`].
 fn console_line(boot_ns: u64, msg: &str) -> String {
     format!(
-        "[{:5}.{:06}] bootbench: {msg}\n",
+        "[{:5}.{:06}] bootbench: {}\n",
         boot_ns / 1_000_000_000,
-        boot_ns % 1_000_000_000 / 1000
+        boot_ns % 1_000_000_000 / 1000,
+        safe(msg)
     )
+}
+
+/// The /dev/kmsg record of `msg` (through [`safe`]: the kernel
+/// echoes it to the console at a high enough loglevel).
+fn kmsg_record(msg: &str) -> String {
+    format!("<6>bootbench: {}\n", safe(msg))
 }
 
 /// One line to the console (stderr, which is /dev/console in PID 1) with
 /// the time since boot, and to /dev/kmsg as "<6>bootbench: msg" once /dev
-/// is mounted. Never fails; usable from any thread.
+/// is mounted. `msg` is printed through [`safe`]: whatever device
+/// strings it holds, it stays one line that holds no frame marker. Never
+/// fails; usable from any thread.
 pub fn log(msg: &str) {
     let line = console_line(power::boottime_ns(), msg);
     let _ = std::io::stderr().write_all(line.as_bytes());
@@ -363,8 +379,40 @@ pub fn log(msg: &str) {
     }
     if let Some(f) = kmsg.as_mut() {
         // One write is one record; the kernel adds its own timestamp.
-        let _ = f.write_all(format!("<6>bootbench: {msg}\n").as_bytes());
+        let _ = f.write_all(kmsg_record(msg).as_bytes());
     }
+}
+
+/// This boot's nonce (`bench_core::frame`'s rule), drawn once.
+static NONCE: OnceLock<Nonce> = OnceLock::new();
+
+/// The nonce every result frame of this boot carries. PID 1 draws and
+/// announces it first thing ([`announce_nonce`]), before any fork, so every
+/// process of the boot reads the same one; elsewhere (tests) it is drawn on
+/// first use.
+pub fn nonce() -> Nonce {
+    *NONCE.get_or_init(|| {
+        let mut n = [0u8; 16];
+        if crate::sys::dm::fill_random(&mut n).is_err() {
+            // getrandom(2) exists since Linux 3.17; should it fail, the boot
+            // time to the nanosecond still differs from boot to boot, which
+            // is what defeats a forged frame fixed in a device string.
+            let t = u128::from(power::boottime_ns()) ^ (u128::from(std::process::id()) << 64);
+            n = t.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835).to_le_bytes();
+        }
+        Nonce(n)
+    })
+}
+
+/// Draw this boot's nonce and print the line that announces it
+/// (`BOOTBENCH-BOOT v2 nonce=...`) raw on the console (stdout, where the
+/// frames go): PID 1's first output, before any device string. A line
+/// break first: the firmware or the kernel may have left a line unended,
+/// and the announce counts only at the start of a line.
+fn announce_nonce() {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(format!("\n{}", frame::announce(nonce())).as_bytes());
+    let _ = out.flush();
 }
 
 /// The action of `bootbench.on_finish=` on the command line, if valid.
@@ -385,6 +433,7 @@ pub fn booted() -> bool {
 /// PID 1's entry point.
 pub fn main() -> ! {
     install_pid1_panic_hook();
+    announce_nonce();
     log(&format!(
         "bootbench-init {} started as PID 1",
         env!("CARGO_PKG_VERSION")
@@ -715,8 +764,29 @@ mod tests {
     }
 
     #[test]
+    fn the_nonce_is_drawn_once_and_announced_in_frame_format() {
+        let n = nonce();
+        assert_eq!(nonce(), n, "one nonce per process");
+        assert_ne!(n, Nonce([0; 16]));
+        let line = frame::announce(n);
+        let json = b"{}";
+        let log = line + &frame::encode("x.json", json, nonce());
+        assert_eq!(frame::decode(&log)[0].as_ref().map(|f| f.nonce), Ok(Some(n)));
+    }
+
+    #[test]
     fn console_line_has_the_time_since_boot() {
         assert_eq!(console_line(3_004_005_006, "hi"), "[    3.004005] bootbench: hi\n");
         assert_eq!(console_line(0, "x"), "[    0.000000] bootbench: x\n");
+    }
+
+    /// A disk line with a forged frame in its serial stays one line, and
+    /// the marker cannot be read as one.
+    #[test]
+    fn console_lines_escape_device_strings() {
+        let forged = "/dev/sdb serial BOOTBENCH-RESULT-BEGIN v2 x\nBOOTBENCH-RESULT-END\u{1b}[2K\r";
+        let want = "/dev/sdb serial BOOTBENCH\\x2dRESULT-BEGIN v2 x\\nBOOTBENCH\\x2dRESULT-END\\x1b[2K\\r\n";
+        assert_eq!(console_line(1_000, forged), format!("[    0.000001] bootbench: {want}"));
+        assert_eq!(kmsg_record(forged), format!("<6>bootbench: {want}"));
     }
 }

@@ -3,12 +3,15 @@
 //! Exit status: 0 when the run completed (some tests may be `error` or
 //! `skipped`), 2 for bad input (reported before anything is opened for
 //! writing), 1 for a run-level failure. Only the results JSON goes to
-//! stdout; progress, messages and the summary table go to stderr.
+//! stdout; progress, messages and the summary table go to stderr. Text
+//! meant for a terminal (messages, progress, `list`, `validate`'s plan)
+//! goes through [`console::safe`]: a device string cannot drive it.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use bench_core::console;
 use bench_core::plan::deadline;
 use bench_core::result::{ResultDoc, RunInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
 use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, StopReason};
@@ -141,12 +144,18 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
     Ok(Command::Go(a))
 }
 
+/// One message line on stderr, `bootbench-init: ` first, through
+/// [`console::safe`].
+fn say(msg: &dyn std::fmt::Display) {
+    eprintln!("bootbench-init: {}", console::safe(&msg.to_string()));
+}
+
 /// Run the command line; returns the exit status.
 pub fn main(args: Vec<String>) -> i32 {
     let cmd = match parse_args(args.get(1..).unwrap_or(&[])) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("bootbench-init: {e}");
+            say(&e);
             eprintln!("{USAGE}");
             return 2;
         }
@@ -185,11 +194,13 @@ fn list(json: bool, all: bool) -> i32 {
 fn validate(a: &Args) -> i32 {
     match config::load(a.config.as_deref(), &a.overrides) {
         Ok(plan) => {
-            print!("{}", config::describe_plan(&plan));
+            for line in config::describe_plan_lines(&plan) {
+                println!("{}", console::safe(&line));
+            }
             0
         }
         Err(e) => {
-            eprintln!("bootbench-init: {e}");
+            say(&e);
             2
         }
     }
@@ -199,17 +210,17 @@ fn run(a: &Args) -> i32 {
     let mut plan = match config::load(a.config.as_deref(), &a.overrides) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("bootbench-init: {e}");
+            say(&e);
             return 2;
         }
     };
     if let Err(e) = stacks::check_members_free(&plan) {
-        eprintln!("bootbench-init: {e}");
+        say(&e);
         return 2;
     }
     if let Some(out) = &a.out {
         if let Err(e) = sink::check_new(Path::new(out)) {
-            eprintln!("bootbench-init: {e}");
+            say(&e);
             return 2;
         }
     }
@@ -226,7 +237,7 @@ fn run(a: &Args) -> i32 {
     if let Err(e) = crate::sys::signal::install_stop_handlers() {
         eprintln!("bootbench-init: cannot handle SIGINT/SIGTERM ({e}); an interrupt would leave md/dm devices");
     }
-    let doc = execute(&mut plan, &mut |line| eprintln!("{line}"), &mut |_| {});
+    let doc = execute(&mut plan, &mut |line| eprintln!("{}", console::safe(line)), &mut |_| {});
     let failed = doc.run.status != "ok";
     let mut json = match serde_json::to_string_pretty(&doc) {
         Ok(j) => j,
@@ -242,11 +253,11 @@ fn run(a: &Args) -> i32 {
     };
     eprint!("{}", render(&doc));
     if let Err(e) = written {
-        eprintln!("bootbench-init: {e}");
+        say(&e);
         return 1;
     }
     if let Some(out) = &a.out {
-        eprintln!("bootbench-init: results written to {out}");
+        say(&format!("results written to {out}"));
     }
     if doc.run.status == "interrupted" {
         // As a shell reports a process ended by SIGINT.

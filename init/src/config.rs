@@ -801,6 +801,16 @@ pub use crate::md::MdLevel as Level;
 
 /// The default chunk size, bytes.
 pub const DEFAULT_CHUNK: u32 = 512 << 10;
+/// The smallest chunk, bytes: raid5/6 and raid10 need a multiple of the
+/// page size (4 KiB on x86-64: `md/raid:... invalid chunk size`, `chunk size
+/// must be at least PAGE_SIZE`), raid0 a multiple of the members' logical
+/// block size.
+pub const MIN_CHUNK: u32 = 4 << 10;
+/// The largest chunk, bytes: md takes the chunk as a signed 32-bit byte
+/// count (`mdu_array_info_t.chunk_size`, and `chunk_sectors << 9` in
+/// raid0 and raid5 is an `int`), so 1 GiB is the largest power of two it
+/// can hold; 2 GiB does not reach the kernel at all.
+pub const MAX_CHUNK: u32 = 1 << 30;
 /// The default offset of a linear layer, bytes (LVM's data starts at 1 MiB).
 pub const DEFAULT_LINEAR_OFFSET: u64 = 1 << 20;
 /// The one cipher a crypt layer takes (LUKS2's default).
@@ -1012,11 +1022,12 @@ fn resolve_stacks(
             Some(v) => {
                 let c = size_of(v, &format!("{at}.chunk"))?;
                 match u32::try_from(c) {
-                    Ok(c) if c.is_power_of_two() && c >= 4096 => c,
+                    Ok(c) if c.is_power_of_two() && (MIN_CHUNK..=MAX_CHUNK).contains(&c) => c,
                     _ => {
                         return err(format!(
-                        "{at}.chunk: {v} is not a chunk size; expected a power of two from 4k to 2G (e.g. 64k, 512k)"
-                    ))
+                            "{at}.chunk: {v} is not a chunk size md takes; expected a power of two from 4k to 1G \
+                             (md holds the chunk in a signed 32-bit byte count; e.g. 64k, 512k)"
+                        ))
                     }
                 }
             }
@@ -2006,31 +2017,35 @@ fn resolve_destructive(
     Ok((d, unresolved))
 }
 
-/// The plan in words, as `validate` prints it.
+/// The plan in words: [`describe_plan_lines`], each line ended by `\n`.
+#[cfg(test)]
 pub fn describe_plan(plan: &Plan) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
+    describe_plan_lines(plan).iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// The plan in words, one line each. A line holds strings from devices
+/// (model, serial, WWN) as they are, line breaks included: print each line
+/// through [`bench_core::console::safe`], which keeps it one line.
+pub fn describe_plan_lines(plan: &Plan) -> Vec<String> {
+    let mut s: Vec<String> = Vec::new();
+    s.push(format!(
         "plan: config {}, profile {}, seed {}{}",
         plan.config_source,
         plan.profile.as_deref().unwrap_or("none"),
         plan.seed,
         if plan.simulated { ", simulated targets" } else { "" }
-    );
+    ));
     for (ti, t) in plan.targets.iter().enumerate() {
         let i = &t.info;
         if let Some(why) = &t.missing {
-            let _ = writeln!(
-                s,
+            s.push(format!(
                 "target {}: absent: {why}; its tests are skipped, the rest runs",
                 i.path
-            );
+            ));
             continue;
         }
         let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".to_string());
-        let _ = writeln!(
-            s,
+        s.push(format!(
             "target {}: {} {}, model {}, serial {}, wwn {}, {} B ({:.1} MiB), logical block {} B, physical block {} B, writable: {}",
             i.path,
             i.kind,
@@ -2043,22 +2058,14 @@ pub fn describe_plan(plan: &Plan) -> String {
             i.logical_block_size,
             i.physical_block_size,
             if i.writable { "yes".to_string() } else { format!("no{}", i.write_refusal.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()) }
-        );
+        ));
         if let Some(st) = plan.stack_of(ti) {
-            let _ = writeln!(s, "  {}", stack_line(plan, st));
+            s.push(format!("  {}", stack_line(plan, st)));
         }
         for (n, item) in plan.items.iter().filter(|it| it.target == ti).enumerate() {
-            let _ = write!(
-                s,
-                "  test {}: {} ({}): ",
-                n + 1,
-                item.spec.name,
-                item.spec.workload.name()
-            );
+            let head = format!("  test {}: {} ({}): ", n + 1, item.spec.name, item.spec.workload.name());
             match &item.action {
-                Action::Skip(why) => {
-                    let _ = writeln!(s, "skipped: {why}");
-                }
+                Action::Skip(why) => s.push(format!("{head}skipped: {why}")),
                 Action::Run(steps) => {
                     let labels: Vec<String> = steps
                         .iter()
@@ -2075,7 +2082,7 @@ pub fn describe_plan(plan: &Plan) -> String {
                             )
                         })
                         .collect();
-                    let _ = writeln!(s, "{} step(s): {}", steps.len(), labels.join(", "));
+                    s.push(format!("{head}{} step(s): {}", steps.len(), labels.join(", ")));
                 }
             }
         }
@@ -2730,6 +2737,23 @@ mod tests {
         validate(&parse(&text, "t.json")?, "t.json", &sim())
     }
 
+    /// A serial with a line break does not break the plan's lines: each
+    /// line is one target or test, and prints as one console line.
+    #[test]
+    fn plan_lines_keep_a_device_string_on_its_line() {
+        let mut p = stacked("").expect("plan");
+        let before = describe_plan_lines(&p).len();
+        p.targets[0].info.serial = Some("SN\n  test 9: fake (seq_write): writes allowed".into());
+        let lines = describe_plan_lines(&p);
+        assert_eq!(lines.len(), before);
+        let shown = bench_core::console::safe(&lines[1]);
+        assert!(
+            shown.contains("serial SN\\n  test 9: fake (seq_write): writes allowed,"),
+            "{shown}"
+        );
+        assert!(!shown.contains('\n'));
+    }
+
     #[test]
     fn stacks_resolve_in_dependency_order_and_members_are_targets() {
         let p = stacked(
@@ -2870,11 +2894,30 @@ mod tests {
             ),
             (
                 format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"96k",{two}}}]"#),
-                "arrays[0].chunk: \"96k\" is not a chunk size; expected a power of two",
+                "arrays[0].chunk: \"96k\" is not a chunk size md takes; expected a power of two from 4k to 1G",
             ),
             (
                 format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"2k",{two}}}]"#),
                 "arrays[0].chunk: \"2k\" is not a chunk size",
+            ),
+            // md holds the chunk in a signed 32-bit byte count: 2G and more
+            // never reach the kernel, whatever the level (members larger
+            // than the chunk, so that nothing else is wrong).
+            (
+                r#","arrays":[{"name":"r0","level":"raid0","chunk":"2G","members":["sim:ssd:4G","sim:ssd:5G"]}]"#.to_string(),
+                "arrays[0].chunk: \"2G\" is not a chunk size md takes; expected a power of two from 4k to 1G",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r0","level":"raid10","chunk":"2GiB",{two}}}]"#),
+                "arrays[0].chunk: \"2GiB\" is not a chunk size",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r0","level":"raid1","chunk":"4G",{two}}}]"#),
+                "arrays[0].chunk: \"4G\" is not a chunk size",
+            ),
+            (
+                format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":2147483648,{two}}}]"#),
+                "arrays[0].chunk: 2147483648 is not a chunk size",
             ),
             (
                 format!(r#","arrays":[{{"name":"r0","level":"raid0",{two}}}],"layers":[{{"name":"r0","kind":"crypt","on":"r0"}}]"#),
@@ -2933,6 +2976,32 @@ mod tests {
             let e = stacked(extra).unwrap_err().0;
             assert!(e.starts_with(want), "{extra}\n  got:  {e}\n  want: {want}");
             assert!(!e.contains('\n'), "one line: {e}");
+        }
+        // The chunks md takes, from 4k to 1G, plan.
+        for (level, chunk, bytes) in [
+            ("raid0", "4k", 4096),
+            ("raid5", "1G", 1 << 30),
+            ("raid10", "1073741824", 1 << 30),
+        ] {
+            // Members of at least a chunk: md rounds each down to whole chunks.
+            let members = match level {
+                "raid5" => r#""members":["sim:ssd:2G","sim:ssd:3G","sim:ssd:4G"]"#,
+                "raid10" => r#""members":["sim:ssd:2G","sim:ssd:3G"]"#,
+                _ => two,
+            };
+            let chunk_json = if chunk.ends_with('k') || chunk.ends_with('G') {
+                format!("{chunk:?}")
+            } else {
+                chunk.to_string()
+            };
+            let p = stacked(&format!(
+                r#","arrays":[{{"name":"r0","level":"{level}","chunk":{chunk_json},{members}}}]"#
+            ))
+            .unwrap_or_else(|e| panic!("{level} chunk {chunk}: {}", e.0));
+            assert!(
+                matches!(p.stacks[0].kind, StackKind::Array { chunk_bytes, .. } if chunk_bytes == bytes),
+                "{level} {chunk}"
+            );
         }
         // The boot stick is never a member.
         let raw = parse(

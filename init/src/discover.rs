@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use bench_core::console;
 use bench_core::result::{Host, TargetInfo};
 
 use crate::identity;
@@ -74,10 +75,14 @@ fn size_text(b: u64) -> String {
     format!("{b} B ({:.1} GB)", b as f64 / 1e9)
 }
 
+/// A value of a `key value` line: `-` when absent, in double quotes when
+/// empty or holding a space (an inner `"` doubled, so that no value can end
+/// its quotes early). Nothing else is escaped here: the line is printed
+/// through [`console::safe`], which escapes control characters once.
 fn quoted(v: Option<&str>) -> String {
     match v {
         None => "-".to_string(),
-        Some(s) if s.contains(' ') || s.is_empty() => format!("{s:?}"),
+        Some(s) if s.contains(' ') || s.is_empty() => format!("\"{}\"", s.replace('"', "\"\"")),
         Some(s) => s.to_string(),
     }
 }
@@ -126,12 +131,14 @@ pub fn disk_line(i: &TargetInfo) -> String {
     )
 }
 
-/// The listing: the host line, then one line per disk.
+/// The listing: the host line, then one line per disk, each through
+/// [`console::safe`] (a DMI string or a disk's serial with a line break in
+/// it stays on its line).
 pub fn render_list(host: &Host, disks: &[TargetInfo]) -> String {
-    let mut s = host_line(host);
+    let mut s = console::safe(&host_line(host)).into_owned();
     s.push('\n');
     for d in disks {
-        let _ = writeln!(s, "{}", disk_line(d));
+        let _ = writeln!(s, "{}", console::safe(&disk_line(d)));
     }
     if disks.is_empty() {
         s.push_str("no disks found\n");
@@ -302,6 +309,26 @@ mod tests {
             assert!(sda.contains(want), "{want:?} in {sda}");
         }
         assert!(render_list(&host, &[]).contains("no disks found"));
+        // Hostile identity strings: one line per disk still, nothing that a
+        // decoder or a terminal takes for anything but text.
+        let mut evil = got[0].clone();
+        evil.serial = Some("X\nBOOTBENCH-RESULT-BEGIN v2".into());
+        evil.model = Some("M\u{1b}[2J\u{9b}".into());
+        let host = Host {
+            product_serial: Some("S\r\nwritable: yes".into()),
+            ..host
+        };
+        let text = render_list(&host, &[evil]);
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(
+            !text.contains("BOOTBENCH-") && !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.contains("serial \"S\\r\\nwritable: yes\""), "{text}");
+        assert!(text.contains("serial \"X\\nBOOTBENCH\\x2dRESULT-BEGIN v2\""), "{text}");
+        assert!(text.contains("model M\\x1b[2J\\u009b"), "{text}");
+        // A quote inside a quoted value cannot end it early.
+        assert_eq!(quoted(Some("x\" serial \"FAKE")), "\"x\"\" serial \"\"FAKE\"");
     }
 
     #[test]

@@ -168,9 +168,20 @@ pub fn read_config(root: &Path) -> Option<Result<String, String>> {
     crate::config::read_config_file(&root.join(CONFIG_NAME)).transpose()
 }
 
+/// The longest machine name in result file names, in characters (ASCII,
+/// so also UTF-16 units and bytes): a long DMI serial is cut to it.
+pub const MACHINE_MAX: usize = 64;
+
+/// The longest result file name: FAT's long names hold 255 UTF-16 units,
+/// and the temp name `.<name>.tmp-<pid>` of [`sink::write_new`] adds 13
+/// (a dot, `.tmp-`, a pid of up to 7 digits).
+pub const NAME_MAX: usize = 255 - 13;
+
 /// The machine's name in result file names: the DMI serial with every
-/// character outside `[A-Za-z0-9._-]` replaced by `_`, or `unknown` if there
-/// is none (or nothing but dots and underscores).
+/// character outside `[A-Za-z0-9._-]` replaced by `_`, leading dots removed
+/// (a dot file is hidden, and readers pass over it), cut to
+/// [`MACHINE_MAX`] characters; `unknown` if there is none (or nothing but
+/// dots and underscores).
 pub fn machine_name(product_serial: Option<&str>) -> String {
     let s: String = product_serial
         .unwrap_or("")
@@ -183,6 +194,8 @@ pub fn machine_name(product_serial: Option<&str>) -> String {
                 '_'
             }
         })
+        .skip_while(|&c| c == '.')
+        .take(MACHINE_MAX)
         .collect();
     if s.chars().all(|c| c == '.' || c == '_') {
         "unknown".to_string()
@@ -191,26 +204,68 @@ pub fn machine_name(product_serial: Option<&str>) -> String {
     }
 }
 
-/// The `n` of `<machine>-<n>.json`, if `file` is such a name.
-fn result_number(file: &str, machine: &str) -> Option<u64> {
-    let n = file.strip_prefix(machine)?.strip_prefix('-')?.strip_suffix(".json")?;
-    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+/// The digits `n` of `<machine>-<n>.json`, if `file` is such a name,
+/// compared without regard to case as FAT compares names (`sn1-3.JSON` is
+/// `SN1-3.json` there); any number of digits.
+fn result_number<'f>(file: &'f str, machine: &str) -> Option<&'f str> {
+    let head = file.get(..machine.len())?;
+    if !head.eq_ignore_ascii_case(machine) {
         return None;
     }
-    n.parse().ok()
+    let rest = file[machine.len()..].strip_prefix('-')?;
+    let split = rest.len().checked_sub(".json".len())?;
+    let (n, ext) = (rest.get(..split)?, rest.get(split..)?);
+    (ext.eq_ignore_ascii_case(".json") && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(n)
 }
 
-/// `<machine>-<n>.json` with n = 1 + the highest n in `dir` for `machine`
-/// (1 if there is none; the RTC may be wrong, so no dates).
+/// A decimal number of any length without its leading zeros (`""` is 0).
+fn canonical(digits: &str) -> &str {
+    digits.trim_start_matches('0')
+}
+
+/// One more than the canonical decimal `n`, of any length.
+fn plus_one(n: &str) -> String {
+    let mut d: Vec<u8> = n.bytes().collect();
+    for b in d.iter_mut().rev() {
+        if *b == b'9' {
+            *b = b'0';
+        } else {
+            *b += 1;
+            return String::from_utf8(d).unwrap_or_default();
+        }
+    }
+    d.insert(0, b'1');
+    String::from_utf8(d).unwrap_or_default()
+}
+
+/// `<machine>-<n>.json` with n one more than the highest n in `dir` for
+/// `machine` (1 if there is none; the RTC may be wrong, so no dates): file
+/// names compared without case, numbers of any length. Only if that name
+/// would be longer than [`NAME_MAX`] (a stray file with a number of well
+/// over 100 digits) is n the smallest number not taken instead. Either way
+/// no name of `dir` equals it, in any case.
 pub fn next_result_name(dir: &Path, machine: &str) -> io::Result<String> {
-    let mut high = 0u64;
+    let mut taken: Vec<String> = Vec::new();
     for e in std::fs::read_dir(dir)? {
         let name = e?.file_name().to_string_lossy().into_owned();
         if let Some(n) = result_number(&name, machine) {
-            high = high.max(n);
+            taken.push(canonical(n).to_string());
         }
     }
-    Ok(format!("{machine}-{}.json", high.saturating_add(1)))
+    let highest = taken
+        .iter()
+        .max_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)))
+        .map_or("", String::as_str);
+    let name = |n: &str| format!("{machine}-{n}.json");
+    let next = plus_one(highest);
+    if name(&next).len() <= NAME_MAX {
+        return Ok(name(&next));
+    }
+    let free = (1u64..)
+        .map(|k| k.to_string())
+        .find(|k| !taken.contains(k))
+        .unwrap_or_default();
+    Ok(name(&free))
 }
 
 /// Why no results file was written.
@@ -280,7 +335,8 @@ pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, S
         let own = format!(".{machine}-");
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with(&own) && sink::is_temp_name(&name) {
+            let mine = name.get(..own.len()).is_some_and(|h| h.eq_ignore_ascii_case(&own));
+            if mine && sink::is_temp_name(&name) {
                 let _ = std::fs::remove_file(e.path());
             }
         }
@@ -431,9 +487,125 @@ mod tests {
             (Some(""), "unknown"),
             (None, "unknown"),
             (Some("sn-é"), "sn-_"),
+            (Some(".hidden"), "hidden"),
+            (Some("..x.y"), "x.y"),
         ] {
             assert_eq!(machine_name(serial), want, "{serial:?}");
         }
+        // A long DMI serial is cut, so its result names fit FAT with room.
+        let long = "S".repeat(300);
+        let m = machine_name(Some(&long));
+        assert_eq!(m, "S".repeat(MACHINE_MAX));
+        let worst = format!(".{m}-{}.json.tmp-4194304", u64::MAX);
+        assert!(worst.len() <= 255, "{} characters", worst.len());
+    }
+
+    /// FAT ignores case: another case of a name is the same name, and
+    /// counts; numbers of any length count, one more than the highest.
+    #[test]
+    fn result_names_ignore_case_and_numbers_have_no_ceiling() {
+        let cases: &[(&[&str], &str)] = &[
+            (&[], "SN1-1.json"),
+            (&["sn1-7.JSON", "SN1-3.json"], "SN1-8.json"),
+            (&["Sn1-0009.Json"], "SN1-10.json"),
+            (&["SN1-18446744073709551615.json"], "SN1-18446744073709551616.json"),
+            (
+                &["SN1-99999999999999999999999999.json", "SN1-5.json"],
+                "SN1-100000000000000000000000000.json",
+            ),
+            // Not this machine's, or not a number: no count.
+            (
+                &[
+                    "SN10-9.json",
+                    "SN1-9.json.tmp",
+                    "SN1--9.json",
+                    "SN1-9a.json",
+                    "SN1-٣.json",
+                ],
+                "SN1-1.json",
+            ),
+        ];
+        for (files, want) in cases {
+            let t = TempDir::new("names");
+            for f in *files {
+                fs::write(t.0.join(f), "x").expect("write");
+            }
+            assert_eq!(next_result_name(&t.0, "SN1").expect("list"), *want, "{files:?}");
+        }
+        assert_eq!(result_number("sn1-42.json", "SN1"), Some("42"));
+        assert_eq!(result_number("SN1-.json", "SN1"), None);
+        assert_eq!(result_number("S", "SN1"), None);
+        assert_eq!(result_number("SN1é-1.json", "SN1"), None);
+        assert_eq!(plus_one(""), "1");
+        assert_eq!(plus_one("199"), "200");
+        assert_eq!(plus_one("999"), "1000");
+    }
+
+    /// A stray number so long that one more would not fit FAT's name
+    /// length: the smallest free number instead, still this machine's.
+    #[test]
+    fn a_number_too_long_to_grow_gives_the_smallest_free_one() {
+        let t = TempDir::new("long-number");
+        let dir = t.0.join(RESULTS_DIR);
+        fs::create_dir(&dir).expect("mkdir");
+        let nines = "9".repeat(NAME_MAX - "SN1-.json".len());
+        let stray = format!("SN1-{nines}.json");
+        assert_eq!(stray.len(), NAME_MAX);
+        for f in [stray.as_str(), "SN1-1.json", "sn1-2.json"] {
+            fs::write(dir.join(f), "x").expect("write");
+        }
+        assert_eq!(next_result_name(&dir, "SN1").expect("list"), "SN1-3.json");
+        assert_eq!(save_result(&t.0, "SN1", b"{}").expect("save"), dir.join("SN1-3.json"));
+        assert_eq!(fs::read(dir.join(&stray)).expect("read"), b"x");
+    }
+
+    /// On any filesystem: a stray file at u64's ceiling and a 300-character
+    /// DMI serial do not stop the save.
+    #[test]
+    fn a_huge_stray_number_or_a_long_serial_never_stops_saving() {
+        let t = TempDir::new("never-jammed");
+        let dir = t.0.join(RESULTS_DIR);
+        fs::create_dir(&dir).expect("mkdir");
+        fs::write(dir.join("SN1-18446744073709551615.json"), "stray").expect("write");
+        let p = save_result(&t.0, "SN1", b"{}").expect("save past u64::MAX");
+        assert_eq!(p, dir.join("SN1-18446744073709551616.json"));
+        let long = machine_name(Some(&"L".repeat(300)));
+        let p = save_result(&t.0, &long, b"{}").expect("save under a long serial");
+        assert_eq!(p, dir.join(format!("{long}-1.json")));
+        assert_eq!(
+            fs::read(dir.join("SN1-18446744073709551615.json")).expect("read"),
+            b"stray"
+        );
+    }
+
+    /// On a real FAT: a case variant of the next name, a number at u64's
+    /// ceiling and a 300-character DMI serial never stop the save.
+    #[test]
+    fn saving_on_fat_is_never_jammed() {
+        let m = match crate::sink::fixture::fat_loop("stick-names") {
+            Ok(m) => m,
+            Err(e) => return crate::sink::fixture::skipped(&e),
+        };
+        if let Err(e) = crate::sink::fixture::mount_vfat(&m) {
+            return crate::sink::fixture::skipped(&e);
+        }
+        let root = &m.dir;
+        let dir = root.join(RESULTS_DIR);
+        fs::create_dir(&dir).expect("mkdir results");
+        for f in ["SN1-1.json", "sn1-2.JSON", "BIG-18446744073709551615.json"] {
+            fs::write(dir.join(f), "earlier").expect("write");
+        }
+        let p = save_result(root, "SN1", b"{\"n\":3}").expect("save past the case variant");
+        assert_eq!(p, dir.join("SN1-3.json"));
+        let p = save_result(root, "BIG", b"{}").expect("save past u64::MAX");
+        assert_eq!(p, dir.join("BIG-18446744073709551616.json"));
+        let long = machine_name(Some(&"L".repeat(300)));
+        let p = save_result(root, &long, b"{}").expect("save under a long serial");
+        assert_eq!(p, dir.join(format!("{long}-1.json")));
+        for f in ["SN1-1.json", "sn1-2.JSON", "BIG-18446744073709551615.json"] {
+            assert_eq!(fs::read(dir.join(f)).expect("read"), b"earlier", "{f} untouched");
+        }
+        assert_eq!(fs::read(dir.join("SN1-3.json")).expect("read"), b"{\"n\":3}");
     }
 
     #[test]

@@ -186,7 +186,7 @@ pub fn emit(
     supervise::report(&Msg::Saved(
         saved.as_ref().map_or_else(|_| String::new(), |_| name.clone()),
     ));
-    let framed = frame::encode(&name, json.as_bytes());
+    let framed = frame::encode(&name, json.as_bytes(), crate::boot::nonce());
     let _ = out.write_all(framed.as_bytes());
     let _ = out.flush();
     supervise::report(&Msg::Framed);
@@ -249,7 +249,7 @@ fn rescue_to(
         (true, None) => log("supervisor: no stick was mounted; the results follow on the serial console only"),
         (false, _) => {}
     }
-    let _ = out.write_all(frame::encode(&name, doc.as_bytes()).as_bytes());
+    let _ = out.write_all(frame::encode(&name, doc.as_bytes(), crate::boot::nonce()).as_bytes());
     let _ = out.flush();
 }
 
@@ -403,8 +403,8 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
             return inv.on_finish;
         }
     };
-    for line in config::describe_plan(&plan).lines() {
-        log(line);
+    for line in config::describe_plan_lines(&plan) {
+        log(&line);
     }
 
     let keys = test_keys(cmdline, log);
@@ -565,8 +565,7 @@ mod tests {
             lines.push(l.to_string())
         });
         assert_eq!(saved, Some(t.0.join("results/SN9-1.json")));
-        let text = String::from_utf8(out).expect("utf8");
-        let frames = frame::decode(&text);
+        let frames = decode_console(out);
         assert_eq!(frames.len(), 1);
         let f = frames[0].as_ref().expect("good frame");
         assert_eq!(f.name, "SN9-1.json");
@@ -615,10 +614,12 @@ mod tests {
                 .any(|l| l.contains("no results file written: no boot stick (no FAT partition")),
             "{lines:?}"
         );
-        let text = String::from_utf8(out).expect("utf8");
-        let frames = frame::decode(&text);
+        assert!(
+            String::from_utf8_lossy(&out).contains("MB/s"),
+            "the table follows the frame"
+        );
+        let frames = decode_console(out);
         assert_eq!(frames[0].as_ref().expect("frame").name, "unknown.json");
-        assert!(text.contains("MB/s"), "the table follows the frame");
         // A read-only stick: the reason is EROFS.
         let t = TempDir::new("ro");
         fs::write(t.0.join("results"), "not a dir").expect("write");
@@ -630,6 +631,17 @@ mod tests {
             lines.last().is_some_and(|l| l.starts_with("no results file written")),
             "{lines:?}"
         );
+    }
+
+    /// The frames of `out` (what emit wrote to the console) as a host cuts
+    /// them out of a log of this boot: after PID 1's announce line.
+    fn decode_console(out: Vec<u8>) -> Vec<Result<frame::Frame, frame::FrameError>> {
+        let text = String::from_utf8(out).expect("utf8");
+        let frames = frame::decode(&(frame::announce(crate::boot::nonce()) + &text));
+        for f in frames.iter().flatten() {
+            assert_eq!(f.nonce, Some(crate::boot::nonce()), "the boot's nonce");
+        }
+        frames
     }
 
     #[test]
@@ -710,8 +722,7 @@ mod tests {
             &mut out,
             &mut |l| lines.push(l.to_string()),
         );
-        let text = String::from_utf8(out).expect("utf8");
-        let frames = frame::decode(&text);
+        let frames = decode_console(out);
         let f = frames[0].as_ref().expect("a good frame");
         assert_eq!(f.name, "SN-1.json");
         assert_eq!(f.bytes, fs::read(t.0.join("results/SN-1.json")).expect("on the stick"));
@@ -753,8 +764,7 @@ mod tests {
         let mut out = Vec::new();
         let mut lines = Vec::new();
         rescue_to(&doc, &c, None, &mut out, &mut |l| lines.push(l.to_string()));
-        let text = String::from_utf8(out).expect("utf8");
-        let f = frame::decode(&text).remove(0).expect("frame");
+        let f = decode_console(out).remove(0).expect("frame");
         assert_eq!(f.name, "unknown.json");
         assert!(lines[0].contains("no stick was mounted"), "{lines:?}");
         // A stick that fails the write: the console copy still comes out.
@@ -765,7 +775,7 @@ mod tests {
         rescue_to(&doc, &c, Some(&(t.0.clone(), "SN".into())), &mut out, &mut |l| {
             lines.push(l.to_string())
         });
-        assert_eq!(frame::decode(&String::from_utf8(out).expect("utf8")).len(), 1);
+        assert_eq!(decode_console(out).len(), 1);
         assert!(lines[0].contains("no results file written"), "{lines:?}");
         // The worker died before reporting anything: an error document all the same.
         let c = supervise::conclude(&Reports::default(), &ending, OnFinish::PowerOff, &blank_error_doc);

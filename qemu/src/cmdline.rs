@@ -147,7 +147,7 @@ pub fn drive_value(id: &str, disk: &Attached) -> String {
 /// The `-device` value that shows drive `id` to the guest as `spec` says.
 /// `port` is the disk's index among the SATA disks (for the AHCI bus).
 pub fn device_value(id: &str, spec: &DiskSpec, port: usize) -> String {
-    let serial = escape(&spec.serial);
+    let serial = escape(spec.guest_serial.as_deref().unwrap_or(&spec.serial));
     match spec.transport {
         Transport::Sata => {
             let mut v = format!(
@@ -379,6 +379,12 @@ mod tests {
             ("nvme,serial=N1", 0, "nvme,drive=d0,serial=N1"),
             ("virtio,serial=V1", 0, "virtio-blk-pci,drive=d0,serial=V1"),
             ("usb,serial=U1", 0, "usb-storage,bus=xhci.0,drive=d0,serial=U1"),
+            // A hostile serial: line breaks as they are, commas doubled.
+            (
+                "usb,serial=U2,guest_serial=A%0AB%2CC",
+                0,
+                "usb-storage,bus=xhci.0,drive=d0,serial=A\nB,,C",
+            ),
         ];
         for (spec, port, want) in cases {
             assert_eq!(device_value("d0", &spec.parse().unwrap(), *port), *want, "{spec}");

@@ -3,6 +3,10 @@
 //! injects. A spec is written on the command line as
 //! `TRANSPORT[,key=value]...`, e.g.
 //! `sata,size=256M,serial=BB-SATA-1,model=BOOTBENCH HDD,rotation=7200,bps=40M`.
+//! `guest_serial=` gives the device a serial of any bytes (percent-escaped:
+//! `%0A` a line break, `%2C` a comma, `%25` a percent sign) while `serial`
+//! still names the backing file: for the tests of what a hostile device
+//! string does to the console.
 
 use std::fmt;
 use std::fs::File;
@@ -129,8 +133,14 @@ pub struct DiskSpec {
     pub transport: Transport,
     /// Size of the backing file in bytes (created sparse when absent).
     pub size: u64,
-    /// The serial QEMU gives the device (the guest identifies the disk by it).
+    /// The serial QEMU gives the device (the guest identifies the disk by
+    /// it), and the name of its backing file.
     pub serial: String,
+    /// The serial the guest sees instead of `serial`, when given
+    /// (`guest_serial=`, percent-decoded): any text, line breaks included.
+    /// QEMU keeps 20 characters of it on sata, nvme and virtio, and a USB
+    /// string descriptor holds at most 126.
+    pub guest_serial: Option<String>,
     /// Model string (SATA only; QEMU's default otherwise).
     pub model: Option<String>,
     /// Rotation rate in rpm, 1 = non-rotating (SATA only).
@@ -181,6 +191,32 @@ pub fn parse_size(s: &str) -> Result<u64, SpecError> {
         .ok_or_else(|| SpecError(format!("size {s:?}: too large")))
 }
 
+/// `%XX` escapes (two hex digits) replaced by their byte; the result must
+/// be UTF-8 without NUL (a QEMU option value is a C string).
+pub fn percent_decode(s: &str) -> Result<String, SpecError> {
+    let bad = || {
+        SpecError(format!(
+            "{s:?}: %XX needs two hex digits; the text must be UTF-8 without NUL"
+        ))
+    };
+    let mut out = Vec::with_capacity(s.len());
+    let mut bytes = s.bytes();
+    while let Some(b) = bytes.next() {
+        if b == b'%' {
+            let hex = [bytes.next().ok_or_else(bad)?, bytes.next().ok_or_else(bad)?];
+            let hex = std::str::from_utf8(&hex).map_err(|_| bad())?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+        } else {
+            out.push(b);
+        }
+    }
+    let text = String::from_utf8(out).map_err(|_| bad())?;
+    if text.contains('\0') {
+        return Err(bad());
+    }
+    Ok(text)
+}
+
 /// Serials become file names and QEMU option values: keep them to a safe set.
 fn check_serial(serial: &str) -> Result<(), SpecError> {
     let ok = !serial.is_empty()
@@ -206,6 +242,7 @@ impl FromStr for DiskSpec {
             transport,
             size: 64 << 20,
             serial: String::new(),
+            guest_serial: None,
             model: None,
             rotation_rate: None,
             throttle: Throttle::default(),
@@ -220,6 +257,13 @@ impl FromStr for DiskSpec {
             match key {
                 "size" => d.size = parse_size(value)?,
                 "serial" => d.serial = value.to_owned(),
+                "guest_serial" => {
+                    let text = percent_decode(value)?;
+                    if text.is_empty() || text.len() > 255 {
+                        return Err(SpecError(format!("guest_serial {value:?}: 1 to 255 bytes")));
+                    }
+                    d.guest_serial = Some(text);
+                }
                 "model" => d.model = Some(value.to_owned()),
                 "rotation" | "rotation_rate" => {
                     d.rotation_rate = Some(
@@ -249,8 +293,8 @@ impl FromStr for DiskSpec {
                 }
                 _ => {
                     return Err(SpecError(format!(
-                    "disk spec {s:?}: unknown key {key:?} (size, serial, model, rotation, bps, iops, fault, file, ns)"
-                )))
+                        "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, bps, iops, fault, file, ns)"
+                    )))
                 }
             }
         }
@@ -410,6 +454,24 @@ mod tests {
             let err = spec.parse::<DiskSpec>().expect_err(spec);
             assert!(err.0.contains(needle), "{spec}: {err}");
         }
+    }
+
+    #[test]
+    fn guest_serials_take_any_text_percent_escaped() {
+        let d: DiskSpec = "usb,serial=F1,guest_serial=a b%0Ac%2Cd%25e=f".parse().unwrap();
+        assert_eq!(d.serial, "F1", "the backing file's name");
+        assert_eq!(d.guest_serial.as_deref(), Some("a b\nc,d%e=f"));
+        assert_eq!(d.backing_file(Path::new("/d")), PathBuf::from("/d/F1.img"));
+        for bad in [
+            "usb,serial=F,guest_serial=",
+            "usb,serial=F,guest_serial=%0",
+            "usb,serial=F,guest_serial=%zz",
+            "usb,serial=F,guest_serial=%00",
+            "usb,serial=F,guest_serial=%ff",
+        ] {
+            assert!(bad.parse::<DiskSpec>().is_err(), "{bad}");
+        }
+        assert_eq!(percent_decode("%c3%a9").unwrap(), "é");
     }
 
     #[test]

@@ -184,7 +184,8 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
 }
 
 /// Print the tables, save the documents, copy the stick's results; the exit
-/// code says whether QEMU exited 0 with at least one good document and no damaged one.
+/// code says whether QEMU exited 0 with at least one good document and no
+/// damaged one, nor one refused by the boot-nonce rule (`bench_core::frame`).
 fn report(outcome: &Outcome, dir: &Path, stick_image: Option<&Path>) -> Result<ExitCode, String> {
     let mut good = 0;
     let mut damaged = 0;
@@ -213,7 +214,7 @@ fn report(outcome: &Outcome, dir: &Path, stick_image: Option<&Path>) -> Result<E
         }
     }
     eprintln!(
-        "QEMU {} after {:.1} s; {good} document(s) on serial ({damaged} damaged) saved to {}; {} file(s) from the stick in {}",
+        "QEMU {} after {:.1} s; {good} document(s) on serial ({damaged} damaged or refused) saved to {}; {} file(s) from the stick in {}",
         outcome.status,
         outcome.elapsed.as_secs_f64(),
         dir.join("serial-results").display(),

@@ -342,7 +342,12 @@ mod tests {
     #[test]
     fn frames_saved_by_name() {
         let dir = std::env::temp_dir().join(format!("bbq-frames-{}", std::process::id()));
-        let log = format!("noise\n{}more noise\n", frame::encode("results/m-1.json", b"{\"a\":1}"));
+        let n = frame::Nonce([9; 16]);
+        let log = format!(
+            "noise\n{}{}more noise\n",
+            frame::announce(n),
+            frame::encode("results/m-1.json", b"{\"a\":1}", n)
+        );
         let outcome = Outcome {
             status: Command::new("true").status().unwrap(),
             elapsed: Duration::ZERO,

@@ -1,6 +1,7 @@
 //! `bootbench-report`: see the crate documentation of `bootbench_report`.
 //!
-//! Exit status: 0 done; 1 `extract` found a damaged frame (or none at all);
+//! Exit status: 0 done; 1 `extract` found a damaged or refused frame (or
+//! none at all);
 //! 2 bad input (a file that cannot be read or is not a result document this
 //! tool reads), an output that cannot be written, or a usage error.
 
@@ -8,6 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use bench_core::console::safe_lines;
 use bootbench_report::read::{self, Loaded};
 use bootbench_report::{compare, csv, extract, html, show};
 use clap::{Parser, Subcommand};
@@ -37,13 +39,18 @@ enum Command {
         /// The second document (B, "after").
         b: PathBuf,
     },
-    /// Cut every result document out of a serial console log, verified.
+    /// Cut every result document out of a serial console log, verified
+    /// (length, CRC-32, and the nonce its boot announced).
     Extract {
         /// The console log (serial capture, IPMI SOL).
         log: PathBuf,
         /// Where to write the documents.
         #[arg(short = 'o', long = "out-dir", default_value = ".")]
         out_dir: PathBuf,
+        /// Also take version-1 frames (bootbench before the boot nonce):
+        /// nothing tells them from forged ones, so only for old logs you trust.
+        #[arg(long = "accept-v1")]
+        accept_v1: bool,
     },
     /// One CSV row per target and test (base units: B, B/s, ns).
     Csv {
@@ -78,8 +85,10 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Show { files } => with_docs(&files, show::render_all),
-        Command::Compare { a, b } => with_docs(&[a, b], |docs| compare::render(&docs[0], &docs[1])),
+        // Text for a terminal: the documents' device strings (models,
+        // serials) cannot hold a line break or an escape sequence there.
+        Command::Show { files } => with_docs(&files, |docs| safe_lines(&show::render_all(docs))),
+        Command::Compare { a, b } => with_docs(&[a, b], |docs| safe_lines(&compare::render(&docs[0], &docs[1]))),
         Command::Csv { files } => with_docs(&files, csv::render),
         Command::Html { files, output } => match load_all(&files) {
             Ok(docs) => {
@@ -97,7 +106,11 @@ fn main() -> ExitCode {
             }
             Err(code) => code,
         },
-        Command::Extract { log, out_dir } => run_extract(&log, &out_dir),
+        Command::Extract {
+            log,
+            out_dir,
+            accept_v1,
+        } => run_extract(&log, &out_dir, bench_core::frame::Options { accept_v1 }),
     }
 }
 
@@ -146,7 +159,7 @@ fn print(s: &str) -> ExitCode {
     }
 }
 
-fn run_extract(log: &std::path::Path, dir: &std::path::Path) -> ExitCode {
+fn run_extract(log: &std::path::Path, dir: &std::path::Path, opts: bench_core::frame::Options) -> ExitCode {
     let name = log.display().to_string();
     let bytes = match std::fs::read(log) {
         Ok(b) => b,
@@ -157,7 +170,7 @@ fn run_extract(log: &std::path::Path, dir: &std::path::Path) -> ExitCode {
     };
     // A console capture may hold stray bytes; frames are ASCII.
     let text = String::from_utf8_lossy(&bytes);
-    let done = match extract::extract(&name, &text, dir) {
+    let done = match extract::extract(&name, &text, dir, opts) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("bootbench-report: {e}");
@@ -167,22 +180,20 @@ fn run_extract(log: &std::path::Path, dir: &std::path::Path) -> ExitCode {
     for p in &done.written {
         println!("{}", p.display());
     }
-    for n in &done.notes {
-        eprintln!("bootbench-report: {n}");
+    for line in done.notes.iter().chain(&done.damaged).chain(&done.refused) {
+        eprintln!("bootbench-report: {line}");
     }
-    for d in &done.damaged {
-        eprintln!("bootbench-report: {d}");
-    }
-    if done.written.is_empty() && done.damaged.is_empty() {
+    if done.written.is_empty() && done.damaged.is_empty() && done.refused.is_empty() {
         eprintln!("bootbench-report: {name}: no result frame found");
         return ExitCode::from(1);
     }
-    if done.damaged.is_empty() {
+    if done.damaged.is_empty() && done.refused.is_empty() {
         ExitCode::SUCCESS
     } else {
         eprintln!(
-            "bootbench-report: {name}: {} damaged frame(s) not written, {} document(s) written",
+            "bootbench-report: {name}: {} damaged and {} refused frame(s) not written, {} document(s) written",
             done.damaged.len(),
+            done.refused.len(),
             done.written.len()
         );
         ExitCode::from(1)

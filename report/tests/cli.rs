@@ -1,8 +1,10 @@
 //! The `bootbench-report` binary on result documents from real QEMU runs
 //! (tests/fixtures/*.json, see tests/fixtures/README.md): golden outputs of
 //! `show`, `compare` and `csv` (UPDATE_GOLDEN=1 rewrites them), `extract` on
-//! a console log with wrapped lines, CRLF, noise and one damaged frame, and
-//! bad input (one-line error naming the file and what is wrong, exit 2).
+//! real console logs (version 2, and version 1 refused unless asked for), on
+//! a log with wrapped lines, CRLF, noise and one damaged frame, and on one
+//! with forged frames, and bad input (one-line error naming the file and
+//! what is wrong, exit 2).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -254,19 +256,131 @@ fn wrap(text: &str, width: usize) -> String {
     out
 }
 
+/// The console of a real boot (version-2 frame): the document byte for
+/// byte as the stick's copy of the same boot.
 #[test]
 fn extract_the_real_console_log_of_a_boot() {
     let dir = scratch("extract-real");
-    let log = fixtures().join("read-error.serial.log");
+    let log = fixtures().join("read-error.v2.serial.log");
     let o = run(&["extract", log.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(o.stderr.is_empty(), "{}", stderr(&o));
     assert_eq!(stdout(&o), format!("{}\n", dir.join("unknown-1.json").display()));
     assert_eq!(
         fs::read(dir.join("unknown-1.json")).unwrap(),
+        fs::read(fixtures().join("read-error.v2.json")).unwrap(),
+        "the document byte for byte"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The console of a boot of bootbench before the boot nonce: refused
+/// unless `--accept-v1` is given, then the document byte for byte.
+#[test]
+fn extract_refuses_version_1_frames_unless_asked() {
+    let dir = scratch("extract-v1");
+    let log = fixtures().join("read-error.v1.serial.log");
+    let o = run(&["extract", log.to_str().unwrap(), "-o", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{}:54: frame unknown-1.json: refused: a version-1 frame has no boot nonce",
+            log.display()
+        )) && err.contains("--accept-v1"),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty() && !dir.join("unknown-1.json").exists());
+    let o = run(&[
+        "extract",
+        "--accept-v1",
+        log.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    assert_eq!(
+        fs::read(dir.join("unknown-1.json")).unwrap(),
         fs::read(fixtures().join(READ_ERROR)).unwrap(),
         "the document byte for byte"
     );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A boot whose disks forge frames: a marker inside a console line (as
+/// bootbench's disk line or the kernel prints a model), a frame with a
+/// nonce nobody announced, an old-format frame, and a forged announce with
+/// its frame between the real announce and the real frame. Nothing forged
+/// is written; the last forgery costs the console copy of the real result
+/// too (its boot overlaps the forged one), never more.
+#[test]
+fn extract_writes_nothing_forged() {
+    let dir = scratch("extract-forged");
+    let real = fs::read(fixtures().join(RAID_A)).unwrap();
+    let fake = br#"{"forged":true}"#.to_vec();
+    let n = frame::Nonce([0x5a; 16]);
+    let guessed = frame::Nonce([0; 16]);
+    let mid_line: String = frame::encode("fake-1.json", &fake, n)
+        .lines()
+        .map(|l| format!("[    3.1] bootbench: /dev/sdb model {l}\n"))
+        .collect();
+    let log = frame::announce(n)
+        + "[    3.0] bootbench: started\n"
+        + &mid_line
+        + &frame::encode("fake-2.json", &fake, guessed)
+        + &frame::encode_v1("fake-3.json", &fake)
+        + &frame::encode("real-1.json", &real, n);
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    let out = dir.join("out");
+    let o = run(&["extract", path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "refused frames: exit 1; {}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{}\n", out.join("real-1.json").display()));
+    assert_eq!(fs::read(out.join("real-1.json")).unwrap(), real);
+    let names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["real-1.json"]);
+    let err = stderr(&o);
+    assert!(err.contains("frame fake-2.json: refused: nonce 0000"), "{err}");
+    assert!(err.contains("frame fake-3.json: refused: a version-1 frame"), "{err}");
+    assert!(
+        !err.contains("fake-1.json"),
+        "a mid-line marker is no frame at all: {err}"
+    );
+
+    // A forged announce and frame inside the real boot: both boots refused.
+    let f = frame::Nonce([0xf0; 16]);
+    let log = frame::announce(n)
+        + &frame::announce(f)
+        + &frame::encode("fake-4.json", &fake, f)
+        + &frame::encode("real-1.json", &real, n);
+    fs::write(&path, &log).unwrap();
+    let out = dir.join("out2");
+    let o = run(&["extract", path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).is_empty() && !out.exists(), "nothing written");
+    let err = stderr(&o);
+    assert!(
+        err.contains("frame fake-4.json: refused: its boot") && err.contains("one of them is forged"),
+        "{err}"
+    );
+    assert!(err.contains("frame real-1.json: refused: its boot"), "{err}");
+
+    // Two boots in turn: both written, and the note says so.
+    let m = frame::Nonce([0x3c; 16]);
+    let log = frame::announce(n)
+        + &frame::encode("srv-1.json", &real, n)
+        + &frame::announce(m)
+        + &frame::encode("srv-2.json", &real, m);
+    fs::write(&path, &log).unwrap();
+    let out = dir.join("out3");
+    let o = run(&["extract", path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("come from 2 boots"), "{}", stderr(&o));
+    assert!(out.join("srv-1.json").exists() && out.join("srv-2.json").exists());
     let _ = fs::remove_dir_all(&dir);
 }
 
@@ -277,16 +391,18 @@ fn extract_wrapped_noisy_log_with_one_damaged_frame() {
     let b = fs::read(fixtures().join(RAID_B)).unwrap();
     let small = br#"{"x":1}"#.to_vec();
     // The damaged frame: one base64 character changed in its body.
-    let mut bad = frame::encode("results/bad-1.json", &small);
+    let n = frame::Nonce([0x42; 16]);
+    let mut bad = frame::encode("results/bad-1.json", &small, n);
     let at = bad.find('\n').unwrap() + 3;
     let c = if &bad[at..=at] == "A" { "B" } else { "A" };
     bad.replace_range(at..=at, c);
     let log = String::from("[    0.000000] Linux version 6.1.0\nnoise BOOTBENCH but no frame\n")
-        + &frame::encode("results/srv-1.json", &a)
+        + &frame::announce(n)
+        + &frame::encode("results/srv-1.json", &a, n)
         + "[   12.5] bootbench: between frames\n\n"
         + &bad
         + "login: \n"
-        + &frame::encode("srv-2.json", &b)
+        + &frame::encode("srv-2.json", &b, n)
         + "trailing noise without newline";
     let log = wrap(&log, 80);
     let begin_lines: Vec<usize> = log
