@@ -463,6 +463,7 @@ pub fn execute_with(
         }
         doc.all_at_once = stacks::all_at_once(plan, stop, progress);
     }
+    label_written(plan, &doc, &bad, progress);
     doc.analysis = bench_core::analysis::analyze(&doc);
 
     doc.run.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -479,6 +480,44 @@ pub fn execute_with(
         );
     }
     doc
+}
+
+/// After the run's last write: give every disk this run claimed for
+/// writing (directly or beneath an array or layer) bootbench's scratch
+/// label, so the next run counts it as blank rather than as a disk holding
+/// data (see `safety::scratch`). Claimed again for it (identity only: its
+/// contents are this run's). A target that failed (`bad`: hung, changed)
+/// is left as it is.
+fn label_written(plan: &Plan, doc: &ResultDoc, bad: &[(usize, String)], progress: &mut dyn FnMut(&str)) {
+    let written: Vec<usize> = (0..plan.targets.len())
+        .filter(|ti| plan.is_disk(*ti) && plan.targets[*ti].written && !bad.iter().any(|(b, _)| b == ti))
+        .collect();
+    if written.is_empty() {
+        return;
+    }
+    let machine = crate::stick::machine_name(identity::host().product_serial.as_deref());
+    for ti in written {
+        let t = &plan.targets[ti];
+        let Some(grant) = &t.grant else { continue };
+        let label = crate::safety::ScratchLabel {
+            written_unix: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            run_id: format!("{machine}-{}", doc.run.started_unix_ns),
+            machine: machine.clone(),
+            bootbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            disk_size: t.info.size_bytes,
+        };
+        let path = &t.info.path;
+        match grant.claim(crate::safety::Contents::Own) {
+            Ok(p) => match p.write_label(&label) {
+                Ok(()) => progress(&format!(
+                    "bootbench-init: {path}: bootbench's scratch label written (run {}): the next run may write it again",
+                    label.run_id
+                )),
+                Err(e) => progress(&format!("bootbench-init: {path}: writing the scratch label: {e}")),
+            },
+            Err(r) => progress(&format!("bootbench-init: {path}: no scratch label: {r}")),
+        }
+    }
 }
 
 /// Allowance in the run bound for assembling, testing overhead and tearing

@@ -370,6 +370,63 @@ fn data_without_a_signature_refuses_writes_unless_overwriting_is_allowed() {
     assert_ne!(data.hash(), before, "with allow_overwrite_signatures it is written");
 }
 
+/// A disk bootbench wrote stays usable for the next run: the run gives it
+/// bootbench's scratch label after its last write (the console says so),
+/// and the next run counts it as blank though it holds this run's random
+/// data; the same data without the label is refused. A run that only
+/// reads labels nothing.
+#[test]
+fn a_disk_bootbench_wrote_is_labelled_and_granted_again() {
+    let tests = serde_json::json!([{"workload": "rand_write", "bs": "4k", "size": "1M", "runtime": "200ms"}]);
+    let lo = Loop::zeroed(LOOP_BYTES);
+    let cfg = config(&serde_json::json!({
+        "tests": tests, "targets": [lo.dev], "destructive": {"confirm": PHRASE, "targets": [lo.dev]}
+    }));
+    let first = run(&["run", "--config", cfg.path()]);
+    let doc = doc_of(&first);
+    assert_eq!(
+        doc["tests"][0]["status"]["state"], "ok",
+        "{}",
+        doc["tests"][0]["status"]
+    );
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(stderr.contains("bootbench's scratch label written"), "{stderr}");
+    let after_first = lo.hash();
+    // Again: granted, and written.
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    assert_eq!(
+        doc["tests"][0]["status"]["state"], "ok",
+        "a labelled disk is granted again: {}",
+        doc["tests"][0]["status"]
+    );
+    assert_ne!(lo.hash(), after_first, "written again");
+    // The same kind of contents without the label: holds data.
+    let mut unlabelled = std::fs::read(lo.file.path()).unwrap();
+    unlabelled[..4096].copy_from_slice(&random_bytes(4096, 3));
+    let data = Loop::with_contents(unlabelled);
+    let cfg = config(&serde_json::json!({
+        "tests": tests, "targets": [data.dev], "destructive": {"confirm": PHRASE, "targets": [data.dev]}
+    }));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    assert_eq!(
+        doc["tests"][0]["status"]["state"], "skipped",
+        "{}",
+        doc["tests"][0]["status"]
+    );
+    // Reads only: no label.
+    let zero = Loop::zeroed(LOOP_BYTES);
+    let cfg = config(&serde_json::json!({
+        "tests": [{"workload": "seq_read", "bs": "64k", "size": "1M"}],
+        "targets": [zero.dev], "destructive": {"confirm": PHRASE, "targets": [zero.dev]}
+    }));
+    let out = run(&["run", "--config", cfg.path()]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("scratch label"));
+    assert!(
+        std::fs::read(zero.file.path()).unwrap().iter().all(|&b| b == 0),
+        "untouched"
+    );
+}
+
 #[test]
 fn wrong_phrase_skips_writes_with_the_reason() {
     let lo = Loop::new(LOOP_BYTES, &[]);

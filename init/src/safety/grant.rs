@@ -130,6 +130,13 @@ impl WritePermit {
         self.file
     }
 
+    /// Write bootbench's scratch label to the claimed device (through the
+    /// claimed descriptor's open file), after the run's last write there.
+    pub fn write_label(&self, label: &super::ScratchLabel) -> std::io::Result<()> {
+        let f = file::open(&reopen_path(&self.file), true, false)?;
+        super::write_scratch_label(&f, label)
+    }
+
     /// A permit for unit tests of the engine (never compiled into the
     /// binary): `path` claimed without a grant.
     #[cfg(test)]

@@ -32,7 +32,6 @@ use crate::sys::buf::AlignedBuf;
 
 pub use blank::sample_data;
 pub use grant::{reopen_path, Contents, Grant, WritePermit};
-#[allow(unused_imports)] // the run loop that writes the label is wired by issue 10's grant work
 pub use scratch::{read_scratch_label, write_scratch_label, ScratchLabel};
 pub use signatures::{read_plan, scan, Regions, Signature};
 

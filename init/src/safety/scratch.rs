@@ -142,7 +142,6 @@ impl ScratchLabel {
 /// Write `label` at byte 0 of the disk behind `f` (one positioned write of
 /// 4096 bytes from an aligned buffer, so an O_DIRECT descriptor takes it
 /// too), then `fdatasync`. The caller holds the write permit for the disk.
-#[allow(dead_code)] // the run loop that calls it after a disk's last write is wired by issue 10's grant work
 pub fn write_scratch_label(f: &File, label: &ScratchLabel) -> io::Result<()> {
     let mut buf = AlignedBuf::new(LABEL_BYTES).ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
     buf.as_mut_slice()[..LABEL_BYTES].copy_from_slice(&label.encode());
