@@ -186,7 +186,7 @@ fn main() -> Result<()> {
                     "syslinux (gptmbr.bin, attribute bit 2)"
                 }
             );
-            let entry = usb::loader_entry(&append);
+            let entry = usb::loader_entry(&append, &usb::stick_id(&inputs));
             println!("  kernel {}", entry.lines().last().unwrap_or_default());
         }
     }

@@ -8,7 +8,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The default module set (issue 3): AHCI/SATA, NVMe, virtio, USB storage and host controllers,
-/// SAS HBAs, md personalities, dm-crypt and its ciphers, crc32c, vfat and its code pages.
+/// SAS HBAs, md personalities, dm-crypt and its ciphers, crc32c, vfat and its code pages, and
+/// efivarfs (where PID 1 reads which partition it booted from).
 pub const DEFAULT_MODULES: &[&str] = &[
     "ahci",
     "sd_mod",
@@ -43,6 +44,7 @@ pub const DEFAULT_MODULES: &[&str] = &[
     "nls_cp437",
     "nls_ascii",
     "nls_iso8859_1",
+    "efivarfs",
 ];
 
 /// One module of the set.

@@ -17,9 +17,8 @@ pub const PART_START_LBA: u64 = 2048;
 /// syslinux's GPT-aware MBR boot code.
 pub const GPTMBR: &str = "/usr/lib/syslinux/mbr/gptmbr.bin";
 
-/// Fixed GUIDs keep the image reproducible; uniqueness across sticks does not matter here.
+/// A fixed disk GUID keeps the image reproducible (PID 1 never looks at it).
 const DISK_GUID: &str = "B0075EAC-4B1E-4E5C-9D1A-000000000001";
-const PART_GUID: &str = "B0075EAC-4B1E-4E5C-9D1A-000000000002";
 /// FAT volume id (serial), fixed for the same reason.
 const VOLUME_ID: u32 = 0xB007_BE4C;
 
@@ -96,13 +95,56 @@ impl std::fmt::Display for UsbError {
 
 impl std::error::Error for UsbError {}
 
-/// The loader entry.
-pub fn loader_entry(append: &str) -> String {
-    let opts = if append.trim().is_empty() {
-        CMDLINE.to_owned()
-    } else {
-        format!("{CMDLINE} {}", append.trim())
+/// The FAT partition's unique GUID (its PARTUUID), in text: derived from
+/// everything the stick holds (FNV-1a over the boot loader, kernel,
+/// initramfs, config and options), so a build is reproducible, and two
+/// sticks of different builds or configs do not share it. PID 1 finds its
+/// boot stick by it (UEFI: systemd-boot's `LoaderDevicePartUUID`; legacy
+/// BIOS: `bootbench.stick=` in the kernel options); two copies of the same
+/// image do share it, and PID 1 then trusts neither.
+pub fn stick_id(inputs: &Inputs<'_>) -> String {
+    let fnv = |seed: u64| {
+        let mut h = 0xcbf2_9ce4_8422_2325_u64 ^ seed;
+        for part in [
+            inputs.efi,
+            inputs.vmlinuz,
+            inputs.initrd,
+            inputs.config,
+            inputs.append.as_bytes(),
+        ] {
+            for &b in part.iter().chain(&part.len().to_le_bytes()) {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        h
     };
+    let (a, b) = (fnv(0), fnv(0x9e37_79b9_7f4a_7c15));
+    // RFC 4122 version 4 and variant bits, so it reads as a random GUID.
+    let a = (a & !0xf000) | 0x4000;
+    let b = (b & !(0xc << 60)) | (0x8 << 60);
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xffff,
+        b >> 48,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+/// The kernel options: [`CMDLINE`], the stick's id and `append`.
+fn options(append: &str, stick: &str) -> String {
+    let mut opts = format!("{CMDLINE} bootbench.stick={stick}");
+    if !append.trim().is_empty() {
+        opts.push(' ');
+        opts.push_str(append.trim());
+    }
+    opts
+}
+
+/// The loader entry, for the stick whose id is `stick` ([`stick_id`]).
+pub fn loader_entry(append: &str, stick: &str) -> String {
+    let opts = options(append, stick);
     format!("title bootbench\nlinux /vmlinuz\ninitrd /initrd.img\noptions {opts}\n")
 }
 
@@ -110,12 +152,8 @@ pub fn loader_entry(append: &str) -> String {
 pub const LOADER_CONF: &str = "default bootbench.conf\ntimeout 0\neditor no\n";
 
 /// syslinux.cfg: the same kernel, initrd and options as the loader entry.
-pub fn syslinux_cfg(append: &str) -> String {
-    let opts = if append.trim().is_empty() {
-        CMDLINE.to_owned()
-    } else {
-        format!("{CMDLINE} {}", append.trim())
-    };
+pub fn syslinux_cfg(append: &str, stick: &str) -> String {
+    let opts = options(append, stick);
     format!("DEFAULT bootbench\nPROMPT 0\nTIMEOUT 0\nLABEL bootbench\n  LINUX /vmlinuz\n  INITRD /initrd.img\n  APPEND {opts}\n")
 }
 
@@ -155,9 +193,10 @@ pub fn build(inputs: &Inputs<'_>, bios: &Bios) -> Result<Vec<u8>, UsbError> {
         Bios::Off => (None, 0),
         Bios::Syslinux { gptmbr, .. } => (Some(gptmbr.as_slice()), gpt::ATTR_LEGACY_BIOS_BOOTABLE),
     };
+    let stick = stick_id(inputs);
     let part = gpt::Partition {
         type_guid: gpt::guid(gpt::ESP_TYPE),
-        unique_guid: gpt::guid(PART_GUID),
+        unique_guid: gpt::guid(&stick),
         first_lba: PART_START_LBA,
         last_lba: last,
         attributes,
@@ -202,12 +241,16 @@ pub fn build(inputs: &Inputs<'_>, bios: &Bios) -> Result<Vec<u8>, UsbError> {
             };
             put("EFI/BOOT/BOOTX64.EFI", inputs.efi).map_err(UsbError::Fat)?;
             put("loader/loader.conf", LOADER_CONF.as_bytes()).map_err(UsbError::Fat)?;
-            put("loader/entries/bootbench.conf", loader_entry(inputs.append).as_bytes()).map_err(UsbError::Fat)?;
+            put(
+                "loader/entries/bootbench.conf",
+                loader_entry(inputs.append, &stick).as_bytes(),
+            )
+            .map_err(UsbError::Fat)?;
             put("vmlinuz", inputs.vmlinuz).map_err(UsbError::Fat)?;
             put("initrd.img", inputs.initrd).map_err(UsbError::Fat)?;
             put("bootbench.json", inputs.config).map_err(UsbError::Fat)?;
             if matches!(bios, Bios::Syslinux { .. }) {
-                put("syslinux.cfg", syslinux_cfg(inputs.append).as_bytes()).map_err(UsbError::Fat)?;
+                put("syslinux.cfg", syslinux_cfg(inputs.append, &stick).as_bytes()).map_err(UsbError::Fat)?;
             }
             root.create_dir("results").map_err(UsbError::Fat)?;
         }
@@ -341,9 +384,15 @@ mod tests {
             entry.contains("linux /vmlinuz\n") && entry.contains("initrd /initrd.img\n"),
             "{entry}"
         );
+        let stick = stick_id(inp);
         assert!(
-            entry.contains("options console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 bootbench.profile=quick\n")
+            entry.contains(&format!(
+                "options console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 bootbench.stick={stick} bootbench.profile=quick\n"
+            )),
+            "{entry}"
         );
+        // The partition's unique GUID is that id.
+        assert_eq!(&primary.entries[16..32], &gpt::guid(&stick));
         for d in ["EFI", "EFI/BOOT", "loader", "loader/entries", "results"] {
             let names: Vec<String> = fs
                 .root_dir()
@@ -386,6 +435,41 @@ mod tests {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "fsck.fat: {text}");
         assert_eq!(text.lines().count(), 2, "fsck.fat reported something: {text}");
+    }
+
+    #[test]
+    fn the_stick_id_is_reproducible_and_differs_with_what_the_stick_holds() {
+        let a = inputs(64 << 20);
+        let id = stick_id(&a);
+        assert_eq!(id, stick_id(&inputs(64 << 20)), "reproducible");
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4", "version 4: {id}");
+        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "RFC 4122 variant: {id}");
+        assert_eq!(gpt::guid(&id).len(), 16, "a GUID gpt::guid reads");
+        for other in [
+            Inputs {
+                config: b"{\"profile\": \"cdm\"}\n",
+                ..inputs(64 << 20)
+            },
+            Inputs {
+                initrd: b"another initrd",
+                ..inputs(64 << 20)
+            },
+            Inputs {
+                append: "",
+                ..inputs(64 << 20)
+            },
+        ] {
+            assert_ne!(stick_id(&other), id);
+        }
+        // Moving bytes between the parts changes it too.
+        let shifted = Inputs {
+            vmlinuz: b"fake kernelfake initrd",
+            initrd: b"",
+            ..inputs(64 << 20)
+        };
+        assert_ne!(stick_id(&shifted), id);
+        assert!(syslinux_cfg("x=1", &id).contains(&format!("APPEND {CMDLINE} bootbench.stick={id} x=1\n")));
     }
 
     #[test]

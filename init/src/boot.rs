@@ -92,7 +92,14 @@ pub enum Step {
     /// Load one module by name with its dependencies (for what has no
     /// modalias: filesystems, code pages).
     Module { name: &'static str },
+    /// On an EFI boot (`/sys/firmware/efi` present): load efivarfs and
+    /// mount it at [`EFIVARS`], where the boot stick's id is read
+    /// (`LoaderDevicePartUUID`). Nothing on a legacy BIOS boot.
+    Efivars,
 }
+
+/// Where efivarfs is mounted.
+pub const EFIVARS: &str = "/sys/firmware/efi/efivars";
 
 /// mount(2) flag names for printing.
 const MOUNT_FLAGS: &[(libc::c_ulong, &str)] = &[
@@ -132,6 +139,7 @@ impl fmt::Display for Step {
             Step::Write { path, contents } => write!(f, "write {:?} to {path}", contents.trim_end()),
             Step::Coldplug => write!(f, "coldplug modules for the devices in /sys/devices"),
             Step::Module { name } => write!(f, "load module {name}"),
+            Step::Efivars => write!(f, "mount efivarfs on {EFIVARS} (EFI boots only)"),
         }
     }
 }
@@ -257,6 +265,7 @@ pub fn worker_steps() -> Vec<BootStep> {
         opt(Step::Module { name: "nls_cp437" }),
         opt(Step::Module { name: "nls_iso8859_1" }),
         opt(Step::Module { name: "nls_ascii" }),
+        opt(Step::Efivars),
     ]
 }
 
@@ -313,6 +322,28 @@ impl Step {
                 Ok(loaded) => Ok(Some(format!("loaded {}", loaded.join(" ")))),
                 Err(e) => Err(StepError::Module(e)),
             },
+            Step::Efivars => {
+                if !std::path::Path::new("/sys/firmware/efi").is_dir() {
+                    return Ok(Some("not an EFI boot".into()));
+                }
+                // Built in, or a module: either way the mount says.
+                let _ = modules::load("efivarfs");
+                match mount::mount(
+                    "efivarfs",
+                    EFIVARS,
+                    "efivarfs",
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
+                    "",
+                ) {
+                    Ok(()) => Ok(None),
+                    Err(libc::EBUSY) => Ok(Some("already mounted".into())),
+                    Err(e) => Err(StepError::Mount {
+                        target: EFIVARS.into(),
+                        fstype: "efivarfs".into(),
+                        errno: e,
+                    }),
+                }
+            }
         }
     }
 }

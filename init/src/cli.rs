@@ -1170,10 +1170,11 @@ mod tests {
     /// first and recorded.
     #[test]
     fn deadline_timeout_and_an_absent_target_do_not_stop_the_run() {
-        let t = crate::testutil::TempDir::new("cli-deadline");
-        let disk = t.0.join("a.img");
-        std::fs::write(&disk, vec![0u8; 8 << 20]).unwrap();
-        let disk = disk.to_string_lossy().into_owned();
+        // Booted (plan_with), a disk is a block device: a loop device stands in for one.
+        let Some(lo) = crate::testutil::Loop::new("cli-deadline", &vec![0u8; 8 << 20]) else {
+            return;
+        };
+        let disk = lo.dev.clone();
         let text = format!(
             r#"{{"tests":[{{"workload":"rand_read","runtime":"30s"}},{{"workload":"seq_read","runtime":"20ms"}}],
                 "targets":[{{"serial":"NO-SUCH-SN"}},"{disk}"],"test_deadline":"300ms"}}"#

@@ -909,6 +909,20 @@ enum On {
     Layer(usize),
 }
 
+/// Booted from the stick, a target (or member) that is a regular file is
+/// refused: the only filesystems there are the initramfs and the stick, and
+/// the stick is never a target.
+fn refuse_file_when_booted(t: &PlannedTarget, at: &str, booted: bool) -> Result<(), ConfigError> {
+    if booted && t.info.kind == "file" {
+        return err(format!(
+            "{at}: {:?} is a regular file; booted from the stick, expected a disk (a block device): \
+             a file there lives in the initramfs or on the stick, never a target",
+            t.info.path
+        ));
+    }
+    Ok(())
+}
+
 /// How the plan looks a disk up: the command line's overrides, the disks
 /// that are never targets (the boot stick), whether booted from the stick,
 /// and the machine's whole disks.
@@ -944,6 +958,7 @@ fn member_target(
             Resolved::Absent(why) => missing_target(r, why),
         }
     };
+    refuse_file_when_booted(&t, at, booted)?;
     if let Some(n) = never.iter().find(|n| on_disk(&t.info.path, n)) {
         return err(format!(
             "{at}: {:?} is on the boot stick {n}; expected another disk (the stick is never a member)",
@@ -1624,6 +1639,7 @@ fn plan_targets(
                 Resolved::Absent(why) => missing_target(r, why),
             }
         };
+        refuse_file_when_booted(&t, at, booted)?;
         if let Some(n) = never.iter().find(|n| on_disk(&t.info.path, n)) {
             return err(format!(
                 "{at}: {:?} is on the boot stick {n}; expected another disk (the stick is never a target)",
@@ -2508,10 +2524,11 @@ mod tests {
     /// with the disk named by path writes.
     #[test]
     fn a_config_naming_an_absent_disk_writes_nothing() {
-        let t = crate::testutil::TempDir::new("config-absent-writes");
-        let disk = t.0.join("a.img");
-        std::fs::write(&disk, vec![0u8; 4 << 20]).unwrap();
-        let disk = disk.to_string_lossy().into_owned();
+        // Booted, a disk is a block device: a loop device stands in for one.
+        let Some(lo) = crate::testutil::Loop::new("config-absent-writes", &vec![0u8; 4 << 20]) else {
+            return;
+        };
+        let disk = lo.dev.clone();
         let tests = r#"[{"workload":"seq_read","size":"1M"},{"workload":"seq_write","size":"1M"}]"#;
         let phrase = safety::CONFIRM_PHRASE;
         let ov = Overrides::default();
@@ -2568,9 +2585,11 @@ mod tests {
     #[test]
     fn absent_disks_are_skipped_unattended_and_refused_live() {
         let t = crate::testutil::TempDir::new("config-absent");
-        let disk = t.0.join("a.img");
-        std::fs::write(&disk, vec![0u8; 4 << 20]).unwrap();
-        let disk = disk.to_string_lossy().into_owned();
+        // Booted, a disk is a block device: a loop device stands in for one.
+        let Some(lo) = crate::testutil::Loop::new("config-absent", &vec![0u8; 4 << 20]) else {
+            return;
+        };
+        let disk = lo.dev.clone();
         let gone = t.0.join("gone.img").to_string_lossy().into_owned();
         let text = format!(
             r#"{{"tests":[{{"workload":"seq_read","size":"1M"}}],
@@ -2639,6 +2658,32 @@ mod tests {
             .unwrap_err()
             .0;
         assert!(e.starts_with("--target: "), "{e}");
+        // Booted, a regular file is no target, nor a member; live it is.
+        let file = t.0.join("a.img");
+        std::fs::write(&file, vec![0u8; 4 << 20]).unwrap();
+        let file = file.to_string_lossy().into_owned();
+        for (text, at) in [
+            (
+                format!(r#"{{"tests":[{{"workload":"seq_read"}}],"targets":["{disk}","{file}"]}}"#),
+                "targets[1]",
+            ),
+            (
+                format!(
+                    r#"{{"tests":[{{"workload":"seq_read"}}],"arrays":[{{"name":"r","level":"raid1","members":["{disk}","{file}"]}}]}}"#
+                ),
+                "arrays[0].members[1]",
+            ),
+        ] {
+            let c = raw(&text);
+            let e = plan_with(&c, "t", &ov, &target_refs(&c, &ov).unwrap(), &[])
+                .unwrap_err()
+                .0;
+            assert!(
+                e.starts_with(&format!("{at}: {file:?} is a regular file; booted from the stick")),
+                "{e}"
+            );
+            assert!(validate(&c, "t", &ov).is_ok(), "live, a file is a target");
+        }
     }
 
     #[test]

@@ -1,8 +1,17 @@
-//! The boot stick (contract B): found by the FAT volume label `BOOTBENCH` in
-//! the boot sector of a partition (or of a whole disk formatted without a
-//! partition table), mounted vfat at /mnt/stick; it holds the user's
+//! The boot stick (contract B): a FAT labelled `BOOTBENCH` in the boot
+//! sector of a partition (or of a whole disk formatted without a partition
+//! table), mounted vfat at /mnt/stick; it holds the user's
 //! `bootbench.json` and receives `results/<machine>-<n>.json` (contract E).
 //! Its whole disk is never a benchmark target.
+//!
+//! Which labelled FAT is the stick ([`choose`]): the partition the machine
+//! booted from, by its GPT unique GUID (PARTUUID): UEFI's systemd-boot
+//! records it in the EFI variable `LoaderDevicePartUUID`; without it
+//! (legacy BIOS), the image puts it on the kernel command line as
+//! `bootbench.stick=`. Neither there: the one labelled FAT, if there is
+//! exactly one. Several that fit (copies of one image) or none that fits a
+//! known boot partition: no stick is trusted, no config is read from any,
+//! the read-only default runs and the results go to the console only.
 
 use std::fmt;
 use std::fs::File;
@@ -39,6 +48,9 @@ pub struct Stick {
     pub partition: String,
     /// The whole disk's device (`/dev/sdb`).
     pub disk: String,
+    /// The partition's GPT unique GUID, lower case (`None`: no GPT entry,
+    /// e.g. a disk formatted without a partition table).
+    pub partuuid: Option<String>,
 }
 
 /// Every labelled stick, with the sysfs root `sys` and device directory
@@ -69,12 +81,167 @@ pub fn find_in(sys: &Path, dev: &Path) -> Vec<Stick> {
         } else {
             name.clone()
         };
+        let partuuid = if disk != name {
+            partition_uuid(&dir, &dev.join(&disk))
+        } else {
+            None
+        };
         out.push(Stick {
             partition: node.to_string_lossy().into_owned(),
             disk: dev.join(disk).to_string_lossy().into_owned(),
+            partuuid,
         });
     }
     out
+}
+
+/// A GUID's 16 bytes as GPT stores them (the first three fields
+/// little-endian) in text, lower case.
+pub fn guid_text(b: &[u8; 16]) -> String {
+    format!(
+        "{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
+        b[3], b[2], b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]
+    )
+}
+
+/// The unique GUID of the GPT entry that starts where the partition whose
+/// sysfs directory is `part_dir` starts (its `start`, in 512-byte
+/// sectors), read from the disk at `disk` (its primary GPT: header at LBA
+/// 1, for the disk's logical block size).
+pub fn partition_uuid(part_dir: &Path, disk: &Path) -> Option<String> {
+    let start_512: u64 = std::fs::read_to_string(part_dir.join("start"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let lbs: u64 = part_dir
+        .parent()
+        .and_then(|d| std::fs::read_to_string(d.join("queue/logical_block_size")).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(512);
+    let f = File::open(disk).ok()?;
+    gpt_uuid_at(&f, lbs, start_512 * 512 / lbs.max(1))
+}
+
+/// The unique GUID of the entry of the GPT on `f` (logical blocks of `lbs`
+/// bytes) whose first LBA is `first_lba`.
+fn gpt_uuid_at(f: &File, lbs: u64, first_lba: u64) -> Option<String> {
+    use std::os::unix::fs::FileExt;
+    let mut header = [0u8; 92];
+    f.read_exact_at(&mut header, lbs).ok()?;
+    if &header[..8] != b"EFI PART" {
+        return None;
+    }
+    let u32_at = |o: usize| u32::from_le_bytes([header[o], header[o + 1], header[o + 2], header[o + 3]]);
+    let u64_at = |b: &[u8], o: usize| {
+        let mut v = [0u8; 8];
+        v.copy_from_slice(&b[o..o + 8]);
+        u64::from_le_bytes(v)
+    };
+    let entries_lba = u64_at(&header, 72);
+    let (count, size) = (u32_at(80).min(1024), u32_at(84));
+    if !(128..=4096).contains(&size) {
+        return None;
+    }
+    let mut entries = vec![0u8; usize::try_from(count * size).ok()?];
+    f.read_exact_at(&mut entries, entries_lba.checked_mul(lbs)?).ok()?;
+    entries
+        .chunks(usize::try_from(size).ok()?)
+        .find(|e| e[..16] != [0u8; 16] && u64_at(e, 32) == first_lba)
+        .map(|e| {
+            let mut g = [0u8; 16];
+            g.copy_from_slice(&e[16..32]);
+            guid_text(&g)
+        })
+}
+
+/// systemd-boot's vendor GUID: its variables are `NAME-<this>` in efivarfs.
+pub const LOADER_VENDOR: &str = "4a67b082-0a4c-41cf-b6c7-440b29bb8c4f";
+
+/// The PARTUUID of the partition the firmware loaded systemd-boot from:
+/// the EFI variable `LoaderDevicePartUUID` under `efivars` (efivarfs:
+/// 4 attribute bytes, then a UTF-16LE GUID text), lower case.
+pub fn loader_device_partuuid(efivars: &Path) -> Option<String> {
+    let raw = std::fs::read(efivars.join(format!("LoaderDevicePartUUID-{LOADER_VENDOR}"))).ok()?;
+    let units: Vec<u16> = raw
+        .get(4..)?
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .take_while(|&u| u != 0)
+        .collect();
+    let text = String::from_utf16(&units).ok()?.trim().to_ascii_lowercase();
+    is_guid(&text).then_some(text)
+}
+
+/// True for a GUID in text (8-4-4-4-12 hex digits).
+fn is_guid(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12]) && parts.iter().all(|p| p.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Which labelled FAT is the boot stick.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// This one, and why it is the one.
+    One(Stick, String),
+    /// No labelled FAT at all.
+    NoneFound,
+    /// None can be trusted to be the stick the machine booted from (why);
+    /// none is read or written, and none is a target.
+    Untrusted(String),
+}
+
+/// Pick the stick among `sticks` (every labelled FAT) by the boot
+/// partition's PARTUUID: `efi` (the EFI variable) first, else `cmdline`
+/// (`bootbench.stick=`); with neither, the only labelled FAT.
+pub fn choose(sticks: &[Stick], efi: Option<&str>, cmdline: Option<&str>) -> Choice {
+    if sticks.is_empty() {
+        return Choice::NoneFound;
+    }
+    let known = efi
+        .map(|id| (id.to_ascii_lowercase(), "the EFI variable LoaderDevicePartUUID"))
+        .or_else(|| cmdline.map(|id| (id.to_ascii_lowercase(), "bootbench.stick= on the kernel command line")));
+    let all = || {
+        sticks
+            .iter()
+            .map(|s| s.partition.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match known {
+        Some((id, source)) => {
+            let hits: Vec<&Stick> = sticks
+                .iter()
+                .filter(|s| s.partuuid.as_deref() == Some(id.as_str()))
+                .collect();
+            match hits.as_slice() {
+                [one] => Choice::One((*one).clone(), format!("the boot partition {id}, by {source}")),
+                [] => Choice::Untrusted(format!(
+                    "the boot partition {id} (by {source}) is none of the FATs labelled BOOTBENCH ({})",
+                    all()
+                )),
+                _ => Choice::Untrusted(format!(
+                    "{} FATs labelled BOOTBENCH have the boot partition's id {id} (copies of one image: {}); \
+                     which one the machine booted from cannot be told",
+                    hits.len(),
+                    hits.iter().map(|s| s.partition.as_str()).collect::<Vec<_>>().join(", ")
+                )),
+            }
+        }
+        None => match sticks {
+            [one] => Choice::One(
+                one.clone(),
+                "the only FAT labelled BOOTBENCH (no boot partition id: no EFI variable, no bootbench.stick=)"
+                    .to_string(),
+            ),
+            _ => Choice::Untrusted(format!(
+                "{} FATs labelled BOOTBENCH ({}) and no boot partition id (no EFI variable, no bootbench.stick=) \
+                 to tell which one the machine booted from",
+                sticks.len(),
+                all()
+            )),
+        },
+    }
 }
 
 /// How long PID 1 waits for the stick when none is found yet but a USB
@@ -465,16 +632,140 @@ mod tests {
             vec![
                 Stick {
                     partition: d("sdb1"),
-                    disk: d("sdb")
+                    disk: d("sdb"),
+                    partuuid: None,
                 },
                 Stick {
                     partition: d("vda"),
-                    disk: d("vda")
+                    disk: d("vda"),
+                    partuuid: None,
                 },
             ],
             "the labelled partition with its disk, a labelled superfloppy; not sr0"
         );
         assert!(find_in(&t.0.join("none"), &dev).is_empty());
+    }
+
+    /// A disk image with a GPT (logical blocks of `lbs`) whose one entry
+    /// starts at LBA `first` with the unique GUID `guid` (on-disk bytes).
+    fn gpt_disk(lbs: u64, first: u64, guid: [u8; 16]) -> Vec<u8> {
+        let lb = usize::try_from(lbs).unwrap();
+        let mut d = vec![0u8; 64 * lb];
+        d[lb..lb + 8].copy_from_slice(b"EFI PART");
+        d[lb + 72..lb + 80].copy_from_slice(&2u64.to_le_bytes()); // entries at LBA 2
+        d[lb + 80..lb + 84].copy_from_slice(&128u32.to_le_bytes());
+        d[lb + 84..lb + 88].copy_from_slice(&128u32.to_le_bytes());
+        let e = 2 * lb + 128; // the second entry (the first is unused)
+        d[e..e + 16].copy_from_slice(&[
+            0x28, 0x73, 0x2a, 0xc1, 0x1f, 0xf8, 0xd2, 0x11, 0xba, 0x4b, 0, 0xa0, 0xc9, 0x3e, 0xc9, 0x3b,
+        ]);
+        d[e + 16..e + 32].copy_from_slice(&guid);
+        d[e + 32..e + 40].copy_from_slice(&first.to_le_bytes());
+        d
+    }
+
+    #[test]
+    fn the_partuuid_comes_from_the_gpt_entry_where_the_partition_starts() {
+        let guid = [
+            0x67, 0x45, 0x23, 0x01, 0xab, 0x89, 0xef, 0xcd, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+        ];
+        assert_eq!(guid_text(&guid), "01234567-89ab-cdef-0123-456789abcdef");
+        let t = TempDir::new("gpt");
+        for lbs in [512u64, 4096] {
+            let disk = t.0.join(format!("disk-{lbs}"));
+            fs::write(&disk, gpt_disk(lbs, 8, guid)).expect("write");
+            // The partition's sysfs directory inside its disk's: start in 512-byte sectors.
+            let dir = t.0.join(format!("sys-{lbs}/sdb"));
+            fs::create_dir_all(dir.join("sdb1")).expect("mkdir");
+            fs::create_dir_all(dir.join("queue")).expect("mkdir");
+            fs::write(dir.join("queue/logical_block_size"), format!("{lbs}\n")).expect("write");
+            fs::write(dir.join("sdb1/start"), format!("{}\n", 8 * lbs / 512)).expect("write");
+            assert_eq!(
+                partition_uuid(&dir.join("sdb1"), &disk).as_deref(),
+                Some("01234567-89ab-cdef-0123-456789abcdef"),
+                "{lbs}"
+            );
+            // Another start: no entry there.
+            fs::write(dir.join("sdb1/start"), "4096\n").expect("write");
+            assert_eq!(partition_uuid(&dir.join("sdb1"), &disk), None);
+        }
+        // No GPT at all.
+        let blank = t.0.join("blank");
+        fs::write(&blank, vec![0u8; 64 << 10]).expect("write");
+        assert_eq!(gpt_uuid_at(&File::open(&blank).unwrap(), 512, 8), None);
+    }
+
+    #[test]
+    fn the_loader_variable_names_the_boot_partition() {
+        let t = TempDir::new("efivars");
+        assert_eq!(loader_device_partuuid(&t.0), None, "no variable");
+        let text = "01234567-89AB-CDEF-0123-456789ABCDEF";
+        let mut raw = vec![7, 0, 0, 0]; // attributes
+        for u in text.encode_utf16().chain([0]) {
+            raw.extend_from_slice(&u.to_le_bytes());
+        }
+        let var = t.0.join(format!("LoaderDevicePartUUID-{LOADER_VENDOR}"));
+        fs::write(&var, &raw).expect("write");
+        assert_eq!(
+            loader_device_partuuid(&t.0).as_deref(),
+            Some("01234567-89ab-cdef-0123-456789abcdef")
+        );
+        fs::write(&var, [7, 0, 0, 0, b'x', 0]).expect("write");
+        assert_eq!(loader_device_partuuid(&t.0), None, "not a GUID");
+    }
+
+    #[test]
+    fn the_stick_is_the_boot_partition_else_the_only_one_else_none_is_trusted() {
+        let stick = |part: &str, id: Option<&str>| Stick {
+            partition: format!("/dev/{part}"),
+            disk: format!(
+                "/dev/{}",
+                part.trim_end_matches(|c: char| c.is_ascii_digit())
+                    .trim_end_matches('p')
+            ),
+            partuuid: id.map(str::to_string),
+        };
+        let (a, b) = (
+            "aaaaaaaa-0000-4000-8000-000000000001",
+            "bbbbbbbb-0000-4000-8000-000000000002",
+        );
+        let usb = stick("sda1", Some(a));
+        let old = stick("nvme0n1p1", Some(b));
+        let both = [old.clone(), usb.clone()];
+        let one = |c: Choice| match c {
+            Choice::One(s, why) => (s.partition, why),
+            other => panic!("{other:?}"),
+        };
+        let untrusted = |c: Choice| match c {
+            Choice::Untrusted(why) => why,
+            other => panic!("{other:?}"),
+        };
+        // The EFI variable picks, whatever the order; upper case is the same id.
+        let (p, why) = one(choose(&both, Some(&a.to_uppercase()), None));
+        assert_eq!(p, "/dev/sda1");
+        assert!(why.contains("LoaderDevicePartUUID"), "{why}");
+        // It wins over the command line; the command line serves without it.
+        assert_eq!(one(choose(&both, Some(a), Some(b))).0, "/dev/sda1");
+        let (p, why) = one(choose(&both, None, Some(b)));
+        assert_eq!(p, "/dev/nvme0n1p1");
+        assert!(why.contains("bootbench.stick="), "{why}");
+        // No id: the only one; two: none.
+        assert!(one(choose(std::slice::from_ref(&usb), None, None))
+            .1
+            .contains("the only FAT"));
+        let why = untrusted(choose(&both, None, None));
+        assert!(
+            why.contains("2 FATs labelled BOOTBENCH") && why.contains("/dev/sda1"),
+            "{why}"
+        );
+        // An id no candidate has: none (the machine booted from elsewhere).
+        let why = untrusted(choose(&both, Some("cccccccc-0000-4000-8000-000000000003"), None));
+        assert!(why.contains("is none of the FATs"), "{why}");
+        // Two copies of one image: the same id twice, none.
+        let twin = stick("sdb1", Some(a));
+        let why = untrusted(choose(&[usb.clone(), twin], Some(a), None));
+        assert!(why.contains("copies of one image"), "{why}");
+        assert_eq!(choose(&[], Some(a), None), Choice::NoneFound);
     }
 
     #[test]

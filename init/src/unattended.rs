@@ -23,7 +23,7 @@ use crate::config::{self, ConfigError, Overrides, Plan};
 use crate::discover;
 use crate::identity;
 use crate::safety::TargetRef;
-use crate::stick::{self, Stick};
+use crate::stick;
 use crate::supervise::{self, Conclusion, Msg, Reports};
 
 /// The config built into the initramfs (contract A).
@@ -312,7 +312,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     log(&discover::host_line(&host));
     let machine = stick::machine_name(host.product_serial.as_deref());
 
-    // The stick: its disk is never a target.
+    // The stick: the labelled FAT the machine booted from (stick::choose).
     let sticks = stick::find_waiting(
         Path::new("/sys"),
         Path::new("/dev"),
@@ -320,22 +320,30 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         std::time::Duration::from_millis(250),
         log,
     );
-    let never: Vec<String> = sticks.iter().map(|s| s.disk.clone()).collect();
-    let found: Option<Stick> = sticks.first().cloned();
-    if sticks.len() > 1 {
-        log(&format!(
-            "{} sticks labelled BOOTBENCH; using {}",
-            sticks.len(),
-            sticks[0].partition
-        ));
-    }
+    let efi_id = stick::loader_device_partuuid(Path::new(crate::boot::EFIVARS));
+    let choice = stick::choose(&sticks, efi_id.as_deref(), cmdline.get("stick"));
     let mut root: Option<PathBuf> = None;
     let mut no_stick_why = "no FAT partition labelled BOOTBENCH found".to_string();
     let mut stick_config: Option<Result<String, String>> = None;
-    match &found {
-        None => log(&format!("{no_stick_why}: results go to the serial console only")),
-        Some(s) => {
-            log(&format!("boot stick: {} on {}", s.partition, s.disk));
+    // No trusted stick: no config from any candidate, nor from the initramfs.
+    let mut untrusted = false;
+    // The stick's disk is never a target; with no stick trusted, no candidate's is.
+    let never: Vec<String> = match &choice {
+        stick::Choice::One(s, _) => vec![s.disk.clone()],
+        _ => sticks.iter().map(|s| s.disk.clone()).collect(),
+    };
+    match &choice {
+        stick::Choice::NoneFound => log(&format!("{no_stick_why}: results go to the serial console only")),
+        stick::Choice::Untrusted(why) => {
+            log(&format!(
+                "no boot stick trusted: {why}; no config is read from any of them, the read-only default runs \
+                 ({DEFAULT_CONFIG}), and the results go to the serial console only"
+            ));
+            no_stick_why = format!("no boot stick trusted: {why}");
+            untrusted = true;
+        }
+        stick::Choice::One(s, why) => {
+            log(&format!("boot stick: {} on {} ({why})", s.partition, s.disk));
             match stick::mount(s, log) {
                 Ok(read_only) => {
                     let r = PathBuf::from(stick::MOUNT_POINT);
@@ -367,7 +375,11 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     }
 
     let mut out = std::io::stdout();
-    let etc = config::read_config_file(Path::new(ETC_CONFIG)).transpose();
+    let etc = if untrusted {
+        None
+    } else {
+        config::read_config_file(Path::new(ETC_CONFIG)).transpose()
+    };
     let (text, source) = match choose_config(stick_config, etc) {
         Ok(c) => c,
         Err(e) => {

@@ -250,6 +250,43 @@ pub fn tests_on<'a>(doc: &'a Value, serial: &str) -> Vec<&'a Value> {
         .unwrap_or_default()
 }
 
+/// Give the first GPT partition of the disk image `img` (512-byte sectors)
+/// the unique GUID `guid` (text), in the primary and the backup table with
+/// their CRCs: a stick of another build, as PID 1 tells them apart.
+pub fn set_partition_guid(img: &Path, guid: &str) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let hex: String = guid.chars().filter(|c| *c != '-').collect();
+    let b: Vec<u8> = (0..16)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("a GUID in hex"))
+        .collect();
+    // On-disk order: the first three fields little-endian.
+    let on_disk = [
+        b[3], b[2], b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15],
+    ];
+    let f = fs::OpenOptions::new().read(true).write(true).open(img)?;
+    let u32_at = |h: &[u8], o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
+    let u64_at = |h: &[u8], o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
+    let mut header = vec![0u8; 92];
+    f.read_exact_at(&mut header, 512)?;
+    let backup_lba = u64_at(&header, 32);
+    for lba in [1, backup_lba] {
+        f.read_exact_at(&mut header, lba * 512)?;
+        assert_eq!(&header[..8], b"EFI PART", "a GPT header at LBA {lba}");
+        let entries_at = u64_at(&header, 72) * 512;
+        let len = usize::try_from(u32_at(&header, 80) * u32_at(&header, 84)).expect("fits");
+        let mut entries = vec![0u8; len];
+        f.read_exact_at(&mut entries, entries_at)?;
+        entries[16..32].copy_from_slice(&on_disk);
+        f.write_all_at(&entries, entries_at)?;
+        header[88..92].copy_from_slice(&bench_core::frame::crc32(&entries).to_le_bytes());
+        header[16..20].fill(0);
+        let crc = bench_core::frame::crc32(&header);
+        header[16..20].copy_from_slice(&crc.to_le_bytes());
+        f.write_all_at(&header, lba * 512)?;
+    }
+    f.sync_all()
+}
+
 /// Fill `path` with `size` bytes of deterministic pseudo-random data: no
 /// signature, but data, which the safety check refuses to write unless
 /// `allow_overwrite_signatures` (so it suits the disks a test expects

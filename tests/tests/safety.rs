@@ -18,11 +18,27 @@
 //!   WWNs, which name one each), and neither namespace nor a bystander
 //!   changes. Before, the serial granted both namespaces and both were
 //!   written.
+//! - `d3`: the stick is the partition the machine booted from. An old
+//!   bootbench image on an internal NVMe disk (another build: another
+//!   partition GUID), whose config would write a bystander, beside the
+//!   real stick booted under UEFI: the stick's config runs (systemd-boot's
+//!   LoaderDevicePartUUID names it), its results go to the stick, the old
+//!   image and the bystander are byte-identical. Before, the first
+//!   labelled FAT by name (the NVMe's) was taken, its config ran and wrote
+//!   the bystander.
+//! - `d4`: the same two sticks, booted directly (no EFI variable, no
+//!   `bootbench.stick=`): neither can be told to be the boot stick, so no
+//!   config is read from either, the read-only default runs, the results
+//!   come out on the console only, and both images and the bystander are
+//!   byte-identical.
+
+use std::path::{Path, PathBuf};
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, by_stack, checksum, disks, fill_random, path_of, status_of, stick_copy,
-    tests_on, the_document, Scratch, Via,
+    artifacts, assert_schema_valid, boot, by_stack, checksum, disks, fill_random, path_of, set_partition_guid,
+    status_of, stick_copy, tests_on, the_document, Artifacts, Scratch, Via,
 };
+use bootbench_qemu::stick;
 use serde_json::{json, Value};
 
 const CONFIRM: &str = "I understand this destroys data";
@@ -151,4 +167,109 @@ fn d2_a_serial_shared_by_two_nvme_namespaces_grants_nothing() {
     for (i, d) in specs.iter().enumerate() {
         assert_eq!(before[i], after[i], "{} changed", d.name());
     }
+}
+
+/// The real stick (its config runs one read named `from_the_boot_stick`)
+/// and an old image of another build (another partition GUID) whose
+/// config would write the bystander `D-BYSTANDER`, as the backing file of
+/// an NVMe disk; and the disk specs: the old image's NVMe, the bystander.
+fn two_sticks(a: &Artifacts, dir: &Path) -> (PathBuf, PathBuf, Vec<bootbench_qemu::disk::DiskSpec>) {
+    let real = stick_copy(
+        a,
+        dir,
+        Some(&json!({"tests": [{"workload": "seq_read", "name": "from_the_boot_stick", "bs": "1M", "size": "4M"}]})),
+    );
+    let old_dir = dir.join("old");
+    std::fs::create_dir_all(&old_dir).unwrap();
+    let old = stick_copy(
+        a,
+        &old_dir,
+        Some(&json!({
+            "tests": [{"workload": "seq_write", "name": "from_the_old_image", "bs": "1M", "size": "4M"}],
+            "destructive": {"confirm": CONFIRM, "targets": [{"serial": "D-BYSTANDER"}]}
+        })),
+    );
+    set_partition_guid(&old, "0ddba11c-0000-4000-8000-000000000001").unwrap();
+    let specs = disks(&[
+        &format!("nvme,size=128M,serial=D-OLDIMAGE,file={}", old.display()),
+        "virtio,size=64M,serial=D-BYSTANDER",
+    ]);
+    (real, old, specs)
+}
+
+#[test]
+fn d3_uefi_the_stick_is_the_partition_the_machine_booted_from() {
+    let Some(a) = artifacts("d3_boot_partition") else {
+        return;
+    };
+    let scratch = Scratch::new("d3_boot_partition");
+    let dir = scratch.0.clone();
+    let (real, old, specs) = two_sticks(&a, &dir);
+    let bystander = specs[1].backing_file(&dir.join("disks"));
+    let before = (checksum(&old).unwrap(), real.clone());
+    let outcome = boot(&a, &dir, Via::Uefi, &real, &specs, "");
+    let (name, bytes, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    let names: Vec<&str> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default())
+        .collect();
+    assert!(
+        !names.is_empty() && names.iter().all(|n| *n == "from_the_boot_stick"),
+        "the boot stick's config ran: {names:?}"
+    );
+    assert!(
+        outcome.serial.contains("(the boot partition ")
+            && outcome.serial.contains("by the EFI variable LoaderDevicePartUUID)"),
+        "the console says how the stick was found"
+    );
+    // The results on the boot stick; the old image and the bystander untouched.
+    let copied = stick::copy_results(&before.1, &dir.join("copied")).unwrap();
+    assert_eq!(copied, std::slice::from_ref(&name));
+    assert_eq!(std::fs::read(dir.join("copied").join(&name)).unwrap(), bytes);
+    assert_eq!(checksum(&old).unwrap(), before.0, "the old image is byte-identical");
+    let zeros = std::fs::read(&bystander).unwrap();
+    assert!(zeros.iter().all(|&b| b == 0), "the bystander is untouched");
+}
+
+#[test]
+fn d4_two_sticks_and_no_way_to_tell_read_no_config_and_write_no_stick() {
+    let Some(a) = artifacts("d4_two_sticks") else {
+        return;
+    };
+    let scratch = Scratch::new("d4_two_sticks");
+    let dir = scratch.0.clone();
+    let (real, old, specs) = two_sticks(&a, &dir);
+    let bystander = specs[1].backing_file(&dir.join("disks"));
+    let before = (checksum(&real).unwrap(), checksum(&old).unwrap());
+    // The quick profile on a 64 MiB disk, not the sticks' configs.
+    let outcome = boot(&a, &dir, Via::Direct, &real, &specs, "");
+    let (name, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(
+        doc["run"]["profile"], "quick",
+        "the read-only default ran: {}",
+        doc["run"]
+    );
+    assert_eq!(doc["run"]["config_source"], "builtin");
+    let targets: Vec<&str> = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["serial"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(targets, ["D-BYSTANDER"], "neither stick's disk is a target");
+    assert!(
+        outcome
+            .serial
+            .contains("no boot stick trusted: 2 FATs labelled BOOTBENCH"),
+        "the console says why"
+    );
+    assert_eq!(name, "unknown.json", "no stick file");
+    assert_eq!(checksum(&real).unwrap(), before.0, "the real stick is byte-identical");
+    assert_eq!(checksum(&old).unwrap(), before.1, "the old image is byte-identical");
+    let zeros = std::fs::read(&bystander).unwrap();
+    assert!(zeros.iter().all(|&b| b == 0), "the bystander is untouched");
 }
