@@ -755,7 +755,6 @@ mod tests {
     use crate::safety::WritePermit;
     use bench_core::spec::{Limit, Pattern, Prepare};
     use std::path::PathBuf;
-    use std::process::Command;
 
     const MIB: u64 = 1 << 20;
     const LOOP_SIZE: u64 = 64 * MIB;
@@ -770,16 +769,10 @@ mod tests {
         (offset..).take(len).map(pattern_byte).collect()
     }
 
-    fn is_root() -> bool {
-        std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(str::to_string))
-            .and_then(|l| l.split_whitespace().nth(2).map(|euid| euid == "0"))
-            .unwrap_or(false)
-    }
-
-    /// A loop device over a file in /dev/shm, detached and deleted on drop.
+    /// A loop device over a file in /dev/shm holding the pattern, detached
+    /// and deleted on drop.
     struct LoopDev {
+        _lo: crate::testutil::Loop,
         file: PathBuf,
         dev: String,
     }
@@ -788,11 +781,6 @@ mod tests {
         /// `None` (with the reason printed) where loop devices cannot be
         /// made: not root, or no losetup.
         fn new(name: &str) -> Option<LoopDev> {
-            if !is_root() {
-                eprintln!("skipped: loop-device tests need root");
-                return None;
-            }
-            let file = PathBuf::from(format!("/dev/shm/bootbench-engine-{}-{name}", std::process::id()));
             // The pattern repeats every 251 bytes: write whole periods of it.
             let chunk = pattern(0, 251 * 4096);
             let mut data = Vec::with_capacity(usize::try_from(LOOP_SIZE).expect("fits"));
@@ -800,26 +788,9 @@ mod tests {
                 let n = chunk.len().min(data.capacity() - data.len());
                 data.extend_from_slice(&chunk[..n]);
             }
-            std::fs::write(&file, data).expect("write backing file");
-            let out = match Command::new("losetup")
-                .args(["--direct-io=on", "-f", "--show"])
-                .arg(&file)
-                .output()
-            {
-                Ok(o) => o,
-                Err(e) => {
-                    eprintln!("skipped: losetup not runnable: {e}");
-                    std::fs::remove_file(&file).ok();
-                    return None;
-                }
-            };
-            assert!(
-                out.status.success(),
-                "losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let dev = String::from_utf8(out.stdout).expect("utf8").trim().to_string();
-            Some(LoopDev { file, dev })
+            let lo = crate::testutil::Loop::new(&format!("engine-{name}"), &data)?;
+            let (file, dev) = (lo.files[0].clone(), lo.dev.clone());
+            Some(LoopDev { _lo: lo, file, dev })
         }
 
         fn backing(&self, offset: u64, len: usize) -> Vec<u8> {
@@ -840,13 +811,6 @@ mod tests {
         fn target(&self, writable: bool) -> DevTarget {
             let permit = writable.then(|| WritePermit::for_tests(&self.dev));
             DevTarget::open(&self.dev, permit).expect("open target")
-        }
-    }
-
-    impl Drop for LoopDev {
-        fn drop(&mut self) {
-            let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-            let _ = std::fs::remove_file(&self.file);
         }
     }
 

@@ -913,35 +913,26 @@ mod tests {
     #[test]
     fn describe_a_real_loop_device() {
         // The host's own sysfs: a loop device over a file in /dev/shm.
-        if !Path::new("/sys/dev/block").exists()
-            || std::process::Command::new("losetup").arg("--version").output().is_err()
-        {
-            eprintln!("skipped: no sysfs or losetup");
+        let Some(mut lo) = crate::testutil::Loop::new("identity", &vec![0u8; 4 << 20]) else {
             return;
-        }
-        let file = format!("/dev/shm/bootbench-identity-{}", std::process::id());
-        fs::write(&file, vec![0u8; 4 << 20]).expect("write");
-        let out = std::process::Command::new("losetup")
-            .args(["-f", "--show", &file])
-            .output()
-            .expect("losetup");
-        if !out.status.success() {
-            fs::remove_file(&file).ok();
-            eprintln!("skipped: losetup failed (not root?)");
-            return;
-        }
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let got = describe(&dev);
-        let _ = std::process::Command::new("losetup").args(["-d", &dev]).status();
-        fs::remove_file(&file).ok();
-        let i = got.expect("describe");
+        };
+        let (i, id) = describe_bound(&lo.dev).expect("describe");
+        assert_eq!(i, describe(&lo.dev).expect("describe"), "the same description");
         assert_eq!(i.kind, "block");
-        assert_eq!(i.name.as_deref(), dev.strip_prefix("/dev/"));
+        assert_eq!(i.name.as_deref(), lo.dev.strip_prefix("/dev/"));
         assert_eq!((i.size_bytes, i.logical_block_size), (4 << 20, 512));
         assert!(
             i.scheduler.is_some() && i.read_ahead_bytes.is_some() && i.rotational.is_some(),
             "{i:?}"
         );
+        // Its identity: a block device with a disk sequence number, the same
+        // when read again, another once the device is bound to another file.
+        assert!(matches!(id.node, Node::Block { .. }) && id.diskseq.is_some(), "{id:?}");
+        assert!(id.changes(&describe_bound(&lo.dev).expect("again").1).is_empty());
+        lo.rebind("identity-other", &vec![0u8; 4 << 20]);
+        let changed = id.changes(&describe_bound(&lo.dev).expect("rebound").1);
+        assert_eq!(changed.len(), 1, "{changed:?}");
+        assert!(changed[0].starts_with("disk sequence number"), "{changed:?}");
     }
 
     #[test]

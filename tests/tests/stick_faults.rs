@@ -136,43 +136,49 @@ fn f1_stick_with_a_damaged_fat_results_on_serial_earlier_file_intact() {
     assert_eq!(assert_earlier_intact(&img, &dir), [EARLIER_NAME]);
 }
 
-#[test]
-fn f2_forced_panic_in_the_worker_saves_what_ran_and_powers_off() {
-    let Some(a) = artifacts("f2_forced_panic") else { return };
+/// Boot with the test-only `key` that ends the worker after the first
+/// test, and check what PID 1 saved: powered off (QEMU exited 0) without a
+/// kernel panic, one good frame whose document is `error` with a message
+/// that starts with `why`, holds the first test (`ok`), and is on the
+/// stick under the frame's name, the same bytes, beside the earlier result.
+/// Returns the console log.
+fn the_first_test_is_saved_after(test: &str, serial: &str, key: &str, why: &str) -> Option<String> {
+    let a = artifacts(test)?;
     let _turn = one_at_a_time();
-    let dir = scratch("f2_forced_panic");
-    let specs = disks(&["virtio,size=64M,serial=SF-PANIC"]);
+    let dir = scratch(test);
+    let specs = disks(&[&format!("virtio,size=64M,serial={serial}")]);
     let img = stick_with_earlier(&a, &dir);
-    let outcome = boot(
-        &a,
-        &dir,
-        Via::Direct,
-        &img,
-        &specs,
-        "bootbench.test_panic=after_first_test",
-    );
-    // Powered off (QEMU exited 0), one good frame.
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, key);
     let (name, bytes, doc) = the_document(&outcome);
     assert_schema_valid(&doc);
-    assert!(outcome.serial.contains("PANIC: "), "the hook logged the panic");
-    assert!(outcome.serial.contains("test-only forced panic"), "the forced one");
     assert!(!outcome.serial.contains("Kernel panic"), "PID 1 never exited");
     assert!(outcome.serial.contains("finishing: poweroff"));
     assert_eq!(doc["run"]["status"], "error", "run: {}", doc["run"]);
-    let why = doc["run"]["error"].as_str().unwrap_or_default();
-    assert!(
-        why.starts_with("interrupted after 1 test(s): the worker process panicked (test-only forced panic"),
-        "{why}"
-    );
+    let error = doc["run"]["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with(why), "{error}");
     let tests = doc["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 1, "what ran so far: the first test");
     assert_eq!(tests[0]["name"], "first");
     assert_eq!(status_of(&tests[0]), "ok");
-    // The same bytes on the stick, under the name the frame gives.
     assert_eq!(name, "unknown-2.json");
     let copied = assert_earlier_intact(&img, &dir);
     assert_eq!(copied, [EARLIER_NAME, "unknown-2.json"]);
     assert_eq!(std::fs::read(dir.join("copied/unknown-2.json")).unwrap(), bytes);
+    Some(outcome.serial)
+}
+
+#[test]
+fn f2_forced_panic_in_the_worker_saves_what_ran_and_powers_off() {
+    let Some(serial) = the_first_test_is_saved_after(
+        "f2_forced_panic",
+        "SF-PANIC",
+        "bootbench.test_panic=after_first_test",
+        "interrupted after 1 test(s): the worker process panicked (test-only forced panic",
+    ) else {
+        return;
+    };
+    assert!(serial.contains("PANIC: "), "the hook logged the panic");
+    assert!(serial.contains("test-only forced panic"), "the forced one");
 }
 
 #[test]
@@ -244,39 +250,16 @@ fn f4_write_protected_stick_config_read_results_on_serial_stick_unchanged() {
 
 #[test]
 fn f5_the_worker_aborting_after_the_first_test_is_saved_by_pid_1() {
-    let Some(a) = artifacts("f5_forced_abort") else { return };
-    let _turn = one_at_a_time();
-    let dir = scratch("f5_forced_abort");
-    let specs = disks(&["virtio,size=64M,serial=SF-ABORT"]);
-    let img = stick_with_earlier(&a, &dir);
-    let outcome = boot(
-        &a,
-        &dir,
-        Via::Direct,
-        &img,
-        &specs,
+    let Some(serial) = the_first_test_is_saved_after(
+        "f5_forced_abort",
+        "SF-ABORT",
         "bootbench.test_abort=after_first_test",
-    );
-    let (name, bytes, doc) = the_document(&outcome);
-    assert_schema_valid(&doc);
-    assert!(outcome.serial.contains("test-only forced abort"), "the forced one");
-    assert!(!outcome.serial.contains("PANIC"), "an abort runs no panic hook");
-    assert!(!outcome.serial.contains("Kernel panic"), "PID 1 never exited");
-    assert!(outcome.serial.contains("finishing: poweroff"));
-    assert_eq!(doc["run"]["status"], "error", "run: {}", doc["run"]);
-    let why = doc["run"]["error"].as_str().unwrap_or_default();
-    assert!(
-        why.starts_with("interrupted after 1 test(s): the worker process ended by signal 6 (SIGABRT)"),
-        "{why}"
-    );
-    let tests = doc["tests"].as_array().unwrap();
-    assert_eq!(tests.len(), 1, "what ran so far: the first test");
-    assert_eq!(status_of(&tests[0]), "ok");
-    // PID 1 wrote the same bytes to the stick, under the name the frame gives.
-    assert_eq!(name, "unknown-2.json");
-    let copied = assert_earlier_intact(&img, &dir);
-    assert_eq!(copied, [EARLIER_NAME, "unknown-2.json"]);
-    assert_eq!(std::fs::read(dir.join("copied/unknown-2.json")).unwrap(), bytes);
+        "interrupted after 1 test(s): the worker process ended by signal 6 (SIGABRT)",
+    ) else {
+        return;
+    };
+    assert!(serial.contains("test-only forced abort"), "the forced one");
+    assert!(!serial.contains("PANIC"), "an abort runs no panic hook");
 }
 
 #[test]
