@@ -1950,7 +1950,7 @@ fn find_disk<'m>(
     let found: Vec<&(TargetInfo, DeviceId)> = machine
         .all()
         .iter()
-        .filter(|(info, _)| safety::names(r, &info.path, info.serial.as_deref(), info.wwn.as_deref()))
+        .filter(|(info, _)| safety::names(r, info.serial.as_deref(), info.wwn.as_deref()))
         .collect();
     match found.len() {
         0 => Ok(None),
@@ -2568,6 +2568,17 @@ mod tests {
         let p = validate(&c, "t", &ov).unwrap();
         assert!(matches!(actions(&p)[1], Action::Run(_)), "the write runs");
         assert!(p.targets[0].grant.is_some());
+        // An entry that is a symlink to the disk names the same device.
+        let link = std::env::temp_dir().join(format!("bootbench-config-link-{}", std::process::id()));
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&disk, &link).unwrap();
+        let by_link = raw(&format!(
+            r#"{{"tests":{tests},"targets":["{disk}"],"destructive":{{"confirm":"{phrase}","targets":["{}"]}}}}"#,
+            link.display()
+        ));
+        let granted = validate(&by_link, "t", &ov).unwrap().targets[0].grant.is_some();
+        std::fs::remove_file(&link).unwrap();
+        assert!(granted, "a symlink names the device it points at");
         // Booted, a "destructive" entry that is a path is an error naming it.
         let e = plan_with(&c, "t", &ov, &target_refs(&c, &ov).unwrap(), &[]).unwrap_err();
         assert!(

@@ -300,22 +300,13 @@ pub fn grant(destructive: Option<&Destructive>, path: &str, id: &DeviceId) -> Re
     Ok(g)
 }
 
-/// True if `r` names the target at `path` with identity `serial`/`wwn`.
-pub fn names(r: &TargetRef, path: &str, serial: Option<&str>, wwn: Option<&str>) -> bool {
+/// True if `r`, a serial or WWN, is `serial`/`wwn` (a path names a device,
+/// which the plan compares by its identity, not here).
+pub fn names(r: &TargetRef, serial: Option<&str>, wwn: Option<&str>) -> bool {
     match r {
-        TargetRef::Path(p) => same_path(p, path),
+        TargetRef::Path(_) => false,
         TargetRef::Serial(s) => serial.is_some_and(|x| !x.is_empty() && x.trim() == s.trim()),
         TargetRef::Wwn(w) => wwn.is_some_and(|x| !x.is_empty() && norm_wwn(x) == norm_wwn(w)),
-    }
-}
-
-fn same_path(a: &str, b: &str) -> bool {
-    if a == b {
-        return true;
-    }
-    match (Path::new(a).canonicalize(), Path::new(b).canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
     }
 }
 
@@ -563,23 +554,11 @@ mod tests {
     #[test]
     fn names_by_serial_and_wwn() {
         let ser = TargetRef::Serial("S3Z1".into());
-        assert!(names(&ser, "/dev/x", Some("S3Z1"), None));
-        assert!(!names(&ser, "/dev/x", Some("S3Z2"), None));
-        assert!(!names(&ser, "/dev/x", None, None));
+        assert!(names(&ser, Some("S3Z1"), None));
+        assert!(!names(&ser, Some("S3Z2"), None));
+        assert!(!names(&ser, None, None));
         let wwn = TargetRef::Wwn("0x5002538E4000ABCD".into());
-        assert!(names(&wwn, "/dev/x", None, Some("naa.5002538e4000abcd")));
-        assert!(!names(&wwn, "/dev/x", None, Some("naa.5002538e4000abce")));
-    }
-
-    #[test]
-    fn path_matching_resolves_symlinks() {
-        let blank = TempFile::new("link-target", &image(4096, &[]));
-        let link = std::env::temp_dir().join(format!("bootbench-safety-{}-link", std::process::id()));
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&blank.0, &link).unwrap();
-        let l = link.to_str().unwrap();
-        assert!(names(&TargetRef::Path(l.into()), blank.path(), None, None));
-        assert!(!names(&TargetRef::Path("/dev/null".into()), blank.path(), None, None));
-        std::fs::remove_file(&link).unwrap();
+        assert!(names(&wwn, None, Some("naa.5002538e4000abcd")));
+        assert!(!names(&wwn, None, Some("naa.5002538e4000abce")));
     }
 }
