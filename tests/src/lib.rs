@@ -311,6 +311,27 @@ pub fn fill_random(path: &Path, size: u64, seed: u64) -> io::Result<()> {
     f.sync_all()
 }
 
+/// The backing files of `specs` in `dir/disks`, made now, and their
+/// checksums: disk `i` holds pseudo-random data of seed `seed(i)` (a
+/// bystander whose every byte must stay), or, for `None`, zeros (a disk
+/// named in "destructive": only a blank disk is granted), sparse.
+pub fn disks_with_contents(
+    specs: &[DiskSpec],
+    dir: &Path,
+    seed: impl Fn(usize) -> Option<u64>,
+) -> (Vec<PathBuf>, Vec<(u64, u64)>) {
+    fs::create_dir_all(dir.join("disks")).expect("disks directory");
+    let files: Vec<PathBuf> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
+    for (i, (d, f)) in specs.iter().zip(&files).enumerate() {
+        match seed(i) {
+            Some(s) => fill_random(f, d.size, s).expect("fill a disk"),
+            None => File::create(f).and_then(|h| h.set_len(d.size)).expect("a blank disk"),
+        }
+    }
+    let sums = files.iter().map(|f| checksum(f).expect("checksum")).collect();
+    (files, sums)
+}
+
 /// FNV-1a (64-bit) of a whole file with its length: enough to see any change.
 pub fn checksum(path: &Path) -> io::Result<(u64, u64)> {
     let mut f = File::open(path)?;

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, checksum, disks, fill_random, scratch, status_of, stick_copy,
+    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, scratch, status_of, stick_copy,
     target_by_serial, tests_on, the_document, Via,
 };
 use bootbench_qemu::stick;
@@ -32,14 +32,7 @@ fn t1_invalid_config_gives_error_document_poweroff_and_no_disk_changed() {
         "sata,size=64M,serial=E2E-INV-SATA",
         "virtio,size=64M,serial=E2E-INV-VIRTIO",
     ]);
-    std::fs::create_dir_all(dir.join("disks")).unwrap();
-    for (i, d) in specs.iter().enumerate() {
-        fill_random(&d.backing_file(&dir.join("disks")), d.size, 100 + i as u64).unwrap();
-    }
-    let before: Vec<_> = specs
-        .iter()
-        .map(|d| checksum(&d.backing_file(&dir.join("disks"))).unwrap())
-        .collect();
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(100 + i as u64));
     // Unknown key, and a write test with destructive naming a disk: must not get anywhere near a write.
     let config = json!({
         "tests": [{"workload": "seq_write", "bs": "1M", "size": "4M"}],
@@ -54,10 +47,7 @@ fn t1_invalid_config_gives_error_document_poweroff_and_no_disk_changed() {
     let why = doc["run"]["error"].as_str().unwrap_or_default();
     assert!(why.contains("no_such_key"), "the error names the bad key: {why:?}");
     assert!(outcome.serial.contains("no_such_key"), "the console says why");
-    let after: Vec<_> = specs
-        .iter()
-        .map(|d| checksum(&d.backing_file(&dir.join("disks"))).unwrap())
-        .collect();
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
     assert_eq!(before, after, "no disk changed");
 }
 
@@ -136,18 +126,9 @@ fn t4_write_tests_on_one_disk_leave_every_other_disk_identical() {
         "nvme,size=64M,serial=E2E-W-NVME",
         "virtio,size=64M,serial=E2E-W-VIRTIO",
     ]);
-    let files: Vec<_> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
-    std::fs::create_dir_all(dir.join("disks")).unwrap();
-    for (i, (d, f)) in specs.iter().zip(&files).enumerate() {
-        if i == 0 {
-            // The target starts blank (all zeros, sparse): a disk that holds
-            // data is refused even without a signature. The others hold data.
-            std::fs::File::create(f).and_then(|h| h.set_len(d.size)).unwrap();
-        } else {
-            fill_random(f, d.size, 200 + i as u64).unwrap();
-        }
-    }
-    let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    // The target starts blank (all zeros, sparse): a disk that holds data is
+    // refused even without a signature. The others hold data.
+    let (files, before) = disks_with_contents(&specs, &dir, |i| (i > 0).then_some(200 + i as u64));
     let config = json!({
         "tests": [
             {"workload": "seq_write", "name": "sw", "bs": "1M", "size": "8M"},

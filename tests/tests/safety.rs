@@ -35,7 +35,7 @@
 use std::path::{Path, PathBuf};
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, by_stack, checksum, disks, fill_random, path_of, set_partition_guid,
+    artifacts, assert_schema_valid, boot, by_stack, checksum, disks, disks_with_contents, path_of, set_partition_guid,
     status_of, stick_copy, tests_on, the_document, Artifacts, Scratch, Via,
 };
 use bootbench_qemu::stick;
@@ -70,12 +70,7 @@ fn d1_arrays_over_disks_not_writable_are_read_only_and_repair_nothing() {
         "virtio,size=32M,serial=D1-R5-B",
         "virtio,size=32M,serial=D1-R5-C",
     ]);
-    let files: Vec<_> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
-    std::fs::create_dir_all(dir.join("disks")).unwrap();
-    for (i, (d, f)) in specs.iter().zip(&files).enumerate() {
-        fill_random(f, d.size, 700 + i as u64).unwrap();
-    }
-    let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(700 + i as u64));
     let m = |s: &str| json!({"serial": s});
     let config = json!({
         "defaults": {"iodepth": 1, "jobs": 1},
@@ -133,20 +128,8 @@ fn d2_a_serial_shared_by_two_nvme_namespaces_grants_nothing() {
         "nvme,size=16M,serial=D2-NVME,ns=2",
         "virtio,size=16M,serial=D2-BYSTANDER",
     ]);
-    let files: Vec<_> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
-    std::fs::create_dir_all(dir.join("disks")).unwrap();
     // The namespaces blank (zeros: writable but for the shared serial), the bystander random.
-    fill_random(&files[2], specs[2].size, 710).unwrap();
-    let before: Vec<_> = files
-        .iter()
-        .zip(&specs)
-        .map(|(f, d)| {
-            if !f.exists() {
-                std::fs::File::create(f).and_then(|h| h.set_len(d.size)).unwrap();
-            }
-            checksum(f).unwrap()
-        })
-        .collect();
+    let (files, before) = disks_with_contents(&specs, &dir, |i| (i == 2).then_some(710));
     let config = json!({
         "tests": [{"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}],
         "destructive": {"confirm": CONFIRM, "targets": [{"serial": "D2-NVME"}]}

@@ -25,8 +25,8 @@
 use std::path::Path;
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, by_stack, checksum, disks, fill_random, path_of, status_of, stick_copy,
-    the_document, Scratch, Via,
+    artifacts, assert_schema_valid, boot, by_stack, checksum, disks, disks_with_contents, path_of, status_of,
+    stick_copy, the_document, Scratch, Via,
 };
 use serde_json::{json, Value};
 
@@ -182,12 +182,7 @@ fn s2_raid1_raid5_raid10_linear_run_and_report_and_leave_every_disk_identical() 
         .collect();
     let spec_refs: Vec<&str> = spec_text.iter().map(String::as_str).collect();
     let specs = disks(&spec_refs);
-    let files: Vec<_> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
-    std::fs::create_dir_all(dir.join("disks")).unwrap();
-    for (i, (d, f)) in specs.iter().zip(&files).enumerate() {
-        fill_random(f, d.size, 300 + i as u64).unwrap();
-    }
-    let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(300 + i as u64));
     let m = |s: &str| json!({"serial": s});
     let config = json!({
         "tests": [
@@ -265,19 +260,10 @@ fn crypt_boot(name: &str, with_linear: bool) {
         "virtio,size=64M,serial=S3-CRYPT",
         "virtio,size=64M,serial=S3-BYSTANDER",
     ]);
-    let files: Vec<_> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
-    std::fs::create_dir_all(dir.join("disks")).unwrap();
-    for (i, (d, f)) in specs.iter().zip(&files).enumerate() {
-        if i < 2 {
-            // The two disks named in "destructive" start blank (all zeros,
-            // sparse): a disk that holds data is refused even without a
-            // signature. The bystander holds data.
-            std::fs::File::create(f).and_then(|h| h.set_len(d.size)).unwrap();
-        } else {
-            fill_random(f, d.size, 400 + i as u64).unwrap();
-        }
-    }
-    let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    // The two disks named in "destructive" start blank (all zeros, sparse):
+    // a disk that holds data is refused even without a signature. The
+    // bystander holds data.
+    let (files, before) = disks_with_contents(&specs, &dir, |i| (i >= 2).then_some(400 + i as u64));
     let crypt_before = blocks(&files[1], 8);
     let mut layers = vec![json!({"name": "sec", "kind": "crypt", "on": {"serial": "S3-CRYPT"}})];
     if with_linear {
@@ -402,12 +388,7 @@ fn s4_each_invalid_stack_config_gives_its_error_and_writes_nothing() {
         "virtio,size=64M,serial=S4-B",
         "virtio,size=64M,serial=S4-C",
     ]);
-    let files: Vec<_> = specs.iter().map(|d| d.backing_file(&dir.join("disks"))).collect();
-    std::fs::create_dir_all(dir.join("disks")).unwrap();
-    for (i, (d, f)) in specs.iter().zip(&files).enumerate() {
-        fill_random(f, d.size, 500 + i as u64).unwrap();
-    }
-    let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(500 + i as u64));
     let (ma, mb, mc) = (
         json!({"serial": "S4-A"}),
         json!({"serial": "S4-B"}),
