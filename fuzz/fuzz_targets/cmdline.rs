@@ -1,4 +1,4 @@
-//! init's kernel command-line splitter (`init/src/cmdline.rs`, compiled in:
+//! init's kernel command-line splitter (`init/src/boot/cmdline.rs`, compiled in:
 //! init is a binary crate) on any text: never panics, every parameter it
 //! returns is well formed, and on ASCII text it splits exactly as a line by
 //! line port of the kernel's `parse_args`/`next_arg` (lib/cmdline.c,
@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code)]
-#[path = "../../init/src/cmdline.rs"]
+#[path = "../../init/src/boot/cmdline.rs"]
 mod cmdline;
 
 use cmdline::Cmdline;

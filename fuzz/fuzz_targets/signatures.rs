@@ -12,7 +12,7 @@
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code)]
-#[path = "../../init/src/safety/signatures.rs"]
+#[path = "../../init/src/plan/safety/signatures.rs"]
 mod signatures;
 
 use signatures::{read_plan, scan, Regions, MD_MAGIC, UBERBLOCK_LE};

@@ -14,9 +14,25 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::sys::kmod;
+
+/// Set in PID 1 before the worker is forked (and so in the worker too):
+/// this is the booted run, not the live command.
+static BOOTED: AtomicBool = AtomicBool::new(false);
+
+/// Mark this process (PID 1, before it forks the worker) as the booted run.
+pub fn set_booted() {
+    BOOTED.store(true, Ordering::SeqCst);
+}
+
+/// True in PID 1 and its worker: booted from the image, so modules come
+/// from the initramfs (a live system loads them on demand).
+pub fn booted() -> bool {
+    BOOTED.load(Ordering::SeqCst)
+}
 
 /// Where the module tree of the running kernel lives.
 pub const MODULES_ROOT: &str = "/lib/modules";

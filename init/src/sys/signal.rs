@@ -1,14 +1,18 @@
 //! SIGINT and SIGTERM on a live system: the first asks the run to stop
-//! ([`crate::engine::STOP`]): the running test ends after its requests in
+//! (the [`Stop`] given to [`install_stop_handlers`], the engine's `STOP`):
+//! the running test ends after its requests in
 //! flight, the rest are skipped, the stacks are torn down and the results
 //! written. A second signal exits at once (status 130), saying that md/dm
 //! devices may remain.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
-use bench_core::runner::StopReason;
+use bench_core::runner::{Stop, StopReason};
 
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
+
+/// The stop the first signal requests (null until the handlers are installed).
+static TARGET: AtomicPtr<Stop> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Write `msg` to stderr with write(2) (async-signal-safe).
 fn say(msg: &[u8]) {
@@ -21,7 +25,11 @@ fn say(msg: &[u8]) {
 
 extern "C" fn on_stop_signal(_sig: libc::c_int) {
     if SIGNALS.fetch_add(1, Ordering::SeqCst) == 0 {
-        crate::engine::STOP.request(StopReason::Interrupted);
+        // SAFETY: TARGET is null or was stored from a `&'static Stop` by
+        // install_stop_handlers; Stop::request only touches atomics.
+        if let Some(stop) = unsafe { TARGET.load(Ordering::SeqCst).as_ref() } {
+            stop.request(StopReason::Interrupted);
+        }
         say(b"\nbootbench-init: stopping: the running test ends after its requests in flight, then teardown and results (a second signal exits at once)\n");
     } else {
         say(b"\nbootbench-init: second signal: exiting now; md/dm devices this run assembled may remain\n");
@@ -30,9 +38,11 @@ extern "C" fn on_stop_signal(_sig: libc::c_int) {
     }
 }
 
-/// Install the handler for SIGINT and SIGTERM (SA_RESTART: interrupted
-/// reads and writes resume; the engines retry EINTR where they see it).
-pub fn install_stop_handlers() -> std::io::Result<()> {
+/// Install the handler for SIGINT and SIGTERM, which asks `stop` to stop
+/// (SA_RESTART: interrupted reads and writes resume; the engines retry
+/// EINTR where they see it).
+pub fn install_stop_handlers(stop: &'static Stop) -> std::io::Result<()> {
+    TARGET.store(std::ptr::from_ref(stop).cast_mut(), Ordering::SeqCst);
     for sig in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
         // the handler is an extern "C" fn(c_int) that only does

@@ -5,8 +5,8 @@
 //!
 //! PID 1 runs only the mounts the console and the results need
 //! ([`steps`]), then forks the worker and supervises it
-//! ([`crate::supervise`]): the worker loads the drivers ([`worker_steps`])
-//! and does the unattended run (`crate::unattended::run`), reporting as it
+//! ([`crate::boot::supervise`]): the worker loads the drivers ([`worker_steps`])
+//! and does the unattended run (`crate::boot::unattended::run`), reporting as it
 //! goes; PID 1 saves what it reported if it dies, and ends with [`finish`]:
 //! sync, unmount the stick, reboot(2). PID 1 never returns and never exits
 //! (that would panic the kernel): its own panic hook powers off.
@@ -14,19 +14,24 @@
 //! result frame of the boot carries ([`nonce`]); every console line goes
 //! through [`bench_core::console::safe`] ([`log`]).
 
+pub mod cmdline;
+pub mod stick;
+pub mod supervise;
+pub mod unattended;
+
 use std::fmt;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use bench_core::console::safe;
 use bench_core::frame::{self, Nonce};
 
-use crate::cmdline::Cmdline;
+use crate::boot::cmdline::Cmdline;
+use crate::log::log;
 use crate::modules::{self, ModuleError};
 use crate::sys::{console, mount, power, process};
 
@@ -298,7 +303,7 @@ impl Step {
             },
             Step::Console { path } => {
                 let r = console::ensure_std_fds(path);
-                KMSG_READY.store(true, Ordering::SeqCst);
+                crate::log::kmsg_ready();
                 match r {
                     Ok(0) => Ok(Some("already open".into())),
                     Ok(n) => Ok(Some(format!("{n} descriptors set"))),
@@ -371,49 +376,6 @@ pub fn run_steps(steps: &[BootStep], exec: &mut Exec<'_>, log: &mut dyn FnMut(&s
     Ok(())
 }
 
-/// Set once the console step ran: /dev exists, so /dev/kmsg may be opened
-/// without taking descriptor 0, 1 or 2 from the console.
-static KMSG_READY: AtomicBool = AtomicBool::new(false);
-static KMSG: Mutex<Option<File>> = Mutex::new(None);
-
-/// "[  SECS.MICROS] bootbench: msg" with the time since boot
-/// (CLOCK_BOOTTIME), `msg` through [`safe`].
-fn console_line(boot_ns: u64, msg: &str) -> String {
-    format!(
-        "[{:5}.{:06}] bootbench: {}\n",
-        boot_ns / 1_000_000_000,
-        boot_ns % 1_000_000_000 / 1000,
-        safe(msg)
-    )
-}
-
-/// The /dev/kmsg record of `msg` (through [`safe`]: the kernel
-/// echoes it to the console at a high enough loglevel).
-fn kmsg_record(msg: &str) -> String {
-    format!("<6>bootbench: {}\n", safe(msg))
-}
-
-/// One line to the console (stderr, which is /dev/console in PID 1) with
-/// the time since boot, and to /dev/kmsg as "<6>bootbench: msg" once /dev
-/// is mounted. `msg` is printed through [`safe`]: whatever device
-/// strings it holds, it stays one line that holds no frame marker. Never
-/// fails; usable from any thread.
-pub fn log(msg: &str) {
-    let line = console_line(power::boottime_ns(), msg);
-    let _ = std::io::stderr().write_all(line.as_bytes());
-    if !KMSG_READY.load(Ordering::SeqCst) {
-        return;
-    }
-    let mut kmsg = KMSG.lock().unwrap_or_else(|p| p.into_inner());
-    if kmsg.is_none() {
-        *kmsg = OpenOptions::new().write(true).open("/dev/kmsg").ok();
-    }
-    if let Some(f) = kmsg.as_mut() {
-        // One write is one record; the kernel adds its own timestamp.
-        let _ = f.write_all(kmsg_record(msg).as_bytes());
-    }
-}
-
 /// This boot's nonce (`bench_core::frame`'s rule), drawn once.
 static NONCE: OnceLock<Nonce> = OnceLock::new();
 
@@ -451,16 +413,6 @@ fn cmdline_on_finish(cmdline: &Cmdline) -> Option<OnFinish> {
     cmdline.get("on_finish").and_then(|v| v.parse().ok())
 }
 
-/// Set in PID 1 before the worker is forked (and so in the worker too):
-/// this is the booted run, not the live command.
-static BOOTED: AtomicBool = AtomicBool::new(false);
-
-/// True in PID 1 and its worker: booted from the image, so modules come
-/// from the initramfs.
-pub fn booted() -> bool {
-    BOOTED.load(Ordering::SeqCst)
-}
-
 /// PID 1's entry point.
 pub fn main() -> ! {
     install_pid1_panic_hook();
@@ -478,7 +430,7 @@ pub fn main() -> ! {
     let text = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
     log(&format!("kernel command line: {}", text.trim()));
     let cmdline = Cmdline::parse(&text);
-    BOOTED.store(true, Ordering::SeqCst);
+    modules::set_booted();
     let fallback = cmdline_on_finish(&cmdline).unwrap_or_default();
     // PID 1 has one thread here (the boot steps start none): it may fork.
     let forked = process::pipe().and_then(|(r, w)| process::fork_single_threaded().map(|f| (f, r, w)));
@@ -490,12 +442,12 @@ pub fn main() -> ! {
         Ok((process::Forked::Parent(pid), mut r, w)) => {
             drop(w);
             log(&format!("supervisor: the worker is process {pid}"));
-            let (reports, ending) = crate::supervise::watch(&mut r, pid, &mut |m| log(m));
-            let c = crate::supervise::conclude(&reports, &ending, fallback, &|why| {
-                crate::unattended::blank_error_doc(why)
+            let (reports, ending) = crate::boot::supervise::watch(&mut r, pid, &mut |m| log(m));
+            let c = crate::boot::supervise::conclude(&reports, &ending, fallback, &|why| {
+                crate::boot::unattended::blank_error_doc(why)
             });
             if !c.normal {
-                crate::unattended::rescue(&c, &reports, &mut |m| log(m));
+                crate::boot::unattended::rescue(&c, &reports, &mut |m| log(m));
             }
             finish(c.how)
         }
@@ -506,7 +458,7 @@ pub fn main() -> ! {
                 std::io::Error::from_raw_os_error(e)
             ));
             run_steps(&worker_steps(), &mut |s, l| s.run(l), &mut |m| log(m)).ok();
-            let how = crate::unattended::run(&cmdline, &mut |m| log(m));
+            let how = crate::boot::unattended::run(&cmdline, &mut |m| log(m));
             finish(how)
         }
     }
@@ -517,14 +469,14 @@ pub fn main() -> ! {
 /// the whole worker (its hook reports the message first), and PID 1 saves
 /// what it reported.
 fn worker(pipe: File, cmdline: &Cmdline) -> ! {
-    crate::supervise::set_reporter(pipe);
+    crate::boot::supervise::set_reporter(pipe);
     std::panic::set_hook(Box::new(|info| {
         log(&format!("PANIC: {info}"));
-        crate::supervise::report(&crate::supervise::Msg::Panicked(panic_words(info)));
+        crate::boot::supervise::report(&crate::boot::supervise::Msg::Panicked(panic_words(info)));
     }));
     let _ = run_steps(&worker_steps(), &mut |s, l| s.run(l), &mut |m| log(m));
-    let how = crate::unattended::run(cmdline, &mut |m| log(m));
-    crate::supervise::report(&crate::supervise::Msg::Finish(how));
+    let how = crate::boot::unattended::run(cmdline, &mut |m| log(m));
+    crate::boot::supervise::report(&crate::boot::supervise::Msg::Finish(how));
     std::process::exit(0)
 }
 
@@ -803,21 +755,5 @@ mod tests {
         let json = b"{}";
         let log = line + &frame::encode("x.json", json, nonce());
         assert_eq!(frame::decode(&log)[0].as_ref().map(|f| f.nonce), Ok(Some(n)));
-    }
-
-    #[test]
-    fn console_line_has_the_time_since_boot() {
-        assert_eq!(console_line(3_004_005_006, "hi"), "[    3.004005] bootbench: hi\n");
-        assert_eq!(console_line(0, "x"), "[    0.000000] bootbench: x\n");
-    }
-
-    /// A disk line with a forged frame in its serial stays one line, and
-    /// the marker cannot be read as one.
-    #[test]
-    fn console_lines_escape_device_strings() {
-        let forged = "/dev/sdb serial BOOTBENCH-RESULT-BEGIN v2 x\nBOOTBENCH-RESULT-END\u{1b}[2K\r";
-        let want = "/dev/sdb serial BOOTBENCH\\x2dRESULT-BEGIN v2 x\\nBOOTBENCH\\x2dRESULT-END\\x1b[2K\\r\n";
-        assert_eq!(console_line(1_000, forged), format!("[    0.000001] bootbench: {want}"));
-        assert_eq!(kmsg_record(forged), format!("<6>bootbench: {want}"));
     }
 }

@@ -14,8 +14,13 @@ use std::path::{Path, PathBuf};
 
 use bench_core::result::{Host, TargetInfo};
 
-use crate::engine::{FILE_LOGICAL_BLOCK, FILE_PHYSICAL_BLOCK};
 use crate::sys::{blk, file, sgio};
+
+/// Logical block size reported for a regular file (the smallest unit O_DIRECT
+/// accepts on common filesystems).
+pub const FILE_LOGICAL_BLOCK: u32 = 512;
+/// Physical block size reported for a regular file (the page size).
+pub const FILE_PHYSICAL_BLOCK: u32 = 4096;
 
 /// Why a target could not be described.
 #[derive(Debug)]

@@ -13,13 +13,9 @@
 //! known boot partition: no stick is trusted, no config is read from any,
 //! the read-only default runs and the results go to the console only.
 
-use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-
-use crate::sink::{self, SinkError};
+use std::path::Path;
 
 /// The volume label, as the 11-byte boot-sector field holds it.
 pub const LABEL: &[u8; 11] = b"BOOTBENCH  ";
@@ -27,8 +23,6 @@ pub const LABEL: &[u8; 11] = b"BOOTBENCH  ";
 pub const MOUNT_POINT: &str = "/mnt/stick";
 /// The config file on the stick.
 pub const CONFIG_NAME: &str = "bootbench.json";
-/// The results directory on the stick.
-pub const RESULTS_DIR: &str = "results";
 
 /// True if `sector` (the first 512 bytes of a device) is a FAT boot sector
 /// labelled `BOOTBENCH`: FAT32 (`FAT32   ` at 0x52, label at 0x47) or
@@ -60,7 +54,7 @@ pub struct Stick {
 /// cannot be read are passed over.
 pub fn find_in(sys: &Path, dev: &Path) -> Vec<Stick> {
     let class = sys.join("class/block");
-    let names = crate::discover::sorted_names(&class);
+    let names = crate::disks::discover::sorted_names(&class);
     let mut out = Vec::new();
     for name in names {
         if name.starts_with("sr") {
@@ -253,7 +247,7 @@ pub const STICK_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
 /// `<sys>/bus/usb/devices`.
 pub fn usb_storage_interfaces(sys: &Path) -> usize {
     let devices = sys.join("bus/usb/devices");
-    crate::discover::sorted_names(&devices)
+    crate::disks::discover::sorted_names(&devices)
         .iter()
         .filter(|n| std::fs::read_to_string(devices.join(n).join("bInterfaceClass")).is_ok_and(|c| c.trim() == "08"))
         .count()
@@ -332,210 +326,7 @@ pub fn mount_at(partition: &str, at: &str, log: &mut dyn FnMut(&str)) -> Result<
 /// The stick's config text, if the file is there; an error if it is there
 /// but cannot be read.
 pub fn read_config(root: &Path) -> Option<Result<String, String>> {
-    crate::config::read_config_file(&root.join(CONFIG_NAME)).transpose()
-}
-
-/// The longest machine name in result file names, in characters (ASCII,
-/// so also UTF-16 units and bytes): a long DMI serial is cut to it.
-pub const MACHINE_MAX: usize = 64;
-
-/// The longest result file name: FAT's long names hold 255 UTF-16 units,
-/// and the temp name `.<name>.tmp-<pid>` of [`sink::write_new`] adds 13
-/// (a dot, `.tmp-`, a pid of up to 7 digits).
-pub const NAME_MAX: usize = 255 - 13;
-
-/// The machine's name in result file names: the DMI serial with every
-/// character outside `[A-Za-z0-9._-]` replaced by `_`, leading dots removed
-/// (a dot file is hidden, and readers pass over it), cut to
-/// [`MACHINE_MAX`] characters; `unknown` if there is none (or nothing but
-/// dots and underscores).
-pub fn machine_name(product_serial: Option<&str>) -> String {
-    let s: String = product_serial
-        .unwrap_or("")
-        .trim()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .skip_while(|&c| c == '.')
-        .take(MACHINE_MAX)
-        .collect();
-    if s.chars().all(|c| c == '.' || c == '_') {
-        "unknown".to_string()
-    } else {
-        s
-    }
-}
-
-/// The digits `n` of `<machine>-<n>.json`, if `file` is such a name,
-/// compared without regard to case as FAT compares names (`sn1-3.JSON` is
-/// `SN1-3.json` there); any number of digits.
-fn result_number<'f>(file: &'f str, machine: &str) -> Option<&'f str> {
-    let head = file.get(..machine.len())?;
-    if !head.eq_ignore_ascii_case(machine) {
-        return None;
-    }
-    let rest = file[machine.len()..].strip_prefix('-')?;
-    let split = rest.len().checked_sub(".json".len())?;
-    let (n, ext) = (rest.get(..split)?, rest.get(split..)?);
-    (ext.eq_ignore_ascii_case(".json") && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(n)
-}
-
-/// A decimal number of any length without its leading zeros (`""` is 0).
-fn canonical(digits: &str) -> &str {
-    digits.trim_start_matches('0')
-}
-
-/// One more than the canonical decimal `n`, of any length.
-fn plus_one(n: &str) -> String {
-    let mut d: Vec<u8> = n.bytes().collect();
-    for b in d.iter_mut().rev() {
-        if *b == b'9' {
-            *b = b'0';
-        } else {
-            *b += 1;
-            return String::from_utf8(d).unwrap_or_default();
-        }
-    }
-    d.insert(0, b'1');
-    String::from_utf8(d).unwrap_or_default()
-}
-
-/// `<machine>-<n>.json` with n one more than the highest n in `dir` for
-/// `machine` (1 if there is none; the RTC may be wrong, so no dates): file
-/// names compared without case, numbers of any length. Only if that name
-/// would be longer than [`NAME_MAX`] (a stray file with a number of well
-/// over 100 digits) is n the smallest number not taken instead. Either way
-/// no name of `dir` equals it, in any case.
-pub fn next_result_name(dir: &Path, machine: &str) -> io::Result<String> {
-    let mut taken: Vec<String> = Vec::new();
-    for e in std::fs::read_dir(dir)? {
-        let name = e?.file_name().to_string_lossy().into_owned();
-        if let Some(n) = result_number(&name, machine) {
-            taken.push(canonical(n).to_string());
-        }
-    }
-    let highest = taken
-        .iter()
-        .max_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)))
-        .map_or("", String::as_str);
-    let name = |n: &str| format!("{machine}-{n}.json");
-    let next = plus_one(highest);
-    if name(&next).len() <= NAME_MAX {
-        return Ok(name(&next));
-    }
-    let free = (1u64..)
-        .map(|k| k.to_string())
-        .find(|k| !taken.contains(k))
-        .unwrap_or_default();
-    Ok(name(&free))
-}
-
-/// Why no results file was written.
-#[derive(Debug)]
-pub enum SaveError {
-    /// No stick was found (or it could not be mounted).
-    NoStick(String),
-    /// The stick is read-only (EROFS: write-protected, or mounted read-only).
-    ReadOnly(String),
-    /// The stick is full (ENOSPC, EDQUOT).
-    Full(String),
-    /// Another failure.
-    Other(String),
-}
-
-impl fmt::Display for SaveError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SaveError::NoStick(why) => write!(f, "no results file written: no boot stick ({why})"),
-            SaveError::ReadOnly(what) => write!(f, "no results file written: the stick is read-only ({what})"),
-            SaveError::Full(what) => write!(f, "no results file written: the stick is full ({what})"),
-            SaveError::Other(what) => write!(f, "no results file written: {what}"),
-        }
-    }
-}
-
-/// Classify an OS error met while writing `what`.
-fn classify(e: &io::Error, what: String) -> SaveError {
-    match e.raw_os_error() {
-        Some(libc::EROFS) => SaveError::ReadOnly(what),
-        Some(libc::ENOSPC | libc::EDQUOT) => SaveError::Full(what),
-        _ => SaveError::Other(what),
-    }
-}
-
-/// Set by the test-only kernel command-line key
-/// `bootbench.test_hold=mid_result_write`: [`save_result`] stops half-way
-/// through writing the results (under the temp name), logs [`HOLD_LINE`] and
-/// sleeps forever, so a test can kill the machine at that exact point.
-static TEST_HOLD: AtomicBool = AtomicBool::new(false);
-
-/// The console line a held write prints (tests wait for it).
-pub const HOLD_LINE: &str = "test hold: results write stopped half-way (bootbench.test_hold=mid_result_write)";
-
-/// Arm the test-only hold (see [`TEST_HOLD`]).
-pub fn arm_test_hold() {
-    TEST_HOLD.store(true, Ordering::SeqCst);
-}
-
-/// Write `json` to `<root>/results/<machine>-<n>.json` (the directory made
-/// if missing) with [`sink::write_new`]: temp file, fsync, link or rename,
-/// fsync of the directory; never overwriting (a name taken meanwhile moves
-/// on to the next n). Returns the file written. A read-only or full stick,
-/// or a damaged FAT that fails the write, gives the error and leaves the
-/// earlier files as they were (and no partial file under a result's name).
-pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, SaveError> {
-    let dir = root.join(RESULTS_DIR);
-    if let Err(e) = std::fs::create_dir(&dir) {
-        if e.kind() != io::ErrorKind::AlreadyExists {
-            return Err(classify(&e, format!("mkdir {}: {e}", dir.display())));
-        }
-    }
-    // Temp files of this machine's interrupted writes (power lost, machine
-    // killed) hold no result a reader takes; PID 1 is the stick's only
-    // writer, so none is in use: remove them.
-    if let Ok(rd) = std::fs::read_dir(&dir) {
-        let own = format!(".{machine}-");
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let mine = name.get(..own.len()).is_some_and(|h| h.eq_ignore_ascii_case(&own));
-            if mine && sink::is_temp_name(&name) {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-    }
-    let mut hold = |tmp: &Path| {
-        if TEST_HOLD.load(Ordering::SeqCst) {
-            crate::boot::log(&format!("{HOLD_LINE}: {}", tmp.display()));
-            crate::sys::mount::sync();
-            loop {
-                std::thread::sleep(std::time::Duration::from_secs(3600));
-            }
-        }
-    };
-    for _ in 0..100 {
-        let name =
-            next_result_name(&dir, machine).map_err(|e| classify(&e, format!("cannot list {}: {e}", dir.display())))?;
-        let path = dir.join(&name);
-        match sink::write_new_with(&path, json, &mut hold) {
-            Ok(()) => return Ok(path),
-            Err(SinkError::Exists { .. }) => continue,
-            Err(SinkError::NoDir { dir }) => {
-                return Err(SaveError::Other(format!("{} is not a directory", dir.display())))
-            }
-            Err(SinkError::Io { step, path, source }) => {
-                return Err(classify(&source, format!("{step} {}: {source}", path.display())))
-            }
-        }
-    }
-    Err(SaveError::Other(format!(
-        "no free result name in {} after 100 tries",
-        dir.display()
-    )))
+    crate::plan::read_config_file(&root.join(CONFIG_NAME)).transpose()
 }
 
 #[cfg(test)]
@@ -769,198 +560,6 @@ mod tests {
     }
 
     #[test]
-    fn machine_names() {
-        for (serial, want) in [
-            (Some("7XYZ123"), "7XYZ123"),
-            (Some(" CZ1234/56 AB "), "CZ1234_56_AB"),
-            (Some("To Be Filled By O.E.M."), "To_Be_Filled_By_O.E.M."),
-            (Some("../.."), "unknown"),
-            (Some(""), "unknown"),
-            (None, "unknown"),
-            (Some("sn-é"), "sn-_"),
-            (Some(".hidden"), "hidden"),
-            (Some("..x.y"), "x.y"),
-        ] {
-            assert_eq!(machine_name(serial), want, "{serial:?}");
-        }
-        // A long DMI serial is cut, so its result names fit FAT with room.
-        let long = "S".repeat(300);
-        let m = machine_name(Some(&long));
-        assert_eq!(m, "S".repeat(MACHINE_MAX));
-        let worst = format!(".{m}-{}.json.tmp-4194304", u64::MAX);
-        assert!(worst.len() <= 255, "{} characters", worst.len());
-    }
-
-    /// FAT ignores case: another case of a name is the same name, and
-    /// counts; numbers of any length count, one more than the highest.
-    #[test]
-    fn result_names_ignore_case_and_numbers_have_no_ceiling() {
-        let cases: &[(&[&str], &str)] = &[
-            (&[], "SN1-1.json"),
-            (&["sn1-7.JSON", "SN1-3.json"], "SN1-8.json"),
-            (&["Sn1-0009.Json"], "SN1-10.json"),
-            (&["SN1-18446744073709551615.json"], "SN1-18446744073709551616.json"),
-            (
-                &["SN1-99999999999999999999999999.json", "SN1-5.json"],
-                "SN1-100000000000000000000000000.json",
-            ),
-            // Not this machine's, or not a number: no count.
-            (
-                &[
-                    "SN10-9.json",
-                    "SN1-9.json.tmp",
-                    "SN1--9.json",
-                    "SN1-9a.json",
-                    "SN1-٣.json",
-                ],
-                "SN1-1.json",
-            ),
-        ];
-        for (files, want) in cases {
-            let t = TempDir::new("names");
-            for f in *files {
-                fs::write(t.0.join(f), "x").expect("write");
-            }
-            assert_eq!(next_result_name(&t.0, "SN1").expect("list"), *want, "{files:?}");
-        }
-        assert_eq!(result_number("sn1-42.json", "SN1"), Some("42"));
-        assert_eq!(result_number("SN1-.json", "SN1"), None);
-        assert_eq!(result_number("S", "SN1"), None);
-        assert_eq!(result_number("SN1é-1.json", "SN1"), None);
-        assert_eq!(plus_one(""), "1");
-        assert_eq!(plus_one("199"), "200");
-        assert_eq!(plus_one("999"), "1000");
-    }
-
-    /// A stray number so long that one more would not fit FAT's name
-    /// length: the smallest free number instead, still this machine's.
-    #[test]
-    fn a_number_too_long_to_grow_gives_the_smallest_free_one() {
-        let t = TempDir::new("long-number");
-        let dir = t.0.join(RESULTS_DIR);
-        fs::create_dir(&dir).expect("mkdir");
-        let nines = "9".repeat(NAME_MAX - "SN1-.json".len());
-        let stray = format!("SN1-{nines}.json");
-        assert_eq!(stray.len(), NAME_MAX);
-        for f in [stray.as_str(), "SN1-1.json", "sn1-2.json"] {
-            fs::write(dir.join(f), "x").expect("write");
-        }
-        assert_eq!(next_result_name(&dir, "SN1").expect("list"), "SN1-3.json");
-        assert_eq!(save_result(&t.0, "SN1", b"{}").expect("save"), dir.join("SN1-3.json"));
-        assert_eq!(fs::read(dir.join(&stray)).expect("read"), b"x");
-    }
-
-    /// On any filesystem: a stray file at u64's ceiling and a 300-character
-    /// DMI serial do not stop the save.
-    #[test]
-    fn a_huge_stray_number_or_a_long_serial_never_stops_saving() {
-        let t = TempDir::new("never-jammed");
-        let dir = t.0.join(RESULTS_DIR);
-        fs::create_dir(&dir).expect("mkdir");
-        fs::write(dir.join("SN1-18446744073709551615.json"), "stray").expect("write");
-        let p = save_result(&t.0, "SN1", b"{}").expect("save past u64::MAX");
-        assert_eq!(p, dir.join("SN1-18446744073709551616.json"));
-        let long = machine_name(Some(&"L".repeat(300)));
-        let p = save_result(&t.0, &long, b"{}").expect("save under a long serial");
-        assert_eq!(p, dir.join(format!("{long}-1.json")));
-        assert_eq!(
-            fs::read(dir.join("SN1-18446744073709551615.json")).expect("read"),
-            b"stray"
-        );
-    }
-
-    /// On a real FAT: a case variant of the next name, a number at u64's
-    /// ceiling and a 300-character DMI serial never stop the save.
-    #[test]
-    fn saving_on_fat_is_never_jammed() {
-        let m = match crate::sink::fixture::fat_loop("stick-names") {
-            Ok(m) => m,
-            Err(e) => return crate::sink::fixture::skipped(&e),
-        };
-        if let Err(e) = crate::sink::fixture::mount_vfat(&m) {
-            return crate::sink::fixture::skipped(&e);
-        }
-        let root = &m.dir;
-        let dir = root.join(RESULTS_DIR);
-        fs::create_dir(&dir).expect("mkdir results");
-        for f in ["SN1-1.json", "sn1-2.JSON", "BIG-18446744073709551615.json"] {
-            fs::write(dir.join(f), "earlier").expect("write");
-        }
-        let p = save_result(root, "SN1", b"{\"n\":3}").expect("save past the case variant");
-        assert_eq!(p, dir.join("SN1-3.json"));
-        let p = save_result(root, "BIG", b"{}").expect("save past u64::MAX");
-        assert_eq!(p, dir.join("BIG-18446744073709551616.json"));
-        let long = machine_name(Some(&"L".repeat(300)));
-        let p = save_result(root, &long, b"{}").expect("save under a long serial");
-        assert_eq!(p, dir.join(format!("{long}-1.json")));
-        for f in ["SN1-1.json", "sn1-2.JSON", "BIG-18446744073709551615.json"] {
-            assert_eq!(fs::read(dir.join(f)).expect("read"), b"earlier", "{f} untouched");
-        }
-        assert_eq!(fs::read(dir.join("SN1-3.json")).expect("read"), b"{\"n\":3}");
-    }
-
-    #[test]
-    fn results_are_numbered_per_machine_and_never_overwritten() {
-        let t = TempDir::new("save");
-        let root = &t.0;
-        // First result: results/ is made, n = 1.
-        let p1 = save_result(root, "SN1", b"{\"a\":1}").expect("save");
-        assert_eq!(p1, root.join("results/SN1-1.json"));
-        // Other machines' files, gaps and look-alikes do not count.
-        let dir = root.join(RESULTS_DIR);
-        for f in [
-            "SN1-7.json",
-            "SN10-9.json",
-            "SN1-x.json",
-            "SN1-12.json.tmp",
-            "OTHER-40.json",
-            "SN1-.json",
-        ] {
-            fs::write(dir.join(f), "earlier").expect("write");
-        }
-        fs::write(dir.join(".SN1-3.json.tmp-1"), "half of a").expect("write");
-        fs::write(dir.join(".OTHER-3.json.tmp-1"), "half of b").expect("write");
-        assert_eq!(next_result_name(&dir, "SN1").expect("list"), "SN1-8.json");
-        assert_eq!(next_result_name(&dir, "SN10").expect("list"), "SN10-10.json");
-        assert_eq!(next_result_name(&dir, "NEW").expect("list"), "NEW-1.json");
-        let p8 = save_result(root, "SN1", b"{\"b\":2}").expect("save");
-        assert_eq!(p8, dir.join("SN1-8.json"));
-        assert_eq!(fs::read(&p8).expect("read"), b"{\"b\":2}");
-        // Earlier files are untouched.
-        assert_eq!(fs::read(&p1).expect("read"), b"{\"a\":1}");
-        assert_eq!(fs::read(dir.join("SN1-7.json")).expect("read"), b"earlier");
-        // No temp file left behind.
-        let leftovers: Vec<String> = fs::read_dir(&dir)
-            .expect("list")
-            .filter_map(Result::ok)
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with('.'))
-            .collect();
-        assert_eq!(
-            leftovers,
-            vec![".OTHER-3.json.tmp-1"],
-            "this machine's stale temp files go"
-        );
-    }
-
-    #[test]
-    fn why_no_file_was_written() {
-        let rofs = io::Error::from_raw_os_error(libc::EROFS);
-        let full = io::Error::from_raw_os_error(libc::ENOSPC);
-        let other = io::Error::from_raw_os_error(libc::EIO);
-        assert!(matches!(classify(&rofs, "x".into()), SaveError::ReadOnly(_)));
-        assert!(matches!(classify(&full, "x".into()), SaveError::Full(_)));
-        assert!(matches!(classify(&other, "x".into()), SaveError::Other(_)));
-        assert!(classify(&rofs, "create".into()).to_string().contains("read-only"));
-        assert!(classify(&full, "write".into()).to_string().contains("full"));
-        // A results path that is a file, not a directory.
-        let t = TempDir::new("notdir");
-        fs::write(t.0.join(RESULTS_DIR), "x").expect("write");
-        let e = save_result(&t.0, "SN", b"{}").unwrap_err();
-        assert!(e.to_string().starts_with("no results file written"), "{e}");
-    }
-
-    #[test]
     fn config_on_the_stick() {
         let t = TempDir::new("config");
         assert!(read_config(&t.0).is_none());
@@ -969,47 +568,6 @@ mod tests {
         fs::remove_file(t.0.join(CONFIG_NAME)).expect("rm");
         fs::create_dir(t.0.join(CONFIG_NAME)).expect("mkdir");
         assert!(matches!(read_config(&t.0), Some(Err(_))));
-    }
-
-    /// Save twice on a filesystem that fails the second write: the error
-    /// kind, and the first result untouched with nothing else left.
-    fn a_failing_stick_keeps_earlier_results(root: &Path, break_it: &dyn Fn() -> bool, want: &str) {
-        let first = save_result(root, "SN", b"{\"first\":1}").expect("first save");
-        if !break_it() {
-            return crate::sink::fixture::skipped("cannot fill or remount the test filesystem");
-        }
-        let big = vec![b' '; 512 << 10];
-        let e = save_result(root, "SN", &big).unwrap_err();
-        assert!(e.to_string().contains(want), "{e}");
-        assert_eq!(fs::read(&first).expect("read"), b"{\"first\":1}");
-        assert_eq!(crate::sink::fixture::names(&root.join(RESULTS_DIR)), vec!["SN-1.json"]);
-    }
-
-    #[test]
-    fn a_read_only_stick_says_so_and_keeps_earlier_results() {
-        let m = match crate::sink::fixture::tmpfs("stick-ro", 1 << 20) {
-            Ok(m) => m,
-            Err(e) => return crate::sink::fixture::skipped(&e),
-        };
-        a_failing_stick_keeps_earlier_results(
-            &m.dir,
-            &|| crate::sink::fixture::remount_ro(&m).is_ok(),
-            "the stick is read-only",
-        );
-    }
-
-    #[test]
-    fn a_full_stick_says_so_and_keeps_earlier_results() {
-        let m = match crate::sink::fixture::tmpfs("stick-full", 256 << 10) {
-            Ok(m) => m,
-            Err(e) => return crate::sink::fixture::skipped(&e),
-        };
-        let filler = m.dir.join("filler");
-        a_failing_stick_keeps_earlier_results(
-            &m.dir,
-            &|| fs::write(&filler, vec![0u8; 1 << 20]).is_err(),
-            "the stick is full",
-        );
     }
 
     #[test]
@@ -1027,7 +585,7 @@ mod tests {
         .unwrap_err();
         assert!(e.starts_with(&format!("mount {} vfat at", dev.display())), "{e}");
         assert!(lines[0].contains("trying read-only"), "{lines:?}");
-        assert!(crate::sink::fixture::names(&at).is_empty());
+        assert!(crate::results::sink::fixture::names(&at).is_empty());
     }
 
     #[test]

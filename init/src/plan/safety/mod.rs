@@ -26,7 +26,7 @@ use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::path::Path;
 
-use crate::identity::{DeviceId, Node};
+use crate::disks::identity::{DeviceId, Node};
 use crate::sys::blk;
 use crate::sys::buf::AlignedBuf;
 
@@ -284,10 +284,11 @@ pub fn grant(destructive: Option<&Destructive>, path: &str, id: &DeviceId) -> Re
             path: path.to_string(),
             error: e.to_string(),
         })?;
-        let (_, now) = crate::identity::identify(path, &f, Path::new("/sys")).map_err(|e| Refusal::Unreadable {
-            path: path.to_string(),
-            error: e.to_string(),
-        })?;
+        let (_, now) =
+            crate::disks::identity::identify(path, &f, Path::new("/sys")).map_err(|e| Refusal::Unreadable {
+                path: path.to_string(),
+                error: e.to_string(),
+            })?;
         let changed = id.changes(&now);
         if !changed.is_empty() {
             return Err(Refusal::Changed {
@@ -438,7 +439,7 @@ mod tests {
     /// Grant writes to the file `f` under a destructive section that names
     /// it (with the phrase), overwriting allowed or not.
     fn grant_file(f: &TempFile, allow: bool) -> Result<Grant, Refusal> {
-        let (_, id) = crate::identity::describe_bound(f.path()).expect("identity");
+        let (_, id) = crate::disks::identity::describe_bound(f.path()).expect("identity");
         let d = Destructive {
             confirm: Some(CONFIRM_PHRASE.to_string()),
             targets: vec![TargetRef::Path(f.path().into())],

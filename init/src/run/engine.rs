@@ -25,16 +25,11 @@ use bench_core::runner::{self, open_spec, JobOutcome, Progress, StepRunner, Stop
 use bench_core::spec::Step;
 use bench_core::units::Nanos;
 
-use crate::safety::{self, WritePermit};
+use crate::disks::identity::{FILE_LOGICAL_BLOCK, FILE_PHYSICAL_BLOCK};
+use crate::plan::safety::{self, WritePermit};
 use crate::sys::buf::AlignedBuf;
 use crate::sys::uring::{Ring, RingOp};
 use crate::sys::{blk, file};
-
-/// Logical block size reported for a regular file (the smallest unit O_DIRECT
-/// accepts on common filesystems).
-pub const FILE_LOGICAL_BLOCK: u32 = 512;
-/// Physical block size reported for a regular file (the page size).
-pub const FILE_PHYSICAL_BLOCK: u32 = 4096;
 
 /// CLOCK_MONOTONIC, in nanoseconds since the clock was made.
 ///
@@ -752,7 +747,7 @@ pub(crate) mod hung {
 mod tests {
     use super::hung::Hung;
     use super::*;
-    use crate::safety::WritePermit;
+    use crate::plan::safety::WritePermit;
     use bench_core::spec::{Limit, Pattern, Prepare};
     use std::path::PathBuf;
 

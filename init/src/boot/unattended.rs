@@ -16,15 +16,16 @@ use bench_core::frame;
 use bench_core::result::{ResultDoc, TargetInfo};
 use bench_core::table::render;
 
+use crate::boot::cmdline::Cmdline;
+use crate::boot::stick;
+use crate::boot::supervise::{self, Conclusion, Msg, Reports};
 use crate::boot::OnFinish;
-use crate::cli;
-use crate::cmdline::Cmdline;
-use crate::config::{self, ConfigError, Overrides, Plan};
-use crate::discover;
-use crate::identity;
-use crate::safety::TargetRef;
-use crate::stick;
-use crate::supervise::{self, Conclusion, Msg, Reports};
+use crate::disks::discover;
+use crate::disks::identity;
+use crate::plan::safety::TargetRef;
+use crate::plan::{self, ConfigError, Overrides, Plan};
+use crate::results;
+use crate::run;
 
 /// The config built into the initramfs (contract A).
 pub const ETC_CONFIG: &str = "/etc/bootbench.json";
@@ -78,11 +79,11 @@ pub fn plan_unattended(
         v.parse::<OnFinish>().map_err(|_| {
             ConfigError(format!(
                 "bootbench.on_finish: {v:?} is not an on_finish action; expected one of {}",
-                config::ON_FINISH.join(", ")
+                plan::ON_FINISH.join(", ")
             ))
         })
     });
-    let raw = config::parse(text, source);
+    let raw = plan::parse(text, source);
     let cfg_finish = raw
         .as_ref()
         .ok()
@@ -115,14 +116,14 @@ pub fn plan_unattended(
             .map(|d| (TargetRef::Path(d.path.clone()), format!("discovered disk {}", d.path)))
             .collect()
     } else {
-        config::target_refs(&raw, &ov).map_err(invalid)?
+        plan::target_refs(&raw, &ov).map_err(invalid)?
     };
     if refs.is_empty() {
         return Err(invalid(ConfigError(
             "targets: no disk found besides the boot stick; expected at least one disk to benchmark".to_string(),
         )));
     }
-    let plan = config::plan_with(&raw, source, &ov, &refs, never).map_err(invalid)?;
+    let plan = plan::plan_with(&raw, source, &ov, &refs, never).map_err(invalid)?;
     Ok((plan, on_finish))
 }
 
@@ -140,7 +141,7 @@ pub fn blank_error_doc(message: &str) -> String {
 
 /// The result document of a config that cannot be run.
 pub fn error_doc(inv: &Invalid, source: &str) -> ResultDoc {
-    let mut doc = cli::new_doc(inv.profile.clone(), source, 0, false, Vec::new());
+    let mut doc = run::new_doc(inv.profile.clone(), source, 0, false, Vec::new());
     doc.run.seed = bench_core::spec::Params::defaults().seed;
     doc.run.status = "error".to_string();
     doc.run.error = Some(inv.message.clone());
@@ -148,7 +149,7 @@ pub fn error_doc(inv: &Invalid, source: &str) -> ResultDoc {
 }
 
 /// Emit a document: the results file on the stick (`root`, if mounted
-/// read-write) via [`stick::save_result`], then the frame on `out`, then the
+/// read-write) via [`results::stick::save_result`], then the frame on `out`, then the
 /// text table on `out`. The console (`log`) says where the file went, or why
 /// none was written. Returns the file written.
 pub fn emit(
@@ -169,8 +170,8 @@ pub fn emit(
     json.push('\n');
     supervise::report(&Msg::Final(json.clone()));
     let saved = match root {
-        Some(r) => stick::save_result(r, machine, json.as_bytes()),
-        None => Err(stick::SaveError::NoStick(no_stick_why.to_string())),
+        Some(r) => results::stick::save_result(r, machine, json.as_bytes()),
+        None => Err(results::stick::SaveError::NoStick(no_stick_why.to_string())),
     };
     let name = match &saved {
         Ok(p) => {
@@ -215,7 +216,7 @@ pub fn rescue(c: &Conclusion, r: &Reports, log: &mut dyn FnMut(&str)) {
     if let Some(cause) = &c.cause {
         log(&format!("supervisor: {cause}"));
     }
-    crate::stacks::teardown_leftovers(log);
+    crate::run::stacks::teardown_leftovers(log);
     let Some(doc) = &c.doc else {
         log("supervisor: the results were out already");
         return;
@@ -235,7 +236,7 @@ fn rescue_to(
     let machine = stick.map_or("unknown", |(_, m)| m.as_str());
     let mut name = c.saved_as.clone().unwrap_or_else(|| format!("{machine}.json"));
     match (c.to_stick, stick) {
-        (true, Some((root, machine))) => match stick::save_result(root, machine, doc.as_bytes()) {
+        (true, Some((root, machine))) => match results::stick::save_result(root, machine, doc.as_bytes()) {
             Ok(p) => {
                 log(&format!("supervisor: results written to the stick: {}", p.display()));
                 if let Some(n) = p.file_name() {
@@ -261,7 +262,7 @@ pub struct TestKeys {
     /// test's result is kept (PID 1 must save it and power off).
     pub panic_after_first_test: bool,
     /// `bootbench.test_hold=mid_result_write`: the results write stops
-    /// half-way and PID 1 sleeps ([`stick::arm_test_hold`]).
+    /// half-way and PID 1 sleeps ([`results::stick::arm_test_hold`]).
     pub hold_mid_result_write: bool,
     /// `bootbench.test_abort=after_first_test`: the worker aborts (SIGABRT,
     /// no panic hook, no unwinding) once the first test's result is kept.
@@ -301,7 +302,7 @@ fn after_test(keys: TestKeys, doc: &ResultDoc) {
         panic!("{FORCED_PANIC}");
     }
     if keys.abort_after_first_test && !doc.tests.is_empty() {
-        crate::boot::log("test-only forced abort (bootbench.test_abort=after_first_test)");
+        crate::log::log("test-only forced abort (bootbench.test_abort=after_first_test)");
         std::process::abort();
     }
 }
@@ -310,7 +311,7 @@ fn after_test(keys: TestKeys, doc: &ResultDoc) {
 pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     let host = identity::host();
     log(&discover::host_line(&host));
-    let machine = stick::machine_name(host.product_serial.as_deref());
+    let machine = results::stick::machine_name(host.product_serial.as_deref());
 
     // The stick: the labelled FAT the machine booted from (stick::choose).
     let sticks = stick::find_waiting(
@@ -378,7 +379,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     let etc = if untrusted {
         None
     } else {
-        config::read_config_file(Path::new(ETC_CONFIG)).transpose()
+        plan::read_config_file(Path::new(ETC_CONFIG)).transpose()
     };
     let (text, source) = match choose_config(stick_config, etc) {
         Ok(c) => c,
@@ -415,16 +416,16 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
             return inv.on_finish;
         }
     };
-    for line in config::describe_plan_lines(&plan) {
+    for line in plan::describe_plan_lines(&plan) {
         log(&line);
     }
 
     let keys = test_keys(cmdline, log);
     if keys.hold_mid_result_write {
-        stick::arm_test_hold();
+        results::stick::arm_test_hold();
     }
-    supervise::report(&Msg::Bound(cli::run_bound(&plan).0));
-    let mut doc = cli::execute(&mut plan, log, &mut |d| after_test(keys, d));
+    supervise::report(&Msg::Bound(run::run_bound(&plan).0));
+    let mut doc = run::execute(&mut plan, log, &mut |d| after_test(keys, d));
     doc.host = host;
     emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
     log(&format!("run finished: {}; then {on_finish}", doc.run.status));
@@ -600,7 +601,7 @@ mod tests {
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
         let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
         let mut partials = Vec::new();
-        let doc = cli::execute(&mut plan, &mut |_| {}, &mut |d| {
+        let doc = run::execute(&mut plan, &mut |_| {}, &mut |d| {
             partials.extend(partial_json(d));
         });
         assert_eq!(partials.len(), 1);
@@ -710,7 +711,7 @@ mod tests {
         };
         let mut partial = None;
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            cli::execute(&mut plan, &mut |_| {}, &mut |d| {
+            run::execute(&mut plan, &mut |_| {}, &mut |d| {
                 partial = partial_json(d);
                 after_test(keys, d);
             })
@@ -760,13 +761,13 @@ mod tests {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"},{"workload":"seq_read","runtime":"50ms"}]}"#;
         let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
-        let doc = cli::execute(&mut plan, &mut |_| {}, &mut |d| after_test(TestKeys::default(), d));
+        let doc = run::execute(&mut plan, &mut |_| {}, &mut |d| after_test(TestKeys::default(), d));
         assert_eq!(doc.tests.len(), 2);
     }
 
     #[test]
     fn a_rescue_without_a_stick_still_frames_on_the_console() {
-        let d = cli::new_doc(None, "s", 1, true, Vec::new());
+        let d = run::new_doc(None, "s", 1, true, Vec::new());
         let json = partial_json(&d).expect("json");
         let mut reports = Reports::default();
         reports.apply(Msg::Partial(json));

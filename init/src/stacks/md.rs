@@ -37,8 +37,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use crate::dm::Mode;
 use crate::modules::ModuleError;
+pub use crate::stacks::dm::Mode;
 use crate::sys::md as sys;
 
 /// How long [`MdArray::stop`] waits for the kernel to delete the device.
@@ -546,7 +546,7 @@ fn list_active_in(sys_block: &Path) -> Vec<String> {
 /// cannot be loaded is not fatal here (it may be built in); RUN_ARRAY then
 /// reports it.
 fn load_modules(level: MdLevel) -> Result<Option<MdError>, MdError> {
-    if !crate::boot::booted() {
+    if !crate::modules::booted() {
         return Ok(None);
     }
     let present = |m: &str| Path::new("/sys/module").join(m).exists();

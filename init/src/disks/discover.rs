@@ -8,7 +8,7 @@ use std::path::Path;
 use bench_core::console;
 use bench_core::result::{Host, TargetInfo};
 
-use crate::identity;
+use crate::disks::identity;
 
 /// Kernel names that are not disks of the machine: loop, RAM and
 /// compressed-RAM disks, md arrays, device-mapper layers, optical drives,

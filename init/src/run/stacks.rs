@@ -5,7 +5,7 @@
 //!
 //! Assembly and teardown go through [`Backend`] so the order and the error
 //! handling are unit-tested without the kernel; [`Kernel`] is the real one
-//! (md ioctls in `crate::md`, DM ioctls in `crate::dm`). Every live stack is
+//! (md ioctls in `crate::stacks::md`, DM ioctls in `crate::stacks::dm`). Every live stack is
 //! registered in [`LIVE`] as soon as it exists, so the live command's panic
 //! hook ([`emergency_teardown`]) can tear it down before the process
 //! aborts. Booted, a worker that dies leaves its stacks to PID 1
@@ -24,9 +24,9 @@ use bench_core::io::{Geometry, Target};
 use bench_core::result::{AllAtOnce, TestResult};
 use bench_core::runner::{run_test, SerialRunner, Stop};
 
-use crate::config::{self, Action, Mode, Plan, PlannedStack, StackKind};
-use crate::engine::{self, DevTarget, ThreadedRunner};
-use crate::safety::{self, Contents, Grant, Refusal};
+use crate::plan::safety::{self, Contents, Grant, Refusal};
+use crate::plan::{self, Action, Mode, Plan, PlannedStack, StackKind};
+use crate::run::engine::{self, DevTarget, ThreadedRunner};
 
 /// An assembled array or layer.
 pub trait Live: Send + fmt::Debug {
@@ -102,7 +102,7 @@ pub fn assemble_one(
         failed.push((st.target, why));
         return;
     }
-    let line = config::stack_line(plan, &st);
+    let line = plan::stack_line(plan, &st);
     let mode = stack_mode(plan, &st);
     // The disks right beneath, each held open (checked to be the device the
     // plan described) while the kernel takes it: md and dm are given the
@@ -144,7 +144,7 @@ pub fn assemble_one(
             plan.stacks[si].mode = Some(mode);
             match backend.geometry(&path) {
                 Ok(g) => {
-                    config::assembled(plan, st.target, &path, g);
+                    plan::assembled(plan, st.target, &path, g);
                     plan.targets[st.target].grant = stack_grant(plan, st.target);
                     let t = &mut plan.targets[st.target].info;
                     t.name = path.rsplit('/').next().map(str::to_string);
@@ -189,7 +189,7 @@ fn check_identity(plan: &Plan, ti: usize, f: &File) -> Result<(), String> {
     let t = &plan.targets[ti];
     let Some(id) = &t.id else { return Ok(()) };
     let (_, now) =
-        crate::identity::identify(&t.info.path, f, std::path::Path::new("/sys")).map_err(|e| e.to_string())?;
+        crate::disks::identity::identify(&t.info.path, f, std::path::Path::new("/sys")).map_err(|e| e.to_string())?;
     let changed = id.changes(&now);
     if changed.is_empty() {
         Ok(())
@@ -206,7 +206,7 @@ fn check_identity(plan: &Plan, ti: usize, f: &File) -> Result<(), String> {
 /// device the plan described. With a grant and a test that writes, the
 /// grant is claimed ([`Grant::claim`]: identity, and the contents again on
 /// the first claim of the run); a refused claim withdraws the writes of it
-/// and of every stack on it ([`config::withdraw_writes`]: their write tests
+/// and of every stack on it ([`plan::withdraw_writes`]: their write tests
 /// are skipped with the reason) and the reads still run, unless the device
 /// is not the one the plan described: then `Err`, and none of its tests
 /// run. The plan's target records may change: the caller copies them to
@@ -236,7 +236,7 @@ pub fn open_target(plan: &mut Plan, ti: usize, log: &mut dyn FnMut(&str)) -> Res
             }
             Err(r) => {
                 let why = r.to_string();
-                config::withdraw_writes(plan, ti, &why);
+                plan::withdraw_writes(plan, ti, &why);
                 if matches!(r, Refusal::Changed { .. }) {
                     return Err(why);
                 }
@@ -309,15 +309,15 @@ pub fn emergency_teardown() {
         Ok(mut g) => std::mem::take(&mut *g),
         Err(TryLockError::Poisoned(p)) => std::mem::take(&mut *p.into_inner()),
         Err(TryLockError::WouldBlock) => {
-            crate::boot::log("stacks: the registry is busy; md/dm devices may remain");
+            crate::log::log("stacks: the registry is busy; md/dm devices may remain");
             return;
         }
     };
     for (name, l) in live.into_iter().rev() {
         let path = l.path().to_string();
         match l.teardown() {
-            Ok(()) => crate::boot::log(&format!("stacks: torn down {path} ({name:?})")),
-            Err(e) => crate::boot::log(&format!("stacks: cannot tear down {path} ({name:?}): {e}")),
+            Ok(()) => crate::log::log(&format!("stacks: torn down {path} ({name:?})")),
+            Err(e) => crate::log::log(&format!("stacks: cannot tear down {path} ({name:?}): {e}")),
         }
     }
 }
@@ -329,18 +329,18 @@ pub fn emergency_teardown() {
 /// it did and what remains.
 pub fn teardown_leftovers(log: &mut dyn FnMut(&str)) {
     loop {
-        let layers: Vec<String> = crate::dm::list_active()
+        let layers: Vec<String> = crate::stacks::dm::list_active()
             .into_iter()
             .filter(|n| n.starts_with("bootbench-"))
             .collect();
         let before = layers.len();
         for name in &layers {
-            match crate::dm::remove_by_name(name) {
+            match crate::stacks::dm::remove_by_name(name) {
                 Ok(()) => log(&format!("supervisor: removed dm device {name}")),
                 Err(e) => log(&format!("supervisor: {e}")),
             }
         }
-        let after = crate::dm::list_active()
+        let after = crate::stacks::dm::list_active()
             .iter()
             .filter(|n| n.starts_with("bootbench-"))
             .count();
@@ -348,15 +348,15 @@ pub fn teardown_leftovers(log: &mut dyn FnMut(&str)) {
             break;
         }
     }
-    for path in crate::md::list_active() {
-        match crate::md::stop_path(&path) {
+    for path in crate::stacks::md::list_active() {
+        match crate::stacks::md::stop_path(&path) {
             Ok(()) => log(&format!("supervisor: stopped md array {path}")),
             Err(e) => log(&format!("supervisor: {e}")),
         }
     }
-    let left: Vec<String> = crate::md::list_active()
+    let left: Vec<String> = crate::stacks::md::list_active()
         .into_iter()
-        .chain(crate::dm::list_active())
+        .chain(crate::stacks::dm::list_active())
         .collect();
     if left.is_empty() {
         log("supervisor: no md or dm device remains");
@@ -448,13 +448,13 @@ pub fn check_members_free(plan: &Plan) -> Result<(), String> {
     Ok(())
 }
 
-/// The real backend: md arrays through `crate::md`, dm layers through
-/// `crate::dm` (named `bootbench-NAME`).
+/// The real backend: md arrays through `crate::stacks::md`, dm layers through
+/// `crate::stacks::dm` (named `bootbench-NAME`).
 #[derive(Debug, Default)]
 pub struct Kernel;
 
 #[derive(Debug)]
-struct LiveMd(crate::md::MdArray);
+struct LiveMd(crate::stacks::md::MdArray);
 
 impl Live for LiveMd {
     fn path(&self) -> &str {
@@ -466,7 +466,7 @@ impl Live for LiveMd {
 }
 
 #[derive(Debug)]
-struct LiveDm(crate::dm::DmDevice);
+struct LiveDm(crate::stacks::dm::DmDevice);
 
 impl Live for LiveDm {
     fn path(&self) -> &str {
@@ -488,18 +488,18 @@ impl Backend for Kernel {
                 layout,
                 ..
             } => {
-                let spec = crate::md::MdSpec {
+                let spec = crate::stacks::md::MdSpec {
                     name: st.name.clone(),
                     level: *level,
                     chunk_bytes: *chunk_bytes,
                     layout: match layout {
-                        Some(l) => Some(crate::md::MdLayout::parse(l).ok_or_else(|| format!("layout {l}"))?),
+                        Some(l) => Some(crate::stacks::md::MdLayout::parse(l).ok_or_else(|| format!("layout {l}"))?),
                         None => None,
                     },
                     members: under.to_vec(),
                     mode,
                 };
-                crate::md::assemble(&spec)
+                crate::stacks::md::assemble(&spec)
                     .map(|a| Box::new(LiveMd(a)) as Box<dyn Live>)
                     .map_err(|e| e.to_string())
             }
@@ -511,21 +511,23 @@ impl Backend for Kernel {
                 sector_size,
                 ..
             } => {
-                let opts = crate::dm::CryptOpts {
+                let opts = crate::stacks::dm::CryptOpts {
                     cipher: cipher.clone(),
                     key_bits: *key_bits,
                     no_read_workqueue: *no_read_workqueue,
                     no_write_workqueue: *no_write_workqueue,
                     sector_size: *sector_size,
-                    ..crate::dm::CryptOpts::default()
+                    ..crate::stacks::dm::CryptOpts::default()
                 };
-                crate::dm::create_crypt(&dm_name, &on, &opts, mode)
+                crate::stacks::dm::create_crypt(&dm_name, &on, &opts, mode)
                     .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
                     .map_err(|e| e.to_string())
             }
-            StackKind::Linear { offset_bytes, .. } => crate::dm::create_linear(&dm_name, &on, *offset_bytes, mode)
-                .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
-                .map_err(|e| e.to_string()),
+            StackKind::Linear { offset_bytes, .. } => {
+                crate::stacks::dm::create_linear(&dm_name, &on, *offset_bytes, mode)
+                    .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
+                    .map_err(|e| e.to_string())
+            }
         }
     }
 
@@ -536,8 +538,8 @@ impl Backend for Kernel {
     }
 
     fn remaining(&mut self) -> Vec<String> {
-        let mut v = crate::md::list_active();
-        v.extend(crate::dm::list_active());
+        let mut v = crate::stacks::md::list_active();
+        v.extend(crate::stacks::dm::list_active());
         v
     }
 }
@@ -578,7 +580,7 @@ pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> V
     let mut out = Vec::new();
     for name in names {
         // (disk index in `disks`, item) for every disk that runs the test.
-        let group: Vec<(usize, &config::PlanItem)> = disks
+        let group: Vec<(usize, &plan::PlanItem)> = disks
             .iter()
             .enumerate()
             .filter_map(|(di, ti)| {
@@ -674,7 +676,7 @@ mod tests {
         }
         failed
     }
-    use crate::config::{parse, validate, Overrides};
+    use crate::plan::{parse, validate, Overrides};
     use std::sync::{Arc, Mutex as StdMutex};
 
     /// A fake kernel: records builds and teardowns, fails the stacks named.

@@ -20,7 +20,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-use crate::identity::{self, DeviceId};
+use crate::disks::identity::{self, DeviceId};
 use crate::sys::file;
 
 use super::Refusal;

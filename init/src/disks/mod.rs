@@ -1,0 +1,7 @@
+//! The disks: what is there ([`discover`]: every block device of the
+//! machine, for `list` and for resolving serials and WWNs) and what each is
+//! ([`identity`]: model, serial, WWN, geometry, transport, driver, and the
+//! identity a grant is bound to: device number, disk sequence number).
+
+pub mod discover;
+pub mod identity;

@@ -1,0 +1,453 @@
+//! The plan a config becomes: targets with their identity and grants, the
+//! stacks to assemble, the tests per target with what each may do, and the
+//! text that describes it (`validate`, the console).
+
+use crate::disks::identity::DeviceId;
+use crate::plan::safety::Grant;
+use bench_core::io::Geometry;
+use bench_core::plan::{expand, PlanError};
+use bench_core::result::{StackInfo, TargetInfo};
+use bench_core::sim::{SimDisk, SimModel};
+use bench_core::spec::{Step, TestSpec};
+use bench_core::units::Nanos;
+
+/// What to do with one test on one target.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Run these steps.
+    Run(Vec<Step>),
+    /// Do not run; the reason goes into the results.
+    Skip(String),
+}
+
+/// One test on one target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanItem {
+    /// Index into [`Plan::targets`].
+    pub target: usize,
+    /// The test.
+    pub spec: TestSpec,
+    /// Run or skip.
+    pub action: Action,
+}
+
+/// A resolved target.
+#[derive(Debug)]
+pub struct PlannedTarget {
+    /// What the system tells of it; `writable` and `write_refusal` filled in.
+    pub info: TargetInfo,
+    /// Its geometry.
+    pub geometry: Geometry,
+    /// Who it is, as read when the plan was made (real targets only): what
+    /// a grant is bound to, and what an array's member is checked against
+    /// before it is assembled.
+    pub id: Option<DeviceId>,
+    /// Permission to write, if granted (never for simulated disks, which
+    /// need none): claimed for each test run that may write.
+    pub grant: Option<Grant>,
+    /// Set once this run has claimed the target for writing: later claims
+    /// check its identity only (what it holds is this run's own), and it
+    /// gets bootbench's scratch label after the run.
+    pub written: bool,
+    /// The simulated disk, in `--simulate` mode.
+    pub sim: Option<SimSpec>,
+    /// Why the target is absent (a disk the config names by serial, WWN or
+    /// path that this machine lacks): its tests are skipped with this
+    /// reason and the run's status is `error`; everything else runs.
+    pub missing: Option<String>,
+}
+
+/// The validated plan: everything a run needs, decided before anything is
+/// opened for writing.
+#[derive(Debug)]
+pub struct Plan {
+    /// The profile, if any.
+    pub profile: Option<String>,
+    /// Where the config came from: a path, or `command-line`.
+    pub config_source: String,
+    /// The base seed.
+    pub seed: u64,
+    /// True in `--simulate` mode.
+    pub simulated: bool,
+    /// The targets, in order.
+    pub targets: Vec<PlannedTarget>,
+    /// Every test on every target, target by target.
+    pub items: Vec<PlanItem>,
+    /// Arrays and layers, in the order they are assembled; their targets
+    /// come after every disk's in `targets`.
+    pub stacks: Vec<PlannedStack>,
+    /// Run each test on every disk at once after the per-target tests.
+    pub all_at_once: bool,
+    /// For testing only (config key `test_deadline`): every test's
+    /// deadline, instead of the one derived from its plan.
+    pub test_deadline: Option<Nanos>,
+}
+
+impl Plan {
+    /// The stack whose target is `ti`, if any.
+    pub fn stack_of(&self, ti: usize) -> Option<&PlannedStack> {
+        self.stacks.iter().find(|s| s.target == ti)
+    }
+
+    /// True if target `ti` is a disk (or file) rather than an array or layer.
+    pub fn is_disk(&self, ti: usize) -> bool {
+        self.stack_of(ti).is_none()
+    }
+}
+
+pub use crate::stacks::dm::Mode;
+/// An md RAID level (the one type md assembles with).
+pub use crate::stacks::md::MdLevel as Level;
+
+/// The default chunk size, bytes.
+pub const DEFAULT_CHUNK: u32 = 512 << 10;
+/// The smallest chunk, bytes: raid5/6 and raid10 need a multiple of the
+/// page size (4 KiB on x86-64: `md/raid:... invalid chunk size`, `chunk size
+/// must be at least PAGE_SIZE`), raid0 a multiple of the members' logical
+/// block size.
+pub const MIN_CHUNK: u32 = 4 << 10;
+/// The largest chunk, bytes: md takes the chunk as a signed 32-bit byte
+/// count (`mdu_array_info_t.chunk_size`, and `chunk_sectors << 9` in
+/// raid0 and raid5 is an `int`), so 1 GiB is the largest power of two it
+/// can hold; 2 GiB does not reach the kernel at all.
+pub const MAX_CHUNK: u32 = 1 << 30;
+/// The default offset of a linear layer, bytes (LVM's data starts at 1 MiB).
+pub const DEFAULT_LINEAR_OFFSET: u64 = 1 << 20;
+/// The one cipher a crypt layer takes (LUKS2's default).
+pub const CIPHER: &str = "aes-xts-plain64";
+
+/// What a stack is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StackKind {
+    /// An md array over member disks.
+    Array {
+        /// The level.
+        level: Level,
+        /// Chunk size, bytes.
+        chunk_bytes: u32,
+        /// The layout, for raid5/6/10.
+        layout: Option<&'static str>,
+        /// The members, in order: indices into [`Plan::targets`].
+        members: Vec<usize>,
+    },
+    /// A dm-crypt layer.
+    Crypt {
+        /// The cipher.
+        cipher: String,
+        /// Key size, bits.
+        key_bits: u32,
+        /// `no_read_workqueue`.
+        no_read_workqueue: bool,
+        /// `no_write_workqueue`.
+        no_write_workqueue: bool,
+        /// Encryption sector size, bytes.
+        sector_size: u32,
+        /// The device beneath: an index into [`Plan::targets`].
+        on: usize,
+    },
+    /// A dm linear layer.
+    Linear {
+        /// Where its data starts on the device beneath, bytes.
+        offset_bytes: u64,
+        /// The device beneath: an index into [`Plan::targets`].
+        on: usize,
+    },
+}
+
+/// An array or a layer of the plan; assembled in the order of
+/// [`Plan::stacks`] (everything beneath a stack comes before it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedStack {
+    /// Its name in the config.
+    pub name: String,
+    /// Its target: an index into [`Plan::targets`] (path `md:NAME` or
+    /// `dm:NAME` until assembled).
+    pub target: usize,
+    /// What it is.
+    pub kind: StackKind,
+    /// Every disk beneath it (through other stacks too), indices into
+    /// [`Plan::targets`].
+    pub disks: Vec<usize>,
+    /// Where the config defines it (`arrays[0]`, `layers[1]`).
+    pub at: String,
+    /// How it was assembled: read-only unless every disk beneath may be
+    /// written; `None` until assembled.
+    pub mode: Option<Mode>,
+}
+
+impl PlannedStack {
+    /// The targets right beneath it.
+    pub fn under(&self) -> Vec<usize> {
+        match &self.kind {
+            StackKind::Array { members, .. } => members.clone(),
+            StackKind::Crypt { on, .. } | StackKind::Linear { on, .. } => vec![*on],
+        }
+    }
+}
+
+/// What the results record of a stack: its kind, what it is built of (by
+/// the targets' paths), options, and how it differs from what mdadm,
+/// cryptsetup or LVM would build.
+pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
+    let path = |i: &usize| targets[*i].info.path.clone();
+    let mut info = StackInfo {
+        name: st.name.clone(),
+        mode: st.mode.map(|m| m.name().to_string()),
+        ..StackInfo::default()
+    };
+    match &st.kind {
+        StackKind::Array {
+            level,
+            chunk_bytes,
+            layout,
+            members,
+        } => {
+            info.kind = "md".to_string();
+            info.level = level.name().to_string();
+            info.members = members.iter().map(path).collect();
+            info.chunk_bytes = Some(u64::from(*chunk_bytes));
+            info.layout = layout.map(str::to_string);
+            info.notes = vec![
+                "no write-intent bitmap (mdadm's default has one)".to_string(),
+                "no superblock, assembled clean: no resync ran".to_string(),
+            ];
+        }
+        StackKind::Crypt {
+            cipher,
+            key_bits,
+            no_read_workqueue,
+            no_write_workqueue,
+            sector_size,
+            on,
+        } => {
+            info.kind = "dm".to_string();
+            info.level = "crypt".to_string();
+            info.on = Some(path(on));
+            for (k, v) in [
+                ("cipher", cipher.clone()),
+                ("key_bits", key_bits.to_string()),
+                ("no_read_workqueue", no_read_workqueue.to_string()),
+                ("no_write_workqueue", no_write_workqueue.to_string()),
+                ("sector_size", sector_size.to_string()),
+            ] {
+                info.options.insert(k.to_string(), v);
+            }
+            info.notes = vec!["plain dm-crypt with a random key: no LUKS header (cryptsetup writes one)".to_string()];
+        }
+        StackKind::Linear { offset_bytes, on } => {
+            info.kind = "dm".to_string();
+            info.level = "linear".to_string();
+            info.on = Some(path(on));
+            info.options
+                .insert("offset_bytes".to_string(), offset_bytes.to_string());
+        }
+    }
+    info
+}
+
+/// Once a stack is assembled: its target takes the device's path, kind and
+/// geometry, and its tests are expanded again for that geometry (a test
+/// that no longer fits is skipped, saying why).
+pub fn assembled(plan: &mut Plan, ti: usize, path: &str, g: Geometry) {
+    let t = &mut plan.targets[ti];
+    t.info.path = path.to_string();
+    t.info.size_bytes = g.size;
+    t.info.logical_block_size = g.logical_block;
+    t.info.physical_block_size = g.physical_block;
+    t.geometry = g;
+    let (writable, refusal) = (t.info.writable, t.info.write_refusal.clone());
+    // Every stack's record names the devices beneath by their paths now.
+    for st in &plan.stacks {
+        let info = stack_info(&plan.targets, st);
+        plan.targets[st.target].info.stack = Some(info);
+    }
+    for item in plan.items.iter_mut().filter(|it| it.target == ti) {
+        item.action = match action_for(&item.spec, &g, writable, refusal.as_deref()) {
+            Ok(a) => a,
+            Err(e) => Action::Skip(format!("does not fit this target: {e}")),
+        };
+    }
+}
+
+/// Target `ti` may not be written after all (its claim was refused when
+/// its tests began: a signature appeared, the device is busy): it and
+/// every stack built on it lose their grants, and their tests that write
+/// are skipped with the reason. Returns the targets changed.
+pub fn withdraw_writes(plan: &mut Plan, ti: usize, why: &str) -> Vec<usize> {
+    let path = plan.targets[ti].info.path.clone();
+    let mut hit = vec![(ti, why.to_string())];
+    for st in plan.stacks.iter().filter(|st| st.disks.contains(&ti)) {
+        hit.push((
+            st.target,
+            format!("writes refused: member {path} is not writable ({why})"),
+        ));
+    }
+    for (t, reason) in &hit {
+        let target = &mut plan.targets[*t];
+        target.grant = None;
+        target.info.writable = false;
+        target.info.write_refusal = Some(reason.clone());
+        for it in plan.items.iter_mut().filter(|it| it.target == *t) {
+            if it.spec.workload.writes() && matches!(it.action, Action::Run(_)) {
+                it.action = Action::Skip(reason.clone());
+            }
+        }
+    }
+    hit.into_iter().map(|(t, _)| t).collect()
+}
+
+/// The plan in words: [`describe_plan_lines`], each line ended by `\n`.
+#[cfg(test)]
+pub fn describe_plan(plan: &Plan) -> String {
+    describe_plan_lines(plan).iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// The plan in words, one line each. A line holds strings from devices
+/// (model, serial, WWN) as they are, line breaks included: print each line
+/// through [`bench_core::console::safe`], which keeps it one line.
+pub fn describe_plan_lines(plan: &Plan) -> Vec<String> {
+    let mut s: Vec<String> = Vec::new();
+    s.push(format!(
+        "plan: config {}, profile {}, seed {}{}",
+        plan.config_source,
+        plan.profile.as_deref().unwrap_or("none"),
+        plan.seed,
+        if plan.simulated { ", simulated targets" } else { "" }
+    ));
+    for (ti, t) in plan.targets.iter().enumerate() {
+        let i = &t.info;
+        if let Some(why) = &t.missing {
+            s.push(format!(
+                "target {}: absent: {why}; its tests are skipped, the rest runs",
+                i.path
+            ));
+            continue;
+        }
+        let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".to_string());
+        s.push(format!(
+            "target {}: {} {}, model {}, serial {}, wwn {}, {} B ({:.1} MiB), logical block {} B, physical block {} B, writable: {}",
+            i.path,
+            i.kind,
+            opt(&i.name),
+            opt(&i.model),
+            opt(&i.serial),
+            opt(&i.wwn),
+            i.size_bytes,
+            mib(i.size_bytes),
+            i.logical_block_size,
+            i.physical_block_size,
+            if i.writable { "yes".to_string() } else { format!("no{}", i.write_refusal.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()) }
+        ));
+        if let Some(st) = plan.stack_of(ti) {
+            s.push(format!("  {}", stack_line(plan, st)));
+        }
+        for (n, item) in plan.items.iter().filter(|it| it.target == ti).enumerate() {
+            let head = format!("  test {}: {} ({}): ", n + 1, item.spec.name, item.spec.workload.name());
+            match &item.action {
+                Action::Skip(why) => s.push(format!("{head}skipped: {why}")),
+                Action::Run(steps) => {
+                    let labels: Vec<String> = steps
+                        .iter()
+                        .map(|st| {
+                            let bound = match (st.limit.runtime, st.limit.bytes, st.limit.ios) {
+                                (Some(t), _, _) => format!("{} ms", t.0 / 1_000_000),
+                                (None, Some(b), _) => format!("{b} B/job"),
+                                (None, None, Some(n)) => format!("{n} I/Os/job"),
+                                _ => "unbounded".to_string(),
+                            };
+                            format!(
+                                "{} (bs {} B, QD{}, {} job(s), {})",
+                                st.label, st.bs, st.iodepth, st.jobs, bound
+                            )
+                        })
+                        .collect();
+                    s.push(format!("{head}{} step(s): {}", steps.len(), labels.join(", ")));
+                }
+            }
+        }
+    }
+    s
+}
+
+/// A stack in words: `raid0 "r0" of /dev/sdb, /dev/sdc, chunk 524288 B`.
+pub fn stack_line(plan: &Plan, st: &PlannedStack) -> String {
+    let path = |i: &usize| plan.targets[*i].info.path.clone();
+    match &st.kind {
+        StackKind::Array {
+            level,
+            chunk_bytes,
+            layout,
+            members,
+        } => format!(
+            "array {:?}: {} of {}, chunk {chunk_bytes} B{}",
+            st.name,
+            level.name(),
+            members.iter().map(path).collect::<Vec<_>>().join(", "),
+            layout.map(|l| format!(", layout {l}")).unwrap_or_default()
+        ),
+        StackKind::Crypt {
+            cipher,
+            key_bits,
+            no_read_workqueue,
+            no_write_workqueue,
+            sector_size,
+            on,
+        } => format!(
+            "layer {:?}: crypt {cipher} ({key_bits}-bit random key, sector {sector_size} B{}{}) on {}",
+            st.name,
+            if *no_read_workqueue { ", no_read_workqueue" } else { "" },
+            if *no_write_workqueue {
+                ", no_write_workqueue"
+            } else {
+                ""
+            },
+            path(on)
+        ),
+        StackKind::Linear { offset_bytes, on } => {
+            format!("layer {:?}: linear at offset {offset_bytes} B on {}", st.name, path(on))
+        }
+    }
+}
+
+#[allow(clippy::cast_precision_loss)] // display only
+pub(super) fn mib(b: u64) -> f64 {
+    b as f64 / 1_048_576.0
+}
+
+/// A simulated disk as named on the command line: `sim:hdd:1G`, `sim:ssd:256M`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimSpec {
+    /// True for the HDD model, false for the SSD model.
+    pub hdd: bool,
+    /// Size, bytes.
+    pub size: u64,
+}
+
+impl SimSpec {
+    /// The simulated disk: the HDD or SSD model of this size, writable (it
+    /// holds no data).
+    pub fn disk(&self) -> SimDisk {
+        let model = if self.hdd {
+            SimModel::hdd(self.size)
+        } else {
+            SimModel::ssd(self.size)
+        };
+        SimDisk::new(model, true)
+    }
+}
+
+/// The action of one test on a target of geometry `g`, `writable` or not
+/// (`refusal` says why not).
+pub(super) fn action_for(
+    spec: &TestSpec,
+    g: &Geometry,
+    writable: bool,
+    refusal: Option<&str>,
+) -> Result<Action, PlanError> {
+    let steps = expand(spec, g)?;
+    Ok(if spec.workload.writes() && !writable {
+        Action::Skip(refusal.unwrap_or("writes refused").to_string())
+    } else {
+        Action::Run(steps)
+    })
+}

@@ -1,0 +1,1056 @@
+//! The plan stage as a whole: config text in, plan or one-line error out.
+
+use bench_core::io::Geometry;
+use bench_core::size::EXPECTED;
+use bench_core::units::{Bytes, Nanos};
+
+use super::model::*;
+use super::raw::*;
+use super::resolve::*;
+use super::safety::{self, TargetRef};
+use super::validate::*;
+
+fn raw(text: &str) -> RawConfig {
+    parse(text, "t.json").unwrap()
+}
+
+#[test]
+fn parses_the_documented_example() {
+    let c = raw(r#"{ "profile": "quick", "seed": 42,
+             "targets": ["/dev/loop0", {"path": "/dev/sdb"}, {"serial": "S3Z"}, {"wwn": "0x5002"}],
+             "defaults": { "runtime": "2s", "bs": "8k" },
+             "tests": [ {"workload": "rand_read", "name": "x", "iodepth": 32, "bs": 4096} ],
+             "destructive": { "confirm": "I understand this destroys data", "targets": ["/dev/loop0"],
+                              "allow_overwrite_signatures": false } }"#);
+    assert_eq!(c.profile.as_deref(), Some("quick"));
+    assert_eq!(c.seed, Some(42));
+    let refs: Vec<TargetRef> = c.targets.iter().map(|t| t.to_ref("t").unwrap()).collect();
+    assert_eq!(
+        refs,
+        vec![
+            TargetRef::Path("/dev/loop0".into()),
+            TargetRef::Path("/dev/sdb".into()),
+            TargetRef::Serial("S3Z".into()),
+            TargetRef::Wwn("0x5002".into())
+        ]
+    );
+    assert_eq!(c.tests[0].iodepth, Some(Scalar::Int(32)));
+    assert_eq!(c.destructive.unwrap().confirm.as_deref(), Some(safety::CONFIRM_PHRASE));
+}
+
+#[test]
+fn parse_errors_are_one_line_without_control_characters() {
+    // Found by fuzz/config: serde quotes an unknown key as written, so an
+    // escaped newline in a key made a two-line message.
+    let cases = [
+        (r#"{"a\nb": 1}"#, r"unknown field `a\nb`"),
+        (
+            r#"{"tests": [{"workload": "x", "\u001b[2J": 1}]}"#,
+            r"unknown field `\u{1b}[2J`",
+        ),
+        (r#"{"profile": "quick", "\r\t": 1}"#, r"unknown field `\r\t`"),
+    ];
+    for (text, want) in cases {
+        let e = parse(text, "t.json").unwrap_err().0;
+        assert!(e.contains(want), "{text}: {e}");
+        assert!(!e.chars().any(char::is_control), "{text}: {e:?}");
+    }
+    // A test's name is quoted as written in plan errors.
+    let c = raw(r#"{"tests": [{"workload": "seq_read", "name": "x\ny", "bs": 1000}]}"#);
+    let ov = Overrides {
+        profile: None,
+        targets: vec!["sim:ssd:64M".into()],
+        simulate: true,
+    };
+    let e = validate(&c, "t.json", &ov).unwrap_err().0;
+    assert!(e.contains(r"(x\ny)") && !e.contains('\n'), "{e}");
+    let e = parse("{}x", "a\nb.json").unwrap_err().0;
+    assert!(e.starts_with(r"a\nb.json: trailing characters"), "{e}");
+}
+
+#[test]
+fn a_bad_target_is_shown_as_written() {
+    let cases = [
+        (r#"{"targets": [""]}"#, r#"targets[0]: {"path":""} is not a target"#),
+        (
+            r#"{"targets": ["/dev/a", {"path": "/dev/x", "serial": "S1"}]}"#,
+            r#"targets[1]: {"path":"/dev/x","serial":"S1"} is not a target"#,
+        ),
+        (r#"{"targets": [{}]}"#, "targets[0]: {} is not a target"),
+        (
+            r#"{"targets": [{"wwn": ""}]}"#,
+            r#"targets[0]: {"wwn":""} is not a target"#,
+        ),
+    ];
+    for (text, want) in cases {
+        let c = raw(text);
+        let e = c
+            .targets
+            .iter()
+            .enumerate()
+            .find_map(|(i, t)| t.to_ref(&format!("targets[{i}]")).err())
+            .unwrap()
+            .0;
+        assert!(
+            e.contains(want) && !e.contains("TargetObj") && e.contains("exactly one of"),
+            "{text}: {e}"
+        );
+    }
+}
+
+#[test]
+fn lists_where_objects_belong_are_refused() {
+    // serde's derived structs would read each of these field by field.
+    let cases = [
+        (
+            r#"["quick", 42]"#,
+            "config: [\"quick\",42] is a list; expected an object",
+        ),
+        (
+            r#"{"defaults": ["2s"]}"#,
+            "defaults: [\"2s\"] is a list; expected an object",
+        ),
+        (
+            r#"{"destructive": ["I understand this destroys data", ["/dev/sda"], true]}"#,
+            "destructive: [\"I understand this destroys data\",[\"/dev/sda\"],true] is a list",
+        ),
+        (
+            r#"{"tests": [{"workload": "seq_read"}, ["seq_write", null, "1M"]]}"#,
+            "tests[1]: [\"seq_write\",null,\"1M\"] is a list; expected an object",
+        ),
+        (
+            r#"{"arrays": [["r0", "raid0", ["/dev/sdb", "/dev/sdc"]]]}"#,
+            "arrays[0]: [\"r0\",\"raid0\",[\"/dev/sdb\",\"/dev/sdc\"]] is a list",
+        ),
+        (
+            r#"{"layers": [["c", "crypt", "/dev/sdb"]]}"#,
+            "layers[0]: [\"c\",\"crypt\",\"/dev/sdb\"] is a list",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = parse(text, "t.json").unwrap_err().0;
+        assert!(e.starts_with("t.json: ") && e.contains(want), "{text}: {e}");
+    }
+    // A long list is shown cut short, on one line.
+    let e = parse(&format!("[{}]", vec!["\"quick\""; 40].join(",")), "t.json")
+        .unwrap_err()
+        .0;
+    assert!(e.contains("...") && e.len() < 200 && !e.contains('\n'), "{e}");
+    // Objects are still read.
+    assert!(parse(
+        r#"{"defaults": {"runtime": "2s"}, "tests": [{"workload": "seq_read"}]}"#,
+        "t"
+    )
+    .is_ok());
+}
+
+#[test]
+fn syntax_and_unknown_keys_are_errors_with_position() {
+    let cases = [
+        ("{\"profile\": \"quick\",}", "line 1"),
+        ("{\"profil\": \"quick\"}", "unknown field `profil`"),
+        (
+            "{\"tests\": [{\"workload\": \"rand_read\", \"bsize\": 4}]}",
+            "unknown field `bsize`",
+        ),
+        ("{\"defaults\": {\"iodeph\": 4}}", "unknown field `iodeph`"),
+        (
+            "{\"targets\": [{\"path\": \"/x\", \"colour\": 1}]}",
+            "unknown field `colour`",
+        ),
+        ("{\"destructive\": {\"confrim\": \"x\"}}", "unknown field `confrim`"),
+        ("{\"tests\": [{\"bs\": 4}]}", "missing field `workload`"),
+    ];
+    for (text, want) in cases {
+        let e = parse(text, "t.json").unwrap_err().0;
+        assert!(
+            e.contains(want) && e.contains("t.json") && e.contains("column"),
+            "{text}: {e}"
+        );
+    }
+}
+
+#[test]
+fn target_forms() {
+    let bad = [
+        r#"{"targets":[{}]}"#,
+        r#"{"targets":[{"path":"/a","serial":"b"}]}"#,
+        r#"{"targets":[""]}"#,
+    ];
+    for text in bad {
+        let e = raw(text).targets[0].to_ref("targets[0]").unwrap_err().0;
+        assert!(e.starts_with("targets[0]: "), "{e}");
+    }
+    assert!(parse(r#"{"targets":[3]}"#, "t").is_err());
+}
+
+#[test]
+fn durations() {
+    let ok = [
+        (Scalar::Str("5s".into()), 5_000_000_000),
+        (Scalar::Str("500ms".into()), 500_000_000),
+        (Scalar::Str("2m".into()), 120_000_000_000),
+        (Scalar::Str("100us".into()), 100_000),
+        (Scalar::Str("7ns".into()), 7),
+        (Scalar::Str("1.5s".into()), 1_500_000_000),
+        (Scalar::Str("3".into()), 3_000_000_000),
+        (Scalar::Int(2), 2_000_000_000),
+        (Scalar::Float(0.25), 250_000_000),
+    ];
+    for (v, ns) in ok {
+        assert_eq!(parse_duration(&v), Ok(Nanos(ns)), "{v}");
+    }
+    for v in [
+        Scalar::Str("5q".into()),
+        Scalar::Str("".into()),
+        Scalar::Str("s".into()),
+        Scalar::Float(-1.0),
+    ] {
+        assert!(parse_duration(&v).is_err(), "{v}");
+    }
+}
+
+#[test]
+fn params_apply_each_key_and_name_the_field_on_error() {
+    let c = raw(
+        r#"{"tests":[{"workload":"rand_rw","bs":"16k","size":"1M","offset":"4k","length":"8M","zone_bytes":"2M",
+            "runtime":"3s","ramp_time":"500ms","sample_interval":"100ms","iodepth":"8","jobs":2,"rwmixread":60,
+            "flush_every":4,"points":5,"seed":9}]}"#,
+    );
+    let t = tests_of(&c, None).unwrap();
+    let p = &t[0].0.params;
+    assert_eq!(p.bs, Bytes(16384));
+    assert_eq!(p.size, Some(Bytes(1 << 20)));
+    assert_eq!(p.offset, Bytes(4096));
+    assert_eq!(p.length, Some(Bytes(8 << 20)));
+    assert_eq!(p.zone_bytes, Bytes(2 << 20));
+    assert_eq!(p.runtime, Some(Nanos(3_000_000_000)));
+    assert_eq!(p.ramp_time, Nanos(500_000_000));
+    assert_eq!(p.sample_interval, Nanos(100_000_000));
+    assert_eq!(
+        (p.iodepth, p.jobs, p.rwmixread, p.flush_every, p.points, p.seed),
+        (8, 2, 60, 4, 5, 9)
+    );
+
+    let bad = [
+        (
+            r#"{"tests":[{"workload":"rand_read"},{"workload":"rand_read","bs":"4q"}]}"#,
+            "tests[1].bs: \"4q\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","iodepth":0}]}"#,
+            "tests[0].iodepth: 0",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","iodepth":-3}]}"#,
+            "tests[0].iodepth: -3",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_rw","rwmixread":101}]}"#,
+            "tests[0].rwmixread: 101",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","runtime":"5 parsecs"}]}"#,
+            "tests[0].runtime: \"5 parsecs\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","size":1.5}]}"#,
+            "tests[0].size: 1.5",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_reed"}]}"#,
+            "tests[0].workload: \"rand_reed\"",
+        ),
+        (
+            r#"{"defaults":{"bs":"x"},"tests":[{"workload":"rand_read"}]}"#,
+            "defaults.bs: \"x\"",
+        ),
+        (r#"{"profile":"fast"}"#, "profile: \"fast\""),
+        (r#"{}"#, "nothing to run"),
+        (
+            r#"{"tests":[{"workload":"seq_write","verify":"yes"}]}"#,
+            "tests[0].verify: \"yes\" is not a boolean; expected true or false",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","verify":true}]}"#,
+            "tests[0].verify: true, but rand_read does not write; expected false",
+        ),
+        (
+            r#"{"defaults":{"verify":1},"tests":[{"workload":"seq_write"}]}"#,
+            "defaults.verify: 1 is not a boolean",
+        ),
+    ];
+    for (text, want) in bad {
+        let e = tests_of(&raw(text), raw(text).profile.as_deref()).unwrap_err().0;
+        assert!(e.starts_with(want), "{text}: {e}");
+    }
+    // The size message says what is expected.
+    let e = tests_of(&raw(bad[0].0), None).unwrap_err().0;
+    assert!(e.contains(EXPECTED), "{e}");
+}
+
+/// `verify` reaches the write tests' parameters; from the defaults it
+/// leaves read tests alone (as fio's verify applies to writes).
+#[test]
+fn verify_applies_to_write_tests() {
+    let c = raw(r#"{"defaults": {"verify": true},
+            "tests":[{"workload":"seq_write"},{"workload":"seq_read"},{"workload":"rand_rw","verify":false}]}"#);
+    let t = tests_of(&c, None).unwrap();
+    let v: Vec<bool> = t.iter().map(|(s, _)| s.params.verify).collect();
+    assert_eq!(v, [true, false, false]);
+    let c = raw(r#"{"profile":"quick","defaults":{"verify":true}}"#);
+    for (s, _) in tests_of(&c, c.profile.as_deref()).unwrap() {
+        assert_eq!(s.params.verify, s.workload.writes(), "{}", s.name);
+    }
+}
+
+#[test]
+fn defaults_seed_and_names() {
+    let c = raw(r#"{"seed": 7, "defaults": {"iodepth": 4},
+            "tests":[{"workload":"rand_read"},{"workload":"rand_read"},{"workload":"seq_read","iodepth":1,"name":"mine"}]}"#);
+    let t = tests_of(&c, None).unwrap();
+    assert_eq!(t[0].0.params.iodepth, 4);
+    assert_eq!(t[0].0.params.seed, 7);
+    assert_eq!(t[2].0.params.iodepth, 1);
+    assert_eq!(t[2].0.name, "mine");
+    assert_ne!(t[0].0.name, t[1].0.name, "names are unique");
+    assert!(t[1].0.name.starts_with(&t[0].0.name));
+    assert_eq!(t[0].1, Origin::User(0));
+}
+
+#[test]
+fn on_finish_key() {
+    for v in ON_FINISH {
+        let c = raw(&format!(r#"{{"profile":"quick","on_finish":"{v}"}}"#));
+        assert_eq!(c.on_finish.as_deref(), Some(v));
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        assert!(validate(&c, "t.json", &ov).is_ok(), "{v}");
+    }
+    let c = raw(r#"{"profile":"quick","on_finish":"explode"}"#);
+    let ov = Overrides {
+        simulate: true,
+        ..Overrides::default()
+    };
+    let e = validate(&c, "t.json", &ov).unwrap_err().0;
+    assert!(e.starts_with("on_finish: \"explode\""), "{e}");
+    assert!(e.contains("poweroff, reboot, halt"), "{e}");
+    assert!(parse(r#"{"on_finish": 3}"#, "t.json").is_err());
+}
+
+#[test]
+fn plan_with_explicit_targets_and_the_stick_excluded() {
+    let c = raw(r#"{"profile":"quick"}"#);
+    let ov = Overrides {
+        simulate: true,
+        ..Overrides::default()
+    };
+    let refs = vec![
+        (TargetRef::Path("sim:hdd:1G".into()), "discovered".to_string()),
+        (TargetRef::Path("sim:ssd:64M".into()), "discovered".to_string()),
+    ];
+    let p = plan_with(&c, "stick", &ov, &refs, &[]).unwrap();
+    assert_eq!(p.targets.len(), 2);
+    assert_eq!(p.config_source, "stick");
+    assert!(p.items.iter().any(|i| i.target == 1));
+    // A target on a disk that may never be one is an error naming it.
+    let e = plan_with(&c, "stick", &ov, &refs, &["sim:ssd:64M".to_string()])
+        .unwrap_err()
+        .0;
+    assert!(e.starts_with("discovered: \"sim:ssd:64M\" is on the boot stick"), "{e}");
+    assert!(plan_with(&c, "stick", &ov, &[], &[])
+        .unwrap_err()
+        .0
+        .starts_with("targets: none"));
+    // The same as validate for a config with targets.
+    let c2 = raw(r#"{"profile":"quick","targets":["sim:hdd:1G"]}"#);
+    let via_validate = validate(&c2, "t", &ov).unwrap();
+    let via_plan = plan_with(&c2, "t", &ov, &target_refs(&c2, &ov).unwrap(), &[]).unwrap();
+    assert_eq!(via_validate.items, via_plan.items);
+}
+
+/// A config that names a disk this machine lacks writes nothing: booted
+/// (`plan_with`), a disk the config names as a target, or an entry of
+/// "destructive" that no disk answers, withholds every write (the
+/// present disk keeps its reads, its write test is skipped with the
+/// reason, and it gets no grant); live (`validate`), the same config
+/// with the disk named by path writes.
+#[test]
+fn a_config_naming_an_absent_disk_writes_nothing() {
+    // Booted, a disk is a block device: a loop device stands in for one.
+    let Some(lo) = crate::testutil::Loop::new("config-absent-writes", &vec![0u8; 4 << 20]) else {
+        return;
+    };
+    let disk = lo.dev.clone();
+    let tests = r#"[{"workload":"seq_read","size":"1M"},{"workload":"seq_write","size":"1M"}]"#;
+    let phrase = safety::CONFIRM_PHRASE;
+    let ov = Overrides::default();
+    let actions = |p: &Plan| -> Vec<Action> {
+        p.items
+            .iter()
+            .filter(|it| it.target == 0)
+            .map(|it| it.action.clone())
+            .collect()
+    };
+    for (targets, named) in [
+        (
+            format!(r#"["{disk}",{{"serial":"NO-SUCH-MEMBER"}}]"#),
+            r#"[{"serial":"NO-SUCH-OTHER"}]"#,
+        ),
+        (format!(r#"["{disk}"]"#), r#"[{"serial":"NO-SUCH-MEMBER"}]"#),
+    ] {
+        let c = raw(&format!(
+            r#"{{"tests":{tests},"targets":{targets},"destructive":{{"confirm":"{phrase}","targets":{named}}}}}"#
+        ));
+        let p = plan_with(&c, "t", &ov, &target_refs(&c, &ov).unwrap(), &[]).unwrap();
+        let on_disk = actions(&p);
+        assert!(matches!(on_disk[0], Action::Run(_)), "{targets}: the read runs");
+        let Action::Skip(why) = &on_disk[1] else {
+            panic!("{targets}: the write runs: {:?}", on_disk[1])
+        };
+        assert!(
+            why.contains("writes withheld") && why.contains("NO-SUCH-MEMBER"),
+            "{why}"
+        );
+        assert!(p.targets[0].grant.is_none() && !p.targets[0].info.writable);
+    }
+    // Live, by path: granted, and the write runs.
+    let c = raw(&format!(
+        r#"{{"tests":{tests},"targets":["{disk}"],"destructive":{{"confirm":"{phrase}","targets":["{disk}"]}}}}"#
+    ));
+    let p = validate(&c, "t", &ov).unwrap();
+    assert!(matches!(actions(&p)[1], Action::Run(_)), "the write runs");
+    assert!(p.targets[0].grant.is_some());
+    // An entry that is a symlink to the disk names the same device.
+    let link = std::env::temp_dir().join(format!("bootbench-config-link-{}", std::process::id()));
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&disk, &link).unwrap();
+    let by_link = raw(&format!(
+        r#"{{"tests":{tests},"targets":["{disk}"],"destructive":{{"confirm":"{phrase}","targets":["{}"]}}}}"#,
+        link.display()
+    ));
+    let granted = validate(&by_link, "t", &ov).unwrap().targets[0].grant.is_some();
+    std::fs::remove_file(&link).unwrap();
+    assert!(granted, "a symlink names the device it points at");
+    // Booted, a "destructive" entry that is a path is an error naming it.
+    let e = plan_with(&c, "t", &ov, &target_refs(&c, &ov).unwrap(), &[]).unwrap_err();
+    assert!(
+        e.0.starts_with("destructive.targets[0]: ") && e.0.contains("booted from the stick"),
+        "{e}"
+    );
+}
+
+/// A disk the config names but this machine lacks (by serial, WWN or
+/// path; a target or an array member): for the unattended run
+/// (`plan_with`) it is an absent target whose tests, and those of the
+/// array on it, are skipped with the reason while the present disk's
+/// run; for the live command (`validate`) it is an error naming it; a
+/// missing `--target` path is an error either way.
+#[test]
+fn absent_disks_are_skipped_unattended_and_refused_live() {
+    let t = crate::testutil::TempDir::new("config-absent");
+    // Booted, a disk is a block device: a loop device stands in for one.
+    let Some(lo) = crate::testutil::Loop::new("config-absent", &vec![0u8; 4 << 20]) else {
+        return;
+    };
+    let disk = lo.dev.clone();
+    let gone = t.0.join("gone.img").to_string_lossy().into_owned();
+    let text = format!(
+        r#"{{"tests":[{{"workload":"seq_read","size":"1M"}}],
+            "targets":["{disk}",{{"serial":"NO-SUCH-SN"}},{{"wwn":"0x5000NOPE"}},"{gone}"],
+            "arrays":[{{"name":"r0","level":"raid0","members":["{disk}",{{"serial":"NO-SUCH-MEMBER"}}]}}]}}"#
+    );
+    let c = raw(&text);
+    let ov = Overrides::default();
+    let refs = target_refs(&c, &ov).unwrap();
+    let p = plan_with(&c, "t", &ov, &refs, &[]).unwrap();
+    let missing: Vec<(&str, Option<&str>)> = p
+        .targets
+        .iter()
+        .map(|t| (t.info.path.as_str(), t.missing.as_deref()))
+        .collect();
+    assert_eq!(missing[0], (disk.as_str(), None));
+    for (i, (path, want)) in [
+        ("serial:NO-SUCH-SN", "targets[1]: no whole disk has serial NO-SUCH-SN"),
+        ("wwn:0x5000NOPE", "targets[2]: no whole disk has WWN 0x5000NOPE"),
+        (gone.as_str(), "targets[3]: "),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        assert_eq!(missing[i + 1].0, path);
+        assert!(
+            missing[i + 1].1.is_some_and(|m| m.starts_with(want)),
+            "{:?}",
+            missing[i + 1]
+        );
+        assert_eq!(p.targets[i + 1].info.kind, "absent");
+    }
+    assert_eq!(p.targets[1].info.serial.as_deref(), Some("NO-SUCH-SN"));
+    let actions: Vec<(usize, bool)> = p
+        .items
+        .iter()
+        .map(|it| (it.target, matches!(it.action, Action::Run(_))))
+        .collect();
+    let r0 = p.stacks[0].target;
+    assert!(actions.contains(&(0, true)), "the present disk runs: {actions:?}");
+    for it in p.items.iter().filter(|it| it.target != 0) {
+        let Action::Skip(why) = &it.action else {
+            panic!("{it:?}")
+        };
+        if it.target == r0 {
+            assert!(
+                why.starts_with("not assembled: a disk beneath r0 is absent: arrays[0].members[1]"),
+                "{why}"
+            );
+        } else {
+            // The absent member is a target of its own too.
+            assert!(
+                why.starts_with("not run: targets[") || why.starts_with("not run: arrays[0].members[1]: no whole disk"),
+                "{why}"
+            );
+        }
+    }
+    assert!(describe_plan(&p).contains("target serial:NO-SUCH-SN: absent: targets[1]"));
+    // The live command refuses it as bad input.
+    let e = validate(&c, "t", &ov).unwrap_err().0;
+    assert!(e.starts_with("targets[1]: no whole disk has serial NO-SUCH-SN"), "{e}");
+    // A --target path that does not exist is bad input, unattended too.
+    let cli_refs = vec![(TargetRef::Path(gone.clone()), "--target".to_string())];
+    let e = plan_with(&raw(r#"{"tests":[{"workload":"seq_read"}]}"#), "t", &ov, &cli_refs, &[])
+        .unwrap_err()
+        .0;
+    assert!(e.starts_with("--target: "), "{e}");
+    // Booted, a regular file is no target, nor a member; live it is.
+    let file = t.0.join("a.img");
+    std::fs::write(&file, vec![0u8; 4 << 20]).unwrap();
+    let file = file.to_string_lossy().into_owned();
+    for (text, at) in [
+        (
+            format!(r#"{{"tests":[{{"workload":"seq_read"}}],"targets":["{disk}","{file}"]}}"#),
+            "targets[1]",
+        ),
+        (
+            format!(
+                r#"{{"tests":[{{"workload":"seq_read"}}],"arrays":[{{"name":"r","level":"raid1","members":["{disk}","{file}"]}}]}}"#
+            ),
+            "arrays[0].members[1]",
+        ),
+    ] {
+        let c = raw(&text);
+        let e = plan_with(&c, "t", &ov, &target_refs(&c, &ov).unwrap(), &[])
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with(&format!("{at}: {file:?} is a regular file; booted from the stick")),
+            "{e}"
+        );
+        assert!(validate(&c, "t", &ov).is_ok(), "live, a file is a target");
+    }
+}
+
+#[test]
+fn test_deadline_is_a_positive_duration() {
+    let ov = Overrides {
+        simulate: true,
+        ..Overrides::default()
+    };
+    let plan = |v: &str| {
+        validate(
+            &raw(&format!(
+                r#"{{"profile":"quick","targets":["sim:ssd:64M"],"test_deadline":{v}}}"#
+            )),
+            "t",
+            &ov,
+        )
+        .map(|p| p.test_deadline)
+        .map_err(|e| e.0)
+    };
+    assert_eq!(plan("\"5s\""), Ok(Some(Nanos::from_secs(5))));
+    assert_eq!(plan("0.5"), Ok(Some(Nanos(500_000_000))));
+    assert!(plan("\"0s\"").unwrap_err().starts_with("test_deadline: "), "zero");
+    assert!(plan("\"soon\"").unwrap_err().contains("is not a duration"));
+    assert_eq!(
+        validate(&raw(r#"{"profile":"quick","targets":["sim:ssd:64M"]}"#), "t", &ov)
+            .unwrap()
+            .test_deadline,
+        None
+    );
+}
+
+#[test]
+fn partitions_are_on_their_disk() {
+    for (p, d, want) in [
+        ("/dev/sdb", "/dev/sdb", true),
+        ("sim:ssd:64M", "sim:ssd:64M", true),
+        ("/nonexistent/sdb1", "/nonexistent/sdb", false),
+        ("/dev/null", "/dev/zero", false),
+    ] {
+        assert_eq!(on_disk(p, d), want, "{p} on {d}");
+    }
+    // A real partition of the host's first disk, where there is one.
+    if let Some((part, disk)) = std::fs::read_dir("/sys/class/block").ok().and_then(|rd| {
+        rd.filter_map(Result::ok).find_map(|e| {
+            let dir = std::fs::canonicalize(e.path()).ok()?;
+            dir.join("partition").exists().then(|| {
+                let disk = dir.parent()?.file_name()?.to_string_lossy().into_owned();
+                Some((
+                    format!("/dev/{}", e.file_name().to_string_lossy()),
+                    format!("/dev/{disk}"),
+                ))
+            })?
+        })
+    }) {
+        if std::path::Path::new(&part).exists() {
+            assert!(on_disk(&part, &disk), "{part} on {disk}");
+            assert!(!on_disk(&disk, &part), "{disk} is not on {part}");
+        }
+    }
+}
+
+#[test]
+fn sim_targets() {
+    assert_eq!(
+        parse_sim("sim:hdd:1G", "x"),
+        Ok(SimSpec {
+            hdd: true,
+            size: 1 << 30
+        })
+    );
+    assert_eq!(
+        parse_sim("sim:ssd:256M", "x"),
+        Ok(SimSpec {
+            hdd: false,
+            size: 256 << 20
+        })
+    );
+    for bad in ["sim:tape:1G", "sim:hdd", "sim:hdd:4q", "/dev/sda", "sim:hdd:1k"] {
+        assert!(
+            parse_sim(bad, "--target").unwrap_err().0.starts_with("--target: "),
+            "{bad}"
+        );
+    }
+}
+
+fn sim() -> Overrides {
+    Overrides {
+        simulate: true,
+        ..Overrides::default()
+    }
+}
+
+fn stacked(extra: &str) -> Result<Plan, ConfigError> {
+    let text = format!(r#"{{"tests":[{{"workload":"seq_read","runtime":"50ms"}}],"targets":["sim:hdd:1G"]{extra}}}"#);
+    validate(&parse(&text, "t.json")?, "t.json", &sim())
+}
+
+/// A serial with a line break does not break the plan's lines: each
+/// line is one target or test, and prints as one console line.
+#[test]
+fn plan_lines_keep_a_device_string_on_its_line() {
+    let mut p = stacked("").expect("plan");
+    let before = describe_plan_lines(&p).len();
+    p.targets[0].info.serial = Some("SN\n  test 9: fake (seq_write): writes allowed".into());
+    let lines = describe_plan_lines(&p);
+    assert_eq!(lines.len(), before);
+    let shown = bench_core::console::safe(&lines[1]);
+    assert!(
+        shown.contains("serial SN\\n  test 9: fake (seq_write): writes allowed,"),
+        "{shown}"
+    );
+    assert!(!shown.contains('\n'));
+}
+
+#[test]
+fn stacks_resolve_in_dependency_order_and_members_are_targets() {
+    let p = stacked(
+        r#","arrays":[{"name":"r0","level":"raid0","members":["sim:ssd:64M","sim:ssd:32M"],"chunk":"64k"},
+                       {"name":"r5","level":"raid5","members":["sim:ssd:16M","sim:ssd:17M","sim:ssd:18M"]}],
+           "layers":[{"name":"lv","kind":"linear","on":"secure"},
+                     {"name":"secure","kind":"crypt","on":"r0","sector_size":4096},
+                     {"name":"raw","kind":"linear","on":"sim:ssd:8M","offset":"4k"}],
+           "all_at_once":true"#,
+    )
+    .unwrap();
+    let names: Vec<&str> = p.stacks.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["r0", "r5", "secure", "lv", "raw"]);
+    let paths: Vec<&str> = p.targets.iter().map(|t| t.info.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "sim:hdd:1G",
+            "sim:ssd:64M",
+            "sim:ssd:32M",
+            "sim:ssd:16M",
+            "sim:ssd:17M",
+            "sim:ssd:18M",
+            "sim:ssd:8M",
+            "md:r0",
+            "md:r5",
+            "dm:secure",
+            "dm:lv",
+            "dm:raw"
+        ]
+    );
+    assert!(p.all_at_once);
+    // Every target, member disk or stack, has the plan's test.
+    for ti in 0..p.targets.len() {
+        assert_eq!(p.items.iter().filter(|it| it.target == ti).count(), 1, "{ti}");
+    }
+    let r0 = &p.stacks[0];
+    assert_eq!(
+        r0.kind,
+        StackKind::Array {
+            level: Level::Raid0,
+            chunk_bytes: 65536,
+            layout: None,
+            members: vec![1, 2]
+        }
+    );
+    // raid0: the members' sizes added; raid5: (N-1) x the smallest.
+    assert_eq!(p.targets[7].geometry.size, 96 << 20);
+    assert_eq!(p.targets[8].geometry.size, 2 * (16 << 20));
+    assert_eq!(
+        p.stacks[1].kind,
+        StackKind::Array {
+            level: Level::Raid5,
+            chunk_bytes: DEFAULT_CHUNK,
+            layout: Some("left-symmetric"),
+            members: vec![3, 4, 5]
+        }
+    );
+    // Layers: on the right target, with the disks beneath.
+    assert!(matches!(
+        p.stacks[2].kind,
+        StackKind::Crypt {
+            on: 7,
+            sector_size: 4096,
+            key_bits: 512,
+            ..
+        }
+    ));
+    assert_eq!(
+        p.stacks[3].kind,
+        StackKind::Linear {
+            offset_bytes: 1 << 20,
+            on: 9
+        }
+    );
+    assert_eq!(p.stacks[3].disks, vec![1, 2]);
+    assert_eq!(p.stacks[4].disks, vec![6]);
+    assert_eq!(p.targets[10].geometry.size, (96 << 20) - (1 << 20));
+    assert_eq!(p.targets[9].geometry.logical_block, 4096);
+    let info = p.targets[10].info.stack.clone().unwrap();
+    assert_eq!(
+        (info.kind.as_str(), info.level.as_str(), info.on.as_deref()),
+        ("dm", "linear", Some("dm:secure"))
+    );
+    let info = p.targets[7].info.stack.clone().unwrap();
+    assert_eq!(info.members, vec!["sim:ssd:64M", "sim:ssd:32M"]);
+    assert!(info.notes.iter().any(|n| n.contains("write-intent bitmap")));
+    let text = describe_plan(&p);
+    assert!(
+        text.contains("array \"r0\": raid0 of sim:ssd:64M, sim:ssd:32M, chunk 65536 B"),
+        "{text}"
+    );
+    assert!(
+        text.contains("layer \"lv\": linear at offset 1048576 B on dm:secure"),
+        "{text}"
+    );
+}
+
+#[test]
+fn each_invalid_stack_gives_its_error() {
+    let two = r#""members":["sim:ssd:64M","sim:ssd:32M"]"#;
+    let cases = [
+        (
+            r#","arrays":[{"name":"r0","level":"raid0","members":["sim:ssd:64M","sim:tape:1G"]}]"#.to_string(),
+            "arrays[0].members[1]: \"sim:tape:1G\" is not a simulated disk",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"a","level":"raid1",{two}}},{{"name":"b","level":"raid1","members":["sim:ssd:32M","sim:ssd:16M"]}}]"#),
+            "arrays[1].members[0]: \"sim:ssd:32M\" is already used by arrays[0].members[1]; expected each disk in one array or layer",
+        ),
+        (
+            r#","arrays":[{"name":"a","level":"raid1","members":["sim:ssd:32M","sim:ssd:32M"]}]"#.to_string(),
+            "arrays[0].members[1]: \"sim:ssd:32M\" is already used by arrays[0].members[0]",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r5","level":"raid5",{two}}}]"#),
+            "arrays[0].members: 2 member(s) are too few for raid5; expected at least 3",
+        ),
+        (
+            r#","arrays":[{"name":"r6","level":"raid6","members":["sim:ssd:1M","sim:ssd:2M","sim:ssd:3M"]}]"#.to_string(),
+            "arrays[0].members: 3 member(s) are too few for raid6; expected at least 4",
+        ),
+        (
+            r#","arrays":[{"name":"r1","level":"raid1","members":["sim:ssd:1M"]}]"#.to_string(),
+            "arrays[0].members: 1 member(s) are too few for raid1; expected at least 2",
+        ),
+        (
+            r#","layers":[{"name":"a","kind":"linear","on":"b"},{"name":"b","kind":"linear","on":"a"}]"#.to_string(),
+            "layers[0].on: \"b\" makes a cycle (a -> b -> a); expected layers that stack without a loop",
+        ),
+        (
+            r#","layers":[{"name":"a","kind":"linear","on":"a"}]"#.to_string(),
+            "layers[0].on: \"a\" makes a cycle (a -> a)",
+        ),
+        (
+            r#","layers":[{"name":"a","kind":"linear","on":"r9"}]"#.to_string(),
+            "layers[0].on: \"r9\" is not an array, a layer or a disk; expected one of a or a disk path",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"96k",{two}}}]"#),
+            "arrays[0].chunk: \"96k\" is not a chunk size md takes; expected a power of two from 4k to 1G",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"2k",{two}}}]"#),
+            "arrays[0].chunk: \"2k\" is not a chunk size",
+        ),
+        // md holds the chunk in a signed 32-bit byte count: 2G and more
+        // never reach the kernel, whatever the level (members larger
+        // than the chunk, so that nothing else is wrong).
+        (
+            r#","arrays":[{"name":"r0","level":"raid0","chunk":"2G","members":["sim:ssd:4G","sim:ssd:5G"]}]"#.to_string(),
+            "arrays[0].chunk: \"2G\" is not a chunk size md takes; expected a power of two from 4k to 1G",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid10","chunk":"2GiB",{two}}}]"#),
+            "arrays[0].chunk: \"2GiB\" is not a chunk size",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid1","chunk":"4G",{two}}}]"#),
+            "arrays[0].chunk: \"4G\" is not a chunk size",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":2147483648,{two}}}]"#),
+            "arrays[0].chunk: 2147483648 is not a chunk size",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid0",{two}}}],"layers":[{{"name":"r0","kind":"crypt","on":"r0"}}]"#),
+            "layers[0].name: \"r0\" is already the name of arrays[0]; expected a unique name",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"R 0","level":"raid0",{two}}}]"#),
+            "arrays[0].name: \"R 0\" is not a stack name",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r","level":"raid7",{two}}}]"#),
+            "arrays[0].level: \"raid7\" is not a level; expected one of linear, raid0",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r","level":"raid10","layout":"far3",{two}}}]"#),
+            "arrays[0].layout: \"far3\" is not a raid10 layout; expected one of near2, far2, offset2",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r","level":"raid0","layout":"near2",{two}}}]"#),
+            "arrays[0].layout: \"near2\" is not taken by raid0",
+        ),
+        (
+            r#","layers":[{"name":"c","kind":"crypt","on":"sim:ssd:8M","key_bits":384}]"#.to_string(),
+            "layers[0].key_bits: 384 is not an aes-xts-plain64 key size; expected 256 or 512",
+        ),
+        (
+            r#","layers":[{"name":"c","kind":"crypt","on":"sim:ssd:8M","cipher":"des"}]"#.to_string(),
+            "layers[0].cipher: \"des\" is not supported",
+        ),
+        (
+            r#","layers":[{"name":"c","kind":"crypt","on":"sim:ssd:8M","offset":"1M"}]"#.to_string(),
+            "layers[0].offset: given for a crypt layer",
+        ),
+        (
+            r#","layers":[{"name":"c","kind":"linear","on":"sim:ssd:8M","sector_size":4096}]"#.to_string(),
+            "layers[0].sector_size: given for a linear layer",
+        ),
+        (
+            r#","layers":[{"name":"c","kind":"linear","on":"sim:ssd:8M","offset":"8M"}]"#.to_string(),
+            "layers[0].offset: 8388608 B does not fit sim:ssd:8M",
+        ),
+        (
+            r#","layers":[{"name":"c","kind":"mirror","on":"sim:ssd:8M"}]"#.to_string(),
+            "layers[0].kind: \"mirror\" is not a layer kind; expected crypt or linear",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid0",{two}}}],"layers":[{{"name":"c","kind":"crypt","on":"sim:ssd:64M"}}]"#),
+            "layers[0].on: \"sim:ssd:64M\" is already used by arrays[0].members[0]",
+        ),
+        (
+            r#","arrays":[{"name":"r0","level":"raid0","members":["r1","sim:ssd:1M"]},{"name":"r1","level":"raid0","members":["sim:ssd:2M","sim:ssd:3M"]}]"#.to_string(),
+            "arrays[0].members[0]: \"r1\" is an array or layer; expected a disk",
+        ),
+    ];
+    for (extra, want) in &cases {
+        let e = stacked(extra).unwrap_err().0;
+        assert!(e.starts_with(want), "{extra}\n  got:  {e}\n  want: {want}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+    // The chunks md takes, from 4k to 1G, plan.
+    for (level, chunk, bytes) in [
+        ("raid0", "4k", 4096),
+        ("raid5", "1G", 1 << 30),
+        ("raid10", "1073741824", 1 << 30),
+    ] {
+        // Members of at least a chunk: md rounds each down to whole chunks.
+        let members = match level {
+            "raid5" => r#""members":["sim:ssd:2G","sim:ssd:3G","sim:ssd:4G"]"#,
+            "raid10" => r#""members":["sim:ssd:2G","sim:ssd:3G"]"#,
+            _ => two,
+        };
+        let chunk_json = if chunk.ends_with('k') || chunk.ends_with('G') {
+            format!("{chunk:?}")
+        } else {
+            chunk.to_string()
+        };
+        let p = stacked(&format!(
+            r#","arrays":[{{"name":"r0","level":"{level}","chunk":{chunk_json},{members}}}]"#
+        ))
+        .unwrap_or_else(|e| panic!("{level} chunk {chunk}: {}", e.0));
+        assert!(
+            matches!(p.stacks[0].kind, StackKind::Array { chunk_bytes, .. } if chunk_bytes == bytes),
+            "{level} {chunk}"
+        );
+    }
+    // The boot stick is never a member.
+    let raw = parse(
+        r#"{"profile":"quick","arrays":[{"name":"r","level":"raid1","members":["sim:ssd:8M","sim:ssd:9M"]}]}"#,
+        "t",
+    )
+    .unwrap();
+    let refs = vec![(TargetRef::Path("sim:hdd:1G".into()), "discovered".to_string())];
+    let e = plan_with(&raw, "t", &sim(), &refs, &["sim:ssd:9M".to_string()])
+        .unwrap_err()
+        .0;
+    assert!(
+        e.starts_with("arrays[0].members[1]: \"sim:ssd:9M\" is on the boot stick"),
+        "{e}"
+    );
+    // Unknown keys are refused by the parser.
+    assert!(parse(
+        r#"{"arrays":[{"name":"r","level":"raid0","members":[],"stripe":1}]}"#,
+        "t"
+    )
+    .is_err());
+    assert!(parse(r#"{"layers":[{"name":"r","kind":"crypt","on":"x","key":"00"}]}"#, "t").is_err());
+}
+
+#[test]
+fn writes_to_a_stack_need_every_member_writable() {
+    let t = crate::testutil::TempDir::new("stackperm");
+    let (a, b) = (t.0.join("a.img"), t.0.join("b.img"));
+    for f in [&a, &b] {
+        std::fs::write(f, vec![0u8; 4 << 20]).unwrap();
+    }
+    let (a, b) = (a.to_string_lossy().into_owned(), b.to_string_lossy().into_owned());
+    let plan_for = |named: &[&str]| {
+        let text = format!(
+            r#"{{"tests":[{{"workload":"seq_write","runtime":"50ms"}},{{"workload":"seq_read","runtime":"50ms"}}],
+                "arrays":[{{"name":"r","level":"raid0","members":["{a}","{b}"],"chunk":"64k"}}],
+                "layers":[{{"name":"l","kind":"linear","on":"r"}}],
+                "all_at_once":true,
+                "destructive":{{"confirm":"{}","targets":{}}}}}"#,
+            safety::CONFIRM_PHRASE,
+            serde_json::to_string(named).unwrap()
+        );
+        validate(&parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap()
+    };
+    let p = plan_for(&[&a]);
+    assert_eq!(p.targets.len(), 4);
+    assert!(p.targets[0].info.writable && p.targets[0].grant.is_some());
+    assert!(!p.targets[1].info.writable);
+    for ti in [2, 3] {
+        let i = &p.targets[ti].info;
+        assert!(!i.writable, "{}", i.path);
+        let why = i.write_refusal.clone().unwrap();
+        assert!(why.contains(&format!("member {b} is not writable")), "{why}");
+        let write = p
+            .items
+            .iter()
+            .find(|it| it.target == ti && it.spec.workload.writes())
+            .unwrap();
+        assert!(matches!(&write.action, Action::Skip(r) if *r == why), "{write:?}");
+        let read = p
+            .items
+            .iter()
+            .find(|it| it.target == ti && !it.spec.workload.writes())
+            .unwrap();
+        assert!(matches!(read.action, Action::Run(_)));
+    }
+    let p = plan_for(&[&a, &b]);
+    for ti in 0..4 {
+        assert!(p.targets[ti].info.writable, "{ti}");
+        assert!(p
+            .items
+            .iter()
+            .filter(|it| it.target == ti)
+            .all(|it| matches!(it.action, Action::Run(_))));
+    }
+    // Once assembled, the target takes the device's path and geometry.
+    let mut p = p;
+    let g = Geometry {
+        size: 6 << 20,
+        logical_block: 512,
+        physical_block: 4096,
+    };
+    assembled(&mut p, 2, "/dev/md9", g);
+    assert_eq!(
+        (p.targets[2].info.path.as_str(), p.targets[2].geometry),
+        ("/dev/md9", g)
+    );
+    assert_eq!(
+        p.targets[3].info.stack.as_ref().unwrap().on.as_deref(),
+        Some("/dev/md9")
+    );
+    let tiny = Geometry {
+        size: 256,
+        logical_block: 512,
+        physical_block: 512,
+    };
+    assembled(&mut p, 3, "/dev/dm-0", tiny);
+    let acts: Vec<&Action> = p
+        .items
+        .iter()
+        .filter(|it| it.target == 3)
+        .map(|it| &it.action)
+        .collect();
+    assert!(
+        acts.iter()
+            .all(|a| matches!(a, Action::Skip(r) if r.starts_with("does not fit"))),
+        "{acts:?}"
+    );
+}
+
+#[test]
+fn readme_stacks_example_parses_and_fits_the_schema() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let at = readme.find("### Arrays and layers").expect("README has the section");
+    let start = at + readme[at..].find("```json\n").unwrap() + "```json\n".len();
+    let text = &readme[start..start + readme[start..].find("```").unwrap()];
+    let c = parse(text, "README").unwrap();
+    assert_eq!((c.arrays.len(), c.layers.len(), c.all_at_once), (2, 2, true));
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../schema/bootbench.config-1.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let j: serde_json::Value = serde_json::from_str(text).unwrap();
+    let errors: Vec<String> = v.iter_errors(&j).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let bad: serde_json::Value =
+        serde_json::from_str(r#"{"profile":"quick","arrays":[{"name":"R","level":"raid9","members":[]}]}"#).unwrap();
+    assert!(v.iter_errors(&bad).count() >= 2);
+    // The same example with simulated disks is a valid plan.
+    let sim_text = text
+        .replace("\"/dev/sdb\"", "\"sim:ssd:64M\"")
+        .replace("{\"serial\": \"SN1\"}", "\"sim:ssd:65M\"")
+        .replace("/dev/sdd", "sim:ssd:8M")
+        .replace("/dev/sde", "sim:ssd:9M")
+        .replace("/dev/sdf", "sim:ssd:10M");
+    let p = validate(&parse(&sim_text, "README").unwrap(), "README", &sim()).unwrap();
+    assert_eq!(p.stacks.len(), 4);
+}

@@ -1,0 +1,406 @@
+//! Validation: the tests a config asks for (profile, defaults, per-test
+//! parameters, command-line overrides), checked field by field, and the
+//! plan they become with the targets ([`plan_with`]). Every error is one line
+//! naming the field path (`tests[2].bs`), the value and what is expected;
+//! nothing is opened for writing.
+
+use crate::plan::safety::{self, TargetRef};
+use bench_core::plan::{default_name, PlanError};
+use bench_core::profile::{profile, PROFILES};
+use bench_core::spec::{Params, TestSpec, Workload};
+use bench_core::units::Bytes;
+
+use super::model::{action_for, Action, Plan, PlanItem, PlannedTarget};
+use super::raw::{
+    check_on_finish, dur_of, err, int_of, parse, parse_duration, read_config_file, size_of, u32_of, ConfigError,
+    Origin, Overrides, RawConfig, RawParams, Scalar,
+};
+use super::resolve::{
+    missing_target, on_disk, real_target, refuse_file_when_booted, resolve_destructive, resolve_stacks, same_file,
+    sim_target, Lookup, MachineDisks, Resolved, DEFAULT_SIM_TARGETS,
+};
+
+/// Apply the parameters given in `raw` (only those) to `p`; `at` is the
+/// field path of `raw` (`defaults`, `tests[2]`).
+pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigError> {
+    for (key, v) in raw.entries() {
+        let at = format!("{at}.{key}");
+        let at = at.as_str();
+        match key {
+            "bs" => p.bs = Bytes(size_of(v, at)?),
+            "size" => p.size = Some(Bytes(size_of(v, at)?)),
+            "offset" => p.offset = Bytes(size_of(v, at)?),
+            "length" => p.length = Some(Bytes(size_of(v, at)?)),
+            "zone_bytes" => p.zone_bytes = Bytes(size_of(v, at)?),
+            "runtime" => p.runtime = Some(dur_of(v, at)?),
+            "ramp_time" => p.ramp_time = dur_of(v, at)?,
+            "sample_interval" => {
+                let d = dur_of(v, at)?;
+                if d.0 == 0 {
+                    return err(format!("{at}: {v} is out of range; expected a duration above 0"));
+                }
+                p.sample_interval = d;
+            }
+            "iodepth" => p.iodepth = u32_of(v, at, "a whole number from 1 to 4294967295", 1)?,
+            "jobs" => p.jobs = u32_of(v, at, "a whole number from 1 to 4294967295", 1)?,
+            "points" => p.points = u32_of(v, at, "a whole number from 1 to 4294967295", 1)?,
+            "rwmixread" => {
+                let expected = "a percentage of reads from 0 to 100";
+                p.rwmixread = match u8::try_from(int_of(v, at, expected)?) {
+                    Ok(n) if n <= 100 => n,
+                    _ => return err(format!("{at}: {v} is out of range; expected {expected}")),
+                };
+            }
+            "flush_every" => {
+                let expected = "a whole number of writes from 1";
+                p.flush_every = match int_of(v, at, expected)? {
+                    0 => return err(format!("{at}: {v} is out of range; expected {expected}")),
+                    n => n,
+                };
+            }
+            "seed" => p.seed = int_of(v, at, "a whole number from 0 to 18446744073709551615")?,
+            "verify" => {
+                p.verify = match v {
+                    Scalar::Bool(b) => *b,
+                    _ => return err(format!("{at}: {v} is not a boolean; expected true or false")),
+                }
+            }
+            _ => unreachable!("every key of RawParams is handled: {key}"),
+        }
+    }
+    Ok(())
+}
+
+/// The tests of a config, in order: the profile's then `tests`, with
+/// `seed` and `defaults` applied and names made unique.
+pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(TestSpec, Origin)>, ConfigError> {
+    let mut out: Vec<(TestSpec, Origin)> = Vec::new();
+    let defaults = raw.defaults.clone().unwrap_or_default();
+    let mut base = Params::defaults();
+    if let Some(seed) = raw.seed {
+        base.seed = seed;
+    }
+    apply(&mut base, &defaults, "defaults")?;
+    if let Some(name) = profile_name {
+        let Some(tests) = profile(name) else {
+            return err(format!(
+                "profile: {name:?} is not a profile; expected one of {}",
+                PROFILES.join(", ")
+            ));
+        };
+        for (i, mut spec) in tests.into_iter().enumerate() {
+            if let Some(seed) = raw.seed {
+                spec.params.seed = seed;
+            }
+            apply(&mut spec.params, &defaults, "defaults")?;
+            // `verify` in the defaults applies to the write tests only.
+            spec.params.verify &= spec.workload.writes();
+            out.push((spec, Origin::Profile(i)));
+        }
+    }
+    for (i, t) in raw.tests.iter().enumerate() {
+        let at = format!("tests[{i}]");
+        let Some(workload) = Workload::from_name(&t.workload) else {
+            let names: Vec<&str> = Workload::ALL.iter().map(|w| w.name()).collect();
+            return err(format!(
+                "{at}.workload: {:?} is not a workload; expected one of {}",
+                t.workload,
+                names.join(", ")
+            ));
+        };
+        let mut params = base.clone();
+        apply(&mut params, &t.params(), &at)?;
+        if t.verify == Some(Scalar::Bool(true)) && !workload.writes() {
+            return err(format!(
+                "{at}.verify: true, but {} does not write; expected false (only a write workload verifies what it wrote)",
+                workload.name()
+            ));
+        }
+        params.verify &= workload.writes();
+        let mut spec = TestSpec {
+            name: String::new(),
+            workload,
+            params,
+        };
+        spec.name = match &t.name {
+            Some(n) if n.trim().is_empty() => return err(format!("{at}.name: {n:?} is empty; expected a name")),
+            Some(n) => n.clone(),
+            None => default_name(&spec),
+        };
+        out.push((spec, Origin::User(i)));
+    }
+    if out.is_empty() {
+        return err(
+            "nothing to run: give a profile (\"profile\" in the config or --profile NAME) or \"tests\"; profiles: "
+                .to_string()
+                + &PROFILES.join(", "),
+        );
+    }
+    // Unique names: a repeated name gets _2, _3, ...
+    let mut seen = std::collections::HashMap::<String, u32>::new();
+    for (spec, _) in &mut out {
+        let n = seen.entry(spec.name.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            spec.name = format!("{}_{}", spec.name, n);
+        }
+    }
+    Ok(out)
+}
+
+/// Load a config file (or none: `--profile` alone) and validate it into a plan.
+pub fn load(config: Option<&str>, ov: &Overrides) -> Result<Plan, ConfigError> {
+    let (raw, source) = match config {
+        Some(path) => {
+            let text = match read_config_file(std::path::Path::new(path)) {
+                Ok(Some(t)) => t,
+                Ok(None) => return err(format!("--config: {path:?} does not exist; expected a config file")),
+                Err(e) => return err(format!("--config: {e}")),
+            };
+            (parse(&text, path)?, path.to_string())
+        }
+        None => (RawConfig::default(), "command-line".to_string()),
+    };
+    validate(&raw, &source, ov)
+}
+
+/// Validate a parsed config into a plan: its targets (the command line's
+/// replace the config's), see [`plan_with`].
+pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, ConfigError> {
+    // The tests first, so that their errors come before target errors.
+    tests_of(raw, ov.profile.as_deref().or(raw.profile.as_deref()))?;
+    let refs = target_refs(raw, ov)?;
+    plan_targets(raw, source, ov, &refs, &[], false)
+}
+
+/// The targets a config and command line name, each with the field path
+/// that named it: `--target`s if any, else the config's `targets`, else the
+/// default simulated disks with `--simulate`; none is an error.
+pub fn target_refs(raw: &RawConfig, ov: &Overrides) -> Result<Vec<(TargetRef, String)>, ConfigError> {
+    let mut refs: Vec<(TargetRef, String)> = Vec::new();
+    if ov.targets.is_empty() {
+        for (i, t) in raw.targets.iter().enumerate() {
+            let at = format!("targets[{i}]");
+            refs.push((t.to_ref(&at)?, at));
+        }
+    } else {
+        for t in &ov.targets {
+            if t.is_empty() {
+                return err("--target: \"\" is not a target; expected a path");
+            }
+            refs.push((TargetRef::Path(t.clone()), "--target".to_string()));
+        }
+    }
+    let stacked = !(raw.arrays.is_empty() && raw.layers.is_empty());
+    if refs.is_empty() && ov.simulate && !stacked {
+        refs = DEFAULT_SIM_TARGETS
+            .iter()
+            .map(|p| (TargetRef::Path((*p).to_string()), "--simulate".to_string()))
+            .collect();
+    }
+    if refs.is_empty() && !stacked {
+        return err("targets: none given; expected \"targets\" in the config or --target PATH");
+    }
+    Ok(refs)
+}
+
+/// Validate a parsed config with an explicit list of targets (each with the
+/// field path that named it) into a plan, for the unattended run. `never`
+/// lists disks that may not be targets (the boot stick): a target on one of
+/// them is an error. `on_finish` is checked too.
+///
+/// A disk the config names (by path, serial or WWN, as a target or an
+/// array member) that this machine lacks is not an error here: its target
+/// is planned as absent ([`PlannedTarget::missing`]), its tests and those
+/// of any array or layer on it are skipped with the reason, and the rest
+/// runs. (The live command, through [`validate`], refuses it as bad input.)
+pub fn plan_with(
+    raw: &RawConfig,
+    source: &str,
+    ov: &Overrides,
+    refs: &[(TargetRef, String)],
+    never: &[String],
+) -> Result<Plan, ConfigError> {
+    plan_targets(raw, source, ov, refs, never, true)
+}
+
+/// [`plan_with`] when `booted` (an absent disk is not an error, and
+/// `destructive` must name disks by serial or WWN), else the live
+/// command's plan.
+pub(super) fn plan_targets(
+    raw: &RawConfig,
+    source: &str,
+    ov: &Overrides,
+    refs: &[(TargetRef, String)],
+    never: &[String],
+    booted: bool,
+) -> Result<Plan, ConfigError> {
+    let profile_name = ov.profile.clone().or_else(|| raw.profile.clone());
+    let tests = tests_of(raw, profile_name.as_deref())?;
+    if let Some(v) = &raw.on_finish {
+        check_on_finish(v, "on_finish")?;
+    }
+    if refs.is_empty() && raw.arrays.is_empty() && raw.layers.is_empty() {
+        return err("targets: none; expected at least one disk to benchmark");
+    }
+
+    let machine = MachineDisks::default();
+    let (destructive, unresolved) = match &raw.destructive {
+        None => (None, None),
+        Some(d) => {
+            let (d, why) = resolve_destructive(d, ov.simulate, booted, &machine)?;
+            (Some(d), why)
+        }
+    };
+
+    let mut targets: Vec<PlannedTarget> = Vec::new();
+    for (r, at) in refs {
+        let t = if ov.simulate {
+            sim_target(r, at)?
+        } else {
+            match real_target(r, at, &machine)? {
+                Resolved::Found(t) => *t,
+                // A path given on the command line is bad input.
+                Resolved::Absent(why) if !booted || at == "--target" => return err(why),
+                Resolved::Absent(why) => missing_target(r, why),
+            }
+        };
+        refuse_file_when_booted(&t, at, booted)?;
+        if let Some(n) = never.iter().find(|n| on_disk(&t.info.path, n)) {
+            return err(format!(
+                "{at}: {:?} is on the boot stick {n}; expected another disk (the stick is never a target)",
+                t.info.path
+            ));
+        }
+        if targets
+            .iter()
+            .any(|o| o.info.path == t.info.path || same_file(&o.info.path, &t.info.path))
+        {
+            return err(format!(
+                "{at}: {:?} is named twice; expected each target once",
+                t.info.path
+            ));
+        }
+        targets.push(t);
+    }
+    let cx = Lookup {
+        ov,
+        never,
+        booted,
+        machine: &machine,
+    };
+    let stacks = resolve_stacks(raw, &cx, &mut targets)?;
+
+    let mut items = Vec::new();
+    let wants_write = tests.iter().any(|(s, _)| s.workload.writes());
+    // A config that names a disk this machine lacks does not match the
+    // machine: it runs (reads), but writes nothing anywhere.
+    let withheld = targets
+        .iter()
+        .find_map(|t| t.missing.as_ref())
+        .or(unresolved.as_ref())
+        .map(|why| {
+            format!("writes withheld: the config names a disk this machine lacks ({why}); a config that does not match the machine writes nothing")
+        });
+    for ti in 0..targets.len() {
+        // An absent disk, or a stack with one beneath: its tests are skipped.
+        let absent = match stacks.iter().find(|s| s.target == ti) {
+            Some(st) => st
+                .disks
+                .iter()
+                .find_map(|d| targets[*d].missing.as_ref())
+                .map(|why| format!("not assembled: a disk beneath {} is absent: {why}", st.name)),
+            None => targets[ti].missing.as_ref().map(|why| format!("not run: {why}")),
+        };
+        if let Some(why) = absent {
+            for (spec, _) in &tests {
+                items.push(PlanItem {
+                    target: ti,
+                    spec: spec.clone(),
+                    action: Action::Skip(why.clone()),
+                });
+            }
+            continue;
+        }
+        if let Some(st) = stacks.iter().find(|s| s.target == ti) {
+            // Writable only if every disk beneath is; the refusal names the
+            // first disk that is not.
+            let refused = st.disks.iter().find(|d| !targets[**d].info.writable);
+            let refusal = refused.map(|d| {
+                let m = &targets[*d].info;
+                format!(
+                    "writes refused: member {} is not writable ({})",
+                    m.path,
+                    m.write_refusal.as_deref().unwrap_or("writes refused")
+                )
+            });
+            let t = &mut targets[ti];
+            t.info.writable = refused.is_none();
+            if wants_write {
+                t.info.write_refusal = refusal;
+            }
+        } else {
+            let t = &mut targets[ti];
+            if let (true, Some(why)) = (wants_write && t.sim.is_none(), &withheld) {
+                t.info.write_refusal = Some(why.clone());
+            } else if let (true, Some(id)) = (wants_write, t.id.as_ref()) {
+                match safety::grant(destructive.as_ref(), &t.info.path, id) {
+                    Ok(g) => t.grant = Some(g),
+                    Err(r) => t.info.write_refusal = Some(r.to_string()),
+                }
+            }
+            t.info.writable = t.sim.is_some() || t.grant.is_some();
+        }
+        let t = &targets[ti];
+        for (spec, origin) in &tests {
+            let action = match action_for(spec, &t.geometry, t.info.writable, t.info.write_refusal.as_deref()) {
+                Ok(a) => a,
+                Err(e) => match origin {
+                    Origin::User(i) => {
+                        let field = match &e {
+                            PlanError::NotAligned { field, .. }
+                            | PlanError::TooSmall { field, .. }
+                            | PlanError::OutOfRange { field, .. } => field,
+                        };
+                        return err(format!("tests[{i}].{field} ({}) on {}: {e}", spec.name, t.info.path));
+                    }
+                    Origin::Profile(_) => Action::Skip(format!("does not fit this target: {e}")),
+                },
+            };
+            items.push(PlanItem {
+                target: ti,
+                spec: spec.clone(),
+                action,
+            });
+        }
+    }
+
+    let seed = raw.seed.unwrap_or(Params::defaults().seed);
+    let test_deadline = match &raw.test_deadline {
+        None => None,
+        Some(v) => match parse_duration(v) {
+            Ok(d) if d.0 > 0 => Some(d),
+            Ok(_) => {
+                return err(format!(
+                    "test_deadline: {v} is zero; expected a duration such as \"5s\""
+                ))
+            }
+            Err(e) => {
+                return err(format!(
+                    "test_deadline: {v} is not a duration: {e}; expected a duration such as \"5s\""
+                ))
+            }
+        },
+    };
+    Ok(Plan {
+        profile: profile_name,
+        config_source: source.to_string(),
+        seed,
+        simulated: ov.simulate,
+        targets,
+        items,
+        stacks,
+        all_at_once: raw.all_at_once,
+        test_deadline,
+    })
+}

@@ -1,0 +1,6 @@
+//! Where a result document goes: a new file (never overwriting, no partial
+//! file under a result's name) or stdout ([`sink`]), and the boot stick's
+//! `results/<machine>-<n>.json` ([`stick`]).
+
+pub mod sink;
+pub mod stick;

@@ -1,0 +1,987 @@
+//! The run: one executor for a validated plan, called by the live command
+//! ([`crate::cli`]) and by the unattended run of PID 1's worker
+//! ([`crate::boot::unattended`]). It runs every test on every disk, then
+//! assembles the stacks the plan asks for and runs theirs ([`stacks`]),
+//! then the all-at-once run, on the engines of [`engine`], and returns the
+//! result document; faults skip what they touch and the run goes on.
+
+pub mod engine;
+pub mod stacks;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bench_core::plan::deadline;
+use bench_core::result::{ResultDoc, RunInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
+use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, StopReason};
+use bench_core::spec::Step;
+use bench_core::units::Nanos;
+
+use crate::disks::identity;
+use crate::plan::{Action, Plan, PlanItem};
+use crate::run::engine::{DevTarget, ThreadedRunner};
+
+/// Nanoseconds since the Unix epoch (0 if the clock is before it).
+fn now_unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_nanos()).ok())
+        .unwrap_or(0)
+}
+
+/// A result document with no tests yet: the run, the host, the targets.
+pub fn new_doc(
+    profile: Option<String>,
+    config_source: &str,
+    seed: u64,
+    simulated: bool,
+    targets: Vec<TargetInfo>,
+) -> ResultDoc {
+    ResultDoc {
+        schema: SCHEMA.to_string(),
+        tool: Tool {
+            name: "bootbench".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        run: RunInfo {
+            profile,
+            config_source: config_source.to_string(),
+            started_unix_ns: now_unix_ns(),
+            duration_ns: 0,
+            seed,
+            simulated,
+            status: "ok".to_string(),
+            error: None,
+            bound_ns: None,
+        },
+        host: identity::host(),
+        targets,
+        tests: Vec::new(),
+        all_at_once: Vec::new(),
+        analysis: Vec::new(),
+    }
+}
+
+/// Run a plan: every test on every target, target by target, with progress
+/// lines through `progress` and the document so far through `after_test`
+/// after each test. The live command and the unattended run both use this.
+///
+/// Faults do not stop the run (see [`execute_with`]): a target that is
+/// absent or cannot be opened, or whose I/O hung, has its (remaining) tests
+/// `skipped` with the reason, the other targets run, and `run.status` is
+/// `error` at the end with every such reason in `run.error`.
+pub fn execute(plan: &mut Plan, progress: &mut dyn FnMut(&str), after_test: &mut dyn FnMut(&ResultDoc)) -> ResultDoc {
+    execute_with(plan, &mut stacks::Kernel, &engine::STOP, progress, after_test)
+}
+
+/// Why tests after an interrupt do not run.
+const NOT_RUN_INTERRUPTED: &str = "not run: the run was interrupted (SIGINT or SIGTERM)";
+
+/// True once the user asked the whole run to stop.
+fn interrupted(stop: &Stop) -> bool {
+    stop.reason() == Some(StopReason::Interrupted)
+}
+
+/// [`execute`] with the stacks assembled by `backend`: first every disk's
+/// tests, then the arrays and layers are assembled (in dependency order),
+/// their tests run, and they are torn down (in reverse, also when a test or
+/// a later stack failed; a stack that cannot be assembled skips its own
+/// tests and those of the stacks on it, and the run goes on); then the
+/// all-at-once run, if asked for; then the analysis.
+///
+/// An interrupt (`stop` set to [`StopReason::Interrupted`], by SIGINT or
+/// SIGTERM) ends the running test after its requests in flight (status
+/// `interrupted`, what it measured kept), skips every later test, assembles
+/// no further stack, tears down those assembled, and sets `run.status` to
+/// `interrupted`.
+pub fn execute_with(
+    plan: &mut Plan,
+    backend: &mut dyn stacks::Backend,
+    stop: &Stop,
+    progress: &mut dyn FnMut(&str),
+    after_test: &mut dyn FnMut(&ResultDoc),
+) -> ResultDoc {
+    let started = Instant::now();
+    let mut doc = new_doc(
+        plan.profile.clone(),
+        &plan.config_source,
+        plan.seed,
+        plan.simulated,
+        plan.targets.iter().map(|t| t.info.clone()).collect(),
+    );
+    let bound = run_bound(plan);
+    doc.run.bound_ns = Some(bound.0);
+    progress(&bound_line(plan, bound));
+
+    let total = plan.items.len();
+    let mut failure: Option<String> = None;
+    // Targets that failed (absent, cannot be opened, hung), with why: their
+    // remaining tests are skipped, nothing is built on them, the run goes on.
+    let mut bad: Vec<(usize, String)> = Vec::new();
+    let disks: Vec<usize> = (0..plan.targets.len()).filter(|ti| plan.is_disk(*ti)).collect();
+    for ti in disks {
+        let items = items_of(plan, ti);
+        let path = plan.targets[ti].info.path.clone();
+        if let Some(why) = plan.targets[ti].missing.clone() {
+            progress(&format!("bootbench-init: target absent: {why}; its tests are skipped"));
+            for (i, item) in &items {
+                let reason = format!("not run: {why}");
+                progress(&format!(
+                    "[test {}/{}] {} on {path}: skipped: {reason}",
+                    i + 1,
+                    total,
+                    item.spec.name
+                ));
+                doc.tests.push(skipped(item, plan, &reason));
+            }
+            after_test(&doc);
+            bad.push((ti, format!("target absent: {why}")));
+            continue;
+        }
+        if let Some(sim) = plan.targets[ti].sim {
+            let disk = sim.disk();
+            let mut runner = SerialRunner {
+                target: &disk,
+                clock: &disk.clock,
+            };
+            run_items(
+                &items,
+                total,
+                &path,
+                plan,
+                &mut runner,
+                stop,
+                &mut doc,
+                progress,
+                after_test,
+            );
+        } else {
+            let opened = stacks::open_target(plan, ti, progress);
+            refresh_targets(&mut doc, plan);
+            if opened.as_ref().is_ok_and(DevTarget::writable) {
+                progress(&format!(
+                    "bootbench-init: {path} may be written (named in \"destructive\"); its data will be destroyed"
+                ));
+            }
+            // The items again: a refused claim skips the writes.
+            let items = items_of(plan, ti);
+            match opened {
+                Ok(dev) => {
+                    let mut runner = ThreadedRunner::new(Arc::new(dev));
+                    if let Some(hung) = run_items(
+                        &items,
+                        total,
+                        &path,
+                        plan,
+                        &mut runner,
+                        stop,
+                        &mut doc,
+                        progress,
+                        after_test,
+                    ) {
+                        bad.push((ti, hung));
+                    }
+                }
+                Err(e) => {
+                    let msg = format!("cannot open {path}: {e}");
+                    progress(&format!("bootbench-init: {msg}; its tests are skipped"));
+                    for (_, item) in &items {
+                        doc.tests.push(skipped(item, plan, &format!("not run: {msg}")));
+                    }
+                    after_test(&doc);
+                    bad.push((ti, msg));
+                }
+            }
+        }
+    }
+
+    if !plan.stacks.is_empty() {
+        run_stacks(
+            plan,
+            backend,
+            &mut failure,
+            &mut bad,
+            total,
+            stop,
+            &mut doc,
+            progress,
+            after_test,
+        );
+    }
+    if plan.all_at_once && failure.is_none() && !interrupted(stop) {
+        // A failed disk is left out of the all-at-once run.
+        for it in plan.items.iter_mut() {
+            if let Some((_, why)) = bad.iter().find(|(t, _)| *t == it.target) {
+                it.action = Action::Skip(why.clone());
+            }
+        }
+        doc.all_at_once = stacks::all_at_once(plan, stop, progress);
+    }
+    label_written(plan, &doc, &bad, progress);
+    doc.analysis = bench_core::analysis::analyze(&doc);
+
+    doc.run.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    let mut errors: Vec<String> = bad.into_iter().map(|(_, why)| why).collect();
+    errors.extend(failure);
+    if !errors.is_empty() {
+        doc.run.status = "error".to_string();
+        doc.run.error = Some(errors.join("; "));
+    } else if interrupted(stop) {
+        doc.run.status = "interrupted".to_string();
+        doc.run.error = Some(
+            "interrupted by the user (SIGINT or SIGTERM): the running test was stopped, later tests were not run"
+                .to_string(),
+        );
+    }
+    doc
+}
+
+/// After the run's last write: give every disk this run claimed for
+/// writing (directly or beneath an array or layer) bootbench's scratch
+/// label, so the next run counts it as blank rather than as a disk holding
+/// data (see `safety::scratch`). Claimed again for it (identity only: its
+/// contents are this run's). A target that failed (`bad`: hung, changed)
+/// is left as it is.
+fn label_written(plan: &Plan, doc: &ResultDoc, bad: &[(usize, String)], progress: &mut dyn FnMut(&str)) {
+    let written: Vec<usize> = (0..plan.targets.len())
+        .filter(|ti| plan.is_disk(*ti) && plan.targets[*ti].written && !bad.iter().any(|(b, _)| b == ti))
+        .collect();
+    if written.is_empty() {
+        return;
+    }
+    let machine = crate::results::stick::machine_name(identity::host().product_serial.as_deref());
+    for ti in written {
+        let t = &plan.targets[ti];
+        let Some(grant) = &t.grant else { continue };
+        let label = crate::plan::safety::ScratchLabel {
+            written_unix: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            run_id: format!("{machine}-{}", doc.run.started_unix_ns),
+            machine: machine.clone(),
+            bootbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            disk_size: t.info.size_bytes,
+        };
+        let path = &t.info.path;
+        match grant.claim(crate::plan::safety::Contents::Own) {
+            Ok(p) => match p.write_label(&label) {
+                Ok(()) => progress(&format!(
+                    "bootbench-init: {path}: bootbench's scratch label written (run {}): the next run may write it again",
+                    label.run_id
+                )),
+                Err(e) => progress(&format!("bootbench-init: {path}: writing the scratch label: {e}")),
+            },
+            Err(r) => progress(&format!("bootbench-init: {path}: no scratch label: {r}")),
+        }
+    }
+}
+
+/// Allowance in the run bound for assembling, testing overhead and tearing
+/// down one array or layer (their tests count at their deadlines).
+pub const STACK_ALLOWANCE: Nanos = Nanos(60_000_000_000);
+
+/// A test's deadline: the config's `test_deadline` (for testing), else
+/// [`bench_core::plan::deadline`] of its steps.
+pub fn test_deadline(plan: &Plan, steps: &[Step]) -> Nanos {
+    plan.test_deadline.unwrap_or_else(|| deadline(steps))
+}
+
+/// The most a test can take: its deadline, then the grace its jobs get to
+/// return before they are abandoned.
+fn test_bound(plan: &Plan, steps: &[Step]) -> Nanos {
+    let grace = Nanos(u64::try_from(engine::GRACE.as_nanos()).unwrap_or(u64::MAX));
+    test_deadline(plan, steps) + grace
+}
+
+/// The bound of a whole run: every test that runs at its deadline plus the
+/// grace; [`STACK_ALLOWANCE`] per array or layer; the all-at-once run, if
+/// asked for, at the longest bound of each test it runs together.
+pub fn run_bound(plan: &Plan) -> Nanos {
+    let mut sum = 0u64;
+    let mut together: Vec<(&str, u64)> = Vec::new();
+    for it in &plan.items {
+        let Action::Run(steps) = &it.action else { continue };
+        let b = test_bound(plan, steps).0;
+        sum = sum.saturating_add(b);
+        if plan.all_at_once && plan.is_disk(it.target) {
+            match together.iter_mut().find(|(n, _)| *n == it.spec.name) {
+                Some((_, m)) => *m = (*m).max(b),
+                None => together.push((&it.spec.name, b)),
+            }
+        }
+    }
+    let stacks = u64::try_from(plan.stacks.len()).unwrap_or(u64::MAX);
+    sum = sum.saturating_add(stacks.saturating_mul(STACK_ALLOWANCE.0));
+    for (_, b) in together {
+        sum = sum.saturating_add(b);
+    }
+    Nanos(sum)
+}
+
+/// The console line that states the run's bound, at the start of a run.
+fn bound_line(plan: &Plan, bound: Nanos) -> String {
+    let tests = plan
+        .items
+        .iter()
+        .filter(|it| matches!(it.action, Action::Run(_)))
+        .count();
+    let how = if plan.test_deadline.is_some() {
+        "the config's test_deadline (for testing)"
+    } else {
+        "each from its plan"
+    };
+    format!(
+        "bootbench-init: run bound: at most {} s ({tests} test(s) at their deadlines, {how}, plus {} s grace each; \
+         {} s per array or layer{}); a test past its deadline ends as timeout",
+        bound.0.div_ceil(1_000_000_000),
+        engine::GRACE.as_secs(),
+        STACK_ALLOWANCE.0 / 1_000_000_000,
+        if plan.all_at_once { "; the all-at-once run" } else { "" }
+    )
+}
+
+/// Assemble the stacks, run their tests, tear them down and check that none
+/// remains (a failed teardown or a device left behind fails the run). A
+/// stack with a failed target beneath (`bad`: absent, cannot be opened,
+/// hung) is not assembled; a stack whose I/O hung is added to `bad`, and
+/// nothing is built on it.
+#[allow(clippy::too_many_arguments)] // the run loop's whole state, passed down once
+fn run_stacks(
+    plan: &mut Plan,
+    backend: &mut dyn stacks::Backend,
+    failure: &mut Option<String>,
+    bad: &mut Vec<(usize, String)>,
+    total: usize,
+    stop: &Stop,
+    doc: &mut ResultDoc,
+    progress: &mut dyn FnMut(&str),
+    after_test: &mut dyn FnMut(&ResultDoc),
+) {
+    let targets: Vec<usize> = plan.stacks.iter().map(|s| s.target).collect();
+    if let Some(f) = failure.clone() {
+        for ti in targets {
+            for (_, item) in items_of(plan, ti) {
+                doc.tests
+                    .push(skipped(&item, plan, &format!("not run: the run stopped early ({f})")));
+            }
+        }
+        return;
+    }
+    // Each stack is tested as soon as it is assembled, before anything is
+    // built on it: a device that another dm or md device holds cannot be
+    // claimed exclusively, so its write tests could not run later.
+    let mut failed: Vec<(usize, String)> = Vec::new();
+    for (si, ti) in targets.into_iter().enumerate() {
+        if interrupted(stop) {
+            // Nothing more is assembled; what is assembled is torn down below.
+            for (_, item) in items_of(plan, ti) {
+                doc.tests.push(skipped(&item, plan, NOT_RUN_INTERRUPTED));
+            }
+            after_test(doc);
+            continue;
+        }
+        let st = &plan.stacks[si];
+        let beneath = st.disks.iter().chain(st.under().iter()).find_map(|u| {
+            bad.iter().find(|(t, _)| t == u).map(|(_, why)| {
+                format!(
+                    "not assembled: {} beneath it failed ({why})",
+                    plan.targets[*u].info.path
+                )
+            })
+        });
+        if let Some(why) = beneath {
+            progress(&format!("bootbench-init: {:?}: {why}", st.name));
+            failed.push((ti, why));
+        } else {
+            stacks::assemble_one(plan, si, backend, &stacks::LIVE, &mut failed, progress);
+        }
+        doc.targets[ti] = plan.targets[ti].info.clone();
+        let items = items_of(plan, ti);
+        let path = plan.targets[ti].info.path.clone();
+        if let Some((_, why)) = failed.iter().find(|(t, _)| *t == ti) {
+            for (i, item) in &items {
+                progress(&format!(
+                    "[test {}/{}] {} on {path}: skipped: {why}",
+                    i + 1,
+                    total,
+                    item.spec.name
+                ));
+                doc.tests.push(skipped(item, plan, why));
+            }
+            after_test(doc);
+            continue;
+        }
+        let opened = stacks::open_target(plan, ti, progress);
+        refresh_targets(doc, plan);
+        if opened.as_ref().is_ok_and(DevTarget::writable) {
+            progress(&format!(
+                "bootbench-init: {path} may be written (every disk beneath it is named in \"destructive\")"
+            ));
+        }
+        let items = items_of(plan, ti);
+        match opened {
+            Ok(dev) => {
+                let mut runner = ThreadedRunner::new(Arc::new(dev));
+                if let Some(hung) = run_items(&items, total, &path, plan, &mut runner, stop, doc, progress, after_test)
+                {
+                    bad.push((ti, hung));
+                }
+            }
+            Err(e) => {
+                let msg = format!("not run: cannot open {path}: {e}");
+                progress(&format!("bootbench-init: {msg}"));
+                for (_, item) in &items {
+                    doc.tests.push(skipped(item, plan, &msg));
+                }
+            }
+        }
+    }
+    // A stack whose I/O was abandoned may refuse to stop (EBUSY: the
+    // abandoned thread holds it open): teardown reports that and goes on.
+    let mut errors = stacks::teardown_all(&stacks::LIVE, progress);
+    if let Err(e) = stacks::verify(backend, progress) {
+        errors.push(e);
+    }
+    if !errors.is_empty() {
+        *failure = Some(errors.join("; "));
+    }
+}
+
+/// Target `ti`'s tests with their indices in the plan.
+fn items_of(plan: &Plan, ti: usize) -> Vec<(usize, PlanItem)> {
+    plan.items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| it.target == ti)
+        .map(|(i, it)| (i, it.clone()))
+        .collect()
+}
+
+/// The results' target records from the plan's (a claim refused when a
+/// test began changes them: not writable, and why).
+fn refresh_targets(doc: &mut ResultDoc, plan: &Plan) {
+    for (d, t) in doc.targets.iter_mut().zip(&plan.targets) {
+        *d = t.info.clone();
+    }
+}
+
+/// A skipped test's result.
+fn skipped(item: &PlanItem, plan: &Plan, reason: &str) -> TestResult {
+    TestResult {
+        name: item.spec.name.clone(),
+        workload: item.spec.workload,
+        target: plan.targets[item.target].info.path.clone(),
+        params: item.spec.params.clone(),
+        status: Status::Skipped {
+            reason: reason.to_string(),
+        },
+        steps: Vec::new(),
+        summary: Summary::default(),
+    }
+}
+
+/// What a runner can tell after a test: the step it abandoned, if its
+/// device hung (a simulated disk never does).
+pub trait Abandons {
+    /// What was abandoned, if anything.
+    fn abandoned_what(&self) -> Option<String>;
+}
+
+impl<T> Abandons for ThreadedRunner<T> {
+    fn abandoned_what(&self) -> Option<String> {
+        self.abandoned().map(str::to_string)
+    }
+}
+
+impl<T, C> Abandons for SerialRunner<'_, T, C> {
+    fn abandoned_what(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Run (or skip) one target's tests, with progress lines through
+/// `progress`, each result appended to `doc` and reported to `after_test`.
+///
+/// Each test runs under a watchdog that asks `stop` to end it at its
+/// deadline ([`test_deadline`]); the test then ends as `timeout`. If its
+/// I/O did not return within the grace after the stop, the runner
+/// abandoned it: the test's message says what was abandoned, the target's
+/// later tests are skipped ("hung") and the reason is returned.
+#[allow(clippy::too_many_arguments)] // the run loop's whole state, passed down once
+fn run_items<R: StepRunner + Abandons>(
+    items: &[(usize, PlanItem)],
+    total: usize,
+    path: &str,
+    plan: &Plan,
+    runner: &mut R,
+    stop: &Stop,
+    doc: &mut ResultDoc,
+    log: &mut dyn FnMut(&str),
+    after_test: &mut dyn FnMut(&ResultDoc),
+) -> Option<String> {
+    let mut hung: Option<String> = None;
+    for (i, item) in items {
+        let head = format!("[test {}/{}] {} on {}", i + 1, total, item.spec.name, path);
+        if interrupted(stop) {
+            doc.tests.push(skipped(item, plan, NOT_RUN_INTERRUPTED));
+            after_test(doc);
+            continue;
+        }
+        if let Some(h) = &hung {
+            let reason = format!("not run: {h}");
+            log(&format!("{head}: skipped: {reason}"));
+            doc.tests.push(skipped(item, plan, &reason));
+            after_test(doc);
+            continue;
+        }
+        match &item.action {
+            Action::Skip(reason) => {
+                log(&format!("{head}: skipped: {reason}"));
+                doc.tests.push(skipped(item, plan, reason));
+            }
+            Action::Run(steps) => {
+                let limit = test_deadline(plan, steps);
+                log(&format!(
+                    "{head}: starting ({} step(s), deadline {} s)",
+                    steps.len(),
+                    limit.0.div_ceil(1_000_000_000)
+                ));
+                let mut last = Instant::now();
+                let mut progress = |p: &Progress<'_>| {
+                    // At most one line a second of wall time (a simulated
+                    // clock reports far faster than that).
+                    if last.elapsed().as_millis() < 1000 {
+                        return;
+                    }
+                    last = Instant::now();
+                    log(&format!(
+                        "{head}: {} {}",
+                        p.step,
+                        progress_text(p.done, p.eta.map(|e| e.0))
+                    ));
+                };
+                let mut r = engine::with_deadline(stop, Duration::from_nanos(limit.0), || {
+                    run_test(&item.spec, path, steps, runner, stop, &mut progress)
+                });
+                stop.clear_deadline();
+                if let Some(what) = runner.abandoned_what() {
+                    let note = format!("; I/O abandoned: {what}");
+                    match &mut r.status {
+                        Status::Timeout { message } | Status::Interrupted { message } => message.push_str(&note),
+                        Status::Error { message, .. } => message.push_str(&note),
+                        Status::Skipped { reason } => reason.push_str(&note),
+                        Status::Ok => {}
+                    }
+                    hung = Some(format!(
+                        "{path} hung: test {} did not return after its stop, its I/O was abandoned; \
+                         the target's later tests are skipped",
+                        item.spec.name
+                    ));
+                }
+                match &r.status {
+                    Status::Ok => log(&format!("{head}: ok")),
+                    Status::Error { message, .. } => log(&format!("{head}: error: {message}")),
+                    Status::Skipped { reason } => log(&format!("{head}: skipped: {reason}")),
+                    Status::Interrupted { message } => log(&format!("{head}: interrupted: {message}")),
+                    Status::Timeout { message } => log(&format!("{head}: timeout: {message}")),
+                }
+                doc.tests.push(r);
+            }
+        }
+        after_test(doc);
+    }
+    hung
+}
+
+/// `40% ETA 3s`.
+fn progress_text(done: f64, eta_ns: Option<u64>) -> String {
+    let pct = (done.clamp(0.0, 1.0) * 100.0).round();
+    let eta = match eta_ns {
+        Some(ns) => format!(" ETA {}s", ns.div_ceil(1_000_000_000)),
+        None => String::new(),
+    };
+    format!("{pct}%{eta}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{self, Overrides};
+
+    /// A loop device named in "destructive" and bound to another file
+    /// between the plan and the run: its tests do not run (the device is not
+    /// the one the plan granted, and says what changed), and the other file
+    /// is byte-identical. The plan is made and run exactly as `run` does.
+    #[test]
+    fn a_loop_device_rebound_between_plan_and_run_is_not_written() {
+        let Some(mut lo) = crate::testutil::Loop::new("plan-rebind", &vec![0u8; 4 << 20]) else {
+            return;
+        };
+        let text = format!(
+            r#"{{"targets":["{d}"],
+                "tests":[{{"workload":"seq_write","bs":"64k","size":"1M"}},{{"workload":"seq_read","bs":"64k","size":"1M"}}],
+                "destructive":{{"confirm":"{}","targets":["{d}"]}}}}"#,
+            crate::plan::safety::CONFIRM_PHRASE,
+            d = lo.dev
+        );
+        let mut plan = plan::validate(&plan::parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap();
+        assert!(plan.targets[0].info.writable, "granted when planned");
+        let other: Vec<u8> = (0..4u32 << 20).map(|i| (i / 4096 % 251) as u8).collect();
+        let other_file = lo.rebind("plan-rebind-other", &other);
+        let mut lines = Vec::new();
+        let doc = execute(&mut plan, &mut |l| lines.push(l.to_string()), &mut |_| {});
+        assert!(
+            std::fs::read(&other_file).unwrap() == other,
+            "the other file is untouched"
+        );
+        for t in &doc.tests {
+            let Status::Skipped { reason } = &t.status else {
+                panic!("{} ran: {:?}", t.name, t.status)
+            };
+            assert!(
+                reason.contains("is not the device the plan granted") && reason.contains("disk sequence number"),
+                "{reason}"
+            );
+        }
+        assert_eq!(doc.run.status, "error", "{:?}", doc.run.error);
+    }
+
+    #[test]
+    fn execute_reports_each_test_as_it_ends() {
+        let raw = plan::parse(
+            r#"{"tests":[{"workload":"rand_read","runtime":"50ms"},{"workload":"seq_read","runtime":"50ms"}],
+                "targets":["sim:ssd:64M"]}"#,
+            "t.json",
+        )
+        .unwrap();
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        let mut plan = plan::validate(&raw, "t.json", &ov).unwrap();
+        let mut lines = Vec::new();
+        let mut seen = Vec::new();
+        let doc = execute(&mut plan, &mut |l| lines.push(l.to_string()), &mut |d| {
+            seen.push(d.tests.len())
+        });
+        assert_eq!(seen, vec![1, 2], "after each test, the document so far");
+        assert_eq!(doc.tests.len(), 2);
+        assert_eq!(doc.run.status, "ok");
+        assert_eq!(doc.run.config_source, "t.json");
+        assert_eq!(doc.targets[0].path, "sim:ssd:64M");
+        assert!(
+            lines.iter().any(|l| l.contains("[test 1/2]") && l.ends_with(": ok")),
+            "{lines:?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains("[test 2/2]") && l.ends_with(": ok")),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn progress_lines() {
+        assert_eq!(progress_text(0.4, Some(2_500_000_000)), "40% ETA 3s");
+        assert_eq!(progress_text(1.2, None), "100%");
+    }
+
+    /// Stacks as files: each "assembled" device is a new file in `dir`.
+    #[derive(Debug)]
+    struct FileStacks {
+        dir: std::path::PathBuf,
+        fail: &'static str,
+        up: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
+    #[derive(Debug)]
+    struct FileLive(String, std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl stacks::Live for FileLive {
+        fn path(&self) -> &str {
+            &self.0
+        }
+        fn teardown(self: Box<Self>) -> Result<(), String> {
+            self.1.lock().unwrap().retain(|p| *p != self.0);
+            std::fs::remove_file(&self.0).map_err(|e| e.to_string())
+        }
+    }
+
+    impl stacks::Backend for FileStacks {
+        fn build(
+            &mut self,
+            st: &plan::PlannedStack,
+            _under: &[String],
+            _mode: plan::Mode,
+        ) -> Result<Box<dyn stacks::Live>, String> {
+            if st.name == self.fail {
+                return Err("EINVAL".to_string());
+            }
+            let p = self.dir.join(&st.name).to_string_lossy().into_owned();
+            std::fs::write(&p, vec![0u8; 8 << 20]).map_err(|e| e.to_string())?;
+            self.up.lock().unwrap().push(p.clone());
+            Ok(Box::new(FileLive(p, self.up.clone())))
+        }
+        fn geometry(&mut self, path: &str) -> Result<bench_core::io::Geometry, String> {
+            use bench_core::io::Target;
+            DevTarget::open(path, None)
+                .map(|d| d.geometry())
+                .map_err(|e| e.to_string())
+        }
+        fn remaining(&mut self) -> Vec<String> {
+            self.up.lock().unwrap().clone()
+        }
+    }
+
+    /// An interrupt while the first stack's test runs: that test is
+    /// `interrupted`, the layer on it is never assembled and its test is
+    /// skipped, the array is torn down, no all-at-once run, and the run's
+    /// status is `interrupted`.
+    #[test]
+    fn interrupt_during_a_stack_tears_down_and_skips_the_rest() {
+        let t = crate::testutil::TempDir::new("cli-interrupt");
+        let mut disks = Vec::new();
+        for n in ["a", "b"] {
+            let p = t.0.join(format!("{n}.img"));
+            std::fs::write(&p, vec![0u8; 8 << 20]).unwrap();
+            disks.push(p.to_string_lossy().into_owned());
+        }
+        let text = format!(
+            r#"{{"tests":[{{"workload":"seq_read","runtime":"20ms"}}],
+                "arrays":[{{"name":"r0","level":"raid0","members":["{}","{}"],"chunk":"64k"}}],
+                "layers":[{{"name":"lv","kind":"linear","on":"r0"}}],"all_at_once":true}}"#,
+            disks[0], disks[1]
+        );
+        let mut plan = plan::validate(&plan::parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap();
+        let up = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let built = up.clone();
+        let mut backend = FileStacks {
+            dir: t.0.clone(),
+            fail: "",
+            up: up.clone(),
+        };
+        let stop = Stop::new();
+        let mut lines = Vec::new();
+        let doc = execute_with(
+            &mut plan,
+            &mut backend,
+            &stop,
+            &mut |l| {
+                if l.starts_with("[test 3/4]") && l.contains("starting") {
+                    stop.request(StopReason::Interrupted);
+                }
+                lines.push(l.to_string());
+            },
+            &mut |_| {},
+        );
+        assert_eq!(doc.run.status, "interrupted", "{lines:?}");
+        assert!(built.lock().unwrap().is_empty(), "r0 torn down");
+        assert!(
+            lines.iter().any(|l| l.contains("no md or dm device remains")),
+            "{lines:?}"
+        );
+        let states: Vec<&str> = doc
+            .tests
+            .iter()
+            .map(|r| match &r.status {
+                Status::Ok => "ok",
+                Status::Interrupted { .. } => "interrupted",
+                Status::Skipped { reason } if reason == NOT_RUN_INTERRUPTED => "skipped",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(states, ["ok", "ok", "interrupted", "skipped"], "{:?}", doc.tests);
+        assert!(
+            !lines.iter().any(|l| l.contains("assembl") && l.contains("lv")),
+            "lv was not assembled: {lines:?}"
+        );
+        assert!(doc.all_at_once.is_empty());
+    }
+
+    #[test]
+    fn execute_runs_disks_then_stacks_then_all_at_once_and_tears_down() {
+        let t = crate::testutil::TempDir::new("cli-stacks");
+        let mut disks = Vec::new();
+        for n in ["a", "b"] {
+            let p = t.0.join(format!("{n}.img"));
+            std::fs::write(&p, vec![0u8; 8 << 20]).unwrap();
+            disks.push(p.to_string_lossy().into_owned());
+        }
+        for fail in ["", "r0"] {
+            let text = format!(
+                r#"{{"tests":[{{"workload":"seq_read","runtime":"20ms"}}],
+                    "arrays":[{{"name":"r0","level":"raid0","members":["{}","{}"],"chunk":"64k"}}],
+                    "layers":[{{"name":"lv","kind":"linear","on":"r0"}}],"all_at_once":true}}"#,
+                disks[0], disks[1]
+            );
+            let mut plan = plan::validate(&plan::parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap();
+            let up = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let mut backend = FileStacks {
+                dir: t.0.clone(),
+                fail,
+                up: up.clone(),
+            };
+            let mut lines = Vec::new();
+            let doc = execute_with(
+                &mut plan,
+                &mut backend,
+                &Stop::new(),
+                &mut |l| lines.push(l.to_string()),
+                &mut |_| {},
+            );
+            assert_eq!(doc.run.status, "ok", "{fail}: {lines:?}");
+            assert!(up.lock().unwrap().is_empty(), "everything torn down");
+            assert!(
+                lines.iter().any(|l| l.contains("no md or dm device remains")),
+                "{lines:?}"
+            );
+            let targets: Vec<&str> = doc.tests.iter().map(|r| r.target.as_str()).collect();
+            assert_eq!(targets.len(), 4);
+            assert_eq!(&targets[..2], &disks.iter().map(String::as_str).collect::<Vec<_>>()[..]);
+            assert_eq!(doc.targets[2].kind, "md");
+            assert_eq!(
+                doc.targets[3].stack.as_ref().unwrap().on,
+                Some(doc.targets[2].path.clone())
+            );
+            if fail.is_empty() {
+                let r0 = t.0.join("r0").to_string_lossy().into_owned();
+                assert_eq!(targets[2], r0);
+                assert!(doc.tests.iter().all(|r| r.status == Status::Ok), "{:?}", doc.tests);
+            } else {
+                assert_eq!(&targets[2..], &["md:r0", "dm:lv"]);
+                for r in &doc.tests[2..] {
+                    let Status::Skipped { reason } = &r.status else {
+                        panic!("{r:?}")
+                    };
+                    assert!(reason.starts_with("not assembled"), "{reason}");
+                }
+            }
+            assert_eq!(doc.all_at_once.len(), 1);
+            let together: Vec<&str> = doc.all_at_once[0].results.iter().map(|r| r.target.as_str()).collect();
+            assert_eq!(together, targets[..2].to_vec());
+        }
+    }
+
+    /// A test past the config's `test_deadline` ends as `timeout` and keeps
+    /// what it measured; the next test on the same target runs (a slow
+    /// disk is not a hung one); a target the config names but the machine
+    /// lacks has its tests skipped with the reason while the other target
+    /// runs; `run.status` is `error` naming it; the run bound is printed
+    /// first and recorded.
+    #[test]
+    fn deadline_timeout_and_an_absent_target_do_not_stop_the_run() {
+        // Booted (plan_with), a disk is a block device: a loop device stands in for one.
+        let Some(lo) = crate::testutil::Loop::new("cli-deadline", &vec![0u8; 8 << 20]) else {
+            return;
+        };
+        let disk = lo.dev.clone();
+        let text = format!(
+            r#"{{"tests":[{{"workload":"rand_read","runtime":"30s"}},{{"workload":"seq_read","runtime":"20ms"}}],
+                "targets":[{{"serial":"NO-SUCH-SN"}},"{disk}"],"test_deadline":"300ms"}}"#
+        );
+        let raw = plan::parse(&text, "t").unwrap();
+        let ov = Overrides::default();
+        let refs = plan::target_refs(&raw, &ov).unwrap();
+        let mut plan = plan::plan_with(&raw, "t", &ov, &refs, &[]).unwrap();
+        let want_bound = 2 * (300_000_000 + u64::try_from(engine::GRACE.as_nanos()).unwrap());
+        let mut lines = Vec::new();
+        let doc = execute_with(
+            &mut plan,
+            &mut stacks::Kernel,
+            &Stop::new(),
+            &mut |l| lines.push(l.to_string()),
+            &mut |_| {},
+        );
+        assert!(
+            lines[0].starts_with("bootbench-init: run bound: at most 21 s (2 test(s)"),
+            "{lines:?}"
+        );
+        assert_eq!(doc.run.bound_ns, Some(want_bound));
+        let states: Vec<(&str, &str)> = doc
+            .tests
+            .iter()
+            .map(|r| {
+                let s = match &r.status {
+                    Status::Ok => "ok",
+                    Status::Timeout { .. } => "timeout",
+                    Status::Skipped { reason } if reason.contains("no whole disk has serial NO-SUCH-SN") => "absent",
+                    _ => "other",
+                };
+                (r.target.as_str(), s)
+            })
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("serial:NO-SUCH-SN", "absent"),
+                ("serial:NO-SUCH-SN", "absent"),
+                (disk.as_str(), "timeout"),
+                (disk.as_str(), "ok"),
+            ],
+            "{:?}",
+            doc.tests
+        );
+        let timed_out = &doc.tests[2];
+        let read = timed_out
+            .steps
+            .last()
+            .and_then(|s| s.read.as_ref())
+            .map_or(0, |d| d.ios);
+        assert!(read > 0, "the timed-out test keeps what it measured");
+        assert_eq!(doc.run.status, "error");
+        let why = doc.run.error.as_deref().unwrap_or_default();
+        assert!(
+            why.starts_with("target absent: targets[0]: no whole disk has serial NO-SUCH-SN"),
+            "{why}"
+        );
+        // The document is valid against the schema's run and target kinds.
+        let json = serde_json::to_value(&doc).unwrap();
+        assert_eq!(json["targets"][0]["kind"], "absent");
+    }
+
+    /// A target whose I/O hangs: the test ends as `timeout` at its deadline,
+    /// its message says what was abandoned, the target's later tests are
+    /// skipped as hung, and the reason is returned for the run's status.
+    #[test]
+    fn a_hung_target_is_abandoned_and_its_later_tests_skipped() {
+        let raw = plan::parse(
+            r#"{"tests":[{"workload":"rand_read","runtime":"30s"},{"workload":"seq_read","runtime":"1s"}],
+                "targets":["sim:ssd:64M"],"test_deadline":"200ms"}"#,
+            "t",
+        )
+        .unwrap();
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        let plan = plan::validate(&raw, "t", &ov).unwrap();
+        let items: Vec<(usize, PlanItem)> = plan.items.iter().cloned().enumerate().collect();
+        let hung = Arc::new(engine::hung::Hung::default());
+        let mut runner = ThreadedRunner::new(Arc::clone(&hung));
+        runner.grace = Duration::from_millis(200);
+        let mut doc = new_doc(None, "t", 1, true, Vec::new());
+        let mut lines = Vec::new();
+        let stop = Stop::new();
+        let got = run_items(
+            &items,
+            2,
+            "hung:0",
+            &plan,
+            &mut runner,
+            &stop,
+            &mut doc,
+            &mut |l| lines.push(l.to_string()),
+            &mut |_| {},
+        );
+        let why = got.expect("the target hung");
+        assert!(why.starts_with("hung:0 hung: test "), "{why}");
+        let Status::Timeout { message } = &doc.tests[0].status else {
+            panic!("{:?}", doc.tests[0].status)
+        };
+        assert!(message.contains("I/O abandoned: step main"), "{message}");
+        let Status::Skipped { reason } = &doc.tests[1].status else {
+            panic!("{:?}", doc.tests[1].status)
+        };
+        assert_eq!(reason, &format!("not run: {why}"));
+        assert_eq!(stop.reason(), None, "the deadline is cleared for later targets");
+        hung.release.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,329 @@
+//! No import circles between init's modules: every `crate::` and `super::`
+//! path in the code (not comments, not `#[cfg(test)]` modules) is an edge
+//! from the file that names it to the deepest module file the path reaches;
+//! between the entries of each folder (a subfolder counting as one), the
+//! graph must have no cycle. Run it alone with
+//! `cargo test -p bootbench-init --test module_graph -- --nocapture`, which
+//! also prints the graph.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Module path (`boot::stick`) of each source file under `src`.
+fn modules(src: &Path) -> BTreeMap<String, PathBuf> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src).unwrap().with_extension("");
+            let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+            if parts.last().is_some_and(|p| p == "mod") {
+                parts.pop();
+            }
+            let name = if parts == ["main"] {
+                "crate".to_owned()
+            } else {
+                parts.join("::")
+            };
+            out.insert(name, path);
+        }
+    }
+    out
+}
+
+/// The code of a file without comments and without its test modules.
+fn code(text: &str) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let t = line.trim_start();
+        if t.starts_with("#[cfg(test)]") && lines.peek().is_some_and(|n| n.trim_start().starts_with("mod ")) {
+            // A test module runs to the end of its braces; `mod x;` has none.
+            let mut depth = 0i32;
+            let mut opened = false;
+            for l in lines.by_ref() {
+                for c in l.chars() {
+                    match c {
+                        '{' => {
+                            depth += 1;
+                            opened = true;
+                        }
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                }
+                if !opened && l.trim_end().ends_with(';') || opened && depth <= 0 {
+                    break;
+                }
+            }
+            continue;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        out.push_str(line.split(" //").next().unwrap_or(""));
+        out.push('\n');
+    }
+    out
+}
+
+/// The modules a file's code names: `crate::a::b` and `super::c` paths,
+/// also inside `use crate::{a::x, b}` groups, resolved to the deepest module
+/// that is a file.
+fn edges(me: &str, code: &str, files: &BTreeMap<String, PathBuf>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let here: Vec<&str> = if me == "crate" {
+        vec![]
+    } else {
+        me.split("::").collect()
+    };
+    // The module `super` names: the parent of this file's module.
+    let parent = &here[..here.len().saturating_sub(1)];
+    let bytes = code.as_bytes();
+    for (root, base) in [("crate::", Vec::<&str>::new()), ("super::", parent.to_vec())] {
+        let mut from = 0;
+        while let Some(i) = code[from..].find(root) {
+            let at = from + i;
+            from = at + root.len();
+            // Not a name that ends so (`my_crate::`), nor the second
+            // `super` of `super::super::` (counted with the first).
+            if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') || code[..at].ends_with("::")
+            {
+                continue;
+            }
+            for path in expand(&code[from..]) {
+                let mut segs: Vec<String> = base.iter().map(|s| (*s).to_owned()).collect();
+                for seg in path {
+                    if seg == "super" {
+                        segs.pop();
+                    } else {
+                        segs.push(seg);
+                    }
+                }
+                // Deepest prefix that is a module file.
+                for n in (1..=segs.len()).rev() {
+                    let name = segs[..n].join("::");
+                    if files.contains_key(&name) {
+                        if name != me {
+                            out.insert(name);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The paths after `crate::`: `a::b::C` or a `{a::x, b::{y, z}}` group.
+fn expand(rest: &str) -> Vec<Vec<String>> {
+    let mut segs = Vec::new();
+    let mut s = rest;
+    loop {
+        if let Some(group) = s.strip_prefix('{') {
+            let mut depth = 1;
+            let end = group
+                .char_indices()
+                .find(|&(_, c)| {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map_or(group.len(), |(i, _)| i);
+            let mut out = Vec::new();
+            let mut depth = 0;
+            let mut start = 0;
+            let inner = &group[..end];
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.extend(prefixed(&segs, &inner[start..i]));
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            out.extend(prefixed(&segs, &inner[start..]));
+            return out;
+        }
+        let len = s
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len());
+        if len == 0 {
+            break;
+        }
+        segs.push(s[..len].to_owned());
+        s = &s[len..];
+        match s.strip_prefix("::") {
+            Some(next) => s = next,
+            None => break,
+        }
+    }
+    vec![segs]
+}
+
+fn prefixed(head: &[String], item: &str) -> Vec<Vec<String>> {
+    let item = item.trim();
+    if item.is_empty() || item == "self" {
+        return vec![head.to_vec()];
+    }
+    expand(item)
+        .into_iter()
+        .map(|tail| {
+            head.iter()
+                .cloned()
+                .chain(tail.into_iter().filter(|s| s != "self"))
+                .collect()
+        })
+        .collect()
+}
+
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = modules(&src);
+    files
+        .iter()
+        .filter(|(name, _)| name.as_str() != "testutil")
+        .map(|(name, path)| {
+            let text = fs::read_to_string(path).unwrap();
+            let mut e = edges(name, &code(&text), &files);
+            e.remove("testutil");
+            (name.clone(), e)
+        })
+        .collect()
+}
+
+/// A cycle in `g`, if there is one (depth-first search).
+fn cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit<'a>(
+        n: &'a str,
+        g: &'a BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<&'a str, u8>,
+        path: &mut Vec<&'a str>,
+    ) -> Option<Vec<String>> {
+        match state.get(n) {
+            Some(2) => return None,
+            Some(1) => {
+                let i = path.iter().position(|p| *p == n).unwrap();
+                let mut c: Vec<String> = path[i..].iter().map(|s| (*s).to_owned()).collect();
+                c.push(n.to_owned());
+                return Some(c);
+            }
+            _ => {}
+        }
+        state.insert(n, 1);
+        path.push(n);
+        for m in g.get(n).into_iter().flatten() {
+            if let Some(c) = visit(m, g, state, path) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        state.insert(n, 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for n in g.keys() {
+        if let Some(c) = visit(n, g, &mut state, &mut Vec::new()) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// The graph the rule applies to: an edge between two files is one between
+/// the two entries (file or folder) of their nearest common folder that hold
+/// them, so a folder counts as one module to its siblings. An edge between a
+/// folder's `mod.rs` and a file inside it is containment, not an import
+/// circle, and is left out.
+fn between_entries(g: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (a, es) in g {
+        for b in es {
+            let (sa, sb): (Vec<&str>, Vec<&str>) = (a.split("::").collect(), b.split("::").collect());
+            let k = sa.iter().zip(&sb).take_while(|(x, y)| x == y).count();
+            if a == "crate" || k == sa.len() || k == sb.len() {
+                continue;
+            }
+            out.entry(sa[..=k].join("::")).or_default().insert(sb[..=k].join("::"));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_import_circle_between_modules() {
+    let g = graph();
+    for (n, es) in &g {
+        println!("{n} -> {}", es.iter().cloned().collect::<Vec<_>>().join(" "));
+    }
+    assert!(g.len() > 30, "the scan found init's files: {:?}", g.keys());
+    let e = between_entries(&g);
+    if let Some(c) = cycle(&e) {
+        panic!("import circle: {}", c.join(" -> "));
+    }
+    assert!(
+        g["boot::unattended"].contains("run"),
+        "the scan sees imports: the unattended run calls the executor"
+    );
+    let top = |n: &str| e.get(n).cloned().unwrap_or_default();
+    // The log and the executor are beneath both callers, which do not import each other.
+    assert!(!top("cli").contains("boot") && !top("boot").contains("cli"), "{e:?}");
+    assert!(!top("run").contains("boot") && !top("run").contains("cli"), "{e:?}");
+    assert!(
+        top("sys").is_empty(),
+        "sys imports nothing of the crate: {:?}",
+        top("sys")
+    );
+}
+
+/// The scanner itself: it must see a circle that is there.
+#[test]
+fn the_scanner_finds_a_planted_circle() {
+    let files: BTreeMap<String, PathBuf> = ["crate", "a", "a::x", "b"]
+        .iter()
+        .map(|n| ((*n).to_owned(), PathBuf::new()))
+        .collect();
+    let a = edges("a", "use crate::b::Thing;\nuse super::c;", &files);
+    let b = edges("b", "pub use crate::{a::x::{self, Y}, c};\n", &files);
+    assert_eq!(a, BTreeSet::from(["b".to_owned()]));
+    assert_eq!(b, BTreeSet::from(["a::x".to_owned()]));
+    let x = edges("a::x", "fn f() { super::super::b::g() }", &files);
+    assert_eq!(
+        x,
+        BTreeSet::from(["b".to_owned()]),
+        "super::super reaches the crate root"
+    );
+    let mut g = BTreeMap::new();
+    g.insert("a".to_owned(), a);
+    g.insert("b".to_owned(), b);
+    g.insert("a::x".to_owned(), BTreeSet::from(["b".to_owned()]));
+    assert_eq!(cycle(&g), Some(vec!["b".into(), "a::x".into(), "b".into()]));
+    // Between entries, a -> b and b -> a::x are a circle between a and b;
+    // a file that uses its folder's mod.rs is not.
+    let e = between_entries(&g);
+    assert_eq!(cycle(&e), Some(vec!["a".into(), "b".into(), "a".into()]));
+    g.insert("a::x".to_owned(), BTreeSet::from(["a".to_owned()]));
+    g.insert("b".to_owned(), BTreeSet::new());
+    assert_eq!(cycle(&between_entries(&g)), None);
+    let stripped = code("use crate::a;\n// crate::b\n#[cfg(test)]\nmod tests {\n    use crate::b;\n}\n");
+    assert!(
+        !stripped.contains("crate::b") && stripped.contains("crate::a"),
+        "{stripped}"
+    );
+}
