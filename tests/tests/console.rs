@@ -10,7 +10,9 @@
 //!   refused: no forged marker ever starts a line;
 //! - the console shows the hostile strings escaped (`\n`, `BOOTBENCH\x2d`),
 //!   each on the line that names it (the disk line, the plan's target line);
-//! - the results document keeps the true strings (JSON escapes them).
+//! - the results document keeps the true strings (JSON escapes them);
+//! - booted with `loglevel=7`, each of bootbench's console lines shows once
+//!   and whole (no echo of its /dev/kmsg copy).
 
 use bootbench_e2e::{artifacts, boot, disks, scratch, stick_copy, Via};
 use bootbench_qemu::stick;
@@ -86,7 +88,9 @@ fn c1_device_strings_cannot_forge_a_result_frame() {
         format!("usb,size=16M,serial=C1-F3,guest_serial={}", spec_value(&serials[2])),
     ];
     let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
-    let outcome = boot(&a, &dir, Via::Direct, &img, &disks(&specs), "");
+    // loglevel=7, as a user debugging a server sets it: the kernel echoes
+    // info-level /dev/kmsg records to the console.
+    let outcome = boot(&a, &dir, Via::Direct, &img, &disks(&specs), "loglevel=7");
     let log = &outcome.serial;
     let tail = || {
         let lines: Vec<&str> = log.lines().collect();
@@ -135,6 +139,23 @@ fn c1_device_strings_cannot_forge_a_result_frame() {
     for s in &serials {
         assert_eq!(target_by_serial(&doc, s)["transport"], "usb");
     }
+
+    // Each of bootbench's lines is on the console once and whole at this
+    // loglevel: not also echoed from /dev/kmsg, which the kernel prints
+    // with its own timestamp (and which then interleaved with the first
+    // copy mid-line).
+    let ours: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split_once("] bootbench: ").map(|(_, m)| m))
+        .collect();
+    assert!(ours.len() > 20, "bootbench's lines on the console: {}", ours.len());
+    // The kernel prints an echoed record as it is written, right after the
+    // direct copy: the same line twice in a row. (The same text may recur
+    // apart, as one test's line under each target's plan does.)
+    let twice: Vec<&[&str]> = ours.windows(2).filter(|w| w[0] == w[1]).collect();
+    assert!(twice.is_empty(), "lines shown twice: {twice:?}");
+    let merged: Vec<&str> = log.lines().filter(|l| l.matches("bootbench: ").count() > 1).collect();
+    assert!(merged.is_empty(), "two records on one line: {merged:?}");
 
     // No forged marker starts a console line: one announce, one frame.
     let starting = |word: &str| log.lines().filter(|l| l.trim_start().starts_with(word)).count();
