@@ -2,14 +2,18 @@
 //! stacks to assemble, the tests per target with what each may do, and the
 //! text that describes it (`validate`, the console).
 
-use crate::disks::identity::DeviceId;
-use crate::plan::safety::Grant;
 use bench_core::io::Geometry;
 use bench_core::plan::{expand, PlanError};
 use bench_core::result::{StackInfo, TargetInfo};
 use bench_core::sim::{SimDisk, SimModel};
 use bench_core::spec::{Step, TestSpec};
 use bench_core::units::Nanos;
+
+use crate::disks::identity::DeviceId;
+use crate::plan::safety::Grant;
+pub use crate::stacks::dm::Mode;
+/// An md RAID level (the one type md assembles with).
+pub use crate::stacks::md::MdLevel as Level;
 
 /// What to do with one test on one target.
 #[derive(Clone, Debug, PartialEq)]
@@ -94,10 +98,6 @@ impl Plan {
         self.stack_of(ti).is_none()
     }
 }
-
-pub use crate::stacks::dm::Mode;
-/// An md RAID level (the one type md assembles with).
-pub use crate::stacks::md::MdLevel as Level;
 
 /// The default chunk size, bytes.
 pub const DEFAULT_CHUNK: u32 = 512 << 10;

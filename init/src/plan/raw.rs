@@ -3,12 +3,14 @@
 //! reading of the file and of its scalar values (sizes, durations, whole
 //! numbers), and the one error type of every stage.
 
-use crate::plan::safety::TargetRef;
+use std::fmt;
+
 use bench_core::size::{parse_size, EXPECTED};
 use bench_core::units::Nanos;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
-use std::fmt;
+
+use crate::plan::safety::TargetRef;
 
 /// A config error: one line, exit status 2.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,12 +3,13 @@
 //! section grants writes to, and the md/dm stacks over them with the
 //! geometry each will have.
 
-use crate::disks::identity::{self, DeviceId};
-use crate::plan::safety::{self, Destructive, TargetRef};
-use crate::stacks::md::MdLayout;
 use bench_core::io::Geometry;
 use bench_core::result::TargetInfo;
 use bench_core::size::{parse_size, EXPECTED};
+
+use crate::disks::identity::{self, DeviceId};
+use crate::plan::safety::{self, Destructive, TargetRef};
+use crate::stacks::md::MdLayout;
 
 use super::model::{
     stack_info, Level, PlannedStack, PlannedTarget, SimSpec, StackKind, CIPHER, DEFAULT_CHUNK, DEFAULT_LINEAR_OFFSET,

@@ -4,11 +4,12 @@
 //! naming the field path (`tests[2].bs`), the value and what is expected;
 //! nothing is opened for writing.
 
-use crate::plan::safety::{self, TargetRef};
 use bench_core::plan::{default_name, PlanError};
 use bench_core::profile::{profile, PROFILES};
 use bench_core::spec::{Params, TestSpec, Workload};
 use bench_core::units::Bytes;
+
+use crate::plan::safety::{self, TargetRef};
 
 use super::model::{action_for, Action, Plan, PlanItem, PlannedTarget};
 use super::raw::{
