@@ -1,70 +1,38 @@
 //! The USB stick image from the host side: where its EFI system partition
-//! starts (GPT, parsed here), and files in and out of that FAT partition with
+//! starts (its GPT, read with bootbench-image's reader), and files in and out of that FAT partition with
 //! mtools (`mcopy -i IMAGE@@OFFSET`), so no root and no loop mounts.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Cursor, Read, Seek};
 use std::path::Path;
 use std::process::Command;
 
-/// Sector size the image builder uses.
-const SECTOR: u64 = 512;
-/// EFI system partition type GUID C12A7328-F81F-11D2-BA4B-00A0C93EC93B, as stored on disk.
-const ESP_TYPE: [u8; 16] = [
-    0x28, 0x73, 0x2A, 0xC1, 0x1F, 0xF8, 0xD2, 0x11, 0xBA, 0x4B, 0x00, 0xA0, 0xC9, 0x3E, 0xC9, 0x3B,
-];
+use bootbench_image::gpt;
 
-fn le_u64(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
-fn le_u32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+/// The byte offset of the EFI system partition in the GPT of `disk`: the
+/// first ESP entry of the primary table (header and entries CRC-checked).
+fn esp_of<D: Read + Seek>(disk: &mut D) -> Result<Option<u64>, gpt::GptError> {
+    let table = gpt::read(disk, 1)?;
+    let esp = gpt::guid(gpt::ESP_TYPE);
+    let first = table.partitions().find(|(_, p)| p.type_guid == esp);
+    Ok(first.and_then(|(_, p)| p.first_lba.checked_mul(gpt::SECTOR)))
 }
 
 /// The byte offset of the EFI system partition in a GPT image, given the
 /// image's first bytes (protective MBR, header, entries). `None` if there is
-/// no GPT header or no ESP entry within `head`.
+/// no valid GPT header or no ESP entry within `head`.
 pub fn esp_offset(head: &[u8]) -> Option<u64> {
-    let hdr = head.get(512..512 + 92)?;
-    if &hdr[..8] != b"EFI PART" {
-        return None;
-    }
-    let entries_lba = le_u64(hdr, 72)?;
-    let count = le_u32(hdr, 80)?;
-    let entry_size = usize::try_from(le_u32(hdr, 84)?).ok()?;
-    if entry_size < 128 {
-        return None;
-    }
-    let base = usize::try_from(entries_lba.checked_mul(SECTOR)?).ok()?;
-    (0..usize::try_from(count).ok()?).find_map(|i| {
-        let e = head.get(base + i * entry_size..base + (i + 1) * entry_size)?;
-        if e[..16] == ESP_TYPE {
-            le_u64(e, 32)?.checked_mul(SECTOR)
-        } else {
-            None
-        }
-    })
+    esp_of(&mut Cursor::new(head)).ok().flatten()
 }
 
 /// The ESP's byte offset in the image file.
 pub fn find_esp(image: &Path) -> io::Result<u64> {
-    let mut head = vec![0u8; 34 * 512];
-    let mut f = File::open(image)?;
-    let mut filled = 0;
-    while filled < head.len() {
-        match f.read(&mut head[filled..])? {
-            0 => break,
-            n => filled += n,
-        }
+    let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {why}", image.display()));
+    match esp_of(&mut File::open(image)?) {
+        Ok(Some(off)) => Ok(off),
+        Ok(None) => Err(bad("no EFI system partition in its GPT".into())),
+        Err(e) => Err(bad(format!("no GPT with an EFI system partition: {e}"))),
     }
-    head.truncate(filled);
-    esp_offset(&head).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{}: no GPT with an EFI system partition", image.display()),
-        )
-    })
 }
 
 /// The `-i` argument of mtools for the ESP of `image`.
@@ -286,48 +254,66 @@ pub fn put_file(image: &Path, local: &Path, stick_path: &str) -> io::Result<()> 
 mod tests {
     use super::*;
 
-    /// A GPT head with one entry of `type_guid` starting at `first_lba`, as entry `slot`.
+    /// A disk of `sectors` with an entry of `type_guid` starting at
+    /// `first_lba` as entry `slot` (the slots before it unused), written by
+    /// bootbench-image's GPT writer.
+    fn gpt_disk(type_guid: [u8; 16], first_lba: u64, slot: usize, sectors: u64) -> Vec<u8> {
+        let unused = gpt::Partition {
+            type_guid: [0; 16],
+            unique_guid: [0; 16],
+            first_lba: 0,
+            last_lba: 0,
+            attributes: 0,
+            name: String::new(),
+        };
+        let mut parts = vec![unused; slot];
+        parts.push(gpt::Partition {
+            type_guid,
+            unique_guid: gpt::guid("01234567-89AB-CDEF-0123-456789ABCDEF"),
+            first_lba,
+            last_lba: sectors - 34,
+            attributes: 0,
+            name: "EFI system".into(),
+        });
+        let mut disk = vec![0u8; usize::try_from(sectors * 512).unwrap()];
+        gpt::write(&mut disk, &[7; 16], &parts, None);
+        disk
+    }
+
+    /// The first 34 sectors of [`gpt_disk`]: MBR, header, entries.
     fn gpt_head(type_guid: [u8; 16], first_lba: u64, slot: usize) -> Vec<u8> {
-        let mut b = vec![0u8; 34 * 512];
-        b[512..520].copy_from_slice(b"EFI PART");
-        b[512 + 72..512 + 80].copy_from_slice(&2u64.to_le_bytes());
-        b[512 + 80..512 + 84].copy_from_slice(&128u32.to_le_bytes());
-        b[512 + 84..512 + 88].copy_from_slice(&128u32.to_le_bytes());
-        let e = 1024 + slot * 128;
-        b[e..e + 16].copy_from_slice(&type_guid);
-        b[e + 32..e + 40].copy_from_slice(&first_lba.to_le_bytes());
-        b
+        gpt_disk(type_guid, first_lba, slot, 4096)[..34 * 512].to_vec()
+    }
+
+    fn esp() -> [u8; 16] {
+        gpt::guid(gpt::ESP_TYPE)
     }
 
     #[test]
     fn finds_the_esp() {
-        assert_eq!(esp_offset(&gpt_head(ESP_TYPE, 2048, 0)), Some(2048 * 512));
-        assert_eq!(esp_offset(&gpt_head(ESP_TYPE, 34, 3)), Some(34 * 512));
+        assert_eq!(esp_offset(&gpt_head(esp(), 2048, 0)), Some(2048 * 512));
+        assert_eq!(esp_offset(&gpt_head(esp(), 34, 3)), Some(34 * 512));
     }
 
     #[test]
     fn no_esp_no_offset() {
-        let mut other = ESP_TYPE;
+        let mut other = esp();
         other[0] ^= 1;
         assert_eq!(esp_offset(&gpt_head(other, 2048, 0)), None);
-        let mut not_gpt = gpt_head(ESP_TYPE, 2048, 0);
+        let mut not_gpt = gpt_head(esp(), 2048, 0);
         not_gpt[512] = b'X';
         assert_eq!(esp_offset(&not_gpt), None);
+        let mut bad_crc = gpt_head(esp(), 2048, 0);
+        bad_crc[1024 + 32] ^= 1;
+        assert_eq!(esp_offset(&bad_crc), None, "the entries' CRC is checked");
         assert_eq!(esp_offset(&[0u8; 100]), None);
-        let truncated = gpt_head(ESP_TYPE, 2048, 0)[..1024].to_vec();
+        let truncated = gpt_head(esp(), 2048, 0)[..1024].to_vec();
         assert_eq!(esp_offset(&truncated), None);
     }
 
     /// A 32 MiB GPT image whose ESP (at 1 MiB) is FAT made by mkfs.vfat (dosfstools).
     fn fat_stick(path: &Path) {
-        let head = gpt_head(ESP_TYPE, 2048, 0);
-        std::fs::write(path, &head).unwrap();
-        File::options()
-            .write(true)
-            .open(path)
-            .unwrap()
-            .set_len(32 << 20)
-            .unwrap();
+        std::fs::write(path, gpt_disk(esp(), 2048, 0, (32 << 20) / 512)).unwrap();
         let blocks = ((32u64 << 20) / 512 - 2048 - 34) / 2;
         let st = Command::new("mkfs.vfat")
             .args(["--offset", "2048", "-n", "BOOTBENCH"])
