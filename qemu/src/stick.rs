@@ -1,65 +1,107 @@
 //! The USB stick image from the host side: where its EFI system partition
-//! starts (its GPT, read with bootbench-image's reader), and files in and out of that FAT partition with
-//! mtools (`mcopy -i IMAGE@@OFFSET`), so no root and no loop mounts.
+//! is (its GPT, read with bootbench-image's reader), and files in and out of
+//! that FAT partition with the `fatfs` crate, in this process, on the image
+//! file (no root, no loop mounts, no mtools).
 
 use std::fs::File;
-use std::io::{self, Cursor, Read, Seek};
+use std::io::{self, Cursor, Read, Seek, Write};
 use std::path::Path;
-use std::process::Command;
 
 use bootbench_image::gpt;
+use fatfs::{FileAttributes, FileSystem, FsOptions};
+use fscommon::StreamSlice;
 
-/// The byte offset of the EFI system partition in the GPT of `disk`: the
-/// first ESP entry of the primary table (header and entries CRC-checked).
-fn esp_of<D: Read + Seek>(disk: &mut D) -> Result<Option<u64>, gpt::GptError> {
+/// The byte range `[start, end)` of the EFI system partition in the GPT of
+/// `disk`: the first ESP entry of the primary table (header and entries
+/// CRC-checked).
+fn esp_of<D: Read + Seek>(disk: &mut D) -> Result<Option<(u64, u64)>, gpt::GptError> {
     let table = gpt::read(disk, 1)?;
     let esp = gpt::guid(gpt::ESP_TYPE);
     let first = table.partitions().find(|(_, p)| p.type_guid == esp);
-    Ok(first.and_then(|(_, p)| p.first_lba.checked_mul(gpt::SECTOR)))
+    Ok(first.and_then(|(_, p)| {
+        let start = p.first_lba.checked_mul(gpt::SECTOR)?;
+        let end = p.last_lba.checked_add(1)?.checked_mul(gpt::SECTOR)?;
+        (start < end).then_some((start, end))
+    }))
 }
 
 /// The byte offset of the EFI system partition in a GPT image, given the
 /// image's first bytes (protective MBR, header, entries). `None` if there is
 /// no valid GPT header or no ESP entry within `head`.
 pub fn esp_offset(head: &[u8]) -> Option<u64> {
-    esp_of(&mut Cursor::new(head)).ok().flatten()
+    esp_of(&mut Cursor::new(head)).ok().flatten().map(|(start, _)| start)
 }
 
-/// The ESP's byte offset in the image file.
-pub fn find_esp(image: &Path) -> io::Result<u64> {
+/// The ESP's byte range in the opened image file.
+fn esp_range(image: &Path, file: &mut File) -> io::Result<(u64, u64)> {
     let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {why}", image.display()));
-    match esp_of(&mut File::open(image)?) {
-        Ok(Some(off)) => Ok(off),
+    match esp_of(file) {
+        Ok(Some(range)) => Ok(range),
         Ok(None) => Err(bad("no EFI system partition in its GPT".into())),
         Err(e) => Err(bad(format!("no GPT with an EFI system partition: {e}"))),
     }
 }
 
-/// The `-i` argument of mtools for the ESP of `image`.
-pub fn mtools_image(image: &Path, offset: u64) -> String {
-    format!("{}@@{offset}", image.display())
+/// The ESP's byte offset in the image file.
+pub fn find_esp(image: &Path) -> io::Result<u64> {
+    esp_range(image, &mut File::open(image)?).map(|(start, _)| start)
 }
 
-fn mtools(program: &str, args: &[String]) -> io::Result<String> {
-    let out = Command::new(program)
-        .args(args)
-        .env("MTOOLS_SKIP_CHECK", "1")
-        .output()?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+/// The ESP's bytes of an image file, as the storage of a [`FileSystem`].
+type Esp<'f> = StreamSlice<&'f File>;
+
+/// An error of the FAT on `image`, saying what was being done.
+fn fat_error(image: &Path, doing: &str, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {doing}: {e}", image.display()))
+}
+
+/// Runs `f` on the FAT file system of the ESP of `image`, opened read-only
+/// unless `write`. Afterwards the file system is unmounted (fatfs writes
+/// its FSInfo and clears the dirty flag, after a write only) and, with
+/// `write`, the image synced, also when `f` failed (a failed write's
+/// clean-up is kept); `f`'s error comes first.
+fn with_fat<R>(image: &Path, write: bool, f: impl FnOnce(&FileSystem<&mut Esp<'_>>) -> io::Result<R>) -> io::Result<R> {
+    let mut file = File::options().read(true).write(write).open(image)?;
+    let (start, end) = esp_range(image, &mut file)?;
+    let mut esp = StreamSlice::new(&file, start, end)?;
+    let fs = FileSystem::new(&mut esp, FsOptions::new()).map_err(|e| fat_error(image, "opening its FAT", e))?;
+    let result = f(&fs);
+    let closed = fs
+        .unmount()
+        .and_then(|()| esp.flush())
+        .and_then(|()| if write { file.sync_all() } else { Ok(()) })
+        .map_err(|e| fat_error(image, "closing its FAT", e));
+    result.and_then(|r| closed.map(|()| r))
+}
+
+/// The names in directory `dir` of the stick's FAT, sorted, without `.` and
+/// `..`; the hidden and system files only if `hidden` (as `mdir` and
+/// `mdir -a` list them).
+fn names_in(fs: &FileSystem<&mut Esp<'_>>, dir: &str, hidden: bool) -> io::Result<Vec<String>> {
+    let path = dir.trim_matches('/');
+    let d = if path.is_empty() {
+        fs.root_dir()
     } else {
-        Err(io::Error::other(format!(
-            "{program} {}: {}: {}",
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
+        fs.root_dir().open_dir(path)?
+    };
+    let mut names = Vec::new();
+    for entry in d.iter() {
+        let entry = entry?;
+        let name = entry.file_name();
+        let concealed = entry
+            .attributes()
+            .intersects(FileAttributes::HIDDEN | FileAttributes::SYSTEM);
+        if name != "." && name != ".." && (hidden || !concealed) {
+            names.push(name);
+        }
     }
+    names.sort();
+    Ok(names)
 }
 
 /// File names in a directory of the stick (`/results`), sorted; empty when
 /// the directory is empty. Hidden files (FAT's hidden attribute, which Linux
-/// sets on names starting with a dot) are left out.
+/// sets on names starting with a dot) and system files are left out.
 pub fn list_dir(image: &Path, dir: &str) -> io::Result<Vec<String>> {
     list(image, dir, false)
 }
@@ -70,20 +112,9 @@ pub fn list_dir_all(image: &Path, dir: &str) -> io::Result<Vec<String>> {
 }
 
 fn list(image: &Path, dir: &str, hidden: bool) -> io::Result<Vec<String>> {
-    let off = find_esp(image)?;
-    let mut args = vec!["-b".to_string()];
-    if hidden {
-        args.push("-a".into());
-    }
-    args.extend(["-i".into(), mtools_image(image, off), format!("::{dir}")]);
-    let listing = mtools("mdir", &args)?;
-    let mut names: Vec<String> = listing
-        .lines()
-        .filter_map(|l| l.trim().rsplit('/').next().map(str::to_owned))
-        .filter(|n| !n.is_empty() && n != "." && n != "..")
-        .collect();
-    names.sort();
-    Ok(names)
+    with_fat(image, false, |fs| {
+        names_in(fs, dir, hidden).map_err(|e| fat_error(image, &format!("listing {dir}"), e))
+    })
 }
 
 /// Whether a file in the stick's `/results` is taken for a result: a name
@@ -102,31 +133,34 @@ pub type Passed = (String, String);
 /// result's name, such as an interrupted write's temp file; empty; not JSON).
 pub fn copy_results_checked(image: &Path, dest: &Path) -> io::Result<(Vec<String>, Vec<Passed>)> {
     std::fs::create_dir_all(dest)?;
-    let off = find_esp(image)?;
-    let names = list_dir_all(image, "/results")?;
+    // Each name with its contents, or None for a name that is not a result's.
+    let files = with_fat(image, false, |fs| {
+        let mut files = Vec::new();
+        for name in names_in(fs, "/results", true).map_err(|e| fat_error(image, "listing /results", e))? {
+            let bytes = if is_result_name(&name) {
+                let mut bytes = Vec::new();
+                fs.root_dir()
+                    .open_file(&format!("results/{name}"))
+                    .and_then(|mut f| f.read_to_end(&mut bytes))
+                    .map_err(|e| fat_error(image, &format!("reading /results/{name}"), e))?;
+                Some(bytes)
+            } else {
+                None
+            };
+            files.push((name, bytes));
+        }
+        Ok(files)
+    })?;
     let mut copied = Vec::new();
     let mut passed = Vec::new();
-    for name in names {
-        if !is_result_name(&name) {
+    for (name, bytes) in files {
+        let Some(bytes) = bytes else {
             passed.push((
                 name,
                 "not a result file name (a temp file of an interrupted write?)".into(),
             ));
             continue;
-        }
-        let local = dest.join(&name);
-        mtools(
-            "mcopy",
-            &[
-                "-n".into(),
-                "-o".into(),
-                "-i".into(),
-                mtools_image(image, off),
-                format!("::/results/{name}"),
-                local.display().to_string(),
-            ],
-        )?;
-        let bytes = std::fs::read(&local)?;
+        };
         let why = if bytes.is_empty() {
             Some("empty")
         } else if serde_json::from_slice::<serde_json::Value>(&bytes).is_err() {
@@ -134,12 +168,20 @@ pub fn copy_results_checked(image: &Path, dest: &Path) -> io::Result<(Vec<String
         } else {
             None
         };
+        let local = dest.join(&name);
         match why {
             Some(w) => {
-                std::fs::remove_file(&local)?;
+                // A copy of an earlier run by that name is not left to pass for this one.
+                match std::fs::remove_file(&local) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
                 passed.push((name, w.into()));
             }
-            None => copied.push(name),
+            None => {
+                std::fs::write(&local, &bytes)?;
+                copied.push(name);
+            }
         }
     }
     Ok((copied, passed))
@@ -234,25 +276,30 @@ pub fn mark_free_clusters_bad(image: &Path) -> io::Result<u64> {
     Ok(marked)
 }
 
-/// Put a host file on the stick at `stick_path` (e.g. `/bootbench.json`), replacing it.
+/// Put a host file on the stick at `stick_path` (e.g. `/bootbench.json`),
+/// replacing it. When the write fails (the FAT is full, say), what was
+/// written of the file is removed again.
 pub fn put_file(image: &Path, local: &Path, stick_path: &str) -> io::Result<()> {
-    let off = find_esp(image)?;
-    mtools(
-        "mcopy",
-        &[
-            "-o".into(),
-            "-i".into(),
-            mtools_image(image, off),
-            local.display().to_string(),
-            format!("::{stick_path}"),
-        ],
-    )
-    .map(drop)
+    let bytes = std::fs::read(local)?;
+    let path = stick_path.trim_start_matches('/');
+    with_fat(image, true, |fs| {
+        let root = fs.root_dir();
+        let written = root.create_file(path).and_then(|mut f| {
+            f.truncate()?;
+            f.write_all(&bytes)?;
+            f.flush()
+        });
+        if written.is_err() {
+            let _ = root.remove(path);
+        }
+        written.map_err(|e| fat_error(image, &format!("writing {stick_path}"), e))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bootbench_image::usb;
 
     /// A disk of `sectors` with an entry of `type_guid` starting at
     /// `first_lba` as entry `slot` (the slots before it unused), written by
@@ -311,18 +358,24 @@ mod tests {
         assert_eq!(esp_offset(&truncated), None);
     }
 
-    /// A 32 MiB GPT image whose ESP (at 1 MiB) is FAT made by mkfs.vfat (dosfstools).
+    /// A 32 MiB stick image as bootbench-image builds it: GPT, an ESP at
+    /// 1 MiB whose FAT (FAT16 at this size) has an empty `/results`.
     fn fat_stick(path: &Path) {
-        std::fs::write(path, gpt_disk(esp(), 2048, 0, (32 << 20) / 512)).unwrap();
-        let blocks = ((32u64 << 20) / 512 - 2048 - 34) / 2;
-        let st = Command::new("mkfs.vfat")
-            .args(["--offset", "2048", "-n", "BOOTBENCH"])
-            .arg(path)
-            .arg(blocks.to_string())
-            .output()
-            .expect("mkfs.vfat (dosfstools) is installed");
-        assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
-        mtools("mmd", &["-i".into(), mtools_image(path, 1 << 20), "::/results".into()]).unwrap();
+        stick_of(path, 32 << 20);
+    }
+
+    /// [`fat_stick`] of `size` bytes (FAT32 from 64 MiB).
+    fn stick_of(path: &Path, size: u64) {
+        let inputs = usb::Inputs {
+            efi: b"MZ fake systemd-boot",
+            vmlinuz: b"fake kernel",
+            initrd: b"fake initrd",
+            config: b"{}",
+            append: "",
+            size,
+        };
+        let disk = usb::build(&inputs, &usb::Bios::Off).unwrap();
+        usb::write_file(&disk, path, &usb::Bios::Off).unwrap();
     }
 
     #[test]
@@ -349,11 +402,43 @@ mod tests {
     }
 
     #[test]
-    fn mtools_image_argument() {
-        assert_eq!(
-            mtools_image(Path::new("/o/bootbench.img"), 1_048_576),
-            "/o/bootbench.img@@1048576"
-        );
+    fn reading_changes_nothing_and_a_put_file_replaces_on_fat16_and_fat32() {
+        let dir = std::env::temp_dir().join(format!("bbq-stick-replace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for size in [32u64 << 20, 64 << 20] {
+            let img = dir.join("stick.img");
+            stick_of(&img, size);
+            let root = list_dir(&img, "/").unwrap();
+            assert_eq!(
+                root,
+                ["EFI", "bootbench.json", "initrd.img", "loader", "results", "vmlinuz"],
+                "{size}: the root, without the volume label"
+            );
+            let src = dir.join("src");
+            std::fs::write(&src, vec![b' '; 5000]).unwrap();
+            put_file(&img, &src, "/bootbench.json").unwrap();
+            std::fs::write(&src, b"{\"profile\": \"cdm\"}").unwrap();
+            put_file(&img, &src, "/bootbench.json").unwrap();
+            put_file(&img, &src, "/results/r.json").unwrap();
+            let before = std::fs::read(&img).unwrap();
+            assert_eq!(list_dir(&img, "/").unwrap(), root, "{size}: replaced, not added");
+            let out = dir.join("out");
+            assert_eq!(copy_results(&img, &out).unwrap(), ["r.json"]);
+            assert_eq!(std::fs::read(out.join("r.json")).unwrap(), b"{\"profile\": \"cdm\"}");
+            assert!(
+                std::fs::read(&img).unwrap() == before,
+                "{size}: reading wrote to the image"
+            );
+            let e = list_dir(&img, "/nowhere").unwrap_err();
+            assert!(e.to_string().contains("listing /nowhere"), "{e}");
+            let e = put_file(&img, &src, "/nowhere/r.json").unwrap_err();
+            assert!(e.to_string().contains("writing /nowhere/r.json"), "{e}");
+        }
+        let junk = dir.join("junk.img");
+        std::fs::write(&junk, vec![0u8; 1 << 20]).unwrap();
+        let e = list_dir(&junk, "/results").unwrap_err();
+        assert!(e.to_string().contains("no GPT"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -413,7 +498,12 @@ mod tests {
         assert!(marked > 1000, "{marked}");
         std::fs::write(&src, vec![b'x'; 64 << 10]).unwrap();
         let e = put_file(&img, &src, "/results/m-2.json").unwrap_err();
-        assert!(e.to_string().contains("mcopy"), "{e}");
+        assert!(e.to_string().contains("writing /results/m-2.json"), "{e}");
+        assert_eq!(
+            list_dir_all(&img, "/results").unwrap(),
+            ["m-1.json"],
+            "the failed write left nothing behind"
+        );
         assert_eq!(copy_results(&img, &dir.join("out")).unwrap(), ["m-1.json"]);
         assert_eq!(std::fs::read(dir.join("out/m-1.json")).unwrap(), b"{\"earlier\":1}");
         // Not a FAT: refused.
