@@ -48,7 +48,7 @@ enum Cmd {
         /// The stick's /bootbench.json, the config a user edits (default: {"profile": "quick"}).
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Image size: bytes, or with a K/M/G suffix (powers of 1024).
+        /// Image size: bytes, or with dd's suffixes as in the config (`128M`, `64MiB` = 1024-based; `1GB` = 1000-based).
         #[arg(long, default_value = "128M", value_parser = parse_size)]
         size: u64,
         /// Extra kernel command-line options (e.g. bootbench.profile=standard).
@@ -63,17 +63,10 @@ enum Cmd {
     },
 }
 
-/// `128M` -> 134217728; suffixes K, M, G are powers of 1024.
+/// `--size`: [`bench_core::size::parse_size`], the config's rules.
 fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().last() {
-        Some((i, 'K' | 'k')) => (&s[..i], 1u64 << 10),
-        Some((i, 'M' | 'm')) => (&s[..i], 1 << 20),
-        Some((i, 'G' | 'g')) => (&s[..i], 1 << 30),
-        _ => (s, 1),
-    };
-    let n: u64 = num.parse().map_err(|_| format!("bad size {s:?}: expected e.g. 128M"))?;
-    n.checked_mul(mult).ok_or_else(|| format!("size {s:?} overflows"))
+    bench_core::size::parse_size(s)
+        .map_err(|e| format!("{s:?} is not a size: {e}; expected {}", bench_core::size::EXPECTED))
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
@@ -198,17 +191,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes() {
+    fn sizes_follow_the_shared_rules() {
         for (s, want) in [
             ("128M", Some(128u64 << 20)),
             ("1G", Some(1 << 30)),
             ("4096", Some(4096)),
             ("2k", Some(2048)),
+            // Spellings only bench_core::size took before: image sizes follow the config's rules.
+            ("64MiB", Some(64 << 20)),
+            ("1GB", Some(1_000_000_000)),
             ("x", None),
             ("", None),
+            ("128m", None),
         ] {
             assert_eq!(parse_size(s).ok(), want, "{s}");
         }
+        let e = parse_size("12X").unwrap_err();
+        assert!(e.contains("\"12X\"") && e.contains(bench_core::size::EXPECTED), "{e}");
+        let cli = Cli::try_parse_from([
+            "bootbench-image",
+            "usb",
+            "--kernel-dir",
+            "k",
+            "--initramfs",
+            "i",
+            "--size",
+            "64MiB",
+            "-o",
+            "o",
+        ])
+        .unwrap();
+        let Cmd::Usb { size, .. } = cli.cmd else { panic!() };
+        assert_eq!(size, 64 << 20);
     }
 
     #[test]

@@ -326,8 +326,12 @@ fn copy_boot_sector_to_backup(path: &Path, part_offset: u64) -> std::io::Result<
 #[allow(clippy::cast_possible_truncation)] // test images are a few MiB: their byte offsets fit usize and u32
 mod tests {
     use super::*;
-    use crate::gpt::tests::{entry, parse_header};
     use std::io::Read;
+
+    /// The GPT header at `lba` and its entries, read back and checked.
+    fn table(disk: &[u8], lba: u64) -> gpt::Table {
+        gpt::read(&mut Cursor::new(disk), lba).unwrap()
+    }
 
     fn inputs(size: u64) -> Inputs<'static> {
         Inputs {
@@ -349,13 +353,14 @@ mod tests {
     /// Checks contract B on an image; returns the FAT type.
     fn check(mut disk: Vec<u8>, inp: &Inputs<'_>) -> fatfs::FatType {
         let total = disk.len() as u64 / 512;
-        let primary = parse_header(&disk, 1).unwrap();
-        let backup = parse_header(&disk, total - 1).unwrap();
+        let primary = table(&disk, 1);
+        let backup = table(&disk, total - 1);
         assert_eq!(primary.entries, backup.entries);
-        let (ty, first, last, _) = entry(&primary, 0);
-        assert_eq!(ty, gpt::guid(gpt::ESP_TYPE), "partition 1 is not an ESP");
+        let esp = primary.entry(0).unwrap();
+        let (first, last) = (esp.first_lba, esp.last_lba);
+        assert_eq!(esp.type_guid, gpt::guid(gpt::ESP_TYPE), "partition 1 is not an ESP");
         assert_eq!(first, PART_START_LBA);
-        assert!(last <= primary.last_usable && (last + 1) % 2048 == 0);
+        assert!(last <= primary.header.last_usable && (last + 1) % 2048 == 0);
         let part = &mut disk[(first * 512) as usize..((last + 1) * 512) as usize];
         let fat_type = {
             let boot = &part[..512];
@@ -392,7 +397,7 @@ mod tests {
             "{entry}"
         );
         // The partition's unique GUID is that id.
-        assert_eq!(&primary.entries[16..32], &gpt::guid(&stick));
+        assert_eq!(esp.unique_guid, gpt::guid(&stick));
         for d in ["EFI", "EFI/BOOT", "loader", "loader/entries", "results"] {
             let names: Vec<String> = fs
                 .root_dir()
@@ -515,9 +520,9 @@ mod tests {
         assert!(std::fs::read(&path).unwrap() == disk, "two builds with syslinux differ");
         std::fs::remove_file(&path).unwrap();
         assert_eq!(&disk[..440], &gptmbr[..440.min(gptmbr.len())]);
-        let primary = parse_header(&disk, 1).unwrap();
+        let esp = table(&disk, 1).entry(0).unwrap();
         assert_eq!(
-            entry(&primary, 0).3 & gpt::ATTR_LEGACY_BIOS_BOOTABLE,
+            esp.attributes & gpt::ATTR_LEGACY_BIOS_BOOTABLE,
             gpt::ATTR_LEGACY_BIOS_BOOTABLE
         );
         let part = &mut disk[(PART_START_LBA * 512) as usize..];

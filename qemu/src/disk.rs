@@ -168,27 +168,15 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-/// A size with an optional 1024-based suffix: `4096`, `64K`, `256M`, `1G` (also `KiB`, `MiB`, `GiB`).
-pub fn parse_size(s: &str) -> Result<u64, SpecError> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| SpecError(format!("size {s:?}: expected a number with K, M or G")))?;
-    let mult: u64 = match suffix {
-        "" => 1,
-        "K" | "k" | "KiB" => 1 << 10,
-        "M" | "MiB" => 1 << 20,
-        "G" | "GiB" => 1 << 30,
-        _ => {
-            return Err(SpecError(format!(
-                "size {s:?}: unknown suffix {suffix:?} (K, M, G are 1024-based)"
-            )))
-        }
-    };
-    n.checked_mul(mult)
-        .ok_or_else(|| SpecError(format!("size {s:?}: too large")))
+/// The value of a size key (`size=`, `bps=`): [`bench_core::size::parse_size`],
+/// the config's rules (dd's suffixes: `64K`, `256M`, `1GiB` = 1024-based, `1GB` = 1000-based).
+fn parse_size(key: &str, value: &str) -> Result<u64, SpecError> {
+    bench_core::size::parse_size(value).map_err(|e| {
+        SpecError(format!(
+            "{key} {value:?} is not a size: {e}; expected {}",
+            bench_core::size::EXPECTED
+        ))
+    })
 }
 
 /// `%XX` escapes (two hex digits) replaced by their byte; the result must
@@ -255,7 +243,7 @@ impl FromStr for DiskSpec {
                 .split_once('=')
                 .ok_or_else(|| SpecError(format!("disk spec {s:?}: {field:?} is not key=value")))?;
             match key {
-                "size" => d.size = parse_size(value)?,
+                "size" => d.size = parse_size(key, value)?,
                 "serial" => d.serial = value.to_owned(),
                 "guest_serial" => {
                     let text = percent_decode(value)?;
@@ -272,7 +260,7 @@ impl FromStr for DiskSpec {
                             .map_err(|_| SpecError(format!("rotation {value:?}: rpm as a whole number")))?,
                     );
                 }
-                "bps" => d.throttle.bps_total = Some(parse_size(value)?),
+                "bps" => d.throttle.bps_total = Some(parse_size(key, value)?),
                 "iops" => {
                     d.throttle.iops_total = Some(
                         value
@@ -388,7 +376,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes() {
+    fn sizes_follow_the_shared_rules() {
         let cases: &[(&str, Option<u64>)] = &[
             ("4096", Some(4096)),
             ("64K", Some(64 << 10)),
@@ -396,14 +384,26 @@ mod tests {
             ("256MiB", Some(256 << 20)),
             ("1G", Some(1 << 30)),
             ("20M", Some(20_971_520)),
+            // Spellings only bench_core::size took before: disk specs follow the config's rules.
+            ("16KiB", Some(16 << 10)),
+            ("1MB", Some(1_000_000)),
+            ("2b", Some(1024)),
             ("", None),
             ("M", None),
             ("12X", None),
+            ("256m", None),
             ("99999999999999G", None),
         ];
         for (text, want) in cases {
-            assert_eq!(parse_size(text).ok(), *want, "{text:?}");
+            assert_eq!(parse_size("size", text).ok(), *want, "{text:?}");
         }
+        let d: DiskSpec = "virtio,serial=V,size=512kB,bps=16KiB".parse().unwrap();
+        assert_eq!((d.size, d.throttle.bps_total), (512_000, Some(16 << 10)));
+        let err = "virtio,serial=V,bps=12X".parse::<DiskSpec>().unwrap_err();
+        assert!(
+            err.0.contains("bps \"12X\" is not a size") && err.0.contains(bench_core::size::EXPECTED),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,97 +1,107 @@
 //! The USB stick image from the host side: where its EFI system partition
-//! starts (GPT, parsed here), and files in and out of that FAT partition with
-//! mtools (`mcopy -i IMAGE@@OFFSET`), so no root and no loop mounts.
+//! is (its GPT, read with bootbench-image's reader), and files in and out of
+//! that FAT partition with the `fatfs` crate, in this process, on the image
+//! file (no root, no loop mounts, no mtools).
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Cursor, Read, Seek, Write};
 use std::path::Path;
-use std::process::Command;
 
-/// Sector size the image builder uses.
-const SECTOR: u64 = 512;
-/// EFI system partition type GUID C12A7328-F81F-11D2-BA4B-00A0C93EC93B, as stored on disk.
-const ESP_TYPE: [u8; 16] = [
-    0x28, 0x73, 0x2A, 0xC1, 0x1F, 0xF8, 0xD2, 0x11, 0xBA, 0x4B, 0x00, 0xA0, 0xC9, 0x3E, 0xC9, 0x3B,
-];
+use bootbench_image::gpt;
+use fatfs::{FileAttributes, FileSystem, FsOptions};
+use fscommon::StreamSlice;
 
-fn le_u64(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
-fn le_u32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+/// The byte range `[start, end)` of the EFI system partition in the GPT of
+/// `disk`: the first ESP entry of the primary table (header and entries
+/// CRC-checked).
+fn esp_of<D: Read + Seek>(disk: &mut D) -> Result<Option<(u64, u64)>, gpt::GptError> {
+    let table = gpt::read(disk, 1)?;
+    let esp = gpt::guid(gpt::ESP_TYPE);
+    let first = table.partitions().find(|(_, p)| p.type_guid == esp);
+    Ok(first.and_then(|(_, p)| {
+        let start = p.first_lba.checked_mul(gpt::SECTOR)?;
+        let end = p.last_lba.checked_add(1)?.checked_mul(gpt::SECTOR)?;
+        (start < end).then_some((start, end))
+    }))
 }
 
 /// The byte offset of the EFI system partition in a GPT image, given the
 /// image's first bytes (protective MBR, header, entries). `None` if there is
-/// no GPT header or no ESP entry within `head`.
+/// no valid GPT header or no ESP entry within `head`.
 pub fn esp_offset(head: &[u8]) -> Option<u64> {
-    let hdr = head.get(512..512 + 92)?;
-    if &hdr[..8] != b"EFI PART" {
-        return None;
+    esp_of(&mut Cursor::new(head)).ok().flatten().map(|(start, _)| start)
+}
+
+/// The ESP's byte range in the opened image file.
+fn esp_range(image: &Path, file: &mut File) -> io::Result<(u64, u64)> {
+    let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {why}", image.display()));
+    match esp_of(file) {
+        Ok(Some(range)) => Ok(range),
+        Ok(None) => Err(bad("no EFI system partition in its GPT".into())),
+        Err(e) => Err(bad(format!("no GPT with an EFI system partition: {e}"))),
     }
-    let entries_lba = le_u64(hdr, 72)?;
-    let count = le_u32(hdr, 80)?;
-    let entry_size = usize::try_from(le_u32(hdr, 84)?).ok()?;
-    if entry_size < 128 {
-        return None;
-    }
-    let base = usize::try_from(entries_lba.checked_mul(SECTOR)?).ok()?;
-    (0..usize::try_from(count).ok()?).find_map(|i| {
-        let e = head.get(base + i * entry_size..base + (i + 1) * entry_size)?;
-        if e[..16] == ESP_TYPE {
-            le_u64(e, 32)?.checked_mul(SECTOR)
-        } else {
-            None
-        }
-    })
 }
 
 /// The ESP's byte offset in the image file.
 pub fn find_esp(image: &Path) -> io::Result<u64> {
-    let mut head = vec![0u8; 34 * 512];
-    let mut f = File::open(image)?;
-    let mut filled = 0;
-    while filled < head.len() {
-        match f.read(&mut head[filled..])? {
-            0 => break,
-            n => filled += n,
+    esp_range(image, &mut File::open(image)?).map(|(start, _)| start)
+}
+
+/// The ESP's bytes of an image file, as the storage of a [`FileSystem`].
+type Esp<'f> = StreamSlice<&'f File>;
+
+/// An error of the FAT on `image`, saying what was being done.
+fn fat_error(image: &Path, doing: &str, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {doing}: {e}", image.display()))
+}
+
+/// Runs `f` on the FAT file system of the ESP of `image`, opened read-only
+/// unless `write`. Afterwards the file system is unmounted (fatfs writes
+/// its FSInfo and clears the dirty flag, after a write only) and, with
+/// `write`, the image synced, also when `f` failed (a failed write's
+/// clean-up is kept); `f`'s error comes first.
+fn with_fat<R>(image: &Path, write: bool, f: impl FnOnce(&FileSystem<&mut Esp<'_>>) -> io::Result<R>) -> io::Result<R> {
+    let mut file = File::options().read(true).write(write).open(image)?;
+    let (start, end) = esp_range(image, &mut file)?;
+    let mut esp = StreamSlice::new(&file, start, end)?;
+    let fs = FileSystem::new(&mut esp, FsOptions::new()).map_err(|e| fat_error(image, "opening its FAT", e))?;
+    let result = f(&fs);
+    let closed = fs
+        .unmount()
+        .and_then(|()| esp.flush())
+        .and_then(|()| if write { file.sync_all() } else { Ok(()) })
+        .map_err(|e| fat_error(image, "closing its FAT", e));
+    result.and_then(|r| closed.map(|()| r))
+}
+
+/// The names in directory `dir` of the stick's FAT, sorted, without `.` and
+/// `..`; the hidden and system files only if `hidden` (as `mdir` and
+/// `mdir -a` list them).
+fn names_in(fs: &FileSystem<&mut Esp<'_>>, dir: &str, hidden: bool) -> io::Result<Vec<String>> {
+    let path = dir.trim_matches('/');
+    let d = if path.is_empty() {
+        fs.root_dir()
+    } else {
+        fs.root_dir().open_dir(path)?
+    };
+    let mut names = Vec::new();
+    for entry in d.iter() {
+        let entry = entry?;
+        let name = entry.file_name();
+        let concealed = entry
+            .attributes()
+            .intersects(FileAttributes::HIDDEN | FileAttributes::SYSTEM);
+        if name != "." && name != ".." && (hidden || !concealed) {
+            names.push(name);
         }
     }
-    head.truncate(filled);
-    esp_offset(&head).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{}: no GPT with an EFI system partition", image.display()),
-        )
-    })
-}
-
-/// The `-i` argument of mtools for the ESP of `image`.
-pub fn mtools_image(image: &Path, offset: u64) -> String {
-    format!("{}@@{offset}", image.display())
-}
-
-fn mtools(program: &str, args: &[String]) -> io::Result<String> {
-    let out = Command::new(program)
-        .args(args)
-        .env("MTOOLS_SKIP_CHECK", "1")
-        .output()?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(io::Error::other(format!(
-            "{program} {}: {}: {}",
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
-    }
+    names.sort();
+    Ok(names)
 }
 
 /// File names in a directory of the stick (`/results`), sorted; empty when
 /// the directory is empty. Hidden files (FAT's hidden attribute, which Linux
-/// sets on names starting with a dot) are left out.
+/// sets on names starting with a dot) and system files are left out.
 pub fn list_dir(image: &Path, dir: &str) -> io::Result<Vec<String>> {
     list(image, dir, false)
 }
@@ -102,20 +112,9 @@ pub fn list_dir_all(image: &Path, dir: &str) -> io::Result<Vec<String>> {
 }
 
 fn list(image: &Path, dir: &str, hidden: bool) -> io::Result<Vec<String>> {
-    let off = find_esp(image)?;
-    let mut args = vec!["-b".to_string()];
-    if hidden {
-        args.push("-a".into());
-    }
-    args.extend(["-i".into(), mtools_image(image, off), format!("::{dir}")]);
-    let listing = mtools("mdir", &args)?;
-    let mut names: Vec<String> = listing
-        .lines()
-        .filter_map(|l| l.trim().rsplit('/').next().map(str::to_owned))
-        .filter(|n| !n.is_empty() && n != "." && n != "..")
-        .collect();
-    names.sort();
-    Ok(names)
+    with_fat(image, false, |fs| {
+        names_in(fs, dir, hidden).map_err(|e| fat_error(image, &format!("listing {dir}"), e))
+    })
 }
 
 /// Whether a file in the stick's `/results` is taken for a result: a name
@@ -134,31 +133,34 @@ pub type Passed = (String, String);
 /// result's name, such as an interrupted write's temp file; empty; not JSON).
 pub fn copy_results_checked(image: &Path, dest: &Path) -> io::Result<(Vec<String>, Vec<Passed>)> {
     std::fs::create_dir_all(dest)?;
-    let off = find_esp(image)?;
-    let names = list_dir_all(image, "/results")?;
+    // Each name with its contents, or None for a name that is not a result's.
+    let files = with_fat(image, false, |fs| {
+        let mut files = Vec::new();
+        for name in names_in(fs, "/results", true).map_err(|e| fat_error(image, "listing /results", e))? {
+            let bytes = if is_result_name(&name) {
+                let mut bytes = Vec::new();
+                fs.root_dir()
+                    .open_file(&format!("results/{name}"))
+                    .and_then(|mut f| f.read_to_end(&mut bytes))
+                    .map_err(|e| fat_error(image, &format!("reading /results/{name}"), e))?;
+                Some(bytes)
+            } else {
+                None
+            };
+            files.push((name, bytes));
+        }
+        Ok(files)
+    })?;
     let mut copied = Vec::new();
     let mut passed = Vec::new();
-    for name in names {
-        if !is_result_name(&name) {
+    for (name, bytes) in files {
+        let Some(bytes) = bytes else {
             passed.push((
                 name,
                 "not a result file name (a temp file of an interrupted write?)".into(),
             ));
             continue;
-        }
-        let local = dest.join(&name);
-        mtools(
-            "mcopy",
-            &[
-                "-n".into(),
-                "-o".into(),
-                "-i".into(),
-                mtools_image(image, off),
-                format!("::/results/{name}"),
-                local.display().to_string(),
-            ],
-        )?;
-        let bytes = std::fs::read(&local)?;
+        };
         let why = if bytes.is_empty() {
             Some("empty")
         } else if serde_json::from_slice::<serde_json::Value>(&bytes).is_err() {
@@ -166,12 +168,20 @@ pub fn copy_results_checked(image: &Path, dest: &Path) -> io::Result<(Vec<String
         } else {
             None
         };
+        let local = dest.join(&name);
         match why {
             Some(w) => {
-                std::fs::remove_file(&local)?;
+                // A copy of an earlier run by that name is not left to pass for this one.
+                match std::fs::remove_file(&local) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
                 passed.push((name, w.into()));
             }
-            None => copied.push(name),
+            None => {
+                std::fs::write(&local, &bytes)?;
+                copied.push(name);
+            }
         }
     }
     Ok((copied, passed))
@@ -266,77 +276,106 @@ pub fn mark_free_clusters_bad(image: &Path) -> io::Result<u64> {
     Ok(marked)
 }
 
-/// Put a host file on the stick at `stick_path` (e.g. `/bootbench.json`), replacing it.
+/// Put a host file on the stick at `stick_path` (e.g. `/bootbench.json`),
+/// replacing it. When the write fails (the FAT is full, say), what was
+/// written of the file is removed again.
 pub fn put_file(image: &Path, local: &Path, stick_path: &str) -> io::Result<()> {
-    let off = find_esp(image)?;
-    mtools(
-        "mcopy",
-        &[
-            "-o".into(),
-            "-i".into(),
-            mtools_image(image, off),
-            local.display().to_string(),
-            format!("::{stick_path}"),
-        ],
-    )
-    .map(drop)
+    let bytes = std::fs::read(local)?;
+    let path = stick_path.trim_start_matches('/');
+    with_fat(image, true, |fs| {
+        let root = fs.root_dir();
+        let written = root.create_file(path).and_then(|mut f| {
+            f.truncate()?;
+            f.write_all(&bytes)?;
+            f.flush()
+        });
+        if written.is_err() {
+            let _ = root.remove(path);
+        }
+        written.map_err(|e| fat_error(image, &format!("writing {stick_path}"), e))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bootbench_image::usb;
 
-    /// A GPT head with one entry of `type_guid` starting at `first_lba`, as entry `slot`.
+    /// A disk of `sectors` with an entry of `type_guid` starting at
+    /// `first_lba` as entry `slot` (the slots before it unused), written by
+    /// bootbench-image's GPT writer.
+    fn gpt_disk(type_guid: [u8; 16], first_lba: u64, slot: usize, sectors: u64) -> Vec<u8> {
+        let unused = gpt::Partition {
+            type_guid: [0; 16],
+            unique_guid: [0; 16],
+            first_lba: 0,
+            last_lba: 0,
+            attributes: 0,
+            name: String::new(),
+        };
+        let mut parts = vec![unused; slot];
+        parts.push(gpt::Partition {
+            type_guid,
+            unique_guid: gpt::guid("01234567-89AB-CDEF-0123-456789ABCDEF"),
+            first_lba,
+            last_lba: sectors - 34,
+            attributes: 0,
+            name: "EFI system".into(),
+        });
+        let mut disk = vec![0u8; usize::try_from(sectors * 512).unwrap()];
+        gpt::write(&mut disk, &[7; 16], &parts, None);
+        disk
+    }
+
+    /// The first 34 sectors of [`gpt_disk`]: MBR, header, entries.
     fn gpt_head(type_guid: [u8; 16], first_lba: u64, slot: usize) -> Vec<u8> {
-        let mut b = vec![0u8; 34 * 512];
-        b[512..520].copy_from_slice(b"EFI PART");
-        b[512 + 72..512 + 80].copy_from_slice(&2u64.to_le_bytes());
-        b[512 + 80..512 + 84].copy_from_slice(&128u32.to_le_bytes());
-        b[512 + 84..512 + 88].copy_from_slice(&128u32.to_le_bytes());
-        let e = 1024 + slot * 128;
-        b[e..e + 16].copy_from_slice(&type_guid);
-        b[e + 32..e + 40].copy_from_slice(&first_lba.to_le_bytes());
-        b
+        gpt_disk(type_guid, first_lba, slot, 4096)[..34 * 512].to_vec()
+    }
+
+    fn esp() -> [u8; 16] {
+        gpt::guid(gpt::ESP_TYPE)
     }
 
     #[test]
     fn finds_the_esp() {
-        assert_eq!(esp_offset(&gpt_head(ESP_TYPE, 2048, 0)), Some(2048 * 512));
-        assert_eq!(esp_offset(&gpt_head(ESP_TYPE, 34, 3)), Some(34 * 512));
+        assert_eq!(esp_offset(&gpt_head(esp(), 2048, 0)), Some(2048 * 512));
+        assert_eq!(esp_offset(&gpt_head(esp(), 34, 3)), Some(34 * 512));
     }
 
     #[test]
     fn no_esp_no_offset() {
-        let mut other = ESP_TYPE;
+        let mut other = esp();
         other[0] ^= 1;
         assert_eq!(esp_offset(&gpt_head(other, 2048, 0)), None);
-        let mut not_gpt = gpt_head(ESP_TYPE, 2048, 0);
+        let mut not_gpt = gpt_head(esp(), 2048, 0);
         not_gpt[512] = b'X';
         assert_eq!(esp_offset(&not_gpt), None);
+        let mut bad_crc = gpt_head(esp(), 2048, 0);
+        bad_crc[1024 + 32] ^= 1;
+        assert_eq!(esp_offset(&bad_crc), None, "the entries' CRC is checked");
         assert_eq!(esp_offset(&[0u8; 100]), None);
-        let truncated = gpt_head(ESP_TYPE, 2048, 0)[..1024].to_vec();
+        let truncated = gpt_head(esp(), 2048, 0)[..1024].to_vec();
         assert_eq!(esp_offset(&truncated), None);
     }
 
-    /// A 32 MiB GPT image whose ESP (at 1 MiB) is FAT made by mkfs.vfat (dosfstools).
+    /// A 32 MiB stick image as bootbench-image builds it: GPT, an ESP at
+    /// 1 MiB whose FAT (FAT16 at this size) has an empty `/results`.
     fn fat_stick(path: &Path) {
-        let head = gpt_head(ESP_TYPE, 2048, 0);
-        std::fs::write(path, &head).unwrap();
-        File::options()
-            .write(true)
-            .open(path)
-            .unwrap()
-            .set_len(32 << 20)
-            .unwrap();
-        let blocks = ((32u64 << 20) / 512 - 2048 - 34) / 2;
-        let st = Command::new("mkfs.vfat")
-            .args(["--offset", "2048", "-n", "BOOTBENCH"])
-            .arg(path)
-            .arg(blocks.to_string())
-            .output()
-            .expect("mkfs.vfat (dosfstools) is installed");
-        assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
-        mtools("mmd", &["-i".into(), mtools_image(path, 1 << 20), "::/results".into()]).unwrap();
+        stick_of(path, 32 << 20);
+    }
+
+    /// [`fat_stick`] of `size` bytes (FAT32 from 64 MiB).
+    fn stick_of(path: &Path, size: u64) {
+        let inputs = usb::Inputs {
+            efi: b"MZ fake systemd-boot",
+            vmlinuz: b"fake kernel",
+            initrd: b"fake initrd",
+            config: b"{}",
+            append: "",
+            size,
+        };
+        let disk = usb::build(&inputs, &usb::Bios::Off).unwrap();
+        usb::write_file(&disk, path, &usb::Bios::Off).unwrap();
     }
 
     #[test]
@@ -363,11 +402,43 @@ mod tests {
     }
 
     #[test]
-    fn mtools_image_argument() {
-        assert_eq!(
-            mtools_image(Path::new("/o/bootbench.img"), 1_048_576),
-            "/o/bootbench.img@@1048576"
-        );
+    fn reading_changes_nothing_and_a_put_file_replaces_on_fat16_and_fat32() {
+        let dir = std::env::temp_dir().join(format!("bbq-stick-replace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for size in [32u64 << 20, 64 << 20] {
+            let img = dir.join("stick.img");
+            stick_of(&img, size);
+            let root = list_dir(&img, "/").unwrap();
+            assert_eq!(
+                root,
+                ["EFI", "bootbench.json", "initrd.img", "loader", "results", "vmlinuz"],
+                "{size}: the root, without the volume label"
+            );
+            let src = dir.join("src");
+            std::fs::write(&src, vec![b' '; 5000]).unwrap();
+            put_file(&img, &src, "/bootbench.json").unwrap();
+            std::fs::write(&src, b"{\"profile\": \"cdm\"}").unwrap();
+            put_file(&img, &src, "/bootbench.json").unwrap();
+            put_file(&img, &src, "/results/r.json").unwrap();
+            let before = std::fs::read(&img).unwrap();
+            assert_eq!(list_dir(&img, "/").unwrap(), root, "{size}: replaced, not added");
+            let out = dir.join("out");
+            assert_eq!(copy_results(&img, &out).unwrap(), ["r.json"]);
+            assert_eq!(std::fs::read(out.join("r.json")).unwrap(), b"{\"profile\": \"cdm\"}");
+            assert!(
+                std::fs::read(&img).unwrap() == before,
+                "{size}: reading wrote to the image"
+            );
+            let e = list_dir(&img, "/nowhere").unwrap_err();
+            assert!(e.to_string().contains("listing /nowhere"), "{e}");
+            let e = put_file(&img, &src, "/nowhere/r.json").unwrap_err();
+            assert!(e.to_string().contains("writing /nowhere/r.json"), "{e}");
+        }
+        let junk = dir.join("junk.img");
+        std::fs::write(&junk, vec![0u8; 1 << 20]).unwrap();
+        let e = list_dir(&junk, "/results").unwrap_err();
+        assert!(e.to_string().contains("no GPT"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -427,7 +498,12 @@ mod tests {
         assert!(marked > 1000, "{marked}");
         std::fs::write(&src, vec![b'x'; 64 << 10]).unwrap();
         let e = put_file(&img, &src, "/results/m-2.json").unwrap_err();
-        assert!(e.to_string().contains("mcopy"), "{e}");
+        assert!(e.to_string().contains("writing /results/m-2.json"), "{e}");
+        assert_eq!(
+            list_dir_all(&img, "/results").unwrap(),
+            ["m-1.json"],
+            "the failed write left nothing behind"
+        );
         assert_eq!(copy_results(&img, &dir.join("out")).unwrap(), ["m-1.json"]);
         assert_eq!(std::fs::read(dir.join("out/m-1.json")).unwrap(), b"{\"earlier\":1}");
         // Not a FAT: refused.

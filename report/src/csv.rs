@@ -6,99 +6,135 @@
 //! is an empty field. Lists (seek profile, per-step figures) are
 //! `label=value` pairs separated by spaces in one field.
 
-use bench_core::result::{DirStats, ResultDoc, Status, TargetInfo, TestResult};
+use bench_core::result::{DirStats, Figure, ResultDoc, Status, TargetInfo, TestResult};
+use serde::{Serialize, Serializer};
 
 use crate::read::Loaded;
 use crate::show::{main_step, percentile};
 
-/// The header row's fields.
-pub const HEADER: [&str; 36] = [
-    "file",
-    "run",
-    "target",
-    "serial",
-    "model",
-    "firmware",
-    "target_kind",
-    "size_bytes",
-    "test",
-    "workload",
-    "status",
-    "status_detail",
-    "errno",
-    "bs_bytes",
-    "iodepth",
-    "jobs",
-    "runtime_ns",
-    "read_bytes_per_sec",
-    "write_bytes_per_sec",
-    "read_iops",
-    "write_iops",
-    "lat_mean_ns",
-    "command_overhead_ns",
-    "read_bytes",
-    "read_ios",
-    "read_lat_min_ns",
-    "read_lat_p50_ns",
-    "read_lat_p99_ns",
-    "read_lat_p99_9_ns",
-    "read_lat_max_ns",
-    "write_bytes",
-    "write_ios",
-    "write_lat_p50_ns",
-    "write_lat_p99_ns",
-    "seek_ns",
-    "per_step",
-];
+/// One row: a test on a target, alone or in an all-at-once run. The header
+/// row is these field names, in this order, so the two cannot drift apart.
+/// An absent value (`None`) is an empty field.
+#[derive(Debug, Default, Serialize)]
+pub struct Row<'a> {
+    /// The document's file name, as given.
+    pub file: &'a str,
+    /// `alone`, or `all_at_once` for a disk of an all-at-once run.
+    pub run: &'a str,
+    /// The target's path.
+    pub target: &'a str,
+    pub serial: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub firmware: Option<&'a str>,
+    /// The target's kind (`disk`, `md`, ...).
+    pub target_kind: Option<&'a str>,
+    pub size_bytes: Option<u64>,
+    /// The test's name.
+    pub test: &'a str,
+    pub workload: &'a str,
+    /// The status's state (`ok`, `skipped`, `error`, ...).
+    pub status: String,
+    /// The reason or message, without the state the status column gives.
+    pub status_detail: String,
+    pub errno: Option<i32>,
+    pub bs_bytes: u64,
+    pub iodepth: u32,
+    pub jobs: u32,
+    /// The main step's run time.
+    pub runtime_ns: Option<u64>,
+    #[serde(serialize_with = "shortest")]
+    pub read_bytes_per_sec: Option<f64>,
+    #[serde(serialize_with = "shortest")]
+    pub write_bytes_per_sec: Option<f64>,
+    #[serde(serialize_with = "shortest")]
+    pub read_iops: Option<f64>,
+    #[serde(serialize_with = "shortest")]
+    pub write_iops: Option<f64>,
+    #[serde(serialize_with = "shortest")]
+    pub lat_mean_ns: Option<f64>,
+    #[serde(serialize_with = "shortest")]
+    pub command_overhead_ns: Option<f64>,
+    pub read_bytes: Option<u64>,
+    pub read_ios: Option<u64>,
+    pub read_lat_min_ns: Option<u64>,
+    pub read_lat_p50_ns: Option<u64>,
+    pub read_lat_p99_ns: Option<u64>,
+    pub read_lat_p99_9_ns: Option<u64>,
+    pub read_lat_max_ns: Option<u64>,
+    pub write_bytes: Option<u64>,
+    pub write_ios: Option<u64>,
+    pub write_lat_p50_ns: Option<u64>,
+    pub write_lat_p99_ns: Option<u64>,
+    /// The seek profile as `label=value` pairs separated by spaces.
+    pub seek_ns: String,
+    /// The per-step figures as `label=value` pairs separated by spaces.
+    pub per_step: String,
+}
 
-/// Quote a field when RFC 4180 requires it.
-pub fn field(s: &str) -> String {
-    if s.contains([',', '"', '\r', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
+/// A figure as the shortest decimal that reads back the same (Rust's
+/// `Display`: `20971520`, `0.5`, `1e300` written out in full), as the
+/// document's JSON numbers read; the csv crate's own `f64` (ryu) would write
+/// `20971520.0` and `1e300`.
+fn shortest<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) => s.collect_str(x),
+        None => s.serialize_none(),
     }
 }
 
-fn line(fields: &[String]) -> String {
-    let mut l = fields.iter().map(|f| field(f)).collect::<Vec<_>>().join(",");
-    l.push_str("\r\n");
-    l
+/// RFC 4180 with CRLF line ends; fields are quoted only when they hold a
+/// comma, a quote, CR or LF (the csv crate's `QuoteStyle::Necessary`).
+fn writer() -> csv::Writer<Vec<u8>> {
+    csv::WriterBuilder::new()
+        .has_headers(false)
+        .terminator(csv::Terminator::CRLF)
+        .from_writer(Vec::new())
 }
 
-fn f(v: Option<f64>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
+/// The header row's fields: [`Row`]'s field names, as the csv crate names
+/// them when it serializes a row with headers.
+pub fn header() -> Vec<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.serialize(Row::default()).expect("a row serializes to memory");
+    let bytes = w.into_inner().expect("a Vec takes every byte");
+    let mut r = csv::Reader::from_reader(bytes.as_slice());
+    r.headers()
+        .expect("the csv crate reads back what it wrote")
+        .iter()
+        .map(String::from)
+        .collect()
 }
 
-fn u(v: Option<u64>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
-}
-
-/// The CSV of every document.
+/// The CSV of every document: the header row, always (the csv crate writes
+/// the header only with a first row: BurntSushi/rust-csv#161), then the rows.
 pub fn render(docs: &[Loaded]) -> String {
-    let mut out = line(&HEADER.map(String::from));
+    let bytes = write_rows(docs).expect("CSV is written to memory");
+    String::from_utf8(bytes).expect("every field is a Rust string")
+}
+
+fn write_rows(docs: &[Loaded]) -> csv::Result<Vec<u8>> {
+    let mut w = writer();
+    w.write_record(header())?;
     for l in docs {
         let doc = &l.doc;
         for t in &doc.tests {
-            out.push_str(&line(&row(&l.file, "alone", doc, t)));
+            w.serialize(row(&l.file, "alone", doc, t))?;
         }
         for a in &doc.all_at_once {
             for t in &a.results {
-                out.push_str(&line(&row(&l.file, "all_at_once", doc, t)));
+                w.serialize(row(&l.file, "all_at_once", doc, t))?;
             }
         }
     }
-    out
+    w.into_inner().map_err(|e| e.into_error().into())
 }
 
-fn row(file: &str, run: &str, doc: &ResultDoc, t: &TestResult) -> Vec<String> {
+fn row<'a>(file: &'a str, run: &'a str, doc: &'a ResultDoc, t: &'a TestResult) -> Row<'a> {
     let target: Option<&TargetInfo> = doc.targets.iter().find(|g| g.path == t.target);
     let s = &t.summary;
     let step = main_step(t);
     let read: Option<&DirStats> = step.and_then(|x| x.read.as_ref());
     let write: Option<&DirStats> = step.and_then(|x| x.write.as_ref());
-    let status = crate::text::state(&t.status);
-    // The reason or message, without the state the status column gives.
     let detail = if let Status::Error {
         op, offset, message, ..
     } = &t.status
@@ -108,52 +144,50 @@ fn row(file: &str, run: &str, doc: &ResultDoc, t: &TestResult) -> Vec<String> {
         let text = crate::text::status_text(&t.status);
         text.split_once(": ").map(|(_, m)| m.to_owned()).unwrap_or_default()
     };
-    let errno = crate::text::errno(&t.status).map(|e| e.to_string()).unwrap_or_default();
-    let pairs = |v: &[bench_core::result::Figure]| {
+    let pairs = |v: &[Figure]| {
         v.iter()
             .map(|x| format!("{}={}", x.label, x.value))
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let opt = |s: Option<&String>| s.cloned().unwrap_or_default();
-    vec![
-        file.to_owned(),
-        run.to_owned(),
-        t.target.clone(),
-        opt(target.and_then(|g| g.serial.as_ref())),
-        opt(target.and_then(|g| g.model.as_ref())),
-        opt(target.and_then(|g| g.firmware.as_ref())),
-        target.map(|g| g.kind.clone()).unwrap_or_default(),
-        u(target.map(|g| g.size_bytes)),
-        t.name.clone(),
-        t.workload.name().to_owned(),
-        status,
-        detail,
-        errno,
-        t.params.bs.0.to_string(),
-        t.params.iodepth.to_string(),
-        t.params.jobs.to_string(),
-        u(step.map(|x| x.runtime_ns)),
-        f(s.read_bytes_per_sec),
-        f(s.write_bytes_per_sec),
-        f(s.read_iops),
-        f(s.write_iops),
-        f(s.lat_mean_ns),
-        f(s.command_overhead_ns),
-        u(read.map(|d| d.bytes)),
-        u(read.map(|d| d.ios)),
-        u(read.map(|d| d.lat_ns.min)),
-        u(read.and_then(|d| percentile(d, 50.0))),
-        u(read.and_then(|d| percentile(d, 99.0))),
-        u(read.and_then(|d| percentile(d, 99.9))),
-        u(read.map(|d| d.lat_ns.max)),
-        u(write.map(|d| d.bytes)),
-        u(write.map(|d| d.ios)),
-        u(write.and_then(|d| percentile(d, 50.0))),
-        u(write.and_then(|d| percentile(d, 99.0))),
-        pairs(&s.seek_ns),
-        pairs(&s.per_step),
-    ]
+    Row {
+        file,
+        run,
+        target: &t.target,
+        serial: target.and_then(|g| g.serial.as_deref()),
+        model: target.and_then(|g| g.model.as_deref()),
+        firmware: target.and_then(|g| g.firmware.as_deref()),
+        target_kind: target.map(|g| g.kind.as_str()),
+        size_bytes: target.map(|g| g.size_bytes),
+        test: &t.name,
+        workload: t.workload.name(),
+        status: crate::text::state(&t.status),
+        status_detail: detail,
+        errno: crate::text::errno(&t.status),
+        bs_bytes: t.params.bs.0,
+        iodepth: t.params.iodepth,
+        jobs: t.params.jobs,
+        runtime_ns: step.map(|x| x.runtime_ns),
+        read_bytes_per_sec: s.read_bytes_per_sec,
+        write_bytes_per_sec: s.write_bytes_per_sec,
+        read_iops: s.read_iops,
+        write_iops: s.write_iops,
+        lat_mean_ns: s.lat_mean_ns,
+        command_overhead_ns: s.command_overhead_ns,
+        read_bytes: read.map(|d| d.bytes),
+        read_ios: read.map(|d| d.ios),
+        read_lat_min_ns: read.map(|d| d.lat_ns.min),
+        read_lat_p50_ns: read.and_then(|d| percentile(d, 50.0)),
+        read_lat_p99_ns: read.and_then(|d| percentile(d, 99.0)),
+        read_lat_p99_9_ns: read.and_then(|d| percentile(d, 99.9)),
+        read_lat_max_ns: read.map(|d| d.lat_ns.max),
+        write_bytes: write.map(|d| d.bytes),
+        write_ios: write.map(|d| d.ios),
+        write_lat_p50_ns: write.and_then(|d| percentile(d, 50.0)),
+        write_lat_p99_ns: write.and_then(|d| percentile(d, 99.0)),
+        seek_ns: pairs(&s.seek_ns),
+        per_step: pairs(&s.per_step),
+    }
 }
 
 #[cfg(test)]
@@ -170,9 +204,52 @@ mod tests {
             ("two\nlines", "\"two\nlines\""),
             ("cr\r", "\"cr\r\""),
             ("semi;colon", "semi;colon"),
+            ("#hash 'tick' \ttab", "#hash 'tick' \ttab"),
         ] {
-            assert_eq!(field(raw), want, "{raw:?}");
+            let mut w = writer();
+            w.write_record([raw, "x"]).unwrap();
+            let line = String::from_utf8(w.into_inner().unwrap()).unwrap();
+            assert_eq!(line, format!("{want},x\r\n"), "{raw:?}");
         }
-        assert_eq!(line(&["a".into(), "b,c".into(), String::new()]), "a,\"b,c\",\r\n");
+    }
+
+    #[test]
+    fn figures_are_the_shortest_decimal_and_absent_ones_empty() {
+        let row = Row {
+            file: "a,b.json",
+            read_bytes_per_sec: Some(20_971_520.0),
+            write_bytes_per_sec: Some(0.5),
+            read_iops: Some(1e300),
+            lat_mean_ns: Some(5e-324),
+            read_bytes: Some(7),
+            ..Row::default()
+        };
+        let mut w = writer();
+        w.serialize(&row).unwrap();
+        let line = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        let fields: Vec<&str> = line.trim_end_matches("\r\n").split(',').collect();
+        let header = header();
+        assert_eq!(
+            fields.len(),
+            header.len() + 1,
+            "the quoted file name holds a comma: {line}"
+        );
+        let col = |name: &str| fields[header.iter().position(|h| h == name).unwrap() + 1];
+        assert_eq!(col("read_bytes_per_sec"), "20971520");
+        assert_eq!(col("write_bytes_per_sec"), "0.5");
+        assert_eq!(col("read_iops"), format!("1{}", "0".repeat(300)));
+        assert_eq!(col("lat_mean_ns"), 5e-324_f64.to_string());
+        assert_eq!(col("read_bytes"), "7");
+        assert_eq!(col("write_iops"), "", "absent");
+        assert_eq!(col("serial"), "", "absent");
+    }
+
+    #[test]
+    fn the_header_is_the_row_s_fields_and_comes_without_rows_too() {
+        let header = header();
+        assert_eq!(header.len(), 36);
+        assert_eq!(header[..3], ["file", "run", "target"]);
+        assert_eq!(header.last().map(String::as_str), Some("per_step"));
+        assert_eq!(render(&[]), format!("{}\r\n", header.join(",")));
     }
 }

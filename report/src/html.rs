@@ -1177,28 +1177,6 @@ fn charts(doc: &ResultDoc, kind: Chart) -> Vec<String> {
 
 // ---------------------------------------------------------------- sections
 
-/// (year, month, day, hour, minute, second) of a Unix time in seconds (UTC).
-fn civil(secs: u64) -> (i64, u32, u32, u64, u64, u64) {
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Howard Hinnant's days_from_civil inverse.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
-    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
-fn fmt_time(unix_ns: u64) -> String {
-    let (y, mo, d, h, mi, s) = civil(unix_ns / 1_000_000_000);
-    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC")
-}
-
 fn opt(s: Option<&String>) -> String {
     s.map_or_else(|| "-".into(), |s| escape(s))
 }
@@ -1232,7 +1210,7 @@ fn section(out: &mut String, i: usize, l: &Loaded) {
          <dt>Kernel</dt><dd>{}</dd></dl>",
         escape(&doc.tool.name),
         escape(&doc.tool.version),
-        fmt_time(run.started_unix_ns),
+        crate::text::utc(run.started_unix_ns),
         num(run.duration_ns as f64 / 1e9),
         opt(run.profile.as_ref()),
         escape(&run.config_source),
@@ -1574,13 +1552,6 @@ mod tests {
         for part in ["errno 5", "offset 4096", "message Input/output error", "op read"] {
             assert!(text.contains(part), "{part} in {text}");
         }
-    }
-
-    #[test]
-    fn dates_are_utc_civil_time() {
-        assert_eq!(fmt_time(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(fmt_time(951_782_400_000_000_000), "2000-02-29 00:00:00 UTC");
-        assert_eq!(fmt_time(1_795_896_956_000_000_000), "2026-11-28 20:15:56 UTC");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Small text helpers shared by `show` and `compare`: aligned tables and
-//! figures with their units (MB/s = 10^6 B/s, MiB = 2^20 B, µs = 10^-3 ms).
+//! Small text helpers shared by `show`, `compare`, `csv` and `html`: aligned
+//! tables, figures with their units (MB/s = 10^6 B/s, MiB = 2^20 B, µs =
+//! 10^-3 ms), and the one date formatter ([`utc`]).
 
 use bench_core::result::{Status, TestResult};
 use bench_core::units::{MB, MIB};
@@ -204,7 +205,9 @@ mod tests {
             (0, "1970-01-01 00:00:00 UTC"),
             (951_782_400 * 1_000_000_000, "2000-02-29 00:00:00 UTC"),
             (1_795_983_356_257_178_690, "2026-11-29 20:15:56 UTC"),
+            (1_795_896_956_000_000_000, "2026-11-28 20:15:56 UTC"),
             (4_107_542_399 * 1_000_000_000, "2100-02-28 23:59:59 UTC"),
+            (u64::MAX, "2554-07-21 23:34:33 UTC"),
         ] {
             assert_eq!(utc(ns), want, "{ns}");
         }

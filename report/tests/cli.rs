@@ -196,7 +196,7 @@ fn csv_golden_and_shape() {
     golden("csv-qemu4-raid0-a.csv", &out);
     let lines: Vec<&str> = out.split("\r\n").collect();
     assert_eq!(*lines.last().unwrap(), "", "every line ends in CRLF");
-    let header = bootbench_report::csv::HEADER;
+    let header = bootbench_report::csv::header();
     assert_eq!(lines[0], header.join(","));
     // One row per target and test (plus the all-at-once runs).
     let docs: Vec<bench_core::result::ResultDoc> = [QEMU4, RAID_A]
@@ -639,7 +639,7 @@ fn odd_values_render_without_panics() {
             }
             assert!(cur.is_empty(), "ends in CRLF");
             assert!(
-                records.iter().all(|r| fields(r) == csv::HEADER.len()),
+                records.iter().all(|r| fields(r) == csv::header().len()),
                 "{f} {text:?}: {records:?}"
             );
         }

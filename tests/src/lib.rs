@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
+use bootbench_image::gpt;
 use bootbench_qemu::cmdline::{self, Accel, Boot, Machine};
 use bootbench_qemu::disk::DiskSpec;
 use bootbench_qemu::run::{self, Outcome};
@@ -254,35 +255,12 @@ pub fn tests_on<'a>(doc: &'a Value, serial: &str) -> Vec<&'a Value> {
 /// the unique GUID `guid` (text), in the primary and the backup table with
 /// their CRCs: a stick of another build, as PID 1 tells them apart.
 pub fn set_partition_guid(img: &Path, guid: &str) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    let hex: String = guid.chars().filter(|c| *c != '-').collect();
-    let b: Vec<u8> = (0..16)
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("a GUID in hex"))
-        .collect();
-    // On-disk order: the first three fields little-endian.
-    let on_disk = [
-        b[3], b[2], b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15],
-    ];
-    let f = fs::OpenOptions::new().read(true).write(true).open(img)?;
-    let u32_at = |h: &[u8], o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
-    let u64_at = |h: &[u8], o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
-    let mut header = vec![0u8; 92];
-    f.read_exact_at(&mut header, 512)?;
-    let backup_lba = u64_at(&header, 32);
-    for lba in [1, backup_lba] {
-        f.read_exact_at(&mut header, lba * 512)?;
-        assert_eq!(&header[..8], b"EFI PART", "a GPT header at LBA {lba}");
-        let entries_at = u64_at(&header, 72) * 512;
-        let len = usize::try_from(u32_at(&header, 80) * u32_at(&header, 84)).expect("fits");
-        let mut entries = vec![0u8; len];
-        f.read_exact_at(&mut entries, entries_at)?;
-        entries[16..32].copy_from_slice(&on_disk);
-        f.write_all_at(&entries, entries_at)?;
-        header[88..92].copy_from_slice(&bench_core::frame::crc32(&entries).to_le_bytes());
-        header[16..20].fill(0);
-        let crc = bench_core::frame::crc32(&header);
-        header[16..20].copy_from_slice(&crc.to_le_bytes());
-        f.write_all_at(&header, lba * 512)?;
+    let mut f = fs::OpenOptions::new().read(true).write(true).open(img)?;
+    let primary = gpt::read(&mut f, 1)?;
+    let backup = gpt::read(&mut f, primary.header.alt_lba)?;
+    for mut table in [primary, backup] {
+        assert!(table.set_unique_guid(0, gpt::guid(guid)), "the table has a first entry");
+        table.write_to(&mut f)?;
     }
     f.sync_all()
 }
@@ -372,6 +350,35 @@ mod tests {
         // Neighbouring seeds give different data too.
         fill_random(&b, 3 << 20, 6).unwrap();
         assert_ne!(checksum(&a).unwrap(), checksum(&b).unwrap());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_partition_guid_is_set_in_both_tables() {
+        let dir = std::env::temp_dir().join(format!("bbe2e-gpt-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("disk.img");
+        let esp = gpt::Partition {
+            type_guid: gpt::guid(gpt::ESP_TYPE),
+            unique_guid: [1; 16],
+            first_lba: 2048,
+            last_lba: 4000,
+            attributes: 0,
+            name: "EFI system".into(),
+        };
+        let mut disk = vec![0u8; 4096 * 512];
+        gpt::write(&mut disk, &[2; 16], std::slice::from_ref(&esp), None);
+        fs::write(&img, &disk).unwrap();
+        set_partition_guid(&img, "0ddba11c-0000-4000-8000-000000000001").unwrap();
+        let mut f = File::open(&img).unwrap();
+        for lba in [1, 4095] {
+            let table = gpt::read(&mut f, lba).unwrap();
+            let want = gpt::Partition {
+                unique_guid: gpt::guid("0DDBA11C-0000-4000-8000-000000000001"),
+                ..esp.clone()
+            };
+            assert_eq!(table.entry(0), Some(want), "LBA {lba}");
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 }
