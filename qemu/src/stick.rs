@@ -14,7 +14,7 @@ use fscommon::StreamSlice;
 /// The byte range `[start, end)` of the EFI system partition in the GPT of
 /// `disk`: the first ESP entry of the primary table (header and entries
 /// CRC-checked).
-fn esp_of<D: Read + Seek>(disk: &mut D) -> Result<Option<(u64, u64)>, gpt::GptError> {
+fn esp_of<D: Read + Seek>(disk: &mut D) -> io::Result<Option<(u64, u64)>> {
     let table = gpt::read(disk, 1)?;
     let esp = gpt::guid(gpt::ESP_TYPE);
     let first = table.partitions().find(|(_, p)| p.type_guid == esp);

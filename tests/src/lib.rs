@@ -260,7 +260,7 @@ pub fn set_partition_guid(img: &Path, guid: &str) -> io::Result<()> {
     let backup = gpt::read(&mut f, primary.header.alt_lba)?;
     for mut table in [primary, backup] {
         assert!(table.set_unique_guid(0, gpt::guid(guid)), "the table has a first entry");
-        table.write_to(&mut f)?;
+        gpt::write_table(&table, &mut f)?;
     }
     f.sync_all()
 }

@@ -17,6 +17,8 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
+use bench_core::gpt;
+
 /// The volume label, as the 11-byte boot-sector field holds it.
 pub const LABEL: &[u8; 11] = b"BOOTBENCH  ";
 /// Where PID 1 mounts the stick.
@@ -89,15 +91,6 @@ pub fn find_in(sys: &Path, dev: &Path) -> Vec<Stick> {
     out
 }
 
-/// A GUID's 16 bytes as GPT stores them (the first three fields
-/// little-endian) in text, lower case.
-pub fn guid_text(b: &[u8; 16]) -> String {
-    format!(
-        "{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
-        b[3], b[2], b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]
-    )
-}
-
 /// The unique GUID of the GPT entry that starts where the partition whose
 /// sysfs directory is `part_dir` starts (its `start`, in 512-byte
 /// sectors), read from the disk at `disk` (its primary GPT: header at LBA
@@ -118,35 +111,13 @@ pub fn partition_uuid(part_dir: &Path, disk: &Path) -> Option<String> {
 }
 
 /// The unique GUID of the entry of the GPT on `f` (logical blocks of `lbs`
-/// bytes) whose first LBA is `first_lba`.
+/// bytes) whose first LBA is `first_lba`: the primary table, header and
+/// entries CRC-checked ([`gpt::read`]).
 fn gpt_uuid_at(f: &File, lbs: u64, first_lba: u64) -> Option<String> {
     use std::os::unix::fs::FileExt;
-    let mut header = [0u8; 92];
-    f.read_exact_at(&mut header, lbs).ok()?;
-    if &header[..8] != b"EFI PART" {
-        return None;
-    }
-    let u32_at = |o: usize| u32::from_le_bytes([header[o], header[o + 1], header[o + 2], header[o + 3]]);
-    let u64_at = |b: &[u8], o: usize| {
-        let mut v = [0u8; 8];
-        v.copy_from_slice(&b[o..o + 8]);
-        u64::from_le_bytes(v)
-    };
-    let entries_lba = u64_at(&header, 72);
-    let (count, size) = (u32_at(80).min(1024), u32_at(84));
-    if !(128..=4096).contains(&size) {
-        return None;
-    }
-    let mut entries = vec![0u8; usize::try_from(count * size).ok()?];
-    f.read_exact_at(&mut entries, entries_lba.checked_mul(lbs)?).ok()?;
-    entries
-        .chunks(usize::try_from(size).ok()?)
-        .find(|e| e[..16] != [0u8; 16] && u64_at(e, 32) == first_lba)
-        .map(|e| {
-            let mut g = [0u8; 16];
-            g.copy_from_slice(&e[16..32]);
-            guid_text(&g)
-        })
+    let table = gpt::read(lbs, 1, |at, buf| f.read_exact_at(buf, at)).ok()?;
+    let (_, p) = table.partitions().find(|(_, p)| p.first_lba == first_lba)?;
+    Some(gpt::guid_text(&p.unique_guid))
 }
 
 /// systemd-boot's vendor GUID: its variables are `NAME-<this>` in efivarfs.
@@ -437,21 +408,35 @@ mod tests {
         assert!(find_in(&t.0.join("none"), &dev).is_empty());
     }
 
-    /// A disk image with a GPT (logical blocks of `lbs`) whose one entry
-    /// starts at LBA `first` with the unique GUID `guid` (on-disk bytes).
+    /// A disk image with a GPT (logical blocks of `lbs`) whose second entry
+    /// (the first is unused) starts at LBA `first` with the unique GUID
+    /// `guid` (on-disk bytes).
     fn gpt_disk(lbs: u64, first: u64, guid: [u8; 16]) -> Vec<u8> {
         let lb = usize::try_from(lbs).unwrap();
         let mut d = vec![0u8; 64 * lb];
-        d[lb..lb + 8].copy_from_slice(b"EFI PART");
-        d[lb + 72..lb + 80].copy_from_slice(&2u64.to_le_bytes()); // entries at LBA 2
-        d[lb + 80..lb + 84].copy_from_slice(&128u32.to_le_bytes());
-        d[lb + 84..lb + 88].copy_from_slice(&128u32.to_le_bytes());
-        let e = 2 * lb + 128; // the second entry (the first is unused)
-        d[e..e + 16].copy_from_slice(&[
-            0x28, 0x73, 0x2a, 0xc1, 0x1f, 0xf8, 0xd2, 0x11, 0xba, 0x4b, 0, 0xa0, 0xc9, 0x3e, 0xc9, 0x3b,
-        ]);
-        d[e + 16..e + 32].copy_from_slice(&guid);
-        d[e + 32..e + 40].copy_from_slice(&first.to_le_bytes());
+        let mut entries = vec![0u8; 128 * 128];
+        let esp = gpt::Partition {
+            type_guid: gpt::guid("C12A7328-F81F-11D2-BA4B-00A0C93EC93B").unwrap(),
+            unique_guid: guid,
+            first_lba: first,
+            last_lba: first + 7,
+            attributes: 0,
+            name: String::new(),
+        };
+        entries[128..256].copy_from_slice(&esp.to_entry());
+        let header = gpt::Header {
+            my_lba: 1,
+            alt_lba: 63,
+            first_usable: 2 + (128 * 128) / lbs,
+            last_usable: 62,
+            disk_guid: [9; 16],
+            entries_lba: 2,
+            entry_count: 128,
+            entry_size: 128,
+            entries_crc: bench_core::frame::crc32(&entries),
+        };
+        d[lb..lb + 512].copy_from_slice(&header.to_sector());
+        d[2 * lb..2 * lb + entries.len()].copy_from_slice(&entries);
         d
     }
 
@@ -460,7 +445,7 @@ mod tests {
         let guid = [
             0x67, 0x45, 0x23, 0x01, 0xab, 0x89, 0xef, 0xcd, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
         ];
-        assert_eq!(guid_text(&guid), "01234567-89ab-cdef-0123-456789abcdef");
+        assert_eq!(gpt::guid_text(&guid), "01234567-89ab-cdef-0123-456789abcdef");
         let t = TempDir::new("gpt");
         for lbs in [512u64, 4096] {
             let disk = t.0.join(format!("disk-{lbs}"));
@@ -479,6 +464,12 @@ mod tests {
             // Another start: no entry there.
             fs::write(dir.join("sdb1/start"), "4096\n").expect("write");
             assert_eq!(partition_uuid(&dir.join("sdb1"), &disk), None);
+            // A damaged entry array: its CRC fails, no PARTUUID is trusted.
+            fs::write(dir.join("sdb1/start"), format!("{}\n", 8 * lbs / 512)).expect("write");
+            let mut bad = gpt_disk(lbs, 8, guid);
+            bad[usize::try_from(2 * lbs + 200).unwrap()] ^= 1;
+            fs::write(&disk, bad).expect("write");
+            assert_eq!(partition_uuid(&dir.join("sdb1"), &disk), None, "{lbs}: bad CRC");
         }
         // No GPT at all.
         let blank = t.0.join("blank");
