@@ -150,33 +150,10 @@ pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-const fn crc_table() -> [u32; 256] {
-    let mut t = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        #[allow(clippy::cast_possible_truncation)] // i < 256
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
-            k += 1;
-        }
-        t[i] = c;
-        i += 1;
-    }
-    t
-}
-
-static CRC_TABLE: [u32; 256] = crc_table();
-
 /// IEEE CRC-32 (reflected, polynomial 0xEDB88320, initial and final XOR
-/// 0xFFFFFFFF): zlib's and Python's `zlib.crc32`.
+/// 0xFFFFFFFF): zlib's and Python's `zlib.crc32`, from `crc32fast`.
 pub fn crc32(data: &[u8]) -> u32 {
-    let mut c = 0xFFFF_FFFF_u32;
-    for &b in data {
-        c = CRC_TABLE[usize::from(c.to_le_bytes()[0] ^ b)] ^ (c >> 8);
-    }
-    !c
+    crc32fast::hash(data)
 }
 
 /// A boot's nonce: 128 random bits, printed as 32 lowercase hex digits.
