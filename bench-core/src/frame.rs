@@ -16,7 +16,7 @@
 //! PID 1 draws the boot's nonce (128 random bits, getrandom(2)) when it
 //! starts and prints the announce line ([`announce`]) as its first output,
 //! before it prints any string that came from a device; every frame of that
-//! boot carries the nonce ([`encode`]). `crc32` is the IEEE CRC-32 of the
+//! boot carries the nonce ([`encode_to`]). `crc32` is the IEEE CRC-32 of the
 //! JSON bytes (zlib's `crc32`). The decoder accepts `\r\n`, whitespace and
 //! line breaks anywhere inside the base64 body and the header, ignores lines
 //! outside frames, and reports a frame whose length, checksum or base64 is
@@ -66,6 +66,7 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::convert::Infallible;
 use core::fmt;
 
 /// The first word of the line that announces a boot's nonce.
@@ -74,28 +75,35 @@ pub const BOOT: &str = "BOOTBENCH-BOOT";
 pub const BEGIN: &str = "BOOTBENCH-RESULT-BEGIN";
 /// The line that ends a frame.
 pub const END: &str = "BOOTBENCH-RESULT-END";
-/// The frame format version [`encode`] writes.
+/// The frame format version [`encode_to`] writes.
 pub const VERSION: u32 = 2;
 /// Base64 characters per body line.
 pub const LINE: usize = 76;
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/// The four base64 characters of a group of one to three bytes, `=`-padded.
+fn base64_group(group: &[u8]) -> [u8; 4] {
+    let b = [
+        group[0],
+        group.get(1).copied().unwrap_or(0),
+        group.get(2).copied().unwrap_or(0),
+    ];
+    let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+    let sextet = |shift: u32| ALPHABET[((n >> shift) & 63) as usize];
+    [
+        sextet(18),
+        sextet(12),
+        if group.len() > 1 { sextet(6) } else { b'=' },
+        if group.len() > 2 { sextet(0) } else { b'=' },
+    ]
+}
+
 /// Standard base64 with `=` padding.
 pub fn base64_encode(data: &[u8]) -> String {
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let sextet = |shift: u32| char::from(ALPHABET[((n >> shift) & 63) as usize]);
-        out.push(sextet(18));
-        out.push(sextet(12));
-        out.push(if chunk.len() > 1 { sextet(6) } else { '=' });
-        out.push(if chunk.len() > 2 { sextet(0) } else { '=' });
+    for group in data.chunks(3) {
+        out.extend(base64_group(group).map(char::from));
     }
     out
 }
@@ -150,33 +158,10 @@ pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-const fn crc_table() -> [u32; 256] {
-    let mut t = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        #[allow(clippy::cast_possible_truncation)] // i < 256
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
-            k += 1;
-        }
-        t[i] = c;
-        i += 1;
-    }
-    t
-}
-
-static CRC_TABLE: [u32; 256] = crc_table();
-
 /// IEEE CRC-32 (reflected, polynomial 0xEDB88320, initial and final XOR
-/// 0xFFFFFFFF): zlib's and Python's `zlib.crc32`.
+/// 0xFFFFFFFF): zlib's and Python's `zlib.crc32`, from `crc32fast`.
 pub fn crc32(data: &[u8]) -> u32 {
-    let mut c = 0xFFFF_FFFF_u32;
-    for &b in data {
-        c = CRC_TABLE[usize::from(c.to_le_bytes()[0] ^ b)] ^ (c >> 8);
-    }
-    !c
+    crc32fast::hash(data)
 }
 
 /// A boot's nonce: 128 random bits, printed as 32 lowercase hex digits.
@@ -350,34 +335,73 @@ impl fmt::Display for FrameError {
     }
 }
 
+/// Document bytes per body line: [`LINE`] base64 characters hold three
+/// quarters as many.
+const LINE_BYTES: usize = LINE / 4 * 3;
+const _: () = assert!(LINE % 4 == 0, "a body line holds whole base64 groups");
+
 /// Frame `json` (any bytes) under the file name `name` for the boot of
-/// `nonce`: header, base64 lines of [`LINE`] characters, END; every line
-/// ends in `\n`. Written raw to the console, at the start of a line.
+/// `nonce` and write it to `out`: header, base64 lines of [`LINE`]
+/// characters, END; every line ends in `\n`. Written raw to the console, at
+/// the start of a line.
+///
+/// The header's `bytes=` and `crc32=` come from `json` first; then each line
+/// goes to `out` in one `write_all` as it is made (the header, then at most
+/// [`LINE`] + 1 bytes from a buffer on the stack), so the base64 of the
+/// whole document is never held in memory. The first error of `out` stops
+/// the frame there and is returned.
+pub fn encode_to<W: embedded_io::Write + ?Sized>(
+    out: &mut W,
+    name: &str,
+    json: &[u8],
+    nonce: Nonce,
+) -> Result<(), W::Error> {
+    encode_version_to(out, &format!("v{VERSION} nonce={nonce}"), name, json)
+}
+
+/// [`encode_to`] into a `String`.
 pub fn encode(name: &str, json: &[u8], nonce: Nonce) -> String {
-    encode_version(&format!("v{VERSION} nonce={nonce}"), name, json)
+    written(|out| encode_to(out, name, json, nonce))
 }
 
 /// A version-1 frame (no nonce), as bootbench wrote before version 2: for
 /// tests of old logs.
 pub fn encode_v1(name: &str, json: &[u8]) -> String {
-    encode_version("v1", name, json)
+    written(|out| encode_version_to(out, "v1", name, json))
 }
 
-fn encode_version(version: &str, name: &str, json: &[u8]) -> String {
-    let b64 = base64_encode(json);
-    let mut out = format!(
+/// What `write` writes to an `embedded_io::Write`, as a `String`: the
+/// `String` forms over the one encoder. It writes only `str`s, so the bytes
+/// are UTF-8 (anything else would show as U+FFFD).
+fn written(write: impl FnOnce(&mut Vec<u8>) -> Result<(), Infallible>) -> String {
+    let mut out = Vec::new();
+    let Ok(()) = write(&mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+fn encode_version_to<W: embedded_io::Write + ?Sized>(
+    out: &mut W,
+    version: &str,
+    name: &str,
+    json: &[u8],
+) -> Result<(), W::Error> {
+    let header = format!(
         "{BEGIN} {version} name={name} bytes={} crc32={:08x}\n",
         json.len(),
         crc32(json)
     );
-    for line in b64.as_bytes().chunks(LINE) {
-        // base64 output is ASCII.
-        out.push_str(core::str::from_utf8(line).unwrap_or_default());
-        out.push('\n');
+    out.write_all(header.as_bytes())?;
+    let mut line = [0_u8; LINE + 1];
+    for chunk in json.chunks(LINE_BYTES) {
+        let mut len = 0;
+        for group in chunk.chunks(3) {
+            line[len..len + 4].copy_from_slice(&base64_group(group));
+            len += 4;
+        }
+        line[len] = b'\n';
+        out.write_all(&line[..=len])?;
     }
-    out.push_str(END);
-    out.push('\n');
-    out
+    out.write_all(format!("{END}\n").as_bytes())
 }
 
 /// A parsed header.
@@ -683,7 +707,7 @@ fn authenticate(found: &mut [Found], announces: &[(usize, Nonce)], opts: Options
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use alloc::string::ToString;
 
@@ -823,6 +847,115 @@ mod tests {
         assert_eq!(decode(&e)[0].as_ref().unwrap().bytes, b"");
         // Version 1, as bootbench wrote it before.
         assert!(encode_v1("m.json", b"{}").starts_with(&format!("{BEGIN} v1 name=m.json bytes=2 crc32=")));
+    }
+
+    /// The frame as bootbench made it before it streamed: the whole base64
+    /// in one `String`, cut into lines. The reference for [`encode_to`].
+    fn encoded_whole(name: &str, json: &[u8], nonce: Nonce) -> String {
+        let mut out = format!(
+            "{BEGIN} v2 nonce={nonce} name={name} bytes={} crc32={:08x}\n",
+            json.len(),
+            crc32(json)
+        );
+        for line in base64_encode(json).as_bytes().chunks(LINE) {
+            out.push_str(core::str::from_utf8(line).unwrap());
+            out.push('\n');
+        }
+        out + END + "\n"
+    }
+
+    #[test]
+    fn streamed_frames_are_the_whole_encoding_byte_for_byte() {
+        // A document of three body lines, as Python's base64 and zlib.crc32 frame it.
+        let want = "\
+BOOTBENCH-RESULT-BEGIN v2 nonce=11111111111111111111111111111111 name=m-1.json bytes=150 crc32=09f2d628
+eyJzY2hlbWEiOiJib290YmVuY2gucmVzdWx0LzEiLCJ4IjpbMCwxLDIsMyw0LDUsNiw3LDgsOSwx
+MCwxMSwxMiwxMywxNCwxNSwxNiwxNywxOCwxOSwyMCwyMSwyMiwyMywyNCwyNSwyNiwyNywyOCwy
+OSwzMCwzMSwzMiwzMywzNCwzNSwzNiwzNywzOCwzOSwwXX0K
+BOOTBENCH-RESULT-END
+";
+        let mut out = Vec::new();
+        let Ok(()) = encode_to(&mut out, "m-1.json", &doc(40), N);
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+        assert_eq!(encoded_whole("m-1.json", &doc(40), N), want);
+        // Every length over a few lines (each remainder of a line and of a
+        // base64 group), and a large document.
+        let bytes: Vec<u8> = (0..=255_u8).cycle().take(4 * LINE_BYTES + 2).collect();
+        for n in 0..=bytes.len() {
+            let json = &bytes[..n];
+            assert_eq!(encode("r.json", json, N), encoded_whole("r.json", json, N), "{n} bytes");
+        }
+        let big = doc(60_000);
+        assert_eq!(encode("big.json", &big, N), encoded_whole("big.json", &big, N));
+    }
+
+    /// A writer that keeps what it is given and the length of each write,
+    /// and fails every write after the first `ok` ones.
+    pub(crate) struct Recorder {
+        pub(crate) bytes: Vec<u8>,
+        pub(crate) writes: Vec<usize>,
+        ok: usize,
+    }
+
+    impl Recorder {
+        pub(crate) fn new(ok: usize) -> Recorder {
+            Recorder {
+                bytes: Vec::new(),
+                writes: Vec::new(),
+                ok,
+            }
+        }
+    }
+
+    impl embedded_io::ErrorType for Recorder {
+        type Error = embedded_io::ErrorKind;
+    }
+
+    impl embedded_io::Write for Recorder {
+        fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
+            if self.writes.len() == self.ok {
+                return Err(embedded_io::ErrorKind::BrokenPipe);
+            }
+            self.bytes.extend_from_slice(buf);
+            self.writes.push(buf.len());
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+
+    /// PID 1 never holds the base64 of a whole document: a frame of a
+    /// document of several hundred KiB reaches the writer one line a write.
+    #[test]
+    fn the_encoder_writes_a_line_at_a_time() {
+        let json = doc(80_000);
+        assert!(json.len() > 400 << 10, "{} bytes", json.len());
+        let mut r = Recorder::new(usize::MAX);
+        assert_eq!(encode_to(&mut r, "big.json", &json, N), Ok(()));
+        let frame = encode("big.json", &json, N);
+        assert_eq!(r.bytes, frame.as_bytes());
+        let lines: Vec<usize> = frame.split_inclusive('\n').map(str::len).collect();
+        assert_eq!(r.writes, lines, "one write a line");
+        assert_eq!(r.writes[1..].iter().max(), Some(&(LINE + 1)), "a body line and its \\n");
+        assert!(r.writes[0] < 200, "the header: {} bytes", r.writes[0]);
+    }
+
+    /// A write error stops the frame at that line and is returned.
+    #[test]
+    fn a_write_error_stops_the_frame() {
+        let json = doc(100);
+        let frame = encode("e.json", &json, N);
+        for ok in [0, 1, 3] {
+            let mut r = Recorder::new(ok);
+            assert_eq!(
+                encode_to(&mut r, "e.json", &json, N),
+                Err(embedded_io::ErrorKind::BrokenPipe)
+            );
+            let kept: usize = frame.split_inclusive('\n').take(ok).map(str::len).sum();
+            assert_eq!(r.bytes, frame.as_bytes()[..kept], "{ok} lines written");
+        }
     }
 
     /// Every line cut at `width` columns, as a narrow terminal does.

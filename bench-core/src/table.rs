@@ -7,7 +7,9 @@
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec;
 use alloc::vec::Vec;
+use core::fmt::Write as _;
 
 use crate::analysis::Metric;
 use crate::console;
@@ -33,9 +35,10 @@ pub const COLUMNS: [(&str, Workload, bool); 6] = [
 pub const ANALYSIS_LINE: &str =
     "analysis: measured vs expected from the devices beneath; MB/s = 10^6 B/s, IOPS = requests/s";
 
-/// Render the summary table of a result document, then, when the document
-/// has analysis lines, a blank line and the analysis section (see
-/// [`render_analysis`]).
+/// Write the summary table of a result document to `out`, a line a
+/// `write_all`, then, when the document has analysis lines, a blank line and
+/// the analysis section (see [`render_analysis_to`]); the first error of
+/// `out` stops it.
 ///
 /// One row per target in `doc.targets` order. Each cell is the read (or,
 /// for seqwr and rndwr, write) throughput of the first test of that workload
@@ -44,7 +47,37 @@ pub const ANALYSIS_LINE: &str =
 /// that workload on that target was skipped or failed and none succeeded.
 /// The target column is left-aligned, the figures right-aligned; columns are
 /// as wide as their contents and separated by two spaces; no trailing spaces.
+pub fn render_to<W: embedded_io::Write + ?Sized>(out: &mut W, doc: &ResultDoc) -> Result<(), W::Error> {
+    write_lines(out, &table_lines(doc))
+}
+
+/// [`render_to`] into a `String`.
 pub fn render(doc: &ResultDoc) -> String {
+    table_lines(doc).concat()
+}
+
+/// Write the analysis section to `out` as [`render_to`] writes the table:
+/// [`ANALYSIS_LINE`], a header, then one row per line: target, test, figure
+/// (`read`/`write`), measured and expected with their unit, efficiency in
+/// percent (one decimal), the limiting device (`-` if none), and the rule.
+/// Aligned as the main table.
+pub fn render_analysis_to<W: embedded_io::Write + ?Sized>(out: &mut W, lines: &[Analysis]) -> Result<(), W::Error> {
+    write_lines(out, &analysis_lines(lines))
+}
+
+/// [`render_analysis_to`] into a `String`.
+pub fn render_analysis(lines: &[Analysis]) -> String {
+    analysis_lines(lines).concat()
+}
+
+/// Each line to `out` in one `write_all`. The only code generic over the
+/// writer, so each writer type adds little to PID 1.
+fn write_lines<W: embedded_io::Write + ?Sized>(out: &mut W, lines: &[String]) -> Result<(), W::Error> {
+    lines.iter().try_for_each(|l| out.write_all(l.as_bytes()))
+}
+
+/// The lines (each ending in `\n`) of [`render_to`].
+fn table_lines(doc: &ResultDoc) -> Vec<String> {
     let mut rows: Vec<Vec<String>> = Vec::with_capacity(doc.targets.len() + 1);
     let mut header = Vec::with_capacity(COLUMNS.len() + 1);
     header.push(String::from("target"));
@@ -63,40 +96,16 @@ pub fn render(doc: &ResultDoc) -> String {
         }
         rows.push(row);
     }
-
-    let mut widths = [0_usize; COLUMNS.len() + 1];
-    for row in &rows {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-
-    let mut out = String::from(UNIT_LINE);
-    out.push('\n');
-    for row in &rows {
-        let mut line = String::new();
-        for (i, (c, &w)) in row.iter().zip(&widths).enumerate() {
-            if i == 0 {
-                line.push_str(&format!("{c:<w$}"));
-            } else {
-                line.push_str(&format!("  {c:>w$}"));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
+    let mut out = aligned(UNIT_LINE, &rows, |_| true);
     if !doc.analysis.is_empty() {
-        out.push('\n');
-        out.push_str(&render_analysis(&doc.analysis));
+        out.push(String::from("\n"));
+        out.extend(analysis_lines(&doc.analysis));
     }
     out
 }
 
-/// The analysis section: [`ANALYSIS_LINE`], a header, then one row per
-/// line: target, test, figure (`read`/`write`), measured and expected with
-/// their unit, efficiency in percent (one decimal), the limiting device
-/// (`-` if none), and the rule. Aligned as the main table.
-pub fn render_analysis(lines: &[Analysis]) -> String {
+/// The lines (each ending in `\n`) of [`render_analysis_to`].
+fn analysis_lines(lines: &[Analysis]) -> Vec<String> {
     let mut rows: Vec<[String; 8]> = Vec::with_capacity(lines.len() + 1);
     rows.push(
         [
@@ -135,25 +144,35 @@ pub fn render_analysis(lines: &[Analysis]) -> String {
             text(&a.rule),
         ]);
     }
-    let mut widths = [0_usize; 8];
-    for row in &rows {
-        for (w, c) in widths.iter_mut().zip(row) {
+    aligned(ANALYSIS_LINE, &rows, |i| (3..=5).contains(&i))
+}
+
+/// `title`, then `rows` in columns as wide as their widest cell, separated
+/// by two spaces, without trailing spaces, each line ending in `\n`: the
+/// first column left-aligned, the others right-aligned where
+/// `right(column)`, else left-aligned.
+fn aligned<R: AsRef<[String]>>(title: &str, rows: &[R], right: fn(usize) -> bool) -> Vec<String> {
+    let columns = rows.iter().map(|r| r.as_ref().len()).max().unwrap_or(0);
+    let mut widths = vec![0_usize; columns];
+    for row in rows {
+        for (w, c) in widths.iter_mut().zip(row.as_ref()) {
             *w = (*w).max(c.chars().count());
         }
     }
-    let mut out = String::from(ANALYSIS_LINE);
-    out.push('\n');
-    for row in &rows {
+    let mut out = Vec::with_capacity(rows.len() + 1);
+    out.push(format!("{title}\n"));
+    for row in rows {
         let mut line = String::new();
-        for (i, (c, &w)) in row.iter().zip(&widths).enumerate() {
-            match i {
-                0 => line.push_str(&format!("{c:<w$}")),
-                3..=5 => line.push_str(&format!("  {c:>w$}")),
-                _ => line.push_str(&format!("  {c:<w$}")),
-            }
+        for (i, (c, &w)) in row.as_ref().iter().zip(&widths).enumerate() {
+            let _ = match i {
+                0 => write!(line, "{c:<w$}"),
+                _ if right(i) => write!(line, "  {c:>w$}"),
+                _ => write!(line, "  {c:<w$}"),
+            };
         }
-        out.push_str(line.trim_end());
-        out.push('\n');
+        line.truncate(line.trim_end().len());
+        line.push('\n');
+        out.push(line);
     }
     out
 }
@@ -186,6 +205,7 @@ fn mb_per_sec(bytes_per_sec: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::frame::tests::Recorder;
     use crate::io::Op;
     use crate::result::{Host, RunInfo, Summary, TargetInfo, Tool, SCHEMA};
     use crate::spec::Params;
@@ -332,6 +352,13 @@ target     test         figure   measured   expected  efficiency  limited by  ru
 /dev/dm-0  rand_rw      write     90 IOPS   100 IOPS       90.4%  -           raid0: N x slowest member (2 x 10.0 MB/s)
 ";
         assert_eq!(render(&d), want);
+        // Streamed: the same bytes, one write a line.
+        let mut r = Recorder::new(usize::MAX);
+        assert_eq!(render_to(&mut r, &d), Ok(()));
+        assert_eq!(r.bytes, want.as_bytes());
+        assert_eq!(r.writes, want.split_inclusive('\n').map(str::len).collect::<Vec<_>>());
+        let analysis = &want[want.find("analysis:").unwrap()..];
+        assert_eq!(render_analysis(&d.analysis), analysis);
     }
 
     /// A path (from a config) or a rule holding a line break, an escape

@@ -14,24 +14,13 @@
 //! - booted with `loglevel=7`, each of bootbench's console lines shows once
 //!   and whole (no echo of its /dev/kmsg copy).
 
+use bench_core::frame::crc32;
 use bootbench_e2e::{artifacts, boot, disks, scratch, stick_copy, Via};
 use bootbench_qemu::stick;
 use serde_json::{json, Value};
 
 /// The SATA model: the begin marker itself (ATA models hold 40 characters).
 const MODEL: &str = "BOOTBENCH-RESULT-BEGIN";
-
-/// IEEE CRC-32 (zlib's), as the frame header gives it.
-fn crc32(data: &[u8]) -> u32 {
-    let mut c = 0xFFFF_FFFF_u32;
-    for &b in data {
-        c ^= u32::from(b);
-        for _ in 0..8 {
-            c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
-        }
-    }
-    !c
-}
 
 /// The forged serials: a complete frame of the old format for the document
 /// `{}` (base64 `e30=`), a forged announce, a version-2 frame of the forged

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use bench_core::frame;
 use bench_core::result::{ResultDoc, TargetInfo};
-use bench_core::table::render;
+use bench_core::table::render_to;
+use embedded_io_adapters::std::FromStd;
 
 use crate::boot::cmdline::Cmdline;
 use crate::boot::stick;
@@ -187,11 +188,15 @@ pub fn emit(
     supervise::report(&Msg::Saved(
         saved.as_ref().map_or_else(|_| String::new(), |_| name.clone()),
     ));
-    let framed = frame::encode(&name, json.as_bytes(), crate::boot::nonce());
-    let _ = out.write_all(framed.as_bytes());
+    let _ = frame::encode_to(
+        &mut FromStd::new(&mut *out),
+        &name,
+        json.as_bytes(),
+        crate::boot::nonce(),
+    );
     let _ = out.flush();
     supervise::report(&Msg::Framed);
-    let _ = out.write_all(render(doc).as_bytes());
+    let _ = render_to(&mut FromStd::new(&mut *out), doc);
     let _ = out.flush();
     saved.ok()
 }
@@ -250,7 +255,12 @@ fn rescue_to(
         (true, None) => log("supervisor: no stick was mounted; the results follow on the serial console only"),
         (false, _) => {}
     }
-    let _ = out.write_all(frame::encode(&name, doc.as_bytes(), crate::boot::nonce()).as_bytes());
+    let _ = frame::encode_to(
+        &mut FromStd::new(&mut *out),
+        &name,
+        doc.as_bytes(),
+        crate::boot::nonce(),
+    );
     let _ = out.flush();
 }
 
@@ -644,6 +654,68 @@ mod tests {
             lines.last().is_some_and(|l| l.starts_with("no results file written")),
             "{lines:?}"
         );
+    }
+
+    /// A console that is interrupted (EINTR) before every other write, takes
+    /// at most 100 bytes a write, and fails (EIO) once it holds `room` bytes.
+    struct Flaky {
+        out: Vec<u8>,
+        calls: usize,
+        room: usize,
+    }
+
+    impl Write for Flaky {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.calls += 1;
+            if self.calls % 2 == 1 {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let n = buf.len().min(100).min(self.room - self.out.len());
+            if n == 0 && !buf.is_empty() {
+                return Err(std::io::Error::from_raw_os_error(libc::EIO));
+            }
+            self.out.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The console gets the frame, then the table, streamed, byte for byte
+    /// what frame::encode and table::render make of the document, through
+    /// interrupted and short writes; a console that fails part-way stops
+    /// them there, and the stick's copy is still written.
+    #[test]
+    fn the_console_gets_the_streamed_frame_then_the_table() {
+        let disks = sim_disks(&["sim:ssd:64M", "sim:hdd:64M"]);
+        let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
+        let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
+        let doc = run::execute(&mut plan, &mut |_| {}, &mut |_| {});
+        let json = serde_json::to_string_pretty(&doc).expect("json") + "\n";
+        let want = frame::encode("SN.json", json.as_bytes(), crate::boot::nonce()) + &bench_core::table::render(&doc);
+        assert!(json.len() > 4 * frame::LINE, "a frame of many lines");
+
+        let mut console = Flaky {
+            out: Vec::new(),
+            calls: 0,
+            room: usize::MAX,
+        };
+        assert_eq!(emit(&doc, None, "no stick", "SN", &mut console, &mut |_| {}), None);
+        assert_eq!(String::from_utf8(console.out).expect("utf8"), want);
+
+        let t = TempDir::new("emit-eio");
+        let mut console = Flaky {
+            out: Vec::new(),
+            calls: 0,
+            room: 500,
+        };
+        let saved = emit(&doc, Some(&t.0), "", "SN", &mut console, &mut |_| {});
+        assert_eq!(saved, Some(t.0.join("results/SN-1.json")));
+        assert_eq!(fs::read(t.0.join("results/SN-1.json")).expect("read"), json.as_bytes());
+        let want = want.replacen("SN.json", "SN-1.json", 1);
+        assert_eq!(console.out, want.as_bytes()[..500]);
     }
 
     /// The frames of `out` (what emit wrote to the console) as a host cuts
