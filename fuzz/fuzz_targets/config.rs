@@ -1,5 +1,5 @@
 //! init's config pipeline on any text: `plan::parse`, then `validate` with
-//! simulated targets (no device is opened) and `describe_plan`: never panics,
+//! simulated targets (no device is opened) and `describe_plan_lines`: never panics,
 //! and every error is one line naming where it is. An input whose first byte
 //! is 0x01 is a kernel command line (its first line) and a config (the
 //! rest) for PID 1's `boot::unattended::plan_unattended`, as the boot reads them.
@@ -47,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
         let never = vec!["/dev/nonexistent-stick".to_string()];
         match boot::unattended::plan_unattended(config, "/mnt/stick/bootbench.json", c.get("profile"), c.get("on_finish"), &[], &never, true) {
             Ok((plan, _)) => {
-                let _ = plan::describe_plan(&plan);
+                let _ = plan::describe_plan_lines(&plan);
             }
             Err(e) => one_line("plan_unattended", &e.message),
         }
@@ -69,7 +69,7 @@ fuzz_target!(|data: &[u8]| {
     };
     match plan::validate(&raw, "fuzz.json", &ov) {
         Ok(plan) => {
-            let _ = plan::describe_plan(&plan);
+            let _ = plan::describe_plan_lines(&plan);
         }
         Err(e) => one_line("validate", &e.0),
     }
