@@ -411,10 +411,20 @@ impl ModSet {
 pub(crate) mod tests {
     use super::*;
 
-    /// A real module from /work/kernel, if that development copy exists.
+    /// A real kernel tree: the one `make image` unpacks into out/kernel, or a development copy
+    /// in /work/kernel.
+    pub(crate) fn real_tree() -> Option<PathBuf> {
+        [
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../out/kernel"),
+            "/work/kernel".into(),
+        ]
+        .into_iter()
+        .find(|dir| dir.join("lib/modules").is_dir())
+    }
+
+    /// A real module (`rel` below `kernel/`) of [`real_tree`], if there is one.
     pub(crate) fn real_module(rel: &str) -> Option<PathBuf> {
-        let libmod = Path::new("/work/kernel/lib/modules");
-        std::fs::read_dir(libmod)
+        std::fs::read_dir(real_tree()?.join("lib/modules"))
             .ok()?
             .flatten()
             .map(|e| e.path().join("kernel").join(rel))
@@ -620,12 +630,11 @@ kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
 
     #[test]
     fn real_tree_default_set_if_present() {
-        let dir = Path::new("/work/kernel");
-        if !dir.join("lib/modules").is_dir() {
-            eprintln!("skipped: no /work/kernel (run `make image`)");
+        let Some(dir) = real_tree() else {
+            eprintln!("skipped: no kernel tree in out/kernel or /work/kernel (run `make image`)");
             return;
-        }
-        let tree = KernelTree::open(dir).unwrap();
+        };
+        let tree = KernelTree::open(&dir).unwrap();
         let set = ModSet::resolve(&tree, DEFAULT_MODULES).unwrap();
         for m in ["ahci", "libata", "libcrc32c", "crc32c_generic", "nls_iso8859_1", "ecb"] {
             assert!(set.modules.contains_key(m), "{m} missing");
