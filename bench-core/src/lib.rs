@@ -14,6 +14,7 @@ extern crate alloc;
 pub mod analysis;
 pub mod console;
 pub mod frame;
+pub mod glob;
 pub mod gpt;
 pub mod hist;
 pub mod io;

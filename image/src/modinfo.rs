@@ -3,8 +3,12 @@
 //! The section is a run of NUL-separated `key=value` strings written by the kernel's
 //! `MODULE_INFO()` macros: `name=`, `depends=` (comma list, may be empty), `alias=` (one per alias,
 //! a glob), `softdep=` (`pre: a b post: c`), plus license, vermagic and others we ignore.
-//! Only the section headers are read, so this works on signed, unstripped modules as Debian ships them.
+//! Only the section headers are read (with the `object` crate), so this works on signed,
+//! unstripped modules as Debian ships them.
 
+use object::elf::FileHeader64;
+use object::read::elf::{FileHeader, SectionHeader};
+use object::LittleEndian;
 use std::fmt;
 
 /// What the image builder needs from one module's `.modinfo`.
@@ -50,63 +54,21 @@ pub fn normalize(name: &str) -> String {
     name.replace('-', "_")
 }
 
-fn u16_at(b: &[u8], off: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(off..off + 2)?.try_into().ok()?))
-}
-fn u32_at(b: &[u8], off: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(off..off + 4)?.try_into().ok()?))
-}
-fn u64_at(b: &[u8], off: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(off..off + 8)?.try_into().ok()?))
-}
-
-/// The bytes of the `.modinfo` section of an ELF64 little-endian file.
+/// The bytes of the `.modinfo` section of an ELF64 little-endian file. Only the file header,
+/// the section headers and their name table are read (object's low-level ELF reader).
 pub fn modinfo_section(elf: &[u8]) -> Result<&[u8], ModinfoError> {
-    // e_ident: magic, EI_CLASS = 2 (64-bit), EI_DATA = 1 (little-endian).
-    if elf.len() < 64 || &elf[..4] != b"\x7fELF" || elf[4] != 2 || elf[5] != 1 {
-        return Err(ModinfoError::NotElf64Le);
-    }
-    let hdr = ModinfoError::Truncated("ELF header");
-    let shoff = u64_at(elf, 0x28).ok_or(hdr.clone())?;
-    let shentsize = usize::from(u16_at(elf, 0x3A).ok_or(hdr.clone())?);
-    let shnum = usize::from(u16_at(elf, 0x3C).ok_or(hdr.clone())?);
-    let shstrndx = usize::from(u16_at(elf, 0x3E).ok_or(hdr)?);
-    let shoff = usize::try_from(shoff).map_err(|_| ModinfoError::Truncated("section headers"))?;
-    if shentsize < 64 {
-        return Err(ModinfoError::Truncated("section header entry"));
-    }
-    // (offset, size) of section `i`, checked against the file.
-    let section = |i: usize| -> Result<(u32, &[u8]), ModinfoError> {
-        let base = shoff
-            .checked_add(
-                i.checked_mul(shentsize)
-                    .ok_or(ModinfoError::Truncated("section headers"))?,
-            )
-            .ok_or(ModinfoError::Truncated("section headers"))?;
-        let sh = elf
-            .get(base..base + 64)
-            .ok_or(ModinfoError::Truncated("section headers"))?;
-        let name = u32_at(sh, 0).ok_or(ModinfoError::Truncated("section headers"))?;
-        let off = usize::try_from(u64_at(sh, 24).unwrap_or(u64::MAX));
-        let size = usize::try_from(u64_at(sh, 32).unwrap_or(u64::MAX));
-        let (Ok(off), Ok(size)) = (off, size) else {
-            return Err(ModinfoError::Truncated("section"));
-        };
-        let end = off.checked_add(size).ok_or(ModinfoError::Truncated("section"))?;
-        Ok((name, elf.get(off..end).ok_or(ModinfoError::Truncated("section"))?))
-    };
-    let (_, shstrtab) = section(shstrndx)?;
-    for i in 0..shnum {
-        let (name_off, data) = section(i)?;
-        let Some(rest) = usize::try_from(name_off).ok().and_then(|o| shstrtab.get(o..)) else {
-            continue;
-        };
-        let name = rest.split(|&b| b == 0).next().unwrap_or_default();
-        if name == b".modinfo" {
-            return Ok(data);
-        }
-    }
-    Err(ModinfoError::NoModinfo)
+    // Magic, class, version and data encoding: anything else is not a module for x86-64.
+    let header = FileHeader64::<LittleEndian>::parse(elf).map_err(|_| ModinfoError::NotElf64Le)?;
+    let endian = header.endian().map_err(|_| ModinfoError::NotElf64Le)?;
+    let sections = header
+        .sections(endian, elf)
+        .map_err(|_| ModinfoError::Truncated("section headers"))?;
+    let (_, section) = sections
+        .section_by_name(endian, b".modinfo")
+        .ok_or(ModinfoError::NoModinfo)?;
+    section
+        .data(endian, elf)
+        .map_err(|_| ModinfoError::Truncated("section"))
 }
 
 /// Parses the NUL-separated `key=value` strings of a `.modinfo` section.
@@ -237,10 +199,29 @@ name=ahci\0vermagic=6.1.0 SMP mod_unload\0";
             read_modinfo(b"not an elf at all, not even close to sixty-four bytes long....."),
             Err(ModinfoError::NotElf64Le)
         );
+        // A 32-bit or a big-endian ELF is not a module for x86-64.
+        for (byte, value) in [(4, 1), (5, 2)] {
+            let mut elf = tiny_elf(b"name=x\0");
+            elf[byte] = value;
+            assert_eq!(
+                read_modinfo(&elf),
+                Err(ModinfoError::NotElf64Le),
+                "e_ident[{byte}] = {value}"
+            );
+        }
         let mut elf = tiny_elf(b"name=x\0");
         // Point the section headers past the end of the file.
         elf[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(matches!(read_modinfo(&elf), Err(ModinfoError::Truncated(_))));
+        let mut elf = tiny_elf(b"name=x\0");
+        // Cut the file inside the section headers.
+        elf.truncate(elf.len() - 8);
+        assert!(matches!(read_modinfo(&elf), Err(ModinfoError::Truncated(_))));
+        let mut elf = tiny_elf(b"name=x\0");
+        // Point .modinfo's data (section 2, sh_offset at 24) past the end of the file.
+        let sh2 = usize::try_from(u64::from_le_bytes(elf[0x28..0x30].try_into().unwrap())).unwrap() + 2 * 64;
+        elf[sh2 + 24..sh2 + 32].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert_eq!(read_modinfo(&elf), Err(ModinfoError::Truncated("section")));
         let mut elf = tiny_elf(b"name=x\0");
         // Rename ".modinfo" so it is not found.
         let pos = elf.windows(8).position(|w| w == b".modinfo").unwrap();
@@ -268,7 +249,7 @@ name=ahci\0vermagic=6.1.0 SMP mod_unload\0";
     #[test]
     fn real_ahci_if_present() {
         let Some(path) = crate::modset::tests::real_module("drivers/ata/ahci.ko") else {
-            eprintln!("skipped: no /work/kernel/lib/modules/*/kernel/drivers/ata/ahci.ko (run `make image`)");
+            eprintln!("skipped: no drivers/ata/ahci.ko in out/kernel or /work/kernel (run `make image`)");
             return;
         };
         let info = read_modinfo(&std::fs::read(path).unwrap()).unwrap();

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use bench_core::glob::fnmatch;
+
 use crate::sys::kmod;
 
 /// Set in PID 1 before the worker is forked (and so in the worker too):
@@ -189,84 +191,6 @@ pub fn parse_softdep(text: &str) -> HashMap<String, SoftDep> {
     out
 }
 
-/// fnmatch(3) with no flags, as kmod matches aliases: `*` any run of bytes
-/// (also `/`), `?` one byte, `[abc]`, `[a-z]`, `[!x]` / `[^x]` one byte of
-/// (or not of) a set, `\x` the byte x. An unterminated `[` is a literal `[`.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let (p, t) = (pattern.as_bytes(), text.as_bytes());
-    let (mut pi, mut ti) = (0usize, 0usize);
-    // Where to resume after the last `*`: (pattern index after it, text index it now covers up to).
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        let step = match p.get(pi) {
-            Some(b'*') => {
-                star = Some((pi + 1, ti));
-                pi += 1;
-                continue;
-            }
-            Some(b'?') => Some(1),
-            Some(b'[') => match bracket(&p[pi..], t[ti]) {
-                Some((true, len)) => Some(len),
-                Some((false, _)) => None,
-                None => (t[ti] == b'[').then_some(1),
-            },
-            Some(b'\\') if pi + 1 < p.len() => (p[pi + 1] == t[ti]).then_some(2),
-            Some(&c) => (c == t[ti]).then_some(1),
-            None => None,
-        };
-        match step {
-            Some(len) => {
-                pi += len;
-                ti += 1;
-            }
-            None => match star {
-                // Let the last `*` swallow one more byte and retry.
-                Some((sp, st)) => {
-                    star = Some((sp, st + 1));
-                    pi = sp;
-                    ti = st + 1;
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|&c| c == b'*')
-}
-
-/// Match byte `c` against the bracket expression at the start of `p` (which
-/// begins with `[`): Some((matched, length of the expression)), or None when
-/// the bracket is not closed.
-fn bracket(p: &[u8], c: u8) -> Option<(bool, usize)> {
-    let mut i = 1;
-    let negate = matches!(p.get(i), Some(b'!' | b'^'));
-    if negate {
-        i += 1;
-    }
-    let mut matched = false;
-    let mut first = true;
-    loop {
-        let lo = *p.get(i)?;
-        if lo == b']' && !first {
-            return Some((matched != negate, i + 1));
-        }
-        first = false;
-        let lo = if lo == b'\\' {
-            i += 1;
-            *p.get(i)?
-        } else {
-            lo
-        };
-        if p.get(i + 1) == Some(&b'-') && p.get(i + 2).is_some_and(|&h| h != b']') {
-            let hi = p[i + 2];
-            matched |= (lo..=hi).contains(&c);
-            i += 3;
-        } else {
-            matched |= lo == c;
-            i += 1;
-        }
-    }
-}
-
 /// One module to load, and whether a failure matters to the one asked for
 /// (soft dependencies are best effort).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -324,7 +248,7 @@ impl ModuleDb {
     pub fn match_alias(&self, text: &str) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for (glob, module) in &self.aliases {
-            if !out.contains(module) && self.deps.contains_key(module) && glob_match(glob, text) {
+            if !out.contains(module) && self.deps.contains_key(module) && fnmatch(glob, text) {
                 out.push(module.clone());
             }
         }
@@ -803,70 +727,6 @@ fn modprobe_args(args: &[String]) -> (bool, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn glob_table() {
-        let cases: &[(&str, &str, bool)] = &[
-            ("abc", "abc", true),
-            ("abc", "abd", false),
-            ("abc", "ab", false),
-            ("ab", "abc", false),
-            ("", "", true),
-            ("*", "", true),
-            ("*", "anything/at:all", true),
-            ("a*", "a", true),
-            ("a*c", "abbbc", true),
-            ("a*c", "abbbd", false),
-            ("a*b*c", "axxbyyc", true),
-            ("a*b*c", "axxcyyb", false),
-            ("*ab", "aab", true),
-            ("?", "x", true),
-            ("?", "", false),
-            ("a?c", "abc", true),
-            ("a?c", "ac", false),
-            ("[abc]", "b", true),
-            ("[abc]", "d", false),
-            ("[a-c]x", "bx", true),
-            ("[a-c]x", "dx", false),
-            ("[!a-c]", "d", true),
-            ("[!a-c]", "a", false),
-            ("[^0-9]", "z", true),
-            ("[]]", "]", true),
-            ("[!]]", "]", false),
-            ("[a-]", "-", true),
-            ("[", "[", true),
-            ("[ab", "[ab", true),
-            ("\\*", "*", true),
-            ("\\*", "a", false),
-            (
-                "pci:v00008086d*sv*sd*bc01sc06i01*",
-                "pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01",
-                true,
-            ),
-            (
-                "pci:v00008086d*sv*sd*bc01sc06i01*",
-                "pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i00",
-                false,
-            ),
-            ("virtio:d00000002v*", "virtio:d00000002v00001AF4", true),
-            ("virtio:d00000002v*", "virtio:d00000008v00001AF4", false),
-            ("scsi:t-0x00*", "scsi:t-0x00", true),
-            ("scsi:t-0x0[04]*", "scsi:t-0x04", true),
-            (
-                "usb:v*p*d*dc*dsc*dp*ic08isc06ip50in*",
-                "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00",
-                true,
-            ),
-            (
-                "usb:v*p*d*dc*dsc*dp*ic08isc06ip50in*",
-                "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip62in00",
-                false,
-            ),
-        ];
-        for &(p, t, want) in cases {
-            assert_eq!(glob_match(p, t), want, "pattern {p:?} text {t:?}");
-        }
-    }
 
     const DEP: &str = "\
 kernel/drivers/ata/ahci.ko: kernel/drivers/ata/libahci.ko kernel/drivers/ata/libata.ko kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko
