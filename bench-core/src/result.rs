@@ -357,7 +357,8 @@ pub struct LatStats {
     pub max: u64,
     /// Arithmetic mean, exact.
     pub mean: f64,
-    /// Population standard deviation, exact (Welford).
+    /// Sample standard deviation (divisor n - 1, as fio's `calc_lat` in
+    /// stat.c), exact (Welford); 0 for a single request.
     pub stddev: f64,
     /// fio's list of percentiles, from the log-linear histogram (at most
     /// ~0.8% relative error; the midpoint of the first bucket whose cumulative
@@ -384,7 +385,7 @@ pub struct Samples {
     pub bytes_per_sec: Vec<f64>,
     /// Completions per second in each interval.
     pub iops: Vec<f64>,
-    /// Steadiness: coefficient of variation (stddev / mean) of
+    /// Steadiness: coefficient of variation (sample stddev, n - 1, / mean) of
     /// `bytes_per_sec`; `None` with fewer than two samples.
     pub cv: Option<f64>,
 }

@@ -81,10 +81,16 @@ impl Running {
         (self.n > 0).then_some(self.mean)
     }
 
-    /// Population standard deviation, `None` if empty.
+    /// Sample standard deviation (divisor n - 1), as fio's `calc_lat`
+    /// (stat.c) computes it from the same Welford sums: `sqrt(S / (n - 1))`,
+    /// 0 for a single value; `None` if empty.
     #[allow(clippy::cast_precision_loss)] // counts far below 2^53
     pub fn stddev(&self) -> Option<f64> {
-        (self.n > 0).then(|| libm::sqrt((self.m2 / self.n as f64).max(0.0)))
+        match self.n {
+            0 => None,
+            1 => Some(0.0),
+            n => Some(libm::sqrt((self.m2 / (n - 1) as f64).max(0.0))),
+        }
     }
 }
 
@@ -201,8 +207,8 @@ fn add_by_index(a: &mut Vec<u64>, b: &[u64]) {
     }
 }
 
-/// Coefficient of variation (population stddev / mean); `None` with fewer
-/// than two values or a zero mean.
+/// Coefficient of variation (sample stddev, divisor n - 1 as fio's
+/// `calc_lat`, / mean); `None` with fewer than two values or a zero mean.
 #[allow(clippy::cast_precision_loss)] // sample counts far below 2^53
 pub fn cv(values: &[f64]) -> Option<f64> {
     if values.len() < 2 {
@@ -213,7 +219,7 @@ pub fn cv(values: &[f64]) -> Option<f64> {
     if mean == 0.0 {
         return None;
     }
-    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0);
     Some(libm::sqrt(var) / mean)
 }
 
@@ -285,7 +291,8 @@ mod tests {
 
     #[test]
     fn running_hand_computed() {
-        // The textbook example: mean 5, population stddev 2.
+        // The textbook example: mean 5, population stddev 2, so the sample
+        // stddev (fio's, n - 1) is sqrt(32 / 7).
         let mut r = Running::default();
         for v in [2, 4, 4, 4, 5, 5, 7, 9] {
             r.add(v);
@@ -294,7 +301,7 @@ mod tests {
         assert_eq!(r.min(), Some(2));
         assert_eq!(r.max(), Some(9));
         assert_eq!(r.mean(), Some(5.0));
-        assert_eq!(r.stddev(), Some(2.0));
+        assert_eq!(r.stddev(), Some(libm::sqrt(32.0 / 7.0)));
 
         let mut one = Running::default();
         one.add(42);
@@ -337,7 +344,7 @@ mod tests {
             assert!(close(a.mean().unwrap(), all.mean().unwrap(), 1e-9), "split {split}");
             assert!(close(a.stddev().unwrap(), all.stddev().unwrap(), 1e-9), "split {split}");
         }
-        // Two-sample hand check: {1,3} + {5,7,9}: mean 5, pop var (16+4+0+4+16)/5 = 8.
+        // Two-sample hand check: {1,3} + {5,7,9}: mean 5, sample var (16+4+0+4+16)/4 = 10.
         let mut x = Running::default();
         let mut y = Running::default();
         x.add(1);
@@ -347,7 +354,7 @@ mod tests {
         }
         x.merge(&y);
         assert_eq!(x.mean(), Some(5.0));
-        assert!(close(x.stddev().unwrap(), 8.0_f64.sqrt(), 1e-15));
+        assert!(close(x.stddev().unwrap(), 10.0_f64.sqrt(), 1e-15));
     }
 
     #[test]
@@ -359,8 +366,8 @@ mod tests {
         }
         let s = l.to_stats().unwrap();
         assert_eq!((s.min, s.max, s.mean), (100, 300, 200.0));
-        // sqrt(20000 / 3)
-        assert!(close(s.stddev, 81.649_658_092_772_61, 1e-15));
+        // fio's n - 1: sqrt(20000 / 2) = 100 (the population figure would be sqrt(20000 / 3)).
+        assert!(close(s.stddev, 100.0, 1e-15));
         assert_eq!(s.percentiles.len(), 17);
         // 100 is exact; 200 sits in bucket [200, 202) -> 201; 300 in [300, 304) -> 302.
         let at = |p: f64| s.percentiles.iter().find(|q| q.p == p).map(|q| q.ns);
@@ -395,7 +402,8 @@ mod tests {
         assert_eq!(s.interval_ns, 500_000_000);
         assert_eq!(s.bytes_per_sec, [3000.0, 4000.0, 0.0]);
         assert_eq!(s.iops, [4.0, 2.0, 0.0]);
-        assert!(close(s.cv.unwrap(), 0.728_431_359_084_683_5, 1e-12));
+        // Sample stddev (n - 1): sqrt(13_000_000 / 3) / (7000 / 3).
+        assert!(close(s.cv.unwrap(), 0.892_142_571_199_771_1, 1e-12));
 
         // An interval that ends exactly at the runtime is kept.
         assert_eq!(b.to_samples(ms(2000)).bytes_per_sec, [3000.0, 4000.0, 0.0, 8000.0]);
@@ -452,8 +460,12 @@ mod tests {
         assert_eq!(cv(&[]), None);
         assert_eq!(cv(&[5.0]), None);
         assert_eq!(cv(&[0.0, 0.0]), None);
-        assert_eq!(cv(&[1.0, 3.0]), Some(0.5));
+        // Sample stddev (n - 1): {1, 3} has sqrt(2), mean 2.
+        assert_eq!(cv(&[1.0, 3.0]), Some(libm::sqrt(2.0) / 2.0));
         assert_eq!(cv(&[7.0, 7.0, 7.0]), Some(0.0));
-        assert_eq!(cv(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]), Some(0.4));
+        assert_eq!(
+            cv(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]),
+            Some(libm::sqrt(32.0 / 7.0) / 5.0)
+        );
     }
 }
