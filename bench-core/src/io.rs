@@ -26,7 +26,9 @@ pub trait Clock {
 pub enum Op {
     /// Read `len` bytes at `offset`.
     Read,
-    /// Write `len` bytes at `offset` from the slot's buffer (random data, never zeros).
+    /// Write `len` bytes at `offset` from the slot's buffer (random data, never
+    /// zeros; the runner stamps each write's offset and time into it first,
+    /// as fio's `scramble_buffers`: see `crate::scramble`).
     Write,
     /// Make completed writes durable (fdatasync; on a block device a cache flush).
     /// `offset` and `len` are ignored.

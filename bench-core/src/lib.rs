@@ -23,6 +23,7 @@ pub mod profile;
 pub mod result;
 pub mod rng;
 pub mod runner;
+pub mod scramble;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
 pub mod size;

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
 use crate::result::{DirStats, Status, StepResult, TestResult};
 use crate::rng::Rng;
+use crate::scramble;
 use crate::spec::{Limit, Pattern, Prepare, Step, TestSpec};
 use crate::stats::{Buckets, Latency};
 use crate::units::{per_sec, rate, Bytes, Nanos};
@@ -417,10 +418,16 @@ pub fn run_job<Q: IoQueue, C: Clock>(
                 break;
             }
             let req = gen.next_req();
-            if step.verify && req.op == Op::Write {
+            if req.op == Op::Write {
                 let len = usize::try_from(req.len).unwrap_or(usize::MAX);
-                let buf = q.write_buf(slot, len).ok_or(IoError { errno: EOPNOTSUPP, req })?;
-                verify::fill(step.seed, req.offset, buf);
+                if step.verify {
+                    let buf = q.write_buf(slot, len).ok_or(IoError { errno: EOPNOTSUPP, req })?;
+                    verify::fill(step.seed, req.offset, buf);
+                } else if let Some(buf) = q.write_buf(slot, len) {
+                    // fio's default scramble_buffers=1: no two writes alike
+                    // (a queue without buffer access, the simulated disk, holds no data).
+                    scramble::scramble(buf, req.offset, now);
+                }
             }
             q.submit(slot, req)?;
             free.pop();
@@ -1014,8 +1021,41 @@ mod tests {
         )
         .unwrap();
         assert_eq!((out.write.bytes, out.write.ios, out.read.ios), (40 * 1024, 10, 0));
-        assert!(data[..40 * 1024].iter().all(|&b| b != 0));
+        assert!(data[..40 * 1024].chunks(512).all(|b| b.iter().any(|&x| x != 0)));
         assert!(data[40 * 1024..].iter().all(|&b| b == 0));
+    }
+
+    /// fio's scramble_buffers=1: every write is stamped with its offset (and
+    /// time) in each 512-byte block, so no two blocks written are alike even
+    /// though each slot's buffer is filled only once and the clock stands
+    /// still; at any depth.
+    #[test]
+    fn writes_are_scrambled_per_request() {
+        for depth in [1usize, 4] {
+            let mut data = alloc::vec![0u8; 64 * 1024];
+            let mut s = step(
+                Pattern::Seq {
+                    op: Op::Write,
+                    start: 0,
+                    end: 64 * 1024,
+                },
+                4096,
+                1,
+            );
+            (s.iodepth, s.limit.ios) = (u32::try_from(depth).unwrap(), Some(16));
+            let clock = SimClock::default();
+            let mut q = MemQueue::new(&mut data, depth);
+            run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()).unwrap();
+            let mut blocks: Vec<&[u8]> = data.chunks(512).collect();
+            assert_eq!(blocks.len(), 128);
+            for (i, b) in blocks.iter().enumerate() {
+                let at = (0..8).find(|l| b[l * 64..l * 64 + 8] == (512 * i as u64).to_le_bytes());
+                assert!(at.is_some(), "depth {depth}: block {i} lacks its offset");
+            }
+            blocks.sort_unstable();
+            blocks.dedup();
+            assert_eq!(blocks.len(), 128, "depth {depth}: repeated blocks");
+        }
     }
 
     /// A queue over memory that corrupts the data of one write: flips a bit
