@@ -342,7 +342,15 @@ pub struct DirStats {
     pub bytes_per_sec: f64,
     /// ios / runtime, per second.
     pub iops: f64,
-    /// Completion latency (submission to completion), nanoseconds.
+    /// Latency from just before the request is handed to the queue (after
+    /// its offset is drawn, before its buffer is stamped and it is
+    /// submitted) to just after the reap that returned it, nanoseconds.
+    /// This is fio's `lat` (io_u `start_time` to completion), not its
+    /// `clat`: with the io_uring engine the submission to the kernel
+    /// (io_uring_enter) happens in the reap, so the time a request waits
+    /// in the ring before the kernel sees it is included; with the
+    /// synchronous engine (depth 1, pread/pwrite, fio's psync) it differs
+    /// from fio's clat only by the stamping of the write buffer.
     pub lat_ns: LatStats,
     /// Per-interval throughput and IOPS.
     pub samples: Samples,
@@ -401,7 +409,8 @@ pub struct Summary {
     pub read_iops: Option<f64>,
     /// Write IOPS of the main step.
     pub write_iops: Option<f64>,
-    /// Mean completion latency over all requests of the main step, nanoseconds.
+    /// Mean latency ([`DirStats::lat_ns`], fio's `lat`) over all requests of
+    /// the main step, nanoseconds.
     pub lat_mean_ns: Option<f64>,
     /// `command_overhead`: (time of the block-sized reads - time of the big
     /// reads) / number of block-sized reads, nanoseconds per command (diskinfo -c).
