@@ -5,7 +5,10 @@
 #   rand_read 4k QD32 (fio ioengine=io_uring)
 #   seq_read  1M QD1  (fio ioengine=psync)
 # For each: bootbench and fio throughput, the ratio bootbench/fio, and the
-# CPU time (user + system, from the kernel's rusage of each child) per I/O.
+# CPU time (user + system, from the kernel's rusage of each child) per I/O;
+# then the latency of the median round: bootbench's lat_ns beside fio's
+# clat_ns and lat_ns (mean, stddev, which both compute with n - 1, and the
+# percentiles 50, 99, 99.9 of fio's default list).
 # Needs root, fio and python3. Not a test: nothing is asserted.
 #
 # Each test runs BENCH_ROUNDS times (default 3) in alternating order
@@ -75,17 +78,31 @@ def bootbench(i, workload, bs, qd):
     if t["status"]["state"] != "ok":
         sys.exit(f"bootbench test failed: {t['status']}")
     r = t["steps"][0]["read"]
-    return r["bytes_per_sec"], r["iops"], r["ios"], cpu
+    return r["bytes_per_sec"], r["iops"], r["ios"], cpu, lat_of(r["lat_ns"])
 
 def fio(i, rw, bs, qd, engine):
     out = os.path.join(work, f"fio{i}.json")
     rc, cpu = run(["fio", "--name=bench", f"--filename={dev}", f"--rw={rw}", f"--bs={bs}",
                    f"--iodepth={qd}", f"--ioengine={engine}", "--direct=1", f"--runtime={runtime}",
-                   "--time_based", "--randrepeat=0", "--output-format=json"], out)
+                   "--time_based", "--randrepeat=0", "--clat_percentiles=1", "--lat_percentiles=1",
+                   "--output-format=json"], out)
     if rc != 0:
         sys.exit(f"fio failed (exit {rc})")
     r = json.load(open(out))["jobs"][0]["read"]
-    return float(r["bw_bytes"]), float(r["iops"]), int(r["total_ios"]), cpu
+    return (float(r["bw_bytes"]), float(r["iops"]), int(r["total_ios"]), cpu,
+            (fio_lat(r["clat_ns"]), fio_lat(r["lat_ns"])))
+
+PCTS = (50.0, 99.0, 99.9)
+
+def lat_of(l):
+    """bootbench's lat_ns: (mean, stddev, {p: ns}) in microseconds."""
+    p = {q["p"]: q["ns"] / 1e3 for q in l["percentiles"]}
+    return l["mean"] / 1e3, l["stddev"] / 1e3, {q: p.get(q, float("nan")) for q in PCTS}
+
+def fio_lat(l):
+    """fio's clat_ns or lat_ns (lat_ns has percentiles only with lat_percentiles=1)."""
+    p = {float(k): v / 1e3 for k, v in l.get("percentile", {}).items()}
+    return l["mean"] / 1e3, l["stddev"] / 1e3, {q: p.get(q, float("nan")) for q in PCTS}
 
 rows = []
 for i, (label, workload, bs, qd, rw, engine) in enumerate(TESTS):
@@ -125,4 +142,12 @@ for label, bs_runs, fio_runs in rows:
     cpu_f = statistics.median(cpu_us(x) for x in fio_runs)
     print(f"{label:<18} {fmt_rate(b[0], b[1]):>27} {fmt_rate(f[0], f[1]):>27} {ratio:6.3f} {rng:>13} "
           f"{cpu_b:13.2f} {cpu_f:14.2f}")
+
+print()
+print("latency of the median round, microseconds: bootbench lat_ns vs fio clat_ns and lat_ns")
+print(f"{'test':<18} {'figure':<10} {'mean':>9} {'stddev':>9} " + " ".join(f"{'p' + format(q, 'g'):>9}" for q in PCTS))
+for label, bs_runs, fio_runs in rows:
+    b, f = median_run(bs_runs), median_run(fio_runs)
+    for name, (mean, sd, p) in (("bootbench", b[4]), ("fio clat", f[4][0]), ("fio lat", f[4][1])):
+        print(f"{label:<18} {name:<10} {mean:9.2f} {sd:9.2f} " + " ".join(f"{p[q]:9.2f}" for q in PCTS))
 PY
