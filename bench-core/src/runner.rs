@@ -398,6 +398,8 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     // Requests taken from the generator (ramp included): a verify replays them.
     let mut generated = 0u64;
     let mut flush_due = false;
+    // Any write since the last flush (sysbench's `is_dirty`).
+    let mut dirty = false;
     let mut stopping = false;
     let mut last_done = ramp_end;
     let mut next_report = t0 + Nanos::from_secs(1);
@@ -416,6 +418,14 @@ pub fn run_job<Q: IoQueue, C: Clock>(
                 stopping = true;
                 break;
             }
+            // sysbench's periodic fsync: due only when another request is
+            // about to be issued (its `file_get_*_request` returns the fsync
+            // in place of the next request), so a step that ends on a
+            // multiple leaves it to the final flush.
+            if dirty && step.fsync_freq.is_some_and(|k| generated % k == 0) {
+                flush_due = true;
+                break;
+            }
             let req = gen.next_req();
             if step.verify && req.op == Op::Write {
                 let len = usize::try_from(req.len).unwrap_or(usize::MAX);
@@ -432,6 +442,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
             }
             if req.op == Op::Write {
                 writes_since_flush += 1;
+                dirty = true;
                 flush_due = step.flush_every.is_some_and(|k| writes_since_flush >= k);
             }
         }
@@ -447,6 +458,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
                 last_done = last_done.max(done);
                 flush_due = false;
                 writes_since_flush = 0;
+                dirty = false;
                 continue;
             }
             break;
@@ -824,6 +836,7 @@ mod tests {
             ramp: Nanos(0),
             flush_every: None,
             flush_at_end: false,
+            fsync_freq: None,
             seed: 42,
             sample_interval: Nanos::from_secs(1),
             verify: false,
