@@ -11,7 +11,7 @@
 //!   RND4K Q32T1, RND4K Q1T1, read and write, 1 GiB area, 5 s each.
 
 use alloc::format;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -205,6 +205,41 @@ fn sysbench(p: &mut Params) {
         Some(Bytes(SYSBENCH_TOTAL_SIZE)),
     );
     (p.direct, p.fsync_freq, p.end_fsync) = (false, 100, Some(true));
+}
+
+/// A throughput in the unit and form the twin's tool prints it, labelled
+/// with the tool, for the twins named by the `classic` profile's prefixes:
+/// `sysbench_*`: MiB/s (2^20) with two decimals, as sysbench's
+/// `file_report_cumulative` (`%4.2f MiB/s`); `dd_*`: SI-scaled (10^3
+/// steps: B/s, kB/s, MB/s, GB/s), as coreutils dd's `print_xfer_stats`
+/// (gnulib `human_readable` with `human_autoscale | human_round_to_nearest
+/// | human_SI`: one decimal below 10, else whole). `None` for other names.
+pub fn tool_figure(test_name: &str, bytes_per_sec: f64) -> Option<String> {
+    if test_name.starts_with("sysbench_") {
+        Some(format!("{:.2} MiB/s (sysbench)", bytes_per_sec / MIB as f64))
+    } else if test_name.starts_with("dd_") {
+        Some(format!("{} (dd)", dd_rate(bytes_per_sec)))
+    } else {
+        None
+    }
+}
+
+/// dd's rendering of a rate (see [`tool_figure`]).
+fn dd_rate(bytes_per_sec: f64) -> String {
+    const UNITS: [&str; 7] = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s", "EB/s"];
+    let mut v = bytes_per_sec.max(0.0);
+    let mut i = 0;
+    // Scale while the rounded figure would reach 1000 (dd never prints
+    // "1000 MB/s": that is "1.0 GB/s").
+    while i + 1 < UNITS.len() && (v + 0.5) >= 1000.0 {
+        v /= 1000.0;
+        i += 1;
+    }
+    if i > 0 && (v * 10.0 + 0.5) < 100.0 {
+        format!("{v:.1} {}", UNITS[i])
+    } else {
+        format!("{v:.0} {}", UNITS[i])
+    }
 }
 
 /// `cdm`: CrystalDiskMark's default set, read and write, 1 GiB area, 5 s.
@@ -476,5 +511,25 @@ mod tests {
             assert_eq!(out.runtime.0, elapsed, "{name}");
             assert_eq!(out.flush.ios, flushes.len() as u64, "{name}");
         }
+    }
+
+    /// The tools' own renderings: the seeds' dd lines (163840000 B in
+    /// 0.0662822 s = "2.5 GB/s"; 2147483648 B in 6.10294 s = "352 MB/s"),
+    /// whole figures from 10 up, and sysbench's MiB/s.
+    #[test]
+    fn tool_figures_as_the_tools_print_them() {
+        let dd = |b: f64, s: f64| tool_figure("dd_write_16k", b / s).unwrap();
+        assert_eq!(dd(163_840_000.0, 0.066_282_2), "2.5 GB/s (dd)");
+        assert_eq!(dd(2_147_483_648.0, 6.102_94), "352 MB/s (dd)");
+        assert_eq!(dd(2_097_152_000.0, 41.1147), "51 MB/s (dd)");
+        assert_eq!(dd(9_940_000.0, 1.0), "9.9 MB/s (dd)");
+        assert_eq!(dd(999_600.0, 1.0), "1.0 MB/s (dd)");
+        assert_eq!(dd(9_960_000.0, 1.0), "10 MB/s (dd)");
+        assert_eq!(dd(500.0, 1.0), "500 B/s (dd)");
+        assert_eq!(
+            tool_figure("sysbench_rndwr", 12.345 * MIB as f64).as_deref(),
+            Some("12.35 MiB/s (sysbench)")
+        );
+        assert_eq!(tool_figure("hdparm_t", 1e6), None);
     }
 }
