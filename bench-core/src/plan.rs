@@ -228,6 +228,7 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         ramp: p.ramp_time,
         flush_every: None,
         flush_at_end: false,
+        fsync_freq: None,
         seed: p.seed.wrapping_add(index),
         sample_interval: p.sample_interval,
         verify: false,
@@ -295,16 +296,12 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
             }
             vec![s]
         }
-        Workload::SeqRead => vec![main(seq(Op::Read))],
-        Workload::SeqWrite => {
-            // dd conv=fdatasync: the final flush is part of the figure.
-            let mut s = main(seq(Op::Write));
-            s.flush_at_end = true;
-            vec![s]
-        }
-        Workload::RandRead => vec![main(random(100))],
-        Workload::RandWrite => vec![main(random(0))],
-        Workload::RandRw => vec![main(random(p.rwmixread))],
+        Workload::SeqRead => vec![io_step(main(seq(Op::Read)), p, false)],
+        // dd conv=fdatasync: the final flush is part of the figure.
+        Workload::SeqWrite => vec![io_step(main(seq(Op::Write)), p, true)],
+        Workload::RandRead => vec![io_step(main(random(100)), p, false)],
+        Workload::RandWrite => vec![io_step(main(random(0)), p, false)],
+        Workload::RandRw => vec![io_step(main(random(p.rwmixread)), p, false)],
         Workload::SeekProfile => seek_profile(p, range, lb)?,
         Workload::Zones => zones(p, range, lb)?,
         Workload::CommandOverhead => command_overhead(p, range, lb)?,
@@ -316,6 +313,24 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
         s.verify = p.verify && s.writes();
     }
     Ok(steps)
+}
+
+/// The plain read/write workloads' step with the page-cache and flush
+/// settings of the test: buffered (`direct = false`: the target's cache is
+/// dropped first, untimed, as the seeds do before dd and sysbench),
+/// sysbench's periodic fsync, and the final flush (`end_fsync`, else
+/// `end_default`). Flushes apply to steps that write only: sysbench's
+/// seqrd/rndrd never fsync (`file_thread_done` skips the read modes, and
+/// `is_dirty` stays 0).
+fn io_step(mut s: Step, p: &Params, end_default: bool) -> Step {
+    if !p.direct {
+        s.access = Access::Buffered;
+        s.prepare = Prepare::DropCaches;
+    }
+    let writes = s.writes();
+    s.fsync_freq = (p.fsync_freq > 0 && writes).then_some(p.fsync_freq);
+    s.flush_at_end = writes && p.end_fsync.unwrap_or(end_default);
+    s
 }
 
 /// One section of diskinfo -t's seek test: label, reads, and the cursors

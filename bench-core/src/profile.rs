@@ -11,7 +11,7 @@
 //!   RND4K Q32T1, RND4K Q1T1, read and write, 1 GiB area, 5 s each.
 
 use alloc::format;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -142,35 +142,34 @@ fn classic() -> Vec<TestSpec> {
         test("hdparm_t_direct", Workload::DirectRead, |p| {
             (p.bs, p.runtime) = (Bytes(2 * MIB), secs(3))
         }),
-        // dd bs=16k count=10000 conv=fdatasync; bs=8k count=256k; bs=10M count=400.
+        // dd through the page cache, as the seeds ran it (no direct flags):
+        // `time (dd bs=16k count=10000; sync)` times the sync too, so the
+        // flush is inside the figure; `bs=8k count=256k` has no sync at all;
+        // `bs=10M count=400` reads after `hdparm -f` (the dropped cache).
         test("dd_write_16k", Workload::SeqWrite, |p| {
             untimed(p);
-            (p.bs, p.size) = (k16, Some(Bytes(163_840_000)));
+            (p.bs, p.size, p.direct, p.end_fsync) = (k16, Some(Bytes(163_840_000)), false, Some(true));
         }),
         test("dd_write_8k", Workload::SeqWrite, |p| {
             untimed(p);
-            (p.bs, p.size) = (Bytes(8 * KIB), Some(Bytes(2 * GIB)));
+            (p.bs, p.size, p.direct, p.end_fsync) = (Bytes(8 * KIB), Some(Bytes(2 * GIB)), false, Some(false));
         }),
         test("dd_read_10m", Workload::SeqRead, |p| {
             untimed(p);
-            (p.bs, p.size) = (Bytes(10 * MIB), Some(Bytes(4000 * MIB)));
+            (p.bs, p.size, p.direct) = (Bytes(10 * MIB), Some(Bytes(4000 * MIB)), false);
         }),
-        // sysbench fileio: 16 KiB, QD1, 10 s; rndrw at 1.5 reads per write.
-        test("sysbench_rndrd", Workload::RandRead, |p| {
-            (p.bs, p.runtime) = (k16, secs(10))
-        }),
-        test("sysbench_rndwr", Workload::RandWrite, |p| {
-            (p.bs, p.runtime) = (k16, secs(10))
-        }),
+        // sysbench fileio as seed 001 ran it: 16 KiB, QD1 (sync mode, one
+        // thread), 10 s, buffered, over --file-total-size=5000M, an fsync
+        // every 100 requests and one at the end of the write modes; rndrw at
+        // 1.5 reads per write.
+        test("sysbench_rndrd", Workload::RandRead, sysbench),
+        test("sysbench_rndwr", Workload::RandWrite, sysbench),
         test("sysbench_rndrw", Workload::RandRw, |p| {
-            (p.bs, p.runtime, p.rwmixread) = (k16, secs(10), 60)
+            sysbench(p);
+            p.rwmixread = 60;
         }),
-        test("sysbench_seqrd", Workload::SeqRead, |p| {
-            (p.bs, p.runtime) = (k16, secs(10))
-        }),
-        test("sysbench_seqwr", Workload::SeqWrite, |p| {
-            (p.bs, p.runtime) = (k16, secs(10))
-        }),
+        test("sysbench_seqrd", Workload::SeqRead, sysbench),
+        test("sysbench_seqwr", Workload::SeqWrite, sysbench),
         // diskinfo -t (seeks, transfer rates), -c, -i.
         test("diskinfo_t_seek", Workload::SeekProfile, untimed),
         test("diskinfo_t_zones", Workload::Zones, |p| {
@@ -188,6 +187,59 @@ fn classic() -> Vec<TestSpec> {
             (p.bs, p.size, p.flush_every) = (k16, Some(Bytes(160 * KIB * 1000)), 10);
         }),
     ]
+}
+
+/// sysbench fileio's file set in seed 001: `--file-total-size=5000M`
+/// (sysbench's `M` is 2^20).
+pub const SYSBENCH_TOTAL_SIZE: u64 = 5000 * MIB;
+
+/// sysbench fileio's defaults (`sb_fileio.c` `fileio_args`) with seed 001's
+/// total size: `file-block-size` 16384, one thread in sync mode, `time` 10 s,
+/// `file-extra-flags` empty (buffered), `file-fsync-freq` 100,
+/// `file-fsync-end` on (write modes only: `file_thread_done`); offsets over
+/// the total size.
+fn sysbench(p: &mut Params) {
+    (p.bs, p.runtime, p.length) = (
+        Bytes(16 * KIB),
+        Some(Nanos::from_secs(10)),
+        Some(Bytes(SYSBENCH_TOTAL_SIZE)),
+    );
+    (p.direct, p.fsync_freq, p.end_fsync) = (false, 100, Some(true));
+}
+
+/// A throughput in the unit and form the twin's tool prints it, labelled
+/// with the tool, for the twins named by the `classic` profile's prefixes:
+/// `sysbench_*`: MiB/s (2^20) with two decimals, as sysbench's
+/// `file_report_cumulative` (`%4.2f MiB/s`); `dd_*`: SI-scaled (10^3
+/// steps: B/s, kB/s, MB/s, GB/s), as coreutils dd's `print_xfer_stats`
+/// (gnulib `human_readable` with `human_autoscale | human_round_to_nearest
+/// | human_SI`: one decimal below 10, else whole). `None` for other names.
+pub fn tool_figure(test_name: &str, bytes_per_sec: f64) -> Option<String> {
+    if test_name.starts_with("sysbench_") {
+        Some(format!("{:.2} MiB/s (sysbench)", bytes_per_sec / MIB as f64))
+    } else if test_name.starts_with("dd_") {
+        Some(format!("{} (dd)", dd_rate(bytes_per_sec)))
+    } else {
+        None
+    }
+}
+
+/// dd's rendering of a rate (see [`tool_figure`]).
+fn dd_rate(bytes_per_sec: f64) -> String {
+    const UNITS: [&str; 7] = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s", "EB/s"];
+    let mut v = bytes_per_sec.max(0.0);
+    let mut i = 0;
+    // Scale while the rounded figure would reach 1000 (dd never prints
+    // "1000 MB/s": that is "1.0 GB/s").
+    while i + 1 < UNITS.len() && (v + 0.5) >= 1000.0 {
+        v /= 1000.0;
+        i += 1;
+    }
+    if i > 0 && (v * 10.0 + 0.5) < 100.0 {
+        format!("{v:.1} {}", UNITS[i])
+    } else {
+        format!("{v:.0} {}", UNITS[i])
+    }
 }
 
 /// `cdm`: CrystalDiskMark's default set, read and write, 1 GiB area, 5 s.
@@ -287,5 +339,197 @@ mod tests {
             (q8.workload, q8.params.bs, q8.params.iodepth),
             (Workload::SeqWrite, Bytes(MIB), 8)
         );
+    }
+
+    /// A simulated disk's queue that records every request in issue order.
+    struct Recording<'a> {
+        inner: crate::sim::SimQueue,
+        log: &'a core::cell::RefCell<Vec<crate::io::IoReq>>,
+    }
+
+    impl crate::io::IoQueue for Recording<'_> {
+        fn depth(&self) -> usize {
+            self.inner.depth()
+        }
+        fn submit(&mut self, slot: usize, req: crate::io::IoReq) -> Result<(), crate::io::IoError> {
+            self.log.borrow_mut().push(req);
+            self.inner.submit(slot, req)
+        }
+        fn reap(&mut self, min: usize, out: &mut Vec<crate::io::Completion>) -> Result<(), crate::io::IoError> {
+            self.inner.reap(min, out)
+        }
+    }
+
+    /// The classic test `name`, bounded by `f` instead (so a test can count
+    /// requests), expanded on an 8 GiB simulated SSD and run as one job:
+    /// its one step, the requests in issue order, and the job's outcome.
+    fn classic_run(
+        name: &str,
+        f: impl FnOnce(&mut Params),
+    ) -> (crate::spec::Step, Vec<crate::io::IoReq>, crate::runner::JobOutcome, u64) {
+        classic_run_step(name, f, |_| ())
+    }
+
+    /// [`classic_run`] with the expanded step changed by `g` too.
+    fn classic_run_step(
+        name: &str,
+        f: impl FnOnce(&mut Params),
+        g: impl FnOnce(&mut crate::spec::Step),
+    ) -> (crate::spec::Step, Vec<crate::io::IoReq>, crate::runner::JobOutcome, u64) {
+        use crate::io::Target;
+        use crate::sim::{SimDisk, SimModel};
+        let mut t = classic().into_iter().find(|t| t.name == name).unwrap();
+        f(&mut t.params);
+        let disk = SimDisk::new(SimModel::ssd(8 * GIB), true);
+        let steps = expand(&t, &disk.geometry()).unwrap();
+        assert_eq!(steps.len(), 1, "{name}");
+        let mut step = steps[0].clone();
+        g(&mut step);
+        let log = core::cell::RefCell::new(Vec::new());
+        let inner = disk.open(&crate::runner::open_spec(&step, 0)).unwrap();
+        let mut q = Recording { inner, log: &log };
+        let stop = crate::runner::Stop::new();
+        let t0 = crate::io::Clock::now(&disk.clock).0;
+        let out = crate::runner::run_job(&step, 0, &mut q, &disk.clock, &stop, &mut |_| ()).unwrap();
+        let elapsed = crate::io::Clock::now(&disk.clock).0 - t0;
+        (step, log.into_inner(), out, elapsed)
+    }
+
+    /// The indices (0-based, in issue order) of the flushes, and the
+    /// number of reads and writes issued before each.
+    fn flush_points(log: &[crate::io::IoReq]) -> Vec<usize> {
+        let mut ios = 0;
+        let mut v = Vec::new();
+        for r in log {
+            if r.op == crate::io::Op::Flush {
+                v.push(ios);
+            } else {
+                ios += 1;
+            }
+        }
+        v
+    }
+
+    /// sysbench fileio (`sb_fileio.c`): 16 KiB requests, buffered with the
+    /// cache dropped first, offsets over the 5000 MiB file set aligned to
+    /// 16 KiB; in the write modes an fsync before the next request after
+    /// every 100 requests (reads counted too) once any wrote, and one at the
+    /// end (`file_thread_done`); never in the read modes. N = 1050 requests:
+    /// 10 periodic + 1 final; N = 1000: the one due at 1000 is never issued
+    /// (no request follows), so 9 + 1.
+    #[test]
+    fn sysbench_requests_and_fsyncs_as_sysbench_issues_them() {
+        use crate::io::{Access, Op};
+        use crate::spec::Prepare;
+        let k16 = 16 * KIB;
+        for (name, n, flushes) in [
+            (
+                "sysbench_rndwr",
+                1050,
+                vec![100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1050],
+            ),
+            (
+                "sysbench_rndwr",
+                1000,
+                vec![100, 200, 300, 400, 500, 600, 700, 800, 900, 1000],
+            ),
+            ("sysbench_seqwr", 250, vec![100, 200, 250]),
+            ("sysbench_rndrw", 250, vec![100, 200, 250]),
+            ("sysbench_rndrd", 250, vec![]),
+            ("sysbench_seqrd", 250, vec![]),
+        ] {
+            let (step, log, out, _) = classic_run(name, |p| (p.runtime, p.size) = (None, Some(Bytes(n * k16))));
+            assert_eq!(
+                (step.access, step.prepare),
+                (Access::Buffered, Prepare::DropCaches),
+                "{name}"
+            );
+            assert_eq!(
+                flush_points(&log),
+                flushes,
+                "{name} N={n}: flushes after these requests"
+            );
+            assert_eq!(out.flush.ios, flushes.len() as u64, "{name}: flushes counted");
+            let ios: Vec<_> = log.iter().filter(|r| r.op != Op::Flush).collect();
+            assert_eq!(ios.len() as u64, n, "{name}");
+            for (i, r) in ios.iter().enumerate() {
+                assert_eq!(u64::from(r.len), k16, "{name}");
+                assert!(
+                    r.offset % k16 == 0 && r.offset + k16 <= SYSBENCH_TOTAL_SIZE,
+                    "{name}: {}",
+                    r.offset
+                );
+                if name.contains("seq") {
+                    assert_eq!(r.offset, i as u64 * k16, "{name}: one cursor from 0");
+                }
+            }
+            if name.contains("rnd") {
+                // Offsets over the whole file set, not its first part.
+                let top = ios.iter().map(|r| r.offset).max().unwrap();
+                assert!(top > SYSBENCH_TOTAL_SIZE * 9 / 10, "{name}: highest offset {top}");
+            }
+        }
+        // The seqrd/seqwr cursor wraps at the end of the file set.
+        let blocks = SYSBENCH_TOTAL_SIZE / k16;
+        let (_, log, _, _) = classic_run_step(
+            "sysbench_seqrd",
+            |p| (p.runtime, p.size) = (None, Some(Bytes(k16))),
+            |s| s.limit.bytes = Some((blocks + 2) * k16),
+        );
+        let offs: Vec<u64> = log.iter().map(|r| r.offset).collect();
+        assert_eq!(offs[offs.len() - 3..], [(blocks - 1) * k16, 0, k16]);
+    }
+
+    /// The seeds' dd commands, through the page cache: `bs=16k count=10000`
+    /// then `sync` inside `time (...)`: 10000 writes of 16 KiB from 0, then
+    /// one flush, timed; `bs=8k count=256k`: 262144 writes of 8 KiB, no
+    /// flush; `bs=10M count=400`: 400 reads of 10 MiB after the cache is
+    /// dropped.
+    #[test]
+    fn dd_requests_and_sync_as_the_seeds_ran_them() {
+        use crate::io::{Access, Op};
+        use crate::spec::Prepare;
+        for (name, op, bs, count, flushes) in [
+            ("dd_write_16k", Op::Write, 16 * KIB, 10_000u64, vec![10_000]),
+            ("dd_write_8k", Op::Write, 8 * KIB, 256 * 1024, vec![]),
+            ("dd_read_10m", Op::Read, 10 * MIB, 400, vec![]),
+        ] {
+            let (step, log, out, elapsed) = classic_run(name, |_| ());
+            assert_eq!(
+                (step.access, step.prepare),
+                (Access::Buffered, Prepare::DropCaches),
+                "{name}"
+            );
+            assert_eq!(flush_points(&log), flushes, "{name}");
+            let ios: Vec<_> = log.iter().filter(|r| r.op != Op::Flush).collect();
+            assert_eq!(ios.len() as u64, count, "{name}");
+            for (i, r) in ios.iter().enumerate() {
+                assert_eq!((r.op, u64::from(r.len), r.offset), (op, bs, i as u64 * bs), "{name}");
+            }
+            // The sync is inside the timed span: the job's runtime is the
+            // whole of it, the flush included.
+            assert_eq!(out.runtime.0, elapsed, "{name}");
+            assert_eq!(out.flush.ios, flushes.len() as u64, "{name}");
+        }
+    }
+
+    /// The tools' own renderings: the seeds' dd lines (163840000 B in
+    /// 0.0662822 s = "2.5 GB/s"; 2147483648 B in 6.10294 s = "352 MB/s"),
+    /// whole figures from 10 up, and sysbench's MiB/s.
+    #[test]
+    fn tool_figures_as_the_tools_print_them() {
+        let dd = |b: f64, s: f64| tool_figure("dd_write_16k", b / s).unwrap();
+        assert_eq!(dd(163_840_000.0, 0.066_282_2), "2.5 GB/s (dd)");
+        assert_eq!(dd(2_147_483_648.0, 6.102_94), "352 MB/s (dd)");
+        assert_eq!(dd(2_097_152_000.0, 41.1147), "51 MB/s (dd)");
+        assert_eq!(dd(9_940_000.0, 1.0), "9.9 MB/s (dd)");
+        assert_eq!(dd(999_600.0, 1.0), "1.0 MB/s (dd)");
+        assert_eq!(dd(9_960_000.0, 1.0), "10 MB/s (dd)");
+        assert_eq!(dd(500.0, 1.0), "500 B/s (dd)");
+        assert_eq!(
+            tool_figure("sysbench_rndwr", 12.345 * MIB as f64).as_deref(),
+            Some("12.35 MiB/s (sysbench)")
+        );
+        assert_eq!(tool_figure("hdparm_t", 1e6), None);
     }
 }

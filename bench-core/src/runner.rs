@@ -399,6 +399,8 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     // Requests taken from the generator (ramp included): a verify replays them.
     let mut generated = 0u64;
     let mut flush_due = false;
+    // Any write since the last flush (sysbench's `is_dirty`).
+    let mut dirty = false;
     let mut stopping = false;
     let mut last_done = ramp_end;
     let mut next_report = t0 + Nanos::from_secs(1);
@@ -415,6 +417,14 @@ pub fn run_job<Q: IoQueue, C: Clock>(
             let now = clock.now();
             if limit_reached(&step.limit, now, ramp_end, issued_bytes, issued_ios) || stop.reason().is_some() {
                 stopping = true;
+                break;
+            }
+            // sysbench's periodic fsync: due only when another request is
+            // about to be issued (its `file_get_*_request` returns the fsync
+            // in place of the next request), so a step that ends on a
+            // multiple leaves it to the final flush.
+            if dirty && step.fsync_freq.is_some_and(|k| generated % k == 0) {
+                flush_due = true;
                 break;
             }
             let req = gen.next_req();
@@ -439,6 +449,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
             }
             if req.op == Op::Write {
                 writes_since_flush += 1;
+                dirty = true;
                 flush_due = step.flush_every.is_some_and(|k| writes_since_flush >= k);
             }
         }
@@ -454,6 +465,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
                 last_done = last_done.max(done);
                 flush_due = false;
                 writes_since_flush = 0;
+                dirty = false;
                 continue;
             }
             break;
@@ -831,6 +843,7 @@ mod tests {
             ramp: Nanos(0),
             flush_every: None,
             flush_at_end: false,
+            fsync_freq: None,
             seed: 42,
             sample_interval: Nanos::from_secs(1),
             verify: false,

@@ -139,6 +139,34 @@ pub struct Params {
     /// fio. A mismatch ends the test with status `error`, errno 84 (EILSEQ).
     #[serde(default)]
     pub verify: bool,
+    /// False: through the page cache (fio `direct=0`; dd without
+    /// `iflag=direct`/`oflag=direct`; sysbench fileio, whose
+    /// `file-extra-flags` is empty by default). Buffered steps drop the
+    /// target's cache first, untimed (the seeds' `sync; drop_caches` and
+    /// `hdparm -f`). `cached_read` and `buffered_read` are always buffered,
+    /// `direct_read` always direct. Absent in documents before it existed
+    /// (true).
+    #[serde(default = "yes")]
+    pub direct: bool,
+    /// sysbench `file-fsync-freq`: before the next request, once the
+    /// requests issued (reads and writes) are a multiple of this and any
+    /// wrote since the last flush, issue one flush (`sb_fileio.c`
+    /// `file_get_rnd_request`/`file_get_seq_request`; sysbench fsyncs each of
+    /// its files in turn, one flush of the target here). 0: never. Absent in
+    /// documents before it existed (0).
+    #[serde(default)]
+    pub fsync_freq: u64,
+    /// One flush after the last write, inside the timed part (dd's
+    /// `conv=fdatasync` or the seed's `time (dd ...; sync)`, sysbench's
+    /// `file-fsync-end`); `None`: the workload's default (`seq_write` yes,
+    /// others no). Absent in documents before it existed (`None`).
+    #[serde(default)]
+    pub end_fsync: Option<bool>,
+}
+
+/// serde's default for flags that default to on.
+const fn yes() -> bool {
+    true
 }
 
 impl Params {
@@ -161,6 +189,9 @@ impl Params {
             seed: 0x0b00_7be4_c4ed_5eed,
             sample_interval: Nanos::from_secs(1),
             verify: false,
+            direct: true,
+            fsync_freq: 0,
+            end_fsync: None,
         }
     }
 }
@@ -288,6 +319,11 @@ pub struct Step {
     /// Issue one flush after the last write, inside the timed part (dd
     /// conv=fdatasync; sysbench's final fsync).
     pub flush_at_end: bool,
+    /// sysbench's periodic fsync ([`Params::fsync_freq`]): before the next
+    /// request, once the requests issued are a multiple of this and any
+    /// wrote since the last flush, one flush. None: never.
+    #[serde(default)]
+    pub fsync_freq: Option<u64>,
     /// Seed of this step's offsets and buffers.
     pub seed: u64,
     /// Sample width.

@@ -342,6 +342,7 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
     for x in ok(Workload::Commit) {
         out.push_str(&commit(x));
     }
+    out.push_str(&tool_units(&tests));
     out.push_str(&latency(&tests));
     out
 }
@@ -392,6 +393,34 @@ fn tests_table(tests: &[&TestResult]) -> String {
         "tests (MB/s = 10^6 B/s, IOPS = requests/s, µs = 10^-6 s; skip = skipped, err = failed, - = no such figure):\n",
     );
     out.push_str(&table(&rows, &[L, L, R, R, R, L, R, R, R, R, R, R]));
+    out
+}
+
+/// The twins of sysbench and dd (`bench_core::profile::tool_figure`) that
+/// ended ok, each figure in its tool's unit beside MB/s; empty if none.
+fn tool_units(tests: &[&TestResult]) -> String {
+    let mut rows: Vec<Vec<String>> = vec![["test", "figure", "as the tool prints it", "MB/s"]
+        .map(String::from)
+        .to_vec()];
+    for x in tests.iter().filter(|x| x.status == Status::Ok) {
+        for (dir, v) in [
+            ("read", x.summary.read_bytes_per_sec),
+            ("write", x.summary.write_bytes_per_sec),
+        ] {
+            let Some(v) = v else { continue };
+            if let Some(tool) = bench_core::profile::tool_figure(&x.name, v) {
+                rows.push(vec![x.name.clone(), dir.into(), tool, text::mb(v)]);
+            }
+        }
+    }
+    if rows.len() == 1 {
+        return String::new();
+    }
+    use Align::{Left as L, Right as R};
+    let mut out = String::from(
+        "in the tools' units (sysbench MiB/s = 2^20 B/s; dd MB/s = 10^6 B/s, SI-scaled as dd prints it):\n",
+    );
+    out.push_str(&table(&rows, &[L, L, R, R]));
     out
 }
 
@@ -555,6 +584,42 @@ fn latency(tests: &[&TestResult]) -> String {
 mod tests {
     use super::*;
     use bench_core::result::StackInfo;
+
+    /// sysbench and dd twins show their figures in their tools' units
+    /// beside MB/s, labelled; other tests add nothing.
+    #[test]
+    fn twins_show_their_tools_units() {
+        let mut doc: ResultDoc =
+            serde_json::from_str(include_str!("../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        let ok: Vec<&mut TestResult> = doc
+            .tests
+            .iter_mut()
+            .filter(|x| x.status == Status::Ok && x.summary.read_bytes_per_sec.is_some())
+            .take(2)
+            .collect();
+        assert_eq!(ok.len(), 2, "the fixture has ok read tests");
+        let mut it = ok.into_iter();
+        let (a, b) = (it.next().unwrap(), it.next().unwrap());
+        assert_eq!(tool_units(&[&*a, &*b]), "", "no twins: nothing");
+        (a.name, b.name) = ("sysbench_rndrd".into(), "dd_read_10m".into());
+        let (ra, rb) = (
+            a.summary.read_bytes_per_sec.unwrap(),
+            b.summary.read_bytes_per_sec.unwrap(),
+        );
+        let out = tool_units(&[&*a, &*b]);
+        assert!(
+            out.starts_with("in the tools' units (sysbench MiB/s = 2^20 B/s; dd MB/s"),
+            "{out}"
+        );
+        let sysbench = format!("{:.2} MiB/s (sysbench)", ra / 1048576.0);
+        let line = out.lines().find(|l| l.starts_with("sysbench_rndrd")).expect(&out);
+        assert!(line.contains(&sysbench) && line.ends_with(&text::mb(ra)), "{line}");
+        let line = out.lines().find(|l| l.starts_with("dd_read_10m")).expect(&out);
+        assert!(
+            line.contains("(dd)") && line.contains(" read ") && line.ends_with(&text::mb(rb)),
+            "{line}"
+        );
+    }
 
     #[test]
     fn stack_words_name_the_build_and_the_mode() {

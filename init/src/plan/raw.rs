@@ -207,7 +207,10 @@ param_structs!(
     flush_every,
     points,
     seed,
-    verify
+    verify,
+    direct,
+    fsync_freq,
+    end_fsync
 );
 
 /// The `destructive` section as written.

@@ -215,7 +215,7 @@ fn params_apply_each_key_and_name_the_field_on_error() {
     let c = raw(
         r#"{"tests":[{"workload":"rand_rw","bs":"16k","size":"1M","offset":"4k","length":"8M","zone_bytes":"2M",
             "runtime":"3s","ramp_time":"500ms","sample_interval":"100ms","iodepth":"8","jobs":2,"rwmixread":60,
-            "flush_every":4,"points":5,"seed":9}]}"#,
+            "flush_every":4,"points":5,"seed":9,"direct":false,"fsync_freq":"100","end_fsync":true}]}"#,
     );
     let t = tests_of(&c, None).unwrap();
     let p = &t[0].0.params;
@@ -231,6 +231,7 @@ fn params_apply_each_key_and_name_the_field_on_error() {
         (p.iodepth, p.jobs, p.rwmixread, p.flush_every, p.points, p.seed),
         (8, 2, 60, 4, 5, 9)
     );
+    assert_eq!((p.direct, p.fsync_freq, p.end_fsync), (false, 100, Some(true)));
 
     let bad = [
         (
@@ -278,6 +279,14 @@ fn params_apply_each_key_and_name_the_field_on_error() {
         (
             r#"{"defaults":{"verify":1},"tests":[{"workload":"seq_write"}]}"#,
             "defaults.verify: 1 is not a boolean",
+        ),
+        (
+            r#"{"tests":[{"workload":"seq_read","direct":"no"}]}"#,
+            "tests[0].direct: \"no\" is not a boolean",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_write","fsync_freq":-1}]}"#,
+            "tests[0].fsync_freq: -1",
         ),
     ];
     for (text, want) in bad {

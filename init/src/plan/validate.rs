@@ -60,16 +60,22 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
                 };
             }
             "seed" => p.seed = int_of(v, at, "a whole number from 0 to 18446744073709551615")?,
-            "verify" => {
-                p.verify = match v {
-                    Scalar::Bool(b) => *b,
-                    _ => return err(format!("{at}: {v} is not a boolean; expected true or false")),
-                }
-            }
+            "verify" => p.verify = bool_of(v, at)?,
+            "direct" => p.direct = bool_of(v, at)?,
+            "fsync_freq" => p.fsync_freq = int_of(v, at, "a whole number of requests (0 = never)")?,
+            "end_fsync" => p.end_fsync = Some(bool_of(v, at)?),
             _ => unreachable!("every key of RawParams is handled: {key}"),
         }
     }
     Ok(())
+}
+
+/// A boolean parameter's value.
+fn bool_of(v: &Scalar, at: &str) -> Result<bool, ConfigError> {
+    match v {
+        Scalar::Bool(b) => Ok(*b),
+        _ => err(format!("{at}: {v} is not a boolean; expected true or false")),
+    }
 }
 
 /// The tests of a config, in order: the profile's then `tests`, with
