@@ -98,6 +98,14 @@ pub trait IoQueue {
         let _ = (slot, len);
         None
     }
+    /// The same bytes as [`IoQueue::read_buf`], writable (hdparm's
+    /// `read_big_block` writes into what it read: see [`Step::touch_every`]).
+    ///
+    /// [`Step::touch_every`]: crate::spec::Step::touch_every
+    fn read_buf_mut(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
+        let _ = (slot, len);
+        None
+    }
 }
 
 /// How a target is accessed.
@@ -215,6 +223,10 @@ impl IoQueue for MemQueue<'_> {
 
     fn read_buf(&self, slot: usize, len: usize) -> Option<&[u8]> {
         self.bufs.get(slot).and_then(|b| b.get(..len))
+    }
+
+    fn read_buf_mut(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
+        self.bufs.get_mut(slot).and_then(|b| b.get_mut(..len))
     }
 }
 

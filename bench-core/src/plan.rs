@@ -213,6 +213,10 @@ fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range, PlanError
     Ok(Range { start: p.offset.0, len })
 }
 
+/// hdparm's `read_big_block` touches one byte in every 512 of each read
+/// ("access all sectors of buf to ensure the read fully completed").
+pub const HDPARM_TOUCH_EVERY: u32 = 512;
+
 /// A step with the test's common settings: direct, no preparation, QD and
 /// jobs as given, the test's ramp, no flushes.
 fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit, index: u64) -> Step {
@@ -231,6 +235,7 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         seed: p.seed.wrapping_add(index),
         sample_interval: p.sample_interval,
         verify: false,
+        touch_every: None,
     }
 }
 
@@ -269,30 +274,41 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
     };
     let steps = match spec.workload {
         Workload::CachedRead => {
-            // hdparm -T: re-read the first request of the range through the
-            // page cache after reading it once untimed.
+            // hdparm -T (hdparm.c `time_cache`): read the first request of
+            // the range once, `flush_buffer_cache` (BLKFLSBUF), then re-read
+            // it through the page cache (`seek_to_zero` + `read_big_block`),
+            // one at a time, each touched, until the runtime has elapsed.
             let mut s = main(Pattern::Fixed {
                 op: Op::Read,
                 offset: range.start,
             });
             s.access = Access::Buffered;
-            s.prepare = Prepare::Warm;
+            s.prepare = Prepare::WarmThenDrop;
+            s.iodepth = 1;
+            s.touch_every = Some(HDPARM_TOUCH_EVERY);
             vec![s]
         }
         Workload::BufferedRead | Workload::DirectRead => {
-            // hdparm -t: from the start of the range until the runtime ends
-            // or the range does (no wrap: each job stops at its slice's end).
+            // hdparm -t (hdparm.c `time_device`): `read_big_block` in a loop
+            // from the start of the range until the runtime has elapsed or
+            // the range ends (no wrap: each job stops at its slice's end;
+            // hdparm's `max_iterations` is the device's whole 2 MiB blocks).
             let slice = (end_bs - range.start) / bs64 / u64::from(p.jobs) * bs64;
             let bytes = p.size.map_or(slice, |s| s.0.min(slice));
             let mut s = main(seq(Op::Read));
             s.limit.bytes = Some(bytes);
+            // One read(2) at a time, each touched (`read_big_block`).
+            s.iodepth = 1;
+            s.touch_every = Some(HDPARM_TOUCH_EVERY);
             if spec.workload == Workload::BufferedRead {
+                // hdparm -t itself does not flush first, but every hdparm run
+                // ends with `flush_buffer_cache` (its `do_flush`), so each
+                // starts cold; dropping the cache here starts cold whatever
+                // ran before.
                 s.access = Access::Buffered;
                 s.prepare = Prepare::DropCaches;
-            } else {
-                // hdparm -t --direct: one request in flight.
-                s.iodepth = 1;
             }
+            // hdparm -t --direct: the same loop on an O_DIRECT descriptor.
             vec![s]
         }
         Workload::SeqRead => vec![main(seq(Op::Read))],
@@ -969,8 +985,17 @@ mod tests {
             }
         );
 
-        let st = &expand(&spec(Workload::CachedRead, |p| p.bs = Bytes(2 * MIB)), &HDD).unwrap()[0];
-        assert_eq!((st.access, st.prepare), (Access::Buffered, Prepare::Warm));
+        // hdparm -T (`time_cache`): warm, flush_buffer_cache, then re-read
+        // one at a time, touching every 512th byte (`read_big_block`).
+        let st = &expand(
+            &spec(Workload::CachedRead, |p| (p.bs, p.iodepth) = (Bytes(2 * MIB), 8)),
+            &HDD,
+        )
+        .unwrap()[0];
+        assert_eq!(
+            (st.access, st.prepare, st.iodepth, st.touch_every),
+            (Access::Buffered, Prepare::WarmThenDrop, 1, Some(512))
+        );
         assert_eq!(
             st.pattern,
             Pattern::Fixed {
@@ -981,17 +1006,24 @@ mod tests {
 
         // hdparm -t stops at the end of the range: bytes bound = range.
         let g = Geometry { size: 10 * MIB, ..HDD };
-        let st = &expand(&spec(Workload::BufferedRead, |p| p.bs = Bytes(2 * MIB)), &g).unwrap()[0];
+        let st = &expand(
+            &spec(Workload::BufferedRead, |p| (p.bs, p.iodepth) = (Bytes(2 * MIB), 8)),
+            &g,
+        )
+        .unwrap()[0];
         assert_eq!(
-            (st.access, st.prepare, st.limit.bytes),
-            (Access::Buffered, Prepare::DropCaches, Some(10 * MIB))
+            (st.access, st.prepare, st.limit.bytes, st.iodepth, st.touch_every),
+            (Access::Buffered, Prepare::DropCaches, Some(10 * MIB), 1, Some(512))
         );
         let st = &expand(
             &spec(Workload::DirectRead, |p| (p.bs, p.iodepth) = (Bytes(2 * MIB), 8)),
             &g,
         )
         .unwrap()[0];
-        assert_eq!((st.access, st.prepare, st.iodepth), (Access::Direct, Prepare::None, 1));
+        assert_eq!(
+            (st.access, st.prepare, st.iodepth, st.touch_every),
+            (Access::Direct, Prepare::None, 1, Some(512))
+        );
     }
 
     #[test]
