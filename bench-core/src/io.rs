@@ -162,6 +162,13 @@ pub trait Target {
     /// Drop the target's cached pages (BLKFLSBUF and sync on a block device,
     /// `posix_fadvise(DONTNEED)` on a file), as hdparm -t does before timing.
     fn drop_caches(&self) -> Result<(), IoError>;
+    /// Write back everything dirty (sync) and wait `for_` with the target
+    /// idle (hdparm's `sync(); sleep(n)` before its timed loops). The
+    /// default (the simulated disk, test targets) does nothing.
+    fn settle(&self, for_: Nanos) -> Result<(), IoError> {
+        let _ = for_;
+        Ok(())
+    }
 }
 
 /// A queue over memory, for tests of the runner logic.

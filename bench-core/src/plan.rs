@@ -236,6 +236,7 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         sample_interval: p.sample_interval,
         verify: false,
         touch_every: None,
+        settle: Nanos(0),
     }
 }
 
@@ -286,6 +287,8 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
             s.prepare = Prepare::WarmThenDrop;
             s.iodepth = 1;
             s.touch_every = Some(HDPARM_TOUCH_EVERY);
+            // time_cache: `sleep(1)` after flush_buffer_cache.
+            s.settle = Nanos::from_secs(1);
             vec![s]
         }
         Workload::BufferedRead | Workload::DirectRead => {
@@ -300,6 +303,8 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
             // One read(2) at a time, each touched (`read_big_block`).
             s.iodepth = 1;
             s.touch_every = Some(HDPARM_TOUCH_EVERY);
+            // prepare_timing_buf: `sync(); sleep(3)` just before the loop.
+            s.settle = Nanos::from_secs(3);
             if spec.workload == Workload::BufferedRead {
                 // hdparm -t itself does not flush first, but every hdparm run
                 // ends with `flush_buffer_cache` (its `do_flush`), so each
@@ -734,7 +739,7 @@ pub const DEADLINE_SLACK: Nanos = Nanos(30_000_000_000);
 /// The most time a step may take on a working device: its ramp plus the
 /// soonest of its bounds, each taken at the slow limits above (a runtime
 /// bound as it is). Twice that for a verifying step (the read-back reads
-/// what was written).
+/// what was written). Plus its settle time.
 pub fn step_budget(step: &Step) -> Nanos {
     let l = &step.limit;
     let by_time = l.runtime.map(|t| t.0);
@@ -744,7 +749,9 @@ pub fn step_budget(step: &Step) -> Nanos {
     let by_ios = l.ios.map(|n| n.saturating_mul(DEADLINE_MAX_REQUEST.0));
     let bound = [by_time, by_bytes, by_ios].into_iter().flatten().min().unwrap_or(0);
     let run = step.ramp.0.saturating_add(bound);
-    Nanos(if step.verify { run.saturating_mul(2) } else { run })
+    let run = if step.verify { run.saturating_mul(2) } else { run };
+    // hdparm's settle (sync and sleep) before the timed part.
+    Nanos(run.saturating_add(step.settle.0))
 }
 
 /// A test's deadline, from its plan: twice the sum of its steps' budgets
@@ -996,6 +1003,7 @@ mod tests {
             (st.access, st.prepare, st.iodepth, st.touch_every),
             (Access::Buffered, Prepare::WarmThenDrop, 1, Some(512))
         );
+        assert_eq!(st.settle, Nanos::from_secs(1));
         assert_eq!(
             st.pattern,
             Pattern::Fixed {
@@ -1015,6 +1023,7 @@ mod tests {
             (st.access, st.prepare, st.limit.bytes, st.iodepth, st.touch_every),
             (Access::Buffered, Prepare::DropCaches, Some(10 * MIB), 1, Some(512))
         );
+        assert_eq!(st.settle, Nanos::from_secs(3));
         let st = &expand(
             &spec(Workload::DirectRead, |p| (p.bs, p.iodepth) = (Bytes(2 * MIB), 8)),
             &g,
@@ -1024,6 +1033,7 @@ mod tests {
             (st.access, st.prepare, st.iodepth, st.touch_every),
             (Access::Direct, Prepare::None, 1, Some(512))
         );
+        assert_eq!(st.settle, Nanos::from_secs(3));
     }
 
     #[test]

@@ -664,6 +664,15 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
 /// the step's access: the first request of job 0 (as a read), or the one
 /// logical block just before it.
 pub fn prepare<T: Target, C: Clock>(step: &Step, target: &T, clock: &C) -> Result<(), IoError> {
+    prepare_io(step, target, clock)?;
+    if step.settle.0 > 0 {
+        target.settle(step.settle)?;
+    }
+    Ok(())
+}
+
+/// [`prepare`] without the settle.
+fn prepare_io<T: Target, C: Clock>(step: &Step, target: &T, clock: &C) -> Result<(), IoError> {
     let first = OffsetGen::new(step, 0).next_req();
     let req = match step.prepare {
         Prepare::None => return Ok(()),
@@ -862,6 +871,7 @@ mod tests {
             sample_interval: Nanos::from_secs(1),
             verify: false,
             touch_every: None,
+            settle: Nanos(0),
         }
     }
 
@@ -1458,6 +1468,12 @@ mod tests {
             self.log.borrow_mut().push("drop caches".into());
             Ok(())
         }
+        fn settle(&self, for_: Nanos) -> Result<(), IoError> {
+            self.log
+                .borrow_mut()
+                .push(alloc::format!("sync, sleep {} s", for_.0 / 1_000_000_000));
+            Ok(())
+        }
     }
 
     /// Runs the one step of hdparm twin `w` (2 MiB, iodepth 8 asked for,
@@ -1485,7 +1501,7 @@ mod tests {
     }
 
     /// hdparm -T (`time_cache`): one untimed read of the first 2 MiB, then
-    /// `flush_buffer_cache` (BLKFLSBUF), then `seek_to_zero` +
+    /// `flush_buffer_cache` (BLKFLSBUF) and `sleep(1)`, then `seek_to_zero` +
     /// `read_big_block` of offset 0 one at a time, each read touched at
     /// every 512th byte (`buf[i] &= 1`) before the next.
     #[test]
@@ -1497,6 +1513,7 @@ mod tests {
             "read 0 2097152 after touched 0 untouched 0".into(),
             "close, touched 0 untouched 2097152".into(),
             "drop caches".into(),
+            "sync, sleep 1 s".into(),
             "open Buffered depth 1".into(),
             "read 0 2097152 after touched 0 untouched 0".into(),
             alloc::format!("read 0 2097152 after touched {} untouched {}", m / 512, m - m / 512),
@@ -1507,7 +1524,8 @@ mod tests {
     }
 
     /// hdparm -t (`time_device`): cold (every hdparm run ends with
-    /// `flush_buffer_cache`), sequential 2 MiB buffered `read_big_block`s
+    /// `flush_buffer_cache`), `sync(); sleep(3)` (`prepare_timing_buf`),
+    /// then sequential 2 MiB buffered `read_big_block`s
     /// from 0, one at a time, each touched, stopping at the device's last
     /// whole 2 MiB (`max_iterations`); -t --direct: the same on O_DIRECT,
     /// nothing dropped.
@@ -1525,6 +1543,8 @@ mod tests {
             if drop {
                 want.push("drop caches".into());
             }
+            // prepare_timing_buf: sync(); sleep(3).
+            want.push("sync, sleep 3 s".into());
             want.push(alloc::format!("open {access} depth 1"));
             want.push("read 0 2097152 after touched 0 untouched 0".into());
             want.push(alloc::format!("read {m} {m} after {touched}"));

@@ -311,6 +311,14 @@ pub struct Step {
     /// (the simulated disk) have nothing to touch.
     #[serde(default)]
     pub touch_every: Option<u32>,
+    /// After the preparation, before the timed part: sync and sleep this
+    /// long ([`Target::settle`]; hdparm's `prepare_timing_buf` does
+    /// `sync(); sleep(3)` "to give time for I/O to settle" before -t, and
+    /// `time_cache` sleeps 1 s after its `flush_buffer_cache`). 0: none.
+    ///
+    /// [`Target::settle`]: crate::io::Target::settle
+    #[serde(default)]
+    pub settle: Nanos,
 }
 
 impl Step {

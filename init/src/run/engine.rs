@@ -302,6 +302,13 @@ impl Target for DevTarget {
             TargetKind::File => file::fadvise_dontneed(&self.ro).map_err(fail),
         }
     }
+
+    /// hdparm's `prepare_timing_buf`: `sync(); sleep(n)`.
+    fn settle(&self, for_: Nanos) -> Result<(), IoError> {
+        nix::unistd::sync();
+        std::thread::sleep(Duration::from_nanos(for_.0));
+        Ok(())
+    }
 }
 
 /// One request in flight: pread/pwrite/fdatasync, performed in `submit`.
@@ -1192,6 +1199,7 @@ mod tests {
             sample_interval: Nanos::from_secs(1),
             verify: false,
             touch_every: None,
+            settle: Nanos(0),
         }
     }
 
