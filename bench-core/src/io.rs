@@ -100,6 +100,14 @@ pub trait IoQueue {
         let _ = (slot, len);
         None
     }
+    /// The same bytes as [`IoQueue::read_buf`], writable (hdparm's
+    /// `read_big_block` writes into what it read: see [`Step::touch_every`]).
+    ///
+    /// [`Step::touch_every`]: crate::spec::Step::touch_every
+    fn read_buf_mut(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
+        let _ = (slot, len);
+        None
+    }
 }
 
 /// How a target is accessed.
@@ -156,6 +164,13 @@ pub trait Target {
     /// Drop the target's cached pages (BLKFLSBUF and sync on a block device,
     /// `posix_fadvise(DONTNEED)` on a file), as hdparm -t does before timing.
     fn drop_caches(&self) -> Result<(), IoError>;
+    /// Write back everything dirty (sync) and wait `for_` with the target
+    /// idle (hdparm's `sync(); sleep(n)` before its timed loops). The
+    /// default (the simulated disk, test targets) does nothing.
+    fn settle(&self, for_: Nanos) -> Result<(), IoError> {
+        let _ = for_;
+        Ok(())
+    }
 }
 
 /// A queue over memory, for tests of the runner logic.
@@ -217,6 +232,10 @@ impl IoQueue for MemQueue<'_> {
 
     fn read_buf(&self, slot: usize, len: usize) -> Option<&[u8]> {
         self.bufs.get(slot).and_then(|b| b.get(..len))
+    }
+
+    fn read_buf_mut(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
+        self.bufs.get_mut(slot).and_then(|b| b.get_mut(..len))
     }
 }
 

@@ -213,6 +213,10 @@ fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range, PlanError
     Ok(Range { start: p.offset.0, len })
 }
 
+/// hdparm's `read_big_block` touches one byte in every 512 of each read
+/// ("access all sectors of buf to ensure the read fully completed").
+pub const HDPARM_TOUCH_EVERY: u32 = 512;
+
 /// A step with the test's common settings: direct, no preparation, QD and
 /// jobs as given, the test's ramp, no flushes.
 fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit, index: u64) -> Step {
@@ -232,6 +236,8 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         seed: p.seed.wrapping_add(index),
         sample_interval: p.sample_interval,
         verify: false,
+        touch_every: None,
+        settle: Nanos(0),
     }
 }
 
@@ -270,30 +276,45 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
     };
     let steps = match spec.workload {
         Workload::CachedRead => {
-            // hdparm -T: re-read the first request of the range through the
-            // page cache after reading it once untimed.
+            // hdparm -T (hdparm.c `time_cache`): read the first request of
+            // the range once, `flush_buffer_cache` (BLKFLSBUF), then re-read
+            // it through the page cache (`seek_to_zero` + `read_big_block`),
+            // one at a time, each touched, until the runtime has elapsed.
             let mut s = main(Pattern::Fixed {
                 op: Op::Read,
                 offset: range.start,
             });
             s.access = Access::Buffered;
-            s.prepare = Prepare::Warm;
+            s.prepare = Prepare::WarmThenDrop;
+            s.iodepth = 1;
+            s.touch_every = Some(HDPARM_TOUCH_EVERY);
+            // time_cache: `sleep(1)` after flush_buffer_cache.
+            s.settle = Nanos::from_secs(1);
             vec![s]
         }
         Workload::BufferedRead | Workload::DirectRead => {
-            // hdparm -t: from the start of the range until the runtime ends
-            // or the range does (no wrap: each job stops at its slice's end).
+            // hdparm -t (hdparm.c `time_device`): `read_big_block` in a loop
+            // from the start of the range until the runtime has elapsed or
+            // the range ends (no wrap: each job stops at its slice's end;
+            // hdparm's `max_iterations` is the device's whole 2 MiB blocks).
             let slice = (end_bs - range.start) / bs64 / u64::from(p.jobs) * bs64;
             let bytes = p.size.map_or(slice, |s| s.0.min(slice));
             let mut s = main(seq(Op::Read));
             s.limit.bytes = Some(bytes);
+            // One read(2) at a time, each touched (`read_big_block`).
+            s.iodepth = 1;
+            s.touch_every = Some(HDPARM_TOUCH_EVERY);
+            // prepare_timing_buf: `sync(); sleep(3)` just before the loop.
+            s.settle = Nanos::from_secs(3);
             if spec.workload == Workload::BufferedRead {
+                // hdparm -t itself does not flush first, but every hdparm run
+                // ends with `flush_buffer_cache` (its `do_flush`), so each
+                // starts cold; dropping the cache here starts cold whatever
+                // ran before.
                 s.access = Access::Buffered;
                 s.prepare = Prepare::DropCaches;
-            } else {
-                // hdparm -t --direct: one request in flight.
-                s.iodepth = 1;
             }
+            // hdparm -t --direct: the same loop on an O_DIRECT descriptor.
             vec![s]
         }
         Workload::SeqRead => vec![io_step(main(seq(Op::Read)), p, false)],
@@ -733,7 +754,7 @@ pub const DEADLINE_SLACK: Nanos = Nanos(30_000_000_000);
 /// The most time a step may take on a working device: its ramp plus the
 /// soonest of its bounds, each taken at the slow limits above (a runtime
 /// bound as it is). Twice that for a verifying step (the read-back reads
-/// what was written).
+/// what was written). Plus its settle time.
 pub fn step_budget(step: &Step) -> Nanos {
     let l = &step.limit;
     let by_time = l.runtime.map(|t| t.0);
@@ -743,7 +764,9 @@ pub fn step_budget(step: &Step) -> Nanos {
     let by_ios = l.ios.map(|n| n.saturating_mul(DEADLINE_MAX_REQUEST.0));
     let bound = [by_time, by_bytes, by_ios].into_iter().flatten().min().unwrap_or(0);
     let run = step.ramp.0.saturating_add(bound);
-    Nanos(if step.verify { run.saturating_mul(2) } else { run })
+    let run = if step.verify { run.saturating_mul(2) } else { run };
+    // hdparm's settle (sync and sleep) before the timed part.
+    Nanos(run.saturating_add(step.settle.0))
 }
 
 /// A test's deadline, from its plan: twice the sum of its steps' budgets
@@ -984,8 +1007,18 @@ mod tests {
             }
         );
 
-        let st = &expand(&spec(Workload::CachedRead, |p| p.bs = Bytes(2 * MIB)), &HDD).unwrap()[0];
-        assert_eq!((st.access, st.prepare), (Access::Buffered, Prepare::Warm));
+        // hdparm -T (`time_cache`): warm, flush_buffer_cache, then re-read
+        // one at a time, touching every 512th byte (`read_big_block`).
+        let st = &expand(
+            &spec(Workload::CachedRead, |p| (p.bs, p.iodepth) = (Bytes(2 * MIB), 8)),
+            &HDD,
+        )
+        .unwrap()[0];
+        assert_eq!(
+            (st.access, st.prepare, st.iodepth, st.touch_every),
+            (Access::Buffered, Prepare::WarmThenDrop, 1, Some(512))
+        );
+        assert_eq!(st.settle, Nanos::from_secs(1));
         assert_eq!(
             st.pattern,
             Pattern::Fixed {
@@ -996,17 +1029,26 @@ mod tests {
 
         // hdparm -t stops at the end of the range: bytes bound = range.
         let g = Geometry { size: 10 * MIB, ..HDD };
-        let st = &expand(&spec(Workload::BufferedRead, |p| p.bs = Bytes(2 * MIB)), &g).unwrap()[0];
+        let st = &expand(
+            &spec(Workload::BufferedRead, |p| (p.bs, p.iodepth) = (Bytes(2 * MIB), 8)),
+            &g,
+        )
+        .unwrap()[0];
         assert_eq!(
-            (st.access, st.prepare, st.limit.bytes),
-            (Access::Buffered, Prepare::DropCaches, Some(10 * MIB))
+            (st.access, st.prepare, st.limit.bytes, st.iodepth, st.touch_every),
+            (Access::Buffered, Prepare::DropCaches, Some(10 * MIB), 1, Some(512))
         );
+        assert_eq!(st.settle, Nanos::from_secs(3));
         let st = &expand(
             &spec(Workload::DirectRead, |p| (p.bs, p.iodepth) = (Bytes(2 * MIB), 8)),
             &g,
         )
         .unwrap()[0];
-        assert_eq!((st.access, st.prepare, st.iodepth), (Access::Direct, Prepare::None, 1));
+        assert_eq!(
+            (st.access, st.prepare, st.iodepth, st.touch_every),
+            (Access::Direct, Prepare::None, 1, Some(512))
+        );
+        assert_eq!(st.settle, Nanos::from_secs(3));
     }
 
     #[test]

@@ -472,6 +472,9 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         }
         comps.clear();
         q.reap(1, &mut comps)?;
+        if let Some(every) = step.touch_every {
+            touch_reads(q, &comps, &inflight, every);
+        }
         let now = clock.now();
         for c in &comps {
             let (req, submitted) = slot_done(&mut inflight, c.slot)?;
@@ -515,6 +518,31 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         out.verified = verify_job(step, job, q, generated, depth, stop)?;
     }
     Ok(out)
+}
+
+/// hdparm's `read_big_block`: after each read, `buf[i] &= 1` for every
+/// `every`-th byte of what it returned, before the clock is read again (so
+/// inside the request's time, as in hdparm's timed loops). A queue that
+/// gives no read buffer (the simulated disk) has nothing to touch.
+fn touch_reads<Q: IoQueue>(q: &mut Q, comps: &[Completion], inflight: &[Option<(IoReq, Nanos)>], every: u32) {
+    let step = usize::try_from(every).unwrap_or(usize::MAX).max(1);
+    for c in comps {
+        let Some(Some((req, _))) = inflight.get(c.slot) else {
+            continue;
+        };
+        let (Op::Read, Ok(n)) = (req.op, c.result) else {
+            continue;
+        };
+        let len = usize::try_from(n).unwrap_or(0);
+        if let Some(buf) = q.read_buf_mut(c.slot, len) {
+            for b in buf.iter_mut().step_by(step) {
+                *b &= 1;
+            }
+            // The buffer outlives this (the queue owns it), and `black_box`
+            // keeps the stores from being judged dead anyway.
+            core::hint::black_box(buf);
+        }
+    }
 }
 
 /// Read back, untimed, what job `job` of a verifying `step` wrote in its
@@ -655,11 +683,20 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
 /// the step's access: the first request of job 0 (as a read), or the one
 /// logical block just before it.
 pub fn prepare<T: Target, C: Clock>(step: &Step, target: &T, clock: &C) -> Result<(), IoError> {
+    prepare_io(step, target, clock)?;
+    if step.settle.0 > 0 {
+        target.settle(step.settle)?;
+    }
+    Ok(())
+}
+
+/// [`prepare`] without the settle.
+fn prepare_io<T: Target, C: Clock>(step: &Step, target: &T, clock: &C) -> Result<(), IoError> {
     let first = OffsetGen::new(step, 0).next_req();
     let req = match step.prepare {
         Prepare::None => return Ok(()),
         Prepare::DropCaches => return target.drop_caches(),
-        Prepare::Warm => IoReq { op: Op::Read, ..first },
+        Prepare::Warm | Prepare::WarmThenDrop => IoReq { op: Op::Read, ..first },
         Prepare::Position => {
             let lb = target.geometry().logical_block;
             let Some(offset) = first.offset.checked_sub(u64::from(lb)) else {
@@ -681,7 +718,13 @@ pub fn prepare<T: Target, C: Clock>(step: &Step, target: &T, clock: &C) -> Resul
     };
     let mut q = target.open(&spec)?;
     let mut comps = Vec::with_capacity(1);
-    one_request(&mut q, clock, req, &mut comps).map(|_| ())
+    one_request(&mut q, clock, req, &mut comps)?;
+    drop(q);
+    if step.prepare == Prepare::WarmThenDrop {
+        // hdparm's time_cache: flush_buffer_cache after the first read.
+        target.drop_caches()?;
+    }
+    Ok(())
 }
 
 /// Something that runs whole steps: the serial runner below, or init's
@@ -847,6 +890,8 @@ mod tests {
             seed: 42,
             sample_interval: Nanos::from_secs(1),
             verify: false,
+            touch_every: None,
+            settle: Nanos(0),
         }
     }
 
@@ -1398,5 +1443,167 @@ mod tests {
         };
         prepare(&s, &disk, &disk.clock).unwrap();
         assert_eq!((disk.counts().reads, disk.head()), (2, 8 << 20));
+    }
+    /// A log of what hdparm's twins do to a target, in order.
+    type Log = alloc::rc::Rc<core::cell::RefCell<Vec<String>>>;
+
+    /// A target that logs each queue opened (access), each read (offset,
+    /// len) and each cache drop. Reads return 0xff bytes; each read and each
+    /// close logs how many bytes the previous read left at 1 (`buf[i] &= 1`
+    /// touched them) and at 0xff (untouched).
+    struct Logger {
+        size: u64,
+        log: Log,
+    }
+    struct LogQueue {
+        log: Log,
+        buf: Vec<u8>,
+        done: Vec<Completion>,
+    }
+    impl LogQueue {
+        fn census(&self) -> String {
+            let ones = self.buf.iter().filter(|&&b| b == 1).count();
+            let ff = self.buf.iter().filter(|&&b| b == 0xff).count();
+            alloc::format!("touched {ones} untouched {ff}")
+        }
+    }
+    impl Drop for LogQueue {
+        fn drop(&mut self) {
+            let c = self.census();
+            self.log.borrow_mut().push(alloc::format!("close, {c}"));
+        }
+    }
+    impl IoQueue for LogQueue {
+        fn depth(&self) -> usize {
+            1
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            let c = self.census();
+            let line = alloc::format!("read {} {} after {c}", req.offset, req.len);
+            self.log.borrow_mut().push(line);
+            self.buf = alloc::vec![0xff; req.len as usize];
+            self.done.push(Completion {
+                slot,
+                result: Ok(req.len),
+            });
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            out.append(&mut self.done);
+            Ok(())
+        }
+        fn read_buf(&self, _slot: usize, len: usize) -> Option<&[u8]> {
+            self.buf.get(..len)
+        }
+        fn read_buf_mut(&mut self, _slot: usize, len: usize) -> Option<&mut [u8]> {
+            self.buf.get_mut(..len)
+        }
+    }
+    impl Target for Logger {
+        type Queue = LogQueue;
+        fn geometry(&self) -> crate::io::Geometry {
+            crate::io::Geometry {
+                size: self.size,
+                logical_block: 512,
+                physical_block: 4096,
+            }
+        }
+        fn open(&self, spec: &OpenSpec) -> Result<LogQueue, IoError> {
+            let line = alloc::format!("open {:?} depth {}", spec.access, spec.depth);
+            self.log.borrow_mut().push(line);
+            Ok(LogQueue {
+                log: self.log.clone(),
+                buf: Vec::new(),
+                done: Vec::new(),
+            })
+        }
+        fn drop_caches(&self) -> Result<(), IoError> {
+            self.log.borrow_mut().push("drop caches".into());
+            Ok(())
+        }
+        fn settle(&self, for_: Nanos) -> Result<(), IoError> {
+            self.log
+                .borrow_mut()
+                .push(alloc::format!("sync, sleep {} s", for_.0 / 1_000_000_000));
+            Ok(())
+        }
+    }
+
+    /// Runs the one step of hdparm twin `w` (2 MiB, iodepth 8 asked for,
+    /// `n` reads) on a logging target of `size` bytes; its log.
+    fn hdparm_log(w: crate::spec::Workload, size: u64, n: u64) -> Vec<String> {
+        let spec = crate::spec::TestSpec::new("t", w, |p| (p.bs, p.iodepth) = (crate::units::Bytes(2 << 20), 8));
+        let t = Logger {
+            size,
+            log: Log::default(),
+        };
+        let mut steps = crate::plan::expand(&spec, &t.geometry()).unwrap();
+        assert_eq!(steps.len(), 1);
+        let s = &mut steps[0];
+        // The runtime bound would make the count depend on the clock.
+        s.limit.runtime = None;
+        s.limit.ios = Some(n);
+        let clock = SimClock::default();
+        let mut r = SerialRunner {
+            target: &t,
+            clock: &clock,
+        };
+        r.run_step(s, &Stop::new(), &mut |_| ()).unwrap();
+        let log = t.log.borrow().clone();
+        log
+    }
+
+    /// hdparm -T (`time_cache`): one untimed read of the first 2 MiB, then
+    /// `flush_buffer_cache` (BLKFLSBUF) and `sleep(1)`, then `seek_to_zero` +
+    /// `read_big_block` of offset 0 one at a time, each read touched at
+    /// every 512th byte (`buf[i] &= 1`) before the next.
+    #[test]
+    fn cached_read_is_hdparm_time_cache() {
+        let m = 2 << 20;
+        let log = hdparm_log(crate::spec::Workload::CachedRead, 1 << 30, 3);
+        let want = [
+            "open Buffered depth 1".into(),
+            "read 0 2097152 after touched 0 untouched 0".into(),
+            "close, touched 0 untouched 2097152".into(),
+            "drop caches".into(),
+            "sync, sleep 1 s".into(),
+            "open Buffered depth 1".into(),
+            "read 0 2097152 after touched 0 untouched 0".into(),
+            alloc::format!("read 0 2097152 after touched {} untouched {}", m / 512, m - m / 512),
+            alloc::format!("read 0 2097152 after touched {} untouched {}", m / 512, m - m / 512),
+            alloc::format!("close, touched {} untouched {}", m / 512, m - m / 512),
+        ];
+        assert_eq!(log, want);
+    }
+
+    /// hdparm -t (`time_device`): cold (every hdparm run ends with
+    /// `flush_buffer_cache`), `sync(); sleep(3)` (`prepare_timing_buf`),
+    /// then sequential 2 MiB buffered `read_big_block`s
+    /// from 0, one at a time, each touched, stopping at the device's last
+    /// whole 2 MiB (`max_iterations`); -t --direct: the same on O_DIRECT,
+    /// nothing dropped.
+    #[test]
+    fn buffered_and_direct_read_are_hdparm_time_device() {
+        let m: u64 = 2 << 20;
+        let touched = alloc::format!("touched {} untouched {}", m / 512, m - m / 512);
+        // 7 MiB: three whole 2 MiB blocks, though 5 reads are allowed.
+        for (w, access, drop) in [
+            (crate::spec::Workload::BufferedRead, "Buffered", true),
+            (crate::spec::Workload::DirectRead, "Direct", false),
+        ] {
+            let log = hdparm_log(w, 7 << 20, 5);
+            let mut want: Vec<String> = Vec::new();
+            if drop {
+                want.push("drop caches".into());
+            }
+            // prepare_timing_buf: sync(); sleep(3).
+            want.push("sync, sleep 3 s".into());
+            want.push(alloc::format!("open {access} depth 1"));
+            want.push("read 0 2097152 after touched 0 untouched 0".into());
+            want.push(alloc::format!("read {m} {m} after {touched}"));
+            want.push(alloc::format!("read {} {m} after {touched}", 2 * m));
+            want.push(alloc::format!("close, {touched}"));
+            assert_eq!(log, want, "{w:?}");
+        }
     }
 }

@@ -12,11 +12,14 @@ use crate::units::{Bytes, Nanos};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {
-    /// hdparm -T: re-reads of the first 2 MiB through the page cache.
+    /// hdparm -T: re-reads of the first 2 MiB through the page cache, one at
+    /// a time, each touched as hdparm's `read_big_block` does.
     CachedRead,
-    /// hdparm -t: sequential 2 MiB buffered reads after dropping the cache.
+    /// hdparm -t: sequential 2 MiB buffered reads after dropping the cache,
+    /// one in flight, each touched as hdparm's `read_big_block` does.
     BufferedRead,
-    /// hdparm -t --direct: sequential 2 MiB O_DIRECT reads, one in flight.
+    /// hdparm -t --direct: sequential 2 MiB O_DIRECT reads, one in flight,
+    /// each touched as hdparm's `read_big_block` does.
     DirectRead,
     /// Sequential reads (fio rw=read, dd iflag=direct, sysbench seqrd).
     SeqRead,
@@ -272,8 +275,13 @@ pub enum Prepare {
     None,
     /// Drop the target's cache (hdparm -t).
     DropCaches,
-    /// Read the step's first request once, untimed, so it is cached (hdparm -T).
+    /// Read the step's first request once, untimed, so it is cached.
     Warm,
+    /// Read the step's first request once, untimed, then drop the target's
+    /// cache (hdparm -T: `time_cache` reads the first 2 MiB, then calls
+    /// `flush_buffer_cache` before its timed loop, whose first read so comes
+    /// from the device again).
+    WarmThenDrop,
     /// Read the one logical block just before the step's first offset,
     /// untimed, so the timed reads start without a seek (diskinfo's
     /// `rdsect(b0)` before each transfer-rate section). Nothing if the first
@@ -332,6 +340,21 @@ pub struct Step {
     /// ([`Params::verify`]); only on steps that write.
     #[serde(default)]
     pub verify: bool,
+    /// After each read completes, inside its timed part, AND one byte in
+    /// every this many of its buffer with 1 (hdparm's `read_big_block`:
+    /// `buf[i] &= 1` for every 512th byte, "to ensure the read fully
+    /// completed"). `None`: reads are not touched. Queues that hold no data
+    /// (the simulated disk) have nothing to touch.
+    #[serde(default)]
+    pub touch_every: Option<u32>,
+    /// After the preparation, before the timed part: sync and sleep this
+    /// long ([`Target::settle`]; hdparm's `prepare_timing_buf` does
+    /// `sync(); sleep(3)` "to give time for I/O to settle" before -t, and
+    /// `time_cache` sleeps 1 s after its `flush_buffer_cache`). 0: none.
+    ///
+    /// [`Target::settle`]: crate::io::Target::settle
+    #[serde(default)]
+    pub settle: Nanos,
 }
 
 impl Step {

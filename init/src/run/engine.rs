@@ -302,6 +302,13 @@ impl Target for DevTarget {
             TargetKind::File => file::fadvise_dontneed(&self.ro).map_err(fail),
         }
     }
+
+    /// hdparm's `prepare_timing_buf`: `sync(); sleep(n)`.
+    fn settle(&self, for_: Nanos) -> Result<(), IoError> {
+        nix::unistd::sync();
+        std::thread::sleep(Duration::from_nanos(for_.0));
+        Ok(())
+    }
 }
 
 /// One request in flight: pread/pwrite/fdatasync, performed in `submit`.
@@ -434,6 +441,15 @@ impl IoQueue for DevQueue {
         match self {
             DevQueue::Sync(q) => q.rbuf.as_slice().get(..len),
             DevQueue::Uring(q) => q.ring.buf(slot)?.get(..len),
+        }
+    }
+
+    /// The read buffer of a depth-1 queue (hdparm's twins run at depth 1;
+    /// an io_uring queue gives none).
+    fn read_buf_mut(&mut self, _slot: usize, len: usize) -> Option<&mut [u8]> {
+        match self {
+            DevQueue::Sync(q) => q.rbuf.as_mut_slice().get_mut(..len),
+            DevQueue::Uring(_) => None,
         }
     }
 }
@@ -1101,6 +1117,38 @@ mod tests {
         assert_eq!(q.read_buf(0, 4096).expect("read buffer")[..], pattern(0, 4096)[..]);
     }
 
+    /// hdparm's twins on a real device: each read's buffer comes back with
+    /// every 512th byte ANDed with 1 (hdparm's `read_big_block`), the
+    /// others as read, through the buffered and the O_DIRECT sync queue.
+    #[test]
+    fn hdparm_twins_touch_every_512th_byte_on_a_loop_device() {
+        let Some(lo) = LoopDev::new("touch") else { return };
+        let t = lo.target(false);
+        use bench_core::spec::Workload;
+        for w in [Workload::CachedRead, Workload::BufferedRead, Workload::DirectRead] {
+            let ts = bench_core::spec::TestSpec::new("t", w, |p| p.bs = bench_core::units::Bytes(2 * MIB));
+            let mut step = bench_core::plan::expand(&ts, &t.geometry()).expect("plan").remove(0);
+            step.limit = Limit {
+                runtime: None,
+                bytes: None,
+                ios: Some(2),
+            };
+            bench_core::runner::prepare(&step, &t, &MonoClock::new()).expect("prepare");
+            let len = u32::try_from(2 * MIB).expect("fits");
+            let mut q = t.open(&spec(step.access, false, 1, len)).expect("queue");
+            let out = runner::run_job(&step, 0, &mut q, &MonoClock::new(), &Stop::new(), &mut |_| {}).expect("run");
+            assert_eq!(out.read.ios, 2, "{w:?}");
+            // The last read: offset 0 for -T, the second 2 MiB for -t.
+            let at = if w == Workload::CachedRead { 0 } else { 2 * MIB };
+            let buf = q.read_buf(0, 2 << 20).expect("read buffer");
+            let mut want = pattern(at, 2 << 20);
+            for b in want.iter_mut().step_by(512) {
+                *b &= 1;
+            }
+            assert!(buf == &want[..], "{w:?}: touched bytes differ from read_big_block's");
+        }
+    }
+
     /// A queue that counts the most requests it ever had in flight.
     struct Counting<'q> {
         q: &'q mut DevQueue,
@@ -1151,6 +1199,8 @@ mod tests {
             seed: 9,
             sample_interval: Nanos::from_secs(1),
             verify: false,
+            touch_every: None,
+            settle: Nanos(0),
         }
     }
 
