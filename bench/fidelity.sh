@@ -36,7 +36,7 @@
 #   FIDELITY_DEVICES    which devices, comma-separated (default shm,shm-dio,disk,disk-dio)
 #   FIDELITY_PAIRS      a Python regex: only pairs whose name matches
 #   FIDELITY_DISK_DIR   where the on-disk file goes (default /var/tmp)
-#   FIDELITY_OUT        also write the raw measurements as JSON to this file
+#   FIDELITY_OUT        also write the raw per-round figures as JSON lines to this file
 # Needs root (losetup, mkfs, mount). Installs hdparm, sysbench and fio with
 # apt-get when missing.
 set -euo pipefail
@@ -86,6 +86,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$MNT"
+# FIDELITY_OUT gets each pair's line as soon as it is measured (so an
+# interrupted run keeps what it measured: `bench/fidelity.py table --results F`).
+RESULTS="${RAW_OUT:-$WORK/results.jsonl}"
+: >"$RESULTS"
 
 bytes="$(numfmt --from=iec "${SIZE%iB}")"
 mib=$((bytes / 1048576))
@@ -111,11 +115,10 @@ for dev in ${DEVICES//,/ }; do
     echo "== $dev: $LOOP over $file (loop dio=$dio)" >&2
     python3 bench/fidelity.py measure --bin "$BIN" --dev "$LOOP" --label "$dev" --backing "$file" \
         --work "$WORK" --mnt "$MNT" --rounds "$ROUNDS" --runtime "$RUNTIME" --cdm-runtime "$CDM_RUNTIME" \
-        --sysbench-size "$SB_SIZE" --pairs "$PAIRS" --results "$WORK/results.jsonl"
+        --sysbench-size "$SB_SIZE" --pairs "$PAIRS" --results "$RESULTS"
     losetup -d "$LOOP"
     LOOP=""
 done
 
-if [ -n "$RAW_OUT" ]; then cp "$WORK/results.jsonl" "$RAW_OUT"; fi
-python3 bench/fidelity.py table --results "$WORK/results.jsonl" --rounds "$ROUNDS" \
+python3 bench/fidelity.py table --results "$RESULTS" --rounds "$ROUNDS" \
     --elapsed "$(($(date +%s) - start))"
