@@ -10,6 +10,8 @@
 #                the static musl binary, the image, all tests including the QEMU end-to-end ones
 #   make bench   bootbench vs fio on a RAM-backed loop device (needs root, fio); the image's
 #                sizes, PID 1 start to first I/O and PID 1 peak memory from a QEMU boot
+#   make fidelity  every classic twin beside its real tool (hdparm, dd, sysbench, fio/CDM)
+#                on loop devices over /dev/shm and the local disk (needs root; FIDELITY_* env)
 #   make fmt     rustfmt
 #   make clean
 #
@@ -40,7 +42,7 @@ REPORT_TOOL := $(TARGET_DIR)/release/bootbench-report
 EFI_DIR    := $(OUT)/efi/usr/lib/systemd/boot/efi
 CONFIG_ARG := $(if $(CONFIG),--config $(CONFIG))
 
-.PHONY: build test bench fuzz fmt clean targets kernel image tools qemu
+.PHONY: build test bench fidelity fuzz fmt clean targets kernel image tools qemu
 
 targets:
 	rustup target add $(MUSL) $(BARE)
@@ -102,6 +104,9 @@ test: targets image
 bench: image
 	bash bench/fio-compare.sh
 	bash bench/boot.sh
+
+fidelity:
+	bash bench/fidelity.sh
 
 fuzz:
 	bash fuzz/run.sh

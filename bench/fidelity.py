@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""The pairs of `make fidelity` (bench/fidelity.sh runs this).
+
+`measure`: run every pair on one loop device, FIDELITY_ROUNDS rounds in
+alternating order, and append one JSON line per pair to --results.
+`table`: print the table from those lines.
+
+The twins' parameters mirror bench-core/src/profile.rs (`classic`, `cdm`,
+`standard`); when a twin's parameters change there, change them here too.
+Each figure is in the tool's own unit: hdparm "MB/sec" = MiB/s, GNU dd
+"MB/s" = 10^6 B/s, sysbench MiB/s, fio MiB/s (sequential) or IOPS
+(random), CrystalDiskMark MB/s = 10^6 B/s.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+MIB = 1 << 20
+CONFIRM = "I understand this destroys data"
+
+# Causes that lie in the tool, by pair name: printed in the note column.
+# (For the twins' owners to fill in as they find them, with the tool's
+# source file and function.)
+KNOWN = {
+    "sysbench_seqwr": "tool: sysbench src/tests/fileio/sb_fileio.c file_prepare() unlinks and re-creates "
+                      "every test file in seqwr mode: it measures file creation (block allocation) "
+                      "and the twin overwrites an allocated file",
+}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def sh(argv, **kw):
+    return subprocess.run(argv, capture_output=True, text=True, **kw)
+
+
+class Device:
+    def __init__(self, a):
+        self.a = a
+        self.dev = a.dev
+        self.size = int(sh(["blockdev", "--getsize64", a.dev]).stdout)
+        self.mounted = False
+
+    def settle(self):
+        """Before every measured command, on both sides: written data out,
+        the loop device's buffer cache dropped (when no filesystem is on it),
+        and the backing file's page cache dropped (a no-op on tmpfs)."""
+        subprocess.run(["sync"], check=True)
+        if not self.mounted:
+            subprocess.run(["blockdev", "--flushbufs", self.dev], check=True)
+        fd = os.open(self.a.backing, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def twin(d, target, spec, side, unit, best=False):
+    """Run one bootbench test on target; its figure in `unit`."""
+    a = d.a
+    cfg = os.path.join(a.work, "twin.json")
+    out = os.path.join(a.work, "twin.out.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    conf = {"targets": [target], "tests": [spec]}
+    if spec["workload"] in ("seq_write", "rand_write", "rand_rw"):
+        conf["destructive"] = {"confirm": CONFIRM, "targets": [target],
+                               "allow_overwrite_signatures": True}
+    with open(cfg, "w") as f:
+        json.dump(conf, f)
+    d.settle()
+    p = sh([a.bin, "run", "--config", cfg, "--out", out])
+    if p.returncode != 0:
+        raise RuntimeError(f"bootbench exit {p.returncode}: {p.stderr.strip().splitlines()[-1:]}")
+    t = json.load(open(out))["tests"][0]
+    if t["status"]["state"] != "ok":
+        raise RuntimeError(f"bootbench test {t['status']}")
+    steps = [s[side] for s in t["steps"] if s.get(side)]
+    if not steps:
+        raise RuntimeError(f"bootbench: no {side} figures")
+    if best:  # CrystalDiskMark reports the best pass
+        bps = max(s["bytes_per_sec"] for s in steps)
+        iops = max(s["iops"] for s in steps)
+    else:
+        ns = sum(s0["runtime_ns"] for s0 in t["steps"] if s0.get(side))
+        bps = sum(s["bytes"] for s in steps) / ns * 1e9 if ns else steps[0]["bytes_per_sec"]
+        iops = sum(s["ios"] for s in steps) / ns * 1e9 if ns else steps[0]["iops"]
+    return figure(unit, bps, iops)
+
+
+def figure(unit, bps, iops):
+    return {"MiB/s": bps / MIB, "MB/s": bps / 1e6, "IOPS": iops}[unit]
+
+
+# --- the tools -------------------------------------------------------------
+
+def hdparm(d, flags, label):
+    d.settle()
+    p = sh(["hdparm", *flags, d.dev])
+    m = re.search(label + r":.*=\s*([\d.]+)\s*MB/sec", p.stdout)
+    if not m:
+        raise RuntimeError(f"hdparm {flags}: {p.stdout.strip()} {p.stderr.strip()}")
+    return float(m.group(1))
+
+
+def dd_figure(stderr):
+    """GNU dd's own figure, from its byte count and seconds (10^6 B/s)."""
+    m = re.search(r"^(\d+) bytes.*copied, ([\d.e+-]+) s", stderr, re.M)
+    if not m:
+        raise RuntimeError(f"dd: {stderr.strip()}")
+    return int(m.group(1)) / float(m.group(2)) / 1e6
+
+
+def dd(d, argv, sync=False, nbytes=None):
+    d.settle()
+    t0 = time.monotonic()
+    p = sh(["dd", *argv])
+    if p.returncode != 0:
+        raise RuntimeError(f"dd: {p.stderr.strip()}")
+    if sync:  # the seed: time (dd ...; sync): the figure the post's reader computes
+        subprocess.run(["sync"], check=True)
+        return nbytes / (time.monotonic() - t0) / 1e6
+    return dd_figure(p.stderr)
+
+
+def sysbench(d, mode, a):
+    # seqwr's run deletes and re-creates the files (see KNOWN), so a run
+    # after it would find them short: prepare again (untimed) before each.
+    p = sh(["sysbench", "fileio", f"--file-total-size={a.sysbench_size}", "prepare"], cwd=a.mnt)
+    if p.returncode != 0:
+        raise RuntimeError(f"sysbench prepare: exit {p.returncode}")
+    d.settle()
+    p = sh(["sysbench", "fileio", f"--file-total-size={a.sysbench_size}",
+            f"--file-test-mode={mode}", f"--time={a.runtime}", "run"], cwd=a.mnt)
+    key = "read" if mode.endswith("rd") else "written"
+    m = re.search(key + r", MiB/s:\s*([\d.]+)", p.stdout)
+    if p.returncode != 0 or not m:
+        fatal = [x for x in (p.stdout + p.stderr).splitlines() if "FATAL" in x or "rror" in x]
+        raise RuntimeError(f"sysbench {mode}: exit {p.returncode}: {' '.join(fatal)[:200]}")
+    return float(m.group(1))
+
+
+def fio(d, rw, bs, qd, unit, runtime, size=None):
+    d.settle()
+    engine = "psync" if qd == 1 else "io_uring"
+    argv = ["fio", "--name=fidelity", f"--filename={d.dev}", f"--rw={rw}", f"--bs={bs}",
+            f"--iodepth={qd}", f"--ioengine={engine}", "--direct=1", f"--runtime={runtime}",
+            "--time_based", "--randrepeat=0", "--output-format=json"]
+    if size:
+        argv.append(f"--size={size}")
+    p = sh(argv)
+    if p.returncode != 0:
+        raise RuntimeError(f"fio: {p.stderr.strip()}")
+    side = "read" if "read" in rw else "write"
+    r = json.loads(p.stdout)["jobs"][0][side]
+    return figure(unit, float(r["bw_bytes"]), float(r["iops"]))
+
+
+# --- the pairs -------------------------------------------------------------
+
+def pairs(d, a):
+    """(name, tool's command for the table, unit, tool(), twin(), needs the filesystem)."""
+    dev, size = d.dev, d.size
+    v = []
+    rt = a.runtime
+
+    def add(name, cmd, unit, tool, tw, fs=False):
+        v.append((name, cmd, unit, tool, tw, fs))
+
+    add("hdparm_T", "hdparm -T", "MiB/s", lambda: hdparm(d, ["-T"], "Timing cached reads"),
+        lambda: twin(d, dev, {"workload": "cached_read", "bs": "2M", "runtime": "2s"}, "read", "MiB/s"))
+    add("hdparm_t", "hdparm -t", "MiB/s", lambda: hdparm(d, ["-t"], "Timing buffered disk reads"),
+        lambda: twin(d, dev, {"workload": "buffered_read", "bs": "2M", "runtime": "3s"}, "read", "MiB/s"))
+    add("hdparm_t_direct", "hdparm -t --direct", "MiB/s",
+        lambda: hdparm(d, ["-t", "--direct"], "Timing O_DIRECT disk reads"),
+        lambda: twin(d, dev, {"workload": "direct_read", "bs": "2M", "runtime": "3s"}, "read", "MiB/s"))
+
+    n10 = min(400, size // (10 * MIB))
+    add("dd_read_10m", f"dd bs=10M count={n10}", "MB/s",
+        lambda: dd(d, [f"if={dev}", "of=/dev/null", "bs=10M", f"count={n10}"]),
+        lambda: twin(d, dev, {"workload": "seq_read", "bs": "10M", "size": n10 * 10 * MIB,
+                              "runtime": None}, "read", "MB/s"))
+    n16 = 163_840_000
+    add("dd_write_16k", "time(dd bs=16k count=10000;sync)", "MB/s",
+        lambda: dd(d, ["if=/dev/zero", f"of={dev}", "bs=16k", "count=10000"], sync=True, nbytes=n16),
+        lambda: twin(d, dev, {"workload": "seq_write", "bs": "16k", "size": n16, "runtime": None},
+                     "write", "MB/s"))
+    n8 = min(256 * 1024, size // 8192)
+    add("dd_write_8k", f"dd bs=8k count={n8}", "MB/s",
+        lambda: dd(d, ["if=/dev/zero", f"of={dev}", "bs=8k", f"count={n8}"]),
+        lambda: twin(d, dev, {"workload": "seq_write", "bs": "8k", "size": n8 * 8192, "runtime": None},
+                     "write", "MB/s"))
+
+    # CrystalDiskMark's default set; fio psync at QD1, io_uring above.
+    cdm_rt = a.cdm_runtime
+    for tag, bs, qd, seq in [("seq1m_q8t1", "1M", 8, True), ("seq1m_q1t1", "1M", 1, True),
+                             ("rnd4k_q32t1", "4k", 32, False), ("rnd4k_q1t1", "4k", 1, False)]:
+        for dirn in ("read", "write"):
+            rw = dirn if seq else "rand" + dirn
+            wl = ("seq_" if seq else "rand_") + dirn
+            eng = "psync" if qd == 1 else "io_uring"
+            add(f"cdm_{tag}_{dirn}", f"fio {rw} {bs} QD{qd} {eng} 1G", "MB/s",
+                lambda rw=rw, bs=bs, qd=qd: fio(d, rw, bs, qd, "MB/s", cdm_rt, size="1G"),
+                lambda wl=wl, bs=bs, qd=qd, side=dirn: twin(
+                    d, dev, {"workload": wl, "bs": bs, "iodepth": qd, "jobs": 1, "length": "1G",
+                             "runtime": cdm_rt}, side, "MB/s", best=True))
+
+    # The plain workloads at the standard profile's parameters.
+    for wl, rw, bs, qd, unit in [("seq_read", "read", "1M", 1, "MiB/s"),
+                                 ("seq_write", "write", "1M", 1, "MiB/s"),
+                                 ("rand_read", "randread", "4k", 1, "IOPS"),
+                                 ("rand_read", "randread", "4k", 32, "IOPS"),
+                                 ("rand_write", "randwrite", "4k", 1, "IOPS"),
+                                 ("rand_write", "randwrite", "4k", 32, "IOPS")]:
+        side = "read" if "read" in rw else "write"
+        eng = "psync" if qd == 1 else "io_uring"
+        add(f"{wl}_{bs}_qd{qd}", f"fio {rw} {bs} QD{qd} {eng}", unit,
+            lambda rw=rw, bs=bs, qd=qd, unit=unit: fio(d, rw, bs, qd, unit, rt),
+            lambda wl=wl, bs=bs, qd=qd, unit=unit, side=side: twin(
+                d, dev, {"workload": wl, "bs": bs, "iodepth": qd, "runtime": rt}, side, unit))
+
+    # sysbench fileio, the seed's commands (its --file-total-size scaled to
+    # the device); the twin on one file of the same total size beside
+    # sysbench's 128 in the same ext4 filesystem.
+    bb = os.path.join(a.mnt, "bootbench.img")
+    for mode, wl in [("seqrd", "seq_read"), ("seqwr", "seq_write"),
+                     ("rndrd", "rand_read"), ("rndwr", "rand_write")]:
+        side = "write" if mode.endswith("wr") else "read"
+        add(f"sysbench_{mode}", f"sysbench fileio {mode} {a.sysbench_size}", "MiB/s",
+            lambda mode=mode: sysbench(d, mode, a),
+            lambda wl=wl, side=side: twin(d, bb, {"workload": wl, "bs": "16k", "runtime": a.runtime},
+                                          side, "MiB/s"), fs=True)
+    return v
+
+
+def setup_fs(d, a):
+    log(f"  mkfs.ext4 on {d.dev}, mount on {a.mnt}, sysbench prepare {a.sysbench_size}")
+    subprocess.run(["mkfs.ext4", "-q", "-F", d.dev], check=True)
+    subprocess.run(["mount", d.dev, a.mnt], check=True)
+    d.mounted = True
+    p = sh(["sysbench", "fileio", f"--file-total-size={a.sysbench_size}", "prepare"], cwd=a.mnt)
+    if p.returncode != 0:
+        raise RuntimeError(f"sysbench prepare: {p.stderr}")
+    nbytes = int(subprocess.run(["numfmt", "--from=iec", a.sysbench_size.rstrip("B")],
+                                capture_output=True, text=True, check=True).stdout)
+    subprocess.run(["dd", "if=/dev/zero", f"of={os.path.join(a.mnt, 'bootbench.img')}", "bs=1M",
+                    f"count={nbytes // MIB}", "conv=fsync", "status=none"], check=True)
+
+
+def teardown_fs(d, a):
+    sh(["sysbench", "fileio", f"--file-total-size={a.sysbench_size}", "cleanup"], cwd=a.mnt)
+    subprocess.run(["umount", a.mnt], check=True)
+    d.mounted = False
+
+
+def measure(a):
+    d = Device(a)
+    sel = re.compile(a.pairs)
+    todo = [p for p in pairs(d, a) if sel.search(p[0])]
+    fs_ready = False
+    with open(a.results, "a") as res:
+        for name, cmd, unit, tool, tw, fs in todo:
+            if fs and not fs_ready:
+                setup_fs(d, a)
+                fs_ready = True
+            tools, twins, errors = [], [], []
+            t0 = time.monotonic()
+            for r in range(a.rounds):
+                order = [("tool", tool), ("twin", tw)] if r % 2 == 0 else [("twin", tw), ("tool", tool)]
+                log(f"  {a.label} {name} round {r + 1}/{a.rounds}: {order[0][0]} first")
+                got = {}
+                for side, fn in order:
+                    try:
+                        got[side] = fn()
+                    except Exception as e:  # keep going: the table says what failed
+                        got[side] = None
+                        errors.append(f"{side}: {e}")
+                        log(f"    {side} failed: {e}")
+                tools.append(got["tool"])
+                twins.append(got["twin"])
+            row = {"device": a.label, "pair": name, "tool_cmd": cmd, "unit": unit, "tool": tools,
+                   "twin": twins, "errors": errors, "seconds": time.monotonic() - t0,
+                   "loop_dio": open(f"/sys/block/{os.path.basename(d.dev)}/loop/dio").read().strip()}
+            res.write(json.dumps(row) + "\n")
+            res.flush()
+            log(f"    tool {tools} twin {twins} {unit}")
+    if fs_ready:
+        teardown_fs(d, a)
+
+
+def table(a):
+    rows = [json.loads(line) for line in open(a.results)]
+    print(f"bootbench twin vs tool, {a.rounds} round(s) each, alternating order; ratio = "
+          f"bootbench/tool of the medians; target 0.95-1.05 (* = outside); {a.elapsed} s in all")
+    hdr = (f"{'device':<9} {'pair':<20} {'tool command':<34} {'unit':<6} {'tool':>10} "
+           f"{'bootbench':>10} {'ratio':>6}  {'range':<11} {'s':>4}  note")
+    print(hdr)
+    print("-" * len(hdr))
+    for r in rows:
+        tools = [x for x in r["tool"] if x is not None]
+        twins = [x for x in r["twin"] if x is not None]
+        per = [b / t for t, b in zip(r["tool"], r["twin"]) if t and b is not None]
+        mt = statistics.median(tools) if tools else None
+        mb = statistics.median(twins) if twins else None
+        ratio = mb / mt if mt and mb is not None else None
+        notes = []
+        if r["pair"] in KNOWN:
+            notes.append(KNOWN[r["pair"]])
+        if len(tools) > 1 and min(tools) > 0 and max(tools) / min(tools) > 1.05:
+            notes.append(f"tool varies {max(tools) / min(tools) - 1:.0%} over rounds")
+        if len(twins) > 1 and min(twins) > 0 and max(twins) / min(twins) > 1.05:
+            notes.append(f"twin varies {max(twins) / min(twins) - 1:.0%} over rounds")
+        notes += [" ".join(e.split())[:160] for e in r["errors"]]
+        flag = " " if ratio is not None and 0.95 <= ratio <= 1.05 else "*"
+        f = lambda x: f"{x:10.1f}" if x is not None else f"{'-':>10}"
+        rs = f"{ratio:6.3f}" if ratio is not None else f"{'-':>6}"
+        rng = f"{min(per):.3f}-{max(per):.3f}" if per else "-"
+        print(f"{r['device']:<9} {r['pair']:<20} {r['tool_cmd']:<34} {r['unit']:<6} {f(mt)} {f(mb)} "
+              f"{rs}{flag} {rng:<11} {r['seconds']:4.0f}  {'; '.join(notes)}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("measure")
+    for k in ("bin", "dev", "label", "backing", "work", "mnt", "sysbench-size", "pairs", "results"):
+        m.add_argument("--" + k, required=True)
+    for k in ("rounds", "runtime", "cdm-runtime"):
+        m.add_argument("--" + k, type=int, required=True)
+    t = sub.add_parser("table")
+    t.add_argument("--results", required=True)
+    t.add_argument("--rounds", type=int, required=True)
+    t.add_argument("--elapsed", type=int, default=0)
+    a = ap.parse_args()
+    measure(a) if a.cmd == "measure" else table(a)
+
+
+if __name__ == "__main__":
+    main()
