@@ -186,16 +186,18 @@ def pairs(d, a):
     add("dd_read_10m", f"dd bs=10M count={n10}", "MB/s",
         lambda: dd(d, [f"if={dev}", "of=/dev/null", "bs=10M", f"count={n10}"]),
         lambda: twin(d, dev, {"workload": "seq_read", "bs": "10M", "size": n10 * 10 * MIB,
-                              "runtime": None}, "read", "MB/s"))
+                              "runtime": None, "direct": False}, "read", "MB/s"))
     n16 = 163_840_000
     add("dd_write_16k", "time(dd bs=16k count=10000;sync)", "MB/s",
         lambda: dd(d, ["if=/dev/zero", f"of={dev}", "bs=16k", "count=10000"], sync=True, nbytes=n16),
-        lambda: twin(d, dev, {"workload": "seq_write", "bs": "16k", "size": n16, "runtime": None},
+        lambda: twin(d, dev, {"workload": "seq_write", "bs": "16k", "size": n16, "runtime": None,
+                          "direct": False, "end_fsync": True},
                      "write", "MB/s"))
     n8 = min(256 * 1024, size // 8192)
     add("dd_write_8k", f"dd bs=8k count={n8}", "MB/s",
         lambda: dd(d, ["if=/dev/zero", f"of={dev}", "bs=8k", f"count={n8}"]),
-        lambda: twin(d, dev, {"workload": "seq_write", "bs": "8k", "size": n8 * 8192, "runtime": None},
+        lambda: twin(d, dev, {"workload": "seq_write", "bs": "8k", "size": n8 * 8192, "runtime": None,
+                          "direct": False, "end_fsync": False},
                      "write", "MB/s"))
 
     # CrystalDiskMark's default set; fio psync at QD1, io_uring above.
@@ -233,10 +235,14 @@ def pairs(d, a):
     for mode, wl in [("seqrd", "seq_read"), ("seqwr", "seq_write"),
                      ("rndrd", "rand_read"), ("rndwr", "rand_write")]:
         side = "write" if mode.endswith("wr") else "read"
+        # The classic profile's sysbench twins: buffered, an fsync every
+        # 100 requests and one at the end in the write modes.
+        spec = {"workload": wl, "bs": "16k", "runtime": a.runtime, "direct": False}
+        if side == "write":
+            spec.update({"fsync_freq": 100, "end_fsync": True})
         add(f"sysbench_{mode}", f"sysbench fileio {mode} {a.sysbench_size}", "MiB/s",
             lambda mode=mode: sysbench(d, mode, a),
-            lambda wl=wl, side=side: twin(d, bb, {"workload": wl, "bs": "16k", "runtime": a.runtime},
-                                          side, "MiB/s"), fs=True)
+            lambda spec=spec, side=side: twin(d, bb, spec, side, "MiB/s"), fs=True)
     return v
 
 
