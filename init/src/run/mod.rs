@@ -19,7 +19,7 @@ use bench_core::units::Nanos;
 
 use crate::disks::identity;
 use crate::plan::{Action, Plan, PlanItem};
-use crate::run::engine::{DevTarget, ThreadedRunner};
+use crate::run::engine::ThreadedRunner;
 
 /// Nanoseconds since the Unix epoch (0 if the clock is before it).
 fn now_unix_ns() -> u64 {
@@ -157,36 +157,13 @@ pub fn execute_with(
                 after_test,
             );
         } else {
-            let opened = stacks::open_target(plan, ti, progress);
-            refresh_targets(&mut doc, plan);
-            if opened.as_ref().is_ok_and(DevTarget::writable) {
-                progress(&format!(
-                    "bootbench-init: {path} may be written (named in \"destructive\"); its data will be destroyed"
-                ));
-            }
-            // The items again: a refused claim skips the writes.
-            let items = items_of(plan, ti);
-            match opened {
-                Ok(dev) => {
-                    let mut runner = ThreadedRunner::new(Arc::new(dev));
-                    if let Some(hung) = run_items(
-                        &items,
-                        total,
-                        &path,
-                        plan,
-                        &mut runner,
-                        stop,
-                        &mut doc,
-                        progress,
-                        after_test,
-                    ) {
-                        bad.push((ti, hung));
-                    }
-                }
+            let writable = "(named in \"destructive\"); its data will be destroyed";
+            match open_and_run(plan, ti, &path, writable, total, stop, &mut doc, progress, after_test) {
+                Ok(hung) => bad.extend(hung.map(|h| (ti, h))),
                 Err(e) => {
                     let msg = format!("cannot open {path}: {e}");
                     progress(&format!("bootbench-init: {msg}; its tests are skipped"));
-                    for (_, item) in &items {
+                    for (_, item) in &items_of(plan, ti) {
                         doc.tests.push(skipped(item, plan, &format!("not run: {msg}")));
                     }
                     after_test(&doc);
@@ -410,26 +387,13 @@ fn run_stacks(
             after_test(doc);
             continue;
         }
-        let opened = stacks::open_target(plan, ti, progress);
-        refresh_targets(doc, plan);
-        if opened.as_ref().is_ok_and(DevTarget::writable) {
-            progress(&format!(
-                "bootbench-init: {path} may be written (every disk beneath it is named in \"destructive\")"
-            ));
-        }
-        let items = items_of(plan, ti);
-        match opened {
-            Ok(dev) => {
-                let mut runner = ThreadedRunner::new(Arc::new(dev));
-                if let Some(hung) = run_items(&items, total, &path, plan, &mut runner, stop, doc, progress, after_test)
-                {
-                    bad.push((ti, hung));
-                }
-            }
+        let writable = "(every disk beneath it is named in \"destructive\")";
+        match open_and_run(plan, ti, &path, writable, total, stop, doc, progress, after_test) {
+            Ok(hung) => bad.extend(hung.map(|h| (ti, h))),
             Err(e) => {
                 let msg = format!("not run: cannot open {path}: {e}");
                 progress(&format!("bootbench-init: {msg}"));
-                for (_, item) in &items {
+                for (_, item) in &items_of(plan, ti) {
                     doc.tests.push(skipped(item, plan, &msg));
                 }
             }
@@ -496,6 +460,44 @@ impl<T, C> Abandons for SerialRunner<'_, T, C> {
     fn abandoned_what(&self) -> Option<String> {
         None
     }
+}
+
+/// Open target `ti` for its tests ([`stacks::open_target`]: claimed for
+/// writes only if granted), say that it may be written and why
+/// (`writable`), and run its items, listed again after the open since a
+/// refused claim skips the writes. `Err` is why it could not be opened;
+/// `Ok` holds why its I/O hung, if it did.
+#[allow(clippy::too_many_arguments)] // the run loop's whole state, passed down once
+fn open_and_run(
+    plan: &mut Plan,
+    ti: usize,
+    path: &str,
+    writable: &str,
+    total: usize,
+    stop: &Stop,
+    doc: &mut ResultDoc,
+    progress: &mut dyn FnMut(&str),
+    after_test: &mut dyn FnMut(&ResultDoc),
+) -> Result<Option<String>, String> {
+    let opened = stacks::open_target(plan, ti, progress);
+    refresh_targets(doc, plan);
+    let dev = opened?;
+    if dev.writable() {
+        progress(&format!("bootbench-init: {path} may be written {writable}"));
+    }
+    let items = items_of(plan, ti);
+    let mut runner = ThreadedRunner::new(Arc::new(dev));
+    Ok(run_items(
+        &items,
+        total,
+        path,
+        plan,
+        &mut runner,
+        stop,
+        doc,
+        progress,
+        after_test,
+    ))
 }
 
 /// Run (or skip) one target's tests, with progress lines through
@@ -606,6 +608,7 @@ fn progress_text(done: f64, eta_ns: Option<u64>) -> String {
 mod tests {
     use super::*;
     use crate::plan::{self, Overrides};
+    use crate::run::engine::DevTarget;
 
     /// A loop device named in "destructive" and bound to another file
     /// between the plan and the run: its tests do not run (the device is not
