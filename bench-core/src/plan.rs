@@ -262,6 +262,7 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
         runtime: p.runtime,
         bytes: p.size.map(|s| s.0),
         ios: None,
+        min_ios: if p.runtime.is_some() { p.min_ios } else { 0 },
     };
     let main = |pattern: Pattern| base_step("main".to_string(), p, pattern, bs, time_limit, 0);
     let seq = |op| Pattern::Seq {
@@ -409,6 +410,7 @@ fn seek_profile(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanErro
             runtime: None,
             bytes: None,
             ios: Some(reads),
+            min_ios: 0,
         };
         let mut s = base_step(label.to_string(), p, pattern, lb, limit, i as u64);
         s.iodepth = 1;
@@ -439,6 +441,7 @@ fn zone_step(label: String, p: &Params, start: u64, bulk: u64, bs: u64, index: u
         runtime: None,
         bytes: Some(bulk),
         ios: None,
+        min_ios: 0,
     };
     let mut s = base_step(label, p, pattern, to_u32("zone_bytes", bs)?, limit, index);
     s.prepare = Prepare::Position;
@@ -528,6 +531,7 @@ fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, Plan
             runtime: None,
             bytes: Some(total),
             ios: None,
+            min_ios: 0,
         },
         0,
     );
@@ -543,6 +547,7 @@ fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, Plan
             runtime: None,
             bytes: None,
             ios: Some(total / lb64),
+            min_ios: 0,
         },
         1,
     );
@@ -619,6 +624,7 @@ fn commit(p: &Params, range: Range, bs: u32) -> Result<Vec<Step>, PlanError> {
         runtime: None,
         bytes: None,
         ios: Some(ios),
+        min_ios: 0,
     };
     let mut every = base_step(
         format!("flush_every_{}", p.flush_every),
@@ -753,11 +759,16 @@ pub const DEADLINE_SLACK: Nanos = Nanos(30_000_000_000);
 
 /// The most time a step may take on a working device: its ramp plus the
 /// soonest of its bounds, each taken at the slow limits above (a runtime
-/// bound as it is). Twice that for a verifying step (the read-back reads
+/// bound as it is, or its `min_ios` requests at those limits if longer). Twice that for a verifying step (the read-back reads
 /// what was written). Plus its settle time.
 pub fn step_budget(step: &Step) -> Nanos {
     let l = &step.limit;
-    let by_time = l.runtime.map(|t| t.0);
+    // A runtime bound lasts at least `min_ios` requests, each at the slow
+    // limits (the longest request time, or its bytes at the slowest rate).
+    let slowest_request = u64::try_from(u128::from(step.bs) * 1_000_000_000 / u128::from(DEADLINE_MIN_RATE))
+        .unwrap_or(u64::MAX)
+        .max(DEADLINE_MAX_REQUEST.0);
+    let by_time = l.runtime.map(|t| t.0.max(l.min_ios.saturating_mul(slowest_request)));
     let by_bytes = l
         .bytes
         .map(|b| u64::try_from(u128::from(b) * 1_000_000_000 / u128::from(DEADLINE_MIN_RATE)).unwrap_or(u64::MAX));
@@ -817,6 +828,7 @@ mod tests {
             runtime: runtime.map(Nanos::from_secs),
             bytes,
             ios,
+            min_ios: 0,
         };
         let cases = [
             (s(lim(Some(5), None, None), 0, false), 5),
@@ -826,6 +838,18 @@ mod tests {
             (s(lim(Some(500), Some(64 * MIB), None), 1, false), 65),
             (s(lim(None, None, Some(300)), 0, false), 30),
             (s(lim(Some(5), None, None), 1, true), 12),
+            // min_ios 100 of 4 KiB at 100 ms each outlasts a 5 s runtime.
+            (
+                s(
+                    Limit {
+                        min_ios: 100,
+                        ..lim(Some(5), None, None)
+                    },
+                    0,
+                    false,
+                ),
+                10,
+            ),
         ];
         for (i, (st, secs)) in cases.iter().enumerate() {
             assert_eq!(step_budget(st), Nanos::from_secs(*secs), "case {i}");
@@ -1082,7 +1106,8 @@ mod tests {
                 Limit {
                     runtime: None,
                     bytes: None,
-                    ios: Some(ios)
+                    ios: Some(ios),
+                    min_ios: 0,
                 }
             );
             assert_eq!(s.pattern, Pattern::Cursors { starts, strides });

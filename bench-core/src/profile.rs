@@ -1,8 +1,10 @@
 //! Profiles: named bundles of tests.
 //!
 //! - `quick`: every workload, a second or less each, samples every 100 ms,
-//!   for tests and a first look.
-//! - `standard`: every workload with fio-like durations.
+//!   for tests and a first look; timed tests ramp 250 ms and measure at
+//!   least 16 requests.
+//! - `standard`: every workload with fio-like durations, timed tests after
+//!   a 1 s ramp, at least 16 requests; the default built into the image.
 //! - `classic`: the seed posts' tools with their parameters: hdparm -T/-t,
 //!   dd (16k x 10000 write + fdatasync, 8k x 256k overwrite, 10M x 400 read),
 //!   sysbench fileio (16 KiB, rndrd/rndwr/rndrw at 1.5 ratio, 10 s),
@@ -88,7 +90,26 @@ fn quick() -> Vec<TestSpec> {
     for t in &mut v {
         t.params.sample_interval = QUICK_SAMPLE_INTERVAL;
     }
+    short_tests_tell_the_truth(&mut v, QUICK_RAMP);
     v
+}
+
+/// The ramp of `quick`'s timed tests: longer than a QEMU throttle's burst
+/// (a tenth of a second of its rate) and a drive's first cache fill.
+const QUICK_RAMP: Nanos = Nanos::from_millis(250);
+/// The ramp of `standard`'s timed tests.
+const STANDARD_RAMP: Nanos = Nanos::from_secs(1);
+/// The least number of requests a timed test of `quick` or `standard`
+/// measures, whatever its runtime: a 1 s test of 2 MiB requests on a
+/// 7 MiB/s disk would be three and a half.
+pub const SHORT_MIN_IOS: u64 = 16;
+
+/// Give every timed test a ramp (so a throttled device's burst and a
+/// cache's first fill stay out of the figure) and [`SHORT_MIN_IOS`].
+fn short_tests_tell_the_truth(v: &mut [TestSpec], ramp: Nanos) {
+    for t in v.iter_mut().filter(|t| t.params.runtime.is_some()) {
+        (t.params.ramp_time, t.params.min_ios) = (ramp, SHORT_MIN_IOS);
+    }
 }
 
 /// `standard`: every workload with fio-like 10 s runtimes; random tests at
@@ -124,6 +145,7 @@ fn standard() -> Vec<TestSpec> {
             (p.bs, p.size, p.flush_every) = (Bytes(16 * KIB), Some(Bytes(16 * MIB)), 10);
         }),
     ]);
+    short_tests_tell_the_truth(&mut v, STANDARD_RAMP);
     v
 }
 
@@ -310,6 +332,34 @@ mod tests {
                 "{}",
                 t.name
             );
+        }
+    }
+
+    /// Every timed test of `quick` and `standard` ramps and measures at
+    /// least [`SHORT_MIN_IOS`] requests; the steps carry both.
+    #[test]
+    fn short_profiles_ramp_and_measure_a_least_number_of_requests() {
+        for (name, ramp) in [("quick", QUICK_RAMP), ("standard", STANDARD_RAMP)] {
+            for t in profile(name).unwrap() {
+                let steps = expand(&t, &HDD_64G).unwrap();
+                if t.params.runtime.is_some() {
+                    assert_eq!(
+                        (t.params.ramp_time, t.params.min_ios),
+                        (ramp, SHORT_MIN_IOS),
+                        "{name}/{}",
+                        t.name
+                    );
+                    for st in steps.iter().filter(|st| st.limit.runtime.is_some()) {
+                        assert_eq!((st.ramp, st.limit.min_ios), (ramp, SHORT_MIN_IOS), "{name}/{}", t.name);
+                    }
+                } else {
+                    assert!(steps.iter().all(|st| st.limit.min_ios == 0), "{name}/{}", t.name);
+                }
+            }
+        }
+        // The classic twins keep their tools' own method: no ramp, no least.
+        for t in classic() {
+            assert_eq!((t.params.ramp_time, t.params.min_ios), (Nanos(0), 0), "{}", t.name);
         }
     }
 

@@ -268,10 +268,11 @@ impl OffsetGen {
     }
 }
 
-/// True once the step's bound is reached: the runtime since the ramp's end,
-/// or the counted (post-ramp) bytes or requests issued.
+/// True once the step's bound is reached: the runtime since the ramp's end
+/// (once at least `min_ios` requests were issued after it), or the counted
+/// (post-ramp) bytes or requests issued.
 fn limit_reached(limit: &Limit, now: Nanos, ramp_end: Nanos, bytes: u64, ios: u64) -> bool {
-    (now >= ramp_end && limit.runtime.is_some_and(|r| now.saturating_sub(ramp_end) >= r))
+    (now >= ramp_end && ios >= limit.min_ios && limit.runtime.is_some_and(|r| now.saturating_sub(ramp_end) >= r))
         || limit.bytes.is_some_and(|b| bytes >= b)
         || limit.ios.is_some_and(|n| ios >= n)
 }
@@ -389,7 +390,10 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     };
     let mut gen = OffsetGen::new(step, job);
     let t0 = clock.now();
-    let ramp_end = t0 + step.ramp;
+    // The end of the ramp: first when it is due, then, once what the ramp
+    // issued has completed, the start of the measured time.
+    let mut ramp_end = t0 + step.ramp;
+    let mut measuring = step.ramp.0 == 0;
     // Each slot's request and the time taken just before its submission.
     let mut inflight: Vec<Option<(IoReq, Nanos)>> = vec![None; depth];
     let mut free: Vec<usize> = (0..depth).rev().collect();
@@ -415,7 +419,21 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         while !stopping && !flush_due {
             let Some(&slot) = free.last() else { break };
             let now = clock.now();
-            if limit_reached(&step.limit, now, ramp_end, issued_bytes, issued_ios) || stop.reason().is_some() {
+            if stop.reason().is_some() {
+                stopping = true;
+                break;
+            }
+            if !measuring && now >= ramp_end {
+                // The ramp is over: issue nothing until its requests have
+                // completed (fio's quiesce at the end of `ramp_time`), so
+                // the measured time starts with an idle queue and counts
+                // no request that began in the ramp.
+                if free.len() < depth {
+                    break;
+                }
+                (measuring, ramp_end) = (true, now);
+            }
+            if limit_reached(&step.limit, now, ramp_end, issued_bytes, issued_ios) {
                 stopping = true;
                 break;
             }
@@ -443,7 +461,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
             free.pop();
             generated += 1;
             inflight[slot] = Some((req, now));
-            if now >= ramp_end {
+            if measuring {
                 issued_bytes += u64::from(req.len);
                 issued_ios += 1;
             }
@@ -458,7 +476,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
             if flush_due {
                 let t = clock.now();
                 let done = one_request(q, clock, flush_req, &mut comps)?;
-                if t >= ramp_end {
+                if measuring {
                     out.flush
                         .count(done.saturating_sub(t), done.saturating_sub(ramp_end), 0);
                 }
@@ -507,13 +525,18 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     if step.flush_at_end && writes_since_flush > 0 {
         let t = clock.now();
         let done = one_request(q, clock, flush_req, &mut comps)?;
-        if t >= ramp_end {
+        if measuring {
             out.flush
                 .count(done.saturating_sub(t), done.saturating_sub(ramp_end), 0);
         }
         last_done = last_done.max(done);
     }
-    out.runtime = last_done.saturating_sub(ramp_end);
+    // A step stopped inside its ramp measured nothing.
+    out.runtime = if measuring {
+        last_done.saturating_sub(ramp_end)
+    } else {
+        Nanos(0)
+    };
     if step.verify {
         out.verified = verify_job(step, job, q, generated, depth, stop)?;
     }
@@ -882,6 +905,7 @@ mod tests {
                 runtime: None,
                 bytes: None,
                 ios: Some(10),
+                min_ios: 0,
             },
             ramp: Nanos(0),
             flush_every: None,
@@ -1066,6 +1090,7 @@ mod tests {
                 runtime: None,
                 bytes: Some(40 * 1024),
                 ios: None,
+                min_ios: 0,
             },
         );
         let clock = SimClock::default();
@@ -1306,6 +1331,7 @@ mod tests {
             runtime: Some(runtime),
             bytes: None,
             ios: None,
+            min_ios: 0,
         };
         (disk, s)
     }
@@ -1357,6 +1383,128 @@ mod tests {
         }
     }
 
+    /// A device like QEMU's throttle: the first `burst` requests are served
+    /// at once, then one every `per` in submission order (a token bucket
+    /// whose bucket the burst empties). Time moves only in `reap`.
+    struct Throttled {
+        clock: SimClock,
+        burst: u64,
+        per: Nanos,
+        served: u64,
+        free_at: Nanos,
+        inflight: Vec<(usize, Nanos, u32)>,
+        depth: usize,
+    }
+
+    impl Throttled {
+        fn new(clock: &SimClock, depth: usize, burst: u64, per: Nanos) -> Throttled {
+            Throttled {
+                clock: clock.clone(),
+                burst,
+                per,
+                served: 0,
+                free_at: Nanos(0),
+                inflight: Vec::new(),
+                depth,
+            }
+        }
+    }
+
+    impl IoQueue for Throttled {
+        fn depth(&self) -> usize {
+            self.depth
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            let now = self.clock.now();
+            let cost = if self.served < self.burst { Nanos(0) } else { self.per };
+            self.served += 1;
+            self.free_at = self.free_at.max(now) + cost;
+            self.inflight.push((slot, self.free_at, req.len));
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            let first = self
+                .inflight
+                .iter()
+                .map(|&(_, t, _)| t)
+                .min()
+                .expect("something in flight");
+            let now = self.clock.now();
+            self.clock.advance(first.saturating_sub(now));
+            let (done, left): (Vec<_>, Vec<_>) = self.inflight.drain(..).partition(|&(_, t, _)| t <= first);
+            self.inflight = left;
+            out.extend(
+                done.into_iter()
+                    .map(|(slot, _, len)| Completion { slot, result: Ok(len) }),
+            );
+            Ok(())
+        }
+    }
+
+    fn throttled_step(depth: u32, runtime: Nanos, ramp: Nanos) -> Step {
+        let mut s = step(
+            Pattern::Random {
+                read_pct: 100,
+                start: 0,
+                end: 1 << 30,
+            },
+            4096,
+            1,
+        );
+        s.iodepth = depth;
+        s.ramp = ramp;
+        s.limit = Limit {
+            runtime: Some(runtime),
+            bytes: None,
+            ios: None,
+            min_ios: 0,
+        };
+        s
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn iops(o: &JobOutcome) -> f64 {
+        o.read.ios as f64 * 1e9 / o.runtime.0 as f64
+    }
+
+    /// A 100 IOPS throttle whose first 10 requests are free: without a ramp
+    /// the burst inflates a 0.5 s figure; with one, the requests the ramp
+    /// left in flight complete before the measured time starts, and the
+    /// figure is the throttle's exactly (at QD1 and QD4).
+    #[test]
+    fn a_ramp_hides_the_burst_and_ends_with_nothing_in_flight() {
+        let ms10 = Nanos::from_millis(10);
+        for depth in [1u32, 4] {
+            let clock = SimClock::default();
+            let s = throttled_step(depth, Nanos::from_millis(500), Nanos(0));
+            let mut q = Throttled::new(&clock, depth as usize, 10, ms10);
+            let o = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()).unwrap();
+            assert!(iops(&o) > 110.0, "QD{depth}: no ramp, the burst counts: {}", iops(&o));
+
+            let clock = SimClock::default();
+            let s = throttled_step(depth, Nanos::from_millis(500), Nanos::from_millis(200));
+            let mut q = Throttled::new(&clock, depth as usize, 10, ms10);
+            let o = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()).unwrap();
+            assert!((iops(&o) / 100.0 - 1.0).abs() < 1e-9, "QD{depth}: {} IOPS", iops(&o));
+            assert!(o.runtime >= Nanos::from_millis(500), "{:?}", o.runtime);
+        }
+    }
+
+    /// `min_ios`: a 0.5 s step on a device that takes 100 ms a request runs
+    /// on until 16 requests were issued after the ramp; without it, 5.
+    #[test]
+    fn min_ios_outlasts_a_short_runtime_on_a_slow_device() {
+        for (min_ios, want) in [(0u64, 5u64), (16, 16)] {
+            let clock = SimClock::default();
+            let mut s = throttled_step(1, Nanos::from_millis(500), Nanos(0));
+            s.limit.min_ios = min_ios;
+            let mut q = Throttled::new(&clock, 1, 0, Nanos::from_millis(100));
+            let o = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()).unwrap();
+            assert_eq!(o.read.ios, want, "min_ios {min_ios}");
+            assert_eq!(o.runtime, Nanos::from_millis(100 * want));
+        }
+    }
+
     /// Progress is reported about once per second of the step's clock, with
     /// the fraction done rising to 1 and the ETA falling.
     #[test]
@@ -1402,6 +1550,7 @@ mod tests {
             runtime: None,
             bytes: Some(4096 * 100),
             ios: None,
+            min_ios: 0,
         };
         let mut r = SerialRunner {
             target: &disk,

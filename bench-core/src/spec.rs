@@ -119,6 +119,9 @@ pub struct Params {
     /// Length of the range; `None` means to the end of the target.
     pub length: Option<Bytes>,
     /// Time at the start of each step whose I/O is not counted, nanoseconds.
+    /// When it is over, the step waits for the requests the ramp issued to
+    /// complete (fio quiesces at the end of its `ramp_time` too) and the
+    /// measured time starts then, with nothing in flight.
     pub ramp_time: Nanos,
     /// Percentage of reads in `rand_rw` (fio rwmixread).
     pub rwmixread: u8,
@@ -165,6 +168,14 @@ pub struct Params {
     /// others no). Absent in documents before it existed (`None`).
     #[serde(default)]
     pub end_fsync: Option<bool>,
+    /// A time-bounded step ends at its `runtime` only once each job has
+    /// issued at least this many requests after the ramp, so a short test
+    /// on a slow device still measures more than a handful of requests (a
+    /// 0.5 s test of 1 MiB reads on a 7 MiB/s disk is three and a half).
+    /// 0: the runtime alone. fio has no such option (its `number_ios` is a
+    /// most, not a least). Absent in documents before it existed (0).
+    #[serde(default)]
+    pub min_ios: u64,
 }
 
 /// serde's default for flags that default to on.
@@ -195,6 +206,7 @@ impl Params {
             direct: true,
             fsync_freq: 0,
             end_fsync: None,
+            min_ios: 0,
         }
     }
 }
@@ -298,6 +310,10 @@ pub struct Limit {
     pub bytes: Option<u64>,
     /// Requests per job, after the ramp.
     pub ios: Option<u64>,
+    /// The `runtime` bound holds only once a job has issued this many
+    /// requests after the ramp ([`Params::min_ios`]); 0: no least.
+    #[serde(default)]
+    pub min_ios: u64,
 }
 
 /// One timed part of a test, as the runner executes it.

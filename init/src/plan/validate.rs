@@ -64,6 +64,7 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
             "direct" => p.direct = bool_of(v, at)?,
             "fsync_freq" => p.fsync_freq = int_of(v, at, "a whole number of requests (0 = never)")?,
             "end_fsync" => p.end_fsync = Some(bool_of(v, at)?),
+            "min_ios" => p.min_ios = int_of(v, at, "a whole number of requests (0 = none)")?,
             _ => unreachable!("every key of RawParams is handled: {key}"),
         }
     }

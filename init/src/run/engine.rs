@@ -1132,6 +1132,7 @@ mod tests {
                 runtime: None,
                 bytes: None,
                 ios: Some(2),
+                min_ios: 0,
             };
             bench_core::runner::prepare(&step, &t, &MonoClock::new()).expect("prepare");
             let len = u32::try_from(2 * MIB).expect("fits");
@@ -1191,6 +1192,7 @@ mod tests {
                 runtime: None,
                 bytes: None,
                 ios: Some(ios),
+                min_ios: 0,
             },
             ramp: Nanos(0),
             flush_every: None,
