@@ -17,7 +17,7 @@
 #
 # Overrides: KERNEL=linux-image-<version> (default: what linux-image-amd64 depends on),
 # EFI_PKG=systemd-boot-efi, OUT=out, CONFIG=FILE (the stick's bootbench.json),
-# ACCEL=auto|tcg|kvm and TIMEOUT=seconds for make qemu.
+# ACCEL=auto|tcg|kvm, TIMEOUT=seconds and QEMU_CONFIG=FILE (default qemu/configs/quick.json) for make qemu.
 
 CARGO ?= cargo
 MUSL  := x86_64-unknown-linux-musl
@@ -29,6 +29,8 @@ KERNEL  ?= $(shell apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depen
 EFI_PKG ?= systemd-boot-efi
 CONFIG  ?=
 ACCEL   ?= auto
+# The config make qemu puts on its copy of the stick.
+QEMU_CONFIG ?= qemu/configs/quick.json
 TIMEOUT ?= 1200
 
 # End-to-end tests to leave out (cargo test filters, e.g. E2E_SKIP='--skip t5'); none by default.
@@ -81,7 +83,9 @@ image: build tools kernel
 
 qemu: image
 	rm -rf $(OUT)/results $(OUT)/serial-results
-	$(QEMU_TOOL) usb --image $(OUT)/bootbench.img --default-disks --out-dir $(OUT) \
+	@# A copy of the stick with QEMU_CONFIG on it (the image's own default is standard).
+	cp $(OUT)/bootbench.img $(OUT)/qemu-stick.img
+	$(QEMU_TOOL) usb --image $(OUT)/qemu-stick.img --config $(QEMU_CONFIG) --default-disks --out-dir $(OUT) \
 	  --accel $(ACCEL) --probe-kernel $(OUT)/vmlinuz --timeout $(TIMEOUT)
 	@# The run's documents: the stick's copies, else those cut from the console.
 	$(REPORT_TOOL) html $$(ls $(OUT)/results/*.json 2>/dev/null || ls $(OUT)/serial-results/*.json) \

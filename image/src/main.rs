@@ -24,7 +24,7 @@ enum Cmd {
         /// The static bootbench-init binary, installed as /init.
         #[arg(long)]
         init: PathBuf,
-        /// /etc/bootbench.json (default: {"profile": "quick"}).
+        /// /etc/bootbench.json (default: {"profile": "standard"}).
         #[arg(long)]
         config: Option<PathBuf>,
         /// Comma-separated module names (default: the storage set).
@@ -45,7 +45,7 @@ enum Cmd {
         /// Directory holding systemd-bootx64.efi (Debian's systemd-boot-efi).
         #[arg(long, default_value = "/usr/lib/systemd/boot/efi")]
         efi_dir: PathBuf,
-        /// The stick's /bootbench.json, the config a user edits (default: {"profile": "quick"}).
+        /// The stick's /bootbench.json, the config a user edits (default: {"profile": "standard"}).
         #[arg(long)]
         config: Option<PathBuf>,
         /// Image size: bytes, or with dd's suffixes as in the config (`128M`, `64MiB` = 1024-based; `1GB` = 1000-based).

@@ -88,6 +88,10 @@ struct Common {
     /// Print the QEMU command line and exit without booting.
     #[arg(long)]
     dry_run: bool,
+    /// Put this file on the stick as /bootbench.json before booting (the
+    /// stick image given is changed), e.g. a quick profile for a first look.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -159,6 +163,13 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
             cmdline::shell_words(cmdline::QEMU, &cmdline::command_line(&machine))
         );
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(config) = &common.config {
+        let image = stick_image
+            .as_deref()
+            .ok_or("--config puts the config on the stick: give a stick (--stick, or usb --image)")?;
+        stick::put_file(image, config, "/bootbench.json")
+            .map_err(|e| format!("--config {}: putting it on {}: {e}", config.display(), image.display()))?;
     }
     for d in &machine.disks {
         eprintln!(

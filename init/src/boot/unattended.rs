@@ -4,7 +4,7 @@
 //! table. Returns what the machine does next.
 //!
 //! The config is the stick's `bootbench.json`, else `/etc/bootbench.json`
-//! (built into the initramfs), else `{"profile": "quick"}`; the kernel
+//! (built into the initramfs), else `{"profile": "standard"}`; the kernel
 //! command line's `bootbench.profile=` and `bootbench.on_finish=` override
 //! it. No `targets` means every disk but the stick. An invalid config gives
 //! a result document with `run.status` `error` and no device is written.
@@ -30,8 +30,10 @@ use crate::run;
 
 /// The config built into the initramfs (contract A).
 pub const ETC_CONFIG: &str = "/etc/bootbench.json";
-/// The config used when neither the stick nor the initramfs has one.
-pub const DEFAULT_CONFIG: &str = r#"{"profile": "quick"}"#;
+/// The config used when neither the stick nor the initramfs has one, and
+/// the read-only default when no stick is trusted: a real benchmark of
+/// every disk, read-only (a user who boots without a config wants one).
+pub const DEFAULT_CONFIG: &str = r#"{"profile": "standard"}"#;
 
 /// Which config text to use, and where it came from: the stick's, else the
 /// initramfs's, else the default. An unreadable file on the stick is an
@@ -496,7 +498,7 @@ mod tests {
         let (plan, how) = plan_unattended(DEFAULT_CONFIG, "builtin", None, None, &disks, &[], true).expect("plan");
         let paths: Vec<&str> = plan.targets.iter().map(|t| t.info.path.as_str()).collect();
         assert_eq!(paths, vec!["sim:hdd:1G", "sim:ssd:64M"]);
-        assert_eq!(plan.profile.as_deref(), Some("quick"));
+        assert_eq!(plan.profile.as_deref(), Some("standard"));
         assert_eq!(how, OnFinish::PowerOff);
         // A config naming the stick's disk is refused.
         let cfg = r#"{"profile":"quick","targets":["sim:ssd:64M"]}"#;
