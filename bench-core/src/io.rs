@@ -84,7 +84,22 @@ pub trait IoQueue {
     fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError>;
     /// Wait until at least `min` requests have completed (fewer only if fewer
     /// are in flight) and append every completion now available to `out`.
+    /// Submits whatever `submit` queued and `commit` has not.
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), IoError>;
+    /// True if `submit` only queues and `commit` hands the queued requests
+    /// to the system (io_uring, fio's `commit` hook); false if `submit`
+    /// performs or issues the I/O itself (pread/pwrite, fio's sync engines).
+    fn batched(&self) -> bool {
+        false
+    }
+    /// Hand every request queued since the last commit to the system
+    /// without waiting for any (io_uring_enter with no completions wanted).
+    /// The runner takes the requests' issue time just after it: fio's
+    /// `issue_time`, the end of `slat` and the start of `clat`. Nothing to
+    /// do unless [`IoQueue::batched`].
+    fn commit(&mut self) -> Result<(), IoError> {
+        Ok(())
+    }
     /// The first `len` bytes of the buffer slot `slot` writes from, to be
     /// filled before its `submit` (a verifying step writes known contents:
     /// see [`crate::verify`]). `None` if this queue cannot give them (it was

@@ -318,12 +318,13 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
             // hdparm -t --direct: the same loop on an O_DIRECT descriptor.
             vec![s]
         }
-        Workload::SeqRead => vec![io_step(main(seq(Op::Read)), p, false)],
-        // dd conv=fdatasync: the final flush is part of the figure.
-        Workload::SeqWrite => vec![io_step(main(seq(Op::Write)), p, true)],
-        Workload::RandRead => vec![io_step(main(random(100)), p, false)],
-        Workload::RandWrite => vec![io_step(main(random(0)), p, false)],
-        Workload::RandRw => vec![io_step(main(random(p.rwmixread)), p, false)],
+        Workload::SeqRead => vec![io_step(main(seq(Op::Read)), p)],
+        // fio's end_fsync=0 by default; dd conv=fdatasync (the classic
+        // profile's dd) asks for the final flush with `end_fsync`.
+        Workload::SeqWrite => vec![io_step(main(seq(Op::Write)), p)],
+        Workload::RandRead => vec![io_step(main(random(100)), p)],
+        Workload::RandWrite => vec![io_step(main(random(0)), p)],
+        Workload::RandRw => vec![io_step(main(random(p.rwmixread)), p)],
         Workload::SeekProfile => seek_profile(p, range, lb)?,
         Workload::Zones => zones(p, range, lb)?,
         Workload::CommandOverhead => command_overhead(p, range, lb)?,
@@ -340,18 +341,18 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
 /// The plain read/write workloads' step with the page-cache and flush
 /// settings of the test: buffered (`direct = false`: the target's cache is
 /// dropped first, untimed, as the seeds do before dd and sysbench),
-/// sysbench's periodic fsync, and the final flush (`end_fsync`, else
-/// `end_default`). Flushes apply to steps that write only: sysbench's
+/// sysbench's periodic fsync, and the final flush (`end_fsync`; none by
+/// default, as fio's `end_fsync=0`). Flushes apply to steps that write only: sysbench's
 /// seqrd/rndrd never fsync (`file_thread_done` skips the read modes, and
 /// `is_dirty` stays 0).
-fn io_step(mut s: Step, p: &Params, end_default: bool) -> Step {
+fn io_step(mut s: Step, p: &Params) -> Step {
     if !p.direct {
         s.access = Access::Buffered;
         s.prepare = Prepare::DropCaches;
     }
     let writes = s.writes();
     s.fsync_freq = (p.fsync_freq > 0 && writes).then_some(p.fsync_freq);
-    s.flush_at_end = writes && p.end_fsync.unwrap_or(end_default);
+    s.flush_at_end = writes && p.end_fsync.unwrap_or(false);
     s
 }
 
@@ -1020,8 +1021,11 @@ mod tests {
         );
         assert!(st.writes());
 
+        // fio's end_fsync=0: no final flush unless the test asks for one.
         let st = &expand(&spec(Workload::SeqWrite, |_| ()), &HDD).unwrap()[0];
-        assert!(st.flush_at_end);
+        assert!(!st.flush_at_end);
+        let with = &expand(&spec(Workload::SeqWrite, |p| p.end_fsync = Some(true)), &HDD).unwrap()[0];
+        assert!(with.flush_at_end);
         assert_eq!(
             st.pattern,
             Pattern::Seq {

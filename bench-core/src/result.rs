@@ -342,16 +342,25 @@ pub struct DirStats {
     pub bytes_per_sec: f64,
     /// ios / runtime, per second.
     pub iops: f64,
-    /// Latency from just before the request is handed to the queue (after
-    /// its offset is drawn, before its buffer is stamped and it is
-    /// submitted) to just after the reap that returned it, nanoseconds.
-    /// This is fio's `lat` (io_u `start_time` to completion), not its
-    /// `clat`: with the io_uring engine the submission to the kernel
-    /// (io_uring_enter) happens in the reap, so the time a request waits
-    /// in the ring before the kernel sees it is included; with the
-    /// synchronous engine (depth 1, pread/pwrite, fio's psync) it differs
-    /// from fio's clat only by the stamping of the write buffer.
+    /// Latency from the request's start (just before it is handed to the
+    /// queue: after its offset is drawn, before its buffer is stamped and
+    /// it is submitted) to just after the reap that returned it,
+    /// nanoseconds: fio's `lat` (io_u `start_time` to completion).
     pub lat_ns: LatStats,
+    /// Completion latency, fio's `clat`: from the request's issue to the
+    /// system to just after the reap that returned it. The issue is just
+    /// after the io_uring_enter that submitted it (fio's `fio_ioring_commit`
+    /// then `io_u_queued`), or just before the pread/pwrite of the
+    /// synchronous engine (fio's sync engines: `td_io_queue`). The
+    /// percentiles fio prints by default are these. Absent in documents
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clat_ns: Option<LatStats>,
+    /// Submission latency, fio's `slat`: from the request's start to its
+    /// issue. Only for the io_uring engine (depth above 1); fio records none
+    /// for its synchronous engines either, so absent there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slat_ns: Option<LatStats>,
     /// Per-interval throughput and IOPS.
     pub samples: Samples,
 }

@@ -79,8 +79,14 @@ pub struct DirAcc {
     pub bytes: u64,
     /// Requests completed.
     pub ios: u64,
-    /// Latencies.
+    /// Latencies from the request's start to its completion (fio's `lat`).
     pub lat: Latency,
+    /// From its issue to its completion (fio's `clat`).
+    pub clat: Latency,
+    /// From its start to its issue (fio's `slat`): only where submission is
+    /// a step of its own ([`IoQueue::batched`]), as fio records it only
+    /// for engines that are not synchronous.
+    pub slat: Option<Latency>,
     /// Per-interval counts since the end of the ramp.
     pub buckets: Buckets,
 }
@@ -92,19 +98,49 @@ impl DirAcc {
             bytes: 0,
             ios: 0,
             lat: Latency::default(),
+            clat: Latency::default(),
+            slat: None,
             buckets: Buckets::new(interval),
         }
     }
 
-    /// Count one request that completed `since_ramp` after the ramp's end.
-    /// Its sample interval is the one holding the last nanosecond of its
-    /// service: a completion exactly on a boundary belongs to the interval
-    /// it ends (so a constant rate gives equal samples).
-    fn count(&mut self, lat: Nanos, since_ramp: Nanos, bytes: u64) {
+    /// Count one request, its times `t` ([`Times`]), that completed
+    /// `since_ramp` after the ramp's end. Its sample interval is the one
+    /// holding the last nanosecond of its service: a completion exactly on a
+    /// boundary belongs to the interval it ends (so a constant rate gives
+    /// equal samples).
+    fn count(&mut self, t: Times, done: Nanos, since_ramp: Nanos, bytes: u64) {
         self.bytes += bytes;
         self.ios += 1;
-        self.lat.record(lat.0);
+        self.lat.record(done.saturating_sub(t.start).0);
+        self.clat.record(done.saturating_sub(t.issue).0);
+        if t.batched {
+            self.slat
+                .get_or_insert_with(Latency::default)
+                .record(t.issue.saturating_sub(t.start).0);
+        }
         self.buckets.record(since_ramp.saturating_sub(Nanos(1)), bytes);
+    }
+}
+
+/// When a request started (fio's io_u `start_time`: before its buffer is
+/// stamped and it is submitted) and was issued to the system (`issue_time`:
+/// just before a synchronous submit, just after a batched queue's commit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Times {
+    start: Nanos,
+    issue: Nanos,
+    batched: bool,
+}
+
+impl Times {
+    /// A request issued as it started (a flush, alone in the queue).
+    fn at(t: Nanos) -> Times {
+        Times {
+            start: t,
+            issue: t,
+            batched: false,
+        }
     }
 }
 
@@ -394,8 +430,11 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     // issued has completed, the start of the measured time.
     let mut ramp_end = t0 + step.ramp;
     let mut measuring = step.ramp.0 == 0;
-    // Each slot's request and the time taken just before its submission.
-    let mut inflight: Vec<Option<(IoReq, Nanos)>> = vec![None; depth];
+    // Each slot's request and its times.
+    let mut inflight: Vec<Option<(IoReq, Times)>> = vec![None; depth];
+    let batched = q.batched();
+    // Slots submitted since the last commit (a batched queue's).
+    let mut uncommitted: Vec<usize> = Vec::with_capacity(depth);
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let mut comps: Vec<Completion> = Vec::with_capacity(depth);
     let (mut issued_bytes, mut issued_ios) = (0u64, 0u64);
@@ -457,10 +496,23 @@ pub fn run_job<Q: IoQueue, C: Clock>(
                     scramble::scramble(buf, req.offset, now);
                 }
             }
+            // A synchronous queue issues (and may finish) the request in
+            // `submit`: its issue time is just before.
+            let issue = if batched { now } else { clock.now() };
             q.submit(slot, req)?;
             free.pop();
             generated += 1;
-            inflight[slot] = Some((req, now));
+            inflight[slot] = Some((
+                req,
+                Times {
+                    start: now,
+                    issue,
+                    batched,
+                },
+            ));
+            if batched {
+                uncommitted.push(slot);
+            }
             if measuring {
                 issued_bytes += u64::from(req.len);
                 issued_ios += 1;
@@ -471,14 +523,22 @@ pub fn run_job<Q: IoQueue, C: Clock>(
                 flush_due = step.flush_every.is_some_and(|k| writes_since_flush >= k);
             }
         }
+        if !uncommitted.is_empty() {
+            q.commit()?;
+            let issued = clock.now();
+            for slot in uncommitted.drain(..) {
+                if let Some((_, t)) = inflight[slot].as_mut() {
+                    t.issue = issued;
+                }
+            }
+        }
         if free.len() == depth {
             // Nothing in flight: flush if due, else the step is over.
             if flush_due {
                 let t = clock.now();
                 let done = one_request(q, clock, flush_req, &mut comps)?;
                 if measuring {
-                    out.flush
-                        .count(done.saturating_sub(t), done.saturating_sub(ramp_end), 0);
+                    out.flush.count(Times::at(t), done, done.saturating_sub(ramp_end), 0);
                 }
                 last_done = last_done.max(done);
                 flush_due = false;
@@ -495,21 +555,17 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         }
         let now = clock.now();
         for c in &comps {
-            let (req, submitted) = slot_done(&mut inflight, c.slot)?;
+            let (req, times) = slot_done(&mut inflight, c.slot)?;
             free.push(c.slot);
             check(c, req)?;
             last_done = last_done.max(now);
-            if submitted >= ramp_end {
+            if times.start >= ramp_end {
                 let acc = match req.op {
                     Op::Read => &mut out.read,
                     Op::Write => &mut out.write,
                     Op::Flush => &mut out.flush,
                 };
-                acc.count(
-                    now.saturating_sub(submitted),
-                    now.saturating_sub(ramp_end),
-                    u64::from(req.len),
-                );
+                acc.count(times, now, now.saturating_sub(ramp_end), u64::from(req.len));
             }
         }
         if now >= next_report {
@@ -526,8 +582,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         let t = clock.now();
         let done = one_request(q, clock, flush_req, &mut comps)?;
         if measuring {
-            out.flush
-                .count(done.saturating_sub(t), done.saturating_sub(ramp_end), 0);
+            out.flush.count(Times::at(t), done, done.saturating_sub(ramp_end), 0);
         }
         last_done = last_done.max(done);
     }
@@ -547,7 +602,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
 /// `every`-th byte of what it returned, before the clock is read again (so
 /// inside the request's time, as in hdparm's timed loops). A queue that
 /// gives no read buffer (the simulated disk) has nothing to touch.
-fn touch_reads<Q: IoQueue>(q: &mut Q, comps: &[Completion], inflight: &[Option<(IoReq, Nanos)>], every: u32) {
+fn touch_reads<Q: IoQueue>(q: &mut Q, comps: &[Completion], inflight: &[Option<(IoReq, Times)>], every: u32) {
     let step = usize::try_from(every).unwrap_or(usize::MAX).max(1);
     for c in comps {
         let Some(Some((req, _))) = inflight.get(c.slot) else {
@@ -669,6 +724,10 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
             t.bytes += d.bytes;
             t.ios += d.ios;
             t.lat.merge(&d.lat);
+            t.clat.merge(&d.clat);
+            if let Some(sl) = &d.slat {
+                t.slat.get_or_insert_with(Latency::default).merge(sl);
+            }
             t.buckets.merge(&d.buckets);
         }
         if t.ios == 0 {
@@ -680,6 +739,8 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
             bytes_per_sec: rate(Bytes(t.bytes), runtime).unwrap_or(0.0),
             iops: per_sec(t.ios, runtime).unwrap_or(0.0),
             lat_ns: t.lat.to_stats()?,
+            clat_ns: t.clat.to_stats(),
+            slat_ns: t.slat.as_ref().and_then(Latency::to_stats),
             samples: t.buckets.to_samples(runtime),
         })
     };
@@ -1503,6 +1564,103 @@ mod tests {
             assert_eq!(o.read.ios, want, "min_ios {min_ios}");
             assert_eq!(o.runtime, Nanos::from_millis(100 * want));
         }
+    }
+
+    /// A batched queue (io_uring-like): `submit` queues, `commit` issues
+    /// after `commit_cost`, each request then takes `service` (one at a
+    /// time); time moves only in `commit` and `reap`.
+    struct Batched {
+        clock: SimClock,
+        commit_cost: Nanos,
+        service: Nanos,
+        queued: Vec<(usize, u32)>,
+        issued: Vec<(usize, Nanos, u32)>,
+        free_at: Nanos,
+        commits: u64,
+    }
+
+    impl IoQueue for Batched {
+        fn depth(&self) -> usize {
+            8
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            self.queued.push((slot, req.len));
+            Ok(())
+        }
+        fn batched(&self) -> bool {
+            true
+        }
+        fn commit(&mut self) -> Result<(), IoError> {
+            self.commits += 1;
+            self.clock.advance(self.commit_cost);
+            let now = self.clock.now();
+            for (slot, len) in self.queued.drain(..) {
+                self.free_at = self.free_at.max(now) + self.service;
+                self.issued.push((slot, self.free_at, len));
+            }
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            assert!(self.queued.is_empty(), "the runner commits before it reaps");
+            let first = self.issued.iter().map(|&(_, t, _)| t).min().expect("in flight");
+            let now = self.clock.now();
+            self.clock.advance(first.saturating_sub(now));
+            let (done, left): (Vec<_>, Vec<_>) = self.issued.drain(..).partition(|&(_, t, _)| t <= first);
+            self.issued = left;
+            out.extend(
+                done.into_iter()
+                    .map(|(slot, _, len)| Completion { slot, result: Ok(len) }),
+            );
+            Ok(())
+        }
+    }
+
+    /// fio's three latencies: on a batched queue, slat runs from the
+    /// request's start to the commit that issued it, clat from there to its
+    /// completion, lat the whole (lat = slat + clat for every request, so
+    /// the means add up); on a synchronous one there is no slat and clat is
+    /// lat (the simulated clock does not move between start and issue).
+    #[test]
+    fn slat_clat_and_lat_as_fio_splits_them() {
+        let clock = SimClock::default();
+        let mut s = throttled_step(8, Nanos::from_millis(10), Nanos(0));
+        s.limit.min_ios = 0;
+        let mut q = Batched {
+            clock: clock.clone(),
+            commit_cost: Nanos(5_000),
+            service: Nanos(100_000),
+            queued: Vec::new(),
+            issued: Vec::new(),
+            free_at: Nanos(0),
+            commits: 0,
+        };
+        let o = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()).unwrap();
+        let r = merge(&s, core::slice::from_ref(&o)).read.unwrap();
+        let slat = r.slat_ns.expect("a batched queue has slat");
+        let clat = r.clat_ns.expect("clat");
+        assert_eq!(slat.min, 5_000, "the commit's cost is every request's least slat");
+        assert_eq!(
+            clat.min, 100_000,
+            "the first of a batch completes one service after its issue"
+        );
+        assert!(clat.max > 100_000, "later ones wait in the device: {}", clat.max);
+        assert!((slat.mean + clat.mean - r.lat_ns.mean).abs() < 1e-6 * r.lat_ns.mean);
+        assert!(
+            q.commits > 1 && q.commits < o.read.ios,
+            "one commit per batch: {}",
+            q.commits
+        );
+
+        let (disk, s) = ms_per_read(Nanos::from_millis(50));
+        let clock = disk.clock.clone();
+        let mut q = disk.open(&open_spec(&s, 0)).unwrap();
+        let o = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()).unwrap();
+        let r = merge(&s, core::slice::from_ref(&o)).read.unwrap();
+        assert_eq!(
+            r.slat_ns, None,
+            "no slat for a synchronous queue, as fio's sync engines"
+        );
+        assert_eq!(r.clat_ns.as_ref(), Some(&r.lat_ns));
     }
 
     /// Progress is reported about once per second of the step's clock, with

@@ -164,8 +164,9 @@ pub struct Params {
     pub fsync_freq: u64,
     /// One flush after the last write, inside the timed part (dd's
     /// `conv=fdatasync` or the seed's `time (dd ...; sync)`, sysbench's
-    /// `file-fsync-end`); `None`: the workload's default (`seq_write` yes,
-    /// others no). Absent in documents before it existed (`None`).
+    /// `file-fsync-end`); `None`: none (fio's `end_fsync=0`; before this
+    /// default, `seq_write` had one). Absent in documents before it existed
+    /// (`None`).
     #[serde(default)]
     pub end_fsync: Option<bool>,
     /// A time-bounded step ends at its `runtime` only once each job has

@@ -828,8 +828,13 @@ fn latency_charts(doc: &ResultDoc) -> Vec<String> {
             let many_steps = t.steps.len() > 1;
             for st in &t.steps {
                 for (dir, stats) in [("read", &st.read), ("write", &st.write)] {
-                    let Some(DirStats { lat_ns, .. }) = stats else { continue };
-                    let points: Vec<Point> = lat_ns
+                    let Some(DirStats { lat_ns, clat_ns, .. }) = stats else {
+                        continue;
+                    };
+                    // fio's clat, as its percentiles are printed; lat before clat existed.
+                    let points: Vec<Point> = clat_ns
+                        .as_ref()
+                        .unwrap_or(lat_ns)
                         .percentiles
                         .iter()
                         .filter(|p| p.ns > 0 && p.p.is_finite() && p.p > 0.0)

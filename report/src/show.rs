@@ -12,7 +12,9 @@
 use std::collections::BTreeSet;
 
 use bench_core::analysis::Metric;
-use bench_core::result::{AllAtOnce, DirStats, Figure, ResultDoc, Status, StepResult, TargetInfo, TestResult};
+use bench_core::result::{
+    AllAtOnce, DirStats, Figure, LatStats, ResultDoc, Status, StepResult, TargetInfo, TestResult,
+};
 use bench_core::spec::Workload;
 
 use crate::read::Loaded;
@@ -527,13 +529,14 @@ pub fn main_step(x: &TestResult) -> Option<&StepResult> {
         .or_else(|| (x.steps.len() == 1).then(|| &x.steps[0]))
 }
 
-/// The latency percentile `p` of `d`, nanoseconds.
+/// The latency percentile `p` of `d` (its `lat_ns`), nanoseconds.
 pub fn percentile(d: &DirStats, p: f64) -> Option<u64> {
-    d.lat_ns
-        .percentiles
-        .iter()
-        .find(|q| (q.p - p).abs() < 1e-9)
-        .map(|q| q.ns)
+    lat_percentile(&d.lat_ns, p)
+}
+
+/// The percentile `p` of `l`, nanoseconds.
+pub fn lat_percentile(l: &LatStats, p: f64) -> Option<u64> {
+    l.percentiles.iter().find(|q| (q.p - p).abs() < 1e-9).map(|q| q.ns)
 }
 
 /// The percentile's column name: `p99.9`.
@@ -543,7 +546,14 @@ pub fn percentile_name(p: f64) -> String {
 
 /// Latency percentiles of each ok test's main step, per direction.
 fn latency(tests: &[&TestResult]) -> String {
-    let mut header: Vec<String> = vec!["test".into(), "dir".into(), "ios".into(), "min".into(), "mean".into()];
+    let mut header: Vec<String> = vec![
+        "test".into(),
+        "dir".into(),
+        "lat".into(),
+        "ios".into(),
+        "min".into(),
+        "mean".into(),
+    ];
     header.extend(PERCENTILES.iter().map(|&p| percentile_name(p)));
     header.push("max".into());
     let mut rows = vec![header];
@@ -554,28 +564,35 @@ fn latency(tests: &[&TestResult]) -> String {
             if d.ios == 0 {
                 continue;
             }
+            // fio's clat, whose percentiles fio prints by default; lat in
+            // documents from before clat was recorded.
+            let (l, tag) = d.clat_ns.as_ref().map_or((&d.lat_ns, "lat"), |c| (c, "clat"));
             let mut row = vec![
                 x.name.clone(),
                 dir.into(),
+                tag.into(),
                 d.ios.to_string(),
-                text::us_int(d.lat_ns.min),
-                text::us(d.lat_ns.mean),
+                text::us_int(l.min),
+                text::us(l.mean),
             ];
             row.extend(
                 PERCENTILES
                     .iter()
-                    .map(|&p| percentile(d, p).map_or_else(|| "-".into(), text::us_int)),
+                    .map(|&p| lat_percentile(l, p).map_or_else(|| "-".into(), text::us_int)),
             );
-            row.push(text::us_int(d.lat_ns.max));
+            row.push(text::us_int(l.max));
             rows.push(row);
         }
     }
     if rows.len() == 1 {
         return String::new();
     }
-    let mut align = vec![Align::Left, Align::Left];
+    let mut align = vec![Align::Left, Align::Left, Align::Left];
     align.resize(rows[0].len(), Align::Right);
-    let mut out = String::from("latency of the main step, µs (10^-6 s), completion (submission to completion):\n");
+    let mut out = String::from(
+        "latency of the main step, µs (10^-6 s): clat = fio's (issue to completion, the percentiles fio prints), \
+         lat = start to completion where no clat was recorded:\n",
+    );
     out.push_str(&table(&rows, &align));
     out
 }

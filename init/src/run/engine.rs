@@ -429,6 +429,17 @@ impl IoQueue for DevQueue {
         }
     }
 
+    fn batched(&self) -> bool {
+        matches!(self, DevQueue::Uring(_))
+    }
+
+    fn commit(&mut self) -> Result<(), IoError> {
+        match self {
+            DevQueue::Sync(_) => Ok(()),
+            DevQueue::Uring(q) => q.ring.commit().map_err(|errno| IoError { errno, req: q.last }),
+        }
+    }
+
     fn write_buf(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
         match self {
             // One request in flight: one write buffer serves every slot.
@@ -1223,6 +1234,44 @@ mod tests {
         assert_eq!(out.read.bytes, 3000 * 4096);
         assert_eq!(c.max, 32, "requests in flight");
         assert_eq!(c.now, 0, "all reaped");
+    }
+
+    /// fio's slat, clat and lat on a loop device: the ring's requests are
+    /// issued by a commit of their own (slat from start to it, clat after
+    /// it, each below lat); pread at depth 1 has no slat (fio's sync
+    /// engines record none) and its clat is at most its lat.
+    #[test]
+    fn uring_has_slat_and_clat_and_psync_has_clat_only() {
+        let Some(lo) = LoopDev::new("slat") else { return };
+        let t = lo.target(false);
+        let step = rand_step(100, 8, 1, 2000);
+        let mut q = t.open(&open_spec(&step, 0)).expect("queue");
+        assert!(q.batched());
+        let out = runner::run_job(&step, 0, &mut q, &MonoClock::new(), &Stop::new(), &mut |_| {}).expect("run_job");
+        let r = runner::merge(&step, std::slice::from_ref(&out)).read.expect("reads");
+        let (slat, clat) = (r.slat_ns.expect("slat"), r.clat_ns.expect("clat"));
+        assert!(
+            slat.mean > 0.0 && slat.mean < r.lat_ns.mean,
+            "slat {} lat {}",
+            slat.mean,
+            r.lat_ns.mean
+        );
+        assert!(
+            clat.mean > 0.0 && clat.mean < r.lat_ns.mean,
+            "clat {} lat {}",
+            clat.mean,
+            r.lat_ns.mean
+        );
+        assert!(clat.min <= r.lat_ns.min && clat.max <= r.lat_ns.max);
+
+        let step = rand_step(100, 1, 1, 500);
+        let mut q = t.open(&open_spec(&step, 0)).expect("queue");
+        assert!(!q.batched());
+        let out = runner::run_job(&step, 0, &mut q, &MonoClock::new(), &Stop::new(), &mut |_| {}).expect("run_job");
+        let r = runner::merge(&step, std::slice::from_ref(&out)).read.expect("reads");
+        assert_eq!(r.slat_ns, None);
+        let clat = r.clat_ns.expect("clat");
+        assert!(clat.mean <= r.lat_ns.mean && clat.min <= r.lat_ns.min);
     }
 
     /// sysbench's write mode through the page cache on a real device:

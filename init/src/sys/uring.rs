@@ -214,6 +214,17 @@ impl Ring {
         }
     }
 
+    /// Submit what is queued without waiting for any completion (fio's
+    /// `fio_ioring_commit`); `wait` submits anything still queued.
+    pub fn commit(&mut self) -> Result<(), i32> {
+        loop {
+            match self.ring.submit() {
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                r => break r.map(drop).map_err(|e| super::file::errno_of(&e)),
+            }
+        }
+    }
+
     /// Submit what is queued, wait until at least `min` requests have
     /// completed (fewer if fewer are in flight), and hand every available
     /// completion to `done(slot, result)`, `result` being bytes transferred
