@@ -239,7 +239,7 @@ def pairs(d, a):
         # 100 requests and one at the end in the write modes.
         spec = {"workload": wl, "bs": "16k", "runtime": a.runtime, "direct": False}
         if side == "write":
-            spec.update({"fsync_freq": 100, "end_fsync": True})
+            spec.update({"fsync_freq": 100, "end_fsync": True, "file_num": 128})
         add(f"sysbench_{mode}", f"sysbench fileio {mode} {a.sysbench_size}", "MiB/s",
             lambda mode=mode: sysbench(d, mode, a),
             lambda spec=spec, side=side: twin(d, bb, spec, side, "MiB/s"), fs=True)

@@ -233,6 +233,7 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         flush_every: None,
         flush_at_end: false,
         fsync_freq: None,
+        fsync_files: 1,
         seed: p.seed.wrapping_add(index),
         sample_interval: p.sample_interval,
         verify: false,
@@ -352,6 +353,7 @@ fn io_step(mut s: Step, p: &Params) -> Step {
     }
     let writes = s.writes();
     s.fsync_freq = (p.fsync_freq > 0 && writes).then_some(p.fsync_freq);
+    s.fsync_files = p.file_num;
     s.flush_at_end = writes && p.end_fsync.unwrap_or(false);
     s
 }

@@ -442,6 +442,10 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     // Requests taken from the generator (ramp included): a verify replays them.
     let mut generated = 0u64;
     let mut flush_due = false;
+    // How many flushes the due flush is: sysbench's periodic one, one per
+    // file ([`Step::fsync_files`]); a `flush_every` one, one.
+    let mut flushes_due = 1u64;
+    let files = step.fsync_files.max(1);
     // Any write since the last flush (sysbench's `is_dirty`).
     let mut dirty = false;
     let mut stopping = false;
@@ -481,7 +485,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
             // in place of the next request), so a step that ends on a
             // multiple leaves it to the final flush.
             if dirty && step.fsync_freq.is_some_and(|k| generated % k == 0) {
-                flush_due = true;
+                (flush_due, flushes_due) = (true, files);
                 break;
             }
             let req = gen.next_req();
@@ -521,6 +525,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
                 writes_since_flush += 1;
                 dirty = true;
                 flush_due = step.flush_every.is_some_and(|k| writes_since_flush >= k);
+                flushes_due = 1;
             }
         }
         if !uncommitted.is_empty() {
@@ -535,12 +540,14 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         if free.len() == depth {
             // Nothing in flight: flush if due, else the step is over.
             if flush_due {
-                let t = clock.now();
-                let done = one_request(q, clock, flush_req, &mut comps)?;
-                if measuring {
-                    out.flush.count(Times::at(t), done, done.saturating_sub(ramp_end), 0);
+                for _ in 0..flushes_due {
+                    let t = clock.now();
+                    let done = one_request(q, clock, flush_req, &mut comps)?;
+                    if measuring {
+                        out.flush.count(Times::at(t), done, done.saturating_sub(ramp_end), 0);
+                    }
+                    last_done = last_done.max(done);
                 }
-                last_done = last_done.max(done);
                 flush_due = false;
                 writes_since_flush = 0;
                 dirty = false;
@@ -579,12 +586,15 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         }
     }
     if step.flush_at_end && writes_since_flush > 0 {
-        let t = clock.now();
-        let done = one_request(q, clock, flush_req, &mut comps)?;
-        if measuring {
-            out.flush.count(Times::at(t), done, done.saturating_sub(ramp_end), 0);
+        // sysbench's `file_thread_done`: an fsync of each file.
+        for _ in 0..files {
+            let t = clock.now();
+            let done = one_request(q, clock, flush_req, &mut comps)?;
+            if measuring {
+                out.flush.count(Times::at(t), done, done.saturating_sub(ramp_end), 0);
+            }
+            last_done = last_done.max(done);
         }
-        last_done = last_done.max(done);
     }
     // A step stopped inside its ramp measured nothing.
     out.runtime = if measuring {
@@ -972,6 +982,7 @@ mod tests {
             flush_every: None,
             flush_at_end: false,
             fsync_freq: None,
+            fsync_files: 1,
             seed: 42,
             sample_interval: Nanos::from_secs(1),
             verify: false,

@@ -177,11 +177,27 @@ pub struct Params {
     /// most, not a least). Absent in documents before it existed (0).
     #[serde(default)]
     pub min_ios: u64,
+    /// sysbench `file-num` (its default 128): the files sysbench spreads its
+    /// `file-total-size` over. The twin writes one target, but at each
+    /// `fsync_freq` point and at the end (`end_fsync`) it issues this many
+    /// flushes, as sysbench fsyncs every file in turn (`sb_fileio.c`
+    /// `file_get_rnd_request`/`file_get_seq_request`: `fsynced_file` runs
+    /// over all `num_files` before `is_dirty` is cleared; `file_thread_done`
+    /// fsyncs each file). Each one reaches the device as a cache flush, as
+    /// an fsync on a journalling filesystem does even for a clean file.
+    /// Absent in documents before it existed (1).
+    #[serde(default = "one")]
+    pub file_num: u64,
 }
 
 /// serde's default for flags that default to on.
 const fn yes() -> bool {
     true
+}
+
+/// serde's default for counts that default to one.
+const fn one() -> u64 {
+    1
 }
 
 impl Params {
@@ -208,6 +224,7 @@ impl Params {
             fsync_freq: 0,
             end_fsync: None,
             min_ios: 0,
+            file_num: 1,
         }
     }
 }
@@ -349,6 +366,11 @@ pub struct Step {
     /// wrote since the last flush, one flush. None: never.
     #[serde(default)]
     pub fsync_freq: Option<u64>,
+    /// Flushes at each of `fsync_freq`'s points and at the end
+    /// (`flush_at_end`): sysbench fsyncs each of its `file-num` files in
+    /// turn ([`Params::file_num`]). 0 in documents before it existed: one.
+    #[serde(default)]
+    pub fsync_files: u64,
     /// Seed of this step's offsets and buffers.
     pub seed: u64,
     /// Sample width.

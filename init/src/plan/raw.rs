@@ -211,7 +211,8 @@ param_structs!(
     direct,
     fsync_freq,
     end_fsync,
-    min_ios
+    min_ios,
+    file_num
 );
 
 /// The `destructive` section as written.

@@ -65,6 +65,13 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
             "fsync_freq" => p.fsync_freq = int_of(v, at, "a whole number of requests (0 = never)")?,
             "end_fsync" => p.end_fsync = Some(bool_of(v, at)?),
             "min_ios" => p.min_ios = int_of(v, at, "a whole number of requests (0 = none)")?,
+            "file_num" => {
+                let expected = "a whole number of files from 1";
+                p.file_num = match int_of(v, at, expected)? {
+                    0 => return err(format!("{at}: {v} is out of range; expected {expected}")),
+                    n => n,
+                };
+            }
             _ => unreachable!("every key of RawParams is handled: {key}"),
         }
     }

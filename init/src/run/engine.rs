@@ -1209,6 +1209,7 @@ mod tests {
             flush_every: None,
             flush_at_end: false,
             fsync_freq: None,
+            fsync_files: 1,
             seed: 9,
             sample_interval: Nanos::from_secs(1),
             verify: false,
