@@ -75,9 +75,11 @@ pub const MAX_BS: u64 = GIB;
 pub const COMMAND_OVERHEAD_BYTES: u64 = 10 * MIB;
 /// The request size of the transfer-rate reads (diskinfo's `rdmega`).
 pub const ZONE_BS: u64 = MIB;
-/// Sizes of the `iops_sweep` steps (diskinfo -i); the logical block size is
-/// added in front, sizes below it are skipped.
-pub const IOPS_SWEEP_SIZES: [u64; 3] = [4 * KIB, 32 * KIB, 128 * KIB];
+/// Sizes of the `iops_sweep` steps after the logical block (diskinfo -i's
+/// `iopsbench`: sectorsize, then 4 KiB unless the sector is 4096 B, 32 KiB,
+/// 128 KiB, 1024 KiB); sizes not above the block or not a multiple of it
+/// are skipped.
+pub const IOPS_SWEEP_SIZES: [u64; 4] = [4 * KIB, 32 * KIB, 128 * KIB, MIB];
 
 /// The user's range after validation: `[start, start + len)`, `len` a
 /// multiple of the logical block.
@@ -557,8 +559,10 @@ fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, Plan
 }
 
 /// diskinfo -i: random reads at each size (the logical block, 4 KiB,
-/// 32 KiB, 128 KiB; sizes below or not a multiple of the block skipped),
-/// labelled by the size in bytes, with the test's iodepth, jobs and bounds.
+/// 32 KiB, 128 KiB, 1024 KiB; sizes below or not a multiple of the block
+/// skipped), labelled by the size in bytes, with the test's iodepth, jobs
+/// and bounds. Offsets are uniform over the range and aligned to the size,
+/// as diskinfo's `iops` draws `random() % (mediasize / size) * size`.
 fn iops_sweep(p: &Params, range: Range, lb: u32, limit: Limit) -> Result<Vec<Step>, PlanError> {
     let lb64 = u64::from(lb);
     let mut sizes = vec![lb64];
@@ -1180,8 +1184,8 @@ mod tests {
             ..HDD
         };
         for (g, labels) in [
-            (HDD, vec!["512", "4096", "32768", "131072"]),
-            (g4k, vec!["4096", "32768", "131072"]),
+            (HDD, vec!["512", "4096", "32768", "131072", "1048576"]),
+            (g4k, vec!["4096", "32768", "131072", "1048576"]),
         ] {
             let steps = expand(&spec(Workload::IopsSweep, |p| p.iodepth = 128), &g).unwrap();
             let got: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();

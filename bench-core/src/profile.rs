@@ -341,10 +341,13 @@ mod tests {
         );
     }
 
-    /// A simulated disk's queue that records every request in issue order.
+    /// A simulated disk's queue that records every request in issue order,
+    /// and the most it ever had in flight.
     struct Recording<'a> {
         inner: crate::sim::SimQueue,
         log: &'a core::cell::RefCell<Vec<crate::io::IoReq>>,
+        inflight: usize,
+        max_inflight: usize,
     }
 
     impl crate::io::IoQueue for Recording<'_> {
@@ -353,11 +356,62 @@ mod tests {
         }
         fn submit(&mut self, slot: usize, req: crate::io::IoReq) -> Result<(), crate::io::IoError> {
             self.log.borrow_mut().push(req);
+            self.inflight += 1;
+            self.max_inflight = self.max_inflight.max(self.inflight);
             self.inner.submit(slot, req)
         }
         fn reap(&mut self, min: usize, out: &mut Vec<crate::io::Completion>) -> Result<(), crate::io::IoError> {
-            self.inner.reap(min, out)
+            let before = out.len();
+            let r = self.inner.reap(min, out);
+            self.inflight -= out.len() - before;
+            r
         }
+    }
+
+    /// One step of a classic test as run on the simulated disk: the step,
+    /// its requests in issue order, the job's outcome, the simulated time
+    /// it took, and the most requests it had in flight.
+    struct StepRun {
+        step: crate::spec::Step,
+        log: Vec<crate::io::IoReq>,
+        out: crate::runner::JobOutcome,
+        elapsed: u64,
+        max_inflight: usize,
+    }
+
+    /// Run `step` as one job on `disk`, recording its requests.
+    fn run_recorded(disk: &crate::sim::SimDisk, step: crate::spec::Step) -> StepRun {
+        use crate::io::Target;
+        let log = core::cell::RefCell::new(Vec::new());
+        let inner = disk.open(&crate::runner::open_spec(&step, 0)).unwrap();
+        let mut q = Recording {
+            inner,
+            log: &log,
+            inflight: 0,
+            max_inflight: 0,
+        };
+        let stop = crate::runner::Stop::new();
+        let t0 = crate::io::Clock::now(&disk.clock).0;
+        let out = crate::runner::run_job(&step, 0, &mut q, &disk.clock, &stop, &mut |_| ()).unwrap();
+        let elapsed = crate::io::Clock::now(&disk.clock).0 - t0;
+        let max_inflight = q.max_inflight;
+        StepRun {
+            step,
+            log: log.into_inner(),
+            out,
+            elapsed,
+            max_inflight,
+        }
+    }
+
+    /// Every step of the classic test `name`, its parameters changed by
+    /// `f`, run in order on `disk`.
+    fn classic_run_all(name: &str, disk: &crate::sim::SimDisk, f: impl FnOnce(&mut Params)) -> Vec<StepRun> {
+        use crate::io::Target;
+        let mut t = classic().into_iter().find(|t| t.name == name).unwrap();
+        f(&mut t.params);
+        let steps = expand(&t, &disk.geometry()).unwrap();
+        steps.into_iter().map(|s| run_recorded(disk, s)).collect()
     }
 
     /// The classic test `name`, bounded by `f` instead (so a test can count
@@ -385,14 +439,8 @@ mod tests {
         assert_eq!(steps.len(), 1, "{name}");
         let mut step = steps[0].clone();
         g(&mut step);
-        let log = core::cell::RefCell::new(Vec::new());
-        let inner = disk.open(&crate::runner::open_spec(&step, 0)).unwrap();
-        let mut q = Recording { inner, log: &log };
-        let stop = crate::runner::Stop::new();
-        let t0 = crate::io::Clock::now(&disk.clock).0;
-        let out = crate::runner::run_job(&step, 0, &mut q, &disk.clock, &stop, &mut |_| ()).unwrap();
-        let elapsed = crate::io::Clock::now(&disk.clock).0 - t0;
-        (step, log.into_inner(), out, elapsed)
+        let r = run_recorded(&disk, step);
+        (r.step, r.log, r.out, r.elapsed)
     }
 
     /// The indices (0-based, in issue order) of the flushes, and the
@@ -510,6 +558,46 @@ mod tests {
             // whole of it, the flush included.
             assert_eq!(out.runtime.0, elapsed, "{name}");
             assert_eq!(out.flush.ios, flushes.len() as u64, "{name}");
+        }
+    }
+
+    /// diskinfo -i (`iopsbench`/`iops`): one step per size, sectorsize,
+    /// 4 KiB (not again on a 4096-byte sector), 32 KiB, 128 KiB, 1024 KiB;
+    /// each keeps 128 reads (`NAIO`) in flight, every read of the step's
+    /// size at `random() % (mediasize / size) * size`: aligned to the size,
+    /// inside the target, spread over all of it.
+    #[test]
+    fn diskinfo_i_requests_as_diskinfo_issues_them() {
+        use crate::io::Op;
+        use crate::sim::{SimDisk, SimModel};
+        for (lb, sizes) in [
+            (512u32, vec![512u64, 4096, 32 * KIB, 128 * KIB, MIB]),
+            (4096, vec![4096, 32 * KIB, 128 * KIB, MIB]),
+        ] {
+            let mut m = SimModel::ssd(8 * GIB);
+            m.logical_block = lb;
+            let disk = SimDisk::new(m, true);
+            let runs = classic_run_all("diskinfo_i", &disk, |p| p.runtime = Some(Nanos::from_millis(100)));
+            let got: Vec<u64> = runs.iter().map(|r| u64::from(r.step.bs)).collect();
+            assert_eq!(got, sizes, "lb {lb}: the step sizes");
+            for r in &runs {
+                let size = u64::from(r.step.bs);
+                assert_eq!(r.step.label, size.to_string());
+                assert_eq!(r.max_inflight, 128, "{size}: diskinfo's NAIO in flight");
+                assert!(r.log.len() > 128, "{size}: {} reads, the queue refilled", r.log.len());
+                for q in &r.log {
+                    assert_eq!((q.op, u64::from(q.len)), (Op::Read, size));
+                    assert!(
+                        q.offset % size == 0 && q.offset + size <= 8 * GIB,
+                        "{size}: {}",
+                        q.offset
+                    );
+                }
+                let top = r.log.iter().map(|q| q.offset).max().unwrap();
+                let low = r.log.iter().map(|q| q.offset).min().unwrap();
+                assert!(top > 8 * GIB / 10 * 9 && low < 8 * GIB / 10, "{size}: {low}..{top}");
+                assert_eq!(r.out.read.ios, r.log.len() as u64);
+            }
         }
     }
 

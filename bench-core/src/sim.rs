@@ -805,7 +805,7 @@ mod tests {
             let filled = match t.workload {
                 Workload::SeekProfile => s.seek_ns.len() == 7,
                 Workload::Zones => s.per_step.len() == 3 + 8,
-                Workload::IopsSweep => s.per_step.len() == 4,
+                Workload::IopsSweep => s.per_step.len() == 5,
                 Workload::Commit => s.per_step.len() == 2,
                 Workload::CommandOverhead => s.command_overhead_ns.is_some(),
                 _ => s.lat_mean_ns.is_some() && (s.read_bytes_per_sec.is_some() || s.write_bytes_per_sec.is_some()),

@@ -41,7 +41,7 @@ pub enum Workload {
     /// block at a time; the difference per command is the overhead.
     CommandOverhead,
     /// diskinfo -i: random reads with 128 in flight at block, 4 KiB, 32 KiB,
-    /// 128 KiB.
+    /// 128 KiB, 1024 KiB.
     IopsSweep,
     /// Writes of `bs` with a flush after every `flush_every` writes, and with
     /// one flush at the end (seed 000's "commit size"; diskinfo -S).
