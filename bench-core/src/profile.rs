@@ -6,7 +6,7 @@
 //! - `classic`: the seed posts' tools with their parameters: hdparm -T/-t,
 //!   dd (16k x 10000 write + fdatasync, 8k x 256k overwrite, 10M x 400 read),
 //!   sysbench fileio (16 KiB, rndrd/rndwr/rndrw at 1.5 ratio, 10 s),
-//!   diskinfo -t/-c/-i, the commit-size test.
+//!   diskinfo -t/-c/-i/-S, the commit-size test.
 //! - `cdm`: CrystalDiskMark's default set: SEQ1M Q8T1, SEQ1M Q1T1,
 //!   RND4K Q32T1, RND4K Q1T1, read and write, 1 GiB area, 5 s each.
 
@@ -82,6 +82,9 @@ fn quick() -> Vec<TestSpec> {
             untimed(p);
             (p.bs, p.size, p.flush_every) = (Bytes(16 * KIB), Some(Bytes(MIB)), 1);
         }),
+        // Sizes up to 64 KiB: each size runs at least one batch of 250
+        // writes and flushes, whatever the runtime.
+        test("", Workload::Slog, |p| (p.max_bs, p.runtime) = (Bytes(64 * KIB), half)),
     ];
     // Runs of a second or less: sample every 100 ms so each timed test still
     // has a series of samples and a steadiness figure.
@@ -92,7 +95,8 @@ fn quick() -> Vec<TestSpec> {
 }
 
 /// `standard`: every workload with fio-like 10 s runtimes; random tests at
-/// QD1 and QD32; zones 100 MiB with 32 points; iops_sweep 3 s at QD128.
+/// QD1 and QD32; zones 100 MiB with 32 points; iops_sweep 3 s at QD128;
+/// slog as diskinfo -S (1 s per size, up to 8 MiB).
 fn standard() -> Vec<TestSpec> {
     let ten = Some(Nanos::from_secs(10));
     let mut v = vec![
@@ -123,6 +127,8 @@ fn standard() -> Vec<TestSpec> {
             untimed(p);
             (p.bs, p.size, p.flush_every) = (Bytes(16 * KIB), Some(Bytes(16 * MIB)), 10);
         }),
+        // diskinfo -S as it runs: block to 8 MiB, at least 1 s each.
+        test("", Workload::Slog, |p| p.runtime = Some(Nanos::from_secs(1))),
     ]);
     v
 }
@@ -170,7 +176,7 @@ fn classic() -> Vec<TestSpec> {
         }),
         test("sysbench_seqrd", Workload::SeqRead, sysbench),
         test("sysbench_seqwr", Workload::SeqWrite, sysbench),
-        // diskinfo -t (seeks, transfer rates), -c, -i.
+        // diskinfo -t (seeks, transfer rates), -c, -i, -S (-S needs -w).
         test("diskinfo_t_seek", Workload::SeekProfile, untimed),
         test("diskinfo_t_zones", Workload::Zones, |p| {
             untimed(p);
@@ -179,6 +185,10 @@ fn classic() -> Vec<TestSpec> {
         test("diskinfo_c", Workload::CommandOverhead, untimed),
         test("diskinfo_i", Workload::IopsSweep, |p| {
             (p.iodepth, p.runtime) = (128, secs(3))
+        }),
+        // slogbench: sectorsize to MAXTX (8 MiB), at least 1 s per size.
+        test("diskinfo_S", Workload::Slog, |p| {
+            (p.max_bs, p.runtime) = (crate::spec::SLOG_MAX_BS, secs(1))
         }),
         // Seed 000's commit size: 1000 files of 160 KiB (10 x 16 KiB), a
         // flush per file, then one flush at the end.
@@ -599,6 +609,64 @@ mod tests {
                 assert_eq!(r.out.read.ios, r.log.len() as u64);
             }
         }
+    }
+
+    /// diskinfo -S (`slogbench`) on a simulated SSD (constant time per
+    /// write and flush): one step per size from the sector doubling to
+    /// 8 MiB; in each, one write at a time of the step's size at a random
+    /// offset aligned to it, each followed by one flush (`DIOCGFLUSH` after
+    /// every `parwrite`), so N writes issue N flushes, alternating; N a
+    /// whole number of 250-write batches, the first batch end at or past the
+    /// runtime (`while (delta_t() < 1.0)`), at least one batch; the time
+    /// counted is all of it, flushes included (`TS`).
+    #[test]
+    fn diskinfo_s_requests_and_flushes_as_diskinfo_issues_them() {
+        use crate::io::Op;
+        use crate::sim::{SimDisk, SimModel};
+        let runtime = Nanos::from_millis(100);
+        let disk = SimDisk::new(SimModel::ssd(8 * GIB), true);
+        let runs = classic_run_all("diskinfo_S", &disk, |p| p.runtime = Some(runtime));
+        let sizes: Vec<u64> = runs.iter().map(|r| u64::from(r.step.bs)).collect();
+        let want: Vec<u64> = (0..15).map(|i| 512u64 << i).collect();
+        assert_eq!(sizes, want);
+        assert_eq!(sizes[14], 8 * MIB);
+        for r in &runs {
+            let size = u64::from(r.step.bs);
+            let writes: Vec<_> = r.log.iter().filter(|q| q.op != Op::Flush).collect();
+            let n = writes.len() as u64;
+            assert!(n >= 250 && n % 250 == 0, "{size}: {n} writes, whole batches");
+            assert_eq!(
+                flush_points(&r.log),
+                (1..=writes.len()).collect::<Vec<_>>(),
+                "{size}: a flush after every write"
+            );
+            assert_eq!((r.out.write.ios, r.out.flush.ios), (n, n), "{size}");
+            assert_eq!(r.max_inflight, 1, "{size}: one at a time");
+            for q in &writes {
+                assert_eq!((q.op, u64::from(q.len)), (Op::Write, size));
+                assert!(
+                    q.offset % size == 0 && q.offset + size <= 8 * GIB,
+                    "{size}: {}",
+                    q.offset
+                );
+            }
+            let top = writes.iter().map(|q| q.offset).max().unwrap();
+            assert!(top > 8 * GIB / 10 * 9, "{size}: highest offset {top}");
+            // Every write and flush costs the same here: the batch before
+            // the last ended before the runtime, the last at or after it.
+            let per = r.elapsed / n;
+            assert!(n * per >= runtime.0 - per, "{size}: {n} writes of {per} ns");
+            assert!(
+                n == 250 || (n - 250) * per < runtime.0,
+                "{size}: {n} writes of {per} ns"
+            );
+            // Timed from the first write to the last flush.
+            assert_eq!(r.out.runtime.0, r.elapsed, "{size}");
+        }
+        // The small sizes ran many batches, the 8 MiB one exactly one
+        // (250 x 16.9 ms is past 100 ms).
+        assert!(runs[0].out.write.ios > 250);
+        assert_eq!(runs[14].out.write.ios, 250);
     }
 
     /// The tools' own renderings: the seeds' dd lines (163840000 B in

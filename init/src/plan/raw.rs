@@ -210,7 +210,8 @@ param_structs!(
     verify,
     direct,
     fsync_freq,
-    end_fsync
+    end_fsync,
+    max_bs
 );
 
 /// The `destructive` section as written.
