@@ -223,12 +223,19 @@ fn sysbench(p: &mut Params) {
 /// `file_report_cumulative` (`%4.2f MiB/s`); `dd_*`: SI-scaled (10^3
 /// steps: B/s, kB/s, MB/s, GB/s), as coreutils dd's `print_xfer_stats`
 /// (gnulib `human_readable` with `human_autoscale | human_round_to_nearest
-/// | human_SI`: one decimal below 10, else whole). `None` for other names.
+/// | human_SI`: one decimal below 10, else whole); `diskinfo_S`: MiB/s with
+/// one decimal, as diskinfo's `TS` (`%8.1f Mbytes/s`, `/ (1024 * 1024)`);
+/// other `diskinfo_*`: KiB/s, whole, as diskinfo's `TR` (`%8.0f
+/// kbytes/sec`, kbytes of 1024 B). `None` for other names.
 pub fn tool_figure(test_name: &str, bytes_per_sec: f64) -> Option<String> {
     if test_name.starts_with("sysbench_") {
         Some(format!("{:.2} MiB/s (sysbench)", bytes_per_sec / MIB as f64))
     } else if test_name.starts_with("dd_") {
         Some(format!("{} (dd)", dd_rate(bytes_per_sec)))
+    } else if test_name == "diskinfo_S" {
+        Some(format!("{:.1} Mbytes/s (diskinfo)", bytes_per_sec / MIB as f64))
+    } else if test_name.starts_with("diskinfo_") {
+        Some(format!("{:.0} kbytes/sec (diskinfo)", bytes_per_sec / KIB as f64))
     } else {
         None
     }
@@ -687,5 +694,15 @@ mod tests {
             Some("12.35 MiB/s (sysbench)")
         );
         assert_eq!(tool_figure("hdparm_t", 1e6), None);
+        // diskinfo -t's `TR`: 102400 kbytes in 0.8 s = 128000 kbytes/sec;
+        // -S's `TS`: 250 x 8 MiB in 4 s = 500.0 Mbytes/s.
+        assert_eq!(
+            tool_figure("diskinfo_t_zones", 100.0 * MIB as f64 / 0.8).as_deref(),
+            Some("128000 kbytes/sec (diskinfo)")
+        );
+        assert_eq!(
+            tool_figure("diskinfo_S", 250.0 * 8.0 * MIB as f64 / 4.0).as_deref(),
+            Some("500.0 Mbytes/s (diskinfo)")
+        );
     }
 }
