@@ -14,8 +14,9 @@
 //! layers and all-at-once also `zones`) compare read throughput; `seq_write`
 //! (and `commit`) write throughput; `rand_read` (and `iops_sweep`) read IOPS;
 //! `rand_write` write IOPS; `rand_rw` both read and write IOPS.
-//! `cached_read` measures the page cache, and `seek_profile` and
-//! `command_overhead` are latencies: none of them is analysed. Arrays have
+//! `cached_read` measures the page cache, and `seek_profile`,
+//! `command_overhead` and `slog` (one write and flush at a time) are
+//! latencies: none of them is analysed. Arrays have
 //! rules for the sequential and random workloads only (`zones`, `commit` and
 //! `iops_sweep` on an array give no line).
 //!
@@ -139,7 +140,7 @@ pub const fn metrics(workload: Workload) -> &'static [Metric] {
         Workload::RandRead | Workload::IopsSweep => &[Metric::ReadIops],
         Workload::RandWrite => &[Metric::WriteIops],
         Workload::RandRw => &[Metric::ReadIops, Metric::WriteIops],
-        Workload::CachedRead | Workload::SeekProfile | Workload::CommandOverhead => &[],
+        Workload::CachedRead | Workload::SeekProfile | Workload::CommandOverhead | Workload::Slog => &[],
     }
 }
 

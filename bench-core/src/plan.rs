@@ -75,9 +75,14 @@ pub const MAX_BS: u64 = GIB;
 pub const COMMAND_OVERHEAD_BYTES: u64 = 10 * MIB;
 /// The request size of the transfer-rate reads (diskinfo's `rdmega`).
 pub const ZONE_BS: u64 = MIB;
-/// Sizes of the `iops_sweep` steps (diskinfo -i); the logical block size is
-/// added in front, sizes below it are skipped.
-pub const IOPS_SWEEP_SIZES: [u64; 3] = [4 * KIB, 32 * KIB, 128 * KIB];
+/// Sizes of the `iops_sweep` steps after the logical block (diskinfo -i's
+/// `iopsbench`: sectorsize, then 4 KiB unless the sector is 4096 B, 32 KiB,
+/// 128 KiB, 1024 KiB); sizes not above the block or not a multiple of it
+/// are skipped.
+pub const IOPS_SWEEP_SIZES: [u64; 4] = [4 * KIB, 32 * KIB, 128 * KIB, MIB];
+
+/// diskinfo -S's batch: it checks its 1 s only after each 250 writes.
+pub const SLOG_BATCH: u64 = 250;
 
 /// The user's range after validation: `[start, start + len)`, `len` a
 /// multiple of the logical block.
@@ -239,6 +244,7 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         verify: false,
         touch_every: None,
         settle: Nanos(0),
+        runtime_batch: None,
     }
 }
 
@@ -331,6 +337,7 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
         Workload::CommandOverhead => command_overhead(p, range, lb)?,
         Workload::IopsSweep => iops_sweep(p, range, lb, time_limit)?,
         Workload::Commit => commit(p, range, bs)?,
+        Workload::Slog => slog(p, range, lb)?,
     };
     let mut steps = steps;
     for s in &mut steps {
@@ -565,8 +572,10 @@ fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, Plan
 }
 
 /// diskinfo -i: random reads at each size (the logical block, 4 KiB,
-/// 32 KiB, 128 KiB; sizes below or not a multiple of the block skipped),
-/// labelled by the size in bytes, with the test's iodepth, jobs and bounds.
+/// 32 KiB, 128 KiB, 1024 KiB; sizes below or not a multiple of the block
+/// skipped), labelled by the size in bytes, with the test's iodepth, jobs
+/// and bounds. Offsets are uniform over the range and aligned to the size,
+/// as diskinfo's `iops` draws `random() % (mediasize / size) * size`.
 fn iops_sweep(p: &Params, range: Range, lb: u32, limit: Limit) -> Result<Vec<Step>, PlanError> {
     let lb64 = u64::from(lb);
     let mut sizes = vec![lb64];
@@ -647,6 +656,65 @@ fn commit(p: &Params, range: Range, bs: u32) -> Result<Vec<Step>, PlanError> {
     Ok(vec![every, all])
 }
 
+/// diskinfo -S (FreeBSD `diskinfo.c` `slogbench`): for each size from the
+/// logical block doubling up to `max_bs` (and the range), labelled by the
+/// size in bytes: writes of that size, one at a time, each at a uniform
+/// random offset aligned to the size (`random() % (mediasize / size) *
+/// size`) and each followed by a cache flush (`DIOCGFLUSH`), in batches of
+/// [`SLOG_BATCH`] until `runtime` (diskinfo: 1 s) has passed at the end of
+/// a batch. Timed from the first write to the last flush, as diskinfo's
+/// `T0`..`TS`.
+///
+/// Departures: diskinfo writes a size above 128 KiB as 128 KiB pieces, all
+/// but the last by AIO at once (`parwrite`: FreeBSD's `MAXPHYS` was
+/// 128 KiB); here it is one write, which Linux's block layer splits into
+/// requests of the queue's `max_sectors_kb`, in flight at once, the same
+/// load. diskinfo's `T0` syncs and sleeps 1 s before each size; the sizes
+/// here follow each other directly (the previous size ended on a flush).
+/// `jobs`, `iodepth`, `ramp_time`, `bs` and `size` are not used.
+fn slog(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
+    let lb64 = u64::from(lb);
+    if p.runtime.is_none() {
+        return Err(out_of_range(
+            "runtime",
+            0,
+            "a runtime: slog writes each size for at least that long",
+        ));
+    }
+    let max = p.max_bs.0;
+    if max < lb64 {
+        return Err(out_of_range("max_bs", max, "at least one logical block"));
+    }
+    if max > MAX_BS {
+        return Err(out_of_range("max_bs", max, "at most 1 GiB (1073741824 B)"));
+    }
+    let limit = Limit {
+        runtime: p.runtime,
+        bytes: None,
+        ios: None,
+        min_ios: 0,
+    };
+    let mut steps = Vec::new();
+    let mut size = lb64;
+    while size <= max && size <= range.len {
+        let pattern = Pattern::Random {
+            read_pct: 0,
+            start: range.start,
+            end: range.start + range.len / size * size,
+        };
+        let index = steps.len() as u64;
+        let mut s = base_step(size.to_string(), p, pattern, to_u32("max_bs", size)?, limit, index);
+        s.iodepth = 1;
+        s.jobs = 1;
+        s.ramp = Nanos(0);
+        s.flush_every = Some(1);
+        s.runtime_batch = Some(SLOG_BATCH);
+        steps.push(s);
+        size *= 2;
+    }
+    Ok(steps)
+}
+
 fn read_ios(d: Option<&DirStats>) -> u64 {
     d.map_or(0, |d| d.ios)
 }
@@ -660,7 +728,8 @@ fn read_ios(d: Option<&DirStats>) -> u64 {
 ///   command (diskinfo -c);
 /// - `seek_profile`: mean read latency of each section;
 /// - `zones`: read bytes/s per step; `iops_sweep`: read IOPS per step;
-///   `commit`: write bytes/s per step (flushes included in the time).
+///   `commit`, `slog`: write bytes/s per step (flushes included in the
+///   time).
 pub fn summarize(workload: Workload, steps: &[StepResult]) -> Summary {
     let mut s = Summary::default();
     let per_step = |f: &dyn Fn(&StepResult) -> Option<f64>| -> Vec<Figure> {
@@ -678,7 +747,9 @@ pub fn summarize(workload: Workload, steps: &[StepResult]) -> Summary {
         Workload::SeekProfile => s.seek_ns = per_step(&|st| st.read.as_ref().map(|d| d.lat_ns.mean)),
         Workload::Zones => s.per_step = per_step(&|st| st.read.as_ref().map(|d| d.bytes_per_sec)),
         Workload::IopsSweep => s.per_step = per_step(&|st| st.read.as_ref().map(|d| d.iops)),
-        Workload::Commit => s.per_step = per_step(&|st| st.write.as_ref().map(|d| d.bytes_per_sec)),
+        Workload::Commit | Workload::Slog => {
+            s.per_step = per_step(&|st| st.write.as_ref().map(|d| d.bytes_per_sec));
+        }
         Workload::CommandOverhead => {
             let find = |l: &str| steps.iter().find(|st| st.label == l);
             if let (Some(big), Some(small)) = (find("big"), find("small")) {
@@ -736,6 +807,7 @@ pub fn default_name(spec: &TestSpec) -> String {
     let w = spec.workload;
     match w {
         Workload::SeekProfile | Workload::Zones | Workload::CommandOverhead => w.name().to_string(),
+        Workload::Slog => format!("{}_to_{}", w.name(), size_tag(p.max_bs.0)),
         Workload::IopsSweep => format!("{}_qd{}_j{}", w.name(), p.iodepth, p.jobs),
         Workload::Commit => format!("{}_{}_every{}", w.name(), size_tag(p.bs.0), p.flush_every),
         Workload::RandRw => format!(
@@ -762,8 +834,10 @@ pub const DEADLINE_SLACK: Nanos = Nanos(30_000_000_000);
 
 /// The most time a step may take on a working device: its ramp plus the
 /// soonest of its bounds, each taken at the slow limits above (a runtime
-/// bound as it is, or its `min_ios` requests at those limits if longer). Twice that for a verifying step (the read-back reads
-/// what was written). Plus its settle time.
+/// bound as it is, or its `min_ios` requests at those limits if longer,
+/// and at least one whole batch of a `runtime_batch` step, each request at
+/// 1 MiB/s plus 100 ms for its flush). Twice that for a verifying step (the
+/// read-back reads what was written). Plus its settle time.
 pub fn step_budget(step: &Step) -> Nanos {
     let l = &step.limit;
     // A runtime bound lasts at least `min_ios` requests, each at the slow
@@ -771,7 +845,14 @@ pub fn step_budget(step: &Step) -> Nanos {
     let slowest_request = u64::try_from(u128::from(step.bs) * 1_000_000_000 / u128::from(DEADLINE_MIN_RATE))
         .unwrap_or(u64::MAX)
         .max(DEADLINE_MAX_REQUEST.0);
-    let by_time = l.runtime.map(|t| t.0.max(l.min_ios.saturating_mul(slowest_request)));
+    let batch = step.runtime_batch.map_or(0, |b| {
+        let one =
+            u128::from(step.bs) * 1_000_000_000 / u128::from(DEADLINE_MIN_RATE) + u128::from(DEADLINE_MAX_REQUEST.0);
+        u64::try_from(u128::from(b) * one).unwrap_or(u64::MAX)
+    });
+    let by_time = l
+        .runtime
+        .map(|t| t.0.max(l.min_ios.saturating_mul(slowest_request)).max(batch));
     let by_bytes = l
         .bytes
         .map(|b| u64::try_from(u128::from(b) * 1_000_000_000 / u128::from(DEADLINE_MIN_RATE)).unwrap_or(u64::MAX));
@@ -1211,8 +1292,8 @@ mod tests {
             ..HDD
         };
         for (g, labels) in [
-            (HDD, vec!["512", "4096", "32768", "131072"]),
-            (g4k, vec!["4096", "32768", "131072"]),
+            (HDD, vec!["512", "4096", "32768", "131072", "1048576"]),
+            (g4k, vec!["4096", "32768", "131072", "1048576"]),
         ] {
             let steps = expand(&spec(Workload::IopsSweep, |p| p.iodepth = 128), &g).unwrap();
             let got: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
@@ -1242,10 +1323,96 @@ mod tests {
         ));
     }
 
+    /// diskinfo -S (`slogbench`): `for (size = sectorsize; size <= MAXTX;
+    /// size *= 2)`, one step per size, each write of that size at a random
+    /// size-aligned offset, one at a time, a flush after each, the 1 s
+    /// checked after each batch of 250; capped by `max_bs` and the range.
+    #[test]
+    fn slog_follows_diskinfo_s() {
+        let sizes = |g: &Geometry, f: fn(&mut Params)| -> Vec<u64> {
+            expand(&spec(Workload::Slog, f), g)
+                .unwrap()
+                .iter()
+                .map(|s| u64::from(s.bs))
+                .collect()
+        };
+        let doubling = |from: u64, to: u64| -> Vec<u64> {
+            let mut v = vec![from];
+            while v[v.len() - 1] < to {
+                v.push(v[v.len() - 1] * 2);
+            }
+            v
+        };
+        assert_eq!(sizes(&HDD, |_| ()), doubling(512, 8 * MIB));
+        assert_eq!(sizes(&HDD, |_| ()).len(), 15);
+        let g4k = Geometry {
+            logical_block: 4096,
+            ..HDD
+        };
+        assert_eq!(sizes(&g4k, |_| ()), doubling(4096, 8 * MIB));
+        // Not a power-of-two multiple: the largest size below it.
+        assert_eq!(sizes(&HDD, |p| p.max_bs = Bytes(3 * MIB)), doubling(512, 2 * MIB));
+        // A range smaller than 8 MiB: sizes up to the range.
+        assert_eq!(sizes(&HDD, |p| p.length = Some(Bytes(MIB + 512))), doubling(512, MIB));
+        let s = spec(Workload::Slog, |p| {
+            (p.offset, p.length, p.iodepth, p.jobs, p.ramp_time) = (Bytes(MIB), Some(Bytes(GIB)), 32, 4, Nanos(5))
+        });
+        let steps = expand(&s, &HDD).unwrap();
+        for st in &steps {
+            let size = u64::from(st.bs);
+            assert_eq!(st.label, size.to_string());
+            assert_eq!(
+                st.pattern,
+                Pattern::Random {
+                    read_pct: 0,
+                    start: MIB,
+                    end: MIB + GIB / size * size
+                }
+            );
+            assert_eq!(
+                (st.iodepth, st.jobs, st.ramp, st.flush_every, st.flush_at_end),
+                (1, 1, Nanos(0), Some(1), false)
+            );
+            assert_eq!(st.runtime_batch, Some(SLOG_BATCH));
+            assert_eq!(
+                st.limit,
+                Limit {
+                    runtime: Some(Nanos::from_secs(5)),
+                    bytes: None,
+                    ios: None,
+                    min_ios: 0,
+                }
+            );
+            assert!(st.writes() && st.access == Access::Direct);
+        }
+        // A deadline of at least one whole batch at the slow limits:
+        // 250 x (8 MiB at 1 MiB/s + 100 ms).
+        assert_eq!(
+            step_budget(&steps[steps.len() - 1]),
+            Nanos(250 * (8_000_000_000 + 100_000_000))
+        );
+        for (f, want) in [
+            (
+                (|p| p.runtime = None) as fn(&mut Params),
+                out_of_range("runtime", 0, "a runtime: slog writes each size for at least that long"),
+            ),
+            (
+                |p| p.max_bs = Bytes(256),
+                out_of_range("max_bs", 256, "at least one logical block"),
+            ),
+            (
+                |p| p.max_bs = Bytes(2 * GIB),
+                out_of_range("max_bs", 2 * GIB, "at most 1 GiB (1073741824 B)"),
+            ),
+        ] {
+            assert_eq!(expand(&spec(Workload::Slog, f), &HDD), Err(want.clone()), "{want}");
+        }
+    }
+
     #[test]
     fn default_names() {
         type Case = (Workload, fn(&mut Params), &'static str);
-        let cases: [Case; 7] = [
+        let cases: [Case; 8] = [
             (Workload::RandRead, |p| p.iodepth = 32, "rand_read_4k_qd32_j1"),
             (Workload::SeqRead, |p| p.bs = Bytes(MIB), "seq_read_1m_qd1_j1"),
             (
@@ -1261,6 +1428,7 @@ mod tests {
                 |p| (p.bs, p.flush_every) = (Bytes(16 * KIB), 10),
                 "commit_16k_every10",
             ),
+            (Workload::Slog, |p| p.max_bs = Bytes(64 * KIB), "slog_to_64k"),
         ];
         for (w, f, want) in cases {
             assert_eq!(default_name(&spec(w, f)), want);

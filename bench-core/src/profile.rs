@@ -8,7 +8,7 @@
 //! - `classic`: the seed posts' tools with their parameters: hdparm -T/-t,
 //!   dd (16k x 10000 write + fdatasync, 8k x 256k overwrite, 10M x 400 read),
 //!   sysbench fileio (16 KiB, rndrd/rndwr/rndrw at 1.5 ratio, 10 s),
-//!   diskinfo -t/-c/-i, the commit-size test.
+//!   diskinfo -t/-c/-i/-S, the commit-size test.
 //! - `cdm`: CrystalDiskMark's default set: SEQ1M Q8T1, SEQ1M Q1T1,
 //!   RND4K Q32T1, RND4K Q1T1, read and write, 1 GiB area, 5 s each.
 
@@ -84,6 +84,9 @@ fn quick() -> Vec<TestSpec> {
             untimed(p);
             (p.bs, p.size, p.flush_every) = (Bytes(16 * KIB), Some(Bytes(MIB)), 1);
         }),
+        // Sizes up to 64 KiB: each size runs at least one batch of 250
+        // writes and flushes, whatever the runtime.
+        test("", Workload::Slog, |p| (p.max_bs, p.runtime) = (Bytes(64 * KIB), half)),
     ];
     // Runs of a second or less: sample every 100 ms so each timed test still
     // has a series of samples and a steadiness figure.
@@ -108,15 +111,20 @@ const STANDARD_RAMP: Nanos = Nanos::from_secs(1);
 pub const SHORT_MIN_IOS: u64 = 64;
 
 /// Give every timed test a ramp (so a throttled device's burst and a
-/// cache's first fill stay out of the figure) and [`SHORT_MIN_IOS`].
+/// cache's first fill stay out of the figure) and [`SHORT_MIN_IOS`]; not
+/// `slog`, which runs diskinfo's whole batches of 250 without a ramp.
 fn short_tests_tell_the_truth(v: &mut [TestSpec], ramp: Nanos) {
-    for t in v.iter_mut().filter(|t| t.params.runtime.is_some()) {
+    for t in v
+        .iter_mut()
+        .filter(|t| t.params.runtime.is_some() && t.workload != Workload::Slog)
+    {
         (t.params.ramp_time, t.params.min_ios) = (ramp, SHORT_MIN_IOS);
     }
 }
 
 /// `standard`: every workload with fio-like 10 s runtimes; random tests at
-/// QD1 and QD32; zones 100 MiB with 32 points; iops_sweep 3 s at QD128.
+/// QD1 and QD32; zones 100 MiB with 32 points; iops_sweep 3 s at QD128;
+/// slog as diskinfo -S (1 s per size, up to 8 MiB).
 fn standard() -> Vec<TestSpec> {
     let ten = Some(Nanos::from_secs(10));
     let mut v = vec![
@@ -147,6 +155,8 @@ fn standard() -> Vec<TestSpec> {
             untimed(p);
             (p.bs, p.size, p.flush_every) = (Bytes(16 * KIB), Some(Bytes(16 * MIB)), 10);
         }),
+        // diskinfo -S as it runs: block to 8 MiB, at least 1 s each.
+        test("", Workload::Slog, |p| p.runtime = Some(Nanos::from_secs(1))),
     ]);
     short_tests_tell_the_truth(&mut v, STANDARD_RAMP);
     v
@@ -195,7 +205,7 @@ fn classic() -> Vec<TestSpec> {
         }),
         test("sysbench_seqrd", Workload::SeqRead, sysbench),
         test("sysbench_seqwr", Workload::SeqWrite, sysbench),
-        // diskinfo -t (seeks, transfer rates), -c, -i.
+        // diskinfo -t (seeks, transfer rates), -c, -i, -S (-S needs -w).
         test("diskinfo_t_seek", Workload::SeekProfile, untimed),
         test("diskinfo_t_zones", Workload::Zones, |p| {
             untimed(p);
@@ -204,6 +214,10 @@ fn classic() -> Vec<TestSpec> {
         test("diskinfo_c", Workload::CommandOverhead, untimed),
         test("diskinfo_i", Workload::IopsSweep, |p| {
             (p.iodepth, p.runtime) = (128, secs(3))
+        }),
+        // slogbench: sectorsize to MAXTX (8 MiB), at least 1 s per size.
+        test("diskinfo_S", Workload::Slog, |p| {
+            (p.max_bs, p.runtime) = (crate::spec::SLOG_MAX_BS, secs(1))
         }),
         // Seed 000's commit size: 1000 files of 160 KiB (10 x 16 KiB), a
         // flush per file, then one flush at the end.
@@ -243,12 +257,19 @@ pub const SYSBENCH_FILE_NUM: u64 = 128;
 /// `file_report_cumulative` (`%4.2f MiB/s`); `dd_*`: SI-scaled (10^3
 /// steps: B/s, kB/s, MB/s, GB/s), as coreutils dd's `print_xfer_stats`
 /// (gnulib `human_readable` with `human_autoscale | human_round_to_nearest
-/// | human_SI`: one decimal below 10, else whole). `None` for other names.
+/// | human_SI`: one decimal below 10, else whole); `diskinfo_S`: MiB/s with
+/// one decimal, as diskinfo's `TS` (`%8.1f Mbytes/s`, `/ (1024 * 1024)`);
+/// other `diskinfo_*`: KiB/s, whole, as diskinfo's `TR` (`%8.0f
+/// kbytes/sec`, kbytes of 1024 B). `None` for other names.
 pub fn tool_figure(test_name: &str, bytes_per_sec: f64) -> Option<String> {
     if test_name.starts_with("sysbench_") {
         Some(format!("{:.2} MiB/s (sysbench)", bytes_per_sec / MIB as f64))
     } else if test_name.starts_with("dd_") {
         Some(format!("{} (dd)", dd_rate(bytes_per_sec)))
+    } else if test_name == "diskinfo_S" {
+        Some(format!("{:.1} Mbytes/s (diskinfo)", bytes_per_sec / MIB as f64))
+    } else if test_name.starts_with("diskinfo_") {
+        Some(format!("{:.0} kbytes/sec (diskinfo)", bytes_per_sec / KIB as f64))
     } else {
         None
     }
@@ -350,7 +371,7 @@ mod tests {
         for (name, ramp) in [("quick", QUICK_RAMP), ("standard", STANDARD_RAMP)] {
             for t in profile(name).unwrap() {
                 let steps = expand(&t, &HDD_64G).unwrap();
-                if t.params.runtime.is_some() {
+                if t.params.runtime.is_some() && t.workload != Workload::Slog {
                     assert_eq!(
                         (t.params.ramp_time, t.params.min_ios),
                         (ramp, SHORT_MIN_IOS),
@@ -399,10 +420,13 @@ mod tests {
         );
     }
 
-    /// A simulated disk's queue that records every request in issue order.
+    /// A simulated disk's queue that records every request in issue order,
+    /// and the most it ever had in flight.
     struct Recording<'a> {
         inner: crate::sim::SimQueue,
         log: &'a core::cell::RefCell<Vec<crate::io::IoReq>>,
+        inflight: usize,
+        max_inflight: usize,
     }
 
     impl crate::io::IoQueue for Recording<'_> {
@@ -411,11 +435,62 @@ mod tests {
         }
         fn submit(&mut self, slot: usize, req: crate::io::IoReq) -> Result<(), crate::io::IoError> {
             self.log.borrow_mut().push(req);
+            self.inflight += 1;
+            self.max_inflight = self.max_inflight.max(self.inflight);
             self.inner.submit(slot, req)
         }
         fn reap(&mut self, min: usize, out: &mut Vec<crate::io::Completion>) -> Result<(), crate::io::IoError> {
-            self.inner.reap(min, out)
+            let before = out.len();
+            let r = self.inner.reap(min, out);
+            self.inflight -= out.len() - before;
+            r
         }
+    }
+
+    /// One step of a classic test as run on the simulated disk: the step,
+    /// its requests in issue order, the job's outcome, the simulated time
+    /// it took, and the most requests it had in flight.
+    struct StepRun {
+        step: crate::spec::Step,
+        log: Vec<crate::io::IoReq>,
+        out: crate::runner::JobOutcome,
+        elapsed: u64,
+        max_inflight: usize,
+    }
+
+    /// Run `step` as one job on `disk`, recording its requests.
+    fn run_recorded(disk: &crate::sim::SimDisk, step: crate::spec::Step) -> StepRun {
+        use crate::io::Target;
+        let log = core::cell::RefCell::new(Vec::new());
+        let inner = disk.open(&crate::runner::open_spec(&step, 0)).unwrap();
+        let mut q = Recording {
+            inner,
+            log: &log,
+            inflight: 0,
+            max_inflight: 0,
+        };
+        let stop = crate::runner::Stop::new();
+        let t0 = crate::io::Clock::now(&disk.clock).0;
+        let out = crate::runner::run_job(&step, 0, &mut q, &disk.clock, &stop, &mut |_| ()).unwrap();
+        let elapsed = crate::io::Clock::now(&disk.clock).0 - t0;
+        let max_inflight = q.max_inflight;
+        StepRun {
+            step,
+            log: log.into_inner(),
+            out,
+            elapsed,
+            max_inflight,
+        }
+    }
+
+    /// Every step of the classic test `name`, its parameters changed by
+    /// `f`, run in order on `disk`.
+    fn classic_run_all(name: &str, disk: &crate::sim::SimDisk, f: impl FnOnce(&mut Params)) -> Vec<StepRun> {
+        use crate::io::Target;
+        let mut t = classic().into_iter().find(|t| t.name == name).unwrap();
+        f(&mut t.params);
+        let steps = expand(&t, &disk.geometry()).unwrap();
+        steps.into_iter().map(|s| run_recorded(disk, s)).collect()
     }
 
     /// The classic test `name`, bounded by `f` instead (so a test can count
@@ -443,14 +518,8 @@ mod tests {
         assert_eq!(steps.len(), 1, "{name}");
         let mut step = steps[0].clone();
         g(&mut step);
-        let log = core::cell::RefCell::new(Vec::new());
-        let inner = disk.open(&crate::runner::open_spec(&step, 0)).unwrap();
-        let mut q = Recording { inner, log: &log };
-        let stop = crate::runner::Stop::new();
-        let t0 = crate::io::Clock::now(&disk.clock).0;
-        let out = crate::runner::run_job(&step, 0, &mut q, &disk.clock, &stop, &mut |_| ()).unwrap();
-        let elapsed = crate::io::Clock::now(&disk.clock).0 - t0;
-        (step, log.into_inner(), out, elapsed)
+        let r = run_recorded(&disk, step);
+        (r.step, r.log, r.out, r.elapsed)
     }
 
     /// The indices (0-based, in issue order) of the flushes, and the
@@ -577,6 +646,104 @@ mod tests {
         }
     }
 
+    /// diskinfo -i (`iopsbench`/`iops`): one step per size, sectorsize,
+    /// 4 KiB (not again on a 4096-byte sector), 32 KiB, 128 KiB, 1024 KiB;
+    /// each keeps 128 reads (`NAIO`) in flight, every read of the step's
+    /// size at `random() % (mediasize / size) * size`: aligned to the size,
+    /// inside the target, spread over all of it.
+    #[test]
+    fn diskinfo_i_requests_as_diskinfo_issues_them() {
+        use crate::io::Op;
+        use crate::sim::{SimDisk, SimModel};
+        for (lb, sizes) in [
+            (512u32, vec![512u64, 4096, 32 * KIB, 128 * KIB, MIB]),
+            (4096, vec![4096, 32 * KIB, 128 * KIB, MIB]),
+        ] {
+            let mut m = SimModel::ssd(8 * GIB);
+            m.logical_block = lb;
+            let disk = SimDisk::new(m, true);
+            let runs = classic_run_all("diskinfo_i", &disk, |p| p.runtime = Some(Nanos::from_millis(100)));
+            let got: Vec<u64> = runs.iter().map(|r| u64::from(r.step.bs)).collect();
+            assert_eq!(got, sizes, "lb {lb}: the step sizes");
+            for r in &runs {
+                let size = u64::from(r.step.bs);
+                assert_eq!(r.step.label, size.to_string());
+                assert_eq!(r.max_inflight, 128, "{size}: diskinfo's NAIO in flight");
+                assert!(r.log.len() > 128, "{size}: {} reads, the queue refilled", r.log.len());
+                for q in &r.log {
+                    assert_eq!((q.op, u64::from(q.len)), (Op::Read, size));
+                    assert!(
+                        q.offset % size == 0 && q.offset + size <= 8 * GIB,
+                        "{size}: {}",
+                        q.offset
+                    );
+                }
+                let top = r.log.iter().map(|q| q.offset).max().unwrap();
+                let low = r.log.iter().map(|q| q.offset).min().unwrap();
+                assert!(top > 8 * GIB / 10 * 9 && low < 8 * GIB / 10, "{size}: {low}..{top}");
+                assert_eq!(r.out.read.ios, r.log.len() as u64);
+            }
+        }
+    }
+
+    /// diskinfo -S (`slogbench`) on a simulated SSD (constant time per
+    /// write and flush): one step per size from the sector doubling to
+    /// 8 MiB; in each, one write at a time of the step's size at a random
+    /// offset aligned to it, each followed by one flush (`DIOCGFLUSH` after
+    /// every `parwrite`), so N writes issue N flushes, alternating; N a
+    /// whole number of 250-write batches, the first batch end at or past the
+    /// runtime (`while (delta_t() < 1.0)`), at least one batch; the time
+    /// counted is all of it, flushes included (`TS`).
+    #[test]
+    fn diskinfo_s_requests_and_flushes_as_diskinfo_issues_them() {
+        use crate::io::Op;
+        use crate::sim::{SimDisk, SimModel};
+        let runtime = Nanos::from_millis(100);
+        let disk = SimDisk::new(SimModel::ssd(8 * GIB), true);
+        let runs = classic_run_all("diskinfo_S", &disk, |p| p.runtime = Some(runtime));
+        let sizes: Vec<u64> = runs.iter().map(|r| u64::from(r.step.bs)).collect();
+        let want: Vec<u64> = (0..15).map(|i| 512u64 << i).collect();
+        assert_eq!(sizes, want);
+        assert_eq!(sizes[14], 8 * MIB);
+        for r in &runs {
+            let size = u64::from(r.step.bs);
+            let writes: Vec<_> = r.log.iter().filter(|q| q.op != Op::Flush).collect();
+            let n = writes.len() as u64;
+            assert!(n >= 250 && n % 250 == 0, "{size}: {n} writes, whole batches");
+            assert_eq!(
+                flush_points(&r.log),
+                (1..=writes.len()).collect::<Vec<_>>(),
+                "{size}: a flush after every write"
+            );
+            assert_eq!((r.out.write.ios, r.out.flush.ios), (n, n), "{size}");
+            assert_eq!(r.max_inflight, 1, "{size}: one at a time");
+            for q in &writes {
+                assert_eq!((q.op, u64::from(q.len)), (Op::Write, size));
+                assert!(
+                    q.offset % size == 0 && q.offset + size <= 8 * GIB,
+                    "{size}: {}",
+                    q.offset
+                );
+            }
+            let top = writes.iter().map(|q| q.offset).max().unwrap();
+            assert!(top > 8 * GIB / 10 * 9, "{size}: highest offset {top}");
+            // Every write and flush costs the same here: the batch before
+            // the last ended before the runtime, the last at or after it.
+            let per = r.elapsed / n;
+            assert!(n * per >= runtime.0 - per, "{size}: {n} writes of {per} ns");
+            assert!(
+                n == 250 || (n - 250) * per < runtime.0,
+                "{size}: {n} writes of {per} ns"
+            );
+            // Timed from the first write to the last flush.
+            assert_eq!(r.out.runtime.0, r.elapsed, "{size}");
+        }
+        // The small sizes ran many batches, the 8 MiB one exactly one
+        // (250 x 16.9 ms is past 100 ms).
+        assert!(runs[0].out.write.ios > 250);
+        assert_eq!(runs[14].out.write.ios, 250);
+    }
+
     /// The tools' own renderings: the seeds' dd lines (163840000 B in
     /// 0.0662822 s = "2.5 GB/s"; 2147483648 B in 6.10294 s = "352 MB/s"),
     /// whole figures from 10 up, and sysbench's MiB/s.
@@ -595,5 +762,15 @@ mod tests {
             Some("12.35 MiB/s (sysbench)")
         );
         assert_eq!(tool_figure("hdparm_t", 1e6), None);
+        // diskinfo -t's `TR`: 102400 kbytes in 0.8 s = 128000 kbytes/sec;
+        // -S's `TS`: 250 x 8 MiB in 4 s = 500.0 Mbytes/s.
+        assert_eq!(
+            tool_figure("diskinfo_t_zones", 100.0 * MIB as f64 / 0.8).as_deref(),
+            Some("128000 kbytes/sec (diskinfo)")
+        );
+        assert_eq!(
+            tool_figure("diskinfo_S", 250.0 * 8.0 * MIB as f64 / 4.0).as_deref(),
+            Some("500.0 Mbytes/s (diskinfo)")
+        );
     }
 }

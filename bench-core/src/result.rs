@@ -426,8 +426,9 @@ pub struct Summary {
     pub command_overhead_ns: Option<f64>,
     /// `seek_profile`: mean time per read in each section, nanoseconds.
     pub seek_ns: Vec<Figure>,
-    /// `zones`, `iops_sweep`, `commit`: one figure per step (bytes per second
-    /// for zones and commit, IOPS for iops_sweep), labelled as the step.
+    /// `zones`, `iops_sweep`, `commit`, `slog`: one figure per step (bytes
+    /// per second for zones, commit and slog, IOPS for iops_sweep), labelled
+    /// as the step.
     pub per_step: Vec<Figure>,
 }
 

@@ -305,10 +305,15 @@ impl OffsetGen {
 }
 
 /// True once the step's bound is reached: the runtime since the ramp's end
-/// (once at least `min_ios` requests were issued after it), or the counted
-/// (post-ramp) bytes or requests issued.
-fn limit_reached(limit: &Limit, now: Nanos, ramp_end: Nanos, bytes: u64, ios: u64) -> bool {
-    (now >= ramp_end && ios >= limit.min_ios && limit.runtime.is_some_and(|r| now.saturating_sub(ramp_end) >= r))
+/// (once at least `min_ios` requests were issued after it and, with
+/// `runtime_batch`, only once the counted requests are a whole number of
+/// batches), or the counted (post-ramp) bytes or requests issued.
+fn limit_reached(limit: &Limit, runtime_batch: Option<u64>, now: Nanos, ramp_end: Nanos, bytes: u64, ios: u64) -> bool {
+    let batch_done = runtime_batch.is_none_or(|b| b == 0 || ios % b == 0);
+    (batch_done
+        && now >= ramp_end
+        && ios >= limit.min_ios
+        && limit.runtime.is_some_and(|r| now.saturating_sub(ramp_end) >= r))
         || limit.bytes.is_some_and(|b| bytes >= b)
         || limit.ios.is_some_and(|n| ios >= n)
 }
@@ -476,7 +481,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
                 }
                 (measuring, ramp_end) = (true, now);
             }
-            if limit_reached(&step.limit, now, ramp_end, issued_bytes, issued_ios) {
+            if limit_reached(&step.limit, step.runtime_batch, now, ramp_end, issued_bytes, issued_ios) {
                 stopping = true;
                 break;
             }
@@ -988,6 +993,7 @@ mod tests {
             verify: false,
             touch_every: None,
             settle: Nanos(0),
+            runtime_batch: None,
         }
     }
 
@@ -1672,6 +1678,42 @@ mod tests {
             "no slat for a synchronous queue, as fio's sync engines"
         );
         assert_eq!(r.clat_ns.as_ref(), Some(&r.lat_ns));
+    }
+
+    /// With `runtime_batch`, the runtime ends the step only on a whole
+    /// batch (diskinfo -S checks its 1 s after each 250 writes): at 1 ms a
+    /// read, 3.5 s in batches of 1000 is 4000 reads, a runtime shorter than
+    /// one batch still runs it whole, and without batches 3.5 s is 3500.
+    #[test]
+    fn runtime_bound_ends_only_on_a_whole_batch() {
+        for (runtime, batch, reads) in [
+            (Nanos::from_millis(3500), Some(1000), 4000),
+            (Nanos(1), Some(250), 250),
+            (Nanos::from_millis(3000), Some(1000), 3000),
+            (Nanos::from_millis(3500), None, 3500),
+        ] {
+            let (disk, mut s) = ms_per_read(runtime);
+            s.runtime_batch = batch;
+            let mut r = SerialRunner {
+                target: &disk,
+                clock: &disk.clock,
+            };
+            let res = r.run_step(&s, &Stop::new(), &mut |_| ()).unwrap();
+            assert_eq!(res.read.unwrap().ios, reads, "{runtime:?} {batch:?}");
+            assert_eq!(res.runtime_ns, reads * 1_000_000);
+        }
+        // A stop still ends a step inside a batch.
+        let (disk, mut s) = ms_per_read(Nanos(1));
+        s.runtime_batch = Some(10_000);
+        let stop = Stop::new();
+        let mut r = SerialRunner {
+            target: &disk,
+            clock: &disk.clock,
+        };
+        let res = r
+            .run_step(&s, &stop, &mut |_| stop.request(StopReason::Interrupted))
+            .unwrap();
+        assert_eq!(res.read.unwrap().ios, 1000);
     }
 
     /// Progress is reported about once per second of the step's clock, with

@@ -805,8 +805,10 @@ mod tests {
             let filled = match t.workload {
                 Workload::SeekProfile => s.seek_ns.len() == 7,
                 Workload::Zones => s.per_step.len() == 3 + 8,
-                Workload::IopsSweep => s.per_step.len() == 4,
+                Workload::IopsSweep => s.per_step.len() == 5,
                 Workload::Commit => s.per_step.len() == 2,
+                // 512 B to 64 KiB.
+                Workload::Slog => s.per_step.len() == 8,
                 Workload::CommandOverhead => s.command_overhead_ns.is_some(),
                 _ => s.lat_mean_ns.is_some() && (s.read_bytes_per_sec.is_some() || s.write_bytes_per_sec.is_some()),
             };

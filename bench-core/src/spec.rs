@@ -41,16 +41,21 @@ pub enum Workload {
     /// block at a time; the difference per command is the overhead.
     CommandOverhead,
     /// diskinfo -i: random reads with 128 in flight at block, 4 KiB, 32 KiB,
-    /// 128 KiB.
+    /// 128 KiB, 1024 KiB.
     IopsSweep,
     /// Writes of `bs` with a flush after every `flush_every` writes, and with
-    /// one flush at the end (seed 000's "commit size"; diskinfo -S).
+    /// one flush at the end (seed 000's "commit size").
     Commit,
+    /// diskinfo -S (`slogbench`, a ZFS SLOG's load): synchronous random
+    /// writes, one at a time, each followed by a cache flush, at sizes
+    /// doubling from the logical block to `max_bs`, each size for at least
+    /// `runtime` in whole batches of 250 writes.
+    Slog,
 }
 
 impl Workload {
     /// Every workload, in the order of the documentation.
-    pub const ALL: [Workload; 13] = [
+    pub const ALL: [Workload; 14] = [
         Workload::CachedRead,
         Workload::BufferedRead,
         Workload::DirectRead,
@@ -64,6 +69,7 @@ impl Workload {
         Workload::CommandOverhead,
         Workload::IopsSweep,
         Workload::Commit,
+        Workload::Slog,
     ];
 
     /// The name used in configs and results.
@@ -82,6 +88,7 @@ impl Workload {
             Workload::CommandOverhead => "command_overhead",
             Workload::IopsSweep => "iops_sweep",
             Workload::Commit => "commit",
+            Workload::Slog => "slog",
         }
     }
 
@@ -94,7 +101,7 @@ impl Workload {
     pub const fn writes(self) -> bool {
         matches!(
             self,
-            Workload::SeqWrite | Workload::RandWrite | Workload::RandRw | Workload::Commit
+            Workload::SeqWrite | Workload::RandWrite | Workload::RandRw | Workload::Commit | Workload::Slog
         )
     }
 }
@@ -188,6 +195,11 @@ pub struct Params {
     /// Absent in documents before it existed (1).
     #[serde(default = "one")]
     pub file_num: u64,
+    /// `slog`: the largest write size, bytes; the sizes double from the
+    /// logical block up to it (diskinfo -S: 8 MiB, its `MAXTX`). Absent in
+    /// documents before it existed (8 MiB).
+    #[serde(default = "slog_max_bs")]
+    pub max_bs: Bytes,
 }
 
 /// serde's default for flags that default to on.
@@ -198,6 +210,14 @@ const fn yes() -> bool {
 /// serde's default for counts that default to one.
 const fn one() -> u64 {
     1
+}
+
+/// diskinfo -S's largest write (`MAXTX`, 8 MiB): [`Params::max_bs`]'s default.
+pub const SLOG_MAX_BS: Bytes = Bytes(8 << 20);
+
+/// serde's default for [`Params::max_bs`].
+const fn slog_max_bs() -> Bytes {
+    SLOG_MAX_BS
 }
 
 impl Params {
@@ -225,6 +245,7 @@ impl Params {
             end_fsync: None,
             min_ios: 0,
             file_num: 1,
+            max_bs: SLOG_MAX_BS,
         }
     }
 }
@@ -394,6 +415,12 @@ pub struct Step {
     /// [`Target::settle`]: crate::io::Target::settle
     #[serde(default)]
     pub settle: Nanos,
+    /// The runtime bound ends the step only when the requests issued are a
+    /// multiple of this (diskinfo -S checks its 1 s after each batch of 250
+    /// writes, so every size runs whole batches, at least one). `None`: the
+    /// runtime bound ends the step whenever it is reached.
+    #[serde(default)]
+    pub runtime_batch: Option<u64>,
 }
 
 impl Step {

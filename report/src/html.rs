@@ -850,8 +850,8 @@ fn latency_charts(doc: &ResultDoc) -> Vec<String> {
                     }
                     let mut sname = target_name(doc, &t.target);
                     if many_steps {
-                        if t.workload == Workload::IopsSweep {
-                            // The sweep's steps are labelled by their request size in bytes.
+                        if matches!(t.workload, Workload::IopsSweep | Workload::Slog) {
+                            // The sweep's and slog's steps are labelled by their request size in bytes.
                             let _ = write!(sname, " · bs {} B", st.label);
                         } else {
                             let _ = write!(sname, " · {}", st.label);
@@ -1315,7 +1315,10 @@ fn tests_table(out: &mut String, doc: &ResultDoc) {
             _ => "",
         };
         for f in &s.per_step {
-            if per_step_unit.is_empty() {
+            if t.workload == Workload::Slog {
+                // Labelled by the write size in bytes.
+                other.push(format!("{} B write {}", f.label, fmt_mbps(f.value)));
+            } else if per_step_unit.is_empty() {
                 other.push(format!("{} {}", f.label, fmt_mbps(f.value)));
             } else {
                 other.push(format!("{} {}{per_step_unit}", f.label, num(f.value)));

@@ -344,6 +344,9 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
     for x in ok(Workload::Commit) {
         out.push_str(&commit(x));
     }
+    for x in ok(Workload::Slog) {
+        out.push_str(&slog(x));
+    }
     out.push_str(&tool_units(&tests));
     out.push_str(&latency(&tests));
     out
@@ -398,8 +401,11 @@ fn tests_table(tests: &[&TestResult]) -> String {
     out
 }
 
-/// The twins of sysbench and dd (`bench_core::profile::tool_figure`) that
-/// ended ok, each figure in its tool's unit beside MB/s; empty if none.
+/// The twins of sysbench, dd and diskinfo (`bench_core::profile::tool_figure`)
+/// that ended ok, each figure in its tool's unit beside MB/s; empty if none.
+/// The per-step rates of `zones` (read) and `slog` (write) get a row each;
+/// `slog`'s also diskinfo -S's time per write (`TS`: `usec/IO`, write and
+/// flush).
 fn tool_units(tests: &[&TestResult]) -> String {
     let mut rows: Vec<Vec<String>> = vec![["test", "figure", "as the tool prints it", "MB/s"]
         .map(String::from)
@@ -414,13 +420,36 @@ fn tool_units(tests: &[&TestResult]) -> String {
                 rows.push(vec![x.name.clone(), dir.into(), tool, text::mb(v)]);
             }
         }
+        let dir = match x.workload {
+            Workload::Zones => "read",
+            Workload::Slog => "write",
+            _ => continue,
+        };
+        for f in &x.summary.per_step {
+            let Some(tool) = bench_core::profile::tool_figure(&x.name, f.value) else {
+                continue;
+            };
+            let (label, tool) = match x.workload {
+                Workload::Slog => {
+                    let us = x.steps.iter().find(|s| s.label == f.label).and_then(ns_per_write);
+                    let tool = match us {
+                        Some(ns) => format!("{:.1} usec/IO = {tool}", ns / 1e3),
+                        None => tool,
+                    };
+                    (format!("{dir} {} B", f.label), tool)
+                }
+                _ => (format!("{dir} {}", f.label), tool),
+            };
+            rows.push(vec![x.name.clone(), label, tool, text::mb(f.value)]);
+        }
     }
     if rows.len() == 1 {
         return String::new();
     }
     use Align::{Left as L, Right as R};
     let mut out = String::from(
-        "in the tools' units (sysbench MiB/s = 2^20 B/s; dd MB/s = 10^6 B/s, SI-scaled as dd prints it):\n",
+        "in the tools' units (sysbench MiB/s = 2^20 B/s; dd MB/s = 10^6 B/s, SI-scaled as dd prints it; \
+         diskinfo kbytes/sec = 2^10 B/s, Mbytes/s = 2^20 B/s, usec/IO = µs per write and its flush):\n",
     );
     out.push_str(&table(&rows, &[L, L, R, R]));
     out
@@ -519,6 +548,46 @@ fn iops_sweep(x: &TestResult) -> String {
 
 fn commit(x: &TestResult) -> String {
     figures_block("commit, write MB/s by step", x, &x.summary.per_step, text::mb)
+}
+
+/// A step's time per write, ns: its runtime (writes and flushes, as
+/// diskinfo -S times them) over its writes.
+#[allow(clippy::cast_precision_loss)] // ns and counts far below 2^53
+fn ns_per_write(s: &StepResult) -> Option<f64> {
+    let w = s.write.as_ref().filter(|w| w.ios > 0)?;
+    Some(s.runtime_ns as f64 / w.ios as f64)
+}
+
+/// `slog` (diskinfo -S): per write size, write MB/s and the time per
+/// write with its flush.
+fn slog(x: &TestResult) -> String {
+    let mut out = format!(
+        "slog, random writes each followed by a flush, one at a time, by write size ({}):\n",
+        x.name
+    );
+    let steps: Vec<(&StepResult, &DirStats, f64)> = x
+        .steps
+        .iter()
+        .filter_map(|s| Some((s, s.write.as_ref()?, ns_per_write(s)?)))
+        .collect();
+    if steps.is_empty() {
+        out.push_str("  no figures\n");
+        return out;
+    }
+    let mut rows = vec![
+        vec!["size B".to_string()],
+        vec!["write MB/s".to_string()],
+        vec!["µs per write+flush".to_string()],
+    ];
+    for (s, w, ns) in &steps {
+        rows[0].push(s.label.clone());
+        rows[1].push(text::mb(w.bytes_per_sec));
+        rows[2].push(text::us(*ns));
+    }
+    let mut align = vec![Align::Left];
+    align.resize(rows[0].len(), Align::Right);
+    out.push_str(&indent(&table(&rows, &align)));
+    out
 }
 
 /// The main step of a test: the one labelled `main`, else the only step.
@@ -635,6 +704,89 @@ mod tests {
         assert!(
             line.contains("(dd)") && line.contains(" read ") && line.ends_with(&text::mb(rb)),
             "{line}"
+        );
+    }
+
+    /// `slog` renders per write size (bytes), write MB/s and µs per write
+    /// with its flush (step runtime / writes); its diskinfo twin and the
+    /// zones twin show diskinfo's units beside MB/s: `usec/IO = Mbytes/s`
+    /// (2^20) as `TS` prints, `kbytes/sec` (2^10) as `TR` prints.
+    #[test]
+    fn slog_per_size_and_diskinfo_units() {
+        use bench_core::result::Summary;
+        let doc: ResultDoc =
+            serde_json::from_str(include_str!("../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        let base = doc
+            .tests
+            .iter()
+            .find(|x| x.status == Status::Ok && x.steps.len() == 1 && x.steps[0].read.is_some())
+            .expect("an ok one-step read test");
+        let mut x = base.clone();
+        (x.name, x.workload) = ("diskinfo_S".into(), Workload::Slog);
+        let sizes = [
+            ("512", 1000u64, 2_000_000_000u64, 256_000.0),
+            ("8388608", 250, 4_000_000_000, 524_288_000.0),
+        ];
+        x.steps = sizes
+            .iter()
+            .map(|&(label, ios, runtime_ns, bps)| {
+                let mut s = base.steps[0].clone();
+                s.label = label.into();
+                let mut w = s.read.take().unwrap();
+                (w.ios, w.bytes_per_sec) = (ios, bps);
+                (s.write, s.runtime_ns) = (Some(w), runtime_ns);
+                s
+            })
+            .collect();
+        let fig = |label: &str, value| Figure {
+            label: label.into(),
+            value,
+        };
+        x.summary = Summary {
+            per_step: vec![fig("512", 256_000.0), fig("8388608", 524_288_000.0)],
+            ..Summary::default()
+        };
+        let out = slog(&x);
+        assert!(out.starts_with("slog, random writes each followed by a flush"), "{out}");
+        let line = |out: &str, start: &str| -> Vec<String> {
+            let l = out.lines().find(|l| l.trim_start().starts_with(start)).expect(out);
+            l.split_whitespace().map(String::from).collect()
+        };
+        assert_eq!(line(&out, "size B")[2..], ["512", "8388608"]);
+        assert_eq!(line(&out, "write MB/s")[2..], ["0.3", "524.3"]);
+        assert_eq!(line(&out, "µs per write+flush")[3..], ["2000.0", "16000.0"]);
+
+        let mut z = base.clone();
+        (z.name, z.workload) = ("diskinfo_t_zones".into(), Workload::Zones);
+        z.summary = Summary {
+            per_step: vec![fig("outside", 100.0 * 1048576.0 / 0.8)],
+            ..Summary::default()
+        };
+        let out = tool_units(&[&x, &z]);
+        assert!(
+            out.contains("diskinfo kbytes/sec = 2^10 B/s, Mbytes/s = 2^20 B/s"),
+            "{out}"
+        );
+        let row = |name: &str, fig: &str| {
+            out.lines()
+                .find(|l| l.starts_with(name) && l.contains(fig))
+                .expect(&out)
+                .to_string()
+        };
+        let r = row("diskinfo_S ", " write 512 B ");
+        assert!(
+            r.contains("2000.0 usec/IO = 0.2 Mbytes/s (diskinfo)") && r.ends_with("0.3"),
+            "{r}"
+        );
+        let r = row("diskinfo_S ", " write 8388608 B ");
+        assert!(
+            r.contains("16000.0 usec/IO = 500.0 Mbytes/s (diskinfo)") && r.ends_with("524.3"),
+            "{r}"
+        );
+        let r = row("diskinfo_t_zones ", " read outside ");
+        assert!(
+            r.contains("read outside") && r.contains("128000 kbytes/sec (diskinfo)") && r.ends_with("131.1"),
+            "{r}"
         );
     }
 

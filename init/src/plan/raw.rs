@@ -212,7 +212,8 @@ param_structs!(
     fsync_freq,
     end_fsync,
     min_ios,
-    file_num
+    file_num,
+    max_bs
 );
 
 /// The `destructive` section as written.

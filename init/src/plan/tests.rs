@@ -2,6 +2,7 @@
 
 use bench_core::io::Geometry;
 use bench_core::size::EXPECTED;
+use bench_core::spec::Workload;
 use bench_core::units::{Bytes, Nanos};
 
 use super::model::*;
@@ -216,7 +217,7 @@ fn params_apply_each_key_and_name_the_field_on_error() {
         r#"{"tests":[{"workload":"rand_rw","bs":"16k","size":"1M","offset":"4k","length":"8M","zone_bytes":"2M",
             "runtime":"3s","ramp_time":"500ms","sample_interval":"100ms","iodepth":"8","jobs":2,"rwmixread":60,
             "flush_every":4,"points":5,"seed":9,"direct":false,"fsync_freq":"100","end_fsync":true,
-            "min_ios":64,"file_num":"128"}]}"#,
+            "min_ios":64,"file_num":"128","max_bs":"64k"}]}"#,
     );
     let t = tests_of(&c, None).unwrap();
     let p = &t[0].0.params;
@@ -234,6 +235,7 @@ fn params_apply_each_key_and_name_the_field_on_error() {
     );
     assert_eq!((p.direct, p.fsync_freq, p.end_fsync), (false, 100, Some(true)));
     assert_eq!((p.min_ios, p.file_num), (64, 128));
+    assert_eq!(p.max_bs, Bytes(64 << 10));
 
     let bad = [
         (
@@ -952,6 +954,49 @@ fn each_invalid_stack_gives_its_error() {
     )
     .is_err());
     assert!(parse(r#"{"layers":[{"name":"r","kind":"crypt","on":"x","key":"00"}]}"#, "t").is_err());
+}
+
+/// `slog` (diskinfo -S) writes: like `commit`, it runs only on a target
+/// the config grants, and is skipped with the reason on any other, while
+/// the reads there run.
+#[test]
+fn slog_and_commit_need_a_write_grant() {
+    let t = crate::testutil::TempDir::new("slogperm");
+    let (a, b) = (t.0.join("a.img"), t.0.join("b.img"));
+    for f in [&a, &b] {
+        std::fs::write(f, vec![0u8; 4 << 20]).unwrap();
+    }
+    let (a, b) = (a.to_string_lossy().into_owned(), b.to_string_lossy().into_owned());
+    let text = |destructive: &str| {
+        format!(
+            r#"{{"tests":[{{"workload":"slog","runtime":"50ms","max_bs":"64k"}},{{"workload":"commit","size":"1M"}},
+                {{"workload":"seq_read","runtime":"50ms"}}],"targets":["{a}","{b}"]{destructive}}}"#
+        )
+    };
+    let granted = format!(
+        r#","destructive":{{"confirm":"{}","targets":["{a}"]}}"#,
+        safety::CONFIRM_PHRASE
+    );
+    for (extra, writable) in [("", [false, false]), (granted.as_str(), [true, false])] {
+        let p = validate(&parse(&text(extra), "t").unwrap(), "t", &Overrides::default()).unwrap();
+        for (ti, w) in writable.into_iter().enumerate() {
+            assert_eq!(p.targets[ti].info.writable, w, "{extra:?} target {ti}");
+            assert_eq!(p.targets[ti].grant.is_some(), w, "{extra:?} target {ti}");
+            let items: Vec<_> = p.items.iter().filter(|it| it.target == ti).collect();
+            assert_eq!(items.len(), 3);
+            for it in items {
+                let name = it.spec.workload.name();
+                match (&it.action, w || name == "seq_read") {
+                    (Action::Run(steps), true) => assert!(!steps.is_empty(), "{name}"),
+                    (Action::Skip(why), false) => {
+                        assert_eq!(Some(why), p.targets[ti].info.write_refusal.as_ref(), "{name}");
+                    }
+                    (a, _) => panic!("{extra:?} target {ti}: {name}: {a:?}"),
+                }
+            }
+        }
+    }
+    assert!(Workload::Slog.writes() && Workload::Commit.writes());
 }
 
 #[test]

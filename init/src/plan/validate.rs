@@ -33,6 +33,7 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
             "offset" => p.offset = Bytes(size_of(v, at)?),
             "length" => p.length = Some(Bytes(size_of(v, at)?)),
             "zone_bytes" => p.zone_bytes = Bytes(size_of(v, at)?),
+            "max_bs" => p.max_bs = Bytes(size_of(v, at)?),
             "runtime" => p.runtime = Some(dur_of(v, at)?),
             "ramp_time" => p.ramp_time = dur_of(v, at)?,
             "sample_interval" => {

@@ -1215,6 +1215,7 @@ mod tests {
             verify: false,
             touch_every: None,
             settle: Nanos(0),
+            runtime_batch: None,
         }
     }
 
