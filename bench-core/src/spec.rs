@@ -165,6 +165,39 @@ pub struct Params {
     /// others no). Absent in documents before it existed (`None`).
     #[serde(default)]
     pub end_fsync: Option<bool>,
+    /// Measured passes of each step: the step runs this many times in a
+    /// row and its figures are those of its best pass (the highest bytes
+    /// per second, reads and writes together); every pass's figures are
+    /// kept in the step's `passes`, the one chosen in `chosen_pass`
+    /// (CrystalDiskMark: `TestCount` runs of DiskSpd per test, the score
+    /// the highest, DiskBench.cpp `DiskSpd`). Absent in documents before
+    /// it existed (1).
+    #[serde(default = "one")]
+    pub passes: u32,
+    /// Whole passes of each step run before the measured ones, their
+    /// figures discarded (CrystalDiskMark's "Preparing..." run, `j == 0` in
+    /// DiskBench.cpp `DiskSpd`: the same command, its score never taken).
+    /// Absent in documents before it existed (0).
+    #[serde(default)]
+    pub warmup: u32,
+    /// Before the test's first step, untimed: write the test's range once,
+    /// sequentially in 1 MiB requests with random, never-repeating contents,
+    /// then flush (CrystalDiskMark fills its test file with random data
+    /// before the first test, DiskBench.cpp `Init`). Writing: it needs the
+    /// target's write grant; on a target that may not be written nothing
+    /// is written and a read test reads the data already there (the step's
+    /// `filled_bytes` is 0). Only the plain read/write workloads fill.
+    /// Absent in documents before it existed (false).
+    #[serde(default)]
+    pub fill: bool,
+    /// Idle time after the test, untimed, nanoseconds: the target is synced
+    /// (the page cache written back) and left idle this long, so a drive's
+    /// own write-back does not land in the next test's time
+    /// (CrystalDiskMark's `IntervalTime` between tests, DiskBench.cpp
+    /// `Interval`; fio has no such option). 0: none. Absent in documents
+    /// before it existed (0).
+    #[serde(default)]
+    pub pause: Nanos,
 }
 
 /// serde's default for flags that default to on.
@@ -172,9 +205,15 @@ const fn yes() -> bool {
     true
 }
 
+/// serde's default for counts that default to one.
+const fn one() -> u32 {
+    1
+}
+
 impl Params {
     /// Defaults shared by all workloads: 4 KiB, QD1, one job, 5 s, whole
-    /// target, no ramp, 70% reads, flush every write, 16 points.
+    /// target, no ramp, 70% reads, flush every write, 16 points, one pass,
+    /// no warm-up, no fill, no pause.
     pub const fn defaults() -> Params {
         Params {
             bs: Bytes(4096),
@@ -195,6 +234,10 @@ impl Params {
             direct: true,
             fsync_freq: 0,
             end_fsync: None,
+            passes: 1,
+            warmup: 0,
+            fill: false,
+            pause: Nanos(0),
         }
     }
 }
@@ -211,6 +254,14 @@ pub struct TestSpec {
 }
 
 impl TestSpec {
+    /// True if the test writes to the target: its workload writes, or it
+    /// fills its range first ([`Params::fill`]). Such a test needs the
+    /// target's write grant (a read test that fills runs without it, on
+    /// the data already there).
+    pub const fn writes(&self) -> bool {
+        self.workload.writes() || self.params.fill
+    }
+
     /// A test named `name` of `workload` with the default parameters
     /// ([`Params::defaults`]) changed by `f`.
     pub fn new(name: impl Into<String>, workload: Workload, f: impl FnOnce(&mut Params)) -> TestSpec {
@@ -355,6 +406,21 @@ pub struct Step {
     /// [`Target::settle`]: crate::io::Target::settle
     #[serde(default)]
     pub settle: Nanos,
+    /// Measured passes ([`Params::passes`]): the runner runs the step this
+    /// many times (after the warm-up) and keeps the best.
+    #[serde(default = "one")]
+    pub passes: u32,
+    /// Discarded passes before the measured ones ([`Params::warmup`]).
+    #[serde(default)]
+    pub warmup: u32,
+    /// Before the first pass, untimed: write the step's range once with
+    /// random contents ([`Params::fill`]); set on a test's first step only.
+    #[serde(default)]
+    pub fill: bool,
+    /// After the last pass, untimed: sync and idle this long
+    /// ([`Params::pause`]); set on a test's last step only.
+    #[serde(default)]
+    pub pause: Nanos,
 }
 
 impl Step {

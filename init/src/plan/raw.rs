@@ -210,7 +210,11 @@ param_structs!(
     verify,
     direct,
     fsync_freq,
-    end_fsync
+    end_fsync,
+    passes,
+    warmup,
+    fill,
+    pause
 );
 
 /// The `destructive` section as written.
