@@ -126,14 +126,28 @@ fn standard() -> Vec<TestSpec> {
             (p.bs, p.size, p.flush_every) = (Bytes(16 * KIB), Some(Bytes(16 * MIB)), 10);
         }),
     ]);
+    pause_after_writes(&mut v);
     v
+}
+
+/// The pause after a write test in `standard` and `classic`: 3 s, hdparm's
+/// "time for I/O to settle" (`prepare_timing_buf`: `sync(); sleep(3)`).
+pub const WRITE_PAUSE: Nanos = Nanos::from_secs(3);
+
+/// Give every test that writes a pause of [`WRITE_PAUSE`] after it, so a
+/// drive still writing back its cache (or the kernel its dirty pages) does
+/// so outside the next test's time.
+fn pause_after_writes(v: &mut [TestSpec]) {
+    for t in v.iter_mut().filter(|t| t.writes()) {
+        t.params.pause = WRITE_PAUSE;
+    }
 }
 
 /// `classic`: the seed posts' tools with their parameters.
 fn classic() -> Vec<TestSpec> {
     let secs = |s| Some(Nanos::from_secs(s));
     let k16 = Bytes(16 * KIB);
-    vec![
+    let mut v = vec![
         // hdparm -T, -t, -t --direct: 2 MiB reads for 2 s / 3 s / 3 s.
         test("hdparm_T", Workload::CachedRead, |p| {
             (p.bs, p.runtime) = (Bytes(2 * MIB), secs(2))
@@ -188,7 +202,9 @@ fn classic() -> Vec<TestSpec> {
             untimed(p);
             (p.bs, p.size, p.flush_every) = (k16, Some(Bytes(160 * KIB * 1000)), 10);
         }),
-    ]
+    ];
+    pause_after_writes(&mut v);
+    v
 }
 
 /// sysbench fileio's file set in seed 001: `--file-total-size=5000M`
@@ -437,6 +453,21 @@ mod tests {
         assert_eq!((steps[0].passes, steps[0].warmup, steps[0].flush_at_end), (5, 1, false));
         let w = expand(&cdm[4], &HDD_64G).unwrap();
         assert!(!w[0].fill && !w[0].flush_at_end);
+    }
+
+    /// `standard` and `classic`: every test that writes is followed by a
+    /// 3 s pause, the others by none; `quick` pauses nowhere.
+    #[test]
+    fn write_tests_pause_after_them() {
+        for (name, tests) in [("standard", standard()), ("classic", classic())] {
+            assert!(tests.iter().any(|t| t.workload.writes()), "{name}");
+            for t in &tests {
+                let want = if t.workload.writes() { WRITE_PAUSE } else { Nanos(0) };
+                assert_eq!(t.params.pause, want, "{name}/{}", t.name);
+            }
+        }
+        assert!(quick().iter().all(|t| t.params.pause == Nanos(0)));
+        assert_eq!(WRITE_PAUSE, Nanos::from_secs(3));
     }
 
     /// A simulated disk's queue that records every request in issue order.
