@@ -70,7 +70,8 @@ def twin(d, target, spec, side, unit, best=False):
     if os.path.exists(out):
         os.unlink(out)
     conf = {"targets": [target], "tests": [spec]}
-    if spec["workload"] in ("seq_write", "rand_write", "rand_rw"):
+    # A fill writes too (bench-core TestSpec::writes).
+    if spec["workload"] in ("seq_write", "rand_write", "rand_rw") or spec.get("fill"):
         conf["destructive"] = {"confirm": CONFIRM, "targets": [target],
                                "allow_overwrite_signatures": True}
     with open(cfg, "w") as f:
@@ -85,7 +86,7 @@ def twin(d, target, spec, side, unit, best=False):
     steps = [s[side] for s in t["steps"] if s.get(side)]
     if not steps:
         raise RuntimeError(f"bootbench: no {side} figures")
-    if best:  # CrystalDiskMark reports the best pass
+    if best:  # CrystalDiskMark reports the best pass: the step holds it (`passes`, `chosen_pass`)
         bps = max(s["bytes_per_sec"] for s in steps)
         iops = max(s["iops"] for s in steps)
     else:
@@ -163,6 +164,38 @@ def fio(d, rw, bs, qd, unit, runtime, size=None):
     return figure(unit, float(r["bw_bytes"]), float(r["iops"]))
 
 
+def fio_cdm(d, rw, bs, qd, a):
+    """fio run as CrystalDiskMark runs DiskSpd (DiskBench.cpp): the 1 GiB
+    test area filled first with random data (`Init`; fio's buffers are
+    random and scrambled per write, as the twin's fill), untimed; one
+    discarded warm-up of the measure time (pass 0, "Preparing...": fio's
+    ramp_time before the first measured run), then a.cdm_passes runs back
+    to back, the best kept (fio cannot take a best-of itself); then CDM's
+    pause (`Interval`), so what the device still writes back lands outside
+    the next measurement. MB/s (10^6 B/s)."""
+    d.settle()
+    engine = "psync" if qd == 1 else "io_uring"
+    p = sh(["fio", "--name=fill", f"--filename={d.dev}", "--rw=write", "--bs=1M", "--size=1G",
+            "--iodepth=1", "--ioengine=psync", "--direct=1", "--end_fsync=1", "--output-format=json"])
+    if p.returncode != 0:
+        raise RuntimeError(f"fio fill: {p.stderr.strip()}")
+    side = "read" if "read" in rw else "write"
+    best = 0.0
+    for i in range(a.cdm_passes):
+        argv = ["fio", "--name=fidelity", f"--filename={d.dev}", f"--rw={rw}", f"--bs={bs}",
+                f"--iodepth={qd}", f"--ioengine={engine}", "--direct=1", f"--runtime={a.cdm_runtime}",
+                "--time_based", "--randrepeat=0", "--size=1G", "--output-format=json"]
+        if i == 0:
+            argv.append(f"--ramp_time={a.cdm_runtime}")
+        p = sh(argv)
+        if p.returncode != 0:
+            raise RuntimeError(f"fio: {p.stderr.strip()}")
+        r = json.loads(p.stdout)["jobs"][0][side]
+        best = max(best, float(r["bw_bytes"]))
+    time.sleep(a.cdm_pause)
+    return best / 1e6
+
+
 # --- the pairs -------------------------------------------------------------
 
 def pairs(d, a):
@@ -200,19 +233,26 @@ def pairs(d, a):
                           "direct": False, "end_fsync": False},
                      "write", "MB/s"))
 
-    # CrystalDiskMark's default set; fio psync at QD1, io_uring above.
+    # CrystalDiskMark's default set as the cdm profile runs it (all reads,
+    # then all writes); fio psync at QD1, io_uring above. Each pair on its
+    # own: each side fills the area, warms up, keeps the best of
+    # cdm_passes and pauses (see fio_cdm; the twin's fill, warmup, passes,
+    # pause, no end flush).
     cdm_rt = a.cdm_runtime
-    for tag, bs, qd, seq in [("seq1m_q8t1", "1M", 8, True), ("seq1m_q1t1", "1M", 1, True),
-                             ("rnd4k_q32t1", "4k", 32, False), ("rnd4k_q1t1", "4k", 1, False)]:
-        for dirn in ("read", "write"):
+    sets = [("seq1m_q8t1", "1M", 8, True), ("seq1m_q1t1", "1M", 1, True),
+            ("rnd4k_q32t1", "4k", 32, False), ("rnd4k_q1t1", "4k", 1, False)]
+    for dirn in ("read", "write"):
+        for tag, bs, qd, seq in sets:
             rw = dirn if seq else "rand" + dirn
             wl = ("seq_" if seq else "rand_") + dirn
             eng = "psync" if qd == 1 else "io_uring"
-            add(f"cdm_{tag}_{dirn}", f"fio {rw} {bs} QD{qd} {eng} 1G", "MB/s",
-                lambda rw=rw, bs=bs, qd=qd: fio(d, rw, bs, qd, "MB/s", cdm_rt, size="1G"),
+            add(f"cdm_{tag}_{dirn}",
+                f"fio {rw} {bs} QD{qd} {eng} 1G best/{a.cdm_passes}", "MB/s",
+                lambda rw=rw, bs=bs, qd=qd: fio_cdm(d, rw, bs, qd, a),
                 lambda wl=wl, bs=bs, qd=qd, side=dirn: twin(
                     d, dev, {"workload": wl, "bs": bs, "iodepth": qd, "jobs": 1, "length": "1G",
-                             "runtime": cdm_rt}, side, "MB/s", best=True))
+                             "runtime": cdm_rt, "fill": True, "warmup": 1, "passes": a.cdm_passes,
+                             "pause": a.cdm_pause, "end_fsync": False}, side, "MB/s", best=True))
 
     # The plain workloads at the standard profile's parameters.
     for wl, rw, bs, qd, unit in [("seq_read", "read", "1M", 1, "MiB/s"),
@@ -338,7 +378,7 @@ def main():
     m = sub.add_parser("measure")
     for k in ("bin", "dev", "label", "backing", "work", "mnt", "sysbench-size", "pairs", "results"):
         m.add_argument("--" + k, required=True)
-    for k in ("rounds", "runtime", "cdm-runtime"):
+    for k in ("rounds", "runtime", "cdm-runtime", "cdm-passes", "cdm-pause"):
         m.add_argument("--" + k, type=int, required=True)
     t = sub.add_parser("table")
     t.add_argument("--results", required=True)

@@ -17,7 +17,9 @@
 #   sysbench fileio seqrd/seqwr/rndrd/rndwr / sysbench_* (ext4 on the loop
 #   device; the twin runs on one file of the same total size in the same
 #   filesystem),
-#   fio psync (QD1) / io_uring (QD>1) with CrystalDiskMark's parameters / cdm_*,
+#   fio psync (QD1) / io_uring (QD>1) with CrystalDiskMark's parameters / cdm_*
+#   (both: the 1 GiB area filled first, a warm-up, the best of N passes,
+#   then CDM's pause),
 #   fio read/write/randread/randwrite at the standard profile's parameters.
 # Each pair runs FIDELITY_ROUNDS times (default 3), alternating which side
 # goes first; the table shows both medians in the tool's own unit, the
@@ -33,6 +35,10 @@
 #                       the seed's 5000M does not fit a modest device)
 #   FIDELITY_RUNTIME    seconds of each fio/sysbench run (default 10, as sysbench's)
 #   FIDELITY_CDM_RUNTIME seconds of each CDM fio job (default 5, as CDM)
+#   FIDELITY_CDM_PASSES measured passes of each CDM pair, best kept (default 5,
+#                       CDM 8's TestCount; quick 2)
+#   FIDELITY_CDM_PAUSE  seconds of idle after each CDM side (default 5, CDM's
+#                       IntervalTime; quick 1)
 #   FIDELITY_DEVICES    which devices, comma-separated (default shm,shm-dio,disk,disk-dio)
 #   FIDELITY_PAIRS      a Python regex: only pairs whose name matches
 #   FIDELITY_DISK_DIR   where the on-disk file goes (default /var/tmp)
@@ -44,15 +50,17 @@ cd "$(dirname "$0")/.."
 
 QUICK="${FIDELITY_QUICK:-0}"
 if [ "$QUICK" = 1 ]; then
-    d_rounds=1 d_size=1G d_sb=256M d_rt=2 d_cdm=1
+    d_rounds=1 d_size=1G d_sb=256M d_rt=2 d_cdm=1 d_cdm_passes=2 d_cdm_pause=1
 else
-    d_rounds=3 d_size=2G d_sb=640M d_rt=10 d_cdm=5
+    d_rounds=3 d_size=2G d_sb=640M d_rt=10 d_cdm=5 d_cdm_passes=5 d_cdm_pause=5
 fi
 ROUNDS="${FIDELITY_ROUNDS:-$d_rounds}"
 SIZE="${FIDELITY_SIZE:-$d_size}"
 SB_SIZE="${FIDELITY_SYSBENCH_SIZE:-$d_sb}"
 RUNTIME="${FIDELITY_RUNTIME:-$d_rt}"
 CDM_RUNTIME="${FIDELITY_CDM_RUNTIME:-$d_cdm}"
+CDM_PASSES="${FIDELITY_CDM_PASSES:-$d_cdm_passes}"
+CDM_PAUSE="${FIDELITY_CDM_PAUSE:-$d_cdm_pause}"
 DEVICES="${FIDELITY_DEVICES:-shm,shm-dio,disk,disk-dio}"
 PAIRS="${FIDELITY_PAIRS:-.}"
 DISK_DIR="${FIDELITY_DISK_DIR:-/var/tmp}"
@@ -115,6 +123,7 @@ for dev in ${DEVICES//,/ }; do
     echo "== $dev: $LOOP over $file (loop dio=$dio)" >&2
     python3 bench/fidelity.py measure --bin "$BIN" --dev "$LOOP" --label "$dev" --backing "$file" \
         --work "$WORK" --mnt "$MNT" --rounds "$ROUNDS" --runtime "$RUNTIME" --cdm-runtime "$CDM_RUNTIME" \
+        --cdm-passes "$CDM_PASSES" --cdm-pause "$CDM_PAUSE" \
         --sysbench-size "$SB_SIZE" --pairs "$PAIRS" --results "$RESULTS"
     losetup -d "$LOOP"
     LOOP=""

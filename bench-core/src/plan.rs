@@ -124,6 +124,19 @@ const fn time_or_size_bound(w: Workload) -> bool {
     )
 }
 
+/// The most measured passes (and warm-up passes) of a step.
+pub const MAX_PASSES: u32 = 100;
+
+/// Workloads that may fill their range first ([`Params::fill`]): the plain
+/// read/write ones, whose one step covers the test's range (DiskSpd's
+/// test file in CrystalDiskMark).
+const fn fills(w: Workload) -> bool {
+    matches!(
+        w,
+        Workload::SeqRead | Workload::SeqWrite | Workload::RandRead | Workload::RandWrite | Workload::RandRw
+    )
+}
+
 /// Check the parameters against each other and the geometry; the range.
 fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range, PlanError> {
     let lb = geom.logical_block;
@@ -215,6 +228,19 @@ fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range, PlanError
     if time_or_size_bound(w) && p.runtime.is_none() && p.size.is_none() {
         return Err(out_of_range("runtime", 0, "a runtime or a size bound (or both)"));
     }
+    if !(1..=MAX_PASSES).contains(&p.passes) {
+        return Err(out_of_range("passes", u64::from(p.passes), "1 to 100"));
+    }
+    if p.warmup > MAX_PASSES {
+        return Err(out_of_range("warmup", u64::from(p.warmup), "0 to 100"));
+    }
+    if p.fill && !fills(w) {
+        return Err(out_of_range(
+            "fill",
+            1,
+            "false: only seq_read, seq_write, rand_read, rand_write and rand_rw fill their range",
+        ));
+    }
     Ok(Range { start: p.offset.0, len })
 }
 
@@ -245,6 +271,10 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         touch_every: None,
         settle: Nanos(0),
         runtime_batch: None,
+        passes: p.passes,
+        warmup: p.warmup,
+        fill: false,
+        pause: Nanos(0),
     }
 }
 
@@ -342,6 +372,13 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
     let mut steps = steps;
     for s in &mut steps {
         s.verify = p.verify && s.writes();
+    }
+    // The fill before the test's first step, the pause after its last.
+    if let Some(first) = steps.first_mut() {
+        first.fill = p.fill;
+    }
+    if let Some(last) = steps.last_mut() {
+        last.pause = p.pause;
     }
     Ok(steps)
 }
@@ -837,7 +874,9 @@ pub const DEADLINE_SLACK: Nanos = Nanos(30_000_000_000);
 /// bound as it is, or its `min_ios` requests at those limits if longer,
 /// and at least one whole batch of a `runtime_batch` step, each request at
 /// 1 MiB/s plus 100 ms for its flush). Twice that for a verifying step (the
-/// read-back reads what was written). Plus its settle time.
+/// read-back reads what was written). Plus its settle time. That for each
+/// of its passes, warm-up included; plus its fill (its range at the slow
+/// rate) and its pause.
 pub fn step_budget(step: &Step) -> Nanos {
     let l = &step.limit;
     // A runtime bound lasts at least `min_ios` requests, each at the slow
@@ -861,7 +900,20 @@ pub fn step_budget(step: &Step) -> Nanos {
     let run = step.ramp.0.saturating_add(bound);
     let run = if step.verify { run.saturating_mul(2) } else { run };
     // hdparm's settle (sync and sleep) before the timed part.
-    Nanos(run.saturating_add(step.settle.0))
+    let pass = run.saturating_add(step.settle.0);
+    let passes = u64::from(step.passes.max(1)).saturating_add(u64::from(step.warmup));
+    let fill = if step.fill {
+        let (start, end) = crate::runner::step_range(step);
+        u64::try_from(u128::from(end.saturating_sub(start)) * 1_000_000_000 / u128::from(DEADLINE_MIN_RATE))
+            .unwrap_or(u64::MAX)
+    } else {
+        0
+    };
+    Nanos(
+        pass.saturating_mul(passes)
+            .saturating_add(fill)
+            .saturating_add(step.pause.0),
+    )
 }
 
 /// A test's deadline, from its plan: twice the sum of its steps' budgets
@@ -938,6 +990,20 @@ mod tests {
         for (i, (st, secs)) in cases.iter().enumerate() {
             assert_eq!(step_budget(st), Nanos::from_secs(*secs), "case {i}");
         }
+        // Passes (warm-up included) multiply a step's budget; its fill
+        // (the range at 1 MiB/s) and its pause add to it.
+        let mut p = s(lim(Some(5), None, None), 1, false);
+        (p.passes, p.warmup) = (5, 1);
+        assert_eq!(step_budget(&p), Nanos::from_secs(6 * 6));
+        p.pause = Nanos::from_secs(5);
+        assert_eq!(step_budget(&p), Nanos::from_secs(6 * 6 + 5));
+        (p.fill, p.bs) = (true, 1 << 20);
+        p.pattern = Pattern::Seq {
+            op: Op::Read,
+            start: 0,
+            end: 64 * MIB,
+        };
+        assert_eq!(step_budget(&p), Nanos::from_secs(6 * 6 + 5 + 64));
         assert_eq!(deadline(&[]), DEADLINE_SLACK);
         assert_eq!(
             deadline(&[cases[0].0.clone(), cases[2].0.clone()]),
@@ -955,7 +1021,7 @@ mod tests {
     #[test]
     fn validation_errors_name_the_field() {
         type Case = (Workload, fn(&mut Params), PlanError);
-        let cases: [Case; 14] = [
+        let cases: [Case; 18] = [
             (
                 Workload::RandRead,
                 |p| p.bs = Bytes(0),
@@ -1050,6 +1116,30 @@ mod tests {
                 |p| (p.runtime, p.size) = (None, None),
                 out_of_range("runtime", 0, "a runtime or a size bound (or both)"),
             ),
+            (
+                Workload::RandRead,
+                |p| p.passes = 0,
+                out_of_range("passes", 0, "1 to 100"),
+            ),
+            (
+                Workload::RandRead,
+                |p| p.passes = 101,
+                out_of_range("passes", 101, "1 to 100"),
+            ),
+            (
+                Workload::RandRead,
+                |p| p.warmup = 101,
+                out_of_range("warmup", 101, "0 to 100"),
+            ),
+            (
+                Workload::Zones,
+                |p| p.fill = true,
+                out_of_range(
+                    "fill",
+                    1,
+                    "false: only seq_read, seq_write, rand_read, rand_write and rand_rw fill their range",
+                ),
+            ),
         ];
         for (w, f, want) in cases {
             assert_eq!(expand(&spec(w, f), &HDD), Err(want.clone()), "{want}");
@@ -1077,6 +1167,29 @@ mod tests {
             out_of_range("jobs", 0, "1 to 256").to_string(),
             "jobs = 0 is out of range: expected 1 to 256"
         );
+    }
+
+    /// `passes` and `warmup` reach every step, the pause the last one only
+    /// (after the test), the fill the first one only (before it);
+    /// `TestSpec::writes` counts a fill as a write.
+    #[test]
+    fn passes_fill_and_pause_reach_the_steps() {
+        let c = spec(Workload::Commit, |p| {
+            (p.bs, p.size, p.runtime) = (Bytes(16 * KIB), Some(Bytes(MIB)), None);
+            (p.passes, p.warmup, p.pause) = (3, 2, Nanos::from_secs(4));
+        });
+        let steps = expand(&c, &HDD).unwrap();
+        assert_eq!(steps.len(), 2);
+        for st in &steps {
+            assert_eq!((st.passes, st.warmup, st.fill), (3, 2, false), "{}", st.label);
+        }
+        assert_eq!((steps[0].pause, steps[1].pause), (Nanos(0), Nanos::from_secs(4)));
+        let r = spec(Workload::SeqRead, |p| p.fill = true);
+        assert!(expand(&r, &HDD).unwrap()[0].fill);
+        assert!(r.writes() && !r.workload.writes());
+        assert!(!spec(Workload::SeqRead, |_| ()).writes());
+        let d = Params::defaults();
+        assert_eq!((d.passes, d.warmup, d.fill, d.pause), (1, 0, false, Nanos(0)));
     }
 
     #[test]

@@ -9,8 +9,10 @@
 //!   dd (16k x 10000 write + fdatasync, 8k x 256k overwrite, 10M x 400 read),
 //!   sysbench fileio (16 KiB, rndrd/rndwr/rndrw at 1.5 ratio, 10 s),
 //!   diskinfo -t/-c/-i/-S, the commit-size test.
-//! - `cdm`: CrystalDiskMark's default set: SEQ1M Q8T1, SEQ1M Q1T1,
-//!   RND4K Q32T1, RND4K Q1T1, read and write, 1 GiB area, 5 s each.
+//! - `cdm`: CrystalDiskMark's default run: SEQ1M Q8T1, SEQ1M Q1T1,
+//!   RND4K Q32T1, RND4K Q1T1, all reads then all writes, on a 1 GiB area
+//!   filled with random data first, a warm-up and the best of 5 passes of
+//!   5 s each, a 5 s pause between tests.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -159,14 +161,28 @@ fn standard() -> Vec<TestSpec> {
         test("", Workload::Slog, |p| p.runtime = Some(Nanos::from_secs(1))),
     ]);
     short_tests_tell_the_truth(&mut v, STANDARD_RAMP);
+    pause_after_writes(&mut v);
     v
+}
+
+/// The pause after a write test in `standard` and `classic`: 3 s, hdparm's
+/// "time for I/O to settle" (`prepare_timing_buf`: `sync(); sleep(3)`).
+pub const WRITE_PAUSE: Nanos = Nanos::from_secs(3);
+
+/// Give every test that writes a pause of [`WRITE_PAUSE`] after it, so a
+/// drive still writing back its cache (or the kernel its dirty pages) does
+/// so outside the next test's time.
+fn pause_after_writes(v: &mut [TestSpec]) {
+    for t in v.iter_mut().filter(|t| t.writes()) {
+        t.params.pause = WRITE_PAUSE;
+    }
 }
 
 /// `classic`: the seed posts' tools with their parameters.
 fn classic() -> Vec<TestSpec> {
     let secs = |s| Some(Nanos::from_secs(s));
     let k16 = Bytes(16 * KIB);
-    vec![
+    let mut v = vec![
         // hdparm -T, -t, -t --direct: 2 MiB reads for 2 s / 3 s / 3 s.
         test("hdparm_T", Workload::CachedRead, |p| {
             (p.bs, p.runtime) = (Bytes(2 * MIB), secs(2))
@@ -225,7 +241,9 @@ fn classic() -> Vec<TestSpec> {
             untimed(p);
             (p.bs, p.size, p.flush_every) = (k16, Some(Bytes(160 * KIB * 1000)), 10);
         }),
-    ]
+    ];
+    pause_after_writes(&mut v);
+    v
 }
 
 /// sysbench fileio's file set in seed 001: `--file-total-size=5000M`
@@ -293,24 +311,76 @@ fn dd_rate(bytes_per_sec: f64) -> String {
     }
 }
 
-/// `cdm`: CrystalDiskMark's default set, read and write, 1 GiB area, 5 s.
+/// CrystalDiskMark's passes per test: `TestCount` 5 (CrystalDiskMark 8,
+/// DiskMarkDlg.cpp: `GetPrivateProfileInt(L"Setting", L"TestCount", 4, ...)`,
+/// an index, "default value is 5"; CrystalDiskMark 9 lowered it to 3).
+pub const CDM_PASSES: u32 = 5;
+/// CrystalDiskMark's `MeasureTime` and `IntervalTime` defaults, 5 s each
+/// (DiskMarkDlg.cpp, `GetPrivateProfileInt(L"Setting", L"MeasureTime", 5, ...)`
+/// and `L"IntervalTime", 5`).
+pub const CDM_SECONDS: u64 = 5;
+/// CrystalDiskMark's default test size, 1 GiB (DiskMarkDlg.cpp `TestSize`
+/// index 6, "default value is 1GiB").
+pub const CDM_TEST_BYTES: u64 = GIB;
+
+/// `cdm`: CrystalDiskMark's default run (DiskBench.cpp
+/// `ExecDiskBenchAll`): SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1,
+/// all four reads, then all four writes (`BENCHMARK_READ` before
+/// `BENCHMARK_WRITE`), on the first 1 GiB of the target.
+///
+/// - The test area is filled with random data once, before the first test
+///   (`Init`): the first test fills, the others use what it wrote. On a
+///   target that may not be written, nothing is written: the reads run on
+///   the data already there (their `filled_bytes` says 0) and the writes
+///   are skipped.
+/// - Each test runs one discarded warm-up pass and [`CDM_PASSES`] measured
+///   ones of 5 s back to back, and reports the best (`DiskSpd`: DiskSpd
+///   is run `TestCount + 1` times with `-d MeasureTime`, the score of run 0
+///   never taken, the score the highest of the others; CrystalDiskMark 8
+///   ran the warm-up for a fixed 5 s, 9 for `MeasureTime`: the same at the
+///   default). DiskSpd's own warm-up is off (`-W0`): no ramp.
+/// - DiskSpd `-S`: no software cache (O_DIRECT), writes not write-through;
+///   `-r` random offsets aligned to the block size; no flush at the end
+///   (`end_fsync` false: DiskSpd issues none).
+/// - A 5 s pause between tests (`Interval`, `IntervalTime` 5 s), none after
+///   the last.
+///
+/// Departures: CrystalDiskMark's writes come from one random buffer of the
+/// block size (DiskSpd `-Z<bs>K`), the same bytes every write; here every
+/// write is scrambled (`crate::scramble`). CrystalDiskMark's latency is the
+/// lowest over the passes, taken apart from the best score; here the step
+/// reports every figure of its best pass, and each pass's mean latency is
+/// kept in its `passes`.
 fn cdm() -> Vec<TestSpec> {
-    let mut v = Vec::new();
-    for (tag, bs, qd, seq) in [
+    let sets = [
         ("seq1m_q8t1", MIB, 8, true),
         ("seq1m_q1t1", MIB, 1, true),
         ("rnd4k_q32t1", 4 * KIB, 32, false),
         ("rnd4k_q1t1", 4 * KIB, 1, false),
+    ];
+    let mut v = Vec::new();
+    for (dir, seq_w, rand_w) in [
+        ("read", Workload::SeqRead, Workload::RandRead),
+        ("write", Workload::SeqWrite, Workload::RandWrite),
     ] {
-        for (dir, w) in [
-            ("read", if seq { Workload::SeqRead } else { Workload::RandRead }),
-            ("write", if seq { Workload::SeqWrite } else { Workload::RandWrite }),
-        ] {
-            v.push(test(&format!("cdm_{tag}_{dir}"), w, |p| {
-                (p.bs, p.iodepth, p.jobs) = (Bytes(bs), qd, 1);
-                (p.length, p.runtime) = (Some(Bytes(GIB)), Some(Nanos::from_secs(5)));
-            }));
+        for (tag, bs, qd, seq) in sets {
+            v.push(test(
+                &format!("cdm_{tag}_{dir}"),
+                if seq { seq_w } else { rand_w },
+                |p| {
+                    (p.bs, p.iodepth, p.jobs) = (Bytes(bs), qd, 1);
+                    (p.length, p.runtime) = (Some(Bytes(CDM_TEST_BYTES)), Some(Nanos::from_secs(CDM_SECONDS)));
+                    (p.passes, p.warmup, p.end_fsync) = (CDM_PASSES, 1, Some(false));
+                    p.pause = Nanos::from_secs(CDM_SECONDS);
+                },
+            ));
         }
+    }
+    if let Some(first) = v.first_mut() {
+        first.params.fill = true;
+    }
+    if let Some(last) = v.last_mut() {
+        last.params.pause = Nanos(0);
     }
     v
 }
@@ -408,16 +478,75 @@ mod tests {
         let cdm = cdm();
         assert_eq!(cdm.len(), 8);
         for t in &cdm {
-            assert_eq!(
-                (t.params.length, t.params.runtime),
-                (Some(Bytes(GIB)), Some(Nanos::from_secs(5)))
-            );
+            let p = &t.params;
+            assert_eq!((p.length, p.runtime), (Some(Bytes(GIB)), Some(Nanos::from_secs(5))));
+            // DiskBench.cpp `DiskSpd`: one discarded run, then TestCount
+            // (5) runs, the best kept; DiskSpd -W0 (no ramp), -S (direct),
+            // no flush at the end.
+            assert_eq!((p.passes, p.warmup, p.ramp_time), (5, 1, Nanos(0)), "{}", t.name);
+            assert_eq!((p.direct, p.end_fsync, p.jobs), (true, Some(false), 1), "{}", t.name);
         }
-        let q8 = cdm.iter().find(|t| t.name == "cdm_seq1m_q8t1_write").unwrap();
+        // ExecDiskBenchAll: every read, then every write, each set in order.
+        let names: Vec<&str> = cdm.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(
-            (q8.workload, q8.params.bs, q8.params.iodepth),
-            (Workload::SeqWrite, Bytes(MIB), 8)
+            names,
+            [
+                "cdm_seq1m_q8t1_read",
+                "cdm_seq1m_q1t1_read",
+                "cdm_rnd4k_q32t1_read",
+                "cdm_rnd4k_q1t1_read",
+                "cdm_seq1m_q8t1_write",
+                "cdm_seq1m_q1t1_write",
+                "cdm_rnd4k_q32t1_write",
+                "cdm_rnd4k_q1t1_write",
+            ]
         );
+        let kinds: Vec<(Workload, u64, u32)> = cdm
+            .iter()
+            .map(|t| (t.workload, t.params.bs.0, t.params.iodepth))
+            .collect();
+        use Workload::{RandRead, RandWrite, SeqRead, SeqWrite};
+        assert_eq!(
+            kinds,
+            [
+                (SeqRead, MIB, 8),
+                (SeqRead, MIB, 1),
+                (RandRead, 4 * KIB, 32),
+                (RandRead, 4 * KIB, 1),
+                (SeqWrite, MIB, 8),
+                (SeqWrite, MIB, 1),
+                (RandWrite, 4 * KIB, 32),
+                (RandWrite, 4 * KIB, 1),
+            ]
+        );
+        // Init fills the test file once, before the first test.
+        let fills: Vec<bool> = cdm.iter().map(|t| t.params.fill).collect();
+        assert_eq!(fills, [true, false, false, false, false, false, false, false]);
+        // Interval (IntervalTime 5 s) between tests, none after the last.
+        let pauses: Vec<u64> = cdm.iter().map(|t| t.params.pause.0 / 1_000_000_000).collect();
+        assert_eq!(pauses, [5, 5, 5, 5, 5, 5, 5, 0]);
+        // The fill comes before the first pass of the first test's one step,
+        // the pause after the last pass.
+        let steps = expand(&cdm[0], &HDD_64G).unwrap();
+        assert!(steps[0].fill && steps[0].pause == Nanos::from_secs(5));
+        assert_eq!((steps[0].passes, steps[0].warmup, steps[0].flush_at_end), (5, 1, false));
+        let w = expand(&cdm[4], &HDD_64G).unwrap();
+        assert!(!w[0].fill && !w[0].flush_at_end);
+    }
+
+    /// `standard` and `classic`: every test that writes is followed by a
+    /// 3 s pause, the others by none; `quick` pauses nowhere.
+    #[test]
+    fn write_tests_pause_after_them() {
+        for (name, tests) in [("standard", standard()), ("classic", classic())] {
+            assert!(tests.iter().any(|t| t.workload.writes()), "{name}");
+            for t in &tests {
+                let want = if t.workload.writes() { WRITE_PAUSE } else { Nanos(0) };
+                assert_eq!(t.params.pause, want, "{name}/{}", t.name);
+            }
+        }
+        assert!(quick().iter().all(|t| t.params.pause == Nanos(0)));
+        assert_eq!(WRITE_PAUSE, Nanos::from_secs(3));
     }
 
     /// A simulated disk's queue that records every request in issue order,

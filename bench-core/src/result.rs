@@ -329,6 +329,45 @@ pub struct StepResult {
     /// step and found exactly as written (untimed; absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verified_bytes: Option<u64>,
+    /// A step that filled its range first (`params.fill`): the bytes written
+    /// with random data before its first pass, untimed; 0 when the target
+    /// may not be written (nothing was written: a read test then read the
+    /// data already there). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filled_bytes: Option<u64>,
+    /// A step of several passes (`params.passes` above 1 or `params.warmup`
+    /// above 0): every pass in the order run, warm-up first. The step's
+    /// figures above are those of the pass [`StepResult::chosen_pass`]
+    /// names. Empty (absent) for a step of one pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passes: Vec<PassResult>,
+    /// The index in `passes` of the pass whose figures the step reports:
+    /// the measured pass with the highest `bytes_per_sec` (the first of
+    /// equals), as CrystalDiskMark keeps its best score. Absent with one
+    /// pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_pass: Option<u32>,
+}
+
+/// The figures of one pass of a step, so the best-of can be checked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PassResult {
+    /// A warm-up pass (`params.warmup`): run, its figures never chosen.
+    pub warmup: bool,
+    /// Measured time of the pass, nanoseconds (as [`StepResult::runtime_ns`]).
+    pub runtime_ns: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// (read + written bytes) / runtime, bytes per second: what the best-of
+    /// compares.
+    pub bytes_per_sec: f64,
+    /// Reads and writes completed / runtime, per second.
+    pub iops: f64,
+    /// Mean latency over the pass's reads and writes, nanoseconds; `None`
+    /// without any.
+    pub lat_mean_ns: Option<f64>,
 }
 
 /// Figures for one direction of a step, all jobs together.

@@ -7,7 +7,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
-use crate::result::{DirStats, Status, StepResult, TestResult};
+use crate::result::{DirStats, PassResult, Status, StepResult, TestResult};
 use crate::rng::Rng;
 use crate::scramble;
 use crate::spec::{Limit, Pattern, Prepare, Step, TestSpec};
@@ -20,6 +20,11 @@ use core::sync::atomic::{AtomicU8, Ordering};
 pub const EIO: i32 = 5;
 /// EOPNOTSUPP: a verifying step on a queue that gives no buffer access.
 pub const EOPNOTSUPP: i32 = 95;
+/// EPERM: a target refuses a queue that writes (it may not be written).
+pub const EPERM: i32 = 1;
+/// The request size of a fill ([`fill`]): CrystalDiskMark writes its test
+/// file in 1 MiB `WriteFile` calls (DiskBench.cpp `Init`, `BufSize`).
+pub const FILL_BS: u32 = 1 << 20;
 
 /// Why a test stops before its end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -773,20 +778,91 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
         write: dir(|j| &j.write),
         flush: dir(|j| &j.flush),
         verified_bytes: step.verify.then(|| jobs.iter().map(|j| j.verified).sum()),
+        filled_bytes: None,
+        passes: Vec::new(),
+        chosen_pass: None,
     }
 }
 
-/// Do a step's untimed preparation (drop caches, or warm the first request).
+/// Do a step's untimed preparation: its fill ([`fill`]), then drop caches
+/// or warm the first request, then settle. Returns what the fill wrote
+/// (`None`: the step does not fill).
 ///
 /// `Warm` and `Position` read through a depth-1 queue opened read-only with
 /// the step's access: the first request of job 0 (as a read), or the one
 /// logical block just before it.
-pub fn prepare<T: Target, C: Clock>(step: &Step, target: &T, clock: &C) -> Result<(), IoError> {
+pub fn prepare<T: Target, C: Clock>(step: &Step, target: &T, clock: &C, stop: &Stop) -> Result<Option<u64>, IoError> {
+    let filled = fill(step, target, clock, stop)?;
     prepare_io(step, target, clock)?;
     if step.settle.0 > 0 {
         target.settle(step.settle)?;
     }
-    Ok(())
+    Ok(filled)
+}
+
+/// A step's fill ([`Step::fill`]), untimed: CrystalDiskMark's test file
+/// preparation (DiskBench.cpp `Init`: `WriteFile` of a 1 MiB buffer over
+/// the whole file, on a handle opened `FILE_FLAG_NO_BUFFERING`, before the
+/// first test). The step's range is written once, sequentially from its
+/// start, in requests of [`FILL_BS`] (the last one shorter if the range
+/// ends sooner) at depth 1 with the step's access, then flushed once.
+///
+/// Departures from CrystalDiskMark, both on the side of a clean start:
+/// its buffer is one 1 MiB block of `rand() % 256` written again and
+/// again (a deduplicating drive stores it once); here each 512-byte block
+/// is stamped with its offset and the time, as every write of the runner
+/// (`crate::scramble`), so no two are alike. CrystalDiskMark closes the
+/// file without a flush; the flush here makes the data durable before the
+/// first pass (for a buffered step too).
+///
+/// The queue is opened for writing, so a target that may not be written
+/// refuses it ([`Target::open`]: EPERM) before any I/O: then nothing is
+/// written and `Some(0)` is returned (a read test runs on the data already
+/// there). A stop ends the fill after the request in flight. Returns the
+/// bytes written; `None` if the step does not fill.
+pub fn fill<T: Target, C: Clock>(step: &Step, target: &T, clock: &C, stop: &Stop) -> Result<Option<u64>, IoError> {
+    if !step.fill {
+        return Ok(None);
+    }
+    let (start, end) = step_range(step);
+    let spec = OpenSpec {
+        access: step.access,
+        write: true,
+        depth: 1,
+        max_len: FILL_BS,
+        // Not any job's seed: the fill's buffer is its own.
+        seed: step.seed ^ 0xF111_F111_F111_F111,
+    };
+    let mut q = match target.open(&spec) {
+        Ok(q) => q,
+        Err(e) if e.errno == EPERM => return Ok(Some(0)),
+        Err(e) => return Err(e),
+    };
+    let mut comps = Vec::with_capacity(1);
+    let mut off = start;
+    while off < end && stop.reason().is_none() {
+        let len = u32::try_from((end - off).min(u64::from(FILL_BS))).unwrap_or(FILL_BS);
+        let req = IoReq {
+            op: Op::Write,
+            offset: off,
+            len,
+        };
+        let now = clock.now();
+        if let Some(buf) = q.write_buf(0, usize::try_from(len).unwrap_or(usize::MAX)) {
+            scramble::scramble(buf, off, now);
+        }
+        one_request(&mut q, clock, req, &mut comps)?;
+        off += u64::from(len);
+    }
+    if off > start {
+        let flush = IoReq {
+            op: Op::Flush,
+            offset: 0,
+            len: 0,
+        };
+        one_request(&mut q, clock, flush, &mut comps)?;
+    }
+    Ok(Some(off - start))
 }
 
 /// [`prepare`] without the settle.
@@ -837,6 +913,11 @@ pub trait StepRunner {
         stop: &Stop,
         progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Result<StepResult, IoError>;
+
+    /// A test's pause ([`Step::pause`]), untimed: write back what is dirty
+    /// and leave the target idle for `for_` ([`Target::settle`]), or less
+    /// if `stop` is asked meanwhile.
+    fn idle(&mut self, for_: Nanos, stop: &Stop) -> Result<(), IoError>;
 }
 
 /// Runs a step's jobs one after another on one target: for the simulated
@@ -856,14 +937,126 @@ impl<T: Target, C: Clock> StepRunner for SerialRunner<'_, T, C> {
         stop: &Stop,
         progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Result<StepResult, IoError> {
-        prepare(step, self.target, self.clock)?;
+        let filled = prepare(step, self.target, self.clock, stop)?;
         let mut outcomes = Vec::with_capacity(usize::try_from(step.jobs).unwrap_or(1));
         for job in 0..step.jobs.max(1) {
             let mut q = self.target.open(&open_spec(step, job))?;
             outcomes.push(run_job(step, job, &mut q, self.clock, stop, progress)?);
         }
-        Ok(merge(step, &outcomes))
+        let mut r = merge(step, &outcomes);
+        r.filled_bytes = filled;
+        Ok(r)
     }
+
+    /// One settle of the whole length: the simulated disk's moves its
+    /// clock, with no I/O.
+    fn idle(&mut self, for_: Nanos, _stop: &Stop) -> Result<(), IoError> {
+        self.target.settle(for_)
+    }
+}
+
+/// The figures of one pass, from its step result.
+pub fn pass_of(r: &StepResult, warmup: bool) -> PassResult {
+    let dirs = [r.read.as_ref(), r.write.as_ref()];
+    let bytes: u64 = dirs.iter().flatten().map(|d| d.bytes).sum();
+    let ios: u64 = dirs.iter().flatten().map(|d| d.ios).sum();
+    #[allow(clippy::cast_precision_loss)] // request counts far below 2^53
+    let lat_sum: f64 = dirs.iter().flatten().map(|d| d.lat_ns.mean * d.ios as f64).sum();
+    let runtime = Nanos(r.runtime_ns);
+    PassResult {
+        warmup,
+        runtime_ns: r.runtime_ns,
+        read_bytes: r.read.as_ref().map_or(0, |d| d.bytes),
+        write_bytes: r.write.as_ref().map_or(0, |d| d.bytes),
+        bytes_per_sec: rate(Bytes(bytes), runtime).unwrap_or(0.0),
+        iops: per_sec(ios, runtime).unwrap_or(0.0),
+        #[allow(clippy::cast_precision_loss)] // request counts far below 2^53
+        lat_mean_ns: (ios > 0).then(|| lat_sum / ios as f64),
+    }
+}
+
+/// How a step's passes ended.
+enum PassesEnd {
+    /// Every pass ran.
+    Done,
+    /// `stop` was asked during a pass.
+    Stopped(StopReason),
+    /// A pass failed.
+    Failed(IoError),
+}
+
+/// Run a step's passes: `step.warmup` discarded ones, then `step.passes`
+/// measured ones, back to back (as CrystalDiskMark runs DiskSpd
+/// `TestCount + 1` times per test, DiskBench.cpp `DiskSpd`: pass 0 is
+/// "Preparing...", its score never taken; the score is the highest of the
+/// others). Only the first pass fills ([`Step::fill`]); each does the
+/// step's preparation. The result is the measured pass with the highest
+/// bytes per second (the first of equals), with every pass's figures
+/// ([`pass_of`]) and the chosen one's index when there is more than one
+/// pass; `None` if no measured pass has figures. A pass cut short by a
+/// stop counts as it ran; a failed pass has none (the passes before it
+/// are kept).
+fn run_passes(
+    step: &Step,
+    runner: &mut dyn StepRunner,
+    stop: &Stop,
+    progress: &mut dyn FnMut(&Progress<'_>),
+) -> (Option<StepResult>, PassesEnd) {
+    let warmup = step.warmup;
+    let total = warmup.saturating_add(step.passes.max(1));
+    let mut later = None;
+    let mut filled = None;
+    let mut passes = Vec::new();
+    // (index in `passes`, its bytes per second, its result)
+    let mut best: Option<(usize, f64, StepResult)> = None;
+    let mut end = PassesEnd::Done;
+    for i in 0..total {
+        let s = if i == 0 {
+            step
+        } else {
+            later.get_or_insert_with(|| Step {
+                fill: false,
+                ..step.clone()
+            })
+        };
+        let r = runner.run_step(s, stop, progress);
+        let stopped = stop.reason();
+        let r = match (r, stopped) {
+            (Ok(r), _) => r,
+            // A request cut short by the stop may fail (ECANCELED): the
+            // stop is what happened.
+            (Err(_), Some(why)) => {
+                end = PassesEnd::Stopped(why);
+                break;
+            }
+            (Err(e), None) => {
+                end = PassesEnd::Failed(e);
+                break;
+            }
+        };
+        if i == 0 {
+            filled = r.filled_bytes;
+        }
+        let is_warmup = i < warmup;
+        let pass = pass_of(&r, is_warmup);
+        if !is_warmup && best.as_ref().is_none_or(|(_, bps, _)| pass.bytes_per_sec > *bps) {
+            best = Some((passes.len(), pass.bytes_per_sec, r));
+        }
+        passes.push(pass);
+        if let Some(why) = stopped {
+            end = PassesEnd::Stopped(why);
+            break;
+        }
+    }
+    let result = best.map(|(i, _, mut r)| {
+        r.filled_bytes = filled;
+        if total > 1 {
+            r.chosen_pass = u32::try_from(i).ok();
+            r.passes = passes;
+        }
+        r
+    });
+    (result, end)
 }
 
 /// Run every step of `spec` in order on `target_path`, and build the test's
@@ -871,7 +1064,9 @@ impl<T: Target, C: Clock> StepRunner for SerialRunner<'_, T, C> {
 /// first failed request (later steps are not run; completed ones are kept);
 /// or, when `stop` was asked during a step, `interrupted` or `timeout` (the
 /// steps so far are kept, the last one shortened: its figures cover the time
-/// it ran); and the summary.
+/// it ran); and the summary. Each step runs its passes ([`run_passes`]),
+/// and after a step with a pause ([`Step::pause`], a test's last) that
+/// ended `ok`, the runner idles ([`StepRunner::idle`]), untimed.
 pub fn run_test(
     spec: &TestSpec,
     target_path: &str,
@@ -883,19 +1078,23 @@ pub fn run_test(
     let mut results = Vec::with_capacity(steps.len());
     let mut status = Status::Ok;
     for step in steps {
-        let r = runner.run_step(step, stop, progress);
-        if let Some(why) = stop.reason() {
-            // A request cut short by the stop may fail (ECANCELED): the
-            // stop is what happened.
-            if let Ok(r) = r {
-                results.push(r);
-            }
-            status = stopped_status(why, &step.label);
-            break;
+        let (r, end) = run_passes(step, runner, stop, progress);
+        if let Some(r) = r {
+            results.push(r);
         }
-        match r {
-            Ok(r) => results.push(r),
-            Err(e) => {
+        match end {
+            PassesEnd::Done => {}
+            PassesEnd::Stopped(why) => {
+                status = stopped_status(why, &step.label);
+                break;
+            }
+            PassesEnd::Failed(e) => {
+                status = error_status(&e);
+                break;
+            }
+        }
+        if step.pause.0 > 0 {
+            if let Err(e) = runner.idle(step.pause, stop) {
                 status = error_status(&e);
                 break;
             }
@@ -994,6 +1193,10 @@ mod tests {
             touch_every: None,
             settle: Nanos(0),
             runtime_batch: None,
+            passes: 1,
+            warmup: 0,
+            fill: false,
+            pause: Nanos(0),
         }
     }
 
@@ -1790,7 +1993,7 @@ mod tests {
             1,
         );
         s.prepare = Prepare::Warm;
-        prepare(&s, &disk, &disk.clock).unwrap();
+        prepare(&s, &disk, &disk.clock, &Stop::new()).unwrap();
         assert_eq!(
             (disk.counts().reads, disk.counts().read_bytes, disk.head()),
             (1, 1 << 21, 3 << 20)
@@ -1801,7 +2004,7 @@ mod tests {
             start: 8 << 20,
             end: 16 << 20,
         };
-        prepare(&s, &disk, &disk.clock).unwrap();
+        prepare(&s, &disk, &disk.clock, &Stop::new()).unwrap();
         assert_eq!((disk.counts().reads, disk.head()), (2, 8 << 20));
     }
     /// A log of what hdparm's twins do to a target, in order.
@@ -1965,5 +2168,242 @@ mod tests {
             want.push(alloc::format!("close, {touched}"));
             assert_eq!(log, want, "{w:?}");
         }
+    }
+
+    /// A simulated disk that also keeps what is written (in memory), logs
+    /// every request with the number of the queue that issued it (queues
+    /// numbered in open order), and slows each request of queue `n` by
+    /// `extra[n]` ns (the last entry for later queues).
+    struct Rec {
+        disk: SimDisk,
+        data: alloc::rc::Rc<core::cell::RefCell<Vec<u8>>>,
+        log: alloc::rc::Rc<core::cell::RefCell<Vec<(usize, IoReq)>>>,
+        opens: core::cell::Cell<usize>,
+        extra: Vec<u64>,
+    }
+    struct RecQueue {
+        inner: crate::sim::SimQueue,
+        no: usize,
+        data: alloc::rc::Rc<core::cell::RefCell<Vec<u8>>>,
+        log: alloc::rc::Rc<core::cell::RefCell<Vec<(usize, IoReq)>>>,
+        clock: SimClock,
+        extra: u64,
+        bufs: Vec<Vec<u8>>,
+        rng: Rng,
+    }
+    impl Rec {
+        fn new(size: u64, writable: bool, extra: Vec<u64>) -> Rec {
+            Rec {
+                disk: SimDisk::new(SimModel::ssd(size), writable),
+                data: alloc::rc::Rc::new(core::cell::RefCell::new(vec![0; usize::try_from(size).unwrap()])),
+                log: alloc::rc::Rc::default(),
+                opens: core::cell::Cell::new(0),
+                extra,
+            }
+        }
+        fn log(&self) -> Vec<(usize, IoReq)> {
+            self.log.borrow().clone()
+        }
+    }
+    impl IoQueue for RecQueue {
+        fn depth(&self) -> usize {
+            self.inner.depth()
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            self.inner.submit(slot, req)?;
+            self.log.borrow_mut().push((self.no, req));
+            let (off, len) = (usize::try_from(req.offset).unwrap(), req.len as usize);
+            if req.op == Op::Write {
+                self.data.borrow_mut()[off..off + len].copy_from_slice(&self.bufs[slot][..len]);
+            }
+            Ok(())
+        }
+        fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            let n = out.len();
+            self.inner.reap(min, out)?;
+            self.clock.advance(Nanos(self.extra * (out.len() - n) as u64));
+            Ok(())
+        }
+        fn write_buf(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
+            let b = &mut self.bufs[slot];
+            if b.len() < len {
+                b.resize(len, 0);
+                self.rng.fill(b);
+            }
+            Some(&mut b[..len])
+        }
+    }
+    impl Target for Rec {
+        type Queue = RecQueue;
+        fn geometry(&self) -> crate::io::Geometry {
+            self.disk.geometry()
+        }
+        fn open(&self, spec: &OpenSpec) -> Result<RecQueue, IoError> {
+            let inner = self.disk.open(spec)?;
+            let no = self.opens.get();
+            self.opens.set(no + 1);
+            Ok(RecQueue {
+                inner,
+                no,
+                data: self.data.clone(),
+                log: self.log.clone(),
+                clock: self.disk.clock.clone(),
+                extra: *self.extra.get(no).or(self.extra.last()).unwrap_or(&0),
+                bufs: vec![Vec::new(); spec.depth as usize],
+                rng: Rng::new(spec.seed),
+            })
+        }
+        fn drop_caches(&self) -> Result<(), IoError> {
+            self.disk.drop_caches()
+        }
+        fn settle(&self, for_: Nanos) -> Result<(), IoError> {
+            self.disk.settle(for_)
+        }
+    }
+
+    /// Run `spec` (expanded on `t`) with the serial runner.
+    fn run_on<T: Target>(t: &T, clock: &SimClock, spec: &TestSpec) -> TestResult {
+        let steps = crate::plan::expand(spec, &t.geometry()).unwrap();
+        let mut r = SerialRunner { target: t, clock };
+        run_test(spec, "rec", &steps, &mut r, &Stop::new(), &mut |_| ())
+    }
+
+    /// `fill` (CrystalDiskMark's test file, DiskBench.cpp `Init`): before
+    /// the first pass, untimed, the test's range is written once, in order,
+    /// in 1 MiB requests from one queue, then flushed; nothing else writes
+    /// (the later passes do not fill again); every 512-byte block of the
+    /// range then holds different, non-zero data; the step records the
+    /// bytes filled.
+    #[test]
+    fn fill_writes_the_range_once_before_the_passes_with_random_data() {
+        use crate::spec::Workload;
+        use crate::units::Bytes;
+        let area = 4u64 << 20;
+        let t = Rec::new(16 << 20, true, vec![0]);
+        let spec = TestSpec::new("t", Workload::SeqRead, |p| {
+            (p.bs, p.length, p.runtime, p.size) = (Bytes(64 << 10), Some(Bytes(area)), None, Some(Bytes(1 << 20)));
+            (p.fill, p.passes, p.warmup) = (true, 3, 1);
+        });
+        let r = run_on(&t, &t.disk.clock, &spec);
+        assert_eq!(r.status, Status::Ok);
+        let log = t.log();
+        let fill: Vec<IoReq> = log.iter().filter(|(q, _)| *q == 0).map(|(_, r)| *r).collect();
+        let mut want: Vec<IoReq> = (0..4)
+            .map(|i| IoReq {
+                op: Op::Write,
+                offset: i << 20,
+                len: 1 << 20,
+            })
+            .collect();
+        want.push(IoReq {
+            op: Op::Flush,
+            offset: 0,
+            len: 0,
+        });
+        assert_eq!(fill, want, "the fill: the whole range once, in order, then a flush");
+        // The fill comes first, and nothing after it writes.
+        assert!(log[..5].iter().all(|(q, _)| *q == 0));
+        assert!(log[5..].iter().all(|(q, r)| *q > 0 && r.op == Op::Read));
+        // Four passes (a warm-up and three), each reading 1 MiB.
+        assert_eq!(t.opens.get(), 5);
+        assert_eq!(log[5..].len(), 4 * 16);
+        let data = t.data.borrow();
+        let n = usize::try_from(area).unwrap();
+        let mut blocks = alloc::collections::BTreeSet::new();
+        for b in data[..n].chunks_exact(512) {
+            assert!(b.iter().any(|&x| x != 0), "a block left zero");
+            assert!(blocks.insert(b.to_vec()), "two blocks alike");
+        }
+        assert!(data[n..].iter().all(|&x| x == 0), "written past the range");
+        assert_eq!(r.steps[0].filled_bytes, Some(area));
+        assert_eq!(
+            r.steps[0].read.as_ref().unwrap().bytes,
+            1 << 20,
+            "the fill is not counted"
+        );
+        assert!(r.steps[0].write.is_none() && r.steps[0].flush.is_none());
+    }
+
+    /// A fill on a target that may not be written writes nothing (its
+    /// write queue is refused before any I/O), the read test runs on the
+    /// data already there, and the step says it was not filled (0 bytes).
+    #[test]
+    fn fill_on_a_read_only_target_writes_nothing() {
+        use crate::spec::Workload;
+        use crate::units::Bytes;
+        let disk = SimDisk::new(SimModel::ssd(16 << 20), false);
+        let spec = TestSpec::new("t", Workload::RandRead, |p| {
+            (p.length, p.runtime, p.size, p.fill) = (Some(Bytes(4 << 20)), None, Some(Bytes(64 << 10)), true);
+        });
+        let r = run_on(&disk, &disk.clock, &spec);
+        assert_eq!(r.status, Status::Ok);
+        let c = disk.counts();
+        assert_eq!((c.writes, c.write_bytes, c.flushes), (0, 0, 0));
+        assert_eq!(c.reads, 16);
+        assert_eq!(r.steps[0].filled_bytes, Some(0));
+        assert_eq!(r.steps[0].read.as_ref().unwrap().ios, 16);
+    }
+
+    /// `warmup` and `passes` (CrystalDiskMark, DiskBench.cpp `DiskSpd`:
+    /// run 0 discarded, the score the highest of the others): four runs of
+    /// the step, each kept in `passes`; the warm-up, though the fastest, is
+    /// never chosen; the step's figures (and the summary's) are those of
+    /// the fastest measured pass, and count one pass's requests only.
+    #[test]
+    fn passes_report_the_best_measured_pass_and_keep_each() {
+        use crate::spec::Workload;
+        use crate::units::Bytes;
+        // Extra ns per request, by pass: warm-up, then three measured.
+        let t = Rec::new(16 << 20, true, vec![0, 300_000, 100_000, 200_000]);
+        let spec = TestSpec::new("t", Workload::RandRead, |p| {
+            (p.runtime, p.size, p.passes, p.warmup) = (None, Some(Bytes(400 << 10)), 3, 1);
+        });
+        let r = run_on(&t, &t.disk.clock, &spec);
+        assert_eq!(r.status, Status::Ok);
+        let st = &r.steps[0];
+        assert_eq!(st.passes.len(), 4);
+        let warm: Vec<bool> = st.passes.iter().map(|p| p.warmup).collect();
+        assert_eq!(warm, [true, false, false, false]);
+        for p in &st.passes {
+            assert_eq!((p.read_bytes, p.write_bytes), (400 << 10, 0));
+        }
+        let bps: Vec<f64> = st.passes.iter().map(|p| p.bytes_per_sec).collect();
+        assert!(bps[0] > bps[2] && bps[2] > bps[3] && bps[3] > bps[1], "{bps:?}");
+        assert_eq!(st.chosen_pass, Some(2));
+        let read = st.read.as_ref().unwrap();
+        assert_eq!(read.bytes_per_sec, bps[2]);
+        assert_eq!((read.bytes, read.ios), (400 << 10, 100), "one pass counted");
+        assert_eq!(st.runtime_ns, st.passes[2].runtime_ns);
+        assert_eq!(r.summary.read_bytes_per_sec, Some(bps[2]));
+        // One pass: no pass list, as before passes existed.
+        let one = TestSpec::new("t", Workload::RandRead, |p| {
+            (p.runtime, p.size) = (None, Some(Bytes(4096)))
+        });
+        let r = run_on(&t, &t.disk.clock, &one);
+        assert!(r.steps[0].passes.is_empty() && r.steps[0].chosen_pass.is_none());
+    }
+
+    /// `pause`: after the test's last step, untimed: the clock moves on by
+    /// the pause with no I/O, the figures are those without a pause, and
+    /// the parameters record it.
+    #[test]
+    fn pause_idles_after_the_test_untimed() {
+        use crate::spec::Workload;
+        use crate::units::Bytes;
+        let run = |pause: Nanos| {
+            let disk = SimDisk::new(SimModel::ssd(16 << 20), true);
+            let spec = TestSpec::new("t", Workload::SeqWrite, |p| {
+                (p.bs, p.runtime, p.size, p.pause) = (Bytes(1 << 20), None, Some(Bytes(4 << 20)), pause);
+            });
+            let r = run_on(&disk, &disk.clock, &spec);
+            (r, disk.counts(), disk.clock.now())
+        };
+        let (r0, c0, t0) = run(Nanos(0));
+        let five = Nanos::from_secs(5);
+        let (r5, c5, t5) = run(five);
+        assert_eq!(t5.0 - t0.0, five.0, "the pause passes on the clock");
+        assert_eq!(c5, c0, "no I/O during the pause");
+        assert_eq!((r5.steps.clone(), r5.summary.clone()), (r0.steps, r0.summary));
+        assert_eq!(r5.params.pause, five);
     }
 }

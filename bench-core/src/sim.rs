@@ -244,6 +244,13 @@ impl Target for SimDisk {
     fn drop_caches(&self) -> Result<(), IoError> {
         Ok(())
     }
+
+    /// Nothing is dirty (no page cache is modelled); the idle time passes
+    /// on the clock, with no I/O.
+    fn settle(&self, for_: Nanos) -> Result<(), IoError> {
+        self.clock.advance(for_);
+        Ok(())
+    }
 }
 
 /// One job's queue on a [`SimDisk`]: requests wait in submission order and

@@ -200,6 +200,39 @@ pub struct Params {
     /// documents before it existed (8 MiB).
     #[serde(default = "slog_max_bs")]
     pub max_bs: Bytes,
+    /// Measured passes of each step: the step runs this many times in a
+    /// row and its figures are those of its best pass (the highest bytes
+    /// per second, reads and writes together); every pass's figures are
+    /// kept in the step's `passes`, the one chosen in `chosen_pass`
+    /// (CrystalDiskMark: `TestCount` runs of DiskSpd per test, the score
+    /// the highest, DiskBench.cpp `DiskSpd`). Absent in documents before
+    /// it existed (1).
+    #[serde(default = "one_pass")]
+    pub passes: u32,
+    /// Whole passes of each step run before the measured ones, their
+    /// figures discarded (CrystalDiskMark's "Preparing..." run, `j == 0` in
+    /// DiskBench.cpp `DiskSpd`: the same command, its score never taken).
+    /// Absent in documents before it existed (0).
+    #[serde(default)]
+    pub warmup: u32,
+    /// Before the test's first step, untimed: write the test's range once,
+    /// sequentially in 1 MiB requests with random, never-repeating contents,
+    /// then flush (CrystalDiskMark fills its test file with random data
+    /// before the first test, DiskBench.cpp `Init`). Writing: it needs the
+    /// target's write grant; on a target that may not be written nothing
+    /// is written and a read test reads the data already there (the step's
+    /// `filled_bytes` is 0). Only the plain read/write workloads fill.
+    /// Absent in documents before it existed (false).
+    #[serde(default)]
+    pub fill: bool,
+    /// Idle time after the test, untimed, nanoseconds: the target is synced
+    /// (the page cache written back) and left idle this long, so a drive's
+    /// own write-back does not land in the next test's time
+    /// (CrystalDiskMark's `IntervalTime` between tests, DiskBench.cpp
+    /// `Interval`; fio has no such option). 0: none. Absent in documents
+    /// before it existed (0).
+    #[serde(default)]
+    pub pause: Nanos,
 }
 
 /// serde's default for flags that default to on.
@@ -220,9 +253,15 @@ const fn slog_max_bs() -> Bytes {
     SLOG_MAX_BS
 }
 
+/// serde's default for [`Params::passes`] and [`Step::passes`].
+const fn one_pass() -> u32 {
+    1
+}
+
 impl Params {
     /// Defaults shared by all workloads: 4 KiB, QD1, one job, 5 s, whole
-    /// target, no ramp, 70% reads, flush every write, 16 points.
+    /// target, no ramp, 70% reads, flush every write, 16 points, one pass,
+    /// no warm-up, no fill, no pause.
     pub const fn defaults() -> Params {
         Params {
             bs: Bytes(4096),
@@ -246,6 +285,10 @@ impl Params {
             min_ios: 0,
             file_num: 1,
             max_bs: SLOG_MAX_BS,
+            passes: 1,
+            warmup: 0,
+            fill: false,
+            pause: Nanos(0),
         }
     }
 }
@@ -262,6 +305,14 @@ pub struct TestSpec {
 }
 
 impl TestSpec {
+    /// True if the test writes to the target: its workload writes, or it
+    /// fills its range first ([`Params::fill`]). Such a test needs the
+    /// target's write grant (a read test that fills runs without it, on
+    /// the data already there).
+    pub const fn writes(&self) -> bool {
+        self.workload.writes() || self.params.fill
+    }
+
     /// A test named `name` of `workload` with the default parameters
     /// ([`Params::defaults`]) changed by `f`.
     pub fn new(name: impl Into<String>, workload: Workload, f: impl FnOnce(&mut Params)) -> TestSpec {
@@ -421,6 +472,21 @@ pub struct Step {
     /// runtime bound ends the step whenever it is reached.
     #[serde(default)]
     pub runtime_batch: Option<u64>,
+    /// Measured passes ([`Params::passes`]): the runner runs the step this
+    /// many times (after the warm-up) and keeps the best.
+    #[serde(default = "one_pass")]
+    pub passes: u32,
+    /// Discarded passes before the measured ones ([`Params::warmup`]).
+    #[serde(default)]
+    pub warmup: u32,
+    /// Before the first pass, untimed: write the step's range once with
+    /// random contents ([`Params::fill`]); set on a test's first step only.
+    #[serde(default)]
+    pub fill: bool,
+    /// After the last pass, untimed: sync and idle this long
+    /// ([`Params::pause`]); set on a test's last step only.
+    #[serde(default)]
+    pub pause: Nanos,
 }
 
 impl Step {

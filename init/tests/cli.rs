@@ -249,6 +249,53 @@ fn quick_profile_on_a_loop_device_reads_and_skips_writes_without_destructive() {
     assert_eq!(lo.hash(), before, "a read-only run changed the device");
 }
 
+/// `fill` on a real loop device: without a grant nothing is written (the
+/// backing file is unchanged), the read test runs on the data there and
+/// says so (`filled_bytes` 0); with one, exactly the test's range is
+/// written once, every 512-byte block of it different and non-zero, the
+/// rest of the device as it was (but the scratch label in its first
+/// sector), and each pass is kept with the one reported.
+#[test]
+fn fill_writes_the_range_only_with_the_grant() {
+    let test = serde_json::json!([{"workload": "seq_read", "bs": "64k", "offset": "1M", "length": "4M",
+        "size": "1M", "fill": true, "passes": 2, "warmup": 1, "pause": "100ms"}]);
+    let ro = Loop::new(LOOP_BYTES, &[]);
+    let before = ro.hash();
+    let cfg = config(&serde_json::json!({"tests": test, "targets": [ro.dev]}));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    let t = &doc["tests"][0];
+    assert_eq!(t["status"]["state"], "ok", "{}", t["status"]);
+    assert_eq!(t["steps"][0]["filled_bytes"], 0);
+    assert_eq!(t["steps"][0]["passes"].as_array().unwrap().len(), 3);
+    assert_eq!(ro.hash(), before, "a fill without a grant changed the device");
+
+    let rw = Loop::zeroed(LOOP_BYTES);
+    let cfg = config(&serde_json::json!({"tests": test, "targets": [rw.dev],
+        "destructive": {"confirm": PHRASE, "targets": [rw.dev]}}));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    let t = &doc["tests"][0];
+    assert_eq!(t["status"]["state"], "ok", "{}", t["status"]);
+    assert_eq!(t["steps"][0]["filled_bytes"], 4 << 20);
+    assert_eq!(t["params"]["pause"], 100_000_000);
+    let passes = t["steps"][0]["passes"].as_array().unwrap();
+    let warm: Vec<bool> = passes.iter().map(|p| p["warmup"].as_bool().unwrap()).collect();
+    assert_eq!(warm, [true, false, false]);
+    let chosen = usize::try_from(t["steps"][0]["chosen_pass"].as_u64().unwrap()).unwrap();
+    assert!(chosen >= 1);
+    assert_eq!(passes[chosen]["bytes_per_sec"], t["steps"][0]["read"]["bytes_per_sec"]);
+    let data = std::fs::read(&rw.file.0).unwrap();
+    let mut seen = std::collections::HashSet::new();
+    for b in data[1 << 20..5 << 20].chunks_exact(512) {
+        assert!(b.iter().any(|&x| x != 0), "a block of the range left zero");
+        assert!(seen.insert(b.to_vec()), "two blocks of the fill alike");
+    }
+    assert!(data[5 << 20..].iter().all(|&x| x == 0), "written past the range");
+    assert!(
+        data[64 << 10..1 << 20].iter().all(|&x| x == 0),
+        "written before the range"
+    );
+}
+
 #[test]
 fn writes_change_only_the_permitted_target() {
     // A is blank (all zeros), as the safety check wants a disk it grants;

@@ -348,7 +348,67 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
         out.push_str(&slog(x));
     }
     out.push_str(&tool_units(&tests));
+    out.push_str(&passes(&tests));
     out.push_str(&latency(&tests));
+    out
+}
+
+/// The steps of several passes (`params.passes`, `params.warmup`), each
+/// pass's MB/s with the warm-up and the one reported marked, and the
+/// steps that filled their range first; empty if none.
+fn passes(tests: &[&TestResult]) -> String {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut fills = String::new();
+    for x in tests {
+        for st in &x.steps {
+            match st.filled_bytes {
+                Some(0) => fills.push_str(&format!(
+                    "  {} {}: not filled (the target may not be written): it read the data already there\n",
+                    x.name, st.label
+                )),
+                Some(n) => fills.push_str(&format!(
+                    "  {} {}: {} filled with random data first (untimed)\n",
+                    x.name,
+                    st.label,
+                    text::bytes(n)
+                )),
+                None => {}
+            }
+            if st.passes.is_empty() {
+                continue;
+            }
+            let mut row = vec![x.name.clone(), st.label.clone()];
+            for (i, p) in st.passes.iter().enumerate() {
+                let mark = if p.warmup {
+                    " w"
+                } else if st.chosen_pass == u32::try_from(i).ok() {
+                    " *"
+                } else {
+                    "  "
+                };
+                row.push(format!("{}{mark}", text::mb(p.bytes_per_sec)));
+            }
+            rows.push(row);
+        }
+    }
+    let mut out = String::new();
+    if !rows.is_empty() {
+        let n = rows.iter().map(Vec::len).max().unwrap_or(2) - 2;
+        let mut head = vec!["test".to_string(), "step".to_string()];
+        head.extend((1..=n).map(|i| format!("pass {i}")));
+        rows.insert(0, head);
+        let mut align = vec![Align::Left, Align::Left];
+        align.extend(std::iter::repeat_n(Align::Right, n));
+        out.push_str(
+            "passes, MB/s (10^6 B/s) of reads and writes together, in the order run \
+             (w = warm-up, never counted; * = the pass reported, the fastest):\n",
+        );
+        out.push_str(&indent(&table(&rows, &align)));
+    }
+    if !fills.is_empty() {
+        out.push_str("fill before the test:\n");
+        out.push_str(&fills);
+    }
     out
 }
 
@@ -787,6 +847,47 @@ mod tests {
         assert!(
             r.contains("read outside") && r.contains("128000 kbytes/sec (diskinfo)") && r.ends_with("131.1"),
             "{r}"
+        );
+    }
+
+    /// Steps of several passes show each pass's MB/s, the warm-up and the
+    /// one reported marked; a fill says how much, or that the target could
+    /// not be written; a test of one pass and no fill adds nothing.
+    #[test]
+    fn passes_and_fills_are_shown() {
+        let mut doc: ResultDoc =
+            serde_json::from_str(include_str!("../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        let mut ok = doc
+            .tests
+            .iter_mut()
+            .filter(|x| x.status == Status::Ok && x.steps.len() == 1 && x.steps[0].read.is_some());
+        let (a, b) = (ok.next().unwrap(), ok.next().unwrap());
+        assert_eq!(passes(&[&*a, &*b]), "", "one pass, no fill: nothing");
+        let pass = |warmup: bool, bps: f64| bench_core::result::PassResult {
+            warmup,
+            runtime_ns: 5_000_000_000,
+            read_bytes: 1,
+            write_bytes: 0,
+            bytes_per_sec: bps,
+            iops: 1.0,
+            lat_mean_ns: Some(1.0),
+        };
+        a.steps[0].passes = vec![pass(true, 9e6), pass(false, 4e6), pass(false, 5e6)];
+        a.steps[0].chosen_pass = Some(2);
+        a.steps[0].filled_bytes = Some(1 << 30);
+        b.steps[0].filled_bytes = Some(0);
+        let out = passes(&[&*a, &*b]);
+        assert!(out.starts_with("passes, MB/s (10^6 B/s)"), "{out}");
+        let line = out.lines().find(|l| l.trim_start().starts_with(&a.name)).expect(&out);
+        assert!(line.ends_with("9.0 w   4.0     5.0 *"), "{line}");
+        assert!(out.contains("pass 3"), "{out}");
+        assert!(
+            out.contains("1073741824 B (1024.0 MiB) filled with random data first"),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("{} main: not filled (the target may not be written)", b.name)),
+            "{out}"
         );
     }
 

@@ -213,7 +213,11 @@ param_structs!(
     end_fsync,
     min_ios,
     file_num,
-    max_bs
+    max_bs,
+    passes,
+    warmup,
+    fill,
+    pause
 );
 
 /// The `destructive` section as written.

@@ -217,7 +217,7 @@ fn params_apply_each_key_and_name_the_field_on_error() {
         r#"{"tests":[{"workload":"rand_rw","bs":"16k","size":"1M","offset":"4k","length":"8M","zone_bytes":"2M",
             "runtime":"3s","ramp_time":"500ms","sample_interval":"100ms","iodepth":"8","jobs":2,"rwmixread":60,
             "flush_every":4,"points":5,"seed":9,"direct":false,"fsync_freq":"100","end_fsync":true,
-            "min_ios":64,"file_num":"128","max_bs":"64k"}]}"#,
+            "min_ios":64,"file_num":"128","max_bs":"64k","passes":5,"warmup":"1","fill":true,"pause":"5s"}]}"#,
     );
     let t = tests_of(&c, None).unwrap();
     let p = &t[0].0.params;
@@ -236,6 +236,10 @@ fn params_apply_each_key_and_name_the_field_on_error() {
     assert_eq!((p.direct, p.fsync_freq, p.end_fsync), (false, 100, Some(true)));
     assert_eq!((p.min_ios, p.file_num), (64, 128));
     assert_eq!(p.max_bs, Bytes(64 << 10));
+    assert_eq!(
+        (p.passes, p.warmup, p.fill, p.pause),
+        (5, 1, true, Nanos(5_000_000_000))
+    );
 
     let bad = [
         (
@@ -299,6 +303,22 @@ fn params_apply_each_key_and_name_the_field_on_error() {
         (
             r#"{"tests":[{"workload":"rand_read","min_ios":"many"}]}"#,
             "tests[0].min_ios: \"many\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","passes":0}]}"#,
+            "tests[0].passes: 0 is out of range",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","warmup":-1}]}"#,
+            "tests[0].warmup: -1",
+        ),
+        (
+            r#"{"tests":[{"workload":"seq_read","fill":"yes"}]}"#,
+            "tests[0].fill: \"yes\" is not a boolean",
+        ),
+        (
+            r#"{"defaults":{"pause":"soon"},"tests":[{"workload":"seq_write"}]}"#,
+            "defaults.pause: \"soon\" is not a duration",
         ),
     ];
     for (text, want) in bad {

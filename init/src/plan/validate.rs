@@ -73,6 +73,10 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
                     n => n,
                 };
             }
+            "passes" => p.passes = u32_of(v, at, "a whole number of passes from 1", 1)?,
+            "warmup" => p.warmup = u32_of(v, at, "a whole number of passes (0 = none)", 0)?,
+            "fill" => p.fill = bool_of(v, at)?,
+            "pause" => p.pause = dur_of(v, at)?,
             _ => unreachable!("every key of RawParams is handled: {key}"),
         }
     }
@@ -308,7 +312,8 @@ pub(super) fn plan_targets(
     let stacks = resolve_stacks(raw, &cx, &mut targets)?;
 
     let mut items = Vec::new();
-    let wants_write = tests.iter().any(|(s, _)| s.workload.writes());
+    // A fill writes too: a read test that fills asks for the grant.
+    let wants_write = tests.iter().any(|(s, _)| s.writes());
     // A config that names a disk this machine lacks does not match the
     // machine: it runs (reads), but writes nothing anywhere.
     let withheld = targets

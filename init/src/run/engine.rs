@@ -578,7 +578,7 @@ where
     T::Queue: Send,
 {
     let clock = MonoClock::new();
-    runner::prepare(step, target, &clock)?;
+    let filled = runner::prepare(step, target, &clock, stop)?;
     // Open every queue before any I/O, so a refusal (EPERM) or an open
     // failure ends the step before it starts.
     let mut queues = Vec::new();
@@ -609,7 +609,9 @@ where
     // A failed job does not cancel its siblings (they run to their bound);
     // the first failure, in job order, is the step's error.
     let outcomes = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(runner::merge(step, &outcomes))
+    let mut r = runner::merge(step, &outcomes);
+    r.filled_bytes = filled;
+    Ok(r)
 }
 
 impl<T> StepRunner for ThreadedRunner<T>
@@ -689,6 +691,54 @@ where
                             req: no_req(Op::Read),
                         }),
                     };
+                }
+            }
+        }
+    }
+
+    /// `sync()` (the target's settle of no length) on a thread of its own,
+    /// so a hung device holds the run no longer than a stop and the grace;
+    /// then sleep in ticks until `for_` has passed since the start, or a
+    /// stop is asked. Nothing after the device hung (a step abandoned).
+    fn idle(&mut self, for_: Nanos, stop: &Stop) -> Result<(), IoError> {
+        if self.abandoned.is_some() {
+            return Ok(());
+        }
+        let end = Instant::now() + Duration::from_nanos(for_.0);
+        let (tx, rx) = mpsc::channel::<Result<(), IoError>>();
+        let target = Arc::clone(&self.target);
+        std::thread::Builder::new()
+            .name("bootbench-sync".to_string())
+            .spawn(move || {
+                let _ = tx.send(target.settle(Nanos(0)));
+            })
+            .map_err(|e| IoError {
+                errno: file::errno_of(&e),
+                req: no_req(Op::Flush),
+            })?;
+        let mut synced = false;
+        let mut stopped_at: Option<Instant> = None;
+        loop {
+            if synced {
+                let left = end.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Ok(());
+                }
+                std::thread::sleep(left.min(TICK));
+            } else {
+                match rx.recv_timeout(TICK) {
+                    Ok(r) => {
+                        r?;
+                        synced = true;
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => synced = true,
+                }
+            }
+            if stop.reason().is_some() {
+                let at = *stopped_at.get_or_insert_with(Instant::now);
+                if synced || at.elapsed() >= self.grace {
+                    return Ok(());
                 }
             }
         }
@@ -1145,7 +1195,7 @@ mod tests {
                 ios: Some(2),
                 min_ios: 0,
             };
-            bench_core::runner::prepare(&step, &t, &MonoClock::new()).expect("prepare");
+            bench_core::runner::prepare(&step, &t, &MonoClock::new(), &Stop::new()).expect("prepare");
             let len = u32::try_from(2 * MIB).expect("fits");
             let mut q = t.open(&spec(step.access, false, 1, len)).expect("queue");
             let out = runner::run_job(&step, 0, &mut q, &MonoClock::new(), &Stop::new(), &mut |_| {}).expect("run");
@@ -1216,6 +1266,10 @@ mod tests {
             touch_every: None,
             settle: Nanos(0),
             runtime_batch: None,
+            passes: 1,
+            warmup: 0,
+            fill: false,
+            pause: Nanos(0),
         }
     }
 
@@ -1298,7 +1352,7 @@ mod tests {
         (step.bs, step.access, step.prepare) = (bs, Access::Buffered, Prepare::DropCaches);
         (step.fsync_freq, step.flush_at_end) = (Some(100), true);
         let rw = Arc::new(lo.target(true));
-        bench_core::runner::prepare(&step, &*rw, &MonoClock::new()).expect("drop the cache");
+        bench_core::runner::prepare(&step, &*rw, &MonoClock::new(), &Stop::new()).expect("drop the cache");
         let r = ThreadedRunner::new(Arc::clone(&rw))
             .run_step(&step, &Stop::new(), &mut |_| {})
             .expect("step");

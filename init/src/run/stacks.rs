@@ -203,7 +203,8 @@ fn check_identity(plan: &Plan, ti: usize, f: &File) -> Result<(), String> {
 }
 
 /// Open target `ti` for its tests. Its descriptor is checked to be the
-/// device the plan described. With a grant and a test that writes, the
+/// device the plan described. With a grant and a test that writes (its
+/// workload, or its fill: [`bench_core::spec::TestSpec::writes`]), the
 /// grant is claimed ([`Grant::claim`]: identity, and the contents again on
 /// the first claim of the run); a refused claim withdraws the writes of it
 /// and of every stack on it ([`plan::withdraw_writes`]: their write tests
@@ -216,7 +217,7 @@ pub fn open_target(plan: &mut Plan, ti: usize, log: &mut dyn FnMut(&str)) -> Res
     let writes = plan
         .items
         .iter()
-        .any(|it| it.target == ti && it.spec.workload.writes() && matches!(it.action, Action::Run(_)));
+        .any(|it| it.target == ti && it.spec.writes() && matches!(it.action, Action::Run(_)));
     let mut permit = None;
     if let (true, Some(g)) = (writes, plan.targets[ti].grant.clone()) {
         let contents = if plan.targets[ti].written {
