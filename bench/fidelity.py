@@ -147,11 +147,40 @@ def sysbench(d, mode, a):
     return float(m.group(1))
 
 
-def fio(d, rw, bs, qd, unit, runtime, size=None):
+# The twins' engine parameters that are fio options of the same name and
+# meaning: a twin that sets one hands it to its fio run too.
+FIO_ENGINE_OPTS = ("hipri", "sqthread_poll", "sqthread_poll_cpu", "cpus_allowed", "cpus_allowed_policy")
+
+
+def engine_of(qd, spec=None):
+    """bootbench's engine for a twin: io_uring above QD1 and with hipri or
+    sqthread_poll at any depth (as fio's ioengine=io_uring), psync else."""
+    spec = spec or {}
+    return "io_uring" if qd > 1 or spec.get("hipri") or spec.get("sqthread_poll") else "psync"
+
+
+def fio_engine_args(qd, spec=None):
+    """fio's engine options for the twin `spec`, so the pair stays alike."""
+    spec = spec or {}
+    engine = engine_of(qd, spec)
+    argv = [f"--ioengine={engine}"]
+    if engine == "io_uring":
+        # bootbench's ring registers the file and every buffer (fio's
+        # registerfiles and fixedbufs, off in fio by default).
+        argv += ["--registerfiles", "--fixedbufs"]
+    for k in FIO_ENGINE_OPTS:
+        v = spec.get(k)
+        if v is None or v is False:
+            continue
+        argv.append(f"--{k}" if v is True else f"--{k}={v}")
+    return argv
+
+
+def fio(d, rw, bs, qd, unit, runtime, size=None, spec=None):
+    """fio beside the twin `spec` (its engine options passed on)."""
     d.settle()
-    engine = "psync" if qd == 1 else "io_uring"
     argv = ["fio", "--name=fidelity", f"--filename={d.dev}", f"--rw={rw}", f"--bs={bs}",
-            f"--iodepth={qd}", f"--ioengine={engine}", "--direct=1", f"--runtime={runtime}",
+            f"--iodepth={qd}", *fio_engine_args(qd, spec), "--direct=1", f"--runtime={runtime}",
             "--time_based", "--randrepeat=0", "--output-format=json"]
     if size:
         argv.append(f"--size={size}")
@@ -200,19 +229,18 @@ def pairs(d, a):
                           "direct": False, "end_fsync": False},
                      "write", "MB/s"))
 
-    # CrystalDiskMark's default set; fio psync at QD1, io_uring above.
+    # CrystalDiskMark's default set; fio psync at QD1, io_uring above (each
+    # fio run gets the twin's engine options: fio_engine_args).
     cdm_rt = a.cdm_runtime
     for tag, bs, qd, seq in [("seq1m_q8t1", "1M", 8, True), ("seq1m_q1t1", "1M", 1, True),
                              ("rnd4k_q32t1", "4k", 32, False), ("rnd4k_q1t1", "4k", 1, False)]:
         for dirn in ("read", "write"):
             rw = dirn if seq else "rand" + dirn
             wl = ("seq_" if seq else "rand_") + dirn
-            eng = "psync" if qd == 1 else "io_uring"
-            add(f"cdm_{tag}_{dirn}", f"fio {rw} {bs} QD{qd} {eng} 1G", "MB/s",
-                lambda rw=rw, bs=bs, qd=qd: fio(d, rw, bs, qd, "MB/s", cdm_rt, size="1G"),
-                lambda wl=wl, bs=bs, qd=qd, side=dirn: twin(
-                    d, dev, {"workload": wl, "bs": bs, "iodepth": qd, "jobs": 1, "length": "1G",
-                             "runtime": cdm_rt}, side, "MB/s", best=True))
+            spec = {"workload": wl, "bs": bs, "iodepth": qd, "jobs": 1, "length": "1G", "runtime": cdm_rt}
+            add(f"cdm_{tag}_{dirn}", f"fio {rw} {bs} QD{qd} {engine_of(qd, spec)} 1G", "MB/s",
+                lambda rw=rw, bs=bs, qd=qd, spec=spec: fio(d, rw, bs, qd, "MB/s", cdm_rt, size="1G", spec=spec),
+                lambda spec=spec, side=dirn: twin(d, dev, spec, side, "MB/s", best=True))
 
     # The plain workloads at the standard profile's parameters.
     for wl, rw, bs, qd, unit in [("seq_read", "read", "1M", 1, "MiB/s"),
@@ -222,11 +250,10 @@ def pairs(d, a):
                                  ("rand_write", "randwrite", "4k", 1, "IOPS"),
                                  ("rand_write", "randwrite", "4k", 32, "IOPS")]:
         side = "read" if "read" in rw else "write"
-        eng = "psync" if qd == 1 else "io_uring"
-        add(f"{wl}_{bs}_qd{qd}", f"fio {rw} {bs} QD{qd} {eng}", unit,
-            lambda rw=rw, bs=bs, qd=qd, unit=unit: fio(d, rw, bs, qd, unit, rt),
-            lambda wl=wl, bs=bs, qd=qd, unit=unit, side=side: twin(
-                d, dev, {"workload": wl, "bs": bs, "iodepth": qd, "runtime": rt}, side, unit))
+        spec = {"workload": wl, "bs": bs, "iodepth": qd, "runtime": rt}
+        add(f"{wl}_{bs}_qd{qd}", f"fio {rw} {bs} QD{qd} {engine_of(qd, spec)}", unit,
+            lambda rw=rw, bs=bs, qd=qd, unit=unit, spec=spec: fio(d, rw, bs, qd, unit, rt, spec=spec),
+            lambda unit=unit, side=side, spec=spec: twin(d, dev, spec, side, unit))
 
     # sysbench fileio, the seed's commands (its --file-total-size scaled to
     # the device); the twin on one file of the same total size beside

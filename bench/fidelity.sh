@@ -17,7 +17,8 @@
 #   sysbench fileio seqrd/seqwr/rndrd/rndwr / sysbench_* (ext4 on the loop
 #   device; the twin runs on one file of the same total size in the same
 #   filesystem),
-#   fio psync (QD1) / io_uring (QD>1) with CrystalDiskMark's parameters / cdm_*,
+#   fio psync (QD1) / io_uring (QD>1; registerfiles, fixedbufs, the twin's io_uring
+#   options: fidelity.py fio_engine_args) with CrystalDiskMark's parameters / cdm_*,
 #   fio read/write/randread/randwrite at the standard profile's parameters.
 # Each pair runs FIDELITY_ROUNDS times (default 3), alternating which side
 # goes first; the table shows both medians in the tool's own unit, the

@@ -2,12 +2,12 @@
 //! each, and turns completions into statistics.
 
 use alloc::format;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
-use crate::result::{DirStats, Status, StepResult, TestResult};
+use crate::result::{DirStats, EngineInfo, Status, StepResult, TestResult};
 use crate::rng::Rng;
 use crate::scramble;
 use crate::spec::{Limit, Pattern, Prepare, Step, TestSpec};
@@ -121,6 +121,8 @@ pub struct JobOutcome {
     pub runtime: Nanos,
     /// Bytes read back and found as written (a verifying step), else 0.
     pub verified: u64,
+    /// The queue's engine ([`IoQueue::engine`]).
+    pub engine: Option<EngineInfo>,
 }
 
 /// A progress report, made about once per second of the step's clock.
@@ -345,7 +347,8 @@ fn slot_done<T>(inflight: &mut [Option<T>], slot: usize) -> Result<T, IoError> {
 }
 
 /// How job `job` of `step` opens its queue: the step's access, depth and
-/// request size, writing if the step writes, and its own buffer seed.
+/// request size, writing if the step writes, its own buffer seed, and the
+/// step's engine options.
 pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
     OpenSpec {
         access: step.access,
@@ -353,6 +356,9 @@ pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
         depth: step.iodepth.max(1),
         max_len: step.bs,
         seed: step.seed ^ u64::from(job),
+        hipri: step.engine.hipri,
+        sqthread_poll: step.engine.sqthread_poll,
+        sqthread_poll_cpu: step.engine.sqthread_poll_cpu,
     }
 }
 
@@ -386,6 +392,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         flush: DirAcc::new(interval),
         runtime: Nanos(0),
         verified: 0,
+        engine: q.engine(),
     };
     let mut gen = OffsetGen::new(step, job);
     let t0 = clock.now();
@@ -674,6 +681,7 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
         write: dir(|j| &j.write),
         flush: dir(|j| &j.flush),
         verified_bytes: step.verify.then(|| jobs.iter().map(|j| j.verified).sum()),
+        engine: jobs.first().and_then(|j| j.engine.clone()),
     }
 }
 
@@ -709,13 +717,7 @@ fn prepare_io<T: Target, C: Clock>(step: &Step, target: &T, clock: &C) -> Result
             }
         }
     };
-    let spec = OpenSpec {
-        access: step.access,
-        write: false,
-        depth: 1,
-        max_len: req.len,
-        seed: step.seed,
-    };
+    let spec = OpenSpec::plain(step.access, false, 1, req.len, step.seed);
     let mut q = target.open(&spec)?;
     let mut comps = Vec::with_capacity(1);
     one_request(&mut q, clock, req, &mut comps)?;
@@ -738,6 +740,14 @@ pub trait StepRunner {
         stop: &Stop,
         progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Result<StepResult, IoError>;
+
+    /// Said in words, why the last step failed when its errno alone would
+    /// mislead (its queues could not be set up as asked: an io_uring
+    /// setup, a CPU list; the kernel refused polled I/O): the test's error
+    /// message, in place of [`error_status`]'s. Taken: asked once.
+    fn take_failure_message(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// Runs a step's jobs one after another on one target: for the simulated
@@ -798,6 +808,9 @@ pub fn run_test(
             Ok(r) => results.push(r),
             Err(e) => {
                 status = error_status(&e);
+                if let (Status::Error { message, .. }, Some(m)) = (&mut status, runner.take_failure_message()) {
+                    *message = m;
+                }
                 break;
             }
         }
@@ -892,6 +905,7 @@ mod tests {
             verify: false,
             touch_every: None,
             settle: Nanos(0),
+            engine: Default::default(),
         }
     }
 
@@ -1269,13 +1283,7 @@ mod tests {
         );
         s.verify = true;
         let clock = disk.clock.clone();
-        let spec = OpenSpec {
-            access: Access::Direct,
-            write: true,
-            depth: 1,
-            max_len: 4096,
-            seed: 1,
-        };
+        let spec = OpenSpec::plain(Access::Direct, true, 1, 4096, 1);
         let mut q = disk.open(&spec).unwrap();
         let Err(e) = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()) else {
             panic!("verify without buffer access passed");

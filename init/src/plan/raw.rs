@@ -210,7 +210,12 @@ param_structs!(
     verify,
     direct,
     fsync_freq,
-    end_fsync
+    end_fsync,
+    hipri,
+    sqthread_poll,
+    sqthread_poll_cpu,
+    cpus_allowed,
+    cpus_allowed_policy
 );
 
 /// The `destructive` section as written.
