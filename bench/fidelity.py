@@ -148,11 +148,40 @@ def sysbench(d, mode, a):
     return float(m.group(1))
 
 
-def fio(d, rw, bs, qd, unit, runtime, size=None):
+# The twins' engine parameters that are fio options of the same name and
+# meaning: a twin that sets one hands it to its fio run too.
+FIO_ENGINE_OPTS = ("hipri", "sqthread_poll", "sqthread_poll_cpu", "cpus_allowed", "cpus_allowed_policy")
+
+
+def engine_of(qd, spec=None):
+    """bootbench's engine for a twin: io_uring above QD1 and with hipri or
+    sqthread_poll at any depth (as fio's ioengine=io_uring), psync else."""
+    spec = spec or {}
+    return "io_uring" if qd > 1 or spec.get("hipri") or spec.get("sqthread_poll") else "psync"
+
+
+def fio_engine_args(qd, spec=None):
+    """fio's engine options for the twin `spec`, so the pair stays alike."""
+    spec = spec or {}
+    engine = engine_of(qd, spec)
+    argv = [f"--ioengine={engine}"]
+    if engine == "io_uring":
+        # bootbench's ring registers the file and every buffer (fio's
+        # registerfiles and fixedbufs, off in fio by default).
+        argv += ["--registerfiles", "--fixedbufs"]
+    for k in FIO_ENGINE_OPTS:
+        v = spec.get(k)
+        if v is None or v is False:
+            continue
+        argv.append(f"--{k}" if v is True else f"--{k}={v}")
+    return argv
+
+
+def fio(d, rw, bs, qd, unit, runtime, size=None, spec=None):
+    """fio beside the twin `spec` (its engine options passed on)."""
     d.settle()
-    engine = "psync" if qd == 1 else "io_uring"
     argv = ["fio", "--name=fidelity", f"--filename={d.dev}", f"--rw={rw}", f"--bs={bs}",
-            f"--iodepth={qd}", f"--ioengine={engine}", "--direct=1", f"--runtime={runtime}",
+            f"--iodepth={qd}", *fio_engine_args(qd, spec), "--direct=1", f"--runtime={runtime}",
             "--time_based", "--randrepeat=0", "--output-format=json"]
     if size:
         argv.append(f"--size={size}")
@@ -174,7 +203,6 @@ def fio_cdm(d, rw, bs, qd, a):
     pause (`Interval`), so what the device still writes back lands outside
     the next measurement. MB/s (10^6 B/s)."""
     d.settle()
-    engine = "psync" if qd == 1 else "io_uring"
     p = sh(["fio", "--name=fill", f"--filename={d.dev}", "--rw=write", "--bs=1M", "--size=1G",
             "--iodepth=1", "--ioengine=psync", "--direct=1", "--end_fsync=1", "--output-format=json"])
     if p.returncode != 0:
@@ -183,7 +211,7 @@ def fio_cdm(d, rw, bs, qd, a):
     best = 0.0
     for i in range(a.cdm_passes):
         argv = ["fio", "--name=fidelity", f"--filename={d.dev}", f"--rw={rw}", f"--bs={bs}",
-                f"--iodepth={qd}", f"--ioengine={engine}", "--direct=1", f"--runtime={a.cdm_runtime}",
+                f"--iodepth={qd}", *fio_engine_args(qd), "--direct=1", f"--runtime={a.cdm_runtime}",
                 "--time_based", "--randrepeat=0", "--size=1G", "--output-format=json"]
         if i == 0:
             argv.append(f"--ramp_time={a.cdm_runtime}")
@@ -262,11 +290,10 @@ def pairs(d, a):
                                  ("rand_write", "randwrite", "4k", 1, "IOPS"),
                                  ("rand_write", "randwrite", "4k", 32, "IOPS")]:
         side = "read" if "read" in rw else "write"
-        eng = "psync" if qd == 1 else "io_uring"
-        add(f"{wl}_{bs}_qd{qd}", f"fio {rw} {bs} QD{qd} {eng}", unit,
-            lambda rw=rw, bs=bs, qd=qd, unit=unit: fio(d, rw, bs, qd, unit, rt),
-            lambda wl=wl, bs=bs, qd=qd, unit=unit, side=side: twin(
-                d, dev, {"workload": wl, "bs": bs, "iodepth": qd, "runtime": rt}, side, unit))
+        spec = {"workload": wl, "bs": bs, "iodepth": qd, "runtime": rt}
+        add(f"{wl}_{bs}_qd{qd}", f"fio {rw} {bs} QD{qd} {engine_of(qd, spec)}", unit,
+            lambda rw=rw, bs=bs, qd=qd, unit=unit, spec=spec: fio(d, rw, bs, qd, unit, rt, spec=spec),
+            lambda unit=unit, side=side, spec=spec: twin(d, dev, spec, side, unit))
 
     # sysbench fileio, the seed's commands (its --file-total-size scaled to
     # the device); the twin on one file of the same total size beside

@@ -17,7 +17,8 @@
 #   sysbench fileio seqrd/seqwr/rndrd/rndwr / sysbench_* (ext4 on the loop
 #   device; the twin runs on one file of the same total size in the same
 #   filesystem),
-#   fio psync (QD1) / io_uring (QD>1) with CrystalDiskMark's parameters / cdm_*
+#   fio psync (QD1) / io_uring (QD>1; registerfiles, fixedbufs, the twin's io_uring
+#   options: fidelity.py fio_engine_args) with CrystalDiskMark's parameters / cdm_*
 #   (both: the 1 GiB area filled first, a warm-up, the best of N passes,
 #   then CDM's pause),
 #   fio read/write/randread/randwrite at the standard profile's parameters.

@@ -8,6 +8,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
+use crate::result::EngineInfo;
 use crate::units::Nanos;
 
 /// A monotonic clock.
@@ -123,6 +124,12 @@ pub trait IoQueue {
         let _ = (slot, len);
         None
     }
+    /// What engine this queue is and how the system set it up (recorded in
+    /// each step's result); `None` for queues that reach no system engine
+    /// (the simulated disk, memory).
+    fn engine(&self) -> Option<EngineInfo> {
+        None
+    }
 }
 
 /// How a target is accessed.
@@ -160,6 +167,29 @@ pub struct OpenSpec {
     pub max_len: u32,
     /// Seed for the write buffers' random contents.
     pub seed: u64,
+    /// Polled completions (fio's `hipri`: io_uring with IORING_SETUP_IOPOLL).
+    pub hipri: bool,
+    /// A kernel thread polls the submission queue (fio's `sqthread_poll`:
+    /// IORING_SETUP_SQPOLL).
+    pub sqthread_poll: bool,
+    /// The CPU of that thread (fio's `sqthread_poll_cpu`: IORING_SETUP_SQ_AFF).
+    pub sqthread_poll_cpu: Option<u32>,
+}
+
+impl OpenSpec {
+    /// A plain queue: no engine options (the runner's untimed reads).
+    pub const fn plain(access: Access, write: bool, depth: u32, max_len: u32, seed: u64) -> OpenSpec {
+        OpenSpec {
+            access,
+            write,
+            depth,
+            max_len,
+            seed,
+            hipri: false,
+            sqthread_poll: false,
+            sqthread_poll_cpu: None,
+        }
+    }
 }
 
 /// Something to benchmark: a block device, a file, a simulated disk.

@@ -13,6 +13,7 @@ extern crate alloc;
 
 pub mod analysis;
 pub mod console;
+pub mod cpus;
 pub mod frame;
 pub mod glob;
 pub mod gpt;

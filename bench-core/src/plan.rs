@@ -10,9 +10,10 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::cpus::{parse_cpu_list, MAX_CPUS};
 use crate::io::{Access, Geometry, Op};
 use crate::result::{DirStats, Figure, StepResult, Summary};
-use crate::spec::{Limit, Params, Pattern, Prepare, Step, TestSpec, Workload};
+use crate::spec::{EngineOpts, Limit, Params, Pattern, Prepare, Step, TestSpec, Workload};
 use crate::units::{Nanos, GIB, KIB, MIB};
 
 /// Why a test cannot run on a target. Each names the parameter, the value
@@ -202,6 +203,25 @@ fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range, PlanError
     if p.sample_interval.0 == 0 {
         return Err(out_of_range("sample_interval", 0, "more than 0 ns"));
     }
+    if let Some(c) = &p.cpus_allowed {
+        if parse_cpu_list(c).is_err() {
+            return Err(out_of_range("cpus_allowed", 0, "a CPU list such as 0-3,6"));
+        }
+    }
+    if p.sqthread_poll_cpu.is_some_and(|c| c >= MAX_CPUS) {
+        return Err(out_of_range(
+            "sqthread_poll_cpu",
+            p.sqthread_poll_cpu.map_or(0, u64::from),
+            "a CPU number from 0 to 8191",
+        ));
+    }
+    if p.hipri && buffered(w, p) {
+        return Err(out_of_range(
+            "hipri",
+            1,
+            "false with buffered I/O (polled completions are O_DIRECT only)",
+        ));
+    }
     if p.runtime.is_some_and(|r| r.0 == 0) {
         return Err(out_of_range("runtime", 0, "more than 0 ns"));
     }
@@ -275,6 +295,36 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         warmup: p.warmup,
         fill: false,
         pause: Nanos(0),
+        engine: engine_opts(p),
+    }
+}
+
+/// The engine options of a test's steps (`cpus_allowed` checked by
+/// [`validate`]).
+fn engine_opts(p: &Params) -> EngineOpts {
+    EngineOpts {
+        hipri: p.hipri,
+        sqthread_poll: p.sqthread_poll,
+        sqthread_poll_cpu: p.sqthread_poll_cpu.filter(|_| p.sqthread_poll),
+        cpus_allowed: p
+            .cpus_allowed
+            .as_deref()
+            .and_then(|c| parse_cpu_list(c).ok())
+            .unwrap_or_default(),
+        cpus_allowed_policy: p.cpus_allowed_policy,
+    }
+}
+
+/// True if `w` with `p` reads or writes through the page cache: hdparm -T
+/// and -t always, the plain workloads with `direct` false. (The others are
+/// always O_DIRECT.)
+pub fn buffered(w: Workload, p: &Params) -> bool {
+    match w {
+        Workload::CachedRead | Workload::BufferedRead => true,
+        Workload::SeqRead | Workload::SeqWrite | Workload::RandRead | Workload::RandWrite | Workload::RandRw => {
+            !p.direct
+        }
+        _ => false,
     }
 }
 

@@ -2,12 +2,12 @@
 //! each, and turns completions into statistics.
 
 use alloc::format;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
-use crate::result::{DirStats, PassResult, Status, StepResult, TestResult};
+use crate::result::{DirStats, EngineInfo, PassResult, Status, StepResult, TestResult};
 use crate::rng::Rng;
 use crate::scramble;
 use crate::spec::{Limit, Pattern, Prepare, Step, TestSpec};
@@ -162,6 +162,8 @@ pub struct JobOutcome {
     pub runtime: Nanos,
     /// Bytes read back and found as written (a verifying step), else 0.
     pub verified: u64,
+    /// The queue's engine ([`IoQueue::engine`]).
+    pub engine: Option<EngineInfo>,
 }
 
 /// A progress report, made about once per second of the step's clock.
@@ -392,7 +394,8 @@ fn slot_done<T>(inflight: &mut [Option<T>], slot: usize) -> Result<T, IoError> {
 }
 
 /// How job `job` of `step` opens its queue: the step's access, depth and
-/// request size, writing if the step writes, and its own buffer seed.
+/// request size, writing if the step writes, its own buffer seed, and the
+/// step's engine options.
 pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
     OpenSpec {
         access: step.access,
@@ -400,6 +403,9 @@ pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
         depth: step.iodepth.max(1),
         max_len: step.bs,
         seed: step.seed ^ u64::from(job),
+        hipri: step.engine.hipri,
+        sqthread_poll: step.engine.sqthread_poll,
+        sqthread_poll_cpu: step.engine.sqthread_poll_cpu,
     }
 }
 
@@ -433,6 +439,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         flush: DirAcc::new(interval),
         runtime: Nanos(0),
         verified: 0,
+        engine: q.engine(),
     };
     let mut gen = OffsetGen::new(step, job);
     let t0 = clock.now();
@@ -781,6 +788,7 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
         filled_bytes: None,
         passes: Vec::new(),
         chosen_pass: None,
+        engine: jobs.first().and_then(|j| j.engine.clone()),
     }
 }
 
@@ -832,6 +840,10 @@ pub fn fill<T: Target, C: Clock>(step: &Step, target: &T, clock: &C, stop: &Stop
         max_len: FILL_BS,
         // Not any job's seed: the fill's buffer is its own.
         seed: step.seed ^ 0xF111_F111_F111_F111,
+        // pread/pwrite: the fill is preparation, not the test's engine.
+        hipri: false,
+        sqthread_poll: false,
+        sqthread_poll_cpu: None,
     };
     let mut q = match target.open(&spec) {
         Ok(q) => q,
@@ -884,13 +896,7 @@ fn prepare_io<T: Target, C: Clock>(step: &Step, target: &T, clock: &C) -> Result
             }
         }
     };
-    let spec = OpenSpec {
-        access: step.access,
-        write: false,
-        depth: 1,
-        max_len: req.len,
-        seed: step.seed,
-    };
+    let spec = OpenSpec::plain(step.access, false, 1, req.len, step.seed);
     let mut q = target.open(&spec)?;
     let mut comps = Vec::with_capacity(1);
     one_request(&mut q, clock, req, &mut comps)?;
@@ -918,6 +924,13 @@ pub trait StepRunner {
     /// and leave the target idle for `for_` ([`Target::settle`]), or less
     /// if `stop` is asked meanwhile.
     fn idle(&mut self, for_: Nanos, stop: &Stop) -> Result<(), IoError>;
+    /// Said in words, why the last step failed when its errno alone would
+    /// mislead (its queues could not be set up as asked: an io_uring
+    /// setup, a CPU list; the kernel refused polled I/O): the test's error
+    /// message, in place of [`error_status`]'s. Taken: asked once.
+    fn take_failure_message(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// Runs a step's jobs one after another on one target: for the simulated
@@ -1090,6 +1103,9 @@ pub fn run_test(
             }
             PassesEnd::Failed(e) => {
                 status = error_status(&e);
+                if let (Status::Error { message, .. }, Some(m)) = (&mut status, runner.take_failure_message()) {
+                    *message = m;
+                }
                 break;
             }
         }
@@ -1197,6 +1213,7 @@ mod tests {
             warmup: 0,
             fill: false,
             pause: Nanos(0),
+            engine: Default::default(),
         }
     }
 
@@ -1575,13 +1592,7 @@ mod tests {
         );
         s.verify = true;
         let clock = disk.clock.clone();
-        let spec = OpenSpec {
-            access: Access::Direct,
-            write: true,
-            depth: 1,
-            max_len: 4096,
-            seed: 1,
-        };
+        let spec = OpenSpec::plain(Access::Direct, true, 1, 4096, 1);
         let mut q = disk.open(&spec).unwrap();
         let Err(e) = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()) else {
             panic!("verify without buffer access passed");

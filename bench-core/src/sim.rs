@@ -417,13 +417,7 @@ mod tests {
     #[test]
     fn queue_validates_and_serves_in_order() {
         let disk = SimDisk::new(SimModel::ssd(MIB), false);
-        let open = |write| OpenSpec {
-            access: crate::io::Access::Direct,
-            write,
-            depth: 4,
-            max_len: 4096,
-            seed: 1,
-        };
+        let open = |write| OpenSpec::plain(crate::io::Access::Direct, write, 4, 4096, 1);
         assert_eq!(disk.open(&open(true)).unwrap_err().errno, EPERM);
         let mut q = disk.open(&open(false)).unwrap();
         let reqs = [

@@ -233,6 +233,104 @@ pub struct Params {
     /// before it existed (0).
     #[serde(default)]
     pub pause: Nanos,
+    /// fio's `hipri` (io_uring engine): polled completions. The ring is set
+    /// up with IORING_SETUP_IOPOLL and completions are reaped by polling
+    /// (io_uring_enter with GETEVENTS spins in the kernel), not by waiting
+    /// for an interrupt. O_DIRECT only (refused with buffered I/O); the
+    /// device's queue must poll (NVMe with poll queues), else its requests
+    /// fail with EOPNOTSUPP. Forces the io_uring engine at `iodepth` 1 too,
+    /// as fio's `ioengine=io_uring` keeps its ring at `iodepth=1`. Absent in
+    /// documents before it existed (false).
+    #[serde(default)]
+    pub hipri: bool,
+    /// fio's `sqthread_poll` (io_uring engine): a kernel thread polls the
+    /// submission queue (IORING_SETUP_SQPOLL), so submitting takes no
+    /// system call, and the job polls the completion queue. Forces the
+    /// io_uring engine at `iodepth` 1 too. Absent in documents before it
+    /// existed (false).
+    #[serde(default)]
+    pub sqthread_poll: bool,
+    /// fio's `sqthread_poll_cpu`: the CPU the kernel's submission thread is
+    /// bound to (IORING_SETUP_SQ_AFF); only with `sqthread_poll`. `None`:
+    /// wherever the scheduler puts it.
+    #[serde(default)]
+    pub sqthread_poll_cpu: Option<u32>,
+    /// fio's `cpus_allowed`: the CPUs each job's thread may run on, a list
+    /// such as `0-3,6` (see [`crate::cpus::parse_cpu_list`]), as given.
+    /// `None`: not pinned.
+    #[serde(default)]
+    pub cpus_allowed: Option<String>,
+    /// fio's `cpus_allowed_policy`: how `cpus_allowed` is shared by the jobs.
+    #[serde(default)]
+    pub cpus_allowed_policy: CpusPolicy,
+}
+
+/// fio's `cpus_allowed_policy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpusPolicy {
+    /// Every job may run on every CPU of the list (fio's default).
+    #[default]
+    Shared,
+    /// Each job gets one CPU of the list: job `i` the `i`-th, round-robin
+    /// when there are more jobs than CPUs (fio's `fio_cpus_split`).
+    Split,
+}
+
+impl CpusPolicy {
+    /// The name used in configs and results.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CpusPolicy::Shared => "shared",
+            CpusPolicy::Split => "split",
+        }
+    }
+}
+
+/// How a step's queues are set up and where its jobs run: fio's io_uring
+/// engine options and `cpus_allowed`, from the test's [`Params`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineOpts {
+    /// [`Params::hipri`].
+    #[serde(default)]
+    pub hipri: bool,
+    /// [`Params::sqthread_poll`].
+    #[serde(default)]
+    pub sqthread_poll: bool,
+    /// [`Params::sqthread_poll_cpu`].
+    #[serde(default)]
+    pub sqthread_poll_cpu: Option<u32>,
+    /// The CPUs of [`Params::cpus_allowed`], sorted; empty: not pinned.
+    #[serde(default)]
+    pub cpus_allowed: Vec<u32>,
+    /// [`Params::cpus_allowed_policy`].
+    #[serde(default)]
+    pub cpus_allowed_policy: CpusPolicy,
+}
+
+impl EngineOpts {
+    /// The CPUs job `job`'s thread is pinned to: all of `cpus_allowed`
+    /// (shared), or its `job`-th CPU, round-robin (split); empty when not
+    /// pinned.
+    pub fn cpus_for_job(&self, job: u32) -> Vec<u32> {
+        match self.cpus_allowed_policy {
+            CpusPolicy::Shared => self.cpus_allowed.clone(),
+            CpusPolicy::Split => {
+                let n = self.cpus_allowed.len();
+                if n == 0 {
+                    return Vec::new();
+                }
+                let i = usize::try_from(job).unwrap_or(0) % n;
+                alloc::vec![self.cpus_allowed[i]]
+            }
+        }
+    }
+
+    /// True if the queues must be io_uring whatever the depth (fio's
+    /// `ioengine=io_uring` options).
+    pub const fn needs_ring(&self) -> bool {
+        self.hipri || self.sqthread_poll
+    }
 }
 
 /// serde's default for flags that default to on.
@@ -289,6 +387,11 @@ impl Params {
             warmup: 0,
             fill: false,
             pause: Nanos(0),
+            hipri: false,
+            sqthread_poll: false,
+            sqthread_poll_cpu: None,
+            cpus_allowed: None,
+            cpus_allowed_policy: CpusPolicy::Shared,
         }
     }
 }
@@ -487,6 +590,9 @@ pub struct Step {
     /// ([`Params::pause`]); set on a test's last step only.
     #[serde(default)]
     pub pause: Nanos,
+    /// The queues' engine options and the jobs' CPUs.
+    #[serde(default)]
+    pub engine: EngineOpts,
 }
 
 impl Step {

@@ -217,7 +217,12 @@ param_structs!(
     passes,
     warmup,
     fill,
-    pause
+    pause,
+    hipri,
+    sqthread_poll,
+    sqthread_poll_cpu,
+    cpus_allowed,
+    cpus_allowed_policy
 );
 
 /// The `destructive` section as written.

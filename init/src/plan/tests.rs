@@ -211,6 +211,145 @@ fn durations() {
     }
 }
 
+/// fio's io_uring options and cpus_allowed: applied with fio's names,
+/// into the steps; each validation error names the field, the value and
+/// what is expected.
+#[test]
+fn engine_params_apply_and_their_errors_name_the_field() {
+    use bench_core::spec::CpusPolicy;
+    let c = raw(
+        r#"{"tests":[{"workload":"rand_read","hipri":true,"sqthread_poll":true,"sqthread_poll_cpu":1,
+            "cpus_allowed":" 0-1 ","cpus_allowed_policy":"split","jobs":2},
+            {"workload":"seq_read","cpus_allowed":3}]}"#,
+    );
+    let t = tests_of(&c, None).unwrap();
+    let p = &t[0].0.params;
+    assert_eq!(
+        (
+            p.hipri,
+            p.sqthread_poll,
+            p.sqthread_poll_cpu,
+            p.cpus_allowed.as_deref(),
+            p.cpus_allowed_policy
+        ),
+        (true, true, Some(1), Some("0-1"), CpusPolicy::Split)
+    );
+    assert_eq!(t[1].0.params.cpus_allowed.as_deref(), Some("3"), "one CPU as a number");
+    let geom = bench_core::io::Geometry {
+        size: 64 << 20,
+        logical_block: 512,
+        physical_block: 4096,
+    };
+    let steps = bench_core::plan::expand(&t[0].0, &geom).unwrap();
+    let e = &steps[0].engine;
+    assert_eq!(
+        (e.hipri, e.sqthread_poll, e.sqthread_poll_cpu, e.cpus_allowed.clone()),
+        (true, true, Some(1), vec![0, 1])
+    );
+    assert_eq!(
+        (e.cpus_for_job(0), e.cpus_for_job(1), e.cpus_for_job(2)),
+        (vec![0], vec![1], vec![0])
+    );
+    let d = bench_core::spec::Params::defaults();
+    assert_eq!(
+        (
+            d.hipri,
+            d.sqthread_poll,
+            d.sqthread_poll_cpu,
+            d.cpus_allowed,
+            d.cpus_allowed_policy
+        ),
+        (false, false, None, None, CpusPolicy::Shared),
+        "off by default, as fio"
+    );
+
+    let bad = [
+        (
+            r#"{"tests":[{"workload":"rand_read","direct":false,"hipri":true}]}"#,
+            "tests[0].hipri: true, but direct is false (through the page cache); expected hipri false or direct I/O",
+        ),
+        (
+            r#"{"tests":[{"workload":"cached_read","hipri":true}]}"#,
+            "tests[0].hipri: true, but cached_read is always buffered (through the page cache); expected",
+        ),
+        (
+            r#"{"defaults":{"direct":false},"tests":[{"workload":"seq_write","hipri":true}]}"#,
+            "tests[0].hipri: true, but direct is false",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","hipri":"yes"}]}"#,
+            "tests[0].hipri: \"yes\" is not a boolean; expected true or false",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","sqthread_poll":1}]}"#,
+            "tests[0].sqthread_poll: 1 is not a boolean",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","sqthread_poll_cpu":2}]}"#,
+            "tests[0].sqthread_poll_cpu: 2, but sqthread_poll is false; expected sqthread_poll true",
+        ),
+        (
+            r#"{"defaults":{"sqthread_poll_cpu":2},"tests":[{"workload":"rand_read"}]}"#,
+            "defaults.sqthread_poll_cpu: 2, but sqthread_poll is false",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","sqthread_poll":true,"sqthread_poll_cpu":8192}]}"#,
+            "tests[0].sqthread_poll_cpu: 8192 is out of range; expected a CPU number from 0 to 8191",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":""}]}"#,
+            "tests[0].cpus_allowed: \"\" is not a CPU list: it is empty; expected a CPU list such as \"0-3,6\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":"3-1"}]}"#,
+            "tests[0].cpus_allowed: \"3-1\" is not a CPU list: the range 3-1 runs backwards; expected",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":"0,a"}]}"#,
+            "tests[0].cpus_allowed: \"0,a\" is not a CPU list: \"a\" is not a CPU number or a range low-high",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":"0-9000"}]}"#,
+            "tests[0].cpus_allowed: \"0-9000\" is out of range: CPU 9000 is above 8191; expected",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":true}]}"#,
+            "tests[0].cpus_allowed: true is not a CPU list",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":"0","cpus_allowed_policy":"spread"}]}"#,
+            "tests[0].cpus_allowed_policy: \"spread\" is not a CPU policy; expected \"shared\"",
+        ),
+    ];
+    for (text, want) in bad {
+        let e = tests_of(&raw(text), None).unwrap_err().0;
+        assert!(e.starts_with(want), "{text}: {e}");
+    }
+
+    // From the defaults, hipri applies to the direct tests only (as verify
+    // to the write tests); a test that turns sqthread_poll off drops the
+    // defaults' CPU.
+    let c = raw(
+        r#"{"defaults":{"hipri":true,"sqthread_poll":true,"sqthread_poll_cpu":0},
+            "tests":[{"workload":"rand_read"},{"workload":"seq_read","direct":false},
+                     {"workload":"rand_read","sqthread_poll":false}]}"#,
+    );
+    let t = tests_of(&c, None).unwrap();
+    let got: Vec<(bool, bool, Option<u32>)> = t
+        .iter()
+        .map(|(s, _)| (s.params.hipri, s.params.sqthread_poll, s.params.sqthread_poll_cpu))
+        .collect();
+    assert_eq!(
+        got,
+        [(true, true, Some(0)), (false, true, Some(0)), (true, false, None)]
+    );
+    let c = raw(r#"{"profile":"quick","defaults":{"hipri":true}}"#);
+    for (s, _) in tests_of(&c, c.profile.as_deref()).unwrap() {
+        let buffered = bench_core::plan::buffered(s.workload, &s.params);
+        assert_eq!(s.params.hipri, !buffered, "{}", s.name);
+    }
+}
+
 #[test]
 fn params_apply_each_key_and_name_the_field_on_error() {
     let c = raw(

@@ -4,9 +4,10 @@
 //! naming the field path (`tests[2].bs`), the value and what is expected;
 //! nothing is opened for writing.
 
-use bench_core::plan::{default_name, PlanError};
+use bench_core::cpus::{parse_cpu_list, CpuListError, MAX_CPUS};
+use bench_core::plan::{buffered, default_name, PlanError};
 use bench_core::profile::{profile, PROFILES};
-use bench_core::spec::{Params, TestSpec, Workload};
+use bench_core::spec::{CpusPolicy, Params, TestSpec, Workload};
 use bench_core::units::Bytes;
 
 use crate::plan::safety::{self, TargetRef};
@@ -77,8 +78,85 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
             "warmup" => p.warmup = u32_of(v, at, "a whole number of passes (0 = none)", 0)?,
             "fill" => p.fill = bool_of(v, at)?,
             "pause" => p.pause = dur_of(v, at)?,
+            "hipri" => p.hipri = bool_of(v, at)?,
+            "sqthread_poll" => p.sqthread_poll = bool_of(v, at)?,
+            "sqthread_poll_cpu" => {
+                let expected = "a CPU number from 0 to 8191";
+                let n = int_of(v, at, expected)?;
+                p.sqthread_poll_cpu = match u32::try_from(n) {
+                    Ok(c) if c < MAX_CPUS => Some(c),
+                    _ => return err(format!("{at}: {v} is out of range; expected {expected}")),
+                };
+            }
+            "cpus_allowed" => p.cpus_allowed = Some(cpu_list_of(v, at)?),
+            "cpus_allowed_policy" => {
+                p.cpus_allowed_policy = match v {
+                    Scalar::Str(s) if s == "shared" => CpusPolicy::Shared,
+                    Scalar::Str(s) if s == "split" => CpusPolicy::Split,
+                    _ => {
+                        return err(format!(
+                            "{at}: {v} is not a CPU policy; expected \"shared\" (every job on every CPU of \
+                             cpus_allowed) or \"split\" (each job on one of them)"
+                        ))
+                    }
+                };
+            }
             _ => unreachable!("every key of RawParams is handled: {key}"),
         }
+    }
+    Ok(())
+}
+
+/// A CPU list's value (fio's `cpus_allowed`: `"0-3,6"`, or one CPU as a
+/// number), checked and kept as written.
+fn cpu_list_of(v: &Scalar, at: &str) -> Result<String, ConfigError> {
+    let expected = "a CPU list such as \"0-3,6\" (CPU numbers from 0 to 8191 and ranges low-high, comma-separated)";
+    let text = match v {
+        Scalar::Str(s) => s.trim().to_string(),
+        Scalar::Int(n) => n.to_string(),
+        Scalar::Float(_) | Scalar::Bool(_) => return err(format!("{at}: {v} is not a CPU list; expected {expected}")),
+    };
+    match parse_cpu_list(&text) {
+        Ok(_) => Ok(text),
+        Err(e @ CpuListError::TooLarge(_)) => err(format!("{at}: {v} is out of range: {e}; expected {expected}")),
+        Err(e) => err(format!("{at}: {v} is not a CPU list: {e}; expected {expected}")),
+    }
+}
+
+/// The checks between a test's parameters, once all are applied: fio's
+/// io_uring options need what they act on. `at` is the test's field path;
+/// `explicit` the keys the test itself gives (a key from `defaults` that
+/// does not apply to this test is dropped instead, as `verify`).
+fn check_engine(params: &mut Params, workload: Workload, at: &str, explicit: &[&str]) -> Result<(), ConfigError> {
+    if params.hipri && buffered(workload, params) {
+        if explicit.contains(&"hipri") {
+            let why = if matches!(workload, Workload::CachedRead | Workload::BufferedRead) {
+                format!("{} is always buffered (through the page cache)", workload.name())
+            } else {
+                "direct is false (through the page cache)".to_string()
+            };
+            return err(format!(
+                "{at}.hipri: true, but {why}; expected hipri false or direct I/O: polled completions \
+                 (IORING_SETUP_IOPOLL) are for O_DIRECT requests only, as fio's hipri with direct=1"
+            ));
+        }
+        params.hipri = false;
+    }
+    if params.sqthread_poll_cpu.is_some() && !params.sqthread_poll {
+        let field = if explicit.contains(&"sqthread_poll_cpu") {
+            format!("{at}.sqthread_poll_cpu")
+        } else if explicit.contains(&"sqthread_poll") {
+            // The test turned sqthread_poll off: the defaults' CPU is moot.
+            params.sqthread_poll_cpu = None;
+            return Ok(());
+        } else {
+            "defaults.sqthread_poll_cpu".to_string()
+        };
+        return err(format!(
+            "{field}: {}, but sqthread_poll is false; expected sqthread_poll true (the CPU is that of \
+             the kernel's submission thread, which only sqthread_poll starts)",
+            params.sqthread_poll_cpu.unwrap_or_default()
+        ));
     }
     Ok(())
 }
@@ -113,8 +191,10 @@ pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(Test
                 spec.params.seed = seed;
             }
             apply(&mut spec.params, &defaults, "defaults")?;
-            // `verify` in the defaults applies to the write tests only.
+            // `verify` in the defaults applies to the write tests only,
+            // `hipri` to the direct ones.
             spec.params.verify &= spec.workload.writes();
+            check_engine(&mut spec.params, spec.workload, "defaults", &[])?;
             out.push((spec, Origin::Profile(i)));
         }
     }
@@ -129,7 +209,10 @@ pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(Test
             ));
         };
         let mut params = base.clone();
-        apply(&mut params, &t.params(), &at)?;
+        let given = t.params();
+        apply(&mut params, &given, &at)?;
+        let explicit: Vec<&str> = given.entries().into_iter().map(|(k, _)| k).collect();
+        check_engine(&mut params, workload, &at, &explicit)?;
         if t.verify == Some(Scalar::Bool(true)) && !workload.writes() {
             return err(format!(
                 "{at}.verify: true, but {} does not write; expected false (only a write workload verifies what it wrote)",

@@ -1,6 +1,9 @@
 //! The real I/O engines behind bench-core's `Target` and `IoQueue`: O_DIRECT
-//! (or buffered) pread/pwrite for one request in flight, io_uring for more;
-//! a monotonic clock; the threaded step runner (one thread per job).
+//! (or buffered) pread/pwrite for one request in flight (fio's psync),
+//! io_uring for more and for fio's io_uring options (`hipri`,
+//! `sqthread_poll`) at any depth; a monotonic clock; the threaded step
+//! runner (one thread per job, pinned to `cpus_allowed`, each making its
+//! own queue).
 //!
 //! API used by the CLI:
 //! - `DevTarget::open(path: &str, permit: Option<WritePermit>) -> Result<DevTarget, EngineError>`
@@ -19,7 +22,7 @@ use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bench_core::io::{Access, Clock, Completion, Geometry, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
-use bench_core::result::StepResult;
+use bench_core::result::{EngineInfo, StepResult};
 use bench_core::rng::Rng;
 use bench_core::runner::{self, open_spec, JobOutcome, Progress, StepRunner, Stop, StopReason};
 use bench_core::spec::Step;
@@ -28,8 +31,8 @@ use bench_core::units::Nanos;
 use crate::disks::identity::{FILE_LOGICAL_BLOCK, FILE_PHYSICAL_BLOCK};
 use crate::plan::safety::{self, WritePermit};
 use crate::sys::buf::AlignedBuf;
-use crate::sys::uring::{Ring, RingOp};
-use crate::sys::{blk, file};
+use crate::sys::uring::{setup, Ring, RingOp, RingOpts};
+use crate::sys::{blk, cpu, file};
 
 /// CLOCK_MONOTONIC, in nanoseconds since the clock was made.
 ///
@@ -260,7 +263,9 @@ impl Target for DevTarget {
         )
         .map_err(|e| fail(file::errno_of(&e)))?;
         let mut rng = Rng::new(spec.seed);
-        if spec.depth == 1 {
+        // fio's io_uring options keep the ring at depth 1 (fio's
+        // ioengine=io_uring at iodepth=1); plain depth 1 is psync.
+        if spec.depth == 1 && !spec.hipri && !spec.sqthread_poll {
             let rbuf = AlignedBuf::new(buf_len).ok_or_else(|| fail(libc::ENOMEM))?;
             let wbuf = if spec.write {
                 let mut w = AlignedBuf::new(buf_len).ok_or_else(|| fail(libc::ENOMEM))?;
@@ -276,7 +281,15 @@ impl Target for DevTarget {
                 done: None,
             }))
         } else {
-            let mut ring = Ring::new(f, spec.depth, buf_len, spec.write).map_err(|e| fail(file::errno_of(&e)))?;
+            let opts = RingOpts {
+                depth: spec.depth,
+                buf_len,
+                write_bufs: spec.write,
+                hipri: spec.hipri,
+                sqthread_poll: spec.sqthread_poll,
+                sqthread_poll_cpu: spec.sqthread_poll_cpu,
+            };
+            let mut ring = Ring::new(f, &opts).map_err(|e| fail(file::errno_of(&e)))?;
             if spec.write {
                 for slot in 0..ring.depth() {
                     if let Some(w) = ring.write_buf_mut(slot) {
@@ -360,6 +373,13 @@ impl IoQueue for SyncQueue {
         out.extend(self.done.take());
         Ok(())
     }
+
+    fn engine(&self) -> Option<EngineInfo> {
+        Some(EngineInfo {
+            name: "psync".to_string(),
+            ..EngineInfo::default()
+        })
+    }
 }
 
 /// Several requests in flight through io_uring.
@@ -395,6 +415,20 @@ impl IoQueue for UringQueue {
                 out.push(Completion { slot, result });
             })
             .map_err(|errno| IoError { errno, req: self.last })
+    }
+
+    fn engine(&self) -> Option<EngineInfo> {
+        let s = self.ring.setup();
+        let names = |bits| setup::names(bits).into_iter().map(str::to_string).collect();
+        Some(EngineInfo {
+            name: "io_uring".to_string(),
+            setup_flags: names(s.flags),
+            refused_flags: names(s.refused),
+            registered_file: s.registered_file,
+            fixed_bufs: s.fixed_bufs,
+            registered_ring: s.registered_ring,
+            no_iowait: s.no_iowait,
+        })
     }
 }
 
@@ -455,12 +489,19 @@ impl IoQueue for DevQueue {
         }
     }
 
-    /// The read buffer of a depth-1 queue (hdparm's twins run at depth 1;
-    /// an io_uring queue gives none).
-    fn read_buf_mut(&mut self, _slot: usize, len: usize) -> Option<&mut [u8]> {
+    /// The read buffer of a slot (hdparm's twins run at depth 1: psync,
+    /// or io_uring with fio's io_uring options).
+    fn read_buf_mut(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
         match self {
             DevQueue::Sync(q) => q.rbuf.as_mut_slice().get_mut(..len),
-            DevQueue::Uring(_) => None,
+            DevQueue::Uring(q) => q.ring.buf_mut(slot)?.get_mut(..len),
+        }
+    }
+
+    fn engine(&self) -> Option<EngineInfo> {
+        match self {
+            DevQueue::Sync(q) => q.engine(),
+            DevQueue::Uring(q) => q.engine(),
         }
     }
 }
@@ -518,8 +559,12 @@ const TICK: Duration = Duration::from_millis(50);
 /// The step runs on a detached thread of its own that owns what it needs
 /// (the target through an [`Arc`], a copy of the step, a stop of its own;
 /// progress comes back over a channel); its jobs run on scoped threads
-/// inside it and all read one [`MonoClock`], so their per-second samples
-/// line up when merged. The caller waits, passing on a stop asked of it;
+/// inside it (job 0 on the step thread) and all read one [`MonoClock`], so
+/// their per-second samples line up when merged. As fio's job threads,
+/// each job pins its thread first (`cpus_allowed`), then makes its own
+/// queue (an io_uring with SINGLE_ISSUER and DEFER_TASKRUN serves only the
+/// thread that made it); no job sends a request before every job has its
+/// queue. The caller waits, passing on a stop asked of it;
 /// if the jobs have not returned [`ThreadedRunner::grace`] after the stop
 /// (I/O that never completes: a hung or extremely slow disk), the step is
 /// abandoned: `run_step` returns `ETIMEDOUT`, and the thread is left with
@@ -535,6 +580,8 @@ pub struct ThreadedRunner<T = DevTarget> {
     /// How long jobs get to return after a stop before they are abandoned.
     pub grace: Duration,
     abandoned: Option<String>,
+    /// The last step's failure in words ([`StepRunner::take_failure_message`]).
+    failure: Option<String>,
 }
 
 impl<T> ThreadedRunner<T> {
@@ -544,6 +591,7 @@ impl<T> ThreadedRunner<T> {
             target,
             grace: GRACE,
             abandoned: None,
+            failure: None,
         }
     }
 
@@ -562,44 +610,178 @@ enum StepMsg {
         eta: Option<Nanos>,
     },
     /// The step's result (boxed: far larger than a progress report).
-    Done(Box<Result<StepResult, IoError>>),
+    Done(Box<Result<StepResult, JobFail>>),
 }
 
-/// A step's whole work, on the step thread: prepare, open every queue, run
-/// the jobs (job 0 on this thread, reporting progress), merge.
+/// Why a job did not run to its bound: the error, and what it means in
+/// words when its errno alone would mislead (a setup failure; the kernel
+/// refusing polled I/O): see [`StepRunner::take_failure_message`].
+#[derive(Debug)]
+struct JobFail {
+    error: IoError,
+    message: Option<String>,
+}
+
+impl From<IoError> for JobFail {
+    fn from(error: IoError) -> JobFail {
+        JobFail { error, message: None }
+    }
+}
+
+/// Whether every job of a step made its queue: each job arrives once,
+/// saying whether it did; all start their I/O only once every job has
+/// arrived, and only if every one did (so a refusal or a setup failure of
+/// any job ends the step before its first request).
+struct Gate {
+    barrier: std::sync::Barrier,
+    failed: std::sync::atomic::AtomicBool,
+}
+
+impl Gate {
+    fn new(jobs: u32) -> Gate {
+        Gate {
+            barrier: std::sync::Barrier::new(usize::try_from(jobs).unwrap_or(1)),
+            failed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Arrive (`ok`: this job made its queue), wait for the others; true if
+    /// all did.
+    fn all_ready(&self, ok: bool) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        if !ok {
+            self.failed.store(true, SeqCst);
+        }
+        // The barrier orders every job's store before every job's load.
+        self.barrier.wait();
+        !self.failed.load(SeqCst)
+    }
+}
+
+/// What the error of a job of `step` means, when its errno alone would
+/// mislead: the kernel refusing polled I/O (hipri), or a queue the kernel
+/// would not set up with fio's io_uring options.
+fn explain(step: &Step, job: u32, e: &IoError, opening: bool) -> Option<String> {
+    let o = &step.engine;
+    // EPERM is the write refusal, said as ever.
+    if opening && o.needs_ring() && e.errno != libc::EPERM {
+        let mut asked = Vec::new();
+        if o.hipri {
+            asked.push("hipri (IORING_SETUP_IOPOLL)".to_string());
+        }
+        if o.sqthread_poll {
+            asked.push(match o.sqthread_poll_cpu {
+                Some(c) => format!("sqthread_poll on CPU {c} (IORING_SETUP_SQPOLL, SQ_AFF)"),
+                None => "sqthread_poll (IORING_SETUP_SQPOLL)".to_string(),
+            });
+        }
+        return Some(format!(
+            "step {}: job {job}'s io_uring queue with {} could not be made (opening the target or setting up \
+             the ring): errno {}",
+            step.label,
+            asked.join(" and "),
+            e.errno
+        ));
+    }
+    if !opening && o.hipri && e.errno == libc::EOPNOTSUPP {
+        return Some(format!(
+            "hipri: the kernel refused polled I/O on this target: the {} at offset {} failed with errno {} \
+             (EOPNOTSUPP); IORING_SETUP_IOPOLL needs a device whose queue polls \
+             (/sys/block/DEV/queue/io_poll is 1: NVMe with poll queues, nvme.poll_queues=N; a loop \
+             device or a SATA disk never) and O_DIRECT; run without hipri",
+            runner::op_name(e.req.op),
+            e.req.offset,
+            e.errno
+        ));
+    }
+    None
+}
+
+/// Make job `job`'s queue on the calling thread, as fio's job threads do:
+/// pinned first (`cpus_allowed`: its buffers are then allocated where it
+/// runs), the submission thread's CPU checked, then opened.
+fn open_job<T: Target>(target: &T, step: &Step, job: u32) -> Result<T::Queue, JobFail> {
+    let fail = |errno, message: String| JobFail {
+        error: IoError {
+            errno,
+            req: no_req(Op::Read),
+        },
+        message: Some(format!("step {}: job {job}: {message}", step.label)),
+    };
+    let cpus = step.engine.cpus_for_job(job);
+    if !cpus.is_empty() {
+        cpu::pin(&cpus).map_err(|e| fail(e.errno, e.message))?;
+    }
+    if let (true, Some(c)) = (step.engine.sqthread_poll, step.engine.sqthread_poll_cpu) {
+        let online = cpu::online().unwrap_or_default();
+        if !online.contains(&c) {
+            return Err(fail(
+                libc::EINVAL,
+                format!(
+                    "sqthread_poll_cpu {c}: CPU {c} is not online on this machine (online: {}); errno {} (EINVAL)",
+                    bench_core::cpus::format_cpu_list(&online),
+                    libc::EINVAL
+                ),
+            ));
+        }
+    }
+    target.open(&open_spec(step, job)).map_err(|e| JobFail {
+        message: explain(step, job, &e, true),
+        error: e,
+    })
+}
+
+/// One job on its own thread (job 0 on the step thread): make its queue,
+/// wait for its siblings at `gate`, run; its queue is dropped on this
+/// thread too (an io_uring with SINGLE_ISSUER answers no other).
+#[allow(clippy::too_many_arguments)] // the job's whole context, passed down once
+fn job_thread<T: Target>(
+    target: &T,
+    step: &Step,
+    job: u32,
+    gate: &Gate,
+    clock: &MonoClock,
+    stop: &Stop,
+    progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<JobOutcome, Option<JobFail>> {
+    let opened = open_job(target, step, job);
+    if !gate.all_ready(opened.is_ok()) {
+        // Its own failure, or (None) a sibling's: the sibling's is the step's.
+        return Err(opened.err());
+    }
+    let mut q = opened.map_err(Some)?;
+    runner::run_job(step, job, &mut q, clock, stop, progress).map_err(|e| {
+        Some(JobFail {
+            message: explain(step, job, &e, false),
+            error: e,
+        })
+    })
+}
+
+/// A step's whole work, on the step thread: prepare, then every job on a
+/// thread of its own (job 0 on this thread, reporting progress), each
+/// making its own queue before any I/O, then merge.
 fn run_jobs<T>(
     target: &T,
     step: &Step,
     stop: &Stop,
     progress: &mut dyn FnMut(&Progress<'_>),
-) -> Result<StepResult, IoError>
+) -> Result<StepResult, JobFail>
 where
     T: Target + Sync,
-    T::Queue: Send,
 {
     let clock = MonoClock::new();
     let filled = runner::prepare(step, target, &clock, stop)?;
-    // Open every queue before any I/O, so a refusal (EPERM) or an open
-    // failure ends the step before it starts.
-    let mut queues = Vec::new();
-    for job in 0..step.jobs.max(1) {
-        queues.push(target.open(&open_spec(step, job))?);
-    }
-    let mut others = queues.split_off(1);
-    let mut first = queues.pop().ok_or(IoError {
-        errno: libc::EINVAL,
-        req: no_req(Op::Read),
-    })?;
-    let results: Vec<Result<JobOutcome, IoError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = others
-            .iter_mut()
-            .zip(1u32..)
-            .map(|(q, job)| {
-                let clock = &clock;
-                s.spawn(move || runner::run_job(step, job, q, clock, stop, &mut |_| {}))
+    let jobs = step.jobs.max(1);
+    let gate = Gate::new(jobs);
+    let results: Vec<Result<JobOutcome, Option<JobFail>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..jobs)
+            .map(|job| {
+                let (clock, gate) = (&clock, &gate);
+                s.spawn(move || job_thread(target, step, job, gate, clock, stop, &mut |_| {}))
             })
             .collect();
-        let mut all = vec![runner::run_job(step, 0, &mut first, &clock, stop, progress)];
+        let mut all = vec![job_thread(target, step, 0, &gate, &clock, stop, progress)];
         for h in handles {
             // A job thread only panics on a bug; carry the panic on.
             all.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
@@ -608,7 +790,22 @@ where
     });
     // A failed job does not cancel its siblings (they run to their bound);
     // the first failure, in job order, is the step's error.
-    let outcomes = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let mut outcomes = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Ok(o) => outcomes.push(o),
+            Err(Some(f)) => return Err(f),
+            Err(None) => {}
+        }
+    }
+    if outcomes.len() < usize::try_from(jobs).unwrap_or(1) {
+        // Every job that failed had a sibling's reason: cannot happen, but
+        // never report a partial step as whole.
+        return Err(JobFail::from(IoError {
+            errno: libc::EIO,
+            req: no_req(Op::Read),
+        }));
+    }
     let mut r = runner::merge(step, &outcomes);
     r.filled_bytes = filled;
     Ok(r)
@@ -617,14 +814,18 @@ where
 impl<T> StepRunner for ThreadedRunner<T>
 where
     T: Target + Send + Sync + 'static,
-    T::Queue: Send,
 {
+    fn take_failure_message(&mut self) -> Option<String> {
+        self.failure.take()
+    }
+
     fn run_step(
         &mut self,
         step: &Step,
         stop: &Stop,
         progress: &mut dyn FnMut(&Progress<'_>),
     ) -> Result<StepResult, IoError> {
+        self.failure = None;
         if self.abandoned.is_some() {
             // The device hung: nothing more is sent to it.
             return Err(IoError {
@@ -679,7 +880,10 @@ where
                 Ok(StepMsg::Done(r)) => {
                     // The thread ends right after sending.
                     let _ = handle.join();
-                    return *r;
+                    return (*r).map_err(|f| {
+                        self.failure = f.message;
+                        f.error
+                    });
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -887,13 +1091,7 @@ mod tests {
     }
 
     fn spec(access: Access, write: bool, depth: u32, max_len: u32) -> OpenSpec {
-        OpenSpec {
-            access,
-            write,
-            depth,
-            max_len,
-            seed: 42,
-        }
+        OpenSpec::plain(access, write, depth, max_len, 42)
     }
 
     fn req(op: Op, offset: u64, len: u32) -> IoReq {
@@ -985,6 +1183,11 @@ mod tests {
             let mut q = t.open(&spec(Access::Direct, true, depth, 65536)).expect("queue");
             assert_eq!(matches!(q, DevQueue::Sync(_)), depth == 1);
             assert_eq!(q.depth(), usize::try_from(depth).expect("fits"));
+            let eng = q.engine().expect("engine");
+            assert_eq!(eng.name, if depth == 1 { "psync" } else { "io_uring" });
+            // The ring's requests name the registered file (fio's
+            // registerfiles) and buffers (fixedbufs).
+            assert_eq!((eng.registered_file, eng.fixed_bufs), (depth > 1, depth > 1), "{eng:?}");
             let slots = q.depth();
             // Reads at distinct offsets, each into its own slot.
             let reads: Vec<IoReq> = (0..slots)
@@ -1270,6 +1473,7 @@ mod tests {
             warmup: 0,
             fill: false,
             pause: Nanos(0),
+            engine: Default::default(),
         }
     }
 
@@ -1590,5 +1794,256 @@ mod tests {
             message.contains(&format!("read at offset {} failed: errno 5", tenth.offset)),
             "{message}"
         );
+    }
+
+    /// The running kernel's (major, minor).
+    fn kernel() -> (u32, u32) {
+        let r = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let mut it = r.trim().split(|c: char| !c.is_ascii_digit());
+        let major = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
+        let minor = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
+        (major, minor)
+    }
+
+    fn one_test(r: &mut dyn StepRunner, step: &Step) -> bench_core::result::TestResult {
+        let spec = bench_core::spec::TestSpec::new("t", bench_core::spec::Workload::RandRead, |_| {});
+        runner::run_test(&spec, "loop", std::slice::from_ref(step), r, &Stop::new(), &mut |_| {})
+    }
+
+    /// Each job's ring is made on its own thread, so fio's SINGLE_ISSUER
+    /// and DEFER_TASKRUN hold with several jobs; the step result records
+    /// the flags the ring got (on this kernel: 6.1+ has them all), the
+    /// registered file and buffers; depth 1 is psync.
+    #[test]
+    fn the_step_result_says_how_the_ring_was_set_up() {
+        let Some(lo) = LoopDev::new("flags") else { return };
+        let mut r = ThreadedRunner::new(Arc::new(lo.target(false)));
+        let res = r
+            .run_step(&rand_step(100, 8, 2, 400), &Stop::new(), &mut |_| {})
+            .expect("step");
+        assert_eq!(res.read.as_ref().map(|d| d.ios), Some(800));
+        let e = res.engine.expect("engine");
+        assert_eq!(e.name, "io_uring");
+        if kernel() >= (6, 1) {
+            assert_eq!(
+                e.setup_flags,
+                ["CQSIZE", "COOP_TASKRUN", "SINGLE_ISSUER", "DEFER_TASKRUN"],
+                "{e:?}"
+            );
+            assert!(e.refused_flags.is_empty(), "{e:?}");
+        }
+        assert!(e.registered_file && e.fixed_bufs && e.registered_ring, "{e:?}");
+        let res = r
+            .run_step(&rand_step(100, 1, 1, 10), &Stop::new(), &mut |_| {})
+            .expect("step");
+        assert_eq!(res.engine.map(|e| e.name), Some("psync".to_string()));
+    }
+
+    /// sqthread_poll (at depth 1, where it forces the ring, and 8) runs a
+    /// verifying write job to completion: the kernel's thread submits, the
+    /// job polls the completion queue; SQPOLL takes none of the task-work
+    /// flags, which are dropped as fio drops them.
+    #[test]
+    fn sqthread_poll_runs_a_job_to_completion() {
+        let Some(lo) = LoopDev::new("sqpoll") else { return };
+        let rw = Arc::new(lo.target(true));
+        for iodepth in [1u32, 8] {
+            let mut step = rand_step(0, iodepth, 2, 300);
+            step.verify = true;
+            step.engine.sqthread_poll = true;
+            let res = ThreadedRunner::new(Arc::clone(&rw))
+                .run_step(&step, &Stop::new(), &mut |_| {})
+                .expect("step");
+            let writes = res.write.as_ref().map_or(0, |d| d.bytes);
+            assert_eq!(writes, 2 * 300 * 4096, "QD{iodepth}");
+            assert_eq!(res.verified_bytes, Some(writes), "QD{iodepth}: read back as written");
+            let e = res.engine.expect("engine");
+            assert_eq!(e.name, "io_uring", "QD{iodepth}");
+            assert!(e.setup_flags.contains(&"SQPOLL".to_string()), "{e:?}");
+            assert!(e.refused_flags.contains(&"DEFER_TASKRUN".to_string()), "{e:?}");
+            assert!(e.registered_file, "{e:?}");
+        }
+    }
+
+    /// hipri on a loop device, whose queue does not poll (queue/io_poll 0):
+    /// the kernel fails each polled request with EOPNOTSUPP (6.18 does;
+    /// older kernels may instead clear the bio's poll flag and complete it
+    /// by interrupt: then the job runs, its ring set up with IOPOLL). The
+    /// test's error says what it means.
+    #[test]
+    fn hipri_on_a_loop_device_says_the_device_does_not_poll() {
+        let Some(lo) = LoopDev::new("hipri") else { return };
+        let name = lo.dev.trim_start_matches("/dev/");
+        let io_poll = std::fs::read_to_string(format!("/sys/block/{name}/queue/io_poll")).unwrap_or_default();
+        assert_eq!(io_poll.trim(), "0", "loop does not poll");
+        let mut r = ThreadedRunner::new(Arc::new(lo.target(false)));
+        for iodepth in [1u32, 4] {
+            let mut step = rand_step(100, iodepth, 1, 50);
+            step.engine.hipri = true;
+            let t = one_test(&mut r, &step);
+            match &t.status {
+                bench_core::result::Status::Error { errno, message, .. } => {
+                    assert_eq!(*errno, libc::EOPNOTSUPP, "{message}");
+                    assert!(
+                        message.starts_with("hipri: the kernel refused polled I/O on this target")
+                            && message.contains("errno 95")
+                            && message.contains("io_poll"),
+                        "{message}"
+                    );
+                }
+                bench_core::result::Status::Ok => {
+                    let e = t.steps[0].engine.as_ref().expect("engine");
+                    assert!(e.setup_flags.contains(&"IOPOLL".to_string()), "{e:?}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    /// A target whose queues record, on the job's thread, the CPUs it may
+    /// run on: when the queue is made and at each request.
+    /// Each record: the queue's seed (which job) and the CPUs it may run on.
+    type Seen = Arc<Mutex<Vec<(u64, Vec<u32>)>>>;
+
+    #[derive(Debug, Default)]
+    struct Probe {
+        seen: Seen,
+    }
+
+    #[derive(Debug)]
+    struct ProbeQueue {
+        seed: u64,
+        seen: Seen,
+        done: Vec<Completion>,
+    }
+
+    impl IoQueue for ProbeQueue {
+        fn depth(&self) -> usize {
+            1
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            let cpus = cpu::affinity().expect("affinity");
+            self.seen.lock().unwrap().push((self.seed, cpus));
+            self.done.push(Completion {
+                slot,
+                result: Ok(req.len),
+            });
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            out.append(&mut self.done);
+            Ok(())
+        }
+    }
+
+    impl Target for Probe {
+        type Queue = ProbeQueue;
+        fn geometry(&self) -> Geometry {
+            Geometry {
+                size: LOOP_SIZE,
+                logical_block: 512,
+                physical_block: 4096,
+            }
+        }
+        fn open(&self, spec: &OpenSpec) -> Result<ProbeQueue, IoError> {
+            let cpus = cpu::affinity().expect("affinity");
+            self.seen.lock().unwrap().push((spec.seed, cpus));
+            Ok(ProbeQueue {
+                seed: spec.seed,
+                seen: Arc::clone(&self.seen),
+                done: Vec::new(),
+            })
+        }
+        fn drop_caches(&self) -> Result<(), IoError> {
+            Ok(())
+        }
+    }
+
+    /// cpus_allowed: every job's thread runs on the list (shared), or on
+    /// its own CPU of it, round-robin (split), from before its queue is
+    /// made to its last request; the caller's thread is left as it was.
+    #[test]
+    fn cpus_allowed_pins_each_job_thread() {
+        use bench_core::spec::CpusPolicy;
+        let online = cpu::online().expect("online CPUs");
+        let before = cpu::affinity().expect("affinity");
+        for policy in [CpusPolicy::Shared, CpusPolicy::Split] {
+            let probe = Arc::new(Probe::default());
+            let seen = Arc::clone(&probe.seen);
+            let mut step = rand_step(100, 1, 3, 20);
+            step.engine.cpus_allowed.clone_from(&online);
+            step.engine.cpus_allowed_policy = policy;
+            let res = ThreadedRunner::new(probe)
+                .run_step(&step, &Stop::new(), &mut |_| {})
+                .expect("step");
+            assert_eq!(res.read.as_ref().map(|d| d.ios), Some(60));
+            let seen = seen.lock().unwrap().clone();
+            assert_eq!(seen.len(), 3 * (1 + 20), "each job: its open and 20 requests");
+            for job in 0..3u32 {
+                let want = match policy {
+                    CpusPolicy::Shared => online.clone(),
+                    CpusPolicy::Split => vec![online[job as usize % online.len()]],
+                };
+                let mine: Vec<&Vec<u32>> = seen
+                    .iter()
+                    .filter(|(seed, _)| *seed == step.seed ^ u64::from(job))
+                    .map(|(_, c)| c)
+                    .collect();
+                assert_eq!(mine.len(), 21, "job {job}");
+                assert!(
+                    mine.iter().all(|c| **c == want),
+                    "{policy:?} job {job}: {mine:?}, want {want:?}"
+                );
+            }
+        }
+        assert_eq!(cpu::affinity().expect("affinity"), before, "the caller is not pinned");
+        // A real device pinned to the last CPU runs as ever.
+        let Some(lo) = LoopDev::new("cpus") else { return };
+        let mut step = rand_step(100, 4, 2, 100);
+        step.engine.cpus_allowed = vec![*online.last().expect("a CPU")];
+        let res = ThreadedRunner::new(Arc::new(lo.target(false)))
+            .run_step(&step, &Stop::new(), &mut |_| {})
+            .expect("pinned step");
+        assert_eq!(res.read.as_ref().map(|d| d.ios), Some(200));
+    }
+
+    /// A CPU this machine does not have, for the jobs or for the kernel's
+    /// submission thread, ends the test before any request with EINVAL and
+    /// a message naming it and the online CPUs.
+    #[test]
+    fn an_absent_cpu_is_an_error_at_run_time() {
+        let absent = bench_core::cpus::MAX_CPUS - 1;
+        let probe = Arc::new(Probe::default());
+        let seen = Arc::clone(&probe.seen);
+        let mut r = ThreadedRunner::new(probe);
+        let mut step = rand_step(100, 1, 2, 20);
+        step.engine.cpus_allowed = vec![0, absent];
+        let t = one_test(&mut r, &step);
+        let bench_core::result::Status::Error { errno, message, .. } = &t.status else {
+            panic!("{:?}", t.status)
+        };
+        assert_eq!(*errno, libc::EINVAL);
+        assert!(
+            message.contains(&format!(
+                "cpus_allowed 0,{absent}: CPU {absent} is not online on this machine (online: "
+            )) && message.contains("errno 22"),
+            "{message}"
+        );
+        assert!(seen.lock().unwrap().is_empty(), "no queue made, no request");
+        let mut step = rand_step(100, 1, 1, 20);
+        step.engine.sqthread_poll = true;
+        step.engine.sqthread_poll_cpu = Some(absent);
+        let t = one_test(&mut r, &step);
+        let bench_core::result::Status::Error { errno, message, .. } = &t.status else {
+            panic!("{:?}", t.status)
+        };
+        assert_eq!(*errno, libc::EINVAL);
+        assert!(
+            message.contains(&format!("sqthread_poll_cpu {absent}: CPU {absent} is not online")),
+            "{message}"
+        );
+        // The next test's error says nothing of these.
+        let ok = one_test(&mut r, &rand_step(100, 1, 1, 5));
+        assert_eq!(ok.status, bench_core::result::Status::Ok);
     }
 }

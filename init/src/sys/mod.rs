@@ -1,11 +1,12 @@
 //! The one place with unsafe code and raw syscalls: O_DIRECT files, aligned
-//! buffers, block-device ioctls, io_uring. Every unsafe block carries a
+//! buffers, block-device ioctls, io_uring, CPU affinity. Every unsafe block carries a
 //! `// SAFETY:` comment naming the invariant it relies on.
 #![allow(unsafe_code)]
 
 pub mod blk;
 pub mod buf;
 pub mod console;
+pub mod cpu;
 pub mod dm;
 pub mod file;
 pub mod kmod;

@@ -1,0 +1,140 @@
+//! CPU lists as fio's `cpus_allowed` and the kernel's sysfs write them:
+//! `0-3,6` (numbers and inclusive ranges, comma-separated).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+use core::fmt::Write;
+
+/// One past the highest CPU number accepted: the kernel's largest
+/// `CONFIG_NR_CPUS` (x86-64 `MAXSMP`).
+pub const MAX_CPUS: u32 = 8192;
+
+/// Why a CPU list was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CpuListError {
+    /// Nothing but spaces.
+    Empty,
+    /// An entry that is not a number or a range `low-high` (the entry).
+    NotANumber(String),
+    /// A range whose end is below its start (start, end).
+    Backwards(u32, u32),
+    /// A CPU number at or above [`MAX_CPUS`].
+    TooLarge(u64),
+}
+
+impl fmt::Display for CpuListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CpuListError::Empty => f.write_str("it is empty"),
+            CpuListError::NotANumber(e) => {
+                write!(f, "{e:?} is not a CPU number or a range low-high")
+            }
+            CpuListError::Backwards(a, b) => write!(f, "the range {a}-{b} runs backwards"),
+            CpuListError::TooLarge(n) => write!(f, "CPU {n} is above {}", MAX_CPUS - 1),
+        }
+    }
+}
+
+fn number(s: &str) -> Result<u32, CpuListError> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(CpuListError::NotANumber(s.into()));
+    }
+    // Digits only: the parse fails on overflow alone.
+    let n: u64 = s.parse().unwrap_or(u64::MAX);
+    match u32::try_from(n) {
+        Ok(n) if n < MAX_CPUS => Ok(n),
+        _ => Err(CpuListError::TooLarge(n)),
+    }
+}
+
+/// The CPUs of a list such as `0-3,6` (fio's `cpus_allowed`, the kernel's
+/// `/sys/devices/system/cpu/online`), sorted, each once. Spaces around the
+/// whole list and around each entry are ignored; an empty entry (`0,,1`)
+/// is refused (fio stops reading there).
+pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, CpuListError> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err(CpuListError::Empty);
+    }
+    let mut out = Vec::new();
+    for entry in s.split(',') {
+        let entry = entry.trim();
+        let (lo, hi) = match entry.split_once('-') {
+            Some((a, b)) => (number(a.trim())?, number(b.trim())?),
+            None => {
+                let n = number(entry)?;
+                (n, n)
+            }
+        };
+        if hi < lo {
+            return Err(CpuListError::Backwards(lo, hi));
+        }
+        out.extend(lo..=hi);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// `cpus` (sorted) written back as a list: `0-3,6`.
+pub fn format_cpu_list(cpus: &[u32]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        let mut end = start;
+        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
+            i += 1;
+            end = cpus[i];
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        let _ = if end == start {
+            write!(out, "{start}")
+        } else {
+            write!(out, "{start}-{end}")
+        };
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    #[test]
+    fn lists_as_fio_and_sysfs_write_them() {
+        assert_eq!(parse_cpu_list("0-3,6"), Ok(vec![0, 1, 2, 3, 6]));
+        assert_eq!(parse_cpu_list(" 5 "), Ok(vec![5]));
+        assert_eq!(parse_cpu_list("0-1\n"), Ok(vec![0, 1]));
+        assert_eq!(parse_cpu_list("6,0-2, 1"), Ok(vec![0, 1, 2, 6]), "sorted, each once");
+        assert_eq!(parse_cpu_list("8191"), Ok(vec![8191]));
+        assert_eq!(format_cpu_list(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");
+        assert_eq!(format_cpu_list(&[]), "");
+    }
+
+    #[test]
+    fn bad_lists_say_why() {
+        assert_eq!(parse_cpu_list(""), Err(CpuListError::Empty));
+        assert_eq!(parse_cpu_list("  "), Err(CpuListError::Empty));
+        assert_eq!(parse_cpu_list("3-1"), Err(CpuListError::Backwards(3, 1)));
+        assert_eq!(parse_cpu_list("0,,1"), Err(CpuListError::NotANumber("".into())));
+        assert_eq!(parse_cpu_list("a"), Err(CpuListError::NotANumber("a".into())));
+        assert_eq!(parse_cpu_list("-1"), Err(CpuListError::NotANumber("".into())));
+        assert_eq!(parse_cpu_list("1-"), Err(CpuListError::NotANumber("".into())));
+        assert_eq!(parse_cpu_list("0-2-3"), Err(CpuListError::NotANumber("2-3".into())));
+        assert_eq!(parse_cpu_list("8192"), Err(CpuListError::TooLarge(8192)));
+        assert_eq!(
+            parse_cpu_list("99999999999999999999999"),
+            Err(CpuListError::TooLarge(u64::MAX))
+        );
+        assert_eq!(
+            CpuListError::Backwards(3, 1).to_string(),
+            "the range 3-1 runs backwards"
+        );
+    }
+}
