@@ -610,6 +610,15 @@ impl Drop for Ring {
                 return;
             }
         }
+        if self.setup.registered_file {
+            // The ring's reference to the target's file goes only when the
+            // ring is torn down, and the kernel does that asynchronously
+            // after close (io_ring_exit_work): the device would still count
+            // an opener when the caller, having dropped every queue, stops
+            // an md array on it (STOP_ARRAY: EBUSY). Unregistering now drops
+            // that reference before `drop` returns.
+            let _ = self.ring.submitter().unregister_files();
+        }
         if let Some(i) = self.ring_index {
             let mut up = RsrcUpdate {
                 offset: i,
