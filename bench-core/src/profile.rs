@@ -271,7 +271,9 @@ pub const SYSBENCH_FILE_NUM: u64 = 128;
 
 /// A throughput in the unit and form the twin's tool prints it, labelled
 /// with the tool, for the twins named by the `classic` profile's prefixes:
-/// `sysbench_*`: MiB/s (2^20) with two decimals, as sysbench's
+/// `hdparm_*`: MiB/s with two decimals, labelled "MB/sec" as hdparm's
+/// `print_timing` prints it (`%6.2f MB/sec`, its MB 2^20); `sysbench_*`:
+/// MiB/s (2^20) with two decimals, as sysbench's
 /// `file_report_cumulative` (`%4.2f MiB/s`); `dd_*`: SI-scaled (10^3
 /// steps: B/s, kB/s, MB/s, GB/s), as coreutils dd's `print_xfer_stats`
 /// (gnulib `human_readable` with `human_autoscale | human_round_to_nearest
@@ -280,7 +282,9 @@ pub const SYSBENCH_FILE_NUM: u64 = 128;
 /// other `diskinfo_*`: KiB/s, whole, as diskinfo's `TR` (`%8.0f
 /// kbytes/sec`, kbytes of 1024 B). `None` for other names.
 pub fn tool_figure(test_name: &str, bytes_per_sec: f64) -> Option<String> {
-    if test_name.starts_with("sysbench_") {
+    if test_name.starts_with("hdparm_") {
+        Some(format!("{:.2} MB/sec (hdparm)", bytes_per_sec / MIB as f64))
+    } else if test_name.starts_with("sysbench_") {
         Some(format!("{:.2} MiB/s (sysbench)", bytes_per_sec / MIB as f64))
     } else if test_name.starts_with("dd_") {
         Some(format!("{} (dd)", dd_rate(bytes_per_sec)))
@@ -890,7 +894,12 @@ mod tests {
             tool_figure("sysbench_rndwr", 12.345 * MIB as f64).as_deref(),
             Some("12.35 MiB/s (sysbench)")
         );
-        assert_eq!(tool_figure("hdparm_t", 1e6), None);
+        // hdparm's `print_timing`: "= %6.2f MB/sec", its MB being 2^20.
+        assert_eq!(
+            tool_figure("hdparm_t", 411.234 * MIB as f64).as_deref(),
+            Some("411.23 MB/sec (hdparm)")
+        );
+        assert_eq!(tool_figure("seq_read_1m_qd1_j1", 1e6), None);
         // diskinfo -t's `TR`: 102400 kbytes in 0.8 s = 128000 kbytes/sec;
         // -S's `TS`: 250 x 8 MiB in 4 s = 500.0 Mbytes/s.
         assert_eq!(

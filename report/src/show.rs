@@ -461,7 +461,7 @@ fn tests_table(tests: &[&TestResult]) -> String {
     out
 }
 
-/// The twins of sysbench, dd and diskinfo (`bench_core::profile::tool_figure`)
+/// The twins of hdparm, sysbench, dd and diskinfo (`bench_core::profile::tool_figure`)
 /// that ended ok, each figure in its tool's unit beside MB/s; empty if none.
 /// The per-step rates of `zones` (read) and `slog` (write) get a row each;
 /// `slog`'s also diskinfo -S's time per write (`TS`: `usec/IO`, write and
@@ -508,7 +508,7 @@ fn tool_units(tests: &[&TestResult]) -> String {
     }
     use Align::{Left as L, Right as R};
     let mut out = String::from(
-        "in the tools' units (sysbench MiB/s = 2^20 B/s; dd MB/s = 10^6 B/s, SI-scaled as dd prints it; \
+        "in the tools' units (hdparm MB/sec = 2^20 B/s; sysbench MiB/s = 2^20 B/s; dd MB/s = 10^6 B/s, SI-scaled as dd prints it; \
          diskinfo kbytes/sec = 2^10 B/s, Mbytes/s = 2^20 B/s, usec/IO = µs per write and its flush):\n",
     );
     out.push_str(&table(&rows, &[L, L, R, R]));
@@ -731,8 +731,8 @@ mod tests {
     use super::*;
     use bench_core::result::StackInfo;
 
-    /// sysbench and dd twins show their figures in their tools' units
-    /// beside MB/s, labelled; other tests add nothing.
+    /// hdparm, sysbench and dd twins show their figures in their tools'
+    /// units beside MB/s, labelled; other tests add nothing.
     #[test]
     fn twins_show_their_tools_units() {
         let mut doc: ResultDoc =
@@ -754,7 +754,7 @@ mod tests {
         );
         let out = tool_units(&[&*a, &*b]);
         assert!(
-            out.starts_with("in the tools' units (sysbench MiB/s = 2^20 B/s; dd MB/s"),
+            out.starts_with("in the tools' units (hdparm MB/sec = 2^20 B/s; sysbench MiB/s = 2^20 B/s; dd MB/s"),
             "{out}"
         );
         let sysbench = format!("{:.2} MiB/s (sysbench)", ra / 1048576.0);
@@ -765,6 +765,11 @@ mod tests {
             line.contains("(dd)") && line.contains(" read ") && line.ends_with(&text::mb(rb)),
             "{line}"
         );
+        b.name = "hdparm_t".into();
+        let out = tool_units(&[&*b]);
+        let line = out.lines().find(|l| l.starts_with("hdparm_t")).expect(&out);
+        let hdparm = format!("{:.2} MB/sec (hdparm)", rb / 1048576.0);
+        assert!(line.contains(&hdparm) && line.ends_with(&text::mb(rb)), "{line}");
     }
 
     /// `slog` renders per write size (bytes), write MB/s and µs per write
