@@ -51,10 +51,17 @@ class Device:
     def settle(self):
         """Before every measured command, on both sides: written data out,
         the loop device's buffer cache dropped (when no filesystem is on it),
-        and the backing file's page cache dropped (a no-op on tmpfs)."""
+        with a filesystem on it the page cache of its files dropped (the
+        seeds' `sync; echo 3 > /proc/sys/vm/drop_caches`: else sysbench
+        reads the file set `prepare` left in the cache, while the twin drops
+        the cache of its file first), and the backing file's page cache
+        dropped (a no-op on tmpfs)."""
         subprocess.run(["sync"], check=True)
         if not self.mounted:
             subprocess.run(["blockdev", "--flushbufs", self.dev], check=True)
+        else:
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3\n")
         fd = os.open(self.a.backing, os.O_RDONLY)
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
