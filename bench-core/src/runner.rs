@@ -370,6 +370,33 @@ fn one_request<Q: IoQueue, C: Clock>(
     }
 }
 
+/// `n` flushes, one after another in an otherwise idle queue; each counted
+/// in `acc` when the step is measuring (`ramp_end` given). Returns the
+/// time the last completed.
+fn flushes<Q: IoQueue, C: Clock>(
+    q: &mut Q,
+    clock: &C,
+    n: u64,
+    comps: &mut Vec<Completion>,
+    ramp_end: Option<Nanos>,
+    acc: &mut DirAcc,
+) -> Result<Nanos, IoError> {
+    let req = IoReq {
+        op: Op::Flush,
+        offset: 0,
+        len: 0,
+    };
+    let mut last = clock.now();
+    for _ in 0..n {
+        let t = clock.now();
+        last = one_request(q, clock, req, comps)?;
+        if let Some(ramp_end) = ramp_end {
+            acc.count(Times::at(t), last, last.saturating_sub(ramp_end), 0);
+        }
+    }
+    Ok(last)
+}
+
 /// A completion's result as the runner judges it: an errno, or a short
 /// read or write (EIO), is an error.
 fn check(c: &Completion, req: IoReq) -> Result<(), IoError> {
@@ -468,11 +495,6 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     let mut stopping = false;
     let mut last_done = ramp_end;
     let mut next_report = t0 + Nanos::from_secs(1);
-    let flush_req = IoReq {
-        op: Op::Flush,
-        offset: 0,
-        len: 0,
-    };
 
     loop {
         // Fill the queue, unless the bound is reached or a flush is due.
@@ -557,14 +579,15 @@ pub fn run_job<Q: IoQueue, C: Clock>(
         if free.len() == depth {
             // Nothing in flight: flush if due, else the step is over.
             if flush_due {
-                for _ in 0..flushes_due {
-                    let t = clock.now();
-                    let done = one_request(q, clock, flush_req, &mut comps)?;
-                    if measuring {
-                        out.flush.count(Times::at(t), done, done.saturating_sub(ramp_end), 0);
-                    }
-                    last_done = last_done.max(done);
-                }
+                let done = flushes(
+                    q,
+                    clock,
+                    flushes_due,
+                    &mut comps,
+                    measuring.then_some(ramp_end),
+                    &mut out.flush,
+                )?;
+                last_done = last_done.max(done);
                 flush_due = false;
                 writes_since_flush = 0;
                 dirty = false;
@@ -604,14 +627,15 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     }
     if step.flush_at_end && writes_since_flush > 0 {
         // sysbench's `file_thread_done`: an fsync of each file.
-        for _ in 0..files {
-            let t = clock.now();
-            let done = one_request(q, clock, flush_req, &mut comps)?;
-            if measuring {
-                out.flush.count(Times::at(t), done, done.saturating_sub(ramp_end), 0);
-            }
-            last_done = last_done.max(done);
-        }
+        let done = flushes(
+            q,
+            clock,
+            files,
+            &mut comps,
+            measuring.then_some(ramp_end),
+            &mut out.flush,
+        )?;
+        last_done = last_done.max(done);
     }
     // A step stopped inside its ramp measured nothing.
     out.runtime = if measuring {
@@ -1675,6 +1699,20 @@ mod tests {
         }
     }
 
+    /// The mock queues' reap: move the clock to the earliest completion
+    /// time of `inflight` (slot, completion time, length) and hand out every
+    /// request done by then.
+    fn reap_earliest(clock: &SimClock, inflight: &mut Vec<(usize, Nanos, u32)>, out: &mut Vec<Completion>) {
+        let first = inflight.iter().map(|&(_, t, _)| t).min().expect("something in flight");
+        clock.advance(first.saturating_sub(clock.now()));
+        let (done, left): (Vec<_>, Vec<_>) = inflight.drain(..).partition(|&(_, t, _)| t <= first);
+        *inflight = left;
+        out.extend(
+            done.into_iter()
+                .map(|(slot, _, len)| Completion { slot, result: Ok(len) }),
+        );
+    }
+
     /// A device like QEMU's throttle: the first `burst` requests are served
     /// at once, then one every `per` in submission order (a token bucket
     /// whose bucket the burst empties). Time moves only in `reap`.
@@ -1715,20 +1753,7 @@ mod tests {
             Ok(())
         }
         fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
-            let first = self
-                .inflight
-                .iter()
-                .map(|&(_, t, _)| t)
-                .min()
-                .expect("something in flight");
-            let now = self.clock.now();
-            self.clock.advance(first.saturating_sub(now));
-            let (done, left): (Vec<_>, Vec<_>) = self.inflight.drain(..).partition(|&(_, t, _)| t <= first);
-            self.inflight = left;
-            out.extend(
-                done.into_iter()
-                    .map(|(slot, _, len)| Completion { slot, result: Ok(len) }),
-            );
+            reap_earliest(&self.clock, &mut self.inflight, out);
             Ok(())
         }
     }
@@ -1833,15 +1858,7 @@ mod tests {
         }
         fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
             assert!(self.queued.is_empty(), "the runner commits before it reaps");
-            let first = self.issued.iter().map(|&(_, t, _)| t).min().expect("in flight");
-            let now = self.clock.now();
-            self.clock.advance(first.saturating_sub(now));
-            let (done, left): (Vec<_>, Vec<_>) = self.issued.drain(..).partition(|&(_, t, _)| t <= first);
-            self.issued = left;
-            out.extend(
-                done.into_iter()
-                    .map(|(slot, _, len)| Completion { slot, result: Ok(len) }),
-            );
+            reap_earliest(&self.clock, &mut self.issued, out);
             Ok(())
         }
     }
