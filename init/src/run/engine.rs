@@ -1796,15 +1796,6 @@ mod tests {
         );
     }
 
-    /// The running kernel's (major, minor).
-    fn kernel() -> (u32, u32) {
-        let r = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-        let mut it = r.trim().split(|c: char| !c.is_ascii_digit());
-        let major = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
-        let minor = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
-        (major, minor)
-    }
-
     fn one_test(r: &mut dyn StepRunner, step: &Step) -> bench_core::result::TestResult {
         let spec = bench_core::spec::TestSpec::new("t", bench_core::spec::Workload::RandRead, |_| {});
         runner::run_test(&spec, "loop", std::slice::from_ref(step), r, &Stop::new(), &mut |_| {})
@@ -1824,7 +1815,7 @@ mod tests {
         assert_eq!(res.read.as_ref().map(|d| d.ios), Some(800));
         let e = res.engine.expect("engine");
         assert_eq!(e.name, "io_uring");
-        if kernel() >= (6, 1) {
+        if crate::sys::uring::tests::kernel() >= (6, 1) {
             assert_eq!(
                 e.setup_flags,
                 ["CQSIZE", "COOP_TASKRUN", "SINGLE_ISSUER", "DEFER_TASKRUN"],

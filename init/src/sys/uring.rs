@@ -644,7 +644,7 @@ impl Drop for Ring {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write;
 
@@ -898,7 +898,7 @@ mod tests {
     }
 
     /// The running kernel's (major, minor).
-    fn kernel() -> (u32, u32) {
+    pub(crate) fn kernel() -> (u32, u32) {
         let r = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
         let mut it = r.trim().split(|c: char| !c.is_ascii_digit());
         let major = it.next().and_then(|x| x.parse().ok()).unwrap_or(0);
