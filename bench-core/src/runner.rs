@@ -10,7 +10,7 @@ use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec, Target
 use crate::result::{DirStats, EngineInfo, PassResult, Status, StepResult, TestResult};
 use crate::rng::Rng;
 use crate::scramble;
-use crate::spec::{Limit, Pattern, Prepare, Step, TestSpec};
+use crate::spec::{Limit, MixOrder, Pattern, Prepare, Step, TestSpec};
 use crate::stats::{Buckets, Latency};
 use crate::units::{per_sec, rate, Bytes, Nanos};
 use crate::verify;
@@ -197,6 +197,9 @@ enum GenKind {
         start: u64,
         blocks: u64,
         rng: Rng,
+        /// sysbench's running ratio (`MixOrder::Ratio`): the reads and
+        /// writes issued so far; `None`: each request draws its operation.
+        ratio: Option<(u64, u64)>,
     },
     Fixed {
         op: Op,
@@ -215,7 +218,11 @@ impl OffsetGen {
     ///   requests), from its start, wrapping at its end;
     /// - `Random`: offsets `start + k * bs` with k uniform in
     ///   `0..(end - start) / bs`, from `Rng::new(seed ^ job * 0x9E3779B97F4A7C15)`;
-    ///   for a mix, each request then draws `below(100) < read_pct` for a read;
+    ///   for a mix, each request then draws `below(100) < read_pct` for a read
+    ///   (`MixOrder::Random`), or is a read while
+    ///   `(reads + 1) * (100 - read_pct) < (writes + 1) * read_pct`, sysbench's
+    ///   `(reads + 1) / (writes + 1) < file-rw-ratio` over the job's requests
+    ///   so far, exactly and without floating point (`MixOrder::Ratio`);
     /// - `Fixed`: the same request every time;
     /// - `Cursors`: round robin over the cursors, each moving by its stride.
     pub fn new(step: &Step, job: u32) -> OffsetGen {
@@ -238,6 +245,7 @@ impl OffsetGen {
                 start: *start,
                 blocks: (end.saturating_sub(*start) / bs64).max(1),
                 rng: Rng::new(step.seed ^ u64::from(job).wrapping_mul(JOB_SEED_MIX)),
+                ratio: (step.rwmix_order == MixOrder::Ratio).then_some((0, 0)),
             },
             Pattern::Fixed { op, offset } => GenKind::Fixed {
                 op: *op,
@@ -278,12 +286,24 @@ impl OffsetGen {
                 start,
                 blocks,
                 rng,
+                ratio,
             } => {
                 let o = *start + rng.below(*blocks) * u64::from(len);
-                let op = match *read_pct {
-                    0 => Op::Write,
-                    100.. => Op::Read,
-                    pct => {
+                let op = match (*read_pct, ratio) {
+                    (0, _) => Op::Write,
+                    (100.., _) => Op::Read,
+                    (pct, Some((reads, writes))) => {
+                        let pct = u64::from(pct);
+                        let read = (*reads + 1) * (100 - pct) < (*writes + 1) * pct;
+                        if read {
+                            *reads += 1;
+                            Op::Read
+                        } else {
+                            *writes += 1;
+                            Op::Write
+                        }
+                    }
+                    (pct, None) => {
                         if rng.below(100) < u64::from(pct) {
                             Op::Read
                         } else {
@@ -1227,6 +1247,7 @@ mod tests {
             flush_at_end: false,
             fsync_freq: None,
             fsync_files: 1,
+            rwmix_order: MixOrder::Random,
             seed: 42,
             sample_interval: Nanos::from_secs(1),
             verify: false,

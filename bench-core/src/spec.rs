@@ -132,6 +132,11 @@ pub struct Params {
     pub ramp_time: Nanos,
     /// Percentage of reads in `rand_rw` (fio rwmixread).
     pub rwmixread: u8,
+    /// How `rand_rw` orders its reads and writes ([`MixOrder`]): drawn per
+    /// request (fio) or by sysbench's running ratio. Absent in documents
+    /// before it existed (`random`).
+    #[serde(default)]
+    pub rwmix_order: MixOrder,
     /// `commit`: flush after every this many writes.
     pub flush_every: u64,
     /// `zones`: points on the surface curve; `seek_profile`: unused.
@@ -287,6 +292,32 @@ impl CpusPolicy {
     }
 }
 
+/// The order of a mix's reads and writes (`rand_rw`, [`Params::rwmix_order`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MixOrder {
+    /// Each request is a read with probability `rwmixread`%, drawn from the
+    /// seeded generator (fio's `rwmixread`).
+    #[default]
+    Random,
+    /// sysbench fileio's rndrw (`sb_fileio.c` `file_get_rnd_request`): the
+    /// next request is a read while (reads + 1) / (writes + 1), counted
+    /// over the job's requests so far, is below `file-rw-ratio`, here
+    /// `rwmixread / (100 - rwmixread)` (sysbench's default 1.5 is
+    /// `rwmixread` 60). The same order every run: R W R W R R W R W R ...
+    Ratio,
+}
+
+impl MixOrder {
+    /// The name used in configs and results.
+    pub const fn name(self) -> &'static str {
+        match self {
+            MixOrder::Random => "random",
+            MixOrder::Ratio => "ratio",
+        }
+    }
+}
+
 /// How a step's queues are set up and where its jobs run: fio's io_uring
 /// engine options and `cpus_allowed`, from the test's [`Params`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -371,6 +402,7 @@ impl Params {
             length: None,
             ramp_time: Nanos(0),
             rwmixread: 70,
+            rwmix_order: MixOrder::Random,
             flush_every: 1,
             points: 16,
             zone_bytes: Bytes(100 << 20),
@@ -443,9 +475,9 @@ pub enum Pattern {
         /// One past the last byte.
         end: u64,
     },
-    /// Uniform random offsets, aligned to bs, in `[start, end)`; each request
-    /// is a read with probability `read_pct`% (100 = reads only, 0 = writes
-    /// only), drawn from the seeded generator.
+    /// Uniform random offsets, aligned to bs, in `[start, end)`; `read_pct`%
+    /// of the requests are reads (100 = reads only, 0 = writes only), in the
+    /// step's [`Step::rwmix_order`].
     Random {
         /// Percentage of reads.
         read_pct: u8,
@@ -546,6 +578,9 @@ pub struct Step {
     /// turn ([`Params::file_num`]). 0 in documents before it existed: one.
     #[serde(default)]
     pub fsync_files: u64,
+    /// The order of a random mix's reads and writes ([`Params::rwmix_order`]).
+    #[serde(default)]
+    pub rwmix_order: MixOrder,
     /// Seed of this step's offsets and buffers.
     pub seed: u64,
     /// Sample width.

@@ -204,6 +204,7 @@ param_structs!(
     iodepth,
     jobs,
     rwmixread,
+    rwmix_order,
     flush_every,
     points,
     seed,

@@ -355,7 +355,7 @@ fn params_apply_each_key_and_name_the_field_on_error() {
     let c = raw(
         r#"{"tests":[{"workload":"rand_rw","bs":"16k","size":"1M","offset":"4k","length":"8M","zone_bytes":"2M",
             "runtime":"3s","ramp_time":"500ms","sample_interval":"100ms","iodepth":"8","jobs":2,"rwmixread":60,
-            "flush_every":4,"points":5,"seed":9,"direct":false,"fsync_freq":"100","end_fsync":true,
+            "rwmix_order":"ratio","flush_every":4,"points":5,"seed":9,"direct":false,"fsync_freq":"100","end_fsync":true,
             "min_ios":64,"file_num":"128","max_bs":"64k","passes":5,"warmup":"1","fill":true,"pause":"5s"}]}"#,
     );
     let t = tests_of(&c, None).unwrap();
@@ -374,6 +374,7 @@ fn params_apply_each_key_and_name_the_field_on_error() {
     );
     assert_eq!((p.direct, p.fsync_freq, p.end_fsync), (false, 100, Some(true)));
     assert_eq!((p.min_ios, p.file_num), (64, 128));
+    assert_eq!(p.rwmix_order, bench_core::spec::MixOrder::Ratio);
     assert_eq!(p.max_bs, Bytes(64 << 10));
     assert_eq!(
         (p.passes, p.warmup, p.fill, p.pause),
@@ -434,6 +435,10 @@ fn params_apply_each_key_and_name_the_field_on_error() {
         (
             r#"{"tests":[{"workload":"rand_write","fsync_freq":-1}]}"#,
             "tests[0].fsync_freq: -1",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_rw","rwmix_order":"sysbench"}]}"#,
+            "tests[0].rwmix_order: \"sysbench\" is not a mix order; expected \"random\"",
         ),
         (
             r#"{"tests":[{"workload":"rand_write","file_num":0}]}"#,

@@ -7,7 +7,7 @@
 use bench_core::cpus::{parse_cpu_list, CpuListError, MAX_CPUS};
 use bench_core::plan::{buffered, default_name, PlanError};
 use bench_core::profile::{profile, PROFILES};
-use bench_core::spec::{CpusPolicy, Params, TestSpec, Workload};
+use bench_core::spec::{CpusPolicy, MixOrder, Params, TestSpec, Workload};
 use bench_core::units::Bytes;
 
 use crate::plan::safety::{self, TargetRef};
@@ -52,6 +52,18 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
                 p.rwmixread = match u8::try_from(int_of(v, at, expected)?) {
                     Ok(n) if n <= 100 => n,
                     _ => return err(format!("{at}: {v} is out of range; expected {expected}")),
+                };
+            }
+            "rwmix_order" => {
+                p.rwmix_order = match v {
+                    Scalar::Str(s) if s == "random" => MixOrder::Random,
+                    Scalar::Str(s) if s == "ratio" => MixOrder::Ratio,
+                    _ => {
+                        return err(format!(
+                        "{at}: {v} is not a mix order; expected \"random\" (each request drawn, as fio) or \"ratio\" \
+                             (sysbench rndrw's running ratio of reads to writes)"
+                    ))
+                    }
                 };
             }
             "flush_every" => {

@@ -1463,6 +1463,7 @@ mod tests {
             flush_at_end: false,
             fsync_freq: None,
             fsync_files: 1,
+            rwmix_order: Default::default(),
             seed: 9,
             sample_interval: Nanos::from_secs(1),
             verify: false,
