@@ -347,6 +347,18 @@ pub struct StepResult {
     /// pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen_pass: Option<u32>,
+    /// The index in `passes` of the measured pass with the lowest mean
+    /// latency (its `lat_mean_ns`; the first of equals), among those that
+    /// moved any bytes. CrystalDiskMark reports this beside its best score,
+    /// chosen on its own (DiskBench.cpp `DiskSpd`: `minLatency` is the
+    /// least of the measured runs' latencies whose score is above 0), so
+    /// it may be another pass than `chosen_pass`. Absent with one pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lowest_lat_pass: Option<u32>,
+    /// That pass's mean latency, nanoseconds: CrystalDiskMark's latency
+    /// figure. Absent with one pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lowest_lat_mean_ns: Option<f64>,
     /// The engine of the step's queues, as the system set it up (job 0's;
     /// every job's queue is set up alike). Absent for simulated disks and
     /// in older documents.

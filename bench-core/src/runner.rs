@@ -832,6 +832,8 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
         filled_bytes: None,
         passes: Vec::new(),
         chosen_pass: None,
+        lowest_lat_pass: None,
+        lowest_lat_mean_ns: None,
         engine: jobs.first().and_then(|j| j.engine.clone()),
     }
 }
@@ -1109,11 +1111,32 @@ fn run_passes(
         r.filled_bytes = filled;
         if total > 1 {
             r.chosen_pass = u32::try_from(i).ok();
+            let lowest = lowest_latency(&passes);
+            r.lowest_lat_pass = lowest.and_then(|(k, _)| u32::try_from(k).ok());
+            r.lowest_lat_mean_ns = lowest.map(|(_, ns)| ns);
             r.passes = passes;
         }
         r
     });
     (result, end)
+}
+
+/// The measured pass with the lowest mean latency, among those that moved
+/// any bytes, and that latency (CrystalDiskMark's `minLatency`: the least
+/// latency of runs `j > 0` whose score is above 0); the first of equals.
+fn lowest_latency(passes: &[PassResult]) -> Option<(usize, f64)> {
+    let mut low: Option<(usize, f64)> = None;
+    for (i, p) in passes.iter().enumerate() {
+        if p.warmup || p.bytes_per_sec <= 0.0 {
+            continue;
+        }
+        if let Some(ns) = p.lat_mean_ns {
+            if low.is_none_or(|(_, l)| ns < l) {
+                low = Some((i, ns));
+            }
+        }
+    }
+    low
 }
 
 /// Run every step of `spec` in order on `target_path`, and build the test's
@@ -2424,12 +2447,48 @@ mod tests {
         assert_eq!((read.bytes, read.ios), (400 << 10, 100), "one pass counted");
         assert_eq!(st.runtime_ns, st.passes[2].runtime_ns);
         assert_eq!(r.summary.read_bytes_per_sec, Some(bps[2]));
+        // The lowest mean latency of the measured passes: the fastest here.
+        assert_eq!(st.lowest_lat_pass, Some(2));
+        assert_eq!(st.lowest_lat_mean_ns, st.passes[2].lat_mean_ns);
+        assert!(
+            st.passes[0].lat_mean_ns < st.passes[2].lat_mean_ns,
+            "the warm-up's is lower"
+        );
         // One pass: no pass list, as before passes existed.
         let one = TestSpec::new("t", Workload::RandRead, |p| {
             (p.runtime, p.size) = (None, Some(Bytes(4096)))
         });
         let r = run_on(&t, &t.disk.clock, &one);
         assert!(r.steps[0].passes.is_empty() && r.steps[0].chosen_pass.is_none());
+        assert!(r.steps[0].lowest_lat_pass.is_none() && r.steps[0].lowest_lat_mean_ns.is_none());
+    }
+
+    /// CrystalDiskMark's latency is chosen apart from its score: the least
+    /// mean latency of the measured passes that moved bytes, whichever pass
+    /// scored best; warm-ups, passes with no bytes or no latency, and a
+    /// later equal do not count.
+    #[test]
+    fn lowest_latency_is_chosen_apart_from_the_best_pass() {
+        let pass = |warmup: bool, bps: f64, lat: Option<f64>| PassResult {
+            warmup,
+            runtime_ns: 1,
+            read_bytes: 1,
+            write_bytes: 0,
+            bytes_per_sec: bps,
+            iops: 1.0,
+            lat_mean_ns: lat,
+        };
+        let passes = [
+            pass(true, 9.0, Some(10.0)),
+            pass(false, 8.0, Some(50.0)),
+            pass(false, 0.0, Some(20.0)),
+            pass(false, 5.0, Some(30.0)),
+            pass(false, 6.0, None),
+            pass(false, 4.0, Some(30.0)),
+        ];
+        assert_eq!(lowest_latency(&passes), Some((3, 30.0)));
+        assert_eq!(lowest_latency(&passes[..1]), None);
+        assert_eq!(lowest_latency(&[]), None);
     }
 
     /// `pause`: after the test's last step, untimed: the clock moves on by

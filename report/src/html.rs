@@ -1258,6 +1258,7 @@ fn section(out: &mut String, i: usize, l: &Loaded) {
         }
     }
     tests_table(out, doc);
+    passes_table(out, doc);
     out.push_str("</section>\n");
 }
 
@@ -1341,6 +1342,78 @@ fn tests_table(out: &mut String, doc: &ResultDoc) {
     out.push_str("</tbody></table>\n");
 }
 
+/// The steps that ran several passes (`params.passes`, `params.warmup`) or
+/// filled their range first (`params.fill`): what was filled, each pass's
+/// MB/s in the order run with the warm-up and the reported pass marked,
+/// and the lowest mean latency of the measured passes (CrystalDiskMark's
+/// latency, chosen apart from the best pass). Nothing if no step did.
+fn passes_table(out: &mut String, doc: &ResultDoc) {
+    let mut rows = String::new();
+    for t in &doc.tests {
+        for st in &t.steps {
+            if st.passes.is_empty() && st.filled_bytes.is_none() {
+                continue;
+            }
+            let fill = match st.filled_bytes {
+                None => "-".to_string(),
+                Some(0) => "not filled: the target may not be written, it read the data already there".to_string(),
+                Some(n) => format!("{} with random data, untimed", fmt_size(n)),
+            };
+            let mut cells = String::new();
+            for (i, p) in st.passes.iter().enumerate() {
+                let (class, title) = if p.warmup {
+                    ("pass warmup", "warm-up, never counted")
+                } else if st.chosen_pass == u32::try_from(i).ok() {
+                    ("pass chosen", "the pass reported: the fastest")
+                } else {
+                    ("pass", "measured")
+                };
+                let _ = write!(
+                    cells,
+                    "<span class=\"{class}\" title=\"pass {}: {title}\">{}</span> ",
+                    i + 1,
+                    num(p.bytes_per_sec / 1e6)
+                );
+            }
+            let cells = if cells.is_empty() {
+                "-".to_string()
+            } else {
+                cells.trim_end().to_string()
+            };
+            let lowest = match (st.lowest_lat_mean_ns, st.lowest_lat_pass) {
+                (Some(ns), Some(i)) => format!("{} (pass {})", fmt_ns(ns), i + 1),
+                _ => "-".to_string(),
+            };
+            let _ = writeln!(
+                rows,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&t.target),
+                escape(&t.name),
+                escape(&st.label),
+                escape(&fill),
+                cells,
+                escape(&lowest)
+            );
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Passes and fills</h3>\n");
+    out.push_str(
+        "<p class=\"units\">Each pass's MB/s (10<sup>6</sup> B/s) of reads and writes together, in the order run: \
+         <span class=\"pass warmup\">warm-up</span> (never counted), <span class=\"pass chosen\">reported</span> \
+         (the fastest measured pass). The lowest mean latency is chosen over the measured passes on its own, as \
+         CrystalDiskMark reports it.</p>\n",
+    );
+    out.push_str(
+        "<table class=\"passes\"><thead><tr><th>Target</th><th>Test</th><th>Step</th><th>Fill</th>\
+         <th>Passes, MB/s</th><th>Lowest mean latency</th></tr></thead><tbody>\n",
+    );
+    out.push_str(&rows);
+    out.push_str("</tbody></table>\n");
+}
+
 /// A test's status in words: its `state`, then its other fields
 /// (`error: errno 5, op read, offset 4096, message ...`). Read from the
 /// status's JSON form so every state the document may hold is shown.
@@ -1414,6 +1487,7 @@ svg.chart .expected-label{font-size:11px;font-weight:bold}
 ul.legend{list-style:none;padding:0;margin:.3em 0;font-size:.85em}
 ul.legend li{display:inline-block;margin-right:1.2em}
 .swatch{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:middle}
+.pass{white-space:nowrap}.pass.warmup{color:#888;font-style:italic}.pass.chosen{font-weight:bold;text-decoration:underline}
 ";
 
 #[cfg(test)]
@@ -1718,6 +1792,73 @@ mod tests {
             assert_eq!(omitted(&html, kind), 1, "{}", kind.id());
         }
         assert!(render(&[]).contains("No result documents."));
+    }
+
+    /// The passes-and-fills table: each pass's MB/s in the order run, the
+    /// warm-up and the reported pass marked, the fill (or that none was
+    /// possible), the lowest mean latency with its pass; nothing at all
+    /// for a run whose steps ran once and filled nothing.
+    #[test]
+    fn passes_and_fills_are_tabled() {
+        let d = doc(QUICK);
+        assert!(d
+            .tests
+            .iter()
+            .all(|t| t.steps.iter().all(|s| s.passes.is_empty() && s.filled_bytes.is_none())));
+        let html = render(&[loaded("q.json", d.clone())]);
+        assert!(!html.contains("Passes and fills") && !html.contains("class=\"passes\""));
+        let mut d = d;
+        let pass = |warmup: bool, bps: f64, lat: f64| bench_core::result::PassResult {
+            warmup,
+            runtime_ns: 5_000_000_000,
+            read_bytes: 1,
+            write_bytes: 0,
+            bytes_per_sec: bps,
+            iops: 1.0,
+            lat_mean_ns: Some(lat),
+        };
+        let (name, other) = (d.tests[0].name.clone(), d.tests[1].name.clone());
+        let st = &mut d.tests[0].steps[0];
+        st.passes = vec![
+            pass(true, 9e6, 100.0),
+            pass(false, 4e6, 1234.0),
+            pass(false, 5e6, 2000.0),
+        ];
+        (st.chosen_pass, st.lowest_lat_pass, st.lowest_lat_mean_ns) = (Some(2), Some(1), Some(1234.0));
+        st.filled_bytes = Some(1 << 30);
+        d.tests[1].steps[0].filled_bytes = Some(0);
+        let html = render(&[loaded("q.json", d)]);
+        let table = &html[html.find("<table class=\"passes\">").expect("the table")..];
+        let table = &table[..table.find("</table>").unwrap()];
+        let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+        assert_eq!(rows.len(), 2, "{table}");
+        assert!(rows[0].contains(&format!("<td>{name}</td>")), "{}", rows[0]);
+        assert!(
+            rows[0].contains("<td>1.07 GB (1024 MiB) with random data, untimed</td>"),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[0].contains(
+                "<span class=\"pass warmup\" title=\"pass 1: warm-up, never counted\">9.00</span> \
+                 <span class=\"pass\" title=\"pass 2: measured\">4.00</span> \
+                 <span class=\"pass chosen\" title=\"pass 3: the pass reported: the fastest\">5.00</span>"
+            ),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[0].contains(&format!("<td>{} (pass 2)</td>", fmt_ns(1234.0))),
+            "{}",
+            rows[0]
+        );
+        assert!(rows[1].contains(&format!("<td>{other}</td>")), "{}", rows[1]);
+        assert!(
+            rows[1].contains("<td>not filled: the target may not be written"),
+            "{}",
+            rows[1]
+        );
+        assert!(rows[1].contains("</td><td>-</td><td>-</td></tr>"), "{}", rows[1]);
     }
 
     #[test]

@@ -354,10 +354,12 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
 }
 
 /// The steps of several passes (`params.passes`, `params.warmup`), each
-/// pass's MB/s with the warm-up and the one reported marked, and the
-/// steps that filled their range first; empty if none.
+/// pass's MB/s with the warm-up and the one reported marked, the lowest
+/// mean latency of the measured passes (CrystalDiskMark's latency, chosen
+/// on its own), and the steps that filled their range first; empty if none.
 fn passes(tests: &[&TestResult]) -> String {
-    let mut rows: Vec<Vec<String>> = Vec::new();
+    // (test, step, each pass's cell, lowest mean latency)
+    let mut steps: Vec<(String, String, Vec<String>, String)> = Vec::new();
     let mut fills = String::new();
     for x in tests {
         for st in &x.steps {
@@ -377,31 +379,48 @@ fn passes(tests: &[&TestResult]) -> String {
             if st.passes.is_empty() {
                 continue;
             }
-            let mut row = vec![x.name.clone(), st.label.clone()];
-            for (i, p) in st.passes.iter().enumerate() {
-                let mark = if p.warmup {
-                    " w"
-                } else if st.chosen_pass == u32::try_from(i).ok() {
-                    " *"
-                } else {
-                    "  "
-                };
-                row.push(format!("{}{mark}", text::mb(p.bytes_per_sec)));
-            }
-            rows.push(row);
+            let cells = st
+                .passes
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let mark = if p.warmup {
+                        " w"
+                    } else if st.chosen_pass == u32::try_from(i).ok() {
+                        " *"
+                    } else {
+                        "  "
+                    };
+                    format!("{}{mark}", text::mb(p.bytes_per_sec))
+                })
+                .collect();
+            let lowest = match (st.lowest_lat_mean_ns, st.lowest_lat_pass) {
+                (Some(ns), Some(i)) => format!("{} (pass {})", text::us(ns), i + 1),
+                _ => "-".to_string(),
+            };
+            steps.push((x.name.clone(), st.label.clone(), cells, lowest));
         }
     }
     let mut out = String::new();
-    if !rows.is_empty() {
-        let n = rows.iter().map(Vec::len).max().unwrap_or(2) - 2;
+    if !steps.is_empty() {
+        let n = steps.iter().map(|s| s.2.len()).max().unwrap_or(0);
         let mut head = vec!["test".to_string(), "step".to_string()];
         head.extend((1..=n).map(|i| format!("pass {i}")));
-        rows.insert(0, head);
+        head.push("lowest mean lat us".to_string());
+        let mut rows = vec![head];
+        for (name, label, mut cells, lowest) in steps {
+            cells.resize(n, String::new());
+            let mut row = vec![name, label];
+            row.extend(cells);
+            row.push(lowest);
+            rows.push(row);
+        }
         let mut align = vec![Align::Left, Align::Left];
-        align.extend(std::iter::repeat_n(Align::Right, n));
+        align.extend(std::iter::repeat_n(Align::Right, n + 1));
         out.push_str(
             "passes, MB/s (10^6 B/s) of reads and writes together, in the order run \
-             (w = warm-up, never counted; * = the pass reported, the fastest):\n",
+             (w = warm-up, never counted; * = the pass reported, the fastest); the lowest \
+             mean latency of the measured passes, microseconds, as CrystalDiskMark reports it:\n",
         );
         out.push_str(&indent(&table(&rows, &align)));
     }
@@ -868,24 +887,29 @@ mod tests {
             .filter(|x| x.status == Status::Ok && x.steps.len() == 1 && x.steps[0].read.is_some());
         let (a, b) = (ok.next().unwrap(), ok.next().unwrap());
         assert_eq!(passes(&[&*a, &*b]), "", "one pass, no fill: nothing");
-        let pass = |warmup: bool, bps: f64| bench_core::result::PassResult {
+        let pass = |warmup: bool, bps: f64, lat: f64| bench_core::result::PassResult {
             warmup,
             runtime_ns: 5_000_000_000,
             read_bytes: 1,
             write_bytes: 0,
             bytes_per_sec: bps,
             iops: 1.0,
-            lat_mean_ns: Some(1.0),
+            lat_mean_ns: Some(lat),
         };
-        a.steps[0].passes = vec![pass(true, 9e6), pass(false, 4e6), pass(false, 5e6)];
+        a.steps[0].passes = vec![
+            pass(true, 9e6, 100.0),
+            pass(false, 4e6, 1234.0),
+            pass(false, 5e6, 2000.0),
+        ];
         a.steps[0].chosen_pass = Some(2);
+        (a.steps[0].lowest_lat_pass, a.steps[0].lowest_lat_mean_ns) = (Some(1), Some(1234.0));
         a.steps[0].filled_bytes = Some(1 << 30);
         b.steps[0].filled_bytes = Some(0);
         let out = passes(&[&*a, &*b]);
         assert!(out.starts_with("passes, MB/s (10^6 B/s)"), "{out}");
         let line = out.lines().find(|l| l.trim_start().starts_with(&a.name)).expect(&out);
-        assert!(line.ends_with("9.0 w   4.0     5.0 *"), "{line}");
-        assert!(out.contains("pass 3"), "{out}");
+        assert!(line.ends_with("9.0 w   4.0     5.0 *        1.2 (pass 2)"), "{line}");
+        assert!(out.contains("pass 3  lowest mean lat us"), "{out}");
         assert!(
             out.contains("1073741824 B (1024.0 MiB) filled with random data first"),
             "{out}"
