@@ -27,6 +27,11 @@ CONFIRM = "I understand this destroys data"
 # (For the twins' owners to fill in as they find them, with the tool's
 # source file and function.)
 KNOWN = {
+    "dd_write_8k": "tool: run with the device held open, so dd's close does not write the page cache "
+                   "back inside dd's time (block/bdev.c blkdev_put_whole; coreutils src/dd.c finish_up "
+                   "closes before print_stats), as the seed's dd to a file did not",
+    "control_hdparm_t": "A/A control: the tool on both sides; its ratio and range are the machine's own spread",
+    "control_fio_rand4k": "A/A control: the tool on both sides; its ratio and range are the machine's own spread",
     "sysbench_seqwr": "tool: sysbench src/tests/fileio/sb_fileio.c file_prepare() unlinks and re-creates "
                       "every test file in seqwr mode: it measures file creation (block allocation) "
                       "and the twin overwrites an allocated file",
@@ -126,10 +131,23 @@ def dd_figure(stderr):
     return int(m.group(1)) / float(m.group(2)) / 1e6
 
 
-def dd(d, argv, sync=False, nbytes=None):
+def dd(d, argv, sync=False, nbytes=None, held=False):
+    """dd's figure. `held`: a read-only descriptor of the device stays open
+    around dd, so dd's close is not the device's last. The last close of a
+    block device writes back every dirty page (the kernel's block/bdev.c,
+    blkdev_put_whole -> blkdev_flush_mapping -> sync_blockdev) and dd times
+    its close (coreutils src/dd.c finish_up: cleanup() closes the output
+    before print_stats()). The seed's `dd ... of=output.img` wrote a file,
+    whose close writes nothing back: holding the device open gives dd on
+    the device the seed's meaning."""
     d.settle()
-    t0 = time.monotonic()
-    p = sh(["dd", *argv])
+    fd = os.open(d.dev, os.O_RDONLY) if held else None
+    try:
+        t0 = time.monotonic()
+        p = sh(["dd", *argv])
+    finally:
+        if fd is not None:
+            os.close(fd)
     if p.returncode != 0:
         raise RuntimeError(f"dd: {p.stderr.strip()}")
     if sync:  # the seed: time (dd ...; sync): the figure the post's reader computes
@@ -242,6 +260,16 @@ def pairs(d, a):
     def add(name, cmd, unit, tool, tw, fs=False):
         v.append((name, cmd, unit, tool, tw, fs))
 
+    # A/A controls: the same tool command on both sides, so the table shows
+    # the spread this machine gives with no twin involved (what the other
+    # rows' ratios cannot be told apart from).
+    add("control_hdparm_t", "hdparm -t (both sides)", "MiB/s",
+        lambda: hdparm(d, ["-t"], "Timing buffered disk reads"),
+        lambda: hdparm(d, ["-t"], "Timing buffered disk reads"))
+    add("control_fio_rand4k", "fio randread 4k QD1 psync (both sides)", "IOPS",
+        lambda: fio(d, "randread", "4k", 1, "IOPS", rt),
+        lambda: fio(d, "randread", "4k", 1, "IOPS", rt))
+
     add("hdparm_T", "hdparm -T", "MiB/s", lambda: hdparm(d, ["-T"], "Timing cached reads"),
         lambda: twin(d, dev, {"workload": "cached_read", "bs": "2M", "runtime": "2s"}, "read", "MiB/s"))
     add("hdparm_t", "hdparm -t", "MiB/s", lambda: hdparm(d, ["-t"], "Timing buffered disk reads"),
@@ -263,7 +291,7 @@ def pairs(d, a):
                      "write", "MB/s"))
     n8 = min(256 * 1024, size // 8192)
     add("dd_write_8k", f"dd bs=8k count={n8}", "MB/s",
-        lambda: dd(d, ["if=/dev/zero", f"of={dev}", "bs=8k", f"count={n8}"]),
+        lambda: dd(d, ["if=/dev/zero", f"of={dev}", "bs=8k", f"count={n8}"], held=True),
         lambda: twin(d, dev, {"workload": "seq_write", "bs": "8k", "size": n8 * 8192, "runtime": None,
                           "direct": False, "end_fsync": False},
                      "write", "MB/s"))
@@ -378,9 +406,12 @@ def measure(a):
 def table(a):
     rows = [json.loads(line) for line in open(a.results)]
     print(f"bootbench twin vs tool, {a.rounds} round(s) each, alternating order; ratio = "
-          f"bootbench/tool of the medians; target 0.95-1.05 (* = outside); {a.elapsed} s in all")
+          f"bootbench/tool of the medians; target 0.95-1.05 (* = outside); per-round = the ratio "
+          f"of the two sides of each round, their median and range (a round's two runs are "
+          f"back to back, so a machine whose speed drifts between rounds moves both); "
+          f"{a.elapsed} s in all")
     hdr = (f"{'device':<9} {'pair':<20} {'tool command':<34} {'unit':<6} {'tool':>10} "
-           f"{'bootbench':>10} {'ratio':>6}  {'range':<11} {'s':>4}  note")
+           f"{'bootbench':>10} {'ratio':>6}  {'per-round':>9} {'range':<11} {'s':>4}  note")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
@@ -402,8 +433,9 @@ def table(a):
         f = lambda x: f"{x:10.1f}" if x is not None else f"{'-':>10}"
         rs = f"{ratio:6.3f}" if ratio is not None else f"{'-':>6}"
         rng = f"{min(per):.3f}-{max(per):.3f}" if per else "-"
+        pm = f"{statistics.median(per):9.3f}" if per else f"{'-':>9}"
         print(f"{r['device']:<9} {r['pair']:<20} {r['tool_cmd']:<34} {r['unit']:<6} {f(mt)} {f(mb)} "
-              f"{rs}{flag} {rng:<11} {r['seconds']:4.0f}  {'; '.join(notes)}")
+              f"{rs}{flag} {pm} {rng:<11} {r['seconds']:4.0f}  {'; '.join(notes)}")
 
 
 def main():

@@ -4,11 +4,15 @@
 # Devices (each a loop device this script creates over a file it creates;
 # nothing else is ever written):
 #   shm       a file in /dev/shm, loop device with buffered backing I/O
-#   shm-dio   the same file, losetup --direct-io=on
+#   shm-dio   the same file, losetup --direct-io=on (not in the default
+#             set: the tmpfs pages are the storage, there is no cache under
+#             the loop for direct I/O to bypass)
 #   disk      a file under FIDELITY_DISK_DIR (/var/tmp: the machine's own
 #             disk, real latency and the host page cache under the loop)
 #   disk-dio  the same file, losetup --direct-io=on (no host page cache)
 # Pairs (tool / bootbench twin; parameters in bench/fidelity.py):
+#   two A/A controls first (control_*: hdparm -t and fio randread 4k QD1 on
+#   both sides), so the table shows the spread of the machine itself,
 #   hdparm -T / cached_read, hdparm -t / buffered_read,
 #   hdparm -t --direct / direct_read,
 #   dd if=DEV of=/dev/null bs=10M count=N / dd_read_10m,
@@ -40,7 +44,8 @@
 #                       CDM 8's TestCount; quick 2)
 #   FIDELITY_CDM_PAUSE  seconds of idle after each CDM side (default 5, CDM's
 #                       IntervalTime; quick 1)
-#   FIDELITY_DEVICES    which devices, comma-separated (default shm,shm-dio,disk,disk-dio)
+#   FIDELITY_DEVICES    which devices, comma-separated (default shm,disk,disk-dio;
+#                       also shm-dio)
 #   FIDELITY_PAIRS      a Python regex: only pairs whose name matches
 #   FIDELITY_DISK_DIR   where the on-disk file goes (default /var/tmp)
 #   FIDELITY_OUT        also write the raw per-round figures as JSON lines to this file
@@ -62,7 +67,7 @@ RUNTIME="${FIDELITY_RUNTIME:-$d_rt}"
 CDM_RUNTIME="${FIDELITY_CDM_RUNTIME:-$d_cdm}"
 CDM_PASSES="${FIDELITY_CDM_PASSES:-$d_cdm_passes}"
 CDM_PAUSE="${FIDELITY_CDM_PAUSE:-$d_cdm_pause}"
-DEVICES="${FIDELITY_DEVICES:-shm,shm-dio,disk,disk-dio}"
+DEVICES="${FIDELITY_DEVICES:-shm,disk,disk-dio}"
 PAIRS="${FIDELITY_PAIRS:-.}"
 DISK_DIR="${FIDELITY_DISK_DIR:-/var/tmp}"
 RAW_OUT="${FIDELITY_OUT:-}"
