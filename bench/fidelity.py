@@ -81,6 +81,11 @@ def twin(d, target, spec, side, unit, best=False):
     out = os.path.join(a.work, "twin.out.json")
     if os.path.exists(out):
         os.unlink(out)
+    # A fresh seed each run, as fio's --randrepeat=0 below: with bootbench's
+    # fixed default seed every round would read the same random offsets,
+    # which a cache under the device (the hypervisor's, a drive's) then holds
+    # from the round before, while fio's offsets are new each run.
+    spec = {**spec, "seed": int.from_bytes(os.urandom(7), "little")}
     conf = {"targets": [target], "tests": [spec]}
     # A fill writes too (bench-core TestSpec::writes).
     if spec["workload"] in ("seq_write", "rand_write", "rand_rw") or spec.get("fill"):
