@@ -1361,12 +1361,10 @@ fn passes_table(out: &mut String, doc: &ResultDoc) {
             };
             let mut cells = String::new();
             for (i, p) in st.passes.iter().enumerate() {
-                let (class, title) = if p.warmup {
-                    ("pass warmup", "warm-up, never counted")
-                } else if st.chosen_pass == u32::try_from(i).ok() {
-                    ("pass chosen", "the pass reported: the fastest")
-                } else {
-                    ("pass", "measured")
+                let (class, title) = match crate::text::pass_mark(st, i) {
+                    crate::text::PassMark::Warmup => ("pass warmup", "warm-up, never counted"),
+                    crate::text::PassMark::Reported => ("pass chosen", "the pass reported: the fastest"),
+                    crate::text::PassMark::Measured => ("pass", "measured"),
                 };
                 let _ = write!(
                     cells,
@@ -1380,10 +1378,8 @@ fn passes_table(out: &mut String, doc: &ResultDoc) {
             } else {
                 cells.trim_end().to_string()
             };
-            let lowest = match (st.lowest_lat_mean_ns, st.lowest_lat_pass) {
-                (Some(ns), Some(i)) => format!("{} (pass {})", fmt_ns(ns), i + 1),
-                _ => "-".to_string(),
-            };
+            let lowest = crate::text::lowest_latency(st)
+                .map_or_else(|| "-".to_string(), |(ns, pass)| format!("{} (pass {pass})", fmt_ns(ns)));
             let _ = writeln!(
                 rows,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -1808,15 +1804,7 @@ mod tests {
         let html = render(&[loaded("q.json", d.clone())]);
         assert!(!html.contains("Passes and fills") && !html.contains("class=\"passes\""));
         let mut d = d;
-        let pass = |warmup: bool, bps: f64, lat: f64| bench_core::result::PassResult {
-            warmup,
-            runtime_ns: 5_000_000_000,
-            read_bytes: 1,
-            write_bytes: 0,
-            bytes_per_sec: bps,
-            iops: 1.0,
-            lat_mean_ns: Some(lat),
-        };
+        let pass = crate::text::test_pass;
         let (name, other) = (d.tests[0].name.clone(), d.tests[1].name.clone());
         let st = &mut d.tests[0].steps[0];
         st.passes = vec![

@@ -384,20 +384,18 @@ fn passes(tests: &[&TestResult]) -> String {
                 .iter()
                 .enumerate()
                 .map(|(i, p)| {
-                    let mark = if p.warmup {
-                        " w"
-                    } else if st.chosen_pass == u32::try_from(i).ok() {
-                        " *"
-                    } else {
-                        "  "
+                    let mark = match text::pass_mark(st, i) {
+                        text::PassMark::Warmup => " w",
+                        text::PassMark::Reported => " *",
+                        text::PassMark::Measured => "  ",
                     };
                     format!("{}{mark}", text::mb(p.bytes_per_sec))
                 })
                 .collect();
-            let lowest = match (st.lowest_lat_mean_ns, st.lowest_lat_pass) {
-                (Some(ns), Some(i)) => format!("{} (pass {})", text::us(ns), i + 1),
-                _ => "-".to_string(),
-            };
+            let lowest = text::lowest_latency(st).map_or_else(
+                || "-".to_string(),
+                |(ns, pass)| format!("{} (pass {pass})", text::us(ns)),
+            );
             steps.push((x.name.clone(), st.label.clone(), cells, lowest));
         }
     }
@@ -887,15 +885,7 @@ mod tests {
             .filter(|x| x.status == Status::Ok && x.steps.len() == 1 && x.steps[0].read.is_some());
         let (a, b) = (ok.next().unwrap(), ok.next().unwrap());
         assert_eq!(passes(&[&*a, &*b]), "", "one pass, no fill: nothing");
-        let pass = |warmup: bool, bps: f64, lat: f64| bench_core::result::PassResult {
-            warmup,
-            runtime_ns: 5_000_000_000,
-            read_bytes: 1,
-            write_bytes: 0,
-            bytes_per_sec: bps,
-            iops: 1.0,
-            lat_mean_ns: Some(lat),
-        };
+        let pass = text::test_pass;
         a.steps[0].passes = vec![
             pass(true, 9e6, 100.0),
             pass(false, 4e6, 1234.0),

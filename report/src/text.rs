@@ -2,8 +2,55 @@
 //! tables, figures with their units (MB/s = 10^6 B/s, MiB = 2^20 B, µs =
 //! 10^-3 ms), and the one date formatter ([`utc`]).
 
-use bench_core::result::{Status, TestResult};
+use bench_core::result::{Status, StepResult, TestResult};
 use bench_core::units::{MB, MIB};
+
+/// How `show` and `html` mark one pass of a step of several passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassMark {
+    /// A warm-up pass: run, never counted.
+    Warmup,
+    /// The pass the step reports (`chosen_pass`, the fastest measured).
+    Reported,
+    /// Any other measured pass.
+    Measured,
+}
+
+/// The mark of pass `i` (0-based) of `st`.
+pub fn pass_mark(st: &StepResult, i: usize) -> PassMark {
+    if st.passes.get(i).is_some_and(|p| p.warmup) {
+        PassMark::Warmup
+    } else if st.chosen_pass == u32::try_from(i).ok() {
+        PassMark::Reported
+    } else {
+        PassMark::Measured
+    }
+}
+
+/// The step's lowest mean latency over its measured passes and the
+/// 1-based number of that pass (CrystalDiskMark's latency); `None` for a
+/// step of one pass.
+pub fn lowest_latency(st: &StepResult) -> Option<(f64, u32)> {
+    match (st.lowest_lat_mean_ns, st.lowest_lat_pass) {
+        (Some(ns), Some(i)) => Some((ns, i + 1)),
+        _ => None,
+    }
+}
+
+/// A pass of 5 s with the given warm-up flag, bytes per second and mean
+/// latency: the `show` and `html` tests' passes.
+#[cfg(test)]
+pub fn test_pass(warmup: bool, bytes_per_sec: f64, lat_mean_ns: f64) -> bench_core::result::PassResult {
+    bench_core::result::PassResult {
+        warmup,
+        runtime_ns: 5_000_000_000,
+        read_bytes: 1,
+        write_bytes: 0,
+        bytes_per_sec,
+        iops: 1.0,
+        lat_mean_ns: Some(lat_mean_ns),
+    }
+}
 
 /// How a column is aligned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
