@@ -34,6 +34,14 @@ pub enum Op {
     /// Make completed writes durable (fdatasync; on a block device a cache flush).
     /// `offset` and `len` are ignored.
     Flush,
+    /// A flush of `len` bytes at `offset` only: that range's dirty cached
+    /// pages written back and waited for, then the device's cache flushed
+    /// (an fdatasync of the range: `vfs_fsync_range`, which io_uring's
+    /// IORING_OP_FSYNC reaches with an offset and a length). Cached pages
+    /// outside the range stay dirty, as another file's do when one file of
+    /// a set is fsynced. `len` is not bounded by the queue's `max_len` (no
+    /// buffer is involved); nothing is transferred (0 bytes).
+    FlushRange,
 }
 
 /// One I/O request.
@@ -250,7 +258,7 @@ impl IoQueue for MemQueue<'_> {
         let len = req.len as usize;
         let start = usize::try_from(req.offset).map_err(|_| IoError { errno: 22, req })?;
         let result = match req.op {
-            Op::Flush => Ok(0),
+            Op::Flush | Op::FlushRange => Ok(0),
             _ if slot >= self.depth => Err(22),
             _ if start.checked_add(len).is_none_or(|end| end > self.data.len()) => Err(22),
             Op::Read => {

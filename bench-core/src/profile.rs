@@ -658,14 +658,38 @@ mod tests {
     /// The indices (0-based, in issue order) of the flushes, and the
     /// number of reads and writes issued before each.
     fn flush_points(log: &[crate::io::IoReq]) -> Vec<usize> {
+        use crate::io::Op;
         let mut ios = 0;
         let mut v = Vec::new();
         for r in log {
-            if r.op == crate::io::Op::Flush {
-                v.push(ios);
-            } else {
-                ios += 1;
+            match r.op {
+                Op::Flush | Op::FlushRange => v.push(ios),
+                Op::Read | Op::Write => ios += 1,
             }
+        }
+        v
+    }
+
+    /// Each run of flushes in a row in the log, as its requests' (offset,
+    /// len), with 0 for a flush of the whole target.
+    fn flush_runs(log: &[crate::io::IoReq]) -> Vec<Vec<(u64, u32)>> {
+        use crate::io::Op;
+        let mut v: Vec<Vec<(u64, u32)>> = Vec::new();
+        let mut in_run = false;
+        for r in log {
+            let f = match r.op {
+                Op::FlushRange => (r.offset, r.len),
+                Op::Flush => (0, 0),
+                Op::Read | Op::Write => {
+                    in_run = false;
+                    continue;
+                }
+            };
+            if !in_run {
+                v.push(Vec::new());
+                in_run = true;
+            }
+            v.last_mut().unwrap().push(f);
         }
         v
     }
@@ -678,7 +702,8 @@ mod tests {
     /// one fsync per file, 128 (`file-num`): `fsynced_file` walks every file
     /// before `is_dirty` is cleared. N = 1050 requests: 10 periodic + 1
     /// final series; N = 1000: the one due at 1000 is never issued (no
-    /// request follows), so 9 + 1.
+    /// request follows), so 9 + 1. Each flush of a series is one file's
+    /// (see `sysbench_fsyncs_flush_file_by_file`).
     #[test]
     fn sysbench_requests_and_fsyncs_as_sysbench_issues_them() {
         use crate::io::{Access, Op};
@@ -716,7 +741,7 @@ mod tests {
                 "{name} N={n}: 128 flushes after these requests"
             );
             assert_eq!(out.flush.ios, series.len() as u64, "{name}: flushes counted");
-            let ios: Vec<_> = log.iter().filter(|r| r.op != Op::Flush).collect();
+            let ios: Vec<_> = log.iter().filter(|r| matches!(r.op, Op::Read | Op::Write)).collect();
             assert_eq!(ios.len() as u64, n, "{name}");
             for (i, r) in ios.iter().enumerate() {
                 assert_eq!(u64::from(r.len), k16, "{name}");
@@ -746,6 +771,83 @@ mod tests {
         assert_eq!(offs[offs.len() - 3..], [(blocks - 1) * k16, 0, k16]);
     }
 
+    /// sysbench fsyncs its 128 files one by one, and on a filesystem each
+    /// fsync writes back that file's dirty pages alone, waits for them and
+    /// then flushes (`sb_fileio.c` `file_fsync` per file; the kernel's
+    /// `ext4_sync_file`: `file_write_and_wait_range`, then the journal or a
+    /// cache flush). A flush of one whole target would write every file's
+    /// pages in the first one's batch and leave 127 empty flushes. So in
+    /// the buffered twin flush `i` of a series is file `i`'s range alone,
+    /// the 5000 MiB file set in 128 equal files (file-total-size / file-num
+    /// each, `file_prepare`), in order, each counted as one flush. Direct
+    /// access has nothing cached (each flush is the cache flush), and one
+    /// file is the whole target: both flush the whole target.
+    #[test]
+    fn sysbench_fsyncs_flush_file_by_file() {
+        use crate::io::Access;
+        let k16 = 16 * KIB;
+        let size = SYSBENCH_TOTAL_SIZE / SYSBENCH_FILE_NUM;
+        let files: Vec<(u64, u32)> = (0..SYSBENCH_FILE_NUM)
+            .map(|i| (i * size, u32::try_from(size).unwrap()))
+            .collect();
+        for name in ["sysbench_rndwr", "sysbench_seqwr", "sysbench_rndrw"] {
+            let (step, log, out, _) = classic_run(name, |p| (p.runtime, p.size) = (None, Some(Bytes(250 * k16))));
+            assert_eq!(step.access, Access::Buffered, "{name}");
+            // After 100 and 200 requests, and at the end.
+            assert_eq!(
+                flush_runs(&log),
+                vec![files.clone(); 3],
+                "{name}: every file in turn, whole"
+            );
+            assert_eq!(out.flush.ios, 3 * 128, "{name}: one flush a file");
+        }
+        // A file set whose files do not fit one request's length: each file
+        // in requests of at most FLUSH_RANGE_MAX, the last file to the end,
+        // still counted as one flush each.
+        let big = 3 * (4 * GIB + 16 * KIB);
+        let disk = crate::sim::SimDisk::new(crate::sim::SimModel::ssd(16 * GIB), true);
+        let runs = classic_run_all("sysbench_rndwr", &disk, |p| {
+            (p.runtime, p.size, p.length, p.file_num) = (None, Some(Bytes(150 * k16)), Some(Bytes(big)), 3)
+        });
+        assert_eq!(runs.len(), 1);
+        let max = u64::from(crate::runner::FLUSH_RANGE_MAX);
+        let per = big / 3;
+        let mut want = Vec::new();
+        for i in 0..3 {
+            let mut lo = i * per;
+            while lo < (i + 1) * per {
+                let len = max.min((i + 1) * per - lo);
+                want.push((lo, u32::try_from(len).unwrap()));
+                lo += len;
+            }
+        }
+        assert_eq!(
+            flush_runs(&runs[0].log),
+            vec![want; 2],
+            "4 GiB + 16 KiB files: two requests each"
+        );
+        assert_eq!(runs[0].out.flush.ios, 2 * 3);
+        for (name, f) in [
+            (
+                "direct",
+                (|s: &mut crate::spec::Step| s.access = Access::Direct) as fn(&mut crate::spec::Step),
+            ),
+            ("one file", |s| s.fsync_files = 1),
+        ] {
+            let (step, log, _, _) = classic_run_step(
+                "sysbench_rndwr",
+                |p| (p.runtime, p.size) = (None, Some(Bytes(250 * k16))),
+                f,
+            );
+            let n = usize::try_from(step.fsync_files).unwrap();
+            assert_eq!(
+                flush_runs(&log),
+                vec![vec![(0, 0); n]; 3],
+                "{name}: whole-target flushes"
+            );
+        }
+    }
+
     /// sysbench's rndrw order (`sb_fileio.c` `file_get_rnd_request`): a read
     /// while (reads + 1.0) / (writes + 1.0) < file-rw-ratio (1.5), else a
     /// write, the same every run; fsyncs do not count. The twin's reads and
@@ -764,7 +866,7 @@ mod tests {
                 .filter_map(|r| match r.op {
                     Op::Read => Some('R'),
                     Op::Write => Some('W'),
-                    Op::Flush => None,
+                    Op::Flush | Op::FlushRange => None,
                 })
                 .collect()
         };
@@ -817,7 +919,7 @@ mod tests {
                 "{name}"
             );
             assert_eq!(flush_points(&log), flushes, "{name}");
-            let ios: Vec<_> = log.iter().filter(|r| r.op != Op::Flush).collect();
+            let ios: Vec<_> = log.iter().filter(|r| matches!(r.op, Op::Read | Op::Write)).collect();
             assert_eq!(ios.len() as u64, count, "{name}");
             for (i, r) in ios.iter().enumerate() {
                 assert_eq!((r.op, u64::from(r.len), r.offset), (op, bs, i as u64 * bs), "{name}");
@@ -890,7 +992,7 @@ mod tests {
         assert_eq!(sizes[14], 8 * MIB);
         for r in &runs {
             let size = u64::from(r.step.bs);
-            let writes: Vec<_> = r.log.iter().filter(|q| q.op != Op::Flush).collect();
+            let writes: Vec<_> = r.log.iter().filter(|q| matches!(q.op, Op::Read | Op::Write)).collect();
             let n = writes.len() as u64;
             assert!(n >= 250 && n % 250 == 0, "{size}: {n} writes, whole batches");
             assert_eq!(

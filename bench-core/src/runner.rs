@@ -6,7 +6,7 @@ use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
+use crate::io::{Access, Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
 use crate::result::{DirStats, EngineInfo, PassResult, Status, StepResult, TestResult};
 use crate::rng::Rng;
 use crate::scramble;
@@ -390,26 +390,88 @@ fn one_request<Q: IoQueue, C: Clock>(
     }
 }
 
+/// sysbench's file set over a step's range, for a buffered step that
+/// fsyncs `file_num` files ([`Step::fsync_files`] above one): file `i` is
+/// `[start + i * size, start + (i + 1) * size)`, the last one running to
+/// the range's end. sysbench splits `file-total-size` over `file-num`
+/// files of `total / num` bytes each (`sb_fileio.c` `file_prepare`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileSet {
+    start: u64,
+    end: u64,
+    files: u64,
+}
+
+impl FileSet {
+    /// The step's file set; None where a flush of the whole target is what
+    /// the tool does (one file), or nothing is cached to write back (direct
+    /// access: each flush is the cache flush alone), or the pattern has no
+    /// range.
+    fn of(step: &Step) -> Option<FileSet> {
+        let (start, end) = match step.pattern {
+            Pattern::Seq { start, end, .. } | Pattern::Random { start, end, .. } => (start, end),
+            Pattern::Fixed { .. } | Pattern::Cursors { .. } => return None,
+        };
+        let files = step.fsync_files;
+        (step.access == Access::Buffered && files > 1 && end > start).then_some(FileSet { start, end, files })
+    }
+
+    /// File `i`'s bytes.
+    fn file(&self, i: u64) -> (u64, u64) {
+        let size = (self.end - self.start) / self.files;
+        let lo = self.start + i * size;
+        let hi = if i + 1 == self.files { self.end } else { lo + size };
+        (lo, hi)
+    }
+}
+
+/// The longest range one [`Op::FlushRange`] covers: a whole number of
+/// 4 KiB pages that a `u32` length holds. A longer file is flushed in
+/// pieces of at most this, one after another, counted as one flush.
+pub(crate) const FLUSH_RANGE_MAX: u32 = !0xfff;
+
 /// `n` flushes, one after another in an otherwise idle queue; each counted
-/// in `acc` when the step is measuring (`ramp_end` given). Returns the
-/// time the last completed.
+/// in `acc` when the step is measuring (`ramp_end` given). With a file set
+/// of `n` files, flush `i` is file `i`'s alone ([`Op::FlushRange`]): as
+/// sysbench fsyncs each file in turn and a filesystem's fsync of one file
+/// writes back that file's pages, waits for them and flushes the cache
+/// (`ext4_sync_file`), so one file's writes reach the device before the
+/// next file's flush, not all in the batch that a flush of the whole
+/// target would make. Returns the time the last completed.
 fn flushes<Q: IoQueue, C: Clock>(
     q: &mut Q,
     clock: &C,
     n: u64,
+    set: Option<FileSet>,
     comps: &mut Vec<Completion>,
     ramp_end: Option<Nanos>,
     acc: &mut DirAcc,
 ) -> Result<Nanos, IoError> {
-    let req = IoReq {
+    let whole = IoReq {
         op: Op::Flush,
         offset: 0,
         len: 0,
     };
+    let set = set.filter(|s| s.files == n);
     let mut last = clock.now();
-    for _ in 0..n {
+    for i in 0..n {
         let t = clock.now();
-        last = one_request(q, clock, req, comps)?;
+        match set {
+            None => last = one_request(q, clock, whole, comps)?,
+            Some(set) => {
+                let (mut lo, hi) = set.file(i);
+                while lo < hi {
+                    let len = u32::try_from(hi - lo).unwrap_or(FLUSH_RANGE_MAX).min(FLUSH_RANGE_MAX);
+                    let req = IoReq {
+                        op: Op::FlushRange,
+                        offset: lo,
+                        len,
+                    };
+                    last = one_request(q, clock, req, comps)?;
+                    lo += u64::from(len);
+                }
+            }
+        }
         if let Some(ramp_end) = ramp_end {
             acc.count(Times::at(t), last, last.saturating_sub(ramp_end), 0);
         }
@@ -422,7 +484,7 @@ fn flushes<Q: IoQueue, C: Clock>(
 fn check(c: &Completion, req: IoReq) -> Result<(), IoError> {
     match c.result {
         Err(errno) => Err(IoError { errno, req }),
-        Ok(n) if req.op != Op::Flush && n < req.len => Err(IoError { errno: EIO, req }),
+        Ok(n) if matches!(req.op, Op::Read | Op::Write) && n < req.len => Err(IoError { errno: EIO, req }),
         Ok(_) => Ok(()),
     }
 }
@@ -510,6 +572,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     // file ([`Step::fsync_files`]); a `flush_every` one, one.
     let mut flushes_due = 1u64;
     let files = step.fsync_files.max(1);
+    let file_set = FileSet::of(step);
     // Any write since the last flush (sysbench's `is_dirty`).
     let mut dirty = false;
     let mut stopping = false;
@@ -603,6 +666,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
                     q,
                     clock,
                     flushes_due,
+                    file_set,
                     &mut comps,
                     measuring.then_some(ramp_end),
                     &mut out.flush,
@@ -630,7 +694,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
                 let acc = match req.op {
                     Op::Read => &mut out.read,
                     Op::Write => &mut out.write,
-                    Op::Flush => &mut out.flush,
+                    Op::Flush | Op::FlushRange => &mut out.flush,
                 };
                 acc.count(times, now, now.saturating_sub(ramp_end), u64::from(req.len));
             }
@@ -651,6 +715,7 @@ pub fn run_job<Q: IoQueue, C: Clock>(
             q,
             clock,
             files,
+            file_set,
             &mut comps,
             measuring.then_some(ramp_end),
             &mut out.flush,
@@ -1212,6 +1277,7 @@ pub const fn op_name(op: Op) -> &'static str {
         Op::Read => "read",
         Op::Write => "write",
         Op::Flush => "flush",
+        Op::FlushRange => "flush_range",
     }
 }
 

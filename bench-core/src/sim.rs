@@ -275,7 +275,8 @@ impl SimQueue {
         let m = &self.model;
         let mut c = self.counts.get();
         let result = match req.op {
-            Op::Flush => {
+            // A range's flush is a flush: the model has no page cache.
+            Op::Flush | Op::FlushRange => {
                 if !self.write {
                     return Err(EBADF);
                 }

@@ -197,7 +197,11 @@ pub struct Params {
     /// over all `num_files` before `is_dirty` is cleared; `file_thread_done`
     /// fsyncs each file). Each one reaches the device as a cache flush, as
     /// an fsync on a journalling filesystem does even for a clean file.
-    /// Absent in documents before it existed (1).
+    /// In a buffered step each of those flushes is one of the range's
+    /// `file_num` equal parts (sysbench's files) in turn
+    /// ([`crate::io::Op::FlushRange`]), as each file's fsync writes back
+    /// that file's pages alone before its flush. Absent in documents
+    /// before it existed (1).
     #[serde(default = "one")]
     pub file_num: u64,
     /// `slog`: the largest write size, bytes; the sizes double from the
@@ -575,7 +579,9 @@ pub struct Step {
     pub fsync_freq: Option<u64>,
     /// Flushes at each of `fsync_freq`'s points and at the end
     /// (`flush_at_end`): sysbench fsyncs each of its `file-num` files in
-    /// turn ([`Params::file_num`]). 0 in documents before it existed: one.
+    /// turn ([`Params::file_num`]); above one, in a buffered step each is
+    /// the flush of one file's part of the range. 0 in documents before it
+    /// existed: one.
     #[serde(default)]
     pub fsync_files: u64,
     /// The order of a random mix's reads and writes ([`Params::rwmix_order`]).

@@ -85,6 +85,80 @@ pub enum RingOp {
     /// (EINVAL: it cannot be polled), every request before it is reaped
     /// first and `fdatasync(2)` is called, its result reaped as a completion.
     Fsync,
+    /// fdatasync of `len` bytes at the offset only (IORING_OP_FSYNC with a
+    /// range: `vfs_fsync_range`, that range's cached pages written back
+    /// and the cache flushed), ordered as [`RingOp::Fsync`] (IO_DRAIN). No
+    /// buffer: `len` is not bounded by one. On a polled ring it runs as
+    /// [`fdatasync_range`] once every request before it is reaped.
+    FsyncRange,
+}
+
+/// A one-entry ring for [`fdatasync_range`] where requests are otherwise
+/// synchronous system calls (the psync engine): Linux has no ranged
+/// fdatasync call, and io_uring's IORING_OP_FSYNC takes a range.
+pub struct RangeSync {
+    /// Boxed: a queue holds this beside a few buffers' worth of fields.
+    ring: Box<IoUring>,
+}
+
+impl std::fmt::Debug for RangeSync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RangeSync").finish_non_exhaustive()
+    }
+}
+
+impl RangeSync {
+    /// The ring; the kernel's error where io_uring is missing or disabled.
+    pub fn new() -> io::Result<RangeSync> {
+        Ok(RangeSync {
+            ring: Box::new(IoUring::new(1)?),
+        })
+    }
+
+    /// fdatasync of `len` bytes at `offset` of `file`, waited for.
+    fn sync(&mut self, file: &File, offset: u64, len: u32) -> Result<(), i32> {
+        let entry = opcode::Fsync::new(types::Fd(file.as_raw_fd()))
+            .offset(offset)
+            .len(len)
+            .flags(types::FsyncFlags::DATASYNC)
+            .build();
+        // SAFETY: the entry names no memory, only the descriptor of `file`,
+        // which outlives the request: it is waited for below before this
+        // returns.
+        unsafe { self.ring.submission().push(&entry) }.map_err(|_| libc::EBUSY)?;
+        loop {
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) => return Err(super::file::errno_of(&e)),
+            }
+            if let Some(c) = self.ring.completion().next() {
+                return if c.result() < 0 { Err(-c.result()) } else { Ok(()) };
+            }
+        }
+    }
+}
+
+/// fdatasync of `len` bytes at `offset` of `file` only: those bytes'
+/// dirty cached pages written back and waited for, then the device's cache
+/// flushed (`vfs_fsync_range`, as a filesystem's fsync of one file of a
+/// set), through `ring` (made on first use, kept for the next call). Where
+/// io_uring cannot be had, the same in two calls: `sync_file_range(2)` of
+/// the range, then `fdatasync(2)` of the file, whose flush is the same but
+/// which also writes back what is dirty outside the range.
+pub fn fdatasync_range(
+    file: &File,
+    ring: &mut Option<io::Result<RangeSync>>,
+    offset: u64,
+    len: u32,
+) -> Result<(), i32> {
+    match ring.get_or_insert_with(RangeSync::new) {
+        Ok(r) => r.sync(file, offset, len),
+        Err(_) => {
+            super::file::write_back_range(file, offset, u64::from(len))?;
+            super::file::fdatasync(file)
+        }
+    }
 }
 
 /// What a ring is asked to be (fio's io_uring options).
@@ -384,11 +458,12 @@ impl Ring {
         }
         let b = self.buf_index(slot, op);
         let len_fits = usize::try_from(len).is_ok_and(|l| l <= self.bufs[b].len());
-        if op != RingOp::Fsync && !len_fits {
+        let buffered = matches!(op, RingOp::Read | RingOp::Write);
+        if buffered && !len_fits {
             return Err(libc::EINVAL);
         }
-        if op == RingOp::Fsync && self.setup.flags & setup::IOPOLL != 0 {
-            return self.polled_fsync(slot);
+        if !buffered && self.setup.flags & setup::IOPOLL != 0 {
+            return self.polled_sync(slot, op, offset, len);
         }
         let index = u16::try_from(b).map_err(|_| libc::EINVAL)?;
         let tag = u64::try_from(slot).map_err(|_| libc::EINVAL)?;
@@ -406,6 +481,12 @@ impl Ring {
                         .build(),
                     (RingOp::Write, false) => opcode::Write::new($fd, ptr, len).offset(offset).build(),
                     (RingOp::Fsync, _) => opcode::Fsync::new($fd)
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build()
+                        .flags(squeue::Flags::IO_DRAIN),
+                    (RingOp::FsyncRange, _) => opcode::Fsync::new($fd)
+                        .offset(offset)
+                        .len(len)
                         .flags(types::FsyncFlags::DATASYNC)
                         .build()
                         .flags(squeue::Flags::IO_DRAIN),
@@ -445,18 +526,20 @@ impl Ring {
         Ok(())
     }
 
-    /// A flush on a polled ring: every request before it completes first
-    /// (their completions kept for the next [`Ring::wait`], as IO_DRAIN
-    /// orders them), then `fdatasync(2)`, whose result is the flush's
-    /// completion.
-    fn polled_fsync(&mut self, slot: usize) -> Result<(), i32> {
+    /// A flush (of the whole file or of a range) on a polled ring: every
+    /// request before it completes first (their completions kept for the
+    /// next [`Ring::wait`], as IO_DRAIN orders them), then `fdatasync(2)`
+    /// or [`fdatasync_range`], whose result is the request's completion.
+    fn polled_sync(&mut self, slot: usize, op: RingOp, offset: u64, len: u32) -> Result<(), i32> {
         while self.kernel > 0 {
             self.reap(self.kernel)?;
         }
-        let res = match self.file.sync_data() {
-            Ok(()) => 0,
-            Err(e) => -super::file::errno_of(&e),
+        let done = if op == RingOp::FsyncRange {
+            fdatasync_range(&self.file, &mut None, offset, len)
+        } else {
+            super::file::fdatasync(&self.file)
         };
+        let res = done.map_or_else(|e| -e, |()| 0);
         self.busy[slot] = true;
         self.ready.push((slot, res));
         Ok(())
