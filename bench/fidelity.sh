@@ -16,7 +16,7 @@
 #   hdparm -T / cached_read, hdparm -t / buffered_read,
 #   hdparm -t --direct / direct_read,
 #   dd if=DEV of=/dev/null bs=10M count=N / dd_read_10m,
-#   time (dd if=/dev/zero of=DEV bs=16k count=10000; sync) / dd_write_16k,
+#   time (dd if=/dev/zero of=DEV bs=16k count=10000; sync DEV) / dd_write_16k,
 #   dd if=/dev/zero of=DEV bs=8k count=N (N = 256k or what fits) / dd_write_8k,
 #   sysbench fileio seqrd/seqwr/rndrd/rndwr / sysbench_* (ext4 on the loop
 #   device; the twin runs on one file of the same total size in the same
