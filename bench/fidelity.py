@@ -253,9 +253,10 @@ def fio_cdm(d, rw, bs, qd, a):
     side = "read" if "read" in rw else "write"
     best = 0.0
     for i in range(a.cdm_passes):
+        # DiskSpd -r draws each random offset on its own: fio's norandommap.
         argv = ["fio", "--name=fidelity", f"--filename={d.dev}", f"--rw={rw}", f"--bs={bs}",
                 f"--iodepth={qd}", *fio_engine_args(qd), "--direct=1", f"--runtime={a.cdm_runtime}",
-                "--time_based", "--randrepeat=0", "--size=1G", "--output-format=json"]
+                "--time_based", "--randrepeat=0", "--norandommap", "--size=1G", "--output-format=json"]
         if i == 0:
             argv.append(f"--ramp_time={a.cdm_runtime}")
         p = sh(argv)
@@ -334,7 +335,8 @@ def pairs(d, a):
                 lambda wl=wl, bs=bs, qd=qd, side=dirn: twin(
                     d, dev, {"workload": wl, "bs": bs, "iodepth": qd, "jobs": 1, "length": "1G",
                              "runtime": cdm_rt, "fill": True, "warmup": 1, "passes": a.cdm_passes,
-                             "pause": a.cdm_pause, "end_fsync": False}, side, "MB/s", best=True))
+                             "pause": a.cdm_pause, "end_fsync": False, "norandommap": True},
+                    side, "MB/s", best=True))
 
     # The plain workloads at the standard profile's parameters.
     for wl, rw, bs, qd, unit in [("seq_read", "read", "1M", 1, "MiB/s"),
@@ -358,7 +360,8 @@ def pairs(d, a):
         side = "write" if mode.endswith("wr") else "read"
         # The classic profile's sysbench twins: buffered, an fsync every
         # 100 requests and one at the end in the write modes.
-        spec = {"workload": wl, "bs": "16k", "runtime": a.runtime, "direct": False}
+        # sysbench draws each random offset on its own (norandommap).
+        spec = {"workload": wl, "bs": "16k", "runtime": a.runtime, "direct": False, "norandommap": True}
         if side == "write":
             spec.update({"fsync_freq": 100, "end_fsync": True, "file_num": 128})
         add(f"sysbench_{mode}", f"sysbench fileio {mode} {a.sysbench_size}", "MiB/s",

@@ -286,6 +286,7 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         fsync_freq: None,
         fsync_files: 1,
         rwmix_order: p.rwmix_order,
+        random_map: !p.norandommap,
         seed: p.seed.wrapping_add(index),
         sample_interval: p.sample_interval,
         verify: false,
@@ -797,6 +798,8 @@ fn slog(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
         s.ramp = Nanos(0);
         s.flush_every = Some(1);
         s.runtime_batch = Some(SLOG_BATCH);
+        // diskinfo's `off = random() % (mediasize / size)`: each drawn on its own.
+        s.random_map = false;
         steps.push(s);
         size *= 2;
     }

@@ -228,8 +228,9 @@ fn classic() -> Vec<TestSpec> {
             p.zone_bytes = Bytes(100 * MIB);
         }),
         test("diskinfo_c", Workload::CommandOverhead, untimed),
+        // iops(): `random() % sectorcount` for each read (norandommap).
         test("diskinfo_i", Workload::IopsSweep, |p| {
-            (p.iodepth, p.runtime) = (128, secs(3))
+            (p.iodepth, p.runtime, p.norandommap) = (128, secs(3), true)
         }),
         // slogbench: sectorsize to MAXTX (8 MiB), at least 1 s per size.
         test("diskinfo_S", Workload::Slog, |p| {
@@ -255,7 +256,8 @@ pub const SYSBENCH_TOTAL_SIZE: u64 = 5000 * MIB;
 /// `file-extra-flags` empty (buffered), `file-fsync-freq` 100,
 /// `file-fsync-end` on (write modes only: `file_thread_done`), `file-num`
 /// 128 (each fsync point an fsync of every file); offsets over the total
-/// size.
+/// size, each drawn on its own (`file_get_rnd_request`: `sb_rand_uniform`
+/// per request, no map: `norandommap`).
 fn sysbench(p: &mut Params) {
     (p.bs, p.runtime, p.length) = (
         Bytes(16 * KIB),
@@ -264,6 +266,7 @@ fn sysbench(p: &mut Params) {
     );
     (p.direct, p.fsync_freq, p.end_fsync) = (false, 100, Some(true));
     p.file_num = SYSBENCH_FILE_NUM;
+    p.norandommap = true;
 }
 
 /// sysbench fileio's `file-num` default: 128 files.
@@ -344,7 +347,8 @@ pub const CDM_TEST_BYTES: u64 = GIB;
 ///   ran the warm-up for a fixed 5 s, 9 for `MeasureTime`: the same at the
 ///   default). DiskSpd's own warm-up is off (`-W0`): no ramp.
 /// - DiskSpd `-S`: no software cache (O_DIRECT), writes not write-through;
-///   `-r` random offsets aligned to the block size; no flush at the end
+///   `-r` random offsets aligned to the block size, each drawn on its own
+///   (`norandommap`: DiskSpd keeps no map of the blocks done); no flush at the end
 ///   (`end_fsync` false: DiskSpd issues none).
 /// - A 5 s pause between tests (`Interval`, `IntervalTime` 5 s), none after
 ///   the last.
@@ -376,6 +380,8 @@ fn cdm() -> Vec<TestSpec> {
                     (p.length, p.runtime) = (Some(Bytes(CDM_TEST_BYTES)), Some(Nanos::from_secs(CDM_SECONDS)));
                     (p.passes, p.warmup, p.end_fsync) = (CDM_PASSES, 1, Some(false));
                     p.pause = Nanos::from_secs(CDM_SECONDS);
+                    // DiskSpd -r draws each random offset on its own.
+                    p.norandommap = true;
                 },
             ));
         }
@@ -401,6 +407,34 @@ mod tests {
         logical_block: 512,
         physical_block: 4096,
     };
+
+    /// Random offsets as each twin's tool draws them: with fio's random map
+    /// (every block once before any again) in the fio-like tests, each
+    /// drawn on its own where the tool keeps no map: sysbench
+    /// (`sb_rand_uniform` per request), CrystalDiskMark's DiskSpd (`-r`),
+    /// diskinfo (`random() % n` in `iops` and `slogbench`), whatever the
+    /// profile. A test's `norandommap` turns the map off.
+    #[test]
+    fn random_offsets_map_as_the_tool_does() {
+        let mut seen = 0;
+        for name in PROFILES {
+            for t in profile(name).unwrap() {
+                let drawn = ["sysbench_", "cdm_", "diskinfo_"].iter().any(|p| t.name.starts_with(p))
+                    || t.workload == Workload::Slog;
+                for st in expand(&t, &HDD_64G).unwrap() {
+                    if matches!(st.pattern, crate::spec::Pattern::Random { .. }) {
+                        assert_eq!(st.random_map, !drawn, "{name}/{}/{}", t.name, st.label);
+                        seen += 1;
+                    }
+                }
+            }
+        }
+        assert!(seen > 20, "{seen} random steps");
+        let mut t = TestSpec::new("r", Workload::RandRead, |_| ());
+        assert!(expand(&t, &HDD_64G).unwrap()[0].random_map, "fio's default: the map");
+        t.params.norandommap = true;
+        assert!(!expand(&t, &HDD_64G).unwrap()[0].random_map);
+    }
 
     #[test]
     fn every_profile_expands_with_unique_names() {

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 
 use crate::io::{Access, Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
 use crate::result::{DirStats, EngineInfo, PassResult, Status, StepResult, TestResult};
-use crate::rng::Rng;
+use crate::rng::{Permutation, Rng};
 use crate::scramble;
 use crate::spec::{Limit, MixOrder, Pattern, Prepare, Step, TestSpec};
 use crate::stats::{Buckets, Latency};
@@ -200,6 +200,10 @@ enum GenKind {
         /// sysbench's running ratio (`MixOrder::Ratio`): the reads and
         /// writes issued so far; `None`: each request draws its operation.
         ratio: Option<(u64, u64)>,
+        /// fio's random map ([`Step::random_map`]): this pass's order of
+        /// the blocks and how many it has given; `None`: each block drawn
+        /// on its own.
+        map: Option<(Permutation, u64)>,
     },
     Fixed {
         op: Op,
@@ -216,9 +220,12 @@ impl OffsetGen {
     /// The generator of job `job` of `step.jobs`:
     /// - `Seq`: job j gets slice j of `[start, end)` (equal slices, whole
     ///   requests), from its start, wrapping at its end;
-    /// - `Random`: offsets `start + k * bs` with k uniform in
-    ///   `0..(end - start) / bs`, from `Rng::new(seed ^ job * 0x9E3779B97F4A7C15)`;
-    ///   for a mix, each request then draws `below(100) < read_pct` for a read
+    /// - `Random`: offsets `start + k * bs` with k in `0..(end - start) / bs`,
+    ///   from `Rng::new(seed ^ job * 0x9E3779B97F4A7C15)`: with
+    ///   [`Step::random_map`], k runs through a [`Permutation`] of the
+    ///   blocks keyed by the generator's first output (every block once),
+    ///   then through another keyed by its next output, and so on; without,
+    ///   k is uniform, drawn for each request; for a mix, each request then draws `below(100) < read_pct` for a read
     ///   (`MixOrder::Random`), or is a read while
     ///   `(reads + 1) * (100 - read_pct) < (writes + 1) * read_pct`, sysbench's
     ///   `(reads + 1) / (writes + 1) < file-rw-ratio` over the job's requests
@@ -240,13 +247,19 @@ impl OffsetGen {
                     cur: s,
                 }
             }
-            Pattern::Random { read_pct, start, end } => GenKind::Random {
-                read_pct: *read_pct,
-                start: *start,
-                blocks: (end.saturating_sub(*start) / bs64).max(1),
-                rng: Rng::new(step.seed ^ u64::from(job).wrapping_mul(JOB_SEED_MIX)),
-                ratio: (step.rwmix_order == MixOrder::Ratio).then_some((0, 0)),
-            },
+            Pattern::Random { read_pct, start, end } => {
+                let blocks = (end.saturating_sub(*start) / bs64).max(1);
+                let mut rng = Rng::new(step.seed ^ u64::from(job).wrapping_mul(JOB_SEED_MIX));
+                let map = step.random_map.then(|| (Permutation::new(blocks, rng.next_u64()), 0));
+                GenKind::Random {
+                    read_pct: *read_pct,
+                    start: *start,
+                    blocks,
+                    rng,
+                    ratio: (step.rwmix_order == MixOrder::Ratio).then_some((0, 0)),
+                    map,
+                }
+            }
             Pattern::Fixed { op, offset } => GenKind::Fixed {
                 op: *op,
                 offset: *offset,
@@ -287,8 +300,23 @@ impl OffsetGen {
                 blocks,
                 rng,
                 ratio,
+                map,
             } => {
-                let o = *start + rng.below(*blocks) * u64::from(len);
+                let block = match map {
+                    // Every block once in this pass's order; then, as fio
+                    // clears its map when it is full (`fio_file_reset`),
+                    // a new pass in a new order.
+                    Some((perm, done)) => {
+                        if *done == perm.len() {
+                            *perm = Permutation::new(*blocks, rng.next_u64());
+                            *done = 0;
+                        }
+                        *done += 1;
+                        perm.at(*done - 1)
+                    }
+                    None => rng.below(*blocks),
+                };
+                let o = *start + block * u64::from(len);
                 let op = match (*read_pct, ratio) {
                     (0, _) => Op::Write,
                     (100.., _) => Op::Read,
@@ -1337,6 +1365,7 @@ mod tests {
             fsync_freq: None,
             fsync_files: 1,
             rwmix_order: MixOrder::Random,
+            random_map: false,
             seed: 42,
             sample_interval: Nanos::from_secs(1),
             verify: false,
@@ -1354,6 +1383,70 @@ mod tests {
     fn offsets(s: &Step, job: u32, n: usize) -> Vec<IoReq> {
         let mut g = OffsetGen::new(s, job);
         (0..n).map(|_| g.next_req()).collect()
+    }
+
+    /// fio's random map (`random_map`, fio without `norandommap`): each
+    /// job's first `blocks` requests hit every block of the range exactly
+    /// once, and so do the next `blocks`, in another order; a mix's reads
+    /// and writes share the one map (fio's map is the file's); every job
+    /// has a map of its own (fio's jobs each open the file). Without it the
+    /// offsets are drawn on their own: 4096 draws over 4096 blocks repeat
+    /// some (about 1 - 1/e of the blocks are hit, 63%).
+    #[test]
+    fn random_map_visits_every_block_once_per_pass() {
+        let (start, bs, blocks) = (1 << 20, 4096u32, 4096u64);
+        let end = start + blocks * u64::from(bs);
+        let block_of = |r: &IoReq| {
+            assert_eq!((r.offset - start) % u64::from(bs), 0);
+            (r.offset - start) / u64::from(bs)
+        };
+        for pct in [100u8, 50] {
+            let mut s = step(
+                Pattern::Random {
+                    read_pct: pct,
+                    start,
+                    end,
+                },
+                bs,
+                2,
+            );
+            s.random_map = true;
+            for job in 0..2 {
+                let reqs = offsets(&s, job, 2 * usize::try_from(blocks).unwrap());
+                let (first, second): (Vec<u64>, Vec<u64>) = (
+                    reqs[..4096].iter().map(block_of).collect(),
+                    reqs[4096..].iter().map(block_of).collect(),
+                );
+                for (name, pass) in [("first", &first), ("second", &second)] {
+                    let mut sorted = pass.clone();
+                    sorted.sort_unstable();
+                    assert!(sorted.iter().copied().eq(0..blocks), "pct {pct} job {job}: {name} pass");
+                }
+                assert_ne!(first, second, "pct {pct} job {job}: a new order each pass");
+                if pct == 50 {
+                    let reads = reqs[..4096].iter().filter(|r| r.op == Op::Read).count();
+                    assert!((1800..2300).contains(&reads), "{reads} reads");
+                }
+            }
+            assert_ne!(offsets(&s, 0, 64), offsets(&s, 1, 64), "pct {pct}: jobs differ");
+        }
+        let s = step(
+            Pattern::Random {
+                read_pct: 100,
+                start,
+                end,
+            },
+            bs,
+            1,
+        );
+        let mut hit: Vec<u64> = offsets(&s, 0, 4096).iter().map(block_of).collect();
+        hit.sort_unstable();
+        hit.dedup();
+        assert!(
+            (2400..2800).contains(&hit.len()),
+            "{} blocks hit without the map",
+            hit.len()
+        );
     }
 
     /// (j) random offsets are aligned to bs, inside the range, and reach

@@ -137,6 +137,16 @@ pub struct Params {
     /// before it existed (`random`).
     #[serde(default)]
     pub rwmix_order: MixOrder,
+    /// fio's `norandommap`: random offsets drawn each on its own, so a
+    /// block may come again before every block has had its turn (as
+    /// sysbench, DiskSpd and diskinfo draw them). False, fio's default:
+    /// each job's random requests visit every block of the range once, in
+    /// a random order, before any block again (fio keeps a map of the
+    /// blocks done, `io_u.c` `__get_next_rand_offset`), so no request finds
+    /// what an earlier one left in a cache. Absent in documents before it
+    /// existed (false; those ran as `true`).
+    #[serde(default)]
+    pub norandommap: bool,
     /// `commit`: flush after every this many writes.
     pub flush_every: u64,
     /// `zones`: points on the surface curve; `seek_profile`: unused.
@@ -407,6 +417,7 @@ impl Params {
             ramp_time: Nanos(0),
             rwmixread: 70,
             rwmix_order: MixOrder::Random,
+            norandommap: false,
             flush_every: 1,
             points: 16,
             zone_bytes: Bytes(100 << 20),
@@ -587,6 +598,11 @@ pub struct Step {
     /// The order of a random mix's reads and writes ([`Params::rwmix_order`]).
     #[serde(default)]
     pub rwmix_order: MixOrder,
+    /// A random pattern visits every block once before any again (fio's
+    /// random map, [`Params::norandommap`] false); false: each offset is
+    /// drawn on its own.
+    #[serde(default)]
+    pub random_map: bool,
     /// Seed of this step's offsets and buffers.
     pub seed: u64,
     /// Sample width.

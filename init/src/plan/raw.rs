@@ -205,6 +205,7 @@ param_structs!(
     jobs,
     rwmixread,
     rwmix_order,
+    norandommap,
     flush_every,
     points,
     seed,

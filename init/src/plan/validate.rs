@@ -89,6 +89,7 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
             "passes" => p.passes = u32_of(v, at, "a whole number of passes from 1", 1)?,
             "warmup" => p.warmup = u32_of(v, at, "a whole number of passes (0 = none)", 0)?,
             "fill" => p.fill = bool_of(v, at)?,
+            "norandommap" => p.norandommap = bool_of(v, at)?,
             "pause" => p.pause = dur_of(v, at)?,
             "hipri" => p.hipri = bool_of(v, at)?,
             "sqthread_poll" => p.sqthread_poll = bool_of(v, at)?,

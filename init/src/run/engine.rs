@@ -1522,6 +1522,7 @@ mod tests {
             fsync_freq: None,
             fsync_files: 1,
             rwmix_order: Default::default(),
+            random_map: false,
             seed: 9,
             sample_interval: Nanos::from_secs(1),
             verify: false,
