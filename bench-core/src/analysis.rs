@@ -13,7 +13,11 @@
 //! Sequential workloads (`buffered_read`, `direct_read`, `seq_read`, and for
 //! layers and all-at-once also `zones`) compare read throughput; `seq_write`
 //! (and `commit`) write throughput; `rand_read` (and `iops_sweep`) read IOPS;
-//! `rand_write` write IOPS; `rand_rw` both read and write IOPS.
+//! `rand_write` write IOPS; `rand_rw` both read and write IOPS. For the
+//! workloads of several steps the figure is the summary's headline
+//! (`crate::plan::summarize`): `zones` the mean over its surface points,
+//! `iops_sweep` its highest IOPS, `commit` its commit-size step
+//! (`flush_every_N`).
 //! `cached_read` measures the page cache, and `seek_profile`,
 //! `command_overhead` and `slog` (one write and flush at a time) are
 //! latencies: none of them is analysed. Arrays have

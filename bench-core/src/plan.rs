@@ -550,6 +550,9 @@ fn zone_step(label: String, p: &Params, start: u64, bulk: u64, bs: u64, index: u
     Ok(s)
 }
 
+/// The label of a `zones` surface point, before its number.
+pub const SURFACE_PREFIX: &str = "surface_";
+
 /// diskinfo -t's transfer rates plus a surface curve.
 ///
 /// - `outside`, `middle`, `inside`: bulk = min(zone_bytes, range - 1 block)
@@ -593,7 +596,14 @@ fn zones(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
             u64::try_from(u128::from(span) * u128::from(i) / u128::from(points - 1)).unwrap_or(span)
         };
         let start = range.start + lb64 + off / lb64 * lb64;
-        steps.push(zone_step(format!("surface_{i:0width$}"), p, start, pbulk, pbs, 3 + i)?);
+        steps.push(zone_step(
+            format!("{SURFACE_PREFIX}{i:0width$}"),
+            p,
+            start,
+            pbulk,
+            pbs,
+            3 + i,
+        )?);
     }
     Ok(steps)
 }
@@ -736,7 +746,7 @@ fn commit(p: &Params, range: Range, bs: u32) -> Result<Vec<Step>, PlanError> {
         0,
     );
     every.flush_every = Some(p.flush_every);
-    let mut all = base_step("flush_every_all".to_string(), p, pattern, bs, limit, 1);
+    let mut all = base_step(COMMIT_ALL_LABEL.to_string(), p, pattern, bs, limit, 1);
     all.flush_every = None;
     for s in [&mut every, &mut all] {
         s.flush_at_end = true;
@@ -744,6 +754,9 @@ fn commit(p: &Params, range: Range, bs: u32) -> Result<Vec<Step>, PlanError> {
     }
     Ok(vec![every, all])
 }
+
+/// The label of `commit`'s reference step: every write, one flush at the end.
+pub const COMMIT_ALL_LABEL: &str = "flush_every_all";
 
 /// diskinfo -S (FreeBSD `diskinfo.c` `slogbench`): for each size from the
 /// logical block doubling up to `max_bs` (and the range), labelled by the
@@ -818,9 +831,15 @@ fn read_ios(d: Option<&DirStats>) -> u64 {
 /// - `command_overhead`: (small.runtime - big.runtime) / small reads, ns per
 ///   command (diskinfo -c);
 /// - `seek_profile`: mean read latency of each section;
-/// - `zones`: read bytes/s per step; `iops_sweep`: read IOPS per step;
-///   `commit`, `slog`: write bytes/s per step (flushes included in the
-///   time).
+/// - `zones`: read bytes/s per step, and as the headline read bytes/s the
+///   mean over the surface points (evenly spaced over the range: the
+///   surface's mean rate; with no points, over outside, middle, inside);
+///   `iops_sweep`: read IOPS per step, and as the headline the highest
+///   (the sweep's peak) with that step's read bytes/s; `commit`, `slog`:
+///   write bytes/s per step (flushes included in the time), and for
+///   `commit` the headline write bytes/s and IOPS of its `flush_every_N`
+///   step (the commit size; `flush_every_all` is its reference).
+///   The analysis compares these headlines (`crate::analysis`).
 pub fn summarize(workload: Workload, steps: &[StepResult]) -> Summary {
     let mut s = Summary::default();
     let per_step = |f: &dyn Fn(&StepResult) -> Option<f64>| -> Vec<Figure> {
@@ -836,10 +855,43 @@ pub fn summarize(workload: Workload, steps: &[StepResult]) -> Summary {
     };
     match workload {
         Workload::SeekProfile => s.seek_ns = per_step(&|st| st.read.as_ref().map(|d| d.lat_ns.mean)),
-        Workload::Zones => s.per_step = per_step(&|st| st.read.as_ref().map(|d| d.bytes_per_sec)),
-        Workload::IopsSweep => s.per_step = per_step(&|st| st.read.as_ref().map(|d| d.iops)),
+        Workload::Zones => {
+            s.per_step = per_step(&|st| st.read.as_ref().map(|d| d.bytes_per_sec));
+            let surface: Vec<f64> = s
+                .per_step
+                .iter()
+                .filter(|f| f.label.starts_with(SURFACE_PREFIX))
+                .map(|f| f.value)
+                .collect();
+            let zones: Vec<f64> = if surface.is_empty() {
+                s.per_step.iter().map(|f| f.value).collect()
+            } else {
+                surface
+            };
+            if !zones.is_empty() {
+                #[allow(clippy::cast_precision_loss)] // a few hundred zones at most
+                let n = zones.len() as f64;
+                s.read_bytes_per_sec = Some(zones.iter().sum::<f64>() / n);
+            }
+        }
+        Workload::IopsSweep => {
+            s.per_step = per_step(&|st| st.read.as_ref().map(|d| d.iops));
+            let peak = steps
+                .iter()
+                .filter_map(|st| st.read.as_ref())
+                .max_by(|a, b| a.iops.total_cmp(&b.iops));
+            if let Some(d) = peak {
+                (s.read_iops, s.read_bytes_per_sec) = (Some(d.iops), Some(d.bytes_per_sec));
+            }
+        }
         Workload::Commit | Workload::Slog => {
             s.per_step = per_step(&|st| st.write.as_ref().map(|d| d.bytes_per_sec));
+            if workload == Workload::Commit {
+                let every = steps.iter().find(|st| st.label != COMMIT_ALL_LABEL);
+                if let Some(d) = every.and_then(|st| st.write.as_ref()) {
+                    (s.write_bytes_per_sec, s.write_iops) = (Some(d.bytes_per_sec), Some(d.iops));
+                }
+            }
         }
         Workload::CommandOverhead => {
             let find = |l: &str| steps.iter().find(|st| st.label == l);

@@ -501,13 +501,16 @@ pub struct Samples {
 /// The headline figures of a test, for tables and comparisons.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// Read throughput of the main step, bytes per second.
+    /// Read throughput of the main step, bytes per second; `zones`: the
+    /// mean over its surface points (with none, over outside, middle and
+    /// inside); `iops_sweep`: that of the step with the most IOPS.
     pub read_bytes_per_sec: Option<f64>,
-    /// Write throughput of the main step, bytes per second.
+    /// Write throughput of the main step, bytes per second; `commit`: its
+    /// `flush_every_N` step's.
     pub write_bytes_per_sec: Option<f64>,
-    /// Read IOPS of the main step.
+    /// Read IOPS of the main step; `iops_sweep`: the highest over its steps.
     pub read_iops: Option<f64>,
-    /// Write IOPS of the main step.
+    /// Write IOPS of the main step; `commit`: its `flush_every_N` step's.
     pub write_iops: Option<f64>,
     /// Mean latency ([`DirStats::lat_ns`], fio's `lat`) over all requests of
     /// the main step, nanoseconds.

@@ -806,9 +806,20 @@ mod tests {
             let s = &res.summary;
             let filled = match t.workload {
                 Workload::SeekProfile => s.seek_ns.len() == 7,
-                Workload::Zones => s.per_step.len() == 3 + 8,
-                Workload::IopsSweep => s.per_step.len() == 5,
-                Workload::Commit => s.per_step.len() == 2,
+                // The headlines the analysis compares (plan::summarize).
+                Workload::Zones => {
+                    let surface: Vec<f64> = s.per_step[3..].iter().map(|f| f.value).collect();
+                    s.per_step.len() == 3 + 8 && s.read_bytes_per_sec == Some(surface.iter().sum::<f64>() / 8.0)
+                }
+                Workload::IopsSweep => {
+                    let peak = s.per_step.iter().map(|f| f.value).fold(0.0, f64::max);
+                    s.per_step.len() == 5 && s.read_iops == Some(peak)
+                }
+                Workload::Commit => {
+                    s.per_step.len() == 2
+                        && s.write_bytes_per_sec == Some(s.per_step[0].value)
+                        && s.per_step[1].label == crate::plan::COMMIT_ALL_LABEL
+                }
                 // 512 B to 64 KiB.
                 Workload::Slog => s.per_step.len() == 8,
                 Workload::CommandOverhead => s.command_overhead_ns.is_some(),

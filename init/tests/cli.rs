@@ -691,3 +691,93 @@ fn sigint_stops_the_run_and_still_writes_the_results() {
         tests[1]["status"]
     );
 }
+
+/// The workloads of several steps are analysed from a real run: on two
+/// loop devices with `all_at_once`, `zones`, `iops_sweep` and `commit`
+/// each get an all-at-once line whose figures are the summaries'
+/// headlines (zones: the mean over its zones; iops_sweep: its highest
+/// IOPS; commit: its commit-size step), together against the sum of each
+/// disk alone.
+#[test]
+fn multi_step_workloads_get_analysis_lines_from_a_real_run() {
+    let (a, b) = (Loop::zeroed(LOOP_BYTES), Loop::zeroed(LOOP_BYTES));
+    let cfg = config(&serde_json::json!({
+        "targets": [a.dev, b.dev],
+        "tests": [
+            {"workload": "zones", "name": "z", "zone_bytes": "2M", "points": 4},
+            {"workload": "iops_sweep", "name": "i", "iodepth": 4, "runtime": "200ms"},
+            {"workload": "commit", "name": "c", "bs": "16k", "size": "512k", "flush_every": 4}
+        ],
+        "destructive": {"confirm": PHRASE, "targets": [{"path": a.dev}, {"path": b.dev}]},
+        "all_at_once": true
+    }));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    let headline = |t: &Value, metric: &str| t["summary"][metric].as_f64().expect(metric);
+    for (test, workload, metric) in [
+        ("z", "zones", "read_bytes_per_sec"),
+        ("i", "iops_sweep", "read_iops"),
+        ("c", "commit", "write_bytes_per_sec"),
+    ] {
+        let alone: f64 = [&a.dev, &b.dev]
+            .iter()
+            .map(|dev| {
+                let t = tests_of(&doc, dev).into_iter().find(|t| t["name"] == test).expect(test);
+                assert_eq!(t["status"]["state"], "ok", "{test} on {dev}: {}", t["status"]);
+                let per_step: Vec<(&str, f64)> = t["summary"]["per_step"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| (f["label"].as_str().unwrap(), f["value"].as_f64().unwrap()))
+                    .collect();
+                let surface: Vec<f64> = per_step
+                    .iter()
+                    .filter(|f| f.0.starts_with("surface_"))
+                    .map(|f| f.1)
+                    .collect();
+                let want = match workload {
+                    "zones" => {
+                        assert_eq!(surface.len(), 4, "{test}: four surface points");
+                        surface.iter().sum::<f64>() / 4.0
+                    }
+                    "iops_sweep" => per_step.iter().map(|f| f.1).fold(0.0, f64::max),
+                    _ => {
+                        assert!(per_step[0].0.starts_with("flush_every_") && per_step[0].0 != "flush_every_all");
+                        per_step[0].1
+                    }
+                };
+                let got = headline(t, metric);
+                assert!((got - want).abs() <= want * 1e-9, "{test} on {dev}: {got} vs {want}");
+                got
+            })
+            .sum();
+        let line = doc["analysis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["kind"] == "all_at_once" && l["test"] == test && l["metric"] == metric)
+            .unwrap_or_else(|| panic!("no all_at_once line for {test}: {}", doc["analysis"]));
+        assert_eq!(line["workload"], workload);
+        let expected = line["expected"].as_f64().unwrap();
+        assert!(
+            (expected - alone).abs() <= alone * 1e-9,
+            "{test}: {expected} vs {alone}"
+        );
+        let run = doc["all_at_once"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["test"] == test)
+            .expect("the all-at-once run");
+        let together: f64 = run["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| headline(r, metric))
+            .sum();
+        let measured = line["measured"].as_f64().unwrap();
+        assert!(
+            (measured - together).abs() <= together * 1e-9,
+            "{test}: {measured} vs {together}"
+        );
+    }
+}
