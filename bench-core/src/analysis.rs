@@ -1,6 +1,7 @@
 //! What the figures say about arrays, layers and all-at-once runs: each
 //! measured figure against the figure expected from the devices it is built
-//! of, and the efficiency `measured / expected`.
+//! of, and the efficiency `measured / expected`; and which disk is the odd
+//! one out among disks of the same model and firmware.
 //!
 //! The inputs are a finished [`ResultDoc`]: the targets' [`StackInfo`] (which
 //! members an md array has, which device a dm layer sits on), the tests run on
@@ -58,6 +59,16 @@
 //! Each figure of a layer's test against the same figure of the same test on
 //! the device beneath: `expected` is the figure beneath and `efficiency` the
 //! ratio (1.0 = the layer costs nothing).
+//!
+//! # The odd disk out
+//! The whole disks (no array or layer) with a known model and firmware,
+//! grouped by both; in a group of two or more, for each test that ended
+//! `ok` on every disk of the group, a disk whose figure is more than 10%
+//! below the group's median ([`OUTLIER_BELOW`]; of two disks the median is
+//! their mean) gets an `outlier` line: `measured` its figure, `expected`
+//! the median, `from` the group. Two disks of one model and firmware that
+//! read at 59 and 83 MB/s (the fileserver post's) are 17% apart from
+//! their mean of 71: the slower one is the outlier.
 //!
 //! # All at once
 //! The sum of every disk's figure in the run together against the sum of the
@@ -183,7 +194,82 @@ pub fn analyze(doc: &ResultDoc) -> Vec<Analysis> {
     for a in &doc.all_at_once {
         analyze_all_at_once(doc, a, &mut out);
     }
+    analyze_outliers(doc, &mut out);
     out
+}
+
+/// How far below its group's median a disk's figure may be before it is an
+/// outlier: more than 10% below (figure < 0.9 x median).
+pub const OUTLIER_BELOW: f64 = 0.10;
+
+/// The median of `v` (not empty): the middle value, or the mean of the two
+/// middle ones.
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The odd disk out: the whole disks (no array or layer) grouped by model
+/// and firmware (both known); in a group of two or more, for each test
+/// every disk of the group ran `ok` and each figure analysed for its
+/// workload, a disk more than [`OUTLIER_BELOW`] below the group's median
+/// gets a line (`outlier`: measured = its figure, expected = the median,
+/// `from` = the group), in target order.
+fn analyze_outliers(doc: &ResultDoc, out: &mut Vec<Analysis>) {
+    let disks: Vec<&TargetInfo> = doc.targets.iter().filter(|t| t.stack.is_none()).collect();
+    let mut groups: Vec<((&str, &str), Vec<&TargetInfo>)> = Vec::new();
+    for t in &disks {
+        let (Some(model), Some(fw)) = (t.model.as_deref(), t.firmware.as_deref()) else {
+            continue;
+        };
+        match groups.iter_mut().find(|g| g.0 == (model, fw)) {
+            Some(g) => g.1.push(t),
+            None => groups.push(((model, fw), vec![t])),
+        }
+    }
+    for ((model, fw), members) in groups.iter().filter(|g| g.1.len() >= 2) {
+        let first = members[0];
+        for test in doc
+            .tests
+            .iter()
+            .filter(|x| x.target == first.path && x.status == Status::Ok)
+        {
+            for &metric in metrics(test.workload) {
+                let figs: Option<Vec<(&str, f64)>> = members
+                    .iter()
+                    .map(|m| figure(doc, &m.path, &test.name, metric).map(|v| (m.path.as_str(), v)))
+                    .collect();
+                let Some(figs) = figs else { continue };
+                let mut values: Vec<f64> = figs.iter().map(|f| f.1).collect();
+                let med = median(&mut values);
+                for &(path, v) in figs.iter().filter(|f| f.1 < med * (1.0 - OUTLIER_BELOW)) {
+                    out.push(Analysis {
+                        kind: "outlier".into(),
+                        target: path.into(),
+                        test: test.name.clone(),
+                        workload: test.workload,
+                        metric: metric.name().into(),
+                        measured: v,
+                        expected: med,
+                        efficiency: v / med,
+                        rule: format!(
+                            "outlier: {:.0}% below the median of its group ({} disks of model {model}, firmware {fw}: {})",
+                            (1.0 - v / med) * 100.0,
+                            figs.len(),
+                            metric.show(med)
+                        ),
+                        limited_by: None,
+                        from: figs.iter().map(|f| String::from(f.0)).collect(),
+                    });
+                }
+            }
+        }
+    }
 }
 
 /// The first `ok` test named `test` on `target`.
@@ -919,5 +1005,91 @@ mod tests {
         assert_eq!(Metric::ReadBps.show(10_049_999.0), "10.0 MB/s");
         assert_eq!(Metric::WriteIops.show(812.4), "812 IOPS");
         assert_eq!(Metric::from_name("write_iops"), Some(Metric::WriteIops));
+    }
+
+    fn model(mut t: TargetInfo, m: &str, fw: Option<&str>) -> TargetInfo {
+        t.model = Some(m.into());
+        t.firmware = fw.map(String::from);
+        t
+    }
+
+    /// The odd disk out: in a group of one model and firmware, a disk more
+    /// than 10% below the median gets a line and the others none; exactly
+    /// 10% below is not; a disk of another model, one without a firmware,
+    /// and an array are no part of the group; a group of one gives none;
+    /// a test that failed on one disk of the group gives none for it.
+    #[test]
+    fn outliers_against_the_median_of_model_and_firmware() {
+        let t = |p: &str, v: f64| test(p, Workload::SeqRead, Metric::ReadBps, v * MBS);
+        let d = doc(
+            vec![
+                model(disk("/dev/a", 1 << 30), "M1", Some("F1")),
+                model(disk("/dev/b", 1 << 30), "M1", Some("F1")),
+                model(disk("/dev/c", 1 << 30), "M1", Some("F1")),
+                model(disk("/dev/d", 1 << 30), "M1", Some("F2")),
+                model(disk("/dev/e", 1 << 30), "M1", None),
+                md("/dev/md0", "raid0", &["/dev/a", "/dev/b"], None),
+            ],
+            vec![
+                t("/dev/a", 100.0),
+                t("/dev/b", 95.0),
+                t("/dev/c", 80.0),
+                t("/dev/d", 10.0),
+                t("/dev/e", 10.0),
+                t("/dev/md0", 10.0),
+            ],
+        );
+        let lines: Vec<Analysis> = analyze(&d).into_iter().filter(|l| l.kind == "outlier").collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let l = &lines[0];
+        assert_eq!(
+            (l.target.as_str(), l.test.as_str(), l.metric.as_str()),
+            ("/dev/c", "seq_read", "read_bytes_per_sec")
+        );
+        assert!(close(l.measured, 80.0 * MBS) && close(l.expected, 95.0 * MBS));
+        assert!(close(l.efficiency, 80.0 / 95.0));
+        assert_eq!(l.from, vec!["/dev/a", "/dev/b", "/dev/c"]);
+        assert_eq!(
+            l.rule,
+            "outlier: 16% below the median of its group (3 disks of model M1, firmware F1: 95.0 MB/s)"
+        );
+        assert_eq!(l.limited_by, None);
+
+        // The post's pair: 59 and 83 MB/s, median 71; 90 against 100 is 5%
+        // below their median of 95: none.
+        for (slow, fast, want) in [(59.0, 83.0, true), (90.0, 100.0, false)] {
+            let d = doc(
+                vec![
+                    model(disk("/dev/a", 1 << 30), "M", Some("F")),
+                    model(disk("/dev/b", 1 << 30), "M", Some("F")),
+                ],
+                vec![t("/dev/a", slow), t("/dev/b", fast)],
+            );
+            let lines: Vec<Analysis> = analyze(&d).into_iter().filter(|l| l.kind == "outlier").collect();
+            assert_eq!(lines.len(), usize::from(want), "{slow} and {fast}: {lines:?}");
+            if want {
+                assert_eq!(lines[0].target, "/dev/a");
+                assert!(close(lines[0].expected, 71.0 * MBS));
+            }
+        }
+        // Exactly 10% below the median of three: none.
+        let d = doc(
+            (["/dev/a", "/dev/b", "/dev/c"].map(|p| model(disk(p, 1 << 30), "M", Some("F")))).to_vec(),
+            vec![t("/dev/a", 90.0), t("/dev/b", 100.0), t("/dev/c", 110.0)],
+        );
+        assert!(analyze(&d).iter().all(|l| l.kind != "outlier"));
+        // A failed test on one disk of the group: no line for that test.
+        let mut failed = t("/dev/b", 95.0);
+        failed.status = Status::Error {
+            errno: 5,
+            op: crate::io::Op::Read,
+            offset: 0,
+            message: "read at offset 0 failed: errno 5".into(),
+        };
+        let d = doc(
+            (["/dev/a", "/dev/b", "/dev/c"].map(|p| model(disk(p, 1 << 30), "M", Some("F")))).to_vec(),
+            vec![t("/dev/a", 100.0), failed, t("/dev/c", 50.0)],
+        );
+        assert!(analyze(&d).iter().all(|l| l.kind != "outlier"));
     }
 }

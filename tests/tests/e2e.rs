@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, scratch, status_of, stick_copy,
-    target_by_serial, tests_on, the_document, Via,
+    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, path_of, scratch, status_of,
+    stick_copy, target_by_serial, tests_on, the_document, Via,
 };
 use bootbench_qemu::stick;
 use serde_json::{json, Value};
@@ -51,6 +51,10 @@ fn t1_invalid_config_gives_error_document_poweroff_and_no_disk_changed() {
     assert_eq!(before, after, "no disk changed");
 }
 
+/// Every transport, each disk found by its QEMU serial and the stick left
+/// out. Two SATA disks share a model and firmware, the second throttled to
+/// 4 MiB/s: the analysis names it the odd disk out (`outlier`) against the
+/// median of the two.
 #[test]
 fn t2_direct_boot_each_transport_identified_by_serial_stick_excluded() {
     let Some(a) = artifacts("t2_direct_each_transport") else {
@@ -59,6 +63,7 @@ fn t2_direct_boot_each_transport_identified_by_serial_stick_excluded() {
     let dir = scratch("t2_direct_each_transport");
     let specs = disks(&[
         "sata,size=64M,serial=E2E-SATA-1,model=E2E SATA MODEL,rotation=7200",
+        "sata,size=64M,serial=E2E-SATA-2,model=E2E SATA MODEL,rotation=7200,bps=4M",
         "nvme,size=64M,serial=E2E-NVME-1",
         "virtio,size=64M,serial=E2E-VIRTIO-1",
         "usb,size=64M,serial=E2E-USB-1",
@@ -91,6 +96,39 @@ fn t2_direct_boot_each_transport_identified_by_serial_stick_excluded() {
     }
     assert_eq!(target_by_serial(&doc, "E2E-SATA-1")["model"], "E2E SATA MODEL");
     assert_eq!(target_by_serial(&doc, "E2E-SATA-1")["rotational"], true);
+
+    let (sata1, sata2) = (
+        path_of(target_by_serial(&doc, "E2E-SATA-1")),
+        path_of(target_by_serial(&doc, "E2E-SATA-2")),
+    );
+    let outliers: Vec<&Value> = doc["analysis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["kind"] == "outlier")
+        .collect();
+    assert_eq!(outliers.len(), 1, "one odd disk out: {}", doc["analysis"]);
+    let l = outliers[0];
+    eprintln!("outlier: {l}");
+    assert_eq!(
+        (l["target"].as_str(), l["test"].as_str()),
+        (Some(sata2), Some("seq_read_1m")),
+        "{l}"
+    );
+    assert_eq!(l["from"], json!([sata1, sata2]), "{l}");
+    let figure = |p: &str| {
+        tests_on(&doc, if p == sata1 { "E2E-SATA-1" } else { "E2E-SATA-2" })[0]["summary"]["read_bytes_per_sec"]
+            .as_f64()
+            .unwrap()
+    };
+    let median = (figure(sata1) + figure(sata2)) / 2.0;
+    assert!((l["expected"].as_f64().unwrap() - median).abs() <= median * 1e-9, "{l}");
+    assert!((l["measured"].as_f64().unwrap() - figure(sata2)).abs() <= 1.0, "{l}");
+    let rule = l["rule"].as_str().unwrap();
+    assert!(
+        rule.starts_with("outlier: ") && rule.contains("(2 disks of model E2E SATA MODEL, firmware "),
+        "{rule}"
+    );
 }
 
 #[test]
