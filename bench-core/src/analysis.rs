@@ -214,6 +214,110 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// One disk's figure in a [`FleetGroup`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleetEntry {
+    /// Which document (index into the documents given to [`fleet`]).
+    pub doc: usize,
+    /// The disk's path in that document.
+    pub target: String,
+    /// Its serial number, when known.
+    pub serial: Option<String>,
+    /// The figure, in the metric's unit.
+    pub value: f64,
+}
+
+/// The disks of one model and firmware, over one or many documents, with
+/// one test's figure each: the test of that name that ended `ok`, and its
+/// figure usable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleetGroup {
+    /// The model.
+    pub model: String,
+    /// The firmware revision.
+    pub firmware: String,
+    /// The test's name.
+    pub test: String,
+    /// Its workload.
+    pub workload: Workload,
+    /// The figure compared.
+    pub metric: Metric,
+    /// Each disk's figure, in document and target order.
+    pub entries: Vec<FleetEntry>,
+    /// Their median (of an even count, the mean of the two middle ones).
+    pub median: f64,
+    /// The lowest figure.
+    pub min: f64,
+    /// The highest figure.
+    pub max: f64,
+}
+
+impl FleetGroup {
+    /// The entries more than [`OUTLIER_BELOW`] below the median.
+    pub fn outliers(&self) -> impl Iterator<Item = &FleetEntry> {
+        let floor = self.median * (1.0 - OUTLIER_BELOW);
+        self.entries.iter().filter(move |e| e.value < floor)
+    }
+}
+
+/// The fleet view of many documents (one machine's runs or many
+/// machines'): every whole disk (no array or layer) with a known model and
+/// firmware, grouped by model, firmware, test name and analysed figure;
+/// the groups of two or more disks, in the order first seen. The same rule
+/// as a document's `outlier` lines, across documents: an entry more than
+/// 10% below its group's median is an outlier ([`FleetGroup::outliers`]).
+pub fn fleet(docs: &[&ResultDoc]) -> Vec<FleetGroup> {
+    let mut groups: Vec<FleetGroup> = Vec::new();
+    for (i, doc) in docs.iter().enumerate() {
+        for t in doc.targets.iter().filter(|t| t.stack.is_none()) {
+            let (Some(model), Some(fw)) = (t.model.as_deref(), t.firmware.as_deref()) else {
+                continue;
+            };
+            for test in doc
+                .tests
+                .iter()
+                .filter(|x| x.target == t.path && x.status == Status::Ok)
+            {
+                for &metric in metrics(test.workload) {
+                    let Some(value) = usable(metric.get(&test.summary)) else {
+                        continue;
+                    };
+                    let entry = FleetEntry {
+                        doc: i,
+                        target: t.path.clone(),
+                        serial: t.serial.clone(),
+                        value,
+                    };
+                    let same = |g: &&mut FleetGroup| {
+                        g.model == model && g.firmware == fw && g.test == test.name && g.metric == metric
+                    };
+                    match groups.iter_mut().find(|g| same(g)) {
+                        Some(g) => g.entries.push(entry),
+                        None => groups.push(FleetGroup {
+                            model: model.into(),
+                            firmware: fw.into(),
+                            test: test.name.clone(),
+                            workload: test.workload,
+                            metric,
+                            entries: vec![entry],
+                            median: 0.0,
+                            min: 0.0,
+                            max: 0.0,
+                        }),
+                    }
+                }
+            }
+        }
+    }
+    groups.retain(|g| g.entries.len() >= 2);
+    for g in &mut groups {
+        let mut v: Vec<f64> = g.entries.iter().map(|e| e.value).collect();
+        g.median = median(&mut v);
+        (g.min, g.max) = (v[0], v[v.len() - 1]);
+    }
+    groups
+}
+
 /// The odd disk out: the whole disks (no array or layer) grouped by model
 /// and firmware (both known); in a group of two or more, for each test
 /// every disk of the group ran `ok` and each figure analysed for its
@@ -1091,5 +1195,50 @@ mod tests {
             vec![t("/dev/a", 100.0), failed, t("/dev/c", 50.0)],
         );
         assert!(analyze(&d).iter().all(|l| l.kind != "outlier"));
+    }
+
+    /// The fleet over two documents: one model and firmware's disks from
+    /// both in one group (59, 83 and 80 MB/s: median 80, the 59 an
+    /// outlier), a model with one disk and an array in none, the same
+    /// disk in two documents twice.
+    #[test]
+    fn fleet_groups_disks_across_documents() {
+        let t = |p: &str, v: f64| test(p, Workload::SeqRead, Metric::ReadBps, v * MBS);
+        let mut a0 = model(disk("/dev/a", 1 << 30), "M", Some("F"));
+        a0.serial = Some("S-A".into());
+        let d0 = doc(
+            vec![
+                a0,
+                model(disk("/dev/b", 1 << 30), "M", Some("F")),
+                md("/dev/md0", "raid0", &["/dev/a", "/dev/b"], None),
+            ],
+            vec![t("/dev/a", 59.0), t("/dev/b", 83.0), t("/dev/md0", 1.0)],
+        );
+        let d1 = doc(
+            vec![
+                model(disk("/dev/c", 1 << 30), "M", Some("F")),
+                model(disk("/dev/d", 1 << 30), "N", Some("F")),
+            ],
+            vec![t("/dev/c", 80.0), t("/dev/d", 1.0)],
+        );
+        let g = fleet(&[&d0, &d1]);
+        assert_eq!(g.len(), 1, "{g:?}");
+        let g = &g[0];
+        assert_eq!(
+            (g.model.as_str(), g.firmware.as_str(), g.test.as_str()),
+            ("M", "F", "seq_read")
+        );
+        assert_eq!(g.metric, Metric::ReadBps);
+        let who: Vec<(usize, &str)> = g.entries.iter().map(|e| (e.doc, e.target.as_str())).collect();
+        assert_eq!(who, vec![(0, "/dev/a"), (0, "/dev/b"), (1, "/dev/c")]);
+        assert_eq!(g.entries[0].serial.as_deref(), Some("S-A"));
+        assert!(close(g.median, 80.0 * MBS) && close(g.min, 59.0 * MBS) && close(g.max, 83.0 * MBS));
+        let odd: Vec<&str> = g.outliers().map(|e| e.target.as_str()).collect();
+        assert_eq!(odd, vec!["/dev/a"]);
+        // The same document twice: each disk counted in each.
+        assert_eq!(
+            fleet(&[&d1, &d1]).iter().map(|g| g.entries.len()).collect::<Vec<_>>(),
+            vec![2, 2]
+        );
     }
 }

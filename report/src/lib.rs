@@ -1,5 +1,6 @@
 //! bootbench-report: turns result documents (`bootbench.result/1`) into what a
-//! sysadmin reads: tables (`show`), side-by-side ratios (`compare`), CSV, an
+//! sysadmin reads: tables (`show`), side-by-side ratios (`compare`), the
+//! disks of many documents by model and firmware (`fleet`), CSV, an
 //! HTML report with SVG charts, and documents cut out of a serial-console log
 //! (`extract`).
 //!
@@ -9,6 +10,7 @@
 pub mod compare;
 pub mod csv;
 pub mod extract;
+pub mod fleet;
 pub mod html;
 pub mod read;
 pub mod show;

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use bench_core::console::safe_lines;
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{compare, csv, extract, html, show};
+use bootbench_report::{compare, csv, extract, fleet, html, show};
 use clap::{Parser, Subcommand};
 
 /// Read, compare and chart bootbench result documents.
@@ -32,12 +32,22 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Two documents side by side with ratios B/A (targets matched by serial).
+    /// Two documents side by side with ratios B/A (targets matched by serial),
+    /// then their disks by model and firmware, as `fleet`.
     Compare {
         /// The first document (A, "before").
         a: PathBuf,
         /// The second document (B, "after").
         b: PathBuf,
+    },
+    /// The disks of many documents (one machine's or many machines') grouped
+    /// by model and firmware: for each test and figure the number of disks,
+    /// the median, the spread, and the outliers (more than 10% below the
+    /// median).
+    Fleet {
+        /// Result documents.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
     /// Cut every result document out of a serial console log, verified
     /// (length, CRC-32, and the nonce its boot announced).
@@ -88,7 +98,16 @@ fn main() -> ExitCode {
         // Text for a terminal: the documents' device strings (models,
         // serials) cannot hold a line break or an escape sequence there.
         Command::Show { files } => with_docs(&files, |docs| safe_lines(&show::render_all(docs))),
-        Command::Compare { a, b } => with_docs(&[a, b], |docs| safe_lines(&compare::render(&docs[0], &docs[1]))),
+        Command::Compare { a, b } => with_docs(&[a, b], |docs| {
+            let fleet = fleet::section(docs);
+            let tail = if fleet.is_empty() {
+                String::new()
+            } else {
+                format!("\nby model and firmware, A = [1], B = [2] (an outlier is more than 10% below its group's median):\n{fleet}")
+            };
+            safe_lines(&format!("{}{tail}", compare::render(&docs[0], &docs[1])))
+        }),
+        Command::Fleet { files } => with_docs(&files, |docs| safe_lines(&fleet::render(docs))),
         Command::Csv { files } => with_docs(&files, csv::render),
         Command::Html { files, output } => match load_all(&files) {
             Ok(docs) => {

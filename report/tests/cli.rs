@@ -93,6 +93,7 @@ fn ok(args: &[&str]) -> String {
 const QEMU4: &str = "qemu-4disks-quick.json";
 const RAID_A: &str = "raid0-a.json";
 const RAID_B: &str = "raid0-b.json";
+const OUTLIER: &str = "outlier-t2.json";
 const READ_ERROR: &str = "read-error.json";
 
 #[test]
@@ -155,6 +156,44 @@ fn show_names_units_and_skipped_tests_never_as_numbers() {
 fn compare_golden() {
     golden("compare-raid0-a-b.txt", &ok(&["compare", &fx(RAID_A), &fx(RAID_B)]));
     golden("compare-qemu4-raid0-a.txt", &ok(&["compare", &fx(QEMU4), &fx(RAID_A)]));
+}
+
+/// `fleet` over three real documents: t2's boot (two SATA disks of one
+/// model and firmware, the second throttled to 4 MiB/s) and the raid0
+/// before/after pair (the same SATA disk in both). Each model, firmware,
+/// test and figure with two or more disks is a group with its median and
+/// spread; the throttled disk is its group's outlier and the other is not;
+/// a model with one disk (NVMe, virtio: none) has no group. `compare` ends
+/// with the same section over its two documents.
+#[test]
+fn fleet_groups_by_model_and_firmware_and_names_the_outlier() {
+    let out = ok(&["fleet", &fx(OUTLIER), &fx(RAID_A), &fx(RAID_B)]);
+    assert!(out.starts_with("fleet of 3 document(s)"), "{out}");
+    let block = |head: &str| -> Vec<String> {
+        let start = out.find(head).unwrap_or_else(|| panic!("no group {head:?}:\n{out}"));
+        out[start..]
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let t2 = block("-- model E2E SATA MODEL, firmware 2.5+: test seq_read_1m (seq_read), read MB/s: 2 disks, median ");
+    assert_eq!(t2.len(), 4, "{t2:?}");
+    assert!(t2[2].contains("E2E-SATA-1") && !t2[2].ends_with("outlier"), "{t2:?}");
+    assert!(t2[3].contains("E2E-SATA-2") && t2[3].ends_with("outlier"), "{t2:?}");
+    let seq = block("-- model QEMU HARDDISK, firmware 2.5+: test seqrd_1m (seq_read), read MB/s: 2 disks, median ");
+    assert!(seq[2].starts_with("[2]") && seq[3].starts_with("[3]"), "{seq:?}");
+    assert!(
+        seq.iter().all(|l| !l.ends_with("outlier")),
+        "two runs of one disk at one rate: {seq:?}"
+    );
+    assert!(!out.contains("model QEMU NVMe"), "{out}");
+    let cmp = ok(&["compare", &fx(RAID_A), &fx(RAID_B)]);
+    assert!(cmp.contains("\nby model and firmware, A = [1], B = [2]"), "{cmp}");
+    assert!(
+        cmp.contains("-- model QEMU HARDDISK, firmware 2.5+: test seqrd_1m"),
+        "{cmp}"
+    );
 }
 
 #[test]
