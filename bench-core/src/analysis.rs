@@ -325,53 +325,40 @@ pub fn fleet(docs: &[&ResultDoc]) -> Vec<FleetGroup> {
 /// gets a line (`outlier`: measured = its figure, expected = the median,
 /// `from` = the group), in target order.
 fn analyze_outliers(doc: &ResultDoc, out: &mut Vec<Analysis>) {
-    let disks: Vec<&TargetInfo> = doc.targets.iter().filter(|t| t.stack.is_none()).collect();
-    let mut groups: Vec<((&str, &str), Vec<&TargetInfo>)> = Vec::new();
-    for t in &disks {
-        let (Some(model), Some(fw)) = (t.model.as_deref(), t.firmware.as_deref()) else {
-            continue;
-        };
-        match groups.iter_mut().find(|g| g.0 == (model, fw)) {
-            Some(g) => g.1.push(t),
-            None => groups.push(((model, fw), vec![t])),
-        }
-    }
-    for ((model, fw), members) in groups.iter().filter(|g| g.1.len() >= 2) {
-        let first = members[0];
-        for test in doc
-            .tests
+    // The document's own fleet; a group counts only when every whole disk
+    // of its model and firmware is in it (a disk whose test failed or was
+    // not run leaves the group without a line).
+    let disks = |model: &str, fw: &str| {
+        doc.targets
             .iter()
-            .filter(|x| x.target == first.path && x.status == Status::Ok)
-        {
-            for &metric in metrics(test.workload) {
-                let figs: Option<Vec<(&str, f64)>> = members
-                    .iter()
-                    .map(|m| figure(doc, &m.path, &test.name, metric).map(|v| (m.path.as_str(), v)))
-                    .collect();
-                let Some(figs) = figs else { continue };
-                let mut values: Vec<f64> = figs.iter().map(|f| f.1).collect();
-                let med = median(&mut values);
-                for &(path, v) in figs.iter().filter(|f| f.1 < med * (1.0 - OUTLIER_BELOW)) {
-                    out.push(Analysis {
-                        kind: "outlier".into(),
-                        target: path.into(),
-                        test: test.name.clone(),
-                        workload: test.workload,
-                        metric: metric.name().into(),
-                        measured: v,
-                        expected: med,
-                        efficiency: v / med,
-                        rule: format!(
-                            "outlier: {:.0}% below the median of its group ({} disks of model {model}, firmware {fw}: {})",
-                            (1.0 - v / med) * 100.0,
-                            figs.len(),
-                            metric.show(med)
-                        ),
-                        limited_by: None,
-                        from: figs.iter().map(|f| String::from(f.0)).collect(),
-                    });
-                }
-            }
+            .filter(|t| t.stack.is_none() && t.model.as_deref() == Some(model) && t.firmware.as_deref() == Some(fw))
+            .count()
+    };
+    for g in fleet(&[doc]) {
+        if g.entries.len() != disks(&g.model, &g.firmware) {
+            continue;
+        }
+        for e in g.outliers() {
+            out.push(Analysis {
+                kind: "outlier".into(),
+                target: e.target.clone(),
+                test: g.test.clone(),
+                workload: g.workload,
+                metric: g.metric.name().into(),
+                measured: e.value,
+                expected: g.median,
+                efficiency: e.value / g.median,
+                rule: format!(
+                    "outlier: {:.0}% below the median of its group ({} disks of model {}, firmware {}: {})",
+                    (1.0 - e.value / g.median) * 100.0,
+                    g.entries.len(),
+                    g.model,
+                    g.firmware,
+                    g.metric.show(g.median)
+                ),
+                limited_by: None,
+                from: g.entries.iter().map(|x| x.target.clone()).collect(),
+            });
         }
     }
 }
