@@ -358,6 +358,7 @@ fn analyze_outliers(doc: &ResultDoc, out: &mut Vec<Analysis>) {
                 ),
                 limited_by: None,
                 from: g.entries.iter().map(|x| x.target.clone()).collect(),
+                members: Vec::new(),
             });
         }
     }
@@ -597,6 +598,7 @@ fn analyze_array(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out: &mut Vec<
                 rule: e.rule,
                 limited_by: e.limited_by,
                 from: st.members.clone(),
+                members: Vec::new(),
             });
         }
     }
@@ -633,6 +635,7 @@ fn analyze_layer(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out: &mut Vec<
                 ),
                 limited_by: None,
                 from: vec![on.into()],
+                members: Vec::new(),
             });
         }
     }
@@ -679,6 +682,7 @@ fn analyze_all_at_once(doc: &ResultDoc, a: &AllAtOnce, out: &mut Vec<Analysis>) 
             ),
             limited_by: worst,
             from: per_disk.iter().map(|d| String::from(d.0)).collect(),
+            members: Vec::new(),
         });
     }
 }

@@ -242,6 +242,28 @@ pub struct Analysis {
     pub limited_by: Option<String>,
     /// The devices whose figures the expectation comes from.
     pub from: Vec<String>,
+    /// What each device right beneath the array or layer did during the
+    /// test's main step, from the kernel's counters ([`MemberIo`]), in
+    /// member order: which member did the work, and how busy it was.
+    /// Empty (absent) without accounting (a simulated run, a disk, an
+    /// outlier or all-at-once line, older documents).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<MemberShare>,
+}
+
+/// One member's part in an analysed test, from its [`MemberIo`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemberShare {
+    /// The member, as its [`TargetInfo::path`].
+    pub path: String,
+    /// Its share of the bytes its siblings moved ([`MemberIo::share`]).
+    pub share: f64,
+    /// Its time busy over the window ([`MemberIo::utilization`]).
+    pub utilization: f64,
+    /// Bytes read from it.
+    pub read_bytes: u64,
+    /// Bytes written to it.
+    pub write_bytes: u64,
 }
 
 /// One test on one target.
@@ -365,6 +387,58 @@ pub struct StepResult {
     /// in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<EngineInfo>,
+    /// On an array or a layer: what every device beneath it did during the
+    /// step (through stacks beneath too, down to the disks), from the
+    /// kernel's I/O counters. Empty (absent) on a disk, a file, a
+    /// simulated target and in older documents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<MemberIo>,
+}
+
+/// What one device beneath an array or layer did during one step: the
+/// difference of its kernel I/O counters (`/sys/class/block/NAME/stat`,
+/// the fields of `/proc/diskstats`) from the step's start (after its fill,
+/// if any; the ramp is inside) to its end, read again at every sample
+/// interval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemberIo {
+    /// The device, as its [`TargetInfo::path`].
+    pub path: String,
+    /// The array or layer it is right beneath, as its path (the tested
+    /// target, or a stack beneath it).
+    pub parent: String,
+    /// Reads completed.
+    pub reads: u64,
+    /// Writes completed.
+    pub writes: u64,
+    /// Bytes read (sectors read x 512).
+    pub read_bytes: u64,
+    /// Bytes written (sectors written x 512).
+    pub write_bytes: u64,
+    /// Time the device had I/O in flight (`io_ticks`), nanoseconds
+    /// (the kernel counts milliseconds).
+    pub busy_ns: u64,
+    /// The window the counters cover, nanoseconds.
+    pub window_ns: u64,
+    /// `busy_ns / window_ns`, 0 to 1: near 1, the device was the bottleneck.
+    pub utilization: f64,
+    /// Its bytes (read + written) over the bytes of every device with the
+    /// same parent, 0 to 1 (0 when none moved any).
+    pub share: f64,
+    /// The counters at each sample interval.
+    pub samples: MemberSamples,
+}
+
+/// A member's counters per sample interval (the step's `sample_interval`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemberSamples {
+    /// Width of each interval, nanoseconds; the last, partial interval is
+    /// left out.
+    pub interval_ns: u64,
+    /// Bytes (read + written) per second in each interval.
+    pub bytes_per_sec: Vec<f64>,
+    /// Time busy over each interval, 0 to 1.
+    pub utilization: Vec<f64>,
 }
 
 /// The figures of one pass of a step, so the best-of can be checked.

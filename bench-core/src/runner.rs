@@ -928,6 +928,7 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
         lowest_lat_pass: None,
         lowest_lat_mean_ns: None,
         engine: jobs.first().and_then(|j| j.engine.clone()),
+        members: Vec::new(),
     }
 }
 

@@ -328,6 +328,7 @@ target         cached  buffered  seqrd  seqwr  rndrd  rndwr
             rule: "raid0: N x slowest member (2 x 10.0 MB/s)".into(),
             limited_by: by.map(String::from),
             from: Vec::new(),
+            members: Vec::new(),
         };
         let mut d = doc(vec![target("/dev/md0")], Vec::new());
         d.analysis = vec![
@@ -380,6 +381,7 @@ target     test         figure   measured   expected  efficiency  limited by  ru
             rule: "crypt on BOOTBENCH-RESULT-END".into(),
             limited_by: Some("\u{9b}".into()),
             from: Vec::new(),
+            members: Vec::new(),
         }];
         let text = render(&d);
         assert_eq!(text.lines().count(), 7, "{text}");
