@@ -31,8 +31,10 @@
 //! - `raid0`: N x slowest member (every stripe waits for its slowest chunk).
 //! - `linear`: the member the test's range starts on (members are
 //!   concatenated in order, each rounded down to the chunk size).
-//! - `raid1` read: one member, the slowest (one reader reads from one mirror;
-//!   the kernel picks which, so the slowest is the conservative expectation).
+//! - `raid1` read: the member(s) md read from, from the kernel's counters
+//!   (below); without them one member, the slowest (one reader reads from
+//!   one mirror; the kernel picks which, so the slowest is the
+//!   conservative expectation).
 //! - `raid1` write: the slowest member (every write goes to every member).
 //! - `raid5`: (N-1) x slowest, read and write (write assumes full stripes,
 //!   no read-modify-write).
@@ -55,10 +57,23 @@
 //! - `raid10` read: min(N, QD) x slowest; write: min(N, 2 x QD) x slowest / 2
 //!   (each write goes to 2 members).
 //!
+//! # The kernel's counters (`StepResult::members`)
+//! Where the test's main step has them (a real array or layer), each
+//! `array` and `layer` line carries every device right beneath with its
+//! share of the bytes and its utilization ([`MemberShare`]). Mirrored reads
+//! (`raid1`, `raid10`) are expected from the members md read from, each by
+//! its share of the bytes read: at QD 1 on raid1 they take turns,
+//! 1 / sum(share / figure); otherwise they read at once, min(figure /
+//! share). A member busy at least [`BUSY`] of the window is `limited_by`.
+//!
 //! # Layers (dm)
 //! Each figure of a layer's test against the same figure of the same test on
 //! the device beneath: `expected` is the figure beneath and `efficiency` the
-//! ratio (1.0 = the layer costs nothing).
+//! ratio (1.0 = the layer costs nothing). A direct-I/O line's rule says
+//! what the cost comes from (crypt: the cipher's CPU time; linear:
+//! nothing expected); a layer far slower through the page cache than
+//! direct, with less readahead than the device beneath, gets a
+//! `readahead` line ([`READAHEAD_GAP`]).
 //!
 //! # The odd disk out
 //! The whole disks (no array or layer) with a known model and firmware,
@@ -80,7 +95,10 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::result::{AllAtOnce, Analysis, ResultDoc, StackInfo, Status, Summary, TargetInfo, TestResult};
+use crate::plan::MAIN_LABEL;
+use crate::result::{
+    AllAtOnce, Analysis, MemberIo, MemberShare, ResultDoc, StackInfo, Status, Summary, TargetInfo, TestResult,
+};
 use crate::spec::Workload;
 use crate::units::MB;
 
@@ -191,6 +209,7 @@ pub fn analyze(doc: &ResultDoc) -> Vec<Analysis> {
             analyze_layer(doc, t, st, &mut out);
         }
     }
+    analyze_readahead(doc, &mut out);
     for a in &doc.all_at_once {
         analyze_all_at_once(doc, a, &mut out);
     }
@@ -201,6 +220,15 @@ pub fn analyze(doc: &ResultDoc) -> Vec<Analysis> {
 /// How far below its group's median a disk's figure may be before it is an
 /// outlier: more than 10% below (figure < 0.9 x median).
 pub const OUTLIER_BELOW: f64 = 0.10;
+
+/// A layer's buffered reads this far below its direct ones (relative to
+/// the device beneath, both) are worth explaining: a `readahead` line when
+/// the layer's readahead is also smaller than the device's beneath.
+pub const READAHEAD_GAP: f64 = 0.20;
+
+/// A member this busy (its time with I/O in flight over the step's
+/// window) was the bottleneck: `limited_by` names it.
+pub const BUSY: f64 = 0.90;
 
 /// The median of `v` (not empty): the middle value, or the mean of the two
 /// middle ones.
@@ -427,6 +455,94 @@ fn linear_extents(doc: &ResultDoc, st: &StackInfo) -> Option<Vec<(u64, u64)>> {
     Some(v)
 }
 
+/// The accounting of `test`'s main step for the devices right beneath
+/// `parent`, in their order there (`under`); empty when the step has none.
+fn accounting<'a>(test: &'a TestResult, parent: &str, under: &[String]) -> Vec<&'a MemberIo> {
+    let Some(main) = test.steps.iter().find(|s| s.label == MAIN_LABEL) else {
+        return Vec::new();
+    };
+    under
+        .iter()
+        .filter_map(|u| main.members.iter().find(|m| m.path == *u && m.parent == parent))
+        .collect()
+}
+
+/// The analysis line's view of the accounting.
+fn shares(acc: &[&MemberIo]) -> Vec<MemberShare> {
+    acc.iter()
+        .map(|m| MemberShare {
+            path: m.path.clone(),
+            share: m.share,
+            utilization: m.utilization,
+            read_bytes: m.read_bytes,
+            write_bytes: m.write_bytes,
+        })
+        .collect()
+}
+
+/// The busiest member, if it was busy at least [`BUSY`] of the time.
+fn busiest<'a>(acc: &[&'a MemberIo]) -> Option<&'a MemberIo> {
+    acc.iter()
+        .copied()
+        .filter(|m| m.utilization >= BUSY)
+        .reduce(|a, b| if b.utilization > a.utilization { b } else { a })
+}
+
+/// A share as a whole percentage: `100%`.
+fn pct(v: f64) -> String {
+    format!("{:.0}%", v * 100.0)
+}
+
+/// Mirrored reads (raid1, raid10) from what md actually read: each
+/// member's figure weighted by its share of the bytes read. One request
+/// at a time (QD 1), the members take turns: 1 / sum(share / figure).
+/// With more in flight they read at once, and the one with the most
+/// work for its speed finishes last: min(figure / share). `None` when
+/// nothing was read from them.
+fn mirrored_read(level: &str, qd: u64, figs: &[(&str, f64)], acc: &[&MemberIo], metric: Metric) -> Option<Expect> {
+    let total: u64 = acc.iter().map(|m| m.read_bytes).sum();
+    if total == 0 || acc.len() != figs.len() {
+        return None;
+    }
+    #[allow(clippy::cast_precision_loss)] // byte counts; a share
+    let read: Vec<(&str, f64, f64)> = figs
+        .iter()
+        .zip(acc)
+        .map(|(&(p, f), m)| (p, f, m.read_bytes as f64 / total as f64))
+        .filter(|r| r.2 > 0.0)
+        .collect();
+    let serial = qd <= 1 && level == "raid1";
+    let value = if serial {
+        1.0 / read.iter().map(|(_, f, sh)| sh / f).sum::<f64>()
+    } else {
+        read.iter().map(|(_, f, sh)| f / sh).fold(f64::INFINITY, f64::min)
+    };
+    let who: Vec<String> = read
+        .iter()
+        .map(|(p, f, sh)| format!("{p} {} at {}", pct(*sh), metric.show(*f)))
+        .collect();
+    let how = if read.len() == 1 {
+        "the member md read from"
+    } else if serial {
+        "the members md read from, in turn: 1 / sum(share / figure)"
+    } else {
+        "the members md read from, at once: min(figure / share)"
+    };
+    let limited_by = if read.len() == 1 {
+        Some(read[0].0.into())
+    } else {
+        read.iter()
+            .copied()
+            .reduce(|a, b| if b.2 / b.1 > a.2 / a.1 { b } else { a })
+            .map(|r| r.0.into())
+    };
+    Some(Expect {
+        value,
+        rule: format!("{level} read: {how} ({}; the kernel's counters)", who.join(", ")),
+        limited_by,
+    })
+}
+
 /// The expectation for `metric` of `test` on array `st` from its members'
 /// figures `figs` (in member order, all present).
 fn array_rule(
@@ -580,9 +696,23 @@ fn analyze_array(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out: &mut Vec<
                 .map(|m| figure(doc, m, &test.name, metric).map(|v| (m.as_str(), v)))
                 .collect();
             let Some(figs) = figs else { continue };
-            let Some(e) = array_rule(doc, st, test, access, metric, &figs) else {
+            let acc = accounting(test, &t.path, &st.members);
+            let qd = u64::from(test.params.iodepth.max(1)) * u64::from(test.params.jobs.max(1));
+            let mirrored = matches!(st.level.as_str(), "raid1" | "raid10") && metric.is_read();
+            let rule = if mirrored {
+                mirrored_read(&st.level, qd, &figs, &acc, metric)
+            } else {
+                None
+            };
+            let Some(mut e) = rule.or_else(|| array_rule(doc, st, test, access, metric, &figs)) else {
                 continue;
             };
+            if let Some(b) = busiest(&acc) {
+                if e.limited_by.as_deref() != Some(b.path.as_str()) {
+                    e.rule = format!("{}; busiest: {} ({} busy)", e.rule, b.path, pct(b.utilization));
+                }
+                e.limited_by = Some(b.path.clone());
+            }
             if !(e.value.is_finite() && e.value > 0.0) {
                 continue;
             }
@@ -598,7 +728,7 @@ fn analyze_array(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out: &mut Vec<
                 rule: e.rule,
                 limited_by: e.limited_by,
                 from: st.members.clone(),
-                members: Vec::new(),
+                members: shares(&acc),
             });
         }
     }
@@ -629,16 +759,116 @@ fn analyze_layer(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out: &mut Vec<
                 expected: beneath,
                 efficiency: measured / beneath,
                 rule: format!(
-                    "{}: against the device beneath ({on}, {})",
+                    "{}: against the device beneath ({on}, {}){}",
                     st.level,
-                    metric.show(beneath)
+                    metric.show(beneath),
+                    layer_cost(&st.level, buffered(test))
                 ),
                 limited_by: None,
                 from: vec![on.into()],
-                members: Vec::new(),
+                members: shares(&accounting(test, &t.path, &[String::from(on)])),
             });
         }
     }
+}
+
+/// What a layer's direct-I/O figure shows of its own cost, in words to
+/// add to its rule (nothing for a buffered test, whose page cache and
+/// readahead have their say: see [`analyze_readahead`]).
+fn layer_cost(level: &str, buffered: bool) -> &'static str {
+    match (level, buffered) {
+        (_, true) => "",
+        ("crypt", false) => "; direct I/O: the cost is the cipher's CPU time",
+        ("linear", false) => "; direct I/O: a linear map should cost nothing",
+        _ => "",
+    }
+}
+
+/// True when `test` read through the page cache: its main step's access,
+/// or for a test without steps its workload and parameters.
+fn buffered(test: &TestResult) -> bool {
+    match test.steps.iter().find(|s| s.label == MAIN_LABEL) {
+        Some(main) => main.access == crate::io::Access::Buffered,
+        None => match test.workload {
+            Workload::BufferedRead | Workload::CachedRead => true,
+            Workload::DirectRead => false,
+            _ => !test.params.direct,
+        },
+    }
+}
+
+/// Readahead in words: `128 KiB`.
+fn kib(bytes: u64) -> String {
+    format!("{} KiB", bytes / 1024)
+}
+
+/// Why a layer costs more through the page cache: for each layer with
+/// both buffered and direct read lines, when its worst buffered efficiency
+/// is more than [`READAHEAD_GAP`] below its best direct one and its
+/// `read_ahead_bytes` is smaller than the device's beneath, a `readahead`
+/// line on the buffered test: `measured` the layer's figure, `expected`
+/// the figure beneath, `efficiency` theirs, the rule naming both
+/// readaheads and both efficiencies. A layer's direct reads show its own
+/// cost (crypt: the cipher's CPU time; linear: none expected); the page
+/// cache adds what readahead brings, and a layer with less of it than the
+/// device beneath asks for smaller reads.
+fn analyze_readahead(doc: &ResultDoc, out: &mut Vec<Analysis>) {
+    let mut found = Vec::new();
+    for t in doc
+        .targets
+        .iter()
+        .filter(|t| t.stack.as_ref().is_some_and(|s| s.kind != "md"))
+    {
+        let Some(on) = t.stack.as_ref().and_then(|s| s.on.as_deref()) else {
+            continue;
+        };
+        let Some(below) = doc.targets.iter().find(|x| x.path == on) else {
+            continue;
+        };
+        let (Some(ra), Some(ra_below)) = (t.read_ahead_bytes, below.read_ahead_bytes) else {
+            continue;
+        };
+        let lines: Vec<(&Analysis, bool)> = out
+            .iter()
+            .filter(|a| a.kind == "layer" && a.target == t.path && a.metric == Metric::ReadBps.name())
+            .filter_map(|a| Some((a, buffered(find(doc, &a.target, &a.test)?))))
+            .collect();
+        let worst = lines
+            .iter()
+            .filter(|l| l.1)
+            .map(|l| l.0)
+            .reduce(|a, b| if b.efficiency < a.efficiency { b } else { a });
+        let best_direct =
+            lines
+                .iter()
+                .filter(|l| !l.1)
+                .map(|l| l.0)
+                .reduce(|a, b| if b.efficiency > a.efficiency { b } else { a });
+        let (Some(w), Some(d)) = (worst, best_direct) else {
+            continue;
+        };
+        if !(w.efficiency < d.efficiency * (1.0 - READAHEAD_GAP) && ra < ra_below) {
+            continue;
+        }
+        found.push(Analysis {
+            kind: "readahead".into(),
+            rule: format!(
+                "readahead {} on {} vs {} on {on}: buffered reads at {} of the device beneath ({}), direct reads at {} ({})",
+                kib(ra),
+                t.path,
+                kib(ra_below),
+                pct(w.efficiency),
+                w.test,
+                pct(d.efficiency),
+                d.test
+            ),
+            limited_by: Some(t.path.clone()),
+            from: vec![on.into()],
+            members: Vec::new(),
+            ..w.clone()
+        });
+    }
+    out.extend(found);
 }
 
 /// The lines of one all-at-once run.
@@ -824,6 +1054,164 @@ mod tests {
         assert_eq!(l.from, vec!["/dev/a", "/dev/b"]);
     }
 
+    /// `t` with a main step whose accounting beneath `parent` is
+    /// `(member, bytes read, bytes written, utilization)`; shares are of
+    /// the bytes, as the capture computes them.
+    fn with_members(mut t: TestResult, parent: &str, m: &[(&str, u64, u64, f64)]) -> TestResult {
+        use crate::result::{MemberSamples, StepResult};
+        let total: u64 = m.iter().map(|x| x.1 + x.2).sum();
+        #[allow(clippy::cast_precision_loss)]
+        let members = m
+            .iter()
+            .map(|&(path, r, w, u)| MemberIo {
+                path: path.into(),
+                parent: parent.into(),
+                reads: r / 4096,
+                writes: w / 4096,
+                read_bytes: r,
+                write_bytes: w,
+                busy_ns: 0,
+                window_ns: 1,
+                utilization: u,
+                share: if total == 0 { 0.0 } else { (r + w) as f64 / total as f64 },
+                samples: MemberSamples::default(),
+            })
+            .collect();
+        t.steps = vec![StepResult {
+            label: MAIN_LABEL.into(),
+            access: crate::io::Access::Direct,
+            bs: 1 << 20,
+            iodepth: 1,
+            jobs: 1,
+            range_start: 0,
+            range_end: 0,
+            runtime_ns: 1,
+            read: None,
+            write: None,
+            flush: None,
+            verified_bytes: None,
+            filled_bytes: None,
+            passes: Vec::new(),
+            chosen_pass: None,
+            lowest_lat_pass: None,
+            lowest_lat_mean_ns: None,
+            engine: None,
+            members,
+        }];
+        t
+    }
+
+    /// raid1 with the kernel's counters: a one-reader sequential read is
+    /// expected at the speed of the mirror md read from, whichever it is
+    /// (the post's fast-first array read at the fast disk's speed, the
+    /// slow-first at the slow disk's), and the line names it and carries
+    /// both members' shares. Without counters: the slowest, as before.
+    #[test]
+    fn raid1_reads_are_expected_from_the_mirror_md_read_from() {
+        let targets = || {
+            vec![
+                disk("/dev/fast", 1 << 30),
+                disk("/dev/slow", 1 << 30),
+                md("/dev/md0", "raid1", &["/dev/fast", "/dev/slow"], None),
+                md("/dev/md1", "raid1", &["/dev/slow", "/dev/fast"], None),
+            ]
+        };
+        let alone = || {
+            vec![
+                test("/dev/fast", Workload::SeqRead, Metric::ReadBps, 130.0 * MBS),
+                test("/dev/slow", Workload::SeqRead, Metric::ReadBps, 70.0 * MBS),
+            ]
+        };
+        let arr = |path, v| test(path, Workload::SeqRead, Metric::ReadBps, v);
+        let mut tests = alone();
+        tests.push(with_members(
+            arr("/dev/md0", 128.0 * MBS),
+            "/dev/md0",
+            &[("/dev/fast", 512 << 20, 0, 0.99), ("/dev/slow", 0, 0, 0.0)],
+        ));
+        tests.push(with_members(
+            arr("/dev/md1", 69.0 * MBS),
+            "/dev/md1",
+            &[("/dev/slow", 256 << 20, 0, 0.98), ("/dev/fast", 0, 0, 0.0)],
+        ));
+        let a = analyze(&doc(targets(), tests));
+        assert_eq!(a.len(), 2, "{a:?}");
+        let (fast_first, slow_first) = (&a[0], &a[1]);
+        assert!(close(fast_first.expected, 130.0 * MBS), "{fast_first:?}");
+        assert_eq!(fast_first.limited_by.as_deref(), Some("/dev/fast"));
+        assert_eq!(
+            fast_first.rule,
+            "raid1 read: the member md read from (/dev/fast 100% at 130.0 MB/s; the kernel's counters)"
+        );
+        assert!(close(slow_first.expected, 70.0 * MBS), "{slow_first:?}");
+        assert_eq!(slow_first.limited_by.as_deref(), Some("/dev/slow"));
+        let m: Vec<(&str, f64)> = slow_first.members.iter().map(|m| (m.path.as_str(), m.share)).collect();
+        assert_eq!(m, [("/dev/slow", 1.0), ("/dev/fast", 0.0)], "in member order");
+
+        // No counters: the conservative rule, no members.
+        let mut tests = alone();
+        tests.push(arr("/dev/md0", 128.0 * MBS));
+        let a = analyze(&doc(targets(), tests));
+        assert!(close(a[0].expected, 70.0 * MBS), "{a:?}");
+        assert!(a[0].members.is_empty());
+    }
+
+    /// Reads spread over both mirrors: in turn at QD 1 (1 / sum(share /
+    /// figure)), at once with more in flight (min(figure / share)).
+    #[test]
+    fn raid1_reads_from_both_mirrors_are_weighted_by_their_share() {
+        let targets = vec![
+            disk("/dev/a", 1 << 30),
+            disk("/dev/b", 1 << 30),
+            md("/dev/md0", "raid1", &["/dev/a", "/dev/b"], None),
+        ];
+        for (qd, want) in [(1, 1.0 / (0.5 / 100.0 + 0.5 / 50.0)), (8, 100.0)] {
+            let tests = vec![
+                with_qd(test("/dev/a", Workload::RandRead, Metric::ReadIops, 100.0), qd),
+                with_qd(test("/dev/b", Workload::RandRead, Metric::ReadIops, 50.0), qd),
+                with_members(
+                    with_qd(test("/dev/md0", Workload::RandRead, Metric::ReadIops, 90.0), qd),
+                    "/dev/md0",
+                    &[("/dev/a", 1 << 20, 0, 0.5), ("/dev/b", 1 << 20, 0, 0.5)],
+                ),
+            ];
+            let a = analyze(&doc(targets.clone(), tests));
+            assert!(close(a[0].expected, want), "QD {qd}: {a:?}");
+            assert_eq!(a[0].limited_by.as_deref(), Some("/dev/b"), "most work for its speed");
+        }
+    }
+
+    /// `limited_by` names a member the counters show busy ([`BUSY`]) even
+    /// where the rule's slowest is another; a member below it changes
+    /// nothing.
+    #[test]
+    fn the_busiest_member_limits_the_array() {
+        let targets = vec![
+            disk("/dev/a", 1 << 30),
+            disk("/dev/b", 1 << 30),
+            md("/dev/md0", "raid0", &["/dev/a", "/dev/b"], None),
+        ];
+        for (util_a, want) in [(0.97, "/dev/a"), (0.5, "/dev/b")] {
+            let tests = vec![
+                test("/dev/a", Workload::SeqRead, Metric::ReadBps, 20.0 * MBS),
+                test("/dev/b", Workload::SeqRead, Metric::ReadBps, 10.0 * MBS),
+                with_members(
+                    test("/dev/md0", Workload::SeqRead, Metric::ReadBps, 15.0 * MBS),
+                    "/dev/md0",
+                    &[("/dev/a", 1 << 20, 0, util_a), ("/dev/b", 1 << 20, 0, 0.6)],
+                ),
+            ];
+            let a = analyze(&doc(targets.clone(), tests));
+            assert_eq!(a[0].limited_by.as_deref(), Some(want), "{a:?}");
+            assert!(close(a[0].expected, 20.0 * MBS), "the rule's figure stays: {a:?}");
+            assert_eq!(
+                a[0].rule.contains("busiest: /dev/a (97% busy)"),
+                want == "/dev/a",
+                "{a:?}"
+            );
+        }
+    }
+
     /// (level, layout, members' figures in MB/s, workload, expected MB/s).
     type SeqCase<'a> = (&'a str, Option<&'a str>, &'a [f64], Workload, f64);
 
@@ -1005,8 +1393,53 @@ mod tests {
         assert_eq!(got[2].0, "/dev/dm-1");
         assert!(close(got[2].2, 1.0), "a layer on a layer: against that layer");
         assert_eq!(a[0].kind, "layer");
-        assert_eq!(a[0].rule, "crypt: against the device beneath (/dev/a, 100.0 MB/s)");
+        assert_eq!(
+            a[0].rule,
+            "crypt: against the device beneath (/dev/a, 100.0 MB/s); direct I/O: the cost is the cipher's CPU time"
+        );
         assert_eq!(a[2].from, vec!["/dev/dm-0"]);
+    }
+
+    /// A linear layer on an array: buffered reads (hdparm -t) at a third of
+    /// the array's, direct ones at par, and a smaller readahead on the
+    /// layer: a `readahead` line naming both readaheads. The same with
+    /// equal readaheads, or buffered reads at par: none.
+    #[test]
+    fn a_layer_slow_through_the_page_cache_with_less_readahead_says_so() {
+        let with_ra = |mut t: TargetInfo, kib: u64| {
+            t.read_ahead_bytes = Some(kib * 1024);
+            t
+        };
+        let case = |layer_ra: u64, buffered_layer: f64| {
+            let targets = vec![
+                with_ra(md("/dev/md0", "raid5", &[], None), 3072),
+                with_ra(dm("/dev/dm-0", "linear", "/dev/md0"), layer_ra),
+            ];
+            let tests = vec![
+                test("/dev/md0", Workload::BufferedRead, Metric::ReadBps, 300.0 * MBS),
+                test("/dev/md0", Workload::DirectRead, Metric::ReadBps, 280.0 * MBS),
+                test("/dev/dm-0", Workload::BufferedRead, Metric::ReadBps, buffered_layer),
+                test("/dev/dm-0", Workload::DirectRead, Metric::ReadBps, 277.0 * MBS),
+            ];
+            analyze(&doc(targets, tests))
+                .into_iter()
+                .filter(|a| a.kind == "readahead")
+                .collect::<Vec<_>>()
+        };
+        let a = case(128, 100.0 * MBS);
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert_eq!(
+            (a[0].target.as_str(), a[0].test.as_str()),
+            ("/dev/dm-0", "buffered_read")
+        );
+        assert!(close(a[0].efficiency, 1.0 / 3.0), "{a:?}");
+        assert_eq!(
+            a[0].rule,
+            "readahead 128 KiB on /dev/dm-0 vs 3072 KiB on /dev/md0: buffered reads at 33% of the device \
+             beneath (buffered_read), direct reads at 99% (direct_read)"
+        );
+        assert!(case(3072, 100.0 * MBS).is_empty(), "same readahead: something else");
+        assert!(case(128, 290.0 * MBS).is_empty(), "buffered at par");
     }
 
     #[test]

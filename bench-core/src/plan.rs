@@ -353,7 +353,7 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
         ios: None,
         min_ios: if p.runtime.is_some() { p.min_ios } else { 0 },
     };
-    let main = |pattern: Pattern| base_step("main".to_string(), p, pattern, bs, time_limit, 0);
+    let main = |pattern: Pattern| base_step(MAIN_LABEL.to_string(), p, pattern, bs, time_limit, 0);
     let seq = |op| Pattern::Seq {
         op,
         start: range.start,
@@ -549,6 +549,10 @@ fn zone_step(label: String, p: &Params, start: u64, bulk: u64, bs: u64, index: u
     s.ramp = crate::units::Nanos(0);
     Ok(s)
 }
+
+/// The label of a single-step workload's step, whose figures are the
+/// test's summary.
+pub const MAIN_LABEL: &str = "main";
 
 /// The label of a `zones` surface point, before its number.
 pub const SURFACE_PREFIX: &str = "surface_";
@@ -905,7 +909,7 @@ pub fn summarize(workload: Workload, steps: &[StepResult]) -> Summary {
             }
         }
         _ => {
-            if let Some(main) = steps.iter().find(|st| st.label == "main") {
+            if let Some(main) = steps.iter().find(|st| st.label == MAIN_LABEL) {
                 s.read_bytes_per_sec = main.read.as_ref().map(|d| d.bytes_per_sec);
                 s.read_iops = main.read.as_ref().map(|d| d.iops);
                 s.write_bytes_per_sec = main.write.as_ref().map(|d| d.bytes_per_sec);

@@ -216,8 +216,10 @@ pub struct AllAtOnce {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
     /// `array` (md, by its level's rule), `layer` (dm, against the device
-    /// beneath), `all_at_once` (together against the sum of each alone) or
-    /// `outlier` (a disk against the median of its model and firmware).
+    /// beneath), `readahead` (a layer slow through the page cache with a
+    /// smaller readahead than the device beneath), `all_at_once` (together
+    /// against the sum of each alone) or `outlier` (a disk against the
+    /// median of its model and firmware).
     pub kind: String,
     /// The array's or layer's path; `all at once` for an all-at-once run.
     pub target: String,

@@ -35,6 +35,10 @@ pub const COLUMNS: [(&str, Workload, bool); 6] = [
 pub const ANALYSIS_LINE: &str =
     "analysis: measured vs expected from the devices beneath; MB/s = 10^6 B/s, IOPS = requests/s";
 
+/// The heading of the members under the analysis lines.
+pub const MEMBERS_LINE: &str =
+    "members: each device's share of the bytes moved beneath the array or layer, and its time busy (the kernel's counters)";
+
 /// Write the summary table of a result document to `out`, a line a
 /// `write_all`, then, when the document has analysis lines, a blank line and
 /// the analysis section (see [`render_analysis_to`]); the first error of
@@ -144,7 +148,44 @@ fn analysis_lines(lines: &[Analysis]) -> Vec<String> {
             text(&a.rule),
         ]);
     }
-    aligned(ANALYSIS_LINE, &rows, |i| (3..=5).contains(&i))
+    let mut out = aligned(ANALYSIS_LINE, &rows, |i| (3..=5).contains(&i));
+    out.extend(member_lines(lines));
+    out
+}
+
+/// Width of a member's share bar, characters.
+const BAR: usize = 20;
+
+/// Under the analysis table, for each line with accounting, each member's
+/// share of the bytes as a bar, and its time busy.
+fn member_lines(lines: &[Analysis]) -> Vec<String> {
+    let with: Vec<&Analysis> = lines.iter().filter(|a| !a.members.is_empty()).collect();
+    if with.is_empty() {
+        return Vec::new();
+    }
+    let text = |s: &str| console::safe(s).into_owned();
+    let mut rows: Vec<[String; 5]> = Vec::new();
+    for a in with {
+        for (i, m) in a.members.iter().enumerate() {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 0..=BAR
+            let n = (m.share.clamp(0.0, 1.0) * BAR as f64 + 0.5) as usize;
+            let head = if i == 0 {
+                format!("{} {}", text(&a.target), text(&a.test))
+            } else {
+                String::new()
+            };
+            rows.push([
+                head,
+                text(&m.path),
+                format!("|{}{}|", "#".repeat(n), " ".repeat(BAR - n)),
+                format!("{:.0}% of bytes", m.share * 100.0),
+                format!("busy {:.0}%", m.utilization * 100.0),
+            ]);
+        }
+    }
+    let mut out = vec![String::from("\n")];
+    out.extend(aligned(MEMBERS_LINE, &rows, |i| i >= 3));
+    out
 }
 
 /// `title`, then `rows` in columns as wide as their widest cell, separated
@@ -360,6 +401,46 @@ target     test         figure   measured   expected  efficiency  limited by  ru
         assert_eq!(r.writes, want.split_inclusive('\n').map(str::len).collect::<Vec<_>>());
         let analysis = &want[want.find("analysis:").unwrap()..];
         assert_eq!(render_analysis(&d.analysis), analysis);
+    }
+
+    /// A line with accounting gets its members under the table: a bar of
+    /// each one's share of the bytes, and its time busy.
+    #[test]
+    fn members_follow_the_analysis_lines() {
+        use crate::result::MemberShare;
+        let m = |path: &str, share: f64, utilization: f64| MemberShare {
+            path: path.into(),
+            share,
+            utilization,
+            read_bytes: 0,
+            write_bytes: 0,
+        };
+        let a = Analysis {
+            kind: "array".into(),
+            target: "/dev/md0".into(),
+            test: "seq_read_1m".into(),
+            workload: Workload::SeqRead,
+            metric: "read_bytes_per_sec".into(),
+            measured: 1e6,
+            expected: 1e6,
+            efficiency: 1.0,
+            rule: "r".into(),
+            limited_by: None,
+            from: Vec::new(),
+            members: vec![m("/dev/vdb", 1.0, 0.987), m("/dev/vdc", 0.0, 0.0)],
+        };
+        let text = render_analysis(core::slice::from_ref(&a));
+        let want = "
+members: each device's share of the bytes moved beneath the array or layer, and its time busy (the kernel's counters)
+/dev/md0 seq_read_1m  /dev/vdb  |####################|  100% of bytes  busy 99%
+                      /dev/vdc  |                    |    0% of bytes   busy 0%
+";
+        assert!(text.ends_with(want), "{text}");
+        let none = Analysis {
+            members: Vec::new(),
+            ..a
+        };
+        assert!(!render_analysis(&[none]).contains("members:"));
     }
 
     /// A path (from a config) or a rule holding a line break, an escape

@@ -312,6 +312,45 @@ fn target_tests(da: &ResultDoc, db: &ResultDoc, ta: &TargetInfo, tb: &TargetInfo
     out
 }
 
+/// A share as a bar of 10 and its percentage: `|#####     |  50%`.
+fn share_bar(share: f64) -> String {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 0..=10
+    let n = (share.clamp(0.0, 1.0) * 10.0).round() as usize;
+    format!("|{}{}| {:>3.0}%", "#".repeat(n), " ".repeat(10 - n), share * 100.0)
+}
+
+/// The members of two matched analysis lines side by side, in member
+/// order: each one's share of the bytes and its time busy (empty when
+/// neither side has accounting).
+fn member_pairs(x: &Analysis, y: &Analysis) -> Vec<Vec<String>> {
+    let n = x.members.len().max(y.members.len());
+    (0..n)
+        .map(|i| {
+            let side = |a: &Analysis| {
+                a.members.get(i).map_or_else(
+                    || ["-".to_string(), "-".to_string(), "-".to_string()],
+                    |m| {
+                        [
+                            m.path.clone(),
+                            share_bar(m.share),
+                            format!("{:.0}%", m.utilization * 100.0),
+                        ]
+                    },
+                )
+            };
+            let (first, test) = if i == 0 {
+                (x.target.clone(), x.test.clone())
+            } else {
+                (String::new(), String::new())
+            };
+            let mut row = vec![first, test];
+            row.extend(side(x));
+            row.extend(side(y));
+            row
+        })
+        .collect()
+}
+
 /// The analysis lines matched by kind, target (through the matching), test
 /// and figure: efficiency on each side.
 fn analysis(da: &ResultDoc, db: &ResultDoc, m: &Matching) -> String {
@@ -349,6 +388,7 @@ fn analysis(da: &ResultDoc, db: &ResultDoc, m: &Matching) -> String {
     .map(String::from)
     .to_vec()];
     let mut only = Vec::new();
+    let mut member_rows: Vec<Vec<String>> = Vec::new();
     let mut b_used = vec![false; db.analysis.len()];
     for x in &da.analysis {
         let Some(j) = (0..db.analysis.len()).find(|&j| !b_used[j] && same(x, &db.analysis[j])) else {
@@ -377,6 +417,7 @@ fn analysis(da: &ResultDoc, db: &ResultDoc, m: &Matching) -> String {
             format!("{:.1}%", x.efficiency * 100.0),
             format!("{:.1}%", y.efficiency * 100.0),
         ]);
+        member_rows.extend(member_pairs(x, y));
     }
     for (j, y) in db.analysis.iter().enumerate() {
         if !b_used[j] {
@@ -390,6 +431,17 @@ fn analysis(da: &ResultDoc, db: &ResultDoc, m: &Matching) -> String {
     if rows.len() > 1 {
         use Align::{Left as L, Right as R};
         out.push_str(&table(&rows, &[L, L, L, L, R, R, R, R, R]));
+    }
+    if !member_rows.is_empty() {
+        use Align::{Left as L, Right as R};
+        out.push_str("\nmembers (share of the bytes moved beneath, time busy; the kernel's counters), A and B:\n");
+        let mut rows = vec![[
+            "target A", "test", "member A", "share A", "busy A", "member B", "share B", "busy B",
+        ]
+        .map(String::from)
+        .to_vec()];
+        rows.extend(member_rows);
+        out.push_str(&table(&rows, &[L, L, L, L, R, L, L, R]));
     }
     for o in only {
         out.push_str(&o);
@@ -409,6 +461,58 @@ mod tests {
             serial: serial.map(String::from),
             ..TargetInfo::default()
         }
+    }
+
+    /// Two matched lines' members side by side in member order, a bar of
+    /// each share and the time busy; a side without accounting shows `-`.
+    #[test]
+    fn members_of_matched_lines_side_by_side() {
+        use bench_core::result::MemberShare;
+        let m = |path: &str, share: f64, utilization: f64| MemberShare {
+            path: path.into(),
+            share,
+            utilization,
+            read_bytes: 0,
+            write_bytes: 0,
+        };
+        let line = |members| Analysis {
+            kind: "array".into(),
+            target: "/dev/md0".into(),
+            test: "seq".into(),
+            workload: bench_core::spec::Workload::SeqRead,
+            metric: "read_bytes_per_sec".into(),
+            measured: 1.0,
+            expected: 1.0,
+            efficiency: 1.0,
+            rule: String::new(),
+            limited_by: None,
+            from: Vec::new(),
+            members,
+        };
+        let a = line(vec![m("/dev/vda", 1.0, 0.99), m("/dev/vdb", 0.0, 0.0)]);
+        let b = line(vec![m("/dev/vdc", 0.5, 0.5)]);
+        let rows = member_pairs(&a, &b);
+        assert_eq!(
+            rows,
+            vec![
+                [
+                    "/dev/md0",
+                    "seq",
+                    "/dev/vda",
+                    "|##########| 100%",
+                    "99%",
+                    "/dev/vdc",
+                    "|#####     |  50%",
+                    "50%"
+                ]
+                .map(String::from)
+                .to_vec(),
+                ["", "", "/dev/vdb", "|          |   0%", "0%", "-", "-", "-"]
+                    .map(String::from)
+                    .to_vec(),
+            ]
+        );
+        assert!(member_pairs(&line(Vec::new()), &line(Vec::new())).is_empty());
     }
 
     #[test]

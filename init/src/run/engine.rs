@@ -30,6 +30,7 @@ use bench_core::units::Nanos;
 
 use crate::disks::identity::{FILE_LOGICAL_BLOCK, FILE_PHYSICAL_BLOCK};
 use crate::plan::safety::{self, WritePermit};
+use crate::run::accounting::{Meter, Watched};
 use crate::sys::buf::AlignedBuf;
 use crate::sys::uring::{setup, Ring, RingOp, RingOpts};
 use crate::sys::{blk, cpu, file};
@@ -590,6 +591,10 @@ pub struct ThreadedRunner<T = DevTarget> {
     abandoned: Option<String>,
     /// The last step's failure in words ([`StepRunner::take_failure_message`]).
     failure: Option<String>,
+    /// The devices beneath the target (an array's or a layer's), whose
+    /// counters each step records ([`StepResult::members`]); empty for a
+    /// disk.
+    pub watch: Vec<Watched>,
 }
 
 impl<T> ThreadedRunner<T> {
@@ -600,6 +605,7 @@ impl<T> ThreadedRunner<T> {
             grace: GRACE,
             abandoned: None,
             failure: None,
+            watch: Vec::new(),
         }
     }
 
@@ -617,6 +623,9 @@ enum StepMsg {
         done: f64,
         eta: Option<Nanos>,
     },
+    /// The step's preparation (its fill, cache drop, settle) is done: its
+    /// measured part begins.
+    Prepared,
     /// The step's result (boxed: far larger than a progress report).
     Done(Box<Result<StepResult, JobFail>>),
 }
@@ -773,6 +782,7 @@ fn run_jobs<T>(
     target: &T,
     step: &Step,
     stop: &Stop,
+    prepared: &mut dyn FnMut(),
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<StepResult, JobFail>
 where
@@ -780,6 +790,7 @@ where
 {
     let clock = MonoClock::new();
     let filled = runner::prepare(step, target, &clock, stop)?;
+    prepared();
     let jobs = step.jobs.max(1);
     let gate = Gate::new(jobs);
     let results: Vec<Result<JobOutcome, Option<JobFail>>> = std::thread::scope(|s| {
@@ -848,8 +859,11 @@ where
             std::thread::Builder::new()
                 .name("bootbench-step".to_string())
                 .spawn(move || {
-                    let progress_tx = tx.clone();
-                    let r = run_jobs(&*target, &step, &inner, &mut |p| {
+                    let (progress_tx, prepared_tx) = (tx.clone(), tx.clone());
+                    let mut prepared = || {
+                        let _ = prepared_tx.send(StepMsg::Prepared);
+                    };
+                    let r = run_jobs(&*target, &step, &inner, &mut prepared, &mut |p| {
                         let _ = progress_tx.send(StepMsg::Progress {
                             step: p.step.to_string(),
                             done: p.done,
@@ -864,7 +878,11 @@ where
                 })?
         };
         let mut stopped_at: Option<Instant> = None;
+        let mut meter: Option<Meter> = None;
         loop {
+            if let Some(m) = &mut meter {
+                m.tick();
+            }
             if let Some(why) = stop.reason() {
                 inner.request(why);
                 let at = *stopped_at.get_or_insert_with(Instant::now);
@@ -885,13 +903,21 @@ where
             }
             match rx.recv_timeout(TICK) {
                 Ok(StepMsg::Progress { step, done, eta }) => progress(&Progress { step: &step, done, eta }),
+                Ok(StepMsg::Prepared) => {
+                    meter = Meter::start(&self.watch, Duration::from_nanos(step.sample_interval.0));
+                }
                 Ok(StepMsg::Done(r)) => {
                     // The thread ends right after sending.
                     let _ = handle.join();
-                    return (*r).map_err(|f| {
-                        self.failure = f.message;
-                        f.error
-                    });
+                    return (*r)
+                        .map(|mut r| {
+                            r.members = meter.map(Meter::finish).unwrap_or_default();
+                            r
+                        })
+                        .map_err(|f| {
+                            self.failure = f.message;
+                            f.error
+                        });
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -1888,6 +1914,42 @@ mod tests {
             .run_step(&rand_step(100, 1, 1, 10), &Stop::new(), &mut |_| {})
             .expect("step");
         assert_eq!(res.engine.map(|e| e.name), Some("psync".to_string()));
+    }
+
+    /// A runner that watches devices (an array's members) records each
+    /// one's counters with the step: the device the step read from did
+    /// all of its bytes, the idle one none; without devices to watch, no
+    /// record.
+    #[test]
+    fn a_step_records_what_the_watched_devices_did() {
+        let (Some(lo), Some(idle)) = (LoopDev::new("watched"), LoopDev::new("watched-idle")) else {
+            return;
+        };
+        let name = |d: &str| d.rsplit('/').next().expect("name").to_string();
+        let mut r = ThreadedRunner::new(Arc::new(lo.target(false)));
+        let step = rand_step(100, 4, 1, 4000);
+        assert!(r
+            .run_step(&step, &Stop::new(), &mut |_| {})
+            .expect("step")
+            .members
+            .is_empty());
+        r.watch = vec![
+            Watched::new(&lo.dev, "/dev/md9", &name(&lo.dev)),
+            Watched::new(&idle.dev, "/dev/md9", &name(&idle.dev)),
+        ];
+        let res = r.run_step(&step, &Stop::new(), &mut |_| {}).expect("step");
+        let m = &res.members;
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert_eq!(
+            (m[0].path.as_str(), m[0].parent.as_str()),
+            (lo.dev.as_str(), "/dev/md9")
+        );
+        assert_eq!(m[0].read_bytes, 4000 * 4096, "every direct read, counted once: {m:?}");
+        assert_eq!((m[0].write_bytes, m[0].writes), (0, 0), "{m:?}");
+        assert!((m[0].share - 1.0).abs() < 1e-12 && m[1].share == 0.0, "{m:?}");
+        assert_eq!(m[1].read_bytes + m[1].write_bytes, 0, "{m:?}");
+        assert!(m[0].window_ns >= res.runtime_ns, "{m:?} vs {}", res.runtime_ns);
+        assert!(m[0].utilization > 0.0 && m[0].utilization <= 1.0 + 1e-9, "{m:?}");
     }
 
     /// sqthread_poll (at depth 1, where it forces the ring, and 8) runs a

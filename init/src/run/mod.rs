@@ -5,6 +5,7 @@
 //! then the all-at-once run, on the engines of [`engine`], and returns the
 //! result document; faults skip what they touch and the run goes on.
 
+pub mod accounting;
 pub mod engine;
 pub mod stacks;
 
@@ -402,6 +403,10 @@ fn run_stacks(
     // A stack whose I/O was abandoned may refuse to stop (EBUSY: the
     // abandoned thread holds it open): teardown reports that and goes on.
     let mut errors = stacks::teardown_all(&stacks::LIVE, progress);
+    for w in accounting::writes_beneath_read_only(doc) {
+        progress(&format!("bootbench-init: SAFETY: {w}"));
+        errors.push(w);
+    }
     if let Err(e) = stacks::verify(backend, progress) {
         errors.push(e);
     }
@@ -487,6 +492,7 @@ fn open_and_run(
     }
     let items = items_of(plan, ti);
     let mut runner = ThreadedRunner::new(Arc::new(dev));
+    runner.watch = accounting::beneath(plan, ti);
     Ok(run_items(
         &items,
         total,

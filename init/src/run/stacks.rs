@@ -823,6 +823,45 @@ mod tests {
         }
     }
 
+    /// The accounting of a stack's test watches every device beneath it,
+    /// down to the disks, each with the stack right above it; a disk has
+    /// nothing beneath.
+    #[test]
+    fn accounting_watches_every_device_beneath_a_stack() {
+        let t = crate::testutil::TempDir::new("stacks-beneath");
+        let mut plan = file_plan(&t);
+        for (i, name) in ["sda", "sdb", "sdc"].into_iter().enumerate() {
+            plan.targets[i].info.name = Some(name.into());
+        }
+        let mut fake = Fake::default();
+        let reg = Registry::new();
+        assert!(assemble_all(&mut plan, &mut fake, &reg, &mut |_| {}).is_empty());
+        let (a, b) = (&plan.targets[0].info.path, &plan.targets[1].info.path);
+        let top = plan.stacks.iter().find(|s| s.name == "top").unwrap().target;
+        let w: Vec<(String, String, String)> = crate::run::accounting::beneath(&plan, top)
+            .into_iter()
+            .map(|w| (w.path, w.parent, w.stat.to_string_lossy().into_owned()))
+            .collect();
+        let row = |p: &str, parent: &str, name: &str| {
+            (
+                p.to_string(),
+                parent.to_string(),
+                format!("/sys/class/block/{name}/stat"),
+            )
+        };
+        assert_eq!(
+            w,
+            vec![
+                row("/dev/dm-1", "/dev/dm-2", "dm-1"),
+                row("/dev/md0", "/dev/dm-1", "md0"),
+                row(a, "/dev/md0", "sda"),
+                row(b, "/dev/md0", "sdb"),
+            ]
+        );
+        assert!(crate::run::accounting::beneath(&plan, 0).is_empty(), "a disk");
+        teardown_all(&reg, &mut |_| {});
+    }
+
     #[test]
     fn assembles_in_order_and_tears_down_in_reverse() {
         let t = crate::testutil::TempDir::new("stacks-order");
