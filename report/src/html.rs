@@ -15,19 +15,33 @@
 //! | `array`       | each md analysis line: the members alone, the array, and the expected figure |
 //! | `layer`       | each dm analysis line: the device beneath against the layer          |
 //! | `all-at-once` | each all-at-once run: every disk alone against all together          |
+//! | `fleet`       | the page's fleet section: the disks of one model, firmware, test and figure, with their median |
 //!
 //! A chart with no data in a document is not drawn: a note
-//! `<p class="omitted" data-omitted="KIND">` says why. Every string that
-//! comes from a document goes through [`escape`]. Units: MB/s = 10^6 bytes
-//! per second, MiB = 2^20 bytes, GB = 10^9 bytes; times name ns, µs or ms.
+//! `<p class="omitted" data-omitted="KIND">` says why. Under an array's or
+//! layer's note, a `<table class="members">` shows what each member did
+//! during the test (`Analysis.members`: its share of the bytes and its
+//! utilization), when the document has them.
+//!
+//! After the documents' sections, `<section class="fleet" id="fleet">`
+//! holds what `bootbench-report fleet` prints: the whole disks of all the
+//! documents grouped by model and firmware ([`bench_core::analysis::fleet`]),
+//! per test and figure a table (each disk's figure, the median, the spread,
+//! the outliers) and a `fleet` chart; the page has no such section when no
+//! model and firmware has two disks that ran the same test.
+//!
+//! Every string that comes from a document goes through [`escape`]. Units:
+//! MB/s = 10^6 bytes per second, MB = 10^6 bytes, MiB = 2^20 bytes, GB =
+//! 10^9 bytes; times name ns, µs or ms.
 
 use std::fmt::Write as _;
 
-use bench_core::analysis::{metrics, Metric};
+use bench_core::analysis::{fleet, metrics, FleetEntry, FleetGroup, Metric, OUTLIER_BELOW};
 use bench_core::result::{Analysis, DirStats, ResultDoc, Status, TargetInfo, TestResult};
 use bench_core::spec::Workload;
 
 use crate::read::Loaded;
+use crate::show::metric_label;
 
 /// The kinds of chart, in the order a section shows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,10 +58,14 @@ pub enum Chart {
     Layer,
     /// All at once against each alone.
     AllAtOnce,
+    /// The disks of one model, firmware, test and figure against their
+    /// median: the page's fleet section, over all the documents, not a
+    /// document's section (so not in [`Chart::ALL`]).
+    Fleet,
 }
 
 impl Chart {
-    /// Every kind, in section order.
+    /// Every kind a document's section shows, in section order.
     pub const ALL: [Chart; 6] = [
         Chart::Surface,
         Chart::Seek,
@@ -66,6 +84,7 @@ impl Chart {
             Chart::Array => "array",
             Chart::Layer => "layer",
             Chart::AllAtOnce => "all-at-once",
+            Chart::Fleet => "fleet",
         }
     }
 
@@ -77,6 +96,7 @@ impl Chart {
             Chart::Array => "Arrays against their members",
             Chart::Layer => "Layer overhead",
             Chart::AllAtOnce => "All at once against each alone",
+            Chart::Fleet => "Disks by model and firmware",
         }
     }
 
@@ -89,6 +109,8 @@ impl Chart {
             Chart::Array => "No array chart: no md array analysis line in this document.",
             Chart::Layer => "No layer chart: no dm layer analysis line in this document.",
             Chart::AllAtOnce => "No all-at-once chart: no all-at-once run with figures in this document.",
+            // Never shown: a page without fleet groups has no fleet section at all.
+            Chart::Fleet => "No fleet section: no model and firmware with two or more disks that ran the same test.",
         }
     }
 }
@@ -106,18 +128,24 @@ pub fn render(docs: &[Loaded]) -> String {
          GB = 10<sup>9</sup> bytes; IOPS = completed requests per second; \
          times in ns, µs (10<sup>3</sup> ns), ms (10<sup>6</sup> ns) or s as labelled.</p>\n",
     );
+    let refs: Vec<&ResultDoc> = docs.iter().map(|l| &l.doc).collect();
+    let groups = fleet(&refs);
     if docs.is_empty() {
         out.push_str("<p class=\"omitted\">No result documents.</p>\n");
-    } else if docs.len() > 1 {
+    } else if docs.len() > 1 || !groups.is_empty() {
         out.push_str("<nav><ul>\n");
         for (i, d) in docs.iter().enumerate() {
             let _ = writeln!(out, "<li><a href=\"#doc-{i}\">{}</a></li>", escape(&d.file));
+        }
+        if !groups.is_empty() {
+            let _ = writeln!(out, "<li><a href=\"#fleet\">{}</a></li>", Chart::Fleet.heading());
         }
         out.push_str("</ul></nav>\n");
     }
     for (i, d) in docs.iter().enumerate() {
         section(&mut out, i, d);
     }
+    fleet_section(&mut out, docs, &groups);
     out.push_str("</body>\n</html>\n");
     out
 }
@@ -560,16 +588,21 @@ fn bar_chart(chart: Chart, title: &str, y_label: String, show: impl Fn(f64) -> S
         );
         if let Some((v, text)) = &g.expected {
             let py = y.scale.map(*v).clamp(TOP, H - BOTTOM);
+            // Its text in the gap left of the group; a group with no room
+            // there (the first, at the axis) has it above the line's right end.
+            let (class, lx, ly) = if start - LEFT > 60.0 {
+                ("expected-label", start - 6.0, py + 4.0)
+            } else {
+                ("expected-label inside", end - 2.0, py - 5.0)
+            };
             let _ = write!(
                 out,
                 "<line class=\"mark expected\" x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{py:.1}\" y2=\"{py:.1}\">\
-                 <title>{}</title></line><text class=\"expected-label\" x=\"{:.1}\" y=\"{:.1}\" \
+                 <title>{}</title></line><text class=\"{class}\" x=\"{lx:.1}\" y=\"{ly:.1}\" \
                  text-anchor=\"end\">{}</text>",
                 start - 2.0,
                 end + 2.0,
                 escape(text),
-                start - 6.0,
-                py + 4.0,
                 escape(text)
             );
         }
@@ -919,6 +952,65 @@ fn axis_value(m: Metric, v: f64) -> f64 {
     }
 }
 
+/// An array's or layer's line under its chart: its note, then what each
+/// member did ([`members_table`]).
+fn line_note(a: &Analysis) -> String {
+    let mut s = analysis_note(a);
+    s.push_str(&members_table(a));
+    s
+}
+
+/// What each device right beneath an array or layer did during the test's
+/// main step (`Analysis.members`, from the kernel's counters), in member
+/// order: its share of the bytes the members moved and its utilization
+/// (time busy over the step), each 0-100% with a bar, and its bytes read
+/// and written. Empty for a line without them (no accounting, older
+/// documents).
+fn members_table(a: &Analysis) -> String {
+    if a.members.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<table class=\"members\"><caption>Members of {} during {} (kernel I/O counters of its main step)</caption>\
+         <thead><tr><th>Member</th><th>Share of the bytes moved</th><th>Utilization (time busy)</th><th>Read</th>\
+         <th>Written</th></tr></thead><tbody>",
+        escape(&a.target),
+        escape(&a.test)
+    );
+    for m in &a.members {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&m.path),
+            meter(m.share),
+            meter(m.utilization),
+            fmt_mb(m.read_bytes),
+            fmt_mb(m.write_bytes)
+        );
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
+/// A fraction (0 to 1) as a percentage after a bar as wide (0-100% of its
+/// box, clamped); `-` when not finite.
+fn meter(frac: f64) -> String {
+    if !frac.is_finite() {
+        return "-".into();
+    }
+    let pct = frac * 100.0;
+    format!(
+        "<span class=\"meter\"><span style=\"width:{:.1}%\"></span></span> {}%",
+        pct.clamp(0.0, 100.0),
+        num(pct)
+    )
+}
+
+/// Bytes as MB (10^6).
+fn fmt_mb(bytes: u64) -> String {
+    format!("{} MB", num(bytes as f64 / 1e6))
+}
+
 fn analysis_note(a: &Analysis) -> String {
     let mut s = format!(
         "{} {}: measured {}, expected {}, efficiency {}%. Rule: {}.",
@@ -1003,7 +1095,7 @@ fn array_charts(doc: &ResultDoc) -> Vec<String> {
         let title = format!("{} · {} · {}", target_name(doc, &a.target), a.test, a.metric);
         let svg = bar_chart(Chart::Array, &title, metric_axis(m), num, &groups);
         let names = vec!["member alone".to_string(), "array (dashed line: expected)".to_string()];
-        charts.push(figure(&title, &svg, &legend(&names), &[analysis_note(a)]));
+        charts.push(figure(&title, &svg, &legend(&names), &[line_note(a)]));
     }
     charts
 }
@@ -1075,7 +1167,7 @@ fn layer_charts(doc: &ResultDoc) -> Vec<String> {
         };
         let svg = bar_chart(Chart::Layer, &title, axis, num, &groups);
         let names = vec!["device beneath".to_string(), "layer (% of beneath)".to_string()];
-        let notes: Vec<String> = these.iter().map(|(a, _)| analysis_note(a)).collect();
+        let notes: Vec<String> = these.iter().map(|(a, _)| line_note(a)).collect();
         charts.push(figure(&title, &svg, &legend(&names), &notes));
     }
     charts
@@ -1177,7 +1269,156 @@ fn charts(doc: &ResultDoc, kind: Chart) -> Vec<String> {
         Chart::Array => array_charts(doc),
         Chart::Layer => layer_charts(doc),
         Chart::AllAtOnce => all_at_once_charts(doc),
+        // Over all the documents: fleet_section.
+        Chart::Fleet => Vec::new(),
     }
+}
+
+/// The fleet section: what `bootbench-report fleet` prints, over all the
+/// documents ([`bench_core::analysis::fleet`]'s `groups`): for each model,
+/// firmware, test and figure with two disks or more, the median and the
+/// spread, a table of the disks with the outliers marked, and a chart of
+/// their figures with the median as a dashed line. Nothing without groups.
+fn fleet_section(out: &mut String, docs: &[Loaded], groups: &[FleetGroup]) {
+    if groups.is_empty() {
+        return;
+    }
+    out.push_str("<section class=\"fleet\" id=\"fleet\">\n");
+    let _ = writeln!(out, "<h2>{}</h2>", Chart::Fleet.heading());
+    let _ = writeln!(
+        out,
+        "<p class=\"units\">The whole disks (no array or layer) of the {} document(s), grouped by model and \
+         firmware, for each test that ended ok and each of its figures: the group's median, its spread (lowest to \
+         highest) and each disk's figure. An <span class=\"outlier\">outlier</span> is more than {:.0}% below its \
+         group's median (the rule of a document's outlier lines). MB/s = 10<sup>6</sup> bytes per second, \
+         IOPS = completed requests per second.</p>",
+        docs.len(),
+        OUTLIER_BELOW * 100.0
+    );
+    out.push_str("<ul class=\"fleet-docs\">\n");
+    for (i, d) in docs.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "<li>[{}] <a href=\"#doc-{i}\">{}</a> (host {}, started {})</li>",
+            i + 1,
+            escape(&d.file),
+            opt(d.doc.host.hostname.as_ref()),
+            crate::text::utc(d.doc.run.started_unix_ns)
+        );
+    }
+    out.push_str("</ul>\n");
+    for g in groups {
+        fleet_group(out, docs, g);
+    }
+    out.push_str("</section>\n");
+}
+
+/// One fleet group: its heading, median and spread, its disks' table and chart.
+fn fleet_group(out: &mut String, docs: &[Loaded], g: &FleetGroup) {
+    let m = g.metric;
+    let outliers: Vec<&FleetEntry> = g.outliers().collect();
+    let odd = |e: &FleetEntry| outliers.iter().any(|o| std::ptr::eq(*o, e));
+    let against = |v: f64| {
+        if g.median > 0.0 {
+            format!("{:+.0}%", (v / g.median - 1.0) * 100.0)
+        } else {
+            "-".to_string()
+        }
+    };
+    let spread = if g.median > 0.0 {
+        format!(" ({}% of the median)", num((g.max - g.min) / g.median * 100.0))
+    } else {
+        String::new()
+    };
+    let heading = format!(
+        "Model {}, firmware {}: {} ({}), {}",
+        g.model,
+        g.firmware,
+        g.test,
+        g.workload.name(),
+        metric_label(m)
+    );
+    let odd_names: Vec<String> = outliers
+        .iter()
+        .map(|e| format!("[{}] {}", e.doc + 1, e.target))
+        .collect();
+    let _ = writeln!(
+        out,
+        "<div class=\"fleet-group\">\n<h3>{}</h3>\n<p>{} disks: median <strong>{}</strong>, spread {} to {}{spread}; \
+         outliers: {}.</p>",
+        escape(&heading),
+        g.entries.len(),
+        fmt_metric(m, g.median),
+        fmt_metric(m, g.min),
+        fmt_metric(m, g.max),
+        if odd_names.is_empty() {
+            "none".to_string()
+        } else {
+            escape(&odd_names.join(", "))
+        }
+    );
+    let _ = write!(
+        out,
+        "<div class=\"charts\">\n<table class=\"fleet-disks\"><thead><tr><th>Document</th><th>Target</th>\
+         <th>Serial</th><th>{}</th><th>Against the median</th><th>Outlier</th></tr></thead><tbody>\n",
+        metric_label(m)
+    );
+    for e in &g.entries {
+        let file = docs.get(e.doc).map_or("", |d| d.file.as_str());
+        let _ = writeln!(
+            out,
+            "<tr{}><td><a href=\"#doc-{}\" title=\"{}\">[{}]</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            if odd(e) { " class=\"outlier\"" } else { "" },
+            e.doc,
+            escape(file),
+            e.doc + 1,
+            escape(&e.target),
+            opt(e.serial.as_ref()),
+            fmt_metric(m, e.value),
+            against(e.value),
+            if odd(e) {
+                format!("outlier: more than {:.0}% below the median", OUTLIER_BELOW * 100.0)
+            } else {
+                String::new()
+            }
+        );
+    }
+    out.push_str("</tbody></table>\n");
+    let bars: Vec<Bar> = g
+        .entries
+        .iter()
+        .map(|e| Bar {
+            key: usize::from(odd(e)),
+            label: format!("[{}] {}", e.doc + 1, e.target),
+            value: axis_value(m, e.value),
+            text: num(axis_value(m, e.value)),
+            tip: format!(
+                "[{}] {} ({}): {}, {} against the median{}",
+                e.doc + 1,
+                e.target,
+                e.serial.as_deref().unwrap_or("no serial"),
+                fmt_metric(m, e.value),
+                against(e.value),
+                if odd(e) { ", outlier" } else { "" }
+            ),
+        })
+        .collect();
+    let group = Group {
+        label: format!("{} {}", g.model, g.firmware),
+        bars,
+        expected: Some((axis_value(m, g.median), format!("median {}", fmt_metric(m, g.median)))),
+    };
+    let title = format!("{} {} · {} · {}", g.model, g.firmware, g.test, metric_label(m));
+    let svg = bar_chart(Chart::Fleet, &title, metric_axis(m), num, &[group]);
+    let mut names = vec!["disk (dashed line: the group's median)".to_string()];
+    if !outliers.is_empty() {
+        names.push(format!(
+            "outlier: more than {:.0}% below the median",
+            OUTLIER_BELOW * 100.0
+        ));
+    }
+    out.push_str(&figure(&title, &svg, &legend(&names), &[]));
+    out.push_str("</div>\n</div>\n");
 }
 
 // ---------------------------------------------------------------- sections
@@ -1480,6 +1721,12 @@ svg.chart text{fill:#333}svg.chart .title{font-size:12px;fill:#000}
 svg.chart .value{font-size:10px}svg.chart .group-label{font-size:10px;font-weight:bold}
 svg.chart .expected{stroke:#000;stroke-width:2;stroke-dasharray:6 4}
 svg.chart .expected-label{font-size:11px;font-weight:bold}
+svg.chart .expected-label.inside{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
+table.members{font-size:.95em;margin:.4em 0}table.members caption{text-align:left;caption-side:top;color:#444}
+.meter{display:inline-block;width:5em;height:.7em;background:#eee;border:1px solid #bbb;vertical-align:middle}
+.meter span{display:block;height:100%;background:#1f77b4}
+table.fleet-disks tr.outlier td,.outlier{background:#fde2e2}
+.fleet-group{margin-bottom:1em}ul.fleet-docs{font-size:.9em}
 ul.legend{list-style:none;padding:0;margin:.3em 0;font-size:.85em}
 ul.legend li{display:inline-block;margin-right:1.2em}
 .swatch{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:middle}
@@ -1571,6 +1818,71 @@ mod tests {
         assert_eq!(fmt_mbps(31_923_709.5), "31.9 MB/s");
         assert_eq!(fmt_metric(Metric::ReadIops, 7548.6), "7549 IOPS");
         assert_eq!(fmt_metric(Metric::WriteBps, 2e6), "2.00 MB/s");
+    }
+
+    #[test]
+    fn meters_show_the_percentage_and_a_bar_within_its_box() {
+        for (frac, want) in [
+            (
+                1.0,
+                "<span class=\"meter\"><span style=\"width:100.0%\"></span></span> 100%",
+            ),
+            (
+                0.0,
+                "<span class=\"meter\"><span style=\"width:0.0%\"></span></span> 0%",
+            ),
+            (
+                0.123,
+                "<span class=\"meter\"><span style=\"width:12.3%\"></span></span> 12.3%",
+            ),
+            // Out of 0-1 (a counter oddity): the number as it is, the bar within its box.
+            (
+                1.5,
+                "<span class=\"meter\"><span style=\"width:100.0%\"></span></span> 150%",
+            ),
+            (
+                -0.1,
+                "<span class=\"meter\"><span style=\"width:0.0%\"></span></span> -10.0%",
+            ),
+            (f64::NAN, "-"),
+        ] {
+            assert_eq!(meter(frac), want, "{frac}");
+        }
+        assert_eq!(fmt_mb(67_108_864), "67.1 MB");
+        assert_eq!(fmt_mb(0), "0 MB");
+    }
+
+    /// A dashed line over the first group, at the axis, has its text above
+    /// its right end, inside the plot, not over the axis' tick labels; over
+    /// a later group, in the gap left of it, as the array charts have it.
+    #[test]
+    fn an_expected_line_label_stays_off_the_axis() {
+        let bar = |v: f64| Bar {
+            key: 0,
+            label: String::new(),
+            value: v,
+            text: String::new(),
+            tip: String::new(),
+        };
+        let group = |e: f64| Group {
+            label: String::new(),
+            bars: vec![bar(10.0), bar(5.0)],
+            expected: Some((e, format!("line {e}"))),
+        };
+        let x_of = |svg: &str, text: &str| -> f64 {
+            let end = svg.find(&format!(">{text}</text>")).expect(text);
+            let tag = &svg[svg[..end].rfind("<text").unwrap()..end];
+            let i = tag.find(" x=\"").unwrap() + 4;
+            tag[i..i + tag[i..].find('"').unwrap()].parse().unwrap()
+        };
+        let svg = bar_chart(Chart::Fleet, "t", "y".into(), num, &[group(7.5), group(8.0)]);
+        assert!(svg.contains("<text class=\"expected-label inside\""), "{svg}");
+        assert!(x_of(&svg, "line 7.5") > LEFT + 100.0, "{svg}");
+        // Five slots: two bars, the gap, two bars.
+        let slot = (W - LEFT - RIGHT - 10.0) / 5.0;
+        let (gap_start, gap_end) = (LEFT + 5.0 + 2.0 * slot, LEFT + 5.0 + 3.0 * slot);
+        let later = x_of(&svg, "line 8");
+        assert!(later > gap_start && later < gap_end, "in the gap: {later}");
     }
 
     #[test]
@@ -1856,6 +2168,7 @@ mod tests {
         let old = d.targets[0].path.clone();
         for t in &mut d.targets {
             t.model = Some(evil.into());
+            t.firmware = Some(evil.into());
             t.serial = Some(evil.into());
             if let Some(s) = &mut t.stack {
                 s.name = evil.into();
@@ -1879,6 +2192,15 @@ mod tests {
             a.rule = evil.into();
             a.limited_by = Some(evil.into());
             a.test = format!("{}{evil}", a.test);
+            if matches!(a.kind.as_str(), "array" | "layer") {
+                a.members = vec![bench_core::result::MemberShare {
+                    path: evil.into(),
+                    share: 1.0,
+                    utilization: 0.5,
+                    read_bytes: 1,
+                    write_bytes: 0,
+                }];
+            }
         }
         for a in &mut d.all_at_once {
             a.test = format!("{}{evil}", a.test);
@@ -1886,11 +2208,18 @@ mod tests {
         d.host.hostname = Some(evil.into());
         d.run.error = Some(evil.into());
         d.run.config_source = evil.into();
-        let html = render(&[Loaded {
+        // Twice: the same SATA disk in both is a fleet group, named by the document's file.
+        let evil_doc = |doc: ResultDoc| Loaded {
             file: evil.into(),
-            doc: d,
+            doc,
             warnings: vec![evil.into()],
-        }]);
+        };
+        let html = render(&[evil_doc(d.clone()), evil_doc(d)]);
+        assert!(html.contains("<section class=\"fleet\""), "the fleet section is there");
+        assert!(
+            html.contains("<table class=\"members\">"),
+            "the members tables are there"
+        );
         assert!(!html.contains("<script"), "a raw tag from a document");
         assert!(!html.contains("alert('x')"), "a raw quote from a document");
         assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;"));

@@ -3,8 +3,8 @@
 //! `show`, `compare` and `csv` (UPDATE_GOLDEN=1 rewrites them), `extract` on
 //! real console logs (version 2, and version 1 refused unless asked for), on
 //! a log with wrapped lines, CRLF, noise and one damaged frame, and on one
-//! with forged frames, and bad input (one-line error naming the file and
-//! what is wrong, exit 2).
+//! with forged frames, `html`'s fleet section and member tables, and bad
+//! input (one-line error naming the file and what is wrong, exit 2).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -709,4 +709,160 @@ fn html_writes_the_page_to_the_output_file() {
     assert!(stderr(&o).contains("bad.json: truncated"), "{}", stderr(&o));
     assert!(!other.exists());
     let _ = fs::remove_dir_all(&dir);
+}
+
+/// The page `html FILES... -o page` writes (run in a scratch directory of `test`).
+fn html_page(test: &str, files: &[&str]) -> String {
+    let dir = scratch(test);
+    let page = dir.join("report.html");
+    let mut args = vec!["html".to_string()];
+    args.extend(files.iter().map(|f| fx(f)));
+    args.extend(["-o".to_string(), page.to_string_lossy().into_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    let html = fs::read_to_string(&page).expect("the page is written");
+    let _ = fs::remove_dir_all(&dir);
+    html
+}
+
+/// The text of `html` from the first `open` to the next `close` (inclusive).
+fn element<'a>(html: &'a str, open: &str, close: &str) -> &'a str {
+    let start = html.find(open).unwrap_or_else(|| panic!("no {open:?} in the page"));
+    let rest = &html[start..];
+    &rest[..rest.find(close).map_or(rest.len(), |e| e + close.len())]
+}
+
+/// `html`'s fleet section: t2's two SATA disks of one model and firmware,
+/// the second throttled, are a group whose median is shown with its unit,
+/// whose spread is given, whose table marks the throttled disk (and only it)
+/// as the outlier, and whose chart has both disks and the median line;
+/// the section is linked from the page's contents. Documents without such a
+/// group (the raid0 run has one SATA disk; the 4-disk run four models) have
+/// no fleet section at all.
+#[test]
+fn html_has_the_fleet_section_naming_the_outlier() {
+    let html = html_page("html-fleet", &[OUTLIER]);
+    let fleet = element(&html, "<section class=\"fleet\" id=\"fleet\">", "</section>");
+    assert!(html.contains("<li><a href=\"#fleet\">Disks by model and firmware</a></li>"));
+    assert!(fleet.contains("more than 10% below its group's median"), "{fleet}");
+    let group = element(
+        fleet,
+        "<h3>Model E2E SATA MODEL, firmware 2.5+: seq_read_1m (seq_read), read MB/s</h3>",
+        "</table>",
+    );
+    assert!(
+        group.contains("<p>2 disks: median <strong>133 MB/s</strong>, spread 4.82 MB/s to 261 MB/s (193% of the median); outliers: [1] /dev/sdb.</p>"),
+        "{group}"
+    );
+    let rows: Vec<&str> = group.split("<tr").skip(2).collect();
+    assert_eq!(rows.len(), 2, "{group}");
+    assert!(
+        rows[0].contains("<td>/dev/sda</td><td>E2E-SATA-1</td><td>261 MB/s</td><td>+96%</td><td></td>"),
+        "{}",
+        rows[0]
+    );
+    assert!(rows[0].starts_with(">") && !rows[0].contains("outlier:"), "{}", rows[0]);
+    assert!(
+        rows[1].starts_with(" class=\"outlier\">")
+            && rows[1].contains(
+                "<td>/dev/sdb</td><td>E2E-SATA-2</td><td>4.82 MB/s</td><td>-96%</td>\
+                 <td>outlier: more than 10% below the median</td>"
+            ),
+        "{}",
+        rows[1]
+    );
+    let chart = element(fleet, "<svg class=\"chart\" data-chart=\"fleet\"", "</svg>");
+    assert_eq!(chart.matches("class=\"mark bar\"").count(), 2, "{chart}");
+    assert_eq!(chart.matches("class=\"mark expected\"").count(), 1, "{chart}");
+    assert!(chart.contains(">median 133 MB/s</text>"), "{chart}");
+    assert!(chart.contains("<title>[1] /dev/sdb (E2E-SATA-2): 4.82 MB/s, -96% against the median, outlier</title>"));
+    // With the raid0 pair: the same SATA disk in both documents is a group
+    // of its own; t2's group is unchanged; each disk names its document.
+    let three = html_page("html-fleet-three", &[OUTLIER, RAID_A, RAID_B]);
+    let fleet = element(&three, "<section class=\"fleet\" id=\"fleet\">", "</section>");
+    assert_eq!(fleet.matches("<div class=\"fleet-group\">").count(), 6, "{fleet}");
+    assert_eq!(fleet.matches("data-chart=\"fleet\"").count(), 6);
+    let seq = element(
+        fleet,
+        "<h3>Model QEMU HARDDISK, firmware 2.5+: seqrd_1m (seq_read), read MB/s</h3>",
+        "</table>",
+    );
+    assert!(seq.contains("median <strong>34.4 MB/s</strong>"), "{seq}");
+    assert!(seq.contains("outliers: none."), "{seq}");
+    assert!(seq.contains("title=\"tests/fixtures/raid0-a.json\">[2]</a>"), "{seq}");
+    assert!(seq.contains("title=\"tests/fixtures/raid0-b.json\">[3]</a>"), "{seq}");
+    // No group of two: no section, no chart, no link.
+    for files in [&[RAID_A][..], &[QEMU4], &[QEMU4, RAID_A]] {
+        let html = html_page("html-no-fleet", files);
+        assert!(!html.contains("class=\"fleet"), "{files:?}");
+        assert!(!html.contains("data-chart=\"fleet\""), "{files:?}");
+        assert!(!html.contains("#fleet"), "{files:?}");
+    }
+}
+
+const MEMBERS: &str = "html/stacks-members.json";
+
+/// Under an array's and a layer's analysis note, a table of what each
+/// member did: stacks-members.json is stacks.json with `members` on the
+/// seq_read_1m lines of md0 (vda did all the bytes, vdb none) and of the
+/// crypt layer (vdc); the other lines have none and get no table, and
+/// neither does any line of a document without members.
+#[test]
+fn html_shows_each_members_share_under_its_array_and_layer() {
+    let html = html_page("html-members", &[MEMBERS]);
+    assert_eq!(
+        html.matches("<table class=\"members\">").count(),
+        2,
+        "md0 and dm-0, seq_read_1m"
+    );
+    let md = element(
+        &html,
+        "<table class=\"members\"><caption>Members of /dev/md0 during seq_read_1m",
+        "</table>",
+    );
+    let rows: Vec<&str> = md.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    assert!(rows[0].starts_with("<td>/dev/vda</td>"), "{}", rows[0]);
+    assert!(
+        rows[0].contains("<span style=\"width:100.0%\"></span></span> 100%</td>"),
+        "share 1.0: {}",
+        rows[0]
+    );
+    assert!(rows[0].contains("> 97.0%</td>"), "utilization: {}", rows[0]);
+    assert!(
+        rows[0].contains("<td>67.1 MB</td><td>0 MB</td>"),
+        "bytes read, written: {}",
+        rows[0]
+    );
+    assert!(rows[1].starts_with("<td>/dev/vdb</td>"), "{}", rows[1]);
+    assert!(
+        rows[1].contains("<span style=\"width:0.0%\"></span></span> 0%</td>"),
+        "share 0.0: {}",
+        rows[1]
+    );
+    // The table is in the array chart's caption, after the line's note.
+    let figure = element(
+        &html,
+        "<figure class=\"chart-box\"><h4>/dev/md0 (raid0 r0) · seq_read_1m",
+        "</figure>",
+    );
+    assert!(figure.contains("efficiency 119%. Rule: raid0"), "{figure}");
+    assert!(figure.contains("<table class=\"members\">"), "{figure}");
+    let dm = element(
+        &html,
+        "<table class=\"members\"><caption>Members of /dev/dm-0 during seq_read_1m",
+        "</table>",
+    );
+    assert_eq!(dm.matches("<tr>").count(), 2, "one member: {dm}");
+    assert!(
+        dm.contains("<td>/dev/vdc</td><td><span class=\"meter\"><span style=\"width:100.0%\"></span></span> 100%</td>")
+    );
+    assert!(dm.contains("> 88.0%</td><td>33.6 MB</td>"), "{dm}");
+    // No members: no table.
+    for f in ["html/stacks.json", RAID_A] {
+        let html = html_page("html-no-members", &[f]);
+        assert!(html.contains("data-chart=\"array\""), "{f} has array charts");
+        assert!(!html.contains("class=\"members\""), "{f}");
+    }
 }

@@ -266,6 +266,30 @@ fn every_chart_renders_in_chromium_without_console_errors() {
     }
 }
 
+/// The fleet section's charts (t2's boot: two SATA disks of one model and
+/// firmware, one throttled) and the member tables under an array's and a
+/// layer's note (stacks-members.json) laid out in Chromium like the rest.
+#[test]
+fn the_fleet_charts_and_member_tables_render_in_chromium() {
+    let tmp = Tmp::new("fleet");
+    let t2 = load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/outlier-t2.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let html = render(&[t2, fixture("stacks-members.json")]);
+    assert!(
+        html.contains("<svg class=\"chart\" data-chart=\"fleet\""),
+        "a fleet chart"
+    );
+    assert_eq!(
+        html.matches("<table class=\"members\">").count(),
+        2,
+        "two member tables"
+    );
+    let want = [(Chart::Array, 1), (Chart::Layer, 1), (Chart::AllAtOnce, 1)];
+    if let Err(e) = check(&html, &want, 2, &tmp.0, "fleet") {
+        panic!("the HTML report with a fleet section in Chromium:\n{e}");
+    }
+}
+
 #[test]
 fn checker_fails_on_a_script_error() {
     let tmp = Tmp::new("js");
