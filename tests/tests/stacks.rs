@@ -710,3 +710,95 @@ fn s6_mixed_raid1_reads_at_the_speed_of_the_member_md_read_from() {
         "one array has the slow disk first, the other the fast"
     );
 }
+
+/// The fileserver post's LVM on RAID5, read through the page cache: a
+/// linear layer with LVM's old 128 KiB readahead on a raid5 whose
+/// readahead the kernel sizes for its stripes, on HDD-like disks (each
+/// request costs time). Buffered (hdparm -t, dd bs=64k), the layer reads
+/// far below the array; direct (hdparm -t --direct), at par; and the
+/// analysis says why with both readaheads: a `readahead` line.
+#[test]
+fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
+    let Some(a) = artifacts("s7_readahead") else { return };
+    let scratch = Scratch::new("s7_readahead");
+    let dir = scratch.0.clone();
+    let serials = ["S7-A", "S7-B", "S7-C"];
+    let spec_text: Vec<String> = serials
+        .iter()
+        .map(|s| format!("virtio,size=64M,serial={s},bps=20M,iops=50"))
+        .collect();
+    let spec_refs: Vec<&str> = spec_text.iter().map(String::as_str).collect();
+    // HDD-like: every request costs time (the IOPS limit), so a small
+    // readahead's small requests cost what they cost a disk that seeks.
+    let specs = disks(&spec_refs);
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(700 + i as u64));
+    let m = |s: &str| json!({"serial": s});
+    let config = json!({
+        "defaults": {"ramp_time": "0s", "runtime": "3s"},
+        "tests": [
+            {"workload": "buffered_read", "name": "hdparm_t"},
+            {"workload": "direct_read", "name": "hdparm_t_direct"},
+            {"workload": "seq_read", "name": "dd_read_64k", "bs": "64k", "direct": false, "size": "32M"}
+        ],
+        "arrays": [{"name": "r5", "level": "raid5", "chunk": "512k", "members": [m("S7-A"), m("S7-B"), m("S7-C")]}],
+        "layers": [{"name": "lv", "kind": "linear", "on": "r5", "read_ahead": "128k"}]
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    let (md, lv) = (by_stack(&doc, "r5"), by_stack(&doc, "lv"));
+    let ra = |t: &Value| {
+        t["read_ahead_bytes"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("readahead recorded: {t}"))
+    };
+    eprintln!("readahead: md {} B, layer {} B", ra(md), ra(lv));
+    assert_eq!(ra(lv), 128 << 10, "the layer's readahead as the config asks");
+    assert_eq!(lv["stack"]["options"]["read_ahead_kb"], "128");
+    assert!(ra(md) > ra(lv), "the kernel gives the raid5 more: {}", ra(md));
+    for l in doc["analysis"].as_array().unwrap() {
+        eprintln!(
+            "{} {} {}: efficiency {:.3}; {}",
+            l["kind"],
+            l["target"],
+            l["test"],
+            l["efficiency"].as_f64().unwrap(),
+            l["rule"]
+        );
+    }
+    // One line for the layer, on its worst buffered test (hdparm -t's
+    // 2 MiB reads or dd's 64 KiB ones).
+    let lines: Vec<&Value> = doc["analysis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["kind"] == "readahead" && l["target"] == path_of(lv))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", doc["analysis"]);
+    let buffered = ["hdparm_t", "dd_read_64k"];
+    assert!(buffered.iter().any(|t| lines[0]["test"] == *t), "{}", lines[0]);
+    assert!(lines[0]["efficiency"].as_f64().unwrap() < 0.8, "{}", lines[0]);
+    let rule = lines[0]["rule"].as_str().unwrap();
+    let want = format!(
+        "readahead 128 KiB on {} vs {} KiB on {}: buffered reads at ",
+        path_of(lv),
+        ra(md) / 1024,
+        path_of(md)
+    );
+    assert!(rule.starts_with(&want), "{rule}\nwant: {want}");
+    let direct = analysis(&doc, "layer", path_of(lv), "hdparm_t_direct");
+    assert!(
+        direct[0]["rule"]
+            .as_str()
+            .unwrap()
+            .ends_with("direct I/O: a linear map should cost nothing"),
+        "{}",
+        direct[0]
+    );
+    assert!(outcome.serial.contains(TORN_DOWN), "no md/dm device remains");
+    for (i, s) in serials.iter().enumerate() {
+        assert_eq!(before[i], checksum(&files[i]).unwrap(), "{s} byte-identical");
+    }
+}

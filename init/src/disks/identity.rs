@@ -511,7 +511,7 @@ pub fn from_sysfs(dir: &Path, sys: &Path) -> TargetInfo {
         .or_else(usb)
         .or_else(|| wwid.as_deref().and_then(|w| t10_serial(w, model.as_deref())));
     let num = |d: &Path, n: &str| attr(d, n).and_then(|v| v.parse::<u64>().ok());
-    TargetInfo {
+    let mut info = TargetInfo {
         path: String::new(),
         kind: "block".to_string(),
         name,
@@ -529,18 +529,51 @@ pub fn from_sysfs(dir: &Path, sys: &Path) -> TargetInfo {
         physical_block_size: num(&queue, "physical_block_size")
             .and_then(|v| u32::try_from(v).ok())
             .unwrap_or(0),
-        rotational: attr(&queue, "rotational").and_then(|v| match v.as_str() {
+        writable: false,
+        write_refusal: None,
+        stack: None,
+        ..TargetInfo::default()
+    };
+    set_queue(&mut info, &queue_of(&queue));
+    info
+}
+
+/// What a block device's `queue/` directory says of it (a disk's, or an
+/// array's or layer's once assembled).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Queue {
+    /// `rotational`.
+    pub rotational: Option<bool>,
+    /// The active `scheduler`.
+    pub scheduler: Option<String>,
+    /// `read_ahead_kb` x 1024.
+    pub read_ahead_bytes: Option<u64>,
+    /// `write_cache`.
+    pub write_cache: Option<String>,
+}
+
+/// The facts of the queue directory `queue` (absent files are `None`).
+pub fn queue_of(queue: &Path) -> Queue {
+    Queue {
+        rotational: attr(queue, "rotational").and_then(|v| match v.as_str() {
             "0" => Some(false),
             "1" => Some(true),
             _ => None,
         }),
-        scheduler: attr(&queue, "scheduler").and_then(|s| active_scheduler(&s)),
-        read_ahead_bytes: num(&queue, "read_ahead_kb").map(|kb| kb.saturating_mul(1024)),
-        write_cache: attr(&queue, "write_cache"),
-        writable: false,
-        write_refusal: None,
-        stack: None,
+        scheduler: attr(queue, "scheduler").and_then(|s| active_scheduler(&s)),
+        read_ahead_bytes: attr(queue, "read_ahead_kb")
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|kb| kb.saturating_mul(1024)),
+        write_cache: attr(queue, "write_cache"),
     }
+}
+
+/// Set `t`'s queue facts from `q`.
+pub fn set_queue(t: &mut TargetInfo, q: &Queue) {
+    t.rotational = q.rotational;
+    t.scheduler.clone_from(&q.scheduler);
+    t.read_ahead_bytes = q.read_ahead_bytes;
+    t.write_cache.clone_from(&q.write_cache);
 }
 
 /// The machine: host name, CPU model, online CPUs, memory, kernel release.

@@ -173,6 +173,9 @@ pub struct PlannedStack {
     /// How it was assembled: read-only unless every disk beneath may be
     /// written; `None` until assembled.
     pub mode: Option<Mode>,
+    /// A layer's readahead to set once it is up (`queue/read_ahead_kb`),
+    /// bytes; `None`: the kernel's choice.
+    pub read_ahead_bytes: Option<u64>,
 }
 
 impl PlannedStack {
@@ -241,6 +244,9 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             info.options
                 .insert("offset_bytes".to_string(), offset_bytes.to_string());
         }
+    }
+    if let Some(b) = st.read_ahead_bytes {
+        info.options.insert("read_ahead_kb".to_string(), (b / 1024).to_string());
     }
     info
 }

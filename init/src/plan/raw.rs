@@ -332,6 +332,11 @@ pub struct RawLayer {
     /// linear: where the data starts on the device beneath (default 1M, as LVM).
     #[serde(default)]
     pub offset: Option<Scalar>,
+    /// The layer's readahead (its `queue/read_ahead_kb`), a multiple of
+    /// 4 KiB, as `lvcreate --readahead` or `blockdev --setra` set it;
+    /// absent: the kernel's choice.
+    #[serde(default)]
+    pub read_ahead: Option<Scalar>,
 }
 
 /// The values of `on_finish`.

@@ -335,6 +335,7 @@ pub(super) fn resolve_stacks(
             },
             at: format!("arrays[{i}]"),
             mode: None,
+            read_ahead_bytes: None,
         });
     }
     for i in order {
@@ -351,6 +352,7 @@ pub(super) fn resolve_stacks(
         };
         let under = targets[on].geometry;
         let (kind, geometry) = layer(l, &at, on, under, &targets[on].info.path)?;
+        let read_ahead_bytes = read_ahead(l, &at)?;
         targets.push(stack_target(&l.name, "dm", geometry));
         layer_target[i] = Some(targets.len() - 1);
         stacks.push(PlannedStack {
@@ -360,12 +362,30 @@ pub(super) fn resolve_stacks(
             disks,
             at,
             mode: None,
+            read_ahead_bytes,
         });
     }
     for st in &stacks {
         targets[st.target].info.stack = Some(stack_info(targets, st));
     }
     Ok(stacks)
+}
+
+/// The largest readahead a layer may be given (the kernel takes more; no
+/// disk benefits from it).
+const MAX_READ_AHEAD: u64 = 1 << 30;
+
+/// A layer's `read_ahead`, checked: a multiple of 4 KiB (the kernel keeps
+/// it in pages) up to [`MAX_READ_AHEAD`].
+fn read_ahead(l: &RawLayer, at: &str) -> Result<Option<u64>, ConfigError> {
+    let Some(v) = &l.read_ahead else { return Ok(None) };
+    let b = size_of(v, &format!("{at}.read_ahead"))?;
+    if b % 4096 != 0 || b > MAX_READ_AHEAD {
+        return err(format!(
+            "{at}.read_ahead: {b} B is not a readahead; expected a multiple of 4 KiB up to 1 GiB (e.g. \"128k\")"
+        ));
+    }
+    Ok(Some(b))
 }
 
 /// A layer's options checked, and its geometry from the device beneath.

@@ -1056,6 +1056,10 @@ fn each_invalid_stack_gives_its_error() {
             "layers[0].offset: 8388608 B does not fit sim:ssd:8M",
         ),
         (
+            r#","layers":[{"name":"c","kind":"linear","on":"sim:ssd:8M","read_ahead":"6k"}]"#.to_string(),
+            "layers[0].read_ahead: 6144 B is not a readahead; expected a multiple of 4 KiB up to 1 GiB",
+        ),
+        (
             r#","layers":[{"name":"c","kind":"mirror","on":"sim:ssd:8M"}]"#.to_string(),
             "layers[0].kind: \"mirror\" is not a layer kind; expected crypt or linear",
         ),

@@ -729,6 +729,12 @@ mod tests {
             self.up.lock().unwrap().push(p.clone());
             Ok(Box::new(FileLive(p, self.up.clone())))
         }
+        fn queue(&mut self, _path: &str) -> crate::disks::identity::Queue {
+            crate::disks::identity::Queue::default()
+        }
+        fn set_read_ahead(&mut self, _path: &str, _bytes: u64) -> Result<(), String> {
+            Err("files have no readahead".to_string())
+        }
         fn geometry(&mut self, path: &str) -> Result<bench_core::io::Geometry, String> {
             use bench_core::io::Target;
             DevTarget::open(path, None)

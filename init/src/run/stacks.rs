@@ -24,6 +24,7 @@ use bench_core::io::{Geometry, Target};
 use bench_core::result::{AllAtOnce, TestResult};
 use bench_core::runner::{run_test, SerialRunner, Stop};
 
+use crate::disks::identity::{self, Queue};
 use crate::plan::safety::{self, Contents, Grant, Refusal};
 use crate::plan::{self, Action, Mode, Plan, PlannedStack, StackKind};
 use crate::run::engine::{self, DevTarget, ThreadedRunner};
@@ -44,8 +45,20 @@ pub trait Backend {
     fn build(&mut self, st: &PlannedStack, under: &[String], mode: Mode) -> Result<Box<dyn Live>, String>;
     /// The geometry of an assembled device.
     fn geometry(&mut self, path: &str) -> Result<Geometry, String>;
+    /// What an assembled device's queue says of it (readahead, scheduler,
+    /// rotational, write cache), as the identity of a disk records it.
+    fn queue(&mut self, path: &str) -> Queue;
+    /// Set an assembled layer's readahead (`queue/read_ahead_kb`): a
+    /// tunable of the device bootbench built, not a write to any disk.
+    fn set_read_ahead(&mut self, path: &str, bytes: u64) -> Result<(), String>;
     /// The md and dm devices present.
     fn remaining(&mut self) -> Vec<String>;
+}
+
+/// `/sys/class/block/NAME/queue` of the device at `path` (`/dev/NAME`).
+fn queue_dir(path: &str) -> std::path::PathBuf {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    std::path::PathBuf::from(format!("/sys/class/block/{name}/queue"))
 }
 
 /// Live stacks in the order built: (config name, device).
@@ -144,7 +157,16 @@ pub fn assemble_one(
             plan.stacks[si].mode = Some(mode);
             match backend.geometry(&path) {
                 Ok(g) => {
+                    if let Some(ra) = st.read_ahead_bytes {
+                        if let Err(e) = backend.set_read_ahead(&path, ra) {
+                            let why = format!("assembled as {path} but its readahead cannot be set to {ra} B: {e}");
+                            log(&format!("bootbench-init: {} {:?}: {why}", kind_word(&st), st.name));
+                            failed.push((st.target, why));
+                            return;
+                        }
+                    }
                     plan::assembled(plan, st.target, &path, g);
+                    identity::set_queue(&mut plan.targets[st.target].info, &backend.queue(&path));
                     plan.targets[st.target].grant = stack_grant(plan, st.target);
                     let t = &mut plan.targets[st.target].info;
                     t.name = path.rsplit('/').next().map(str::to_string);
@@ -538,6 +560,15 @@ impl Backend for Kernel {
             .map_err(|e| e.to_string())
     }
 
+    fn queue(&mut self, path: &str) -> Queue {
+        identity::queue_of(&queue_dir(path))
+    }
+
+    fn set_read_ahead(&mut self, path: &str, bytes: u64) -> Result<(), String> {
+        let file = queue_dir(path).join("read_ahead_kb");
+        std::fs::write(&file, format!("{}\n", bytes / 1024)).map_err(|e| format!("{}: {e}", file.display()))
+    }
+
     fn remaining(&mut self) -> Vec<String> {
         let mut v = crate::stacks::md::list_active();
         v.extend(crate::stacks::dm::list_active());
@@ -738,6 +769,20 @@ mod tests {
                 fail_teardown: self.left_behind.contains(&path),
             }))
         }
+        fn queue(&mut self, path: &str) -> Queue {
+            Queue {
+                read_ahead_bytes: Some(if path.starts_with("/dev/md") {
+                    3 << 20
+                } else {
+                    128 << 10
+                }),
+                ..Queue::default()
+            }
+        }
+        fn set_read_ahead(&mut self, path: &str, bytes: u64) -> Result<(), String> {
+            self.events.lock().unwrap().push(format!("readahead {path} {bytes}"));
+            Ok(())
+        }
         fn geometry(&mut self, _path: &str) -> Result<Geometry, String> {
             Ok(Geometry {
                 size: 32 << 20,
@@ -859,6 +904,44 @@ mod tests {
             ]
         );
         assert!(crate::run::accounting::beneath(&plan, 0).is_empty(), "a disk");
+        teardown_all(&reg, &mut |_| {});
+    }
+
+    /// A layer given a readahead has it set once up (and recorded in its
+    /// options); every assembled stack's record takes its queue's facts
+    /// (the fake's md 3 MiB, dm 128 KiB), which the readahead analysis
+    /// compares.
+    #[test]
+    fn a_layers_readahead_is_set_and_every_stack_records_its_queue() {
+        let t = crate::testutil::TempDir::new("stacks-readahead");
+        let mut plan = file_plan(&t);
+        let top = plan.stacks.iter().position(|s| s.name == "top").unwrap();
+        plan.stacks[top].read_ahead_bytes = Some(128 << 10);
+        let mut fake = Fake::default();
+        let events = fake.events.clone();
+        let reg = Registry::new();
+        assert!(assemble_all(&mut plan, &mut fake, &reg, &mut |_| {}).is_empty());
+        let ev = events.lock().unwrap().clone();
+        assert_eq!(
+            ev.iter().filter(|e| e.starts_with("readahead")).collect::<Vec<_>>(),
+            ["readahead /dev/dm-2 131072"],
+            "only the layer that asked: {ev:?}"
+        );
+        let info = |name: &str| {
+            let ti = plan.stacks.iter().find(|s| s.name == name).unwrap().target;
+            plan.targets[ti].info.clone()
+        };
+        assert_eq!(info("r0").read_ahead_bytes, Some(3 << 20));
+        assert_eq!(info("top").read_ahead_bytes, Some(128 << 10));
+        assert_eq!(
+            info("top")
+                .stack
+                .unwrap()
+                .options
+                .get("read_ahead_kb")
+                .map(String::as_str),
+            Some("128")
+        );
         teardown_all(&reg, &mut |_| {});
     }
 
