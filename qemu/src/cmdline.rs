@@ -62,6 +62,9 @@ pub struct Machine {
     pub memory_mib: u32,
     pub cpus: u32,
     pub serial_log: PathBuf,
+    /// More serial ports (COM2, COM3, ...), each logged to its file: a
+    /// server's BMC takes serial-over-LAN from COM2.
+    pub extra_serials: Vec<PathBuf>,
     pub boot: Boot,
     /// The boot stick (USB, bootindex 0), if any. Required for UEFI boots.
     pub stick: Option<PathBuf>,
@@ -242,6 +245,9 @@ pub fn command_line(m: &Machine) -> Vec<String> {
     let specs: Vec<DiskSpec> = m.disks.iter().map(|d| d.spec.clone()).collect();
     let mut v = base_args(m.accel, m.memory_mib, m.cpus);
     v.extend(serial_args(&m.serial_log));
+    for s in &m.extra_serials {
+        v.extend(serial_args(s));
+    }
     v.extend(boot_args(&m.boot));
     v.extend(controller_args(&specs, m.stick.is_some()));
     if let Some(stick) = &m.stick {
@@ -479,6 +485,7 @@ mod tests {
             memory_mib: 1024,
             cpus: 2,
             serial_log: "/o/serial.log".into(),
+            extra_serials: vec!["/o/com2.log".into()],
             boot: Boot::Uefi {
                 code: OVMF_CODE.into(),
                 vars: "/o/vars.fd".into(),
@@ -500,7 +507,7 @@ mod tests {
             ]
         );
         assert_eq!(values(&args, "-drive").len(), 5, "two pflash, the stick, two disks");
-        assert_eq!(values(&args, "-serial"), ["file:/o/serial.log"]);
+        assert_eq!(values(&args, "-serial"), ["file:/o/serial.log", "file:/o/com2.log"]);
     }
 
     #[test]

@@ -152,6 +152,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         memory_mib: common.memory,
         cpus: common.cpus,
         serial_log: common.serial_log.clone().unwrap_or_else(|| dir.join("serial.log")),
+        extra_serials: Vec::new(),
         boot,
         stick: stick_image.clone(),
         stick_readonly: false,

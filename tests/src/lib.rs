@@ -162,6 +162,23 @@ pub enum Via {
 /// Boot with `disks` (backing files under `dir/disks`, created sparse unless
 /// present) and the stick copy `stick`; panics on a timeout or a failure to start.
 pub fn boot(a: &Artifacts, dir: &Path, via: Via, stick_img: &Path, specs: &[DiskSpec], append: &str) -> Outcome {
+    boot_with_serials(a, dir, via, stick_img, specs, append, &[])
+}
+
+/// [`boot`] with more serial ports (COM2, ...), each logged to its file
+/// (removed first).
+pub fn boot_with_serials(
+    a: &Artifacts,
+    dir: &Path,
+    via: Via,
+    stick_img: &Path,
+    specs: &[DiskSpec],
+    append: &str,
+    extra_serials: &[PathBuf],
+) -> Outcome {
+    for s in extra_serials {
+        let _ = fs::remove_file(s);
+    }
     let attached = run::prepare_disks(specs, dir).expect("prepare disks");
     let boot = match via {
         Via::Direct => Boot::Direct {
@@ -179,6 +196,7 @@ pub fn boot(a: &Artifacts, dir: &Path, via: Via, stick_img: &Path, specs: &[Disk
         memory_mib: 1024,
         cpus: 2,
         serial_log: dir.join("serial.log"),
+        extra_serials: extra_serials.to_vec(),
         boot,
         stick: Some(stick_img.to_owned()),
         stick_readonly: false,

@@ -250,3 +250,52 @@ fn t5_accuracy_100_iops_throttle_gives_100_random_read_iops_within_5_percent() {
     eprintln!("rand_read 4k QD1 on a 100 IOPS disk: {iops:.2} IOPS");
     assert!((iops / 100.0 - 1.0).abs() <= 0.05, "{iops} IOPS vs 100");
 }
+
+/// A server's BMC takes serial-over-LAN from COM2: with a second serial
+/// port, the boot writes its announce line, the framed document and the
+/// table there too, and a complete, verified frame is cut out of each
+/// port's log: the same document, under the same boot's nonce. The
+/// console's own port gets each frame once.
+#[test]
+fn t6_results_on_every_serial_port() {
+    let Some(a) = artifacts("t6_every_serial_port") else {
+        return;
+    };
+    let dir = scratch("t6_every_serial_port");
+    let specs = disks(&["virtio,size=16M,serial=E2E-COM2-1"]);
+    let img = stick_copy(&a, &dir, Some(&short_reads()));
+    let com2 = dir.join("com2.log");
+    let outcome =
+        bootbench_e2e::boot_with_serials(&a, &dir, Via::Direct, &img, &specs, "", std::slice::from_ref(&com2));
+    let (name, bytes, doc) = the_document(&outcome);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    assert!(
+        outcome.serial.contains("the results also go to serial port(s) ttyS1"),
+        "the console says where else the results go"
+    );
+    let text = String::from_utf8_lossy(&std::fs::read(&com2).expect("COM2's log")).into_owned();
+    let frames = bench_core::frame::decode(&text);
+    let damaged: Vec<String> = frames
+        .iter()
+        .filter_map(|f| f.as_ref().err())
+        .map(ToString::to_string)
+        .collect();
+    assert!(damaged.is_empty(), "COM2: damaged frames {damaged:?}");
+    let ok: Vec<&bench_core::frame::Frame> = frames.iter().filter_map(|f| f.as_ref().ok()).collect();
+    assert_eq!(ok.len(), 1, "one document on COM2:\n{text}");
+    assert_eq!(
+        (ok[0].name.as_str(), &ok[0].bytes),
+        (name.as_str(), &bytes),
+        "the console's document"
+    );
+    let console_nonce = outcome.documents().next().and_then(|f| f.nonce);
+    assert!(
+        ok[0].nonce.is_some() && ok[0].nonce == console_nonce,
+        "the same boot's nonce"
+    );
+    assert!(
+        text.contains("throughput in MB/s"),
+        "the table follows the frame on COM2"
+    );
+    assert_eq!(outcome.documents().count(), 1, "the console's port has it once");
+}

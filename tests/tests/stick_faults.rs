@@ -98,6 +98,7 @@ fn direct_machine(
         memory_mib: 1024,
         cpus: 2,
         serial_log: dir.join("serial.log"),
+        extra_serials: Vec::new(),
         boot: Boot::Direct {
             kernel: a.vmlinuz.clone(),
             initrd: Some(a.initramfs.clone()),

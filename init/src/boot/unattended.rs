@@ -27,6 +27,7 @@ use crate::plan::safety::TargetRef;
 use crate::plan::{self, ConfigError, Overrides, Plan};
 use crate::results;
 use crate::run;
+use crate::sys::serial;
 
 /// The config built into the initramfs (contract A).
 pub const ETC_CONFIG: &str = "/etc/bootbench.json";
@@ -228,7 +229,44 @@ pub fn rescue(c: &Conclusion, r: &Reports, log: &mut dyn FnMut(&str)) {
         log("supervisor: the results were out already");
         return;
     };
-    rescue_to(doc, c, r.stick.as_ref(), &mut std::io::stdout().lock(), log);
+    let cmdline = Cmdline::parse(&std::fs::read_to_string("/proc/cmdline").unwrap_or_default());
+    rescue_to(doc, c, r.stick.as_ref(), &mut results_out(&cmdline, log), log);
+}
+
+/// Where the results go: the console (stdout), and the serial ports of
+/// [`serial::ports_in`] (`bootbench.serial=`, else every UART the console
+/// does not write to), each opened with this boot's announce line first,
+/// so a frame cut from any port's log is verified as the console's are. A
+/// port that cannot be opened is said and left out; a bad
+/// `bootbench.serial=` is said, and every UART is used.
+fn results_out(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> serial::Tee<std::io::Stdout> {
+    let choice = match cmdline.get(serial::CMDLINE_KEY).map(serial::Choice::parse) {
+        None => serial::Choice::Every,
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            log(&format!("{e}; the results go to every serial port"));
+            serial::Choice::Every
+        }
+    };
+    let mut ports = Vec::new();
+    for name in serial::ports_in(Path::new("/sys"), &choice) {
+        let opened = serial::open(&name).and_then(|mut f| {
+            f.write_all(format!("\n{}", frame::announce(crate::boot::nonce())).as_bytes())
+                .map(|()| f)
+        });
+        match opened {
+            Ok(f) => ports.push((name, f)),
+            Err(e) => log(&format!("serial port {name}: {e}; the results are not written there")),
+        }
+    }
+    let tee = serial::Tee::new(std::io::stdout(), ports);
+    if !tee.port_names().is_empty() {
+        log(&format!(
+            "the results also go to serial port(s) {}",
+            tee.port_names().join(", ")
+        ));
+    }
+    tee
 }
 
 /// [`rescue`]'s save of `doc`: to the stick `stick` (root, machine) when
@@ -387,7 +425,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         log(&discover::disk_line(d));
     }
 
-    let mut out = std::io::stdout();
+    let mut out = results_out(cmdline, log);
     let etc = if untrusted {
         None
     } else {

@@ -14,6 +14,7 @@ pub mod md;
 pub mod mount;
 pub mod power;
 pub mod process;
+pub mod serial;
 pub mod sgio;
 pub mod signal;
 pub mod uring;

@@ -1,0 +1,234 @@
+//! The serial ports the results go to besides the console.
+//!
+//! A server's BMC takes serial-over-LAN from one of its UARTs, and Dell
+//! iDRAC, HPE iLO and Supermicro put it on COM2 (`ttyS1`) by default,
+//! while the kernel's console is usually `ttyS0` or the screen. So the
+//! frames (and the announce line and the table) go to /dev/console and to
+//! every other serial port that has a UART: a `ttySN` whose
+//! `/sys/class/tty/ttySN/type` is not 0 (`PORT_UNKNOWN`: the 8250 driver
+//! registers four legacy ports whether or not they exist), leaving out the
+//! ports the console already writes to (`/sys/class/tty/console/active`),
+//! so no port gets a frame twice. `bootbench.serial=` on the kernel command
+//! line names the ports instead (`ttyS1,ttyS2`), or `none`.
+//!
+//! Each port is opened without waiting for carrier (`O_NONBLOCK`, then
+//! `CLOCAL` and back to blocking writes), at 115200 baud 8N1 without flow
+//! control, output post-processed as the console's (`\n` as `\r\n`).
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsFd, AsRawFd};
+use std::path::Path;
+
+use nix::sys::termios::{self, BaudRate, ControlFlags, OutputFlags, SetArg};
+
+/// The kernel command-line key naming the ports.
+pub const CMDLINE_KEY: &str = "serial";
+
+/// Which ports, from `bootbench.serial=` (absent: every UART).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// Every serial port with a UART that the console does not write to.
+    Every,
+    /// No port but the console.
+    None,
+    /// These ports (`ttyS1`), the console's left out.
+    Named(Vec<String>),
+}
+
+impl Choice {
+    /// `bootbench.serial=`'s value: `none`, or a comma-separated list of
+    /// `ttySN` / `ttyAMAN` / `ttyUSBN`-like names; `Err` names the value and
+    /// what is expected.
+    pub fn parse(v: &str) -> Result<Choice, String> {
+        if v == "none" {
+            return Ok(Choice::None);
+        }
+        let names: Vec<String> = v.split(',').map(str::to_string).collect();
+        let tty = |n: &str| {
+            n.starts_with("tty")
+                && n.len() > 3
+                && n.len() <= 16
+                && n.bytes().all(|b| b.is_ascii_alphanumeric())
+                && n.bytes().last().is_some_and(|b| b.is_ascii_digit())
+        };
+        match names.iter().find(|n| !tty(n)) {
+            Some(bad) => Err(format!(
+                "bootbench.serial: {bad:?} is not a serial port; expected none or names like ttyS1, comma-separated"
+            )),
+            None => Ok(Choice::Named(names)),
+        }
+    }
+}
+
+/// The ports to write to besides the console, from the sysfs tree `sys`
+/// (`/sys`): the chosen ones (or every `ttyS*` with a UART), minus those
+/// in the console's `active` list, in name order.
+pub fn ports_in(sys: &Path, choice: &Choice) -> Vec<String> {
+    let class = sys.join("class/tty");
+    let active: Vec<String> = std::fs::read_to_string(class.join("console/active"))
+        .map(|s| s.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    let mut ports: Vec<String> = match choice {
+        Choice::None => Vec::new(),
+        Choice::Named(n) => n.clone(),
+        Choice::Every => std::fs::read_dir(&class)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("ttyS"))
+                    .filter(|n| {
+                        std::fs::read_to_string(class.join(n).join("type"))
+                            .is_ok_and(|t| t.trim().parse::<u32>().is_ok_and(|t| t != 0))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    ports.retain(|p| !active.contains(p));
+    ports.sort_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
+    ports.dedup();
+    ports
+}
+
+/// Open `/dev/NAME` for writing, without waiting for carrier, at 115200
+/// 8N1, no flow control, `\n` written as `\r\n`.
+pub fn open(name: &str) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(format!("/dev/{name}"))?;
+    let mut t = termios::tcgetattr(f.as_fd()).map_err(io::Error::from)?;
+    termios::cfmakeraw(&mut t);
+    t.output_flags |= OutputFlags::OPOST | OutputFlags::ONLCR;
+    t.control_flags |= ControlFlags::CLOCAL | ControlFlags::CREAD | ControlFlags::CS8;
+    t.control_flags &= !(ControlFlags::CRTSCTS | ControlFlags::PARENB | ControlFlags::CSTOPB);
+    termios::cfsetspeed(&mut t, BaudRate::B115200).map_err(io::Error::from)?;
+    termios::tcsetattr(f.as_fd(), SetArg::TCSANOW, &t).map_err(io::Error::from)?;
+    // Carrier no longer matters (CLOCAL): block on writes as the console does.
+    let fl = nix::fcntl::fcntl(f.as_raw_fd(), nix::fcntl::FcntlArg::F_GETFL).map_err(io::Error::from)?;
+    let fl = nix::fcntl::OFlag::from_bits_truncate(fl) & !nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(f.as_raw_fd(), nix::fcntl::FcntlArg::F_SETFL(fl)).map_err(io::Error::from)?;
+    Ok(f)
+}
+
+/// Writes to the console and to every other port: what the console gets,
+/// each port gets too. A port whose write fails is dropped (said once
+/// through the log by the caller); the console's result is the writer's.
+pub struct Tee<W> {
+    console: W,
+    ports: Vec<(String, File)>,
+    /// Ports dropped after a failed write, with the error.
+    pub dropped: Vec<String>,
+}
+
+impl<W: Write> Tee<W> {
+    /// `console` and the opened `ports`.
+    pub fn new(console: W, ports: Vec<(String, File)>) -> Tee<W> {
+        Tee {
+            console,
+            ports,
+            dropped: Vec::new(),
+        }
+    }
+
+    /// The ports written to, by name.
+    pub fn port_names(&self) -> Vec<&str> {
+        self.ports.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    fn each_port(&mut self, f: &mut dyn FnMut(&mut File) -> io::Result<()>) {
+        let mut i = 0;
+        while i < self.ports.len() {
+            match f(&mut self.ports[i].1) {
+                Ok(()) => i += 1,
+                Err(e) => {
+                    let (name, _) = self.ports.remove(i);
+                    self.dropped.push(format!("{name}: {e}"));
+                }
+            }
+        }
+    }
+}
+
+impl<W: Write> Write for Tee<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.console.write(buf)?;
+        self.each_port(&mut |p| p.write_all(&buf[..n]));
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.each_port(&mut |p| p.flush());
+        self.console.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_choice_from_the_command_line() {
+        assert_eq!(Choice::parse("none"), Ok(Choice::None));
+        assert_eq!(
+            Choice::parse("ttyS1,ttyS2"),
+            Ok(Choice::Named(vec!["ttyS1".into(), "ttyS2".into()]))
+        );
+        let e = Choice::parse("ttyS1,/dev/sda").unwrap_err();
+        assert_eq!(
+            e,
+            "bootbench.serial: \"/dev/sda\" is not a serial port; expected none or names like ttyS1, comma-separated"
+        );
+        assert!(Choice::parse("").is_err());
+        assert!(Choice::parse("tty").is_err());
+    }
+
+    /// Every ttyS with a UART but the console's: ttyS0 is the console,
+    /// ttyS1 and ttyS10 have UARTs, ttyS2 and ttyS3 are the 8250 driver's
+    /// placeholders (type 0); named ports skip the console's too.
+    #[test]
+    fn every_uart_but_the_consoles() {
+        let t = crate::testutil::TempDir::new("serial-ports");
+        let class = t.0.join("class/tty");
+        for (name, ty) in [
+            ("ttyS0", 4),
+            ("ttyS1", 4),
+            ("ttyS2", 0),
+            ("ttyS3", 0),
+            ("ttyS10", 4),
+            ("tty1", 0),
+        ] {
+            std::fs::create_dir_all(class.join(name)).unwrap();
+            std::fs::write(class.join(name).join("type"), format!("{ty}\n")).unwrap();
+        }
+        std::fs::create_dir_all(class.join("console")).unwrap();
+        std::fs::write(class.join("console/active"), "tty0 ttyS0\n").unwrap();
+        assert_eq!(ports_in(&t.0, &Choice::Every), ["ttyS1", "ttyS10"]);
+        assert!(ports_in(&t.0, &Choice::None).is_empty());
+        let named = Choice::Named(vec!["ttyS0".into(), "ttyS2".into()]);
+        assert_eq!(ports_in(&t.0, &named), ["ttyS2"], "the console's left out");
+    }
+
+    /// What the console gets each port gets; a port that fails is dropped
+    /// and the console goes on.
+    #[test]
+    fn a_tee_copies_the_console_to_each_port() {
+        let t = crate::testutil::TempDir::new("serial-tee");
+        let p = t.0.join("port");
+        let port = File::create(&p).unwrap();
+        let bad = File::open(&p).unwrap(); // read-only: writes fail
+        let mut console = Vec::new();
+        {
+            let mut tee = Tee::new(&mut console, vec![("ttyS1".into(), port), ("ttyS2".into(), bad)]);
+            tee.write_all(b"BOOTBENCH frame\n").unwrap();
+            tee.flush().unwrap();
+            assert_eq!(tee.port_names(), ["ttyS1"]);
+            assert_eq!(tee.dropped.len(), 1, "{:?}", tee.dropped);
+            assert!(tee.dropped[0].starts_with("ttyS2: "));
+        }
+        assert_eq!(console, b"BOOTBENCH frame\n");
+        assert_eq!(std::fs::read(&p).unwrap(), b"BOOTBENCH frame\n");
+    }
+}
