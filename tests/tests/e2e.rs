@@ -298,4 +298,18 @@ fn t6_results_on_every_serial_port() {
         "the table follows the frame on COM2"
     );
     assert_eq!(outcome.documents().count(), 1, "the console's port has it once");
+
+    // The config's `serial_ports: []` keeps the results to the console.
+    let mut config = short_reads();
+    config["serial_ports"] = json!([]);
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome =
+        bootbench_e2e::boot_with_serials(&a, &dir, Via::Direct, &img, &specs, "", std::slice::from_ref(&com2));
+    let (_, _, doc) = the_document(&outcome);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    let text = std::fs::read(&com2).unwrap_or_default();
+    assert!(
+        !String::from_utf8_lossy(&text).contains("BOOTBENCH-"),
+        "nothing on COM2 with serial_ports []"
+    );
 }

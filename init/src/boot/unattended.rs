@@ -230,18 +230,23 @@ pub fn rescue(c: &Conclusion, r: &Reports, log: &mut dyn FnMut(&str)) {
         return;
     };
     let cmdline = Cmdline::parse(&std::fs::read_to_string("/proc/cmdline").unwrap_or_default());
-    rescue_to(doc, c, r.stick.as_ref(), &mut results_out(&cmdline, log), log);
+    rescue_to(doc, c, r.stick.as_ref(), &mut results_out(&cmdline, None, log), log);
 }
 
 /// Where the results go: the console (stdout), and the serial ports of
 /// [`serial::ports_in`] (`bootbench.serial=`, else every UART the console
-/// does not write to), each opened with this boot's announce line first,
-/// so a frame cut from any port's log is verified as the console's are. A
-/// port that cannot be opened is said and left out; a bad
+/// does not write to; the config's `serial_ports`, `config`, when the
+/// command line names none), each opened with this boot's announce line
+/// first, so a frame cut from any port's log is verified as the console's
+/// are. A port that cannot be opened is said and left out; a bad
 /// `bootbench.serial=` is said, and every UART is used.
-fn results_out(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> serial::Tee<std::io::Stdout> {
+fn results_out(
+    cmdline: &Cmdline,
+    config: Option<&[String]>,
+    log: &mut dyn FnMut(&str),
+) -> serial::Tee<std::io::Stdout> {
     let choice = match cmdline.get(serial::CMDLINE_KEY).map(serial::Choice::parse) {
-        None => serial::Choice::Every,
+        None => config.map_or(serial::Choice::Every, |p| serial::Choice::Named(p.to_vec())),
         Some(Ok(c)) => c,
         Some(Err(e)) => {
             log(&format!("{e}; the results go to every serial port"));
@@ -425,7 +430,6 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         log(&discover::disk_line(d));
     }
 
-    let mut out = results_out(cmdline, log);
     let etc = if untrusted {
         None
     } else {
@@ -444,6 +448,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
             };
             log(&format!("config error: {}", inv.message));
             let doc = error_doc(&inv, &format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME));
+            let mut out = results_out(cmdline, None, log);
             emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
             return inv.on_finish;
         }
@@ -462,6 +467,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         Err(inv) => {
             log(&format!("config error: {}; no disk is touched", inv.message));
             let doc = error_doc(&inv, &source);
+            let mut out = results_out(cmdline, None, log);
             emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
             return inv.on_finish;
         }
@@ -477,6 +483,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     supervise::report(&Msg::Bound(run::run_bound(&plan).0));
     let mut doc = run::execute(&mut plan, log, &mut |d| after_test(keys, d));
     doc.host = host;
+    let mut out = results_out(cmdline, plan.serial_ports.as_deref(), log);
     emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
     log(&format!("run finished: {}; then {on_finish}", doc.run.status));
     on_finish

@@ -85,6 +85,9 @@ pub struct Plan {
     /// For testing only (config key `test_deadline`): every test's
     /// deadline, instead of the one derived from its plan.
     pub test_deadline: Option<Nanos>,
+    /// The config's `serial_ports`, checked: where an unattended run's
+    /// results go besides the console (`None`: every UART).
+    pub serial_ports: Option<Vec<String>>,
 }
 
 impl Plan {

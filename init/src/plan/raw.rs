@@ -268,6 +268,12 @@ pub struct RawConfig {
     /// default), `reboot` or `halt`. Ignored by the live command.
     #[serde(default)]
     pub on_finish: Option<String>,
+    /// Booted from the stick: the serial ports the results go to besides
+    /// the console (`["ttyS1"]`; `[]`: the console only); absent: every
+    /// port with a UART. `bootbench.serial=` overrides it. Ignored by the
+    /// live command.
+    #[serde(default)]
+    pub serial_ports: Option<Vec<String>>,
     /// md arrays to assemble from member disks (contract F).
     #[serde(default)]
     pub arrays: Vec<RawArray>,

@@ -1056,6 +1056,10 @@ fn each_invalid_stack_gives_its_error() {
             "layers[0].offset: 8388608 B does not fit sim:ssd:8M",
         ),
         (
+            r#","serial_ports":["ttyS1","/dev/ttyS2"]"#.to_string(),
+            "serial_ports[1]: \"/dev/ttyS2\" is not a serial port; expected a name like \"ttyS1\"",
+        ),
+        (
             r#","layers":[{"name":"c","kind":"linear","on":"sim:ssd:8M","read_ahead":"6k"}]"#.to_string(),
             "layers[0].read_ahead: 6144 B is not a readahead; expected a multiple of 4 KiB up to 1 GiB",
         ),

@@ -356,6 +356,13 @@ pub(super) fn plan_targets(
     if let Some(v) = &raw.on_finish {
         check_on_finish(v, "on_finish")?;
     }
+    for (i, p) in raw.serial_ports.iter().flatten().enumerate() {
+        if !crate::sys::serial::is_port_name(p) {
+            return err(format!(
+                "serial_ports[{i}]: {p:?} is not a serial port; expected a name like \"ttyS1\""
+            ));
+        }
+    }
     if refs.is_empty() && raw.arrays.is_empty() && raw.layers.is_empty() {
         return err("targets: none; expected at least one disk to benchmark");
     }
@@ -519,5 +526,6 @@ pub(super) fn plan_targets(
         stacks,
         all_at_once: raw.all_at_once,
         test_deadline,
+        serial_ports: raw.serial_ports.clone(),
     })
 }

@@ -25,6 +25,16 @@ use nix::sys::termios::{self, BaudRate, ControlFlags, OutputFlags, SetArg};
 /// The kernel command-line key naming the ports.
 pub const CMDLINE_KEY: &str = "serial";
 
+/// True for a name a serial port may have: `tty`, then letters and
+/// digits ending in a digit (`ttyS1`, `ttyAMA0`, `ttyUSB0`), at most 16.
+pub fn is_port_name(n: &str) -> bool {
+    n.starts_with("tty")
+        && n.len() > 3
+        && n.len() <= 16
+        && n.bytes().all(|b| b.is_ascii_alphanumeric())
+        && n.bytes().last().is_some_and(|b| b.is_ascii_digit())
+}
+
 /// Which ports, from `bootbench.serial=` (absent: every UART).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Choice {
@@ -45,14 +55,7 @@ impl Choice {
             return Ok(Choice::None);
         }
         let names: Vec<String> = v.split(',').map(str::to_string).collect();
-        let tty = |n: &str| {
-            n.starts_with("tty")
-                && n.len() > 3
-                && n.len() <= 16
-                && n.bytes().all(|b| b.is_ascii_alphanumeric())
-                && n.bytes().last().is_some_and(|b| b.is_ascii_digit())
-        };
-        match names.iter().find(|n| !tty(n)) {
+        match names.iter().find(|n| !is_port_name(n)) {
             Some(bad) => Err(format!(
                 "bootbench.serial: {bad:?} is not a serial port; expected none or names like ttyS1, comma-separated"
             )),
