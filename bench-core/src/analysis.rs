@@ -97,7 +97,8 @@ use alloc::vec::Vec;
 
 use crate::plan::MAIN_LABEL;
 use crate::result::{
-    AllAtOnce, Analysis, MemberIo, MemberShare, ResultDoc, StackInfo, Status, Summary, TargetInfo, TestResult,
+    AllAtOnce, Analysis, MemberIo, MemberShare, ResultDoc, StackInfo, Status, StepResult, Summary, TargetInfo,
+    TestResult,
 };
 use crate::spec::Workload;
 use crate::units::MB;
@@ -455,10 +456,20 @@ fn linear_extents(doc: &ResultDoc, st: &StackInfo) -> Option<Vec<(u64, u64)>> {
     Some(v)
 }
 
+/// QD: iodepth x jobs of `test`, each at least 1.
+fn queue_depth(test: &TestResult) -> u64 {
+    u64::from(test.params.iodepth.max(1)) * u64::from(test.params.jobs.max(1))
+}
+
+/// The step whose figures are `test`'s summary ([`MAIN_LABEL`]), if any.
+fn main_step(test: &TestResult) -> Option<&StepResult> {
+    test.steps.iter().find(|s| s.label == MAIN_LABEL)
+}
+
 /// The accounting of `test`'s main step for the devices right beneath
 /// `parent`, in their order there (`under`); empty when the step has none.
 fn accounting<'a>(test: &'a TestResult, parent: &str, under: &[String]) -> Vec<&'a MemberIo> {
-    let Some(main) = test.steps.iter().find(|s| s.label == MAIN_LABEL) else {
+    let Some(main) = main_step(test) else {
         return Vec::new();
     };
     under
@@ -557,7 +568,7 @@ fn array_rule(
     let slowest = figs.iter().copied().reduce(|a, b| if b.1 < a.1 { b } else { a })?;
     #[allow(clippy::cast_precision_loss)] // member counts are tiny
     let nf = n as f64;
-    let qd = u64::from(test.params.iodepth.max(1)) * u64::from(test.params.jobs.max(1));
+    let qd = queue_depth(test);
     // min(N, k x QD) as a float.
     #[allow(clippy::cast_precision_loss)] // member counts and queue depths are tiny
     let busy = |k: u64| n.min(usize::try_from(k.saturating_mul(qd)).unwrap_or(usize::MAX)) as f64;
@@ -697,7 +708,7 @@ fn analyze_array(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out: &mut Vec<
                 .collect();
             let Some(figs) = figs else { continue };
             let acc = accounting(test, &t.path, &st.members);
-            let qd = u64::from(test.params.iodepth.max(1)) * u64::from(test.params.jobs.max(1));
+            let qd = queue_depth(test);
             let mirrored = matches!(st.level.as_str(), "raid1" | "raid10") && metric.is_read();
             let rule = if mirrored {
                 mirrored_read(&st.level, qd, &figs, &acc, metric)
@@ -787,7 +798,7 @@ fn layer_cost(level: &str, buffered: bool) -> &'static str {
 /// True when `test` read through the page cache: its main step's access,
 /// or for a test without steps its workload and parameters.
 fn buffered(test: &TestResult) -> bool {
-    match test.steps.iter().find(|s| s.label == MAIN_LABEL) {
+    match main_step(test) {
         Some(main) => main.access == crate::io::Access::Buffered,
         None => match test.workload {
             Workload::BufferedRead | Workload::CachedRead => true,

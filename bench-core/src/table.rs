@@ -156,6 +156,18 @@ fn analysis_lines(lines: &[Analysis]) -> Vec<String> {
 /// Width of a member's share bar, characters.
 const BAR: usize = 20;
 
+/// A share (0 to 1, clamped) as a bar `width` characters wide between
+/// `|`s, `#` for the share, rounded to the nearest character.
+pub fn share_bar(share: f64, width: usize) -> String {
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )] // 0..=width
+    let n = ((share.clamp(0.0, 1.0) * width as f64 + 0.5) as usize).min(width);
+    format!("|{}{}|", "#".repeat(n), " ".repeat(width - n))
+}
+
 /// Under the analysis table, for each line with accounting, each member's
 /// share of the bytes as a bar, and its time busy.
 fn member_lines(lines: &[Analysis]) -> Vec<String> {
@@ -167,8 +179,6 @@ fn member_lines(lines: &[Analysis]) -> Vec<String> {
     let mut rows: Vec<[String; 5]> = Vec::new();
     for a in with {
         for (i, m) in a.members.iter().enumerate() {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 0..=BAR
-            let n = (m.share.clamp(0.0, 1.0) * BAR as f64 + 0.5) as usize;
             let head = if i == 0 {
                 format!("{} {}", text(&a.target), text(&a.test))
             } else {
@@ -177,7 +187,7 @@ fn member_lines(lines: &[Analysis]) -> Vec<String> {
             rows.push([
                 head,
                 text(&m.path),
-                format!("|{}{}|", "#".repeat(n), " ".repeat(BAR - n)),
+                share_bar(m.share, BAR),
                 format!("{:.0}% of bytes", m.share * 100.0),
                 format!("busy {:.0}%", m.utilization * 100.0),
             ]);

@@ -314,9 +314,7 @@ fn target_tests(da: &ResultDoc, db: &ResultDoc, ta: &TargetInfo, tb: &TargetInfo
 
 /// A share as a bar of 10 and its percentage: `|#####     |  50%`.
 fn share_bar(share: f64) -> String {
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 0..=10
-    let n = (share.clamp(0.0, 1.0) * 10.0).round() as usize;
-    format!("|{}{}| {:>3.0}%", "#".repeat(n), " ".repeat(10 - n), share * 100.0)
+    format!("{} {:>3.0}%", bench_core::table::share_bar(share, 10), share * 100.0)
 }
 
 /// The members of two matched analysis lines side by side, in member

@@ -671,7 +671,7 @@ fn slog(x: &TestResult) -> String {
 pub fn main_step(x: &TestResult) -> Option<&StepResult> {
     x.steps
         .iter()
-        .find(|s| s.label == "main")
+        .find(|s| s.label == bench_core::plan::MAIN_LABEL)
         .or_else(|| (x.steps.len() == 1).then(|| &x.steps[0]))
 }
 

@@ -490,14 +490,34 @@ const MIXED_SLOW: &str = "bps=10M,iops=100";
 /// The fast ones: about 130 MB/s scaled down the same (its 500 GB disks).
 const MIXED_FAST: &str = "bps=18M,iops=180";
 
+/// Boot `config` (named `name`) on virtio disks `specs` filled with data
+/// (seeded from `seed`): the run ends `ok` with a valid document, no md or
+/// dm device remains, and every disk is byte-identical afterwards. `None`
+/// without the image.
+fn read_only_boot(name: &str, specs: &[String], seed: u64, config: &Value) -> Option<Value> {
+    let a = artifacts(name)?;
+    let scratch = Scratch::new(name);
+    let dir = scratch.0.clone();
+    let spec_refs: Vec<&str> = specs.iter().map(String::as_str).collect();
+    let specs = disks(&spec_refs);
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(seed + i as u64));
+    let img = stick_copy(&a, &dir, Some(config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    assert!(outcome.serial.contains(TORN_DOWN), "no md/dm device remains");
+    for (i, d) in specs.iter().enumerate() {
+        assert_eq!(before[i], checksum(&files[i]).unwrap(), "{} byte-identical", d.serial);
+    }
+    Some(doc)
+}
+
 /// `examples/mixed-raid/NAME` booted as it is (its arrays over the disks
 /// its placeholder serials name) with a short sequential read in place of
 /// its tests, on four throttled disks in the post's proportions, every
 /// disk checksummed before and after. Returns the document.
 fn mixed_raid_boot(name: &str) -> Option<Value> {
-    let a = artifacts(&format!("s6_{name}"))?;
-    let scratch = Scratch::new(&format!("s6_{name}"));
-    let dir = scratch.0.clone();
     let file = bootbench_e2e::workspace().join("examples/mixed-raid").join(name);
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let mut config: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -533,19 +553,7 @@ fn mixed_raid_boot(name: &str) -> Option<Value> {
             format!("virtio,size=64M,serial={s},{rate}")
         })
         .collect();
-    let spec_refs: Vec<&str> = spec_text.iter().map(String::as_str).collect();
-    let specs = disks(&spec_refs);
-    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(600 + i as u64));
-    let img = stick_copy(&a, &dir, Some(&config));
-    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
-    let (_, _, doc) = the_document(&outcome);
-    assert_schema_valid(&doc);
-    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
-    assert!(outcome.serial.contains(TORN_DOWN), "no md/dm device remains");
-    for (i, s) in serials.iter().enumerate() {
-        assert_eq!(before[i], checksum(&files[i]).unwrap(), "{s} byte-identical");
-    }
-    Some(doc)
+    read_only_boot(&format!("s6_{name}"), &spec_text, 600, &config)
 }
 
 /// Each array of `doc`: (its target, its line for `seqrd_1m`, the members'
@@ -719,19 +727,12 @@ fn s6_mixed_raid1_reads_at_the_speed_of_the_member_md_read_from() {
 /// analysis says why with both readaheads: a `readahead` line.
 #[test]
 fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
-    let Some(a) = artifacts("s7_readahead") else { return };
-    let scratch = Scratch::new("s7_readahead");
-    let dir = scratch.0.clone();
-    let serials = ["S7-A", "S7-B", "S7-C"];
-    let spec_text: Vec<String> = serials
+    // HDD-like: every request costs time (the IOPS limit), so a small
+    // readahead's small requests cost what they cost a disk that seeks.
+    let spec_text: Vec<String> = ["S7-A", "S7-B", "S7-C"]
         .iter()
         .map(|s| format!("virtio,size=64M,serial={s},bps=20M,iops=50"))
         .collect();
-    let spec_refs: Vec<&str> = spec_text.iter().map(String::as_str).collect();
-    // HDD-like: every request costs time (the IOPS limit), so a small
-    // readahead's small requests cost what they cost a disk that seeks.
-    let specs = disks(&spec_refs);
-    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(700 + i as u64));
     let m = |s: &str| json!({"serial": s});
     let config = json!({
         "defaults": {"ramp_time": "0s", "runtime": "3s"},
@@ -743,11 +744,9 @@ fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
         "arrays": [{"name": "r5", "level": "raid5", "chunk": "512k", "members": [m("S7-A"), m("S7-B"), m("S7-C")]}],
         "layers": [{"name": "lv", "kind": "linear", "on": "r5", "read_ahead": "128k"}]
     });
-    let img = stick_copy(&a, &dir, Some(&config));
-    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
-    let (_, _, doc) = the_document(&outcome);
-    assert_schema_valid(&doc);
-    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    let Some(doc) = read_only_boot("s7_readahead", &spec_text, 700, &config) else {
+        return;
+    };
     let (md, lv) = (by_stack(&doc, "r5"), by_stack(&doc, "lv"));
     let ra = |t: &Value| {
         t["read_ahead_bytes"]
@@ -797,8 +796,4 @@ fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
         "{}",
         direct[0]
     );
-    assert!(outcome.serial.contains(TORN_DOWN), "no md/dm device remains");
-    for (i, s) in serials.iter().enumerate() {
-        assert_eq!(before[i], checksum(&files[i]).unwrap(), "{s} byte-identical");
-    }
 }

@@ -447,7 +447,7 @@ pub fn main() -> ! {
                 crate::boot::unattended::blank_error_doc(why)
             });
             if !c.normal {
-                crate::boot::unattended::rescue(&c, &reports, &mut |m| log(m));
+                crate::boot::unattended::rescue(&c, &reports, &cmdline, &mut |m| log(m));
             }
             finish(c.how)
         }

@@ -219,8 +219,9 @@ fn partial_json(doc: &ResultDoc) -> Option<String> {
 /// PID 1, when the worker did not end normally: say why, tear down the md
 /// and dm devices it left, and save the document of [`supervise::conclude`]
 /// to the stick (if the worker had mounted one and not saved it there yet)
-/// and framed on the console.
-pub fn rescue(c: &Conclusion, r: &Reports, log: &mut dyn FnMut(&str)) {
+/// and framed on the console and the serial ports `cmdline` chooses
+/// ([`results_out`]; the config is not known here).
+pub fn rescue(c: &Conclusion, r: &Reports, cmdline: &Cmdline, log: &mut dyn FnMut(&str)) {
     if let Some(cause) = &c.cause {
         log(&format!("supervisor: {cause}"));
     }
@@ -229,8 +230,7 @@ pub fn rescue(c: &Conclusion, r: &Reports, log: &mut dyn FnMut(&str)) {
         log("supervisor: the results were out already");
         return;
     };
-    let cmdline = Cmdline::parse(&std::fs::read_to_string("/proc/cmdline").unwrap_or_default());
-    rescue_to(doc, c, r.stick.as_ref(), &mut results_out(&cmdline, None, log), log);
+    rescue_to(doc, c, r.stick.as_ref(), &mut results_out(cmdline, None, log), log);
 }
 
 /// Where the results go: the console (stdout), and the serial ports of
