@@ -1,7 +1,9 @@
 # bootbench: build, test, benchmark, boot.
 #
 #   make build   static release binary (x86_64-unknown-linux-musl)
-#   make kernel  Debian's kernel and systemd-boot-efi (apt-get download + dpkg -x) into out/, when absent
+#   make deps    install what the rest needs (Debian packages, Rust targets); run by qemu and test
+#   make kernel  Debian's kernel and its signed boot chain, shim-signed and grub-efi-amd64-signed
+#                (apt-get download + dpkg -x) into out/, when absent
 #   make image   out/vmlinuz, out/initramfs.img, out/bootbench.img (the USB stick image)
 #   make qemu    boot out/bootbench.img as a USB stick under OVMF with four virtual disks;
 #                prints the table, copies the results from the stick to out/results/ and
@@ -16,7 +18,7 @@
 #   make clean
 #
 # Overrides: KERNEL=linux-image-<version> (default: what linux-image-amd64 depends on),
-# EFI_PKG=systemd-boot-efi, OUT=out, CONFIG=FILE (the stick's bootbench.json),
+# SHIM_PKG=shim-signed, GRUB_PKG=grub-efi-amd64-signed, OUT=out, CONFIG=FILE (the stick's bootbench.json),
 # ACCEL=auto|tcg|kvm, TIMEOUT=seconds and QEMU_CONFIG=FILE (default qemu/configs/quick.json) for make qemu.
 
 CARGO ?= cargo
@@ -26,7 +28,8 @@ OUT   ?= out
 
 # The kernel package: linux-image-amd64's dependency, looked up only when needed.
 KERNEL  ?= $(shell apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $$2; exit}')
-EFI_PKG ?= systemd-boot-efi
+SHIM_PKG ?= shim-signed
+GRUB_PKG ?= grub-efi-amd64-signed
 CONFIG  ?=
 ACCEL   ?= auto
 # The config make qemu puts on its copy of the stick.
@@ -41,13 +44,18 @@ INIT_BIN   := $(TARGET_DIR)/$(MUSL)/release/bootbench-init
 IMAGE_TOOL := $(TARGET_DIR)/release/bootbench-image
 QEMU_TOOL  := $(TARGET_DIR)/release/bootbench-qemu
 REPORT_TOOL := $(TARGET_DIR)/release/bootbench-report
-EFI_DIR    := $(OUT)/efi/usr/lib/systemd/boot/efi
+SHIM_EFI   := $(OUT)/shim/usr/lib/shim/shimx64.efi.signed
+GRUB_EFI   := $(OUT)/grub/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
 CONFIG_ARG := $(if $(CONFIG),--config $(CONFIG))
 
-.PHONY: build test bench fidelity fuzz fmt clean targets kernel image tools qemu
+.PHONY: build test bench fidelity fuzz fmt clean targets deps kernel image tools qemu
 
 targets:
 	rustup target add $(MUSL) $(BARE)
+
+# Debian packages and Rust components, installed only when something is missing.
+deps:
+	bash .ci/deps
 
 build: targets
 	$(CARGO) build --release -p bootbench-init --target $(MUSL)
@@ -72,16 +80,17 @@ endef
 
 kernel:
 	$(call unpack,$(KERNEL),$(OUT)/kernel)
-	$(call unpack,$(EFI_PKG),$(OUT)/efi)
+	$(call unpack,$(SHIM_PKG),$(OUT)/shim)
+	$(call unpack,$(GRUB_PKG),$(OUT)/grub)
 
 image: build tools kernel
 	cp $$(ls $(OUT)/kernel/boot/vmlinuz-* | head -n 1) $(OUT)/vmlinuz
 	$(IMAGE_TOOL) initramfs --kernel-dir $(OUT)/kernel --init $(INIT_BIN) -o $(OUT)/initramfs.img
-	$(IMAGE_TOOL) usb --kernel-dir $(OUT)/kernel --initramfs $(OUT)/initramfs.img --efi-dir $(EFI_DIR) \
+	$(IMAGE_TOOL) usb --kernel-dir $(OUT)/kernel --initramfs $(OUT)/initramfs.img --shim $(SHIM_EFI) --grub $(GRUB_EFI) \
 	  $(CONFIG_ARG) -o $(OUT)/bootbench.img
 	@ls -l $(OUT)/vmlinuz $(OUT)/initramfs.img $(OUT)/bootbench.img
 
-qemu: image
+qemu: deps image
 	rm -rf $(OUT)/results $(OUT)/serial-results
 	@# A copy of the stick with QEMU_CONFIG on it (the image's own default is standard).
 	cp $(OUT)/bootbench.img $(OUT)/qemu-stick.img
@@ -92,7 +101,7 @@ qemu: image
 	  -o $(OUT)/report.html
 	@echo "report: $(OUT)/report.html"
 
-test: targets image
+test: deps targets image
 	$(CARGO) fmt --all --check
 	$(CARGO) build -p bench-core --target $(BARE)
 	$(CARGO) clippy --workspace --all-targets -- -D warnings

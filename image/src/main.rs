@@ -34,7 +34,8 @@ enum Cmd {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// The USB stick image: GPT, an EFI system partition labelled BOOTBENCH with systemd-boot.
+    /// The USB stick image: GPT, an EFI system partition labelled BOOTBENCH with the UEFI boot
+    /// loader (shim + GRUB, signed, with --shim and --grub; else systemd-boot) and syslinux.
     Usb {
         /// A `dpkg -x` of linux-image-<version> (holds boot/vmlinuz-<kver>).
         #[arg(long)]
@@ -42,15 +43,25 @@ enum Cmd {
         /// The initramfs, as built by `bootbench-image initramfs`.
         #[arg(long)]
         initramfs: PathBuf,
-        /// Directory holding systemd-bootx64.efi (Debian's systemd-boot-efi).
-        #[arg(long, default_value = "/usr/lib/systemd/boot/efi")]
+        /// Debian's signed shim (shim-signed: usr/lib/shim/shimx64.efi.signed); with --grub, the
+        /// stick boots with Secure Boot on or off.
+        #[arg(long, requires = "grub")]
+        shim: Option<PathBuf>,
+        /// Debian's signed GRUB (grub-efi-amd64-signed: usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed).
+        #[arg(long, requires = "shim")]
+        grub: Option<PathBuf>,
+        /// Without --shim and --grub: the directory holding systemd-bootx64.efi (Debian's
+        /// systemd-boot-efi; unsigned, so Secure Boot refuses it).
+        #[arg(long, default_value = "/usr/lib/systemd/boot/efi", conflicts_with = "shim")]
         efi_dir: PathBuf,
         /// The stick's /bootbench.json, the config a user edits (default: {"profile": "standard"}).
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Image size: bytes, or with dd's suffixes as in the config (`128M`, `64MiB` = 1024-based; `1GB` = 1000-based).
-        #[arg(long, default_value = "128M", value_parser = parse_size)]
-        size: u64,
+        /// Image size: bytes, or with dd's suffixes as in the config (`128M`, `64MiB` = 1024-based;
+        /// `1GB` = 1000-based). Default: what the files need plus 12 MiB free for results,
+        /// rounded up to a MiB (31 MiB with Debian's kernel and the signed chain).
+        #[arg(long, value_parser = parse_size)]
+        size: Option<u64>,
         /// Extra kernel command-line options (e.g. bootbench.profile=standard).
         #[arg(long, default_value = "")]
         append: String,
@@ -130,6 +141,8 @@ fn main() -> Result<()> {
         Cmd::Usb {
             kernel_dir,
             initramfs,
+            shim,
+            grub,
             efi_dir,
             config,
             size,
@@ -138,8 +151,19 @@ fn main() -> Result<()> {
             output,
         } => {
             let tree = modset::KernelTree::open(&kernel_dir)?;
-            let efi_path = efi_dir.join("systemd-bootx64.efi");
-            let (efi, vmlinuz, initrd) = (read(&efi_path)?, read(&tree.vmlinuz)?, read(&initramfs)?);
+            let (vmlinuz, initrd) = (read(&tree.vmlinuz)?, read(&initramfs)?);
+            let (binaries, from) = match (&shim, &grub) {
+                (Some(s), Some(g)) => (vec![read(s)?, read(g)?], format!("{} and {}", s.display(), g.display())),
+                _ => {
+                    let p = efi_dir.join("systemd-bootx64.efi");
+                    (vec![read(&p)?], p.display().to_string())
+                }
+            };
+            let loader = match binaries.as_slice() {
+                [shim, grub] => usb::Loader::Shim { shim, grub },
+                [efi] => usb::Loader::SystemdBoot(efi),
+                _ => unreachable!("one or two boot loader binaries"),
+            };
             let config = config_or_default(config.as_deref())?;
             let bios = if no_bios {
                 usb::Bios::Off
@@ -150,21 +174,33 @@ fn main() -> Result<()> {
                 }
                 bios
             };
-            if size % 512 != 0 {
+            if let Some(size) = size.filter(|s| s % 512 != 0) {
                 bail!("--size {size} is not a multiple of 512 bytes");
             }
-            let inputs = usb::Inputs {
-                efi: &efi,
+            let mut inputs = usb::Inputs {
+                loader,
                 vmlinuz: &vmlinuz,
                 initrd: &initrd,
                 config: &config,
                 append: &append,
-                size,
+                size: 0,
             };
+            let fitted = usb::fitted_size(&inputs, &bios);
+            inputs.size = size.unwrap_or(fitted);
+            let size = inputs.size;
             let disk = usb::build(&inputs, &bios)?;
             usb::write_file(&disk, &output, &bios)?;
-            println!("{}: {}", output.display(), mib(size));
-            println!("  EFI: systemd-boot from {}", efi_path.display());
+            println!(
+                "{}: {}{}",
+                output.display(),
+                mib(size),
+                if size == fitted {
+                    format!(" (fitted: the files and {} free for results)", mib(usb::RESULTS_ROOM))
+                } else {
+                    String::new()
+                }
+            );
+            println!("  EFI: {} from {from}", inputs.loader.describe());
             println!(
                 "  kernel {} ({}), initramfs {}",
                 tree.kver,
@@ -179,8 +215,10 @@ fn main() -> Result<()> {
                     "syslinux (gptmbr.bin, attribute bit 2)"
                 }
             );
-            let entry = usb::loader_entry(&append, &usb::stick_id(&inputs));
-            println!("  kernel {}", entry.lines().last().unwrap_or_default());
+            println!(
+                "  kernel options {}",
+                usb::kernel_options(&append, &usb::stick_id(&inputs))
+            );
         }
     }
     Ok(())
@@ -222,7 +260,7 @@ mod tests {
         ])
         .unwrap();
         let Cmd::Usb { size, .. } = cli.cmd else { panic!() };
-        assert_eq!(size, 64 << 20);
+        assert_eq!(size, Some(64 << 20));
     }
 
     #[test]

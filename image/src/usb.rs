@@ -1,7 +1,9 @@
 //! The USB stick image (contract B), built in memory and written as a plain file: no root, no loop
 //! mounts. GPT with one EFI system partition (FAT32, or FAT16 when too small), label BOOTBENCH,
-//! holding systemd-boot, the kernel, the initramfs, bootbench.json and results/. Legacy BIOS boot
-//! via syslinux (gptmbr.bin + `syslinux --install --offset`) where the syslinux packages are present.
+//! holding the UEFI boot loader, the kernel, the initramfs, bootbench.json and results/. The UEFI
+//! loader is Debian's signed chain (shim, then GRUB; boots with Secure Boot on or off) or
+//! systemd-boot (unsigned: Secure Boot refuses it). Legacy BIOS boot via syslinux (gptmbr.bin +
+//! `syslinux --install --offset`) where the syslinux packages are present.
 
 use crate::{fatfix, gpt};
 use std::io::{Cursor, Seek, SeekFrom, Write};
@@ -52,11 +54,43 @@ fn which(prog: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(prog)).find(|p| p.is_file())
 }
 
+/// The UEFI boot loader, installed at the removable-media path /EFI/BOOT/BOOTX64.EFI.
+#[derive(Debug, Clone, Copy)]
+pub enum Loader<'a> {
+    /// systemd-boot (`systemd-bootx64.efi`) with loader/loader.conf and
+    /// loader/entries/bootbench.conf. Unsigned: firmware with Secure Boot on refuses it.
+    SystemdBoot(&'a [u8]),
+    /// Debian's signed chain: shim (`shimx64.efi.signed`, signed by Microsoft's UEFI CA) as
+    /// BOOTX64.EFI, and GRUB (`grubx64.efi.signed`, signed by Debian) beside it as grubx64.efi,
+    /// which shim loads and GRUB reads its grub.cfg from the same directory. Boots with Secure
+    /// Boot on (shim checks GRUB, GRUB has shim check the kernel) or off. No fbx64.efi: without
+    /// it shim starts GRUB at once instead of writing boot entries into the firmware.
+    Shim { shim: &'a [u8], grub: &'a [u8] },
+}
+
+impl Loader<'_> {
+    /// Its files on the FAT, path and contents (the loader entries not included).
+    fn binaries(&self) -> Vec<(&'static str, &[u8])> {
+        match self {
+            Loader::SystemdBoot(efi) => vec![("EFI/BOOT/BOOTX64.EFI", efi)],
+            Loader::Shim { shim, grub } => vec![("EFI/BOOT/BOOTX64.EFI", shim), ("EFI/BOOT/grubx64.efi", grub)],
+        }
+    }
+
+    /// What it is, for people.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Loader::SystemdBoot(_) => "systemd-boot (unsigned: not for Secure Boot)",
+            Loader::Shim { .. } => "shim + GRUB, signed (Secure Boot on or off)",
+        }
+    }
+}
+
 /// What goes on the stick.
 #[derive(Debug)]
 pub struct Inputs<'a> {
-    /// systemd-boot (systemd-bootx64.efi), installed as /EFI/BOOT/BOOTX64.EFI.
-    pub efi: &'a [u8],
+    /// The UEFI boot loader.
+    pub loader: Loader<'a>,
     /// The kernel, /vmlinuz.
     pub vmlinuz: &'a [u8],
     /// The initramfs, /initrd.img.
@@ -99,19 +133,21 @@ impl std::error::Error for UsbError {}
 /// everything the stick holds (FNV-1a over the boot loader, kernel,
 /// initramfs, config and options), so a build is reproducible, and two
 /// sticks of different builds or configs do not share it. PID 1 finds its
-/// boot stick by it (UEFI: systemd-boot's `LoaderDevicePartUUID`; legacy
-/// BIOS: `bootbench.stick=` in the kernel options); two copies of the same
-/// image do share it, and PID 1 then trusts neither.
+/// boot stick by the partition the boot loader says it was loaded from
+/// (systemd-boot's EFI variable `LoaderDevicePartUUID`; GRUB's `probe
+/// --part-uuid`, passed as `bootbench.boot_part=`), else by this id
+/// (`bootbench.stick=` in the kernel options: legacy BIOS); two copies of
+/// the same image do share it, and PID 1 then trusts neither.
 pub fn stick_id(inputs: &Inputs<'_>) -> String {
+    let binaries = inputs.loader.binaries();
     let fnv = |seed: u64| {
         let mut h = 0xcbf2_9ce4_8422_2325_u64 ^ seed;
-        for part in [
-            inputs.efi,
+        for part in binaries.iter().map(|(_, b)| *b).chain([
             inputs.vmlinuz,
             inputs.initrd,
             inputs.config,
             inputs.append.as_bytes(),
-        ] {
+        ]) {
             for &b in part.iter().chain(&part.len().to_le_bytes()) {
                 h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
             }
@@ -133,7 +169,7 @@ pub fn stick_id(inputs: &Inputs<'_>) -> String {
 }
 
 /// The kernel options: [`CMDLINE`], the stick's id and `append`.
-fn options(append: &str, stick: &str) -> String {
+pub fn kernel_options(append: &str, stick: &str) -> String {
     let mut opts = format!("{CMDLINE} bootbench.stick={stick}");
     if !append.trim().is_empty() {
         opts.push(' ');
@@ -144,23 +180,71 @@ fn options(append: &str, stick: &str) -> String {
 
 /// The loader entry, for the stick whose id is `stick` ([`stick_id`]).
 pub fn loader_entry(append: &str, stick: &str) -> String {
-    let opts = options(append, stick);
+    let opts = kernel_options(append, stick);
     format!("title bootbench\nlinux /vmlinuz\ninitrd /initrd.img\noptions {opts}\n")
 }
 
 /// loader.conf: boot the entry at once, no menu, no editor.
 pub const LOADER_CONF: &str = "default bootbench.conf\ntimeout 0\neditor no\n";
 
-/// syslinux.cfg: the same kernel, initrd and options as the loader entry.
+/// grub.cfg (beside grubx64.efi): boot at once, with the same options as the
+/// loader entry plus `bootbench.boot_part=`, the PARTUUID of the partition
+/// GRUB was loaded from (`probe --part-uuid` of `$root`, which GRUB sets to
+/// that partition), as systemd-boot's `LoaderDevicePartUUID` says it.
+pub fn grub_cfg(append: &str, stick: &str) -> String {
+    let opts = kernel_options(append, stick);
+    format!(
+        "set timeout=0\nset default=0\nprobe --set=bootbench_part --part-uuid $root\n\
+         menuentry \"bootbench\" {{\n  linux /vmlinuz {opts} bootbench.boot_part=$bootbench_part\n  initrd /initrd.img\n}}\n"
+    )
+}
+
+/// syslinux.cfg: the same kernel, initrd and options as the loader entry; syslinux's own
+/// messages also on the first serial port (what serial-over-LAN shows of the boot).
 pub fn syslinux_cfg(append: &str, stick: &str) -> String {
-    let opts = options(append, stick);
-    format!("DEFAULT bootbench\nPROMPT 0\nTIMEOUT 0\nLABEL bootbench\n  LINUX /vmlinuz\n  INITRD /initrd.img\n  APPEND {opts}\n")
+    let opts = kernel_options(append, stick);
+    format!("SERIAL 0 115200\nDEFAULT bootbench\nPROMPT 0\nTIMEOUT 0\nLABEL bootbench\n  LINUX /vmlinuz\n  INITRD /initrd.img\n  APPEND {opts}\n")
 }
 
 /// The partition's last LBA: the last usable LBA rounded down so the partition ends on a MiB.
 pub fn part_last_lba(total_sectors: u64) -> u64 {
     let (_, last_usable) = gpt::usable(total_sectors);
     (last_usable + 1) / PART_START_LBA * PART_START_LBA - 1
+}
+
+/// Free room left on a stick sized by [`fitted_size`] for results: a quick run of four disks
+/// writes about 0.4 MB, a standard run of a 24-disk server a few MB.
+pub const RESULTS_ROOM: u64 = 12 << 20;
+/// What syslinux adds to the FAT (ldlinux.sys and ldlinux.c32, about 120 KiB), with a margin.
+const SYSLINUX_ROOM: u64 = 512 << 10;
+
+/// The image size that holds `inputs`' files (whatever `inputs.size` says) and [`RESULTS_ROOM`]
+/// free besides: the files, each rounded up to a 4 KiB cluster, the GPT and the 1 MiB alignment
+/// before the partition and after it, the FATs (4 bytes per 512-byte cluster at most, twice),
+/// rounded up to a MiB. For Debian's kernel, the signed chain and the initramfs (about 17 MB) it
+/// is 31 MiB.
+pub fn fitted_size(inputs: &Inputs<'_>, bios: &Bios) -> u64 {
+    let cluster = |n: usize| (n as u64).div_ceil(4096) * 4096 + 4096;
+    let loader_cfg = 4096 * 4;
+    let files: u64 = inputs
+        .loader
+        .binaries()
+        .iter()
+        .map(|(_, b)| cluster(b.len()))
+        .sum::<u64>()
+        + cluster(inputs.vmlinuz.len())
+        + cluster(inputs.initrd.len())
+        + cluster(inputs.config.len())
+        + loader_cfg
+        + if matches!(bios, Bios::Syslinux { .. }) {
+            SYSLINUX_ROOM
+        } else {
+            0
+        };
+    let data = files + RESULTS_ROOM;
+    let fats = 2 * (data / 512) * 4;
+    let mib = 1 << 20;
+    (2 * mib + data + fats).div_ceil(mib) * mib
 }
 
 /// FAT32 cluster size for a partition of `bytes`, or None when FAT32 needs more clusters than fit
@@ -239,13 +323,22 @@ pub fn build(inputs: &Inputs<'_>, bios: &Bios) -> Result<Vec<u8>, UsbError> {
                 f.write_all(data)?;
                 f.flush()
             };
-            put("EFI/BOOT/BOOTX64.EFI", inputs.efi).map_err(UsbError::Fat)?;
-            put("loader/loader.conf", LOADER_CONF.as_bytes()).map_err(UsbError::Fat)?;
-            put(
-                "loader/entries/bootbench.conf",
-                loader_entry(inputs.append, &stick).as_bytes(),
-            )
-            .map_err(UsbError::Fat)?;
+            for (path, data) in inputs.loader.binaries() {
+                put(path, data).map_err(UsbError::Fat)?;
+            }
+            match inputs.loader {
+                Loader::SystemdBoot(_) => {
+                    put("loader/loader.conf", LOADER_CONF.as_bytes()).map_err(UsbError::Fat)?;
+                    put(
+                        "loader/entries/bootbench.conf",
+                        loader_entry(inputs.append, &stick).as_bytes(),
+                    )
+                    .map_err(UsbError::Fat)?;
+                }
+                Loader::Shim { .. } => {
+                    put("EFI/BOOT/grub.cfg", grub_cfg(inputs.append, &stick).as_bytes()).map_err(UsbError::Fat)?;
+                }
+            }
             put("vmlinuz", inputs.vmlinuz).map_err(UsbError::Fat)?;
             put("initrd.img", inputs.initrd).map_err(UsbError::Fat)?;
             put("bootbench.json", inputs.config).map_err(UsbError::Fat)?;
@@ -335,7 +428,7 @@ mod tests {
 
     fn inputs(size: u64) -> Inputs<'static> {
         Inputs {
-            efi: b"MZ fake systemd-boot",
+            loader: Loader::SystemdBoot(b"MZ fake systemd-boot"),
             vmlinuz: b"fake kernel",
             initrd: b"fake initrd",
             config: b"{\"profile\": \"quick\"}\n",
@@ -379,26 +472,52 @@ mod tests {
         let fs = fatfs::FileSystem::new(&mut cursor, fatfs::FsOptions::new()).unwrap();
         assert_eq!(fs.fat_type(), fat_type);
         assert_eq!(fs.volume_label(), "BOOTBENCH");
-        assert_eq!(read(&fs, "EFI/BOOT/BOOTX64.EFI"), inp.efi);
+        for (path, data) in inp.loader.binaries() {
+            assert_eq!(read(&fs, path), data, "{path}");
+        }
         assert_eq!(read(&fs, "vmlinuz"), inp.vmlinuz);
         assert_eq!(read(&fs, "initrd.img"), inp.initrd);
         assert_eq!(read(&fs, "bootbench.json"), inp.config);
-        assert_eq!(read(&fs, "loader/loader.conf"), LOADER_CONF.as_bytes());
-        let entry = String::from_utf8(read(&fs, "loader/entries/bootbench.conf")).unwrap();
-        assert!(
-            entry.contains("linux /vmlinuz\n") && entry.contains("initrd /initrd.img\n"),
-            "{entry}"
-        );
         let stick = stick_id(inp);
-        assert!(
-            entry.contains(&format!(
-                "options console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 bootbench.stick={stick} bootbench.profile=quick\n"
-            )),
-            "{entry}"
+        let options = format!(
+            "console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 bootbench.stick={stick} bootbench.profile=quick"
         );
+        let exists = |p: &str| fs.root_dir().open_file(p).is_ok();
+        match inp.loader {
+            Loader::SystemdBoot(_) => {
+                assert_eq!(read(&fs, "loader/loader.conf"), LOADER_CONF.as_bytes());
+                let entry = String::from_utf8(read(&fs, "loader/entries/bootbench.conf")).unwrap();
+                assert!(
+                    entry.contains("linux /vmlinuz\n") && entry.contains("initrd /initrd.img\n"),
+                    "{entry}"
+                );
+                assert!(entry.contains(&format!("options {options}\n")), "{entry}");
+                assert!(!exists("EFI/BOOT/grub.cfg") && !exists("EFI/BOOT/grubx64.efi"));
+            }
+            Loader::Shim { .. } => {
+                let cfg = String::from_utf8(read(&fs, "EFI/BOOT/grub.cfg")).unwrap();
+                assert!(cfg.contains("probe --set=bootbench_part --part-uuid $root\n"), "{cfg}");
+                assert!(
+                    cfg.contains(&format!(
+                        "  linux /vmlinuz {options} bootbench.boot_part=$bootbench_part\n"
+                    )),
+                    "{cfg}"
+                );
+                assert!(
+                    cfg.contains("  initrd /initrd.img\n") && cfg.contains("set timeout=0\n"),
+                    "{cfg}"
+                );
+                // No fallback loader (it would write boot entries into the firmware), no systemd-boot entries.
+                assert!(!exists("EFI/BOOT/fbx64.efi") && !exists("loader/loader.conf"));
+            }
+        }
         // The partition's unique GUID is that id.
         assert_eq!(esp.unique_guid, gpt::guid(&stick));
-        for d in ["EFI", "EFI/BOOT", "loader", "loader/entries", "results"] {
+        let dirs: &[&str] = match inp.loader {
+            Loader::SystemdBoot(_) => &["EFI", "EFI/BOOT", "loader", "loader/entries", "results"],
+            Loader::Shim { .. } => &["EFI", "EFI/BOOT", "results"],
+        };
+        for d in dirs {
             let names: Vec<String> = fs
                 .root_dir()
                 .open_dir(d)
@@ -464,6 +583,13 @@ mod tests {
                 append: "",
                 ..inputs(64 << 20)
             },
+            Inputs {
+                loader: Loader::Shim {
+                    shim: b"MZ fake shim",
+                    grub: b"MZ fake grub",
+                },
+                ..inputs(64 << 20)
+            },
         ] {
             assert_ne!(stick_id(&other), id);
         }
@@ -484,6 +610,69 @@ mod tests {
         assert_eq!(disk.len(), 64 << 20);
         assert_eq!(check(disk.clone(), &inp), fatfs::FatType::Fat32);
         assert_eq!(disk, build(&inp, &Bios::Off).unwrap(), "two builds differ");
+    }
+
+    #[test]
+    fn the_signed_chain_goes_where_shim_and_grub_look_for_it() {
+        let inp = Inputs {
+            loader: Loader::Shim {
+                shim: b"MZ fake shim",
+                grub: b"MZ fake grub",
+            },
+            ..inputs(64 << 20)
+        };
+        check(build(&inp, &Bios::Off).unwrap(), &inp);
+        // The grub and the shim are hashed into the id apart (not just their concatenation).
+        let other = Inputs {
+            loader: Loader::Shim {
+                shim: b"MZ fake shimMZ",
+                grub: b" fake grub",
+            },
+            ..inputs(64 << 20)
+        };
+        assert_ne!(stick_id(&other), stick_id(&inp));
+    }
+
+    #[test]
+    fn a_fitted_stick_holds_its_files_and_room_for_results() {
+        let kernel = vec![0xA5u8; 8_300_000];
+        let initrd = vec![0x5Au8; 3_300_000];
+        let grub = vec![0x11u8; 4_200_000];
+        let shim = vec![0x22u8; 1_050_000];
+        let mut inp = Inputs {
+            loader: Loader::Shim {
+                shim: &shim,
+                grub: &grub,
+            },
+            vmlinuz: &kernel,
+            initrd: &initrd,
+            ..inputs(0)
+        };
+        inp.size = fitted_size(&inp, &Bios::Off);
+        assert!(inp.size <= 32 << 20, "Debian's files fit in 32 MiB: {}", inp.size);
+        let contents = (kernel.len() + initrd.len() + grub.len() + shim.len()) as u64;
+        assert!(
+            inp.size < contents + RESULTS_ROOM + (4 << 20),
+            "not much more than needed: {}",
+            inp.size
+        );
+        let mut disk = build(&inp, &Bios::Off).unwrap();
+        check(disk.clone(), &inp);
+        let part = &mut disk[(PART_START_LBA * 512) as usize..];
+        let mut cursor = Cursor::new(part);
+        let fs = fatfs::FileSystem::new(&mut cursor, fatfs::FsOptions::new()).unwrap();
+        let stats = fs.stats().unwrap();
+        let free = u64::from(stats.free_clusters()) * u64::from(stats.cluster_size());
+        assert!(free >= RESULTS_ROOM, "{free} B free, below {RESULTS_ROOM}");
+        // A bigger kernel gets a bigger stick, still with the room.
+        let big = vec![0u8; 40 << 20];
+        let mut inp = Inputs {
+            vmlinuz: &big,
+            ..inputs(0)
+        };
+        inp.size = fitted_size(&inp, &Bios::Off);
+        assert!(inp.size > 52 << 20);
+        build(&inp, &Bios::Off).unwrap();
     }
 
     #[test]

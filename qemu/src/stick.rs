@@ -367,7 +367,7 @@ mod tests {
     /// [`fat_stick`] of `size` bytes (FAT32 from 64 MiB).
     fn stick_of(path: &Path, size: u64) {
         let inputs = usb::Inputs {
-            efi: b"MZ fake systemd-boot",
+            loader: usb::Loader::SystemdBoot(b"MZ fake systemd-boot"),
             vmlinuz: b"fake kernel",
             initrd: b"fake initrd",
             config: b"{}",

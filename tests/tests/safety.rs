@@ -21,8 +21,8 @@
 //! - `d3`: the stick is the partition the machine booted from. An old
 //!   bootbench image on an internal NVMe disk (another build: another
 //!   partition GUID), whose config would write a bystander, beside the
-//!   real stick booted under UEFI: the stick's config runs (systemd-boot's
-//!   LoaderDevicePartUUID names it), its results go to the stick, the old
+//!   real stick booted under UEFI: the stick's config runs (the partition
+//!   GRUB was loaded from names it: `probe --part-uuid`, passed on), its results go to the stick, the old
 //!   image and the bystander are byte-identical. Before, the first
 //!   labelled FAT by name (the NVMe's) was taken, its config ran and wrote
 //!   the bystander.
@@ -204,8 +204,7 @@ fn d3_uefi_the_stick_is_the_partition_the_machine_booted_from() {
         "the boot stick's config ran: {names:?}"
     );
     assert!(
-        outcome.serial.contains("(the boot partition ")
-            && outcome.serial.contains("by the EFI variable LoaderDevicePartUUID)"),
+        outcome.serial.contains("(the boot partition ") && outcome.serial.contains("by GRUB's probe --part-uuid"),
         "the console says how the stick was found"
     );
     // The results on the boot stick; the old image and the bystander untouched.

@@ -138,6 +138,25 @@ pub fn loader_device_partuuid(efivars: &Path) -> Option<String> {
     is_guid(&text).then_some(text)
 }
 
+/// Where [`booted_partition`] found the boot partition.
+pub const BY_EFI_VARIABLE: &str = "the EFI variable LoaderDevicePartUUID";
+/// The same, from GRUB.
+pub const BY_GRUB: &str = "GRUB's probe --part-uuid (bootbench.boot_part= on the kernel command line)";
+
+/// The PARTUUID of the partition the boot loader was loaded from, and who
+/// says so: systemd-boot's `LoaderDevicePartUUID` under `efivars`, else
+/// `boot_part` (`bootbench.boot_part=`, which the stick's grub.cfg fills in
+/// from `probe --part-uuid $root`; empty or not a GUID when GRUB could not
+/// tell).
+pub fn booted_partition(efivars: &Path, boot_part: Option<&str>) -> Option<(String, &'static str)> {
+    loader_device_partuuid(efivars)
+        .map(|id| (id, BY_EFI_VARIABLE))
+        .or_else(|| {
+            let id = boot_part?.trim().to_ascii_lowercase();
+            is_guid(&id).then_some((id, BY_GRUB))
+        })
+}
+
 /// True for a GUID in text (8-4-4-4-12 hex digits).
 fn is_guid(s: &str) -> bool {
     let parts: Vec<&str> = s.split('-').collect();
@@ -157,14 +176,17 @@ pub enum Choice {
 }
 
 /// Pick the stick among `sticks` (every labelled FAT) by the boot
-/// partition's PARTUUID: `efi` (the EFI variable) first, else `cmdline`
-/// (`bootbench.stick=`); with neither, the only labelled FAT.
-pub fn choose(sticks: &[Stick], efi: Option<&str>, cmdline: Option<&str>) -> Choice {
+/// partition's PARTUUID: `booted` first (the partition the boot loader says
+/// it was loaded from, with where that came from: systemd-boot's EFI
+/// variable, or GRUB's `probe` on the command line), else `cmdline`
+/// (`bootbench.stick=`, the id the image was built with); with neither, the
+/// only labelled FAT.
+pub fn choose(sticks: &[Stick], booted: Option<(&str, &str)>, cmdline: Option<&str>) -> Choice {
     if sticks.is_empty() {
         return Choice::NoneFound;
     }
-    let known = efi
-        .map(|id| (id.to_ascii_lowercase(), "the EFI variable LoaderDevicePartUUID"))
+    let known = booted
+        .map(|(id, source)| (id.to_ascii_lowercase(), source))
         .or_else(|| cmdline.map(|id| (id.to_ascii_lowercase(), "bootbench.stick= on the kernel command line")));
     let all = || {
         sticks
@@ -492,8 +514,23 @@ mod tests {
             loader_device_partuuid(&t.0).as_deref(),
             Some("01234567-89ab-cdef-0123-456789abcdef")
         );
+        // The variable wins over GRUB's word.
+        let grub = "fedcba98-7654-4321-8765-43210fedcba9";
+        assert_eq!(
+            booted_partition(&t.0, Some(grub)),
+            Some(("01234567-89ab-cdef-0123-456789abcdef".into(), BY_EFI_VARIABLE))
+        );
         fs::write(&var, [7, 0, 0, 0, b'x', 0]).expect("write");
         assert_eq!(loader_device_partuuid(&t.0), None, "not a GUID");
+        // Without it, GRUB's `probe` result; empty (GRUB could not tell) or junk: nothing.
+        assert_eq!(
+            booted_partition(&t.0, Some(&grub.to_uppercase())),
+            Some((grub.into(), BY_GRUB))
+        );
+        for junk in ["", "$bootbench_part", "not-a-guid"] {
+            assert_eq!(booted_partition(&t.0, Some(junk)), None, "{junk:?}");
+        }
+        assert_eq!(booted_partition(&t.0, None), None);
     }
 
     #[test]
@@ -523,11 +560,15 @@ mod tests {
             other => panic!("{other:?}"),
         };
         // The EFI variable picks, whatever the order; upper case is the same id.
-        let (p, why) = one(choose(&both, Some(&a.to_uppercase()), None));
+        let upper = a.to_uppercase();
+        let (p, why) = one(choose(&both, Some((&upper, BY_EFI_VARIABLE)), None));
         assert_eq!(p, "/dev/sda1");
         assert!(why.contains("LoaderDevicePartUUID"), "{why}");
+        let (p, why) = one(choose(&both, Some((a, BY_GRUB)), None));
+        assert_eq!(p, "/dev/sda1");
+        assert!(why.contains("GRUB's probe"), "{why}");
         // It wins over the command line; the command line serves without it.
-        assert_eq!(one(choose(&both, Some(a), Some(b))).0, "/dev/sda1");
+        assert_eq!(one(choose(&both, Some((a, BY_GRUB)), Some(b))).0, "/dev/sda1");
         let (p, why) = one(choose(&both, None, Some(b)));
         assert_eq!(p, "/dev/nvme0n1p1");
         assert!(why.contains("bootbench.stick="), "{why}");
@@ -541,13 +582,17 @@ mod tests {
             "{why}"
         );
         // An id no candidate has: none (the machine booted from elsewhere).
-        let why = untrusted(choose(&both, Some("cccccccc-0000-4000-8000-000000000003"), None));
+        let why = untrusted(choose(
+            &both,
+            Some(("cccccccc-0000-4000-8000-000000000003", BY_GRUB)),
+            None,
+        ));
         assert!(why.contains("is none of the FATs"), "{why}");
         // Two copies of one image: the same id twice, none.
         let twin = stick("sdb1", Some(a));
-        let why = untrusted(choose(&[usb.clone(), twin], Some(a), None));
+        let why = untrusted(choose(&[usb.clone(), twin], Some((a, BY_EFI_VARIABLE)), None));
         assert!(why.contains("copies of one image"), "{why}");
-        assert_eq!(choose(&[], Some(a), None), Choice::NoneFound);
+        assert_eq!(choose(&[], Some((a, BY_GRUB)), None), Choice::NoneFound);
     }
 
     #[test]

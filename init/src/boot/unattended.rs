@@ -376,8 +376,12 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         std::time::Duration::from_millis(250),
         log,
     );
-    let efi_id = stick::loader_device_partuuid(Path::new(crate::boot::EFIVARS));
-    let choice = stick::choose(&sticks, efi_id.as_deref(), cmdline.get("stick"));
+    let booted = stick::booted_partition(Path::new(crate::boot::EFIVARS), cmdline.get("boot_part"));
+    let choice = stick::choose(
+        &sticks,
+        booted.as_ref().map(|(id, by)| (id.as_str(), *by)),
+        cmdline.get("stick"),
+    );
     let mut root: Option<PathBuf> = None;
     let mut no_stick_why = "no FAT partition labelled BOOTBENCH found".to_string();
     let mut stick_config: Option<Result<String, String>> = None;
