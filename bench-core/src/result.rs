@@ -104,6 +104,17 @@ pub struct Host {
     pub memory_bytes: Option<u64>,
     /// Kernel release (uname -r).
     pub kernel: Option<String>,
+    /// The firmware that booted the kernel: `uefi` (`/sys/firmware/efi` is there) or `bios`.
+    #[serde(default)]
+    pub firmware: Option<String>,
+    /// UEFI Secure Boot was on (the EFI variable `SecureBoot`); false on a BIOS boot, absent when
+    /// the variable cannot be read.
+    #[serde(default)]
+    pub secure_boot: Option<bool>,
+    /// The kernel's lockdown mode (`none`, `integrity`, `confidentiality`; Debian's kernel locks
+    /// down to `integrity` under Secure Boot), absent without securityfs.
+    #[serde(default)]
+    pub lockdown: Option<String>,
 }
 
 /// A target as the system describes it. Absent facts are `None`.

@@ -91,6 +91,9 @@ fn normalised(mut doc: Value) -> Value {
         "cores",
         "memory_bytes",
         "kernel",
+        "firmware",
+        "secure_boot",
+        "lockdown",
     ] {
         doc["host"][k] = Value::Null;
     }

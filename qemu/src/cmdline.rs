@@ -11,6 +11,10 @@ pub const QEMU: &str = "qemu-system-x86_64";
 /// OVMF firmware code and the variable store template (Debian's `ovmf`).
 pub const OVMF_CODE: &str = "/usr/share/OVMF/OVMF_CODE_4M.fd";
 pub const OVMF_VARS: &str = "/usr/share/OVMF/OVMF_VARS_4M.fd";
+/// OVMF built for Secure Boot (it needs SMM, so the q35 machine) and a variable store with
+/// Microsoft's keys enrolled and Secure Boot on, as on a server out of the box.
+pub const OVMF_CODE_SECBOOT: &str = "/usr/share/OVMF/OVMF_CODE_4M.secboot.fd";
+pub const OVMF_VARS_MS: &str = "/usr/share/OVMF/OVMF_VARS_4M.ms.fd";
 /// SATA ports per AHCI controller.
 const AHCI_PORTS: usize = 6;
 /// The serial QEMU gives the boot stick.
@@ -41,8 +45,17 @@ pub enum Boot {
         initrd: Option<PathBuf>,
         append: String,
     },
-    /// OVMF from a pflash pair, then the stick's EFI boot loader.
-    Uefi { code: PathBuf, vars: PathBuf },
+    /// OVMF from a pflash pair, then the stick's EFI boot loader. With
+    /// `secure_boot`, the machine is q35 with SMM and the pflash is secure
+    /// (what OVMF's Secure Boot build needs); the variable store decides
+    /// whether Secure Boot is on.
+    Uefi {
+        code: PathBuf,
+        vars: PathBuf,
+        secure_boot: bool,
+    },
+    /// QEMU's own BIOS (SeaBIOS), then the stick's legacy boot code (syslinux).
+    Bios,
 }
 
 /// A disk with its QEMU drive id and backing file resolved.
@@ -80,7 +93,12 @@ fn strings(args: &[&str]) -> Vec<String> {
 /// Machine, accelerator, memory, CPUs; no default devices, no display, exit
 /// instead of rebooting.
 pub fn base_args(accel: Accel, memory_mib: u32, cpus: u32) -> Vec<String> {
-    let mut v = strings(&["-nodefaults", "-machine", "pc", "-accel", accel.name()]);
+    base_args_on("pc", accel, memory_mib, cpus)
+}
+
+/// [`base_args`] on the machine type `machine`.
+fn base_args_on(machine: &str, accel: Accel, memory_mib: u32, cpus: u32) -> Vec<String> {
+    let mut v = strings(&["-nodefaults", "-machine", machine, "-accel", accel.name()]);
     if accel == Accel::Kvm {
         v.extend(strings(&["-cpu", "host"]));
     }
@@ -112,12 +130,32 @@ pub fn boot_args(boot: &Boot) -> Vec<String> {
             v.extend(["-append".to_owned(), append.clone()]);
             v
         }
-        Boot::Uefi { code, vars } => vec![
-            "-drive".to_owned(),
-            format!("if=pflash,format=raw,unit=0,readonly=on,file={}", code.display()),
-            "-drive".to_owned(),
-            format!("if=pflash,format=raw,unit=1,file={}", vars.display()),
-        ],
+        Boot::Uefi {
+            code,
+            vars,
+            secure_boot,
+        } => {
+            let mut v = Vec::new();
+            if *secure_boot {
+                v.extend(strings(&["-global", "driver=cfi.pflash01,property=secure,value=on"]));
+            }
+            v.extend([
+                "-drive".to_owned(),
+                format!("if=pflash,format=raw,unit=0,readonly=on,file={}", code.display()),
+                "-drive".to_owned(),
+                format!("if=pflash,format=raw,unit=1,file={}", vars.display()),
+            ]);
+            v
+        }
+        Boot::Bios => Vec::new(),
+    }
+}
+
+/// The machine type a boot needs: q35 with SMM for OVMF's Secure Boot build, else pc.
+pub fn machine_type(boot: &Boot) -> &'static str {
+    match boot {
+        Boot::Uefi { secure_boot: true, .. } => "q35,smm=on",
+        _ => "pc",
     }
 }
 
@@ -243,7 +281,7 @@ pub fn disk_args(disks: &[Attached]) -> Vec<String> {
 /// The whole argument list (without the program name).
 pub fn command_line(m: &Machine) -> Vec<String> {
     let specs: Vec<DiskSpec> = m.disks.iter().map(|d| d.spec.clone()).collect();
-    let mut v = base_args(m.accel, m.memory_mib, m.cpus);
+    let mut v = base_args_on(machine_type(&m.boot), m.accel, m.memory_mib, m.cpus);
     v.extend(serial_args(&m.serial_log));
     for s in &m.extra_serials {
         v.extend(serial_args(s));
@@ -251,7 +289,11 @@ pub fn command_line(m: &Machine) -> Vec<String> {
     v.extend(boot_args(&m.boot));
     v.extend(controller_args(&specs, m.stick.is_some()));
     if let Some(stick) = &m.stick {
-        v.extend(stick_args(stick, matches!(m.boot, Boot::Uefi { .. }), m.stick_readonly));
+        v.extend(stick_args(
+            stick,
+            !matches!(m.boot, Boot::Direct { .. }),
+            m.stick_readonly,
+        ));
     }
     v.extend(disk_args(&m.disks));
     v
@@ -363,6 +405,7 @@ mod tests {
         let uefi = Boot::Uefi {
             code: OVMF_CODE.into(),
             vars: "/o/vars.fd".into(),
+            secure_boot: false,
         };
         assert_eq!(
             values(&boot_args(&uefi), "-drive"),
@@ -371,6 +414,46 @@ mod tests {
                 "if=pflash,format=raw,unit=1,file=/o/vars.fd"
             ]
         );
+        assert!(values(&boot_args(&uefi), "-global").is_empty());
+        assert_eq!(machine_type(&uefi), "pc");
+        assert_eq!(machine_type(&direct), "pc");
+        assert_eq!((boot_args(&Boot::Bios), machine_type(&Boot::Bios)), (vec![], "pc"));
+    }
+
+    #[test]
+    fn secure_boot_needs_q35_with_smm_and_a_secure_flash() {
+        let m = Machine {
+            accel: Accel::Tcg,
+            memory_mib: 1024,
+            cpus: 2,
+            serial_log: "/o/serial.log".into(),
+            extra_serials: vec![],
+            boot: Boot::Uefi {
+                code: OVMF_CODE_SECBOOT.into(),
+                vars: "/o/vars.fd".into(),
+                secure_boot: true,
+            },
+            stick: Some("/o/bootbench.img".into()),
+            stick_readonly: false,
+            disks: vec![attached("virtio,serial=V1")],
+        };
+        let args = command_line(&m);
+        assert_eq!(values(&args, "-machine"), ["q35,smm=on"]);
+        assert_eq!(
+            values(&args, "-global"),
+            ["driver=cfi.pflash01,property=secure,value=on"]
+        );
+        assert_eq!(
+            values(&args, "-drive")[0],
+            "if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd"
+        );
+        // SeaBIOS boots the stick first too, with no firmware files.
+        let bios = command_line(&Machine { boot: Boot::Bios, ..m });
+        assert_eq!(values(&bios, "-machine"), ["pc"]);
+        assert!(values(&bios, "-drive").iter().all(|d| !d.contains("pflash")));
+        assert!(values(&bios, "-device")
+            .iter()
+            .any(|d| d.contains("drive=stick") && d.ends_with(",bootindex=0")));
     }
 
     #[test]
@@ -489,6 +572,7 @@ mod tests {
             boot: Boot::Uefi {
                 code: OVMF_CODE.into(),
                 vars: "/o/vars.fd".into(),
+                secure_boot: false,
             },
             stick: Some("/o/bootbench.img".into()),
             stick_readonly: false,

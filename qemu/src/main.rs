@@ -47,17 +47,31 @@ enum Mode {
         /// The stick image (GPT, EFI system partition); results are written into it.
         #[arg(long)]
         image: PathBuf,
-        #[arg(long, default_value = cmdline::OVMF_CODE)]
-        ovmf_code: PathBuf,
-        /// Template of the variable store; a fresh copy is used for each boot.
-        #[arg(long, default_value = cmdline::OVMF_VARS)]
-        ovmf_vars: PathBuf,
+        /// The firmware: uefi (OVMF), secure-boot (OVMF's Secure Boot build with Microsoft's
+        /// keys enrolled, on the q35 machine) or bios (SeaBIOS, the stick's syslinux).
+        #[arg(long, default_value = "uefi")]
+        firmware: Firmware,
+        /// OVMF's code [default: OVMF_CODE_4M.fd, or OVMF_CODE_4M.secboot.fd with --firmware secure-boot].
+        #[arg(long)]
+        ovmf_code: Option<PathBuf>,
+        /// Template of the variable store; a fresh copy is used for each boot
+        /// [default: OVMF_VARS_4M.fd, or OVMF_VARS_4M.ms.fd with --firmware secure-boot].
+        #[arg(long)]
+        ovmf_vars: Option<PathBuf>,
         /// A kernel for the KVM probe (--accel auto); without it auto means TCG.
         #[arg(long)]
         probe_kernel: Option<PathBuf>,
         #[command(flatten)]
         common: Common,
     },
+}
+
+/// The firmware of a stick boot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Firmware {
+    Uefi,
+    SecureBoot,
+    Bios,
 }
 
 #[derive(Args, Debug)]
@@ -123,14 +137,30 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         }
         Mode::Usb {
             image,
+            firmware,
             ovmf_code,
             ovmf_vars,
             probe_kernel,
             common,
         } => {
             std::fs::create_dir_all(&common.out_dir).map_err(|e| format!("{}: {e}", common.out_dir.display()))?;
-            let vars = run::fresh_vars(&ovmf_vars, &common.out_dir).map_err(|e| e.to_string())?;
-            (Boot::Uefi { code: ovmf_code, vars }, Some(image), probe_kernel, common)
+            let secure_boot = firmware == Firmware::SecureBoot;
+            let (code, vars) = if secure_boot {
+                (cmdline::OVMF_CODE_SECBOOT, cmdline::OVMF_VARS_MS)
+            } else {
+                (cmdline::OVMF_CODE, cmdline::OVMF_VARS)
+            };
+            let boot = if firmware == Firmware::Bios {
+                Boot::Bios
+            } else {
+                let vars = ovmf_vars.unwrap_or_else(|| vars.into());
+                Boot::Uefi {
+                    code: ovmf_code.unwrap_or_else(|| code.into()),
+                    vars: run::fresh_vars(&vars, &common.out_dir).map_err(|e| e.to_string())?,
+                    secure_boot,
+                }
+            };
+            (boot, Some(image), probe_kernel, common)
         }
     };
     let dir = &common.out_dir;

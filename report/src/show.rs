@@ -106,7 +106,7 @@ fn run_lines(doc: &ResultDoc) -> String {
         .flatten()
         .collect();
     out.push_str(&format!(
-        "host {}: {}; cpu {}, {} cores; memory {}; kernel {}\n",
+        "host {}: {}; cpu {}, {} cores; memory {}; kernel {}{}\n",
         h.hostname.as_deref().unwrap_or("-"),
         if machine.is_empty() {
             "-".into()
@@ -117,8 +117,30 @@ fn run_lines(doc: &ResultDoc) -> String {
         h.cores.map_or_else(|| "-".into(), |c| c.to_string()),
         h.memory_bytes.map_or_else(|| "-".into(), text::bytes),
         h.kernel.as_deref().unwrap_or("-"),
+        boot_facts(h),
     ));
     out
+}
+
+/// `; booted by UEFI, Secure Boot on, lockdown integrity`, for the facts the document has.
+fn boot_facts(h: &bench_core::result::Host) -> String {
+    let mut facts = Vec::new();
+    if let Some(f) = &h.firmware {
+        facts.push(format!("booted by {}", f.to_uppercase()));
+    }
+    match h.secure_boot {
+        Some(true) => facts.push("Secure Boot on".into()),
+        Some(false) if h.firmware.as_deref() == Some("uefi") => facts.push("Secure Boot off".into()),
+        _ => {}
+    }
+    if let Some(l) = &h.lockdown {
+        facts.push(format!("lockdown {l}"));
+    }
+    if facts.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", facts.join(", "))
+    }
 }
 
 /// Nanoseconds as seconds for display.
@@ -747,6 +769,21 @@ fn latency(tests: &[&TestResult]) -> String {
 mod tests {
     use super::*;
     use bench_core::result::StackInfo;
+
+    #[test]
+    fn the_host_line_says_how_the_machine_booted() {
+        let mut h = bench_core::result::Host::default();
+        assert_eq!(boot_facts(&h), "", "an older document: nothing");
+        h.firmware = Some("uefi".into());
+        h.secure_boot = Some(true);
+        h.lockdown = Some("integrity".into());
+        assert_eq!(boot_facts(&h), "; booted by UEFI, Secure Boot on, lockdown integrity");
+        h.secure_boot = Some(false);
+        h.lockdown = None;
+        assert_eq!(boot_facts(&h), "; booted by UEFI, Secure Boot off");
+        h.firmware = Some("bios".into());
+        assert_eq!(boot_facts(&h), "; booted by BIOS", "no Secure Boot to speak of on BIOS");
+    }
 
     /// hdparm, sysbench and dd twins show their figures in their tools'
     /// units beside MB/s, labelled; other tests add nothing.

@@ -157,6 +157,11 @@ pub enum Via {
     Direct,
     /// The stick under OVMF.
     Uefi,
+    /// The stick under OVMF's Secure Boot build, Microsoft's keys enrolled
+    /// and Secure Boot on (q35 with SMM).
+    SecureBoot,
+    /// The stick under SeaBIOS (legacy BIOS, syslinux).
+    Bios,
 }
 
 /// Boot with `disks` (backing files under `dir/disks`, created sparse unless
@@ -189,7 +194,14 @@ pub fn boot_with_serials(
         Via::Uefi => Boot::Uefi {
             code: cmdline::OVMF_CODE.into(),
             vars: run::fresh_vars(Path::new(cmdline::OVMF_VARS), dir).expect("OVMF vars"),
+            secure_boot: false,
         },
+        Via::SecureBoot => Boot::Uefi {
+            code: cmdline::OVMF_CODE_SECBOOT.into(),
+            vars: run::fresh_vars(Path::new(cmdline::OVMF_VARS_MS), dir).expect("OVMF vars"),
+            secure_boot: true,
+        },
+        Via::Bios => Boot::Bios,
     };
     let machine = Machine {
         accel: accel(&a.vmlinuz, dir),

@@ -238,6 +238,14 @@ pub fn steps() -> Vec<BootStep> {
             flags: nosuid_nodev_noexec,
             data: "",
         }),
+        // The kernel's lockdown mode (host.lockdown) is read from securityfs.
+        opt(Step::Mount {
+            source: "securityfs",
+            target: "/sys/kernel/security",
+            fstype: "securityfs",
+            flags: nosuid_nodev_noexec,
+            data: "",
+        }),
         opt(Step::Mkdir {
             path: "/tmp",
             mode: 0o1777,

@@ -91,7 +91,7 @@ fn quoted(v: Option<&str>) -> String {
 pub fn host_line(h: &Host) -> String {
     let mem = h.memory_bytes.map_or("-".to_string(), size_text);
     format!(
-        "host: vendor {} product {} serial {} cpu {} cores {} memory {} kernel {} hostname {}",
+        "host: vendor {} product {} serial {} cpu {} cores {} memory {} kernel {} hostname {} firmware {} secure_boot {} lockdown {}",
         quoted(h.sys_vendor.as_deref()),
         quoted(h.product_name.as_deref()),
         quoted(h.product_serial.as_deref()),
@@ -100,6 +100,13 @@ pub fn host_line(h: &Host) -> String {
         mem,
         quoted(h.kernel.as_deref()),
         quoted(h.hostname.as_deref()),
+        quoted(h.firmware.as_deref()),
+        match h.secure_boot {
+            Some(true) => "on",
+            Some(false) => "off",
+            None => "-",
+        },
+        quoted(h.lockdown.as_deref()),
     )
 }
 

@@ -584,6 +584,7 @@ pub fn host() -> Host {
 fn host_in(proc_dir: &Path, sys: &Path) -> Host {
     let read = |p: &str| std::fs::read_to_string(proc_dir.join(p)).ok();
     let dmi = |n: &str| attr(&sys.join("class/dmi/id"), n);
+    let uefi = sys.join("firmware/efi").is_dir();
     Host {
         hostname: read("sys/kernel/hostname")
             .map(|s| s.trim().to_string())
@@ -599,7 +600,39 @@ fn host_in(proc_dir: &Path, sys: &Path) -> Host {
         kernel: read("sys/kernel/osrelease")
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty()),
+        firmware: Some(if uefi { "uefi" } else { "bios" }.to_string()),
+        secure_boot: if uefi {
+            std::fs::read(sys.join("firmware/efi/efivars").join(SECURE_BOOT_VAR))
+                .ok()
+                .and_then(|v| secure_boot(&v))
+        } else {
+            Some(false)
+        },
+        lockdown: std::fs::read_to_string(sys.join("kernel/security/lockdown"))
+            .ok()
+            .and_then(|s| lockdown(&s)),
     }
+}
+
+/// The EFI global variable `SecureBoot` in efivarfs (`NAME-VENDORGUID`).
+pub const SECURE_BOOT_VAR: &str = "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
+
+/// An efivarfs file of `SecureBoot`: 4 attribute bytes, then one byte, 1 when
+/// the firmware enforces Secure Boot, 0 when not (UEFI 2.x, 3.3 Globally
+/// Defined Variables). Anything else: unknown.
+fn secure_boot(var: &[u8]) -> Option<bool> {
+    match var {
+        [_, _, _, _, 1] => Some(true),
+        [_, _, _, _, 0] => Some(false),
+        _ => None,
+    }
+}
+
+/// The mode in brackets of /sys/kernel/security/lockdown (`none [integrity] confidentiality`).
+fn lockdown(text: &str) -> Option<String> {
+    let (_, rest) = text.split_once('[')?;
+    let (mode, _) = rest.split_once(']')?;
+    (!mode.is_empty() && mode.bytes().all(|b| b.is_ascii_lowercase())).then(|| mode.to_string())
 }
 
 /// The first `model name` of /proc/cpuinfo.
@@ -998,6 +1031,36 @@ mod tests {
             Some("Intel(R) Xeon(R) CPU E5-2630 v4 @ 2.20GHz")
         );
         assert_eq!(h.memory_bytes, Some(16_318_480 * 1024));
+        // No /sys/firmware/efi: a BIOS boot, so no Secure Boot; no securityfs: lockdown unknown.
+        assert_eq!(
+            (h.firmware.as_deref(), h.secure_boot, h.lockdown.as_deref()),
+            (Some("bios"), Some(false), None)
+        );
+        write(&t.0, "kernel/security/lockdown", b"none [integrity] confidentiality\n");
+        fs::create_dir_all(t.0.join("firmware/efi")).expect("mkdir");
+        // UEFI, efivarfs not mounted: Secure Boot unknown.
+        let h = host_in(&t.0, &t.0);
+        assert_eq!(
+            (h.firmware.as_deref(), h.secure_boot, h.lockdown.as_deref()),
+            (Some("uefi"), None, Some("integrity"))
+        );
+        for (bytes, want) in [
+            (&[6u8, 0, 0, 0, 1][..], Some(true)),
+            (&[6, 0, 0, 0, 0], Some(false)),
+            (&[6, 0, 0, 0, 2], None),
+            (&[6, 0, 0, 0], None),
+        ] {
+            write(&t.0, &format!("firmware/efi/efivars/{SECURE_BOOT_VAR}"), bytes);
+            assert_eq!(host_in(&t.0, &t.0).secure_boot, want, "{bytes:?}");
+        }
+        for (text, want) in [
+            ("[none] integrity confidentiality\n", Some("none")),
+            ("none integrity [confidentiality]", Some("confidentiality")),
+            ("none integrity", None),
+            ("[] x", None),
+        ] {
+            assert_eq!(lockdown(text).as_deref(), want, "{text}");
+        }
         let real = host();
         assert!(real.memory_bytes.is_some_and(|m| m > 1 << 20), "{real:?}");
         assert!(real.kernel.as_deref().is_some_and(|k| !k.is_empty()), "{real:?}");
