@@ -101,6 +101,8 @@ pub struct Counters {
     pub write_sectors: u64,
     /// Milliseconds with I/O in flight.
     pub io_ticks_ms: u64,
+    /// Requests in flight now (not a counter: what the last reading saw).
+    pub in_flight: u64,
 }
 
 impl Counters {
@@ -119,6 +121,7 @@ impl Counters {
             writes: f[4],
             write_sectors: f[6],
             io_ticks_ms: f[9],
+            in_flight: f[8],
         })
     }
 
@@ -131,6 +134,7 @@ impl Counters {
             writes: self.writes.saturating_sub(earlier.writes),
             write_sectors: self.write_sectors.saturating_sub(earlier.write_sectors),
             io_ticks_ms: self.io_ticks_ms.saturating_sub(earlier.io_ticks_ms),
+            in_flight: self.in_flight,
         }
     }
 
@@ -141,6 +145,24 @@ impl Counters {
 }
 
 /// Read every watched device's counters; `None` if one cannot be read.
+/// How long [`settled`] waits for the requests in flight to be counted.
+const SETTLE: Duration = Duration::from_millis(100);
+
+/// The counters once no watched device has a request in flight, or after
+/// [`SETTLE`]. The block layer completes a request's data (the benchmark
+/// sees it done) before it counts it in `stat`: read at once, the last few
+/// requests of a step can be missing.
+fn settled(watched: &[Watched]) -> Option<Vec<Counters>> {
+    let start = Instant::now();
+    loop {
+        let now = read_all(watched)?;
+        if now.iter().all(|c| c.in_flight == 0) || start.elapsed() >= SETTLE {
+            return Some(now);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn read_all(watched: &[Watched]) -> Option<Vec<Counters>> {
     watched
         .iter()
@@ -223,7 +245,7 @@ impl Meter {
     /// each with its share among the devices of the same parent. Empty if
     /// the counters cannot be read at the end.
     pub fn finish(self) -> Vec<MemberIo> {
-        let Some(last) = read_all(&self.watched) else {
+        let Some(last) = settled(&self.watched) else {
             return Vec::new();
         };
         let window = u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -295,6 +317,7 @@ mod tests {
                 writes: 4321,
                 write_sectors: 123_456,
                 io_ticks_ms: 1500,
+                in_flight: 0,
             })
         );
         assert_eq!(Counters::parse("1 2 3 4 5 6 7 8 9"), None, "too few fields");
@@ -315,6 +338,7 @@ mod tests {
             writes: 1,
             write_sectors,
             io_ticks_ms,
+            in_flight: 0,
         };
         let deltas = [c(8, 0, 1000), c(6, 0, 1000), c(2, 0, 250)];
         let samples = vec![vec![(1.0, 0.5), (2.0, 0.25), (3.0, 1.0)]];
