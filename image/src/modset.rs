@@ -8,9 +8,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The default module set (issue 3): AHCI/SATA, NVMe, virtio, USB storage and host controllers,
-/// SAS HBAs, md personalities, dm-crypt and its ciphers, crc32c, vfat and its code pages, and
-/// efivarfs (where PID 1 reads which partition it booted from).
+/// The default module set (issue 3): AHCI/SATA, NVMe, virtio (blk and SCSI), USB storage (BOT
+/// and UAS) and host controllers, the SAS/SCSI HBAs and RAID controllers servers have (issue 14:
+/// Broadcom/LSI SAS2/3 `mpt3sas`, MegaRAID `megaraid_sas`, Fusion MPT SAS1068/SPI `mptsas`
+/// `mptspi`, LSI 53C8xx `sym53c8xx`, HPE Smart Array `hpsa` `smartpqi`), md personalities,
+/// dm-crypt and its ciphers, crc32c, vfat and its code pages, and efivarfs (where PID 1 reads
+/// which partition it booted from).
 pub const DEFAULT_MODULES: &[&str] = &[
     "ahci",
     "sd_mod",
@@ -28,6 +31,11 @@ pub const DEFAULT_MODULES: &[&str] = &[
     "uhci_hcd",
     "mpt3sas",
     "megaraid_sas",
+    "mptsas",
+    "mptspi",
+    "sym53c8xx",
+    "hpsa",
+    "smartpqi",
     "md_mod",
     "linear",
     "raid0",
@@ -638,6 +646,39 @@ kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
         let set = ModSet::resolve(&tree, DEFAULT_MODULES).unwrap();
         for m in ["ahci", "libata", "libcrc32c", "crc32c_generic", "nls_iso8859_1", "ecb"] {
             assert!(set.modules.contains_key(m), "{m} missing");
+        }
+        // The server controllers of issue 14 and what they need (QEMU's megasas-gen2,
+        // mptsas1068, lsi53c895a, virtio-scsi-pci and usb-uas bind these).
+        for m in [
+            "megaraid_sas",
+            "mptsas",
+            "mptscsih",
+            "mptbase",
+            "scsi_transport_sas",
+            "sym53c8xx",
+            "scsi_transport_spi",
+            "virtio_scsi",
+            "uas",
+            "usb_storage",
+            "sd_mod",
+        ] {
+            assert!(set.modules.contains_key(m), "{m} missing from the default set");
+        }
+        // And their aliases match the modaliases the devices show (QEMU's PCI IDs: megasas-gen2
+        // 1000:005b, mptsas1068 1000:0054, lsi53c895a 1000:0012; virtio-scsi's virtio device
+        // id 8; usb-uas's interface 08/06/62), so coldplug loads them.
+        for (modalias, module) in [
+            ("pci:v00001000d0000005Bsv00001AF4sd00001100bc01sc04i00", "megaraid_sas"),
+            ("pci:v00001000d00000054sv00000000sd00000000bc01sc00i00", "mptsas"),
+            ("pci:v00001000d00000012sv00000000sd00000000bc01sc00i00", "sym53c8xx"),
+            ("virtio:d00000008v00001AF4", "virtio_scsi"),
+            ("usb:v46F4p0003d0000dc00dsc00dp00ic08isc06ip62in00", "uas"),
+        ] {
+            let m = &set.modules[module];
+            assert!(
+                m.info.aliases.iter().any(|a| fnmatch(a, modalias)),
+                "{module}: no alias matches {modalias}"
+            );
         }
         assert_eq!(set.softdeps["xts"].0, ["ecb"]);
         assert!(

@@ -252,6 +252,112 @@ fn quick_profile_on_a_loop_device_reads_and_skips_writes_without_destructive() {
     assert_eq!(lo.hash(), before, "a read-only run changed the device");
 }
 
+/// A 4Kn device on a live system (a loop device with 4096-byte logical
+/// blocks beside a 512-byte one): `list` shows each one's block sizes as the
+/// kernel has them, in the text and the JSON; the quick profile's read tests
+/// all run with direct I/O in requests, offsets and ranges aligned to 4096
+/// (a misaligned O_DIRECT request on it fails with EINVAL, so `ok` proves
+/// it), its writes skipped; a test of 512-byte requests there is refused
+/// before anything runs, naming the field, the value and the block size.
+#[test]
+fn list_shows_block_sizes_and_a_4kn_device_gets_only_aligned_direct_io() {
+    let lo4k = Loop::with_sector_size(vec![0u8; LOOP_BYTES], 4096);
+    let lo512 = Loop::with_sector_size(vec![0u8; LOOP_BYTES], 512);
+    let sysfs = |dev: &str, f: &str| -> u64 {
+        let name = dev.strip_prefix("/dev/").unwrap();
+        std::fs::read_to_string(format!("/sys/block/{name}/queue/{f}"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let o = run(&["list", "--all", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "stderr:\n{}", stderr(&o));
+    let list: Value = serde_json::from_slice(&o.stdout).expect("list --json is JSON");
+    let text = run(&["list", "--all"]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    for (lo, logical) in [(&lo4k, 4096u64), (&lo512, 512)] {
+        let physical = sysfs(&lo.dev, "physical_block_size");
+        assert_eq!(
+            sysfs(&lo.dev, "logical_block_size"),
+            logical,
+            "{}: the kernel's view",
+            lo.dev
+        );
+        let entry = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["path"] == lo.dev.as_str())
+            .unwrap_or_else(|| panic!("{} not in list --all --json: {list}", lo.dev));
+        assert_eq!(
+            (entry["logical_block_size"].as_u64(), entry["physical_block_size"].as_u64()),
+            (Some(logical), Some(physical)),
+            "{}: logical_block_size and physical_block_size in list --json, expected the kernel's {logical} and {physical}",
+            lo.dev
+        );
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{} ", lo.dev)))
+            .unwrap_or_else(|| panic!("{} not in list --all:\n{text}", lo.dev));
+        let want = format!("logical_block {logical} B physical_block {physical} B");
+        assert!(
+            line.contains(&want),
+            "{}: expected {want:?} in the line {line:?}",
+            lo.dev
+        );
+    }
+
+    let cfg = config(&serde_json::json!({"profile": "quick", "defaults": {"runtime": "200ms"}}));
+    let doc = doc_of(&run(&["run", "--config", cfg.path(), "--target", &lo4k.dev]));
+    assert_eq!(doc["targets"][0]["logical_block_size"], 4096, "{}", doc["targets"][0]);
+    let tests = tests_of(&doc, &lo4k.dev);
+    assert_eq!(tests.len(), Workload::ALL.len(), "every workload of quick has a result");
+    let mut direct_steps = 0;
+    for t in &tests {
+        let name = t["name"].as_str().unwrap();
+        if workload_writes(t["workload"].as_str().unwrap()) {
+            assert_eq!(t["status"]["state"], "skipped", "{name}: writes without a grant");
+            continue;
+        }
+        assert_eq!(t["status"]["state"], "ok", "{name} on the 4Kn device: {}", t["status"]);
+        for s in t["steps"].as_array().unwrap() {
+            let (bs, start, end) = (
+                s["bs"].as_u64().unwrap(),
+                s["range_start"].as_u64().unwrap(),
+                s["range_end"].as_u64().unwrap(),
+            );
+            if s["access"] == "direct" {
+                direct_steps += 1;
+                assert!(
+                    bs >= 4096 && bs % 4096 == 0 && start % 4096 == 0 && end % 4096 == 0,
+                    "{name} step {}: bs {bs}, range {start}..{end}: expected multiples of the 4096-byte logical block",
+                    s["label"]
+                );
+            }
+        }
+    }
+    assert!(
+        direct_steps >= 10,
+        "the quick profile's direct-I/O steps ran: {direct_steps}"
+    );
+
+    // 512-byte requests on a 4Kn device: refused with the reason, nothing run.
+    let cfg = config(&serde_json::json!({"tests": [{"workload": "rand_read", "bs": "512", "runtime": "200ms"}]}));
+    let o = run(&["run", "--config", cfg.path(), "--target", &lo4k.dev]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a refused config; stdout: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let why = stderr(&o);
+    assert!(
+        why.contains("tests[0].bs") && why.contains("512") && why.contains("4096") && why.contains(&lo4k.dev),
+        "the refusal names the field, the value, the block size and the device: {why}"
+    );
+}
+
 /// `fill` on a real loop device: without a grant nothing is written (the
 /// backing file is unchanged), the read test runs on the data there and
 /// says so (`filled_bytes` 0); with one, exactly the test's range is

@@ -185,10 +185,55 @@ pub fn drive_value(id: &str, disk: &Attached) -> String {
     v
 }
 
+/// The block-size properties of `spec` (`,logical_block_size=...`), for any
+/// QEMU block device.
+fn block_size_props(spec: &DiskSpec) -> String {
+    let mut v = String::new();
+    if let Some(b) = spec.logical_block_size {
+        v.push_str(&format!(",logical_block_size={b}"));
+    }
+    if let Some(b) = spec.physical_block_size {
+        v.push_str(&format!(",physical_block_size={b}"));
+    }
+    v
+}
+
+/// The QEMU id of the `n`-th controller of a SCSI transport (`megasas0`).
+fn scsi_controller_id(t: Transport, n: usize) -> String {
+    format!("{}{n}", t.name())
+}
+
 /// The `-device` value that shows drive `id` to the guest as `spec` says.
-/// `port` is the disk's index among the SATA disks (for the AHCI bus).
+/// `port` is the disk's index among the disks of its transport (for the
+/// AHCI bus, and the SCSI controller and target id).
 pub fn device_value(id: &str, spec: &DiskSpec, port: usize) -> String {
+    let mut v = device_base(id, spec, port);
+    v.push_str(&block_size_props(spec));
+    v
+}
+
+fn device_base(id: &str, spec: &DiskSpec, port: usize) -> String {
     let serial = escape(spec.guest_serial.as_deref().unwrap_or(&spec.serial));
+    if let Some(per) = spec.transport.scsi_targets() {
+        let bus = scsi_controller_id(spec.transport, port / per);
+        // UAS addresses its disks by LUN (target 0); the other HBAs by target id.
+        let (target, lun) = if spec.transport == Transport::Uas {
+            (0, port % per)
+        } else {
+            (port % per, 0)
+        };
+        let mut v = format!("scsi-hd,drive={id},bus={bus}.0,scsi-id={target},lun={lun},serial={serial}");
+        if let Some(m) = &spec.model {
+            v.push_str(&format!(",product={}", escape(m)));
+        }
+        if let Some(r) = spec.rotation_rate {
+            v.push_str(&format!(",rotation_rate={r}"));
+        }
+        if let Some(w) = spec.wwn {
+            v.push_str(&format!(",wwn=0x{w:016x}"));
+        }
+        return v;
+    }
     match spec.transport {
         Transport::Sata => {
             let mut v = format!(
@@ -205,11 +250,15 @@ pub fn device_value(id: &str, spec: &DiskSpec, port: usize) -> String {
             v
         }
         Transport::Nvme => match spec.nsid {
+            // Block sizes are the namespace's (the controller's apply to its own namespace only).
             Some(n) => format!("nvme-ns,drive={id},bus={},nsid={n}", nvme_controller_id(spec)),
             None => format!("nvme,drive={id},serial={serial}"),
         },
         Transport::Virtio => format!("virtio-blk-pci,drive={id},serial={serial}"),
         Transport::Usb => format!("usb-storage,bus=xhci.0,drive={id},serial={serial}"),
+        Transport::VirtioScsi | Transport::Megasas | Transport::Mptsas | Transport::Lsi | Transport::Uas => {
+            unreachable!("SCSI transports are handled above")
+        }
     }
 }
 
@@ -219,16 +268,39 @@ fn nvme_controller_id(spec: &DiskSpec) -> String {
     format!("nvme-{}", spec.serial)
 }
 
+/// The SCSI transports, in the order their controllers are added.
+const SCSI_TRANSPORTS: [Transport; 5] = [
+    Transport::VirtioScsi,
+    Transport::Megasas,
+    Transport::Mptsas,
+    Transport::Lsi,
+    Transport::Uas,
+];
+
 /// Controllers the disks need: one AHCI per six SATA disks, one xHCI when
-/// anything is on USB (the stick included).
+/// anything is on USB (the stick and UAS disks included), one SCSI HBA of a
+/// transport per [`Transport::scsi_targets`] disks of it (a `usb-uas` on the
+/// xHCI).
 pub fn controller_args(disks: &[DiskSpec], stick: bool) -> Vec<String> {
-    let sata = disks.iter().filter(|d| d.transport == Transport::Sata).count();
+    let count = |t: Transport| disks.iter().filter(|d| d.transport == t).count();
     let mut v = Vec::new();
-    for i in 0..sata.div_ceil(AHCI_PORTS) {
+    for i in 0..count(Transport::Sata).div_ceil(AHCI_PORTS) {
         v.extend(["-device".to_owned(), format!("ahci,id=ahci{i}")]);
     }
-    if stick || disks.iter().any(|d| d.transport == Transport::Usb) {
+    if stick || count(Transport::Usb) > 0 || count(Transport::Uas) > 0 {
         v.extend(strings(&["-device", "qemu-xhci,id=xhci"]));
+    }
+    for t in SCSI_TRANSPORTS {
+        let (Some(driver), Some(per)) = (t.scsi_controller(), t.scsi_targets()) else {
+            continue;
+        };
+        for i in 0..count(t).div_ceil(per) {
+            let bus = if t == Transport::Uas { ",bus=xhci.0" } else { "" };
+            v.extend([
+                "-device".to_owned(),
+                format!("{driver},id={}{bus}", scsi_controller_id(t, i)),
+            ]);
+        }
     }
     v
 }
@@ -254,7 +326,6 @@ pub fn stick_args(image: &Path, boot_from_it: bool, readonly: bool) -> Vec<Strin
 /// `-drive`/`-device` pairs for every disk, drive ids `d0`, `d1`, ...
 pub fn disk_args(disks: &[Attached]) -> Vec<String> {
     let mut v = Vec::new();
-    let mut sata_port = 0;
     let mut controllers: Vec<String> = Vec::new();
     for (i, disk) in disks.iter().enumerate() {
         let id = format!("d{i}");
@@ -270,10 +341,11 @@ pub fn disk_args(disks: &[Attached]) -> Vec<String> {
             }
         }
         v.extend(["-drive".to_owned(), drive_value(&id, disk)]);
-        v.extend(["-device".to_owned(), device_value(&id, &disk.spec, sata_port)]);
-        if disk.spec.transport == Transport::Sata {
-            sata_port += 1;
-        }
+        let port = disks[..i]
+            .iter()
+            .filter(|d| d.spec.transport == disk.spec.transport)
+            .count();
+        v.extend(["-device".to_owned(), device_value(&id, &disk.spec, port)]);
     }
     v
 }
@@ -533,6 +605,79 @@ mod tests {
             ]
         );
         assert_eq!(values(&args, "-drive").len(), 3);
+    }
+
+    /// Each SCSI transport: its HBA once (a second past its target ids), its
+    /// disks as `scsi-hd` with the serial, the INQUIRY product and the block
+    /// sizes; UAS by LUN on the xHCI.
+    #[test]
+    fn scsi_disks_hang_off_their_controllers() {
+        let mut list = vec![
+            "megasas,serial=M1,model=E2E MEGA".to_owned(),
+            "mptsas,serial=P1,wwn=5000c50015ea71ac".to_owned(),
+            "virtio-scsi,serial=V1,pbs=4096".to_owned(),
+            "uas,serial=U1".to_owned(),
+            "uas,serial=U2,lbs=4096".to_owned(),
+        ];
+        list.extend((0..8).map(|i| format!("lsi,serial=L{i}")));
+        let disks: Vec<Attached> = list.iter().map(|s| attached(s)).collect();
+        let specs: Vec<DiskSpec> = disks.iter().map(|d| d.spec.clone()).collect();
+        assert_eq!(
+            values(&controller_args(&specs, false), "-device"),
+            [
+                "qemu-xhci,id=xhci",
+                "virtio-scsi-pci,id=virtio-scsi0",
+                "megasas-gen2,id=megasas0",
+                "mptsas1068,id=mptsas0",
+                "lsi53c895a,id=lsi0",
+                "lsi53c895a,id=lsi1",
+                "usb-uas,id=uas0,bus=xhci.0"
+            ]
+        );
+        let args = disk_args(&disks);
+        let devices = values(&args, "-device");
+        assert_eq!(
+            devices[..5],
+            [
+                "scsi-hd,drive=d0,bus=megasas0.0,scsi-id=0,lun=0,serial=M1,product=E2E MEGA",
+                "scsi-hd,drive=d1,bus=mptsas0.0,scsi-id=0,lun=0,serial=P1,wwn=0x5000c50015ea71ac",
+                "scsi-hd,drive=d2,bus=virtio-scsi0.0,scsi-id=0,lun=0,serial=V1,physical_block_size=4096",
+                "scsi-hd,drive=d3,bus=uas0.0,scsi-id=0,lun=0,serial=U1",
+                "scsi-hd,drive=d4,bus=uas0.0,scsi-id=0,lun=1,serial=U2,logical_block_size=4096",
+            ]
+        );
+        // The lsi53c895a's own id is 7: the eighth disk goes to a second one.
+        assert_eq!(devices[11], "scsi-hd,drive=d11,bus=lsi0.0,scsi-id=6,lun=0,serial=L6");
+        assert_eq!(devices[12], "scsi-hd,drive=d12,bus=lsi1.0,scsi-id=0,lun=0,serial=L7");
+    }
+
+    #[test]
+    fn block_sizes_reach_every_device() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "nvme,serial=N,lbs=4096,pbs=4096",
+                "nvme,drive=d0,serial=N,logical_block_size=4096,physical_block_size=4096",
+            ),
+            (
+                "nvme,serial=N,ns=2,lbs=4096",
+                "nvme-ns,drive=d0,bus=nvme-N,nsid=2,logical_block_size=4096",
+            ),
+            (
+                "sata,serial=S,pbs=4096",
+                "ide-hd,drive=d0,bus=ahci0.0,serial=S,physical_block_size=4096",
+            ),
+            (
+                "virtio,serial=V,lbs=4096",
+                "virtio-blk-pci,drive=d0,serial=V,logical_block_size=4096",
+            ),
+            (
+                "usb,serial=U,pbs=4096",
+                "usb-storage,bus=xhci.0,drive=d0,serial=U,physical_block_size=4096",
+            ),
+        ];
+        for (spec, want) in cases {
+            assert_eq!(device_value("d0", &spec.parse().unwrap(), 0), *want, "{spec}");
+        }
     }
 
     #[test]

@@ -3,6 +3,13 @@
 //! injects. A spec is written on the command line as
 //! `TRANSPORT[,key=value]...`, e.g.
 //! `sata,size=256M,serial=BB-SATA-1,model=BOOTBENCH HDD,rotation=7200,bps=40M`.
+//! `lbs=` and `pbs=` set the logical and physical block sizes the guest sees
+//! (`lbs=4096` a 4Kn disk, `pbs=4096` alone a 512e one). The SCSI
+//! transports (`virtio-scsi`, `megasas`, `mptsas`, `lsi`, `uas`) attach a
+//! `scsi-hd` (serial in VPD page 0x80, `model=` its INQUIRY product) to one
+//! controller of that kind shared by every disk of the transport; `wwn=`
+//! gives such a disk its WWN (the SAS address of an `mptsas` disk, which
+//! needs one: Linux's mptsas attaches no end device of SAS address 0).
 //! `guest_serial=` gives the device a serial of any bytes (percent-escaped:
 //! `%0A` a line break, `%2C` a comma, `%25` a percent sign) while `serial`
 //! still names the backing file: for the tests of what a hostile device
@@ -25,6 +32,16 @@ pub enum Transport {
     Virtio,
     /// `usb-storage` on the xHCI controller (`sdX` through usb-storage).
     Usb,
+    /// A `scsi-hd` on a `virtio-scsi-pci` controller (`sdX` through virtio_scsi).
+    VirtioScsi,
+    /// A `scsi-hd` on a `megasas-gen2` (MegaRAID SAS 2208: megaraid_sas).
+    Megasas,
+    /// A `scsi-hd` on an `mptsas1068` (LSI SAS1068: the Fusion MPT mptsas).
+    Mptsas,
+    /// A `scsi-hd` on an `lsi53c895a` (LSI 53C895A parallel SCSI: sym53c8xx).
+    Lsi,
+    /// A `scsi-hd` LUN of a `usb-uas` (USB Attached SCSI: uas) on the xHCI controller.
+    Uas,
 }
 
 impl Transport {
@@ -35,6 +52,35 @@ impl Transport {
             Transport::Nvme => "nvme",
             Transport::Virtio => "virtio",
             Transport::Usb => "usb",
+            Transport::VirtioScsi => "virtio-scsi",
+            Transport::Megasas => "megasas",
+            Transport::Mptsas => "mptsas",
+            Transport::Lsi => "lsi",
+            Transport::Uas => "uas",
+        }
+    }
+
+    /// The SCSI HBA QEMU emulates for this transport (its `-device` driver),
+    /// `None` for the transports whose disk is a device of its own.
+    pub fn scsi_controller(self) -> Option<&'static str> {
+        match self {
+            Transport::VirtioScsi => Some("virtio-scsi-pci"),
+            Transport::Megasas => Some("megasas-gen2"),
+            Transport::Mptsas => Some("mptsas1068"),
+            Transport::Lsi => Some("lsi53c895a"),
+            Transport::Uas => Some("usb-uas"),
+            Transport::Sata | Transport::Nvme | Transport::Virtio | Transport::Usb => None,
+        }
+    }
+
+    /// How many disks one controller of this transport takes: SCSI ids
+    /// (LUNs on UAS) from 0, the lsi53c895a's own id 7 left out; `None` for
+    /// the transports that are not [`Transport::scsi_controller`]s.
+    pub fn scsi_targets(self) -> Option<usize> {
+        match self {
+            Transport::Lsi => Some(7),
+            Transport::VirtioScsi | Transport::Megasas | Transport::Mptsas | Transport::Uas => Some(8),
+            Transport::Sata | Transport::Nvme | Transport::Virtio | Transport::Usb => None,
         }
     }
 }
@@ -47,8 +93,14 @@ impl FromStr for Transport {
             "nvme" => Ok(Transport::Nvme),
             "virtio" | "virtio-blk" => Ok(Transport::Virtio),
             "usb" | "usb-storage" => Ok(Transport::Usb),
+            "virtio-scsi" => Ok(Transport::VirtioScsi),
+            "megasas" | "megasas-gen2" => Ok(Transport::Megasas),
+            "mptsas" | "mptsas1068" => Ok(Transport::Mptsas),
+            "lsi" | "lsi53c895a" => Ok(Transport::Lsi),
+            "uas" | "usb-uas" => Ok(Transport::Uas),
             other => Err(SpecError(format!(
-                "transport {other:?}: expected one of sata (ahci), nvme, virtio (virtio-blk), usb (usb-storage)"
+                "transport {other:?}: expected one of sata (ahci), nvme, virtio (virtio-blk), usb (usb-storage), \
+                 virtio-scsi, megasas (megasas-gen2), mptsas (mptsas1068), lsi (lsi53c895a), uas (usb-uas)"
             ))),
         }
     }
@@ -141,10 +193,18 @@ pub struct DiskSpec {
     /// QEMU keeps 20 characters of it on sata, nvme and virtio, and a USB
     /// string descriptor holds at most 126.
     pub guest_serial: Option<String>,
-    /// Model string (SATA only; QEMU's default otherwise).
+    /// Model string: SATA's (40 characters) or a SCSI disk's INQUIRY
+    /// product (16); QEMU's default otherwise.
     pub model: Option<String>,
-    /// Rotation rate in rpm, 1 = non-rotating (SATA only).
+    /// Rotation rate in rpm, 1 = non-rotating (SATA and SCSI disks).
     pub rotation_rate: Option<u16>,
+    /// Logical block size in bytes (`lbs=`), QEMU's default (512) when `None`.
+    pub logical_block_size: Option<u32>,
+    /// Physical block size in bytes (`pbs=`), the logical one when `None`.
+    pub physical_block_size: Option<u32>,
+    /// A SCSI disk's WWN (`wwn=`, 16 hex digits, e.g. `5000c50015ea71ac`):
+    /// its VPD page 0x83 NAA identifier, and an `mptsas` disk's SAS address.
+    pub wwn: Option<u64>,
     pub throttle: Throttle,
     pub faults: Vec<Fault>,
     /// Backing file; `<out-dir>/disks/<name>.img` when not given.
@@ -177,6 +237,29 @@ fn parse_size(key: &str, value: &str) -> Result<u64, SpecError> {
             bench_core::size::EXPECTED
         ))
     })
+}
+
+/// The value of `lbs=`/`pbs=`: a power of two from 512 B to 64 KiB (QEMU
+/// takes up to 2 MiB; no disk has blocks above 64 KiB).
+fn block_size(key: &str, value: &str) -> Result<u32, SpecError> {
+    let n = parse_size(key, value)?;
+    match u32::try_from(n) {
+        Ok(b) if b.is_power_of_two() && (512..=65536).contains(&b) => Ok(b),
+        _ => Err(SpecError(format!(
+            "{key} {value:?}: expected a power of two from 512 to 65536 bytes"
+        ))),
+    }
+}
+
+/// The value of `wwn=`: 16 hex digits (an optional `0x` before them), not 0.
+fn parse_wwn(value: &str) -> Result<u64, SpecError> {
+    let hex = value.strip_prefix("0x").unwrap_or(value);
+    match u64::from_str_radix(hex, 16) {
+        Ok(w) if w != 0 && hex.len() == 16 => Ok(w),
+        _ => Err(SpecError(format!(
+            "wwn {value:?}: expected 16 hex digits, not all zero, e.g. 5000c50015ea71ac"
+        ))),
+    }
 }
 
 /// `%XX` escapes (two hex digits) replaced by their byte; the result must
@@ -233,6 +316,9 @@ impl FromStr for DiskSpec {
             guest_serial: None,
             model: None,
             rotation_rate: None,
+            logical_block_size: None,
+            physical_block_size: None,
+            wwn: None,
             throttle: Throttle::default(),
             faults: Vec::new(),
             file: None,
@@ -268,6 +354,9 @@ impl FromStr for DiskSpec {
                             .map_err(|_| SpecError(format!("iops {value:?}: a whole number")))?,
                     );
                 }
+                "lbs" | "logical_block_size" => d.logical_block_size = Some(block_size(key, value)?),
+                "pbs" | "physical_block_size" => d.physical_block_size = Some(block_size(key, value)?),
+                "wwn" => d.wwn = Some(parse_wwn(value)?),
                 "fault" => d.faults.push(value.parse()?),
                 "file" => d.file = Some(PathBuf::from(value)),
                 "ns" => {
@@ -281,7 +370,7 @@ impl FromStr for DiskSpec {
                 }
                 _ => {
                     return Err(SpecError(format!(
-                        "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, bps, iops, fault, file, ns)"
+                        "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, lbs, pbs, wwn, bps, iops, fault, file, ns)"
                     )))
                 }
             }
@@ -292,18 +381,52 @@ impl FromStr for DiskSpec {
                 "disk spec {s:?}: size must be a positive multiple of 512"
             )));
         }
-        if d.transport != Transport::Sata && (d.model.is_some() || d.rotation_rate.is_some()) {
+        let scsi = d.transport.scsi_controller().is_some();
+        if !(d.transport == Transport::Sata || scsi) && (d.model.is_some() || d.rotation_rate.is_some()) {
             return Err(SpecError(format!(
-                "disk spec {s:?}: model and rotation apply to sata disks only"
+                "disk spec {s:?}: model and rotation apply to sata and SCSI (virtio-scsi, megasas, mptsas, lsi, uas) disks only"
+            )));
+        }
+        if d.wwn.is_some() && !scsi {
+            return Err(SpecError(format!(
+                "disk spec {s:?}: wwn applies to SCSI (virtio-scsi, megasas, mptsas, lsi, uas) disks only"
+            )));
+        }
+        if d.transport == Transport::Mptsas && d.wwn.is_none() {
+            return Err(SpecError(format!(
+                "disk spec {s:?}: an mptsas disk needs wwn= (its SAS address, e.g. wwn=5000c50015ea71ac): \
+                 Linux's mptsas attaches no end device of SAS address 0"
+            )));
+        }
+        let lbs = d.logical_block_size.unwrap_or(512);
+        if let Some(pbs) = d.physical_block_size {
+            if pbs < lbs {
+                return Err(SpecError(format!(
+                    "disk spec {s:?}: pbs {pbs} is smaller than the logical block size {lbs}; expected pbs >= lbs"
+                )));
+            }
+        }
+        if d.transport == Transport::Sata && lbs != 512 {
+            return Err(SpecError(format!(
+                "disk spec {s:?}: lbs {lbs} on sata: QEMU's IDE disks have 512-byte logical blocks (pbs=4096 makes a 512e disk)"
+            )));
+        }
+        if d.size % u64::from(lbs) != 0 {
+            return Err(SpecError(format!(
+                "disk spec {s:?}: size {} is not a multiple of the logical block size {lbs}",
+                d.size
             )));
         }
         if d.transport != Transport::Nvme && d.nsid.is_some() {
             return Err(SpecError(format!("disk spec {s:?}: ns applies to nvme disks only")));
         }
         if let Some(m) = &d.model {
-            if m.len() > 40 || m.contains(',') || !m.is_ascii() {
+            // An ATA model holds 40 characters, a SCSI INQUIRY product 16.
+            let max = if scsi { 16 } else { 40 };
+            if m.len() > max || m.contains(',') || !m.is_ascii() {
                 return Err(SpecError(format!(
-                    "model {m:?}: at most 40 ASCII characters, no commas"
+                    "model {m:?}: at most {max} ASCII characters on {}, no commas",
+                    d.transport.name()
                 )));
             }
         }
@@ -442,18 +565,72 @@ mod tests {
             ("floppy,serial=A", "transport"),
             ("nvme", "serial"),
             ("nvme,serial=has space", "serial"),
-            ("nvme,serial=A,model=X", "sata disks only"),
+            ("nvme,serial=A,model=X", "sata and SCSI"),
             ("sata,serial=A,size=1000", "multiple of 512"),
             ("sata,serial=A,colour=red", "unknown key"),
             ("sata,serial=A,bps", "key=value"),
             ("sata,serial=A,fault=read_aio", "errno"),
             ("sata,serial=A,fault=read-aio:5", "EVENT"),
             ("sata,serial=A,iops=lots", "iops"),
+            ("virtio,serial=A,model=X", "sata and SCSI"),
+            ("megasas,serial=A,model=SEVENTEEN-LETTERS", "at most 16"),
+            ("nvme,serial=A,lbs=1000", "power of two"),
+            ("nvme,serial=A,lbs=256", "power of two"),
+            ("nvme,serial=A,lbs=4096,pbs=512", "pbs 512 is smaller"),
+            ("sata,serial=A,lbs=4096", "512-byte logical blocks"),
+            (
+                "nvme,serial=A,size=66048,lbs=4096",
+                "not a multiple of the logical block size 4096",
+            ),
+            ("scsi,serial=A", "transport"),
+            ("mptsas,serial=A", "needs wwn="),
+            ("mptsas,serial=A,wwn=0", "16 hex digits"),
+            ("mptsas,serial=A,wwn=0000000000000000", "not all zero"),
+            ("mptsas,serial=A,wwn=5000c50015ea71azz", "16 hex digits"),
+            ("nvme,serial=A,wwn=5000c50015ea71ac", "SCSI"),
         ];
         for (spec, needle) in cases {
             let err = spec.parse::<DiskSpec>().expect_err(spec);
             assert!(err.0.contains(needle), "{spec}: {err}");
         }
+    }
+
+    #[test]
+    fn scsi_transports_and_block_sizes_parse() {
+        let cases: &[(&str, Transport, Option<&str>)] = &[
+            ("virtio-scsi", Transport::VirtioScsi, Some("virtio-scsi-pci")),
+            ("megasas", Transport::Megasas, Some("megasas-gen2")),
+            ("megasas-gen2", Transport::Megasas, Some("megasas-gen2")),
+            ("mptsas", Transport::Mptsas, Some("mptsas1068")),
+            ("mptsas1068", Transport::Mptsas, Some("mptsas1068")),
+            ("lsi", Transport::Lsi, Some("lsi53c895a")),
+            ("lsi53c895a", Transport::Lsi, Some("lsi53c895a")),
+            ("uas", Transport::Uas, Some("usb-uas")),
+            ("usb-uas", Transport::Uas, Some("usb-uas")),
+        ];
+        for (name, t, ctl) in cases {
+            let d: DiskSpec = format!("{name},serial=S,wwn=5000c50015ea71ac").parse().unwrap();
+            assert_eq!(d.wwn, Some(0x5000_c500_15ea_71ac), "{name}");
+            assert_eq!(d.transport, *t, "{name}");
+            assert_eq!(d.transport.scsi_controller(), *ctl, "{name}");
+            assert_eq!(
+                d.transport.name().parse::<Transport>(),
+                Ok(*t),
+                "{name}: its name parses back"
+            );
+        }
+        let d: DiskSpec = "megasas,serial=M1,model=E2E MEGARAID,rotation=1".parse().unwrap();
+        assert_eq!((d.model.as_deref(), d.rotation_rate), (Some("E2E MEGARAID"), Some(1)));
+        let d: DiskSpec = "nvme,serial=N,lbs=4k,pbs=4096".parse().unwrap();
+        assert_eq!((d.logical_block_size, d.physical_block_size), (Some(4096), Some(4096)));
+        let d: DiskSpec = "sata,serial=E,pbs=4096".parse().unwrap();
+        assert_eq!(
+            (d.logical_block_size, d.physical_block_size),
+            (None, Some(4096)),
+            "512e"
+        );
+        let d: DiskSpec = "virtio-scsi,serial=V".parse().unwrap();
+        assert_eq!((d.logical_block_size, d.physical_block_size), (None, None));
     }
 
     #[test]

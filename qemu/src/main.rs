@@ -76,16 +76,19 @@ enum Firmware {
 
 #[derive(Args, Debug)]
 struct Common {
-    /// A virtual disk: TRANSPORT[,size=256M][,serial=SN][,model=M][,rotation=RPM][,bps=20M][,iops=N]
-    /// [,fault=EVENT:ERRNO[:SECTOR]][,file=PATH]; TRANSPORT is sata (ahci), nvme, virtio or usb.
+    /// A virtual disk: TRANSPORT[,size=256M][,serial=SN][,model=M][,rotation=RPM][,lbs=4096][,pbs=4096]
+    /// [,bps=20M][,iops=N][,fault=EVENT:ERRNO[:SECTOR]][,file=PATH][,ns=N]; TRANSPORT is sata (ahci),
+    /// nvme, virtio, usb, virtio-scsi, megasas, mptsas, lsi or uas.
     #[arg(long = "disk", value_name = "SPEC")]
     disks: Vec<DiskSpec>,
     /// Add the default set: two SATA disks, one NVMe, one virtio, throttled to 40, 20, 30, 10 MiB/s.
     #[arg(long)]
     default_disks: bool,
-    /// Where the serial console goes [default: OUT_DIR/serial.log].
-    #[arg(long)]
-    serial_log: Option<PathBuf>,
+    /// Where a serial port goes, repeatable: the first is COM1 (ttyS0, the
+    /// console) [default: OUT_DIR/serial.log], each further one the next
+    /// port (COM2 = ttyS1, where a server's BMC takes serial-over-LAN, ...).
+    #[arg(long, value_name = "FILE")]
+    serial_log: Vec<PathBuf>,
     /// Disks, logs, firmware variables and results go here.
     #[arg(long)]
     out_dir: PathBuf,
@@ -177,12 +180,13 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         None if common.accel == AccelChoice::Kvm => cmdline::Accel::Kvm,
         None => cmdline::Accel::Tcg,
     };
+    let (console_log, extra_serials) = serial_logs(&common.serial_log, dir);
     let machine = Machine {
         accel,
         memory_mib: common.memory,
         cpus: common.cpus,
-        serial_log: common.serial_log.clone().unwrap_or_else(|| dir.join("serial.log")),
-        extra_serials: Vec::new(),
+        serial_log: console_log,
+        extra_serials: extra_serials.clone(),
         boot,
         stick: stick_image.clone(),
         stick_readonly: false,
@@ -222,7 +226,36 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         machine.serial_log.display()
     );
     let outcome = run::boot(&machine, dir, Duration::from_secs(common.timeout)).map_err(|e| e.to_string())?;
+    for (i, log) in extra_serials.iter().enumerate() {
+        eprintln!("COM{} (ttyS{}) {}: {}", i + 2, i + 1, log.display(), port_summary(log));
+    }
     report(&outcome, dir, stick_image.as_deref())
+}
+
+/// The console's log and the further ports' logs from `--serial-log`
+/// (repeatable): the first given, else `OUT_DIR/serial.log`, is COM1; the
+/// rest are COM2, COM3, ... in order.
+fn serial_logs(given: &[PathBuf], dir: &Path) -> (PathBuf, Vec<PathBuf>) {
+    match given.split_first() {
+        Some((first, rest)) => (first.clone(), rest.to_vec()),
+        None => (dir.join("serial.log"), Vec::new()),
+    }
+}
+
+/// What a further port's log holds: its frames, good and damaged.
+fn port_summary(log: &Path) -> String {
+    match std::fs::read(log) {
+        Ok(bytes) => {
+            let frames = bench_core::frame::decode(&String::from_utf8_lossy(&bytes));
+            let good = frames.iter().filter(|f| f.is_ok()).count();
+            format!(
+                "{} bytes, {good} document(s), {} damaged or refused",
+                bytes.len(),
+                frames.len() - good
+            )
+        }
+        Err(e) => format!("not readable: {e}"),
+    }
 }
 
 /// Print the tables, save the documents, copy the stick's results; the exit
@@ -268,4 +301,90 @@ fn report(outcome: &Outcome, dir: &Path, stick_image: Option<&Path>) -> Result<E
     } else {
         ExitCode::FAILURE
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn common(args: &[&str]) -> Common {
+        let mut argv = vec![
+            "bootbench-qemu",
+            "direct",
+            "--kernel",
+            "k",
+            "--initrd",
+            "i",
+            "--out-dir",
+            "/o",
+        ];
+        argv.extend_from_slice(args);
+        match Cli::try_parse_from(argv).unwrap().mode {
+            Mode::Direct { common, .. } => common,
+            Mode::Usb { .. } => unreachable!("a direct boot was parsed"),
+        }
+    }
+
+    /// `--serial-log` repeats: the first is the console's (COM1), each
+    /// further one the next port's, in order, and each reaches QEMU's
+    /// command line as a `-serial file:`.
+    #[test]
+    fn serial_log_repeats_one_port_each() {
+        let dir = Path::new("/o");
+        let none = common(&[]);
+        assert_eq!(serial_logs(&none.serial_log, dir), (dir.join("serial.log"), vec![]));
+        let three = common(&[
+            "--serial-log",
+            "/l/com1",
+            "--serial-log",
+            "/l/com2",
+            "--serial-log",
+            "/l/com3",
+        ]);
+        let (console, extra) = serial_logs(&three.serial_log, dir);
+        assert_eq!(console, PathBuf::from("/l/com1"));
+        assert_eq!(extra, [PathBuf::from("/l/com2"), PathBuf::from("/l/com3")]);
+        let machine = Machine {
+            accel: cmdline::Accel::Tcg,
+            memory_mib: 512,
+            cpus: 1,
+            serial_log: console,
+            extra_serials: extra,
+            boot: Boot::Direct {
+                kernel: "k".into(),
+                initrd: None,
+                append: String::new(),
+            },
+            stick: None,
+            stick_readonly: false,
+            disks: Vec::new(),
+        };
+        let args = cmdline::command_line(&machine);
+        let serials: Vec<&str> = args
+            .windows(2)
+            .filter(|w| w[0] == "-serial")
+            .map(|w| w[1].as_str())
+            .collect();
+        assert_eq!(serials, ["file:/l/com1", "file:/l/com2", "file:/l/com3"]);
+    }
+
+    #[test]
+    fn a_ports_summary_counts_its_frames() {
+        let dir = std::env::temp_dir().join(format!("bbq-port-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("com2.log");
+        let nonce = bench_core::frame::Nonce::parse(&"ab".repeat(16)).unwrap();
+        let text = format!(
+            "{}\n{}",
+            bench_core::frame::announce(nonce),
+            bench_core::frame::encode("r.json", b"{}", nonce)
+        );
+        std::fs::write(&log, &text).unwrap();
+        assert_eq!(
+            port_summary(&log),
+            format!("{} bytes, 1 document(s), 0 damaged or refused", text.len())
+        );
+        assert!(port_summary(&dir.join("absent")).starts_with("not readable: "));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -148,8 +148,26 @@ fn describe_block(path: &str, rdev: u64, f: Option<&File>, sys: &Path) -> Result
                 merge_ata(&mut info, parse_ata_identify(&page));
             }
         }
+        // A SCSI disk (behind an HBA, a RAID controller, virtio-scsi) whose
+        // unit serial the kernel left out of device/vpd_pg80 (it reads VPD
+        // pages only from devices it trusts to have them): ask the unit,
+        // INQUIRY of VPD page 0x80. Never over USB: bridges that hang on VPD
+        // requests are why the kernel skips them there, and a USB disk has
+        // its bridge's serial anyway.
+        if whole && info.serial.is_none() && asks_scsi_serial(info.transport.as_deref(), &dir) {
+            if let Ok(page) = sgio::inquiry_vpd(f, 0x80) {
+                info.serial = vpd_pg80_serial(&page);
+            }
+        }
     }
     Ok(info)
+}
+
+/// Whether a disk of `transport` whose sysfs directory is `dir` is a SCSI
+/// disk (`device/scsi_disk`) not on USB, which may be asked for its VPD
+/// page 0x80.
+fn asks_scsi_serial(transport: Option<&str>, dir: &Path) -> bool {
+    matches!(transport, Some("scsi" | "sas" | "virtio")) && dir.join("device/scsi_disk").is_dir()
 }
 
 /// What a device is, on this boot: a block device's number, or a regular
@@ -763,6 +781,32 @@ mod tests {
         );
         assert_eq!(p.logical_block_size, 4096, "and its disk's queue");
         assert_eq!(p.size_bytes, 8 * 512, "but its own size");
+    }
+
+    /// Only SCSI disks off USB are asked for VPD page 0x80 themselves.
+    #[test]
+    fn which_disks_are_asked_for_their_unit_serial() {
+        let t = TempDir::new("asks-vpd");
+        let scsi = t.0.join("block/sda");
+        fs::create_dir_all(scsi.join("device/scsi_disk/0:2:0:0")).expect("mkdir");
+        let blk = t.0.join("block/vda");
+        fs::create_dir_all(blk.join("device")).expect("mkdir");
+        for (transport, dir, want) in [
+            (Some("scsi"), &scsi, true),
+            (Some("sas"), &scsi, true),
+            (Some("virtio"), &scsi, true),
+            (Some("usb"), &scsi, false),
+            (Some("sata"), &scsi, false),
+            (None, &scsi, false),
+            (Some("virtio"), &blk, false),
+        ] {
+            assert_eq!(
+                asks_scsi_serial(transport, dir),
+                want,
+                "{transport:?} {}",
+                dir.display()
+            );
+        }
     }
 
     #[test]

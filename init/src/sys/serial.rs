@@ -117,13 +117,18 @@ pub fn open(name: &str) -> io::Result<File> {
 }
 
 /// Writes to the console and to every other port: what the console gets,
-/// each port gets too. A port whose write fails is dropped (said once
-/// through the log by the caller); the console's result is the writer's.
+/// each port gets too. A port whose write fails is dropped, and said once on
+/// the console with the error ([`Tee::flush`]: between a frame and the table,
+/// never inside a frame's lines); the console's result is the writer's.
 pub struct Tee<W> {
     console: W,
     ports: Vec<(String, File)>,
     /// Ports dropped after a failed write, with the error.
     pub dropped: Vec<String>,
+    /// How many of `dropped` the console has been told of.
+    told: usize,
+    /// Whether the console's last byte ended a line (where a message may start).
+    at_line_start: bool,
 }
 
 impl<W: Write> Tee<W> {
@@ -133,7 +138,29 @@ impl<W: Write> Tee<W> {
             console,
             ports,
             dropped: Vec::new(),
+            told: 0,
+            at_line_start: true,
         }
+    }
+
+    /// The console message for a dropped port (`"ttyS1: <error>"`).
+    pub fn dropped_message(dropped: &str) -> String {
+        format!("bootbench: serial port {dropped}; the results are no longer written there\n")
+    }
+
+    /// Say each port dropped since the last call on the console, once, on a
+    /// line of its own.
+    fn tell_dropped(&mut self) -> io::Result<()> {
+        while self.told < self.dropped.len() {
+            let msg = Self::dropped_message(&self.dropped[self.told]);
+            if !self.at_line_start {
+                self.console.write_all(b"\n")?;
+            }
+            self.console.write_all(msg.as_bytes())?;
+            self.at_line_start = true;
+            self.told += 1;
+        }
+        Ok(())
     }
 
     /// The ports written to, by name.
@@ -158,12 +185,20 @@ impl<W: Write> Tee<W> {
 impl<W: Write> Write for Tee<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.console.write(buf)?;
+        if n > 0 {
+            self.at_line_start = buf[n - 1] == b'\n';
+        }
         self.each_port(&mut |p| p.write_all(&buf[..n]));
         Ok(n)
     }
 
+    /// Flush every port and the console, then say on the console which
+    /// ports were dropped since the last flush. The frame encoder writes
+    /// whole lines and the callers flush after a frame and after the table,
+    /// so the message never lands inside a frame.
     fn flush(&mut self) -> io::Result<()> {
         self.each_port(&mut |p| p.flush());
+        self.tell_dropped()?;
         self.console.flush()
     }
 }
@@ -223,6 +258,7 @@ mod tests {
         let port = File::create(&p).unwrap();
         let bad = File::open(&p).unwrap(); // read-only: writes fail
         let mut console = Vec::new();
+        let dropped;
         {
             let mut tee = Tee::new(&mut console, vec![("ttyS1".into(), port), ("ttyS2".into(), bad)]);
             tee.write_all(b"BOOTBENCH frame\n").unwrap();
@@ -230,8 +266,47 @@ mod tests {
             assert_eq!(tee.port_names(), ["ttyS1"]);
             assert_eq!(tee.dropped.len(), 1, "{:?}", tee.dropped);
             assert!(tee.dropped[0].starts_with("ttyS2: "));
+            dropped = tee.dropped[0].clone();
+            // Later writes and flushes do not say it again.
+            tee.write_all(b"table").unwrap();
+            tee.flush().unwrap();
         }
-        assert_eq!(console, b"BOOTBENCH frame\n");
-        assert_eq!(std::fs::read(&p).unwrap(), b"BOOTBENCH frame\n");
+        // The console was told once, with the error (EBADF: written through a read-only fd).
+        let ebadf = io::Error::from_raw_os_error(libc::EBADF).to_string();
+        assert_eq!(dropped, format!("ttyS2: {ebadf}"));
+        let told = format!("bootbench: serial port ttyS2: {ebadf}; the results are no longer written there\n");
+        assert_eq!(
+            String::from_utf8(console).unwrap(),
+            format!("BOOTBENCH frame\n{told}table")
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"BOOTBENCH frame\ntable");
+    }
+
+    /// A port that fails mid-line is said on a line of its own, after the
+    /// flush, never inside what was being written (a frame's line).
+    #[test]
+    fn a_dropped_port_is_said_at_a_line_start_after_the_flush() {
+        let t = crate::testutil::TempDir::new("serial-tee-mid");
+        let p = t.0.join("port");
+        File::create(&p).unwrap();
+        let bad = File::open(&p).unwrap();
+        let mut console = Vec::new();
+        {
+            let mut tee = Tee::new(&mut console, vec![("ttyS3".into(), bad)]);
+            tee.write_all(b"QUJD").unwrap();
+            tee.write_all(b"REVG\nBOOTBENCH-RESULT-END").unwrap();
+            assert_eq!(tee.dropped.len(), 1);
+            tee.flush().unwrap();
+        }
+        let text = String::from_utf8(console).unwrap();
+        let (before, message) = text.split_once("\nbootbench: serial port ttyS3: ").expect(&text);
+        assert_eq!(
+            before, "QUJDREVG\nBOOTBENCH-RESULT-END",
+            "nothing was said inside the writes"
+        );
+        assert!(
+            message.ends_with("; the results are no longer written there\n"),
+            "{text:?}"
+        );
     }
 }

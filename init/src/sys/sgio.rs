@@ -1,6 +1,8 @@
 //! SG_IO: one SCSI command through the block layer's generic ioctl. Used for
 //! ATA IDENTIFY DEVICE wrapped in ATA PASS-THROUGH(16), which libata's
-//! SCSI-ATA translation answers for SATA disks whose serial sysfs lacks.
+//! SCSI-ATA translation answers for SATA disks whose serial sysfs lacks, and
+//! for INQUIRY of a vital product data page (the unit serial number, page
+//! 0x80) of a SCSI disk whose `device/vpd_pg80` the kernel did not fill.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -61,20 +63,53 @@ pub const IDENTIFY_CDB: [u8; 16] = [
     0,    // control
 ];
 
+/// The INQUIRY command block (SPC-4 6.6) for vital product data page
+/// `page` (EVPD set), allocation length `len`.
+pub fn inquiry_vpd_cdb(page: u8, len: u16) -> [u8; 6] {
+    let [hi, lo] = len.to_be_bytes();
+    [0x12, 0x01, page, hi, lo, 0]
+}
+
 /// Send ATA IDENTIFY DEVICE to the disk open as `f` (read-only suffices for
 /// root, who holds CAP_SYS_RAWIO); the 512-byte reply, or the errno (EIO
 /// when the device answered with an error status).
 pub fn ata_identify(f: &File) -> Result<[u8; 512], i32> {
     let mut data = [0u8; 512];
+    let n = read_command(f, &IDENTIFY_CDB, &mut data)?;
+    if n != data.len() {
+        return Err(libc::EIO);
+    }
+    Ok(data)
+}
+
+/// INQUIRY of vital product data page `page` from the SCSI device open as
+/// `f`: the page as the device returned it (its 4-byte header and at most
+/// 251 bytes more; a page is often shorter than asked for), or the errno
+/// (EIO when the device answered with an error status, such as a page it
+/// does not have).
+pub fn inquiry_vpd(f: &File, page: u8) -> Result<Vec<u8>, i32> {
+    let mut data = [0u8; 255];
+    let n = read_command(f, &inquiry_vpd_cdb(page, 255), &mut data)?;
+    if n < 4 || data[1] != page {
+        return Err(libc::EIO);
+    }
+    Ok(data[..n].to_vec())
+}
+
+/// Send the data-in command `cdb` (at most 16 bytes) to the device open as
+/// `f`, its reply into `data`; how many bytes came, or the errno (EIO when
+/// the device, the host or the driver reported an error).
+fn read_command(f: &File, cdb: &[u8], data: &mut [u8]) -> Result<usize, i32> {
     let mut sense = [0u8; 32];
-    let cdb = IDENTIFY_CDB;
+    let cmd_len = u8::try_from(cdb.len()).ok().filter(|&n| n <= 16).ok_or(libc::EINVAL)?;
+    let dxfer_len = libc::c_uint::try_from(data.len()).map_err(|_| libc::EINVAL)?;
     let mut hdr = SgIoHdr {
         interface_id: libc::c_int::from(b'S'),
         dxfer_direction: SG_DXFER_FROM_DEV,
-        cmd_len: 16,
+        cmd_len,
         mx_sb_len: 32,
         iovec_count: 0,
-        dxfer_len: 512,
+        dxfer_len,
         dxferp: data.as_mut_ptr().cast(),
         cmdp: cdb.as_ptr(),
         sbp: sense.as_mut_ptr(),
@@ -93,19 +128,24 @@ pub fn ata_identify(f: &File) -> Result<[u8; 512], i32> {
         info: 0,
     };
     // SAFETY: SG_IO reads `hdr` (a live, fully initialised sg_io_hdr of the
-    // kernel's layout) and through it: `cmdp` -> `cdb`, 16 bytes = cmd_len;
-    // writes through `dxferp` -> `data`, 512 bytes = dxfer_len, and `sbp` ->
-    // `sense`, 32 bytes = mx_sb_len; then writes the status fields of `hdr`.
-    // All four live on this stack frame until the call returns (SG_IO is
-    // synchronous), and `f` keeps the fd open.
+    // kernel's layout) and through it: `cmdp` -> `cdb`, cmd_len bytes (its
+    // length, checked above); writes through `dxferp` -> `data`, at most
+    // dxfer_len = data.len() bytes, and `sbp` -> `sense`, 32 bytes =
+    // mx_sb_len; then writes the status fields of `hdr`. All four outlive
+    // the call (borrowed or on this stack frame; SG_IO is synchronous), and
+    // `f` keeps the fd open.
     let rc = unsafe { libc::ioctl(f.as_raw_fd(), SG_IO, &mut hdr as *mut SgIoHdr) };
     if rc < 0 {
         return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
     }
-    if hdr.status != 0 || hdr.host_status != 0 || hdr.driver_status != 0 || hdr.resid != 0 {
+    if hdr.status != 0 || hdr.host_status != 0 || hdr.driver_status != 0 {
         return Err(libc::EIO);
     }
-    Ok(data)
+    // resid: what did not come (a short reply); never more than was asked.
+    usize::try_from(hdr.resid)
+        .ok()
+        .and_then(|r| data.len().checked_sub(r))
+        .ok_or(libc::EIO)
 }
 
 #[cfg(test)]
@@ -134,6 +174,12 @@ mod tests {
     }
 
     #[test]
+    fn inquiry_vpd_cdb_fields() {
+        assert_eq!(inquiry_vpd_cdb(0x80, 255), [0x12, 0x01, 0x80, 0x00, 0xff, 0x00]);
+        assert_eq!(inquiry_vpd_cdb(0x83, 0x1234), [0x12, 0x01, 0x83, 0x12, 0x34, 0x00]);
+    }
+
+    #[test]
     fn a_loop_device_refuses_or_fails_cleanly() {
         // A regular file: SG_IO is not supported there (ENOTTY/EINVAL), and
         // the call must return an errno, never garbage.
@@ -141,6 +187,7 @@ mod tests {
         std::fs::write(&p, [0u8; 4096]).unwrap();
         let f = File::open(&p).unwrap();
         assert!(ata_identify(&f).is_err());
+        assert!(inquiry_vpd(&f, 0x80).is_err());
         std::fs::remove_file(&p).unwrap();
     }
 }

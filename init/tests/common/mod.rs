@@ -94,9 +94,16 @@ impl Loop {
 
     /// A device holding exactly `data`.
     pub fn with_contents(data: Vec<u8>) -> Loop {
+        Loop::with_sector_size(data, 512)
+    }
+
+    /// A device holding exactly `data` with logical blocks of `sector`
+    /// bytes (`losetup --sector-size`: 4096 makes a 4Kn device).
+    pub fn with_sector_size(data: Vec<u8>, sector: u32) -> Loop {
         let file = ShmFile::new("loop.img", &data);
+        let sector = sector.to_string();
         let o = Command::new("losetup")
-            .args(["--direct-io=on", "-f", "--show", file.path()])
+            .args(["--direct-io=on", "--sector-size", &sector, "-f", "--show", file.path()])
             .output()
             .expect("losetup (util-linux) must be installed; these tests run as root");
         assert!(
