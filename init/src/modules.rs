@@ -307,8 +307,26 @@ impl ModuleDb {
 pub trait Kernel {
     /// Is a module of this canonical name loaded (or built in with a /sys/module entry)?
     fn is_loaded(&self, name: &str) -> bool;
-    /// Insert the module file at `path`; Err(positive errno). EEXIST means it was already there.
-    fn insert(&mut self, name: &str, path: &Path) -> Result<(), ModuleError>;
+    /// Insert the module file at `path` with `params` (`name=value ...`, as
+    /// modprobe passes them); Err(positive errno). EEXIST means it was already there.
+    fn insert(&mut self, name: &str, path: &Path, params: &str) -> Result<(), ModuleError>;
+    /// Another handle on the same kernel for another thread, when modules
+    /// may be inserted from several threads at once; None: one at a time.
+    fn fork(&self) -> Option<Box<dyn Kernel + Send>> {
+        None
+    }
+}
+
+impl Kernel for Box<dyn Kernel + Send> {
+    fn is_loaded(&self, name: &str) -> bool {
+        (**self).is_loaded(name)
+    }
+    fn insert(&mut self, name: &str, path: &Path, params: &str) -> Result<(), ModuleError> {
+        (**self).insert(name, path, params)
+    }
+    fn fork(&self) -> Option<Box<dyn Kernel + Send>> {
+        (**self).fork()
+    }
 }
 
 /// The running kernel: `/sys/module/<name>` and `finit_module(2)`.
@@ -320,13 +338,15 @@ impl Kernel for LiveKernel {
         Path::new("/sys/module").join(name).exists()
     }
 
-    fn insert(&mut self, name: &str, path: &Path) -> Result<(), ModuleError> {
+    fn insert(&mut self, name: &str, path: &Path, params: &str) -> Result<(), ModuleError> {
         let f = File::open(path).map_err(|e| ModuleError::Open {
             name: name.to_string(),
             path: path.to_path_buf(),
             errno: e.raw_os_error().unwrap_or(libc::EIO),
         })?;
-        match kmod::finit_module(&f, c"") {
+        // Parameters come from the command line and a fixed table: no NUL inside.
+        let params = std::ffi::CString::new(params).unwrap_or_default();
+        match kmod::finit_module(&f, &params) {
             Ok(()) | Err(libc::EEXIST) => Ok(()),
             Err(errno) => Err(ModuleError::Load {
                 name: name.to_string(),
@@ -334,6 +354,13 @@ impl Kernel for LiveKernel {
                 errno,
             }),
         }
+    }
+
+    /// The kernel inserts modules from several threads at once (each
+    /// `finit_module` verifies its module's signature and relocates it on
+    /// the calling CPU: most of a module's load time).
+    fn fork(&self) -> Option<Box<dyn Kernel + Send>> {
+        Some(Box::new(LiveKernel))
     }
 }
 
@@ -348,10 +375,12 @@ pub struct Loader<'a, K: Kernel> {
     pub loaded: Vec<String>,
     /// Failures, in order.
     pub errors: Vec<ModuleError>,
+    /// Parameters per module, given when it is inserted ([`module_params`]).
+    params: HashMap<String, String>,
 }
 
 impl<'a, K: Kernel> Loader<'a, K> {
-    /// A loader over `db` inserting through `kernel`.
+    /// A loader over `db` inserting through `kernel`, with no module parameters.
     pub fn new(db: &'a ModuleDb, kernel: K) -> Self {
         Loader {
             db,
@@ -359,7 +388,15 @@ impl<'a, K: Kernel> Loader<'a, K> {
             tried: HashSet::new(),
             loaded: Vec::new(),
             errors: Vec::new(),
+            params: HashMap::new(),
         }
+    }
+
+    /// The same, inserting each module with its entry of `params`.
+    #[must_use]
+    pub fn with_params(mut self, params: HashMap<String, String>) -> Self {
+        self.params = params;
+        self
     }
 
     /// Load `name` (a module name, or an alias standing for one or more
@@ -389,6 +426,94 @@ impl<'a, K: Kernel> Loader<'a, K> {
         }
     }
 
+    /// Load every module of `names` with its dependencies, as [`Loader::load`]
+    /// each, logging failures. Modules whose load plans share no module are
+    /// independent: with a kernel that forks ([`Kernel::fork`]), each such
+    /// group loads in its own thread, at once (no module is in two groups, so
+    /// no thread inserts one another is inserting or depends on).
+    pub fn load_all(&mut self, names: &[String], log: &mut dyn FnMut(&str)) {
+        let groups = self.groups(names);
+        let forks: Option<Vec<Box<dyn Kernel + Send>>> = if groups.len() > 1 {
+            groups.iter().map(|_| self.kernel.fork()).collect()
+        } else {
+            None
+        };
+        let Some(forks) = forks else {
+            for n in names {
+                if let Err(e) = self.load(n) {
+                    log(&e.to_string());
+                }
+            }
+            return;
+        };
+        type Outcome = (Vec<String>, Vec<ModuleError>, HashSet<String>, Vec<ModuleError>);
+        let (db, tried, params) = (self.db, &self.tried, &self.params);
+        let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+            let handles: Vec<_> = groups
+                .iter()
+                .zip(forks)
+                .map(|(group, kernel)| {
+                    scope.spawn(move || {
+                        let mut l = Loader {
+                            db,
+                            kernel,
+                            tried: tried.clone(),
+                            loaded: Vec::new(),
+                            errors: Vec::new(),
+                            params: params.clone(),
+                        };
+                        let failed: Vec<ModuleError> = group.iter().filter_map(|n| l.load(n).err()).collect();
+                        (l.loaded, l.errors, l.tried, failed)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        });
+        for (loaded, errors, tried, failed) in outcomes {
+            self.loaded.extend(loaded);
+            self.errors.extend(errors);
+            self.tried.extend(tried);
+            for e in failed {
+                log(&e.to_string());
+            }
+        }
+    }
+
+    /// `names` in groups whose load plans (the modules not loaded yet) share
+    /// no module, each group in the order of `names`. A name with no plan
+    /// (unknown) is a group of its own.
+    fn groups(&self, names: &[String]) -> Vec<Vec<String>> {
+        let mut groups: Vec<(HashSet<String>, Vec<String>)> = Vec::new();
+        for n in names {
+            let modules: HashSet<String> = self
+                .db
+                .resolve(n)
+                .iter()
+                .filter_map(|m| self.db.plan(m).ok())
+                .flatten()
+                .map(|i| i.name)
+                .filter(|m| !self.kernel.is_loaded(m))
+                .collect();
+            let mut set = modules;
+            let mut list = Vec::new();
+            let mut at = None;
+            let mut k = 0;
+            while k < groups.len() {
+                if groups[k].0.is_disjoint(&set) {
+                    k += 1;
+                    continue;
+                }
+                let (other, names_before) = groups.remove(k);
+                at.get_or_insert(k);
+                set.extend(other);
+                list.extend(names_before);
+            }
+            list.push(n.clone());
+            groups.insert(at.unwrap_or(groups.len()), (set, list));
+        }
+        groups.into_iter().map(|(_, l)| l).collect()
+    }
+
     fn load_module(&mut self, name: &str) -> Result<usize, ModuleError> {
         let plan = self.db.plan(name)?;
         let mut count = 0;
@@ -409,7 +534,8 @@ impl<'a, K: Kernel> Loader<'a, K> {
                 continue;
             };
             let path = self.db.dir.join(&entry.path);
-            match self.kernel.insert(&item.name, &path) {
+            let params = self.params.get(&item.name).map_or("", String::as_str);
+            match self.kernel.insert(&item.name, &path, params) {
                 Ok(()) => {
                     self.loaded.push(item.name.clone());
                     count += 1;
@@ -446,7 +572,7 @@ pub struct Settle {
 impl Default for Settle {
     fn default() -> Self {
         Settle {
-            pass_sleep: Duration::from_millis(500),
+            pass_sleep: Duration::from_millis(250),
             max_passes: 20,
             usb_host_grace: Duration::from_secs(2),
             usb_disk_wait: Duration::from_secs(15),
@@ -534,6 +660,64 @@ const USB_HOSTS: &[&str] = &[
 ];
 const USB_STORAGE: &[&str] = &["usb_storage", "uas"];
 
+/// Module parameters bootbench gives unless the kernel command line sets the same one.
+/// usb-storage waits `delay_use` seconds (1 by default) after a device is plugged in
+/// before it scans it, for devices that misbehave when asked at once; a boot stick
+/// holds the config every benchmark waits for, and `usb_storage.delay_use=1` on the
+/// command line restores the wait.
+pub const DEFAULT_PARAMS: &[(&str, &str, &str)] = &[("usb_storage", "delay_use", "0")];
+
+/// Module parameters as modprobe takes them from the kernel command line:
+/// `module.param=value` (or `module.param` alone), `-` and `_` alike in the
+/// module name, over [`DEFAULT_PARAMS`]; one string per module, the
+/// parameters in order (`a=1 b=2`). Words without a dot before any `=`, and
+/// bootbench's own (`bootbench.*`), are not module parameters.
+pub fn module_params(cmdline: &str) -> HashMap<String, String> {
+    let mut list: Vec<(String, String, Option<String>)> = DEFAULT_PARAMS
+        .iter()
+        .map(|(m, p, v)| ((*m).to_string(), (*p).to_string(), Some((*v).to_string())))
+        .collect();
+    for word in cmdline.split_whitespace() {
+        let (key, value) = match word.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None => (word, None),
+        };
+        let Some((module, param)) = key.split_once('.') else {
+            continue;
+        };
+        if module.is_empty() || param.is_empty() || module == "bootbench" {
+            continue;
+        }
+        let module = module.replace('-', "_");
+        list.retain(|(m, p, _)| !(*m == module && *p == param));
+        list.push((module, param.to_string(), value));
+    }
+    let mut out: HashMap<String, String> = HashMap::new();
+    for (m, p, v) in list {
+        let one = match v {
+            Some(v) => format!("{p}={v}"),
+            None => p,
+        };
+        let entry = out.entry(m).or_default();
+        if !entry.is_empty() {
+            entry.push(' ');
+        }
+        entry.push_str(&one);
+    }
+    out
+}
+
+/// The kernel's command line, for module parameters (empty when unreadable).
+fn kernel_cmdline() -> String {
+    std::fs::read_to_string("/proc/cmdline").unwrap_or_default()
+}
+
+/// Every disk behind a SCSI host (SATA through libata, USB, SAS, virtio-scsi)
+/// needs sd_mod: loaded with the SCSI core, it is there when the disks are
+/// scanned, instead of one rescan after they show up.
+const SCSI_CORE: &str = "scsi_mod";
+const SCSI_DISK: &str = "sd_mod";
+
 /// Coldplug against sysfs at `sys_devices` / `sys_block` through `loader`.
 pub fn coldplug_with<K: Kernel>(
     loader: &mut Loader<'_, K>,
@@ -560,7 +744,9 @@ pub fn coldplug_with<K: Kernel>(
         }
         let quiet = new_devices == 0 && new.is_empty();
         if quiet {
-            let usb_settling = usb_host_at.is_some_and(|t| t.elapsed() < settle.usb_host_grace);
+            // The grace is for a USB disk to show up: once one has, quiet passes end the scan.
+            let usb_settling =
+                usb_host_at.is_some_and(|t| t.elapsed() < settle.usb_host_grace) && !usb_block_present(sys_block);
             if quiet_before && !usb_settling {
                 break;
             }
@@ -615,6 +801,7 @@ fn load_for_new_devices<K: Kernel>(
     log: &mut dyn FnMut(&str),
 ) -> usize {
     let mut new_devices = 0;
+    let mut wanted: Vec<String> = Vec::new();
     for alias in scan_modaliases(sys_devices) {
         if !seen.insert(alias.clone()) {
             continue;
@@ -625,11 +812,19 @@ fn load_for_new_devices<K: Kernel>(
             *unmatched += 1;
         }
         for m in modules {
-            if let Err(e) = loader.load(&m) {
-                log(&e.to_string());
+            if !wanted.contains(&m) {
+                wanted.push(m);
             }
         }
     }
+    // Every disk behind a SCSI host needs sd_mod: it comes with the SCSI core.
+    let scsi = wanted
+        .iter()
+        .any(|m| loader.db.plan(m).is_ok_and(|p| p.iter().any(|i| i.name == SCSI_CORE)));
+    if scsi && !loader.kernel.is_loaded(SCSI_DISK) && loader.db.deps.contains_key(SCSI_DISK) {
+        wanted.push(SCSI_DISK.to_string());
+    }
+    loader.load_all(&wanted, log);
     new_devices
 }
 
@@ -654,7 +849,7 @@ pub fn coldplug(log: &mut dyn FnMut(&str)) -> Report {
             };
         }
     };
-    let mut loader = Loader::new(&db, LiveKernel);
+    let mut loader = Loader::new(&db, LiveKernel).with_params(module_params(&kernel_cmdline()));
     coldplug_with(
         &mut loader,
         Path::new("/sys/devices"),
@@ -664,11 +859,27 @@ pub fn coldplug(log: &mut dyn FnMut(&str)) -> Report {
     )
 }
 
+/// One coldplug pass over /sys/devices of the running system (no settling):
+/// the drivers of devices that appeared since; the modules it inserted.
+pub fn rescan() -> Result<Vec<String>, ModuleError> {
+    let db = ModuleDb::load(&kernel_dir())?;
+    let mut loader = Loader::new(&db, LiveKernel).with_params(module_params(&kernel_cmdline()));
+    let (mut seen, mut unmatched) = (HashSet::new(), 0);
+    load_for_new_devices(
+        &mut loader,
+        Path::new("/sys/devices"),
+        &mut seen,
+        &mut unmatched,
+        &mut |_| {},
+    );
+    Ok(loader.loaded)
+}
+
 /// Load one module (or alias) with its dependencies into the running
 /// kernel; returns the modules newly inserted, in order.
 pub fn load(name: &str) -> Result<Vec<String>, ModuleError> {
     let db = ModuleDb::load(&kernel_dir())?;
-    let mut loader = Loader::new(&db, LiveKernel);
+    let mut loader = Loader::new(&db, LiveKernel).with_params(module_params(&kernel_cmdline()));
     loader.load(name)?;
     Ok(loader.loaded)
 }
@@ -694,7 +905,7 @@ pub fn modprobe_main(args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    let mut loader = Loader::new(&db, LiveKernel);
+    let mut loader = Loader::new(&db, LiveKernel).with_params(module_params(&kernel_cmdline()));
     let mut status = 0;
     for n in names {
         if let Err(e) = loader.load(&n) {
@@ -858,6 +1069,8 @@ softdep xts pre: ecb
         loaded: Vec<String>,
         fail: Vec<(&'static str, i32)>,
         on_insert: Box<dyn FnMut(&str) + 'h>,
+        /// Every insert's module and parameters, in order.
+        params: Vec<(String, String)>,
     }
 
     impl<'h> Fake<'h> {
@@ -866,6 +1079,7 @@ softdep xts pre: ecb
                 loaded: Vec::new(),
                 fail: Vec::new(),
                 on_insert: Box::new(|_| {}),
+                params: Vec::new(),
             }
         }
     }
@@ -874,8 +1088,9 @@ softdep xts pre: ecb
         fn is_loaded(&self, name: &str) -> bool {
             self.loaded.iter().any(|m| m == name)
         }
-        fn insert(&mut self, name: &str, path: &Path) -> Result<(), ModuleError> {
+        fn insert(&mut self, name: &str, path: &Path, params: &str) -> Result<(), ModuleError> {
             assert!(path.starts_with("/m/kernel"), "{}", path.display());
+            self.params.push((name.to_string(), params.to_string()));
             if let Some(&(_, errno)) = self.fail.iter().find(|(n, _)| *n == name) {
                 return Err(ModuleError::Load {
                     name: name.into(),
@@ -1011,6 +1226,12 @@ softdep xts pre: ecb
             assert!(r.loaded.iter().any(|x| x == m), "{m} not in {:?}", r.loaded);
         }
         let pos = |m: &str| r.loaded.iter().position(|x| x == m).unwrap();
+        // sd_mod comes with the SCSI core, in the first pass, before any disk is scanned.
+        assert!(
+            lines[0].starts_with("coldplug pass 1:") && lines[0].ends_with(" sd_mod"),
+            "{lines:?}"
+        );
+        assert!(pos("sd_mod") < pos("virtio_blk"), "{:?}", r.loaded);
         assert!(pos("virtio_pci_modern_dev") < pos("virtio_pci"));
         assert!(pos("virtio_pci") < pos("virtio_blk"));
         assert!(pos("ahci") < pos("sd_mod"));
@@ -1057,10 +1278,10 @@ softdep xts pre: ecb
     }
 
     /// The USB disk's SCSI device appears only after the quiet passes (as
-    /// usb-storage's delayed scan makes it): the wait loads its driver
-    /// (sd_mod), whose disk then appears, and the wait ends with the disk.
+    /// usb-storage's scan makes it): sd_mod is there already (it came with
+    /// the SCSI core), the disk appears, and the wait ends with it.
     #[test]
-    fn coldplug_loads_the_driver_of_a_late_usb_disk() {
+    fn coldplug_waits_for_a_late_usb_disk_with_its_driver_loaded_ahead() {
         let t = TempDir::new("usb-late");
         let (devices, block) = xhci_host(&t);
         let (dev2, block2) = (devices.clone(), block.clone());
@@ -1069,22 +1290,15 @@ softdep xts pre: ecb
         k.on_insert = Box::new(move |name| match name {
             "xhci_pci" => usb_storage_interface(&dev2),
             "usb_storage" => {
-                // The delayed scan: the SCSI disk shows up later.
-                let dev3 = dev2.clone();
+                // The scan: the SCSI disk and its block device show up later.
+                let (dev3, block3) = (dev2.clone(), block2.clone());
                 std::thread::spawn(move || {
                     std::thread::sleep(Duration::from_millis(300));
-                    put(
-                        &dev3,
-                        "pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0/host0/target0:0:0/0:0:0:0",
-                        "scsi:t-0x00",
-                    );
+                    let scsi = "pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0/host0/target0:0:0/0:0:0:0";
+                    put(&dev3, scsi, "scsi:t-0x00");
+                    std::os::unix::fs::symlink(format!("../devices/{scsi}/block/sda"), block3.join("sda")).unwrap();
                 });
             }
-            "sd_mod" => std::os::unix::fs::symlink(
-                "../devices/pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0/host0/target0:0:0/0:0:0:0/block/sda",
-                block2.join("sda"),
-            )
-            .unwrap(),
             _ => {}
         });
         let mut l = Loader::new(&db, k);
@@ -1094,14 +1308,167 @@ softdep xts pre: ecb
         };
         let mut lines = Vec::new();
         let r = coldplug_with(&mut l, &devices, &block, settle, &mut |m| lines.push(m.to_string()));
-        assert!(r.loaded.contains(&"sd_mod".to_string()), "{r:?}");
         assert_eq!(r.usb_disk, Some(true), "{r:?}");
         assert!(
             lines
                 .iter()
-                .any(|m| m.starts_with("coldplug, waiting for the USB disk") && m.contains("sd_mod")),
+                .any(|m| m.starts_with("coldplug pass 2:") && m.contains("usb_storage") && m.ends_with(" sd_mod")),
             "{lines:?}"
         );
+    }
+
+    /// A kernel shared by threads: what was inserted, in order; the inserts
+    /// of `meet` each wait (up to 5 s) until all of them have begun.
+    #[derive(Clone)]
+    struct Shared {
+        loaded: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+        meet: &'static [&'static str],
+        met: std::sync::Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
+        apart: std::sync::Arc<AtomicBool>,
+    }
+
+    impl Kernel for Shared {
+        fn is_loaded(&self, name: &str) -> bool {
+            self.loaded.lock().unwrap().iter().any(|m| m == name)
+        }
+        fn insert(&mut self, name: &str, _: &Path, _: &str) -> Result<(), ModuleError> {
+            if self.meet.contains(&name) {
+                let (count, cv) = &*self.met;
+                let mut n = count.lock().unwrap();
+                *n += 1;
+                cv.notify_all();
+                let (n, timeout) = cv
+                    .wait_timeout_while(n, Duration::from_secs(5), |n| *n < self.meet.len())
+                    .unwrap();
+                drop(n);
+                if timeout.timed_out() {
+                    self.apart.store(true, Ordering::SeqCst);
+                }
+            }
+            // A dependency must be in before what needs it, whichever thread inserted it.
+            let deps = ["scsi_common", "scsi_mod"];
+            if ["libata", "libahci", "ahci", "sd_mod"].contains(&name) {
+                let l = self.loaded.lock().unwrap();
+                assert!(
+                    deps.iter().all(|d| l.iter().any(|m| m == d)),
+                    "{name} before its deps: {l:?}"
+                );
+            }
+            self.loaded.lock().unwrap().push(name.to_string());
+            Ok(())
+        }
+        fn fork(&self) -> Option<Box<dyn Kernel + Send>> {
+            Some(Box::new(self.clone()))
+        }
+    }
+
+    /// Modules whose plans share nothing load in threads of their own, at
+    /// once; those that share a dependency load in one thread, in order.
+    #[test]
+    fn independent_modules_load_at_once_dependent_ones_in_order() {
+        let db = db();
+        let k = Shared {
+            loaded: Default::default(),
+            meet: &["virtio_pci_modern_dev", "scsi_common", "xhci_hcd"],
+            met: Default::default(),
+            apart: Default::default(),
+        };
+        let (loaded, apart) = (k.loaded.clone(), k.apart.clone());
+        let mut l = Loader::new(&db, k);
+        let names: Vec<String> = ["ahci", "virtio_pci", "usb_storage", "xhci_pci", "sd_mod"]
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect();
+        assert_eq!(
+            l.groups(&names),
+            [
+                vec!["ahci", "usb_storage", "sd_mod"],
+                vec!["virtio_pci"],
+                vec!["xhci_pci"]
+            ],
+            "ahci, usb_storage and sd_mod share the SCSI core"
+        );
+        let mut lines = Vec::new();
+        l.load_all(&names, &mut |m| lines.push(m.to_string()));
+        assert!(!apart.load(Ordering::SeqCst), "the three groups did not load at once");
+        assert!(lines.is_empty(), "{lines:?}");
+        let mut want = vec![
+            "scsi_common",
+            "scsi_mod",
+            "libata",
+            "libahci",
+            "ahci",
+            "usb_storage",
+            "sd_mod",
+            "virtio_pci_modern_dev",
+            "virtio_pci",
+            "xhci_hcd",
+            "xhci_pci",
+        ];
+        let mut got = l.loaded.clone();
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want);
+        assert_eq!(loaded.lock().unwrap().len(), want.len());
+        // Loaded already: nothing to group, nothing loads twice.
+        assert_eq!(l.groups(&names).iter().flatten().count(), names.len());
+        l.load_all(&names, &mut |m| lines.push(m.to_string()));
+        assert_eq!(l.loaded.len(), want.len());
+    }
+
+    #[test]
+    fn module_parameters_come_from_the_command_line_over_the_defaults() {
+        let p = module_params("");
+        assert_eq!(p.get("usb_storage").map(String::as_str), Some("delay_use=0"));
+        assert_eq!(p.len(), DEFAULT_PARAMS.len());
+        let p = module_params(
+            "console=ttyS0 usb-storage.delay_use=2 raid0.default_layout=2 md_mod.start_ro \
+             bootbench.profile=quick .x=1 y.=2 printk.time=1 usb_storage.quirks=0781:5567:u",
+        );
+        assert_eq!(
+            p.get("usb_storage").map(String::as_str),
+            Some("delay_use=2 quirks=0781:5567:u"),
+            "the command line's delay_use replaces the default: {p:?}"
+        );
+        assert_eq!(p.get("raid0").map(String::as_str), Some("default_layout=2"));
+        assert_eq!(p.get("md_mod").map(String::as_str), Some("start_ro"));
+        assert!(
+            !p.contains_key("bootbench") && !p.contains_key("") && !p.contains_key("y"),
+            "{p:?}"
+        );
+        // The loader hands each module its own, and nothing to the others.
+        let db = db();
+        let mut l = Loader::new(&db, Fake::new()).with_params(module_params("sd-mod.x=1"));
+        l.load("sd_mod").unwrap();
+        let given: Vec<(String, String)> = l.kernel.params.clone();
+        assert!(given.iter().any(|(m, p)| m == "sd_mod" && p == "x=1"), "{given:?}");
+        assert!(
+            given.iter().all(|(m, p)| m == "sd_mod" || p.is_empty()),
+            "only sd_mod has parameters: {given:?}"
+        );
+    }
+
+    /// Once a USB disk is there, the quiet passes end the scan even within
+    /// the USB grace: the boot stick holds the config every test waits for.
+    #[test]
+    fn coldplug_stops_waiting_for_usb_once_a_usb_disk_is_there() {
+        let t = TempDir::new("usb-early");
+        let (devices, block) = xhci_host(&t);
+        std::os::unix::fs::symlink(
+            "../devices/pci0000:00/0000:00:04.0/usb2/2-1/host0/block/sda",
+            block.join("sda"),
+        )
+        .unwrap();
+        let db = db();
+        let mut l = Loader::new(&db, Fake::new());
+        let long_grace = Settle {
+            usb_host_grace: Duration::from_secs(3600),
+            max_passes: 7,
+            ..quick()
+        };
+        let r = coldplug_with(&mut l, &devices, &block, long_grace, &mut |_| {});
+        assert_eq!(r.passes, 3, "a pass that loads, two quiet ones: {r:?}");
     }
 
     #[test]

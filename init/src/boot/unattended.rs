@@ -362,6 +362,88 @@ fn after_test(keys: TestKeys, doc: &ResultDoc) {
     }
 }
 
+/// How long the run waits for a disk the config names by serial or WWN that
+/// is not there when the config is read.
+pub const NAMED_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Every disk the config text names by serial or WWN (under `targets`,
+/// `arrays`' members, `destructive`), as the resolver will look for them;
+/// nothing when the text is not JSON (the plan says why).
+fn named_disks(text: &str) -> Vec<TargetRef> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<TargetRef>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x.as_str()) {
+                        ("serial", Some(s)) => out.push(TargetRef::Serial(s.to_string())),
+                        ("wwn", Some(w)) => out.push(TargetRef::Wwn(w.to_string())),
+                        _ => walk(x, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+        for key in ["targets", "arrays", "destructive"] {
+            if let Some(x) = v.get(key) {
+                walk(x, &mut out);
+            }
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// `discover()` until every disk in `named` is among the disks it returns,
+/// or `bound` has passed (then the plan names what is missing); the last
+/// disks found. Says what it waited for and how long.
+fn wait_for_named(
+    named: &[TargetRef],
+    bound: std::time::Duration,
+    log: &mut dyn FnMut(&str),
+    discover: &mut dyn FnMut() -> Vec<TargetInfo>,
+) -> Vec<TargetInfo> {
+    let start = std::time::Instant::now();
+    let missing = |disks: &[TargetInfo]| -> Vec<String> {
+        named
+            .iter()
+            .filter(|r| {
+                !disks
+                    .iter()
+                    .any(|d| crate::plan::safety::names(r, d.serial.as_deref(), d.wwn.as_deref()))
+            })
+            .map(ToString::to_string)
+            .collect()
+    };
+    let mut disks = discover();
+    let mut gone = missing(&disks);
+    if gone.is_empty() {
+        return disks;
+    }
+    log(&format!("waiting up to {} s for {}", bound.as_secs(), gone.join(", ")));
+    while !gone.is_empty() && start.elapsed() < bound {
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        disks = discover();
+        gone = missing(&disks);
+    }
+    if gone.is_empty() {
+        log(&format!(
+            "every disk the config names is there ({} ms)",
+            start.elapsed().as_millis()
+        ));
+    } else {
+        log(&format!(
+            "still missing after {} ms: {}",
+            start.elapsed().as_millis(),
+            gone.join(", ")
+        ));
+    }
+    disks
+}
+
 /// The unattended run (PID 1, after the boot steps and the drivers).
 pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     let host = identity::host();
@@ -425,15 +507,6 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         }
     }
 
-    // The disks, the stick's removed.
-    let disks: Vec<TargetInfo> = discover::disks(false)
-        .into_iter()
-        .filter(|d| !never.contains(&d.path))
-        .collect();
-    for d in &disks {
-        log(&discover::disk_line(d));
-    }
-
     let etc = if untrusted {
         None
     } else {
@@ -458,6 +531,20 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         }
     };
     log(&format!("config: {source}"));
+
+    // The disks, the stick's removed; first, a bounded wait for those the config names
+    // that are not there yet (a USB disk still enumerating, a slow HBA).
+    let named = named_disks(&text);
+    let disks: Vec<TargetInfo> = wait_for_named(&named, NAMED_WAIT, log, &mut || {
+        let _ = crate::modules::rescan();
+        discover::disks(false)
+    })
+    .into_iter()
+    .filter(|d| !never.contains(&d.path))
+    .collect();
+    for d in &disks {
+        log(&discover::disk_line(d));
+    }
     let (mut plan, on_finish) = match plan_unattended(
         &text,
         &source,
@@ -506,6 +593,77 @@ mod tests {
                 ..TargetInfo::default()
             })
             .collect()
+    }
+
+    #[test]
+    fn the_disks_a_config_names_are_waited_for_within_a_bound() {
+        let text = r#"{"targets": [{"serial": "A"}, {"path": "/dev/x"}],
+            "arrays": [{"name": "r", "level": "raid1", "members": [{"wwn": "0x5000c5"}, {"serial": "B"}]}],
+            "destructive": {"confirm": "x", "targets": [{"serial": "A"}]}, "tests": [{"serial": "not a disk"}]}"#;
+        let named = named_disks(text);
+        assert_eq!(
+            named,
+            [
+                TargetRef::Serial("A".into()),
+                TargetRef::Wwn("0x5000c5".into()),
+                TargetRef::Serial("B".into()),
+                TargetRef::Serial("A".into())
+            ]
+        );
+        assert!(named_disks("{not json").is_empty());
+        let disk = |serial: &str, wwn: Option<&str>| TargetInfo {
+            serial: Some(serial.into()),
+            wwn: wwn.map(Into::into),
+            ..TargetInfo::default()
+        };
+        // B shows up on the third look: the wait ends then, long before its bound.
+        let mut looks = 0;
+        let mut lines = Vec::new();
+        let got = wait_for_named(
+            &named,
+            std::time::Duration::from_secs(30),
+            &mut |m| lines.push(m.to_string()),
+            &mut || {
+                looks += 1;
+                let mut d = vec![disk("A", None), disk("C", Some("naa.5000C5"))];
+                if looks >= 3 {
+                    d.push(disk("B", None));
+                }
+                d
+            },
+        );
+        assert_eq!((looks, got.len()), (3, 3), "{lines:?}");
+        assert!(lines[0].contains("waiting up to 30 s for serial B"), "{lines:?}");
+        assert!(
+            lines[1].starts_with("every disk the config names is there"),
+            "{lines:?}"
+        );
+        // All there: one look, no wait, nothing said.
+        let (mut looks, mut lines) = (0, Vec::new());
+        wait_for_named(
+            &named,
+            std::time::Duration::from_secs(30),
+            &mut |m| lines.push(m.to_string()),
+            &mut || {
+                looks += 1;
+                vec![disk("A", None), disk("B", Some("0x5000c5"))]
+            },
+        );
+        assert_eq!((looks, lines.len()), (1, 0));
+        // Never there: the bound ends it, and the log names what is missing.
+        let mut lines = Vec::new();
+        let t = std::time::Instant::now();
+        wait_for_named(
+            &named,
+            std::time::Duration::from_millis(600),
+            &mut |m| lines.push(m.to_string()),
+            &mut Vec::new,
+        );
+        assert!(t.elapsed() >= std::time::Duration::from_millis(600));
+        assert!(
+            lines.last().unwrap().contains("still missing after") && lines.last().unwrap().contains("serial B"),
+            "{lines:?}"
+        );
     }
 
     #[test]
