@@ -17,6 +17,7 @@ pub mod cpus;
 pub mod frame;
 pub mod glob;
 pub mod gpt;
+pub mod health;
 pub mod hist;
 pub mod io;
 pub mod plan;

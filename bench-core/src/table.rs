@@ -13,7 +13,7 @@ use core::fmt::Write as _;
 
 use crate::analysis::Metric;
 use crate::console;
-use crate::result::{Analysis, ResultDoc, Status, TestResult};
+use crate::result::{Analysis, HealthLine, ResultDoc, Status, TestResult};
 use crate::spec::Workload;
 use crate::units::MB;
 
@@ -30,6 +30,9 @@ pub const COLUMNS: [(&str, Workload, bool); 6] = [
     ("rndrd", Workload::RandRead, false),
     ("rndwr", Workload::RandWrite, true),
 ];
+
+/// The first line of the health analysis section.
+pub const HEALTH_LINE: &str = "health: what the disks' SMART/health readings and per-interval samples say";
 
 /// The first line of the analysis section.
 pub const ANALYSIS_LINE: &str =
@@ -104,6 +107,21 @@ fn table_lines(doc: &ResultDoc) -> Vec<String> {
     if !doc.analysis.is_empty() {
         out.push(String::from("\n"));
         out.extend(analysis_lines(&doc.analysis));
+    }
+    if !doc.health_analysis.is_empty() {
+        out.push(String::from("\n"));
+        out.extend(health_lines(&doc.health_analysis));
+    }
+    out
+}
+
+/// The health analysis under the table: [`HEALTH_LINE`], then each line's
+/// kind and words.
+fn health_lines(lines: &[HealthLine]) -> Vec<String> {
+    let mut out = Vec::with_capacity(lines.len() + 1);
+    out.push(format!("{HEALTH_LINE}\n"));
+    for l in lines {
+        out.push(format!("  {}: {}\n", console::safe(&l.kind), console::safe(&l.message)));
     }
     out
 }
@@ -311,6 +329,7 @@ mod tests {
             tests,
             all_at_once: Vec::new(),
             analysis: Vec::new(),
+            health_analysis: Vec::new(),
         }
     }
 
@@ -507,5 +526,31 @@ target  cached  buffered  seqrd     seqwr  rndrd  rndwr
 sim:0        -         -      -  123456.8      -      -
 ";
         assert_eq!(render(&d), want);
+    }
+    /// The health lines come under the table, one each, console-safe.
+    #[test]
+    fn health_lines_under_the_table() {
+        let mut d = doc(vec![target("/dev/sda")], Vec::new());
+        d.health_analysis = vec![HealthLine {
+            kind: "counter_gained".into(),
+            target: "/dev/sda".into(),
+            test: None,
+            what: "reallocated_sectors".into(),
+            before: Some(0.0),
+            after: Some(8.0),
+            limit: None,
+            message: "/dev/sda: reallocated_sectors rose from 0 to 8 during the run (+8)\u{1b}".into(),
+        }];
+        let text = render(&d);
+        let tail: Vec<&str> = text.lines().skip(3).collect();
+        assert_eq!(
+            tail,
+            [
+                "",
+                HEALTH_LINE,
+                "  counter_gained: /dev/sda: reallocated_sectors rose from 0 to 8 during the run (+8)\\x1b"
+            ],
+            "{text}"
+        );
     }
 }

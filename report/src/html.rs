@@ -1533,6 +1533,79 @@ fn summary(out: &mut String, doc: &ResultDoc) {
     }
     out.push_str("</tbody></table>\n");
     analysis_table(out, doc);
+    health_tables(out, doc);
+}
+
+/// Each disk's health (before, after, delta; each test's highest
+/// temperature) and the health analysis lines.
+fn health_tables(out: &mut String, doc: &ResultDoc) {
+    if !doc.health_analysis.is_empty() {
+        out.push_str(
+            "<h3>Health analysis</h3>\n<table class=\"health-analysis\"><thead><tr><th>Kind</th><th>Target</th>\
+             <th>Test</th><th>Figure</th><th>What</th></tr></thead><tbody>\n",
+        );
+        for l in &doc.health_analysis {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&l.kind),
+                escape(&l.target),
+                opt(l.test.as_ref()),
+                escape(&l.what),
+                escape(&l.message)
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    for t in doc.targets.iter().filter(|t| t.health.is_some()) {
+        let Some(h) = &t.health else { continue };
+        let _ = writeln!(
+            out,
+            "<h3>Health of {}</h3>\n<p>{}</p>",
+            escape(&t.path),
+            escape(&crate::health::headline(h))
+        );
+        let rows = crate::health::rows(h);
+        if !rows.is_empty() {
+            out.push_str(
+                "<table class=\"health\"><thead><tr><th>Figure</th><th>Before</th><th>After</th><th>Delta</th></tr></thead><tbody>\n",
+            );
+            for r in rows {
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(&r[0]),
+                    escape(&r[1]),
+                    escape(&r[2]),
+                    escape(&r[3])
+                );
+            }
+            out.push_str("</tbody></table>\n");
+        }
+        let temps = crate::health::per_test(&h.tests);
+        if !temps.is_empty() {
+            let _ = writeln!(
+                out,
+                "<p>Highest temperature per test: {}</p>",
+                escape(&temps.join("; "))
+            );
+        }
+        let attrs = crate::health::attributes(h);
+        if !attrs.is_empty() {
+            out.push_str(
+                "<table class=\"smart\"><thead><tr><th>ID</th><th>Attribute</th><th>Current</th><th>Worst</th>\
+                 <th>Threshold</th><th>Raw</th><th></th></tr></thead><tbody>\n",
+            );
+            for a in attrs {
+                out.push_str("<tr>");
+                for c in &a {
+                    let _ = write!(out, "<td>{}</td>", escape(c));
+                }
+                out.push_str("</tr>\n");
+            }
+            out.push_str("</tbody></table>\n");
+        }
+    }
 }
 
 /// Every test's headline figures.

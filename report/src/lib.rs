@@ -11,6 +11,7 @@ pub mod compare;
 pub mod csv;
 pub mod extract;
 pub mod fleet;
+pub mod health;
 pub mod html;
 pub mod read;
 pub mod show;

@@ -46,11 +46,18 @@ pub fn render(loaded: &Loaded) -> String {
     // The console's table, then which test each column takes, then the analysis.
     let mut plain = doc.clone();
     plain.analysis.clear();
+    plain.health_analysis.clear();
     out.push_str(&bench_core::table::render(&plain));
     out.push_str(&columns_legend(doc));
     if !doc.analysis.is_empty() {
         out.push('\n');
         out.push_str(&bench_core::table::render_analysis(&doc.analysis));
+    }
+    if !doc.health_analysis.is_empty() {
+        out.push_str("\nhealth analysis:\n");
+        for l in &doc.health_analysis {
+            out.push_str(&format!("  {}: {}\n", l.kind, l.message));
+        }
     }
 
     for a in &doc.all_at_once {
@@ -77,6 +84,44 @@ pub fn render(loaded: &Loaded) -> String {
                 text::status_text(&t.status)
             ));
         }
+    }
+    out
+}
+
+/// A disk's health: the headline, before/after/delta, each test's
+/// highest temperature, the SMART attributes.
+fn health_detail(h: &bench_core::result::Health) -> String {
+    let mut out = crate::health::headline(h);
+    out.push('\n');
+    let mut rows = vec![vec!["figure".into(), "before".into(), "after".into(), "delta".into()]];
+    rows.extend(crate::health::rows(h).into_iter().map(Vec::from));
+    if rows.len() > 1 {
+        out.push_str(&table(&rows, &[Align::Left, Align::Right, Align::Right, Align::Right]));
+    }
+    let temps = crate::health::per_test(&h.tests);
+    if !temps.is_empty() {
+        out.push_str(&format!("highest temperature per test: {}\n", temps.join("; ")));
+    }
+    let attrs = crate::health::attributes(h);
+    if !attrs.is_empty() {
+        let mut rows: Vec<Vec<String>> = vec![["id", "attribute", "current", "worst", "threshold", "raw", ""]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()];
+        rows.extend(attrs.into_iter().map(Vec::from));
+        out.push_str("SMART attributes (the last reading):\n");
+        out.push_str(&table(
+            &rows,
+            &[
+                Align::Right,
+                Align::Left,
+                Align::Right,
+                Align::Right,
+                Align::Right,
+                Align::Right,
+                Align::Left,
+            ],
+        ));
     }
     out
 }
@@ -335,6 +380,9 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
         for n in &s.notes {
             out.push_str(&format!("note: {n}\n"));
         }
+    }
+    if let Some(h) = &t.health {
+        out.push_str(&health_detail(h));
     }
     if tests.is_empty() {
         out.push_str("no tests on this target\n");

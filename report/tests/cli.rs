@@ -95,6 +95,7 @@ const RAID_A: &str = "raid0-a.json";
 const RAID_B: &str = "raid0-b.json";
 const OUTLIER: &str = "outlier-t2.json";
 const READ_ERROR: &str = "read-error.json";
+const HEALTH: &str = "health-h1.json";
 
 #[test]
 fn show_golden() {
@@ -103,6 +104,59 @@ fn show_golden() {
     }
     golden("show-two.txt", &ok(&["show", &fx(RAID_A), &fx(RAID_B)]));
     golden("show-read-error.txt", &ok(&["show", &fx(READ_ERROR)]));
+    golden("show-health.txt", &ok(&["show", &fx(HEALTH)]));
+}
+
+/// `show` gives each disk's health under its heading: QEMU's values (the
+/// h1 boot: SATA SMART, the NVMe health log), before, after, the delta.
+#[test]
+fn show_has_each_disks_health() {
+    let out = ok(&["show", &fx(HEALTH)]);
+    let nvme = &out[out.find("-- /dev/nvme0n1").unwrap()..out.find("-- /dev/sda").unwrap()];
+    assert!(nvme.contains("health: nvme_smart_log, status ok\n"), "{nvme}");
+    let row = |name: &str| {
+        nvme.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in {nvme}"))
+            .split_whitespace()
+            .rev()
+            .take(3)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("temperature (K, as reported)"), ["323", "323", "reported)"]);
+    assert_eq!(row("data_read_bytes"), ["+88576000", "89088000", "512000"]);
+    assert!(nvme.contains("rand_read_4k: 50 °C (during, 4 readings)"), "{nvme}");
+    let sata = &out[out.find("-- /dev/sda").unwrap()..];
+    assert!(sata.contains("health: ata_smart, status ok\n"), "{sata}");
+    assert!(
+        sata.contains("190  airflow_temperature_celsius       69     69         50  522125343"),
+        "{sata}"
+    );
+}
+
+/// The HTML report has a health table per disk.
+#[test]
+fn html_has_each_disks_health() {
+    let html = html_page("html-health", &[HEALTH]);
+    let nvme = element(&html, "<h3>Health of /dev/nvme0n1</h3>", "</table>");
+    assert!(nvme.contains("<p>health: nvme_smart_log, status ok</p>"), "{nvme}");
+    assert!(
+        nvme.contains("<tr><td>temperature (°C)</td><td>50</td><td>50</td><td></td></tr>"),
+        "{nvme}"
+    );
+    assert!(
+        nvme.contains("<tr><td>media_errors</td><td>0</td><td>0</td><td>+0</td></tr>"),
+        "{nvme}"
+    );
+    let sata = element(&html, "Health of /dev/sda</h3>", "<h3>");
+    assert!(
+        sata.contains("<td>190</td><td>airflow_temperature_celsius</td><td>69</td>"),
+        "{sata}"
+    );
+    assert!(
+        sata.contains("Highest temperature per test: seq_read_1m: 31 °C (before_after, 2 readings)"),
+        "{sata}"
+    );
 }
 
 #[test]

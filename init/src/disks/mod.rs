@@ -4,4 +4,5 @@
 //! identity a grant is bound to: device number, disk sequence number).
 
 pub mod discover;
+pub mod health;
 pub mod identity;

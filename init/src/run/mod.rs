@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bench_core::plan::deadline;
-use bench_core::result::{ResultDoc, RunInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
+use bench_core::result::{Health, ResultDoc, RunInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
 use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, StopReason};
 use bench_core::spec::Step;
 use bench_core::units::Nanos;
 
-use crate::disks::identity;
+use crate::disks::{health, identity};
 use crate::plan::{Action, Plan, PlanItem};
 use crate::run::engine::ThreadedRunner;
 
@@ -61,6 +61,7 @@ pub fn new_doc(
         tests: Vec::new(),
         all_at_once: Vec::new(),
         analysis: Vec::new(),
+        health_analysis: Vec::new(),
     }
 }
 
@@ -154,12 +155,31 @@ pub fn execute_with(
                 &mut runner,
                 stop,
                 &mut doc,
+                None,
                 progress,
                 after_test,
             );
         } else {
             let writable = "(named in \"destructive\"); its data will be destroyed";
-            match open_and_run(plan, ti, &path, writable, total, stop, &mut doc, progress, after_test) {
+            let mut probe = health_before(plan, ti, progress);
+            let ran = open_and_run(
+                plan,
+                ti,
+                &path,
+                writable,
+                total,
+                stop,
+                &mut doc,
+                probe.as_mut(),
+                progress,
+                after_test,
+            );
+            if let Some(p) = probe {
+                health_after(plan, ti, p, matches!(ran, Ok(None)), progress);
+                refresh_targets(&mut doc, plan);
+                after_test(&doc);
+            }
+            match ran {
                 Ok(hung) => bad.extend(hung.map(|h| (ti, h))),
                 Err(e) => {
                     let msg = format!("cannot open {path}: {e}");
@@ -198,6 +218,7 @@ pub fn execute_with(
     }
     label_written(plan, &doc, &bad, progress);
     doc.analysis = bench_core::analysis::analyze(&doc);
+    doc.health_analysis = bench_core::analysis::analyze_health(&doc);
 
     doc.run.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let mut errors: Vec<String> = bad.into_iter().map(|(_, why)| why).collect();
@@ -213,6 +234,47 @@ pub fn execute_with(
         );
     }
     doc
+}
+
+/// How often a disk's temperature is read during a test where that does
+/// not disturb it (NVMe): the default sample interval.
+const HEALTH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Before disk `ti`'s tests: its health reading (a disk whose transport
+/// has health commands: [`health::asked`]), recorded in its target, and
+/// the probe that samples its temperature during each test. A disk that
+/// answered none of the commands (`source` `none`, the reasons in its
+/// `error`) gets no probe and is not asked again after its tests: each
+/// unanswered command may cost its timeout.
+fn health_before(plan: &mut Plan, ti: usize, progress: &mut dyn FnMut(&str)) -> Option<health::Probe> {
+    let info = &plan.targets[ti].info;
+    if info.kind != "block" || !health::asked(info.transport.as_deref()) {
+        return None;
+    }
+    let (path, transport) = (info.path.clone(), info.transport.clone());
+    let before = health::read(&path, transport.as_deref());
+    progress(&health::summary(&path, "before its tests", &before));
+    let answered = before.source != "none";
+    plan.targets[ti].info.health = Some(Health {
+        before,
+        ..Health::default()
+    });
+    answered.then(|| health::Probe::new(&path, transport.as_deref(), HEALTH_INTERVAL))
+}
+
+/// After disk `ti`'s tests: its health again (unless its I/O hung or it
+/// could not be opened: `read` false), the counters' delta, and the
+/// temperature of each test.
+fn health_after(plan: &mut Plan, ti: usize, probe: health::Probe, read: bool, progress: &mut dyn FnMut(&str)) {
+    let info = &mut plan.targets[ti].info;
+    let Some(h) = info.health.as_mut() else { return };
+    h.tests = probe.tests;
+    if read {
+        let after = health::read(&info.path, info.transport.as_deref());
+        progress(&health::summary(&info.path, "after its tests", &after));
+        h.delta = bench_core::health::counter_delta(&h.before, &after);
+        h.after = Some(after);
+    }
 }
 
 /// After the run's last write: give every disk this run claimed for
@@ -389,7 +451,7 @@ fn run_stacks(
             continue;
         }
         let writable = "(every disk beneath it is named in \"destructive\")";
-        match open_and_run(plan, ti, &path, writable, total, stop, doc, progress, after_test) {
+        match open_and_run(plan, ti, &path, writable, total, stop, doc, None, progress, after_test) {
             Ok(hung) => bad.extend(hung.map(|h| (ti, h))),
             Err(e) => {
                 let msg = format!("not run: cannot open {path}: {e}");
@@ -481,6 +543,7 @@ fn open_and_run(
     total: usize,
     stop: &Stop,
     doc: &mut ResultDoc,
+    probe: Option<&mut health::Probe>,
     progress: &mut dyn FnMut(&str),
     after_test: &mut dyn FnMut(&ResultDoc),
 ) -> Result<Option<String>, String> {
@@ -501,6 +564,7 @@ fn open_and_run(
         &mut runner,
         stop,
         doc,
+        probe,
         progress,
         after_test,
     ))
@@ -523,6 +587,7 @@ fn run_items<R: StepRunner + Abandons>(
     runner: &mut R,
     stop: &Stop,
     doc: &mut ResultDoc,
+    mut probe: Option<&mut health::Probe>,
     log: &mut dyn FnMut(&str),
     after_test: &mut dyn FnMut(&ResultDoc),
 ) -> Option<String> {
@@ -567,10 +632,16 @@ fn run_items<R: StepRunner + Abandons>(
                         progress_text(p.done, p.eta.map(|e| e.0))
                     ));
                 };
+                if let Some(p) = probe.as_deref_mut() {
+                    p.start(&item.spec.name);
+                }
                 let mut r = engine::with_deadline(stop, Duration::from_nanos(limit.0), || {
                     run_test(&item.spec, path, steps, runner, stop, &mut progress)
                 });
                 stop.clear_deadline();
+                if let Some(p) = probe.as_deref_mut() {
+                    p.finish(runner.abandoned_what().is_none());
+                }
                 if let Some(what) = runner.abandoned_what() {
                     let note = format!("; I/O abandoned: {what}");
                     match &mut r.status {
@@ -975,6 +1046,9 @@ mod tests {
         let mut doc = new_doc(None, "t", 1, true, Vec::new());
         let mut lines = Vec::new();
         let stop = Stop::new();
+        // A temperature probe on a device that answers nothing: one record
+        // per test that ran (the hung one), none for the skipped one.
+        let mut probe = health::Probe::new("/nonexistent/bootbench", Some("nvme"), Duration::from_millis(50));
         let got = run_items(
             &items,
             2,
@@ -983,9 +1057,13 @@ mod tests {
             &mut runner,
             &stop,
             &mut doc,
+            Some(&mut probe),
             &mut |l| lines.push(l.to_string()),
             &mut |_| {},
         );
+        let names: Vec<&str> = probe.tests.iter().map(|t| t.test.as_str()).collect();
+        assert_eq!(names, [doc.tests[0].name.as_str()]);
+        assert_eq!((probe.tests[0].samples, probe.tests[0].max_temperature_c), (0, None));
         let why = got.expect("the target hung");
         assert!(why.starts_with("hung:0 hung: test "), "{why}");
         let Status::Timeout { message } = &doc.tests[0].status else {

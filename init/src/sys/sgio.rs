@@ -40,6 +40,8 @@ struct SgIoHdr {
 const SG_IO: libc::Ioctl = 0x2285;
 /// Data moves from the device to us.
 const SG_DXFER_FROM_DEV: libc::c_int = -3;
+/// No data moves.
+const SG_DXFER_NONE: libc::c_int = -1;
 
 /// The ATA PASS-THROUGH(16) command block for IDENTIFY DEVICE (0xEC):
 /// protocol 4 (PIO data-in), T_DIR from the device, BYTE_BLOCK set and
@@ -75,8 +77,9 @@ pub fn inquiry_vpd_cdb(page: u8, len: u16) -> [u8; 6] {
 /// when the device answered with an error status).
 pub fn ata_identify(f: &File) -> Result<[u8; 512], i32> {
     let mut data = [0u8; 512];
-    let n = read_command(f, &IDENTIFY_CDB, &mut data)?;
-    if n != data.len() {
+    let mut sense = [0u8; SENSE];
+    let a = command(f, &IDENTIFY_CDB, Some(&mut data), &mut sense)?;
+    if !a.good() {
         return Err(libc::EIO);
     }
     Ok(data)
@@ -89,28 +92,116 @@ pub fn ata_identify(f: &File) -> Result<[u8; 512], i32> {
 /// does not have).
 pub fn inquiry_vpd(f: &File, page: u8) -> Result<Vec<u8>, i32> {
     let mut data = [0u8; 255];
-    let n = read_command(f, &inquiry_vpd_cdb(page, 255), &mut data)?;
+    let mut sense = [0u8; SENSE];
+    let a = command(f, &inquiry_vpd_cdb(page, 255), Some(&mut data), &mut sense)?;
+    if a.status != 0 || a.host_status != 0 || a.driver_status != 0 {
+        return Err(libc::EIO);
+    }
+    // resid: what did not come (a short reply); never more than was asked.
+    let n = usize::try_from(a.resid)
+        .ok()
+        .and_then(|r| data.len().checked_sub(r))
+        .ok_or(libc::EIO)?;
     if n < 4 || data[1] != page {
         return Err(libc::EIO);
     }
     Ok(data[..n].to_vec())
 }
 
-/// Send the data-in command `cdb` (at most 16 bytes) to the device open as
-/// `f`, its reply into `data`; how many bytes came, or the errno (EIO when
-/// the device, the host or the driver reported an error).
-fn read_command(f: &File, cdb: &[u8], data: &mut [u8]) -> Result<usize, i32> {
-    let mut sense = [0u8; 32];
-    let cmd_len = u8::try_from(cdb.len()).ok().filter(|&n| n <= 16).ok_or(libc::EINVAL)?;
-    let dxfer_len = libc::c_uint::try_from(data.len()).map_err(|_| libc::EINVAL)?;
+/// Bytes of sense data asked for.
+pub const SENSE: usize = 32;
+
+/// SMART's feature codes (ATA8-ACS 7.52): READ DATA, READ THRESHOLDS
+/// (obsolete since ACS but answered by disks and QEMU), RETURN STATUS.
+pub const SMART_READ_DATA: u8 = 0xd0;
+/// See [`SMART_READ_DATA`].
+pub const SMART_READ_THRESHOLDS: u8 = 0xd1;
+/// See [`SMART_READ_DATA`].
+pub const SMART_RETURN_STATUS: u8 = 0xda;
+
+/// The ATA PASS-THROUGH(16) command block for SMART (command B0h, LBA
+/// mid/high 4Fh/C2h, the key every SMART command carries) with `feature`:
+/// READ DATA and READ THRESHOLDS as PIO data-in of one 512-byte block
+/// (like [`IDENTIFY_CDB`]); RETURN STATUS as non-data (protocol 3) with
+/// CK_COND set, so the device's result registers come back in the sense
+/// data (SAT-3 12.2.2.6). Every one of them only reads.
+pub fn smart_cdb(feature: u8) -> [u8; 16] {
+    let (protocol, flags, count) = if feature == SMART_RETURN_STATUS {
+        // ck_cond 1 (bit 5), t_dir/byte_block/t_length 0: no data.
+        (3u8, 0x20u8, 0u8)
+    } else {
+        (4, 0x0e, 1)
+    };
+    [
+        0x85,
+        protocol << 1,
+        flags,
+        0,
+        feature, // features 7:0
+        0,
+        count, // sector count
+        0,
+        0, // LBA low
+        0,
+        0x4f, // LBA mid
+        0,
+        0xc2, // LBA high
+        0,    // device
+        0xb0, // command: SMART
+        0,
+    ]
+}
+
+/// The SCSI LOG SENSE(10) command block for `page` (cumulative values,
+/// PC = 01b), at most `len` bytes (SPC-4 6.6).
+pub fn log_sense_cdb(page: u8, len: u16) -> [u8; 10] {
+    let l = len.to_be_bytes();
+    [0x4d, 0, 0x40 | (page & 0x3f), 0, 0, 0, 0, l[0], l[1], 0]
+}
+
+/// How a command ended: the sg_io_hdr's status fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// SCSI status (0 good, 2 CHECK CONDITION).
+    pub status: u8,
+    /// The host adapter's status.
+    pub host_status: u16,
+    /// The driver's status (08h: sense data returned).
+    pub driver_status: u16,
+    /// Bytes asked for but not transferred.
+    pub resid: i32,
+    /// Sense bytes written.
+    pub sense_len: u8,
+}
+
+impl Answer {
+    /// Done and good, every byte transferred.
+    pub fn good(&self) -> bool {
+        self.status == 0 && self.host_status == 0 && self.driver_status == 0 && self.resid == 0
+    }
+}
+
+/// Send one SCSI command `cdb` that reads (into `data`, when given) or
+/// moves no data, to the device open as `f`; the sense data lands in
+/// `sense`. `Err` is the errno of the ioctl itself (ENOTTY: not a SCSI
+/// device); a device's error is in the [`Answer`].
+pub fn command(f: &File, cdb: &[u8], data: Option<&mut [u8]>, sense: &mut [u8; SENSE]) -> Result<Answer, i32> {
+    let (dxferp, dxfer_len, dir) = match data {
+        Some(d) => (
+            d.as_mut_ptr().cast::<libc::c_void>(),
+            libc::c_uint::try_from(d.len()).map_err(|_| libc::EINVAL)?,
+            SG_DXFER_FROM_DEV,
+        ),
+        None => (std::ptr::null_mut(), 0, SG_DXFER_NONE),
+    };
     let mut hdr = SgIoHdr {
         interface_id: libc::c_int::from(b'S'),
-        dxfer_direction: SG_DXFER_FROM_DEV,
-        cmd_len,
-        mx_sb_len: 32,
+        dxfer_direction: dir,
+        cmd_len: u8::try_from(cdb.len()).map_err(|_| libc::EINVAL)?,
+        mx_sb_len: u8::try_from(sense.len()).unwrap_or(u8::MAX),
         iovec_count: 0,
         dxfer_len,
-        dxferp: data.as_mut_ptr().cast(),
+        dxferp,
         cmdp: cdb.as_ptr(),
         sbp: sense.as_mut_ptr(),
         timeout: 5000,
@@ -128,24 +219,24 @@ fn read_command(f: &File, cdb: &[u8], data: &mut [u8]) -> Result<usize, i32> {
         info: 0,
     };
     // SAFETY: SG_IO reads `hdr` (a live, fully initialised sg_io_hdr of the
-    // kernel's layout) and through it: `cmdp` -> `cdb`, cmd_len bytes (its
-    // length, checked above); writes through `dxferp` -> `data`, at most
-    // dxfer_len = data.len() bytes, and `sbp` -> `sense`, 32 bytes =
-    // mx_sb_len; then writes the status fields of `hdr`. All four outlive
-    // the call (borrowed or on this stack frame; SG_IO is synchronous), and
-    // `f` keeps the fd open.
+    // kernel's layout) and through it: `cmdp` -> `cdb`, cmd_len bytes =
+    // cdb.len(); writes through `dxferp` -> `data`, dxfer_len bytes = its
+    // length (or nothing: null with length 0 and SG_DXFER_NONE), and `sbp`
+    // -> `sense`, SENSE bytes = mx_sb_len; then writes the status fields of
+    // `hdr`. All of them are borrowed for the whole call (SG_IO is
+    // synchronous), and `f` keeps the fd open. The direction is never
+    // towards the device: no command sent here carries data to it.
     let rc = unsafe { libc::ioctl(f.as_raw_fd(), SG_IO, &mut hdr as *mut SgIoHdr) };
     if rc < 0 {
         return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
     }
-    if hdr.status != 0 || hdr.host_status != 0 || hdr.driver_status != 0 {
-        return Err(libc::EIO);
-    }
-    // resid: what did not come (a short reply); never more than was asked.
-    usize::try_from(hdr.resid)
-        .ok()
-        .and_then(|r| data.len().checked_sub(r))
-        .ok_or(libc::EIO)
+    Ok(Answer {
+        status: hdr.status,
+        host_status: hdr.host_status,
+        driver_status: hdr.driver_status,
+        resid: hdr.resid,
+        sense_len: hdr.sb_len_wr,
+    })
 }
 
 #[cfg(test)]
@@ -180,6 +271,20 @@ mod tests {
     }
 
     #[test]
+    fn smart_cdb_fields() {
+        for f in [SMART_READ_DATA, SMART_READ_THRESHOLDS] {
+            let c = smart_cdb(f);
+            assert_eq!((c[0], c[1] >> 1 & 0xf, c[2]), (0x85, 4, 0x0e), "PIO data-in, 1 block");
+            assert_eq!((c[4], c[6], c[10], c[12], c[14]), (f, 1, 0x4f, 0xc2, 0xb0));
+        }
+        let c = smart_cdb(SMART_RETURN_STATUS);
+        assert_eq!(c[1] >> 1 & 0xf, 3, "non-data");
+        assert_eq!(c[2], 0x20, "ck_cond: the registers come back; no transfer");
+        assert_eq!((c[4], c[6], c[10], c[12], c[14]), (0xda, 0, 0x4f, 0xc2, 0xb0));
+        assert_eq!(log_sense_cdb(0x0d, 512), [0x4d, 0, 0x4d, 0, 0, 0, 0, 2, 0, 0]);
+    }
+
+    #[test]
     fn a_loop_device_refuses_or_fails_cleanly() {
         // A regular file: SG_IO is not supported there (ENOTTY/EINVAL), and
         // the call must return an errno, never garbage.
@@ -188,6 +293,8 @@ mod tests {
         let f = File::open(&p).unwrap();
         assert!(ata_identify(&f).is_err());
         assert!(inquiry_vpd(&f, 0x80).is_err());
+        let mut sense = [0u8; SENSE];
+        assert!(command(&f, &smart_cdb(SMART_RETURN_STATUS), None, &mut sense).is_err());
         std::fs::remove_file(&p).unwrap();
     }
 }

@@ -1,0 +1,399 @@
+//! A disk's health, read with its own commands (no smartctl: PID 1 is one
+//! static binary): ATA SMART through SG_IO ATA PASS-THROUGH(16) for SATA
+//! disks, the NVMe SMART/health log and Identify Controller through the
+//! admin passthrough ioctl, SCSI LOG SENSE pages for SAS/SCSI disks. Every
+//! command here only reads; a device that does not answer one is recorded
+//! with why, never retried with anything else.
+//!
+//! During a test ([`Probe`]): NVMe's health log is read every sample
+//! interval from another thread (the admin queue is apart from the I/O
+//! queues, so the benchmark's requests neither wait for it nor drain).
+//! ATA SMART commands are non-queued: each one would drain the disk's NCQ
+//! queue in the middle of the measurement, and hwmon's drivetemp sends the
+//! same commands, so an ATA disk is read right before and right after each
+//! test only (`before_after`). SCSI disks likewise.
+
+use std::fs::File;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use bench_core::health;
+use bench_core::result::{HealthReading, TestTemperature};
+
+use crate::sys::{file, nvme, sgio};
+
+/// The transports whose disks are asked: `sata` (ATA SMART), `nvme` (the
+/// health log), `sas` and `scsi` (LOG SENSE). Others are not: virtio has
+/// no passthrough, and USB bridges may hang on ATA pass-through.
+pub fn asked(transport: Option<&str>) -> bool {
+    matches!(transport, Some("sata" | "nvme" | "sas" | "scsi"))
+}
+
+/// Read the health of the disk at `path`, attached by `transport`. Never
+/// fails: what could not be read is `None`, and `error` says why.
+pub fn read(path: &str, transport: Option<&str>) -> HealthReading {
+    let f = match file::open(path, false, false) {
+        Ok(f) => f,
+        Err(e) => return failed("none", format!("cannot open {path} read-only: {e}")),
+    };
+    match transport {
+        Some("nvme") => read_nvme(&f),
+        Some("sata") => read_ata(&f),
+        Some("sas" | "scsi") => read_scsi(&f),
+        t => failed(
+            "none",
+            format!("no health commands for transport {}", t.unwrap_or("unknown")),
+        ),
+    }
+}
+
+fn failed(source: &str, why: String) -> HealthReading {
+    HealthReading {
+        source: source.into(),
+        error: Some(why),
+        ..HealthReading::default()
+    }
+}
+
+fn push_error(r: &mut HealthReading, why: String) {
+    match &mut r.error {
+        Some(e) => {
+            e.push_str("; ");
+            e.push_str(&why);
+        }
+        None => r.error = Some(why),
+    }
+}
+
+/// The composite temperature from the health log, and the log itself.
+fn nvme_log(f: &File) -> Result<HealthReading, String> {
+    let mut page = [0u8; health::PAGE];
+    nvme::get_log_page(f, nvme::LOG_SMART, nvme::NSID_ALL, &mut page)
+        .map_err(|e| format!("Get Log Page 02h (SMART/health): {e}"))?;
+    health::parse_nvme_smart_log(&page).map_err(|e| format!("SMART/health log: {e}"))
+}
+
+fn read_nvme(f: &File) -> HealthReading {
+    let mut r = match nvme_log(f) {
+        Ok(r) => r,
+        Err(why) => return failed("none", why),
+    };
+    match nvme::identify_controller(f) {
+        Ok(id) => {
+            if let Ok((w, c)) = health::parse_nvme_id_ctrl_temps(&id[..]) {
+                r.warning_temperature_c = w.map(|k| i32::from(k) - health::KELVIN_0C);
+                r.critical_temperature_c = c.map(|k| i32::from(k) - health::KELVIN_0C);
+            }
+        }
+        Err(e) => push_error(&mut r, format!("Identify Controller: {e}")),
+    }
+    r
+}
+
+/// Why an ATA PASS-THROUGH did not give its data, in words.
+fn ata_why(what: &str, a: &sgio::Answer, sense: &[u8; sgio::SENSE]) -> String {
+    let key = if a.sense_len > 2 {
+        sense[if sense[0] & 0x7f >= 0x72 { 1 } else { 2 }] & 0x0f
+    } else {
+        0
+    };
+    format!(
+        "{what}: SCSI status {:#04x}, host {:#x}, driver {:#x}, sense key {key:#x} \
+         (aborted: SMART disabled or not supported?)",
+        a.status, a.host_status, a.driver_status
+    )
+}
+
+/// One SMART data-in command (READ DATA or READ THRESHOLDS): its page.
+fn smart_page(f: &File, feature: u8, what: &str) -> Result<[u8; 512], String> {
+    let mut page = [0u8; 512];
+    let mut sense = [0u8; sgio::SENSE];
+    let a = sgio::command(f, &sgio::smart_cdb(feature), Some(&mut page), &mut sense)
+        .map_err(|e| format!("{what}: {}", std::io::Error::from_raw_os_error(e)))?;
+    if !a.good() {
+        return Err(ata_why(what, &a, &sense));
+    }
+    Ok(page)
+}
+
+fn read_ata(f: &File) -> HealthReading {
+    let thresholds = smart_page(f, sgio::SMART_READ_THRESHOLDS, "SMART READ THRESHOLDS")
+        .and_then(|p| health::parse_ata_thresholds(&p).map_err(|e| format!("SMART READ THRESHOLDS: {e}")));
+    let mut r = match smart_page(f, sgio::SMART_READ_DATA, "SMART READ DATA").and_then(|p| {
+        health::parse_ata_smart(&p, thresholds.as_ref().ok()).map_err(|e| format!("SMART READ DATA: {e}"))
+    }) {
+        Ok(r) => r,
+        Err(why) => failed("none", why),
+    };
+    if let Err(why) = thresholds {
+        push_error(&mut r, why);
+    }
+    // RETURN STATUS: CK_COND makes the registers come back as sense data,
+    // with CHECK CONDITION (RECOVERED ERROR, ATA PASS-THROUGH INFORMATION
+    // AVAILABLE): the status is in the sense, whatever the SCSI status.
+    let mut sense = [0u8; sgio::SENSE];
+    match sgio::command(f, &sgio::smart_cdb(sgio::SMART_RETURN_STATUS), None, &mut sense) {
+        Ok(a) => {
+            let n = usize::from(a.sense_len).min(sgio::SENSE);
+            match health::parse_ata_status_sense(&sense[..n]) {
+                Ok(ok) => {
+                    r.smart_passed = Some(ok);
+                    if r.source == "none" {
+                        r.source = "ata_smart".into();
+                    }
+                }
+                Err(e) => push_error(&mut r, format!("SMART RETURN STATUS: {e}")),
+            }
+        }
+        Err(e) => push_error(
+            &mut r,
+            format!("SMART RETURN STATUS: {}", std::io::Error::from_raw_os_error(e)),
+        ),
+    }
+    r
+}
+
+/// One LOG SENSE page.
+fn log_page(f: &File, page: u8) -> Result<Vec<u8>, String> {
+    let mut buf = vec![0u8; 1024];
+    let mut sense = [0u8; sgio::SENSE];
+    let len = u16::try_from(buf.len()).unwrap_or(u16::MAX);
+    let a = sgio::command(f, &sgio::log_sense_cdb(page, len), Some(&mut buf[..]), &mut sense)
+        .map_err(|e| format!("LOG SENSE {page:#04x}: {}", std::io::Error::from_raw_os_error(e)))?;
+    // A short page is normal (resid > 0); an error status is not.
+    if a.status != 0 || a.host_status != 0 || a.driver_status != 0 {
+        return Err(format!(
+            "LOG SENSE {page:#04x}: not supported (SCSI status {:#04x})",
+            a.status
+        ));
+    }
+    let got = buf.len() - usize::try_from(a.resid.max(0)).unwrap_or(0).min(buf.len());
+    buf.truncate(got);
+    Ok(buf)
+}
+
+fn read_scsi(f: &File) -> HealthReading {
+    let mut r = HealthReading {
+        source: "scsi_log_sense".into(),
+        ..HealthReading::default()
+    };
+    let mut answered = false;
+    match log_page(f, 0x0d).and_then(|p| health::parse_scsi_temperature(&p).map_err(|e| format!("LOG SENSE 0x0d: {e}")))
+    {
+        Ok((t, reference)) => {
+            answered = true;
+            r.temperature_c = t;
+            r.warning_temperature_c = reference;
+        }
+        Err(why) => push_error(&mut r, why),
+    }
+    for (page, name) in [(0x03u8, "read_uncorrected_errors"), (0x02, "write_uncorrected_errors")] {
+        match log_page(f, page)
+            .and_then(|p| health::parse_scsi_uncorrected(&p, page).map_err(|e| format!("LOG SENSE {page:#04x}: {e}")))
+        {
+            Ok(v) => {
+                answered = true;
+                if let Some(v) = v {
+                    r.counters.insert(name.into(), v);
+                }
+            }
+            Err(why) => push_error(&mut r, why),
+        }
+    }
+    if !answered {
+        r.source = "none".into();
+    }
+    r
+}
+
+/// The temperature of one test: started before it, finished after it.
+#[derive(Debug)]
+pub struct Probe {
+    path: String,
+    transport: Option<String>,
+    interval: Duration,
+    running: Option<Running>,
+    /// Each finished test's temperature, in order.
+    pub tests: Vec<TestTemperature>,
+}
+
+#[derive(Debug)]
+struct Running {
+    test: String,
+    /// Readings before the test (and, for `during`, from the thread).
+    max: Option<i32>,
+    samples: u32,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<(Option<i32>, u32)>>,
+}
+
+fn max_of(a: Option<i32>, b: Option<i32>) -> Option<i32> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+impl Probe {
+    /// A probe for the disk at `path`, sampling NVMe every `interval`.
+    pub fn new(path: &str, transport: Option<&str>, interval: Duration) -> Probe {
+        Probe {
+            path: path.into(),
+            transport: transport.map(Into::into),
+            interval,
+            running: None,
+            tests: Vec::new(),
+        }
+    }
+
+    fn nvme(&self) -> bool {
+        self.transport.as_deref() == Some("nvme")
+    }
+
+    /// Before `test` runs: a reading, and for NVMe the sampling thread.
+    pub fn start(&mut self, test: &str) {
+        let first = read_temperature(&self.path, self.transport.as_deref());
+        let mut run = Running {
+            test: test.into(),
+            max: first,
+            samples: u32::from(first.is_some()),
+            stop: None,
+            thread: None,
+        };
+        if self.nvme() && first.is_some() {
+            let (tx, rx) = mpsc::channel::<()>();
+            let path = self.path.clone();
+            let every = self.interval;
+            let spawned = std::thread::Builder::new().name("health".into()).spawn(move || {
+                let Ok(f) = file::open(&path, false, false) else {
+                    return (None, 0);
+                };
+                let (mut max, mut n) = (None, 0u32);
+                // Until told to stop (or the sender is gone): a reading
+                // every interval.
+                while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(every) {
+                    if let Ok(t) = nvme_log(&f).map(|r| r.temperature_c) {
+                        max = max_of(max, t);
+                        n += u32::from(t.is_some());
+                    }
+                }
+                (max, n)
+            });
+            if let Ok(h) = spawned {
+                run.stop = Some(tx);
+                run.thread = Some(h);
+            }
+        }
+        self.running = Some(run);
+    }
+
+    /// After the test: the last reading (unless `read_last` is false: a
+    /// disk whose I/O hung is not sent more commands), and its
+    /// [`TestTemperature`].
+    pub fn finish(&mut self, read_last: bool) {
+        let Some(mut run) = self.running.take() else { return };
+        drop(run.stop.take());
+        // `during` once the thread took a reading inside the test (a test
+        // shorter than the interval has only the two around it).
+        let mut during = false;
+        if let Some(h) = run.thread.take() {
+            if let Ok((m, n)) = h.join() {
+                run.max = max_of(run.max, m);
+                run.samples += n;
+                during = n > 0;
+            }
+        }
+        let last = if read_last {
+            read_temperature(&self.path, self.transport.as_deref())
+        } else {
+            None
+        };
+        run.max = max_of(run.max, last);
+        run.samples += u32::from(last.is_some());
+        self.tests.push(TestTemperature {
+            test: run.test,
+            source: if during { "during" } else { "before_after" }.into(),
+            samples: run.samples,
+            max_temperature_c: run.max,
+        });
+    }
+}
+
+/// One temperature reading, °C, by the disk's usual command; `None` when
+/// it gives none.
+fn read_temperature(path: &str, transport: Option<&str>) -> Option<i32> {
+    match transport {
+        Some("nvme") => {
+            let f = file::open(path, false, false).ok()?;
+            nvme_log(&f).ok()?.temperature_c
+        }
+        // SMART READ DATA alone: one command.
+        Some("sata") => {
+            let f = file::open(path, false, false).ok()?;
+            let page = smart_page(&f, sgio::SMART_READ_DATA, "SMART READ DATA").ok()?;
+            health::parse_ata_smart(&page, None).ok()?.temperature_c
+        }
+        t => read(path, t).temperature_c,
+    }
+}
+
+/// A one-line summary for the console.
+pub fn summary(path: &str, when: &str, r: &HealthReading) -> String {
+    let mut s = format!("bootbench-init: {path} health {when}: {}", r.source);
+    if let Some(p) = r.smart_passed {
+        s.push_str(if p { ", status ok" } else { ", status FAILED" });
+    }
+    if let Some(t) = r.temperature_c {
+        s.push_str(&format!(", {t} °C"));
+    }
+    if let Some(h) = r.power_on_hours {
+        s.push_str(&format!(", {h} h powered on"));
+    }
+    if let Some(e) = &r.error {
+        s.push_str(&format!(" ({e})"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_and_an_unknown_transport_give_reasons() {
+        let p = std::env::temp_dir().join(format!("bootbench-health-{}", std::process::id()));
+        std::fs::write(&p, [0u8; 4096]).unwrap();
+        let path = p.to_str().unwrap();
+        for t in [Some("sata"), Some("nvme"), Some("sas")] {
+            let r = read(path, t);
+            assert_eq!(r.source, "none", "{t:?}: {r:?}");
+            assert!(r.error.is_some(), "{t:?}");
+            assert_eq!(r.smart_passed, None);
+        }
+        let r = read(path, Some("virtio"));
+        assert_eq!(r.error.as_deref(), Some("no health commands for transport virtio"));
+        let r = read("/nonexistent/bootbench", Some("sata"));
+        assert!(r
+            .error
+            .unwrap()
+            .starts_with("cannot open /nonexistent/bootbench read-only"));
+        // A probe on it records each test with no reading.
+        let mut probe = Probe::new(path, Some("nvme"), Duration::from_millis(10));
+        probe.start("t1");
+        probe.finish(true);
+        assert_eq!(probe.tests.len(), 1);
+        assert_eq!((probe.tests[0].samples, probe.tests[0].max_temperature_c), (0, None));
+        assert_eq!(probe.tests[0].source, "before_after");
+        std::fs::remove_file(&p).unwrap();
+        assert!(asked(Some("sata")) && asked(Some("nvme")) && !asked(Some("virtio")) && !asked(None));
+    }
+
+    #[test]
+    fn maxima() {
+        assert_eq!(max_of(Some(3), None), Some(3));
+        assert_eq!(max_of(None, Some(4)), Some(4));
+        assert_eq!(max_of(Some(5), Some(4)), Some(5));
+        assert_eq!(max_of(None, None), None);
+    }
+}

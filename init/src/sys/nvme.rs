@@ -1,0 +1,151 @@
+//! NVMe admin commands through the kernel's passthrough ioctl
+//! (NVME_IOCTL_ADMIN_CMD, <linux/nvme_ioctl.h>): Get Log Page and Identify,
+//! both of which only read. The admin queue is not the I/O queues: a
+//! command here does not wait behind, or drain, the benchmark's I/O.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+
+/// `struct nvme_passthru_cmd` (= `nvme_admin_cmd`), 72 bytes.
+#[repr(C)]
+#[derive(Debug, Default)]
+struct PassthruCmd {
+    opcode: u8,
+    flags: u8,
+    rsvd1: u16,
+    nsid: u32,
+    cdw2: u32,
+    cdw3: u32,
+    metadata: u64,
+    addr: u64,
+    metadata_len: u32,
+    data_len: u32,
+    cdw10: u32,
+    cdw11: u32,
+    cdw12: u32,
+    cdw13: u32,
+    cdw14: u32,
+    cdw15: u32,
+    timeout_ms: u32,
+    result: u32,
+}
+
+/// NVME_IOCTL_ADMIN_CMD = _IOWR('N', 0x41, struct nvme_admin_cmd).
+fn admin_request() -> libc::Ioctl {
+    let code = nix::request_code_readwrite!(b'N', 0x41, std::mem::size_of::<PassthruCmd>());
+    // The request number is a 32-bit pattern (_IOC); libc::Ioctl is
+    // c_ulong on glibc and c_int on musl, so the bits are reinterpreted.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+    let r = code as libc::Ioctl;
+    r
+}
+
+/// Admin opcode Get Log Page.
+const GET_LOG_PAGE: u8 = 0x02;
+/// Admin opcode Identify.
+const IDENTIFY: u8 = 0x06;
+/// The log page of SMART / health information.
+pub const LOG_SMART: u8 = 0x02;
+/// The namespace id meaning "the controller as a whole".
+pub const NSID_ALL: u32 = 0xffff_ffff;
+
+/// Why an admin command did not give its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdminError {
+    /// The ioctl failed: this errno (ENOTTY: not an NVMe device).
+    Os(i32),
+    /// The controller answered with this NVMe status (status code type
+    /// and code, as the ioctl returns them).
+    Status(i32),
+}
+
+impl std::fmt::Display for AdminError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AdminError::Os(e) => write!(f, "{}", std::io::Error::from_raw_os_error(*e)),
+            AdminError::Status(s) => write!(f, "NVMe status {s:#x}"),
+        }
+    }
+}
+
+/// Run one admin command that reads into `buf`.
+fn admin_read(f: &File, mut cmd: PassthruCmd, buf: &mut [u8]) -> Result<(), AdminError> {
+    cmd.addr = buf.as_mut_ptr() as u64;
+    cmd.data_len = u32::try_from(buf.len()).map_err(|_| AdminError::Os(libc::EINVAL))?;
+    cmd.timeout_ms = 5000;
+    // SAFETY: NVME_IOCTL_ADMIN_CMD reads `cmd` (a live, initialised
+    // nvme_passthru_cmd of the uapi layout: 72 bytes, checked in the tests)
+    // and makes the controller write at most `data_len` bytes to `addr`,
+    // which are `buf`'s address and length: `buf` is borrowed mutably for
+    // the whole call (the ioctl is synchronous). `metadata` is 0 with
+    // `metadata_len` 0, so nothing else is written but `cmd.result`. The
+    // opcodes sent (Get Log Page, Identify) transfer data from the
+    // controller only.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), admin_request(), &mut cmd as *mut PassthruCmd) };
+    match rc {
+        0 => Ok(()),
+        r if r < 0 => Err(AdminError::Os(
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO),
+        )),
+        s => Err(AdminError::Status(s)),
+    }
+}
+
+/// Get Log Page `lid` for `nsid`, `buf.len()` bytes (a multiple of 4).
+pub fn get_log_page(f: &File, lid: u8, nsid: u32, buf: &mut [u8]) -> Result<(), AdminError> {
+    let dwords = u32::try_from(buf.len() / 4).map_err(|_| AdminError::Os(libc::EINVAL))?;
+    let numd = dwords.checked_sub(1).ok_or(AdminError::Os(libc::EINVAL))?;
+    let cmd = PassthruCmd {
+        opcode: GET_LOG_PAGE,
+        nsid,
+        // NUMDL (bits 31:16, the low 16 bits of dwords - 1) and the log id.
+        cdw10: ((numd & 0xffff) << 16) | u32::from(lid),
+        // NUMDU: the high 16 bits.
+        cdw11: numd >> 16,
+        ..PassthruCmd::default()
+    };
+    admin_read(f, cmd, buf)
+}
+
+/// Identify Controller (CNS 01h): 4096 bytes.
+pub fn identify_controller(f: &File) -> Result<Box<[u8; 4096]>, AdminError> {
+    let mut buf = Box::new([0u8; 4096]);
+    let cmd = PassthruCmd {
+        opcode: IDENTIFY,
+        cdw10: 1,
+        ..PassthruCmd::default()
+    };
+    admin_read(f, cmd, &mut buf[..])?;
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_uapi_layout_and_request_number() {
+        assert_eq!(std::mem::size_of::<PassthruCmd>(), 72);
+        assert_eq!(std::mem::offset_of!(PassthruCmd, addr), 24);
+        assert_eq!(std::mem::offset_of!(PassthruCmd, data_len), 36);
+        assert_eq!(std::mem::offset_of!(PassthruCmd, cdw10), 40);
+        assert_eq!(std::mem::offset_of!(PassthruCmd, result), 68);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let r = admin_request() as u32;
+        assert_eq!(r, 0xC048_4E41);
+    }
+
+    #[test]
+    fn a_regular_file_fails_cleanly() {
+        let p = std::env::temp_dir().join(format!("bootbench-nvme-{}", std::process::id()));
+        std::fs::write(&p, [0u8; 4096]).unwrap();
+        let f = File::open(&p).unwrap();
+        let mut b = [0u8; 512];
+        assert!(matches!(
+            get_log_page(&f, LOG_SMART, NSID_ALL, &mut b),
+            Err(AdminError::Os(_))
+        ));
+        assert!(get_log_page(&f, LOG_SMART, NSID_ALL, &mut []).is_err());
+        std::fs::remove_file(&p).unwrap();
+    }
+}
