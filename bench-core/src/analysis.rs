@@ -940,6 +940,28 @@ pub const THROUGHPUT_DROP: f64 = 0.20;
 /// Intervals a step needs for the halves to be compared: two in each half.
 pub const DROP_MIN_SAMPLES: usize = 4;
 
+/// How long each half of a step must last for a drop to be reported (2 s):
+/// a cache runs out and a drive heats up over seconds to minutes, while
+/// a step of a second, sampled every 100 ms, swings by 20% on its own (a
+/// throttled disk's burst, a queue filling up).
+pub const DROP_MIN_HALF_NS: u64 = 2_000_000_000;
+
+/// Workloads with a steady state to fall from: sequential and random
+/// transfers. Not the page cache's (cached and buffered reads), nor
+/// workloads whose steps change what they ask on purpose (seek profile,
+/// zones, command overhead, the IOPS sweep, commit and slog patterns).
+fn steady(w: Workload) -> bool {
+    matches!(
+        w,
+        Workload::SeqRead
+            | Workload::SeqWrite
+            | Workload::RandRead
+            | Workload::RandWrite
+            | Workload::RandRw
+            | Workload::DirectRead
+    )
+}
+
 /// The counters whose rise during a run is reported (`counter_gained`):
 /// the ones that mean the medium or the link is failing.
 pub const WATCHED_COUNTERS: [&str; 7] = [
@@ -1149,15 +1171,20 @@ pub fn halves(v: &[f64]) -> Option<(f64, f64)> {
 /// `throughput_drop` lines of one test: each step and direction whose
 /// per-interval throughput ([`crate::result::Samples`]) fell in its second
 /// half by more than [`THROUGHPUT_DROP`] of its first. Only tests that ran
-/// (`ok` or `timeout`).
+/// (`ok` or `timeout`) of a [`steady`] workload, with halves of at least
+/// [`DROP_MIN_HALF_NS`].
 pub fn throughput_drops(test: &TestResult) -> Vec<HealthLine> {
     let mut out = Vec::new();
-    if !matches!(test.status, Status::Ok | Status::Timeout { .. }) {
+    if !matches!(test.status, Status::Ok | Status::Timeout { .. }) || !steady(test.workload) {
         return out;
     }
     for s in &test.steps {
         for (dir, d) in [("read", &s.read), ("write", &s.write)] {
             let Some(d) = d else { continue };
+            let half_ns = (d.samples.bytes_per_sec.len() / 2) as u64 * d.samples.interval_ns;
+            if half_ns < DROP_MIN_HALF_NS {
+                continue;
+            }
             let Some((first, second)) = halves(&d.samples.bytes_per_sec) else {
                 continue;
             };
@@ -2011,6 +2038,27 @@ mod tests {
         assert!(l[0].message.contains("fell 21%"), "{}", l[0].message);
         let t = sampled("/dev/nvme0n1", Workload::SeqWrite, &[100e6, 100e6, 81e6, 81e6]);
         assert!(throughput_drops(&t).is_empty());
+        // The page cache's reads and the seek profile have no steady state to fall from.
+        for w in [
+            Workload::CachedRead,
+            Workload::BufferedRead,
+            Workload::SeekProfile,
+            Workload::Zones,
+        ] {
+            let t = sampled("/dev/nvme0n1", w, &[100e6, 100e6, 50e6, 50e6]);
+            assert!(throughput_drops(&t).is_empty(), "{w:?}");
+        }
+        // Halves shorter than 2 s: a quick profile's second of 100 ms samples swings by itself.
+        let mut t = sampled(
+            "/dev/nvme0n1",
+            Workload::RandRead,
+            &[100e6; 5].iter().chain(&[50e6; 5]).copied().collect::<Vec<_>>(),
+        );
+        assert_eq!(throughput_drops(&t).len(), 1, "10 intervals of 1 s");
+        for d in t.steps.iter_mut().filter_map(|s| s.read.as_mut()) {
+            d.samples.interval_ns = 100_000_000;
+        }
+        assert!(throughput_drops(&t).is_empty(), "10 intervals of 100 ms");
         // An odd middle interval is left out of both halves.
         let t = sampled("/dev/nvme0n1", Workload::RandRead, &[100e6, 100e6, 1.0, 100e6, 100e6]);
         assert!(throughput_drops(&t).is_empty());
