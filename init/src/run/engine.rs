@@ -320,6 +320,10 @@ impl Target for DevTarget {
 
     /// hdparm's `prepare_timing_buf`: `sync(); sleep(n)`.
     fn settle(&self, for_: Nanos) -> Result<(), IoError> {
+        #[cfg(test)]
+        let _sync = tests::GLOBAL_SYNC
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         nix::unistd::sync();
         std::thread::sleep(Duration::from_nanos(for_.0));
         Ok(())
@@ -624,8 +628,10 @@ enum StepMsg {
         eta: Option<Nanos>,
     },
     /// The step's preparation (its fill, cache drop, settle) is done: its
-    /// measured part begins.
-    Prepared,
+    /// measured part begins. The watched devices' first counters were read
+    /// here, in the step's thread, before its first measured request (read
+    /// on receipt instead, the requests of the wait were lost to them).
+    Prepared(Option<Meter>),
     /// The step's result (boxed: far larger than a progress report).
     Done(Box<Result<StepResult, JobFail>>),
 }
@@ -856,12 +862,14 @@ where
         let (tx, rx) = mpsc::channel::<StepMsg>();
         let handle = {
             let (target, step, inner) = (Arc::clone(&self.target), step.clone(), Arc::clone(&inner));
+            let watch = self.watch.clone();
             std::thread::Builder::new()
                 .name("bootbench-step".to_string())
                 .spawn(move || {
                     let (progress_tx, prepared_tx) = (tx.clone(), tx.clone());
+                    let interval = Duration::from_nanos(step.sample_interval.0);
                     let mut prepared = || {
-                        let _ = prepared_tx.send(StepMsg::Prepared);
+                        let _ = prepared_tx.send(StepMsg::Prepared(Meter::start(&watch, interval)));
                     };
                     let r = run_jobs(&*target, &step, &inner, &mut prepared, &mut |p| {
                         let _ = progress_tx.send(StepMsg::Progress {
@@ -903,9 +911,7 @@ where
             }
             match rx.recv_timeout(TICK) {
                 Ok(StepMsg::Progress { step, done, eta }) => progress(&Progress { step: &step, done, eta }),
-                Ok(StepMsg::Prepared) => {
-                    meter = Meter::start(&self.watch, Duration::from_nanos(step.sample_interval.0));
-                }
+                Ok(StepMsg::Prepared(m)) => meter = m,
                 Ok(StepMsg::Done(r)) => {
                     // The thread ends right after sending.
                     let _ = handle.join();
@@ -1060,6 +1066,12 @@ pub(crate) mod hung {
 
 #[cfg(test)]
 mod tests {
+    /// `sync(2)` writes back every dirty page of the machine: the engine's
+    /// settle takes this for reading around it, and a test that needs dirty
+    /// pages to stay dirty (flush_range_flushes_its_range_only) holds it for
+    /// writing, so no other test's sync runs meanwhile.
+    pub(super) static GLOBAL_SYNC: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
     use super::hung::Hung;
     use super::*;
     use crate::plan::safety::WritePermit;
@@ -1366,6 +1378,8 @@ mod tests {
     /// reached the device. psync (depth 1) and io_uring (depth 4).
     #[test]
     fn flush_range_flushes_its_range_only() {
+        // A sync() of another test (an hdparm twin's settle) would write b back too.
+        let _no_sync = GLOBAL_SYNC.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some(lo) = LoopDev::new("flushrange") else { return };
         let t = lo.target(true);
         for depth in [1u32, 4] {
