@@ -712,6 +712,12 @@ fn kernel_cmdline() -> String {
     std::fs::read_to_string("/proc/cmdline").unwrap_or_default()
 }
 
+/// A loader into the running kernel over `db`, with the command line's
+/// module parameters over bootbench's ([`module_params`]), as modprobe loads.
+fn live_loader(db: &ModuleDb) -> Loader<'_, LiveKernel> {
+    Loader::new(db, LiveKernel).with_params(module_params(&kernel_cmdline()))
+}
+
 /// Every disk behind a SCSI host (SATA through libata, USB, SAS, virtio-scsi)
 /// needs sd_mod: loaded with the SCSI core, it is there when the disks are
 /// scanned, instead of one rescan after they show up.
@@ -849,7 +855,7 @@ pub fn coldplug(log: &mut dyn FnMut(&str)) -> Report {
             };
         }
     };
-    let mut loader = Loader::new(&db, LiveKernel).with_params(module_params(&kernel_cmdline()));
+    let mut loader = live_loader(&db);
     coldplug_with(
         &mut loader,
         Path::new("/sys/devices"),
@@ -863,7 +869,7 @@ pub fn coldplug(log: &mut dyn FnMut(&str)) -> Report {
 /// the drivers of devices that appeared since; the modules it inserted.
 pub fn rescan() -> Result<Vec<String>, ModuleError> {
     let db = ModuleDb::load(&kernel_dir())?;
-    let mut loader = Loader::new(&db, LiveKernel).with_params(module_params(&kernel_cmdline()));
+    let mut loader = live_loader(&db);
     let (mut seen, mut unmatched) = (HashSet::new(), 0);
     load_for_new_devices(
         &mut loader,
@@ -879,7 +885,7 @@ pub fn rescan() -> Result<Vec<String>, ModuleError> {
 /// kernel; returns the modules newly inserted, in order.
 pub fn load(name: &str) -> Result<Vec<String>, ModuleError> {
     let db = ModuleDb::load(&kernel_dir())?;
-    let mut loader = Loader::new(&db, LiveKernel).with_params(module_params(&kernel_cmdline()));
+    let mut loader = live_loader(&db);
     loader.load(name)?;
     Ok(loader.loaded)
 }
@@ -905,7 +911,7 @@ pub fn modprobe_main(args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    let mut loader = Loader::new(&db, LiveKernel).with_params(module_params(&kernel_cmdline()));
+    let mut loader = live_loader(&db);
     let mut status = 0;
     for n in names {
         if let Err(e) = loader.load(&n) {

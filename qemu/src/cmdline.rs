@@ -151,6 +151,16 @@ pub fn boot_args(boot: &Boot) -> Vec<String> {
     }
 }
 
+/// OVMF's code and the template of its variable store: the Secure Boot
+/// build with Microsoft's keys enrolled (Secure Boot on), or the plain pair.
+pub fn ovmf(secure_boot: bool) -> (&'static str, &'static str) {
+    if secure_boot {
+        (OVMF_CODE_SECBOOT, OVMF_VARS_MS)
+    } else {
+        (OVMF_CODE, OVMF_VARS)
+    }
+}
+
 /// The machine type a boot needs: q35 with SMM for OVMF's Secure Boot build, else pc.
 pub fn machine_type(boot: &Boot) -> &'static str {
     match boot {

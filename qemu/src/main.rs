@@ -148,11 +148,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         } => {
             std::fs::create_dir_all(&common.out_dir).map_err(|e| format!("{}: {e}", common.out_dir.display()))?;
             let secure_boot = firmware == Firmware::SecureBoot;
-            let (code, vars) = if secure_boot {
-                (cmdline::OVMF_CODE_SECBOOT, cmdline::OVMF_VARS_MS)
-            } else {
-                (cmdline::OVMF_CODE, cmdline::OVMF_VARS)
-            };
+            let (code, vars) = cmdline::ovmf(secure_boot);
             let boot = if firmware == Firmware::Bios {
                 Boot::Bios
             } else {

@@ -2,10 +2,13 @@
 //! headline figures and every counter, before, after and the delta; the
 //! highest temperature of each test; the SMART attributes.
 
-use bench_core::result::{Health, HealthReading, TestTemperature};
+use bench_core::result::{Health, HealthReading, NvmeHealth, TestTemperature};
 
 /// One row: the figure (its unit in its name), before, after, delta.
 pub type Row = [String; 4];
+
+/// A figure's name (its unit in it) and how to read it from a reading `R`.
+type Figure<R, T> = (&'static str, fn(&R) -> T);
 
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".into(), |v| v.to_string())
@@ -47,62 +50,34 @@ pub fn rows(h: &Health) -> Vec<Row> {
             out.push([name.into(), b, af, d]);
         }
     };
-    put(
-        "temperature (°C)",
-        opt(h.before.temperature_c),
-        opt(a.and_then(|a| a.temperature_c)),
-        String::new(),
-    );
-    put(
-        "temperature (K, as reported)",
-        opt(h.before.temperature_k),
-        opt(a.and_then(|a| a.temperature_k)),
-        String::new(),
-    );
-    put(
-        "warning temperature (°C)",
-        opt(h.before.warning_temperature_c),
-        opt(a.and_then(|a| a.warning_temperature_c)),
-        String::new(),
-    );
-    put(
-        "critical temperature (°C)",
-        opt(h.before.critical_temperature_c),
-        opt(a.and_then(|a| a.critical_temperature_c)),
-        String::new(),
-    );
-    put(
-        "power-on hours",
-        opt(h.before.power_on_hours),
-        opt(a.and_then(|a| a.power_on_hours)),
-        String::new(),
-    );
+    // The figures of a reading, each with its unit in its name.
+    let figures: [Figure<HealthReading, Option<String>>; 5] = [
+        ("temperature (°C)", |r| r.temperature_c.map(|v| v.to_string())),
+        ("temperature (K, as reported)", |r| {
+            r.temperature_k.map(|v| v.to_string())
+        }),
+        ("warning temperature (°C)", |r| {
+            r.warning_temperature_c.map(|v| v.to_string())
+        }),
+        ("critical temperature (°C)", |r| {
+            r.critical_temperature_c.map(|v| v.to_string())
+        }),
+        ("power-on hours", |r| r.power_on_hours.map(|v| v.to_string())),
+    ];
+    for (name, get) in figures {
+        put(name, opt(get(&h.before)), opt(a.and_then(get)), String::new());
+    }
     if let Some(n) = &h.before.nvme {
         let an = a.and_then(|a| a.nvme.as_ref());
-        put(
-            "critical warning",
-            format!("{:#04x}", n.critical_warning),
-            opt(an.map(|x| format!("{:#04x}", x.critical_warning))),
-            String::new(),
-        );
-        put(
-            "available spare (%)",
-            n.available_spare_pct.to_string(),
-            opt(an.map(|x| x.available_spare_pct)),
-            String::new(),
-        );
-        put(
-            "spare threshold (%)",
-            n.available_spare_threshold_pct.to_string(),
-            opt(an.map(|x| x.available_spare_threshold_pct)),
-            String::new(),
-        );
-        put(
-            "percentage used",
-            n.percentage_used.to_string(),
-            opt(an.map(|x| x.percentage_used)),
-            String::new(),
-        );
+        let nvme: [Figure<NvmeHealth, String>; 4] = [
+            ("critical warning", |x| format!("{:#04x}", x.critical_warning)),
+            ("available spare (%)", |x| x.available_spare_pct.to_string()),
+            ("spare threshold (%)", |x| x.available_spare_threshold_pct.to_string()),
+            ("percentage used", |x| x.percentage_used.to_string()),
+        ];
+        for (name, get) in nvme {
+            put(name, get(n), opt(an.map(get)), String::new());
+        }
     }
     for (k, v) in &h.before.counters {
         let d = h.delta.get(k).map_or_else(String::new, |d| format!("{d:+}"));

@@ -191,16 +191,15 @@ pub fn boot_with_serials(
             initrd: Some(a.initramfs.clone()),
             append: cmdline::default_append(append),
         },
-        Via::Uefi => Boot::Uefi {
-            code: cmdline::OVMF_CODE.into(),
-            vars: run::fresh_vars(Path::new(cmdline::OVMF_VARS), dir).expect("OVMF vars"),
-            secure_boot: false,
-        },
-        Via::SecureBoot => Boot::Uefi {
-            code: cmdline::OVMF_CODE_SECBOOT.into(),
-            vars: run::fresh_vars(Path::new(cmdline::OVMF_VARS_MS), dir).expect("OVMF vars"),
-            secure_boot: true,
-        },
+        Via::Uefi | Via::SecureBoot => {
+            let secure_boot = via == Via::SecureBoot;
+            let (code, vars) = cmdline::ovmf(secure_boot);
+            Boot::Uefi {
+                code: code.into(),
+                vars: run::fresh_vars(Path::new(vars), dir).expect("OVMF vars"),
+                secure_boot,
+            }
+        }
         Via::Bios => Boot::Bios,
     };
     let machine = Machine {
@@ -274,7 +273,11 @@ pub fn target_by_serial<'a>(doc: &'a Value, serial: &str) -> &'a Value {
 
 /// The tests run on the target with this serial.
 pub fn tests_on<'a>(doc: &'a Value, serial: &str) -> Vec<&'a Value> {
-    let path = target_by_serial(doc, serial)["path"].clone();
+    tests_at(doc, path_of(target_by_serial(doc, serial)))
+}
+
+/// The tests on the target at `path`.
+pub fn tests_at<'a>(doc: &'a Value, path: &str) -> Vec<&'a Value> {
     doc["tests"]
         .as_array()
         .map(|t| t.iter().filter(|t| t["target"] == path).collect())

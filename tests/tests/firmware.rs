@@ -20,18 +20,15 @@
 
 use bootbench_e2e::{
     artifacts, assert_schema_valid, boot, by_stack, checksum, disks, disks_with_contents, path_of, status_of,
-    stick_copy, target_by_serial, the_document, Scratch, Via,
+    stick_copy, target_by_serial, tests_at, the_document, Scratch, Via,
 };
 use bootbench_qemu::stick;
 use serde_json::{json, Value};
 
 /// The tests run on the target at `path`, each with its status.
 fn statuses<'a>(doc: &'a Value, path: &str) -> Vec<(&'a str, &'a str)> {
-    doc["tests"]
-        .as_array()
-        .expect("tests")
-        .iter()
-        .filter(|t| t["target"] == path)
+    tests_at(doc, path)
+        .into_iter()
         .map(|t| (t["name"].as_str().unwrap_or_default(), status_of(t)))
         .collect()
 }

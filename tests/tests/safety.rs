@@ -36,20 +36,12 @@ use std::path::{Path, PathBuf};
 
 use bootbench_e2e::{
     artifacts, assert_schema_valid, boot, by_stack, checksum, disks, disks_with_contents, path_of, set_partition_guid,
-    status_of, stick_copy, tests_on, the_document, Artifacts, Scratch, Via,
+    status_of, stick_copy, tests_at, tests_on, the_document, Artifacts, Scratch, Via,
 };
 use bootbench_qemu::stick;
-use serde_json::{json, Value};
+use serde_json::json;
 
 const CONFIRM: &str = "I understand this destroys data";
-
-/// The tests on the target at `path`.
-fn tests_at<'a>(doc: &'a Value, path: &str) -> Vec<&'a Value> {
-    doc["tests"]
-        .as_array()
-        .map(|t| t.iter().filter(|t| t["target"] == path).collect())
-        .unwrap_or_default()
-}
 
 #[test]
 fn d1_arrays_over_disks_not_writable_are_read_only_and_repair_nothing() {
