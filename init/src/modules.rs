@@ -1,20 +1,22 @@
 //! Kernel modules: the tables the image builder wrote (contract A:
 //! `/lib/modules/<kver>/modules.{dep,alias,softdep}`), coldplug (match every
-//! `/sys/devices/**/modalias` against the alias globs, load with
-//! dependencies, rescan until nothing new loads), and the kernel's modprobe
-//! helper (`/sbin/modprobe -q -- NAME`, a symlink to this binary).
+//! device's modalias against the alias globs, load with dependencies, rescan
+//! until nothing new appears for a while), and the kernel's modprobe helper
+//! (`/sbin/modprobe -q -- NAME`, a symlink to this binary).
 //!
 //! Loading order for one module: its soft `pre:` dependencies (each with its
 //! own dependencies), its hard dependencies from the END of its modules.dep
 //! list backwards (the list is transitive, the last entry has no
 //! dependencies of its own), the module itself, then its `post:` soft
-//! dependencies. Module names compare with `-` and `_` equal.
+//! dependencies. Module names compare with `-` and `_` equal. Coldplug loads
+//! many at once, each as soon as what it needs is in ([`Loader::pump`]).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use bench_core::glob::fnmatch;
@@ -426,11 +428,38 @@ pub struct Loader<'a, K: Kernel> {
     pub errors: Vec<ModuleError>,
     /// Parameters per module, given when it is inserted ([`module_params`]).
     params: HashMap<String, String>,
+    /// Coldplug's drivers: with Some, every module not in the set is
+    /// inserted with [`NO_WAIT`] (see there); None inserts every module as
+    /// modprobe does.
+    drivers: Option<HashSet<String>>,
+    /// At most this many modules that are not drivers load at once.
+    library_slots: usize,
+    /// What [`Loader::submit`] asked for: the modules, their order and where each stands.
+    graph: Graph,
+    /// Inserts running in threads of their own ([`Kernel::fork`]), and how many of them are not drivers.
+    running: usize,
+    running_libraries: usize,
+    /// Each running insert sends its node and outcome here.
+    done_tx: Sender<(usize, Result<(), ModuleError>)>,
+    done_rx: Receiver<(usize, Result<(), ModuleError>)>,
 }
+
+/// The parameter the kernel takes from any module (kernel/module/main.c,
+/// unknown_module_param_cb) to probe its drivers asynchronously and, what
+/// matters here, not to wait at the end of its init for all the
+/// asynchronous work of the system (do_init_module's
+/// async_synchronize_full): other drivers' probes, an NVMe controller's
+/// reset, a SATA port's link reset and IDENTIFY. A library such as libahci
+/// has nothing of its own to wait for, but without it waited for NVMe's
+/// probe before AHCI could load (0.5 s under TCG). Coldplug gives it to
+/// every module but the drivers it loads for a device, whose insert still
+/// returns with their devices probed.
+pub const NO_WAIT: &str = "async_probe=1";
 
 impl<'a, K: Kernel> Loader<'a, K> {
     /// A loader over `db` inserting through `kernel`, with no module parameters.
     pub fn new(db: &'a ModuleDb, kernel: K) -> Self {
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
         Loader {
             db,
             kernel,
@@ -438,6 +467,49 @@ impl<'a, K: Kernel> Loader<'a, K> {
             loaded: Vec::new(),
             errors: Vec::new(),
             params: HashMap::new(),
+            drivers: None,
+            library_slots: MAX_PARALLEL,
+            graph: Graph::default(),
+            running: 0,
+            running_libraries: 0,
+            done_tx,
+            done_rx,
+        }
+    }
+
+    /// The same, for coldplug: every module loads with [`NO_WAIT`] but those
+    /// named by [`Loader::driver`]. Without the wait, such an insert is work
+    /// on the CPU (the signature check, the relocations), so at most one per
+    /// CPU runs at once, the longest chains first (the path to the slowest
+    /// driver); a driver starts as soon as what it needs is in, as its
+    /// insert mostly waits for its probe.
+    #[must_use]
+    pub fn drivers_only_wait(mut self) -> Self {
+        self.drivers = Some(HashSet::new());
+        self.library_slots = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        self
+    }
+
+    /// `name` drives a device: its insert waits for its probe (no [`NO_WAIT`]).
+    pub fn driver(&mut self, name: &str) {
+        if let Some(d) = &mut self.drivers {
+            d.insert(name.to_string());
+        }
+    }
+
+    /// The parameters `name` is inserted with: its own ([`module_params`]),
+    /// and [`NO_WAIT`] when only drivers wait and it is none (unless its own
+    /// parameters say `async_probe` already).
+    fn params_of(&self, name: &str) -> String {
+        let own = self.params.get(name).map_or("", String::as_str);
+        let no_wait = self.drivers.as_ref().is_some_and(|d| !d.contains(name))
+            && !own
+                .split_whitespace()
+                .any(|p| p.split('=').next() == Some("async_probe"));
+        match (own.is_empty(), no_wait) {
+            (_, false) => own.to_string(),
+            (true, true) => NO_WAIT.to_string(),
+            (false, true) => format!("{own} {NO_WAIT}"),
         }
     }
 
@@ -475,92 +547,144 @@ impl<'a, K: Kernel> Loader<'a, K> {
         }
     }
 
-    /// Load every module of `names` with its dependencies, as [`Loader::load`]
-    /// each, logging failures. Modules whose load plans share no module are
-    /// independent: with a kernel that forks ([`Kernel::fork`]), each such
-    /// group loads in its own thread, at once (no module is in two groups, so
-    /// no thread inserts one another is inserting or depends on).
-    pub fn load_all(&mut self, names: &[String], log: &mut dyn FnMut(&str)) {
-        let groups = self.groups(names);
-        let forks: Option<Vec<Box<dyn Kernel + Send>>> = if groups.len() > 1 {
-            groups.iter().map(|_| self.kernel.fork()).collect()
-        } else {
-            None
-        };
-        let Some(forks) = forks else {
-            for n in names {
-                if let Err(e) = self.load(n) {
-                    log(&e.to_string());
+    /// Add `names` (modules, or aliases standing for them) and what they
+    /// need to what [`Loader::pump`] loads: every module of their plans that
+    /// is neither in nor tried yet, once. A module whose hard dependency was
+    /// tried and failed fails with its error, as [`Loader::load`] does.
+    pub fn submit(&mut self, names: &[String]) {
+        let mut order: Vec<String> = Vec::new();
+        for n in names {
+            for m in self.db.resolve(n) {
+                for item in self.db.plan(&m).unwrap_or_default() {
+                    if self.kernel.is_loaded(&item.name) {
+                        self.tried.insert(item.name);
+                    } else if !self.tried.contains(&item.name) && !order.contains(&item.name) {
+                        order.push(item.name);
+                    }
                 }
             }
+        }
+        let nodes: Vec<Node> = order
+            .iter()
+            .map(|m| Node {
+                name: m.clone(),
+                after: Vec::new(),
+                height: 1,
+                driver: self.drivers.as_ref().is_some_and(|d| d.contains(m)),
+                state: self.earlier_error(m).map_or(NodeState::Waiting, NodeState::Failed),
+            })
+            .collect();
+        self.tried.extend(order);
+        self.graph.add(self.db, nodes);
+    }
+
+    /// Whether a module submitted is loading or waiting to.
+    pub fn busy(&self) -> bool {
+        self.running > 0 || self.graph.pending()
+    }
+
+    /// Start what is ready, then, while an insert runs, wait at most `wait`
+    /// (None: as long as it takes) for one to end, record it and start what
+    /// it held back. Returns the module that ended, and whether it was a
+    /// driver; None when nothing ended in time.
+    ///
+    /// With a kernel that forks ([`Kernel::fork`]) each module is inserted,
+    /// in a thread of its own, as soon as every module it needs is in (its
+    /// modules.dep entries and `pre:` soft dependencies; a `post:` one
+    /// follows its module), beside whatever else is ready: a shared
+    /// dependency holds back only what needs it (at most [`MAX_PARALLEL`] at
+    /// once; see [`Loader::drivers_only_wait`]). Otherwise one at a time,
+    /// inside this call. Either way, of the modules ready the one at the head
+    /// of the longest chain goes first.
+    pub fn pump(&mut self, wait: Option<Duration>) -> Option<(String, bool)> {
+        self.start_ready();
+        if self.running == 0 {
+            return None;
+        }
+        let (i, r) = match wait {
+            None => self.done_rx.recv().ok()?,
+            Some(d) => self.done_rx.recv_timeout(d).ok()?,
+        };
+        self.running -= 1;
+        let node = &self.graph.nodes[i];
+        let (name, driver) = (node.name.clone(), node.driver);
+        self.running_libraries -= usize::from(!driver);
+        self.record(&name, &r);
+        self.graph.finish(i, r);
+        self.start_ready();
+        Some((name, driver))
+    }
+
+    /// Start every ready module there is a slot for; when nothing runs and
+    /// nothing is ready although modules wait, break the soft cycle that
+    /// holds them ([`Graph::break_cycle`]) and try again.
+    fn start_ready(&mut self) {
+        loop {
+            while self.running < MAX_PARALLEL {
+                let Some(i) = self.graph.next_ready(self.running_libraries < self.library_slots) else {
+                    break;
+                };
+                self.start(i);
+            }
+            if self.running > 0 || !self.graph.pending() {
+                return;
+            }
+            self.graph.break_cycle();
+        }
+    }
+
+    /// Insert node `i`: in a thread of its own when the kernel forks, else here.
+    fn start(&mut self, i: usize) {
+        let name = self.graph.nodes[i].name.clone();
+        let Some(entry) = self.db.deps.get(&name) else {
+            self.graph.finish(i, Err(ModuleError::Unknown { name }));
             return;
         };
-        type Outcome = (Vec<String>, Vec<ModuleError>, HashSet<String>, Vec<ModuleError>);
-        let (db, tried, params) = (self.db, &self.tried, &self.params);
-        let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
-            let handles: Vec<_> = groups
-                .iter()
-                .zip(forks)
-                .map(|(group, kernel)| {
-                    scope.spawn(move || {
-                        let mut l = Loader {
-                            db,
-                            kernel,
-                            tried: tried.clone(),
-                            loaded: Vec::new(),
-                            errors: Vec::new(),
-                            params: params.clone(),
-                        };
-                        let failed: Vec<ModuleError> = group.iter().filter_map(|n| l.load(n).err()).collect();
-                        (l.loaded, l.errors, l.tried, failed)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
-        });
-        for (loaded, errors, tried, failed) in outcomes {
-            self.loaded.extend(loaded);
-            self.errors.extend(errors);
-            self.tried.extend(tried);
-            for e in failed {
-                log(&e.to_string());
+        let path = self.db.dir.join(&entry.path);
+        let params = self.params_of(&name);
+        self.graph.nodes[i].state = NodeState::Running;
+        match self.kernel.fork() {
+            Some(mut kernel) => {
+                self.running += 1;
+                self.running_libraries += usize::from(!self.graph.nodes[i].driver);
+                let tx = self.done_tx.clone();
+                std::thread::spawn(move || {
+                    let _ = tx.send((i, kernel.insert(&name, &path, &params)));
+                });
+            }
+            None => {
+                let r = self.kernel.insert(&name, &path, &params);
+                self.record(&name, &r);
+                self.graph.finish(i, r);
             }
         }
     }
 
-    /// `names` in groups whose load plans (the modules not loaded yet) share
-    /// no module, each group in the order of `names`. A name with no plan
-    /// (unknown) is a group of its own.
-    fn groups(&self, names: &[String]) -> Vec<Vec<String>> {
-        let mut groups: Vec<(HashSet<String>, Vec<String>)> = Vec::new();
-        for n in names {
-            let modules: HashSet<String> = self
-                .db
-                .resolve(n)
-                .iter()
-                .filter_map(|m| self.db.plan(m).ok())
-                .flatten()
-                .map(|i| i.name)
-                .filter(|m| !self.kernel.is_loaded(m))
-                .collect();
-            let mut set = modules;
-            let mut list = Vec::new();
-            let mut at = None;
-            let mut k = 0;
-            while k < groups.len() {
-                if groups[k].0.is_disjoint(&set) {
-                    k += 1;
-                    continue;
-                }
-                let (other, names_before) = groups.remove(k);
-                at.get_or_insert(k);
-                set.extend(other);
-                list.extend(names_before);
-            }
-            list.push(n.clone());
-            groups.insert(at.unwrap_or(groups.len()), (set, list));
+    /// Why `name` cannot load, when it or a module it needs was tried before
+    /// and is not in: the error of the one that failed (a module that was
+    /// never inserted because of another has none of its own).
+    fn earlier_error(&self, name: &str) -> Option<ModuleError> {
+        let hard = self.db.deps.get(name).map(|e| e.deps.as_slice()).unwrap_or_default();
+        let failed: Vec<&str> = hard
+            .iter()
+            .map(String::as_str)
+            .chain(std::iter::once(name))
+            .filter(|m| self.tried.contains(*m) && !self.loaded.iter().any(|l| l == m) && !self.kernel.is_loaded(m))
+            .collect();
+        let recorded = failed
+            .iter()
+            .find_map(|m| self.errors.iter().find(|e| e.module() == Some(*m)));
+        recorded
+            .cloned()
+            .or_else(|| failed.first().map(|m| ModuleError::Unknown { name: (*m).to_string() }))
+    }
+
+    /// Note one insert's outcome: loaded, or its error.
+    fn record(&mut self, name: &str, r: &Result<(), ModuleError>) {
+        match r {
+            Ok(()) => self.loaded.push(name.to_string()),
+            Err(e) => self.errors.push(e.clone()),
         }
-        groups.into_iter().map(|(_, l)| l).collect()
     }
 
     fn load_module(&mut self, name: &str) -> Result<usize, ModuleError> {
@@ -583,8 +707,8 @@ impl<'a, K: Kernel> Loader<'a, K> {
                 continue;
             };
             let path = self.db.dir.join(&entry.path);
-            let params = self.params.get(&item.name).map_or("", String::as_str);
-            match self.kernel.insert(&item.name, &path, params) {
+            let params = self.params_of(&item.name);
+            match self.kernel.insert(&item.name, &path, &params) {
                 Ok(()) => {
                     self.loaded.push(item.name.clone());
                     count += 1;
@@ -601,17 +725,183 @@ impl<'a, K: Kernel> Loader<'a, K> {
     }
 }
 
+/// At most this many modules are inserted at once ([`Loader::pump`]): drivers hold a thread while
+/// their probes run, libraries have [`Loader::drivers_only_wait`]'s bound.
+pub const MAX_PARALLEL: usize = 16;
+
+/// Where one module of a [`Graph`] stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum NodeState {
+    Waiting,
+    Running,
+    Loaded,
+    Failed(ModuleError),
+}
+
+/// One module to load and what must be in before it.
+#[derive(Clone, Debug)]
+struct Node {
+    name: String,
+    /// Indexes of the nodes it waits for, and whether it needs each (a hard
+    /// dependency: its failure fails this one) or only follows it (soft).
+    after: Vec<(usize, bool)>,
+    /// The longest chain of this graph's modules that starts here (1 for a
+    /// module nothing here waits for): the higher, the sooner it should load.
+    height: usize,
+    /// Loaded for a device (its insert waits for its probes).
+    driver: bool,
+    state: NodeState,
+}
+
+/// The modules a loader was asked for, with the order among them that
+/// modules.dep and the soft dependencies ask for and where each stands.
+#[derive(Debug, Default)]
+struct Graph {
+    nodes: Vec<Node>,
+}
+
+impl Graph {
+    /// Add `new` (modules no node names yet, in plan order) and the edges
+    /// among all nodes they take part in: hard, a module's modules.dep
+    /// entries; soft, its `pre:` soft dependencies, and a `post:` one after
+    /// its module. Then the heights again.
+    fn add(&mut self, db: &ModuleDb, new: Vec<Node>) {
+        let first = self.nodes.len();
+        self.nodes.extend(new);
+        let index: HashMap<String, usize> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i))
+            .collect();
+        for i in first..self.nodes.len() {
+            let name = self.nodes[i].name.clone();
+            let hard = db.deps.get(&name).map(|e| e.deps.as_slice()).unwrap_or_default();
+            for d in hard {
+                if let Some(&j) = index.get(d) {
+                    self.nodes[i].after.push((j, true));
+                }
+            }
+            let soft = db.softdeps.get(&name);
+            for pre in soft.map(|s| s.pre.as_slice()).unwrap_or_default() {
+                for m in db.resolve(pre) {
+                    if let Some(&j) = index.get(&m) {
+                        self.nodes[i].after.push((j, false));
+                    }
+                }
+            }
+            for post in soft.map(|s| s.post.as_slice()).unwrap_or_default() {
+                for m in db.resolve(post) {
+                    match index.get(&m) {
+                        Some(&j) if j >= first || self.nodes[j].state == NodeState::Waiting => {
+                            self.nodes[j].after.push((i, false));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        // Heights by relaxation; a soft cycle stops growing after as many rounds as nodes.
+        for _ in 0..self.nodes.len() {
+            let mut grew = false;
+            for i in 0..self.nodes.len() {
+                for k in 0..self.nodes[i].after.len() {
+                    let (j, _) = self.nodes[i].after[k];
+                    if self.nodes[j].height < self.nodes[i].height + 1 {
+                        self.nodes[j].height = self.nodes[i].height + 1;
+                        grew = true;
+                    }
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+    }
+
+    /// The waiting node whose predecessors are all done that heads the
+    /// longest chain (the first of those), among the drivers only unless
+    /// `libraries`; one whose hard dependency failed fails with that error
+    /// (and the search goes on).
+    fn next_ready(&mut self, libraries: bool) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        let mut i = 0;
+        while i < self.nodes.len() {
+            if self.nodes[i].state == NodeState::Waiting && (libraries || self.nodes[i].driver) {
+                let mut ready = true;
+                let mut failed = None;
+                for &(j, hard) in &self.nodes[i].after {
+                    match &self.nodes[j].state {
+                        NodeState::Waiting | NodeState::Running => ready = false,
+                        NodeState::Failed(e) if hard => failed = Some(e.clone()),
+                        _ => {}
+                    }
+                }
+                if let Some(e) = failed {
+                    // Whatever needs a module that failed cannot load: nothing to insert.
+                    self.nodes[i].state = NodeState::Failed(e);
+                    (i, best) = (0, None);
+                    continue;
+                }
+                if ready && best.is_none_or(|b| self.nodes[b].height < self.nodes[i].height) {
+                    best = Some(i);
+                }
+            }
+            i += 1;
+        }
+        best
+    }
+
+    fn finish(&mut self, i: usize, r: Result<(), ModuleError>) {
+        self.nodes[i].state = match r {
+            Ok(()) => NodeState::Loaded,
+            Err(e) => NodeState::Failed(e),
+        };
+    }
+
+    fn pending(&self) -> bool {
+        self.nodes.iter().any(|n| n.state == NodeState::Waiting)
+    }
+
+    /// Nothing runs and nothing is ready: soft edges form a cycle. The first
+    /// waiting node whose hard dependencies are all done drops its soft
+    /// edges; with none (a hard cycle: a broken modules.dep) the first
+    /// waiting node fails.
+    fn break_cycle(&mut self) {
+        let hard_done = |g: &Graph, n: &Node| {
+            n.after
+                .iter()
+                .all(|&(j, hard)| !hard || !matches!(g.nodes[j].state, NodeState::Waiting | NodeState::Running))
+        };
+        let waiting = |n: &Node| n.state == NodeState::Waiting;
+        if let Some(i) = (0..self.nodes.len()).find(|&i| waiting(&self.nodes[i]) && hard_done(self, &self.nodes[i])) {
+            self.nodes[i].after.retain(|&(_, hard)| hard);
+        } else if let Some(n) = self.nodes.iter_mut().find(|n| waiting(n)) {
+            n.state = NodeState::Failed(ModuleError::Unknown { name: n.name.clone() });
+        }
+    }
+}
+
 /// Timing of the coldplug rescans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settle {
-    /// A pass that finds no new device and loads nothing is confirmed by
-    /// one more pass this long later; two quiet passes in a row end the scan.
-    /// (A pass that found something is followed at once by the next.)
-    pub pass_sleep: Duration,
-    /// At most this many passes.
-    pub max_passes: u32,
+    /// Time between scans while nothing loads.
+    pub poll: Duration,
+    /// The scan ends once nothing has changed for this long: no new device
+    /// (modalias), no new block device, no module loaded. A driver's insert
+    /// returns with its probes done (finit_module waits for the kernel's
+    /// asynchronous probes, the ATA and SCSI scans among them); this covers
+    /// what a driver finds afterwards (an NVMe controller's namespaces, a
+    /// USB hub's devices). In the boot it runs while the stick's config is
+    /// read ([`settle`]).
+    pub quiet: Duration,
+    /// The scan ends after this long whatever still appears (a bound on a
+    /// device that keeps coming and going, not a time anything is expected
+    /// to take); inserts under way still end.
+    pub limit: Duration,
     /// After a USB host controller driver loads, keep rescanning (even when
-    /// passes are quiet) until this long has passed, for enumeration.
+    /// quiet) until this long has passed, for enumeration, unless a USB
+    /// disk is there.
     pub usb_host_grace: Duration,
     /// After usb_storage or uas loads, wait up to this long for a USB block
     /// device, loading drivers for devices that appear meanwhile (sd_mod).
@@ -621,8 +911,9 @@ pub struct Settle {
 impl Default for Settle {
     fn default() -> Self {
         Settle {
-            pass_sleep: Duration::from_millis(250),
-            max_passes: 20,
+            poll: Duration::from_millis(50),
+            quiet: Duration::from_millis(250),
+            limit: Duration::from_secs(30),
             usb_host_grace: Duration::from_secs(2),
             usb_disk_wait: Duration::from_secs(15),
         }
@@ -668,28 +959,53 @@ impl fmt::Display for Report {
     }
 }
 
-/// Every `modalias` file's contents under `root` (symlinks not followed),
-/// sorted and without repeats.
-pub fn scan_modaliases(root: &Path) -> Vec<String> {
+/// Devices that have a modalias but sit on no bus: the CPU (its features
+/// match the accelerated crypto modules) and the firmware's DMI table.
+const BUSLESS_MODALIAS: &[&str] = &["devices/system/cpu/modalias", "devices/virtual/dmi/id/modalias"];
+
+/// Every device's modalias under the sysfs root `sys`, sorted, without
+/// repeats: each device of each bus (`bus/*/devices/*/modalias`) and
+/// [`BUSLESS_MODALIAS`]. The bus lists hold each device once; a walk of
+/// /sys/devices reads ten times the directories (about 140 ms a scan under
+/// TCG, against 25 ms). Class devices (input) are not scanned: no module of
+/// the set has an alias for them.
+pub fn scan_modaliases(sys: &Path) -> Vec<String> {
     let mut out = std::collections::BTreeSet::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
-        for e in rd.flatten() {
-            let Ok(ft) = e.file_type() else { continue };
-            if ft.is_dir() {
-                stack.push(e.path());
-            } else if ft.is_file() && e.file_name() == "modalias" {
-                if let Ok(s) = std::fs::read_to_string(e.path()) {
-                    let s = s.trim();
-                    if !s.is_empty() {
-                        out.insert(s.to_string());
-                    }
-                }
+    let mut add = |path: PathBuf| {
+        if let Ok(s) = std::fs::read_to_string(path) {
+            let s = s.trim();
+            if !s.is_empty() {
+                out.insert(s.to_string());
+            }
+        }
+    };
+    if let Ok(buses) = std::fs::read_dir(sys.join("bus")) {
+        for bus in buses.flatten() {
+            let Ok(devices) = std::fs::read_dir(bus.path().join("devices")) else {
+                continue;
+            };
+            for d in devices.flatten() {
+                add(d.path().join("modalias"));
             }
         }
     }
+    for rel in BUSLESS_MODALIAS {
+        add(sys.join(rel));
+    }
     out.into_iter().collect()
+}
+
+/// The names in `sys/block`, sorted (the block devices there are).
+fn block_devices(sys: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(sys.join("block"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort_unstable();
+    out
 }
 
 /// Is there a block device in `sys_block` whose sysfs path goes through USB?
@@ -773,91 +1089,198 @@ fn live_loader(db: &ModuleDb) -> Loader<'_, LiveKernel> {
 const SCSI_CORE: &str = "scsi_mod";
 const SCSI_DISK: &str = "sd_mod";
 
-/// Coldplug against sysfs at `sys_devices` / `sys_block` through `loader`.
-pub fn coldplug_with<K: Kernel>(
-    loader: &mut Loader<'_, K>,
-    sys_devices: &Path,
-    sys_block: &Path,
+/// A coldplug under way: what it has seen, and when something last changed.
+#[derive(Debug)]
+pub struct Coldplug {
+    sys: PathBuf,
     settle: Settle,
-    log: &mut dyn FnMut(&str),
-) -> Report {
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut unmatched = 0;
-    let mut passes = 0;
-    let mut usb_host_at: Option<Instant> = None;
-    let mut quiet_before = false;
-    while passes < settle.max_passes {
-        passes += 1;
-        let before = loader.loaded.len();
-        let new_devices = load_for_new_devices(loader, sys_devices, &mut seen, &mut unmatched, log);
-        let new = &loader.loaded[before..];
-        if !new.is_empty() {
-            log(&format!("coldplug pass {passes}: loaded {}", new.join(" ")));
+    start: Instant,
+    /// Modules to load that no device asks for, until the first pass takes them.
+    also: Vec<String>,
+    seen: HashSet<String>,
+    unmatched: usize,
+    passes: u32,
+    usb_host_at: Option<Instant>,
+    usb_disk: Option<bool>,
+    /// The block devices there were at the last pass.
+    disks: Vec<String>,
+    changed_at: Instant,
+    /// Whether the last pass found something new.
+    changed: bool,
+    /// How many of the loader's modules and errors are logged.
+    logged: (usize, usize),
+}
+
+impl Coldplug {
+    /// A coldplug of the sysfs root `sys`, with the modules `also` names.
+    pub fn new(sys: &Path, also: &[&str], settle: Settle) -> Coldplug {
+        Coldplug {
+            sys: sys.to_path_buf(),
+            settle,
+            start: Instant::now(),
+            also: also.iter().map(|m| (*m).to_string()).collect(),
+            seen: HashSet::new(),
+            unmatched: 0,
+            passes: 0,
+            usb_host_at: None,
+            usb_disk: None,
+            disks: block_devices(sys),
+            changed_at: Instant::now(),
+            changed: true,
+            logged: (0, 0),
         }
-        if usb_host_at.is_none() && new.iter().any(|m| USB_HOSTS.contains(&m.as_str())) {
-            usb_host_at = Some(Instant::now());
-        }
-        let quiet = new_devices == 0 && new.is_empty();
-        if quiet {
-            // The grace is for a USB disk to show up: once one has, quiet passes end the scan.
-            let usb_settling =
-                usb_host_at.is_some_and(|t| t.elapsed() < settle.usb_host_grace) && !usb_block_present(sys_block);
-            if quiet_before && !usb_settling {
+    }
+
+    /// Load until nothing loads, a pass finds nothing new, and a USB host's
+    /// enumeration grace is over (or a USB disk is there); then, when a USB
+    /// storage driver loaded, wait for its disk. The modules load in the
+    /// background ([`Loader::pump`]); the devices are scanned again whenever
+    /// a driver's insert ends, and every [`Settle::poll`] while no library
+    /// loads (a scan costs CPU time the libraries' inserts need): a virtio
+    /// disk's or a USB stick's driver loads while the SATA ports are still
+    /// being probed.
+    pub fn load<K: Kernel>(&mut self, loader: &mut Loader<'_, K>, log: &mut dyn FnMut(&str)) {
+        loop {
+            self.pass(loader, log);
+            if self.start.elapsed() >= self.settle.limit {
+                while loader.busy() {
+                    loader.pump(None);
+                }
                 break;
             }
-            if passes < settle.max_passes {
-                std::thread::sleep(settle.pass_sleep);
+            if !loader.busy() {
+                // The grace is for a USB disk to show up: once one has, a quiet pass ends the loading.
+                let usb_settling = self
+                    .usb_host_at
+                    .is_some_and(|t| t.elapsed() < self.settle.usb_host_grace)
+                    && !usb_block_present(&self.sys.join("block"));
+                if !self.changed && !usb_settling {
+                    break;
+                }
+                std::thread::sleep(self.settle.poll);
+                continue;
+            }
+            self.wait(loader);
+        }
+        if loader.loaded.iter().any(|m| USB_STORAGE.contains(&m.as_str())) {
+            // usb-storage scans its devices after a delay (delay_use, 1 s), and
+            // the SCSI disk it finds needs sd_mod: keep loading modules for new
+            // devices while waiting, or a disk that shows up after the quiet
+            // passes never gets its driver (seen under TCG).
+            let start = Instant::now();
+            let block = self.sys.join("block");
+            let mut present = usb_block_present(&block);
+            while !present && start.elapsed() < self.settle.usb_disk_wait {
+                std::thread::sleep(Duration::from_millis(100));
+                self.pass(loader, log);
+                while loader.busy() {
+                    loader.pump(None);
+                }
+                present = usb_block_present(&block);
+            }
+            self.usb_disk = Some(present);
+        }
+    }
+
+    /// Go on scanning (and loading what new devices need) until nothing
+    /// has changed for [`Settle::quiet`], or the limit. What has appeared
+    /// by then is every device there is to wait for. True when a scan of
+    /// this call found something new (a device, a disk, a module loaded).
+    pub fn settle<K: Kernel>(&mut self, loader: &mut Loader<'_, K>, log: &mut dyn FnMut(&str)) -> bool {
+        let mut found = false;
+        loop {
+            let quiet = !loader.busy() && !self.changed && self.changed_at.elapsed() >= self.settle.quiet;
+            if quiet || self.start.elapsed() >= self.settle.limit {
+                while loader.busy() {
+                    loader.pump(None);
+                }
+                return found;
+            }
+            if loader.busy() {
+                self.wait(loader);
+            } else {
+                let left = self.settle.quiet.saturating_sub(self.changed_at.elapsed());
+                std::thread::sleep(left.min(self.settle.poll));
+            }
+            self.pass(loader, log);
+            found |= self.changed;
+        }
+    }
+
+    /// What the coldplug did so far.
+    pub fn report<K: Kernel>(&self, loader: &Loader<'_, K>) -> Report {
+        Report {
+            loaded: loader.loaded.clone(),
+            errors: loader.errors.clone(),
+            passes: self.passes,
+            modaliases: self.seen.len(),
+            unmatched: self.unmatched,
+            usb_disk: self.usb_disk,
+        }
+    }
+
+    /// One scan: submit the modules new devices need (and, the first time,
+    /// `also`), start what is ready, log what loaded and failed since the
+    /// last pass, and note whether anything changed.
+    fn pass<K: Kernel>(&mut self, loader: &mut Loader<'_, K>, log: &mut dyn FnMut(&str)) {
+        self.passes += 1;
+        let also = std::mem::take(&mut self.also);
+        let new_devices = submit_new_devices(loader, &self.sys, &mut self.seen, &mut self.unmatched, also);
+        loader.pump(Some(Duration::ZERO));
+        let disks = block_devices(&self.sys);
+        let new = &loader.loaded[self.logged.0..];
+        if !new.is_empty() {
+            log(&format!("coldplug pass {}: loaded {}", self.passes, new.join(" ")));
+            if self.usb_host_at.is_none() && new.iter().any(|m| USB_HOSTS.contains(&m.as_str())) {
+                self.usb_host_at = Some(Instant::now());
             }
         }
-        quiet_before = quiet;
-    }
-    let mut usb_disk = None;
-    if loader.loaded.iter().any(|m| USB_STORAGE.contains(&m.as_str())) {
-        // usb-storage scans its devices after a delay (delay_use, 1 s), and
-        // the SCSI disk it finds needs sd_mod: keep loading modules for new
-        // devices while waiting, or a disk that shows up after the quiet
-        // passes never gets its driver (seen under TCG).
-        let start = Instant::now();
-        let mut present = usb_block_present(sys_block);
-        while !present && start.elapsed() < settle.usb_disk_wait {
-            std::thread::sleep(Duration::from_millis(100));
-            let before = loader.loaded.len();
-            load_for_new_devices(loader, sys_devices, &mut seen, &mut unmatched, log);
-            let new = &loader.loaded[before..];
-            if !new.is_empty() {
-                log(&format!(
-                    "coldplug, waiting for the USB disk ({} ms): loaded {}",
-                    start.elapsed().as_millis(),
-                    new.join(" ")
-                ));
-            }
-            present = usb_block_present(sys_block);
+        for e in &loader.errors[self.logged.1..] {
+            log(&format!("coldplug: {e}"));
         }
-        usb_disk = Some(present);
+        self.changed = new_devices > 0 || !new.is_empty() || disks != self.disks;
+        if self.changed {
+            self.changed_at = Instant::now();
+            self.disks = disks;
+        }
+        self.logged = (loader.loaded.len(), loader.errors.len());
     }
-    Report {
-        loaded: loader.loaded.clone(),
-        errors: loader.errors.clone(),
-        passes,
-        modaliases: seen.len(),
-        unmatched,
-        usb_disk,
+
+    /// While modules load: wait for a driver's insert to end (its probe
+    /// made devices), or for the poll while only drivers run.
+    fn wait<K: Kernel>(&self, loader: &mut Loader<'_, K>) {
+        let since = Instant::now();
+        loop {
+            let left = self.settle.poll.saturating_sub(since.elapsed());
+            let polling = loader.running_libraries == 0;
+            let wait = if polling {
+                left
+            } else {
+                self.settle.limit.saturating_sub(self.start.elapsed())
+            };
+            match loader.pump(Some(wait)) {
+                Some((_, true)) => return,
+                Some((_, false)) if loader.busy() && (!polling || !left.is_zero()) => {}
+                _ => return,
+            }
+        }
     }
 }
 
-/// Load the modules for every modalias under `sys_devices` not in `seen`
-/// (adding them); counts those no module matches in `unmatched`. Returns how
-/// many new modaliases there were.
-fn load_for_new_devices<K: Kernel>(
+/// Submit ([`Loader::submit`]) the modules for every modalias under `sys`
+/// not in `seen` (adding them), and the modules `also` names; counts the
+/// modaliases no module matches in `unmatched`. Returns how many new
+/// modaliases there were.
+fn submit_new_devices<K: Kernel>(
     loader: &mut Loader<'_, K>,
-    sys_devices: &Path,
+    sys: &Path,
     seen: &mut HashSet<String>,
     unmatched: &mut usize,
-    log: &mut dyn FnMut(&str),
+    also: Vec<String>,
 ) -> usize {
     let mut new_devices = 0;
     let mut wanted: Vec<String> = Vec::new();
-    for alias in scan_modaliases(sys_devices) {
+    for alias in scan_modaliases(sys) {
         if !seen.insert(alias.clone()) {
             continue;
         }
@@ -867,6 +1290,7 @@ fn load_for_new_devices<K: Kernel>(
             *unmatched += 1;
         }
         for m in modules {
+            loader.driver(&m);
             if !wanted.contains(&m) {
                 wanted.push(m);
             }
@@ -879,7 +1303,12 @@ fn load_for_new_devices<K: Kernel>(
     if scsi && !loader.kernel.is_loaded(SCSI_DISK) && loader.db.deps.contains_key(SCSI_DISK) {
         wanted.push(SCSI_DISK.to_string());
     }
-    loader.load_all(&wanted, log);
+    for m in also {
+        if !wanted.contains(&m) {
+            wanted.push(m);
+        }
+    }
+    loader.submit(&wanted);
     new_devices
 }
 
@@ -891,9 +1320,17 @@ pub fn kernel_dir() -> PathBuf {
     Path::new(MODULES_ROOT).join(release)
 }
 
-/// Coldplug the running system: load the tables of the running kernel, then
-/// [`coldplug_with`] over /sys/devices with the default [`Settle`].
-pub fn coldplug(log: &mut dyn FnMut(&str)) -> Report {
+/// The boot's coldplug between its loading ([`coldplug`]) and its settling
+/// ([`settle`]). The tables it reads are leaked: they live as long as the
+/// worker that loads.
+static PENDING: std::sync::Mutex<Option<(Loader<'static, LiveKernel>, Coldplug)>> = std::sync::Mutex::new(None);
+
+/// Coldplug the running system, first part: load the tables of the running
+/// kernel, then [`Coldplug::load`] over /sys with `also` and the default
+/// [`Settle`]: the drivers of every device there is, and the USB stick's
+/// disk. The quiet time that ends a coldplug is left to [`settle`], so the
+/// boot finds the stick and reads its config meanwhile.
+pub fn coldplug(also: &[&str], log: &mut dyn FnMut(&str)) -> Report {
     let db = match ModuleDb::load(&kernel_dir()) {
         Ok(db) => db,
         Err(e) => {
@@ -904,29 +1341,60 @@ pub fn coldplug(log: &mut dyn FnMut(&str)) -> Report {
             };
         }
     };
-    let mut loader = live_loader(&db);
-    coldplug_with(
-        &mut loader,
-        Path::new("/sys/devices"),
-        Path::new("/sys/block"),
-        Settle::default(),
-        log,
-    )
+    let db: &'static ModuleDb = Box::leak(Box::new(db));
+    let mut loader = live_loader(db).drivers_only_wait();
+    let mut c = Coldplug::new(Path::new("/sys"), also, Settle::default());
+    c.load(&mut loader, log);
+    let report = c.report(&loader);
+    *PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some((loader, c));
+    report
 }
 
-/// One coldplug pass over /sys/devices of the running system (no settling):
+/// What [`settle`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settled {
+    /// A line for the log: how long it waited, what it loaded.
+    pub line: String,
+    /// Something appeared meanwhile: disks listed before are out of date.
+    pub changed: bool,
+}
+
+/// Coldplug's second part ([`Coldplug::settle`]): scan until nothing new
+/// has appeared for [`Settle::quiet`], loading what new devices need. None
+/// when no coldplug is pending.
+pub fn settle(log: &mut dyn FnMut(&str)) -> Option<Settled> {
+    let (mut loader, mut c) = PENDING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()?;
+    let (t, passes, loaded) = (Instant::now(), c.passes, loader.loaded.len());
+    let changed = c.settle(&mut loader, log);
+    let mut line = format!(
+        "drivers settled: nothing new for {} ms ({} ms more, {} more passes",
+        c.settle.quiet.as_millis(),
+        t.elapsed().as_millis(),
+        c.passes - passes
+    );
+    if loader.loaded.len() > loaded {
+        line.push_str(&format!(", loaded {}", loader.loaded[loaded..].join(" ")));
+    }
+    if changed {
+        line.push_str(", something new appeared");
+    }
+    line.push(')');
+    Some(Settled { line, changed })
+}
+
+/// One coldplug pass over the running system's devices (no settling):
 /// the drivers of devices that appeared since; the modules it inserted.
 pub fn rescan() -> Result<Vec<String>, ModuleError> {
     let db = ModuleDb::load(&kernel_dir())?;
-    let mut loader = live_loader(&db);
+    let mut loader = live_loader(&db).drivers_only_wait();
     let (mut seen, mut unmatched) = (HashSet::new(), 0);
-    load_for_new_devices(
-        &mut loader,
-        Path::new("/sys/devices"),
-        &mut seen,
-        &mut unmatched,
-        &mut |_| {},
-    );
+    submit_new_devices(&mut loader, Path::new("/sys"), &mut seen, &mut unmatched, Vec::new());
+    while loader.busy() {
+        loader.pump(None);
+    }
     Ok(loader.loaded)
 }
 
@@ -1245,82 +1713,146 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
 
     use crate::testutil::TempDir;
 
-    fn put(root: &Path, rel: &str, alias: &str) {
-        let d = root.join(rel);
+    /// Coldplug against the sysfs root `sys` through `loader`: load the
+    /// modules of every device, and of `also` (what no device asks for: the
+    /// stick's filesystem), and of each device that appears meanwhile
+    /// ([`Coldplug::load`]), until [`Settle::quiet`] passes with nothing new
+    /// ([`Coldplug::settle`]).
+    fn coldplug_with<K: Kernel>(
+        loader: &mut Loader<'_, K>,
+        sys: &Path,
+        also: &[&str],
+        settle: Settle,
+        log: &mut dyn FnMut(&str),
+    ) -> Report {
+        let mut c = Coldplug::new(sys, also, settle);
+        c.load(loader, log);
+        c.settle(loader, log);
+        c.report(loader)
+    }
+
+    /// Submit `names` and load until nothing is left.
+    fn load_all<K: Kernel>(l: &mut Loader<'_, K>, names: &[String]) {
+        l.submit(names);
+        while l.busy() {
+            l.pump(None);
+        }
+    }
+
+    /// A device `name` on `bus` under the sysfs root `sys`, with its modalias.
+    fn put(sys: &Path, bus: &str, name: &str, alias: &str) {
+        let d = sys.join("bus").join(bus).join("devices").join(name);
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("modalias"), format!("{alias}\n")).unwrap();
     }
 
-    /// Under `t`: a sysfs `devices` tree holding an xHCI controller, and an
-    /// empty `block` directory.
-    fn xhci_host(t: &TempDir) -> (PathBuf, PathBuf) {
-        let devices = t.0.join("devices");
-        let block = t.0.join("block");
-        std::fs::create_dir_all(&block).unwrap();
+    /// A block device `name` in `sys/block` whose sysfs path is `target`.
+    fn disk(sys: &Path, name: &str, target: &str) {
+        std::os::unix::fs::symlink(target, sys.join("block").join(name)).unwrap();
+    }
+
+    /// A sysfs root under `t` holding an xHCI controller and an empty `block` directory.
+    fn xhci_host(t: &TempDir) -> PathBuf {
+        let sys = t.0.join("sys");
+        std::fs::create_dir_all(sys.join("block")).unwrap();
         put(
-            &devices,
-            "pci0000:00/0000:00:04.0",
+            &sys,
+            "pci",
+            "0000:00:04.0",
             "pci:v00001B36d0000000Dsv00001AF4sd00001100bc0Csc03i30",
         );
-        (devices, block)
+        sys
     }
 
     /// A USB mass-storage interface on that controller (as xhci_pci's probe
     /// makes it appear).
-    fn usb_storage_interface(devices: &Path) {
+    fn usb_storage_interface(sys: &Path) {
         put(
-            devices,
-            "pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0",
+            sys,
+            "usb",
+            "2-1:1.0",
             "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00",
         );
     }
 
     fn quick() -> Settle {
         Settle {
-            pass_sleep: Duration::ZERO,
-            max_passes: 10,
+            poll: Duration::ZERO,
+            quiet: Duration::ZERO,
+            limit: Duration::from_secs(60),
             usb_host_grace: Duration::ZERO,
             usb_disk_wait: Duration::ZERO,
         }
     }
 
     #[test]
+    fn modaliases_come_from_every_bus_the_cpu_and_dmi() {
+        let t = TempDir::new("scan");
+        let sys = t.0.join("sys");
+        put(&sys, "pci", "0000:00:02.0", "pci:v00001AF4d00001001");
+        put(&sys, "virtio", "virtio0", "virtio:d00000002v00001AF4");
+        put(&sys, "virtio", "virtio1", "virtio:d00000002v00001AF4");
+        std::fs::create_dir_all(sys.join("bus/pci/devices/0000:00:00.0")).unwrap();
+        for (rel, alias) in [
+            (
+                "devices/system/cpu/modalias",
+                "cpu:type:x86,ven0000fam0006mod003F:feature:,0099",
+            ),
+            ("devices/virtual/dmi/id/modalias", "dmi:bvnSeaBIOS:"),
+            // A class device's: not on a bus, not read.
+            (
+                "devices/platform/i8042/serio0/input/input1/modalias",
+                "input:b0011v0001",
+            ),
+        ] {
+            let f = sys.join(rel);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, format!("{alias}\n")).unwrap();
+        }
+        assert_eq!(
+            scan_modaliases(&sys),
+            [
+                "cpu:type:x86,ven0000fam0006mod003F:feature:,0099",
+                "dmi:bvnSeaBIOS:",
+                "pci:v00001AF4d00001001",
+                "virtio:d00000002v00001AF4"
+            ]
+        );
+        assert!(scan_modaliases(&t.0.join("none")).is_empty());
+    }
+
+    #[test]
     fn coldplug_rescans_until_nothing_new() {
         let t = TempDir::new("coldplug");
-        let devices = t.0.join("devices");
-        let block = t.0.join("block");
-        std::fs::create_dir_all(&block).unwrap();
+        let sys = t.0.join("sys");
+        std::fs::create_dir_all(sys.join("block")).unwrap();
         put(
-            &devices,
-            "pci0000:00/0000:00:02.0",
+            &sys,
+            "pci",
+            "0000:00:02.0",
             "pci:v00001AF4d00001001sv00001AF4sd00000002bc01sc00i00",
         );
         put(
-            &devices,
-            "pci0000:00/0000:00:1f.2",
+            &sys,
+            "pci",
+            "0000:00:1f.2",
             "pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01",
         );
-        put(&devices, "platform/serial8250", "platform:serial8250");
-        // A symlink loop must not be followed.
-        std::os::unix::fs::symlink(&devices, devices.join("pci0000:00/subsystem")).unwrap();
-        let dev2 = devices.clone();
+        put(&sys, "platform", "serial8250", "platform:serial8250");
+        let sys2 = sys.clone();
         let db = db();
         let mut k = Fake::new();
         k.on_insert = Box::new(move |name| match name {
             // virtio_pci makes the virtio device appear, ahci a SCSI disk
-            "virtio_pci" => put(&dev2, "pci0000:00/0000:00:02.0/virtio0", "virtio:d00000002v00001AF4"),
-            "ahci" => put(
-                &dev2,
-                "pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0",
-                "scsi:t-0x00",
-            ),
+            "virtio_pci" => put(&sys2, "virtio", "virtio0", "virtio:d00000002v00001AF4"),
+            "ahci" => put(&sys2, "scsi", "0:0:0:0", "scsi:t-0x00"),
             _ => {}
         });
         let mut l = Loader::new(&db, k);
         let mut lines = Vec::new();
-        let r = coldplug_with(&mut l, &devices, &block, quick(), &mut |m| lines.push(m.to_string()));
-        // pass 1: ahci + virtio_pci (and deps); pass 2: virtio_blk, sd_mod; passes 3 and 4: quiet
-        assert_eq!(r.passes, 4, "{r:?} {lines:?}");
+        let r = coldplug_with(&mut l, &sys, &["xts"], quick(), &mut |m| lines.push(m.to_string()));
+        // pass 1: ahci + virtio_pci (and deps), sd_mod, xts; pass 2: virtio_blk; pass 3: quiet
+        assert_eq!(r.passes, 3, "{r:?} {lines:?}");
         for m in [
             "ahci",
             "libata",
@@ -1328,19 +1860,22 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
             "virtio_pci_modern_dev",
             "virtio_blk",
             "sd_mod",
+            "ecb",
+            "xts",
         ] {
             assert!(r.loaded.iter().any(|x| x == m), "{m} not in {:?}", r.loaded);
         }
         let pos = |m: &str| r.loaded.iter().position(|x| x == m).unwrap();
-        // sd_mod comes with the SCSI core, in the first pass, before any disk is scanned.
+        // sd_mod comes with the SCSI core, in the first pass, before any disk is scanned;
+        // what `also` names loads in the first pass too.
         assert!(
-            lines[0].starts_with("coldplug pass 1:") && lines[0].ends_with(" sd_mod"),
+            lines[0].starts_with("coldplug pass 1:") && lines[0].contains(" sd_mod") && lines[0].contains(" xts"),
             "{lines:?}"
         );
         assert!(pos("sd_mod") < pos("virtio_blk"), "{:?}", r.loaded);
         assert!(pos("virtio_pci_modern_dev") < pos("virtio_pci"));
         assert!(pos("virtio_pci") < pos("virtio_blk"));
-        assert!(pos("ahci") < pos("sd_mod"));
+        assert!(pos("ecb") < pos("xts"));
         assert_eq!(r.modaliases, 5);
         assert_eq!(r.unmatched, 1);
         assert!(r.errors.is_empty());
@@ -1348,39 +1883,93 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
         assert_eq!(lines.len(), 2, "{lines:?}");
     }
 
+    /// The scan ends once nothing has changed for `quiet`: a block device
+    /// that appears late in that time (an NVMe namespace after its
+    /// controller's scan) starts the count again.
+    #[test]
+    fn coldplug_ends_after_quiet_time_counted_from_the_last_new_disk() {
+        let t = TempDir::new("quiet");
+        let sys = xhci_host(&t);
+        let db = db();
+        let quiet = Duration::from_millis(400);
+        let settle = Settle {
+            poll: Duration::from_millis(10),
+            quiet,
+            ..quick()
+        };
+        let sys2 = sys.clone();
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            disk(
+                &sys2,
+                "nvme0n1",
+                "../devices/pci0000:00/0000:00:04.0/nvme/nvme0/nvme0n1",
+            );
+            Instant::now()
+        });
+        let start = Instant::now();
+        let mut l = Loader::new(&db, Fake::new());
+        // Loading ends with the first quiet pass; the quiet time is the settling's.
+        let mut c = Coldplug::new(&sys, &[], settle);
+        c.load(&mut l, &mut |_| {});
+        assert!(start.elapsed() < Duration::from_millis(300), "{:?}", start.elapsed());
+        assert!(c.settle(&mut l, &mut |_| {}), "the settling saw the new disk");
+        let r = c.report(&l);
+        let (end, took) = (Instant::now(), start.elapsed());
+        let appeared = late.join().unwrap();
+        assert!(
+            end.duration_since(appeared) >= quiet,
+            "ended {:?} after the disk appeared, before {quiet:?} had passed",
+            end.duration_since(appeared)
+        );
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        assert!(r.loaded.contains(&"xhci_pci".to_string()), "{r:?}");
+        // Nothing appears: the scan ends `quiet` after the last load, and says nothing changed.
+        let start = Instant::now();
+        let mut l = Loader::new(&db, Fake::new());
+        let mut c = Coldplug::new(&sys, &[], settle);
+        c.load(&mut l, &mut |_| {});
+        assert!(!c.settle(&mut l, &mut |_| {}));
+        let took = start.elapsed();
+        assert!(took >= quiet && took < Duration::from_secs(5), "{took:?}");
+    }
+
     #[test]
     fn coldplug_waits_for_a_usb_disk() {
         let t = TempDir::new("usb");
-        let (devices, block) = xhci_host(&t);
-        let dev2 = devices.clone();
+        let sys = xhci_host(&t);
+        let sys2 = sys.clone();
         let db = db();
         let mut k = Fake::new();
         k.on_insert = Box::new(move |name| {
             if name == "xhci_pci" {
-                usb_storage_interface(&dev2);
+                usb_storage_interface(&sys2);
             }
         });
         let mut l = Loader::new(&db, k);
-        let r = coldplug_with(&mut l, &devices, &block, quick(), &mut |_| {});
+        let r = coldplug_with(&mut l, &sys, &[], quick(), &mut |_| {});
         assert!(r.loaded.contains(&"usb_storage".to_string()), "{r:?}");
-        assert_eq!(r.passes, 4, "{r:?}");
+        assert_eq!(r.passes, 3, "{r:?}");
         assert_eq!(r.usb_disk, Some(false));
-        // With a long USB grace the quiet passes go on, up to max_passes.
+        // With a long USB grace the quiet passes go on, up to the limit.
         let mut l2 = Loader::new(&db, Fake::new());
         let long_grace = Settle {
+            poll: Duration::from_millis(10),
             usb_host_grace: Duration::from_secs(3600),
-            max_passes: 7,
+            limit: Duration::from_millis(300),
             ..quick()
         };
-        let r2 = coldplug_with(&mut l2, &devices, &block, long_grace, &mut |_| {});
-        assert_eq!(r2.passes, 7, "{r2:?}");
+        let start = Instant::now();
+        let r2 = coldplug_with(&mut l2, &sys, &[], long_grace, &mut |_| {});
+        assert!(start.elapsed() >= Duration::from_millis(300), "{r2:?}");
+        assert!(r2.passes > 3, "{r2:?}");
         assert!(r2.loaded.contains(&"xhci_pci".to_string()), "{r2:?}");
-        std::os::unix::fs::symlink(
+        disk(
+            &sys,
+            "sda",
             "../devices/pci0000:00/0000:00:04.0/usb2/2-1/host0/block/sda",
-            block.join("sda"),
-        )
-        .unwrap();
-        assert!(usb_block_present(&block));
+        );
+        assert!(usb_block_present(&sys.join("block")));
     }
 
     /// The USB disk's SCSI device appears only after the quiet passes (as
@@ -1389,20 +1978,23 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
     #[test]
     fn coldplug_waits_for_a_late_usb_disk_with_its_driver_loaded_ahead() {
         let t = TempDir::new("usb-late");
-        let (devices, block) = xhci_host(&t);
-        let (dev2, block2) = (devices.clone(), block.clone());
+        let sys = xhci_host(&t);
+        let sys2 = sys.clone();
         let db = db();
         let mut k = Fake::new();
         k.on_insert = Box::new(move |name| match name {
-            "xhci_pci" => usb_storage_interface(&dev2),
+            "xhci_pci" => usb_storage_interface(&sys2),
             "usb_storage" => {
                 // The scan: the SCSI disk and its block device show up later.
-                let (dev3, block3) = (dev2.clone(), block2.clone());
+                let sys3 = sys2.clone();
                 std::thread::spawn(move || {
                     std::thread::sleep(Duration::from_millis(300));
-                    let scsi = "pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0/host0/target0:0:0/0:0:0:0";
-                    put(&dev3, scsi, "scsi:t-0x00");
-                    std::os::unix::fs::symlink(format!("../devices/{scsi}/block/sda"), block3.join("sda")).unwrap();
+                    put(&sys3, "scsi", "0:0:0:0", "scsi:t-0x00");
+                    disk(
+                        &sys3,
+                        "sda",
+                        "../devices/pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0/host0/target0:0:0/0:0:0:0/block/sda",
+                    );
                 });
             }
             _ => {}
@@ -1413,7 +2005,7 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
             ..quick()
         };
         let mut lines = Vec::new();
-        let r = coldplug_with(&mut l, &devices, &block, settle, &mut |m| lines.push(m.to_string()));
+        let r = coldplug_with(&mut l, &sys, &[], settle, &mut |m| lines.push(m.to_string()));
         assert_eq!(r.usb_disk, Some(true), "{r:?}");
         assert!(
             lines
@@ -1424,20 +2016,34 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
     }
 
     /// A kernel shared by threads: what was inserted, in order; the inserts
-    /// of `meet` each wait (up to 5 s) until all of them have begun.
+    /// of `meet` each wait (up to 5 s) until all of them have begun; the
+    /// inserts of `fail` fail with ENOEXEC.
     #[derive(Clone)]
     struct Shared {
         loaded: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
         meet: &'static [&'static str],
+        fail: &'static [&'static str],
         met: std::sync::Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>,
         apart: std::sync::Arc<AtomicBool>,
+    }
+
+    impl Shared {
+        fn new(meet: &'static [&'static str], fail: &'static [&'static str]) -> Self {
+            Shared {
+                loaded: Default::default(),
+                meet,
+                fail,
+                met: Default::default(),
+                apart: Default::default(),
+            }
+        }
     }
 
     impl Kernel for Shared {
         fn is_loaded(&self, name: &str) -> bool {
             self.loaded.lock().unwrap().iter().any(|m| m == name)
         }
-        fn insert(&mut self, name: &str, _: &Path, _: &str) -> Result<(), ModuleError> {
+        fn insert(&mut self, name: &str, path: &Path, _: &str) -> Result<(), ModuleError> {
             if self.meet.contains(&name) {
                 let (count, cv) = &*self.met;
                 let mut n = count.lock().unwrap();
@@ -1452,13 +2058,29 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
                 }
             }
             // A dependency must be in before what needs it, whichever thread inserted it.
-            let deps = ["scsi_common", "scsi_mod"];
-            if ["libata", "libahci", "ahci", "sd_mod"].contains(&name) {
+            let needs: &[(&str, &[&str])] = &[
+                ("libata", &["scsi_common", "scsi_mod"]),
+                ("libahci", &["libata"]),
+                ("ahci", &["libahci", "libata"]),
+                ("sd_mod", &["scsi_common", "scsi_mod"]),
+                ("usb_storage", &["scsi_common", "scsi_mod"]),
+                ("virtio_pci", &["virtio_pci_modern_dev"]),
+                ("xhci_pci", &["xhci_hcd"]),
+                ("libcrc32c", &["crc32c_generic"]),
+            ];
+            if let Some((_, deps)) = needs.iter().find(|(m, _)| *m == name) {
                 let l = self.loaded.lock().unwrap();
                 assert!(
                     deps.iter().all(|d| l.iter().any(|m| m == d)),
                     "{name} before its deps: {l:?}"
                 );
+            }
+            if self.fail.contains(&name) {
+                return Err(ModuleError::Load {
+                    name: name.into(),
+                    path: path.into(),
+                    errno: libc::ENOEXEC,
+                });
             }
             self.loaded.lock().unwrap().push(name.to_string());
             Ok(())
@@ -1468,36 +2090,25 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
         }
     }
 
-    /// Modules whose plans share nothing load in threads of their own, at
-    /// once; those that share a dependency load in one thread, in order.
+    /// Each module loads as soon as what it needs is in, beside whatever
+    /// else is ready: libata, usb_storage and sd_mod share the SCSI core and
+    /// still load at once (with virtio's and USB's, which share nothing),
+    /// and never before the modules they need.
     #[test]
-    fn independent_modules_load_at_once_dependent_ones_in_order() {
+    fn modules_load_at_once_as_soon_as_their_dependencies_are_in() {
         let db = db();
-        let k = Shared {
-            loaded: Default::default(),
-            meet: &["virtio_pci_modern_dev", "scsi_common", "xhci_hcd"],
-            met: Default::default(),
-            apart: Default::default(),
-        };
+        let k = Shared::new(
+            &["libata", "usb_storage", "sd_mod", "virtio_pci_modern_dev", "xhci_hcd"],
+            &[],
+        );
         let (loaded, apart) = (k.loaded.clone(), k.apart.clone());
         let mut l = Loader::new(&db, k);
         let names: Vec<String> = ["ahci", "virtio_pci", "usb_storage", "xhci_pci", "sd_mod"]
             .iter()
             .map(|s| (*s).to_string())
             .collect();
-        assert_eq!(
-            l.groups(&names),
-            [
-                vec!["ahci", "usb_storage", "sd_mod"],
-                vec!["virtio_pci"],
-                vec!["xhci_pci"]
-            ],
-            "ahci, usb_storage and sd_mod share the SCSI core"
-        );
-        let mut lines = Vec::new();
-        l.load_all(&names, &mut |m| lines.push(m.to_string()));
-        assert!(!apart.load(Ordering::SeqCst), "the three groups did not load at once");
-        assert!(lines.is_empty(), "{lines:?}");
+        load_all(&mut l, &names);
+        assert!(!apart.load(Ordering::SeqCst), "the five did not load at once");
         let mut want = vec![
             "scsi_common",
             "scsi_mod",
@@ -1516,11 +2127,174 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
         got.sort_unstable();
         want.sort_unstable();
         assert_eq!(got, want);
+        assert!(l.errors.is_empty(), "{:?}", l.errors);
         assert_eq!(loaded.lock().unwrap().len(), want.len());
-        // Loaded already: nothing to group, nothing loads twice.
-        assert_eq!(l.groups(&names).iter().flatten().count(), names.len());
-        l.load_all(&names, &mut |m| lines.push(m.to_string()));
+        // Loaded already: nothing loads twice.
+        load_all(&mut l, &names);
         assert_eq!(l.loaded.len(), want.len());
+        assert!(!l.busy());
+    }
+
+    /// A kernel for threads whose `ahci` insert lasts until `virtio_blk` is
+    /// in (as a driver's insert lasts for its probe), or 5 s; `virtio_pci`
+    /// makes the virtio disk's device appear under `sys`.
+    #[derive(Clone)]
+    struct SlowAhci {
+        loaded: std::sync::Arc<(std::sync::Mutex<Vec<String>>, std::sync::Condvar)>,
+        sys: PathBuf,
+        waited_out: std::sync::Arc<AtomicBool>,
+    }
+
+    impl Kernel for SlowAhci {
+        fn is_loaded(&self, name: &str) -> bool {
+            self.loaded.0.lock().unwrap().iter().any(|m| m == name)
+        }
+        fn insert(&mut self, name: &str, _: &Path, _: &str) -> Result<(), ModuleError> {
+            let (list, cv) = &*self.loaded;
+            if name == "ahci" {
+                let l = list.lock().unwrap();
+                let (l, t) = cv
+                    .wait_timeout_while(l, Duration::from_secs(5), |l| !l.iter().any(|m| m == "virtio_blk"))
+                    .unwrap();
+                drop(l);
+                self.waited_out.store(t.timed_out(), Ordering::SeqCst);
+            }
+            if name == "virtio_pci" {
+                put(&self.sys, "virtio", "virtio0", "virtio:d00000002v00001AF4");
+            }
+            list.lock().unwrap().push(name.to_string());
+            cv.notify_all();
+            Ok(())
+        }
+        fn fork(&self) -> Option<Box<dyn Kernel + Send>> {
+            Some(Box::new(self.clone()))
+        }
+    }
+
+    /// Coldplug scans again while a driver's insert still runs: the virtio
+    /// disk's driver loads while AHCI's ports are being probed, not after.
+    #[test]
+    fn coldplug_loads_new_devices_drivers_while_a_driver_is_still_probing() {
+        let t = TempDir::new("overlap");
+        let sys = t.0.join("sys");
+        std::fs::create_dir_all(sys.join("block")).unwrap();
+        put(
+            &sys,
+            "pci",
+            "0000:00:02.0",
+            "pci:v00001AF4d00001001sv00001AF4sd00000002bc01sc00i00",
+        );
+        put(
+            &sys,
+            "pci",
+            "0000:00:1f.2",
+            "pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01",
+        );
+        let k = SlowAhci {
+            loaded: Default::default(),
+            sys: sys.clone(),
+            waited_out: Default::default(),
+        };
+        let (waited_out, inserted) = (k.waited_out.clone(), k.loaded.clone());
+        let db = db();
+        let mut l = Loader::new(&db, k).drivers_only_wait();
+        let settle = Settle {
+            poll: Duration::from_millis(10),
+            ..quick()
+        };
+        let start = Instant::now();
+        let r = coldplug_with(&mut l, &sys, &[], settle, &mut |_| {});
+        assert!(
+            !waited_out.load(Ordering::SeqCst),
+            "virtio_blk waited for ahci's insert to end"
+        );
+        assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
+        for m in ["ahci", "virtio_pci", "virtio_blk", "sd_mod"] {
+            assert!(r.loaded.iter().any(|x| x == m), "{m}: {r:?}");
+        }
+        // In the kernel, virtio_blk was in before ahci's insert ended (the loader may hear of
+        // the two in either order).
+        let order = inserted.0.lock().unwrap().clone();
+        let pos = |m: &str| order.iter().position(|x| x == m).unwrap();
+        assert!(pos("virtio_blk") < pos("ahci"), "{order:?}");
+        assert!(!l.busy());
+    }
+
+    /// A module that fails fails what needs it, which is never inserted; a
+    /// soft dependency's failure costs nothing; everything else loads. The
+    /// same one at a time and at once; what was tried is not tried again.
+    #[test]
+    fn what_needs_a_failed_module_fails_and_the_rest_loads() {
+        let db = db();
+        let names: Vec<String> = ["ahci", "sd_mod", "raid456", "nope"]
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect();
+        let check = |loaded: Vec<String>, errors: &[ModuleError]| {
+            let mut loaded = loaded;
+            loaded.sort_unstable();
+            assert_eq!(
+                loaded,
+                [
+                    "crc32c_generic",
+                    "libcrc32c",
+                    "raid456",
+                    "scsi_common",
+                    "scsi_mod",
+                    "sd_mod"
+                ],
+                "{errors:?}"
+            );
+            let mut failed: Vec<&str> = errors.iter().filter_map(ModuleError::module).collect();
+            failed.sort_unstable();
+            assert_eq!(
+                failed,
+                ["crc32c_intel", "libata"],
+                "ahci and libahci are never tried: {errors:?}"
+            );
+        };
+        let mut k = Fake::new();
+        k.fail = vec![("libata", libc::ENOEXEC), ("crc32c_intel", libc::ENODEV)];
+        let mut l = Loader::new(&db, k);
+        load_all(&mut l, &names);
+        assert!(!l.kernel.params.iter().any(|(m, _)| m == "ahci" || m == "libahci"));
+        check(l.loaded.clone(), &l.errors);
+        let k = Shared::new(&[], &["libata", "crc32c_intel"]);
+        let inserted = k.loaded.clone();
+        let mut l = Loader::new(&db, k);
+        load_all(&mut l, &names);
+        check(l.loaded.clone(), &l.errors);
+        assert_eq!(inserted.lock().unwrap().len(), 6);
+        // Tried once: a later submit tries nothing again, ahci still fails with libata's error.
+        load_all(&mut l, &["ahci".to_string()]);
+        assert_eq!(l.errors.len(), 2, "{:?}", l.errors);
+        assert_eq!(
+            l.earlier_error("ahci").as_ref().and_then(ModuleError::module),
+            Some("libata")
+        );
+        // Coldplug says what failed.
+        let t = TempDir::new("failed");
+        let sys = t.0.join("sys");
+        std::fs::create_dir_all(sys.join("block")).unwrap();
+        put(
+            &sys,
+            "pci",
+            "0000:00:1f.2",
+            "pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01",
+        );
+        let mut k = Fake::new();
+        k.fail = vec![("libata", libc::ENOEXEC)];
+        let mut l = Loader::new(&db, k);
+        let mut lines = Vec::new();
+        let r = coldplug_with(&mut l, &sys, &[], quick(), &mut |m| lines.push(m.to_string()));
+        assert!(
+            lines
+                .iter()
+                .any(|m| m.starts_with("coldplug: module libata: finit_module")),
+            "{lines:?}"
+        );
+        assert_eq!(r.errors.len(), 1);
+        assert_eq!(r.loaded, ["scsi_common", "scsi_mod", "sd_mod"]);
     }
 
     #[test]
@@ -1560,21 +2334,65 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
     #[test]
     fn coldplug_stops_waiting_for_usb_once_a_usb_disk_is_there() {
         let t = TempDir::new("usb-early");
-        let (devices, block) = xhci_host(&t);
-        std::os::unix::fs::symlink(
+        let sys = xhci_host(&t);
+        disk(
+            &sys,
+            "sda",
             "../devices/pci0000:00/0000:00:04.0/usb2/2-1/host0/block/sda",
-            block.join("sda"),
-        )
-        .unwrap();
+        );
         let db = db();
         let mut l = Loader::new(&db, Fake::new());
         let long_grace = Settle {
             usb_host_grace: Duration::from_secs(3600),
-            max_passes: 7,
             ..quick()
         };
-        let r = coldplug_with(&mut l, &devices, &block, long_grace, &mut |_| {});
-        assert_eq!(r.passes, 3, "a pass that loads, two quiet ones: {r:?}");
+        let r = coldplug_with(&mut l, &sys, &[], long_grace, &mut |_| {});
+        assert_eq!(r.passes, 2, "a pass that loads, a quiet one: {r:?}");
+    }
+
+    /// Coldplug's drivers (the modules a device's modalias matched) are
+    /// inserted as modprobe inserts them, so their insert returns with their
+    /// devices probed; every other module it loads (libraries, what `also`
+    /// names) without waiting for the system's asynchronous work. A plain
+    /// load, and a module whose own parameters say, keep theirs.
+    #[test]
+    fn only_the_drivers_of_devices_wait_for_probes() {
+        let t = TempDir::new("no-wait");
+        let sys = t.0.join("sys");
+        std::fs::create_dir_all(sys.join("block")).unwrap();
+        put(
+            &sys,
+            "pci",
+            "0000:00:1f.2",
+            "pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01",
+        );
+        let db = db();
+        let mut l = Loader::new(&db, Fake::new())
+            .with_params(module_params("libata.async_probe=0 scsi_mod.x=1"))
+            .drivers_only_wait();
+        coldplug_with(&mut l, &sys, &["xts"], quick(), &mut |_| {});
+        let given: HashMap<String, String> = l.kernel.params.iter().cloned().collect();
+        let want: &[(&str, &str)] = &[
+            ("ahci", ""),
+            ("libahci", NO_WAIT),
+            ("libata", "async_probe=0"),
+            ("scsi_mod", "x=1 async_probe=1"),
+            ("scsi_common", NO_WAIT),
+            ("sd_mod", NO_WAIT),
+            ("ecb", NO_WAIT),
+            ("xts", NO_WAIT),
+        ];
+        for (m, p) in want {
+            assert_eq!(given.get(*m).map(String::as_str), Some(*p), "{m}: {given:?}");
+        }
+        assert_eq!(given.len(), want.len(), "{given:?}");
+        let mut plain = Loader::new(&db, Fake::new());
+        plain.load("ahci").unwrap();
+        assert!(
+            plain.kernel.params.iter().all(|(_, p)| p.is_empty()),
+            "{:?}",
+            plain.kernel.params
+        );
     }
 
     #[test]

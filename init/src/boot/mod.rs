@@ -32,7 +32,7 @@ use bench_core::frame::{self, Nonce};
 
 use crate::boot::cmdline::Cmdline;
 use crate::log::log;
-use crate::modules::{self, ModuleError};
+use crate::modules;
 use crate::sys::{console, mount, power, process};
 
 /// What PID 1 does at the end (`on_finish` in the config,
@@ -92,11 +92,10 @@ pub enum Step {
     Console { path: &'static str },
     /// Write a value to a file (a sysctl).
     Write { path: &'static str, contents: &'static str },
-    /// Load every module whose alias matches a device, until nothing new loads.
-    Coldplug,
-    /// Load one module by name with its dependencies (for what has no
-    /// modalias: filesystems, code pages).
-    Module { name: &'static str },
+    /// Load every module whose alias matches a device, and the modules of
+    /// `also` (what no device asks for: the stick's filesystem and code
+    /// pages), until nothing new appears.
+    Coldplug { also: &'static [&'static str] },
     /// On an EFI boot (`/sys/firmware/efi` present): load efivarfs and
     /// mount it at [`EFIVARS`], where the boot stick's id is read
     /// (`LoaderDevicePartUUID`). Nothing on a legacy BIOS boot.
@@ -142,8 +141,8 @@ impl fmt::Display for Step {
             }
             Step::Console { path } => write!(f, "console {path} on stdin/stdout/stderr where missing"),
             Step::Write { path, contents } => write!(f, "write {:?} to {path}", contents.trim_end()),
-            Step::Coldplug => write!(f, "coldplug modules for the devices in /sys/devices"),
-            Step::Module { name } => write!(f, "load module {name}"),
+            Step::Coldplug { also: [] } => write!(f, "coldplug modules for the devices in /sys"),
+            Step::Coldplug { also } => write!(f, "coldplug modules for the devices in /sys, and {}", also.join(" ")),
             Step::Efivars => write!(f, "mount efivarfs on {EFIVARS} (EFI boots only)"),
         }
     }
@@ -169,8 +168,6 @@ pub enum StepError {
     Console { path: String, errno: i32 },
     /// Writing the file failed.
     Write { path: String, errno: i32 },
-    /// A module could not be loaded.
-    Module(ModuleError),
 }
 
 impl fmt::Display for StepError {
@@ -181,7 +178,6 @@ impl fmt::Display for StepError {
             StepError::Mount { target, fstype, errno } => write!(f, "mount {fstype} on {target}: {}", os(errno)),
             StepError::Console { path, errno } => write!(f, "console {path}: {}", os(errno)),
             StepError::Write { path, errno } => write!(f, "write {path}: {}", os(errno)),
-            StepError::Module(e) => e.fmt(f),
         }
     }
 }
@@ -268,16 +264,15 @@ pub fn steps() -> Vec<BootStep> {
     ]
 }
 
-/// The worker's first steps: coldplug, and the modules nothing asks for by
-/// modalias (the stick's filesystem and code pages). All optional.
+/// The worker's first steps: coldplug, with the modules nothing asks for by
+/// modalias (the stick's filesystem and code pages) loading beside the
+/// drivers. All optional.
 pub fn worker_steps() -> Vec<BootStep> {
     let opt = |step| BootStep { step, required: false };
     vec![
-        opt(Step::Coldplug),
-        opt(Step::Module { name: "vfat" }),
-        opt(Step::Module { name: "nls_cp437" }),
-        opt(Step::Module { name: "nls_iso8859_1" }),
-        opt(Step::Module { name: "nls_ascii" }),
+        opt(Step::Coldplug {
+            also: &["vfat", "nls_cp437", "nls_iso8859_1", "nls_ascii"],
+        }),
         opt(Step::Efivars),
     ]
 }
@@ -329,12 +324,7 @@ impl Step {
                         errno: errno(&e),
                     })
             }
-            Step::Coldplug => Ok(Some(modules::coldplug(log).to_string())),
-            Step::Module { name } => match modules::load(name) {
-                Ok(loaded) if loaded.is_empty() => Ok(Some("already loaded".into())),
-                Ok(loaded) => Ok(Some(format!("loaded {}", loaded.join(" ")))),
-                Err(e) => Err(StepError::Module(e)),
-            },
+            Step::Coldplug { also } => Ok(Some(modules::coldplug(also, log).to_string())),
             Step::Efivars => {
                 if !std::path::Path::new("/sys/firmware/efi").is_dir() {
                     return Ok(Some("not an EFI boot".into()));
@@ -625,15 +615,15 @@ mod tests {
         });
         assert!(proc_ < modprobe);
         // The drivers are the worker's, after PID 1's mounts.
-        assert!(t
-            .iter()
-            .all(|s| !matches!(s.step, Step::Coldplug | Step::Module { .. })));
+        assert!(t.iter().all(|s| !matches!(s.step, Step::Coldplug { .. })));
         let w = worker_steps();
-        let coldplug = position(&w, |s| *s == Step::Coldplug);
+        let coldplug = position(&w, |s| matches!(s, Step::Coldplug { .. }));
         assert_eq!(coldplug, 0);
+        let Step::Coldplug { also } = w[coldplug].step else {
+            unreachable!()
+        };
         for m in ["vfat", "nls_cp437", "nls_iso8859_1", "nls_ascii"] {
-            let i = position(&w, |s| *s == Step::Module { name: m });
-            assert!(i > coldplug, "{m}");
+            assert!(also.contains(&m), "{m} loads with the drivers: {also:?}");
         }
         assert!(w.iter().all(|s| !s.required), "every worker step is optional");
     }
@@ -675,7 +665,13 @@ mod tests {
                 },
                 "write \"/sbin/modprobe\" to /proc/sys/kernel/modprobe",
             ),
-            (Step::Module { name: "vfat" }, "load module vfat"),
+            (
+                Step::Coldplug {
+                    also: &["vfat", "nls_cp437"],
+                },
+                "coldplug modules for the devices in /sys, and vfat nls_cp437",
+            ),
+            (Step::Coldplug { also: &[] }, "coldplug modules for the devices in /sys"),
         ];
         for (s, want) in cases {
             assert_eq!(s.to_string(), *want);
@@ -693,7 +689,10 @@ mod tests {
                 required: true,
             },
             BootStep {
-                step: Step::Module { name: "opt" },
+                step: Step::Write {
+                    path: "/opt",
+                    contents: "x",
+                },
                 required: false,
             },
             BootStep {
@@ -712,7 +711,10 @@ mod tests {
             },
         ];
         let fail = |s: &Step| match s {
-            Step::Module { name } => Some(StepError::Module(ModuleError::Unknown { name: (*name).into() })),
+            Step::Write { path, .. } => Some(StepError::Write {
+                path: (*path).into(),
+                errno: libc::ENOENT,
+            }),
             Step::Mkdir { path: "/b", .. } => Some(StepError::Mkdir {
                 path: "/b".into(),
                 errno: libc::EROFS,
@@ -742,7 +744,7 @@ mod tests {
         assert_eq!(ran.len(), 3, "{ran:?}");
         assert!(lines[0].starts_with("mkdir /a (mode 0755): ok"), "{lines:?}");
         assert!(
-            lines[1].contains("failed (optional, going on): module opt: no such module"),
+            lines[1].contains("failed (optional, going on): write /opt: No such file or directory"),
             "{lines:?}"
         );
         assert!(

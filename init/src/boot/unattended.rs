@@ -397,14 +397,16 @@ fn named_disks(text: &str) -> Vec<TargetRef> {
     out
 }
 
-/// `discover()` until every disk in `named` is among the disks it returns,
-/// or `bound` has passed (then the plan names what is missing); the last
-/// disks found. Says what it waited for and how long.
+/// `discover(after_wait)` until every disk in `named` is among the disks it
+/// returns, or `bound` has passed (then the plan names what is missing); the
+/// last disks found. Says what it waited for and how long. The first look
+/// has `after_wait` false: coldplug has just settled, so only the looks
+/// after a wait need to look for new drivers first.
 fn wait_for_named(
     named: &[TargetRef],
     bound: std::time::Duration,
     log: &mut dyn FnMut(&str),
-    discover: &mut dyn FnMut() -> Vec<TargetInfo>,
+    discover: &mut dyn FnMut(bool) -> Vec<TargetInfo>,
 ) -> Vec<TargetInfo> {
     let start = std::time::Instant::now();
     let missing = |disks: &[TargetInfo]| -> Vec<String> {
@@ -418,7 +420,7 @@ fn wait_for_named(
             .map(ToString::to_string)
             .collect()
     };
-    let mut disks = discover();
+    let mut disks = discover(false);
     let mut gone = missing(&disks);
     if gone.is_empty() {
         return disks;
@@ -426,7 +428,7 @@ fn wait_for_named(
     log(&format!("waiting up to {} s for {}", bound.as_secs(), gone.join(", ")));
     while !gone.is_empty() && start.elapsed() < bound {
         std::thread::sleep(std::time::Duration::from_millis(250));
-        disks = discover();
+        disks = discover(true);
         gone = missing(&disks);
     }
     if gone.is_empty() {
@@ -470,7 +472,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     // No trusted stick: no config from any candidate, nor from the initramfs.
     let mut untrusted = false;
     // The stick's disk is never a target; with no stick trusted, no candidate's is.
-    let never: Vec<String> = match &choice {
+    let mut never: Vec<String> = match &choice {
         stick::Choice::One(s, _) => vec![s.disk.clone()],
         _ => sticks.iter().map(|s| s.disk.clone()).collect(),
     };
@@ -532,12 +534,37 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     };
     log(&format!("config: {source}"));
 
+    // The drivers' last quiet time runs while the stick is read and the disks there are
+    // listed; it ends before they are used (listed again if something appeared meanwhile).
+    // A BOOTBENCH-labelled FAT that appeared meanwhile is never a target.
+    let mut listed = Some(discover::disks(false));
+    if let Some(settled) = crate::modules::settle(log) {
+        log(&settled.line);
+        if settled.changed {
+            listed = None;
+        }
+        let late: Vec<String> = stick::find_in(Path::new("/sys"), Path::new("/dev"))
+            .into_iter()
+            .map(|s| s.disk)
+            .filter(|d| !never.contains(d))
+            .collect();
+        if !late.is_empty() {
+            log(&format!(
+                "a FAT labelled BOOTBENCH appeared after the stick was chosen, on {}: never a target",
+                late.join(", ")
+            ));
+            never.extend(late);
+        }
+    }
+
     // The disks, the stick's removed; first, a bounded wait for those the config names
     // that are not there yet (a USB disk still enumerating, a slow HBA).
     let named = named_disks(&text);
-    let disks: Vec<TargetInfo> = wait_for_named(&named, NAMED_WAIT, log, &mut || {
-        let _ = crate::modules::rescan();
-        discover::disks(false)
+    let disks: Vec<TargetInfo> = wait_for_named(&named, NAMED_WAIT, log, &mut |after_wait| {
+        if after_wait {
+            let _ = crate::modules::rescan();
+        }
+        listed.take().unwrap_or_else(|| discover::disks(false))
     })
     .into_iter()
     .filter(|d| !never.contains(&d.path))
@@ -623,7 +650,8 @@ mod tests {
             &named,
             std::time::Duration::from_secs(30),
             &mut |m| lines.push(m.to_string()),
-            &mut || {
+            &mut |after_wait| {
+                assert_eq!(after_wait, looks > 0, "only a look after a wait rescans");
                 looks += 1;
                 let mut d = vec![disk("A", None), disk("C", Some("naa.5000C5"))];
                 if looks >= 3 {
@@ -638,13 +666,14 @@ mod tests {
             lines[1].starts_with("every disk the config names is there"),
             "{lines:?}"
         );
-        // All there: one look, no wait, nothing said.
+        // All there: one look, no wait, no rescan, nothing said.
         let (mut looks, mut lines) = (0, Vec::new());
         wait_for_named(
             &named,
             std::time::Duration::from_secs(30),
             &mut |m| lines.push(m.to_string()),
-            &mut || {
+            &mut |after_wait| {
+                assert!(!after_wait);
                 looks += 1;
                 vec![disk("A", None), disk("B", Some("0x5000c5"))]
             },
@@ -657,7 +686,7 @@ mod tests {
             &named,
             std::time::Duration::from_millis(600),
             &mut |m| lines.push(m.to_string()),
-            &mut Vec::new,
+            &mut |_| Vec::new(),
         );
         assert!(t.elapsed() >= std::time::Duration::from_millis(600));
         assert!(
