@@ -256,15 +256,34 @@ pub struct FleetEntry {
     pub value: f64,
 }
 
-/// The disks of one model and firmware, over one or many documents, with
-/// one test's figure each: the test of that name that ended `ok`, and its
-/// figure usable.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FleetGroup {
+/// What the disks of a [`fleet`] group share besides the test: their model
+/// and firmware.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiskModel {
     /// The model.
     pub model: String,
     /// The firmware revision.
     pub firmware: String,
+}
+
+impl DiskModel {
+    /// A target's model and firmware, when both are known.
+    pub fn of(t: &TargetInfo) -> Option<DiskModel> {
+        Some(DiskModel {
+            model: t.model.clone()?,
+            firmware: t.firmware.clone()?,
+        })
+    }
+}
+
+/// The disks of one key (by default one model and firmware, [`DiskModel`]),
+/// over one or many documents, with one test's figure each: the test of that
+/// name that ended `ok`, and its figure usable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleetGroup<K = DiskModel> {
+    /// What the disks share: [`fleet`]'s model and firmware, or the key of
+    /// [`fleet_by`].
+    pub key: K,
     /// The test's name.
     pub test: String,
     /// Its workload.
@@ -281,11 +300,17 @@ pub struct FleetGroup {
     pub max: f64,
 }
 
-impl FleetGroup {
+impl<K> FleetGroup<K> {
+    /// True when `value` is more than [`OUTLIER_BELOW`] below the median:
+    /// the one outlier rule, of a document's `outlier` lines and of every
+    /// fleet view.
+    pub fn is_outlier(&self, value: f64) -> bool {
+        value < self.median * (1.0 - OUTLIER_BELOW)
+    }
+
     /// The entries more than [`OUTLIER_BELOW`] below the median.
     pub fn outliers(&self) -> impl Iterator<Item = &FleetEntry> {
-        let floor = self.median * (1.0 - OUTLIER_BELOW);
-        self.entries.iter().filter(move |e| e.value < floor)
+        self.entries.iter().filter(move |e| self.is_outlier(e.value))
     }
 }
 
@@ -296,10 +321,23 @@ impl FleetGroup {
 /// as a document's `outlier` lines, across documents: an entry more than
 /// 10% below its group's median is an outlier ([`FleetGroup::outliers`]).
 pub fn fleet(docs: &[&ResultDoc]) -> Vec<FleetGroup> {
-    let mut groups: Vec<FleetGroup> = Vec::new();
+    fleet_by(docs, |_, t| DiskModel::of(t))
+}
+
+/// [`fleet`] with another key: every whole disk (no array or layer) for
+/// which `key(document, disk)` is `Some`, grouped by that key, test name
+/// and analysed figure; the groups of two or more disks, in the order first
+/// seen, with their median, lowest and highest figure. A host tool groups
+/// by the machine's model and the disk's this way, with the same median
+/// and the same outlier rule.
+pub fn fleet_by<K: PartialEq + Clone>(
+    docs: &[&ResultDoc],
+    key: impl Fn(&ResultDoc, &TargetInfo) -> Option<K>,
+) -> Vec<FleetGroup<K>> {
+    let mut groups: Vec<FleetGroup<K>> = Vec::new();
     for (i, doc) in docs.iter().enumerate() {
         for t in doc.targets.iter().filter(|t| t.stack.is_none()) {
-            let (Some(model), Some(fw)) = (t.model.as_deref(), t.firmware.as_deref()) else {
+            let Some(k) = key(doc, t) else {
                 continue;
             };
             for test in doc
@@ -317,14 +355,11 @@ pub fn fleet(docs: &[&ResultDoc]) -> Vec<FleetGroup> {
                         serial: t.serial.clone(),
                         value,
                     };
-                    let same = |g: &&mut FleetGroup| {
-                        g.model == model && g.firmware == fw && g.test == test.name && g.metric == metric
-                    };
+                    let same = |g: &&mut FleetGroup<K>| g.key == k && g.test == test.name && g.metric == metric;
                     match groups.iter_mut().find(|g| same(g)) {
                         Some(g) => g.entries.push(entry),
                         None => groups.push(FleetGroup {
-                            model: model.into(),
-                            firmware: fw.into(),
+                            key: k.clone(),
                             test: test.name.clone(),
                             workload: test.workload,
                             metric,
@@ -364,7 +399,7 @@ fn analyze_outliers(doc: &ResultDoc, out: &mut Vec<Analysis>) {
             .count()
     };
     for g in fleet(&[doc]) {
-        if g.entries.len() != disks(&g.model, &g.firmware) {
+        if g.entries.len() != disks(&g.key.model, &g.key.firmware) {
             continue;
         }
         for e in g.outliers() {
@@ -381,8 +416,8 @@ fn analyze_outliers(doc: &ResultDoc, out: &mut Vec<Analysis>) {
                     "outlier: {:.0}% below the median of its group ({} disks of model {}, firmware {}: {})",
                     (1.0 - e.value / g.median) * 100.0,
                     g.entries.len(),
-                    g.model,
-                    g.firmware,
+                    g.key.model,
+                    g.key.firmware,
                     g.metric.show(g.median)
                 ),
                 limited_by: None,
@@ -1953,7 +1988,7 @@ mod tests {
         assert_eq!(g.len(), 1, "{g:?}");
         let g = &g[0];
         assert_eq!(
-            (g.model.as_str(), g.firmware.as_str(), g.test.as_str()),
+            (g.key.model.as_str(), g.key.firmware.as_str(), g.test.as_str()),
             ("M", "F", "seq_read")
         );
         assert_eq!(g.metric, Metric::ReadBps);
@@ -1968,6 +2003,51 @@ mod tests {
             fleet(&[&d1, &d1]).iter().map(|g| g.entries.len()).collect::<Vec<_>>(),
             vec![2, 2]
         );
+    }
+
+    /// `fleet_by` with another key: the machine's model from the document
+    /// (its host) with the disk's model. Two documents of host model H and
+    /// one of G, each with one disk of model M: H's disks are a group of
+    /// two with their median, G's one disk no group; a key of None leaves a
+    /// disk out; `fleet` is `fleet_by` with `DiskModel::of`; the outlier
+    /// rule is the same (`is_outlier` exactly at and just past 10% below).
+    #[test]
+    fn fleet_by_another_key_groups_and_judges_alike() {
+        let t = |p: &str, v: f64| test(p, Workload::SeqRead, Metric::ReadBps, v * MBS);
+        let on = |host: &str, v: f64| {
+            let mut d = doc(
+                vec![model(disk("/dev/a", 1 << 30), "M", Some("F"))],
+                vec![t("/dev/a", v)],
+            );
+            d.host.product_name = Some(host.into());
+            d
+        };
+        let (h0, h1, g0) = (on("H", 100.0), on("H", 60.0), on("G", 80.0));
+        let docs = [&h0, &h1, &g0];
+        let key = |d: &ResultDoc, t: &TargetInfo| Some((d.host.product_name.clone()?, DiskModel::of(t)?));
+        let by = fleet_by(&docs, key);
+        assert_eq!(by.len(), 1, "{by:?}");
+        let g = &by[0];
+        assert_eq!(
+            g.key,
+            (
+                "H".to_string(),
+                DiskModel {
+                    model: "M".into(),
+                    firmware: "F".into()
+                }
+            )
+        );
+        assert_eq!(g.entries.iter().map(|e| e.doc).collect::<Vec<_>>(), vec![0, 1]);
+        assert!(close(g.median, 80.0 * MBS) && close(g.min, 60.0 * MBS) && close(g.max, 100.0 * MBS));
+        assert_eq!(g.outliers().map(|e| e.doc).collect::<Vec<_>>(), vec![1]);
+        assert!(!g.is_outlier(72.0 * MBS) && g.is_outlier(71.9 * MBS));
+        // No key: no group.
+        assert!(fleet_by(&docs, |_, _| None::<()>).is_empty());
+        // The default key is the disk's model and firmware.
+        let plain = fleet(&docs);
+        assert_eq!(plain, fleet_by(&docs, |_, t| DiskModel::of(t)));
+        assert_eq!(plain[0].entries.len(), 3);
     }
 
     /// A main step reading at `bps` in each interval of 1 s.

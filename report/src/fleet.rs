@@ -57,8 +57,8 @@ fn group(g: &FleetGroup) -> String {
     };
     let mut out = format!(
         "-- model {}, firmware {}: test {} ({}), {}: {} disks, median {}, spread {}-{}{spread}\n",
-        g.model,
-        g.firmware,
+        g.key.model,
+        g.key.firmware,
         g.test,
         g.workload.name(),
         metric_label(g.metric),

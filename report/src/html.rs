@@ -1332,8 +1332,8 @@ fn fleet_group(out: &mut String, docs: &[Loaded], g: &FleetGroup) {
     };
     let heading = format!(
         "Model {}, firmware {}: {} ({}), {}",
-        g.model,
-        g.firmware,
+        g.key.model,
+        g.key.firmware,
         g.test,
         g.workload.name(),
         metric_label(m)
@@ -1404,11 +1404,11 @@ fn fleet_group(out: &mut String, docs: &[Loaded], g: &FleetGroup) {
         })
         .collect();
     let group = Group {
-        label: format!("{} {}", g.model, g.firmware),
+        label: format!("{} {}", g.key.model, g.key.firmware),
         bars,
         expected: Some((axis_value(m, g.median), format!("median {}", fmt_metric(m, g.median)))),
     };
-    let title = format!("{} {} · {} · {}", g.model, g.firmware, g.test, metric_label(m));
+    let title = format!("{} {} · {} · {}", g.key.model, g.key.firmware, g.test, metric_label(m));
     let svg = bar_chart(Chart::Fleet, &title, metric_axis(m), num, &[group]);
     let mut names = vec!["disk (dashed line: the group's median)".to_string()];
     if !outliers.is_empty() {
