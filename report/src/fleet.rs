@@ -1,88 +1,746 @@
-//! `fleet FILE...`: the disks of many documents (one machine's runs, or many
-//! machines') grouped by model and firmware, for each test and figure: how
-//! many, the median, the spread, and the odd ones out (more than 10% below
-//! the group's median, the rule of a document's `outlier` lines; see
-//! [`bench_core::analysis::fleet`]). `compare` ends with the same section
-//! over its two documents.
+//! `fleet PATH...`: the machines and disks of many documents (a rack of
+//! machines, or one machine's runs) in one report. `compare` ends with its
+//! last part ([`section`]) over its two documents.
+//!
+//! - Inputs ([`gather`]): each path a result document or a directory, whose
+//!   `*.json` files (not its subdirectories') are read in name order. A file
+//!   that is not a result document this tool reads is skipped (the caller
+//!   warns, naming it and why); a path that cannot be read at all, or no
+//!   document in any, is an error.
+//! - Machines ([`machine_id`]): a machine is its DMI product serial, else its
+//!   host name, else its document's file name, and the report says which.
+//!   Serials and host names that firmware or the kernel fill in when nobody
+//!   did (`To Be Filled By O.E.M.`, `Default string`, all zeros; `(none)`,
+//!   the host name of a booted stick; `localhost`) name no machine: machines
+//!   that all say so would be one.
+//! - Groups: every whole disk (no array or layer) of every document with a
+//!   known model and firmware, by disk model and firmware
+//!   ([`bench_core::analysis::fleet`]), and by the machine's model (DMI
+//!   vendor and product) with the disk's model and firmware
+//!   ([`bench_core::analysis::fleet_by`]): within a host model, disks of
+//!   another model are not compared, so a machine with an SSD and a hard
+//!   disk does not make the disk an outlier. For each test and figure: how
+//!   many disks on how many machines, the median, the spread, and the
+//!   outliers by bench-core's rule (more than [`OUTLIER_BELOW`] below the
+//!   group's median, the rule of a document's `outlier` lines). The same
+//!   disk in two documents counts twice.
 
-use bench_core::analysis::{fleet, FleetGroup, OUTLIER_BELOW};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
-use crate::read::Loaded;
+use bench_core::analysis::{fleet, fleet_by, metrics, DiskModel, FleetGroup, Metric, OUTLIER_BELOW};
+use bench_core::result::{Host, Status, TargetInfo};
+use bench_core::spec::Workload;
+
+use crate::read::{self, Loaded, ReadError};
 use crate::show::{metric_label, metric_plain};
-use crate::text::{table, Align};
+use crate::text::{self, table, Align};
 
-/// The whole `fleet` output.
-pub fn render(docs: &[Loaded]) -> String {
-    let mut out = format!(
-        "fleet of {} document(s): whole disks grouped by model and firmware; MB/s = 10^6 B/s, IOPS = requests/s; \
-         an outlier is more than {:.0}% below its group's median\n",
-        docs.len(),
+// ---------------------------------------------------------------- inputs
+
+/// The documents `fleet` read, and the files it skipped.
+#[derive(Debug)]
+pub struct Gathered {
+    /// The result documents, in the order of the paths (a directory's by
+    /// file name).
+    pub docs: Vec<Loaded>,
+    /// The files that are not result documents this tool reads.
+    pub skipped: Vec<ReadError>,
+}
+
+/// Why `fleet` has nothing to report.
+#[derive(Debug)]
+pub enum GatherError {
+    /// A path that is neither a readable file nor a readable directory.
+    Path {
+        /// The path as given.
+        path: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// No result document in any of the paths.
+    Nothing {
+        /// The paths as given.
+        paths: Vec<String>,
+        /// How many files were skipped.
+        skipped: usize,
+    },
+}
+
+impl std::fmt::Display for GatherError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GatherError::Path { path, what } => write!(f, "{path}: {what}"),
+            GatherError::Nothing { paths, skipped } => write!(
+                f,
+                "no bootbench result document in {} ({skipped} file(s) skipped)",
+                paths.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GatherError {}
+
+/// A directory entry `fleet` reads: a file whose name ends in `.json`
+/// (any case).
+fn is_json(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) && p.is_file()
+}
+
+/// Read every document of `paths` (see the module docs). A file named
+/// twice (itself and through its directory) is read once.
+pub fn gather(paths: &[PathBuf]) -> Result<Gathered, GatherError> {
+    let fail = |p: &Path, what: String| GatherError::Path {
+        path: p.display().to_string(),
+        what,
+    };
+    let mut files = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| fail(p, format!("cannot read: {e}")))?;
+        if !meta.is_dir() {
+            files.push(p.clone());
+            continue;
+        }
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(p).map_err(|e| fail(p, format!("cannot list the directory: {e}")))? {
+            let path = entry
+                .map_err(|e| fail(p, format!("cannot list the directory: {e}")))?
+                .path();
+            if is_json(&path) {
+                found.push(path);
+            }
+        }
+        found.sort();
+        files.extend(found);
+    }
+    let mut seen = HashSet::new();
+    files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
+    let (mut docs, mut skipped) = (Vec::new(), Vec::new());
+    for f in &files {
+        match read::load(f) {
+            Ok(l) => docs.push(l),
+            Err(e) => skipped.push(e),
+        }
+    }
+    if docs.is_empty() {
+        return Err(GatherError::Nothing {
+            paths: paths.iter().map(|p| p.display().to_string()).collect(),
+            skipped: skipped.len(),
+        });
+    }
+    Ok(Gathered { docs, skipped })
+}
+
+// ---------------------------------------------------------------- machines
+
+/// What tells a machine from the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdBy {
+    /// The DMI product serial.
+    Serial,
+    /// The host name.
+    Hostname,
+    /// The document's file name (neither of the others is known).
+    File,
+}
+
+impl IdBy {
+    /// The word the reports give.
+    pub const fn word(self) -> &'static str {
+        match self {
+            IdBy::Serial => "serial",
+            IdBy::Hostname => "hostname",
+            IdBy::File => "file",
+        }
+    }
+}
+
+/// DMI strings that firmware gives when the maker filled in nothing
+/// (compared without case): no serial, no model.
+const DMI_PLACEHOLDERS: [&str; 18] = [
+    "to be filled by o.e.m.",
+    "to be filled by oem",
+    "default string",
+    "system serial number",
+    "system product name",
+    "chassis serial number",
+    "serial number",
+    "not specified",
+    "not applicable",
+    "not available",
+    "none",
+    "n/a",
+    "na",
+    "unknown",
+    "invalid",
+    "oem",
+    "0123456789",
+    "123456789",
+];
+
+/// Host names that name no machine: the kernel's when none was set (a
+/// booted stick's), and the loopback names.
+const HOSTNAME_PLACEHOLDERS: [&str; 3] = ["(none)", "localhost", "localhost.localdomain"];
+
+/// `s` trimmed, unless it is empty, one of `placeholders` (without case)
+/// or one character, alone or repeated (`0`, `0000000`, `XXXXXXXX`).
+fn real<'a>(s: Option<&'a str>, placeholders: &[&str]) -> Option<&'a str> {
+    let s = s?.trim();
+    let mut chars = s.chars();
+    let first = chars.next()?;
+    let repeated = chars.all(|c| c == first);
+    let placeholder = placeholders.iter().any(|p| p.eq_ignore_ascii_case(s));
+    (!repeated && !placeholder).then_some(s)
+}
+
+/// The machine a document comes from: its DMI product serial, else its
+/// host name, else its file name (see the module docs).
+pub fn machine_id(l: &Loaded) -> (IdBy, String) {
+    let h = &l.doc.host;
+    if let Some(s) = real(h.product_serial.as_deref(), &DMI_PLACEHOLDERS) {
+        (IdBy::Serial, s.to_owned())
+    } else if let Some(n) = real(h.hostname.as_deref(), &HOSTNAME_PLACEHOLDERS) {
+        (IdBy::Hostname, n.to_owned())
+    } else {
+        (IdBy::File, l.file.clone())
+    }
+}
+
+/// The machine's model: DMI vendor and product (`Dell Inc. PowerEdge
+/// R640`), the product alone when the vendor is unknown or already in it;
+/// `None` without a product name.
+pub fn host_model(h: &Host) -> Option<String> {
+    let product = real(h.product_name.as_deref(), &DMI_PLACEHOLDERS)?;
+    Some(match real(h.sys_vendor.as_deref(), &DMI_PLACEHOLDERS) {
+        Some(v) if !product.to_lowercase().starts_with(&v.to_lowercase()) => format!("{v} {product}"),
+        _ => product.to_owned(),
+    })
+}
+
+/// One machine of the fleet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Machine {
+    /// Its name: the serial, host name or file name ([`Machine::by`]).
+    pub name: String,
+    /// Which one the name is.
+    pub by: IdBy,
+    /// The host model ([`host_model`]) of its first document that has one.
+    pub model: Option<String>,
+    /// The CPU model of its first document that has one.
+    pub cpu: Option<String>,
+    /// Its documents (indexes into the documents).
+    pub docs: Vec<usize>,
+    /// Its whole disks over all its documents, told apart by serial (else
+    /// by path).
+    pub disks: usize,
+}
+
+// ---------------------------------------------------------------- the view
+
+/// The key of the host-model groups: the machine's model and the disk's
+/// model and firmware.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostDisk {
+    /// The host model ([`host_model`]).
+    pub host: String,
+    /// The disk's model and firmware.
+    pub disk: DiskModel,
+}
+
+/// How a group's key reads in a report.
+pub trait Key {
+    /// In a heading: `model M, firmware F`.
+    fn heading(&self) -> String;
+}
+
+impl Key for DiskModel {
+    fn heading(&self) -> String {
+        format!("model {}, firmware {}", self.model, self.firmware)
+    }
+}
+
+impl Key for HostDisk {
+    fn heading(&self) -> String {
+        format!("host {}, disk {}", self.host, self.disk.heading())
+    }
+}
+
+/// A column of the every-disk table: one test and one of its figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    /// The test's name.
+    pub test: String,
+    /// Its workload.
+    pub workload: Workload,
+    /// The figure.
+    pub metric: Metric,
+}
+
+/// A cell of the every-disk table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// The figure, in the metric's unit; `outlier` when the disk is an
+    /// outlier of its model and firmware group in this test and figure.
+    Figure {
+        /// The value.
+        value: f64,
+        /// More than [`OUTLIER_BELOW`] below its group's median.
+        outlier: bool,
+    },
+    /// The test did not end ok: `skip`, `err`, ... ([`text::marker`]).
+    Marker(String),
+    /// No such test on this disk, or no usable figure.
+    NotRun,
+}
+
+/// A row of the every-disk table: one whole disk of one document.
+#[derive(Debug)]
+pub struct DiskRow<'a> {
+    /// The machine (index into [`Fleet::machines`]).
+    pub machine: usize,
+    /// The document (index into the documents).
+    pub doc: usize,
+    /// The disk.
+    pub disk: &'a TargetInfo,
+    /// One cell per [`Fleet::columns`].
+    pub cells: Vec<Cell>,
+}
+
+impl DiskRow<'_> {
+    /// How many of its figures are outliers.
+    pub fn outliers(&self) -> usize {
+        self.cells
+            .iter()
+            .filter(|c| matches!(c, Cell::Figure { outlier: true, .. }))
+            .count()
+    }
+}
+
+/// Everything the fleet reports show, computed once from the documents.
+#[derive(Debug)]
+pub struct Fleet<'a> {
+    /// The documents.
+    pub docs: &'a [Loaded],
+    /// The machines, in the order their first document came.
+    pub machines: Vec<Machine>,
+    /// Each document's machine (index into `machines`).
+    pub machine_of: Vec<usize>,
+    /// The every-disk table's columns: each test and figure that ended ok
+    /// with a usable figure on at least one whole disk, in the order first
+    /// seen.
+    pub columns: Vec<Column>,
+    /// The every-disk table's rows, machine by machine.
+    pub rows: Vec<DiskRow<'a>>,
+    /// The groups by host model, disk model and firmware.
+    pub by_host: Vec<FleetGroup<HostDisk>>,
+    /// The groups by disk model and firmware.
+    pub by_disk: Vec<FleetGroup>,
+}
+
+impl<'a> Fleet<'a> {
+    /// The view of `docs`.
+    pub fn new(docs: &'a [Loaded]) -> Fleet<'a> {
+        let mut machines: Vec<Machine> = Vec::new();
+        let mut machine_of = Vec::with_capacity(docs.len());
+        for (i, l) in docs.iter().enumerate() {
+            let (by, name) = machine_id(l);
+            let m = match machines.iter().position(|m| m.by == by && m.name == name) {
+                Some(m) => m,
+                None => {
+                    machines.push(Machine {
+                        name,
+                        by,
+                        model: None,
+                        cpu: None,
+                        docs: Vec::new(),
+                        disks: 0,
+                    });
+                    machines.len() - 1
+                }
+            };
+            let machine = &mut machines[m];
+            machine.docs.push(i);
+            machine.model = machine.model.take().or_else(|| host_model(&l.doc.host));
+            machine.cpu = machine.cpu.take().or_else(|| l.doc.host.cpu_model.clone());
+            machine_of.push(m);
+        }
+        for m in &mut machines {
+            let mut seen = HashSet::new();
+            for &d in &m.docs {
+                for t in whole_disks(&docs[d]) {
+                    seen.insert(t.serial.clone().map_or_else(|| (false, t.path.clone()), |s| (true, s)));
+                }
+            }
+            m.disks = seen.len();
+        }
+        let refs: Vec<&bench_core::result::ResultDoc> = docs.iter().map(|l| &l.doc).collect();
+        let by_disk = fleet(&refs);
+        let by_host = fleet_by(&refs, |d, t| {
+            Some(HostDisk {
+                host: host_model(&d.host)?,
+                disk: DiskModel::of(t)?,
+            })
+        });
+        let columns = columns(docs);
+        let mut rows = Vec::new();
+        for (mi, m) in machines.iter().enumerate() {
+            for &d in &m.docs {
+                for t in whole_disks(&docs[d]) {
+                    let cells = columns.iter().map(|c| cell(&docs[d], d, t, c, &by_disk)).collect();
+                    rows.push(DiskRow {
+                        machine: mi,
+                        doc: d,
+                        disk: t,
+                        cells,
+                    });
+                }
+            }
+        }
+        Fleet {
+            docs,
+            machines,
+            machine_of,
+            columns,
+            rows,
+            by_host,
+            by_disk,
+        }
+    }
+
+    /// The name of document `doc`'s machine.
+    pub fn machine_name(&self, doc: usize) -> &str {
+        self.machine_of
+            .get(doc)
+            .and_then(|&m| self.machines.get(m))
+            .map_or("-", |m| m.name.as_str())
+    }
+
+    /// On how many machines a group's disks are.
+    pub fn machines_in<K>(&self, g: &FleetGroup<K>) -> usize {
+        g.entries
+            .iter()
+            .filter_map(|e| self.machine_of.get(e.doc))
+            .collect::<HashSet<_>>()
+            .len()
+    }
+}
+
+/// The whole disks of a document (no array or layer), in target order.
+fn whole_disks(l: &Loaded) -> impl Iterator<Item = &TargetInfo> {
+    l.doc.targets.iter().filter(|t| t.stack.is_none())
+}
+
+/// A usable figure: present, finite and above zero (as bench-core's
+/// groups take them).
+fn usable(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// Each test and figure that ended ok with a usable figure on at least one
+/// whole disk, in the order first seen.
+fn columns(docs: &[Loaded]) -> Vec<Column> {
+    let mut out: Vec<Column> = Vec::new();
+    for l in docs {
+        for t in whole_disks(l) {
+            for test in l
+                .doc
+                .tests
+                .iter()
+                .filter(|x| x.target == t.path && x.status == Status::Ok)
+            {
+                for &metric in metrics(test.workload) {
+                    if usable(metric.get(&test.summary)).is_none() {
+                        continue;
+                    }
+                    if !out.iter().any(|c| c.test == test.name && c.metric == metric) {
+                        out.push(Column {
+                            test: test.name.clone(),
+                            workload: test.workload,
+                            metric,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The cell of disk `t` of document `d` (index `di`) in column `c`: the
+/// figure of its first test of that name that ended ok, marked when it is
+/// an outlier of its model and firmware group (bench-core's rule).
+fn cell(l: &Loaded, di: usize, t: &TargetInfo, c: &Column, by_disk: &[FleetGroup]) -> Cell {
+    let mut tests = l.doc.tests.iter().filter(|x| x.target == t.path && x.name == c.test);
+    let Some(first) = tests.clone().next() else {
+        return Cell::NotRun;
+    };
+    let Some(ok) = tests.find(|x| x.status == Status::Ok) else {
+        return text::marker(&first.status).map_or(Cell::NotRun, Cell::Marker);
+    };
+    let Some(value) = usable(c.metric.get(&ok.summary)) else {
+        return Cell::NotRun;
+    };
+    let outlier = by_disk
+        .iter()
+        .filter(|g| g.test == c.test && g.metric == c.metric)
+        .flat_map(|g| g.entries.iter().map(move |e| (g, e)))
+        .any(|(g, e)| e.doc == di && e.target == t.path && g.is_outlier(e.value));
+    Cell::Figure { value, outlier }
+}
+
+/// The spread of a group as a share of its median: `193%`; empty for a
+/// median of zero.
+pub fn spread_share<K>(g: &FleetGroup<K>) -> Option<f64> {
+    (g.median > 0.0).then(|| (g.max - g.min) / g.median * 100.0)
+}
+
+/// A figure against its group's median: `+4%`, `-30%`.
+pub fn against<K>(g: &FleetGroup<K>, v: f64) -> String {
+    if g.median > 0.0 {
+        format!("{:+.0}%", (v / g.median - 1.0) * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+// ---------------------------------------------------------------- text
+
+/// The units and the rule, said once at the top.
+fn rule_line() -> String {
+    format!(
+        "MB/s = 10^6 B/s, IOPS = requests/s; an outlier is more than {:.0}% below its group's median \
+         (bench-core's rule, as a document's outlier lines)",
         OUTLIER_BELOW * 100.0
+    )
+}
+
+/// The whole `fleet` text: the documents, the machines, every machine and
+/// disk in one table, the groups by host model, and by disk model and
+/// firmware.
+pub fn render(docs: &[Loaded]) -> String {
+    let f = Fleet::new(docs);
+    let mut out = format!(
+        "fleet of {} document(s) from {} machine(s); {}\n",
+        docs.len(),
+        f.machines.len(),
+        rule_line()
     );
     for (i, d) in docs.iter().enumerate() {
-        out.push_str(&format!("  [{}] {} ({})\n", i + 1, d.file, host_of(d)));
+        out.push_str(&format!(
+            "  [{}] {} (machine {}, started {})\n",
+            i + 1,
+            d.file,
+            f.machine_name(i),
+            text::utc(d.doc.run.started_unix_ns)
+        ));
     }
-    let s = section(docs);
-    if s.is_empty() {
-        out.push_str("\nno model and firmware with two or more disks that ran the same test\n");
-    } else {
-        out.push_str(&s);
+    out.push_str(
+        "\nmachines (a machine is its DMI product serial, else its host name, else its document's file name: \
+         `by` says which)\n",
+    );
+    out.push_str(&machines_table(&f));
+    out.push_str(&format!(
+        "\nevery machine and disk: per test the figure bench-core judges (MB/s = 10^6 B/s, IOPS = requests/s), \
+         from the disk's first run of it that ended ok; skip = skipped, err = failed, - = not run; \
+         * = outlier of its disk model and firmware group (more than {:.0}% below its median)\n",
+        OUTLIER_BELOW * 100.0
+    ));
+    out.push_str(&disks_table(&f));
+    out.push_str("\nby host model (DMI vendor and product), and within it by disk model and firmware:\n");
+    if f.by_host.is_empty() {
+        out.push_str("no host model with two or more disks of one model and firmware that ran the same test\n");
     }
-    out
-}
-
-/// One block per group (model, firmware, test, figure), or nothing when no
-/// group has two disks.
-pub fn section(docs: &[Loaded]) -> String {
-    let refs: Vec<&bench_core::result::ResultDoc> = docs.iter().map(|l| &l.doc).collect();
-    let mut out = String::new();
-    for g in fleet(&refs) {
+    for g in &f.by_host {
         out.push('\n');
-        out.push_str(&group(&g));
+        out.push_str(&group(&f, g));
+    }
+    out.push_str("\nby disk model and firmware:\n");
+    if f.by_disk.is_empty() {
+        out.push_str("no model and firmware with two or more disks that ran the same test\n");
+    } else {
+        out.push_str(&groups_text(&f));
     }
     out
 }
 
-fn host_of(d: &Loaded) -> String {
-    let h = &d.doc.host;
-    let name = h.hostname.as_deref().unwrap_or("-");
-    format!("host {name}, started {}", crate::text::utc(d.doc.run.started_unix_ns))
+/// The groups by disk model and firmware alone (what `compare` ends
+/// with), or nothing when no group has two disks.
+pub fn section(docs: &[Loaded]) -> String {
+    groups_text(&Fleet::new(docs))
 }
 
-fn group(g: &FleetGroup) -> String {
-    let spread = if g.median > 0.0 {
-        format!(" ({:.0}% of the median)", (g.max - g.min) / g.median * 100.0)
-    } else {
-        String::new()
-    };
+fn groups_text(f: &Fleet) -> String {
+    let mut out = String::new();
+    for g in &f.by_disk {
+        out.push('\n');
+        out.push_str(&group(f, g));
+    }
+    out
+}
+
+fn opt(s: Option<&str>) -> String {
+    s.unwrap_or("-").to_owned()
+}
+
+fn machines_table(f: &Fleet) -> String {
+    let mut rows = vec![["machine", "by", "host model", "CPU", "disks", "documents"]
+        .map(String::from)
+        .to_vec()];
+    for m in &f.machines {
+        rows.push(vec![
+            m.name.clone(),
+            m.by.word().into(),
+            opt(m.model.as_deref()),
+            opt(m.cpu.as_deref()),
+            m.disks.to_string(),
+            m.docs
+                .iter()
+                .map(|d| format!("[{}]", d + 1))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ]);
+    }
+    use Align::{Left as L, Right as R};
+    table(&rows, &[L, L, L, L, R, L])
+}
+
+fn disks_table(f: &Fleet) -> String {
+    let mut head: Vec<String> = ["machine", "doc", "disk", "model", "firmware", "serial"]
+        .map(String::from)
+        .to_vec();
+    let mut units: Vec<String> = vec![String::new(); head.len()];
+    for c in &f.columns {
+        head.push(c.test.clone());
+        units.push(metric_label(c.metric).into());
+    }
+    head.push(String::new());
+    let mut rows = vec![head, units];
+    for r in &f.rows {
+        let t = r.disk;
+        let mut row = vec![
+            f.machines[r.machine].name.clone(),
+            format!("[{}]", r.doc + 1),
+            t.path.clone(),
+            opt(t.model.as_deref()),
+            opt(t.firmware.as_deref()),
+            opt(t.serial.as_deref()),
+        ];
+        for (c, cell) in f.columns.iter().zip(&r.cells) {
+            row.push(match cell {
+                Cell::Figure { value, outlier } => {
+                    format!("{}{}", metric_plain(c.metric, *value), if *outlier { "*" } else { " " })
+                }
+                Cell::Marker(m) => format!("{m} "),
+                Cell::NotRun => "- ".into(),
+            });
+        }
+        row.push(if r.outliers() > 0 {
+            "outlier".into()
+        } else {
+            String::new()
+        });
+        rows.push(row);
+    }
+    let mut align = vec![Align::Left; 6];
+    align.extend(f.columns.iter().map(|_| Align::Right));
+    align.push(Align::Left);
+    table(&rows, &align)
+}
+
+fn group<K: Key>(f: &Fleet, g: &FleetGroup<K>) -> String {
+    let spread = spread_share(g).map_or_else(String::new, |s| format!(" ({s:.0}% of the median)"));
     let mut out = format!(
-        "-- model {}, firmware {}: test {} ({}), {}: {} disks, median {}, spread {}-{}{spread}\n",
-        g.key.model,
-        g.key.firmware,
+        "-- {}: test {} ({}), {}: {} disks on {} machine(s), median {}, spread {}-{}{spread}\n",
+        g.key.heading(),
         g.test,
         g.workload.name(),
         metric_label(g.metric),
         g.entries.len(),
+        f.machines_in(g),
         metric_plain(g.metric, g.median),
         metric_plain(g.metric, g.min),
         metric_plain(g.metric, g.max),
     );
-    let outliers: Vec<_> = g.outliers().collect();
-    let mut rows = vec![["doc", "target", "serial", metric_label(g.metric), "vs median", ""]
-        .map(String::from)
-        .to_vec()];
+    let mut rows = vec![[
+        "doc",
+        "machine",
+        "disk",
+        "serial",
+        metric_label(g.metric),
+        "vs median",
+        "",
+    ]
+    .map(String::from)
+    .to_vec()];
     for e in &g.entries {
-        let odd = outliers.iter().any(|o| std::ptr::eq(*o, e));
         rows.push(vec![
             format!("[{}]", e.doc + 1),
+            f.machine_name(e.doc).to_owned(),
             e.target.clone(),
             e.serial.clone().unwrap_or_else(|| "-".into()),
             metric_plain(g.metric, e.value),
-            format!("{:+.0}%", (e.value / g.median - 1.0) * 100.0),
-            if odd { "outlier".into() } else { String::new() },
+            against(g, e.value),
+            if g.is_outlier(e.value) {
+                "outlier".into()
+            } else {
+                String::new()
+            },
         ]);
     }
     use Align::{Left as L, Right as R};
-    out.push_str(&table(&rows, &[L, L, L, R, R, L]));
+    out.push_str(&table(&rows, &[L, L, L, L, R, R, L]));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_name_no_machine() {
+        for (s, want) in [
+            (Some("CZ1234"), Some("CZ1234")),
+            (Some("  CZ1234 "), Some("CZ1234")),
+            (Some("To Be Filled By O.E.M."), None),
+            (Some("default STRING"), None),
+            (Some("0000000000"), None),
+            (Some("XXXXXXXX"), None),
+            (Some("0"), None),
+            (Some("A1"), Some("A1")),
+            (Some(""), None),
+            (Some("   "), None),
+            (None, None),
+        ] {
+            assert_eq!(real(s, &DMI_PLACEHOLDERS), want, "{s:?}");
+        }
+        assert_eq!(real(Some("(none)"), &HOSTNAME_PLACEHOLDERS), None);
+        assert_eq!(real(Some("rack1-07"), &HOSTNAME_PLACEHOLDERS), Some("rack1-07"));
+    }
+
+    #[test]
+    fn host_models() {
+        let h = |v: Option<&str>, p: Option<&str>| Host {
+            sys_vendor: v.map(String::from),
+            product_name: p.map(String::from),
+            ..Host::default()
+        };
+        for (v, p, want) in [
+            (
+                Some("Dell Inc."),
+                Some("PowerEdge R640"),
+                Some("Dell Inc. PowerEdge R640"),
+            ),
+            (
+                Some("HPE"),
+                Some("HPE ProLiant DL380 Gen10"),
+                Some("HPE ProLiant DL380 Gen10"),
+            ),
+            (None, Some("X11DPi-N"), Some("X11DPi-N")),
+            (Some("Supermicro"), Some("To Be Filled By O.E.M."), None),
+            (Some("QEMU"), None, None),
+        ] {
+            assert_eq!(host_model(&h(v, p)).as_deref(), want, "{v:?} {p:?}");
+        }
+    }
 }

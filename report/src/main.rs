@@ -40,14 +40,20 @@ enum Command {
         /// The second document (B, "after").
         b: PathBuf,
     },
-    /// The disks of many documents (one machine's or many machines') grouped
-    /// by model and firmware: for each test and figure the number of disks,
-    /// the median, the spread, and the outliers (more than 10% below the
-    /// median).
+    /// The machines and disks of many documents (a rack of machines, or one
+    /// machine's runs): the machines, every machine and disk in one table,
+    /// then for each test and figure the disks grouped by host model (with
+    /// the disk model and firmware) and by disk model and firmware: the
+    /// number of disks and machines, the median, the spread, and the
+    /// outliers (more than 10% below the group's median, bench-core's
+    /// rule). A machine is its DMI product serial, else its host name, else
+    /// its file name. MB/s = 10^6 B/s, IOPS = requests/s.
     Fleet {
-        /// Result documents.
+        /// Result documents, or directories: each directory's `*.json`
+        /// files are read (not its subdirectories'); a file that is not a
+        /// result document is skipped with a warning.
         #[arg(required = true)]
-        files: Vec<PathBuf>,
+        paths: Vec<PathBuf>,
     },
     /// Cut every result document out of a serial console log, verified
     /// (length, CRC-32, and the nonce its boot announced).
@@ -107,7 +113,7 @@ fn main() -> ExitCode {
             };
             safe_lines(&format!("{}{tail}", compare::render(&docs[0], &docs[1])))
         }),
-        Command::Fleet { files } => with_docs(&files, |docs| safe_lines(&fleet::render(docs))),
+        Command::Fleet { paths } => run_fleet(&paths),
         Command::Csv { files } => with_docs(&files, csv::render),
         Command::Html { files, output } => match load_all(&files) {
             Ok(docs) => {
@@ -156,6 +162,27 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<Loaded>, ExitCode> {
     } else {
         Ok(docs)
     }
+}
+
+/// `fleet`: read what the paths hold, skipping (with a warning) what is
+/// not a result document; the text on stdout.
+fn run_fleet(paths: &[PathBuf]) -> ExitCode {
+    let got = match fleet::gather(paths) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("bootbench-report: {e}");
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    for e in &got.skipped {
+        eprintln!("bootbench-report: warning: {e}; skipped");
+    }
+    for l in &got.docs {
+        for w in &l.warnings {
+            eprintln!("bootbench-report: warning: {}: {w}", l.file);
+        }
+    }
+    print(&safe_lines(&fleet::render(&got.docs)))
 }
 
 fn with_docs(files: &[PathBuf], render: impl FnOnce(&[Loaded]) -> String) -> ExitCode {
