@@ -1,6 +1,7 @@
 //! `fleet PATH...`: the machines and disks of many documents (a rack of
 //! machines, or one machine's runs) in one report. `compare` ends with its
-//! last part ([`section`]) over its two documents.
+//! last part ([`section`]) over its two documents; `html` and `fleet
+//! --html` draw the same view ([`crate::html`]).
 //!
 //! - Inputs ([`gather`]): each path a result document or a directory, whose
 //!   `*.json` files (not its subdirectories') are read in name order. A file
@@ -252,17 +253,29 @@ pub struct HostDisk {
 pub trait Key {
     /// In a heading: `model M, firmware F`.
     fn heading(&self) -> String;
+    /// As the name of a chart's row, a line or two: `M F`.
+    fn lines(&self) -> Vec<String>;
 }
 
 impl Key for DiskModel {
     fn heading(&self) -> String {
         format!("model {}, firmware {}", self.model, self.firmware)
     }
+
+    fn lines(&self) -> Vec<String> {
+        vec![format!("{} {}", self.model, self.firmware)]
+    }
 }
 
 impl Key for HostDisk {
     fn heading(&self) -> String {
         format!("host {}, disk {}", self.host, self.disk.heading())
+    }
+
+    fn lines(&self) -> Vec<String> {
+        let mut v = vec![self.host.clone()];
+        v.extend(self.disk.lines());
+        v
     }
 }
 
@@ -487,6 +500,19 @@ fn cell(l: &Loaded, di: usize, t: &TargetInfo, c: &Column, by_disk: &[FleetGroup
         .flat_map(|g| g.entries.iter().map(move |e| (g, e)))
         .any(|(g, e)| e.doc == di && e.target == t.path && g.is_outlier(e.value));
     Cell::Figure { value, outlier }
+}
+
+/// `groups` gathered by test and figure, in the order first seen (each
+/// list holds the groups of one test and figure, never none).
+pub fn by_test<K>(groups: &[FleetGroup<K>]) -> Vec<Vec<&FleetGroup<K>>> {
+    let mut out: Vec<Vec<&FleetGroup<K>>> = Vec::new();
+    for g in groups {
+        match out.iter_mut().find(|v| v[0].test == g.test && v[0].metric == g.metric) {
+            Some(v) => v.push(g),
+            None => out.push(vec![g]),
+        }
+    }
+    out
 }
 
 /// The spread of a group as a share of its median: `193%`; empty for a

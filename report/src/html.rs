@@ -15,7 +15,7 @@
 //! | `array`       | each md analysis line: the members alone, the array, and the expected figure |
 //! | `layer`       | each dm analysis line: the device beneath against the layer          |
 //! | `all-at-once` | each all-at-once run: every disk alone against all together          |
-//! | `fleet`       | the page's fleet section: the disks of one model, firmware, test and figure, with their median |
+//! | `fleet`       | the fleet section's strips: per test and figure, each group's disks (a row per group, one axis), the median marked, the outliers red |
 //!
 //! A chart with no data in a document is not drawn: a note
 //! `<p class="omitted" data-omitted="KIND">` says why. Under an array's or
@@ -24,11 +24,16 @@
 //! utilization), when the document has them.
 //!
 //! After the documents' sections, `<section class="fleet" id="fleet">`
-//! holds what `bootbench-report fleet` prints: the whole disks of all the
-//! documents grouped by model and firmware ([`bench_core::analysis::fleet`]),
-//! per test and figure a table (each disk's figure, the median, the spread,
-//! the outliers) and a `fleet` chart; the page has no such section when no
-//! model and firmware has two disks that ran the same test.
+//! holds the last part of what `bootbench-report fleet` prints: the whole
+//! disks of all the documents grouped by model and firmware
+//! ([`bench_core::analysis::fleet`]), per test and figure a `fleet` chart
+//! of every group's disks on one axis, then per group a table (each disk's
+//! figure, the median, the spread, the outliers); the page has no such
+//! section when no model and firmware has two disks that ran the same
+//! test. `bootbench-report fleet --html` writes a page of its own
+//! ([`render_fleet`]) with the machines, every machine and disk, and the
+//! groups by host model and by disk model, drawn by the same code
+//! (`html/fleet.rs`).
 //!
 //! Every string that comes from a document goes through [`escape`]. Units:
 //! MB/s = 10^6 bytes per second, MB = 10^6 bytes, MiB = 2^20 bytes, GB =
@@ -36,12 +41,13 @@
 
 use std::fmt::Write as _;
 
-use bench_core::analysis::{fleet, metrics, FleetEntry, FleetGroup, Metric, OUTLIER_BELOW};
+use bench_core::analysis::{metrics, Metric};
 use bench_core::result::{Analysis, DirStats, ResultDoc, Status, TargetInfo, TestResult};
 use bench_core::spec::Workload;
 
 use crate::read::Loaded;
-use crate::show::metric_label;
+
+mod fleet;
 
 /// The kinds of chart, in the order a section shows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,9 +64,9 @@ pub enum Chart {
     Layer,
     /// All at once against each alone.
     AllAtOnce,
-    /// The disks of one model, firmware, test and figure against their
-    /// median: the page's fleet section, over all the documents, not a
-    /// document's section (so not in [`Chart::ALL`]).
+    /// Each fleet group's disks of one test and figure, a row per group,
+    /// against their median: the page's fleet section, over all the
+    /// documents, not a document's section (so not in [`Chart::ALL`]).
     Fleet,
 }
 
@@ -115,29 +121,35 @@ impl Chart {
     }
 }
 
+/// The start of a page: its head with the style sheet, up to the open body.
+fn head(out: &mut String, title: &str) {
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    let _ = write!(out, "<title>{}</title>\n<style>\n", escape(title));
+    out.push_str(CSS);
+    out.push_str("</style>\n</head>\n<body>\n");
+}
+
 /// One self-contained HTML page for `docs`.
 pub fn render(docs: &[Loaded]) -> String {
     let mut out = String::with_capacity(64 * 1024);
-    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-    out.push_str("<title>bootbench report</title>\n<style>\n");
-    out.push_str(CSS);
-    out.push_str("</style>\n</head>\n<body>\n<h1>bootbench report</h1>\n");
+    head(&mut out, "bootbench report");
+    out.push_str("<h1>bootbench report</h1>\n");
     out.push_str(
         "<p class=\"units\">Units: MB/s = 10<sup>6</sup> bytes per second; MiB = 2<sup>20</sup> bytes; \
          GB = 10<sup>9</sup> bytes; IOPS = completed requests per second; \
          times in ns, µs (10<sup>3</sup> ns), ms (10<sup>6</sup> ns) or s as labelled.</p>\n",
     );
-    let refs: Vec<&ResultDoc> = docs.iter().map(|l| &l.doc).collect();
-    let groups = fleet(&refs);
+    let view = crate::fleet::Fleet::new(docs);
+    let has_fleet = !view.by_disk.is_empty();
     if docs.is_empty() {
         out.push_str("<p class=\"omitted\">No result documents.</p>\n");
-    } else if docs.len() > 1 || !groups.is_empty() {
+    } else if docs.len() > 1 || has_fleet {
         out.push_str("<nav><ul>\n");
         for (i, d) in docs.iter().enumerate() {
             let _ = writeln!(out, "<li><a href=\"#doc-{i}\">{}</a></li>", escape(&d.file));
         }
-        if !groups.is_empty() {
+        if has_fleet {
             let _ = writeln!(out, "<li><a href=\"#fleet\">{}</a></li>", Chart::Fleet.heading());
         }
         out.push_str("</ul></nav>\n");
@@ -145,9 +157,16 @@ pub fn render(docs: &[Loaded]) -> String {
     for (i, d) in docs.iter().enumerate() {
         section(&mut out, i, d);
     }
-    fleet_section(&mut out, docs, &groups);
+    fleet::report_section(&mut out, &view);
     out.push_str("</body>\n</html>\n");
     out
+}
+
+/// The page of `bootbench-report fleet --html`: the machines, every
+/// machine and disk, and the groups by host model and by disk model and
+/// firmware with their charts (see [`crate::fleet`]).
+pub fn render_fleet(docs: &[Loaded]) -> String {
+    fleet::page(docs)
 }
 
 /// `s` with `&`, `<`, `>`, `"` and `'` replaced by character references, so
@@ -361,10 +380,15 @@ fn value_axis(label: String, max: f64, show: impl Fn(f64) -> String) -> Axis {
 }
 
 fn svg_open(out: &mut String, chart: Chart, title: &str) {
+    svg_open_h(out, chart, title, H);
+}
+
+/// [`svg_open`] for a chart of height `h` (the fleet's strips: one row per group).
+fn svg_open_h(out: &mut String, chart: Chart, title: &str, h: f64) {
     let _ = write!(
         out,
-        "<svg class=\"chart\" data-chart=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" \
-         width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{}\">",
+        "<svg class=\"chart\" data-chart=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {h}\" \
+         width=\"{W}\" height=\"{h}\" role=\"img\" aria-label=\"{}\">",
         chart.id(),
         escape(title)
     );
@@ -1274,153 +1298,6 @@ fn charts(doc: &ResultDoc, kind: Chart) -> Vec<String> {
     }
 }
 
-/// The fleet section: what `bootbench-report fleet` prints, over all the
-/// documents ([`bench_core::analysis::fleet`]'s `groups`): for each model,
-/// firmware, test and figure with two disks or more, the median and the
-/// spread, a table of the disks with the outliers marked, and a chart of
-/// their figures with the median as a dashed line. Nothing without groups.
-fn fleet_section(out: &mut String, docs: &[Loaded], groups: &[FleetGroup]) {
-    if groups.is_empty() {
-        return;
-    }
-    out.push_str("<section class=\"fleet\" id=\"fleet\">\n");
-    let _ = writeln!(out, "<h2>{}</h2>", Chart::Fleet.heading());
-    let _ = writeln!(
-        out,
-        "<p class=\"units\">The whole disks (no array or layer) of the {} document(s), grouped by model and \
-         firmware, for each test that ended ok and each of its figures: the group's median, its spread (lowest to \
-         highest) and each disk's figure. An <span class=\"outlier\">outlier</span> is more than {:.0}% below its \
-         group's median (the rule of a document's outlier lines). MB/s = 10<sup>6</sup> bytes per second, \
-         IOPS = completed requests per second.</p>",
-        docs.len(),
-        OUTLIER_BELOW * 100.0
-    );
-    out.push_str("<ul class=\"fleet-docs\">\n");
-    for (i, d) in docs.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "<li>[{}] <a href=\"#doc-{i}\">{}</a> (host {}, started {})</li>",
-            i + 1,
-            escape(&d.file),
-            opt(d.doc.host.hostname.as_ref()),
-            crate::text::utc(d.doc.run.started_unix_ns)
-        );
-    }
-    out.push_str("</ul>\n");
-    for g in groups {
-        fleet_group(out, docs, g);
-    }
-    out.push_str("</section>\n");
-}
-
-/// One fleet group: its heading, median and spread, its disks' table and chart.
-fn fleet_group(out: &mut String, docs: &[Loaded], g: &FleetGroup) {
-    let m = g.metric;
-    let outliers: Vec<&FleetEntry> = g.outliers().collect();
-    let odd = |e: &FleetEntry| outliers.iter().any(|o| std::ptr::eq(*o, e));
-    let against = |v: f64| {
-        if g.median > 0.0 {
-            format!("{:+.0}%", (v / g.median - 1.0) * 100.0)
-        } else {
-            "-".to_string()
-        }
-    };
-    let spread = if g.median > 0.0 {
-        format!(" ({}% of the median)", num((g.max - g.min) / g.median * 100.0))
-    } else {
-        String::new()
-    };
-    let heading = format!(
-        "Model {}, firmware {}: {} ({}), {}",
-        g.key.model,
-        g.key.firmware,
-        g.test,
-        g.workload.name(),
-        metric_label(m)
-    );
-    let odd_names: Vec<String> = outliers
-        .iter()
-        .map(|e| format!("[{}] {}", e.doc + 1, e.target))
-        .collect();
-    let _ = writeln!(
-        out,
-        "<div class=\"fleet-group\">\n<h3>{}</h3>\n<p>{} disks: median <strong>{}</strong>, spread {} to {}{spread}; \
-         outliers: {}.</p>",
-        escape(&heading),
-        g.entries.len(),
-        fmt_metric(m, g.median),
-        fmt_metric(m, g.min),
-        fmt_metric(m, g.max),
-        if odd_names.is_empty() {
-            "none".to_string()
-        } else {
-            escape(&odd_names.join(", "))
-        }
-    );
-    let _ = write!(
-        out,
-        "<div class=\"charts\">\n<table class=\"fleet-disks\"><thead><tr><th>Document</th><th>Target</th>\
-         <th>Serial</th><th>{}</th><th>Against the median</th><th>Outlier</th></tr></thead><tbody>\n",
-        metric_label(m)
-    );
-    for e in &g.entries {
-        let file = docs.get(e.doc).map_or("", |d| d.file.as_str());
-        let _ = writeln!(
-            out,
-            "<tr{}><td><a href=\"#doc-{}\" title=\"{}\">[{}]</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            if odd(e) { " class=\"outlier\"" } else { "" },
-            e.doc,
-            escape(file),
-            e.doc + 1,
-            escape(&e.target),
-            opt(e.serial.as_ref()),
-            fmt_metric(m, e.value),
-            against(e.value),
-            if odd(e) {
-                format!("outlier: more than {:.0}% below the median", OUTLIER_BELOW * 100.0)
-            } else {
-                String::new()
-            }
-        );
-    }
-    out.push_str("</tbody></table>\n");
-    let bars: Vec<Bar> = g
-        .entries
-        .iter()
-        .map(|e| Bar {
-            key: usize::from(odd(e)),
-            label: format!("[{}] {}", e.doc + 1, e.target),
-            value: axis_value(m, e.value),
-            text: num(axis_value(m, e.value)),
-            tip: format!(
-                "[{}] {} ({}): {}, {} against the median{}",
-                e.doc + 1,
-                e.target,
-                e.serial.as_deref().unwrap_or("no serial"),
-                fmt_metric(m, e.value),
-                against(e.value),
-                if odd(e) { ", outlier" } else { "" }
-            ),
-        })
-        .collect();
-    let group = Group {
-        label: format!("{} {}", g.key.model, g.key.firmware),
-        bars,
-        expected: Some((axis_value(m, g.median), format!("median {}", fmt_metric(m, g.median)))),
-    };
-    let title = format!("{} {} · {} · {}", g.key.model, g.key.firmware, g.test, metric_label(m));
-    let svg = bar_chart(Chart::Fleet, &title, metric_axis(m), num, &[group]);
-    let mut names = vec!["disk (dashed line: the group's median)".to_string()];
-    if !outliers.is_empty() {
-        names.push(format!(
-            "outlier: more than {:.0}% below the median",
-            OUTLIER_BELOW * 100.0
-        ));
-    }
-    out.push_str(&figure(&title, &svg, &legend(&names), &[]));
-    out.push_str("</div>\n</div>\n");
-}
-
 // ---------------------------------------------------------------- sections
 
 fn opt(s: Option<&String>) -> String {
@@ -1800,6 +1677,10 @@ table.members{font-size:.95em;margin:.4em 0}table.members caption{text-align:lef
 .meter span{display:block;height:100%;background:#1f77b4}
 table.fleet-disks tr.outlier td,.outlier{background:#fde2e2}
 .fleet-group{margin-bottom:1em}ul.fleet-docs{font-size:.9em}
+.fleet-test{margin-bottom:1.5em}.unit{font-weight:normal;color:#555;font-size:.9em}
+.scroll{overflow-x:auto}table.fleet-every td{white-space:nowrap}table.fleet-every tr.outlier td{background:#fff4f4}table.fleet-every td.outlier{background:#f8b4b4;font-weight:bold}
+svg.chart .median{stroke:#000;stroke-width:3}svg.chart .threshold{stroke:#d62728;stroke-width:1.5;stroke-dasharray:2 3}
+svg.chart .dot{stroke:#fff;stroke-width:1}svg.chart .dot.outlier{stroke:#000;stroke-width:1.5}
 ul.legend{list-style:none;padding:0;margin:.3em 0;font-size:.85em}
 ul.legend li{display:inline-block;margin-right:1.2em}
 .swatch{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:middle}
@@ -2287,7 +2168,12 @@ mod tests {
             doc,
             warnings: vec![evil.into()],
         };
-        let html = render(&[evil_doc(d.clone()), evil_doc(d)]);
+        d.host.product_serial = Some(evil.into());
+        d.host.sys_vendor = Some(evil.into());
+        d.host.product_name = Some(evil.into());
+        d.host.cpu_model = Some(evil.into());
+        let docs = [evil_doc(d.clone()), evil_doc(d)];
+        let html = render(&docs);
         assert!(html.contains("<section class=\"fleet\""), "the fleet section is there");
         assert!(
             html.contains("<table class=\"members\">"),
@@ -2300,6 +2186,17 @@ mod tests {
         for kind in Chart::ALL {
             assert!(!charts_of(&html, kind).is_empty(), "{}", kind.id());
         }
+        // The fleet page: the machine (its serial), its model and CPU, the
+        // disks, in tables, chart rows and tooltips.
+        let page = render_fleet(&docs);
+        assert!(
+            page.contains("<section class=\"fleet\" id=\"fleet-host\">"),
+            "host groups"
+        );
+        assert!(!charts_of(&page, Chart::Fleet).is_empty(), "fleet charts");
+        assert!(!page.contains("<script"), "a raw tag from a document");
+        assert!(!page.contains("alert('x')"), "a raw quote from a document");
+        assert!(page.contains("<td>&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;</td><td>serial</td>"));
     }
 
     #[test]

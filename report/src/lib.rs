@@ -1,7 +1,7 @@
 //! bootbench-report: turns result documents (`bootbench.result/1`) into what a
 //! sysadmin reads: tables (`show`), side-by-side ratios (`compare`), the
-//! machines and disks of many documents with their outliers (`fleet`), CSV,
-//! an
+//! machines and disks of many documents with their outliers (`fleet`, as
+//! text or an HTML page), CSV, an
 //! HTML report with SVG charts, and documents cut out of a serial-console log
 //! (`extract`).
 //!

@@ -54,6 +54,11 @@ enum Command {
         /// result document is skipped with a warning.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Write the same tables as one self-contained HTML page, with a
+        /// chart of each test's figures per group, to this file (instead
+        /// of the text on stdout).
+        #[arg(short = 'o', long = "html", visible_alias = "output", value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Cut every result document out of a serial console log, verified
     /// (length, CRC-32, and the nonce its boot announced).
@@ -113,22 +118,10 @@ fn main() -> ExitCode {
             };
             safe_lines(&format!("{}{tail}", compare::render(&docs[0], &docs[1])))
         }),
-        Command::Fleet { paths } => run_fleet(&paths),
+        Command::Fleet { paths, html } => run_fleet(&paths, html.as_deref()),
         Command::Csv { files } => with_docs(&files, csv::render),
         Command::Html { files, output } => match load_all(&files) {
-            Ok(docs) => {
-                let page = html::render(&docs);
-                match extract::write_atomic(&output, page.as_bytes()) {
-                    Ok(()) => {
-                        eprintln!("wrote {}", output.display());
-                        ExitCode::SUCCESS
-                    }
-                    Err(e) => {
-                        eprintln!("bootbench-report: {}: cannot write: {e}", output.display());
-                        ExitCode::from(BAD_INPUT)
-                    }
-                }
-            }
+            Ok(docs) => write_page(&output, &html::render(&docs)),
             Err(code) => code,
         },
         Command::Extract {
@@ -164,9 +157,23 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<Loaded>, ExitCode> {
     }
 }
 
+/// Write an HTML page atomically and say so on stderr.
+fn write_page(output: &std::path::Path, page: &str) -> ExitCode {
+    match extract::write_atomic(output, page.as_bytes()) {
+        Ok(()) => {
+            eprintln!("wrote {}", output.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("bootbench-report: {}: cannot write: {e}", output.display());
+            ExitCode::from(BAD_INPUT)
+        }
+    }
+}
+
 /// `fleet`: read what the paths hold, skipping (with a warning) what is
-/// not a result document; the text on stdout.
-fn run_fleet(paths: &[PathBuf]) -> ExitCode {
+/// not a result document; the text on stdout, or the page to `html`.
+fn run_fleet(paths: &[PathBuf], html: Option<&std::path::Path>) -> ExitCode {
     let got = match fleet::gather(paths) {
         Ok(g) => g,
         Err(e) => {
@@ -182,7 +189,10 @@ fn run_fleet(paths: &[PathBuf]) -> ExitCode {
             eprintln!("bootbench-report: warning: {}: {w}", l.file);
         }
     }
-    print(&safe_lines(&fleet::render(&got.docs)))
+    match html {
+        Some(out) => write_page(out, &html::render_fleet(&got.docs)),
+        None => print(&safe_lines(&fleet::render(&got.docs))),
+    }
 }
 
 fn with_docs(files: &[PathBuf], render: impl FnOnce(&[Loaded]) -> String) -> ExitCode {

@@ -503,6 +503,88 @@ fn fleet_counts_machines_per_host_model() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// `fleet --html`: the same three machines as `fleet_flags_the_slow_disk`,
+/// as one self-contained page: RACK-03's SSD is the one outlier row of the
+/// every-disk table (each of its four figures marked), the outlier of each
+/// of its four groups by disk model and by host model, and in each of
+/// those tests' charts the one outlier dot, named.
+#[test]
+fn fleet_html_marks_the_slow_disk() {
+    let dir = scratch("fleet-html");
+    let rack_dir = dir.join("rack");
+    rack::write(&rack_dir, &rack::three_with_a_slow_disk());
+    let page = dir.join("fleet.html");
+    let o = run(&["fleet", rack_dir.to_str().unwrap(), "--html", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "the page goes to the file");
+    assert_eq!(stderr(&o), format!("wrote {}\n", page.display()));
+    let html = fs::read_to_string(&page).unwrap();
+    for needle in ["<script", "<link", "src=", "@import", "url(", "https://"] {
+        assert!(!html.contains(needle), "{needle}");
+    }
+    assert_eq!(
+        html.matches("http://").count(),
+        html.matches("http://www.w3.org/2000/svg").count()
+    );
+    let machines = element(&html, "<table class=\"fleet-machines\">", "</table>");
+    assert_eq!(
+        machines.matches("<tr>").count(),
+        4,
+        "a header and three machines: {machines}"
+    );
+    let every = element(&html, "<table class=\"fleet-every\">", "</table>");
+    let odd: Vec<&str> = every
+        .split("<tr")
+        .filter(|r| r.starts_with(" class=\"outlier\""))
+        .collect();
+    assert_eq!(odd.len(), 1, "{every}");
+    assert!(
+        odd[0].contains("<td>RACK-03</td>") && odd[0].contains("<td>/dev/sda</td>"),
+        "{}",
+        odd[0]
+    );
+    assert_eq!(every.matches("<td class=\"outlier\"").count(), 4, "{every}");
+    assert!(odd[0].contains("<td>outlier in 4 of 4 figure(s)</td>"), "{}", odd[0]);
+    for id in ["fleet", "fleet-host"] {
+        let part = element(&html, &format!("<section class=\"fleet\" id=\"{id}\">"), "</section>");
+        assert_eq!(
+            part.matches("data-chart=\"fleet\"").count(),
+            4,
+            "{id}: a chart per test"
+        );
+        assert_eq!(part.matches("<div class=\"fleet-group\">").count(), 12, "{id}");
+        let rows: Vec<&str> = part
+            .split("<tr")
+            .filter(|r| r.starts_with(" class=\"outlier\""))
+            .collect();
+        assert_eq!(rows.len(), 4, "{id}");
+        assert!(
+            rows.iter()
+                .all(|r| r.contains("<td>RACK-03</td><td>/dev/sda</td><td>RACK-03-BB-SATA-0002</td>")),
+            "{id}: {rows:?}"
+        );
+        let dots: Vec<&str> = part.split("<circle class=\"mark dot outlier\"").skip(1).collect();
+        assert_eq!(dots.len(), 4, "{id}");
+        assert!(
+            dots.iter()
+                .all(|d| d.contains("<title>[3] RACK-03 /dev/sda (RACK-03-BB-SATA-0002): ")
+                    && d.contains(", -30% against the median, outlier</title>")),
+            "{id}: {dots:?}"
+        );
+        assert_eq!(
+            part.matches("class=\"mark dot").count(),
+            4 * 9,
+            "{id}: nine disks in each chart"
+        );
+        assert_eq!(
+            part.matches("class=\"mark median\"").count(),
+            4 * 3,
+            "{id}: three groups in each chart"
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn compare_matches_by_serial_and_says_when_by_path() {
     let out = ok(&["compare", &fx(RAID_A), &fx(RAID_B)]);
@@ -1044,10 +1126,10 @@ fn element<'a>(html: &'a str, open: &str, close: &str) -> &'a str {
 /// `html`'s fleet section: t2's two SATA disks of one model and firmware,
 /// the second throttled, are a group whose median is shown with its unit,
 /// whose spread is given, whose table marks the throttled disk (and only it)
-/// as the outlier, and whose chart has both disks and the median line;
-/// the section is linked from the page's contents. Documents without such a
-/// group (the raid0 run has one SATA disk; the 4-disk run four models) have
-/// no fleet section at all.
+/// as the outlier, and whose test has a chart with both disks (the
+/// throttled one an outlier dot) and the median; the section is linked from
+/// the page's contents. Documents without such a group (the raid0 run has
+/// one SATA disk; the 4-disk run four models) have no fleet section at all.
 #[test]
 fn html_has_the_fleet_section_naming_the_outlier() {
     let html = html_page("html-fleet", &[OUTLIER]);
@@ -1056,17 +1138,23 @@ fn html_has_the_fleet_section_naming_the_outlier() {
     assert!(fleet.contains("more than 10% below its group's median"), "{fleet}");
     let group = element(
         fleet,
-        "<h3>Model E2E SATA MODEL, firmware 2.5+: seq_read_1m (seq_read), read MB/s</h3>",
+        "<h4>Model E2E SATA MODEL, firmware 2.5+: seq_read_1m (seq_read), read MB/s</h4>",
         "</table>",
     );
     assert!(
-        group.contains("<p>2 disks: median <strong>133 MB/s</strong>, spread 4.82 MB/s to 261 MB/s (193% of the median); outliers: [1] /dev/sdb.</p>"),
+        group.contains(
+            "<p>2 disks on 1 machine(s): median <strong>133 MB/s</strong>, spread 4.82 MB/s to 261 MB/s \
+             (193% of the median); outliers: [1] tests/fixtures/outlier-t2.json /dev/sdb.</p>"
+        ),
         "{group}"
     );
     let rows: Vec<&str> = group.split("<tr").skip(2).collect();
     assert_eq!(rows.len(), 2, "{group}");
     assert!(
-        rows[0].contains("<td>/dev/sda</td><td>E2E-SATA-1</td><td>261 MB/s</td><td>+96%</td><td></td>"),
+        rows[0].contains(
+            "<td>tests/fixtures/outlier-t2.json</td><td>/dev/sda</td><td>E2E-SATA-1</td><td>261 MB/s</td>\
+             <td>+96%</td><td></td>"
+        ),
         "{}",
         rows[0]
     );
@@ -1081,19 +1169,27 @@ fn html_has_the_fleet_section_naming_the_outlier() {
         rows[1]
     );
     let chart = element(fleet, "<svg class=\"chart\" data-chart=\"fleet\"", "</svg>");
-    assert_eq!(chart.matches("class=\"mark bar\"").count(), 2, "{chart}");
-    assert_eq!(chart.matches("class=\"mark expected\"").count(), 1, "{chart}");
-    assert!(chart.contains(">median 133 MB/s</text>"), "{chart}");
-    assert!(chart.contains("<title>[1] /dev/sdb (E2E-SATA-2): 4.82 MB/s, -96% against the median, outlier</title>"));
+    assert_eq!(chart.matches("class=\"mark dot").count(), 2, "{chart}");
+    assert_eq!(chart.matches("class=\"mark dot outlier\"").count(), 1, "{chart}");
+    assert_eq!(chart.matches("class=\"mark median\"").count(), 1, "{chart}");
+    assert!(chart.contains("<title>median 133 MB/s</title>"), "{chart}");
+    assert!(chart.contains(
+        "<circle class=\"mark dot outlier\" cx=\"346.1\" cy=\"33.0\" r=\"6\" fill=\"#d62728\"><title>[1] \
+         tests/fixtures/outlier-t2.json /dev/sdb (E2E-SATA-2): 4.82 MB/s, -96% against the median, outlier</title>"
+    ));
     // With the raid0 pair: the same SATA disk in both documents is a group
     // of its own; t2's group is unchanged; each disk names its document.
     let three = html_page("html-fleet-three", &[OUTLIER, RAID_A, RAID_B]);
     let fleet = element(&three, "<section class=\"fleet\" id=\"fleet\">", "</section>");
     assert_eq!(fleet.matches("<div class=\"fleet-group\">").count(), 6, "{fleet}");
-    assert_eq!(fleet.matches("data-chart=\"fleet\"").count(), 6);
+    assert_eq!(
+        fleet.matches("data-chart=\"fleet\"").count(),
+        6,
+        "a chart per test and figure"
+    );
     let seq = element(
         fleet,
-        "<h3>Model QEMU HARDDISK, firmware 2.5+: seqrd_1m (seq_read), read MB/s</h3>",
+        "<h4>Model QEMU HARDDISK, firmware 2.5+: seqrd_1m (seq_read), read MB/s</h4>",
         "</table>",
     );
     assert!(seq.contains("median <strong>34.4 MB/s</strong>"), "{seq}");

@@ -18,8 +18,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bootbench_report::html::{render, Chart};
+use bootbench_report::html::{render, render_fleet, Chart};
 use bootbench_report::read::{load, Loaded};
+
+mod rack;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -287,6 +289,34 @@ fn the_fleet_charts_and_member_tables_render_in_chromium() {
     let want = [(Chart::Array, 1), (Chart::Layer, 1), (Chart::AllAtOnce, 1)];
     if let Err(e) = check(&html, &want, 2, &tmp.0, "fleet") {
         panic!("the HTML report with a fleet section in Chromium:\n{e}");
+    }
+}
+
+/// The page of `fleet --html` over three machines, one with a slow SATA
+/// SSD (the documents of `cli.rs`'s `fleet_flags_the_slow_disk`): every
+/// strip chart (a chart per test, by host model and by disk model) has all
+/// its dots and medians laid out, the page logs nothing and fetches
+/// nothing, like the report.
+#[test]
+fn the_fleet_page_renders_in_chromium() {
+    let tmp = Tmp::new("fleet-page");
+    let docs: Vec<Loaded> = rack::write(&tmp.0.join("rack"), &rack::three_with_a_slow_disk())
+        .iter()
+        .map(|p| load(Path::new(p)).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    let html = render_fleet(&docs);
+    assert_eq!(
+        html.matches("<svg class=\"chart\" data-chart=\"fleet\"").count(),
+        8,
+        "two groupings, four tests"
+    );
+    assert_eq!(
+        html.matches("class=\"mark dot outlier\"").count(),
+        8,
+        "the slow disk in each chart"
+    );
+    if let Err(e) = check(&html, &[], 0, &tmp.0, "fleet-page") {
+        panic!("the fleet page in Chromium:\n{e}");
     }
 }
 
