@@ -20,6 +20,7 @@ mod cli;
 mod disks;
 mod log;
 mod modules;
+mod net;
 mod plan;
 mod results;
 mod run;

@@ -12,6 +12,7 @@ pub mod file;
 pub mod kmod;
 pub mod md;
 pub mod mount;
+pub mod net;
 pub mod nvme;
 pub mod power;
 pub mod process;
