@@ -1349,6 +1349,7 @@ mod tests {
                 status: "ok".into(),
                 error: None,
                 bound_ns: None,
+                plan_id: None,
             },
             host: Host::default(),
             targets,

@@ -87,6 +87,12 @@ pub struct RunInfo {
     /// not start (a config error) and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound_ns: Option<u64>,
+    /// The plan's id in an unattended run: 16 hex digits, the same for
+    /// every boot of one config on the same disks (what the run-once check
+    /// and a results URL's `{run}` go by). Absent from the live command's
+    /// documents and older ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_id: Option<String>,
 }
 
 /// The machine.

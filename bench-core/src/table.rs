@@ -323,6 +323,7 @@ mod tests {
                 status: "ok".into(),
                 error: None,
                 bound_ns: None,
+                plan_id: None,
             },
             host: Host::default(),
             targets,

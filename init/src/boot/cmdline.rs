@@ -43,12 +43,13 @@ impl Cmdline {
     /// The value of `bootbench.<key>` (`key` without the prefix); the last
     /// occurrence wins, a bare `bootbench.<key>` reads as `""`.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.raw(&format!("{PREFIX}{key}"))
+        self.get_raw(&format!("{PREFIX}{key}"))
     }
 
     /// The value of any kernel parameter by its full name (the last occurrence
-    /// wins; `-` and `_` match each other; a bare word reads as `""`).
-    fn raw(&self, name: &str) -> Option<&str> {
+    /// wins; `-` and `_` match each other; a bare word reads as `""`): the
+    /// boot loader's own, such as PXELINUX's and iPXE's `BOOTIF`.
+    pub fn get_raw(&self, name: &str) -> Option<&str> {
         self.params
             .iter()
             .rev()
@@ -187,13 +188,13 @@ mod tests {
         assert_eq!(c.get("flag"), Some(""));
         assert_eq!(c.get("missing"), None);
         assert_eq!(c.get("console"), None);
-        assert_eq!(c.raw("console"), Some("ttyS0"));
+        assert_eq!(c.get_raw("console"), Some("ttyS0"));
     }
 
     #[test]
     fn quoted_values_keep_spaces() {
         let c = Cmdline::parse("bootbench.profile=\"my profile\" quiet");
         assert_eq!(c.get("profile"), Some("my profile"));
-        assert_eq!(c.raw("quiet"), Some(""));
+        assert_eq!(c.get_raw("quiet"), Some(""));
     }
 }

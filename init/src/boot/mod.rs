@@ -15,6 +15,7 @@
 //! through [`bench_core::console::safe`] ([`log`]).
 
 pub mod cmdline;
+pub mod network;
 pub mod stick;
 pub mod supervise;
 pub mod unattended;

@@ -3,11 +3,15 @@
 //! (contract E) and framed on the serial console (contract C), then the text
 //! table. Returns what the machine does next.
 //!
-//! The config is the stick's `bootbench.json`, else `/etc/bootbench.json`
+//! The config is the one at `bootbench.config_url=` (fetched over the
+//! network, [`crate::boot::network`]; it writes only where the initramfs
+//! allows), else the stick's `bootbench.json`, else `/etc/bootbench.json`
 //! (built into the initramfs), else `{"profile": "standard"}`; the kernel
 //! command line's `bootbench.profile=` and `bootbench.on_finish=` override
 //! it. No `targets` means every disk but the stick. An invalid config gives
 //! a result document with `run.status` `error` and no device is written.
+//! A results URL gets the document too; a plan this machine ran already
+//! (the stick's results, or the results URL) does not run again.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,6 +22,7 @@ use bench_core::table::render_to;
 use embedded_io_adapters::std::FromStd;
 
 use crate::boot::cmdline::Cmdline;
+use crate::boot::network::{self, Network};
 use crate::boot::stick;
 use crate::boot::supervise::{self, Conclusion, Msg, Reports};
 use crate::boot::OnFinish;
@@ -67,17 +72,17 @@ pub struct Invalid {
 }
 
 /// Plan an unattended run of `text` (from `source`): the command line's
-/// `profile` and `on_finish` override the config's; with no `targets`, the
-/// targets are `disks` (discovered, the stick's already removed); `never`
-/// are the stick's disks. `simulate` plans simulated disks (for tests).
+/// `on_finish` and `ov`'s profile override the config's; with no
+/// `targets`, the targets are `disks` (discovered, the stick's already
+/// removed); `never` are the stick's disks. `ov.simulate` plans simulated
+/// disks (for tests); `ov.withhold_writes` keeps every target read-only.
 pub fn plan_unattended(
     text: &str,
     source: &str,
-    cmd_profile: Option<&str>,
     cmd_on_finish: Option<&str>,
     disks: &[TargetInfo],
     never: &[String],
-    simulate: bool,
+    ov: &Overrides,
 ) -> Result<(Plan, OnFinish), Invalid> {
     let cmd_finish = cmd_on_finish.map(|v| {
         v.parse::<OnFinish>().map_err(|_| {
@@ -97,8 +102,9 @@ pub fn plan_unattended(
         Some(Ok(f)) => *f,
         _ => cfg_finish.unwrap_or_default(),
     };
-    let profile = cmd_profile
-        .map(str::to_string)
+    let profile = ov
+        .profile
+        .clone()
         .or_else(|| raw.as_ref().ok().and_then(|r| r.profile.clone()));
     let invalid = |e: ConfigError| Invalid {
         message: e.0,
@@ -109,25 +115,20 @@ pub fn plan_unattended(
         return Err(invalid(e));
     }
     let raw = raw.map_err(invalid)?;
-    let ov = Overrides {
-        profile: cmd_profile.map(str::to_string),
-        targets: Vec::new(),
-        simulate,
-    };
     let refs: Vec<(TargetRef, String)> = if raw.targets.is_empty() {
         disks
             .iter()
             .map(|d| (TargetRef::Path(d.path.clone()), format!("discovered disk {}", d.path)))
             .collect()
     } else {
-        plan::target_refs(&raw, &ov).map_err(invalid)?
+        plan::target_refs(&raw, ov).map_err(invalid)?
     };
     if refs.is_empty() {
         return Err(invalid(ConfigError(
             "targets: no disk found besides the boot stick; expected at least one disk to benchmark".to_string(),
         )));
     }
-    let plan = plan::plan_with(&raw, source, &ov, &refs, never).map_err(invalid)?;
+    let plan = plan::plan_with(&raw, source, ov, &refs, never).map_err(invalid)?;
     Ok((plan, on_finish))
 }
 
@@ -152,10 +153,20 @@ pub fn error_doc(inv: &Invalid, source: &str) -> ResultDoc {
     doc
 }
 
+/// What [`emit`] wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Emitted {
+    /// The document's bytes, as on the stick and in the frame (None when it
+    /// could not be encoded).
+    pub json: Option<String>,
+    /// The file written on the stick.
+    pub saved: Option<PathBuf>,
+}
+
 /// Emit a document: the results file on the stick (`root`, if mounted
 /// read-write) via [`results::stick::save_result`], then the frame on `out`, then the
 /// text table on `out`. The console (`log`) says where the file went, or why
-/// none was written. Returns the file written.
+/// none was written.
 pub fn emit(
     doc: &ResultDoc,
     root: Option<&Path>,
@@ -163,12 +174,12 @@ pub fn emit(
     machine: &str,
     out: &mut dyn Write,
     log: &mut dyn FnMut(&str),
-) -> Option<PathBuf> {
+) -> Emitted {
     let mut json = match serde_json::to_string_pretty(doc) {
         Ok(j) => j,
         Err(e) => {
             log(&format!("cannot encode the results: {e}"));
-            return None;
+            return Emitted::default();
         }
     };
     json.push('\n');
@@ -201,7 +212,10 @@ pub fn emit(
     supervise::report(&Msg::Framed);
     let _ = render_to(&mut FromStd::new(&mut *out), doc);
     let _ = out.flush();
-    saved.ok()
+    Emitted {
+        json: Some(json),
+        saved: saved.ok(),
+    }
 }
 
 /// `doc` as PID 1 keeps it after each test: the results so far, marked as
@@ -509,12 +523,22 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         }
     }
 
+    // The network comes up when something needs it: a config URL, a results URL.
+    let mut network = Network::new(cmdline);
+    let cmd_results_url = cmdline.get("results_url");
     let etc = if untrusted {
         None
     } else {
         plan::read_config_file(Path::new(ETC_CONFIG)).transpose()
     };
-    let (text, source) = match choose_config(stick_config, etc) {
+    let from_network = cmdline.get("config_url").is_some();
+    let chosen = match cmdline.get("config_url") {
+        Some(url) => network
+            .client(log)
+            .and_then(|c| network::fetch_config(c, url, network::CONFIG_BOUND, log)),
+        None => choose_config(stick_config, etc),
+    };
+    let (text, source) = match chosen {
         Ok(c) => c,
         Err(e) => {
             let inv = Invalid {
@@ -526,13 +550,22 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
                     .unwrap_or_default(),
             };
             log(&format!("config error: {}", inv.message));
-            let doc = error_doc(&inv, &format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME));
+            let source = match cmdline.get("config_url") {
+                Some(url) => url.split('?').next().unwrap_or(url).to_string(),
+                None => format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME),
+            };
+            let doc = error_doc(&inv, &source);
             let mut out = results_out(cmdline, None, log);
-            emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
+            let json = emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
+            if let (Some(t), Some(json)) = (cmd_results_url, json.json) {
+                network::send(&mut network, t, &machine, &plan::text_id(&source), json.as_bytes(), log);
+            }
             return inv.on_finish;
         }
     };
     log(&format!("config: {source}"));
+    // A config from the network writes only where the initramfs allows it.
+    let withhold = (from_network && !network::network_may_write()).then(|| network::NETWORK_WITHHELD.to_string());
 
     // The drivers' last quiet time runs while the stick is read and the disks there are
     // listed; it ends before they are used (listed again if something appeared meanwhile).
@@ -572,26 +605,84 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     for d in &disks {
         log(&discover::disk_line(d));
     }
-    let (mut plan, on_finish) = match plan_unattended(
-        &text,
-        &source,
-        cmdline.get("profile"),
-        cmdline.get("on_finish"),
-        &disks,
-        &never,
-        false,
+    let ov = Overrides {
+        profile: cmdline.get("profile").map(str::to_string),
+        withhold_writes: withhold,
+        ..Overrides::default()
+    };
+    let plan = match plan_unattended(&text, &source, cmdline.get("on_finish"), &disks, &never, &ov).and_then(
+        |(plan, on_finish)| match network::results_url(cmdline, plan.results_url.as_deref()) {
+            Ok(url) => Ok((plan, on_finish, url)),
+            Err(message) => Err(Invalid {
+                message,
+                profile: plan.profile.clone(),
+                on_finish,
+            }),
+        },
     ) {
         Ok(p) => p,
         Err(inv) => {
             log(&format!("config error: {}; no disk is touched", inv.message));
             let doc = error_doc(&inv, &source);
             let mut out = results_out(cmdline, None, log);
-            emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
+            let json = emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
+            if let (Some(t), Some(json)) = (cmd_results_url, json.json) {
+                network::send(&mut network, t, &machine, &plan::text_id(&text), json.as_bytes(), log);
+            }
             return inv.on_finish;
         }
     };
+    let (mut plan, on_finish, results_url) = (plan.0, plan.1, plan.2);
     for line in plan::describe_plan_lines(&plan) {
         log(&line);
+    }
+    let plan_id = plan.id(&text);
+    log(&format!("plan id {plan_id} (the config and these disks)"));
+    if let Some(t) = &results_url {
+        log(&format!("results URL: {}", t.split('?').next().unwrap_or(t)));
+    }
+
+    // Run once: a machine that boots into the same plan again does not run it again.
+    if network::forced(cmdline) {
+        log("bootbench.force=1: the run-once check is off");
+    } else {
+        let on_stick = root
+            .as_deref()
+            .and_then(|r| results::stick::find_plan(r, &machine, &plan_id))
+            .map(|p| format!("{} on the stick", p.display()));
+        let at_url = match (&on_stick, &results_url) {
+            (None, Some(t)) => Some(
+                network
+                    .client(log)
+                    .and_then(|c| results::remote::already_sent(c, t, &machine, &plan_id)),
+            ),
+            _ => None,
+        };
+        let done = match at_url {
+            Some(Ok(found)) => on_stick.or(found),
+            Some(Err(e)) => {
+                let writes = plan.targets.iter().any(|t| t.info.writable);
+                if writes {
+                    log(&format!(
+                        "run once: cannot ask the results URL whether this plan ran already ({e}); it writes, \
+                         so it does not run; powering off (bootbench.force=1 runs it anyway)"
+                    ));
+                    return OnFinish::PowerOff;
+                }
+                log(&format!(
+                    "run once: cannot ask the results URL whether this plan ran already ({e}); it only reads, so it runs"
+                ));
+                on_stick
+            }
+            None => on_stick,
+        };
+        if let Some(found) = done {
+            log(&format!(
+                "this machine ran this plan already ({found}): it does not run again; powering off \
+                 (bootbench.force=1 on the kernel command line runs it again)"
+            ));
+            return OnFinish::PowerOff;
+        }
     }
 
     let keys = test_keys(cmdline, log);
@@ -601,8 +692,12 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     supervise::report(&Msg::Bound(run::run_bound(&plan).0));
     let mut doc = run::execute(&mut plan, log, &mut |d| after_test(keys, d));
     doc.host = host;
+    doc.run.plan_id = Some(plan_id.clone());
     let mut out = results_out(cmdline, plan.serial_ports.as_deref(), log);
-    emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
+    let json = emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
+    if let (Some(t), Some(json)) = (&results_url, json.json) {
+        network::send(&mut network, t, &machine, &plan_id, json.as_bytes(), log);
+    }
     log(&format!("run finished: {}; then {on_finish}", doc.run.status));
     on_finish
 }
@@ -611,6 +706,15 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
 mod tests {
     use super::*;
     use std::fs;
+
+    /// The overrides of a simulated unattended run with the command line's `profile`.
+    fn sim_ov(profile: Option<&str>) -> Overrides {
+        Overrides {
+            profile: profile.map(str::to_string),
+            simulate: true,
+            ..Overrides::default()
+        }
+    }
 
     fn sim_disks(paths: &[&str]) -> Vec<TargetInfo> {
         paths
@@ -731,17 +835,17 @@ mod tests {
     #[test]
     fn no_targets_means_every_disk_but_the_stick() {
         let disks = sim_disks(&["sim:hdd:1G", "sim:ssd:64M"]);
-        let (plan, how) = plan_unattended(DEFAULT_CONFIG, "builtin", None, None, &disks, &[], true).expect("plan");
+        let (plan, how) = plan_unattended(DEFAULT_CONFIG, "builtin", None, &disks, &[], &sim_ov(None)).expect("plan");
         let paths: Vec<&str> = plan.targets.iter().map(|t| t.info.path.as_str()).collect();
         assert_eq!(paths, vec!["sim:hdd:1G", "sim:ssd:64M"]);
         assert_eq!(plan.profile.as_deref(), Some("standard"));
         assert_eq!(how, OnFinish::PowerOff);
         // A config naming the stick's disk is refused.
         let cfg = r#"{"profile":"quick","targets":["sim:ssd:64M"]}"#;
-        let e = plan_unattended(cfg, "s", None, None, &disks, &["sim:ssd:64M".to_string()], true).unwrap_err();
+        let e = plan_unattended(cfg, "s", None, &disks, &["sim:ssd:64M".to_string()], &sim_ov(None)).unwrap_err();
         assert!(e.message.contains("boot stick"), "{}", e.message);
         // Nothing to benchmark.
-        let e = plan_unattended(DEFAULT_CONFIG, "builtin", None, None, &[], &[], true).unwrap_err();
+        let e = plan_unattended(DEFAULT_CONFIG, "builtin", None, &[], &[], &sim_ov(None)).unwrap_err();
         assert!(e.message.starts_with("targets: no disk found"), "{}", e.message);
     }
 
@@ -749,12 +853,12 @@ mod tests {
     fn command_line_overrides_and_on_finish() {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"profile":"quick","on_finish":"halt"}"#;
-        let (plan, how) = plan_unattended(cfg, "s", Some("cdm"), None, &disks, &[], true).expect("plan");
+        let (plan, how) = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(Some("cdm"))).expect("plan");
         assert_eq!((plan.profile.as_deref(), how), (Some("cdm"), OnFinish::Halt));
-        let (_, how) = plan_unattended(cfg, "s", None, Some("reboot"), &disks, &[], true).expect("plan");
+        let (_, how) = plan_unattended(cfg, "s", Some("reboot"), &disks, &[], &sim_ov(None)).expect("plan");
         assert_eq!(how, OnFinish::Reboot);
         // Bad values: an error naming the field, and a valid on_finish still applies.
-        let e = plan_unattended(cfg, "s", None, Some("explode"), &disks, &[], true).unwrap_err();
+        let e = plan_unattended(cfg, "s", Some("explode"), &disks, &[], &sim_ov(None)).unwrap_err();
         assert!(
             e.message.starts_with("bootbench.on_finish: \"explode\""),
             "{}",
@@ -764,18 +868,17 @@ mod tests {
         let e = plan_unattended(
             r#"{"profile":"quick","on_finish":"nap"}"#,
             "s",
-            None,
             Some("reboot"),
             &disks,
             &[],
-            true,
+            &sim_ov(None),
         )
         .unwrap_err();
         assert!(e.message.starts_with("on_finish: \"nap\""), "{}", e.message);
         assert_eq!(e.on_finish, OnFinish::Reboot);
-        let e = plan_unattended(cfg, "s", Some("turbo"), None, &disks, &[], true).unwrap_err();
+        let e = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(Some("turbo"))).unwrap_err();
         assert!(e.message.starts_with("profile: \"turbo\""), "{}", e.message);
-        let e = plan_unattended("{\"profile\": ", "s.json", None, None, &disks, &[], true).unwrap_err();
+        let e = plan_unattended("{\"profile\": ", "s.json", None, &disks, &[], &sim_ov(None)).unwrap_err();
         assert!(e.message.starts_with("s.json: "), "{}", e.message);
         assert_eq!(e.on_finish, OnFinish::PowerOff, "the default");
     }
@@ -803,10 +906,9 @@ mod tests {
             r#"{"profile":"turbo"}"#,
             "/mnt/stick/bootbench.json",
             None,
-            None,
             &sim_disks(&["sim:ssd:64M"]),
             &[],
-            true,
+            &sim_ov(None),
         )
         .unwrap_err();
         let doc = error_doc(&inv, "/mnt/stick/bootbench.json");
@@ -824,7 +926,8 @@ mod tests {
         let mut lines = Vec::new();
         let saved = emit(&doc, Some(&t.0), "", "SN9", &mut out, &mut |l| {
             lines.push(l.to_string())
-        });
+        })
+        .saved;
         assert_eq!(saved, Some(t.0.join("results/SN9-1.json")));
         let frames = decode_console(out);
         assert_eq!(frames.len(), 1);
@@ -847,7 +950,7 @@ mod tests {
     fn without_a_stick_the_serial_copy_still_comes_out_and_says_why() {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
-        let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
+        let (mut plan, _) = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
         let mut partials = Vec::new();
         let doc = run::execute(&mut plan, &mut |_| {}, &mut |d| {
             partials.extend(partial_json(d));
@@ -867,7 +970,8 @@ mod tests {
             "unknown",
             &mut out,
             &mut |l| lines.push(l.to_string()),
-        );
+        )
+        .saved;
         assert_eq!(saved, None);
         assert!(
             lines
@@ -886,7 +990,8 @@ mod tests {
         fs::write(t.0.join("results"), "not a dir").expect("write");
         let saved = emit(&doc, Some(&t.0), "", "SN", &mut Vec::new(), &mut |l| {
             lines.push(l.to_string())
-        });
+        })
+        .saved;
         assert_eq!(saved, None);
         assert!(
             lines.last().is_some_and(|l| l.starts_with("no results file written")),
@@ -929,7 +1034,7 @@ mod tests {
     fn the_console_gets_the_streamed_frame_then_the_table() {
         let disks = sim_disks(&["sim:ssd:64M", "sim:hdd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
-        let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
+        let (mut plan, _) = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
         let doc = run::execute(&mut plan, &mut |_| {}, &mut |_| {});
         let json = serde_json::to_string_pretty(&doc).expect("json") + "\n";
         let want = frame::encode("SN.json", json.as_bytes(), crate::boot::nonce()) + &bench_core::table::render(&doc);
@@ -940,7 +1045,10 @@ mod tests {
             calls: 0,
             room: usize::MAX,
         };
-        assert_eq!(emit(&doc, None, "no stick", "SN", &mut console, &mut |_| {}), None);
+        assert_eq!(
+            emit(&doc, None, "no stick", "SN", &mut console, &mut |_| {}).saved,
+            None
+        );
         assert_eq!(String::from_utf8(console.out).expect("utf8"), want);
 
         let t = TempDir::new("emit-eio");
@@ -949,7 +1057,7 @@ mod tests {
             calls: 0,
             room: 500,
         };
-        let saved = emit(&doc, Some(&t.0), "", "SN", &mut console, &mut |_| {});
+        let saved = emit(&doc, Some(&t.0), "", "SN", &mut console, &mut |_| {}).saved;
         assert_eq!(saved, Some(t.0.join("results/SN-1.json")));
         assert_eq!(fs::read(t.0.join("results/SN-1.json")).expect("read"), json.as_bytes());
         let want = want.replacen("SN.json", "SN-1.json", 1);
@@ -1014,7 +1122,7 @@ mod tests {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","name":"a","runtime":"50ms"},
                                {"workload":"seq_read","name":"b","runtime":"50ms"}]}"#;
-        let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
+        let (mut plan, _) = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
         let keys = TestKeys {
             panic_after_first_test: true,
             ..TestKeys::default()
@@ -1070,7 +1178,7 @@ mod tests {
     fn without_the_key_nothing_panics() {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"},{"workload":"seq_read","runtime":"50ms"}]}"#;
-        let (mut plan, _) = plan_unattended(cfg, "s", None, None, &disks, &[], true).expect("plan");
+        let (mut plan, _) = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
         let doc = run::execute(&mut plan, &mut |_| {}, &mut |d| after_test(TestKeys::default(), d));
         assert_eq!(doc.tests.len(), 2);
     }

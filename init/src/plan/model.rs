@@ -88,9 +88,36 @@ pub struct Plan {
     /// The config's `serial_ports`, checked: where an unattended run's
     /// results go besides the console (`None`: every UART).
     pub serial_ports: Option<Vec<String>>,
+    /// The config's `results_url`, checked (`results::remote`).
+    pub results_url: Option<String>,
 }
 
 impl Plan {
+    /// The plan's id: 16 hex digits of an FNV-1a hash of the config (as
+    /// parsed, keys sorted), the profile, and each test on each target, the
+    /// target by its serial, WWN, else model and size (not its path, which
+    /// may change from boot to boot). The same config on the same disks has
+    /// the same id; a change to either gives another.
+    pub fn id(&self, config_text: &str) -> String {
+        let canonical = serde_json::from_str::<serde_json::Value>(config_text)
+            .map_or_else(|_| config_text.to_string(), |v| v.to_string());
+        let mut text = format!("{canonical}\n{}\n", self.profile.as_deref().unwrap_or(""));
+        for item in &self.items {
+            let t = &self.targets[item.target].info;
+            let who = t
+                .serial
+                .clone()
+                .or_else(|| t.wwn.clone())
+                .unwrap_or_else(|| format!("{}:{}", t.model.as_deref().unwrap_or(""), t.size_bytes));
+            let what = match &item.action {
+                Action::Run(_) => "run",
+                Action::Skip(_) => "skip",
+            };
+            text.push_str(&format!("{who}\t{}\t{what}\n", item.spec.name));
+        }
+        text_id(&text)
+    }
+
     /// The stack whose target is `ti`, if any.
     pub fn stack_of(&self, ti: usize) -> Option<&PlannedStack> {
         self.stacks.iter().find(|s| s.target == ti)
@@ -100,6 +127,17 @@ impl Plan {
     pub fn is_disk(&self, ti: usize) -> bool {
         self.stack_of(ti).is_none()
     }
+}
+
+/// 16 hex digits of the 64-bit FNV-1a hash of `text`: an id, not a
+/// protection against forgery.
+pub fn text_id(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 /// The default chunk size, bytes.

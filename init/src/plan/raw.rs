@@ -274,6 +274,12 @@ pub struct RawConfig {
     /// live command.
     #[serde(default)]
     pub serial_ports: Option<Vec<String>>,
+    /// Where an unattended run also sends its document with PUT: an
+    /// http(s) URL template (`{machine}`, `{run}`, `{n}`; see
+    /// `results::remote`). `bootbench.results_url=` overrides it. Ignored by
+    /// the live command.
+    #[serde(default)]
+    pub results_url: Option<String>,
     /// md arrays to assemble from member disks (contract F).
     #[serde(default)]
     pub arrays: Vec<RawArray>,
@@ -580,4 +586,8 @@ pub struct Overrides {
     pub targets: Vec<String>,
     /// `--simulate`: targets are simulated disks.
     pub simulate: bool,
+    /// Writes withheld from every target for this reason, whatever the
+    /// config's `destructive` says (a config from the network that the
+    /// initramfs does not allow to write).
+    pub withhold_writes: Option<String>,
 }

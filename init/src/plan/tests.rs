@@ -62,6 +62,7 @@ fn parse_errors_are_one_line_without_control_characters() {
         profile: None,
         targets: vec!["sim:ssd:64M".into()],
         simulate: true,
+        withhold_writes: None,
     };
     let e = validate(&c, "t.json", &ov).unwrap_err().0;
     assert!(e.contains(r"(x\ny)") && !e.contains('\n'), "{e}");
@@ -1060,6 +1061,14 @@ fn each_invalid_stack_gives_its_error() {
             "serial_ports[1]: \"/dev/ttyS2\" is not a serial port; expected a name like \"ttyS1\"",
         ),
         (
+            r#","results_url":"http://10.0.2.100/{machine}/{date}.json""#.to_string(),
+            "results_url: \"{date}\" is not a placeholder; expected {machine}, {run}, {n}",
+        ),
+        (
+            r#","results_url":"s3://bucket/{machine}.json""#.to_string(),
+            "results_url: \"s3://bucket/machine.json\" is not an http:// or https:// URL",
+        ),
+        (
             r#","layers":[{"name":"c","kind":"linear","on":"sim:ssd:8M","read_ahead":"6k"}]"#.to_string(),
             "layers[0].read_ahead: 6144 B is not a readahead; expected a multiple of 4 KiB up to 1 GiB",
         ),
@@ -1171,6 +1180,85 @@ fn slog_and_commit_need_a_write_grant() {
         }
     }
     assert!(Workload::Slog.writes() && Workload::Commit.writes());
+}
+
+/// Writes withheld before planning (a config from the network the
+/// initramfs does not allow to write) leave a granted target read-only,
+/// with that reason on its write tests; reads still run.
+#[test]
+fn withheld_writes_override_a_grant() {
+    let t = crate::testutil::TempDir::new("withheld");
+    let a = t.0.join("a.img");
+    std::fs::write(&a, vec![0u8; 4 << 20]).unwrap();
+    let a = a.to_string_lossy().into_owned();
+    let text = format!(
+        r#"{{"tests":[{{"workload":"seq_write","runtime":"50ms"}},{{"workload":"seq_read","runtime":"50ms"}}],
+            "targets":["{a}"],"destructive":{{"confirm":"{}","targets":["{a}"]}}}}"#,
+        safety::CONFIRM_PHRASE
+    );
+    let cfg = parse(&text, "t").unwrap();
+    assert!(
+        validate(&cfg, "t", &Overrides::default()).unwrap().targets[0]
+            .info
+            .writable
+    );
+    let why = "writes withheld: from the network";
+    let ov = Overrides {
+        withhold_writes: Some(why.to_string()),
+        ..Overrides::default()
+    };
+    let p = validate(&cfg, "t", &ov).unwrap();
+    let target = &p.targets[0];
+    assert!(!target.info.writable && target.grant.is_none());
+    assert_eq!(target.info.write_refusal.as_deref(), Some(why));
+    let actions: Vec<(&str, &Action)> = p.items.iter().map(|i| (i.spec.workload.name(), &i.action)).collect();
+    assert!(
+        matches!(actions[0], ("seq_write", Action::Skip(w)) if w == why),
+        "{actions:?}"
+    );
+    assert!(matches!(actions[1], ("seq_read", Action::Run(_))), "{actions:?}");
+}
+
+/// A plan's id follows the config and the disks, not how the config is
+/// written nor what the disks are called this boot.
+#[test]
+fn a_plan_id_is_the_config_on_these_disks() {
+    let plan_of = |text: &str, disks: &[(&str, &str)]| {
+        let c = raw(text);
+        let refs: Vec<(TargetRef, String)> = disks
+            .iter()
+            .map(|(path, _)| (TargetRef::Path((*path).into()), "discovered".to_string()))
+            .collect();
+        let mut p = plan_with(&c, "t", &sim(), &refs, &[]).unwrap();
+        for (t, (_, serial)) in p.targets.iter_mut().zip(disks) {
+            t.info.serial = Some((*serial).to_string());
+        }
+        p.id(text)
+    };
+    let a = r#"{"profile":"quick","seed":7}"#;
+    let a_again = "{ \"seed\": 7,\n  \"profile\": \"quick\" }";
+    let id = plan_of(a, &[("sim:ssd:64M", "SN1")]);
+    assert_eq!(id.len(), 16);
+    assert!(
+        id.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()),
+        "{id}"
+    );
+    assert_eq!(
+        plan_of(a_again, &[("sim:ssd:64M", "SN1")]),
+        id,
+        "keys in another order, other spaces"
+    );
+    assert_eq!(
+        plan_of(a, &[("sim:ssd:128M", "SN1")]),
+        id,
+        "another path, the same disk"
+    );
+    assert_ne!(plan_of(a, &[("sim:ssd:64M", "SN2")]), id, "another disk");
+    assert_ne!(
+        plan_of(r#"{"profile":"quick","seed":8}"#, &[("sim:ssd:64M", "SN1")]),
+        id
+    );
+    assert_ne!(plan_of(r#"{"profile":"cdm","seed":7}"#, &[("sim:ssd:64M", "SN1")]), id);
 }
 
 #[test]

@@ -356,6 +356,11 @@ pub(super) fn plan_targets(
     if let Some(v) = &raw.on_finish {
         check_on_finish(v, "on_finish")?;
     }
+    if let Some(t) = &raw.results_url {
+        if let Err(e) = crate::results::remote::check_template(t) {
+            return err(format!("results_url: {e}"));
+        }
+    }
     for (i, p) in raw.serial_ports.iter().flatten().enumerate() {
         if !crate::sys::serial::is_port_name(p) {
             return err(format!(
@@ -419,13 +424,15 @@ pub(super) fn plan_targets(
     let wants_write = tests.iter().any(|(s, _)| s.writes());
     // A config that names a disk this machine lacks does not match the
     // machine: it runs (reads), but writes nothing anywhere.
-    let withheld = targets
-        .iter()
-        .find_map(|t| t.missing.as_ref())
-        .or(unresolved.as_ref())
-        .map(|why| {
-            format!("writes withheld: the config names a disk this machine lacks ({why}); a config that does not match the machine writes nothing")
-        });
+    let withheld = ov.withhold_writes.clone().or_else(|| {
+        targets
+            .iter()
+            .find_map(|t| t.missing.as_ref())
+            .or(unresolved.as_ref())
+            .map(|why| {
+                format!("writes withheld: the config names a disk this machine lacks ({why}); a config that does not match the machine writes nothing")
+            })
+    });
     for ti in 0..targets.len() {
         // An absent disk, or a stack with one beneath: its tests are skipped.
         let absent = match stacks.iter().find(|s| s.target == ti) {
@@ -527,5 +534,6 @@ pub(super) fn plan_targets(
         all_at_once: raw.all_at_once,
         test_deadline,
         serial_ports: raw.serial_ports.clone(),
+        results_url: raw.results_url.clone(),
     })
 }

@@ -160,6 +160,26 @@ pub fn arm_test_hold() {
     TEST_HOLD.store(true, Ordering::SeqCst);
 }
 
+/// The stick's result of `machine` for the plan `plan_id`, if there is one:
+/// the first `<root>/results/<machine>-<n>.json` whose `run.plan_id` is
+/// `plan_id` (documents that cannot be read or parsed are passed over).
+pub fn find_plan(root: &Path, machine: &str, plan_id: &str) -> Option<PathBuf> {
+    let dir = root.join(RESULTS_DIR);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| result_number(n, machine).is_some())
+        .collect();
+    names.sort();
+    names.into_iter().map(|n| dir.join(n)).find(|p| {
+        std::fs::read(p)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v["run"]["plan_id"].as_str() == Some(plan_id))
+    })
+}
+
 /// Write `json` to `<root>/results/<machine>-<n>.json` (the directory made
 /// if missing) with [`sink::write_new`]: temp file, fsync, link or rename,
 /// fsync of the directory; never overwriting (a name taken meanwhile moves
@@ -396,6 +416,20 @@ mod tests {
             vec![".OTHER-3.json.tmp-1"],
             "this machine's stale temp files go"
         );
+    }
+
+    #[test]
+    fn a_result_of_this_machine_and_plan_is_found() {
+        let t = crate::testutil::TempDir::new("find-plan");
+        let doc = |id: &str| format!("{{\"run\": {{\"plan_id\": \"{id}\"}}}}\n");
+        save_result(&t.0, "SN1", doc("aaaa").as_bytes()).unwrap();
+        save_result(&t.0, "SN1", doc("bbbb").as_bytes()).unwrap();
+        save_result(&t.0, "SN2", doc("cccc").as_bytes()).unwrap();
+        std::fs::write(t.0.join("results/SN1-9.json"), "not json").unwrap();
+        assert_eq!(find_plan(&t.0, "SN1", "bbbb"), Some(t.0.join("results/SN1-2.json")));
+        assert_eq!(find_plan(&t.0, "SN1", "cccc"), None, "another machine's plan");
+        assert_eq!(find_plan(&t.0, "SN2", "cccc"), Some(t.0.join("results/SN2-1.json")));
+        assert_eq!(find_plan(&t.0.join("none"), "SN1", "aaaa"), None);
     }
 
     #[test]

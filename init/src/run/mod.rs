@@ -55,6 +55,7 @@ pub fn new_doc(
             status: "ok".to_string(),
             error: None,
             bound_ns: None,
+            plan_id: None,
         },
         host: identity::host(),
         targets,

@@ -1,0 +1,213 @@
+//! The unattended run's use of the network: the config from
+//! `bootbench.config_url=`, the results to `results_url`, and the run-once
+//! guard. The network comes up the first time something needs it
+//! ([`Network::client`]).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::boot::cmdline::Cmdline;
+use crate::net::{self, http};
+use crate::results::remote;
+
+/// Present in an initramfs built with `bootbench-image initramfs
+/// --allow-network-destructive`: only then may a config from the network
+/// write to disks.
+pub const ALLOW_NETWORK_DESTRUCTIVE: &str = "/etc/bootbench-network-destructive";
+
+/// Why a config from the network writes nothing without that file.
+pub const NETWORK_WITHHELD: &str = "writes withheld: the config came from the network (bootbench.config_url) and \
+     this initramfs was not built with --allow-network-destructive (whoever controls that URL could otherwise \
+     wipe disks)";
+
+/// How long fetching the config may take, retries included.
+pub const CONFIG_BOUND: Duration = Duration::from_secs(60);
+
+/// The network, brought up on first use.
+#[derive(Debug)]
+pub struct Network<'c> {
+    cmdline: &'c Cmdline,
+    state: Option<Result<http::Client, String>>,
+}
+
+impl<'c> Network<'c> {
+    /// Nothing is done until [`Network::client`].
+    pub fn new(cmdline: &'c Cmdline) -> Self {
+        Network { cmdline, state: None }
+    }
+
+    /// An HTTP client, the network up (once; a failure is kept and said
+    /// again to every later caller).
+    pub fn client(&mut self, log: &mut dyn FnMut(&str)) -> Result<&http::Client, String> {
+        if self.state.is_none() {
+            let t = Instant::now();
+            let r = net::up(self.cmdline.get(net::STATIC_KEY), self.cmdline.get_raw("BOOTIF"), log)
+                .map_err(|e| format!("network: {e}"))
+                .and_then(|n| {
+                    log(&format!("network: {n}; up in {} ms", t.elapsed().as_millis()));
+                    net::client().map_err(|e| format!("network: {e}"))
+                });
+            if let Err(e) = &r {
+                log(e);
+            }
+            self.state = Some(r);
+        }
+        match self.state.as_ref() {
+            Some(Ok(c)) => Ok(c),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err("network: not brought up".to_string()),
+        }
+    }
+}
+
+/// Whether this initramfs lets a config from the network write.
+pub fn network_may_write() -> bool {
+    Path::new(ALLOW_NETWORK_DESTRUCTIVE).exists()
+}
+
+/// GET the config at `url` (following redirects), again after 1, 2, 4, ...
+/// s while there is no answer or a server error, within `bound`. The text,
+/// and where it came from (without the query), or why not, naming the key.
+pub fn fetch_config(
+    client: &http::Client,
+    url: &str,
+    bound: Duration,
+    log: &mut dyn FnMut(&str),
+) -> Result<(String, String), String> {
+    let key = "bootbench.config_url";
+    let parsed = http::Url::parse(url).map_err(|e| format!("{key}: {e}"))?;
+    let start = Instant::now();
+    let mut delay = Duration::from_secs(1);
+    loop {
+        let (why, again) = match client.get(&parsed) {
+            Ok((r, from)) if r.status == 200 => {
+                let text =
+                    String::from_utf8(r.body).map_err(|_| format!("{key}: {} is not UTF-8 text", from.redacted()))?;
+                return Ok((text, from.redacted()));
+            }
+            Ok((r, from)) => (
+                format!("GET {} answered {} {}", from.redacted(), r.status, r.reason),
+                r.status >= 500 || r.status == 408 || r.status == 429,
+            ),
+            Err(e) => (format!("GET {}: {e}", parsed.redacted()), true),
+        };
+        if !again || bound.saturating_sub(start.elapsed()) <= delay {
+            return Err(format!(
+                "{key}: {why} (after {} ms); expected the config (JSON)",
+                start.elapsed().as_millis()
+            ));
+        }
+        log(&format!("{key}: {why}; again in {} s", delay.as_secs()));
+        std::thread::sleep(delay);
+        delay *= 2;
+    }
+}
+
+/// The results URL template: the command line's `bootbench.results_url=`
+/// over the config's (`from_config`, checked with the plan). A bad one on
+/// the command line is an error naming it.
+pub fn results_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Option<String>, String> {
+    match cmdline.get("results_url") {
+        Some(t) => remote::check_template(t)
+            .map(|()| Some(t.to_string()))
+            .map_err(|e| format!("bootbench.results_url: {e}")),
+        None => Ok(from_config.map(str::to_string)),
+    }
+}
+
+/// Whether `bootbench.force=1` is on the command line (run even if this
+/// machine ran this plan already).
+pub fn forced(cmdline: &Cmdline) -> bool {
+    cmdline.get("force").is_some_and(|v| v == "1")
+}
+
+/// Send `json` to `template` for this machine and plan; say where it went
+/// or why not.
+pub fn send(net: &mut Network<'_>, template: &str, machine: &str, run: &str, json: &[u8], log: &mut dyn FnMut(&str)) {
+    let sent = net
+        .client(log)
+        .and_then(|c| remote::send(c, template, machine, run, json, remote::SEND_BOUND, log));
+    match sent {
+        Ok(url) => log(&format!("results sent to {url}")),
+        Err(e) => log(&format!(
+            "results not sent to the results URL: {e}; they are on the serial console (and the stick, if any)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_key_wins_and_is_checked() {
+        let c = Cmdline::parse("bootbench.results_url=http://h/{machine}-{n}.json");
+        assert_eq!(
+            results_url(&c, Some("http://other/x")).unwrap().as_deref(),
+            Some("http://h/{machine}-{n}.json")
+        );
+        let c = Cmdline::parse("quiet");
+        assert_eq!(
+            results_url(&c, Some("http://other/x")).unwrap().as_deref(),
+            Some("http://other/x")
+        );
+        assert_eq!(results_url(&c, None).unwrap(), None);
+        let c = Cmdline::parse("bootbench.results_url=http://h/{host}");
+        let e = results_url(&c, None).unwrap_err();
+        assert!(
+            e.starts_with("bootbench.results_url: \"{host}\" is not a placeholder"),
+            "{e}"
+        );
+        assert!(forced(&Cmdline::parse("bootbench.force=1")));
+        assert!(!forced(&Cmdline::parse("bootbench.force=0 bootbench.force")));
+    }
+
+    #[test]
+    fn a_config_url_that_answers_404_is_an_error_naming_the_key() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for c in l.incoming().flatten().take(2) {
+                use std::io::{Read, Write};
+                let mut c = c;
+                let mut b = [0u8; 1024];
+                let n = c.read(&mut b).unwrap_or(0);
+                let req = String::from_utf8_lossy(&b[..n]).to_string();
+                let reply: &[u8] = if req.starts_with("GET /good.json") {
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 19\r\n\r\n{\"profile\":\"quick\"}"
+                } else {
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+                };
+                let _ = c.write_all(reply);
+            }
+        });
+        let client = http::Client::new(None).unwrap();
+        let (text, from) = fetch_config(
+            &client,
+            &format!("http://127.0.0.1:{port}/good.json?token=x"),
+            CONFIG_BOUND,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(text, "{\"profile\":\"quick\"}");
+        assert_eq!(from, format!("http://127.0.0.1:{port}/good.json?..."));
+        let e = fetch_config(
+            &client,
+            &format!("http://127.0.0.1:{port}/gone.json"),
+            CONFIG_BOUND,
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "bootbench.config_url: GET http://127.0.0.1:{port}/gone.json answered 404 Not Found"
+            )),
+            "{e}"
+        );
+        let e = fetch_config(&client, "ftp://x/", CONFIG_BOUND, &mut |_| {}).unwrap_err();
+        assert!(
+            e.starts_with("bootbench.config_url: \"ftp://x/\" is not an http"),
+            "{e}"
+        );
+    }
+}

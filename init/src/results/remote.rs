@@ -1,0 +1,304 @@
+//! Results to existing storage: the `results_url` template, the document
+//! sent with PUT (S3 presigned URLs, MinIO, a WebDAV or plain HTTP server
+//! that takes PUT), retried with backoff within a bound, and the run-once
+//! check: a GET of the same URL.
+//!
+//! The template's placeholders: `{machine}` (the stick file's machine name:
+//! the DMI product serial, or `unknown`), `{run}` (the plan's id: the same
+//! for every boot of one config on the same disks, see
+//! `bench_core::result::RunInfo::plan_id`) and `{n}` (1 for this machine's
+//! first document of this plan, then 2, ...: the first number whose GET
+//! answers 404).
+
+use std::time::{Duration, Instant};
+
+use crate::net::http::{Client, HttpError, Url};
+
+/// The placeholders a template may hold.
+pub const PLACEHOLDERS: [&str; 3] = ["{machine}", "{run}", "{n}"];
+
+/// How long sending one document may take, retries included.
+pub const SEND_BOUND: Duration = Duration::from_secs(30);
+
+/// The highest `{n}` looked for.
+const MAX_N: u32 = 999;
+
+/// `template` with its placeholders filled in.
+pub fn expand(template: &str, machine: &str, run: &str, n: u32) -> String {
+    template
+        .replace("{machine}", machine)
+        .replace("{run}", run)
+        .replace("{n}", &n.to_string())
+}
+
+/// Check a template: only [`PLACEHOLDERS`] in braces, and an http(s) URL
+/// once filled in. The error says what is wrong (the caller names the field).
+pub fn check_template(template: &str) -> Result<(), String> {
+    let mut rest = template;
+    while let Some(i) = rest.find(['{', '}']) {
+        let tail = &rest[i..];
+        match PLACEHOLDERS.iter().find(|p| tail.starts_with(**p)) {
+            Some(p) => rest = &tail[p.len()..],
+            None => {
+                let end = tail.find('}').map_or(tail.len(), |e| e + 1).min(24);
+                return Err(format!(
+                    "{:?} is not a placeholder; expected {}",
+                    &tail[..end],
+                    PLACEHOLDERS.join(", ")
+                ));
+            }
+        }
+    }
+    Url::parse(&expand(template, "machine", "run", 1)).map(|_| ())
+}
+
+/// What came of one URL.
+#[derive(Debug)]
+enum Outcome {
+    /// The server answered with this status.
+    Status(u16),
+    /// No answer (connection, timeout, TLS).
+    Failed(HttpError),
+}
+
+fn fetch_status(client: &Client, method: &str, url: &Url, body: Option<&[u8]>) -> Outcome {
+    match client.request(method, url, body.map(|b| ("application/json", b))) {
+        Ok(r) => Outcome::Status(r.status),
+        Err(e) => Outcome::Failed(e),
+    }
+}
+
+/// Whether a result of this machine and plan is at the template's URL
+/// already (the URL of `{n}` = 1 answers a GET with 2xx): Ok(Some(url))
+/// when it is, Ok(None) when the server says it is not (404) or cannot say
+/// (403 or 405 to a GET: a presigned PUT URL), Err when it cannot be asked.
+pub fn already_sent(client: &Client, template: &str, machine: &str, run: &str) -> Result<Option<String>, String> {
+    let url = Url::parse(&expand(template, machine, run, 1))?;
+    match fetch_status(client, "GET", &url, None) {
+        Outcome::Status(s) if (200..300).contains(&s) => Ok(Some(url.redacted())),
+        Outcome::Status(_) => Ok(None),
+        Outcome::Failed(e) => Err(e.to_string()),
+    }
+}
+
+/// The `{n}` to use: the first whose URL answers a GET with 404; 1 when the
+/// template has none, or the server answers neither 404 nor 2xx (it cannot
+/// say; the PUT may then replace a document).
+fn free_n(client: &Client, template: &str, machine: &str, run: &str) -> u32 {
+    if !template.contains("{n}") {
+        return 1;
+    }
+    for n in 1..=MAX_N {
+        let Ok(url) = Url::parse(&expand(template, machine, run, n)) else {
+            return 1;
+        };
+        match fetch_status(client, "GET", &url, None) {
+            Outcome::Status(s) if (200..300).contains(&s) => continue,
+            _ => return n,
+        }
+    }
+    MAX_N
+}
+
+/// Whether a PUT's failure may go away on a retry: no answer, a server
+/// error, 408 or 429. A refusal (403, 404, 405, ...) will not.
+fn worth_retrying(o: &Outcome) -> bool {
+    match o {
+        Outcome::Failed(_) => true,
+        Outcome::Status(s) => *s >= 500 || *s == 408 || *s == 429,
+    }
+}
+
+/// Send `json` with PUT to the template's URL for this machine and plan,
+/// at the first free `{n}`; tries again after 1, 2, 4, ... s while the
+/// failure may go away and `bound` allows. The URL (without its query) it
+/// went to, or why it did not go.
+pub fn send(
+    client: &Client,
+    template: &str,
+    machine: &str,
+    run: &str,
+    json: &[u8],
+    bound: Duration,
+    log: &mut dyn FnMut(&str),
+) -> Result<String, String> {
+    let start = Instant::now();
+    let n = free_n(client, template, machine, run);
+    let url = Url::parse(&expand(template, machine, run, n))?;
+    let mut delay = Duration::from_secs(1);
+    for attempt in 1.. {
+        let outcome = fetch_status(client, "PUT", &url, Some(json));
+        let why = match &outcome {
+            Outcome::Status(s) if (200..300).contains(s) => return Ok(url.redacted()),
+            Outcome::Status(s) => format!("the server answered {s}"),
+            Outcome::Failed(e) => e.to_string(),
+        };
+        let left = bound.saturating_sub(start.elapsed());
+        if !worth_retrying(&outcome) || left <= delay {
+            return Err(format!(
+                "PUT {}: {why} (attempt {attempt}, {} ms)",
+                url.redacted(),
+                start.elapsed().as_millis()
+            ));
+        }
+        log(&format!(
+            "results URL: PUT {}: {why}; again in {} s",
+            url.redacted(),
+            delay.as_secs()
+        ));
+        std::thread::sleep(delay);
+        delay *= 2;
+    }
+    unreachable!("the loop returns")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn templates_fill_in_and_name_what_is_wrong() {
+        let t = "http://10.0.2.100/r/{machine}/{run}-{n}.json";
+        assert_eq!(check_template(t), Ok(()));
+        assert_eq!(expand(t, "SN1", "ab12", 3), "http://10.0.2.100/r/SN1/ab12-3.json");
+        for (bad, why) in [
+            ("http://h/{host}.json", "\"{host}\" is not a placeholder"),
+            ("http://h/{machine.json", "\"{machine.json\" is not a placeholder"),
+            ("http://h/}", "\"}\" is not a placeholder"),
+            ("ftp://h/{n}", "not an http:// or https:// URL"),
+            ("{machine}", "not an http:// or https:// URL"),
+        ] {
+            let e = check_template(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    /// A tiny stand-in for a WebDAV store on the host's loopback: GET
+    /// answers 200 with what a PUT stored, else 404; PUT stores (201). The
+    /// first `fail_puts` PUTs get 503. (The end-to-end tests use nginx.)
+    type Files = Arc<Mutex<HashMap<String, Vec<u8>>>>;
+
+    fn store(fail_puts: usize) -> (u16, Files, Arc<Mutex<Vec<String>>>) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let files: Files = Arc::default();
+        let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (f, s) = (files.clone(), seen.clone());
+        std::thread::spawn(move || {
+            let mut fails = fail_puts;
+            for c in l.incoming() {
+                let Ok(mut c) = c else { return };
+                let mut req = Vec::new();
+                let mut buf = [0u8; 65536];
+                loop {
+                    let n = c.read(&mut buf).unwrap_or(0);
+                    req.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&req).to_string();
+                    let done = text.find("\r\n\r\n").is_some_and(|i| {
+                        let len = text
+                            .lines()
+                            .find_map(|l| l.strip_prefix("Content-Length: "))
+                            .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                        req.len() >= i + 4 + len
+                    });
+                    if done || n == 0 {
+                        break;
+                    }
+                }
+                let text = String::from_utf8_lossy(&req).to_string();
+                let mut words = text.split(' ');
+                let (method, path) = (
+                    words.next().unwrap_or("").to_string(),
+                    words.next().unwrap_or("").to_string(),
+                );
+                s.lock().unwrap().push(format!("{method} {path}"));
+                let reply = match method.as_str() {
+                    "GET" => match f.lock().unwrap().get(&path) {
+                        Some(b) => {
+                            let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", b.len()).into_bytes();
+                            r.extend_from_slice(b);
+                            r
+                        }
+                        None => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+                    },
+                    "PUT" if fails > 0 => {
+                        fails -= 1;
+                        b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n".to_vec()
+                    }
+                    "PUT" => {
+                        let body = text
+                            .split_once("\r\n\r\n")
+                            .map(|(_, b)| b.as_bytes().to_vec())
+                            .unwrap_or_default();
+                        f.lock().unwrap().insert(path, body);
+                        b"HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n".to_vec()
+                    }
+                    _ => b"HTTP/1.1 405 No\r\nContent-Length: 0\r\n\r\n".to_vec(),
+                };
+                let _ = c.write_all(&reply);
+            }
+        });
+        (port, files, seen)
+    }
+
+    #[test]
+    fn a_document_goes_to_the_first_free_n_and_is_found_again() {
+        let (port, files, seen) = store(0);
+        let c = Client::new(None).unwrap();
+        let t = format!("http://127.0.0.1:{port}/r/{{machine}}-{{run}}-{{n}}.json");
+        assert_eq!(already_sent(&c, &t, "SN1", "ab"), Ok(None));
+        let url = send(&c, &t, "SN1", "ab", b"{\"one\":1}", SEND_BOUND, &mut |_| {}).unwrap();
+        assert_eq!(url, format!("http://127.0.0.1:{port}/r/SN1-ab-1.json"));
+        assert_eq!(files.lock().unwrap()["/r/SN1-ab-1.json"], b"{\"one\":1}");
+        assert_eq!(already_sent(&c, &t, "SN1", "ab"), Ok(Some(url)));
+        assert_eq!(already_sent(&c, &t, "SN2", "ab"), Ok(None), "another machine's");
+        assert_eq!(already_sent(&c, &t, "SN1", "cd"), Ok(None), "another plan's");
+        // A second document of the same machine and plan does not replace the first.
+        send(&c, &t, "SN1", "ab", b"{\"two\":2}", SEND_BOUND, &mut |_| {}).unwrap();
+        assert_eq!(files.lock().unwrap()["/r/SN1-ab-1.json"], b"{\"one\":1}");
+        assert_eq!(files.lock().unwrap()["/r/SN1-ab-2.json"], b"{\"two\":2}");
+        assert!(seen.lock().unwrap().iter().any(|r| r == "GET /r/SN1-ab-2.json"));
+    }
+
+    #[test]
+    fn a_busy_server_gets_retries_a_down_one_gives_up_within_the_bound() {
+        let (port, files, _) = store(2);
+        let c = Client::new(None).unwrap();
+        let t = format!("http://127.0.0.1:{port}/r/{{machine}}.json");
+        let mut lines = Vec::new();
+        send(&c, &t, "SN1", "ab", b"{}", SEND_BOUND, &mut |m| {
+            lines.push(m.to_string())
+        })
+        .unwrap();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].contains("the server answered 503; again in 1 s"), "{lines:?}");
+        assert!(lines[1].contains("again in 2 s"), "{lines:?}");
+        assert!(files.lock().unwrap().contains_key("/r/SN1.json"));
+        // Nothing listens: retries until the bound, then the reason.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let down = l.local_addr().unwrap().port();
+        drop(l);
+        let t = format!("http://127.0.0.1:{down}/r/{{machine}}.json");
+        let start = Instant::now();
+        let bound = Duration::from_secs(4);
+        let mut lines = Vec::new();
+        let e = send(&c, &t, "SN1", "ab", b"{}", bound, &mut |m| lines.push(m.to_string())).unwrap_err();
+        assert!(
+            start.elapsed() <= bound + Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(
+            e.contains("cannot connect to 127.0.0.1") && e.contains("attempt 3"),
+            "{e} {lines:?}"
+        );
+        assert_eq!(
+            already_sent(&c, &t, "SN1", "ab").unwrap_err().split(':').next(),
+            Some("cannot connect to 127.0.0.1")
+        );
+    }
+}
