@@ -27,7 +27,7 @@ enum Cmd {
         /// /etc/bootbench.json (default: {"profile": "standard"}).
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Comma-separated module names (default: the storage set).
+        /// Comma-separated module names (default: the storage and network set, modset::DEFAULT_MODULES).
         #[arg(long, value_delimiter = ',')]
         modules: Option<Vec<String>>,
         /// Output file (gzip-compressed newc cpio).
@@ -59,7 +59,7 @@ enum Cmd {
         config: Option<PathBuf>,
         /// Image size: bytes, or with dd's suffixes as in the config (`128M`, `64MiB` = 1024-based;
         /// `1GB` = 1000-based). Default: what the files need plus 12 MiB free for results,
-        /// rounded up to a MiB (31 MiB with Debian's kernel and the signed chain).
+        /// rounded up to a MiB (35 MiB with Debian's kernel and the signed chain).
         #[arg(long, value_parser = parse_size)]
         size: Option<u64>,
         /// Extra kernel command-line options (e.g. bootbench.profile=standard).
