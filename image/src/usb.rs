@@ -168,14 +168,20 @@ pub fn stick_id(inputs: &Inputs<'_>) -> String {
     )
 }
 
-/// The kernel options: [`CMDLINE`], the stick's id and `append`.
-pub fn kernel_options(append: &str, stick: &str) -> String {
-    let mut opts = format!("{CMDLINE} bootbench.stick={stick}");
-    if !append.trim().is_empty() {
+/// [`CMDLINE`], then `words`, then `append` (trimmed): the kernel options of every boot entry
+/// bootbench writes, the stick's ([`kernel_options`]) and the network's (`crate::netboot`).
+pub fn options_with(words: &[&str], append: &str) -> String {
+    let mut opts = String::from(CMDLINE);
+    for w in words.iter().chain([&append.trim()]).filter(|w| !w.is_empty()) {
         opts.push(' ');
-        opts.push_str(append.trim());
+        opts.push_str(w);
     }
     opts
+}
+
+/// The kernel options: [`CMDLINE`], the stick's id and `append`.
+pub fn kernel_options(append: &str, stick: &str) -> String {
+    options_with(&[&format!("bootbench.stick={stick}")], append)
 }
 
 /// The loader entry, for the stick whose id is `stick` ([`stick_id`]).
