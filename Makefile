@@ -5,6 +5,8 @@
 #   make kernel  Debian's kernel and its signed boot chain, shim-signed and grub-efi-amd64-signed
 #                (apt-get download + dpkg -x) into out/, when absent
 #   make image   out/vmlinuz, out/initramfs.img, out/bootbench.img (the USB stick image)
+#   make netboot out/netboot: the network boot directory (kernel, initramfs, iPXE/PXELINUX/GRUB
+#                scripts and loaders, dnsmasq example); NETBOOT_ARGS='--config-url URL ...'
 #   make qemu    boot out/bootbench.img as a USB stick under OVMF with four virtual disks;
 #                prints the table, copies the results from the stick to out/results/ and
 #                writes out/report.html (bootbench-report html)
@@ -46,9 +48,11 @@ QEMU_TOOL  := $(TARGET_DIR)/release/bootbench-qemu
 REPORT_TOOL := $(TARGET_DIR)/release/bootbench-report
 SHIM_EFI   := $(OUT)/shim/usr/lib/shim/shimx64.efi.signed
 GRUB_EFI   := $(OUT)/grub/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
+GRUB_NET_EFI := $(OUT)/grub/usr/lib/grub/x86_64-efi-signed/grubnetx64.efi.signed
+NETBOOT_ARGS ?=
 CONFIG_ARG := $(if $(CONFIG),--config $(CONFIG))
 
-.PHONY: build test bench fidelity fuzz fmt clean targets deps kernel image tools qemu
+.PHONY: build test bench fidelity fuzz fmt clean targets deps kernel image tools qemu netboot
 
 targets:
 	rustup target add $(MUSL) $(BARE)
@@ -89,6 +93,10 @@ image: build tools kernel
 	$(IMAGE_TOOL) usb --kernel-dir $(OUT)/kernel --initramfs $(OUT)/initramfs.img --shim $(SHIM_EFI) --grub $(GRUB_EFI) \
 	  $(CONFIG_ARG) -o $(OUT)/bootbench.img
 	@ls -l $(OUT)/vmlinuz $(OUT)/initramfs.img $(OUT)/bootbench.img
+
+netboot: image
+	$(IMAGE_TOOL) netboot --kernel-dir $(OUT)/kernel --initramfs $(OUT)/initramfs.img \
+	  --shim $(SHIM_EFI) --grub $(GRUB_NET_EFI) $(NETBOOT_ARGS) -o $(OUT)/netboot
 
 qemu: deps image
 	rm -rf $(OUT)/results $(OUT)/serial-results

@@ -1,6 +1,8 @@
 //! The initramfs (contract A): /init, /sbin/modprobe -> /init, /etc/bootbench.json, the module
 //! subset under /lib/modules/<kver>/ with modules.dep, modules.alias and modules.softdep, and the
-//! empty directories PID 1 mounts on; a reproducible newc archive, gzip-compressed.
+//! empty directories PID 1 mounts on; with `--allow-network-destructive`
+//! /etc/bootbench-network-destructive, with `--ca FILE` /etc/bootbench-ca.pem; a reproducible newc
+//! archive, gzip-compressed.
 
 use crate::cpio::Archive;
 use crate::modset::{ModSet, ModsetError, ModuleSource};
@@ -13,6 +15,17 @@ use std::path::Path;
 /// profile (a real benchmark: a user who boots without a config wants one), every disk but the
 /// stick, read-only. `make qemu` and the QEMU tests put quick configs on their stick copies.
 pub const DEFAULT_CONFIG: &[u8] = b"{\"profile\": \"standard\"}\n";
+
+/// Present only in an initramfs built with `--allow-network-destructive`: PID 1 then honours a
+/// `destructive` section in a config fetched over the network (`bootbench.config_url=`).
+/// Whoever controls that URL, or the network on the way without HTTPS, could otherwise wipe the
+/// disks of every machine that boots it.
+pub const NETWORK_DESTRUCTIVE: &str = "etc/bootbench-network-destructive";
+/// What that file says (one line).
+pub const NETWORK_DESTRUCTIVE_TEXT: &[u8] =
+    b"bootbench: a config fetched over the network may carry a destructive section (built with --allow-network-destructive)\n";
+/// The CA bundle (PEM) PID 1 checks HTTPS servers against, from `--ca FILE`.
+pub const CA_BUNDLE: &str = "etc/bootbench-ca.pem";
 
 /// Directories PID 1 mounts on.
 pub const EMPTY_DIRS: &[&str] = &["dev", "proc", "sys", "tmp", "mnt/stick"];
@@ -28,6 +41,10 @@ pub struct Inputs<'a> {
     pub kver: &'a str,
     /// The resolved module set.
     pub modules: &'a ModSet,
+    /// Whether [`NETWORK_DESTRUCTIVE`] goes in.
+    pub network_destructive: bool,
+    /// [`CA_BUNDLE`]'s contents, checked by [`check_ca_bundle`].
+    pub ca: Option<Vec<u8>>,
 }
 
 /// Errors while assembling.
@@ -63,6 +80,12 @@ pub fn archive(
     a.file("init", 0o755, inputs.init.clone());
     a.symlink("sbin/modprobe", "/init");
     a.file("etc/bootbench.json", 0o644, inputs.config.clone());
+    if inputs.network_destructive {
+        a.file(NETWORK_DESTRUCTIVE, 0o644, NETWORK_DESTRUCTIVE_TEXT.to_vec());
+    }
+    if let Some(ca) = &inputs.ca {
+        a.file(CA_BUNDLE, 0o644, ca.clone());
+    }
     for d in EMPTY_DIRS {
         a.dir(d);
     }
@@ -88,6 +111,45 @@ pub fn archive(
         inputs.modules.modules_softdep().into_bytes(),
     );
     Ok(a)
+}
+
+/// Checks that `pem` is a PEM CA bundle: at least one `CERTIFICATE` block, each closed, with
+/// base64 between its lines. Returns how many certificates it holds, or what is wrong.
+pub fn check_ca_bundle(pem: &[u8]) -> Result<usize, String> {
+    let text = std::str::from_utf8(pem).map_err(|e| format!("not text (PEM is ASCII): {e}"))?;
+    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+    const END: &str = "-----END CERTIFICATE-----";
+    let mut count = 0;
+    let mut body: Option<usize> = None; // base64 characters of the open block
+    for (i, line) in text.lines().map(str::trim).enumerate() {
+        match (line, body) {
+            (BEGIN, None) => body = Some(0),
+            (BEGIN, Some(_)) => return Err(format!("line {}: a certificate begins inside another", i + 1)),
+            (END, Some(0)) => return Err(format!("line {}: an empty certificate", i + 1)),
+            (END, Some(_)) => {
+                count += 1;
+                body = None;
+            }
+            (END, None) => return Err(format!("line {}: END CERTIFICATE without BEGIN", i + 1)),
+            (l, Some(n)) => {
+                if l.starts_with("-----") {
+                    return Err(format!("line {}: {l} inside a certificate", i + 1));
+                }
+                if let Some(c) = l.chars().find(|c| !(c.is_ascii_alphanumeric() || "+/=".contains(*c))) {
+                    return Err(format!("line {}: {c:?} is not base64", i + 1));
+                }
+                body = Some(n + l.len());
+            }
+            // Text between blocks (openssl's subject lines, comments) is allowed, as in
+            // Debian's ca-certificates.crt and openssl x509 -text output.
+            (_, None) => {}
+        }
+    }
+    match (body, count) {
+        (Some(_), _) => Err("a certificate is not closed (no -----END CERTIFICATE-----)".into()),
+        (None, 0) => Err("no -----BEGIN CERTIFICATE----- block".into()),
+        (None, n) => Ok(n),
+    }
 }
 
 /// gzip with no name and mtime 0 in the header, so equal input gives equal output.
@@ -125,23 +187,89 @@ mod tests {
     }
 
     fn build(init: &[u8]) -> Vec<u8> {
+        build_with(init, false, None)
+    }
+
+    fn build_with(init: &[u8], network_destructive: bool, ca: Option<&[u8]>) -> Vec<u8> {
         let set = resolve(&fixture(), &["ahci", "raid456", "xts"]).unwrap();
         let inputs = Inputs {
             init: init.to_vec(),
             config: DEFAULT_CONFIG.to_vec(),
             kver: "6.1.0-test",
             modules: &set,
+            network_destructive,
+            ca: ca.map(<[u8]>::to_vec),
         };
         let a = archive(&inputs, &|rel| Ok(format!("module bytes of {rel}").into_bytes())).unwrap();
         gzip(&a.to_newc()).unwrap()
     }
 
+    fn entries(gz: &[u8]) -> Vec<crate::cpio::tests::Entry> {
+        let mut raw = Vec::new();
+        flate2::read::GzDecoder::new(gz).read_to_end(&mut raw).unwrap();
+        read_newc(&raw)
+    }
+
+    /// A self-signed certificate's PEM shape (the base64 is not checked as DER).
+    const PEM: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUX0=\nQUJD\n-----END CERTIFICATE-----\n";
+
+    /// The two network files are in the archive exactly when asked for, with their contents.
+    #[test]
+    fn network_files_only_when_asked() {
+        let file = |gz: &[u8], name: &str| entries(gz).into_iter().find(|e| e.name == name).map(|e| e.data);
+        for (destructive, ca) in [(false, None), (true, None), (false, Some(PEM)), (true, Some(PEM))] {
+            let gz = build_with(b"init", destructive, ca.map(str::as_bytes));
+            assert_eq!(
+                file(&gz, NETWORK_DESTRUCTIVE),
+                destructive.then(|| NETWORK_DESTRUCTIVE_TEXT.to_vec()),
+                "destructive {destructive}, ca {}",
+                ca.is_some()
+            );
+            assert_eq!(file(&gz, CA_BUNDLE), ca.map(|c| c.as_bytes().to_vec()));
+            assert_eq!(file(&gz, "etc/bootbench.json").as_deref(), Some(DEFAULT_CONFIG));
+        }
+        let line = std::str::from_utf8(NETWORK_DESTRUCTIVE_TEXT).unwrap();
+        assert_eq!(line.lines().count(), 1);
+        assert!(line.ends_with('\n') && line.contains("--allow-network-destructive"));
+    }
+
+    #[test]
+    fn a_ca_bundle_holds_certificates_in_pem() {
+        assert_eq!(check_ca_bundle(PEM.as_bytes()), Ok(1));
+        let two = format!("# a comment\nsubject=CN = one\n{PEM}\n{}", PEM.replace('\n', "\r\n"));
+        assert_eq!(check_ca_bundle(two.as_bytes()), Ok(2));
+        for (bad, why) in [
+            ("", "no -----BEGIN CERTIFICATE-----"),
+            ("just text\n", "no -----BEGIN CERTIFICATE-----"),
+            (
+                "-----BEGIN PRIVATE KEY-----\nQUJD\n-----END PRIVATE KEY-----\n",
+                "no -----BEGIN",
+            ),
+            ("-----BEGIN CERTIFICATE-----\nQUJD\n", "not closed"),
+            (
+                "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n",
+                "empty certificate",
+            ),
+            (
+                "-----BEGIN CERTIFICATE-----\nQU JD\n-----END CERTIFICATE-----\n",
+                "not base64",
+            ),
+            ("-----END CERTIFICATE-----\n", "without BEGIN"),
+        ] {
+            let e = check_ca_bundle(bad.as_bytes()).unwrap_err();
+            assert!(e.contains(why), "{bad:?}: {e}");
+        }
+        assert!(check_ca_bundle(b"\xff\xfe").unwrap_err().starts_with("not text"));
+        // A real bundle, where the system has one.
+        if let Ok(system) = std::fs::read("/etc/ssl/certs/ca-certificates.crt") {
+            assert!(check_ca_bundle(&system).unwrap() > 10);
+        }
+    }
+
     #[test]
     fn contract_a_layout() {
         let gz = build(b"\x7fELF init");
-        let mut raw = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).unwrap();
-        let entries = read_newc(&raw);
+        let entries = entries(&gz);
         let get = |n: &str| {
             entries
                 .iter()
@@ -183,5 +311,7 @@ mod tests {
         let b = build(b"init one");
         assert_eq!(a, b, "two builds from the same inputs differ");
         assert_ne!(a, build(b"init two"), "the init binary does not reach the archive");
+        let pem = Some(PEM.as_bytes());
+        assert_eq!(build_with(b"init one", true, pem), build_with(b"init one", true, pem));
     }
 }

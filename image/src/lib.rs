@@ -8,4 +8,5 @@ pub mod gpt;
 pub mod initramfs;
 pub mod modinfo;
 pub mod modset;
+pub mod netboot;
 pub mod usb;

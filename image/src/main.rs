@@ -1,8 +1,8 @@
-//! The `bootbench-image` command: `initramfs` and `usb`.
+//! The `bootbench-image` command: `initramfs`, `usb` and `netboot`.
 #![deny(unsafe_code)]
 
 use anyhow::{bail, Context, Result};
-use bootbench_image::{initramfs, modset, usb};
+use bootbench_image::{initramfs, modset, netboot, usb};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
@@ -27,10 +27,50 @@ enum Cmd {
         /// /etc/bootbench.json (default: {"profile": "standard"}).
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Comma-separated module names (default: the storage set).
+        /// Comma-separated module names (default: the storage and network set, modset::DEFAULT_MODULES).
         #[arg(long, value_delimiter = ',')]
         modules: Option<Vec<String>>,
+        /// Let a config fetched over the network (bootbench.config_url=) carry a `destructive`
+        /// section: adds /etc/bootbench-network-destructive. Without it PID 1 refuses to write any
+        /// disk on a network config's word, since whoever controls that URL could wipe disks.
+        #[arg(long)]
+        allow_network_destructive: bool,
+        /// A PEM CA bundle (at least one CERTIFICATE) PID 1 checks HTTPS servers against:
+        /// installed as /etc/bootbench-ca.pem.
+        #[arg(long, value_name = "FILE")]
+        ca: Option<PathBuf>,
         /// Output file (gzip-compressed newc cpio).
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// The network boot directory: the kernel, the initramfs (the stick's), boot scripts for iPXE
+    /// (boot.ipxe), PXELINUX (pxelinux.cfg/default) and GRUB (grub/grub.cfg), Debian's boot
+    /// loaders where installed, dnsmasq.conf.example and README.txt; served as it is, it boots.
+    Netboot {
+        /// A `dpkg -x` of linux-image-<version> (holds boot/vmlinuz-<kver>).
+        #[arg(long)]
+        kernel_dir: PathBuf,
+        /// The initramfs, as built by `bootbench-image initramfs` (the stick's).
+        #[arg(long)]
+        initramfs: PathBuf,
+        /// Where PID 1 gets its config: bootbench.config_url= (http:// or https://).
+        #[arg(long, value_name = "URL")]
+        config_url: Option<String>,
+        /// Where PID 1 PUTs its results: bootbench.results_url=, with {machine}, {run} and {n}.
+        #[arg(long, value_name = "TEMPLATE")]
+        results_url: Option<String>,
+        /// Extra kernel command-line words (bootbench.force=1, bootbench.ip=ADDR/PREFIX,...).
+        #[arg(long, default_value = "")]
+        append: String,
+        /// Debian's signed shim, copied as bootx64.efi [default: /usr/lib/shim/shimx64.efi.signed
+        /// where installed].
+        #[arg(long, value_name = "FILE")]
+        shim: Option<PathBuf>,
+        /// Debian's signed network GRUB, copied as grubx64.efi [default:
+        /// /usr/lib/grub/x86_64-efi-signed/grubnetx64.efi.signed where installed].
+        #[arg(long, value_name = "FILE")]
+        grub: Option<PathBuf>,
+        /// The directory (created; its files replaced).
         #[arg(short, long)]
         output: PathBuf,
     },
@@ -59,7 +99,7 @@ enum Cmd {
         config: Option<PathBuf>,
         /// Image size: bytes, or with dd's suffixes as in the config (`128M`, `64MiB` = 1024-based;
         /// `1GB` = 1000-based). Default: what the files need plus 12 MiB free for results,
-        /// rounded up to a MiB (31 MiB with Debian's kernel and the signed chain).
+        /// rounded up to a MiB (35 MiB with Debian's kernel and the signed chain).
         #[arg(long, value_parser = parse_size)]
         size: Option<u64>,
         /// Extra kernel command-line options (e.g. bootbench.profile=standard).
@@ -112,6 +152,8 @@ fn main() -> Result<()> {
             init,
             config,
             modules,
+            allow_network_destructive,
+            ca,
             output,
         } => {
             let tree = modset::KernelTree::open(&kernel_dir)?;
@@ -125,11 +167,23 @@ fn main() -> Result<()> {
             for s in &set.unresolved_softdeps {
                 eprintln!("note: soft dependency {s} names no module or alias in the set: left out");
             }
+            let ca = match &ca {
+                Some(path) => {
+                    let pem = read(path)?;
+                    let n = initramfs::check_ca_bundle(&pem)
+                        .map_err(|why| anyhow::anyhow!("--ca {}: not a PEM CA bundle: {why}", path.display()))?;
+                    eprintln!("note: --ca {}: {n} certificate(s)", path.display());
+                    Some(pem)
+                }
+                None => None,
+            };
             let inputs = initramfs::Inputs {
                 init: read(&init)?,
                 config: config_or_default(config.as_deref())?,
                 kver: &tree.kver,
                 modules: &set,
+                network_destructive: allow_network_destructive,
+                ca,
             };
             let (gz, raw) = initramfs::build_from_tree(&tree.moddir, &inputs)?;
             std::fs::write(&output, &gz).with_context(|| format!("writing {}", output.display()))?;
@@ -137,6 +191,61 @@ fn main() -> Result<()> {
             println!("  modules: {} ({} requested)", set.modules.len(), requested.len());
             println!("  uncompressed: {}", mib(raw as u64));
             println!("  compressed (gzip): {}", mib(gz.len() as u64));
+            if allow_network_destructive {
+                println!("  a config from the network may carry a destructive section");
+            }
+        }
+        Cmd::Netboot {
+            kernel_dir,
+            initramfs,
+            config_url,
+            results_url,
+            append,
+            shim,
+            grub,
+            output,
+        } => {
+            let options = netboot::Options {
+                config_url,
+                results_url,
+                append,
+            };
+            // Checked before anything is read or written.
+            options.words()?;
+            let tree = modset::KernelTree::open(&kernel_dir)?;
+            let (vmlinuz, initrd) = (read(&tree.vmlinuz)?, read(&initramfs)?);
+            let given = |name: &str| match name {
+                "bootx64.efi" => shim.clone(),
+                "grubx64.efi" => grub.clone(),
+                _ => None,
+            };
+            let mut loaders = Vec::new();
+            for l in netboot::LOADERS {
+                match given(l.name) {
+                    Some(path) => loaders.push((l, read(&path)?)),
+                    None if Path::new(l.path).is_file() => loaders.push((l, read(Path::new(l.path))?)),
+                    None => eprintln!("note: {} not installed ({}): {} left out", l.path, l.package, l.name),
+                }
+            }
+            std::fs::create_dir_all(&output).with_context(|| format!("creating {}", output.display()))?;
+            let dir = std::fs::canonicalize(&output).with_context(|| output.display().to_string())?;
+            let dir_text = dir
+                .to_str()
+                .with_context(|| format!("{}: not UTF-8 (dnsmasq's tftp-root)", dir.display()))?;
+            let inputs = netboot::Inputs {
+                vmlinuz: &vmlinuz,
+                initrd: &initrd,
+                options: &options,
+                loaders,
+                dir: dir_text,
+            };
+            let files = netboot::files(&inputs)?;
+            netboot::write(&output, &files)?;
+            println!("{}: network boot directory, kernel {}", output.display(), tree.kver);
+            for (name, data) in &files {
+                println!("  {name:<22} {}", mib(data.len() as u64));
+            }
+            println!("  kernel options {} BOOTIF=01-<MAC>", options.words()?.join(" "));
         }
         Cmd::Usb {
             kernel_dir,

@@ -12,8 +12,13 @@ use std::path::{Path, PathBuf};
 /// and UAS) and host controllers, the SAS/SCSI HBAs and RAID controllers servers have (issue 14:
 /// Broadcom/LSI SAS2/3 `mpt3sas`, MegaRAID `megaraid_sas`, Fusion MPT SAS1068/SPI `mptsas`
 /// `mptspi`, LSI 53C8xx `sym53c8xx`, HPE Smart Array `hpsa` `smartpqi`), md personalities,
-/// dm-crypt and its ciphers, crc32c, vfat and its code pages, and efivarfs (where PID 1 reads
-/// which partition it booted from).
+/// dm-crypt and its ciphers, crc32c, vfat and its code pages, efivarfs (where PID 1 reads
+/// which partition it booted from), and the NICs of a network boot (issue 15: virtio, Intel
+/// e1000/e1000e/igb/ixgbe/i40e/ice, Broadcom bnxt_en/tg3, Mellanox mlx5_core, Realtek r8169;
+/// what they need comes by `depends=` and softdeps, r8169's PHY driver `realtek` by its softdep).
+/// Some chips want firmware files the initramfs does not carry: ice its DDP package (it runs in
+/// its safe mode without), r8169 and tg3 for some chips (Debian's firmware-realtek,
+/// firmware-misc-nonfree).
 pub const DEFAULT_MODULES: &[&str] = &[
     "ahci",
     "sd_mod",
@@ -54,6 +59,17 @@ pub const DEFAULT_MODULES: &[&str] = &[
     "nls_ascii",
     "nls_iso8859_1",
     "efivarfs",
+    "virtio_net",
+    "e1000",
+    "e1000e",
+    "igb",
+    "ixgbe",
+    "i40e",
+    "ice",
+    "bnxt_en",
+    "mlx5_core",
+    "tg3",
+    "r8169",
 ];
 
 /// Soft dependencies bootbench adds to the modules' own (`pre:`, loaded first): a module whose
@@ -690,6 +706,38 @@ kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
             ("pci:v00001000d00000012sv00000000sd00000000bc01sc00i00", "sym53c8xx"),
             ("virtio:d00000008v00001AF4", "virtio_scsi"),
             ("usb:v46F4p0003d0000dc00dsc00dp00ic08isc06ip62in00", "uas"),
+        ] {
+            let m = &set.modules[module];
+            assert!(
+                m.info.aliases.iter().any(|a| fnmatch(a, modalias)),
+                "{module}: no alias matches {modalias}"
+            );
+        }
+        // The NICs of issue 15, and what they need.
+        for m in [
+            "virtio_net",
+            "net_failover",
+            "e1000",
+            "e1000e",
+            "igb",
+            "ixgbe",
+            "i40e",
+            "ice",
+            "bnxt_en",
+            "mlx5_core",
+            "tg3",
+            "r8169",
+            "realtek",
+        ] {
+            assert!(set.modules.contains_key(m), "{m} missing from the default set");
+        }
+        // Their aliases match QEMU's NICs (virtio-net-pci's virtio device id 1, e1000's 8086:100e,
+        // e1000e's 8086:10d3) and a Realtek RTL8168/8111 (10ec:8168, which QEMU lacks).
+        for (modalias, module) in [
+            ("virtio:d00000001v00001AF4", "virtio_net"),
+            ("pci:v00008086d0000100Esv00001AF4sd00001100bc02sc00i00", "e1000"),
+            ("pci:v00008086d000010D3sv00008086sd00000000bc02sc00i00", "e1000e"),
+            ("pci:v000010ECd00008168sv00001043sd00008432bc02sc00i00", "r8169"),
         ] {
             let m = &set.modules[module];
             assert!(

@@ -168,14 +168,20 @@ pub fn stick_id(inputs: &Inputs<'_>) -> String {
     )
 }
 
-/// The kernel options: [`CMDLINE`], the stick's id and `append`.
-pub fn kernel_options(append: &str, stick: &str) -> String {
-    let mut opts = format!("{CMDLINE} bootbench.stick={stick}");
-    if !append.trim().is_empty() {
+/// [`CMDLINE`], then `words`, then `append` (trimmed): the kernel options of every boot entry
+/// bootbench writes, the stick's ([`kernel_options`]) and the network's (`crate::netboot`).
+pub fn options_with(words: &[&str], append: &str) -> String {
+    let mut opts = String::from(CMDLINE);
+    for w in words.iter().chain([&append.trim()]).filter(|w| !w.is_empty()) {
         opts.push(' ');
-        opts.push_str(append.trim());
+        opts.push_str(w);
     }
     opts
+}
+
+/// The kernel options: [`CMDLINE`], the stick's id and `append`.
+pub fn kernel_options(append: &str, stick: &str) -> String {
+    options_with(&[&format!("bootbench.stick={stick}")], append)
 }
 
 /// The loader entry, for the stick whose id is `stick` ([`stick_id`]).
@@ -221,8 +227,8 @@ const SYSLINUX_ROOM: u64 = 512 << 10;
 /// The image size that holds `inputs`' files (whatever `inputs.size` says) and [`RESULTS_ROOM`]
 /// free besides: the files, each rounded up to a 4 KiB cluster, the GPT and the 1 MiB alignment
 /// before the partition and after it, the FATs (4 bytes per 512-byte cluster at most, twice),
-/// rounded up to a MiB. For Debian's kernel, the signed chain and the initramfs (about 17 MB) it
-/// is 31 MiB.
+/// rounded up to a MiB. For Debian's kernel, the signed chain and the initramfs (6.5 MiB with the
+/// NIC drivers) it is 35 MiB.
 pub fn fitted_size(inputs: &Inputs<'_>, bios: &Bios) -> u64 {
     let cluster = |n: usize| (n as u64).div_ceil(4096) * 4096 + 4096;
     let loader_cfg = 4096 * 4;

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::disk::{DiskSpec, Transport};
+use crate::net::{self, Net};
 
 /// The QEMU binary.
 pub const QEMU: &str = "qemu-system-x86_64";
@@ -84,6 +85,8 @@ pub struct Machine {
     /// Attach the stick read-only (QEMU `readonly=on`: a write-protected stick).
     pub stick_readonly: bool,
     pub disks: Vec<Attached>,
+    /// A NIC on QEMU's restricted user-mode network (a network boot when it boots first).
+    pub net: Option<Net>,
 }
 
 fn strings(args: &[&str]) -> Vec<String> {
@@ -378,6 +381,9 @@ pub fn command_line(m: &Machine) -> Vec<String> {
         ));
     }
     v.extend(disk_args(&m.disks));
+    if let Some(n) = &m.net {
+        v.extend(net::net_args(n));
+    }
     v
 }
 
@@ -518,6 +524,7 @@ mod tests {
             stick: Some("/o/bootbench.img".into()),
             stick_readonly: false,
             disks: vec![attached("virtio,serial=V1")],
+            net: None,
         };
         let args = command_line(&m);
         assert_eq!(values(&args, "-machine"), ["q35,smm=on"]);
@@ -732,6 +739,7 @@ mod tests {
             stick: Some("/o/bootbench.img".into()),
             stick_readonly: false,
             disks: vec![attached("sata,serial=S1"), attached("virtio,serial=V1")],
+            net: None,
         };
         let args = command_line(&m);
         assert_eq!(args[0], "-nodefaults");

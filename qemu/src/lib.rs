@@ -8,5 +8,7 @@
 
 pub mod cmdline;
 pub mod disk;
+pub mod net;
+pub mod pcap;
 pub mod run;
 pub mod stick;

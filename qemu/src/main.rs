@@ -1,6 +1,7 @@
-//! `bootbench-qemu`: boot bootbench in QEMU, direct-kernel or from the USB
-//! stick image under OVMF, with virtual disks; print the result table; save
-//! the result documents from the serial console and from the stick.
+//! `bootbench-qemu`: boot bootbench in QEMU, direct-kernel, from the USB
+//! stick image under OVMF or SeaBIOS, or from the network (iPXE on QEMU's
+//! restricted user-mode network), with virtual disks; print the result table;
+//! save the result documents from the serial console and from the stick.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,8 +12,9 @@ use clap::{Args, Parser, Subcommand};
 
 use bootbench_qemu::cmdline::{self, Boot, Machine};
 use bootbench_qemu::disk::{self, DiskSpec};
+use bootbench_qemu::net::{Forward, Net, Nic};
 use bootbench_qemu::run::{self, AccelChoice, Outcome};
-use bootbench_qemu::stick;
+use bootbench_qemu::{pcap, stick};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -61,6 +63,35 @@ enum Mode {
         /// A kernel for the KVM probe (--accel auto); without it auto means TCG.
         #[arg(long)]
         probe_kernel: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Network boot: the NIC's iPXE ROM (Debian's ipxe-qemu) boots from QEMU's user-mode network
+    /// with restrict=on (no packet leaves the host): its DHCP hands out --bootfile, its TFTP
+    /// serves DIR (`bootbench-image netboot`'s directory) as it is.
+    Netboot {
+        /// The directory QEMU's TFTP server serves.
+        #[arg(long)]
+        dir: PathBuf,
+        /// The NIC: virtio (virtio-net-pci), e1000 or e1000e.
+        #[arg(long, default_value = "virtio")]
+        nic: Nic,
+        /// An HTTP server on the host's loopback for the guest, repeatable: HOSTPORT makes the
+        /// guest's 10.0.2.100:80 (then .101, ...) reach 127.0.0.1:HOSTPORT;
+        /// GUESTADDR:GUESTPORT=HOSTPORT names the guest side. One socat per connection.
+        #[arg(long, value_name = "HOSTPORT")]
+        http: Vec<String>,
+        /// The boot file QEMU's DHCP hands out, relative to DIR (pxelinux.0: PXELINUX;
+        /// grubx64.efi or bootx64.efi with --firmware uefi: GRUB), or a URL iPXE fetches
+        /// (http://10.0.2.100/boot.ipxe with --http: the kernel and initramfs then come over HTTP).
+        #[arg(long, default_value = "boot.ipxe")]
+        bootfile: String,
+        /// bios (SeaBIOS) or uefi (OVMF); the NIC's iPXE ROM boots under both.
+        #[arg(long, default_value = "bios")]
+        firmware: Firmware,
+        /// Every frame of the guest's network into this pcap file [default: OUT_DIR/net.pcap].
+        #[arg(long)]
+        pcap: Option<PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -123,7 +154,7 @@ fn main() -> ExitCode {
 }
 
 fn real_main(cli: Cli) -> Result<ExitCode, String> {
-    let (boot, stick_image, probe_kernel, common) = match cli.mode {
+    let (boot, stick_image, probe_kernel, net, common) = match cli.mode {
         Mode::Direct {
             kernel,
             initrd,
@@ -136,7 +167,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 initrd: Some(initrd),
                 append: cmdline::default_append(&append),
             };
-            (boot, stick, Some(kernel), common)
+            (boot, stick, Some(kernel), None, common)
         }
         Mode::Usb {
             image,
@@ -159,7 +190,47 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                     secure_boot,
                 }
             };
-            (boot, Some(image), probe_kernel, common)
+            (boot, Some(image), probe_kernel, None, common)
+        }
+        Mode::Netboot {
+            dir,
+            nic,
+            http,
+            bootfile,
+            firmware,
+            pcap,
+            common,
+        } => {
+            std::fs::create_dir_all(&common.out_dir).map_err(|e| format!("{}: {e}", common.out_dir.display()))?;
+            let boot = match firmware {
+                Firmware::Bios => Boot::Bios,
+                Firmware::Uefi => Boot::Uefi {
+                    code: cmdline::OVMF_CODE.into(),
+                    vars: run::fresh_vars(Path::new(cmdline::OVMF_VARS), &common.out_dir).map_err(|e| e.to_string())?,
+                    secure_boot: false,
+                },
+                Firmware::SecureBoot => {
+                    return Err(
+                        "netboot --firmware: bios or uefi (the NICs' iPXE ROMs are not signed for Secure Boot)".into(),
+                    )
+                }
+            };
+            let forwards = http
+                .iter()
+                .enumerate()
+                .map(|(i, h)| Forward::parse(h, i).map_err(|e| format!("--http {h}: {e}")))
+                .collect::<Result<Vec<_>, _>>()?;
+            let dir = std::fs::canonicalize(&dir).map_err(|e| format!("--dir {}: {e}", dir.display()))?;
+            let net = Net {
+                nic,
+                tftp: Some(dir.clone()),
+                bootfile: Some(bootfile),
+                forwards,
+                boot: true,
+                pcap: Some(pcap.unwrap_or_else(|| common.out_dir.join("net.pcap"))),
+            };
+            let kernel = dir.join("vmlinuz");
+            (boot, None, kernel.exists().then_some(kernel), Some(net), common)
         }
     };
     let dir = &common.out_dir;
@@ -187,7 +258,14 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         stick: stick_image.clone(),
         stick_readonly: false,
         disks,
+        net,
     };
+    if let (Some(n), false) = (&machine.net, common.dry_run) {
+        run::check_net(n).map_err(|e| e.to_string())?;
+        for f in &n.forwards {
+            eprintln!("network: {f}");
+        }
+    }
     if common.dry_run {
         println!(
             "{}",
@@ -221,7 +299,14 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         accel.name(),
         machine.serial_log.display()
     );
+    if let Some(p) = machine.net.as_ref().and_then(|n| n.pcap.as_deref()) {
+        // A dump of an earlier boot must not stand for this one's.
+        let _ = std::fs::remove_file(p);
+    }
     let outcome = run::boot(&machine, dir, Duration::from_secs(common.timeout)).map_err(|e| e.to_string())?;
+    if let Some(p) = machine.net.as_ref().and_then(|n| n.pcap.as_deref()) {
+        eprintln!("network ({}): {}", p.display(), net_summary(p));
+    }
     for (i, log) in extra_serials.iter().enumerate() {
         eprintln!("COM{} (ttyS{}) {}: {}", i + 2, i + 1, log.display(), port_summary(log));
     }
@@ -235,6 +320,26 @@ fn serial_logs(given: &[PathBuf], dir: &Path) -> (PathBuf, Vec<PathBuf>) {
     match given.split_first() {
         Some((first, rest)) => (first.clone(), rest.to_vec()),
         None => (dir.join("serial.log"), Vec::new()),
+    }
+}
+
+/// What the guest asked for on the network: its TFTP reads and HTTP requests, from the pcap.
+fn net_summary(pcap_file: &Path) -> String {
+    let bytes = match std::fs::read(pcap_file) {
+        Ok(b) => b,
+        Err(e) => return format!("not readable: {e}"),
+    };
+    match pcap::frames(&bytes) {
+        Ok(frames) => {
+            let list = |v: Vec<String>| if v.is_empty() { "none".to_owned() } else { v.join(", ") };
+            format!(
+                "{} frames; TFTP reads: {}; HTTP requests: {}",
+                frames.len(),
+                list(pcap::tftp_reads(&frames)),
+                list(pcap::http_requests(&frames))
+            )
+        }
+        Err(e) => e,
     }
 }
 
@@ -317,7 +422,7 @@ mod tests {
         argv.extend_from_slice(args);
         match Cli::try_parse_from(argv).unwrap().mode {
             Mode::Direct { common, .. } => common,
-            Mode::Usb { .. } => unreachable!("a direct boot was parsed"),
+            Mode::Usb { .. } | Mode::Netboot { .. } => unreachable!("a direct boot was parsed"),
         }
     }
 
@@ -354,6 +459,7 @@ mod tests {
             stick: None,
             stick_readonly: false,
             disks: Vec::new(),
+            net: None,
         };
         let args = cmdline::command_line(&machine);
         let serials: Vec<&str> = args
@@ -362,6 +468,51 @@ mod tests {
             .map(|w| w[1].as_str())
             .collect();
         assert_eq!(serials, ["file:/l/com1", "file:/l/com2", "file:/l/com3"]);
+    }
+
+    #[test]
+    fn netboot_parses_its_options() {
+        let cli = Cli::try_parse_from([
+            "bootbench-qemu",
+            "netboot",
+            "--dir",
+            "/n",
+            "--nic",
+            "e1000e",
+            "--http",
+            "8080",
+            "--http",
+            "10.0.2.50:443=8443",
+            "--out-dir",
+            "/o",
+        ])
+        .unwrap();
+        let Mode::Netboot {
+            nic,
+            http,
+            bootfile,
+            firmware,
+            ..
+        } = cli.mode
+        else {
+            panic!("not a netboot");
+        };
+        assert_eq!(
+            (nic, bootfile.as_str(), firmware),
+            (Nic::E1000e, "boot.ipxe", Firmware::Bios)
+        );
+        assert_eq!(http, ["8080", "10.0.2.50:443=8443"]);
+        assert!(Cli::try_parse_from([
+            "bootbench-qemu",
+            "netboot",
+            "--dir",
+            "/n",
+            "--nic",
+            "rtl8139",
+            "--out-dir",
+            "/o"
+        ])
+        .is_err());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use bench_core::frame::{self, Frame, FrameError};
 
 use crate::cmdline::{self, Accel, Attached, Boot, Machine, QEMU};
 use crate::disk::{self, DiskSpec};
+use crate::net::{self, Net};
 
 /// What went wrong with a run as a whole.
 #[derive(Debug)]
@@ -208,6 +209,31 @@ pub fn prepare_disks(specs: &[DiskSpec], dir: &Path) -> Result<Vec<Attached>, Ru
             })
         })
         .collect()
+}
+
+/// What a network boot needs from the host, checked before QEMU starts: the NIC's iPXE ROM
+/// (Debian's `ipxe-qemu`), `socat` on PATH for the forwards (Debian's `socat`), and the boot file
+/// in the TFTP directory.
+pub fn check_net(n: &Net) -> Result<(), RunError> {
+    let missing = |what: String, err: io::Error| RunError::Io { what, err };
+    let rom = n.nic.rom();
+    fs::metadata(&rom).map_err(|e| missing(format!("{} (Debian's ipxe-qemu)", rom.display()), e))?;
+    if !n.forwards.is_empty() {
+        let found =
+            std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(net::SOCAT).is_file()));
+        if !found {
+            return Err(missing(
+                format!("{} on PATH (Debian's socat), for the forwards", net::SOCAT),
+                io::ErrorKind::NotFound.into(),
+            ));
+        }
+    }
+    // A URL (iPXE fetches it itself) is not in the directory.
+    if let (Some(dir), Some(file)) = (&n.tftp, n.bootfile.as_ref().filter(|f| !f.contains("://"))) {
+        let p = dir.join(file);
+        fs::metadata(&p).map_err(|e| missing(format!("the boot file {}", p.display()), e))?;
+    }
+    Ok(())
 }
 
 /// A fresh copy of the OVMF variable store for one boot (the firmware writes it).

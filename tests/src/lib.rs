@@ -1,22 +1,26 @@
 //! Helpers for bootbench's end-to-end tests (`tests/e2e.rs`): find the built
 //! artifacts (out/vmlinuz, out/initramfs.img, out/bootbench.img), make
-//! scratch disks and stick copies, boot them in QEMU one at a time, and read
-//! the result documents back.
+//! scratch disks and stick copies, boot them in QEMU one at a time (from the
+//! stick, or from the network: [`netboot`]), read the result documents back,
+//! and run a results collector on the host's loopback ([`Collector`]).
 //!
 //! The artifacts come from `make image`. When they are missing, a test is
 //! skipped with a message, unless `CI` is set: then it fails.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use bootbench_image::gpt;
+use bootbench_image::{gpt, netboot as image_netboot};
 use bootbench_qemu::cmdline::{self, Accel, Boot, Machine};
 use bootbench_qemu::disk::DiskSpec;
+use bootbench_qemu::net::{Forward, Net, Nic};
 use bootbench_qemu::run::{self, Outcome};
-use bootbench_qemu::stick;
+use bootbench_qemu::{pcap, stick};
 use serde_json::Value;
 
 /// Longest a boot may take before QEMU is killed and the test fails.
@@ -212,9 +216,15 @@ pub fn boot_with_serials(
         stick: Some(stick_img.to_owned()),
         stick_readonly: false,
         disks: attached,
+        net: None,
     };
+    boot_one(&machine, dir)
+}
+
+/// Boots `machine` when no other boot runs; panics on a timeout or a failure to start.
+fn boot_one(machine: &Machine, dir: &Path) -> Outcome {
     let _one_at_a_time = boot_lock();
-    let outcome = run::boot(&machine, dir, BOOT_TIMEOUT).unwrap_or_else(|e| panic!("boot in {}: {e}", dir.display()));
+    let outcome = run::boot(machine, dir, BOOT_TIMEOUT).unwrap_or_else(|e| panic!("boot in {}: {e}", dir.display()));
     eprintln!(
         "{}: QEMU {} after {:.1} s, {} frame(s)",
         dir.display(),
@@ -223,6 +233,294 @@ pub fn boot_with_serials(
         outcome.frames.len()
     );
     outcome
+}
+
+/// Where the guest of a network boot reaches the first of [`netboot`]'s `http_ports` (a
+/// [`Collector`]): `http://10.0.2.100` (the next ports: .101, ...).
+pub const GUEST_HTTP: &str = "http://10.0.2.100";
+
+/// A network boot directory for the artifacts in `dir/net`: what `bootbench-image netboot`
+/// writes (the kernel, the initramfs, boot.ipxe and the other scripts) with `options`; no boot
+/// loader binaries (QEMU's NIC ROM is iPXE).
+pub fn netboot_dir(a: &Artifacts, dir: &Path, options: &image_netboot::Options) -> PathBuf {
+    let net = dir.join("net");
+    let vmlinuz = fs::read(&a.vmlinuz).expect("read the kernel");
+    let initrd = fs::read(&a.initramfs).expect("read the initramfs");
+    let inputs = image_netboot::Inputs {
+        vmlinuz: &vmlinuz,
+        initrd: &initrd,
+        options,
+        loaders: Vec::new(),
+        dir: &net.display().to_string(),
+    };
+    let files = image_netboot::files(&inputs).expect("the netboot files");
+    image_netboot::write(&net, &files).expect("write the netboot directory");
+    net
+}
+
+/// What the guest of a network boot asked for, from QEMU's dump of its network.
+#[derive(Debug, Default)]
+pub struct NetSeen {
+    /// TFTP read requests, file names in order.
+    pub tftp: Vec<String>,
+    /// HTTP request lines (`GET /path`) in order.
+    pub http: Vec<String>,
+}
+
+/// Boots from the network: SeaBIOS, the `nic`'s iPXE ROM, QEMU's user-mode network with
+/// `restrict=on`, DHCP handing out boot.ipxe and TFTP serving `net_dir` (see [`netboot_dir`]);
+/// the guest's 10.0.2.100:80, .101:80, ... reach the host's `127.0.0.1:` `http_ports` (a
+/// [`Collector`]); disks `specs`; every frame into `dir/net.pcap`. One boot at a time; panics on
+/// a timeout or a failure to start.
+pub fn netboot(
+    a: &Artifacts,
+    dir: &Path,
+    net_dir: &Path,
+    nic: Nic,
+    http_ports: &[u16],
+    specs: &[DiskSpec],
+) -> (Outcome, NetSeen) {
+    let pcap_file = dir.join("net.pcap");
+    let _ = fs::remove_file(&pcap_file);
+    let forwards = http_ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Forward::parse(&p.to_string(), i).expect("a port"))
+        .collect();
+    let net = Net {
+        nic,
+        tftp: Some(net_dir.to_owned()),
+        bootfile: Some(image_netboot::BOOT_IPXE.to_owned()),
+        forwards,
+        boot: true,
+        pcap: Some(pcap_file.clone()),
+    };
+    run::check_net(&net).unwrap_or_else(|e| panic!("network boot: {e}"));
+    let machine = Machine {
+        accel: accel(&a.vmlinuz, dir),
+        memory_mib: 1024,
+        cpus: 2,
+        serial_log: dir.join("serial.log"),
+        extra_serials: Vec::new(),
+        boot: Boot::Bios,
+        stick: None,
+        stick_readonly: false,
+        disks: run::prepare_disks(specs, dir).expect("prepare disks"),
+        net: Some(net),
+    };
+    let outcome = boot_one(&machine, dir);
+    let bytes = fs::read(&pcap_file).unwrap_or_default();
+    let seen = match pcap::frames(&bytes) {
+        Ok(frames) => NetSeen {
+            tftp: pcap::tftp_reads(&frames),
+            http: pcap::http_requests(&frames),
+        },
+        Err(e) => panic!("{}: {e}", pcap_file.display()),
+    };
+    eprintln!("{}: TFTP {:?}, HTTP {:?}", dir.display(), seen.tftp, seen.http);
+    (outcome, seen)
+}
+
+/// Debian's nginx.
+pub const NGINX: &str = "/usr/sbin/nginx";
+
+/// A results collector for network-boot tests: Debian's nginx (not a server written for the
+/// tests), started as a child process on `127.0.0.1:<free port>` only, serving `root` with GET
+/// (the config, and the run-once check of a result already there) and WebDAV PUT
+/// (`dav_methods PUT; create_full_put_path on;`: a result's directories are made as needed).
+/// One process (`master_process off`), killed and reaped on drop.
+#[derive(Debug)]
+pub struct Collector {
+    child: Child,
+    port: u16,
+    root: PathBuf,
+    /// nginx's config, logs and temporary files.
+    dir: PathBuf,
+}
+
+/// A free TCP port on the host's loopback, as the kernel picks one (free when this returns;
+/// nothing holds it).
+pub fn free_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|l| l.local_addr())
+        .expect("a free port on 127.0.0.1")
+        .port()
+}
+
+/// A port on the host's loopback that nothing listens on: a collector that is down (the
+/// guest's connection is closed at once: socat finds nothing to connect to).
+pub fn dead_port() -> u16 {
+    free_port()
+}
+
+/// A collector that hangs: the kernel accepts connections into the listener's backlog, and no
+/// one ever reads or answers. Closed on drop.
+#[derive(Debug)]
+pub struct Silent(TcpListener);
+
+impl Silent {
+    /// Listens on a free port of 127.0.0.1.
+    pub fn start() -> Silent {
+        Silent(TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("listen on 127.0.0.1"))
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.0.local_addr().expect("a bound listener").port()
+    }
+}
+
+/// Waits (10 s at most) until `child`, nginx, accepts connections on 127.0.0.1:`port`; else
+/// why not (it exited, with what it said in `dir/nginx.out`, or it did not listen in time).
+fn listening(child: &mut Child, port: u16, dir: &Path) -> Result<(), String> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if let Ok(Some(status)) = child.try_wait() {
+            let said = fs::read_to_string(dir.join("nginx.out")).unwrap_or_default();
+            return Err(format!("nginx exited with {status}: {}", said.trim()));
+        }
+        if TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err(format!("nginx did not listen on 127.0.0.1:{port} within 10 s"))
+}
+
+/// nginx's config for a [`Collector`].
+fn nginx_conf(dir: &Path, root: &Path, port: u16) -> String {
+    let d = dir.display();
+    format!(
+        "daemon off;
+master_process off;
+worker_processes 1;
+pid {d}/nginx.pid;
+error_log {d}/error.log info;
+events {{ worker_connections 64; }}
+http {{
+    log_format bootbench '$request_method $request_uri $status';
+    access_log {d}/access.log bootbench;
+    client_body_temp_path {d}/body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    types {{ application/json json; text/plain txt; }}
+    default_type application/octet-stream;
+    server {{
+        listen 127.0.0.1:{port};
+        root {};
+        client_max_body_size 64m;
+        dav_methods PUT;
+        create_full_put_path on;
+        dav_access user:rw group:r all:r;
+    }}
+}}
+",
+        root.display()
+    )
+}
+
+impl Collector {
+    /// Starts nginx serving `root` (created), its own files in `dir` (created). `None`, after
+    /// printing why, when nginx is not installed and `CI` is not set; a panic in CI, and when it
+    /// does not start.
+    pub fn start(dir: &Path, root: &Path) -> Option<Collector> {
+        if !Path::new(NGINX).exists() {
+            let msg = format!("{NGINX} not installed (Debian's nginx; make deps)");
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{msg}; CI is set, so this is a failure"
+            );
+            let _ = writeln!(io::stderr(), "SKIPPED {msg}");
+            return None;
+        }
+        fs::create_dir_all(root).expect("the collector's root");
+        fs::create_dir_all(dir).expect("the collector's directory");
+        let root = fs::canonicalize(root).expect("the collector's root");
+        let dir = fs::canonicalize(dir).expect("the collector's directory");
+        // The port is free when picked, and another process may take it before nginx does:
+        // then nginx exits, and another port is tried.
+        let mut why = String::new();
+        for _ in 0..5 {
+            let port = free_port();
+            let conf = dir.join("nginx.conf");
+            fs::write(&conf, nginx_conf(&dir, &root, port)).expect("write nginx.conf");
+            let log = File::create(dir.join("nginx.out")).expect("nginx.out");
+            let mut child = Command::new(NGINX)
+                .arg("-p")
+                .arg(&dir)
+                .arg("-e")
+                .arg(dir.join("error.log"))
+                .arg("-c")
+                .arg(&conf)
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().expect("nginx.out"))
+                .stderr(log)
+                .spawn()
+                .expect("spawn nginx");
+            match listening(&mut child, port, &dir) {
+                Ok(()) => return Some(Collector { child, port, root, dir }),
+                Err(e) => {
+                    // Reaped if it exited; killed and reaped if it did not listen in time.
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    why = e;
+                }
+            }
+        }
+        panic!("the collector did not start: {why}");
+    }
+
+    /// Its port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The directory it serves and PUTs into.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The requests it answered, in order: `METHOD URI STATUS`.
+    pub fn requests(&self) -> Vec<String> {
+        fs::read_to_string(self.dir.join("access.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 request to `127.0.0.1:port` (`Connection: close`): the status code and the body.
+pub fn http(port: u16, method: &str, path: &str, body: &[u8]) -> io::Result<(u16, Vec<u8>)> {
+    let mut s = TcpStream::connect((Ipv4Addr::LOCALHOST, port))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
+    s.write_all(body)?;
+    let mut reply = Vec::new();
+    s.read_to_end(&mut reply)?;
+    let head_end = reply
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no end of the headers"))?;
+    let status = std::str::from_utf8(&reply[..head_end])
+        .ok()
+        .and_then(|h| h.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no status line"))?;
+    Ok((status, reply[head_end + 4..].to_vec()))
 }
 
 /// The one result document of a boot that powered off cleanly; panics with
@@ -383,6 +681,70 @@ mod tests {
         // Neighbouring seeds give different data too.
         fill_random(&b, 3 << 20, 6).unwrap();
         assert_ne!(checksum(&a).unwrap(), checksum(&b).unwrap());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The collector: GET of what is there, 404 of what is not, PUT into directories that do not
+    /// exist yet and GET of it back, only on 127.0.0.1; gone when dropped. A dead port refuses,
+    /// a silent one accepts and never answers.
+    #[test]
+    fn the_collector_serves_gets_and_takes_puts() {
+        let dir = std::env::temp_dir().join(format!("bbe2e-collector-{}", std::process::id()));
+        let root = dir.join("www");
+        fs::create_dir_all(root.join("config")).unwrap();
+        fs::write(root.join("config/bootbench.json"), b"{\"profile\": \"quick\"}\n").unwrap();
+        let Some(c) = Collector::start(&dir.join("nginx"), &root) else {
+            return;
+        };
+        let port = c.port();
+        assert_eq!(
+            http(port, "GET", "/config/bootbench.json", b"").unwrap(),
+            (200, b"{\"profile\": \"quick\"}\n".to_vec())
+        );
+        assert_eq!(http(port, "GET", "/results/m1/r1-1.json", b"").unwrap().0, 404);
+        let doc = b"{\"schema\": \"bootbench.result/1\"}";
+        assert_eq!(http(port, "PUT", "/results/m1/r1-1.json", doc).unwrap().0, 201);
+        assert_eq!(fs::read(root.join("results/m1/r1-1.json")).unwrap(), doc);
+        assert_eq!(
+            http(port, "GET", "/results/m1/r1-1.json", b"").unwrap(),
+            (200, doc.to_vec())
+        );
+        // A second PUT replaces it (204: no content created).
+        assert_eq!(http(port, "PUT", "/results/m1/r1-1.json", b"{}").unwrap().0, 204);
+        // nginx logs a request after its response.
+        let start = Instant::now();
+        while c.requests().len() < 5 && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            c.requests(),
+            [
+                "GET /config/bootbench.json 200",
+                "GET /results/m1/r1-1.json 404",
+                "PUT /results/m1/r1-1.json 201",
+                "GET /results/m1/r1-1.json 200",
+                "PUT /results/m1/r1-1.json 204"
+            ]
+        );
+        // Loopback only: not on the machine's other addresses.
+        let conf = fs::read_to_string(dir.join("nginx/nginx.conf")).unwrap();
+        assert!(conf.contains(&format!("listen 127.0.0.1:{port};")), "{conf}");
+        drop(c);
+        assert!(
+            TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err(),
+            "nginx still listens"
+        );
+        assert!(http(dead_port(), "GET", "/", b"").is_err());
+        let silent = Silent::start();
+        let mut s = TcpStream::connect((Ipv4Addr::LOCALHOST, silent.port())).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+        let mut buf = [0u8; 16];
+        let e = s.read(&mut buf).unwrap_err();
+        assert!(
+            matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut),
+            "{e}"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -107,6 +107,7 @@ fn direct_machine(
         stick: Some(stick.to_path_buf()),
         stick_readonly: readonly,
         disks: run::prepare_disks(specs, dir).expect("prepare disks"),
+        net: None,
     }
 }
 
