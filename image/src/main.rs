@@ -39,7 +39,7 @@ enum Cmd {
         /// installed as /etc/bootbench-ca.pem.
         #[arg(long, value_name = "FILE")]
         ca: Option<PathBuf>,
-        /// Output file (gzip-compressed newc cpio).
+        /// Output file (zstd-compressed newc cpio).
         #[arg(short, long)]
         output: PathBuf,
     },
@@ -98,8 +98,8 @@ enum Cmd {
         #[arg(long)]
         config: Option<PathBuf>,
         /// Image size: bytes, or with dd's suffixes as in the config (`128M`, `64MiB` = 1024-based;
-        /// `1GB` = 1000-based). Default: what the files need plus 12 MiB free for results,
-        /// rounded up to a MiB (35 MiB with Debian's kernel and the signed chain).
+        /// `1GB` = 1000-based). Default: what the files need plus 10 MiB free for results,
+        /// rounded up to a MiB (32 MiB with Debian's kernel and the signed chain).
         #[arg(long, value_parser = parse_size)]
         size: Option<u64>,
         /// Extra kernel command-line options (e.g. bootbench.profile=standard).
@@ -190,7 +190,7 @@ fn main() -> Result<()> {
             println!("{}: kernel {}", output.display(), tree.kver);
             println!("  modules: {} ({} requested)", set.modules.len(), requested.len());
             println!("  uncompressed: {}", mib(raw as u64));
-            println!("  compressed (gzip): {}", mib(gz.len() as u64));
+            println!("  compressed (zstd): {}", mib(gz.len() as u64));
             if allow_network_destructive {
                 println!("  a config from the network may carry a destructive section");
             }
