@@ -87,6 +87,9 @@ pub struct Machine {
     pub disks: Vec<Attached>,
     /// A NIC on QEMU's restricted user-mode network (a network boot when it boots first).
     pub net: Option<Net>,
+    /// The machine's serial number in its DMI system information (`-smbios type=1,serial=`):
+    /// the guest reads it as `product_serial`, which names its results (`{machine}`).
+    pub system_serial: Option<String>,
 }
 
 fn strings(args: &[&str]) -> Vec<String> {
@@ -384,7 +387,18 @@ pub fn command_line(m: &Machine) -> Vec<String> {
     if let Some(n) = &m.net {
         v.extend(net::net_args(n));
     }
+    if let Some(s) = &m.system_serial {
+        v.extend(smbios_args(s));
+    }
     v
+}
+
+/// The DMI system serial: QEMU's option syntax doubles a comma inside a value.
+pub fn smbios_args(serial: &str) -> Vec<String> {
+    vec![
+        "-smbios".to_owned(),
+        format!("type=1,serial={}", serial.replace(',', ",,")),
+    ]
 }
 
 /// The kernel command line for a direct boot: serial console, power off
@@ -516,6 +530,7 @@ mod tests {
             cpus: 2,
             serial_log: "/o/serial.log".into(),
             extra_serials: vec![],
+            system_serial: None,
             boot: Boot::Uefi {
                 code: OVMF_CODE_SECBOOT.into(),
                 vars: "/o/vars.fd".into(),
@@ -731,6 +746,7 @@ mod tests {
             cpus: 2,
             serial_log: "/o/serial.log".into(),
             extra_serials: vec!["/o/com2.log".into()],
+            system_serial: Some("RACK,01".into()),
             boot: Boot::Uefi {
                 code: OVMF_CODE.into(),
                 vars: "/o/vars.fd".into(),
@@ -755,6 +771,7 @@ mod tests {
         );
         assert_eq!(values(&args, "-drive").len(), 5, "two pflash, the stick, two disks");
         assert_eq!(values(&args, "-serial"), ["file:/o/serial.log", "file:/o/com2.log"]);
+        assert_eq!(values(&args, "-smbios"), ["type=1,serial=RACK,,01"], "a comma doubled");
     }
 
     #[test]

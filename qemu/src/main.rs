@@ -140,6 +140,9 @@ struct Common {
     /// stick image given is changed), e.g. a quick profile for a first look.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// The machine's DMI serial number (what names its results, `{machine}`).
+    #[arg(long, value_name = "SERIAL")]
+    system_serial: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -259,6 +262,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         stick_readonly: false,
         disks,
         net,
+        system_serial: common.system_serial.clone(),
     };
     if let (Some(n), false) = (&machine.net, common.dry_run) {
         run::check_net(n).map_err(|e| e.to_string())?;
@@ -451,6 +455,7 @@ mod tests {
             cpus: 1,
             serial_log: console,
             extra_serials: extra,
+            system_serial: None,
             boot: Boot::Direct {
                 kernel: "k".into(),
                 initrd: None,

@@ -212,6 +212,7 @@ pub fn boot_with_serials(
         cpus: 2,
         serial_log: dir.join("serial.log"),
         extra_serials: extra_serials.to_vec(),
+        system_serial: None,
         boot,
         stick: Some(stick_img.to_owned()),
         stick_readonly: false,
@@ -271,7 +272,8 @@ pub struct NetSeen {
 /// `restrict=on`, DHCP handing out boot.ipxe and TFTP serving `net_dir` (see [`netboot_dir`]);
 /// the guest's 10.0.2.100:80, .101:80, ... reach the host's `127.0.0.1:` `http_ports` (a
 /// [`Collector`]); disks `specs`; every frame into `dir/net.pcap`. One boot at a time; panics on
-/// a timeout or a failure to start.
+/// a timeout or a failure to start. `system_serial` is the machine's DMI serial (what names
+/// its results).
 pub fn netboot(
     a: &Artifacts,
     dir: &Path,
@@ -279,6 +281,7 @@ pub fn netboot(
     nic: Nic,
     http_ports: &[u16],
     specs: &[DiskSpec],
+    system_serial: Option<&str>,
 ) -> (Outcome, NetSeen) {
     let pcap_file = dir.join("net.pcap");
     let _ = fs::remove_file(&pcap_file);
@@ -302,6 +305,7 @@ pub fn netboot(
         cpus: 2,
         serial_log: dir.join("serial.log"),
         extra_serials: Vec::new(),
+        system_serial: system_serial.map(str::to_owned),
         boot: Boot::Bios,
         stick: None,
         stick_readonly: false,

@@ -1,33 +1,72 @@
 //! End to end in QEMU (TCG): network boot (issue 15, "A rack, not a server").
 //!
-//! - `n1`: SeaBIOS and the virtio NIC's iPXE ROM (Debian's ipxe-qemu) boot from QEMU's user-mode
-//!   network with `restrict=on` (no packet leaves this machine): its DHCP hands out boot.ipxe,
-//!   its TFTP serves the directory `bootbench-image netboot` writes, and boot.ipxe loads the
-//!   kernel and the initramfs from beside it. The guest's 10.0.2.100:80 reaches the collector,
-//!   Debian's nginx on the host's loopback (a socat per connection). Checked: iPXE read
-//!   boot.ipxe, vmlinuz and initramfs.img over TFTP in that order; PID 1 started; its kernel
-//!   command line holds the config URL, the results template with its placeholders intact, and
-//!   the boot NIC's MAC as BOOTIF.
+//! Every boot: SeaBIOS and the virtio NIC's iPXE ROM (Debian's ipxe-qemu) boot from QEMU's
+//! user-mode network with `restrict=on` (no packet leaves this machine): its DHCP hands out
+//! boot.ipxe, its TFTP serves the directory `bootbench-image netboot` writes, and boot.ipxe
+//! loads the kernel and the initramfs from beside it. The guest's 10.0.2.100:80 reaches the
+//! collector, Debian's nginx on the host's loopback (a socat per connection).
+//!
+//! - `n1`: three machines in turn (DMI serials RACK-01, -02, -03; one SATA disk each, the
+//!   third at half the others' rate) netboot, bring the NIC up with DHCP, fetch their config
+//!   from the collector, run it, and PUT their documents there; each document on the collector
+//!   is byte for byte the one framed on the serial console. The config's `destructive` section
+//!   names the disk, but the initramfs was not built with `--allow-network-destructive`: the
+//!   write test is withheld and the disk is byte-identical afterwards. RACK-01 boots again: it
+//!   finds its result at the URL and powers off without running. `bootbench-report fleet` on
+//!   the collected documents flags RACK-03's disk.
+//! - `n2`: the results URL's server is down: the document still comes out on the serial
+//!   console, the console says why it was not sent, and the machine powers off within the
+//!   retry bound.
 
-use bootbench_e2e::{artifacts, netboot, netboot_dir, Collector, Scratch, GUEST_HTTP};
+use std::path::Path;
+
+use bootbench_e2e::{
+    artifacts, checksum, dead_port, disks, netboot, netboot_dir, the_document, Collector, Scratch, GUEST_HTTP,
+};
 use bootbench_image::netboot::Options;
 use bootbench_qemu::net::{bootif, Nic};
+use serde_json::Value;
+
+const CONFIRM: &str = "I understand this destroys data";
+
+/// The config the collector serves: a short direct read and a write, the write granted on the
+/// disk by serial (the network may not grant it).
+fn config() -> Value {
+    serde_json::json!({
+        "defaults": {"iodepth": 1, "ramp_time": "200ms", "runtime": "2s"},
+        "tests": [
+            {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M"},
+            {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}
+        ],
+        "destructive": {"confirm": CONFIRM, "targets": [{"serial": "NB-DISK"}]}
+    })
+}
+
+/// A collector serving `config()` at /config/bootbench.json from `dir/www`.
+fn collector(dir: &Path) -> Option<Collector> {
+    let www = dir.join("www");
+    std::fs::create_dir_all(www.join("config")).expect("the collector's config directory");
+    std::fs::write(
+        www.join("config/bootbench.json"),
+        serde_json::to_vec_pretty(&config()).expect("JSON"),
+    )
+    .expect("the config");
+    Collector::start(&dir.join("nginx"), &www)
+}
+
+/// The console's lines with the given text.
+fn lines_with<'s>(serial: &'s str, text: &str) -> Vec<&'s str> {
+    serial.lines().filter(|l| l.contains(text)).collect()
+}
 
 #[test]
-fn n1_netboot_over_ipxe_tftp_starts_pid1_with_the_network_keys() {
+fn n1_three_machines_netboot_fetch_their_config_send_their_results_once() {
     let Some(a) = artifacts("n1_netboot") else {
         return;
     };
     let scratch = Scratch::new("n1_netboot");
     let dir = scratch.0.clone();
-    let www = dir.join("www");
-    std::fs::create_dir_all(www.join("config")).expect("the collector's config directory");
-    std::fs::write(
-        www.join("config/bootbench.json"),
-        br#"{"tests": [{"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"}]}"#,
-    )
-    .expect("the config");
-    let Some(collector) = Collector::start(&dir.join("nginx"), &www) else {
+    let Some(collector) = collector(&dir) else {
         return;
     };
     let config_url = format!("{GUEST_HTTP}/config/bootbench.json");
@@ -38,65 +77,191 @@ fn n1_netboot_over_ipxe_tftp_starts_pid1_with_the_network_keys() {
         append: String::new(),
     };
     let net = netboot_dir(&a, &dir, &options);
-    let (outcome, seen) = netboot(
+
+    let boot = |machine: &str, bps: &str| {
+        let mdir = dir.join(machine);
+        std::fs::create_dir_all(mdir.join("disks")).expect("the machine's directory");
+        // A SATA disk: fleet groups disks by model, and a virtio disk has none.
+        let specs = disks(&[&format!("sata,size=64M,serial=NB-DISK,model=NB SATA SSD,bps={bps}")]);
+        let disk = specs[0].backing_file(&mdir.join("disks"));
+        if !disk.exists() {
+            // Blank: without the network's rule, the grant would let the write test write.
+            std::fs::File::create(&disk)
+                .and_then(|f| f.set_len(specs[0].size))
+                .expect("the disk");
+        }
+        let before = checksum(&disk).expect("checksum");
+        let (outcome, seen) = netboot(&a, &mdir, &net, Nic::Virtio, &[collector.port()], &specs, Some(machine));
+        assert_eq!(
+            checksum(&disk).expect("checksum"),
+            before,
+            "{machine}: the disk changed"
+        );
+        (outcome, seen)
+    };
+
+    let mut ids = Vec::new();
+    for (machine, bps) in [("RACK-01", "20M"), ("RACK-02", "20M"), ("RACK-03", "10M")] {
+        let (outcome, seen) = boot(machine, bps);
+        let serial = &outcome.serial;
+        // iPXE: the script, then the kernel and the initramfs beside it, over TFTP.
+        let at = |f: &str| {
+            seen.tftp
+                .iter()
+                .position(|t| t == f)
+                .unwrap_or_else(|| panic!("{machine}: no TFTP read of {f}: {:?}", seen.tftp))
+        };
+        assert!(at("boot.ipxe") < at("vmlinuz") && at("vmlinuz") < at("initramfs.img"));
+        let cmdline = serial
+            .lines()
+            .find_map(|l| l.split_once("bootbench: kernel command line: ").map(|(_, c)| c))
+            .unwrap_or_else(|| panic!("{machine}: no kernel command line:\n{serial}"));
+        assert!(cmdline.split_whitespace().any(|w| w == bootif()), "{cmdline}");
+
+        // The network came up on the boot NIC with DHCP (QEMU's restricted network gives no
+        // router and no name server: the collector is on the same /24).
+        let up = lines_with(serial, "bootbench: network: ");
+        assert!(
+            up.iter().any(|l| l.contains(
+                "(52:54:00:12:34:56, virtio_net): DHCP lease 10.0.2.15/24 (no router), from server 10.0.2.2"
+            )),
+            "{machine}: {up:?}\n{serial}"
+        );
+
+        let (name, bytes, doc) = the_document(&outcome);
+        bootbench_e2e::assert_schema_valid(&doc);
+        assert_eq!(doc["host"]["product_serial"], machine);
+        assert_eq!(doc["run"]["config_source"], config_url, "the config came from the URL");
+        let id = doc["run"]["plan_id"].as_str().expect("plan_id").to_string();
+        assert_eq!(name, format!("{machine}.json"), "no stick: the frame's name");
+        // The write test is withheld: the config came from the network.
+        let tests = bootbench_e2e::tests_on(&doc, "NB-DISK");
+        let read = tests.iter().find(|t| t["name"] == "seq_read_1m").expect("seq_read_1m");
+        assert_eq!(read["status"]["state"], "ok", "{}", read["status"]);
+        let write = tests
+            .iter()
+            .find(|t| t["name"] == "seq_write_1m")
+            .expect("seq_write_1m");
+        assert_eq!(write["status"]["state"], "skipped", "{}", write["status"]);
+        let why = write["status"]["reason"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("writes withheld: the config came from the network"),
+            "{why}"
+        );
+
+        // The collector has the very bytes of the serial frame, at {n} = 1.
+        let path = format!("results/{machine}/{id}-1.json");
+        let stored = std::fs::read(collector.root().join(&path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(
+            stored, bytes,
+            "{machine}: the collector's copy differs from the serial one"
+        );
+        assert!(
+            lines_with(serial, &format!("results sent to {GUEST_HTTP}/{path}")).len() == 1,
+            "{machine}:\n{serial}"
+        );
+        let reqs = collector.requests();
+        for want in [
+            "GET /config/bootbench.json 200".to_string(),
+            format!("GET /{path} 404"),
+            format!("PUT /{path} 201"),
+        ] {
+            assert!(reqs.contains(&want), "{machine}: {want} not in {reqs:?}");
+        }
+        ids.push(id);
+    }
+    assert!(
+        ids.windows(2).all(|w| w[0] == w[1]),
+        "one config, one disk serial: one plan id {ids:?}"
+    );
+
+    // RACK-01 again: its result is at the URL; nothing runs, nothing is sent.
+    let puts = collector.requests().iter().filter(|r| r.starts_with("PUT ")).count();
+    let (again, _) = boot("RACK-01", "20M");
+    assert!(again.status.success(), "QEMU exited with {}", again.status);
+    let said = lines_with(&again.serial, "this machine ran this plan already");
+    assert_eq!(said.len(), 1, "{}", again.serial);
+    assert!(
+        said[0].contains(&format!("{GUEST_HTTP}/results/RACK-01/{}-1.json", ids[0])),
+        "{said:?}"
+    );
+    assert_eq!(again.documents().count(), 0, "no document: nothing ran");
+    assert!(lines_with(&again.serial, "[test 1/").is_empty(), "a test ran");
+    assert_eq!(
+        collector.requests().iter().filter(|r| r.starts_with("PUT ")).count(),
+        puts,
+        "nothing sent"
+    );
+
+    // The fleet report of the collected documents flags the slow disk, and only it.
+    let results = ["RACK-01", "RACK-02", "RACK-03"].map(|m| collector.root().join("results").join(m));
+    let gathered = bootbench_report::fleet::gather(&results).expect("the collected documents");
+    assert_eq!(gathered.docs.len(), 3, "{:?}", gathered.skipped);
+    let text = bootbench_report::fleet::render(&gathered.docs);
+    let flagged: Vec<&str> = text.lines().filter(|l| l.trim_end().ends_with("outlier")).collect();
+    assert!(!flagged.is_empty(), "no outlier flagged:\n{text}");
+    assert!(flagged.iter().all(|l| l.contains("RACK-03")), "{flagged:?}\n{text}");
+}
+
+#[test]
+fn n2_a_collector_that_is_down_leaves_the_results_on_the_console() {
+    let Some(a) = artifacts("n2_netboot_down") else {
+        return;
+    };
+    let scratch = Scratch::new("n2_netboot_down");
+    let dir = scratch.0.clone();
+    let Some(collector) = collector(&dir) else {
+        return;
+    };
+    // 10.0.2.100 serves the config; 10.0.2.101 forwards to a port nothing listens on.
+    let options = Options {
+        config_url: Some(format!("{GUEST_HTTP}/config/bootbench.json")),
+        results_url: Some("http://10.0.2.101/results/{machine}-{n}.json".to_string()),
+        append: String::new(),
+    };
+    let net = netboot_dir(&a, &dir, &options);
+    let specs = disks(&["sata,size=64M,serial=NB-DISK,model=NB SATA SSD,bps=20M"]);
+    let (outcome, _) = netboot(
         &a,
         &dir,
         &net,
         Nic::Virtio,
-        &[collector.port()],
-        // No disk yet: PID 1 runs its built-in config (the standard profile, every disk) and
-        // stops at once with "no disk found". With the config from the network, add
-        // "virtio,size=32M,serial=NB-V1" and name it there.
-        &[],
+        &[collector.port(), dead_port()],
+        &specs,
+        Some("RACK-09"),
     );
-    // iPXE: the script, then the kernel and the initramfs beside it, over TFTP.
-    let firsts: Vec<&str> = ["boot.ipxe", "vmlinuz", "initramfs.img"]
-        .into_iter()
-        .filter(|f| seen.tftp.iter().any(|t| t == f))
-        .collect();
-    assert_eq!(
-        firsts,
-        ["boot.ipxe", "vmlinuz", "initramfs.img"],
-        "TFTP reads: {:?}",
-        seen.tftp
-    );
-    let at = |f: &str| seen.tftp.iter().position(|t| t == f).unwrap();
-    assert!(
-        at("boot.ipxe") < at("vmlinuz") && at("vmlinuz") < at("initramfs.img"),
-        "{:?}",
-        seen.tftp
-    );
-    // PID 1, with the network's keys on its command line as the script wrote them.
     let serial = &outcome.serial;
-    assert!(serial.contains("started as PID 1"), "PID 1 did not start:\n{serial}");
-    let cmdline = serial
-        .lines()
-        .find_map(|l| l.split_once("bootbench: kernel command line: ").map(|(_, c)| c))
-        .unwrap_or_else(|| panic!("no kernel command line on the console:\n{serial}"));
-    let words: Vec<&str> = cmdline.split_whitespace().collect();
-    for want in [
-        format!("bootbench.config_url={config_url}"),
-        format!("bootbench.results_url={results_url}"),
-        bootif(),
-        "console=ttyS0,115200".to_owned(),
-        "panic=-1".to_owned(),
-    ] {
-        assert!(words.contains(&want.as_str()), "{want} missing from: {cmdline}");
-    }
+    let (_, _, doc) = the_document(&outcome);
+    assert_eq!(doc["run"]["status"], "ok", "{}", doc["run"]);
+    // The run-once check could not ask; the plan only reads (writes withheld), so it ran.
+    assert_eq!(
+        lines_with(serial, "run once: cannot ask the results URL").len(),
+        1,
+        "{serial}"
+    );
+    let not_sent = lines_with(
+        serial,
+        "results not sent to the results URL: PUT http://10.0.2.101/results/RACK-09-1.json",
+    );
+    assert_eq!(not_sent.len(), 1, "{serial}");
+    // Within the bound: the retries stop before 30 s.
+    let secs = |l: &str| -> f64 {
+        l.trim_start_matches('[')
+            .split(']')
+            .next()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no time stamp: {l}"))
+    };
+    let finished = lines_with(serial, "bootbench: [test 2/2]")
+        .into_iter()
+        .last()
+        .map(secs)
+        .expect("the last test's line");
+    let gave_up = secs(not_sent[0]);
+    assert!(
+        gave_up - finished < 35.0,
+        "gave up {:.1} s after the last test",
+        gave_up - finished
+    );
     assert!(outcome.status.success(), "QEMU exited with {}", outcome.status);
-
-    // TODO(PID 1 networking, issue 15), to add here once PID 1 brings the NIC up:
-    // - the collector answered `GET /config/bootbench.json 200` (collector.requests()) and the
-    //   console says the config came from config_url (not /etc/bootbench.json);
-    // - the run used that config (seq_read_1m on a disk NB-V1, attached above) and PUT its document:
-    //   `PUT /results/<machine>/<run>-1.json 201`, its bytes equal to the serial frame's, in
-    //   collector.root();
-    // - the HTTP requests seen on the wire (`seen.http`) are those and no others;
-    // - a second boot finds the result (GET 200) and runs nothing without bootbench.force=1;
-    // - collector down (bootbench_e2e::dead_port) or hanging (bootbench_e2e::Silent): the
-    //   results still on the console, a bounded wait, power-off;
-    // - a `destructive` section from the network refused unless the initramfs has
-    //   /etc/bootbench-network-destructive (bootbench-image initramfs --allow-network-destructive);
-    // - HTTPS against --ca's bundle; bootbench.ip= when DHCP is absent; e1000/e1000e (Nic::E1000e).
-    eprintln!("collector requests: {:?}", collector.requests());
 }

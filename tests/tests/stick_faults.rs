@@ -99,6 +99,7 @@ fn direct_machine(
         cpus: 2,
         serial_log: dir.join("serial.log"),
         extra_serials: Vec::new(),
+        system_serial: None,
         boot: Boot::Direct {
             kernel: a.vmlinuz.clone(),
             initrd: Some(a.initramfs.clone()),

@@ -612,6 +612,62 @@ mod tests {
         drop(server);
     }
 
+    /// HTTPS end to end on the loopback: rustls serves a certificate signed by a CA made here;
+    /// the client trusts that CA's PEM and gets the body; a client trusting another CA refuses
+    /// the server, and says it is TLS.
+    #[test]
+    fn https_with_the_bundles_ca_and_not_without() {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(vec!["localhost".to_string()])
+            .unwrap()
+            .signed_by(&key, &ca, &ca_key)
+            .unwrap();
+        let other_key = KeyPair::generate().unwrap();
+        let mut other = CertificateParams::new(Vec::<String>::new()).unwrap();
+        other.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let other = other.self_signed(&other_key).unwrap();
+
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let server = Arc::new(
+            rustls::ServerConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_no_client_auth()
+                .with_single_cert(
+                    vec![cert.der().clone()],
+                    rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+                )
+                .unwrap(),
+        );
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for tcp in l.incoming().flatten().take(2) {
+                let conn = rustls::ServerConnection::new(server.clone()).unwrap();
+                let mut s = rustls::StreamOwned::new(conn, tcp);
+                let mut buf = [0u8; 2048];
+                if s.read(&mut buf).is_ok() {
+                    let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+                    s.conn.send_close_notify();
+                    let _ = s.flush();
+                }
+            }
+        });
+        let url = Url::parse(&format!("https://localhost:{port}/config.json")).unwrap();
+        let good = Client::new(Some(ca.pem().as_bytes())).unwrap();
+        let (r, _) = good.get(&url).unwrap();
+        assert_eq!((r.status, r.body.as_slice()), (200, &b"hello"[..]));
+        let wrong = Client::new(Some(other.pem().as_bytes())).unwrap();
+        let e = wrong.get(&url).unwrap_err();
+        assert!(matches!(e, HttpError::Tls(_)), "{e}");
+        assert!(e.to_string().contains("certificate"), "{e}");
+    }
+
     #[test]
     fn refusals_say_where_and_https_needs_a_bundle() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
