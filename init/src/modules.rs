@@ -1020,6 +1020,36 @@ pub fn usb_block_present(sys_block: &Path) -> bool {
     })
 }
 
+/// How many USB mass-storage interfaces (class 08) under `sys` a driver has
+/// taken (usb-storage, uas) without a block device beneath them yet: the
+/// SCSI scan of each is still under way. A machine with several USB disks
+/// enumerates and scans them one after another, with gaps longer than the
+/// quiet time between them; this keeps coldplug waiting for each.
+pub fn usb_storage_pending(sys: &Path) -> usize {
+    let disks: Vec<String> = std::fs::read_dir(sys.join("block"))
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .map(|t| t.to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let Ok(rd) = std::fs::read_dir(sys.join("bus/usb/devices")) else {
+        return 0;
+    };
+    rd.flatten()
+        .filter(|e| {
+            let d = e.path();
+            let class = std::fs::read_to_string(d.join("bInterfaceClass")).unwrap_or_default();
+            class.trim() == "08" && d.join("driver").exists()
+        })
+        .filter(|e| {
+            let name = format!("/{}/", e.file_name().to_string_lossy());
+            !disks.iter().any(|t| t.contains(&name))
+        })
+        .count()
+}
+
 const USB_HOSTS: &[&str] = &[
     "xhci_pci", "xhci_hcd", "ehci_pci", "ehci_hcd", "ohci_pci", "ohci_hcd", "uhci_hcd",
 ];
@@ -1150,10 +1180,11 @@ impl Coldplug {
             }
             if !loader.busy() {
                 // The grace is for a USB disk to show up: once one has, a quiet pass ends the loading.
-                let usb_settling = self
+                let usb_settling = (self
                     .usb_host_at
                     .is_some_and(|t| t.elapsed() < self.settle.usb_host_grace)
-                    && !usb_block_present(&self.sys.join("block"));
+                    && !usb_block_present(&self.sys.join("block")))
+                    || self.usb_scanning();
                 if !self.changed && !usb_settling {
                     break;
                 }
@@ -1189,7 +1220,10 @@ impl Coldplug {
     pub fn settle<K: Kernel>(&mut self, loader: &mut Loader<'_, K>, log: &mut dyn FnMut(&str)) -> bool {
         let mut found = false;
         loop {
-            let quiet = !loader.busy() && !self.changed && self.changed_at.elapsed() >= self.settle.quiet;
+            let quiet = !loader.busy()
+                && !self.changed
+                && self.changed_at.elapsed() >= self.settle.quiet
+                && !self.usb_scanning();
             if quiet || self.start.elapsed() >= self.settle.limit {
                 while loader.busy() {
                     loader.pump(None);
@@ -1205,6 +1239,12 @@ impl Coldplug {
             self.pass(loader, log);
             found |= self.changed;
         }
+    }
+
+    /// A USB mass-storage interface still has no disk ([`usb_storage_pending`]),
+    /// within [`Settle::usb_disk_wait`] of the start.
+    fn usb_scanning(&self) -> bool {
+        self.start.elapsed() < self.settle.usb_disk_wait && usb_storage_pending(&self.sys) > 0
     }
 
     /// What the coldplug did so far.
@@ -1932,6 +1972,53 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
         assert!(!c.settle(&mut l, &mut |_| {}));
         let took = start.elapsed();
         assert!(took >= quiet && took < Duration::from_secs(5), "{took:?}");
+    }
+
+    /// Several USB disks come one after another, each scanned after its
+    /// interface appears: the quiet time does not end the coldplug while an
+    /// interface a driver has taken has no disk yet.
+    #[test]
+    fn coldplug_waits_for_each_usb_storage_interface_to_get_its_disk() {
+        let t = TempDir::new("usb-each");
+        let sys = xhci_host(&t);
+        let iface = |name: &str| {
+            let d = sys.join("bus/usb/devices").join(name);
+            std::fs::create_dir_all(d.join("driver")).unwrap();
+            std::fs::write(d.join("bInterfaceClass"), "08\n").unwrap();
+        };
+        iface("2-1:1.0");
+        iface("2-2:1.0");
+        disk(
+            &sys,
+            "sda",
+            "../devices/pci0000:00/0000:00:04.0/usb2/2-1/2-1:1.0/host0/target0:0:0/0:0:0:0/block/sda",
+        );
+        assert_eq!(usb_storage_pending(&sys), 1);
+        let sys2 = sys.clone();
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(400));
+            disk(
+                &sys2,
+                "sdb",
+                "../devices/pci0000:00/0000:00:04.0/usb2/2-2/2-2:1.0/host1/target1:0:0/1:0:0:0/block/sdb",
+            );
+            Instant::now()
+        });
+        let db = db();
+        let settle = Settle {
+            poll: Duration::from_millis(10),
+            quiet: Duration::from_millis(50),
+            usb_disk_wait: Duration::from_secs(20),
+            ..quick()
+        };
+        let mut l = Loader::new(&db, Fake::new());
+        let mut c = Coldplug::new(&sys, &[], settle);
+        c.load(&mut l, &mut |_| {});
+        c.settle(&mut l, &mut |_| {});
+        let end = Instant::now();
+        let appeared = late.join().unwrap();
+        assert!(end > appeared, "coldplug ended before the second USB disk appeared");
+        assert_eq!(usb_storage_pending(&sys), 0);
     }
 
     #[test]
