@@ -26,6 +26,7 @@ pub mod result;
 pub mod rng;
 pub mod runner;
 pub mod scramble;
+pub mod signatures;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
 pub mod size;

@@ -1,5 +1,5 @@
-//! init's signature scan (`safety::signatures::scan`, which guards every
-//! write): on any device contents, size and block size it never panics,
+//! The signature scan (`bench_core::signatures::scan`, which guards every
+//! write PID 1 grants and every `bootbench-image flash`): on any device contents, size and block size it never panics,
 //! only reports magic inside the device, and always finds a signature
 //! planted where its on-disk format puts it (md 0.90 and 1.0, firmware RAID,
 //! the GPT backup, DRBD, bcachefs and ZFS at the end, for every device size).
@@ -11,11 +11,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[allow(dead_code)]
-#[path = "../../init/src/plan/safety/signatures.rs"]
-mod signatures;
-
-use signatures::{read_plan, scan, Regions, MD_MAGIC, UBERBLOCK_LE};
+use bench_core::signatures::{read_plan, scan, Regions, MD_MAGIC, UBERBLOCK_LE};
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1 << 20;

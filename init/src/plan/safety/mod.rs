@@ -4,7 +4,7 @@
 //! WWN everywhere) with the confirmation phrase, and only if the target is
 //! blank, unless overwriting is allowed too: it carries no signature that
 //! libblkid knows (partition tables, filesystems, RAID and volume-manager
-//! metadata, encryption headers: [`signatures`]), and, unless it carries
+//! metadata, encryption headers: [`bench_core::signatures`]), and, unless it carries
 //! bootbench's own scratch label ([`scratch`]), samples of its contents are
 //! all zeros ([`blank`]). A grant is bound to the device's identity, and
 //! only its claim ([`Grant::claim`], everything checked again on the
@@ -18,7 +18,6 @@
 mod blank;
 mod grant;
 mod scratch;
-mod signatures;
 
 use std::fmt;
 use std::fs::File;
@@ -30,10 +29,10 @@ use crate::disks::identity::{DeviceId, Node};
 use crate::sys::blk;
 use crate::sys::buf::AlignedBuf;
 
+pub use bench_core::signatures::{read_plan, scan, Regions, Signature};
 pub use blank::sample_data;
 pub use grant::{reopen_path, Contents, Grant, WritePermit};
 pub use scratch::{read_scratch_label, write_scratch_label, ScratchLabel};
-pub use signatures::{read_plan, scan, Regions, Signature};
 
 /// The exact phrase the config's `destructive.confirm` must hold.
 pub const CONFIRM_PHRASE: &str = "I understand this destroys data";
@@ -394,7 +393,7 @@ mod tests {
                 size,
                 &[
                     (1080, &[0x53, 0xEF]),
-                    (md10, &signatures::MD_MAGIC),
+                    (md10, &bench_core::signatures::MD_MAGIC),
                     (64 * MIB + 64, b"_BHRfS_M"),
                     (size - 1024, b"Intel Raid ISM Cfg Sig. 1.1.00"),
                 ],

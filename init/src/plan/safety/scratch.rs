@@ -159,8 +159,8 @@ pub fn read_scratch_label(f: &File) -> io::Result<Option<ScratchLabel>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::signatures::{read_plan, scan, Regions};
     use super::*;
+    use bench_core::signatures::{read_plan, scan, Regions};
 
     fn label(size: u64) -> ScratchLabel {
         ScratchLabel {

@@ -44,10 +44,12 @@
 //!
 //! Everything here is pure (no I/O): [`read_plan`] says which byte ranges
 //! to read, [`scan`] looks at them. So the unit tests and the fuzz target
-//! (`fuzz/fuzz_targets/signatures.rs`, which compiles this file alone) run
-//! it on memory.
+//! (`fuzz/fuzz_targets/signatures.rs`) run it on memory, and the same code
+//! guards PID 1's write grants and `bootbench-image flash`.
 
-use std::fmt;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
 
 /// A data structure found on a target.
 #[derive(Clone, Debug, PartialEq, Eq)]
