@@ -9,4 +9,6 @@ pub mod initramfs;
 pub mod modinfo;
 pub mod modset;
 pub mod netboot;
+pub mod stick;
 pub mod usb;
+

@@ -11,4 +11,5 @@ pub mod disk;
 pub mod net;
 pub mod pcap;
 pub mod run;
-pub mod stick;
+/// The stick image from the host side (bootbench-image's, which `flash` uses too).
+pub use bootbench_image::stick;

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{self, Cursor, Read, Seek, Write};
 use std::path::Path;
 
-use bootbench_image::gpt;
+use crate::gpt;
 use fatfs::{FileAttributes, FileSystem, FsOptions};
 use fscommon::StreamSlice;
 
@@ -299,7 +299,7 @@ pub fn put_file(image: &Path, local: &Path, stick_path: &str) -> io::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bootbench_image::usb;
+    use crate::usb;
 
     /// A disk of `sectors` with an entry of `type_guid` starting at
     /// `first_lba` as entry `slot` (the slots before it unused), written by
