@@ -20,13 +20,15 @@ use crate::run::{self, stacks};
 const USAGE: &str = "\
 usage:
   bootbench-init run [--config FILE] [--profile NAME] [--target PATH]... [--out FILE] [--simulate]
-  bootbench-init validate FILE [--profile NAME] [--target PATH]... [--simulate]
+  bootbench-init validate FILE [--booted] [--profile NAME] [--target PATH]... [--simulate]
   bootbench-init list [--json] [--all]
   bootbench-init --help | --version
 
 run       benchmark the targets; results JSON to --out FILE (never overwritten) or stdout,
           progress and a summary table (MB/s = 10^6 bytes/s) on stderr
-validate  check a config and print the plan it expands into
+validate  check a config and print the plan it expands into; --booted checks it as the
+          booted run will (a stick's config on a laptop: disks named by serial or WWN that
+          are not here are checked at boot) and says what it will and will not write
 list      print the host (DMI vendor, product, serial; CPU; memory) and every whole
           disk, one per line (transport, driver, PCI address, model, serial, firmware,
           WWN, size, block sizes, rotational, write cache, scheduler, readahead);
@@ -55,6 +57,8 @@ pub struct Args {
     pub overrides: Overrides,
     /// `--out FILE`.
     pub out: Option<String>,
+    /// `validate --booted`: as the booted run checks it ([`plan::check_for_boot`]).
+    pub booted: bool,
 }
 
 /// A parsed command line.
@@ -122,6 +126,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             "--target" => a.overrides.targets.push(value("--target")?),
             "--out" if !validate => a.out = Some(value("--out")?),
             "--simulate" if inline.is_none() => a.overrides.simulate = true,
+            "--booted" if validate && inline.is_none() => a.booted = true,
             o if o.starts_with('-') && o.len() > 1 => {
                 return Err(format!("{o:?} is not an option of {}; see --help", a.command));
             }
@@ -183,6 +188,32 @@ fn list(json: bool, all: bool) -> i32 {
 }
 
 fn validate(a: &Args) -> i32 {
+    if a.booted {
+        let checked = a
+            .config
+            .as_deref()
+            .ok_or_else(|| plan::ConfigError("validate needs a config FILE".to_string()))
+            .and_then(|path| match plan::read_config_file(Path::new(path)) {
+                Ok(Some(text)) => plan::parse(&text, path).map(|raw| (raw, path)),
+                Ok(None) => Err(plan::ConfigError(format!(
+                    "{path:?} does not exist; expected a config file"
+                ))),
+                Err(e) => Err(plan::ConfigError(e)),
+            })
+            .and_then(|(raw, path)| plan::check_for_boot(&raw, path, &a.overrides));
+        return match checked {
+            Ok(lines) => {
+                for line in lines {
+                    println!("{}", console::safe(&line));
+                }
+                0
+            }
+            Err(e) => {
+                say(&e);
+                2
+            }
+        };
+    }
     match plan::load(a.config.as_deref(), &a.overrides) {
         Ok(plan) => {
             for line in plan::describe_plan_lines(&plan) {
@@ -283,6 +314,14 @@ mod tests {
             panic!()
         };
         assert_eq!((v.command.as_str(), v.config.as_deref()), ("validate", Some("c.json")));
+        assert!(!v.booted);
+        let Command::Go(v) = parse_args(&args("validate --booted c.json")).unwrap() else {
+            panic!()
+        };
+        assert!(v.booted && v.config.as_deref() == Some("c.json"));
+        assert!(parse_args(&args("run --booted"))
+            .unwrap_err()
+            .contains("\"--booted\" is not an option of run"));
         assert_eq!(parse_args(&args("--help")), Ok(Command::Help));
         assert_eq!(parse_args(&args("run --help")), Ok(Command::Help));
         assert_eq!(parse_args(&args("--version")), Ok(Command::Version));

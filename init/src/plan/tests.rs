@@ -1261,6 +1261,80 @@ fn a_plan_id_is_the_config_on_these_disks() {
     assert_ne!(plan_of(r#"{"profile":"cdm","seed":7}"#, &[("sim:ssd:64M", "SN1")]), id);
 }
 
+/// `validate --booted` on a machine without the server's disks (a laptop
+/// with the stick): disks named by serial are the server's business, a
+/// config without targets gets its tests planned on a nominal disk, the
+/// booted rules hold (no paths in `destructive`), and what will be written
+/// is said.
+#[test]
+fn a_stick_config_is_checked_for_the_boot_anywhere() {
+    let phrase = safety::CONFIRM_PHRASE;
+    let lines = |text: &str| check_for_boot(&raw(text), "bootbench.json", &Overrides::default());
+    let by_serial = lines(
+        r#"{"profile":"quick","targets":[{"serial":"NOT-HERE-1"}],
+            "arrays":[{"name":"r","level":"raid1","members":[{"serial":"NOT-HERE-1"},{"serial":"NOT-HERE-2"}]}]}"#,
+    )
+    .unwrap();
+    assert!(
+        by_serial[0].starts_with("checked as the booted run will check it"),
+        "{by_serial:?}"
+    );
+    assert!(
+        by_serial.iter().any(|l| l
+            == "target serial:NOT-HERE-1: not on this machine: checked, and its tests planned, when the server boots"),
+        "{by_serial:?}"
+    );
+    assert!(by_serial
+        .iter()
+        .any(|l| l.ends_with("planned when the server boots (a disk beneath is not on this machine)")));
+    assert_eq!(
+        by_serial.last().unwrap(),
+        "writes: none: the config has no \"destructive\" section; every write test is skipped"
+    );
+    let every = lines(&format!(
+        r#"{{"profile":"quick","destructive":{{"confirm":"{phrase}","targets":[{{"serial":"S1"}},{{"wwn":"0x5000c5"}}]}}}}"#
+    ))
+    .unwrap();
+    assert!(
+        every
+            .iter()
+            .any(|l| l.starts_with("targets: every disk of the server but the boot stick")),
+        "{every:?}"
+    );
+    assert!(
+        every.iter().any(|l| l.starts_with("  test 1: cached_read_2m_qd1_j1")),
+        "{every:?}"
+    );
+    let writes: Vec<&String> = every.iter().filter(|l| l.starts_with("writes: ")).collect();
+    assert_eq!(writes.len(), 2, "{every:?}");
+    assert!(
+        writes[0].starts_with("writes: serial S1: written at boot only if it holds no signature"),
+        "{writes:?}"
+    );
+    assert!(
+        writes[1].starts_with("writes: WWN 0x5000c5: written at boot only if"),
+        "{writes:?}"
+    );
+    let wrong = lines(r#"{"profile":"quick","destructive":{"confirm":"yes","targets":[{"serial":"S1"}]}}"#).unwrap();
+    assert_eq!(
+        wrong.last().unwrap(),
+        &format!("writes: none: destructive.confirm is \"yes\"; expected exactly \"{phrase}\"")
+    );
+    // The booted rules: a device name in destructive is refused, as the boot refuses it.
+    let e = lines(&format!(
+        r#"{{"profile":"quick","targets":[{{"serial":"S1"}}],"destructive":{{"confirm":"{phrase}","targets":["/dev/sdb"]}}}}"#
+    ))
+    .unwrap_err()
+    .0;
+    assert!(
+        e.starts_with("destructive.targets[0]: \"/dev/sdb\" is a path; booted from the stick"),
+        "{e}"
+    );
+    // And bad input is what it always is.
+    let e = lines(r#"{"profile":"turbo"}"#).unwrap_err().0;
+    assert!(e.starts_with("profile: \"turbo\""), "{e}");
+}
+
 #[test]
 fn writes_to_a_stack_need_every_member_writable() {
     let t = crate::testutil::TempDir::new("stackperm");

@@ -280,6 +280,95 @@ pub fn load(config: Option<&str>, ov: &Overrides) -> Result<Plan, ConfigError> {
     validate(&raw, &source, ov)
 }
 
+/// What `bootbench-init validate --booted` says of a config: checked as a
+/// booted run will check it (the stick's rules: `destructive` names disks by
+/// serial or WWN, files are no targets), on whatever machine this is (a
+/// laptop with the stick in it). A disk it names by serial or WWN that is
+/// not here is said to be checked when the server boots; without `targets`
+/// (every disk of the server) the tests are planned on a nominal 1 TB disk.
+/// Then what it will and will not write. The lines to print.
+pub fn check_for_boot(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Vec<String>, ConfigError> {
+    let mut out = vec![format!(
+        "checked as the booted run will check it; disks named by serial or WWN that are not on this machine \
+         are checked when the server boots"
+    )];
+    let every_disk = raw.targets.is_empty() && ov.targets.is_empty() && raw.arrays.is_empty() && raw.layers.is_empty();
+    if every_disk {
+        let nominal = Overrides {
+            simulate: true,
+            ..ov.clone()
+        };
+        let refs = vec![(
+            TargetRef::Path("sim:ssd:1T".to_string()),
+            "the server's disks".to_string(),
+        )];
+        let plan = plan_targets(raw, source, &nominal, &refs, &[], false)?;
+        let lines = super::describe_plan_lines(&plan);
+        out.push(lines[0].replace(", simulated targets", ""));
+        out.push(
+            "targets: every disk of the server but the boot stick (found when it boots); each gets these tests \
+             (planned here on a nominal 1 TB disk):"
+                .to_string(),
+        );
+        out.extend(lines.into_iter().filter(|l| l.starts_with("  test ")));
+    } else {
+        let refs = target_refs(raw, ov)?;
+        let plan = plan_targets(raw, source, ov, &refs, &[], true)?;
+        for line in super::describe_plan_lines(&plan) {
+            // A disk this machine lacks, and what stands on it: the server's business.
+            if let Some((head, _)) = line.split_once(": absent: ") {
+                out.push(format!(
+                    "{head}: not on this machine: checked, and its tests planned, when the server boots"
+                ));
+            } else if let Some((head, _)) = line.split_once("skipped: not assembled: a disk beneath") {
+                out.push(format!(
+                    "{head}planned when the server boots (a disk beneath is not on this machine)"
+                ));
+            } else {
+                out.push(line);
+            }
+        }
+    }
+    out.extend(write_summary(raw));
+    Ok(out)
+}
+
+/// What a booted run of `raw` will write, in words.
+fn write_summary(raw: &RawConfig) -> Vec<String> {
+    let Some(d) = &raw.destructive else {
+        return vec![
+            "writes: none: the config has no \"destructive\" section; every write test is skipped".to_string(),
+        ];
+    };
+    if d.confirm.as_deref() != Some(safety::CONFIRM_PHRASE) {
+        return vec![format!(
+            "writes: none: destructive.confirm is {}; expected exactly \"{}\"",
+            d.confirm
+                .as_ref()
+                .map_or_else(|| "missing".to_string(), |c| format!("{c:?}")),
+            safety::CONFIRM_PHRASE
+        )];
+    }
+    let mut out = Vec::new();
+    for (i, t) in d.targets.iter().enumerate() {
+        let who = t
+            .to_ref(&format!("destructive.targets[{i}]"))
+            .map_or_else(|e| e.0, |r| r.to_string());
+        out.push(if d.allow_overwrite_signatures {
+            format!("writes: {who}: written at boot, whatever it holds (allow_overwrite_signatures)")
+        } else {
+            format!(
+                "writes: {who}: written at boot only if it holds no signature libblkid knows and no data \
+                 (else its write tests are skipped, saying why)"
+            )
+        });
+    }
+    if out.is_empty() {
+        out.push("writes: none: destructive.targets names no disk".to_string());
+    }
+    out
+}
+
 /// Validate a parsed config into a plan: its targets (the command line's
 /// replace the config's), see [`plan_with`].
 pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, ConfigError> {
