@@ -4,6 +4,7 @@
 
 pub mod cpio;
 mod fatfix;
+pub mod flash;
 pub mod gpt;
 pub mod initramfs;
 pub mod modinfo;
@@ -12,3 +13,11 @@ pub mod netboot;
 pub mod stick;
 pub mod usb;
 
+/// A fresh directory for a unit test (removed first if a run left it).
+#[cfg(test)]
+pub(crate) fn tests_tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("bootbench-image-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("a test directory");
+    d
+}

@@ -1,8 +1,8 @@
-//! The `bootbench-image` command: `initramfs`, `usb` and `netboot`.
+//! The `bootbench-image` command: `initramfs`, `usb`, `netboot` and `flash`.
 #![deny(unsafe_code)]
 
 use anyhow::{bail, Context, Result};
-use bootbench_image::{initramfs, modset, netboot, usb};
+use bootbench_image::{flash, initramfs, modset, netboot, stick, usb};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
@@ -112,12 +112,148 @@ enum Cmd {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Write the stick image onto a USB stick or SD card and read it back to check it. Refused,
+    /// with each reason, unless --force: a device not on a USB or SD/MMC bus, one mounted (or a
+    /// partition of it), in use as swap or by md/dm, the disk this system runs from, one larger
+    /// than 256 GB, and one whose partitions hold files (a FAT or exFAT with files, listed, or any
+    /// other data structure libblkid knows: the signature scan PID 1 uses). Without --device, the
+    /// USB and SD/MMC disks attached are listed.
+    Flash {
+        /// The stick image (`make image`: out/bootbench.img).
+        image: PathBuf,
+        /// The stick, a whole disk: /dev/sdX, /dev/mmcblkN, or a link to one (/dev/disk/by-id/...).
+        #[arg(long)]
+        device: Option<PathBuf>,
+        /// Put this config on the stick as /bootbench.json in the same step: checked first against
+        /// the config schema; a bad one writes nothing.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Write although the checks speak against it (each reason is still printed).
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// `--size`: [`bench_core::size::parse_size`], the config's rules.
 fn parse_size(s: &str) -> Result<u64, String> {
     bench_core::size::parse_size(s)
         .map_err(|e| format!("{s:?} is not a size: {e}; expected {}", bench_core::size::EXPECTED))
+}
+
+/// The config schema (`schema/bootbench.config-1.schema.json`), which `flash --config` checks.
+const CONFIG_SCHEMA: &str = include_str!("../../schema/bootbench.config-1.schema.json");
+
+/// `config`'s bytes when it is JSON that the config schema takes; else what is wrong with it.
+fn checked_config(config: &Path) -> Result<Vec<u8>> {
+    let bytes = read(config)?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("--config {}: not JSON", config.display()))?;
+    let schema: serde_json::Value = serde_json::from_str(CONFIG_SCHEMA).context("the config schema")?;
+    let validator = jsonschema::validator_for(&schema).map_err(|e| anyhow::anyhow!("the config schema: {e}"))?;
+    let errors: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|e| {
+            let at = e.instance_path.to_string();
+            format!("{}: {e}", if at.is_empty() { "(the config)" } else { at.as_str() })
+        })
+        .collect();
+    if !errors.is_empty() {
+        bail!(
+            "--config {}: not a bootbench config: {}; nothing was written",
+            config.display(),
+            errors.join("; ")
+        );
+    }
+    Ok(bytes)
+}
+
+/// `bootbench-image flash`: see [`flash`].
+fn flash_cmd(image: &Path, device: Option<&Path>, config: Option<&Path>, force: bool) -> Result<()> {
+    let sys = Path::new("/sys");
+    let config = config.map(|c| checked_config(c).map(|b| (c, b))).transpose()?;
+    let Some(device) = device else {
+        let found = flash::candidates(sys);
+        if found.is_empty() {
+            bail!("no --device given, and no USB or SD/MMC disk is attached");
+        }
+        eprintln!("no --device given; the USB and SD/MMC disks here:");
+        for d in &found {
+            eprintln!(
+                "  {}  {:.1} GB  {}  {}{}",
+                d.path.display(),
+                d.size as f64 / 1e9,
+                d.bus,
+                d.model.as_deref().unwrap_or("(no model)"),
+                d.serial.as_deref().map(|s| format!(", serial {s}")).unwrap_or_default()
+            );
+        }
+        bail!("give one with --device (GB = 10^9 B)");
+    };
+    let name = flash::name_of(device).map_err(anyhow::Error::msg)?;
+    let d = flash::device(sys, &name).map_err(anyhow::Error::msg)?;
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    let why = flash::refusals(&d, sys, &mountinfo, &swaps, &flash::read_contents);
+    for w in &why {
+        eprintln!("{}: {w}", if force { "warning (--force)" } else { "refused" });
+    }
+    if !why.is_empty() && !force {
+        bail!(
+            "{} is not written ({} reason(s) above); --force writes it anyway",
+            d.path.display(),
+            why.len()
+        );
+    }
+    let mut bytes = read(image)?;
+    if let Some((path, cfg)) = &config {
+        // The config goes onto a copy of the image's FAT, as the user would put it there.
+        let copy = std::env::temp_dir().join(format!("bootbench-flash-{}.img", std::process::id()));
+        std::fs::write(&copy, &bytes).with_context(|| format!("writing {}", copy.display()))?;
+        let local = copy.with_extension("json");
+        std::fs::write(&local, cfg)?;
+        let put = stick::put_file(&copy, &local, "/bootbench.json");
+        bytes = read(&copy)?;
+        let _ = std::fs::remove_file(&copy);
+        let _ = std::fs::remove_file(&local);
+        put.with_context(|| format!("putting {} on the image", path.display()))?;
+    }
+    eprintln!(
+        "writing {} ({}) onto {} ({}, {:.1} GB{})",
+        image.display(),
+        mib(bytes.len() as u64),
+        d.path.display(),
+        d.bus,
+        d.size as f64 / 1e9,
+        d.model.as_deref().map(|m| format!(", {m}")).unwrap_or_default()
+    );
+    let mut shown = (String::new(), 0u64);
+    let verified = flash::write_and_verify(&bytes, &d.path, &mut |what, done, total| {
+        let tenth = done * 10 / total.max(1);
+        if shown.0 != what || tenth > shown.1 || done == total {
+            if shown.0 != what || tenth > shown.1 {
+                eprintln!(
+                    "  {what} {:.1} of {:.1} MiB ({}%)",
+                    done as f64 / 1048576.0,
+                    total as f64 / 1048576.0,
+                    tenth * 10
+                );
+            }
+            shown = (what.to_string(), tenth);
+        }
+    })
+    .map_err(anyhow::Error::msg)?;
+    println!(
+        "{}: written and read back equal: {} B, CRC-32 {:08x}{}",
+        d.path.display(),
+        verified.bytes,
+        verified.crc32,
+        if config.is_some() {
+            ", with the config as /bootbench.json"
+        } else {
+            ""
+        }
+    );
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
@@ -247,6 +383,12 @@ fn main() -> Result<()> {
             }
             println!("  kernel options {} BOOTIF=01-<MAC>", options.words()?.join(" "));
         }
+        Cmd::Flash {
+            image,
+            device,
+            config,
+            force,
+        } => flash_cmd(&image, device.as_deref(), config.as_deref(), force)?,
         Cmd::Usb {
             kernel_dir,
             initramfs,

@@ -1,7 +1,8 @@
 //! The USB stick image from the host side: where its EFI system partition
 //! is (its GPT, read with bootbench-image's reader), and files in and out of
 //! that FAT partition with the `fatfs` crate, in this process, on the image
-//! file (no root, no loop mounts, no mtools).
+//! file (no root, no loop mounts, no mtools); and the root directory of any
+//! FAT (a stick's partition, for [`crate::flash`]).
 
 use std::fs::File;
 use std::io::{self, Cursor, Read, Seek, Write};
@@ -115,6 +116,34 @@ fn list(image: &Path, dir: &str, hidden: bool) -> io::Result<Vec<String>> {
     with_fat(image, false, |fs| {
         names_in(fs, dir, hidden).map_err(|e| fat_error(image, &format!("listing {dir}"), e))
     })
+}
+
+/// The names in the root directory of the FAT that fills `path` (a partition, or a stick
+/// formatted without a partition table), read-only, without `.`, `..` and the volume label;
+/// and how many result files its `results/` holds (a bootbench stick's, [`is_result_name`]).
+pub fn fat_root(path: &Path) -> io::Result<(Vec<String>, usize)> {
+    let file = File::open(path)?;
+    let end = (&file).seek(io::SeekFrom::End(0))?;
+    let mut whole = StreamSlice::new(&file, 0, end)?;
+    let fs = FileSystem::new(&mut whole, FsOptions::new())?;
+    let mut names = Vec::new();
+    for entry in fs.root_dir().iter() {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name != "." && name != ".." && !entry.attributes().contains(FileAttributes::VOLUME_ID) {
+            names.push(name);
+        }
+    }
+    names.sort();
+    let results = match fs.root_dir().open_dir("results") {
+        Ok(d) => d
+            .iter()
+            .filter_map(Result::ok)
+            .filter(|e| is_result_name(&e.file_name()))
+            .count(),
+        Err(_) => 0,
+    };
+    Ok((names, results))
 }
 
 /// Whether a file in the stick's `/results` is taken for a result: a name
@@ -294,6 +323,20 @@ pub fn put_file(image: &Path, local: &Path, stick_path: &str) -> io::Result<()> 
         }
         written.map_err(|e| fat_error(image, &format!("writing {stick_path}"), e))
     })
+}
+
+/// Copy the stick's file at `stick_path` (e.g. `/bootbench.json`) to `local`.
+pub fn get_file(image: &Path, stick_path: &str, local: &Path) -> io::Result<()> {
+    let path = stick_path.trim_start_matches('/');
+    let bytes = with_fat(image, false, |fs| {
+        let mut bytes = Vec::new();
+        fs.root_dir()
+            .open_file(path)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map_err(|e| fat_error(image, &format!("reading {stick_path}"), e))?;
+        Ok(bytes)
+    })?;
+    std::fs::write(local, bytes)
 }
 
 #[cfg(test)]
