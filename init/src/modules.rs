@@ -970,21 +970,44 @@ const BUSLESS_MODALIAS: &[&str] = &["devices/system/cpu/modalias", "devices/virt
 /// TCG, against 25 ms). Class devices (input) are not scanned: no module of
 /// the set has an alias for them.
 pub fn scan_modaliases(sys: &Path) -> Vec<String> {
-    let mut out = std::collections::BTreeSet::new();
+    scan_devices(sys).aliases
+}
+
+/// One scan of the buses: see [`scan_modaliases`].
+#[derive(Debug, Default)]
+struct Scan {
+    /// Every modalias, sorted, without repeats.
+    aliases: Vec<String>,
+    /// Every device on the USB bus (`2-3`, `2-3:1.0`), sorted: two USB
+    /// disks of one model have one modalias, and the second is still a new
+    /// device. The other buses' devices are left out: their hot arrivals
+    /// (SCSI hosts and targets as a driver probes) come with a new disk or
+    /// module anyway, and counting them restarted the quiet time for
+    /// nothing (about 0.2 s more to the first I/O under TCG).
+    usb_devices: Vec<String>,
+}
+
+fn scan_devices(sys: &Path) -> Scan {
+    let mut aliases = std::collections::BTreeSet::new();
+    let mut usb_devices = Vec::new();
     let mut add = |path: PathBuf| {
         if let Ok(s) = std::fs::read_to_string(path) {
             let s = s.trim();
             if !s.is_empty() {
-                out.insert(s.to_string());
+                aliases.insert(s.to_string());
             }
         }
     };
     if let Ok(buses) = std::fs::read_dir(sys.join("bus")) {
         for bus in buses.flatten() {
-            let Ok(devices) = std::fs::read_dir(bus.path().join("devices")) else {
+            let Ok(list) = std::fs::read_dir(bus.path().join("devices")) else {
                 continue;
             };
-            for d in devices.flatten() {
+            let usb = bus.file_name() == "usb";
+            for d in list.flatten() {
+                if usb {
+                    usb_devices.push(d.file_name().to_string_lossy().into_owned());
+                }
                 add(d.path().join("modalias"));
             }
         }
@@ -992,7 +1015,11 @@ pub fn scan_modaliases(sys: &Path) -> Vec<String> {
     for rel in BUSLESS_MODALIAS {
         add(sys.join(rel));
     }
-    out.into_iter().collect()
+    usb_devices.sort_unstable();
+    Scan {
+        aliases: aliases.into_iter().collect(),
+        usb_devices,
+    }
 }
 
 /// The names in `sys/block`, sorted (the block devices there are).
@@ -1048,6 +1075,90 @@ pub fn usb_storage_pending(sys: &Path) -> usize {
             !disks.iter().any(|t| t.contains(&name))
         })
         .count()
+}
+
+/// How a hub's port is asked whether a device is connected to it: (bus
+/// number, device number, port) to Some(connected), None when it cannot
+/// be asked. [`PortStatus::live`] asks the hub through usbfs.
+#[derive(Clone)]
+pub struct PortStatus(std::sync::Arc<dyn Fn(u32, u32, u8) -> Option<bool> + Send + Sync>);
+
+impl PortStatus {
+    /// GET_STATUS to the port of the hub at `/dev/bus/usb/BBB/DDD`.
+    pub fn live() -> PortStatus {
+        PortStatus(std::sync::Arc::new(|bus, dev, port| {
+            let node = PathBuf::from(format!("/dev/bus/usb/{bus:03}/{dev:03}"));
+            crate::sys::usb::hub_port_status(&node, port)
+                .ok()
+                .map(|(status, _)| status & crate::sys::usb::PORT_CONNECTION != 0)
+        }))
+    }
+
+    /// A port status from `f` (tests).
+    #[cfg(test)]
+    pub fn from_fn(f: impl Fn(u32, u32, u8) -> Option<bool> + Send + Sync + 'static) -> PortStatus {
+        PortStatus(std::sync::Arc::new(f))
+    }
+}
+
+impl fmt::Debug for PortStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PortStatus")
+    }
+}
+
+/// The hub ports under `sys` with a device connected that the kernel has
+/// not made a USB device of yet (`usb2-port3`, `1-4-port2`): the hub driver
+/// enumerates its ports one after another, each after a debounce of at
+/// least 100 ms, so under TCG the next disk can come more than the quiet
+/// time after the last. A port whose `device` link is there is done; only
+/// the others are asked ([`PortStatus`]). A hub just added may not have
+/// powered its ports yet: the new device itself restarts the quiet time.
+pub fn usb_ports_pending(sys: &Path, status: &PortStatus) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(sys.join("bus/usb/devices")) else {
+        return out;
+    };
+    let read = |p: PathBuf| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+    };
+    let mut hubs: Vec<_> = rd.flatten().map(|e| e.path()).collect();
+    hubs.sort();
+    for hub in hubs {
+        let Some(maxchild) = read(hub.join("maxchild")).filter(|&n| n > 0) else {
+            continue;
+        };
+        let (Some(bus), Some(dev)) = (read(hub.join("busnum")), read(hub.join("devnum"))) else {
+            continue;
+        };
+        let name = hub.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        // The ports sit under the hub's interface: `2-1:1.0/2-1-port1`, and
+        // for a root hub `usb2/2-0:1.0/usb2-port1`.
+        let ifaces: Vec<PathBuf> = std::fs::read_dir(&hub)
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().contains(':'))
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for port in 1..=maxchild.min(u32::from(u8::MAX)) {
+            let port_name = format!("{name}-port{port}");
+            let Some(dir) = ifaces.iter().map(|i| i.join(&port_name)).find(|d| d.exists()) else {
+                continue;
+            };
+            if dir.join("device").exists() {
+                continue;
+            }
+            let port = u8::try_from(port).unwrap_or(u8::MAX);
+            if (status.0)(bus, dev, port) == Some(true) {
+                out.push(port_name);
+            }
+        }
+    }
+    out
 }
 
 const USB_HOSTS: &[&str] = &[
@@ -1134,6 +1245,12 @@ pub struct Coldplug {
     usb_disk: Option<bool>,
     /// The block devices there were at the last pass.
     disks: Vec<String>,
+    /// The USB devices there were at the last pass.
+    usb_devices: Vec<String>,
+    /// How hub ports are asked whether a device waits on them.
+    ports: PortStatus,
+    /// The ports found with a device waiting on them (logged once each).
+    waited_ports: Vec<String>,
     changed_at: Instant,
     /// Whether the last pass found something new.
     changed: bool,
@@ -1155,10 +1272,20 @@ impl Coldplug {
             usb_host_at: None,
             usb_disk: None,
             disks: block_devices(sys),
+            usb_devices: Vec::new(),
+            ports: PortStatus::live(),
+            waited_ports: Vec::new(),
             changed_at: Instant::now(),
             changed: true,
             logged: (0, 0),
         }
+    }
+
+    /// Ask hub ports through `ports` instead of usbfs (tests).
+    #[cfg(test)]
+    pub fn with_port_status(mut self, ports: PortStatus) -> Coldplug {
+        self.ports = ports;
+        self
     }
 
     /// Load until nothing loads, a pass finds nothing new, and a USB host's
@@ -1184,7 +1311,7 @@ impl Coldplug {
                     .usb_host_at
                     .is_some_and(|t| t.elapsed() < self.settle.usb_host_grace)
                     && !usb_block_present(&self.sys.join("block")))
-                    || self.usb_scanning();
+                    || self.usb_scanning(log);
                 if !self.changed && !usb_settling {
                     break;
                 }
@@ -1223,7 +1350,7 @@ impl Coldplug {
             let quiet = !loader.busy()
                 && !self.changed
                 && self.changed_at.elapsed() >= self.settle.quiet
-                && !self.usb_scanning();
+                && !self.usb_scanning(log);
             if quiet || self.start.elapsed() >= self.settle.limit {
                 while loader.busy() {
                     loader.pump(None);
@@ -1242,9 +1369,33 @@ impl Coldplug {
     }
 
     /// A USB mass-storage interface still has no disk ([`usb_storage_pending`]),
+    /// or a hub port has a device not yet enumerated ([`usb_ports_pending`]),
     /// within [`Settle::usb_disk_wait`] of the start.
-    fn usb_scanning(&self) -> bool {
-        self.start.elapsed() < self.settle.usb_disk_wait && usb_storage_pending(&self.sys) > 0
+    /// Ports newly found waiting are logged.
+    fn usb_scanning(&mut self, log: &mut dyn FnMut(&str)) -> bool {
+        if self.start.elapsed() >= self.settle.usb_disk_wait {
+            return false;
+        }
+        if usb_storage_pending(&self.sys) > 0 {
+            return true;
+        }
+        let ports = usb_ports_pending(&self.sys, &self.ports);
+        let fresh: Vec<&str> = ports
+            .iter()
+            .filter(|p| !self.waited_ports.contains(p))
+            .map(String::as_str)
+            .collect();
+        if !fresh.is_empty() {
+            log(&format!(
+                "coldplug: a device is connected to USB port(s) {} and not yet enumerated: waiting for it",
+                fresh.join(" ")
+            ));
+        }
+        let waiting = !ports.is_empty();
+        self.waited_ports.extend(ports);
+        self.waited_ports.sort_unstable();
+        self.waited_ports.dedup();
+        waiting
     }
 
     /// What the coldplug did so far.
@@ -1265,7 +1416,8 @@ impl Coldplug {
     fn pass<K: Kernel>(&mut self, loader: &mut Loader<'_, K>, log: &mut dyn FnMut(&str)) {
         self.passes += 1;
         let also = std::mem::take(&mut self.also);
-        let new_devices = submit_new_devices(loader, &self.sys, &mut self.seen, &mut self.unmatched, also);
+        let scan = scan_devices(&self.sys);
+        let new_devices = submit_new_devices(loader, scan.aliases, &mut self.seen, &mut self.unmatched, also);
         loader.pump(Some(Duration::ZERO));
         let disks = block_devices(&self.sys);
         let new = &loader.loaded[self.logged.0..];
@@ -1278,10 +1430,12 @@ impl Coldplug {
         for e in &loader.errors[self.logged.1..] {
             log(&format!("coldplug: {e}"));
         }
-        self.changed = new_devices > 0 || !new.is_empty() || disks != self.disks;
+        self.changed =
+            new_devices > 0 || !new.is_empty() || disks != self.disks || scan.usb_devices != self.usb_devices;
         if self.changed {
             self.changed_at = Instant::now();
             self.disks = disks;
+            self.usb_devices = scan.usb_devices;
         }
         self.logged = (loader.loaded.len(), loader.errors.len());
     }
@@ -1307,20 +1461,20 @@ impl Coldplug {
     }
 }
 
-/// Submit ([`Loader::submit`]) the modules for every modalias under `sys`
+/// Submit ([`Loader::submit`]) the modules for every modalias in `aliases`
 /// not in `seen` (adding them), and the modules `also` names; counts the
 /// modaliases no module matches in `unmatched`. Returns how many new
 /// modaliases there were.
 fn submit_new_devices<K: Kernel>(
     loader: &mut Loader<'_, K>,
-    sys: &Path,
+    aliases: Vec<String>,
     seen: &mut HashSet<String>,
     unmatched: &mut usize,
     also: Vec<String>,
 ) -> usize {
     let mut new_devices = 0;
     let mut wanted: Vec<String> = Vec::new();
-    for alias in scan_modaliases(sys) {
+    for alias in aliases {
         if !seen.insert(alias.clone()) {
             continue;
         }
@@ -1421,6 +1575,13 @@ pub fn settle(log: &mut dyn FnMut(&str)) -> Option<Settled> {
     if changed {
         line.push_str(", something new appeared");
     }
+    let ports = usb_ports_pending(&c.sys, &c.ports);
+    if !ports.is_empty() {
+        line.push_str(&format!(
+            ", a device connected but not enumerated on USB port(s) {}",
+            ports.join(" ")
+        ));
+    }
     line.push(')');
     Some(Settled { line, changed })
 }
@@ -1431,7 +1592,13 @@ pub fn rescan() -> Result<Vec<String>, ModuleError> {
     let db = ModuleDb::load(&kernel_dir())?;
     let mut loader = live_loader(&db).drivers_only_wait();
     let (mut seen, mut unmatched) = (HashSet::new(), 0);
-    submit_new_devices(&mut loader, Path::new("/sys"), &mut seen, &mut unmatched, Vec::new());
+    submit_new_devices(
+        &mut loader,
+        scan_modaliases(Path::new("/sys")),
+        &mut seen,
+        &mut unmatched,
+        Vec::new(),
+    );
     while loader.busy() {
         loader.pump(None);
     }
@@ -2019,6 +2186,138 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
         let appeared = late.join().unwrap();
         assert!(end > appeared, "coldplug ended before the second USB disk appeared");
         assert_eq!(usb_storage_pending(&sys), 0);
+    }
+
+    /// A hub under `sys`: its device (`maxchild`, `busnum`, `devnum`) and its
+    /// ports under its interface; `attached` ports have a device.
+    fn hub(sys: &Path, name: &str, bus: u32, dev: u32, ports: u32, attached: &[u32]) {
+        let d = sys.join("bus/usb/devices").join(name);
+        for (f, v) in [("maxchild", ports), ("busnum", bus), ("devnum", dev)] {
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join(f), format!("{v}\n")).unwrap();
+        }
+        // The kernel's names: a root hub `usb2` has the interface `2-0:1.0`.
+        let iface = match name.strip_prefix("usb") {
+            Some(n) => format!("{n}-0:1.0"),
+            None => format!("{name}:1.0"),
+        };
+        for p in 1..=ports {
+            let port = d.join(format!("{iface}/{name}-port{p}"));
+            std::fs::create_dir_all(&port).unwrap();
+            if attached.contains(&p) {
+                std::fs::create_dir_all(port.join("device")).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_port_with_a_device_connected_and_none_enumerated_is_pending() {
+        let t = TempDir::new("ports");
+        let sys = xhci_host(&t);
+        hub(&sys, "usb2", 2, 1, 4, &[1]);
+        hub(&sys, "1-4", 1, 2, 2, &[]);
+        // A device that is no hub: never asked.
+        put(&sys, "usb", "2-1", "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00");
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = asked.clone();
+        let status = PortStatus::from_fn(move |bus, dev, port| {
+            log.lock().unwrap().push((bus, dev, port));
+            match (bus, dev, port) {
+                (2, 1, 2) | (1, 2, 1) => Some(true),
+                (2, 1, 3) => Some(false),
+                _ => None,
+            }
+        });
+        assert_eq!(usb_ports_pending(&sys, &status), ["1-4-port1", "usb2-port2"]);
+        // Port 1 of usb2 has its device: not asked.
+        let mut asked = asked.lock().unwrap().clone();
+        asked.sort_unstable();
+        assert_eq!(asked, [(1, 2, 1), (1, 2, 2), (2, 1, 2), (2, 1, 3), (2, 1, 4)]);
+    }
+
+    /// Two USB disks of one model have one modalias: the second one's
+    /// arrival is still something new, and restarts the quiet time.
+    #[test]
+    fn a_second_device_with_the_same_modalias_is_something_new() {
+        let t = TempDir::new("same-alias");
+        let sys = xhci_host(&t);
+        const ALIAS: &str = "usb:v46F4p0001d0000dc00dsc00dp00ic08isc06ip50in00";
+        put(&sys, "usb", "2-1", ALIAS);
+        let db = db();
+        let mut l = Loader::new(&db, Fake::new());
+        let mut c = Coldplug::new(&sys, &[], quick()).with_port_status(PortStatus::from_fn(|_, _, _| None));
+        for _ in 0..10 {
+            c.pass(&mut l, &mut |_| {});
+            while l.busy() {
+                l.pump(None);
+            }
+        }
+        c.pass(&mut l, &mut |_| {});
+        assert!(!c.changed);
+        put(&sys, "usb", "2-2", ALIAS);
+        c.pass(&mut l, &mut |_| {});
+        assert!(c.changed, "a second device of the same model went unseen");
+        c.pass(&mut l, &mut |_| {});
+        assert!(!c.changed);
+    }
+
+    /// A hub enumerates its ports one after another: the quiet time does not
+    /// end the coldplug while a port has a device connected and not yet
+    /// enumerated, though nothing new has appeared for longer than it.
+    #[test]
+    fn coldplug_waits_for_a_connected_port_to_get_its_device() {
+        let t = TempDir::new("port-wait");
+        let sys = xhci_host(&t);
+        hub(&sys, "usb2", 2, 1, 2, &[1]);
+        let status = PortStatus::from_fn(|_, _, port| Some(port == 2));
+        let sys2 = sys.clone();
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(400));
+            std::fs::create_dir_all(sys2.join("bus/usb/devices/usb2/2-0:1.0/usb2-port2/device")).unwrap();
+            Instant::now()
+        });
+        let db = db();
+        let settle = Settle {
+            poll: Duration::from_millis(10),
+            quiet: Duration::from_millis(50),
+            usb_disk_wait: Duration::from_secs(20),
+            ..quick()
+        };
+        let mut l = Loader::new(&db, Fake::new());
+        let mut c = Coldplug::new(&sys, &[], settle).with_port_status(status);
+        let mut lines = Vec::new();
+        c.load(&mut l, &mut |s| lines.push(s.to_string()));
+        c.settle(&mut l, &mut |s| lines.push(s.to_string()));
+        let end = Instant::now();
+        let appeared = late.join().unwrap();
+        assert!(
+            end > appeared,
+            "coldplug ended while a port still had a device to enumerate"
+        );
+        let waits: Vec<_> = lines.iter().filter(|l| l.contains("USB port")).collect();
+        assert_eq!(
+            waits,
+            ["coldplug: a device is connected to USB port(s) usb2-port2 and not yet enumerated: waiting for it"],
+            "{lines:?}"
+        );
+        // A port that stays connected without a device holds it only within usb_disk_wait.
+        let sys3 = t.0.join("sys3");
+        std::fs::create_dir_all(sys3.join("block")).unwrap();
+        hub(&sys3, "usb2", 2, 1, 2, &[]);
+        let settle = Settle {
+            usb_disk_wait: Duration::from_millis(300),
+            ..settle
+        };
+        let start = Instant::now();
+        let mut l = Loader::new(&db, Fake::new());
+        let mut c = Coldplug::new(&sys3, &[], settle).with_port_status(PortStatus::from_fn(|_, _, _| Some(true)));
+        c.load(&mut l, &mut |_| {});
+        c.settle(&mut l, &mut |_| {});
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_secs(5),
+            "{took:?}"
+        );
     }
 
     #[test]

@@ -20,3 +20,4 @@ pub mod serial;
 pub mod sgio;
 pub mod signal;
 pub mod uring;
+pub mod usb;
