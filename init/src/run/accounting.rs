@@ -180,6 +180,14 @@ fn ratio(part: u64, whole: u64) -> f64 {
     }
 }
 
+/// `busy_ns` over `window_ns`, at most 1: the kernel counts `io_ticks` in
+/// whole jiffies (1 to 10 ms), so a device busy all through a short window
+/// shows up to a jiffy more busy time than the window lasted (20 ms in a
+/// window of 19.8 ms, seen). `busy_ns` itself stays as the kernel said.
+fn utilization(busy_ns: u64, window_ns: u64) -> f64 {
+    ratio(busy_ns, window_ns).min(1.0)
+}
+
 /// Counts one step: the counters at its start, at each sample interval,
 /// and at its end.
 #[derive(Debug)]
@@ -233,7 +241,7 @@ impl Meter {
                 let d = now_c.since(*then);
                 (
                     ratio(d.bytes(), width) * 1e9,
-                    ratio(d.io_ticks_ms.saturating_mul(1_000_000), width),
+                    utilization(d.io_ticks_ms.saturating_mul(1_000_000), width),
                 )
             })
             .collect();
@@ -287,7 +295,7 @@ fn records(
                 write_bytes: d.write_sectors.saturating_mul(STAT_SECTOR),
                 busy_ns,
                 window_ns,
-                utilization: ratio(busy_ns, window_ns),
+                utilization: utilization(busy_ns, window_ns),
                 share: ratio(d.bytes(), siblings(&w.parent)),
                 samples: MemberSamples {
                     interval_ns,
@@ -350,6 +358,10 @@ mod tests {
         assert!((r[2].utilization - 0.125).abs() < 1e-12, "{}", r[2].utilization);
         assert_eq!(r[2].samples.bytes_per_sec, [3.0]);
         assert_eq!(r[2].samples.utilization, [1.0]);
+        // io_ticks count whole jiffies: busy 20 ms in a window of 19.8 ms
+        // is a device busy all the time, utilization 1, not 1.01.
+        let r = records(&w[1..2], &[c(8, 0, 20)], 19_778_631, 0, &[]);
+        assert_eq!((r[0].busy_ns, r[0].utilization), (20_000_000, 1.0), "{r:?}");
         // Nothing moved: shares are 0, not NaN.
         let r = records(&w[1..], &[Counters::default(); 2], 0, 0, &[]);
         assert!(r.iter().all(|m| m.share == 0.0 && m.utilization == 0.0), "{r:?}");
