@@ -69,9 +69,23 @@ pub struct Attached {
     pub blkdebug: Option<PathBuf>,
 }
 
+/// QEMU's machine type: the chipset the guest sees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Chipset {
+    /// `pc`: i440FX + PIIX, QEMU's default. Its PCI interrupts go through
+    /// PIIX link devices that the guest's ACPI code routes one at a time
+    /// (about 140 ms per device under TCG).
+    #[default]
+    Pc,
+    /// `q35`: Q35 + ICH9, PCI Express, as servers since about 2010 are.
+    Q35,
+}
+
 /// Everything one boot needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Machine {
+    /// The machine type (a Secure Boot boot is q35 whatever this says).
+    pub chipset: Chipset,
     pub accel: Accel,
     pub memory_mib: u32,
     pub cpus: u32,
@@ -167,11 +181,13 @@ pub fn ovmf(secure_boot: bool) -> (&'static str, &'static str) {
     }
 }
 
-/// The machine type a boot needs: q35 with SMM for OVMF's Secure Boot build, else pc.
-pub fn machine_type(boot: &Boot) -> &'static str {
-    match boot {
-        Boot::Uefi { secure_boot: true, .. } => "q35,smm=on",
-        _ => "pc",
+/// The machine type of a boot: q35 with SMM for OVMF's Secure Boot build,
+/// else `chipset`'s.
+pub fn machine_type(boot: &Boot, chipset: Chipset) -> &'static str {
+    match (boot, chipset) {
+        (Boot::Uefi { secure_boot: true, .. }, _) => "q35,smm=on",
+        (_, Chipset::Q35) => "q35",
+        (_, Chipset::Pc) => "pc",
     }
 }
 
@@ -369,7 +385,7 @@ pub fn disk_args(disks: &[Attached]) -> Vec<String> {
 /// The whole argument list (without the program name).
 pub fn command_line(m: &Machine) -> Vec<String> {
     let specs: Vec<DiskSpec> = m.disks.iter().map(|d| d.spec.clone()).collect();
-    let mut v = base_args_on(machine_type(&m.boot), m.accel, m.memory_mib, m.cpus);
+    let mut v = base_args_on(machine_type(&m.boot, m.chipset), m.accel, m.memory_mib, m.cpus);
     v.extend(serial_args(&m.serial_log));
     for s in &m.extra_serials {
         v.extend(serial_args(s));
@@ -517,14 +533,20 @@ mod tests {
             ]
         );
         assert!(values(&boot_args(&uefi), "-global").is_empty());
-        assert_eq!(machine_type(&uefi), "pc");
-        assert_eq!(machine_type(&direct), "pc");
-        assert_eq!((boot_args(&Boot::Bios), machine_type(&Boot::Bios)), (vec![], "pc"));
+        assert_eq!(machine_type(&uefi, Chipset::Pc), "pc");
+        assert_eq!(machine_type(&direct, Chipset::Pc), "pc");
+        assert_eq!(
+            (boot_args(&Boot::Bios), machine_type(&Boot::Bios, Chipset::default())),
+            (vec![], "pc")
+        );
+        assert_eq!(machine_type(&direct, Chipset::Q35), "q35");
+        assert_eq!(machine_type(&Boot::Bios, Chipset::Q35), "q35");
     }
 
     #[test]
     fn secure_boot_needs_q35_with_smm_and_a_secure_flash() {
         let m = Machine {
+            chipset: Chipset::Pc,
             accel: Accel::Tcg,
             memory_mib: 1024,
             cpus: 2,
@@ -552,8 +574,23 @@ mod tests {
             "if=pflash,format=raw,unit=0,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.secboot.fd"
         );
         // SeaBIOS boots the stick first too, with no firmware files.
-        let bios = command_line(&Machine { boot: Boot::Bios, ..m });
+        let bios = command_line(&Machine {
+            boot: Boot::Bios,
+            ..m.clone()
+        });
         assert_eq!(values(&bios, "-machine"), ["pc"]);
+        // Secure Boot needs q35 with SMM, whatever the chipset asked.
+        let asked_pc = command_line(&Machine {
+            chipset: Chipset::Pc,
+            ..m.clone()
+        });
+        assert_eq!(values(&asked_pc, "-machine"), ["q35,smm=on"]);
+        let q35 = command_line(&Machine {
+            chipset: Chipset::Q35,
+            boot: Boot::Bios,
+            ..m
+        });
+        assert_eq!(values(&q35, "-machine"), ["q35"]);
         assert!(values(&bios, "-drive").iter().all(|d| !d.contains("pflash")));
         assert!(values(&bios, "-device")
             .iter()
@@ -741,6 +778,7 @@ mod tests {
     #[test]
     fn whole_uefi_machine() {
         let m = Machine {
+            chipset: Chipset::Pc,
             accel: Accel::Tcg,
             memory_mib: 1024,
             cpus: 2,

@@ -143,6 +143,17 @@ struct Common {
     /// The machine's DMI serial number (what names its results, `{machine}`).
     #[arg(long, value_name = "SERIAL")]
     system_serial: Option<String>,
+    /// The machine type: pc (i440FX + PIIX, QEMU's default) or q35 (Q35 +
+    /// ICH9, PCI Express). --firmware secure-boot is always q35.
+    #[arg(long, value_name = "TYPE", default_value = "pc")]
+    machine: MachineType,
+}
+
+/// `--machine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum MachineType {
+    Pc,
+    Q35,
 }
 
 fn main() -> ExitCode {
@@ -252,6 +263,10 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
     };
     let (console_log, extra_serials) = serial_logs(&common.serial_log, dir);
     let machine = Machine {
+        chipset: match common.machine {
+            MachineType::Pc => cmdline::Chipset::Pc,
+            MachineType::Q35 => cmdline::Chipset::Q35,
+        },
         accel,
         memory_mib: common.memory,
         cpus: common.cpus,
@@ -434,6 +449,27 @@ mod tests {
     /// further one the next port's, in order, and each reaches QEMU's
     /// command line as a `-serial file:`.
     #[test]
+    fn the_machine_type_is_pc_unless_q35_is_asked() {
+        assert_eq!(common(&[]).machine, MachineType::Pc);
+        assert_eq!(common(&["--machine", "q35"]).machine, MachineType::Q35);
+        let err = Cli::try_parse_from([
+            "bootbench-qemu",
+            "direct",
+            "--kernel",
+            "k",
+            "--initrd",
+            "i",
+            "--out-dir",
+            "/o",
+            "--machine",
+            "isa",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("'isa'") && err.contains("--machine"), "{err}");
+    }
+
+    #[test]
     fn serial_log_repeats_one_port_each() {
         let dir = Path::new("/o");
         let none = common(&[]);
@@ -450,6 +486,7 @@ mod tests {
         assert_eq!(console, PathBuf::from("/l/com1"));
         assert_eq!(extra, [PathBuf::from("/l/com2"), PathBuf::from("/l/com3")]);
         let machine = Machine {
+            chipset: cmdline::Chipset::Pc,
             accel: cmdline::Accel::Tcg,
             memory_mib: 512,
             cpus: 1,

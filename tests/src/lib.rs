@@ -16,7 +16,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use bootbench_image::{gpt, netboot as image_netboot};
-use bootbench_qemu::cmdline::{self, Accel, Boot, Machine};
+use bootbench_qemu::cmdline::{self, Accel, Boot, Chipset, Machine};
 use bootbench_qemu::disk::DiskSpec;
 use bootbench_qemu::net::{Forward, Net, Nic};
 use bootbench_qemu::run::{self, Outcome};
@@ -207,6 +207,7 @@ pub fn boot_with_serials(
         Via::Bios => Boot::Bios,
     };
     let machine = Machine {
+        chipset: Chipset::Pc,
         accel: accel(&a.vmlinuz, dir),
         memory_mib: 1024,
         cpus: 2,
@@ -300,6 +301,7 @@ pub fn netboot(
     };
     run::check_net(&net).unwrap_or_else(|e| panic!("network boot: {e}"));
     let machine = Machine {
+        chipset: Chipset::Pc,
         accel: accel(&a.vmlinuz, dir),
         memory_mib: 1024,
         cpus: 2,

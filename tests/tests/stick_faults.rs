@@ -35,7 +35,7 @@ use std::sync::{Mutex, MutexGuard};
 use bootbench_e2e::{
     artifacts, assert_schema_valid, boot, disks, scratch, status_of, stick_copy, the_document, Via, BOOT_TIMEOUT,
 };
-use bootbench_qemu::cmdline::{self, Boot, Machine};
+use bootbench_qemu::cmdline::{self, Boot, Chipset, Machine};
 use bootbench_qemu::run;
 use bootbench_qemu::stick;
 use serde_json::{json, Value};
@@ -94,6 +94,7 @@ fn direct_machine(
 ) -> Machine {
     let accel = std::env::var("BOOTBENCH_ACCEL").unwrap_or_else(|_| "tcg".into());
     Machine {
+        chipset: Chipset::Pc,
         accel: run::choose_accel(accel.parse().expect("BOOTBENCH_ACCEL"), &a.vmlinuz, dir),
         memory_mib: 1024,
         cpus: 2,
