@@ -1992,6 +1992,17 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
         }
     }
 
+    /// Fast polls and a short quiet time, with a long wait for USB disks:
+    /// for the tests where a USB device comes later than the quiet time.
+    fn usb_waiting() -> Settle {
+        Settle {
+            poll: Duration::from_millis(10),
+            quiet: Duration::from_millis(50),
+            usb_disk_wait: Duration::from_secs(20),
+            ..quick()
+        }
+    }
+
     #[test]
     fn modaliases_come_from_every_bus_the_cpu_and_dmi() {
         let t = TempDir::new("scan");
@@ -2172,12 +2183,7 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
             Instant::now()
         });
         let db = db();
-        let settle = Settle {
-            poll: Duration::from_millis(10),
-            quiet: Duration::from_millis(50),
-            usb_disk_wait: Duration::from_secs(20),
-            ..quick()
-        };
+        let settle = usb_waiting();
         let mut l = Loader::new(&db, Fake::new());
         let mut c = Coldplug::new(&sys, &[], settle);
         c.load(&mut l, &mut |_| {});
@@ -2277,12 +2283,7 @@ alias pci:v*d*sv*sd*bc01sc06i01* ahci
             Instant::now()
         });
         let db = db();
-        let settle = Settle {
-            poll: Duration::from_millis(10),
-            quiet: Duration::from_millis(50),
-            usb_disk_wait: Duration::from_secs(20),
-            ..quick()
-        };
+        let settle = usb_waiting();
         let mut l = Loader::new(&db, Fake::new());
         let mut c = Coldplug::new(&sys, &[], settle).with_port_status(status);
         let mut lines = Vec::new();

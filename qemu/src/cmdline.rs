@@ -69,8 +69,8 @@ pub struct Attached {
     pub blkdebug: Option<PathBuf>,
 }
 
-/// QEMU's machine type: the chipset the guest sees.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// QEMU's machine type: the chipset the guest sees (`--machine pc|q35`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Chipset {
     /// `pc`: i440FX + PIIX, QEMU's default. Its PCI interrupts go through
     /// PIIX link devices that the guest's ACPI code routes one at a time

@@ -146,14 +146,7 @@ struct Common {
     /// The machine type: pc (i440FX + PIIX, QEMU's default) or q35 (Q35 +
     /// ICH9, PCI Express). --firmware secure-boot is always q35.
     #[arg(long, value_name = "TYPE", default_value = "pc")]
-    machine: MachineType,
-}
-
-/// `--machine`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum MachineType {
-    Pc,
-    Q35,
+    machine: cmdline::Chipset,
 }
 
 fn main() -> ExitCode {
@@ -263,10 +256,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
     };
     let (console_log, extra_serials) = serial_logs(&common.serial_log, dir);
     let machine = Machine {
-        chipset: match common.machine {
-            MachineType::Pc => cmdline::Chipset::Pc,
-            MachineType::Q35 => cmdline::Chipset::Q35,
-        },
+        chipset: common.machine,
         accel,
         memory_mib: common.memory,
         cpus: common.cpus,
@@ -427,7 +417,8 @@ fn report(outcome: &Outcome, dir: &Path, stick_image: Option<&Path>) -> Result<E
 mod tests {
     use super::*;
 
-    fn common(args: &[&str]) -> Common {
+    /// A direct boot's command line with `args` after the required ones.
+    fn direct_argv<'a>(args: &[&'a str]) -> Vec<&'a str> {
         let mut argv = vec![
             "bootbench-qemu",
             "direct",
@@ -439,35 +430,29 @@ mod tests {
             "/o",
         ];
         argv.extend_from_slice(args);
-        match Cli::try_parse_from(argv).unwrap().mode {
+        argv
+    }
+
+    fn common(args: &[&str]) -> Common {
+        match Cli::try_parse_from(direct_argv(args)).unwrap().mode {
             Mode::Direct { common, .. } => common,
             Mode::Usb { .. } | Mode::Netboot { .. } => unreachable!("a direct boot was parsed"),
         }
     }
 
+    #[test]
+    fn the_machine_type_is_pc_unless_q35_is_asked() {
+        assert_eq!(common(&[]).machine, cmdline::Chipset::Pc);
+        assert_eq!(common(&["--machine", "q35"]).machine, cmdline::Chipset::Q35);
+        let err = Cli::try_parse_from(direct_argv(&["--machine", "isa"]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("'isa'") && err.contains("--machine"), "{err}");
+    }
+
     /// `--serial-log` repeats: the first is the console's (COM1), each
     /// further one the next port's, in order, and each reaches QEMU's
     /// command line as a `-serial file:`.
-    #[test]
-    fn the_machine_type_is_pc_unless_q35_is_asked() {
-        assert_eq!(common(&[]).machine, MachineType::Pc);
-        assert_eq!(common(&["--machine", "q35"]).machine, MachineType::Q35);
-        let err = Cli::try_parse_from([
-            "bootbench-qemu",
-            "direct",
-            "--kernel",
-            "k",
-            "--initrd",
-            "i",
-            "--out-dir",
-            "/o",
-            "--machine",
-            "isa",
-        ])
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("'isa'") && err.contains("--machine"), "{err}");
-    }
 
     #[test]
     fn serial_log_repeats_one_port_each() {
