@@ -739,14 +739,42 @@ fn readme_config_example_is_valid() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("rr_qd32 (rand_read)"));
 }
 
+/// Run `bootbench-init ARGS`, send it `signal` once a stderr line
+/// satisfies `ready`, and wait: its exit status and all it said.
+fn signal_when(args: &[&str], signal: i32, ready: impl Fn(&str) -> bool) -> (std::process::ExitStatus, String) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bootbench-init");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut line = String::new();
+    while err.read_line(&mut line).unwrap() > 0 {
+        seen.push_str(&line);
+        if ready(&line) {
+            break;
+        }
+        line.clear();
+    }
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on the child we spawned and have not waited for.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    seen.push_str(&rest);
+    (child.wait().unwrap(), seen)
+}
+
 /// SIGINT during a run: the running test stops after its requests in
 /// flight and keeps what it measured (`interrupted`), the next test is
 /// skipped, the results are written anyway, and the exit status is 130.
 #[test]
 fn sigint_stops_the_run_and_still_writes_the_results() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-
     let lo = Loop::new(LOOP_BYTES, &[]);
     let cfg = config(&serde_json::json!({
         "targets": [lo.dev],
@@ -756,29 +784,12 @@ fn sigint_stops_the_run_and_still_writes_the_results() {
         ]
     }));
     let out = std::env::temp_dir().join(unique("sigint.json"));
-    let mut child = Command::new(BIN)
-        .args(["run", "--config", cfg.path(), "--out", out.to_str().unwrap()])
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run bootbench-init");
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    let mut line = String::new();
-    // Wait until the first test has run a second (its first progress line).
-    while err.read_line(&mut line).unwrap() > 0 {
-        seen.push_str(&line);
-        if line.contains("long on") && line.contains(": main ") {
-            break;
-        }
-        line.clear();
-    }
-    let pid = i32::try_from(child.id()).unwrap();
-    // SAFETY: kill(2) on the child we spawned and have not waited for.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
-    seen.push_str(&rest);
-    let status = child.wait().unwrap();
+    // Once the first test has run a second (its first progress line).
+    let (status, seen) = signal_when(
+        &["run", "--config", cfg.path(), "--out", out.to_str().unwrap()],
+        libc::SIGINT,
+        |line| line.contains("long on") && line.contains(": main "),
+    );
     assert_eq!(status.code(), Some(130), "{seen}");
     assert!(seen.contains("stopping: the running test ends"), "{seen}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("results written")).unwrap();
@@ -799,6 +810,51 @@ fn sigint_stops_the_run_and_still_writes_the_results() {
         "{}",
         tests[1]["status"]
     );
+}
+
+/// Interrupted before any write, a granted disk is left as it was: no
+/// scratch label on it, though it was claimed for the write test that
+/// never ran. Both ways a disk is granted: one holding data (a GPT disk's
+/// first sectors here) with overwriting allowed, and a blank one without.
+/// A second disk of the same run, whose tests never started, is left
+/// untouched too.
+#[test]
+fn an_interrupt_before_any_write_leaves_granted_disks_untouched() {
+    let mut gpt = random_bytes(LOOP_BYTES, 11);
+    gpt[510..512].copy_from_slice(&[0x55, 0xAA]);
+    gpt[512..520].copy_from_slice(b"EFI PART");
+    for (data, overwrite) in [(gpt, true), (vec![0u8; LOOP_BYTES], false)] {
+        let (a, b) = (Loop::with_contents(data), Loop::zeroed(LOOP_BYTES));
+        let (before_a, before_b) = (a.hash(), b.hash());
+        let cfg = config(&serde_json::json!({
+            "targets": [a.dev, b.dev],
+            "tests": [
+                {"workload": "rand_read", "name": "long", "runtime": "60s"},
+                {"workload": "rand_write", "name": "later", "runtime": "1s"}
+            ],
+            "destructive": {"confirm": PHRASE, "targets": [a.dev, b.dev], "allow_overwrite_signatures": overwrite}
+        }));
+        let out = std::env::temp_dir().join(unique("interrupt-before-write.json"));
+        let (status, seen) = signal_when(
+            &["run", "--config", cfg.path(), "--out", out.to_str().unwrap()],
+            libc::SIGINT,
+            |line| line.contains("long on") && line.contains(": main "),
+        );
+        std::fs::remove_file(&out).ok();
+        assert_eq!(status.code(), Some(130), "{seen}");
+        assert!(seen.contains(&format!("{} may be written", a.dev)), "claimed: {seen}");
+        assert!(!seen.contains("scratch label written"), "overwrite {overwrite}: {seen}");
+        assert_eq!(
+            a.hash(),
+            before_a,
+            "overwrite {overwrite}: the interrupted disk is untouched"
+        );
+        assert_eq!(
+            b.hash(),
+            before_b,
+            "overwrite {overwrite}: the disk never reached is untouched"
+        );
+    }
 }
 
 /// The workloads of several steps are analysed from a real run: on two

@@ -49,9 +49,14 @@ pub struct PlannedTarget {
     /// Permission to write, if granted (never for simulated disks, which
     /// need none): claimed for each test run that may write.
     pub grant: Option<Grant>,
-    /// Set once this run has claimed the target for writing: later claims
-    /// check its identity only (what it holds is this run's own), and it
-    /// gets bootbench's scratch label after the run.
+    /// Set once this run has claimed the target for writing (its contents
+    /// checked through the claimed descriptor): later claims check its
+    /// identity only.
+    pub claimed: bool,
+    /// Set once a write of this run reached the target, or an array or
+    /// layer on it ([`crate::run::engine::DevTarget::wrote`]): only such a
+    /// disk gets bootbench's scratch label after the run. A claim alone
+    /// does not set it.
     pub written: bool,
     /// The simulated disk, in `--simulate` mode.
     pub sim: Option<SimSpec>,
@@ -126,6 +131,15 @@ impl Plan {
     /// True if target `ti` is a disk (or file) rather than an array or layer.
     pub fn is_disk(&self, ti: usize) -> bool {
         self.stack_of(ti).is_none()
+    }
+
+    /// A write reached target `ti`: it, and every disk beneath it if it is
+    /// an array or layer, count as written ([`PlannedTarget::written`]).
+    pub fn mark_written(&mut self, ti: usize) {
+        let beneath = self.stack_of(ti).map(|st| st.disks.clone()).unwrap_or_default();
+        for t in std::iter::once(ti).chain(beneath) {
+            self.targets[t].written = true;
+        }
     }
 }
 

@@ -18,6 +18,7 @@ use std::fmt;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileTypeExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -153,12 +154,35 @@ pub enum TargetKind {
 ///   never the path, so every request reaches the device `ro` has open.
 /// - Queues that write are opened only if the target was opened with a
 ///   permit (`writable`).
+/// - `wrote` is set before the first write request of any of its queues
+///   is handed to the kernel, and never cleared: false means no write of
+///   this target's reached the device.
 #[derive(Debug)]
 pub struct DevTarget {
     kind: TargetKind,
     geometry: Geometry,
     ro: File,
     writable: bool,
+    wrote: Arc<WriteMark>,
+}
+
+/// Whether a write was handed to the kernel: shared by a target and the
+/// queues it opened for writing (see [`DevTarget::wrote`]).
+#[derive(Debug, Default)]
+pub struct WriteMark(AtomicBool);
+
+impl WriteMark {
+    /// Record a write about to be submitted. Stores only the first time,
+    /// so the jobs of a step do not contend for the cache line.
+    fn mark(&self) {
+        if !self.0.load(Ordering::Relaxed) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+
+    fn get(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
 }
 
 fn ioctl_err<'p>(path: &'p str, request: &'static str) -> impl Fn(i32) -> EngineError + 'p {
@@ -219,12 +243,20 @@ impl DevTarget {
             geometry,
             ro,
             writable,
+            wrote: Arc::default(),
         })
     }
 
     /// True if queues may be opened for writing.
     pub fn writable(&self) -> bool {
         self.writable
+    }
+
+    /// True once a queue of this target handed a write to the kernel: the
+    /// device may have changed. A target claimed for writing whose writes
+    /// never ran (skipped, interrupted before them) stays false.
+    pub fn wrote(&self) -> bool {
+        self.wrote.get()
     }
 
     /// The target's one descriptor (see the invariants).
@@ -264,6 +296,7 @@ impl Target for DevTarget {
         )
         .map_err(|e| fail(file::errno_of(&e)))?;
         let mut rng = Rng::new(spec.seed);
+        let wrote = spec.write.then(|| Arc::clone(&self.wrote));
         // fio's io_uring options keep the ring at depth 1 (fio's
         // ioengine=io_uring at iodepth=1); plain depth 1 is psync.
         if spec.depth == 1 && !spec.hipri && !spec.sqthread_poll {
@@ -281,6 +314,7 @@ impl Target for DevTarget {
                 wbuf,
                 done: None,
                 range_sync: None,
+                wrote,
             }))
         } else {
             let opts = RingOpts {
@@ -300,7 +334,7 @@ impl Target for DevTarget {
                 }
             }
             let last = no_req(Op::Read);
-            Ok(DevQueue::Uring(Box::new(UringQueue { ring, last })))
+            Ok(DevQueue::Uring(Box::new(UringQueue { ring, last, wrote })))
         }
     }
 
@@ -341,6 +375,8 @@ pub struct SyncQueue {
     /// The ring of [`Op::FlushRange`]'s ranged fdatasync, made on the first
     /// one (or the error that io_uring gave).
     range_sync: Option<std::io::Result<crate::sys::uring::RangeSync>>,
+    /// The target's mark, if opened for writing.
+    wrote: Option<Arc<WriteMark>>,
 }
 
 fn transferred(n: Result<usize, i32>) -> Result<u32, i32> {
@@ -369,7 +405,12 @@ impl IoQueue for SyncQueue {
             )),
             // Without a write buffer the file is open read-only: the kernel's answer.
             Op::Write => match &self.wbuf {
-                Some(w) => transferred(file::pwrite(&self.file, &w.as_slice()[..len], req.offset)),
+                Some(w) => {
+                    if let Some(m) = &self.wrote {
+                        m.mark();
+                    }
+                    transferred(file::pwrite(&self.file, &w.as_slice()[..len], req.offset))
+                }
                 None => Err(libc::EBADF),
             },
             Op::Flush => file::fdatasync(&self.file).map(|()| 0),
@@ -400,6 +441,8 @@ pub struct UringQueue {
     ring: Ring,
     /// The last request submitted, blamed if the ring itself fails.
     last: IoReq,
+    /// The target's mark, if opened for writing.
+    wrote: Option<Arc<WriteMark>>,
 }
 
 impl IoQueue for UringQueue {
@@ -417,6 +460,12 @@ impl IoQueue for UringQueue {
         self.ring
             .push(slot, op, req.offset, req.len)
             .map_err(|errno| IoError { errno, req })?;
+        if op == RingOp::Write {
+            // In the submission queue: the kernel may take it now (SQPOLL).
+            if let Some(m) = &self.wrote {
+                m.mark();
+            }
+        }
         self.last = req;
         Ok(())
     }
@@ -1701,6 +1750,25 @@ mod tests {
         );
         assert_eq!(r.jobs, 2);
         assert!(lo.contents() != before, "permitted writes reached the device");
+    }
+
+    /// A target claimed for writing records whether a write reached it:
+    /// reads alone leave [`DevTarget::wrote`] false, on either engine; the
+    /// first write sets it, on the pread/pwrite queue and on io_uring.
+    #[test]
+    fn a_writable_target_knows_whether_it_was_written() {
+        let Some(lo) = LoopDev::new("wrote") else { return };
+        for (iodepth, jobs) in [(1u32, 1u32), (8, 2)] {
+            let rw = Arc::new(lo.target(true));
+            ThreadedRunner::new(Arc::clone(&rw))
+                .run_step(&rand_step(100, iodepth, jobs, 50), &Stop::new(), &mut |_| {})
+                .expect("reads");
+            assert!(rw.writable() && !rw.wrote(), "QD{iodepth}: reads only");
+            ThreadedRunner::new(Arc::clone(&rw))
+                .run_step(&rand_step(0, iodepth, jobs, 50), &Stop::new(), &mut |_| {})
+                .expect("writes");
+            assert!(rw.wrote(), "QD{iodepth}: written");
+        }
     }
 
     /// Verify on the real engines: the pread/pwrite queue (QD1) and io_uring

@@ -278,12 +278,13 @@ fn health_after(plan: &mut Plan, ti: usize, probe: health::Probe, read: bool, pr
     }
 }
 
-/// After the run's last write: give every disk this run claimed for
-/// writing (directly or beneath an array or layer) bootbench's scratch
+/// After the run's last write: give every disk a write of this run
+/// reached (directly or beneath an array or layer) bootbench's scratch
 /// label, so the next run counts it as blank rather than as a disk holding
 /// data (see `safety::scratch`). Claimed again for it (identity only: its
-/// contents are this run's). A target that failed (`bad`: hung, changed)
-/// is left as it is.
+/// contents are this run's). A disk only claimed, whose write tests never
+/// ran (skipped, or the run interrupted before them), is left untouched,
+/// as is a target that failed (`bad`: hung, changed).
 fn label_written(plan: &Plan, doc: &ResultDoc, bad: &[(usize, String)], progress: &mut dyn FnMut(&str)) {
     let written: Vec<usize> = (0..plan.targets.len())
         .filter(|ti| plan.is_disk(*ti) && plan.targets[*ti].written && !bad.iter().any(|(b, _)| b == ti))
@@ -303,7 +304,7 @@ fn label_written(plan: &Plan, doc: &ResultDoc, bad: &[(usize, String)], progress
             disk_size: t.info.size_bytes,
         };
         let path = &t.info.path;
-        match grant.claim(crate::plan::safety::Contents::Own) {
+        match grant.claim(crate::plan::safety::Contents::Checked) {
             Ok(p) => match p.write_label(&label) {
                 Ok(()) => progress(&format!(
                     "bootbench-init: {path}: bootbench's scratch label written (run {}): the next run may write it again",
@@ -555,9 +556,10 @@ fn open_and_run(
         progress(&format!("bootbench-init: {path} may be written {writable}"));
     }
     let items = items_of(plan, ti);
-    let mut runner = ThreadedRunner::new(Arc::new(dev));
+    let dev = Arc::new(dev);
+    let mut runner = ThreadedRunner::new(Arc::clone(&dev));
     runner.watch = accounting::beneath(plan, ti);
-    Ok(run_items(
+    let hung = run_items(
         &items,
         total,
         path,
@@ -568,7 +570,11 @@ fn open_and_run(
         probe,
         progress,
         after_test,
-    ))
+    );
+    if dev.wrote() {
+        plan.mark_written(ti);
+    }
+    Ok(hung)
 }
 
 /// Run (or skip) one target's tests, with progress lines through

@@ -195,9 +195,9 @@ pub fn assemble_one(
 /// the kernel is given for it (the descriptor's own).
 fn hold(plan: &mut Plan, ti: usize, mode: Mode) -> Result<(File, String), String> {
     let path = plan.targets[ti].info.path.clone();
-    if let (Mode::ReadWrite, false, Some(g)) = (mode, plan.targets[ti].written, plan.targets[ti].grant.as_ref()) {
+    if let (Mode::ReadWrite, false, Some(g)) = (mode, plan.targets[ti].claimed, plan.targets[ti].grant.as_ref()) {
         drop(g.claim(Contents::Check).map_err(|r| r.to_string())?);
-        plan.targets[ti].written = true;
+        plan.targets[ti].claimed = true;
     }
     let f = crate::sys::file::open(&path, false, false).map_err(|e| format!("cannot open {path}: {e}"))?;
     check_identity(plan, ti, &f)?;
@@ -242,20 +242,15 @@ pub fn open_target(plan: &mut Plan, ti: usize, log: &mut dyn FnMut(&str)) -> Res
         .any(|it| it.target == ti && it.spec.writes() && matches!(it.action, Action::Run(_)));
     let mut permit = None;
     if let (true, Some(g)) = (writes, plan.targets[ti].grant.clone()) {
-        let contents = if plan.targets[ti].written {
-            Contents::Own
+        let contents = if plan.targets[ti].claimed {
+            Contents::Checked
         } else {
             Contents::Check
         };
         match g.claim(contents) {
             Ok(p) => {
                 permit = Some(p);
-                plan.targets[ti].written = true;
-                if let Some(st) = plan.stack_of(ti) {
-                    for d in st.disks.clone() {
-                        plan.targets[d].written = true;
-                    }
-                }
+                plan.targets[ti].claimed = true;
             }
             Err(r) => {
                 let why = r.to_string();
@@ -687,6 +682,11 @@ pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> V
             workload,
             results,
         });
+    }
+    for (di, dev) in devs.iter().enumerate() {
+        if dev.as_ref().is_some_and(|d| d.wrote()) {
+            plan.mark_written(disks[di]);
+        }
     }
     out
 }

@@ -43,9 +43,10 @@ pub enum Contents {
     /// Scan the contents again through the claimed descriptor (the first
     /// claim of a run).
     Check,
-    /// Identity only: this run has written the device already, so what it
-    /// holds is this run's own (the all-at-once run, the scratch label).
-    Own,
+    /// Identity only: an earlier claim of this run checked its contents,
+    /// and what changed since is this run's own writing (a later test, the
+    /// all-at-once run, the scratch label).
+    Checked,
 }
 
 impl Grant {
@@ -249,12 +250,12 @@ mod tests {
         img[1080..1082].copy_from_slice(&[0x53, 0xEF]);
         std::fs::write(&a, &img).expect("write");
         assert!(matches!(g.claim(Contents::Check), Err(Refusal::Signatures { .. })));
-        assert!(g.claim(Contents::Own).is_ok());
+        assert!(g.claim(Contents::Checked).is_ok());
         // Another file at the path: refused whatever the contents, and the
         // newcomer is untouched.
         std::fs::remove_file(&a).expect("rm");
         std::fs::write(&a, vec![9u8; 4096]).expect("write");
-        for c in [Contents::Check, Contents::Own] {
+        for c in [Contents::Check, Contents::Checked] {
             match g.claim(c) {
                 Err(r @ Refusal::Changed { .. }) => {
                     let m = r.to_string();
