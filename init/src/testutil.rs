@@ -108,6 +108,22 @@ impl Drop for Loop {
     }
 }
 
+/// A second block device node of the device `dev` (mknod of its
+/// major:minor in `dir`): the same disk under another name, not a link.
+pub fn mknod_alias(dir: &TempDir, dev: &str) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(dev).expect("stat the device").rdev();
+    let p = dir.0.join("alias");
+    nix::sys::stat::mknod(
+        &p,
+        nix::sys::stat::SFlag::S_IFBLK,
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+        rdev,
+    )
+    .expect("mknod");
+    p.to_str().expect("utf8").to_string()
+}
+
 /// A new file in /dev/shm holding `contents`.
 fn shm_file(name: &str, contents: &[u8]) -> PathBuf {
     static NEXT: AtomicU32 = AtomicU32::new(0);

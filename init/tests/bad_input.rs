@@ -19,6 +19,7 @@
 //!                          (default: none, {S} unused)
 //! exit: 2                  the expected exit status
 //! expect: tests[0].bs      a fragment the message must contain (repeatable)
+//! absent: X-Amz-Signature  a fragment no message may contain (repeatable)
 //! ---
 //! { "the config": "text, with placeholders" }
 //! ```
@@ -26,7 +27,12 @@
 //! Placeholders: `{A}`, `{B}` plain loop devices, `{S}` the loop device
 //! with the case's signature, `{PHRASE}` the confirmation phrase,
 //! `{MISSING}` a path that does not exist, `{CONFIG}` the config file's
-//! path, `{EXISTING}` an existing file.
+//! path, `{EXISTING}` an existing file, `{FIFO}` a FIFO (no writer: a
+//! plain open of it would wait forever), `{ALIAS_A}` a second device node
+//! of `{A}` (mknod of its major:minor, not a symbolic link).
+//!
+//! A command that has not ended after [`CASE_BOUND`] is killed and its
+//! case fails: bad input is refused at once, never waited on.
 //!
 //! The message: for exit status 2, stderr, which must be exactly one line
 //! (for a bad command line, followed by the usage), with nothing on stdout. For exit status 0 (a run that goes on but
@@ -47,6 +53,8 @@ const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
 const LOOP_BYTES: usize = 2 << 20;
 /// At least this many cases must be in the corpus.
 const MIN_CASES: usize = 40;
+/// How long one command of a case may take before it counts as hung.
+const CASE_BOUND: std::time::Duration = std::time::Duration::from_secs(60);
 
 mod common;
 use common::{random_bytes, shm_path, Loop, ShmFile};
@@ -303,6 +311,7 @@ struct Case {
     sig: Option<String>,
     exit: i32,
     expect: Vec<String>,
+    absent: Vec<String>,
     body: Option<String>,
 }
 
@@ -320,6 +329,7 @@ fn parse_case(path: &Path) -> Result<Case, String> {
         sig: None,
         exit: -1,
         expect: Vec::new(),
+        absent: Vec::new(),
         body,
     };
     for line in head.lines().map(str::trim).filter(|l| !l.is_empty()) {
@@ -337,6 +347,7 @@ fn parse_case(path: &Path) -> Result<Case, String> {
             "loop" => c.sig = Some(value),
             "exit" => c.exit = value.parse().map_err(|_| format!("exit: {value:?} is not a number"))?,
             "expect" => c.expect.push(value),
+            "absent" => c.absent.push(value),
             other => return Err(format!("unknown key {other:?}")),
         }
     }
@@ -363,8 +374,84 @@ impl Devices {
     }
 }
 
+/// A FIFO or a device node in /dev/shm, removed on drop.
+struct Node(PathBuf);
+
+impl Node {
+    /// A FIFO that nobody writes to.
+    fn fifo() -> Node {
+        let p = shm_path("fifo");
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+        Node(p)
+    }
+
+    /// A second block device node of the device `dev` (its major:minor).
+    fn alias_of(dev: &str) -> Node {
+        use std::os::unix::fs::MetadataExt;
+        let rdev = std::fs::metadata(dev).expect("stat the loop device").rdev();
+        let p = shm_path("alias");
+        nix::sys::stat::mknod(
+            &p,
+            nix::sys::stat::SFlag::S_IFBLK,
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+            rdev,
+        )
+        .expect("mknod");
+        Node(p)
+    }
+
+    fn path(&self) -> String {
+        self.0.to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The paths the placeholders other than the loop devices stand for.
+struct Paths {
+    missing: String,
+    existing: String,
+    fifo: String,
+    alias_a: String,
+}
+
+/// Run `bootbench-init argv` to its end, or kill it after [`CASE_BOUND`]:
+/// its output, or why it was killed.
+fn run_bounded(argv: &[String]) -> Result<std::process::Output, String> {
+    use std::process::Stdio;
+    let child = Command::new(BIN)
+        .args(argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bootbench-init");
+    let pid = i32::try_from(child.id()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(CASE_BOUND) {
+        Ok(out) => {
+            waiter.join().unwrap();
+            Ok(out.expect("wait for bootbench-init"))
+        }
+        Err(_) => {
+            // SAFETY: kill(2) on the child we spawned, not yet reaped (the
+            // waiter thread is still in wait).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            waiter.join().unwrap();
+            Err(format!("still running after {} s: killed", CASE_BOUND.as_secs()))
+        }
+    }
+}
+
 /// Run one case; the failures found (empty: it passed).
-fn run_case(c: &Case, dev: &Devices, missing: &str, existing: &str) -> Vec<String> {
+fn run_case(c: &Case, dev: &Devices, paths: &Paths) -> Vec<String> {
     let sig_dev = c.sig.as_ref().map(|k| {
         dev.sig
             .iter()
@@ -377,8 +464,10 @@ fn run_case(c: &Case, dev: &Devices, missing: &str, existing: &str) -> Vec<Strin
             .replace("{B}", &dev.b.dev)
             .replace("{S}", sig_dev.as_deref().unwrap_or("{S}: no loop: line"))
             .replace("{PHRASE}", PHRASE)
-            .replace("{MISSING}", missing)
-            .replace("{EXISTING}", existing)
+            .replace("{MISSING}", &paths.missing)
+            .replace("{EXISTING}", &paths.existing)
+            .replace("{FIFO}", &paths.fifo)
+            .replace("{ALIAS_A}", &paths.alias_a)
             .replace("{CONFIG}", config)
     };
     let config = c
@@ -400,10 +489,16 @@ fn run_case(c: &Case, dev: &Devices, missing: &str, existing: &str) -> Vec<Strin
     };
     let mut fails = Vec::new();
     for argv in argvs {
-        let o = Command::new(BIN).args(&argv).output().expect("run bootbench-init");
+        let what = format!("{} ({})", c.name, argv.join(" "));
+        let o = match run_bounded(&argv) {
+            Ok(o) => o,
+            Err(e) => {
+                fails.push(format!("{what}: {e}"));
+                continue;
+            }
+        };
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
-        let what = format!("{} ({})", c.name, argv.join(" "));
         if o.status.code() != Some(c.exit) {
             fails.push(format!(
                 "{what}: exit status {:?}, expected {}; stderr: {err}",
@@ -469,6 +564,12 @@ fn run_case(c: &Case, dev: &Devices, missing: &str, existing: &str) -> Vec<Strin
                     fails.push(format!("{what}: {want:?} not in the {place}: {}", m.trim()));
                 }
             }
+            for unwanted in &c.absent {
+                let unwanted = fill(unwanted, config_path);
+                if m.contains(&unwanted) {
+                    fails.push(format!("{what}: {unwanted:?} in the {place}: {}", m.trim()));
+                }
+            }
         }
     }
     for lo in dev.all() {
@@ -503,11 +604,19 @@ fn every_bad_input_is_refused_with_its_message_and_writes_nothing() {
     };
     let missing = shm_path("missing");
     let existing = ShmFile::new("existing.json", b"{}");
+    let fifo = Node::fifo();
+    let alias_a = Node::alias_of(&dev.a.dev);
+    let paths = Paths {
+        missing: missing.to_str().unwrap().to_string(),
+        existing: existing.path().to_string(),
+        fifo: fifo.path(),
+        alias_a: alias_a.path(),
+    };
 
     let mut failures = Vec::new();
     let (mut exit2, mut exit0) = (0, 0);
     for c in &cases {
-        let f = run_case(c, &dev, missing.to_str().unwrap(), existing.path());
+        let f = run_case(c, &dev, &paths);
         if c.exit == 0 {
             exit0 += 1;
         } else {

@@ -25,6 +25,14 @@ pub const FILE_PHYSICAL_BLOCK: u32 = 4096;
 /// Why a target could not be described.
 #[derive(Debug)]
 pub enum IdentityError {
+    /// Opening the path failed (or it names no target: a FIFO, a
+    /// directory, ...; see [`crate::sys::file::open`]).
+    Open {
+        /// The path.
+        path: String,
+        /// The OS error, or what the path is instead.
+        source: io::Error,
+    },
     /// `stat` of the path failed.
     Stat {
         /// The path.
@@ -51,6 +59,7 @@ pub enum IdentityError {
 impl fmt::Display for IdentityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            IdentityError::Open { path, source } => write!(f, "{path}: cannot open: {source}"),
             IdentityError::Stat { path, source } => write!(f, "{path}: cannot stat: {source}"),
             IdentityError::Unsupported { path } => write!(f, "{path}: not a block device or regular file"),
             IdentityError::Sysfs { path, link, source } => {
@@ -63,7 +72,9 @@ impl fmt::Display for IdentityError {
 impl std::error::Error for IdentityError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            IdentityError::Stat { source, .. } | IdentityError::Sysfs { source, .. } => Some(source),
+            IdentityError::Open { source, .. }
+            | IdentityError::Stat { source, .. }
+            | IdentityError::Sysfs { source, .. } => Some(source),
             IdentityError::Unsupported { .. } => None,
         }
     }
@@ -261,7 +272,7 @@ impl DeviceId {
 
 /// Describe `path` and read its identity, through one open descriptor.
 pub fn describe_bound(path: &str) -> Result<(TargetInfo, DeviceId), IdentityError> {
-    let f = file::open(path, false, false).map_err(|source| IdentityError::Stat {
+    let f = file::open(path, false, false).map_err(|source| IdentityError::Open {
         path: path.to_string(),
         source,
     })?;

@@ -122,10 +122,8 @@ pub(super) fn member_target(
             t.info.path
         ));
     }
-    let ti = match targets
-        .iter()
-        .position(|o| o.info.path == t.info.path || same_file(&o.info.path, &t.info.path))
-    {
+    let named = t.info.path.clone();
+    let ti = match targets.iter().position(|o| same_target(o, &t)) {
         Some(i) => i,
         None => {
             targets.push(t);
@@ -134,8 +132,8 @@ pub(super) fn member_target(
     };
     if let Some((_, first)) = used.iter().find(|(i, _)| *i == ti) {
         return err(format!(
-            "{at}: {:?} is already used by {first}; expected each disk in one array or layer",
-            targets[ti].info.path
+            "{at}: {named:?}{} is already used by {first}; expected each disk in one array or layer",
+            alias_note(&targets[ti], &named)
         ));
     }
     used.push((ti, at.to_string()));
@@ -515,29 +513,78 @@ pub(super) fn stack_target(name: &str, kind: &str, geometry: Geometry) -> Planne
     }
 }
 
-/// True if `path` is the disk `never` or one of its partitions (a
-/// partition's sysfs directory sits inside its disk's).
+/// True if `path` is the disk `never` or one of its partitions, by device
+/// number, whatever the paths (a second device node made with mknod is
+/// the same disk): a partition's sysfs directory sits inside its disk's.
 pub(super) fn on_disk(path: &str, never: &str) -> bool {
     if path == never || same_file(path, never) {
         return true;
     }
-    let Some(name) = std::fs::canonicalize(path)
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-    else {
+    let (Some(dev), Some(disk)) = (block_rdev(path), block_rdev(never)) else {
         return false;
     };
-    let Ok(dir) = std::fs::canonicalize(format!("/sys/class/block/{name}")) else {
+    if dev == disk {
+        return true;
+    }
+    let (major, minor) = identity::major_minor(dev);
+    let Ok(dir) = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")) else {
         return false;
     };
     if !dir.join("partition").exists() {
         return false;
     }
-    let disk = dir
-        .parent()
-        .and_then(|d| d.file_name())
-        .map(|n| n.to_string_lossy().into_owned());
-    disk.is_some_and(|d| same_file(&format!("/dev/{d}"), never))
+    let (major, minor) = identity::major_minor(disk);
+    dir.parent()
+        .and_then(|d| std::fs::read_to_string(d.join("dev")).ok())
+        .is_some_and(|d| d.trim() == format!("{major}:{minor}"))
+}
+
+/// The device number of the block device `path` names (symbolic links
+/// followed), if it names one.
+fn block_rdev(path: &str) -> Option<u64> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_block_device())
+        .map(|m| m.rdev())
+}
+
+/// How `named` is the target `t` when it is another path for it (empty
+/// when it is `t`'s own path): ` (the same block device 7:3 as "/dev/loop3")`.
+pub(super) fn alias_note(t: &PlannedTarget, named: &str) -> String {
+    match &t.id {
+        Some(id) if t.info.path != named => format!(" (the same {} as {:?})", id.node, t.info.path),
+        _ => String::new(),
+    }
+}
+
+/// True if `a` and `b` are one target: the same path, or the same device
+/// or file by identity (device number; a file's filesystem and inode),
+/// whatever paths name them (a symbolic link, a second device node made
+/// with mknod, a hard link); targets without an identity (simulated,
+/// absent) by their canonical paths.
+pub(super) fn same_target(a: &PlannedTarget, b: &PlannedTarget) -> bool {
+    if a.info.path == b.info.path {
+        return true;
+    }
+    match (&a.id, &b.id) {
+        (Some(x), Some(y)) => x.node == y.node,
+        _ => same_file(&a.info.path, &b.info.path),
+    }
+}
+
+/// `Err` naming what `p` is, unless its metadata `m` (symbolic links
+/// followed) says a block device or a regular file: nothing else is
+/// opened, so a FIFO cannot make the plan wait for a writer.
+fn target_kind(p: &str, at: &str, m: &std::fs::Metadata) -> Result<(), ConfigError> {
+    let ft = m.file_type();
+    if ft.is_file() || std::os::unix::fs::FileTypeExt::is_block_device(&ft) {
+        return Ok(());
+    }
+    err(format!(
+        "{at}: {p:?} is a {}; expected a block device or a regular file",
+        crate::sys::file::kind_name(ft)
+    ))
 }
 
 pub(super) fn same_file(a: &str, b: &str) -> bool {
@@ -646,7 +693,7 @@ pub(super) fn real_target(r: &TargetRef, at: &str, machine: &MachineDisks) -> Re
                         "{at}: {p:?} cannot be used: {e}; expected an existing block device or file"
                     ));
                 }
-                Ok(_) => {}
+                Ok(m) => target_kind(p, at, &m)?,
             }
             identity::describe_bound(p).map_err(|e| ConfigError(format!("{at}: {p:?} cannot be described: {e}")))?
         }
@@ -764,14 +811,21 @@ pub(super) fn resolve_destructive(
                      (device names are not stable from one boot or machine to the next)"
                 ))
             }
-            TargetRef::Path(p) => match identity::describe_bound(p) {
-                Ok((_, id)) => Some(id.node),
-                Err(e) => {
-                    return err(format!(
+            TargetRef::Path(p) => {
+                let cannot = |e: &dyn std::fmt::Display| {
+                    err(format!(
                         "{at}: {p:?} cannot be used: {e}; expected an existing block device or file"
                     ))
+                };
+                match std::fs::metadata(p) {
+                    Ok(m) => target_kind(p, &at, &m)?,
+                    Err(e) => return cannot(&e),
                 }
-            },
+                match identity::describe_bound(p) {
+                    Ok((_, id)) => Some(id.node),
+                    Err(e) => return cannot(&e),
+                }
+            }
             TargetRef::Serial(_) | TargetRef::Wwn(_) => match find_disk(&r, &at, machine)? {
                 Some((_, id)) => Some(id.node),
                 None if booted => {

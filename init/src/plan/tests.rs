@@ -768,6 +768,23 @@ fn test_deadline_is_a_positive_duration() {
     );
 }
 
+/// A second device node of the stick (mknod of its major:minor, not a
+/// link) is the stick: it is on the disk by device number.
+#[test]
+fn a_second_device_node_of_the_stick_is_on_it() {
+    let Some(lo) = crate::testutil::Loop::new("stick-alias", &[0u8; 1 << 20]) else {
+        return;
+    };
+    let dir = crate::testutil::TempDir::new("stick-alias");
+    let alias = crate::testutil::mknod_alias(&dir, &lo.dev);
+    assert!(on_disk(&alias, &lo.dev), "{alias} is {}", lo.dev);
+    assert!(on_disk(&lo.dev, &alias), "{} is {alias}", lo.dev);
+    let Some(other) = crate::testutil::Loop::new("stick-other", &[0u8; 1 << 20]) else {
+        return;
+    };
+    assert!(!on_disk(&alias, &other.dev), "{alias} is not {}", other.dev);
+}
+
 #[test]
 fn partitions_are_on_their_disk() {
     for (p, d, want) in [

@@ -18,8 +18,8 @@ use super::raw::{
     Origin, Overrides, RawConfig, RawParams, Scalar,
 };
 use super::resolve::{
-    missing_target, on_disk, real_target, refuse_file_when_booted, resolve_destructive, resolve_stacks, same_file,
-    sim_target, Lookup, MachineDisks, Resolved, DEFAULT_SIM_TARGETS,
+    alias_note, missing_target, on_disk, real_target, refuse_file_when_booted, resolve_destructive, resolve_stacks,
+    same_target, sim_target, Lookup, MachineDisks, Resolved, DEFAULT_SIM_TARGETS,
 };
 
 /// Apply the parameters given in `raw` (only those) to `p`; `at` is the
@@ -489,13 +489,11 @@ pub(super) fn plan_targets(
                 t.info.path
             ));
         }
-        if targets
-            .iter()
-            .any(|o| o.info.path == t.info.path || same_file(&o.info.path, &t.info.path))
-        {
+        if let Some(o) = targets.iter().find(|o| same_target(o, &t)) {
             return err(format!(
-                "{at}: {:?} is named twice; expected each target once",
-                t.info.path
+                "{at}: {:?}{} is named twice; expected each target once",
+                t.info.path,
+                alias_note(o, &t.info.path)
             ));
         }
         targets.push(t);

@@ -76,13 +76,9 @@ pub enum EngineError {
         /// The OS error.
         source: io::Error,
     },
-    /// The path is neither a block device nor a regular file.
-    Unsupported {
-        /// The path.
-        path: String,
-    },
     /// Opening the path (read-only; exclusively, for a writable block
-    /// device: EBUSY if it is mounted or in use) failed.
+    /// device: EBUSY if it is mounted or in use) failed, or it names
+    /// neither a block device nor a regular file ([`file::open`]).
     Open {
         /// The path.
         path: String,
@@ -111,9 +107,6 @@ impl fmt::Display for EngineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EngineError::Stat { path, source } => write!(f, "{path}: cannot stat: {source}"),
-            EngineError::Unsupported { path } => {
-                write!(f, "{path}: not a block device or regular file")
-            }
             EngineError::Open { path, source } => write!(f, "{path}: cannot open: {source}"),
             EngineError::Ioctl { path, request, source } => write!(f, "{path}: {request} failed: {source}"),
             EngineError::PermitMismatch { path, permitted } => {
@@ -129,7 +122,7 @@ impl std::error::Error for EngineError {
             EngineError::Stat { source, .. } | EngineError::Open { source, .. } | EngineError::Ioctl { source, .. } => {
                 Some(source)
             }
-            EngineError::Unsupported { .. } | EngineError::PermitMismatch { .. } => None,
+            EngineError::PermitMismatch { .. } => None,
         }
     }
 }
@@ -218,13 +211,11 @@ impl DevTarget {
             path: path.to_string(),
             source,
         })?;
-        let ft = meta.file_type();
-        let kind = if ft.is_block_device() {
+        // `file::open` (the claim's too) opens nothing else.
+        let kind = if meta.file_type().is_block_device() {
             TargetKind::Block
-        } else if ft.is_file() {
-            TargetKind::File
         } else {
-            return Err(EngineError::Unsupported { path: path.to_string() });
+            TargetKind::File
         };
         let geometry = match kind {
             TargetKind::Block => Geometry {
@@ -1259,10 +1250,11 @@ mod tests {
 
     #[test]
     fn not_a_target_and_missing_paths_are_errors() {
-        assert!(matches!(
-            DevTarget::open("/dev/null", None),
-            Err(EngineError::Unsupported { .. })
-        ));
+        let e = DevTarget::open("/dev/null", None).expect_err("not a target");
+        assert_eq!(
+            e.to_string(),
+            "/dev/null: cannot open: a character device, not a block device or a regular file"
+        );
         let e = DevTarget::open("/nonexistent/bootbench", None).expect_err("missing");
         assert!(matches!(&e, EngineError::Open { source, .. } if source.raw_os_error() == Some(libc::ENOENT)));
         assert!(e.to_string().starts_with("/nonexistent/bootbench: cannot open"), "{e}");

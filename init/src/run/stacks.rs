@@ -408,8 +408,7 @@ pub fn check_members_free(plan: &Plan) -> Result<(), String> {
         .lines()
         .filter_map(|l| l.split_whitespace().next())
         .filter(|d| d.starts_with('/'))
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .filter_map(kernel_name)
         .collect();
     for st in &plan.stacks {
         for d in &st.disks {
@@ -424,16 +423,10 @@ pub fn check_members_free(plan: &Plan) -> Result<(), String> {
                     st.at
                 ))
             };
-            let Some(name) = std::fs::canonicalize(path)
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            else {
-                return fail("cannot be resolved".to_string());
+            let Some(name) = kernel_name(path) else {
+                return fail("is not a block device".to_string());
             };
             let sys = std::path::PathBuf::from(format!("/sys/class/block/{name}"));
-            if !sys.exists() {
-                return fail("is not a block device".to_string());
-            }
             if sys.join("partition").exists() {
                 return fail("is a partition".to_string());
             }
@@ -464,6 +457,19 @@ pub fn check_members_free(plan: &Plan) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The kernel's name (`sda`, `loop3`) of the block device `path` names,
+/// found by its device number (`/sys/dev/block/MAJ:MIN`), so any node of
+/// it (a symbolic link, a second node made with mknod) gives the same.
+fn kernel_name(path: &str) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let m = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_block_device())?;
+    let (major, minor) = identity::major_minor(m.rdev());
+    let dir = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    dir.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
 /// The real backend: md arrays through `crate::stacks::md`, dm layers through
@@ -694,6 +700,21 @@ pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A member named through a second device node (mknod) is the disk's
+    /// own kernel name, so the in-use checks see its holders and mounts.
+    #[test]
+    fn a_second_device_node_has_the_disks_kernel_name() {
+        let Some(lo) = crate::testutil::Loop::new("kernel-name", &[0u8; 1 << 20]) else {
+            return;
+        };
+        let dir = crate::testutil::TempDir::new("kernel-name");
+        let alias = crate::testutil::mknod_alias(&dir, &lo.dev);
+        let name = lo.dev.trim_start_matches("/dev/").to_string();
+        assert_eq!(kernel_name(&lo.dev), Some(name.clone()));
+        assert_eq!(kernel_name(&alias), Some(name));
+        assert_eq!(kernel_name("/dev/null"), None);
+    }
 
     /// Every stack in order, as the run does (tested in between there).
     fn assemble_all(
