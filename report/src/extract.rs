@@ -1,47 +1,29 @@
 //! `extract LOG`: cut every result frame (`bench_core::frame`) out of a
 //! serial console or IPMI SOL capture, verify its length and CRC-32 and its
-//! boot's nonce, and write each good document atomically (a temporary file
-//! in the same directory, then a rename) under the name its header gives,
-//! as bootbench-qemu does (the last path component of `name=`,
-//! `result.json` when it has none). A damaged frame, or one refused by the
-//! nonce rule (a version-1 frame unless asked for, a nonce no boot
-//! announced, boots that overlap), is reported with its line in the log and
-//! never written.
+//! boot's nonce, and write each good document under the name its header
+//! gives, as bootbench-qemu does (the last path component of `name=`,
+//! `result.json` when it has none), never replacing a file: a name that is
+//! taken, by a file already in the directory or by an earlier frame of the
+//! log, becomes `<stem>.2.<ext>`, `<stem>.3.<ext>`, ... with a note
+//! ([`crate::output::write_numbered`], which also says how the file is
+//! written: a temporary file created exclusively, then linked).
+//!
+//! A damaged frame, or one refused by the nonce rule (a version-1 frame
+//! unless asked for, a nonce no boot announced, boots that overlap), is
+//! reported with its line in the log and never written.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use bench_core::frame::{self, FrameError, Nonce, Options};
+
+use crate::output;
 
 pub use bench_core::frame::Found;
 
 /// Every frame of `log` with the line it starts on.
 pub fn frames(log: &str, opts: Options) -> Vec<Found> {
     frame::decode_with(log, opts)
-}
-
-/// Write `bytes` to `path` atomically: `.<name>.tmp-<pid>` in the same
-/// directory, synced, then renamed over `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
 }
 
 /// What `extract` did.
@@ -53,7 +35,7 @@ pub struct Extracted {
     pub damaged: Vec<String>,
     /// One line per frame refused by the nonce rule (`LOG:LINE: why`).
     pub refused: Vec<String>,
-    /// Notes (a name used twice in one log, frames of several boots).
+    /// Notes (a name taken, frames of several boots).
     pub notes: Vec<String>,
 }
 
@@ -62,15 +44,15 @@ pub const V1_HINT: &str = "a log of bootbench before version-2 frames can be rea
 
 /// Extract every frame of `log` (read from `log_name`, used in messages)
 /// into `dir`, which is created if needed, by `bench_core::frame`'s rule
-/// with `opts`. Frames that share a name within the log are written as
-/// `<stem>.2.<ext>`, `<stem>.3.<ext>`, ... so none overwrites another. An
-/// error is a file that could not be written.
+/// with `opts`, never replacing a file (see the module doc). An error is a
+/// file that could not be written.
 pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<Extracted, String> {
     let mut out = Extracted::default();
     let found = frames(log, opts);
     if found.iter().any(|f| f.frame.is_ok()) {
         fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
     }
+    // The names the frames of this log were written under.
     let mut used: Vec<String> = Vec::new();
     // Each boot's nonce with its frames written, in order of appearance.
     let mut boots: Vec<(Option<Nonce>, usize)> = Vec::new();
@@ -87,24 +69,23 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
                     None => boots.push((fr.nonce, 1)),
                 }
                 let base = fr.file_name();
-                let mut name = base.clone();
-                let mut k = 1;
-                while used.contains(&name) {
-                    k += 1;
-                    name = match base.rsplit_once('.') {
-                        Some((stem, ext)) if !stem.is_empty() => format!("{stem}.{k}.{ext}"),
-                        _ => format!("{base}.{k}"),
-                    };
-                }
+                let path = output::write_numbered(dir, &base, &fr.bytes)
+                    .map_err(|e| format!("{}: cannot write: {e}", dir.join(&base).display()))?;
+                let name = path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
                 if name != base {
-                    out.notes.push(format!(
-                        "{log_name}:{}: a second frame named {base}: written as {name}",
-                        f.line
-                    ));
+                    let at = format!("{log_name}:{}", f.line);
+                    out.notes.push(if used.contains(&base) {
+                        format!("{at}: a second frame named {base}: written as {name}")
+                    } else {
+                        format!(
+                            "{at}: {} is there already: written as {name}",
+                            dir.join(&base).display()
+                        )
+                    });
                 }
-                used.push(name.clone());
-                let path = dir.join(&name);
-                write_atomic(&path, &fr.bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+                used.push(base);
                 out.written.push(path);
             }
         }

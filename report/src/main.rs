@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use bench_core::console::safe_lines;
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{compare, csv, extract, fleet, html, show};
+use bootbench_report::{compare, csv, extract, fleet, html, output, show};
 use clap::{Parser, Subcommand};
 
 /// Read, compare and chart bootbench result documents.
@@ -157,15 +157,16 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<Loaded>, ExitCode> {
     }
 }
 
-/// Write an HTML page atomically and say so on stderr.
-fn write_page(output: &std::path::Path, page: &str) -> ExitCode {
-    match extract::write_atomic(output, page.as_bytes()) {
+/// Write an HTML page atomically, replacing the file the user named (never
+/// through a planted name: `output::write_replacing`), and say so on stderr.
+fn write_page(path: &std::path::Path, page: &str) -> ExitCode {
+    match output::write_replacing(path, page.as_bytes()) {
         Ok(()) => {
-            eprintln!("wrote {}", output.display());
+            eprintln!("wrote {}", path.display());
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("bootbench-report: {}: cannot write: {e}", output.display());
+            eprintln!("bootbench-report: {}: cannot write: {e}", path.display());
             ExitCode::from(BAD_INPUT)
         }
     }

@@ -1270,3 +1270,159 @@ fn html_shows_each_members_share_under_its_array_and_layer() {
         assert!(!html.contains("class=\"members\""), "{f}");
     }
 }
+
+// ------------------------------------------------- outputs and hostile input
+
+/// Run bootbench-report with `args`, one of which is the FIFO `fifo`, and
+/// feed it `input` there once `plant` has been called with the child's
+/// process id: so a test knows, before the child writes anything, the
+/// names that hold its pid. No timing: the child cannot write before it
+/// has read its input to the end, and the input comes after `plant`.
+fn run_fed(args: &[&str], fifo: &Path, input: Vec<u8>, plant: impl FnOnce(u32)) -> Output {
+    let made = Command::new("mkfifo").arg(fifo).status().expect("mkfifo");
+    assert!(made.success(), "mkfifo {}", fifo.display());
+    let child = Command::new(BIN)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run bootbench-report");
+    plant(child.id());
+    // Opening the FIFO for writing waits for the child to open it; if the
+    // child never does, the thread stays blocked and the test fails on
+    // what the child said (it is not joined then).
+    let path = fifo.to_path_buf();
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write as _;
+        let mut f = fs::OpenOptions::new().write(true).open(&path).expect("open the FIFO");
+        f.write_all(&input).expect("feed the FIFO");
+    });
+    let out = child.wait_with_output().expect("wait for bootbench-report");
+    if feeder.is_finished() {
+        feeder.join().expect("the feeder");
+    }
+    out
+}
+
+/// A symlink planted at the temporary name an output was written under
+/// (`.<name>.tmp-<pid>` in its directory, before this fix) is never
+/// written through: the file it points to keeps its bytes, the output is
+/// a regular file holding the document, and the link is left as it was.
+/// For `extract -o DIR`, `html -o FILE` and `fleet --html FILE`.
+#[test]
+fn outputs_never_write_through_a_link_planted_at_their_temporary_name() {
+    let dir = scratch("planted-link");
+    let out = dir.join("out");
+    fs::create_dir_all(&out).unwrap();
+    let victim = dir.join("victim.txt");
+    let doc = fs::read(fixtures().join(READ_ERROR)).unwrap();
+    let n = frame::Nonce([0x11; 16]);
+    let log = frame::announce(n) + &frame::encode("srv-1.json", br#"{"x":1}"#, n);
+    // (the output's name, the command before its input, the input)
+    let cases: [(&str, &str, Vec<u8>); 3] = [
+        ("srv-1.json", "extract", log.into_bytes()),
+        ("report.html", "html", doc.clone()),
+        ("fleet.html", "fleet", doc),
+    ];
+    for (name, cmd, input) in cases {
+        fs::write(&victim, "precious\n").unwrap();
+        let fifo = dir.join(format!("{name}.fifo"));
+        let target = out.join(name);
+        // extract LOG -o DIR; html and fleet FILE -o FILE
+        let dest = if cmd == "extract" { &out } else { &target };
+        let args = [
+            cmd.to_string(),
+            fifo.display().to_string(),
+            "-o".into(),
+            dest.display().to_string(),
+        ];
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut planted = PathBuf::new();
+        let o = run_fed(&argv, &fifo, input, |pid| {
+            planted = out.join(format!(".{name}.tmp-{pid}"));
+            std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        });
+        assert!(o.status.success(), "{name}: {:?}: {}", o.status, stderr(&o));
+        assert_eq!(
+            fs::read_to_string(&victim).unwrap(),
+            "precious\n",
+            "{name}: the planted link's target is not written"
+        );
+        let meta = fs::symlink_metadata(&target).unwrap();
+        assert!(
+            meta.file_type().is_file(),
+            "{name}: a regular file, not the planted link"
+        );
+        assert!(fs::read(&target).unwrap().len() > 5, "{name}: the document");
+        assert_eq!(
+            fs::read_link(&planted).ok().as_deref(),
+            Some(victim.as_path()),
+            "{name}: the planted link is left as it was"
+        );
+        fs::remove_file(&planted).unwrap();
+        fs::remove_file(&target).unwrap();
+    }
+    let left: Vec<_> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "no temporary file left: {left:?}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `extract` never replaces a file: a document of the same name already in
+/// the directory (an earlier boot's `<machine>.json`) stays, the new one
+/// takes the next numbered name (`<stem>.2.<ext>`, as two frames of one
+/// name in one log do), and a note says so.
+#[test]
+fn extract_never_replaces_a_document_already_there() {
+    let dir = scratch("extract-keep");
+    let out = dir.join("out");
+    fs::create_dir_all(&out).unwrap();
+    fs::write(out.join("unknown.json"), "the first boot's\n").unwrap();
+    fs::write(out.join("unknown.2.json"), "the second boot's\n").unwrap();
+    let n = frame::Nonce([0x21; 16]);
+    let log = frame::announce(n)
+        + &frame::encode("unknown.json", br#"{"boot":3}"#, n)
+        + &frame::encode("unknown.json", br#"{"boot":3,"again":1}"#, n);
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    let o = run(&["extract", path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        fs::read_to_string(out.join("unknown.json")).unwrap(),
+        "the first boot's\n"
+    );
+    assert_eq!(
+        fs::read_to_string(out.join("unknown.2.json")).unwrap(),
+        "the second boot's\n"
+    );
+    assert_eq!(fs::read_to_string(out.join("unknown.3.json")).unwrap(), r#"{"boot":3}"#);
+    assert_eq!(
+        fs::read_to_string(out.join("unknown.4.json")).unwrap(),
+        r#"{"boot":3,"again":1}"#
+    );
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "{}\n{}\n",
+            out.join("unknown.3.json").display(),
+            out.join("unknown.4.json").display()
+        )
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{}:2: {} is there already: written as unknown.3.json",
+            path.display(),
+            out.join("unknown.json").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}:5: a second frame named unknown.json: written as unknown.4.json",
+            path.display()
+        )),
+        "{err}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
