@@ -11,6 +11,9 @@
 //! A damaged frame, or one refused by the nonce rule (a version-1 frame
 //! unless asked for, a nonce no boot announced, boots that overlap), is
 //! reported with its line in the log and never written.
+//!
+//! The lines of [`Extracted`] quote the log (frame names) as it is: print
+//! them through `bench_core::console::safe`.
 
 use std::fs;
 use std::path::{Path, PathBuf};

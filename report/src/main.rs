@@ -4,12 +4,16 @@
 //! none at all);
 //! 2 bad input (a file that cannot be read or is not a result document this
 //! tool reads), an output that cannot be written, or a usage error.
+//!
+//! Every message on stderr, and `extract`'s list of files on stdout, goes
+//! through [`say`] or `safe`: they quote file names, frame names and what a
+//! document holds, and none of it reaches the terminal raw.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bench_core::console::safe_lines;
+use bench_core::console::{safe, safe_lines};
 use bootbench_report::read::{self, Loaded};
 use bootbench_report::{compare, csv, extract, fleet, html, output, show};
 use clap::{Parser, Subcommand};
@@ -93,6 +97,14 @@ enum Command {
 /// Bad input, or an output that cannot be written.
 const BAD_INPUT: u8 = 2;
 
+/// One message line on stderr: `bootbench-report: ` and `msg` escaped as
+/// the console escapes (`bench_core::console::safe`: control characters,
+/// line breaks, bidi controls, the frame marker), since a message may
+/// quote a file name, a frame's name or a document's string.
+fn say(msg: &str) {
+    eprintln!("bootbench-report: {}", safe(msg));
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -140,12 +152,12 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<Loaded>, ExitCode> {
         match read::load(f) {
             Ok(l) => {
                 for w in &l.warnings {
-                    eprintln!("bootbench-report: warning: {}: {w}", l.file);
+                    say(&format!("warning: {}: {w}", l.file));
                 }
                 docs.push(l);
             }
             Err(e) => {
-                eprintln!("bootbench-report: {e}");
+                say(&e.to_string());
                 bad = true;
             }
         }
@@ -162,11 +174,11 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<Loaded>, ExitCode> {
 fn write_page(path: &std::path::Path, page: &str) -> ExitCode {
     match output::write_replacing(path, page.as_bytes()) {
         Ok(()) => {
-            eprintln!("wrote {}", path.display());
+            eprintln!("wrote {}", safe(&path.display().to_string()));
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("bootbench-report: {}: cannot write: {e}", path.display());
+            say(&format!("{}: cannot write: {e}", path.display()));
             ExitCode::from(BAD_INPUT)
         }
     }
@@ -178,16 +190,16 @@ fn run_fleet(paths: &[PathBuf], html: Option<&std::path::Path>) -> ExitCode {
     let got = match fleet::gather(paths) {
         Ok(g) => g,
         Err(e) => {
-            eprintln!("bootbench-report: {e}");
+            say(&e.to_string());
             return ExitCode::from(BAD_INPUT);
         }
     };
     for e in &got.skipped {
-        eprintln!("bootbench-report: warning: {e}; skipped");
+        say(&format!("warning: {e}; skipped"));
     }
     for l in &got.docs {
         for w in &l.warnings {
-            eprintln!("bootbench-report: warning: {}: {w}", l.file);
+            say(&format!("warning: {}: {w}", l.file));
         }
     }
     match html {
@@ -210,7 +222,7 @@ fn print(s: &str) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("bootbench-report: stdout: {e}");
+            say(&format!("stdout: {e}"));
             ExitCode::from(BAD_INPUT)
         }
     }
@@ -221,7 +233,7 @@ fn run_extract(log: &std::path::Path, dir: &std::path::Path, opts: bench_core::f
     let bytes = match std::fs::read(log) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("bootbench-report: {name}: cannot read: {e}");
+            say(&format!("{name}: cannot read: {e}"));
             return ExitCode::from(BAD_INPUT);
         }
     };
@@ -230,29 +242,29 @@ fn run_extract(log: &std::path::Path, dir: &std::path::Path, opts: bench_core::f
     let done = match extract::extract(&name, &text, dir, opts) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("bootbench-report: {e}");
+            say(&e);
             return ExitCode::from(BAD_INPUT);
         }
     };
     for p in &done.written {
-        println!("{}", p.display());
+        println!("{}", safe(&p.display().to_string()));
     }
     for line in done.notes.iter().chain(&done.damaged).chain(&done.refused) {
-        eprintln!("bootbench-report: {line}");
+        say(line);
     }
     if done.written.is_empty() && done.damaged.is_empty() && done.refused.is_empty() {
-        eprintln!("bootbench-report: {name}: no result frame found");
+        say(&format!("{name}: no result frame found"));
         return ExitCode::from(1);
     }
     if done.damaged.is_empty() && done.refused.is_empty() {
         ExitCode::SUCCESS
     } else {
-        eprintln!(
-            "bootbench-report: {name}: {} damaged and {} refused frame(s) not written, {} document(s) written",
+        say(&format!(
+            "{name}: {} damaged and {} refused frame(s) not written, {} document(s) written",
             done.damaged.len(),
             done.refused.len(),
             done.written.len()
-        );
+        ));
         ExitCode::from(1)
     }
 }

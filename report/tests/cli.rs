@@ -1426,3 +1426,78 @@ fn extract_never_replaces_a_document_already_there() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// True if `s` holds a byte a terminal acts on (C0 controls but the line
+/// feed, DEL, and the C1 controls as UTF-8).
+fn has_control(s: &str) -> bool {
+    s.chars().any(|c| c != '\n' && c.is_control())
+}
+
+/// Every message that quotes input escapes it as the console does
+/// (`bench_core::console::safe`): a `status.state` with ESC, OSC and BEL in
+/// `show`, `csv`, `compare` and `fleet`'s errors and warnings, a file name
+/// with ESC, and frame names in `extract`'s damaged and refused lines.
+#[test]
+fn messages_escape_what_they_quote() {
+    let dir = scratch("escape");
+    let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let escaped = "\\x1b]0;pwned\\x07\\x1b[2J";
+    let real = fs::read_to_string(fixtures().join(READ_ERROR)).unwrap();
+    let bad = real.replacen(
+        "\"state\": \"error\"",
+        &format!("\"state\": {}", serde_json::json!(hostile)),
+        1,
+    );
+    assert_ne!(bad, real);
+    let p = dir.join("state.json");
+    fs::write(&p, &bad).unwrap();
+    let ps = p.to_str().unwrap();
+    let raid = fx(RAID_A);
+    for args in [
+        vec!["show", ps],
+        vec!["csv", ps],
+        vec!["compare", &raid, ps],
+        vec!["fleet", ps, &raid],
+    ] {
+        let o = run(&args);
+        let err = stderr(&o);
+        assert!(!has_control(&err), "{args:?}: raw control characters: {err:?}");
+        assert!(err.contains(escaped), "{args:?}: {err}");
+    }
+    // A file name with an escape sequence, in fleet's warning.
+    let sub = dir.join("rack");
+    fs::create_dir_all(&sub).unwrap();
+    fs::copy(fixtures().join(RAID_A), sub.join("a.json")).unwrap();
+    fs::write(sub.join(format!("{hostile}.json")), "[]").unwrap();
+    let o = run(&["fleet", sub.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!has_control(&err), "raw control characters: {err:?}");
+    assert!(
+        err.contains(&format!("{escaped}.json: not a bootbench result document")),
+        "{err}"
+    );
+
+    // extract: a damaged frame and a refused one, both named with escapes.
+    let n = frame::Nonce([0x51; 16]);
+    let mut damaged = frame::encode(&format!("{hostile}-1.json"), b"{\"x\":1}", n);
+    let at = damaged.find('\n').unwrap() + 3;
+    let c = if &damaged[at..=at] == "A" { "B" } else { "A" };
+    damaged.replace_range(at..=at, c);
+    let log =
+        frame::announce(n) + &damaged + &frame::encode(&format!("{hostile}-2.json"), b"{}", frame::Nonce([0; 16]));
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    let o = run(&[
+        "extract",
+        path.to_str().unwrap(),
+        "-o",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!has_control(&err), "raw control characters: {err:?}");
+    assert!(err.contains(&format!("frame {escaped}-1.json: damaged")), "{err}");
+    assert!(err.contains(&format!("frame {escaped}-2.json: refused")), "{err}");
+    let _ = fs::remove_dir_all(&dir);
+}
