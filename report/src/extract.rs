@@ -10,7 +10,10 @@
 //!
 //! A damaged frame, or one refused by the nonce rule (a version-1 frame
 //! unless asked for, a nonce no boot announced, boots that overlap), is
-//! reported with its line in the log and never written.
+//! reported with its line in the log and never written; so is a frame
+//! whose name cannot be a file's ([`file_name`]). A frame that cannot be
+//! written is reported with the error, and the frames after it are
+//! written all the same.
 //!
 //! The lines of [`Extracted`] quote the log (frame names) as it is: print
 //! them through `bench_core::console::safe`.
@@ -18,15 +21,49 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use bench_core::frame::{self, FrameError, Nonce, Options};
+use bench_core::frame::{self, Frame, FrameError, Nonce, Options};
 
-use crate::output;
+use crate::output::{self, NAME_MAX};
 
 pub use bench_core::frame::Found;
 
 /// Every frame of `log` with the line it starts on.
 pub fn frames(log: &str, opts: Options) -> Vec<Found> {
     frame::decode_with(log, opts)
+}
+
+/// The file name to write frame `fr` under: the last component of its
+/// header's name ([`Frame::file_name`]), or why that cannot be a file's
+/// name here: longer than [`NAME_MAX`] bytes, or holding a NUL byte (no
+/// file name can), or a control character (C0, DEL, C1, and the others the
+/// console escapes: line separators and bidi controls, which make a name
+/// list as another), or starting with a dot (a hidden file; bootbench never
+/// names a result so, and `.bashrc` and the like are no results).
+pub fn file_name(fr: &Frame) -> Result<String, String> {
+    let name = fr.file_name();
+    if name.len() > NAME_MAX {
+        return Err(format!(
+            "the name is {} bytes long; a file name holds at most {NAME_MAX}",
+            name.len()
+        ));
+    }
+    if name.contains('\0') {
+        return Err("the name holds a NUL byte, which no file name can".into());
+    }
+    // What the console escapes (console::safe) but the backslash, which a
+    // file name may hold; one character is never the marker it escapes.
+    let escaped = |c: char| {
+        let mut buf = [0; 4];
+        let one: &str = c.encode_utf8(&mut buf);
+        c != '\\' && bench_core::console::safe(one) != one
+    };
+    if let Some(c) = name.chars().find(|&c| escaped(c)) {
+        return Err(format!("the name holds a control character (U+{:04X})", u32::from(c)));
+    }
+    if name.starts_with('.') {
+        return Err("the name starts with a dot (a hidden file)".into());
+    }
+    Ok(name)
 }
 
 /// What `extract` did.
@@ -36,8 +73,12 @@ pub struct Extracted {
     pub written: Vec<PathBuf>,
     /// One line per damaged frame (`LOG:LINE: what`).
     pub damaged: Vec<String>,
-    /// One line per frame refused by the nonce rule (`LOG:LINE: why`).
+    /// One line per frame refused by the nonce rule or for its name
+    /// (`LOG:LINE: why`).
     pub refused: Vec<String>,
+    /// One line per good frame that could not be written (`LOG:LINE:
+    /// error`).
+    pub failed: Vec<String>,
     /// Notes (a name taken, frames of several boots).
     pub notes: Vec<String>,
 }
@@ -47,8 +88,8 @@ pub const V1_HINT: &str = "a log of bootbench before version-2 frames can be rea
 
 /// Extract every frame of `log` (read from `log_name`, used in messages)
 /// into `dir`, which is created if needed, by `bench_core::frame`'s rule
-/// with `opts`, never replacing a file (see the module doc). An error is a
-/// file that could not be written.
+/// with `opts` (see the module doc). An error is a directory that cannot
+/// be created: nothing could be written.
 pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<Extracted, String> {
     let mut out = Extracted::default();
     let found = frames(log, opts);
@@ -60,25 +101,38 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
     // Each boot's nonce with its frames written, in order of appearance.
     let mut boots: Vec<(Option<Nonce>, usize)> = Vec::new();
     for f in found {
+        let at = format!("{log_name}:{}", f.line);
         match f.frame {
-            Err(e @ FrameError::Unauthenticated { .. }) => {
-                out.refused.push(format!("{log_name}:{}: {e} ({V1_HINT})", f.line));
-            }
-            Err(e) if e.is_refused() => out.refused.push(format!("{log_name}:{}: {e}", f.line)),
-            Err(e) => out.damaged.push(format!("{log_name}:{}: {e}", f.line)),
+            Err(e @ FrameError::Unauthenticated { .. }) => out.refused.push(format!("{at}: {e} ({V1_HINT})")),
+            Err(e) if e.is_refused() => out.refused.push(format!("{at}: {e}")),
+            Err(e) => out.damaged.push(format!("{at}: {e}")),
             Ok(fr) => {
+                let base = match file_name(&fr) {
+                    Ok(n) => n,
+                    Err(why) => {
+                        out.refused.push(format!("{at}: frame {}: refused: {why}", fr.name));
+                        continue;
+                    }
+                };
                 match boots.iter_mut().find(|(n, _)| *n == fr.nonce) {
                     Some((_, k)) => *k += 1,
                     None => boots.push((fr.nonce, 1)),
                 }
-                let base = fr.file_name();
-                let path = output::write_numbered(dir, &base, &fr.bytes)
-                    .map_err(|e| format!("{}: cannot write: {e}", dir.join(&base).display()))?;
+                let path = match output::write_numbered(dir, &base, &fr.bytes) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        out.failed.push(format!(
+                            "{at}: frame {}: cannot write {}: {e}",
+                            fr.name,
+                            dir.join(&base).display()
+                        ));
+                        continue;
+                    }
+                };
                 let name = path
                     .file_name()
                     .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
                 if name != base {
-                    let at = format!("{log_name}:{}", f.line);
                     out.notes.push(if used.contains(&base) {
                         format!("{at}: a second frame named {base}: written as {name}")
                     } else {
@@ -130,5 +184,48 @@ mod tests {
         assert!(f[0].frame.is_ok());
         assert_eq!(f[1].line, 7);
         assert!(f[1].frame.is_err());
+    }
+
+    /// The name a frame is written under, or why it is refused.
+    #[test]
+    fn file_names_and_why_a_name_is_refused() {
+        let long = |n: usize| format!("{}.json", "a".repeat(n - 5));
+        let (max, over) = (long(NAME_MAX), long(NAME_MAX + 1));
+        let cases: &[(&str, Result<&str, &str>)] = &[
+            ("m-1.json", Ok("m-1.json")),
+            ("results/m-1.json", Ok("m-1.json")),
+            ("/", Ok("result.json")),
+            ("a/..", Ok("result.json")),
+            ("a/.", Ok("a")),
+            ("BOOTBENCH-1.json", Ok("BOOTBENCH-1.json")),
+            ("back\\slash.json", Ok("back\\slash.json")),
+            ("sn-é日本.json", Ok("sn-é日本.json")),
+            (&max, Ok(&max)),
+            (&over, Err("the name is 256 bytes long; a file name holds at most 255")),
+            ("a\0b.json", Err("the name holds a NUL byte, which no file name can")),
+            ("a\u{1b}[2J.json", Err("the name holds a control character (U+001B)")),
+            ("bel\u{7}.json", Err("the name holds a control character (U+0007)")),
+            ("del\u{7f}.json", Err("the name holds a control character (U+007F)")),
+            ("nel\u{85}.json", Err("the name holds a control character (U+0085)")),
+            (
+                "rlo\u{202e}nosj.exe",
+                Err("the name holds a control character (U+202E)"),
+            ),
+            ("ls\u{2028}.json", Err("the name holds a control character (U+2028)")),
+            (".bashrc", Err("the name starts with a dot (a hidden file)")),
+            ("dir/.m-1.json", Err("the name starts with a dot (a hidden file)")),
+        ];
+        for (name, want) in cases {
+            let fr = Frame {
+                name: (*name).to_owned(),
+                bytes: Vec::new(),
+                nonce: Some(N),
+            };
+            assert_eq!(
+                file_name(&fr).as_deref(),
+                want.map_err(|w| w.to_owned()).as_deref(),
+                "{name:?}"
+            );
+        }
     }
 }

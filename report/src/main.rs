@@ -3,7 +3,8 @@
 //! Exit status: 0 done; 1 `extract` found a damaged or refused frame (or
 //! none at all);
 //! 2 bad input (a file that cannot be read or is not a result document this
-//! tool reads), an output that cannot be written, or a usage error.
+//! tool reads), an output that cannot be written (for `extract`: a frame
+//! that could not be written, the others written), or a usage error.
 //!
 //! Every message on stderr, and `extract`'s list of files on stdout, goes
 //! through [`say`] or `safe`: they quote file names, frame names and what a
@@ -228,6 +229,10 @@ fn print(s: &str) -> ExitCode {
     }
 }
 
+/// `extract`: the files written on stdout, one a line; notes, damaged and
+/// refused frames and write errors on stderr. Exit 2 if a frame could not
+/// be written (the others are written all the same), else 1 if one was
+/// damaged or refused, or none was found.
 fn run_extract(log: &std::path::Path, dir: &std::path::Path, opts: bench_core::frame::Options) -> ExitCode {
     let name = log.display().to_string();
     let bytes = match std::fs::read(log) {
@@ -249,22 +254,31 @@ fn run_extract(log: &std::path::Path, dir: &std::path::Path, opts: bench_core::f
     for p in &done.written {
         println!("{}", safe(&p.display().to_string()));
     }
-    for line in done.notes.iter().chain(&done.damaged).chain(&done.refused) {
+    for line in done
+        .notes
+        .iter()
+        .chain(&done.damaged)
+        .chain(&done.refused)
+        .chain(&done.failed)
+    {
         say(line);
     }
-    if done.written.is_empty() && done.damaged.is_empty() && done.refused.is_empty() {
+    let (damaged, refused, failed) = (done.damaged.len(), done.refused.len(), done.failed.len());
+    if done.written.is_empty() && damaged + refused + failed == 0 {
         say(&format!("{name}: no result frame found"));
         return ExitCode::from(1);
     }
-    if done.damaged.is_empty() && done.refused.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        say(&format!(
-            "{name}: {} damaged and {} refused frame(s) not written, {} document(s) written",
-            done.damaged.len(),
-            done.refused.len(),
-            done.written.len()
-        ));
-        ExitCode::from(1)
+    if damaged + refused + failed == 0 {
+        return ExitCode::SUCCESS;
     }
+    let unwritable = if failed == 0 {
+        String::new()
+    } else {
+        format!(", {failed} frame(s) could not be written")
+    };
+    say(&format!(
+        "{name}: {damaged} damaged and {refused} refused frame(s) not written{unwritable}, {} document(s) written",
+        done.written.len()
+    ));
+    ExitCode::from(if failed > 0 { BAD_INPUT } else { 1 })
 }

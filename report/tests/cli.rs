@@ -1427,6 +1427,101 @@ fn extract_never_replaces_a_document_already_there() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A frame whose name cannot be a file name (longer than 255 bytes, a NUL,
+/// control characters, a leading dot) is one refused frame with its
+/// reason; the frames after it, the real boot's, are written.
+#[test]
+fn extract_refuses_a_frame_whose_name_cannot_be_a_file_and_writes_the_rest() {
+    let dir = scratch("extract-bad-name");
+    let out = dir.join("out");
+    let real = fs::read(fixtures().join(RAID_A)).unwrap();
+    let n = frame::Nonce([0x31; 16]);
+    let long = format!("{}.json", "a".repeat(300));
+    let log = frame::announce(n)
+        + &frame::encode(&long, b"{}", n)
+        + &frame::encode("nul\0.json", b"{}", n)
+        + &frame::encode("esc\u{1b}[2J.json", b"{}", n)
+        + &frame::encode(".bashrc", b"{}", n)
+        + &frame::encode("real-1.json", &real, n);
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    let o = run(&["extract", path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "refused frames: exit 1; {}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{}\n", out.join("real-1.json").display()));
+    assert_eq!(fs::read(out.join("real-1.json")).unwrap(), real);
+    let names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["real-1.json"]);
+    let err = stderr(&o);
+    let log_name = path.display();
+    for want in [
+        format!("{log_name}:2: frame {long}: refused: the name is 305 bytes long; a file name holds at most 255"),
+        format!("{log_name}:5: frame nul\\x00.json: refused: the name holds a NUL byte, which no file name can"),
+        format!("{log_name}:8: frame esc\\x1b[2J.json: refused: the name holds a control character (U+001B)"),
+        format!("{log_name}:11: frame .bashrc: refused: the name starts with a dot (a hidden file)"),
+    ] {
+        assert!(err.contains(&want), "{want}\nin\n{err}");
+    }
+    assert!(
+        err.contains("0 damaged and 4 refused frame(s) not written, 1 document(s) written"),
+        "{err}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A frame that cannot be written (here: larger than the file size limit,
+/// `ulimit -f`, with SIGXFSZ ignored so the write fails with EFBIG) is said
+/// with its error; the frames after it are written; exit 2 at the end.
+#[test]
+fn extract_goes_on_after_a_frame_it_cannot_write() {
+    let dir = scratch("extract-efbig");
+    let out = dir.join("out");
+    let n = frame::Nonce([0x41; 16]);
+    let big = vec![b' '; 64 * 1024];
+    let log =
+        frame::announce(n) + &frame::encode("big-1.json", &big, n) + &frame::encode("small-1.json", br#"{"x":1}"#, n);
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    // 16 blocks of 512 bytes: 8 KiB.
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 16 && exec \"$@\"",
+            "sh",
+            BIN,
+            "extract",
+            path.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .expect("run bootbench-report under ulimit -f");
+    assert_eq!(o.status.code(), Some(2), "a frame not written: exit 2; {}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{}\n", out.join("small-1.json").display()));
+    assert_eq!(fs::read_to_string(out.join("small-1.json")).unwrap(), r#"{"x":1}"#);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{}:2: frame big-1.json: cannot write {}: File too large (os error 27)",
+            path.display(),
+            out.join("big-1.json").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 frame(s) could not be written, 1 document(s) written"),
+        "{err}"
+    );
+    let names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["small-1.json"], "no temporary file left");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// True if `s` holds a byte a terminal acts on (C0 controls but the line
 /// feed, DEL, and the C1 controls as UTF-8).
 fn has_control(s: &str) -> bool {
