@@ -5,6 +5,15 @@
 //! holds them (shortest decimal that reads back the same); an absent figure
 //! is an empty field. Lists (seek profile, per-step figures) are
 //! `label=value` pairs separated by spaces in one field.
+//!
+//! A text field (a name, a model, a reason: [`Text`]) that starts with `=`,
+//! `+`, `-`, `@`, a tab or a carriage return is written with a `'` before
+//! it, so that a spreadsheet opening the file shows it as text and does
+//! not run it as a formula (CSV or formula injection; the characters are
+//! OWASP's list). Figures are numbers, never changed: a negative figure
+//! stays a negative number.
+
+use std::borrow::Cow;
 
 use bench_core::result::{DirStats, Figure, ResultDoc, Status, TargetInfo, TestResult};
 use serde::{Serialize, Serializer};
@@ -12,30 +21,68 @@ use serde::{Serialize, Serializer};
 use crate::read::Loaded;
 use crate::show::{main_step, percentile};
 
+/// The characters that make a spreadsheet take a cell for a formula when
+/// they start it (OWASP, CSV injection).
+const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// `cell`, a text field, as no spreadsheet runs it: with a `'` before it if
+/// it starts with one of [`FORMULA_START`].
+pub fn defused(cell: &str) -> Cow<'_, str> {
+    if cell.starts_with(FORMULA_START) {
+        Cow::Owned(format!("'{cell}"))
+    } else {
+        Cow::Borrowed(cell)
+    }
+}
+
+/// A text field: written through [`defused`]. Every field of [`Row`] that
+/// is not a figure is one.
+#[derive(Debug, Default)]
+pub struct Text<'a>(pub Cow<'a, str>);
+
+impl<'a> From<&'a str> for Text<'a> {
+    fn from(s: &'a str) -> Self {
+        Text(Cow::Borrowed(s))
+    }
+}
+
+impl From<String> for Text<'_> {
+    fn from(s: String) -> Self {
+        Text(Cow::Owned(s))
+    }
+}
+
+impl Serialize for Text<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&defused(&self.0))
+    }
+}
+
 /// One row: a test on a target, alone or in an all-at-once run. The header
 /// row is these field names, in this order, so the two cannot drift apart.
-/// An absent value (`None`) is an empty field.
+/// An absent value (`None`) is an empty field; text is [`Text`], figures
+/// are numbers.
 #[derive(Debug, Default, Serialize)]
 pub struct Row<'a> {
     /// The document's file name, as given.
-    pub file: &'a str,
+    pub file: Text<'a>,
     /// `alone`, or `all_at_once` for a disk of an all-at-once run.
-    pub run: &'a str,
+    pub run: Text<'a>,
     /// The target's path.
-    pub target: &'a str,
-    pub serial: Option<&'a str>,
-    pub model: Option<&'a str>,
-    pub firmware: Option<&'a str>,
+    pub target: Text<'a>,
+    pub serial: Option<Text<'a>>,
+    pub model: Option<Text<'a>>,
+    pub firmware: Option<Text<'a>>,
     /// The target's kind (`disk`, `md`, ...).
-    pub target_kind: Option<&'a str>,
+    pub target_kind: Option<Text<'a>>,
     pub size_bytes: Option<u64>,
     /// The test's name.
-    pub test: &'a str,
-    pub workload: &'a str,
+    pub test: Text<'a>,
+    pub workload: Text<'a>,
     /// The status's state (`ok`, `skipped`, `error`, ...).
-    pub status: String,
+    pub status: Text<'a>,
     /// The reason or message, without the state the status column gives.
-    pub status_detail: String,
+    pub status_detail: Text<'a>,
     pub errno: Option<i32>,
     pub bs_bytes: u64,
     pub iodepth: u32,
@@ -66,9 +113,9 @@ pub struct Row<'a> {
     pub write_lat_p50_ns: Option<u64>,
     pub write_lat_p99_ns: Option<u64>,
     /// The seek profile as `label=value` pairs separated by spaces.
-    pub seek_ns: String,
+    pub seek_ns: Text<'a>,
     /// The per-step figures as `label=value` pairs separated by spaces.
-    pub per_step: String,
+    pub per_step: Text<'a>,
 }
 
 /// A figure as the shortest decimal that reads back the same (Rust's
@@ -151,18 +198,18 @@ fn row<'a>(file: &'a str, run: &'a str, doc: &'a ResultDoc, t: &'a TestResult) -
             .join(" ")
     };
     Row {
-        file,
-        run,
-        target: &t.target,
-        serial: target.and_then(|g| g.serial.as_deref()),
-        model: target.and_then(|g| g.model.as_deref()),
-        firmware: target.and_then(|g| g.firmware.as_deref()),
-        target_kind: target.map(|g| g.kind.as_str()),
+        file: file.into(),
+        run: run.into(),
+        target: t.target.as_str().into(),
+        serial: target.and_then(|g| g.serial.as_deref()).map(Text::from),
+        model: target.and_then(|g| g.model.as_deref()).map(Text::from),
+        firmware: target.and_then(|g| g.firmware.as_deref()).map(Text::from),
+        target_kind: target.map(|g| g.kind.as_str().into()),
         size_bytes: target.map(|g| g.size_bytes),
-        test: &t.name,
-        workload: t.workload.name(),
-        status: crate::text::state(&t.status),
-        status_detail: detail,
+        test: t.name.as_str().into(),
+        workload: t.workload.name().into(),
+        status: crate::text::state(&t.status).into(),
+        status_detail: detail.into(),
         errno: crate::text::errno(&t.status),
         bs_bytes: t.params.bs.0,
         iodepth: t.params.iodepth,
@@ -185,8 +232,8 @@ fn row<'a>(file: &'a str, run: &'a str, doc: &'a ResultDoc, t: &'a TestResult) -
         write_ios: write.map(|d| d.ios),
         write_lat_p50_ns: write.and_then(|d| percentile(d, 50.0)),
         write_lat_p99_ns: write.and_then(|d| percentile(d, 99.0)),
-        seek_ns: pairs(&s.seek_ns),
-        per_step: pairs(&s.per_step),
+        seek_ns: pairs(&s.seek_ns).into(),
+        per_step: pairs(&s.per_step).into(),
     }
 }
 
@@ -216,7 +263,7 @@ mod tests {
     #[test]
     fn figures_are_the_shortest_decimal_and_absent_ones_empty() {
         let row = Row {
-            file: "a,b.json",
+            file: "a,b.json".into(),
             read_bytes_per_sec: Some(20_971_520.0),
             write_bytes_per_sec: Some(0.5),
             read_iops: Some(1e300),
@@ -242,6 +289,54 @@ mod tests {
         assert_eq!(col("read_bytes"), "7");
         assert_eq!(col("write_iops"), "", "absent");
         assert_eq!(col("serial"), "", "absent");
+    }
+
+    /// OWASP's formula starters get a `'` in text fields; anything else,
+    /// and every figure, negative ones too, is written as it is.
+    #[test]
+    fn text_fields_never_start_a_formula_figures_stay_numbers() {
+        for (raw, want) in [
+            ("=1+1", "'=1+1"),
+            ("+1", "'+1"),
+            ("-1", "'-1"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tx", "'\tx"),
+            ("\rx", "\"'\rx\""),
+            ("=a,b", "\"'=a,b\""),
+            ("", ""),
+            ("a=b", "a=b"),
+            ("'=x", "'=x"),
+            (" =x", " =x"),
+            ("/dev/sda", "/dev/sda"),
+        ] {
+            let row = Row {
+                model: Some(raw.into()),
+                read_bytes_per_sec: Some(-1.5),
+                errno: Some(-5),
+                lat_mean_ns: Some(-0.0),
+                ..Row::default()
+            };
+            let mut w = writer();
+            w.serialize(&row).unwrap();
+            let line = String::from_utf8(w.into_inner().unwrap()).unwrap();
+            let header = header();
+            let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+            let fields: Vec<String> = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(line.as_bytes())
+                .records()
+                .next()
+                .unwrap()
+                .unwrap()
+                .iter()
+                .map(String::from)
+                .collect();
+            assert!(line.contains(&format!(",{want},")), "{raw:?}: {line:?}");
+            assert_eq!(fields[at("model")], defused(raw), "{raw:?}");
+            assert_eq!(fields[at("read_bytes_per_sec")], "-1.5", "{raw:?}");
+            assert_eq!(fields[at("errno")], "-5", "{raw:?}");
+            assert_eq!(fields[at("lat_mean_ns")], "-0", "{raw:?}");
+        }
     }
 
     #[test]

@@ -1,18 +1,29 @@
 //! `extract LOG`: cut every result frame (`bench_core::frame`) out of a
 //! serial console or IPMI SOL capture, verify its length and CRC-32 and its
-//! boot's nonce, and write each good document atomically (a temporary file
-//! in the same directory, then a rename) under the name its header gives,
-//! as bootbench-qemu does (the last path component of `name=`,
-//! `result.json` when it has none). A damaged frame, or one refused by the
-//! nonce rule (a version-1 frame unless asked for, a nonce no boot
-//! announced, boots that overlap), is reported with its line in the log and
-//! never written.
+//! boot's nonce, and write each good document under the name its header
+//! gives, as bootbench-qemu does (the last path component of `name=`,
+//! `result.json` when it has none), never replacing a file: a name that is
+//! taken, by a file already in the directory or by an earlier frame of the
+//! log, becomes `<stem>.2.<ext>`, `<stem>.3.<ext>`, ... with a note
+//! ([`crate::output::write_numbered`], which also says how the file is
+//! written: a temporary file created exclusively, then linked).
+//!
+//! A damaged frame, or one refused by the nonce rule (a version-1 frame
+//! unless asked for, a nonce no boot announced, boots that overlap), is
+//! reported with its line in the log and never written; so is a frame
+//! whose name cannot be a file's ([`file_name`]). A frame that cannot be
+//! written is reported with the error, and the frames after it are
+//! written all the same.
+//!
+//! The lines of [`Extracted`] quote the log (frame names) as it is: print
+//! them through `bench_core::console::safe`.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use bench_core::frame::{self, FrameError, Nonce, Options};
+use bench_core::frame::{self, Frame, FrameError, Nonce, Options};
+
+use crate::output::{self, NAME_MAX};
 
 pub use bench_core::frame::Found;
 
@@ -21,27 +32,38 @@ pub fn frames(log: &str, opts: Options) -> Vec<Found> {
     frame::decode_with(log, opts)
 }
 
-/// Write `bytes` to `path` atomically: `.<name>.tmp-<pid>` in the same
-/// directory, synced, then renamed over `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+/// The file name to write frame `fr` under: the last component of its
+/// header's name ([`Frame::file_name`]), or why that cannot be a file's
+/// name here: longer than [`NAME_MAX`] bytes, or holding a NUL byte (no
+/// file name can), or a control character (C0, DEL, C1, and the others the
+/// console escapes: line separators and bidi controls, which make a name
+/// list as another), or starting with a dot (a hidden file; bootbench never
+/// names a result so, and `.bashrc` and the like are no results).
+pub fn file_name(fr: &Frame) -> Result<String, String> {
+    let name = fr.file_name();
+    if name.len() > NAME_MAX {
+        return Err(format!(
+            "the name is {} bytes long; a file name holds at most {NAME_MAX}",
+            name.len()
+        ));
     }
-    result
+    if name.contains('\0') {
+        return Err("the name holds a NUL byte, which no file name can".into());
+    }
+    // What the console escapes (console::safe) but the backslash, which a
+    // file name may hold; one character is never the marker it escapes.
+    let escaped = |c: char| {
+        let mut buf = [0; 4];
+        let one: &str = c.encode_utf8(&mut buf);
+        c != '\\' && bench_core::console::safe(one) != one
+    };
+    if let Some(c) = name.chars().find(|&c| escaped(c)) {
+        return Err(format!("the name holds a control character (U+{:04X})", u32::from(c)));
+    }
+    if name.starts_with('.') {
+        return Err("the name starts with a dot (a hidden file)".into());
+    }
+    Ok(name)
 }
 
 /// What `extract` did.
@@ -51,9 +73,13 @@ pub struct Extracted {
     pub written: Vec<PathBuf>,
     /// One line per damaged frame (`LOG:LINE: what`).
     pub damaged: Vec<String>,
-    /// One line per frame refused by the nonce rule (`LOG:LINE: why`).
+    /// One line per frame refused by the nonce rule or for its name
+    /// (`LOG:LINE: why`).
     pub refused: Vec<String>,
-    /// Notes (a name used twice in one log, frames of several boots).
+    /// One line per good frame that could not be written (`LOG:LINE:
+    /// error`).
+    pub failed: Vec<String>,
+    /// Notes (a name taken, frames of several boots).
     pub notes: Vec<String>,
 }
 
@@ -62,49 +88,61 @@ pub const V1_HINT: &str = "a log of bootbench before version-2 frames can be rea
 
 /// Extract every frame of `log` (read from `log_name`, used in messages)
 /// into `dir`, which is created if needed, by `bench_core::frame`'s rule
-/// with `opts`. Frames that share a name within the log are written as
-/// `<stem>.2.<ext>`, `<stem>.3.<ext>`, ... so none overwrites another. An
-/// error is a file that could not be written.
+/// with `opts` (see the module doc). An error is a directory that cannot
+/// be created: nothing could be written.
 pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<Extracted, String> {
     let mut out = Extracted::default();
     let found = frames(log, opts);
     if found.iter().any(|f| f.frame.is_ok()) {
         fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
     }
+    // The names the frames of this log were written under.
     let mut used: Vec<String> = Vec::new();
     // Each boot's nonce with its frames written, in order of appearance.
     let mut boots: Vec<(Option<Nonce>, usize)> = Vec::new();
     for f in found {
+        let at = format!("{log_name}:{}", f.line);
         match f.frame {
-            Err(e @ FrameError::Unauthenticated { .. }) => {
-                out.refused.push(format!("{log_name}:{}: {e} ({V1_HINT})", f.line));
-            }
-            Err(e) if e.is_refused() => out.refused.push(format!("{log_name}:{}: {e}", f.line)),
-            Err(e) => out.damaged.push(format!("{log_name}:{}: {e}", f.line)),
+            Err(e @ FrameError::Unauthenticated { .. }) => out.refused.push(format!("{at}: {e} ({V1_HINT})")),
+            Err(e) if e.is_refused() => out.refused.push(format!("{at}: {e}")),
+            Err(e) => out.damaged.push(format!("{at}: {e}")),
             Ok(fr) => {
+                let base = match file_name(&fr) {
+                    Ok(n) => n,
+                    Err(why) => {
+                        out.refused.push(format!("{at}: frame {}: refused: {why}", fr.name));
+                        continue;
+                    }
+                };
                 match boots.iter_mut().find(|(n, _)| *n == fr.nonce) {
                     Some((_, k)) => *k += 1,
                     None => boots.push((fr.nonce, 1)),
                 }
-                let base = fr.file_name();
-                let mut name = base.clone();
-                let mut k = 1;
-                while used.contains(&name) {
-                    k += 1;
-                    name = match base.rsplit_once('.') {
-                        Some((stem, ext)) if !stem.is_empty() => format!("{stem}.{k}.{ext}"),
-                        _ => format!("{base}.{k}"),
-                    };
-                }
+                let path = match output::write_numbered(dir, &base, &fr.bytes) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        out.failed.push(format!(
+                            "{at}: frame {}: cannot write {}: {e}",
+                            fr.name,
+                            dir.join(&base).display()
+                        ));
+                        continue;
+                    }
+                };
+                let name = path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
                 if name != base {
-                    out.notes.push(format!(
-                        "{log_name}:{}: a second frame named {base}: written as {name}",
-                        f.line
-                    ));
+                    out.notes.push(if used.contains(&base) {
+                        format!("{at}: a second frame named {base}: written as {name}")
+                    } else {
+                        format!(
+                            "{at}: {} is there already: written as {name}",
+                            dir.join(&base).display()
+                        )
+                    });
                 }
-                used.push(name.clone());
-                let path = dir.join(&name);
-                write_atomic(&path, &fr.bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+                used.push(base);
                 out.written.push(path);
             }
         }
@@ -146,5 +184,48 @@ mod tests {
         assert!(f[0].frame.is_ok());
         assert_eq!(f[1].line, 7);
         assert!(f[1].frame.is_err());
+    }
+
+    /// The name a frame is written under, or why it is refused.
+    #[test]
+    fn file_names_and_why_a_name_is_refused() {
+        let long = |n: usize| format!("{}.json", "a".repeat(n - 5));
+        let (max, over) = (long(NAME_MAX), long(NAME_MAX + 1));
+        let cases: &[(&str, Result<&str, &str>)] = &[
+            ("m-1.json", Ok("m-1.json")),
+            ("results/m-1.json", Ok("m-1.json")),
+            ("/", Ok("result.json")),
+            ("a/..", Ok("result.json")),
+            ("a/.", Ok("a")),
+            ("BOOTBENCH-1.json", Ok("BOOTBENCH-1.json")),
+            ("back\\slash.json", Ok("back\\slash.json")),
+            ("sn-é日本.json", Ok("sn-é日本.json")),
+            (&max, Ok(&max)),
+            (&over, Err("the name is 256 bytes long; a file name holds at most 255")),
+            ("a\0b.json", Err("the name holds a NUL byte, which no file name can")),
+            ("a\u{1b}[2J.json", Err("the name holds a control character (U+001B)")),
+            ("bel\u{7}.json", Err("the name holds a control character (U+0007)")),
+            ("del\u{7f}.json", Err("the name holds a control character (U+007F)")),
+            ("nel\u{85}.json", Err("the name holds a control character (U+0085)")),
+            (
+                "rlo\u{202e}nosj.exe",
+                Err("the name holds a control character (U+202E)"),
+            ),
+            ("ls\u{2028}.json", Err("the name holds a control character (U+2028)")),
+            (".bashrc", Err("the name starts with a dot (a hidden file)")),
+            ("dir/.m-1.json", Err("the name starts with a dot (a hidden file)")),
+        ];
+        for (name, want) in cases {
+            let fr = Frame {
+                name: (*name).to_owned(),
+                bytes: Vec::new(),
+                nonce: Some(N),
+            };
+            assert_eq!(
+                file_name(&fr).as_deref(),
+                want.map_err(|w| w.to_owned()).as_deref(),
+                "{name:?}"
+            );
+        }
     }
 }

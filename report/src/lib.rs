@@ -14,6 +14,7 @@ pub mod extract;
 pub mod fleet;
 pub mod health;
 pub mod html;
+pub mod output;
 pub mod read;
 pub mod show;
 pub mod text;

@@ -3,15 +3,20 @@
 //! Exit status: 0 done; 1 `extract` found a damaged or refused frame (or
 //! none at all);
 //! 2 bad input (a file that cannot be read or is not a result document this
-//! tool reads), an output that cannot be written, or a usage error.
+//! tool reads), an output that cannot be written (for `extract`: a frame
+//! that could not be written, the others written), or a usage error.
+//!
+//! Every message on stderr, and `extract`'s list of files on stdout, goes
+//! through [`say`] or `safe`: they quote file names, frame names and what a
+//! document holds, and none of it reaches the terminal raw.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bench_core::console::safe_lines;
+use bench_core::console::{safe, safe_lines};
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{compare, csv, extract, fleet, html, show};
+use bootbench_report::{compare, csv, extract, fleet, html, output, show};
 use clap::{Parser, Subcommand};
 
 /// Read, compare and chart bootbench result documents.
@@ -93,6 +98,14 @@ enum Command {
 /// Bad input, or an output that cannot be written.
 const BAD_INPUT: u8 = 2;
 
+/// One message line on stderr: `bootbench-report: ` and `msg` escaped as
+/// the console escapes (`bench_core::console::safe`: control characters,
+/// line breaks, bidi controls, the frame marker), since a message may
+/// quote a file name, a frame's name or a document's string.
+fn say(msg: &str) {
+    eprintln!("bootbench-report: {}", safe(msg));
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -140,12 +153,12 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<Loaded>, ExitCode> {
         match read::load(f) {
             Ok(l) => {
                 for w in &l.warnings {
-                    eprintln!("bootbench-report: warning: {}: {w}", l.file);
+                    say(&format!("warning: {}: {w}", l.file));
                 }
                 docs.push(l);
             }
             Err(e) => {
-                eprintln!("bootbench-report: {e}");
+                say(&e.to_string());
                 bad = true;
             }
         }
@@ -157,15 +170,16 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<Loaded>, ExitCode> {
     }
 }
 
-/// Write an HTML page atomically and say so on stderr.
-fn write_page(output: &std::path::Path, page: &str) -> ExitCode {
-    match extract::write_atomic(output, page.as_bytes()) {
+/// Write an HTML page atomically, replacing the file the user named (never
+/// through a planted name: `output::write_replacing`), and say so on stderr.
+fn write_page(path: &std::path::Path, page: &str) -> ExitCode {
+    match output::write_replacing(path, page.as_bytes()) {
         Ok(()) => {
-            eprintln!("wrote {}", output.display());
+            eprintln!("wrote {}", safe(&path.display().to_string()));
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("bootbench-report: {}: cannot write: {e}", output.display());
+            say(&format!("{}: cannot write: {e}", path.display()));
             ExitCode::from(BAD_INPUT)
         }
     }
@@ -177,16 +191,16 @@ fn run_fleet(paths: &[PathBuf], html: Option<&std::path::Path>) -> ExitCode {
     let got = match fleet::gather(paths) {
         Ok(g) => g,
         Err(e) => {
-            eprintln!("bootbench-report: {e}");
+            say(&e.to_string());
             return ExitCode::from(BAD_INPUT);
         }
     };
     for e in &got.skipped {
-        eprintln!("bootbench-report: warning: {e}; skipped");
+        say(&format!("warning: {e}; skipped"));
     }
     for l in &got.docs {
         for w in &l.warnings {
-            eprintln!("bootbench-report: warning: {}: {w}", l.file);
+            say(&format!("warning: {}: {w}", l.file));
         }
     }
     match html {
@@ -209,18 +223,22 @@ fn print(s: &str) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("bootbench-report: stdout: {e}");
+            say(&format!("stdout: {e}"));
             ExitCode::from(BAD_INPUT)
         }
     }
 }
 
+/// `extract`: the files written on stdout, one a line; notes, damaged and
+/// refused frames and write errors on stderr. Exit 2 if a frame could not
+/// be written (the others are written all the same), else 1 if one was
+/// damaged or refused, or none was found.
 fn run_extract(log: &std::path::Path, dir: &std::path::Path, opts: bench_core::frame::Options) -> ExitCode {
     let name = log.display().to_string();
     let bytes = match std::fs::read(log) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("bootbench-report: {name}: cannot read: {e}");
+            say(&format!("{name}: cannot read: {e}"));
             return ExitCode::from(BAD_INPUT);
         }
     };
@@ -229,29 +247,38 @@ fn run_extract(log: &std::path::Path, dir: &std::path::Path, opts: bench_core::f
     let done = match extract::extract(&name, &text, dir, opts) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("bootbench-report: {e}");
+            say(&e);
             return ExitCode::from(BAD_INPUT);
         }
     };
     for p in &done.written {
-        println!("{}", p.display());
+        println!("{}", safe(&p.display().to_string()));
     }
-    for line in done.notes.iter().chain(&done.damaged).chain(&done.refused) {
-        eprintln!("bootbench-report: {line}");
+    for line in done
+        .notes
+        .iter()
+        .chain(&done.damaged)
+        .chain(&done.refused)
+        .chain(&done.failed)
+    {
+        say(line);
     }
-    if done.written.is_empty() && done.damaged.is_empty() && done.refused.is_empty() {
-        eprintln!("bootbench-report: {name}: no result frame found");
+    let (damaged, refused, failed) = (done.damaged.len(), done.refused.len(), done.failed.len());
+    if done.written.is_empty() && damaged + refused + failed == 0 {
+        say(&format!("{name}: no result frame found"));
         return ExitCode::from(1);
     }
-    if done.damaged.is_empty() && done.refused.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!(
-            "bootbench-report: {name}: {} damaged and {} refused frame(s) not written, {} document(s) written",
-            done.damaged.len(),
-            done.refused.len(),
-            done.written.len()
-        );
-        ExitCode::from(1)
+    if damaged + refused + failed == 0 {
+        return ExitCode::SUCCESS;
     }
+    let unwritable = if failed == 0 {
+        String::new()
+    } else {
+        format!(", {failed} frame(s) could not be written")
+    };
+    say(&format!(
+        "{name}: {damaged} damaged and {refused} refused frame(s) not written{unwritable}, {} document(s) written",
+        done.written.len()
+    ));
+    ExitCode::from(if failed > 0 { BAD_INPUT } else { 1 })
 }

