@@ -244,6 +244,13 @@ pub(super) fn resolve_stacks(
             }
             members.push(member_target(&r, &mat, cx, targets, &mut used)?);
         }
+        if level != Level::Raid1 {
+            let given = a
+                .chunk
+                .as_ref()
+                .map_or_else(|| "the default".to_string(), ToString::to_string);
+            check_chunk_fits(chunk, &given, &members, targets, &at)?;
+        }
         arrays.push((level, chunk, layout, members));
     }
 
@@ -469,6 +476,39 @@ pub(super) fn layer(
             "{at}.kind: {k:?} is not a layer kind; expected crypt or linear"
         )),
     }
+}
+
+/// `Err` naming `{at}.chunk` unless a chunk of `chunk` bytes (as the
+/// config gave it: `given`) fits in every member present: a striped
+/// array's members each hold whole chunks (linear rounds each member down
+/// to whole chunks), so a member smaller than one would give nothing.
+fn check_chunk_fits(
+    chunk: u32,
+    given: &str,
+    members: &[usize],
+    targets: &[PlannedTarget],
+    at: &str,
+) -> Result<(), ConfigError> {
+    let smallest = members
+        .iter()
+        .map(|m| &targets[*m])
+        .filter(|t| t.missing.is_none())
+        .min_by_key(|t| t.geometry.size);
+    let Some(t) = smallest.filter(|t| t.geometry.size < u64::from(chunk)) else {
+        return Ok(());
+    };
+    let size = t.geometry.size;
+    // The largest chunk md takes that fits: a power of two, at most 1 GiB.
+    let fits = u64::from(MAX_CHUNK).min(size.checked_ilog2().map_or(0, |b| 1 << b));
+    let expected = if fits >= u64::from(MIN_CHUNK) {
+        format!("a chunk that fits every member: at most {fits} B")
+    } else {
+        format!("members of at least one chunk ({MIN_CHUNK} B, md's smallest)")
+    };
+    err(format!(
+        "{at}.chunk: {given} ({chunk} B) is larger than member {:?} ({size} B); expected {expected}",
+        t.info.path
+    ))
 }
 
 /// The expected geometry of an array of members `gs` (replaced by the
