@@ -14,6 +14,7 @@ use crate::cpus::{parse_cpu_list, MAX_CPUS};
 use crate::io::{Access, Geometry, Op};
 use crate::result::{DirStats, Figure, StepResult, Summary};
 use crate::spec::{EngineOpts, Limit, Params, Pattern, Prepare, Step, TestSpec, Workload};
+use crate::stats::MAX_SAMPLES;
 use crate::units::{Nanos, GIB, KIB, MIB};
 
 /// Why a test cannot run on a target. Each names the parameter, the value
@@ -47,6 +48,26 @@ pub enum PlanError {
         /// What is expected, in words.
         expected: &'static str,
     },
+    /// `sample_interval` over the runtime would give more samples than a
+    /// step keeps ([`MAX_SAMPLES`]).
+    TooManySamples {
+        /// The interval, ns.
+        interval: u64,
+        /// The runtime, ns.
+        runtime: u64,
+    },
+}
+
+impl PlanError {
+    /// The parameter at fault.
+    pub fn field(&self) -> &'static str {
+        match self {
+            PlanError::NotAligned { field, .. }
+            | PlanError::TooSmall { field, .. }
+            | PlanError::OutOfRange { field, .. } => field,
+            PlanError::TooManySamples { .. } => "sample_interval",
+        }
+    }
 }
 
 impl fmt::Display for PlanError {
@@ -66,6 +87,13 @@ impl fmt::Display for PlanError {
             PlanError::OutOfRange { field, value, expected } => {
                 write!(f, "{field} = {value} is out of range: expected {expected}")
             }
+            PlanError::TooManySamples { interval, runtime } => write!(
+                f,
+                "sample_interval = {interval} ns would take {} samples over the runtime of {runtime} ns: \
+                 expected at least {} ns (a step keeps at most {MAX_SAMPLES} samples)",
+                runtime / (*interval).max(1),
+                runtime.div_ceil(MAX_SAMPLES)
+            ),
         }
     }
 }
@@ -124,6 +152,18 @@ const fn time_or_size_bound(w: Workload) -> bool {
             | Workload::IopsSweep
     )
 }
+
+/// The finest sample interval: 1 ms, the finest fio logs at
+/// (`log_avg_msec`). Finer, most intervals hold a request or none and the
+/// per-interval rate is noise; and a step's samples are bounded by count
+/// ([`MAX_SAMPLES`]) anyway.
+pub const MIN_SAMPLE_INTERVAL: Nanos = Nanos::from_millis(1);
+
+/// The most files a test's range is split into (`file_num`): each of
+/// sysbench's fsync points flushes every one of them in turn, so this
+/// bounds the work one write can set off (with `fsync_freq` 1, 4096
+/// flushes a write).
+pub const MAX_FILE_NUM: u64 = 4096;
 
 /// The most measured passes (and warm-up passes) of a step.
 pub const MAX_PASSES: u32 = 100;
@@ -200,8 +240,20 @@ fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range, PlanError
     if !(1..=1024).contains(&p.points) {
         return Err(out_of_range("points", u64::from(p.points), "1 to 1024"));
     }
-    if p.sample_interval.0 == 0 {
-        return Err(out_of_range("sample_interval", 0, "more than 0 ns"));
+    if p.sample_interval < MIN_SAMPLE_INTERVAL {
+        return Err(out_of_range(
+            "sample_interval",
+            p.sample_interval.0,
+            "at least 1 ms (1000000 ns): the finest interval fio logs (log_avg_msec) and bootbench samples",
+        ));
+    }
+    if let Some(r) = p.runtime {
+        if r.0 / p.sample_interval.0 > MAX_SAMPLES {
+            return Err(PlanError::TooManySamples {
+                interval: p.sample_interval.0,
+                runtime: r.0,
+            });
+        }
     }
     if let Some(c) = &p.cpus_allowed {
         if parse_cpu_list(c).is_err() {
@@ -247,6 +299,13 @@ fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range, PlanError
     }
     if time_or_size_bound(w) && p.runtime.is_none() && p.size.is_none() {
         return Err(out_of_range("runtime", 0, "a runtime or a size bound (or both)"));
+    }
+    if !(1..=MAX_FILE_NUM).contains(&p.file_num) {
+        return Err(out_of_range(
+            "file_num",
+            p.file_num,
+            "1 to 4096 files (each fsync point flushes every file; sysbench's default is 128)",
+        ));
     }
     if !(1..=MAX_PASSES).contains(&p.passes) {
         return Err(out_of_range("passes", u64::from(p.passes), "1 to 100"));

@@ -1,5 +1,6 @@
 //! Exact running statistics and per-interval samples.
 
+use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
 use crate::hist::Histogram;
@@ -126,7 +127,20 @@ impl Latency {
     }
 }
 
+/// The most samples a step keeps per direction ([`Buckets`]): 10,000, an
+/// hour at 360 ms or a day at 8.64 s. A step that would take more (no
+/// runtime to bound it in advance, or its requests ran far past it) keeps
+/// them at a wider interval: the given one doubled until they fit.
+pub const MAX_SAMPLES: u64 = 10_000;
+
 /// Bytes and completions per interval since a start time.
+///
+/// # Invariants
+/// - `bytes` and `ios` hold at most [`MAX_SAMPLES`] intervals each: a
+///   completion past them doubles `interval` (adjacent intervals summed)
+///   until it falls inside, so memory is bounded by the count, whatever
+///   the step's length or the interval asked for.
+/// - `interval` is the width asked for times a power of two.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Buckets {
     /// Interval width.
@@ -135,6 +149,15 @@ pub struct Buckets {
     pub bytes: Vec<u64>,
     /// Requests completed in interval i.
     pub ios: Vec<u64>,
+}
+
+/// Sum adjacent pairs of `v` (interval `2i` and `2i + 1` become `i`).
+fn halve(v: &mut Vec<u64>) {
+    let n = v.len().div_ceil(2);
+    for i in 0..n {
+        v[i] = v[2 * i] + v.get(2 * i + 1).copied().unwrap_or(0);
+    }
+    v.truncate(n);
 }
 
 impl Buckets {
@@ -151,9 +174,28 @@ impl Buckets {
         }
     }
 
+    /// Double the interval width: adjacent intervals summed.
+    fn widen(&mut self) {
+        self.interval = Nanos(self.interval.0.saturating_mul(2));
+        halve(&mut self.bytes);
+        halve(&mut self.ios);
+    }
+
+    /// Widen until the width is at least `interval` (a power-of-two
+    /// multiple of this one's: both grew from the same width).
+    fn widen_to(&mut self, interval: Nanos) {
+        while self.interval < interval {
+            self.widen();
+        }
+    }
+
     /// Count a completion of `bytes` at `since_start` after the start.
-    /// Interval `i` holds completions in `[i * interval, (i + 1) * interval)`.
+    /// Interval `i` holds completions in `[i * interval, (i + 1) * interval)`;
+    /// one past [`MAX_SAMPLES`] widens the intervals first.
     pub fn record(&mut self, since_start: Nanos, bytes: u64) {
+        while since_start.0 / self.interval.0 >= MAX_SAMPLES {
+            self.widen();
+        }
         let i = usize::try_from(since_start.0 / self.interval.0).unwrap_or(usize::MAX);
         if self.bytes.len() <= i {
             self.bytes.resize(i + 1, 0);
@@ -165,9 +207,14 @@ impl Buckets {
         self.ios[i] += 1;
     }
 
-    /// Add another job's buckets interval by interval (same width).
+    /// Add another job's buckets interval by interval, at the wider of
+    /// the two widths (both are the step's width times a power of two).
     pub fn merge(&mut self, o: &Buckets) {
-        debug_assert_eq!(self.interval, o.interval, "merging buckets of different widths");
+        self.widen_to(o.interval);
+        let mut o = Cow::Borrowed(o);
+        if o.interval < self.interval {
+            o.to_mut().widen_to(self.interval);
+        }
         add_by_index(&mut self.bytes, &o.bytes);
         add_by_index(&mut self.ios, &o.ios);
     }
@@ -178,16 +225,23 @@ impl Buckets {
     /// There are `floor(runtime / interval)` samples: interval `i` is kept if
     /// `(i + 1) * interval <= runtime`; intervals without completions count
     /// as zero. Rates are `bytes * 1e9 / interval_ns` and `ios * 1e9 / interval_ns`.
+    /// A runtime of more than [`MAX_SAMPLES`] intervals (requests that ran
+    /// long past the last completion counted) widens them first, so the
+    /// samples never number more than that.
     #[allow(clippy::cast_precision_loss)] // byte counts per interval far below 2^53
     pub fn to_samples(&self, runtime: Nanos) -> Samples {
-        let w = self.interval.0;
+        let mut b = Cow::Borrowed(self);
+        while runtime.0 / b.interval.0 > MAX_SAMPLES {
+            b.to_mut().widen();
+        }
+        let w = b.interval.0;
         let n = runtime
             .0
             .checked_div(w)
             .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
         let per_sec = |v: &[u64], i: usize| v.get(i).copied().unwrap_or(0) as f64 * 1e9 / w as f64;
-        let bytes_per_sec: Vec<f64> = (0..n).map(|i| per_sec(&self.bytes, i)).collect();
-        let iops: Vec<f64> = (0..n).map(|i| per_sec(&self.ios, i)).collect();
+        let bytes_per_sec: Vec<f64> = (0..n).map(|i| per_sec(&b.bytes, i)).collect();
+        let iops: Vec<f64> = (0..n).map(|i| per_sec(&b.ios, i)).collect();
         let cv = cv(&bytes_per_sec);
         Samples {
             interval_ns: w,
@@ -453,6 +507,59 @@ mod tests {
         let mut c = Buckets::new(w);
         c.merge(&both);
         assert_eq!(c, both);
+    }
+
+    /// However fine the interval and however late a completion, a job's
+    /// buckets hold at most MAX_SAMPLES intervals: the width doubles
+    /// (adjacent intervals summed) and nothing counted is lost.
+    #[test]
+    fn buckets_stay_within_max_samples_by_widening() {
+        let us = Nanos(1_000);
+        let mut b = Buckets::new(us);
+        // A request every 4 us for 80 ms: 20,000 completions over 80,000 intervals.
+        for i in 0..20_000u64 {
+            b.record(Nanos(i * 4_000 + 1_000), 4096);
+        }
+        assert!(b.bytes.len() as u64 <= MAX_SAMPLES, "{} intervals", b.bytes.len());
+        assert_eq!(b.bytes.len(), b.ios.len());
+        assert_eq!(
+            b.interval,
+            Nanos(8_000),
+            "1 us doubled three times fits 80 ms in 10,000"
+        );
+        assert_eq!(b.ios.iter().sum::<u64>(), 20_000);
+        assert_eq!(b.bytes.iter().sum::<u64>(), 20_000 * 4096);
+        // A constant rate stays constant at the wider interval.
+        assert!(b.ios.iter().all(|&n| n == 2), "two completions in every 8 us");
+        // One completion a day later still fits.
+        b.record(Nanos::from_secs(86_400), 1);
+        assert!(b.bytes.len() as u64 <= MAX_SAMPLES);
+        assert_eq!(b.ios.iter().sum::<u64>(), 20_001);
+        // Samples over a runtime far past the buckets: at most MAX_SAMPLES.
+        let s = Buckets::new(Nanos(1)).to_samples(Nanos::from_secs(5));
+        assert_eq!(s.interval_ns, 524_288, "1 ns doubled until 5 s is 10,000 or fewer");
+        assert_eq!(s.bytes_per_sec.len(), 9_536, "5 s / 524,288 ns");
+    }
+
+    /// Jobs whose buckets were widened differently merge at the wider
+    /// width, every count kept, either way round.
+    #[test]
+    fn buckets_of_different_widths_merge_at_the_wider() {
+        let w = Nanos(1_000);
+        let (mut fine, mut wide) = (Buckets::new(w), Buckets::new(w));
+        fine.record(Nanos(1_500), 1);
+        fine.record(Nanos(2_500), 2);
+        wide.record(Nanos(3_500), 4);
+        wide.record(Nanos(40_000_000), 8);
+        assert!(wide.interval > fine.interval);
+        let mut a = fine.clone();
+        a.merge(&wide);
+        let mut b = wide.clone();
+        b.merge(&fine);
+        assert_eq!(a, b);
+        assert_eq!(a.interval, wide.interval);
+        assert_eq!(a.bytes.iter().sum::<u64>(), 15);
+        assert_eq!(a.bytes[0], 7, "the first three within the first wide interval");
     }
 
     #[test]

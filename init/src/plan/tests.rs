@@ -445,7 +445,7 @@ fn params_apply_each_key_and_name_the_field_on_error() {
         ),
         (
             r#"{"tests":[{"workload":"rand_write","file_num":0}]}"#,
-            "tests[0].file_num: 0 is out of range; expected a whole number of files from 1",
+            "tests[0].file_num: 0 is out of range; expected a whole number of files from 1 to 4096",
         ),
         (
             r#"{"tests":[{"workload":"rand_read","min_ios":"many"}]}"#,

@@ -5,7 +5,7 @@
 //! nothing is opened for writing.
 
 use bench_core::cpus::{parse_cpu_list, CpuListError, MAX_CPUS};
-use bench_core::plan::{buffered, default_name, PlanError};
+use bench_core::plan::{buffered, default_name, MAX_FILE_NUM, MIN_SAMPLE_INTERVAL};
 use bench_core::profile::{profile, PROFILES};
 use bench_core::spec::{CpusPolicy, MixOrder, Params, TestSpec, Workload};
 use bench_core::units::Bytes;
@@ -39,8 +39,12 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
             "ramp_time" => p.ramp_time = dur_of(v, at)?,
             "sample_interval" => {
                 let d = dur_of(v, at)?;
-                if d.0 == 0 {
-                    return err(format!("{at}: {v} is out of range; expected a duration above 0"));
+                if d < MIN_SAMPLE_INTERVAL {
+                    return err(format!(
+                        "{at}: {v} is out of range; expected at least 1ms (samples finer than fio's finest, \
+                         log_avg_msec=1, are noise, and a step keeps at most {} of them)",
+                        bench_core::stats::MAX_SAMPLES
+                    ));
                 }
                 p.sample_interval = d;
             }
@@ -80,10 +84,10 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
             "end_fsync" => p.end_fsync = Some(bool_of(v, at)?),
             "min_ios" => p.min_ios = int_of(v, at, "a whole number of requests (0 = none)")?,
             "file_num" => {
-                let expected = "a whole number of files from 1";
+                let expected = "a whole number of files from 1 to 4096 (each fsync point flushes every file)";
                 p.file_num = match int_of(v, at, expected)? {
-                    0 => return err(format!("{at}: {v} is out of range; expected {expected}")),
-                    n => n,
+                    n @ 1..=MAX_FILE_NUM => n,
+                    _ => return err(format!("{at}: {v} is out of range; expected {expected}")),
                 };
             }
             "passes" => p.passes = u32_of(v, at, "a whole number of passes from 1", 1)?,
@@ -575,11 +579,7 @@ pub(super) fn plan_targets(
                 Ok(a) => a,
                 Err(e) => match origin {
                     Origin::User(i) => {
-                        let field = match &e {
-                            PlanError::NotAligned { field, .. }
-                            | PlanError::TooSmall { field, .. }
-                            | PlanError::OutOfRange { field, .. } => field,
-                        };
+                        let field = e.field();
                         return err(format!("tests[{i}].{field} ({}) on {}: {e}", spec.name, t.info.path));
                     }
                     Origin::Profile(_) => Action::Skip(format!("does not fit this target: {e}")),
