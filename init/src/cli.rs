@@ -228,6 +228,15 @@ fn validate(a: &Args) -> i32 {
     }
 }
 
+/// The room reserved for a run's document before it starts (see
+/// `run_command`): 1 MiB and 256 KiB per test on a target, at most
+/// 64 MiB. A document of the quick profile on one disk is about 200 KB;
+/// one with a step's 10,000 samples about 400 KB more.
+fn document_room(plan: &plan::Plan) -> u64 {
+    let items = u64::try_from(plan.items.len()).unwrap_or(u64::MAX);
+    items.saturating_mul(256 << 10).saturating_add(1 << 20).min(64 << 20)
+}
+
 fn run_command(a: &Args) -> i32 {
     let mut plan = match plan::load(a.config.as_deref(), &a.overrides) {
         Ok(p) => p,
@@ -240,12 +249,22 @@ fn run_command(a: &Args) -> i32 {
         say(&e);
         return 2;
     }
-    if let Some(out) = &a.out {
-        if let Err(e) = sink::check_new(Path::new(out)) {
+    // Where the document goes is made, and room for it taken, before
+    // anything runs: a place it cannot be written (a read-only or full
+    // filesystem, /proc, no name) is bad input, found before a disk is
+    // touched, not a document lost after the run.
+    let mut out_file = match a.out.as_deref().map(|out| {
+        let mut f = sink::NewFile::create(Path::new(out))?;
+        f.reserve(document_room(&plan))?;
+        Ok::<_, sink::SinkError>(f)
+    }) {
+        None => None,
+        Some(Ok(f)) => Some(f),
+        Some(Err(e)) => {
             say(&e);
             return 2;
         }
-    }
+    };
     if !plan.stacks.is_empty() {
         // A panic aborts (no unwinding): tear the stacks down first.
         let previous = std::panic::take_hook();
@@ -269,8 +288,22 @@ fn run_command(a: &Args) -> i32 {
         }
     };
     json.push('\n');
-    let written = match &a.out {
-        Some(out) => sink::write_new(Path::new(out), json.as_bytes()).map_err(|e| e.to_string()),
+    let written = match out_file.take() {
+        Some(mut f) => f
+            .write_with(json.as_bytes(), &mut |_| {})
+            .and_then(|()| f.commit())
+            .map_err(|e| {
+                // Not lost: the document goes to stdout instead.
+                let on_stdout = sink::write_stdout(json.as_bytes()).is_ok();
+                format!(
+                    "{e}; {}",
+                    if on_stdout {
+                        "the results were written to stdout instead"
+                    } else {
+                        "nor could they be written to stdout"
+                    }
+                )
+            }),
         None => sink::write_stdout(json.as_bytes()).map_err(|e| format!("cannot write the results to stdout: {e}")),
     };
     eprint!("{}", render(&doc));

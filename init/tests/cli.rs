@@ -739,6 +739,91 @@ fn readme_config_example_is_valid() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("rr_qd32 (rand_read)"));
 }
 
+/// A tmpfs of `size` bytes mounted in /dev/shm (root needed), unmounted
+/// and removed on drop.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn new(size: u64) -> Tmpfs {
+        let dir = common::shm_path("out-fs");
+        std::fs::create_dir(&dir).expect("mkdir");
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .status()
+            .expect("mount (root needed)");
+        assert!(st.success(), "mount a tmpfs at {}", dir.display());
+        Tmpfs(dir)
+    }
+
+    fn remount_ro(&self) {
+        let st = Command::new("mount")
+            .args(["-o", "remount,ro"])
+            .arg(&self.0)
+            .status()
+            .unwrap();
+        assert!(st.success(), "remount read-only");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// `--out` where the document cannot be written is bad input found before
+/// the run (exit 2, naming `--out`), and the run that would have written a
+/// granted disk does not start: an empty name, a directory of /proc, a
+/// read-only filesystem, a full one. Where it can, the run goes on and the
+/// file holds exactly the document.
+#[test]
+fn an_out_that_cannot_be_written_is_refused_before_the_run() {
+    let lo = Loop::zeroed(LOOP_BYTES);
+    let cfg = config(&serde_json::json!({
+        "targets": [lo.dev],
+        "tests": [{"workload": "rand_write", "bs": "4k", "runtime": "200ms"}],
+        "destructive": {"confirm": PHRASE, "targets": [lo.dev]}
+    }));
+    let ro = Tmpfs::new(1 << 20);
+    ro.remount_ro();
+    let full = Tmpfs::new(64 << 10);
+    let _ = std::fs::write(full.0.join("filler"), vec![7u8; 1 << 20]);
+    let cases = [
+        (String::new(), "names no file"),
+        ("/proc/bootbench-results.json".to_string(), "--out: create"),
+        (
+            ro.0.join("r.json").to_str().unwrap().to_string(),
+            "Read-only file system",
+        ),
+        (
+            full.0.join("r.json").to_str().unwrap().to_string(),
+            "No space left on device",
+        ),
+    ];
+    for (out, why) in &cases {
+        let o = run(&["run", "--config", cfg.path(), "--out", out]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "--out {out:?}: {err}");
+        assert!(err.contains("--out") && err.contains(why), "--out {out:?}: {err}");
+        assert!(!err.contains("starting"), "--out {out:?}: nothing ran: {err}");
+        assert!(o.stdout.is_empty());
+        assert_eq!(lo.changed_at(), None, "--out {out:?}: the granted disk is untouched");
+    }
+    assert_eq!(
+        common::names_in(&full.0),
+        vec!["filler"],
+        "nothing left on the full filesystem"
+    );
+    let ok = std::env::temp_dir().join(unique("out-ok.json"));
+    let o = run(&["run", "--config", cfg.path(), "--out", ok.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&ok).expect("written")).expect("exactly one document");
+    std::fs::remove_file(&ok).ok();
+    assert_eq!(doc["tests"][0]["status"]["state"], "ok");
+}
+
 /// Run `bootbench-init ARGS`, send it `signal` once a stderr line
 /// satisfies `ready`, and wait: its exit status and all it said.
 fn signal_when(args: &[&str], signal: i32, ready: impl Fn(&str) -> bool) -> (std::process::ExitStatus, String) {

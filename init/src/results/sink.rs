@@ -18,6 +18,13 @@
 //! stick's only writer). An earlier version reserved the final name with
 //! O_CREAT|O_EXCL before the rename: power lost between the two left an
 //! empty file under a result's name.
+//!
+//! The temp file is created exclusively (O_CREAT|O_EXCL), never opened
+//! through a name someone else made: a file or symbolic link already at the
+//! temp name makes the write fail, untouched (the stick's stale temp files
+//! of this machine are removed by [`crate::results::stick`], whose only
+//! writer PID 1 is). The live command makes its `--out` file, and reserves
+//! room for the document in it ([`NewFile::reserve`]), before the run.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
@@ -29,6 +36,11 @@ use std::path::{Path, PathBuf};
 pub enum SinkError {
     /// The destination exists already; nothing is overwritten.
     Exists {
+        /// The destination.
+        path: PathBuf,
+    },
+    /// The destination names no file (empty, or ending in `..`).
+    NoName {
         /// The destination.
         path: PathBuf,
     },
@@ -56,6 +68,11 @@ impl fmt::Display for SinkError {
                 "--out: {} exists already; expected a new file name (results are never overwritten)",
                 path.display()
             ),
+            SinkError::NoName { path } => write!(
+                f,
+                "--out: {:?} names no file; expected a file name in an existing directory",
+                path.display().to_string()
+            ),
             SinkError::NoDir { dir } => {
                 write!(
                     f,
@@ -77,9 +94,14 @@ fn dir_of(path: &Path) -> PathBuf {
     }
 }
 
-/// Check, before a run, that `path` can be created: it does not exist and
-/// its directory does.
-pub fn check_new(path: &Path) -> Result<(), SinkError> {
+/// Check that `path` can be created: it does not exist and its directory
+/// does.
+fn check_new(path: &Path) -> Result<(), SinkError> {
+    if path.file_name().is_none() {
+        return Err(SinkError::NoName {
+            path: path.to_path_buf(),
+        });
+    }
     if fs::symlink_metadata(path).is_ok() {
         return Err(SinkError::Exists {
             path: path.to_path_buf(),
@@ -101,10 +123,139 @@ pub fn is_temp_name(name: &str) -> bool {
             .is_some_and(|(_, pid)| pid.bytes().all(|b| b.is_ascii_digit()))
 }
 
+fn io<'p>(step: &'static str, p: &'p Path) -> impl Fn(io::Error) -> SinkError + 'p {
+    move |source| SinkError::Io {
+        step,
+        path: p.to_path_buf(),
+        source,
+    }
+}
+
+/// A new file on its way to its name: a temp file in the same directory,
+/// `.<name>.tmp-<pid>`, created exclusively (O_CREAT|O_EXCL: a file or
+/// symbolic link planted at that name is refused, never followed, written
+/// or removed), and removed again when dropped unless [`NewFile::commit`]
+/// gave it its name.
+#[derive(Debug)]
+pub struct NewFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: File,
+    committed: bool,
+}
+
+impl NewFile {
+    /// Check that `path` is free and its directory exists, and create the
+    /// temp file there.
+    pub fn create(path: &Path) -> Result<NewFile, SinkError> {
+        check_new(path)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir_of(path).join(format!(".{name}.tmp-{}", std::process::id()));
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(io("create", &tmp))?;
+        Ok(NewFile {
+            path: path.to_path_buf(),
+            tmp,
+            file,
+            committed: false,
+        })
+    }
+
+    /// Reserve `bytes` in the temp file and sync it: a filesystem that is
+    /// full (or over quota) says so now, before a run whose document would
+    /// need the room. fallocate(2), or zeros written where the filesystem
+    /// has none (FAT before Linux 4.19, ...).
+    pub fn reserve(&mut self, bytes: u64) -> Result<(), SinkError> {
+        let len = i64::try_from(bytes).unwrap_or(i64::MAX);
+        match nix::fcntl::fallocate(
+            std::os::fd::AsRawFd::as_raw_fd(&self.file),
+            nix::fcntl::FallocateFlags::empty(),
+            0,
+            len,
+        ) {
+            Ok(()) => {}
+            Err(nix::errno::Errno::EOPNOTSUPP) => {
+                let zeros = vec![0u8; 1 << 20];
+                let mut left = bytes;
+                while left > 0 {
+                    let n = usize::try_from(left.min(1 << 20)).unwrap_or(1 << 20);
+                    self.file.write_all(&zeros[..n]).map_err(io("reserve", &self.tmp))?;
+                    left -= n as u64;
+                }
+            }
+            Err(e) => return Err(io("reserve", &self.tmp)(io::Error::from(e))),
+        }
+        self.file.sync_all().map_err(io("fsync", &self.tmp))
+    }
+
+    /// Write `bytes` as the whole file (over what [`NewFile::reserve`]
+    /// put there), calling `mid(temp)` once half is written and synced
+    /// (tests look at, or stop, a write there), then sync all of it.
+    pub fn write_with(&mut self, bytes: &[u8], mid: &mut dyn FnMut(&Path)) -> Result<(), SinkError> {
+        use std::io::Seek;
+        self.file.seek(io::SeekFrom::Start(0)).map_err(io("seek", &self.tmp))?;
+        let (first, second) = bytes.split_at(bytes.len() / 2);
+        self.file.write_all(first).map_err(io("write", &self.tmp))?;
+        self.file.sync_data().map_err(io("fsync", &self.tmp))?;
+        mid(&self.tmp);
+        self.file.write_all(second).map_err(io("write", &self.tmp))?;
+        self.file
+            .set_len(bytes.len() as u64)
+            .map_err(io("truncate", &self.tmp))?;
+        self.file.sync_all().map_err(io("fsync", &self.tmp))
+    }
+
+    /// Give the written file its name, never replacing a file there: a
+    /// hard link, which fails if the name is taken (on FAT, which has no
+    /// hard links, a rename to the name if it is still free); then the
+    /// temp name goes and the directory is synced.
+    pub fn commit(mut self) -> Result<(), SinkError> {
+        let exists = || SinkError::Exists {
+            path: self.path.clone(),
+        };
+        match fs::hard_link(&self.tmp, &self.path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
+            // FAT (the boot stick) has no hard links (EPERM): rename the
+            // complete temp file to the final name if that is still free.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP | libc::EMLINK)) => {
+                if fs::symlink_metadata(&self.path).is_ok() {
+                    return Err(exists());
+                }
+                fs::rename(&self.tmp, &self.path).map_err(io("rename", &self.path))?;
+            }
+            Err(e) => return Err(io("link", &self.path)(e)),
+        }
+        // The data lives on under `path`; the temp name goes (drop).
+        self.committed = true;
+        let _ = fs::remove_file(&self.tmp);
+        let dir = dir_of(&self.path);
+        File::open(&dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io("fsync directory", &dir))
+    }
+}
+
+impl Drop for NewFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            // Ours: created exclusively above.
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
 /// Write `bytes` to `path` atomically and durably, never overwriting:
-/// `.name.tmp-<pid>` in the same directory, write, fsync, hard-link to
-/// `path` (fails if it exists; on FAT: rename to `path` if it is free),
-/// remove the temp name, fsync the directory.
+/// `.name.tmp-<pid>` in the same directory (created exclusively), write,
+/// fsync, hard-link to `path` (fails if it exists; on FAT: rename to
+/// `path` if it is free), remove the temp name, fsync the directory.
+#[cfg(test)]
 pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), SinkError> {
     write_new_with(path, bytes, &mut |_| {})
 }
@@ -112,63 +263,9 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<(), SinkError> {
 /// [`write_new`], calling `mid(temp)` once half of `bytes` is written and
 /// fsynced under the temp name (tests look at, or stop, a write there).
 pub fn write_new_with(path: &Path, bytes: &[u8], mid: &mut dyn FnMut(&Path)) -> Result<(), SinkError> {
-    check_new(path)?;
-    let dir = dir_of(path);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    fn io<'p>(step: &'static str, p: &'p Path) -> impl Fn(io::Error) -> SinkError + 'p {
-        move |source| SinkError::Io {
-            step,
-            path: p.to_path_buf(),
-            source,
-        }
-    }
-
-    // A temp file of this name is left from an interrupted write of this
-    // process id: PID 1 is pid 1 on every boot. It is no result: remove it.
-    if fs::symlink_metadata(&tmp).is_ok_and(|m| m.is_file()) {
-        let _ = fs::remove_file(&tmp);
-    }
-    let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(io("create", &tmp))?;
-        let (first, second) = bytes.split_at(bytes.len() / 2);
-        f.write_all(first).map_err(io("write", &tmp))?;
-        f.sync_data().map_err(io("fsync", &tmp))?;
-        mid(&tmp);
-        f.write_all(second).map_err(io("write", &tmp))?;
-        f.sync_all().map_err(io("fsync", &tmp))?;
-        drop(f);
-        let exists = || SinkError::Exists {
-            path: path.to_path_buf(),
-        };
-        match fs::hard_link(&tmp, path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(exists()),
-            // FAT (the boot stick) has no hard links (EPERM): rename the
-            // complete temp file to the final name if that is still free.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP | libc::EMLINK)) => {
-                if fs::symlink_metadata(path).is_ok() {
-                    return Err(exists());
-                }
-                fs::rename(&tmp, path).map_err(io("rename", path))
-            }
-            Err(e) => Err(io("link", path)(e)),
-        }
-    })();
-    // The temp name goes in every case; the data lives on under `path`.
-    let _ = fs::remove_file(&tmp);
-    result?;
-    File::open(&dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io("fsync directory", &dir))?;
-    Ok(())
+    let mut f = NewFile::create(path)?;
+    f.write_with(bytes, mid)?;
+    f.commit()
 }
 
 /// Write `bytes` to stdout and flush.
@@ -438,14 +535,79 @@ mod tests {
         mid_write_shows_only_a_temp_name(&m.dir);
     }
 
+    /// A file or symbolic link already at the temp name (another user's,
+    /// in a shared directory) is never followed, written or removed: the
+    /// write fails, saying so, and both are as they were.
     #[test]
-    fn a_stale_temp_file_of_an_interrupted_write_is_replaced() {
-        let d = TempDir::new("stale");
+    fn a_name_planted_at_the_temp_name_is_never_followed_nor_removed() {
+        let d = TempDir::new("planted");
+        let victim = d.0.join("victim");
+        fs::write(&victim, b"precious").unwrap();
         let tmp = d.0.join(format!(".r.json.tmp-{}", std::process::id()));
-        fs::write(&tmp, b"half of an earl").unwrap();
-        write_new(&d.0.join("r.json"), b"new").unwrap();
-        assert_eq!(fs::read(d.0.join("r.json")).unwrap(), b"new");
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        let e = write_new(&d.0.join("r.json"), b"new").unwrap_err();
+        assert!(
+            matches!(&e, SinkError::Io { step: "create", source, .. } if source.kind() == io::ErrorKind::AlreadyExists),
+            "{e}"
+        );
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert!(
+            fs::symlink_metadata(&tmp).unwrap().file_type().is_symlink(),
+            "the link is left"
+        );
+        fs::remove_file(&tmp).unwrap();
+        fs::write(&tmp, b"someone's file").unwrap();
+        assert!(write_new(&d.0.join("r.json"), b"new").is_err());
+        assert_eq!(fs::read(&tmp).unwrap(), b"someone's file", "not removed");
+        assert!(fs::symlink_metadata(d.0.join("r.json")).is_err(), "no result");
+    }
+
+    /// Room reserved before the run is given back at the commit: the
+    /// file holds exactly the document, whatever was reserved.
+    #[test]
+    fn a_reserved_file_holds_exactly_what_was_written() {
+        let d = TempDir::new("reserved");
+        let p = d.0.join("r.json");
+        let mut f = NewFile::create(&p).unwrap();
+        f.reserve(3 << 20).unwrap();
+        assert_eq!(
+            fs::metadata(d.0.join(format!(".r.json.tmp-{}", std::process::id())))
+                .unwrap()
+                .len(),
+            3 << 20,
+            "reserved"
+        );
+        f.write_with(b"{}", &mut |_| {}).unwrap();
+        f.commit().unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"{}");
         assert_eq!(entries(&d.0), vec!["r.json"]);
+        // Dropped before its commit (the run failed), it leaves nothing.
+        drop(NewFile::create(&d.0.join("s.json")).unwrap());
+        assert_eq!(entries(&d.0), vec!["r.json"]);
+        // No file name at all.
+        assert!(matches!(NewFile::create(Path::new("")), Err(SinkError::NoName { .. })));
+        assert!(matches!(
+            NewFile::create(&d.0.join("..")),
+            Err(SinkError::NoName { .. })
+        ));
+    }
+
+    /// A filesystem without room for the reservation says so before the
+    /// run (ENOSPC), and nothing is left on it.
+    #[test]
+    fn a_full_filesystem_refuses_the_reservation_and_keeps_nothing() {
+        let m = match fixture::tmpfs("sink-reserve", 64 << 10) {
+            Ok(m) => m,
+            Err(e) => return fixture::skipped(&e),
+        };
+        let mut f = NewFile::create(&m.dir.join("r.json")).unwrap();
+        let e = f.reserve(1 << 20).unwrap_err();
+        assert!(
+            matches!(&e, SinkError::Io { step: "reserve", source, .. } if source.raw_os_error() == Some(libc::ENOSPC)),
+            "{e}"
+        );
+        drop(f);
+        assert!(entries(&m.dir).is_empty());
     }
 
     #[test]

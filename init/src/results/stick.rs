@@ -1,6 +1,6 @@
 //! The results on the boot stick (contract E): `results/<machine>-<n>.json`,
 //! named per machine without dates (the RTC may be wrong) and written with
-//! [`sink::write_new`] so that nothing is ever overwritten and no partial
+//! [`sink::write_new_with`] so that nothing is ever overwritten and no partial
 //! file carries a result's name.
 
 use std::fmt;
@@ -18,7 +18,7 @@ pub const RESULTS_DIR: &str = "results";
 pub const MACHINE_MAX: usize = 64;
 
 /// The longest result file name: FAT's long names hold 255 UTF-16 units,
-/// and the temp name `.<name>.tmp-<pid>` of [`sink::write_new`] adds 13
+/// and the temp name `.<name>.tmp-<pid>` of [`sink::write_new_with`] adds 13
 /// (a dot, `.tmp-`, a pid of up to 7 digits).
 pub const NAME_MAX: usize = 255 - 13;
 
@@ -181,7 +181,7 @@ pub fn find_plan(root: &Path, machine: &str, plan_id: &str) -> Option<PathBuf> {
 }
 
 /// Write `json` to `<root>/results/<machine>-<n>.json` (the directory made
-/// if missing) with [`sink::write_new`]: temp file, fsync, link or rename,
+/// if missing) with [`sink::write_new_with`]: temp file, fsync, link or rename,
 /// fsync of the directory; never overwriting (a name taken meanwhile moves
 /// on to the next n). Returns the file written. A read-only or full stick,
 /// or a damaged FAT that fails the write, gives the error and leaves the
@@ -224,6 +224,9 @@ pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, S
             Err(SinkError::Exists { .. }) => continue,
             Err(SinkError::NoDir { dir }) => {
                 return Err(SaveError::Other(format!("{} is not a directory", dir.display())))
+            }
+            Err(SinkError::NoName { path }) => {
+                return Err(SaveError::Other(format!("{} names no file", path.display())))
             }
             Err(SinkError::Io { step, path, source }) => {
                 return Err(classify(&source, format!("{step} {}: {source}", path.display())))

@@ -147,3 +147,13 @@ impl Drop for Loop {
         let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }
 }
+
+/// The names in `dir`, sorted.
+pub fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("read the directory")
+        .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
