@@ -739,37 +739,67 @@ fn readme_config_example_is_valid() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("rr_qd32 (rand_read)"));
 }
 
-/// A tmpfs of `size` bytes mounted in /dev/shm (root needed), unmounted
-/// and removed on drop.
-struct Tmpfs(PathBuf);
+/// A filesystem mounted in /dev/shm for a test (root needed): unmounted,
+/// and its directory and image removed, on drop.
+struct Mount {
+    dir: PathBuf,
+    image: Option<PathBuf>,
+}
 
-impl Tmpfs {
-    fn new(size: u64) -> Tmpfs {
-        let dir = common::shm_path("out-fs");
+impl Mount {
+    fn at(args: &[&str], source: &std::path::Path, image: Option<PathBuf>) -> Mount {
+        let dir = common::shm_path("mnt");
         std::fs::create_dir(&dir).expect("mkdir");
         let st = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .args(args)
+            .arg(source)
             .arg(&dir)
             .status()
             .expect("mount (root needed)");
-        assert!(st.success(), "mount a tmpfs at {}", dir.display());
-        Tmpfs(dir)
+        assert!(st.success(), "mount {args:?} {} at {}", source.display(), dir.display());
+        Mount { dir, image }
+    }
+
+    /// A tmpfs of `size` bytes.
+    fn tmpfs(size: u64) -> Mount {
+        Mount::at(
+            &["-t", "tmpfs", "-o", &format!("size={size}")],
+            std::path::Path::new("tmpfs"),
+            None,
+        )
+    }
+
+    /// A 16 MiB ext2 with 128-byte inodes (no birth time; a freed inode
+    /// number goes to the next file made), over a loop device.
+    fn ext2() -> Mount {
+        let img = common::shm_path("ext2.img");
+        std::fs::write(&img, vec![0u8; 16 << 20]).unwrap();
+        let mkfs = Command::new("mkfs.ext2")
+            .args(["-q", "-F", "-I", "128"])
+            .arg(&img)
+            .output()
+            .expect("mkfs.ext2");
+        assert!(mkfs.status.success(), "{}", String::from_utf8_lossy(&mkfs.stderr));
+        Mount::at(&["-o", "loop", "-t", "ext2"], &img.clone(), Some(img))
     }
 
     fn remount_ro(&self) {
         let st = Command::new("mount")
             .args(["-o", "remount,ro"])
-            .arg(&self.0)
+            .arg(&self.dir)
             .status()
             .unwrap();
         assert!(st.success(), "remount read-only");
     }
 }
 
-impl Drop for Tmpfs {
+impl Drop for Mount {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-        let _ = std::fs::remove_dir(&self.0);
+        let _ = Command::new("umount").arg(&self.dir).status();
+        let _ = std::fs::remove_dir(&self.dir);
+        if let Some(img) = &self.image {
+            let _ = std::fs::remove_file(img);
+        }
     }
 }
 
@@ -786,19 +816,19 @@ fn an_out_that_cannot_be_written_is_refused_before_the_run() {
         "tests": [{"workload": "rand_write", "bs": "4k", "runtime": "200ms"}],
         "destructive": {"confirm": PHRASE, "targets": [lo.dev]}
     }));
-    let ro = Tmpfs::new(1 << 20);
+    let ro = Mount::tmpfs(1 << 20);
     ro.remount_ro();
-    let full = Tmpfs::new(64 << 10);
-    let _ = std::fs::write(full.0.join("filler"), vec![7u8; 1 << 20]);
+    let full = Mount::tmpfs(64 << 10);
+    let _ = std::fs::write(full.dir.join("filler"), vec![7u8; 1 << 20]);
     let cases = [
         (String::new(), "names no file"),
         ("/proc/bootbench-results.json".to_string(), "--out: create"),
         (
-            ro.0.join("r.json").to_str().unwrap().to_string(),
+            ro.dir.join("r.json").to_str().unwrap().to_string(),
             "Read-only file system",
         ),
         (
-            full.0.join("r.json").to_str().unwrap().to_string(),
+            full.dir.join("r.json").to_str().unwrap().to_string(),
             "No space left on device",
         ),
     ];
@@ -812,7 +842,7 @@ fn an_out_that_cannot_be_written_is_refused_before_the_run() {
         assert_eq!(lo.changed_at(), None, "--out {out:?}: the granted disk is untouched");
     }
     assert_eq!(
-        common::names_in(&full.0),
+        common::names_in(&full.dir),
         vec!["filler"],
         "nothing left on the full filesystem"
     );
@@ -824,9 +854,9 @@ fn an_out_that_cannot_be_written_is_refused_before_the_run() {
     assert_eq!(doc["tests"][0]["status"]["state"], "ok");
 }
 
-/// Run `bootbench-init ARGS`, send it `signal` once a stderr line
-/// satisfies `ready`, and wait: its exit status and all it said.
-fn signal_when(args: &[&str], signal: i32, ready: impl Fn(&str) -> bool) -> (std::process::ExitStatus, String) {
+/// Run `bootbench-init ARGS`, do `act(pid)` once a stderr line satisfies
+/// `ready`, and wait: its exit status and all it said.
+fn act_when(args: &[&str], ready: impl Fn(&str) -> bool, act: impl FnOnce(i32)) -> (std::process::ExitStatus, String) {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
 
@@ -846,13 +876,66 @@ fn signal_when(args: &[&str], signal: i32, ready: impl Fn(&str) -> bool) -> (std
         }
         line.clear();
     }
-    let pid = i32::try_from(child.id()).unwrap();
-    // SAFETY: kill(2) on the child we spawned and have not waited for.
-    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    act(i32::try_from(child.id()).unwrap());
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     seen.push_str(&rest);
     (child.wait().unwrap(), seen)
+}
+
+/// [`act_when`] sending `signal`.
+fn signal_when(args: &[&str], signal: i32, ready: impl Fn(&str) -> bool) -> (std::process::ExitStatus, String) {
+    act_when(args, ready, |pid| {
+        // SAFETY: kill(2) on the child we spawned and have not waited for.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    })
+}
+
+/// The case, end to end: a disk and a granted file on ext2 with
+/// 128-byte inodes (no birth time; a freed inode number goes to the next
+/// file). During the disk's read test the file is deleted and another made
+/// at its path, which on the old code got its inode number and was
+/// overwritten by the write test. Held open since the plan, the granted
+/// file keeps its inode: the write test on the path is refused and the
+/// newcomer untouched.
+#[test]
+fn a_granted_file_replaced_during_the_run_is_not_written() {
+    let mnt = Mount::ext2();
+    let file = mnt.dir.join("target.img");
+    std::fs::write(&file, vec![0u8; 4 << 20]).unwrap();
+    let file = file.to_str().unwrap().to_string();
+    let disk = Loop::new(LOOP_BYTES, &[]);
+    let cfg = config(&serde_json::json!({
+        "targets": [disk.dev, file],
+        "tests": [
+            {"workload": "rand_read", "name": "long", "runtime": "3s"},
+            {"workload": "rand_write", "name": "later", "bs": "4k", "runtime": "200ms"}
+        ],
+        "destructive": {"confirm": PHRASE, "targets": [file]}
+    }));
+    let out = std::env::temp_dir().join(unique("replaced-file.json"));
+    let (status, seen) = act_when(
+        &["run", "--config", cfg.path(), "--out", out.to_str().unwrap()],
+        |line| line.contains(&format!("long on {}", disk.dev)) && line.contains(": main "),
+        |_| {
+            std::fs::remove_file(&file).unwrap();
+            std::fs::write(&file, b"precious").unwrap();
+        },
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("results written")).unwrap();
+    std::fs::remove_file(&out).ok();
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        b"precious",
+        "the newcomer is untouched: {seen}"
+    );
+    let later = tests_of(&doc, &file)
+        .into_iter()
+        .find(|t| t["name"] == "later")
+        .unwrap();
+    assert_ne!(later["status"]["state"], "ok", "{seen}");
+    assert!(seen.contains("removed since the plan opened it"), "{seen}");
+    assert_eq!(status.code(), Some(1), "the file target failed: {seen}");
 }
 
 /// SIGINT during a run: the running test stops after its requests in

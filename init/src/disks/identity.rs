@@ -270,6 +270,63 @@ impl DeviceId {
     }
 }
 
+/// A regular file target held open from the plan to the end of the run.
+///
+/// A filesystem gives a freed inode's number to the next file it makes
+/// (ext2, ext3, and ext4 with 128-byte inodes keep no birth time to tell
+/// the two apart), so a file deleted and another made at its path would
+/// pass for it by device and inode. While a descriptor holds the file its
+/// inode is not freed, and no other file can get its number: the pinned
+/// descriptor is the file's identity, and what its writes go through.
+#[derive(Clone, Debug)]
+pub struct Pin(std::sync::Arc<File>);
+
+impl Pin {
+    /// The held descriptor (read-only).
+    pub fn file(&self) -> &File {
+        &self.0
+    }
+
+    /// `Err` saying what changed unless `path` still names the pinned
+    /// file: the same filesystem and inode, and not unlinked.
+    pub fn still_at(&self, path: &str) -> Result<(), String> {
+        let held = self.0.metadata().map_err(|e| format!("the held file: {e}"))?;
+        let now = std::fs::metadata(path);
+        if held.nlink() == 0 {
+            let there = if now.is_ok() {
+                ", and another file is at its path"
+            } else {
+                ""
+            };
+            return Err(format!("the file was removed since the plan opened it{there}"));
+        }
+        let now = now.map_err(|e| format!("{path}: {e}"))?;
+        if (now.dev(), now.ino()) != (held.dev(), held.ino()) {
+            return Err(format!(
+                "another file is at the path now (inode {} of device {:#x}, not {} of {:#x})",
+                now.ino(),
+                now.dev(),
+                held.ino(),
+                held.dev()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// [`describe_bound`], keeping the descriptor of a regular file as its
+/// [`Pin`] (a block device's identity is its device number and disk
+/// sequence number; nothing is held for it).
+pub fn describe_pinned(path: &str) -> Result<(TargetInfo, DeviceId, Option<Pin>), IdentityError> {
+    let f = file::open(path, false, false).map_err(|source| IdentityError::Open {
+        path: path.to_string(),
+        source,
+    })?;
+    let (info, id) = identify(path, &f, Path::new("/sys"))?;
+    let pin = matches!(id.node, Node::File { .. }).then(|| Pin(std::sync::Arc::new(f)));
+    Ok((info, id, pin))
+}
+
 /// Describe `path` and read its identity, through one open descriptor.
 pub fn describe_bound(path: &str) -> Result<(TargetInfo, DeviceId), IdentityError> {
     let f = file::open(path, false, false).map_err(|source| IdentityError::Open {

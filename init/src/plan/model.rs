@@ -9,7 +9,7 @@ use bench_core::sim::{SimDisk, SimModel};
 use bench_core::spec::{Step, TestSpec};
 use bench_core::units::Nanos;
 
-use crate::disks::identity::DeviceId;
+use crate::disks::identity::{DeviceId, Pin};
 use crate::plan::safety::Grant;
 pub use crate::stacks::dm::Mode;
 /// An md RAID level (the one type md assembles with).
@@ -46,6 +46,10 @@ pub struct PlannedTarget {
     /// a grant is bound to, and what an array's member is checked against
     /// before it is assembled.
     pub id: Option<DeviceId>,
+    /// A regular file's descriptor, held from the plan to the end of the
+    /// run ([`crate::disks::identity::Pin`]): while it is, no other file
+    /// gets the file's inode, so `id` tells a replacement apart.
+    pub pin: Option<Pin>,
     /// Permission to write, if granted (never for simulated disks, which
     /// need none): claimed for each test run that may write.
     pub grant: Option<Grant>,

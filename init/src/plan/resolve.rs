@@ -545,6 +545,7 @@ pub(super) fn stack_target(name: &str, kind: &str, geometry: Geometry) -> Planne
         },
         geometry,
         id: None,
+        pin: None,
         grant: None,
         claimed: false,
         written: false,
@@ -668,6 +669,7 @@ pub(super) fn sim_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, Confi
         info,
         geometry,
         id: None,
+        pin: None,
         grant: None,
         claimed: false,
         written: false,
@@ -706,6 +708,7 @@ pub(super) fn missing_target(r: &TargetRef, why: String) -> PlannedTarget {
             physical_block: 512,
         },
         id: None,
+        pin: None,
         grant: None,
         claimed: false,
         written: false,
@@ -715,7 +718,7 @@ pub(super) fn missing_target(r: &TargetRef, why: String) -> PlannedTarget {
 }
 
 pub(super) fn real_target(r: &TargetRef, at: &str, machine: &MachineDisks) -> Result<Resolved, ConfigError> {
-    let (info, id) = match r {
+    let (info, id, pin) = match r {
         TargetRef::Path(p) => {
             if p.starts_with("sim:") {
                 return err(format!(
@@ -735,10 +738,10 @@ pub(super) fn real_target(r: &TargetRef, at: &str, machine: &MachineDisks) -> Re
                 }
                 Ok(m) => target_kind(p, at, &m)?,
             }
-            identity::describe_bound(p).map_err(|e| ConfigError(format!("{at}: {p:?} cannot be described: {e}")))?
+            identity::describe_pinned(p).map_err(|e| ConfigError(format!("{at}: {p:?} cannot be described: {e}")))?
         }
         TargetRef::Serial(_) | TargetRef::Wwn(_) => match find_disk(r, at, machine)? {
-            Some(found) => found.clone(),
+            Some((info, id)) => (info.clone(), id.clone(), None),
             None => {
                 return Ok(Resolved::Absent(format!(
                     "{at}: no whole disk has {r}; expected a disk present on this machine"
@@ -761,6 +764,7 @@ pub(super) fn real_target(r: &TargetRef, at: &str, machine: &MachineDisks) -> Re
         info,
         geometry,
         id: Some(id),
+        pin,
         grant: None,
         claimed: false,
         written: false,

@@ -566,7 +566,7 @@ pub(super) fn plan_targets(
             if let (true, Some(why)) = (wants_write && t.sim.is_none(), &withheld) {
                 t.info.write_refusal = Some(why.clone());
             } else if let (true, Some(id)) = (wants_write, t.id.as_ref()) {
-                match safety::grant(destructive.as_ref(), &t.info.path, id) {
+                match safety::grant(destructive.as_ref(), &t.info.path, id, t.pin.as_ref()) {
                     Ok(g) => t.grant = Some(g),
                     Err(r) => t.info.write_refusal = Some(r.to_string()),
                 }

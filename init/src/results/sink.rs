@@ -378,6 +378,34 @@ pub(crate) mod fixture {
         Ok(m)
     }
 
+    /// An ext2 filesystem of 16 MiB with 128-byte inodes (no birth time;
+    /// a freed inode number goes to the next file made), made by
+    /// mkfs.ext2 in a /dev/shm file and loop-mounted at `dir`.
+    pub fn ext2(name: &str) -> Result<Mounted, String> {
+        let img = shm(name).with_extension("img");
+        let dir = shm(name).with_extension("mnt");
+        let m = Mounted {
+            dir: dir.clone(),
+            loop_dev: None,
+            files: vec![img.clone()],
+        };
+        fs::write(&img, vec![0u8; 16 << 20]).map_err(|e| e.to_string())?;
+        sh("mkfs.ext2", &["-q", "-F", "-I", "128", &img.to_string_lossy()])?;
+        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        sh(
+            "mount",
+            &[
+                "-o",
+                "loop",
+                "-t",
+                "ext2",
+                &img.to_string_lossy(),
+                &dir.to_string_lossy(),
+            ],
+        )?;
+        Ok(m)
+    }
+
     /// Mount `m`'s loop device vfat at its `dir`.
     pub fn mount_vfat(m: &Mounted) -> Result<(), String> {
         let dev = m.loop_dev.as_deref().ok_or("no loop device")?;

@@ -20,7 +20,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
-use crate::disks::identity::{self, DeviceId};
+use crate::disks::identity::{self, DeviceId, Node, Pin};
 use crate::sys::file;
 
 use super::Refusal;
@@ -28,10 +28,13 @@ use super::Refusal;
 /// Permission to write one device, decided when the plan was made and
 /// bound to the device's identity then. Only [`super::grant`] makes one
 /// (and [`Grant::for_stack`] for a device this run assembled).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Grant {
     path: String,
     id: DeviceId,
+    /// A regular file's descriptor held since the plan: every claim opens
+    /// it, never the path, once the path is checked to still name it.
+    pin: Option<Pin>,
     /// Check the contents (signatures, data) when claimed: false when
     /// `allow_overwrite_signatures` is set, and for a stack this run built.
     check_contents: bool,
@@ -51,10 +54,11 @@ pub enum Contents {
 
 impl Grant {
     /// A grant made by [`super::grant`] (checks done there).
-    pub(super) fn new(path: &str, id: DeviceId, check_contents: bool) -> Grant {
+    pub(super) fn new(path: &str, id: DeviceId, pin: Option<Pin>, check_contents: bool) -> Grant {
         Grant {
             path: path.to_string(),
             id,
+            pin,
             check_contents,
         }
     }
@@ -64,7 +68,7 @@ impl Grant {
     /// contents are the granted disks' and are not scanned again.
     pub fn for_stack(path: &str) -> Result<Grant, String> {
         let (_, id) = identity::describe_bound(path).map_err(|e| e.to_string())?;
-        Ok(Grant::new(path, id, false))
+        Ok(Grant::new(path, id, None, false))
     }
 
     /// Open the device for writing: once, read-only, with O_EXCL for a block
@@ -72,34 +76,7 @@ impl Grant {
     /// made for; with [`Contents::Check`] (and unless overwriting is
     /// allowed) scan its signatures and sample its data again through it.
     pub fn claim(&self, contents: Contents) -> Result<WritePermit, Refusal> {
-        let refused = |e: std::io::Error| Refusal::Unreadable {
-            path: self.path.clone(),
-            error: e.to_string(),
-        };
-        let block = std::fs::metadata(&self.path)
-            .map_err(refused)?
-            .file_type()
-            .is_block_device();
-        let f = if block {
-            file::open_exclusive(&self.path)
-        } else {
-            file::open(&self.path, false, false)
-        }
-        .map_err(|e| Refusal::Claim {
-            path: self.path.clone(),
-            error: e.to_string(),
-        })?;
-        let (_, now) = identity::identify(&self.path, &f, Path::new("/sys")).map_err(|e| Refusal::Unreadable {
-            path: self.path.clone(),
-            error: e.to_string(),
-        })?;
-        let changed = self.id.changes(&now);
-        if !changed.is_empty() {
-            return Err(Refusal::Changed {
-                path: self.path.clone(),
-                what: changed.join("; "),
-            });
-        }
+        let f = open_checked(&self.path, &self.id, self.pin.as_ref(), true)?;
         if self.check_contents && contents == Contents::Check {
             super::check_blank(&f, &self.path)?;
         }
@@ -157,6 +134,60 @@ impl WritePermit {
     }
 }
 
+/// Open the target at `path` that the plan identified as `id` (and
+/// pinned, a regular file, as `pin`), read-only, and check on that
+/// descriptor that it is still that target: a file through its pinned
+/// descriptor once `path` is checked to still name it; a block device by
+/// its path, with O_EXCL when `exclusive` (a claim), then its device
+/// number, serial, WWN, size and disk sequence number compared.
+pub(super) fn open_checked(path: &str, id: &DeviceId, pin: Option<&Pin>, exclusive: bool) -> Result<File, Refusal> {
+    let changed = |what: String| Refusal::Changed {
+        path: path.to_string(),
+        what,
+    };
+    let f = match pin {
+        Some(pin) => {
+            pin.still_at(path).map_err(changed)?;
+            file::open(&reopen_path(pin.file()), false, false)
+        }
+        // Without its pin a file's inode number may be another file's by
+        // now: no identity to check against.
+        None if matches!(id.node, Node::File { .. }) => {
+            return Err(Refusal::Unreadable {
+                path: path.to_string(),
+                error: "a file target is written only through the descriptor the plan held open".to_string(),
+            })
+        }
+        None => {
+            let block = std::fs::metadata(path)
+                .map_err(|e| Refusal::Unreadable {
+                    path: path.to_string(),
+                    error: e.to_string(),
+                })?
+                .file_type()
+                .is_block_device();
+            if block && exclusive {
+                file::open_exclusive(path)
+            } else {
+                file::open(path, false, false)
+            }
+        }
+    }
+    .map_err(|e| Refusal::Claim {
+        path: path.to_string(),
+        error: e.to_string(),
+    })?;
+    let (_, now) = identity::identify(path, &f, Path::new("/sys")).map_err(|e| Refusal::Unreadable {
+        path: path.to_string(),
+        error: e.to_string(),
+    })?;
+    let what = id.changes(&now);
+    if !what.is_empty() {
+        return Err(changed(what.join("; ")));
+    }
+    Ok(f)
+}
+
 /// The path through which a new descriptor of `f`'s open file is opened
 /// (with other flags: O_DIRECT, read-write): `/proc/self/fd/N`. The kernel
 /// follows it to the very file `f` has open, whatever the path it was
@@ -171,13 +202,15 @@ mod tests {
     use super::*;
     use crate::testutil::TempDir;
 
-    /// A file of `len` zeros at `dir/name`, its path and identity.
-    fn blank(dir: &TempDir, name: &str, len: usize) -> (String, DeviceId) {
-        let p = dir.0.join(name);
+    /// A file of `len` zeros at `dir/name`, its path and identity, pinned
+    /// as the plan pins it.
+    fn blank(dir: &Path, name: &str, len: usize) -> (String, DeviceId, Option<Pin>) {
+        let p = dir.join(name);
         std::fs::write(&p, vec![0u8; len]).expect("write");
         let p = p.to_str().unwrap().to_string();
-        let (_, id) = identity::describe_bound(&p).expect("identity");
-        (p, id)
+        let (_, id, pin) = identity::describe_pinned(&p).expect("identity");
+        assert!(pin.is_some(), "a regular file is pinned");
+        (p, id, pin)
     }
 
     fn destructive(confirm: Option<&str>, named: &[&DeviceId], allow: bool) -> Destructive {
@@ -192,27 +225,36 @@ mod tests {
     #[test]
     fn grant_refusals_in_order() {
         let t = TempDir::new("grant-refusals");
-        let (a, a_id) = blank(&t, "a", 1 << 20);
-        let (_, b_id) = blank(&t, "b", 1 << 20);
+        let (a, a_id, a_pin) = blank(&t.0, "a", 1 << 20);
+        let (_, b_id, _) = blank(&t.0, "b", 1 << 20);
         let ok = Some(CONFIRM_PHRASE);
-        assert_eq!(grant(None, &a, &a_id).unwrap_err(), Refusal::NotDestructive);
+        assert_eq!(
+            grant(None, &a, &a_id, a_pin.as_ref()).unwrap_err(),
+            Refusal::NotDestructive
+        );
         // Named: only a device an entry resolved to (b is not a).
         let other = destructive(ok, &[&b_id], false);
-        assert!(matches!(grant(Some(&other), &a, &a_id), Err(Refusal::NotNamed { .. })));
+        assert!(matches!(
+            grant(Some(&other), &a, &a_id, a_pin.as_ref()),
+            Err(Refusal::NotNamed { .. })
+        ));
         // An entry that resolved to nothing names nothing.
         let absent = Destructive {
             resolved: vec![None],
             ..destructive(ok, &[&a_id], false)
         };
-        assert!(matches!(grant(Some(&absent), &a, &a_id), Err(Refusal::NotNamed { .. })));
+        assert!(matches!(
+            grant(Some(&absent), &a, &a_id, a_pin.as_ref()),
+            Err(Refusal::NotNamed { .. })
+        ));
         // Phrase missing or wrong (even by case).
         assert_eq!(
-            grant(Some(&destructive(None, &[&a_id], false)), &a, &a_id).unwrap_err(),
+            grant(Some(&destructive(None, &[&a_id], false)), &a, &a_id, a_pin.as_ref()).unwrap_err(),
             Refusal::Phrase { given: None }
         );
         let wrong = destructive(Some("i understand this destroys data"), &[&a_id], false);
         assert!(matches!(
-            grant(Some(&wrong), &a, &a_id),
+            grant(Some(&wrong), &a, &a_id, a_pin.as_ref()),
             Err(Refusal::Phrase { given: Some(_) })
         ));
         // A signature.
@@ -220,16 +262,16 @@ mod tests {
         img[1080..1082].copy_from_slice(&[0x53, 0xEF]);
         std::fs::write(&a, &img).expect("write");
         let d = destructive(ok, &[&a_id], false);
-        match grant(Some(&d), &a, &a_id) {
+        match grant(Some(&d), &a, &a_id, a_pin.as_ref()) {
             Err(r @ Refusal::Signatures { .. }) => assert!(r.to_string().contains("ext2/3/4"), "{r}"),
             other => panic!("expected a signature refusal, got {other:?}"),
         }
         // Overwriting allowed: granted.
-        assert!(grant(Some(&destructive(ok, &[&a_id], true)), &a, &a_id).is_ok());
+        assert!(grant(Some(&destructive(ok, &[&a_id], true)), &a, &a_id, a_pin.as_ref()).is_ok());
         // Another file in a's place since the plan read it: refused.
         std::fs::remove_file(&a).expect("rm");
         std::fs::write(&a, vec![0u8; 1 << 20]).expect("write");
-        match grant(Some(&d), &a, &a_id) {
+        match grant(Some(&d), &a, &a_id, a_pin.as_ref()) {
             Err(r @ Refusal::Changed { .. }) => assert!(r.to_string().contains("is not the device"), "{r}"),
             other => panic!("expected a changed-device refusal, got {other:?}"),
         }
@@ -238,9 +280,9 @@ mod tests {
     #[test]
     fn a_claim_checks_identity_then_contents_on_its_descriptor() {
         let t = TempDir::new("claim");
-        let (a, a_id) = blank(&t, "a", 1 << 20);
+        let (a, a_id, a_pin) = blank(&t.0, "a", 1 << 20);
         let d = destructive(Some(CONFIRM_PHRASE), &[&a_id], false);
-        let g = grant(Some(&d), &a, &a_id).expect("granted");
+        let g = grant(Some(&d), &a, &a_id, a_pin.as_ref()).expect("granted");
         let p = g.claim(Contents::Check).expect("claimed");
         assert_eq!(p.path(), a);
         drop(p);
@@ -260,7 +302,7 @@ mod tests {
                 Err(r @ Refusal::Changed { .. }) => {
                     let m = r.to_string();
                     assert!(
-                        m.contains("is now") && m.contains("size 1048576 B is now 4096 B"),
+                        m.contains("the file was removed since the plan opened it, and another file is at its path"),
                         "{m}"
                     );
                 }
@@ -268,6 +310,56 @@ mod tests {
             }
         }
         assert_eq!(std::fs::read(&a).expect("read"), vec![9u8; 4096]);
+    }
+
+    /// A file target replaced between the grant and the write on a
+    /// filesystem that reuses inode numbers and keeps no birth time (ext2
+    /// with 128-byte inodes, the issue's case): the new file got the old
+    /// one's inode number and passed for it. Held open from the plan (its
+    /// pin), the granted file keeps its inode, so the newcomer is told
+    /// apart: the claim is refused and the newcomer untouched. Without a
+    /// pin a file is not granted at all.
+    #[test]
+    fn a_file_replaced_on_a_filesystem_that_reuses_inodes_is_refused() {
+        let m = match crate::results::sink::fixture::ext2("grant-ext2") {
+            Ok(m) => m,
+            Err(e) => return crate::results::sink::fixture::skipped(&e),
+        };
+        use std::os::unix::fs::MetadataExt;
+        let ino = |p: &Path| std::fs::metadata(p).expect("stat").ino();
+        // The filesystem does what the issue saw: a removed file's inode
+        // number goes to the next file made there.
+        let probe = m.dir.join("probe");
+        std::fs::write(&probe, b"x").expect("write");
+        let first = ino(&probe);
+        std::fs::remove_file(&probe).expect("rm");
+        std::fs::write(m.dir.join("next"), b"y").expect("write");
+        assert_eq!(ino(&m.dir.join("next")), first, "ext2 reuses the inode number");
+        std::fs::remove_file(m.dir.join("next")).expect("rm");
+
+        let (a, a_id, a_pin) = blank(&m.dir, "a", 1 << 20);
+        let d = destructive(Some(CONFIRM_PHRASE), &[&a_id], false);
+        let g = grant(Some(&d), &a, &a_id, a_pin.as_ref()).expect("granted");
+        std::fs::remove_file(&a).expect("rm");
+        std::fs::write(&a, b"precious").expect("write");
+        for c in [Contents::Check, Contents::Checked] {
+            match g.claim(c) {
+                Err(r @ Refusal::Changed { .. }) => assert!(r.to_string().contains("removed"), "{r}"),
+                other => panic!("expected a changed-file refusal, got {other:?}"),
+            }
+        }
+        assert_eq!(std::fs::read(&a).expect("read"), b"precious");
+        // Unpinned (as the plan once granted files): refused outright.
+        let (_, id) = identity::describe_bound(&a).expect("identity");
+        let d = destructive(Some(CONFIRM_PHRASE), &[&id], true);
+        match grant(Some(&d), &a, &id, None)
+            .expect("granted: overwriting allowed, no scan")
+            .claim(Contents::Check)
+        {
+            Err(r @ Refusal::Unreadable { .. }) => assert!(r.to_string().contains("held open"), "{r}"),
+            other => panic!("expected an unpinned file refused, got {other:?}"),
+        }
+        assert_eq!(std::fs::read(&a).expect("read"), b"precious");
     }
 
     /// The issue's case: a loop device bound to another file between the
@@ -281,7 +373,7 @@ mod tests {
         };
         let (_, id) = identity::describe_bound(&lo.dev).expect("identity");
         let d = destructive(Some(CONFIRM_PHRASE), &[&id], false);
-        let g = grant(Some(&d), &lo.dev, &id).expect("granted");
+        let g = grant(Some(&d), &lo.dev, &id, None).expect("granted");
         let other: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
         let mut lo = lo;
         let other_file = lo.rebind("other", &other);

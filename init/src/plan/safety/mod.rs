@@ -23,9 +23,8 @@ use std::fmt;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt};
-use std::path::Path;
 
-use crate::disks::identity::{DeviceId, Node};
+use crate::disks::identity::{DeviceId, Node, Pin};
 use crate::sys::blk;
 use crate::sys::buf::AlignedBuf;
 
@@ -265,7 +264,12 @@ pub fn check_blank(f: &File, path: &str) -> Result<(), Refusal> {
 /// [`CONFIRM_PHRASE`]; then, unless `allow_overwrite_signatures`, the
 /// target (opened read-only once, and checked to be the device `id` names)
 /// cannot be read, or is not blank ([`check_blank`]).
-pub fn grant(destructive: Option<&Destructive>, path: &str, id: &DeviceId) -> Result<Grant, Refusal> {
+pub fn grant(
+    destructive: Option<&Destructive>,
+    path: &str,
+    id: &DeviceId,
+    pin: Option<&Pin>,
+) -> Result<Grant, Refusal> {
     let d = destructive.ok_or(Refusal::NotDestructive)?;
     if !d.resolved.contains(&Some(id.node)) {
         return Err(Refusal::NotNamed { path: path.to_string() });
@@ -275,27 +279,11 @@ pub fn grant(destructive: Option<&Destructive>, path: &str, id: &DeviceId) -> Re
             given: d.confirm.clone(),
         });
     }
-    let g = Grant::new(path, id.clone(), !d.allow_overwrite_signatures);
+    let g = Grant::new(path, id.clone(), pin.cloned(), !d.allow_overwrite_signatures);
     if !d.allow_overwrite_signatures {
         // The scan is a claim's without O_EXCL (the plan holds nothing):
         // it reads through one descriptor checked to be the device.
-        let f = File::open(path).map_err(|e| Refusal::Unreadable {
-            path: path.to_string(),
-            error: e.to_string(),
-        })?;
-        let (_, now) =
-            crate::disks::identity::identify(path, &f, Path::new("/sys")).map_err(|e| Refusal::Unreadable {
-                path: path.to_string(),
-                error: e.to_string(),
-            })?;
-        let changed = id.changes(&now);
-        if !changed.is_empty() {
-            return Err(Refusal::Changed {
-                path: path.to_string(),
-                what: changed.join("; "),
-            });
-        }
-        check_blank(&f, path)?;
+        check_blank(&grant::open_checked(path, id, pin, false)?, path)?;
     }
     Ok(g)
 }
@@ -438,14 +426,14 @@ mod tests {
     /// Grant writes to the file `f` under a destructive section that names
     /// it (with the phrase), overwriting allowed or not.
     fn grant_file(f: &TempFile, allow: bool) -> Result<Grant, Refusal> {
-        let (_, id) = crate::disks::identity::describe_bound(f.path()).expect("identity");
+        let (_, id, pin) = crate::disks::identity::describe_pinned(f.path()).expect("identity");
         let d = Destructive {
             confirm: Some(CONFIRM_PHRASE.to_string()),
             targets: vec![TargetRef::Path(f.path().into())],
             resolved: vec![Some(id.node)],
             allow_overwrite_signatures: allow,
         };
-        grant(Some(&d), f.path(), &id)
+        grant(Some(&d), f.path(), &id, pin.as_ref())
     }
 
     fn label_for(size: u64) -> ScratchLabel {
