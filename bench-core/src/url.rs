@@ -93,6 +93,34 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// Which part of URL-ish text a byte is in, as [`redact`] sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Shown; the shown stretch it is in ends at byte `end` (exclusive).
+    Shown {
+        /// Where the shown stretch ends.
+        end: usize,
+    },
+    /// In the userinfo: hidden.
+    Userinfo,
+    /// In the query or fragment: hidden.
+    Query,
+}
+
+/// The [`Part`] of `text` that byte `at` is in.
+pub fn part_at(text: &str, at: usize) -> Part {
+    let p = parts(text);
+    let end = p.cut.unwrap_or(text.len());
+    if at >= end {
+        return Part::Query;
+    }
+    match p.user_end {
+        Some(u) if at >= p.start && at < u => Part::Userinfo,
+        Some(_) if at < p.start => Part::Shown { end: p.start },
+        _ => Part::Shown { end },
+    }
+}
+
 /// Whether [`redact`] would hide a userinfo in `text` (so a parser that
 /// takes none can refuse it before it says anything about the authority's
 /// parts, the password among them).
@@ -168,6 +196,19 @@ mod tests {
                 assert!(!redact(text).contains(secret), "{text:?}");
             }
         }
+    }
+
+    #[test]
+    fn the_part_of_each_byte() {
+        let t = "http://u:p@h/{x}?{y}";
+        let at = |c: char| t.find(c).unwrap();
+        assert_eq!(part_at(t, 0), Part::Shown { end: 7 });
+        assert_eq!(part_at(t, at('u')), Part::Userinfo);
+        assert_eq!(part_at(t, at('@')), Part::Userinfo);
+        assert_eq!(part_at(t, at('{')), Part::Shown { end: at('?') });
+        assert_eq!(part_at(t, at('?')), Part::Query);
+        assert_eq!(part_at(t, at('y')), Part::Query);
+        assert_eq!(part_at("h/{x}", 2), Part::Shown { end: 5 });
     }
 
     #[test]

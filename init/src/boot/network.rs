@@ -176,6 +176,10 @@ mod tests {
                 "https://user:hunter2@host/r.json?token=SECRET",
                 "bootbench.results_url: \"https://...@host/r.json?...\": user names and passwords",
             ),
+            (
+                "http://h/{machine}.json?sig={SECRET}",
+                "bootbench.results_url: a \"{\" in the query (not shown",
+            ),
         ] {
             let c = Cmdline::parse(&format!("bootbench.results_url={url}"));
             let e = results_url(&c, None).unwrap_err();
