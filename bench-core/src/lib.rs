@@ -34,4 +34,5 @@ pub mod spec;
 pub mod stats;
 pub mod table;
 pub mod units;
+pub mod url;
 pub mod verify;

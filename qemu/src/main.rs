@@ -319,7 +319,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
     for (i, log) in extra_serials.iter().enumerate() {
         eprintln!("COM{} (ttyS{}) {}: {}", i + 2, i + 1, log.display(), port_summary(log));
     }
-    report(&outcome, dir, stick_image.as_deref())
+    report(&outcome, &machine.serial_log, dir, stick_image.as_deref())
 }
 
 /// The console's log and the further ports' logs from `--serial-log`
@@ -368,12 +368,15 @@ fn port_summary(log: &Path) -> String {
     }
 }
 
-/// Print the tables, save the documents, copy the stick's results; the exit
-/// code says whether QEMU exited 0 with at least one good document and no
-/// damaged one, nor one refused by the boot-nonce rule (`bench_core::frame`).
-fn report(outcome: &Outcome, dir: &Path, stick_image: Option<&Path>) -> Result<ExitCode, String> {
-    let mut good = 0;
-    let mut damaged = 0;
+/// Print the tables, save the documents ([`run::save_frames`]: as
+/// `bootbench-report extract` does), copy the stick's results; the exit
+/// code says whether QEMU exited 0 with at least one good document, no
+/// damaged one, none refused by the boot-nonce rule (`bench_core::frame`)
+/// or for its name, and every one saved. The lines about frames name the
+/// console log and line, and are escaped (`bench_core::console::safe`).
+fn report(outcome: &Outcome, serial_log: &Path, dir: &Path, stick_image: Option<&Path>) -> Result<ExitCode, String> {
+    let mut good: usize = 0;
+    let mut damaged: usize = 0;
     for f in &outcome.frames {
         match f {
             Ok(frame) => {
@@ -384,13 +387,21 @@ fn report(outcome: &Outcome, dir: &Path, stick_image: Option<&Path>) -> Result<E
                     Err(e) => println!("(not a result document this version reads: {e})"),
                 }
             }
-            Err(e) => {
-                damaged += 1;
-                eprintln!("{e}");
-            }
+            // Said below, with its line, by what saving the documents found.
+            Err(_) => damaged += 1,
         }
     }
-    run::save_frames(outcome, &dir.join("serial-results")).map_err(|e| e.to_string())?;
+    let serial_results = dir.join("serial-results");
+    let saved = run::save_frames(outcome, &serial_log.display().to_string(), &serial_results)?;
+    for line in saved
+        .notes
+        .iter()
+        .chain(&saved.damaged)
+        .chain(&saved.refused)
+        .chain(&saved.failed)
+    {
+        eprintln!("{}", bench_core::console::safe(line));
+    }
     let mut copied = Vec::new();
     if let Some(image) = stick_image {
         match stick::copy_results(image, &dir.join("results")) {
@@ -398,19 +409,28 @@ fn report(outcome: &Outcome, dir: &Path, stick_image: Option<&Path>) -> Result<E
             Err(e) => eprintln!("no results copied from the stick: {e}"),
         }
     }
+    let unsaved = good.saturating_sub(saved.written.len());
     eprintln!(
-        "QEMU {} after {:.1} s; {good} document(s) on serial ({damaged} damaged or refused) saved to {}; {} file(s) from the stick in {}",
+        "QEMU {} after {:.1} s; {good} document(s) on serial ({damaged} damaged or refused), {} saved to {}{}; {} file(s) from the stick in {}",
         outcome.status,
         outcome.elapsed.as_secs_f64(),
-        dir.join("serial-results").display(),
+        saved.written.len(),
+        serial_results.display(),
+        if unsaved > 0 {
+            format!(" ({unsaved} not saved, said above)")
+        } else {
+            String::new()
+        },
         copied.len(),
         dir.join("results").display()
     );
-    Ok(if outcome.status.success() && good > 0 && damaged == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(
+        if outcome.status.success() && good > 0 && damaged == 0 && unsaved == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        },
+    )
 }
 
 #[cfg(test)]

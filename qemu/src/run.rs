@@ -11,6 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use bench_core::frame::{self, Frame, FrameError};
+use bootbench_report::extract::{self, Extracted};
 
 use crate::cmdline::{self, Accel, Attached, Boot, Machine, QEMU};
 use crate::disk::{self, DiskSpec};
@@ -301,17 +302,22 @@ pub fn boot_until(machine: &Machine, dir: &Path, timeout: Duration, marker: &str
     })
 }
 
-/// Write each good frame to `<dest>/<name>` (`Frame::file_name`: the name's
-/// last path component only); returns the paths written.
-pub fn save_frames(outcome: &Outcome, dest: &Path) -> io::Result<Vec<PathBuf>> {
-    fs::create_dir_all(dest)?;
-    let mut written = Vec::new();
-    for f in outcome.documents() {
-        let p = dest.join(f.file_name());
-        fs::write(&p, &f.bytes)?;
-        written.push(p);
-    }
-    Ok(written)
+/// Save the documents of the console log into `dest` (created if needed)
+/// exactly as `bootbench-report extract` does, by its code
+/// ([`bootbench_report::extract::extract`], with the default frame
+/// options, as [`frame::decode`] read `outcome.frames`): each good frame
+/// under its name's last component, never replacing a file (a name taken,
+/// by an earlier boot's document or a second frame of this log, becomes
+/// `<stem>.2.<ext>`, ..., with a note), through a temporary file created
+/// exclusively and then linked, so a symlink planted at any name is never
+/// written through; a frame whose name cannot be a file's (over 255 bytes,
+/// a NUL, a control character, a leading dot) is refused with its line and
+/// reason, and one that cannot be written is said; the frames after either
+/// are saved. `log_name` names the log in those lines, which quote the log
+/// as it is: print them through `bench_core::console::safe`. An error:
+/// `dest` cannot be created.
+pub fn save_frames(outcome: &Outcome, log_name: &str, dest: &Path) -> Result<Extracted, String> {
+    extract::extract(log_name, &outcome.serial, dest, frame::Options::default())
 }
 
 #[cfg(test)]
@@ -365,24 +371,119 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
     }
 
-    #[test]
-    fn frames_saved_by_name() {
-        let dir = std::env::temp_dir().join(format!("bbq-frames-{}", std::process::id()));
+    /// A console log holding these frames (name, document) of one boot.
+    fn outcome_of(frames: &[(&str, &[u8])]) -> Outcome {
         let n = frame::Nonce([9; 16]);
-        let log = format!(
-            "noise\n{}{}more noise\n",
-            frame::announce(n),
-            frame::encode("results/m-1.json", b"{\"a\":1}", n)
-        );
-        let outcome = Outcome {
+        let mut log = format!("noise\n{}", frame::announce(n));
+        for (name, doc) in frames {
+            log.push_str(&frame::encode(name, doc, n));
+            log.push_str("more noise\n");
+        }
+        Outcome {
             status: Command::new("true").status().unwrap(),
             elapsed: Duration::ZERO,
             frames: frame::decode(&log),
             serial: log,
-        };
-        let written = save_frames(&outcome, &dir).unwrap();
-        assert_eq!(written, [dir.join("m-1.json")]);
-        assert_eq!(fs::read(&written[0]).unwrap(), b"{\"a\":1}");
+        }
+    }
+
+    /// A fresh scratch directory for one test of this process.
+    fn scratch(test: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("bbq-frames-{test}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn frames_saved_by_name() {
+        let dir = scratch("by-name");
+        let saved = save_frames(&outcome_of(&[("results/m-1.json", b"{\"a\":1}")]), "serial.log", &dir).unwrap();
+        assert_eq!(saved.written, [dir.join("m-1.json")]);
+        assert_eq!(fs::read(&saved.written[0]).unwrap(), b"{\"a\":1}");
+        assert!(saved.refused.is_empty() && saved.failed.is_empty() && saved.notes.is_empty());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A symlink planted at a frame's name is not written through: its
+    /// target keeps its bytes, the link stays, the document gets the next
+    /// numbered name.
+    #[test]
+    fn a_symlink_at_a_frames_name_is_never_written_through() {
+        let dir = scratch("symlink");
+        let victim = dir.join("victim");
+        fs::write(&victim, "precious").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("m-1.json")).unwrap();
+        let saved = save_frames(&outcome_of(&[("m-1.json", b"{}")]), "serial.log", &dir);
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(fs::read_link(dir.join("m-1.json")).unwrap(), victim);
+        assert_eq!(fs::read(dir.join("m-1.2.json")).unwrap(), b"{}");
+        assert_eq!(
+            names(&dir),
+            ["m-1.2.json", "m-1.json", "victim"],
+            "no temporary file left"
+        );
+        let saved = saved.unwrap();
+        assert_eq!(saved.written, [dir.join("m-1.2.json")]);
+        assert_eq!(saved.notes.len(), 1, "{:?}", saved.notes);
+        assert!(
+            saved.notes[0].ends_with("m-1.json is there already: written as m-1.2.json"),
+            "{:?}",
+            saved.notes
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file of that name (an earlier boot's document) is kept; two frames
+    /// of one name in one log are both saved.
+    #[test]
+    fn an_existing_document_is_never_replaced() {
+        let dir = scratch("existing");
+        fs::write(dir.join("m.json"), "an earlier boot's").unwrap();
+        let saved = save_frames(
+            &outcome_of(&[("m.json", b"{\"n\":1}"), ("m.json", b"{\"n\":2}")]),
+            "serial.log",
+            &dir,
+        );
+        assert_eq!(fs::read(dir.join("m.json")).unwrap(), b"an earlier boot's");
+        assert_eq!(fs::read(dir.join("m.2.json")).unwrap(), b"{\"n\":1}");
+        assert_eq!(fs::read(dir.join("m.3.json")).unwrap(), b"{\"n\":2}");
+        assert_eq!(names(&dir), ["m.2.json", "m.3.json", "m.json"]);
+        assert_eq!(saved.unwrap().notes.len(), 2);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A frame whose name cannot be a file's (300 bytes) is one refused
+    /// frame, with its line and reason; the real document after it is saved.
+    #[test]
+    fn a_bad_name_is_refused_and_the_frames_after_it_are_saved() {
+        let dir = scratch("bad-name");
+        let long = format!("{}.json", "a".repeat(295));
+        let saved = save_frames(
+            &outcome_of(&[(&long, b"{\"decoy\":1}"), ("m-1.json", b"{\"real\":1}")]),
+            "serial.log",
+            &dir,
+        );
+        assert_eq!(fs::read(dir.join("m-1.json")).unwrap(), b"{\"real\":1}");
+        assert_eq!(names(&dir), ["m-1.json"]);
+        let saved = saved.unwrap();
+        assert_eq!(saved.written, [dir.join("m-1.json")]);
+        assert_eq!(saved.refused.len(), 1, "{:?}", saved.refused);
+        assert!(
+            saved.refused[0].starts_with("serial.log:3: frame aaa")
+                && saved.refused[0].ends_with("refused: the name is 300 bytes long; a file name holds at most 255"),
+            "{:?}",
+            saved.refused
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -58,6 +58,34 @@ impl Cmdline {
     }
 }
 
+impl Cmdline {
+    /// The parameters as the console may show them: each URL's query,
+    /// fragment and userinfo hidden ([`bench_core::url::redact_param`]: a
+    /// value holding `://` or a parameter named `...url`), a word with
+    /// spaces in double quotes as the kernel takes it. PID 1 logs this, not
+    /// `/proc/cmdline` itself, which holds `bootbench.results_url=` in full
+    /// (a presigned URL's query is its credential).
+    pub fn shown(&self) -> String {
+        let quoted = |s: &str| {
+            if s.contains(is_space) || s.is_empty() {
+                format!("\"{s}\"")
+            } else {
+                s.to_string()
+            }
+        };
+        let words: Vec<String> = self
+            .params
+            .iter()
+            .map(|(name, value)| match value {
+                Some(v) if v.is_empty() => format!("{name}="),
+                Some(v) => format!("{name}={}", quoted(&bench_core::url::redact_param(name, v))),
+                None => quoted(name),
+            })
+            .collect();
+        words.join(" ")
+    }
+}
+
 /// The kernel's `isspace` (lib/ctype.c) on characters: 9 to 13 and 32.
 fn is_space(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\x0B' | '\x0C' | '\r' | ' ')
@@ -189,6 +217,25 @@ mod tests {
         assert_eq!(c.get("missing"), None);
         assert_eq!(c.get("console"), None);
         assert_eq!(c.get_raw("console"), Some("ttyS0"));
+    }
+
+    /// What PID 1 logs of its command line holds no URL's query, fragment
+    /// or userinfo, a quoted one with a space in it included.
+    #[test]
+    fn the_shown_command_line_hides_each_urls_credentials() {
+        let c = Cmdline::parse(
+            "console=ttyS0,115200 quiet \
+             bootbench.results_url=http://10.0.2.2:99999/r/{machine}.json?X-Amz-Signature=SECRET \
+             bootbench.config-url=https://user:hunter2@host/c.json#SECRET \
+             \"bootbench.results_url=http://h/r.json?sig=SECRET more\" \
+             x=\"a b\" netconsole=6665@10.0.0.1/eth0 k= -- init args",
+        );
+        assert_eq!(
+            c.shown(),
+            "console=ttyS0,115200 quiet bootbench.results_url=http://10.0.2.2:99999/r/{machine}.json?... \
+             bootbench.config-url=https://...@host/c.json#... bootbench.results_url=http://h/r.json?... \
+             x=\"a b\" netconsole=6665@10.0.0.1/eth0 k="
+        );
     }
 
     #[test]

@@ -427,8 +427,8 @@ pub fn main() -> ! {
         finish(cmdline_on_finish(&cmdline).unwrap_or_default());
     }
     let text = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
-    log(&format!("kernel command line: {}", text.trim()));
     let cmdline = Cmdline::parse(&text);
+    log(&format!("kernel command line: {}", cmdline.shown()));
     modules::set_booted();
     let fallback = cmdline_on_finish(&cmdline).unwrap_or_default();
     // PID 1 has one thread here (the boot steps start none): it may fork.

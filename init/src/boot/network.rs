@@ -162,6 +162,51 @@ mod tests {
         assert!(!forced(&Cmdline::parse("bootbench.force=0 bootbench.force")));
     }
 
+    /// A bad URL on the command line is an error naming the key and the
+    /// problem, never the query or the userinfo.
+    #[test]
+    fn bad_command_line_urls_are_named_without_credentials() {
+        let secrets = ["SECRET", "hunter2", "user:"];
+        for (url, why) in [
+            (
+                "http://10.0.2.2:99999/r/{machine}.json?X-Amz-Signature=SECRET",
+                "bootbench.results_url: \"http://10.0.2.2:99999/r/machine.json?...\": port \"99999\" is not a number",
+            ),
+            (
+                "https://user:hunter2@host/r.json?token=SECRET",
+                "bootbench.results_url: \"https://...@host/r.json?...\": user names and passwords",
+            ),
+            (
+                "http://h/{machine}.json?sig={SECRET}",
+                "bootbench.results_url: a \"{\" in the query (not shown",
+            ),
+        ] {
+            let c = Cmdline::parse(&format!("bootbench.results_url={url}"));
+            let e = results_url(&c, None).unwrap_err();
+            assert!(e.starts_with(why), "{e}");
+            assert!(secrets.iter().all(|s| !e.contains(s)), "{e}");
+        }
+        let client = http::Client::new(None).unwrap();
+        for (url, why) in [
+            (
+                "http://10.0.2.2:99999/c.json?X-Amz-Signature=SECRET",
+                "bootbench.config_url: \"http://10.0.2.2:99999/c.json?...\": port \"99999\" is not a number",
+            ),
+            (
+                "https://user:hunter2@host/c.json?token=SECRET",
+                "bootbench.config_url: \"https://...@host/c.json?...\": user names and passwords",
+            ),
+            (
+                "http://[::1/c.json?sig=SECRET",
+                "bootbench.config_url: \"http://[::1/c.json?...\": an IPv6 host lacks its ']'",
+            ),
+        ] {
+            let e = fetch_config(&client, url, CONFIG_BOUND, &mut |_| {}).unwrap_err();
+            assert!(e.starts_with(why), "{e}");
+            assert!(secrets.iter().all(|s| !e.contains(s)), "{e}");
+        }
+    }
+
     #[test]
     fn a_config_url_that_answers_404_is_an_error_naming_the_key() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -153,6 +153,17 @@ pub fn error_doc(inv: &Invalid, source: &str) -> ResultDoc {
     doc
 }
 
+/// The `run.config_source` of a config that could not be read: the
+/// command line's `bootbench.config_url=` as it may be shown (no query,
+/// fragment or userinfo: the document goes to the stick, the console and
+/// the results URL), else the stick's config file.
+fn unread_config_source(cmdline: &Cmdline) -> String {
+    match cmdline.get("config_url") {
+        Some(url) => bench_core::url::redact(url),
+        None => format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME),
+    }
+}
+
 /// What [`emit`] wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Emitted {
@@ -550,10 +561,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
                     .unwrap_or_default(),
             };
             log(&format!("config error: {}", inv.message));
-            let source = match cmdline.get("config_url") {
-                Some(url) => url.split('?').next().unwrap_or(url).to_string(),
-                None => format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME),
-            };
+            let source = unread_config_source(cmdline);
             let doc = error_doc(&inv, &source);
             let mut out = results_out(cmdline, None, log);
             let json = emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
@@ -639,7 +647,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     let plan_id = plan.id(&text);
     log(&format!("plan id {plan_id} (the config and these disks)"));
     if let Some(t) = &results_url {
-        log(&format!("results URL: {}", t.split('?').next().unwrap_or(t)));
+        log(&format!("results URL: {}", bench_core::url::redact(t)));
     }
 
     // Run once: a machine that boots into the same plan again does not run it again.
@@ -1073,6 +1081,30 @@ mod tests {
             assert_eq!(f.nonce, Some(crate::boot::nonce()), "the boot's nonce");
         }
         frames
+    }
+
+    /// A config URL that could not be read is named in the error
+    /// document without its query, fragment or userinfo.
+    #[test]
+    fn an_unread_config_url_is_recorded_without_credentials() {
+        for (url, want) in [
+            (
+                "https://user:hunter2@host/c.json?token=SECRET",
+                "https://...@host/c.json?...",
+            ),
+            (
+                "http://10.0.2.2:99999/c.json#SECRET",
+                "http://10.0.2.2:99999/c.json#...",
+            ),
+            ("http://[::1/c.json?sig=SECRET", "http://[::1/c.json?..."),
+        ] {
+            let c = Cmdline::parse(&format!("bootbench.config_url={url}"));
+            assert_eq!(unread_config_source(&c), want);
+        }
+        assert_eq!(
+            unread_config_source(&Cmdline::parse("quiet")),
+            format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME)
+        );
     }
 
     #[test]

@@ -10,6 +10,8 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bench_core::url::{has_userinfo, redact};
+
 /// A response body larger than this is refused (a config or a result
 /// document is kilobytes; this bounds what a wrong URL can make PID 1 hold).
 pub const MAX_BODY: usize = 32 << 20;
@@ -35,27 +37,31 @@ pub struct Url {
 impl Url {
     /// Parse `s`: `http://` or `https://`, a host (a name, an IPv4 address,
     /// or `[IPv6]`), an optional `:port`, then the path and query. The error
-    /// says what is wrong.
+    /// says what is wrong, and quotes `s` as [`redact`] shows it (never its
+    /// query, fragment or userinfo: the text that failed to parse is the
+    /// text most likely to be shown).
     pub fn parse(s: &str) -> Result<Url, String> {
+        let shown = redact(s);
         let (scheme, rest) = if let Some(r) = s.strip_prefix("http://") {
             (Scheme::Http, r)
         } else if let Some(r) = s.strip_prefix("https://") {
             (Scheme::Https, r)
         } else {
-            return Err(format!("{s:?} is not an http:// or https:// URL"));
+            return Err(format!("{shown:?} is not an http:// or https:// URL"));
         };
         if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(format!("{s:?} holds white space or control characters"));
+            return Err(format!("{shown:?} holds white space or control characters"));
         }
-        let (authority, target) = match rest.find(['/', '?']) {
+        // Before the authority is taken apart: its parts would be the password's.
+        if has_userinfo(s) {
+            return Err(format!("{shown:?}: user names and passwords in URLs are not supported"));
+        }
+        let (authority, target) = match rest.find(['/', '?', '#']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
             Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
             None => (rest, "/".to_string()),
         };
         let target = target.split('#').next().unwrap_or("/").to_string();
-        if authority.contains('@') {
-            return Err(format!("{s:?}: user names and passwords in URLs are not supported"));
-        }
         let default_port = match scheme {
             Scheme::Http => 80,
             Scheme::Https => 443,
@@ -63,11 +69,11 @@ impl Url {
         let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
             let (h, after) = v6
                 .split_once(']')
-                .ok_or_else(|| format!("{s:?}: an IPv6 host lacks its ']'"))?;
+                .ok_or_else(|| format!("{shown:?}: an IPv6 host lacks its ']'"))?;
             let port = match after.strip_prefix(':') {
                 Some(p) => Some(p),
                 None if after.is_empty() => None,
-                None => return Err(format!("{s:?}: {after:?} after the IPv6 host")),
+                None => return Err(format!("{shown:?}: {after:?} after the IPv6 host")),
             };
             (h.to_string(), port)
         } else {
@@ -77,14 +83,14 @@ impl Url {
             }
         };
         if host.is_empty() {
-            return Err(format!("{s:?} has no host"));
+            return Err(format!("{shown:?} has no host"));
         }
         let port = match port {
             Some(p) => p
                 .parse::<u16>()
                 .ok()
                 .filter(|&p| p > 0)
-                .ok_or_else(|| format!("{s:?}: port {p:?} is not a number from 1 to 65535"))?,
+                .ok_or_else(|| format!("{shown:?}: port {p:?} is not a number from 1 to 65535"))?,
             None => default_port,
         };
         Ok(Url {
@@ -95,12 +101,10 @@ impl Url {
         })
     }
 
-    /// The URL without its query: what the console shows (a presigned
-    /// URL's query is a credential).
+    /// The URL as it may be shown: [`redact`]ed, so without its query (a
+    /// presigned URL's query is a credential).
     pub fn redacted(&self) -> String {
-        let path = self.target.split('?').next().unwrap_or("/");
-        let q = if self.target.contains('?') { "?..." } else { "" };
-        format!("{}{path}{q}", self.origin())
+        redact(&format!("{}{}", self.origin(), self.target))
     }
 
     /// `scheme://host[:port]`.
@@ -130,10 +134,17 @@ impl Url {
             .unwrap_or_default()
     }
 
-    /// A `Location` header's value resolved against this URL.
+    /// A `Location` header's value resolved against this URL (a
+    /// `//host/path` one keeps the scheme only, RFC 3986 5.2.2).
     fn join(&self, location: &str) -> Result<Url, String> {
         if location.starts_with("http://") || location.starts_with("https://") {
             Url::parse(location)
+        } else if location.starts_with("//") {
+            let scheme = match self.scheme {
+                Scheme::Http => "http:",
+                Scheme::Https => "https:",
+            };
+            Url::parse(&format!("{scheme}{location}"))
         } else if location.starts_with('/') {
             Url::parse(&format!("{}{location}", self.origin()))
         } else {
@@ -167,6 +178,9 @@ pub enum HttpError {
     Io(String),
     /// What came back is not an HTTP response this client reads.
     Malformed(String),
+    /// A redirect from `from` (redacted) to where this client cannot go:
+    /// `error` says why, quoting the target redacted.
+    Redirect { from: String, error: String },
 }
 
 impl fmt::Display for HttpError {
@@ -177,6 +191,7 @@ impl fmt::Display for HttpError {
             HttpError::Tls(e) => write!(f, "TLS: {e}"),
             HttpError::Io(e) => write!(f, "{e}"),
             HttpError::Malformed(e) => write!(f, "not an HTTP response: {e}"),
+            HttpError::Redirect { from, error } => write!(f, "{from} redirects to {error}"),
         }
     }
 }
@@ -315,7 +330,10 @@ impl Client {
             let r = self.request("GET", &url, None)?;
             match (r.status, &r.location) {
                 (301 | 302 | 303 | 307 | 308, Some(loc)) => {
-                    url = url.join(loc).map_err(HttpError::Malformed)?;
+                    url = url.join(loc).map_err(|error| HttpError::Redirect {
+                        from: url.redacted(),
+                        error,
+                    })?;
                 }
                 _ => return Ok((r, url)),
             }
@@ -497,6 +515,90 @@ mod tests {
         assert_eq!(base.join("/c").unwrap().target, "/c");
         assert_eq!(base.join("d.json").unwrap().target, "/a/d.json");
         assert_eq!(base.join("https://o/x").unwrap().scheme, Scheme::Https);
+    }
+
+    /// Every parse error names the problem and quotes the URL without its
+    /// query, fragment or userinfo, however malformed the rest is.
+    #[test]
+    fn a_bad_url_is_named_without_its_query_or_userinfo() {
+        for (bad, why) in [
+            (
+                "http://10.0.2.2:99999/r/{machine}.json?X-Amz-Signature=SECRET",
+                "\"http://10.0.2.2:99999/r/{machine}.json?...\": port \"99999\" is not a number from 1 to 65535",
+            ),
+            (
+                "https://user:hunter2@host/r.json?token=SECRET",
+                "\"https://...@host/r.json?...\": user names and passwords in URLs are not supported",
+            ),
+            (
+                "https://user:hunter2@host:99999/r.json",
+                "\"https://...@host:99999/r.json\": user names and passwords",
+            ),
+            // A password with a '/' or a '?': its first part is no port to quote.
+            (
+                "http://user:hun/ter2@host/r.json",
+                "\"http://...@host/r.json\": user names",
+            ),
+            (
+                "http://user:hun?ter2@host/r.json?sig=SECRET",
+                "\"http://...@host/r.json?...\": user names",
+            ),
+            (
+                "http://[::1/x?sig=SECRET",
+                "\"http://[::1/x?...\": an IPv6 host lacks its ']'",
+            ),
+            (
+                "http://[::1]x/?sig=SECRET",
+                "\"http://[::1]x/?...\": \"x\" after the IPv6 host",
+            ),
+            ("http:///path?sig=SECRET", "\"http:///path?...\" has no host"),
+            (
+                "ftp://user:hunter2@h/x?sig=SECRET",
+                "\"ftp://...@h/x?...\" is not an http:// or https:// URL",
+            ),
+            ("http://h/x?sig=SECRET hunter2", "\"http://h/x?...\" holds white space"),
+            ("http://h:99999#SECRET", "\"http://h:99999#...\": port \"99999\""),
+        ] {
+            let e = Url::parse(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+            for secret in ["SECRET", "hunter2", "ter2", "user:"] {
+                assert!(!e.contains(secret), "{bad}: {e}");
+            }
+        }
+        let u = Url::parse("http://h:81/a/b.json").unwrap();
+        let e = u.join("//user:hunter2@other/x?sig=SECRET").unwrap_err();
+        assert!(e.starts_with("\"http://...@other/x?...\": user names"), "{e}");
+        assert_eq!(u.join("//other:82/y?q").unwrap().redacted(), "http://other:82/y?...");
+    }
+
+    /// A redirect to a URL this client cannot take is an error naming both
+    /// ends, neither with its query.
+    #[test]
+    fn a_redirect_to_a_bad_url_shows_no_query() {
+        for (location, why) in [
+            (
+                &b"http://10.0.2.2:99999/r.json?X-Amz-Signature=SECRET"[..],
+                "redirects to \"http://10.0.2.2:99999/r.json?...\": port \"99999\" is not a number",
+            ),
+            (
+                b"https://user:hunter2@store/r.json?token=SECRET",
+                "redirects to \"https://...@store/r.json?...\": user names and passwords",
+            ),
+        ] {
+            let mut reply = b"HTTP/1.1 302 Found\r\nContent-Length: 0\r\nLocation: ".to_vec();
+            reply.extend_from_slice(location);
+            reply.extend_from_slice(b"\r\n\r\n");
+            let (url, server) = serve_once(Box::leak(reply.into_boxed_slice()));
+            let e = Client::new(None).unwrap().get(&url).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("http://127.0.0.1:{}/r/a.json?... {why}", url.port)),
+                "{e}"
+            );
+            for secret in ["SECRET", "hunter2", "user:", "sig=secret"] {
+                assert!(!e.contains(secret), "{e}");
+            }
+            drop(server.join());
+        }
     }
 
     #[test]

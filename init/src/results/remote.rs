@@ -12,6 +12,8 @@
 
 use std::time::{Duration, Instant};
 
+use bench_core::url::{part_at, Part};
+
 use crate::net::http::{Client, HttpError, Url};
 
 /// The placeholders a template may hold.
@@ -32,22 +34,38 @@ pub fn expand(template: &str, machine: &str, run: &str, n: u32) -> String {
 }
 
 /// Check a template: only [`PLACEHOLDERS`] in braces, and an http(s) URL
-/// once filled in. The error says what is wrong (the caller names the field).
+/// once filled in. The error says what is wrong (the caller names the
+/// field), quoting no more of the template than [`bench_core::url::redact`]
+/// shows: a brace in the query or the userinfo is said to be there, not
+/// quoted.
 pub fn check_template(template: &str) -> Result<(), String> {
+    let expected = PLACEHOLDERS.join(", ");
     let mut rest = template;
     while let Some(i) = rest.find(['{', '}']) {
         let tail = &rest[i..];
-        match PLACEHOLDERS.iter().find(|p| tail.starts_with(**p)) {
-            Some(p) => rest = &tail[p.len()..],
-            None => {
-                let end = tail.find('}').map_or(tail.len(), |e| e + 1).min(24);
-                return Err(format!(
-                    "{:?} is not a placeholder; expected {}",
-                    &tail[..end],
-                    PLACEHOLDERS.join(", ")
-                ));
-            }
+        if let Some(p) = PLACEHOLDERS.iter().find(|p| tail.starts_with(**p)) {
+            rest = &tail[p.len()..];
+            continue;
         }
+        let at = template.len() - tail.len();
+        let brace = &tail[..1];
+        return Err(match part_at(template, at) {
+            Part::Shown { end } => {
+                // Up to the closing brace, at most 24 bytes, never into what is hidden.
+                let mut n = tail.find('}').map_or(tail.len(), |e| e + 1).min(24).min(end - at);
+                while !tail.is_char_boundary(n) {
+                    n -= 1;
+                }
+                format!("{:?} is not a placeholder; expected {expected}", &tail[..n])
+            }
+            Part::Query => format!(
+                "a {brace:?} in the query (not shown: a query may hold a credential) is not a placeholder; \
+                 expected {expected}"
+            ),
+            Part::Userinfo => format!(
+                "a {brace:?} in the user name or password (not shown) is not a placeholder; expected {expected}"
+            ),
+        });
     }
     Url::parse(&expand(template, "machine", "run", 1)).map(|_| ())
 }
@@ -175,6 +193,51 @@ mod tests {
             let e = check_template(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
+    }
+
+    /// No error quotes a template's query or userinfo: not the URL's, not
+    /// a placeholder's; and quoting a bad placeholder never cuts a character.
+    #[test]
+    fn template_errors_quote_no_query_nor_userinfo() {
+        for (bad, why) in [
+            (
+                "http://10.0.2.2:99999/r/{machine}.json?X-Amz-Signature=SECRET",
+                "\"http://10.0.2.2:99999/r/machine.json?...\": port \"99999\" is not a number from 1 to 65535",
+            ),
+            (
+                "https://user:hunter2@host/r.json?token=SECRET",
+                "\"https://...@host/r.json?...\": user names and passwords in URLs are not supported",
+            ),
+            (
+                "http://h/r/{machine}.json?X-Amz-Signature={SECRET}",
+                "a \"{\" in the query (not shown: a query may hold a credential) is not a placeholder; \
+                 expected {machine}, {run}, {n}",
+            ),
+            ("http://h/r.json?sig=SECRET}", "a \"}\" in the query (not shown"),
+            (
+                "http://{user}:hunter2@h/r.json",
+                "a \"{\" in the user name or password (not shown) is not a placeholder",
+            ),
+            // Quoted up to the query, not into it.
+            ("http://h/{x?sig=SECRET", "\"{x\" is not a placeholder"),
+            ("http://h/r/{machin#SECRET", "\"{machin\" is not a placeholder"),
+            (
+                "http://[::1/{machine}?sig=SECRET",
+                "\"http://[::1/machine?...\": an IPv6 host lacks its ']'",
+            ),
+        ] {
+            let e = check_template(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+            for secret in ["SECRET", "hunter2", "user:", "{user}"] {
+                assert!(!e.contains(secret), "{bad}: {e}");
+            }
+        }
+        // 24 bytes at most, cut at a character's end (byte 24 is inside an 'é').
+        let e = check_template(&format!("http://h/{{{}}}", "é".repeat(20))).unwrap_err();
+        assert!(
+            e.starts_with(&format!("\"{{{}\" is not a placeholder", "é".repeat(11))),
+            "{e}"
+        );
     }
 
     /// A tiny stand-in for a WebDAV store on the host's loopback: GET
