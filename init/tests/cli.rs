@@ -891,7 +891,7 @@ fn signal_when(args: &[&str], signal: i32, ready: impl Fn(&str) -> bool) -> (std
     })
 }
 
-/// The case, end to end: a disk and a granted file on ext2 with
+/// End to end: a disk and a granted file on ext2 with
 /// 128-byte inodes (no birth time; a freed inode number goes to the next
 /// file). During the disk's read test the file is deleted and another made
 /// at its path, which on the old code got its inode number and was

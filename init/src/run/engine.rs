@@ -147,9 +147,10 @@ pub enum TargetKind {
 ///   never the path, so every request reaches the device `ro` has open.
 /// - Queues that write are opened only if the target was opened with a
 ///   permit (`writable`).
-/// - `wrote` is set before the first write request of any of its queues
-///   is handed to the kernel, and never cleared: false means no write of
-///   this target's reached the device.
+/// - `wrote` is set when the first write request of any of its queues is
+///   handed to the kernel (just before `pwrite`; as it enters io_uring's
+///   submission queue), and never cleared: false means no write of this
+///   target's reached the device.
 #[derive(Debug)]
 pub struct DevTarget {
     kind: TargetKind,

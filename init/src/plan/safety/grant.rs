@@ -314,7 +314,7 @@ mod tests {
 
     /// A file target replaced between the grant and the write on a
     /// filesystem that reuses inode numbers and keeps no birth time (ext2
-    /// with 128-byte inodes, the issue's case): the new file got the old
+    /// with 128-byte inodes): the new file got the old
     /// one's inode number and passed for it. Held open from the plan (its
     /// pin), the granted file keeps its inode, so the newcomer is told
     /// apart: the claim is refused and the newcomer untouched. Without a
@@ -327,7 +327,7 @@ mod tests {
         };
         use std::os::unix::fs::MetadataExt;
         let ino = |p: &Path| std::fs::metadata(p).expect("stat").ino();
-        // The filesystem does what the issue saw: a removed file's inode
+        // The filesystem does what makes the hole: a removed file's inode
         // number goes to the next file made there.
         let probe = m.dir.join("probe");
         std::fs::write(&probe, b"x").expect("write");
