@@ -1,5 +1,5 @@
-//! init's kernel command-line splitter (`init/src/boot/cmdline.rs`, compiled in:
-//! init is a binary crate) on any text: never panics, every parameter it
+//! init's kernel command-line splitter (`init/src/boot/cmdline.rs`) on any
+//! text: never panics, every parameter it
 //! returns is well formed, and on ASCII text it splits exactly as a line by
 //! line port of the kernel's `parse_args`/`next_arg` (lib/cmdline.c,
 //! kernel/params.c) does.
@@ -7,11 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[allow(dead_code)]
-#[path = "../../init/src/boot/cmdline.rs"]
-mod cmdline;
-
-use cmdline::Cmdline;
+use bootbench_init::boot::cmdline::Cmdline;
 
 /// The kernel's `isspace` on ASCII (lib/ctype.c: 9 to 13 and 32).
 fn k_isspace(c: u8) -> bool {

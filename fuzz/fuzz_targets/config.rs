@@ -3,35 +3,10 @@
 //! and every error is one line naming where it is. An input whose first byte
 //! is 0x01 is a kernel command line (its first line) and a config (the
 //! rest) for PID 1's `boot::unattended::plan_unattended`, as the boot reads them.
-//!
-//! init is a binary crate without a library target; its modules are compiled
-//! in here unchanged (the same list as init/src/main.rs, whose `crate::`
-//! paths then resolve to this crate's root).
 #![no_main]
-#![allow(dead_code, unused_imports)]
 
+use bootbench_init::{boot, plan};
 use libfuzzer_sys::fuzz_target;
-
-#[path = "../../init/src/boot/mod.rs"]
-mod boot;
-#[path = "../../init/src/cli.rs"]
-mod cli;
-#[path = "../../init/src/disks/mod.rs"]
-mod disks;
-#[path = "../../init/src/log.rs"]
-mod log;
-#[path = "../../init/src/modules.rs"]
-mod modules;
-#[path = "../../init/src/plan/mod.rs"]
-mod plan;
-#[path = "../../init/src/results/mod.rs"]
-mod results;
-#[path = "../../init/src/run/mod.rs"]
-mod run;
-#[path = "../../init/src/stacks/mod.rs"]
-mod stacks;
-#[path = "../../init/src/sys/mod.rs"]
-mod sys;
 
 fn one_line(what: &str, e: &str) {
     assert!(!e.is_empty(), "{what}: empty message");
@@ -45,7 +20,12 @@ fuzz_target!(|data: &[u8]| {
         let (line, config) = text.split_once('\n').unwrap_or((text, ""));
         let c = boot::cmdline::Cmdline::parse(line);
         let never = vec!["/dev/nonexistent-stick".to_string()];
-        match boot::unattended::plan_unattended(config, "/mnt/stick/bootbench.json", c.get("profile"), c.get("on_finish"), &[], &never, true) {
+        let ov = plan::Overrides {
+            profile: c.get("profile").map(str::to_string),
+            simulate: true,
+            ..plan::Overrides::default()
+        };
+        match boot::unattended::plan_unattended(config, "/mnt/stick/bootbench.json", c.get("on_finish"), &[], &never, &ov) {
             Ok((plan, _)) => {
                 let _ = plan::describe_plan_lines(&plan);
             }
@@ -63,9 +43,8 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     let ov = plan::Overrides {
-        profile: None,
-        targets: Vec::new(),
         simulate: true,
+        ..plan::Overrides::default()
     };
     match plan::validate(&raw, "fuzz.json", &ov) {
         Ok(plan) => {

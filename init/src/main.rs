@@ -2,32 +2,11 @@
 //! devices and files on a live Linux system. One static binary, three roles,
 //! chosen here from the process id and argv[0]: PID 1 ([`boot::main`]), the
 //! kernel's module helper (started as `.../modprobe`, a symlink to /init:
-//! [`modules::modprobe_main`]), and the command line ([`cli::main`]).
-//!
-//! The folders follow one run (DESIGN.md's data flow; init/README.md says
-//! more): [`boot`] is PID 1 (mounts, the supervised worker, the stick, the
-//! unattended run) and [`cli`] the live command; both hand a [`plan`] (the
-//! config validated, the targets resolved and granted, [`plan::safety`]) to
-//! the one executor in [`run`], which assembles [`stacks`] (md and dm),
-//! runs the engines on the [`disks`] and returns the document that
-//! [`results`] writes. [`log`] and [`modules`] serve every stage. All unsafe
-//! code and raw syscalls live in [`sys`]; everything else is safe. No module
-//! imports one that imports it back (`init/tests/module_graph.rs`).
+//! [`modules::modprobe_main`]), and the command line ([`cli::main`]). The
+//! code is the library `bootbench_init` (src/lib.rs).
 #![deny(unsafe_code)]
 
-mod boot;
-mod cli;
-mod disks;
-mod log;
-mod modules;
-mod net;
-mod plan;
-mod results;
-mod run;
-mod stacks;
-mod sys;
-#[cfg(test)]
-mod testutil;
+use bootbench_init::{boot, cli, modules};
 
 /// Which role argv[0] and the process id select.
 #[derive(Debug, PartialEq, Eq)]

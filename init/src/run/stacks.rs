@@ -77,7 +77,7 @@ impl Registry {
 
     /// How many stacks are live.
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub fn live(&self) -> usize {
         self.lock().len()
     }
 }
@@ -976,7 +976,7 @@ mod tests {
         let mut lines = Vec::new();
         let failed = assemble_all(&mut plan, &mut fake, &reg, &mut |l| lines.push(l.to_string()));
         assert!(failed.is_empty(), "{failed:?}");
-        assert_eq!(reg.len(), 4);
+        assert_eq!(reg.live(), 4);
         let a = &plan.targets[0].info.path;
         let b = &plan.targets[1].info.path;
         let c = &plan.targets[2].info.path;
@@ -1005,7 +1005,7 @@ mod tests {
             *events.lock().unwrap(),
             vec!["down /dev/dm-3", "down /dev/dm-2", "down /dev/dm-1", "down /dev/md0"]
         );
-        assert_eq!(reg.len(), 0);
+        assert_eq!(reg.live(), 0);
         assert!(verify(&mut fake, &mut |l| lines.push(l.to_string())).is_ok());
         assert!(
             lines.iter().any(|l| l.contains("no md or dm device remains")),
@@ -1035,7 +1035,7 @@ mod tests {
             "{}",
             failed[1].1
         );
-        assert_eq!(reg.len(), 2, "r0 and solo");
+        assert_eq!(reg.live(), 2, "r0 and solo");
         let errors = teardown_all(&reg, &mut |l| lines.push(l.to_string()));
         assert_eq!(errors.len(), 1);
         assert!(

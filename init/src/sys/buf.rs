@@ -50,6 +50,11 @@ impl AlignedBuf {
         self.layout.size()
     }
 
+    /// Never: a buffer holds at least [`ALIGN`] bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: by the invariants, `ptr` is valid for `len` initialised

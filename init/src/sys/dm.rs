@@ -122,10 +122,29 @@ pub struct TargetSpec<'a> {
     pub params: &'a [u8],
 }
 
+/// Without the parameters, which may hold a key.
+impl std::fmt::Debug for TargetSpec<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TargetSpec")
+            .field("start", &self.start)
+            .field("length", &self.length)
+            .field("target_type", &self.target_type)
+            .field("params", &format_args!("<{} bytes>", self.params.len()))
+            .finish()
+    }
+}
+
 /// An encoded ioctl buffer. It may hold a key (TABLE_LOAD of a crypt
 /// table), so it is sized once (no reallocation leaves copies) and wiped
 /// when dropped.
 pub struct IoctlBuf(Vec<u8>);
+
+/// Its length only: the bytes may hold a key.
+impl std::fmt::Debug for IoctlBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IoctlBuf(<{} bytes>)", self.0.len())
+    }
+}
 
 impl Drop for IoctlBuf {
     fn drop(&mut self) {

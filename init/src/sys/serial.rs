@@ -131,6 +131,16 @@ pub struct Tee<W> {
     at_line_start: bool,
 }
 
+impl<W> std::fmt::Debug for Tee<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ports: Vec<&str> = self.ports.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("Tee")
+            .field("ports", &ports)
+            .field("dropped", &self.dropped)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<W: Write> Tee<W> {
     /// `console` and the opened `ports`.
     pub fn new(console: W, ports: Vec<(String, File)>) -> Tee<W> {
