@@ -17,127 +17,138 @@ use crate::plan::{self, Overrides};
 use crate::results::sink;
 use crate::run::{self, stacks};
 
-const USAGE: &str = "\
-usage:
+/// What `--help` says after the commands and options: each command's
+/// usage, the exit statuses and the write interlock.
+const AFTER_HELP: &str = "\
+Each command:
   bootbench-init run [--config FILE] [--profile NAME] [--target PATH]... [--out FILE] [--simulate]
   bootbench-init validate FILE [--booted] [--profile NAME] [--target PATH]... [--simulate]
   bootbench-init list [--json] [--all]
-  bootbench-init --help | --version
-
-run       benchmark the targets; results JSON to --out FILE (never overwritten) or stdout,
-          progress and a summary table (MB/s = 10^6 bytes/s) on stderr
-validate  check a config and print the plan it expands into; --booted checks it as the
-          booted run will (a stick's config on a laptop: disks named by serial or WWN that
-          are not here are checked at boot) and says what it will and will not write
-list      print the host (DMI vendor, product, serial; CPU; memory) and every whole
-          disk, one per line (transport, driver, PCI address, model, serial, firmware,
-          WWN, size, block sizes, rotational, write cache, scheduler, readahead);
-          --json prints the disks as a JSON array; --all includes loop, RAM, md, dm,
-          optical, nbd and empty devices
---config FILE    the config (JSON); without it, --profile and --target say what to run
---profile NAME   quick, standard, classic or cdm (replaces the config's profile)
---target PATH    a block device or file (repeatable; replaces the config's targets);
-                 with --simulate: sim:hdd:SIZE or sim:ssd:SIZE (default sim:hdd:1G sim:ssd:256M)
---out FILE       write the results there atomically, refusing to overwrite
---simulate       run on simulated disks (deterministic, no hardware)
 
 Exit status: 0 run completed, 1 run failed, 2 bad input.
 Writes happen only on targets named in the config's \"destructive\" section with the phrase
-\"I understand this destroys data\"; other write tests are skipped.
-";
+\"I understand this destroys data\"; other write tests are skipped.";
 
-/// What the command line asks for.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Args {
-    /// `run` or `validate`.
-    pub command: String,
-    /// `--config FILE`, or `validate`'s FILE.
-    pub config: Option<String>,
-    /// `--profile`, `--target`, `--simulate`.
-    pub overrides: Overrides,
-    /// `--out FILE`.
-    pub out: Option<String>,
-    /// `validate --booted`: as the booted run checks it ([`plan::check_for_boot`]).
-    pub booted: bool,
+/// The command line.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "bootbench-init",
+    version,
+    about = "bootbench's PID 1, and a disk benchmark on a live Linux system",
+    after_help = AFTER_HELP,
+    subcommand_required = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
-/// A parsed command line.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `--profile`, `--target` and `--simulate`: the plan's overrides.
+#[derive(Clone, Debug, Default, PartialEq, Eq, clap::Args)]
+pub struct PlanArgs {
+    /// quick, standard, classic or cdm (replaces the config's profile)
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub profile: Option<String>,
+    /// A block device or file (repeatable; replaces the config's targets); with
+    /// --simulate: sim:hdd:SIZE or sim:ssd:SIZE (default sim:hdd:1G sim:ssd:256M)
+    #[arg(long = "target", value_name = "PATH", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub targets: Vec<String>,
+    /// Run on simulated disks (deterministic, no hardware)
+    #[arg(long)]
+    pub simulate: bool,
+}
+
+impl PlanArgs {
+    /// The plan's overrides they make.
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            profile: self.profile.clone(),
+            targets: self.targets.clone(),
+            simulate: self.simulate,
+            ..Overrides::default()
+        }
+    }
+}
+
+/// A command.
+#[derive(Clone, Debug, PartialEq, Eq, clap::Subcommand)]
 pub enum Command {
-    /// Print the usage.
-    Help,
-    /// Print the version.
-    Version,
-    /// `run` or `validate`.
-    Go(Args),
-    /// `list`: the host and its disks.
+    /// Benchmark the targets; results JSON to --out FILE (never overwritten) or
+    /// stdout, progress and a summary table (MB/s = 10^6 bytes/s) on stderr
+    Run {
+        /// The config (JSON); without it, --profile and --target say what to run
+        #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+        config: Option<String>,
+        /// Write the results there atomically, refusing to overwrite
+        #[arg(long, value_name = "FILE")]
+        out: Option<String>,
+        #[command(flatten)]
+        plan: PlanArgs,
+    },
+    /// Check a config and print the plan it expands into
+    Validate {
+        /// The config (JSON)
+        #[arg(value_name = "FILE")]
+        config: String,
+        /// Check it as the booted run will (a stick's config on a laptop: disks
+        /// named by serial or WWN that are not here are checked at boot) and say
+        /// what it will and will not write
+        #[arg(long)]
+        booted: bool,
+        #[command(flatten)]
+        plan: PlanArgs,
+    },
+    /// Print the host (DMI vendor, product, serial; CPU; memory) and every whole
+    /// disk, one per line (transport, driver, PCI address, model, serial,
+    /// firmware, WWN, size, block sizes, rotational, write cache, scheduler,
+    /// readahead)
     List {
-        /// `--json`: the disks as a JSON array.
+        /// Print the disks as a JSON array
+        #[arg(long)]
         json: bool,
-        /// `--all`: virtual and empty devices too.
+        /// Include loop, RAM, md, dm, optical, nbd and empty devices
+        #[arg(long)]
         all: bool,
     },
 }
 
-/// Parse the arguments (without the program name).
-pub fn parse_args(args: &[String]) -> Result<Command, String> {
-    let mut it = args.iter();
-    let Some(first) = it.next() else {
-        return Err("no command given; expected run, validate or list".to_string());
-    };
-    match first.as_str() {
-        "--help" | "-h" | "help" => return Ok(Command::Help),
-        "--version" | "-V" => return Ok(Command::Version),
-        "run" | "validate" => {}
-        "list" => {
-            let (mut json, mut all) = (false, false);
-            for arg in it {
-                match arg.as_str() {
-                    "--json" => json = true,
-                    "--all" => all = true,
-                    "--help" | "-h" => return Ok(Command::Help),
-                    o => return Err(format!("{o:?} is not an option of list; see --help")),
-                }
-            }
-            return Ok(Command::List { json, all });
-        }
-        other => return Err(format!("{other:?} is not a command; expected run, validate or list")),
+/// What `args` (the program name first) ask for; `Err` is clap's error,
+/// for [`print_clap_error`] (help and version are errors of clap's too).
+pub fn parse_args<I, T>(args: I) -> Result<Command, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    <Cli as clap::Parser>::try_parse_from(args).map(|c| c.command)
+}
+
+/// clap's error as one line (its message, what it names, and the usage of
+/// the command it is about), as every message of bootbench-init is one
+/// line: `the following required arguments were not provided: <FILE>
+/// (usage: bootbench-init validate [OPTIONS] <FILE>)`.
+pub fn one_line(e: &clap::Error) -> String {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        return "no command given; expected run, validate or list (see --help)".to_string();
     }
-    let mut a = Args {
-        command: first.clone(),
-        ..Args::default()
-    };
-    let validate = first == "validate";
-    while let Some(arg) = it.next() {
-        let (opt, inline) = match arg.split_once('=') {
-            Some((o, v)) if o.starts_with("--") => (o, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = |name: &str| -> Result<String, String> {
-            match inline.clone().or_else(|| it.next().cloned()) {
-                Some(v) => Ok(v),
-                None => Err(format!("{name} needs a value")),
-            }
-        };
-        match opt {
-            "--help" | "-h" => return Ok(Command::Help),
-            "--config" if !validate => a.config = Some(value("--config")?),
-            "--profile" => a.overrides.profile = Some(value("--profile")?),
-            "--target" => a.overrides.targets.push(value("--target")?),
-            "--out" if !validate => a.out = Some(value("--out")?),
-            "--simulate" if inline.is_none() => a.overrides.simulate = true,
-            "--booted" if validate && inline.is_none() => a.booted = true,
-            o if o.starts_with('-') && o.len() > 1 => {
-                return Err(format!("{o:?} is not an option of {}; see --help", a.command));
-            }
-            file if validate && a.config.is_none() => a.config = Some(file.to_string()),
-            extra => return Err(format!("{extra:?}: unexpected argument to {}; see --help", a.command)),
-        }
-    }
-    if validate && a.config.is_none() {
-        return Err("validate needs a config FILE".to_string());
-    }
-    Ok(Command::Go(a))
+    let text = e.render().to_string();
+    let mut blocks = text.split("\n\n").map(str::trim).filter(|b| !b.is_empty());
+    let what = blocks
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let usage = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage: "))
+        .map(|u| format!(" (usage: {})", u.lines().next().unwrap_or(u)));
+    format!("{what}{}", usage.unwrap_or_default())
 }
 
 /// One message line on stderr, `bootbench-init: ` first, through
@@ -148,26 +159,22 @@ fn say(msg: &dyn std::fmt::Display) {
 
 /// Run the command line; returns the exit status.
 pub fn main(args: Vec<String>) -> i32 {
-    let cmd = match parse_args(args.get(1..).unwrap_or(&[])) {
+    let cmd = match parse_args(&args) {
         Ok(c) => c,
+        // --help and --version: clap prints them, to stdout.
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
+            return 0;
+        }
         Err(e) => {
-            say(&e);
-            eprintln!("{USAGE}");
+            say(&one_line(&e));
             return 2;
         }
     };
     match cmd {
-        Command::Help => {
-            print!("{USAGE}");
-            0
-        }
-        Command::Version => {
-            println!("bootbench-init {}", env!("CARGO_PKG_VERSION"));
-            0
-        }
         Command::List { json, all } => list(json, all),
-        Command::Go(a) if a.command == "validate" => validate(&a),
-        Command::Go(a) => run_command(&a),
+        Command::Validate { config, booted, plan } => validate(&config, booted, &plan.overrides()),
+        Command::Run { config, out, plan } => run_command(config.as_deref(), out.as_deref(), &plan.overrides()),
     }
 }
 
@@ -187,20 +194,16 @@ fn list(json: bool, all: bool) -> i32 {
     0
 }
 
-fn validate(a: &Args) -> i32 {
-    if a.booted {
-        let checked = a
-            .config
-            .as_deref()
-            .ok_or_else(|| plan::ConfigError("validate needs a config FILE".to_string()))
-            .and_then(|path| match plan::read_config_file(Path::new(path)) {
-                Ok(Some(text)) => plan::parse(&text, path).map(|raw| (raw, path)),
-                Ok(None) => Err(plan::ConfigError(format!(
-                    "{path:?} does not exist; expected a config file"
-                ))),
-                Err(e) => Err(plan::ConfigError(e)),
-            })
-            .and_then(|(raw, path)| plan::check_for_boot(&raw, path, &a.overrides));
+fn validate(path: &str, booted: bool, ov: &Overrides) -> i32 {
+    if booted {
+        let checked = match plan::read_config_file(Path::new(path)) {
+            Ok(Some(text)) => plan::parse(&text, path).map(|raw| (raw, path)),
+            Ok(None) => Err(plan::ConfigError(format!(
+                "{path:?} does not exist; expected a config file"
+            ))),
+            Err(e) => Err(plan::ConfigError(e)),
+        }
+        .and_then(|(raw, path)| plan::check_for_boot(&raw, path, ov));
         return match checked {
             Ok(lines) => {
                 for line in lines {
@@ -214,7 +217,7 @@ fn validate(a: &Args) -> i32 {
             }
         };
     }
-    match plan::load(a.config.as_deref(), &a.overrides) {
+    match plan::load(Some(path), ov) {
         Ok(plan) => {
             for line in plan::describe_plan_lines(&plan) {
                 println!("{}", console::safe(&line));
@@ -237,8 +240,8 @@ fn document_room(plan: &plan::Plan) -> u64 {
     items.saturating_mul(256 << 10).saturating_add(1 << 20).min(64 << 20)
 }
 
-fn run_command(a: &Args) -> i32 {
-    let mut plan = match plan::load(a.config.as_deref(), &a.overrides) {
+fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
+    let mut plan = match plan::load(config, ov) {
         Ok(p) => p,
         Err(e) => {
             say(&e);
@@ -253,7 +256,7 @@ fn run_command(a: &Args) -> i32 {
     // anything runs: a place it cannot be written (a read-only or full
     // filesystem, /proc, no name) is bad input, found before a disk is
     // touched, not a document lost after the run.
-    let mut out_file = match a.out.as_deref().map(|out| {
+    let mut out_file = match out.map(|out| {
         let mut f = sink::NewFile::create(Path::new(out))?;
         f.reserve(document_room(&plan))?;
         Ok::<_, sink::SinkError>(f)
@@ -311,7 +314,7 @@ fn run_command(a: &Args) -> i32 {
         say(&e);
         return 1;
     }
-    if let Some(out) = &a.out {
+    if let Some(out) = out {
         say(&format!("results written to {out}"));
     }
     if doc.run.status == "interrupted" {
@@ -326,68 +329,102 @@ mod tests {
     use super::*;
 
     fn args(s: &str) -> Vec<String> {
-        s.split_whitespace().map(str::to_string).collect()
+        std::iter::once("bootbench-init")
+            .chain(s.split_whitespace())
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn parsed(s: &str) -> Command {
+        parse_args(args(s)).unwrap_or_else(|e| panic!("{s}: {}", one_line(&e)))
     }
 
     #[test]
-    fn parses_run_and_validate() {
-        let c = parse_args(&args(
-            "run --config c.json --profile quick --target /dev/a --target=/dev/b --out r.json --simulate",
-        ))
-        .unwrap();
-        let Command::Go(a) = c else { panic!("{c:?}") };
-        assert_eq!(a.command, "run");
-        assert_eq!(a.config.as_deref(), Some("c.json"));
-        assert_eq!(a.out.as_deref(), Some("r.json"));
-        assert_eq!(a.overrides.profile.as_deref(), Some("quick"));
-        assert_eq!(a.overrides.targets, vec!["/dev/a", "/dev/b"]);
-        assert!(a.overrides.simulate);
-
-        let Command::Go(v) = parse_args(&args("validate c.json --target /dev/a")).unwrap() else {
-            panic!()
+    fn parses_run_validate_and_list() {
+        let c = parsed("run --config c.json --profile quick --target /dev/a --target=/dev/b --out r.json --simulate");
+        let want_plan = PlanArgs {
+            profile: Some("quick".into()),
+            targets: vec!["/dev/a".into(), "/dev/b".into()],
+            simulate: true,
         };
-        assert_eq!((v.command.as_str(), v.config.as_deref()), ("validate", Some("c.json")));
-        assert!(!v.booted);
-        let Command::Go(v) = parse_args(&args("validate --booted c.json")).unwrap() else {
-            panic!()
-        };
-        assert!(v.booted && v.config.as_deref() == Some("c.json"));
-        assert!(parse_args(&args("run --booted"))
-            .unwrap_err()
-            .contains("\"--booted\" is not an option of run"));
-        assert_eq!(parse_args(&args("--help")), Ok(Command::Help));
-        assert_eq!(parse_args(&args("run --help")), Ok(Command::Help));
-        assert_eq!(parse_args(&args("--version")), Ok(Command::Version));
         assert_eq!(
-            parse_args(&args("list")),
-            Ok(Command::List {
+            c,
+            Command::Run {
+                config: Some("c.json".into()),
+                out: Some("r.json".into()),
+                plan: want_plan.clone()
+            }
+        );
+        let Command::Run { plan, .. } = c else { unreachable!() };
+        let ov = plan.overrides();
+        assert_eq!(
+            (ov.profile.as_deref(), ov.targets.len(), ov.simulate),
+            (Some("quick"), 2, true)
+        );
+        assert_eq!(
+            parsed("validate c.json --target /dev/a"),
+            Command::Validate {
+                config: "c.json".into(),
+                booted: false,
+                plan: PlanArgs {
+                    targets: vec!["/dev/a".into()],
+                    ..PlanArgs::default()
+                }
+            }
+        );
+        assert!(matches!(
+            parsed("validate --booted c.json"),
+            Command::Validate { booted: true, .. }
+        ));
+        assert_eq!(
+            parsed("list"),
+            Command::List {
                 json: false,
                 all: false
-            })
+            }
         );
-        assert_eq!(
-            parse_args(&args("list --all --json")),
-            Ok(Command::List { json: true, all: true })
-        );
+        assert_eq!(parsed("list --all --json"), Command::List { json: true, all: true });
+        // --help and --version are for stdout, not errors.
+        for (line, kind) in [
+            ("--help", clap::error::ErrorKind::DisplayHelp),
+            ("run --help", clap::error::ErrorKind::DisplayHelp),
+            ("--version", clap::error::ErrorKind::DisplayVersion),
+        ] {
+            let e = parse_args(args(line)).unwrap_err();
+            assert_eq!(e.kind(), kind, "{line}");
+            assert!(!e.use_stderr(), "{line}");
+        }
     }
 
+    /// Each bad command line is one line naming what is wrong, and the
+    /// usage of the command it is about.
     #[test]
-    fn refuses_bad_arguments() {
+    fn refuses_bad_arguments_in_one_line() {
         let cases = [
-            ("", "no command"),
-            ("bench", "\"bench\" is not a command"),
-            ("run --frobnicate", "\"--frobnicate\" is not an option"),
-            ("run --target", "--target needs a value"),
-            ("run extra", "unexpected argument"),
-            ("validate", "validate needs a config FILE"),
-            ("validate a.json b.json", "unexpected argument"),
-            ("validate a.json --out r.json", "\"--out\" is not an option"),
-            ("run --simulate=yes", "is not an option"),
-            ("list --target /dev/sda", "\"--target\" is not an option of list"),
+            ("", "no command given; expected run, validate or list"),
+            ("bench", "unrecognized subcommand 'bench'"),
+            ("run --frobnicate", "unexpected argument '--frobnicate'"),
+            ("run --target", "a value is required for '--target <PATH>'"),
+            ("run extra", "unexpected argument 'extra'"),
+            (
+                "validate",
+                "the following required arguments were not provided: <FILE> (usage: bootbench-init validate",
+            ),
+            ("validate a.json b.json", "unexpected argument 'b.json'"),
+            ("validate a.json --out r.json", "unexpected argument '--out'"),
+            ("run --simulate=yes", "unexpected value 'yes' for '--simulate'"),
+            ("run --booted", "unexpected argument '--booted'"),
+            ("list --target /dev/sda", "unexpected argument '--target'"),
         ];
         for (line, want) in cases {
-            let e = parse_args(&args(line)).unwrap_err();
-            assert!(e.contains(want), "{line}: {e}");
+            let e = parse_args(args(line)).unwrap_err();
+            assert!(e.use_stderr(), "{line}");
+            let m = one_line(&e);
+            assert!(m.contains(want), "{line}: {m}");
+            assert!(!m.contains('\n'), "{line}: one line: {m:?}");
         }
+        // An empty value is no value.
+        let e = parse_args(["bootbench-init", "run", "--target", ""]).unwrap_err();
+        assert!(one_line(&e).contains("--target"), "{}", one_line(&e));
     }
 }
