@@ -20,6 +20,7 @@ pub mod gpt;
 pub mod health;
 pub mod hist;
 pub mod io;
+pub mod names;
 pub mod plan;
 pub mod profile;
 pub mod result;

@@ -25,8 +25,9 @@ fuzz_target!(|data: &[u8]| {
             simulate: true,
             ..plan::Overrides::default()
         };
-        match boot::unattended::plan_unattended(config, "/mnt/stick/bootbench.json", c.get("on_finish"), &[], &never, &ov) {
-            Ok((plan, _)) => {
+        let raw = plan::parse(config, "/mnt/stick/bootbench.json");
+        match boot::unattended::plan_unattended(&raw, "/mnt/stick/bootbench.json", c.get("on_finish"), &[], &never, &ov) {
+            Ok((plan, _, _)) => {
                 let _ = plan::describe_plan_lines(&plan);
             }
             Err(e) => one_line("plan_unattended", &e.message),

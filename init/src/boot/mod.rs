@@ -24,7 +24,6 @@ use std::fmt;
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::DirBuilderExt;
-use std::str::FromStr;
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -36,43 +35,7 @@ use crate::log::log;
 use crate::modules;
 use crate::sys::{console, mount, power, process};
 
-/// What PID 1 does at the end (`on_finish` in the config,
-/// `bootbench.on_finish=` on the kernel command line).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum OnFinish {
-    /// reboot(2) LINUX_REBOOT_CMD_POWER_OFF (the default).
-    #[default]
-    PowerOff,
-    /// reboot(2) LINUX_REBOOT_CMD_RESTART.
-    Reboot,
-    /// reboot(2) LINUX_REBOOT_CMD_HALT.
-    Halt,
-}
-
-impl FromStr for OnFinish {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "poweroff" => Ok(OnFinish::PowerOff),
-            "reboot" => Ok(OnFinish::Reboot),
-            "halt" => Ok(OnFinish::Halt),
-            other => Err(format!(
-                "{other:?} is not an on_finish action; expected poweroff, reboot or halt"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for OnFinish {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            OnFinish::PowerOff => "poweroff",
-            OnFinish::Reboot => "reboot",
-            OnFinish::Halt => "halt",
-        })
-    }
-}
+pub use crate::plan::OnFinish;
 
 /// One boot step.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -29,7 +29,7 @@ use crate::boot::OnFinish;
 use crate::disks::discover;
 use crate::disks::identity;
 use crate::plan::safety::TargetRef;
-use crate::plan::{self, ConfigError, Overrides, Plan};
+use crate::plan::{self, ConfigError, Overrides, Plan, RawConfig};
 use crate::results;
 use crate::run;
 use crate::sys::serial;
@@ -77,27 +77,18 @@ pub struct Invalid {
 /// removed); `never` are the stick's disks. `ov.simulate` plans simulated
 /// disks (for tests); `ov.withhold_writes` keeps every target read-only.
 pub fn plan_unattended(
-    text: &str,
+    raw: &Result<RawConfig, ConfigError>,
     source: &str,
     cmd_on_finish: Option<&str>,
     disks: &[TargetInfo],
     never: &[String],
     ov: &Overrides,
-) -> Result<(Plan, OnFinish), Invalid> {
+) -> Result<(Plan, OnFinish, String), Invalid> {
     let cmd_finish = cmd_on_finish.map(|v| {
-        v.parse::<OnFinish>().map_err(|_| {
-            ConfigError(format!(
-                "bootbench.on_finish: {v:?} is not an on_finish action; expected one of {}",
-                plan::ON_FINISH.join(", ")
-            ))
-        })
+        v.parse::<OnFinish>()
+            .map_err(|e| ConfigError(format!("bootbench.on_finish: {e}")))
     });
-    let raw = plan::parse(text, source);
-    let cfg_finish = raw
-        .as_ref()
-        .ok()
-        .and_then(|r| r.on_finish.as_deref())
-        .and_then(|v| v.parse::<OnFinish>().ok());
+    let cfg_finish = raw.as_ref().ok().and_then(|r| r.on_finish);
     let on_finish = match &cmd_finish {
         Some(Ok(f)) => *f,
         _ => cfg_finish.unwrap_or_default(),
@@ -114,22 +105,23 @@ pub fn plan_unattended(
     if let Some(Err(e)) = cmd_finish {
         return Err(invalid(e));
     }
-    let raw = raw.map_err(invalid)?;
+    let raw = raw.as_ref().map_err(|e| invalid(e.clone()))?;
     let refs: Vec<(TargetRef, String)> = if raw.targets.is_empty() {
         disks
             .iter()
             .map(|d| (TargetRef::Path(d.path.clone()), format!("discovered disk {}", d.path)))
             .collect()
     } else {
-        plan::target_refs(&raw, ov).map_err(invalid)?
+        plan::target_refs(raw, ov).map_err(invalid)?
     };
     if refs.is_empty() {
         return Err(invalid(ConfigError(
             "targets: no disk found besides the boot stick; expected at least one disk to benchmark".to_string(),
         )));
     }
-    let plan = plan::plan_with(&raw, source, ov, &refs, never).map_err(invalid)?;
-    Ok((plan, on_finish))
+    let plan = plan::plan_with(raw, source, ov, &refs, never).map_err(invalid)?;
+    let id = plan.id(raw);
+    Ok((plan, on_finish, id))
 }
 
 /// The error document PID 1 writes when the worker died before it
@@ -391,37 +383,6 @@ fn after_test(keys: TestKeys, doc: &ResultDoc) {
 /// is not there when the config is read.
 pub const NAMED_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Every disk the config text names by serial or WWN (under `targets`,
-/// `arrays`' members, `destructive`), as the resolver will look for them;
-/// nothing when the text is not JSON (the plan says why).
-fn named_disks(text: &str) -> Vec<TargetRef> {
-    fn walk(v: &serde_json::Value, out: &mut Vec<TargetRef>) {
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    match (k.as_str(), x.as_str()) {
-                        ("serial", Some(s)) => out.push(TargetRef::Serial(s.to_string())),
-                        ("wwn", Some(w)) => out.push(TargetRef::Wwn(w.to_string())),
-                        _ => walk(x, out),
-                    }
-                }
-            }
-            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
-            _ => {}
-        }
-    }
-    let mut out = Vec::new();
-    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
-        for key in ["targets", "arrays", "destructive"] {
-            if let Some(x) = v.get(key) {
-                walk(x, &mut out);
-            }
-        }
-    }
-    out.dedup();
-    out
-}
-
 /// `discover(after_wait)` until every disk in `named` is among the disks it
 /// returns, or `bound` has passed (then the plan names what is missing); the
 /// last disks found. Says what it waited for and how long. The first look
@@ -600,7 +561,8 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
 
     // The disks, the stick's removed; first, a bounded wait for those the config names
     // that are not there yet (a USB disk still enumerating, a slow HBA).
-    let named = named_disks(&text);
+    let raw = plan::parse(&text, &source);
+    let named = raw.as_ref().map(RawConfig::named_disks).unwrap_or_default();
     let disks: Vec<TargetInfo> = wait_for_named(&named, NAMED_WAIT, log, &mut |after_wait| {
         if after_wait {
             let _ = crate::modules::rescan();
@@ -618,9 +580,9 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         withhold_writes: withhold,
         ..Overrides::default()
     };
-    let plan = match plan_unattended(&text, &source, cmdline.get("on_finish"), &disks, &never, &ov).and_then(
-        |(plan, on_finish)| match network::results_url(cmdline, plan.results_url.as_deref()) {
-            Ok(url) => Ok((plan, on_finish, url)),
+    let plan = match plan_unattended(&raw, &source, cmdline.get("on_finish"), &disks, &never, &ov).and_then(
+        |(plan, on_finish, id)| match network::results_url(cmdline, plan.results_url.as_deref()) {
+            Ok(url) => Ok((plan, on_finish, id, url)),
             Err(message) => Err(Invalid {
                 message,
                 profile: plan.profile.clone(),
@@ -640,11 +602,10 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
             return inv.on_finish;
         }
     };
-    let (mut plan, on_finish, results_url) = (plan.0, plan.1, plan.2);
+    let (mut plan, on_finish, plan_id, results_url) = plan;
     for line in plan::describe_plan_lines(&plan) {
         log(&line);
     }
-    let plan_id = plan.id(&text);
     log(&format!("plan id {plan_id} (the config and these disks)"));
     if let Some(t) = &results_url {
         log(&format!("results URL: {}", bench_core::url::redact(t)));
@@ -715,6 +676,18 @@ mod tests {
     use super::*;
     use std::fs;
 
+    /// [`plan_unattended`] of a config's text.
+    fn plan_text(
+        text: &str,
+        source: &str,
+        cmd_on_finish: Option<&str>,
+        disks: &[TargetInfo],
+        never: &[String],
+        ov: &Overrides,
+    ) -> Result<(Plan, OnFinish, String), Invalid> {
+        plan_unattended(&plan::parse(text, source), source, cmd_on_finish, disks, never, ov)
+    }
+
     /// The overrides of a simulated unattended run with the command line's `profile`.
     fn sim_ov(profile: Option<&str>) -> Overrides {
         Overrides {
@@ -738,18 +711,22 @@ mod tests {
     fn the_disks_a_config_names_are_waited_for_within_a_bound() {
         let text = r#"{"targets": [{"serial": "A"}, {"path": "/dev/x"}],
             "arrays": [{"name": "r", "level": "raid1", "members": [{"wwn": "0x5000c5"}, {"serial": "B"}]}],
-            "destructive": {"confirm": "x", "targets": [{"serial": "A"}]}, "tests": [{"serial": "not a disk"}]}"#;
-        let named = named_disks(text);
+            "destructive": {"confirm": "x", "targets": [{"serial": "A"}]}, "tests": [{"workload": "seq_read"}]}"#;
+        let named = plan::parse(text, "t.json").expect("a config").named_disks();
         assert_eq!(
             named,
             [
                 TargetRef::Serial("A".into()),
                 TargetRef::Wwn("0x5000c5".into()),
                 TargetRef::Serial("B".into()),
-                TargetRef::Serial("A".into())
             ]
         );
-        assert!(named_disks("{not json").is_empty());
+        // A layer on a disk names it too.
+        let on = r#"{"layers": [{"name": "c", "kind": "crypt", "on": {"serial": "C"}}], "profile": "quick"}"#;
+        assert_eq!(
+            plan::parse(on, "t.json").expect("a config").named_disks(),
+            [TargetRef::Serial("C".into())]
+        );
         let disk = |serial: &str, wwn: Option<&str>| TargetInfo {
             serial: Some(serial.into()),
             wwn: wwn.map(Into::into),
@@ -843,17 +820,17 @@ mod tests {
     #[test]
     fn no_targets_means_every_disk_but_the_stick() {
         let disks = sim_disks(&["sim:hdd:1G", "sim:ssd:64M"]);
-        let (plan, how) = plan_unattended(DEFAULT_CONFIG, "builtin", None, &disks, &[], &sim_ov(None)).expect("plan");
+        let (plan, how, _) = plan_text(DEFAULT_CONFIG, "builtin", None, &disks, &[], &sim_ov(None)).expect("plan");
         let paths: Vec<&str> = plan.targets.iter().map(|t| t.info.path.as_str()).collect();
         assert_eq!(paths, vec!["sim:hdd:1G", "sim:ssd:64M"]);
         assert_eq!(plan.profile.as_deref(), Some("standard"));
         assert_eq!(how, OnFinish::PowerOff);
         // A config naming the stick's disk is refused.
         let cfg = r#"{"profile":"quick","targets":["sim:ssd:64M"]}"#;
-        let e = plan_unattended(cfg, "s", None, &disks, &["sim:ssd:64M".to_string()], &sim_ov(None)).unwrap_err();
+        let e = plan_text(cfg, "s", None, &disks, &["sim:ssd:64M".to_string()], &sim_ov(None)).unwrap_err();
         assert!(e.message.contains("boot stick"), "{}", e.message);
         // Nothing to benchmark.
-        let e = plan_unattended(DEFAULT_CONFIG, "builtin", None, &[], &[], &sim_ov(None)).unwrap_err();
+        let e = plan_text(DEFAULT_CONFIG, "builtin", None, &[], &[], &sim_ov(None)).unwrap_err();
         assert!(e.message.starts_with("targets: no disk found"), "{}", e.message);
     }
 
@@ -861,19 +838,19 @@ mod tests {
     fn command_line_overrides_and_on_finish() {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"profile":"quick","on_finish":"halt"}"#;
-        let (plan, how) = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(Some("cdm"))).expect("plan");
+        let (plan, how, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(Some("cdm"))).expect("plan");
         assert_eq!((plan.profile.as_deref(), how), (Some("cdm"), OnFinish::Halt));
-        let (_, how) = plan_unattended(cfg, "s", Some("reboot"), &disks, &[], &sim_ov(None)).expect("plan");
+        let (_, how, _) = plan_text(cfg, "s", Some("reboot"), &disks, &[], &sim_ov(None)).expect("plan");
         assert_eq!(how, OnFinish::Reboot);
         // Bad values: an error naming the field, and a valid on_finish still applies.
-        let e = plan_unattended(cfg, "s", Some("explode"), &disks, &[], &sim_ov(None)).unwrap_err();
+        let e = plan_text(cfg, "s", Some("explode"), &disks, &[], &sim_ov(None)).unwrap_err();
         assert!(
             e.message.starts_with("bootbench.on_finish: \"explode\""),
             "{}",
             e.message
         );
         assert_eq!(e.on_finish, OnFinish::Halt);
-        let e = plan_unattended(
+        let e = plan_text(
             r#"{"profile":"quick","on_finish":"nap"}"#,
             "s",
             Some("reboot"),
@@ -882,11 +859,16 @@ mod tests {
             &sim_ov(None),
         )
         .unwrap_err();
-        assert!(e.message.starts_with("on_finish: \"nap\""), "{}", e.message);
+        assert!(
+            e.message
+                .starts_with("s: on_finish: \"nap\" is not an on_finish action"),
+            "{}",
+            e.message
+        );
         assert_eq!(e.on_finish, OnFinish::Reboot);
-        let e = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(Some("turbo"))).unwrap_err();
+        let e = plan_text(cfg, "s", None, &disks, &[], &sim_ov(Some("turbo"))).unwrap_err();
         assert!(e.message.starts_with("profile: \"turbo\""), "{}", e.message);
-        let e = plan_unattended("{\"profile\": ", "s.json", None, &disks, &[], &sim_ov(None)).unwrap_err();
+        let e = plan_text("{\"profile\": ", "s.json", None, &disks, &[], &sim_ov(None)).unwrap_err();
         assert!(e.message.starts_with("s.json: "), "{}", e.message);
         assert_eq!(e.on_finish, OnFinish::PowerOff, "the default");
     }
@@ -910,7 +892,7 @@ mod tests {
 
     #[test]
     fn an_invalid_config_gives_an_error_document_on_stick_and_serial() {
-        let inv = plan_unattended(
+        let inv = plan_text(
             r#"{"profile":"turbo"}"#,
             "/mnt/stick/bootbench.json",
             None,
@@ -958,7 +940,7 @@ mod tests {
     fn without_a_stick_the_serial_copy_still_comes_out_and_says_why() {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
-        let (mut plan, _) = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
+        let (mut plan, _, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
         let mut partials = Vec::new();
         let doc = run::execute(&mut plan, &mut |_| {}, &mut |d| {
             partials.extend(partial_json(d));
@@ -1042,7 +1024,7 @@ mod tests {
     fn the_console_gets_the_streamed_frame_then_the_table() {
         let disks = sim_disks(&["sim:ssd:64M", "sim:hdd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
-        let (mut plan, _) = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
+        let (mut plan, _, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
         let doc = run::execute(&mut plan, &mut |_| {}, &mut |_| {});
         let json = serde_json::to_string_pretty(&doc).expect("json") + "\n";
         let want = frame::encode("SN.json", json.as_bytes(), crate::boot::nonce()) + &bench_core::table::render(&doc);
@@ -1154,7 +1136,7 @@ mod tests {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","name":"a","runtime":"50ms"},
                                {"workload":"seq_read","name":"b","runtime":"50ms"}]}"#;
-        let (mut plan, _) = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
+        let (mut plan, _, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
         let keys = TestKeys {
             panic_after_first_test: true,
             ..TestKeys::default()
@@ -1210,7 +1192,7 @@ mod tests {
     fn without_the_key_nothing_panics() {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"},{"workload":"seq_read","runtime":"50ms"}]}"#;
-        let (mut plan, _) = plan_unattended(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
+        let (mut plan, _, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
         let doc = run::execute(&mut plan, &mut |_| {}, &mut |d| after_test(TestKeys::default(), d));
         assert_eq!(doc.tests.len(), 2);
     }

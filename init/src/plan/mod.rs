@@ -1,5 +1,6 @@
 //! The plan: the config file (or the command line) validated into what the
-//! run will do, stage by stage: [`raw`] (the file as written), [`validate`]
+//! run will do, stage by stage: [`raw`] (the file as written, parsed once
+//! into the types of [`value`]), [`validate`]
 //! (the tests, field by field, with their messages), [`resolve`] (what the
 //! targets are on this machine, the grants, the stacks) and [`model`] (the
 //! plan they produce). [`safety`] decides what may be written.
@@ -20,6 +21,7 @@ pub mod safety;
 #[cfg(test)]
 mod tests;
 mod validate;
+pub mod value;
 
 pub use model::*;
 pub use raw::*;

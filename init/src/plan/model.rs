@@ -12,6 +12,7 @@ use bench_core::units::Nanos;
 use crate::disks::identity::{DeviceId, Pin};
 use crate::plan::safety::Grant;
 pub use crate::stacks::dm::Mode;
+use crate::stacks::md::MdLayout;
 /// An md RAID level (the one type md assembles with).
 pub use crate::stacks::md::MdLevel as Level;
 
@@ -102,14 +103,15 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan's id: 16 hex digits of an FNV-1a hash of the config (as
-    /// parsed, keys sorted), the profile, and each test on each target, the
+    /// The plan's id: 16 hex digits of an FNV-1a hash of the config (as its
+    /// types serialize it), the profile, and each test on each target, the
     /// target by its serial, WWN, else model and size (not its path, which
     /// may change from boot to boot). The same config on the same disks has
     /// the same id; a change to either gives another.
-    pub fn id(&self, config_text: &str) -> String {
-        let canonical = serde_json::from_str::<serde_json::Value>(config_text)
-            .map_or_else(|_| config_text.to_string(), |v| v.to_string());
+    pub fn id(&self, config: &super::RawConfig) -> String {
+        // The config as its types write it: the same for any spacing or
+        // key order of the file.
+        let canonical = serde_json::to_string(config).unwrap_or_default();
         let mut text = format!("{canonical}\n{}\n", self.profile.as_deref().unwrap_or(""));
         for item in &self.items {
             let t = &self.targets[item.target].info;
@@ -172,8 +174,65 @@ pub const MIN_CHUNK: u32 = 4 << 10;
 pub const MAX_CHUNK: u32 = 1 << 30;
 /// The default offset of a linear layer, bytes (LVM's data starts at 1 MiB).
 pub const DEFAULT_LINEAR_OFFSET: u64 = 1 << 20;
-/// The one cipher a crypt layer takes (LUKS2's default).
-pub const CIPHER: &str = "aes-xts-plain64";
+/// A layer's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayerKind {
+    /// dm-crypt (as LUKS2 sets it up, without a header).
+    Crypt,
+    /// dm-linear (as LVM maps a logical volume).
+    Linear,
+}
+
+/// A crypt layer's cipher: the one it takes, LUKS2's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Cipher {
+    /// AES in XTS mode with the plain64 IV.
+    #[default]
+    #[serde(rename = "aes-xts-plain64")]
+    AesXtsPlain64,
+}
+
+impl Cipher {
+    /// Its name (the kernel's crypto spec): serde's.
+    pub fn name(self) -> &'static str {
+        bench_core::names::name_of(&self)
+    }
+}
+
+/// What PID 1 does at the end (`on_finish` in the config,
+/// `bootbench.on_finish=` on the kernel command line).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnFinish {
+    /// reboot(2) LINUX_REBOOT_CMD_POWER_OFF (the default).
+    #[default]
+    PowerOff,
+    /// reboot(2) LINUX_REBOOT_CMD_RESTART.
+    Reboot,
+    /// reboot(2) LINUX_REBOOT_CMD_HALT.
+    Halt,
+}
+
+impl std::str::FromStr for OnFinish {
+    type Err = String;
+
+    /// By its serde name (`bootbench.on_finish=`, the worker's report).
+    fn from_str(s: &str) -> Result<Self, String> {
+        bench_core::names::from_name(s).ok_or_else(|| {
+            format!(
+                "{s:?} is not an on_finish action; expected {}",
+                <OnFinish as super::value::Closed>::expected()
+            )
+        })
+    }
+}
+
+impl std::fmt::Display for OnFinish {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(bench_core::names::name_of(self))
+    }
+}
 
 /// What a stack is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -185,14 +244,14 @@ pub enum StackKind {
         /// Chunk size, bytes.
         chunk_bytes: u32,
         /// The layout, for raid5/6/10.
-        layout: Option<&'static str>,
+        layout: Option<MdLayout>,
         /// The members, in order: indices into [`Plan::targets`].
         members: Vec<usize>,
     },
     /// A dm-crypt layer.
     Crypt {
         /// The cipher.
-        cipher: String,
+        cipher: Cipher,
         /// Key size, bits.
         key_bits: u32,
         /// `no_read_workqueue`.
@@ -268,7 +327,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             info.level = level.name().to_string();
             info.members = members.iter().map(path).collect();
             info.chunk_bytes = Some(u64::from(*chunk_bytes));
-            info.layout = layout.map(str::to_string);
+            info.layout = layout.map(|l| l.name().to_string());
             info.notes = vec![
                 "no write-intent bitmap (mdadm's default has one)".to_string(),
                 "no superblock, assembled clean: no resync ran".to_string(),
@@ -286,7 +345,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             info.level = "crypt".to_string();
             info.on = Some(path(on));
             for (k, v) in [
-                ("cipher", cipher.clone()),
+                ("cipher", cipher.name().to_string()),
                 ("key_bits", key_bits.to_string()),
                 ("no_read_workqueue", no_read_workqueue.to_string()),
                 ("no_write_workqueue", no_write_workqueue.to_string()),
@@ -367,67 +426,119 @@ pub fn describe_plan(plan: &Plan) -> String {
     describe_plan_lines(plan).iter().map(|l| format!("{l}\n")).collect()
 }
 
+/// Whom a plan is described for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Described {
+    /// The run on this machine (`validate`, the console at boot).
+    Here,
+    /// A stick's config checked on another machine than the server it is
+    /// for (`validate --booted`): a disk it names that is not here, and
+    /// what stands on one, are the server's business, planned at its boot.
+    ForTheServer,
+}
+
 /// The plan in words, one line each. A line holds strings from devices
 /// (model, serial, WWN) as they are, line breaks included: print each line
 /// through [`bench_core::console::safe`], which keeps it one line.
 pub fn describe_plan_lines(plan: &Plan) -> Vec<String> {
-    let mut s: Vec<String> = Vec::new();
-    s.push(format!(
+    describe_plan_for(plan, Described::Here)
+}
+
+/// [`describe_plan_lines`] for `whom`.
+pub fn describe_plan_for(plan: &Plan, whom: Described) -> Vec<String> {
+    let mut s = vec![plan_header(plan, true)];
+    for ti in 0..plan.targets.len() {
+        s.extend(target_lines(plan, ti, whom));
+    }
+    s
+}
+
+/// The plan's first line: its config, profile and seed (and, when `sim`,
+/// that the targets are simulated).
+pub fn plan_header(plan: &Plan, sim: bool) -> String {
+    format!(
         "plan: config {}, profile {}, seed {}{}",
         plan.config_source,
         plan.profile.as_deref().unwrap_or("none"),
         plan.seed,
-        if plan.simulated { ", simulated targets" } else { "" }
-    ));
-    for (ti, t) in plan.targets.iter().enumerate() {
-        let i = &t.info;
-        if let Some(why) = &t.missing {
-            s.push(format!(
-                "target {}: absent: {why}; its tests are skipped, the rest runs",
+        if sim && plan.simulated {
+            ", simulated targets"
+        } else {
+            ""
+        }
+    )
+}
+
+/// Target `ti` in words: the device (or why it is absent), its stack, its
+/// tests ([`test_lines`]).
+fn target_lines(plan: &Plan, ti: usize, whom: Described) -> Vec<String> {
+    let t = &plan.targets[ti];
+    let i = &t.info;
+    if let Some(why) = &t.missing {
+        return vec![match whom {
+            Described::Here => format!("target {}: absent: {why}; its tests are skipped, the rest runs", i.path),
+            Described::ForTheServer => format!(
+                "target {}: not on this machine: checked, and its tests planned, when the server boots",
                 i.path
-            ));
-            continue;
-        }
-        let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".to_string());
-        s.push(format!(
-            "target {}: {} {}, model {}, serial {}, wwn {}, {} B ({:.1} MiB), logical block {} B, physical block {} B, writable: {}",
-            i.path,
-            i.kind,
-            opt(&i.name),
-            opt(&i.model),
-            opt(&i.serial),
-            opt(&i.wwn),
-            i.size_bytes,
-            mib(i.size_bytes),
-            i.logical_block_size,
-            i.physical_block_size,
-            if i.writable { "yes".to_string() } else { format!("no{}", i.write_refusal.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()) }
-        ));
-        if let Some(st) = plan.stack_of(ti) {
-            s.push(format!("  {}", stack_line(plan, st)));
-        }
-        for (n, item) in plan.items.iter().filter(|it| it.target == ti).enumerate() {
-            let head = format!("  test {}: {} ({}): ", n + 1, item.spec.name, item.spec.workload.name());
-            match &item.action {
-                Action::Skip(why) => s.push(format!("{head}skipped: {why}")),
-                Action::Run(steps) => {
-                    let labels: Vec<String> = steps
-                        .iter()
-                        .map(|st| {
-                            let bound = match (st.limit.runtime, st.limit.bytes, st.limit.ios) {
-                                (Some(t), _, _) => format!("{} ms", t.0 / 1_000_000),
-                                (None, Some(b), _) => format!("{b} B/job"),
-                                (None, None, Some(n)) => format!("{n} I/Os/job"),
-                                _ => "unbounded".to_string(),
-                            };
-                            format!(
-                                "{} (bs {} B, QD{}, {} job(s), {})",
-                                st.label, st.bs, st.iodepth, st.jobs, bound
-                            )
-                        })
-                        .collect();
-                    s.push(format!("{head}{} step(s): {}", steps.len(), labels.join(", ")));
-                }
+            ),
+        }];
+    }
+    let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".to_string());
+    let mut s = vec![format!(
+        "target {}: {} {}, model {}, serial {}, wwn {}, {} B ({:.1} MiB), logical block {} B, physical block {} B, writable: {}",
+        i.path,
+        i.kind,
+        opt(&i.name),
+        opt(&i.model),
+        opt(&i.serial),
+        opt(&i.wwn),
+        i.size_bytes,
+        mib(i.size_bytes),
+        i.logical_block_size,
+        i.physical_block_size,
+        if i.writable { "yes".to_string() } else { format!("no{}", i.write_refusal.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()) }
+    )];
+    if let Some(st) = plan.stack_of(ti) {
+        s.push(format!("  {}", stack_line(plan, st)));
+    }
+    s.extend(test_lines(plan, ti, whom));
+    s
+}
+
+/// The tests of target `ti` in words, one line each.
+pub fn test_lines(plan: &Plan, ti: usize, whom: Described) -> Vec<String> {
+    // A stack with a disk beneath that is not here: planned at the server's boot.
+    let elsewhere = whom == Described::ForTheServer
+        && plan
+            .stack_of(ti)
+            .is_some_and(|st| st.disks.iter().any(|d| plan.targets[*d].missing.is_some()));
+    let mut s = Vec::new();
+    for (n, item) in plan.items.iter().filter(|it| it.target == ti).enumerate() {
+        let head = format!("  test {}: {} ({}): ", n + 1, item.spec.name, item.spec.workload.name());
+        match &item.action {
+            Action::Skip(_) if elsewhere => {
+                s.push(format!(
+                    "{head}planned when the server boots (a disk beneath is not on this machine)"
+                ));
+            }
+            Action::Skip(why) => s.push(format!("{head}skipped: {why}")),
+            Action::Run(steps) => {
+                let labels: Vec<String> = steps
+                    .iter()
+                    .map(|st| {
+                        let bound = match (st.limit.runtime, st.limit.bytes, st.limit.ios) {
+                            (Some(t), _, _) => format!("{} ms", t.0 / 1_000_000),
+                            (None, Some(b), _) => format!("{b} B/job"),
+                            (None, None, Some(n)) => format!("{n} I/Os/job"),
+                            _ => "unbounded".to_string(),
+                        };
+                        format!(
+                            "{} (bs {} B, QD{}, {} job(s), {})",
+                            st.label, st.bs, st.iodepth, st.jobs, bound
+                        )
+                    })
+                    .collect();
+                s.push(format!("{head}{} step(s): {}", steps.len(), labels.join(", ")));
             }
         }
     }
@@ -458,8 +569,9 @@ pub fn stack_line(plan: &Plan, st: &PlannedStack) -> String {
             sector_size,
             on,
         } => format!(
-            "layer {:?}: crypt {cipher} ({key_bits}-bit random key, sector {sector_size} B{}{}) on {}",
+            "layer {:?}: crypt {} ({key_bits}-bit random key, sector {sector_size} B{}{}) on {}",
             st.name,
+            cipher.name(),
             if *no_read_workqueue { ", no_read_workqueue" } else { "" },
             if *no_write_workqueue {
                 ", no_write_workqueue"

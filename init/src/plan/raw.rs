@@ -1,16 +1,20 @@
-//! The config as written: the serde types of `bootbench.json` (strict:
-//! `deny_unknown_fields`, serde's messages carry the line and column), the
-//! reading of the file and of its scalar values (sizes, durations, whole
-//! numbers), and the one error type of every stage.
+//! The config as written: the serde types of `bootbench.json`, typed at
+//! the edge (strict: `deny_unknown_fields`; each value's type says what it
+//! takes, see [`super::value`]; serde's messages carry the field's path,
+//! the line and column), the reading of the file, and the one error type of
+//! every stage. The text is parsed once, into [`RawConfig`].
 
 use std::fmt;
 
-use bench_core::size::{parse_size, EXPECTED};
-use bench_core::units::Nanos;
+use bench_core::spec::{CpusPolicy, MixOrder, Workload};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::plan::safety::TargetRef;
+use crate::stacks::md::{MdLayout, MdLevel};
+
+use super::model::{Cipher, LayerKind, OnFinish};
+use super::value::{closed, closed_opt, Closed, CpuList, Duration, Flag, Obj, Object, Range, Size, Whole};
 
 /// A config error: one line, exit status 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,66 +30,13 @@ pub(super) fn err<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
     Err(ConfigError(escape_controls(&msg.into())))
 }
 
-/// A parameter value as written: a number or a string.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Scalar {
-    /// A non-negative whole number.
-    Int(u64),
-    /// Any other number (negative or fractional).
-    Float(f64),
-    /// A string (`"4k"`, `"5s"`).
-    Str(String),
-    /// `true` or `false` (`verify`).
-    Bool(bool),
-}
-
-impl fmt::Display for Scalar {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Scalar::Int(n) => write!(f, "{n}"),
-            Scalar::Float(x) => write!(f, "{x}"),
-            Scalar::Str(s) => write!(f, "{s:?}"),
-            Scalar::Bool(b) => write!(f, "{b}"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Scalar {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Scalar;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a number, a string or a boolean")
-            }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Scalar, E> {
-                Ok(Scalar::Bool(v))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
-                Ok(Scalar::Int(v))
-            }
-            #[allow(clippy::cast_precision_loss)] // only reported back in a message
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
-                Ok(u64::try_from(v).map_or(Scalar::Float(v as f64), Scalar::Int))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
-                Ok(Scalar::Float(v))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
-                Ok(Scalar::Str(v.to_string()))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
 /// A target as written: a path string, or an object with exactly one of
 /// `path`, `serial`, `wwn`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawTarget(pub TargetObj);
 
 /// The object form of a target.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TargetObj {
     /// A path.
@@ -121,6 +72,12 @@ impl<'de> Deserialize<'de> for RawTarget {
     }
 }
 
+impl Serialize for RawTarget {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
 impl RawTarget {
     /// The reference, or an error naming `at` if not exactly one key is set.
     pub fn to_ref(&self, at: &str) -> Result<TargetRef, ConfigError> {
@@ -146,31 +103,32 @@ impl RawTarget {
 }
 
 macro_rules! param_structs {
-    ($($p:ident),* $(,)?) => {
+    ($($p:ident: $t:ty),* $(,)?) => {
         /// Test parameters as written; every key optional.
-        #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+        #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
         #[serde(deny_unknown_fields)]
         pub struct RawParams {
             $(
                 #[doc = concat!("`", stringify!($p), "`")]
                 #[serde(default)]
-                pub $p: Option<Scalar>,
+                pub $p: Option<$t>,
             )*
         }
 
         /// One test as written: a workload, an optional name, parameters.
-        #[derive(Clone, Debug, PartialEq, Deserialize)]
+        #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
         #[serde(deny_unknown_fields)]
         pub struct RawTest {
-            /// The workload's name.
-            pub workload: String,
+            /// The workload.
+            #[serde(deserialize_with = "closed")]
+            pub workload: Workload,
             /// The test's name (default: from the workload and parameters).
             #[serde(default)]
             pub name: Option<String>,
             $(
                 #[doc = concat!("`", stringify!($p), "`")]
                 #[serde(default)]
-                pub $p: Option<Scalar>,
+                pub $p: Option<$t>,
             )*
         }
 
@@ -182,53 +140,195 @@ macro_rules! param_structs {
         }
 
         impl RawParams {
-            /// The keys given, with their values.
-            pub fn entries(&self) -> Vec<(&'static str, &Scalar)> {
+            /// The keys given.
+            pub fn given(&self) -> Vec<&'static str> {
                 let mut v = Vec::new();
-                $(if let Some(x) = &self.$p { v.push((stringify!($p), x)); })*
+                $(if self.$p.is_some() { v.push(stringify!($p)); })*
                 v
             }
         }
     };
 }
 
+/// A closed set in a parameter: read by serde name ([`closed`]).
+macro_rules! closed_param {
+    ($name:ident, $t:ty) => {
+        /// The parameter's value, read by its serde name.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+        pub struct $name(pub $t);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                closed(d).map($name)
+            }
+        }
+    };
+}
+closed_param!(MixOrderArg, MixOrder);
+closed_param!(CpusPolicyArg, CpusPolicy);
+
+/// The ranges of the whole-number parameters, each with what its errors
+/// say is expected.
+pub mod ranges {
+    use super::Range;
+
+    macro_rules! ranges {
+        ($($name:ident: $min:expr, $max:expr, $expected:expr;)*) => {
+            $(
+                #[doc = concat!("`", $expected, "`")]
+                #[derive(Debug)]
+                pub struct $name;
+                impl Range for $name {
+                    const MIN: u64 = $min;
+                    const MAX: u64 = $max;
+                    const EXPECTED: &'static str = $expected;
+                }
+            )*
+        };
+    }
+
+    ranges! {
+        Count: 1, u32::MAX as u64, "a whole number from 1 to 4294967295";
+        Percent: 0, 100, "a percentage of reads from 0 to 100";
+        Writes: 1, u64::MAX, "a whole number of writes from 1";
+        Seed: 0, u64::MAX, "a whole number from 0 to 18446744073709551615";
+        FsyncFreq: 0, u64::MAX, "a whole number of requests (0 = never)";
+        MinIos: 0, u64::MAX, "a whole number of requests (0 = none)";
+        FileNum: 1, bench_core::plan::MAX_FILE_NUM, "a whole number of files from 1 to 4096 (each fsync point flushes every file)";
+        Passes: 1, u32::MAX as u64, "a whole number of passes from 1";
+        Warmup: 0, u32::MAX as u64, "a whole number of passes (0 = none)";
+        Cpu: 0, bench_core::cpus::MAX_CPUS as u64 - 1, "a CPU number from 0 to 8191";
+    }
+}
+
 param_structs!(
-    bs,
-    size,
-    offset,
-    length,
-    zone_bytes,
-    runtime,
-    ramp_time,
-    sample_interval,
-    iodepth,
-    jobs,
-    rwmixread,
-    rwmix_order,
-    norandommap,
-    flush_every,
-    points,
-    seed,
-    verify,
-    direct,
-    fsync_freq,
-    end_fsync,
-    min_ios,
-    file_num,
-    max_bs,
-    passes,
-    warmup,
-    fill,
-    pause,
-    hipri,
-    sqthread_poll,
-    sqthread_poll_cpu,
-    cpus_allowed,
-    cpus_allowed_policy
+    bs: Size,
+    size: Size,
+    offset: Size,
+    length: Size,
+    zone_bytes: Size,
+    runtime: Duration,
+    ramp_time: Duration,
+    sample_interval: Duration,
+    iodepth: Whole<ranges::Count>,
+    jobs: Whole<ranges::Count>,
+    rwmixread: Whole<ranges::Percent>,
+    rwmix_order: MixOrderArg,
+    norandommap: Flag,
+    flush_every: Whole<ranges::Writes>,
+    points: Whole<ranges::Count>,
+    seed: Whole<ranges::Seed>,
+    verify: Flag,
+    direct: Flag,
+    fsync_freq: Whole<ranges::FsyncFreq>,
+    end_fsync: Flag,
+    min_ios: Whole<ranges::MinIos>,
+    file_num: Whole<ranges::FileNum>,
+    max_bs: Size,
+    passes: Whole<ranges::Passes>,
+    warmup: Whole<ranges::Warmup>,
+    fill: Flag,
+    pause: Duration,
+    hipri: Flag,
+    sqthread_poll: Flag,
+    sqthread_poll_cpu: Whole<ranges::Cpu>,
+    cpus_allowed: CpuList,
+    cpus_allowed_policy: CpusPolicyArg
 );
 
+impl Closed for Workload {
+    const WHAT: &'static str = "a workload";
+    const ALL: &'static [Self] = &Workload::ALL;
+}
+
+impl Closed for MixOrder {
+    const WHAT: &'static str = "a mix order";
+    const ALL: &'static [Self] = &[MixOrder::Random, MixOrder::Ratio];
+    fn expected() -> String {
+        "\"random\" (each request drawn, as fio) or \"ratio\" (sysbench rndrw's running ratio of reads to writes)"
+            .to_string()
+    }
+}
+
+impl Closed for CpusPolicy {
+    const WHAT: &'static str = "a CPU policy";
+    const ALL: &'static [Self] = &[CpusPolicy::Shared, CpusPolicy::Split];
+    fn expected() -> String {
+        "\"shared\" (every job on every CPU of cpus_allowed) or \"split\" (each job on one of them)".to_string()
+    }
+}
+
+impl Closed for MdLevel {
+    const WHAT: &'static str = "a level";
+    const ALL: &'static [Self] = &MdLevel::ALL;
+}
+
+impl Closed for MdLayout {
+    const WHAT: &'static str = "a layout";
+    const ALL: &'static [Self] = &MdLayout::ALL;
+    /// The layouts of each level that has any: `left-asymmetric, ...
+    /// (raid5, raid6), near2, far2, offset2 (raid10)`.
+    fn expected() -> String {
+        let by_level = [(MdLevel::Raid5, "raid5, raid6"), (MdLevel::Raid10, "raid10")];
+        let groups: Vec<String> = by_level
+            .iter()
+            .map(|(level, names)| {
+                let of: Vec<MdLayout> = MdLayout::ALL.into_iter().filter(|l| l.fits(*level)).collect();
+                format!("{} ({names})", bench_core::names::names_joined(&of, ", "))
+            })
+            .collect();
+        format!("one of {}", groups.join(", "))
+    }
+}
+
+impl Closed for LayerKind {
+    const WHAT: &'static str = "a layer kind";
+    const ALL: &'static [Self] = &[LayerKind::Crypt, LayerKind::Linear];
+    fn expected() -> String {
+        "crypt or linear".to_string()
+    }
+}
+
+impl Closed for Cipher {
+    const WHAT: &'static str = "a supported cipher";
+    const ALL: &'static [Self] = &[Cipher::AesXtsPlain64];
+    fn expected() -> String {
+        "\"aes-xts-plain64\"".to_string()
+    }
+}
+
+impl Closed for OnFinish {
+    const WHAT: &'static str = "an on_finish action";
+    const ALL: &'static [Self] = &[OnFinish::PowerOff, OnFinish::Reboot, OnFinish::Halt];
+}
+
+impl Object for RawParams {
+    const EXPECTED: &'static str = "an object of test parameters such as {\"runtime\": \"2s\"}";
+}
+
+impl Object for RawTest {
+    const EXPECTED: &'static str = "an object such as {\"workload\": \"rand_read\"}";
+}
+
+impl Object for RawDestructive {
+    const EXPECTED: &'static str = "an object {\"confirm\": ..., \"targets\": [...]}";
+}
+
+impl Object for RawArray {
+    const EXPECTED: &'static str = "an object {\"name\": ..., \"level\": ..., \"members\": [...]}";
+}
+
+impl Object for RawLayer {
+    const EXPECTED: &'static str = "an object {\"name\": ..., \"kind\": ..., \"on\": ...}";
+}
+
+impl Object for RawConfig {
+    const EXPECTED: &'static str = "an object such as {\"profile\": \"quick\", \"targets\": [...]}";
+    const ROOT: bool = true;
+}
+
 /// The `destructive` section as written.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawDestructive {
     /// The confirmation phrase.
@@ -243,7 +343,7 @@ pub struct RawDestructive {
 }
 
 /// The config file as written.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
     /// A profile's name.
@@ -257,17 +357,17 @@ pub struct RawConfig {
     pub targets: Vec<RawTarget>,
     /// Parameters applied to every test (only the keys given).
     #[serde(default)]
-    pub defaults: Option<RawParams>,
+    pub defaults: Option<Obj<RawParams>>,
     /// Tests, after the profile's.
     #[serde(default)]
-    pub tests: Vec<RawTest>,
+    pub tests: Vec<Obj<RawTest>>,
     /// Write permission.
     #[serde(default)]
-    pub destructive: Option<RawDestructive>,
+    pub destructive: Option<Obj<RawDestructive>>,
     /// What the machine does after an unattended run: `poweroff` (the
     /// default), `reboot` or `halt`. Ignored by the live command.
-    #[serde(default)]
-    pub on_finish: Option<String>,
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub on_finish: Option<OnFinish>,
     /// Booted from the stick: the serial ports the results go to besides
     /// the console (`["ttyS1"]`; `[]`: the console only); absent: every
     /// port with a UART. `bootbench.serial=` overrides it. Ignored by the
@@ -280,55 +380,78 @@ pub struct RawConfig {
     /// the live command.
     #[serde(default)]
     pub results_url: Option<String>,
-    /// md arrays to assemble from member disks (contract F).
+    /// md arrays to assemble from member disks (README "Arrays and layers").
     #[serde(default)]
-    pub arrays: Vec<RawArray>,
+    pub arrays: Vec<Obj<RawArray>>,
     /// device-mapper layers over disks, arrays or other layers.
     #[serde(default)]
-    pub layers: Vec<RawLayer>,
+    pub layers: Vec<Obj<RawLayer>>,
     /// After the per-target tests, run each test on every disk at once.
     #[serde(default)]
     pub all_at_once: bool,
     /// For testing only: every test's deadline, replacing the one derived
     /// from its plan (`bench_core::plan::deadline`), e.g. `"5s"`.
     #[serde(default)]
-    pub test_deadline: Option<Scalar>,
+    pub test_deadline: Option<Duration>,
+}
+
+impl RawConfig {
+    /// The disks it names by serial or WWN, as targets, array members,
+    /// layers' `on` or in `destructive`, each once, in order.
+    pub fn named_disks(&self) -> Vec<TargetRef> {
+        let at = |t: &RawTarget| t.to_ref("").ok();
+        let all = self
+            .targets
+            .iter()
+            .chain(self.arrays.iter().flat_map(|a| a.members.iter()))
+            .chain(self.layers.iter().map(|l| &l.on))
+            .chain(self.destructive.iter().flat_map(|d| d.targets.iter()));
+        let mut out: Vec<TargetRef> = Vec::new();
+        for r in all.filter_map(at) {
+            if matches!(r, TargetRef::Serial(_) | TargetRef::Wwn(_)) && !out.contains(&r) {
+                out.push(r);
+            }
+        }
+        out
+    }
 }
 
 /// One md array as written.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawArray {
     /// Its name, `[a-z0-9_-]{1,32}`.
     pub name: String,
-    /// `linear`, `raid0`, `raid1`, `raid5`, `raid6` or `raid10`.
-    pub level: String,
+    /// The level.
+    #[serde(deserialize_with = "closed")]
+    pub level: MdLevel,
     /// Member disks, in order.
     pub members: Vec<RawTarget>,
     /// Chunk size (default 512k; a power of two, at least 4k).
     #[serde(default)]
-    pub chunk: Option<Scalar>,
+    pub chunk: Option<Size>,
     /// raid5/raid6: `left-asymmetric`, `left-symmetric` (default),
     /// `right-asymmetric`, `right-symmetric`; raid10: `near2` (default),
     /// `far2`, `offset2`.
-    #[serde(default)]
-    pub layout: Option<String>,
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub layout: Option<MdLayout>,
 }
 
 /// One device-mapper layer as written.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLayer {
     /// Its name, `[a-z0-9_-]{1,32}`.
     pub name: String,
-    /// `crypt` or `linear`.
-    pub kind: String,
+    /// What it is.
+    #[serde(deserialize_with = "closed")]
+    pub kind: LayerKind,
     /// What it sits on: an array's or layer's name, or a disk (path string,
     /// or an object with one of `path`, `serial`, `wwn`).
     pub on: RawTarget,
     /// crypt: the cipher (only `aes-xts-plain64`, LUKS2's default).
-    #[serde(default)]
-    pub cipher: Option<String>,
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub cipher: Option<Cipher>,
     /// crypt: key size in bits, 256 or 512 (default 512).
     #[serde(default)]
     pub key_bits: Option<u32>,
@@ -343,41 +466,22 @@ pub struct RawLayer {
     pub sector_size: Option<u32>,
     /// linear: where the data starts on the device beneath (default 1M, as LVM).
     #[serde(default)]
-    pub offset: Option<Scalar>,
+    pub offset: Option<Size>,
     /// The layer's readahead (its `queue/read_ahead_kb`), a multiple of
     /// 4 KiB, as `lvcreate --readahead` or `blockdev --setra` set it;
     /// absent: the kernel's choice.
     #[serde(default)]
-    pub read_ahead: Option<Scalar>,
+    pub read_ahead: Option<Size>,
 }
 
-/// The values of `on_finish`.
-pub const ON_FINISH: [&str; 3] = ["poweroff", "reboot", "halt"];
-
-/// Check `on_finish`: `at` names where the value came from.
-pub fn check_on_finish(v: &str, at: &str) -> Result<(), ConfigError> {
-    if ON_FINISH.contains(&v) {
-        Ok(())
-    } else {
-        err(format!(
-            "{at}: {v:?} is not an on_finish action; expected one of {}",
-            ON_FINISH.join(", ")
-        ))
-    }
-}
-
-/// Parse a config's text; errors name the line and column.
+/// Parse a config's text, once, into its types; errors name the field's
+/// path, the line and column.
 pub fn parse(text: &str, source: &str) -> Result<RawConfig, ConfigError> {
     let fail = |e: &dyn fmt::Display| ConfigError(escape_controls(&format!("{source}: {e}")));
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| fail(&e))?;
-    // serde's derived structs read a JSON list too, field by field in order
-    // (`["quick", 42]` would be a config with a profile and a seed): where
-    // the config has an object, a list is refused.
-    objects_only(&value).map_err(|e| fail(&e))?;
     // serde_path_to_error: a wrong type names its field (`tests[0].seed:
     // invalid type: string "42", expected u64 at line 1 column 13`).
     let mut de = serde_json::Deserializer::from_str(text);
-    let config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let config: Obj<RawConfig> = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {
             fail(e.inner())
@@ -386,7 +490,7 @@ pub fn parse(text: &str, source: &str) -> Result<RawConfig, ConfigError> {
         }
     })?;
     de.end().map_err(|e| fail(&e))?;
-    Ok(config)
+    Ok(config.0)
 }
 
 /// `msg` with control characters escaped (`\n`, `\u{1b}`): messages quote
@@ -402,131 +506,6 @@ pub(super) fn escape_controls(msg: &str) -> String {
         }
     }
     out
-}
-
-/// The config's objects (the whole config, `defaults`, `destructive`, each
-/// of `tests`, `arrays`, `layers`) must not be lists: the first that is,
-/// with its field path, the value and what is expected.
-pub(super) fn objects_only(config: &serde_json::Value) -> Result<(), String> {
-    let list = |at: &str, v: &serde_json::Value, what: &str| -> Result<(), String> {
-        if !v.is_array() {
-            return Ok(());
-        }
-        let mut shown = v.to_string();
-        if shown.len() > 60 {
-            let mut end = 57;
-            while !shown.is_char_boundary(end) {
-                end -= 1;
-            }
-            shown.truncate(end);
-            shown.push_str("...");
-        }
-        Err(format!("{at}: {shown} is a list; expected {what}"))
-    };
-    list(
-        "config",
-        config,
-        "an object such as {\"profile\": \"quick\", \"targets\": [...]}",
-    )?;
-    list(
-        "defaults",
-        &config["defaults"],
-        "an object of test parameters such as {\"runtime\": \"2s\"}",
-    )?;
-    list(
-        "destructive",
-        &config["destructive"],
-        "an object {\"confirm\": ..., \"targets\": [...]}",
-    )?;
-    for (key, what) in [
-        ("tests", "an object such as {\"workload\": \"rand_read\"}"),
-        (
-            "arrays",
-            "an object {\"name\": ..., \"level\": ..., \"members\": [...]}",
-        ),
-        ("layers", "an object {\"name\": ..., \"kind\": ..., \"on\": ...}"),
-    ] {
-        for (i, item) in config[key].as_array().into_iter().flatten().enumerate() {
-            list(&format!("{key}[{i}]"), item, what)?;
-        }
-    }
-    Ok(())
-}
-
-/// A duration: `"5s"`, `"500ms"`, `"2m"`, `"100us"`, `"1h"`, `"10ns"`, or a
-/// number of seconds (fractions allowed).
-pub fn parse_duration(v: &Scalar) -> Result<Nanos, &'static str> {
-    const EXPECT: &str = "a duration such as 5s, 500ms, 2m, 100us, or a number of seconds";
-    let (num, mult): (&str, u64) = match v {
-        Scalar::Int(n) => return n.checked_mul(1_000_000_000).map(Nanos).ok_or(EXPECT),
-        Scalar::Float(x) => return secs_f64(*x).ok_or(EXPECT),
-        Scalar::Bool(_) => return Err(EXPECT),
-        Scalar::Str(s) => {
-            let s = s.trim();
-            let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
-            let (num, unit) = s.split_at(split);
-            let mult = match unit {
-                "" | "s" => 1_000_000_000,
-                "ms" => 1_000_000,
-                "us" | "µs" => 1_000,
-                "ns" => 1,
-                "m" | "min" => 60_000_000_000,
-                "h" => 3_600_000_000_000,
-                _ => return Err(EXPECT),
-            };
-            (num, mult)
-        }
-    };
-    if num.is_empty() {
-        return Err(EXPECT);
-    }
-    if let Ok(n) = num.parse::<u64>() {
-        return n.checked_mul(mult).map(Nanos).ok_or(EXPECT);
-    }
-    let x: f64 = num.parse().map_err(|_| EXPECT)?;
-    #[allow(clippy::cast_precision_loss)] // mult <= 3.6e12, exact in f64
-    let ns = x * mult as f64;
-    secs_f64(ns / 1e9).ok_or(EXPECT)
-}
-
-pub(super) fn secs_f64(x: f64) -> Option<Nanos> {
-    let ns = (x * 1e9).round();
-    // Below 1.8e19 (< u64::MAX) and not negative: the cast is exact to the ns.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    (x.is_finite() && (0.0..1.8e19).contains(&ns)).then_some(Nanos(ns as u64))
-}
-
-pub(super) fn size_of(v: &Scalar, at: &str) -> Result<u64, ConfigError> {
-    match v {
-        Scalar::Int(n) => Ok(*n),
-        Scalar::Str(s) => {
-            parse_size(s.trim()).map_err(|e| ConfigError(format!("{at}: {v} is not a size: {e}; expected {EXPECTED}")))
-        }
-        Scalar::Float(_) | Scalar::Bool(_) => err(format!("{at}: {v} is not a size; expected {EXPECTED}")),
-    }
-}
-
-pub(super) fn int_of(v: &Scalar, at: &str, expected: &str) -> Result<u64, ConfigError> {
-    match v {
-        Scalar::Int(n) => Ok(*n),
-        Scalar::Str(s) => s
-            .trim()
-            .parse::<u64>()
-            .or_else(|_| err(format!("{at}: {v} is not a whole number; expected {expected}"))),
-        Scalar::Float(_) | Scalar::Bool(_) => err(format!("{at}: {v} is not a whole number; expected {expected}")),
-    }
-}
-
-pub(super) fn u32_of(v: &Scalar, at: &str, expected: &str, min: u32) -> Result<u32, ConfigError> {
-    let n = int_of(v, at, expected)?;
-    match u32::try_from(n) {
-        Ok(n) if n >= min => Ok(n),
-        _ => err(format!("{at}: {v} is out of range; expected {expected}")),
-    }
-}
-
-pub(super) fn dur_of(v: &Scalar, at: &str) -> Result<Nanos, ConfigError> {
-    parse_duration(v).map_err(|e| ConfigError(format!("{at}: {v} is not a duration; expected {e}")))
 }
 
 /// The largest config file read: a real one is a few KiB; this bound keeps

@@ -12,10 +12,10 @@ use crate::plan::safety::{self, Destructive, TargetRef};
 use crate::stacks::md::MdLayout;
 
 use super::model::{
-    stack_info, Level, PlannedStack, PlannedTarget, SimSpec, StackKind, CIPHER, DEFAULT_CHUNK, DEFAULT_LINEAR_OFFSET,
-    MAX_CHUNK, MIN_CHUNK,
+    stack_info, LayerKind, Level, PlannedStack, PlannedTarget, SimSpec, StackKind, DEFAULT_CHUNK,
+    DEFAULT_LINEAR_OFFSET, MAX_CHUNK, MIN_CHUNK,
 };
-use super::raw::{err, size_of, ConfigError, Overrides, RawConfig, RawDestructive, RawLayer};
+use super::raw::{err, ConfigError, Overrides, RawConfig, RawDestructive, RawLayer};
 
 /// The simulated targets used when `--simulate` names none.
 pub const DEFAULT_SIM_TARGETS: [&str; 2] = ["sim:hdd:1G", "sim:ssd:256M"];
@@ -56,7 +56,7 @@ pub(super) fn check_name(n: &str, at: &str) -> Result<(), ConfigError> {
 }
 
 /// An array before its target exists: level, chunk, layout, members.
-pub(super) type Pending = (Level, u32, Option<&'static str>, Vec<usize>);
+pub(super) type Pending = (Level, u32, Option<MdLayout>, Vec<usize>);
 
 /// Where a layer sits while the layers are being ordered.
 #[derive(Clone)]
@@ -179,49 +179,39 @@ pub(super) fn resolve_stacks(
     let mut arrays: Vec<Pending> = Vec::new();
     for (i, a) in raw.arrays.iter().enumerate() {
         let at = format!("arrays[{i}]");
-        let Some(level) = Level::parse(&a.level) else {
-            let all: Vec<&str> = Level::ALL.iter().map(|l| l.name()).collect();
-            return err(format!(
-                "{at}.level: {:?} is not a level; expected one of {}",
-                a.level,
-                all.join(", ")
-            ));
-        };
+        let level = a.level;
         let chunk = match &a.chunk {
             None => DEFAULT_CHUNK,
-            Some(v) => {
-                let c = size_of(v, &format!("{at}.chunk"))?;
-                match u32::try_from(c) {
-                    Ok(c) if c.is_power_of_two() && (MIN_CHUNK..=MAX_CHUNK).contains(&c) => c,
-                    _ => {
-                        return err(format!(
-                            "{at}.chunk: {v} is not a chunk size md takes; expected a power of two from 4k to 1G \
+            Some(v) => match u32::try_from(v.bytes) {
+                Ok(c) if c.is_power_of_two() && (MIN_CHUNK..=MAX_CHUNK).contains(&c) => c,
+                _ => {
+                    return err(format!(
+                        "{at}.chunk: {v} is not a chunk size md takes; expected a power of two from 4k to 1G \
                              (md holds the chunk in a signed 32-bit byte count; e.g. 64k, 512k)"
-                        ))
-                    }
+                    ))
                 }
-            }
+            },
         };
-        let layouts: Vec<&'static str> = MdLayout::all_for(level).iter().map(|l| l.name()).collect();
-        let layout = match (&a.layout, layouts.as_slice()) {
+        let layouts = MdLayout::all_for(level);
+        let layout = match (a.layout, layouts.as_slice()) {
             (None, []) => None,
             (None, l) => Some(l[0]),
             (Some(v), []) => {
                 return err(format!(
-                    "{at}.layout: {v:?} is not taken by {}; expected no layout (only raid5, raid6 and raid10 have one)",
+                    "{at}.layout: {:?} is not taken by {}; expected no layout (only raid5, raid6 and raid10 have one)",
+                    v.name(),
                     level.name()
                 ))
             }
-            (Some(v), l) => match l.iter().find(|x| **x == v.as_str()) {
-                Some(x) => Some(*x),
-                None => {
-                    return err(format!(
-                        "{at}.layout: {v:?} is not a {} layout; expected one of {}",
-                        level.name(),
-                        l.join(", ")
-                    ))
-                }
-            },
+            (Some(v), l) if l.contains(&v) => Some(v),
+            (Some(v), l) => {
+                return err(format!(
+                    "{at}.layout: {:?} is not a {} layout; expected one of {}",
+                    v.name(),
+                    level.name(),
+                    bench_core::names::names_joined(l, ", ")
+                ))
+            }
         };
         if a.members.len() < level.min_members() {
             return err(format!(
@@ -384,7 +374,7 @@ const MAX_READ_AHEAD: u64 = 1 << 30;
 /// it in pages) up to [`MAX_READ_AHEAD`].
 fn read_ahead(l: &RawLayer, at: &str) -> Result<Option<u64>, ConfigError> {
     let Some(v) = &l.read_ahead else { return Ok(None) };
-    let b = size_of(v, &format!("{at}.read_ahead"))?;
+    let b = v.bytes;
     if b % 4096 != 0 || b > MAX_READ_AHEAD {
         return err(format!(
             "{at}.read_ahead: {b} B is not a readahead; expected a multiple of 4 KiB up to 1 GiB (e.g. \"128k\")"
@@ -408,21 +398,19 @@ pub(super) fn layer(
         ("no_write_workqueue", l.no_write_workqueue.is_some()),
         ("sector_size", l.sector_size.is_some()),
     ];
-    match l.kind.as_str() {
-        "crypt" => {
+    match l.kind {
+        LayerKind::Crypt => {
             if l.offset.is_some() {
                 return err(format!(
                     "{at}.offset: given for a crypt layer; expected offset only on a linear layer"
                 ));
             }
-            let cipher = l.cipher.clone().unwrap_or_else(|| CIPHER.to_string());
-            if cipher != CIPHER {
-                return err(format!("{at}.cipher: {cipher:?} is not supported; expected {CIPHER:?}"));
-            }
+            let cipher = l.cipher.unwrap_or_default();
             let key_bits = l.key_bits.unwrap_or(512);
             if key_bits != 256 && key_bits != 512 {
                 return err(format!(
-                    "{at}.key_bits: {key_bits} is not an {CIPHER} key size; expected 256 or 512"
+                    "{at}.key_bits: {key_bits} is not an {} key size; expected 256 or 512",
+                    cipher.name()
                 ));
             }
             let sector_size = l.sector_size.unwrap_or(512);
@@ -448,16 +436,13 @@ pub(super) fn layer(
                 g,
             ))
         }
-        "linear" => {
+        LayerKind::Linear => {
             if let Some((k, _)) = crypt_only.iter().find(|(_, given)| *given) {
                 return err(format!(
                     "{at}.{k}: given for a linear layer; expected {k} only on a crypt layer"
                 ));
             }
-            let offset_bytes = match &l.offset {
-                None => DEFAULT_LINEAR_OFFSET,
-                Some(v) => size_of(v, &format!("{at}.offset"))?,
-            };
+            let offset_bytes = l.offset.as_ref().map_or(DEFAULT_LINEAR_OFFSET, |o| o.bytes);
             if offset_bytes % 512 != 0 || offset_bytes >= under.size {
                 return err(format!(
                     "{at}.offset: {offset_bytes} B does not fit {under_path} ({} B); expected a multiple of 512 below its size",
@@ -472,9 +457,6 @@ pub(super) fn layer(
                 },
             ))
         }
-        k => err(format!(
-            "{at}.kind: {k:?} is not a layer kind; expected crypt or linear"
-        )),
     }
 }
 

@@ -4,140 +4,101 @@
 //! naming the field path (`tests[2].bs`), the value and what is expected;
 //! nothing is opened for writing.
 
-use bench_core::cpus::{parse_cpu_list, CpuListError, MAX_CPUS};
-use bench_core::plan::{buffered, default_name, MAX_FILE_NUM, MIN_SAMPLE_INTERVAL};
+use bench_core::plan::{buffered, default_name, MIN_SAMPLE_INTERVAL};
 use bench_core::profile::{profile, PROFILES};
-use bench_core::spec::{CpusPolicy, MixOrder, Params, TestSpec, Workload};
+use bench_core::spec::{Params, TestSpec, Workload};
 use bench_core::units::Bytes;
 
 use crate::plan::safety::{self, TargetRef};
 
-use super::model::{action_for, Action, Plan, PlanItem, PlannedTarget};
-use super::raw::{
-    check_on_finish, dur_of, err, int_of, parse, parse_duration, read_config_file, size_of, u32_of, ConfigError,
-    Origin, Overrides, RawConfig, RawParams, Scalar,
-};
+use super::model::{action_for, Action, Described, Plan, PlanItem, PlannedTarget};
+use super::raw::{err, parse, read_config_file, ConfigError, Origin, Overrides, RawConfig, RawParams};
 use super::resolve::{
     alias_note, missing_target, on_disk, real_target, refuse_file_when_booted, resolve_destructive, resolve_stacks,
     same_target, sim_target, Lookup, MachineDisks, Resolved, DEFAULT_SIM_TARGETS,
 };
+use super::value::Flag;
 
 /// Apply the parameters given in `raw` (only those) to `p`; `at` is the
-/// field path of `raw` (`defaults`, `tests[2]`).
+/// field path of `raw` (`defaults`, `tests[2]`). Each value is already of
+/// its type and range ([`RawParams`]); what is checked here is what one
+/// value alone cannot say.
 pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigError> {
-    for (key, v) in raw.entries() {
-        let at = format!("{at}.{key}");
-        let at = at.as_str();
-        match key {
-            "bs" => p.bs = Bytes(size_of(v, at)?),
-            "size" => p.size = Some(Bytes(size_of(v, at)?)),
-            "offset" => p.offset = Bytes(size_of(v, at)?),
-            "length" => p.length = Some(Bytes(size_of(v, at)?)),
-            "zone_bytes" => p.zone_bytes = Bytes(size_of(v, at)?),
-            "max_bs" => p.max_bs = Bytes(size_of(v, at)?),
-            "runtime" => p.runtime = Some(dur_of(v, at)?),
-            "ramp_time" => p.ramp_time = dur_of(v, at)?,
-            "sample_interval" => {
-                let d = dur_of(v, at)?;
-                if d < MIN_SAMPLE_INTERVAL {
-                    return err(format!(
-                        "{at}: {v} is out of range; expected at least 1ms (samples finer than fio's finest, \
-                         log_avg_msec=1, are noise, and a step keeps at most {} of them)",
-                        bench_core::stats::MAX_SAMPLES
-                    ));
-                }
-                p.sample_interval = d;
-            }
-            "iodepth" => p.iodepth = u32_of(v, at, "a whole number from 1 to 4294967295", 1)?,
-            "jobs" => p.jobs = u32_of(v, at, "a whole number from 1 to 4294967295", 1)?,
-            "points" => p.points = u32_of(v, at, "a whole number from 1 to 4294967295", 1)?,
-            "rwmixread" => {
-                let expected = "a percentage of reads from 0 to 100";
-                p.rwmixread = match u8::try_from(int_of(v, at, expected)?) {
-                    Ok(n) if n <= 100 => n,
-                    _ => return err(format!("{at}: {v} is out of range; expected {expected}")),
-                };
-            }
-            "rwmix_order" => {
-                p.rwmix_order = match v {
-                    Scalar::Str(s) if s == "random" => MixOrder::Random,
-                    Scalar::Str(s) if s == "ratio" => MixOrder::Ratio,
-                    _ => {
-                        return err(format!(
-                        "{at}: {v} is not a mix order; expected \"random\" (each request drawn, as fio) or \"ratio\" \
-                             (sysbench rndrw's running ratio of reads to writes)"
-                    ))
-                    }
-                };
-            }
-            "flush_every" => {
-                let expected = "a whole number of writes from 1";
-                p.flush_every = match int_of(v, at, expected)? {
-                    0 => return err(format!("{at}: {v} is out of range; expected {expected}")),
-                    n => n,
-                };
-            }
-            "seed" => p.seed = int_of(v, at, "a whole number from 0 to 18446744073709551615")?,
-            "verify" => p.verify = bool_of(v, at)?,
-            "direct" => p.direct = bool_of(v, at)?,
-            "fsync_freq" => p.fsync_freq = int_of(v, at, "a whole number of requests (0 = never)")?,
-            "end_fsync" => p.end_fsync = Some(bool_of(v, at)?),
-            "min_ios" => p.min_ios = int_of(v, at, "a whole number of requests (0 = none)")?,
-            "file_num" => {
-                let expected = "a whole number of files from 1 to 4096 (each fsync point flushes every file)";
-                p.file_num = match int_of(v, at, expected)? {
-                    n @ 1..=MAX_FILE_NUM => n,
-                    _ => return err(format!("{at}: {v} is out of range; expected {expected}")),
-                };
-            }
-            "passes" => p.passes = u32_of(v, at, "a whole number of passes from 1", 1)?,
-            "warmup" => p.warmup = u32_of(v, at, "a whole number of passes (0 = none)", 0)?,
-            "fill" => p.fill = bool_of(v, at)?,
-            "norandommap" => p.norandommap = bool_of(v, at)?,
-            "pause" => p.pause = dur_of(v, at)?,
-            "hipri" => p.hipri = bool_of(v, at)?,
-            "sqthread_poll" => p.sqthread_poll = bool_of(v, at)?,
-            "sqthread_poll_cpu" => {
-                let expected = "a CPU number from 0 to 8191";
-                let n = int_of(v, at, expected)?;
-                p.sqthread_poll_cpu = match u32::try_from(n) {
-                    Ok(c) if c < MAX_CPUS => Some(c),
-                    _ => return err(format!("{at}: {v} is out of range; expected {expected}")),
-                };
-            }
-            "cpus_allowed" => p.cpus_allowed = Some(cpu_list_of(v, at)?),
-            "cpus_allowed_policy" => {
-                p.cpus_allowed_policy = match v {
-                    Scalar::Str(s) if s == "shared" => CpusPolicy::Shared,
-                    Scalar::Str(s) if s == "split" => CpusPolicy::Split,
-                    _ => {
-                        return err(format!(
-                            "{at}: {v} is not a CPU policy; expected \"shared\" (every job on every CPU of \
-                             cpus_allowed) or \"split\" (each job on one of them)"
-                        ))
-                    }
-                };
-            }
-            _ => unreachable!("every key of RawParams is handled: {key}"),
+    let size = |v: &Option<super::value::Size>| v.as_ref().map(|s| Bytes(s.bytes));
+    let dur = |v: &Option<super::value::Duration>| v.as_ref().map(|d| d.ns);
+    p.bs = size(&raw.bs).unwrap_or(p.bs);
+    p.size = size(&raw.size).or(p.size);
+    p.offset = size(&raw.offset).unwrap_or(p.offset);
+    p.length = size(&raw.length).or(p.length);
+    p.zone_bytes = size(&raw.zone_bytes).unwrap_or(p.zone_bytes);
+    p.max_bs = size(&raw.max_bs).unwrap_or(p.max_bs);
+    p.runtime = dur(&raw.runtime).or(p.runtime);
+    p.ramp_time = dur(&raw.ramp_time).unwrap_or(p.ramp_time);
+    if let Some(v) = &raw.sample_interval {
+        if v.ns < MIN_SAMPLE_INTERVAL {
+            return err(format!(
+                "{at}.sample_interval: {v} is out of range; expected at least 1ms (samples finer than fio's finest, \
+                 log_avg_msec=1, are noise, and a step keeps at most {} of them)",
+                bench_core::stats::MAX_SAMPLES
+            ));
         }
+        p.sample_interval = v.ns;
     }
+    p.pause = dur(&raw.pause).unwrap_or(p.pause);
+    if let Some(v) = &raw.iodepth {
+        p.iodepth = v.get32();
+    }
+    if let Some(v) = &raw.jobs {
+        p.jobs = v.get32();
+    }
+    if let Some(v) = &raw.points {
+        p.points = v.get32();
+    }
+    if let Some(v) = &raw.passes {
+        p.passes = v.get32();
+    }
+    if let Some(v) = &raw.warmup {
+        p.warmup = v.get32();
+    }
+    if let Some(v) = &raw.rwmixread {
+        p.rwmixread = u8::try_from(v.n).unwrap_or(100);
+    }
+    if let Some(v) = raw.rwmix_order {
+        p.rwmix_order = v.0;
+    }
+    if let Some(v) = &raw.flush_every {
+        p.flush_every = v.n;
+    }
+    if let Some(v) = &raw.seed {
+        p.seed = v.n;
+    }
+    if let Some(v) = &raw.fsync_freq {
+        p.fsync_freq = v.n;
+    }
+    if let Some(v) = &raw.min_ios {
+        p.min_ios = v.n;
+    }
+    if let Some(v) = &raw.file_num {
+        p.file_num = v.n;
+    }
+    if let Some(v) = &raw.sqthread_poll_cpu {
+        p.sqthread_poll_cpu = Some(v.get32());
+    }
+    if let Some(v) = &raw.cpus_allowed {
+        p.cpus_allowed = Some(v.0.clone());
+    }
+    if let Some(v) = raw.cpus_allowed_policy {
+        p.cpus_allowed_policy = v.0;
+    }
+    let flag = |v: Option<Flag>, old: bool| v.map_or(old, |f| f.0);
+    p.verify = flag(raw.verify, p.verify);
+    p.direct = flag(raw.direct, p.direct);
+    p.end_fsync = raw.end_fsync.map(|f| f.0).or(p.end_fsync);
+    p.fill = flag(raw.fill, p.fill);
+    p.norandommap = flag(raw.norandommap, p.norandommap);
+    p.hipri = flag(raw.hipri, p.hipri);
+    p.sqthread_poll = flag(raw.sqthread_poll, p.sqthread_poll);
     Ok(())
-}
-
-/// A CPU list's value (fio's `cpus_allowed`: `"0-3,6"`, or one CPU as a
-/// number), checked and kept as written.
-fn cpu_list_of(v: &Scalar, at: &str) -> Result<String, ConfigError> {
-    let expected = "a CPU list such as \"0-3,6\" (CPU numbers from 0 to 8191 and ranges low-high, comma-separated)";
-    let text = match v {
-        Scalar::Str(s) => s.trim().to_string(),
-        Scalar::Int(n) => n.to_string(),
-        Scalar::Float(_) | Scalar::Bool(_) => return err(format!("{at}: {v} is not a CPU list; expected {expected}")),
-    };
-    match parse_cpu_list(&text) {
-        Ok(_) => Ok(text),
-        Err(e @ CpuListError::TooLarge(_)) => err(format!("{at}: {v} is out of range: {e}; expected {expected}")),
-        Err(e) => err(format!("{at}: {v} is not a CPU list: {e}; expected {expected}")),
-    }
 }
 
 /// The checks between a test's parameters, once all are applied: fio's
@@ -178,19 +139,11 @@ fn check_engine(params: &mut Params, workload: Workload, at: &str, explicit: &[&
     Ok(())
 }
 
-/// A boolean parameter's value.
-fn bool_of(v: &Scalar, at: &str) -> Result<bool, ConfigError> {
-    match v {
-        Scalar::Bool(b) => Ok(*b),
-        _ => err(format!("{at}: {v} is not a boolean; expected true or false")),
-    }
-}
-
 /// The tests of a config, in order: the profile's then `tests`, with
 /// `seed` and `defaults` applied and names made unique.
 pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(TestSpec, Origin)>, ConfigError> {
     let mut out: Vec<(TestSpec, Origin)> = Vec::new();
-    let defaults = raw.defaults.clone().unwrap_or_default();
+    let defaults = raw.defaults.as_deref().cloned().unwrap_or_default();
     let mut base = Params::defaults();
     if let Some(seed) = raw.seed {
         base.seed = seed;
@@ -217,20 +170,12 @@ pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(Test
     }
     for (i, t) in raw.tests.iter().enumerate() {
         let at = format!("tests[{i}]");
-        let Some(workload) = Workload::from_name(&t.workload) else {
-            let names: Vec<&str> = Workload::ALL.iter().map(|w| w.name()).collect();
-            return err(format!(
-                "{at}.workload: {:?} is not a workload; expected one of {}",
-                t.workload,
-                names.join(", ")
-            ));
-        };
+        let workload: Workload = t.workload;
         let mut params = base.clone();
         let given = t.params();
         apply(&mut params, &given, &at)?;
-        let explicit: Vec<&str> = given.entries().into_iter().map(|(k, _)| k).collect();
-        check_engine(&mut params, workload, &at, &explicit)?;
-        if t.verify == Some(Scalar::Bool(true)) && !workload.writes() {
+        check_engine(&mut params, workload, &at, &given.given())?;
+        if t.verify == Some(Flag(true)) && !workload.writes() {
             return err(format!(
                 "{at}.verify: true, but {} does not write; expected false (only a write workload verifies what it wrote)",
                 workload.name()
@@ -306,32 +251,17 @@ pub fn check_for_boot(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<V
             TargetRef::Path("sim:ssd:1T".to_string()),
             "the server's disks".to_string(),
         )];
-        let plan = plan_targets(raw, source, &nominal, &refs, &[], false)?;
-        let lines = super::describe_plan_lines(&plan);
-        out.push(lines[0].replace(", simulated targets", ""));
+        let plan = plan_targets(raw, source, &nominal, Some(&refs), &[], false)?;
+        out.push(super::plan_header(&plan, false));
         out.push(
             "targets: every disk of the server but the boot stick (found when it boots); each gets these tests \
              (planned here on a nominal 1 TB disk):"
                 .to_string(),
         );
-        out.extend(lines.into_iter().filter(|l| l.starts_with("  test ")));
+        out.extend(super::test_lines(&plan, 0, Described::ForTheServer));
     } else {
-        let refs = target_refs(raw, ov)?;
-        let plan = plan_targets(raw, source, ov, &refs, &[], true)?;
-        for line in super::describe_plan_lines(&plan) {
-            // A disk this machine lacks, and what stands on it: the server's business.
-            if let Some((head, _)) = line.split_once(": absent: ") {
-                out.push(format!(
-                    "{head}: not on this machine: checked, and its tests planned, when the server boots"
-                ));
-            } else if let Some((head, _)) = line.split_once("skipped: not assembled: a disk beneath") {
-                out.push(format!(
-                    "{head}planned when the server boots (a disk beneath is not on this machine)"
-                ));
-            } else {
-                out.push(line);
-            }
-        }
+        let plan = plan_targets(raw, source, ov, None, &[], true)?;
+        out.extend(super::describe_plan_for(&plan, Described::ForTheServer));
     }
     out.extend(write_summary(raw));
     Ok(out)
@@ -376,10 +306,7 @@ fn write_summary(raw: &RawConfig) -> Vec<String> {
 /// Validate a parsed config into a plan: its targets (the command line's
 /// replace the config's), see [`plan_with`].
 pub fn validate(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<Plan, ConfigError> {
-    // The tests first, so that their errors come before target errors.
-    tests_of(raw, ov.profile.as_deref().or(raw.profile.as_deref()))?;
-    let refs = target_refs(raw, ov)?;
-    plan_targets(raw, source, ov, &refs, &[], false)
+    plan_targets(raw, source, ov, None, &[], false)
 }
 
 /// The targets a config and command line name, each with the field path
@@ -430,25 +357,33 @@ pub fn plan_with(
     refs: &[(TargetRef, String)],
     never: &[String],
 ) -> Result<Plan, ConfigError> {
-    plan_targets(raw, source, ov, refs, never, true)
+    plan_targets(raw, source, ov, Some(refs), never, true)
 }
 
 /// [`plan_with`] when `booted` (an absent disk is not an error, and
 /// `destructive` must name disks by serial or WWN), else the live
-/// command's plan.
+/// command's plan. Without `refs`, the targets are the command line's or
+/// the config's ([`target_refs`]), looked up after the tests, so that a
+/// test's error comes before a target's.
 pub(super) fn plan_targets(
     raw: &RawConfig,
     source: &str,
     ov: &Overrides,
-    refs: &[(TargetRef, String)],
+    refs: Option<&[(TargetRef, String)]>,
     never: &[String],
     booted: bool,
 ) -> Result<Plan, ConfigError> {
     let profile_name = ov.profile.clone().or_else(|| raw.profile.clone());
+    // The tests first, so that their errors come before target errors.
     let tests = tests_of(raw, profile_name.as_deref())?;
-    if let Some(v) = &raw.on_finish {
-        check_on_finish(v, "on_finish")?;
-    }
+    let named;
+    let refs = match refs {
+        Some(r) => r,
+        None => {
+            named = target_refs(raw, ov)?;
+            &named
+        }
+    };
     if let Some(t) = &raw.results_url {
         if let Err(e) = crate::results::remote::check_template(t) {
             return err(format!("results_url: {e}"));
@@ -596,19 +531,12 @@ pub(super) fn plan_targets(
     let seed = raw.seed.unwrap_or(Params::defaults().seed);
     let test_deadline = match &raw.test_deadline {
         None => None,
-        Some(v) => match parse_duration(v) {
-            Ok(d) if d.0 > 0 => Some(d),
-            Ok(_) => {
-                return err(format!(
-                    "test_deadline: {v} is zero; expected a duration such as \"5s\""
-                ))
-            }
-            Err(e) => {
-                return err(format!(
-                    "test_deadline: {v} is not a duration: {e}; expected a duration such as \"5s\""
-                ))
-            }
-        },
+        Some(v) if v.ns.0 > 0 => Some(v.ns),
+        Some(v) => {
+            return err(format!(
+                "test_deadline: {v} is zero; expected a duration such as \"5s\""
+            ))
+        }
     };
     Ok(Plan {
         profile: profile_name,

@@ -516,10 +516,7 @@ impl Backend for Kernel {
                     name: st.name.clone(),
                     level: *level,
                     chunk_bytes: *chunk_bytes,
-                    layout: match layout {
-                        Some(l) => Some(crate::stacks::md::MdLayout::parse(l).ok_or_else(|| format!("layout {l}"))?),
-                        None => None,
-                    },
+                    layout: *layout,
                     members: under.to_vec(),
                     mode,
                 };
@@ -536,7 +533,7 @@ impl Backend for Kernel {
                 ..
             } => {
                 let opts = crate::stacks::dm::CryptOpts {
-                    cipher: cipher.clone(),
+                    cipher: cipher.name().to_string(),
                     key_bits: *key_bits,
                     no_read_workqueue: *no_read_workqueue,
                     no_write_workqueue: *no_write_workqueue,

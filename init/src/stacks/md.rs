@@ -44,8 +44,10 @@ use crate::sys::md as sys;
 /// How long [`MdArray::stop`] waits for the kernel to delete the device.
 const GONE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// An md level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// An md level; its serde name is the config's and the kernel's
+/// `/sys/block/mdN/md/level`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum MdLevel {
     Linear,
     Raid0,
@@ -79,21 +81,9 @@ impl MdLevel {
     }
 
     /// The config name (`linear`, `raid0`, ...), also the kernel's
-    /// `/sys/block/mdN/md/level`.
+    /// `/sys/block/mdN/md/level`: serde's.
     pub fn name(self) -> &'static str {
-        match self {
-            MdLevel::Linear => "linear",
-            MdLevel::Raid0 => "raid0",
-            MdLevel::Raid1 => "raid1",
-            MdLevel::Raid5 => "raid5",
-            MdLevel::Raid6 => "raid6",
-            MdLevel::Raid10 => "raid10",
-        }
-    }
-
-    /// The level of a config name.
-    pub fn parse(s: &str) -> Option<MdLevel> {
-        MdLevel::ALL.into_iter().find(|l| l.name() == s)
+        bench_core::names::name_of(&self)
     }
 
     /// The fewest members the kernel runs this level with (all in sync).
@@ -129,8 +119,10 @@ impl fmt::Display for MdLevel {
     }
 }
 
-/// A layout for RAID5/6 (parity placement) or RAID10 (copy placement).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A layout for RAID5/6 (parity placement) or RAID10 (copy placement);
+/// its serde name is the config's (mdadm's long names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum MdLayout {
     LeftAsymmetric,
     RightAsymmetric,
@@ -170,22 +162,9 @@ impl MdLayout {
         }
     }
 
-    /// The config name.
+    /// The config name: serde's.
     pub fn name(self) -> &'static str {
-        match self {
-            MdLayout::LeftAsymmetric => "left-asymmetric",
-            MdLayout::RightAsymmetric => "right-asymmetric",
-            MdLayout::LeftSymmetric => "left-symmetric",
-            MdLayout::RightSymmetric => "right-symmetric",
-            MdLayout::Near2 => "near2",
-            MdLayout::Far2 => "far2",
-            MdLayout::Offset2 => "offset2",
-        }
-    }
-
-    /// The layout of a config name.
-    pub fn parse(s: &str) -> Option<MdLayout> {
-        MdLayout::ALL.into_iter().find(|l| l.name() == s)
+        bench_core::names::name_of(&self)
     }
 
     /// Whether this layout belongs to `level`.
@@ -757,9 +736,9 @@ mod tests {
                 (l.number(), l.name(), l.module(), l.min_members()),
                 (n, name, module, min)
             );
-            assert_eq!(MdLevel::parse(name), Some(l));
+            assert_eq!(bench_core::names::from_name::<MdLevel>(name), Some(l));
         }
-        assert_eq!(MdLevel::parse("raid4"), None);
+        assert_eq!(bench_core::names::from_name::<MdLevel>("raid4"), None);
     }
 
     #[test]
@@ -774,7 +753,7 @@ mod tests {
             ("offset2", 0x10201),
         ];
         for (name, n) in want {
-            let l = MdLayout::parse(name).unwrap();
+            let l = bench_core::names::from_name::<MdLayout>(name).unwrap();
             assert_eq!((l.number(), l.name()), (n, name));
         }
         // raid10 decoding as in raid10.c setup_geo: near = bits 0-7, far = 8-15, offset = bit 16.
