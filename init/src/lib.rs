@@ -2,17 +2,16 @@
 //! library that the binary (src/main.rs), the fuzz targets and the tests
 //! use.
 //!
-//! The folders follow one run (README's "Where the results go when booted
-//! from the stick" and
-//! init/README.md say more): [`boot`] is PID 1 (mounts, the supervised
-//! worker, the stick, the unattended run) and [`cli`] the live command;
-//! both hand a [`plan`] (the config validated, the targets resolved and
-//! granted, [`plan::safety`]) to the one executor in [`run`], which
-//! assembles [`stacks`] (md and dm), runs the engines on the [`disks`] and
-//! returns the document that [`results`] writes. [`log`] and [`modules`]
-//! serve every stage. All unsafe code and raw syscalls live in [`sys`];
-//! everything else is safe. No module imports one that imports it back
-//! (the module-graph test).
+//! The folders follow one run (README's "Where the results go when
+//! booted from the stick" and init/README.md say more): [`boot`] is PID 1
+//! (mounts, the supervised worker, the stick, the unattended run) and
+//! [`cli`] the live command; both hand a [`plan`] (the config validated,
+//! the targets resolved and granted by [`safety`], which plan and run both
+//! use) to the one executor in [`run`], which assembles [`stacks`] (md and
+//! dm), runs the engines on the [`disks`] and returns the document that
+//! [`results`] writes. [`log`] and [`modules`] serve every stage. All
+//! unsafe code and raw syscalls live in [`sys`]; everything else is safe.
+//! No module imports one that imports it back (the module-graph test).
 #![deny(unsafe_code)]
 
 pub mod boot;
@@ -24,6 +23,7 @@ pub mod net;
 pub mod plan;
 pub mod results;
 pub mod run;
+pub mod safety;
 pub mod stacks;
 pub mod sys;
 #[cfg(test)]

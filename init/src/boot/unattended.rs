@@ -28,10 +28,10 @@ use crate::boot::supervise::{self, Conclusion, Msg, Reports};
 use crate::boot::OnFinish;
 use crate::disks::discover;
 use crate::disks::identity;
-use crate::plan::safety::TargetRef;
 use crate::plan::{self, ConfigError, Overrides, Plan, RawConfig};
 use crate::results;
 use crate::run;
+use crate::safety::TargetRef;
 use crate::sys::serial;
 
 /// The config built into the initramfs (contract A).
@@ -401,7 +401,7 @@ fn wait_for_named(
             .filter(|r| {
                 !disks
                     .iter()
-                    .any(|d| crate::plan::safety::names(r, d.serial.as_deref(), d.wwn.as_deref()))
+                    .any(|d| crate::safety::names(r, d.serial.as_deref(), d.wwn.as_deref()))
             })
             .map(ToString::to_string)
             .collect()

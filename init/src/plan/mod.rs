@@ -3,7 +3,7 @@
 //! into the types of [`value`]), [`validate`]
 //! (the tests, field by field, with their messages), [`resolve`] (what the
 //! targets are on this machine, the grants, the stacks) and [`model`] (the
-//! plan they produce). [`safety`] decides what may be written.
+//! plan they produce). [`crate::safety`] decides what may be written.
 //!
 //! ```json
 //! { "profile": "quick", "seed": 42,
@@ -17,7 +17,6 @@
 mod model;
 mod raw;
 mod resolve;
-pub mod safety;
 #[cfg(test)]
 mod tests;
 mod validate;

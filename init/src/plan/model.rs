@@ -10,7 +10,7 @@ use bench_core::spec::{Step, TestSpec};
 use bench_core::units::Nanos;
 
 use crate::disks::identity::{DeviceId, Pin};
-use crate::plan::safety::Grant;
+use crate::safety::Grant;
 pub use crate::stacks::dm::Mode;
 use crate::stacks::md::MdLayout;
 /// An md RAID level (the one type md assembles with).

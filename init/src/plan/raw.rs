@@ -10,7 +10,7 @@ use bench_core::spec::{CpusPolicy, MixOrder, Workload};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::plan::safety::TargetRef;
+use crate::safety::TargetRef;
 use crate::stacks::md::{MdLayout, MdLevel};
 
 use super::model::{Cipher, LayerKind, OnFinish};

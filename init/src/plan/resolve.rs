@@ -8,7 +8,7 @@ use bench_core::result::TargetInfo;
 use bench_core::size::{parse_size, EXPECTED};
 
 use crate::disks::identity::{self, DeviceId};
-use crate::plan::safety::{self, Destructive, TargetRef};
+use crate::safety::{self, Destructive, TargetRef};
 use crate::stacks::md::MdLayout;
 
 use super::model::{

@@ -8,8 +8,8 @@ use bench_core::units::{Bytes, Nanos};
 use super::model::*;
 use super::raw::*;
 use super::resolve::*;
-use super::safety::{self, TargetRef};
 use super::validate::*;
+use crate::safety::{self, TargetRef};
 
 fn raw(text: &str) -> RawConfig {
     parse(text, "t.json").unwrap()

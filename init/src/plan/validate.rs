@@ -9,7 +9,7 @@ use bench_core::profile::{profile, PROFILES};
 use bench_core::spec::{Params, TestSpec, Workload};
 use bench_core::units::Bytes;
 
-use crate::plan::safety::{self, TargetRef};
+use crate::safety::{self, TargetRef};
 
 use super::model::{action_for, Action, Described, Plan, PlanItem, PlannedTarget};
 use super::raw::{err, parse, read_config_file, ConfigError, Origin, Overrides, RawConfig, RawParams};

@@ -30,8 +30,8 @@ use bench_core::spec::Step;
 use bench_core::units::Nanos;
 
 use crate::disks::identity::{FILE_LOGICAL_BLOCK, FILE_PHYSICAL_BLOCK};
-use crate::plan::safety::{self, WritePermit};
 use crate::run::accounting::{Meter, Watched};
+use crate::safety::{self, WritePermit};
 use crate::sys::buf::AlignedBuf;
 use crate::sys::uring::{setup, Ring, RingOp, RingOpts};
 use crate::sys::{blk, cpu, file};
@@ -1115,7 +1115,7 @@ mod tests {
 
     use super::hung::Hung;
     use super::*;
-    use crate::plan::safety::WritePermit;
+    use crate::safety::WritePermit;
     use bench_core::spec::{Limit, Pattern, Prepare};
     use std::path::PathBuf;
 

@@ -296,7 +296,7 @@ fn label_written(plan: &Plan, doc: &ResultDoc, bad: &[(usize, String)], progress
     for ti in written {
         let t = &plan.targets[ti];
         let Some(grant) = &t.grant else { continue };
-        let label = crate::plan::safety::ScratchLabel {
+        let label = crate::safety::ScratchLabel {
             written_unix: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
             run_id: format!("{machine}-{}", doc.run.started_unix_ns),
             machine: machine.clone(),
@@ -304,7 +304,7 @@ fn label_written(plan: &Plan, doc: &ResultDoc, bad: &[(usize, String)], progress
             disk_size: t.info.size_bytes,
         };
         let path = &t.info.path;
-        match grant.claim(crate::plan::safety::Contents::Checked) {
+        match grant.claim(crate::safety::Contents::Checked) {
             Ok(p) => match p.write_label(&label) {
                 Ok(()) => progress(&format!(
                     "bootbench-init: {path}: bootbench's scratch label written (run {}): the next run may write it again",
@@ -707,7 +707,7 @@ mod tests {
             r#"{{"targets":["{d}"],
                 "tests":[{{"workload":"seq_write","bs":"64k","size":"1M"}},{{"workload":"seq_read","bs":"64k","size":"1M"}}],
                 "destructive":{{"confirm":"{}","targets":["{d}"]}}}}"#,
-            crate::plan::safety::CONFIRM_PHRASE,
+            crate::safety::CONFIRM_PHRASE,
             d = lo.dev
         );
         let mut plan = plan::validate(&plan::parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap();

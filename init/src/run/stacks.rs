@@ -25,9 +25,9 @@ use bench_core::result::{AllAtOnce, TestResult};
 use bench_core::runner::{run_test, SerialRunner, Stop};
 
 use crate::disks::identity::{self, Queue};
-use crate::plan::safety::{self, Contents, Grant, Refusal};
 use crate::plan::{self, Action, Mode, Plan, PlannedStack, StackKind};
 use crate::run::engine::{self, DevTarget, ThreadedRunner};
+use crate::safety::{self, Contents, Grant, Refusal};
 
 /// An assembled array or layer.
 pub trait Live: Send + fmt::Debug {
