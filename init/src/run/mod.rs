@@ -116,98 +116,31 @@ pub fn execute_with(
     let bound = run_bound(plan);
     doc.run.bound_ns = Some(bound.0);
     progress(&bound_line(plan, bound));
-
-    let total = plan.items.len();
-    let mut failure: Option<String> = None;
-    // Targets that failed (absent, cannot be opened, hung), with why: their
-    // remaining tests are skipped, nothing is built on them, the run goes on.
-    let mut bad: Vec<(usize, String)> = Vec::new();
-    let disks: Vec<usize> = (0..plan.targets.len()).filter(|ti| plan.is_disk(*ti)).collect();
+    let mut run = Run {
+        total: plan.items.len(),
+        plan,
+        stop,
+        doc,
+        bad: Vec::new(),
+        failure: None,
+        progress,
+        after_test,
+    };
+    let disks: Vec<usize> = (0..run.plan.targets.len()).filter(|ti| run.plan.is_disk(*ti)).collect();
     for ti in disks {
-        let items = items_of(plan, ti);
-        let path = plan.targets[ti].info.path.clone();
-        if let Some(why) = plan.targets[ti].missing.clone() {
-            progress(&format!("bootbench-init: target absent: {why}; its tests are skipped"));
-            for (i, item) in &items {
-                let reason = format!("not run: {why}");
-                progress(&format!(
-                    "[test {}/{}] {} on {path}: skipped: {reason}",
-                    i + 1,
-                    total,
-                    item.spec.name
-                ));
-                doc.tests.push(skipped(item, plan, &reason));
-            }
-            after_test(&doc);
-            bad.push((ti, format!("target absent: {why}")));
-            continue;
-        }
-        if let Some(sim) = plan.targets[ti].sim {
-            let disk = sim.disk();
-            let mut runner = SerialRunner {
-                target: &disk,
-                clock: &disk.clock,
-            };
-            run_items(
-                &items,
-                total,
-                &path,
-                plan,
-                &mut runner,
-                stop,
-                &mut doc,
-                None,
-                progress,
-                after_test,
-            );
-        } else {
-            let writable = "(named in \"destructive\"); its data will be destroyed";
-            let mut probe = health_before(plan, ti, progress);
-            let ran = open_and_run(
-                plan,
-                ti,
-                &path,
-                writable,
-                total,
-                stop,
-                &mut doc,
-                probe.as_mut(),
-                progress,
-                after_test,
-            );
-            if let Some(p) = probe {
-                health_after(plan, ti, p, matches!(ran, Ok(None)), progress);
-                refresh_targets(&mut doc, plan);
-                after_test(&doc);
-            }
-            match ran {
-                Ok(hung) => bad.extend(hung.map(|h| (ti, h))),
-                Err(e) => {
-                    let msg = format!("cannot open {path}: {e}");
-                    progress(&format!("bootbench-init: {msg}; its tests are skipped"));
-                    for (_, item) in &items_of(plan, ti) {
-                        doc.tests.push(skipped(item, plan, &format!("not run: {msg}")));
-                    }
-                    after_test(&doc);
-                    bad.push((ti, msg));
-                }
-            }
-        }
+        run.disk(ti);
     }
-
-    if !plan.stacks.is_empty() {
-        run_stacks(
-            plan,
-            backend,
-            &mut failure,
-            &mut bad,
-            total,
-            stop,
-            &mut doc,
-            progress,
-            after_test,
-        );
+    if !run.plan.stacks.is_empty() {
+        run.stacks(backend);
     }
+    let Run {
+        plan,
+        mut doc,
+        bad,
+        failure,
+        progress,
+        ..
+    } = run;
     if plan.all_at_once && failure.is_none() && !interrupted(stop) {
         // A failed disk is left out of the all-at-once run.
         for it in plan.items.iter_mut() {
@@ -235,6 +168,85 @@ pub fn execute_with(
         );
     }
     doc
+}
+
+/// A run's state, passed down once: the plan, the document so far, the
+/// stop, where the progress lines and each test's document go, and what
+/// failed so far.
+struct Run<'a> {
+    plan: &'a mut Plan,
+    stop: &'a Stop,
+    doc: ResultDoc,
+    /// How many tests the plan has (for `[test i/total]`).
+    total: usize,
+    /// Targets that failed (absent, cannot be opened, hung), with why:
+    /// their remaining tests are skipped, nothing is built on them, the run
+    /// goes on.
+    bad: Vec<(usize, String)>,
+    /// What stopped the stacks' part (a teardown that failed, a write
+    /// beneath a read-only stack): later tests are not run.
+    failure: Option<String>,
+    progress: &'a mut dyn FnMut(&str),
+    after_test: &'a mut dyn FnMut(&ResultDoc),
+}
+
+impl Run<'_> {
+    /// Every test of target `ti` skipped for `reason`, each said on the
+    /// console when `say`, then the document reported.
+    fn skip_all(&mut self, ti: usize, reason: &str, say: bool) {
+        let path = self.plan.targets[ti].info.path.clone();
+        for (i, item) in items_of(self.plan, ti) {
+            if say {
+                (self.progress)(&format!(
+                    "[test {}/{}] {} on {path}: skipped: {reason}",
+                    i + 1,
+                    self.total,
+                    item.spec.name
+                ));
+            }
+            self.doc.tests.push(skipped(&item, self.plan, reason));
+        }
+        (self.after_test)(&self.doc);
+    }
+
+    /// Disk `ti`'s tests: skipped if it is absent; on its simulated disk;
+    /// else opened (claimed for writes if granted), with its health read
+    /// before and after where its transport has health commands.
+    fn disk(&mut self, ti: usize) {
+        let path = self.plan.targets[ti].info.path.clone();
+        if let Some(why) = self.plan.targets[ti].missing.clone() {
+            (self.progress)(&format!("bootbench-init: target absent: {why}; its tests are skipped"));
+            self.skip_all(ti, &format!("not run: {why}"), true);
+            self.bad.push((ti, format!("target absent: {why}")));
+            return;
+        }
+        if let Some(sim) = self.plan.targets[ti].sim {
+            let disk = sim.disk();
+            let mut runner = SerialRunner {
+                target: &disk,
+                clock: &disk.clock,
+            };
+            self.items(ti, &mut runner, None);
+            return;
+        }
+        let writable = "(named in \"destructive\"); its data will be destroyed";
+        let mut probe = health_before(self.plan, ti, self.progress);
+        let ran = self.open_and_run(ti, writable, probe.as_mut());
+        if let Some(p) = probe {
+            health_after(self.plan, ti, p, matches!(ran, Ok(None)), self.progress);
+            refresh_targets(&mut self.doc, self.plan);
+            (self.after_test)(&self.doc);
+        }
+        match ran {
+            Ok(hung) => self.bad.extend(hung.map(|h| (ti, h))),
+            Err(e) => {
+                let msg = format!("cannot open {path}: {e}");
+                (self.progress)(&format!("bootbench-init: {msg}; its tests are skipped"));
+                self.skip_all(ti, &format!("not run: {msg}"), false);
+                self.bad.push((ti, msg));
+            }
+        }
+    }
 }
 
 /// How often a disk's temperature is read during a test where that does
@@ -381,101 +393,79 @@ fn bound_line(plan: &Plan, bound: Nanos) -> String {
     )
 }
 
-/// Assemble the stacks, run their tests, tear them down and check that none
-/// remains (a failed teardown or a device left behind fails the run). A
-/// stack with a failed target beneath (`bad`: absent, cannot be opened,
-/// hung) is not assembled; a stack whose I/O hung is added to `bad`, and
-/// nothing is built on it.
-#[allow(clippy::too_many_arguments)] // the run loop's whole state, passed down once
-fn run_stacks(
-    plan: &mut Plan,
-    backend: &mut dyn stacks::Backend,
-    failure: &mut Option<String>,
-    bad: &mut Vec<(usize, String)>,
-    total: usize,
-    stop: &Stop,
-    doc: &mut ResultDoc,
-    progress: &mut dyn FnMut(&str),
-    after_test: &mut dyn FnMut(&ResultDoc),
-) {
-    let targets: Vec<usize> = plan.stacks.iter().map(|s| s.target).collect();
-    if let Some(f) = failure.clone() {
-        for ti in targets {
-            for (_, item) in items_of(plan, ti) {
-                doc.tests
-                    .push(skipped(&item, plan, &format!("not run: the run stopped early ({f})")));
+impl Run<'_> {
+    /// Assemble the stacks, run their tests, tear them down and check that
+    /// none remains (a failed teardown or a device left behind fails the
+    /// run). A stack with a failed target beneath (`bad`: absent, cannot
+    /// be opened, hung) is not assembled; a stack whose I/O hung is added
+    /// to `bad`, and nothing is built on it.
+    fn stacks(&mut self, backend: &mut dyn stacks::Backend) {
+        let targets: Vec<usize> = self.plan.stacks.iter().map(|s| s.target).collect();
+        if let Some(f) = self.failure.clone() {
+            for ti in targets {
+                for (_, item) in items_of(self.plan, ti) {
+                    let r = skipped(&item, self.plan, &format!("not run: the run stopped early ({f})"));
+                    self.doc.tests.push(r);
+                }
             }
+            return;
         }
-        return;
-    }
-    // Each stack is tested as soon as it is assembled, before anything is
-    // built on it: a device that another dm or md device holds cannot be
-    // claimed exclusively, so its write tests could not run later.
-    let mut failed: Vec<(usize, String)> = Vec::new();
-    for (si, ti) in targets.into_iter().enumerate() {
-        if interrupted(stop) {
-            // Nothing more is assembled; what is assembled is torn down below.
-            for (_, item) in items_of(plan, ti) {
-                doc.tests.push(skipped(&item, plan, NOT_RUN_INTERRUPTED));
+        // Each stack is tested as soon as it is assembled, before anything is
+        // built on it: a device that another dm or md device holds cannot be
+        // claimed exclusively, so its write tests could not run later.
+        let mut failed: Vec<(usize, String)> = Vec::new();
+        for (si, ti) in targets.into_iter().enumerate() {
+            if interrupted(self.stop) {
+                // Nothing more is assembled; what is assembled is torn down below.
+                self.skip_all(ti, NOT_RUN_INTERRUPTED, false);
+                continue;
             }
-            after_test(doc);
-            continue;
-        }
-        let st = &plan.stacks[si];
-        let beneath = st.disks.iter().chain(st.under().iter()).find_map(|u| {
-            bad.iter().find(|(t, _)| t == u).map(|(_, why)| {
-                format!(
-                    "not assembled: {} beneath it failed ({why})",
-                    plan.targets[*u].info.path
-                )
-            })
-        });
-        if let Some(why) = beneath {
-            progress(&format!("bootbench-init: {:?}: {why}", st.name));
-            failed.push((ti, why));
-        } else {
-            stacks::assemble_one(plan, si, backend, &stacks::LIVE, &mut failed, progress);
-        }
-        doc.targets[ti] = plan.targets[ti].info.clone();
-        let items = items_of(plan, ti);
-        let path = plan.targets[ti].info.path.clone();
-        if let Some((_, why)) = failed.iter().find(|(t, _)| *t == ti) {
-            for (i, item) in &items {
-                progress(&format!(
-                    "[test {}/{}] {} on {path}: skipped: {why}",
-                    i + 1,
-                    total,
-                    item.spec.name
-                ));
-                doc.tests.push(skipped(item, plan, why));
+            let st = &self.plan.stacks[si];
+            let beneath = st.disks.iter().chain(st.under().iter()).find_map(|u| {
+                self.bad.iter().find(|(t, _)| t == u).map(|(_, why)| {
+                    format!(
+                        "not assembled: {} beneath it failed ({why})",
+                        self.plan.targets[*u].info.path
+                    )
+                })
+            });
+            if let Some(why) = beneath {
+                (self.progress)(&format!("bootbench-init: {:?}: {why}", st.name));
+                failed.push((ti, why));
+            } else {
+                stacks::assemble_one(self.plan, si, backend, &stacks::LIVE, &mut failed, self.progress);
             }
-            after_test(doc);
-            continue;
-        }
-        let writable = "(every disk beneath it is named in \"destructive\")";
-        match open_and_run(plan, ti, &path, writable, total, stop, doc, None, progress, after_test) {
-            Ok(hung) => bad.extend(hung.map(|h| (ti, h))),
-            Err(e) => {
-                let msg = format!("not run: cannot open {path}: {e}");
-                progress(&format!("bootbench-init: {msg}"));
-                for (_, item) in &items_of(plan, ti) {
-                    doc.tests.push(skipped(item, plan, &msg));
+            self.doc.targets[ti] = self.plan.targets[ti].info.clone();
+            if let Some((_, why)) = failed.iter().find(|(t, _)| *t == ti) {
+                let why = why.clone();
+                self.skip_all(ti, &why, true);
+                continue;
+            }
+            let writable = "(every disk beneath it is named in \"destructive\")";
+            match self.open_and_run(ti, writable, None) {
+                Ok(hung) => self.bad.extend(hung.map(|h| (ti, h))),
+                Err(e) => {
+                    let msg = format!("not run: cannot open {}: {e}", self.plan.targets[ti].info.path);
+                    (self.progress)(&format!("bootbench-init: {msg}"));
+                    for (_, item) in &items_of(self.plan, ti) {
+                        self.doc.tests.push(skipped(item, self.plan, &msg));
+                    }
                 }
             }
         }
-    }
-    // A stack whose I/O was abandoned may refuse to stop (EBUSY: the
-    // abandoned thread holds it open): teardown reports that and goes on.
-    let mut errors = stacks::teardown_all(&stacks::LIVE, progress);
-    for w in accounting::writes_beneath_read_only(doc) {
-        progress(&format!("bootbench-init: SAFETY: {w}"));
-        errors.push(w);
-    }
-    if let Err(e) = stacks::verify(backend, progress) {
-        errors.push(e);
-    }
-    if !errors.is_empty() {
-        *failure = Some(errors.join("; "));
+        // A stack whose I/O was abandoned may refuse to stop (EBUSY: the
+        // abandoned thread holds it open): teardown reports that and goes on.
+        let mut errors = stacks::teardown_all(&stacks::LIVE, self.progress);
+        for w in accounting::writes_beneath_read_only(&self.doc) {
+            (self.progress)(&format!("bootbench-init: SAFETY: {w}"));
+            errors.push(w);
+        }
+        if let Err(e) = stacks::verify(backend, self.progress) {
+            errors.push(e);
+        }
+        if !errors.is_empty() {
+            self.failure = Some(errors.join("; "));
+        }
     }
 }
 
@@ -531,151 +521,150 @@ impl<T, C> Abandons for SerialRunner<'_, T, C> {
     }
 }
 
-/// Open target `ti` for its tests ([`stacks::open_target`]: claimed for
-/// writes only if granted), say that it may be written and why
-/// (`writable`), and run its items, listed again after the open since a
-/// refused claim skips the writes. `Err` is why it could not be opened;
-/// `Ok` holds why its I/O hung, if it did.
-#[allow(clippy::too_many_arguments)] // the run loop's whole state, passed down once
-fn open_and_run(
-    plan: &mut Plan,
-    ti: usize,
-    path: &str,
-    writable: &str,
-    total: usize,
-    stop: &Stop,
-    doc: &mut ResultDoc,
-    probe: Option<&mut health::Probe>,
-    progress: &mut dyn FnMut(&str),
-    after_test: &mut dyn FnMut(&ResultDoc),
-) -> Result<Option<String>, String> {
-    let opened = stacks::open_target(plan, ti, progress);
-    refresh_targets(doc, plan);
-    let dev = opened?;
-    if dev.writable() {
-        progress(&format!("bootbench-init: {path} may be written {writable}"));
+impl Run<'_> {
+    /// Open target `ti` for its tests ([`stacks::open_target`]: claimed for
+    /// writes only if granted), say that it may be written and why
+    /// (`writable`), and run its items, listed again after the open since
+    /// a refused claim skips the writes. `Err` is why it could not be
+    /// opened; `Ok` holds why its I/O hung, if it did.
+    fn open_and_run(
+        &mut self,
+        ti: usize,
+        writable: &str,
+        probe: Option<&mut health::Probe>,
+    ) -> Result<Option<String>, String> {
+        let opened = stacks::open_target(self.plan, ti, self.progress);
+        refresh_targets(&mut self.doc, self.plan);
+        let dev = opened?;
+        if dev.writable() {
+            let path = &self.plan.targets[ti].info.path;
+            (self.progress)(&format!("bootbench-init: {path} may be written {writable}"));
+        }
+        let dev = Arc::new(dev);
+        let mut runner = ThreadedRunner::new(Arc::clone(&dev));
+        runner.watch = accounting::beneath(self.plan, ti);
+        let hung = self.items(ti, &mut runner, probe);
+        if dev.wrote() {
+            self.plan.mark_written(ti);
+        }
+        Ok(hung)
     }
-    let items = items_of(plan, ti);
-    let dev = Arc::new(dev);
-    let mut runner = ThreadedRunner::new(Arc::clone(&dev));
-    runner.watch = accounting::beneath(plan, ti);
-    let hung = run_items(
-        &items,
-        total,
-        path,
-        plan,
-        &mut runner,
-        stop,
-        doc,
-        probe,
-        progress,
-        after_test,
-    );
-    if dev.wrote() {
-        plan.mark_written(ti);
-    }
-    Ok(hung)
-}
 
-/// Run (or skip) one target's tests, with progress lines through
-/// `progress`, each result appended to `doc` and reported to `after_test`.
-///
-/// Each test runs under a watchdog that asks `stop` to end it at its
-/// deadline ([`test_deadline`]); the test then ends as `timeout`. If its
-/// I/O did not return within the grace after the stop, the runner
-/// abandoned it: the test's message says what was abandoned, the target's
-/// later tests are skipped ("hung") and the reason is returned.
-#[allow(clippy::too_many_arguments)] // the run loop's whole state, passed down once
-fn run_items<R: StepRunner + Abandons>(
-    items: &[(usize, PlanItem)],
-    total: usize,
-    path: &str,
-    plan: &Plan,
-    runner: &mut R,
-    stop: &Stop,
-    doc: &mut ResultDoc,
-    mut probe: Option<&mut health::Probe>,
-    log: &mut dyn FnMut(&str),
-    after_test: &mut dyn FnMut(&ResultDoc),
-) -> Option<String> {
-    let mut hung: Option<String> = None;
-    for (i, item) in items {
-        let head = format!("[test {}/{}] {} on {}", i + 1, total, item.spec.name, path);
-        if interrupted(stop) {
-            doc.tests.push(skipped(item, plan, NOT_RUN_INTERRUPTED));
-            after_test(doc);
-            continue;
-        }
-        if let Some(h) = &hung {
-            let reason = format!("not run: {h}");
-            log(&format!("{head}: skipped: {reason}"));
-            doc.tests.push(skipped(item, plan, &reason));
-            after_test(doc);
-            continue;
-        }
-        match &item.action {
-            Action::Skip(reason) => {
-                log(&format!("{head}: skipped: {reason}"));
-                doc.tests.push(skipped(item, plan, reason));
+    /// Run (or skip) target `ti`'s tests on `runner`, with progress lines,
+    /// each result appended to the document and reported.
+    ///
+    /// Each test runs under a watchdog that asks the stop to end it at its
+    /// deadline ([`test_deadline`]); the test then ends as `timeout`. If
+    /// its I/O did not return within the grace after the stop, the runner
+    /// abandoned it: the test's message says what was abandoned, the
+    /// target's later tests are skipped ("hung") and the reason is
+    /// returned.
+    fn items<R: StepRunner + Abandons>(
+        &mut self,
+        ti: usize,
+        runner: &mut R,
+        mut probe: Option<&mut health::Probe>,
+    ) -> Option<String> {
+        let path = self.plan.targets[ti].info.path.clone();
+        let mut hung: Option<String> = None;
+        for (i, item) in items_of(self.plan, ti) {
+            let head = format!("[test {}/{}] {} on {}", i + 1, self.total, item.spec.name, path);
+            if interrupted(self.stop) {
+                self.doc.tests.push(skipped(&item, self.plan, NOT_RUN_INTERRUPTED));
+                (self.after_test)(&self.doc);
+                continue;
             }
-            Action::Run(steps) => {
-                let limit = test_deadline(plan, steps);
-                log(&format!(
-                    "{head}: starting ({} step(s), deadline {} s)",
-                    steps.len(),
-                    limit.0.div_ceil(1_000_000_000)
-                ));
-                let mut last = Instant::now();
-                let mut progress = |p: &Progress<'_>| {
-                    // At most one line a second of wall time (a simulated
-                    // clock reports far faster than that).
-                    if last.elapsed().as_millis() < 1000 {
-                        return;
+            let r = match (&hung, &item.action) {
+                (Some(h), _) => {
+                    let reason = format!("not run: {h}");
+                    (self.progress)(&format!("{head}: skipped: {reason}"));
+                    skipped(&item, self.plan, &reason)
+                }
+                (None, Action::Skip(reason)) => {
+                    (self.progress)(&format!("{head}: skipped: {reason}"));
+                    skipped(&item, self.plan, reason)
+                }
+                (None, Action::Run(steps)) => {
+                    let r = self.one(&head, &item, &path, steps, runner, probe.as_deref_mut());
+                    if runner.abandoned_what().is_some() {
+                        hung = Some(format!(
+                            "{path} hung: test {} did not return after its stop, its I/O was abandoned; \
+                             the target's later tests are skipped",
+                            item.spec.name
+                        ));
                     }
-                    last = Instant::now();
-                    log(&format!(
-                        "{head}: {} {}",
-                        p.step,
-                        progress_text(p.done, p.eta.map(|e| e.0))
-                    ));
-                };
-                if let Some(p) = probe.as_deref_mut() {
-                    p.start(&item.spec.name);
+                    r
                 }
-                let mut r = engine::with_deadline(stop, Duration::from_nanos(limit.0), || {
-                    run_test(&item.spec, path, steps, runner, stop, &mut progress)
-                });
-                stop.clear_deadline();
-                if let Some(p) = probe.as_deref_mut() {
-                    p.finish(runner.abandoned_what().is_none());
-                }
-                if let Some(what) = runner.abandoned_what() {
-                    let note = format!("; I/O abandoned: {what}");
-                    match &mut r.status {
-                        Status::Timeout { message } | Status::Interrupted { message } => message.push_str(&note),
-                        Status::Error { message, .. } => message.push_str(&note),
-                        Status::Skipped { reason } => reason.push_str(&note),
-                        Status::Ok => {}
-                    }
-                    hung = Some(format!(
-                        "{path} hung: test {} did not return after its stop, its I/O was abandoned; \
-                         the target's later tests are skipped",
-                        item.spec.name
-                    ));
-                }
-                match &r.status {
-                    Status::Ok => log(&format!("{head}: ok")),
-                    Status::Error { message, .. } => log(&format!("{head}: error: {message}")),
-                    Status::Skipped { reason } => log(&format!("{head}: skipped: {reason}")),
-                    Status::Interrupted { message } => log(&format!("{head}: interrupted: {message}")),
-                    Status::Timeout { message } => log(&format!("{head}: timeout: {message}")),
-                }
-                doc.tests.push(r);
-            }
+            };
+            self.doc.tests.push(r);
+            (self.after_test)(&self.doc);
         }
-        after_test(doc);
+        hung
     }
-    hung
+
+    /// Run one test, `item`, of `steps` on `runner` under its deadline,
+    /// sampling the disk's temperature with `probe`; its result, and its
+    /// ending said on the console.
+    fn one<R: StepRunner + Abandons>(
+        &mut self,
+        head: &str,
+        item: &PlanItem,
+        path: &str,
+        steps: &[Step],
+        runner: &mut R,
+        mut probe: Option<&mut health::Probe>,
+    ) -> TestResult {
+        let limit = test_deadline(self.plan, steps);
+        (self.progress)(&format!(
+            "{head}: starting ({} step(s), deadline {} s)",
+            steps.len(),
+            limit.0.div_ceil(1_000_000_000)
+        ));
+        let mut last = Instant::now();
+        let log = &mut *self.progress;
+        let mut progress = |p: &Progress<'_>| {
+            // At most one line a second of wall time (a simulated clock
+            // reports far faster than that).
+            if last.elapsed().as_millis() < 1000 {
+                return;
+            }
+            last = Instant::now();
+            log(&format!(
+                "{head}: {} {}",
+                p.step,
+                progress_text(p.done, p.eta.map(|e| e.0))
+            ));
+        };
+        if let Some(p) = probe.as_deref_mut() {
+            p.start(&item.spec.name);
+        }
+        let stop = self.stop;
+        let mut r = engine::with_deadline(stop, Duration::from_nanos(limit.0), || {
+            run_test(&item.spec, path, steps, runner, stop, &mut progress)
+        });
+        stop.clear_deadline();
+        if let Some(p) = probe {
+            p.finish(runner.abandoned_what().is_none());
+        }
+        if let Some(what) = runner.abandoned_what() {
+            let note = format!("; I/O abandoned: {what}");
+            match &mut r.status {
+                Status::Timeout { message } | Status::Interrupted { message } => message.push_str(&note),
+                Status::Error { message, .. } => message.push_str(&note),
+                Status::Skipped { reason } => reason.push_str(&note),
+                Status::Ok => {}
+            }
+        }
+        let ending = match &r.status {
+            Status::Ok => "ok".to_string(),
+            Status::Error { message, .. } => format!("error: {message}"),
+            Status::Skipped { reason } => format!("skipped: {reason}"),
+            Status::Interrupted { message } => format!("interrupted: {message}"),
+            Status::Timeout { message } => format!("timeout: {message}"),
+        };
+        (self.progress)(&format!("{head}: {ending}"));
+        r
+    }
 }
 
 /// `40% ETA 3s`.
@@ -1045,29 +1034,28 @@ mod tests {
             simulate: true,
             ..Overrides::default()
         };
-        let plan = plan::validate(&raw, "t", &ov).unwrap();
-        let items: Vec<(usize, PlanItem)> = plan.items.iter().cloned().enumerate().collect();
+        let mut plan = plan::validate(&raw, "t", &ov).unwrap();
+        plan.targets[0].info.path = "hung:0".into();
         let hung = Arc::new(engine::hung::Hung::default());
         let mut runner = ThreadedRunner::new(Arc::clone(&hung));
         runner.grace = Duration::from_millis(200);
-        let mut doc = new_doc(None, "t", 1, true, Vec::new());
         let mut lines = Vec::new();
         let stop = Stop::new();
         // A temperature probe on a device that answers nothing: one record
         // per test that ran (the hung one), none for the skipped one.
         let mut probe = health::Probe::new("/nonexistent/bootbench", Some("nvme"), Duration::from_millis(50));
-        let got = run_items(
-            &items,
-            2,
-            "hung:0",
-            &plan,
-            &mut runner,
-            &stop,
-            &mut doc,
-            Some(&mut probe),
-            &mut |l| lines.push(l.to_string()),
-            &mut |_| {},
-        );
+        let mut run = Run {
+            total: 2,
+            plan: &mut plan,
+            stop: &stop,
+            doc: new_doc(None, "t", 1, true, Vec::new()),
+            bad: Vec::new(),
+            failure: None,
+            progress: &mut |l| lines.push(l.to_string()),
+            after_test: &mut |_| {},
+        };
+        let got = run.items(0, &mut runner, Some(&mut probe));
+        let doc = run.doc;
         let names: Vec<&str> = probe.tests.iter().map(|t| t.test.as_str()).collect();
         assert_eq!(names, [doc.tests[0].name.as_str()]);
         assert_eq!((probe.tests[0].samples, probe.tests[0].max_temperature_c), (0, None));
