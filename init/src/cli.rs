@@ -291,24 +291,7 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
         }
     };
     json.push('\n');
-    let written = match out_file.take() {
-        Some(mut f) => f
-            .write_with(json.as_bytes(), &mut |_| {})
-            .and_then(|()| f.commit())
-            .map_err(|e| {
-                // Not lost: the document goes to stdout instead.
-                let on_stdout = sink::write_stdout(json.as_bytes()).is_ok();
-                format!(
-                    "{e}; {}",
-                    if on_stdout {
-                        "the results were written to stdout instead"
-                    } else {
-                        "nor could they be written to stdout"
-                    }
-                )
-            }),
-        None => sink::write_stdout(json.as_bytes()).map_err(|e| format!("cannot write the results to stdout: {e}")),
-    };
+    let written = crate::results::emit::to_file(out_file.take(), &json);
     eprint!("{}", render(&doc));
     if let Err(e) = written {
         say(&e);

@@ -16,10 +16,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use bench_core::frame;
 use bench_core::result::{ResultDoc, TargetInfo};
-use bench_core::table::render_to;
-use embedded_io_adapters::std::FromStd;
 
 use crate::boot::cmdline::Cmdline;
 use crate::boot::network::{self, Network};
@@ -30,6 +27,7 @@ use crate::disks::discover;
 use crate::disks::identity;
 use crate::plan::{self, ConfigError, Overrides, Plan, RawConfig};
 use crate::results;
+use crate::results::emit::{self, Emitted};
 use crate::run;
 use crate::safety::TargetRef;
 use crate::sys::serial;
@@ -156,20 +154,8 @@ fn unread_config_source(cmdline: &Cmdline) -> String {
     }
 }
 
-/// What [`emit`] wrote.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Emitted {
-    /// The document's bytes, as on the stick and in the frame (None when it
-    /// could not be encoded).
-    pub json: Option<String>,
-    /// The file written on the stick.
-    pub saved: Option<PathBuf>,
-}
-
-/// Emit a document: the results file on the stick (`root`, if mounted
-/// read-write) via [`results::stick::save_result`], then the frame on `out`, then the
-/// text table on `out`. The console (`log`) says where the file went, or why
-/// none was written.
+/// [`emit::emit`] with this boot's nonce, PID 1 told each step as it is
+/// done (so a rescue saves only what is not out yet).
 pub fn emit(
     doc: &ResultDoc,
     root: Option<&Path>,
@@ -178,47 +164,45 @@ pub fn emit(
     out: &mut dyn Write,
     log: &mut dyn FnMut(&str),
 ) -> Emitted {
-    let mut json = match serde_json::to_string_pretty(doc) {
-        Ok(j) => j,
-        Err(e) => {
-            log(&format!("cannot encode the results: {e}"));
-            return Emitted::default();
-        }
+    let to = emit::Stick {
+        root,
+        no_stick_why,
+        machine,
     };
-    json.push('\n');
-    supervise::report(&Msg::Final(json.clone()));
-    let saved = match root {
-        Some(r) => results::stick::save_result(r, machine, json.as_bytes()),
-        None => Err(results::stick::SaveError::NoStick(no_stick_why.to_string())),
-    };
-    let name = match &saved {
-        Ok(p) => {
-            log(&format!("results written to the stick: {}", p.display()));
-            p.file_name()
-                .map_or_else(|| format!("{machine}.json"), |n| n.to_string_lossy().into_owned())
-        }
-        Err(e) => {
-            log(&format!("{e}; the results follow on the serial console only"));
-            format!("{machine}.json")
-        }
-    };
-    supervise::report(&Msg::Saved(
-        saved.as_ref().map_or_else(|_| String::new(), |_| name.clone()),
-    ));
-    let _ = frame::encode_to(
-        &mut FromStd::new(&mut *out),
-        &name,
-        json.as_bytes(),
+    emit::emit(doc, to, crate::boot::nonce(), out, log, &mut |step| match step {
+        emit::Step::Encoded(json) => supervise::report(&Msg::Final(json.to_string())),
+        emit::Step::Saved(name) => supervise::report(&Msg::Saved(name.to_string())),
+        emit::Step::Framed => supervise::report(&Msg::Framed),
+    })
+}
+
+/// [`emit::serial_out`] with the command line's `bootbench.serial=` and
+/// this boot's nonce.
+fn results_out(
+    cmdline: &Cmdline,
+    config: Option<&[String]>,
+    log: &mut dyn FnMut(&str),
+) -> serial::Tee<std::io::Stdout> {
+    emit::serial_out(cmdline.get(serial::CMDLINE_KEY), config, crate::boot::nonce(), log)
+}
+
+/// [`emit::rescue_to`] of [`supervise::conclude`]'s conclusion `c`.
+fn rescue_to(
+    doc: &str,
+    c: &Conclusion,
+    stick: Option<&(PathBuf, String)>,
+    out: &mut dyn Write,
+    log: &mut dyn FnMut(&str),
+) {
+    emit::rescue_to(
+        doc,
+        c.saved_as.as_deref(),
+        c.to_stick,
+        stick,
         crate::boot::nonce(),
+        out,
+        log,
     );
-    let _ = out.flush();
-    supervise::report(&Msg::Framed);
-    let _ = render_to(&mut FromStd::new(&mut *out), doc);
-    let _ = out.flush();
-    Emitted {
-        json: Some(json),
-        saved: saved.ok(),
-    }
 }
 
 /// `doc` as PID 1 keeps it after each test: the results so far, marked as
@@ -248,82 +232,6 @@ pub fn rescue(c: &Conclusion, r: &Reports, cmdline: &Cmdline, log: &mut dyn FnMu
         return;
     };
     rescue_to(doc, c, r.stick.as_ref(), &mut results_out(cmdline, None, log), log);
-}
-
-/// Where the results go: the console (stdout), and the serial ports of
-/// [`serial::ports_in`] (`bootbench.serial=`, else every UART the console
-/// does not write to; the config's `serial_ports`, `config`, when the
-/// command line names none), each opened with this boot's announce line
-/// first, so a frame cut from any port's log is verified as the console's
-/// are. A port that cannot be opened is said and left out; a bad
-/// `bootbench.serial=` is said, and every UART is used.
-fn results_out(
-    cmdline: &Cmdline,
-    config: Option<&[String]>,
-    log: &mut dyn FnMut(&str),
-) -> serial::Tee<std::io::Stdout> {
-    let choice = match cmdline.get(serial::CMDLINE_KEY).map(serial::Choice::parse) {
-        None => config.map_or(serial::Choice::Every, |p| serial::Choice::Named(p.to_vec())),
-        Some(Ok(c)) => c,
-        Some(Err(e)) => {
-            log(&format!("{e}; the results go to every serial port"));
-            serial::Choice::Every
-        }
-    };
-    let mut ports = Vec::new();
-    for name in serial::ports_in(Path::new("/sys"), &choice) {
-        let opened = serial::open(&name).and_then(|mut f| {
-            f.write_all(format!("\n{}", frame::announce(crate::boot::nonce())).as_bytes())
-                .map(|()| f)
-        });
-        match opened {
-            Ok(f) => ports.push((name, f)),
-            Err(e) => log(&format!("serial port {name}: {e}; the results are not written there")),
-        }
-    }
-    let tee = serial::Tee::new(std::io::stdout(), ports);
-    if !tee.port_names().is_empty() {
-        log(&format!(
-            "the results also go to serial port(s) {}",
-            tee.port_names().join(", ")
-        ));
-    }
-    tee
-}
-
-/// [`rescue`]'s save of `doc`: to the stick `stick` (root, machine) when
-/// `c.to_stick`, then framed on `out` under the stick file's name.
-fn rescue_to(
-    doc: &str,
-    c: &Conclusion,
-    stick: Option<&(PathBuf, String)>,
-    out: &mut dyn Write,
-    log: &mut dyn FnMut(&str),
-) {
-    let machine = stick.map_or("unknown", |(_, m)| m.as_str());
-    let mut name = c.saved_as.clone().unwrap_or_else(|| format!("{machine}.json"));
-    match (c.to_stick, stick) {
-        (true, Some((root, machine))) => match results::stick::save_result(root, machine, doc.as_bytes()) {
-            Ok(p) => {
-                log(&format!("supervisor: results written to the stick: {}", p.display()));
-                if let Some(n) = p.file_name() {
-                    name = n.to_string_lossy().into_owned();
-                }
-            }
-            Err(e) => log(&format!(
-                "supervisor: {e}; the results follow on the serial console only"
-            )),
-        },
-        (true, None) => log("supervisor: no stick was mounted; the results follow on the serial console only"),
-        (false, _) => {}
-    }
-    let _ = frame::encode_to(
-        &mut FromStd::new(&mut *out),
-        &name,
-        doc.as_bytes(),
-        crate::boot::nonce(),
-    );
-    let _ = out.flush();
 }
 
 /// The test-only kernel command-line keys (README, "Test-only keys"): they
@@ -674,6 +582,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_core::frame;
     use std::fs;
 
     /// [`plan_unattended`] of a config's text.

@@ -1,8 +1,10 @@
 //! Where a result document goes: a new file (never overwriting, no partial
 //! file under a result's name) or stdout ([`sink`]), and the boot stick's
 //! `results/<machine>-<n>.json` ([`stick`]), and a URL of existing storage
-//! ([`remote`]).
+//! ([`remote`]); [`emit`] sends a document to them (the stick, the console's
+//! and the serial ports' frames, the live command's `--out`).
 
+pub mod emit;
 pub mod remote;
 pub mod sink;
 pub mod stick;
