@@ -1072,7 +1072,7 @@ pub fn step_budget(step: &Step) -> Nanos {
     let pass = run.saturating_add(step.settle.0);
     let passes = u64::from(step.passes.max(1)).saturating_add(u64::from(step.warmup));
     let fill = if step.fill {
-        let (start, end) = crate::runner::step_range(step);
+        let (start, end) = crate::spec::step_range(step);
         u64::try_from(u128::from(end.saturating_sub(start)) * 1_000_000_000 / u128::from(DEADLINE_MIN_RATE))
             .unwrap_or(u64::MAX)
     } else {
@@ -1497,7 +1497,7 @@ mod tests {
             ..HDD
         };
         for s in expand(&spec(Workload::SeekProfile, |_| ()), &g).unwrap() {
-            let (lo, hi) = crate::runner::step_range(&s);
+            let (lo, hi) = crate::spec::step_range(&s);
             assert!(hi <= g.size && lo < hi, "{}: {lo}..{hi}", s.label);
         }
     }

@@ -10,6 +10,7 @@ use crate::io::{Access, Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec
 use crate::result::{DirStats, EngineInfo, PassResult, Status, StepResult, TestResult};
 use crate::rng::{Permutation, Rng};
 use crate::scramble;
+pub use crate::spec::step_range;
 use crate::spec::{Limit, MixOrder, Pattern, Prepare, Step, TestSpec};
 use crate::stats::{Buckets, Latency};
 use crate::units::{per_sec, rate, Bytes, Nanos};
@@ -847,33 +848,6 @@ fn verify_job<Q: IoQueue>(
                 });
             }
             verified += u64::from(req.len);
-        }
-    }
-}
-
-/// The bytes a step touches: `[start, end)` of its pattern (for cursors,
-/// over the positions its request bound lets them reach).
-pub fn step_range(step: &Step) -> (u64, u64) {
-    let bs = u64::from(step.bs);
-    match &step.pattern {
-        Pattern::Seq { start, end, .. } | Pattern::Random { start, end, .. } => (*start, *end),
-        Pattern::Fixed { offset, .. } => (*offset, offset + bs),
-        Pattern::Cursors { starts, strides } => {
-            let k = u64::try_from(starts.len()).unwrap_or(1).max(1);
-            let visits = step.limit.ios.map_or(1, |n| n.div_ceil(k)).max(1);
-            let (mut lo, mut hi) = (u64::MAX, 0u64);
-            for (i, &s) in starts.iter().enumerate() {
-                let stride = strides.get(i).copied().unwrap_or(0);
-                let last = i128::from(s) + i128::from(stride) * i128::from(visits - 1);
-                let last = u64::try_from(last.max(0)).unwrap_or(u64::MAX);
-                lo = lo.min(s).min(last);
-                hi = hi.max(s.max(last).saturating_add(bs));
-            }
-            if starts.is_empty() {
-                (0, 0)
-            } else {
-                (lo, hi)
-            }
         }
     }
 }
