@@ -12,7 +12,7 @@
 //! runs the engines on the [`disks`] and returns the document that
 //! [`results`] writes. [`log`] and [`modules`] serve every stage. All unsafe
 //! code and raw syscalls live in [`sys`]; everything else is safe. No module
-//! imports one that imports it back (`init/tests/module_graph.rs`).
+//! imports one that imports it back (`bench-core/tests/module_graph.rs`).
 #![deny(unsafe_code)]
 
 mod boot;
