@@ -89,6 +89,12 @@ pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
 /// each request from just before its submission to just after the reap that
 /// returned it, excludes completions inside the ramp, and stops at the
 /// step's limit. An I/O error or a short transfer ends the job with the error.
+///
+/// Each turn of the loop fills the queue ([`JobRun::fill_queue`]), commits
+/// what a batched queue holds ([`JobRun::commit`]), then either flushes
+/// (nothing in flight and a flush due: [`JobRun::flush`]) or reaps and
+/// counts ([`JobRun::reap_and_account`]) and reports progress; the final
+/// flush, the runtime and the read-back follow ([`JobRun::finish`]).
 pub fn run_job<Q: IoQueue, C: Clock>(
     step: &Step,
     job: u32,
@@ -97,207 +103,320 @@ pub fn run_job<Q: IoQueue, C: Clock>(
     stop: &Stop,
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<JobOutcome, IoError> {
-    let depth = usize::try_from(step.iodepth)
-        .unwrap_or(usize::MAX)
-        .min(q.depth())
-        .max(1);
-    let interval = if step.sample_interval.0 == 0 {
-        Nanos::from_secs(1)
-    } else {
-        step.sample_interval
-    };
-    let mut out = JobOutcome {
-        read: DirAcc::new(interval),
-        write: DirAcc::new(interval),
-        flush: DirAcc::new(interval),
-        runtime: Nanos(0),
-        verified: 0,
-        engine: q.engine(),
-    };
-    let mut gen = OffsetGen::new(step, job);
-    let t0 = clock.now();
-    // The end of the ramp: first when it is due, then, once what the ramp
-    // issued has completed, the start of the measured time.
-    let mut ramp_end = t0 + step.ramp;
-    let mut measuring = step.ramp.0 == 0;
-    // Each slot's request and its times.
-    let mut inflight: Vec<Option<(IoReq, Times)>> = vec![None; depth];
-    let batched = q.batched();
-    // Slots submitted since the last commit (a batched queue's).
-    let mut uncommitted: Vec<usize> = Vec::with_capacity(depth);
-    let mut free: Vec<usize> = (0..depth).rev().collect();
-    let mut comps: Vec<Completion> = Vec::with_capacity(depth);
-    let (mut issued_bytes, mut issued_ios) = (0u64, 0u64);
-    let mut writes_since_flush = 0u64;
-    // Requests taken from the generator (ramp included): a verify replays them.
-    let mut generated = 0u64;
-    let mut flush_due = false;
-    // How many flushes the due flush is: sysbench's periodic one, one per
-    // file ([`Step::fsync_files`]); a `flush_every` one, one.
-    let mut flushes_due = 1u64;
-    let files = step.fsync_files.max(1);
-    let file_set = FileSet::of(step);
-    // Any write since the last flush (sysbench's `is_dirty`).
-    let mut dirty = false;
-    let mut stopping = false;
-    let mut last_done = ramp_end;
-    let mut next_report = t0 + Nanos::from_secs(1);
-
+    let mut run = JobRun::start(step, job, q, clock, stop);
     loop {
-        // Fill the queue, unless the bound is reached or a flush is due.
-        while !stopping && !flush_due {
-            let Some(&slot) = free.last() else { break };
-            let now = clock.now();
-            if stop.reason().is_some() {
-                stopping = true;
+        run.fill_queue()?;
+        run.commit()?;
+        if run.free.len() == run.depth {
+            // Nothing in flight: flush if due, else the step is over.
+            if !run.flush_due {
                 break;
             }
-            if !measuring && now >= ramp_end {
+            run.flush()?;
+            continue;
+        }
+        let now = run.reap_and_account()?;
+        run.report(now, progress);
+    }
+    run.finish()
+}
+
+/// One job's loop ([`run_job`]): what it runs on, and what it has issued,
+/// has in flight and owes (a flush) so far.
+struct JobRun<'a, Q, C> {
+    step: &'a Step,
+    job: u32,
+    q: &'a mut Q,
+    clock: &'a C,
+    stop: &'a Stop,
+    /// Requests in flight at most: the step's iodepth, within the queue's.
+    depth: usize,
+    /// The queue's submissions wait for a commit ([`IoQueue::batched`]).
+    batched: bool,
+    gen: OffsetGen,
+    out: JobOutcome,
+    /// The end of the ramp: first when it is due, then, once what the ramp
+    /// issued has completed, the start of the measured time.
+    ramp_end: Nanos,
+    measuring: bool,
+    /// Each slot's request and its times.
+    inflight: Vec<Option<(IoReq, Times)>>,
+    /// Slots submitted since the last commit (a batched queue's).
+    uncommitted: Vec<usize>,
+    free: Vec<usize>,
+    comps: Vec<Completion>,
+    /// Bytes and requests issued since the ramp: what the step's bound counts.
+    issued_bytes: u64,
+    issued_ios: u64,
+    writes_since_flush: u64,
+    /// Requests taken from the generator (ramp included): a verify replays them.
+    generated: u64,
+    flush_due: bool,
+    /// How many flushes the due flush is: sysbench's periodic one, one per
+    /// file ([`Step::fsync_files`]); a `flush_every` one, one.
+    flushes_due: u64,
+    files: u64,
+    file_set: Option<FileSet>,
+    /// Any write since the last flush (sysbench's `is_dirty`).
+    dirty: bool,
+    stopping: bool,
+    last_done: Nanos,
+    next_report: Nanos,
+}
+
+impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
+    /// Nothing issued yet; the clock read once for the ramp and the first
+    /// progress report.
+    fn start(step: &'a Step, job: u32, q: &'a mut Q, clock: &'a C, stop: &'a Stop) -> Self {
+        let depth = usize::try_from(step.iodepth)
+            .unwrap_or(usize::MAX)
+            .min(q.depth())
+            .max(1);
+        let interval = if step.sample_interval.0 == 0 {
+            Nanos::from_secs(1)
+        } else {
+            step.sample_interval
+        };
+        let out = JobOutcome {
+            read: DirAcc::new(interval),
+            write: DirAcc::new(interval),
+            flush: DirAcc::new(interval),
+            runtime: Nanos(0),
+            verified: 0,
+            engine: q.engine(),
+        };
+        let gen = OffsetGen::new(step, job);
+        let t0 = clock.now();
+        let ramp_end = t0 + step.ramp;
+        let batched = q.batched();
+        JobRun {
+            step,
+            job,
+            q,
+            clock,
+            stop,
+            depth,
+            batched,
+            gen,
+            out,
+            ramp_end,
+            measuring: step.ramp.0 == 0,
+            inflight: vec![None; depth],
+            uncommitted: Vec::with_capacity(depth),
+            free: (0..depth).rev().collect(),
+            comps: Vec::with_capacity(depth),
+            issued_bytes: 0,
+            issued_ios: 0,
+            writes_since_flush: 0,
+            generated: 0,
+            flush_due: false,
+            flushes_due: 1,
+            files: step.fsync_files.max(1),
+            file_set: FileSet::of(step),
+            dirty: false,
+            stopping: false,
+            last_done: ramp_end,
+            next_report: t0 + Nanos::from_secs(1),
+        }
+    }
+
+    /// Fill the queue, unless the bound is reached or a flush is due.
+    fn fill_queue(&mut self) -> Result<(), IoError> {
+        let step = self.step;
+        while !self.stopping && !self.flush_due {
+            let Some(&slot) = self.free.last() else { break };
+            let now = self.clock.now();
+            if self.stop.reason().is_some() {
+                self.stopping = true;
+                break;
+            }
+            if !self.measuring && now >= self.ramp_end {
                 // The ramp is over: issue nothing until its requests have
                 // completed (fio's quiesce at the end of `ramp_time`), so
                 // the measured time starts with an idle queue and counts
                 // no request that began in the ramp.
-                if free.len() < depth {
+                if self.free.len() < self.depth {
                     break;
                 }
-                (measuring, ramp_end) = (true, now);
+                (self.measuring, self.ramp_end) = (true, now);
             }
-            if limit_reached(&step.limit, step.runtime_batch, now, ramp_end, issued_bytes, issued_ios) {
-                stopping = true;
+            if limit_reached(
+                &step.limit,
+                step.runtime_batch,
+                now,
+                self.ramp_end,
+                self.issued_bytes,
+                self.issued_ios,
+            ) {
+                self.stopping = true;
                 break;
             }
             // sysbench's periodic fsync: due only when another request is
             // about to be issued (its `file_get_*_request` returns the fsync
             // in place of the next request), so a step that ends on a
             // multiple leaves it to the final flush.
-            if dirty && step.fsync_freq.is_some_and(|k| generated % k == 0) {
-                (flush_due, flushes_due) = (true, files);
+            if self.dirty && step.fsync_freq.is_some_and(|k| self.generated % k == 0) {
+                (self.flush_due, self.flushes_due) = (true, self.files);
                 break;
             }
-            let req = gen.next_req();
-            if req.op == Op::Write {
-                let len = usize::try_from(req.len).unwrap_or(usize::MAX);
-                if step.verify {
-                    let buf = q.write_buf(slot, len).ok_or(IoError { errno: EOPNOTSUPP, req })?;
-                    verify::fill(step.seed, req.offset, buf);
-                } else if let Some(buf) = q.write_buf(slot, len) {
-                    // fio's default scramble_buffers=1: no two writes alike
-                    // (a queue without buffer access, the simulated disk, holds no data).
-                    scramble::scramble(buf, req.offset, now);
-                }
-            }
-            // A synchronous queue issues (and may finish) the request in
-            // `submit`: its issue time is just before.
-            let issue = if batched { now } else { clock.now() };
-            q.submit(slot, req)?;
-            free.pop();
-            generated += 1;
-            inflight[slot] = Some((
-                req,
-                Times {
-                    start: now,
-                    issue,
-                    batched,
-                },
-            ));
-            if batched {
-                uncommitted.push(slot);
-            }
-            if measuring {
-                issued_bytes += u64::from(req.len);
-                issued_ios += 1;
-            }
-            if req.op == Op::Write {
-                writes_since_flush += 1;
-                dirty = true;
-                flush_due = step.flush_every.is_some_and(|k| writes_since_flush >= k);
-                flushes_due = 1;
-            }
+            self.submit(slot, now)?;
         }
-        if !uncommitted.is_empty() {
-            q.commit()?;
-            let issued = clock.now();
-            for slot in uncommitted.drain(..) {
-                if let Some((_, t)) = inflight[slot].as_mut() {
-                    t.issue = issued;
-                }
-            }
-        }
-        if free.len() == depth {
-            // Nothing in flight: flush if due, else the step is over.
-            if flush_due {
-                let done = flushes(
-                    q,
-                    clock,
-                    stop,
-                    flushes_due,
-                    file_set,
-                    &mut comps,
-                    measuring.then_some(ramp_end),
-                    &mut out.flush,
-                )?;
-                last_done = last_done.max(done);
-                flush_due = false;
-                writes_since_flush = 0;
-                dirty = false;
-                continue;
-            }
-            break;
-        }
-        comps.clear();
-        q.reap(1, &mut comps)?;
-        if let Some(every) = step.touch_every {
-            touch_reads(q, &comps, &inflight, every);
-        }
-        let now = clock.now();
-        for c in &comps {
-            let (req, times) = slot_done(&mut inflight, c.slot)?;
-            free.push(c.slot);
-            check(c, req)?;
-            last_done = last_done.max(now);
-            if times.start >= ramp_end {
-                let acc = match req.op {
-                    Op::Read => &mut out.read,
-                    Op::Write => &mut out.write,
-                    Op::Flush | Op::FlushRange => &mut out.flush,
-                };
-                acc.count(times, now, now.saturating_sub(ramp_end), u64::from(req.len));
-            }
-        }
-        if now >= next_report {
-            let (done, eta) = progress_of(&step.limit, now.saturating_sub(ramp_end), issued_bytes, issued_ios);
-            progress(&Progress {
-                step: &step.label,
-                done,
-                eta,
-            });
-            next_report = now + Nanos::from_secs(1);
-        }
+        Ok(())
     }
-    if step.flush_at_end && writes_since_flush > 0 {
-        // sysbench's `file_thread_done`: an fsync of each file.
+
+    /// Submit the generator's next request in free slot `slot`, started at
+    /// `now`: a write's buffer filled first (verify's known contents, or
+    /// scrambled), then counted as issued and, if a write, as owing a flush.
+    fn submit(&mut self, slot: usize, now: Nanos) -> Result<(), IoError> {
+        let step = self.step;
+        let req = self.gen.next_req();
+        if req.op == Op::Write {
+            let len = usize::try_from(req.len).unwrap_or(usize::MAX);
+            if step.verify {
+                let buf = self.q.write_buf(slot, len).ok_or(IoError { errno: EOPNOTSUPP, req })?;
+                verify::fill(step.seed, req.offset, buf);
+            } else if let Some(buf) = self.q.write_buf(slot, len) {
+                // fio's default scramble_buffers=1: no two writes alike
+                // (a queue without buffer access, the simulated disk, holds no data).
+                scramble::scramble(buf, req.offset, now);
+            }
+        }
+        // A synchronous queue issues (and may finish) the request in
+        // `submit`: its issue time is just before.
+        let issue = if self.batched { now } else { self.clock.now() };
+        self.q.submit(slot, req)?;
+        self.free.pop();
+        self.generated += 1;
+        self.inflight[slot] = Some((
+            req,
+            Times {
+                start: now,
+                issue,
+                batched: self.batched,
+            },
+        ));
+        if self.batched {
+            self.uncommitted.push(slot);
+        }
+        if self.measuring {
+            self.issued_bytes += u64::from(req.len);
+            self.issued_ios += 1;
+        }
+        if req.op == Op::Write {
+            self.writes_since_flush += 1;
+            self.dirty = true;
+            self.flush_due = step.flush_every.is_some_and(|k| self.writes_since_flush >= k);
+            self.flushes_due = 1;
+        }
+        Ok(())
+    }
+
+    /// A batched queue's commit of what was submitted since the last one:
+    /// those requests' issue time is just after it.
+    fn commit(&mut self) -> Result<(), IoError> {
+        if self.uncommitted.is_empty() {
+            return Ok(());
+        }
+        self.q.commit()?;
+        let issued = self.clock.now();
+        for slot in self.uncommitted.drain(..) {
+            if let Some((_, t)) = self.inflight[slot].as_mut() {
+                t.issue = issued;
+            }
+        }
+        Ok(())
+    }
+
+    /// The due flush, with nothing in flight; then nothing is owed.
+    fn flush(&mut self) -> Result<(), IoError> {
+        self.flush_batch(self.flushes_due)?;
+        self.flush_due = false;
+        self.writes_since_flush = 0;
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// `n` flushes ([`flushes`]), counted if the step is measuring.
+    fn flush_batch(&mut self, n: u64) -> Result<(), IoError> {
         let done = flushes(
-            q,
-            clock,
-            stop,
-            files,
-            file_set,
-            &mut comps,
-            measuring.then_some(ramp_end),
-            &mut out.flush,
+            &mut *self.q,
+            self.clock,
+            self.stop,
+            n,
+            self.file_set,
+            &mut self.comps,
+            self.measuring.then_some(self.ramp_end),
+            &mut self.out.flush,
         )?;
-        last_done = last_done.max(done);
+        self.last_done = self.last_done.max(done);
+        Ok(())
     }
-    // A step stopped inside its ramp measured nothing.
-    out.runtime = if measuring {
-        last_done.saturating_sub(ramp_end)
-    } else {
-        Nanos(0)
-    };
-    if step.verify {
-        out.verified = verify_job(step, job, q, generated, depth, stop)?;
+
+    /// Wait for a completion, and free and check each one the reap
+    /// returned, counting those that started after the ramp. Returns the
+    /// time just after the reap.
+    fn reap_and_account(&mut self) -> Result<Nanos, IoError> {
+        self.comps.clear();
+        self.q.reap(1, &mut self.comps)?;
+        if let Some(every) = self.step.touch_every {
+            touch_reads(&mut *self.q, &self.comps, &self.inflight, every);
+        }
+        let now = self.clock.now();
+        for c in &self.comps {
+            let (req, times) = slot_done(&mut self.inflight, c.slot)?;
+            self.free.push(c.slot);
+            check(c, req)?;
+            self.last_done = self.last_done.max(now);
+            if times.start >= self.ramp_end {
+                let acc = match req.op {
+                    Op::Read => &mut self.out.read,
+                    Op::Write => &mut self.out.write,
+                    Op::Flush | Op::FlushRange => &mut self.out.flush,
+                };
+                acc.count(times, now, now.saturating_sub(self.ramp_end), u64::from(req.len));
+            }
+        }
+        Ok(now)
     }
-    Ok(out)
+
+    /// A progress report, if one is due at `now` (once a second of the
+    /// step's clock).
+    fn report(&mut self, now: Nanos, progress: &mut dyn FnMut(&Progress<'_>)) {
+        if now < self.next_report {
+            return;
+        }
+        let (done, eta) = progress_of(
+            &self.step.limit,
+            now.saturating_sub(self.ramp_end),
+            self.issued_bytes,
+            self.issued_ios,
+        );
+        progress(&Progress {
+            step: &self.step.label,
+            done,
+            eta,
+        });
+        self.next_report = now + Nanos::from_secs(1);
+    }
+
+    /// After the loop: the final flush, the measured runtime, the read-back.
+    fn finish(mut self) -> Result<JobOutcome, IoError> {
+        let step = self.step;
+        if step.flush_at_end && self.writes_since_flush > 0 {
+            // sysbench's `file_thread_done`: an fsync of each file.
+            self.flush_batch(self.files)?;
+        }
+        // A step stopped inside its ramp measured nothing.
+        self.out.runtime = if self.measuring {
+            self.last_done.saturating_sub(self.ramp_end)
+        } else {
+            Nanos(0)
+        };
+        if step.verify {
+            self.out.verified = verify_job(step, self.job, &mut *self.q, self.generated, self.depth, self.stop)?;
+        }
+        Ok(self.out)
+    }
 }
 
 /// hdparm's `read_big_block`: after each read, `buf[i] &= 1` for every
