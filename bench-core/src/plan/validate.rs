@@ -77,7 +77,19 @@ const fn fills(w: Workload) -> bool {
 }
 
 /// Check the parameters against each other and the geometry; the range.
+/// The checks run in this order, and the first that fails is the error.
 pub(super) fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range, PlanError> {
+    let range = check_range(p, geom)?;
+    check_queue(p)?;
+    check_sampling(p)?;
+    check_engine(w, p)?;
+    check_bounds(w, p, range.len)?;
+    check_passes(w, p)?;
+    Ok(range)
+}
+
+/// The block size, the request size and the user's range on the target.
+fn check_range(p: &Params, geom: &Geometry) -> Result<Range, PlanError> {
     let lb = geom.logical_block;
     if lb == 0 {
         return Err(out_of_range("logical_block", 0, "a logical block size above 0"));
@@ -123,6 +135,11 @@ pub(super) fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range
         }
     };
     let len = (end - p.offset.0) / lb64 * lb64;
+    Ok(Range { start: p.offset.0, len })
+}
+
+/// Queue depth, jobs, the read share of a mix, `flush_every`, `points`.
+fn check_queue(p: &Params) -> Result<(), PlanError> {
     if !(1..=4096).contains(&p.iodepth) {
         return Err(out_of_range("iodepth", u64::from(p.iodepth), "1 to 4096"));
     }
@@ -138,6 +155,11 @@ pub(super) fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range
     if !(1..=1024).contains(&p.points) {
         return Err(out_of_range("points", u64::from(p.points), "1 to 1024"));
     }
+    Ok(())
+}
+
+/// The sample interval, and the samples a step's runtime would take.
+fn check_sampling(p: &Params) -> Result<(), PlanError> {
     if p.sample_interval < MIN_SAMPLE_INTERVAL {
         return Err(out_of_range(
             "sample_interval",
@@ -153,6 +175,11 @@ pub(super) fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range
             });
         }
     }
+    Ok(())
+}
+
+/// The engine options: the CPU lists and polled completions.
+fn check_engine(w: Workload, p: &Params) -> Result<(), PlanError> {
     if let Some(c) = &p.cpus_allowed {
         if parse_cpu_list(c).is_err() {
             return Err(out_of_range("cpus_allowed", 0, "a CPU list such as 0-3,6"));
@@ -172,6 +199,12 @@ pub(super) fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range
             "false with buffered I/O (polled completions are O_DIRECT only)",
         ));
     }
+    Ok(())
+}
+
+/// The test's bound (`runtime`, `size`) and room for a request per job in
+/// the range of `len` bytes.
+fn check_bounds(w: Workload, p: &Params, len: u64) -> Result<(), PlanError> {
     if p.runtime.is_some_and(|r| r.0 == 0) {
         return Err(out_of_range("runtime", 0, "more than 0 ns"));
     }
@@ -198,6 +231,11 @@ pub(super) fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range
     if time_or_size_bound(w) && p.runtime.is_none() && p.size.is_none() {
         return Err(out_of_range("runtime", 0, "a runtime or a size bound (or both)"));
     }
+    Ok(())
+}
+
+/// `file_num`, the passes and warm-ups, and `fill`.
+fn check_passes(w: Workload, p: &Params) -> Result<(), PlanError> {
     if !(1..=MAX_FILE_NUM).contains(&p.file_num) {
         return Err(out_of_range(
             "file_num",
@@ -218,7 +256,7 @@ pub(super) fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range
             "false: only seq_read, seq_write, rand_read, rand_write and rand_rw fill their range",
         ));
     }
-    Ok(Range { start: p.offset.0, len })
+    Ok(())
 }
 
 #[cfg(test)]
@@ -228,10 +266,22 @@ mod tests {
     use crate::plan::tests::{spec, HDD};
     use crate::units::{Bytes, MIB};
 
+    /// A case: the workload, the parameter set wrong, and the error whose
+    /// message names it.
+    type Case = (Workload, fn(&mut Params), PlanError);
+
+    /// Each case's parameters fail with its error: the first check that fails.
+    fn assert_each_fails(cases: &[Case]) {
+        for (w, f, want) in cases {
+            assert_eq!(expand(&spec(*w, *f), &HDD), Err(want.clone()), "{want}");
+        }
+    }
+
+    /// The range, the request size and the queue ([`check_range`],
+    /// [`check_queue`]).
     #[test]
-    fn validation_errors_name_the_field() {
-        type Case = (Workload, fn(&mut Params), PlanError);
-        let cases: [Case; 18] = [
+    fn range_and_queue_errors_name_the_field() {
+        let cases: [Case; 11] = [
             (
                 Workload::RandRead,
                 |p| p.bs = Bytes(0),
@@ -303,6 +353,15 @@ mod tests {
                 |p| p.points = 1025,
                 out_of_range("points", 1025, "1 to 1024"),
             ),
+        ];
+        assert_each_fails(&cases);
+    }
+
+    /// The test's bound, its passes and its fill ([`check_bounds`],
+    /// [`check_passes`]).
+    #[test]
+    fn bound_and_pass_errors_name_the_field() {
+        let cases: [Case; 7] = [
             (
                 Workload::SeqRead,
                 |p| (p.length, p.size) = (Some(Bytes(MIB)), Some(Bytes(2 * MIB))),
@@ -351,8 +410,6 @@ mod tests {
                 ),
             ),
         ];
-        for (w, f, want) in cases {
-            assert_eq!(expand(&spec(w, f), &HDD), Err(want.clone()), "{want}");
-        }
+        assert_each_fails(&cases);
     }
 }
