@@ -312,6 +312,13 @@ pub(super) mod tests {
 
     /// This family's formats on a target of `s` bytes, each where it must be found.
     pub(in crate::signatures) fn cases(s: u64) -> Vec<Case> {
+        let mut v = magic_cases(s);
+        v.extend(own_code_cases(s));
+        v
+    }
+
+    /// The filesystems found by their magic.
+    fn magic_cases(s: u64) -> Vec<Case> {
         let last = |k: u64| (s / 512 - k) * 512;
         let mut v = vec![
             // filesystems
@@ -393,6 +400,16 @@ pub(super) mod tests {
             one("VMFS filesystem", 2 * MIB, b"\x5e\xf1\xab\x2f"),
             one("EXFS filesystem", 0, b"EXFS"),
             one("zonefs filesystem", 0, b"SFOZ"),
+        ];
+        if s > 64 * MIB + 4096 {
+            v.push(one("btrfs superblock mirror", 64 * MIB + 64, b"_BHRfS_M"));
+        }
+        v
+    }
+
+    /// The formats with code of their own: ZFS, the XFS external log, UDF.
+    fn own_code_cases(s: u64) -> Vec<Case> {
+        let mut v = vec![
             // formats with code of their own
             case(
                 "ZFS labels",
@@ -443,9 +460,6 @@ pub(super) mod tests {
                 ("ZFS uberblock", end + 3 * ZFS_LABEL + 128 * KIB),
             ],
         ));
-        if s > 64 * MIB + 4096 {
-            v.push(one("btrfs superblock mirror", 64 * MIB + 64, b"_BHRfS_M"));
-        }
         v
     }
 
