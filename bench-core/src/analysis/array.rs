@@ -202,19 +202,36 @@ fn array_rule(
             slowest,
             metric,
         ),
-        ("linear", Access::Sequential, _) => {
-            let ext = linear_extents(doc, st)?;
+        ("linear", _, _) => return linear_rule(doc, st, test, access, metric, figs),
+        _ => return None,
+    };
+    Some(e)
+}
+
+/// A linear array's expectation: sequential, the member the test's range
+/// starts on; random, each member the range covers by its share of it
+/// (`None` if a member's size is unknown or the range is empty).
+fn linear_rule(
+    doc: &ResultDoc,
+    st: &StackInfo,
+    test: &TestResult,
+    access: Access,
+    metric: Metric,
+    figs: &[(&str, f64)],
+) -> Option<Expect> {
+    let ext = linear_extents(doc, st)?;
+    match access {
+        Access::Sequential => {
             let at = test.params.offset.0;
             let i = ext.iter().position(|&(s, e)| s <= at && at < e)?;
             let (path, v) = figs[i];
-            Expect {
+            Some(Expect {
                 value: v,
                 rule: format!("linear: the member the range starts on ({path}, {})", metric.show(v)),
                 limited_by: Some(path.into()),
-            }
+            })
         }
-        ("linear", Access::Random, _) => {
-            let ext = linear_extents(doc, st)?;
+        Access::Random => {
             let total = ext.last().map_or(0, |e| e.1);
             let start = test.params.offset.0;
             let end = test
@@ -244,18 +261,16 @@ fn array_rule(
             } else {
                 None
             };
-            Expect {
+            Some(Expect {
                 value: 1.0 / per_req,
                 rule: format!(
                     "linear random: 1 / sum(share / member IOPS) over {} member(s) the range covers",
                     covered.len()
                 ),
                 limited_by,
-            }
+            })
         }
-        _ => return None,
-    };
-    Some(e)
+    }
 }
 
 /// The lines of one md array.
