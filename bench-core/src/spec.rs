@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::io::{Access, Op};
 use crate::units::{Bytes, Nanos};
 
-/// The workloads, each a twin of a classic tool (see ANCHOR-ALGORITHMS.md).
+/// The workloads, each a twin of a classic tool (README.md's "Workloads and
+/// profiles" table names which).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {

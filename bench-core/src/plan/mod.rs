@@ -1,8 +1,9 @@
 //! Expanding a test into the steps it runs on a target of given geometry,
 //! and the headline figures of its step results.
 //!
-//! Each workload is a twin of a classic tool (ANCHOR-ALGORITHMS.md); where
-//! the twin departs from the tool, the builder below says so.
+//! Each workload is a twin of a classic tool (README.md's "Workloads and
+//! profiles" table names which); where the twin departs from the tool, its
+//! builder says so.
 //!
 //! [`expand`] checks the parameters (`validate.rs`), then builds the steps:
 //! the single-step workloads here, diskinfo's multi-step ones in
