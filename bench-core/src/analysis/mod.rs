@@ -10,6 +10,9 @@
 //! only when every figure a rule needs is there and its test ended `ok`: a
 //! missing member figure gives no line, never a made-up one.
 //!
+//! [`StackInfo`]: crate::result::StackInfo
+//! [`AllAtOnce`]: crate::result::AllAtOnce
+//!
 //! # Which figures
 //! Sequential workloads (`buffered_read`, `direct_read`, `seq_read`, and for
 //! layers and all-at-once also `zones`) compare read throughput; `seq_write`

@@ -21,7 +21,7 @@ pub struct DirAcc {
     /// From its issue to its completion (fio's `clat`).
     pub clat: Latency,
     /// From its start to its issue (fio's `slat`): only where submission is
-    /// a step of its own ([`IoQueue::batched`]), as fio records it only
+    /// a step of its own ([`IoQueue::batched`](crate::io::IoQueue::batched)), as fio records it only
     /// for engines that are not synchronous.
     pub slat: Option<Latency>,
     /// Per-interval counts since the end of the ramp.
@@ -94,7 +94,7 @@ pub struct JobOutcome {
     pub runtime: Nanos,
     /// Bytes read back and found as written (a verifying step), else 0.
     pub verified: u64,
-    /// The queue's engine ([`IoQueue::engine`]).
+    /// The queue's engine ([`IoQueue::engine`](crate::io::IoQueue::engine)).
     pub engine: Option<EngineInfo>,
 }
 

@@ -90,11 +90,11 @@ pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
 /// returned it, excludes completions inside the ramp, and stops at the
 /// step's limit. An I/O error or a short transfer ends the job with the error.
 ///
-/// Each turn of the loop fills the queue ([`JobRun::fill_queue`]), commits
-/// what a batched queue holds ([`JobRun::commit`]), then either flushes
-/// (nothing in flight and a flush due: [`JobRun::flush`]) or reaps and
-/// counts ([`JobRun::reap_and_account`]) and reports progress; the final
-/// flush, the runtime and the read-back follow ([`JobRun::finish`]).
+/// Each turn of the loop fills the queue (`JobRun::fill_queue`), commits
+/// what a batched queue holds (`JobRun::commit`), then either flushes
+/// (nothing in flight and a flush due: `JobRun::flush`) or reaps and
+/// counts (`JobRun::reap_and_account`) and reports progress; the final
+/// flush, the runtime and the read-back follow (`JobRun::finish`).
 pub fn run_job<Q: IoQueue, C: Clock>(
     step: &Step,
     job: u32,

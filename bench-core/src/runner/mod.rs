@@ -111,7 +111,7 @@ pub trait StepRunner {
     ) -> Result<StepResult, IoError>;
 
     /// A test's pause ([`Step::pause`]), untimed: write back what is dirty
-    /// and leave the target idle for `for_` ([`Target::settle`]), or less
+    /// and leave the target idle for `for_` ([`Target::settle`](crate::io::Target::settle)), or less
     /// if `stop` is asked meanwhile.
     fn idle(&mut self, for_: Nanos, stop: &Stop) -> Result<(), IoError>;
     /// Said in words, why the last step failed when its errno alone would
