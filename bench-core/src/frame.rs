@@ -1,9 +1,12 @@
-//! Serial framing of a result document (contract C): a document travels over
-//! a console that may wrap lines, add `\r` and interleave other lines, and a
-//! host cuts it out of the captured log. Version 2 (this one) ties every
-//! frame to the boot that wrote it, so that nothing else that reaches the
-//! console (a disk's model or serial as the kernel or the firmware prints
-//! it, a forged line) can pass for a result.
+//! Serial framing of a result document: how PID 1 prints a document on the
+//! console and the host tools (`bootbench-report extract`, `bootbench-qemu`)
+//! cut it out again (README.md, "The serial console: frames, and what a
+//! device cannot make it say"). A document travels over a console that may
+//! wrap lines, add `\r` and interleave other lines, and a host cuts it out of
+//! the captured log. Version 2 (this one) ties every frame to the boot that
+//! wrote it, so that nothing else that reaches the console (a disk's model or
+//! serial as the kernel or the firmware prints it, a forged line) can pass
+//! for a result.
 //!
 //! ```text
 //! BOOTBENCH-BOOT v2 nonce=<32 lowercase hex>

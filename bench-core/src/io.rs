@@ -4,11 +4,11 @@
 //! real engines (O_DIRECT pread/pwrite, io_uring) live in `init`, the
 //! simulated disk in [`crate::sim`], and [`MemQueue`] serves a `Vec<u8>`.
 
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
-use crate::result::EngineInfo;
 use crate::units::Nanos;
 
 /// A monotonic clock.
@@ -138,6 +138,41 @@ pub trait IoQueue {
     fn engine(&self) -> Option<EngineInfo> {
         None
     }
+}
+
+/// The engine of a step's queues: which one, and for io_uring what the
+/// kernel accepted of what was asked (fio's `fio_ioring_queue_init`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineInfo {
+    /// `psync` (pread/pwrite/fdatasync, one request in flight: fio's
+    /// `ioengine=psync`) or `io_uring`.
+    pub name: String,
+    /// io_uring: the ring's setup flags, as the kernel's uapi names them
+    /// without `IORING_SETUP_` (`IOPOLL`, `SQPOLL`, `SQ_AFF`, `CQSIZE`,
+    /// `COOP_TASKRUN`, `SINGLE_ISSUER`, `DEFER_TASKRUN`), in bit order.
+    #[serde(default)]
+    pub setup_flags: Vec<String>,
+    /// io_uring: flags asked for that this kernel refused (EINVAL) and that
+    /// were dropped, as fio drops them: `SINGLE_ISSUER` and
+    /// `DEFER_TASKRUN` together, then `COOP_TASKRUN`, then `CQSIZE`.
+    #[serde(default)]
+    pub refused_flags: Vec<String>,
+    /// io_uring: the target's descriptor is registered and requests name
+    /// it by index (IOSQE_FIXED_FILE; fio's `registerfiles`).
+    #[serde(default)]
+    pub registered_file: bool,
+    /// io_uring: every slot's buffer is registered (READ_FIXED and
+    /// WRITE_FIXED; fio's `fixedbufs`).
+    #[serde(default)]
+    pub fixed_bufs: bool,
+    /// io_uring: the ring's own descriptor is registered
+    /// (IORING_REGISTER_RING_FDS, as fio does).
+    #[serde(default)]
+    pub registered_ring: bool,
+    /// io_uring: io_uring_enter's waits are not counted as iowait
+    /// (IORING_ENTER_NO_IOWAIT where the kernel has it, as fio).
+    #[serde(default)]
+    pub no_iowait: bool,
 }
 
 /// How a target is accessed.

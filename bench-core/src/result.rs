@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 use crate::io::{Access, Op};
 use crate::spec::{Params, Workload};
 
+/// The engine of a step's queues: a queue describes itself
+/// ([`crate::io::IoQueue::engine`]), so the type lives with the queues.
+pub use crate::io::EngineInfo;
+
 /// The schema identifier of this version of the document.
 pub const SCHEMA: &str = "bootbench.result/1";
 
@@ -654,41 +658,6 @@ pub struct PassResult {
     /// Mean latency over the pass's reads and writes, nanoseconds; `None`
     /// without any.
     pub lat_mean_ns: Option<f64>,
-}
-
-/// The engine of a step's queues: which one, and for io_uring what the
-/// kernel accepted of what was asked (fio's `fio_ioring_queue_init`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EngineInfo {
-    /// `psync` (pread/pwrite/fdatasync, one request in flight: fio's
-    /// `ioengine=psync`) or `io_uring`.
-    pub name: String,
-    /// io_uring: the ring's setup flags, as the kernel's uapi names them
-    /// without `IORING_SETUP_` (`IOPOLL`, `SQPOLL`, `SQ_AFF`, `CQSIZE`,
-    /// `COOP_TASKRUN`, `SINGLE_ISSUER`, `DEFER_TASKRUN`), in bit order.
-    #[serde(default)]
-    pub setup_flags: Vec<String>,
-    /// io_uring: flags asked for that this kernel refused (EINVAL) and that
-    /// were dropped, as fio drops them: `SINGLE_ISSUER` and
-    /// `DEFER_TASKRUN` together, then `COOP_TASKRUN`, then `CQSIZE`.
-    #[serde(default)]
-    pub refused_flags: Vec<String>,
-    /// io_uring: the target's descriptor is registered and requests name
-    /// it by index (IOSQE_FIXED_FILE; fio's `registerfiles`).
-    #[serde(default)]
-    pub registered_file: bool,
-    /// io_uring: every slot's buffer is registered (READ_FIXED and
-    /// WRITE_FIXED; fio's `fixedbufs`).
-    #[serde(default)]
-    pub fixed_bufs: bool,
-    /// io_uring: the ring's own descriptor is registered
-    /// (IORING_REGISTER_RING_FDS, as fio does).
-    #[serde(default)]
-    pub registered_ring: bool,
-    /// io_uring: io_uring_enter's waits are not counted as iowait
-    /// (IORING_ENTER_NO_IOWAIT where the kernel has it, as fio).
-    #[serde(default)]
-    pub no_iowait: bool,
 }
 
 /// Figures for one direction of a step, all jobs together.

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::io::{Access, Op};
 use crate::units::{Bytes, Nanos};
 
-/// The workloads, each a twin of a classic tool (see ANCHOR-ALGORITHMS.md).
+/// The workloads, each a twin of a classic tool (README.md's "Workloads and
+/// profiles" table names which).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Workload {
@@ -659,6 +660,33 @@ impl Step {
             Pattern::Seq { op, .. } | Pattern::Fixed { op, .. } => *op != Op::Read,
             Pattern::Random { read_pct, .. } => *read_pct < 100,
             Pattern::Cursors { .. } => false,
+        }
+    }
+}
+
+/// The bytes a step touches: `[start, end)` of its pattern (for cursors,
+/// over the positions its request bound lets them reach).
+pub fn step_range(step: &Step) -> (u64, u64) {
+    let bs = u64::from(step.bs);
+    match &step.pattern {
+        Pattern::Seq { start, end, .. } | Pattern::Random { start, end, .. } => (*start, *end),
+        Pattern::Fixed { offset, .. } => (*offset, offset + bs),
+        Pattern::Cursors { starts, strides } => {
+            let k = u64::try_from(starts.len()).unwrap_or(1).max(1);
+            let visits = step.limit.ios.map_or(1, |n| n.div_ceil(k)).max(1);
+            let (mut lo, mut hi) = (u64::MAX, 0u64);
+            for (i, &s) in starts.iter().enumerate() {
+                let stride = strides.get(i).copied().unwrap_or(0);
+                let last = i128::from(s) + i128::from(stride) * i128::from(visits - 1);
+                let last = u64::try_from(last.max(0)).unwrap_or(u64::MAX);
+                lo = lo.min(s).min(last);
+                hi = hi.max(s.max(last).saturating_add(bs));
+            }
+            if starts.is_empty() {
+                (0, 0)
+            } else {
+                (lo, hi)
+            }
         }
     }
 }

@@ -11,7 +11,8 @@
 //! dm), runs the engines on the [`disks`] and returns the document that
 //! [`results`] writes. [`log`] and [`modules`] serve every stage. All
 //! unsafe code and raw syscalls live in [`sys`]; everything else is safe.
-//! No module imports one that imports it back (the module-graph test).
+//! No module imports one that imports it back
+//! (`bench-core/tests/module_graph.rs`).
 #![deny(unsafe_code)]
 
 pub mod boot;

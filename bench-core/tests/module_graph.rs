@@ -1,17 +1,41 @@
-//! No import circles between init's modules: every `crate::` and `super::`
-//! path in the code (not comments, not `#[cfg(test)]` modules) is an edge
-//! from the file that names it to the deepest module file the path reaches;
-//! between the entries of each folder (a subfolder counting as one), the
-//! graph must have no cycle. Run it alone with
-//! `cargo test -p bootbench-init --test module_graph -- --nocapture`, which
-//! also prints the graph.
+//! No import circles between the modules of the workspace's crates: every
+//! `crate::` and `super::` path in the code (not comments, not `#[cfg(test)]`
+//! modules) is an edge from the file that names it to the deepest module file
+//! the path reaches; between the entries of each folder (a subfolder counting
+//! as one), the graph must have no cycle. One checker for every crate with
+//! more than a handful of modules, listed in [`CRATES`]. Run it alone with
+//! `cargo test -p bench-core --test module_graph -- --nocapture`, which also
+//! prints every crate's graph.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Module path (`boot::stick`) of each source file under `src`.
+/// The crates checked: each one's folder in the workspace, and the fewest
+/// module files the scan must find there (so a moved `src` fails the test
+/// instead of passing empty). A crate added to the workspace with more than
+/// a handful of modules is added here.
+const CRATES: &[(&str, usize)] = &[
+    ("bench-core", 20),
+    ("init", 30),
+    ("report", 10),
+    ("image", 10),
+    ("qemu", 5),
+];
+
+/// The workspace's root: this crate's parent folder.
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Module path (`boot::stick`) of each source file under `src`, the crate
+/// root (`lib.rs`, or `main.rs` when there is no `lib.rs`) being `crate`.
+/// A `main.rs` beside a `lib.rs` is a binary crate of its own that reaches
+/// the library by the library's name: it is left out, and must then declare
+/// no module of its own (which the scan would not see). Modules declared
+/// `#[cfg(test)] mod name;` are left out with the test modules.
 fn modules(src: &Path) -> BTreeMap<String, PathBuf> {
+    let lib = src.join("lib.rs").is_file();
     let mut out = BTreeMap::new();
     let mut stack = vec![src.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -29,12 +53,67 @@ fn modules(src: &Path) -> BTreeMap<String, PathBuf> {
             if parts.last().is_some_and(|p| p == "mod") {
                 parts.pop();
             }
-            let name = if parts == ["main"] {
-                "crate".to_owned()
-            } else {
-                parts.join("::")
+            let name = match (parts.join("::").as_str(), lib) {
+                ("lib", true) | ("main", false) => "crate".to_owned(),
+                ("main", true) => {
+                    let text = fs::read_to_string(&path).unwrap();
+                    assert!(
+                        declared(&code(&text)).is_empty(),
+                        "{}: a binary beside a library declares modules the scan does not see",
+                        path.display()
+                    );
+                    continue;
+                }
+                (n, _) => n.to_owned(),
             };
             out.insert(name, path);
+        }
+    }
+    let test_only: Vec<String> = out
+        .iter()
+        .flat_map(|(me, path)| {
+            let text = fs::read_to_string(path).unwrap();
+            test_modules(&text)
+                .into_iter()
+                .map(move |m| if me == "crate" { m } else { format!("{me}::{m}") })
+        })
+        .collect();
+    for m in test_only {
+        out.retain(|name, _| name != &m && !name.starts_with(&format!("{m}::")));
+    }
+    out
+}
+
+/// What follows `mod ` in a module's declaration (`mod x;`, `pub(crate) mod
+/// x {`, ...), or `None` if the line declares none.
+fn mod_decl(line: &str) -> Option<&str> {
+    let mut l = line.trim_start();
+    if let Some(rest) = l.strip_prefix("pub") {
+        l = match rest.strip_prefix('(') {
+            Some(scope) => scope.split_once(')')?.1,
+            None => rest,
+        }
+        .trim_start();
+    }
+    l.strip_prefix("mod ")
+}
+
+/// The names of the `mod name;` lines of a file's code.
+fn declared(code: &str) -> Vec<String> {
+    code.lines()
+        .filter_map(|l| mod_decl(l)?.strip_suffix(';').map(|n| n.trim().to_owned()))
+        .collect()
+}
+
+/// The modules a file declares `#[cfg(test)] mod name;` (in files of their own).
+fn test_modules(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut lines = text.lines().map(str::trim);
+    while let Some(line) = lines.next() {
+        if line == "#[cfg(test)]" {
+            if let Some(name) = lines.next().and_then(|n| mod_decl(n)?.trim_end().strip_suffix(';')) {
+                out.push(name.trim().to_owned());
+            }
         }
     }
     out
@@ -46,7 +125,7 @@ fn code(text: &str) -> String {
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
         let t = line.trim_start();
-        if t.starts_with("#[cfg(test)]") && lines.peek().is_some_and(|n| n.trim_start().starts_with("mod ")) {
+        if t.starts_with("#[cfg(test)]") && lines.peek().is_some_and(|n| mod_decl(n).is_some()) {
             // A test module runs to the end of its braces; `mod x;` has none.
             let mut depth = 0i32;
             let mut opened = false;
@@ -193,17 +272,14 @@ fn prefixed(head: &[String], item: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let files = modules(&src);
+/// The import graph of the crate whose sources are in `src`.
+fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let files = modules(src);
     files
         .iter()
-        .filter(|(name, _)| name.as_str() != "testutil")
         .map(|(name, path)| {
             let text = fs::read_to_string(path).unwrap();
-            let mut e = edges(name, &code(&text), &files);
-            e.remove("testutil");
-            (name.clone(), e)
+            (name.clone(), edges(name, &code(&text), &files))
         })
         .collect()
 }
@@ -268,21 +344,34 @@ fn between_entries(g: &BTreeMap<String, BTreeSet<String>>) -> BTreeMap<String, B
 
 #[test]
 fn no_import_circle_between_modules() {
-    let g = graph();
-    for (n, es) in &g {
-        println!("{n} -> {}", es.iter().cloned().collect::<Vec<_>>().join(" "));
+    let mut circles = Vec::new();
+    for &(krate, fewest) in CRATES {
+        let g = graph(&workspace().join(krate).join("src"));
+        println!("== {krate}");
+        for (n, es) in &g {
+            println!("{n} -> {}", es.iter().cloned().collect::<Vec<_>>().join(" "));
+        }
+        assert!(g.len() >= fewest, "the scan found {krate}'s files: {:?}", g.keys());
+        assert!(g.values().any(|es| !es.is_empty()), "the scan sees {krate}'s imports");
+        if let Some(c) = cycle(&between_entries(&g)) {
+            circles.push(format!("{krate}: {}", c.join(" -> ")));
+        }
     }
-    assert!(g.len() > 30, "the scan found init's files: {:?}", g.keys());
-    let e = between_entries(&g);
-    if let Some(c) = cycle(&e) {
-        panic!("import circle: {}", c.join(" -> "));
-    }
+    assert!(circles.is_empty(), "import circles:\n{}", circles.join("\n"));
+}
+
+/// init's layers: the two callers of the executor (PID 1's unattended run
+/// and the live command) do not import each other, and `sys` (all of the
+/// unsafe code) imports nothing of the crate.
+#[test]
+fn init_callers_sit_above_the_executor() {
+    let g = graph(&workspace().join("init/src"));
     assert!(
         g["boot::unattended"].contains("run"),
         "the scan sees imports: the unattended run calls the executor"
     );
+    let e = between_entries(&g);
     let top = |n: &str| e.get(n).cloned().unwrap_or_default();
-    // The log and the executor are beneath both callers, which do not import each other.
     assert!(!top("cli").contains("boot") && !top("boot").contains("cli"), "{e:?}");
     assert!(!top("run").contains("boot") && !top("run").contains("cli"), "{e:?}");
     assert!(
@@ -326,4 +415,47 @@ fn the_scanner_finds_a_planted_circle() {
         !stripped.contains("crate::b") && stripped.contains("crate::a"),
         "{stripped}"
     );
+    // A test module that other test modules reach is a test module too.
+    for vis in ["pub ", "pub(crate) ", "pub(super) ", "pub(in crate::a) "] {
+        let stripped = code(&format!(
+            "use crate::a;\n#[cfg(test)]\n{vis}mod tests {{\n    use crate::b;\n}}\n"
+        ));
+        assert!(!stripped.contains("crate::b"), "{vis}: {stripped}");
+    }
+}
+
+/// The whole scan on a crate written to a temporary folder: the library
+/// root, a folder with a `mod.rs`, a test-only module file, a binary beside
+/// the library; the circle `a -> b -> a::x` is found, and goes when it is cut.
+#[test]
+fn the_scan_finds_a_planted_circle_in_files() {
+    let src = std::env::temp_dir().join(format!("module-graph-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&src);
+    fs::create_dir_all(src.join("a")).unwrap();
+    let write = |p: &str, t: &str| fs::write(src.join(p), t).unwrap();
+    write("lib.rs", "pub mod a;\npub mod b;\n#[cfg(test)]\nmod testutil;\n");
+    write("main.rs", "use lib::a;\nfn main() {}\n");
+    write("a/mod.rs", "pub mod x;\nuse crate::b::B;\n");
+    write("a/x.rs", "pub struct X;\nfn f() { super::super::testutil::t() }\n");
+    write("b.rs", "pub struct B;\nuse crate::{a::x::X, testutil};\n");
+    write("testutil.rs", "use crate::a;\nuse crate::b;\n");
+    let g = graph(&src);
+    assert_eq!(
+        g.keys().cloned().collect::<Vec<_>>(),
+        ["a", "a::x", "b", "crate"],
+        "main.rs beside lib.rs and the test-only module are left out"
+    );
+    assert_eq!(g["a"], BTreeSet::from(["b".to_owned()]));
+    assert_eq!(g["b"], BTreeSet::from(["a::x".to_owned()]));
+    assert_eq!(
+        cycle(&between_entries(&g)),
+        Some(vec!["a".into(), "b".into(), "a".into()])
+    );
+    write("b.rs", "pub struct B;\n");
+    assert_eq!(cycle(&between_entries(&graph(&src))), None);
+    // A binary beside the library may not hide modules from the scan.
+    write("main.rs", "mod hidden;\nfn main() {}\n");
+    let hidden = std::panic::catch_unwind(|| modules(&src));
+    fs::remove_dir_all(&src).unwrap();
+    assert!(hidden.is_err(), "main.rs's own modules are refused");
 }

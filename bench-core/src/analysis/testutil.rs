@@ -1,0 +1,111 @@
+//! What the analysis tests share: targets, tests and documents to build
+//! cases from.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::Metric;
+use crate::result::{Host, ResultDoc, RunInfo, StackInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
+use crate::spec::{Params, Workload};
+
+pub(crate) const MBS: f64 = 1e6;
+
+pub(crate) fn disk(path: &str, size: u64) -> TargetInfo {
+    TargetInfo {
+        path: path.into(),
+        kind: "block".into(),
+        size_bytes: size,
+        logical_block_size: 512,
+        physical_block_size: 512,
+        ..TargetInfo::default()
+    }
+}
+
+pub(crate) fn md(path: &str, level: &str, members: &[&str], layout: Option<&str>) -> TargetInfo {
+    TargetInfo {
+        stack: Some(StackInfo {
+            kind: "md".into(),
+            name: "a".into(),
+            level: level.into(),
+            members: members.iter().map(|m| String::from(*m)).collect(),
+            on: None,
+            chunk_bytes: Some(512 << 10),
+            layout: layout.map(String::from),
+            options: BTreeMap::new(),
+            notes: Vec::new(),
+            mode: None,
+        }),
+        ..disk(path, 1 << 30)
+    }
+}
+
+pub(crate) fn dm(path: &str, kind: &str, on: &str) -> TargetInfo {
+    TargetInfo {
+        stack: Some(StackInfo {
+            kind: "dm".into(),
+            name: "l".into(),
+            level: kind.into(),
+            on: Some(on.into()),
+            ..StackInfo::default()
+        }),
+        ..disk(path, 1 << 30)
+    }
+}
+
+/// A test named after its workload with one figure set.
+pub(crate) fn test(target: &str, workload: Workload, metric: Metric, v: f64) -> TestResult {
+    let mut summary = Summary::default();
+    match metric {
+        Metric::ReadBps => summary.read_bytes_per_sec = Some(v),
+        Metric::WriteBps => summary.write_bytes_per_sec = Some(v),
+        Metric::ReadIops => summary.read_iops = Some(v),
+        Metric::WriteIops => summary.write_iops = Some(v),
+    }
+    TestResult {
+        name: workload.name().into(),
+        workload,
+        target: target.into(),
+        params: Params::defaults(),
+        status: Status::Ok,
+        steps: Vec::new(),
+        summary,
+    }
+}
+
+pub(crate) fn with_qd(mut t: TestResult, qd: u32) -> TestResult {
+    t.params.iodepth = qd;
+    t
+}
+
+pub(crate) fn doc(targets: Vec<TargetInfo>, tests: Vec<TestResult>) -> ResultDoc {
+    ResultDoc {
+        schema: SCHEMA.into(),
+        tool: Tool {
+            name: "bootbench".into(),
+            version: "0".into(),
+        },
+        run: RunInfo {
+            profile: None,
+            config_source: "t".into(),
+            started_unix_ns: 0,
+            duration_ns: 0,
+            seed: 1,
+            simulated: false,
+            status: "ok".into(),
+            error: None,
+            bound_ns: None,
+            plan_id: None,
+        },
+        host: Host::default(),
+        targets,
+        tests,
+        all_at_once: Vec::new(),
+        analysis: Vec::new(),
+        health_analysis: Vec::new(),
+    }
+}
+
+pub(crate) fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
