@@ -73,29 +73,14 @@ impl Workload {
         Workload::Slog,
     ];
 
-    /// The name used in configs and results.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Workload::CachedRead => "cached_read",
-            Workload::BufferedRead => "buffered_read",
-            Workload::DirectRead => "direct_read",
-            Workload::SeqRead => "seq_read",
-            Workload::SeqWrite => "seq_write",
-            Workload::RandRead => "rand_read",
-            Workload::RandWrite => "rand_write",
-            Workload::RandRw => "rand_rw",
-            Workload::SeekProfile => "seek_profile",
-            Workload::Zones => "zones",
-            Workload::CommandOverhead => "command_overhead",
-            Workload::IopsSweep => "iops_sweep",
-            Workload::Commit => "commit",
-            Workload::Slog => "slog",
-        }
+    /// The name used in configs and results: serde's.
+    pub fn name(self) -> &'static str {
+        crate::names::name_of(&self)
     }
 
     /// The workload of that name.
     pub fn from_name(name: &str) -> Option<Workload> {
-        Workload::ALL.into_iter().find(|w| w.name() == name)
+        crate::names::from_name(name)
     }
 
     /// True if the workload writes to the target (and so needs permission).
@@ -298,12 +283,9 @@ pub enum CpusPolicy {
 }
 
 impl CpusPolicy {
-    /// The name used in configs and results.
-    pub const fn name(self) -> &'static str {
-        match self {
-            CpusPolicy::Shared => "shared",
-            CpusPolicy::Split => "split",
-        }
+    /// The name used in configs and results: serde's.
+    pub fn name(self) -> &'static str {
+        crate::names::name_of(&self)
     }
 }
 
@@ -324,12 +306,9 @@ pub enum MixOrder {
 }
 
 impl MixOrder {
-    /// The name used in configs and results.
-    pub const fn name(self) -> &'static str {
-        match self {
-            MixOrder::Random => "random",
-            MixOrder::Ratio => "ratio",
-        }
+    /// The name used in configs and results: serde's.
+    pub fn name(self) -> &'static str {
+        crate::names::name_of(&self)
     }
 }
 

@@ -128,35 +128,32 @@ pub use health_lines::{
 pub use layer::READAHEAD_GAP;
 use layer::{analyze_layer, analyze_readahead};
 
-/// One figure of a test's summary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One figure of a test's summary; its serde name is the summary field's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Metric {
     /// `read_bytes_per_sec`.
+    #[serde(rename = "read_bytes_per_sec")]
     ReadBps,
     /// `write_bytes_per_sec`.
+    #[serde(rename = "write_bytes_per_sec")]
     WriteBps,
     /// `read_iops`.
+    #[serde(rename = "read_iops")]
     ReadIops,
     /// `write_iops`.
+    #[serde(rename = "write_iops")]
     WriteIops,
 }
 
 impl Metric {
-    /// The summary field's name.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Metric::ReadBps => "read_bytes_per_sec",
-            Metric::WriteBps => "write_bytes_per_sec",
-            Metric::ReadIops => "read_iops",
-            Metric::WriteIops => "write_iops",
-        }
+    /// The summary field's name: serde's.
+    pub fn name(self) -> &'static str {
+        crate::names::name_of(&self)
     }
 
     /// The metric of that summary field name.
     pub fn from_name(name: &str) -> Option<Metric> {
-        [Metric::ReadBps, Metric::WriteBps, Metric::ReadIops, Metric::WriteIops]
-            .into_iter()
-            .find(|m| m.name() == name)
+        crate::names::from_name(name)
     }
 
     /// The value in a summary.

@@ -206,13 +206,8 @@ pub fn stopped_status(why: StopReason, label: &str) -> Status {
 }
 
 /// The name of an operation in messages.
-pub const fn op_name(op: Op) -> &'static str {
-    match op {
-        Op::Read => "read",
-        Op::Write => "write",
-        Op::Flush => "flush",
-        Op::FlushRange => "flush_range",
-    }
+pub fn op_name(op: Op) -> &'static str {
+    crate::names::name_of(&op)
 }
 
 /// The `error` status of a failed request: `read at offset 8192 failed: errno 5`.
