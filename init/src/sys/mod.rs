@@ -9,7 +9,6 @@ pub mod console;
 pub mod cpu;
 pub mod dm;
 pub mod file;
-pub mod kmod;
 pub mod md;
 pub mod mount;
 pub mod net;
