@@ -26,5 +26,6 @@ pub mod results;
 pub mod run;
 pub mod stacks;
 pub mod sys;
+pub mod sysfs;
 #[cfg(test)]
 mod testutil;

@@ -34,7 +34,13 @@ use bench_core::frame::{self, Nonce};
 use crate::boot::cmdline::Cmdline;
 use crate::log::log;
 use crate::modules;
-use crate::sys::{console, mount, power, process};
+use nix::errno::Errno;
+
+// Safe code over nix for PID 1 (sys/ holds only what needs unsafe).
+mod console;
+mod mount;
+mod power;
+mod process;
 
 /// What PID 1 does at the end (`on_finish` in the config,
 /// `bootbench.on_finish=` on the kernel command line).
@@ -298,11 +304,11 @@ impl Step {
                 data,
             } => match mount::mount(source, target, fstype, flags, data) {
                 Ok(()) => Ok(None),
-                Err(libc::EBUSY) => Ok(Some("already mounted".into())),
+                Err(Errno::EBUSY) => Ok(Some("already mounted".into())),
                 Err(e) => Err(StepError::Mount {
                     target: target.into(),
                     fstype: fstype.into(),
-                    errno: e,
+                    errno: e as i32,
                 }),
             },
             Step::Console { path } => {
@@ -313,7 +319,7 @@ impl Step {
                     Ok(n) => Ok(Some(format!("{n} descriptors set"))),
                     Err(e) => Err(StepError::Console {
                         path: path.into(),
-                        errno: e,
+                        errno: e as i32,
                     }),
                 }
             }
@@ -340,11 +346,11 @@ impl Step {
                     "",
                 ) {
                     Ok(()) => Ok(None),
-                    Err(libc::EBUSY) => Ok(Some("already mounted".into())),
+                    Err(Errno::EBUSY) => Ok(Some("already mounted".into())),
                     Err(e) => Err(StepError::Mount {
                         target: EFIVARS.into(),
                         fstype: "efivarfs".into(),
-                        errno: e,
+                        errno: e as i32,
                     }),
                 }
             }
@@ -454,7 +460,7 @@ pub fn main() -> ! {
             // No supervision possible: the run happens in PID 1 itself.
             log(&format!(
                 "supervisor: cannot start the worker ({}); running unsupervised",
-                std::io::Error::from_raw_os_error(e)
+                std::io::Error::from(e)
             ));
             run_steps(&worker_steps(), &mut |s, l| s.run(l), &mut |m| log(m)).ok();
             let how = crate::boot::unattended::run(&cmdline, &mut |m| log(m));
@@ -518,8 +524,8 @@ pub fn finish(how: OnFinish) -> ! {
     mount::sync();
     match mount::umount_lazy("/mnt/stick") {
         Ok(()) => log("unmounted /mnt/stick"),
-        Err(libc::EINVAL | libc::ENOENT) => {} // not mounted
-        Err(e) => log(&format!("unmount /mnt/stick: {}", std::io::Error::from_raw_os_error(e))),
+        Err(Errno::EINVAL | Errno::ENOENT) => {} // not mounted
+        Err(e) => log(&format!("unmount /mnt/stick: {}", std::io::Error::from(e))),
     }
     mount::sync();
     let action = match how {
@@ -530,7 +536,7 @@ pub fn finish(how: OnFinish) -> ! {
     let e = power::reboot(action);
     log(&format!(
         "reboot(2) {how} failed: {}; sleeping forever",
-        std::io::Error::from_raw_os_error(e)
+        std::io::Error::from(e)
     ));
     loop {
         std::thread::sleep(Duration::from_secs(3600));

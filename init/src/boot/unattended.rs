@@ -31,8 +31,8 @@ use crate::disks::identity;
 use crate::plan::safety::TargetRef;
 use crate::plan::{self, ConfigError, Overrides, Plan};
 use crate::results;
+use crate::results::serial;
 use crate::run;
-use crate::sys::serial;
 
 /// The config built into the initramfs (contract A).
 pub const ETC_CONFIG: &str = "/etc/bootbench.json";

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 use bench_core::result::{Host, TargetInfo};
 
-use crate::sys::{blk, file, sgio};
+use super::file;
+use super::scsi;
+use crate::sys::blk;
 
 /// Logical block size reported for a regular file (the smallest unit O_DIRECT
 /// accepts on common filesystems).
@@ -26,7 +28,7 @@ pub const FILE_PHYSICAL_BLOCK: u32 = 4096;
 #[derive(Debug)]
 pub enum IdentityError {
     /// Opening the path failed (or it names no target: a FIFO, a
-    /// directory, ...; see [`crate::sys::file::open`]).
+    /// directory, ...; see [`file::open`]).
     Open {
         /// The path.
         path: String,
@@ -155,7 +157,7 @@ fn describe_block(path: &str, rdev: u64, f: Option<&File>, sys: &Path) -> Result
         // refused), and read-only: IDENTIFY transfers data from the disk.
         let whole = !dir.join("partition").exists();
         if whole && info.transport.as_deref() == Some("sata") {
-            if let Ok(page) = sgio::ata_identify(f) {
+            if let Ok(page) = scsi::ata_identify(f) {
                 merge_ata(&mut info, parse_ata_identify(&page));
             }
         }
@@ -166,7 +168,7 @@ fn describe_block(path: &str, rdev: u64, f: Option<&File>, sys: &Path) -> Result
         // requests are why the kernel skips them there, and a USB disk has
         // its bridge's serial anyway.
         if whole && info.serial.is_none() && asks_scsi_serial(info.transport.as_deref(), &dir) {
-            if let Ok(page) = sgio::inquiry_vpd(f, 0x80) {
+            if let Ok(page) = scsi::inquiry_vpd(f, 0x80) {
                 info.serial = vpd_pg80_serial(&page);
             }
         }

@@ -17,6 +17,8 @@ use std::net::{Ipv4Addr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use nix::errno::Errno;
+
 use crate::sys::net as netif;
 
 /// How long the interfaces may take to report a link (an Ethernet port's
@@ -176,7 +178,7 @@ pub enum NetError {
     /// DHCP gave nothing on any interface with a link.
     NoLease(Vec<String>),
     /// Setting the interface up failed.
-    Setup { iface: String, what: String, errno: i32 },
+    Setup { iface: String, what: String, errno: Errno },
 }
 
 impl fmt::Display for NetError {
@@ -192,7 +194,7 @@ impl fmt::Display for NetError {
             ),
             NetError::NoLease(why) => write!(f, "no DHCP lease: {}", why.join("; ")),
             NetError::Setup { iface, what, errno } => {
-                write!(f, "{iface}: {what}: {}", std::io::Error::from_raw_os_error(*errno))
+                write!(f, "{iface}: {what}: {}", std::io::Error::from(*errno))
             }
         }
     }
@@ -208,7 +210,7 @@ impl UdpLink {
     fn open(iface: &str) -> std::io::Result<UdpLink> {
         let s = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 68))?;
         s.set_broadcast(true)?;
-        netif::bind_to_device(&s, iface).map_err(std::io::Error::from_raw_os_error)?;
+        netif::bind_to_device(&s, iface)?;
         Ok(UdpLink(s))
     }
 }
@@ -345,7 +347,7 @@ fn apply(
     netif::set_addr(&nic.name, addr, prefix).map_err(setup(&format!("address {addr}/{prefix}")))?;
     if let Some(g) = gateway {
         match netif::add_default_route(&nic.name, g) {
-            Ok(()) | Err(libc::EEXIST) => {}
+            Ok(()) | Err(Errno::EEXIST) => {}
             Err(e) => return Err(setup(&format!("default route via {g}"))(e)),
         }
     }

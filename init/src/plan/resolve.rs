@@ -624,7 +624,7 @@ fn target_kind(p: &str, at: &str, m: &std::fs::Metadata) -> Result<(), ConfigErr
     }
     err(format!(
         "{at}: {p:?} is a {}; expected a block device or a regular file",
-        crate::sys::file::kind_name(ft)
+        crate::disks::file::kind_name(ft)
     ))
 }
 

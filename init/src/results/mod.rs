@@ -4,5 +4,6 @@
 //! ([`remote`]).
 
 pub mod remote;
+pub mod serial;
 pub mod sink;
 pub mod stick;

@@ -199,7 +199,7 @@ fn hold(plan: &mut Plan, ti: usize, mode: Mode) -> Result<(File, String), String
         drop(g.claim(Contents::Check).map_err(|r| r.to_string())?);
         plan.targets[ti].claimed = true;
     }
-    let f = crate::sys::file::open(&path, false, false).map_err(|e| format!("cannot open {path}: {e}"))?;
+    let f = crate::disks::file::open(&path, false, false).map_err(|e| format!("cannot open {path}: {e}"))?;
     check_identity(plan, ti, &f)?;
     let proc_path = safety::reopen_path(&f);
     Ok((f, proc_path))

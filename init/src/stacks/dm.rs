@@ -20,6 +20,8 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 use std::time::Duration;
 
+use nix::errno::Errno;
+
 use crate::modules::{self, ModuleError};
 use crate::sys::dm::{self as sys, Cmd, TargetSpec};
 
@@ -369,7 +371,7 @@ fn beneath(name: &str, dev: &str) -> Result<(String, u64), DmError> {
     }
     let rdev = meta.rdev();
     let f = File::open(dev).map_err(os)?;
-    let size = crate::sys::blk::size_bytes(&f).map_err(err)?;
+    let size = crate::sys::blk::size_bytes(&f).map_err(|e| err(e as i32))?;
     Ok((format!("{}:{}", libc::major(rdev), libc::minor(rdev)), size))
 }
 
@@ -437,8 +439,8 @@ fn control() -> Result<File, DmError> {
         .write(true)
         .open(CONTROL)
         .map_err(|e| cerr(e.raw_os_error().unwrap_or(libc::EIO)))?;
-    let mut buf = sys::encode("", 0, None).map_err(cerr)?;
-    sys::ioctl(&f, Cmd::Version, &mut buf).map_err(cerr)?;
+    let mut buf = sys::encode("", 0, None).map_err(|e| cerr(e as i32))?;
+    sys::ioctl(&f, Cmd::Version, &mut buf).map_err(|e| cerr(e as i32))?;
     let v = sys::decode(&buf).version;
     if v[0] != sys::VERSION[0] {
         return Err(DmError::Version { found: v });
@@ -447,7 +449,7 @@ fn control() -> Result<File, DmError> {
 }
 
 /// A header-only command on the device `name`.
-fn simple(ctl: &File, cmd: Cmd, name: &str, flags: u32) -> Result<sys::Reply, i32> {
+fn simple(ctl: &File, cmd: Cmd, name: &str, flags: u32) -> Result<sys::Reply, Errno> {
     let mut buf = sys::encode(name, flags, None)?;
     sys::ioctl(ctl, cmd, &mut buf)?;
     Ok(sys::decode(&buf))
@@ -465,13 +467,25 @@ fn create(name: &str, target: &TargetSpec<'_>, flags: u32, mode: Mode) -> Result
     };
     let ctl = control()?;
     let n = || name.to_string();
-    let reply = simple(&ctl, Cmd::DevCreate, name, 0).map_err(|errno| DmError::Create { name: n(), errno })?;
+    let reply = simple(&ctl, Cmd::DevCreate, name, 0).map_err(|e| DmError::Create {
+        name: n(),
+        errno: e as i32,
+    })?;
     let made = (|| {
-        let mut buf = sys::encode(name, flags, Some(target)).map_err(|errno| DmError::Load { name: n(), errno })?;
+        let mut buf = sys::encode(name, flags, Some(target)).map_err(|e| DmError::Load {
+            name: n(),
+            errno: e as i32,
+        })?;
         let loaded = sys::ioctl(&ctl, Cmd::TableLoad, &mut buf);
         drop(buf); // wiped here
-        loaded.map_err(|errno| DmError::Load { name: n(), errno })?;
-        simple(&ctl, Cmd::DevSuspend, name, 0).map_err(|errno| DmError::Resume { name: n(), errno })?;
+        loaded.map_err(|e| DmError::Load {
+            name: n(),
+            errno: e as i32,
+        })?;
+        simple(&ctl, Cmd::DevSuspend, name, 0).map_err(|e| DmError::Resume {
+            name: n(),
+            errno: e as i32,
+        })?;
         // Live now: a table present, not suspended, the device of the create.
         let st = status_with(&ctl, name)?;
         if !st.active || st.suspended || (st.major, st.minor) != sys::split_dev(reply.dev) {
@@ -544,9 +558,9 @@ pub fn create_crypt(name: &str, dev: &str, opts: &CryptOpts, mode: Mode) -> Resu
     ensure_modules(true)?;
     let key_len = usize::try_from(opts.key_bits / 8).unwrap_or(usize::MAX);
     let mut key = Secret(vec![0u8; key_len]);
-    sys::fill_random(&mut key.0).map_err(|errno| DmError::Random {
+    sys::fill_random(&mut key.0).map_err(|e| DmError::Random {
         name: name.to_string(),
-        errno,
+        errno: e as i32,
     })?;
     let params = crypt_params(opts, &key.0, &devnum);
     drop(key);
@@ -588,15 +602,15 @@ fn remove_with(ctl: &File, name: &str) -> Result<(), DmError> {
     loop {
         match simple(ctl, Cmd::DevRemove, name, 0) {
             // ENXIO: no such device (gone already).
-            Ok(_) | Err(libc::ENXIO) => return Ok(()),
-            Err(libc::EBUSY) if tries + 1 < REMOVE_TRIES => {
+            Ok(_) | Err(Errno::ENXIO) => return Ok(()),
+            Err(Errno::EBUSY) if tries + 1 < REMOVE_TRIES => {
                 tries += 1;
                 std::thread::sleep(REMOVE_WAIT);
             }
-            Err(errno) => {
+            Err(e) => {
                 return Err(DmError::Remove {
                     name: name.to_string(),
-                    errno,
+                    errno: e as i32,
                 })
             }
         }
@@ -613,9 +627,9 @@ pub fn remove_by_name(name: &str) -> Result<(), DmError> {
 
 /// DM_DEV_STATUS of the device `name`.
 fn status_with(ctl: &File, name: &str) -> Result<DmStatus, DmError> {
-    let r = simple(ctl, Cmd::DevStatus, name, 0).map_err(|errno| DmError::Status {
+    let r = simple(ctl, Cmd::DevStatus, name, 0).map_err(|e| DmError::Status {
         name: name.to_string(),
-        errno,
+        errno: e as i32,
     })?;
     let (major, minor) = sys::split_dev(r.dev);
     Ok(DmStatus {

@@ -443,9 +443,9 @@ impl MdArray {
         let Some(file) = self.file.take() else {
             return Ok(());
         };
-        let stopped = sys::stop_array(&file).map_err(|errno| MdError::Stop {
+        let stopped = sys::stop_array(&file).map_err(|e| MdError::Stop {
             path: self.path.clone(),
-            errno,
+            errno: e as i32,
         });
         drop(file);
         finish_teardown(&self.path, self.minor, self.node_created, stopped)
@@ -505,9 +505,9 @@ pub fn stop_path(path: &str) -> Result<(), MdError> {
         path: path.to_string(),
         errno: errno_of(&e),
     })?;
-    let stopped = sys::stop_array(&f).map_err(|errno| MdError::Stop {
+    let stopped = sys::stop_array(&f).map_err(|e| MdError::Stop {
         path: path.to_string(),
-        errno,
+        errno: e as i32,
     });
     drop(f);
     let minor = path
@@ -671,15 +671,15 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
     )
     .unwrap_or(u32::MAX);
     let info = array_info(spec, layout, minor, utime);
-    sys::set_array_info(f, &info).map_err(|errno| MdError::SetArrayInfo {
+    sys::set_array_info(f, &info).map_err(|e| MdError::SetArrayInfo {
         path: path.clone(),
-        errno,
+        errno: e as i32,
     })?;
     for (slot, (member, (maj, min))) in spec.members.iter().zip(&devs).enumerate() {
-        sys::add_new_disk(f, &disk_info(slot, *maj, *min)).map_err(|errno| MdError::AddDisk {
+        sys::add_new_disk(f, &disk_info(slot, *maj, *min)).map_err(|e| MdError::AddDisk {
             path: path.clone(),
             member: member.clone(),
-            errno,
+            errno: e as i32,
         })?;
     }
     if spec.level == MdLevel::Raid0 {
@@ -696,8 +696,8 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
                 chunk_size: info.chunk_size,
                 max_fault: 0,
             };
-            if let Err(errno) = sys::run_array(f, &param) {
-                return Err(personality_err.unwrap_or(MdError::Run { path, errno }));
+            if let Err(e) = sys::run_array(f, &param) {
+                return Err(personality_err.unwrap_or(MdError::Run { path, errno: e as i32 }));
             }
         }
         Mode::ReadOnly => {

@@ -20,8 +20,8 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
+use crate::disks::file;
 use crate::disks::identity::{self, DeviceId, Node, Pin};
-use crate::sys::file;
 
 use super::Refusal;
 

@@ -9,6 +9,7 @@
 //!   permit from `safety` is given), implementing `bench_core::io::Target`;
 //! - `queue.rs`: the queues a target opens ([`SyncQueue`], [`UringQueue`],
 //!   one of them as a [`DevQueue`]), implementing `bench_core::io::IoQueue`;
+//! - `pin.rs`: pinning a job's thread to its CPUs (`cpus_allowed`);
 //! - `runner.rs`: [`ThreadedRunner::new`]`(Arc<DevTarget>)` implementing
 //!   `bench_core::runner::StepRunner` (its steps can be abandoned when a
 //!   device hangs: see [`ThreadedRunner`]), the run's [`STOP`] and the
@@ -23,6 +24,7 @@ use std::time::Instant;
 use bench_core::io::Clock;
 use bench_core::units::Nanos;
 
+mod pin;
 mod queue;
 mod runner;
 mod target;
@@ -78,7 +80,7 @@ pub enum EngineError {
     },
     /// Opening the path (read-only; exclusively, for a writable block
     /// device: EBUSY if it is mounted or in use) failed, or it names
-    /// neither a block device nor a regular file ([`file::open`]).
+    /// neither a block device nor a regular file ([`crate::disks::file::open`]).
     Open {
         /// The path.
         path: String,
@@ -125,4 +127,10 @@ impl std::error::Error for EngineError {
             EngineError::PermitMismatch { .. } => None,
         }
     }
+}
+
+/// The errno a result records for an I/O error (EIO if it did not come
+/// from the OS).
+fn errno_of(e: &io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EIO)
 }

@@ -3,15 +3,17 @@
 //! through io_uring ([`UringQueue`]); [`DevQueue`] is either.
 
 use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bench_core::io::{Completion, IoError, IoQueue, IoReq, Op};
 use bench_core::result::EngineInfo;
 
+use super::errno_of;
 use crate::sys::buf::AlignedBuf;
-use crate::sys::file;
-use crate::sys::uring::{setup, Ring, RingOp};
+use crate::sys::uring::{self, setup, Ring, RingOp};
 
 /// Whether a write was handed to the kernel: shared by a target and the
 /// queues it opened for writing (see [`super::DevTarget::wrote`]).
@@ -42,13 +44,27 @@ pub struct SyncQueue {
     pub(super) done: Option<Completion>,
     /// The ring of [`Op::FlushRange`]'s ranged fdatasync, made on the first
     /// one (or the error that io_uring gave).
-    pub(super) range_sync: Option<std::io::Result<crate::sys::uring::RangeSync>>,
+    pub(super) range_sync: Option<io::Result<uring::RangeSync>>,
     /// The target's mark, if opened for writing.
     pub(super) wrote: Option<Arc<WriteMark>>,
 }
 
-fn transferred(n: Result<usize, i32>) -> Result<u32, i32> {
-    n.and_then(|n| u32::try_from(n).map_err(|_| libc::EOVERFLOW))
+/// `f` again while it fails with EINTR.
+fn retried<T>(mut f: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    loop {
+        match f() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r,
+        }
+    }
+}
+
+/// A completion's result: the bytes moved, or the errno it records.
+fn transferred(n: io::Result<usize>) -> Result<u32, i32> {
+    match n {
+        Ok(n) => u32::try_from(n).map_err(|_| libc::EOVERFLOW),
+        Err(e) => Err(errno_of(&e)),
+    }
 }
 
 impl IoQueue for SyncQueue {
@@ -66,25 +82,27 @@ impl IoQueue for SyncQueue {
             return Err(err(libc::EINVAL));
         }
         let result = match req.op {
-            Op::Read => transferred(file::pread(
-                &self.file,
-                &mut self.rbuf.as_mut_slice()[..len],
-                req.offset,
-            )),
+            // pread(2); for O_DIRECT the kernel checks buffer address, length
+            // and offset alignment and answers EINVAL: nothing here assumes them.
+            Op::Read => {
+                let buf = &mut self.rbuf.as_mut_slice()[..len];
+                transferred(retried(|| self.file.read_at(buf, req.offset)))
+            }
             // Without a write buffer the file is open read-only: the kernel's answer.
             Op::Write => match &self.wbuf {
                 Some(w) => {
                     if let Some(m) = &self.wrote {
                         m.mark();
                     }
-                    transferred(file::pwrite(&self.file, &w.as_slice()[..len], req.offset))
+                    transferred(retried(|| self.file.write_at(&w.as_slice()[..len], req.offset)))
                 }
                 None => Err(libc::EBADF),
             },
-            Op::Flush => file::fdatasync(&self.file).map(|()| 0),
-            Op::FlushRange => {
-                crate::sys::uring::fdatasync_range(&self.file, &mut self.range_sync, req.offset, req.len).map(|()| 0)
-            }
+            // fdatasync(2); on a block device it also flushes the disk's write cache.
+            Op::Flush => self.file.sync_data().map(|()| 0).map_err(|e| errno_of(&e)),
+            Op::FlushRange => uring::fdatasync_range(&self.file, &mut self.range_sync, req.offset, req.len)
+                .map(|()| 0)
+                .map_err(|e| e as i32),
         };
         self.done = Some(Completion { slot, result });
         Ok(())
@@ -125,9 +143,10 @@ impl IoQueue for UringQueue {
             Op::Flush => RingOp::Fsync,
             Op::FlushRange => RingOp::FsyncRange,
         };
-        self.ring
-            .push(slot, op, req.offset, req.len)
-            .map_err(|errno| IoError { errno, req })?;
+        self.ring.push(slot, op, req.offset, req.len).map_err(|errno| IoError {
+            errno: errno as i32,
+            req,
+        })?;
         if op == RingOp::Write {
             // In the submission queue: the kernel may take it now (SQPOLL).
             if let Some(m) = &self.wrote {
@@ -144,7 +163,10 @@ impl IoQueue for UringQueue {
                 let result = u32::try_from(res).map_err(|_| res.saturating_neg());
                 out.push(Completion { slot, result });
             })
-            .map_err(|errno| IoError { errno, req: self.last })
+            .map_err(|errno| IoError {
+                errno: errno as i32,
+                req: self.last,
+            })
     }
 
     fn engine(&self) -> Option<EngineInfo> {
@@ -200,7 +222,10 @@ impl IoQueue for DevQueue {
     fn commit(&mut self) -> Result<(), IoError> {
         match self {
             DevQueue::Sync(_) => Ok(()),
-            DevQueue::Uring(q) => q.ring.commit().map_err(|errno| IoError { errno, req: q.last }),
+            DevQueue::Uring(q) => q.ring.commit().map_err(|errno| IoError {
+                errno: errno as i32,
+                req: q.last,
+            }),
         }
     }
 

@@ -12,10 +12,11 @@ use bench_core::runner::{self, open_spec, JobOutcome, Progress, StepRunner, Stop
 use bench_core::spec::Step;
 use bench_core::units::Nanos;
 
+use super::pin;
 use super::target::no_req;
 use super::{DevTarget, MonoClock};
 use crate::run::accounting::{Meter, Watched};
-use crate::sys::{cpu, file};
+use crate::sysfs;
 
 /// The run's stop request: set by SIGINT/SIGTERM ([`crate::sys::signal`]) or
 /// a test's deadline; every runner of this process watches it.
@@ -231,10 +232,10 @@ fn open_job<T: Target>(target: &T, step: &Step, job: u32) -> Result<T::Queue, Jo
     };
     let cpus = step.engine.cpus_for_job(job);
     if !cpus.is_empty() {
-        cpu::pin(&cpus).map_err(|e| fail(e.errno, e.message))?;
+        pin::pin(sysfs::root(), &cpus).map_err(|e| fail(e.errno as i32, e.message))?;
     }
     if let (true, Some(c)) = (step.engine.sqthread_poll, step.engine.sqthread_poll_cpu) {
-        let online = cpu::online().unwrap_or_default();
+        let online = pin::online(sysfs::root()).unwrap_or_default();
         if !online.contains(&c) {
             return Err(fail(
                 libc::EINVAL,
@@ -379,7 +380,7 @@ where
                     let _ = tx.send(StepMsg::Done(Box::new(r)));
                 })
                 .map_err(|e| IoError {
-                    errno: file::errno_of(&e),
+                    errno: super::errno_of(&e),
                     req: no_req(Op::Read),
                 })?
         };
@@ -455,7 +456,7 @@ where
                 let _ = tx.send(target.settle(Nanos(0)));
             })
             .map_err(|e| IoError {
-                errno: file::errno_of(&e),
+                errno: super::errno_of(&e),
                 req: no_req(Op::Flush),
             })?;
         let mut synced = false;
@@ -491,6 +492,7 @@ where
 mod tests {
     use super::*;
     use crate::run::engine::testkit::*;
+    use crate::sys::cpu;
 
     /// A queue that counts the most requests it ever had in flight.
     struct Counting<'q> {
@@ -996,7 +998,7 @@ mod tests {
     #[test]
     fn cpus_allowed_pins_each_job_thread() {
         use bench_core::spec::CpusPolicy;
-        let online = cpu::online().expect("online CPUs");
+        let online = pin::online(sysfs::root()).expect("online CPUs");
         let before = cpu::affinity().expect("affinity");
         for policy in [CpusPolicy::Shared, CpusPolicy::Split] {
             let probe = Arc::new(Probe::default());

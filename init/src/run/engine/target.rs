@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,14 +12,17 @@ use std::time::Duration;
 use bench_core::io::{Access, Geometry, IoError, IoReq, Op, OpenSpec, Target};
 use bench_core::rng::Rng;
 use bench_core::units::Nanos;
+use nix::errno::Errno;
+use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
 
 use super::queue::{DevQueue, SyncQueue, UringQueue, WriteMark};
-use super::EngineError;
+use super::{errno_of, EngineError};
+use crate::disks::file;
 use crate::disks::identity::{FILE_LOGICAL_BLOCK, FILE_PHYSICAL_BLOCK};
 use crate::plan::safety::{self, WritePermit};
+use crate::sys::blk;
 use crate::sys::buf::AlignedBuf;
 use crate::sys::uring::{Ring, RingOpts};
-use crate::sys::{blk, file};
 
 /// What a [`DevTarget`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,11 +57,11 @@ pub struct DevTarget {
     wrote: Arc<WriteMark>,
 }
 
-fn ioctl_err<'p>(path: &'p str, request: &'static str) -> impl Fn(i32) -> EngineError + 'p {
+fn ioctl_err<'p>(path: &'p str, request: &'static str) -> impl Fn(Errno) -> EngineError + 'p {
     move |errno| EngineError::Ioctl {
         path: path.to_string(),
         request,
-        source: io::Error::from_raw_os_error(errno),
+        source: io::Error::from(errno),
     }
 }
 
@@ -160,7 +164,7 @@ impl Target for DevTarget {
             spec.write,
             spec.access == Access::Direct,
         )
-        .map_err(|e| fail(file::errno_of(&e)))?;
+        .map_err(|e| fail(errno_of(&e)))?;
         let mut rng = Rng::new(spec.seed);
         let wrote = spec.write.then(|| Arc::clone(&self.wrote));
         // fio's io_uring options keep the ring at depth 1 (fio's
@@ -191,7 +195,7 @@ impl Target for DevTarget {
                 sqthread_poll: spec.sqthread_poll,
                 sqthread_poll_cpu: spec.sqthread_poll_cpu,
             };
-            let mut ring = Ring::new(f, &opts).map_err(|e| fail(file::errno_of(&e)))?;
+            let mut ring = Ring::new(f, &opts).map_err(|e| fail(errno_of(&e)))?;
             if spec.write {
                 for slot in 0..ring.depth() {
                     if let Some(w) = ring.write_buf_mut(slot) {
@@ -211,11 +215,13 @@ impl Target for DevTarget {
         };
         // Dirty pages are not dropped: write them back first (hdparm's
         // flush_buffer_cache does fsync, then BLKFLSBUF).
-        file::fsync(&self.ro).map_err(fail)?;
+        self.ro.sync_all().map_err(|e| fail(errno_of(&e)))?;
         match self.kind {
-            TargetKind::Block => blk::flush_buffers(&self.ro).map_err(fail),
-            TargetKind::File => file::fadvise_dontneed(&self.ro).map_err(fail),
+            TargetKind::Block => blk::flush_buffers(&self.ro),
+            // Drop the file's clean cached pages (its dirty ones were written above).
+            TargetKind::File => posix_fadvise(self.ro.as_raw_fd(), 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED),
         }
+        .map_err(|e| fail(e as i32))
     }
 
     /// hdparm's `prepare_timing_buf`: `sync(); sleep(n)`.
