@@ -231,12 +231,12 @@ pub fn steps() -> Vec<BootStep> {
             contents: "on\n",
         }),
         req(Step::Mkdir {
-            path: "/sys",
+            path: crate::sysfs::ROOT,
             mode: 0o555,
         }),
         req(Step::Mount {
             source: "sysfs",
-            target: "/sys",
+            target: crate::sysfs::ROOT,
             fstype: "sysfs",
             flags: nosuid_nodev_noexec,
             data: "",
@@ -333,7 +333,7 @@ impl Step {
             }
             Step::Coldplug { also } => Ok(Some(modules::coldplug(also, log).to_string())),
             Step::Efivars => {
-                if !std::path::Path::new("/sys/firmware/efi").is_dir() {
+                if !crate::sysfs::live("firmware/efi").is_dir() {
                     return Ok(Some("not an EFI boot".into()));
                 }
                 // Built in, or a module: either way the mount says.

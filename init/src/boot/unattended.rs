@@ -279,7 +279,7 @@ fn results_out(
         }
     };
     let mut ports = Vec::new();
-    for name in serial::ports_in(Path::new("/sys"), &choice) {
+    for name in serial::ports_in(crate::sysfs::root(), &choice) {
         let opened = serial::open(&name).and_then(|mut f| {
             f.write_all(format!("\n{}", frame::announce(crate::boot::nonce())).as_bytes())
                 .map(|()| f)
@@ -479,7 +479,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
 
     // The stick: the labelled FAT the machine booted from (stick::choose).
     let sticks = stick::find_waiting(
-        Path::new("/sys"),
+        crate::sysfs::root(),
         Path::new("/dev"),
         stick::STICK_WAIT,
         std::time::Duration::from_millis(250),
@@ -584,7 +584,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         if settled.changed {
             listed = None;
         }
-        let late: Vec<String> = stick::find_in(Path::new("/sys"), Path::new("/dev"))
+        let late: Vec<String> = stick::find_in(crate::sysfs::root(), Path::new("/dev"))
             .into_iter()
             .map(|s| s.disk)
             .filter(|d| !never.contains(d))

@@ -94,7 +94,7 @@ pub fn major_minor(dev: u64) -> (u64, u64) {
 /// from its metadata. `writable` and `write_refusal` are left for the plan.
 #[cfg(test)]
 pub fn describe(path: &str) -> Result<TargetInfo, IdentityError> {
-    describe_in(path, Path::new("/sys"))
+    describe_in(path, crate::sysfs::root())
 }
 
 /// [`describe`] with the sysfs root `sys` (fixtures in tests).
@@ -324,7 +324,7 @@ pub fn describe_pinned(path: &str) -> Result<(TargetInfo, DeviceId, Option<Pin>)
         path: path.to_string(),
         source,
     })?;
-    let (info, id) = identify(path, &f, Path::new("/sys"))?;
+    let (info, id) = identify(path, &f, crate::sysfs::root())?;
     let pin = matches!(id.node, Node::File { .. }).then(|| Pin(std::sync::Arc::new(f)));
     Ok((info, id, pin))
 }
@@ -335,7 +335,7 @@ pub fn describe_bound(path: &str) -> Result<(TargetInfo, DeviceId), IdentityErro
         path: path.to_string(),
         source,
     })?;
-    identify(path, &f, Path::new("/sys"))
+    identify(path, &f, crate::sysfs::root())
 }
 
 /// The description and identity of the target open as `f` (opened from
@@ -666,7 +666,7 @@ pub fn set_queue(t: &mut TargetInfo, q: &Queue) {
 
 /// The machine: host name, CPU model, online CPUs, memory, kernel release.
 pub fn host() -> Host {
-    host_in(Path::new("/proc"), Path::new("/sys"))
+    host_in(Path::new("/proc"), crate::sysfs::root())
 }
 
 fn host_in(proc_dir: &Path, sys: &Path) -> Host {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::modprobe::live_loader;
 use super::{kernel_dir, Kernel, LiveKernel, Loader, ModuleDb, ModuleError};
+use crate::sysfs;
 
 /// Timing of the coldplug rescans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -602,7 +603,7 @@ pub fn coldplug(also: &[&str], log: &mut dyn FnMut(&str)) -> Report {
     };
     let db: &'static ModuleDb = Box::leak(Box::new(db));
     let mut loader = live_loader(db).drivers_only_wait();
-    let mut c = Coldplug::new(Path::new("/sys"), also, Settle::default());
+    let mut c = Coldplug::new(sysfs::root(), also, Settle::default());
     c.load(&mut loader, log);
     let report = c.report(&loader);
     *PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some((loader, c));
@@ -659,7 +660,7 @@ pub fn rescan() -> Result<Vec<String>, ModuleError> {
     let (mut seen, mut unmatched) = (HashSet::new(), 0);
     submit_new_devices(
         &mut loader,
-        scan_modaliases(Path::new("/sys")),
+        scan_modaliases(sysfs::root()),
         &mut seen,
         &mut unmatched,
         Vec::new(),

@@ -12,6 +12,7 @@ use nix::errno::Errno;
 use nix::kmod::ModuleInitFlags;
 
 use super::{ModuleDb, ModuleError};
+use crate::sysfs;
 
 /// How modules are inserted and how to tell one is there: the kernel, or a
 /// recording fake in tests.
@@ -46,7 +47,7 @@ pub struct LiveKernel;
 
 impl Kernel for LiveKernel {
     fn is_loaded(&self, name: &str) -> bool {
-        Path::new("/sys/module").join(name).exists()
+        sysfs::live("module").join(name).exists()
     }
 
     fn insert(&mut self, name: &str, path: &Path, params: &str) -> Result<(), ModuleError> {

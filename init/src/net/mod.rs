@@ -241,7 +241,7 @@ pub const RESOLV_CONF: &str = "/etc/resolv.conf";
 /// `fixed`, the value of `bootbench.ip=` if given; `bootif`, the value of
 /// `BOOTIF=` if given. Says each step in `log`.
 pub fn up(fixed: Option<&str>, bootif: Option<&str>, log: &mut dyn FnMut(&str)) -> Result<Net, NetError> {
-    let sys = Path::new("/sys");
+    let sys = crate::sysfs::root();
     let start = Instant::now();
     let fixed = fixed.map(parse_static).transpose().map_err(NetError::CommandLine)?;
     let boot_mac = match bootif {

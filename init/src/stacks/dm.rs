@@ -24,11 +24,13 @@ use nix::errno::Errno;
 
 use crate::modules::{self, ModuleError};
 use crate::sys::dm::{self as sys, Cmd, TargetSpec};
+use crate::sysfs;
 
 /// The control device.
 pub const CONTROL: &str = "/dev/mapper/control";
-/// The misc device's `major:minor`, for making CONTROL when it is missing.
-const CONTROL_SYSFS_DEV: &str = "/sys/class/misc/device-mapper/dev";
+/// The misc device's `major:minor` (under the sysfs root), for making
+/// CONTROL when it is missing.
+const CONTROL_SYSFS_DEV: &str = "class/misc/device-mapper/dev";
 /// Bytes per device-mapper sector.
 const SECTOR: u64 = 512;
 /// LUKS2's default cipher.
@@ -385,7 +387,7 @@ fn ensure_modules(crypt: bool) -> Result<(), DmError> {
         return Ok(());
     }
     let need = |name: &str, present: &str| -> Result<(), DmError> {
-        if Path::new(present).exists() {
+        if sysfs::live(present).exists() {
             return Ok(());
         }
         match modules::load(name) {
@@ -393,11 +395,11 @@ fn ensure_modules(crypt: bool) -> Result<(), DmError> {
             Err(e) => Err(DmError::Module(e)),
         }
     };
-    need("dm_mod", "/sys/class/misc/device-mapper")?;
+    need("dm_mod", "class/misc/device-mapper")?;
     if crypt {
-        need("dm_crypt", "/sys/module/dm_crypt")?;
+        need("dm_crypt", "module/dm_crypt")?;
         for m in ["xts", "ecb", "aesni_intel"] {
-            if !Path::new("/sys/module").join(m).exists() {
+            if !sysfs::live("module").join(m).exists() {
                 let _ = modules::load(m);
             }
         }
@@ -423,7 +425,7 @@ fn control() -> Result<File, DmError> {
         errno,
     };
     if !Path::new(CONTROL).exists() {
-        let text = std::fs::read_to_string(CONTROL_SYSFS_DEV).map_err(|_| cerr(libc::ENOENT))?;
+        let text = std::fs::read_to_string(sysfs::live(CONTROL_SYSFS_DEV)).map_err(|_| cerr(libc::ENOENT))?;
         let (major, minor) = parse_dev(&text).ok_or(cerr(libc::EINVAL))?;
         let _ = std::fs::create_dir_all("/dev/mapper");
         nix::sys::stat::mknod(
@@ -645,7 +647,7 @@ fn status_with(ctl: &File, name: &str) -> Result<DmStatus, DmError> {
 
 /// The dm names of the devices present (`/sys/block/dm-*/dm/name`), sorted.
 pub fn list_active() -> Vec<String> {
-    list_active_in(Path::new("/sys/block"))
+    list_active_in(&sysfs::live("block"))
 }
 
 /// [`list_active`] under another sysfs block directory (tests).

@@ -40,6 +40,7 @@ use std::time::{Duration, Instant};
 use crate::modules::ModuleError;
 pub use crate::stacks::dm::Mode;
 use crate::sys::md as sys;
+use crate::sysfs;
 
 /// How long [`MdArray::stop`] waits for the kernel to delete the device.
 const GONE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -465,7 +466,7 @@ impl Drop for MdArray {
 fn finish_teardown(path: &str, minor: u32, node_created: bool, stopped: Result<(), MdError>) -> Result<(), MdError> {
     let mut result = stopped;
     if result.is_ok() {
-        let sys_dir = sys_block_dir(Path::new("/sys/block"), minor);
+        let sys_dir = sys_block_dir(&sysfs::live("block"), minor);
         let start = Instant::now();
         while sys_dir.exists() && start.elapsed() < GONE_TIMEOUT {
             std::thread::sleep(Duration::from_millis(10));
@@ -520,7 +521,7 @@ pub fn stop_path(path: &str) -> Result<(), MdError> {
 /// md devices present, as `/dev/mdN` paths sorted by N, from the `md*`
 /// entries of `/sys/block`.
 pub fn list_active() -> Vec<String> {
-    list_active_in(Path::new("/sys/block"))
+    list_active_in(&sysfs::live("block"))
 }
 
 fn list_active_in(sys_block: &Path) -> Vec<String> {
@@ -549,7 +550,7 @@ fn load_modules(level: MdLevel) -> Result<Option<MdError>, MdError> {
     if !crate::modules::booted() {
         return Ok(None);
     }
-    let present = |m: &str| Path::new("/sys/module").join(m).exists();
+    let present = |m: &str| sysfs::live("module").join(m).exists();
     if !present("md_mod") {
         crate::modules::load("md_mod").map_err(|error| MdError::Module {
             module: "md_mod".into(),
@@ -618,7 +619,7 @@ fn open_md(path: &str, minor: u32) -> Result<File, MdError> {
         Ok(f) => Ok(f),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ENXIO | libc::ENODEV)) => {
             // No legacy autoload of block majors: ask md_mod for the device.
-            let _ = std::fs::write("/sys/module/md_mod/parameters/new_array", format!("md{minor}"));
+            let _ = std::fs::write(sysfs::live("module/md_mod/parameters/new_array"), format!("md{minor}"));
             open().map_err(|e| MdError::Open {
                 path: path.to_string(),
                 errno: errno_of(&e),
@@ -641,7 +642,7 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
         .map(|m| member_dev(m))
         .collect::<Result<Vec<_>, _>>()?;
     let personality_err = load_modules(spec.level)?;
-    let minor = first_free_minor(Path::new("/sys/block")).ok_or(MdError::Node {
+    let minor = first_free_minor(&sysfs::live("block")).ok_or(MdError::Node {
         path: "/dev/md*".into(),
         errno: libc::ENOSPC,
     })?;
@@ -683,9 +684,9 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
         })?;
     }
     if spec.level == MdLevel::Raid0 {
-        let sysfs = format!("/sys/block/md{minor}/md/layout");
-        std::fs::write(&sysfs, layout.to_string()).map_err(|e| MdError::Layout {
-            path: sysfs.clone(),
+        let layout_file = sysfs::live(format!("block/md{minor}/md/layout"));
+        std::fs::write(&layout_file, layout.to_string()).map_err(|e| MdError::Layout {
+            path: layout_file.display().to_string(),
             errno: errno_of(&e),
         })?;
     }
@@ -707,7 +708,7 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
             // read-error repair (fix_read_error) and raid5/6's rewrite from
             // parity (R5_ReWrite) are done only when mddev->ro is 0, and
             // writes to the array fail.
-            let state = format!("/sys/block/md{minor}/md/array_state");
+            let state = sysfs::live(format!("block/md{minor}/md/array_state"));
             if let Err(e) = std::fs::write(&state, "readonly") {
                 let errno = errno_of(&e);
                 return Err(personality_err.unwrap_or(MdError::RunReadOnly { path, errno }));

@@ -177,7 +177,7 @@ pub(super) fn open_checked(path: &str, id: &DeviceId, pin: Option<&Pin>, exclusi
         path: path.to_string(),
         error: e.to_string(),
     })?;
-    let (_, now) = identity::identify(path, &f, Path::new("/sys")).map_err(|e| Refusal::Unreadable {
+    let (_, now) = identity::identify(path, &f, Path::new(crate::sysfs::ROOT)).map_err(|e| Refusal::Unreadable {
         path: path.to_string(),
         error: e.to_string(),
     })?;

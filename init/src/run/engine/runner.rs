@@ -907,7 +907,7 @@ mod tests {
     fn hipri_on_a_loop_device_says_the_device_does_not_poll() {
         let Some(lo) = LoopDev::new("hipri") else { return };
         let name = lo.dev.trim_start_matches("/dev/");
-        let io_poll = std::fs::read_to_string(format!("/sys/block/{name}/queue/io_poll")).unwrap_or_default();
+        let io_poll = std::fs::read_to_string(sysfs::live(format!("block/{name}/queue/io_poll"))).unwrap_or_default();
         assert_eq!(io_poll.trim(), "0", "loop does not poll");
         let mut r = ThreadedRunner::new(Arc::new(lo.target(false)));
         for iodepth in [1u32, 4] {

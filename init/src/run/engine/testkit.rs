@@ -122,7 +122,7 @@ pub(super) fn run_batch_one(q: &mut DevQueue, slot: usize, r: IoReq) -> Completi
 /// Flushes the device has completed (`/sys/block/<dev>/stat`, field 16).
 pub(super) fn device_flushes(dev: &str) -> u64 {
     let name = dev.rsplit('/').next().expect("name");
-    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).expect("stat");
+    let stat = std::fs::read_to_string(crate::sysfs::live(format!("block/{name}/stat"))).expect("stat");
     stat.split_whitespace()
         .nth(15)
         .expect("flush field")
