@@ -12,12 +12,14 @@
 pub mod dhcp;
 pub mod http;
 
+use std::ffi::OsString;
 use std::fmt;
 use std::net::{Ipv4Addr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
+use nix::sys::socket::{setsockopt, sockopt};
 
 use crate::sys::net as netif;
 
@@ -210,7 +212,12 @@ impl UdpLink {
     fn open(iface: &str) -> std::io::Result<UdpLink> {
         let s = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 68))?;
         s.set_broadcast(true)?;
-        netif::bind_to_device(&s, iface)?;
+        // Send and receive through `iface` only (SO_BINDTODEVICE), as a
+        // DHCP client must while its interface has no address.
+        if iface.is_empty() || iface.len() >= libc::IFNAMSIZ {
+            return Err(std::io::Error::from(Errno::EINVAL));
+        }
+        setsockopt(&s, sockopt::BindToDevice, &OsString::from(iface))?;
         Ok(UdpLink(s))
     }
 }

@@ -1,13 +1,11 @@
-//! Network interface set-up with netdevice(7) ioctls on an AF_INET socket
-//! (the flags, the IPv4 address and netmask, the default route), and the
-//! socket option a DHCP client needs before its interface has an address.
+//! Network interface set-up with netdevice(7) ioctls on an AF_INET socket:
+//! the flags, the IPv4 address and netmask, the default route.
 
-use std::ffi::OsString;
 use std::net::Ipv4Addr;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 use nix::errno::Errno;
-use nix::sys::socket::{self, sockopt, AddressFamily, SockFlag, SockType};
+use nix::sys::socket::{self, AddressFamily, SockFlag, SockType};
 
 /// An AF_INET datagram socket: netdevice(7)'s ioctls take any socket.
 fn ioctl_socket() -> Result<OwnedFd, Errno> {
@@ -139,15 +137,6 @@ pub fn add_default_route(ifname: &str, gateway: Ipv4Addr) -> Result<(), Errno> {
     // into `dev`, alive until the call returns; `sock` is open.
     let r = unsafe { libc::ioctl(sock.as_raw_fd(), request, &mut rt as *mut RtEntry) };
     Errno::result(r).map(drop)
-}
-
-/// Send and receive through `ifname` only (SO_BINDTODEVICE), as a DHCP
-/// client must while its interface has no address.
-pub fn bind_to_device(sock: &impl AsFd, ifname: &str) -> Result<(), Errno> {
-    if ifname.is_empty() || ifname.len() >= libc::IFNAMSIZ {
-        return Err(Errno::EINVAL);
-    }
-    socket::setsockopt(sock, sockopt::BindToDevice, &OsString::from(ifname))
 }
 
 #[cfg(test)]
