@@ -796,21 +796,19 @@ fn partitions_are_on_their_disk() {
         assert_eq!(on_disk(p, d), want, "{p} on {d}");
     }
     // A real partition of the host's first disk, where there is one.
-    if let Some((part, disk)) = std::fs::read_dir(crate::sysfs::live("class/block"))
-        .ok()
-        .and_then(|rd| {
-            rd.filter_map(Result::ok).find_map(|e| {
-                let dir = std::fs::canonicalize(e.path()).ok()?;
-                dir.join("partition").exists().then(|| {
-                    let disk = dir.parent()?.file_name()?.to_string_lossy().into_owned();
-                    Some((
-                        format!("/dev/{}", e.file_name().to_string_lossy()),
-                        format!("/dev/{disk}"),
-                    ))
-                })?
-            })
+    let blocks = crate::sysfs::live("class/block");
+    if let Some((part, disk)) = std::fs::read_dir(&blocks).ok().and_then(|rd| {
+        rd.filter_map(Result::ok).find_map(|e| {
+            let dir = std::fs::canonicalize(e.path()).ok()?;
+            dir.join("partition").exists().then(|| {
+                let disk = dir.parent()?.file_name()?.to_string_lossy().into_owned();
+                Some((
+                    format!("/dev/{}", e.file_name().to_string_lossy()),
+                    format!("/dev/{disk}"),
+                ))
+            })?
         })
-    {
+    }) {
         if std::path::Path::new(&part).exists() {
             assert!(on_disk(&part, &disk), "{part} on {disk}");
             assert!(!on_disk(&disk, &part), "{disk} is not on {part}");

@@ -1118,13 +1118,12 @@ mod tests {
             "{e}"
         );
         // A partition of the host's disk, where there is one, is refused as such.
-        let part = std::fs::read_dir(crate::sysfs::live("class/block"))
-            .ok()
-            .and_then(|rd| {
-                rd.filter_map(Result::ok)
-                    .find(|e| e.path().join("partition").exists())
-                    .map(|e| format!("/dev/{}", e.file_name().to_string_lossy()))
-            });
+        let blocks = crate::sysfs::live("class/block");
+        let part = std::fs::read_dir(&blocks).ok().and_then(|rd| {
+            rd.filter_map(Result::ok)
+                .find(|e| e.path().join("partition").exists())
+                .map(|e| format!("/dev/{}", e.file_name().to_string_lossy()))
+        });
         if let Some(part) = part.filter(|p| std::path::Path::new(p).exists()) {
             let mut plan = file_plan(&t);
             let d = plan.stacks[0].disks[0];
