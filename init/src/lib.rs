@@ -27,5 +27,6 @@ pub mod run;
 pub mod safety;
 pub mod stacks;
 pub mod sys;
+pub mod sysfs;
 #[cfg(test)]
 mod testutil;

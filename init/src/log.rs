@@ -19,8 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use bench_core::console::safe;
-
-use crate::sys::power;
+use nix::time::{clock_gettime, ClockId};
 
 /// Set once /dev exists (PID 1's console step), so /dev/kmsg may be opened
 /// without taking descriptor 0, 1 or 2 from the console.
@@ -108,7 +107,7 @@ fn kmsg_record(level: u8, msg: &str) -> String {
 /// device strings it holds, it stays one line that holds no frame marker.
 /// Never fails; usable from any thread.
 pub fn log(msg: &str) {
-    let line = console_line(power::boottime_ns(), msg);
+    let line = console_line(boottime_ns(), msg);
     let _ = std::io::stderr().write_all(line.as_bytes());
     if !KMSG_READY.load(Ordering::SeqCst) {
         return;
@@ -121,6 +120,17 @@ pub fn log(msg: &str) {
         // One write is one record; the kernel adds its own timestamp.
         let _ = f.write_all(kmsg_record(*level, msg).as_bytes());
     }
+}
+
+/// CLOCK_BOOTTIME in nanoseconds: time since the kernel started, suspend
+/// included (0 if the clock cannot be read).
+pub fn boottime_ns() -> u64 {
+    let Ok(ts) = clock_gettime(ClockId::CLOCK_BOOTTIME) else {
+        return 0;
+    };
+    let secs = u64::try_from(ts.tv_sec()).unwrap_or(0);
+    let nanos = u64::try_from(ts.tv_nsec()).unwrap_or(0);
+    secs.saturating_mul(1_000_000_000).saturating_add(nanos)
 }
 
 #[cfg(test)]

@@ -33,7 +33,13 @@ use bench_core::frame::{self, Nonce};
 use crate::boot::cmdline::Cmdline;
 use crate::log::log;
 use crate::modules;
-use crate::sys::{console, mount, power, process};
+use nix::errno::Errno;
+
+// Safe code over nix for PID 1 (sys/ holds only what needs unsafe).
+mod console;
+mod mount;
+mod power;
+mod process;
 
 pub use crate::plan::OnFinish;
 
@@ -188,12 +194,12 @@ pub fn steps() -> Vec<BootStep> {
             contents: "on\n",
         }),
         req(Step::Mkdir {
-            path: "/sys",
+            path: crate::sysfs::ROOT,
             mode: 0o555,
         }),
         req(Step::Mount {
             source: "sysfs",
-            target: "/sys",
+            target: crate::sysfs::ROOT,
             fstype: "sysfs",
             flags: nosuid_nodev_noexec,
             data: "",
@@ -261,11 +267,11 @@ impl Step {
                 data,
             } => match mount::mount(source, target, fstype, flags, data) {
                 Ok(()) => Ok(None),
-                Err(libc::EBUSY) => Ok(Some("already mounted".into())),
+                Err(Errno::EBUSY) => Ok(Some("already mounted".into())),
                 Err(e) => Err(StepError::Mount {
                     target: target.into(),
                     fstype: fstype.into(),
-                    errno: e,
+                    errno: e as i32,
                 }),
             },
             Step::Console { path } => {
@@ -276,7 +282,7 @@ impl Step {
                     Ok(n) => Ok(Some(format!("{n} descriptors set"))),
                     Err(e) => Err(StepError::Console {
                         path: path.into(),
-                        errno: e,
+                        errno: e as i32,
                     }),
                 }
             }
@@ -290,7 +296,7 @@ impl Step {
             }
             Step::Coldplug { also } => Ok(Some(modules::coldplug(also, log).to_string())),
             Step::Efivars => {
-                if !std::path::Path::new("/sys/firmware/efi").is_dir() {
+                if !crate::sysfs::live("firmware/efi").is_dir() {
                     return Ok(Some("not an EFI boot".into()));
                 }
                 // Built in, or a module: either way the mount says.
@@ -303,11 +309,11 @@ impl Step {
                     "",
                 ) {
                     Ok(()) => Ok(None),
-                    Err(libc::EBUSY) => Ok(Some("already mounted".into())),
+                    Err(Errno::EBUSY) => Ok(Some("already mounted".into())),
                     Err(e) => Err(StepError::Mount {
                         target: EFIVARS.into(),
                         fstype: "efivarfs".into(),
-                        errno: e,
+                        errno: e as i32,
                     }),
                 }
             }
@@ -417,7 +423,7 @@ pub fn main() -> ! {
             // No supervision possible: the run happens in PID 1 itself.
             log(&format!(
                 "supervisor: cannot start the worker ({}); running unsupervised",
-                std::io::Error::from_raw_os_error(e)
+                std::io::Error::from(e)
             ));
             run_steps(&worker_steps(), &mut |s, l| s.run(l), &mut |m| log(m)).ok();
             let how = crate::boot::unattended::run(&cmdline, &mut |m| log(m));
@@ -481,8 +487,8 @@ pub fn finish(how: OnFinish) -> ! {
     mount::sync();
     match mount::umount_lazy("/mnt/stick") {
         Ok(()) => log("unmounted /mnt/stick"),
-        Err(libc::EINVAL | libc::ENOENT) => {} // not mounted
-        Err(e) => log(&format!("unmount /mnt/stick: {}", std::io::Error::from_raw_os_error(e))),
+        Err(Errno::EINVAL | Errno::ENOENT) => {} // not mounted
+        Err(e) => log(&format!("unmount /mnt/stick: {}", std::io::Error::from(e))),
     }
     mount::sync();
     let action = match how {
@@ -493,7 +499,7 @@ pub fn finish(how: OnFinish) -> ! {
     let e = power::reboot(action);
     log(&format!(
         "reboot(2) {how} failed: {}; sleeping forever",
-        std::io::Error::from_raw_os_error(e)
+        std::io::Error::from(e)
     ));
     loop {
         std::thread::sleep(Duration::from_secs(3600));

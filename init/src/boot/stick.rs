@@ -298,15 +298,15 @@ pub fn mount(stick: &Stick, log: &mut dyn FnMut(&str)) -> Result<bool, String> {
 /// [`mount`] of `partition` at `at`.
 pub fn mount_at(partition: &str, at: &str, log: &mut dyn FnMut(&str)) -> Result<bool, String> {
     let flags = libc::MS_NOATIME | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    let errno = |e: i32| io::Error::from_raw_os_error(e).to_string();
-    match crate::sys::mount::mount(partition, at, "vfat", flags, "") {
+    let errno = |e: nix::errno::Errno| io::Error::from(e).to_string();
+    match super::mount::mount(partition, at, "vfat", flags, "") {
         Ok(()) => return Ok(false),
         Err(e) => log(&format!(
             "mount {partition} vfat read-write at {at}: {}; trying read-only",
             errno(e)
         )),
     }
-    crate::sys::mount::mount(partition, at, "vfat", flags | libc::MS_RDONLY, "")
+    super::mount::mount(partition, at, "vfat", flags | libc::MS_RDONLY, "")
         .map(|()| true)
         .map_err(|e| {
             format!(

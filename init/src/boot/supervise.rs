@@ -25,8 +25,8 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::process::{self, Exit};
 use crate::boot::OnFinish;
-use crate::sys::process::{self, Exit};
 
 /// The longest message PID 1 takes (a document of a long run with every
 /// per-second sample fits many times over); a longer one is dropped.
@@ -331,7 +331,7 @@ pub fn watch(pipe: &mut File, pid: libc::pid_t, log: &mut dyn FnMut(&str)) -> (R
             Ok(false) => continue,
             Ok(true) => {}
             Err(e) => {
-                log(&format!("supervisor: poll: {}", std::io::Error::from_raw_os_error(e)));
+                log(&format!("supervisor: poll: {}", std::io::Error::from(e)));
                 std::thread::sleep(Duration::from_millis(100));
                 continue;
             }
@@ -357,7 +357,7 @@ pub fn watch(pipe: &mut File, pid: libc::pid_t, log: &mut dyn FnMut(&str)) -> (R
     let ending = match process::wait(pid, true) {
         Ok(Some(e)) => Ending::Exited(e),
         Ok(None) => Ending::Lost(libc::ECHILD),
-        Err(e) => Ending::Lost(e),
+        Err(e) => Ending::Lost(e as i32),
     };
     process::reap_others();
     (r, ending)

@@ -28,9 +28,9 @@ use crate::disks::identity;
 use crate::plan::{self, ConfigError, Overrides, Plan, RawConfig};
 use crate::results;
 use crate::results::emit::{self, Emitted};
+use crate::results::serial;
 use crate::run;
 use crate::safety::TargetRef;
-use crate::sys::serial;
 
 /// The config built into the initramfs (contract A).
 pub const ETC_CONFIG: &str = "/etc/bootbench.json";
@@ -348,7 +348,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
 
     // The stick: the labelled FAT the machine booted from (stick::choose).
     let sticks = stick::find_waiting(
-        Path::new("/sys"),
+        crate::sysfs::root(),
         Path::new("/dev"),
         stick::STICK_WAIT,
         std::time::Duration::from_millis(250),
@@ -453,7 +453,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         if settled.changed {
             listed = None;
         }
-        let late: Vec<String> = stick::find_in(Path::new("/sys"), Path::new("/dev"))
+        let late: Vec<String> = stick::find_in(crate::sysfs::root(), Path::new("/dev"))
             .into_iter()
             .map(|s| s.disk)
             .filter(|d| !never.contains(d))

@@ -24,7 +24,7 @@ pub fn is_skipped(name: &str) -> bool {
 /// name order; with `all`, loop, RAM, md, dm, optical and nbd devices and
 /// empty (0-byte) disks too.
 pub fn disks(all: bool) -> Vec<TargetInfo> {
-    disks_in(Path::new("/sys"), Path::new("/dev"), all)
+    disks_in(crate::sysfs::root(), Path::new("/dev"), all)
 }
 
 /// The entry names of a directory (a sysfs listing), sorted; none if it

@@ -21,7 +21,9 @@ use std::time::Duration;
 use bench_core::health;
 use bench_core::result::{HealthReading, TestTemperature};
 
-use crate::sys::{file, nvme, sgio};
+use super::file;
+use super::scsi;
+use crate::sys::{nvme, sgio};
 
 /// The transports whose disks are asked: `sata` (ATA SMART), `nvme` (the
 /// health log), `sas` and `scsi` (LOG SENSE). Others are not: virtio has
@@ -109,8 +111,8 @@ fn ata_why(what: &str, a: &sgio::Answer, sense: &[u8; sgio::SENSE]) -> String {
 fn smart_page(f: &File, feature: u8, what: &str) -> Result<[u8; 512], String> {
     let mut page = [0u8; 512];
     let mut sense = [0u8; sgio::SENSE];
-    let a = sgio::command(f, &sgio::smart_cdb(feature), Some(&mut page), &mut sense)
-        .map_err(|e| format!("{what}: {}", std::io::Error::from_raw_os_error(e)))?;
+    let a = sgio::command(f, &scsi::smart_cdb(feature), Some(&mut page), &mut sense)
+        .map_err(|e| format!("{what}: {}", std::io::Error::from(e)))?;
     if !a.good() {
         return Err(ata_why(what, &a, &sense));
     }
@@ -118,9 +120,9 @@ fn smart_page(f: &File, feature: u8, what: &str) -> Result<[u8; 512], String> {
 }
 
 fn read_ata(f: &File) -> HealthReading {
-    let thresholds = smart_page(f, sgio::SMART_READ_THRESHOLDS, "SMART READ THRESHOLDS")
+    let thresholds = smart_page(f, scsi::SMART_READ_THRESHOLDS, "SMART READ THRESHOLDS")
         .and_then(|p| health::parse_ata_thresholds(&p).map_err(|e| format!("SMART READ THRESHOLDS: {e}")));
-    let mut r = match smart_page(f, sgio::SMART_READ_DATA, "SMART READ DATA").and_then(|p| {
+    let mut r = match smart_page(f, scsi::SMART_READ_DATA, "SMART READ DATA").and_then(|p| {
         health::parse_ata_smart(&p, thresholds.as_ref().ok()).map_err(|e| format!("SMART READ DATA: {e}"))
     }) {
         Ok(r) => r,
@@ -133,7 +135,7 @@ fn read_ata(f: &File) -> HealthReading {
     // with CHECK CONDITION (RECOVERED ERROR, ATA PASS-THROUGH INFORMATION
     // AVAILABLE): the status is in the sense, whatever the SCSI status.
     let mut sense = [0u8; sgio::SENSE];
-    match sgio::command(f, &sgio::smart_cdb(sgio::SMART_RETURN_STATUS), None, &mut sense) {
+    match sgio::command(f, &scsi::smart_cdb(scsi::SMART_RETURN_STATUS), None, &mut sense) {
         Ok(a) => {
             let n = usize::from(a.sense_len).min(sgio::SENSE);
             match health::parse_ata_status_sense(&sense[..n]) {
@@ -146,10 +148,7 @@ fn read_ata(f: &File) -> HealthReading {
                 Err(e) => push_error(&mut r, format!("SMART RETURN STATUS: {e}")),
             }
         }
-        Err(e) => push_error(
-            &mut r,
-            format!("SMART RETURN STATUS: {}", std::io::Error::from_raw_os_error(e)),
-        ),
+        Err(e) => push_error(&mut r, format!("SMART RETURN STATUS: {}", std::io::Error::from(e))),
     }
     r
 }
@@ -159,8 +158,8 @@ fn log_page(f: &File, page: u8) -> Result<Vec<u8>, String> {
     let mut buf = vec![0u8; 1024];
     let mut sense = [0u8; sgio::SENSE];
     let len = u16::try_from(buf.len()).unwrap_or(u16::MAX);
-    let a = sgio::command(f, &sgio::log_sense_cdb(page, len), Some(&mut buf[..]), &mut sense)
-        .map_err(|e| format!("LOG SENSE {page:#04x}: {}", std::io::Error::from_raw_os_error(e)))?;
+    let a = sgio::command(f, &scsi::log_sense_cdb(page, len), Some(&mut buf[..]), &mut sense)
+        .map_err(|e| format!("LOG SENSE {page:#04x}: {}", std::io::Error::from(e)))?;
     // A short page is normal (resid > 0); an error status is not.
     if a.status != 0 || a.host_status != 0 || a.driver_status != 0 {
         return Err(format!(
@@ -331,7 +330,7 @@ fn read_temperature(path: &str, transport: Option<&str>) -> Option<i32> {
         // SMART READ DATA alone: one command.
         Some("sata") => {
             let f = file::open(path, false, false).ok()?;
-            let page = smart_page(&f, sgio::SMART_READ_DATA, "SMART READ DATA").ok()?;
+            let page = smart_page(&f, scsi::SMART_READ_DATA, "SMART READ DATA").ok()?;
             health::parse_ata_smart(&page, None).ok()?.temperature_c
         }
         t => read(path, t).temperature_c,

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 use bench_core::result::{Host, TargetInfo};
 
-use crate::sys::{blk, file, sgio};
+use super::file;
+use super::scsi;
+use crate::sys::blk;
 
 /// Logical block size reported for a regular file (the smallest unit O_DIRECT
 /// accepts on common filesystems).
@@ -26,7 +28,7 @@ pub const FILE_PHYSICAL_BLOCK: u32 = 4096;
 #[derive(Debug)]
 pub enum IdentityError {
     /// Opening the path failed (or it names no target: a FIFO, a
-    /// directory, ...; see [`crate::sys::file::open`]).
+    /// directory, ...; see [`file::open`]).
     Open {
         /// The path.
         path: String,
@@ -92,7 +94,7 @@ pub fn major_minor(dev: u64) -> (u64, u64) {
 /// from its metadata. `writable` and `write_refusal` are left for the plan.
 #[cfg(test)]
 pub fn describe(path: &str) -> Result<TargetInfo, IdentityError> {
-    describe_in(path, Path::new("/sys"))
+    describe_in(path, crate::sysfs::root())
 }
 
 /// [`describe`] with the sysfs root `sys` (fixtures in tests).
@@ -155,7 +157,7 @@ fn describe_block(path: &str, rdev: u64, f: Option<&File>, sys: &Path) -> Result
         // refused), and read-only: IDENTIFY transfers data from the disk.
         let whole = !dir.join("partition").exists();
         if whole && info.transport.as_deref() == Some("sata") {
-            if let Ok(page) = sgio::ata_identify(f) {
+            if let Ok(page) = scsi::ata_identify(f) {
                 merge_ata(&mut info, parse_ata_identify(&page));
             }
         }
@@ -166,7 +168,7 @@ fn describe_block(path: &str, rdev: u64, f: Option<&File>, sys: &Path) -> Result
         // requests are why the kernel skips them there, and a USB disk has
         // its bridge's serial anyway.
         if whole && info.serial.is_none() && asks_scsi_serial(info.transport.as_deref(), &dir) {
-            if let Ok(page) = sgio::inquiry_vpd(f, 0x80) {
+            if let Ok(page) = scsi::inquiry_vpd(f, 0x80) {
                 info.serial = vpd_pg80_serial(&page);
             }
         }
@@ -322,7 +324,7 @@ pub fn describe_pinned(path: &str) -> Result<(TargetInfo, DeviceId, Option<Pin>)
         path: path.to_string(),
         source,
     })?;
-    let (info, id) = identify(path, &f, Path::new("/sys"))?;
+    let (info, id) = identify(path, &f, crate::sysfs::root())?;
     let pin = matches!(id.node, Node::File { .. }).then(|| Pin(std::sync::Arc::new(f)));
     Ok((info, id, pin))
 }
@@ -333,7 +335,7 @@ pub fn describe_bound(path: &str) -> Result<(TargetInfo, DeviceId), IdentityErro
         path: path.to_string(),
         source,
     })?;
-    identify(path, &f, Path::new("/sys"))
+    identify(path, &f, crate::sysfs::root())
 }
 
 /// The description and identity of the target open as `f` (opened from
@@ -664,7 +666,7 @@ pub fn set_queue(t: &mut TargetInfo, q: &Queue) {
 
 /// The machine: host name, CPU model, online CPUs, memory, kernel release.
 pub fn host() -> Host {
-    host_in(Path::new("/proc"), Path::new("/sys"))
+    host_in(Path::new("/proc"), crate::sysfs::root())
 }
 
 fn host_in(proc_dir: &Path, sys: &Path) -> Host {

@@ -1,8 +1,12 @@
 //! The disks: what is there ([`discover`]: every block device of the
 //! machine, for `list` and for resolving serials and WWNs) and what each is
 //! ([`identity`]: model, serial, WWN, geometry, transport, driver, and the
-//! identity a grant is bound to: device number, disk sequence number).
+//! identity a grant is bound to: device number, disk sequence number);
+//! [`file`] opens a target without blocking, [`scsi`] builds the SCSI and
+//! ATA commands sent to a disk.
 
 pub mod discover;
+pub mod file;
 pub mod health;
 pub mod identity;
+pub mod scsi;

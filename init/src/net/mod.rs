@@ -12,10 +12,14 @@
 pub mod dhcp;
 pub mod http;
 
+use std::ffi::OsString;
 use std::fmt;
 use std::net::{Ipv4Addr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::socket::{setsockopt, sockopt};
 
 use crate::sys::net as netif;
 
@@ -176,7 +180,7 @@ pub enum NetError {
     /// DHCP gave nothing on any interface with a link.
     NoLease(Vec<String>),
     /// Setting the interface up failed.
-    Setup { iface: String, what: String, errno: i32 },
+    Setup { iface: String, what: String, errno: Errno },
 }
 
 impl fmt::Display for NetError {
@@ -192,7 +196,7 @@ impl fmt::Display for NetError {
             ),
             NetError::NoLease(why) => write!(f, "no DHCP lease: {}", why.join("; ")),
             NetError::Setup { iface, what, errno } => {
-                write!(f, "{iface}: {what}: {}", std::io::Error::from_raw_os_error(*errno))
+                write!(f, "{iface}: {what}: {}", std::io::Error::from(*errno))
             }
         }
     }
@@ -208,7 +212,12 @@ impl UdpLink {
     fn open(iface: &str) -> std::io::Result<UdpLink> {
         let s = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 68))?;
         s.set_broadcast(true)?;
-        netif::bind_to_device(&s, iface).map_err(std::io::Error::from_raw_os_error)?;
+        // Send and receive through `iface` only (SO_BINDTODEVICE), as a
+        // DHCP client must while its interface has no address.
+        if iface.is_empty() || iface.len() >= libc::IFNAMSIZ {
+            return Err(std::io::Error::from(Errno::EINVAL));
+        }
+        setsockopt(&s, sockopt::BindToDevice, &OsString::from(iface))?;
         Ok(UdpLink(s))
     }
 }
@@ -239,7 +248,7 @@ pub const RESOLV_CONF: &str = "/etc/resolv.conf";
 /// `fixed`, the value of `bootbench.ip=` if given; `bootif`, the value of
 /// `BOOTIF=` if given. Says each step in `log`.
 pub fn up(fixed: Option<&str>, bootif: Option<&str>, log: &mut dyn FnMut(&str)) -> Result<Net, NetError> {
-    let sys = Path::new("/sys");
+    let sys = crate::sysfs::root();
     let start = Instant::now();
     let fixed = fixed.map(parse_static).transpose().map_err(NetError::CommandLine)?;
     let boot_mac = match bootif {
@@ -345,7 +354,7 @@ fn apply(
     netif::set_addr(&nic.name, addr, prefix).map_err(setup(&format!("address {addr}/{prefix}")))?;
     if let Some(g) = gateway {
         match netif::add_default_route(&nic.name, g) {
-            Ok(()) | Err(libc::EEXIST) => {}
+            Ok(()) | Err(Errno::EEXIST) => {}
             Err(e) => return Err(setup(&format!("default route via {g}"))(e)),
         }
     }

@@ -550,7 +550,7 @@ pub(super) fn on_disk(path: &str, never: &str) -> bool {
         return true;
     }
     let (major, minor) = identity::major_minor(dev);
-    let Ok(dir) = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")) else {
+    let Ok(dir) = std::fs::canonicalize(crate::sysfs::live(format!("dev/block/{major}:{minor}"))) else {
         return false;
     };
     if !dir.join("partition").exists() {
@@ -606,7 +606,7 @@ fn target_kind(p: &str, at: &str, m: &std::fs::Metadata) -> Result<(), ConfigErr
     }
     err(format!(
         "{at}: {p:?} is a {}; expected a block device or a regular file",
-        crate::sys::file::kind_name(ft)
+        crate::disks::file::kind_name(ft)
     ))
 }
 
@@ -765,9 +765,9 @@ impl MachineDisks {
     /// Every whole disk, by name.
     fn all(&self) -> &[(TargetInfo, DeviceId)] {
         self.0.get_or_init(|| {
-            crate::disks::discover::sorted_names(std::path::Path::new("/sys/class/block"))
+            crate::disks::discover::sorted_names(&crate::sysfs::live("class/block"))
                 .into_iter()
-                .filter(|name| !std::path::Path::new(&format!("/sys/class/block/{name}/partition")).exists())
+                .filter(|name| !crate::sysfs::live(format!("class/block/{name}/partition")).exists())
                 .filter_map(|name| identity::describe_bound(&format!("/dev/{name}")).ok())
                 .collect()
         })

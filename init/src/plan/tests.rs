@@ -785,7 +785,8 @@ fn partitions_are_on_their_disk() {
         assert_eq!(on_disk(p, d), want, "{p} on {d}");
     }
     // A real partition of the host's first disk, where there is one.
-    if let Some((part, disk)) = std::fs::read_dir("/sys/class/block").ok().and_then(|rd| {
+    let blocks = crate::sysfs::live("class/block");
+    if let Some((part, disk)) = std::fs::read_dir(&blocks).ok().and_then(|rd| {
         rd.filter_map(Result::ok).find_map(|e| {
             let dir = std::fs::canonicalize(e.path()).ok()?;
             dir.join("partition").exists().then(|| {

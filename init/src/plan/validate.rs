@@ -390,7 +390,7 @@ pub(super) fn plan_targets(
         }
     }
     for (i, p) in raw.serial_ports.iter().flatten().enumerate() {
-        if !crate::sys::serial::is_port_name(p) {
+        if !crate::results::serial::is_port_name(p) {
             return err(format!(
                 "serial_ports[{i}]: {p:?} is not a serial port; expected a name like \"ttyS1\""
             ));

@@ -10,8 +10,8 @@ use bench_core::result::ResultDoc;
 use bench_core::table::render_to;
 use embedded_io_adapters::std::FromStd;
 
+use crate::results::serial;
 use crate::results::{sink, stick};
-use crate::sys::serial;
 
 /// What [`emit`] wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -152,7 +152,7 @@ pub fn serial_out(
         }
     };
     let mut ports = Vec::new();
-    for name in serial::ports_in(Path::new("/sys"), &choice) {
+    for name in serial::ports_in(crate::sysfs::root(), &choice) {
         let opened = serial::open(&name).and_then(|mut f| {
             f.write_all(format!("\n{}", frame::announce(nonce)).as_bytes())
                 .map(|()| f)

@@ -6,5 +6,6 @@
 
 pub mod emit;
 pub mod remote;
+pub mod serial;
 pub mod sink;
 pub mod stick;

@@ -209,7 +209,7 @@ pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, S
     let mut hold = |tmp: &Path| {
         if TEST_HOLD.load(Ordering::SeqCst) {
             crate::log::log(&format!("{HOLD_LINE}: {}", tmp.display()));
-            crate::sys::mount::sync();
+            nix::unistd::sync();
             loop {
                 std::thread::sleep(std::time::Duration::from_secs(3600));
             }

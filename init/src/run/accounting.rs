@@ -39,7 +39,7 @@ impl Watched {
         Watched {
             path: path.to_string(),
             parent: parent.to_string(),
-            stat: PathBuf::from(format!("/sys/class/block/{name}/stat")),
+            stat: crate::sysfs::live(format!("class/block/{name}/stat")),
         }
     }
 }

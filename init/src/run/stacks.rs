@@ -58,7 +58,7 @@ pub trait Backend {
 /// `/sys/class/block/NAME/queue` of the device at `path` (`/dev/NAME`).
 fn queue_dir(path: &str) -> std::path::PathBuf {
     let name = path.rsplit('/').next().unwrap_or(path);
-    std::path::PathBuf::from(format!("/sys/class/block/{name}/queue"))
+    crate::sysfs::live(format!("class/block/{name}/queue"))
 }
 
 /// Live stacks in the order built: (config name, device).
@@ -199,7 +199,7 @@ fn hold(plan: &mut Plan, ti: usize, mode: Mode) -> Result<(File, String), String
         drop(g.claim(Contents::Check).map_err(|r| r.to_string())?);
         plan.targets[ti].claimed = true;
     }
-    let f = crate::sys::file::open(&path, false, false).map_err(|e| format!("cannot open {path}: {e}"))?;
+    let f = crate::disks::file::open(&path, false, false).map_err(|e| format!("cannot open {path}: {e}"))?;
     check_identity(plan, ti, &f)?;
     let proc_path = safety::reopen_path(&f);
     Ok((f, proc_path))
@@ -211,7 +211,7 @@ fn check_identity(plan: &Plan, ti: usize, f: &File) -> Result<(), String> {
     let t = &plan.targets[ti];
     let Some(id) = &t.id else { return Ok(()) };
     let (_, now) =
-        crate::disks::identity::identify(&t.info.path, f, std::path::Path::new("/sys")).map_err(|e| e.to_string())?;
+        crate::disks::identity::identify(&t.info.path, f, crate::sysfs::root()).map_err(|e| e.to_string())?;
     let changed = id.changes(&now);
     if changed.is_empty() {
         Ok(())
@@ -426,7 +426,7 @@ pub fn check_members_free(plan: &Plan) -> Result<(), String> {
             let Some(name) = kernel_name(path) else {
                 return fail("is not a block device".to_string());
             };
-            let sys = std::path::PathBuf::from(format!("/sys/class/block/{name}"));
+            let sys = crate::sysfs::live(format!("class/block/{name}"));
             if sys.join("partition").exists() {
                 return fail("is a partition".to_string());
             }
@@ -440,7 +440,7 @@ pub fn check_members_free(plan: &Plan) -> Result<(), String> {
                 }
             }
             for n in &names {
-                let holders = std::fs::read_dir(format!("/sys/class/block/{n}/holders"))
+                let holders = std::fs::read_dir(crate::sysfs::live(format!("class/block/{n}/holders")))
                     .map(|rd| {
                         rd.filter_map(Result::ok)
                             .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -468,7 +468,7 @@ fn kernel_name(path: &str) -> Option<String> {
         .ok()
         .filter(|m| m.file_type().is_block_device())?;
     let (major, minor) = identity::major_minor(m.rdev());
-    let dir = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let dir = std::fs::canonicalize(crate::sysfs::live(format!("dev/block/{major}:{minor}"))).ok()?;
     dir.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
@@ -1115,7 +1115,8 @@ mod tests {
             "{e}"
         );
         // A partition of the host's disk, where there is one, is refused as such.
-        let part = std::fs::read_dir("/sys/class/block").ok().and_then(|rd| {
+        let blocks = crate::sysfs::live("class/block");
+        let part = std::fs::read_dir(&blocks).ok().and_then(|rd| {
             rd.filter_map(Result::ok)
                 .find(|e| e.path().join("partition").exists())
                 .map(|e| format!("/dev/{}", e.file_name().to_string_lossy()))

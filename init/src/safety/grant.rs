@@ -20,8 +20,8 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
+use crate::disks::file;
 use crate::disks::identity::{self, DeviceId, Node, Pin};
-use crate::sys::file;
 
 use super::Refusal;
 
@@ -177,7 +177,7 @@ pub(super) fn open_checked(path: &str, id: &DeviceId, pin: Option<&Pin>, exclusi
         path: path.to_string(),
         error: e.to_string(),
     })?;
-    let (_, now) = identity::identify(path, &f, Path::new("/sys")).map_err(|e| Refusal::Unreadable {
+    let (_, now) = identity::identify(path, &f, Path::new(crate::sysfs::ROOT)).map_err(|e| Refusal::Unreadable {
         path: path.to_string(),
         error: e.to_string(),
     })?;

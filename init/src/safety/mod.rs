@@ -182,8 +182,8 @@ impl fmt::Display for Refusal {
 pub fn geometry(f: &File) -> io::Result<(u64, u32)> {
     let meta = f.metadata()?;
     if meta.file_type().is_block_device() {
-        let size = blk::size_bytes(f).map_err(io::Error::from_raw_os_error)?;
-        let lb = blk::logical_block(f).map_err(io::Error::from_raw_os_error)?;
+        let size = blk::size_bytes(f).map_err(io::Error::from)?;
+        let lb = blk::logical_block(f).map_err(io::Error::from)?;
         Ok((size, lb))
     } else {
         Ok((meta.len(), 512))

@@ -20,13 +20,17 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 use std::time::Duration;
 
+use nix::errno::Errno;
+
 use crate::modules::{self, ModuleError};
 use crate::sys::dm::{self as sys, Cmd, TargetSpec};
+use crate::sysfs;
 
 /// The control device.
 pub const CONTROL: &str = "/dev/mapper/control";
-/// The misc device's `major:minor`, for making CONTROL when it is missing.
-const CONTROL_SYSFS_DEV: &str = "/sys/class/misc/device-mapper/dev";
+/// The misc device's `major:minor` (under the sysfs root), for making
+/// CONTROL when it is missing.
+const CONTROL_SYSFS_DEV: &str = "class/misc/device-mapper/dev";
 /// Bytes per device-mapper sector.
 const SECTOR: u64 = 512;
 /// LUKS2's default cipher.
@@ -369,7 +373,7 @@ fn beneath(name: &str, dev: &str) -> Result<(String, u64), DmError> {
     }
     let rdev = meta.rdev();
     let f = File::open(dev).map_err(os)?;
-    let size = crate::sys::blk::size_bytes(&f).map_err(err)?;
+    let size = crate::sys::blk::size_bytes(&f).map_err(|e| err(e as i32))?;
     Ok((format!("{}:{}", libc::major(rdev), libc::minor(rdev)), size))
 }
 
@@ -383,7 +387,7 @@ fn ensure_modules(crypt: bool) -> Result<(), DmError> {
         return Ok(());
     }
     let need = |name: &str, present: &str| -> Result<(), DmError> {
-        if Path::new(present).exists() {
+        if sysfs::live(present).exists() {
             return Ok(());
         }
         match modules::load(name) {
@@ -391,11 +395,11 @@ fn ensure_modules(crypt: bool) -> Result<(), DmError> {
             Err(e) => Err(DmError::Module(e)),
         }
     };
-    need("dm_mod", "/sys/class/misc/device-mapper")?;
+    need("dm_mod", "class/misc/device-mapper")?;
     if crypt {
-        need("dm_crypt", "/sys/module/dm_crypt")?;
+        need("dm_crypt", "module/dm_crypt")?;
         for m in ["xts", "ecb", "aesni_intel"] {
-            if !Path::new("/sys/module").join(m).exists() {
+            if !sysfs::live("module").join(m).exists() {
                 let _ = modules::load(m);
             }
         }
@@ -421,7 +425,7 @@ fn control() -> Result<File, DmError> {
         errno,
     };
     if !Path::new(CONTROL).exists() {
-        let text = std::fs::read_to_string(CONTROL_SYSFS_DEV).map_err(|_| cerr(libc::ENOENT))?;
+        let text = std::fs::read_to_string(sysfs::live(CONTROL_SYSFS_DEV)).map_err(|_| cerr(libc::ENOENT))?;
         let (major, minor) = parse_dev(&text).ok_or(cerr(libc::EINVAL))?;
         let _ = std::fs::create_dir_all("/dev/mapper");
         nix::sys::stat::mknod(
@@ -437,8 +441,8 @@ fn control() -> Result<File, DmError> {
         .write(true)
         .open(CONTROL)
         .map_err(|e| cerr(e.raw_os_error().unwrap_or(libc::EIO)))?;
-    let mut buf = sys::encode("", 0, None).map_err(cerr)?;
-    sys::ioctl(&f, Cmd::Version, &mut buf).map_err(cerr)?;
+    let mut buf = sys::encode("", 0, None).map_err(|e| cerr(e as i32))?;
+    sys::ioctl(&f, Cmd::Version, &mut buf).map_err(|e| cerr(e as i32))?;
     let v = sys::decode(&buf).version;
     if v[0] != sys::VERSION[0] {
         return Err(DmError::Version { found: v });
@@ -447,7 +451,7 @@ fn control() -> Result<File, DmError> {
 }
 
 /// A header-only command on the device `name`.
-fn simple(ctl: &File, cmd: Cmd, name: &str, flags: u32) -> Result<sys::Reply, i32> {
+fn simple(ctl: &File, cmd: Cmd, name: &str, flags: u32) -> Result<sys::Reply, Errno> {
     let mut buf = sys::encode(name, flags, None)?;
     sys::ioctl(ctl, cmd, &mut buf)?;
     Ok(sys::decode(&buf))
@@ -465,13 +469,25 @@ fn create(name: &str, target: &TargetSpec<'_>, flags: u32, mode: Mode) -> Result
     };
     let ctl = control()?;
     let n = || name.to_string();
-    let reply = simple(&ctl, Cmd::DevCreate, name, 0).map_err(|errno| DmError::Create { name: n(), errno })?;
+    let reply = simple(&ctl, Cmd::DevCreate, name, 0).map_err(|e| DmError::Create {
+        name: n(),
+        errno: e as i32,
+    })?;
     let made = (|| {
-        let mut buf = sys::encode(name, flags, Some(target)).map_err(|errno| DmError::Load { name: n(), errno })?;
+        let mut buf = sys::encode(name, flags, Some(target)).map_err(|e| DmError::Load {
+            name: n(),
+            errno: e as i32,
+        })?;
         let loaded = sys::ioctl(&ctl, Cmd::TableLoad, &mut buf);
         drop(buf); // wiped here
-        loaded.map_err(|errno| DmError::Load { name: n(), errno })?;
-        simple(&ctl, Cmd::DevSuspend, name, 0).map_err(|errno| DmError::Resume { name: n(), errno })?;
+        loaded.map_err(|e| DmError::Load {
+            name: n(),
+            errno: e as i32,
+        })?;
+        simple(&ctl, Cmd::DevSuspend, name, 0).map_err(|e| DmError::Resume {
+            name: n(),
+            errno: e as i32,
+        })?;
         // Live now: a table present, not suspended, the device of the create.
         let st = status_with(&ctl, name)?;
         if !st.active || st.suspended || (st.major, st.minor) != sys::split_dev(reply.dev) {
@@ -544,9 +560,9 @@ pub fn create_crypt(name: &str, dev: &str, opts: &CryptOpts, mode: Mode) -> Resu
     ensure_modules(true)?;
     let key_len = usize::try_from(opts.key_bits / 8).unwrap_or(usize::MAX);
     let mut key = Secret(vec![0u8; key_len]);
-    sys::fill_random(&mut key.0).map_err(|errno| DmError::Random {
+    sys::fill_random(&mut key.0).map_err(|e| DmError::Random {
         name: name.to_string(),
-        errno,
+        errno: e as i32,
     })?;
     let params = crypt_params(opts, &key.0, &devnum);
     drop(key);
@@ -588,15 +604,15 @@ fn remove_with(ctl: &File, name: &str) -> Result<(), DmError> {
     loop {
         match simple(ctl, Cmd::DevRemove, name, 0) {
             // ENXIO: no such device (gone already).
-            Ok(_) | Err(libc::ENXIO) => return Ok(()),
-            Err(libc::EBUSY) if tries + 1 < REMOVE_TRIES => {
+            Ok(_) | Err(Errno::ENXIO) => return Ok(()),
+            Err(Errno::EBUSY) if tries + 1 < REMOVE_TRIES => {
                 tries += 1;
                 std::thread::sleep(REMOVE_WAIT);
             }
-            Err(errno) => {
+            Err(e) => {
                 return Err(DmError::Remove {
                     name: name.to_string(),
-                    errno,
+                    errno: e as i32,
                 })
             }
         }
@@ -613,9 +629,9 @@ pub fn remove_by_name(name: &str) -> Result<(), DmError> {
 
 /// DM_DEV_STATUS of the device `name`.
 fn status_with(ctl: &File, name: &str) -> Result<DmStatus, DmError> {
-    let r = simple(ctl, Cmd::DevStatus, name, 0).map_err(|errno| DmError::Status {
+    let r = simple(ctl, Cmd::DevStatus, name, 0).map_err(|e| DmError::Status {
         name: name.to_string(),
-        errno,
+        errno: e as i32,
     })?;
     let (major, minor) = sys::split_dev(r.dev);
     Ok(DmStatus {
@@ -631,7 +647,7 @@ fn status_with(ctl: &File, name: &str) -> Result<DmStatus, DmError> {
 
 /// The dm names of the devices present (`/sys/block/dm-*/dm/name`), sorted.
 pub fn list_active() -> Vec<String> {
-    list_active_in(Path::new("/sys/block"))
+    list_active_in(&sysfs::live("block"))
 }
 
 /// [`list_active`] under another sysfs block directory (tests).

@@ -40,6 +40,7 @@ use std::time::{Duration, Instant};
 use crate::modules::ModuleError;
 pub use crate::stacks::dm::Mode;
 use crate::sys::md as sys;
+use crate::sysfs;
 
 /// How long [`MdArray::stop`] waits for the kernel to delete the device.
 const GONE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -422,9 +423,9 @@ impl MdArray {
         let Some(file) = self.file.take() else {
             return Ok(());
         };
-        let stopped = sys::stop_array(&file).map_err(|errno| MdError::Stop {
+        let stopped = sys::stop_array(&file).map_err(|e| MdError::Stop {
             path: self.path.clone(),
-            errno,
+            errno: e as i32,
         });
         drop(file);
         finish_teardown(&self.path, self.minor, self.node_created, stopped)
@@ -444,7 +445,7 @@ impl Drop for MdArray {
 fn finish_teardown(path: &str, minor: u32, node_created: bool, stopped: Result<(), MdError>) -> Result<(), MdError> {
     let mut result = stopped;
     if result.is_ok() {
-        let sys_dir = sys_block_dir(Path::new("/sys/block"), minor);
+        let sys_dir = sys_block_dir(&sysfs::live("block"), minor);
         let start = Instant::now();
         while sys_dir.exists() && start.elapsed() < GONE_TIMEOUT {
             std::thread::sleep(Duration::from_millis(10));
@@ -484,9 +485,9 @@ pub fn stop_path(path: &str) -> Result<(), MdError> {
         path: path.to_string(),
         errno: errno_of(&e),
     })?;
-    let stopped = sys::stop_array(&f).map_err(|errno| MdError::Stop {
+    let stopped = sys::stop_array(&f).map_err(|e| MdError::Stop {
         path: path.to_string(),
-        errno,
+        errno: e as i32,
     });
     drop(f);
     let minor = path
@@ -499,7 +500,7 @@ pub fn stop_path(path: &str) -> Result<(), MdError> {
 /// md devices present, as `/dev/mdN` paths sorted by N, from the `md*`
 /// entries of `/sys/block`.
 pub fn list_active() -> Vec<String> {
-    list_active_in(Path::new("/sys/block"))
+    list_active_in(&sysfs::live("block"))
 }
 
 fn list_active_in(sys_block: &Path) -> Vec<String> {
@@ -528,7 +529,7 @@ fn load_modules(level: MdLevel) -> Result<Option<MdError>, MdError> {
     if !crate::modules::booted() {
         return Ok(None);
     }
-    let present = |m: &str| Path::new("/sys/module").join(m).exists();
+    let present = |m: &str| sysfs::live("module").join(m).exists();
     if !present("md_mod") {
         crate::modules::load("md_mod").map_err(|error| MdError::Module {
             module: "md_mod".into(),
@@ -597,7 +598,7 @@ fn open_md(path: &str, minor: u32) -> Result<File, MdError> {
         Ok(f) => Ok(f),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ENXIO | libc::ENODEV)) => {
             // No legacy autoload of block majors: ask md_mod for the device.
-            let _ = std::fs::write("/sys/module/md_mod/parameters/new_array", format!("md{minor}"));
+            let _ = std::fs::write(sysfs::live("module/md_mod/parameters/new_array"), format!("md{minor}"));
             open().map_err(|e| MdError::Open {
                 path: path.to_string(),
                 errno: errno_of(&e),
@@ -620,7 +621,7 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
         .map(|m| member_dev(m))
         .collect::<Result<Vec<_>, _>>()?;
     let personality_err = load_modules(spec.level)?;
-    let minor = first_free_minor(Path::new("/sys/block")).ok_or(MdError::Node {
+    let minor = first_free_minor(&sysfs::live("block")).ok_or(MdError::Node {
         path: "/dev/md*".into(),
         errno: libc::ENOSPC,
     })?;
@@ -650,21 +651,21 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
     )
     .unwrap_or(u32::MAX);
     let info = array_info(spec, layout, minor, utime);
-    sys::set_array_info(f, &info).map_err(|errno| MdError::SetArrayInfo {
+    sys::set_array_info(f, &info).map_err(|e| MdError::SetArrayInfo {
         path: path.clone(),
-        errno,
+        errno: e as i32,
     })?;
     for (slot, (member, (maj, min))) in spec.members.iter().zip(&devs).enumerate() {
-        sys::add_new_disk(f, &disk_info(slot, *maj, *min)).map_err(|errno| MdError::AddDisk {
+        sys::add_new_disk(f, &disk_info(slot, *maj, *min)).map_err(|e| MdError::AddDisk {
             path: path.clone(),
             member: member.clone(),
-            errno,
+            errno: e as i32,
         })?;
     }
     if spec.level == MdLevel::Raid0 {
-        let sysfs = format!("/sys/block/md{minor}/md/layout");
-        std::fs::write(&sysfs, layout.to_string()).map_err(|e| MdError::Layout {
-            path: sysfs.clone(),
+        let layout_file = sysfs::live(format!("block/md{minor}/md/layout"));
+        std::fs::write(&layout_file, layout.to_string()).map_err(|e| MdError::Layout {
+            path: layout_file.display().to_string(),
             errno: errno_of(&e),
         })?;
     }
@@ -675,8 +676,8 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
                 chunk_size: info.chunk_size,
                 max_fault: 0,
             };
-            if let Err(errno) = sys::run_array(f, &param) {
-                return Err(personality_err.unwrap_or(MdError::Run { path, errno }));
+            if let Err(e) = sys::run_array(f, &param) {
+                return Err(personality_err.unwrap_or(MdError::Run { path, errno: e as i32 }));
             }
         }
         Mode::ReadOnly => {
@@ -686,7 +687,7 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
             // read-error repair (fix_read_error) and raid5/6's rewrite from
             // parity (R5_ReWrite) are done only when mddev->ro is 0, and
             // writes to the array fail.
-            let state = format!("/sys/block/md{minor}/md/array_state");
+            let state = sysfs::live(format!("block/md{minor}/md/array_state"));
             if let Err(e) = std::fs::write(&state, "readonly") {
                 let errno = errno_of(&e);
                 return Err(personality_err.unwrap_or(MdError::RunReadOnly { path, errno }));

@@ -13,6 +13,8 @@ use std::fs::File;
 use std::mem::{offset_of, size_of};
 use std::os::fd::AsRawFd;
 
+use nix::errno::Errno;
+
 /// `struct dm_ioctl` (linux/dm-ioctl.h, interface version 4). Not passed to
 /// the kernel as a Rust value: it states the layout the encoder writes.
 #[repr(C)]
@@ -188,22 +190,22 @@ pub fn pad8(n: usize) -> usize {
 /// Encode one request: the header for device `name` (empty for VERSION)
 /// with `flags`, and at most one target. Err(EINVAL) when the name is too
 /// long (127 bytes at most) or holds a NUL, or the target type is too long.
-pub fn encode(name: &str, flags: u32, target: Option<&TargetSpec<'_>>) -> Result<IoctlBuf, i32> {
+pub fn encode(name: &str, flags: u32, target: Option<&TargetSpec<'_>>) -> Result<IoctlBuf, Errno> {
     if name.len() >= NAME_LEN || name.as_bytes().contains(&0) {
-        return Err(libc::EINVAL);
+        return Err(Errno::EINVAL);
     }
     let data_len = match target {
         None => 0,
         Some(t) => {
             if t.target_type.len() >= TYPE_NAME_LEN || t.params.contains(&0) {
-                return Err(libc::EINVAL);
+                return Err(Errno::EINVAL);
             }
             SPEC_SIZE + pad8(t.params.len() + 1)
         }
     };
     let total = HEADER_SIZE + data_len;
     let mut b = vec![0u8; total];
-    let u32_of = |n: usize| u32::try_from(n).map_err(|_| libc::EINVAL);
+    let u32_of = |n: usize| u32::try_from(n).map_err(|_| Errno::EINVAL);
     for (i, v) in VERSION.iter().enumerate() {
         put_u32(&mut b, offset_of!(DmIoctl, version) + 4 * i, *v);
     }
@@ -268,13 +270,13 @@ pub fn split_dev(dev: u64) -> (u32, u32) {
 }
 
 /// Run one DM command on the control device; the reply is written back into
-/// `buf`. Returns the positive errno on failure.
-pub fn ioctl(control: &File, cmd: Cmd, buf: &mut IoctlBuf) -> Result<(), i32> {
+/// `buf`.
+pub fn ioctl(control: &File, cmd: Cmd, buf: &mut IoctlBuf) -> Result<(), Errno> {
     let b = &mut buf.0;
     // The kernel reads `data_size` bytes from the pointer and writes back at
     // most that many: they must all be ours.
     if b.len() < HEADER_SIZE || usize::try_from(get_u32(b, offset_of!(DmIoctl, data_size))) != Ok(b.len()) {
-        return Err(libc::EINVAL);
+        return Err(Errno::EINVAL);
     }
     // SAFETY: the argument points at `b`, a live, writable allocation of
     // exactly `data_size` bytes (checked above), at least a dm_ioctl header;
@@ -283,16 +285,12 @@ pub fn ioctl(control: &File, cmd: Cmd, buf: &mut IoctlBuf) -> Result<(), i32> {
     // borrow of `buf` keeps the allocation alive and unaliased for the call,
     // and `control` keeps the descriptor open.
     let r = unsafe { libc::ioctl(control.as_raw_fd(), cmd.request(), b.as_mut_ptr()) };
-    if r < 0 {
-        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
-    } else {
-        Ok(())
-    }
+    Errno::result(r).map(drop)
 }
 
 /// Fill `buf` from the kernel's random pool (getrandom(2), flags 0: blocks
 /// until the pool is initialized, then never fails short of EFAULT/EINTR).
-pub fn fill_random(buf: &mut [u8]) -> Result<(), i32> {
+pub fn fill_random(buf: &mut [u8]) -> Result<(), Errno> {
     let mut done = 0;
     while done < buf.len() {
         let rest = &mut buf[done..];
@@ -300,14 +298,10 @@ pub fn fill_random(buf: &mut [u8]) -> Result<(), i32> {
         // `rest.as_mut_ptr()`, a live, exclusively borrowed slice of that
         // length; flags 0.
         let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
-        match usize::try_from(n) {
-            Ok(n) => done += n,
-            Err(_) => {
-                let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
-                if e != libc::EINTR {
-                    return Err(e);
-                }
-            }
+        match Errno::result(n) {
+            Ok(n) => done += n.unsigned_abs(),
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(())
@@ -394,22 +388,22 @@ mod tests {
     #[test]
     fn bad_names_and_types_are_refused() {
         let long = "x".repeat(128);
-        assert_eq!(encode(&long, 0, None).err(), Some(libc::EINVAL));
+        assert_eq!(encode(&long, 0, None).err(), Some(Errno::EINVAL));
         assert!(encode(&"x".repeat(127), 0, None).is_ok());
-        assert_eq!(encode("a\0b", 0, None).err(), Some(libc::EINVAL));
+        assert_eq!(encode("a\0b", 0, None).err(), Some(Errno::EINVAL));
         let t = TargetSpec {
             start: 0,
             length: 1,
             target_type: "sixteen-chars-xx",
             params: b"",
         };
-        assert_eq!(encode("a", 0, Some(&t)).err(), Some(libc::EINVAL));
+        assert_eq!(encode("a", 0, Some(&t)).err(), Some(Errno::EINVAL));
         let t = TargetSpec {
             target_type: "linear",
             params: b"a\0b",
             ..t
         };
-        assert_eq!(encode("a", 0, Some(&t)).err(), Some(libc::EINVAL));
+        assert_eq!(encode("a", 0, Some(&t)).err(), Some(Errno::EINVAL));
     }
 
     #[test]
@@ -442,7 +436,7 @@ mod tests {
         let f = File::open("/dev/null").unwrap();
         let mut buf = encode("x", 0, None).unwrap();
         put_u32(&mut buf.0, 12, 4096);
-        assert_eq!(ioctl(&f, Cmd::Version, &mut buf), Err(libc::EINVAL));
+        assert_eq!(ioctl(&f, Cmd::Version, &mut buf), Err(Errno::EINVAL));
     }
 
     #[test]

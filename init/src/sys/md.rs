@@ -7,6 +7,8 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
+use nix::errno::Errno;
+
 /// The md block major (MD_MAJOR in include/uapi/linux/major.h).
 pub const MD_MAJOR: u32 = 9;
 
@@ -113,37 +115,29 @@ pub fn request_codes() -> [nix::sys::ioctl::ioctl_num_type; 4] {
 // and the kernel only reads it (copy_from_user of exactly that size) — no
 // memory of this process is written.
 
-/// SET_ARRAY_INFO on an open md device. Errors are positive errnos.
-pub fn set_array_info(md: &File, info: &ArrayInfo) -> Result<(), i32> {
+/// SET_ARRAY_INFO on an open md device.
+pub fn set_array_info(md: &File, info: &ArrayInfo) -> Result<(), Errno> {
     // SAFETY: invariants (1) and (2) above; `info` is a live 72-byte ArrayInfo.
-    unsafe { set_array_info_raw(md.as_raw_fd(), info) }
-        .map(drop)
-        .map_err(|e| e as i32)
+    unsafe { set_array_info_raw(md.as_raw_fd(), info) }.map(drop)
 }
 
 /// ADD_NEW_DISK on an open md device.
-pub fn add_new_disk(md: &File, disk: &DiskInfo) -> Result<(), i32> {
+pub fn add_new_disk(md: &File, disk: &DiskInfo) -> Result<(), Errno> {
     // SAFETY: invariants (1) and (2) above; `disk` is a live 20-byte DiskInfo.
-    unsafe { add_new_disk_raw(md.as_raw_fd(), disk) }
-        .map(drop)
-        .map_err(|e| e as i32)
+    unsafe { add_new_disk_raw(md.as_raw_fd(), disk) }.map(drop)
 }
 
 /// RUN_ARRAY on an open md device.
-pub fn run_array(md: &File, param: &Param) -> Result<(), i32> {
+pub fn run_array(md: &File, param: &Param) -> Result<(), Errno> {
     // SAFETY: invariants (1) and (2) above; `param` is a live 12-byte Param.
-    unsafe { run_array_raw(md.as_raw_fd(), param) }
-        .map(drop)
-        .map_err(|e| e as i32)
+    unsafe { run_array_raw(md.as_raw_fd(), param) }.map(drop)
 }
 
 /// STOP_ARRAY on an open md device (EBUSY while another opener holds it).
-pub fn stop_array(md: &File) -> Result<(), i32> {
+pub fn stop_array(md: &File) -> Result<(), Errno> {
     // SAFETY: invariant (1) above; STOP_ARRAY takes no argument and touches
     // no memory of this process.
-    unsafe { stop_array_raw(md.as_raw_fd()) }
-        .map(drop)
-        .map_err(|e| e as i32)
+    unsafe { stop_array_raw(md.as_raw_fd()) }.map(drop)
 }
 
 #[cfg(test)]

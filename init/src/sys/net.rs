@@ -1,32 +1,22 @@
-//! Network interface set-up with netdevice(7) ioctls on an AF_INET socket
-//! (the flags, the IPv4 address and netmask, the default route), and the
-//! socket option a DHCP client needs before its interface has an address.
+//! Network interface set-up with netdevice(7) ioctls on an AF_INET socket:
+//! the flags, the IPv4 address and netmask, the default route.
 
 use std::net::Ipv4Addr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use nix::errno::Errno;
+use nix::sys::socket::{self, AddressFamily, SockFlag, SockType};
 
 /// An AF_INET datagram socket: netdevice(7)'s ioctls take any socket.
-fn ioctl_socket() -> Result<OwnedFd, i32> {
-    // SAFETY: socket(2) takes three integers and returns a new descriptor or
-    // -1; no memory is passed.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: `fd` was just returned by socket(2), is open, and nothing else
-    // owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+fn ioctl_socket() -> Result<OwnedFd, Errno> {
+    socket::socket(AddressFamily::Inet, SockType::Datagram, SockFlag::SOCK_CLOEXEC, None)
 }
 
 /// An `ifreq` naming `ifname` (IFNAMSIZ - 1 bytes at most, the rest zero).
-fn ifreq(ifname: &str) -> Result<libc::ifreq, i32> {
+fn ifreq(ifname: &str) -> Result<libc::ifreq, Errno> {
     let name = ifname.as_bytes();
     if name.is_empty() || name.len() >= libc::IFNAMSIZ || name.contains(&0) {
-        return Err(libc::EINVAL);
+        return Err(Errno::EINVAL);
     }
     // SAFETY: ifreq is a plain C struct (a name array and a union of plain
     // integers and sockaddrs) for which all-zero bytes is a valid value.
@@ -56,22 +46,18 @@ fn sockaddr(a: Ipv4Addr) -> libc::sockaddr {
 }
 
 /// One netdevice ioctl with `req` on a fresh socket.
-fn ifioctl(request: libc::c_ulong, req: &mut libc::ifreq) -> Result<(), i32> {
-    let request = libc::Ioctl::try_from(request).map_err(|_| libc::EINVAL)?;
+fn ifioctl(request: libc::c_ulong, req: &mut libc::ifreq) -> Result<(), Errno> {
+    let request = libc::Ioctl::try_from(request).map_err(|_| Errno::EINVAL)?;
     let sock = ioctl_socket()?;
     // SAFETY: every request passed here (SIOC[GS]IFFLAGS, SIOCSIFADDR,
     // SIOCSIFNETMASK) reads and at most writes one `struct ifreq` through
     // its argument, which points at `req`, a live ifreq; `sock` is open.
     let r = unsafe { libc::ioctl(sock.as_raw_fd(), request, req as *mut libc::ifreq) };
-    if r < 0 {
-        Err(errno())
-    } else {
-        Ok(())
-    }
+    Errno::result(r).map(drop)
 }
 
 /// Set IFF_UP on `ifname` (SIOCGIFFLAGS, then SIOCSIFFLAGS).
-pub fn set_up(ifname: &str) -> Result<(), i32> {
+pub fn set_up(ifname: &str) -> Result<(), Errno> {
     let mut req = ifreq(ifname)?;
     ifioctl(libc::SIOCGIFFLAGS, &mut req)?;
     // SAFETY: SIOCGIFFLAGS filled the union's flags member, the one read here.
@@ -83,9 +69,9 @@ pub fn set_up(ifname: &str) -> Result<(), i32> {
 
 /// Give `ifname` the address `addr` with a netmask of `prefix` bits
 /// (SIOCSIFADDR, SIOCSIFNETMASK); the kernel adds the subnet's route.
-pub fn set_addr(ifname: &str, addr: Ipv4Addr, prefix: u8) -> Result<(), i32> {
+pub fn set_addr(ifname: &str, addr: Ipv4Addr, prefix: u8) -> Result<(), Errno> {
     if prefix > 32 {
-        return Err(libc::EINVAL);
+        return Err(Errno::EINVAL);
     }
     let mut req = ifreq(ifname)?;
     req.ifr_ifru.ifru_addr = sockaddr(addr);
@@ -122,7 +108,7 @@ const RTF_GATEWAY: libc::c_ushort = 0x0002;
 
 /// Add the default route through `gateway` on `ifname` (SIOCADDRT).
 /// EEXIST when there is one already.
-pub fn add_default_route(ifname: &str, gateway: Ipv4Addr) -> Result<(), i32> {
+pub fn add_default_route(ifname: &str, gateway: Ipv4Addr) -> Result<(), Errno> {
     let mut dev: Vec<libc::c_char> = ifname.bytes().map(|b| libc::c_char::from_ne_bytes([b])).collect();
     dev.push(0);
     let any = sockaddr(Ipv4Addr::UNSPECIFIED);
@@ -143,45 +129,14 @@ pub fn add_default_route(ifname: &str, gateway: Ipv4Addr) -> Result<(), i32> {
         rt_window: 0,
         rt_irtt: 0,
     };
-    let request = libc::Ioctl::try_from(libc::SIOCADDRT).map_err(|_| libc::EINVAL)?;
+    let request = libc::Ioctl::try_from(libc::SIOCADDRT).map_err(|_| Errno::EINVAL)?;
     let sock = ioctl_socket()?;
     // SAFETY: SIOCADDRT reads one `struct rtentry` through its argument,
     // which points at `rt`, laid out as the kernel's (repr(C), the same
     // fields and types), and the NUL-terminated device name `rt_dev` points
     // into `dev`, alive until the call returns; `sock` is open.
     let r = unsafe { libc::ioctl(sock.as_raw_fd(), request, &mut rt as *mut RtEntry) };
-    if r < 0 {
-        Err(errno())
-    } else {
-        Ok(())
-    }
-}
-
-/// Send and receive through `ifname` only (SO_BINDTODEVICE), as a DHCP
-/// client must while its interface has no address.
-pub fn bind_to_device(sock: &impl AsRawFd, ifname: &str) -> Result<(), i32> {
-    let name = ifname.as_bytes();
-    if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-        return Err(libc::EINVAL);
-    }
-    let len = libc::socklen_t::try_from(name.len()).map_err(|_| libc::EINVAL)?;
-    // SAFETY: SO_BINDTODEVICE reads `len` bytes of an interface name from
-    // the pointer, which points into `name`, alive for the call; the socket
-    // is open while `sock` is borrowed.
-    let r = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_BINDTODEVICE,
-            name.as_ptr().cast(),
-            len,
-        )
-    };
-    if r < 0 {
-        Err(errno())
-    } else {
-        Ok(())
-    }
+    Errno::result(r).map(drop)
 }
 
 #[cfg(test)]
@@ -191,10 +146,10 @@ mod tests {
     #[test]
     fn names_must_fit_an_ifreq() {
         assert!(ifreq("eth0").is_ok());
-        assert_eq!(ifreq("").err(), Some(libc::EINVAL));
-        assert_eq!(ifreq("a-name-of-16-byt").err(), Some(libc::EINVAL));
-        assert_eq!(ifreq("a\0b").err(), Some(libc::EINVAL));
-        assert_eq!(set_addr("eth0", Ipv4Addr::LOCALHOST, 33), Err(libc::EINVAL));
+        assert_eq!(ifreq("").err(), Some(Errno::EINVAL));
+        assert_eq!(ifreq("a-name-of-16-byt").err(), Some(Errno::EINVAL));
+        assert_eq!(ifreq("a\0b").err(), Some(Errno::EINVAL));
+        assert_eq!(set_addr("eth0", Ipv4Addr::LOCALHOST, 33), Err(Errno::EINVAL));
     }
 
     #[test]
@@ -209,6 +164,6 @@ mod tests {
         if crate::testutil::is_root() {
             assert_eq!(set_up("lo"), Ok(()));
         }
-        assert_eq!(set_up("nosuchif0"), Err(libc::ENODEV));
+        assert_eq!(set_up("nosuchif0"), Err(Errno::ENODEV));
     }
 }

@@ -6,6 +6,8 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
+use nix::errno::Errno;
+
 /// `struct nvme_passthru_cmd` (= `nvme_admin_cmd`), 72 bytes.
 #[repr(C)]
 #[derive(Debug, Default)]
@@ -53,7 +55,7 @@ pub const NSID_ALL: u32 = 0xffff_ffff;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AdminError {
     /// The ioctl failed: this errno (ENOTTY: not an NVMe device).
-    Os(i32),
+    Os(Errno),
     /// The controller answered with this NVMe status (status code type
     /// and code, as the ioctl returns them).
     Status(i32),
@@ -62,7 +64,7 @@ pub enum AdminError {
 impl std::fmt::Display for AdminError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            AdminError::Os(e) => write!(f, "{}", std::io::Error::from_raw_os_error(*e)),
+            AdminError::Os(e) => write!(f, "{}", std::io::Error::from(*e)),
             AdminError::Status(s) => write!(f, "NVMe status {s:#x}"),
         }
     }
@@ -71,7 +73,7 @@ impl std::fmt::Display for AdminError {
 /// Run one admin command that reads into `buf`.
 fn admin_read(f: &File, mut cmd: PassthruCmd, buf: &mut [u8]) -> Result<(), AdminError> {
     cmd.addr = buf.as_mut_ptr() as u64;
-    cmd.data_len = u32::try_from(buf.len()).map_err(|_| AdminError::Os(libc::EINVAL))?;
+    cmd.data_len = u32::try_from(buf.len()).map_err(|_| AdminError::Os(Errno::EINVAL))?;
     cmd.timeout_ms = 5000;
     // SAFETY: NVME_IOCTL_ADMIN_CMD reads `cmd` (a live, initialised
     // nvme_passthru_cmd of the uapi layout: 72 bytes, checked in the tests)
@@ -84,17 +86,15 @@ fn admin_read(f: &File, mut cmd: PassthruCmd, buf: &mut [u8]) -> Result<(), Admi
     let rc = unsafe { libc::ioctl(f.as_raw_fd(), admin_request(), &mut cmd as *mut PassthruCmd) };
     match rc {
         0 => Ok(()),
-        r if r < 0 => Err(AdminError::Os(
-            std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO),
-        )),
+        r if r < 0 => Err(AdminError::Os(Errno::last())),
         s => Err(AdminError::Status(s)),
     }
 }
 
 /// Get Log Page `lid` for `nsid`, `buf.len()` bytes (a multiple of 4).
 pub fn get_log_page(f: &File, lid: u8, nsid: u32, buf: &mut [u8]) -> Result<(), AdminError> {
-    let dwords = u32::try_from(buf.len() / 4).map_err(|_| AdminError::Os(libc::EINVAL))?;
-    let numd = dwords.checked_sub(1).ok_or(AdminError::Os(libc::EINVAL))?;
+    let dwords = u32::try_from(buf.len() / 4).map_err(|_| AdminError::Os(Errno::EINVAL))?;
+    let numd = dwords.checked_sub(1).ok_or(AdminError::Os(Errno::EINVAL))?;
     let cmd = PassthruCmd {
         opcode: GET_LOG_PAGE,
         nsid,

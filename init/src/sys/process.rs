@@ -1,25 +1,9 @@
-//! Processes for PID 1's supervisor: a pipe, fork(2), waiting for and
-//! killing the worker, and poll(2) on the pipe. Errors are positive errnos.
+//! Processes for PID 1's supervisor: fork(2) and waitpid(2). The safe
+//! parts (the pipe, the kill, poll(2) on the pipe) are in
+//! `boot/process.rs`.
 
-use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd};
-
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
-}
-
-/// A pipe, both ends close-on-exec: (read end, write end).
-pub fn pipe() -> Result<(File, File), i32> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: pipe2 writes exactly two ints into `fds`, a live, writable
-    // array of two c_ints on this frame.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(errno());
-    }
-    // SAFETY: on success both descriptors are new and open, owned by no
-    // one else: each File takes sole ownership of one.
-    Ok(unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) })
-}
+use nix::errno::Errno;
+use nix::unistd::ForkResult;
 
 /// Which side of a fork this process is.
 #[derive(Debug, PartialEq, Eq)]
@@ -36,14 +20,14 @@ pub enum Forked {
 /// (PID 1 forks before it starts any): then the child may allocate, lock
 /// and run Rust code freely, as its only thread holds no lock a vanished
 /// thread held. Call it only from a single-threaded process.
-pub fn fork_single_threaded() -> Result<Forked, i32> {
-    // SAFETY: the caller guarantees that this process has one thread, so no
-    // lock (the allocator's, stdio's) can be held by another thread at the
-    // fork and the child's state is consistent.
-    match unsafe { libc::fork() } {
-        -1 => Err(errno()),
-        0 => Ok(Forked::Child),
-        pid => Ok(Forked::Parent(pid)),
+pub fn fork_single_threaded() -> Result<Forked, Errno> {
+    // SAFETY: fork is safe to call when the process has one thread, which
+    // the caller guarantees: then no lock (the allocator's, stdio's) can be
+    // held by another thread at the fork, and the child's state is
+    // consistent for any code it runs.
+    match unsafe { nix::unistd::fork() }? {
+        ForkResult::Child => Ok(Forked::Child),
+        ForkResult::Parent { child } => Ok(Forked::Parent(child.as_raw())),
     }
 }
 
@@ -57,19 +41,19 @@ pub enum Exit {
 }
 
 /// waitpid(2) for `pid`: `Ok(None)` when `block` is false and it is still
-/// running. EINTR is retried.
-pub fn wait(pid: libc::pid_t, block: bool) -> Result<Option<Exit>, i32> {
+/// running. EINTR is retried. Raw, not nix's `waitpid`: nix turns the
+/// status of a child killed by a signal its `Signal` enum lacks (a
+/// real-time signal) into EINVAL, and the number is wanted here.
+pub fn wait(pid: libc::pid_t, block: bool) -> Result<Option<Exit>, Errno> {
     let mut status: libc::c_int = 0;
     loop {
         // SAFETY: waitpid writes one int into `status`, a live c_int on this
         // frame; no other memory is touched.
         let r = unsafe { libc::waitpid(pid, &mut status, if block { 0 } else { libc::WNOHANG }) };
-        if r == -1 {
-            let e = errno();
-            if e == libc::EINTR {
-                continue;
-            }
-            return Err(e);
+        match Errno::result(r) {
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(e),
+            Ok(_) => {}
         }
         if r == 0 {
             return Ok(None);
@@ -89,70 +73,9 @@ pub fn reap_others() {
     while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
 }
 
-/// SIGKILL to `pid`.
-pub fn kill_hard(pid: libc::pid_t) -> Result<(), i32> {
-    // SAFETY: kill(2) takes no pointer.
-    if unsafe { libc::kill(pid, libc::SIGKILL) } == 0 {
-        Ok(())
-    } else {
-        Err(errno())
-    }
-}
-
-/// poll(2) for input (or hang-up) on `f`, at most `timeout_ms`
-/// milliseconds: true if there is something to read (or the writer is
-/// gone), false on timeout. EINTR counts as a timeout.
-pub fn readable(f: &File, timeout_ms: i32) -> Result<bool, i32> {
-    let mut p = libc::pollfd {
-        fd: f.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: poll reads and writes exactly one pollfd, `p`, which lives on
-    // this frame; `f` keeps the descriptor open for the call.
-    match unsafe { libc::poll(&mut p, 1, timeout_ms) } {
-        -1 if errno() == libc::EINTR => Ok(false),
-        -1 => Err(errno()),
-        0 => Ok(false),
-        _ => Ok(true),
-    }
-}
-
-/// The name of a signal, for messages (`SIGABRT`), or its number.
-pub fn signal_name(sig: i32) -> String {
-    let name = match sig {
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGINT => "SIGINT",
-        libc::SIGPIPE => "SIGPIPE",
-        _ => return format!("signal {sig}"),
-    };
-    format!("signal {sig} ({name})")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
-
-    #[test]
-    fn a_pipe_carries_bytes_and_says_when_the_writer_is_gone() {
-        let (mut r, mut w) = pipe().expect("pipe");
-        assert_eq!(readable(&r, 0), Ok(false), "nothing yet");
-        w.write_all(b"abc").expect("write");
-        assert_eq!(readable(&r, 1000), Ok(true));
-        let mut buf = [0u8; 3];
-        r.read_exact(&mut buf).expect("read");
-        assert_eq!(&buf, b"abc");
-        drop(w);
-        assert_eq!(readable(&r, 1000), Ok(true), "hang-up is readable");
-        assert_eq!(r.read(&mut buf).expect("read"), 0, "EOF");
-    }
 
     #[test]
     #[allow(clippy::zombie_processes)] // reaped by `wait`, the code under test
@@ -169,11 +92,20 @@ mod tests {
             .expect("sh");
         let pid = libc::pid_t::try_from(child.id()).expect("pid");
         assert_eq!(wait(pid, true), Ok(Some(Exit::Signal(libc::SIGABRT))));
-        assert_eq!(signal_name(libc::SIGABRT), "signal 6 (SIGABRT)");
+        // A real-time signal, which nix's Signal has no name for.
+        let child = std::process::Command::new("sh")
+            .args(["-c", "kill -35 $$"])
+            .spawn()
+            .expect("sh");
+        let pid = libc::pid_t::try_from(child.id()).expect("pid");
+        assert!(
+            matches!(wait(pid, true), Ok(Some(Exit::Signal(35)))),
+            "a real-time signal"
+        );
         let child = std::process::Command::new("sleep").arg("30").spawn().expect("sleep");
         let pid = libc::pid_t::try_from(child.id()).expect("pid");
         assert_eq!(wait(pid, false), Ok(None), "still running");
-        kill_hard(pid).expect("kill");
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL).expect("kill");
         assert_eq!(wait(pid, true), Ok(Some(Exit::Signal(libc::SIGKILL))));
     }
 }

@@ -8,19 +8,18 @@
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use bench_core::runner::{Stop, StopReason};
+use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
 
 /// The stop the first signal requests (null until the handlers are installed).
 static TARGET: AtomicPtr<Stop> = AtomicPtr::new(std::ptr::null_mut());
 
-/// Write `msg` to stderr with write(2) (async-signal-safe).
+/// Write `msg` to stderr with write(2) (async-signal-safe: `stderr()`
+/// only names descriptor 2, taking no lock); a failed or short write is
+/// only a lost message.
 fn say(msg: &[u8]) {
-    // SAFETY: write(2) on fd 2 from a valid slice of `msg.len()` bytes; it is
-    // async-signal-safe, and a failed or short write is only a lost message.
-    unsafe {
-        libc::write(2, msg.as_ptr().cast(), msg.len());
-    }
+    let _ = nix::unistd::write(std::io::stderr(), msg);
 }
 
 extern "C" fn on_stop_signal(_sig: libc::c_int) {
@@ -43,20 +42,16 @@ extern "C" fn on_stop_signal(_sig: libc::c_int) {
 /// EINTR where they see it).
 pub fn install_stop_handlers(stop: &'static Stop) -> std::io::Result<()> {
     TARGET.store(std::ptr::from_ref(stop).cast_mut(), Ordering::SeqCst);
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value;
-        // the handler is an extern "C" fn(c_int) that only does
-        // async-signal-safe things (atomics, write(2), _exit(2)).
-        let rc = unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_stop_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut())
-        };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+    let action = SigAction::new(
+        SigHandler::Handler(on_stop_signal),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+        // SAFETY: the handler only does async-signal-safe things (atomics,
+        // write(2), _exit(2)), and the previous handler, which is dropped,
+        // is the default one: nothing of this process relied on it.
+        unsafe { sigaction(sig, &action) }?;
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 use io_uring::{opcode, squeue, types, IoUring};
+use nix::errno::Errno;
 
 use super::buf::AlignedBuf;
 
@@ -116,7 +117,7 @@ impl RangeSync {
     }
 
     /// fdatasync of `len` bytes at `offset` of `file`, waited for.
-    fn sync(&mut self, file: &File, offset: u64, len: u32) -> Result<(), i32> {
+    fn sync(&mut self, file: &File, offset: u64, len: u32) -> Result<(), Errno> {
         let entry = opcode::Fsync::new(types::Fd(file.as_raw_fd()))
             .offset(offset)
             .len(len)
@@ -125,15 +126,19 @@ impl RangeSync {
         // SAFETY: the entry names no memory, only the descriptor of `file`,
         // which outlives the request: it is waited for below before this
         // returns.
-        unsafe { self.ring.submission().push(&entry) }.map_err(|_| libc::EBUSY)?;
+        unsafe { self.ring.submission().push(&entry) }.map_err(|_| Errno::EBUSY)?;
         loop {
             match self.ring.submit_and_wait(1) {
                 Ok(_) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                Err(e) => return Err(super::file::errno_of(&e)),
+                Err(e) => return Err(super::errno_of(&e)),
             }
             if let Some(c) = self.ring.completion().next() {
-                return if c.result() < 0 { Err(-c.result()) } else { Ok(()) };
+                return if c.result() < 0 {
+                    Err(Errno::from_raw(-c.result()))
+                } else {
+                    Ok(())
+                };
             }
         }
     }
@@ -151,12 +156,12 @@ pub fn fdatasync_range(
     ring: &mut Option<io::Result<RangeSync>>,
     offset: u64,
     len: u32,
-) -> Result<(), i32> {
+) -> Result<(), Errno> {
     match ring.get_or_insert_with(RangeSync::new) {
         Ok(r) => r.sync(file, offset, len),
         Err(_) => {
             super::file::write_back_range(file, offset, u64::from(len))?;
-            super::file::fdatasync(file)
+            file.sync_data().map_err(|e| super::errno_of(&e))
         }
     }
 }
@@ -451,22 +456,22 @@ impl Ring {
     /// Queue a request in `slot` (submitted to the kernel by the next
     /// [`Ring::wait`]). EINVAL if the slot does not exist, is in flight, or
     /// `len` exceeds its buffer.
-    pub fn push(&mut self, slot: usize, op: RingOp, offset: u64, len: u32) -> Result<(), i32> {
+    pub fn push(&mut self, slot: usize, op: RingOp, offset: u64, len: u32) -> Result<(), Errno> {
         let free = self.busy.get(slot).is_some_and(|b| !b);
         if !free {
-            return Err(libc::EINVAL);
+            return Err(Errno::EINVAL);
         }
         let b = self.buf_index(slot, op);
         let len_fits = usize::try_from(len).is_ok_and(|l| l <= self.bufs[b].len());
         let buffered = matches!(op, RingOp::Read | RingOp::Write);
         if buffered && !len_fits {
-            return Err(libc::EINVAL);
+            return Err(Errno::EINVAL);
         }
         if !buffered && self.setup.flags & setup::IOPOLL != 0 {
             return self.polled_sync(slot, op, offset, len);
         }
-        let index = u16::try_from(b).map_err(|_| libc::EINVAL)?;
-        let tag = u64::try_from(slot).map_err(|_| libc::EINVAL)?;
+        let index = u16::try_from(b).map_err(|_| Errno::EINVAL)?;
+        let tag = u64::try_from(slot).map_err(|_| Errno::EINVAL)?;
         let raw = types::Fd(self.file.as_raw_fd());
         let ptr = self.bufs[b].as_mut_ptr();
         macro_rules! entry {
@@ -530,16 +535,17 @@ impl Ring {
     /// request before it completes first (their completions kept for the
     /// next [`Ring::wait`], as IO_DRAIN orders them), then `fdatasync(2)`
     /// or [`fdatasync_range`], whose result is the request's completion.
-    fn polled_sync(&mut self, slot: usize, op: RingOp, offset: u64, len: u32) -> Result<(), i32> {
+    fn polled_sync(&mut self, slot: usize, op: RingOp, offset: u64, len: u32) -> Result<(), Errno> {
         while self.kernel > 0 {
             self.reap(self.kernel)?;
         }
         let done = if op == RingOp::FsyncRange {
             fdatasync_range(&self.file, &mut None, offset, len)
         } else {
-            super::file::fdatasync(&self.file)
+            self.file.sync_data().map_err(|e| super::errno_of(&e))
         };
-        let res = done.map_or_else(|e| -e, |()| 0);
+        // The completion's result: 0, or the negated errno, as the kernel's.
+        let res = done.map_or_else(|e| -(e as i32), |()| 0);
         self.busy[slot] = true;
         self.ready.push((slot, res));
         Ok(())
@@ -604,9 +610,9 @@ impl Ring {
     /// with DEFER_TASKRUN runs the completions' task work. With SQPOLL the
     /// kernel's thread submits (woken if it sleeps) and this spins on the
     /// completion queue, as fio's getevents; see [`SQPOLL_SPIN`].
-    fn reap(&mut self, want: usize) -> Result<(), i32> {
+    fn reap(&mut self, want: usize) -> Result<(), Errno> {
         let want = want.min(self.kernel);
-        let errno = |e: io::Error| super::file::errno_of(&e);
+        let errno = |e: io::Error| super::errno_of(&e);
         let mut got = 0;
         if self.setup.flags & setup::SQPOLL != 0 {
             let mut last = Instant::now();
@@ -654,11 +660,11 @@ impl Ring {
 
     /// Submit what is queued without waiting for any completion (fio's
     /// `fio_ioring_commit`); `wait` submits anything still queued.
-    pub fn commit(&mut self) -> Result<(), i32> {
+    pub fn commit(&mut self) -> Result<(), Errno> {
         loop {
             match self.ring.submit() {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                r => break r.map(drop).map_err(|e| super::file::errno_of(&e)),
+                r => break r.map(drop).map_err(|e| super::errno_of(&e)),
             }
         }
     }
@@ -667,7 +673,7 @@ impl Ring {
     /// completed (fewer if fewer are in flight), and hand every available
     /// completion to `done(slot, result)`, `result` being bytes transferred
     /// (>= 0) or the negated errno, as the kernel reports it.
-    pub fn wait(&mut self, min: usize, mut done: impl FnMut(usize, i32)) -> Result<(), i32> {
+    pub fn wait(&mut self, min: usize, mut done: impl FnMut(usize, i32)) -> Result<(), Errno> {
         let want = min.min(self.in_flight());
         let more = want.saturating_sub(self.ready.len());
         if more > 0 || !self.ring.submission().is_empty() {
@@ -765,10 +771,10 @@ pub(crate) mod tests {
         r.push(1, RingOp::Write, 8192, 4096).expect("push write");
         assert!(r.buf_mut(1).is_none(), "busy slot hands out no buffer");
         assert!(r.write_buf_mut(1).is_none(), "busy slot hands out no buffer");
-        assert_eq!(r.push(1, RingOp::Read, 0, 512), Err(libc::EINVAL), "busy slot refused");
+        assert_eq!(r.push(1, RingOp::Read, 0, 512), Err(Errno::EINVAL), "busy slot refused");
         assert_eq!(
             r.push(2, RingOp::Read, 0, 8192),
-            Err(libc::EINVAL),
+            Err(Errno::EINVAL),
             "too long for the buffer"
         );
         let mut got = Vec::new();
@@ -884,9 +890,9 @@ pub(crate) mod tests {
             .expect("thread")
         });
         let want = if r.setup().registered_ring {
-            libc::EINVAL
+            Errno::EINVAL
         } else {
-            libc::EEXIST
+            Errno::EEXIST
         };
         assert_eq!(got, Err(want));
         // Back on its own thread it works (and drops cleanly).

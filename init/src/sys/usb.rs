@@ -4,6 +4,8 @@
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
+use nix::errno::Errno;
+
 /// struct usbdevfs_ctrltransfer: one control transfer on endpoint 0.
 #[repr(C)]
 struct CtrlTransfer {
@@ -32,12 +34,12 @@ pub const PORT_CONNECTION: u16 = 0x0001;
 /// wPortStatus and wPortChange of port `port` (1-based) of the hub whose
 /// usbfs node is `node` (`/dev/bus/usb/BBB/DDD`): GET_STATUS to the port.
 /// A read of the hub's state; the hub driver's own requests go on around it.
-pub fn hub_port_status(node: &Path, port: u8) -> Result<(u16, u16), i32> {
+pub fn hub_port_status(node: &Path, port: u8) -> Result<(u16, u16), Errno> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open(node)
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
     let mut data = [0u8; 4];
     let mut t = CtrlTransfer {
         request_type: GET_PORT_STATUS_TYPE,
@@ -51,9 +53,9 @@ pub fn hub_port_status(node: &Path, port: u8) -> Result<(u16, u16), i32> {
     // SAFETY: USBDEVFS_CONTROL reads `t` and writes at most `t.length` (4)
     // bytes through `t.data`, which points at `data`, a live 4-byte array on
     // this stack frame; `f` keeps the fd open for the call.
-    let n = unsafe { usbdevfs_control(f.as_raw_fd(), &mut t) }.map_err(|e| e as i32)?;
+    let n = unsafe { usbdevfs_control(f.as_raw_fd(), &mut t) }?;
     if n != 4 {
-        return Err(libc::EIO);
+        return Err(Errno::EIO);
     }
     Ok((
         u16::from_le_bytes([data[0], data[1]]),
@@ -78,7 +80,7 @@ mod tests {
     fn a_missing_node_is_an_error_not_a_status() {
         assert_eq!(
             hub_port_status(Path::new("/nonexistent/bus/usb/001/001"), 1),
-            Err(libc::ENOENT)
+            Err(Errno::ENOENT)
         );
     }
 }

@@ -1,7 +1,10 @@
-//! reboot(2): power off, restart, halt; and the time since boot.
+//! reboot(2): power off, restart, halt, over nix; and the time since boot
+//! (the log's clock, `log.rs`).
 
+use nix::errno::Errno;
 use nix::sys::reboot::RebootMode;
-use nix::time::{clock_gettime, ClockId};
+
+pub use crate::log::boottime_ns;
 
 /// What reboot(2) is asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,16 +17,16 @@ pub enum Action {
     Halt,
 }
 
-/// Call reboot(2). Returns only on failure, with the positive errno (EPERM
-/// without CAP_SYS_BOOT, so never reached as PID 1 in the initramfs).
-pub fn reboot(action: Action) -> i32 {
+/// Call reboot(2). Returns only on failure, with the errno (EPERM without
+/// CAP_SYS_BOOT, so never reached as PID 1 in the initramfs).
+pub fn reboot(action: Action) -> Errno {
     let mode = match action {
         Action::PowerOff => RebootMode::RB_POWER_OFF,
         Action::Restart => RebootMode::RB_AUTOBOOT,
         Action::Halt => RebootMode::RB_HALT_SYSTEM,
     };
     let Err(errno) = nix::sys::reboot::reboot(mode);
-    errno as i32
+    errno
 }
 
 /// Sync and power off at once, never returning, without allocating (for a
@@ -35,17 +38,6 @@ pub fn emergency_power_off() -> ! {
     loop {
         nix::unistd::pause();
     }
-}
-
-/// CLOCK_BOOTTIME in nanoseconds: time since the kernel started, suspend
-/// included (0 if the clock cannot be read).
-pub fn boottime_ns() -> u64 {
-    let Ok(ts) = clock_gettime(ClockId::CLOCK_BOOTTIME) else {
-        return 0;
-    };
-    let secs = u64::try_from(ts.tv_sec()).unwrap_or(0);
-    let nanos = u64::try_from(ts.tv_nsec()).unwrap_or(0);
-    secs.saturating_mul(1_000_000_000).saturating_add(nanos)
 }
 
 #[cfg(test)]

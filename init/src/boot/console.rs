@@ -3,26 +3,23 @@
 use std::os::fd::{AsRawFd, IntoRawFd};
 use std::os::unix::fs::FileTypeExt;
 
+use nix::errno::Errno;
+use nix::sys::stat::{fstat, major, minor, SFlag};
+
 /// True when `fd` is closed, or is /dev/null (character device 1:3), as std's
 /// start-up code leaves a closed standard descriptor when /dev/null exists.
 fn needs_console(fd: i32) -> bool {
-    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: `st` points to writable memory large enough for one `stat`;
-    // fstat writes it on success and only then is it read.
-    let r = unsafe { libc::fstat(fd, st.as_mut_ptr()) };
-    if r != 0 {
+    let Ok(st) = fstat(fd) else {
         return true;
-    }
-    // SAFETY: fstat returned 0, so it filled the whole struct.
-    let st = unsafe { st.assume_init() };
-    let is_chr = (st.st_mode & libc::S_IFMT) == libc::S_IFCHR;
-    is_chr && libc::major(st.st_rdev) == 1 && libc::minor(st.st_rdev) == 3
+    };
+    let is_chr = SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits()) == SFlag::S_IFCHR;
+    is_chr && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3
 }
 
 /// Open `path` (normally /dev/console) and put it on each of the descriptors
 /// 0, 1, 2 that is closed or /dev/null. Returns how many were replaced, or
-/// the positive errno of the open or dup2.
-pub fn ensure_std_fds(path: &str) -> Result<u32, i32> {
+/// the errno of the open or dup2.
+pub fn ensure_std_fds(path: &str) -> Result<u32, Errno> {
     let missing: Vec<i32> = (0..3).filter(|&fd| needs_console(fd)).collect();
     if missing.is_empty() {
         return Ok(0);
@@ -31,9 +28,9 @@ pub fn ensure_std_fds(path: &str) -> Result<u32, i32> {
         .read(true)
         .write(true)
         .open(path)
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
     if !f.metadata().map(|m| m.file_type().is_char_device()).unwrap_or(false) {
-        return Err(libc::ENOTTY);
+        return Err(Errno::ENOTTY);
     }
     let src = f.as_raw_fd();
     let mut n = 0;
@@ -42,13 +39,10 @@ pub fn ensure_std_fds(path: &str) -> Result<u32, i32> {
             n += 1;
             continue;
         }
-        // SAFETY: `src` is an open descriptor owned by `f`; `fd` is 0, 1 or
-        // 2, which no Rust object owns exclusively (std's Stdin/Stdout/Stderr
-        // use them by number), so replacing it invalidates nothing.
-        let r = unsafe { libc::dup2(src, fd) };
-        if r < 0 {
-            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
-        }
+        // `fd` is 0, 1 or 2, which no Rust object owns exclusively (std's
+        // Stdin/Stdout/Stderr use them by number): replacing it invalidates
+        // nothing. `src` is open, owned by `f`.
+        nix::unistd::dup2(src, fd)?;
         n += 1;
     }
     if src <= 2 {

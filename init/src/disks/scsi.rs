@@ -1,0 +1,174 @@
+//! The SCSI and ATA commands bootbench sends to a disk through SG_IO
+//! ([`crate::sys::sgio::command`]), all of which only read: ATA IDENTIFY
+//! DEVICE wrapped in ATA PASS-THROUGH(16), which libata's SCSI-ATA
+//! translation answers for SATA disks whose serial sysfs lacks; INQUIRY of
+//! a vital product data page (the unit serial number, page 0x80) of a SCSI
+//! disk whose `device/vpd_pg80` the kernel did not fill; SMART through ATA
+//! PASS-THROUGH; and LOG SENSE.
+
+use std::fs::File;
+
+use nix::errno::Errno;
+
+use crate::sys::sgio::{command, SENSE};
+
+/// The ATA PASS-THROUGH(16) command block for IDENTIFY DEVICE (0xEC):
+/// protocol 4 (PIO data-in), T_DIR from the device, BYTE_BLOCK set and
+/// T_LENGTH 2 (the transfer length is in the sector count: 1 block of 512).
+pub const IDENTIFY_CDB: [u8; 16] = [
+    0x85,   // ATA PASS-THROUGH(16)
+    4 << 1, // protocol: PIO data-in; not extended
+    0x0e,   // off_line 0, ck_cond 0, t_type 0, t_dir 1, byte_block 1, t_length 2
+    0,
+    0, // features
+    0,
+    1, // sector count: 1
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,    // LBA
+    0,    // device
+    0xec, // command: IDENTIFY DEVICE
+    0,    // control
+];
+
+/// The INQUIRY command block (SPC-4 6.6) for vital product data page
+/// `page` (EVPD set), allocation length `len`.
+pub fn inquiry_vpd_cdb(page: u8, len: u16) -> [u8; 6] {
+    let [hi, lo] = len.to_be_bytes();
+    [0x12, 0x01, page, hi, lo, 0]
+}
+
+/// Send ATA IDENTIFY DEVICE to the disk open as `f` (read-only suffices for
+/// root, who holds CAP_SYS_RAWIO); the 512-byte reply, or the errno (EIO
+/// when the device answered with an error status).
+pub fn ata_identify(f: &File) -> Result<[u8; 512], Errno> {
+    let mut data = [0u8; 512];
+    let mut sense = [0u8; SENSE];
+    let a = command(f, &IDENTIFY_CDB, Some(&mut data), &mut sense)?;
+    if !a.good() {
+        return Err(Errno::EIO);
+    }
+    Ok(data)
+}
+
+/// INQUIRY of vital product data page `page` from the SCSI device open as
+/// `f`: the page as the device returned it (its 4-byte header and at most
+/// 251 bytes more; a page is often shorter than asked for), or the errno
+/// (EIO when the device answered with an error status, such as a page it
+/// does not have).
+pub fn inquiry_vpd(f: &File, page: u8) -> Result<Vec<u8>, Errno> {
+    let mut data = [0u8; 255];
+    let mut sense = [0u8; SENSE];
+    let a = command(f, &inquiry_vpd_cdb(page, 255), Some(&mut data), &mut sense)?;
+    if a.status != 0 || a.host_status != 0 || a.driver_status != 0 {
+        return Err(Errno::EIO);
+    }
+    // resid: what did not come (a short reply); never more than was asked.
+    let n = usize::try_from(a.resid)
+        .ok()
+        .and_then(|r| data.len().checked_sub(r))
+        .ok_or(Errno::EIO)?;
+    if n < 4 || data[1] != page {
+        return Err(Errno::EIO);
+    }
+    Ok(data[..n].to_vec())
+}
+
+/// SMART's feature codes (ATA8-ACS 7.52): READ DATA, READ THRESHOLDS
+/// (obsolete since ACS but answered by disks and QEMU), RETURN STATUS.
+pub const SMART_READ_DATA: u8 = 0xd0;
+/// See [`SMART_READ_DATA`].
+pub const SMART_READ_THRESHOLDS: u8 = 0xd1;
+/// See [`SMART_READ_DATA`].
+pub const SMART_RETURN_STATUS: u8 = 0xda;
+
+/// The ATA PASS-THROUGH(16) command block for SMART (command B0h, LBA
+/// mid/high 4Fh/C2h, the key every SMART command carries) with `feature`:
+/// READ DATA and READ THRESHOLDS as PIO data-in of one 512-byte block
+/// (like [`IDENTIFY_CDB`]); RETURN STATUS as non-data (protocol 3) with
+/// CK_COND set, so the device's result registers come back in the sense
+/// data (SAT-3 12.2.2.6). Every one of them only reads.
+pub fn smart_cdb(feature: u8) -> [u8; 16] {
+    let (protocol, flags, count) = if feature == SMART_RETURN_STATUS {
+        // ck_cond 1 (bit 5), t_dir/byte_block/t_length 0: no data.
+        (3u8, 0x20u8, 0u8)
+    } else {
+        (4, 0x0e, 1)
+    };
+    [
+        0x85,
+        protocol << 1,
+        flags,
+        0,
+        feature, // features 7:0
+        0,
+        count, // sector count
+        0,
+        0, // LBA low
+        0,
+        0x4f, // LBA mid
+        0,
+        0xc2, // LBA high
+        0,    // device
+        0xb0, // command: SMART
+        0,
+    ]
+}
+
+/// The SCSI LOG SENSE(10) command block for `page` (cumulative values,
+/// PC = 01b), at most `len` bytes (SPC-4 6.6).
+pub fn log_sense_cdb(page: u8, len: u16) -> [u8; 10] {
+    let l = len.to_be_bytes();
+    [0x4d, 0, 0x40 | (page & 0x3f), 0, 0, 0, 0, l[0], l[1], 0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identify_cdb_fields() {
+        assert_eq!(IDENTIFY_CDB[0], 0x85);
+        assert_eq!(IDENTIFY_CDB[1] >> 1 & 0xf, 4, "PIO data-in");
+        assert_eq!(IDENTIFY_CDB[2] & 0x08, 0x08, "t_dir: from the device");
+        assert_eq!(IDENTIFY_CDB[2] & 0x04, 0x04, "byte_block: blocks");
+        assert_eq!(IDENTIFY_CDB[2] & 0x03, 2, "t_length in the sector count");
+        assert_eq!(IDENTIFY_CDB[6], 1);
+        assert_eq!(IDENTIFY_CDB[14], 0xec);
+    }
+
+    #[test]
+    fn inquiry_vpd_cdb_fields() {
+        assert_eq!(inquiry_vpd_cdb(0x80, 255), [0x12, 0x01, 0x80, 0x00, 0xff, 0x00]);
+        assert_eq!(inquiry_vpd_cdb(0x83, 0x1234), [0x12, 0x01, 0x83, 0x12, 0x34, 0x00]);
+    }
+
+    #[test]
+    fn smart_cdb_fields() {
+        for f in [SMART_READ_DATA, SMART_READ_THRESHOLDS] {
+            let c = smart_cdb(f);
+            assert_eq!((c[0], c[1] >> 1 & 0xf, c[2]), (0x85, 4, 0x0e), "PIO data-in, 1 block");
+            assert_eq!((c[4], c[6], c[10], c[12], c[14]), (f, 1, 0x4f, 0xc2, 0xb0));
+        }
+        let c = smart_cdb(SMART_RETURN_STATUS);
+        assert_eq!(c[1] >> 1 & 0xf, 3, "non-data");
+        assert_eq!(c[2], 0x20, "ck_cond: the registers come back; no transfer");
+        assert_eq!((c[4], c[6], c[10], c[12], c[14]), (0xda, 0, 0x4f, 0xc2, 0xb0));
+        assert_eq!(log_sense_cdb(0x0d, 512), [0x4d, 0, 0x4d, 0, 0, 0, 0, 2, 0, 0]);
+    }
+
+    #[test]
+    fn a_regular_file_refuses_or_fails_cleanly() {
+        // A regular file: SG_IO is not supported there (ENOTTY/EINVAL), and
+        // the call must return an errno, never garbage.
+        let p = std::env::temp_dir().join(format!("bootbench-scsi-{}", std::process::id()));
+        std::fs::write(&p, [0u8; 4096]).unwrap();
+        let f = File::open(&p).unwrap();
+        assert!(ata_identify(&f).is_err());
+        assert!(inquiry_vpd(&f, 0x80).is_err());
+        std::fs::remove_file(&p).unwrap();
+    }
+}

@@ -1,0 +1,403 @@
+//! The target: a block device or a regular file, opened once (read-only,
+//! or through its write permit's claim), whose queues reopen that one
+//! descriptor.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileTypeExt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bench_core::io::{Access, Geometry, IoError, IoReq, Op, OpenSpec, Target};
+use bench_core::rng::Rng;
+use bench_core::units::Nanos;
+use nix::errno::Errno;
+use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
+
+use super::queue::{DevQueue, SyncQueue, UringQueue, WriteMark};
+use super::{errno_of, EngineError};
+use crate::disks::file;
+use crate::disks::identity::{FILE_LOGICAL_BLOCK, FILE_PHYSICAL_BLOCK};
+use crate::safety::{self, WritePermit};
+use crate::sys::blk;
+use crate::sys::buf::AlignedBuf;
+use crate::sys::uring::{Ring, RingOpts};
+
+/// What a [`DevTarget`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A block device: geometry from ioctls, caches dropped with BLKFLSBUF.
+    Block,
+    /// A regular file: geometry from its length, caches dropped with fadvise.
+    File,
+}
+
+/// A block device or a regular file to benchmark.
+///
+/// # Invariants
+/// - `ro` is the one descriptor opened by path: read-only; for a writable
+///   target it is the claim's (O_EXCL for a block device, so a device that
+///   is mounted or part of an array is never written, and checked to be the
+///   device the grant was made for). It serves ioctls and cache drops;
+///   every queue reopens *it* (`/proc/self/fd/N`, [`safety::reopen_path`]),
+///   never the path, so every request reaches the device `ro` has open.
+/// - Queues that write are opened only if the target was opened with a
+///   permit (`writable`).
+/// - `wrote` is set when the first write request of any of its queues is
+///   handed to the kernel (just before `pwrite`; as it enters io_uring's
+///   submission queue), and never cleared: false means no write of this
+///   target's reached the device.
+#[derive(Debug)]
+pub struct DevTarget {
+    kind: TargetKind,
+    geometry: Geometry,
+    ro: File,
+    writable: bool,
+    wrote: Arc<WriteMark>,
+}
+
+fn ioctl_err<'p>(path: &'p str, request: &'static str) -> impl Fn(Errno) -> EngineError + 'p {
+    move |errno| EngineError::Ioctl {
+        path: path.to_string(),
+        request,
+        source: io::Error::from(errno),
+    }
+}
+
+impl DevTarget {
+    /// Open `path` (read-only) and read its geometry. With a permit (which
+    /// must be for this exact path), its claimed descriptor is the target's
+    /// and queues may later be opened for writing.
+    pub fn open(path: &str, permit: Option<WritePermit>) -> Result<DevTarget, EngineError> {
+        if let Some(p) = &permit {
+            if p.path() != path {
+                return Err(EngineError::PermitMismatch {
+                    path: path.to_string(),
+                    permitted: p.path().to_string(),
+                });
+            }
+        }
+        let writable = permit.is_some();
+        let ro = match permit {
+            Some(p) => p.into_file(),
+            None => file::open(path, false, false).map_err(|source| EngineError::Open {
+                path: path.to_string(),
+                source,
+            })?,
+        };
+        let meta = ro.metadata().map_err(|source| EngineError::Stat {
+            path: path.to_string(),
+            source,
+        })?;
+        // `file::open` (the claim's too) opens nothing else.
+        let kind = if meta.file_type().is_block_device() {
+            TargetKind::Block
+        } else {
+            TargetKind::File
+        };
+        let geometry = match kind {
+            TargetKind::Block => Geometry {
+                size: blk::size_bytes(&ro).map_err(ioctl_err(path, "BLKGETSIZE64"))?,
+                logical_block: blk::logical_block(&ro).map_err(ioctl_err(path, "BLKSSZGET"))?,
+                physical_block: blk::physical_block(&ro).map_err(ioctl_err(path, "BLKPBSZGET"))?,
+            },
+            TargetKind::File => Geometry {
+                size: meta.len(),
+                logical_block: FILE_LOGICAL_BLOCK,
+                physical_block: FILE_PHYSICAL_BLOCK,
+            },
+        };
+        Ok(DevTarget {
+            kind,
+            geometry,
+            ro,
+            writable,
+            wrote: Arc::default(),
+        })
+    }
+
+    /// True if queues may be opened for writing.
+    pub fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// True once a queue of this target handed a write to the kernel: the
+    /// device may have changed. A target claimed for writing whose writes
+    /// never ran (skipped, interrupted before them) stays false.
+    pub fn wrote(&self) -> bool {
+        self.wrote.get()
+    }
+
+    /// The target's one descriptor (see the invariants).
+    pub fn file(&self) -> &File {
+        &self.ro
+    }
+}
+
+/// The request to blame when something fails outside any request.
+pub(super) fn no_req(op: Op) -> IoReq {
+    IoReq { op, offset: 0, len: 0 }
+}
+
+impl Target for DevTarget {
+    type Queue = DevQueue;
+
+    fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    fn open(&self, spec: &OpenSpec) -> Result<DevQueue, IoError> {
+        let fail = |errno| IoError {
+            errno,
+            req: no_req(if spec.write { Op::Write } else { Op::Read }),
+        };
+        if spec.write && !self.writable() {
+            return Err(fail(libc::EPERM));
+        }
+        let buf_len = usize::try_from(spec.max_len).map_err(|_| fail(libc::EINVAL))?;
+        if spec.depth == 0 {
+            return Err(fail(libc::EINVAL));
+        }
+        let f = file::open(
+            &safety::reopen_path(&self.ro),
+            spec.write,
+            spec.access == Access::Direct,
+        )
+        .map_err(|e| fail(errno_of(&e)))?;
+        let mut rng = Rng::new(spec.seed);
+        let wrote = spec.write.then(|| Arc::clone(&self.wrote));
+        // fio's io_uring options keep the ring at depth 1 (fio's
+        // ioengine=io_uring at iodepth=1); plain depth 1 is psync.
+        if spec.depth == 1 && !spec.hipri && !spec.sqthread_poll {
+            let rbuf = AlignedBuf::new(buf_len).ok_or_else(|| fail(libc::ENOMEM))?;
+            let wbuf = if spec.write {
+                let mut w = AlignedBuf::new(buf_len).ok_or_else(|| fail(libc::ENOMEM))?;
+                rng.fill(w.as_mut_slice());
+                Some(w)
+            } else {
+                None
+            };
+            Ok(DevQueue::Sync(SyncQueue {
+                file: f,
+                rbuf,
+                wbuf,
+                done: None,
+                range_sync: None,
+                wrote,
+            }))
+        } else {
+            let opts = RingOpts {
+                depth: spec.depth,
+                buf_len,
+                write_bufs: spec.write,
+                hipri: spec.hipri,
+                sqthread_poll: spec.sqthread_poll,
+                sqthread_poll_cpu: spec.sqthread_poll_cpu,
+            };
+            let mut ring = Ring::new(f, &opts).map_err(|e| fail(errno_of(&e)))?;
+            if spec.write {
+                for slot in 0..ring.depth() {
+                    if let Some(w) = ring.write_buf_mut(slot) {
+                        rng.fill(w);
+                    }
+                }
+            }
+            let last = no_req(Op::Read);
+            Ok(DevQueue::Uring(Box::new(UringQueue { ring, last, wrote })))
+        }
+    }
+
+    fn drop_caches(&self) -> Result<(), IoError> {
+        let fail = |errno| IoError {
+            errno,
+            req: no_req(Op::Flush),
+        };
+        // Dirty pages are not dropped: write them back first (hdparm's
+        // flush_buffer_cache does fsync, then BLKFLSBUF).
+        self.ro.sync_all().map_err(|e| fail(errno_of(&e)))?;
+        match self.kind {
+            TargetKind::Block => blk::flush_buffers(&self.ro),
+            // Drop the file's clean cached pages (its dirty ones were written above).
+            TargetKind::File => posix_fadvise(self.ro.as_raw_fd(), 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED),
+        }
+        .map_err(|e| fail(e as i32))
+    }
+
+    /// hdparm's `prepare_timing_buf`: `sync(); sleep(n)`.
+    fn settle(&self, for_: Nanos) -> Result<(), IoError> {
+        #[cfg(test)]
+        let _sync = super::testkit::GLOBAL_SYNC
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        nix::unistd::sync();
+        std::thread::sleep(Duration::from_nanos(for_.0));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::engine::testkit::*;
+
+    #[test]
+    fn loop_geometry_from_ioctls() {
+        let Some(lo) = LoopDev::new("geom") else { return };
+        let t = lo.target(false);
+        let g = t.geometry();
+        assert_eq!(t.kind, TargetKind::Block);
+        assert_eq!(g.size, LOOP_SIZE);
+        assert_eq!(g.logical_block, 512);
+        assert!(
+            g.physical_block >= g.logical_block && g.physical_block.is_power_of_two(),
+            "{g:?}"
+        );
+        assert!(!t.writable());
+    }
+
+    #[test]
+    fn regular_file_geometry_and_buffered_read() {
+        let path = std::env::temp_dir().join(format!("bootbench-engine-file-{}", std::process::id()));
+        std::fs::write(&path, pattern(0, 3 * 4096 + 100)).expect("write");
+        let p = path.to_str().expect("utf8").to_string();
+        let t = DevTarget::open(&p, None).expect("open");
+        let g = t.geometry();
+        let mut q = t.open(&spec(Access::Buffered, false, 1, 4096)).expect("queue");
+        let done = run_batch(&mut q, &[req(Op::Read, 4096, 4096)]);
+        let read_ok = q.read_buf(0, 4096).expect("read buffer")[..] == pattern(4096, 4096)[..];
+        let dropped = t.drop_caches();
+        std::fs::remove_file(&path).ok();
+        assert_eq!(
+            (t.kind, g.size, g.logical_block, g.physical_block),
+            (TargetKind::File, 3 * 4096 + 100, 512, 4096)
+        );
+        assert_eq!(
+            done,
+            vec![Completion {
+                slot: 0,
+                result: Ok(4096)
+            }]
+        );
+        assert!(read_ok, "read back the file's bytes");
+        assert_eq!(dropped, Ok(()));
+    }
+
+    #[test]
+    fn not_a_target_and_missing_paths_are_errors() {
+        let e = DevTarget::open("/dev/null", None).expect_err("not a target");
+        assert_eq!(
+            e.to_string(),
+            "/dev/null: cannot open: a character device, not a block device or a regular file"
+        );
+        let e = DevTarget::open("/nonexistent/bootbench", None).expect_err("missing");
+        assert!(matches!(&e, EngineError::Open { source, .. } if source.raw_os_error() == Some(libc::ENOENT)));
+        assert!(e.to_string().starts_with("/nonexistent/bootbench: cannot open"), "{e}");
+    }
+
+    #[test]
+    fn write_without_permit_is_eperm_and_changes_nothing() {
+        let Some(lo) = LoopDev::new("eperm") else { return };
+        let before = lo.contents();
+        let t = lo.target(false);
+        let fds = fds_on(&lo.dev);
+        for depth in [1, 32] {
+            for access in [Access::Direct, Access::Buffered] {
+                let e = t.open(&spec(access, true, depth, 4096)).expect_err("must refuse");
+                assert_eq!(e.errno, libc::EPERM);
+                assert_eq!(fds_on(&lo.dev), fds, "no descriptor was opened");
+            }
+        }
+        // A read-only queue cannot write either: the kernel's EBADF.
+        let mut q = t.open(&spec(Access::Direct, false, 1, 4096)).expect("read-only queue");
+        assert_eq!(
+            run_batch(&mut q, &[req(Op::Write, 0, 4096)])[0].result,
+            Err(libc::EBADF)
+        );
+        let mut q = t.open(&spec(Access::Direct, false, 2, 4096)).expect("read-only ring");
+        assert_eq!(
+            run_batch(&mut q, &[req(Op::Write, 0, 4096)])[0].result,
+            Err(libc::EBADF)
+        );
+        drop(q);
+        // A writable block target holds the device's exclusive claim: a
+        // second exclusive open of the same device (like a mount) is EBUSY.
+        let claim = lo.target(true);
+        let second = file::open_exclusive(&lo.dev);
+        assert_eq!(second.map_err(|e| e.raw_os_error()).err(), Some(Some(libc::EBUSY)));
+        drop(claim);
+        // A permit for another target is refused outright.
+        let elsewhere = crate::testutil::TempDir::new("eperm-other");
+        let other_path = elsewhere.0.join("other");
+        std::fs::write(&other_path, [0u8; 4096]).expect("write");
+        let other = DevTarget::open(&lo.dev, Some(WritePermit::for_tests(other_path.to_str().unwrap())));
+        assert!(matches!(other, Err(EngineError::PermitMismatch { .. })));
+        assert!(lo.contents() == before, "backing file unchanged");
+    }
+
+    /// Queues reopen the target's one descriptor, never its path: a file
+    /// put in the path's place after the target was opened is not touched,
+    /// and the writes reach the file that was opened.
+    #[test]
+    fn queues_reopen_the_descriptor_not_the_path() {
+        let t = crate::testutil::TempDir::new("reopen");
+        let path = t.0.join("target");
+        let path_s = path.to_str().unwrap();
+        std::fs::write(&path, vec![0u8; 1 << 20]).expect("write");
+        let dev = DevTarget::open(path_s, Some(WritePermit::for_tests(path_s))).expect("open");
+        // Another file takes the path: the original is now only reachable
+        // through the descriptor.
+        let opened = t.0.join("opened-one");
+        std::fs::rename(&path, &opened).expect("rename");
+        std::fs::write(&path, vec![7u8; 1 << 20]).expect("write the newcomer");
+        for depth in [1, 4] {
+            let mut q = dev
+                .open(&spec(Access::Buffered, true, depth, 4096))
+                .expect("write queue");
+            for r in [req(Op::Write, 0, 4096), req(Op::Flush, 0, 0)] {
+                let done = run_batch_one(&mut q, 0, r);
+                assert!(done.result.is_ok(), "{done:?}");
+            }
+        }
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            vec![7u8; 1 << 20],
+            "the newcomer is untouched"
+        );
+        assert!(
+            std::fs::read(&opened).expect("read")[..4096].iter().any(|&b| b != 0),
+            "the writes reached the file that was opened"
+        );
+    }
+
+    #[test]
+    fn drop_caches_on_a_loop_device() {
+        let Some(lo) = LoopDev::new("drop") else { return };
+        let t = lo.target(false);
+        let mut q = t.open(&spec(Access::Buffered, false, 1, 4096)).expect("queue");
+        assert_eq!(run_batch(&mut q, &[req(Op::Read, 0, 4096)])[0].result, Ok(4096));
+        assert_eq!(t.drop_caches(), Ok(()));
+        // Still readable after the cache was dropped.
+        assert_eq!(run_batch(&mut q, &[req(Op::Read, 0, 4096)])[0].result, Ok(4096));
+        assert_eq!(q.read_buf(0, 4096).expect("read buffer")[..], pattern(0, 4096)[..]);
+    }
+
+    /// A target claimed for writing records whether a write reached it:
+    /// reads alone leave [`DevTarget::wrote`] false, on either engine; the
+    /// first write sets it, on the pread/pwrite queue and on io_uring.
+    #[test]
+    fn a_writable_target_knows_whether_it_was_written() {
+        let Some(lo) = LoopDev::new("wrote") else { return };
+        for (iodepth, jobs) in [(1u32, 1u32), (8, 2)] {
+            let rw = Arc::new(lo.target(true));
+            ThreadedRunner::new(Arc::clone(&rw))
+                .run_step(&rand_step(100, iodepth, jobs, 50), &Stop::new(), &mut |_| {})
+                .expect("reads");
+            assert!(rw.writable() && !rw.wrote(), "QD{iodepth}: reads only");
+            ThreadedRunner::new(Arc::clone(&rw))
+                .run_step(&rand_step(0, iodepth, jobs, 50), &Stop::new(), &mut |_| {})
+                .expect("writes");
+            assert!(rw.wrote(), "QD{iodepth}: written");
+        }
+    }
+}
