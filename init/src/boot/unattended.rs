@@ -340,243 +340,331 @@ fn wait_for_named(
     disks
 }
 
-/// The unattended run (PID 1, after the boot steps and the drivers).
+/// What an unattended run knows of where its results go, and what it
+/// must not touch, as its stages find out: the stick, the machine's name,
+/// the network, the console.
+struct Boot<'a> {
+    cmdline: &'a Cmdline,
+    machine: String,
+    /// The stick's mount point, if one was trusted and mounted.
+    root: Option<PathBuf>,
+    /// Why no results file goes to a stick.
+    no_stick_why: String,
+    /// The disks that are never targets: the stick's (every candidate's
+    /// when none is trusted), and any BOOTBENCH FAT found later.
+    never: Vec<String>,
+    network: Network<'a>,
+    log: &'a mut dyn FnMut(&str),
+}
+
+/// The config's text and where it came from, or why there is none; and
+/// whether the stick's was trusted.
+struct Chosen {
+    config: Option<Result<String, String>>,
+    untrusted: bool,
+}
+
+/// A plan made: the plan, what to do at the end, its id, its results URL.
+type Planned = (Plan, OnFinish, String, Option<String>);
+
+/// The unattended run (PID 1, after the boot steps and the drivers), as
+/// its stages: the stick, the config, the disks, the plan, the run-once
+/// check, the run, the results out.
 pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     let host = identity::host();
     log(&discover::host_line(&host));
-    let machine = results::stick::machine_name(host.product_serial.as_deref());
-
-    // The stick: the labelled FAT the machine booted from (stick::choose).
-    let sticks = stick::find_waiting(
-        crate::sysfs::root(),
-        Path::new("/dev"),
-        stick::STICK_WAIT,
-        std::time::Duration::from_millis(250),
+    let mut boot = Boot {
+        cmdline,
+        machine: results::stick::machine_name(host.product_serial.as_deref()),
+        root: None,
+        no_stick_why: "no FAT partition labelled BOOTBENCH found".to_string(),
+        never: Vec::new(),
+        network: Network::new(cmdline),
         log,
-    );
-    let booted = stick::booted_partition(Path::new(crate::boot::EFIVARS), cmdline.get("boot_part"));
-    let choice = stick::choose(
-        &sticks,
-        booted.as_ref().map(|(id, by)| (id.as_str(), *by)),
-        cmdline.get("stick"),
-    );
-    let mut root: Option<PathBuf> = None;
-    let mut no_stick_why = "no FAT partition labelled BOOTBENCH found".to_string();
-    let mut stick_config: Option<Result<String, String>> = None;
-    // No trusted stick: no config from any candidate, nor from the initramfs.
-    let mut untrusted = false;
-    // The stick's disk is never a target; with no stick trusted, no candidate's is.
-    let mut never: Vec<String> = match &choice {
-        stick::Choice::One(s, _) => vec![s.disk.clone()],
-        _ => sticks.iter().map(|s| s.disk.clone()).collect(),
     };
-    match &choice {
-        stick::Choice::NoneFound => log(&format!("{no_stick_why}: results go to the serial console only")),
-        stick::Choice::Untrusted(why) => {
-            log(&format!(
-                "no boot stick trusted: {why}; no config is read from any of them, the read-only default runs \
-                 ({DEFAULT_CONFIG}), and the results go to the serial console only"
-            ));
-            no_stick_why = format!("no boot stick trusted: {why}");
-            untrusted = true;
+    let chosen = boot.stick();
+    let (text, source) = match boot.config(chosen) {
+        Ok(c) => c,
+        Err(inv) => {
+            (boot.log)(&format!("config error: {}", inv.message));
+            let source = unread_config_source(cmdline);
+            let run = plan::text_id(&source);
+            return boot.refuse(&inv, &source, &run);
         }
-        stick::Choice::One(s, why) => {
-            log(&format!("boot stick: {} on {} ({why})", s.partition, s.disk));
-            match stick::mount(s, log) {
-                Ok(read_only) => {
-                    let r = PathBuf::from(stick::MOUNT_POINT);
-                    stick_config = stick::read_config(&r);
-                    let how = if read_only { "read-only" } else { "read-write" };
-                    log(&format!("{} mounted {how} at {}", s.partition, stick::MOUNT_POINT));
-                    // Read-only: saving fails with EROFS, and says so.
-                    supervise::report(&Msg::Stick {
-                        root: r.clone(),
-                        machine: machine.clone(),
-                    });
-                    root = Some(r);
-                }
-                Err(e) => {
-                    log(&e);
-                    no_stick_why = e;
+    };
+    let raw = plan::parse(&text, &source);
+    let disks = boot.disks(&raw);
+    let (mut plan, on_finish, plan_id, results_url) = match boot.plan(&raw, &source, &disks) {
+        Ok(p) => p,
+        Err(inv) => {
+            (boot.log)(&format!("config error: {}; no disk is touched", inv.message));
+            return boot.refuse(&inv, &source, &plan::text_id(&text));
+        }
+    };
+    if let Some(how) = boot.ran_already(&plan, &plan_id, results_url.as_deref()) {
+        return how;
+    }
+    let keys = test_keys(cmdline, boot.log);
+    if keys.hold_mid_result_write {
+        results::stick::arm_test_hold();
+    }
+    supervise::report(&Msg::Bound(run::run_bound(&plan).0));
+    let mut doc = run::execute(&mut plan, boot.log, &mut |d| after_test(keys, d));
+    doc.host = host;
+    doc.run.plan_id = Some(plan_id.clone());
+    boot.out(&doc, plan.serial_ports.as_deref(), results_url.as_deref(), &plan_id);
+    (boot.log)(&format!("run finished: {}; then {on_finish}", doc.run.status));
+    on_finish
+}
+
+impl Boot<'_> {
+    /// The stick: the labelled FAT the machine booted from
+    /// ([`stick::choose`]), mounted, its config read; or why there is none
+    /// (and then, when candidates could not be told apart, none of them is
+    /// trusted for the config either).
+    fn stick(&mut self) -> Chosen {
+        let log = &mut *self.log;
+        let sticks = stick::find_waiting(
+            crate::sysfs::root(),
+            Path::new("/dev"),
+            stick::STICK_WAIT,
+            std::time::Duration::from_millis(250),
+            log,
+        );
+        let booted = stick::booted_partition(Path::new(crate::boot::EFIVARS), self.cmdline.get("boot_part"));
+        let choice = stick::choose(
+            &sticks,
+            booted.as_ref().map(|(id, by)| (id.as_str(), *by)),
+            self.cmdline.get("stick"),
+        );
+        // The stick's disk is never a target; with no stick trusted, no candidate's is.
+        self.never = match &choice {
+            stick::Choice::One(s, _) => vec![s.disk.clone()],
+            _ => sticks.iter().map(|s| s.disk.clone()).collect(),
+        };
+        let mut chosen = Chosen {
+            config: None,
+            untrusted: false,
+        };
+        match &choice {
+            stick::Choice::NoneFound => log(&format!("{}: results go to the serial console only", self.no_stick_why)),
+            stick::Choice::Untrusted(why) => {
+                log(&format!(
+                    "no boot stick trusted: {why}; no config is read from any of them, the read-only default runs \
+                     ({DEFAULT_CONFIG}), and the results go to the serial console only"
+                ));
+                self.no_stick_why = format!("no boot stick trusted: {why}");
+                // No config from any candidate, nor from the initramfs.
+                chosen.untrusted = true;
+            }
+            stick::Choice::One(s, why) => {
+                log(&format!("boot stick: {} on {} ({why})", s.partition, s.disk));
+                match stick::mount(s, log) {
+                    Ok(read_only) => {
+                        let r = PathBuf::from(stick::MOUNT_POINT);
+                        chosen.config = stick::read_config(&r);
+                        let how = if read_only { "read-only" } else { "read-write" };
+                        log(&format!("{} mounted {how} at {}", s.partition, stick::MOUNT_POINT));
+                        // Read-only: saving fails with EROFS, and says so.
+                        supervise::report(&Msg::Stick {
+                            root: r.clone(),
+                            machine: self.machine.clone(),
+                        });
+                        self.root = Some(r);
+                    }
+                    Err(e) => {
+                        log(&e);
+                        self.no_stick_why = e;
+                    }
                 }
             }
         }
+        chosen
     }
 
-    // The network comes up when something needs it: a config URL, a results URL.
-    let mut network = Network::new(cmdline);
-    let cmd_results_url = cmdline.get("results_url");
-    let etc = if untrusted {
-        None
-    } else {
-        plan::read_config_file(Path::new(ETC_CONFIG)).transpose()
-    };
-    let from_network = cmdline.get("config_url").is_some();
-    let chosen = match cmdline.get("config_url") {
-        Some(url) => network
-            .client(log)
-            .and_then(|c| network::fetch_config(c, url, network::CONFIG_BOUND, log)),
-        None => choose_config(stick_config, etc),
-    };
-    let (text, source) = match chosen {
-        Ok(c) => c,
-        Err(e) => {
-            let inv = Invalid {
-                message: e,
+    /// The config: from `bootbench.config_url=` (the network comes up for
+    /// it), else the stick's, else the initramfs's, else the default
+    /// ([`choose_config`]); its text and where it came from.
+    fn config(&mut self, chosen: Chosen) -> Result<(String, String), Invalid> {
+        let etc = if chosen.untrusted {
+            None
+        } else {
+            plan::read_config_file(Path::new(ETC_CONFIG)).transpose()
+        };
+        let got = match self.cmdline.get("config_url") {
+            Some(url) => self
+                .network
+                .client(self.log)
+                .and_then(|c| network::fetch_config(c, url, network::CONFIG_BOUND, self.log)),
+            None => choose_config(chosen.config, etc),
+        };
+        match got {
+            Ok((text, source)) => {
+                (self.log)(&format!("config: {source}"));
+                Ok((text, source))
+            }
+            Err(message) => Err(Invalid {
+                message,
                 profile: None,
-                on_finish: cmdline
+                on_finish: self
+                    .cmdline
                     .get("on_finish")
                     .and_then(|v| v.parse().ok())
                     .unwrap_or_default(),
-            };
-            log(&format!("config error: {}", inv.message));
-            let source = unread_config_source(cmdline);
-            let doc = error_doc(&inv, &source);
-            let mut out = results_out(cmdline, None, log);
-            let json = emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
-            if let (Some(t), Some(json)) = (cmd_results_url, json.json) {
-                network::send(&mut network, t, &machine, &plan::text_id(&source), json.as_bytes(), log);
-            }
-            return inv.on_finish;
-        }
-    };
-    log(&format!("config: {source}"));
-    // A config from the network writes only where the initramfs allows it.
-    let withhold = (from_network && !network::network_may_write()).then(|| network::NETWORK_WITHHELD.to_string());
-
-    // The drivers' last quiet time runs while the stick is read and the disks there are
-    // listed; it ends before they are used (listed again if something appeared meanwhile).
-    // A BOOTBENCH-labelled FAT that appeared meanwhile is never a target.
-    let mut listed = Some(discover::disks(false));
-    if let Some(settled) = crate::modules::settle(log) {
-        log(&settled.line);
-        if settled.changed {
-            listed = None;
-        }
-        let late: Vec<String> = stick::find_in(crate::sysfs::root(), Path::new("/dev"))
-            .into_iter()
-            .map(|s| s.disk)
-            .filter(|d| !never.contains(d))
-            .collect();
-        if !late.is_empty() {
-            log(&format!(
-                "a FAT labelled BOOTBENCH appeared after the stick was chosen, on {}: never a target",
-                late.join(", ")
-            ));
-            never.extend(late);
-        }
-    }
-
-    // The disks, the stick's removed; first, a bounded wait for those the config names
-    // that are not there yet (a USB disk still enumerating, a slow HBA).
-    let raw = plan::parse(&text, &source);
-    let named = raw.as_ref().map(RawConfig::named_disks).unwrap_or_default();
-    let disks: Vec<TargetInfo> = wait_for_named(&named, NAMED_WAIT, log, &mut |after_wait| {
-        if after_wait {
-            let _ = crate::modules::rescan();
-        }
-        listed.take().unwrap_or_else(|| discover::disks(false))
-    })
-    .into_iter()
-    .filter(|d| !never.contains(&d.path))
-    .collect();
-    for d in &disks {
-        log(&discover::disk_line(d));
-    }
-    let ov = Overrides {
-        profile: cmdline.get("profile").map(str::to_string),
-        withhold_writes: withhold,
-        ..Overrides::default()
-    };
-    let plan = match plan_unattended(&raw, &source, cmdline.get("on_finish"), &disks, &never, &ov).and_then(
-        |(plan, on_finish, id)| match network::results_url(cmdline, plan.results_url.as_deref()) {
-            Ok(url) => Ok((plan, on_finish, id, url)),
-            Err(message) => Err(Invalid {
-                message,
-                profile: plan.profile.clone(),
-                on_finish,
             }),
-        },
-    ) {
-        Ok(p) => p,
-        Err(inv) => {
-            log(&format!("config error: {}; no disk is touched", inv.message));
-            let doc = error_doc(&inv, &source);
-            let mut out = results_out(cmdline, None, log);
-            let json = emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
-            if let (Some(t), Some(json)) = (cmd_results_url, json.json) {
-                network::send(&mut network, t, &machine, &plan::text_id(&text), json.as_bytes(), log);
-            }
-            return inv.on_finish;
         }
-    };
-    let (mut plan, on_finish, plan_id, results_url) = plan;
-    for line in plan::describe_plan_lines(&plan) {
-        log(&line);
-    }
-    log(&format!("plan id {plan_id} (the config and these disks)"));
-    if let Some(t) = &results_url {
-        log(&format!("results URL: {}", bench_core::url::redact(t)));
     }
 
-    // Run once: a machine that boots into the same plan again does not run it again.
-    if network::forced(cmdline) {
-        log("bootbench.force=1: the run-once check is off");
-    } else {
-        let on_stick = root
+    /// The disks, the stick's removed. The drivers' last quiet time runs
+    /// while the stick is read and the disks there are listed; it ends
+    /// before they are used (listed again if something appeared meanwhile),
+    /// and a BOOTBENCH-labelled FAT that appeared meanwhile is never a
+    /// target. Then a bounded wait for the disks the config names that are
+    /// not there yet (a USB disk still enumerating, a slow HBA).
+    fn disks(&mut self, raw: &Result<RawConfig, ConfigError>) -> Vec<TargetInfo> {
+        let log = &mut *self.log;
+        let mut listed = Some(discover::disks(false));
+        if let Some(settled) = crate::modules::settle(log) {
+            log(&settled.line);
+            if settled.changed {
+                listed = None;
+            }
+            let late: Vec<String> = stick::find_in(crate::sysfs::root(), Path::new("/dev"))
+                .into_iter()
+                .map(|s| s.disk)
+                .filter(|d| !self.never.contains(d))
+                .collect();
+            if !late.is_empty() {
+                log(&format!(
+                    "a FAT labelled BOOTBENCH appeared after the stick was chosen, on {}: never a target",
+                    late.join(", ")
+                ));
+                self.never.extend(late);
+            }
+        }
+        let named = raw.as_ref().map(RawConfig::named_disks).unwrap_or_default();
+        let disks: Vec<TargetInfo> = wait_for_named(&named, NAMED_WAIT, log, &mut |after_wait| {
+            if after_wait {
+                let _ = crate::modules::rescan();
+            }
+            listed.take().unwrap_or_else(|| discover::disks(false))
+        })
+        .into_iter()
+        .filter(|d| !self.never.contains(&d.path))
+        .collect();
+        for d in &disks {
+            log(&discover::disk_line(d));
+        }
+        disks
+    }
+
+    /// The plan of the config on these disks ([`plan_unattended`]), said
+    /// on the console, with its results URL (the command line's over the
+    /// config's). A config from the network writes only where the
+    /// initramfs allows it.
+    fn plan(
+        &mut self,
+        raw: &Result<RawConfig, ConfigError>,
+        source: &str,
+        disks: &[TargetInfo],
+    ) -> Result<Planned, Invalid> {
+        let from_network = self.cmdline.get("config_url").is_some();
+        let withhold = (from_network && !network::network_may_write()).then(|| network::NETWORK_WITHHELD.to_string());
+        let ov = Overrides {
+            profile: self.cmdline.get("profile").map(str::to_string),
+            withhold_writes: withhold,
+            ..Overrides::default()
+        };
+        let (plan, on_finish, id) =
+            plan_unattended(raw, source, self.cmdline.get("on_finish"), disks, &self.never, &ov)?;
+        let url = network::results_url(self.cmdline, plan.results_url.as_deref()).map_err(|message| Invalid {
+            message,
+            profile: plan.profile.clone(),
+            on_finish,
+        })?;
+        for line in plan::describe_plan_lines(&plan) {
+            (self.log)(&line);
+        }
+        (self.log)(&format!("plan id {id} (the config and these disks)"));
+        if let Some(t) = &url {
+            (self.log)(&format!("results URL: {}", bench_core::url::redact(t)));
+        }
+        Ok((plan, on_finish, id, url))
+    }
+
+    /// Run once: a machine that boots into the same plan again does not
+    /// run it again (its result on the stick, or at the results URL), nor
+    /// does a plan that writes when the URL cannot be asked; what to do
+    /// instead, if so. `bootbench.force=1` turns the check off.
+    fn ran_already(&mut self, plan: &Plan, plan_id: &str, results_url: Option<&str>) -> Option<OnFinish> {
+        if network::forced(self.cmdline) {
+            (self.log)("bootbench.force=1: the run-once check is off");
+            return None;
+        }
+        let on_stick = self
+            .root
             .as_deref()
-            .and_then(|r| results::stick::find_plan(r, &machine, &plan_id))
+            .and_then(|r| results::stick::find_plan(r, &self.machine, plan_id))
             .map(|p| format!("{} on the stick", p.display()));
-        let at_url = match (&on_stick, &results_url) {
+        let at_url = match (&on_stick, results_url) {
             (None, Some(t)) => Some(
-                network
-                    .client(log)
-                    .and_then(|c| results::remote::already_sent(c, t, &machine, &plan_id)),
+                self.network
+                    .client(self.log)
+                    .and_then(|c| results::remote::already_sent(c, t, &self.machine, plan_id)),
             ),
             _ => None,
         };
         let done = match at_url {
             Some(Ok(found)) => on_stick.or(found),
             Some(Err(e)) => {
-                let writes = plan.targets.iter().any(|t| t.info.writable);
-                if writes {
-                    log(&format!(
+                if plan.targets.iter().any(|t| t.info.writable) {
+                    (self.log)(&format!(
                         "run once: cannot ask the results URL whether this plan ran already ({e}); it writes, \
                          so it does not run; powering off (bootbench.force=1 runs it anyway)"
                     ));
-                    return OnFinish::PowerOff;
+                    return Some(OnFinish::PowerOff);
                 }
-                log(&format!(
+                (self.log)(&format!(
                     "run once: cannot ask the results URL whether this plan ran already ({e}); it only reads, so it runs"
                 ));
                 on_stick
             }
             None => on_stick,
         };
-        if let Some(found) = done {
-            log(&format!(
-                "this machine ran this plan already ({found}): it does not run again; powering off \
-                 (bootbench.force=1 on the kernel command line runs it again)"
-            ));
-            return OnFinish::PowerOff;
+        let found = done?;
+        (self.log)(&format!(
+            "this machine ran this plan already ({found}): it does not run again; powering off \
+             (bootbench.force=1 on the kernel command line runs it again)"
+        ));
+        Some(OnFinish::PowerOff)
+    }
+
+    /// The document out: to the stick, framed on the console and the
+    /// serial ports (the config's `serial_ports` unless the command line
+    /// names them), and to the results URL (`run` its `{run}`).
+    fn out(&mut self, doc: &ResultDoc, ports: Option<&[String]>, results_url: Option<&str>, run: &str) {
+        let mut out = results_out(self.cmdline, ports, self.log);
+        let emitted = emit(
+            doc,
+            self.root.as_deref(),
+            &self.no_stick_why,
+            &self.machine,
+            &mut out,
+            self.log,
+        );
+        if let (Some(t), Some(json)) = (results_url, emitted.json) {
+            network::send(&mut self.network, t, &self.machine, run, json.as_bytes(), self.log);
         }
     }
 
-    let keys = test_keys(cmdline, log);
-    if keys.hold_mid_result_write {
-        results::stick::arm_test_hold();
+    /// A config that cannot be run: its error document out (the results
+    /// URL the command line's only: the config's is not known), nothing
+    /// touched; what to do next.
+    fn refuse(&mut self, inv: &Invalid, source: &str, run: &str) -> OnFinish {
+        let doc = error_doc(inv, source);
+        self.out(&doc, None, self.cmdline.get("results_url"), run);
+        inv.on_finish
     }
-    supervise::report(&Msg::Bound(run::run_bound(&plan).0));
-    let mut doc = run::execute(&mut plan, log, &mut |d| after_test(keys, d));
-    doc.host = host;
-    doc.run.plan_id = Some(plan_id.clone());
-    let mut out = results_out(cmdline, plan.serial_ports.as_deref(), log);
-    let json = emit(&doc, root.as_deref(), &no_stick_why, &machine, &mut out, log);
-    if let (Some(t), Some(json)) = (&results_url, json.json) {
-        network::send(&mut network, t, &machine, &plan_id, json.as_bytes(), log);
-    }
-    log(&format!("run finished: {}; then {on_finish}", doc.run.status));
-    on_finish
 }
 
 #[cfg(test)]
