@@ -15,7 +15,7 @@ use super::model::{
     stack_info, LayerKind, Level, PlannedStack, PlannedTarget, SimSpec, StackKind, DEFAULT_CHUNK,
     DEFAULT_LINEAR_OFFSET, MAX_CHUNK, MIN_CHUNK,
 };
-use super::raw::{err, ConfigError, Overrides, RawConfig, RawDestructive, RawLayer};
+use super::raw::{err, ConfigError, Overrides, RawArray, RawConfig, RawDestructive, RawLayer};
 
 /// The simulated targets used when `--simulate` names none.
 pub const DEFAULT_SIM_TARGETS: [&str; 2] = ["sim:hdd:1G", "sim:ssd:256M"];
@@ -152,7 +152,92 @@ pub(super) fn resolve_stacks(
     if raw.arrays.is_empty() && raw.layers.is_empty() {
         return Ok(Vec::new());
     }
-    // Names: valid and unique over arrays and layers.
+    let names = stack_names(raw)?;
+    let mut used: Vec<(usize, String)> = Vec::new();
+    let mut arrays: Vec<Pending> = Vec::new();
+    for (i, a) in raw.arrays.iter().enumerate() {
+        arrays.push(pending_array(
+            a,
+            &format!("arrays[{i}]"),
+            &names,
+            cx,
+            targets,
+            &mut used,
+        )?);
+    }
+    let mut ons: Vec<On> = Vec::new();
+    for (i, l) in raw.layers.iter().enumerate() {
+        ons.push(layer_on(
+            raw,
+            l,
+            &format!("layers[{i}].on"),
+            &names,
+            cx,
+            targets,
+            &mut used,
+        )?);
+    }
+    let order = layer_order(raw, &ons)?;
+
+    // The stacks' targets, arrays first, then the layers in order.
+    let mut stacks: Vec<PlannedStack> = Vec::new();
+    let mut array_target: Vec<usize> = Vec::new();
+    for (i, (level, chunk_bytes, layout, members)) in arrays.into_iter().enumerate() {
+        let gs: Vec<Geometry> = members.iter().map(|m| targets[*m].geometry).collect();
+        let geometry = array_geometry(level, chunk_bytes, &gs);
+        let name = raw.arrays[i].name.clone();
+        targets.push(stack_target(&name, "md", geometry));
+        array_target.push(targets.len() - 1);
+        stacks.push(PlannedStack {
+            name,
+            target: targets.len() - 1,
+            disks: members.clone(),
+            kind: StackKind::Array {
+                level,
+                chunk_bytes,
+                layout,
+                members,
+            },
+            at: format!("arrays[{i}]"),
+            mode: None,
+            read_ahead_bytes: None,
+        });
+    }
+    let mut layer_target: Vec<Option<usize>> = vec![None; raw.layers.len()];
+    for i in order {
+        let on = match ons[i] {
+            On::Disk(t) => t,
+            On::Array(a) => array_target[a],
+            On::Layer(j) => layer_target[j].unwrap_or_default(),
+        };
+        let (l, at) = (&raw.layers[i], format!("layers[{i}]"));
+        let disks = stacks
+            .iter()
+            .find(|s| s.target == on)
+            .map_or_else(|| vec![on], |s| s.disks.clone());
+        let (kind, geometry) = layer(l, &at, on, targets[on].geometry, &targets[on].info.path)?;
+        let read_ahead_bytes = read_ahead(l, &at)?;
+        targets.push(stack_target(&l.name, "dm", geometry));
+        layer_target[i] = Some(targets.len() - 1);
+        stacks.push(PlannedStack {
+            name: l.name.clone(),
+            target: targets.len() - 1,
+            kind,
+            disks,
+            at,
+            mode: None,
+            read_ahead_bytes,
+        });
+    }
+    for st in &stacks {
+        targets[st.target].info.stack = Some(stack_info(targets, st));
+    }
+    Ok(stacks)
+}
+
+/// The arrays' and layers' names, each with where it is defined: valid
+/// and unique over arrays and layers.
+fn stack_names(raw: &RawConfig) -> Result<Vec<(String, String)>, ConfigError> {
     let mut names: Vec<(String, String)> = Vec::new();
     let all = raw
         .arrays
@@ -174,104 +259,122 @@ pub(super) fn resolve_stacks(
         }
         names.push((n, at));
     }
+    Ok(names)
+}
 
-    let mut used: Vec<(usize, String)> = Vec::new();
-    let mut arrays: Vec<Pending> = Vec::new();
-    for (i, a) in raw.arrays.iter().enumerate() {
-        let at = format!("arrays[{i}]");
-        let level = a.level;
-        let chunk = match &a.chunk {
-            None => DEFAULT_CHUNK,
-            Some(v) => match u32::try_from(v.bytes) {
-                Ok(c) if c.is_power_of_two() && (MIN_CHUNK..=MAX_CHUNK).contains(&c) => c,
-                _ => {
-                    return err(format!(
-                        "{at}.chunk: {v} is not a chunk size md takes; expected a power of two from 4k to 1G \
-                             (md holds the chunk in a signed 32-bit byte count; e.g. 64k, 512k)"
-                    ))
-                }
-            },
-        };
-        let layouts = MdLayout::all_for(level);
-        let layout = match (a.layout, layouts.as_slice()) {
-            (None, []) => None,
-            (None, l) => Some(l[0]),
-            (Some(v), []) => {
+/// Array `a` (at `at`) checked: its chunk, its layout (the level's
+/// default if none), enough members, each a disk that is in no other
+/// array or layer, each holding a chunk.
+fn pending_array(
+    a: &RawArray,
+    at: &str,
+    names: &[(String, String)],
+    cx: &Lookup<'_>,
+    targets: &mut Vec<PlannedTarget>,
+    used: &mut Vec<(usize, String)>,
+) -> Result<Pending, ConfigError> {
+    let level = a.level;
+    let chunk = match &a.chunk {
+        None => DEFAULT_CHUNK,
+        Some(v) => match u32::try_from(v.bytes) {
+            Ok(c) if c.is_power_of_two() && (MIN_CHUNK..=MAX_CHUNK).contains(&c) => c,
+            _ => {
                 return err(format!(
-                    "{at}.layout: {:?} is not taken by {}; expected no layout (only raid5, raid6 and raid10 have one)",
-                    v.name(),
-                    level.name()
+                    "{at}.chunk: {v} is not a chunk size md takes; expected a power of two from 4k to 1G \
+                         (md holds the chunk in a signed 32-bit byte count; e.g. 64k, 512k)"
                 ))
             }
-            (Some(v), l) if l.contains(&v) => Some(v),
-            (Some(v), l) => {
-                return err(format!(
-                    "{at}.layout: {:?} is not a {} layout; expected one of {}",
-                    v.name(),
-                    level.name(),
-                    bench_core::names::names_joined(l, ", ")
-                ))
-            }
-        };
-        if a.members.len() < level.min_members() {
+        },
+    };
+    let layouts = MdLayout::all_for(level);
+    let layout = match (a.layout, layouts.as_slice()) {
+        (None, []) => None,
+        (None, l) => Some(l[0]),
+        (Some(v), []) => {
             return err(format!(
-                "{at}.members: {} member(s) are too few for {}; expected at least {}",
-                a.members.len(),
+                "{at}.layout: {:?} is not taken by {}; expected no layout (only raid5, raid6 and raid10 have one)",
+                v.name(),
+                level.name()
+            ))
+        }
+        (Some(v), l) if l.contains(&v) => Some(v),
+        (Some(v), l) => {
+            return err(format!(
+                "{at}.layout: {:?} is not a {} layout; expected one of {}",
+                v.name(),
                 level.name(),
-                level.min_members()
-            ));
+                bench_core::names::names_joined(l, ", ")
+            ))
         }
-        let mut members = Vec::new();
-        for (j, m) in a.members.iter().enumerate() {
-            let mat = format!("{at}.members[{j}]");
-            let r = m.to_ref(&mat)?;
-            if let TargetRef::Path(p) = &r {
-                if names.iter().any(|(n, _)| n == p) {
-                    return err(format!(
-                        "{mat}: {p:?} is an array or layer; expected a disk (members are disks)"
-                    ));
-                }
-            }
-            members.push(member_target(&r, &mat, cx, targets, &mut used)?);
-        }
-        if level != Level::Raid1 {
-            let given = a
-                .chunk
-                .as_ref()
-                .map_or_else(|| "the default".to_string(), ToString::to_string);
-            check_chunk_fits(chunk, &given, &members, targets, &at)?;
-        }
-        arrays.push((level, chunk, layout, members));
+    };
+    if a.members.len() < level.min_members() {
+        return err(format!(
+            "{at}.members: {} member(s) are too few for {}; expected at least {}",
+            a.members.len(),
+            level.name(),
+            level.min_members()
+        ));
     }
-
-    // Layers: what each sits on.
-    let mut ons: Vec<On> = Vec::new();
-    for (i, l) in raw.layers.iter().enumerate() {
-        let at = format!("layers[{i}].on");
-        let r = l.on.to_ref(&at)?;
-        let named = match &r {
-            TargetRef::Path(p) => raw
-                .arrays
-                .iter()
-                .position(|a| a.name == *p)
-                .map(On::Array)
-                .or_else(|| raw.layers.iter().position(|x| x.name == *p).map(On::Layer)),
-            _ => None,
-        };
-        let on = match (named, &r) {
-            (Some(on), _) => on,
-            (None, TargetRef::Path(p)) if !p.contains('/') && !p.starts_with("sim:") => {
-                let known: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
+    let mut members = Vec::new();
+    for (j, m) in a.members.iter().enumerate() {
+        let mat = format!("{at}.members[{j}]");
+        let r = m.to_ref(&mat)?;
+        if let TargetRef::Path(p) = &r {
+            if names.iter().any(|(n, _)| n == p.as_str()) {
                 return err(format!(
-                    "{at}: {p:?} is not an array, a layer or a disk; expected one of {} or a disk path",
-                    known.join(", ")
+                    "{mat}: {p:?} is an array or layer; expected a disk (members are disks)"
                 ));
             }
-            (None, _) => On::Disk(member_target(&r, &at, cx, targets, &mut used)?),
-        };
-        ons.push(on);
+        }
+        members.push(member_target(&r, &mat, cx, targets, used)?);
     }
-    // Order the layers: each after what it sits on; a loop is an error.
+    if level != Level::Raid1 {
+        let given = a
+            .chunk
+            .as_ref()
+            .map_or_else(|| "the default".to_string(), ToString::to_string);
+        check_chunk_fits(chunk, &given, &members, targets, at)?;
+    }
+    Ok((level, chunk, layout, members))
+}
+
+/// What layer `l` sits on (`at` its `on`): an array or layer by its name,
+/// else a disk, which joins the targets.
+fn layer_on(
+    raw: &RawConfig,
+    l: &RawLayer,
+    at: &str,
+    names: &[(String, String)],
+    cx: &Lookup<'_>,
+    targets: &mut Vec<PlannedTarget>,
+    used: &mut Vec<(usize, String)>,
+) -> Result<On, ConfigError> {
+    let r = l.on.to_ref(at)?;
+    let named = match &r {
+        TargetRef::Path(p) => raw
+            .arrays
+            .iter()
+            .position(|a| a.name == *p)
+            .map(On::Array)
+            .or_else(|| raw.layers.iter().position(|x| x.name == *p).map(On::Layer)),
+        _ => None,
+    };
+    match (named, &r) {
+        (Some(on), _) => Ok(on),
+        (None, TargetRef::Path(p)) if !p.contains('/') && !p.starts_with("sim:") => {
+            let known: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
+            err(format!(
+                "{at}: {p:?} is not an array, a layer or a disk; expected one of {} or a disk path",
+                known.join(", ")
+            ))
+        }
+        (None, _) => Ok(On::Disk(member_target(&r, at, cx, targets, used)?)),
+    }
+}
+
+/// The order the layers are assembled in: each after what it sits on; a
+/// loop is an error that names it.
+fn layer_order(raw: &RawConfig, ons: &[On]) -> Result<Vec<usize>, ConfigError> {
     let mut order: Vec<usize> = Vec::new();
     while order.len() < raw.layers.len() {
         let next = (0..raw.layers.len()).find(|i| {
@@ -307,63 +410,7 @@ pub(super) fn resolve_stacks(
             }
         }
     }
-
-    // The stacks' targets, arrays first, then the layers in order.
-    let mut stacks: Vec<PlannedStack> = Vec::new();
-    let mut array_target: Vec<usize> = Vec::new();
-    let mut layer_target: Vec<Option<usize>> = vec![None; raw.layers.len()];
-    for (i, (level, chunk_bytes, layout, members)) in arrays.into_iter().enumerate() {
-        let gs: Vec<Geometry> = members.iter().map(|m| targets[*m].geometry).collect();
-        let geometry = array_geometry(level, chunk_bytes, &gs);
-        let name = raw.arrays[i].name.clone();
-        targets.push(stack_target(&name, "md", geometry));
-        array_target.push(targets.len() - 1);
-        stacks.push(PlannedStack {
-            name,
-            target: targets.len() - 1,
-            disks: members.clone(),
-            kind: StackKind::Array {
-                level,
-                chunk_bytes,
-                layout,
-                members,
-            },
-            at: format!("arrays[{i}]"),
-            mode: None,
-            read_ahead_bytes: None,
-        });
-    }
-    for i in order {
-        let l = &raw.layers[i];
-        let at = format!("layers[{i}]");
-        let on = match ons[i] {
-            On::Disk(t) => t,
-            On::Array(a) => array_target[a],
-            On::Layer(j) => layer_target[j].unwrap_or_default(),
-        };
-        let disks = match stacks.iter().find(|s| s.target == on) {
-            Some(s) => s.disks.clone(),
-            None => vec![on],
-        };
-        let under = targets[on].geometry;
-        let (kind, geometry) = layer(l, &at, on, under, &targets[on].info.path)?;
-        let read_ahead_bytes = read_ahead(l, &at)?;
-        targets.push(stack_target(&l.name, "dm", geometry));
-        layer_target[i] = Some(targets.len() - 1);
-        stacks.push(PlannedStack {
-            name: l.name.clone(),
-            target: targets.len() - 1,
-            kind,
-            disks,
-            at,
-            mode: None,
-            read_ahead_bytes,
-        });
-    }
-    for st in &stacks {
-        targets[st.target].info.stack = Some(stack_info(targets, st));
-    }
-    Ok(stacks)
+    Ok(order)
 }
 
 /// The largest readahead a layer may be given (the kernel takes more; no

@@ -9,9 +9,9 @@ use bench_core::profile::{profile, PROFILES};
 use bench_core::spec::{Params, TestSpec, Workload};
 use bench_core::units::Bytes;
 
-use crate::safety::{self, TargetRef};
+use crate::safety::{self, Destructive, TargetRef};
 
-use super::model::{action_for, Action, Described, Plan, PlanItem, PlannedTarget};
+use super::model::{action_for, Action, Described, Plan, PlanItem, PlannedStack, PlannedTarget};
 use super::raw::{err, parse, read_config_file, ConfigError, Origin, Overrides, RawConfig, RawParams};
 use super::resolve::{
     alias_note, missing_target, on_disk, real_target, refuse_file_when_booted, resolve_destructive, resolve_stacks,
@@ -384,6 +384,76 @@ pub(super) fn plan_targets(
             &named
         }
     };
+    check_outputs(raw)?;
+    if refs.is_empty() && raw.arrays.is_empty() && raw.layers.is_empty() {
+        return err("targets: none; expected at least one disk to benchmark");
+    }
+    let machine = MachineDisks::default();
+    let (destructive, unresolved) = match &raw.destructive {
+        None => (None, None),
+        Some(d) => {
+            let (d, why) = resolve_destructive(d, ov.simulate, booted, &machine)?;
+            (Some(d), why)
+        }
+    };
+    let cx = Lookup {
+        ov,
+        never,
+        booted,
+        machine: &machine,
+    };
+    let mut targets = named_targets(refs, &cx)?;
+    let stacks = resolve_stacks(raw, &cx, &mut targets)?;
+    // A config that names a disk this machine lacks does not match the
+    // machine: it runs (reads), but writes nothing anywhere.
+    let withheld = ov.withhold_writes.clone().or_else(|| {
+        targets
+            .iter()
+            .find_map(|t| t.missing.as_ref())
+            .or(unresolved.as_ref())
+            .map(|why| {
+                format!("writes withheld: the config names a disk this machine lacks ({why}); a config that does not match the machine writes nothing")
+            })
+    });
+    let mut items = Vec::new();
+    for ti in 0..targets.len() {
+        let skip = grant_target(
+            &mut targets,
+            ti,
+            &stacks,
+            &tests,
+            destructive.as_ref(),
+            withheld.as_ref(),
+        );
+        items.extend(target_items(&targets[ti], ti, &tests, skip)?);
+    }
+    let test_deadline = match &raw.test_deadline {
+        None => None,
+        Some(v) if v.ns.0 > 0 => Some(v.ns),
+        Some(v) => {
+            return err(format!(
+                "test_deadline: {v} is zero; expected a duration such as \"5s\""
+            ))
+        }
+    };
+    Ok(Plan {
+        profile: profile_name,
+        config_source: source.to_string(),
+        seed: raw.seed.unwrap_or(Params::defaults().seed),
+        simulated: ov.simulate,
+        targets,
+        items,
+        stacks,
+        all_at_once: raw.all_at_once,
+        test_deadline,
+        serial_ports: raw.serial_ports.clone(),
+        results_url: raw.results_url.clone(),
+    })
+}
+
+/// The config's outputs checked: its `results_url` template and its
+/// serial ports' names.
+fn check_outputs(raw: &RawConfig) -> Result<(), ConfigError> {
     if let Some(t) = &raw.results_url {
         if let Err(e) = crate::results::remote::check_template(t) {
             return err(format!("results_url: {e}"));
@@ -396,33 +466,26 @@ pub(super) fn plan_targets(
             ));
         }
     }
-    if refs.is_empty() && raw.arrays.is_empty() && raw.layers.is_empty() {
-        return err("targets: none; expected at least one disk to benchmark");
-    }
+    Ok(())
+}
 
-    let machine = MachineDisks::default();
-    let (destructive, unresolved) = match &raw.destructive {
-        None => (None, None),
-        Some(d) => {
-            let (d, why) = resolve_destructive(d, ov.simulate, booted, &machine)?;
-            (Some(d), why)
-        }
-    };
-
+/// The targets `refs` name, each resolved (simulated, found, or absent
+/// where a booted run allows it), none on the boot stick, none twice.
+fn named_targets(refs: &[(TargetRef, String)], cx: &Lookup<'_>) -> Result<Vec<PlannedTarget>, ConfigError> {
     let mut targets: Vec<PlannedTarget> = Vec::new();
     for (r, at) in refs {
-        let t = if ov.simulate {
+        let t = if cx.ov.simulate {
             sim_target(r, at)?
         } else {
-            match real_target(r, at, &machine)? {
+            match real_target(r, at, cx.machine)? {
                 Resolved::Found(t) => *t,
                 // A path given on the command line is bad input.
-                Resolved::Absent(why) if !booted || at == "--target" => return err(why),
+                Resolved::Absent(why) if !cx.booted || at == "--target" => return err(why),
                 Resolved::Absent(why) => missing_target(r, why),
             }
         };
-        refuse_file_when_booted(&t, at, booted)?;
-        if let Some(n) = never.iter().find(|n| on_disk(&t.info.path, n)) {
+        refuse_file_when_booted(&t, at, cx.booted)?;
+        if let Some(n) = cx.never.iter().find(|n| on_disk(&t.info.path, n)) {
             return err(format!(
                 "{at}: {:?} is on the boot stick {n}; expected another disk (the stick is never a target)",
                 t.info.path
@@ -437,80 +500,81 @@ pub(super) fn plan_targets(
         }
         targets.push(t);
     }
-    let cx = Lookup {
-        ov,
-        never,
-        booted,
-        machine: &machine,
-    };
-    let stacks = resolve_stacks(raw, &cx, &mut targets)?;
+    Ok(targets)
+}
 
-    let mut items = Vec::new();
+/// Decide whether target `ti` may be written: a stack only if every disk
+/// beneath it may (the refusal names the first that may not), a disk by
+/// its grant ([`safety::grant`]) unless writes are `withheld`. `Some`
+/// reason when its tests are all skipped instead: the disk is absent, or
+/// a disk beneath the stack is.
+fn grant_target(
+    targets: &mut [PlannedTarget],
+    ti: usize,
+    stacks: &[PlannedStack],
+    tests: &[(TestSpec, Origin)],
+    destructive: Option<&Destructive>,
+    withheld: Option<&String>,
+) -> Option<String> {
+    let stack = stacks.iter().find(|s| s.target == ti);
+    let absent = match stack {
+        Some(st) => st
+            .disks
+            .iter()
+            .find_map(|d| targets[*d].missing.as_ref())
+            .map(|why| format!("not assembled: a disk beneath {} is absent: {why}", st.name)),
+        None => targets[ti].missing.as_ref().map(|why| format!("not run: {why}")),
+    };
+    if absent.is_some() {
+        return absent;
+    }
     // A fill writes too: a read test that fills asks for the grant.
     let wants_write = tests.iter().any(|(s, _)| s.writes());
-    // A config that names a disk this machine lacks does not match the
-    // machine: it runs (reads), but writes nothing anywhere.
-    let withheld = ov.withhold_writes.clone().or_else(|| {
-        targets
-            .iter()
-            .find_map(|t| t.missing.as_ref())
-            .or(unresolved.as_ref())
-            .map(|why| {
-                format!("writes withheld: the config names a disk this machine lacks ({why}); a config that does not match the machine writes nothing")
-            })
-    });
-    for ti in 0..targets.len() {
-        // An absent disk, or a stack with one beneath: its tests are skipped.
-        let absent = match stacks.iter().find(|s| s.target == ti) {
-            Some(st) => st
-                .disks
-                .iter()
-                .find_map(|d| targets[*d].missing.as_ref())
-                .map(|why| format!("not assembled: a disk beneath {} is absent: {why}", st.name)),
-            None => targets[ti].missing.as_ref().map(|why| format!("not run: {why}")),
-        };
-        if let Some(why) = absent {
-            for (spec, _) in &tests {
-                items.push(PlanItem {
-                    target: ti,
-                    spec: spec.clone(),
-                    action: Action::Skip(why.clone()),
-                });
-            }
-            continue;
+    if let Some(st) = stack {
+        let refused = st.disks.iter().find(|d| !targets[**d].info.writable);
+        let refusal = refused.map(|d| {
+            let m = &targets[*d].info;
+            format!(
+                "writes refused: member {} is not writable ({})",
+                m.path,
+                m.write_refusal.as_deref().unwrap_or("writes refused")
+            )
+        });
+        let t = &mut targets[ti];
+        t.info.writable = refused.is_none();
+        if wants_write {
+            t.info.write_refusal = refusal;
         }
-        if let Some(st) = stacks.iter().find(|s| s.target == ti) {
-            // Writable only if every disk beneath is; the refusal names the
-            // first disk that is not.
-            let refused = st.disks.iter().find(|d| !targets[**d].info.writable);
-            let refusal = refused.map(|d| {
-                let m = &targets[*d].info;
-                format!(
-                    "writes refused: member {} is not writable ({})",
-                    m.path,
-                    m.write_refusal.as_deref().unwrap_or("writes refused")
-                )
-            });
-            let t = &mut targets[ti];
-            t.info.writable = refused.is_none();
-            if wants_write {
-                t.info.write_refusal = refusal;
-            }
-        } else {
-            let t = &mut targets[ti];
-            if let (true, Some(why)) = (wants_write && t.sim.is_none(), &withheld) {
-                t.info.write_refusal = Some(why.clone());
-            } else if let (true, Some(id)) = (wants_write, t.id.as_ref()) {
-                match safety::grant(destructive.as_ref(), &t.info.path, id, t.pin.as_ref()) {
-                    Ok(g) => t.grant = Some(g),
-                    Err(r) => t.info.write_refusal = Some(r.to_string()),
-                }
-            }
-            t.info.writable = t.sim.is_some() || t.grant.is_some();
+        return None;
+    }
+    let t = &mut targets[ti];
+    if let (true, Some(why)) = (wants_write && t.sim.is_none(), withheld) {
+        t.info.write_refusal = Some(why.clone());
+    } else if let (true, Some(id)) = (wants_write, t.id.as_ref()) {
+        match safety::grant(destructive, &t.info.path, id, t.pin.as_ref()) {
+            Ok(g) => t.grant = Some(g),
+            Err(r) => t.info.write_refusal = Some(r.to_string()),
         }
-        let t = &targets[ti];
-        for (spec, origin) in &tests {
-            let action = match action_for(spec, &t.geometry, t.info.writable, t.info.write_refusal.as_deref()) {
+    }
+    t.info.writable = t.sim.is_some() || t.grant.is_some();
+    None
+}
+
+/// Each test on target `t` (index `ti`): skipped for `skip`, else run or
+/// skipped as it fits the target ([`action_for`]). A test of the user's
+/// that does not fit is an error naming its field; a profile's is
+/// skipped there.
+fn target_items(
+    t: &PlannedTarget,
+    ti: usize,
+    tests: &[(TestSpec, Origin)],
+    skip: Option<String>,
+) -> Result<Vec<PlanItem>, ConfigError> {
+    let mut items = Vec::new();
+    for (spec, origin) in tests {
+        let action = match &skip {
+            Some(why) => Action::Skip(why.clone()),
+            None => match action_for(spec, &t.geometry, t.info.writable, t.info.write_refusal.as_deref()) {
                 Ok(a) => a,
                 Err(e) => match origin {
                     Origin::User(i) => {
@@ -519,36 +583,13 @@ pub(super) fn plan_targets(
                     }
                     Origin::Profile(_) => Action::Skip(format!("does not fit this target: {e}")),
                 },
-            };
-            items.push(PlanItem {
-                target: ti,
-                spec: spec.clone(),
-                action,
-            });
-        }
+            },
+        };
+        items.push(PlanItem {
+            target: ti,
+            spec: spec.clone(),
+            action,
+        });
     }
-
-    let seed = raw.seed.unwrap_or(Params::defaults().seed);
-    let test_deadline = match &raw.test_deadline {
-        None => None,
-        Some(v) if v.ns.0 > 0 => Some(v.ns),
-        Some(v) => {
-            return err(format!(
-                "test_deadline: {v} is zero; expected a duration such as \"5s\""
-            ))
-        }
-    };
-    Ok(Plan {
-        profile: profile_name,
-        config_source: source.to_string(),
-        seed,
-        simulated: ov.simulate,
-        targets,
-        items,
-        stacks,
-        all_at_once: raw.all_at_once,
-        test_deadline,
-        serial_ports: raw.serial_ports.clone(),
-        results_url: raw.results_url.clone(),
-    })
+    Ok(items)
 }
