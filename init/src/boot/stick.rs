@@ -1,7 +1,7 @@
-//! The boot stick (contract B): a FAT labelled `BOOTBENCH` in the boot
+//! The boot stick (built by `image/src/usb.rs`): a FAT labelled `BOOTBENCH` in the boot
 //! sector of a partition (or of a whole disk formatted without a partition
 //! table), mounted vfat at /mnt/stick; it holds the user's
-//! `bootbench.json` and receives `results/<machine>-<n>.json` (contract E).
+//! `bootbench.json` and receives `results/<machine>-<n>.json` (`results/stick.rs`).
 //! Its whole disk is never a benchmark target.
 //!
 //! Which labelled FAT is the stick ([`choose`]): the partition the machine

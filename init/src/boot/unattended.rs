@@ -1,7 +1,8 @@
 //! The unattended run of PID 1: host identity, disk discovery, the boot
 //! stick, the config, the plan, the benchmark, and the results on the stick
-//! (contract E) and framed on the serial console (contract C), then the text
-//! table. Returns what the machine does next.
+//! (`results/stick.rs`) and framed on the serial console
+//! (`bench_core::frame`), then the text table. Returns what the machine
+//! does next.
 //!
 //! The config is the one at `bootbench.config_url=` (fetched over the
 //! network, [`crate::boot::network`]; it writes only where the initramfs
@@ -32,7 +33,7 @@ use crate::results::serial;
 use crate::run;
 use crate::safety::TargetRef;
 
-/// The config built into the initramfs (contract A).
+/// The config built into the initramfs (by `image/src/initramfs.rs`).
 pub const ETC_CONFIG: &str = "/etc/bootbench.json";
 /// The config used when neither the stick nor the initramfs has one, and
 /// the read-only default when no stick is trusted: a real benchmark of

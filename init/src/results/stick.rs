@@ -1,4 +1,4 @@
-//! The results on the boot stick (contract E): `results/<machine>-<n>.json`,
+//! The results on the boot stick: `results/<machine>-<n>.json`,
 //! named per machine without dates (the RTC may be wrong) and written with
 //! [`sink::write_new_with`] so that nothing is ever overwritten and no partial
 //! file carries a result's name.
