@@ -491,12 +491,7 @@ pub fn finish(how: OnFinish) -> ! {
         Err(e) => log(&format!("unmount /mnt/stick: {}", std::io::Error::from(e))),
     }
     mount::sync();
-    let action = match how {
-        OnFinish::PowerOff => power::Action::PowerOff,
-        OnFinish::Reboot => power::Action::Restart,
-        OnFinish::Halt => power::Action::Halt,
-    };
-    let e = power::reboot(action);
+    let e = power::reboot(how);
     log(&format!(
         "reboot(2) {how} failed: {}; sleeping forever",
         std::io::Error::from(e)

@@ -4,26 +4,18 @@
 use nix::errno::Errno;
 use nix::sys::reboot::RebootMode;
 
+use crate::plan::OnFinish;
+
 pub use crate::log::boottime_ns;
 
-/// What reboot(2) is asked to do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    /// LINUX_REBOOT_CMD_POWER_OFF.
-    PowerOff,
-    /// LINUX_REBOOT_CMD_RESTART.
-    Restart,
-    /// LINUX_REBOOT_CMD_HALT.
-    Halt,
-}
-
-/// Call reboot(2). Returns only on failure, with the errno (EPERM without
-/// CAP_SYS_BOOT, so never reached as PID 1 in the initramfs).
-pub fn reboot(action: Action) -> Errno {
-    let mode = match action {
-        Action::PowerOff => RebootMode::RB_POWER_OFF,
-        Action::Restart => RebootMode::RB_AUTOBOOT,
-        Action::Halt => RebootMode::RB_HALT_SYSTEM,
+/// Call reboot(2) to do what `how` says (the config's `on_finish`).
+/// Returns only on failure, with the errno (EPERM without CAP_SYS_BOOT, so
+/// never reached as PID 1 in the initramfs).
+pub fn reboot(how: OnFinish) -> Errno {
+    let mode = match how {
+        OnFinish::PowerOff => RebootMode::RB_POWER_OFF,
+        OnFinish::Reboot => RebootMode::RB_AUTOBOOT,
+        OnFinish::Halt => RebootMode::RB_HALT_SYSTEM,
     };
     let Err(errno) = nix::sys::reboot::reboot(mode);
     errno
