@@ -1,5 +1,6 @@
-//! End to end in QEMU (TCG): the controllers and disks servers have (issue
-//! 14 §3), all in one direct boot with the quick profile on every disk:
+//! End to end in QEMU (TCG): the controllers and disks servers have (README,
+//! "Controllers and disks: what was proven and how"), all in one direct boot
+//! with the quick profile on every disk:
 //!
 //! - a MegaRAID SAS HBA (`megasas-gen2`, megaraid_sas) and an LSI 53C895A
 //!   parallel SCSI HBA (`lsi53c895a`, sym53c8xx), a `scsi-hd` on each;

@@ -1,4 +1,5 @@
-//! End to end in QEMU (TCG): network boot (issue 15, "A rack, not a server").
+//! End to end in QEMU (TCG): network boot (README, "Network boot" and "A rack: the config
+//! from the network, results to existing storage, run once").
 //!
 //! Every boot: SeaBIOS and the virtio NIC's iPXE ROM (Debian's ipxe-qemu) boot from QEMU's
 //! user-mode network with `restrict=on` (no packet leaves this machine): its DHCP hands out
