@@ -1,5 +1,6 @@
-//! End to end in QEMU (TCG): the controllers and disks servers have (issue
-//! 14 §3), all in one direct boot with the quick profile on every disk:
+//! End to end in QEMU (TCG): the controllers and disks servers have (README,
+//! "Controllers and disks: what was proven and how"), all in one direct boot
+//! with the quick profile on every disk:
 //!
 //! - a MegaRAID SAS HBA (`megasas-gen2`, megaraid_sas) and an LSI 53C895A
 //!   parallel SCSI HBA (`lsi53c895a`, sym53c8xx), a `scsi-hd` on each;
@@ -162,9 +163,25 @@ fn k1_server_controllers_each_disk_identified_with_block_sizes_and_the_quick_pro
     assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
     assert_eq!(doc["run"]["profile"], "quick", "run: {}", doc["run"]);
 
-    // Coldplug loaded every controller's driver.
-    let coldplug = outcome
-        .serial
+    coldplug_loaded_every_controllers_driver(&outcome.serial);
+    only_these_disks_are_targets(&doc);
+    for e in &DISKS {
+        let t = target_of(&doc, e);
+        let path = t["path"].as_str().expect("a path");
+        let who = format!("{} ({path})", e.serial);
+        the_disk_is_identified_as_qemu_gave_it(t, e, &who);
+        the_quick_profiles_reads_ran_direct_aligned_to_the_logical_block(&doc, e, path, &who);
+        eprintln!(
+            "k1: {who}: transport {} driver {} model {} serial {} wwn {} blocks {}/{}",
+            t["transport"], t["driver"], t["model"], t["serial"], t["wwn"], e.blocks.0, e.blocks.1
+        );
+    }
+    the_two_namespaces_are_one_controller_and_two_block_devices(&doc);
+}
+
+/// Coldplug loaded every controller's driver.
+fn coldplug_loaded_every_controllers_driver(serial: &str) {
+    let coldplug = serial
         .lines()
         .find(|l| l.contains("coldplug modules for the devices"))
         .unwrap_or_else(|| panic!("no coldplug line on the console"));
@@ -174,8 +191,10 @@ fn k1_server_controllers_each_disk_identified_with_block_sizes_and_the_quick_pro
             "coldplug did not load {m}: {coldplug}"
         );
     }
+}
 
-    // Nothing but these disks is a target (the stick is not).
+/// Nothing but these disks is a target (the stick is not).
+fn only_these_disks_are_targets(doc: &Value) {
     let want: BTreeSet<&str> = DISKS.iter().map(|e| e.serial).collect();
     let got: BTreeSet<&str> = doc["targets"]
         .as_array()
@@ -190,78 +209,82 @@ fn k1_server_controllers_each_disk_identified_with_block_sizes_and_the_quick_pro
         "no other target: {}",
         doc["targets"]
     );
+}
 
+/// The target `t` of the disk `e` (`who` names it in messages) has the
+/// transport, driver, model, size and WWN QEMU gave it.
+fn the_disk_is_identified_as_qemu_gave_it(t: &Value, e: &Expect, who: &str) {
+    for (field, want) in [("transport", e.transport), ("driver", e.driver), ("model", e.model)] {
+        assert_eq!(t[field], want, "{who}: {field} is {}, expected {want:?}", t[field]);
+    }
+    assert_eq!(t["size_bytes"], 64 << 20, "{who}: size_bytes");
+    if let Some(w) = e.wwn {
+        assert_eq!(t["wwn"], w, "{who}: wwn is {}, expected {w:?}", t["wwn"]);
+    }
+}
+
+/// On the target at `path` (the disk `e`, `who` in messages): every workload
+/// of quick has a result, its writes skipped (no grant), its reads `ok`, and
+/// every direct-I/O step's block size and range are multiples of the disk's
+/// logical block.
+fn the_quick_profiles_reads_ran_direct_aligned_to_the_logical_block(doc: &Value, e: &Expect, path: &str, who: &str) {
     let quick_reads = Workload::ALL.iter().filter(|w| !w.writes()).count();
-    for e in &DISKS {
-        let t = target_of(&doc, e);
-        let path = t["path"].as_str().expect("a path");
-        let who = format!("{} ({path})", e.serial);
-        for (field, want) in [("transport", e.transport), ("driver", e.driver), ("model", e.model)] {
-            assert_eq!(t[field], want, "{who}: {field} is {}, expected {want:?}", t[field]);
+    let tests: Vec<&Value> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["target"] == path)
+        .collect();
+    assert_eq!(
+        tests.len(),
+        Workload::ALL.len(),
+        "{who}: every workload of quick has a result"
+    );
+    let mut ran = 0;
+    let mut direct = 0;
+    for x in &tests {
+        let name = x["name"].as_str().unwrap_or("?");
+        let w = Workload::from_name(x["workload"].as_str().unwrap()).expect("a known workload");
+        if w.writes() {
+            assert_eq!(
+                status_of(x),
+                "skipped",
+                "{who} {name}: writes without a grant: {}",
+                x["status"]
+            );
+            continue;
         }
-        assert_eq!(t["size_bytes"], 64 << 20, "{who}: size_bytes");
-        if let Some(w) = e.wwn {
-            assert_eq!(t["wwn"], w, "{who}: wwn is {}, expected {w:?}", t["wwn"]);
-        }
-        let tests: Vec<&Value> = doc["tests"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|x| x["target"] == path)
-            .collect();
-        assert_eq!(
-            tests.len(),
-            Workload::ALL.len(),
-            "{who}: every workload of quick has a result"
-        );
-        let mut ran = 0;
-        let mut direct = 0;
-        for x in &tests {
-            let name = x["name"].as_str().unwrap_or("?");
-            let w = Workload::from_name(x["workload"].as_str().unwrap()).expect("a known workload");
-            if w.writes() {
-                assert_eq!(
-                    status_of(x),
-                    "skipped",
-                    "{who} {name}: writes without a grant: {}",
-                    x["status"]
-                );
+        assert_eq!(status_of(x), "ok", "{who} {name}: {}", x["status"]);
+        ran += 1;
+        for s in x["steps"].as_array().unwrap() {
+            if s["access"] != "direct" {
                 continue;
             }
-            assert_eq!(status_of(x), "ok", "{who} {name}: {}", x["status"]);
-            ran += 1;
-            for s in x["steps"].as_array().unwrap() {
-                if s["access"] != "direct" {
-                    continue;
-                }
-                direct += 1;
-                let lb = e.blocks.0;
-                let (bs, start, end) = (
-                    s["bs"].as_u64().unwrap(),
-                    s["range_start"].as_u64().unwrap(),
-                    s["range_end"].as_u64().unwrap(),
-                );
-                assert!(
-                    bs % lb == 0 && start % lb == 0 && end % lb == 0,
-                    "{who} {name} step {}: bs {bs}, range {start}..{end}: expected multiples of the {lb}-byte logical block",
-                    s["label"]
-                );
-            }
+            direct += 1;
+            let lb = e.blocks.0;
+            let (bs, start, end) = (
+                s["bs"].as_u64().unwrap(),
+                s["range_start"].as_u64().unwrap(),
+                s["range_end"].as_u64().unwrap(),
+            );
+            assert!(
+                bs % lb == 0 && start % lb == 0 && end % lb == 0,
+                "{who} {name} step {}: bs {bs}, range {start}..{end}: expected multiples of the {lb}-byte logical block",
+                s["label"]
+            );
         }
-        assert_eq!(ran, quick_reads, "{who}: the quick profile's read tests ran");
-        assert!(
-            direct >= 10,
-            "{who}: {direct} direct-I/O steps ran, expected the quick profile's"
-        );
-        eprintln!(
-            "k1: {who}: transport {} driver {} model {} serial {} wwn {} blocks {}/{}",
-            t["transport"], t["driver"], t["model"], t["serial"], t["wwn"], e.blocks.0, e.blocks.1
-        );
     }
+    assert_eq!(ran, quick_reads, "{who}: the quick profile's read tests ran");
+    assert!(
+        direct >= 10,
+        "{who}: {direct} direct-I/O steps ran, expected the quick profile's"
+    );
+}
 
-    // The two namespaces: one controller (the same serial, PCI address and
-    // nvmeN), two block devices with WWNs of their own.
-    let (ns1, ns2) = (target_of(&doc, &DISKS[6]), target_of(&doc, &DISKS[7]));
+/// The two namespaces: one controller (the same serial, PCI address and
+/// nvmeN), two block devices with WWNs of their own.
+fn the_two_namespaces_are_one_controller_and_two_block_devices(doc: &Value) {
+    let (ns1, ns2) = (target_of(doc, &DISKS[6]), target_of(doc, &DISKS[7]));
     assert_eq!(ns1["pci_path"], ns2["pci_path"], "one NVMe controller");
     let ctrl = |t: &Value| {
         t["name"]

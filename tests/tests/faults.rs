@@ -68,14 +68,21 @@ fn f1_read_error_slow_and_hung_disk_and_absent_disk_the_rest_runs() {
     let (_, _, doc) = the_document(&outcome);
     assert_schema_valid(&doc);
 
-    // The bound: printed before the first test, and recorded.
-    let bound_line = outcome
-        .serial
+    the_run_bound_is_printed_before_the_first_test_and_recorded(&doc, &outcome.serial);
+    the_healthy_disk_runs_every_test_with_figures(&doc);
+    the_read_error_fails_only_the_test_that_reaches_it(&doc);
+    the_slow_disk_times_out_then_abandons_its_io_then_is_skipped_as_hung(&doc);
+    the_absent_disk_is_listed_and_its_tests_skipped_with_the_reason(&doc);
+    the_run_is_an_error_naming_the_absent_and_the_hung_disk(&doc);
+}
+
+/// The bound: printed before the first test, and recorded.
+fn the_run_bound_is_printed_before_the_first_test_and_recorded(doc: &Value, serial: &str) {
+    let bound_line = serial
         .lines()
         .position(|l| l.contains("run bound: at most"))
         .expect("the run bound on the console");
-    let first_test = outcome
-        .serial
+    let first_test = serial
         .lines()
         .position(|l| l.contains("[test 1/"))
         .expect("a test line");
@@ -87,9 +94,11 @@ fn f1_read_error_slow_and_hung_disk_and_absent_disk_the_rest_runs() {
         "run: {}",
         doc["run"]
     );
+}
 
-    // Healthy: everything ok, with figures.
-    let ok = tests_on(&doc, "F-OK");
+/// Healthy: everything ok, with figures.
+fn the_healthy_disk_runs_every_test_with_figures(doc: &Value) {
+    let ok = tests_on(doc, "F-OK");
     assert_eq!(ok.len(), 4);
     for t in &ok {
         assert_eq!(state(t), "ok", "{}", t["status"]);
@@ -101,9 +110,11 @@ fn f1_read_error_slow_and_hung_disk_and_absent_disk_the_rest_runs() {
             t["name"]
         );
     }
+}
 
-    // Read error at 4 MiB: that test is error with errno, op, offset; the others ok.
-    let err = tests_on(&doc, "F-ERR");
+/// Read error at 4 MiB: that test is error with errno, op, offset; the others ok.
+fn the_read_error_fails_only_the_test_that_reaches_it(doc: &Value) {
+    let err = tests_on(doc, "F-ERR");
     let e = by_name(&err, "seq_8m");
     assert_eq!(state(e), "error", "{}", e["status"]);
     assert_eq!(e["status"]["errno"], 5);
@@ -119,9 +130,11 @@ fn f1_read_error_slow_and_hung_disk_and_absent_disk_the_rest_runs() {
     assert_eq!(state(by_name(&err, "rand_qd1")), "ok");
     assert_eq!(state(by_name(&err, "rand_qd128")), "ok");
     assert_eq!(state(by_name(&err, "seq_after")), "ok");
+}
 
-    // 5 IOPS: timeout at the deadline; then abandoned; then skipped as hung.
-    let slow = tests_on(&doc, "F-SLOW");
+/// 5 IOPS: timeout at the deadline; then abandoned; then skipped as hung.
+fn the_slow_disk_times_out_then_abandons_its_io_then_is_skipped_as_hung(doc: &Value) {
+    let slow = tests_on(doc, "F-SLOW");
     assert_eq!(state(by_name(&slow, "seq_8m")), "ok");
     let t1 = by_name(&slow, "rand_qd1");
     assert_eq!(state(t1), "timeout", "{}", t1["status"]);
@@ -149,14 +162,16 @@ fn f1_read_error_slow_and_hung_disk_and_absent_disk_the_rest_runs() {
         "{}",
         t3["status"]
     );
+}
 
-    // Absent: a target of kind absent, its tests skipped with the reason.
+/// Absent: a target of kind absent, its tests skipped with the reason.
+fn the_absent_disk_is_listed_and_its_tests_skipped_with_the_reason(doc: &Value) {
     let absent = doc["targets"]
         .as_array()
         .and_then(|ts| ts.iter().find(|t| t["serial"] == "F-ABSENT"))
         .expect("the absent disk is listed");
     assert_eq!(absent["kind"], "absent");
-    let gone = tests_on(&doc, "F-ABSENT");
+    let gone = tests_on(doc, "F-ABSENT");
     assert_eq!(gone.len(), 4);
     for t in &gone {
         assert_eq!(state(t), "skipped");
@@ -169,7 +184,11 @@ fn f1_read_error_slow_and_hung_disk_and_absent_disk_the_rest_runs() {
             t["status"]
         );
     }
+}
 
+/// The run is an error naming the absent disk and the hung one; every test,
+/// run or not, is in the document.
+fn the_run_is_an_error_naming_the_absent_and_the_hung_disk(doc: &Value) {
     assert_eq!(doc["run"]["status"], "error");
     let why = doc["run"]["error"].as_str().unwrap_or("");
     assert!(why.contains("F-ABSENT") && why.contains("hung"), "{why}");

@@ -54,8 +54,16 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
     assert_schema_valid(&doc);
     assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
 
-    // SATA: ATA SMART through the SCSI-ATA translation.
-    let sata = &target_by_serial(&doc, "E2E-HEALTH-SATA")["health"];
+    the_sata_disk_answers_qemus_constant_smart_table(&doc);
+    the_nvme_disk_answers_qemus_health_log_before_and_after(&doc);
+    the_nvme_delta_holds_what_the_tests_read(&doc);
+    the_nvme_temperature_is_sampled_during_the_long_test_only(&doc);
+    nothing_to_report_and_the_console_says_it(&doc, &outcome.serial);
+}
+
+/// SATA: ATA SMART through the SCSI-ATA translation.
+fn the_sata_disk_answers_qemus_constant_smart_table(doc: &Value) {
+    let sata = &target_by_serial(doc, "E2E-HEALTH-SATA")["health"];
     eprintln!("sata health: {sata}");
     for when in ["before", "after"] {
         let r = &sata[when];
@@ -103,10 +111,16 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
         assert_eq!(t["samples"], 2, "{t}");
         assert_eq!(t["max_temperature_c"], 31, "{t}");
     }
+}
 
-    // NVMe: the health log and Identify Controller.
-    let nvme_t = target_by_serial(&doc, "E2E-HEALTH-NVME");
-    let nvme = &nvme_t["health"];
+/// The NVMe disk's health figures (the health log and Identify Controller).
+fn nvme_health(doc: &Value) -> &Value {
+    &target_by_serial(doc, "E2E-HEALTH-NVME")["health"]
+}
+
+/// NVMe: the health log and Identify Controller, before and after the tests.
+fn the_nvme_disk_answers_qemus_health_log_before_and_after(doc: &Value) {
+    let nvme = nvme_health(doc);
     eprintln!("nvme health: {nvme}");
     for when in ["before", "after"] {
         let r = &nvme[when];
@@ -132,8 +146,13 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
             "{when}"
         );
     }
-    // What the tests read (O_DIRECT, so every byte reached the device).
-    let tests = tests_on(&doc, "E2E-HEALTH-NVME");
+}
+
+/// What the tests read (O_DIRECT, so every byte reached the device) is what
+/// the NVMe health log's delta says was read.
+fn the_nvme_delta_holds_what_the_tests_read(doc: &Value) {
+    let nvme = nvme_health(doc);
+    let tests = tests_on(doc, "E2E-HEALTH-NVME");
     assert!(tests.iter().all(|t| status_of(t) == "ok"));
     let read: u64 = tests
         .iter()
@@ -160,7 +179,12 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
     );
     assert_eq!(nvme["delta"]["data_written_bytes"], 0, "nothing written");
     assert_eq!(nvme["delta"]["media_errors"], 0);
-    let temps = nvme["tests"].as_array().unwrap();
+}
+
+/// The NVMe temperature is sampled during the 3 s random read; the short
+/// sequential read is only sampled around it.
+fn the_nvme_temperature_is_sampled_during_the_long_test_only(doc: &Value) {
+    let temps = nvme_health(doc)["tests"].as_array().unwrap();
     assert_eq!(temps.len(), 2, "{temps:?}");
     let rand = temps.iter().find(|t| t["test"] == "rand_read_4k").unwrap();
     assert_eq!(rand["source"], "during", "{rand}");
@@ -174,10 +198,12 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
         (&json!("before_after"), &json!(2)),
         "{seq}"
     );
+}
 
-    // Nothing to report: no failed status, no counter gained, the warning
-    // temperature (70 °C) not reached. (A throughput drop under TCG is
-    // possible and not what this test is about.)
+/// Nothing to report: no failed status, no counter gained, the warning
+/// temperature (70 °C) not reached. (A throughput drop under TCG is
+/// possible and not what this test is about.)
+fn nothing_to_report_and_the_console_says_it(doc: &Value, serial: &str) {
     let lines: Vec<&Value> = doc
         .get("health_analysis")
         .and_then(Value::as_array)
@@ -187,12 +213,8 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
     assert!(lines.iter().all(|l| l["kind"] == "throughput_drop"), "{lines:?}");
     // The console says it.
     assert!(
-        outcome
-            .serial
-            .contains("health before its tests: ata_smart, status ok, 31 °C, 1 h powered on"),
+        serial.contains("health before its tests: ata_smart, status ok, 31 °C, 1 h powered on"),
         "console"
     );
-    assert!(outcome
-        .serial
-        .contains("health after its tests: nvme_smart_log, status ok, 50 °C"));
+    assert!(serial.contains("health after its tests: nvme_smart_log, status ok, 50 °C"));
 }

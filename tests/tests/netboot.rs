@@ -1,4 +1,5 @@
-//! End to end in QEMU (TCG): network boot (issue 15, "A rack, not a server").
+//! End to end in QEMU (TCG): network boot (README, "Network boot" and "A rack: the config
+//! from the network, results to existing storage, run once").
 //!
 //! Every boot: SeaBIOS and the virtio NIC's iPXE ROM (Debian's ipxe-qemu) boot from QEMU's
 //! user-mode network with `restrict=on` (no packet leaves this machine): its DHCP hands out
@@ -21,10 +22,11 @@
 use std::path::Path;
 
 use bootbench_e2e::{
-    artifacts, checksum, dead_port, disks, netboot, netboot_dir, the_document, Collector, Scratch, GUEST_HTTP,
+    artifacts, checksum, dead_port, disks, netboot, netboot_dir, the_document, Collector, NetSeen, Scratch, GUEST_HTTP,
 };
 use bootbench_image::netboot::Options;
 use bootbench_qemu::net::{bootif, Nic};
+use bootbench_qemu::run::Outcome;
 use serde_json::Value;
 
 const CONFIRM: &str = "I understand this destroys data";
@@ -104,70 +106,11 @@ fn n1_three_machines_netboot_fetch_their_config_send_their_results_once() {
     for (machine, bps) in [("RACK-01", "20M"), ("RACK-02", "20M"), ("RACK-03", "10M")] {
         let (outcome, seen) = boot(machine, bps);
         let serial = &outcome.serial;
-        // iPXE: the script, then the kernel and the initramfs beside it, over TFTP.
-        let at = |f: &str| {
-            seen.tftp
-                .iter()
-                .position(|t| t == f)
-                .unwrap_or_else(|| panic!("{machine}: no TFTP read of {f}: {:?}", seen.tftp))
-        };
-        assert!(at("boot.ipxe") < at("vmlinuz") && at("vmlinuz") < at("initramfs.img"));
-        let cmdline = serial
-            .lines()
-            .find_map(|l| l.split_once("bootbench: kernel command line: ").map(|(_, c)| c))
-            .unwrap_or_else(|| panic!("{machine}: no kernel command line:\n{serial}"));
-        assert!(cmdline.split_whitespace().any(|w| w == bootif()), "{cmdline}");
-
-        // The network came up on the boot NIC with DHCP (QEMU's restricted network gives no
-        // router and no name server: the collector is on the same /24).
-        let up = lines_with(serial, "bootbench: network: ");
-        assert!(
-            up.iter().any(|l| l.contains(
-                "(52:54:00:12:34:56, virtio_net): DHCP lease 10.0.2.15/24 (no router), from server 10.0.2.2"
-            )),
-            "{machine}: {up:?}\n{serial}"
-        );
-
+        ipxe_read_the_script_then_the_kernel_and_the_initramfs(machine, &seen, serial);
+        the_network_came_up_on_the_boot_nic_with_dhcp(machine, serial);
         let (name, bytes, doc) = the_document(&outcome);
-        bootbench_e2e::assert_schema_valid(&doc);
-        assert_eq!(doc["host"]["product_serial"], machine);
-        assert_eq!(doc["run"]["config_source"], config_url, "the config came from the URL");
-        let id = doc["run"]["plan_id"].as_str().expect("plan_id").to_string();
-        assert_eq!(name, format!("{machine}.json"), "no stick: the frame's name");
-        // The write test is withheld: the config came from the network.
-        let tests = bootbench_e2e::tests_on(&doc, "NB-DISK");
-        let read = tests.iter().find(|t| t["name"] == "seq_read_1m").expect("seq_read_1m");
-        assert_eq!(read["status"]["state"], "ok", "{}", read["status"]);
-        let write = tests
-            .iter()
-            .find(|t| t["name"] == "seq_write_1m")
-            .expect("seq_write_1m");
-        assert_eq!(write["status"]["state"], "skipped", "{}", write["status"]);
-        let why = write["status"]["reason"].as_str().unwrap_or_default();
-        assert!(
-            why.contains("writes withheld: the config came from the network"),
-            "{why}"
-        );
-
-        // The collector has the very bytes of the serial frame, at {n} = 1.
-        let path = format!("results/{machine}/{id}-1.json");
-        let stored = std::fs::read(collector.root().join(&path)).unwrap_or_else(|e| panic!("{path}: {e}"));
-        assert_eq!(
-            stored, bytes,
-            "{machine}: the collector's copy differs from the serial one"
-        );
-        assert!(
-            lines_with(serial, &format!("results sent to {GUEST_HTTP}/{path}")).len() == 1,
-            "{machine}:\n{serial}"
-        );
-        let reqs = collector.requests();
-        for want in [
-            "GET /config/bootbench.json 200".to_string(),
-            format!("GET /{path} 404"),
-            format!("PUT /{path} 201"),
-        ] {
-            assert!(reqs.contains(&want), "{machine}: {want} not in {reqs:?}");
-        }
+        let id = the_document_ran_the_fetched_config_with_the_write_withheld(machine, &name, &doc, &config_url);
+        the_collector_holds_the_serial_frames_bytes(&collector, machine, &id, &bytes, serial);
         ids.push(id);
     }
     assert!(
@@ -176,24 +119,129 @@ fn n1_three_machines_netboot_fetch_their_config_send_their_results_once() {
     );
 
     // RACK-01 again: its result is at the URL; nothing runs, nothing is sent.
-    let puts = collector.requests().iter().filter(|r| r.starts_with("PUT ")).count();
+    let puts_before = puts(&collector);
     let (again, _) = boot("RACK-01", "20M");
+    rack_01_booted_again_finds_its_result_and_runs_nothing(&again, &collector, puts_before, &ids[0]);
+
+    the_fleet_report_flags_the_slow_disk_and_only_it(&collector);
+}
+
+/// iPXE: the script, then the kernel and the initramfs beside it, over TFTP; the kernel
+/// command line names the boot NIC.
+fn ipxe_read_the_script_then_the_kernel_and_the_initramfs(machine: &str, seen: &NetSeen, serial: &str) {
+    let at = |f: &str| {
+        seen.tftp
+            .iter()
+            .position(|t| t == f)
+            .unwrap_or_else(|| panic!("{machine}: no TFTP read of {f}: {:?}", seen.tftp))
+    };
+    assert!(at("boot.ipxe") < at("vmlinuz") && at("vmlinuz") < at("initramfs.img"));
+    let cmdline = serial
+        .lines()
+        .find_map(|l| l.split_once("bootbench: kernel command line: ").map(|(_, c)| c))
+        .unwrap_or_else(|| panic!("{machine}: no kernel command line:\n{serial}"));
+    assert!(cmdline.split_whitespace().any(|w| w == bootif()), "{cmdline}");
+}
+
+/// The network came up on the boot NIC with DHCP (QEMU's restricted network gives no
+/// router and no name server: the collector is on the same /24).
+fn the_network_came_up_on_the_boot_nic_with_dhcp(machine: &str, serial: &str) {
+    let up = lines_with(serial, "bootbench: network: ");
+    assert!(
+        up.iter().any(|l| l
+            .contains("(52:54:00:12:34:56, virtio_net): DHCP lease 10.0.2.15/24 (no router), from server 10.0.2.2")),
+        "{machine}: {up:?}\n{serial}"
+    );
+}
+
+/// The document: schema-valid, of this machine, its config from the URL, framed under the
+/// machine's name, the read test run and the write test withheld (the config came from the
+/// network). Returns its plan id.
+fn the_document_ran_the_fetched_config_with_the_write_withheld(
+    machine: &str,
+    name: &str,
+    doc: &Value,
+    config_url: &str,
+) -> String {
+    bootbench_e2e::assert_schema_valid(doc);
+    assert_eq!(doc["host"]["product_serial"], machine);
+    assert_eq!(doc["run"]["config_source"], config_url, "the config came from the URL");
+    let id = doc["run"]["plan_id"].as_str().expect("plan_id").to_string();
+    assert_eq!(name, format!("{machine}.json"), "no stick: the frame's name");
+    // The write test is withheld: the config came from the network.
+    let tests = bootbench_e2e::tests_on(doc, "NB-DISK");
+    let read = tests.iter().find(|t| t["name"] == "seq_read_1m").expect("seq_read_1m");
+    assert_eq!(read["status"]["state"], "ok", "{}", read["status"]);
+    let write = tests
+        .iter()
+        .find(|t| t["name"] == "seq_write_1m")
+        .expect("seq_write_1m");
+    assert_eq!(write["status"]["state"], "skipped", "{}", write["status"]);
+    let why = write["status"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("writes withheld: the config came from the network"),
+        "{why}"
+    );
+    id
+}
+
+/// The collector has the very bytes of the serial frame, at {n} = 1; the console says it
+/// was sent once; the collector saw the config's GET, a GET of that URL that found nothing,
+/// and the PUT.
+fn the_collector_holds_the_serial_frames_bytes(
+    collector: &Collector,
+    machine: &str,
+    id: &str,
+    bytes: &[u8],
+    serial: &str,
+) {
+    let path = format!("results/{machine}/{id}-1.json");
+    let stored = std::fs::read(collector.root().join(&path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert_eq!(
+        stored, bytes,
+        "{machine}: the collector's copy differs from the serial one"
+    );
+    assert!(
+        lines_with(serial, &format!("results sent to {GUEST_HTTP}/{path}")).len() == 1,
+        "{machine}:\n{serial}"
+    );
+    let reqs = collector.requests();
+    for want in [
+        "GET /config/bootbench.json 200".to_string(),
+        format!("GET /{path} 404"),
+        format!("PUT /{path} 201"),
+    ] {
+        assert!(reqs.contains(&want), "{machine}: {want} not in {reqs:?}");
+    }
+}
+
+/// How many PUTs the collector has answered.
+fn puts(collector: &Collector) -> usize {
+    collector.requests().iter().filter(|r| r.starts_with("PUT ")).count()
+}
+
+/// RACK-01 booted again finds its result at the URL (plan id `id`): it says so, runs
+/// nothing and sends nothing (the collector has still seen `puts_before` PUTs).
+fn rack_01_booted_again_finds_its_result_and_runs_nothing(
+    again: &Outcome,
+    collector: &Collector,
+    puts_before: usize,
+    id: &str,
+) {
     assert!(again.status.success(), "QEMU exited with {}", again.status);
     let said = lines_with(&again.serial, "this machine ran this plan already");
     assert_eq!(said.len(), 1, "{}", again.serial);
     assert!(
-        said[0].contains(&format!("{GUEST_HTTP}/results/RACK-01/{}-1.json", ids[0])),
+        said[0].contains(&format!("{GUEST_HTTP}/results/RACK-01/{id}-1.json")),
         "{said:?}"
     );
     assert_eq!(again.documents().count(), 0, "no document: nothing ran");
     assert!(lines_with(&again.serial, "[test 1/").is_empty(), "a test ran");
-    assert_eq!(
-        collector.requests().iter().filter(|r| r.starts_with("PUT ")).count(),
-        puts,
-        "nothing sent"
-    );
+    assert_eq!(puts(collector), puts_before, "nothing sent");
+}
 
-    // The fleet report of the collected documents flags the slow disk, and only it.
+/// The fleet report of the collected documents flags the slow disk, and only it.
+fn the_fleet_report_flags_the_slow_disk_and_only_it(collector: &Collector) {
     let results = ["RACK-01", "RACK-02", "RACK-03"].map(|m| collector.root().join("results").join(m));
     let gathered = bootbench_report::fleet::gather(&results).expect("the collected documents");
     assert_eq!(gathered.docs.len(), 3, "{:?}", gathered.skipped);

@@ -22,7 +22,7 @@
 //! - `s4`: each invalid stack config gives its error document, and no disk
 //!   changes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use bootbench_e2e::{
     artifacts, assert_schema_valid, boot, by_stack, checksum, disks, disks_with_contents, path_of, status_of,
@@ -284,8 +284,23 @@ fn crypt_boot(name: &str, with_linear: bool) {
     assert_schema_valid(&doc);
     assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
 
-    let crypt_disk = path_of(by_serial(&doc, "S3-CRYPT"));
-    let sec = by_stack(&doc, "sec");
+    let layers = the_layers_stand_on_the_crypt_disk_and_run_their_tests(&doc, with_linear);
+    assert!(
+        outcome.serial.contains(TORN_DOWN),
+        "the console says no md/dm device remains"
+    );
+    every_write_read_back_as_written(&doc, &layers);
+    the_plain_disk_holds_the_plaintext_and_the_crypt_disk_none_of_it(&doc, layers[0], &files, &crypt_before);
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    assert_eq!(before[2], after[2], "the bystander is byte-identical");
+}
+
+/// The crypt layer "sec" on the crypt disk (and with `with_linear` the
+/// linear layer "lv" on it): each runs its write and read tests, each with
+/// its analysis line. Returns the layers, "sec" first.
+fn the_layers_stand_on_the_crypt_disk_and_run_their_tests(doc: &Value, with_linear: bool) -> Vec<&Value> {
+    let crypt_disk = path_of(by_serial(doc, "S3-CRYPT"));
+    let sec = by_stack(doc, "sec");
     assert!(path_of(sec).starts_with("/dev/dm-"), "{sec}");
     assert_eq!(sec["stack"]["level"], "crypt", "{sec}");
     assert_eq!(sec["stack"]["on"], crypt_disk, "{sec}");
@@ -295,15 +310,15 @@ fn crypt_boot(name: &str, with_linear: bool) {
     );
     let mut layers = vec![sec];
     if with_linear {
-        let lv = by_stack(&doc, "lv");
+        let lv = by_stack(doc, "lv");
         assert_eq!(lv["stack"]["on"], path_of(sec), "{lv}");
         layers.push(lv);
     }
     for t in &layers {
         for test in ["seq_write_1m", "seq_read_1m"] {
-            let r = test_on(&doc, path_of(t), test);
+            let r = test_on(doc, path_of(t), test);
             assert_eq!(status_of(r), "ok", "{test} on {}: {}", t["stack"]["name"], r["status"]);
-            let lines = analysis(&doc, "layer", path_of(t), test);
+            let lines = analysis(doc, "layer", path_of(t), test);
             assert_eq!(lines.len(), 1, "{test} on {}: {}", t["stack"]["name"], doc["analysis"]);
             eprintln!(
                 "{} {test}: {:.2} of the device beneath ({})",
@@ -313,18 +328,17 @@ fn crypt_boot(name: &str, with_linear: bool) {
             );
         }
     }
-    assert!(
-        outcome.serial.contains(TORN_DOWN),
-        "the console says no md/dm device remains"
-    );
+    layers
+}
 
-    // The write tests verify (fio's verify): each 1 MiB request holds
-    // known contents, a hash of the seed and the byte offset, and was read
-    // back after the step through the same device and found as written.
-    let seed = |p: &str| test_on(&doc, p, "seq_write_1m")["params"]["seed"].as_u64().unwrap();
-    let plain_disk = path_of(by_serial(&doc, "S3-PLAIN"));
+/// The write tests verify (fio's verify): each 1 MiB request holds
+/// known contents, a hash of the seed and the byte offset, and was read
+/// back after the step through the same device and found as written; on the
+/// plain disk and on every layer.
+fn every_write_read_back_as_written(doc: &Value, layers: &[&Value]) {
+    let plain_disk = path_of(by_serial(doc, "S3-PLAIN"));
     for p in [plain_disk].into_iter().chain(layers.iter().map(|t| path_of(t))) {
-        let r = test_on(&doc, p, "seq_write_1m");
+        let r = test_on(doc, p, "seq_write_1m");
         assert_eq!(r["params"]["verify"], true, "{p}");
         let step = &r["steps"][0];
         let written = step["write"]["bytes"].as_u64().unwrap();
@@ -335,6 +349,20 @@ fn crypt_boot(name: &str, with_linear: bool) {
             "{p}: everything written read back as written"
         );
     }
+}
+
+/// The plain disk holds the plaintext the write test wrote (its seed's
+/// contents) and the crypt disk none of it, and every block of the crypt disk
+/// (`crypt_before` its first blocks before the boot) was written. `sec` is
+/// the crypt layer; `files` the disks' images, plain, crypt, bystander.
+fn the_plain_disk_holds_the_plaintext_and_the_crypt_disk_none_of_it(
+    doc: &Value,
+    sec: &Value,
+    files: &[PathBuf],
+    crypt_before: &[Vec<u8>],
+) {
+    let seed = |p: &str| test_on(doc, p, "seq_write_1m")["params"]["seed"].as_u64().unwrap();
+    let plain_disk = path_of(by_serial(doc, "S3-PLAIN"));
     let expected = |offset: u64| {
         let mut b = vec![0u8; 1 << 20];
         bench_core::verify::fill(seed(plain_disk), offset, &mut b);
@@ -369,8 +397,6 @@ fn crypt_boot(name: &str, with_linear: bool) {
         }
         assert!(*b != crypt_before[i], "crypt disk block {i} was written");
     }
-    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
-    assert_eq!(before[2], after[2], "the bystander is byte-identical");
 }
 
 /// One boot per invalid stack config: each gives its error document and no

@@ -956,16 +956,32 @@ fn stacks_resolve_in_dependency_order_and_members_are_targets() {
     );
 }
 
+/// Two simulated disks as an array's members.
+const TWO: &str = r#""members":["sim:ssd:64M","sim:ssd:32M"]"#;
+
+/// Each `(extra, want)`: the stack config with `extra` is refused with an
+/// error that starts with `want`, on one line.
+fn assert_each_refused(cases: &[(String, &str)]) {
+    for (extra, want) in cases {
+        let e = stacked(extra).unwrap_err().0;
+        assert!(e.starts_with(want), "{extra}\n  got:  {e}\n  want: {want}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+}
+
+/// Arrays: members that are not simulated disks, are used twice, are too
+/// few for the level, or are themselves stacks; names, levels and layouts
+/// that do not exist or do not fit the level; the boot stick as a member;
+/// unknown keys.
 #[test]
-fn each_invalid_stack_gives_its_error() {
-    let two = r#""members":["sim:ssd:64M","sim:ssd:32M"]"#;
-    let cases = [
+fn each_invalid_array_gives_its_error() {
+    assert_each_refused(&[
         (
             r#","arrays":[{"name":"r0","level":"raid0","members":["sim:ssd:64M","sim:tape:1G"]}]"#.to_string(),
             "arrays[0].members[1]: \"sim:tape:1G\" is not a simulated disk",
         ),
         (
-            format!(r#","arrays":[{{"name":"a","level":"raid1",{two}}},{{"name":"b","level":"raid1","members":["sim:ssd:32M","sim:ssd:16M"]}}]"#),
+            format!(r#","arrays":[{{"name":"a","level":"raid1",{TWO}}},{{"name":"b","level":"raid1","members":["sim:ssd:32M","sim:ssd:16M"]}}]"#),
             "arrays[1].members[0]: \"sim:ssd:32M\" is already used by arrays[0].members[1]; expected each disk in one array or layer",
         ),
         (
@@ -973,7 +989,7 @@ fn each_invalid_stack_gives_its_error() {
             "arrays[0].members[1]: \"sim:ssd:32M\" is already used by arrays[0].members[0]",
         ),
         (
-            format!(r#","arrays":[{{"name":"r5","level":"raid5",{two}}}]"#),
+            format!(r#","arrays":[{{"name":"r5","level":"raid5",{TWO}}}]"#),
             "arrays[0].members: 2 member(s) are too few for raid5; expected at least 3",
         ),
         (
@@ -984,6 +1000,123 @@ fn each_invalid_stack_gives_its_error() {
             r#","arrays":[{"name":"r1","level":"raid1","members":["sim:ssd:1M"]}]"#.to_string(),
             "arrays[0].members: 1 member(s) are too few for raid1; expected at least 2",
         ),
+        (
+            format!(r#","arrays":[{{"name":"R 0","level":"raid0",{TWO}}}]"#),
+            "arrays[0].name: \"R 0\" is not a stack name",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r","level":"raid7",{TWO}}}]"#),
+            "arrays[0].level: \"raid7\" is not a level; expected one of linear, raid0",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r","level":"raid10","layout":"far3",{TWO}}}]"#),
+            "arrays[0].layout: \"far3\" is not a layout; expected one of left-asymmetric, right-asymmetric, \
+             left-symmetric, right-symmetric (raid5, raid6), near2, far2, offset2 (raid10)",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r","level":"raid10","layout":"left-symmetric",{TWO}}}]"#),
+            "arrays[0].layout: \"left-symmetric\" is not a raid10 layout; expected one of near2, far2, offset2",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r","level":"raid0","layout":"near2",{TWO}}}]"#),
+            "arrays[0].layout: \"near2\" is not taken by raid0",
+        ),
+        (
+            r#","arrays":[{"name":"r0","level":"raid0","members":["r1","sim:ssd:1M"]},{"name":"r1","level":"raid0","members":["sim:ssd:2M","sim:ssd:3M"]}]"#.to_string(),
+            "arrays[0].members[0]: \"r1\" is an array or layer; expected a disk",
+        ),
+    ]);
+    // The boot stick is never a member.
+    let raw = parse(
+        r#"{"profile":"quick","arrays":[{"name":"r","level":"raid1","members":["sim:ssd:8M","sim:ssd:9M"]}]}"#,
+        "t",
+    )
+    .unwrap();
+    let refs = vec![(TargetRef::Path("sim:hdd:1G".into()), "discovered".to_string())];
+    let e = plan_with(&raw, "t", &sim(), &refs, &["sim:ssd:9M".to_string()])
+        .unwrap_err()
+        .0;
+    assert!(
+        e.starts_with("arrays[0].members[1]: \"sim:ssd:9M\" is on the boot stick"),
+        "{e}"
+    );
+    // Unknown keys are refused by the parser.
+    assert!(parse(
+        r#"{"arrays":[{"name":"r","level":"raid0","members":[],"stripe":1}]}"#,
+        "t"
+    )
+    .is_err());
+}
+
+/// Chunk sizes: md takes a power of two from 4k to 1G; anything else, in
+/// any spelling and at any level, is refused; those it takes plan.
+#[test]
+fn each_chunk_md_refuses_gives_its_error_and_those_it_takes_plan() {
+    assert_each_refused(&[
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"96k",{TWO}}}]"#),
+            "arrays[0].chunk: \"96k\" is not a chunk size md takes; expected a power of two from 4k to 1G",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"2k",{TWO}}}]"#),
+            "arrays[0].chunk: \"2k\" is not a chunk size",
+        ),
+        // md holds the chunk in a signed 32-bit byte count: 2G and more
+        // never reach the kernel, whatever the level (members larger
+        // than the chunk, so that nothing else is wrong).
+        (
+            r#","arrays":[{"name":"r0","level":"raid0","chunk":"2G","members":["sim:ssd:4G","sim:ssd:5G"]}]"#
+                .to_string(),
+            "arrays[0].chunk: \"2G\" is not a chunk size md takes; expected a power of two from 4k to 1G",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid10","chunk":"2GiB",{TWO}}}]"#),
+            "arrays[0].chunk: \"2GiB\" is not a chunk size",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid1","chunk":"4G",{TWO}}}]"#),
+            "arrays[0].chunk: \"4G\" is not a chunk size",
+        ),
+        (
+            format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":2147483648,{TWO}}}]"#),
+            "arrays[0].chunk: 2147483648 is not a chunk size",
+        ),
+    ]);
+    // The chunks md takes, from 4k to 1G, plan.
+    for (level, chunk, bytes) in [
+        ("raid0", "4k", 4096),
+        ("raid5", "1G", 1 << 30),
+        ("raid10", "1073741824", 1 << 30),
+    ] {
+        // Members of at least a chunk: md rounds each down to whole chunks.
+        let members = match level {
+            "raid5" => r#""members":["sim:ssd:2G","sim:ssd:3G","sim:ssd:4G"]"#,
+            "raid10" => r#""members":["sim:ssd:2G","sim:ssd:3G"]"#,
+            _ => TWO,
+        };
+        let chunk_json = if chunk.ends_with('k') || chunk.ends_with('G') {
+            format!("{chunk:?}")
+        } else {
+            chunk.to_string()
+        };
+        let p = stacked(&format!(
+            r#","arrays":[{{"name":"r0","level":"{level}","chunk":{chunk_json},{members}}}]"#
+        ))
+        .unwrap_or_else(|e| panic!("{level} chunk {chunk}: {}", e.0));
+        assert!(
+            matches!(p.stacks[0].kind, StackKind::Array { chunk_bytes, .. } if chunk_bytes == bytes),
+            "{level} {chunk}"
+        );
+    }
+}
+
+/// Layers: cycles, unknown bases, names an array has, crypt and linear
+/// options that do not apply or do not fit, unknown kinds, a disk an array
+/// already uses, unknown keys; and the other destinations of the results
+/// (serial ports, the results URL).
+#[test]
+fn each_invalid_layer_serial_port_or_results_url_gives_its_error() {
+    assert_each_refused(&[
         (
             r#","layers":[{"name":"a","kind":"linear","on":"b"},{"name":"b","kind":"linear","on":"a"}]"#.to_string(),
             "layers[0].on: \"b\" makes a cycle (a -> b -> a); expected layers that stack without a loop",
@@ -997,56 +1130,10 @@ fn each_invalid_stack_gives_its_error() {
             "layers[0].on: \"r9\" is not an array, a layer or a disk; expected one of a or a disk path",
         ),
         (
-            format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"96k",{two}}}]"#),
-            "arrays[0].chunk: \"96k\" is not a chunk size md takes; expected a power of two from 4k to 1G",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":"2k",{two}}}]"#),
-            "arrays[0].chunk: \"2k\" is not a chunk size",
-        ),
-        // md holds the chunk in a signed 32-bit byte count: 2G and more
-        // never reach the kernel, whatever the level (members larger
-        // than the chunk, so that nothing else is wrong).
-        (
-            r#","arrays":[{"name":"r0","level":"raid0","chunk":"2G","members":["sim:ssd:4G","sim:ssd:5G"]}]"#.to_string(),
-            "arrays[0].chunk: \"2G\" is not a chunk size md takes; expected a power of two from 4k to 1G",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"r0","level":"raid10","chunk":"2GiB",{two}}}]"#),
-            "arrays[0].chunk: \"2GiB\" is not a chunk size",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"r0","level":"raid1","chunk":"4G",{two}}}]"#),
-            "arrays[0].chunk: \"4G\" is not a chunk size",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"r0","level":"raid0","chunk":2147483648,{two}}}]"#),
-            "arrays[0].chunk: 2147483648 is not a chunk size",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"r0","level":"raid0",{two}}}],"layers":[{{"name":"r0","kind":"crypt","on":"r0"}}]"#),
+            format!(
+                r#","arrays":[{{"name":"r0","level":"raid0",{TWO}}}],"layers":[{{"name":"r0","kind":"crypt","on":"r0"}}]"#
+            ),
             "layers[0].name: \"r0\" is already the name of arrays[0]; expected a unique name",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"R 0","level":"raid0",{two}}}]"#),
-            "arrays[0].name: \"R 0\" is not a stack name",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"r","level":"raid7",{two}}}]"#),
-            "arrays[0].level: \"raid7\" is not a level; expected one of linear, raid0",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"r","level":"raid10","layout":"far3",{two}}}]"#),
-            "arrays[0].layout: \"far3\" is not a layout; expected one of left-asymmetric, right-asymmetric, \
-             left-symmetric, right-symmetric (raid5, raid6), near2, far2, offset2 (raid10)",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"r","level":"raid10","layout":"left-symmetric",{two}}}]"#),
-            "arrays[0].layout: \"left-symmetric\" is not a raid10 layout; expected one of near2, far2, offset2",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"r","level":"raid0","layout":"near2",{two}}}]"#),
-            "arrays[0].layout: \"near2\" is not taken by raid0",
         ),
         (
             r#","layers":[{"name":"c","kind":"crypt","on":"sim:ssd:8M","key_bits":384}]"#.to_string(),
@@ -1069,6 +1156,20 @@ fn each_invalid_stack_gives_its_error() {
             "layers[0].offset: 8388608 B does not fit sim:ssd:8M",
         ),
         (
+            r#","layers":[{"name":"c","kind":"linear","on":"sim:ssd:8M","read_ahead":"6k"}]"#.to_string(),
+            "layers[0].read_ahead: 6144 B is not a readahead; expected a multiple of 4 KiB up to 1 GiB",
+        ),
+        (
+            r#","layers":[{"name":"c","kind":"mirror","on":"sim:ssd:8M"}]"#.to_string(),
+            "layers[0].kind: \"mirror\" is not a layer kind; expected crypt or linear",
+        ),
+        (
+            format!(
+                r#","arrays":[{{"name":"r0","level":"raid0",{TWO}}}],"layers":[{{"name":"c","kind":"crypt","on":"sim:ssd:64M"}}]"#
+            ),
+            "layers[0].on: \"sim:ssd:64M\" is already used by arrays[0].members[0]",
+        ),
+        (
             r#","serial_ports":["ttyS1","/dev/ttyS2"]"#.to_string(),
             "serial_ports[1]: \"/dev/ttyS2\" is not a serial port; expected a name like \"ttyS1\"",
         ),
@@ -1080,74 +1181,8 @@ fn each_invalid_stack_gives_its_error() {
             r#","results_url":"s3://bucket/{machine}.json""#.to_string(),
             "results_url: \"s3://bucket/machine.json\" is not an http:// or https:// URL",
         ),
-        (
-            r#","layers":[{"name":"c","kind":"linear","on":"sim:ssd:8M","read_ahead":"6k"}]"#.to_string(),
-            "layers[0].read_ahead: 6144 B is not a readahead; expected a multiple of 4 KiB up to 1 GiB",
-        ),
-        (
-            r#","layers":[{"name":"c","kind":"mirror","on":"sim:ssd:8M"}]"#.to_string(),
-            "layers[0].kind: \"mirror\" is not a layer kind; expected crypt or linear",
-        ),
-        (
-            format!(r#","arrays":[{{"name":"r0","level":"raid0",{two}}}],"layers":[{{"name":"c","kind":"crypt","on":"sim:ssd:64M"}}]"#),
-            "layers[0].on: \"sim:ssd:64M\" is already used by arrays[0].members[0]",
-        ),
-        (
-            r#","arrays":[{"name":"r0","level":"raid0","members":["r1","sim:ssd:1M"]},{"name":"r1","level":"raid0","members":["sim:ssd:2M","sim:ssd:3M"]}]"#.to_string(),
-            "arrays[0].members[0]: \"r1\" is an array or layer; expected a disk",
-        ),
-    ];
-    for (extra, want) in &cases {
-        let e = stacked(extra).unwrap_err().0;
-        assert!(e.starts_with(want), "{extra}\n  got:  {e}\n  want: {want}");
-        assert!(!e.contains('\n'), "one line: {e}");
-    }
-    // The chunks md takes, from 4k to 1G, plan.
-    for (level, chunk, bytes) in [
-        ("raid0", "4k", 4096),
-        ("raid5", "1G", 1 << 30),
-        ("raid10", "1073741824", 1 << 30),
-    ] {
-        // Members of at least a chunk: md rounds each down to whole chunks.
-        let members = match level {
-            "raid5" => r#""members":["sim:ssd:2G","sim:ssd:3G","sim:ssd:4G"]"#,
-            "raid10" => r#""members":["sim:ssd:2G","sim:ssd:3G"]"#,
-            _ => two,
-        };
-        let chunk_json = if chunk.ends_with('k') || chunk.ends_with('G') {
-            format!("{chunk:?}")
-        } else {
-            chunk.to_string()
-        };
-        let p = stacked(&format!(
-            r#","arrays":[{{"name":"r0","level":"{level}","chunk":{chunk_json},{members}}}]"#
-        ))
-        .unwrap_or_else(|e| panic!("{level} chunk {chunk}: {}", e.0));
-        assert!(
-            matches!(p.stacks[0].kind, StackKind::Array { chunk_bytes, .. } if chunk_bytes == bytes),
-            "{level} {chunk}"
-        );
-    }
-    // The boot stick is never a member.
-    let raw = parse(
-        r#"{"profile":"quick","arrays":[{"name":"r","level":"raid1","members":["sim:ssd:8M","sim:ssd:9M"]}]}"#,
-        "t",
-    )
-    .unwrap();
-    let refs = vec![(TargetRef::Path("sim:hdd:1G".into()), "discovered".to_string())];
-    let e = plan_with(&raw, "t", &sim(), &refs, &["sim:ssd:9M".to_string()])
-        .unwrap_err()
-        .0;
-    assert!(
-        e.starts_with("arrays[0].members[1]: \"sim:ssd:9M\" is on the boot stick"),
-        "{e}"
-    );
+    ]);
     // Unknown keys are refused by the parser.
-    assert!(parse(
-        r#"{"arrays":[{"name":"r","level":"raid0","members":[],"stripe":1}]}"#,
-        "t"
-    )
-    .is_err());
     assert!(parse(r#"{"layers":[{"name":"r","kind":"crypt","on":"x","key":"00"}]}"#, "t").is_err());
 }
 
