@@ -2,6 +2,7 @@
 #![deny(unsafe_code)]
 
 use anyhow::{bail, Context, Result};
+use bench_core::stick::CONFIG_NAME;
 use bootbench_image::{flash, initramfs, modset, netboot, stick, usb};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -211,7 +212,7 @@ fn flash_cmd(image: &Path, device: Option<&Path>, config: Option<&Path>, force: 
         std::fs::write(&copy, &bytes).with_context(|| format!("writing {}", copy.display()))?;
         let local = copy.with_extension("json");
         std::fs::write(&local, cfg)?;
-        let put = stick::put_file(&copy, &local, "/bootbench.json");
+        let put = stick::put_file(&copy, &local, &format!("/{CONFIG_NAME}"));
         bytes = read(&copy)?;
         let _ = std::fs::remove_file(&copy);
         let _ = std::fs::remove_file(&local);
@@ -248,9 +249,9 @@ fn flash_cmd(image: &Path, device: Option<&Path>, config: Option<&Path>, force: 
         verified.bytes,
         verified.crc32,
         if config.is_some() {
-            ", with the config as /bootbench.json"
+            format!(", with the config as /{CONFIG_NAME}")
         } else {
-            ""
+            String::new()
         }
     );
     Ok(())

@@ -9,6 +9,7 @@ use std::io::{self, Cursor, Read, Seek, Write};
 use std::path::Path;
 
 use crate::gpt;
+use bench_core::stick::{is_result_name, RESULTS_DIR};
 use fatfs::{FileAttributes, FileSystem, FsOptions};
 use fscommon::StreamSlice;
 
@@ -120,7 +121,8 @@ fn list(image: &Path, dir: &str, hidden: bool) -> io::Result<Vec<String>> {
 
 /// The names in the root directory of the FAT that fills `path` (a partition, or a stick
 /// formatted without a partition table), read-only, without `.`, `..` and the volume label;
-/// and how many result files its `results/` holds (a bootbench stick's, [`is_result_name`]).
+/// and how many result files its `results/` holds (a bootbench stick's, by the stick's contract:
+/// [`is_result_name`]).
 pub fn fat_root(path: &Path) -> io::Result<(Vec<String>, usize)> {
     let file = File::open(path)?;
     let end = (&file).seek(io::SeekFrom::End(0))?;
@@ -135,7 +137,7 @@ pub fn fat_root(path: &Path) -> io::Result<(Vec<String>, usize)> {
         }
     }
     names.sort();
-    let results = match fs.root_dir().open_dir("results") {
+    let results = match fs.root_dir().open_dir(RESULTS_DIR) {
         Ok(d) => d
             .iter()
             .filter_map(Result::ok)
@@ -146,32 +148,26 @@ pub fn fat_root(path: &Path) -> io::Result<(Vec<String>, usize)> {
     Ok((names, results))
 }
 
-/// Whether a file in the stick's `/results` is taken for a result: a name
-/// ending in `.json` that does not start with a dot (bootbench writes
-/// `.<name>.tmp-<pid>` first and renames it when complete; a write cut
-/// short leaves at most such a temp file).
-pub fn is_result_name(name: &str) -> bool {
-    name.ends_with(".json") && !name.starts_with('.') && name.len() > ".json".len()
-}
-
 /// A file of the stick's `/results` not copied, and why.
 pub type Passed = (String, String);
 
 /// Copy every result file of the stick's `/results` into `dest` (created):
 /// `(copied, passed over)`, each passed-over name with the reason (not a
-/// result's name, such as an interrupted write's temp file; empty; not JSON).
+/// result's name, such as an interrupted write's temp file; empty; not JSON). Names are taken as
+/// PID 1 writes them ([`is_result_name`]): without regard to case, as FAT compares them.
 pub fn copy_results_checked(image: &Path, dest: &Path) -> io::Result<(Vec<String>, Vec<Passed>)> {
     std::fs::create_dir_all(dest)?;
     // Each name with its contents, or None for a name that is not a result's.
     let files = with_fat(image, false, |fs| {
         let mut files = Vec::new();
-        for name in names_in(fs, "/results", true).map_err(|e| fat_error(image, "listing /results", e))? {
+        let dir = format!("/{RESULTS_DIR}");
+        for name in names_in(fs, &dir, true).map_err(|e| fat_error(image, &format!("listing {dir}"), e))? {
             let bytes = if is_result_name(&name) {
                 let mut bytes = Vec::new();
                 fs.root_dir()
-                    .open_file(&format!("results/{name}"))
+                    .open_file(&format!("{RESULTS_DIR}/{name}"))
                     .and_then(|mut f| f.read_to_end(&mut bytes))
-                    .map_err(|e| fat_error(image, &format!("reading /results/{name}"), e))?;
+                    .map_err(|e| fat_error(image, &format!("reading /{RESULTS_DIR}/{name}"), e))?;
                 Some(bytes)
             } else {
                 None
@@ -221,7 +217,7 @@ pub fn copy_results_checked(image: &Path, dest: &Path) -> io::Result<(Vec<String
 pub fn copy_results(image: &Path, dest: &Path) -> io::Result<Vec<String>> {
     let (copied, passed) = copy_results_checked(image, dest)?;
     for (name, why) in passed {
-        eprintln!("warning: stick /results/{name} not copied: {why}");
+        eprintln!("warning: stick /{RESULTS_DIR}/{name} not copied: {why}");
     }
     Ok(copied)
 }
@@ -496,6 +492,41 @@ mod tests {
         ] {
             assert_eq!(is_result_name(name), want, "{name}");
         }
+    }
+
+    /// Both sides of the stick's contract agree on a real FAT's `/results`: the files PID 1
+    /// counts as its results when it names the next one (in any case, as FAT compares names)
+    /// are the files copied back, that next name is copied once written, and a temp file is not.
+    #[test]
+    fn the_results_pid_1_counts_are_the_results_copied() {
+        use bench_core::stick::{next_result_name, result_number, temp_name};
+        let dir = std::env::temp_dir().join(format!("bbq-stick-agree-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("stick.img");
+        fat_stick(&img);
+        let src = dir.join("src");
+        std::fs::write(&src, b"{\"n\":1}").unwrap();
+        let tmp = temp_name("SN1-5.json", 7);
+        for name in ["SN1-1.json", "sn1-3.JSON", "Sn1-2.Json", tmp.as_str(), "notes.txt"] {
+            put_file(&img, &src, &format!("/results/{name}")).unwrap();
+        }
+        let listing = list_dir_all(&img, "/results").unwrap();
+        let counted: Vec<&str> = listing
+            .iter()
+            .map(String::as_str)
+            .filter(|n| result_number(n, "SN1").is_some())
+            .collect();
+        assert_eq!(counted, ["SN1-1.json", "Sn1-2.Json", "sn1-3.JSON"]);
+        let (copied, _) = copy_results_checked(&img, &dir.join("out")).unwrap();
+        assert_eq!(copied, counted, "what PID 1 counts is what is copied back");
+        let next = next_result_name(listing.iter().map(String::as_str), "SN1");
+        assert_eq!(next, "SN1-4.json");
+        put_file(&img, &src, &format!("/results/{next}")).unwrap();
+        let (copied, passed) = copy_results_checked(&img, &dir.join("out")).unwrap();
+        assert!(copied.contains(&next), "{copied:?}");
+        let passed: Vec<&str> = passed.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(passed, [tmp.as_str(), "notes.txt"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -6,12 +6,11 @@
 //! `syslinux --install --offset`) where the syslinux packages are present.
 
 use crate::{fatfix, gpt};
+use bench_core::stick::{CONFIG_NAME, LABEL, RESULTS_DIR};
 use std::io::{Cursor, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The FAT volume label PID 1 looks for (11-byte field).
-pub const LABEL: [u8; 11] = *b"BOOTBENCH  ";
 /// Kernel options: the last `console=` becomes /dev/console, so the serial port gets the results.
 pub const CMDLINE: &str = "console=tty0 console=ttyS0,115200 panic=-1 loglevel=4";
 /// First LBA of the partition (1 MiB aligned).
@@ -348,11 +347,11 @@ pub fn build(inputs: &Inputs<'_>, bios: &Bios) -> Result<Vec<u8>, UsbError> {
             }
             put("vmlinuz", inputs.vmlinuz).map_err(UsbError::Fat)?;
             put("initrd.img", inputs.initrd).map_err(UsbError::Fat)?;
-            put("bootbench.json", inputs.config).map_err(UsbError::Fat)?;
+            put(CONFIG_NAME, inputs.config).map_err(UsbError::Fat)?;
             if matches!(bios, Bios::Syslinux { .. }) {
                 put("syslinux.cfg", syslinux_cfg(inputs.append, &stick).as_bytes()).map_err(UsbError::Fat)?;
             }
-            root.create_dir("results").map_err(UsbError::Fat)?;
+            root.create_dir(RESULTS_DIR).map_err(UsbError::Fat)?;
         }
         fs.unmount().map_err(UsbError::Fat)?;
     }
@@ -467,6 +466,10 @@ mod tests {
             let fat32 = &boot[82..90] == b"FAT32   ";
             let label_off = if fat32 { 0x47 } else { 0x2B };
             assert_eq!(&boot[label_off..label_off + 11], b"BOOTBENCH  ");
+            assert!(
+                bench_core::stick::is_bootbench_fat(boot),
+                "PID 1's check does not take this boot sector for the stick's"
+            );
             assert_eq!(&boot[510..512], &[0x55, 0xAA]);
             if fat32 {
                 fatfs::FatType::Fat32

@@ -286,7 +286,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         let image = stick_image
             .as_deref()
             .ok_or("--config puts the config on the stick: give a stick (--stick, or usb --image)")?;
-        stick::put_file(image, config, "/bootbench.json")
+        stick::put_file(image, config, &format!("/{}", bench_core::stick::CONFIG_NAME))
             .map_err(|e| format!("--config {}: putting it on {}: {e}", config.display(), image.display()))?;
     }
     for d in &machine.disks {
