@@ -3,6 +3,7 @@
 #![deny(unsafe_code)]
 
 pub mod cpio;
+pub mod fat;
 mod fatfix;
 pub mod flash;
 pub mod gpt;

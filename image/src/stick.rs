@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::{self, Cursor, Read, Seek, Write};
 use std::path::Path;
 
+use crate::fat::{BootSector, FatType};
 use crate::gpt;
 use bench_core::stick::{is_result_name, RESULTS_DIR};
 use fatfs::{FileAttributes, FileSystem, FsOptions};
@@ -224,9 +225,9 @@ pub fn copy_results(image: &Path, dest: &Path) -> io::Result<Vec<String>> {
 
 /// Damage the FAT of the stick's partition the way a worn-out stick does:
 /// every free cluster is marked bad in every copy of the FAT (FAT16 or
-/// FAT32), so files already there still read but nothing new can be
-/// written (the kernel's FAT driver fails with ENOSPC). Returns how many
-/// clusters were marked.
+/// FAT32, by its cluster count: [`BootSector`]), so files already there
+/// still read but nothing new can be written (the kernel's FAT driver fails
+/// with ENOSPC). Returns how many clusters were marked.
 pub fn mark_free_clusters_bad(image: &Path) -> io::Result<u64> {
     use std::io::{Seek, SeekFrom, Write};
     let off = find_esp(image)?;
@@ -235,35 +236,17 @@ pub fn mark_free_clusters_bad(image: &Path) -> io::Result<u64> {
     f.seek(SeekFrom::Start(off))?;
     f.read_exact(&mut bpb)?;
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {what}", image.display()));
-    let u16_at = |at: usize| u64::from(u16::from_le_bytes([bpb[at], bpb[at + 1]]));
-    let u32_at = |at: usize| u64::from(u32::from_le_bytes([bpb[at], bpb[at + 1], bpb[at + 2], bpb[at + 3]]));
-    let sector = u16_at(0x0B);
-    let per_cluster = u64::from(bpb[0x0D]);
-    let reserved = u16_at(0x0E);
-    let fats = u64::from(bpb[0x10]);
-    let root_entries = u16_at(0x11);
-    let total = if u16_at(0x13) != 0 { u16_at(0x13) } else { u32_at(0x20) };
-    let (fat_sectors, fat32) = if u16_at(0x16) != 0 {
-        (u16_at(0x16), false)
-    } else {
-        (u32_at(0x24), true)
+    let b = BootSector::read(&bpb).map_err(|e| bad(&e.to_string()))?;
+    let fat32 = match b.fat_type {
+        FatType::Fat12 => return Err(bad("FAT12 is not handled")),
+        FatType::Fat16 => false,
+        FatType::Fat32 => true,
     };
-    if sector == 0 || per_cluster == 0 || fats == 0 || fat_sectors == 0 {
-        return Err(bad("not a FAT boot sector"));
-    }
-    let root_sectors = (root_entries * 32).div_ceil(sector);
-    let data = total
-        .checked_sub(reserved + fats * fat_sectors + root_sectors)
-        .ok_or_else(|| bad("FAT geometry"))?;
-    let clusters = data / per_cluster;
-    if !fat32 && clusters < 4085 {
-        return Err(bad("FAT12 is not handled"));
-    }
-    let width: u64 = if fat32 { 4 } else { 2 };
-    let fat_bytes = usize::try_from(fat_sectors * sector).map_err(|_| bad("FAT size"))?;
+    let (clusters, width): (u64, u64) = (b.clusters, if fat32 { 4 } else { 2 });
+    let fat_bytes = usize::try_from(b.fat_bytes()).map_err(|_| bad("FAT size"))?;
     let mut marked = 0;
-    for copy in 0..fats {
-        let start = off + (reserved + copy * fat_sectors) * sector;
+    for copy in 0..b.fats {
+        let start = off + b.fat_start(copy);
         let mut table = vec![0u8; fat_bytes];
         f.seek(SeekFrom::Start(start))?;
         f.read_exact(&mut table)?;
@@ -293,7 +276,7 @@ pub fn mark_free_clusters_bad(image: &Path) -> io::Result<u64> {
     }
     if fat32 {
         // FSInfo's free-cluster count: none, and no hint where to look.
-        let info = off + u16_at(0x30) * sector;
+        let info = off + b.fsinfo_sector * b.bytes_per_sector;
         f.seek(SeekFrom::Start(info + 0x1E8))?;
         f.write_all(&[0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF])?;
     }

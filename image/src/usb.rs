@@ -5,6 +5,7 @@
 //! systemd-boot (unsigned: Secure Boot refuses it). Legacy BIOS boot via syslinux (gptmbr.bin +
 //! `syslinux --install --offset`) where the syslinux packages are present.
 
+use crate::fat::{BootSector, FatType};
 use crate::{fatfix, gpt};
 use bench_core::stick::{CONFIG_NAME, LABEL, RESULTS_DIR};
 use std::io::{Cursor, Seek, SeekFrom, Write};
@@ -410,11 +411,11 @@ fn copy_boot_sector_to_backup(path: &Path, part_offset: u64) -> std::io::Result<
     let mut boot = [0u8; 512];
     f.seek(SeekFrom::Start(part_offset))?;
     f.read_exact(&mut boot)?;
-    let is_fat32 = &boot[82..90] == b"FAT32   ";
-    let backup = u64::from(u16::from_le_bytes([boot[50], boot[51]]));
-    let bps = u64::from(u16::from_le_bytes([boot[11], boot[12]]));
-    if is_fat32 && backup != 0 && backup != 0xFFFF {
-        f.seek(SeekFrom::Start(part_offset + backup * bps))?;
+    let fat = BootSector::read(&boot)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("the FAT after syslinux: {e}")))?;
+    let backup = fat.backup_boot_sector;
+    if fat.fat_type == FatType::Fat32 && backup != 0 && backup != 0xFFFF {
+        f.seek(SeekFrom::Start(part_offset + backup * fat.bytes_per_sector))?;
         f.write_all(&boot)?;
         f.sync_all()?;
     }
