@@ -1,9 +1,12 @@
 //! Small text helpers shared by `show`, `compare`, `csv` and `html`: aligned
-//! tables, figures with their units (MB/s = 10^6 B/s, MiB = 2^20 B, µs =
-//! 10^-3 ms), and the one date formatter ([`utc`]).
+//! tables and MB/s figures (bench-core's, [`bench_core::table`], which also
+//! sets PID 1's console table), the other figures with their units (MiB =
+//! 2^20 B, µs = 10^-3 ms), and the one date formatter ([`utc`]).
 
 use bench_core::result::{Status, StepResult, TestResult};
-use bench_core::units::{MB, MIB};
+use bench_core::units::MIB;
+
+pub use bench_core::table::{mb_per_sec, Align};
 
 /// How `show` and `html` mark one pass of a step of several passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,49 +55,12 @@ pub fn test_pass(warmup: bool, bytes_per_sec: f64, lat_mean_ns: f64) -> bench_co
     }
 }
 
-/// How a column is aligned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Align {
-    /// Text.
-    Left,
-    /// Figures.
-    Right,
-}
-
-/// Rows of cells, the first row the header; columns as wide as their
-/// widest cell, separated by two spaces, no trailing spaces. Missing cells
-/// are empty.
+/// Rows of cells, the first row the header, as one text
+/// ([`bench_core::table::aligned_lines`]: columns as wide as their widest
+/// cell, separated by two spaces, no trailing spaces; missing cells are
+/// empty); column `i` aligned as `align[i]`, left past its end.
 pub fn table(rows: &[Vec<String>], align: &[Align]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths = vec![0_usize; cols];
-    for row in rows {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (i, &w) in widths.iter().enumerate() {
-            let c = row.get(i).map_or("", String::as_str);
-            if i > 0 {
-                line.push_str("  ");
-            }
-            match align.get(i).copied().unwrap_or(Align::Left) {
-                Align::Left => line.push_str(&format!("{c:<w$}")),
-                Align::Right => line.push_str(&format!("{c:>w$}")),
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// Bytes per second as MB/s (10^6 B/s), one decimal, no unit.
-#[allow(clippy::cast_precision_loss)] // 10^6 is exact in f64
-pub fn mb(bytes_per_sec: f64) -> String {
-    format!("{:.1}", bytes_per_sec / MB as f64)
+    bench_core::table::aligned_lines(rows, |i| align.get(i).copied().unwrap_or(Align::Left)).concat()
 }
 
 /// Per second, no decimals (IOPS).
@@ -274,7 +240,7 @@ mod tests {
 
     #[test]
     fn figures_and_units() {
-        assert_eq!(mb(20_971_520.0), "21.0");
+        assert_eq!(mb_per_sec(20_971_520.0), "21.0");
         assert_eq!(us(85_504.0), "85.5");
         assert_eq!(bytes(268_435_456), "268435456 B (256.0 MiB)");
         assert_eq!(ratio(2.0, 3.0), "1.500");
