@@ -117,14 +117,12 @@ pub fn status_word(t: &TestResult) -> Option<String> {
 /// The short marker a table cell shows in place of a figure: `None` for
 /// ok, `skip`, `err`, else the state's name.
 pub fn marker(s: &Status) -> Option<String> {
-    if *s == Status::Ok {
-        return None;
+    match s {
+        Status::Ok => None,
+        Status::Skipped { .. } => Some("skip".into()),
+        Status::Error { .. } => Some("err".into()),
+        Status::Interrupted { .. } | Status::Timeout { .. } => Some(state(s)),
     }
-    Some(match state(s).as_str() {
-        "skipped" => "skip".into(),
-        "error" => "err".into(),
-        other => other.into(),
-    })
 }
 
 /// The errno of a failed test.
@@ -137,41 +135,36 @@ pub fn errno(s: &Status) -> Option<i32> {
 }
 
 /// A status in words: `ok`, `skipped: <reason>`, `error: <message> (errno
-/// N, <op> at offset X B)`, or `<state>: <message>` for other states.
+/// N, <op> at offset X B)`, or `<state>: <message>` for the other states;
+/// the state and the op as the document spells them ([`state`],
+/// [`op_name`]).
 pub fn status_text(s: &Status) -> String {
-    if *s == Status::Ok {
-        return "ok".into();
-    }
-    if let Status::Skipped { reason } = s {
-        return format!("skipped: {reason}");
-    }
-    if let Status::Error {
-        errno,
-        op,
-        offset,
-        message,
-    } = s
-    {
-        return format!(
-            "error: {message} (errno {errno}, {} at offset {offset} B)",
+    let state = state(s);
+    match s {
+        Status::Ok => state,
+        Status::Skipped { reason } => format!("{state}: {reason}"),
+        Status::Error {
+            errno,
+            op,
+            offset,
+            message,
+        } => format!(
+            "{state}: {message} (errno {errno}, {} at offset {offset} B)",
             op_name(*op)
-        );
-    }
-    let message = serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(String::from));
-    match message {
-        Some(m) => format!("{}: {m}", state(s)),
-        None => state(s),
+        ),
+        Status::Interrupted { message } | Status::Timeout { message } => format!("{state}: {message}"),
     }
 }
 
-/// An operation's name as the document spells it.
+/// An operation's name as the document spells it: serde's name of the
+/// variant (bench-core derives it; no second spelling here).
 pub fn op_name(op: bench_core::io::Op) -> String {
-    serde_json::to_value(op)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_else(|| format!("{op:?}"))
+    match serde_json::to_value(op) {
+        Ok(serde_json::Value::String(name)) => name,
+        // Never for a unit variant; still serde's spelling if it were.
+        Ok(other) => other.to_string(),
+        Err(e) => format!("<{e}>"),
+    }
 }
 
 /// A workload's name as the document spells it.
@@ -236,6 +229,43 @@ mod tests {
             table(&rows, &[Align::Left, Align::Right, Align::Left]),
             "a     bb  c\nlong   1\n"
         );
+    }
+
+    /// The names come from serde: every op and every state as the
+    /// document's JSON spells it.
+    #[test]
+    fn states_and_ops_are_spelled_as_the_document_spells_them() {
+        use bench_core::io::Op;
+        for op in [Op::Read, Op::Write, Op::Flush, Op::FlushRange] {
+            assert_eq!(serde_json::to_string(&op).unwrap(), format!("\"{}\"", op_name(op)));
+        }
+        assert_eq!(op_name(Op::FlushRange), "flush_range");
+        let message = || "m".to_string();
+        for (s, text, mark) in [
+            (Status::Ok, "ok", None),
+            (Status::Skipped { reason: message() }, "skipped: m", Some("skip")),
+            (
+                Status::Error {
+                    errno: 5,
+                    op: Op::FlushRange,
+                    offset: 4096,
+                    message: message(),
+                },
+                "error: m (errno 5, flush_range at offset 4096 B)",
+                Some("err"),
+            ),
+            (
+                Status::Interrupted { message: message() },
+                "interrupted: m",
+                Some("interrupted"),
+            ),
+            (Status::Timeout { message: message() }, "timeout: m", Some("timeout")),
+        ] {
+            let json: serde_json::Value = serde_json::to_value(&s).unwrap();
+            assert_eq!(json["state"].as_str(), Some(state(&s).as_str()));
+            assert_eq!(status_text(&s), text);
+            assert_eq!(marker(&s).as_deref(), mark);
+        }
     }
 
     #[test]
