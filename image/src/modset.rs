@@ -452,26 +452,6 @@ impl ModSet {
 pub(crate) mod tests {
     use super::*;
 
-    /// A real kernel tree: the one `make image` unpacks into out/kernel, or a development copy
-    /// in /work/kernel.
-    pub(crate) fn real_tree() -> Option<PathBuf> {
-        [
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../out/kernel"),
-            "/work/kernel".into(),
-        ]
-        .into_iter()
-        .find(|dir| dir.join("lib/modules").is_dir())
-    }
-
-    /// A real module (`rel` below `kernel/`) of [`real_tree`], if there is one.
-    pub(crate) fn real_module(rel: &str) -> Option<PathBuf> {
-        std::fs::read_dir(real_tree()?.join("lib/modules"))
-            .ok()?
-            .flatten()
-            .map(|e| e.path().join("kernel").join(rel))
-            .find(|p| p.exists())
-    }
-
     /// An in-memory module source.
     pub(crate) struct Fixture(pub BTreeMap<String, (String, ModInfo)>, pub Vec<String>);
 
@@ -671,7 +651,7 @@ kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
 
     #[test]
     fn real_tree_default_set_if_present() {
-        let Some(dir) = real_tree() else {
+        let Some(dir) = crate::modinfo::tests::real_tree() else {
             eprintln!("skipped: no kernel tree in out/kernel or /work/kernel (run `make image`)");
             return;
         };
