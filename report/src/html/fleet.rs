@@ -12,10 +12,9 @@ use std::fmt::Write as _;
 
 use bench_core::analysis::{FleetGroup, OUTLIER_BELOW};
 
-use super::{
-    axis_value, color, decades, escape, figure, fmt_metric, head, legend, metric_axis, nice_ticks, num, opt, short,
-    svg_open_h, Chart, Scale, LOG_SPAN, RIGHT, TOP, W,
-};
+use super::format::{axis_value, escape, fmt_metric, metric_axis, num, opt};
+use super::svg::{color, decades, figure, legend, nice_ticks, short, svg_open_h, Scale, LOG_SPAN, RIGHT, TOP, W};
+use super::{head, Chart};
 use crate::fleet::{against, by_test, spread_share, Cell, Fleet, Key};
 use crate::read::Loaded;
 use crate::show::metric_label;
