@@ -1,9 +1,9 @@
-//! The USB stick image (contract B), built in memory and written as a plain file: no root, no loop
-//! mounts. GPT with one EFI system partition (FAT32, or FAT16 when too small), label BOOTBENCH,
-//! holding the UEFI boot loader, the kernel, the initramfs, bootbench.json and results/. The UEFI
-//! loader is Debian's signed chain (shim, then GRUB; boots with Secure Boot on or off) or
-//! systemd-boot (unsigned: Secure Boot refuses it). Legacy BIOS boot via syslinux (gptmbr.bin +
-//! `syslinux --install --offset`) where the syslinux packages are present.
+//! The USB stick image PID 1 boots from and writes its results to, built in memory and written as a
+//! plain file: no root, no loop mounts. GPT with one EFI system partition (FAT32, or FAT16 when too
+//! small), label BOOTBENCH, holding the UEFI boot loader, the kernel, the initramfs, bootbench.json
+//! and results/. The UEFI loader is Debian's signed chain (shim, then GRUB; boots with Secure Boot
+//! on or off) or systemd-boot (unsigned: Secure Boot refuses it). Legacy BIOS boot via syslinux
+//! (gptmbr.bin + `syslinux --install --offset`) where the syslinux packages are present.
 
 use crate::fat::{BootSector, FatType};
 use crate::{fatfix, gpt};
@@ -450,7 +450,8 @@ mod tests {
         out
     }
 
-    /// Checks contract B on an image; returns the FAT type.
+    /// Checks that an image is the stick PID 1 expects (GPT, its ESP, the labelled FAT PID 1
+    /// finds, the loader, kernel, initramfs, config and results/); returns the FAT type.
     fn check(mut disk: Vec<u8>, inp: &Inputs<'_>) -> fatfs::FatType {
         let total = disk.len() as u64 / 512;
         let primary = table(&disk, 1);
