@@ -4,7 +4,9 @@
 //! ([`plan`]), the [`runner`] drives any [`io::IoQueue`] with any
 //! [`io::Clock`], [`hist`] and [`stats`] turn completions into fio-grade
 //! figures, [`result`] is the versioned result document and [`table`] its
-//! text rendering. [`sim`] (feature `sim`) is a simulated disk with a
+//! text rendering. [`stick`] is the boot stick's on-disk contract (its
+//! label, config and result names) that PID 1 and the host tools share.
+//! [`sim`] (feature `sim`) is a simulated disk with a
 //! seek-time and zone-rate model and a deterministic clock.
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -33,6 +35,7 @@ pub mod sim;
 pub mod size;
 pub mod spec;
 pub mod stats;
+pub mod stick;
 pub mod table;
 pub mod units;
 pub mod url;

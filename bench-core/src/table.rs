@@ -216,11 +216,37 @@ fn member_lines(lines: &[Analysis]) -> Vec<String> {
     out
 }
 
-/// `title`, then `rows` in columns as wide as their widest cell, separated
-/// by two spaces, without trailing spaces, each line ending in `\n`: the
-/// first column left-aligned, the others right-aligned where
-/// `right(column)`, else left-aligned.
+/// `title`, then `rows` as [`aligned_lines`] sets them: the first column
+/// left-aligned, the others right-aligned where `right(column)`, else
+/// left-aligned.
 fn aligned<R: AsRef<[String]>>(title: &str, rows: &[R], right: fn(usize) -> bool) -> Vec<String> {
+    let mut out = Vec::with_capacity(rows.len() + 1);
+    out.push(format!("{title}\n"));
+    out.extend(aligned_lines(rows, |i| {
+        if i > 0 && right(i) {
+            Align::Right
+        } else {
+            Align::Left
+        }
+    }));
+    out
+}
+
+/// How a column of [`aligned_lines`] is aligned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Text.
+    Left,
+    /// Figures.
+    Right,
+}
+
+/// `rows` in columns as wide as their widest cell (in characters),
+/// separated by two spaces, without trailing spaces, each line ending in
+/// `\n`; column `i` aligned as `align(i)`. A row shorter than the others
+/// has empty cells at its end. The one aligned-table layout of bootbench:
+/// this module's console table and bootbench-report's text tables.
+pub fn aligned_lines<R: AsRef<[String]>>(rows: &[R], align: impl Fn(usize) -> Align) -> Vec<String> {
     let columns = rows.iter().map(|r| r.as_ref().len()).max().unwrap_or(0);
     let mut widths = vec![0_usize; columns];
     for row in rows {
@@ -228,15 +254,16 @@ fn aligned<R: AsRef<[String]>>(title: &str, rows: &[R], right: fn(usize) -> bool
             *w = (*w).max(c.chars().count());
         }
     }
-    let mut out = Vec::with_capacity(rows.len() + 1);
-    out.push(format!("{title}\n"));
+    let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         let mut line = String::new();
         for (i, (c, &w)) in row.as_ref().iter().zip(&widths).enumerate() {
-            let _ = match i {
-                0 => write!(line, "{c:<w$}"),
-                _ if right(i) => write!(line, "  {c:>w$}"),
-                _ => write!(line, "  {c:<w$}"),
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let _ = match align(i) {
+                Align::Left => write!(line, "{c:<w$}"),
+                Align::Right => write!(line, "{c:>w$}"),
             };
         }
         line.truncate(line.trim_end().len());
@@ -265,9 +292,10 @@ fn cell<'a>(mut tests: impl Iterator<Item = &'a TestResult> + Clone, write: bool
     })
 }
 
-/// Bytes per second as MB/s (10^6), one decimal.
+/// Bytes per second as MB/s (10^6 B/s), one decimal, no unit: the
+/// figures of this module's table and of bootbench-report's.
 #[allow(clippy::cast_precision_loss)] // 10^6 is exact in f64
-fn mb_per_sec(bytes_per_sec: f64) -> String {
+pub fn mb_per_sec(bytes_per_sec: f64) -> String {
     format!("{:.1}", bytes_per_sec / MB as f64)
 }
 
@@ -503,6 +531,35 @@ members: each device's share of the bytes moved beneath the array or layer, and 
             "{text}"
         );
         assert!(text.contains("\\u009b") && text.contains("t\\r"), "{text}");
+    }
+
+    /// Columns as wide as their widest cell, two spaces between, aligned
+    /// per column, no trailing spaces; a short row has empty cells at its
+    /// end.
+    #[test]
+    fn tables_align_and_trim() {
+        let rows = vec![
+            vec!["a".to_string(), "bb".into(), "c".into()],
+            vec!["long".to_string(), "1".into()],
+            vec!["é".to_string(), "x".into(), "ccc".into()],
+        ];
+        let aligns = [Align::Left, Align::Right, Align::Left];
+        assert_eq!(
+            aligned_lines(&rows, |i| aligns[i]).concat(),
+            "a     bb  c\nlong   1\n\u{e9}      x  ccc\n"
+        );
+        assert_eq!(
+            aligned_lines(&rows, |_| Align::Right).concat(),
+            "   a  bb    c\nlong   1\n   é   x  ccc\n"
+        );
+        assert!(aligned_lines::<Vec<String>>(&[], |_| Align::Left).is_empty());
+    }
+
+    #[test]
+    fn figures_in_mb_per_sec() {
+        assert_eq!(mb_per_sec(20_971_520.0), "21.0");
+        assert_eq!(mb_per_sec(150_249_999.0), "150.2");
+        assert_eq!(mb_per_sec(0.0), "0.0");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! A reproducible cpio "newc" (SVR4, no CRC) archive writer, as the kernel's initramfs unpacker reads.
 //!
-//! Reproducible as u-root's `MakeReproducible` (STYLE.md #11): entries sorted by path (so a
+//! Reproducible as u-root's `MakeReproducible` (`pkg/cpio/utils.go`): entries sorted by path (so a
 //! directory comes before its contents), mtime 0, uid/gid 0, inode numbers assigned 1, 2, ... in
 //! archive order, no device numbers. Parent directories are added implicitly (mode 0755).
 

@@ -6,6 +6,8 @@
 
 use std::io::{Error, ErrorKind, Result};
 
+use crate::fat::BootSector;
+
 const ENTRY: usize = 32;
 const ATTR_DIR: u8 = 0x10;
 const ATTR_LFN: u8 = 0x0F;
@@ -27,6 +29,8 @@ struct Geometry {
     root_cluster: u32,
     /// Data clusters (numbered from 2).
     clusters: usize,
+    /// Byte offset of the FAT32 FSInfo sector (0 on FAT12/16).
+    fsinfo: usize,
 }
 
 fn u16_at(b: &[u8], o: usize) -> usize {
@@ -44,50 +48,27 @@ fn bad(msg: &str) -> Error {
 }
 
 impl Geometry {
+    /// The geometry in `vol`'s boot sector ([`BootSector`]: the FAT type by its cluster count),
+    /// refused unless the whole volume it describes is in `vol`.
     fn read(vol: &[u8]) -> Result<Self> {
-        if vol.len() < 512 {
-            return Err(bad("volume below one sector"));
+        let b = BootSector::read(vol).map_err(|e| bad(&e.to_string()))?;
+        // Every offset below is inside the volume the boot sector describes.
+        let whole = b.total_sectors.checked_mul(b.bytes_per_sector);
+        if whole.is_none_or(|bytes| usize::try_from(bytes).map_or(true, |bytes| bytes > vol.len())) {
+            return Err(bad("the boot sector describes a volume larger than the partition"));
         }
-        let bps = u16_at(vol, 11);
-        let spc = usize::from(vol[13]);
-        let reserved = u16_at(vol, 14);
-        let fats = usize::from(vol[16]);
-        let root_entries = u16_at(vol, 17);
-        let total16 = u16_at(vol, 19);
-        let fat16_size = u16_at(vol, 22);
-        let total = if total16 != 0 {
-            total16
-        } else {
-            as_usize(u32_at(vol, 32))
-        };
-        let fat_size = if fat16_size != 0 {
-            fat16_size
-        } else {
-            as_usize(u32_at(vol, 36))
-        };
-        if bps == 0 || spc == 0 {
-            return Err(bad("no geometry in the boot sector"));
-        }
-        let root_sectors = (root_entries * ENTRY).div_ceil(bps);
-        let first_data = reserved + fats * fat_size + root_sectors;
-        let clusters = total.saturating_sub(first_data) / spc;
-        let fat_bits = if clusters < 4085 {
-            12
-        } else if clusters < 65525 {
-            16
-        } else {
-            32
-        };
+        let size = |v: u64| usize::try_from(v).map_err(|_| bad("volume larger than memory"));
         Ok(Self {
-            bytes_per_sector: bps,
-            cluster_bytes: bps * spc,
-            fat_start: reserved * bps,
-            fat_bits,
-            root_start: (reserved + fats * fat_size) * bps,
-            root_bytes: root_sectors * bps,
-            data_start: first_data * bps,
-            root_cluster: if fat_bits == 32 { u32_at(vol, 44) } else { 0 },
-            clusters,
+            bytes_per_sector: size(b.bytes_per_sector)?,
+            cluster_bytes: size(b.cluster_bytes())?,
+            fat_start: size(b.fat_start(0))?,
+            fat_bits: b.fat_type.bits(),
+            root_start: size(b.root_start())?,
+            root_bytes: size(b.root_bytes())?,
+            data_start: size(b.data_start())?,
+            root_cluster: b.root_cluster,
+            clusters: size(b.clusters)?,
+            fsinfo: size(b.fsinfo_sector * b.bytes_per_sector)?,
         })
     }
 
@@ -217,7 +198,7 @@ pub fn fix_dot_entries(vol: &mut [u8]) -> Result<()> {
 
 /// Records the free cluster count in the FAT32 FSInfo sector (fatfs leaves it "unknown").
 fn set_fsinfo_free(vol: &mut [u8], g: &Geometry) {
-    let fsinfo = u16_at(vol, 48) * g.bytes_per_sector;
+    let fsinfo = g.fsinfo;
     if fsinfo == 0 || &vol[fsinfo..fsinfo + 4] != b"RRaA" {
         return;
     }

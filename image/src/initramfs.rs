@@ -1,4 +1,4 @@
-//! The initramfs (contract A): /init, /sbin/modprobe -> /init, /etc/bootbench.json, the module
+//! The initramfs, as PID 1 reads it: /init, /sbin/modprobe -> /init, /etc/bootbench.json, the module
 //! subset under /lib/modules/<kver>/ with modules.dep, modules.alias and modules.softdep, and the
 //! empty directories PID 1 mounts on; with `--allow-network-destructive`
 //! /etc/bootbench-network-destructive, with `--ca FILE` /etc/bootbench-ca.pem; a reproducible newc

@@ -1,8 +1,10 @@
-//! bootbench-image: builds bootbench's initramfs (contract A) and its bootable USB stick image
-//! (contract B) as plain files, with no root, no loop mounts and no host depmod.
+//! bootbench-image: builds bootbench's initramfs (what PID 1 finds at boot: [`initramfs`]) and its
+//! bootable USB stick image ([`usb`]; the label and names PID 1 and this crate agree on are
+//! `bench_core::stick`) as plain files, with no root, no loop mounts and no host depmod.
 #![deny(unsafe_code)]
 
 pub mod cpio;
+pub mod fat;
 mod fatfix;
 pub mod flash;
 pub mod gpt;

@@ -127,6 +127,26 @@ pub fn read_modinfo(elf: &[u8]) -> Result<ModInfo, ModinfoError> {
 pub(crate) mod tests {
     use super::*;
 
+    /// A real kernel tree: the one `make image` unpacks into out/kernel, or a development copy
+    /// in /work/kernel.
+    pub(crate) fn real_tree() -> Option<std::path::PathBuf> {
+        [
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../out/kernel"),
+            "/work/kernel".into(),
+        ]
+        .into_iter()
+        .find(|dir| dir.join("lib/modules").is_dir())
+    }
+
+    /// A real module (`rel` below `kernel/`) of [`real_tree`], if there is one.
+    fn real_module(rel: &str) -> Option<std::path::PathBuf> {
+        std::fs::read_dir(real_tree()?.join("lib/modules"))
+            .ok()?
+            .flatten()
+            .map(|e| e.path().join("kernel").join(rel))
+            .find(|p| p.exists())
+    }
+
     /// A minimal ELF64 LE relocatable with a null section, `.text`, `.modinfo` and `.shstrtab`.
     pub(crate) fn tiny_elf(modinfo: &[u8]) -> Vec<u8> {
         let shstrtab = b"\0.text\0.modinfo\0.shstrtab\0";
@@ -248,7 +268,7 @@ name=ahci\0vermagic=6.1.0 SMP mod_unload\0";
 
     #[test]
     fn real_ahci_if_present() {
-        let Some(path) = crate::modset::tests::real_module("drivers/ata/ahci.ko") else {
+        let Some(path) = real_module("drivers/ata/ahci.ko") else {
             eprintln!("skipped: no drivers/ata/ahci.ko in out/kernel or /work/kernel (run `make image`)");
             return;
         };

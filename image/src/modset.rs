@@ -1,6 +1,6 @@
 //! The module subset: a kernel tree's index, the closure of a requested set over `depends=` and
 //! soft dependencies, and the depmod-format tables (modules.dep, modules.alias, modules.softdep)
-//! that PID 1 reads (contract A).
+//! that PID 1 reads from the initramfs (under /lib/modules/<kver>/).
 
 use crate::modinfo::{self, normalize, ModInfo};
 use bench_core::glob::fnmatch;
@@ -8,17 +8,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// The default module set (issue 3): AHCI/SATA, NVMe, virtio (blk and SCSI), USB storage (BOT
-/// and UAS) and host controllers, the SAS/SCSI HBAs and RAID controllers servers have (issue 14:
-/// Broadcom/LSI SAS2/3 `mpt3sas`, MegaRAID `megaraid_sas`, Fusion MPT SAS1068/SPI `mptsas`
-/// `mptspi`, LSI 53C8xx `sym53c8xx`, HPE Smart Array `hpsa` `smartpqi`), md personalities,
-/// dm-crypt and its ciphers, crc32c, vfat and its code pages, efivarfs (where PID 1 reads
-/// which partition it booted from), and the NICs of a network boot (issue 15: virtio, Intel
-/// e1000/e1000e/igb/ixgbe/i40e/ice, Broadcom bnxt_en/tg3, Mellanox mlx5_core, Realtek r8169;
-/// what they need comes by `depends=` and softdeps, r8169's PHY driver `realtek` by its softdep).
-/// Some chips want firmware files the initramfs does not carry: ice its DDP package (it runs in
-/// its safe mode without), r8169 and tg3 for some chips (Debian's firmware-realtek,
-/// firmware-misc-nonfree).
+/// The default module set: AHCI/SATA, NVMe, virtio (blk and SCSI), USB storage (BOT and UAS) and
+/// host controllers, the SAS/SCSI HBAs and RAID controllers servers have (Broadcom/LSI SAS2/3
+/// `mpt3sas`, MegaRAID `megaraid_sas`, Fusion MPT SAS1068/SPI `mptsas` `mptspi`, LSI 53C8xx
+/// `sym53c8xx`, HPE Smart Array `hpsa` `smartpqi`), md personalities, dm-crypt and its ciphers,
+/// crc32c, vfat and its code pages, efivarfs (where PID 1 reads which partition it booted from),
+/// and the NICs of a network boot (virtio, Intel e1000/e1000e/igb/ixgbe/i40e/ice, Broadcom
+/// bnxt_en/tg3, Mellanox mlx5_core, Realtek r8169; what they need comes by `depends=` and softdeps,
+/// r8169's PHY driver `realtek` by its softdep). Some chips want firmware files the initramfs does
+/// not carry: ice its DDP package (it runs in its safe mode without), r8169 and tg3 for some chips
+/// (Debian's firmware-realtek, firmware-misc-nonfree).
 pub const DEFAULT_MODULES: &[&str] = &[
     "ahci",
     "sd_mod",
@@ -452,26 +451,6 @@ impl ModSet {
 pub(crate) mod tests {
     use super::*;
 
-    /// A real kernel tree: the one `make image` unpacks into out/kernel, or a development copy
-    /// in /work/kernel.
-    pub(crate) fn real_tree() -> Option<PathBuf> {
-        [
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../out/kernel"),
-            "/work/kernel".into(),
-        ]
-        .into_iter()
-        .find(|dir| dir.join("lib/modules").is_dir())
-    }
-
-    /// A real module (`rel` below `kernel/`) of [`real_tree`], if there is one.
-    pub(crate) fn real_module(rel: &str) -> Option<PathBuf> {
-        std::fs::read_dir(real_tree()?.join("lib/modules"))
-            .ok()?
-            .flatten()
-            .map(|e| e.path().join("kernel").join(rel))
-            .find(|p| p.exists())
-    }
-
     /// An in-memory module source.
     pub(crate) struct Fixture(pub BTreeMap<String, (String, ModInfo)>, pub Vec<String>);
 
@@ -671,7 +650,7 @@ kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
 
     #[test]
     fn real_tree_default_set_if_present() {
-        let Some(dir) = real_tree() else {
+        let Some(dir) = crate::modinfo::tests::real_tree() else {
             eprintln!("skipped: no kernel tree in out/kernel or /work/kernel (run `make image`)");
             return;
         };
@@ -680,7 +659,7 @@ kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
         for m in ["ahci", "libata", "libcrc32c", "crc32c_generic", "nls_iso8859_1", "ecb"] {
             assert!(set.modules.contains_key(m), "{m} missing");
         }
-        // The server controllers of issue 14 and what they need (QEMU's megasas-gen2,
+        // The servers' SAS/SCSI HBAs and RAID controllers and what they need (QEMU's megasas-gen2,
         // mptsas1068, lsi53c895a, virtio-scsi-pci and usb-uas bind these).
         for m in [
             "megaraid_sas",
@@ -713,7 +692,7 @@ kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
                 "{module}: no alias matches {modalias}"
             );
         }
-        // The NICs of issue 15, and what they need.
+        // The network boot's NICs, and what they need.
         for m in [
             "virtio_net",
             "net_failover",

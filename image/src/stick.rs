@@ -8,7 +8,9 @@ use std::fs::File;
 use std::io::{self, Cursor, Read, Seek, Write};
 use std::path::Path;
 
+use crate::fat::{BootSector, FatType};
 use crate::gpt;
+use bench_core::stick::{is_result_name, RESULTS_DIR};
 use fatfs::{FileAttributes, FileSystem, FsOptions};
 use fscommon::StreamSlice;
 
@@ -120,7 +122,8 @@ fn list(image: &Path, dir: &str, hidden: bool) -> io::Result<Vec<String>> {
 
 /// The names in the root directory of the FAT that fills `path` (a partition, or a stick
 /// formatted without a partition table), read-only, without `.`, `..` and the volume label;
-/// and how many result files its `results/` holds (a bootbench stick's, [`is_result_name`]).
+/// and how many result files its `results/` holds (a bootbench stick's, by the stick's contract:
+/// [`is_result_name`]).
 pub fn fat_root(path: &Path) -> io::Result<(Vec<String>, usize)> {
     let file = File::open(path)?;
     let end = (&file).seek(io::SeekFrom::End(0))?;
@@ -135,7 +138,7 @@ pub fn fat_root(path: &Path) -> io::Result<(Vec<String>, usize)> {
         }
     }
     names.sort();
-    let results = match fs.root_dir().open_dir("results") {
+    let results = match fs.root_dir().open_dir(RESULTS_DIR) {
         Ok(d) => d
             .iter()
             .filter_map(Result::ok)
@@ -146,32 +149,26 @@ pub fn fat_root(path: &Path) -> io::Result<(Vec<String>, usize)> {
     Ok((names, results))
 }
 
-/// Whether a file in the stick's `/results` is taken for a result: a name
-/// ending in `.json` that does not start with a dot (bootbench writes
-/// `.<name>.tmp-<pid>` first and renames it when complete; a write cut
-/// short leaves at most such a temp file).
-pub fn is_result_name(name: &str) -> bool {
-    name.ends_with(".json") && !name.starts_with('.') && name.len() > ".json".len()
-}
-
 /// A file of the stick's `/results` not copied, and why.
 pub type Passed = (String, String);
 
 /// Copy every result file of the stick's `/results` into `dest` (created):
 /// `(copied, passed over)`, each passed-over name with the reason (not a
-/// result's name, such as an interrupted write's temp file; empty; not JSON).
+/// result's name, such as an interrupted write's temp file; empty; not JSON). Names are taken as
+/// PID 1 writes them ([`is_result_name`]): without regard to case, as FAT compares them.
 pub fn copy_results_checked(image: &Path, dest: &Path) -> io::Result<(Vec<String>, Vec<Passed>)> {
     std::fs::create_dir_all(dest)?;
     // Each name with its contents, or None for a name that is not a result's.
     let files = with_fat(image, false, |fs| {
         let mut files = Vec::new();
-        for name in names_in(fs, "/results", true).map_err(|e| fat_error(image, "listing /results", e))? {
+        let dir = format!("/{RESULTS_DIR}");
+        for name in names_in(fs, &dir, true).map_err(|e| fat_error(image, &format!("listing {dir}"), e))? {
             let bytes = if is_result_name(&name) {
                 let mut bytes = Vec::new();
                 fs.root_dir()
-                    .open_file(&format!("results/{name}"))
+                    .open_file(&format!("{RESULTS_DIR}/{name}"))
                     .and_then(|mut f| f.read_to_end(&mut bytes))
-                    .map_err(|e| fat_error(image, &format!("reading /results/{name}"), e))?;
+                    .map_err(|e| fat_error(image, &format!("reading /{RESULTS_DIR}/{name}"), e))?;
                 Some(bytes)
             } else {
                 None
@@ -221,16 +218,16 @@ pub fn copy_results_checked(image: &Path, dest: &Path) -> io::Result<(Vec<String
 pub fn copy_results(image: &Path, dest: &Path) -> io::Result<Vec<String>> {
     let (copied, passed) = copy_results_checked(image, dest)?;
     for (name, why) in passed {
-        eprintln!("warning: stick /results/{name} not copied: {why}");
+        eprintln!("warning: stick /{RESULTS_DIR}/{name} not copied: {why}");
     }
     Ok(copied)
 }
 
 /// Damage the FAT of the stick's partition the way a worn-out stick does:
 /// every free cluster is marked bad in every copy of the FAT (FAT16 or
-/// FAT32), so files already there still read but nothing new can be
-/// written (the kernel's FAT driver fails with ENOSPC). Returns how many
-/// clusters were marked.
+/// FAT32, by its cluster count: [`BootSector`]), so files already there
+/// still read but nothing new can be written (the kernel's FAT driver fails
+/// with ENOSPC). Returns how many clusters were marked.
 pub fn mark_free_clusters_bad(image: &Path) -> io::Result<u64> {
     use std::io::{Seek, SeekFrom, Write};
     let off = find_esp(image)?;
@@ -239,35 +236,17 @@ pub fn mark_free_clusters_bad(image: &Path) -> io::Result<u64> {
     f.seek(SeekFrom::Start(off))?;
     f.read_exact(&mut bpb)?;
     let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {what}", image.display()));
-    let u16_at = |at: usize| u64::from(u16::from_le_bytes([bpb[at], bpb[at + 1]]));
-    let u32_at = |at: usize| u64::from(u32::from_le_bytes([bpb[at], bpb[at + 1], bpb[at + 2], bpb[at + 3]]));
-    let sector = u16_at(0x0B);
-    let per_cluster = u64::from(bpb[0x0D]);
-    let reserved = u16_at(0x0E);
-    let fats = u64::from(bpb[0x10]);
-    let root_entries = u16_at(0x11);
-    let total = if u16_at(0x13) != 0 { u16_at(0x13) } else { u32_at(0x20) };
-    let (fat_sectors, fat32) = if u16_at(0x16) != 0 {
-        (u16_at(0x16), false)
-    } else {
-        (u32_at(0x24), true)
+    let b = BootSector::read(&bpb).map_err(|e| bad(&e.to_string()))?;
+    let fat32 = match b.fat_type {
+        FatType::Fat12 => return Err(bad("FAT12 is not handled")),
+        FatType::Fat16 => false,
+        FatType::Fat32 => true,
     };
-    if sector == 0 || per_cluster == 0 || fats == 0 || fat_sectors == 0 {
-        return Err(bad("not a FAT boot sector"));
-    }
-    let root_sectors = (root_entries * 32).div_ceil(sector);
-    let data = total
-        .checked_sub(reserved + fats * fat_sectors + root_sectors)
-        .ok_or_else(|| bad("FAT geometry"))?;
-    let clusters = data / per_cluster;
-    if !fat32 && clusters < 4085 {
-        return Err(bad("FAT12 is not handled"));
-    }
-    let width: u64 = if fat32 { 4 } else { 2 };
-    let fat_bytes = usize::try_from(fat_sectors * sector).map_err(|_| bad("FAT size"))?;
+    let (clusters, width): (u64, u64) = (b.clusters, if fat32 { 4 } else { 2 });
+    let fat_bytes = usize::try_from(b.fat_bytes()).map_err(|_| bad("FAT size"))?;
     let mut marked = 0;
-    for copy in 0..fats {
-        let start = off + (reserved + copy * fat_sectors) * sector;
+    for copy in 0..b.fats {
+        let start = off + b.fat_start(copy);
         let mut table = vec![0u8; fat_bytes];
         f.seek(SeekFrom::Start(start))?;
         f.read_exact(&mut table)?;
@@ -297,7 +276,7 @@ pub fn mark_free_clusters_bad(image: &Path) -> io::Result<u64> {
     }
     if fat32 {
         // FSInfo's free-cluster count: none, and no hint where to look.
-        let info = off + u16_at(0x30) * sector;
+        let info = off + b.fsinfo_sector * b.bytes_per_sector;
         f.seek(SeekFrom::Start(info + 0x1E8))?;
         f.write_all(&[0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF])?;
     }
@@ -496,6 +475,41 @@ mod tests {
         ] {
             assert_eq!(is_result_name(name), want, "{name}");
         }
+    }
+
+    /// Both sides of the stick's contract agree on a real FAT's `/results`: the files PID 1
+    /// counts as its results when it names the next one (in any case, as FAT compares names)
+    /// are the files copied back, that next name is copied once written, and a temp file is not.
+    #[test]
+    fn the_results_pid_1_counts_are_the_results_copied() {
+        use bench_core::stick::{next_result_name, result_number, temp_name};
+        let dir = std::env::temp_dir().join(format!("bbq-stick-agree-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("stick.img");
+        fat_stick(&img);
+        let src = dir.join("src");
+        std::fs::write(&src, b"{\"n\":1}").unwrap();
+        let tmp = temp_name("SN1-5.json", 7);
+        for name in ["SN1-1.json", "sn1-3.JSON", "Sn1-2.Json", tmp.as_str(), "notes.txt"] {
+            put_file(&img, &src, &format!("/results/{name}")).unwrap();
+        }
+        let listing = list_dir_all(&img, "/results").unwrap();
+        let counted: Vec<&str> = listing
+            .iter()
+            .map(String::as_str)
+            .filter(|n| result_number(n, "SN1").is_some())
+            .collect();
+        assert_eq!(counted, ["SN1-1.json", "Sn1-2.Json", "sn1-3.JSON"]);
+        let (copied, _) = copy_results_checked(&img, &dir.join("out")).unwrap();
+        assert_eq!(copied, counted, "what PID 1 counts is what is copied back");
+        let next = next_result_name(listing.iter().map(String::as_str), "SN1");
+        assert_eq!(next, "SN1-4.json");
+        put_file(&img, &src, &format!("/results/{next}")).unwrap();
+        let (copied, passed) = copy_results_checked(&img, &dir.join("out")).unwrap();
+        assert!(copied.contains(&next), "{copied:?}");
+        let passed: Vec<&str> = passed.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(passed, [tmp.as_str(), "notes.txt"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

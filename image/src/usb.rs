@@ -1,17 +1,17 @@
-//! The USB stick image (contract B), built in memory and written as a plain file: no root, no loop
-//! mounts. GPT with one EFI system partition (FAT32, or FAT16 when too small), label BOOTBENCH,
-//! holding the UEFI boot loader, the kernel, the initramfs, bootbench.json and results/. The UEFI
-//! loader is Debian's signed chain (shim, then GRUB; boots with Secure Boot on or off) or
-//! systemd-boot (unsigned: Secure Boot refuses it). Legacy BIOS boot via syslinux (gptmbr.bin +
-//! `syslinux --install --offset`) where the syslinux packages are present.
+//! The USB stick image PID 1 boots from and writes its results to, built in memory and written as a
+//! plain file: no root, no loop mounts. GPT with one EFI system partition (FAT32, or FAT16 when too
+//! small), label BOOTBENCH, holding the UEFI boot loader, the kernel, the initramfs, bootbench.json
+//! and results/. The UEFI loader is Debian's signed chain (shim, then GRUB; boots with Secure Boot
+//! on or off) or systemd-boot (unsigned: Secure Boot refuses it). Legacy BIOS boot via syslinux
+//! (gptmbr.bin + `syslinux --install --offset`) where the syslinux packages are present.
 
+use crate::fat::{BootSector, FatType};
 use crate::{fatfix, gpt};
+use bench_core::stick::{CONFIG_NAME, LABEL, RESULTS_DIR};
 use std::io::{Cursor, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The FAT volume label PID 1 looks for (11-byte field).
-pub const LABEL: [u8; 11] = *b"BOOTBENCH  ";
 /// Kernel options: the last `console=` becomes /dev/console, so the serial port gets the results.
 pub const CMDLINE: &str = "console=tty0 console=ttyS0,115200 panic=-1 loglevel=4";
 /// First LBA of the partition (1 MiB aligned).
@@ -348,11 +348,11 @@ pub fn build(inputs: &Inputs<'_>, bios: &Bios) -> Result<Vec<u8>, UsbError> {
             }
             put("vmlinuz", inputs.vmlinuz).map_err(UsbError::Fat)?;
             put("initrd.img", inputs.initrd).map_err(UsbError::Fat)?;
-            put("bootbench.json", inputs.config).map_err(UsbError::Fat)?;
+            put(CONFIG_NAME, inputs.config).map_err(UsbError::Fat)?;
             if matches!(bios, Bios::Syslinux { .. }) {
                 put("syslinux.cfg", syslinux_cfg(inputs.append, &stick).as_bytes()).map_err(UsbError::Fat)?;
             }
-            root.create_dir("results").map_err(UsbError::Fat)?;
+            root.create_dir(RESULTS_DIR).map_err(UsbError::Fat)?;
         }
         fs.unmount().map_err(UsbError::Fat)?;
     }
@@ -411,11 +411,11 @@ fn copy_boot_sector_to_backup(path: &Path, part_offset: u64) -> std::io::Result<
     let mut boot = [0u8; 512];
     f.seek(SeekFrom::Start(part_offset))?;
     f.read_exact(&mut boot)?;
-    let is_fat32 = &boot[82..90] == b"FAT32   ";
-    let backup = u64::from(u16::from_le_bytes([boot[50], boot[51]]));
-    let bps = u64::from(u16::from_le_bytes([boot[11], boot[12]]));
-    if is_fat32 && backup != 0 && backup != 0xFFFF {
-        f.seek(SeekFrom::Start(part_offset + backup * bps))?;
+    let fat = BootSector::read(&boot)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("the FAT after syslinux: {e}")))?;
+    let backup = fat.backup_boot_sector;
+    if fat.fat_type == FatType::Fat32 && backup != 0 && backup != 0xFFFF {
+        f.seek(SeekFrom::Start(part_offset + backup * fat.bytes_per_sector))?;
         f.write_all(&boot)?;
         f.sync_all()?;
     }
@@ -450,7 +450,8 @@ mod tests {
         out
     }
 
-    /// Checks contract B on an image; returns the FAT type.
+    /// Checks that an image is the stick PID 1 expects (GPT, its ESP, the labelled FAT PID 1
+    /// finds, the loader, kernel, initramfs, config and results/); returns the FAT type.
     fn check(mut disk: Vec<u8>, inp: &Inputs<'_>) -> fatfs::FatType {
         let total = disk.len() as u64 / 512;
         let primary = table(&disk, 1);
@@ -467,6 +468,10 @@ mod tests {
             let fat32 = &boot[82..90] == b"FAT32   ";
             let label_off = if fat32 { 0x47 } else { 0x2B };
             assert_eq!(&boot[label_off..label_off + 11], b"BOOTBENCH  ");
+            assert!(
+                bench_core::stick::is_bootbench_fat(boot),
+                "PID 1's check does not take this boot sector for the stick's"
+            );
             assert_eq!(&boot[510..512], &[0x55, 0xAA]);
             if fat32 {
                 fatfs::FatType::Fat32

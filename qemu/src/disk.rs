@@ -328,109 +328,124 @@ impl FromStr for DiskSpec {
             let (key, value) = field
                 .split_once('=')
                 .ok_or_else(|| SpecError(format!("disk spec {s:?}: {field:?} is not key=value")))?;
-            match key {
-                "size" => d.size = parse_size(key, value)?,
-                "serial" => d.serial = value.to_owned(),
-                "guest_serial" => {
-                    let text = percent_decode(value)?;
-                    if text.is_empty() || text.len() > 255 {
-                        return Err(SpecError(format!("guest_serial {value:?}: 1 to 255 bytes")));
-                    }
-                    d.guest_serial = Some(text);
+            d.set(s, key, value)?;
+        }
+        d.check(s)?;
+        Ok(d)
+    }
+}
+
+impl DiskSpec {
+    /// Set the field `key` of the spec `s` to `value`.
+    fn set(&mut self, s: &str, key: &str, value: &str) -> Result<(), SpecError> {
+        match key {
+            "size" => self.size = parse_size(key, value)?,
+            "serial" => self.serial = value.to_owned(),
+            "guest_serial" => {
+                let text = percent_decode(value)?;
+                if text.is_empty() || text.len() > 255 {
+                    return Err(SpecError(format!("guest_serial {value:?}: 1 to 255 bytes")));
                 }
-                "model" => d.model = Some(value.to_owned()),
-                "rotation" | "rotation_rate" => {
-                    d.rotation_rate = Some(
-                        value
-                            .parse()
-                            .map_err(|_| SpecError(format!("rotation {value:?}: rpm as a whole number")))?,
-                    );
-                }
-                "bps" => d.throttle.bps_total = Some(parse_size(key, value)?),
-                "iops" => {
-                    d.throttle.iops_total = Some(
-                        value
-                            .parse()
-                            .map_err(|_| SpecError(format!("iops {value:?}: a whole number")))?,
-                    );
-                }
-                "lbs" | "logical_block_size" => d.logical_block_size = Some(block_size(key, value)?),
-                "pbs" | "physical_block_size" => d.physical_block_size = Some(block_size(key, value)?),
-                "wwn" => d.wwn = Some(parse_wwn(value)?),
-                "fault" => d.faults.push(value.parse()?),
-                "file" => d.file = Some(PathBuf::from(value)),
-                "ns" => {
-                    d.nsid = Some(
-                        value
-                            .parse()
-                            .ok()
-                            .filter(|n| *n >= 1)
-                            .ok_or_else(|| SpecError(format!("ns {value:?}: a namespace id from 1")))?,
-                    );
-                }
-                _ => {
-                    return Err(SpecError(format!(
-                        "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, lbs, pbs, wwn, bps, iops, fault, file, ns)"
-                    )))
-                }
+                self.guest_serial = Some(text);
+            }
+            "model" => self.model = Some(value.to_owned()),
+            "rotation" | "rotation_rate" => {
+                self.rotation_rate = Some(
+                    value
+                        .parse()
+                        .map_err(|_| SpecError(format!("rotation {value:?}: rpm as a whole number")))?,
+                );
+            }
+            "bps" => self.throttle.bps_total = Some(parse_size(key, value)?),
+            "iops" => {
+                self.throttle.iops_total = Some(
+                    value
+                        .parse()
+                        .map_err(|_| SpecError(format!("iops {value:?}: a whole number")))?,
+                );
+            }
+            "lbs" | "logical_block_size" => self.logical_block_size = Some(block_size(key, value)?),
+            "pbs" | "physical_block_size" => self.physical_block_size = Some(block_size(key, value)?),
+            "wwn" => self.wwn = Some(parse_wwn(value)?),
+            "fault" => self.faults.push(value.parse()?),
+            "file" => self.file = Some(PathBuf::from(value)),
+            "ns" => {
+                self.nsid = Some(
+                    value
+                        .parse()
+                        .ok()
+                        .filter(|n| *n >= 1)
+                        .ok_or_else(|| SpecError(format!("ns {value:?}: a namespace id from 1")))?,
+                );
+            }
+            _ => {
+                return Err(SpecError(format!(
+                    "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, lbs, pbs, wwn, bps, iops, fault, file, ns)"
+                )))
             }
         }
-        check_serial(&d.serial)?;
-        if d.size == 0 || d.size % 512 != 0 {
+        Ok(())
+    }
+
+    /// Check what the fields of the spec `s` must be together (the serial, the size against
+    /// the blocks, what applies to which transport).
+    fn check(&self, s: &str) -> Result<(), SpecError> {
+        check_serial(&self.serial)?;
+        if self.size == 0 || self.size % 512 != 0 {
             return Err(SpecError(format!(
                 "disk spec {s:?}: size must be a positive multiple of 512"
             )));
         }
-        let scsi = d.transport.scsi_controller().is_some();
-        if !(d.transport == Transport::Sata || scsi) && (d.model.is_some() || d.rotation_rate.is_some()) {
+        let scsi = self.transport.scsi_controller().is_some();
+        if !(self.transport == Transport::Sata || scsi) && (self.model.is_some() || self.rotation_rate.is_some()) {
             return Err(SpecError(format!(
                 "disk spec {s:?}: model and rotation apply to sata and SCSI (virtio-scsi, megasas, mptsas, lsi, uas) disks only"
             )));
         }
-        if d.wwn.is_some() && !scsi {
+        if self.wwn.is_some() && !scsi {
             return Err(SpecError(format!(
                 "disk spec {s:?}: wwn applies to SCSI (virtio-scsi, megasas, mptsas, lsi, uas) disks only"
             )));
         }
-        if d.transport == Transport::Mptsas && d.wwn.is_none() {
+        if self.transport == Transport::Mptsas && self.wwn.is_none() {
             return Err(SpecError(format!(
                 "disk spec {s:?}: an mptsas disk needs wwn= (its SAS address, e.g. wwn=5000c50015ea71ac): \
                  Linux's mptsas attaches no end device of SAS address 0"
             )));
         }
-        let lbs = d.logical_block_size.unwrap_or(512);
-        if let Some(pbs) = d.physical_block_size {
+        let lbs = self.logical_block_size.unwrap_or(512);
+        if let Some(pbs) = self.physical_block_size {
             if pbs < lbs {
                 return Err(SpecError(format!(
                     "disk spec {s:?}: pbs {pbs} is smaller than the logical block size {lbs}; expected pbs >= lbs"
                 )));
             }
         }
-        if d.transport == Transport::Sata && lbs != 512 {
+        if self.transport == Transport::Sata && lbs != 512 {
             return Err(SpecError(format!(
                 "disk spec {s:?}: lbs {lbs} on sata: QEMU's IDE disks have 512-byte logical blocks (pbs=4096 makes a 512e disk)"
             )));
         }
-        if d.size % u64::from(lbs) != 0 {
+        if self.size % u64::from(lbs) != 0 {
             return Err(SpecError(format!(
                 "disk spec {s:?}: size {} is not a multiple of the logical block size {lbs}",
-                d.size
+                self.size
             )));
         }
-        if d.transport != Transport::Nvme && d.nsid.is_some() {
+        if self.transport != Transport::Nvme && self.nsid.is_some() {
             return Err(SpecError(format!("disk spec {s:?}: ns applies to nvme disks only")));
         }
-        if let Some(m) = &d.model {
+        if let Some(m) = &self.model {
             // An ATA model holds 40 characters, a SCSI INQUIRY product 16.
             let max = if scsi { 16 } else { 40 };
             if m.len() > max || m.contains(',') || !m.is_ascii() {
                 return Err(SpecError(format!(
                     "model {m:?}: at most {max} ASCII characters on {}, no commas",
-                    d.transport.name()
+                    self.transport.name()
                 )));
             }
         }
-        Ok(d)
+        Ok(())
     }
 }
 

@@ -160,8 +160,20 @@ fn main() -> ExitCode {
     }
 }
 
+/// What a mode boots, before the disks and the machine around it ([`boot_and_report`]).
+#[derive(Debug)]
+struct Launch {
+    boot: Boot,
+    /// The stick image attached as a USB disk (its results are copied out afterwards).
+    stick: Option<PathBuf>,
+    /// A kernel for the KVM probe of `--accel auto`.
+    probe_kernel: Option<PathBuf>,
+    net: Option<Net>,
+    common: Common,
+}
+
 fn real_main(cli: Cli) -> Result<ExitCode, String> {
-    let (boot, stick_image, probe_kernel, net, common) = match cli.mode {
+    let launch = match cli.mode {
         Mode::Direct {
             kernel,
             initrd,
@@ -174,7 +186,13 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 initrd: Some(initrd),
                 append: cmdline::default_append(&append),
             };
-            (boot, stick, Some(kernel), None, common)
+            Launch {
+                boot,
+                stick,
+                probe_kernel: Some(kernel),
+                net: None,
+                common,
+            }
         }
         Mode::Usb {
             image,
@@ -197,7 +215,13 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                     secure_boot,
                 }
             };
-            (boot, Some(image), probe_kernel, None, common)
+            Launch {
+                boot,
+                stick: Some(image),
+                probe_kernel,
+                net: None,
+                common,
+            }
         }
         Mode::Netboot {
             dir,
@@ -237,9 +261,29 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
                 pcap: Some(pcap.unwrap_or_else(|| common.out_dir.join("net.pcap"))),
             };
             let kernel = dir.join("vmlinuz");
-            (boot, None, kernel.exists().then_some(kernel), Some(net), common)
+            Launch {
+                boot,
+                stick: None,
+                probe_kernel: kernel.exists().then_some(kernel),
+                net: Some(net),
+                common,
+            }
         }
     };
+    boot_and_report(launch)
+}
+
+/// Boot `launch`: its disks made in OUT_DIR, the accelerator chosen, the machine's command
+/// line printed (`--dry-run`) or run with its `--config` put on the stick first; then its
+/// documents saved and reported ([`report`]).
+fn boot_and_report(launch: Launch) -> Result<ExitCode, String> {
+    let Launch {
+        boot,
+        stick: stick_image,
+        probe_kernel,
+        net,
+        common,
+    } = launch;
     let dir = &common.out_dir;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut specs = if common.default_disks {
@@ -286,7 +330,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, String> {
         let image = stick_image
             .as_deref()
             .ok_or("--config puts the config on the stick: give a stick (--stick, or usb --image)")?;
-        stick::put_file(image, config, "/bootbench.json")
+        stick::put_file(image, config, &format!("/{}", bench_core::stick::CONFIG_NAME))
             .map_err(|e| format!("--config {}: putting it on {}: {e}", config.display(), image.display()))?;
     }
     for d in &machine.disks {

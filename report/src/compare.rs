@@ -160,8 +160,8 @@ fn figures(t: &TestResult) -> Vec<(String, f64, String)> {
     for f in &s.per_step {
         let (label, shown) = match t.workload {
             bench_core::spec::Workload::IopsSweep => (format!("{} B IOPS", f.label), text::iops(f.value)),
-            bench_core::spec::Workload::Slog => (format!("{} B write MB/s", f.label), text::mb(f.value)),
-            _ => (format!("{} MB/s", f.label), text::mb(f.value)),
+            bench_core::spec::Workload::Slog => (format!("{} B write MB/s", f.label), text::mb_per_sec(f.value)),
+            _ => (format!("{} MB/s", f.label), text::mb_per_sec(f.value)),
         };
         out.push((label, f.value, shown));
     }

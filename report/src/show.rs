@@ -359,7 +359,7 @@ pub fn metric_plain(m: Metric, v: f64) -> String {
     if m.is_iops() {
         text::iops(v)
     } else {
-        text::mb(v)
+        text::mb_per_sec(v)
     }
 }
 
@@ -459,7 +459,7 @@ fn passes(tests: &[&TestResult]) -> String {
                         text::PassMark::Reported => " *",
                         text::PassMark::Measured => "  ",
                     };
-                    format!("{}{mark}", text::mb(p.bytes_per_sec))
+                    format!("{}{mark}", text::mb_per_sec(p.bytes_per_sec))
                 })
                 .collect();
             let lowest = text::lowest_latency(st).map_or_else(
@@ -532,8 +532,8 @@ fn tests_table(tests: &[&TestResult]) -> String {
                 Some(e) => format!("error (errno {e})"),
                 None => text::state(&x.status),
             },
-            fig(s.read_bytes_per_sec, text::mb),
-            fig(s.write_bytes_per_sec, text::mb),
+            fig(s.read_bytes_per_sec, text::mb_per_sec),
+            fig(s.write_bytes_per_sec, text::mb_per_sec),
             fig(s.read_iops, text::iops),
             fig(s.write_iops, text::iops),
             fig(s.lat_mean_ns, text::us),
@@ -564,7 +564,7 @@ fn tool_units(tests: &[&TestResult]) -> String {
         ] {
             let Some(v) = v else { continue };
             if let Some(tool) = bench_core::profile::tool_figure(&x.name, v) {
-                rows.push(vec![x.name.clone(), dir.into(), tool, text::mb(v)]);
+                rows.push(vec![x.name.clone(), dir.into(), tool, text::mb_per_sec(v)]);
             }
         }
         let dir = match x.workload {
@@ -587,7 +587,7 @@ fn tool_units(tests: &[&TestResult]) -> String {
                 }
                 _ => (format!("{dir} {}", f.label), tool),
             };
-            rows.push(vec![x.name.clone(), label, tool, text::mb(f.value)]);
+            rows.push(vec![x.name.clone(), label, tool, text::mb_per_sec(f.value)]);
         }
     }
     if rows.len() == 1 {
@@ -655,7 +655,7 @@ fn zones(x: &TestResult) -> String {
         .filter(|f| order(&f.label).is_none() && surface_index(&f.label).is_none())
         .cloned()
         .collect();
-    let mut out = figures_block("zone rates outside to inside, read MB/s", x, &named, text::mb);
+    let mut out = figures_block("zone rates outside to inside, read MB/s", x, &named, text::mb_per_sec);
     if x.status == Status::Ok && !surface.is_empty() {
         let pts: Vec<Figure> = surface
             .into_iter()
@@ -670,12 +670,12 @@ fn zones(x: &TestResult) -> String {
         ));
         let rows = vec![
             pts.iter().map(|f| f.label.clone()).collect::<Vec<_>>(),
-            pts.iter().map(|f| text::mb(f.value)).collect(),
+            pts.iter().map(|f| text::mb_per_sec(f.value)).collect(),
         ];
         out.push_str(&indent(&table(&rows, &vec![Align::Right; pts.len()])));
     }
     if x.status == Status::Ok && !other.is_empty() {
-        out.push_str(&figures_block("other steps, read MB/s", x, &other, text::mb));
+        out.push_str(&figures_block("other steps, read MB/s", x, &other, text::mb_per_sec));
     }
     out
 }
@@ -694,7 +694,7 @@ fn iops_sweep(x: &TestResult) -> String {
 }
 
 fn commit(x: &TestResult) -> String {
-    figures_block("commit, write MB/s by step", x, &x.summary.per_step, text::mb)
+    figures_block("commit, write MB/s by step", x, &x.summary.per_step, text::mb_per_sec)
 }
 
 /// A step's time per write, ns: its runtime (writes and flushes, as
@@ -728,7 +728,7 @@ fn slog(x: &TestResult) -> String {
     ];
     for (s, w, ns) in &steps {
         rows[0].push(s.label.clone());
-        rows[1].push(text::mb(w.bytes_per_sec));
+        rows[1].push(text::mb_per_sec(w.bytes_per_sec));
         rows[2].push(text::us(*ns));
     }
     let mut align = vec![Align::Left];
@@ -861,17 +861,23 @@ mod tests {
         );
         let sysbench = format!("{:.2} MiB/s (sysbench)", ra / 1048576.0);
         let line = out.lines().find(|l| l.starts_with("sysbench_rndrd")).expect(&out);
-        assert!(line.contains(&sysbench) && line.ends_with(&text::mb(ra)), "{line}");
+        assert!(
+            line.contains(&sysbench) && line.ends_with(&text::mb_per_sec(ra)),
+            "{line}"
+        );
         let line = out.lines().find(|l| l.starts_with("dd_read_10m")).expect(&out);
         assert!(
-            line.contains("(dd)") && line.contains(" read ") && line.ends_with(&text::mb(rb)),
+            line.contains("(dd)") && line.contains(" read ") && line.ends_with(&text::mb_per_sec(rb)),
             "{line}"
         );
         b.name = "hdparm_t".into();
         let out = tool_units(&[&*b]);
         let line = out.lines().find(|l| l.starts_with("hdparm_t")).expect(&out);
         let hdparm = format!("{:.2} MB/sec (hdparm)", rb / 1048576.0);
-        assert!(line.contains(&hdparm) && line.ends_with(&text::mb(rb)), "{line}");
+        assert!(
+            line.contains(&hdparm) && line.ends_with(&text::mb_per_sec(rb)),
+            "{line}"
+        );
     }
 
     /// `slog` renders per write size (bytes), write MB/s and µs per write

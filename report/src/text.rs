@@ -1,9 +1,12 @@
 //! Small text helpers shared by `show`, `compare`, `csv` and `html`: aligned
-//! tables, figures with their units (MB/s = 10^6 B/s, MiB = 2^20 B, µs =
-//! 10^-3 ms), and the one date formatter ([`utc`]).
+//! tables and MB/s figures (bench-core's, [`bench_core::table`], which also
+//! sets PID 1's console table), the other figures with their units (MiB =
+//! 2^20 B, µs = 10^-3 ms), and the one date formatter ([`utc`]).
 
 use bench_core::result::{Status, StepResult, TestResult};
-use bench_core::units::{MB, MIB};
+use bench_core::units::MIB;
+
+pub use bench_core::table::{mb_per_sec, Align};
 
 /// How `show` and `html` mark one pass of a step of several passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,49 +55,12 @@ pub fn test_pass(warmup: bool, bytes_per_sec: f64, lat_mean_ns: f64) -> bench_co
     }
 }
 
-/// How a column is aligned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Align {
-    /// Text.
-    Left,
-    /// Figures.
-    Right,
-}
-
-/// Rows of cells, the first row the header; columns as wide as their
-/// widest cell, separated by two spaces, no trailing spaces. Missing cells
-/// are empty.
+/// Rows of cells, the first row the header, as one text
+/// ([`bench_core::table::aligned_lines`]: columns as wide as their widest
+/// cell, separated by two spaces, no trailing spaces; missing cells are
+/// empty); column `i` aligned as `align[i]`, left past its end.
 pub fn table(rows: &[Vec<String>], align: &[Align]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut widths = vec![0_usize; cols];
-    for row in rows {
-        for (w, c) in widths.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (i, &w) in widths.iter().enumerate() {
-            let c = row.get(i).map_or("", String::as_str);
-            if i > 0 {
-                line.push_str("  ");
-            }
-            match align.get(i).copied().unwrap_or(Align::Left) {
-                Align::Left => line.push_str(&format!("{c:<w$}")),
-                Align::Right => line.push_str(&format!("{c:>w$}")),
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// Bytes per second as MB/s (10^6 B/s), one decimal, no unit.
-#[allow(clippy::cast_precision_loss)] // 10^6 is exact in f64
-pub fn mb(bytes_per_sec: f64) -> String {
-    format!("{:.1}", bytes_per_sec / MB as f64)
+    bench_core::table::aligned_lines(rows, |i| align.get(i).copied().unwrap_or(Align::Left)).concat()
 }
 
 /// Per second, no decimals (IOPS).
@@ -151,14 +117,12 @@ pub fn status_word(t: &TestResult) -> Option<String> {
 /// The short marker a table cell shows in place of a figure: `None` for
 /// ok, `skip`, `err`, else the state's name.
 pub fn marker(s: &Status) -> Option<String> {
-    if *s == Status::Ok {
-        return None;
+    match s {
+        Status::Ok => None,
+        Status::Skipped { .. } => Some("skip".into()),
+        Status::Error { .. } => Some("err".into()),
+        Status::Interrupted { .. } | Status::Timeout { .. } => Some(state(s)),
     }
-    Some(match state(s).as_str() {
-        "skipped" => "skip".into(),
-        "error" => "err".into(),
-        other => other.into(),
-    })
 }
 
 /// The errno of a failed test.
@@ -171,41 +135,36 @@ pub fn errno(s: &Status) -> Option<i32> {
 }
 
 /// A status in words: `ok`, `skipped: <reason>`, `error: <message> (errno
-/// N, <op> at offset X B)`, or `<state>: <message>` for other states.
+/// N, <op> at offset X B)`, or `<state>: <message>` for the other states;
+/// the state and the op as the document spells them ([`state`],
+/// [`op_name`]).
 pub fn status_text(s: &Status) -> String {
-    if *s == Status::Ok {
-        return "ok".into();
-    }
-    if let Status::Skipped { reason } = s {
-        return format!("skipped: {reason}");
-    }
-    if let Status::Error {
-        errno,
-        op,
-        offset,
-        message,
-    } = s
-    {
-        return format!(
-            "error: {message} (errno {errno}, {} at offset {offset} B)",
+    let state = state(s);
+    match s {
+        Status::Ok => state,
+        Status::Skipped { reason } => format!("{state}: {reason}"),
+        Status::Error {
+            errno,
+            op,
+            offset,
+            message,
+        } => format!(
+            "{state}: {message} (errno {errno}, {} at offset {offset} B)",
             op_name(*op)
-        );
-    }
-    let message = serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(String::from));
-    match message {
-        Some(m) => format!("{}: {m}", state(s)),
-        None => state(s),
+        ),
+        Status::Interrupted { message } | Status::Timeout { message } => format!("{state}: {message}"),
     }
 }
 
-/// An operation's name as the document spells it.
+/// An operation's name as the document spells it: serde's name of the
+/// variant (bench-core derives it; no second spelling here).
 pub fn op_name(op: bench_core::io::Op) -> String {
-    serde_json::to_value(op)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_else(|| format!("{op:?}"))
+    match serde_json::to_value(op) {
+        Ok(serde_json::Value::String(name)) => name,
+        // Never for a unit variant; still serde's spelling if it were.
+        Ok(other) => other.to_string(),
+        Err(e) => format!("<{e}>"),
+    }
 }
 
 /// A workload's name as the document spells it.
@@ -272,9 +231,46 @@ mod tests {
         );
     }
 
+    /// The names come from serde: every op and every state as the
+    /// document's JSON spells it.
+    #[test]
+    fn states_and_ops_are_spelled_as_the_document_spells_them() {
+        use bench_core::io::Op;
+        for op in [Op::Read, Op::Write, Op::Flush, Op::FlushRange] {
+            assert_eq!(serde_json::to_string(&op).unwrap(), format!("\"{}\"", op_name(op)));
+        }
+        assert_eq!(op_name(Op::FlushRange), "flush_range");
+        let message = || "m".to_string();
+        for (s, text, mark) in [
+            (Status::Ok, "ok", None),
+            (Status::Skipped { reason: message() }, "skipped: m", Some("skip")),
+            (
+                Status::Error {
+                    errno: 5,
+                    op: Op::FlushRange,
+                    offset: 4096,
+                    message: message(),
+                },
+                "error: m (errno 5, flush_range at offset 4096 B)",
+                Some("err"),
+            ),
+            (
+                Status::Interrupted { message: message() },
+                "interrupted: m",
+                Some("interrupted"),
+            ),
+            (Status::Timeout { message: message() }, "timeout: m", Some("timeout")),
+        ] {
+            let json: serde_json::Value = serde_json::to_value(&s).unwrap();
+            assert_eq!(json["state"].as_str(), Some(state(&s).as_str()));
+            assert_eq!(status_text(&s), text);
+            assert_eq!(marker(&s).as_deref(), mark);
+        }
+    }
+
     #[test]
     fn figures_and_units() {
-        assert_eq!(mb(20_971_520.0), "21.0");
+        assert_eq!(mb_per_sec(20_971_520.0), "21.0");
         assert_eq!(us(85_504.0), "85.5");
         assert_eq!(bytes(268_435_456), "268435456 B (256.0 MiB)");
         assert_eq!(ratio(2.0, 3.0), "1.500");

@@ -293,7 +293,7 @@ fn the_fleet_charts_and_member_tables_render_in_chromium() {
 }
 
 /// The page of `fleet --html` over three machines, one with a slow SATA
-/// SSD (the documents of `cli.rs`'s `fleet_flags_the_slow_disk`): every
+/// SSD (the documents of `tests/fleet.rs`'s `fleet_flags_the_slow_disk`): every
 /// strip chart (a chart per test, by host model and by disk model) has all
 /// its dots and medians laid out, the page logs nothing and fetches
 /// nothing, like the report.

@@ -1,8 +1,9 @@
-//! The boot stick (built by `image/src/usb.rs`): a FAT labelled `BOOTBENCH` in the boot
-//! sector of a partition (or of a whole disk formatted without a partition
-//! table), mounted vfat at /mnt/stick; it holds the user's
-//! `bootbench.json` and receives `results/<machine>-<n>.json` (`results/stick.rs`).
-//! Its whole disk is never a benchmark target.
+//! The boot stick: a FAT labelled `BOOTBENCH` in the boot sector of a
+//! partition (or of a whole disk formatted without a partition table),
+//! mounted vfat at /mnt/stick; it holds the user's `bootbench.json` and
+//! receives `results/<machine>-<n>.json` (the names both PID 1 and
+//! bootbench-image keep are in [`bench_core::stick`]). Its whole disk is
+//! never a benchmark target.
 //!
 //! Which labelled FAT is the stick ([`choose`]): the partition the machine
 //! booted from, by its GPT unique GUID (PARTUUID): UEFI's systemd-boot
@@ -19,22 +20,10 @@ use std::path::Path;
 
 use bench_core::gpt;
 
-/// The volume label, as the 11-byte boot-sector field holds it.
-pub const LABEL: &[u8; 11] = b"BOOTBENCH  ";
 /// Where PID 1 mounts the stick.
 pub const MOUNT_POINT: &str = "/mnt/stick";
-/// The config file on the stick.
-pub const CONFIG_NAME: &str = "bootbench.json";
 
-/// True if `sector` (the first 512 bytes of a device) is a FAT boot sector
-/// labelled `BOOTBENCH`: FAT32 (`FAT32   ` at 0x52, label at 0x47) or
-/// FAT12/16 (`FAT1` at 0x36, label at 0x2B). The label compares without
-/// regard to case, as FAT labels are shown.
-pub fn is_bootbench_fat(sector: &[u8]) -> bool {
-    let field = |at: usize, len: usize| sector.get(at..at + len);
-    let label_at = |at: usize| field(at, 11).is_some_and(|l| l.eq_ignore_ascii_case(LABEL));
-    (field(0x52, 8) == Some(b"FAT32   ") && label_at(0x47)) || (field(0x36, 4) == Some(b"FAT1") && label_at(0x2B))
-}
+pub use bench_core::stick::{is_bootbench_fat, CONFIG_NAME};
 
 /// The stick: the labelled FAT filesystem and the whole disk it is on.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //!
 //! The data goes to a temp name first (`.<name>.tmp-<pid>`: a dot file
 //! whose name does not end in `.json`, so no reader takes it for a result,
-//! see [`is_temp_name`]), is fsynced, and only then appears under its final
+//! see [`bench_core::stick::temp_name`]), is fsynced, and only then appears under its final
 //! name in one step. Power lost (or the machine killed) at any moment leaves
 //! either no final name or the complete file under it, never a partial or
 //! empty file under a result's name.
@@ -30,6 +30,8 @@ use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use bench_core::stick::temp_name;
 
 /// Why results could not be written.
 #[derive(Debug)]
@@ -114,15 +116,6 @@ fn check_new(path: &Path) -> Result<(), SinkError> {
     Ok(())
 }
 
-/// True if `name` is a temp name of [`write_new`] (`.<name>.tmp-<pid>`),
-/// as an interrupted write may leave behind: never a result.
-pub fn is_temp_name(name: &str) -> bool {
-    name.starts_with('.')
-        && name
-            .rsplit_once(".tmp-")
-            .is_some_and(|(_, pid)| pid.bytes().all(|b| b.is_ascii_digit()))
-}
-
 fn io<'p>(step: &'static str, p: &'p Path) -> impl Fn(io::Error) -> SinkError + 'p {
     move |source| SinkError::Io {
         step,
@@ -153,7 +146,7 @@ impl NewFile {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let tmp = dir_of(path).join(format!(".{name}.tmp-{}", std::process::id()));
+        let tmp = dir_of(path).join(temp_name(&name, std::process::id()));
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -514,20 +507,6 @@ mod tests {
         assert!(write_new(&p, b"x").is_err());
     }
 
-    #[test]
-    fn temp_names_are_never_results() {
-        for (name, temp) in [
-            (".SN-2.json.tmp-1", true),
-            (".r.json.tmp-123456", true),
-            ("SN-2.json", false),
-            (".SN-2.json", false),
-            ("SN-2.json.tmp-1", false),
-            (".SN-2.json.tmp-x", false),
-        ] {
-            assert_eq!(is_temp_name(name), temp, "{name}");
-        }
-    }
-
     /// Half-way through a write, the directory holds the earlier file and a
     /// temp name with the first half, and no file under the final name.
     fn mid_write_shows_only_a_temp_name(dir: &Path) {
@@ -542,7 +521,7 @@ mod tests {
         .unwrap();
         let tmp = format!(".r-2.json.tmp-{}", std::process::id());
         assert_eq!(seen, vec![tmp.clone(), "r-1.json".to_string()], "mid-write listing");
-        assert!(is_temp_name(&tmp));
+        assert!(bench_core::stick::is_temp_name(&tmp));
         assert_eq!(fs::read(&p).unwrap(), b"0123456789");
         assert_eq!(fs::read(&earlier).unwrap(), b"earlier result");
         assert_eq!(entries(dir), vec!["r-1.json", "r-2.json"], "no temp left");

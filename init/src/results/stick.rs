@@ -1,7 +1,8 @@
-//! The results on the boot stick: `results/<machine>-<n>.json`,
-//! named per machine without dates (the RTC may be wrong) and written with
-//! [`sink::write_new_with`] so that nothing is ever overwritten and no partial
-//! file carries a result's name.
+//! The results on the boot stick: `results/<machine>-<n>.json`, named per
+//! machine without dates (the RTC may be wrong) by the stick's contract,
+//! [`bench_core::stick`] (which bootbench-image reads them back by), and
+//! written with [`sink::write_new_with`] so that nothing is ever
+//! overwritten and no partial file carries a result's name.
 
 use std::fmt;
 use std::io;
@@ -10,107 +11,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::results::sink::{self, SinkError};
 
-/// The results directory on the stick.
-pub const RESULTS_DIR: &str = "results";
+use bench_core::stick::{is_temp_name_of, result_number};
+pub use bench_core::stick::{machine_name, RESULTS_DIR};
 
-/// The longest machine name in result file names, in characters (ASCII,
-/// so also UTF-16 units and bytes): a long DMI serial is cut to it.
-pub const MACHINE_MAX: usize = 64;
-
-/// The longest result file name: FAT's long names hold 255 UTF-16 units,
-/// and the temp name `.<name>.tmp-<pid>` of [`sink::write_new_with`] adds 13
-/// (a dot, `.tmp-`, a pid of up to 7 digits).
-pub const NAME_MAX: usize = 255 - 13;
-
-/// The machine's name in result file names: the DMI serial with every
-/// character outside `[A-Za-z0-9._-]` replaced by `_`, leading dots removed
-/// (a dot file is hidden, and readers pass over it), cut to
-/// [`MACHINE_MAX`] characters; `unknown` if there is none (or nothing but
-/// dots and underscores).
-pub fn machine_name(product_serial: Option<&str>) -> String {
-    let s: String = product_serial
-        .unwrap_or("")
-        .trim()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .skip_while(|&c| c == '.')
-        .take(MACHINE_MAX)
-        .collect();
-    if s.chars().all(|c| c == '.' || c == '_') {
-        "unknown".to_string()
-    } else {
-        s
-    }
-}
-
-/// The digits `n` of `<machine>-<n>.json`, if `file` is such a name,
-/// compared without regard to case as FAT compares names (`sn1-3.JSON` is
-/// `SN1-3.json` there); any number of digits.
-fn result_number<'f>(file: &'f str, machine: &str) -> Option<&'f str> {
-    let head = file.get(..machine.len())?;
-    if !head.eq_ignore_ascii_case(machine) {
-        return None;
-    }
-    let rest = file[machine.len()..].strip_prefix('-')?;
-    let split = rest.len().checked_sub(".json".len())?;
-    let (n, ext) = (rest.get(..split)?, rest.get(split..)?);
-    (ext.eq_ignore_ascii_case(".json") && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(n)
-}
-
-/// A decimal number of any length without its leading zeros (`""` is 0).
-fn canonical(digits: &str) -> &str {
-    digits.trim_start_matches('0')
-}
-
-/// One more than the canonical decimal `n`, of any length.
-fn plus_one(n: &str) -> String {
-    let mut d: Vec<u8> = n.bytes().collect();
-    for b in d.iter_mut().rev() {
-        if *b == b'9' {
-            *b = b'0';
-        } else {
-            *b += 1;
-            return String::from_utf8(d).unwrap_or_default();
-        }
-    }
-    d.insert(0, b'1');
-    String::from_utf8(d).unwrap_or_default()
-}
-
-/// `<machine>-<n>.json` with n one more than the highest n in `dir` for
-/// `machine` (1 if there is none; the RTC may be wrong, so no dates): file
-/// names compared without case, numbers of any length. Only if that name
-/// would be longer than [`NAME_MAX`] (a stray file with a number of well
-/// over 100 digits) is n the smallest number not taken instead. Either way
-/// no name of `dir` equals it, in any case.
+/// [`bench_core::stick::next_result_name`] for the files in `dir`.
 pub fn next_result_name(dir: &Path, machine: &str) -> io::Result<String> {
-    let mut taken: Vec<String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     for e in std::fs::read_dir(dir)? {
-        let name = e?.file_name().to_string_lossy().into_owned();
-        if let Some(n) = result_number(&name, machine) {
-            taken.push(canonical(n).to_string());
-        }
+        names.push(e?.file_name().to_string_lossy().into_owned());
     }
-    let highest = taken
-        .iter()
-        .max_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)))
-        .map_or("", String::as_str);
-    let name = |n: &str| format!("{machine}-{n}.json");
-    let next = plus_one(highest);
-    if name(&next).len() <= NAME_MAX {
-        return Ok(name(&next));
-    }
-    let free = (1u64..)
-        .map(|k| k.to_string())
-        .find(|k| !taken.contains(k))
-        .unwrap_or_default();
-    Ok(name(&free))
+    Ok(bench_core::stick::next_result_name(
+        names.iter().map(String::as_str),
+        machine,
+    ))
 }
 
 /// Why no results file was written.
@@ -197,11 +110,8 @@ pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, S
     // killed) hold no result a reader takes; PID 1 is the stick's only
     // writer, so none is in use: remove them.
     if let Ok(rd) = std::fs::read_dir(&dir) {
-        let own = format!(".{machine}-");
         for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let mine = name.get(..own.len()).is_some_and(|h| h.eq_ignore_ascii_case(&own));
-            if mine && sink::is_temp_name(&name) {
+            if is_temp_name_of(&e.file_name().to_string_lossy(), machine) {
                 let _ = std::fs::remove_file(e.path());
             }
         }
@@ -242,32 +152,10 @@ pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_core::stick::NAME_MAX;
     use std::fs;
 
     use crate::testutil::TempDir;
-
-    #[test]
-    fn machine_names() {
-        for (serial, want) in [
-            (Some("7XYZ123"), "7XYZ123"),
-            (Some(" CZ1234/56 AB "), "CZ1234_56_AB"),
-            (Some("To Be Filled By O.E.M."), "To_Be_Filled_By_O.E.M."),
-            (Some("../.."), "unknown"),
-            (Some(""), "unknown"),
-            (None, "unknown"),
-            (Some("sn-é"), "sn-_"),
-            (Some(".hidden"), "hidden"),
-            (Some("..x.y"), "x.y"),
-        ] {
-            assert_eq!(machine_name(serial), want, "{serial:?}");
-        }
-        // A long DMI serial is cut, so its result names fit FAT with room.
-        let long = "S".repeat(300);
-        let m = machine_name(Some(&long));
-        assert_eq!(m, "S".repeat(MACHINE_MAX));
-        let worst = format!(".{m}-{}.json.tmp-4194304", u64::MAX);
-        assert!(worst.len() <= 255, "{} characters", worst.len());
-    }
 
     /// FAT ignores case: another case of a name is the same name, and
     /// counts; numbers of any length count, one more than the highest.
@@ -301,13 +189,6 @@ mod tests {
             }
             assert_eq!(next_result_name(&t.0, "SN1").expect("list"), *want, "{files:?}");
         }
-        assert_eq!(result_number("sn1-42.json", "SN1"), Some("42"));
-        assert_eq!(result_number("SN1-.json", "SN1"), None);
-        assert_eq!(result_number("S", "SN1"), None);
-        assert_eq!(result_number("SN1é-1.json", "SN1"), None);
-        assert_eq!(plus_one(""), "1");
-        assert_eq!(plus_one("199"), "200");
-        assert_eq!(plus_one("999"), "1000");
     }
 
     /// A stray number so long that one more would not fit FAT's name

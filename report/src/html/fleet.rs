@@ -10,12 +10,11 @@
 
 use std::fmt::Write as _;
 
-use bench_core::analysis::{FleetGroup, OUTLIER_BELOW};
+use bench_core::analysis::{FleetGroup, Metric, OUTLIER_BELOW};
 
-use super::{
-    axis_value, color, decades, escape, figure, fmt_metric, head, legend, metric_axis, nice_ticks, num, opt, short,
-    svg_open_h, Chart, Scale, LOG_SPAN, RIGHT, TOP, W,
-};
+use super::format::{axis_value, escape, fmt_metric, metric_axis, num, opt};
+use super::svg::{color, decades, figure, legend, nice_ticks, short, svg_open_h, Scale, LOG_SPAN, RIGHT, TOP, W};
+use super::{head, Chart};
 use crate::fleet::{against, by_test, spread_share, Cell, Fleet, Key};
 use crate::read::Loaded;
 use crate::show::metric_label;
@@ -354,128 +353,14 @@ const LANES: [f64; 5] = [0.0, -7.0, 7.0, -11.0, 11.0];
 /// an outlier), the median a black bar, 10% below it dotted.
 fn strips<K: Key>(cx: &Ctx, groups: &[&FleetGroup<K>], title: &str) -> String {
     let m = groups[0].metric;
-    let values = || {
-        groups
-            .iter()
-            .flat_map(|g| g.entries.iter().map(|e| axis_value(m, e.value)))
-            .filter(|v| v.is_finite() && *v > 0.0)
-    };
-    let max = values().fold(0.0_f64, f64::max);
-    let min = values().fold(f64::INFINITY, f64::min);
-    let (x0, x1) = (LABELS, W - RIGHT);
-    let (scale, ticks, axis) = if min.is_finite() && max / min > LOG_SPAN {
-        let dec = decades(min, max);
-        let top = dec.last().copied().unwrap_or(dec[0] * 10.0);
-        (
-            Scale::log10((dec[0], top), (x0, x1)),
-            dec,
-            format!("{} (log scale)", metric_axis(m)),
-        )
-    } else {
-        let t = nice_ticks(max * 1.05, 5);
-        let top = t.last().copied().unwrap_or(1.0);
-        (Scale::linear((0.0, top), (x0, x1)), t, metric_axis(m))
-    };
+    let (scale, ticks, axis) = strip_scale(groups, m);
     let bottom = TOP + ROW * groups.len() as f64;
     let h = bottom + BELOW;
     let mut out = String::new();
     svg_open_h(&mut out, Chart::Fleet, title, h);
-    out.push_str("<g class=\"axis x\">");
-    for t in &ticks {
-        let px = scale.map(*t);
-        let _ = write!(
-            out,
-            "<line class=\"grid\" x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{TOP}\" y2=\"{bottom:.1}\"/>\
-             <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            bottom + 16.0,
-            num(*t)
-        );
-    }
-    let _ = write!(
-        out,
-        "<line class=\"frame\" x1=\"{x0}\" x2=\"{x1:.1}\" y1=\"{bottom:.1}\" y2=\"{bottom:.1}\"/>\
-         <line class=\"frame\" x1=\"{x0}\" x2=\"{x0}\" y1=\"{TOP}\" y2=\"{bottom:.1}\"/>\
-         <text class=\"title\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text></g>",
-        (x0 + x1) / 2.0,
-        h - 10.0,
-        escape(&axis)
-    );
+    strip_axis(&mut out, &scale, &ticks, &axis, (bottom, h));
     for (r, g) in groups.iter().enumerate() {
-        let cy = TOP + ROW * (r as f64 + 0.5);
-        let lines = g.key.lines();
-        let label = lines.join(" · ");
-        let _ = write!(
-            out,
-            "<g class=\"strip\" data-group=\"{}\"><line class=\"grid\" x1=\"{x0}\" x2=\"{x1:.1}\" y1=\"{cy:.1}\" \
-             y2=\"{cy:.1}\"/><text class=\"group-label\" text-anchor=\"end\"><title>{}</title>",
-            escape(&label),
-            escape(&label),
-        );
-        // One line or two (host, then disk), centred on the strip.
-        let first = cy + 4.0 - 6.0 * (lines.len().min(2) as f64 - 1.0);
-        for (k, line) in lines.iter().take(2).enumerate() {
-            let _ = write!(
-                out,
-                "<tspan x=\"{:.1}\" y=\"{:.1}\">{}</tspan>",
-                x0 - 8.0,
-                first + 12.0 * k as f64,
-                escape(&short(line, x0 - 16.0, 6.2))
-            );
-        }
-        out.push_str("</text>");
-        let median = axis_value(m, g.median);
-        let floor = median * (1.0 - OUTLIER_BELOW);
-        let (pm, pf) = (scale.map(median), scale.map(floor));
-        let _ = write!(
-            out,
-            "<line class=\"threshold\" x1=\"{pf:.1}\" x2=\"{pf:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"><title>{:.0}% below the \
-             median: {}</title></line>\
-             <line class=\"mark median\" x1=\"{pm:.1}\" x2=\"{pm:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"><title>median {}</title></line>",
-            cy - ROW / 2.0 + 3.0,
-            cy + ROW / 2.0 - 3.0,
-            OUTLIER_BELOW * 100.0,
-            fmt_metric(m, g.median * (1.0 - OUTLIER_BELOW)),
-            cy - 13.0,
-            cy + 13.0,
-            fmt_metric(m, g.median)
-        );
-        // Dots in the order of their figures, each in the first lane where it
-        // does not cover the last dot (the outliers drawn last, on top).
-        let mut order: Vec<usize> = (0..g.entries.len()).collect();
-        order.sort_by(|&a, &b| g.entries[a].value.total_cmp(&g.entries[b].value));
-        let mut last = [f64::NEG_INFINITY; LANES.len()];
-        let mut placed: Vec<(usize, f64, f64)> = Vec::new();
-        for i in order {
-            let px = scale.map(axis_value(m, g.entries[i].value));
-            let lane = (0..LANES.len()).find(|&l| px - last[l] >= 9.0).unwrap_or_else(|| {
-                (0..LANES.len())
-                    .min_by(|&a, &b| last[a].total_cmp(&last[b]))
-                    .unwrap_or(0)
-            });
-            last[lane] = px;
-            placed.push((i, px, cy + LANES[lane]));
-        }
-        placed.sort_by_key(|&(i, _, _)| g.is_outlier(g.entries[i].value));
-        for (i, px, py) in placed {
-            let e = &g.entries[i];
-            let odd = g.is_outlier(e.value);
-            let _ = write!(
-                out,
-                "<circle class=\"mark dot{}\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"{}\" fill=\"{}\"><title>[{}] {} {} ({}): \
-                 {}, {} against the median{}</title></circle>",
-                if odd { " outlier" } else { "" },
-                if odd { "6" } else { "4.5" },
-                color(usize::from(odd)),
-                e.doc + 1,
-                escape(cx.f.machine_name(e.doc)),
-                escape(&e.target),
-                escape(e.serial.as_deref().unwrap_or("no serial")),
-                fmt_metric(m, e.value),
-                against(g, e.value),
-                if odd { ", outlier" } else { "" }
-            );
-        }
-        out.push_str("</g>");
+        strip(&mut out, cx, g, m, TOP + ROW * (r as f64 + 0.5), &scale);
     }
     out.push_str("</svg>");
     let names = [
@@ -498,4 +383,142 @@ fn strips<K: Key>(cx: &Ctx, groups: &[&FleetGroup<K>], title: &str) -> String {
             &[escape(&note)]
         )
     )
+}
+
+/// The strips' axis for the figure `m` of `groups`: its scale across the plot, its ticks and its
+/// title (linear from 0, or decades on a log scale when the figures span more than
+/// [`LOG_SPAN`] x).
+fn strip_scale<K: Key>(groups: &[&FleetGroup<K>], m: Metric) -> (Scale, Vec<f64>, String) {
+    let values = || {
+        groups
+            .iter()
+            .flat_map(|g| g.entries.iter().map(|e| axis_value(m, e.value)))
+            .filter(|v| v.is_finite() && *v > 0.0)
+    };
+    let max = values().fold(0.0_f64, f64::max);
+    let min = values().fold(f64::INFINITY, f64::min);
+    let (x0, x1) = (LABELS, W - RIGHT);
+    if min.is_finite() && max / min > LOG_SPAN {
+        let dec = decades(min, max);
+        let top = dec.last().copied().unwrap_or(dec[0] * 10.0);
+        (
+            Scale::log10((dec[0], top), (x0, x1)),
+            dec,
+            format!("{} (log scale)", metric_axis(m)),
+        )
+    } else {
+        let t = nice_ticks(max * 1.05, 5);
+        let top = t.last().copied().unwrap_or(1.0);
+        (Scale::linear((0.0, top), (x0, x1)), t, metric_axis(m))
+    }
+}
+
+/// The strips' x axis: grid lines and labels at `ticks`, the frame, and the title `axis`, for a
+/// plot whose strips end at `bottom` in a chart `h` high.
+fn strip_axis(out: &mut String, scale: &Scale, ticks: &[f64], axis: &str, (bottom, h): (f64, f64)) {
+    let (x0, x1) = (LABELS, W - RIGHT);
+    out.push_str("<g class=\"axis x\">");
+    for t in ticks {
+        let px = scale.map(*t);
+        let _ = write!(
+            out,
+            "<line class=\"grid\" x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{TOP}\" y2=\"{bottom:.1}\"/>\
+             <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            bottom + 16.0,
+            num(*t)
+        );
+    }
+    let _ = write!(
+        out,
+        "<line class=\"frame\" x1=\"{x0}\" x2=\"{x1:.1}\" y1=\"{bottom:.1}\" y2=\"{bottom:.1}\"/>\
+         <line class=\"frame\" x1=\"{x0}\" x2=\"{x0}\" y1=\"{TOP}\" y2=\"{bottom:.1}\"/>\
+         <text class=\"title\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text></g>",
+        (x0 + x1) / 2.0,
+        h - 10.0,
+        escape(axis)
+    );
+}
+
+/// One group's strip of the figure `m`, centred at `cy`: its name (one line or two), the median and the line 10%
+/// below it, and a dot per disk ([`strip_dots`]).
+fn strip<K: Key>(out: &mut String, cx: &Ctx, g: &FleetGroup<K>, m: Metric, cy: f64, scale: &Scale) {
+    let (x0, x1) = (LABELS, W - RIGHT);
+    let lines = g.key.lines();
+    let label = lines.join(" · ");
+    let _ = write!(
+        out,
+        "<g class=\"strip\" data-group=\"{}\"><line class=\"grid\" x1=\"{x0}\" x2=\"{x1:.1}\" y1=\"{cy:.1}\" \
+         y2=\"{cy:.1}\"/><text class=\"group-label\" text-anchor=\"end\"><title>{}</title>",
+        escape(&label),
+        escape(&label),
+    );
+    // One line or two (host, then disk), centred on the strip.
+    let first = cy + 4.0 - 6.0 * (lines.len().min(2) as f64 - 1.0);
+    for (k, line) in lines.iter().take(2).enumerate() {
+        let _ = write!(
+            out,
+            "<tspan x=\"{:.1}\" y=\"{:.1}\">{}</tspan>",
+            x0 - 8.0,
+            first + 12.0 * k as f64,
+            escape(&short(line, x0 - 16.0, 6.2))
+        );
+    }
+    out.push_str("</text>");
+    let median = axis_value(m, g.median);
+    let floor = median * (1.0 - OUTLIER_BELOW);
+    let (pm, pf) = (scale.map(median), scale.map(floor));
+    let _ = write!(
+        out,
+        "<line class=\"threshold\" x1=\"{pf:.1}\" x2=\"{pf:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"><title>{:.0}% below the \
+         median: {}</title></line>\
+         <line class=\"mark median\" x1=\"{pm:.1}\" x2=\"{pm:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"><title>median {}</title></line>",
+        cy - ROW / 2.0 + 3.0,
+        cy + ROW / 2.0 - 3.0,
+        OUTLIER_BELOW * 100.0,
+        fmt_metric(m, g.median * (1.0 - OUTLIER_BELOW)),
+        cy - 13.0,
+        cy + 13.0,
+        fmt_metric(m, g.median)
+    );
+    strip_dots(out, cx, g, m, cy, scale);
+    out.push_str("</g>");
+}
+
+/// A strip's dots, one per disk, in the order of their figures, each in the first lane where it
+/// does not cover the last dot (the outliers drawn last, on top).
+fn strip_dots<K: Key>(out: &mut String, cx: &Ctx, g: &FleetGroup<K>, m: Metric, cy: f64, scale: &Scale) {
+    let mut order: Vec<usize> = (0..g.entries.len()).collect();
+    order.sort_by(|&a, &b| g.entries[a].value.total_cmp(&g.entries[b].value));
+    let mut last = [f64::NEG_INFINITY; LANES.len()];
+    let mut placed: Vec<(usize, f64, f64)> = Vec::new();
+    for i in order {
+        let px = scale.map(axis_value(m, g.entries[i].value));
+        let lane = (0..LANES.len()).find(|&l| px - last[l] >= 9.0).unwrap_or_else(|| {
+            (0..LANES.len())
+                .min_by(|&a, &b| last[a].total_cmp(&last[b]))
+                .unwrap_or(0)
+        });
+        last[lane] = px;
+        placed.push((i, px, cy + LANES[lane]));
+    }
+    placed.sort_by_key(|&(i, _, _)| g.is_outlier(g.entries[i].value));
+    for (i, px, py) in placed {
+        let e = &g.entries[i];
+        let odd = g.is_outlier(e.value);
+        let _ = write!(
+            out,
+            "<circle class=\"mark dot{}\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"{}\" fill=\"{}\"><title>[{}] {} {} ({}): \
+             {}, {} against the median{}</title></circle>",
+            if odd { " outlier" } else { "" },
+            if odd { "6" } else { "4.5" },
+            color(usize::from(odd)),
+            e.doc + 1,
+            escape(cx.f.machine_name(e.doc)),
+            escape(&e.target),
+            escape(e.serial.as_deref().unwrap_or("no serial")),
+            fmt_metric(m, e.value),
+            against(g, e.value),
+            if odd { ", outlier" } else { "" }
+        );
+    }
 }
