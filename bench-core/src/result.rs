@@ -12,10 +12,206 @@ use serde::{Deserialize, Serialize};
 
 use crate::io::{Access, Op};
 use crate::spec::{Params, Workload};
+use crate::units::MB;
+use alloc::format;
+use core::fmt;
 
 /// The engine of a step's queues: a queue describes itself
 /// ([`crate::io::IoQueue::engine`]), so the type lives with the queues.
 pub use crate::io::EngineInfo;
+
+/// Declares a closed set of the result document: an enum of unit variants
+/// whose serde names are the document's (`bench_core::names` reads them),
+/// with `name()` and `Display` from serde.
+macro_rules! closed_set {
+    ($(#[$m:meta])* $vis:vis enum $name:ident ($case:literal) { $($(#[$vm:meta])* $v:ident,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = $case)]
+        $vis enum $name { $($(#[$vm])* $v,)* }
+
+        impl $name {
+            /// Every value, in the order declared.
+            pub const ALL: &'static [$name] = &[$($name::$v,)*];
+
+            /// Its name in the document: serde's.
+            pub fn name(self) -> &'static str {
+                crate::names::name_of(&self)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+closed_set! {
+    /// How a run ended.
+    pub enum RunStatus ("snake_case") {
+        /// Every test ran.
+        Ok,
+        /// A target failed (absent, could not be opened, its I/O hung and
+        /// was abandoned), or a stack could not be torn down, while the
+        /// rest ran; or the config could not be run at all.
+        Error,
+        /// The user stopped it (SIGINT or SIGTERM).
+        Interrupted,
+    }
+}
+
+closed_set! {
+    /// What a target is.
+    pub enum TargetKind ("snake_case") {
+        /// A block device.
+        Block,
+        /// A regular file.
+        File,
+        /// A simulated disk (`--simulate`).
+        Simulated,
+        /// A disk the config names that the machine lacks.
+        Absent,
+        /// An md array bootbench assembled.
+        Md,
+        /// A device-mapper layer bootbench set up.
+        Dm,
+    }
+}
+
+closed_set! {
+    /// Whether a stack is an array or a layer.
+    pub enum StackClass ("snake_case") {
+        /// An md array.
+        Md,
+        /// A device-mapper layer.
+        Dm,
+    }
+}
+
+closed_set! {
+    /// How the kernel runs a stack.
+    pub enum StackMode ("kebab-case") {
+        /// An md array started read-only, a dm table loaded with
+        /// DM_READONLY_FLAG: whenever any disk beneath may not be written.
+        ReadOnly,
+        /// Both may write.
+        ReadWrite,
+    }
+}
+
+impl StackMode {
+    /// Read-only unless `writable`.
+    pub const fn of(writable: bool) -> StackMode {
+        if writable {
+            StackMode::ReadWrite
+        } else {
+            StackMode::ReadOnly
+        }
+    }
+}
+
+closed_set! {
+    /// What a line of the analysis compares.
+    pub enum AnalysisKind ("snake_case") {
+        /// An md array, by its level's rule.
+        Array,
+        /// A dm layer, against the device beneath.
+        Layer,
+        /// A layer slow through the page cache with a smaller readahead
+        /// than the device beneath.
+        Readahead,
+        /// The disks together against the sum of each alone.
+        AllAtOnce,
+        /// A disk against the median of its model and firmware.
+        Outlier,
+    }
+}
+
+closed_set! {
+    /// What a line of the health analysis says.
+    pub enum HealthKind ("snake_case") {
+        /// SMART status failed, or an NVMe critical warning.
+        SmartFailed,
+        /// An ATA attribute at or below its threshold.
+        AttributeFailing,
+        /// A watched counter rose during the run.
+        CounterGained,
+        /// The warning temperature reached.
+        Temperature,
+        /// A test's second half slower than its first.
+        ThroughputDrop,
+    }
+}
+
+impl Default for TargetKind {
+    /// A block device, what most targets are.
+    fn default() -> Self {
+        TargetKind::Block
+    }
+}
+
+impl Default for StackClass {
+    /// An array.
+    fn default() -> Self {
+        StackClass::Md
+    }
+}
+
+closed_set! {
+    /// One figure of a test's summary; its serde name is the summary field's.
+    pub enum Metric ("snake_case") {
+        /// `read_bytes_per_sec`.
+        #[serde(rename = "read_bytes_per_sec")]
+        ReadBps,
+        /// `write_bytes_per_sec`.
+        #[serde(rename = "write_bytes_per_sec")]
+        WriteBps,
+        /// `read_iops`.
+        ReadIops,
+        /// `write_iops`.
+        WriteIops,
+    }
+}
+
+impl Metric {
+    /// The metric of that summary field name.
+    pub fn from_name(name: &str) -> Option<Metric> {
+        crate::names::from_name(name)
+    }
+
+    /// The value in a summary.
+    pub const fn get(self, s: &Summary) -> Option<f64> {
+        match self {
+            Metric::ReadBps => s.read_bytes_per_sec,
+            Metric::WriteBps => s.write_bytes_per_sec,
+            Metric::ReadIops => s.read_iops,
+            Metric::WriteIops => s.write_iops,
+        }
+    }
+
+    /// True for reads.
+    pub const fn is_read(self) -> bool {
+        matches!(self, Metric::ReadBps | Metric::ReadIops)
+    }
+
+    /// True for IOPS, false for bytes per second.
+    pub const fn is_iops(self) -> bool {
+        matches!(self, Metric::ReadIops | Metric::WriteIops)
+    }
+
+    /// A value of this metric in words with its unit: `20.5 MB/s`, `812 IOPS`.
+    pub fn show(self, v: f64) -> String {
+        if self.is_iops() {
+            format!("{v:.0} IOPS")
+        } else {
+            #[allow(clippy::cast_precision_loss)] // 10^6 is exact in f64
+            let mb = v / MB as f64;
+            format!("{mb:.1} MB/s")
+        }
+    }
+}
 
 /// The schema identifier of this version of the document.
 pub const SCHEMA: &str = "bootbench.result/1";
@@ -78,11 +274,8 @@ pub struct RunInfo {
     pub seed: u64,
     /// True when the targets were simulated disks (`--simulate`).
     pub simulated: bool,
-    /// `ok` if every test ran; `error` if a target failed (absent, could not
-    /// be opened, its I/O hung and was abandoned), or a stack could not be
-    /// torn down, while the rest ran; `interrupted` if the user stopped it
-    /// (SIGINT or SIGTERM).
-    pub status: String,
+    /// How the run ended ([`RunStatus`]).
+    pub status: RunStatus,
     /// What failed (every reason, `; `-separated), or why the run stopped.
     pub error: Option<String>,
     /// The bound stated at the start of the run, nanoseconds: every test
@@ -139,8 +332,8 @@ pub struct Host {
 pub struct TargetInfo {
     /// The path given (`/dev/sda`, `/dev/loop3`, a file, `sim:0`).
     pub path: String,
-    /// `block`, `file` or `simulated`.
-    pub kind: String,
+    /// What it is ([`TargetKind`]).
+    pub kind: TargetKind,
     /// Kernel name of the block device (`sda`, `nvme0n1`).
     pub name: Option<String>,
     /// Model string.
@@ -193,8 +386,8 @@ pub struct TargetInfo {
 /// What an array or a layer is built of.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StackInfo {
-    /// `md` (an array) or `dm` (a layer).
-    pub kind: String,
+    /// An array (`md`) or a layer (`dm`).
+    pub kind: StackClass,
     /// The name given in the config.
     pub name: String,
     /// md: the level (`linear`, `raid0`, `raid1`, `raid5`, `raid6`,
@@ -221,12 +414,10 @@ pub struct StackInfo {
     /// "no write-intent bitmap (mdadm's default has one)").
     #[serde(default)]
     pub notes: Vec<String>,
-    /// How the kernel runs it: `read-only` (an md array started read-only,
-    /// a dm table loaded with DM_READONLY_FLAG: whenever any disk beneath
-    /// may not be written) or `read-write`; `None` when it was not
+    /// How the kernel runs it ([`StackMode`]); `None` when it was not
     /// assembled.
     #[serde(default)]
-    pub mode: Option<String>,
+    pub mode: Option<StackMode>,
 }
 
 /// A disk's health before and after its tests (ATA SMART, the NVMe
@@ -365,12 +556,8 @@ pub struct TestTemperature {
 /// One line of the health analysis.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HealthLine {
-    /// `smart_failed` (SMART status failed or an NVMe critical warning),
-    /// `attribute_failing` (an ATA attribute at or below its threshold),
-    /// `counter_gained` (a watched counter rose during the run),
-    /// `temperature` (the warning temperature reached), or
-    /// `throughput_drop` (a test's second half slower than its first).
-    pub kind: String,
+    /// What it says ([`HealthKind`]).
+    pub kind: HealthKind,
     /// The disk, as its [`TargetInfo::path`].
     pub target: String,
     /// The test, for `temperature` during a test and `throughput_drop`.
@@ -411,21 +598,16 @@ pub struct AllAtOnce {
 /// from the devices it is built of.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
-    /// `array` (md, by its level's rule), `layer` (dm, against the device
-    /// beneath), `readahead` (a layer slow through the page cache with a
-    /// smaller readahead than the device beneath), `all_at_once` (together
-    /// against the sum of each alone) or `outlier` (a disk against the
-    /// median of its model and firmware).
-    pub kind: String,
+    /// What is compared ([`AnalysisKind`]).
+    pub kind: AnalysisKind,
     /// The array's or layer's path; `all at once` for an all-at-once run.
     pub target: String,
     /// The test's name.
     pub test: String,
     /// Its workload.
     pub workload: Workload,
-    /// Which figure of the summary: `read_bytes_per_sec`,
-    /// `write_bytes_per_sec`, `read_iops` or `write_iops`.
-    pub metric: String,
+    /// Which figure of the summary ([`Metric`]).
+    pub metric: Metric,
     /// Measured, in the metric's unit (bytes per second or per second).
     pub measured: f64,
     /// Expected from the devices beneath, same unit.

@@ -121,7 +121,7 @@ fn health_lines(lines: &[HealthLine]) -> Vec<String> {
     let mut out = Vec::with_capacity(lines.len() + 1);
     out.push(format!("{HEALTH_LINE}\n"));
     for l in lines {
-        out.push(format!("  {}: {}\n", console::safe(&l.kind), console::safe(&l.message)));
+        out.push(format!("  {}: {}\n", l.kind, console::safe(&l.message)));
     }
     out
 }
@@ -143,16 +143,12 @@ fn analysis_lines(lines: &[Analysis]) -> Vec<String> {
         .map(String::from),
     );
     for a in lines {
-        let (dir, show): (&str, fn(f64) -> String) = match Metric::from_name(&a.metric) {
-            Some(m) => (
-                if m.is_read() { "read" } else { "write" },
-                if m.is_iops() {
-                    |v| Metric::ReadIops.show(v)
-                } else {
-                    |v| Metric::ReadBps.show(v)
-                },
-            ),
-            None => (a.metric.as_str(), |v| format!("{v:.1}")),
+        let m = a.metric;
+        let dir = if m.is_read() { "read" } else { "write" };
+        let show: fn(f64) -> String = if m.is_iops() {
+            |v| Metric::ReadIops.show(v)
+        } else {
+            |v| Metric::ReadBps.show(v)
         };
         let text = |s: &str| console::safe(s).into_owned();
         rows.push([
@@ -304,13 +300,14 @@ mod tests {
     use super::*;
     use crate::frame::tests::Recorder;
     use crate::io::Op;
+    use crate::result::{AnalysisKind, HealthKind, RunStatus, TargetKind};
     use crate::result::{Host, RunInfo, Summary, TargetInfo, Tool, SCHEMA};
     use crate::spec::Params;
 
     fn target(path: &str) -> TargetInfo {
         TargetInfo {
             path: path.into(),
-            kind: "block".into(),
+            kind: TargetKind::Block,
             size_bytes: 1 << 30,
             logical_block_size: 512,
             physical_block_size: 4096,
@@ -348,7 +345,7 @@ mod tests {
                 duration_ns: 0,
                 seed: 1,
                 simulated: true,
-                status: "ok".into(),
+                status: RunStatus::Ok,
                 error: None,
                 bound_ns: None,
                 plan_id: None,
@@ -416,11 +413,11 @@ target         cached  buffered  seqrd  seqwr  rndrd  rndwr
     #[test]
     fn analysis_lines_follow_the_table_with_units() {
         let line = |target: &str, test: &str, metric: &str, measured: f64, expected: f64, by: Option<&str>| Analysis {
-            kind: "array".into(),
+            kind: AnalysisKind::Array,
             target: target.into(),
             test: test.into(),
             workload: Workload::SeqRead,
-            metric: metric.into(),
+            metric: Metric::from_name(metric).expect("a summary field"),
             measured,
             expected,
             efficiency: measured / expected,
@@ -474,11 +471,11 @@ target     test         figure   measured   expected  efficiency  limited by  ru
             write_bytes: 0,
         };
         let a = Analysis {
-            kind: "array".into(),
+            kind: AnalysisKind::Array,
             target: "/dev/md0".into(),
             test: "seq_read_1m".into(),
             workload: Workload::SeqRead,
-            metric: "read_bytes_per_sec".into(),
+            metric: Metric::ReadBps,
             measured: 1e6,
             expected: 1e6,
             efficiency: 1.0,
@@ -509,11 +506,11 @@ members: each device's share of the bytes moved beneath the array or layer, and 
         let evil = "/tmp/x\nBOOTBENCH-RESULT-BEGIN v2\u{1b}[2J";
         let mut d = doc(vec![target(evil)], Vec::new());
         d.analysis = vec![Analysis {
-            kind: "layer".into(),
+            kind: AnalysisKind::Layer,
             target: evil.into(),
             test: "t\r".into(),
             workload: Workload::SeqRead,
-            metric: "read_bytes_per_sec".into(),
+            metric: Metric::ReadBps,
             measured: 1e6,
             expected: 1e6,
             efficiency: 1.0,
@@ -590,7 +587,7 @@ sim:0        -         -      -  123456.8      -      -
     fn health_lines_under_the_table() {
         let mut d = doc(vec![target("/dev/sda")], Vec::new());
         d.health_analysis = vec![HealthLine {
-            kind: "counter_gained".into(),
+            kind: HealthKind::CounterGained,
             target: "/dev/sda".into(),
             test: None,
             what: "reallocated_sectors".into(),

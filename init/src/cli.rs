@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use bench_core::console;
+use bench_core::result::RunStatus;
 use bench_core::table::render;
 
 use crate::disks::{discover, identity};
@@ -282,7 +283,7 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
         eprintln!("bootbench-init: cannot handle SIGINT/SIGTERM ({e}); an interrupt would leave md/dm devices");
     }
     let doc = run::execute(&mut plan, &mut |line| eprintln!("{}", console::safe(line)), &mut |_| {});
-    let failed = doc.run.status != "ok";
+    let failed = doc.run.status != RunStatus::Ok;
     let mut json = match serde_json::to_string_pretty(&doc) {
         Ok(j) => j,
         Err(e) => {
@@ -300,7 +301,7 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
     if let Some(out) = out {
         say(&format!("results written to {out}"));
     }
-    if doc.run.status == "interrupted" {
+    if doc.run.status == RunStatus::Interrupted {
         // As a shell reports a process ended by SIGINT.
         return 130;
     }

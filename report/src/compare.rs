@@ -398,17 +398,13 @@ fn analysis(da: &ResultDoc, db: &ResultDoc, m: &Matching) -> String {
         };
         b_used[j] = true;
         let y = &db.analysis[j];
-        let show = |v: f64| {
-            Metric::from_name(&x.metric).map_or_else(
-                || format!("{v}"),
-                |mm| format!("{} {}", metric_plain(mm, v), if mm.is_iops() { "IOPS" } else { "MB/s" }),
-            )
-        };
+        let mm = x.metric;
+        let show = |v: f64| format!("{} {}", metric_plain(mm, v), if mm.is_iops() { "IOPS" } else { "MB/s" });
         rows.push(vec![
-            x.kind.clone(),
+            x.kind.to_string(),
             x.target.clone(),
             x.test.clone(),
-            x.metric.clone(),
+            x.metric.to_string(),
             show(x.measured),
             show(y.measured),
             text::ratio(x.measured, y.measured),
@@ -474,11 +470,11 @@ mod tests {
             write_bytes: 0,
         };
         let line = |members| Analysis {
-            kind: "array".into(),
+            kind: bench_core::result::AnalysisKind::Array,
             target: "/dev/md0".into(),
             test: "seq".into(),
             workload: bench_core::spec::Workload::SeqRead,
-            metric: "read_bytes_per_sec".into(),
+            metric: bench_core::result::Metric::ReadBps,
             measured: 1.0,
             expected: 1.0,
             efficiency: 1.0,
@@ -517,7 +513,7 @@ mod tests {
     fn matching_by_serial_then_stack_then_path() {
         let mut md_a = t("/dev/md127", None);
         md_a.stack = Some(StackInfo {
-            kind: "md".into(),
+            kind: bench_core::result::StackClass::Md,
             name: "r0".into(),
             ..StackInfo::default()
         });

@@ -204,7 +204,7 @@ fn row<'a>(file: &'a str, run: &'a str, doc: &'a ResultDoc, t: &'a TestResult) -
         serial: target.and_then(|g| g.serial.as_deref()).map(Text::from),
         model: target.and_then(|g| g.model.as_deref()).map(Text::from),
         firmware: target.and_then(|g| g.firmware.as_deref()).map(Text::from),
-        target_kind: target.map(|g| g.kind.as_str().into()),
+        target_kind: target.map(|g| g.kind.name().into()),
         size_bytes: target.map(|g| g.size_bytes),
         test: t.name.as_str().into(),
         workload: t.workload.name().into(),

@@ -115,7 +115,15 @@ pub fn parse(file: &str, text: &str) -> Result<Loaded, ReadError> {
             )))
         }
     }
-    let doc: ResultDoc = serde_json::from_value(value).map_err(|e| fail(format!("does not match {SCHEMA}: {e}")))?;
+    let doc: ResultDoc = serde_path_to_error::deserialize(value).map_err(|e| {
+        // `.` is the document itself: its own fields are named by serde.
+        let at = e.path().to_string();
+        if at == "." {
+            fail(format!("does not match {SCHEMA}: {}", e.into_inner()))
+        } else {
+            fail(format!("does not match {SCHEMA}: {at}: {}", e.into_inner()))
+        }
+    })?;
     Ok(Loaded {
         file: file.to_owned(),
         doc,

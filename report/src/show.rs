@@ -242,7 +242,7 @@ fn targets_table(targets: &[TargetInfo]) -> String {
     for t in targets {
         rows.push(vec![
             t.path.clone(),
-            t.kind.clone(),
+            t.kind.to_string(),
             opt(t.model.as_deref()),
             opt(t.serial.as_deref()),
             opt(t.firmware.as_deref()),
@@ -1005,13 +1005,13 @@ mod tests {
     fn stack_words_name_the_build_and_the_mode() {
         let mut t = TargetInfo {
             stack: Some(StackInfo {
-                kind: "md".into(),
+                kind: bench_core::result::StackClass::Md,
                 name: "r5".into(),
                 level: "raid5".into(),
                 members: vec!["/dev/vda".into(), "/dev/vdb".into(), "/dev/vdc".into()],
                 chunk_bytes: Some(65536),
                 layout: Some("left-symmetric".into()),
-                mode: Some("read-only".into()),
+                mode: Some(bench_core::result::StackMode::ReadOnly),
                 ..StackInfo::default()
             }),
             ..TargetInfo::default()

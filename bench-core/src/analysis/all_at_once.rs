@@ -1,6 +1,7 @@
 //! All-at-once runs: every disk's figure together against the same disks'
 //! figures each alone.
 
+use crate::result::AnalysisKind;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -34,11 +35,11 @@ pub(super) fn analyze_all_at_once(doc: &ResultDoc, a: &AllAtOnce, out: &mut Vec<
             .map(|d| String::from(d.0));
         let alone: Vec<String> = per_disk.iter().map(|d| metric.show(d.2)).collect();
         out.push(Analysis {
-            kind: "all_at_once".into(),
+            kind: AnalysisKind::AllAtOnce,
             target: "all at once".into(),
             test: a.test.clone(),
             workload: a.workload,
-            metric: metric.name().into(),
+            metric,
             measured,
             expected,
             efficiency: measured / expected,
@@ -80,7 +81,7 @@ mod tests {
         });
         let a = analyze(&d);
         assert_eq!(a.len(), 1, "{a:?}");
-        assert_eq!(a[0].kind, "all_at_once");
+        assert_eq!(a[0].kind, AnalysisKind::AllAtOnce);
         assert!(close(a[0].measured, 24.0 * MBS));
         assert!(close(a[0].expected, 30.0 * MBS));
         assert!(close(a[0].efficiency, 0.8));

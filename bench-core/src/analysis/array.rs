@@ -1,11 +1,13 @@
 //! md arrays: each figure against the figure expected from the members'
 //! (the module docs' "Array rules").
 
+use crate::result::AnalysisKind;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{accounting, factor, figure, metrics, pct, shares, usable, Metric};
+use super::{accounting, factor, figure, metrics, pct, shares, usable};
+use crate::result::Metric;
 use crate::result::{Analysis, MemberIo, ResultDoc, StackInfo, Status, TargetInfo, TestResult};
 use crate::spec::Workload;
 
@@ -317,11 +319,11 @@ pub(super) fn analyze_array(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out
                 continue;
             }
             out.push(Analysis {
-                kind: "array".into(),
+                kind: AnalysisKind::Array,
                 target: t.path.clone(),
                 test: test.name.clone(),
                 workload: test.workload,
-                metric: metric.name().into(),
+                metric,
                 measured,
                 expected: e.value,
                 efficiency: measured / e.value,
@@ -361,10 +363,10 @@ mod tests {
         assert_eq!(a.len(), 1, "{a:?}");
         let l = &a[0];
         assert_eq!(
-            (l.kind.as_str(), l.target.as_str(), l.test.as_str()),
+            (l.kind.name(), l.target.as_str(), l.test.as_str()),
             ("array", "/dev/md0", "seq_read")
         );
-        assert_eq!(l.metric, "read_bytes_per_sec");
+        assert_eq!(l.metric.name(), "read_bytes_per_sec");
         assert!(close(l.expected, 20.0 * MBS), "{}", l.expected);
         assert!(close(l.measured, 19.0 * MBS));
         assert!(close(l.efficiency, 0.95), "{}", l.efficiency);
@@ -633,7 +635,7 @@ mod tests {
                 "{level} {w:?} QD{qd}: {} != {want}",
                 a[0].expected
             );
-            assert_eq!(a[0].metric, metric.name());
+            assert_eq!(a[0].metric, metric);
         }
     }
 

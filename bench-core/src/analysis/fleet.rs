@@ -2,12 +2,14 @@
 //! against its group's median, in one document or across many (the fleet
 //! view).
 
+use crate::result::AnalysisKind;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{metrics, usable, Metric};
+use super::{metrics, usable};
+use crate::result::Metric;
 use crate::result::{Analysis, ResultDoc, Status, TargetInfo};
 use crate::spec::Workload;
 
@@ -188,11 +190,11 @@ pub(super) fn analyze_outliers(doc: &ResultDoc, out: &mut Vec<Analysis>) {
         }
         for e in g.outliers() {
             out.push(Analysis {
-                kind: "outlier".into(),
+                kind: AnalysisKind::Outlier,
                 target: e.target.clone(),
                 test: g.test.clone(),
                 workload: g.workload,
-                metric: g.metric.name().into(),
+                metric: g.metric,
                 measured: e.value,
                 expected: g.median,
                 efficiency: e.value / g.median,
@@ -250,11 +252,14 @@ mod tests {
                 t("/dev/md0", 10.0),
             ],
         );
-        let lines: Vec<Analysis> = analyze(&d).into_iter().filter(|l| l.kind == "outlier").collect();
+        let lines: Vec<Analysis> = analyze(&d)
+            .into_iter()
+            .filter(|l| l.kind == AnalysisKind::Outlier)
+            .collect();
         assert_eq!(lines.len(), 1, "{lines:?}");
         let l = &lines[0];
         assert_eq!(
-            (l.target.as_str(), l.test.as_str(), l.metric.as_str()),
+            (l.target.as_str(), l.test.as_str(), l.metric.name()),
             ("/dev/c", "seq_read", "read_bytes_per_sec")
         );
         assert!(close(l.measured, 80.0 * MBS) && close(l.expected, 95.0 * MBS));
@@ -276,7 +281,10 @@ mod tests {
                 ],
                 vec![t("/dev/a", slow), t("/dev/b", fast)],
             );
-            let lines: Vec<Analysis> = analyze(&d).into_iter().filter(|l| l.kind == "outlier").collect();
+            let lines: Vec<Analysis> = analyze(&d)
+                .into_iter()
+                .filter(|l| l.kind == AnalysisKind::Outlier)
+                .collect();
             assert_eq!(lines.len(), usize::from(want), "{slow} and {fast}: {lines:?}");
             if want {
                 assert_eq!(lines[0].target, "/dev/a");
@@ -288,7 +296,7 @@ mod tests {
             (["/dev/a", "/dev/b", "/dev/c"].map(|p| model(disk(p, 1 << 30), "M", Some("F")))).to_vec(),
             vec![t("/dev/a", 90.0), t("/dev/b", 100.0), t("/dev/c", 110.0)],
         );
-        assert!(analyze(&d).iter().all(|l| l.kind != "outlier"));
+        assert!(analyze(&d).iter().all(|l| l.kind != AnalysisKind::Outlier));
         // A failed test on one disk of the group: no line for that test.
         let mut failed = t("/dev/b", 95.0);
         failed.status = Status::Error {
@@ -301,7 +309,7 @@ mod tests {
             (["/dev/a", "/dev/b", "/dev/c"].map(|p| model(disk(p, 1 << 30), "M", Some("F")))).to_vec(),
             vec![t("/dev/a", 100.0), failed, t("/dev/c", 50.0)],
         );
-        assert!(analyze(&d).iter().all(|l| l.kind != "outlier"));
+        assert!(analyze(&d).iter().all(|l| l.kind != AnalysisKind::Outlier));
     }
 
     /// The fleet over two documents: one model and firmware's disks from

@@ -2,6 +2,7 @@
 //! counters that rose, temperature) and the throughput that fell during a
 //! step.
 
+use crate::result::HealthKind;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -96,9 +97,9 @@ fn sequential(w: Workload) -> bool {
     )
 }
 
-fn line(kind: &str, target: &str, test: Option<&str>, what: &str, message: String) -> HealthLine {
+fn line(kind: HealthKind, target: &str, test: Option<&str>, what: &str, message: String) -> HealthLine {
     HealthLine {
-        kind: kind.into(),
+        kind,
         target: target.into(),
         test: test.map(Into::into),
         what: what.into(),
@@ -136,7 +137,7 @@ fn health_lines(path: &str, h: &Health, out: &mut Vec<HealthLine>) {
             &h.before
         };
         out.push(line(
-            "smart_failed",
+            HealthKind::SmartFailed,
             path,
             None,
             "smart_status",
@@ -147,7 +148,7 @@ fn health_lines(path: &str, h: &Health, out: &mut Vec<HealthLine>) {
     for a in last.attributes.iter().filter(|a| a.failing) {
         let name = a.name.as_deref().unwrap_or("unknown");
         let mut l = line(
-            "attribute_failing",
+            HealthKind::AttributeFailing,
             path,
             None,
             name,
@@ -169,7 +170,7 @@ fn health_lines(path: &str, h: &Health, out: &mut Vec<HealthLine>) {
             };
             if a > b {
                 let mut l = line(
-                    "counter_gained",
+                    HealthKind::CounterGained,
                     path,
                     None,
                     name,
@@ -205,7 +206,7 @@ fn temperature_lines(path: &str, h: &Health, out: &mut Vec<HealthLine>) {
         if let Some((t, test)) = hot.filter(|(t, _)| *t >= w) {
             let during = test.map_or_else(|| "a health reading".into(), |n| format!("test {n}"));
             let mut l = line(
-                "temperature",
+                HealthKind::Temperature,
                 path,
                 test,
                 "temperature_c",
@@ -223,7 +224,7 @@ fn temperature_lines(path: &str, h: &Health, out: &mut Vec<HealthLine>) {
         if let (Some(&b), Some(&a)) = (h.before.counters.get(minutes), after.counters.get(minutes)) {
             if a > b {
                 let mut l = line(
-                    "temperature",
+                    HealthKind::Temperature,
                     path,
                     None,
                     minutes,
@@ -274,7 +275,7 @@ pub fn throughput_drops(test: &TestResult) -> Vec<HealthLine> {
             if first > 0.0 && second < first * (1.0 - THROUGHPUT_DROP) {
                 let what = format!("{dir}_bytes_per_sec");
                 let mut l = line(
-                    "throughput_drop",
+                    HealthKind::ThroughputDrop,
                     &test.target,
                     Some(&test.name),
                     &what,
@@ -373,7 +374,7 @@ mod tests {
         );
         let l = throughput_drops(&t);
         assert_eq!(l.len(), 1, "{l:?}");
-        assert_eq!(l[0].kind, "throughput_drop");
+        assert_eq!(l[0].kind, HealthKind::ThroughputDrop);
         assert_eq!(l[0].what, "read_bytes_per_sec");
         assert_eq!((l[0].before, l[0].after), (Some(100e6), Some(79e6)));
         assert!(l[0].message.contains("fell 21%"), "{}", l[0].message);
@@ -463,7 +464,7 @@ mod tests {
             ..Health::default()
         };
         let lines = analyze_health(&doc(vec![with_health("/dev/sda", h)], vec![]));
-        let kinds: Vec<(&str, &str)> = lines.iter().map(|l| (l.kind.as_str(), l.what.as_str())).collect();
+        let kinds: Vec<(&str, &str)> = lines.iter().map(|l| (l.kind.name(), l.what.as_str())).collect();
         assert_eq!(
             kinds,
             [
@@ -506,7 +507,7 @@ mod tests {
         let lines = analyze_health(&doc(vec![with_health("/dev/nvme0n1", h)], vec![]));
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(lines[0].message.contains("temperature above or below a threshold"));
-        assert_eq!(lines[1].kind, "temperature");
+        assert_eq!(lines[1].kind, HealthKind::Temperature);
         assert_eq!(lines[1].test.as_deref(), Some("seq_write"));
         assert_eq!((lines[1].after, lines[1].limit), (Some(72.0), Some(70.0)));
         // Below the warning temperature: none; the device's own minutes

@@ -1,12 +1,14 @@
 //! dm layers: each figure against the same figure on the device beneath,
 //! and why a layer reads slower through the page cache (readahead).
 
+use crate::result::{AnalysisKind, StackClass};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use super::{accounting, figure, find, kib, main_step, metrics, pct, shares, usable, Metric};
+use super::{accounting, figure, find, kib, main_step, metrics, pct, shares, usable};
+use crate::result::Metric;
 use crate::result::{Analysis, ResultDoc, StackInfo, Status, TargetInfo, TestResult};
 use crate::spec::Workload;
 
@@ -31,11 +33,11 @@ pub(super) fn analyze_layer(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out
                 continue;
             };
             out.push(Analysis {
-                kind: "layer".into(),
+                kind: AnalysisKind::Layer,
                 target: t.path.clone(),
                 test: test.name.clone(),
                 workload: test.workload,
-                metric: metric.name().into(),
+                metric,
                 measured,
                 expected: beneath,
                 efficiency: measured / beneath,
@@ -93,7 +95,7 @@ pub(super) fn analyze_readahead(doc: &ResultDoc, out: &mut Vec<Analysis>) {
     for t in doc
         .targets
         .iter()
-        .filter(|t| t.stack.as_ref().is_some_and(|s| s.kind != "md"))
+        .filter(|t| t.stack.as_ref().is_some_and(|s| s.kind != StackClass::Md))
     {
         let Some(on) = t.stack.as_ref().and_then(|s| s.on.as_deref()) else {
             continue;
@@ -106,7 +108,7 @@ pub(super) fn analyze_readahead(doc: &ResultDoc, out: &mut Vec<Analysis>) {
         };
         let lines: Vec<(&Analysis, bool)> = out
             .iter()
-            .filter(|a| a.kind == "layer" && a.target == t.path && a.metric == Metric::ReadBps.name())
+            .filter(|a| a.kind == AnalysisKind::Layer && a.target == t.path && a.metric == Metric::ReadBps)
             .filter_map(|a| Some((a, buffered(find(doc, &a.target, &a.test)?))))
             .collect();
         let worst = lines
@@ -127,7 +129,7 @@ pub(super) fn analyze_readahead(doc: &ResultDoc, out: &mut Vec<Analysis>) {
             continue;
         }
         found.push(Analysis {
-            kind: "readahead".into(),
+            kind: AnalysisKind::Readahead,
             rule: format!(
                 "readahead {} on {} vs {} on {on}: buffered reads at {} of the device beneath ({}), direct reads at {} ({})",
                 kib(ra),
@@ -179,7 +181,7 @@ mod tests {
         assert!(close(got[1].2, 0.9));
         assert_eq!(got[2].0, "/dev/dm-1");
         assert!(close(got[2].2, 1.0), "a layer on a layer: against that layer");
-        assert_eq!(a[0].kind, "layer");
+        assert_eq!(a[0].kind, AnalysisKind::Layer);
         assert_eq!(
             a[0].rule,
             "crypt: against the device beneath (/dev/a, 100.0 MB/s); direct I/O: the cost is the cipher's CPU time"
@@ -210,7 +212,7 @@ mod tests {
             ];
             analyze(&doc(targets, tests))
                 .into_iter()
-                .filter(|a| a.kind == "readahead")
+                .filter(|a| a.kind == AnalysisKind::Readahead)
                 .collect::<Vec<_>>()
         };
         let a = case(128, 100.0 * MBS);

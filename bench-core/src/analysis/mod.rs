@@ -105,9 +105,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::plan::MAIN_LABEL;
-use crate::result::{Analysis, MemberIo, MemberShare, ResultDoc, Status, StepResult, Summary, TestResult};
+use crate::result::{Analysis, MemberIo, MemberShare, ResultDoc, StackClass, Status, StepResult, TestResult};
 use crate::spec::Workload;
-use crate::units::MB;
 
 mod all_at_once;
 mod array;
@@ -128,65 +127,7 @@ pub use health_lines::{
 pub use layer::READAHEAD_GAP;
 use layer::{analyze_layer, analyze_readahead};
 
-/// One figure of a test's summary; its serde name is the summary field's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Metric {
-    /// `read_bytes_per_sec`.
-    #[serde(rename = "read_bytes_per_sec")]
-    ReadBps,
-    /// `write_bytes_per_sec`.
-    #[serde(rename = "write_bytes_per_sec")]
-    WriteBps,
-    /// `read_iops`.
-    #[serde(rename = "read_iops")]
-    ReadIops,
-    /// `write_iops`.
-    #[serde(rename = "write_iops")]
-    WriteIops,
-}
-
-impl Metric {
-    /// The summary field's name: serde's.
-    pub fn name(self) -> &'static str {
-        crate::names::name_of(&self)
-    }
-
-    /// The metric of that summary field name.
-    pub fn from_name(name: &str) -> Option<Metric> {
-        crate::names::from_name(name)
-    }
-
-    /// The value in a summary.
-    pub const fn get(self, s: &Summary) -> Option<f64> {
-        match self {
-            Metric::ReadBps => s.read_bytes_per_sec,
-            Metric::WriteBps => s.write_bytes_per_sec,
-            Metric::ReadIops => s.read_iops,
-            Metric::WriteIops => s.write_iops,
-        }
-    }
-
-    /// True for reads.
-    pub const fn is_read(self) -> bool {
-        matches!(self, Metric::ReadBps | Metric::ReadIops)
-    }
-
-    /// True for IOPS, false for bytes per second.
-    pub const fn is_iops(self) -> bool {
-        matches!(self, Metric::ReadIops | Metric::WriteIops)
-    }
-
-    /// A value of this metric in words with its unit: `20.5 MB/s`, `812 IOPS`.
-    pub fn show(self, v: f64) -> String {
-        if self.is_iops() {
-            format!("{v:.0} IOPS")
-        } else {
-            #[allow(clippy::cast_precision_loss)] // 10^6 is exact in f64
-            let mb = v / MB as f64;
-            format!("{mb:.1} MB/s")
-        }
-    }
-}
+pub use crate::result::Metric;
 
 /// The figures analysed for a workload (see the module docs).
 pub const fn metrics(workload: Workload) -> &'static [Metric] {
@@ -205,12 +146,12 @@ pub const fn metrics(workload: Workload) -> &'static [Metric] {
 pub fn analyze(doc: &ResultDoc) -> Vec<Analysis> {
     let mut out = Vec::new();
     for t in &doc.targets {
-        if let Some(st) = t.stack.as_ref().filter(|s| s.kind == "md") {
+        if let Some(st) = t.stack.as_ref().filter(|s| s.kind == StackClass::Md) {
             analyze_array(doc, t, st, &mut out);
         }
     }
     for t in &doc.targets {
-        if let Some(st) = t.stack.as_ref().filter(|s| s.kind != "md") {
+        if let Some(st) = t.stack.as_ref().filter(|s| s.kind != StackClass::Md) {
             analyze_layer(doc, t, st, &mut out);
         }
     }

@@ -1,6 +1,7 @@
 //! What the analysis tests share: targets, tests and documents to build
 //! cases from.
 
+use crate::result::{RunStatus, StackClass, TargetKind};
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -14,7 +15,7 @@ pub(crate) const MBS: f64 = 1e6;
 pub(crate) fn disk(path: &str, size: u64) -> TargetInfo {
     TargetInfo {
         path: path.into(),
-        kind: "block".into(),
+        kind: TargetKind::Block,
         size_bytes: size,
         logical_block_size: 512,
         physical_block_size: 512,
@@ -25,7 +26,7 @@ pub(crate) fn disk(path: &str, size: u64) -> TargetInfo {
 pub(crate) fn md(path: &str, level: &str, members: &[&str], layout: Option<&str>) -> TargetInfo {
     TargetInfo {
         stack: Some(StackInfo {
-            kind: "md".into(),
+            kind: StackClass::Md,
             name: "a".into(),
             level: level.into(),
             members: members.iter().map(|m| String::from(*m)).collect(),
@@ -43,7 +44,7 @@ pub(crate) fn md(path: &str, level: &str, members: &[&str], layout: Option<&str>
 pub(crate) fn dm(path: &str, kind: &str, on: &str) -> TargetInfo {
     TargetInfo {
         stack: Some(StackInfo {
-            kind: "dm".into(),
+            kind: StackClass::Dm,
             name: "l".into(),
             level: kind.into(),
             on: Some(on.into()),
@@ -92,7 +93,7 @@ pub(crate) fn doc(targets: Vec<TargetInfo>, tests: Vec<TestResult>) -> ResultDoc
             duration_ns: 0,
             seed: 1,
             simulated: false,
-            status: "ok".into(),
+            status: RunStatus::Ok,
             error: None,
             bound_ns: None,
             plan_id: None,

@@ -17,7 +17,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use bench_core::result::{ResultDoc, TargetInfo};
+use bench_core::result::{ResultDoc, RunStatus, TargetInfo};
 
 use crate::boot::cmdline::Cmdline;
 use crate::boot::network::{self, Network};
@@ -139,7 +139,7 @@ pub fn blank_error_doc(message: &str) -> String {
 pub fn error_doc(inv: &Invalid, source: &str) -> ResultDoc {
     let mut doc = run::new_doc(inv.profile.clone(), source, 0, false, Vec::new());
     doc.run.seed = bench_core::spec::Params::defaults().seed;
-    doc.run.status = "error".to_string();
+    doc.run.status = RunStatus::Error;
     doc.run.error = Some(inv.message.clone());
     doc
 }
@@ -210,7 +210,7 @@ fn rescue_to(
 /// an interrupted run (PID 1 says how it was interrupted if it must save it).
 fn partial_json(doc: &ResultDoc) -> Option<String> {
     let mut d = doc.clone();
-    d.run.status = "error".to_string();
+    d.run.status = RunStatus::Error;
     d.run.error = Some(format!(
         "interrupted after {} test(s); these are the results so far",
         d.tests.len()
@@ -900,7 +900,7 @@ mod tests {
         )
         .unwrap_err();
         let doc = error_doc(&inv, "/mnt/stick/bootbench.json");
-        assert_eq!(doc.run.status, "error");
+        assert_eq!(doc.run.status, RunStatus::Error);
         assert!(doc
             .run
             .error
@@ -945,7 +945,7 @@ mod tests {
         });
         assert_eq!(partials.len(), 1);
         let partial: ResultDoc = serde_json::from_str(&partials[0]).expect("json");
-        assert_eq!(partial.run.status, "error");
+        assert_eq!(partial.run.status, RunStatus::Error);
         assert_eq!(partial.tests.len(), 1);
         schema_valid(&partial);
 
@@ -1172,7 +1172,7 @@ mod tests {
         let doc: ResultDoc = serde_json::from_slice(&f.bytes).expect("json");
         assert_eq!(doc.tests.len(), 1);
         assert_eq!(doc.tests[0].name, "a");
-        assert_eq!(doc.run.status, "error");
+        assert_eq!(doc.run.status, RunStatus::Error);
         let why = doc.run.error.as_deref().unwrap_or_default();
         assert!(
             why.starts_with("interrupted after 1 test(s): the worker process panicked (test-only forced panic")
@@ -1223,7 +1223,7 @@ mod tests {
         // The worker died before reporting anything: an error document all the same.
         let c = supervise::conclude(&Reports::default(), &ending, OnFinish::PowerOff, &blank_error_doc);
         let blank: ResultDoc = serde_json::from_str(c.doc.as_deref().expect("doc")).expect("json");
-        assert_eq!(blank.run.status, "error");
+        assert_eq!(blank.run.status, RunStatus::Error);
         assert_eq!(
             blank.run.error.as_deref(),
             Some("the worker process exited with status 101 before any result")

@@ -12,7 +12,7 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use bench_core::result::{Host, TargetInfo};
+use bench_core::result::{Host, TargetInfo, TargetKind};
 
 use super::file;
 use super::scsi;
@@ -118,7 +118,7 @@ pub fn describe_in(path: &str, sys: &Path) -> Result<TargetInfo, IdentityError> 
 fn file_info(path: &str, meta: &std::fs::Metadata) -> TargetInfo {
     TargetInfo {
         path: path.to_string(),
-        kind: "file".to_string(),
+        kind: TargetKind::File,
         size_bytes: meta.len(),
         logical_block_size: FILE_LOGICAL_BLOCK,
         physical_block_size: FILE_PHYSICAL_BLOCK,
@@ -601,7 +601,7 @@ pub fn from_sysfs(dir: &Path, sys: &Path) -> TargetInfo {
     let num = |d: &Path, n: &str| attr(d, n).and_then(|v| v.parse::<u64>().ok());
     let mut info = TargetInfo {
         path: String::new(),
-        kind: "block".to_string(),
+        kind: TargetKind::Block,
         name,
         model,
         serial,
@@ -788,7 +788,7 @@ mod tests {
         write(&d, "queue/read_ahead_kb", b"128\n");
         write(&d, "queue/write_cache", b"write back\n");
         let i = from_sysfs(&d, &t.0);
-        assert_eq!(i.kind, "block");
+        assert_eq!(i.kind, TargetKind::Block);
         assert_eq!(i.name.as_deref(), Some("sda"));
         assert_eq!(i.model.as_deref(), Some("QEMU HARDDISK"));
         assert_eq!(i.serial.as_deref(), Some("SN1"), "serial from the t10 wwid");
@@ -1085,8 +1085,8 @@ mod tests {
         fs::write(&f, vec![1u8; 12345]).expect("write");
         let i = describe_in(f.to_str().expect("utf8"), &t.0).expect("describe");
         assert_eq!(
-            (i.kind.as_str(), i.size_bytes, i.logical_block_size, i.name),
-            ("file", 12345, 512, None)
+            (i.kind, i.size_bytes, i.logical_block_size, i.name),
+            (TargetKind::File, 12345, 512, None)
         );
         // /dev/null is neither.
         assert!(matches!(
@@ -1103,7 +1103,7 @@ mod tests {
         };
         let (i, id) = describe_bound(&lo.dev).expect("describe");
         assert_eq!(i, describe(&lo.dev).expect("describe"), "the same description");
-        assert_eq!(i.kind, "block");
+        assert_eq!(i.kind, TargetKind::Block);
         assert_eq!(i.name.as_deref(), lo.dev.strip_prefix("/dev/"));
         assert_eq!((i.size_bytes, i.logical_block_size), (4 << 20, 512));
         assert!(

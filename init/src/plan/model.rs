@@ -4,7 +4,7 @@
 
 use bench_core::io::Geometry;
 use bench_core::plan::{expand, PlanError};
-use bench_core::result::{StackInfo, TargetInfo};
+use bench_core::result::{StackClass, StackInfo, TargetInfo};
 use bench_core::sim::{SimDisk, SimModel};
 use bench_core::spec::{Step, TestSpec};
 use bench_core::units::Nanos;
@@ -313,7 +313,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
     let path = |i: &usize| targets[*i].info.path.clone();
     let mut info = StackInfo {
         name: st.name.clone(),
-        mode: st.mode.map(|m| m.name().to_string()),
+        mode: st.mode,
         ..StackInfo::default()
     };
     match &st.kind {
@@ -323,7 +323,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             layout,
             members,
         } => {
-            info.kind = "md".to_string();
+            info.kind = StackClass::Md;
             info.level = level.name().to_string();
             info.members = members.iter().map(path).collect();
             info.chunk_bytes = Some(u64::from(*chunk_bytes));
@@ -341,7 +341,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             sector_size,
             on,
         } => {
-            info.kind = "dm".to_string();
+            info.kind = StackClass::Dm;
             info.level = "crypt".to_string();
             info.on = Some(path(on));
             for (k, v) in [
@@ -356,7 +356,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             info.notes = vec!["plain dm-crypt with a random key: no LUKS header (cryptsetup writes one)".to_string()];
         }
         StackKind::Linear { offset_bytes, on } => {
-            info.kind = "dm".to_string();
+            info.kind = StackClass::Dm;
             info.level = "linear".to_string();
             info.on = Some(path(on));
             info.options

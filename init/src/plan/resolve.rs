@@ -4,7 +4,7 @@
 //! geometry each will have.
 
 use bench_core::io::Geometry;
-use bench_core::result::TargetInfo;
+use bench_core::result::{StackClass, TargetInfo, TargetKind};
 use bench_core::size::{parse_size, EXPECTED};
 
 use crate::disks::identity::{self, DeviceId};
@@ -70,7 +70,7 @@ pub(super) enum On {
 /// refused: the only filesystems there are the initramfs and the stick, and
 /// the stick is never a target.
 pub(super) fn refuse_file_when_booted(t: &PlannedTarget, at: &str, booted: bool) -> Result<(), ConfigError> {
-    if booted && t.info.kind == "file" {
+    if booted && t.info.kind == TargetKind::File {
         return err(format!(
             "{at}: {:?} is a regular file; booted from the stick, expected a disk (a block device): \
              a file there lives in the initramfs or on the stick, never a target",
@@ -186,7 +186,7 @@ pub(super) fn resolve_stacks(
         let gs: Vec<Geometry> = members.iter().map(|m| targets[*m].geometry).collect();
         let geometry = array_geometry(level, chunk_bytes, &gs);
         let name = raw.arrays[i].name.clone();
-        targets.push(stack_target(&name, "md", geometry));
+        targets.push(stack_target(&name, StackClass::Md, geometry));
         array_target.push(targets.len() - 1);
         stacks.push(PlannedStack {
             name,
@@ -217,7 +217,7 @@ pub(super) fn resolve_stacks(
             .map_or_else(|| vec![on], |s| s.disks.clone());
         let (kind, geometry) = layer(l, &at, on, targets[on].geometry, &targets[on].info.path)?;
         let read_ahead_bytes = read_ahead(l, &at)?;
-        targets.push(stack_target(&l.name, "dm", geometry));
+        targets.push(stack_target(&l.name, StackClass::Dm, geometry));
         layer_target[i] = Some(targets.len() - 1);
         stacks.push(PlannedStack {
             name: l.name.clone(),
@@ -561,11 +561,14 @@ pub(super) fn array_geometry(level: Level, chunk: u32, gs: &[Geometry]) -> Geome
     }
 }
 
-pub(super) fn stack_target(name: &str, kind: &str, geometry: Geometry) -> PlannedTarget {
+pub(super) fn stack_target(name: &str, class: StackClass, geometry: Geometry) -> PlannedTarget {
     PlannedTarget {
         info: TargetInfo {
-            path: format!("{kind}:{name}"),
-            kind: kind.to_string(),
+            path: format!("{class}:{name}"),
+            kind: match class {
+                StackClass::Md => TargetKind::Md,
+                StackClass::Dm => TargetKind::Dm,
+            },
             name: Some(name.to_string()),
             size_bytes: geometry.size,
             logical_block_size: geometry.logical_block,
@@ -674,7 +677,7 @@ pub(super) fn sim_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, Confi
     let logical_block = 512;
     let info = TargetInfo {
         path: path.clone(),
-        kind: "simulated".to_string(),
+        kind: TargetKind::Simulated,
         model: Some(
             if sim.hdd {
                 "simulated 7200 rpm-like HDD"
@@ -726,7 +729,7 @@ pub(super) fn missing_target(r: &TargetRef, why: String) -> PlannedTarget {
     PlannedTarget {
         info: TargetInfo {
             path,
-            kind: "absent".to_string(),
+            kind: TargetKind::Absent,
             serial,
             wwn,
             ..TargetInfo::default()

@@ -1,6 +1,7 @@
 //! The plan stage as a whole: config text in, plan or one-line error out.
 
 use bench_core::io::Geometry;
+use bench_core::result::{StackClass, TargetKind};
 use bench_core::size::EXPECTED;
 use bench_core::spec::Workload;
 use bench_core::units::{Bytes, Nanos};
@@ -666,7 +667,7 @@ fn absent_disks_are_skipped_unattended_and_refused_live() {
             "{:?}",
             missing[i + 1]
         );
-        assert_eq!(p.targets[i + 1].info.kind, "absent");
+        assert_eq!(p.targets[i + 1].info.kind, TargetKind::Absent);
     }
     assert_eq!(p.targets[1].info.serial.as_deref(), Some("NO-SUCH-SN"));
     let actions: Vec<(usize, bool)> = p
@@ -939,8 +940,8 @@ fn stacks_resolve_in_dependency_order_and_members_are_targets() {
     assert_eq!(p.targets[9].geometry.logical_block, 4096);
     let info = p.targets[10].info.stack.clone().unwrap();
     assert_eq!(
-        (info.kind.as_str(), info.level.as_str(), info.on.as_deref()),
-        ("dm", "linear", Some("dm:secure"))
+        (info.kind, info.level.as_str(), info.on.as_deref()),
+        (StackClass::Dm, "linear", Some("dm:secure"))
     );
     let info = p.targets[7].info.stack.clone().unwrap();
     assert_eq!(info.members, vec!["sim:ssd:64M", "sim:ssd:32M"]);

@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use bench_core::result::{MemberIo, MemberSamples, ResultDoc};
+use bench_core::result::{MemberIo, MemberSamples, ResultDoc, StackMode};
 
 use crate::plan::Plan;
 
@@ -72,7 +72,7 @@ pub fn writes_beneath_read_only(doc: &ResultDoc) -> Vec<String> {
     let read_only = |path: &str| {
         doc.targets
             .iter()
-            .any(|t| t.path == path && t.stack.as_ref().is_some_and(|s| s.mode.as_deref() == Some("read-only")))
+            .any(|t| t.path == path && t.stack.as_ref().is_some_and(|s| s.mode == Some(StackMode::ReadOnly)))
     };
     let mut out = Vec::new();
     for t in doc.tests.iter().filter(|t| read_only(&t.target)) {
@@ -372,12 +372,12 @@ mod tests {
     /// no writes, nothing.
     #[test]
     fn writes_beneath_a_read_only_stack_are_errors() {
-        use bench_core::result::{StackInfo, StepResult, TargetInfo, TestResult};
-        let stack = |path: &str, mode: &str| TargetInfo {
+        use bench_core::result::{StackClass, StackInfo, StepResult, TargetInfo, TestResult};
+        let stack = |path: &str, mode: StackMode| TargetInfo {
             path: path.into(),
             stack: Some(StackInfo {
-                kind: "md".into(),
-                mode: Some(mode.into()),
+                kind: StackClass::Md,
+                mode: Some(mode),
                 ..StackInfo::default()
             }),
             ..TargetInfo::default()
@@ -406,7 +406,7 @@ mod tests {
                 summary: bench_core::result::Summary::default(),
             }
         };
-        let mut doc = crate::run::new_doc(None, "t", 1, false, vec![stack("/dev/md0", "read-only")]);
+        let mut doc = crate::run::new_doc(None, "t", 1, false, vec![stack("/dev/md0", StackMode::ReadOnly)]);
         doc.tests = vec![test("/dev/md0", 0)];
         assert!(writes_beneath_read_only(&doc).is_empty());
         doc.tests.push(test("/dev/md0", 8));
@@ -414,7 +414,7 @@ mod tests {
             writes_beneath_read_only(&doc),
             ["4096 bytes in 1 writes reached /dev/sda beneath read-only /dev/md0 during test t (step main)"]
         );
-        doc.targets = vec![stack("/dev/md0", "read-write")];
+        doc.targets = vec![stack("/dev/md0", StackMode::ReadWrite)];
         assert!(writes_beneath_read_only(&doc).is_empty(), "granted");
     }
 

@@ -13,7 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bench_core::plan::deadline;
-use bench_core::result::{Health, ResultDoc, RunInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
+use bench_core::result::{
+    Health, ResultDoc, RunInfo, RunStatus, Status, Summary, TargetInfo, TargetKind, TestResult, Tool, SCHEMA,
+};
 use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, StopReason};
 use bench_core::spec::Step;
 use bench_core::units::Nanos;
@@ -52,7 +54,7 @@ pub fn new_doc(
             duration_ns: 0,
             seed,
             simulated,
-            status: "ok".to_string(),
+            status: RunStatus::Ok,
             error: None,
             bound_ns: None,
             plan_id: None,
@@ -158,10 +160,10 @@ pub fn execute_with(
     let mut errors: Vec<String> = bad.into_iter().map(|(_, why)| why).collect();
     errors.extend(failure);
     if !errors.is_empty() {
-        doc.run.status = "error".to_string();
+        doc.run.status = RunStatus::Error;
         doc.run.error = Some(errors.join("; "));
     } else if interrupted(stop) {
-        doc.run.status = "interrupted".to_string();
+        doc.run.status = RunStatus::Interrupted;
         doc.run.error = Some(
             "interrupted by the user (SIGINT or SIGTERM): the running test was stopped, later tests were not run"
                 .to_string(),
@@ -261,7 +263,7 @@ const HEALTH_INTERVAL: Duration = Duration::from_secs(1);
 /// unanswered command may cost its timeout.
 fn health_before(plan: &mut Plan, ti: usize, progress: &mut dyn FnMut(&str)) -> Option<health::Probe> {
     let info = &plan.targets[ti].info;
-    if info.kind != "block" || !health::asked(info.transport.as_deref()) {
+    if info.kind != TargetKind::Block || !health::asked(info.transport.as_deref()) {
         return None;
     }
     let (path, transport) = (info.path.clone(), info.transport.clone());
@@ -718,7 +720,7 @@ mod tests {
                 "{reason}"
             );
         }
-        assert_eq!(doc.run.status, "error", "{:?}", doc.run.error);
+        assert_eq!(doc.run.status, RunStatus::Error, "{:?}", doc.run.error);
     }
 
     #[test]
@@ -741,7 +743,7 @@ mod tests {
         });
         assert_eq!(seen, vec![1, 2], "after each test, the document so far");
         assert_eq!(doc.tests.len(), 2);
-        assert_eq!(doc.run.status, "ok");
+        assert_eq!(doc.run.status, RunStatus::Ok);
         assert_eq!(doc.run.config_source, "t.json");
         assert_eq!(doc.targets[0].path, "sim:ssd:64M");
         assert!(
@@ -854,7 +856,7 @@ mod tests {
             },
             &mut |_| {},
         );
-        assert_eq!(doc.run.status, "interrupted", "{lines:?}");
+        assert_eq!(doc.run.status, RunStatus::Interrupted, "{lines:?}");
         assert!(built.lock().unwrap().is_empty(), "r0 torn down");
         assert!(
             lines.iter().any(|l| l.contains("no md or dm device remains")),
@@ -909,7 +911,7 @@ mod tests {
                 &mut |l| lines.push(l.to_string()),
                 &mut |_| {},
             );
-            assert_eq!(doc.run.status, "ok", "{fail}: {lines:?}");
+            assert_eq!(doc.run.status, RunStatus::Ok, "{fail}: {lines:?}");
             assert!(up.lock().unwrap().is_empty(), "everything torn down");
             assert!(
                 lines.iter().any(|l| l.contains("no md or dm device remains")),
@@ -918,7 +920,7 @@ mod tests {
             let targets: Vec<&str> = doc.tests.iter().map(|r| r.target.as_str()).collect();
             assert_eq!(targets.len(), 4);
             assert_eq!(&targets[..2], &disks.iter().map(String::as_str).collect::<Vec<_>>()[..]);
-            assert_eq!(doc.targets[2].kind, "md");
+            assert_eq!(doc.targets[2].kind, TargetKind::Md);
             assert_eq!(
                 doc.targets[3].stack.as_ref().unwrap().on,
                 Some(doc.targets[2].path.clone())
@@ -1008,7 +1010,7 @@ mod tests {
             .and_then(|s| s.read.as_ref())
             .map_or(0, |d| d.ios);
         assert!(read > 0, "the timed-out test keeps what it measured");
-        assert_eq!(doc.run.status, "error");
+        assert_eq!(doc.run.status, RunStatus::Error);
         let why = doc.run.error.as_deref().unwrap_or_default();
         assert!(
             why.starts_with("target absent: targets[0]: no whole disk has serial NO-SUCH-SN"),

@@ -854,8 +854,8 @@ mod tests {
         );
         let cases = [
             // (the config's extra keys, r0/mid/top's mode, solo's mode)
-            (String::new(), "read-only", "read-only"),
-            (destructive, "read-write", "read-only"),
+            (String::new(), Mode::ReadOnly, Mode::ReadOnly),
+            (destructive, Mode::ReadWrite, Mode::ReadOnly),
         ];
         for (extra, r0_mode, solo_mode) in cases {
             let mut plan = file_plan_with(&t, tests, &extra);
@@ -868,13 +868,13 @@ mod tests {
             for (name, want) in [("r0", r0_mode), ("mid", r0_mode), ("top", r0_mode), ("solo", solo_mode)] {
                 assert!(
                     ev.iter()
-                        .any(|e| e.starts_with(&format!("up {name} ")) && e.ends_with(want)),
+                        .any(|e| e.starts_with(&format!("up {name} ")) && e.ends_with(want.name())),
                     "{name} {want}: {ev:?}"
                 );
                 let st = plan.stacks.iter().find(|s| s.name == name).unwrap();
                 let info = plan.targets[st.target].info.stack.as_ref().unwrap();
-                assert_eq!(info.mode.as_deref(), Some(want), "{name}");
-                if want == "read-only" {
+                assert_eq!(info.mode, Some(want), "{name}");
+                if want == Mode::ReadOnly {
                     assert!(
                         stack_grant(&plan, st.target).is_none(),
                         "{name}: no grant for a read-only stack"

@@ -156,33 +156,9 @@ impl std::error::Error for DmError {}
 
 /// Whether a device may be written: read-only whenever any disk beneath is
 /// not writable, so that nothing the kernel does through it (and nothing
-/// opened on it) can write to a disk nobody named.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// DM_READONLY_FLAG.
-    ReadOnly,
-    /// Read-write.
-    ReadWrite,
-}
-
-impl Mode {
-    /// Read-only unless `writable`.
-    pub fn of(writable: bool) -> Mode {
-        if writable {
-            Mode::ReadWrite
-        } else {
-            Mode::ReadOnly
-        }
-    }
-
-    /// As the results record it: `read-only` or `read-write`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::ReadOnly => "read-only",
-            Mode::ReadWrite => "read-write",
-        }
-    }
-}
+/// opened on it) can write to a disk nobody named. The results record it
+/// by the same type.
+pub use bench_core::result::StackMode as Mode;
 
 /// A live device-mapper device. Removed by [`DmDevice::remove`], or when
 /// dropped (errors then ignored).

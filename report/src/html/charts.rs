@@ -5,12 +5,10 @@
 use std::fmt::Write as _;
 
 use bench_core::analysis::{metrics, Metric};
-use bench_core::result::{Analysis, DirStats, ResultDoc, Status, TargetInfo, TestResult};
+use bench_core::result::{Analysis, AnalysisKind, DirStats, ResultDoc, Status, TargetInfo, TestResult};
 use bench_core::spec::Workload;
 
-use super::format::{
-    axis_value, escape, fmt_mb, fmt_mbps, fmt_metric, fmt_metric_name, fmt_ns, meter, metric_axis, num, time_unit,
-};
+use super::format::{axis_value, escape, fmt_mb, fmt_mbps, fmt_metric, fmt_ns, meter, metric_axis, num, time_unit};
 use super::svg::{
     bar_chart, decades, figure, legend, line_chart, nines, value_axis, Axis, Bar, Group, Point, Scale, Series, Shape,
     BOTTOM, H, LEFT, RIGHT, TOP, W,
@@ -327,9 +325,9 @@ pub(super) fn analysis_note(a: &Analysis) -> String {
     let mut s = format!(
         "{} {}: measured {}, expected {}, efficiency {}%. Rule: {}.",
         escape(&a.test),
-        escape(&a.metric),
-        escape(&fmt_metric_name(&a.metric, a.measured)),
-        escape(&fmt_metric_name(&a.metric, a.expected)),
+        a.metric,
+        escape(&fmt_metric(a.metric, a.measured)),
+        escape(&fmt_metric(a.metric, a.expected)),
         num(a.efficiency * 100.0),
         escape(&a.rule)
     );
@@ -343,10 +341,8 @@ pub(super) fn analysis_note(a: &Analysis) -> String {
 /// array, and the expected figure as a dashed line over the array's bar.
 pub(super) fn array_charts(doc: &ResultDoc) -> Vec<String> {
     let mut charts = Vec::new();
-    for a in doc.analysis.iter().filter(|a| a.kind == "array") {
-        let Some(m) = Metric::from_name(&a.metric) else {
-            continue;
-        };
+    for a in doc.analysis.iter().filter(|a| a.kind == AnalysisKind::Array) {
+        let m = a.metric;
         if !finite_pos(a.measured) {
             continue;
         }
@@ -413,8 +409,8 @@ pub(super) fn layer_charts(doc: &ResultDoc) -> Vec<String> {
     let lines: Vec<(&Analysis, Metric)> = doc
         .analysis
         .iter()
-        .filter(|a| a.kind == "layer" && finite_pos(a.measured) && finite_pos(a.expected))
-        .filter_map(|a| Some((a, Metric::from_name(&a.metric)?)))
+        .filter(|a| a.kind == AnalysisKind::Layer && finite_pos(a.measured) && finite_pos(a.expected))
+        .map(|a| (a, a.metric))
         .collect();
     for iops in [false, true] {
         let these: Vec<&(&Analysis, Metric)> = lines.iter().filter(|(_, m)| m.is_iops() == iops).collect();
@@ -528,7 +524,7 @@ pub(super) fn all_at_once_charts(doc: &ResultDoc) -> Vec<String> {
             let line = doc
                 .analysis
                 .iter()
-                .find(|a| a.kind == "all_at_once" && a.test == run.test && a.metric == m.name());
+                .find(|a| a.kind == AnalysisKind::AllAtOnce && a.test == run.test && a.metric == m);
             let mut notes = Vec::new();
             if let Some(a) = line.filter(|a| finite_pos(a.measured) && finite_pos(a.expected)) {
                 groups.push(Group {

@@ -113,12 +113,6 @@ pub(super) fn fmt_mb(bytes: u64) -> String {
     format!("{} MB", num(bytes as f64 / 1e6))
 }
 
-/// A figure of the metric named `name` with its unit (a plain number for an
-/// unknown metric).
-pub(super) fn fmt_metric_name(name: &str, v: f64) -> String {
-    Metric::from_name(name).map_or_else(|| num(v), |m| fmt_metric(m, v))
-}
-
 pub(super) fn opt(s: Option<&String>) -> String {
     s.map_or_else(|| "-".into(), |s| escape(s))
 }

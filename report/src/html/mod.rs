@@ -212,7 +212,7 @@ ul.legend li{display:inline-block;margin-right:1.2em}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::result::ResultDoc;
+    use bench_core::result::{AnalysisKind, ResultDoc};
 
     pub(super) const QUICK: &str = include_str!("../../tests/fixtures/html/quick-4disks.json");
 
@@ -280,7 +280,7 @@ mod tests {
             a.rule = evil.into();
             a.limited_by = Some(evil.into());
             a.test = format!("{}{evil}", a.test);
-            if matches!(a.kind.as_str(), "array" | "layer") {
+            if matches!(a.kind, AnalysisKind::Array | AnalysisKind::Layer) {
                 a.members = vec![bench_core::result::MemberShare {
                     path: evil.into(),
                     share: 1.0,

@@ -7,7 +7,7 @@ use bench_core::result::{ResultDoc, Status};
 use bench_core::spec::Workload;
 
 use super::charts::charts;
-use super::format::{escape, fmt_mbps, fmt_metric_name, fmt_ns, fmt_size, num, opt, opt_num};
+use super::format::{escape, fmt_mbps, fmt_metric, fmt_ns, fmt_size, num, opt, opt_num};
 use super::Chart;
 use crate::read::Loaded;
 
@@ -33,7 +33,7 @@ pub(super) fn section(out: &mut String, i: usize, l: &Loaded) {
         opt(run.profile.as_ref()),
         escape(&run.config_source),
         run.seed,
-        escape(&run.status),
+        run.status,
         run.error
             .as_ref()
             .map_or_else(String::new, |e| format!(": {}", escape(e))),
@@ -94,7 +94,7 @@ pub(super) fn summary(out: &mut String, doc: &ResultDoc) {
             out,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&t.path),
-            escape(&t.kind),
+            t.kind,
             opt(t.model.as_ref()),
             opt(t.serial.as_ref()),
             opt(t.transport.as_ref()),
@@ -120,7 +120,7 @@ pub(super) fn health_tables(out: &mut String, doc: &ResultDoc) {
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&l.kind),
+                l.kind,
                 escape(&l.target),
                 opt(l.test.as_ref()),
                 escape(&l.what),
@@ -330,12 +330,12 @@ pub(super) fn analysis_table(out: &mut String, doc: &ResultDoc) {
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}%</td><td>{}</td><td>{}</td></tr>",
-                escape(&a.kind),
+                a.kind,
                 escape(&a.target),
                 escape(&a.test),
-                escape(&a.metric),
-                escape(&fmt_metric_name(&a.metric, a.measured)),
-                escape(&fmt_metric_name(&a.metric, a.expected)),
+                a.metric,
+                escape(&fmt_metric(a.metric, a.measured)),
+                escape(&fmt_metric(a.metric, a.expected)),
                 num(a.efficiency * 100.0),
                 opt(a.limited_by.as_ref()),
                 escape(&a.rule)

@@ -1,0 +1,46 @@
+//! The result document's closed sets, as bench-core reads and writes them,
+//! are the schema's enums: a value one side knows and the other does not
+//! would be written and refused, or described and never read.
+
+use std::collections::BTreeSet;
+use std::fmt::{Debug, Display};
+use std::path::Path;
+
+use bench_core::result::{AnalysisKind, HealthKind, Metric, RunStatus, StackClass, StackMode, TargetKind};
+use serde::de::DeserializeOwned;
+
+/// The names of `all`, each checked to read back as the value it names.
+fn names<T: Copy + Debug + Display + PartialEq + DeserializeOwned>(all: &[T]) -> BTreeSet<String> {
+    all.iter()
+        .map(|x| {
+            let name = x.to_string();
+            let back: T = serde_json::from_value(serde_json::Value::String(name.clone())).unwrap();
+            assert_eq!(back, *x, "{name}");
+            name
+        })
+        .collect()
+}
+
+#[test]
+fn closed_sets_are_the_schemas_enums() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/bootbench.result-1.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let defs = &schema["$defs"];
+    let cases = [
+        ("run", "status", names(RunStatus::ALL)),
+        ("target", "kind", names(TargetKind::ALL)),
+        ("stack", "kind", names(StackClass::ALL)),
+        ("stack", "mode", names(StackMode::ALL)),
+        ("analysis", "kind", names(AnalysisKind::ALL)),
+        ("analysis", "metric", names(Metric::ALL)),
+        ("health_line", "kind", names(HealthKind::ALL)),
+    ];
+    for (def, field, ours) in cases {
+        let listed = defs[def]["properties"][field]["enum"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{def}.{field}: no enum in the schema"));
+        // A null there stands for an absent optional value, not a member.
+        let theirs: BTreeSet<String> = listed.iter().filter_map(|v| v.as_str().map(String::from)).collect();
+        assert_eq!(ours, theirs, "{def}.{field}");
+    }
+}
