@@ -41,7 +41,7 @@
 //! stdout.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
@@ -450,6 +450,91 @@ fn run_bounded(argv: &[String]) -> Result<std::process::Output, String> {
     }
 }
 
+/// What a case's run said where its fragments are looked for: a refusal's
+/// one line on stderr, or a run's skip reasons in its results (and its
+/// stderr), or `validate`'s stdout. A stdout or stderr not of that shape is
+/// a failure.
+fn messages_of(
+    c: &Case,
+    argv: &[String],
+    o: &Output,
+    what: &str,
+    fails: &mut Vec<String>,
+) -> Vec<(&'static str, String)> {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let mut messages = Vec::new();
+    if c.exit == 0 {
+        if argv[0] == "run" {
+            messages.push(("stderr", err));
+            match serde_json::from_str::<Value>(&out) {
+                Ok(doc) => {
+                    let reasons: Vec<String> = doc["tests"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|t| t["status"]["state"] == "skipped")
+                        .map(|t| t["status"]["reason"].as_str().unwrap_or_default().to_string())
+                        .collect();
+                    if reasons.is_empty() {
+                        fails.push(format!("{what}: no test was skipped: {out}"));
+                    }
+                    for r in reasons {
+                        messages.push(("skip reason in the results", r));
+                    }
+                }
+                Err(e) => fails.push(format!("{what}: stdout is not a result document: {e}")),
+            }
+        } else {
+            messages.push(("stdout", out));
+        }
+    } else {
+        if !out.is_empty() {
+            fails.push(format!("{what}: stdout must be empty: {out}"));
+        }
+        // One line, which a bad command line may follow with the usage.
+        let (first, rest) = err.trim().split_once('\n').unwrap_or((err.trim(), ""));
+        if !(rest.is_empty() || rest.starts_with("usage:")) {
+            fails.push(format!("{what}: stderr must be one line (and the usage): {err}"));
+        }
+        messages.push(("stderr", first.to_string()));
+    }
+    messages
+}
+
+/// Each of the case's expected fragments is in every message, none of its
+/// absent ones is.
+fn check_messages(
+    c: &Case,
+    messages: &[(&str, String)],
+    config_path: &str,
+    fill: &dyn Fn(&str, &str) -> String,
+    what: &str,
+    fails: &mut Vec<String>,
+) {
+    for (place, m) in messages {
+        // The config's file name (which holds the case's name) must not
+        // make a fragment match.
+        let m = if config_path.is_empty() {
+            m.clone()
+        } else {
+            m.replace(config_path, "<config>")
+        };
+        for want in &c.expect {
+            let want = fill(want, config_path);
+            if !m.contains(&want) {
+                fails.push(format!("{what}: {want:?} not in the {place}: {}", m.trim()));
+            }
+        }
+        for unwanted in &c.absent {
+            let unwanted = fill(unwanted, config_path);
+            if m.contains(&unwanted) {
+                fails.push(format!("{what}: {unwanted:?} in the {place}: {}", m.trim()));
+            }
+        }
+    }
+}
+
 /// Run one case; the failures found (empty: it passed).
 fn run_case(c: &Case, dev: &Devices, paths: &Paths) -> Vec<String> {
     let sig_dev = c.sig.as_ref().map(|k| {
@@ -497,52 +582,16 @@ fn run_case(c: &Case, dev: &Devices, paths: &Paths) -> Vec<String> {
                 continue;
             }
         };
-        let err = String::from_utf8_lossy(&o.stderr).into_owned();
-        let out = String::from_utf8_lossy(&o.stdout).into_owned();
         if o.status.code() != Some(c.exit) {
             fails.push(format!(
-                "{what}: exit status {:?}, expected {}; stderr: {err}",
+                "{what}: exit status {:?}, expected {}; stderr: {}",
                 o.status.code(),
-                c.exit
+                c.exit,
+                String::from_utf8_lossy(&o.stderr)
             ));
             continue;
         }
-        let mut messages = Vec::new();
-        if c.exit == 0 {
-            if argv[0] == "run" {
-                messages.push(("stderr", err.clone()));
-                match serde_json::from_str::<Value>(&out) {
-                    Ok(doc) => {
-                        let reasons: Vec<String> = doc["tests"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter(|t| t["status"]["state"] == "skipped")
-                            .map(|t| t["status"]["reason"].as_str().unwrap_or_default().to_string())
-                            .collect();
-                        if reasons.is_empty() {
-                            fails.push(format!("{what}: no test was skipped: {out}"));
-                        }
-                        for r in reasons {
-                            messages.push(("skip reason in the results", r));
-                        }
-                    }
-                    Err(e) => fails.push(format!("{what}: stdout is not a result document: {e}")),
-                }
-            } else {
-                messages.push(("stdout", out.clone()));
-            }
-        } else {
-            if !out.is_empty() {
-                fails.push(format!("{what}: stdout must be empty: {out}"));
-            }
-            // One line, which a bad command line may follow with the usage.
-            let (first, rest) = err.trim().split_once('\n').unwrap_or((err.trim(), ""));
-            if !(rest.is_empty() || rest.starts_with("usage:")) {
-                fails.push(format!("{what}: stderr must be one line (and the usage): {err}"));
-            }
-            messages.push(("stderr", first.to_string()));
-        }
+        let messages = messages_of(c, &argv, &o, &what, &mut fails);
         if let Some((place, m)) = messages.first() {
             let line = m
                 .lines()
@@ -550,27 +599,7 @@ fn run_case(c: &Case, dev: &Devices, paths: &Paths) -> Vec<String> {
                 .unwrap_or_default();
             println!("    {} -> {place}: {}", argv[0], line.trim());
         }
-        for (place, m) in &messages {
-            // The config's file name (which holds the case's name) must not
-            // make a fragment match.
-            let m = if config_path.is_empty() {
-                m.clone()
-            } else {
-                m.replace(config_path, "<config>")
-            };
-            for want in &c.expect {
-                let want = fill(want, config_path);
-                if !m.contains(&want) {
-                    fails.push(format!("{what}: {want:?} not in the {place}: {}", m.trim()));
-                }
-            }
-            for unwanted in &c.absent {
-                let unwanted = fill(unwanted, config_path);
-                if m.contains(&unwanted) {
-                    fails.push(format!("{what}: {unwanted:?} in the {place}: {}", m.trim()));
-                }
-            }
-        }
+        check_messages(c, &messages, config_path, &fill, &what, &mut fails);
     }
     for lo in dev.all() {
         if let Some(at) = lo.changed_at() {

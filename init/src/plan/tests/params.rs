@@ -1,0 +1,311 @@
+//! The tests' parameters: each key applied with fio's names, the engine's
+//! options among them, and each bad value named with its field.
+
+use super::*;
+
+/// fio's io_uring options and cpus_allowed: applied with fio's names,
+/// into the steps; off by default, as fio.
+#[test]
+fn engine_params_apply_with_fios_names() {
+    use bench_core::spec::CpusPolicy;
+    let c = raw(
+        r#"{"tests":[{"workload":"rand_read","hipri":true,"sqthread_poll":true,"sqthread_poll_cpu":1,
+            "cpus_allowed":" 0-1 ","cpus_allowed_policy":"split","jobs":2},
+            {"workload":"seq_read","cpus_allowed":3}]}"#,
+    );
+    let t = tests_of(&c, None).unwrap();
+    let p = &t[0].0.params;
+    assert_eq!(
+        (
+            p.hipri,
+            p.sqthread_poll,
+            p.sqthread_poll_cpu,
+            p.cpus_allowed.as_deref(),
+            p.cpus_allowed_policy
+        ),
+        (true, true, Some(1), Some("0-1"), CpusPolicy::Split)
+    );
+    assert_eq!(t[1].0.params.cpus_allowed.as_deref(), Some("3"), "one CPU as a number");
+    let geom = bench_core::io::Geometry {
+        size: 64 << 20,
+        logical_block: 512,
+        physical_block: 4096,
+    };
+    let steps = bench_core::plan::expand(&t[0].0, &geom).unwrap();
+    let e = &steps[0].engine;
+    assert_eq!(
+        (e.hipri, e.sqthread_poll, e.sqthread_poll_cpu, e.cpus_allowed.clone()),
+        (true, true, Some(1), vec![0, 1])
+    );
+    assert_eq!(
+        (e.cpus_for_job(0), e.cpus_for_job(1), e.cpus_for_job(2)),
+        (vec![0], vec![1], vec![0])
+    );
+    let d = bench_core::spec::Params::defaults();
+    assert_eq!(
+        (
+            d.hipri,
+            d.sqthread_poll,
+            d.sqthread_poll_cpu,
+            d.cpus_allowed,
+            d.cpus_allowed_policy
+        ),
+        (false, false, None, None, CpusPolicy::Shared),
+        "off by default, as fio"
+    );
+}
+
+/// Each bad value of the engine's options is an error that names the
+/// field, the value and what is expected.
+#[test]
+fn each_bad_engine_param_names_the_field_the_value_and_what_is_expected() {
+    let bad = [
+        (
+            r#"{"tests":[{"workload":"rand_read","direct":false,"hipri":true}]}"#,
+            "tests[0].hipri: true, but direct is false (through the page cache); expected hipri false or direct I/O",
+        ),
+        (
+            r#"{"tests":[{"workload":"cached_read","hipri":true}]}"#,
+            "tests[0].hipri: true, but cached_read is always buffered (through the page cache); expected",
+        ),
+        (
+            r#"{"defaults":{"direct":false},"tests":[{"workload":"seq_write","hipri":true}]}"#,
+            "tests[0].hipri: true, but direct is false",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","hipri":"yes"}]}"#,
+            "tests[0].hipri: \"yes\" is not a boolean; expected true or false",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","sqthread_poll":1}]}"#,
+            "tests[0].sqthread_poll: 1 is not a boolean",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","sqthread_poll_cpu":2}]}"#,
+            "tests[0].sqthread_poll_cpu: 2, but sqthread_poll is false; expected sqthread_poll true",
+        ),
+        (
+            r#"{"defaults":{"sqthread_poll_cpu":2},"tests":[{"workload":"rand_read"}]}"#,
+            "defaults.sqthread_poll_cpu: 2, but sqthread_poll is false",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","sqthread_poll":true,"sqthread_poll_cpu":8192}]}"#,
+            "tests[0].sqthread_poll_cpu: 8192 is out of range; expected a CPU number from 0 to 8191",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":""}]}"#,
+            "tests[0].cpus_allowed: \"\" is not a CPU list: it is empty; expected a CPU list such as \"0-3,6\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":"3-1"}]}"#,
+            "tests[0].cpus_allowed: \"3-1\" is not a CPU list: the range 3-1 runs backwards; expected",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":"0,a"}]}"#,
+            "tests[0].cpus_allowed: \"0,a\" is not a CPU list: \"a\" is not a CPU number or a range low-high",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":"0-9000"}]}"#,
+            "tests[0].cpus_allowed: \"0-9000\" is out of range: CPU 9000 is above 8191; expected",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":true}]}"#,
+            "tests[0].cpus_allowed: true is not a CPU list",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cpus_allowed":"0","cpus_allowed_policy":"spread"}]}"#,
+            "tests[0].cpus_allowed_policy: \"spread\" is not a CPU policy; expected \"shared\"",
+        ),
+    ];
+    for (text, want) in bad {
+        let e = tests_error(text);
+        assert!(e.starts_with(want), "{text}: {e}");
+    }
+}
+
+/// From the defaults, hipri applies to the direct tests only (as verify
+/// to the write tests); a test that turns sqthread_poll off drops the
+/// defaults' CPU.
+#[test]
+fn engine_params_from_the_defaults_apply_where_they_fit() {
+    let c = raw(
+        r#"{"defaults":{"hipri":true,"sqthread_poll":true,"sqthread_poll_cpu":0},
+            "tests":[{"workload":"rand_read"},{"workload":"seq_read","direct":false},
+                     {"workload":"rand_read","sqthread_poll":false}]}"#,
+    );
+    let t = tests_of(&c, None).unwrap();
+    let got: Vec<(bool, bool, Option<u32>)> = t
+        .iter()
+        .map(|(s, _)| (s.params.hipri, s.params.sqthread_poll, s.params.sqthread_poll_cpu))
+        .collect();
+    assert_eq!(
+        got,
+        [(true, true, Some(0)), (false, true, Some(0)), (true, false, None)]
+    );
+    let c = raw(r#"{"profile":"quick","defaults":{"hipri":true}}"#);
+    for (s, _) in tests_of(&c, c.profile.as_deref()).unwrap() {
+        let buffered = bench_core::plan::buffered(s.workload, &s.params);
+        assert_eq!(s.params.hipri, !buffered, "{}", s.name);
+    }
+}
+
+/// Every key of a test reaches its parameters.
+#[test]
+fn params_apply_each_key() {
+    let c = raw(
+        r#"{"tests":[{"workload":"rand_rw","bs":"16k","size":"1M","offset":"4k","length":"8M","zone_bytes":"2M",
+            "runtime":"3s","ramp_time":"500ms","sample_interval":"100ms","iodepth":"8","jobs":2,"rwmixread":60,
+            "rwmix_order":"ratio","flush_every":4,"points":5,"seed":9,"direct":false,"fsync_freq":"100","end_fsync":true,
+            "min_ios":64,"file_num":"128","max_bs":"64k","passes":5,"warmup":"1","fill":true,"pause":"5s",
+            "norandommap":true}]}"#,
+    );
+    let t = tests_of(&c, None).unwrap();
+    let p = &t[0].0.params;
+    assert_eq!(p.bs, Bytes(16384));
+    assert_eq!(p.size, Some(Bytes(1 << 20)));
+    assert_eq!(p.offset, Bytes(4096));
+    assert_eq!(p.length, Some(Bytes(8 << 20)));
+    assert_eq!(p.zone_bytes, Bytes(2 << 20));
+    assert_eq!(p.runtime, Some(Nanos(3_000_000_000)));
+    assert_eq!(p.ramp_time, Nanos(500_000_000));
+    assert_eq!(p.sample_interval, Nanos(100_000_000));
+    assert_eq!(
+        (p.iodepth, p.jobs, p.rwmixread, p.flush_every, p.points, p.seed),
+        (8, 2, 60, 4, 5, 9)
+    );
+    assert_eq!((p.direct, p.fsync_freq, p.end_fsync), (false, 100, Some(true)));
+    assert_eq!((p.min_ios, p.file_num), (64, 128));
+    assert_eq!(p.rwmix_order, bench_core::spec::MixOrder::Ratio);
+    assert!(p.norandommap);
+    assert_eq!(p.max_bs, Bytes(64 << 10));
+    assert_eq!(
+        (p.passes, p.warmup, p.fill, p.pause),
+        (5, 1, true, Nanos(5_000_000_000))
+    );
+}
+
+/// Each bad value of a test's (or the defaults') key is an error that
+/// starts with the field and the value.
+#[test]
+fn each_bad_param_names_the_field_and_the_value() {
+    let bad = [
+        (
+            r#"{"tests":[{"workload":"rand_read"},{"workload":"rand_read","bs":"4q"}]}"#,
+            "tests[1].bs: \"4q\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","iodepth":0}]}"#,
+            "tests[0].iodepth: 0",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","iodepth":-3}]}"#,
+            "tests[0].iodepth: -3",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_rw","rwmixread":101}]}"#,
+            "tests[0].rwmixread: 101",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","runtime":"5 parsecs"}]}"#,
+            "tests[0].runtime: \"5 parsecs\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","size":1.5}]}"#,
+            "tests[0].size: 1.5",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_reed"}]}"#,
+            "tests[0].workload: \"rand_reed\"",
+        ),
+        (
+            r#"{"defaults":{"bs":"x"},"tests":[{"workload":"rand_read"}]}"#,
+            "defaults.bs: \"x\"",
+        ),
+        (r#"{"profile":"fast"}"#, "profile: \"fast\""),
+        (r#"{}"#, "nothing to run"),
+        (
+            r#"{"tests":[{"workload":"seq_write","verify":"yes"}]}"#,
+            "tests[0].verify: \"yes\" is not a boolean; expected true or false",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","verify":true}]}"#,
+            "tests[0].verify: true, but rand_read does not write; expected false",
+        ),
+        (
+            r#"{"defaults":{"verify":1},"tests":[{"workload":"seq_write"}]}"#,
+            "defaults.verify: 1 is not a boolean",
+        ),
+        (
+            r#"{"tests":[{"workload":"seq_read","direct":"no"}]}"#,
+            "tests[0].direct: \"no\" is not a boolean",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_write","fsync_freq":-1}]}"#,
+            "tests[0].fsync_freq: -1",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_rw","rwmix_order":"sysbench"}]}"#,
+            "tests[0].rwmix_order: \"sysbench\" is not a mix order; expected \"random\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_write","file_num":0}]}"#,
+            "tests[0].file_num: 0 is out of range; expected a whole number of files from 1 to 4096",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","min_ios":"many"}]}"#,
+            "tests[0].min_ios: \"many\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","passes":0}]}"#,
+            "tests[0].passes: 0 is out of range",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","warmup":-1}]}"#,
+            "tests[0].warmup: -1",
+        ),
+        (
+            r#"{"tests":[{"workload":"seq_read","fill":"yes"}]}"#,
+            "tests[0].fill: \"yes\" is not a boolean",
+        ),
+        (
+            r#"{"defaults":{"pause":"soon"},"tests":[{"workload":"seq_write"}]}"#,
+            "defaults.pause: \"soon\" is not a duration",
+        ),
+    ];
+    for (text, want) in bad {
+        let e = tests_error(text);
+        assert!(e.starts_with(want), "{text}: {e}");
+    }
+    // The size message says what is expected.
+    let e = tests_error(bad[0].0);
+    assert!(e.contains(EXPECTED), "{e}");
+}
+
+/// `verify` reaches the write tests' parameters; from the defaults it
+/// leaves read tests alone (as fio's verify applies to writes).
+#[test]
+fn verify_applies_to_write_tests() {
+    let c = raw(r#"{"defaults": {"verify": true},
+            "tests":[{"workload":"seq_write"},{"workload":"seq_read"},{"workload":"rand_rw","verify":false}]}"#);
+    let t = tests_of(&c, None).unwrap();
+    let v: Vec<bool> = t.iter().map(|(s, _)| s.params.verify).collect();
+    assert_eq!(v, [true, false, false]);
+    let c = raw(r#"{"profile":"quick","defaults":{"verify":true}}"#);
+    for (s, _) in tests_of(&c, c.profile.as_deref()).unwrap() {
+        assert_eq!(s.params.verify, s.workload.writes(), "{}", s.name);
+    }
+}
+
+#[test]
+fn defaults_seed_and_names() {
+    let c = raw(r#"{"seed": 7, "defaults": {"iodepth": 4},
+            "tests":[{"workload":"rand_read"},{"workload":"rand_read"},{"workload":"seq_read","iodepth":1,"name":"mine"}]}"#);
+    let t = tests_of(&c, None).unwrap();
+    assert_eq!(t[0].0.params.iodepth, 4);
+    assert_eq!(t[0].0.params.seed, 7);
+    assert_eq!(t[2].0.params.iodepth, 1);
+    assert_eq!(t[2].0.name, "mine");
+    assert_ne!(t[0].0.name, t[1].0.name, "names are unique");
+    assert!(t[1].0.name.starts_with(&t[0].0.name));
+    assert_eq!(t[0].1, Origin::User(0));
+}
