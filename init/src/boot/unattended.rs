@@ -402,7 +402,8 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
             return boot.refuse(&inv, &source, &plan::text_id(&text));
         }
     };
-    if let Some(how) = boot.ran_already(&plan, &plan_id, results_url.as_deref()) {
+    let earlier_id = plan.earlier_id(&text);
+    if let Some(how) = boot.ran_already(&plan, &[&plan_id, &earlier_id], results_url.as_deref()) {
         return how;
     }
     let keys = test_keys(cmdline, boot.log);
@@ -596,8 +597,10 @@ impl Boot<'_> {
     /// Run once: a machine that boots into the same plan again does not
     /// run it again (its result on the stick, or at the results URL), nor
     /// does a plan that writes when the URL cannot be asked; what to do
-    /// instead, if so. `bootbench.force=1` turns the check off.
-    fn ran_already(&mut self, plan: &Plan, plan_id: &str, results_url: Option<&str>) -> Option<OnFinish> {
+    /// instead, if so. A result under any of `plan_ids` (the plan's id and
+    /// the one earlier versions gave it) counts. `bootbench.force=1` turns
+    /// the check off.
+    fn ran_already(&mut self, plan: &Plan, plan_ids: &[&str], results_url: Option<&str>) -> Option<OnFinish> {
         if network::forced(self.cmdline) {
             (self.log)("bootbench.force=1: the run-once check is off");
             return None;
@@ -605,13 +608,13 @@ impl Boot<'_> {
         let on_stick = self
             .root
             .as_deref()
-            .and_then(|r| results::stick::find_plan(r, &self.machine, plan_id))
+            .and_then(|r| results::stick::find_plan(r, &self.machine, plan_ids))
             .map(|p| format!("{} on the stick", p.display()));
         let at_url = match (&on_stick, results_url) {
             (None, Some(t)) => Some(
                 self.network
                     .client(self.log)
-                    .and_then(|c| results::remote::already_sent(c, t, &self.machine, plan_id)),
+                    .and_then(|c| results::remote::already_sent(c, t, &self.machine, plan_ids)),
             ),
             _ => None,
         };

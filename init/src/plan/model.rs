@@ -111,7 +111,23 @@ impl Plan {
     pub fn id(&self, config: &super::RawConfig) -> String {
         // The config as its types write it: the same for any spacing or
         // key order of the file.
-        let canonical = serde_json::to_string(config).unwrap_or_default();
+        self.id_of(&serde_json::to_string(config).unwrap_or_default())
+    }
+
+    /// The id bootbench gave this plan before the id followed the config's
+    /// types: the hash of the config's text with its keys sorted (JSON
+    /// text that does not parse as it is), then the same profile and tests.
+    /// Only for the run-once check, so that results written under the
+    /// earlier id still count as this plan's: a machine whose plan wrote
+    /// does not run it again because its boot image is newer.
+    pub fn earlier_id(&self, config_text: &str) -> String {
+        let sorted = serde_json::from_str::<serde_json::Value>(config_text)
+            .map_or_else(|_| config_text.to_string(), |v| v.to_string());
+        self.id_of(&sorted)
+    }
+
+    /// [`Plan::id`] of the config written as `canonical`.
+    fn id_of(&self, canonical: &str) -> String {
         let mut text = format!("{canonical}\n{}\n", self.profile.as_deref().unwrap_or(""));
         for item in &self.items {
             let t = &self.targets[item.target].info;

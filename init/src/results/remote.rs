@@ -87,16 +87,26 @@ fn fetch_status(client: &Client, method: &str, url: &Url, body: Option<&[u8]>) -
 }
 
 /// Whether a result of this machine and plan is at the template's URL
-/// already (the URL of `{n}` = 1 answers a GET with 2xx): Ok(Some(url))
-/// when it is, Ok(None) when the server says it is not (404) or cannot say
-/// (403 or 405 to a GET: a presigned PUT URL), Err when it cannot be asked.
-pub fn already_sent(client: &Client, template: &str, machine: &str, run: &str) -> Result<Option<String>, String> {
-    let url = Url::parse(&expand(template, machine, run, 1))?;
-    match fetch_status(client, "GET", &url, None) {
-        Outcome::Status(s) if (200..300).contains(&s) => Ok(Some(url.redacted())),
-        Outcome::Status(_) => Ok(None),
-        Outcome::Failed(e) => Err(e.to_string()),
+/// already, `{run}` being any of `runs` (the plan's id and the one earlier
+/// versions gave it; the URL of `{n}` = 1 answers a GET with 2xx):
+/// Ok(Some(url)) when it is, Ok(None) when the server says it is not (404)
+/// or cannot say (403 or 405 to a GET: a presigned PUT URL), Err when it
+/// cannot be asked.
+pub fn already_sent(client: &Client, template: &str, machine: &str, runs: &[&str]) -> Result<Option<String>, String> {
+    let mut asked = Vec::new();
+    for run in runs {
+        let text = expand(template, machine, run, 1);
+        if asked.contains(&text) {
+            continue;
+        }
+        let url = Url::parse(&text)?;
+        match fetch_status(client, "GET", &url, None) {
+            Outcome::Status(s) if (200..300).contains(&s) => return Ok(Some(url.redacted())),
+            Outcome::Status(_) => asked.push(text),
+            Outcome::Failed(e) => return Err(e.to_string()),
+        }
     }
+    Ok(None)
 }
 
 /// The `{n}` to use: the first whose URL answers a GET with 404; 1 when the
@@ -313,13 +323,18 @@ mod tests {
         let (port, files, seen) = store(0);
         let c = Client::new(None).unwrap();
         let t = format!("http://127.0.0.1:{port}/r/{{machine}}-{{run}}-{{n}}.json");
-        assert_eq!(already_sent(&c, &t, "SN1", "ab"), Ok(None));
+        assert_eq!(already_sent(&c, &t, "SN1", &["ab"]), Ok(None));
         let url = send(&c, &t, "SN1", "ab", b"{\"one\":1}", SEND_BOUND, &mut |_| {}).unwrap();
         assert_eq!(url, format!("http://127.0.0.1:{port}/r/SN1-ab-1.json"));
         assert_eq!(files.lock().unwrap()["/r/SN1-ab-1.json"], b"{\"one\":1}");
-        assert_eq!(already_sent(&c, &t, "SN1", "ab"), Ok(Some(url)));
-        assert_eq!(already_sent(&c, &t, "SN2", "ab"), Ok(None), "another machine's");
-        assert_eq!(already_sent(&c, &t, "SN1", "cd"), Ok(None), "another plan's");
+        assert_eq!(already_sent(&c, &t, "SN1", &["ab"]), Ok(Some(url.clone())));
+        assert_eq!(already_sent(&c, &t, "SN2", &["ab"]), Ok(None), "another machine's");
+        assert_eq!(already_sent(&c, &t, "SN1", &["cd"]), Ok(None), "another plan's");
+        assert_eq!(
+            already_sent(&c, &t, "SN1", &["cd", "ab"]),
+            Ok(Some(url)),
+            "by the id an earlier version gave the plan"
+        );
         // A second document of the same machine and plan does not replace the first.
         send(&c, &t, "SN1", "ab", b"{\"two\":2}", SEND_BOUND, &mut |_| {}).unwrap();
         assert_eq!(files.lock().unwrap()["/r/SN1-ab-1.json"], b"{\"one\":1}");
@@ -360,7 +375,7 @@ mod tests {
             "{e} {lines:?}"
         );
         assert_eq!(
-            already_sent(&c, &t, "SN1", "ab").unwrap_err().split(':').next(),
+            already_sent(&c, &t, "SN1", &["ab"]).unwrap_err().split(':').next(),
             Some("cannot connect to 127.0.0.1")
         );
     }

@@ -73,10 +73,11 @@ pub fn arm_test_hold() {
     TEST_HOLD.store(true, Ordering::SeqCst);
 }
 
-/// The stick's result of `machine` for the plan `plan_id`, if there is one:
-/// the first `<root>/results/<machine>-<n>.json` whose `run.plan_id` is
-/// `plan_id` (documents that cannot be read or parsed are passed over).
-pub fn find_plan(root: &Path, machine: &str, plan_id: &str) -> Option<PathBuf> {
+/// The stick's result of `machine` for the plan, if there is one: the first
+/// `<root>/results/<machine>-<n>.json` whose `run.plan_id` is one of
+/// `plan_ids` (the plan's id and the one earlier versions gave it;
+/// documents that cannot be read or parsed are passed over).
+pub fn find_plan(root: &Path, machine: &str, plan_ids: &[&str]) -> Option<PathBuf> {
     let dir = root.join(RESULTS_DIR);
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .ok()?
@@ -89,7 +90,7 @@ pub fn find_plan(root: &Path, machine: &str, plan_id: &str) -> Option<PathBuf> {
         std::fs::read(p)
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .is_some_and(|v| v["run"]["plan_id"].as_str() == Some(plan_id))
+            .is_some_and(|v| v["run"]["plan_id"].as_str().is_some_and(|id| plan_ids.contains(&id)))
     })
 }
 
@@ -310,10 +311,16 @@ mod tests {
         save_result(&t.0, "SN1", doc("bbbb").as_bytes()).unwrap();
         save_result(&t.0, "SN2", doc("cccc").as_bytes()).unwrap();
         std::fs::write(t.0.join("results/SN1-9.json"), "not json").unwrap();
-        assert_eq!(find_plan(&t.0, "SN1", "bbbb"), Some(t.0.join("results/SN1-2.json")));
-        assert_eq!(find_plan(&t.0, "SN1", "cccc"), None, "another machine's plan");
-        assert_eq!(find_plan(&t.0, "SN2", "cccc"), Some(t.0.join("results/SN2-1.json")));
-        assert_eq!(find_plan(&t.0.join("none"), "SN1", "aaaa"), None);
+        assert_eq!(find_plan(&t.0, "SN1", &["bbbb"]), Some(t.0.join("results/SN1-2.json")));
+        assert_eq!(find_plan(&t.0, "SN1", &["cccc"]), None, "another machine's plan");
+        assert_eq!(find_plan(&t.0, "SN2", &["cccc"]), Some(t.0.join("results/SN2-1.json")));
+        assert_eq!(find_plan(&t.0.join("none"), "SN1", &["aaaa"]), None);
+        assert_eq!(
+            find_plan(&t.0, "SN1", &["dddd", "bbbb"]),
+            Some(t.0.join("results/SN1-2.json")),
+            "by the id an earlier version gave the plan"
+        );
+        assert_eq!(find_plan(&t.0, "SN1", &[]), None);
     }
 
     #[test]

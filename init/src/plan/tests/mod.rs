@@ -690,6 +690,26 @@ fn a_plan_id_is_the_config_on_these_disks() {
     assert_ne!(plan_of(r#"{"profile":"cdm","seed":7}"#, &[("sim:ssd:64M", "SN1")]), id);
 }
 
+/// The id earlier versions gave a plan (the config's text, keys sorted):
+/// the figure below is what bootbench at 58c60d1 computed for this config
+/// on this disk, so a result it wrote is still found by the run-once check.
+#[test]
+fn the_earlier_id_is_the_one_earlier_versions_gave() {
+    let text =
+        r#"{"seed": 7, "tests": [{"workload": "seq_read", "runtime": "1s", "bs": "1M"}], "on_finish": "reboot"}"#;
+    let c = raw(text);
+    let refs = [(TargetRef::Path("sim:ssd:64M".into()), "discovered".to_string())];
+    let mut p = plan_with(&c, "t", &sim(), &refs, &[]).unwrap();
+    p.targets[0].info.serial = Some("SN1".to_string());
+    assert_eq!(p.earlier_id(text), "088bc3607ea1925f");
+    assert_eq!(
+        p.earlier_id(&text.replace(", ", ",\n  ")),
+        "088bc3607ea1925f",
+        "any spacing"
+    );
+    assert_ne!(p.id(&c), p.earlier_id(text), "the config's types write it otherwise");
+}
+
 /// `validate --booted` on a machine without the server's disks (a laptop
 /// with the stick): disks named by serial are the server's business, a
 /// config without targets gets its tests planned on a nominal disk, the
