@@ -13,6 +13,7 @@
 
 extern crate alloc;
 
+pub mod acceptance;
 pub mod analysis;
 pub mod console;
 pub mod cpus;

@@ -145,6 +145,80 @@ closed_set! {
     }
 }
 
+closed_set! {
+    /// An acceptance verdict, from best to worst.
+    pub enum Verdict ("snake_case") {
+        /// Every rule held.
+        Pass,
+        /// A rule that only warns did not hold, or a figure a rule needs
+        /// was not measured; no rule failed.
+        Warn,
+        /// A rule failed.
+        Fail,
+    }
+}
+
+impl Verdict {
+    /// The worse of two verdicts.
+    #[must_use]
+    pub fn worst(self, other: Verdict) -> Verdict {
+        let rank = |v: Verdict| match v {
+            Verdict::Pass => 0,
+            Verdict::Warn => 1,
+            Verdict::Fail => 2,
+        };
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+
+    /// In capitals, as the console's verdict block writes it: `PASS`.
+    pub const fn shout(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Warn => "WARN",
+            Verdict::Fail => "FAIL",
+        }
+    }
+}
+
+closed_set! {
+    /// Which acceptance rule a check applied (see `crate::acceptance`).
+    pub enum CheckRule ("snake_case") {
+        /// A declared floor or ceiling on a test's figure.
+        Limit,
+        /// The disk against the median of its model and firmware in the run.
+        Peers,
+        /// The disk against its model's baseline from earlier runs.
+        Baseline,
+        /// SMART overall status, NVMe critical warning, ATA attributes at
+        /// or below their threshold.
+        SmartStatus,
+        /// A counter that must not grow during the run.
+        Counter,
+        /// NVMe: the rated endurance used.
+        PercentageUsed,
+        /// NVMe: the available spare against its threshold.
+        AvailableSpare,
+        /// The temperature against the device's warning threshold (or the
+        /// config's ceiling), before, during and after every test.
+        Temperature,
+        /// A test that ended with an I/O error or a timeout.
+        TestError,
+        /// A test that did not run, so the figures it would give are missing.
+        NotTested,
+        /// A kernel log line that names the disk during the run.
+        KernelLog,
+        /// The SMART self-test's result.
+        SelfTest,
+        /// Capacity hidden from the host (ATA HPA/DCO, NVMe outside every
+        /// namespace).
+        HiddenCapacity,
+    }
+}
+
 impl Default for TargetKind {
     /// A block device, what most targets are.
     fn default() -> Self {
@@ -246,6 +320,11 @@ pub struct ResultDoc {
     /// applies and in older documents.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub health_analysis: Vec<HealthLine>,
+    /// The acceptance verdict of every target and of the run (see
+    /// `crate::acceptance`). Absent in documents of runs that did not start
+    /// and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<Acceptance>,
 }
 
 /// The program.
@@ -577,6 +656,66 @@ pub struct HealthLine {
     #[serde(default)]
     pub limit: Option<f64>,
     /// In words, with the figures.
+    pub message: String,
+}
+
+/// The acceptance verdicts of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Acceptance {
+    /// The run's verdict: the worst of its targets'.
+    pub verdict: Verdict,
+    /// Where the rules came from: `config` (the config's `acceptance`
+    /// section) or `defaults` (no section: health, errors and self-test
+    /// rules, peers warn, no limits).
+    pub rules: String,
+    /// Every target's verdict, in the order of [`ResultDoc::targets`].
+    pub targets: Vec<TargetVerdict>,
+}
+
+/// One target's verdict and every check that decided it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetVerdict {
+    /// The target, as its [`TargetInfo::path`].
+    pub target: String,
+    /// Its serial number, when known.
+    #[serde(default)]
+    pub serial: Option<String>,
+    /// Its model, when known.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The worst of its checks' verdicts; `pass` with none.
+    pub verdict: Verdict,
+    /// Every check applied to it, those that held included, in the order of
+    /// the rules: limits, peers, baseline, health, errors, self-test,
+    /// hidden capacity.
+    pub checks: Vec<Check>,
+}
+
+/// One rule applied to one target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// The rule ([`CheckRule`]).
+    pub rule: CheckRule,
+    /// What it gave.
+    pub verdict: Verdict,
+    /// The test it looked at, when it looked at one.
+    #[serde(default)]
+    pub test: Option<String>,
+    /// The figure: a summary field (`read_bytes_per_sec`), a latency
+    /// (`read_lat_p99_ns`), a counter's name, `temperature_c`,
+    /// `smart_status`, ...
+    #[serde(default)]
+    pub figure: Option<String>,
+    /// Its value, in the figure's unit.
+    #[serde(default)]
+    pub value: Option<f64>,
+    /// The limit it was held to, same unit.
+    #[serde(default)]
+    pub limit: Option<f64>,
+    /// Where the rule and its limit came from: `acceptance.limits[0]`,
+    /// `acceptance.peers`, `device warning temperature`, `defaults`, ...
+    pub source: String,
+    /// In words, with the figures and their units.
     pub message: String,
 }
 

@@ -44,8 +44,9 @@ pub const MEMBERS_LINE: &str =
 
 /// Write the summary table of a result document to `out`, a line a
 /// `write_all`, then, when the document has analysis lines, a blank line and
-/// the analysis section (see [`render_analysis_to`]); the first error of
-/// `out` stops it.
+/// the analysis section (see [`render_analysis_to`]), the health lines, and
+/// last the acceptance verdict block (`crate::acceptance::verdict_block`);
+/// the first error of `out` stops it.
 ///
 /// One row per target in `doc.targets` order. Each cell is the read (or,
 /// for seqwr and rndwr, write) throughput of the first test of that workload
@@ -111,6 +112,11 @@ fn table_lines(doc: &ResultDoc) -> Vec<String> {
     if !doc.health_analysis.is_empty() {
         out.push(String::from("\n"));
         out.extend(health_lines(&doc.health_analysis));
+    }
+    // Last, so that a serial console's screen ends with it.
+    if let Some(a) = &doc.acceptance {
+        out.push(String::from("\n"));
+        out.extend(crate::acceptance::verdict_block(a));
     }
     out
 }
@@ -356,6 +362,7 @@ mod tests {
             all_at_once: Vec::new(),
             analysis: Vec::new(),
             health_analysis: Vec::new(),
+            acceptance: None,
         }
     }
 

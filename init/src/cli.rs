@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use bench_core::console;
-use bench_core::result::RunStatus;
+use bench_core::result::{RunStatus, Verdict};
 use bench_core::table::render;
 
 use crate::disks::{discover, identity};
@@ -305,8 +305,19 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
         // As a shell reports a process ended by SIGINT.
         return 130;
     }
-    i32::from(failed)
+    if failed {
+        return 1;
+    }
+    if doc.acceptance.as_ref().is_some_and(|a| a.verdict == Verdict::Fail) {
+        return EXIT_NOT_ACCEPTED;
+    }
+    0
 }
+
+/// The exit status of a run that completed with a target that failed
+/// acceptance (README "Acceptance"): distinct from 1 (the run failed) and
+/// 2 (bad input).
+pub const EXIT_NOT_ACCEPTED: i32 = 3;
 
 #[cfg(test)]
 mod tests {

@@ -1114,3 +1114,62 @@ fn multi_step_workloads_get_analysis_lines_from_a_real_run() {
         );
     }
 }
+
+// ---------------------------------------------------------------- acceptance
+
+/// A declared floor on a loop device: one the device cannot reach (1 TB/s)
+/// fails it, and the run exits with the documented status 3, the document
+/// (valid, on stdout) carrying the check with the figure, the floor and
+/// where it came from, and stderr ending with the verdict block; the same
+/// run with only a floor any working device reaches (1 IOPS) passes with
+/// exit 0. Neither writes the device.
+#[test]
+fn a_floor_the_disk_misses_fails_it_with_exit_3_and_the_verdict_block() {
+    let lo = Loop::new(LOOP_BYTES, &[]);
+    let before = lo.hash();
+    let tests = serde_json::json!([{"workload": "seq_read", "name": "seq", "bs": "1M", "size": "8M"}]);
+    let floor = |limit: Value| {
+        config(&serde_json::json!({
+            "tests": tests, "targets": [lo.dev],
+            "acceptance": {"limits": [limit]}
+        }))
+    };
+    let fails = floor(serde_json::json!({"test": "seq", "min_read_bytes_per_sec": "1000GB/s"}));
+    let o = run(&["run", "--config", fails.path()]);
+    assert_eq!(o.status.code(), Some(3), "stderr:\n{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("the document on stdout");
+    assert_valid("bootbench.result-1.schema.json", &doc);
+    assert_eq!(doc["run"]["status"], "ok");
+    let a = &doc["acceptance"];
+    assert_eq!(
+        (a["verdict"].as_str(), a["rules"].as_str()),
+        (Some("fail"), Some("config"))
+    );
+    let check = &a["targets"][0]["checks"][0];
+    assert_eq!(check["rule"], "limit");
+    assert_eq!(check["verdict"], "fail");
+    assert_eq!(check["figure"], "read_bytes_per_sec");
+    assert_eq!(check["limit"], 1e12);
+    assert_eq!(check["value"], doc["tests"][0]["summary"]["read_bytes_per_sec"]);
+    assert_eq!(check["source"], "acceptance.limits[0]");
+    let err = stderr(&o);
+    let block: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.starts_with("== acceptance verdict"))
+        .collect();
+    assert!(block[0].starts_with("== acceptance verdict (rules: config) ="), "{err}");
+    assert!(
+        block[2].starts_with(&format!("{} -     FAIL    seq read ", lo.dev)),
+        "{err}"
+    );
+    assert!(block[2].ends_with(" MB/s < 1000000.0 MB/s"), "{err}");
+    assert_eq!(block[3], "run: FAIL (1 of 1 targets failed, 0 warned)");
+    assert_eq!(block.len(), 4, "the block ends the output: {err}");
+    assert!(block.iter().all(|l| l.chars().count() <= 79), "{err}");
+
+    let passes = floor(serde_json::json!({"workload": "seq_read", "min_read_iops": 1}));
+    let doc = doc_of(&run(&["run", "--config", passes.path()]));
+    assert_eq!(doc["acceptance"]["verdict"], "pass");
+    assert_eq!(doc["acceptance"]["targets"][0]["checks"][0]["verdict"], "pass");
+    assert_eq!(lo.hash(), before, "an acceptance run that only read changed the device");
+}

@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use std::fmt::{Debug, Display};
 use std::path::Path;
 
-use bench_core::result::{AnalysisKind, HealthKind, Metric, RunStatus, StackClass, StackMode, TargetKind};
+use bench_core::result::{
+    AnalysisKind, CheckRule, HealthKind, Metric, RunStatus, StackClass, StackMode, TargetKind, Verdict,
+};
 use serde::de::DeserializeOwned;
 
 /// The names of `all`, each checked to read back as the value it names.
@@ -34,6 +36,7 @@ fn closed_sets_are_the_schemas_enums() {
         ("analysis", "kind", names(AnalysisKind::ALL)),
         ("analysis", "metric", names(Metric::ALL)),
         ("health_line", "kind", names(HealthKind::ALL)),
+        ("check", "rule", names(CheckRule::ALL)),
     ];
     for (def, field, ours) in cases {
         let listed = defs[def]["properties"][field]["enum"]
@@ -43,4 +46,11 @@ fn closed_sets_are_the_schemas_enums() {
         let theirs: BTreeSet<String> = listed.iter().filter_map(|v| v.as_str().map(String::from)).collect();
         assert_eq!(ours, theirs, "{def}.{field}");
     }
+    let verdicts: BTreeSet<String> = defs["verdict"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names(Verdict::ALL), verdicts, "verdict");
 }

@@ -114,7 +114,7 @@ mod fleet;
 mod health_lines;
 mod layer;
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
 
 use all_at_once::analyze_all_at_once;
 use array::analyze_array;

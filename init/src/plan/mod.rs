@@ -14,6 +14,7 @@
 //!                    "targets": ["/dev/loop0"], "allow_overwrite_signatures": false } }
 //! ```
 
+pub mod acceptance;
 mod model;
 mod raw;
 mod resolve;

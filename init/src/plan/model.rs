@@ -100,6 +100,9 @@ pub struct Plan {
     pub serial_ports: Option<Vec<String>>,
     /// The config's `results_url`, checked (`results::remote`).
     pub results_url: Option<String>,
+    /// The acceptance rules: the config's `acceptance` section, checked,
+    /// or the defaults without one.
+    pub acceptance: bench_core::acceptance::Rules,
 }
 
 impl Plan {

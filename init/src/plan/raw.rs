@@ -393,6 +393,9 @@ pub struct RawConfig {
     /// from its plan (`bench_core::plan::deadline`), e.g. `"5s"`.
     #[serde(default)]
     pub test_deadline: Option<Duration>,
+    /// What a disk must show to pass (README "Acceptance").
+    #[serde(default)]
+    pub acceptance: Option<Obj<super::acceptance::RawAcceptance>>,
 }
 
 impl RawConfig {

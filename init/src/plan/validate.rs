@@ -376,6 +376,7 @@ pub(super) fn plan_targets(
     let profile_name = ov.profile.clone().or_else(|| raw.profile.clone());
     // The tests first, so that their errors come before target errors.
     let tests = tests_of(raw, profile_name.as_deref())?;
+    let acceptance = super::acceptance::rules(raw.acceptance.as_deref(), &tests, &config_dir(source))?;
     let named;
     let refs = match refs {
         Some(r) => r,
@@ -448,7 +449,19 @@ pub(super) fn plan_targets(
         test_deadline,
         serial_ports: raw.serial_ports.clone(),
         results_url: raw.results_url.clone(),
+        acceptance,
     })
+}
+
+/// The directory of the config file named `source` (files the config
+/// names, such as a baseline, are found from there); the working directory
+/// for a config that is no file.
+fn config_dir(source: &str) -> std::path::PathBuf {
+    let p = std::path::Path::new(source);
+    match p.parent() {
+        Some(d) if p.is_file() && !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    }
 }
 
 /// The config's outputs checked: its `results_url` template and its

@@ -90,7 +90,7 @@ impl Serialize for Scalar {
 
 /// Read a [`Scalar`], then make it a `T` with `make`, whose error is the
 /// message.
-fn from_scalar<'de, D: Deserializer<'de>, T>(
+pub fn from_scalar<'de, D: Deserializer<'de>, T>(
     d: D,
     make: impl FnOnce(Scalar) -> Result<T, String>,
 ) -> Result<T, D::Error> {

@@ -65,6 +65,7 @@ pub fn new_doc(
         all_at_once: Vec::new(),
         analysis: Vec::new(),
         health_analysis: Vec::new(),
+        acceptance: None,
     }
 }
 
@@ -155,6 +156,7 @@ pub fn execute_with(
     label_written(plan, &doc, &bad, progress);
     doc.analysis = bench_core::analysis::analyze(&doc);
     doc.health_analysis = bench_core::analysis::analyze_health(&doc);
+    doc.acceptance = Some(bench_core::acceptance::evaluate(&doc, &plan.acceptance));
 
     doc.run.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let mut errors: Vec<String> = bad.into_iter().map(|(_, why)| why).collect();

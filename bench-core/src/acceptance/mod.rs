@@ -1,0 +1,310 @@
+//! Fit to deploy? A verdict for every target of a run: PASS, WARN or FAIL,
+//! with every check that decided it.
+//!
+//! The rules ([`Rules`]) come from the config's `acceptance` section, or
+//! are [`Rules::defaults`] without one. [`evaluate`] applies them to a
+//! finished document, target by target, in this order:
+//!
+//! - **limits**: floors on bytes/s and IOPS, ceilings on latency (mean, a
+//!   percentile the results hold, max), for the tests of a name or a
+//!   workload, on the targets the limit's `only` selects ([`limits`]);
+//! - **peers**: a whole disk more than N% below the median of the disks of
+//!   its model and firmware in the run (the `outlier` analysis line's rule
+//!   with the config's N);
+//! - **baseline**: a whole disk more than N% below its model's median from
+//!   earlier runs ([`Baseline`]);
+//! - **health**: SMART status, counters that must not grow, NVMe
+//!   percentage used and available spare, temperature ([`health`]);
+//! - **errors**: a test that ended with an I/O error or a timeout, and every
+//!   kernel log line that names the disk during the run; a test that did
+//!   not run is a warning (its figures are missing);
+//! - **self-test**: its result must be "completed without error";
+//! - **hidden capacity**: ATA HPA/DCO, NVMe capacity outside every
+//!   namespace (a warning by default).
+//!
+//! A target's verdict is the worst of its checks' (PASS with none); the
+//! run's the worst of its targets'. Every check is kept, those that held
+//! too, so a report can list what was checked.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use crate::result::{Acceptance, Check, CheckRule, ResultDoc, Status, TargetInfo, TargetVerdict, TestResult, Verdict};
+use crate::spec::Workload;
+
+mod baseline;
+mod block;
+mod health;
+mod limits;
+
+pub use baseline::{Baseline, BaselineFigure, BaselineRule, BASELINE_SCHEMA};
+pub use block::{verdict_block, BLOCK_WIDTH};
+pub use health::HealthRules;
+pub use limits::{Ceiling, Direction, DiskFilter, LatStat, Limit};
+
+/// What a rule that did not hold gives: a failure or a warning; or the
+/// rule is off. The config names them `fail`, `warn`, `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The target fails.
+    Fail,
+    /// The target is a warning.
+    Warn,
+    /// The rule is not applied.
+    Off,
+}
+
+impl Severity {
+    /// The verdict of a check that did not hold; `None` when the rule is off.
+    pub const fn verdict(self) -> Option<Verdict> {
+        match self {
+            Severity::Fail => Some(Verdict::Fail),
+            Severity::Warn => Some(Verdict::Warn),
+            Severity::Off => None,
+        }
+    }
+}
+
+/// The peers rule: a whole disk more than `below` (a fraction) under the
+/// median of the disks of its model and firmware in the run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeerRule {
+    /// How far below the median fails, as a fraction (0.10 = 10%).
+    pub below: f64,
+    /// What a disk below it gets.
+    pub severity: Severity,
+}
+
+/// The acceptance rules of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rules {
+    /// True when they come from the config's `acceptance` section.
+    pub from_config: bool,
+    /// Floors and ceilings on the tests' figures.
+    pub limits: Vec<Limit>,
+    /// The peers rule.
+    pub peers: PeerRule,
+    /// The baseline rule and its figures, when the config names one.
+    pub baseline: Option<BaselineRule>,
+    /// The health rules.
+    pub health: HealthRules,
+    /// I/O errors, timeouts and kernel log lines fail a target.
+    pub errors: bool,
+    /// A self-test's result must be "completed without error".
+    pub self_test: bool,
+    /// Hidden capacity found.
+    pub hidden_capacity: Severity,
+}
+
+impl Rules {
+    /// The rules without an `acceptance` section: health, errors and
+    /// self-test fail a disk, peers more than 10% below warn, hidden
+    /// capacity warns, no limits.
+    pub fn defaults() -> Rules {
+        Rules {
+            from_config: false,
+            limits: Vec::new(),
+            peers: PeerRule {
+                below: crate::analysis::OUTLIER_BELOW,
+                severity: Severity::Warn,
+            },
+            baseline: None,
+            health: HealthRules::defaults(),
+            errors: true,
+            self_test: true,
+            hidden_capacity: Severity::Warn,
+        }
+    }
+}
+
+/// Where the default rules say they come from.
+const DEFAULTS: &str = "defaults";
+
+/// The verdicts of a finished document under `rules`.
+pub fn evaluate(doc: &ResultDoc, rules: &Rules) -> Acceptance {
+    let peers = peer_groups(doc);
+    let targets: Vec<TargetVerdict> = doc
+        .targets
+        .iter()
+        .map(|t| {
+            let mut checks = Vec::new();
+            limits::check_limits(doc, t, &rules.limits, &mut checks);
+            if let Some(v) = rules.peers.severity.verdict() {
+                peer_checks(t, &peers, &rules.peers, v, &mut checks);
+            }
+            if let Some(b) = &rules.baseline {
+                b.check(doc, t, &mut checks);
+            }
+            health::check_health(t, &rules.health, &mut checks);
+            if rules.errors {
+                error_checks(doc, t, &mut checks);
+            }
+            let verdict = checks.iter().fold(Verdict::Pass, |v, c| v.worst(c.verdict));
+            TargetVerdict {
+                target: t.path.clone(),
+                serial: t.serial.clone(),
+                model: t.model.clone(),
+                verdict,
+                checks,
+            }
+        })
+        .collect();
+    Acceptance {
+        verdict: targets.iter().fold(Verdict::Pass, |v, t| v.worst(t.verdict)),
+        rules: String::from(if rules.from_config { "config" } else { DEFAULTS }),
+        targets,
+    }
+}
+
+/// A check that held or did not, with its figures.
+#[allow(clippy::too_many_arguments)] // each is one field of the check
+fn check(
+    rule: CheckRule,
+    verdict: Verdict,
+    test: Option<&str>,
+    figure: &str,
+    value: Option<f64>,
+    limit: Option<f64>,
+    source: &str,
+    message: String,
+) -> Check {
+    Check {
+        rule,
+        verdict,
+        test: test.map(String::from),
+        figure: Some(figure.to_string()),
+        value,
+        limit,
+        source: source.to_string(),
+        message,
+    }
+}
+
+/// The tests run on `t`, in the order run.
+fn tests_on<'a>(doc: &'a ResultDoc, t: &'a TargetInfo) -> impl Iterator<Item = &'a TestResult> {
+    doc.tests.iter().filter(move |x| x.target == t.path)
+}
+
+/// The run's fleet: groups of whole disks of one model and firmware, each
+/// test and figure, counted only when every disk of the model is in it
+/// (as the `outlier` analysis line counts them).
+fn peer_groups(doc: &ResultDoc) -> Vec<crate::analysis::FleetGroup> {
+    let disks = |model: &str, fw: &str| {
+        doc.targets
+            .iter()
+            .filter(|t| t.stack.is_none() && t.model.as_deref() == Some(model) && t.firmware.as_deref() == Some(fw))
+            .count()
+    };
+    crate::analysis::fleet(&[doc])
+        .into_iter()
+        .filter(|g| g.entries.len() == disks(&g.key.model, &g.key.firmware))
+        .collect()
+}
+
+/// The peers rule on `t`: each of its figures against its group's median.
+fn peer_checks(
+    t: &TargetInfo,
+    groups: &[crate::analysis::FleetGroup],
+    rule: &PeerRule,
+    fails: Verdict,
+    out: &mut Vec<Check>,
+) {
+    for g in groups {
+        let Some(e) = g.entries.iter().find(|e| e.target == t.path) else {
+            continue;
+        };
+        let floor = g.median * (1.0 - rule.below);
+        let held = e.value >= floor;
+        let message = format!(
+            "{}: {} {} against the median of {} disks of model {}, firmware {}: {} ({:.1}% {}; at most {:.0}% below)",
+            g.test,
+            g.metric,
+            g.metric.show(e.value),
+            g.entries.len(),
+            g.key.model,
+            g.key.firmware,
+            g.metric.show(g.median),
+            (1.0 - e.value / g.median).abs() * 100.0,
+            if e.value < g.median { "below" } else { "above" },
+            rule.below * 100.0
+        );
+        out.push(check(
+            CheckRule::Peers,
+            if held { Verdict::Pass } else { fails },
+            Some(&g.test),
+            g.metric.name(),
+            Some(e.value),
+            Some(floor),
+            "acceptance.peers",
+            message,
+        ));
+    }
+}
+
+/// The errors rule on `t`: each test that ended with an I/O error or a
+/// timeout fails it; a test that did not run (skipped) or was interrupted
+/// is a warning, its figures being missing. A write test the plan did not
+/// run because the target may not be written (`write_refusal`) is no
+/// check: nothing was asked of the disk.
+fn error_checks(doc: &ResultDoc, t: &TargetInfo, out: &mut Vec<Check>) {
+    let planned_skip =
+        |x: &TestResult| t.write_refusal.is_some() && x.workload.writes() && matches!(x.status, Status::Skipped { .. });
+    for test in tests_on(doc, t).filter(|x| !planned_skip(x)) {
+        let (rule, verdict, message) = match &test.status {
+            Status::Ok => continue,
+            Status::Error {
+                errno,
+                op,
+                offset,
+                message,
+            } => (
+                CheckRule::TestError,
+                Verdict::Fail,
+                format!(
+                    "{}: {} error at byte {offset}: {message} (errno {errno})",
+                    test.name,
+                    crate::names::name_of(op)
+                ),
+            ),
+            Status::Timeout { message } => (
+                CheckRule::TestError,
+                Verdict::Fail,
+                format!("{}: timed out: {message}", test.name),
+            ),
+            Status::Skipped { reason } => (
+                CheckRule::NotTested,
+                Verdict::Warn,
+                format!("{}: not measured: {reason}", test.name),
+            ),
+            Status::Interrupted { message } => (
+                CheckRule::NotTested,
+                Verdict::Warn,
+                format!("{}: not measured to the end: {message}", test.name),
+            ),
+        };
+        out.push(Check {
+            rule,
+            verdict,
+            test: Some(test.name.clone()),
+            figure: Some(String::from("status")),
+            value: None,
+            limit: None,
+            source: String::from("acceptance.errors"),
+            message,
+        });
+    }
+}
+
+/// Whether a test of `workload` reads, writes, or both, in its main step.
+pub const fn directions(workload: Workload) -> (bool, bool) {
+    match workload {
+        Workload::SeqWrite | Workload::RandWrite | Workload::Commit | Workload::Slog => (false, true),
+        Workload::RandRw => (true, true),
+        _ => (true, false),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,551 @@
+use super::*;
+use crate::analysis::testutil::{disk, doc, md, test, MBS};
+use crate::io::{Access, Op};
+use crate::plan::MAIN_LABEL;
+use crate::result::{
+    DirStats, Health, HealthReading, LatStats, Metric, NvmeHealth, Percentile, Samples, SmartAttribute, StepResult,
+    TestTemperature,
+};
+use alloc::collections::BTreeMap;
+use alloc::vec;
+
+fn model(mut t: TargetInfo, m: &str, fw: &str) -> TargetInfo {
+    t.model = Some(m.into());
+    t.firmware = Some(fw.into());
+    t.serial = Some(format!("SN-{}", t.path.trim_start_matches("/dev/")));
+    t
+}
+
+fn seq(target: &str, mbs: f64) -> TestResult {
+    test(target, Workload::SeqRead, Metric::ReadBps, mbs * MBS)
+}
+
+/// A rand_read test whose main step's reads have these latencies.
+fn rand_lat(target: &str, mean: f64, p99: u64, max: u64) -> TestResult {
+    let lat = LatStats {
+        min: 1,
+        max,
+        mean,
+        stddev: 0.0,
+        percentiles: vec![Percentile { p: 50.0, ns: 1 }, Percentile { p: 99.0, ns: p99 }],
+    };
+    let d = DirStats {
+        bytes: 4096,
+        ios: 1,
+        bytes_per_sec: 0.0,
+        iops: 0.0,
+        lat_ns: lat,
+        clat_ns: None,
+        slat_ns: None,
+        samples: Samples {
+            interval_ns: 1,
+            bytes_per_sec: Vec::new(),
+            iops: Vec::new(),
+            cv: None,
+        },
+    };
+    let step = StepResult {
+        label: MAIN_LABEL.into(),
+        access: Access::Direct,
+        bs: 4096,
+        iodepth: 1,
+        jobs: 1,
+        range_start: 0,
+        range_end: 1 << 30,
+        runtime_ns: 1,
+        read: Some(d),
+        write: None,
+        flush: None,
+        verified_bytes: None,
+        filled_bytes: None,
+        passes: Vec::new(),
+        chosen_pass: None,
+        lowest_lat_pass: None,
+        lowest_lat_mean_ns: None,
+        engine: None,
+        members: Vec::new(),
+    };
+    TestResult {
+        steps: vec![step],
+        ..test(target, Workload::RandRead, Metric::ReadIops, 5000.0)
+    }
+}
+
+fn floor(source: &str, workload: Workload, metric: Metric, v: f64) -> Limit {
+    Limit {
+        source: source.into(),
+        test: None,
+        workload: Some(workload),
+        only: DiskFilter::default(),
+        floors: vec![(metric, v)],
+        ceilings: Vec::new(),
+        severity: Severity::Fail,
+    }
+}
+
+fn verdict_of<'a>(a: &'a Acceptance, target: &str) -> &'a TargetVerdict {
+    a.targets.iter().find(|t| t.target == target).unwrap()
+}
+
+fn config_rules(limits: Vec<Limit>) -> Rules {
+    Rules {
+        from_config: true,
+        limits,
+        peers: PeerRule {
+            below: 0.10,
+            severity: Severity::Fail,
+        },
+        ..Rules::defaults()
+    }
+}
+
+/// A floor fails the disk below it, names the figure, the floor and where
+/// it came from, and passes the disk at or above it; the run is the worst.
+#[test]
+fn a_floor_fails_the_disk_below_it_and_passes_the_one_at_it() {
+    let d = doc(
+        vec![disk("/dev/a", 1 << 30), disk("/dev/b", 1 << 30)],
+        vec![seq("/dev/a", 150.0), seq("/dev/b", 149.9)],
+    );
+    let rules = config_rules(vec![floor(
+        "acceptance.limits[0]",
+        Workload::SeqRead,
+        Metric::ReadBps,
+        150.0 * MBS,
+    )]);
+    let a = evaluate(&d, &rules);
+    assert_eq!(verdict_of(&a, "/dev/a").verdict, Verdict::Pass);
+    let b = verdict_of(&a, "/dev/b");
+    assert_eq!(b.verdict, Verdict::Fail);
+    let c = &b.checks[0];
+    assert_eq!((c.rule, c.verdict), (CheckRule::Limit, Verdict::Fail));
+    assert_eq!(c.figure.as_deref(), Some("read_bytes_per_sec"));
+    assert_eq!((c.value, c.limit), (Some(149.9 * MBS), Some(150.0 * MBS)));
+    assert_eq!(c.source, "acceptance.limits[0]");
+    assert_eq!(
+        c.message,
+        "seq_read: read_bytes_per_sec 149.9 MB/s below the floor 150.0 MB/s"
+    );
+    assert_eq!(a.verdict, Verdict::Fail);
+    assert_eq!(a.rules, "config");
+    // As a warning, it warns.
+    let mut warn = rules.clone();
+    warn.limits[0].severity = Severity::Warn;
+    assert_eq!(verdict_of(&evaluate(&d, &warn), "/dev/b").verdict, Verdict::Warn);
+}
+
+/// A limit applies only to the tests of its name or workload and to the
+/// targets its filter selects; absent facts never match a filter.
+#[test]
+fn a_limit_applies_to_its_tests_and_the_disks_it_selects() {
+    let mut hdd = model(disk("/dev/h", 4 << 40), "ST4000NM0035", "SN04");
+    hdd.rotational = Some(true);
+    hdd.transport = Some("sata".into());
+    let mut ssd = model(disk("/dev/s", 1 << 40), "Samsung SSD 870", "1B6Q");
+    ssd.rotational = Some(false);
+    let unknown = disk("/dev/u", 4 << 40);
+    let d = doc(
+        vec![hdd, ssd, unknown],
+        vec![seq("/dev/h", 100.0), seq("/dev/s", 100.0), seq("/dev/u", 100.0)],
+    );
+    let mut l = floor("acceptance.limits[0]", Workload::SeqRead, Metric::ReadBps, 200.0 * MBS);
+    l.only = DiskFilter {
+        model: Some("ST4000*".into()),
+        transport: Some("sata".into()),
+        rotational: Some(true),
+        min_size: Some(2 << 40),
+        max_size: Some(8 << 40),
+    };
+    let a = evaluate(&d, &config_rules(vec![l.clone()]));
+    assert_eq!(verdict_of(&a, "/dev/h").verdict, Verdict::Fail);
+    assert!(verdict_of(&a, "/dev/s").checks.is_empty());
+    assert!(verdict_of(&a, "/dev/u").checks.is_empty(), "no model: not selected");
+    // Each field of the filter on its own excludes the HDD.
+    for f in [
+        DiskFilter {
+            model: Some("WD*".into()),
+            ..l.only.clone()
+        },
+        DiskFilter {
+            transport: Some("sas".into()),
+            ..l.only.clone()
+        },
+        DiskFilter {
+            rotational: Some(false),
+            ..l.only.clone()
+        },
+        DiskFilter {
+            min_size: Some(5 << 40),
+            ..l.only.clone()
+        },
+        DiskFilter {
+            max_size: Some(3 << 40),
+            ..l.only.clone()
+        },
+    ] {
+        let mut l2 = l.clone();
+        l2.only = f.clone();
+        let a = evaluate(&d, &config_rules(vec![l2]));
+        assert!(verdict_of(&a, "/dev/h").checks.is_empty(), "{f:?}");
+    }
+    // By name: only the test of that name.
+    let mut by_name = floor("acceptance.limits[0]", Workload::SeqRead, Metric::ReadBps, 200.0 * MBS);
+    by_name.workload = None;
+    by_name.test = Some("other".into());
+    assert!(evaluate(&d, &config_rules(vec![by_name]))
+        .targets
+        .iter()
+        .all(|t| t.checks.is_empty()));
+}
+
+/// Latency ceilings: mean, a percentile and max of the main step's reads;
+/// a percentile the results do not hold, and writes a read test has not
+/// got, are warnings (not checked), never a pass.
+#[test]
+fn latency_ceilings_on_mean_percentile_and_max() {
+    let d = doc(
+        vec![disk("/dev/a", 1 << 30)],
+        vec![rand_lat("/dev/a", 90_000.0, 2_000_000, 9_000_000)],
+    );
+    let ceiling = |direction, stat, ns| Ceiling { direction, stat, ns };
+    let l = Limit {
+        source: "acceptance.limits[0]".into(),
+        test: Some("rand_read".into()),
+        workload: None,
+        only: DiskFilter::default(),
+        floors: Vec::new(),
+        ceilings: vec![
+            ceiling(Direction::Read, LatStat::Mean, 100_000),
+            ceiling(Direction::Read, LatStat::Percentile(99.0), 1_000_000),
+            ceiling(Direction::Read, LatStat::Max, 9_000_000),
+            ceiling(Direction::Read, LatStat::Percentile(99.99), 1),
+            ceiling(Direction::Write, LatStat::Mean, 1),
+        ],
+        severity: Severity::Fail,
+    };
+    let a = evaluate(&d, &config_rules(vec![l]));
+    let t = verdict_of(&a, "/dev/a");
+    let got: Vec<(&str, Verdict)> = t
+        .checks
+        .iter()
+        .map(|c| (c.figure.as_deref().unwrap(), c.verdict))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("read_lat_mean_ns", Verdict::Pass),
+            ("read_lat_p99_ns", Verdict::Fail),
+            ("read_lat_max_ns", Verdict::Pass),
+            ("read_lat_p99.99_ns", Verdict::Warn),
+            ("write_lat_mean_ns", Verdict::Warn),
+        ]
+    );
+    assert_eq!(
+        t.checks[1].message,
+        "rand_read: read latency p99 2.00 ms above the ceiling 1.00 ms"
+    );
+    assert_eq!(t.verdict, Verdict::Fail);
+}
+
+/// Peers: the disk more than N% below its group's median fails when the
+/// config says so, warns by default; the rule's N is the config's.
+#[test]
+fn peers_below_the_median_of_their_model() {
+    let targets = vec![
+        model(disk("/dev/a", 1 << 30), "M", "F"),
+        model(disk("/dev/b", 1 << 30), "M", "F"),
+        model(disk("/dev/c", 1 << 30), "M", "F"),
+    ];
+    let d = doc(
+        targets,
+        vec![seq("/dev/a", 100.0), seq("/dev/b", 100.0), seq("/dev/c", 85.0)],
+    );
+    let a = evaluate(&d, &Rules::defaults());
+    assert_eq!(verdict_of(&a, "/dev/a").verdict, Verdict::Pass);
+    let c = verdict_of(&a, "/dev/c");
+    assert_eq!(c.verdict, Verdict::Warn);
+    assert_eq!(c.checks[0].rule, CheckRule::Peers);
+    assert!(c.checks[0].message.contains("15.0% below"), "{}", c.checks[0].message);
+    assert_eq!(a.rules, "defaults");
+    let fails = evaluate(&d, &config_rules(Vec::new()));
+    assert_eq!(verdict_of(&fails, "/dev/c").verdict, Verdict::Fail);
+    let mut wide = config_rules(Vec::new());
+    wide.peers.below = 0.20;
+    assert_eq!(verdict_of(&evaluate(&d, &wide), "/dev/c").verdict, Verdict::Pass);
+    wide.peers.severity = Severity::Off;
+    assert!(verdict_of(&evaluate(&d, &wide), "/dev/c").checks.is_empty());
+}
+
+/// The baseline of earlier runs: its median per model, firmware, test and
+/// figure; a disk more than N% below it fails, one of another model is
+/// not checked.
+#[test]
+fn a_baseline_from_earlier_runs_and_a_disk_below_it() {
+    let earlier: Vec<ResultDoc> = [100.0, 110.0, 120.0]
+        .iter()
+        .map(|v| doc(vec![model(disk("/dev/a", 1 << 30), "M", "F")], vec![seq("/dev/a", *v)]))
+        .collect();
+    let refs: Vec<&ResultDoc> = earlier.iter().collect();
+    let b = Baseline::of(&refs);
+    assert_eq!(b.documents, 3);
+    assert_eq!(b.figures.len(), 1);
+    let f = &b.figures[0];
+    assert_eq!(
+        (f.count, f.median, f.min, f.max),
+        (3, 110.0 * MBS, 100.0 * MBS, 120.0 * MBS)
+    );
+    let now = doc(
+        vec![
+            model(disk("/dev/x", 1 << 30), "M", "F"),
+            model(disk("/dev/y", 1 << 30), "M", "F"),
+            model(disk("/dev/z", 1 << 30), "N", "F"),
+        ],
+        vec![seq("/dev/x", 99.0), seq("/dev/y", 98.9), seq("/dev/z", 1.0)],
+    );
+    let mut rules = config_rules(Vec::new());
+    rules.peers.severity = Severity::Off;
+    rules.baseline = Some(BaselineRule {
+        baseline: b,
+        from: "baseline.json".into(),
+        below: 0.10,
+        severity: Severity::Fail,
+    });
+    let a = evaluate(&now, &rules);
+    assert_eq!(
+        verdict_of(&a, "/dev/x").verdict,
+        Verdict::Pass,
+        "{:?}",
+        verdict_of(&a, "/dev/x")
+    );
+    let y = verdict_of(&a, "/dev/y");
+    assert_eq!(y.verdict, Verdict::Fail);
+    assert_eq!(y.checks[0].source, "acceptance.baseline (baseline.json)");
+    assert!(verdict_of(&a, "/dev/z").checks.is_empty());
+}
+
+fn reading(counters: &[(&str, u64)]) -> HealthReading {
+    HealthReading {
+        source: "ata_smart".into(),
+        smart_passed: Some(true),
+        temperature_c: Some(40),
+        warning_temperature_c: Some(70),
+        counters: counters.iter().map(|(k, v)| (String::from(*k), *v)).collect(),
+        ..HealthReading::default()
+    }
+}
+
+fn with_health(path: &str, before: HealthReading, after: HealthReading, during: Option<i32>) -> TargetInfo {
+    let mut t = disk(path, 1 << 30);
+    t.health = Some(Health {
+        delta: crate::health::counter_delta(&before, &after),
+        before,
+        after: Some(after),
+        tests: vec![TestTemperature {
+            test: "seq_read".into(),
+            source: "during".into(),
+            samples: 3,
+            max_temperature_c: during,
+        }],
+    });
+    t
+}
+
+/// The health rules: a counter that grew, a failed status, an attribute
+/// failing now, a temperature at the warning threshold during a test, and
+/// the NVMe limits, each fail the disk; a quiet disk passes every check.
+#[test]
+fn health_rules_fail_what_they_name() {
+    let quiet = with_health(
+        "/dev/q",
+        reading(&[("pending_sectors", 0)]),
+        reading(&[("pending_sectors", 0)]),
+        Some(45),
+    );
+    let grew = with_health(
+        "/dev/g",
+        reading(&[("pending_sectors", 0)]),
+        reading(&[("pending_sectors", 8)]),
+        None,
+    );
+    let mut bad_status = reading(&[]);
+    bad_status.smart_passed = Some(false);
+    let failed = with_health("/dev/f", reading(&[]), bad_status, None);
+    let mut attr = reading(&[]);
+    attr.attributes.push(SmartAttribute {
+        id: 5,
+        name: Some("Reallocated_Sector_Ct".into()),
+        flags: 0x33,
+        current: 10,
+        worst: 10,
+        threshold: Some(36),
+        raw: 900,
+        failing: true,
+    });
+    let attribute = with_health("/dev/r", attr, reading(&[]), None);
+    let hot = with_health("/dev/t", reading(&[]), reading(&[]), Some(70));
+    let d = doc(vec![quiet, grew, failed, attribute, hot], Vec::new());
+    let a = evaluate(&d, &Rules::defaults());
+    let q = verdict_of(&a, "/dev/q");
+    assert_eq!(q.verdict, Verdict::Pass);
+    assert_eq!(
+        q.checks.iter().map(|c| c.rule).collect::<Vec<_>>(),
+        [CheckRule::SmartStatus, CheckRule::Counter, CheckRule::Temperature]
+    );
+    let g = verdict_of(&a, "/dev/g");
+    assert_eq!((g.verdict, g.checks[1].rule), (Verdict::Fail, CheckRule::Counter));
+    assert_eq!(g.checks[1].message, "pending_sectors grew during the run: 0 -> 8");
+    assert_eq!(verdict_of(&a, "/dev/f").checks[0].verdict, Verdict::Fail);
+    let r = verdict_of(&a, "/dev/r");
+    assert_eq!(
+        r.checks[0].message,
+        "attributes at or below their threshold: 5 (Reallocated_Sector_Ct)"
+    );
+    let t = verdict_of(&a, "/dev/t");
+    assert_eq!(t.verdict, Verdict::Fail);
+    assert_eq!(
+        t.checks.last().unwrap().message,
+        "highest temperature 70 C (during seq_read) at or above 70 C"
+    );
+    // Turned off, the rule gives no check.
+    let mut off = Rules::defaults();
+    off.health.counters = false;
+    off.health.temperature = false;
+    assert_eq!(verdict_of(&evaluate(&d, &off), "/dev/g").verdict, Verdict::Pass);
+    assert_eq!(verdict_of(&evaluate(&d, &off), "/dev/t").verdict, Verdict::Pass);
+    // The config's own ceiling, below the device's.
+    let mut cool = Rules::defaults();
+    cool.health.max_temperature_c = Some(45);
+    let q = verdict_of(&evaluate(&d, &cool), "/dev/q")
+        .checks
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!((q.verdict, q.limit), (Verdict::Fail, Some(45.0)));
+    assert_eq!(q.source, "acceptance.health.max_temperature");
+}
+
+#[test]
+fn nvme_spare_endurance_and_new_critical_warnings() {
+    let nvme = |used: u8, spare: u8, warn: u8| HealthReading {
+        source: "nvme_smart_log".into(),
+        smart_passed: Some(warn == 0),
+        nvme: Some(NvmeHealth {
+            critical_warning: warn,
+            available_spare_pct: spare,
+            available_spare_threshold_pct: 10,
+            percentage_used: used,
+            data_units_read: 0,
+            data_units_written: 0,
+        }),
+        counters: BTreeMap::new(),
+        ..HealthReading::default()
+    };
+    let ok = with_health("/dev/n0", nvme(3, 100, 0), nvme(3, 100, 0), None);
+    let worn = with_health("/dev/n1", nvme(101, 100, 0), nvme(101, 100, 0), None);
+    let spare = with_health("/dev/n2", nvme(3, 9, 0), nvme(3, 9, 0), None);
+    let warned = with_health("/dev/n3", nvme(3, 100, 0), nvme(3, 100, 0x04), None);
+    let d = doc(vec![ok, worn, spare, warned], Vec::new());
+    let a = evaluate(&d, &Rules::defaults());
+    let rules_failed = |p: &str| -> Vec<CheckRule> {
+        verdict_of(&a, p)
+            .checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Fail)
+            .map(|c| c.rule)
+            .collect()
+    };
+    assert_eq!(verdict_of(&a, "/dev/n0").verdict, Verdict::Pass);
+    assert_eq!(rules_failed("/dev/n1"), [CheckRule::PercentageUsed]);
+    assert_eq!(rules_failed("/dev/n2"), [CheckRule::AvailableSpare]);
+    assert_eq!(rules_failed("/dev/n3"), [CheckRule::SmartStatus, CheckRule::Counter]);
+}
+
+/// Errors: an I/O error or a timeout fails the target, an array included;
+/// a skipped test warns; with the rule off, neither.
+#[test]
+fn test_errors_fail_and_tests_not_run_warn() {
+    let mut err = seq("/dev/a", 1.0);
+    err.status = Status::Error {
+        errno: 5,
+        op: Op::Read,
+        offset: 4096,
+        message: "Input/output error".into(),
+    };
+    let mut skipped = seq("/dev/b", 1.0);
+    skipped.status = Status::Skipped {
+        reason: "not run: the disk is absent".into(),
+    };
+    let mut timeout = seq("/dev/md0", 1.0);
+    timeout.status = Status::Timeout {
+        message: "no answer for 30 s".into(),
+    };
+    let d = doc(
+        vec![
+            disk("/dev/a", 1 << 30),
+            disk("/dev/b", 1 << 30),
+            md("/dev/md0", "raid0", &["/dev/a", "/dev/b"], None),
+        ],
+        vec![err, skipped, timeout],
+    );
+    let a = evaluate(&d, &Rules::defaults());
+    // A write test the plan skipped on a disk it may not write is no check.
+    let mut refused = d.clone();
+    refused.targets[1].write_refusal = Some("not named in destructive".into());
+    let mut write = test("/dev/b", Workload::SeqWrite, Metric::WriteBps, 0.0);
+    write.status = Status::Skipped {
+        reason: "not named in destructive".into(),
+    };
+    refused.tests[1] = write;
+    assert_eq!(
+        verdict_of(&evaluate(&refused, &Rules::defaults()), "/dev/b").verdict,
+        Verdict::Pass
+    );
+    let e = verdict_of(&a, "/dev/a");
+    assert_eq!((e.verdict, e.checks[0].rule), (Verdict::Fail, CheckRule::TestError));
+    assert_eq!(
+        e.checks[0].message,
+        "seq_read: read error at byte 4096: Input/output error (errno 5)"
+    );
+    assert_eq!(verdict_of(&a, "/dev/b").verdict, Verdict::Warn);
+    assert_eq!(verdict_of(&a, "/dev/md0").verdict, Verdict::Fail);
+    let mut off = Rules::defaults();
+    off.errors = false;
+    assert_eq!(evaluate(&d, &off).verdict, Verdict::Pass);
+}
+
+/// The block: one line per target with serial, model, verdict and first
+/// reason, the run's line last, no line wider than the screen, control
+/// characters escaped.
+#[test]
+fn the_verdict_block_fits_an_80_column_screen() {
+    let mut a = model(disk("/dev/a", 1 << 30), "QEMU HARDDISK\u{1b}[2J", "F");
+    a.serial = Some("E2E-SLOW-SERIAL-NUMBER-THAT-IS-LONG".into());
+    let b = disk("/dev/b", 1 << 30);
+    let d = doc(vec![a, b], vec![seq("/dev/a", 10.0), seq("/dev/b", 500.0)]);
+    let rules = config_rules(vec![floor(
+        "acceptance.limits[0]",
+        Workload::SeqRead,
+        Metric::ReadBps,
+        150.0 * MBS,
+    )]);
+    let lines = verdict_block(&evaluate(&d, &rules));
+    for l in &lines {
+        assert!(l.ends_with('\n'));
+        assert!(l.chars().count() <= BLOCK_WIDTH + 1, "{l:?}");
+        assert!(!l.contains('\u{1b}'), "{l:?}");
+    }
+    assert_eq!(lines.len(), 5);
+    assert!(lines[0].starts_with("== acceptance verdict (rules: config) ==="));
+    // The serial (35 characters) is cut at 24, the model at 14; the
+    // reason takes the rest of the 79 columns, cut too.
+    assert_eq!(
+        lines[1],
+        "disk                     model          verdict first reason\n"
+    );
+    assert_eq!(
+        lines[2],
+        "E2E-SLOW-SERIAL-NUMBE... QEMU HARDDI... FAIL    seq_read read 10.0 MB/s < 15...\n"
+    );
+    assert_eq!(lines[3], format!("{:<24} {:<14} PASS\n", "/dev/b", "-"));
+    assert_eq!(lines[4], "run: FAIL (1 of 2 targets failed, 0 warned)\n");
+}
