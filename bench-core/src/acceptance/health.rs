@@ -60,6 +60,36 @@ impl HealthRules {
     }
 }
 
+impl HealthRules {
+    /// The rules in words.
+    pub fn describe(&self) -> String {
+        let mut on = Vec::new();
+        if self.smart_status {
+            on.push(String::from("SMART status"));
+        }
+        if self.counters {
+            on.push(String::from("counters must not grow"));
+        }
+        if let Some(p) = self.percentage_used_max {
+            on.push(format!("NVMe percentage used <= {p}%"));
+        }
+        if self.available_spare {
+            on.push(String::from("NVMe spare >= its threshold"));
+        }
+        if self.temperature {
+            on.push(String::from("below the warning temperature"));
+        }
+        if let Some(c) = self.max_temperature_c {
+            on.push(format!("below {c} C"));
+        }
+        if on.is_empty() {
+            String::from("off")
+        } else {
+            format!("{} (fail)", on.join(", "))
+        }
+    }
+}
+
 /// Where the device's own limits come from.
 const DEVICE: &str = "device";
 

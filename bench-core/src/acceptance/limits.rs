@@ -138,7 +138,67 @@ pub struct Limit {
     pub severity: Severity,
 }
 
+impl DiskFilter {
+    /// The filter in words: `rotational, model ST4000*, at least 1000000000000 B`;
+    /// `every target` without one.
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(r) = self.rotational {
+            parts.push(String::from(if r { "rotational" } else { "non-rotational" }));
+        }
+        if let Some(m) = &self.model {
+            parts.push(format!("model {m}"));
+        }
+        if let Some(t) = &self.transport {
+            parts.push(format!("transport {t}"));
+        }
+        if let Some(b) = self.min_size {
+            parts.push(format!("at least {b} B"));
+        }
+        if let Some(b) = self.max_size {
+            parts.push(format!("at most {b} B"));
+        }
+        if parts.is_empty() {
+            String::from("every target")
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
 impl Limit {
+    /// The limit in words: `tests seq_read_1m: read_bytes_per_sec >= 100.0
+    /// MB/s, on rotational`.
+    pub fn describe(&self) -> String {
+        let mut tests = Vec::new();
+        if let Some(t) = &self.test {
+            tests.push(format!("test {t}"));
+        }
+        if let Some(w) = self.workload {
+            tests.push(format!("workload {}", w.name()));
+        }
+        let mut limits: Vec<String> = self
+            .floors
+            .iter()
+            .map(|(m, v)| format!("{m} >= {}", m.show(*v)))
+            .collect();
+        #[allow(clippy::cast_precision_loss)] // nanoseconds below 2^53
+        limits.extend(self.ceilings.iter().map(|c| {
+            format!(
+                "{} latency {} <= {}",
+                c.direction.name(),
+                c.stat.name(),
+                ns_text(c.ns as f64)
+            )
+        }));
+        format!(
+            "{}: {}, on {}",
+            tests.join(", "),
+            limits.join(", "),
+            self.only.describe()
+        )
+    }
+
     /// Whether `test` on `t` is one this limit is for.
     fn applies(&self, t: &TargetInfo, test: &TestResult) -> bool {
         let named = self.test.as_ref().is_none_or(|n| *n == test.name);

@@ -119,6 +119,52 @@ impl Rules {
     }
 }
 
+impl Rules {
+    /// The rules in words, one line each, for the plan `validate` prints
+    /// and the console shows before a booted run.
+    pub fn describe(&self) -> Vec<String> {
+        let sev = |s: Severity| match s {
+            Severity::Fail => "fail",
+            Severity::Warn => "warn",
+            Severity::Off => "off",
+        };
+        let mut out = alloc::vec![format!(
+            "acceptance ({}):",
+            if self.from_config {
+                "the config's rules"
+            } else {
+                "the default rules"
+            }
+        )];
+        for l in &self.limits {
+            out.push(format!("  {}: {} ({})", l.source, l.describe(), sev(l.severity)));
+        }
+        out.push(format!(
+            "  peers: more than {:.0}% below the median of their model and firmware ({})",
+            self.peers.below * 100.0,
+            sev(self.peers.severity)
+        ));
+        if let Some(b) = &self.baseline {
+            out.push(format!(
+                "  baseline: more than {:.0}% below their model's median in {} ({} figures, {})",
+                b.below * 100.0,
+                b.from,
+                b.baseline.figures.len(),
+                sev(b.severity)
+            ));
+        }
+        out.push(format!("  health: {}", self.health.describe()));
+        let on = |b: bool| if b { "fail" } else { "off" };
+        out.push(format!(
+            "  errors ({}), self-test ({}), hidden capacity ({})",
+            on(self.errors),
+            on(self.self_test),
+            sev(self.hidden_capacity)
+        ));
+        out
+    }
+}
+
 /// Where the default rules say they come from.
 const DEFAULTS: &str = "defaults";
 

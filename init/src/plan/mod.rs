@@ -15,6 +15,7 @@
 //! ```
 
 pub mod acceptance;
+mod acceptance_raw;
 mod model;
 mod raw;
 mod resolve;

@@ -469,6 +469,7 @@ pub fn describe_plan_for(plan: &Plan, whom: Described) -> Vec<String> {
     for ti in 0..plan.targets.len() {
         s.extend(target_lines(plan, ti, whom));
     }
+    s.extend(plan.acceptance.describe());
     s
 }
 

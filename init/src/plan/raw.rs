@@ -395,7 +395,7 @@ pub struct RawConfig {
     pub test_deadline: Option<Duration>,
     /// What a disk must show to pass (README "Acceptance").
     #[serde(default)]
-    pub acceptance: Option<Obj<super::acceptance::RawAcceptance>>,
+    pub acceptance: Option<Obj<super::acceptance_raw::RawAcceptance>>,
 }
 
 impl RawConfig {
