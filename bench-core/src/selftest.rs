@@ -379,13 +379,16 @@ pub fn parse_nvme_id_self_test(id: &[u8]) -> Result<(bool, Option<u16>), ParseEr
 /// and result (3:0) (0), self-test number (1), power-on hours (2-3, BE),
 /// address of first failure (4-11, BE; all ones: none), sense key, ASC,
 /// ASCQ (12-14). Parameters of all zeros (never written) are left out;
-/// the rest come newest first.
+/// the rest come newest first, each code once.
 pub fn parse_scsi_self_test_log(page: &[u8]) -> Result<Vec<Entry>, ParseError> {
     let mut params: Vec<(u16, &[u8])> = log_parameters(page, 0x10)?
         .into_iter()
         .filter(|(c, v)| (1..=20).contains(c) && v.len() >= 12 && v.iter().any(|&b| b != 0))
         .collect();
+    // Newest first; a code repeated (no device should) counts once, as
+    // first given: at most the 20 entries the page has.
     params.sort_by_key(|(c, _)| *c);
+    params.dedup_by_key(|(c, _)| *c);
     Ok(params
         .into_iter()
         .map(|(_, v)| {
@@ -692,6 +695,14 @@ mod tests {
         assert_eq!(scsi_outcome(5), Status::Ended(FailedSegment));
         assert_eq!(scsi_outcome(8), Status::Ended(Reserved));
         assert!(parse_scsi_self_test_log(&[0x0d, 0, 0, 0]).is_err());
+        // A code given twice counts once, as first given (found by the fuzz
+        // target: 21 parameters of codes 1-20 gave 21 entries).
+        let mut twice = vec![0x10, 0, 0, 40];
+        twice.extend(scsi_param(1, 1, 0, 0, 5, u64::MAX));
+        twice.extend(scsi_param(1, 2, 3, 0, 6, u64::MAX));
+        let e = parse_scsi_self_test_log(&twice).unwrap();
+        assert_eq!(e.len(), 1);
+        assert_eq!((e[0].code, e[0].power_on_hours), (1, Some(5)));
     }
 
     #[test]
