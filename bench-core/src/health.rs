@@ -97,6 +97,11 @@ fn le(b: &[u8]) -> u64 {
     u64::try_from(v).unwrap_or(u64::MAX)
 }
 
+/// [`le`] for the other parsers of device pages (`selftest`).
+pub(crate) fn le_bytes(b: &[u8]) -> u64 {
+    le(b)
+}
+
 /// Big-endian unsigned integer of `b`, saturated to u64.
 fn be(b: &[u8]) -> u64 {
     let mut v: u64 = 0;

@@ -30,6 +30,7 @@ pub mod result;
 pub mod rng;
 pub mod runner;
 pub mod scramble;
+pub mod selftest;
 pub mod signatures;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;

@@ -583,6 +583,53 @@ fn a_disk_bootbench_wrote_is_labelled_and_granted_again() {
     );
 }
 
+/// `self_test` on a loop device: it has no self-test commands (no SG_IO
+/// ATA, no NVMe or SCSI self-test), so its self-test is recorded as
+/// `not_supported` with the reason, the console says so, and the
+/// benchmarks run as usual. A file target gets no self-test at all.
+#[test]
+fn a_loop_devices_self_test_is_not_supported_and_the_run_goes_on() {
+    let lo = Loop::new(LOOP_BYTES, &[]);
+    let before = lo.hash();
+    let cfg = config(&serde_json::json!({
+        "tests": [{"workload": "seq_read", "size": "1M"}],
+        "targets": [lo.dev],
+        "self_test": {"kind": "short", "max_wait": "1m"}
+    }));
+    let o = run(&["run", "--config", cfg.path()]);
+    let doc = doc_of(&o);
+    let st = &doc["targets"][0]["self_test"];
+    assert_eq!(st["kind"], "short", "{st}");
+    assert_eq!(st["outcome"], "not_supported", "{st}");
+    assert_eq!(
+        (&st["passed"], &st["source"]),
+        (&Value::Null, &Value::from("none")),
+        "{st}"
+    );
+    assert!(
+        st["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("no self-test commands for transport"),
+        "{st}"
+    );
+    assert_eq!(
+        doc["tests"][0]["status"]["state"], "ok",
+        "{}",
+        doc["tests"][0]["status"]
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("{}: short self-test: not supported", lo.dev)),
+        "{err}"
+    );
+    assert!(
+        err.contains("the short self-test: at most 180 s"),
+        "the run's bound counts the wait: {err}"
+    );
+    assert_eq!(lo.hash(), before);
+}
+
 #[test]
 fn wrong_phrase_skips_writes_with_the_reason() {
     let lo = Loop::new(LOOP_BYTES, &[]);

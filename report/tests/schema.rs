@@ -7,7 +7,8 @@ use std::fmt::{Debug, Display};
 use std::path::Path;
 
 use bench_core::result::{
-    AnalysisKind, CheckRule, HealthKind, Metric, RunStatus, StackClass, StackMode, TargetKind, Verdict,
+    AnalysisKind, CheckRule, HealthKind, Metric, RunStatus, SelfTestKind, SelfTestOutcome, SelfTestSource, StackClass,
+    StackMode, TargetKind, Verdict,
 };
 use serde::de::DeserializeOwned;
 
@@ -37,6 +38,9 @@ fn closed_sets_are_the_schemas_enums() {
         ("analysis", "metric", names(Metric::ALL)),
         ("health_line", "kind", names(HealthKind::ALL)),
         ("check", "rule", names(CheckRule::ALL)),
+        ("self_test", "kind", names(SelfTestKind::ALL)),
+        ("self_test", "outcome", names(SelfTestOutcome::ALL)),
+        ("self_test", "source", names(SelfTestSource::ALL)),
     ];
     for (def, field, ours) in cases {
         let listed = defs[def]["properties"][field]["enum"]

@@ -14,9 +14,20 @@
 //!   percentage used 0; Identify Controller WCTEMP 0x157 (343 K, 70 °C),
 //!   CCTEMP 0x175 (373 K, 100 °C). Data read grows by what the tests read.
 //!
+//! - hw/ide/core.c `cmd_smart` SMART_EXECUTE_OFFLINE: subcommands 0, 1, 2
+//!   are taken (any other aborts), each writes at once the next of 21
+//!   self-test descriptors: [subcommand, 00h "completed without error",
+//!   34h, 12h (life timestamp 0x1234 = 4660 hours)], the index at byte 508
+//!   of SMART READ LOG 06h; SMART READ DATA byte 363 is that descriptor's
+//!   status byte (0), 367 = 19h (no conveyance), 372 = 2 minutes for a
+//!   short test. hw/nvme/ctrl.c: OACS = NS_MGMT | FORMAT | DBBUF, no
+//!   Device Self-test (bit 4), which QEMU does not implement.
+//!
 //! Proves: the SG_IO ATA PASS-THROUGH and NVMe admin paths work on the real
 //! kernel and parse to QEMU's values; the NVMe temperature is sampled during
-//! a test; the delta holds what the tests did. Does not prove: failing or
+//! a test; the delta holds what the tests did; a short SMART self-test is
+//! started, polled and read back from the AHCI disk's self-test log, and the
+//! NVMe controller's lack of Device Self-test is recorded as such. Does not prove: failing or
 //! changing SMART values (QEMU's are constant; the analysis lines for those
 //! are unit-tested in bench-core), SCSI log pages (QEMU's scsi-hd has none).
 
@@ -47,7 +58,7 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
     let config = json!({"tests": [
         {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"},
         {"workload": "rand_read", "name": "rand_read_4k", "bs": "4k", "length": "32M", "runtime": "3s"}
-    ]});
+    ], "self_test": "short"});
     let img = stick_copy(&a, &dir, Some(&config));
     let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
     let (_, _, doc) = the_document(&outcome);
@@ -59,6 +70,49 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
     the_nvme_delta_holds_what_the_tests_read(&doc);
     the_nvme_temperature_is_sampled_during_the_long_test_only(&doc);
     nothing_to_report_and_the_console_says_it(&doc, &outcome.serial);
+    the_sata_short_self_test_is_read_back_and_nvme_has_none(&doc, &outcome.serial);
+}
+
+/// The short self-test, before the benchmarks: on the AHCI disk started
+/// (EXECUTE OFF-LINE IMMEDIATE 01h), polled (byte 363: 0, done) and read
+/// back from the self-test log's new descriptor; on the NVMe disk not
+/// supported (OACS bit 4 clear), nothing sent.
+fn the_sata_short_self_test_is_read_back_and_nvme_has_none(doc: &Value, serial: &str) {
+    let sata = &target_by_serial(doc, "E2E-HEALTH-SATA")["self_test"];
+    eprintln!("sata self-test: {sata}");
+    assert_eq!(sata["kind"], "short");
+    assert_eq!(sata["outcome"], "completed", "{sata}");
+    assert_eq!(sata["passed"], true);
+    assert_eq!(
+        sata["source"], "ata_self_test_log",
+        "the log's new descriptor, not the status byte alone"
+    );
+    assert_eq!(sata["power_on_hours"], 0x1234, "QEMU's life timestamp");
+    assert_eq!(sata["remaining_pct"], 0);
+    assert_eq!((&sata["failing_lba"], &sata["segment"]), (&Value::Null, &Value::Null));
+    assert_eq!(
+        sata["estimate_ns"],
+        2 * 60 * 1_000_000_000u64,
+        "SMART data byte 372: 2 minutes"
+    );
+    assert_eq!(sata["error"], Value::Null);
+    assert!(sata["duration_ns"].is_u64());
+    let nvme = &target_by_serial(doc, "E2E-HEALTH-NVME")["self_test"];
+    eprintln!("nvme self-test: {nvme}");
+    assert_eq!(nvme["kind"], "short");
+    assert_eq!(nvme["outcome"], "not_supported", "{nvme}");
+    assert_eq!((&nvme["passed"], &nvme["source"]), (&Value::Null, &json!("none")));
+    assert_eq!(
+        nvme["error"],
+        "the controller does not support Device Self-test (Identify Controller OACS bit 4 clear)"
+    );
+    // The console: the start with the device's estimate, and both results.
+    assert!(
+        serial.contains("short self-test started (the device estimates 2 min; waiting at most 4 min)"),
+        "console"
+    );
+    assert!(serial.contains("short self-test: completed without error (SMART self-test log)"));
+    assert!(serial.contains("short self-test: not supported (the controller does not support Device Self-test"));
 }
 
 /// SATA: ATA SMART through the SCSI-ATA translation.

@@ -187,6 +187,9 @@ pub fn evaluate(doc: &ResultDoc, rules: &Rules) -> Acceptance {
             if rules.errors {
                 error_checks(doc, t, &mut checks);
             }
+            if rules.self_test {
+                self_test_check(t, &mut checks);
+            }
             let verdict = checks.iter().fold(Verdict::Pass, |v, c| v.worst(c.verdict));
             TargetVerdict {
                 target: t.path.clone(),
@@ -341,6 +344,38 @@ fn error_checks(doc: &ResultDoc, t: &TargetInfo, out: &mut Vec<Check>) {
             message,
         });
     }
+}
+
+/// The self-test rule on `t`: its result must be "completed without
+/// error". A failing result, a timeout or a self-test whose commands failed
+/// fails the disk; one the device does not support, or that the user
+/// interrupted, is a warning (nothing could be said); any other ending
+/// (aborted by a reset, a format, ...) fails it, the test not having run
+/// to its end.
+fn self_test_check(t: &TargetInfo, out: &mut Vec<Check>) {
+    use crate::result::SelfTestOutcome as O;
+    let Some(st) = &t.self_test else {
+        return;
+    };
+    let verdict = match (st.passed, st.outcome) {
+        (Some(true), _) => Verdict::Pass,
+        (_, O::NotSupported | O::Interrupted) => Verdict::Warn,
+        _ => Verdict::Fail,
+    };
+    let mut message = format!("{} self-test: {}: {}", st.kind, st.outcome, st.message);
+    if let Some(lba) = st.failing_lba {
+        message.push_str(&format!(" (first failing LBA {lba})"));
+    }
+    out.push(Check {
+        rule: CheckRule::SelfTest,
+        verdict,
+        test: None,
+        figure: Some(String::from("self_test")),
+        value: st.remaining_pct.map(f64::from),
+        limit: None,
+        source: String::from("acceptance.self_test"),
+        message,
+    });
 }
 
 /// Whether a test of `workload` reads, writes, or both, in its main step.

@@ -549,3 +549,70 @@ fn the_verdict_block_fits_an_80_column_screen() {
     assert_eq!(lines[3], format!("{:<24} {:<14} PASS\n", "/dev/b", "-"));
     assert_eq!(lines[4], "run: FAIL (1 of 2 targets failed, 0 warned)\n");
 }
+
+/// The self-test rule: completed without error passes; a failing result
+/// fails with its first failing LBA; not supported and interrupted warn; a
+/// timeout fails; the rule turned off gives no check.
+#[test]
+fn a_self_test_must_complete_without_error() {
+    use crate::result::{SelfTest, SelfTestKind, SelfTestOutcome as O, SelfTestSource};
+    let with = |path: &str, outcome: O, passed: Option<bool>, lba: Option<u64>| {
+        let mut t = disk(path, 1 << 30);
+        t.self_test = Some(SelfTest {
+            kind: SelfTestKind::Short,
+            outcome,
+            passed,
+            remaining_pct: Some(0),
+            failing_lba: lba,
+            segment: None,
+            power_on_hours: None,
+            estimate_ns: None,
+            duration_ns: 1,
+            source: SelfTestSource::AtaSelfTestLog,
+            message: "as the log says".into(),
+            error: None,
+        });
+        t
+    };
+    let d = doc(
+        vec![
+            with("/dev/ok", O::Completed, Some(true), None),
+            with("/dev/read", O::FailedRead, Some(false), Some(8192)),
+            with("/dev/na", O::NotSupported, None, None),
+            with("/dev/intr", O::Interrupted, None, None),
+            with("/dev/slow", O::Timeout, None, None),
+            disk("/dev/none", 1 << 30),
+        ],
+        Vec::new(),
+    );
+    let a = evaluate(&d, &Rules::defaults());
+    let v = |p: &str| verdict_of(&a, p).verdict;
+    assert_eq!(
+        [
+            v("/dev/ok"),
+            v("/dev/read"),
+            v("/dev/na"),
+            v("/dev/intr"),
+            v("/dev/slow"),
+            v("/dev/none")
+        ],
+        [
+            Verdict::Pass,
+            Verdict::Fail,
+            Verdict::Warn,
+            Verdict::Warn,
+            Verdict::Fail,
+            Verdict::Pass
+        ]
+    );
+    let read = &verdict_of(&a, "/dev/read").checks[0];
+    assert_eq!(read.rule, CheckRule::SelfTest);
+    assert_eq!(
+        read.message,
+        "short self-test: failed_read: as the log says (first failing LBA 8192)"
+    );
+    assert!(verdict_of(&a, "/dev/none").checks.is_empty());
+    let mut off = Rules::defaults();
+    off.self_test = false;
+    assert_eq!(evaluate(&d, &off).verdict, Verdict::Pass);
+}

@@ -3,10 +3,12 @@
 //! ([`identity`]: model, serial, WWN, geometry, transport, driver, and the
 //! identity a grant is bound to: device number, disk sequence number);
 //! [`file`] opens a target without blocking, [`scsi`] builds the SCSI and
-//! ATA commands sent to a disk.
+//! ATA commands sent to a disk, [`health`] reads its health and
+//! [`selftest`] runs its SMART self-test.
 
 pub mod discover;
 pub mod file;
 pub mod health;
 pub mod identity;
 pub mod scsi;
+pub mod selftest;

@@ -4,7 +4,10 @@
 //! translation answers for SATA disks whose serial sysfs lacks; INQUIRY of
 //! a vital product data page (the unit serial number, page 0x80) of a SCSI
 //! disk whose `device/vpd_pg80` the kernel did not fill; SMART through ATA
-//! PASS-THROUGH; and LOG SENSE.
+//! PASS-THROUGH; and LOG SENSE. Besides those, the self-test commands
+//! (`disks::selftest`), which move no data: SMART EXECUTE OFF-LINE
+//! IMMEDIATE and SEND DIAGNOSTIC with a background self-test code (and
+//! the logs that read their results).
 
 use std::fs::File;
 
@@ -118,6 +121,59 @@ pub fn smart_cdb(feature: u8) -> [u8; 16] {
     ]
 }
 
+/// SMART's self-test feature codes: EXECUTE OFF-LINE IMMEDIATE (the
+/// subcommand in LBA low: 01h short, 02h extended, 03h conveyance, 7Fh
+/// abort) and READ LOG (the log address in LBA low).
+pub const SMART_EXECUTE_OFFLINE: u8 = 0xd4;
+/// See [`SMART_EXECUTE_OFFLINE`].
+pub const SMART_READ_LOG: u8 = 0xd5;
+
+/// [`smart_cdb`] with `lba_low` (EXECUTE OFF-LINE IMMEDIATE's subcommand,
+/// READ LOG's log address); EXECUTE OFF-LINE IMMEDIATE goes as non-data
+/// (protocol 3), READ LOG as PIO data-in of one block.
+pub fn smart_cdb_lba(feature: u8, lba_low: u8) -> [u8; 16] {
+    let mut c = smart_cdb(feature);
+    if feature == SMART_EXECUTE_OFFLINE {
+        c[1] = 3 << 1;
+        c[2] = 0;
+        c[6] = 0;
+    }
+    c[8] = lba_low;
+    c
+}
+
+/// The ATA PASS-THROUGH(16) command block for READ LOG EXT (2Fh, 48-bit:
+/// EXTEND set) of page `page` of log `log`, one 512-byte block, PIO
+/// data-in.
+pub fn read_log_ext_cdb(log: u8, page: u16) -> [u8; 16] {
+    let [hi, lo] = page.to_be_bytes();
+    [
+        0x85,
+        4 << 1 | 1, // PIO data-in, extended
+        0x0e,
+        0,
+        0, // features
+        0,
+        1, // count: 1 block
+        0,
+        log, // LBA 7:0: the log address
+        hi,  // LBA 39:32: page 15:8
+        lo,  // LBA 15:8: page 7:0
+        0,
+        0,
+        0,
+        0x2f, // READ LOG EXT
+        0,
+    ]
+}
+
+/// SEND DIAGNOSTIC (SPC-4 6.32) with self-test code `code` in bits 7:5 of
+/// byte 1 (001b background short, 010b background extended, 100b abort the
+/// background self-test), SELFTEST 0, no parameter list.
+pub fn send_diagnostic_cdb(code: u8) -> [u8; 6] {
+    [0x1d, (code & 0x07) << 5, 0, 0, 0, 0]
+}
+
 /// The SCSI LOG SENSE(10) command block for `page` (cumulative values,
 /// PC = 01b), at most `len` bytes (SPC-4 6.6).
 pub fn log_sense_cdb(page: u8, len: u16) -> [u8; 10] {
@@ -158,6 +214,25 @@ mod tests {
         assert_eq!(c[2], 0x20, "ck_cond: the registers come back; no transfer");
         assert_eq!((c[4], c[6], c[10], c[12], c[14]), (0xda, 0, 0x4f, 0xc2, 0xb0));
         assert_eq!(log_sense_cdb(0x0d, 512), [0x4d, 0, 0x4d, 0, 0, 0, 0, 2, 0, 0]);
+    }
+
+    #[test]
+    fn self_test_cdbs() {
+        let c = smart_cdb_lba(SMART_EXECUTE_OFFLINE, 1);
+        assert_eq!((c[0], c[1], c[2], c[6]), (0x85, 3 << 1, 0, 0), "non-data, no transfer");
+        assert_eq!((c[4], c[8], c[10], c[12], c[14]), (0xd4, 1, 0x4f, 0xc2, 0xb0));
+        assert_eq!(smart_cdb_lba(SMART_EXECUTE_OFFLINE, 0x7f)[8], 0x7f);
+        let c = smart_cdb_lba(SMART_READ_LOG, 6);
+        assert_eq!((c[1] >> 1 & 0xf, c[2], c[6]), (4, 0x0e, 1), "PIO data-in, 1 block");
+        assert_eq!((c[4], c[8], c[14]), (0xd5, 6, 0xb0));
+        let c = read_log_ext_cdb(7, 0x0102);
+        assert_eq!(
+            (c[1], c[2], c[6], c[8], c[9], c[10], c[14]),
+            (9, 0x0e, 1, 7, 1, 2, 0x2f)
+        );
+        assert_eq!(send_diagnostic_cdb(1), [0x1d, 0x20, 0, 0, 0, 0]);
+        assert_eq!(send_diagnostic_cdb(2)[1], 0x40);
+        assert_eq!(send_diagnostic_cdb(4)[1], 0x80);
     }
 
     #[test]

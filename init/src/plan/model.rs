@@ -103,6 +103,41 @@ pub struct Plan {
     /// The acceptance rules: the config's `acceptance` section, checked,
     /// or the defaults without one.
     pub acceptance: bench_core::acceptance::Rules,
+    /// The config's `self_test`, checked: run before every benchmark.
+    pub self_test: Option<SelfTestPlan>,
+}
+
+/// A SMART self-test the run starts on its disks before the benchmarks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SelfTestPlan {
+    /// Which self-test.
+    pub kind: bench_core::result::SelfTestKind,
+    /// Only the disks of these serials; `None`: every disk of the plan.
+    pub disks: Option<Vec<String>>,
+    /// The longest wait for any disk's self-test (its own estimate, with a
+    /// margin, when shorter).
+    pub max_wait: Nanos,
+}
+
+impl SelfTestPlan {
+    /// The longest wait when the config gives none: 30 minutes for a short
+    /// or conveyance self-test (ATA disks estimate 1-2 minutes, NVMe and
+    /// SCSI at most 2), 48 hours for an extended one (every sector of the
+    /// largest HDDs).
+    pub const fn default_wait(kind: bench_core::result::SelfTestKind) -> Nanos {
+        match kind {
+            bench_core::result::SelfTestKind::Extended => Nanos(48 * 3600 * 1_000_000_000),
+            _ => Nanos(30 * 60 * 1_000_000_000),
+        }
+    }
+
+    /// True if the disk of `serial` takes part.
+    pub fn selects(&self, serial: Option<&str>) -> bool {
+        match &self.disks {
+            None => true,
+            Some(d) => serial.is_some_and(|s| d.iter().any(|x| x == s)),
+        }
+    }
 }
 
 impl Plan {

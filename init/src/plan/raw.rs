@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use bench_core::result::SelfTestKind;
 use bench_core::spec::{CpusPolicy, MixOrder, Workload};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -396,6 +397,58 @@ pub struct RawConfig {
     /// What a disk must show to pass (README "Acceptance").
     #[serde(default)]
     pub acceptance: Option<Obj<super::acceptance_raw::RawAcceptance>>,
+    /// A SMART self-test on every disk (or those named), before the
+    /// benchmarks: `"short"`, or `{"kind": ..., "disks": [...], "max_wait": ...}`.
+    #[serde(default)]
+    pub self_test: Option<RawSelfTest>,
+}
+
+/// `self_test` as written: a kind alone (every disk), or the object form.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RawSelfTest(pub SelfTestObj);
+
+/// The object form of `self_test`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelfTestObj {
+    /// Which self-test.
+    #[serde(deserialize_with = "closed")]
+    pub kind: SelfTestKind,
+    /// Only the disks of these serials (absent: every disk).
+    #[serde(default)]
+    pub disks: Option<Vec<String>>,
+    /// The longest wait for a disk's self-test (absent: the kind's default).
+    #[serde(default)]
+    pub max_wait: Option<Duration>,
+}
+
+impl<'de> Deserialize<'de> for RawSelfTest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawSelfTest;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a self-test kind (\"short\", \"extended\", \"conveyance\") or an object {\"kind\": ..., \"disks\": [...], \"max_wait\": ...}")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawSelfTest, E> {
+                let kind = closed(de::value::StrDeserializer::<E>::new(v))?;
+                Ok(RawSelfTest(SelfTestObj {
+                    kind,
+                    disks: None,
+                    max_wait: None,
+                }))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawSelfTest, A::Error> {
+                SelfTestObj::deserialize(de::value::MapAccessDeserializer::new(map)).map(RawSelfTest)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Closed for SelfTestKind {
+    const WHAT: &'static str = "a self-test kind";
+    const ALL: &'static [Self] = SelfTestKind::ALL;
 }
 
 impl RawConfig {

@@ -11,8 +11,8 @@ use bench_core::units::Bytes;
 
 use crate::safety::{self, Destructive, TargetRef};
 
-use super::model::{action_for, Action, Described, Plan, PlanItem, PlannedStack, PlannedTarget};
-use super::raw::{err, parse, read_config_file, ConfigError, Origin, Overrides, RawConfig, RawParams};
+use super::model::{action_for, Action, Described, Plan, PlanItem, PlannedStack, PlannedTarget, SelfTestPlan};
+use super::raw::{err, parse, read_config_file, ConfigError, Origin, Overrides, RawConfig, RawParams, RawSelfTest};
 use super::resolve::{
     alias_note, missing_target, on_disk, real_target, refuse_file_when_booted, resolve_destructive, resolve_stacks,
     same_target, sim_target, Lookup, MachineDisks, Resolved, DEFAULT_SIM_TARGETS,
@@ -437,6 +437,7 @@ pub(super) fn plan_targets(
             ))
         }
     };
+    let self_test = self_test_plan(raw, &targets)?;
     Ok(Plan {
         profile: profile_name,
         config_source: source.to_string(),
@@ -450,6 +451,7 @@ pub(super) fn plan_targets(
         serial_ports: raw.serial_ports.clone(),
         results_url: raw.results_url.clone(),
         acceptance,
+        self_test,
     })
 }
 
@@ -462,6 +464,56 @@ fn config_dir(source: &str) -> std::path::PathBuf {
         Some(d) if p.is_file() && !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     }
+}
+
+/// The config's `self_test` checked against the run's targets: each serial
+/// in `disks` non-empty, once, and a target's; `max_wait` not zero.
+fn self_test_plan(raw: &RawConfig, targets: &[PlannedTarget]) -> Result<Option<SelfTestPlan>, ConfigError> {
+    let Some(RawSelfTest(o)) = &raw.self_test else {
+        return Ok(None);
+    };
+    if let Some(d) = &o.disks {
+        if d.is_empty() {
+            return err("self_test.disks: [] names no disk; expected the serials of the disks to test, or no \"disks\" for every disk");
+        }
+        let serials: Vec<&str> = targets.iter().filter_map(|t| t.info.serial.as_deref()).collect();
+        for (i, s) in d.iter().enumerate() {
+            if s.trim().is_empty() {
+                return err(format!(
+                    "self_test.disks[{i}]: {s:?} is not a serial; expected a disk's serial number"
+                ));
+            }
+            if d[..i].contains(s) {
+                return err(format!(
+                    "self_test.disks[{i}]: {s:?} is named twice; expected each serial once"
+                ));
+            }
+            if !serials.contains(&s.as_str()) {
+                return err(format!(
+                    "self_test.disks[{i}]: {s:?} is not the serial of a target of this run; expected one of: {}",
+                    if serials.is_empty() {
+                        "(no target has a serial)".to_string()
+                    } else {
+                        serials.join(", ")
+                    }
+                ));
+            }
+        }
+    }
+    let max_wait = match &o.max_wait {
+        None => SelfTestPlan::default_wait(o.kind),
+        Some(v) if v.ns.0 > 0 => v.ns,
+        Some(v) => {
+            return err(format!(
+                "self_test.max_wait: {v} is zero; expected a duration such as \"30m\""
+            ))
+        }
+    };
+    Ok(Some(SelfTestPlan {
+        kind: o.kind,
+        disks: o.disks.clone(),
+        max_wait,
+    }))
 }
 
 /// The config's outputs checked: its `results_url` template and its

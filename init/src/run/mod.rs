@@ -7,6 +7,7 @@
 
 pub mod accounting;
 pub mod engine;
+pub mod selftest;
 pub mod stacks;
 
 use std::sync::Arc;
@@ -119,6 +120,11 @@ pub fn execute_with(
     let bound = run_bound(plan);
     doc.run.bound_ns = Some(bound.0);
     progress(&bound_line(plan, bound));
+    if plan.self_test.is_some() {
+        selftest::run(plan, stop, progress);
+        refresh_targets(&mut doc, plan);
+        after_test(&doc);
+    }
     let mut run = Run {
         total: plan.items.len(),
         plan,
@@ -352,7 +358,8 @@ fn test_bound(plan: &Plan, steps: &[Step]) -> Nanos {
 
 /// The bound of a whole run: every test that runs at its deadline plus the
 /// grace; [`STACK_ALLOWANCE`] per array or layer; the all-at-once run, if
-/// asked for, at the longest bound of each test it runs together.
+/// asked for, at the longest bound of each test it runs together; the
+/// self-tests' longest wait and their commands ([`selftest::bound`]).
 pub fn run_bound(plan: &Plan) -> Nanos {
     let mut sum = 0u64;
     let mut together: Vec<(&str, u64)> = Vec::new();
@@ -372,7 +379,7 @@ pub fn run_bound(plan: &Plan) -> Nanos {
     for (_, b) in together {
         sum = sum.saturating_add(b);
     }
-    Nanos(sum)
+    Nanos(sum.saturating_add(selftest::bound(plan).0))
 }
 
 /// The console line that states the run's bound, at the start of a run.
@@ -389,11 +396,16 @@ fn bound_line(plan: &Plan, bound: Nanos) -> String {
     };
     format!(
         "bootbench-init: run bound: at most {} s ({tests} test(s) at their deadlines, {how}, plus {} s grace each; \
-         {} s per array or layer{}); a test past its deadline ends as timeout",
+         {} s per array or layer{}{}); a test past its deadline ends as timeout",
         bound.0.div_ceil(1_000_000_000),
         engine::GRACE.as_secs(),
         STACK_ALLOWANCE.0 / 1_000_000_000,
-        if plan.all_at_once { "; the all-at-once run" } else { "" }
+        if plan.all_at_once { "; the all-at-once run" } else { "" },
+        plan.self_test.as_ref().map_or(String::new(), |s| format!(
+            "; the {} self-test: at most {} s",
+            s.kind,
+            selftest::bound(plan).0.div_ceil(1_000_000_000)
+        ))
     )
 }
 

@@ -1,6 +1,7 @@
 //! NVMe admin commands through the kernel's passthrough ioctl
 //! (NVME_IOCTL_ADMIN_CMD, <linux/nvme_ioctl.h>): Get Log Page and Identify,
-//! both of which only read. The admin queue is not the I/O queues: a
+//! both of which only read, and Device Self-test, which moves no data (a
+//! self-test writes no user data). The admin queue is not the I/O queues: a
 //! command here does not wait behind, or drain, the benchmark's I/O.
 
 use std::fs::File;
@@ -46,6 +47,10 @@ fn admin_request() -> libc::Ioctl {
 const GET_LOG_PAGE: u8 = 0x02;
 /// Admin opcode Identify.
 const IDENTIFY: u8 = 0x06;
+/// Admin opcode Device Self-test.
+const DEVICE_SELF_TEST: u8 = 0x14;
+/// The Device Self-test log page.
+pub const LOG_SELF_TEST: u8 = 0x06;
 /// The log page of SMART / health information.
 pub const LOG_SMART: u8 = 0x02;
 /// The namespace id meaning "the controller as a whole".
@@ -70,9 +75,9 @@ impl std::fmt::Display for AdminError {
     }
 }
 
-/// Run one admin command that reads into `buf`.
+/// Run one admin command that reads into `buf` (or, empty, moves no data).
 fn admin_read(f: &File, mut cmd: PassthruCmd, buf: &mut [u8]) -> Result<(), AdminError> {
-    cmd.addr = buf.as_mut_ptr() as u64;
+    cmd.addr = if buf.is_empty() { 0 } else { buf.as_mut_ptr() as u64 };
     cmd.data_len = u32::try_from(buf.len()).map_err(|_| AdminError::Os(Errno::EINVAL))?;
     cmd.timeout_ms = 5000;
     // SAFETY: NVME_IOCTL_ADMIN_CMD reads `cmd` (a live, initialised
@@ -82,7 +87,8 @@ fn admin_read(f: &File, mut cmd: PassthruCmd, buf: &mut [u8]) -> Result<(), Admi
     // the whole call (the ioctl is synchronous). `metadata` is 0 with
     // `metadata_len` 0, so nothing else is written but `cmd.result`. The
     // opcodes sent (Get Log Page, Identify) transfer data from the
-    // controller only.
+    // controller only; Device Self-test goes with `data_len` 0 and `addr`
+    // 0 and transfers none.
     let rc = unsafe { libc::ioctl(f.as_raw_fd(), admin_request(), &mut cmd as *mut PassthruCmd) };
     match rc {
         0 => Ok(()),
@@ -119,6 +125,19 @@ pub fn identify_controller(f: &File) -> Result<Box<[u8; 4096]>, AdminError> {
     Ok(buf)
 }
 
+/// Device Self-test (NVMe 1.4 5.8) of the controller and every namespace
+/// (NSID FFFFFFFFh) with self-test code `stc` (CDW10 bits 3:0: 1h short,
+/// 2h extended, Fh abort). No data moves.
+pub fn device_self_test(f: &File, stc: u8) -> Result<(), AdminError> {
+    let cmd = PassthruCmd {
+        opcode: DEVICE_SELF_TEST,
+        nsid: NSID_ALL,
+        cdw10: u32::from(stc & 0x0f),
+        ..PassthruCmd::default()
+    };
+    admin_read(f, cmd, &mut [])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +165,7 @@ mod tests {
             Err(AdminError::Os(_))
         ));
         assert!(get_log_page(&f, LOG_SMART, NSID_ALL, &mut []).is_err());
+        assert!(matches!(device_self_test(&f, 1), Err(AdminError::Os(_))));
         std::fs::remove_file(&p).unwrap();
     }
 }

@@ -467,6 +467,65 @@ fn test_deadline_is_a_positive_duration() {
     );
 }
 
+/// `self_test`: a kind alone is every disk with the kind's default wait;
+/// the object form gives the serials and the wait; each error names its
+/// field.
+#[test]
+fn self_test_as_a_kind_or_an_object() {
+    use bench_core::result::SelfTestKind;
+    let ov = Overrides {
+        simulate: true,
+        ..Overrides::default()
+    };
+    let plan = |v: &str| {
+        let text = format!(r#"{{"profile":"quick","targets":["sim:ssd:64M"],"self_test":{v}}}"#);
+        parse(&text, "t.json")
+            .map_err(bare)
+            .and_then(|c| validate(&c, "t", &ov))
+            .map(|p| p.self_test)
+            .map_err(|e| e.0)
+    };
+    let short = plan("\"short\"").unwrap().unwrap();
+    assert_eq!(
+        short,
+        SelfTestPlan {
+            kind: SelfTestKind::Short,
+            disks: None,
+            max_wait: Nanos::from_secs(30 * 60)
+        }
+    );
+    assert!(short.selects(None) && short.selects(Some("X")));
+    let ext = plan(r#"{"kind": "extended"}"#).unwrap().unwrap();
+    assert_eq!(ext.max_wait, Nanos::from_secs(48 * 3600));
+    let c = plan(r#"{"kind": "conveyance", "max_wait": "10m"}"#).unwrap().unwrap();
+    assert_eq!((c.kind, c.max_wait), (SelfTestKind::Conveyance, Nanos::from_secs(600)));
+    assert_eq!(
+        plan("\"long\"").unwrap_err(),
+        "self_test: \"long\" is not a self-test kind; expected one of short, extended, conveyance"
+    );
+    assert!(plan(r#"{"kind": "x"}"#)
+        .unwrap_err()
+        .starts_with("self_test.kind: \"x\""));
+    assert!(plan(r#"{"kind": "short", "max_wait": 0}"#)
+        .unwrap_err()
+        .starts_with("self_test.max_wait: 0 is zero"));
+    // Simulated disks have no serial: no serial there is a target's.
+    assert!(plan(r#"{"kind": "short", "disks": ["S1"]}"#)
+        .unwrap_err()
+        .starts_with("self_test.disks[0]: \"S1\" is not the serial of a target of this run"));
+    let named = SelfTestPlan {
+        disks: Some(vec!["S1".into()]),
+        ..short
+    };
+    assert!(named.selects(Some("S1")) && !named.selects(Some("S2")) && !named.selects(None));
+    assert_eq!(
+        validate(&raw(r#"{"profile":"quick","targets":["sim:ssd:64M"]}"#), "t", &ov)
+            .unwrap()
+            .self_test,
+        None
+    );
+}
+
 /// A second device node of the stick (mknod of its major:minor, not a
 /// link) is the stick: it is on the disk by device number.
 #[test]
