@@ -14,6 +14,7 @@
 extern crate alloc;
 
 pub mod analysis;
+pub mod capacity;
 pub mod console;
 pub mod cpus;
 pub mod frame;

@@ -213,6 +213,9 @@ impl Metric {
     }
 }
 
+mod capacity;
+pub use capacity::{CapacitySource, HiddenCapacity};
+
 /// The schema identifier of this version of the document.
 pub const SCHEMA: &str = "bootbench.result/1";
 
@@ -381,6 +384,12 @@ pub struct TargetInfo {
     /// simulated disks, arrays, layers and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
+    /// Capacity the disk holds beyond what the host sees (ATA HPA and DCO,
+    /// NVMe capacity outside every namespace), read once before the run;
+    /// absent for other transports, files, arrays, layers, simulated disks
+    /// and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden_capacity: Option<HiddenCapacity>,
 }
 
 /// What an array or a layer is built of.

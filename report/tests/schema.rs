@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use std::fmt::{Debug, Display};
 use std::path::Path;
 
-use bench_core::result::{AnalysisKind, HealthKind, Metric, RunStatus, StackClass, StackMode, TargetKind};
+use bench_core::result::{
+    AnalysisKind, CapacitySource, HealthKind, Metric, RunStatus, StackClass, StackMode, TargetKind,
+};
 use serde::de::DeserializeOwned;
 
 /// The names of `all`, each checked to read back as the value it names.
@@ -34,6 +36,7 @@ fn closed_sets_are_the_schemas_enums() {
         ("analysis", "kind", names(AnalysisKind::ALL)),
         ("analysis", "metric", names(Metric::ALL)),
         ("health_line", "kind", names(HealthKind::ALL)),
+        ("hidden_capacity", "source", names(CapacitySource::ALL)),
     ];
     for (def, field, ours) in cases {
         let listed = defs[def]["properties"][field]["enum"]

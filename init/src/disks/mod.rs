@@ -3,8 +3,10 @@
 //! ([`identity`]: model, serial, WWN, geometry, transport, driver, and the
 //! identity a grant is bound to: device number, disk sequence number);
 //! [`file`] opens a target without blocking, [`scsi`] builds the SCSI and
-//! ATA commands sent to a disk.
+//! ATA commands sent to a disk, [`health`] and [`capacity`] (hidden
+//! capacity) send them.
 
+pub mod capacity;
 pub mod discover;
 pub mod file;
 pub mod health;

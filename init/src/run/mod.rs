@@ -20,7 +20,7 @@ use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, Sto
 use bench_core::spec::Step;
 use bench_core::units::Nanos;
 
-use crate::disks::{health, identity};
+use crate::disks::{capacity, health, identity};
 use crate::plan::{Action, Plan, PlanItem};
 use crate::run::engine::ThreadedRunner;
 
@@ -108,6 +108,7 @@ pub fn execute_with(
     after_test: &mut dyn FnMut(&ResultDoc),
 ) -> ResultDoc {
     let started = Instant::now();
+    hidden_capacity(plan, progress);
     let mut doc = new_doc(
         plan.profile.clone(),
         &plan.config_source,
@@ -247,6 +248,26 @@ impl Run<'_> {
                 self.skip_all(ti, &format!("not run: {msg}"), false);
                 self.bad.push((ti, msg));
             }
+        }
+    }
+}
+
+/// Before the run: each disk's hidden capacity ([`capacity::read`]: ATA
+/// HPA and DCO, NVMe capacity outside every namespace; only reading
+/// commands), recorded in its target and said on the console.
+fn hidden_capacity(plan: &mut Plan, progress: &mut dyn FnMut(&str)) {
+    if plan.simulated {
+        return;
+    }
+    for ti in 0..plan.targets.len() {
+        let disk = plan.is_disk(ti);
+        let t = &mut plan.targets[ti];
+        if !disk || t.info.kind != TargetKind::Block || t.missing.is_some() || t.sim.is_some() {
+            continue;
+        }
+        t.info.hidden_capacity = capacity::read(&t.info.path, t.info.transport.as_deref(), t.info.size_bytes);
+        if let Some(h) = &t.info.hidden_capacity {
+            progress(&bench_core::capacity::summary(&t.info.path, h));
         }
     }
 }
