@@ -23,6 +23,7 @@ pub mod gpt;
 pub mod health;
 pub mod hist;
 pub mod io;
+pub mod kmsg;
 pub mod names;
 pub mod plan;
 pub mod profile;

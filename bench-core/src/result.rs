@@ -214,7 +214,9 @@ impl Metric {
 }
 
 mod capacity;
+mod kernel;
 pub use capacity::{CapacitySource, HiddenCapacity};
+pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
 
 /// The schema identifier of this version of the document.
 pub const SCHEMA: &str = "bootbench.result/1";
@@ -249,6 +251,17 @@ pub struct ResultDoc {
     /// applies and in older documents.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub health_analysis: Vec<HealthLine>,
+    /// The kernel's log lines during the run that name one of its disks
+    /// (I/O errors, resets, timeouts, ...), each with the test it came
+    /// during; at most [`crate::kmsg::LINES_PER_DISK`] per disk. Empty
+    /// (absent) when none came, for simulated runs and in older documents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_log: Vec<KernelLogLine>,
+    /// How the kernel's log was read (`/dev/kmsg`): which disks were
+    /// watched, what could not be read, what was lost. Absent when no disk
+    /// was watched (a simulated run, files only) and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_log_status: Option<KernelLogStatus>,
 }
 
 /// The program.

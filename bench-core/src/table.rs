@@ -356,6 +356,8 @@ mod tests {
             all_at_once: Vec::new(),
             analysis: Vec::new(),
             health_analysis: Vec::new(),
+            kernel_log: Vec::new(),
+            kernel_log_status: None,
         }
     }
 

@@ -7,7 +7,7 @@ use std::fmt::{Debug, Display};
 use std::path::Path;
 
 use bench_core::result::{
-    AnalysisKind, CapacitySource, HealthKind, Metric, RunStatus, StackClass, StackMode, TargetKind,
+    AnalysisKind, CapacitySource, HealthKind, KernelLogKind, Metric, RunStatus, StackClass, StackMode, TargetKind,
 };
 use serde::de::DeserializeOwned;
 
@@ -36,6 +36,7 @@ fn closed_sets_are_the_schemas_enums() {
         ("analysis", "kind", names(AnalysisKind::ALL)),
         ("analysis", "metric", names(Metric::ALL)),
         ("health_line", "kind", names(HealthKind::ALL)),
+        ("kernel_log_line", "kind", names(KernelLogKind::ALL)),
         ("hidden_capacity", "source", names(CapacitySource::ALL)),
     ];
     for (def, field, ours) in cases {

@@ -104,6 +104,8 @@ pub(crate) fn doc(targets: Vec<TargetInfo>, tests: Vec<TestResult>) -> ResultDoc
         all_at_once: Vec::new(),
         analysis: Vec::new(),
         health_analysis: Vec::new(),
+        kernel_log: Vec::new(),
+        kernel_log_status: None,
     }
 }
 

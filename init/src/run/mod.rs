@@ -7,6 +7,7 @@
 
 pub mod accounting;
 pub mod engine;
+pub mod kmsg;
 pub mod stacks;
 
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use bench_core::units::Nanos;
 use crate::disks::{capacity, health, identity};
 use crate::plan::{Action, Plan, PlanItem};
 use crate::run::engine::ThreadedRunner;
+use crate::run::kmsg::KernelLog;
 
 /// Nanoseconds since the Unix epoch (0 if the clock is before it).
 fn now_unix_ns() -> u64 {
@@ -65,6 +67,8 @@ pub fn new_doc(
         all_at_once: Vec::new(),
         analysis: Vec::new(),
         health_analysis: Vec::new(),
+        kernel_log: Vec::new(),
+        kernel_log_status: None,
     }
 }
 
@@ -119,7 +123,14 @@ pub fn execute_with(
     let bound = run_bound(plan);
     doc.run.bound_ns = Some(bound.0);
     progress(&bound_line(plan, bound));
+    // From here on, the kernel's lines naming a disk are this run's.
+    let kmsg = if plan.simulated {
+        None
+    } else {
+        KernelLog::start(plan, progress)
+    };
     let mut run = Run {
+        kmsg,
         total: plan.items.len(),
         plan,
         stop,
@@ -142,6 +153,7 @@ pub fn execute_with(
         bad,
         failure,
         progress,
+        mut kmsg,
         ..
     } = run;
     if plan.all_at_once && failure.is_none() && !interrupted(stop) {
@@ -151,9 +163,14 @@ pub fn execute_with(
                 it.action = Action::Skip(why.clone());
             }
         }
-        doc.all_at_once = stacks::all_at_once(plan, stop, progress);
+        doc.all_at_once = stacks::all_at_once(plan, stop, progress, kmsg.as_mut());
     }
     label_written(plan, &doc, &bad, progress);
+    if let Some(k) = kmsg {
+        let (lines, status) = k.finish(progress);
+        doc.kernel_log = lines;
+        doc.kernel_log_status = Some(status);
+    }
     doc.analysis = bench_core::analysis::analyze(&doc);
     doc.health_analysis = bench_core::analysis::analyze_health(&doc);
 
@@ -191,6 +208,8 @@ struct Run<'a> {
     failure: Option<String>,
     progress: &'a mut dyn FnMut(&str),
     after_test: &'a mut dyn FnMut(&ResultDoc),
+    /// The kernel's log, read at each test's edges and progress reports.
+    kmsg: Option<KernelLog>,
 }
 
 impl Run<'_> {
@@ -270,6 +289,12 @@ fn hidden_capacity(plan: &mut Plan, progress: &mut dyn FnMut(&str)) {
             progress(&bench_core::capacity::summary(&t.info.path, h));
         }
     }
+}
+
+/// The disks a test on target `ti` runs on: the disk itself, or every disk
+/// beneath an array or layer.
+fn disks_of(plan: &Plan, ti: usize) -> Vec<usize> {
+    plan.stack_of(ti).map_or_else(|| vec![ti], |st| st.disks.clone())
 }
 
 /// How often a disk's temperature is read during a test where that does
@@ -638,6 +663,10 @@ impl Run<'_> {
         mut probe: Option<&mut health::Probe>,
     ) -> TestResult {
         let limit = test_deadline(self.plan, steps);
+        // What the kernel logged until now came before this test.
+        if let Some(k) = self.kmsg.as_mut() {
+            k.begin(&disks_of(self.plan, item.target), &item.spec.name, self.progress);
+        }
         (self.progress)(&format!(
             "{head}: starting ({} step(s), deadline {} s)",
             steps.len(),
@@ -645,7 +674,11 @@ impl Run<'_> {
         ));
         let mut last = Instant::now();
         let log = &mut *self.progress;
+        let kmsg = &mut self.kmsg;
         let mut progress = |p: &Progress<'_>| {
+            if let Some(k) = kmsg.as_mut() {
+                k.poll(log);
+            }
             // At most one line a second of wall time (a simulated clock
             // reports far faster than that).
             if last.elapsed().as_millis() < 1000 {
@@ -666,6 +699,9 @@ impl Run<'_> {
             run_test(&item.spec, path, steps, runner, stop, &mut progress)
         });
         stop.clear_deadline();
+        if let Some(k) = self.kmsg.as_mut() {
+            k.end(self.progress);
+        }
         if let Some(p) = probe {
             p.finish(runner.abandoned_what().is_none());
         }
@@ -1076,6 +1112,7 @@ mod tests {
             failure: None,
             progress: &mut |l| lines.push(l.to_string()),
             after_test: &mut |_| {},
+            kmsg: None,
         };
         let got = run.items(0, &mut runner, Some(&mut probe));
         let doc = run.doc;
