@@ -15,6 +15,7 @@ extern crate alloc;
 
 pub mod acceptance;
 pub mod analysis;
+pub mod capacity;
 pub mod console;
 pub mod cpus;
 pub mod frame;
@@ -23,6 +24,7 @@ pub mod gpt;
 pub mod health;
 pub mod hist;
 pub mod io;
+pub mod kmsg;
 pub mod names;
 pub mod plan;
 pub mod profile;

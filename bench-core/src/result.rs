@@ -287,6 +287,11 @@ impl Metric {
     }
 }
 
+mod capacity;
+mod kernel;
+pub use capacity::{CapacitySource, HiddenCapacity};
+pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
+
 /// The schema identifier of this version of the document.
 pub const SCHEMA: &str = "bootbench.result/1";
 
@@ -325,6 +330,17 @@ pub struct ResultDoc {
     /// and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance: Option<Acceptance>,
+    /// The kernel's log lines during the run that name one of its disks
+    /// (I/O errors, resets, timeouts, ...), each with the test it came
+    /// during; at most [`crate::kmsg::LINES_PER_DISK`] per disk. Empty
+    /// (absent) when none came, for simulated runs and in older documents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_log: Vec<KernelLogLine>,
+    /// How the kernel's log was read (`/dev/kmsg`): which disks were
+    /// watched, what could not be read, what was lost. Absent when no disk
+    /// was watched (a simulated run, files only) and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_log_status: Option<KernelLogStatus>,
 }
 
 /// The program.
@@ -464,6 +480,12 @@ pub struct TargetInfo {
     /// (`self_test`), run before every benchmark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub self_test: Option<SelfTest>,
+    /// Capacity the disk holds beyond what the host sees (ATA HPA and DCO,
+    /// NVMe capacity outside every namespace), read once before the run;
+    /// absent for other transports, files, arrays, layers, simulated disks
+    /// and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden_capacity: Option<HiddenCapacity>,
 }
 
 /// What an array or a layer is built of.

@@ -363,6 +363,8 @@ mod tests {
             analysis: Vec::new(),
             health_analysis: Vec::new(),
             acceptance: None,
+            kernel_log: Vec::new(),
+            kernel_log_status: None,
         }
     }
 

@@ -7,8 +7,8 @@ use std::fmt::{Debug, Display};
 use std::path::Path;
 
 use bench_core::result::{
-    AnalysisKind, CheckRule, HealthKind, Metric, RunStatus, SelfTestKind, SelfTestOutcome, SelfTestSource, StackClass,
-    StackMode, TargetKind, Verdict,
+    AnalysisKind, CapacitySource, CheckRule, HealthKind, KernelLogKind, Metric, RunStatus, SelfTestKind,
+    SelfTestOutcome, SelfTestSource, StackClass, StackMode, TargetKind, Verdict,
 };
 use serde::de::DeserializeOwned;
 
@@ -41,6 +41,8 @@ fn closed_sets_are_the_schemas_enums() {
         ("self_test", "kind", names(SelfTestKind::ALL)),
         ("self_test", "outcome", names(SelfTestOutcome::ALL)),
         ("self_test", "source", names(SelfTestSource::ALL)),
+        ("kernel_log_line", "kind", names(KernelLogKind::ALL)),
+        ("hidden_capacity", "source", names(CapacitySource::ALL)),
     ];
     for (def, field, ours) in cases {
         let listed = defs[def]["properties"][field]["enum"]

@@ -7,7 +7,10 @@
 //! - `F-ERR`: a blkdebug read error (EIO) at sector 8192 (byte 4 MiB): the
 //!   test that reads there (8 MiB from the start) is `error` with errno
 //!   5, op read, offset 4 MiB, and the target's other tests (which do not
-//!   reach 4 MiB) run `ok`.
+//!   reach 4 MiB) run `ok`. The kernel logs the failed request
+//!   (block/blk-mq.c `blk_print_req_error`: `I/O error, dev vdX, sector
+//!   8192 op 0x0:(READ) ...`): the document's `kernel_log` holds that line
+//!   for F-ERR and the test `seq_8m`, with sector 8192; no line names F-OK.
 //! - `F-SLOW`: throttled to 5 IOPS, with the config's test-only
 //!   `test_deadline` at 6 s: 8 sequential 1 MiB reads finish `ok`; 200 QD1
 //!   random reads (~15 s even with QEMU's bursts, 0.1 s on the others) end
@@ -71,6 +74,7 @@ fn f1_read_error_slow_and_hung_disk_and_absent_disk_the_rest_runs() {
     the_run_bound_is_printed_before_the_first_test_and_recorded(&doc, &outcome.serial);
     the_healthy_disk_runs_every_test_with_figures(&doc);
     the_read_error_fails_only_the_test_that_reaches_it(&doc);
+    the_kernel_logged_the_read_error_for_that_disk_and_test(&doc, &outcome.serial);
     the_slow_disk_times_out_then_abandons_its_io_then_is_skipped_as_hung(&doc);
     the_absent_disk_is_listed_and_its_tests_skipped_with_the_reason(&doc);
     the_run_is_an_error_naming_the_absent_and_the_hung_disk(&doc);
@@ -130,6 +134,41 @@ fn the_read_error_fails_only_the_test_that_reaches_it(doc: &Value) {
     assert_eq!(state(by_name(&err, "rand_qd1")), "ok");
     assert_eq!(state(by_name(&err, "rand_qd128")), "ok");
     assert_eq!(state(by_name(&err, "seq_after")), "ok");
+}
+
+/// The kernel's `I/O error, dev vdX, sector 8192` line: in the document,
+/// attributed to F-ERR and its test `seq_8m`; F-OK has none; the console
+/// said it as it came.
+fn the_kernel_logged_the_read_error_for_that_disk_and_test(doc: &Value, serial: &str) {
+    let err = bootbench_e2e::target_by_serial(doc, "F-ERR");
+    let (path, name) = (err["path"].as_str().unwrap(), err["name"].as_str().unwrap());
+    let lines: Vec<&Value> = doc["kernel_log"]
+        .as_array()
+        .map(|v| v.iter().collect())
+        .unwrap_or_default();
+    eprintln!("kernel log: {lines:#?}");
+    let io: Vec<&&Value> = lines.iter().filter(|l| l["kind"] == "io_error").collect();
+    assert!(!io.is_empty(), "an io_error line: {lines:?}");
+    for l in &io {
+        assert_eq!(l["target"], path, "{l}");
+        assert_eq!(l["test"], "seq_8m", "{l}");
+        assert_eq!(l["sector"], 8192, "{l}");
+        assert_eq!(l["level"], 3, "{l}");
+        let want = format!("I/O error, dev {name}, sector 8192 op 0x0:(READ)");
+        assert!(l["text"].as_str().unwrap().starts_with(&want), "{l}");
+    }
+    let ok = bootbench_e2e::target_by_serial(doc, "F-OK")["path"].clone();
+    assert!(lines.iter().all(|l| l["target"] != ok), "{lines:?}");
+    let status = &doc["kernel_log_status"];
+    assert_eq!(status["error"], Value::Null, "{status}");
+    assert_eq!(status["overwritten"], 0, "{status}");
+    assert!(status["watched"].as_array().unwrap().contains(&json!(path)), "{status}");
+    assert!(
+        serial.contains(&format!(
+            "kernel: {path} during seq_8m: io_error: I/O error, dev {name}, sector 8192"
+        )),
+        "console"
+    );
 }
 
 /// 5 IOPS: timeout at the deadline; then abandoned; then skipped as hung.

@@ -23,6 +23,19 @@
 //!   short test. hw/nvme/ctrl.c: OACS = NS_MGMT | FORMAT | DBBUF, no
 //!   Device Self-test (bit 4), which QEMU does not implement.
 //!
+//! Hidden capacity, read once before the tests (only reading commands):
+//!
+//! - hw/ide/core.c `cmd_read_native_max` answers READ NATIVE MAX ADDRESS
+//!   EXT with `nb_sectors - 1` in the LBA registers (with the device's LBA
+//!   bit set), and `ide_identify` puts `nb_sectors` in words 100-103 (word
+//!   83 bit 10 set): a 64 MiB disk is 131072 sectors visible and native,
+//!   nothing hidden. Its `ide_cmd_table` has no entry for B1h (DEVICE
+//!   CONFIGURATION), so DEVICE CONFIGURATION IDENTIFY is aborted (sense key
+//!   ABORTED COMMAND): no DCO figure, the refusal recorded.
+//! - hw/nvme/ctrl.c `nvme_init_ctrl` never sets TNVMCAP or UNVMCAP (both
+//!   0: not reported), so only the visible size is known: the one namespace
+//!   (nsid 1, from the active namespace list), NSZE 131072 x 512 bytes.
+//!
 //! Proves: the SG_IO ATA PASS-THROUGH and NVMe admin paths work on the real
 //! kernel and parse to QEMU's values; the NVMe temperature is sampled during
 //! a test; the delta holds what the tests did; a short SMART self-test is
@@ -71,6 +84,7 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
     the_nvme_temperature_is_sampled_during_the_long_test_only(&doc);
     nothing_to_report_and_the_console_says_it(&doc, &outcome.serial);
     the_sata_short_self_test_is_read_back_and_nvme_has_none(&doc, &outcome.serial);
+    the_hidden_capacity_is_what_qemu_answers(&doc, &outcome.serial);
 }
 
 /// The short self-test, before the benchmarks: on the AHCI disk started
@@ -271,4 +285,38 @@ fn nothing_to_report_and_the_console_says_it(doc: &Value, serial: &str) {
         "console"
     );
     assert!(serial.contains("health after its tests: nvme_smart_log, status ok, 50 °C"));
+}
+
+/// READ NATIVE MAX ADDRESS EXT against IDENTIFY on the SATA disk, DCO
+/// refused; the NVMe namespace's size with TNVMCAP unreported.
+fn the_hidden_capacity_is_what_qemu_answers(doc: &Value, serial: &str) {
+    let sata = &target_by_serial(doc, "E2E-HEALTH-SATA")["hidden_capacity"];
+    eprintln!("sata hidden capacity: {sata}");
+    assert_eq!(sata["source"], "ata_hpa", "{sata}");
+    assert_eq!(sata["visible_bytes"], 64u64 << 20);
+    assert_eq!(sata["native_bytes"], 64u64 << 20, "nb_sectors - 1 is the last LBA");
+    assert_eq!(sata["hidden_bytes"], 0);
+    assert_eq!(sata["dco_bytes"], Value::Null);
+    assert_eq!(sata["unallocated_bytes"], Value::Null);
+    assert_eq!(
+        sata["error"],
+        "DEVICE CONFIGURATION IDENTIFY: not answered (SCSI status 0x02, host 0x0, driver 0x8, \
+         sense key 0xb: aborted (not supported or refused))",
+        "{sata}"
+    );
+    let nvme = &target_by_serial(doc, "E2E-HEALTH-NVME")["hidden_capacity"];
+    eprintln!("nvme hidden capacity: {nvme}");
+    assert_eq!(nvme["source"], "nvme_capacity", "{nvme}");
+    assert_eq!(nvme["visible_bytes"], 64u64 << 20);
+    for field in ["native_bytes", "hidden_bytes", "dco_bytes", "unallocated_bytes"] {
+        assert_eq!(nvme[field], Value::Null, "{field}: {nvme}");
+    }
+    assert_eq!(
+        nvme["error"], "TNVMCAP is 0: the controller does not report its total capacity",
+        "{nvme}"
+    );
+    assert!(
+        serial.contains("hidden capacity (ata_hpa): 67108864 bytes visible, 67108864 native, 0 hidden"),
+        "console"
+    );
 }

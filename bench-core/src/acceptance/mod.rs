@@ -186,9 +186,13 @@ pub fn evaluate(doc: &ResultDoc, rules: &Rules) -> Acceptance {
             health::check_health(t, &rules.health, &mut checks);
             if rules.errors {
                 error_checks(doc, t, &mut checks);
+                kernel_log_checks(doc, t, &mut checks);
             }
             if rules.self_test {
                 self_test_check(t, &mut checks);
+            }
+            if let Some(v) = rules.hidden_capacity.verdict() {
+                hidden_capacity_check(t, v, &mut checks);
             }
             let verdict = checks.iter().fold(Verdict::Pass, |v, c| v.worst(c.verdict));
             TargetVerdict {
@@ -374,6 +378,69 @@ fn self_test_check(t: &TargetInfo, out: &mut Vec<Check>) {
         value: st.remaining_pct.map(f64::from),
         limit: None,
         source: String::from("acceptance.self_test"),
+        message,
+    });
+}
+
+/// The errors rule on the kernel's log: every line that names `t` during
+/// the run (`ResultDoc::kernel_log`: I/O errors, ATA exceptions and link
+/// resets, NVMe timeouts, aborts and resets, medium errors) fails it, with
+/// the line.
+fn kernel_log_checks(doc: &ResultDoc, t: &TargetInfo, out: &mut Vec<Check>) {
+    for l in doc.kernel_log.iter().filter(|l| l.target == t.path) {
+        let during = l.test.as_deref().map_or_else(String::new, |x| format!(" during {x}"));
+        out.push(Check {
+            rule: CheckRule::KernelLog,
+            verdict: Verdict::Fail,
+            test: l.test.clone(),
+            figure: Some(String::from(l.kind.name())),
+            #[allow(clippy::cast_precision_loss)] // a sector number, shown
+            value: l.sector.map(|s| s as f64),
+            limit: None,
+            source: String::from("acceptance.errors"),
+            message: format!("kernel {}{during}: {}", l.kind, l.text),
+        });
+    }
+}
+
+/// The hidden-capacity rule on `t`: capacity beyond what the host sees
+/// (an HPA, a DCO limit below the native size, NVMe capacity in no
+/// namespace) gives `fails`; none found passes; nothing known, no check.
+fn hidden_capacity_check(t: &TargetInfo, fails: Verdict, out: &mut Vec<Check>) {
+    let Some(h) = &t.hidden_capacity else {
+        return;
+    };
+    let hpa = h.hidden_bytes.filter(|b| *b > 0);
+    let dco = h
+        .dco_bytes
+        .zip(h.native_bytes)
+        .and_then(|(d, n)| d.checked_sub(n))
+        .filter(|b| *b > 0);
+    let unallocated = h.unallocated_bytes.filter(|b| *b > 0);
+    let (hidden, message) = match (hpa, dco, unallocated) {
+        (Some(b), _, _) => (
+            Some(b),
+            format!("{b} bytes hidden beyond the host's {} (HPA)", h.visible_bytes),
+        ),
+        (None, Some(b), _) => (
+            Some(b),
+            format!("{b} bytes beyond the native size, limited by a DCO"),
+        ),
+        (None, None, Some(b)) => (Some(b), format!("{b} bytes of NVMe capacity in no namespace")),
+        (None, None, None) if h.hidden_bytes == Some(0) || h.unallocated_bytes == Some(0) => {
+            (None, String::from("no capacity hidden from the host"))
+        }
+        (None, None, None) => return,
+    };
+    #[allow(clippy::cast_precision_loss)] // bytes, shown
+    out.push(Check {
+        rule: CheckRule::HiddenCapacity,
+        verdict: if hidden.is_some() { fails } else { Verdict::Pass },
+        test: None,
+        figure: Some(String::from("hidden_bytes")),
+        value: Some(hidden.unwrap_or(0) as f64),
+        limit: Some(0.0),
+        source: String::from("acceptance.hidden_capacity"),
         message,
     });
 }

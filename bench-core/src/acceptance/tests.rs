@@ -616,3 +616,55 @@ fn a_self_test_must_complete_without_error() {
     off.self_test = false;
     assert_eq!(evaluate(&d, &off).verdict, Verdict::Pass);
 }
+
+/// Kernel log lines fail the disk they name (and only it), with the line;
+/// hidden capacity warns by default, fails when the config says so, and a
+/// disk with none found passes the check.
+#[test]
+fn kernel_lines_fail_their_disk_and_hidden_capacity_warns() {
+    use crate::result::{CapacitySource, HiddenCapacity, KernelLogKind, KernelLogLine};
+    let cap = |hidden: u64| HiddenCapacity {
+        source: CapacitySource::AtaHpa,
+        visible_bytes: 1 << 30,
+        native_bytes: Some((1 << 30) + hidden),
+        hidden_bytes: Some(hidden),
+        dco_bytes: None,
+        unallocated_bytes: None,
+        error: None,
+    };
+    let mut a = disk("/dev/vdc", 1 << 30);
+    a.hidden_capacity = Some(cap(0));
+    let mut b = disk("/dev/sdb", 1 << 30);
+    b.hidden_capacity = Some(cap(4096));
+    let mut d = doc(vec![a, b], vec![seq("/dev/vdc", 100.0), seq("/dev/sdb", 100.0)]);
+    d.kernel_log.push(KernelLogLine {
+        target: "/dev/vdc".into(),
+        test: Some("seq_read".into()),
+        kind: KernelLogKind::IoError,
+        level: 3,
+        time_ns: 1,
+        text: "I/O error, dev vdc, sector 8192 op 0x0:(READ) flags 0x800 phys_seg 231 prio class 2".into(),
+        sector: Some(8192),
+    });
+    let acc = evaluate(&d, &Rules::defaults());
+    let vdc = verdict_of(&acc, "/dev/vdc");
+    assert_eq!(vdc.verdict, Verdict::Fail);
+    let k = vdc.checks.iter().find(|c| c.rule == CheckRule::KernelLog).unwrap();
+    assert_eq!((k.test.as_deref(), k.value), (Some("seq_read"), Some(8192.0)));
+    assert_eq!(
+        k.message,
+        "kernel io_error during seq_read: I/O error, dev vdc, sector 8192 op 0x0:(READ) flags 0x800 phys_seg 231 prio class 2"
+    );
+    let h = vdc.checks.iter().find(|c| c.rule == CheckRule::HiddenCapacity).unwrap();
+    assert_eq!(h.verdict, Verdict::Pass);
+    let sdb = verdict_of(&acc, "/dev/sdb");
+    assert_eq!(sdb.verdict, Verdict::Warn, "{sdb:?}");
+    assert_eq!(sdb.checks[0].message, "4096 bytes hidden beyond the host's 1073741824 (HPA)");
+    let mut strict = Rules::defaults();
+    strict.hidden_capacity = Severity::Fail;
+    assert_eq!(verdict_of(&evaluate(&d, &strict), "/dev/sdb").verdict, Verdict::Fail);
+    let mut off = Rules::defaults();
+    off.errors = false;
+    off.hidden_capacity = Severity::Off;
+    assert_eq!(evaluate(&d, &off).verdict, Verdict::Pass);
+}

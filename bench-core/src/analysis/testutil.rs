@@ -105,6 +105,8 @@ pub(crate) fn doc(targets: Vec<TargetInfo>, tests: Vec<TestResult>) -> ResultDoc
         analysis: Vec::new(),
         health_analysis: Vec::new(),
         acceptance: None,
+        kernel_log: Vec::new(),
+        kernel_log_status: None,
     }
 }
 

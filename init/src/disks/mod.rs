@@ -3,9 +3,10 @@
 //! ([`identity`]: model, serial, WWN, geometry, transport, driver, and the
 //! identity a grant is bound to: device number, disk sequence number);
 //! [`file`] opens a target without blocking, [`scsi`] builds the SCSI and
-//! ATA commands sent to a disk, [`health`] reads its health and
-//! [`selftest`] runs its SMART self-test.
+//! ATA commands sent to a disk, [`health`] reads its health, [`selftest`]
+//! runs its SMART self-test and [`capacity`] reads its hidden capacity.
 
+pub mod capacity;
 pub mod discover;
 pub mod file;
 pub mod health;

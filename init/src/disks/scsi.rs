@@ -8,6 +8,8 @@
 //! (`disks::selftest`), which move no data: SMART EXECUTE OFF-LINE
 //! IMMEDIATE and SEND DIAGNOSTIC with a background self-test code (and
 //! the logs that read their results).
+//! PASS-THROUGH; READ NATIVE MAX ADDRESS EXT and DEVICE CONFIGURATION
+//! IDENTIFY (hidden capacity); and LOG SENSE.
 
 use std::fs::File;
 
@@ -173,6 +175,54 @@ pub fn read_log_ext_cdb(log: u8, page: u16) -> [u8; 16] {
 pub fn send_diagnostic_cdb(code: u8) -> [u8; 6] {
     [0x1d, (code & 0x07) << 5, 0, 0, 0, 0]
 }
+/// The ATA PASS-THROUGH(16) command block for READ NATIVE MAX ADDRESS EXT
+/// (27h, ACS-2 7.32): non-data (protocol 3), EXTEND set (48-bit
+/// registers), CK_COND set so the registers, which hold the last native
+/// LBA, come back in the sense data; DEVICE bit 6 (LBA) set, as the
+/// command requires (QEMU's IDE answers in CHS without it). It only
+/// reads: bootbench never sends SET MAX ADDRESS (37h/F9h), which would
+/// change the Host Protected Area.
+pub const READ_NATIVE_MAX_EXT_CDB: [u8; 16] = [
+    0x85,
+    3 << 1 | 1, // non-data, extended
+    0x20,       // ck_cond; no transfer
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0x40, // device: LBA
+    0x27, // command: READ NATIVE MAX ADDRESS EXT
+    0,
+];
+
+/// The ATA PASS-THROUGH(16) command block for DEVICE CONFIGURATION
+/// IDENTIFY (B1h with feature C2h, ACS-2 7.10.4): PIO data-in of one
+/// 512-byte block, like [`IDENTIFY_CDB`]. Only feature C2h is ever sent:
+/// C0h (RESTORE), C1h (FREEZE LOCK) and C3h (SET) change the device.
+pub const DCO_IDENTIFY_CDB: [u8; 16] = [
+    0x85,
+    4 << 1, // PIO data-in; not extended
+    0x0e,   // t_dir from the device, byte_block, t_length in the count
+    0,
+    0xc2, // features: DEVICE CONFIGURATION IDENTIFY
+    0,
+    1, // sector count: 1
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0xb1, // command: DEVICE CONFIGURATION
+    0,
+];
 
 /// The SCSI LOG SENSE(10) command block for `page` (cumulative values,
 /// PC = 01b), at most `len` bytes (SPC-4 6.6).
@@ -214,6 +264,28 @@ mod tests {
         assert_eq!(c[2], 0x20, "ck_cond: the registers come back; no transfer");
         assert_eq!((c[4], c[6], c[10], c[12], c[14]), (0xda, 0, 0x4f, 0xc2, 0xb0));
         assert_eq!(log_sense_cdb(0x0d, 512), [0x4d, 0, 0x4d, 0, 0, 0, 0, 2, 0, 0]);
+    }
+
+    /// The hidden-capacity commands only read: READ NATIVE MAX ADDRESS EXT
+    /// (27h) and DEVICE CONFIGURATION (B1h) with feature IDENTIFY (C2h)
+    /// alone; never SET MAX (37h, F9h) nor DCO RESTORE/FREEZE/SET (C0h,
+    /// C1h, C3h).
+    #[test]
+    fn hidden_capacity_cdbs_only_read() {
+        let c = READ_NATIVE_MAX_EXT_CDB;
+        assert_eq!(
+            (c[0], c[1] >> 1 & 0xf, c[1] & 1, c[2]),
+            (0x85, 3, 1, 0x20),
+            "non-data, 48-bit, ck_cond"
+        );
+        assert_eq!((c[13], c[14]), (0x40, 0x27));
+        assert!(c[3..13].iter().all(|&b| b == 0), "no features, count or LBA");
+        let d = DCO_IDENTIFY_CDB;
+        assert_eq!((d[0], d[1] >> 1 & 0xf, d[2]), (0x85, 4, 0x0e), "PIO data-in, 1 block");
+        assert_eq!((d[4], d[6], d[14]), (0xc2, 1, 0xb1));
+        for cdb in [c, d] {
+            assert!(![0x37, 0xf9].contains(&cdb[14]));
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod accounting;
 pub mod engine;
 pub mod selftest;
+pub mod kmsg;
 pub mod stacks;
 
 use std::sync::Arc;
@@ -21,9 +22,10 @@ use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, Sto
 use bench_core::spec::Step;
 use bench_core::units::Nanos;
 
-use crate::disks::{health, identity};
+use crate::disks::{capacity, health, identity};
 use crate::plan::{Action, Plan, PlanItem};
 use crate::run::engine::ThreadedRunner;
+use crate::run::kmsg::KernelLog;
 
 /// Nanoseconds since the Unix epoch (0 if the clock is before it).
 fn now_unix_ns() -> u64 {
@@ -67,6 +69,8 @@ pub fn new_doc(
         analysis: Vec::new(),
         health_analysis: Vec::new(),
         acceptance: None,
+        kernel_log: Vec::new(),
+        kernel_log_status: None,
     }
 }
 
@@ -110,6 +114,7 @@ pub fn execute_with(
     after_test: &mut dyn FnMut(&ResultDoc),
 ) -> ResultDoc {
     let started = Instant::now();
+    hidden_capacity(plan, progress);
     let mut doc = new_doc(
         plan.profile.clone(),
         &plan.config_source,
@@ -125,7 +130,14 @@ pub fn execute_with(
         refresh_targets(&mut doc, plan);
         after_test(&doc);
     }
+    // From here on, the kernel's lines naming a disk are this run's.
+    let kmsg = if plan.simulated {
+        None
+    } else {
+        KernelLog::start(plan, progress)
+    };
     let mut run = Run {
+        kmsg,
         total: plan.items.len(),
         plan,
         stop,
@@ -148,6 +160,7 @@ pub fn execute_with(
         bad,
         failure,
         progress,
+        mut kmsg,
         ..
     } = run;
     if plan.all_at_once && failure.is_none() && !interrupted(stop) {
@@ -157,9 +170,14 @@ pub fn execute_with(
                 it.action = Action::Skip(why.clone());
             }
         }
-        doc.all_at_once = stacks::all_at_once(plan, stop, progress);
+        doc.all_at_once = stacks::all_at_once(plan, stop, progress, kmsg.as_mut());
     }
     label_written(plan, &doc, &bad, progress);
+    if let Some(k) = kmsg {
+        let (lines, status) = k.finish(progress);
+        doc.kernel_log = lines;
+        doc.kernel_log_status = Some(status);
+    }
     doc.analysis = bench_core::analysis::analyze(&doc);
     doc.health_analysis = bench_core::analysis::analyze_health(&doc);
     doc.acceptance = Some(bench_core::acceptance::evaluate(&doc, &plan.acceptance));
@@ -198,6 +216,8 @@ struct Run<'a> {
     failure: Option<String>,
     progress: &'a mut dyn FnMut(&str),
     after_test: &'a mut dyn FnMut(&ResultDoc),
+    /// The kernel's log, read at each test's edges and progress reports.
+    kmsg: Option<KernelLog>,
 }
 
 impl Run<'_> {
@@ -257,6 +277,32 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// Before the run: each disk's hidden capacity ([`capacity::read`]: ATA
+/// HPA and DCO, NVMe capacity outside every namespace; only reading
+/// commands), recorded in its target and said on the console.
+fn hidden_capacity(plan: &mut Plan, progress: &mut dyn FnMut(&str)) {
+    if plan.simulated {
+        return;
+    }
+    for ti in 0..plan.targets.len() {
+        let disk = plan.is_disk(ti);
+        let t = &mut plan.targets[ti];
+        if !disk || t.info.kind != TargetKind::Block || t.missing.is_some() || t.sim.is_some() {
+            continue;
+        }
+        t.info.hidden_capacity = capacity::read(&t.info.path, t.info.transport.as_deref(), t.info.size_bytes);
+        if let Some(h) = &t.info.hidden_capacity {
+            progress(&bench_core::capacity::summary(&t.info.path, h));
+        }
+    }
+}
+
+/// The disks a test on target `ti` runs on: the disk itself, or every disk
+/// beneath an array or layer.
+fn disks_of(plan: &Plan, ti: usize) -> Vec<usize> {
+    plan.stack_of(ti).map_or_else(|| vec![ti], |st| st.disks.clone())
 }
 
 /// How often a disk's temperature is read during a test where that does
@@ -631,6 +677,10 @@ impl Run<'_> {
         mut probe: Option<&mut health::Probe>,
     ) -> TestResult {
         let limit = test_deadline(self.plan, steps);
+        // What the kernel logged until now came before this test.
+        if let Some(k) = self.kmsg.as_mut() {
+            k.begin(&disks_of(self.plan, item.target), &item.spec.name, self.progress);
+        }
         (self.progress)(&format!(
             "{head}: starting ({} step(s), deadline {} s)",
             steps.len(),
@@ -638,7 +688,11 @@ impl Run<'_> {
         ));
         let mut last = Instant::now();
         let log = &mut *self.progress;
+        let kmsg = &mut self.kmsg;
         let mut progress = |p: &Progress<'_>| {
+            if let Some(k) = kmsg.as_mut() {
+                k.poll(log);
+            }
             // At most one line a second of wall time (a simulated clock
             // reports far faster than that).
             if last.elapsed().as_millis() < 1000 {
@@ -659,6 +713,9 @@ impl Run<'_> {
             run_test(&item.spec, path, steps, runner, stop, &mut progress)
         });
         stop.clear_deadline();
+        if let Some(k) = self.kmsg.as_mut() {
+            k.end(self.progress);
+        }
         if let Some(p) = probe {
             p.finish(runner.abandoned_what().is_none());
         }
@@ -1069,6 +1126,7 @@ mod tests {
             failure: None,
             progress: &mut |l| lines.push(l.to_string()),
             after_test: &mut |_| {},
+            kmsg: None,
         };
         let got = run.items(0, &mut runner, Some(&mut probe));
         let doc = run.doc;

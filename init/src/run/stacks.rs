@@ -581,7 +581,12 @@ impl Backend for Kernel {
 /// group runs under one watchdog at the longest of its tests' deadlines. Each
 /// disk's result keeps the test's name and the disk's path as its target;
 /// the sum and the comparison with each disk alone are the analysis's.
-pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> Vec<AllAtOnce> {
+pub fn all_at_once(
+    plan: &mut Plan,
+    stop: &Stop,
+    log: &mut dyn FnMut(&str),
+    mut kmsg: Option<&mut super::kmsg::KernelLog>,
+) -> Vec<AllAtOnce> {
     let disks: Vec<usize> = (0..plan.targets.len()).filter(|t| plan.is_disk(*t)).collect();
     // Each real disk opened once for every test (claimed again if it may be written).
     let mut devs: Vec<Option<Arc<DevTarget>>> = Vec::new();
@@ -633,6 +638,10 @@ pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> V
             .map(|(di, _)| plan.targets[disks[*di]].info.path.as_str())
             .collect();
         log(&format!("bootbench-init: all at once: {name} on {}", paths.join(", ")));
+        if let Some(k) = kmsg.as_deref_mut() {
+            let tis: Vec<usize> = group.iter().map(|(di, _)| disks[*di]).collect();
+            k.begin(&tis, &name, log);
+        }
         // One watchdog for the group, at the longest of its deadlines.
         let limit = group
             .iter()
@@ -679,6 +688,9 @@ pub fn all_at_once(plan: &mut Plan, stop: &Stop, log: &mut dyn FnMut(&str)) -> V
             })
         });
         stop.clear_deadline();
+        if let Some(k) = kmsg.as_deref_mut() {
+            k.end(log);
+        }
         let workload = group[0].1.spec.workload;
         out.push(AllAtOnce {
             test: name,
@@ -1089,7 +1101,7 @@ mod tests {
         plan = validate(&raw, "t", &ov);
         let mut plan = plan.unwrap();
         let mut lines = Vec::new();
-        let all = all_at_once(&mut plan, &Stop::new(), &mut |l| lines.push(l.to_string()));
+        let all = all_at_once(&mut plan, &Stop::new(), &mut |l| lines.push(l.to_string()), None);
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].test, plan.items[0].spec.name);
         for a in &all {

@@ -1,6 +1,7 @@
 //! NVMe admin commands through the kernel's passthrough ioctl
-//! (NVME_IOCTL_ADMIN_CMD, <linux/nvme_ioctl.h>): Get Log Page and Identify,
-//! both of which only read, and Device Self-test, which moves no data (a
+//! (NVME_IOCTL_ADMIN_CMD, <linux/nvme_ioctl.h>): Get Log Page and Identify
+//! (of the controller, a namespace, the active namespace list), all of
+//! which only read, and Device Self-test, which moves no data (a
 //! self-test writes no user data). The admin queue is not the I/O queues: a
 //! command here does not wait behind, or drain, the benchmark's I/O.
 
@@ -113,12 +114,15 @@ pub fn get_log_page(f: &File, lid: u8, nsid: u32, buf: &mut [u8]) -> Result<(), 
     admin_read(f, cmd, buf)
 }
 
-/// Identify Controller (CNS 01h): 4096 bytes.
-pub fn identify_controller(f: &File) -> Result<Box<[u8; 4096]>, AdminError> {
+/// Identify (opcode 06h) data structure `cns` for `nsid`: 4096 bytes.
+/// CNS 00h: a namespace; 01h: the controller; 02h: the active namespace
+/// ids above `nsid`.
+pub fn identify(f: &File, cns: u8, nsid: u32) -> Result<Box<[u8; 4096]>, AdminError> {
     let mut buf = Box::new([0u8; 4096]);
     let cmd = PassthruCmd {
         opcode: IDENTIFY,
-        cdw10: 1,
+        nsid,
+        cdw10: u32::from(cns),
         ..PassthruCmd::default()
     };
     admin_read(f, cmd, &mut buf[..])?;
@@ -136,6 +140,18 @@ pub fn device_self_test(f: &File, stc: u8) -> Result<(), AdminError> {
         ..PassthruCmd::default()
     };
     admin_read(f, cmd, &mut [])
+}
+
+/// Identify CNS: a namespace.
+pub const CNS_NAMESPACE: u8 = 0x00;
+/// Identify CNS: the controller.
+pub const CNS_CONTROLLER: u8 = 0x01;
+/// Identify CNS: the active namespace id list.
+pub const CNS_ACTIVE_NS_LIST: u8 = 0x02;
+
+/// Identify Controller (CNS 01h): 4096 bytes.
+pub fn identify_controller(f: &File) -> Result<Box<[u8; 4096]>, AdminError> {
+    identify(f, CNS_CONTROLLER, 0)
 }
 
 #[cfg(test)]
