@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use bench_core::console::{safe, safe_lines};
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{compare, csv, extract, fleet, html, output, show};
+use bootbench_report::{baseline, compare, csv, extract, fleet, html, output, show};
 use clap::{Parser, Subcommand};
 
 /// Read, compare and chart bootbench result documents.
@@ -93,6 +93,17 @@ enum Command {
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
+    /// Per disk model and firmware, the median, lowest and highest of each
+    /// test's figure over the documents (`bootbench.baseline/1`), for the
+    /// config's `acceptance.baseline`.
+    Baseline {
+        /// Result documents (a fleet's earlier runs).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The baseline to write (replaced if it is there, as `html -o`).
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+    },
 }
 
 /// Bad input, or an output that cannot be written.
@@ -137,6 +148,16 @@ fn main() -> ExitCode {
             Ok(docs) => write_page(&output, &html::render(&docs)),
             Err(code) => code,
         },
+        Command::Baseline { files, output } => match load_all(&files) {
+            Ok(docs) => {
+                let (text, warning) = baseline::render(&docs);
+                if let Some(w) = warning {
+                    say(&format!("warning: {w}"));
+                }
+                write_page(&output, &text)
+            }
+            Err(code) => code,
+        },
         Command::Extract {
             log,
             out_dir,
@@ -170,7 +191,7 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<Loaded>, ExitCode> {
     }
 }
 
-/// Write an HTML page atomically, replacing the file the user named (never
+/// Write a page (HTML, a baseline, an export) atomically, replacing the file the user named (never
 /// through a planted name: `output::write_replacing`), and say so on stderr.
 fn write_page(path: &std::path::Path, page: &str) -> ExitCode {
     match output::write_replacing(path, page.as_bytes()) {
