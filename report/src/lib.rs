@@ -20,3 +20,4 @@ pub mod output;
 pub mod read;
 pub mod show;
 pub mod text;
+pub mod verdict;

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use bench_core::console::{safe, safe_lines};
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{baseline, compare, csv, extract, fleet, html, output, show};
+use bootbench_report::{baseline, compare, csv, extract, fleet, html, output, show, verdict};
 use clap::{Parser, Subcommand};
 
 /// Read, compare and chart bootbench result documents.
@@ -140,7 +140,8 @@ fn main() -> ExitCode {
             } else {
                 format!("\nby model and firmware, A = [1], B = [2] (an outlier is more than 10% below its group's median):\n{fleet}")
             };
-            safe_lines(&format!("{}{tail}", compare::render(&docs[0], &docs[1])))
+            let verdicts = verdict::by_model_text(docs);
+            safe_lines(&format!("{}{tail}\n{verdicts}", compare::render(&docs[0], &docs[1])))
         }),
         Command::Fleet { paths, html } => run_fleet(&paths, html.as_deref()),
         Command::Csv { files } => with_docs(&files, csv::render),

@@ -8,6 +8,7 @@ use std::fs;
 use std::path::Path;
 
 use bench_core::acceptance::Baseline;
+use bench_core::result::{CheckRule, Verdict};
 use serde_json::{json, Value};
 
 mod common;
@@ -203,5 +204,229 @@ fn baseline_of_simulated_runs_is_the_golden_file_init_reads() {
         );
     }
     golden("baseline-simulated.json", &fs::read_to_string(&out).unwrap());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The health fixture (an NVMe and a SATA disk) with the verdict of the
+/// default rules, plus, when `floor`, a floor of 1 TB/s on seq_read for
+/// model `QEMU HARDDISK` (the SATA disk fails it); as JSON text.
+fn with_verdict(floor: bool) -> String {
+    use bench_core::acceptance::{evaluate, DiskFilter, Limit, Rules, Severity};
+    let text = fs::read_to_string(fixtures().join(HEALTH)).unwrap();
+    let mut doc: bench_core::result::ResultDoc = serde_json::from_str(&text).unwrap();
+    let mut rules = Rules::defaults();
+    if floor {
+        rules.from_config = true;
+        rules.limits.push(Limit {
+            source: "acceptance.limits[0]".into(),
+            test: None,
+            workload: Some(bench_core::spec::Workload::SeqRead),
+            only: DiskFilter {
+                model: Some("QEMU HARDDISK".into()),
+                ..DiskFilter::default()
+            },
+            floors: vec![(bench_core::result::Metric::ReadBps, 1e12)],
+            ceilings: Vec::new(),
+            severity: Severity::Fail,
+        });
+    }
+    doc.acceptance = Some(evaluate(&doc, &rules));
+    serde_json::to_string(&doc).unwrap()
+}
+
+/// Write `text` to `dir/name`; its path.
+fn put(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// `show` opens each document with the verdict block exactly as the
+/// console ends with it, then every check that did not pass with its
+/// message (the SATA disk's floor), then what it showed before; a document
+/// without a verdict says so in one line.
+#[test]
+fn show_opens_with_the_verdict_block_and_every_check_that_did_not_pass() {
+    let dir = scratch("show-verdict");
+    let text = with_verdict(true);
+    let doc: bench_core::result::ResultDoc = serde_json::from_str(&text).unwrap();
+    let a = doc.acceptance.as_ref().unwrap();
+    let file = put(&dir, "v.json", &text);
+    let out = ok(&["show", &file, &fx(RAID_A)]);
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some(format!("== {file}").as_str()));
+    for want in bench_core::acceptance::verdict_block(a) {
+        assert_eq!(lines.next(), Some(want.trim_end()), "{out}");
+    }
+    let sata = a.targets.iter().find(|t| t.target == "/dev/sda").unwrap();
+    let floor = sata.checks.iter().find(|c| c.rule == CheckRule::Limit).unwrap();
+    assert_eq!(floor.verdict, Verdict::Fail);
+    assert_eq!(lines.next(), Some("checks that did not pass:"));
+    let failed: Vec<&str> = lines.by_ref().take_while(|l| l.starts_with("  ")).collect();
+    let want = format!(
+        "  RPT-HEALTH-SATA FAIL limit (seq_read_1m read_bytes_per_sec): {}",
+        floor.message
+    );
+    assert!(failed.contains(&want.as_str()), "{failed:?}\nwant {want}");
+    let not_passed = a
+        .targets
+        .iter()
+        .flat_map(|t| &t.checks)
+        .filter(|c| c.verdict != Verdict::Pass);
+    assert_eq!(failed.len(), not_passed.count(), "{failed:?}");
+    assert!(out.contains("targets (size in MiB"), "what show printed before follows");
+    let second = &out[out.find(&format!("== {}", fx(RAID_A))).unwrap()..];
+    assert_eq!(
+        second.lines().nth(1),
+        Some("no acceptance verdict: the document has no `acceptance` (written by a bootbench before verdicts)")
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The `html` page opens with the verdicts, before any document's detail:
+/// a row per disk with its verdict, SEQ read MB/s and RND read IOPS from
+/// the document's tests (no write test ran: `-`), the highest temperature
+/// (during a test) and the SMART status check; then every check that did not pass, a
+/// message holding markup escaped; a document without a verdict says so.
+#[test]
+fn html_opens_with_the_verdict_at_a_glance() {
+    let dir = scratch("html-verdict");
+    let mut v: Value = serde_json::from_str(&with_verdict(true)).unwrap();
+    let sata = v["acceptance"]["targets"][1].clone();
+    assert_eq!(sata["target"], "/dev/sda");
+    let floor = sata["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|c| c["rule"] == "limit")
+        .unwrap();
+    v["acceptance"]["targets"][1]["checks"][floor]["message"] = json!("below <b>the</b> floor & \"more\"");
+    // Its highest reading, during its second test (31 °C before, after and in the first).
+    assert_eq!(v["targets"][1]["health"]["tests"][1]["max_temperature_c"], 31);
+    v["targets"][1]["health"]["tests"][1]["max_temperature_c"] = json!(44);
+    let file = put(&dir, "v.json", &v.to_string());
+    let page_path = dir.join("r.html");
+    wrote(
+        &["html", &file, &fx(RAID_A), "-o", page_path.to_str().unwrap()],
+        &page_path,
+    );
+    let page = fs::read_to_string(&page_path).unwrap();
+    let glance = element(&page, "<section class=\"verdicts\"", "</section>");
+    assert!(page.find("<section class=\"verdicts\"").unwrap() < page.find("<section class=\"doc\"").unwrap());
+    let text = fs::read_to_string(&file).unwrap();
+    let seq = summary(&text, "/dev/sda", "seq_read_1m", "read_bytes_per_sec");
+    let rnd = summary(&text, "/dev/sda", "rand_read_4k", "read_iops");
+    let row = element(glance, "<tr><td>/dev/sda</td>", "</tr>");
+    assert_eq!(
+        row,
+        format!(
+            "<tr><td>/dev/sda</td><td>RPT-HEALTH-SATA</td><td>QEMU HARDDISK</td><td class=\"verdict fail\">FAIL</td>\
+             <td title=\"seq_read_1m\">{:.1}</td><td>-</td><td title=\"rand_read_4k\">{rnd:.0}</td><td>-</td>\
+             <td>44</td><td>SMART PASS</td></tr>",
+            seq / 1e6
+        )
+    );
+    assert!(
+        glance.contains("<th>SEQ read MB/s</th><th>SEQ write MB/s</th><th>RND read IOPS</th>"),
+        "{glance}"
+    );
+    assert!(
+        glance.contains("<td class=\"verdict pass\">PASS</td>"),
+        "the NVMe disk: {glance}"
+    );
+    let failed = element(glance, "<ul class=\"failed-checks\">", "</ul>");
+    assert!(
+        failed.contains(
+            "<li class=\"fail\">RPT-HEALTH-SATA: FAIL limit (seq_read_1m read_bytes_per_sec): \
+             below &lt;b&gt;the&lt;/b&gt; floor &amp; &quot;more&quot;</li>"
+        ),
+        "{failed}"
+    );
+    assert!(!page.contains("<b>the</b>"), "nothing from a document unescaped");
+    assert!(
+        glance.contains("<p class=\"omitted\" data-omitted=\"verdict\">no acceptance verdict: the document has no"),
+        "{glance}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// `fleet` and `compare` count verdicts by model and list every failed
+/// disk with its reason (its first failing check's message): over the
+/// health document held to the floor (its SATA disk fails), the same
+/// under the default rules (its NVMe disk made a warning) and one without
+/// a verdict, the SATA model has 1 PASS and 1 FAIL, the NVMe model 1 PASS
+/// and 1 WARN (a warning is no failed disk); the fleet page says the same.
+#[test]
+fn compare_and_fleet_count_verdicts_by_model_and_list_failed_disks() {
+    let dir = scratch("fleet-verdict");
+    let failing = with_verdict(true);
+    let doc: bench_core::result::ResultDoc = serde_json::from_str(&failing).unwrap();
+    let sata = &doc.acceptance.as_ref().unwrap().targets[1];
+    let reason = &sata.checks.iter().find(|c| c.verdict == Verdict::Fail).unwrap().message;
+    let a = put(&dir, "a.json", &failing);
+    let mut warned: Value = serde_json::from_str(&with_verdict(false)).unwrap();
+    warned["acceptance"]["targets"][0]["verdict"] = json!("warn");
+    warned["acceptance"]["targets"][0]["checks"] = json!([{"rule": "not_tested", "verdict": "warn",
+        "test": "seq_read_1m", "figure": "status", "value": null, "limit": null,
+        "source": "acceptance.errors", "message": "seq_read_1m: not measured"}]);
+    let b = put(&dir, "b.json", &warned.to_string());
+    let out = ok(&["fleet", &a, &b, &fx(RAID_A)]);
+    let part = &out[out.find("acceptance verdicts by model:\n").expect("the verdicts")..];
+    let lines: Vec<&str> = part.lines().take(7).collect();
+    let cells = |l: &str| {
+        l.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+    assert_eq!(cells(lines[1]), "model|PASS|WARN|FAIL");
+    assert_eq!(cells(lines[2]), "QEMU NVMe Ctrl|1|1|0", "{part}");
+    assert_eq!(cells(lines[3]), "QEMU HARDDISK|1|0|1", "{part}");
+    assert!(
+        lines[4].starts_with("  1 document(s) without a verdict: no acceptance verdict"),
+        "{part}"
+    );
+    assert_eq!(lines[5], "failed disks:");
+    assert_eq!(
+        lines[6],
+        format!("  [1] /dev/sda serial RPT-HEALTH-SATA model QEMU HARDDISK: {reason}")
+    );
+    assert!(
+        !part.lines().nth(7).unwrap_or("").starts_with("  ["),
+        "one failed disk: {part}"
+    );
+
+    let cmp = ok(&["compare", &a, &b]);
+    let part = &cmp[cmp.find("acceptance verdicts by model:\n").expect("compare's verdicts")..];
+    assert!(
+        part.contains(&format!(
+            "  [1] /dev/sda serial RPT-HEALTH-SATA model QEMU HARDDISK: {reason}\n"
+        )),
+        "{part}"
+    );
+    assert!(!part.contains("without a verdict"), "{part}");
+
+    let page_path = dir.join("fleet.html");
+    wrote(
+        &["fleet", &a, &b, &fx(RAID_A), "--html", page_path.to_str().unwrap()],
+        &page_path,
+    );
+    let page = fs::read_to_string(&page_path).unwrap();
+    let sec = element(&page, "<section class=\"verdicts-by-model\"", "</section>");
+    assert!(
+        sec.contains("<tr><td>QEMU HARDDISK</td><td>1</td><td>0</td><td>1</td></tr>"),
+        "{sec}"
+    );
+    assert!(
+        sec.contains("<tr><td>QEMU NVMe Ctrl</td><td>1</td><td>1</td><td>0</td></tr>"),
+        "{sec}"
+    );
+    let row = format!(
+        "<tr><td>[1] {a}</td><td>/dev/sda</td><td>RPT-HEALTH-SATA</td><td>QEMU HARDDISK</td><td>{}</td></tr>",
+        reason.replace('<', "&lt;")
+    );
+    assert!(sec.contains(&row), "{sec}");
+    assert!(sec.contains("1 document(s) without a verdict"), "{sec}");
     let _ = fs::remove_dir_all(&dir);
 }
