@@ -12,6 +12,7 @@
 pub mod baseline;
 pub mod compare;
 pub mod csv;
+pub mod export;
 pub mod extract;
 pub mod fleet;
 pub mod health;

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use bench_core::console::{safe, safe_lines};
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{baseline, compare, csv, extract, fleet, html, output, show, verdict};
+use bootbench_report::{baseline, compare, csv, export, extract, fleet, html, output, show, verdict};
 use clap::{Parser, Subcommand};
 
 /// Read, compare and chart bootbench result documents.
@@ -93,6 +93,19 @@ enum Command {
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
+    /// The acceptance verdicts in a format other tools read: `junit` (a
+    /// testsuite per document, a testcase per target and check).
+    Export {
+        /// The format.
+        #[arg(long = "format", value_enum)]
+        format: ExportFormat,
+        /// Result documents.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The file to write (replaced if it is there, as `html -o`).
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+    },
     /// Per disk model and firmware, the median, lowest and highest of each
     /// test's figure over the documents (`bootbench.baseline/1`), for the
     /// config's `acceptance.baseline`.
@@ -104,6 +117,13 @@ enum Command {
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
+}
+
+/// The formats of `export`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ExportFormat {
+    /// JUnit XML.
+    Junit,
 }
 
 /// Bad input, or an output that cannot be written.
@@ -147,6 +167,15 @@ fn main() -> ExitCode {
         Command::Csv { files } => with_docs(&files, csv::render),
         Command::Html { files, output } => match load_all(&files) {
             Ok(docs) => write_page(&output, &html::render(&docs)),
+            Err(code) => code,
+        },
+        Command::Export { format, files, output } => match load_all(&files) {
+            Ok(docs) => write_page(
+                &output,
+                &match format {
+                    ExportFormat::Junit => export::junit(&docs),
+                },
+            ),
             Err(code) => code,
         },
         Command::Baseline { files, output } => match load_all(&files) {

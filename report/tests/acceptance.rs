@@ -430,3 +430,160 @@ fn compare_and_fleet_count_verdicts_by_model_and_list_failed_disks() {
     assert!(sec.contains("1 document(s) without a verdict"), "{sec}");
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// Read a JUnit file with junitparser (a reader the project did not write),
+/// as JSON: the totals, and per suite its name, counts, properties,
+/// system-out and cases (classname, name, each result's kind, message and
+/// text). `None` (the test skips, saying so) only when python3 is missing;
+/// junitparser missing fails the test: CI installs it (.ci/deps).
+fn junitparser(path: &Path) -> Option<Value> {
+    const READ: &str = r#"
+import json, sys
+try:
+    from junitparser import JUnitXml
+    from junitparser.junitparser import SystemOut
+except ImportError as e:
+    print("junitparser is not installed (apt-get install python3-junitparser, or make deps): %s" % e, file=sys.stderr)
+    sys.exit(3)
+x = JUnitXml.fromfile(sys.argv[1])
+suites = []
+for s in x:
+    cases = [{"classname": c.classname, "name": c.name,
+              "results": [[type(r).__name__, r.message, r.text] for r in c.result]} for c in s]
+    suites.append({"name": s.name, "tests": s.tests, "failures": s.failures, "errors": s.errors,
+                   "skipped": s.skipped, "properties": {p.name: p.value for p in s.properties()},
+                   "system_out": [o.text for o in s.iterchildren(SystemOut)], "cases": cases})
+print(json.dumps({"tests": x.tests, "failures": x.failures, "skipped": x.skipped, "suites": suites}))
+"#;
+    let o = match std::process::Command::new("python3")
+        .arg("-c")
+        .arg(READ)
+        .arg(path)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("SKIPPED: python3 is not installed, so junitparser cannot read the JUnit file");
+            return None;
+        }
+        Err(e) => panic!("python3: {e}"),
+    };
+    assert!(o.status.success(), "junitparser failed: {}", stderr(&o));
+    Some(serde_json::from_slice(&o.stdout).expect("the reader prints JSON"))
+}
+
+/// `export --format junit` read back by junitparser: a suite per document
+/// named MACHINE/PLAN, a case per target and check (classname the serial,
+/// name the rule, test and figure), the floor a failure with its message
+/// (markup, quotes and a line break intact, an ESC written `\x1b`), a
+/// warning skipped, passes plain; the suite's counts are its checks', the
+/// targets' verdicts its properties; the document without a verdict an
+/// empty suite saying so.
+#[test]
+fn export_junit_reads_back_in_junitparser() {
+    let dir = scratch("junit");
+    let evil = "below <the> floor & \"quoted\" 'x' ]]>\nsecond line \u{1b}[31m";
+    let mut v: Value = serde_json::from_str(&with_verdict(true)).unwrap();
+    v["host"]["product_serial"] = json!("SRV-42");
+    let checks = v["acceptance"]["targets"][1]["checks"].as_array_mut().unwrap();
+    let floor = checks.iter().position(|c| c["rule"] == "limit").unwrap();
+    checks[floor]["message"] = json!(evil);
+    checks.push(
+        json!({"rule": "not_tested", "verdict": "warn", "test": "t", "figure": "status",
+        "value": null, "limit": null, "source": "acceptance.errors", "message": "not measured"}),
+    );
+    let file = put(&dir, "v.json", &v.to_string());
+    let out = dir.join("junit.xml");
+    wrote(
+        &[
+            "export",
+            "--format",
+            "junit",
+            &file,
+            &fx(RAID_A),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &out,
+    );
+    let Some(x) = junitparser(&out) else { return };
+    let doc: bench_core::result::ResultDoc = serde_json::from_value(v.clone()).unwrap();
+    let a = doc.acceptance.as_ref().unwrap();
+    let s = &x["suites"][0];
+    assert_eq!(s["name"], "SRV-42//mnt/stick/bootbench.json");
+    let n = |verdict: Verdict| {
+        a.targets
+            .iter()
+            .flat_map(|t| &t.checks)
+            .filter(|c| c.verdict == verdict)
+            .count()
+    };
+    let all = a.targets.iter().map(|t| t.checks.len()).sum::<usize>();
+    assert_eq!(
+        (s["tests"].as_u64(), s["failures"].as_u64(), s["skipped"].as_u64()),
+        (
+            Some(all as u64),
+            Some(n(Verdict::Fail) as u64),
+            Some(n(Verdict::Warn) as u64)
+        )
+    );
+    assert_eq!((n(Verdict::Fail), n(Verdict::Warn)), (1, 1));
+    assert_eq!(s["errors"], 0);
+    assert_eq!(
+        s["properties"],
+        json!({"file": file, "verdict": "fail", "rules": "config",
+        "targets_pass": "1", "targets_warn": "0", "targets_fail": "1"})
+    );
+    let cases = s["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), all);
+    for (t, c) in a.targets.iter().flat_map(|t| t.checks.iter().map(move |c| (t, c))) {
+        let name = [Some(c.rule.name()), c.test.as_deref(), c.figure.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let found = cases
+            .iter()
+            .find(|k| k["name"] == name.as_str() && k["classname"] == t.serial.as_deref().unwrap())
+            .unwrap_or_else(|| panic!("no case {name} in {cases:?}"));
+        let results = found["results"].as_array().unwrap();
+        match c.verdict {
+            Verdict::Pass => assert!(results.is_empty(), "{found}"),
+            Verdict::Warn => assert_eq!(
+                results[0].as_array().unwrap()[..2],
+                [json!("Skipped"), json!("WARN: not measured")]
+            ),
+            Verdict::Fail => {
+                let shown = evil.replace('\u{1b}', "\\x1b");
+                assert_eq!(
+                    results[0].as_array().unwrap()[..2],
+                    [json!("Failure"), json!(shown)],
+                    "{found}"
+                );
+                let text = results[0][2].as_str().unwrap();
+                assert!(
+                    text.starts_with(&shown) && text.ends_with("source: acceptance.limits[0]"),
+                    "{text}"
+                );
+            }
+        }
+    }
+    let none = &x["suites"][1];
+    assert_eq!(none["properties"]["verdict"], "none");
+    assert_eq!(
+        (none["tests"].as_u64(), none["cases"].as_array().map(Vec::len)),
+        (Some(0), Some(0))
+    );
+    assert!(
+        none["system_out"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("no acceptance verdict"),
+        "{none}"
+    );
+    assert_eq!(
+        (x["tests"].as_u64(), x["failures"].as_u64()),
+        (Some(all as u64), Some(1))
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
