@@ -17,6 +17,7 @@ pub mod extract;
 pub mod fleet;
 pub mod health;
 pub mod html;
+pub mod ocptv;
 pub mod output;
 pub mod read;
 pub mod show;

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use bench_core::console::{safe, safe_lines};
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{baseline, compare, csv, export, extract, fleet, html, output, show, verdict};
+use bootbench_report::{baseline, compare, csv, export, extract, fleet, html, ocptv, output, show, verdict};
 use clap::{Parser, Subcommand};
 
 /// Read, compare and chart bootbench result documents.
@@ -94,7 +94,9 @@ enum Command {
         output: PathBuf,
     },
     /// The acceptance verdicts in a format other tools read: `junit` (a
-    /// testsuite per document, a testcase per target and check).
+    /// testsuite per document, a testcase per target and check) or `ocptv`
+    /// (OCP Test and Validation JSON lines: a test run per document, a step
+    /// per target, a measurement and a diagnosis per check).
     Export {
         /// The format.
         #[arg(long = "format", value_enum)]
@@ -124,6 +126,8 @@ enum Command {
 enum ExportFormat {
     /// JUnit XML.
     Junit,
+    /// OCP Test and Validation JSON lines.
+    Ocptv,
 }
 
 /// Bad input, or an output that cannot be written.
@@ -174,6 +178,7 @@ fn main() -> ExitCode {
                 &output,
                 &match format {
                     ExportFormat::Junit => export::junit(&docs),
+                    ExportFormat::Ocptv => ocptv::ocptv(&docs),
                 },
             ),
             Err(code) => code,

@@ -587,3 +587,132 @@ fn export_junit_reads_back_in_junitparser() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// The OCPTV output schema (schema/vendor/ocp-diag-core/output): a
+/// validator of one line (`root.json`), every file registered under its `$id`.
+fn ocptv_validator() -> jsonschema::Validator {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/vendor/ocp-diag-core/output");
+    let mut opts = jsonschema::options();
+    opts.with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true);
+    let mut root = None;
+    for e in fs::read_dir(&dir).expect("the vendored schema") {
+        let p = e.unwrap().path();
+        let v: Value = serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap();
+        let id = v["$id"].as_str().expect("each file has an $id").to_string();
+        if p.file_name().unwrap() == "root.json" {
+            root = Some(v.clone());
+        }
+        opts.with_resource(id, jsonschema::Resource::from_contents(v).unwrap());
+    }
+    opts.build(&root.expect("root.json"))
+        .expect("the OCPTV schema compiles")
+}
+
+/// `export --format ocptv`: every line valid against the spec's schema; per
+/// document a stream numbered from 0 that opens with the schema version,
+/// then the run's start with a hardwareInfo per target, a step per target
+/// with a measurement and a diagnosis per check (the failed floor: its
+/// figure in B/s, its limit a GREATER_THAN_OR_EQUAL validator, diagnosis
+/// FAIL), and the run's end FAIL; the document without a verdict a run
+/// with a log line, SKIP and NOT_APPLICABLE.
+#[test]
+fn export_ocptv_lines_are_valid_against_the_specs_schema() {
+    let dir = scratch("ocptv");
+    let text = with_verdict(true);
+    let doc: bench_core::result::ResultDoc = serde_json::from_str(&text).unwrap();
+    let a = doc.acceptance.as_ref().unwrap();
+    let file = put(&dir, "v.json", &text);
+    let out = dir.join("run.jsonl");
+    wrote(
+        &[
+            "export",
+            "--format",
+            "ocptv",
+            &file,
+            &fx(RAID_A),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &out,
+    );
+    let validator = ocptv_validator();
+    let lines: Vec<Value> = fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    for (i, l) in lines.iter().enumerate() {
+        let errors: Vec<String> = validator
+            .iter_errors(l)
+            .map(|e| format!("{e} at {}", e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "line {}: {l}\n{}", i + 1, errors.join("\n"));
+    }
+    let checks: usize = a.targets.iter().map(|t| t.checks.len()).sum();
+    // schemaVersion, run start, per target a start and an end, two per check, run end.
+    let first = 2 + 2 * a.targets.len() + 2 * checks + 1;
+    let (one, two) = lines.split_at(first);
+    for stream in [one, two] {
+        let seq: Vec<u64> = stream.iter().map(|l| l["sequenceNumber"].as_u64().unwrap()).collect();
+        assert_eq!(seq, (0..stream.len() as u64).collect::<Vec<_>>());
+        assert_eq!(stream[0]["schemaVersion"], json!({"major": 2, "minor": 0}));
+    }
+    let start = &one[1]["testRunArtifact"]["testRunStart"];
+    let hw: Vec<&str> = start["dutInfo"]["hardwareInfos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["hardwareInfoId"].as_str().unwrap())
+        .collect();
+    assert_eq!(hw, ["/dev/nvme0n1", "/dev/sda"]);
+    let steps = one
+        .iter()
+        .filter(|l| !l["testStepArtifact"]["testStepStart"].is_null())
+        .count();
+    assert_eq!(steps, 2);
+    let sata = a.targets.iter().find(|t| t.target == "/dev/sda").unwrap();
+    let floor = sata.checks.iter().find(|c| c.rule == CheckRule::Limit).unwrap();
+    let m = one
+        .iter()
+        .map(|l| &l["testStepArtifact"]["measurement"])
+        .find(|m| m["name"] == "limit seq_read_1m read_bytes_per_sec")
+        .expect("the floor's measurement");
+    assert_eq!(
+        (m["value"].as_f64(), m["unit"].as_str(), m["hardwareInfoId"].as_str()),
+        (floor.value, Some("B/s"), Some("/dev/sda"))
+    );
+    assert_eq!(
+        m["validators"],
+        json!([{"name": "acceptance.limits[0]", "type": "GREATER_THAN_OR_EQUAL", "value": 1e12}])
+    );
+    let diagnoses: Vec<&Value> = one
+        .iter()
+        .map(|l| &l["testStepArtifact"]["diagnosis"])
+        .filter(|d| !d.is_null())
+        .collect();
+    assert_eq!(diagnoses.len(), checks);
+    let d = diagnoses
+        .iter()
+        .find(|d| d["message"] == floor.message.as_str())
+        .unwrap();
+    assert_eq!(
+        (d["type"].as_str(), d["verdict"].as_str()),
+        (Some("FAIL"), Some("limit-fail"))
+    );
+    assert_eq!(diagnoses.iter().filter(|d| d["type"] == "FAIL").count(), 1);
+    assert_eq!(
+        one.last().unwrap()["testRunArtifact"]["testRunEnd"],
+        json!({"status": "COMPLETE", "result": "FAIL"})
+    );
+    assert_eq!(two.len(), 4, "{two:?}");
+    assert!(two[2]["testRunArtifact"]["log"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("no acceptance verdict"));
+    assert_eq!(
+        two[3]["testRunArtifact"]["testRunEnd"],
+        json!({"status": "SKIP", "result": "NOT_APPLICABLE"})
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
