@@ -1220,3 +1220,50 @@ fn a_floor_the_disk_misses_fails_it_with_exit_3_and_the_verdict_block() {
     assert_eq!(doc["acceptance"]["targets"][0]["checks"][0]["verdict"], "pass");
     assert_eq!(lo.hash(), before, "an acceptance run that only read changed the device");
 }
+
+/// The baseline `bootbench-report baseline` wrote from three simulated runs
+/// at 1, 2 and 3 times the simulator's figures (report/tests/acceptance.rs
+/// checks it is that command's output): each median twice the simulator's.
+/// A simulated run held to it is 50% below every median: with the default
+/// 10% each disk fails on the baseline rule, exit 3, every check naming the
+/// file; at 60% every baseline check holds and the run passes.
+#[test]
+fn a_baseline_from_bootbench_report_fails_a_disk_below_its_models_median() {
+    let file = Path::new(MANIFEST).join("../report/tests/fixtures/golden/baseline-simulated.json");
+    let file = file.to_str().unwrap();
+    let cfg = |below: u32| {
+        config(&serde_json::json!({
+            "profile": "quick",
+            "acceptance": {"baseline": {"file": file, "below_pct": below}}
+        }))
+    };
+    let o = run(&["run", "--simulate", "--config", cfg(10).path()]);
+    assert_eq!(o.status.code(), Some(3), "stderr:\n{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("the document on stdout");
+    assert_valid("bootbench.result-1.schema.json", &doc);
+    let targets = doc["acceptance"]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    for t in targets {
+        assert_eq!(t["verdict"], "fail", "{t}");
+        let baseline: Vec<&Value> = t["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["rule"] == "baseline")
+            .collect();
+        assert!(baseline.len() >= 5, "{t}");
+        for c in baseline {
+            assert_eq!(c["verdict"], "fail", "{c}");
+            assert!(c["source"].as_str().unwrap().contains(file), "{c}");
+            let (v, limit) = (c["value"].as_f64().unwrap(), c["limit"].as_f64().unwrap());
+            // The floor is 90% of a median twice the figure.
+            assert!((limit - v * 1.8).abs() <= limit * 1e-6, "{c}");
+            assert!(c["message"].as_str().unwrap().contains("(50.0% below;"), "{c}");
+        }
+    }
+    let o = run(&["run", "--simulate", "--config", cfg(60).path()]);
+    let doc = doc_of(&o);
+    assert_eq!(doc["acceptance"]["verdict"], "pass", "{}", doc["acceptance"]);
+    let checks = doc["acceptance"]["targets"][0]["checks"].as_array().unwrap();
+    assert!(checks.iter().any(|c| c["rule"] == "baseline" && c["verdict"] == "pass"));
+}

@@ -561,6 +561,8 @@ pub fn render(docs: &[Loaded]) -> String {
             text::utc(d.doc.run.started_unix_ns)
         ));
     }
+    out.push('\n');
+    out.push_str(&crate::verdict::by_model_text(docs));
     out.push_str(
         "\nmachines (a machine is its DMI product serial, else its host name, else its document's file name: \
          `by` says which)\n",

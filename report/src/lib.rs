@@ -2,19 +2,24 @@
 //! sysadmin reads: tables (`show`), side-by-side ratios (`compare`), the
 //! machines and disks of many documents with their outliers (`fleet`, as
 //! text or an HTML page), CSV, an
-//! HTML report with SVG charts, and documents cut out of a serial-console log
-//! (`extract`).
+//! HTML report with SVG charts, documents cut out of a serial-console log
+//! (`extract`), and a baseline of many documents for the acceptance rules
+//! (`baseline`).
 //!
 //! Every command reads documents through [`read::load`], which names the file
 //! and what is wrong with it.
 
+pub mod baseline;
 pub mod compare;
 pub mod csv;
+pub mod export;
 pub mod extract;
 pub mod fleet;
 pub mod health;
 pub mod html;
+pub mod ocptv;
 pub mod output;
 pub mod read;
 pub mod show;
 pub mod text;
+pub mod verdict;

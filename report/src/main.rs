@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use bench_core::console::{safe, safe_lines};
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{compare, csv, extract, fleet, html, output, show};
+use bootbench_report::{baseline, compare, csv, export, extract, fleet, html, ocptv, output, show, verdict};
 use clap::{Parser, Subcommand};
 
 /// Read, compare and chart bootbench result documents.
@@ -93,6 +93,41 @@ enum Command {
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
+    /// The acceptance verdicts in a format other tools read: `junit` (a
+    /// testsuite per document, a testcase per target and check) or `ocptv`
+    /// (OCP Test and Validation JSON lines: a test run per document, a step
+    /// per target, a measurement and a diagnosis per check).
+    Export {
+        /// The format.
+        #[arg(long = "format", value_enum)]
+        format: ExportFormat,
+        /// Result documents.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The file to write (replaced if it is there, as `html -o`).
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+    },
+    /// Per disk model and firmware, the median, lowest and highest of each
+    /// test's figure over the documents (`bootbench.baseline/1`), for the
+    /// config's `acceptance.baseline`.
+    Baseline {
+        /// Result documents (a fleet's earlier runs).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The baseline to write (replaced if it is there, as `html -o`).
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+    },
+}
+
+/// The formats of `export`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ExportFormat {
+    /// JUnit XML.
+    Junit,
+    /// OCP Test and Validation JSON lines.
+    Ocptv,
 }
 
 /// Bad input, or an output that cannot be written.
@@ -129,12 +164,33 @@ fn main() -> ExitCode {
             } else {
                 format!("\nby model and firmware, A = [1], B = [2] (an outlier is more than 10% below its group's median):\n{fleet}")
             };
-            safe_lines(&format!("{}{tail}", compare::render(&docs[0], &docs[1])))
+            let verdicts = verdict::by_model_text(docs);
+            safe_lines(&format!("{}{tail}\n{verdicts}", compare::render(&docs[0], &docs[1])))
         }),
         Command::Fleet { paths, html } => run_fleet(&paths, html.as_deref()),
         Command::Csv { files } => with_docs(&files, csv::render),
         Command::Html { files, output } => match load_all(&files) {
             Ok(docs) => write_page(&output, &html::render(&docs)),
+            Err(code) => code,
+        },
+        Command::Export { format, files, output } => match load_all(&files) {
+            Ok(docs) => write_page(
+                &output,
+                &match format {
+                    ExportFormat::Junit => export::junit(&docs),
+                    ExportFormat::Ocptv => ocptv::ocptv(&docs),
+                },
+            ),
+            Err(code) => code,
+        },
+        Command::Baseline { files, output } => match load_all(&files) {
+            Ok(docs) => {
+                let (text, warning) = baseline::render(&docs);
+                if let Some(w) = warning {
+                    say(&format!("warning: {w}"));
+                }
+                write_page(&output, &text)
+            }
             Err(code) => code,
         },
         Command::Extract {
@@ -170,7 +226,7 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<Loaded>, ExitCode> {
     }
 }
 
-/// Write an HTML page atomically, replacing the file the user named (never
+/// Write a page (HTML, a baseline, an export) atomically, replacing the file the user named (never
 /// through a planted name: `output::write_replacing`), and say so on stderr.
 fn write_page(path: &std::path::Path, page: &str) -> ExitCode {
     match output::write_replacing(path, page.as_bytes()) {

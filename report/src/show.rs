@@ -36,6 +36,8 @@ pub fn render_all(docs: &[Loaded]) -> String {
 pub fn render(loaded: &Loaded) -> String {
     let doc = &loaded.doc;
     let mut out = format!("== {}\n", loaded.file);
+    out.push_str(&crate::verdict::show_text(doc));
+    out.push('\n');
     out.push_str(&run_lines(doc));
     out.push('\n');
 

@@ -1,6 +1,7 @@
 //! The result document's closed sets, as bench-core reads and writes them,
 //! are the schema's enums: a value one side knows and the other does not
-//! would be written and refused, or described and never read.
+//! would be written and refused, or described and never read. The same for
+//! the baseline file's schema.
 
 use std::collections::BTreeSet;
 use std::fmt::{Debug, Display};
@@ -10,6 +11,7 @@ use bench_core::result::{
     AnalysisKind, CapacitySource, CheckRule, HealthKind, KernelLogKind, Metric, RunStatus, SelfTestKind,
     SelfTestOutcome, SelfTestSource, StackClass, StackMode, TargetKind, Verdict,
 };
+use bench_core::spec::Workload;
 use serde::de::DeserializeOwned;
 
 /// The names of `all`, each checked to read back as the value it names.
@@ -59,4 +61,23 @@ fn closed_sets_are_the_schemas_enums() {
         .map(|v| v.as_str().unwrap().to_string())
         .collect();
     assert_eq!(names(Verdict::ALL), verdicts, "verdict");
+}
+
+/// The baseline schema's workloads and figures are bench-core's.
+#[test]
+fn the_baseline_schemas_enums_are_bench_cores() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema/bootbench.baseline-1.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let figure = &schema["$defs"]["figure"]["properties"];
+    let listed = |field: &str| -> BTreeSet<String> {
+        figure[field]["enum"]
+            .as_array()
+            .unwrap_or_else(|| panic!("figure.{field}: no enum"))
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let workloads: BTreeSet<String> = Workload::ALL.iter().map(|w| w.name().to_string()).collect();
+    assert_eq!(workloads, listed("workload"), "workload");
+    assert_eq!(names(Metric::ALL), listed("metric"), "metric");
 }

@@ -667,6 +667,9 @@ pub(super) fn same_file(a: &str, b: &str) -> bool {
     }
 }
 
+/// The firmware revision of every simulated disk.
+pub const SIM_FIRMWARE: &str = "sim";
+
 pub(super) fn sim_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, ConfigError> {
     let TargetRef::Path(path) = r else {
         return err(format!(
@@ -686,6 +689,9 @@ pub(super) fn sim_target(r: &TargetRef, at: &str) -> Result<PlannedTarget, Confi
             }
             .to_string(),
         ),
+        // A model and firmware make it a disk model like any other, for the
+        // peers and baseline rules and `bootbench-report fleet`/`baseline`.
+        firmware: Some(String::from(SIM_FIRMWARE)),
         size_bytes: sim.size,
         logical_block_size: logical_block,
         physical_block_size: logical_block,

@@ -100,13 +100,15 @@ pub(super) fn page(docs: &[Loaded]) -> String {
         f.machines.len()
     );
     out.push_str(
-        "<nav><ul>\n<li><a href=\"#fleet-machines\">Machines</a></li>\n\
+        "<nav><ul>\n<li><a href=\"#verdicts\">Acceptance verdicts by model</a></li>\n\
+         <li><a href=\"#fleet-machines\">Machines</a></li>\n\
          <li><a href=\"#fleet-every\">Every machine and disk</a></li>\n\
          <li><a href=\"#fleet-host\">By host model</a></li>\n\
          <li><a href=\"#fleet\">By disk model and firmware</a></li>\n</ul></nav>\n",
     );
     out.push_str("<h2>Documents</h2>\n");
     cx.docs_list(&mut out);
+    super::verdict::by_model_section(&mut out, docs);
     machines(&mut out, &f);
     every_disk(&mut out, &f);
     let intro = format!(

@@ -35,6 +35,10 @@
 //! groups by host model and by disk model, drawn by the same code
 //! (`html/fleet.rs`).
 //!
+//! The page opens with the acceptance verdicts (`html/verdict.rs`): per
+//! document a table of its disks at a glance and every check that did not
+//! pass; `fleet --html` counts them by model and lists every failed disk.
+//!
 //! Every string that comes from a document goes through [`escape`]. Units:
 //! MB/s = 10^6 bytes per second, MB = 10^6 bytes, MiB = 2^20 bytes, GB =
 //! 10^9 bytes; times name ns, µs or ms.
@@ -48,6 +52,7 @@ mod fleet;
 mod format;
 mod section;
 mod svg;
+mod verdict;
 
 pub use format::{escape, fmt_mbps, fmt_ns, num};
 pub use svg::{decades, nice_ticks, nines, Scale};
@@ -143,6 +148,9 @@ pub fn render(docs: &[Loaded]) -> String {
          GB = 10<sup>9</sup> bytes; IOPS = completed requests per second; \
          times in ns, µs (10<sup>3</sup> ns), ms (10<sup>6</sup> ns) or s as labelled.</p>\n",
     );
+    if !docs.is_empty() {
+        verdict::glance_section(&mut out, docs);
+    }
     let view = crate::fleet::Fleet::new(docs);
     let has_fleet = !view.by_disk.is_empty();
     if docs.is_empty() {
@@ -206,6 +214,8 @@ svg.chart .dot{stroke:#fff;stroke-width:1}svg.chart .dot.outlier{stroke:#000;str
 ul.legend{list-style:none;padding:0;margin:.3em 0;font-size:.85em}
 ul.legend li{display:inline-block;margin-right:1.2em}
 .swatch{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:middle}
+td.verdict.pass{background:#d4edda}td.verdict.warn{background:#fff3cd}td.verdict.fail{background:#f8b4b4;font-weight:bold}
+ul.failed-checks li.fail{color:#a00}ul.failed-checks li.warn{color:#856404}
 .pass{white-space:nowrap}.pass.warmup{color:#888;font-style:italic}.pass.chosen{font-weight:bold;text-decoration:underline}
 ";
 
