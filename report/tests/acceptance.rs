@@ -455,7 +455,13 @@ for s in x:
                    "system_out": [o.text for o in s.iterchildren(SystemOut)], "cases": cases})
 print(json.dumps({"tests": x.tests, "failures": x.failures, "skipped": x.skipped, "suites": suites}))
 "#;
-    let o = match std::process::Command::new("python3")
+    // Debian's interpreter, which sees Debian's python3-junitparser (.ci/deps),
+    // before whatever python3 comes first in PATH (pyenv's, on these machines).
+    let python = ["/usr/bin/python3", "python3"]
+        .into_iter()
+        .find(|p| !p.starts_with('/') || Path::new(p).exists())
+        .unwrap_or("python3");
+    let o = match std::process::Command::new(python)
         .arg("-c")
         .arg(READ)
         .arg(path)

@@ -422,10 +422,7 @@ fn hidden_capacity_check(t: &TargetInfo, fails: Verdict, out: &mut Vec<Check>) {
             Some(b),
             format!("{b} bytes hidden beyond the host's {} (HPA)", h.visible_bytes),
         ),
-        (None, Some(b), _) => (
-            Some(b),
-            format!("{b} bytes beyond the native size, limited by a DCO"),
-        ),
+        (None, Some(b), _) => (Some(b), format!("{b} bytes beyond the native size, limited by a DCO")),
         (None, None, Some(b)) => (Some(b), format!("{b} bytes of NVMe capacity in no namespace")),
         (None, None, None) if h.hidden_bytes == Some(0) || h.unallocated_bytes == Some(0) => {
             (None, String::from("no capacity hidden from the host"))

@@ -659,7 +659,10 @@ fn kernel_lines_fail_their_disk_and_hidden_capacity_warns() {
     assert_eq!(h.verdict, Verdict::Pass);
     let sdb = verdict_of(&acc, "/dev/sdb");
     assert_eq!(sdb.verdict, Verdict::Warn, "{sdb:?}");
-    assert_eq!(sdb.checks[0].message, "4096 bytes hidden beyond the host's 1073741824 (HPA)");
+    assert_eq!(
+        sdb.checks[0].message,
+        "4096 bytes hidden beyond the host's 1073741824 (HPA)"
+    );
     let mut strict = Rules::defaults();
     strict.hidden_capacity = Severity::Fail;
     assert_eq!(verdict_of(&evaluate(&d, &strict), "/dev/sdb").verdict, Verdict::Fail);

@@ -7,8 +7,8 @@
 
 pub mod accounting;
 pub mod engine;
-pub mod selftest;
 pub mod kmsg;
+pub mod selftest;
 pub mod stacks;
 
 use std::sync::Arc;
