@@ -85,6 +85,54 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
     nothing_to_report_and_the_console_says_it(&doc, &outcome.serial);
     the_sata_short_self_test_is_read_back_and_nvme_has_none(&doc, &outcome.serial);
     the_hidden_capacity_is_what_qemu_answers(&doc, &outcome.serial);
+    the_verdicts_hold_the_self_tests(&doc);
+}
+
+/// The acceptance verdicts under the default rules: the SATA disk's
+/// self-test completed without error (a passing check, the disk PASS);
+/// the NVMe disk's is not supported, a warning: nothing could be said.
+fn the_verdicts_hold_the_self_tests(doc: &Value) {
+    let a = &doc["acceptance"];
+    assert_eq!(a["rules"], "defaults", "{a}");
+    let verdict = |serial: &str| {
+        let path = &target_by_serial(doc, serial)["path"];
+        a["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| &t["target"] == path)
+            .unwrap_or_else(|| panic!("no verdict for {serial}: {a}"))
+            .clone()
+    };
+    let self_test = |v: &Value| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["rule"] == "self_test")
+            .unwrap_or_else(|| panic!("no self-test check: {v}"))
+            .clone()
+    };
+    let sata = verdict("E2E-HEALTH-SATA");
+    assert_eq!(
+        (sata["verdict"].as_str(), self_test(&sata)["verdict"].as_str()),
+        (Some("pass"), Some("pass")),
+        "{sata}"
+    );
+    let nvme = verdict("E2E-HEALTH-NVME");
+    assert_eq!(
+        (nvme["verdict"].as_str(), self_test(&nvme)["verdict"].as_str()),
+        (Some("warn"), Some("warn")),
+        "{nvme}"
+    );
+    assert!(
+        self_test(&nvme)["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("short self-test: not_supported"),
+        "{nvme}"
+    );
+    assert_eq!(a["verdict"], "warn");
 }
 
 /// The short self-test, before the benchmarks: on the AHCI disk started
