@@ -42,6 +42,34 @@ pub struct Inputs<'a> {
     pub network_destructive: bool,
     /// [`CA_BUNDLE`]'s contents, checked by [`check_ca_bundle`].
     pub ca: Option<Vec<u8>>,
+    /// A baseline for the config's `acceptance.baseline` (`bootbench-report
+    /// baseline`), checked by [`check_baseline`]: its file name in /etc,
+    /// beside /etc/bootbench.json (a config's files are found from its
+    /// directory), and its bytes.
+    pub baseline: Option<(String, Vec<u8>)>,
+}
+
+/// Why a baseline cannot go into the initramfs: a name that is no plain
+/// file name in /etc, or one of the initramfs's own; contents that are not
+/// a `bootbench.baseline/1` document.
+pub fn check_baseline(name: &str, bytes: &[u8]) -> Result<(), String> {
+    let own = ["bootbench.json", "bootbench-network-destructive", "bootbench-ca.pem"];
+    if name.is_empty() || name.starts_with('.') || name.contains('/') || own.contains(&name) {
+        return Err(format!(
+            "{name:?} cannot be a file name in /etc; expected a plain name other than {}",
+            own.join(", ")
+        ));
+    }
+    let b: bench_core::acceptance::Baseline =
+        serde_json::from_slice(bytes).map_err(|e| format!("not a {}: {e}", bench_core::acceptance::BASELINE_SCHEMA))?;
+    if b.schema != bench_core::acceptance::BASELINE_SCHEMA {
+        return Err(format!(
+            "schema {:?}; expected {:?}",
+            b.schema,
+            bench_core::acceptance::BASELINE_SCHEMA
+        ));
+    }
+    Ok(())
 }
 
 /// Errors while assembling.
@@ -82,6 +110,9 @@ pub fn archive(
     }
     if let Some(ca) = &inputs.ca {
         a.file(CA_BUNDLE, 0o644, ca.clone());
+    }
+    if let Some((name, bytes)) = &inputs.baseline {
+        a.file(&format!("etc/{name}"), 0o644, bytes.clone());
     }
     for d in EMPTY_DIRS {
         a.dir(d);
@@ -199,6 +230,7 @@ mod tests {
             modules: &set,
             network_destructive,
             ca: ca.map(<[u8]>::to_vec),
+            baseline: None,
         };
         let a = archive(&inputs, &|rel| Ok(format!("module bytes of {rel}").into_bytes())).unwrap();
         compress(&a.to_newc()).unwrap()
@@ -212,6 +244,43 @@ mod tests {
     const PEM: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUX0=\nQUJD\n-----END CERTIFICATE-----\n";
 
     /// The two network files are in the archive exactly when asked for, with their contents.
+    /// A baseline goes to /etc under its own name, beside the config; a
+    /// name outside /etc or one of the initramfs's own, and a file that is
+    /// no baseline, are refused.
+    #[test]
+    fn a_baseline_goes_beside_the_config() {
+        let set = resolve(&fixture(), &["ahci"]).unwrap();
+        let baseline = br#"{"schema": "bootbench.baseline/1", "documents": 0, "figures": []}"#.to_vec();
+        check_baseline("fleet.json", &baseline).unwrap();
+        let inputs = Inputs {
+            init: b"init".to_vec(),
+            config: DEFAULT_CONFIG.to_vec(),
+            kver: "6.1.0-test",
+            modules: &set,
+            network_destructive: false,
+            ca: None,
+            baseline: Some(("fleet.json".into(), baseline.clone())),
+        };
+        let a = archive(&inputs, &|rel| Ok(rel.as_bytes().to_vec())).unwrap();
+        let got = entries(&compress(&a.to_newc()).unwrap());
+        let e = got.iter().find(|e| e.name == "etc/fleet.json").expect("etc/fleet.json");
+        assert_eq!(e.data, baseline);
+        for bad in ["../fleet.json", "a/b.json", "bootbench.json", ".hidden", ""] {
+            assert!(
+                check_baseline(bad, &baseline)
+                    .unwrap_err()
+                    .contains("cannot be a file name in /etc"),
+                "{bad}"
+            );
+        }
+        assert!(check_baseline("x.json", br#"{"schema": "bootbench.result/1"}"#).is_err());
+        assert!(
+            check_baseline("x.json", br#"{"schema": "other", "documents": 0, "figures": []}"#)
+                .unwrap_err()
+                .contains("expected \"bootbench.baseline/1\"")
+        );
+    }
+
     #[test]
     fn network_files_only_when_asked() {
         let file = |gz: &[u8], name: &str| entries(gz).into_iter().find(|e| e.name == name).map(|e| e.data);

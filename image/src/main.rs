@@ -59,6 +59,10 @@ struct InitramfsArgs {
     /// installed as /etc/bootbench-ca.pem.
     #[arg(long, value_name = "FILE")]
     ca: Option<PathBuf>,
+    /// A baseline (`bootbench-report baseline`) installed as /etc/<its file name>, beside
+    /// /etc/bootbench.json: the built-in config's `acceptance.baseline.file` names it.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
     /// Output file (zstd-compressed newc cpio).
     #[arg(short, long)]
     output: PathBuf,
@@ -322,6 +326,7 @@ fn initramfs_cmd(args: InitramfsArgs) -> Result<()> {
         modules,
         allow_network_destructive,
         ca,
+        baseline,
         output,
     } = args;
     let tree = modset::KernelTree::open(&kernel_dir)?;
@@ -345,6 +350,20 @@ fn initramfs_cmd(args: InitramfsArgs) -> Result<()> {
         }
         None => None,
     };
+    let baseline = match &baseline {
+        Some(path) => {
+            let bytes = read(path)?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            initramfs::check_baseline(&name, &bytes)
+                .map_err(|why| anyhow::anyhow!("--baseline {}: {why}", path.display()))?;
+            eprintln!("note: --baseline {}: installed as /etc/{name}", path.display());
+            Some((name, bytes))
+        }
+        None => None,
+    };
     let inputs = initramfs::Inputs {
         init: read(&init)?,
         config: config_or_default(config.as_deref())?,
@@ -352,6 +371,7 @@ fn initramfs_cmd(args: InitramfsArgs) -> Result<()> {
         modules: &set,
         network_destructive: allow_network_destructive,
         ca,
+        baseline,
     };
     let (gz, raw) = initramfs::build_from_tree(&tree.moddir, &inputs)?;
     std::fs::write(&output, &gz).with_context(|| format!("writing {}", output.display()))?;

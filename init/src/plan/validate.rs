@@ -376,7 +376,7 @@ pub(super) fn plan_targets(
     let profile_name = ov.profile.clone().or_else(|| raw.profile.clone());
     // The tests first, so that their errors come before target errors.
     let tests = tests_of(raw, profile_name.as_deref())?;
-    let acceptance = super::acceptance::rules(raw.acceptance.as_deref(), &tests, &config_dir(source))?;
+    let acceptance = super::acceptance::rules(raw.acceptance.as_deref(), &tests, &config_dir(source, booted))?;
     let named;
     let refs = match refs {
         Some(r) => r,
@@ -456,12 +456,15 @@ pub(super) fn plan_targets(
 }
 
 /// The directory of the config file named `source` (files the config
-/// names, such as a baseline, are found from there); the working directory
-/// for a config that is no file.
-fn config_dir(source: &str) -> std::path::PathBuf {
+/// names, such as a baseline, are found from there); for a config that is
+/// no file (fetched from a URL, built in), /etc when booted (where
+/// `bootbench-image initramfs --baseline` puts a baseline), else the
+/// working directory.
+pub(super) fn config_dir(source: &str, booted: bool) -> std::path::PathBuf {
     let p = std::path::Path::new(source);
     match p.parent() {
         Some(d) if p.is_file() && !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ if booted => std::path::PathBuf::from("/etc"),
         _ => std::path::PathBuf::from("."),
     }
 }

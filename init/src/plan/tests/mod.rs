@@ -962,3 +962,20 @@ fn readme_stacks_example_parses_and_fits_the_schema() {
     let p = validate(&parse(&sim_text, "README").unwrap(), "README", &sim()).unwrap();
     assert_eq!(p.stacks.len(), 4);
 }
+
+/// A config's files (a baseline) are found beside it: the directory of a
+/// config file; booted, /etc for a config that is no file (a URL, the
+/// built-in one), where the initramfs keeps a baseline; live, the working
+/// directory.
+#[test]
+fn a_configs_files_are_found_from_its_directory() {
+    let t = crate::testutil::TempDir::new("config-dir");
+    let file = t.0.join("bootbench.json");
+    std::fs::write(&file, "{}").unwrap();
+    let f = file.to_str().unwrap();
+    assert_eq!(config_dir(f, false), t.0);
+    assert_eq!(config_dir(f, true), t.0);
+    assert_eq!(config_dir("http://10.0.0.1/c.json", true), std::path::Path::new("/etc"));
+    assert_eq!(config_dir("builtin", true), std::path::Path::new("/etc"));
+    assert_eq!(config_dir("command-line", false), std::path::Path::new("."));
+}
