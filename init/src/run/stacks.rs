@@ -574,23 +574,12 @@ impl Backend for Kernel {
     }
 }
 
-/// The all-at-once run: after the per-target tests, each test the disks
-/// share runs on every disk at the same time, one thread per disk (each
-/// with the engine's [`ThreadedRunner`], or a simulated disk of its own).
-/// A test that fewer than two disks run is left out (said in `log`). Each
-/// group runs under one watchdog at the longest of its tests' deadlines. Each
-/// disk's result keeps the test's name and the disk's path as its target;
-/// the sum and the comparison with each disk alone are the analysis's.
-pub fn all_at_once(
-    plan: &mut Plan,
-    stop: &Stop,
-    log: &mut dyn FnMut(&str),
-    mut kmsg: Option<&mut super::kmsg::KernelLog>,
-) -> Vec<AllAtOnce> {
-    let disks: Vec<usize> = (0..plan.targets.len()).filter(|t| plan.is_disk(*t)).collect();
-    // Each real disk opened once for every test (claimed again if it may be written).
-    let mut devs: Vec<Option<Arc<DevTarget>>> = Vec::new();
-    for &ti in &disks {
+/// Each real disk of `disks` opened once for every all-at-once test
+/// (claimed again if it may be written); `None` for a simulated disk and
+/// one that cannot be opened (said in `log`: left out).
+fn open_all(plan: &mut Plan, disks: &[usize], log: &mut dyn FnMut(&str)) -> Vec<Option<Arc<DevTarget>>> {
+    let mut devs = Vec::with_capacity(disks.len());
+    for &ti in disks {
         if plan.targets[ti].sim.is_some() {
             devs.push(None);
             continue;
@@ -606,6 +595,24 @@ pub fn all_at_once(
             }
         }
     }
+    devs
+}
+
+/// The all-at-once run: after the per-target tests, each test the disks
+/// share runs on every disk at the same time, one thread per disk (each
+/// with the engine's [`ThreadedRunner`], or a simulated disk of its own).
+/// A test that fewer than two disks run is left out (said in `log`). Each
+/// group runs under one watchdog at the longest of its tests' deadlines. Each
+/// disk's result keeps the test's name and the disk's path as its target;
+/// the sum and the comparison with each disk alone are the analysis's.
+pub fn all_at_once(
+    plan: &mut Plan,
+    stop: &Stop,
+    log: &mut dyn FnMut(&str),
+    mut kmsg: Option<&mut super::kmsg::KernelLog>,
+) -> Vec<AllAtOnce> {
+    let disks: Vec<usize> = (0..plan.targets.len()).filter(|t| plan.is_disk(*t)).collect();
+    let devs = open_all(plan, &disks, log);
     let mut names: Vec<String> = Vec::new();
     for it in &plan.items {
         if disks.contains(&it.target) && !names.contains(&it.spec.name) {
