@@ -22,7 +22,7 @@ use bench_core::acceptance::{
 };
 use bench_core::hist::FIO_PERCENTILES;
 use bench_core::result::Metric;
-use bench_core::spec::TestSpec;
+use bench_core::spec::{TestSpec, Workload};
 
 pub use super::acceptance_raw::*;
 use super::raw::{err, ConfigError};
@@ -132,6 +132,12 @@ fn limit_tests<'a>(l: &RawLimit, at: &str, specs: &[&'a TestSpec]) -> Result<Vec
 
 fn limit(l: &RawLimit, at: &str, specs: &[&TestSpec]) -> Result<Limit, ConfigError> {
     let tests = limit_tests(l, at, specs)?;
+    if let Some(cached) = tests.iter().find(|s| s.workload == Workload::CachedRead) {
+        return err(format!(
+            "{at}: {} is a cached_read test, which measures the page cache, not the disk; expected a test that measures the disk",
+            cached.name
+        ));
+    }
     if tests.is_empty() {
         return err(format!(
             "{at}: no test of the plan has both that name and that workload; expected \"test\" or \"workload\" of one test"
