@@ -729,7 +729,8 @@ pub struct HealthReading {
     /// units x 512 000), `host_read_commands`, `host_write_commands`,
     /// `unsafe_shutdowns`, `warning_temperature_minutes`,
     /// `critical_temperature_minutes`; SCSI `read_uncorrected_errors`,
-    /// `write_uncorrected_errors`.
+    /// `write_uncorrected_errors`, `grown_defects` (entries in the grown
+    /// defect list, READ DEFECT DATA (10)).
     #[serde(default)]
     pub counters: BTreeMap<String, u64>,
     /// NVMe: the rest of the SMART/health log.

@@ -73,6 +73,9 @@ fuzz_target!(|data: &[u8]| {
             }
             let _ = parse_scsi_temperature(page);
             let _ = parse_scsi_uncorrected(page, 0x03);
+            if let Ok(Some(n)) = parse_grown_defects(page) {
+                assert!(n <= u64::from(u16::MAX) / 4);
+            }
         }
         4 => {
             let _ = parse_nvme_id_ctrl_temps(page);

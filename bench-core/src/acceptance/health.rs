@@ -12,8 +12,8 @@ use crate::result::{Check, CheckRule, Health, HealthReading, TargetInfo, Verdict
 /// The counters that must not grow during a run: ATA reallocated, pending
 /// and offline-uncorrectable sectors and UDMA CRC errors; NVMe media and
 /// data-integrity errors and error-log entries; SCSI uncorrected read and
-/// write errors.
-pub const MUST_NOT_GROW: [&str; 8] = [
+/// write errors and grown defects.
+pub const MUST_NOT_GROW: [&str; 9] = [
     "reallocated_sectors",
     "pending_sectors",
     "offline_uncorrectable",
@@ -22,6 +22,7 @@ pub const MUST_NOT_GROW: [&str; 8] = [
     "error_log_entries",
     "read_uncorrected_errors",
     "write_uncorrected_errors",
+    "grown_defects",
 ];
 
 /// Which health rules apply, and their limits.

@@ -671,3 +671,18 @@ fn kernel_lines_fail_their_disk_and_hidden_capacity_warns() {
     off.hidden_capacity = Severity::Off;
     assert_eq!(evaluate(&d, &off).verdict, Verdict::Pass);
 }
+
+/// A SCSI disk's grown defect list that grew during the run fails it.
+#[test]
+fn grown_defects_must_not_grow() {
+    let scsi = |n: u64| HealthReading {
+        source: "scsi_log_sense".into(),
+        counters: [(String::from("grown_defects"), n)].into_iter().collect(),
+        ..HealthReading::default()
+    };
+    let d = doc(vec![with_health("/dev/sdq", scsi(3), scsi(5), None)], Vec::new());
+    let v = evaluate(&d, &Rules::defaults());
+    let c = &verdict_of(&v, "/dev/sdq").checks[0];
+    assert_eq!((c.rule, c.verdict), (CheckRule::Counter, Verdict::Fail));
+    assert_eq!(c.message, "grown_defects grew during the run: 3 -> 5");
+}

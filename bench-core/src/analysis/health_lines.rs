@@ -48,7 +48,7 @@ fn steady(w: Workload) -> bool {
 
 /// The counters whose rise during a run is reported (`counter_gained`):
 /// the ones that mean the medium or the link is failing.
-pub const WATCHED_COUNTERS: [&str; 7] = [
+pub const WATCHED_COUNTERS: [&str; 8] = [
     "reallocated_sectors",
     "pending_sectors",
     "offline_uncorrectable",
@@ -56,6 +56,7 @@ pub const WATCHED_COUNTERS: [&str; 7] = [
     "media_errors",
     "read_uncorrected_errors",
     "write_uncorrected_errors",
+    "grown_defects",
 ];
 
 /// The health analysis of a finished document: for each disk with a

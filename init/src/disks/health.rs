@@ -200,10 +200,36 @@ fn read_scsi(f: &File) -> HealthReading {
             Err(why) => push_error(&mut r, why),
         }
     }
+    match grown_defects(f) {
+        Ok(n) => {
+            answered = true;
+            if let Some(n) = n {
+                r.counters.insert("grown_defects".into(), n);
+            }
+        }
+        Err(why) => push_error(&mut r, why),
+    }
     if !answered {
         r.source = "none".into();
     }
     r
+}
+
+/// The grown defect list's length (READ DEFECT DATA (10), the 4-byte
+/// header only; it only reads); `None` when the device says the list is
+/// not valid.
+fn grown_defects(f: &File) -> Result<Option<u64>, String> {
+    let mut header = [0u8; 4];
+    let mut sense = [0u8; sgio::SENSE];
+    let a = sgio::command(f, &health::read_defect_cdb(), Some(&mut header[..]), &mut sense)
+        .map_err(|e| format!("READ DEFECT DATA: {}", std::io::Error::from(e)))?;
+    if a.status != 0 || a.host_status != 0 || a.driver_status != 0 {
+        return Err(format!(
+            "READ DEFECT DATA: not supported (SCSI status {:#04x})",
+            a.status
+        ));
+    }
+    health::parse_grown_defects(&header).map_err(|e| format!("READ DEFECT DATA: {e}"))
 }
 
 /// The temperature of one test: started before it, finished after it.
