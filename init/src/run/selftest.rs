@@ -40,11 +40,29 @@ pub fn bound(plan: &Plan) -> Nanos {
         .map_or(Nanos(0), |s| Nanos(s.max_wait.0.saturating_add(COMMAND_ALLOWANCE.0)))
 }
 
+/// A self-test running on a device: polled until it ends, aborted when
+/// it must not go on ([`dev::Running`]; a fake in the tests).
+trait Device {
+    /// Its state now.
+    fn poll(&mut self) -> Result<Poll, String>;
+    /// Stop it on the device.
+    fn abort(&self) -> Result<(), String>;
+}
+
+impl Device for dev::Running {
+    fn poll(&mut self) -> Result<Poll, String> {
+        dev::Running::poll(self)
+    }
+    fn abort(&self) -> Result<(), String> {
+        dev::Running::abort(self)
+    }
+}
+
 /// One disk's self-test while it runs.
-struct Disk {
+struct Disk<T: Device = dev::Running> {
     ti: usize,
     path: String,
-    test: dev::Running,
+    test: T,
     started: Instant,
     wait: Duration,
     estimate: Option<Duration>,
@@ -125,7 +143,12 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str)) {
 
 /// One poll of disk `d` (or its abort), with a progress line when the
 /// percent left changed: `Some` once it ended.
-fn step(d: &mut Disk, interrupted: bool, kind: SelfTestKind, progress: &mut dyn FnMut(&str)) -> Option<Ended> {
+fn step<T: Device>(
+    d: &mut Disk<T>,
+    interrupted: bool,
+    kind: SelfTestKind,
+    progress: &mut dyn FnMut(&str),
+) -> Option<Ended> {
     if interrupted {
         return Some(abort(d, SelfTestOutcome::Interrupted, None));
     }
@@ -161,7 +184,7 @@ fn step(d: &mut Disk, interrupted: bool, kind: SelfTestKind, progress: &mut dyn 
 
 /// Abort `d`'s self-test on the device: the outcome `why` (timeout,
 /// interrupted, error), with the abort's own failure in `error`.
-fn abort(d: &Disk, why: SelfTestOutcome, left: Option<u8>) -> Ended {
+fn abort<T: Device>(d: &Disk<T>, why: SelfTestOutcome, left: Option<u8>) -> Ended {
     let mut e = Ended::none(why, String::new());
     e.error = d.test.abort().err();
     e.remaining_pct = left;
@@ -249,6 +272,109 @@ pub fn self_test(kind: SelfTestKind, end: Ended, took: Duration, estimate: Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    /// A device that answers `polls` in turn (then "running, 50% left"),
+    /// and counts the aborts it is sent; `abort_fails` makes each fail.
+    struct Fake {
+        polls: Vec<Result<Poll, String>>,
+        aborts: Cell<u32>,
+        abort_fails: bool,
+    }
+
+    impl Device for Fake {
+        fn poll(&mut self) -> Result<Poll, String> {
+            if self.polls.is_empty() {
+                Ok(Poll::Running(Some(50)))
+            } else {
+                self.polls.remove(0)
+            }
+        }
+        fn abort(&self) -> Result<(), String> {
+            self.aborts.set(self.aborts.get() + 1);
+            if self.abort_fails {
+                Err("SEND DIAGNOSTIC: not supported".into())
+            } else {
+                Ok(())
+            }
+        }
+    }
+
+    fn disk(polls: Vec<Result<Poll, String>>, wait: Duration, abort_fails: bool) -> Disk<Fake> {
+        Disk {
+            ti: 0,
+            path: "/dev/sdx".into(),
+            test: Fake {
+                polls,
+                aborts: Cell::new(0),
+                abort_fails,
+            },
+            started: Instant::now(),
+            wait,
+            estimate: Some(Duration::from_secs(120)),
+            said: None,
+        }
+    }
+
+    /// The poll loop's endings: a test that ends is not aborted; one still
+    /// running past its wait is aborted as a timeout with what it had left;
+    /// an interrupt aborts at once without polling; a poll that fails
+    /// aborts, keeping both reasons when the abort fails too; a running
+    /// test within its wait says how much is left, once per change.
+    #[test]
+    fn every_ending_but_the_devices_own_aborts_the_self_test() {
+        let hour = Duration::from_secs(3600);
+        let kind = SelfTestKind::Short;
+        let mut said = Vec::new();
+        let mut log = |l: &str| said.push(l.to_string());
+
+        let mut d = disk(
+            vec![Ok(Poll::Ended(Ended::none(SelfTestOutcome::Completed, String::new())))],
+            hour,
+            false,
+        );
+        let e = step(&mut d, false, kind, &mut log).expect("ended");
+        assert_eq!((e.outcome, d.test.aborts.get()), (SelfTestOutcome::Completed, 0));
+
+        let mut d = disk(vec![Ok(Poll::Running(Some(70)))], Duration::ZERO, false);
+        let e = step(&mut d, false, kind, &mut log).expect("timed out");
+        assert_eq!(
+            (e.outcome, e.remaining_pct, e.error.as_deref()),
+            (SelfTestOutcome::Timeout, Some(70), None)
+        );
+        assert_eq!(d.test.aborts.get(), 1);
+
+        let mut d = disk(vec![Err("never polled".into())], hour, false);
+        let e = step(&mut d, true, kind, &mut log).expect("interrupted");
+        assert_eq!((e.outcome, d.test.aborts.get()), (SelfTestOutcome::Interrupted, 1));
+        assert_eq!(d.test.polls.len(), 1, "an interrupt does not poll");
+
+        let mut d = disk(vec![Err("SMART READ DATA: EIO".into())], hour, true);
+        let e = step(&mut d, false, kind, &mut log).expect("failed");
+        assert_eq!((e.outcome, d.test.aborts.get()), (SelfTestOutcome::Error, 1));
+        assert_eq!(
+            e.error.as_deref(),
+            Some("SMART READ DATA: EIO; SEND DIAGNOSTIC: not supported")
+        );
+
+        said.clear();
+        let mut log = |l: &str| said.push(l.to_string());
+        let mut d = disk(
+            vec![Ok(Poll::Running(Some(90))), Ok(Poll::Running(Some(90)))],
+            hour,
+            false,
+        );
+        assert!(step(&mut d, false, kind, &mut log).is_none());
+        assert!(step(&mut d, false, kind, &mut log).is_none());
+        assert!(step(&mut d, false, kind, &mut log).is_none());
+        assert_eq!(d.test.aborts.get(), 0);
+        assert_eq!(said.len(), 2, "90%, then 50%: {said:?}");
+        assert!(
+            said[0].starts_with("bootbench-init: /dev/sdx: short self-test: 90% left after "),
+            "{said:?}"
+        );
+        assert!(said[0].ends_with(" (the device estimates 2 min)"), "{said:?}");
+    }
 
     #[test]
     fn margins_and_words() {
