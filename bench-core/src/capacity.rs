@@ -17,6 +17,7 @@
 //! the LBA size of the format in use (FLBAS, byte 26; LBA format n at
 //! 128 + 4n, LBADS in its byte 2).
 
+use crate::health::le_bytes as le;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -77,15 +78,6 @@ fn need(b: &[u8], n: usize) -> Result<(), CapacityError> {
     } else {
         Ok(())
     }
-}
-
-/// Little-endian unsigned integer of `b` (at most 16 bytes), saturated to u64.
-fn le(b: &[u8]) -> u64 {
-    let mut v: u128 = 0;
-    for (i, &x) in b.iter().enumerate().take(16) {
-        v |= u128::from(x) << (8 * i);
-    }
-    u64::try_from(v).unwrap_or(u64::MAX)
 }
 
 /// ATA word `w` of a 512-byte page.

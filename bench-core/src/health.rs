@@ -109,7 +109,7 @@ fn le(b: &[u8]) -> u64 {
     u64::try_from(v).unwrap_or(u64::MAX)
 }
 
-/// [`le`] for the other parsers of device pages (`selftest`).
+/// [`le`] for the other parsers of device pages (`selftest`, `capacity`).
 pub(crate) fn le_bytes(b: &[u8]) -> u64 {
     le(b)
 }
