@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::{check, tests_on, Severity};
-use crate::analysis::{metrics, DiskModel};
+use crate::analysis::{groups_by, metrics, DiskModel};
 use crate::result::{Check, CheckRule, Metric, ResultDoc, Status, TargetInfo, Verdict};
 use crate::spec::Workload;
 
@@ -57,62 +57,26 @@ impl Baseline {
     /// firmware, each `ok` test and analysed figure, grouped by model,
     /// firmware, test and figure (one figure is a group too).
     pub fn of(docs: &[&ResultDoc]) -> Baseline {
-        let mut figures: Vec<(BaselineFigure, Vec<f64>)> = Vec::new();
-        for doc in docs {
-            for t in doc.targets.iter().filter(|t| t.stack.is_none()) {
-                let Some(key) = DiskModel::of(t) else {
-                    continue;
-                };
-                for test in tests_on(doc, t).filter(|x| x.status == Status::Ok) {
-                    for &metric in metrics(test.workload) {
-                        let Some(v) = metric.get(&test.summary).filter(|v| v.is_finite() && *v > 0.0) else {
-                            continue;
-                        };
-                        let same = |f: &BaselineFigure| {
-                            f.model == key.model
-                                && f.firmware == key.firmware
-                                && f.test == test.name
-                                && f.metric == metric
-                        };
-                        match figures.iter_mut().find(|(f, _)| same(f)) {
-                            Some((_, vs)) => vs.push(v),
-                            None => figures.push((
-                                BaselineFigure {
-                                    model: key.model.clone(),
-                                    firmware: key.firmware.clone(),
-                                    test: test.name.clone(),
-                                    workload: test.workload,
-                                    metric,
-                                    count: 0,
-                                    median: 0.0,
-                                    min: 0.0,
-                                    max: 0.0,
-                                },
-                                alloc::vec![v],
-                            )),
-                        }
-                    }
-                }
-            }
-        }
+        // The fleet view's groups (the same figures, median, lowest and
+        // highest), a group of one disk run included.
+        let figures = groups_by(docs, |_, t| DiskModel::of(t), 1)
+            .into_iter()
+            .map(|g| BaselineFigure {
+                model: g.key.model,
+                firmware: g.key.firmware,
+                test: g.test,
+                workload: g.workload,
+                metric: g.metric,
+                count: g.entries.len() as u64,
+                median: g.median,
+                min: g.min,
+                max: g.max,
+            })
+            .collect();
         Baseline {
             schema: String::from(BASELINE_SCHEMA),
             documents: docs.len() as u64,
-            figures: figures
-                .into_iter()
-                .map(|(mut f, mut vs)| {
-                    vs.sort_by(f64::total_cmp);
-                    let n = vs.len();
-                    f.count = n as u64;
-                    f.median = if n % 2 == 1 {
-                        vs[n / 2]
-                    } else {
-                        (vs[n / 2 - 1] + vs[n / 2]) / 2.0
-                    };
-                    (f.min, f.max) = (vs[0], vs[n - 1]);
-                    f
-                })
-                .collect(),
+            figures,
         }
     }
 

@@ -170,7 +170,7 @@ const DEFAULTS: &str = "defaults";
 
 /// The verdicts of a finished document under `rules`.
 pub fn evaluate(doc: &ResultDoc, rules: &Rules) -> Acceptance {
-    let peers = peer_groups(doc);
+    let peers = crate::analysis::peer_groups(doc);
     let targets: Vec<TargetVerdict> = doc
         .targets
         .iter()
@@ -238,22 +238,6 @@ fn check(
 /// The tests run on `t`, in the order run.
 fn tests_on<'a>(doc: &'a ResultDoc, t: &'a TargetInfo) -> impl Iterator<Item = &'a TestResult> {
     doc.tests.iter().filter(move |x| x.target == t.path)
-}
-
-/// The run's fleet: groups of whole disks of one model and firmware, each
-/// test and figure, counted only when every disk of the model is in it
-/// (as the `outlier` analysis line counts them).
-fn peer_groups(doc: &ResultDoc) -> Vec<crate::analysis::FleetGroup> {
-    let disks = |model: &str, fw: &str| {
-        doc.targets
-            .iter()
-            .filter(|t| t.stack.is_none() && t.model.as_deref() == Some(model) && t.firmware.as_deref() == Some(fw))
-            .count()
-    };
-    crate::analysis::fleet(&[doc])
-        .into_iter()
-        .filter(|g| g.entries.len() == disks(&g.key.model, &g.key.firmware))
-        .collect()
 }
 
 /// The peers rule on `t`: each of its figures against its group's median.

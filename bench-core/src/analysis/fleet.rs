@@ -120,6 +120,16 @@ pub fn fleet_by<K: PartialEq + Clone>(
     docs: &[&ResultDoc],
     key: impl Fn(&ResultDoc, &TargetInfo) -> Option<K>,
 ) -> Vec<FleetGroup<K>> {
+    groups_by(docs, key, 2)
+}
+
+/// [`fleet_by`] keeping the groups of at least `least` disks (1: every
+/// group, as a baseline of one disk's earlier runs needs).
+pub(crate) fn groups_by<K: PartialEq + Clone>(
+    docs: &[&ResultDoc],
+    key: impl Fn(&ResultDoc, &TargetInfo) -> Option<K>,
+    least: usize,
+) -> Vec<FleetGroup<K>> {
     let mut groups: Vec<FleetGroup<K>> = Vec::new();
     for (i, doc) in docs.iter().enumerate() {
         for t in doc.targets.iter().filter(|t| t.stack.is_none()) {
@@ -159,13 +169,31 @@ pub fn fleet_by<K: PartialEq + Clone>(
             }
         }
     }
-    groups.retain(|g| g.entries.len() >= 2);
+    groups.retain(|g| g.entries.len() >= least);
     for g in &mut groups {
         let mut v: Vec<f64> = g.entries.iter().map(|e| e.value).collect();
         g.median = median(&mut v);
         (g.min, g.max) = (v[0], v[v.len() - 1]);
     }
     groups
+}
+
+/// The document's own fleet ([`fleet`] of it alone), each group counted
+/// only when every whole disk of its model and firmware is in it (a disk
+/// whose test failed or was not run leaves its group without a figure to
+/// judge the others by): the groups the `outlier` lines and the acceptance
+/// peers rule judge.
+pub(crate) fn peer_groups(doc: &ResultDoc) -> Vec<FleetGroup> {
+    let disks = |model: &str, fw: &str| {
+        doc.targets
+            .iter()
+            .filter(|t| t.stack.is_none() && t.model.as_deref() == Some(model) && t.firmware.as_deref() == Some(fw))
+            .count()
+    };
+    fleet(&[doc])
+        .into_iter()
+        .filter(|g| g.entries.len() == disks(&g.key.model, &g.key.firmware))
+        .collect()
 }
 
 /// The odd disk out: the whole disks (no array or layer) grouped by model
@@ -175,19 +203,7 @@ pub fn fleet_by<K: PartialEq + Clone>(
 /// gets a line (`outlier`: measured = its figure, expected = the median,
 /// `from` = the group), in target order.
 pub(super) fn analyze_outliers(doc: &ResultDoc, out: &mut Vec<Analysis>) {
-    // The document's own fleet; a group counts only when every whole disk
-    // of its model and firmware is in it (a disk whose test failed or was
-    // not run leaves the group without a line).
-    let disks = |model: &str, fw: &str| {
-        doc.targets
-            .iter()
-            .filter(|t| t.stack.is_none() && t.model.as_deref() == Some(model) && t.firmware.as_deref() == Some(fw))
-            .count()
-    };
-    for g in fleet(&[doc]) {
-        if g.entries.len() != disks(&g.key.model, &g.key.firmware) {
-            continue;
-        }
+    for g in peer_groups(doc) {
         for e in g.outliers() {
             out.push(Analysis {
                 kind: AnalysisKind::Outlier,

@@ -121,6 +121,7 @@ use array::analyze_array;
 pub use array::BUSY;
 use fleet::analyze_outliers;
 pub use fleet::{fleet, fleet_by, DiskModel, FleetEntry, FleetGroup, OUTLIER_BELOW};
+pub(crate) use fleet::{groups_by, peer_groups};
 pub use health_lines::{
     analyze_health, halves, throughput_drops, DROP_MIN_HALF_NS, DROP_MIN_SAMPLES, THROUGHPUT_DROP, WATCHED_COUNTERS,
 };
@@ -193,7 +194,7 @@ fn factor(f: f64) -> String {
 }
 
 /// The step whose figures are `test`'s summary ([`MAIN_LABEL`]), if any.
-fn main_step(test: &TestResult) -> Option<&StepResult> {
+pub(crate) fn main_step(test: &TestResult) -> Option<&StepResult> {
     test.steps.iter().find(|s| s.label == MAIN_LABEL)
 }
 
