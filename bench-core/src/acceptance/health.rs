@@ -126,15 +126,7 @@ fn smart_status(readings: &[(&str, &HealthReading)], out: &mut Vec<Check>) {
         return;
     }
     let (verdict, message) = if let Some((when, r)) = failed {
-        let why = r.nvme.as_ref().filter(|n| n.critical_warning != 0).map_or_else(
-            || String::from("the device says its SMART status failed"),
-            |n| {
-                format!(
-                    "critical warning: {}",
-                    crate::health::nvme_warning_text(n.critical_warning)
-                )
-            },
-        );
+        let why = crate::analysis::failed_why(r);
         (Verdict::Fail, format!("SMART status failed {when} the tests: {why}"))
     } else if !failing.is_empty() {
         (

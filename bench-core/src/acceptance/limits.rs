@@ -262,7 +262,7 @@ fn floors(test: &TestResult, limit: &Limit, fails: Verdict, out: &mut Vec<Check>
 }
 
 fn ceilings(test: &TestResult, limit: &Limit, fails: Verdict, out: &mut Vec<Check>) {
-    let main = test.steps.iter().find(|s| s.label == crate::plan::MAIN_LABEL);
+    let main = crate::analysis::main_step(test);
     for c in &limit.ceilings {
         let figure = format!("{}_lat_{}_ns", c.direction.name(), c.stat.name());
         let dir: Option<&DirStats> = main.and_then(|s| match c.direction {

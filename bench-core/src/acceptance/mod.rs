@@ -123,11 +123,7 @@ impl Rules {
     /// The rules in words, one line each, for the plan `validate` prints
     /// and the console shows before a booted run.
     pub fn describe(&self) -> Vec<String> {
-        let sev = |s: Severity| match s {
-            Severity::Fail => "fail",
-            Severity::Warn => "warn",
-            Severity::Off => "off",
-        };
+        let sev = |s: Severity| crate::names::name_of(&s);
         let mut out = alloc::vec![format!(
             "acceptance ({}):",
             if self.from_config {
@@ -427,12 +423,11 @@ fn hidden_capacity_check(t: &TargetInfo, fails: Verdict, out: &mut Vec<Check>) {
 }
 
 /// Whether a test of `workload` reads, writes, or both, in its main step.
+/// Every workload that writes ([`Workload::writes`]) writes in its main
+/// step; of those only `rand_rw` reads too.
 pub const fn directions(workload: Workload) -> (bool, bool) {
-    match workload {
-        Workload::SeqWrite | Workload::RandWrite | Workload::Commit | Workload::Slog => (false, true),
-        Workload::RandRw => (true, true),
-        _ => (true, false),
-    }
+    let writes = workload.writes();
+    (!writes || matches!(workload, Workload::RandRw), writes)
 }
 
 #[cfg(test)]

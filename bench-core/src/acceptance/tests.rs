@@ -395,6 +395,10 @@ fn health_rules_fail_what_they_name() {
     assert_eq!((g.verdict, g.checks[1].rule), (Verdict::Fail, CheckRule::Counter));
     assert_eq!(g.checks[1].message, "pending_sectors grew during the run: 0 -> 8");
     assert_eq!(verdict_of(&a, "/dev/f").checks[0].verdict, Verdict::Fail);
+    assert_eq!(
+        verdict_of(&a, "/dev/f").checks[0].message,
+        "SMART status failed after the tests: SMART RETURN STATUS: threshold exceeded"
+    );
     let r = verdict_of(&a, "/dev/r");
     assert_eq!(
         r.checks[0].message,

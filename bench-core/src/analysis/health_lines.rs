@@ -111,8 +111,9 @@ fn line(kind: HealthKind, target: &str, test: Option<&str>, what: &str, message:
     }
 }
 
-/// Why a reading's status is failed, in words.
-fn failed_why(r: &HealthReading) -> String {
+/// Why a reading's status is failed, in words (the health lines' and the
+/// acceptance SMART-status check's).
+pub(crate) fn failed_why(r: &HealthReading) -> String {
     match &r.nvme {
         Some(n) => format!(
             "NVMe critical warning {:#04x}: {}",

@@ -122,6 +122,7 @@ pub use array::BUSY;
 use fleet::analyze_outliers;
 pub use fleet::{fleet, fleet_by, DiskModel, FleetEntry, FleetGroup, OUTLIER_BELOW};
 pub(crate) use fleet::{groups_by, peer_groups};
+pub(crate) use health_lines::failed_why;
 pub use health_lines::{
     analyze_health, halves, throughput_drops, DROP_MIN_HALF_NS, DROP_MIN_SAMPLES, THROUGHPUT_DROP, WATCHED_COUNTERS,
 };
