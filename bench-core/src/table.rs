@@ -304,10 +304,11 @@ pub fn mb_per_sec(bytes_per_sec: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::testutil::doc;
     use crate::frame::tests::Recorder;
     use crate::io::Op;
-    use crate::result::{AnalysisKind, HealthKind, RunStatus, TargetKind};
-    use crate::result::{Host, RunInfo, Summary, TargetInfo, Tool, SCHEMA};
+    use crate::result::{AnalysisKind, HealthKind, TargetKind};
+    use crate::result::{Summary, TargetInfo};
     use crate::spec::Params;
 
     fn target(path: &str) -> TargetInfo {
@@ -334,37 +335,6 @@ mod tests {
                 write_bytes_per_sec: write,
                 ..Summary::default()
             },
-        }
-    }
-
-    fn doc(targets: Vec<TargetInfo>, tests: Vec<TestResult>) -> ResultDoc {
-        ResultDoc {
-            schema: SCHEMA.into(),
-            tool: Tool {
-                name: "bootbench".into(),
-                version: "0.1.0".into(),
-            },
-            run: RunInfo {
-                profile: None,
-                config_source: "builtin".into(),
-                started_unix_ns: 0,
-                duration_ns: 0,
-                seed: 1,
-                simulated: true,
-                status: RunStatus::Ok,
-                error: None,
-                bound_ns: None,
-                plan_id: None,
-            },
-            host: Host::default(),
-            targets,
-            tests,
-            all_at_once: Vec::new(),
-            analysis: Vec::new(),
-            health_analysis: Vec::new(),
-            acceptance: None,
-            kernel_log: Vec::new(),
-            kernel_log_status: None,
         }
     }
 

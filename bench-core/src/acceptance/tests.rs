@@ -1,11 +1,7 @@
 use super::*;
-use crate::analysis::testutil::{disk, doc, md, test, MBS};
-use crate::io::{Access, Op};
-use crate::plan::MAIN_LABEL;
-use crate::result::{
-    DirStats, Health, HealthReading, LatStats, Metric, NvmeHealth, Percentile, Samples, SmartAttribute, StepResult,
-    TestTemperature,
-};
+use crate::analysis::testutil::{dir_stats, disk, doc, main_step, md, test, MBS};
+use crate::io::Op;
+use crate::result::{Health, HealthReading, LatStats, Metric, NvmeHealth, Percentile, SmartAttribute, TestTemperature};
 use alloc::collections::BTreeMap;
 use alloc::vec;
 
@@ -29,42 +25,7 @@ fn rand_lat(target: &str, mean: f64, p99: u64, max: u64) -> TestResult {
         stddev: 0.0,
         percentiles: vec![Percentile { p: 50.0, ns: 1 }, Percentile { p: 99.0, ns: p99 }],
     };
-    let d = DirStats {
-        bytes: 4096,
-        ios: 1,
-        bytes_per_sec: 0.0,
-        iops: 0.0,
-        lat_ns: lat,
-        clat_ns: None,
-        slat_ns: None,
-        samples: Samples {
-            interval_ns: 1,
-            bytes_per_sec: Vec::new(),
-            iops: Vec::new(),
-            cv: None,
-        },
-    };
-    let step = StepResult {
-        label: MAIN_LABEL.into(),
-        access: Access::Direct,
-        bs: 4096,
-        iodepth: 1,
-        jobs: 1,
-        range_start: 0,
-        range_end: 1 << 30,
-        runtime_ns: 1,
-        read: Some(d),
-        write: None,
-        flush: None,
-        verified_bytes: None,
-        filled_bytes: None,
-        passes: Vec::new(),
-        chosen_pass: None,
-        lowest_lat_pass: None,
-        lowest_lat_mean_ns: None,
-        engine: None,
-        members: Vec::new(),
-    };
+    let step = main_step(4096, dir_stats(1, lat, &[]));
     TestResult {
         steps: vec![step],
         ..test(target, Workload::RandRead, Metric::ReadIops, 5000.0)

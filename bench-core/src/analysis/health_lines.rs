@@ -311,55 +311,20 @@ mod tests {
     use super::*;
     use crate::analysis::testutil::{disk, doc, test};
     use crate::analysis::Metric;
-    use crate::plan::MAIN_LABEL;
-    use crate::result::{StepResult, TargetInfo};
+    use crate::result::TargetInfo;
 
     /// A main step reading at `bps` in each interval of 1 s.
     fn sampled(target: &str, workload: Workload, bps: &[f64]) -> TestResult {
-        use crate::io::Access;
-        use crate::result::{DirStats, LatStats, Samples};
-        let d = DirStats {
-            bytes: 0,
-            ios: 0,
-            bytes_per_sec: 0.0,
-            iops: 0.0,
-            lat_ns: LatStats {
-                min: 0,
-                max: 0,
-                mean: 0.0,
-                stddev: 0.0,
-                percentiles: Vec::new(),
-            },
-            clat_ns: None,
-            slat_ns: None,
-            samples: Samples {
-                interval_ns: 1_000_000_000,
-                bytes_per_sec: bps.to_vec(),
-                iops: Vec::new(),
-                cv: None,
-            },
+        use crate::analysis::testutil::{dir_stats, main_step};
+        use crate::result::LatStats;
+        let lat = LatStats {
+            min: 0,
+            max: 0,
+            mean: 0.0,
+            stddev: 0.0,
+            percentiles: Vec::new(),
         };
-        let step = StepResult {
-            label: MAIN_LABEL.into(),
-            access: Access::Direct,
-            bs: 1 << 20,
-            iodepth: 1,
-            jobs: 1,
-            range_start: 0,
-            range_end: 1 << 30,
-            runtime_ns: 0,
-            read: Some(d),
-            write: None,
-            flush: None,
-            verified_bytes: None,
-            filled_bytes: None,
-            passes: Vec::new(),
-            chosen_pass: None,
-            lowest_lat_pass: None,
-            lowest_lat_mean_ns: None,
-            engine: None,
-            members: Vec::new(),
-        };
+        let step = main_step(1 << 20, dir_stats(0, lat, bps));
         TestResult {
             steps: vec![step],
             ..test(target, workload, Metric::ReadBps, 0.0)

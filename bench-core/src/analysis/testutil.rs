@@ -7,7 +7,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::Metric;
-use crate::result::{Host, ResultDoc, RunInfo, StackInfo, Status, Summary, TargetInfo, TestResult, Tool, SCHEMA};
+use crate::result::{
+    DirStats, Host, LatStats, ResultDoc, RunInfo, Samples, StackInfo, Status, StepResult, Summary, TargetInfo,
+    TestResult, Tool, SCHEMA,
+};
 use crate::spec::{Params, Workload};
 
 pub(crate) const MBS: f64 = 1e6;
@@ -112,4 +115,50 @@ pub(crate) fn doc(targets: Vec<TargetInfo>, tests: Vec<TestResult>) -> ResultDoc
 
 pub(crate) fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+/// One direction's figures: `ios` requests of these latencies, and these
+/// per-interval rates (1 s intervals); the other figures 0.
+pub(crate) fn dir_stats(ios: u64, lat_ns: LatStats, bytes_per_sec: &[f64]) -> DirStats {
+    DirStats {
+        bytes: ios * 4096,
+        ios,
+        bytes_per_sec: 0.0,
+        iops: 0.0,
+        lat_ns,
+        clat_ns: None,
+        slat_ns: None,
+        samples: Samples {
+            interval_ns: 1_000_000_000,
+            bytes_per_sec: bytes_per_sec.to_vec(),
+            iops: Vec::new(),
+            cv: None,
+        },
+    }
+}
+
+/// A main step ([`crate::plan::MAIN_LABEL`]) of `bs`-byte direct reads
+/// over the first GiB, with these reads' figures.
+pub(crate) fn main_step(bs: u32, read: DirStats) -> StepResult {
+    StepResult {
+        label: crate::plan::MAIN_LABEL.into(),
+        access: crate::io::Access::Direct,
+        bs,
+        iodepth: 1,
+        jobs: 1,
+        range_start: 0,
+        range_end: 1 << 30,
+        runtime_ns: 0,
+        read: Some(read),
+        write: None,
+        flush: None,
+        verified_bytes: None,
+        filled_bytes: None,
+        passes: Vec::new(),
+        chosen_pass: None,
+        lowest_lat_pass: None,
+        lowest_lat_mean_ns: None,
+        engine: None,
+        members: Vec::new(),
+    }
 }
