@@ -24,6 +24,9 @@ pub const NETWORK_DESTRUCTIVE_TEXT: &[u8] =
 /// The CA bundle (PEM) PID 1 checks HTTPS servers against, from `--ca FILE`.
 pub const CA_BUNDLE: &str = "etc/bootbench-ca.pem";
 
+/// The config PID 1 falls back to ([`Inputs::config`]).
+pub const CONFIG: &str = "etc/bootbench.json";
+
 /// Directories PID 1 mounts on.
 pub const EMPTY_DIRS: &[&str] = &["dev", "proc", "sys", "tmp", "mnt/stick"];
 
@@ -53,7 +56,7 @@ pub struct Inputs<'a> {
 /// file name in /etc, or one of the initramfs's own; contents that are not
 /// a `bootbench.baseline/1` document.
 pub fn check_baseline(name: &str, bytes: &[u8]) -> Result<(), String> {
-    let own = ["bootbench.json", "bootbench-network-destructive", "bootbench-ca.pem"];
+    let own = [CONFIG, NETWORK_DESTRUCTIVE, CA_BUNDLE].map(|p| p.trim_start_matches("etc/"));
     if name.is_empty() || name.starts_with('.') || name.contains('/') || own.contains(&name) {
         return Err(format!(
             "{name:?} cannot be a file name in /etc; expected a plain name other than {}",
@@ -62,14 +65,7 @@ pub fn check_baseline(name: &str, bytes: &[u8]) -> Result<(), String> {
     }
     let b: bench_core::acceptance::Baseline =
         serde_json::from_slice(bytes).map_err(|e| format!("not a {}: {e}", bench_core::acceptance::BASELINE_SCHEMA))?;
-    if b.schema != bench_core::acceptance::BASELINE_SCHEMA {
-        return Err(format!(
-            "schema {:?}; expected {:?}",
-            b.schema,
-            bench_core::acceptance::BASELINE_SCHEMA
-        ));
-    }
-    Ok(())
+    b.check_schema()
 }
 
 /// Errors while assembling.
@@ -104,7 +100,7 @@ pub fn archive(
     let mut a = Archive::new();
     a.file("init", 0o755, inputs.init.clone());
     a.symlink("sbin/modprobe", "/init");
-    a.file("etc/bootbench.json", 0o644, inputs.config.clone());
+    a.file(CONFIG, 0o644, inputs.config.clone());
     if inputs.network_destructive {
         a.file(NETWORK_DESTRUCTIVE, 0o644, NETWORK_DESTRUCTIVE_TEXT.to_vec());
     }

@@ -80,6 +80,16 @@ impl Baseline {
         }
     }
 
+    /// A baseline as read is one only with [`BASELINE_SCHEMA`]; else what
+    /// it has instead, in words (`has schema "x"; expected "..."`).
+    pub fn check_schema(&self) -> Result<(), String> {
+        if self.schema == BASELINE_SCHEMA {
+            Ok(())
+        } else {
+            Err(format!("has schema {:?}; expected {BASELINE_SCHEMA:?}", self.schema))
+        }
+    }
+
     /// The figure of `t`'s model and firmware for `test` and `metric`.
     fn find(&self, t: &TargetInfo, test: &str, metric: Metric) -> Option<&BaselineFigure> {
         let key = DiskModel::of(t)?;

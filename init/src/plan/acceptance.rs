@@ -282,11 +282,7 @@ fn read_baseline(file: &str, dir: &Path) -> Result<Baseline, ConfigError> {
             "{at}: {file:?} is not a {BASELINE_SCHEMA} document: {e}; expected the output of bootbench-report baseline"
         ))
     })?;
-    if b.schema != BASELINE_SCHEMA {
-        return err(format!(
-            "{at}: {file:?} has schema {:?}; expected {BASELINE_SCHEMA:?}",
-            b.schema
-        ));
-    }
+    b.check_schema()
+        .map_err(|why| ConfigError(format!("{at}: {file:?} {why}")))?;
     Ok(b)
 }
