@@ -24,7 +24,8 @@
 use std::path::Path;
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot_with_serials, disks, scratch, stick_copy, target_by_serial, the_document, Via,
+    artifacts, assert_schema_valid, boot_with_serials, checksum, disks, disks_with_contents, scratch, stick_copy,
+    target_by_serial, the_document, Via,
 };
 use serde_json::{json, Value};
 
@@ -79,11 +80,15 @@ fn a1_the_hdd_example_fails_a_slow_and_a_faulty_disk_and_passes_a_healthy_one() 
         "nvme,size=64M,serial=A-NVME",
         "virtio,size=64M,serial=A-ERR,fault=read_aio:5:8192",
     ]);
+    // Data on every disk: a read-only acceptance run leaves every byte.
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(400 + i as u64));
     let img = stick_copy(&a, &dir, Some(&the_example_shortened()));
     let com2 = dir.join("com2.log");
     let outcome = boot_with_serials(&a, &dir, Via::Direct, &img, &specs, "", std::slice::from_ref(&com2));
     let (_, _, doc) = the_document(&outcome);
     assert_schema_valid(&doc);
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    assert_eq!(before, after, "a disk changed");
     assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
     assert_eq!(doc["acceptance"]["rules"], "config");
     assert_eq!(doc["acceptance"]["verdict"], "fail");

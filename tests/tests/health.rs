@@ -45,8 +45,8 @@
 //! are unit-tested in bench-core), SCSI log pages (QEMU's scsi-hd has none).
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, disks, status_of, stick_copy, target_by_serial, tests_on, the_document,
-    Scratch, Via,
+    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, status_of, stick_copy,
+    target_by_serial, tests_on, the_document, Scratch, Via,
 };
 use serde_json::{json, Value};
 
@@ -72,11 +72,16 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
         {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"},
         {"workload": "rand_read", "name": "rand_read_4k", "bs": "4k", "length": "32M", "runtime": "3s"}
     ], "self_test": "short"});
+    // Data on both disks: the health, self-test and capacity commands and
+    // the reads must leave every byte as it was.
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(300 + i as u64));
     let img = stick_copy(&a, &dir, Some(&config));
     let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
     let (_, _, doc) = the_document(&outcome);
     assert_schema_valid(&doc);
     assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    assert_eq!(before, after, "a disk changed");
 
     the_sata_disk_answers_qemus_constant_smart_table(&doc);
     the_nvme_disk_answers_qemus_health_log_before_and_after(&doc);
