@@ -39,6 +39,26 @@ fn not_a_target(ft: std::fs::FileType) -> io::Error {
     )
 }
 
+/// Open a file a user names to be read whole (a config, a baseline)
+/// read-only, never blocking in open(2) (O_NONBLOCK, which a regular file's
+/// reads ignore): anything but a regular file (a FIFO that would wait for
+/// a writer, a device, a directory) is refused with `InvalidInput` saying
+/// what it is.
+pub fn open_regular(path: &std::path::Path) -> io::Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let ft = f.metadata()?.file_type();
+    if !ft.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("a {}, not a regular file", kind_name(ft)),
+        ));
+    }
+    Ok(f)
+}
+
 /// Open with `o` (which sets the access mode) and `flags`, never blocking
 /// in open(2): O_NONBLOCK for the open itself (a FIFO with no writer would
 /// wait forever, a tty for its carrier), then the descriptor must be a

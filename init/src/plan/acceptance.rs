@@ -269,7 +269,7 @@ fn read_baseline(file: &str, dir: &Path) -> Result<Baseline, ConfigError> {
     let at = "acceptance.baseline.file";
     let path = dir.join(file);
     let mut text = String::new();
-    std::fs::File::open(&path)
+    crate::disks::file::open_regular(&path)
         .and_then(|f| f.take(MAX_BASELINE_BYTES + 1).read_to_string(&mut text))
         .map_err(|e| ConfigError(format!("{at}: {file:?} cannot be read ({}): {e}", path.display())))?;
     if text.len() as u64 > MAX_BASELINE_BYTES {

@@ -575,7 +575,7 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 pub fn read_config_file(path: &std::path::Path) -> Result<Option<String>, String> {
     use std::io::Read;
     let shown = path.display();
-    let f = match std::fs::File::open(path) {
+    let f = match crate::disks::file::open_regular(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {shown}: {e}")),
