@@ -91,7 +91,9 @@ def twin(d, target, spec, side, unit, best=False):
     # which a cache under the device (the hypervisor's, a drive's) then holds
     # from the round before, while fio's offsets are new each run.
     spec = {**spec, "seed": int.from_bytes(os.urandom(7), "little")}
-    conf = {"targets": [target], "tests": [spec]}
+    # The tools run with the machine's own CPU idle states: so does the twin
+    # (bootbench holds the CPU wake-up latency limit at 0 by default).
+    conf = {"targets": [target], "tests": [spec], "cpu_dma_latency": "off"}
     # A fill writes too (bench-core TestSpec::writes).
     if spec["workload"] in ("seq_write", "rand_write", "rand_rw") or spec.get("fill"):
         conf["destructive"] = {"confirm": CONFIRM, "targets": [target],

@@ -385,6 +385,33 @@ pub struct RunInfo {
     /// documents and older ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_id: Option<String>,
+    /// The CPU wake-up latency limit the run held while it measured (the
+    /// config's `cpu_dma_latency`). Absent from simulated runs, runs that
+    /// did not start and older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_dma_latency: Option<CpuDmaLatency>,
+}
+
+/// The kernel's CPU wake-up latency limit (PM QoS, `/dev/cpu_dma_latency`)
+/// as the run asked for it and found it. While it holds, no CPU enters an
+/// idle state that takes longer to leave, so the time a CPU takes to wake
+/// for a completion stays out of the requests' latencies.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuDmaLatency {
+    /// The limit asked for, microseconds; absent (null) when the config
+    /// said `"off"` (the machine's own idle states, as fio runs).
+    pub requested_us: Option<u32>,
+    /// The limit in force before the run asked, microseconds (2000000000:
+    /// no limit); absent when it could not be read.
+    pub before_us: Option<u32>,
+    /// The limit in force while the run measured (read back once the
+    /// request was made: the smallest of every request, this run's and any
+    /// other program's); absent when it could not be read.
+    pub during_us: Option<u32>,
+    /// True when the request was held from the first test to the last.
+    pub held: bool,
+    /// Why it was not held (no such device, not permitted, ...).
+    pub error: Option<String>,
 }
 
 /// The machine.

@@ -73,6 +73,19 @@ fn t2_direct_boot_each_transport_identified_by_serial_stick_excluded() {
     let (_, _, doc) = the_document(&outcome);
     assert_schema_valid(&doc);
     assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    // PID 1 holds the CPU wake-up latency limit while it measures (the
+    // initramfs's devtmpfs has /dev/cpu_dma_latency; nothing else holds one).
+    let wake = &doc["run"]["cpu_dma_latency"];
+    assert_eq!(
+        (
+            &wake["requested_us"],
+            &wake["held"],
+            &wake["during_us"],
+            &wake["before_us"]
+        ),
+        (&json!(0), &json!(true), &json!(0), &json!(2_000_000_000)),
+        "{wake}"
+    );
     let serials: BTreeSet<&str> = doc["targets"]
         .as_array()
         .unwrap()

@@ -100,6 +100,7 @@ pub(crate) fn doc(targets: Vec<TargetInfo>, tests: Vec<TestResult>) -> ResultDoc
             error: None,
             bound_ns: None,
             plan_id: None,
+            cpu_dma_latency: None,
         },
         host: Host::default(),
         targets,

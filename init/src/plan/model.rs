@@ -105,7 +105,16 @@ pub struct Plan {
     pub acceptance: bench_core::acceptance::Rules,
     /// The config's `self_test`, checked: run before every benchmark.
     pub self_test: Option<SelfTestPlan>,
+    /// The CPU wake-up latency limit, microseconds, held from the first
+    /// test to the last (the config's `cpu_dma_latency`; 0 without it);
+    /// `None`: `"off"`.
+    pub cpu_dma_latency: Option<u32>,
 }
+
+/// The CPU wake-up latency limit a run holds while it measures when the
+/// config does not say (`cpu_dma_latency`), microseconds: no idle state
+/// deeper than polling.
+pub const DEFAULT_CPU_DMA_LATENCY_US: u32 = 0;
 
 /// A SMART self-test the run starts on its disks before the benchmarks.
 #[derive(Clone, Debug, PartialEq, Eq)]

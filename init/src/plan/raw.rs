@@ -15,7 +15,7 @@ use crate::safety::TargetRef;
 use crate::stacks::md::{MdLayout, MdLevel};
 
 use super::model::{Cipher, LayerKind, OnFinish};
-use super::value::{closed, closed_opt, Closed, CpuList, Duration, Flag, Obj, Object, Range, Size, Whole};
+use super::value::{closed, closed_opt, Closed, CpuList, Duration, Flag, Obj, Object, Range, Size, WakeLimit, Whole};
 
 /// A config error: one line, exit status 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -401,6 +401,10 @@ pub struct RawConfig {
     /// benchmarks: `"short"`, or `{"kind": ..., "disks": [...], "max_wait": ...}`.
     #[serde(default)]
     pub self_test: Option<RawSelfTest>,
+    /// The CPU wake-up latency limit held from the first test to the last,
+    /// microseconds (default 0), or `"off"` (README "The I/O engines").
+    #[serde(default)]
+    pub cpu_dma_latency: Option<WakeLimit>,
 }
 
 /// `self_test` as written: a kind alone (every disk), or the object form.

@@ -11,7 +11,10 @@ use bench_core::units::Bytes;
 
 use crate::safety::{self, Destructive, TargetRef};
 
-use super::model::{action_for, Action, Described, Plan, PlanItem, PlannedStack, PlannedTarget, SelfTestPlan};
+use super::model::{
+    action_for, Action, Described, Plan, PlanItem, PlannedStack, PlannedTarget, SelfTestPlan,
+    DEFAULT_CPU_DMA_LATENCY_US,
+};
 use super::raw::{err, parse, read_config_file, ConfigError, Origin, Overrides, RawConfig, RawParams, RawSelfTest};
 use super::resolve::{
     alias_note, missing_target, on_disk, real_target, refuse_file_when_booted, resolve_destructive, resolve_stacks,
@@ -452,6 +455,7 @@ pub(super) fn plan_targets(
         results_url: raw.results_url.clone(),
         acceptance,
         self_test,
+        cpu_dma_latency: raw.cpu_dma_latency.map_or(Some(DEFAULT_CPU_DMA_LATENCY_US), |w| w.0),
     })
 }
 

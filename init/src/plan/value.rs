@@ -304,6 +304,45 @@ impl<R> Serialize for Whole<R> {
     }
 }
 
+/// `cpu_dma_latency`: the CPU wake-up latency limit held while the run
+/// measures, a whole number of microseconds up to the kernel's
+/// 2000000000 (also as a string of digits), or `"off"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WakeLimit(pub Option<u32>);
+
+impl WakeLimit {
+    /// What an error says is expected.
+    pub const EXPECTED: &'static str =
+        "a whole number of microseconds from 0 to 2000000000 (0: no CPU idles deeper than polling while the run \
+         measures), or \"off\" (the machine's own idle states)";
+}
+
+impl<'de> Deserialize<'de> for WakeLimit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_scalar(d, |v| {
+            let n = match &v {
+                Scalar::Str(s) if s == "off" => return Ok(WakeLimit(None)),
+                Scalar::Int(n) => Some(*n),
+                Scalar::Str(s) => s.trim().parse::<u64>().ok(),
+                Scalar::Float(_) | Scalar::Bool(_) => None,
+            };
+            n.filter(|&n| n <= 2_000_000_000)
+                .and_then(|n| u32::try_from(n).ok())
+                .map(|n| WakeLimit(Some(n)))
+                .ok_or_else(|| format!("{v} is not a CPU wake-up latency; expected {}", WakeLimit::EXPECTED))
+        })
+    }
+}
+
+impl Serialize for WakeLimit {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Some(n) => s.serialize_u32(n),
+            None => s.serialize_str("off"),
+        }
+    }
+}
+
 /// A boolean: `true` or `false`, nothing else.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Flag(pub bool);

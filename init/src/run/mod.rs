@@ -8,9 +8,11 @@
 pub mod accounting;
 pub mod engine;
 pub mod kmsg;
+pub mod pmqos;
 pub mod selftest;
 pub mod stacks;
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -61,6 +63,7 @@ pub fn new_doc(
             error: None,
             bound_ns: None,
             plan_id: None,
+            cpu_dma_latency: None,
         },
         host: identity::host(),
         targets,
@@ -136,6 +139,15 @@ pub fn execute_with(
     } else {
         KernelLog::start(plan, progress)
     };
+    // No CPU idles deeper than the limit while the tests run (a simulated
+    // disk has no wake-up to wait for).
+    let (wake_hold, wake) = if plan.simulated {
+        (None, None)
+    } else {
+        let (h, rec) = pmqos::request(Path::new(pmqos::DEVICE), plan.cpu_dma_latency);
+        progress(&pmqos::describe(&rec));
+        (h, Some(rec))
+    };
     let mut run = Run {
         kmsg,
         total: plan.items.len(),
@@ -172,6 +184,9 @@ pub fn execute_with(
         }
         doc.all_at_once = stacks::all_at_once(plan, stop, progress, kmsg.as_mut());
     }
+    // The last test is over: the kernel withdraws the request.
+    drop(wake_hold);
+    doc.run.cpu_dma_latency = wake;
     label_written(plan, &doc, &bad, progress);
     if let Some(k) = kmsg {
         let (lines, status) = k.finish(progress);
