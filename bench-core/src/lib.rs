@@ -31,6 +31,7 @@ pub mod profile;
 pub mod result;
 pub mod rng;
 pub mod runner;
+pub mod scan;
 pub mod scramble;
 pub mod selftest;
 pub mod signatures;

@@ -176,9 +176,12 @@ pub struct SimDisk {
     pub clock: SimClock,
     /// True if queues that write may be opened.
     pub writable: bool,
-    /// Inject a media error: a read or write covering this byte fails with
-    /// EIO (after its service time).
-    pub fail_at: Option<u64>,
+    /// Inject media errors: a read or write covering any of these bytes
+    /// fails with EIO (after its service time).
+    pub fail_at: Vec<u64>,
+    /// Inject slow blocks: a request covering the byte takes this much
+    /// longer (a sector the drive read only after retries).
+    pub slow_at: Vec<(u64, Nanos)>,
     head: Rc<Cell<u64>>,
     counts: Rc<Cell<SimCounts>>,
 }
@@ -190,7 +193,8 @@ impl SimDisk {
             model,
             clock: SimClock::default(),
             writable,
-            fail_at: None,
+            fail_at: Vec::new(),
+            slow_at: Vec::new(),
             head: Rc::new(Cell::new(0)),
             counts: Rc::new(Cell::new(SimCounts::default())),
         }
@@ -233,7 +237,8 @@ impl Target for SimDisk {
             clock: self.clock.clone(),
             head: Rc::clone(&self.head),
             counts: Rc::clone(&self.counts),
-            fail_at: self.fail_at,
+            fail_at: self.fail_at.clone(),
+            slow_at: self.slow_at.clone(),
             depth: usize::try_from(spec.depth).unwrap_or(usize::MAX),
             max_len: spec.max_len,
             write: spec.write,
@@ -261,7 +266,8 @@ pub struct SimQueue {
     clock: SimClock,
     head: Rc<Cell<u64>>,
     counts: Rc<Cell<SimCounts>>,
-    fail_at: Option<u64>,
+    fail_at: Vec<u64>,
+    slow_at: Vec<(u64, Nanos)>,
     depth: usize,
     max_len: u32,
     write: bool,
@@ -298,7 +304,9 @@ impl SimQueue {
                 {
                     return Err(EINVAL);
                 }
-                let t = m.service_ns(self.head.get(), req.offset, len);
+                let covers = |f: u64| f >= req.offset && f < req.offset + len;
+                let slow: u64 = self.slow_at.iter().filter(|(f, _)| covers(*f)).map(|(_, d)| d.0).sum();
+                let t = m.service_ns(self.head.get(), req.offset, len) + slow;
                 self.clock.advance(Nanos(t));
                 self.head.set(req.offset + len);
                 if req.op == Op::Read {
@@ -308,7 +316,7 @@ impl SimQueue {
                     c.writes += 1;
                     c.write_bytes += len;
                 }
-                if self.fail_at.is_some_and(|f| f >= req.offset && f < req.offset + len) {
+                if self.fail_at.iter().any(|&f| covers(f)) {
                     Err(EIO)
                 } else {
                     Ok(req.len)
@@ -654,7 +662,7 @@ mod tests {
         let crate::spec::Pattern::Seq { start, .. } = middle else {
             panic!()
         };
-        disk.fail_at = Some(start + 3 * MIB + 100);
+        disk.fail_at = vec![start + 3 * MIB + 100];
         let mut r = SerialRunner {
             target: &disk,
             clock: &disk.clock,

@@ -1,0 +1,569 @@
+//! A read-only surface scan: every block of an area (or an evenly spread
+//! fraction of it) read once, in order, with large reads kept `depth` in
+//! flight; each read's time sorted into the classes surface scanners show
+//! (HD Tune's error scan, Victoria, diskscan: below 5, 20, 50, 150, 500 ms,
+//! slower, error), the slowest reads kept with their offsets, and the
+//! throughput of each zone of the area (the curve over the surface).
+//!
+//! A read that fails is narrowed, once the reads in flight have completed,
+//! to the logical blocks that fail: each block of it is read alone, again
+//! up to `retries` times when it fails; a block no read returns is
+//! unreadable (its LBA is recorded), one a retry returned is recovered. The
+//! scan goes on past unreadable blocks until more than `max_bad` of them
+//! are found. It only reads: nothing asks the drive to reassign a block.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op};
+use crate::runner::Stop;
+use crate::units::Nanos;
+
+/// The upper bounds of the time classes, milliseconds: a read below 5 ms
+/// is in class 0, ..., one of 500 ms or more in class 5.
+pub const CLASS_BOUNDS_MS: [u64; 5] = [5, 20, 50, 150, 500];
+
+/// The number of time classes (the bounds, and the one above the last).
+pub const CLASSES: usize = CLASS_BOUNDS_MS.len() + 1;
+
+/// `coverage_ppm` of a scan of every block.
+pub const WHOLE: u32 = 1_000_000;
+
+/// What to scan and how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanSpec {
+    /// The area: from this byte...
+    pub start: u64,
+    /// ...to this one (exclusive). Both multiples of `logical_block`.
+    pub end: u64,
+    /// The size of each read, bytes (a multiple of `logical_block`; the
+    /// last read of the area may be shorter).
+    pub chunk: u32,
+    /// Reads in flight at most (within the queue's depth).
+    pub depth: u32,
+    /// The fraction of the area's reads made, parts per million, spread
+    /// evenly over it ([`WHOLE`]: every block).
+    pub coverage_ppm: u32,
+    /// The device's logical block size: the unit failed reads are narrowed
+    /// to, and of the LBAs recorded.
+    pub logical_block: u32,
+    /// How many more times a failing block is read before it is unreadable.
+    pub retries: u32,
+    /// The scan stops once more blocks than this are unreadable.
+    pub max_bad: u64,
+    /// Zones the area is divided into for the throughput curve (at least 1).
+    pub zones: u32,
+    /// How many of the slowest reads are kept.
+    pub slowest: usize,
+}
+
+/// One read among the slowest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlowRead {
+    /// Its first byte.
+    pub offset: u64,
+    /// Its length, bytes.
+    pub len: u32,
+    /// From its submission to its completion.
+    pub time: Nanos,
+}
+
+/// One zone of the area: what was read in it and over how long.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Zone {
+    /// The zone's first byte.
+    pub start: u64,
+    /// The byte after its last.
+    pub end: u64,
+    /// Bytes read in it (failed reads excluded).
+    pub bytes: u64,
+    /// From the first read's submission to the last one's completion
+    /// (narrowing included); zero when nothing was read in it.
+    pub time: Nanos,
+}
+
+impl Zone {
+    /// Bytes per second, if anything was read in the zone.
+    pub fn bytes_per_sec(&self) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss)] // a rate: 53 bits are plenty
+        (self.time.0 > 0).then(|| self.bytes as f64 * 1e9 / self.time.0 as f64)
+    }
+}
+
+/// Why a scan ended before its area was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanEnd {
+    /// Every planned read was made.
+    Done,
+    /// More than `max_bad` blocks were unreadable.
+    TooManyBad,
+    /// The run asked to stop (an interrupt, the deadline).
+    Stopped,
+}
+
+/// What a scan found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScanOutcome {
+    /// Reads in each time class ([`CLASS_BOUNDS_MS`]); failed reads are in
+    /// `failed_reads` instead.
+    pub classes: [u64; CLASSES],
+    /// Reads that failed (each then narrowed).
+    pub failed_reads: u64,
+    /// Reads made (of the planned ones), and the bytes they returned.
+    pub reads: u64,
+    /// Bytes returned by the reads (and by the narrowing's block reads).
+    pub bytes: u64,
+    /// Bytes the scan planned to read (the area, or its covered part).
+    pub planned_bytes: u64,
+    /// The slowest reads, slowest first.
+    pub slowest: Vec<SlowRead>,
+    /// The throughput curve.
+    pub zones: Vec<Zone>,
+    /// LBAs no read returned, ascending.
+    pub unreadable: Vec<u64>,
+    /// LBAs a failed read covered that a retry returned, ascending.
+    pub recovered: Vec<u64>,
+    /// How the scan ended.
+    pub end: ScanEnd,
+    /// From the first read to the last completion.
+    pub elapsed: Nanos,
+}
+
+/// The class of a read that took `t`.
+pub fn class_of(t: Nanos) -> usize {
+    CLASS_BOUNDS_MS
+        .iter()
+        .position(|&ms| t.0 < ms * 1_000_000)
+        .unwrap_or(CLASSES - 1)
+}
+
+/// The `j`-th of the spec's reads: `(offset, len)`. The area holds `n`
+/// reads of `chunk` bytes (the last one shorter); the scan makes `count`
+/// of them, the `j`-th at read `j * n / count`, so a fraction is spread
+/// evenly from the area's first read.
+fn read_at(spec: &ScanSpec, n: u64, count: u64, j: u64) -> (u64, u32) {
+    let i = u64::try_from(u128::from(j) * u128::from(n) / u128::from(count.max(1))).unwrap_or(u64::MAX);
+    let offset = spec.start + i * u64::from(spec.chunk);
+    let len = (spec.end - offset).min(u64::from(spec.chunk));
+    (offset, u32::try_from(len).unwrap_or(spec.chunk))
+}
+
+/// The number of reads the area holds and the number the scan makes.
+fn read_counts(spec: &ScanSpec) -> (u64, u64) {
+    let chunk = u64::from(spec.chunk.max(1));
+    let n = (spec.end.saturating_sub(spec.start)).div_ceil(chunk);
+    let ppm = u64::from(spec.coverage_ppm.clamp(1, WHOLE));
+    let count = u64::try_from((u128::from(n) * u128::from(ppm)).div_ceil(u128::from(WHOLE))).unwrap_or(n);
+    (n, count.min(n))
+}
+
+/// Scan `spec`'s area through `q`, timing on `clock`. `progress` gets the
+/// fraction of the planned bytes done, about once a second. An error of
+/// the queue itself (not of a read) ends the scan with it.
+pub fn scan<Q: IoQueue, C: Clock>(
+    spec: &ScanSpec,
+    q: &mut Q,
+    clock: &C,
+    stop: &Stop,
+    progress: &mut dyn FnMut(f64),
+) -> Result<ScanOutcome, IoError> {
+    Scan::new(spec, q, clock).run(stop, progress)
+}
+
+/// One scan's state ([`scan`]).
+struct Scan<'a, Q, C> {
+    spec: &'a ScanSpec,
+    q: &'a mut Q,
+    clock: &'a C,
+    depth: usize,
+    /// Each slot's read and when it was submitted.
+    inflight: Vec<Option<(u64, u32, Nanos)>>,
+    free: Vec<usize>,
+    comps: Vec<Completion>,
+    /// Failed reads waiting for the queue to drain before their narrowing.
+    failed: Vec<(u64, u32)>,
+    /// Each zone's first submission, if any.
+    zone_first: Vec<Option<Nanos>>,
+    out: ScanOutcome,
+}
+
+impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
+    fn new(spec: &'a ScanSpec, q: &'a mut Q, clock: &'a C) -> Self {
+        let depth = usize::try_from(spec.depth).unwrap_or(1).clamp(1, q.depth().max(1));
+        let zones = u64::from(spec.zones.max(1));
+        let size = spec.end.saturating_sub(spec.start);
+        let lb = u64::from(spec.logical_block.max(1));
+        let zone = |k: u64| {
+            // Zone bounds on logical blocks.
+            let at = u64::try_from(u128::from(size) * u128::from(k) / u128::from(zones)).unwrap_or(size);
+            spec.start + at / lb * lb
+        };
+        let (n, count) = read_counts(spec);
+        let planned_bytes = (0..count).map(|j| u64::from(read_at(spec, n, count, j).1)).sum();
+        Scan {
+            spec,
+            q,
+            clock,
+            depth,
+            inflight: vec![None; depth],
+            free: (0..depth).rev().collect(),
+            comps: Vec::with_capacity(depth),
+            failed: Vec::new(),
+            zone_first: vec![None; usize::try_from(zones).unwrap_or(1)],
+            out: ScanOutcome {
+                classes: [0; CLASSES],
+                failed_reads: 0,
+                reads: 0,
+                bytes: 0,
+                planned_bytes,
+                slowest: Vec::new(),
+                zones: (0..zones)
+                    .map(|k| Zone {
+                        start: zone(k),
+                        end: zone(k + 1),
+                        ..Zone::default()
+                    })
+                    .collect(),
+                unreadable: Vec::new(),
+                recovered: Vec::new(),
+                end: ScanEnd::Done,
+                elapsed: Nanos(0),
+            },
+        }
+    }
+
+    fn zone_of(&self, offset: u64) -> usize {
+        let zones = &self.out.zones;
+        zones.iter().rposition(|z| z.start <= offset).unwrap_or(0)
+    }
+
+    fn run(mut self, stop: &Stop, progress: &mut dyn FnMut(f64)) -> Result<ScanOutcome, IoError> {
+        let (n, count) = read_counts(self.spec);
+        let t0 = self.clock.now();
+        let mut next_report = t0 + Nanos::from_secs(1);
+        let mut next = 0u64;
+        loop {
+            let ending = self.out.end != ScanEnd::Done;
+            if !ending && stop.reason().is_some() {
+                self.out.end = ScanEnd::Stopped;
+                continue;
+            }
+            // Issue while nothing failed is waiting for its narrowing.
+            while !ending && self.failed.is_empty() && next < count {
+                let Some(slot) = self.free.pop() else { break };
+                let (offset, len) = read_at(self.spec, n, count, next);
+                let now = self.clock.now();
+                self.q.submit(
+                    slot,
+                    IoReq {
+                        op: Op::Read,
+                        offset,
+                        len,
+                    },
+                )?;
+                self.inflight[slot] = Some((offset, len, now));
+                let z = self.zone_of(offset);
+                self.zone_first[z].get_or_insert(now);
+                next += 1;
+            }
+            self.q.commit()?;
+            if self.free.len() == self.depth {
+                if ending {
+                    // Stopped, or enough found: what failed last is not narrowed.
+                    self.failed.clear();
+                }
+                if self.failed.is_empty() {
+                    break;
+                }
+                // The queue is idle: narrow the failed reads.
+                for (offset, len) in core::mem::take(&mut self.failed) {
+                    self.narrow(offset, len, stop)?;
+                }
+                continue;
+            }
+            self.reap()?;
+            let now = self.clock.now();
+            if now >= next_report {
+                #[allow(clippy::cast_precision_loss)] // a fraction
+                progress(self.out.bytes as f64 / self.out.planned_bytes.max(1) as f64);
+                next_report = now + Nanos::from_secs(1);
+            }
+        }
+        self.out.elapsed = self.clock.now().saturating_sub(t0);
+        Ok(self.out)
+    }
+
+    /// Wait for a completion and count every one the reap returned.
+    fn reap(&mut self) -> Result<(), IoError> {
+        self.comps.clear();
+        self.q.reap(1, &mut self.comps)?;
+        let now = self.clock.now();
+        for c in core::mem::take(&mut self.comps) {
+            let Some((offset, len, start)) = self.inflight.get_mut(c.slot).and_then(Option::take) else {
+                continue;
+            };
+            self.free.push(c.slot);
+            self.out.reads += 1;
+            if c.result == Ok(len) {
+                let t = now.saturating_sub(start);
+                self.out.classes[class_of(t)] += 1;
+                self.out.bytes += u64::from(len);
+                self.slow(SlowRead { offset, len, time: t });
+                self.zone_read(offset, u64::from(len), now);
+            } else {
+                self.out.failed_reads += 1;
+                self.failed.push((offset, len));
+            }
+        }
+        Ok(())
+    }
+
+    /// Count `bytes` read in the zone of `offset`, the last completion at `now`.
+    fn zone_read(&mut self, offset: u64, bytes: u64, now: Nanos) {
+        let z = self.zone_of(offset);
+        let first = *self.zone_first[z].get_or_insert(now);
+        let zone = &mut self.out.zones[z];
+        zone.bytes += bytes;
+        zone.time = zone.time.max(now.saturating_sub(first));
+    }
+
+    /// Keep `r` if it is among the slowest.
+    fn slow(&mut self, r: SlowRead) {
+        let keep = self.spec.slowest;
+        let s = &mut self.out.slowest;
+        if keep == 0 || (s.len() == keep && s.last().is_some_and(|l| l.time >= r.time)) {
+            return;
+        }
+        let at = s.partition_point(|x| x.time >= r.time);
+        s.insert(at, r);
+        s.truncate(keep);
+    }
+
+    /// Read each logical block of the failed read at `offset` alone, with
+    /// the retries, through slot 0 of the idle queue.
+    fn narrow(&mut self, offset: u64, len: u32, stop: &Stop) -> Result<(), IoError> {
+        let lb = self.spec.logical_block.max(1);
+        let mut at = offset;
+        while at < offset + u64::from(len) {
+            if stop.reason().is_some() {
+                self.out.end = ScanEnd::Stopped;
+                return Ok(());
+            }
+            let mut ok = false;
+            for attempt in 0..=self.spec.retries {
+                self.q.submit(
+                    0,
+                    IoReq {
+                        op: Op::Read,
+                        offset: at,
+                        len: lb,
+                    },
+                )?;
+                self.q.commit()?;
+                self.comps.clear();
+                self.q.reap(1, &mut self.comps)?;
+                let now = self.clock.now();
+                if self.comps.iter().any(|c| c.result == Ok(lb)) {
+                    self.out.bytes += u64::from(lb);
+                    self.zone_read(at, u64::from(lb), now);
+                    if attempt > 0 {
+                        self.out.recovered.push(at / u64::from(lb));
+                    }
+                    ok = true;
+                    break;
+                }
+            }
+            if !ok {
+                self.out.unreadable.push(at / u64::from(lb));
+                if u64::try_from(self.out.unreadable.len()).unwrap_or(u64::MAX) > self.spec.max_bad {
+                    self.out.end = ScanEnd::TooManyBad;
+                    return Ok(());
+                }
+            }
+            at += u64::from(lb);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{Access, OpenSpec, Target};
+    use crate::sim::{SimDisk, SimModel};
+
+    const MIB: u64 = 1 << 20;
+
+    fn spec_of(disk: &SimDisk, f: impl FnOnce(&mut ScanSpec)) -> ScanSpec {
+        let mut s = ScanSpec {
+            start: 0,
+            end: disk.model.size,
+            chunk: 1 << 20,
+            depth: 4,
+            coverage_ppm: WHOLE,
+            logical_block: disk.model.logical_block,
+            retries: 2,
+            max_bad: 100,
+            zones: 8,
+            slowest: 4,
+        };
+        f(&mut s);
+        s
+    }
+
+    fn run_scan(disk: &SimDisk, s: &ScanSpec, stop: &Stop) -> ScanOutcome {
+        let mut q = disk
+            .open(&OpenSpec::plain(Access::Direct, false, s.depth, s.chunk, 1))
+            .expect("queue");
+        scan(s, &mut q, &disk.clock, stop, &mut |_| {}).expect("scan")
+    }
+
+    /// Every byte of the area read once, in order; every read in a class;
+    /// the zones hold every byte; nothing written.
+    #[test]
+    fn a_whole_scan_reads_every_byte_once() {
+        let disk = SimDisk::new(SimModel::ssd(64 * MIB + 4096), false);
+        let s = spec_of(&disk, |_| {});
+        let out = run_scan(&disk, &s, &Stop::new());
+        assert_eq!(out.end, ScanEnd::Done);
+        assert_eq!((out.bytes, out.planned_bytes), (64 * MIB + 4096, 64 * MIB + 4096));
+        assert_eq!(out.reads, 65, "64 whole reads and the short last one");
+        assert_eq!(disk.counts().read_bytes, 64 * MIB + 4096);
+        assert_eq!(disk.counts().writes, 0);
+        assert_eq!(out.classes.iter().sum::<u64>(), 65);
+        assert_eq!(out.zones.iter().map(|z| z.bytes).sum::<u64>(), 64 * MIB + 4096);
+        assert_eq!(out.zones.len(), 8);
+        assert_eq!((out.zones[0].start, out.zones[7].end), (0, 64 * MIB + 4096));
+        assert!(out.unreadable.is_empty() && out.recovered.is_empty() && out.failed_reads == 0);
+        assert_eq!(out.slowest.len(), 4);
+        assert!(out.slowest.windows(2).all(|w| w[0].time >= w[1].time));
+    }
+
+    /// Three unreadable sectors: exactly their LBAs, found by narrowing
+    /// the three failed reads at the logical block size (with the
+    /// retries), and the rest of the area read.
+    #[test]
+    fn unreadable_blocks_are_narrowed_to_their_lbas_and_the_scan_goes_on() {
+        let mut disk = SimDisk::new(SimModel::ssd(32 * MIB), false);
+        let bad = [3 * MIB + 700, 3 * MIB + 5000, 20 * MIB + 1];
+        disk.fail_at = bad.to_vec();
+        let s = spec_of(&disk, |_| {});
+        let out = run_scan(&disk, &s, &Stop::new());
+        assert_eq!(out.end, ScanEnd::Done);
+        let want: Vec<u64> = bad.iter().map(|b| b / 512).collect();
+        assert_eq!(out.unreadable, want);
+        assert_eq!(out.failed_reads, 2, "two reads of 1 MiB covered them");
+        assert_eq!(out.bytes, 32 * MIB - 3 * 512, "every other block read");
+        // Each unreadable block read 1 + 2 times, each other block of the
+        // two failed reads once, besides the 32 reads.
+        let narrowing = 2 * (MIB / 512) + 3 * 2;
+        assert_eq!(disk.counts().reads, 32 + narrowing);
+        assert_eq!(disk.counts().writes, 0, "never written, never reassigned");
+    }
+
+    /// More unreadable blocks than `max_bad`: the scan ends there.
+    #[test]
+    fn the_scan_stops_past_max_bad() {
+        let mut disk = SimDisk::new(SimModel::ssd(32 * MIB), false);
+        disk.fail_at = vec![MIB, 2 * MIB, 30 * MIB];
+        let s = spec_of(&disk, |s| (s.max_bad, s.depth) = (1, 1));
+        let out = run_scan(&disk, &s, &Stop::new());
+        assert_eq!(out.end, ScanEnd::TooManyBad);
+        assert_eq!(out.unreadable, [MIB / 512, 2 * MIB / 512]);
+        assert!(out.bytes < 4 * MIB, "nothing read after the second: {}", out.bytes);
+    }
+
+    /// A block the drive takes 60 ms to read: its read is in the 50-150 ms
+    /// class and the slowest, at its offset; the others below 5 ms.
+    #[test]
+    fn a_slow_block_falls_in_its_class_and_leads_the_slowest() {
+        let mut disk = SimDisk::new(SimModel::ssd(16 * MIB), false);
+        disk.slow_at = vec![(9 * MIB + 4096, Nanos::from_millis(60))];
+        let s = spec_of(&disk, |s| s.depth = 1);
+        let out = run_scan(&disk, &s, &Stop::new());
+        assert_eq!(out.classes, [15, 0, 0, 1, 0, 0]);
+        assert_eq!(out.slowest[0].offset, 9 * MIB);
+        assert!(out.slowest[0].time >= Nanos::from_millis(60));
+        assert_eq!(class_of(Nanos::from_millis(5)), 1);
+        assert_eq!(class_of(Nanos(4_999_999)), 0);
+        assert_eq!(class_of(Nanos::from_millis(500)), 5);
+    }
+
+    /// A tenth of the area: a tenth of the reads, spread evenly from the
+    /// first; the zones of a disk whose rate falls inward show it.
+    #[test]
+    fn coverage_spreads_the_reads_and_the_zones_show_the_rate_curve() {
+        let disk = SimDisk::new(SimModel::hdd(1 << 30), false);
+        let s = spec_of(&disk, |s| (s.coverage_ppm, s.zones, s.depth) = (100_000, 4, 1));
+        let out = run_scan(&disk, &s, &Stop::new());
+        assert_eq!(out.reads, 103, "ceil(1024 / 10)");
+        assert_eq!(out.bytes, 103 * MIB);
+        assert_eq!(out.planned_bytes, 103 * MIB);
+        assert!(out.zones.iter().all(|z| z.bytes > 0), "{:?}", out.zones);
+        let rates: Vec<f64> = out.zones.iter().map(|z| z.bytes_per_sec().unwrap()).collect();
+        assert!(rates.windows(2).all(|w| w[0] > w[1]), "outer zones faster: {rates:?}");
+    }
+
+    /// A stop ends the scan after the reads in flight, saying so.
+    #[test]
+    fn a_stop_ends_the_scan() {
+        let disk = SimDisk::new(SimModel::ssd(16 * MIB), false);
+        let stop = Stop::new();
+        stop.request(crate::runner::StopReason::Interrupted);
+        let out = run_scan(&disk, &spec_of(&disk, |_| {}), &stop);
+        assert_eq!((out.end, out.reads), (ScanEnd::Stopped, 0));
+    }
+
+    /// A block that a retry returns is recovered, not unreadable: a queue
+    /// over the simulated disk that fails the first two reads covering it.
+    #[test]
+    fn a_block_a_retry_returns_is_recovered() {
+        struct Flaky<Q> {
+            q: Q,
+            at: u64,
+            fails: u32,
+            pending: Vec<(usize, bool)>,
+        }
+        impl<Q: IoQueue> IoQueue for Flaky<Q> {
+            fn depth(&self) -> usize {
+                self.q.depth()
+            }
+            fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+                let covers = req.offset <= self.at && self.at < req.offset + u64::from(req.len);
+                let fail = covers && self.fails > 0;
+                if fail {
+                    self.fails -= 1;
+                }
+                self.pending.push((slot, fail));
+                self.q.submit(slot, req)
+            }
+            fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+                let from = out.len();
+                self.q.reap(min, out)?;
+                for c in &mut out[from..] {
+                    if let Some(i) = self.pending.iter().position(|p| p.0 == c.slot) {
+                        if self.pending.remove(i).1 {
+                            c.result = Err(5);
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+        let disk = SimDisk::new(SimModel::ssd(8 * MIB), false);
+        let s = spec_of(&disk, |s| s.depth = 1);
+        let inner = disk
+            .open(&OpenSpec::plain(Access::Direct, false, 1, s.chunk, 1))
+            .expect("queue");
+        let mut q = Flaky {
+            q: inner,
+            at: 5 * MIB + 512,
+            fails: 2,
+            pending: Vec::new(),
+        };
+        let out = scan(&s, &mut q, &disk.clock, &Stop::new(), &mut |_| {}).expect("scan");
+        assert_eq!(out.recovered, [(5 * MIB + 512) / 512]);
+        assert!(out.unreadable.is_empty());
+        assert_eq!(out.bytes, 8 * MIB);
+    }
+}
