@@ -288,8 +288,10 @@ impl Metric {
 }
 
 mod capacity;
+mod scan;
 mod kernel;
 pub use capacity::{CapacitySource, HiddenCapacity};
+pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
 
 /// The schema identifier of this version of the document.
@@ -513,6 +515,11 @@ pub struct TargetInfo {
     /// and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hidden_capacity: Option<HiddenCapacity>,
+    /// The disk's surface scan, when the config asked for one
+    /// (`surface_scan`), run before every benchmark; absent otherwise and
+    /// in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surface_scan: Option<SurfaceScan>,
 }
 
 /// What an array or a layer is built of.

@@ -16,6 +16,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op};
+use crate::result::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 use crate::runner::Stop;
 use crate::units::Nanos;
 
@@ -386,6 +387,64 @@ impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
     }
 }
 
+/// The document's record of a scan of `spec` that found `out`.
+pub fn record(spec: &ScanSpec, out: &ScanOutcome) -> SurfaceScan {
+    let lb = u64::from(spec.logical_block.max(1));
+    #[allow(clippy::cast_precision_loss)] // rates: 53 bits are plenty
+    let rate = |bytes: u64, ns: u64| (ns > 0).then(|| bytes as f64 * 1e9 / ns as f64);
+    SurfaceScan {
+        start_byte: spec.start,
+        end_byte: spec.end,
+        bs: u64::from(spec.chunk),
+        iodepth: spec.depth,
+        coverage_ppm: spec.coverage_ppm,
+        logical_block: spec.logical_block,
+        planned_bytes: out.planned_bytes,
+        read_bytes: out.bytes,
+        reads: out.reads,
+        failed_reads: out.failed_reads,
+        elapsed_ns: out.elapsed.0,
+        bytes_per_sec: rate(out.bytes, out.elapsed.0),
+        classes: out
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(i, &reads)| ScanClass {
+                below_ms: CLASS_BOUNDS_MS.get(i).copied(),
+                reads,
+            })
+            .collect(),
+        slowest: out
+            .slowest
+            .iter()
+            .map(|r| ScanSlowRead {
+                lba: r.offset / lb,
+                bytes: u64::from(r.len),
+                time_ns: r.time.0,
+            })
+            .collect(),
+        zones: out
+            .zones
+            .iter()
+            .map(|z| ScanZone {
+                start_byte: z.start,
+                end_byte: z.end,
+                bytes: z.bytes,
+                time_ns: z.time.0,
+                bytes_per_sec: z.bytes_per_sec(),
+            })
+            .collect(),
+        unreadable_lbas: out.unreadable.clone(),
+        recovered_lbas: out.recovered.clone(),
+        end: match out.end {
+            ScanEnd::Done => ScanEndState::Done,
+            ScanEnd::TooManyBad => ScanEndState::TooManyBad,
+            ScanEnd::Stopped => ScanEndState::Stopped,
+        },
+        error: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,6 +512,13 @@ mod tests {
         let want: Vec<u64> = bad.iter().map(|b| b / 512).collect();
         assert_eq!(out.unreadable, want);
         assert_eq!(out.failed_reads, 2, "two reads of 1 MiB covered them");
+        let rec = record(&s, &out);
+        assert_eq!(rec.unreadable_lbas, want);
+        assert_eq!(rec.classes.len(), CLASSES);
+        assert_eq!(rec.classes[0].below_ms, Some(5));
+        assert_eq!(rec.classes[CLASSES - 1].below_ms, None);
+        assert_eq!(rec.classes.iter().map(|c| c.reads).sum::<u64>(), 30);
+        assert_eq!((rec.end, rec.read_bytes, rec.reads), (ScanEndState::Done, out.bytes, 32));
         assert_eq!(out.bytes, 32 * MIB - 3 * 512, "every other block read");
         // Each unreadable block read 1 + 2 times, each other block of the
         // two failed reads once, besides the 32 reads.
