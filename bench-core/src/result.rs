@@ -216,6 +216,9 @@ closed_set! {
         /// Capacity hidden from the host (ATA HPA/DCO, NVMe outside every
         /// namespace).
         HiddenCapacity,
+        /// The surface scan: unreadable blocks, slow reads, a scan that
+        /// did not read its whole area.
+        SurfaceScan,
     }
 }
 
@@ -288,11 +291,11 @@ impl Metric {
 }
 
 mod capacity;
-mod scan;
 mod kernel;
+mod scan;
 pub use capacity::{CapacitySource, HiddenCapacity};
-pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
+pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 
 /// The schema identifier of this version of the document.
 pub const SCHEMA: &str = "bootbench.result/1";

@@ -1,6 +1,7 @@
 //! A read-only surface scan: every block of an area (or an evenly spread
 //! fraction of it) read once, in order, with large reads kept `depth` in
-//! flight; each read's time sorted into the classes surface scanners show
+//! flight; each read's time (the device's: from the later of its
+//! submission and the completion before it) sorted into the classes surface scanners show
 //! (HD Tune's error scan, Victoria, diskscan: below 5, 20, 50, 150, 500 ms,
 //! slower, error), the slowest reads kept with their offsets, and the
 //! throughput of each zone of the area (the curve over the surface).
@@ -65,7 +66,8 @@ pub struct SlowRead {
     pub offset: u64,
     /// Its length, bytes.
     pub len: u32,
-    /// From its submission to its completion.
+    /// The device's time for it: from the later of its submission and
+    /// the completion before it, to its own completion.
     pub time: Nanos,
 }
 
@@ -130,6 +132,32 @@ pub struct ScanOutcome {
     pub elapsed: Nanos,
 }
 
+impl ScanOutcome {
+    /// A scan of `spec` that read nothing (the disk could not be opened,
+    /// the scan was abandoned): every count 0, no zone.
+    pub fn empty(spec: &ScanSpec) -> ScanOutcome {
+        ScanOutcome {
+            classes: [0; CLASSES],
+            failed_reads: 0,
+            reads: 0,
+            bytes: 0,
+            planned_bytes: planned_bytes(spec),
+            slowest: Vec::new(),
+            zones: Vec::new(),
+            unreadable: Vec::new(),
+            recovered: Vec::new(),
+            end: ScanEnd::Done,
+            elapsed: Nanos(0),
+        }
+    }
+}
+
+/// The bytes a scan of `spec` reads: its area, or the covered part of it.
+pub fn planned_bytes(spec: &ScanSpec) -> u64 {
+    let (n, count) = read_counts(spec);
+    (0..count).map(|j| u64::from(read_at(spec, n, count, j).1)).sum()
+}
+
 /// The class of a read that took `t`.
 pub fn class_of(t: Nanos) -> usize {
     CLASS_BOUNDS_MS
@@ -185,6 +213,8 @@ struct Scan<'a, Q, C> {
     failed: Vec<(u64, u32)>,
     /// Each zone's first submission, if any.
     zone_first: Vec<Option<Nanos>>,
+    /// The last completion so far.
+    last_done: Nanos,
     out: ScanOutcome,
 }
 
@@ -199,8 +229,7 @@ impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
             let at = u64::try_from(u128::from(size) * u128::from(k) / u128::from(zones)).unwrap_or(size);
             spec.start + at / lb * lb
         };
-        let (n, count) = read_counts(spec);
-        let planned_bytes = (0..count).map(|j| u64::from(read_at(spec, n, count, j).1)).sum();
+        let planned_bytes = planned_bytes(spec);
         Scan {
             spec,
             q,
@@ -211,6 +240,7 @@ impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
             comps: Vec::with_capacity(depth),
             failed: Vec::new(),
             zone_first: vec![None; usize::try_from(zones).unwrap_or(1)],
+            last_done: Nanos(0),
             out: ScanOutcome {
                 classes: [0; CLASSES],
                 failed_reads: 0,
@@ -299,14 +329,20 @@ impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
         self.comps.clear();
         self.q.reap(1, &mut self.comps)?;
         let now = self.clock.now();
+        // A read's time is the device's for it: from the later of its
+        // submission and the completion before it, to its own. At depth 1
+        // that is its latency; deeper, reads waiting behind others are not
+        // charged the others' time (and the times add up to the busy time).
+        let mut from = self.last_done;
         for c in core::mem::take(&mut self.comps) {
             let Some((offset, len, start)) = self.inflight.get_mut(c.slot).and_then(Option::take) else {
                 continue;
             };
             self.free.push(c.slot);
             self.out.reads += 1;
+            let t = now.saturating_sub(start.max(from));
+            from = now;
             if c.result == Ok(len) {
-                let t = now.saturating_sub(start);
                 self.out.classes[class_of(t)] += 1;
                 self.out.bytes += u64::from(len);
                 self.slow(SlowRead { offset, len, time: t });
@@ -316,6 +352,7 @@ impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
                 self.failed.push((offset, len));
             }
         }
+        self.last_done = now;
         Ok(())
     }
 
@@ -364,6 +401,7 @@ impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
                 self.comps.clear();
                 self.q.reap(1, &mut self.comps)?;
                 let now = self.clock.now();
+                self.last_done = now;
                 if self.comps.iter().any(|c| c.result == Ok(lb)) {
                     self.out.bytes += u64::from(lb);
                     self.zone_read(at, u64::from(lb), now);
@@ -518,7 +556,10 @@ mod tests {
         assert_eq!(rec.classes[0].below_ms, Some(5));
         assert_eq!(rec.classes[CLASSES - 1].below_ms, None);
         assert_eq!(rec.classes.iter().map(|c| c.reads).sum::<u64>(), 30);
-        assert_eq!((rec.end, rec.read_bytes, rec.reads), (ScanEndState::Done, out.bytes, 32));
+        assert_eq!(
+            (rec.end, rec.read_bytes, rec.reads),
+            (ScanEndState::Done, out.bytes, 32)
+        );
         assert_eq!(out.bytes, 32 * MIB - 3 * 512, "every other block read");
         // Each unreadable block read 1 + 2 times, each other block of the
         // two failed reads once, besides the 32 reads.
@@ -553,6 +594,18 @@ mod tests {
         assert_eq!(class_of(Nanos::from_millis(5)), 1);
         assert_eq!(class_of(Nanos(4_999_999)), 0);
         assert_eq!(class_of(Nanos::from_millis(500)), 5);
+    }
+
+    /// At depth 4 the slow block's read alone is slow: the reads queued
+    /// behind it are not charged its time.
+    #[test]
+    fn at_depth_the_slow_block_is_charged_to_its_own_read() {
+        let mut disk = SimDisk::new(SimModel::ssd(16 * MIB), false);
+        disk.slow_at = vec![(9 * MIB + 4096, Nanos::from_millis(60))];
+        let s = spec_of(&disk, |s| s.depth = 4);
+        let out = run_scan(&disk, &s, &Stop::new());
+        assert_eq!(out.classes, [15, 0, 0, 1, 0, 0]);
+        assert_eq!(out.slowest[0].offset, 9 * MIB);
     }
 
     /// A tenth of the area: a tenth of the reads, spread evenly from the

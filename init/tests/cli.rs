@@ -252,6 +252,59 @@ fn quick_profile_on_a_loop_device_reads_and_skips_writes_without_destructive() {
     assert_eq!(lo.hash(), before, "a read-only run changed the device");
 }
 
+/// A surface scan of a loop device (`surface_scan`, before the tests):
+/// every byte of it read once, in reads of `bs`, every read in a time
+/// class, the zones holding every byte, nothing unreadable; then a quarter
+/// of a 4 MiB area from 1 MiB, spread over it. The device is unchanged.
+#[test]
+fn a_surface_scan_reads_every_block_once_and_writes_nothing() {
+    let lo = Loop::new(LOOP_BYTES, &[(0, &common::random_bytes(LOOP_BYTES, 11))]);
+    let before = lo.hash();
+    let size = u64::try_from(LOOP_BYTES).unwrap();
+    let tests = serde_json::json!([{"workload": "seq_read", "size": "1M"}]);
+    for (scan, area, planned) in [
+        (serde_json::json!({"bs": "256k", "zones": 4}), (0, size), size),
+        (
+            serde_json::json!({"bs": "256k", "offset": "1M", "length": "4M", "coverage": "25%", "iodepth": 1}),
+            (1 << 20, 5 << 20),
+            1 << 20,
+        ),
+    ] {
+        let cfg = config(&serde_json::json!({"tests": tests, "surface_scan": scan}));
+        let out = run(&["run", "--config", cfg.path(), "--target", &lo.dev]);
+        let doc = doc_of(&out);
+        assert_valid("bootbench.result-1.schema.json", &doc);
+        let s = &doc["targets"][0]["surface_scan"];
+        assert_eq!(s["end"], "done", "{scan}: {s}");
+        assert_eq!(
+            (s["start_byte"].as_u64(), s["end_byte"].as_u64()),
+            (Some(area.0), Some(area.1)),
+            "{scan}"
+        );
+        assert_eq!(s["planned_bytes"], planned, "{scan}");
+        assert_eq!(s["read_bytes"], planned, "{scan}: every planned byte read");
+        assert_eq!(s["reads"], planned / (256 << 10), "{scan}");
+        let classes: u64 = s["classes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["reads"].as_u64().unwrap())
+            .sum();
+        assert_eq!(classes, planned / (256 << 10), "{scan}: every read in a class");
+        let zoned: u64 = s["zones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|z| z["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(zoned, planned, "{scan}: the zones hold every byte");
+        assert_eq!(s["unreadable_lbas"], serde_json::json!([]), "{scan}");
+        assert!(stderr(&out).contains("surface scan done"), "{}", stderr(&out));
+        assert_eq!(doc["tests"][0]["status"]["state"], "ok", "the tests run after the scan");
+    }
+    assert_eq!(lo.hash(), before, "a surface scan changed the device");
+}
+
 /// A 4Kn device on a live system (a loop device with 4096-byte logical
 /// blocks beside a 512-byte one): `list` shows each one's block sizes as the
 /// kernel has them, in the text and the JSON; the quick profile's read tests

@@ -31,7 +31,10 @@
 //! loop with a stack backend; md/dm stop refuses with EBUSY while the
 //! abandoned thread holds the device open, which teardown reports).
 
-use bootbench_e2e::{artifacts, assert_schema_valid, boot, disks, scratch, stick_copy, tests_on, the_document, Via};
+use bootbench_e2e::{
+    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, scratch, stick_copy, target_by_serial,
+    tests_on, the_document, Via,
+};
 use serde_json::{json, Value};
 
 fn state(t: &Value) -> &str {
@@ -293,4 +296,72 @@ fn f2_write_error_at_a_chosen_sector_the_rest_runs() {
     assert_eq!(state(by_name(&kept, "read_4m")), "ok");
     assert_eq!(bootbench_e2e::checksum(&keep).unwrap(), before, "F-KEEP byte-identical");
     assert!(outcome.status.success(), "powered off: {}", outcome.status);
+}
+
+/// One boot, a surface scan of two disks at once before a short test,
+/// every disk holding data:
+/// - `S-ERR`: blkdebug read errors (EIO) at sectors 8192, 8200 and 100000:
+///   the 1 MiB reads over them fail and are narrowed to exactly those three
+///   LBAs; every other block is read;
+/// - `S-SLOW`: throttled to 16 MB/s (QEMU's `bps`): once QEMU's burst is
+///   spent, its 1 MiB reads take about 65 ms each, 50 ms or more.
+///
+/// Neither disk has changed a byte.
+#[test]
+fn f3_surface_scan_narrows_read_errors_to_their_lbas_and_classes_a_slow_disk() {
+    let Some(a) = artifacts("f3_scan") else {
+        return;
+    };
+    let dir = scratch("f3_scan");
+    let specs = disks(&[
+        "virtio,size=64M,serial=S-ERR,fault=read_aio:5:8192,fault=read_aio:5:8200,fault=read_aio:5:100000",
+        "virtio,size=32M,serial=S-SLOW,bps=16M",
+    ]);
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(700 + i as u64));
+    let config = json!({
+        "targets": [{"serial": "S-ERR"}, {"serial": "S-SLOW"}],
+        "tests": [{"workload": "seq_read", "name": "after", "bs": "1M", "size": "1M"}],
+        "surface_scan": {"zones": 8}
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    assert_eq!(before, after, "a scanned disk changed");
+
+    let s = &target_by_serial(&doc, "S-ERR")["surface_scan"];
+    assert_eq!(s["end"], "done", "{s}");
+    assert_eq!(s["unreadable_lbas"], json!([8192, 8200, 100000]), "{s}");
+    // Two reads cover the three sectors; QEMU's virtio-blk merges adjacent
+    // requests in flight into one, so a neighbour (of the 4 in flight)
+    // merged with a failing read fails with it (its blocks then all read
+    // when narrowed).
+    let failed = s["failed_reads"].as_u64().unwrap();
+    assert!((2..=8).contains(&failed), "{s}");
+    assert_eq!(s["read_bytes"], json!((64u64 << 20) - 3 * 512), "{s}");
+    assert_eq!(s["recovered_lbas"], json!([]), "{s}");
+
+    let s = &target_by_serial(&doc, "S-SLOW")["surface_scan"];
+    assert_eq!((&s["end"], &s["reads"]), (&json!("done"), &json!(32)), "{s}");
+    let class = |i: usize| s["classes"][i]["reads"].as_u64().unwrap();
+    // At 16 MB/s a 1 MiB read takes about 65 ms, once QEMU's throttle has
+    // let its first burst through (fast) and when its timer releases one
+    // read at a time (it sometimes releases several after a longer wait).
+    assert!(
+        class(3) + class(4) + class(5) >= 16,
+        "at least half the reads take 50 ms or more: {}",
+        s["classes"]
+    );
+    for serial in ["S-ERR", "S-SLOW"] {
+        assert_eq!(
+            tests_on(&doc, serial)[0]["status"]["state"],
+            "ok",
+            "{serial}: the test after the scan"
+        );
+    }
+    assert!(
+        outcome.serial.contains("surface scan done"),
+        "the console says each scan's end"
+    );
 }

@@ -96,6 +96,32 @@ pub struct Rules {
     pub self_test: bool,
     /// Hidden capacity found.
     pub hidden_capacity: Severity,
+    /// The surface scan's rules.
+    pub surface_scan: ScanRules,
+}
+
+/// The surface scan's rules: unreadable blocks, and reads at or above a
+/// time class's bound.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanRules {
+    /// What unreadable blocks give.
+    pub unreadable: Severity,
+    /// What reads of `slow_ms` or more give.
+    pub slow: Severity,
+    /// The time a slow read takes at least: one of the classes' bounds
+    /// ([`crate::scan::CLASS_BOUNDS_MS`]).
+    pub slow_ms: u64,
+}
+
+impl ScanRules {
+    /// Unreadable blocks fail, reads of 500 ms or more warn.
+    pub const fn defaults() -> ScanRules {
+        ScanRules {
+            unreadable: Severity::Fail,
+            slow: Severity::Warn,
+            slow_ms: 500,
+        }
+    }
 }
 
 impl Rules {
@@ -115,6 +141,7 @@ impl Rules {
             errors: true,
             self_test: true,
             hidden_capacity: Severity::Warn,
+            surface_scan: ScanRules::defaults(),
         }
     }
 }
@@ -157,6 +184,12 @@ impl Rules {
             on(self.self_test),
             sev(self.hidden_capacity)
         ));
+        out.push(format!(
+            "  surface scan: unreadable blocks ({}), reads of {} ms or more ({})",
+            sev(self.surface_scan.unreadable),
+            self.surface_scan.slow_ms,
+            sev(self.surface_scan.slow)
+        ));
         out
     }
 }
@@ -190,6 +223,7 @@ pub fn evaluate(doc: &ResultDoc, rules: &Rules) -> Acceptance {
             if let Some(v) = rules.hidden_capacity.verdict() {
                 hidden_capacity_check(t, v, &mut checks);
             }
+            scan_checks(t, &rules.surface_scan, &mut checks);
             let verdict = checks.iter().fold(Verdict::Pass, |v, c| v.worst(c.verdict));
             TargetVerdict {
                 target: t.path.clone(),
@@ -420,6 +454,72 @@ fn hidden_capacity_check(t: &TargetInfo, fails: Verdict, out: &mut Vec<Check>) {
         source: String::from("acceptance.hidden_capacity"),
         message,
     });
+}
+
+/// The surface scan's rules on `t`, when it was scanned: its unreadable
+/// blocks, its reads at or above the slow bound, and a scan that ended
+/// before its area was read (WARN: its blocks are not all known).
+fn scan_checks(t: &TargetInfo, rules: &ScanRules, out: &mut Vec<Check>) {
+    use crate::result::ScanEndState;
+    let Some(s) = &t.surface_scan else { return };
+    let check = |verdict, figure: &str, value: f64, limit: Option<f64>, message: String| Check {
+        rule: CheckRule::SurfaceScan,
+        verdict,
+        test: None,
+        figure: Some(String::from(figure)),
+        value: Some(value),
+        limit,
+        source: String::from("acceptance.surface_scan"),
+        message,
+    };
+    #[allow(clippy::cast_precision_loss)] // counts, shown
+    if let Some(v) = rules.unreadable.verdict() {
+        let n = s.unreadable_lbas.len();
+        let message = match s.unreadable_lbas.first() {
+            None => String::from("no unreadable block"),
+            Some(first) => format!("{n} unreadable block(s), the first at LBA {first}"),
+        };
+        out.push(check(
+            if n == 0 { Verdict::Pass } else { v },
+            "unreadable_lbas",
+            n as f64,
+            Some(0.0),
+            message,
+        ));
+    }
+    #[allow(clippy::cast_precision_loss)] // counts, shown
+    if let Some(v) = rules.slow.verdict() {
+        let slow: u64 = s
+            .classes
+            .iter()
+            .filter(|c| c.below_ms.is_none_or(|b| b > rules.slow_ms))
+            .map(|c| c.reads)
+            .sum();
+        let message = format!("{slow} read(s) of {} ms or more", rules.slow_ms);
+        out.push(check(
+            if slow == 0 { Verdict::Pass } else { v },
+            "slow_reads",
+            slow as f64,
+            Some(0.0),
+            message,
+        ));
+    }
+    if s.end != ScanEndState::Done {
+        #[allow(clippy::cast_precision_loss)] // bytes, shown
+        out.push(check(
+            Verdict::Warn,
+            "read_bytes",
+            s.read_bytes as f64,
+            Some(s.planned_bytes as f64),
+            format!(
+                "the scan ended {} after {} of {} bytes{}",
+                s.end,
+                s.read_bytes,
+                s.planned_bytes,
+                s.error.as_ref().map_or(String::new(), |e| format!(": {e}"))
+            ),
+        ));
+    }
 }
 
 /// Whether a test of `workload` reads, writes, or both, in its main step.

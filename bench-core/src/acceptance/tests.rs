@@ -651,3 +651,79 @@ fn grown_defects_must_not_grow() {
     assert_eq!((c.rule, c.verdict), (CheckRule::Counter, Verdict::Fail));
     assert_eq!(c.message, "grown_defects grew during the run: 3 -> 5");
 }
+
+/// The surface scan: unreadable blocks fail the disk, reads of 500 ms or
+/// more warn (150 ms and up when the config says so), a scan that ended
+/// early warns, a clean whole scan passes; a disk never scanned has no
+/// such check.
+#[test]
+fn unreadable_blocks_fail_slow_reads_and_short_scans_warn() {
+    use crate::scan::{record, ScanEnd, ScanOutcome, ScanSpec};
+    let spec = ScanSpec {
+        start: 0,
+        end: 1 << 30,
+        chunk: 1 << 20,
+        depth: 4,
+        coverage_ppm: crate::scan::WHOLE,
+        logical_block: 512,
+        retries: 2,
+        max_bad: 1000,
+        zones: 4,
+        slowest: 4,
+    };
+    let scanned = |f: &dyn Fn(&mut ScanOutcome)| {
+        let mut out = ScanOutcome::empty(&spec);
+        out.classes = [1020, 2, 0, 1, 1, 0];
+        out.reads = 1024;
+        out.bytes = out.planned_bytes;
+        f(&mut out);
+        record(&spec, &out)
+    };
+    let mut clean = disk("/dev/sda", 1 << 30);
+    clean.surface_scan = Some(scanned(&|_| {}));
+    let mut bad = disk("/dev/sdb", 1 << 30);
+    bad.surface_scan = Some(scanned(&|o| o.unreadable = vec![8192, 8200]));
+    let mut slow = disk("/dev/sdc", 1 << 30);
+    slow.surface_scan = Some(scanned(&|o| o.classes[5] = 3));
+    let mut short = disk("/dev/sdd", 1 << 30);
+    short.surface_scan = Some(scanned(&|o| (o.end, o.bytes) = (ScanEnd::Stopped, 1 << 20)));
+    let plain = disk("/dev/sde", 1 << 30);
+    let d = doc(vec![clean, bad, slow, short, plain], Vec::new());
+    let acc = evaluate(&d, &Rules::defaults());
+    let scan_checks = |t: &str| -> Vec<(Verdict, String)> {
+        verdict_of(&acc, t)
+            .checks
+            .iter()
+            .filter(|c| c.rule == CheckRule::SurfaceScan)
+            .map(|c| (c.verdict, c.message.clone()))
+            .collect()
+    };
+    assert_eq!(verdict_of(&acc, "/dev/sda").verdict, Verdict::Pass);
+    assert_eq!(scan_checks("/dev/sda").len(), 2, "unreadable and slow, both held");
+    assert_eq!(verdict_of(&acc, "/dev/sdb").verdict, Verdict::Fail);
+    assert_eq!(
+        scan_checks("/dev/sdb")[0],
+        (
+            Verdict::Fail,
+            String::from("2 unreadable block(s), the first at LBA 8192")
+        )
+    );
+    assert_eq!(verdict_of(&acc, "/dev/sdc").verdict, Verdict::Warn);
+    assert_eq!(
+        scan_checks("/dev/sdc")[1],
+        (Verdict::Warn, String::from("3 read(s) of 500 ms or more"))
+    );
+    assert_eq!(verdict_of(&acc, "/dev/sdd").verdict, Verdict::Warn);
+    assert!(scan_checks("/dev/sdd")[2]
+        .1
+        .starts_with("the scan ended stopped after 1048576 of 1073741824 bytes"));
+    assert!(scan_checks("/dev/sde").is_empty());
+    // From 150 ms: the 150-500 ms class counts too.
+    let mut strict = Rules::defaults();
+    strict.surface_scan.slow_ms = 150;
+    let acc = evaluate(&d, &strict);
+    assert_eq!(verdict_of(&acc, "/dev/sda").verdict, Verdict::Warn);
+    let mut off = Rules::defaults();
+    off.surface_scan.unreadable = Severity::Off;
+    assert_eq!(verdict_of(&evaluate(&d, &off), "/dev/sdb").verdict, Verdict::Pass);
+}

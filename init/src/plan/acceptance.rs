@@ -18,7 +18,7 @@ use std::path::Path;
 
 use bench_core::acceptance::{
     directions, Baseline, BaselineRule, Ceiling, Direction, DiskFilter, HealthRules, LatStat, Limit, PeerRule, Rules,
-    Severity, BASELINE_SCHEMA,
+    ScanRules, Severity, BASELINE_SCHEMA,
 };
 use bench_core::hist::FIO_PERCENTILES;
 use bench_core::result::Metric;
@@ -26,7 +26,7 @@ use bench_core::spec::{TestSpec, Workload};
 
 pub use super::acceptance_raw::*;
 use super::raw::{err, ConfigError};
-use super::value::Flag;
+use super::value::{Flag, Obj};
 
 /// The largest baseline file read.
 const MAX_BASELINE_BYTES: u64 = 16 << 20;
@@ -69,6 +69,20 @@ pub fn rules(
     rules.errors = on(raw.errors);
     rules.self_test = on(raw.self_test);
     rules.hidden_capacity = raw.hidden_capacity.unwrap_or(Severity::Warn);
+    if let Some(Obj(sc)) = &raw.surface_scan {
+        let d = ScanRules::defaults();
+        let slow_ms = sc.slow_ms.as_ref().map_or(d.slow_ms, |w| w.n);
+        if !bench_core::scan::CLASS_BOUNDS_MS.contains(&slow_ms) {
+            return err(format!(
+                "acceptance.surface_scan.slow_ms: {slow_ms} is not a time class's bound; expected one of the time classes' bounds: 5, 20, 50, 150 or 500 (milliseconds)"
+            ));
+        }
+        rules.surface_scan = ScanRules {
+            unreadable: sc.unreadable.unwrap_or(d.unreadable),
+            slow: sc.slow.unwrap_or(d.slow),
+            slow_ms,
+        };
+    }
     Ok(rules)
 }
 

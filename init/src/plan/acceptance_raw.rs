@@ -222,6 +222,37 @@ pub struct RawAcceptance {
     /// Hidden capacity: `warn` (the default), `fail` or `off`.
     #[serde(default, deserialize_with = "closed_opt")]
     pub hidden_capacity: Option<Severity>,
+    /// The surface scan's rules.
+    #[serde(default)]
+    pub surface_scan: Option<Obj<RawScanRules>>,
+}
+
+/// The surface scan's rules as written.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScanRules {
+    /// Unreadable blocks: `fail` (the default), `warn` or `off`.
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub unreadable: Option<Severity>,
+    /// Slow reads: `warn` (the default), `fail` or `off`.
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub slow: Option<Severity>,
+    /// What a slow read takes at least, milliseconds: a class bound.
+    #[serde(default)]
+    pub slow_ms: Option<Whole<SlowMs>>,
+}
+
+/// `slow_ms`'s range (then checked to be a class bound).
+#[derive(Debug)]
+pub struct SlowMs;
+impl Range for SlowMs {
+    const MIN: u64 = 5;
+    const MAX: u64 = 500;
+    const EXPECTED: &'static str = "one of the time classes' bounds: 5, 20, 50, 150 or 500 (milliseconds)";
+}
+
+impl Object for RawScanRules {
+    const EXPECTED: &'static str = "an object such as {\"unreadable\": \"fail\", \"slow\": \"warn\", \"slow_ms\": 500}";
 }
 
 impl Object for RawAcceptance {

@@ -19,6 +19,7 @@ mod acceptance_raw;
 mod model;
 mod raw;
 mod resolve;
+mod scan;
 #[cfg(test)]
 mod tests;
 mod validate;
@@ -26,4 +27,5 @@ pub mod value;
 
 pub use model::*;
 pub use raw::*;
+pub use scan::{RawSurfaceScan, ScanPlan};
 pub use validate::*;

@@ -109,6 +109,8 @@ pub struct Plan {
     /// test to the last (the config's `cpu_dma_latency`; 0 without it);
     /// `None`: `"off"`.
     pub cpu_dma_latency: Option<u32>,
+    /// The config's `surface_scan`, checked: run before every benchmark.
+    pub surface_scan: Option<super::scan::ScanPlan>,
 }
 
 /// The CPU wake-up latency limit a run holds while it measures when the

@@ -405,6 +405,10 @@ pub struct RawConfig {
     /// microseconds (default 0), or `"off"` (README "The I/O engines").
     #[serde(default)]
     pub cpu_dma_latency: Option<WakeLimit>,
+    /// Every block of each disk read once before the benchmarks (README
+    /// "Surface scan").
+    #[serde(default)]
+    pub surface_scan: Option<Obj<super::scan::RawSurfaceScan>>,
 }
 
 /// `self_test` as written: a kind alone (every disk), or the object form.

@@ -441,6 +441,7 @@ pub(super) fn plan_targets(
         }
     };
     let self_test = self_test_plan(raw, &targets)?;
+    let surface_scan = super::scan::scan_plan(raw.surface_scan.as_ref(), &targets)?;
     Ok(Plan {
         profile: profile_name,
         config_source: source.to_string(),
@@ -456,6 +457,7 @@ pub(super) fn plan_targets(
         acceptance,
         self_test,
         cpu_dma_latency: raw.cpu_dma_latency.map_or(Some(DEFAULT_CPU_DMA_LATENCY_US), |w| w.0),
+        surface_scan,
     })
 }
 
@@ -480,32 +482,7 @@ fn self_test_plan(raw: &RawConfig, targets: &[PlannedTarget]) -> Result<Option<S
         return Ok(None);
     };
     if let Some(d) = &o.disks {
-        if d.is_empty() {
-            return err("self_test.disks: [] names no disk; expected the serials of the disks to test, or no \"disks\" for every disk");
-        }
-        let serials: Vec<&str> = targets.iter().filter_map(|t| t.info.serial.as_deref()).collect();
-        for (i, s) in d.iter().enumerate() {
-            if s.trim().is_empty() {
-                return err(format!(
-                    "self_test.disks[{i}]: {s:?} is not a serial; expected a disk's serial number"
-                ));
-            }
-            if d[..i].contains(s) {
-                return err(format!(
-                    "self_test.disks[{i}]: {s:?} is named twice; expected each serial once"
-                ));
-            }
-            if !serials.contains(&s.as_str()) {
-                return err(format!(
-                    "self_test.disks[{i}]: {s:?} is not the serial of a target of this run; expected one of: {}",
-                    if serials.is_empty() {
-                        "(no target has a serial)".to_string()
-                    } else {
-                        serials.join(", ")
-                    }
-                ));
-            }
-        }
+        super::scan::check_disks("self_test.disks", d, targets)?;
     }
     let max_wait = match &o.max_wait {
         None => SelfTestPlan::default_wait(o.kind),

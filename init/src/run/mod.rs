@@ -9,6 +9,7 @@ pub mod accounting;
 pub mod engine;
 pub mod kmsg;
 pub mod pmqos;
+pub mod scan;
 pub mod selftest;
 pub mod stacks;
 
@@ -130,6 +131,11 @@ pub fn execute_with(
     progress(&bound_line(plan, bound));
     if plan.self_test.is_some() {
         selftest::run(plan, stop, progress);
+        refresh_targets(&mut doc, plan);
+        after_test(&doc);
+    }
+    if plan.surface_scan.is_some() {
+        scan::run(plan, stop, progress);
         refresh_targets(&mut doc, plan);
         after_test(&doc);
     }
@@ -440,7 +446,10 @@ pub fn run_bound(plan: &Plan) -> Nanos {
     for (_, b) in together {
         sum = sum.saturating_add(b);
     }
-    Nanos(sum.saturating_add(selftest::bound(plan).0))
+    Nanos(
+        sum.saturating_add(selftest::bound(plan).0)
+            .saturating_add(scan::bound(plan).0),
+    )
 }
 
 /// The console line that states the run's bound, at the start of a run.

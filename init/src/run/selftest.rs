@@ -200,7 +200,7 @@ fn pause(stop: &Stop) {
 }
 
 /// A duration in words: `90 s`, `54 min`.
-fn span(d: Duration) -> String {
+pub(crate) fn span(d: Duration) -> String {
     let s = d.as_secs();
     if s < 120 {
         format!("{:.1} s", d.as_secs_f64())
