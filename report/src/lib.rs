@@ -4,7 +4,8 @@
 //! text or an HTML page), CSV, an
 //! HTML report with SVG charts, documents cut out of a serial-console log
 //! (`extract`), and a baseline of many documents for the acceptance rules
-//! (`baseline`).
+//! (`baseline`). `show` and `html` also render each disk's surface scan
+//! ([`scan`]).
 //!
 //! Every command reads documents through [`read::load`], which names the file
 //! and what is wrong with it.
@@ -20,6 +21,7 @@ pub mod html;
 pub mod ocptv;
 pub mod output;
 pub mod read;
+pub mod scan;
 pub mod show;
 pub mod text;
 pub mod verdict;

@@ -5,15 +5,20 @@
 //! seqwr, rndrd, rndwr in MB/s, then the analysis lines when the document
 //! has them) with the test each column takes; the all-at-once runs; then per
 //! target every test's figures, the seek profile, the zone rates outside to
-//! inside, and the latency percentiles. Every heading names its unit
-//! (MB/s = 10^6 B/s, MiB = 2^20 B, µs = 10^-6 s, IOPS = requests/s). A test
-//! that was skipped or failed shows as such, never as a number.
+//! inside, and the latency percentiles, then its surface scan when it has
+//! one ([`crate::scan`]). Every heading names its unit (MB/s = 10^6 B/s,
+//! MiB = 2^20 B, GB = 10^9 B, µs = 10^-6 s, ms = 10^-3 s, IOPS =
+//! requests/s). A test that was skipped or failed shows as such, never as
+//! a number.
+//!
+//! The text goes to a terminal through `bench_core::console::safe_lines`
+//! (main.rs): the documents' strings are printed here as they are.
 
 use std::collections::BTreeSet;
 
 use bench_core::analysis::Metric;
 use bench_core::result::{
-    AllAtOnce, DirStats, Figure, LatStats, ResultDoc, Status, StepResult, TargetInfo, TestResult,
+    AllAtOnce, DirStats, Figure, LatStats, ResultDoc, Status, StepResult, SurfaceScan, TargetInfo, TestResult,
 };
 use bench_core::spec::Workload;
 
@@ -70,6 +75,9 @@ pub fn render(loaded: &Loaded) -> String {
     for t in &doc.targets {
         out.push('\n');
         out.push_str(&target_detail(doc, t));
+        if let Some(s) = &t.surface_scan {
+            out.push_str(&surface_scan(s));
+        }
     }
     let orphans: Vec<&TestResult> = doc
         .tests
@@ -124,6 +132,61 @@ fn health_detail(h: &bench_core::result::Health) -> String {
                 Align::Left,
             ],
         ));
+    }
+    out
+}
+
+/// A target's surface scan: its facts, the reads per time class, the
+/// unreadable and the recovered LBAs, the slowest reads, and the zone
+/// curve as a text chart ([`crate::scan`]).
+fn surface_scan(s: &SurfaceScan) -> String {
+    use crate::scan;
+    let mut out =
+        String::from("surface scan (MB/s = 10^6 B/s, MiB = 2^20 B, GB = 10^9 B, ms = 10^-3 s, LBA = logical block):\n");
+    for (name, value) in scan::facts(s) {
+        out.push_str(&format!("  {name}: {value}\n"));
+    }
+    out.push_str("reads by time, from submission to completion:\n");
+    let rows: Vec<Vec<String>> = scan::classes(s)
+        .into_iter()
+        .map(|(label, reads)| vec![label, reads.to_string()])
+        .collect();
+    out.push_str(&indent(&table(&rows, &[Align::Left, Align::Right])));
+    for (what, lbas) in [
+        ("unreadable LBAs (no read returned them)", &s.unreadable_lbas),
+        ("recovered LBAs (a retry returned them)", &s.recovered_lbas),
+    ] {
+        out.push_str(&format!(
+            "{}: {}\n",
+            scan::lba_heading(what, lbas),
+            scan::lba_list(lbas)
+        ));
+    }
+    let slowest = scan::slowest_rows(s);
+    if slowest.is_empty() {
+        out.push_str("slowest reads: none\n");
+    } else {
+        out.push_str(&format!("the {} slowest reads:\n", slowest.len()));
+        let mut rows = vec![["LBA", "length B", "time ms"].map(String::from).to_vec()];
+        rows.extend(slowest.into_iter().map(Vec::from));
+        out.push_str(&indent(&table(&rows, &[Align::Right; 3])));
+    }
+    let zones = scan::zone_rows(s);
+    if zones.is_empty() {
+        out.push_str("zones: none\n");
+    } else {
+        let lines = scan::zone_lines(s, scan::MAX_ZONE_LINES);
+        let per = lines.first().map_or(1, |l| l.zones);
+        out.push_str(&format!(
+            "zones, read MB/s by position on the disk (GB from its first byte, outside to inside), {} zones{}:\n",
+            s.zones.len(),
+            if per > 1 {
+                format!(", {per} a line")
+            } else {
+                String::new()
+            }
+        ));
+        out.push_str(&indent(&table(&zones, &[Align::Right, Align::Right, Align::Left])));
     }
     out
 }
@@ -1001,6 +1064,78 @@ mod tests {
             out.contains(&format!("{} main: not filled (the target may not be written)", b.name)),
             "{out}"
         );
+    }
+
+    /// A target's surface scan follows its other sections: the facts
+    /// with their units, a line per time class and the failed reads, the
+    /// unreadable and recovered LBAs, the five slowest reads, and a line
+    /// per zone with its MB/s and a bar that shrinks as the rate falls.
+    /// The other targets show nothing of it.
+    #[test]
+    fn a_surface_scan_is_shown_after_its_target() {
+        let mut doc: ResultDoc =
+            serde_json::from_str(include_str!("../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        let loaded = |doc: &ResultDoc| Loaded {
+            file: "scan.json".into(),
+            doc: doc.clone(),
+            warnings: Vec::new(),
+        };
+        let before = render(&loaded(&doc));
+        assert!(!before.contains("surface scan"), "no scan, nothing said");
+        doc.targets[1].surface_scan = Some(crate::scan::test_scan());
+        let out = render(&loaded(&doc));
+        let (this, next) = (
+            format!("-- {} (", doc.targets[1].path),
+            format!("-- {} (", doc.targets[2].path),
+        );
+        let (at, next_at) = (out.find(&this).expect(&this), out.find(&next).expect(&next));
+        let start = out.find("surface scan (").expect(&out);
+        assert!(start > at, "after its target's heading");
+        // Up to the blank line before the next target.
+        let block = &out[start..next_at - 1];
+        assert_eq!(out.replace(block, ""), before, "the scan block is all that changed");
+        let lines: Vec<&str> = block.lines().collect();
+        for want in [
+            "surface scan (MB/s = 10^6 B/s, MiB = 2^20 B, GB = 10^9 B, ms = 10^-3 s, LBA = logical block):",
+            "  area: bytes 0 to 67108864 of the disk, 67108864 B (64.0 MiB)",
+            "  read: 67107328 B (64.0 MiB) of 67108864 B (64.0 MiB) planned (100.0%); 64 reads, 2 failed",
+            "  ended: done: every planned read was made",
+            "reads by time, from submission to completion:",
+            "  < 5 ms      60",
+            "  5-20 ms      1",
+            "  20-50 ms     0",
+            "  50-150 ms    1",
+            "  150-500 ms   0",
+            "  >= 500 ms    0",
+            "  failed       2",
+            "unreadable LBAs (no read returned them), 3: 6145, 6153, 40960",
+            "recovered LBAs (a retry returned them), 1: 61443",
+            "the 5 slowest reads:",
+            "     LBA  length B  time ms",
+            "   18432   1048576     61.5",
+            "   81920   1048576     12.0",
+            "  122880   1048576      4.7",
+            "zones, read MB/s by position on the disk (GB from its first byte, outside to inside), 8 zones:",
+        ] {
+            assert!(lines.contains(&want), "{want:?} in\n{block}");
+        }
+        assert!(block.contains("  rate: ") && block.contains(" MB/s\n"), "{block}");
+        assert!(block.contains("  elapsed: 0.5 s\n"), "{block}");
+        assert_eq!(lines.iter().filter(|l| l.ends_with("1048576      4.9")).count(), 1);
+        assert!(!block.contains("4.6"), "only five of the seven slowest: {block}");
+        let zones: Vec<&str> = lines.iter().copied().filter(|l| l.contains(" GB  ")).collect();
+        assert_eq!(zones.len(), 8, "{block}");
+        assert_eq!(
+            zones[0],
+            "  0.0000-0.0084 GB  200.0 MB/s  ########################################"
+        );
+        assert!(
+            zones[7].starts_with("  0.0587-0.0671 GB   95.0 MB/s  ###"),
+            "{}",
+            zones[7]
+        );
+        let bars: Vec<usize> = zones.iter().map(|l| l.matches('#').count()).collect();
+        assert!(bars.windows(2).all(|w| w[0] >= w[1]) && bars[7] < bars[0], "{bars:?}");
     }
 
     #[test]

@@ -1198,6 +1198,94 @@ fn messages_escape_what_they_quote() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A surface scan made on the simulated HDD (three unreadable sectors, a
+/// slow one, 16 zones; `common::scanned_document`), through the binary:
+/// `show` prints it under its disk (a line per time class, the LBAs, the
+/// slow read first, a line per zone with its MB/s); `html` gives it a
+/// section with a dot per zone on its chart and the LBAs. The scan's error
+/// and the disk's model, hostile, are escaped: the console's escapes in
+/// `show`, HTML's in `html`.
+#[test]
+fn show_and_html_render_a_simulated_surface_scan() {
+    let dir = scratch("surface-scan");
+    let hostile = "\u{1b}[2J<script>alert('x')</script>";
+    let s = scanned_document(Some(hostile), Some("<script>HDD</script>"));
+    let lbas: Vec<String> = SCAN_BAD.iter().map(|b| (b / 512).to_string()).collect();
+    assert_eq!(s.scan.unreadable_lbas.len(), 3, "{:?}", s.scan);
+    let p = dir.join("scan.json");
+    fs::write(&p, &s.json).unwrap();
+    let ps = p.to_str().unwrap();
+
+    let out = ok(&["show", ps]);
+    assert!(!has_control(&out), "raw control characters: {out:?}");
+    let start = out.find(&format!("-- {} (", s.path)).expect(&out);
+    let block = &out[start..];
+    let block = &block[block.find("surface scan (").expect(block)..];
+    let block = &block[..block.find("\n-- ").unwrap_or(block.len())];
+    assert!(
+        block.contains(&format!(
+            "unreadable LBAs (no read returned them), 3: {}\n",
+            lbas.join(", ")
+        )),
+        "{block}"
+    );
+    assert!(
+        block.contains("  ended: error: the scan could not go on: \\x1b[2J<script>alert('x')</script>\n"),
+        "{block}"
+    );
+    let class = |label: &str| -> Vec<&str> {
+        let line = block
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{label} ")))
+            .expect(label);
+        line.split_whitespace().collect()
+    };
+    assert_eq!(class("50-150 ms").last(), Some(&"1"), "the slow sector's read");
+    assert_eq!(class("failed").last(), Some(&"2"), "two reads held the bad sectors");
+    let slow_lba = (SCAN_SLOW >> 20 << 20) / 512;
+    let first = block
+        .lines()
+        .skip_while(|l| !l.starts_with("the 5 slowest reads:"))
+        .nth(2)
+        .expect(block);
+    let cells: Vec<&str> = first.split_whitespace().collect();
+    assert_eq!(cells[..2], [slow_lba.to_string().as_str(), "1048576"], "{first}");
+    assert!(cells[2].parse::<f64>().unwrap() > 60.0, "{first}");
+    let zones: Vec<&str> = block.lines().filter(|l| l.contains(" GB  ")).collect();
+    assert_eq!(zones.len(), 16, "{block}");
+    let rate = |l: &str| -> f64 { l.split_whitespace().nth(2).unwrap().parse().unwrap() };
+    assert!(zones.iter().all(|l| l.contains(" MB/s  #")), "{block}");
+    assert!(rate(zones[0]) > rate(zones[15]) * 1.5, "outside faster: {block}");
+
+    let page = dir.join("scan.html");
+    let o = run(&["html", ps, "-o", page.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("<script"), "a raw tag from the document");
+    let sec = element(&html, "<section class=\"surface-scan\"", "</section>");
+    assert!(
+        sec.contains(&format!(
+            "Unreadable LBAs (no read returned them), 3: {}</p>",
+            lbas.join(", ")
+        )),
+        "{sec}"
+    );
+    assert!(
+        sec.contains(
+            "<dd>error: the scan could not go on: \u{1b}[2J&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;</dd>"
+        ),
+        "{sec}"
+    );
+    assert!(
+        sec.contains(&format!("<tr><td>{slow_lba}</td><td>1048576</td>")),
+        "{sec}"
+    );
+    let chart = element(sec, "<svg class=\"chart\" data-chart=\"surface-scan\"", "</svg>");
+    assert_eq!(chart.matches("<circle class=\"mark\"").count(), 16, "a dot per zone");
+    assert_eq!(chart.matches("<line class=\"unreadable\"").count(), 2, "{chart}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// A CSV text cell that a spreadsheet would run as a formula (starting
 /// with `=`, `+`, `-`, `@`, tab or carriage return: OWASP's CSV injection
 /// list) starts with a `'`; figures, negative ones too, stay numbers.

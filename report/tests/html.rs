@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use bootbench_report::html::{render, render_fleet, Chart};
 use bootbench_report::read::{load, Loaded};
 
+mod common;
 mod rack;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -317,6 +318,28 @@ fn the_fleet_page_renders_in_chromium() {
     );
     if let Err(e) = check(&html, &[], 0, &tmp.0, "fleet-page") {
         panic!("the fleet page in Chromium:\n{e}");
+    }
+}
+
+/// A disk's surface scan (made on the simulated HDD,
+/// `common::scanned_document`): its section's chart has every zone's dot
+/// laid out, beside the 4-disk run's other charts, and the page logs
+/// nothing and fetches nothing.
+#[test]
+fn a_surface_scan_renders_in_chromium() {
+    let tmp = Tmp::new("surface-scan");
+    let s = common::scanned_document(None, None);
+    let path = tmp.0.join("scan.json");
+    std::fs::write(&path, &s.json).expect("write the document");
+    let html = render(&[load(&path).unwrap_or_else(|e| panic!("{e}"))]);
+    assert_eq!(
+        html.matches("<svg class=\"chart\" data-chart=\"surface-scan\"").count(),
+        1,
+        "one scan, one chart"
+    );
+    let want = [(Chart::Surface, 1), (Chart::Seek, 1), (Chart::Latency, 1)];
+    if let Err(e) = check(&html, &want, 1, &tmp.0, "surface-scan") {
+        panic!("the HTML report with a surface scan in Chromium:\n{e}");
     }
 }
 

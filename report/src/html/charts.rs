@@ -573,6 +573,8 @@ pub(super) fn charts(doc: &ResultDoc, kind: Chart) -> Vec<String> {
         Chart::AllAtOnce => all_at_once_charts(doc),
         // Over all the documents: fleet_section.
         Chart::Fleet => Vec::new(),
+        // In each target's surface scan section: scan::sections.
+        Chart::SurfaceScan => Vec::new(),
     }
 }
 

@@ -16,6 +16,7 @@
 //! | `layer`       | each dm analysis line: the device beneath against the layer          |
 //! | `all-at-once` | each all-at-once run: every disk alone against all together          |
 //! | `fleet`       | the fleet section's strips: per test and figure, each group's disks (a row per group, one axis), the median marked, the outliers red |
+//! | `surface-scan`| a disk's surface scan: read MB/s of each zone against the position on the disk (GB from its first byte), the unreadable LBAs as dashed red lines |
 //!
 //! A chart with no data in a document is not drawn: a note
 //! `<p class="omitted" data-omitted="KIND">` says why. Under an array's or
@@ -35,6 +36,12 @@
 //! groups by host model and by disk model, drawn by the same code
 //! (`html/fleet.rs`).
 //!
+//! After the charts, each target with a surface scan (`surface_scan`,
+//! `html/scan.rs`) has a `<section class="surface-scan">`: the scan's facts,
+//! its reads per time class, its slowest reads, its unreadable and
+//! recovered LBAs and its `surface-scan` chart. A document without scans
+//! has no such section and no note about it.
+//!
 //! The page opens with the acceptance verdicts (`html/verdict.rs`): per
 //! document a table of its disks at a glance and every check that did not
 //! pass; `fleet --html` counts them by model and lists every failed disk.
@@ -50,6 +57,7 @@ use crate::read::Loaded;
 mod charts;
 mod fleet;
 mod format;
+mod scan;
 mod section;
 mod svg;
 mod verdict;
@@ -76,6 +84,10 @@ pub enum Chart {
     /// against their median: the page's fleet section, over all the
     /// documents, not a document's section (so not in [`Chart::ALL`]).
     Fleet,
+    /// A disk's surface scan: each zone's read rate over the disk, in the
+    /// target's surface scan section (not in [`Chart::ALL`]: a document
+    /// without scans shows nothing of it, not even a note).
+    SurfaceScan,
 }
 
 impl Chart {
@@ -99,6 +111,7 @@ impl Chart {
             Chart::Layer => "layer",
             Chart::AllAtOnce => "all-at-once",
             Chart::Fleet => "fleet",
+            Chart::SurfaceScan => "surface-scan",
         }
     }
 
@@ -111,6 +124,7 @@ impl Chart {
             Chart::Layer => "Layer overhead",
             Chart::AllAtOnce => "All at once against each alone",
             Chart::Fleet => "Disks by model and firmware",
+            Chart::SurfaceScan => "Surface scan",
         }
     }
 
@@ -125,6 +139,8 @@ impl Chart {
             Chart::AllAtOnce => "No all-at-once chart: no all-at-once run with figures in this document.",
             // Never shown: a page without fleet groups has no fleet section at all.
             Chart::Fleet => "No fleet section: no model and firmware with two or more disks that ran the same test.",
+            // Never shown: a target without a scan has no scan section.
+            Chart::SurfaceScan => "No surface scan chart: nothing was read.",
         }
     }
 }

@@ -1,5 +1,6 @@
 //! One result document's section of the page: the run and the machine, the summary tables
-//! (targets, analysis lines, health), the charts ([`super::charts`]), the tests and their passes.
+//! (targets, analysis lines, health), the charts ([`super::charts`]), each disk's surface scan
+//! ([`super::scan`]), the tests and their passes.
 
 use std::fmt::Write as _;
 
@@ -70,6 +71,7 @@ pub(super) fn section(out: &mut String, i: usize, l: &Loaded) {
             out.push_str("</div>\n");
         }
     }
+    super::scan::sections(out, doc);
     tests_table(out, doc);
     passes_table(out, doc);
     out.push_str("</section>\n");

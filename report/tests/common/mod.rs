@@ -98,3 +98,76 @@ pub fn element<'a>(html: &'a str, open: &str, close: &str) -> &'a str {
     let rest = &html[start..];
     &rest[..rest.find(close).map_or(rest.len(), |e| e + close.len())]
 }
+
+/// What [`scanned_document`] planted and found on the simulated disk.
+#[derive(Debug)]
+pub struct Scanned {
+    /// The document, as JSON text.
+    pub json: String,
+    /// The scanned target's path.
+    pub path: String,
+    /// The scan as recorded.
+    pub scan: bench_core::result::SurfaceScan,
+}
+
+/// The 256 MiB HDD the surface scan tests plant their faults on: three
+/// unreadable sectors (two in one 1 MiB read, one in another), a sector
+/// the drive takes 60 ms more to read, in 16 zones; byte offsets.
+pub const SCAN_BAD: [u64; 3] = [100 * (1 << 20) + 4096, 100 * (1 << 20) + 8192, 150 * (1 << 20)];
+/// The slow sector's byte offset.
+pub const SCAN_SLOW: u64 = 70 * (1 << 20) + 512;
+
+/// The 4-disk run ([`QEMU4`]) with a surface scan of its SATA HDD
+/// (`/dev/sdb`), made by `bench_core::scan` on the simulated disk and
+/// recorded by `bench_core::scan::record`, as the run makes and records
+/// one; `error` makes it a scan that ended in that error, `model` sets the
+/// disk's model.
+pub fn scanned_document(error: Option<&str>, model: Option<&str>) -> Scanned {
+    use bench_core::io::{Access, OpenSpec, Target};
+    use bench_core::runner::Stop;
+    use bench_core::scan::{record, scan, ScanSpec, WHOLE};
+    use bench_core::sim::{SimDisk, SimModel};
+    use bench_core::units::Nanos;
+
+    let mut disk = SimDisk::new(SimModel::hdd(256 << 20), false);
+    disk.fail_at = SCAN_BAD.to_vec();
+    disk.slow_at = vec![(SCAN_SLOW, Nanos::from_millis(60))];
+    let spec = ScanSpec {
+        start: 0,
+        end: disk.model.size,
+        chunk: 1 << 20,
+        depth: 1,
+        coverage_ppm: WHOLE,
+        logical_block: disk.model.logical_block,
+        retries: 1,
+        max_bad: 100,
+        zones: 16,
+        slowest: 8,
+    };
+    let mut q = disk
+        .open(&OpenSpec::plain(Access::Direct, false, spec.depth, spec.chunk, 1))
+        .expect("a queue on the simulated disk");
+    let out = scan(&spec, &mut q, &disk.clock, &Stop::new(), &mut |_| {}).expect("the scan");
+    let mut rec = record(&spec, &out);
+    if let Some(e) = error {
+        (rec.end, rec.error) = (bench_core::result::ScanEndState::Error, Some(e.into()));
+    }
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixtures().join(QEMU4)).expect("the 4-disk run")).expect("JSON");
+    let path = "/dev/sdb".to_string();
+    let t = doc["targets"]
+        .as_array_mut()
+        .expect("targets")
+        .iter_mut()
+        .find(|t| t["path"] == path.as_str())
+        .expect("the HDD");
+    t["surface_scan"] = serde_json::to_value(&rec).expect("the scan as JSON");
+    if let Some(m) = model {
+        t["model"] = serde_json::json!(m);
+    }
+    Scanned {
+        json: doc.to_string(),
+        path,
+        scan: rec,
+    }
+}
