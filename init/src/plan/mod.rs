@@ -20,6 +20,7 @@ mod model;
 mod raw;
 mod resolve;
 mod scan;
+mod scan_raw;
 #[cfg(test)]
 mod tests;
 mod validate;
@@ -27,5 +28,5 @@ pub mod value;
 
 pub use model::*;
 pub use raw::*;
-pub use scan::{RawSurfaceScan, ScanPlan};
+pub use scan_raw::RawSurfaceScan;
 pub use validate::*;

@@ -110,13 +110,93 @@ pub struct Plan {
     /// `None`: `"off"`.
     pub cpu_dma_latency: Option<u32>,
     /// The config's `surface_scan`, checked: run before every benchmark.
-    pub surface_scan: Option<super::scan::ScanPlan>,
+    pub surface_scan: Option<ScanPlan>,
 }
 
 /// The CPU wake-up latency limit a run holds while it measures when the
 /// config does not say (`cpu_dma_latency`), microseconds: no idle state
 /// deeper than polling.
 pub const DEFAULT_CPU_DMA_LATENCY_US: u32 = 0;
+
+/// The config's `surface_scan`, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanPlan {
+    /// Only the disks of these serials; `None`: every disk of the plan.
+    pub disks: Option<Vec<String>>,
+    /// The area's first byte.
+    pub offset: u64,
+    /// The area's length; `None`: to each disk's end.
+    pub length: Option<u64>,
+    /// The fraction read, parts per million.
+    pub coverage_ppm: u32,
+    /// The size of each read.
+    pub bs: u32,
+    /// Reads in flight.
+    pub iodepth: u32,
+    /// Re-reads of a failing block.
+    pub retries: u32,
+    /// Unreadable blocks after which a disk's scan stops.
+    pub max_bad: u64,
+    /// Zones of the throughput curve.
+    pub zones: u32,
+    /// Slowest reads recorded.
+    pub slowest: usize,
+    /// The longest a disk's scan may take; `None`: from its size
+    /// ([`ScanPlan::time_for`]).
+    pub max_time: Option<Nanos>,
+    /// Every disk at once.
+    pub parallel: bool,
+}
+
+impl ScanPlan {
+    /// The size of each read when the config gives none.
+    pub const DEFAULT_BS: u32 = 1 << 20;
+    /// Reads in flight when the config gives none.
+    pub const DEFAULT_IODEPTH: u32 = 4;
+    /// Re-reads of a failing block when the config gives none.
+    pub const DEFAULT_RETRIES: u32 = 2;
+    /// Unreadable blocks after which a scan stops, when the config gives none.
+    pub const DEFAULT_MAX_BAD: u64 = 1000;
+    /// Zones when the config gives none.
+    pub const DEFAULT_ZONES: u32 = 100;
+    /// Slowest reads recorded when the config gives none.
+    pub const DEFAULT_SLOWEST: usize = 20;
+    /// The rate a scan's time allowance assumes when the config gives no
+    /// `max_time`: 10 MB/s, below any working disk's slowest zone.
+    pub const FLOOR_RATE: u64 = 10_000_000;
+
+    /// True if the disk of `serial` takes part.
+    pub fn selects(&self, serial: Option<&str>) -> bool {
+        match &self.disks {
+            None => true,
+            Some(d) => serial.is_some_and(|s| d.iter().any(|x| x == s)),
+        }
+    }
+
+    /// The area of a disk of `size` bytes: `[start, end)`, or why it has none.
+    pub fn area(&self, size: u64) -> Result<(u64, u64), String> {
+        let end = match self.length {
+            Some(l) => self.offset.saturating_add(l),
+            None => size,
+        };
+        if self.offset >= size || end > size {
+            return Err(format!(
+                "the area {}..{} is not within the disk's {size} bytes",
+                self.offset, end
+            ));
+        }
+        Ok((self.offset, end))
+    }
+
+    /// The longest a scan of `bytes` may take: the config's `max_time`, or
+    /// the bytes at [`ScanPlan::FLOOR_RATE`] and a minute.
+    pub fn time_for(&self, bytes: u64) -> Nanos {
+        self.max_time.unwrap_or_else(|| {
+            let secs = bytes / Self::FLOOR_RATE + 60;
+            Nanos(secs.saturating_mul(1_000_000_000))
+        })
+    }
+}
 
 /// A SMART self-test the run starts on its disks before the benchmarks.
 #[derive(Clone, Debug, PartialEq, Eq)]

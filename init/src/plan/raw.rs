@@ -408,7 +408,7 @@ pub struct RawConfig {
     /// Every block of each disk read once before the benchmarks (README
     /// "Surface scan").
     #[serde(default)]
-    pub surface_scan: Option<Obj<super::scan::RawSurfaceScan>>,
+    pub surface_scan: Option<Obj<super::scan_raw::RawSurfaceScan>>,
 }
 
 /// `self_test` as written: a kind alone (every disk), or the object form.

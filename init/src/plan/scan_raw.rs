@@ -1,0 +1,116 @@
+//! The config's `surface_scan` as written (README "Surface scan"): every
+//! key optional; [`super::scan`] checks it into a
+//! [`ScanPlan`](super::model::ScanPlan).
+
+use serde::{Deserialize, Serialize};
+
+use super::value::{from_scalar, Duration, Flag, Object, Range, Scalar, Size, Whole};
+
+/// `surface_scan` as written: every key optional (`{}`: every disk, whole,
+/// with the defaults).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSurfaceScan {
+    /// Only the disks of these serials (absent: every disk).
+    #[serde(default)]
+    pub disks: Option<Vec<String>>,
+    /// The area's first byte (default 0).
+    #[serde(default)]
+    pub offset: Option<Size>,
+    /// The area's length (default: to the end of each disk).
+    #[serde(default)]
+    pub length: Option<Size>,
+    /// The fraction of the area read, spread evenly (default 1).
+    #[serde(default)]
+    pub coverage: Option<Coverage>,
+    /// The size of each read.
+    #[serde(default)]
+    pub bs: Option<Size>,
+    /// Reads in flight.
+    #[serde(default)]
+    pub iodepth: Option<Whole<Depth>>,
+    /// Re-reads of a failing block before it is unreadable.
+    #[serde(default)]
+    pub retries: Option<Whole<Retries>>,
+    /// Unreadable blocks after which a disk's scan stops.
+    #[serde(default)]
+    pub max_bad: Option<Whole<MaxBad>>,
+    /// Zones of the throughput curve.
+    #[serde(default)]
+    pub zones: Option<Whole<Zones>>,
+    /// How many of the slowest reads are recorded.
+    #[serde(default)]
+    pub slowest: Option<Whole<Slowest>>,
+    /// The longest a disk's scan may take.
+    #[serde(default)]
+    pub max_time: Option<Duration>,
+    /// Every disk at once, each its own thread (default true).
+    #[serde(default)]
+    pub parallel: Option<Flag>,
+}
+
+impl Object for RawSurfaceScan {
+    const EXPECTED: &'static str = "an object such as {\"coverage\": \"10%\"} ({} scans every disk whole)";
+}
+
+/// `surface_scan.coverage`: a fraction above 0 and at most 1, or a
+/// percentage (`"10%"`); kept in parts per million.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coverage(pub u32);
+
+impl<'de> Deserialize<'de> for Coverage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_scalar(d, |v| {
+            let frac = match &v {
+                Scalar::Int(n) => Some(*n as f64),
+                Scalar::Float(x) => Some(*x),
+                Scalar::Str(s) => s
+                    .trim()
+                    .strip_suffix('%')
+                    .and_then(|p| p.trim().parse::<f64>().ok())
+                    .map(|p| p / 100.0),
+                Scalar::Bool(_) => None,
+            };
+            // 1 ppm at least: a fraction that reads nothing is no scan.
+            let ppm = frac
+                .filter(|f| f.is_finite() && *f > 0.0 && *f <= 1.0)
+                .map(|f| (f * 1e6).round());
+            match ppm {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // 1..=1e6
+                Some(p) if p >= 1.0 => Ok(Coverage(p as u32)),
+                _ => Err(format!(
+                    "{v} is not a coverage; expected a fraction of the area above 0 and at most 1 (0.1), or a percentage (\"10%\")"
+                )),
+            }
+        })
+    }
+}
+
+impl Serialize for Coverage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(f64::from(self.0) / 1e6)
+    }
+}
+
+macro_rules! scan_ranges {
+    ($($name:ident: $min:expr, $max:expr, $expected:expr;)*) => {
+        $(
+            #[doc = concat!("`", $expected, "`")]
+            #[derive(Debug)]
+            pub struct $name;
+            impl Range for $name {
+                const MIN: u64 = $min;
+                const MAX: u64 = $max;
+                const EXPECTED: &'static str = $expected;
+            }
+        )*
+    };
+}
+
+scan_ranges! {
+    Depth: 1, 256, "a whole number of reads in flight from 1 to 256";
+    Retries: 0, 16, "a whole number of re-reads from 0 to 16";
+    MaxBad: 0, 1_000_000, "a whole number of unreadable blocks from 0 to 1000000";
+    Zones: 1, 10_000, "a whole number of zones from 1 to 10000";
+    Slowest: 0, 1000, "a whole number of reads from 0 to 1000";
+}
