@@ -302,7 +302,8 @@ fn f2_write_error_at_a_chosen_sector_the_rest_runs() {
 /// every disk holding data:
 /// - `S-ERR`: blkdebug read errors (EIO) at sectors 8192, 8200 and 100000:
 ///   the 1 MiB reads over them fail and are narrowed to exactly those three
-///   LBAs; every other block is read;
+///   LBAs; every other block is read; the kernel's I/O error lines for it
+///   are in `kernel_log`, during `surface_scan`;
 /// - `S-SLOW`: throttled to 16 MB/s (QEMU's `bps`): once QEMU's burst is
 ///   spent, its 1 MiB reads take about 65 ms each, 50 ms or more.
 ///
@@ -341,6 +342,19 @@ fn f3_surface_scan_narrows_read_errors_to_their_lbas_and_classes_a_slow_disk() {
     assert!((2..=8).contains(&failed), "{s}");
     assert_eq!(s["read_bytes"], json!((64u64 << 20) - 3 * 512), "{s}");
     assert_eq!(s["recovered_lbas"], json!([]), "{s}");
+    // The kernel logged the failed reads, during the scan, for that disk.
+    let path = target_by_serial(&doc, "S-ERR")["path"].as_str().unwrap().to_string();
+    let lines: Vec<&Value> = doc["kernel_log"]
+        .as_array()
+        .map(|a| a.iter().filter(|l| l["target"] == path.as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["kind"] == "io_error" && l["test"] == "surface_scan"),
+        "{}",
+        doc["kernel_log"]
+    );
 
     let s = &target_by_serial(&doc, "S-SLOW")["surface_scan"];
     assert_eq!((&s["end"], &s["reads"]), (&json!("done"), &json!(32)), "{s}");

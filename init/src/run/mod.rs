@@ -134,17 +134,17 @@ pub fn execute_with(
         refresh_targets(&mut doc, plan);
         after_test(&doc);
     }
-    if plan.surface_scan.is_some() {
-        scan::run(plan, stop, progress);
-        refresh_targets(&mut doc, plan);
-        after_test(&doc);
-    }
     // From here on, the kernel's lines naming a disk are this run's.
-    let kmsg = if plan.simulated {
+    let mut kmsg = if plan.simulated {
         None
     } else {
         KernelLog::start(plan, progress)
     };
+    if plan.surface_scan.is_some() {
+        scan::run(plan, stop, progress, kmsg.as_mut());
+        refresh_targets(&mut doc, plan);
+        after_test(&doc);
+    }
     // No CPU idles deeper than the limit while the tests run (a simulated
     // disk has no wake-up to wait for).
     let (wake_hold, wake) = if plan.simulated {

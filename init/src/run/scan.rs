@@ -19,6 +19,7 @@ use bench_core::scan::{planned_bytes, record, scan, ScanOutcome, ScanSpec};
 use bench_core::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
+use super::kmsg::KernelLog;
 use super::selftest::span;
 use crate::plan::{Plan, ScanPlan};
 
@@ -131,11 +132,21 @@ struct Running {
     said: Instant,
 }
 
+/// What the kernel's lines during the scans are recorded as coming
+/// during (`kernel_log[].test`).
+pub const KERNEL_LOG_TEST: &str = "surface_scan";
+
 /// Run the plan's surface scan on every disk it selects and record each
-/// in its target (`info.surface_scan`). Nothing to do without `surface_scan`.
-pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str)) {
+/// in its target (`info.surface_scan`); the kernel's lines naming a disk
+/// meanwhile go to `kmsg`, as during the scan. Nothing to do without
+/// `surface_scan`.
+pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kmsg: Option<&mut KernelLog>) {
     let Some(sp) = plan.surface_scan.clone() else { return };
     let mut waiting = selected(plan, &sp);
+    if let Some(k) = kmsg.as_deref_mut() {
+        let tis: Vec<usize> = waiting.iter().map(|(ti, _)| *ti).collect();
+        k.begin(&tis, KERNEL_LOG_TEST, progress);
+    }
     waiting.reverse();
     let (tx, rx) = mpsc::channel::<Msg>();
     let mut running: Vec<Running> = Vec::new();
@@ -177,6 +188,9 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str)) {
         }
         if running.is_empty() {
             break;
+        }
+        if let Some(k) = kmsg.as_deref_mut() {
+            k.poll(progress);
         }
         match rx.recv_timeout(TICK) {
             Ok(Msg::Progress(ti, f)) => {
@@ -229,6 +243,9 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str)) {
             }
             i += 1;
         }
+    }
+    if let Some(k) = kmsg {
+        k.end(progress);
     }
 }
 
