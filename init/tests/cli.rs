@@ -271,6 +271,11 @@ fn a_surface_scan_reads_every_block_once_and_writes_nothing() {
         ),
     ] {
         let cfg = config(&serde_json::json!({"tests": tests, "surface_scan": scan}));
+        let plan = String::from_utf8(run(&["validate", cfg.path(), "--target", &lo.dev]).stdout).unwrap();
+        assert!(
+            plan.lines().any(|l| l.starts_with("surface scan: every disk, ")),
+            "{plan}"
+        );
         let out = run(&["run", "--config", cfg.path(), "--target", &lo.dev]);
         let doc = doc_of(&out);
         assert_valid("bootbench.result-1.schema.json", &doc);
@@ -815,6 +820,11 @@ fn validate_prints_the_plan() {
     assert!(line(&a.dev).contains("67108864 B"), "{text}");
     assert!(text.contains("rr (rand_read): 1 step(s)"), "{text}");
     assert!(text.contains("(seq_write): skipped: writes refused"), "{text}");
+    assert!(text.contains("cpu_dma_latency: held at 0 us"), "{text}");
+    assert!(
+        !text.lines().any(|l| l.starts_with("surface scan:")),
+        "no scan asked: {text}"
+    );
     // --target replaces the config's targets.
     let o = run(&["validate", cfg.path(), "--target", &b.dev]);
     let text = String::from_utf8(o.stdout).unwrap();

@@ -595,8 +595,33 @@ pub fn describe_plan_for(plan: &Plan, whom: Described) -> Vec<String> {
     for ti in 0..plan.targets.len() {
         s.extend(target_lines(plan, ti, whom));
     }
+    s.extend(plan.surface_scan.as_ref().map(scan_line));
+    s.push(match plan.cpu_dma_latency {
+        Some(us) => format!("cpu_dma_latency: held at {us} us from the first test to the last"),
+        None => "cpu_dma_latency: off (the CPUs' own idle states)".to_string(),
+    });
     s.extend(plan.acceptance.describe());
     s
+}
+
+/// The plan's surface scan in words.
+fn scan_line(sp: &ScanPlan) -> String {
+    let area = match sp.length {
+        Some(l) => format!("{l} B from byte {}", sp.offset),
+        None if sp.offset == 0 => "whole".to_string(),
+        None => format!("from byte {} to the end", sp.offset),
+    };
+    format!(
+        "surface scan: {}, {area}, {:.4}% of the reads, {} B reads, {} in flight, {} retries, stops past {} unreadable blocks, {}{}",
+        sp.disks.as_ref().map_or("every disk".to_string(), |d| format!("disks {}", d.join(", "))),
+        f64::from(sp.coverage_ppm) / 1e4,
+        sp.bs,
+        sp.iodepth,
+        sp.retries,
+        sp.max_bad,
+        if sp.parallel { "all at once" } else { "one after another" },
+        sp.max_time.map_or(String::new(), |t| format!(", at most {} s each", t.0 / 1_000_000_000))
+    )
 }
 
 /// The plan's first line: its config, profile and seed (and, when `sim`,
