@@ -113,6 +113,12 @@ pub struct Plan {
     pub surface_scan: Option<ScanPlan>,
 }
 
+/// True if the disk of `serial` is among `disks` (a list of serials;
+/// `None`: every disk).
+fn selects(disks: Option<&[String]>, serial: Option<&str>) -> bool {
+    disks.is_none_or(|d| serial.is_some_and(|s| d.iter().any(|x| x == s)))
+}
+
 /// The CPU wake-up latency limit a run holds while it measures when the
 /// config does not say (`cpu_dma_latency`), microseconds: no idle state
 /// deeper than polling.
@@ -167,10 +173,7 @@ impl ScanPlan {
 
     /// True if the disk of `serial` takes part.
     pub fn selects(&self, serial: Option<&str>) -> bool {
-        match &self.disks {
-            None => true,
-            Some(d) => serial.is_some_and(|s| d.iter().any(|x| x == s)),
-        }
+        selects(self.disks.as_deref(), serial)
     }
 
     /// The area of a disk of `size` bytes: `[start, end)`, or why it has none.
@@ -224,10 +227,7 @@ impl SelfTestPlan {
 
     /// True if the disk of `serial` takes part.
     pub fn selects(&self, serial: Option<&str>) -> bool {
-        match &self.disks {
-            None => true,
-            Some(d) => serial.is_some_and(|s| d.iter().any(|x| x == s)),
-        }
+        selects(self.disks.as_deref(), serial)
     }
 }
 
