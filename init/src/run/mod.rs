@@ -87,7 +87,14 @@ pub fn new_doc(
 /// `skipped` with the reason, the other targets run, and `run.status` is
 /// `error` at the end with every such reason in `run.error`.
 pub fn execute(plan: &mut Plan, progress: &mut dyn FnMut(&str), after_test: &mut dyn FnMut(&ResultDoc)) -> ResultDoc {
-    execute_with(plan, &mut stacks::Kernel, &engine::STOP, progress, after_test)
+    execute_with(
+        plan,
+        &mut stacks::Kernel,
+        &stacks::LIVE,
+        &engine::STOP,
+        progress,
+        after_test,
+    )
 }
 
 /// Why tests after an interrupt do not run.
@@ -105,6 +112,11 @@ fn interrupted(stop: &Stop) -> bool {
 /// tests and those of the stacks on it, and the run goes on); then the
 /// all-at-once run, if asked for; then the analysis.
 ///
+/// The stacks this run assembles are registered in `reg` and it tears down
+/// only those: the live command passes [`stacks::LIVE`], which its panic
+/// hook empties; another run in the same process (the tests run many at
+/// once) has its own.
+///
 /// An interrupt (`stop` set to [`StopReason::Interrupted`], by SIGINT or
 /// SIGTERM) ends the running test after its requests in flight (status
 /// `interrupted`, what it measured kept), skips every later test, assembles
@@ -113,6 +125,7 @@ fn interrupted(stop: &Stop) -> bool {
 pub fn execute_with(
     plan: &mut Plan,
     backend: &mut dyn stacks::Backend,
+    reg: &stacks::Registry,
     stop: &Stop,
     progress: &mut dyn FnMut(&str),
     after_test: &mut dyn FnMut(&ResultDoc),
@@ -170,7 +183,7 @@ pub fn execute_with(
         run.disk(ti);
     }
     if !run.plan.stacks.is_empty() {
-        run.stacks(backend);
+        run.stacks(backend, reg);
     }
     let Run {
         plan,
@@ -485,7 +498,7 @@ impl Run<'_> {
     /// run). A stack with a failed target beneath (`bad`: absent, cannot
     /// be opened, hung) is not assembled; a stack whose I/O hung is added
     /// to `bad`, and nothing is built on it.
-    fn stacks(&mut self, backend: &mut dyn stacks::Backend) {
+    fn stacks(&mut self, backend: &mut dyn stacks::Backend, reg: &stacks::Registry) {
         let targets: Vec<usize> = self.plan.stacks.iter().map(|s| s.target).collect();
         if let Some(f) = self.failure.clone() {
             for ti in targets {
@@ -519,7 +532,7 @@ impl Run<'_> {
                 (self.progress)(&format!("bootbench-init: {:?}: {why}", st.name));
                 failed.push((ti, why));
             } else {
-                stacks::assemble_one(self.plan, si, backend, &stacks::LIVE, &mut failed, self.progress);
+                stacks::assemble_one(self.plan, si, backend, reg, &mut failed, self.progress);
             }
             self.doc.targets[ti] = self.plan.targets[ti].info.clone();
             if let Some((_, why)) = failed.iter().find(|(t, _)| *t == ti) {
@@ -541,7 +554,7 @@ impl Run<'_> {
         }
         // A stack whose I/O was abandoned may refuse to stop (EBUSY: the
         // abandoned thread holds it open): teardown reports that and goes on.
-        let mut errors = stacks::teardown_all(&stacks::LIVE, self.progress);
+        let mut errors = stacks::teardown_all(reg, self.progress);
         for w in accounting::writes_beneath_read_only(&self.doc) {
             (self.progress)(&format!("bootbench-init: SAFETY: {w}"));
             errors.push(w);
@@ -942,6 +955,7 @@ mod tests {
         let doc = execute_with(
             &mut plan,
             &mut backend,
+            &stacks::Registry::new(),
             &stop,
             &mut |l| {
                 if l.starts_with("[test 3/4]") && l.contains("starting") {
@@ -975,6 +989,70 @@ mod tests {
         assert!(doc.all_at_once.is_empty());
     }
 
+    /// Two runs in one process (the tests run many at once): a run that
+    /// ends while another has a stack assembled tears down its own stacks
+    /// only, and the other's tests on its stack still run.
+    #[test]
+    fn a_run_tears_down_only_the_stacks_it_assembled() {
+        let t = crate::testutil::TempDir::new("cli-two-runs");
+        let stack_plan = |run: &str| {
+            let mut disks = Vec::new();
+            for n in ["a", "b"] {
+                let p = t.0.join(format!("{run}-{n}.img"));
+                std::fs::write(&p, vec![0u8; 8 << 20]).unwrap();
+                disks.push(p.to_string_lossy().into_owned());
+            }
+            let text = format!(
+                r#"{{"tests":[{{"workload":"seq_read","runtime":"20ms"}}],
+                    "arrays":[{{"name":"{run}","level":"raid0","members":["{}","{}"],"chunk":"64k"}}]}}"#,
+                disks[0], disks[1]
+            );
+            plan::validate(&plan::parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap()
+        };
+        let backend = |dir: &std::path::Path| FileStacks {
+            dir: dir.to_path_buf(),
+            fail: "",
+            up: std::sync::Arc::new(std::sync::Mutex::new(Vec::new())),
+        };
+        let (mut outer, mut inner) = (stack_plan("outer"), stack_plan("inner"));
+        let (mut outer_be, mut inner_be) = (backend(&t.0), backend(&t.0));
+        let outer_up = outer_be.up.clone();
+        let mut inner_doc = None;
+        let mut lines = Vec::new();
+        let doc = execute_with(
+            &mut outer,
+            &mut outer_be,
+            &stacks::Registry::new(),
+            &Stop::new(),
+            &mut |l| {
+                if l.contains("assembled") && l.contains("\"outer\"") && inner_doc.is_none() {
+                    // The other run, start to end, while "outer" is up.
+                    inner_doc = Some(execute_with(
+                        &mut inner,
+                        &mut inner_be,
+                        &stacks::Registry::new(),
+                        &Stop::new(),
+                        &mut |_| {},
+                        &mut |_| {},
+                    ));
+                }
+                lines.push(l.to_string());
+            },
+            &mut |_| {},
+        );
+        let inner_doc = inner_doc.expect("the inner run ran while outer was up");
+        assert_eq!(inner_doc.run.status, RunStatus::Ok, "{:?}", inner_doc.run.error);
+        assert_eq!(doc.run.status, RunStatus::Ok, "{lines:?}");
+        let on_outer: Vec<&Status> = doc
+            .tests
+            .iter()
+            .filter(|r| r.target.ends_with("/outer"))
+            .map(|r| &r.status)
+            .collect();
+        assert_eq!(on_outer, [&Status::Ok], "{lines:?}");
+        assert!(outer_up.lock().unwrap().is_empty(), "outer torn down by its own run");
+    }
+
     #[test]
     fn execute_runs_disks_then_stacks_then_all_at_once_and_tears_down() {
         let t = crate::testutil::TempDir::new("cli-stacks");
@@ -1002,6 +1080,7 @@ mod tests {
             let doc = execute_with(
                 &mut plan,
                 &mut backend,
+                &stacks::Registry::new(),
                 &Stop::new(),
                 &mut |l| lines.push(l.to_string()),
                 &mut |_| {},
@@ -1065,6 +1144,7 @@ mod tests {
         let doc = execute_with(
             &mut plan,
             &mut stacks::Kernel,
+            &stacks::Registry::new(),
             &Stop::new(),
             &mut |l| lines.push(l.to_string()),
             &mut |_| {},
