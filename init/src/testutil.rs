@@ -36,6 +36,11 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// Held while a loop device number is taken (`losetup -f`) and across a
+/// rebind's detach and bind, so that a test running beside a rebind cannot
+/// take the number in between.
+static LOOP_NUMBERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A loop device over a file in /dev/shm; detached, and its files removed,
 /// when dropped.
 #[derive(Debug)]
@@ -55,6 +60,7 @@ impl Loop {
             return None;
         }
         let file = shm_file(name, contents);
+        let numbers = LOOP_NUMBERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let out = match std::process::Command::new("losetup")
             .args(["--direct-io=on", "-f", "--show"])
             .arg(&file)
@@ -72,6 +78,7 @@ impl Loop {
             "losetup failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        drop(numbers);
         let dev = String::from_utf8(out.stdout).expect("utf8").trim().to_string();
         Some(Loop { dev, files: vec![file] })
     }
@@ -81,6 +88,7 @@ impl Loop {
     /// returns the new file.
     pub fn rebind(&mut self, name: &str, contents: &[u8]) -> PathBuf {
         let file = shm_file(name, contents);
+        let _numbers = LOOP_NUMBERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let detached = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
         assert!(detached.is_ok_and(|s| s.success()), "losetup -d {}", self.dev);
         // Detaching is asynchronous for a device still open somewhere; try for a moment.
