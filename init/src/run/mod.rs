@@ -8,6 +8,7 @@
 pub mod accounting;
 pub mod engine;
 pub mod kmsg;
+pub mod perdisk;
 pub mod pmqos;
 pub mod scan;
 pub mod selftest;

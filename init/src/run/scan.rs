@@ -1,34 +1,23 @@
 //! The config's surface scan (`surface_scan`, README "Surface scan"),
 //! before the benchmarks: every selected disk read once, whole (or the
 //! config's area and coverage), with [`bench_core::scan`]; every disk at
-//! once, each on a thread of its own, unless `parallel` is false. Each
-//! disk's scan has its time (`max_time`, or its bytes at 10 MB/s); one
-//! still running then, or when the run is interrupted, ends after its
-//! reads in flight, and one that has not returned a grace after that is
-//! abandoned with its thread and buffers (never freed while the kernel may
-//! write into them). Only reads: the disk is opened read-only.
+//! once, each on a thread of its own, unless `parallel` is false
+//! ([`super::perdisk`]). Each disk's scan has its time (`max_time`, or its
+//! bytes at 10 MB/s). Only reads: the disk is opened read-only.
 
-use std::sync::mpsc;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bench_core::io::{Access, OpenSpec, Target};
 use bench_core::result::{ScanEndState, SurfaceScan};
-use bench_core::runner::{Stop, StopReason};
+use bench_core::runner::Stop;
 use bench_core::scan::{planned_bytes, record, scan, ScanOutcome, ScanSpec};
 use bench_core::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
 use super::kmsg::KernelLog;
+use super::perdisk::{drive, Names, Work, GRACE};
 use super::selftest::span;
 use crate::plan::{Plan, ScanPlan};
-
-/// How long a scan may take to return after it was asked to stop.
-const GRACE: Duration = Duration::from_secs(30);
-/// How often the console hears of each disk's scan.
-const SAY_EVERY: Duration = Duration::from_secs(10);
-/// How often the deadlines and the stop are checked.
-const TICK: Duration = Duration::from_millis(100);
 
 /// The disks that take part: real disks (not absent, not simulated, not
 /// arrays or layers) the plan's `surface_scan` selects, each with its scan.
@@ -76,37 +65,22 @@ pub fn bound(plan: &Plan) -> Nanos {
     Nanos(t.saturating_add(grace))
 }
 
-/// A message from a disk's scan thread.
-enum Msg {
-    /// The fraction of its planned bytes done.
-    Progress(usize, f64),
-    /// Its record.
-    Done(usize, Box<SurfaceScan>),
-}
-
-/// One disk's scan, on its own thread: open read-only, scan, send the record.
-fn scan_thread(ti: usize, path: String, spec: ScanSpec, stop: Arc<Stop>, tx: mpsc::Sender<Msg>) {
-    let failed = |why: String| failed_record(&spec, why);
-    let rec = match DevTarget::open(&path, None) {
+/// One disk's scan, on its own thread: open read-only, scan, the record.
+fn scan_disk(path: &str, spec: &ScanSpec, stop: &Stop, progress: &mut dyn FnMut(f64)) -> SurfaceScan {
+    let failed = |why: String| failed_record(spec, why);
+    match DevTarget::open(path, None) {
         Err(e) => failed(format!("{path}: {e}")),
         Ok(t) => match t.open(&OpenSpec::plain(Access::Direct, false, spec.depth, spec.chunk, 0)) {
             Err(e) => failed(format!("{path}: opening a queue failed: errno {}", e.errno)),
-            Ok(mut q) => {
-                let clock = MonoClock::new();
-                let ptx = tx.clone();
-                match scan(&spec, &mut q, &clock, &stop, &mut |f| {
-                    let _ = ptx.send(Msg::Progress(ti, f));
-                }) {
-                    Ok(out) => record(&spec, &out),
-                    Err(e) => failed(format!(
-                        "{path}: the queue failed at offset {}: errno {}",
-                        e.req.offset, e.errno
-                    )),
-                }
-            }
+            Ok(mut q) => match scan(spec, &mut q, &MonoClock::new(), stop, progress) {
+                Ok(out) => record(spec, &out),
+                Err(e) => failed(format!(
+                    "{path}: the queue failed at offset {}: errno {}",
+                    e.req.offset, e.errno
+                )),
+            },
         },
-    };
-    let _ = tx.send(Msg::Done(ti, Box::new(rec)));
+    }
 }
 
 /// The record of a scan of `spec` that could not go on, and why.
@@ -115,21 +89,6 @@ fn failed_record(spec: &ScanSpec, why: String) -> SurfaceScan {
     r.end = ScanEndState::Error;
     r.error = Some(why);
     r
-}
-
-/// One disk's scan while it runs.
-struct Running {
-    ti: usize,
-    path: String,
-    spec: ScanSpec,
-    planned: u64,
-    stop: Arc<Stop>,
-    started: Instant,
-    time: Duration,
-    /// When it was asked to stop, and why in words.
-    stopped: Option<(Instant, &'static str)>,
-    done: f64,
-    said: Instant,
 }
 
 /// What the kernel's lines during the scans are recorded as coming
@@ -142,141 +101,64 @@ pub const KERNEL_LOG_TEST: &str = "surface_scan";
 /// `surface_scan`.
 pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kmsg: Option<&mut KernelLog>) {
     let Some(sp) = plan.surface_scan.clone() else { return };
-    let mut waiting = selected(plan, &sp);
+    let chosen = selected(plan, &sp);
     if let Some(k) = kmsg.as_deref_mut() {
-        let tis: Vec<usize> = waiting.iter().map(|(ti, _)| *ti).collect();
+        let tis: Vec<usize> = chosen.iter().map(|(ti, _)| *ti).collect();
         k.begin(&tis, KERNEL_LOG_TEST, progress);
     }
-    waiting.reverse();
-    let (tx, rx) = mpsc::channel::<Msg>();
-    let mut running: Vec<Running> = Vec::new();
-    loop {
-        // Start what may start: every disk at once, or the next one.
-        while stop.reason().is_none() && (sp.parallel || running.is_empty()) {
-            let Some((ti, spec)) = waiting.pop() else { break };
+    let works = chosen
+        .into_iter()
+        .map(|(ti, spec)| {
             let path = plan.targets[ti].info.path.clone();
             let bytes = planned_bytes(&spec);
             let time = Duration::from_nanos(sp.time_for(bytes).0);
-            progress(&format!(
-                "bootbench-init: {path}: surface scan started: {bytes} B ({:.1} GB, GB = 10^9) in reads of {} B, {} in flight; at most {}",
-                bytes as f64 / 1e9,
-                spec.chunk,
-                spec.depth,
-                span(time)
-            ));
-            let d_stop = Arc::new(Stop::new());
-            let (s2, tx2, p2, spec2) = (Arc::clone(&d_stop), tx.clone(), path.clone(), spec.clone());
-            let spawned = std::thread::Builder::new()
-                .name("bootbench-scan".to_string())
-                .spawn(move || scan_thread(ti, p2, spec2, s2, tx2));
-            if let Err(e) = spawned {
-                progress(&format!("bootbench-init: {path}: surface scan not started: {e}"));
-                continue;
-            }
-            running.push(Running {
+            let (p2, s2, s3) = (path.clone(), spec.clone(), spec.clone());
+            Work {
                 ti,
+                start_line: format!(
+                    "bootbench-init: {path}: surface scan started: {bytes} B ({:.1} GB, GB = 10^9) in reads of {} B, {} in flight; at most {}",
+                    bytes as f64 / 1e9,
+                    spec.chunk,
+                    spec.depth,
+                    span(time)
+                ),
                 path,
-                spec,
                 planned: bytes,
-                stop: d_stop,
-                started: Instant::now(),
                 time,
-                stopped: None,
-                done: 0.0,
-                said: Instant::now(),
-            });
-        }
-        if running.is_empty() {
-            break;
-        }
-        if let Some(k) = kmsg.as_deref_mut() {
-            k.poll(progress);
-        }
-        match rx.recv_timeout(TICK) {
-            Ok(Msg::Progress(ti, f)) => {
-                if let Some(r) = running.iter_mut().find(|r| r.ti == ti) {
-                    r.done = f;
-                    if r.said.elapsed() >= SAY_EVERY {
-                        r.said = Instant::now();
-                        progress(&progress_line(r));
-                    }
-                }
+                failed: Box::new(move |why| failed_record(&s3, why)),
+                run: Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| scan_disk(&p2, &s2, stop, f)),
             }
-            Ok(Msg::Done(ti, rec)) => {
-                if let Some(i) = running.iter().position(|r| r.ti == ti) {
-                    let r = running.swap_remove(i);
-                    finish(plan, &r, *rec, progress);
-                }
-            }
-            Err(_) => {}
-        }
-        // Deadlines, the run's stop, and scans that do not return.
-        let interrupted = stop.reason() == Some(StopReason::Interrupted);
-        let mut i = 0;
-        while i < running.len() {
-            let r = &mut running[i];
-            if r.stopped.is_none() {
-                let why = if interrupted {
-                    Some("the run was interrupted")
-                } else if r.started.elapsed() >= r.time {
-                    Some("its time ran out (surface_scan.max_time)")
-                } else {
-                    None
-                };
-                if let Some(why) = why {
-                    r.stop.request(StopReason::Deadline);
-                    r.stopped = Some((Instant::now(), why));
-                }
-            }
-            if let Some((_, why)) = r.stopped.filter(|(at, _)| at.elapsed() >= GRACE) {
-                let r = running.swap_remove(i);
-                let rec = failed_record(
-                    &r.spec,
-                    format!(
-                        "{why}, and its reads had not returned {} s later: the scan's thread and buffers were abandoned",
-                        GRACE.as_secs()
-                    ),
-                );
-                plan.targets[r.ti].info.surface_scan = Some(rec);
-                progress(&format!("bootbench-init: {}: surface scan abandoned ({why})", r.path));
-                continue;
-            }
-            i += 1;
-        }
-    }
+        })
+        .collect();
+    let names = Names {
+        what: "surface scan",
+        max_time: "its time ran out (surface_scan.max_time)",
+        thread: "bootbench-scan",
+    };
+    drive(
+        names,
+        works,
+        sp.parallel,
+        stop,
+        progress,
+        kmsg.as_deref_mut(),
+        &mut |ti, rec, why, progress| {
+            finish(plan, ti, rec, why, progress);
+        },
+    );
     if let Some(k) = kmsg {
         k.end(progress);
     }
 }
 
-/// A running scan's progress in words.
-fn progress_line(r: &Running) -> String {
-    let el = r.started.elapsed();
-    let done_b = r.done * r.planned as f64;
-    let rate = done_b / el.as_secs_f64().max(1e-9);
-    let eta = if r.done > 0.0 {
-        span(el.mul_f64((1.0 - r.done) / r.done))
-    } else {
-        "unknown".to_string()
-    };
-    format!(
-        "bootbench-init: {}: surface scan {:.1}% ({:.1} of {:.1} GB, GB = 10^9), {:.1} MB/s, ETA {eta}",
-        r.path,
-        r.done * 100.0,
-        done_b / 1e9,
-        r.planned as f64 / 1e9,
-        rate / 1e6
-    )
-}
-
-/// Record disk `r`'s scan, and say it.
-fn finish(plan: &mut Plan, r: &Running, mut rec: SurfaceScan, progress: &mut dyn FnMut(&str)) {
-    if let (ScanEndState::Stopped, Some((_, why))) = (rec.end, r.stopped) {
+/// Record disk `ti`'s scan (asked to stop `why`, if it was), and say it.
+fn finish(plan: &mut Plan, ti: usize, mut rec: SurfaceScan, why: Option<&str>, progress: &mut dyn FnMut(&str)) {
+    if let (ScanEndState::Stopped, Some(why)) = (rec.end, why) {
         rec.error = Some(why.to_string());
     }
     progress(&format!(
         "bootbench-init: {}: surface scan {}: {} of {} B read in {}, {} unreadable and {} recovered blocks{}",
-        r.path,
+        plan.targets[ti].info.path,
         rec.end,
         rec.read_bytes,
         rec.planned_bytes,
@@ -285,5 +167,5 @@ fn finish(plan: &mut Plan, r: &Running, mut rec: SurfaceScan, progress: &mut dyn
         rec.recovered_lbas.len(),
         rec.error.as_ref().map_or(String::new(), |e| format!(" ({e})"))
     ));
-    plan.targets[r.ti].info.surface_scan = Some(rec);
+    plan.targets[ti].info.surface_scan = Some(rec);
 }

@@ -1,0 +1,226 @@
+//! Work that goes over whole disks before the benchmarks (the surface scan,
+//! the burn-in): every disk at once, each on a thread of its own, or one
+//! after another; progress and an ETA on the console; each disk's time,
+//! after which (or when the run is interrupted) its work is asked to stop
+//! after its requests in flight; and work that has not returned a grace
+//! after that abandoned with its thread and buffers (never freed while the
+//! kernel may write into them).
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bench_core::runner::{Stop, StopReason};
+
+use super::kmsg::KernelLog;
+use super::selftest::span;
+
+/// How long work may take to return after it was asked to stop.
+pub const GRACE: Duration = Duration::from_secs(30);
+/// How often the console hears of each disk's work.
+const SAY_EVERY: Duration = Duration::from_secs(10);
+/// How often the deadlines and the stop are checked.
+const TICK: Duration = Duration::from_millis(100);
+
+/// A disk's work on its thread: given a stop of its own and where to send
+/// the fraction done, its record.
+pub type Job<R> = Box<dyn FnOnce(&Stop, &mut dyn FnMut(f64)) -> R + Send>;
+
+/// What [`drive`] does with each disk's record: the disk's target index,
+/// the record, why the disk was asked to stop (if it was), the console.
+pub type Finish<'a, R> = &'a mut dyn FnMut(usize, R, Option<&'static str>, &mut dyn FnMut(&str));
+
+/// The work on one disk.
+pub struct Work<R> {
+    /// The disk's target index.
+    pub ti: usize,
+    /// Its path.
+    pub path: String,
+    /// The bytes it moves, for the progress line.
+    pub planned: u64,
+    /// Its time.
+    pub time: Duration,
+    /// What the console says when it starts.
+    pub start_line: String,
+    /// The record of the work when it could not be started or was abandoned.
+    pub failed: Box<dyn Fn(String) -> R>,
+    /// The work, on its thread.
+    pub run: Job<R>,
+}
+
+impl<R> std::fmt::Debug for Work<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Work")
+            .field("ti", &self.ti)
+            .field("path", &self.path)
+            .field("planned", &self.planned)
+            .field("time", &self.time)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the work is called, on the console and in its messages.
+#[derive(Clone, Copy, Debug)]
+pub struct Names {
+    /// `"surface scan"`.
+    pub what: &'static str,
+    /// Why it stops when its time runs out: `"its time ran out
+    /// (surface_scan.max_time)"`.
+    pub max_time: &'static str,
+    /// Its thread's name.
+    pub thread: &'static str,
+}
+
+/// A message from a disk's thread.
+enum Msg<R> {
+    /// The fraction of its planned bytes done.
+    Progress(usize, f64),
+    /// Its record.
+    Done(usize, Box<R>),
+}
+
+/// One disk's work while it runs.
+struct Running<R> {
+    ti: usize,
+    path: String,
+    planned: u64,
+    stop: Arc<Stop>,
+    started: Instant,
+    time: Duration,
+    /// When it was asked to stop, and why in words.
+    stopped: Option<(Instant, &'static str)>,
+    done: f64,
+    said: Instant,
+    failed: Box<dyn Fn(String) -> R>,
+}
+
+/// Run `works` (all at once if `parallel`, else one after another) until
+/// each has returned or was abandoned; the kernel's lines go to `kmsg`
+/// meanwhile. `finish` gets each disk's record with, when it was asked to
+/// stop, why in words.
+pub fn drive<R: Send + 'static>(
+    names: Names,
+    works: Vec<Work<R>>,
+    parallel: bool,
+    stop: &Stop,
+    progress: &mut dyn FnMut(&str),
+    mut kmsg: Option<&mut KernelLog>,
+    finish: Finish<'_, R>,
+) {
+    let mut waiting = works;
+    waiting.reverse();
+    let (tx, rx) = mpsc::channel::<Msg<R>>();
+    let mut running: Vec<Running<R>> = Vec::new();
+    loop {
+        // Start what may start: every disk at once, or the next one.
+        while stop.reason().is_none() && (parallel || running.is_empty()) {
+            let Some(w) = waiting.pop() else { break };
+            progress(&w.start_line);
+            let d_stop = Arc::new(Stop::new());
+            let (s2, tx2, ti, run) = (Arc::clone(&d_stop), tx.clone(), w.ti, w.run);
+            let spawned = std::thread::Builder::new()
+                .name(names.thread.to_string())
+                .spawn(move || {
+                    let ptx = tx2.clone();
+                    let rec = run(&s2, &mut |f| {
+                        let _ = ptx.send(Msg::Progress(ti, f));
+                    });
+                    let _ = tx2.send(Msg::Done(ti, Box::new(rec)));
+                });
+            if let Err(e) = spawned {
+                let why = format!("{} not started: {e}", names.what);
+                progress(&format!("bootbench-init: {}: {why}", w.path));
+                finish(w.ti, (w.failed)(why), None, progress);
+                continue;
+            }
+            running.push(Running {
+                ti: w.ti,
+                path: w.path,
+                planned: w.planned,
+                stop: d_stop,
+                started: Instant::now(),
+                time: w.time,
+                stopped: None,
+                done: 0.0,
+                said: Instant::now(),
+                failed: w.failed,
+            });
+        }
+        if running.is_empty() {
+            break;
+        }
+        if let Some(k) = kmsg.as_deref_mut() {
+            k.poll(progress);
+        }
+        match rx.recv_timeout(TICK) {
+            Ok(Msg::Progress(ti, f)) => {
+                if let Some(r) = running.iter_mut().find(|r| r.ti == ti) {
+                    r.done = f;
+                    if r.said.elapsed() >= SAY_EVERY {
+                        r.said = Instant::now();
+                        progress(&progress_line(names, r));
+                    }
+                }
+            }
+            Ok(Msg::Done(ti, rec)) => {
+                if let Some(i) = running.iter().position(|r| r.ti == ti) {
+                    let r = running.swap_remove(i);
+                    finish(r.ti, *rec, r.stopped.map(|(_, why)| why), progress);
+                }
+            }
+            Err(_) => {}
+        }
+        // Deadlines, the run's stop, and work that does not return.
+        let interrupted = stop.reason() == Some(StopReason::Interrupted);
+        let mut i = 0;
+        while i < running.len() {
+            let r = &mut running[i];
+            if r.stopped.is_none() {
+                let why = if interrupted {
+                    Some("the run was interrupted")
+                } else if r.started.elapsed() >= r.time {
+                    Some(names.max_time)
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    r.stop.request(StopReason::Deadline);
+                    r.stopped = Some((Instant::now(), why));
+                }
+            }
+            if let Some((_, why)) = r.stopped.filter(|(at, _)| at.elapsed() >= GRACE) {
+                let r = running.swap_remove(i);
+                let rec = (r.failed)(format!(
+                    "{why}, and its requests had not returned {} s later: the {}'s thread and buffers were abandoned",
+                    GRACE.as_secs(),
+                    names.what
+                ));
+                progress(&format!("bootbench-init: {}: {} abandoned ({why})", r.path, names.what));
+                finish(r.ti, rec, None, progress);
+                continue;
+            }
+            i += 1;
+        }
+    }
+}
+
+/// A running disk's progress in words.
+fn progress_line<R>(names: Names, r: &Running<R>) -> String {
+    let el = r.started.elapsed();
+    let done_b = r.done * r.planned as f64;
+    let rate = done_b / el.as_secs_f64().max(1e-9);
+    let eta = if r.done > 0.0 {
+        span(el.mul_f64((1.0 - r.done) / r.done))
+    } else {
+        "unknown".to_string()
+    };
+    format!(
+        "bootbench-init: {}: {} {:.1}% ({:.1} of {:.1} GB, GB = 10^9), {:.1} MB/s, ETA {eta}",
+        r.path,
+        names.what,
+        r.done * 100.0,
+        done_b / 1e9,
+        r.planned as f64 / 1e9,
+        rate / 1e6
+    )
+}
