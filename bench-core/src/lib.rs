@@ -15,6 +15,7 @@ extern crate alloc;
 
 pub mod acceptance;
 pub mod analysis;
+pub mod burnin;
 pub mod capacity;
 pub mod console;
 pub mod cpus;

@@ -219,6 +219,9 @@ closed_set! {
         /// The surface scan: unreadable blocks, slow reads, a scan that
         /// did not read its whole area.
         SurfaceScan,
+        /// The burn-in's unwritable, unreadable and mismatched blocks, or a
+        /// burn-in that did not go over the whole area.
+        BurnIn,
     }
 }
 
@@ -290,9 +293,11 @@ impl Metric {
     }
 }
 
+mod burnin;
 mod capacity;
 mod kernel;
 mod scan;
+pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass};
 pub use capacity::{CapacitySource, HiddenCapacity};
 pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
@@ -523,6 +528,11 @@ pub struct TargetInfo {
     /// in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surface_scan: Option<SurfaceScan>,
+    /// The disk's burn-in, when the config asked for one (`burn_in`, only
+    /// on disks `destructive` grants), run after the surface scan and
+    /// before every benchmark; absent otherwise and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burn_in: Option<BurnIn>,
 }
 
 /// What an array or a layer is built of.

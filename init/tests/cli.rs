@@ -310,6 +310,94 @@ fn a_surface_scan_reads_every_block_once_and_writes_nothing() {
     assert_eq!(lo.hash(), before, "a surface scan changed the device");
 }
 
+/// A burn-in (`burn_in`, after the scan and before the tests) writes and
+/// reads back every block of the granted disk only: badblocks' four
+/// patterns, each pass whole, nothing bad, the disk left holding the last
+/// pattern under bootbench's scratch label; the disk beside it (not
+/// granted) unchanged. The label makes it blank for the next run, whose
+/// random-order burn-in of 8 MiB writes and checks every 4 KiB block.
+#[test]
+fn a_burn_in_writes_and_checks_every_block_of_the_granted_disk_only() {
+    let a = Loop::zeroed(LOOP_BYTES);
+    let b = Loop::new(LOOP_BYTES, &[]);
+    let b0 = b.hash();
+    let size = u64::try_from(LOOP_BYTES).unwrap();
+    let tests = serde_json::json!([{"workload": "seq_read", "size": "1M"}]);
+    let cfg = config(&serde_json::json!({"tests": tests, "targets": [a.dev, b.dev],
+        "destructive": {"confirm": PHRASE, "targets": [a.dev]}, "burn_in": {"bs": "256k"}}));
+    let plan = String::from_utf8(run(&["validate", cfg.path()]).stdout).unwrap();
+    assert!(
+        plan.lines()
+            .any(|l| l.starts_with(&format!("burn-in (WRITES, destroys the data of): {};", a.dev))),
+        "{plan}"
+    );
+    let out = run(&["run", "--config", cfg.path()]);
+    let doc = doc_of(&out);
+    assert_valid("bootbench.result-1.schema.json", &doc);
+    let r = &doc["targets"][0]["burn_in"];
+    assert_eq!(
+        (r["end"].as_str(), r["mode"].as_str()),
+        (Some("done"), Some("sequential")),
+        "{r}"
+    );
+    let passes = r["passes"].as_array().unwrap();
+    let names: Vec<&str> = passes.iter().map(|p| p["pattern"].as_str().unwrap()).collect();
+    assert_eq!(names, ["0xaa", "0x55", "0xff", "0x00"]);
+    for p in passes {
+        assert_eq!(p["end"], "done", "{p}");
+        assert_eq!(
+            (p["written_bytes"].as_u64(), p["verified_bytes"].as_u64()),
+            (Some(size), Some(size))
+        );
+        assert_eq!(
+            (p["writes"].as_u64(), p["reads"].as_u64()),
+            (Some(size >> 18), Some(size >> 18))
+        );
+        for k in ["unwritable_lbas", "unreadable_lbas", "mismatched_lbas"] {
+            assert_eq!(p[k], serde_json::json!([]), "{k}: {p}");
+        }
+    }
+    assert!(doc["targets"][1].get("burn_in").is_none(), "B is not burnt in");
+    assert_eq!(
+        doc["tests"][0]["status"]["state"], "ok",
+        "the tests run after the burn-in"
+    );
+    let data = std::fs::read(&a.file.0).unwrap();
+    assert!(data[4096..].iter().all(|&x| x == 0), "the last pattern, 0x00, is on A");
+    assert!(stderr(&out).contains("scratch label written"), "{}", stderr(&out));
+    assert_eq!(b.hash(), b0, "the disk not granted is unchanged");
+
+    let cfg = config(&serde_json::json!({"tests": tests, "targets": [a.dev],
+        "destructive": {"confirm": PHRASE, "targets": [a.dev]},
+        "burn_in": {"mode": "random", "loops": 1, "offset": "1M", "length": "8M"}}));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    let r = &doc["targets"][0]["burn_in"];
+    assert_eq!(
+        (r["end"].as_str(), r["mode"].as_str()),
+        (Some("done"), Some("random")),
+        "{r}"
+    );
+    assert_eq!((r["bs"].as_u64(), r["iodepth"].as_u64()), (Some(4096), Some(32)));
+    let p = &r["passes"][0];
+    assert_eq!(
+        (p["pattern"].as_str(), p["order"].as_str()),
+        (Some("random"), Some("random"))
+    );
+    assert_eq!(
+        (p["written_bytes"].as_u64(), p["verified_bytes"].as_u64()),
+        (Some(8 << 20), Some(8 << 20))
+    );
+    assert_eq!((p["writes"].as_u64(), p["reads"].as_u64()), (Some(2048), Some(2048)));
+    assert_eq!(p["mismatched_lbas"], serde_json::json!([]));
+    let data = std::fs::read(&a.file.0).unwrap();
+    assert!(
+        data[1 << 20..9 << 20].chunks(4096).all(|b| b.iter().any(|&x| x != 0)),
+        "random data in every block"
+    );
+    assert!(data[9 << 20..].iter().all(|&x| x == 0), "nothing written past the area");
+    assert_eq!(b.hash(), b0);
+}
+
 /// A 4Kn device on a live system (a loop device with 4096-byte logical
 /// blocks beside a 512-byte one): `list` shows each one's block sizes as the
 /// kernel has them, in the text and the JSON; the quick profile's read tests

@@ -11,6 +11,7 @@
 //! and what is wrong with it.
 
 pub mod baseline;
+pub mod burnin;
 pub mod compare;
 pub mod csv;
 pub mod export;

@@ -78,6 +78,9 @@ pub fn render(loaded: &Loaded) -> String {
         if let Some(s) = &t.surface_scan {
             out.push_str(&surface_scan(s));
         }
+        if let Some(b) = &t.burn_in {
+            out.push_str(&burn_in(b));
+        }
     }
     let orphans: Vec<&TestResult> = doc
         .tests
@@ -187,6 +190,29 @@ fn surface_scan(s: &SurfaceScan) -> String {
             }
         ));
         out.push_str(&indent(&table(&zones, &[Align::Right, Align::Right, Align::Left])));
+    }
+    out
+}
+
+/// A target's burn-in: its facts, a row per pass, and the unwritable,
+/// unreadable and mismatched LBAs ([`crate::burnin`]).
+fn burn_in(b: &bench_core::result::BurnIn) -> String {
+    use crate::{burnin, scan};
+    let mut out = String::from("burn-in (MB/s = 10^6 B/s, MiB = 2^20 B, LBA = logical block):\n");
+    for (name, value) in burnin::facts(b) {
+        out.push_str(&format!("  {name}: {value}\n"));
+    }
+    let mut rows = vec![burnin::PASS_HEADING.map(String::from).to_vec()];
+    rows.extend(burnin::pass_rows(b).into_iter().map(Vec::from));
+    let mut align = [Align::Right; 9];
+    (align[1], align[8]) = (Align::Left, Align::Left);
+    out.push_str(&indent(&table(&rows, &align)));
+    for (what, lbas) in burnin::lba_lists(b) {
+        out.push_str(&format!(
+            "{}: {}\n",
+            scan::lba_heading(what, lbas),
+            scan::lba_list(lbas)
+        ));
     }
     out
 }
@@ -1071,6 +1097,59 @@ mod tests {
     /// unreadable and recovered LBAs, the five slowest reads, and a line
     /// per zone with its MB/s and a bar that shrinks as the rate falls.
     /// The other targets show nothing of it.
+    #[test]
+    fn a_burn_in_is_shown_after_its_target() {
+        let mut doc: ResultDoc =
+            serde_json::from_str(include_str!("../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        let loaded = |doc: &ResultDoc| Loaded {
+            file: "burn.json".into(),
+            doc: doc.clone(),
+            warnings: Vec::new(),
+        };
+        let before = render(&loaded(&doc));
+        assert!(!before.contains("burn-in"), "no burn-in, nothing said");
+        doc.targets[1].burn_in = Some(crate::burnin::test_burn_in());
+        let out = render(&loaded(&doc));
+        let next = format!("-- {} (", doc.targets[2].path);
+        let start = out.find("burn-in (").expect(&out);
+        assert!(start > out.find(&format!("-- {} (", doc.targets[1].path)).unwrap());
+        let block = &out[start..out.find(&next).expect(&next) - 1];
+        assert_eq!(out.replace(block, ""), before, "the burn-in block is all that changed");
+        let lines: Vec<&str> = block.lines().collect();
+        for want in [
+            "burn-in (MB/s = 10^6 B/s, MiB = 2^20 B, LBA = logical block):",
+            "  area: bytes 0 to 67108864 of the disk, 67108864 B (64.0 MiB), written and read back by every pass",
+            "  requests: 1048576 B each, up to 4 in flight, sequential order; LBAs in logical blocks of 512 B",
+            "  done: 503315968 B (480.0 MiB) of 536870912 B (512.0 MiB) written and read back (93.7%), 3 of 4 passes done",
+            "  ended: stopped: interrupted, or its time ran out, before every pass was done: the run was interrupted",
+            "unwritable LBAs (no write reached them), 1: 4096",
+            "unreadable LBAs (no read returned them): none",
+            "mismatched LBAs (read back other than written), 1: 70000",
+        ] {
+            assert!(lines.contains(&want), "{want:?} not in:\n{block}");
+        }
+        let row = |pass: &str| {
+            lines
+                .iter()
+                .find(|l| l.split_whitespace().next() == Some(pass))
+                .copied()
+        };
+        fn words(l: Option<&str>) -> Option<Vec<&str>> {
+            l.map(|l| l.split_whitespace().collect())
+        }
+        assert_eq!(
+            words(row("2")),
+            Some(vec![
+                "2", "0x55", "67108352", "B", "(64.0", "MiB)", "200.0", "67108864", "B", "(64.0", "MiB)", "250.0", "1",
+                "0", "done"
+            ])
+        );
+        assert_eq!(
+            words(row("4")).map(|w| w[w.len() - 1].to_string()),
+            Some("stopped".into())
+        );
+    }
+
     #[test]
     fn a_surface_scan_is_shown_after_its_target() {
         let mut doc: ResultDoc =

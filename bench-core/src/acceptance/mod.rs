@@ -98,6 +98,28 @@ pub struct Rules {
     pub hidden_capacity: Severity,
     /// The surface scan's rules.
     pub surface_scan: ScanRules,
+    /// The burn-in's rules.
+    pub burn_in: BurnRules,
+}
+
+/// The burn-in's rules: blocks that could not be written or read back
+/// (bad), and blocks read back with other contents than written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BurnRules {
+    /// What unwritable and unreadable blocks give.
+    pub bad: Severity,
+    /// What mismatched blocks give.
+    pub mismatched: Severity,
+}
+
+impl BurnRules {
+    /// Both fail.
+    pub const fn defaults() -> BurnRules {
+        BurnRules {
+            bad: Severity::Fail,
+            mismatched: Severity::Fail,
+        }
+    }
 }
 
 /// The surface scan's rules: unreadable blocks, and reads at or above a
@@ -142,6 +164,7 @@ impl Rules {
             self_test: true,
             hidden_capacity: Severity::Warn,
             surface_scan: ScanRules::defaults(),
+            burn_in: BurnRules::defaults(),
         }
     }
 }
@@ -190,6 +213,11 @@ impl Rules {
             self.surface_scan.slow_ms,
             sev(self.surface_scan.slow)
         ));
+        out.push(format!(
+            "  burn-in: unwritable and unreadable blocks ({}), mismatched blocks ({})",
+            sev(self.burn_in.bad),
+            sev(self.burn_in.mismatched)
+        ));
         out
     }
 }
@@ -224,6 +252,7 @@ pub fn evaluate(doc: &ResultDoc, rules: &Rules) -> Acceptance {
                 hidden_capacity_check(t, v, &mut checks);
             }
             scan_checks(t, &rules.surface_scan, &mut checks);
+            burn_checks(t, &rules.burn_in, &mut checks);
             let verdict = checks.iter().fold(Verdict::Pass, |v, c| v.worst(c.verdict));
             TargetVerdict {
                 target: t.path.clone(),
@@ -517,6 +546,68 @@ fn scan_checks(t: &TargetInfo, rules: &ScanRules, out: &mut Vec<Check>) {
                 s.read_bytes,
                 s.planned_bytes,
                 s.error.as_ref().map_or(String::new(), |e| format!(": {e}"))
+            ),
+        ));
+    }
+}
+
+/// The burn-in's rules on `t`, when it was burnt in: its bad blocks
+/// (unwritable and unreadable), its mismatched blocks, and a burn-in that
+/// did not go over its whole area, every pass (WARN: its blocks are not
+/// all known; the error says why, a refused claim among them).
+fn burn_checks(t: &TargetInfo, rules: &BurnRules, out: &mut Vec<Check>) {
+    use crate::result::BurnEndState;
+    let Some(b) = &t.burn_in else { return };
+    let check = |verdict, figure: &str, value: f64, limit: Option<f64>, message: String| Check {
+        rule: CheckRule::BurnIn,
+        verdict,
+        test: None,
+        figure: Some(String::from(figure)),
+        value: Some(value),
+        limit,
+        source: String::from("acceptance.burn_in"),
+        message,
+    };
+    let first = |v: &[u64]| v.first().map_or(String::new(), |l| format!(", the first at LBA {l}"));
+    #[allow(clippy::cast_precision_loss)] // counts, shown
+    if let Some(v) = rules.bad.verdict() {
+        let (w, r) = (b.unwritable_lbas.len(), b.unreadable_lbas.len());
+        let mut all: Vec<u64> = b.unwritable_lbas.iter().chain(&b.unreadable_lbas).copied().collect();
+        all.sort_unstable();
+        out.push(check(
+            if w + r == 0 { Verdict::Pass } else { v },
+            "bad_lbas",
+            (w + r) as f64,
+            Some(0.0),
+            format!("{w} unwritable and {r} unreadable block(s){}", first(&all)),
+        ));
+    }
+    #[allow(clippy::cast_precision_loss)] // counts, shown
+    if let Some(v) = rules.mismatched.verdict() {
+        let n = b.mismatched_lbas.len();
+        out.push(check(
+            if n == 0 { Verdict::Pass } else { v },
+            "mismatched_lbas",
+            n as f64,
+            Some(0.0),
+            format!(
+                "{n} block(s) read back with other contents than written{}",
+                first(&b.mismatched_lbas)
+            ),
+        ));
+    }
+    if b.end != BurnEndState::Done {
+        let (done, planned) = b.done_and_planned();
+        #[allow(clippy::cast_precision_loss)] // bytes, shown
+        out.push(check(
+            Verdict::Warn,
+            "burn_in_bytes",
+            done as f64,
+            Some(planned as f64),
+            format!(
+                "the burn-in ended {} after {done} of {planned} bytes written and read back{}",
+                b.end,
+                b.error.as_ref().map_or(String::new(), |e| format!(": {e}"))
             ),
         ));
     }

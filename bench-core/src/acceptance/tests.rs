@@ -727,3 +727,87 @@ fn unreadable_blocks_fail_slow_reads_and_short_scans_warn() {
     off.surface_scan.unreadable = Severity::Off;
     assert_eq!(verdict_of(&evaluate(&d, &off), "/dev/sdb").verdict, Verdict::Pass);
 }
+
+/// The burn-in's rules: unwritable or unreadable blocks fail, mismatched
+/// blocks fail, a burn-in refused or stopped warns with why; each rule can
+/// be softened or turned off; a disk not burnt in has no burn-in check.
+#[test]
+fn burn_in_bad_and_mismatched_blocks_fail_and_a_short_burn_in_warns() {
+    use crate::burnin::{not_run, record, BurnSpec, PassOutcome, Pattern};
+    use crate::result::{BurnEndState, BurnOrder};
+    let spec = BurnSpec {
+        start: 0,
+        end: 1 << 30,
+        chunk: 1 << 20,
+        depth: 4,
+        logical_block: 512,
+        retries: 2,
+        max_bad: 1000,
+        order: BurnOrder::Sequential,
+        patterns: vec![Pattern::Byte(0xaa)],
+        loops: 1,
+        seed: 1,
+    };
+    let burnt = |f: &dyn Fn(&mut PassOutcome)| {
+        let mut p = PassOutcome::new(Pattern::Byte(0xaa));
+        (p.planned, p.written, p.verified) = (1 << 30, 1 << 30, 1 << 30);
+        f(&mut p);
+        let end = p.end;
+        record(&spec, &[p], crate::units::Nanos(5), end)
+    };
+    let mut clean = disk("/dev/sda", 1 << 30);
+    clean.burn_in = Some(burnt(&|_| {}));
+    let mut bad = disk("/dev/sdb", 1 << 30);
+    bad.burn_in = Some(burnt(&|p| (p.unwritable, p.unreadable) = (vec![77], vec![12])));
+    let mut mism = disk("/dev/sdc", 1 << 30);
+    mism.burn_in = Some(burnt(&|p| p.mismatched = vec![4096]));
+    let mut refused = disk("/dev/sdd", 1 << 30);
+    refused.burn_in = Some(not_run(&spec, String::from("writes refused: /dev/sdd holds data")));
+    let mut stopped = disk("/dev/sde", 1 << 30);
+    stopped.burn_in = Some(burnt(&|p| (p.end, p.verified) = (BurnEndState::Stopped, 0)));
+    let plain = disk("/dev/sdf", 1 << 30);
+    let d = doc(vec![clean, bad, mism, refused, stopped, plain], Vec::new());
+    let acc = evaluate(&d, &Rules::defaults());
+    let burn = |acc: &Acceptance, t: &str| -> Vec<(Verdict, String)> {
+        verdict_of(acc, t)
+            .checks
+            .iter()
+            .filter(|c| c.rule == CheckRule::BurnIn)
+            .map(|c| (c.verdict, c.message.clone()))
+            .collect()
+    };
+    assert_eq!(verdict_of(&acc, "/dev/sda").verdict, Verdict::Pass);
+    assert_eq!(burn(&acc, "/dev/sda").len(), 2, "bad and mismatched, both held");
+    assert_eq!(verdict_of(&acc, "/dev/sdb").verdict, Verdict::Fail);
+    assert_eq!(
+        burn(&acc, "/dev/sdb")[0],
+        (
+            Verdict::Fail,
+            String::from("1 unwritable and 1 unreadable block(s), the first at LBA 12")
+        )
+    );
+    assert_eq!(verdict_of(&acc, "/dev/sdc").verdict, Verdict::Fail);
+    assert_eq!(
+        burn(&acc, "/dev/sdc")[1],
+        (
+            Verdict::Fail,
+            String::from("1 block(s) read back with other contents than written, the first at LBA 4096")
+        )
+    );
+    assert_eq!(verdict_of(&acc, "/dev/sdd").verdict, Verdict::Warn);
+    assert_eq!(
+        burn(&acc, "/dev/sdd")[2].1,
+        "the burn-in ended error after 0 of 2147483648 bytes written and read back: writes refused: /dev/sdd holds data"
+    );
+    assert_eq!(verdict_of(&acc, "/dev/sde").verdict, Verdict::Warn);
+    assert!(burn(&acc, "/dev/sde")[2]
+        .1
+        .starts_with("the burn-in ended stopped after 1073741824 of"));
+    assert!(burn(&acc, "/dev/sdf").is_empty());
+    let mut soft = Rules::defaults();
+    soft.burn_in.mismatched = Severity::Warn;
+    soft.burn_in.bad = Severity::Off;
+    let acc = evaluate(&d, &soft);
+    assert_eq!(verdict_of(&acc, "/dev/sdc").verdict, Verdict::Warn);
+    assert_eq!(verdict_of(&acc, "/dev/sdb").verdict, Verdict::Pass);
+}

@@ -17,8 +17,8 @@
 use std::path::Path;
 
 use bench_core::acceptance::{
-    directions, Baseline, BaselineRule, Ceiling, Direction, DiskFilter, HealthRules, LatStat, Limit, PeerRule, Rules,
-    ScanRules, Severity, BASELINE_SCHEMA,
+    directions, Baseline, BaselineRule, BurnRules, Ceiling, Direction, DiskFilter, HealthRules, LatStat, Limit,
+    PeerRule, Rules, ScanRules, Severity, BASELINE_SCHEMA,
 };
 use bench_core::hist::FIO_PERCENTILES;
 use bench_core::result::Metric;
@@ -81,6 +81,13 @@ pub fn rules(
             unreadable: sc.unreadable.unwrap_or(d.unreadable),
             slow: sc.slow.unwrap_or(d.slow),
             slow_ms,
+        };
+    }
+    if let Some(Obj(b)) = &raw.burn_in {
+        let d = BurnRules::defaults();
+        rules.burn_in = BurnRules {
+            bad: b.bad.unwrap_or(d.bad),
+            mismatched: b.mismatched.unwrap_or(d.mismatched),
         };
     }
     Ok(rules)

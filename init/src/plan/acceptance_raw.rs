@@ -225,6 +225,25 @@ pub struct RawAcceptance {
     /// The surface scan's rules.
     #[serde(default)]
     pub surface_scan: Option<Obj<RawScanRules>>,
+    /// The burn-in's rules.
+    #[serde(default)]
+    pub burn_in: Option<Obj<RawBurnRules>>,
+}
+
+/// The burn-in's rules as written.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBurnRules {
+    /// Unwritable and unreadable blocks: `fail` (the default), `warn` or `off`.
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub bad: Option<Severity>,
+    /// Mismatched blocks: `fail` (the default), `warn` or `off`.
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub mismatched: Option<Severity>,
+}
+
+impl Object for RawBurnRules {
+    const EXPECTED: &'static str = "an object such as {\"bad\": \"fail\", \"mismatched\": \"fail\"}";
 }
 
 /// The surface scan's rules as written.

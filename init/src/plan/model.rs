@@ -111,6 +111,9 @@ pub struct Plan {
     pub cpu_dma_latency: Option<u32>,
     /// The config's `surface_scan`, checked: run before every benchmark.
     pub surface_scan: Option<ScanPlan>,
+    /// The config's `burn_in`, checked: run after the surface scan and
+    /// before every benchmark, on the disks `destructive` grants.
+    pub burn_in: Option<BurnPlan>,
 }
 
 /// True if the disk of `serial` is among `disks` (a list of serials;
@@ -178,26 +181,97 @@ impl ScanPlan {
 
     /// The area of a disk of `size` bytes: `[start, end)`, or why it has none.
     pub fn area(&self, size: u64) -> Result<(u64, u64), String> {
-        let end = match self.length {
-            Some(l) => self.offset.saturating_add(l),
-            None => size,
-        };
-        if self.offset >= size || end > size {
-            return Err(format!(
-                "the area {}..{} is not within the disk's {size} bytes",
-                self.offset, end
-            ));
-        }
-        Ok((self.offset, end))
+        area(self.offset, self.length, size)
     }
 
     /// The longest a scan of `bytes` may take: the config's `max_time`, or
     /// the bytes at [`ScanPlan::FLOOR_RATE`] and a minute.
     pub fn time_for(&self, bytes: u64) -> Nanos {
-        self.max_time.unwrap_or_else(|| {
-            let secs = bytes / Self::FLOOR_RATE + 60;
-            Nanos(secs.saturating_mul(1_000_000_000))
-        })
+        time_for(self.max_time, bytes)
+    }
+}
+
+/// The area from `offset`, `length` long (`None`: to the end), of a disk
+/// of `size` bytes: `[start, end)`, or why it has none.
+fn area(offset: u64, length: Option<u64>, size: u64) -> Result<(u64, u64), String> {
+    let end = match length {
+        Some(l) => offset.saturating_add(l),
+        None => size,
+    };
+    if offset >= size || end > size {
+        return Err(format!(
+            "the area {offset}..{end} is not within the disk's {size} bytes"
+        ));
+    }
+    Ok((offset, end))
+}
+
+/// The longest a pass over `bytes` may take: `max_time`, or the bytes at
+/// [`ScanPlan::FLOOR_RATE`] and a minute.
+fn time_for(max_time: Option<Nanos>, bytes: u64) -> Nanos {
+    max_time.unwrap_or_else(|| {
+        let secs = bytes / ScanPlan::FLOOR_RATE + 60;
+        Nanos(secs.saturating_mul(1_000_000_000))
+    })
+}
+
+/// The config's `burn_in`, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BurnPlan {
+    /// The disks burnt in (target indices): those of `burn_in.disks`, or
+    /// every disk `destructive` names; each named there.
+    pub targets: Vec<usize>,
+    /// The area's first byte.
+    pub offset: u64,
+    /// The area's length; `None`: to each disk's end.
+    pub length: Option<u64>,
+    /// Sequential passes of patterns, or random ones.
+    pub order: bench_core::result::BurnOrder,
+    /// Sequential: the patterns, in order.
+    pub patterns: Vec<bench_core::burnin::Pattern>,
+    /// How many times the patterns run (random: passes).
+    pub loops: u32,
+    /// The size of each request.
+    pub bs: u32,
+    /// Requests in flight.
+    pub iodepth: u32,
+    /// Retries of a failing block.
+    pub retries: u32,
+    /// Bad blocks after which a disk's burn-in stops.
+    pub max_bad: u64,
+    /// The longest a disk's burn-in may take; `None`: from its bytes.
+    pub max_time: Option<Nanos>,
+    /// Every disk at once.
+    pub parallel: bool,
+}
+
+impl BurnPlan {
+    /// Request size and depth of sequential passes when the config gives
+    /// none (the surface scan's, measured there).
+    pub const SEQUENTIAL_BS: u32 = 1 << 20;
+    /// Requests in flight of sequential passes when the config gives none.
+    pub const SEQUENTIAL_IODEPTH: u32 = 4;
+    /// Random passes: Ironic's fio burn-in, 4 KiB at queue depth 32, 4 loops.
+    pub const RANDOM_BS: u32 = 4096;
+    /// Requests in flight of random passes when the config gives none.
+    pub const RANDOM_IODEPTH: u32 = 32;
+    /// Random passes when the config gives none.
+    pub const RANDOM_LOOPS: u32 = 4;
+    /// Retries of a failing block when the config gives none.
+    pub const DEFAULT_RETRIES: u32 = 2;
+    /// Bad blocks after which a burn-in stops, when the config gives none.
+    pub const DEFAULT_MAX_BAD: u64 = 1000;
+
+    /// The area of a disk of `size` bytes: `[start, end)`, or why it has none.
+    pub fn area(&self, size: u64) -> Result<(u64, u64), String> {
+        area(self.offset, self.length, size)
+    }
+
+    /// The longest a burn-in of `bytes` (written and read, every pass)
+    /// may take: the config's `max_time`, or the bytes at
+    /// [`ScanPlan::FLOOR_RATE`] and a minute.
+    pub fn time_for(&self, bytes: u64) -> Nanos {
+        time_for(self.max_time, bytes)
     }
 }
 
@@ -596,6 +670,7 @@ pub fn describe_plan_for(plan: &Plan, whom: Described) -> Vec<String> {
         s.extend(target_lines(plan, ti, whom));
     }
     s.extend(plan.surface_scan.as_ref().map(scan_line));
+    s.extend(plan.burn_in.as_ref().map(|bp| burn_line(plan, bp)));
     s.push(match plan.cpu_dma_latency {
         Some(us) => format!("cpu_dma_latency: held at {us} us from the first test to the last"),
         None => "cpu_dma_latency: off (the CPUs' own idle states)".to_string(),
@@ -621,6 +696,48 @@ fn scan_line(sp: &ScanPlan) -> String {
         sp.max_bad,
         if sp.parallel { "all at once" } else { "one after another" },
         sp.max_time.map_or(String::new(), |t| format!(", at most {} s each", t.0 / 1_000_000_000))
+    )
+}
+
+/// The plan's burn-in in words: which disks (each written whole), the
+/// passes, and how.
+fn burn_line(plan: &Plan, bp: &BurnPlan) -> String {
+    let area = match bp.length {
+        Some(l) => format!("{l} B from byte {}", bp.offset),
+        None if bp.offset == 0 => "every block".to_string(),
+        None => format!("from byte {} to the end", bp.offset),
+    };
+    let passes = match bp.order {
+        bench_core::result::BurnOrder::Sequential => format!(
+            "sequential passes of {}{}",
+            bp.patterns.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
+            if bp.loops > 1 {
+                format!(", {} times", bp.loops)
+            } else {
+                String::new()
+            }
+        ),
+        bench_core::result::BurnOrder::Random => format!("{} random-order passes of random data", bp.loops),
+    };
+    format!(
+        "burn-in (WRITES, destroys the data of): {}; {area}; {passes}, each read back and checked; {} B requests, {} in flight, {} retries, stops past {} bad blocks, {}{}",
+        bp.targets
+            .iter()
+            .map(|&ti| {
+                let i = &plan.targets[ti].info;
+                match &i.write_refusal {
+                    Some(why) => format!("{} (not run: {why})", i.path),
+                    None => i.path.clone(),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        bp.bs,
+        bp.iodepth,
+        bp.retries,
+        bp.max_bad,
+        if bp.parallel { "all at once" } else { "one after another" },
+        bp.max_time.map_or(String::new(), |t| format!(", at most {} s each", t.0 / 1_000_000_000))
     )
 }
 

@@ -409,6 +409,10 @@ pub struct RawConfig {
     /// "Surface scan").
     #[serde(default)]
     pub surface_scan: Option<Obj<super::scan_raw::RawSurfaceScan>>,
+    /// Every block of each granted disk written and read back before the
+    /// benchmarks (README "Burn-in").
+    #[serde(default)]
+    pub burn_in: Option<Obj<super::scan_raw::RawBurnIn>>,
 }
 
 /// `self_test` as written: a kind alone (every disk), or the object form.

@@ -1,10 +1,13 @@
-//! The config's `surface_scan` as written (README "Surface scan"): every
-//! key optional; [`super::scan`] checks it into a
-//! [`ScanPlan`](super::model::ScanPlan).
+//! The config's `surface_scan` and `burn_in` as written (README "Surface
+//! scan", "Burn-in"): every key optional; [`super::scan`] checks them into
+//! a [`ScanPlan`](super::model::ScanPlan) and a
+//! [`BurnPlan`](super::model::BurnPlan).
 
+use bench_core::burnin::Pattern;
+use bench_core::result::BurnOrder;
 use serde::{Deserialize, Serialize};
 
-use super::value::{from_scalar, Duration, Flag, Object, Range, Scalar, Size, Whole};
+use super::value::{closed_opt, from_scalar, Closed, Duration, Flag, Object, Range, Scalar, Size, Whole};
 
 /// `surface_scan` as written: every key optional (`{}`: every disk, whole,
 /// with the defaults).
@@ -113,4 +116,93 @@ scan_ranges! {
     MaxBad: 0, 1_000_000, "a whole number of unreadable blocks from 0 to 1000000";
     Zones: 1, 10_000, "a whole number of zones from 1 to 10000";
     Slowest: 0, 1000, "a whole number of reads from 0 to 1000";
+    BurnDepth: 1, 256, "a whole number of requests in flight from 1 to 256";
+    BurnRetries: 0, 16, "a whole number of retries from 0 to 16";
+    BurnMaxBad: 0, 1_000_000, "a whole number of bad blocks from 0 to 1000000";
+    Loops: 1, 1000, "a whole number of loops from 1 to 1000";
+}
+
+/// `burn_in` as written: every key optional (`{}`: badblocks' four
+/// patterns over every disk `destructive` grants, whole).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBurnIn {
+    /// Only the disks of these serials, each granted by `destructive`
+    /// (absent: every disk it grants).
+    #[serde(default)]
+    pub disks: Option<Vec<String>>,
+    /// The area's first byte (default 0).
+    #[serde(default)]
+    pub offset: Option<Size>,
+    /// The area's length (default: to the end of each disk).
+    #[serde(default)]
+    pub length: Option<Size>,
+    /// `"sequential"` (badblocks -w, the default) or `"random"` (Ironic's fio).
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub mode: Option<BurnOrder>,
+    /// Sequential: the passes' patterns (default badblocks' four).
+    #[serde(default)]
+    pub patterns: Option<Vec<RawPattern>>,
+    /// How many times the patterns run (random: how many passes).
+    #[serde(default)]
+    pub loops: Option<Whole<Loops>>,
+    /// The size of each request.
+    #[serde(default)]
+    pub bs: Option<Size>,
+    /// Requests in flight.
+    #[serde(default)]
+    pub iodepth: Option<Whole<BurnDepth>>,
+    /// Retries of a failing block before it is bad.
+    #[serde(default)]
+    pub retries: Option<Whole<BurnRetries>>,
+    /// Bad blocks after which a disk's burn-in stops.
+    #[serde(default)]
+    pub max_bad: Option<Whole<BurnMaxBad>>,
+    /// The longest a disk's burn-in may take.
+    #[serde(default)]
+    pub max_time: Option<Duration>,
+    /// Every disk at once, each its own thread (default true).
+    #[serde(default)]
+    pub parallel: Option<Flag>,
+}
+
+impl Object for RawBurnIn {
+    const EXPECTED: &'static str =
+        "an object such as {\"mode\": \"random\"} ({} writes badblocks' four patterns over every disk \"destructive\" grants)";
+}
+
+impl Closed for BurnOrder {
+    const WHAT: &'static str = "a burn-in mode";
+    const ALL: &'static [Self] = BurnOrder::ALL;
+}
+
+/// One of `burn_in.patterns`: a byte (`"0xaa"`, or a number from 0 to
+/// 255) repeated, or `"random"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawPattern(pub Pattern);
+
+impl<'de> Deserialize<'de> for RawPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_scalar(d, |v| {
+            let byte = match &v {
+                Scalar::Int(n) => u8::try_from(*n).ok(),
+                Scalar::Str(s) if s.trim() == "random" => return Ok(RawPattern(Pattern::Random(0))),
+                Scalar::Str(s) => s
+                    .trim()
+                    .strip_prefix("0x")
+                    .filter(|h| h.len() == 2)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok()),
+                _ => None,
+            };
+            byte.map(|b| RawPattern(Pattern::Byte(b))).ok_or_else(|| {
+                format!("{v} is not a pattern; expected a byte as two hex digits (\"0xaa\") or a number from 0 to 255, or \"random\"")
+            })
+        })
+    }
+}
+
+impl Serialize for RawPattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0.name())
+    }
 }

@@ -6,6 +6,7 @@
 //! result document; faults skip what they touch and the run goes on.
 
 pub mod accounting;
+pub mod burnin;
 pub mod engine;
 pub mod kmsg;
 pub mod perdisk;
@@ -156,6 +157,11 @@ pub fn execute_with(
     };
     if plan.surface_scan.is_some() {
         scan::run(plan, stop, progress, kmsg.as_mut());
+        refresh_targets(&mut doc, plan);
+        after_test(&doc);
+    }
+    if plan.burn_in.is_some() && !interrupted(stop) {
+        burnin::run(plan, stop, progress, kmsg.as_mut());
         refresh_targets(&mut doc, plan);
         after_test(&doc);
     }
@@ -462,7 +468,8 @@ pub fn run_bound(plan: &Plan) -> Nanos {
     }
     Nanos(
         sum.saturating_add(selftest::bound(plan).0)
-            .saturating_add(scan::bound(plan).0),
+            .saturating_add(scan::bound(plan).0)
+            .saturating_add(burnin::bound(plan).0),
     )
 }
 
@@ -480,7 +487,7 @@ fn bound_line(plan: &Plan, bound: Nanos) -> String {
     };
     format!(
         "bootbench-init: run bound: at most {} s ({tests} test(s) at their deadlines, {how}, plus {} s grace each; \
-         {} s per array or layer{}{}); a test past its deadline ends as timeout",
+         {} s per array or layer{}{}{}); a test past its deadline ends as timeout",
         bound.0.div_ceil(1_000_000_000),
         engine::GRACE.as_secs(),
         STACK_ALLOWANCE.0 / 1_000_000_000,
@@ -489,7 +496,12 @@ fn bound_line(plan: &Plan, bound: Nanos) -> String {
             "; the {} self-test: at most {} s",
             s.kind,
             selftest::bound(plan).0.div_ceil(1_000_000_000)
-        ))
+        )),
+        [("surface scan", scan::bound(plan)), ("burn-in", burnin::bound(plan))]
+            .iter()
+            .filter(|(_, b)| b.0 > 0)
+            .map(|(what, b)| format!("; the {what}: at most {} s", b.0.div_ceil(1_000_000_000)))
+            .collect::<String>()
     )
 }
 

@@ -3,26 +3,69 @@
 //! the reads per time class, the unreadable and recovered LBAs, the slowest
 //! reads, and a `surface-scan` chart: read MB/s against the position on the
 //! disk (GB from its first byte), one dot per zone at its middle, a red
-//! line at each unreadable LBA. A target without a scan adds nothing.
+//! line at each unreadable LBA. Each burn-in ([`crate::burnin`]): a
+//! `<section class="burn-in">` with its facts, a row per pass and its bad
+//! and mismatched LBAs. A target without either adds nothing.
 
 use std::fmt::Write as _;
 
-use bench_core::result::{ResultDoc, SurfaceScan, TargetInfo};
+use bench_core::result::{BurnIn, ResultDoc, SurfaceScan, TargetInfo};
 
 use super::charts::{finite_pos, target_name};
 use super::format::{escape, fmt_mbps, num};
 use super::svg::{figure, legend, line_chart, nice_ticks, value_axis, Axis, Point, Scale, Series, Shape};
 use super::svg::{BOTTOM, H, LEFT, RIGHT, TOP, W};
 use super::Chart;
-use crate::scan;
+use crate::{burnin, scan};
 
-/// The surface scan sections of `doc`'s targets, in target order.
+/// The surface scan and burn-in sections of `doc`'s targets, in target
+/// order.
 pub(super) fn sections(out: &mut String, doc: &ResultDoc) {
     for t in &doc.targets {
         if let Some(s) = &t.surface_scan {
             section(out, doc, t, s);
         }
+        if let Some(b) = &t.burn_in {
+            burn_section(out, doc, t, b);
+        }
     }
+}
+
+/// A `<section class="burn-in">`: the burn-in's facts, a row per pass,
+/// and its unwritable, unreadable and mismatched LBAs.
+fn burn_section(out: &mut String, doc: &ResultDoc, t: &TargetInfo, b: &BurnIn) {
+    let _ = writeln!(
+        out,
+        "<section class=\"burn-in\" data-target=\"{}\">\n<h3>Burn-in of {}</h3>",
+        escape(&t.path),
+        escape(&target_name(doc, &t.path))
+    );
+    out.push_str("<dl class=\"facts\">");
+    for (k, v) in burnin::facts(b) {
+        let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(&v));
+    }
+    out.push_str("</dl>\n<table class=\"burn-passes\"><thead><tr>");
+    for h in burnin::PASS_HEADING {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in burnin::pass_rows(b) {
+        out.push_str("<tr>");
+        for c in row {
+            let _ = write!(out, "<td>{}</td>", escape(&c));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>\n");
+    for (what, lbas) in burnin::lba_lists(b) {
+        let _ = writeln!(
+            out,
+            "<p class=\"burn-lbas\">{}: {}</p>",
+            escape(&scan::lba_heading(what, lbas)),
+            escape(&scan::lba_list(lbas))
+        );
+    }
+    out.push_str("</section>\n");
 }
 
 fn section(out: &mut String, doc: &ResultDoc, t: &TargetInfo, s: &SurfaceScan) {
@@ -304,5 +347,39 @@ mod tests {
         assert_eq!(html.matches("<section class=\"surface-scan\"").count(), 1);
         assert!(charts_of(&html, Chart::SurfaceScan).is_empty());
         assert!(html.contains("<dt>rate</dt><dd>- (nothing read)</dd>"));
+    }
+}
+
+#[cfg(test)]
+mod burn_tests {
+    use crate::html::render;
+    use crate::html::tests::{doc, loaded, QUICK};
+
+    /// A burnt-in disk gets its section: the facts, a row per pass with
+    /// its pattern, bytes, rates, bad and mismatched blocks, and the LBA
+    /// lists; an error string is escaped; no other target gets one.
+    #[test]
+    fn a_burn_in_gets_its_section_with_a_row_per_pass() {
+        let mut d = doc(QUICK);
+        let path = d.targets[1].path.clone();
+        let mut b = crate::burnin::test_burn_in();
+        b.error = Some("<b>stopped</b>".into());
+        d.targets[1].burn_in = Some(b);
+        let html = render(&[loaded("burn.json", d)]);
+        assert_eq!(html.matches("<section class=\"burn-in\"").count(), 1);
+        let sec = &html[html.find("<section class=\"burn-in\"").unwrap()..];
+        let sec = &sec[..sec.find("</section>").unwrap()];
+        assert!(sec.contains(&format!("data-target=\"{path}\"")), "{sec}");
+        assert!(sec.contains("<h3>Burn-in of "), "{sec}");
+        assert!(
+            sec.contains("<tr><td>2</td><td>0x55</td><td>67108352 B (64.0 MiB)</td><td>200.0</td><td>67108864 B (64.0 MiB)</td><td>250.0</td><td>1</td><td>0</td><td>done</td></tr>"),
+            "{sec}"
+        );
+        assert!(sec.contains("<td>4</td><td>0x00</td>"), "{sec}");
+        assert!(sec.contains("<p class=\"burn-lbas\">mismatched LBAs (read back other than written), 1: 70000</p>"));
+        assert!(
+            sec.contains("&lt;b&gt;stopped&lt;/b&gt;") && !sec.contains("<b>"),
+            "{sec}"
+        );
     }
 }

@@ -1,0 +1,280 @@
+//! The config's burn-in (`burn_in`, README "Burn-in"), after the surface
+//! scan and before the benchmarks: every disk it selects (each one
+//! `destructive` names) claimed for writing as a write test's disk is
+//! (identity and contents checked on the descriptor that writes), then
+//! burnt in with [`bench_core::burnin`]; every disk at once, each on a
+//! thread of its own, unless `parallel` is false ([`super::perdisk`]).
+//! A disk the grant or the claim refuses gets a record saying why, and
+//! nothing is written to it.
+
+use std::time::Duration;
+
+use bench_core::burnin::{burn_in, not_run, record, BetweenHook, BurnSpec};
+use bench_core::io::{Access, OpenSpec, Target};
+use bench_core::result::{BurnEndState, BurnIn};
+use bench_core::runner::Stop;
+use bench_core::units::Nanos;
+
+use super::engine::{DevTarget, MonoClock};
+use super::kmsg::KernelLog;
+use super::perdisk::{drive, Names, Work, GRACE};
+use super::selftest::span;
+use crate::plan::{BurnPlan, Plan};
+use crate::safety::Contents;
+
+/// What the kernel's lines during the burn-in are recorded as coming
+/// during (`kernel_log[].test`).
+pub const KERNEL_LOG_TEST: &str = "burn_in";
+
+/// Disk `ti`'s burn-in, from the plan; `None` for a disk without an area
+/// (the plan checked every one it selects).
+fn spec_of(plan: &Plan, bp: &BurnPlan, ti: usize) -> Option<BurnSpec> {
+    let i = &plan.targets[ti].info;
+    let (start, end) = bp.area(i.size_bytes).ok()?;
+    Some(BurnSpec {
+        start,
+        end,
+        chunk: bp.bs,
+        depth: bp.iodepth,
+        logical_block: i.logical_block_size.max(512),
+        retries: bp.retries,
+        max_bad: bp.max_bad,
+        order: bp.order,
+        patterns: bp.patterns.clone(),
+        loops: bp.loops,
+        seed: plan.seed,
+    })
+}
+
+/// What the plan's burn-in adds to the run's bound: every disk's time
+/// (the longest, when they run at once) and the grace.
+pub fn bound(plan: &Plan) -> Nanos {
+    let Some(bp) = &plan.burn_in else { return Nanos(0) };
+    let times = bp
+        .targets
+        .iter()
+        .filter_map(|&ti| spec_of(plan, bp, ti))
+        .map(|s| bp.time_for(s.planned_bytes()).0);
+    let t = if bp.parallel {
+        times.max().unwrap_or(0)
+    } else {
+        times.fold(0u64, u64::saturating_add)
+    };
+    let grace = u64::try_from(GRACE.as_nanos()).unwrap_or(u64::MAX);
+    Nanos(t.saturating_add(grace))
+}
+
+/// Burn in `spec` on `target` (claimed for writing), with `between`
+/// between each sequential pass's writes and reads; the record, and
+/// whether any write reached the disk.
+pub fn burn_disk(
+    path: &str,
+    target: &DevTarget,
+    spec: &BurnSpec,
+    stop: &Stop,
+    progress: &mut dyn FnMut(f64),
+    between: BetweenHook<'_>,
+) -> (BurnIn, bool) {
+    let rec = match target.open(&OpenSpec::plain(
+        Access::Direct,
+        true,
+        spec.depth,
+        spec.chunk,
+        spec.seed,
+    )) {
+        Err(e) => not_run(
+            spec,
+            format!("{path}: opening a queue for writing failed: errno {}", e.errno),
+        ),
+        Ok(mut q) => match burn_in(spec, &mut q, &MonoClock::new(), stop, progress, between) {
+            Ok(out) => record(spec, &out.passes, out.elapsed, out.end),
+            Err(e) => {
+                let mut r = not_run(
+                    spec,
+                    format!("{path}: the queue failed at offset {}: errno {}", e.req.offset, e.errno),
+                );
+                r.end = BurnEndState::Error;
+                r
+            }
+        },
+    };
+    (rec, target.wrote())
+}
+
+/// Claim disk `ti` for its burn-in and open it: the target, or why not.
+fn claim(plan: &mut Plan, ti: usize) -> Result<DevTarget, String> {
+    let t = &plan.targets[ti];
+    let Some(g) = t.grant.clone() else {
+        return Err(t
+            .info
+            .write_refusal
+            .clone()
+            .unwrap_or_else(|| "writes refused: not granted".to_string()));
+    };
+    let contents = if t.claimed { Contents::Checked } else { Contents::Check };
+    let path = t.info.path.clone();
+    let permit = g.claim(contents).map_err(|r| r.to_string())?;
+    plan.targets[ti].claimed = true;
+    DevTarget::open(&path, Some(permit)).map_err(|e| e.to_string())
+}
+
+/// Run the plan's burn-in on every disk it selects and record each in its
+/// target (`info.burn_in`); the kernel's lines naming a disk meanwhile go
+/// to `kmsg`. A disk a write reached is marked written (it gets the
+/// scratch label after the run). Nothing to do without `burn_in`.
+pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kmsg: Option<&mut KernelLog>) {
+    let Some(bp) = plan.burn_in.clone() else { return };
+    let chosen: Vec<(usize, BurnSpec)> = bp
+        .targets
+        .iter()
+        .filter_map(|&ti| spec_of(plan, &bp, ti).map(|s| (ti, s)))
+        .collect();
+    if let Some(k) = kmsg.as_deref_mut() {
+        let tis: Vec<usize> = chosen.iter().map(|(ti, _)| *ti).collect();
+        k.begin(&tis, KERNEL_LOG_TEST, progress);
+    }
+    let mut works = Vec::new();
+    for (ti, spec) in chosen {
+        let path = plan.targets[ti].info.path.clone();
+        let target = match claim(plan, ti) {
+            Ok(t) => t,
+            Err(why) => {
+                progress(&format!("bootbench-init: {path}: burn-in not run: {why}"));
+                plan.targets[ti].info.burn_in = Some(not_run(&spec, why));
+                continue;
+            }
+        };
+        let bytes = spec.planned_bytes();
+        let time = Duration::from_nanos(bp.time_for(bytes).0);
+        let passes = spec.passes();
+        let (p2, s2, s3) = (path.clone(), spec.clone(), spec.clone());
+        works.push(Work {
+            ti,
+            start_line: format!(
+                "bootbench-init: {path}: burn-in started ({} passes, {}: {}): {bytes} B written and read back \
+                 ({:.1} GB, GB = 10^9) in requests of {} B, {} in flight; at most {}",
+                passes.len(),
+                spec.order,
+                passes.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
+                bytes as f64 / 1e9,
+                spec.chunk,
+                spec.depth,
+                span(time)
+            ),
+            path,
+            planned: bytes,
+            time,
+            failed: Box::new(move |why| (not_run(&s3, why), true)),
+            run: Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| {
+                burn_disk(&p2, &target, &s2, stop, f, &mut |_| {})
+            }),
+        });
+    }
+    let names = Names {
+        what: "burn-in",
+        max_time: "its time ran out (burn_in.max_time)",
+        thread: "bootbench-burn",
+    };
+    drive(
+        names,
+        works,
+        bp.parallel,
+        stop,
+        progress,
+        kmsg.as_deref_mut(),
+        &mut |ti, (rec, wrote), why, progress| {
+            finish(plan, ti, rec, wrote, why, progress);
+        },
+    );
+    if let Some(k) = kmsg {
+        k.end(progress);
+    }
+}
+
+/// Record disk `ti`'s burn-in (asked to stop `why`, if it was), and say it.
+fn finish(plan: &mut Plan, ti: usize, mut rec: BurnIn, wrote: bool, why: Option<&str>, progress: &mut dyn FnMut(&str)) {
+    if let (BurnEndState::Stopped, Some(why)) = (rec.end, why) {
+        rec.error = Some(why.to_string());
+    }
+    if wrote {
+        plan.mark_written(ti);
+    }
+    let (done, planned) = rec.done_and_planned();
+    let passes_done = rec.passes.iter().filter(|p| p.end == BurnEndState::Done).count();
+    progress(&format!(
+        "bootbench-init: {}: burn-in {}: {passes_done} of {} passes done, {done} of {planned} B written and read back in {}; \
+         {} unwritable, {} unreadable and {} mismatched blocks{}",
+        plan.targets[ti].info.path,
+        rec.end,
+        rec.passes.len(),
+        span(Duration::from_nanos(rec.elapsed_ns)),
+        rec.unwritable_lbas.len(),
+        rec.unreadable_lbas.len(),
+        rec.mismatched_lbas.len(),
+        rec.error.as_ref().map_or(String::new(), |e| format!(" ({e})"))
+    ));
+    plan.targets[ti].info.burn_in = Some(rec);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::safety::WritePermit;
+    use bench_core::burnin::BADBLOCKS_PATTERNS;
+    use bench_core::result::BurnOrder;
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+
+    /// A granted loop device burnt in through the real engine: a second
+    /// writer changes one byte between the second pass's writes and its
+    /// reads (with O_DIRECT, past any cache), and that pass, only that
+    /// one, reports the block by its LBA; the others verify whole.
+    #[test]
+    fn a_byte_changed_by_a_second_writer_is_reported_by_lba() {
+        const SIZE: usize = 4 << 20;
+        let Some(lo) = crate::testutil::Loop::new("burn-second-writer", &vec![0u8; SIZE]) else {
+            return;
+        };
+        let target = DevTarget::open(&lo.dev, Some(WritePermit::for_tests(&lo.dev))).expect("open");
+        let spec = BurnSpec {
+            start: 0,
+            end: SIZE as u64,
+            chunk: 256 << 10,
+            depth: 4,
+            logical_block: 512,
+            retries: 1,
+            max_bad: 100,
+            order: BurnOrder::Sequential,
+            patterns: BADBLOCKS_PATTERNS.to_vec(),
+            loops: 1,
+            seed: 7,
+        };
+        let at = 3_000_000u64;
+        let (rec, wrote) = burn_disk(&lo.dev, &target, &spec, &Stop::new(), &mut |_| {}, &mut |pass| {
+            if pass == 1 {
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .custom_flags(libc::O_DIRECT)
+                    .open(&lo.dev)
+                    .expect("a second writer");
+                let block = at / 4096 * 4096;
+                let mut buf = crate::sys::buf::AlignedBuf::new(4096).expect("a buffer");
+                let b = &mut buf.as_mut_slice()[..4096];
+                f.read_exact_at(b, block).expect("read");
+                b[usize::try_from(at - block).unwrap()] ^= 0x80;
+                f.write_all_at(b, block).expect("write");
+            }
+        });
+        assert!(wrote);
+        assert_eq!(rec.end, BurnEndState::Done, "{rec:?}");
+        let mism: Vec<&Vec<u64>> = rec.passes.iter().map(|p| &p.mismatched_lbas).collect();
+        assert_eq!(mism, [&vec![], &vec![at / 512], &vec![], &vec![]]);
+        assert!(rec
+            .passes
+            .iter()
+            .all(|p| p.verified_bytes == SIZE as u64 && p.end == BurnEndState::Done));
+        assert_eq!(rec.mismatched_lbas, [at / 512]);
+        let data = std::fs::read(&lo.files[0]).expect("backing file");
+        assert!(data.iter().all(|&b| b == 0), "the last pass wrote 0x00 everywhere");
+    }
+}
