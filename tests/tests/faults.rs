@@ -379,3 +379,105 @@ fn f3_surface_scan_narrows_read_errors_to_their_lbas_and_classes_a_slow_disk() {
         "the console says each scan's end"
     );
 }
+
+/// One boot, a burn-in (badblocks' first two patterns) of the two disks
+/// `destructive` names, then a short test:
+/// - `B-WERR`: a blkdebug write error (EIO) at sector 8192: each pass's
+///   1 MiB write over it fails, is narrowed, and exactly LBA 8192 is
+///   unwritable in both passes; every other block is written and read back
+///   with its pattern; the kernel's I/O error lines for it are in
+///   `kernel_log`, during `burn_in`; the verdict fails it;
+/// - `B-OK`: every block written and checked in both passes, no bad block,
+///   the disk left holding the last pattern under the scratch label;
+/// - `B-KEEP` (not named, holding data): no burn-in, byte-identical.
+///
+/// The test after the burn-in runs on every disk.
+#[test]
+fn f4_burn_in_records_an_unwritable_block_and_the_run_goes_on() {
+    let Some(a) = artifacts("f4_burn") else {
+        return;
+    };
+    let dir = scratch("f4_burn");
+    let specs = disks(&[
+        "virtio,size=32M,serial=B-WERR,fault=write_aio:5:8192",
+        "virtio,size=32M,serial=B-OK",
+        "virtio,size=32M,serial=B-KEEP",
+    ]);
+    let (files, before) = disks_with_contents(&specs, &dir, |i| (i == 2).then_some(71));
+    let config = json!({
+        "targets": [{"serial": "B-WERR"}, {"serial": "B-OK"}, {"serial": "B-KEEP"}],
+        "tests": [{"workload": "seq_read", "name": "after", "bs": "1M", "size": "1M"}],
+        "destructive": {
+            "confirm": "I understand this destroys data",
+            "targets": [{"serial": "B-WERR"}, {"serial": "B-OK"}]
+        },
+        "burn_in": {"patterns": ["0xaa", "0x55"]}
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(checksum(&files[2]).unwrap(), before[2], "B-KEEP changed");
+    assert!(target_by_serial(&doc, "B-KEEP").get("burn_in").is_none());
+    assert!(
+        outcome.serial.contains("burn-in (WRITES, destroys the data of): "),
+        "the booted plan says which disks the burn-in writes"
+    );
+
+    const SIZE: u64 = 32 << 20;
+    let b = &target_by_serial(&doc, "B-WERR")["burn_in"];
+    assert_eq!(b["end"], "done", "{b}");
+    assert_eq!(b["unwritable_lbas"], json!([8192]), "{b}");
+    assert_eq!(b["mismatched_lbas"], json!([]), "{b}");
+    for p in b["passes"].as_array().unwrap() {
+        assert_eq!(p["unwritable_lbas"], json!([8192]), "{p}");
+        assert_eq!(p["written_bytes"], json!(SIZE - 512), "{p}");
+        // QEMU's virtio-blk merges adjacent writes in flight, so a
+        // neighbour merged with the failing write fails with it (its
+        // blocks then written when narrowed).
+        let failed = p["failed_writes"].as_u64().unwrap();
+        assert!((1..=4).contains(&failed), "{p}");
+        // The unwritable block may be unreadable too (it holds what it
+        // held); every other block is read back.
+        let unreadable = p["unreadable_lbas"].as_array().unwrap().len() as u64;
+        assert!(unreadable <= 1, "{p}");
+        assert_eq!(p["verified_bytes"], json!(SIZE - 512 * unreadable), "{p}");
+    }
+    let path = target_by_serial(&doc, "B-WERR")["path"].as_str().unwrap().to_string();
+    assert!(
+        doc["kernel_log"].as_array().is_some_and(|a| a
+            .iter()
+            .any(|l| l["target"] == path.as_str() && l["kind"] == "io_error" && l["test"] == "burn_in")),
+        "{}",
+        doc["kernel_log"]
+    );
+    let verdict = doc["acceptance"]["targets"]
+        .as_array()
+        .and_then(|v| v.iter().find(|t| t["serial"] == "B-WERR"))
+        .expect("B-WERR's verdict");
+    assert_eq!(verdict["verdict"], "fail", "{verdict}");
+
+    let b = &target_by_serial(&doc, "B-OK")["burn_in"];
+    assert_eq!(b["end"], "done", "{b}");
+    for p in b["passes"].as_array().unwrap() {
+        assert_eq!(
+            (&p["written_bytes"], &p["verified_bytes"]),
+            (&json!(SIZE), &json!(SIZE)),
+            "{p}"
+        );
+        assert_eq!(p["failed_writes"], 0, "{p}");
+    }
+    let data = std::fs::read(&files[1]).unwrap();
+    assert!(data[4096..].iter().all(|&x| x == 0x55), "B-OK holds the last pattern");
+    for serial in ["B-WERR", "B-OK", "B-KEEP"] {
+        assert_eq!(
+            tests_on(&doc, serial)[0]["status"]["state"],
+            "ok",
+            "{serial}: the test after"
+        );
+    }
+    assert!(
+        outcome.serial.contains("burn-in done"),
+        "the console says each burn-in's end"
+    );
+}
