@@ -124,6 +124,7 @@ test: deps targets image
 
 bench: image
 	bash bench/fio-compare.sh
+	bash bench/burnin-compare.sh
 	bash bench/boot.sh
 
 fidelity:

@@ -27,6 +27,24 @@ fn word(seed: u64, offset: u64) -> u64 {
 /// The bytes that `buf.len()` bytes at `offset` hold when written with `seed`.
 /// `offset` need not be word-aligned.
 pub fn fill(seed: u64, offset: u64, buf: &mut [u8]) {
+    // The bytes before the first whole word, one word's part at a time.
+    let head = usize::try_from(offset.wrapping_neg() & 7).unwrap_or(0).min(buf.len());
+    let (first, rest) = buf.split_at_mut(head);
+    fill_part(seed, offset, first);
+    // Whole words: a store each (a copy of a variable length per word
+    // would be a call to memcpy, most of the time of a verifying step).
+    let mut at = offset + head as u64;
+    let mut words = rest.chunks_exact_mut(8);
+    for w in &mut words {
+        w.copy_from_slice(&word(seed, at).to_le_bytes());
+        at += 8;
+    }
+    fill_part(seed, at, words.into_remainder());
+}
+
+/// [`fill`] of fewer bytes than a word, or of any bytes, a word's part at
+/// a time.
+fn fill_part(seed: u64, offset: u64, buf: &mut [u8]) {
     let mut pos = offset;
     let mut i = 0;
     while i < buf.len() {
@@ -43,17 +61,29 @@ pub fn fill(seed: u64, offset: u64, buf: &mut [u8]) {
 /// The index of the first byte of `data` (read at `offset`) that differs
 /// from what [`fill`] writes there with `seed`, or `None` if all match.
 pub fn first_mismatch(seed: u64, offset: u64, data: &[u8]) -> Option<usize> {
-    let mut expect = [0u8; 512];
-    let mut i = 0;
-    while i < data.len() {
-        let n = expect.len().min(data.len() - i);
-        fill(seed, offset + i as u64, &mut expect[..n]);
-        if let Some(j) = data[i..i + n].iter().zip(&expect[..n]).position(|(a, b)| a != b) {
-            return Some(i + j);
-        }
-        i += n;
+    let head = usize::try_from(offset.wrapping_neg() & 7).unwrap_or(0).min(data.len());
+    let mut expect = [0u8; 8];
+    let mut part = |at: u64, bytes: &[u8], base: usize| {
+        let e = &mut expect[..bytes.len()];
+        fill_part(seed, at, e);
+        bytes.iter().zip(e.iter()).position(|(a, b)| a != b).map(|j| base + j)
+    };
+    if let Some(i) = part(offset, &data[..head], 0) {
+        return Some(i);
     }
-    None
+    // Whole words compared as words; the first that differs, byte by byte.
+    let mut at = offset + head as u64;
+    let mut i = head;
+    let mut words = data[head..].chunks_exact(8);
+    for w in &mut words {
+        let want = word(seed, at).to_le_bytes();
+        if w != want {
+            return w.iter().zip(want.iter()).position(|(a, b)| a != b).map(|j| i + j);
+        }
+        at += 8;
+        i += 8;
+    }
+    part(at, words.remainder(), i)
 }
 
 #[cfg(test)]
@@ -84,6 +114,24 @@ mod tests {
             let mut part = vec![0u8; len];
             fill(3, 1000 + start as u64, &mut part);
             assert_eq!(part[..], whole[start..start + len], "bytes {start}..+{len}");
+        }
+    }
+
+    /// At every alignment of the start and the end (the parts before and
+    /// after the whole words), a changed byte is found where it is.
+    #[test]
+    fn first_mismatch_at_every_alignment() {
+        for offset in 4000..4017u64 {
+            for len in 0..41usize {
+                let mut data = vec![0u8; len];
+                fill(5, offset, &mut data);
+                assert_eq!(first_mismatch(5, offset, &data), None, "{offset}+{len}");
+                for at in 0..len {
+                    let mut bad = data.clone();
+                    bad[at] ^= 0x10;
+                    assert_eq!(first_mismatch(5, offset, &bad), Some(at), "{offset}+{len}: {at}");
+                }
+            }
         }
     }
 
