@@ -64,7 +64,9 @@ impl Pattern {
         match self {
             // Blocks of bytes folded without a branch (the compiler's
             // vector code), one test per block.
-            Pattern::Byte(b) => data.chunks(4096).all(|c| c.iter().fold(0u8, |acc, &x| acc | (x ^ b)) == 0),
+            Pattern::Byte(b) => data
+                .chunks(4096)
+                .all(|c| c.iter().fold(0u8, |acc, &x| acc | (x ^ b)) == 0),
             Pattern::Random(seed) => crate::verify::first_mismatch(seed, offset, data).is_none(),
         }
     }
