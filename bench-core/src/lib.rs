@@ -41,6 +41,7 @@ pub mod sim;
 pub mod size;
 pub mod spec;
 pub mod stats;
+pub mod steady;
 pub mod stick;
 pub mod table;
 pub mod units;

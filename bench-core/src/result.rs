@@ -222,6 +222,8 @@ closed_set! {
         /// The burn-in's unwritable, unreadable and mismatched blocks, or a
         /// burn-in that did not go over the whole area.
         BurnIn,
+        /// Preconditioning that reached no steady state.
+        SteadyState,
     }
 }
 
@@ -296,10 +298,12 @@ impl Metric {
 mod burnin;
 mod capacity;
 mod kernel;
+mod precondition;
 mod scan;
 pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass};
 pub use capacity::{CapacitySource, HiddenCapacity};
 pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
+pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, PreconditionRound};
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 
 /// The schema identifier of this version of the document.
@@ -533,6 +537,12 @@ pub struct TargetInfo {
     /// before every benchmark; absent otherwise and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burn_in: Option<BurnIn>,
+    /// The disk's preconditioning to steady state, when the config asked
+    /// for it (`precondition`, only on disks `destructive` grants), run
+    /// after the burn-in and before every benchmark; absent otherwise and
+    /// in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precondition: Option<Precondition>,
 }
 
 /// What an array or a layer is built of.

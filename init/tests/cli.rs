@@ -398,6 +398,81 @@ fn a_burn_in_writes_and_checks_every_block_of_the_granted_disk_only() {
     assert_eq!(b.hash(), b0);
 }
 
+/// Preconditioning (`precondition`, after the burn-in, before the tests)
+/// of the granted disk only: the area (8 MiB from 1 MiB) written twice in
+/// 128 KiB writes, then rounds of 4 KiB random writes until the last 3 are
+/// steady or 8 rounds; the record's window figures are those of its last
+/// rounds, and steady state is claimed exactly when they are within the
+/// limits; nothing written outside the area; the disk not granted unchanged.
+#[test]
+fn preconditioning_fills_the_area_and_runs_rounds_to_steady_state() {
+    let a = Loop::zeroed(LOOP_BYTES);
+    let b = Loop::new(LOOP_BYTES, &[]);
+    let b0 = b.hash();
+    let tests = serde_json::json!([{"workload": "seq_read", "size": "1M"}]);
+    let cfg = config(&serde_json::json!({"tests": tests, "targets": [a.dev, b.dev],
+        "destructive": {"confirm": PHRASE, "targets": [a.dev]},
+        "precondition": {"offset": "1M", "length": "8M", "round": "100ms", "max_rounds": 8, "window": 3}}));
+    let plan = String::from_utf8(run(&["validate", cfg.path()]).stdout).unwrap();
+    assert!(
+        plan.lines()
+            .any(|l| l.starts_with(&format!("preconditioning (WRITES, destroys the data of): {};", a.dev))),
+        "{plan}"
+    );
+    let out = run(&["run", "--config", cfg.path()]);
+    let doc = doc_of(&out);
+    assert_valid("bootbench.result-1.schema.json", &doc);
+    let p = &doc["targets"][0]["precondition"];
+    assert_eq!(p["fill"]["bytes"], 16 << 20, "{p}");
+    assert_eq!(
+        (p["figure"].as_str(), p["order"].as_str()),
+        (Some("write_iops"), Some("random"))
+    );
+    let rounds = p["rounds"].as_array().unwrap();
+    assert!((3..=8).contains(&rounds.len()), "{p}");
+    let values: Vec<f64> = rounds.iter().map(|r| r["value"].as_f64().unwrap()).collect();
+    for r in rounds {
+        let (w, t) = (r["writes"].as_f64().unwrap(), r["time_ns"].as_f64().unwrap());
+        assert!(
+            w > 0.0 && (r["value"].as_f64().unwrap() - w * 1e9 / t).abs() < 1e-6 * w * 1e9 / t,
+            "{r}"
+        );
+        assert_eq!(r["bytes"].as_f64().unwrap(), w * 4096.0);
+    }
+    let last = &values[values.len() - 3..];
+    let mean = last.iter().sum::<f64>() / 3.0;
+    let range = last.iter().copied().fold(f64::MIN, f64::max) - last.iter().copied().fold(f64::MAX, f64::min);
+    let fit = (last[2] - last[0]).abs(); // the least-squares line over 3 points runs first to last
+    assert!((p["window_mean"].as_f64().unwrap() - mean).abs() < 1e-6 * mean, "{p}");
+    assert!((p["window_range"].as_f64().unwrap() - range).abs() < 1e-6 * mean, "{p}");
+    assert!(
+        (p["window_fit_excursion"].as_f64().unwrap() - fit).abs() < 1e-6 * mean,
+        "{p}"
+    );
+    let steady = range <= 0.2 * mean && fit <= 0.1 * mean;
+    match p["end"].as_str() {
+        Some("steady") => {
+            assert!(steady, "{p}");
+            assert_eq!(p["steady_round"].as_u64(), Some(rounds.len() as u64));
+        }
+        Some("round_limit") => assert!(!steady && rounds.len() == 8, "{p}"),
+        e => panic!("{e:?}: {p}"),
+    }
+    assert!(doc["targets"][1].get("precondition").is_none());
+    assert_eq!(doc["tests"][0]["status"]["state"], "ok", "the tests run after");
+    let data = std::fs::read(&a.file.0).unwrap();
+    assert!(
+        data[4096..1 << 20].iter().all(|&x| x == 0),
+        "nothing written before the area"
+    );
+    assert!(data[9 << 20..].iter().all(|&x| x == 0), "nothing written past the area");
+    assert!(
+        data[1 << 20..9 << 20].chunks(4096).all(|c| c.iter().any(|&x| x != 0)),
+        "the fill wrote every block"
+    );
+    assert_eq!(b.hash(), b0, "the disk not granted is unchanged");
+}
+
 /// A 4Kn device on a live system (a loop device with 4096-byte logical
 /// blocks beside a 512-byte one): `list` shows each one's block sizes as the
 /// kernel has them, in the text and the JSON; the quick profile's read tests

@@ -164,3 +164,158 @@ pub fn test_burn_in() -> BurnIn {
     r.error = Some("the run was interrupted".into());
     r
 }
+
+/// The facts of a disk's preconditioning: `area`, `fill`, `rounds`,
+/// `steady state`, `ended`.
+pub fn precondition_facts(p: &bench_core::result::Precondition) -> Vec<(&'static str, String)> {
+    let area = p.end_byte.saturating_sub(p.start_byte);
+    let (unit, scale) = precondition_unit(p);
+    let fill = p.fill.as_ref().map_or("none".into(), |f| {
+        let rate = f
+            .bytes_per_sec
+            .filter(|v| v.is_finite())
+            .map_or("-".into(), text::mb_per_sec);
+        #[allow(clippy::cast_precision_loss)] // a duration for display
+        let secs = f.elapsed_ns as f64 / 1e9;
+        format!(
+            "{} written sequentially in 128 KiB writes, {rate} MB/s, {secs:.1} s",
+            text::bytes(f.bytes)
+        )
+    });
+    #[allow(clippy::cast_precision_loss)] // a duration for display
+    let round_s = p.round_ns as f64 / 1e9;
+    let window = match (p.window_mean, p.window_range, p.window_fit_excursion) {
+        (Some(m), Some(r), Some(f)) if m > 0.0 => format!(
+            "the last {} rounds: mean {:.1} {unit}, spread {:.1}% of it (limit {}%), fitted line moved {:.1}% (limit {}%)",
+            p.window,
+            m / scale,
+            r * 100.0 / m,
+            p.range_pct,
+            f * 100.0 / m,
+            p.slope_pct
+        ),
+        _ => format!("fewer rounds than the window of {}", p.window),
+    };
+    vec![
+        (
+            "area",
+            format!(
+                "bytes {} to {} of the disk, {}",
+                p.start_byte,
+                p.end_byte,
+                text::bytes(area)
+            ),
+        ),
+        ("fill", fill),
+        (
+            "rounds",
+            format!(
+                "{} B {} writes, {} in flight, {round_s:.1} s each; {} of at most {}, judged by {unit}",
+                p.bs,
+                p.order,
+                p.iodepth,
+                p.rounds.len(),
+                p.max_rounds
+            ),
+        ),
+        (
+            "steady state",
+            match p.steady_round {
+                Some(r) => format!("reached at round {r}; {window}"),
+                None => format!("not reached; {window}"),
+            },
+        ),
+        ("ended", {
+            let what = match p.end {
+                bench_core::result::PreconditionEnd::Steady => "the window of rounds is steady",
+                bench_core::result::PreconditionEnd::RoundLimit => "the round limit came first",
+                bench_core::result::PreconditionEnd::Stopped => "interrupted, or its time ran out",
+                bench_core::result::PreconditionEnd::Error => "it could not run or go on",
+            };
+            match &p.error {
+                Some(e) => format!("{}: {what}: {e}", p.end),
+                None => format!("{}: {what}", p.end),
+            }
+        }),
+    ]
+}
+
+/// The unit a preconditioning's figures are shown in, and the divisor
+/// from the document's: IOPS (writes/s), or MB/s (10^6 B/s).
+pub fn precondition_unit(p: &bench_core::result::Precondition) -> (&'static str, f64) {
+    if p.figure == "write_iops" {
+        ("IOPS", 1.0)
+    } else {
+        ("MB/s", 1e6)
+    }
+}
+
+/// A row per round: its number, its figure in [`precondition_unit`], a
+/// bar against the largest round's, and `*` on the rounds of the last
+/// window.
+pub fn round_rows(p: &bench_core::result::Precondition) -> Vec<[String; 3]> {
+    let (_, scale) = precondition_unit(p);
+    let max = p.rounds.iter().map(|r| r.value).fold(0.0, f64::max);
+    let window_from = p.rounds.len().saturating_sub(p.window as usize);
+    p.rounds
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            [
+                format!(
+                    "{}{}",
+                    i + 1,
+                    if i >= window_from && p.window_mean.is_some() {
+                        "*"
+                    } else {
+                        ""
+                    }
+                ),
+                format!("{:.1}", r.value / scale),
+                crate::scan::bar(if max > 0.0 { r.value / max } else { 0.0 }),
+            ]
+        })
+        .collect()
+}
+
+/// A preconditioning as the run makes it (a 1 GiB area, fill, 4 KiB
+/// random writes, rounds of 60 s falling from 90,000 IOPS and level, steady
+/// at round 7): the `show` and `html` tests'.
+#[cfg(test)]
+pub fn test_precondition() -> bench_core::result::Precondition {
+    use bench_core::steady::{record, PreconditionOutcome, PreconditionSpec, Round, Workload};
+    use bench_core::units::Nanos;
+    let spec = PreconditionSpec {
+        start: 0,
+        end: 1 << 30,
+        fill: true,
+        workload: Workload {
+            bs: 4096,
+            depth: 32,
+            random: true,
+        },
+        round: Nanos::from_secs(60),
+        max_rounds: 25,
+        window: 5,
+        range_pct: 20.0,
+        slope_pct: 10.0,
+        seed: 1,
+    };
+    let rounds = [90_000u64, 50_000, 31_000, 30_000, 30_500, 29_800, 30_200]
+        .iter()
+        .map(|&iops| Round {
+            writes: iops * 60,
+            bytes: iops * 60 * 4096,
+            time: Nanos::from_secs(60),
+        })
+        .collect();
+    record(
+        &spec,
+        &PreconditionOutcome {
+            fill: Some((2 << 30, Nanos::from_secs(8))),
+            rounds,
+            steady_at: Some(7),
+            ended: None,
+        },
+    )
+}

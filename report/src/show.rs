@@ -81,6 +81,9 @@ pub fn render(loaded: &Loaded) -> String {
         if let Some(b) = &t.burn_in {
             out.push_str(&burn_in(b));
         }
+        if let Some(p) = &t.precondition {
+            out.push_str(&precondition(p));
+        }
     }
     let orphans: Vec<&TestResult> = doc
         .tests
@@ -214,6 +217,21 @@ fn burn_in(b: &bench_core::result::BurnIn) -> String {
             scan::lba_list(lbas)
         ));
     }
+    out
+}
+
+/// A target's preconditioning: its facts, and the rounds as a text chart
+/// (`*` on the last window's rounds) ([`crate::burnin`]).
+fn precondition(p: &bench_core::result::Precondition) -> String {
+    use crate::burnin;
+    let mut out = String::from("preconditioning (MB/s = 10^6 B/s, MiB = 2^20 B, IOPS = writes/s):\n");
+    for (name, value) in burnin::precondition_facts(p) {
+        out.push_str(&format!("  {name}: {value}\n"));
+    }
+    let (unit, _) = burnin::precondition_unit(p);
+    let mut rows = vec![vec!["round".to_string(), unit.to_string(), String::new()]];
+    rows.extend(burnin::round_rows(p).into_iter().map(Vec::from));
+    out.push_str(&indent(&table(&rows, &[Align::Right, Align::Right, Align::Left])));
     out
 }
 
@@ -1097,6 +1115,44 @@ mod tests {
     /// unreadable and recovered LBAs, the five slowest reads, and a line
     /// per zone with its MB/s and a bar that shrinks as the rate falls.
     /// The other targets show nothing of it.
+    #[test]
+    fn preconditioning_is_shown_with_its_rounds() {
+        let mut doc: ResultDoc =
+            serde_json::from_str(include_str!("../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        doc.targets[0].precondition = Some(crate::burnin::test_precondition());
+        let out = render(&Loaded {
+            file: "pc.json".into(),
+            doc,
+            warnings: Vec::new(),
+        });
+        let start = out.find("preconditioning (").expect(&out);
+        let block = &out[start..];
+        let lines: Vec<&str> = block.lines().take(16).collect();
+        for want in [
+            "preconditioning (MB/s = 10^6 B/s, MiB = 2^20 B, IOPS = writes/s):",
+            "  fill: 2147483648 B (2048.0 MiB) written sequentially in 128 KiB writes, 268.4 MB/s, 8.0 s",
+            "  rounds: 4096 B random writes, 32 in flight, 60.0 s each; 7 of at most 25, judged by IOPS",
+            "  steady state: reached at round 7; the last 5 rounds: mean 30300.0 IOPS, spread 4.0% of it (limit 20%), fitted line moved 2.4% (limit 10%)",
+            "  ended: steady: the window of rounds is steady",
+        ] {
+            assert!(lines.contains(&want), "{want:?} not in:\n{}", lines.join("\n"));
+        }
+        let row = |r: &str| {
+            lines
+                .iter()
+                .find(|l| l.split_whitespace().next() == Some(r))
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        };
+        assert_eq!(row("1"), Some(vec!["1", "90000.0", &"#".repeat(40)]));
+        assert_eq!(row("2"), Some(vec!["2", "50000.0", &"#".repeat(22)]));
+        assert_eq!(
+            row("3*").map(|r| r[1].to_string()),
+            Some("31000.0".into()),
+            "the window's rounds marked"
+        );
+        assert!(row("2*").is_none());
+    }
+
     #[test]
     fn a_burn_in_is_shown_after_its_target() {
         let mut doc: ResultDoc =

@@ -100,6 +100,8 @@ pub struct Rules {
     pub surface_scan: ScanRules,
     /// The burn-in's rules.
     pub burn_in: BurnRules,
+    /// What preconditioning that reached no steady state gives.
+    pub steady_state: Severity,
 }
 
 /// The burn-in's rules: blocks that could not be written or read back
@@ -165,6 +167,7 @@ impl Rules {
             hidden_capacity: Severity::Warn,
             surface_scan: ScanRules::defaults(),
             burn_in: BurnRules::defaults(),
+            steady_state: Severity::Warn,
         }
     }
 }
@@ -218,6 +221,10 @@ impl Rules {
             sev(self.burn_in.bad),
             sev(self.burn_in.mismatched)
         ));
+        out.push(format!(
+            "  preconditioning without steady state ({})",
+            sev(self.steady_state)
+        ));
         out
     }
 }
@@ -253,6 +260,9 @@ pub fn evaluate(doc: &ResultDoc, rules: &Rules) -> Acceptance {
             }
             scan_checks(t, &rules.surface_scan, &mut checks);
             burn_checks(t, &rules.burn_in, &mut checks);
+            if let Some(v) = rules.steady_state.verdict() {
+                steady_check(t, v, &mut checks);
+            }
             let verdict = checks.iter().fold(Verdict::Pass, |v, c| v.worst(c.verdict));
             TargetVerdict {
                 target: t.path.clone(),
@@ -611,6 +621,53 @@ fn burn_checks(t: &TargetInfo, rules: &BurnRules, out: &mut Vec<Check>) {
             ),
         ));
     }
+}
+
+/// Preconditioning on `t`, when it ran: steady state reached passes;
+/// none within the round limit, or preconditioning that did not run to
+/// its end (refused, stopped, a failed write), gives `v`, with the last
+/// window's spread when there was one.
+fn steady_check(t: &TargetInfo, v: Verdict, out: &mut Vec<Check>) {
+    use crate::result::PreconditionEnd;
+    let Some(p) = &t.precondition else { return };
+    let rounds = p.rounds.len();
+    let window = match (p.window_mean, p.window_range, p.window_fit_excursion) {
+        (Some(m), Some(r), Some(f)) if m > 0.0 => format!(
+            "; the last {} rounds spread {:.1}% of their mean and their fitted line moved {:.1}% (limits {}% and {}%)",
+            p.window,
+            r * 100.0 / m,
+            f * 100.0 / m,
+            p.range_pct,
+            p.slope_pct
+        ),
+        _ => String::new(),
+    };
+    let (verdict, message) = match p.end {
+        PreconditionEnd::Steady => (
+            Verdict::Pass,
+            format!("steady state at round {}{window}", p.steady_round.unwrap_or(0)),
+        ),
+        PreconditionEnd::RoundLimit => (v, format!("no steady state within {rounds} rounds{window}")),
+        PreconditionEnd::Stopped | PreconditionEnd::Error => (
+            v,
+            format!(
+                "preconditioning ended {} after {rounds} rounds{}",
+                p.end,
+                p.error.as_ref().map_or(String::new(), |e| format!(": {e}"))
+            ),
+        ),
+    };
+    #[allow(clippy::cast_precision_loss)] // a few rounds
+    out.push(Check {
+        rule: CheckRule::SteadyState,
+        verdict,
+        test: None,
+        figure: Some(p.figure.clone()),
+        value: Some(rounds as f64),
+        limit: Some(f64::from(p.max_rounds)),
+        source: String::from("acceptance.steady_state"),
+        message,
+    });
 }
 
 /// Whether a test of `workload` reads, writes, or both, in its main step.

@@ -811,3 +811,88 @@ fn burn_in_bad_and_mismatched_blocks_fail_and_a_short_burn_in_warns() {
     assert_eq!(verdict_of(&acc, "/dev/sdc").verdict, Verdict::Warn);
     assert_eq!(verdict_of(&acc, "/dev/sdb").verdict, Verdict::Pass);
 }
+
+/// Preconditioning: steady state passes; none within the round limit, or
+/// preconditioning stopped or refused, warns by default (fail or off as
+/// the config says), the message giving the last window's spread.
+#[test]
+fn preconditioning_without_steady_state_warns() {
+    use crate::steady::{not_run, record, PreconditionOutcome, PreconditionSpec, Round, Workload};
+    let spec = PreconditionSpec {
+        start: 0,
+        end: 1 << 30,
+        fill: true,
+        workload: Workload {
+            bs: 4096,
+            depth: 32,
+            random: true,
+        },
+        round: crate::units::Nanos(1_000_000_000),
+        max_rounds: 6,
+        window: 5,
+        range_pct: 20.0,
+        slope_pct: 10.0,
+        seed: 1,
+    };
+    let with = |writes: &[u64], steady_at: Option<usize>| {
+        let rounds = writes
+            .iter()
+            .map(|&w| Round {
+                writes: w,
+                bytes: w * 4096,
+                time: crate::units::Nanos(1_000_000_000),
+            })
+            .collect();
+        record(
+            &spec,
+            &PreconditionOutcome {
+                fill: None,
+                rounds,
+                steady_at,
+                ended: None,
+            },
+        )
+    };
+    let mut steady = disk("/dev/sda", 1 << 30);
+    steady.precondition = Some(with(&[90_000, 50_000, 31_000, 30_000, 30_500, 29_800, 30_200], Some(7)));
+    let mut not = disk("/dev/sdb", 1 << 30);
+    not.precondition = Some(with(&[90_000, 80_000, 70_000, 60_000, 50_000, 40_000], None));
+    let mut refused = disk("/dev/sdc", 1 << 30);
+    refused.precondition = Some(not_run(&spec, String::from("writes refused: /dev/sdc holds data")));
+    let d = doc(vec![steady, not, refused], Vec::new());
+    let acc = evaluate(&d, &Rules::defaults());
+    let check = |acc: &Acceptance, t: &str| -> (Verdict, String) {
+        let c = verdict_of(acc, t)
+            .checks
+            .iter()
+            .find(|c| c.rule == CheckRule::SteadyState)
+            .expect("a steady-state check");
+        (c.verdict, c.message.clone())
+    };
+    assert_eq!(verdict_of(&acc, "/dev/sda").verdict, Verdict::Pass);
+    assert!(check(&acc, "/dev/sda")
+        .1
+        .starts_with("steady state at round 7; the last 5 rounds spread"));
+    assert_eq!(
+        check(&acc, "/dev/sdb"),
+        (
+            Verdict::Warn,
+            String::from(
+                "no steady state within 6 rounds; the last 5 rounds spread 66.7% of their mean and their fitted line moved 66.7% (limits 20% and 10%)"
+            )
+        )
+    );
+    assert_eq!(
+        check(&acc, "/dev/sdc"),
+        (
+            Verdict::Warn,
+            String::from("preconditioning ended error after 0 rounds: writes refused: /dev/sdc holds data")
+        )
+    );
+    let mut strict = Rules::defaults();
+    strict.steady_state = Severity::Fail;
+    assert_eq!(verdict_of(&evaluate(&d, &strict), "/dev/sdb").verdict, Verdict::Fail);
+    let mut off = Rules::defaults();
+    off.steady_state = Severity::Off;
+    assert_eq!(verdict_of(&evaluate(&d, &off), "/dev/sdb").verdict, Verdict::Pass);
+}

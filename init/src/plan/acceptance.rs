@@ -83,6 +83,7 @@ pub fn rules(
             slow_ms,
         };
     }
+    rules.steady_state = raw.steady_state.unwrap_or(Severity::Warn);
     if let Some(Obj(b)) = &raw.burn_in {
         let d = BurnRules::defaults();
         rules.burn_in = BurnRules {

@@ -228,6 +228,10 @@ pub struct RawAcceptance {
     /// The burn-in's rules.
     #[serde(default)]
     pub burn_in: Option<Obj<RawBurnRules>>,
+    /// Preconditioning without steady state: `warn` (the default), `fail`
+    /// or `off`.
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub steady_state: Option<Severity>,
 }
 
 /// The burn-in's rules as written.

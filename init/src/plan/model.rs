@@ -114,6 +114,9 @@ pub struct Plan {
     /// The config's `burn_in`, checked: run after the surface scan and
     /// before every benchmark, on the disks `destructive` grants.
     pub burn_in: Option<BurnPlan>,
+    /// The config's `precondition`, checked: run after the burn-in and
+    /// before every benchmark, on the disks `destructive` grants.
+    pub precondition: Option<PreconditionPlan>,
 }
 
 /// True if the disk of `serial` is among `disks` (a list of serials;
@@ -193,7 +196,7 @@ impl ScanPlan {
 
 /// The area from `offset`, `length` long (`None`: to the end), of a disk
 /// of `size` bytes: `[start, end)`, or why it has none.
-fn area(offset: u64, length: Option<u64>, size: u64) -> Result<(u64, u64), String> {
+pub(super) fn area(offset: u64, length: Option<u64>, size: u64) -> Result<(u64, u64), String> {
     let end = match length {
         Some(l) => offset.saturating_add(l),
         None => size,
@@ -213,6 +216,56 @@ fn time_for(max_time: Option<Nanos>, bytes: u64) -> Nanos {
         let secs = bytes / ScanPlan::FLOOR_RATE + 60;
         Nanos(secs.saturating_mul(1_000_000_000))
     })
+}
+
+/// The config's `precondition`, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreconditionPlan {
+    /// The disks preconditioned (target indices), each `destructive` names.
+    pub targets: Vec<usize>,
+    /// The area's first byte.
+    pub offset: u64,
+    /// The area's length; `None`: to each disk's end.
+    pub length: Option<u64>,
+    /// The workload-independent fill first.
+    pub fill: bool,
+    /// The rounds' workload.
+    pub workload: bench_core::steady::Workload,
+    /// Each round's time.
+    pub round: Nanos,
+    /// Rounds at most.
+    pub max_rounds: u32,
+    /// The Measurement Window, rounds.
+    pub window: usize,
+    /// The data excursion limit, percent.
+    pub range_pct: f64,
+    /// The slope excursion limit, percent.
+    pub slope_pct: f64,
+    /// Every disk at once.
+    pub parallel: bool,
+}
+
+impl PreconditionPlan {
+    /// A round's time when the config gives none: the PTS's minute.
+    pub const DEFAULT_ROUND: Nanos = Nanos(60_000_000_000);
+
+    /// The area of a disk of `size` bytes: `[start, end)`, or why it has none.
+    pub fn area(&self, size: u64) -> Result<(u64, u64), String> {
+        area(self.offset, self.length, size)
+    }
+
+    /// The longest a disk's preconditioning may take: the fill (the area
+    /// twice at [`ScanPlan::FLOOR_RATE`]) and every round with a tenth
+    /// more for its requests in flight, and a minute.
+    pub fn time_for(&self, area: u64) -> Nanos {
+        let fill = if self.fill {
+            time_for(None, area.saturating_mul(2)).0
+        } else {
+            60_000_000_000
+        };
+        let rounds = (self.round.0 + self.round.0 / 10).saturating_mul(u64::from(self.max_rounds));
+        Nanos(fill.saturating_add(rounds))
+    }
 }
 
 /// The config's `burn_in`, checked.
@@ -671,6 +724,7 @@ pub fn describe_plan_for(plan: &Plan, whom: Described) -> Vec<String> {
     }
     s.extend(plan.surface_scan.as_ref().map(scan_line));
     s.extend(plan.burn_in.as_ref().map(|bp| burn_line(plan, bp)));
+    s.extend(plan.precondition.as_ref().map(|pp| precondition_line(plan, pp)));
     s.push(match plan.cpu_dma_latency {
         Some(us) => format!("cpu_dma_latency: held at {us} us from the first test to the last"),
         None => "cpu_dma_latency: off (the CPUs' own idle states)".to_string(),
@@ -738,6 +792,45 @@ fn burn_line(plan: &Plan, bp: &BurnPlan) -> String {
         bp.max_bad,
         if bp.parallel { "all at once" } else { "one after another" },
         bp.max_time.map_or(String::new(), |t| format!(", at most {} s each", t.0 / 1_000_000_000))
+    )
+}
+
+/// The plan's preconditioning in words: which disks (each written whole),
+/// the fill, the rounds and the steady-state rule.
+fn precondition_line(plan: &Plan, pp: &PreconditionPlan) -> String {
+    let area = match pp.length {
+        Some(l) => format!("{l} B from byte {}", pp.offset),
+        None if pp.offset == 0 => "every block".to_string(),
+        None => format!("from byte {} to the end", pp.offset),
+    };
+    format!(
+        "preconditioning (WRITES, destroys the data of): {}; {area}; {}{} B {} writes, {} in flight, in rounds of {} s \
+         until the last {} are steady (range within {}%, fitted slope within {}% of their mean), at most {} rounds, {}",
+        pp.targets
+            .iter()
+            .map(|&ti| {
+                let i = &plan.targets[ti].info;
+                match &i.write_refusal {
+                    Some(why) => format!("{} (not run: {why})", i.path),
+                    None => i.path.clone(),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        if pp.fill {
+            "the area written twice in 128 KiB writes, then "
+        } else {
+            ""
+        },
+        pp.workload.bs,
+        if pp.workload.random { "random" } else { "sequential" },
+        pp.workload.depth,
+        pp.round.0 as f64 / 1e9,
+        pp.window,
+        pp.range_pct,
+        pp.slope_pct,
+        pp.max_rounds,
+        if pp.parallel { "all at once" } else { "one after another" },
     )
 }
 

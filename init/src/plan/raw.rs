@@ -413,6 +413,10 @@ pub struct RawConfig {
     /// benchmarks (README "Burn-in").
     #[serde(default)]
     pub burn_in: Option<Obj<super::scan_raw::RawBurnIn>>,
+    /// SSD preconditioning to steady state before the benchmarks (README
+    /// "Preconditioning").
+    #[serde(default)]
+    pub precondition: Option<Obj<super::scan_raw::RawPrecondition>>,
 }
 
 /// `self_test` as written: a kind alone (every disk), or the object form.

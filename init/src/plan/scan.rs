@@ -4,11 +4,13 @@
 
 use bench_core::result::BurnOrder;
 
-use super::model::{BurnPlan, PlannedTarget, ScanPlan};
+use super::model::{BurnPlan, PlannedTarget, PreconditionPlan, ScanPlan};
 use super::raw::{err, ConfigError};
-use super::scan_raw::{RawBurnIn, RawSurfaceScan};
-use super::value::{Obj, Whole};
+use super::scan_raw::{RawBurnIn, RawPrecondition, RawSurfaceScan};
+use super::value::{Duration, Obj, Size, Whole};
 use crate::safety::Destructive;
+use bench_core::result::TargetInfo;
+use bench_core::units::Nanos;
 
 /// The largest read of a scan: 64 MiB.
 pub const MAX_SCAN_BS: u64 = 64 << 20;
@@ -55,31 +57,9 @@ pub fn scan_plan(
     if let Some(d) = &o.disks {
         check_disks("surface_scan.disks", d, targets)?;
     }
-    let bs = match &o.bs {
-        None => ScanPlan::DEFAULT_BS,
-        Some(s) if s.bytes == 0 || s.bytes % 512 != 0 || s.bytes > MAX_SCAN_BS => {
-            return err(format!(
-                "surface_scan.bs: {} is not a read size; expected a multiple of 512 bytes from 512 to 64M",
-                s.written
-            ))
-        }
-        Some(s) => u32::try_from(s.bytes).unwrap_or(ScanPlan::DEFAULT_BS),
-    };
-    if let Some(l) = o.length.as_ref().filter(|l| l.bytes == 0) {
-        return err(format!(
-            "surface_scan.length: {} is zero; expected a length such as \"10G\", or no length for the rest of each disk",
-            l.written
-        ));
-    }
-    let max_time = match &o.max_time {
-        None => None,
-        Some(v) if v.ns.0 > 0 => Some(v.ns),
-        Some(v) => {
-            return err(format!(
-                "surface_scan.max_time: {v} is zero; expected a duration such as \"24h\""
-            ))
-        }
-    };
+    let bs = request_size("surface_scan", "read", o.bs.as_ref(), ScanPlan::DEFAULT_BS)?;
+    check_length("surface_scan", o.length.as_ref())?;
+    let max_time = max_time("surface_scan", o.max_time.as_ref(), "24h")?;
     let plan = ScanPlan {
         disks: o.disks.clone(),
         offset: o.offset.as_ref().map_or(0, |s| s.bytes),
@@ -105,18 +85,7 @@ pub fn scan_plan(
         if i.size_bytes == 0 {
             continue;
         }
-        let lb = u64::from(i.logical_block_size.max(512));
-        if u64::from(bs) % lb != 0 || plan.offset % lb != 0 || plan.length.is_some_and(|l| l % lb != 0) {
-            return err(format!(
-                "surface_scan: bs {bs}, offset {} and length {} must be whole logical blocks of {} ({lb} bytes)",
-                plan.offset,
-                plan.length.map_or("(to the end)".to_string(), |l| l.to_string()),
-                i.path
-            ));
-        }
-        if let Err(why) = plan.area(i.size_bytes) {
-            return err(format!("surface_scan.offset/length: on {}: {why}", i.path));
-        }
+        check_area("surface_scan", bs, plan.offset, plan.length, i)?;
     }
     Ok(Some(plan))
 }
@@ -135,44 +104,9 @@ pub fn burn_plan(
     let Some(o) = raw else { return Ok(None) };
     let o = &o.0;
     let Some(d) = destructive else {
-        return err(
-            "burn_in: the config has no \"destructive\" section; a burn-in writes every block of a disk: \
-             expected \"destructive\" naming the disks (by serial or WWN) with the confirmation phrase",
-        );
+        return err(no_destructive("burn_in", "a burn-in writes every block of a disk"));
     };
-    let named = |t: &PlannedTarget| t.id.as_ref().is_some_and(|id| d.resolved.contains(&Some(id.node)));
-    let disk = |t: &PlannedTarget| t.missing.is_none() && t.info.stack.is_none() && t.sim.is_none();
-    let chosen: Vec<usize> = match &o.disks {
-        Some(list) => {
-            check_disks("burn_in.disks", list, targets)?;
-            let mut v = Vec::new();
-            for (i, s) in list.iter().enumerate() {
-                let Some(ti) = targets
-                    .iter()
-                    .position(|t| disk(t) && t.info.serial.as_deref() == Some(s.as_str()))
-                else {
-                    continue;
-                };
-                if !named(&targets[ti]) {
-                    return err(format!(
-                        "burn_in.disks[{i}]: {s:?} ({}) is not named in \"destructive\"; a burn-in writes every block: \
-                         expected only disks that \"destructive\" names",
-                        targets[ti].info.path
-                    ));
-                }
-                v.push(ti);
-            }
-            v
-        }
-        None => (0..targets.len())
-            .filter(|&ti| disk(&targets[ti]) && named(&targets[ti]))
-            .collect(),
-    };
-    if chosen.is_empty() {
-        return err(
-            "burn_in: no disk of this run is named in \"destructive\"; expected \"destructive\" to name the disks to burn in",
-        );
-    }
+    let chosen = granted_disks("burn_in", o.disks.as_deref(), targets, d)?;
     let order = o.mode.unwrap_or(BurnOrder::Sequential);
     let random = order == BurnOrder::Random;
     let patterns = match (&o.patterns, random) {
@@ -187,32 +121,18 @@ pub fn burn_plan(
         (Some(p), false) => p.iter().map(|r| r.0).collect(),
         (None, _) => bench_core::burnin::BADBLOCKS_PATTERNS.to_vec(),
     };
-    let bs = match &o.bs {
-        None if random => BurnPlan::RANDOM_BS,
-        None => BurnPlan::SEQUENTIAL_BS,
-        Some(s) if s.bytes == 0 || s.bytes % 512 != 0 || s.bytes > MAX_SCAN_BS => {
-            return err(format!(
-                "burn_in.bs: {} is not a request size; expected a multiple of 512 bytes from 512 to 64M",
-                s.written
-            ))
-        }
-        Some(s) => u32::try_from(s.bytes).unwrap_or(BurnPlan::SEQUENTIAL_BS),
-    };
-    if let Some(l) = o.length.as_ref().filter(|l| l.bytes == 0) {
-        return err(format!(
-            "burn_in.length: {} is zero; expected a length such as \"10G\", or no length for the rest of each disk",
-            l.written
-        ));
-    }
-    let max_time = match &o.max_time {
-        None => None,
-        Some(v) if v.ns.0 > 0 => Some(v.ns),
-        Some(v) => {
-            return err(format!(
-                "burn_in.max_time: {v} is zero; expected a duration such as \"48h\""
-            ))
-        }
-    };
+    let bs = request_size(
+        "burn_in",
+        "request",
+        o.bs.as_ref(),
+        if random {
+            BurnPlan::RANDOM_BS
+        } else {
+            BurnPlan::SEQUENTIAL_BS
+        },
+    )?;
+    check_length("burn_in", o.length.as_ref())?;
+    let max_time = max_time("burn_in", o.max_time.as_ref(), "48h")?;
     let plan = BurnPlan {
         targets: chosen,
         offset: o.offset.as_ref().map_or(0, |s| s.bytes),
@@ -238,19 +158,191 @@ pub fn burn_plan(
         parallel: o.parallel.is_none_or(|f| f.0),
     };
     for &ti in &plan.targets {
-        let i = &targets[ti].info;
-        let lb = u64::from(i.logical_block_size.max(512));
-        if u64::from(bs) % lb != 0 || plan.offset % lb != 0 || plan.length.is_some_and(|l| l % lb != 0) {
-            return err(format!(
-                "burn_in: bs {bs}, offset {} and length {} must be whole logical blocks of {} ({lb} bytes)",
-                plan.offset,
-                plan.length.map_or("(to the end)".to_string(), |l| l.to_string()),
-                i.path
-            ));
+        check_area("burn_in", bs, plan.offset, plan.length, &targets[ti].info)?;
+    }
+    Ok(Some(plan))
+}
+
+/// The error of a section that writes in a config without `destructive`.
+fn no_destructive(field: &str, why: &str) -> String {
+    format!(
+        "{field}: the config has no \"destructive\" section; {why}: \
+         expected \"destructive\" naming the disks (by serial or WWN) with the confirmation phrase"
+    )
+}
+
+/// The disks a section that writes (`field`) works on: those of `list`
+/// (serials), each of which `d` must name, or every disk `d` names; at
+/// least one.
+fn granted_disks(
+    field: &str,
+    list: Option<&[String]>,
+    targets: &[PlannedTarget],
+    d: &Destructive,
+) -> Result<Vec<usize>, ConfigError> {
+    let named = |t: &PlannedTarget| t.id.as_ref().is_some_and(|id| d.resolved.contains(&Some(id.node)));
+    let disk = |t: &PlannedTarget| t.missing.is_none() && t.info.stack.is_none() && t.sim.is_none();
+    let chosen: Vec<usize> = match list {
+        Some(list) => {
+            check_disks(&format!("{field}.disks"), list, targets)?;
+            let mut v = Vec::new();
+            for (i, s) in list.iter().enumerate() {
+                let Some(ti) = targets
+                    .iter()
+                    .position(|t| disk(t) && t.info.serial.as_deref() == Some(s.as_str()))
+                else {
+                    continue;
+                };
+                if !named(&targets[ti]) {
+                    return err(format!(
+                        "{field}.disks[{i}]: {s:?} ({}) is not named in \"destructive\"; {field} writes every block: \
+                         expected only disks that \"destructive\" names",
+                        targets[ti].info.path
+                    ));
+                }
+                v.push(ti);
+            }
+            v
         }
-        if let Err(why) = plan.area(i.size_bytes) {
-            return err(format!("burn_in.offset/length: on {}: {why}", i.path));
+        None => (0..targets.len())
+            .filter(|&ti| disk(&targets[ti]) && named(&targets[ti]))
+            .collect(),
+    };
+    if chosen.is_empty() {
+        return err(format!(
+            "{field}: no disk of this run is named in \"destructive\"; expected \"destructive\" to name the disks to write"
+        ));
+    }
+    Ok(chosen)
+}
+
+/// The config's `precondition` checked against the plan's targets and
+/// its `destructive` section, as `burn_in` is ([`burn_plan`]).
+pub fn precondition_plan(
+    raw: Option<&Obj<RawPrecondition>>,
+    targets: &[PlannedTarget],
+    destructive: Option<&Destructive>,
+) -> Result<Option<PreconditionPlan>, ConfigError> {
+    let Some(o) = raw else { return Ok(None) };
+    let o = &o.0;
+    let Some(d) = destructive else {
+        return err(no_destructive(
+            "precondition",
+            "preconditioning writes every block of a disk",
+        ));
+    };
+    let chosen = granted_disks("precondition", o.disks.as_deref(), targets, d)?;
+    let bs = request_size("precondition", "write", o.bs.as_ref(), 4096)?;
+    check_length("precondition", o.length.as_ref())?;
+    let round = match &o.round {
+        None => PreconditionPlan::DEFAULT_ROUND,
+        Some(v) if v.ns.0 > 0 => v.ns,
+        Some(v) => {
+            return err(format!(
+                "precondition.round: {v} is zero; expected a duration such as \"1m\""
+            ))
+        }
+    };
+    let window = o
+        .window
+        .as_ref()
+        .map_or(bench_core::steady::PTS_WINDOW, |w| usize::try_from(w.n).unwrap_or(5));
+    let max_rounds = o
+        .max_rounds
+        .as_ref()
+        .map_or(bench_core::steady::PTS_MAX_ROUNDS, Whole::get32);
+    if usize::try_from(max_rounds).unwrap_or(usize::MAX) < window {
+        return err(format!(
+            "precondition.max_rounds: {max_rounds} is fewer than the window's {window} rounds; expected at least {window}"
+        ));
+    }
+    #[allow(clippy::cast_precision_loss)] // 1..=100
+    let pct = |w: &Option<Whole<super::scan_raw::Percent>>, d: f64| w.as_ref().map_or(d, |w| w.n as f64);
+    let plan = PreconditionPlan {
+        targets: chosen,
+        offset: o.offset.as_ref().map_or(0, |s| s.bytes),
+        length: o.length.as_ref().map(|s| s.bytes),
+        fill: o.fill.is_none_or(|f| f.0),
+        workload: bench_core::steady::Workload {
+            bs,
+            depth: o.iodepth.as_ref().map_or(32, Whole::get32),
+            random: o.order.unwrap_or(BurnOrder::Random) == BurnOrder::Random,
+        },
+        round,
+        max_rounds,
+        window,
+        range_pct: pct(&o.range_pct, bench_core::steady::PTS_RANGE_PCT),
+        slope_pct: pct(&o.slope_pct, bench_core::steady::PTS_SLOPE_PCT),
+        parallel: o.parallel.is_none_or(|f| f.0),
+    };
+    let least = u64::from(bench_core::steady::FILL_BS.max(bs));
+    for &ti in &plan.targets {
+        let i = &targets[ti].info;
+        let (start, end) = check_area("precondition", bs, plan.offset, plan.length, i)?;
+        if end - start < least {
+            return err(format!(
+                "precondition.offset/length: on {}: the area is {} bytes; expected at least {least} (a write of the fill)",
+                i.path,
+                end - start
+            ));
         }
     }
     Ok(Some(plan))
+}
+
+/// `field.bs` (a `what` size: read, request, write) checked: a multiple of
+/// 512 bytes from 512 to [`MAX_SCAN_BS`]; `default` when absent.
+fn request_size(field: &str, what: &str, bs: Option<&Size>, default: u32) -> Result<u32, ConfigError> {
+    match bs {
+        None => Ok(default),
+        Some(s) if s.bytes == 0 || s.bytes % 512 != 0 || s.bytes > MAX_SCAN_BS => err(format!(
+            "{field}.bs: {} is not a {what} size; expected a multiple of 512 bytes from 512 to 64M",
+            s.written
+        )),
+        Some(s) => Ok(u32::try_from(s.bytes).unwrap_or(default)),
+    }
+}
+
+/// `field.length`, when given, is not zero.
+fn check_length(field: &str, length: Option<&Size>) -> Result<(), ConfigError> {
+    match length.filter(|l| l.bytes == 0) {
+        Some(l) => err(format!(
+            "{field}.length: {} is zero; expected a length such as \"10G\", or no length for the rest of each disk",
+            l.written
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `field.max_time`, when given, above zero (`example` in the message).
+fn max_time(field: &str, v: Option<&Duration>, example: &str) -> Result<Option<Nanos>, ConfigError> {
+    match v {
+        None => Ok(None),
+        Some(v) if v.ns.0 > 0 => Ok(Some(v.ns)),
+        Some(v) => err(format!(
+            "{field}.max_time: {v} is zero; expected a duration such as \"{example}\""
+        )),
+    }
+}
+
+/// The area `offset`, `length` (to the end: `None`) and requests of `bs`
+/// on disk `i`: whole logical blocks of it and within it; the area, or
+/// the error naming `field`.
+fn check_area(
+    field: &str,
+    bs: u32,
+    offset: u64,
+    length: Option<u64>,
+    i: &TargetInfo,
+) -> Result<(u64, u64), ConfigError> {
+    let lb = u64::from(i.logical_block_size.max(512));
+    if u64::from(bs) % lb != 0 || offset % lb != 0 || length.is_some_and(|l| l % lb != 0) {
+        return err(format!(
+            "{field}: bs {bs}, offset {offset} and length {} must be whole logical blocks of {} ({lb} bytes)",
+            length.map_or("(to the end)".to_string(), |l| l.to_string()),
+            i.path
+        ));
+    }
+    super::model::area(offset, length, i.size_bytes)
+        .or_else(|why| err(format!("{field}.offset/length: on {}: {why}", i.path)))
 }

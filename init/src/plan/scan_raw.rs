@@ -120,6 +120,61 @@ scan_ranges! {
     BurnRetries: 0, 16, "a whole number of retries from 0 to 16";
     BurnMaxBad: 0, 1_000_000, "a whole number of bad blocks from 0 to 1000000";
     Loops: 1, 1000, "a whole number of loops from 1 to 1000";
+    Rounds: 1, 1000, "a whole number of rounds from 1 to 1000";
+    Window: 2, 100, "a whole number of rounds from 2 to 100";
+    Percent: 1, 100, "a whole number of percent from 1 to 100";
+}
+
+/// `precondition` as written: every key optional (`{}`: the PTS's fill,
+/// then 4 KiB random writes at depth 32 in rounds of a minute until the 5
+/// last are steady, at most 25, on every disk `destructive` names).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPrecondition {
+    /// Only the disks of these serials, each named in `destructive`.
+    #[serde(default)]
+    pub disks: Option<Vec<String>>,
+    /// The area's first byte (default 0).
+    #[serde(default)]
+    pub offset: Option<Size>,
+    /// The area's length (default: to the end of each disk).
+    #[serde(default)]
+    pub length: Option<Size>,
+    /// The workload-independent fill first (default true).
+    #[serde(default)]
+    pub fill: Option<Flag>,
+    /// The rounds' writes: `"random"` (the default) or `"sequential"`.
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub order: Option<BurnOrder>,
+    /// The size of each write of the rounds.
+    #[serde(default)]
+    pub bs: Option<Size>,
+    /// Writes in flight.
+    #[serde(default)]
+    pub iodepth: Option<Whole<BurnDepth>>,
+    /// Each round's time.
+    #[serde(default)]
+    pub round: Option<Duration>,
+    /// Rounds at most.
+    #[serde(default)]
+    pub max_rounds: Option<Whole<Rounds>>,
+    /// The Measurement Window, rounds.
+    #[serde(default)]
+    pub window: Option<Whole<Window>>,
+    /// The data excursion limit, percent of the window's average.
+    #[serde(default)]
+    pub range_pct: Option<Whole<Percent>>,
+    /// The slope excursion limit, percent of the window's average.
+    #[serde(default)]
+    pub slope_pct: Option<Whole<Percent>>,
+    /// Every disk at once, each its own thread (default true).
+    #[serde(default)]
+    pub parallel: Option<Flag>,
+}
+
+impl Object for RawPrecondition {
+    const EXPECTED: &'static str =
+        "an object such as {\"round\": \"1m\", \"max_rounds\": 25} ({} preconditions every disk \"destructive\" names as SNIA's PTS does)";
 }
 
 /// `burn_in` as written: every key optional (`{}`: badblocks' four

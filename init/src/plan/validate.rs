@@ -428,7 +428,7 @@ pub(super) fn plan_targets(
             &tests,
             destructive.as_ref(),
             withheld.as_ref(),
-            raw.burn_in.is_some(),
+            raw.burn_in.is_some() || raw.precondition.is_some(),
         );
         items.extend(target_items(&targets[ti], ti, &tests, skip)?);
     }
@@ -444,6 +444,7 @@ pub(super) fn plan_targets(
     let self_test = self_test_plan(raw, &targets)?;
     let surface_scan = super::scan::scan_plan(raw.surface_scan.as_ref(), &targets)?;
     let burn_in = super::scan::burn_plan(raw.burn_in.as_ref(), &targets, destructive.as_ref())?;
+    let precondition = super::scan::precondition_plan(raw.precondition.as_ref(), &targets, destructive.as_ref())?;
     Ok(Plan {
         profile: profile_name,
         config_source: source.to_string(),
@@ -461,6 +462,7 @@ pub(super) fn plan_targets(
         cpu_dma_latency: raw.cpu_dma_latency.map_or(Some(DEFAULT_CPU_DMA_LATENCY_US), |w| w.0),
         surface_scan,
         burn_in,
+        precondition,
     })
 }
 
@@ -558,7 +560,7 @@ fn named_targets(refs: &[(TargetRef, String)], cx: &Lookup<'_>) -> Result<Vec<Pl
 /// Decide whether target `ti` may be written: a stack only if every disk
 /// beneath it may (the refusal names the first that may not), a disk by
 /// its grant ([`safety::grant`], asked for when a test writes or the
-/// config has a `burn_in`) unless writes are `withheld`. `Some`
+/// config has a `burn_in` or a `precondition`) unless writes are `withheld`. `Some`
 /// reason when its tests are all skipped instead: the disk is absent, or
 /// a disk beneath the stack is.
 fn grant_target(
@@ -568,7 +570,7 @@ fn grant_target(
     tests: &[(TestSpec, Origin)],
     destructive: Option<&Destructive>,
     withheld: Option<&String>,
-    burn_in: bool,
+    writes_whole_disks: bool,
 ) -> Option<String> {
     let stack = stacks.iter().find(|s| s.target == ti);
     let absent = match stack {
@@ -582,9 +584,9 @@ fn grant_target(
     if absent.is_some() {
         return absent;
     }
-    // A fill writes too: a read test that fills asks for the grant, as
-    // does a burn-in.
-    let wants_write = burn_in || tests.iter().any(|(s, _)| s.writes());
+    // A fill writes too: a read test that fills asks for the grant, as do
+    // a burn-in and preconditioning.
+    let wants_write = writes_whole_disks || tests.iter().any(|(s, _)| s.writes());
     if let Some(st) = stack {
         let refused = st.disks.iter().find(|d| !targets[**d].info.writable);
         let refusal = refused.map(|d| {

@@ -101,8 +101,9 @@ pub fn burn_disk(
     (rec, target.wrote())
 }
 
-/// Claim disk `ti` for its burn-in and open it: the target, or why not.
-fn claim(plan: &mut Plan, ti: usize) -> Result<DevTarget, String> {
+/// Claim disk `ti` for writing its whole area (a burn-in, preconditioning)
+/// and open it: the target, or why not.
+pub(super) fn claim(plan: &mut Plan, ti: usize) -> Result<DevTarget, String> {
     let t = &plan.targets[ti];
     let Some(g) = t.grant.clone() else {
         return Err(t

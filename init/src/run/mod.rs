@@ -11,6 +11,7 @@ pub mod engine;
 pub mod kmsg;
 pub mod perdisk;
 pub mod pmqos;
+pub mod precondition;
 pub mod scan;
 pub mod selftest;
 pub mod stacks;
@@ -162,6 +163,11 @@ pub fn execute_with(
     }
     if plan.burn_in.is_some() && !interrupted(stop) {
         burnin::run(plan, stop, progress, kmsg.as_mut());
+        refresh_targets(&mut doc, plan);
+        after_test(&doc);
+    }
+    if plan.precondition.is_some() && !interrupted(stop) {
+        precondition::run(plan, stop, progress, kmsg.as_mut());
         refresh_targets(&mut doc, plan);
         after_test(&doc);
     }
@@ -469,7 +475,8 @@ pub fn run_bound(plan: &Plan) -> Nanos {
     Nanos(
         sum.saturating_add(selftest::bound(plan).0)
             .saturating_add(scan::bound(plan).0)
-            .saturating_add(burnin::bound(plan).0),
+            .saturating_add(burnin::bound(plan).0)
+            .saturating_add(precondition::bound(plan).0),
     )
 }
 
@@ -497,11 +504,15 @@ fn bound_line(plan: &Plan, bound: Nanos) -> String {
             s.kind,
             selftest::bound(plan).0.div_ceil(1_000_000_000)
         )),
-        [("surface scan", scan::bound(plan)), ("burn-in", burnin::bound(plan))]
-            .iter()
-            .filter(|(_, b)| b.0 > 0)
-            .map(|(what, b)| format!("; the {what}: at most {} s", b.0.div_ceil(1_000_000_000)))
-            .collect::<String>()
+        [
+            ("surface scan", scan::bound(plan)),
+            ("burn-in", burnin::bound(plan)),
+            ("preconditioning", precondition::bound(plan)),
+        ]
+        .iter()
+        .filter(|(_, b)| b.0 > 0)
+        .map(|(what, b)| format!("; the {what}: at most {} s", b.0.div_ceil(1_000_000_000)))
+        .collect::<String>()
     )
 }
 

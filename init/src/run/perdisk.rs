@@ -36,7 +36,8 @@ pub struct Work<R> {
     pub ti: usize,
     /// Its path.
     pub path: String,
-    /// The bytes it moves, for the progress line.
+    /// The bytes it moves, for the progress line (0: it counts rounds, the
+    /// line says only the fraction done).
     pub planned: u64,
     /// Its time.
     pub time: Duration,
@@ -214,6 +215,15 @@ fn progress_line<R>(names: Names, r: &Running<R>) -> String {
     } else {
         "unknown".to_string()
     };
+    if r.planned == 0 {
+        // Work measured in rounds, not bytes.
+        return format!(
+            "bootbench-init: {}: {} {:.1}%, ETA at most {eta}",
+            r.path,
+            names.what,
+            r.done * 100.0
+        );
+    }
     format!(
         "bootbench-init: {}: {} {:.1}% ({:.1} of {:.1} GB, GB = 10^9), {:.1} MB/s, ETA {eta}",
         r.path,

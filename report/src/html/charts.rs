@@ -575,6 +575,8 @@ pub(super) fn charts(doc: &ResultDoc, kind: Chart) -> Vec<String> {
         Chart::Fleet => Vec::new(),
         // In each target's surface scan section: scan::sections.
         Chart::SurfaceScan => Vec::new(),
+        // In each target's preconditioning section: scan::sections.
+        Chart::SteadyState => Vec::new(),
     }
 }
 

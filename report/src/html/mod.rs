@@ -88,6 +88,9 @@ pub enum Chart {
     /// target's surface scan section (not in [`Chart::ALL`]: a document
     /// without scans shows nothing of it, not even a note).
     SurfaceScan,
+    /// A disk's preconditioning: each round's figure, in the target's
+    /// preconditioning section (not in [`Chart::ALL`], as the scan's).
+    SteadyState,
 }
 
 impl Chart {
@@ -112,6 +115,7 @@ impl Chart {
             Chart::AllAtOnce => "all-at-once",
             Chart::Fleet => "fleet",
             Chart::SurfaceScan => "surface-scan",
+            Chart::SteadyState => "steady-state",
         }
     }
 
@@ -125,6 +129,7 @@ impl Chart {
             Chart::AllAtOnce => "All at once against each alone",
             Chart::Fleet => "Disks by model and firmware",
             Chart::SurfaceScan => "Surface scan",
+            Chart::SteadyState => "Preconditioning to steady state",
         }
     }
 
@@ -141,6 +146,8 @@ impl Chart {
             Chart::Fleet => "No fleet section: no model and firmware with two or more disks that ran the same test.",
             // Never shown: a target without a scan has no scan section.
             Chart::SurfaceScan => "No surface scan chart: nothing was read.",
+            // Never shown: a target without preconditioning has no section.
+            Chart::SteadyState => "No steady-state chart: no round ran.",
         }
     }
 }

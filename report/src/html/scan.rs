@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use bench_core::result::{BurnIn, ResultDoc, SurfaceScan, TargetInfo};
+use bench_core::result::{BurnIn, Precondition, ResultDoc, SurfaceScan, TargetInfo};
 
 use super::charts::{finite_pos, target_name};
 use super::format::{escape, fmt_mbps, num};
@@ -28,7 +28,100 @@ pub(super) fn sections(out: &mut String, doc: &ResultDoc) {
         if let Some(b) = &t.burn_in {
             burn_section(out, doc, t, b);
         }
+        if let Some(p) = &t.precondition {
+            precondition_section(out, doc, t, p);
+        }
     }
+}
+
+/// A `<section class="precondition">`: the facts, and a `steady-state`
+/// chart of each round's figure with the last window's mean.
+fn precondition_section(out: &mut String, doc: &ResultDoc, t: &TargetInfo, p: &Precondition) {
+    let name = target_name(doc, &t.path);
+    let _ = writeln!(
+        out,
+        "<section class=\"precondition\" data-target=\"{}\">\n<h3>Preconditioning of {}</h3>",
+        escape(&t.path),
+        escape(&name)
+    );
+    out.push_str("<dl class=\"facts\">");
+    for (k, v) in burnin::precondition_facts(p) {
+        let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", escape(k), escape(&v));
+    }
+    out.push_str("</dl>\n");
+    if let Some(c) = steady_chart(&name, p) {
+        out.push_str(&c);
+    }
+    out.push_str("</section>\n");
+}
+
+/// Each round's figure against its number, and the last window's mean as
+/// a line over the window's rounds. `None` without a round.
+fn steady_chart(name: &str, p: &Precondition) -> Option<String> {
+    let (unit, scale) = burnin::precondition_unit(p);
+    let points: Vec<Point> = p
+        .rounds
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| finite_pos(r.value))
+        .map(|(i, r)| {
+            #[allow(clippy::cast_precision_loss)] // a round's number
+            let x = (i + 1) as f64;
+            Point {
+                x,
+                y: r.value / scale,
+                tip: format!("round {}: {} {unit}", i + 1, num(r.value / scale)),
+                shape: Shape::Dot,
+            }
+        })
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    let mut series = vec![Series {
+        name: format!("{name}, each round"),
+        points,
+    }];
+    if let Some(m) = p.window_mean {
+        #[allow(clippy::cast_precision_loss)] // rounds' numbers
+        let (a, b) = (
+            (p.rounds.len() + 1).saturating_sub(p.window as usize) as f64,
+            p.rounds.len() as f64,
+        );
+        series.push(Series {
+            name: format!("the last {} rounds' mean", p.window),
+            points: [a, b]
+                .into_iter()
+                .map(|x| Point {
+                    x,
+                    y: m / scale,
+                    tip: format!("the last {} rounds' mean: {} {unit}", p.window, num(m / scale)),
+                    shape: Shape::Square,
+                })
+                .collect(),
+        });
+    }
+    let max = series.iter().flat_map(|s| &s.points).map(|pt| pt.y).fold(0.0, f64::max);
+    let y = value_axis(format!("Write {unit} (per round)"), max * 1.05, num);
+    #[allow(clippy::cast_precision_loss)] // rounds
+    let last = p.rounds.len().max(2) as f64;
+    let x = Axis {
+        label: "Round".into(),
+        scale: Scale::linear((1.0, last), (LEFT, W - RIGHT)),
+        ticks: nice_ticks(last, 5)
+            .into_iter()
+            .filter(|v| *v >= 1.0)
+            .map(|v| (v, num(v)))
+            .collect(),
+    };
+    let title = format!("Preconditioning: {name}");
+    let svg = line_chart(Chart::SteadyState, &title, &x, &y, &series);
+    let note = match p.steady_round {
+        Some(r) => format!("Steady state at round {r}: the last {} rounds spread within {}% of their mean and their fitted line within {}%.", p.window, p.range_pct, p.slope_pct),
+        None => format!("No steady state in {} rounds (limits: {}% spread, {}% fitted line, over {} rounds).", p.rounds.len(), p.range_pct, p.slope_pct, p.window),
+    };
+    let names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
+    Some(figure(&title, &svg, &legend(&names), &[note]))
 }
 
 /// A `<section class="burn-in">`: the burn-in's facts, a row per pass,
@@ -381,5 +474,25 @@ mod burn_tests {
             sec.contains("&lt;b&gt;stopped&lt;/b&gt;") && !sec.contains("<b>"),
             "{sec}"
         );
+    }
+
+    /// A preconditioned disk gets its section and a steady-state chart: a
+    /// dot per round and the last window's mean as two squares.
+    #[test]
+    fn preconditioning_gets_its_section_and_chart() {
+        use crate::html::tests::charts_of;
+        use crate::html::Chart;
+        let mut d = doc(QUICK);
+        d.targets[2].precondition = Some(crate::burnin::test_precondition());
+        let html = render(&[loaded("pc.json", d)]);
+        assert_eq!(html.matches("<section class=\"precondition\"").count(), 1);
+        let sec = &html[html.find("<section class=\"precondition\"").unwrap()..];
+        let sec = &sec[..sec.find("</section>").unwrap()];
+        assert!(sec.contains("<dt>steady state</dt><dd>reached at round 7; "), "{sec}");
+        let charts = charts_of(&html, Chart::SteadyState);
+        assert_eq!(charts.len(), 1);
+        assert_eq!(charts[0].matches("<circle").count(), 7, "{}", charts[0]);
+        assert!(charts[0].contains("round 1: 90000 IOPS"), "{}", charts[0]);
+        assert!(sec.contains("Steady state at round 7"), "{sec}");
     }
 }
