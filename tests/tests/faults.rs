@@ -481,3 +481,73 @@ fn f4_burn_in_records_an_unwritable_block_and_the_run_goes_on() {
         "the console says each burn-in's end"
     );
 }
+
+/// One boot, 24 disks (a storage server's bays): the surface scan reads all
+/// 24 at once, each on its own thread (every disk's `started` line comes
+/// before the first `done`), the burn-in writes the 12 that `destructive`
+/// names at once, and the all-at-once read runs on all 24 together. Each
+/// disk is scanned whole; each granted disk is verified whole; the 12 not
+/// named are byte-identical and have no burn-in.
+#[test]
+fn f5_twenty_four_disks_are_scanned_and_burnt_in_at_once() {
+    let Some(a) = artifacts("f5_24_disks") else {
+        return;
+    };
+    let dir = scratch("f5_24_disks");
+    let names: Vec<String> = (1..=24).map(|i| format!("M-{i:02}")).collect();
+    let specs = disks(
+        &names
+            .iter()
+            .map(|n| format!("virtio,size=16M,serial={n}"))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    // The first 12 blank (granted), the others holding data (not named).
+    let (files, before) = disks_with_contents(&specs, &dir, |i| (i >= 12).then_some(900 + i as u64));
+    let config = json!({
+        "targets": names.iter().map(|n| json!({"serial": n})).collect::<Vec<_>>(),
+        "tests": [{"workload": "seq_read", "name": "read", "bs": "1M", "size": "4M"}],
+        "all_at_once": true,
+        "destructive": {
+            "confirm": "I understand this destroys data",
+            "targets": names[..12].iter().map(|n| json!({"serial": n})).collect::<Vec<_>>()
+        },
+        "surface_scan": {"zones": 4},
+        "burn_in": {"patterns": ["0xaa"]}
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    for (i, n) in names.iter().enumerate() {
+        let t = target_by_serial(&doc, n);
+        let s = &t["surface_scan"];
+        assert_eq!(
+            (&s["end"], &s["read_bytes"]),
+            (&json!("done"), &json!(16u64 << 20)),
+            "{n}: {s}"
+        );
+        if i < 12 {
+            let b = &t["burn_in"];
+            assert_eq!(b["end"], "done", "{n}: {b}");
+            assert_eq!(b["passes"][0]["verified_bytes"], json!(16u64 << 20), "{n}: {b}");
+        } else {
+            assert!(t.get("burn_in").is_none(), "{n}");
+            assert_eq!(checksum(&files[i]).unwrap(), before[i], "{n} changed");
+        }
+    }
+    // At once: every disk started before any finished.
+    let serial = &outcome.serial;
+    for (what, count) in [("surface scan", 24), ("burn-in", 12)] {
+        let first_done = serial.find(&format!("{what} done")).expect(what);
+        let started = serial[..first_done].matches(&format!("{what} started")).count();
+        assert_eq!(started, count, "{what}: every disk started before the first ended");
+    }
+    let together = doc["all_at_once"].as_array().expect("all_at_once");
+    assert_eq!(together.len(), 1);
+    let results = together[0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 24, "every disk read together");
+    assert!(results.iter().all(|r| r["status"]["state"] == "ok"), "{}", together[0]);
+}
