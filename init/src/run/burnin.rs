@@ -17,7 +17,7 @@ use bench_core::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
 use super::kmsg::KernelLog;
-use super::perdisk::{drive, Names, Work, GRACE};
+use super::perdisk::{claimed, drive, Names, Work, GRACE};
 use super::selftest::span;
 use crate::plan::{BurnPlan, Plan};
 use crate::safety::Contents;
@@ -123,28 +123,19 @@ pub(super) fn claim(plan: &mut Plan, ti: usize) -> Result<DevTarget, String> {
 /// target (`info.burn_in`); the kernel's lines naming a disk meanwhile go
 /// to `kmsg`. A disk a write reached is marked written (it gets the
 /// scratch label after the run). Nothing to do without `burn_in`.
-pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kmsg: Option<&mut KernelLog>) {
+pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: Option<&mut KernelLog>) {
     let Some(bp) = plan.burn_in.clone() else { return };
     let chosen: Vec<(usize, BurnSpec)> = bp
         .targets
         .iter()
         .filter_map(|&ti| spec_of(plan, &bp, ti).map(|s| (ti, s)))
         .collect();
-    if let Some(k) = kmsg.as_deref_mut() {
-        let tis: Vec<usize> = chosen.iter().map(|(ti, _)| *ti).collect();
-        k.begin(&tis, KERNEL_LOG_TEST, progress);
-    }
     let mut works = Vec::new();
-    for (ti, spec) in chosen {
+    let claimed = claimed(plan, chosen, "burn-in", progress, &mut |plan, ti, spec, why| {
+        plan.targets[ti].info.burn_in = Some(not_run(spec, why));
+    });
+    for (ti, spec, target) in claimed {
         let path = plan.targets[ti].info.path.clone();
-        let target = match claim(plan, ti) {
-            Ok(t) => t,
-            Err(why) => {
-                progress(&format!("bootbench-init: {path}: burn-in not run: {why}"));
-                plan.targets[ti].info.burn_in = Some(not_run(&spec, why));
-                continue;
-            }
-        };
         let bytes = spec.planned_bytes();
         let time = Duration::from_nanos(bp.time_for(bytes).0);
         let passes = spec.passes();
@@ -175,6 +166,7 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kms
         what: "burn-in",
         max_time: "its time ran out (burn_in.max_time)",
         thread: "bootbench-burn",
+        kernel_log_test: KERNEL_LOG_TEST,
     };
     drive(
         names,
@@ -182,14 +174,11 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kms
         bp.parallel,
         stop,
         progress,
-        kmsg.as_deref_mut(),
+        kmsg,
         &mut |ti, (rec, wrote), why, progress| {
             finish(plan, ti, rec, wrote, why, progress);
         },
     );
-    if let Some(k) = kmsg {
-        k.end(progress);
-    }
 }
 
 /// Record disk `ti`'s burn-in (asked to stop `why`, if it was), and say it.

@@ -70,6 +70,9 @@ pub struct Names {
     pub max_time: &'static str,
     /// Its thread's name.
     pub thread: &'static str,
+    /// What the kernel's lines naming a disk meanwhile are recorded as
+    /// coming during (`kernel_log[].test`).
+    pub kernel_log_test: &'static str,
 }
 
 /// A message from a disk's thread.
@@ -96,9 +99,10 @@ struct Running<R> {
 }
 
 /// Run `works` (all at once if `parallel`, else one after another) until
-/// each has returned or was abandoned; the kernel's lines go to `kmsg`
-/// meanwhile. `finish` gets each disk's record with, when it was asked to
-/// stop, why in words.
+/// each has returned or was abandoned; the kernel's lines naming their
+/// disks go to `kmsg` meanwhile, as during `names.kernel_log_test`.
+/// `finish` gets each disk's record with, when it was asked to stop, why
+/// in words.
 pub fn drive<R: Send + 'static>(
     names: Names,
     works: Vec<Work<R>>,
@@ -108,6 +112,10 @@ pub fn drive<R: Send + 'static>(
     mut kmsg: Option<&mut KernelLog>,
     finish: Finish<'_, R>,
 ) {
+    if let Some(k) = kmsg.as_deref_mut() {
+        let tis: Vec<usize> = works.iter().map(|w| w.ti).collect();
+        k.begin(&tis, names.kernel_log_test, progress);
+    }
     let mut waiting = works;
     waiting.reverse();
     let (tx, rx) = mpsc::channel::<Msg<R>>();
@@ -203,6 +211,36 @@ pub fn drive<R: Send + 'static>(
             i += 1;
         }
     }
+    if let Some(k) = kmsg {
+        k.end(progress);
+    }
+}
+
+/// Claim each disk of `chosen` for writing its whole area (a burn-in,
+/// preconditioning: [`super::burnin::claim`]): those claimed, with their
+/// targets; a disk refused is said (`what not run: why`) and given to
+/// `refused` with why, and nothing is written to it.
+pub fn claimed<S>(
+    plan: &mut crate::plan::Plan,
+    chosen: Vec<(usize, S)>,
+    what: &str,
+    progress: &mut dyn FnMut(&str),
+    refused: &mut dyn FnMut(&mut crate::plan::Plan, usize, &S, String),
+) -> Vec<(usize, S, super::engine::DevTarget)> {
+    let mut out = Vec::new();
+    for (ti, spec) in chosen {
+        match super::burnin::claim(plan, ti) {
+            Ok(t) => out.push((ti, spec, t)),
+            Err(why) => {
+                progress(&format!(
+                    "bootbench-init: {}: {what} not run: {why}",
+                    plan.targets[ti].info.path
+                ));
+                refused(plan, ti, &spec, why);
+            }
+        }
+    }
+    out
 }
 
 /// A running disk's progress in words.

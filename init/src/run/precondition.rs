@@ -14,10 +14,9 @@ use bench_core::runner::Stop;
 use bench_core::steady::{not_run, precondition, record, PreconditionSpec};
 use bench_core::units::Nanos;
 
-use super::burnin::claim;
 use super::engine::{DevTarget, MonoClock};
 use super::kmsg::KernelLog;
-use super::perdisk::{drive, Names, Work, GRACE};
+use super::perdisk::{claimed, drive, Names, Work, GRACE};
 use super::selftest::span;
 use crate::plan::{Plan, PreconditionPlan};
 
@@ -97,28 +96,19 @@ pub fn precondition_disk(
 /// Run the plan's preconditioning on every disk it selects and record
 /// each in its target (`info.precondition`); a disk a write reached is
 /// marked written. Nothing to do without `precondition`.
-pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kmsg: Option<&mut KernelLog>) {
+pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: Option<&mut KernelLog>) {
     let Some(pp) = plan.precondition.clone() else { return };
     let chosen: Vec<(usize, PreconditionSpec)> = pp
         .targets
         .iter()
         .filter_map(|&ti| spec_of(plan, &pp, ti).map(|s| (ti, s)))
         .collect();
-    if let Some(k) = kmsg.as_deref_mut() {
-        let tis: Vec<usize> = chosen.iter().map(|(ti, _)| *ti).collect();
-        k.begin(&tis, KERNEL_LOG_TEST, progress);
-    }
     let mut works = Vec::new();
-    for (ti, spec) in chosen {
+    let claimed = claimed(plan, chosen, "preconditioning", progress, &mut |plan, ti, spec, why| {
+        plan.targets[ti].info.precondition = Some(not_run(spec, why));
+    });
+    for (ti, spec, target) in claimed {
         let path = plan.targets[ti].info.path.clone();
-        let target = match claim(plan, ti) {
-            Ok(t) => t,
-            Err(why) => {
-                progress(&format!("bootbench-init: {path}: preconditioning not run: {why}"));
-                plan.targets[ti].info.precondition = Some(not_run(&spec, why));
-                continue;
-            }
-        };
         let time = Duration::from_nanos(pp.time_for(spec.end - spec.start).0);
         let (p2, s2, s3) = (path.clone(), spec.clone(), spec.clone());
         let wl = &spec.workload;
@@ -153,6 +143,7 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kms
         what: "preconditioning",
         max_time: "its time ran out",
         thread: "bootbench-precond",
+        kernel_log_test: KERNEL_LOG_TEST,
     };
     drive(
         names,
@@ -160,14 +151,11 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kms
         pp.parallel,
         stop,
         progress,
-        kmsg.as_deref_mut(),
+        kmsg,
         &mut |ti, (rec, wrote), why, progress| {
             finish(plan, ti, rec, wrote, why, progress);
         },
     );
-    if let Some(k) = kmsg {
-        k.end(progress);
-    }
 }
 
 /// Record disk `ti`'s preconditioning (asked to stop `why`, if it was),

@@ -99,13 +99,9 @@ pub const KERNEL_LOG_TEST: &str = "surface_scan";
 /// in its target (`info.surface_scan`); the kernel's lines naming a disk
 /// meanwhile go to `kmsg`, as during the scan. Nothing to do without
 /// `surface_scan`.
-pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kmsg: Option<&mut KernelLog>) {
+pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: Option<&mut KernelLog>) {
     let Some(sp) = plan.surface_scan.clone() else { return };
     let chosen = selected(plan, &sp);
-    if let Some(k) = kmsg.as_deref_mut() {
-        let tis: Vec<usize> = chosen.iter().map(|(ti, _)| *ti).collect();
-        k.begin(&tis, KERNEL_LOG_TEST, progress);
-    }
     let works = chosen
         .into_iter()
         .map(|(ti, spec)| {
@@ -134,6 +130,7 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kms
         what: "surface scan",
         max_time: "its time ran out (surface_scan.max_time)",
         thread: "bootbench-scan",
+        kernel_log_test: KERNEL_LOG_TEST,
     };
     drive(
         names,
@@ -141,14 +138,11 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), mut kms
         sp.parallel,
         stop,
         progress,
-        kmsg.as_deref_mut(),
+        kmsg,
         &mut |ti, rec, why, progress| {
             finish(plan, ti, rec, why, progress);
         },
     );
-    if let Some(k) = kmsg {
-        k.end(progress);
-    }
 }
 
 /// Record disk `ti`'s scan (asked to stop `why`, if it was), and say it.
