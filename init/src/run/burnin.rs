@@ -20,7 +20,6 @@ use super::kmsg::KernelLog;
 use super::perdisk::{claimed, drive, Names, Work, GRACE};
 use super::selftest::span;
 use crate::plan::{BurnPlan, Plan};
-use crate::safety::Contents;
 
 /// What the kernel's lines during the burn-in are recorded as coming
 /// during (`kernel_log[].test`).
@@ -99,24 +98,6 @@ pub fn burn_disk(
         },
     };
     (rec, target.wrote())
-}
-
-/// Claim disk `ti` for writing its whole area (a burn-in, preconditioning)
-/// and open it: the target, or why not.
-pub(super) fn claim(plan: &mut Plan, ti: usize) -> Result<DevTarget, String> {
-    let t = &plan.targets[ti];
-    let Some(g) = t.grant.clone() else {
-        return Err(t
-            .info
-            .write_refusal
-            .clone()
-            .unwrap_or_else(|| "writes refused: not granted".to_string()));
-    };
-    let contents = if t.claimed { Contents::Checked } else { Contents::Check };
-    let path = t.info.path.clone();
-    let permit = g.claim(contents).map_err(|r| r.to_string())?;
-    plan.targets[ti].claimed = true;
-    DevTarget::open(&path, Some(permit)).map_err(|e| e.to_string())
 }
 
 /// Run the plan's burn-in on every disk it selects and record each in its

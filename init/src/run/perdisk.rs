@@ -217,7 +217,7 @@ pub fn drive<R: Send + 'static>(
 }
 
 /// Claim each disk of `chosen` for writing its whole area (a burn-in,
-/// preconditioning: [`super::burnin::claim`]): those claimed, with their
+/// preconditioning: [`claim`]): those claimed, with their
 /// targets; a disk refused is said (`what not run: why`) and given to
 /// `refused` with why, and nothing is written to it.
 pub fn claimed<S>(
@@ -229,7 +229,7 @@ pub fn claimed<S>(
 ) -> Vec<(usize, S, super::engine::DevTarget)> {
     let mut out = Vec::new();
     for (ti, spec) in chosen {
-        match super::burnin::claim(plan, ti) {
+        match claim(plan, ti) {
             Ok(t) => out.push((ti, spec, t)),
             Err(why) => {
                 progress(&format!(
@@ -271,4 +271,26 @@ fn progress_line<R>(names: Names, r: &Running<R>) -> String {
         r.planned as f64 / 1e9,
         rate / 1e6
     )
+}
+
+/// Claim disk `ti` for writing its whole area (a burn-in, preconditioning)
+/// and open it: the target, or why not.
+fn claim(plan: &mut crate::plan::Plan, ti: usize) -> Result<super::engine::DevTarget, String> {
+    let t = &plan.targets[ti];
+    let Some(g) = t.grant.clone() else {
+        return Err(t
+            .info
+            .write_refusal
+            .clone()
+            .unwrap_or_else(|| "writes refused: not granted".to_string()));
+    };
+    let contents = if t.claimed {
+        crate::safety::Contents::Checked
+    } else {
+        crate::safety::Contents::Check
+    };
+    let path = t.info.path.clone();
+    let permit = g.claim(contents).map_err(|r| r.to_string())?;
+    plan.targets[ti].claimed = true;
+    super::engine::DevTarget::open(&path, Some(permit)).map_err(|e| e.to_string())
 }
