@@ -19,6 +19,7 @@ pub mod burnin;
 pub mod capacity;
 pub mod console;
 pub mod cpus;
+pub mod erase;
 pub mod frame;
 pub mod glob;
 pub mod gpt;

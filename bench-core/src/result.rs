@@ -297,11 +297,13 @@ impl Metric {
 
 mod burnin;
 mod capacity;
+mod erase;
 mod kernel;
 mod precondition;
 mod scan;
 pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass};
 pub use capacity::{CapacitySource, HiddenCapacity};
+pub use erase::{EraseMethod, EraseSupport};
 pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
 pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, PreconditionRound};
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
@@ -527,6 +529,12 @@ pub struct TargetInfo {
     /// and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hidden_capacity: Option<HiddenCapacity>,
+    /// The erase commands the disk says it supports (ATA IDENTIFY DEVICE,
+    /// NVMe Identify Controller), read once before the run beside the
+    /// hidden capacity; absent for other transports, files, arrays,
+    /// layers, simulated disks and in older documents. Nothing erases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_support: Option<EraseSupport>,
     /// The disk's surface scan, when the config asked for one
     /// (`surface_scan`), run before every benchmark; absent otherwise and
     /// in older documents.

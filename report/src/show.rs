@@ -493,6 +493,13 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
     if let Some(h) = &t.health {
         out.push_str(&health_detail(h));
     }
+    if let Some(e) = &t.erase_support {
+        out.push_str(&format!(
+            "erase support (the disk's {}; nothing was erased): {}\n",
+            e.source,
+            bench_core::erase::summary(e)
+        ));
+    }
     if tests.is_empty() {
         out.push_str("no tests on this target\n");
         return out;
@@ -1151,6 +1158,24 @@ mod tests {
             "the window's rounds marked"
         );
         assert!(row("2*").is_none());
+    }
+
+    #[test]
+    fn erase_support_is_a_line_under_its_target() {
+        let mut doc: ResultDoc =
+            serde_json::from_str(include_str!("../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        let mut page = [0u8; 4096];
+        (page[256], page[328]) = (0x02, 0x01);
+        doc.targets[0].erase_support = Some(bench_core::erase::nvme(&page));
+        let out = render(&Loaded {
+            file: "e.json".into(),
+            doc: doc.clone(),
+            warnings: Vec::new(),
+        });
+        let want = "erase support (the disk's nvme_identify_controller; nothing was erased): nvme_sanitize_crypto, nvme_format_user_data";
+        let at = out.find(want).expect(&out);
+        assert!(at > out.find(&format!("-- {} (", doc.targets[0].path)).unwrap());
+        assert!(at < out.find(&format!("-- {} (", doc.targets[1].path)).unwrap());
     }
 
     #[test]

@@ -90,7 +90,44 @@ fn h1_sata_smart_and_nvme_health_log_before_and_after() {
     nothing_to_report_and_the_console_says_it(&doc, &outcome.serial);
     the_sata_short_self_test_is_read_back_and_nvme_has_none(&doc, &outcome.serial);
     the_hidden_capacity_is_what_qemu_answers(&doc, &outcome.serial);
+    the_erase_support_is_what_qemu_answers(&doc, &outcome.serial);
     the_verdicts_hold_the_self_tests(&doc);
+}
+
+/// The erase support each disk gives, from its identify data (read-only
+/// commands, and the disks' checksums above prove nothing was erased):
+/// QEMU 7.2's NVMe controller sets OACS's Format NVM bit and nothing of
+/// Sanitize or FNA (user data erase only, on the namespace named); its
+/// IDE disk has neither the Sanitize nor the Security feature set. The
+/// console says both.
+fn the_erase_support_is_what_qemu_answers(doc: &Value, serial: &str) {
+    let sata = &target_by_serial(doc, "E2E-HEALTH-SATA")["erase_support"];
+    assert_eq!(
+        (&sata["source"], &sata["supported"], &sata["frozen"], &sata["error"]),
+        (&json!("ata_identify"), &json!([]), &Value::Null, &Value::Null),
+        "{sata}"
+    );
+    let nvme = &target_by_serial(doc, "E2E-HEALTH-NVME")["erase_support"];
+    assert_eq!(
+        (&nvme["source"], &nvme["supported"], &nvme["applies_to_all_namespaces"]),
+        (
+            &json!("nvme_identify_controller"),
+            &json!(["nvme_format_user_data"]),
+            &json!(false)
+        ),
+        "{nvme}"
+    );
+    for (disk, what) in [
+        ("E2E-HEALTH-SATA", "none"),
+        ("E2E-HEALTH-NVME", "nvme_format_user_data"),
+    ] {
+        let path = target_by_serial(doc, disk)["path"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let want = format!("{path}: erase support (read only, nothing erased): {what}");
+        assert!(serial.contains(&want), "{want}");
+    }
 }
 
 /// The acceptance verdicts under the default rules: the SATA disk's

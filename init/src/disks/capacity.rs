@@ -160,6 +160,48 @@ fn read_nvme(f: &File, size_bytes: u64) -> HiddenCapacity {
     capacity::nvme_hidden(visible, ctrl, errors)
 }
 
+/// The erase commands the disk at `path` says it supports (IDENTIFY
+/// DEVICE, Identify Controller: read-only commands, nothing erases), for
+/// the transports [`asked`]; `None` for the others. What could not be read
+/// is in its `error`.
+pub fn erase_support(path: &str, transport: Option<&str>) -> Option<bench_core::result::EraseSupport> {
+    if !asked(transport) {
+        return None;
+    }
+    let nvme_disk = transport == Some("nvme");
+    let failed = |why: String| bench_core::result::EraseSupport {
+        source: if nvme_disk {
+            "nvme_identify_controller"
+        } else {
+            "ata_identify"
+        }
+        .to_string(),
+        supported: Vec::new(),
+        frozen: None,
+        locked: None,
+        security_enabled: None,
+        erase_minutes: None,
+        enhanced_erase_minutes: None,
+        applies_to_all_namespaces: None,
+        error: Some(why),
+    };
+    let f = match file::open(path, false, false) {
+        Ok(f) => f,
+        Err(e) => return Some(failed(format!("cannot open {path} read-only: {e}"))),
+    };
+    Some(if nvme_disk {
+        match nvme::identify_controller(&f) {
+            Ok(page) => bench_core::erase::nvme(&page),
+            Err(e) => failed(format!("Identify Controller: {e}")),
+        }
+    } else {
+        match scsi::ata_identify(&f) {
+            Ok(page) => bench_core::erase::ata(&page),
+            Err(e) => failed(format!("IDENTIFY DEVICE: {}", std::io::Error::from(e))),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

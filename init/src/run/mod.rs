@@ -343,6 +343,14 @@ fn hidden_capacity(plan: &mut Plan, progress: &mut dyn FnMut(&str)) {
         if let Some(h) = &t.info.hidden_capacity {
             progress(&bench_core::capacity::summary(&t.info.path, h));
         }
+        t.info.erase_support = capacity::erase_support(&t.info.path, t.info.transport.as_deref());
+        if let Some(e) = &t.info.erase_support {
+            progress(&format!(
+                "bootbench-init: {}: erase support (read only, nothing erased): {}",
+                t.info.path,
+                bench_core::erase::summary(e)
+            ));
+        }
     }
 }
 
