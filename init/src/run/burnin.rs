@@ -17,7 +17,7 @@ use bench_core::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
 use super::kmsg::KernelLog;
-use super::perdisk::{claimed, drive, Names, Work, GRACE};
+use super::perdisk::{self, claimed, drive, Names, Work};
 use super::selftest::span;
 use crate::plan::{BurnPlan, Plan};
 
@@ -54,13 +54,7 @@ pub fn bound(plan: &Plan) -> Nanos {
         .iter()
         .filter_map(|&ti| spec_of(plan, bp, ti))
         .map(|s| bp.time_for(s.planned_bytes()).0);
-    let t = if bp.parallel {
-        times.max().unwrap_or(0)
-    } else {
-        times.fold(0u64, u64::saturating_add)
-    };
-    let grace = u64::try_from(GRACE.as_nanos()).unwrap_or(u64::MAX);
-    Nanos(t.saturating_add(grace))
+    perdisk::bound(times, bp.parallel)
 }
 
 /// Burn in `spec` on `target` (claimed for writing), with `between`
@@ -87,14 +81,10 @@ pub fn burn_disk(
         ),
         Ok(mut q) => match burn_in(spec, &mut q, &MonoClock::new(), stop, progress, between) {
             Ok(out) => record(spec, &out.passes, out.elapsed, out.end),
-            Err(e) => {
-                let mut r = not_run(
-                    spec,
-                    format!("{path}: the queue failed at offset {}: errno {}", e.req.offset, e.errno),
-                );
-                r.end = BurnEndState::Error;
-                r
-            }
+            Err(e) => not_run(
+                spec,
+                format!("{path}: the queue failed at offset {}: errno {}", e.req.offset, e.errno),
+            ),
         },
     };
     (rec, target.wrote())

@@ -75,6 +75,19 @@ pub struct Names {
     pub kernel_log_test: &'static str,
 }
 
+/// What work over whole disks adds to the run's bound: the disks' times
+/// (in ns; the longest when they run at once, else their sum) and the
+/// grace after a stop.
+pub fn bound(times: impl Iterator<Item = u64>, parallel: bool) -> bench_core::units::Nanos {
+    let t = if parallel {
+        times.max().unwrap_or(0)
+    } else {
+        times.fold(0u64, u64::saturating_add)
+    };
+    let grace = u64::try_from(GRACE.as_nanos()).unwrap_or(u64::MAX);
+    bench_core::units::Nanos(t.saturating_add(grace))
+}
+
 /// A message from a disk's thread.
 enum Msg<R> {
     /// The fraction of its planned bytes done.

@@ -16,7 +16,7 @@ use bench_core::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
 use super::kmsg::KernelLog;
-use super::perdisk::{claimed, drive, Names, Work, GRACE};
+use super::perdisk::{self, claimed, drive, Names, Work};
 use super::selftest::span;
 use crate::plan::{Plan, PreconditionPlan};
 
@@ -51,13 +51,7 @@ pub fn bound(plan: &Plan) -> Nanos {
         .iter()
         .filter_map(|&ti| spec_of(plan, pp, ti))
         .map(|s| pp.time_for(s.end - s.start).0);
-    let t = if pp.parallel {
-        times.max().unwrap_or(0)
-    } else {
-        times.fold(0u64, u64::saturating_add)
-    };
-    let grace = u64::try_from(GRACE.as_nanos()).unwrap_or(u64::MAX);
-    Nanos(t.saturating_add(grace))
+    perdisk::bound(times, pp.parallel)
 }
 
 /// Precondition `spec` on `target` (claimed for writing): the record, and

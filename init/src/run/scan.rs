@@ -15,7 +15,7 @@ use bench_core::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
 use super::kmsg::KernelLog;
-use super::perdisk::{drive, Names, Work, GRACE};
+use super::perdisk::{self, drive, Names, Work};
 use super::selftest::span;
 use crate::plan::{Plan, ScanPlan};
 
@@ -56,13 +56,7 @@ pub fn bound(plan: &Plan) -> Nanos {
     let times = selected(plan, sp)
         .into_iter()
         .map(|(_, s)| sp.time_for(planned_bytes(&s)).0);
-    let t = if sp.parallel {
-        times.max().unwrap_or(0)
-    } else {
-        times.fold(0u64, u64::saturating_add)
-    };
-    let grace = u64::try_from(GRACE.as_nanos()).unwrap_or(u64::MAX);
-    Nanos(t.saturating_add(grace))
+    perdisk::bound(times, sp.parallel)
 }
 
 /// One disk's scan, on its own thread: open read-only, scan, the record.
