@@ -304,7 +304,7 @@ impl<'a, Q: IoQueue, C: Clock> Writer<'a, Q, C> {
             Permutation::new(n, splitmix64(&mut s))
         });
         let t0 = self.clock.now();
-        let deadline = time.map(|t| t0 + t);
+        let deadline = time.map(|t| Nanos(t0.0.saturating_add(t.0)));
         let mut round = Round {
             writes: 0,
             bytes: 0,
@@ -680,5 +680,13 @@ mod tests {
         assert_eq!(out.ended, Some(Ended::Stopped));
         assert_eq!(out.rounds.len(), 1);
         assert_eq!(record(&spec, &out).end, PreconditionEnd::Stopped);
+        // A round as long as a duration can be (a config's "4000000h"
+        // and beyond) has its deadline at the end of time, not wrapped.
+        let long = PreconditionSpec {
+            round: Nanos(u64::MAX),
+            ..spec.clone()
+        };
+        let out = precondition(&long, &mut q, &Tick(&t), &stop, &mut |_, _| {}).unwrap();
+        assert_eq!(out.ended, Some(Ended::Stopped));
     }
 }

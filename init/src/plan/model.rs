@@ -263,7 +263,11 @@ impl PreconditionPlan {
         } else {
             60_000_000_000
         };
-        let rounds = (self.round.0 + self.round.0 / 10).saturating_mul(u64::from(self.max_rounds));
+        let rounds = self
+            .round
+            .0
+            .saturating_add(self.round.0 / 10)
+            .saturating_mul(u64::from(self.max_rounds));
         Nanos(fill.saturating_add(rounds))
     }
 }

@@ -979,3 +979,27 @@ fn a_configs_files_are_found_from_its_directory() {
     assert_eq!(config_dir("builtin", true), std::path::Path::new("/etc"));
     assert_eq!(config_dir("command-line", false), std::path::Path::new("."));
 }
+
+/// Preconditioning's time allowance does not overflow for a round as long
+/// as a duration can be: it saturates.
+#[test]
+fn a_huge_precondition_round_saturates_its_time() {
+    let p = PreconditionPlan {
+        targets: vec![0],
+        offset: 0,
+        length: None,
+        fill: true,
+        workload: bench_core::steady::Workload {
+            bs: 4096,
+            depth: 32,
+            random: true,
+        },
+        round: Nanos(u64::MAX),
+        max_rounds: 25,
+        window: 5,
+        range_pct: 20.0,
+        slope_pct: 10.0,
+        parallel: true,
+    };
+    assert_eq!(p.time_for(1 << 40), Nanos(u64::MAX));
+}
