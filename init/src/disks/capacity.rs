@@ -1,5 +1,6 @@
 //! Hidden capacity: what a disk holds beyond what the host sees, asked
-//! with the disk's own commands and parsed by `bench_core::capacity`.
+//! with the disk's own commands and parsed by `bench_core::capacity`; and
+//! from the same identify data, its erase support (`bench_core::erase`).
 //!
 //! Every command here only reads. bootbench never changes a Host Protected
 //! Area, a Device Configuration Overlay or an NVMe namespace: it sends
@@ -21,7 +22,7 @@
 use std::fs::File;
 
 use bench_core::capacity::{self, AtaVisible};
-use bench_core::result::HiddenCapacity;
+use bench_core::result::{EraseSupport, HiddenCapacity};
 
 use super::{file, scsi};
 use crate::sys::{nvme, sgio};
@@ -32,10 +33,22 @@ pub fn asked(transport: Option<&str>) -> bool {
     matches!(transport, Some("sata" | "nvme"))
 }
 
-/// The hidden capacity of the disk at `path` (`size_bytes` as the block
-/// device says, used when the disk does not say what it shows), `None`
-/// for a transport not [`asked`]. What was not answered is in its `error`.
-pub fn read(path: &str, transport: Option<&str>, size_bytes: u64) -> Option<HiddenCapacity> {
+/// What a disk's identify data says, read once: its hidden capacity and
+/// its erase support.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Identified {
+    /// Capacity beyond what the host sees.
+    pub hidden: HiddenCapacity,
+    /// The erase commands it says it supports (nothing erases).
+    pub erase: EraseSupport,
+}
+
+/// The hidden capacity and erase support of the disk at `path`
+/// (`size_bytes` as the block device says, used when the disk does not
+/// say what it shows), `None` for a transport not [`asked`]. What was not
+/// answered is in each one's `error`. IDENTIFY DEVICE (or Identify
+/// Controller) is sent once and serves both.
+pub fn read(path: &str, transport: Option<&str>, size_bytes: u64) -> Option<Identified> {
     if !asked(transport) {
         return None;
     }
@@ -44,10 +57,13 @@ pub fn read(path: &str, transport: Option<&str>, size_bytes: u64) -> Option<Hidd
         Ok(f) => f,
         Err(e) => {
             let why = format!("cannot open {path} read-only: {e}");
-            return Some(if nvme {
-                capacity::nvme_hidden(size_bytes, Err(why), Vec::new())
-            } else {
-                capacity::ata_hidden(unknown_visible(size_bytes), Err(why.clone()), Err(why))
+            return Some(Identified {
+                hidden: if nvme {
+                    capacity::nvme_hidden(size_bytes, Err(why.clone()), Vec::new())
+                } else {
+                    capacity::ata_hidden(unknown_visible(size_bytes), Err(why.clone()), Err(why.clone()))
+                },
+                erase: erase_unknown(nvme, why),
             });
         }
     };
@@ -56,6 +72,26 @@ pub fn read(path: &str, transport: Option<&str>, size_bytes: u64) -> Option<Hidd
     } else {
         read_ata(&f, size_bytes)
     })
+}
+
+/// The erase support of a disk whose identify data could not be read, and why.
+fn erase_unknown(nvme_disk: bool, why: String) -> EraseSupport {
+    EraseSupport {
+        source: if nvme_disk {
+            "nvme_identify_controller"
+        } else {
+            "ata_identify"
+        }
+        .to_string(),
+        supported: Vec::new(),
+        frozen: None,
+        locked: None,
+        security_enabled: None,
+        erase_minutes: None,
+        enhanced_erase_minutes: None,
+        applies_to_all_namespaces: None,
+        error: Some(why),
+    }
 }
 
 /// What the block device shows, in 512-byte sectors, when IDENTIFY does
@@ -86,11 +122,13 @@ fn refused(what: &str, a: &sgio::Answer, sense: &[u8]) -> String {
     )
 }
 
-fn read_ata(f: &File, size_bytes: u64) -> HiddenCapacity {
-    let visible = match scsi::ata_identify(f) {
-        Ok(page) => capacity::ata_visible(&page).map_err(|e| format!("IDENTIFY DEVICE: {e}")),
-        Err(e) => Err(format!("IDENTIFY DEVICE: {}", std::io::Error::from(e))),
+fn read_ata(f: &File, size_bytes: u64) -> Identified {
+    let page = scsi::ata_identify(f).map_err(|e| format!("IDENTIFY DEVICE: {}", std::io::Error::from(e)));
+    let erase = match &page {
+        Ok(p) => bench_core::erase::ata(p),
+        Err(why) => erase_unknown(false, why.clone()),
     };
+    let visible = page.and_then(|p| capacity::ata_visible(&p).map_err(|e| format!("IDENTIFY DEVICE: {e}")));
     let (visible, native) = match visible {
         Ok(v) if v.lba48 => (v, native_max(f)),
         Ok(v) => (
@@ -99,7 +137,10 @@ fn read_ata(f: &File, size_bytes: u64) -> HiddenCapacity {
         ),
         Err(why) => (unknown_visible(size_bytes), Err(why)),
     };
-    capacity::ata_hidden(visible, native, dco_max(f))
+    Identified {
+        hidden: capacity::ata_hidden(visible, native, dco_max(f)),
+        erase,
+    }
 }
 
 /// READ NATIVE MAX ADDRESS EXT: the last native LBA.
@@ -131,10 +172,13 @@ fn dco_max(f: &File) -> Result<u64, String> {
     capacity::ata_dco_max_lba(&page).map_err(|e| format!("{what}: {e}"))
 }
 
-fn read_nvme(f: &File, size_bytes: u64) -> HiddenCapacity {
-    let ctrl = nvme::identify_controller(f)
-        .map_err(|e| format!("Identify Controller: {e}"))
-        .and_then(|p| capacity::nvme_ctrl_capacity(&p[..]).map_err(|e| format!("Identify Controller: {e}")));
+fn read_nvme(f: &File, size_bytes: u64) -> Identified {
+    let page = nvme::identify_controller(f).map_err(|e| format!("Identify Controller: {e}"));
+    let erase = match &page {
+        Ok(p) => bench_core::erase::nvme(p),
+        Err(why) => erase_unknown(true, why.clone()),
+    };
+    let ctrl = page.and_then(|p| capacity::nvme_ctrl_capacity(&p[..]).map_err(|e| format!("Identify Controller: {e}")));
     let mut errors = Vec::new();
     let visible = match nvme::identify(f, nvme::CNS_ACTIVE_NS_LIST, 0) {
         Ok(list) => {
@@ -157,49 +201,10 @@ fn read_nvme(f: &File, size_bytes: u64) -> HiddenCapacity {
             size_bytes
         }
     };
-    capacity::nvme_hidden(visible, ctrl, errors)
-}
-
-/// The erase commands the disk at `path` says it supports (IDENTIFY
-/// DEVICE, Identify Controller: read-only commands, nothing erases), for
-/// the transports [`asked`]; `None` for the others. What could not be read
-/// is in its `error`.
-pub fn erase_support(path: &str, transport: Option<&str>) -> Option<bench_core::result::EraseSupport> {
-    if !asked(transport) {
-        return None;
+    Identified {
+        hidden: capacity::nvme_hidden(visible, ctrl, errors),
+        erase,
     }
-    let nvme_disk = transport == Some("nvme");
-    let failed = |why: String| bench_core::result::EraseSupport {
-        source: if nvme_disk {
-            "nvme_identify_controller"
-        } else {
-            "ata_identify"
-        }
-        .to_string(),
-        supported: Vec::new(),
-        frozen: None,
-        locked: None,
-        security_enabled: None,
-        erase_minutes: None,
-        enhanced_erase_minutes: None,
-        applies_to_all_namespaces: None,
-        error: Some(why),
-    };
-    let f = match file::open(path, false, false) {
-        Ok(f) => f,
-        Err(e) => return Some(failed(format!("cannot open {path} read-only: {e}"))),
-    };
-    Some(if nvme_disk {
-        match nvme::identify_controller(&f) {
-            Ok(page) => bench_core::erase::nvme(&page),
-            Err(e) => failed(format!("Identify Controller: {e}")),
-        }
-    } else {
-        match scsi::ata_identify(&f) {
-            Ok(page) => bench_core::erase::ata(&page),
-            Err(e) => failed(format!("IDENTIFY DEVICE: {}", std::io::Error::from(e))),
-        }
-    })
 }
 
 #[cfg(test)]
@@ -211,8 +216,13 @@ mod tests {
         assert!(asked(Some("sata")) && asked(Some("nvme")));
         assert!(!asked(Some("usb")) && !asked(Some("sas")) && !asked(None));
         assert_eq!(read("/nonexistent", Some("virtio"), 1 << 20), None);
-        let h = read("/nonexistent/bootbench", Some("sata"), 1 << 20).unwrap();
+        let Identified { hidden: h, erase } = read("/nonexistent/bootbench", Some("sata"), 1 << 20).unwrap();
         assert_eq!((h.visible_bytes, h.native_bytes, h.dco_bytes), (1 << 20, None, None));
+        assert!(erase.supported.is_empty());
+        assert!(erase
+            .error
+            .unwrap()
+            .starts_with("cannot open /nonexistent/bootbench read-only"));
         assert!(h
             .error
             .unwrap()
@@ -221,13 +231,17 @@ mod tests {
         let p = std::env::temp_dir().join(format!("bootbench-capacity-{}", std::process::id()));
         std::fs::write(&p, [0u8; 4096]).unwrap();
         let path = p.to_str().unwrap();
-        let h = read(path, Some("sata"), 4096).unwrap();
+        let Identified { hidden: h, erase } = read(path, Some("sata"), 4096).unwrap();
+        assert_eq!(erase.source, "ata_identify");
+        assert!(erase.error.unwrap().starts_with("IDENTIFY DEVICE: "));
         let why = h.error.unwrap();
         assert!(
             why.starts_with("IDENTIFY DEVICE: ") && why.contains("DEVICE CONFIGURATION IDENTIFY: "),
             "{why}"
         );
-        let h = read(path, Some("nvme"), 4096).unwrap();
+        let Identified { hidden: h, erase } = read(path, Some("nvme"), 4096).unwrap();
+        assert_eq!(erase.source, "nvme_identify_controller");
+        assert!(erase.error.unwrap().starts_with("Identify Controller: "));
         assert_eq!(
             (h.visible_bytes, h.native_bytes, h.unallocated_bytes),
             (4096, None, None)

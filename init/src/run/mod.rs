@@ -326,9 +326,10 @@ impl Run<'_> {
     }
 }
 
-/// Before the run: each disk's hidden capacity ([`capacity::read`]: ATA
-/// HPA and DCO, NVMe capacity outside every namespace; only reading
-/// commands), recorded in its target and said on the console.
+/// Before the run: each disk's hidden capacity and erase support
+/// ([`capacity::read`]: ATA HPA and DCO, NVMe capacity outside every
+/// namespace, the erase commands; only reading commands), recorded in its
+/// target and said on the console.
 fn hidden_capacity(plan: &mut Plan, progress: &mut dyn FnMut(&str)) {
     if plan.simulated {
         return;
@@ -339,11 +340,12 @@ fn hidden_capacity(plan: &mut Plan, progress: &mut dyn FnMut(&str)) {
         if !disk || t.info.kind != TargetKind::Block || t.missing.is_some() || t.sim.is_some() {
             continue;
         }
-        t.info.hidden_capacity = capacity::read(&t.info.path, t.info.transport.as_deref(), t.info.size_bytes);
-        if let Some(h) = &t.info.hidden_capacity {
-            progress(&bench_core::capacity::summary(&t.info.path, h));
-        }
-        t.info.erase_support = capacity::erase_support(&t.info.path, t.info.transport.as_deref());
+        let Some(found) = capacity::read(&t.info.path, t.info.transport.as_deref(), t.info.size_bytes) else {
+            continue;
+        };
+        progress(&bench_core::capacity::summary(&t.info.path, &found.hidden));
+        t.info.hidden_capacity = Some(found.hidden);
+        t.info.erase_support = Some(found.erase);
         if let Some(e) = &t.info.erase_support {
             progress(&format!(
                 "bootbench-init: {}: erase support (read only, nothing erased): {}",
