@@ -1146,6 +1146,49 @@ pub struct StepResult {
     /// simulated target and in older documents.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<MemberIo>,
+    /// A test that waits for steady state (`params.steady_state`): each
+    /// job's wait before the reported pass, in job order. Empty (absent)
+    /// otherwise and in older documents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steady_state: Vec<SteadyWait>,
+}
+
+/// One job's wait for steady state before its measured part (fio's
+/// `steadystate` object): whether it was attained, how long it took, the
+/// last window's judgement and every interval's figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteadyWait {
+    /// The criterion was met over a window (else the wait reached
+    /// `ss_max`, or the step was stopped, and the step was measured
+    /// anyway).
+    pub attained: bool,
+    /// From the end of the step's ramp to the end of the wait, nanoseconds.
+    pub wait_ns: u64,
+    /// The last window judged: its mean figure (IOPS or bytes/s, as the
+    /// criterion's), the largest distance of a figure from it, the slope of
+    /// the least-squares line (figure per interval), and the criterion's
+    /// value compared with its limit (the deviation or the slope's size,
+    /// as a percentage of the mean for a `%` limit). Absent when no
+    /// window filled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<SteadyJudged>,
+    /// Each interval's requests per second, in order from the first.
+    pub iops: Vec<f64>,
+    /// Each interval's bytes per second, in order from the first.
+    pub bw: Vec<f64>,
+}
+
+/// One window of a steady-state wait, judged ([`SteadyWait::window`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteadyJudged {
+    /// The window's mean figure.
+    pub mean: f64,
+    /// The largest distance of a figure from the mean.
+    pub max_deviation: f64,
+    /// The least-squares slope, figure per interval.
+    pub slope: f64,
+    /// What was compared with the limit.
+    pub criterion: f64,
 }
 
 /// What one device beneath an array or layer did during one step: the

@@ -268,6 +268,140 @@ pub struct Params {
     /// fio's `cpus_allowed_policy`: how `cpus_allowed` is shared by the jobs.
     #[serde(default)]
     pub cpus_allowed_policy: CpusPolicy,
+    /// fio's `ss`, `ss_dur`, `ss_ramp` and `ss_interval`, with a bound of
+    /// our own: before each measured pass of each step, the workload runs
+    /// unmeasured until it is in steady state ([`SteadySpec`]). `None`
+    /// (absent): no wait.
+    #[serde(default, rename = "steady_state", skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadySpec>,
+}
+
+/// The figure a steady-state wait watches (fio's `ss` criteria).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SteadyMetric {
+    /// Requests per second (reads and writes together).
+    Iops,
+    /// Bytes per second (reads and writes together).
+    Bw,
+}
+
+/// fio's `ss=` criterion: the figure, its test, the limit.
+///
+/// Over the window's intervals (fio's `steadystate.c`):
+/// - `iops`, `bw`: the largest distance of an interval's figure from the
+///   window's mean (`steadystate_deviation`);
+/// - `iops_slope`, `bw_slope`: the least-squares slope of the figures
+///   against the interval's index, figure per interval (`steadystate_slope`).
+///
+/// With `%`, that is taken as a percentage of the window's mean. Steady
+/// state is attained when it (the slope's size) is below `limit`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SteadyCriterion {
+    /// IOPS or bytes/s.
+    pub metric: SteadyMetric,
+    /// The slope test, else the deviation test.
+    pub slope: bool,
+    /// The limit, in the figure's unit (per interval for a slope), or a
+    /// percentage of the window's mean with `pct`.
+    pub limit: f64,
+    /// `limit` is a percentage of the window's mean.
+    pub pct: bool,
+}
+
+impl SteadyCriterion {
+    /// Parse fio's form: `iops:20%`, `iops_slope:0.1%`, `bw:5%`,
+    /// `bw_slope:1048576` (an absolute limit in bytes/s per interval). The
+    /// error says what is expected.
+    pub fn parse(s: &str) -> Result<SteadyCriterion, &'static str> {
+        const EXPECTED: &str = "one of iops, iops_slope, bw, bw_slope, a colon and a limit above 0, \
+                                a percentage of the window's mean with % (as fio's ss, e.g. iops_slope:0.1%)";
+        let (name, limit) = s.split_once(':').ok_or(EXPECTED)?;
+        let (metric, slope) = match name {
+            "iops" => (SteadyMetric::Iops, false),
+            "iops_slope" => (SteadyMetric::Iops, true),
+            "bw" => (SteadyMetric::Bw, false),
+            "bw_slope" => (SteadyMetric::Bw, true),
+            _ => return Err(EXPECTED),
+        };
+        let (num, pct) = match limit.strip_suffix('%') {
+            Some(n) => (n, true),
+            None => (limit, false),
+        };
+        let limit: f64 = num.trim().parse().map_err(|_| EXPECTED)?;
+        if !limit.is_finite() || limit <= 0.0 || (pct && limit > 100.0) {
+            return Err(EXPECTED);
+        }
+        Ok(SteadyCriterion {
+            metric,
+            slope,
+            limit,
+            pct,
+        })
+    }
+
+    /// The criterion's name: `iops`, `iops_slope`, `bw`, `bw_slope`.
+    pub const fn name(&self) -> &'static str {
+        match (self.metric, self.slope) {
+            (SteadyMetric::Iops, false) => "iops",
+            (SteadyMetric::Iops, true) => "iops_slope",
+            (SteadyMetric::Bw, false) => "bw",
+            (SteadyMetric::Bw, true) => "bw_slope",
+        }
+    }
+}
+
+/// `limit` is finite (as [`SteadyCriterion::parse`] makes it), so equality
+/// is an equivalence.
+impl Eq for SteadyCriterion {}
+
+impl core::fmt::Display for SteadyCriterion {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}:{}{}", self.name(), self.limit, if self.pct { "%" } else { "" })
+    }
+}
+
+impl Serialize for SteadyCriterion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for SteadyCriterion {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        SteadyCriterion::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A steady-state wait before a step is measured (fio's steady-state
+/// options; fio ends the job when it is attained, here the measured part
+/// starts then). After the step's ramp and `ramp` more, the workload's
+/// figure is taken every `interval`; once the last `dur` of them meet the
+/// criterion the wait is over (attained), or at `max` after its start
+/// (not attained: the step is measured anyway and the record says so).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SteadySpec {
+    /// fio's `ss`.
+    pub ss: SteadyCriterion,
+    /// fio's `ss_dur`: the window, nanoseconds (a whole number of intervals).
+    pub ss_dur: Nanos,
+    /// fio's `ss_ramp`: time before the first interval, nanoseconds.
+    pub ss_ramp: Nanos,
+    /// fio's `ss_interval`: the width of one figure, nanoseconds (fio's 1 s).
+    pub ss_interval: Nanos,
+    /// The longest wait, from the end of the step's ramp, `ss_ramp`
+    /// included, nanoseconds (fio bounds it by `runtime`, which here bounds
+    /// the measured part).
+    pub ss_max: Nanos,
+}
+
+impl SteadySpec {
+    /// The window's intervals: `ss_dur / ss_interval`, at least 2.
+    pub fn window(&self) -> usize {
+        usize::try_from(self.ss_dur.0 / self.ss_interval.0.max(1))
+            .unwrap_or(usize::MAX)
+            .max(2)
+    }
 }
 
 /// fio's `cpus_allowed_policy`.
@@ -419,6 +553,7 @@ impl Params {
             sqthread_poll_cpu: None,
             cpus_allowed: None,
             cpus_allowed_policy: CpusPolicy::Shared,
+            steady: None,
         }
     }
 }
@@ -630,6 +765,10 @@ pub struct Step {
     /// The queues' engine options and the jobs' CPUs.
     #[serde(default)]
     pub engine: EngineOpts,
+    /// Wait for steady state before each measured pass
+    /// ([`Params::steady`]); `None`: no wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadySpec>,
 }
 
 impl Step {

@@ -473,6 +473,63 @@ fn preconditioning_fills_the_area_and_runs_rounds_to_steady_state() {
     assert_eq!(b.hash(), b0, "the disk not granted is unchanged");
 }
 
+/// A test that waits for steady state (fio's `ss`) on a live loop device:
+/// the wait's record is in the step, its intervals are those of the wait
+/// (as many as it lasted), attained exactly when its last window meets the
+/// criterion (else it lasted `ss_max`), the test is measured after it; the
+/// document fits the schema, and a test without `ss` has no wait.
+#[test]
+fn a_test_waits_for_steady_state_before_it_is_measured() {
+    let a = Loop::new(LOOP_BYTES, &[]);
+    let tests = serde_json::json!([
+        {"workload": "rand_read", "runtime": "500ms", "ss": "iops:30%", "ss_dur": "300ms",
+         "ss_interval": "100ms", "ss_max": "2s"},
+        {"workload": "seq_read", "size": "1M"}]);
+    let cfg = config(&serde_json::json!({"tests": tests, "targets": [a.dev]}));
+    let out = run(&["run", "--config", cfg.path()]);
+    let doc = doc_of(&out);
+    assert_valid("bootbench.result-1.schema.json", &doc);
+    let t = &doc["tests"][0];
+    assert_eq!(t["status"]["state"], "ok", "{t}");
+    assert_eq!(t["params"]["steady_state"]["ss"], "iops:30%");
+    assert_eq!(t["params"]["steady_state"]["ss_max"], 2_000_000_000u64);
+    let waits = t["steps"][0]["steady_state"].as_array().expect("a wait per job");
+    assert_eq!(waits.len(), 1);
+    let w = &waits[0];
+    let wait_ns = w["wait_ns"].as_u64().unwrap();
+    let iops: Vec<f64> = w["iops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(iops.len(), w["bw"].as_array().unwrap().len());
+    assert!(iops.iter().all(|&v| v > 0.0), "{w}");
+    let last = &iops[iops.len().saturating_sub(3)..];
+    let mean = last.iter().sum::<f64>() / last.len() as f64;
+    let dev = last.iter().map(|v| (v - mean).abs()).fold(0.0, f64::max);
+    if w["attained"] == true {
+        assert!(iops.len() >= 3 && dev * 100.0 / mean < 30.0, "{w}");
+        assert_eq!(
+            wait_ns / 100_000_000,
+            iops.len() as u64,
+            "it ended at an interval's end: {w}"
+        );
+        assert!(
+            (w["window"]["criterion"].as_f64().unwrap() - dev * 100.0 / mean).abs() < 1e-6,
+            "{w}"
+        );
+    } else {
+        assert!(wait_ns >= 2_000_000_000, "{w}");
+    }
+    assert!(
+        t["steps"][0]["runtime_ns"].as_u64().unwrap() >= 500_000_000,
+        "measured after the wait"
+    );
+    assert!(doc["tests"][1]["steps"][0].get("steady_state").is_none());
+    assert!(doc["tests"][1]["params"].get("steady_state").is_none());
+}
+
 /// A 4Kn device on a live system (a loop device with 4096-byte logical
 /// blocks beside a 512-byte one): `list` shows each one's block sizes as the
 /// kernel has them, in the text and the JSON; the quick profile's read tests

@@ -535,7 +535,22 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
     }
     out.push_str(&tool_units(&tests));
     out.push_str(&passes(&tests));
+    out.push_str(&steady(&tests));
     out.push_str(&latency(&tests));
+    out
+}
+
+/// The tests that waited for steady state before they were measured
+/// (fio's `ss`), a line per wait ([`text::steady_lines`]); empty if none.
+fn steady(tests: &[&TestResult]) -> String {
+    let lines: Vec<String> = tests.iter().flat_map(|x| text::steady_lines(x)).collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("steady state before measuring (fio's ss; the wait is not measured):\n");
+    for l in lines {
+        out.push_str(&format!("  {l}\n"));
+    }
     out
 }
 
@@ -1122,6 +1137,81 @@ mod tests {
     /// unreadable and recovered LBAs, the five slowest reads, and a line
     /// per zone with its MB/s and a bar that shrinks as the rate falls.
     /// The other targets show nothing of it.
+    /// A test that waited for steady state shows a line per wait: attained
+    /// or not, how long, the last window's criterion and mean, the first and
+    /// last intervals' figures with their unit; a job number only with
+    /// several jobs; other tests show nothing of it.
+    #[test]
+    fn steady_state_waits_are_shown() {
+        use bench_core::result::{SteadyJudged, SteadyWait};
+        use bench_core::spec::{SteadyCriterion, SteadySpec};
+        use bench_core::units::Nanos;
+        let mut doc: ResultDoc =
+            serde_json::from_str(include_str!("../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        assert!(!render(&Loaded {
+            file: "a.json".into(),
+            doc: doc.clone(),
+            warnings: Vec::new(),
+        })
+        .contains("steady state before measuring"));
+        let x = doc
+            .tests
+            .iter_mut()
+            .find(|x| x.status == Status::Ok && x.steps.len() == 1)
+            .unwrap();
+        let name = x.name.clone();
+        x.params.steady = Some(SteadySpec {
+            ss: SteadyCriterion::parse("bw:10%").unwrap(),
+            ss_dur: Nanos::from_secs(3),
+            ss_ramp: Nanos(0),
+            ss_interval: Nanos::from_secs(1),
+            ss_max: Nanos::from_secs(30),
+        });
+        let wait = |attained: bool, wait_ns: u64| SteadyWait {
+            attained,
+            wait_ns,
+            window: Some(SteadyJudged {
+                mean: 100e6,
+                max_deviation: 5e6,
+                slope: 1e6,
+                criterion: 5.0,
+            }),
+            iops: vec![400.0, 300.0, 250.0, 250.0],
+            bw: vec![160e6, 120e6, 100e6, 100e6],
+        };
+        x.steps[0].steady_state = vec![wait(true, 4_000_000_000)];
+        let one = render(&Loaded {
+            file: "a.json".into(),
+            doc: doc.clone(),
+            warnings: Vec::new(),
+        });
+        let label = doc.tests.iter().find(|x| x.name == name).unwrap().steps[0]
+            .label
+            .clone();
+        let want = format!(
+            "  {name} {label}: steady state (bw:10%) after 4.0 s; last window: bw 5.000%, mean 100.0 MB/s; 4 intervals, \
+             160.0 MB/s .. 100.0 MB/s"
+        );
+        assert!(
+            one.contains("steady state before measuring (fio's ss; the wait is not measured):\n"),
+            "{one}"
+        );
+        assert!(one.lines().any(|l| l == want), "{want:?} not in:\n{one}");
+        let x = doc.tests.iter_mut().find(|x| x.name == name).unwrap();
+        x.steps[0].steady_state = vec![wait(true, 4_000_000_000), wait(false, 30_000_000_000)];
+        let two = render(&Loaded {
+            file: "a.json".into(),
+            doc,
+            warnings: Vec::new(),
+        });
+        assert!(
+            two.contains(&format!(
+                "  {name} {label} job 1: NO steady state (bw:10%) within 30.0 s, measured anyway; last window"
+            )),
+            "{two}"
+        );
+    }
+
     #[test]
     fn preconditioning_is_shown_with_its_rounds() {
         let mut doc: ResultDoc =

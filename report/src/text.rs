@@ -63,6 +63,58 @@ pub fn table(rows: &[Vec<String>], align: &[Align]) -> String {
     bench_core::table::aligned_lines(rows, |i| align.get(i).copied().unwrap_or(Align::Left)).concat()
 }
 
+/// One line per steady-state wait of `x` (fio's `ss`, each job of each
+/// step): attained or not, after how long, the last window's criterion
+/// against its limit and mean, and the intervals' first and last figures
+/// (IOPS, or MB/s = 10^6 B/s). Empty for a test that did not wait.
+pub fn steady_lines(x: &TestResult) -> Vec<String> {
+    use bench_core::spec::SteadyMetric;
+    let Some(spec) = &x.params.steady else {
+        return Vec::new();
+    };
+    let iops = spec.ss.metric == SteadyMetric::Iops;
+    let fig = |v: f64| {
+        if iops {
+            format!("{} IOPS", self::iops(v))
+        } else {
+            format!("{} MB/s", mb_per_sec(v))
+        }
+    };
+    let pct = if spec.ss.pct { "%" } else { "" };
+    let mut out = Vec::new();
+    for st in &x.steps {
+        for (j, w) in st.steady_state.iter().enumerate() {
+            let job = if st.steady_state.len() > 1 {
+                format!(" job {j}")
+            } else {
+                String::new()
+            };
+            #[allow(clippy::cast_precision_loss)] // shown with one decimal
+            let secs = w.wait_ns as f64 / 1e9;
+            let how = if w.attained {
+                format!("steady state ({}) after {secs:.1} s", spec.ss)
+            } else {
+                format!("NO steady state ({}) within {secs:.1} s, measured anyway", spec.ss)
+            };
+            let window = w.window.map_or_else(String::new, |j| {
+                format!(
+                    "; last window: {} {:.3}{pct}, mean {}",
+                    spec.ss.name(),
+                    j.criterion,
+                    fig(j.mean)
+                )
+            });
+            let ys = if iops { &w.iops } else { &w.bw };
+            let series = match (ys.first(), ys.last()) {
+                (Some(&a), Some(&b)) => format!("; {} intervals, {} .. {}", ys.len(), fig(a), fig(b)),
+                _ => String::new(),
+            };
+            out.push(format!("{} {}{job}: {how}{window}{series}", x.name, st.label));
+        }
+    }
+    out
+}
+
 /// Per second, no decimals (IOPS).
 pub fn iops(per_sec: f64) -> String {
     format!("{per_sec:.0}")

@@ -262,6 +262,7 @@ pub fn evaluate(doc: &ResultDoc, rules: &Rules) -> Acceptance {
             burn_checks(t, &rules.burn_in, &mut checks);
             if let Some(v) = rules.steady_state.verdict() {
                 steady_check(t, v, &mut checks);
+                test_steady_checks(doc, t, v, &mut checks);
             }
             let verdict = checks.iter().fold(Verdict::Pass, |v, c| v.worst(c.verdict));
             TargetVerdict {
@@ -668,6 +669,66 @@ fn steady_check(t: &TargetInfo, v: Verdict, out: &mut Vec<Check>) {
         source: String::from("acceptance.steady_state"),
         message,
     });
+}
+
+/// Each test on `t` that waited for steady state before it was measured
+/// (`ss`): attained by every job of every step passes; a wait that reached
+/// its `ss_max` (or was stopped) gives `v`, with the last window's
+/// criterion against its limit.
+fn test_steady_checks(doc: &ResultDoc, t: &TargetInfo, v: Verdict, out: &mut Vec<Check>) {
+    for test in tests_on(doc, t) {
+        let Some(spec) = &test.params.steady else { continue };
+        let waits: Vec<(&str, &crate::result::SteadyWait)> = test
+            .steps
+            .iter()
+            .flat_map(|st| st.steady_state.iter().map(move |w| (st.label.as_str(), w)))
+            .collect();
+        if waits.is_empty() {
+            continue;
+        }
+        let unit = if spec.ss.pct { "%" } else { "" };
+        let missed = waits.iter().find(|(_, w)| !w.attained);
+        let longest = waits.iter().map(|(_, w)| w.wait_ns).max().unwrap_or(0);
+        let (verdict, message, value) = match missed {
+            None => (
+                Verdict::Pass,
+                format!("{}: steady state ({}) after {:.1} s", test.name, spec.ss, secs(longest)),
+                longest,
+            ),
+            Some((label, w)) => {
+                let last = w.window.map_or(String::from("; no window filled"), |j| {
+                    format!("; the last window's {} was {:.3}{unit}", spec.ss.name(), j.criterion)
+                });
+                (
+                    v,
+                    format!(
+                        "{}: step {label} reached no steady state ({}) within {:.1} s{last}; measured anyway",
+                        test.name,
+                        spec.ss,
+                        secs(w.wait_ns)
+                    ),
+                    w.wait_ns,
+                )
+            }
+        };
+        #[allow(clippy::cast_precision_loss)] // nanoseconds, shown
+        out.push(check(
+            CheckRule::SteadyState,
+            verdict,
+            Some(&test.name),
+            "steady_state_wait_ns",
+            Some(value as f64),
+            Some(spec.ss_max.0 as f64),
+            "acceptance.steady_state",
+            message,
+        ));
+    }
+}
+
+/// Nanoseconds as seconds, to show.
+#[allow(clippy::cast_precision_loss)] // shown with one decimal
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
 }
 
 /// Whether a test of `workload` reads, writes, or both, in its main step.

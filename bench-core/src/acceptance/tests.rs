@@ -896,3 +896,78 @@ fn preconditioning_without_steady_state_warns() {
     off.steady_state = Severity::Off;
     assert_eq!(verdict_of(&evaluate(&d, &off), "/dev/sdb").verdict, Verdict::Pass);
 }
+
+/// A test that waited for steady state (`ss`): attained passes, with the
+/// wait's time; a wait that reached `ss_max` warns by default (fail or off
+/// as the config says), naming the step, the criterion and the last
+/// window's figure.
+#[test]
+fn a_test_without_steady_state_warns() {
+    use crate::result::{SteadyJudged, SteadyWait};
+    use crate::spec::{SteadyCriterion, SteadySpec};
+    use crate::units::Nanos;
+    let waited = |target: &str, attained: bool| {
+        let mut t = test(target, Workload::RandWrite, Metric::WriteIops, 1000.0);
+        t.params.steady = Some(SteadySpec {
+            ss: SteadyCriterion::parse("iops_slope:0.5%").unwrap(),
+            ss_dur: Nanos::from_secs(10),
+            ss_ramp: Nanos(0),
+            ss_interval: Nanos::from_secs(1),
+            ss_max: Nanos::from_secs(100),
+        });
+        let mut st = rand_lat(target, 1000.0, 1000, 1000).steps.remove(0);
+        st.steady_state = vec![SteadyWait {
+            attained,
+            wait_ns: if attained { 42_000_000_000 } else { 100_000_000_000 },
+            window: Some(SteadyJudged {
+                mean: 1000.0,
+                max_deviation: 30.0,
+                slope: if attained { 2.0 } else { -12.5 },
+                criterion: if attained { 0.2 } else { 1.25 },
+            }),
+            iops: Vec::new(),
+            bw: Vec::new(),
+        }];
+        t.steps = vec![st];
+        t
+    };
+    let d = doc(
+        vec![
+            disk("/dev/sda", 1 << 30),
+            disk("/dev/sdb", 1 << 30),
+            disk("/dev/sdc", 1 << 30),
+        ],
+        vec![
+            waited("/dev/sda", true),
+            waited("/dev/sdb", false),
+            test("/dev/sdc", Workload::RandWrite, Metric::WriteIops, 1000.0),
+        ],
+    );
+    let steady = |acc: &Acceptance, t: &str| -> Option<(Verdict, String)> {
+        verdict_of(acc, t)
+            .checks
+            .iter()
+            .find(|c| c.rule == CheckRule::SteadyState)
+            .map(|c| (c.verdict, c.message.clone()))
+    };
+    let acc = evaluate(&d, &Rules::defaults());
+    let (v, m) = steady(&acc, "/dev/sda").expect("a check");
+    assert_eq!(v, Verdict::Pass);
+    assert!(m.ends_with(": steady state (iops_slope:0.5%) after 42.0 s"), "{m}");
+    let (v, m) = steady(&acc, "/dev/sdb").expect("a check");
+    assert_eq!(v, Verdict::Warn);
+    assert!(
+        m.ends_with(
+            ": step main reached no steady state (iops_slope:0.5%) within 100.0 s; the last window's iops_slope \
+             was 1.250%; measured anyway"
+        ),
+        "{m}"
+    );
+    assert!(steady(&acc, "/dev/sdc").is_none(), "no wait, no check");
+    let mut strict = Rules::defaults();
+    strict.steady_state = Severity::Fail;
+    assert_eq!(verdict_of(&evaluate(&d, &strict), "/dev/sdb").verdict, Verdict::Fail);
+    let mut off = Rules::defaults();
+    off.steady_state = Severity::Off;
+    assert!(steady(&evaluate(&d, &off), "/dev/sdb").is_none());
+}

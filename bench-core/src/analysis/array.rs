@@ -418,6 +418,7 @@ mod tests {
             lowest_lat_mean_ns: None,
             engine: None,
             members,
+            steady_state: Vec::new(),
         }];
         t
     }

@@ -161,5 +161,6 @@ pub(crate) fn main_step(bs: u32, read: DirStats) -> StepResult {
         lowest_lat_mean_ns: None,
         engine: None,
         members: Vec::new(),
+        steady_state: Vec::new(),
     }
 }

@@ -16,7 +16,8 @@ pub const DEADLINE_MAX_REQUEST: Nanos = Nanos(100_000_000);
 /// first request's wake-up of a sleeping disk.
 pub const DEADLINE_SLACK: Nanos = Nanos(30_000_000_000);
 
-/// The most time a step may take on a working device: its ramp plus the
+/// The most time a step may take on a working device: its ramp and its
+/// steady-state wait (`ss_max`, [`Step::steady`]) plus the
 /// soonest of its bounds, each taken at the slow limits above (a runtime
 /// bound as it is, or its `min_ios` requests at those limits if longer,
 /// and at least one whole batch of a `runtime_batch` step, each request at
@@ -44,7 +45,9 @@ pub fn step_budget(step: &Step) -> Nanos {
         .map(|b| u64::try_from(u128::from(b) * 1_000_000_000 / u128::from(DEADLINE_MIN_RATE)).unwrap_or(u64::MAX));
     let by_ios = l.ios.map(|n| n.saturating_mul(DEADLINE_MAX_REQUEST.0));
     let bound = [by_time, by_bytes, by_ios].into_iter().flatten().min().unwrap_or(0);
-    let run = step.ramp.0.saturating_add(bound);
+    // A steady-state wait lasts at most its `ss_max`.
+    let wait = step.steady.map_or(0, |s| s.ss_max.0);
+    let run = step.ramp.0.saturating_add(wait).saturating_add(bound);
     let run = if step.verify { run.saturating_mul(2) } else { run };
     // hdparm's settle (sync and sleep) before the timed part.
     let pass = run.saturating_add(step.settle.0);

@@ -85,6 +85,7 @@ pub(super) fn validate(w: Workload, p: &Params, geom: &Geometry) -> Result<Range
     check_engine(w, p)?;
     check_bounds(w, p, range.len)?;
     check_passes(w, p)?;
+    check_steady(w, p)?;
     Ok(range)
 }
 
@@ -259,6 +260,49 @@ fn check_passes(w: Workload, p: &Params) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// The steady-state wait ([`Params::steady`]): on a plain read/write
+/// workload, a window of at least two intervals that fits in `ss_max`, and
+/// no more intervals than a step keeps samples.
+fn check_steady(w: Workload, p: &Params) -> Result<(), PlanError> {
+    let Some(s) = &p.steady else { return Ok(()) };
+    if !fills(w) {
+        return Err(out_of_range(
+            "ss",
+            1,
+            "absent: only seq_read, seq_write, rand_read, rand_write and rand_rw wait for steady state",
+        ));
+    }
+    if s.ss_interval < MIN_SAMPLE_INTERVAL {
+        return Err(out_of_range(
+            "ss_interval",
+            s.ss_interval.0,
+            "at least 1 ms (1000000 ns), as sample_interval",
+        ));
+    }
+    if s.ss_dur.0 < s.ss_interval.0.saturating_mul(2) {
+        return Err(out_of_range(
+            "ss_dur",
+            s.ss_dur.0,
+            "at least two ss_interval (a window of two figures or more)",
+        ));
+    }
+    if s.ss_max.0 < s.ss_ramp.0.saturating_add(s.ss_dur.0) {
+        return Err(out_of_range(
+            "ss_max",
+            s.ss_max.0,
+            "at least ss_ramp + ss_dur (the window must fit in the wait)",
+        ));
+    }
+    if s.ss_max.0 / s.ss_interval.0 > MAX_SAMPLES {
+        return Err(out_of_range(
+            "ss_max",
+            s.ss_max.0,
+            "at most 10000 ss_interval (the figures the wait keeps)",
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,5 +455,70 @@ mod tests {
             ),
         ];
         assert_each_fails(&cases);
+    }
+
+    /// A steady-state wait ([`check_steady`]): a plain read/write workload,
+    /// an interval of 1 ms or more, a window of two intervals or more that
+    /// fits in `ss_max`, at most 10000 intervals.
+    #[test]
+    fn steady_state_errors_name_the_field() {
+        use crate::spec::{SteadyCriterion, SteadySpec};
+        fn wait(p: &mut Params, dur: u64, ramp: u64, interval: u64, max: u64) {
+            p.steady = Some(SteadySpec {
+                ss: SteadyCriterion::parse("iops:10%").unwrap(),
+                ss_dur: Nanos(dur),
+                ss_ramp: Nanos(ramp),
+                ss_interval: Nanos(interval),
+                ss_max: Nanos(max),
+            });
+        }
+        const S: u64 = 1_000_000_000;
+        let cases: [Case; 5] = [
+            (
+                Workload::Zones,
+                |p| wait(p, 5 * S, 0, S, 50 * S),
+                out_of_range(
+                    "ss",
+                    1,
+                    "absent: only seq_read, seq_write, rand_read, rand_write and rand_rw wait for steady state",
+                ),
+            ),
+            (
+                Workload::RandWrite,
+                |p| wait(p, 5 * S, 0, 999_999, 50 * S),
+                out_of_range("ss_interval", 999_999, "at least 1 ms (1000000 ns), as sample_interval"),
+            ),
+            (
+                Workload::RandWrite,
+                |p| wait(p, S, 0, S, 50 * S),
+                out_of_range(
+                    "ss_dur",
+                    S,
+                    "at least two ss_interval (a window of two figures or more)",
+                ),
+            ),
+            (
+                Workload::SeqRead,
+                |p| wait(p, 5 * S, 2 * S, S, 6 * S),
+                out_of_range(
+                    "ss_max",
+                    6 * S,
+                    "at least ss_ramp + ss_dur (the window must fit in the wait)",
+                ),
+            ),
+            (
+                Workload::RandRw,
+                |p| wait(p, 5 * S, 0, S / 100, 101 * S),
+                out_of_range(
+                    "ss_max",
+                    101 * S,
+                    "at most 10000 ss_interval (the figures the wait keeps)",
+                ),
+            ),
+        ];
+        assert_each_fails(&cases);
+        let mut ok = Params::defaults();
+        wait(&mut ok, 5 * S, 2 * S, S, 7 * S);
+        assert!(expand(&spec(Workload::RandWrite, |p| *p = ok.clone()), &HDD).is_ok());
     }
 }

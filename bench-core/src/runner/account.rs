@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::io::EngineInfo;
-use crate::result::{DirStats, StepResult};
+use crate::result::{DirStats, SteadyWait, StepResult};
 use crate::spec::{step_range, Step};
 use crate::stats::{Buckets, Latency};
 use crate::units::{per_sec, rate, Bytes, Nanos};
@@ -96,6 +96,8 @@ pub struct JobOutcome {
     pub verified: u64,
     /// The queue's engine ([`IoQueue::engine`](crate::io::IoQueue::engine)).
     pub engine: Option<EngineInfo>,
+    /// The job's steady-state wait ([`crate::spec::Step::steady`]).
+    pub steady: Option<SteadyWait>,
 }
 
 /// Combine the jobs of a step into its result.
@@ -158,6 +160,7 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
         lowest_lat_mean_ns: None,
         engine: jobs.first().and_then(|j| j.engine.clone()),
         members: Vec::new(),
+        steady_state: jobs.iter().filter_map(|j| j.steady.clone()).collect(),
     }
 }
 

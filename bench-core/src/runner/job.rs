@@ -1,6 +1,8 @@
 //! One job of a step: the loop that keeps `iodepth` requests in flight on
 //! one queue, times each and counts it.
 
+use alloc::format;
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -9,6 +11,7 @@ use super::flush::{flushes, FileSet};
 use super::offsets::OffsetGen;
 use super::readback::verify_job;
 use super::request::{check, slot_done};
+use super::steady_wait::Wait;
 use super::{Stop, EOPNOTSUPP};
 use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op, OpenSpec};
 use crate::scramble;
@@ -162,6 +165,10 @@ struct JobRun<'a, Q, C> {
     stopping: bool,
     last_done: Nanos,
     next_report: Nanos,
+    /// The wait for steady state after the ramp ([`Step::steady`]).
+    steady: Option<Wait>,
+    /// The progress line's step while it waits.
+    wait_label: String,
 }
 
 impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
@@ -184,6 +191,7 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
             runtime: Nanos(0),
             verified: 0,
             engine: q.engine(),
+            steady: None,
         };
         let gen = OffsetGen::new(step, job);
         let t0 = clock.now();
@@ -200,7 +208,7 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
             gen,
             out,
             ramp_end,
-            measuring: step.ramp.0 == 0,
+            measuring: step.ramp.0 == 0 && step.steady.is_none(),
             inflight: vec![None; depth],
             uncommitted: Vec::with_capacity(depth),
             free: (0..depth).rev().collect(),
@@ -217,6 +225,11 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
             stopping: false,
             last_done: ramp_end,
             next_report: t0 + Nanos::from_secs(1),
+            steady: step.steady.map(|s| Wait::new(s, ramp_end)),
+            wait_label: step
+                .steady
+                .map(|_| format!("{} (waiting for steady state)", step.label))
+                .unwrap_or_default(),
         }
     }
 
@@ -230,7 +243,10 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
                 self.stopping = true;
                 break;
             }
-            if !self.measuring && now >= self.ramp_end {
+            // After the ramp, a steady-state wait goes on issuing, unmeasured,
+            // until it is over.
+            let waiting = !self.measuring && now >= self.ramp_end && self.steady.as_mut().is_some_and(|w| !w.over(now));
+            if !self.measuring && now >= self.ramp_end && !waiting {
                 // The ramp is over: issue nothing until its requests have
                 // completed (fio's quiesce at the end of `ramp_time`), so
                 // the measured time starts with an idle queue and counts
@@ -240,14 +256,16 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
                 }
                 (self.measuring, self.ramp_end) = (true, now);
             }
-            if limit_reached(
-                &step.limit,
-                step.runtime_batch,
-                now,
-                self.ramp_end,
-                self.issued_bytes,
-                self.issued_ios,
-            ) {
+            if !waiting
+                && limit_reached(
+                    &step.limit,
+                    step.runtime_batch,
+                    now,
+                    self.ramp_end,
+                    self.issued_bytes,
+                    self.issued_ios,
+                )
+            {
                 self.stopping = true;
                 break;
             }
@@ -367,7 +385,12 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
             self.free.push(c.slot);
             check(c, req)?;
             self.last_done = self.last_done.max(now);
-            if times.start >= self.ramp_end {
+            if !self.measuring && matches!(req.op, Op::Read | Op::Write) {
+                if let Some(w) = self.steady.as_mut() {
+                    w.count(now, u64::from(req.len));
+                }
+            }
+            if self.measuring && times.start >= self.ramp_end {
                 let acc = match req.op {
                     Op::Read => &mut self.out.read,
                     Op::Write => &mut self.out.write,
@@ -385,14 +408,19 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
         if now < self.next_report {
             return;
         }
-        let (done, eta) = progress_of(
-            &self.step.limit,
-            now.saturating_sub(self.ramp_end),
-            self.issued_bytes,
-            self.issued_ios,
-        );
+        let waiting = !self.measuring && self.steady.is_some() && now >= self.ramp_end;
+        let (done, eta) = if waiting {
+            (0.0, None)
+        } else {
+            progress_of(
+                &self.step.limit,
+                now.saturating_sub(self.ramp_end),
+                self.issued_bytes,
+                self.issued_ios,
+            )
+        };
         progress(&Progress {
-            step: &self.step.label,
+            step: if waiting { &self.wait_label } else { &self.step.label },
             done,
             eta,
         });
@@ -412,6 +440,9 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
         } else {
             Nanos(0)
         };
+        if let Some(w) = self.steady.take() {
+            self.out.steady = Some(w.record(self.clock.now()));
+        }
         if step.verify {
             self.out.verified = verify_job(step, self.job, &mut *self.q, self.generated, self.depth, self.stop)?;
         }
@@ -662,6 +693,103 @@ mod tests {
     #[allow(clippy::cast_precision_loss)]
     fn iops(o: &JobOutcome) -> f64 {
         o.read.ios as f64 * 1e9 / o.runtime.0 as f64
+    }
+
+    /// A device that slows as it is used, then levels (a fresh SSD): request
+    /// n takes 1 ms + 3 ms x n / 2000 until the 2000th, 4 ms after, served
+    /// in order. Time moves only in `reap`.
+    struct Tiring {
+        clock: SimClock,
+        served: u64,
+        free_at: Nanos,
+        inflight: Vec<(usize, Nanos, u32)>,
+    }
+
+    impl IoQueue for Tiring {
+        fn depth(&self) -> usize {
+            1
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            let cost = Nanos(1_000_000 + 3_000_000 * self.served.min(2000) / 2000);
+            self.served += 1;
+            self.free_at = self.free_at.max(self.clock.now()) + cost;
+            self.inflight.push((slot, self.free_at, req.len));
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            reap_earliest(&self.clock, &mut self.inflight, out);
+            Ok(())
+        }
+    }
+
+    /// fio's `ss` before the measured part: on a device whose rate falls
+    /// for 5 s and then levels at 250 IOPS, a 2 s step measures the falling
+    /// part without a wait (above 300 IOPS) and exactly 250 IOPS after a
+    /// wait for `iops:2%` over 3 s, which records the falling figures and
+    /// is attained; a criterion the device never meets waits `ss_max` and
+    /// says it was not attained, and the step is measured anyway.
+    #[test]
+    fn a_steady_state_wait_measures_the_level_part_only() {
+        let run = |ss: Option<&str>, max: u64| {
+            let clock = SimClock::default();
+            let mut s = throttled_step(1, Nanos::from_secs(2), Nanos(0));
+            s.steady = ss.map(|c| crate::spec::SteadySpec {
+                ss: crate::spec::SteadyCriterion::parse(c).unwrap(),
+                ss_dur: Nanos::from_secs(3),
+                ss_ramp: Nanos(0),
+                ss_interval: Nanos::from_secs(1),
+                ss_max: Nanos::from_secs(max),
+            });
+            let mut q = Tiring {
+                clock: clock.clone(),
+                served: 0,
+                free_at: Nanos(0),
+                inflight: Vec::new(),
+            };
+            let mut lines = Vec::new();
+            let o = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |p| {
+                lines.push(p.step.to_string())
+            })
+            .unwrap();
+            (o, lines)
+        };
+        let (o, _) = run(None, 0);
+        assert!(iops(&o) > 300.0, "no wait: {}", iops(&o));
+        assert!(o.steady.is_none());
+
+        let (o, lines) = run(Some("iops:2%"), 20);
+        assert!(
+            (iops(&o) / 250.0 - 1.0).abs() < 1e-9,
+            "{} IOPS {:?}",
+            iops(&o),
+            o.steady
+        );
+        let w = o.steady.clone().expect("a wait");
+        assert!(w.attained, "{w:?}");
+        assert!(
+            w.iops[0] > 600.0 && w.iops.last().is_some_and(|&l| (l - 250.0).abs() < 1.0),
+            "{:?}",
+            w.iops
+        );
+        assert!(
+            w.wait_ns >= Nanos::from_secs(5).0 && w.wait_ns < Nanos::from_secs(20).0,
+            "{}",
+            w.wait_ns
+        );
+        assert_eq!(w.iops.len() as u64, w.wait_ns / 1_000_000_000);
+        assert!(w.window.is_some_and(|j| j.criterion < 2.0));
+        assert!(
+            lines.iter().any(|l| l == "main (waiting for steady state)"),
+            "{lines:?}"
+        );
+
+        // A wait of at most 4 s ends inside the fall, not attained, and the
+        // step measures what follows.
+        let (o, _) = run(Some("iops:2%"), 4);
+        let w = o.steady.clone().expect("a wait");
+        assert!(!w.attained, "{w:?}");
+        assert!((4_000..4_010).contains(&(w.wait_ns / 1_000_000)), "{}", w.wait_ns);
+        assert!(iops(&o) > 250.5, "{} IOPS", iops(&o));
     }
 
     /// A 100 IOPS throttle whose first 10 requests are free: without a ramp

@@ -26,6 +26,7 @@ mod prepare;
 mod readback;
 mod request;
 mod serial;
+mod steady_wait;
 mod test_run;
 #[cfg(test)]
 mod testutil;
@@ -40,6 +41,7 @@ pub use job::{open_spec, run_job, Progress};
 pub use offsets::OffsetGen;
 pub use prepare::{fill, prepare, FILL_BS};
 pub use serial::SerialRunner;
+pub use steady_wait::judge as judge_steady;
 pub use test_run::{error_status, op_name, pass_of, run_test, stopped_status};
 
 /// EIO, reported for a short transfer.

@@ -45,6 +45,7 @@ pub(crate) fn step(pattern: Pattern, bs: u32, jobs: u32) -> Step {
         fill: false,
         pause: Nanos(0),
         engine: Default::default(),
+        steady: None,
     }
 }
 

@@ -15,7 +15,9 @@ use crate::safety::TargetRef;
 use crate::stacks::md::{MdLayout, MdLevel};
 
 use super::model::{Cipher, LayerKind, OnFinish};
-use super::value::{closed, closed_opt, Closed, CpuList, Duration, Flag, Obj, Object, Range, Size, WakeLimit, Whole};
+use super::value::{
+    closed, closed_opt, Closed, CpuList, Duration, Flag, Obj, Object, Range, Size, SteadyArg, WakeLimit, Whole,
+};
 
 /// A config error: one line, exit status 2.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -234,7 +236,12 @@ param_structs!(
     sqthread_poll: Flag,
     sqthread_poll_cpu: Whole<ranges::Cpu>,
     cpus_allowed: CpuList,
-    cpus_allowed_policy: CpusPolicyArg
+    cpus_allowed_policy: CpusPolicyArg,
+    ss: SteadyArg,
+    ss_dur: Duration,
+    ss_ramp: Duration,
+    ss_interval: Duration,
+    ss_max: Duration
 );
 
 impl Closed for Workload {

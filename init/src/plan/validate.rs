@@ -6,8 +6,8 @@
 
 use bench_core::plan::{buffered, default_name, MIN_SAMPLE_INTERVAL};
 use bench_core::profile::{profile, PROFILES};
-use bench_core::spec::{Params, TestSpec, Workload};
-use bench_core::units::Bytes;
+use bench_core::spec::{Params, SteadySpec, TestSpec, Workload};
+use bench_core::units::{Bytes, Nanos};
 
 use crate::safety::{self, Destructive, TargetRef};
 
@@ -101,8 +101,61 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
     p.norandommap = flag(raw.norandommap, p.norandommap);
     p.hipri = flag(raw.hipri, p.hipri);
     p.sqthread_poll = flag(raw.sqthread_poll, p.sqthread_poll);
+    apply_steady(p, raw, at)
+}
+
+/// fio's steady-state options: `ss` with `ss_dur` (given together, or
+/// `ss_dur` where an `ss` was given before, in `defaults`) and the optional
+/// `ss_ramp`, `ss_interval` (1 s) and `ss_max` (`ss_ramp` plus ten windows).
+fn apply_steady(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigError> {
+    let dur = |v: &Option<super::value::Duration>| v.as_ref().map(|d| d.ns);
+    let given = [
+        ("ss_dur", raw.ss_dur.is_some()),
+        ("ss_ramp", raw.ss_ramp.is_some()),
+        ("ss_interval", raw.ss_interval.is_some()),
+        ("ss_max", raw.ss_max.is_some()),
+    ];
+    let Some(ss) = raw.ss.map(|a| a.0).or(p.steady.map(|s| s.ss)) else {
+        if let Some((key, _)) = given.iter().find(|(_, g)| *g) {
+            return err(format!(
+                "{at}.{key}: given without ss; expected ss too, the steady-state criterion (as fio's, \
+                 e.g. \"iops_slope:0.1%\")"
+            ));
+        }
+        return Ok(());
+    };
+    let Some(ss_dur) = dur(&raw.ss_dur).or(p.steady.map(|s| s.ss_dur)) else {
+        return err(format!(
+            "{at}.ss: {ss} without ss_dur; expected ss_dur too, the window over which the criterion is judged \
+             (as fio's, e.g. \"30s\")"
+        ));
+    };
+    let ss_ramp = dur(&raw.ss_ramp).or(p.steady.map(|s| s.ss_ramp)).unwrap_or(Nanos(0));
+    let ss_interval = dur(&raw.ss_interval)
+        .or(p.steady.map(|s| s.ss_interval))
+        .unwrap_or(Nanos::from_secs(1));
+    let ss_max = dur(&raw.ss_max)
+        .or(p
+            .steady
+            .filter(|_| raw.ss_dur.is_none() && raw.ss_ramp.is_none())
+            .map(|s| s.ss_max))
+        .unwrap_or(Nanos(
+            ss_ramp
+                .0
+                .saturating_add(ss_dur.0.saturating_mul(DEFAULT_SS_MAX_WINDOWS)),
+        ));
+    p.steady = Some(SteadySpec {
+        ss,
+        ss_dur,
+        ss_ramp,
+        ss_interval,
+        ss_max,
+    });
     Ok(())
 }
+
+/// `ss_max`'s default: `ss_ramp` plus this many windows (`ss_dur`).
+pub const DEFAULT_SS_MAX_WINDOWS: u64 = 10;
 
 /// The checks between a test's parameters, once all are applied: fio's
 /// io_uring options need what they act on. `at` is the test's field path;

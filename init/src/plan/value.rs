@@ -382,6 +382,24 @@ impl<'de> Deserialize<'de> for CpuList {
     }
 }
 
+/// fio's `ss` criterion (`"iops_slope:0.1%"`), checked as it is read.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct SteadyArg(pub bench_core::spec::SteadyCriterion);
+
+impl<'de> Deserialize<'de> for SteadyArg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_scalar(d, |v| match &v {
+            Scalar::Str(s) => bench_core::spec::SteadyCriterion::parse(s.trim())
+                .map(SteadyArg)
+                .map_err(|e| format!("{v} is not a steady-state criterion; expected {e}")),
+            _ => Err(format!(
+                "{v} is not a steady-state criterion; expected {}",
+                bench_core::spec::SteadyCriterion::parse("").unwrap_err()
+            )),
+        })
+    }
+}
+
 /// A closed set: an enum of unit variants whose names are serde's
 /// (`bench_core::names`).
 pub trait Closed: Serialize + DeserializeOwned + Copy + 'static {

@@ -74,6 +74,7 @@ pub(super) fn section(out: &mut String, i: usize, l: &Loaded) {
     super::scan::sections(out, doc);
     tests_table(out, doc);
     passes_table(out, doc);
+    steady_list(out, doc);
     out.push_str("</section>\n");
 }
 
@@ -228,6 +229,24 @@ pub(super) fn tests_table(out: &mut String, doc: &ResultDoc) {
         );
     }
     out.push_str("</tbody></table>\n");
+}
+
+/// The tests that waited for steady state before they were measured
+/// (fio's `ss`): a line per wait ([`crate::text::steady_lines`]), with the
+/// target. Nothing if none did.
+pub(super) fn steady_list(out: &mut String, doc: &ResultDoc) {
+    let mut items = String::new();
+    for t in &doc.tests {
+        for l in crate::text::steady_lines(t) {
+            let _ = writeln!(items, "<li>{}: {}</li>", escape(&t.target), escape(&l));
+        }
+    }
+    if items.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Steady state before measuring</h3>\n<p class=\"units\">fio's <code>ss</code>: the workload ran unmeasured until the criterion held over a window (or <code>ss_max</code> passed); the figures above are of the part after it.</p>\n<ul class=\"steady\">\n");
+    out.push_str(&items);
+    out.push_str("</ul>\n");
 }
 
 /// The steps that ran several passes (`params.passes`, `params.warmup`) or

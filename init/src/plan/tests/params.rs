@@ -309,3 +309,116 @@ fn defaults_seed_and_names() {
     assert!(t[1].0.name.starts_with(&t[0].0.name));
     assert_eq!(t[0].1, Origin::User(0));
 }
+
+/// fio's steady-state options: `ss` and `ss_dur` together make the wait,
+/// with `ss_ramp`, `ss_interval` (1 s) and `ss_max` (`ss_ramp` plus ten
+/// windows) as given or by default, from the defaults too; into the steps.
+#[test]
+fn steady_state_params_apply_with_fios_names() {
+    use bench_core::spec::{SteadyCriterion, SteadySpec};
+    use bench_core::units::Nanos;
+    let c = raw(r#"{"defaults":{"ss":"iops_slope:0.5%","ss_dur":"10s"},
+            "tests":[{"workload":"rand_write","ss_ramp":"5s"},
+            {"workload":"seq_read","ss":"bw:20%","ss_dur":"3s","ss_interval":"500ms","ss_max":"1m"},
+            {"workload":"rand_read"}]}"#);
+    let t = tests_of(&c, None).unwrap();
+    let s = |i: usize| t[i].0.params.steady.expect("a wait");
+    assert_eq!(
+        s(0),
+        SteadySpec {
+            ss: SteadyCriterion::parse("iops_slope:0.5%").unwrap(),
+            ss_dur: Nanos::from_secs(10),
+            ss_ramp: Nanos::from_secs(5),
+            ss_interval: Nanos::from_secs(1),
+            ss_max: Nanos::from_secs(105),
+        }
+    );
+    assert_eq!(s(0).ss.to_string(), "iops_slope:0.5%");
+    assert_eq!(
+        (
+            s(1).ss.to_string(),
+            s(1).ss_dur,
+            s(1).ss_interval,
+            s(1).ss_max,
+            s(1).window()
+        ),
+        (
+            "bw:20%".to_string(),
+            Nanos::from_secs(3),
+            Nanos::from_millis(500),
+            Nanos::from_secs(60),
+            6
+        )
+    );
+    assert_eq!(s(2).ss_max, Nanos::from_secs(100), "ten windows of the defaults'");
+    let geom = bench_core::io::Geometry {
+        size: 64 << 20,
+        logical_block: 512,
+        physical_block: 4096,
+    };
+    let steps = bench_core::plan::expand(&t[0].0, &geom).unwrap();
+    assert_eq!(steps[0].steady, Some(s(0)));
+    // The wait is inside the test's deadline.
+    let plain = bench_core::spec::TestSpec {
+        params: bench_core::spec::Params {
+            steady: None,
+            ..t[0].0.params.clone()
+        },
+        ..t[0].0.clone()
+    };
+    let without = bench_core::plan::deadline(&bench_core::plan::expand(&plain, &geom).unwrap());
+    assert_eq!(
+        bench_core::plan::deadline(&steps).0 - without.0,
+        2 * s(0).ss_max.0,
+        "twice each step's budget"
+    );
+    assert!(raw_tests_params_none(r#"{"tests":[{"workload":"rand_read"}]}"#));
+}
+
+fn raw_tests_params_none(text: &str) -> bool {
+    tests_of(&raw(text), None).unwrap()[0].0.params.steady.is_none()
+}
+
+/// Each bad steady-state option names the field, the value and what is
+/// expected; so do the checks against the workload and the window.
+#[test]
+fn each_bad_steady_state_param_names_the_field_the_value_and_what_is_expected() {
+    let bad = [
+        (
+            r#"{"tests":[{"workload":"rand_write","ss":"iops_slop:1%","ss_dur":"5s"}]}"#,
+            "tests[0].ss: \"iops_slop:1%\" is not a steady-state criterion; expected one of iops, iops_slope, bw, bw_slope",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_write","ss":"iops:0%","ss_dur":"5s"}]}"#,
+            "tests[0].ss: \"iops:0%\" is not a steady-state criterion; expected",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_write","ss":"iops:120%","ss_dur":"5s"}]}"#,
+            "tests[0].ss: \"iops:120%\" is not a steady-state criterion",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_write","ss":5,"ss_dur":"5s"}]}"#,
+            "tests[0].ss: 5 is not a steady-state criterion",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_write","ss":"iops:5%"}]}"#,
+            "tests[0].ss: iops:5% without ss_dur; expected ss_dur too",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_write","ss_dur":"5s"}]}"#,
+            "tests[0].ss_dur: given without ss; expected ss too",
+        ),
+        (
+            r#"{"defaults":{"ss_max":"5m"},"tests":[{"workload":"rand_write"}]}"#,
+            "defaults.ss_max: given without ss; expected ss too",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_write","ss":"iops:5%","ss_dur":"five"}]}"#,
+            "tests[0].ss_dur: \"five\" is not a duration",
+        ),
+    ];
+    for (text, want) in bad {
+        let e = tests_error(text);
+        assert!(e.starts_with(want), "{text}: {e}");
+    }
+}

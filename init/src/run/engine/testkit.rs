@@ -167,6 +167,7 @@ pub(super) fn rand_step(read_pct: u8, iodepth: u32, jobs: u32, ios: u64) -> Step
         fill: false,
         pause: Nanos(0),
         engine: Default::default(),
+        steady: None,
     }
 }
 
