@@ -38,7 +38,7 @@ trap 'losetup -d "$DEV"; rm -f "$FILE"; rm -rf "$WORK"' EXIT
 config() {
   cat >"$WORK/config.json" <<JSON
 {"targets": ["$DEV"], "tests": [{"workload": "seq_read", "size": "1M"}],
- "destructive": {"confirm": "I understand this destroys data", "targets": ["$DEV"],
+ "destructive": {"confirm": "I understand this destroys data", "countdown": 0, "targets": ["$DEV"],
                  "allow_overwrite_signatures": true},
  "burn_in": $1}
 JSON

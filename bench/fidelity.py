@@ -96,7 +96,7 @@ def twin(d, target, spec, side, unit, best=False):
     conf = {"targets": [target], "tests": [spec], "cpu_dma_latency": "off"}
     # A fill writes too (bench-core TestSpec::writes).
     if spec["workload"] in ("seq_write", "rand_write", "rand_rw") or spec.get("fill"):
-        conf["destructive"] = {"confirm": CONFIRM, "targets": [target],
+        conf["destructive"] = {"confirm": CONFIRM, "countdown": 0, "targets": [target],
                                "allow_overwrite_signatures": True}
     with open(cfg, "w") as f:
         json.dump(conf, f)

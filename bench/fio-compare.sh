@@ -104,7 +104,7 @@ def bootbench(state, i, workload, bs, qd, jobs):
     if workload.endswith("write"):
         # The loop device is granted by its path (the live command allows it);
         # it holds data after the first round, so overwriting is allowed too.
-        conf["destructive"] = {"confirm": CONFIRM, "targets": [dev], "allow_overwrite_signatures": True}
+        conf["destructive"] = {"confirm": CONFIRM, "countdown": 0, "targets": [dev], "allow_overwrite_signatures": True}
     with open(cfg, "w") as f:
         json.dump(conf, f)
     out = os.path.join(work, f"bb{i}.out.json")

@@ -324,7 +324,7 @@ fn a_burn_in_writes_and_checks_every_block_of_the_granted_disk_only() {
     let size = u64::try_from(LOOP_BYTES).unwrap();
     let tests = serde_json::json!([{"workload": "seq_read", "size": "1M"}]);
     let cfg = config(&serde_json::json!({"tests": tests, "targets": [a.dev, b.dev],
-        "destructive": {"confirm": PHRASE, "targets": [a.dev]}, "burn_in": {"bs": "256k"}}));
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [a.dev]}, "burn_in": {"bs": "256k"}}));
     let plan = String::from_utf8(run(&["validate", cfg.path()]).stdout).unwrap();
     assert!(
         plan.lines()
@@ -368,7 +368,7 @@ fn a_burn_in_writes_and_checks_every_block_of_the_granted_disk_only() {
     assert_eq!(b.hash(), b0, "the disk not granted is unchanged");
 
     let cfg = config(&serde_json::json!({"tests": tests, "targets": [a.dev],
-        "destructive": {"confirm": PHRASE, "targets": [a.dev]},
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [a.dev]},
         "burn_in": {"mode": "random", "loops": 1, "offset": "1M", "length": "8M"}}));
     let doc = doc_of(&run(&["run", "--config", cfg.path()]));
     let r = &doc["targets"][0]["burn_in"];
@@ -411,7 +411,7 @@ fn preconditioning_fills_the_area_and_runs_rounds_to_steady_state() {
     let b0 = b.hash();
     let tests = serde_json::json!([{"workload": "seq_read", "size": "1M"}]);
     let cfg = config(&serde_json::json!({"tests": tests, "targets": [a.dev, b.dev],
-        "destructive": {"confirm": PHRASE, "targets": [a.dev]},
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [a.dev]},
         "precondition": {"offset": "1M", "length": "8M", "round": "100ms", "max_rounds": 8, "window": 3}}));
     let plan = String::from_utf8(run(&["validate", cfg.path()]).stdout).unwrap();
     assert!(
@@ -658,7 +658,7 @@ fn fill_writes_the_range_only_with_the_grant() {
 
     let rw = Loop::zeroed(LOOP_BYTES);
     let cfg = config(&serde_json::json!({"tests": test, "targets": [rw.dev],
-        "destructive": {"confirm": PHRASE, "targets": [rw.dev]}}));
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [rw.dev]}}));
     let doc = doc_of(&run(&["run", "--config", cfg.path()]));
     let t = &doc["tests"][0];
     assert_eq!(t["status"]["state"], "ok", "{}", t["status"]);
@@ -694,7 +694,7 @@ fn writes_change_only_the_permitted_target() {
         "profile": "quick",
         "targets": [a.dev, {"path": b.dev}],
         "defaults": {"runtime": "200ms"},
-        "destructive": {"confirm": PHRASE, "targets": [a.dev]}
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [a.dev]}
     }));
     let doc = doc_of(&run(&["run", "--config", cfg.path()]));
     assert_eq!(doc["targets"][0]["writable"], true);
@@ -725,7 +725,7 @@ fn signatures_refuse_writes_unless_overwriting_is_allowed() {
         let before = lo.hash();
         let test = serde_json::json!([{"workload": "seq_write", "bs": "64k", "size": "1M"}]);
         let cfg = config(&serde_json::json!({
-            "tests": test, "targets": [lo.dev], "destructive": {"confirm": PHRASE, "targets": [lo.dev]}
+            "tests": test, "targets": [lo.dev], "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [lo.dev]}
         }));
         let doc = doc_of(&run(&["run", "--config", cfg.path()]));
         let t = &doc["tests"][0];
@@ -740,7 +740,7 @@ fn signatures_refuse_writes_unless_overwriting_is_allowed() {
 
         let cfg = config(&serde_json::json!({
             "tests": test, "targets": [lo.dev],
-            "destructive": {"confirm": PHRASE, "targets": [lo.dev], "allow_overwrite_signatures": true}
+            "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [lo.dev], "allow_overwrite_signatures": true}
         }));
         let doc = doc_of(&run(&["run", "--config", cfg.path()]));
         assert_eq!(
@@ -762,7 +762,7 @@ fn data_without_a_signature_refuses_writes_unless_overwriting_is_allowed() {
     let zero = Loop::zeroed(LOOP_BYTES);
     let before = zero.hash();
     let cfg = config(&serde_json::json!({
-        "tests": test, "targets": [zero.dev], "destructive": {"confirm": PHRASE, "targets": [zero.dev]}
+        "tests": test, "targets": [zero.dev], "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [zero.dev]}
     }));
     let doc = doc_of(&run(&["run", "--config", cfg.path()]));
     assert_eq!(doc["targets"][0]["writable"], true, "{}", doc["targets"][0]);
@@ -776,7 +776,7 @@ fn data_without_a_signature_refuses_writes_unless_overwriting_is_allowed() {
     let data = Loop::with_contents(random_bytes(LOOP_BYTES, 11));
     let before = data.hash();
     let cfg = config(&serde_json::json!({
-        "tests": test, "targets": [data.dev], "destructive": {"confirm": PHRASE, "targets": [data.dev]}
+        "tests": test, "targets": [data.dev], "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [data.dev]}
     }));
     let doc = doc_of(&run(&["run", "--config", cfg.path()]));
     let t = &doc["tests"][0];
@@ -793,7 +793,7 @@ fn data_without_a_signature_refuses_writes_unless_overwriting_is_allowed() {
 
     let cfg = config(&serde_json::json!({
         "tests": test, "targets": [data.dev],
-        "destructive": {"confirm": PHRASE, "targets": [data.dev], "allow_overwrite_signatures": true}
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [data.dev], "allow_overwrite_signatures": true}
     }));
     let doc = doc_of(&run(&["run", "--config", cfg.path()]));
     assert_eq!(
@@ -814,7 +814,7 @@ fn a_disk_bootbench_wrote_is_labelled_and_granted_again() {
     let tests = serde_json::json!([{"workload": "rand_write", "bs": "4k", "size": "1M", "runtime": "200ms"}]);
     let lo = Loop::zeroed(LOOP_BYTES);
     let cfg = config(&serde_json::json!({
-        "tests": tests, "targets": [lo.dev], "destructive": {"confirm": PHRASE, "targets": [lo.dev]}
+        "tests": tests, "targets": [lo.dev], "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [lo.dev]}
     }));
     let first = run(&["run", "--config", cfg.path()]);
     let doc = doc_of(&first);
@@ -839,7 +839,7 @@ fn a_disk_bootbench_wrote_is_labelled_and_granted_again() {
     unlabelled[..4096].copy_from_slice(&random_bytes(4096, 3));
     let data = Loop::with_contents(unlabelled);
     let cfg = config(&serde_json::json!({
-        "tests": tests, "targets": [data.dev], "destructive": {"confirm": PHRASE, "targets": [data.dev]}
+        "tests": tests, "targets": [data.dev], "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [data.dev]}
     }));
     let doc = doc_of(&run(&["run", "--config", cfg.path()]));
     assert_eq!(
@@ -851,7 +851,7 @@ fn a_disk_bootbench_wrote_is_labelled_and_granted_again() {
     let zero = Loop::zeroed(LOOP_BYTES);
     let cfg = config(&serde_json::json!({
         "tests": [{"workload": "seq_read", "bs": "64k", "size": "1M"}],
-        "targets": [zero.dev], "destructive": {"confirm": PHRASE, "targets": [zero.dev]}
+        "targets": [zero.dev], "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [zero.dev]}
     }));
     let out = run(&["run", "--config", cfg.path()]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("scratch label"));
@@ -1021,7 +1021,7 @@ fn validate_prints_the_plan() {
     let cfg = config(&serde_json::json!({
         "targets": [a.dev, b.dev],
         "tests": [{"workload": "rand_read", "name": "rr"}, {"workload": "seq_write", "bs": "1M"}],
-        "destructive": {"confirm": PHRASE, "targets": [{"path": a.dev}]}
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [{"path": a.dev}]}
     }));
     let o = run(&["validate", cfg.path()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -1144,7 +1144,7 @@ fn an_out_that_cannot_be_written_is_refused_before_the_run() {
     let cfg = config(&serde_json::json!({
         "targets": [lo.dev],
         "tests": [{"workload": "rand_write", "bs": "4k", "runtime": "200ms"}],
-        "destructive": {"confirm": PHRASE, "targets": [lo.dev]}
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [lo.dev]}
     }));
     let ro = Mount::tmpfs(1 << 20);
     ro.remount_ro();
@@ -1241,7 +1241,7 @@ fn a_granted_file_replaced_during_the_run_is_not_written() {
             {"workload": "rand_read", "name": "long", "runtime": "3s"},
             {"workload": "rand_write", "name": "later", "bs": "4k", "runtime": "200ms"}
         ],
-        "destructive": {"confirm": PHRASE, "targets": [file]}
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [file]}
     }));
     let out = std::env::temp_dir().join(unique("replaced-file.json"));
     let (status, seen) = act_when(
@@ -1330,7 +1330,7 @@ fn an_interrupt_before_any_write_leaves_granted_disks_untouched() {
                 {"workload": "rand_read", "name": "long", "runtime": "60s"},
                 {"workload": "rand_write", "name": "later", "runtime": "1s"}
             ],
-            "destructive": {"confirm": PHRASE, "targets": [a.dev, b.dev], "allow_overwrite_signatures": overwrite}
+            "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [a.dev, b.dev], "allow_overwrite_signatures": overwrite}
         }));
         let out = std::env::temp_dir().join(unique("interrupt-before-write.json"));
         let (status, seen) = signal_when(
@@ -1355,6 +1355,51 @@ fn an_interrupt_before_any_write_leaves_granted_disks_untouched() {
     }
 }
 
+/// The countdown before a run that may write: the console names the granted
+/// disk (not the other one) and counts down; SIGINT during it ends the run
+/// before its first step: every test is not run, both disks are unchanged,
+/// and the document says so.
+#[test]
+fn an_interrupt_during_the_countdown_writes_nothing() {
+    let (a, b) = (Loop::zeroed(LOOP_BYTES), Loop::zeroed(LOOP_BYTES));
+    let (before_a, before_b) = (a.hash(), b.hash());
+    let cfg = config(&serde_json::json!({
+        "targets": [a.dev, b.dev],
+        "tests": [{"workload": "seq_write", "size": "1M"}, {"workload": "seq_read", "size": "1M"}],
+        "destructive": {"confirm": PHRASE, "targets": [a.dev], "countdown": "30s"}
+    }));
+    let out = std::env::temp_dir().join(unique("countdown.json"));
+    let (status, seen) = signal_when(
+        &["run", "--config", cfg.path(), "--out", out.to_str().unwrap()],
+        libc::SIGINT,
+        |line| line.contains("countdown: 28 s"),
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out).expect("the document")).unwrap();
+    std::fs::remove_file(&out).ok();
+    assert_eq!(status.code(), Some(130), "{seen}");
+    let warn = seen
+        .lines()
+        .find(|l| l.contains("WRITES AHEAD"))
+        .unwrap_or_else(|| panic!("{seen}"));
+    assert!(
+        warn.contains(&format!("{} (serial", a.dev)) && !warn.contains(&b.dev) && warn.contains("it begins in 30 s"),
+        "{warn}"
+    );
+    assert!(seen.contains("countdown: 29 s"), "{seen}");
+    assert!(seen.contains("countdown interrupted: the run ends before its first step; nothing was written"));
+    for t in doc["tests"].as_array().unwrap() {
+        assert_eq!(
+            (t["status"]["state"].as_str(), t["status"]["reason"].as_str()),
+            (
+                Some("skipped"),
+                Some("not run: the run was interrupted (SIGINT or SIGTERM)")
+            ),
+            "{t}"
+        );
+    }
+    assert_eq!((a.hash(), b.hash()), (before_a, before_b), "nothing written");
+}
+
 /// The workloads of several steps are analysed from a real run: on two
 /// loop devices with `all_at_once`, `zones`, `iops_sweep` and `commit`
 /// each get an all-at-once line whose figures are the summaries'
@@ -1371,7 +1416,7 @@ fn multi_step_workloads_get_analysis_lines_from_a_real_run() {
             {"workload": "iops_sweep", "name": "i", "iodepth": 4, "runtime": "200ms"},
             {"workload": "commit", "name": "c", "bs": "16k", "size": "512k", "flush_every": 4}
         ],
-        "destructive": {"confirm": PHRASE, "targets": [{"path": a.dev}, {"path": b.dev}]},
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [{"path": a.dev}, {"path": b.dev}]},
         "all_at_once": true
     }));
     let doc = doc_of(&run(&["run", "--config", cfg.path()]));

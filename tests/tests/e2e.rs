@@ -36,7 +36,7 @@ fn t1_invalid_config_gives_error_document_poweroff_and_no_disk_changed() {
     // Unknown key, and a write test with destructive naming a disk: must not get anywhere near a write.
     let config = json!({
         "tests": [{"workload": "seq_write", "bs": "1M", "size": "4M"}],
-        "destructive": {"confirm": CONFIRM, "targets": [{"serial": "E2E-INV-SATA"}]},
+        "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "E2E-INV-SATA"}]},
         "no_such_key": true
     });
     let img = stick_copy(&a, &dir, Some(&config));
@@ -190,12 +190,25 @@ fn t4_write_tests_on_one_disk_leave_every_other_disk_identical() {
             {"workload": "seq_write", "name": "sw", "bs": "1M", "size": "8M"},
             {"workload": "rand_write", "name": "rw", "bs": "4k", "size": "8M", "runtime": "1s"}
         ],
-        "destructive": {"confirm": CONFIRM, "targets": [{"serial": "E2E-W-TARGET"}]}
+        "destructive": {"confirm": CONFIRM, "targets": [{"serial": "E2E-W-TARGET"}], "countdown": "3s"}
     });
     let img = stick_copy(&a, &dir, Some(&config));
     let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
     let (_, _, doc) = the_document(&outcome);
     assert_schema_valid(&doc);
+    // The console names the disk it may write, and only it, and counts down.
+    let warn = outcome
+        .serial
+        .lines()
+        .find(|l| l.contains("WRITES AHEAD"))
+        .unwrap_or_else(|| panic!("no countdown on the console"));
+    assert!(
+        warn.contains("(serial E2E-W-TARGET") && !warn.contains("E2E-W-SATA") && warn.contains("it begins in 3 s"),
+        "{warn}"
+    );
+    for l in ["countdown: 2 s", "countdown: 1 s", "countdown over: the run begins"] {
+        assert!(outcome.serial.contains(l), "{l} not on the console");
+    }
     for t in tests_on(&doc, "E2E-W-TARGET") {
         assert_eq!(status_of(t), "ok", "{}: {}", t["name"], t["status"]);
     }

@@ -283,6 +283,7 @@ fn f2_write_error_at_a_chosen_sector_the_rest_runs() {
         ],
         "destructive": {
             "confirm": "I understand this destroys data",
+            "countdown": 0,
             "targets": [{"serial": "F-WERR"}, {"serial": "F-WOK"}]
         }
     });
@@ -421,6 +422,7 @@ fn f4_burn_in_records_an_unwritable_block_and_the_run_goes_on() {
         "tests": [{"workload": "seq_read", "name": "after", "bs": "1M", "size": "1M"}],
         "destructive": {
             "confirm": "I understand this destroys data",
+            "countdown": 0,
             "targets": [{"serial": "B-WERR"}, {"serial": "B-OK"}]
         },
         "burn_in": {"patterns": ["0xaa", "0x55"]}
@@ -524,6 +526,7 @@ fn f5_twenty_four_disks_are_scanned_and_burnt_in_at_once() {
         "all_at_once": true,
         "destructive": {
             "confirm": "I understand this destroys data",
+            "countdown": 0,
             "targets": names[..12].iter().map(|n| json!({"serial": n})).collect::<Vec<_>>()
         },
         "surface_scan": {"zones": 4},

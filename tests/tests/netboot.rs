@@ -40,7 +40,7 @@ fn config() -> Value {
             {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M"},
             {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}
         ],
-        "destructive": {"confirm": CONFIRM, "targets": [{"serial": "NB-DISK"}]}
+        "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "NB-DISK"}]}
     })
 }
 

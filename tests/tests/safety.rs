@@ -124,7 +124,7 @@ fn d2_a_serial_shared_by_two_nvme_namespaces_grants_nothing() {
     let (files, before) = disks_with_contents(&specs, &dir, |i| (i == 2).then_some(710));
     let config = json!({
         "tests": [{"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}],
-        "destructive": {"confirm": CONFIRM, "targets": [{"serial": "D2-NVME"}]}
+        "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "D2-NVME"}]}
     });
     let img = stick_copy(&a, &dir, Some(&config));
     let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
@@ -161,7 +161,7 @@ fn two_sticks(a: &Artifacts, dir: &Path) -> (PathBuf, PathBuf, Vec<bootbench_qem
         &old_dir,
         Some(&json!({
             "tests": [{"workload": "seq_write", "name": "from_the_old_image", "bs": "1M", "size": "4M"}],
-            "destructive": {"confirm": CONFIRM, "targets": [{"serial": "D-BYSTANDER"}]}
+            "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "D-BYSTANDER"}]}
         })),
     );
     set_partition_guid(&old, "0ddba11c-0000-4000-8000-000000000001").unwrap();

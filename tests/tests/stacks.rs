@@ -276,7 +276,7 @@ fn crypt_boot(name: &str, with_linear: bool) {
             {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "8M"}
         ],
         "layers": layers,
-        "destructive": {"confirm": CONFIRM, "targets": [{"serial": "S3-PLAIN"}, {"serial": "S3-CRYPT"}]}
+        "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "S3-PLAIN"}, {"serial": "S3-CRYPT"}]}
     });
     let img = stick_copy(&a, &dir, Some(&config));
     let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
@@ -464,7 +464,7 @@ fn s4_each_invalid_stack_config_gives_its_error_and_writes_nothing() {
         std::fs::create_dir_all(&sub).unwrap();
         let mut config = json!({
             "tests": [{"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}],
-            "destructive": {"confirm": CONFIRM, "targets": [ma, mb, mc]}
+            "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [ma, mb, mc]}
         });
         for (k, v) in stacks.as_object().unwrap() {
             config[k] = v.clone();

@@ -178,6 +178,10 @@ fn the_readmes_walkthrough_runs_as_written() {
         said.contains("writes: serial SN-OF-THE-SCRATCH-DISK: written at boot only if it holds no signature"),
         "{said}"
     );
+    assert!(
+        said.contains("writes: the console names the disks it may write and counts 10 s down before the run begins"),
+        "{said}"
+    );
 
     // 4. The results from a captured serial console (a real boot's, kept as a fixture).
     let sol_log = root.join("report/tests/fixtures/read-error.v2.serial.log");

@@ -117,7 +117,18 @@ pub struct Plan {
     /// The config's `precondition`, checked: run after the burn-in and
     /// before every benchmark, on the disks `destructive` grants.
     pub precondition: Option<PreconditionPlan>,
+    /// `destructive.countdown`: before a run that may write, the console
+    /// names the disks it may write and counts this long down, so that
+    /// whoever watches can power off or interrupt first; 0 without a
+    /// `destructive` section (or when the config asks for none).
+    pub countdown: Nanos,
 }
+
+/// `destructive.countdown`'s default: 10 s.
+pub const DEFAULT_COUNTDOWN: Nanos = Nanos::from_secs(10);
+
+/// `destructive.countdown`'s most: 10 minutes.
+pub const MAX_COUNTDOWN: Nanos = Nanos::from_secs(600);
 
 /// True if the disk of `serial` is among `disks` (a list of serials;
 /// `None`: every disk).

@@ -348,6 +348,10 @@ pub struct RawDestructive {
     /// Write even over signatures.
     #[serde(default)]
     pub allow_overwrite_signatures: bool,
+    /// The time the console counts down before the run begins, when it
+    /// may write (default [`super::model::DEFAULT_COUNTDOWN`]).
+    #[serde(default)]
+    pub countdown: Option<Duration>,
 }
 
 /// The config file as written.

@@ -12,8 +12,8 @@ use bench_core::units::{Bytes, Nanos};
 use crate::safety::{self, Destructive, TargetRef};
 
 use super::model::{
-    action_for, Action, Described, Plan, PlanItem, PlannedStack, PlannedTarget, SelfTestPlan,
-    DEFAULT_CPU_DMA_LATENCY_US,
+    action_for, Action, Described, Plan, PlanItem, PlannedStack, PlannedTarget, SelfTestPlan, DEFAULT_COUNTDOWN,
+    DEFAULT_CPU_DMA_LATENCY_US, MAX_COUNTDOWN,
 };
 use super::raw::{err, parse, read_config_file, ConfigError, Origin, Overrides, RawConfig, RawParams, RawSelfTest};
 use super::resolve::{
@@ -355,6 +355,13 @@ fn write_summary(raw: &RawConfig) -> Vec<String> {
     }
     if out.is_empty() {
         out.push("writes: none: destructive.targets names no disk".to_string());
+    } else {
+        let secs = countdown(Some(d)).map_or(0, |c| c.0.div_ceil(1_000_000_000));
+        out.push(if secs == 0 {
+            "writes: no countdown (destructive.countdown is 0): the run begins at once".to_string()
+        } else {
+            format!("writes: the console names the disks it may write and counts {secs} s down before the run begins")
+        });
     }
     out
 }
@@ -516,7 +523,22 @@ pub(super) fn plan_targets(
         surface_scan,
         burn_in,
         precondition,
+        countdown: countdown(raw.destructive.as_deref())?,
     })
+}
+
+/// `destructive.countdown`, checked: [`DEFAULT_COUNTDOWN`] when not
+/// given, at most [`MAX_COUNTDOWN`]; 0 without a `destructive` section.
+fn countdown(d: Option<&super::raw::RawDestructive>) -> Result<Nanos, ConfigError> {
+    let Some(d) = d else { return Ok(Nanos(0)) };
+    match &d.countdown {
+        None => Ok(DEFAULT_COUNTDOWN),
+        Some(v) if v.ns <= MAX_COUNTDOWN => Ok(v.ns),
+        Some(v) => err(format!(
+            "destructive.countdown: {v} is out of range; expected a duration from 0 to 10m (the console counts it \
+             down before a run that may write)"
+        )),
+    }
 }
 
 /// The directory of the config file named `source` (files the config

@@ -7,6 +7,7 @@
 
 pub mod accounting;
 pub mod burnin;
+pub mod countdown;
 pub mod engine;
 pub mod kmsg;
 pub mod perdisk;
@@ -145,7 +146,11 @@ pub fn execute_with(
     let bound = run_bound(plan);
     doc.run.bound_ns = Some(bound.0);
     progress(&bound_line(plan, bound));
-    if plan.self_test.is_some() {
+    // Before anything: whoever watches learns which disks may be written,
+    // and has the countdown to stop it (an interrupt leaves every step
+    // below not run).
+    countdown::run(plan, stop, progress, &mut std::thread::sleep);
+    if plan.self_test.is_some() && !interrupted(stop) {
         selftest::run(plan, stop, progress);
         refresh_targets(&mut doc, plan);
         after_test(&doc);
@@ -156,7 +161,7 @@ pub fn execute_with(
     } else {
         KernelLog::start(plan, progress)
     };
-    if plan.surface_scan.is_some() {
+    if plan.surface_scan.is_some() && !interrupted(stop) {
         scan::run(plan, stop, progress, kmsg.as_mut());
         refresh_targets(&mut doc, plan);
         after_test(&doc);
@@ -483,7 +488,8 @@ pub fn run_bound(plan: &Plan) -> Nanos {
         sum = sum.saturating_add(b);
     }
     Nanos(
-        sum.saturating_add(selftest::bound(plan).0)
+        sum.saturating_add(countdown::bound(plan).0)
+            .saturating_add(selftest::bound(plan).0)
             .saturating_add(scan::bound(plan).0)
             .saturating_add(burnin::bound(plan).0)
             .saturating_add(precondition::bound(plan).0),
@@ -515,6 +521,7 @@ fn bound_line(plan: &Plan, bound: Nanos) -> String {
             selftest::bound(plan).0.div_ceil(1_000_000_000)
         )),
         [
+            ("countdown", countdown::bound(plan)),
             ("surface scan", scan::bound(plan)),
             ("burn-in", burnin::bound(plan)),
             ("preconditioning", precondition::bound(plan)),

@@ -814,7 +814,11 @@ fn a_stick_config_is_checked_for_the_boot_anywhere() {
         "{every:?}"
     );
     let writes: Vec<&String> = every.iter().filter(|l| l.starts_with("writes: ")).collect();
-    assert_eq!(writes.len(), 2, "{every:?}");
+    assert_eq!(writes.len(), 3, "{every:?}");
+    assert_eq!(
+        writes[2],
+        "writes: the console names the disks it may write and counts 10 s down before the run begins"
+    );
     assert!(
         writes[0].starts_with("writes: serial S1: written at boot only if it holds no signature"),
         "{writes:?}"
