@@ -124,6 +124,9 @@ closed_set! {
         Readahead,
         /// The disks together against the sum of each alone.
         AllAtOnce,
+        /// The sum of the disks' figures as disks are added (1, 2, 4, ...,
+        /// all): where it stops growing.
+        Scaling,
         /// A disk against the median of its model and firmware.
         Outlier,
     }
@@ -270,6 +273,16 @@ impl Metric {
             Metric::WriteBps => s.write_bytes_per_sec,
             Metric::ReadIops => s.read_iops,
             Metric::WriteIops => s.write_iops,
+        }
+    }
+
+    /// The summed value in a scaling run's point.
+    pub const fn of_point(self, p: &ScalingPoint) -> Option<f64> {
+        match self {
+            Metric::ReadBps => p.read_bytes_per_sec,
+            Metric::WriteBps => p.write_bytes_per_sec,
+            Metric::ReadIops => p.read_iops,
+            Metric::WriteIops => p.write_iops,
         }
     }
 
@@ -965,6 +978,34 @@ pub struct AllAtOnce {
     /// Each disk's result while all ran together, in the order of the disks
     /// (`target` is the disk's [`TargetInfo::path`]).
     pub results: Vec<TestResult>,
+    /// With `scaling` in the config: the test run before on the first 2, 4,
+    /// 8, ... disks at once (doubling, fewer than all), each run's summed
+    /// figures, so the analysis can say where the sum stops growing. Empty
+    /// (absent) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<ScalingPoint>,
+}
+
+/// One run of a test on the first `disks` disks at once
+/// ([`AllAtOnce::scaling`]): the sums of their figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScalingPoint {
+    /// The disks that ran it, the first of the all-at-once run's, in order.
+    pub targets: Vec<String>,
+    /// Every one of them ended `ok`: the sums are of whole runs.
+    pub ok: bool,
+    /// Read bytes per second, summed over the disks (absent if none read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bytes_per_sec: Option<f64>,
+    /// Write bytes per second, summed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes_per_sec: Option<f64>,
+    /// Reads per second, summed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_iops: Option<f64>,
+    /// Writes per second, summed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iops: Option<f64>,
 }
 
 /// One line of the analysis: a measured figure against the figure expected

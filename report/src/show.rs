@@ -450,6 +450,59 @@ fn all_at_once(doc: &ResultDoc, a: &AllAtOnce) -> String {
     }
     use Align::{Left as L, Right as R};
     out.push_str(&indent(&table(&rows, &[L, L, R, R, R])));
+    out.push_str(&scaling(doc, a, &metrics));
+    out
+}
+
+/// The scaling runs of an all-at-once test (`scaling`): the sum of each
+/// figure on the first 2, 4, ... disks at once and on all, against the
+/// same disks' sum alone; empty without them.
+fn scaling(doc: &ResultDoc, a: &AllAtOnce, metrics: &[Metric]) -> String {
+    if a.scaling.is_empty() {
+        return String::new();
+    }
+    let alone = |targets: &mut dyn Iterator<Item = &String>, m: Metric| -> Option<f64> {
+        targets
+            .map(|t| {
+                doc.tests
+                    .iter()
+                    .find(|x| &x.target == t && x.name == a.test && x.status == Status::Ok)
+                    .and_then(|x| m.get(&x.summary))
+            })
+            .sum()
+    };
+    let mut rows = vec![["disks", "figure", "sum together", "sum alone", "together/alone"]
+        .map(String::from)
+        .to_vec()];
+    let all = bench_core::result::ScalingPoint {
+        targets: a.results.iter().map(|r| r.target.clone()).collect(),
+        ok: a.results.iter().all(|r| r.status == Status::Ok),
+        read_bytes_per_sec: a.results.iter().map(|r| r.summary.read_bytes_per_sec).sum(),
+        write_bytes_per_sec: a.results.iter().map(|r| r.summary.write_bytes_per_sec).sum(),
+        read_iops: a.results.iter().map(|r| r.summary.read_iops).sum(),
+        write_iops: a.results.iter().map(|r| r.summary.write_iops).sum(),
+    };
+    for p in a.scaling.iter().chain(std::iter::once(&all)) {
+        for &m in metrics {
+            let Some(t) = m.of_point(p) else { continue };
+            let together = if p.ok { metric_plain(m, t) } else { "not all ok".into() };
+            let al = alone(&mut p.targets.iter(), m);
+            let ratio = match al {
+                Some(al) if p.ok => text::ratio(al, t),
+                _ => "-".into(),
+            };
+            rows.push(vec![
+                p.targets.len().to_string(),
+                metric_label(m).into(),
+                together,
+                al.map_or_else(|| "-".into(), |v| metric_plain(m, v)),
+                ratio,
+            ]);
+        }
+    }
+    use Align::{Left as L, Right as R};
+    let mut out = String::from("  scaling: the sum on the first disks at once, as disks are added:\n");
+    out.push_str(&indent(&indent(&table(&rows, &[R, L, R, R, R]))));
     out
 }
 
@@ -1210,6 +1263,83 @@ mod tests {
             )),
             "{two}"
         );
+    }
+
+    /// An all-at-once run with scaling shows, under its table, each point's
+    /// sum together against the same disks' sum alone, and all disks last;
+    /// without scaling, no such block.
+    #[test]
+    fn scaling_points_are_shown_under_the_all_at_once_table() {
+        let mut doc: ResultDoc =
+            serde_json::from_str(include_str!("../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        let name = doc
+            .tests
+            .iter()
+            .find(|x| x.workload == Workload::SeqRead && x.status == Status::Ok)
+            .unwrap()
+            .name
+            .clone();
+        let alone: Vec<TestResult> = doc
+            .tests
+            .iter()
+            .filter(|x| x.name == name && x.status == Status::Ok)
+            .cloned()
+            .collect();
+        assert!(alone.len() >= 3, "{}", alone.len());
+        let mut together = alone.clone();
+        for t in &mut together {
+            t.summary.read_bytes_per_sec = Some(50e6);
+        }
+        let sum = |k: usize| -> f64 { alone[..k].iter().map(|t| t.summary.read_bytes_per_sec.unwrap()).sum() };
+        let point = bench_core::result::ScalingPoint {
+            targets: alone[..2].iter().map(|t| t.target.clone()).collect(),
+            ok: true,
+            read_bytes_per_sec: Some(sum(2) * 0.9),
+            write_bytes_per_sec: None,
+            read_iops: None,
+            write_iops: None,
+        };
+        doc.all_at_once = vec![AllAtOnce {
+            test: name.clone(),
+            workload: Workload::SeqRead,
+            results: together,
+            scaling: vec![point],
+        }];
+        let out = render(&Loaded {
+            file: "s.json".into(),
+            doc: doc.clone(),
+            warnings: Vec::new(),
+        });
+        let at = out
+            .find("  scaling: the sum on the first disks at once, as disks are added:\n")
+            .expect(&out);
+        let rows: Vec<Vec<&str>> = out[at..]
+            .lines()
+            .skip(2)
+            .take(2)
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(
+            rows[0],
+            vec![
+                "2",
+                "read",
+                "MB/s",
+                &text::mb_per_sec(sum(2) * 0.9),
+                &text::mb_per_sec(sum(2)),
+                "0.900"
+            ]
+        );
+        let n = alone.len();
+        assert_eq!(rows[1][0], n.to_string());
+        assert_eq!(rows[1][3], text::mb_per_sec(50e6 * n as f64));
+        doc.all_at_once[0].scaling.clear();
+        let out = render(&Loaded {
+            file: "s.json".into(),
+            doc,
+            warnings: Vec::new(),
+        });
+        assert!(!out.contains("scaling: the sum"));
     }
 
     #[test]

@@ -33,8 +33,8 @@
 //! abandoned thread holds the device open, which teardown reports).
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, scratch, stick_copy, target_by_serial,
-    tests_on, the_document, Via,
+    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, path_of, scratch, stick_copy,
+    target_by_serial, tests_on, the_document, Via,
 };
 use serde_json::{json, Value};
 
@@ -524,6 +524,7 @@ fn f5_twenty_four_disks_are_scanned_and_burnt_in_at_once() {
         "targets": names.iter().map(|n| json!({"serial": n})).collect::<Vec<_>>(),
         "tests": [{"workload": "seq_read", "name": "read", "bs": "1M", "size": "4M"}],
         "all_at_once": true,
+        "scaling": true,
         "destructive": {
             "confirm": "I understand this destroys data",
             "countdown": 0,
@@ -565,4 +566,51 @@ fn f5_twenty_four_disks_are_scanned_and_burnt_in_at_once() {
     let results = together[0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 24, "every disk read together");
     assert!(results.iter().all(|r| r["status"]["state"] == "ok"), "{}", together[0]);
+    // Each disk alone against together, in the analysis's all-at-once line.
+    let line = |kind: &str| {
+        doc["analysis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["kind"] == kind && l["test"] == "read")
+            .unwrap_or_else(|| panic!("no {kind} line: {}", doc["analysis"]))
+            .clone()
+    };
+    let alone: f64 = names
+        .iter()
+        .map(|n| tests_on(&doc, n)[0]["summary"]["read_bytes_per_sec"].as_f64().unwrap())
+        .sum();
+    let all = line("all_at_once");
+    assert!((all["expected"].as_f64().unwrap() / alone - 1.0).abs() < 1e-9, "{all}");
+    // Scaling: the read on the first 2, 4, 8 and 16 disks at once before
+    // all 24, each point's sum that of its disks' results.
+    let points = together[0]["scaling"].as_array().expect("scaling points");
+    let widths: Vec<usize> = points.iter().map(|p| p["targets"].as_array().unwrap().len()).collect();
+    assert_eq!(widths, vec![2, 4, 8, 16]);
+    for p in points {
+        let t = p["targets"].as_array().unwrap();
+        let first: Vec<String> = names[..t.len()]
+            .iter()
+            .map(|n| path_of(target_by_serial(&doc, n)).to_string())
+            .collect();
+        assert_eq!(
+            t.iter().map(|v| v.as_str().unwrap().to_string()).collect::<Vec<_>>(),
+            first
+        );
+        assert!(
+            p["ok"] == true && p["read_bytes_per_sec"].as_f64().unwrap() > 0.0,
+            "{p}"
+        );
+    }
+    let scaling = line("scaling");
+    let rule = scaling["rule"].as_str().unwrap();
+    assert!(
+        rule.starts_with("scaling: 1 disk: ") && rule.contains(", 16 disks: ") && rule.contains(", 24 disks: "),
+        "{rule}"
+    );
+    assert!(
+        rule.contains("; the sum stops growing past ") || rule.ends_with("; the sum grows with every disk added"),
+        "{rule}"
+    );
+    eprintln!("f5: {rule}");
 }

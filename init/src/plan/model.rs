@@ -92,6 +92,9 @@ pub struct Plan {
     pub stacks: Vec<PlannedStack>,
     /// Run each test on every disk at once after the per-target tests.
     pub all_at_once: bool,
+    /// With `all_at_once`: run each test first on the first 2, 4, 8, ...
+    /// disks at once too, so the analysis says where the sum stops growing.
+    pub scaling: bool,
     /// For testing only (config key `test_deadline`): every test's
     /// deadline, instead of the one derived from its plan.
     pub test_deadline: Option<Nanos>,

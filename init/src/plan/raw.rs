@@ -401,6 +401,9 @@ pub struct RawConfig {
     /// After the per-target tests, run each test on every disk at once.
     #[serde(default)]
     pub all_at_once: bool,
+    /// With `all_at_once`: each test on 2, 4, 8, ... disks at once first.
+    #[serde(default)]
+    pub scaling: bool,
     /// For testing only: every test's deadline, replacing the one derived
     /// from its plan (`bench_core::plan::deadline`), e.g. `"5s"`.
     #[serde(default)]

@@ -514,6 +514,7 @@ pub(super) fn plan_targets(
         items,
         stacks,
         all_at_once: raw.all_at_once,
+        scaling: scaling(raw)?,
         test_deadline,
         serial_ports: raw.serial_ports.clone(),
         results_url: raw.results_url.clone(),
@@ -525,6 +526,17 @@ pub(super) fn plan_targets(
         precondition,
         countdown: countdown(raw.destructive.as_deref())?,
     })
+}
+
+/// `scaling`, checked: only with `all_at_once`.
+fn scaling(raw: &RawConfig) -> Result<bool, ConfigError> {
+    if raw.scaling && !raw.all_at_once {
+        return err(
+            "scaling: true without all_at_once; expected all_at_once: true too (scaling runs each all-at-once test \
+             on 2, 4, 8, ... of the disks first)",
+        );
+    }
+    Ok(raw.scaling)
 }
 
 /// `destructive.countdown`, checked: [`DEFAULT_COUNTDOWN`] when not

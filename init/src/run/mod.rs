@@ -484,8 +484,15 @@ pub fn run_bound(plan: &Plan) -> Nanos {
     }
     let stacks = u64::try_from(plan.stacks.len()).unwrap_or(u64::MAX);
     sum = sum.saturating_add(stacks.saturating_mul(STACK_ALLOWANCE.0));
+    // With scaling, each test runs together at each width, then on all.
+    let runs = if plan.scaling {
+        let disks = (0..plan.targets.len()).filter(|t| plan.is_disk(*t)).count();
+        u64::try_from(stacks::scaling_widths(disks).len()).unwrap_or(u64::MAX) + 1
+    } else {
+        1
+    };
     for (_, b) in together {
-        sum = sum.saturating_add(b);
+        sum = sum.saturating_add(b.saturating_mul(runs));
     }
     Nanos(
         sum.saturating_add(countdown::bound(plan).0)

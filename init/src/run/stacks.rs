@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use bench_core::io::{Geometry, Target};
-use bench_core::result::{AllAtOnce, TestResult};
+use bench_core::result::{AllAtOnce, ScalingPoint, TestResult};
 use bench_core::runner::{run_test, SerialRunner, Stop};
 
 use crate::disks::identity::{self, Queue};
@@ -640,69 +640,23 @@ pub fn all_at_once(
             ));
             continue;
         }
-        let paths: Vec<&str> = group
-            .iter()
-            .map(|(di, _)| plan.targets[disks[*di]].info.path.as_str())
-            .collect();
-        log(&format!("bootbench-init: all at once: {name} on {}", paths.join(", ")));
-        if let Some(k) = kmsg.as_deref_mut() {
-            let tis: Vec<usize> = group.iter().map(|(di, _)| disks[*di]).collect();
-            k.begin(&tis, &name, log);
+        let widths = if plan.scaling {
+            scaling_widths(group.len())
+        } else {
+            Vec::new()
+        };
+        let mut scaling = Vec::new();
+        for w in widths {
+            let results = together(plan, &disks, &devs, &group[..w], &name, stop, log, kmsg.as_deref_mut());
+            scaling.push(point(&results));
         }
-        // One watchdog for the group, at the longest of its deadlines.
-        let limit = group
-            .iter()
-            .filter_map(|(_, it)| match &it.action {
-                Action::Run(steps) => Some(plan.test_deadline.unwrap_or_else(|| bench_core::plan::deadline(steps))),
-                Action::Skip(_) => None,
-            })
-            .max()
-            .unwrap_or_default();
-        let results: Vec<TestResult> = engine::with_deadline(stop, Duration::from_nanos(limit.0), || {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = group
-                    .iter()
-                    .map(|(di, it)| {
-                        let t = &plan.targets[disks[*di]];
-                        let dev = devs[*di].as_ref();
-                        let (path, sim) = (t.info.path.as_str(), t.sim);
-                        s.spawn(move || {
-                            let Action::Run(steps) = &it.action else {
-                                unreachable!("the group holds only tests that run")
-                            };
-                            match (sim, dev) {
-                                (Some(sim), _) => {
-                                    let disk = sim.disk();
-                                    let mut r = SerialRunner {
-                                        target: &disk,
-                                        clock: &disk.clock,
-                                    };
-                                    run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
-                                }
-                                (None, Some(dev)) => {
-                                    let mut r = ThreadedRunner::new(Arc::clone(dev));
-                                    run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
-                                }
-                                (None, None) => unreachable!("the group holds only disks that are open"),
-                            }
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                    .collect()
-            })
-        });
-        stop.clear_deadline();
-        if let Some(k) = kmsg.as_deref_mut() {
-            k.end(log);
-        }
+        let results = together(plan, &disks, &devs, &group, &name, stop, log, kmsg.as_deref_mut());
         let workload = group[0].1.spec.workload;
         out.push(AllAtOnce {
             test: name,
             workload,
             results,
+            scaling,
         });
     }
     for (di, dev) in devs.iter().enumerate() {
@@ -711,6 +665,109 @@ pub fn all_at_once(
         }
     }
     out
+}
+
+/// The numbers of disks a scaling run adds before all `n`: 2, 4, 8, ...
+/// below `n`.
+pub fn scaling_widths(n: usize) -> Vec<usize> {
+    let mut v = Vec::new();
+    let mut w = 2;
+    while w < n {
+        v.push(w);
+        w *= 2;
+    }
+    v
+}
+
+/// The sums of one run of a test on several disks at once.
+fn point(results: &[TestResult]) -> ScalingPoint {
+    let sum = |f: fn(&bench_core::result::Summary) -> Option<f64>| -> Option<f64> {
+        let v: Vec<f64> = results.iter().filter_map(|r| f(&r.summary)).collect();
+        (!v.is_empty()).then(|| v.iter().sum())
+    };
+    ScalingPoint {
+        targets: results.iter().map(|r| r.target.clone()).collect(),
+        ok: results.iter().all(|r| r.status == bench_core::result::Status::Ok),
+        read_bytes_per_sec: sum(|s| s.read_bytes_per_sec),
+        write_bytes_per_sec: sum(|s| s.write_bytes_per_sec),
+        read_iops: sum(|s| s.read_iops),
+        write_iops: sum(|s| s.write_iops),
+    }
+}
+
+/// Run test `name` on every disk of `group` at the same time, one thread
+/// per disk, under one watchdog at the longest of their deadlines; each
+/// disk's result, in the group's order.
+#[allow(clippy::too_many_arguments)] // the run's state, passed down
+fn together(
+    plan: &Plan,
+    disks: &[usize],
+    devs: &[Option<Arc<DevTarget>>],
+    group: &[(usize, &plan::PlanItem)],
+    name: &str,
+    stop: &Stop,
+    log: &mut dyn FnMut(&str),
+    mut kmsg: Option<&mut super::kmsg::KernelLog>,
+) -> Vec<TestResult> {
+    let paths: Vec<&str> = group
+        .iter()
+        .map(|(di, _)| plan.targets[disks[*di]].info.path.as_str())
+        .collect();
+    log(&format!("bootbench-init: all at once: {name} on {}", paths.join(", ")));
+    if let Some(k) = kmsg.as_deref_mut() {
+        let tis: Vec<usize> = group.iter().map(|(di, _)| disks[*di]).collect();
+        k.begin(&tis, name, log);
+    }
+    // One watchdog for the group, at the longest of its deadlines.
+    let limit = group
+        .iter()
+        .filter_map(|(_, it)| match &it.action {
+            Action::Run(steps) => Some(plan.test_deadline.unwrap_or_else(|| bench_core::plan::deadline(steps))),
+            Action::Skip(_) => None,
+        })
+        .max()
+        .unwrap_or_default();
+    let results: Vec<TestResult> = engine::with_deadline(stop, Duration::from_nanos(limit.0), || {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = group
+                .iter()
+                .map(|(di, it)| {
+                    let t = &plan.targets[disks[*di]];
+                    let dev = devs[*di].as_ref();
+                    let (path, sim) = (t.info.path.as_str(), t.sim);
+                    s.spawn(move || {
+                        let Action::Run(steps) = &it.action else {
+                            unreachable!("the group holds only tests that run")
+                        };
+                        match (sim, dev) {
+                            (Some(sim), _) => {
+                                let disk = sim.disk();
+                                let mut r = SerialRunner {
+                                    target: &disk,
+                                    clock: &disk.clock,
+                                };
+                                run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
+                            }
+                            (None, Some(dev)) => {
+                                let mut r = ThreadedRunner::new(Arc::clone(dev));
+                                run_test(&it.spec, path, steps, &mut r, stop, &mut |_| {})
+                            }
+                            (None, None) => unreachable!("the group holds only disks that are open"),
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    });
+    stop.clear_deadline();
+    if let Some(k) = kmsg {
+        k.end(log);
+    }
+    results
 }
 
 #[cfg(test)]
@@ -1120,6 +1177,69 @@ mod tests {
                 .all(|r| r.status == bench_core::result::Status::Ok && r.name == a.test));
         }
         assert!(lines.iter().any(|l| l.contains("all at once:")), "{lines:?}");
+        assert!(all.iter().all(|a| a.scaling.is_empty()), "no scaling unless asked");
+    }
+
+    /// With `scaling`, each test runs on the first 2, 4, ... disks at once
+    /// before all of them: five disks, points of 2 and 4, each with the
+    /// sums of its disks' figures; the widths double below the count;
+    /// `scaling` without `all_at_once` is an error naming it.
+    #[test]
+    fn scaling_runs_each_test_on_2_4_disks_before_all() {
+        assert_eq!(scaling_widths(2), Vec::<usize>::new());
+        assert_eq!(scaling_widths(3), vec![2]);
+        assert_eq!(scaling_widths(8), vec![2, 4]);
+        assert_eq!(scaling_widths(24), vec![2, 4, 8, 16]);
+        let ov = Overrides {
+            simulate: true,
+            ..Overrides::default()
+        };
+        let raw = parse(
+            r#"{"tests":[{"workload":"seq_read","runtime":"50ms"}],
+                "targets":["sim:ssd:64M","sim:hdd:2G","sim:ssd:32M","sim:hdd:1G","sim:ssd:48M"],
+                "all_at_once":true,"scaling":true}"#,
+            "t",
+        )
+        .unwrap();
+        let mut plan = validate(&raw, "t", &ov).unwrap();
+        let mut lines = Vec::new();
+        let all = all_at_once(&mut plan, &Stop::new(), &mut |l| lines.push(l.to_string()), None);
+        assert_eq!(all.len(), 1);
+        let a = &all[0];
+        assert_eq!(a.results.len(), 5);
+        let widths: Vec<Vec<&str>> = a
+            .scaling
+            .iter()
+            .map(|p| p.targets.iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(
+            widths,
+            vec![
+                vec!["sim:ssd:64M", "sim:hdd:2G"],
+                vec!["sim:ssd:64M", "sim:hdd:2G", "sim:ssd:32M", "sim:hdd:1G"]
+            ]
+        );
+        for p in &a.scaling {
+            assert!(
+                p.ok && p.read_bytes_per_sec.is_some_and(|v| v > 0.0) && p.write_bytes_per_sec.is_none(),
+                "{p:?}"
+            );
+        }
+        assert_eq!(
+            lines.iter().filter(|l| l.contains("all at once: seq_read")).count(),
+            3,
+            "{lines:?}"
+        );
+        let bad = parse(
+            r#"{"tests":[{"workload":"seq_read"}],"targets":["sim:ssd:64M"],"scaling":true}"#,
+            "t",
+        )
+        .unwrap();
+        let e = validate(&bad, "t", &ov).unwrap_err();
+        assert!(
+            e.0.starts_with("scaling: true without all_at_once; expected all_at_once: true too"),
+            "{e}"
+        );
     }
 
     #[test]
