@@ -95,6 +95,9 @@ pub struct Plan {
     /// With `all_at_once`: run each test first on the first 2, 4, 8, ...
     /// disks at once too, so the analysis says where the sum stops growing.
     pub scaling: bool,
+    /// The disks' benchmarks all at once, each disk on a thread of its own
+    /// (`run::parallel`), instead of one disk after another.
+    pub parallel: bool,
     /// For testing only (config key `test_deadline`): every test's
     /// deadline, instead of the one derived from its plan.
     pub test_deadline: Option<Nanos>,

@@ -404,6 +404,9 @@ pub struct RawConfig {
     /// With `all_at_once`: each test on 2, 4, 8, ... disks at once first.
     #[serde(default)]
     pub scaling: bool,
+    /// The disks' benchmarks all at once, each disk its own thread.
+    #[serde(default)]
+    pub parallel: bool,
     /// For testing only: every test's deadline, replacing the one derived
     /// from its plan (`bench_core::plan::deadline`), e.g. `"5s"`.
     #[serde(default)]

@@ -515,6 +515,7 @@ pub(super) fn plan_targets(
         stacks,
         all_at_once: raw.all_at_once,
         scaling: scaling(raw)?,
+        parallel: raw.parallel,
         test_deadline,
         serial_ports: raw.serial_ports.clone(),
         results_url: raw.results_url.clone(),

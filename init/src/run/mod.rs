@@ -10,6 +10,7 @@ pub mod burnin;
 pub mod countdown;
 pub mod engine;
 pub mod kmsg;
+pub mod parallel;
 pub mod perdisk;
 pub mod pmqos;
 pub mod precondition;
@@ -197,8 +198,12 @@ pub fn execute_with(
         after_test,
     };
     let disks: Vec<usize> = (0..run.plan.targets.len()).filter(|ti| run.plan.is_disk(*ti)).collect();
-    for ti in disks {
-        run.disk(ti);
+    if run.plan.parallel {
+        run.disks_at_once(&disks);
+    } else {
+        for ti in disks {
+            run.disk(ti);
+        }
     }
     if !run.plan.stacks.is_empty() {
         run.stacks(backend, reg);
@@ -468,19 +473,35 @@ fn test_bound(plan: &Plan, steps: &[Step]) -> Nanos {
 /// grace; [`STACK_ALLOWANCE`] per array or layer; the all-at-once run, if
 /// asked for, at the longest bound of each test it runs together; the
 /// self-tests' longest wait and their commands ([`selftest::bound`]).
+/// With `parallel`, the disks' tests count as the disk whose tests take
+/// longest, plus the graces its thread gets.
 pub fn run_bound(plan: &Plan) -> Nanos {
     let mut sum = 0u64;
+    let mut per_disk: Vec<(usize, u64)> = Vec::new();
     let mut together: Vec<(&str, u64)> = Vec::new();
     for it in &plan.items {
         let Action::Run(steps) = &it.action else { continue };
         let b = test_bound(plan, steps).0;
-        sum = sum.saturating_add(b);
+        if plan.parallel && plan.is_disk(it.target) {
+            match per_disk.iter_mut().find(|(t, _)| *t == it.target) {
+                Some((_, s)) => *s = s.saturating_add(b),
+                None => per_disk.push((it.target, b)),
+            }
+        } else {
+            sum = sum.saturating_add(b);
+        }
         if plan.all_at_once && plan.is_disk(it.target) {
             match together.iter_mut().find(|(n, _)| *n == it.spec.name) {
                 Some((_, m)) => *m = (*m).max(b),
                 None => together.push((&it.spec.name, b)),
             }
         }
+    }
+    if let Some(longest) = per_disk.iter().map(|(_, s)| *s).max() {
+        // The driver's time for the disk is a grace past its own, and it
+        // waits a grace more before it abandons the disk's thread.
+        let grace = u64::try_from(engine::GRACE.as_nanos()).unwrap_or(u64::MAX);
+        sum = sum.saturating_add(perdisk::bound(std::iter::once(longest.saturating_add(grace)), true).0);
     }
     let stacks = u64::try_from(plan.stacks.len()).unwrap_or(u64::MAX);
     sum = sum.saturating_add(stacks.saturating_mul(STACK_ALLOWANCE.0));

@@ -206,7 +206,11 @@ pub fn drive<R: Send + 'static>(
                     None
                 };
                 if let Some(why) = why {
-                    r.stop.request(StopReason::Deadline);
+                    r.stop.request(if interrupted {
+                        StopReason::Interrupted
+                    } else {
+                        StopReason::Deadline
+                    });
                     r.stopped = Some((Instant::now(), why));
                 }
             }
