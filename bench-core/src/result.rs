@@ -318,7 +318,7 @@ pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass};
 pub use capacity::{CapacitySource, HiddenCapacity};
 pub use erase::{EraseMethod, EraseSupport};
 pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
-pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, PreconditionRound};
+pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, PreconditionRound, Purge};
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 
 /// The schema identifier of this version of the document.

@@ -433,6 +433,7 @@ pub fn record(spec: &PreconditionSpec, out: &PreconditionOutcome) -> Preconditio
         window: u32::try_from(spec.window).unwrap_or(u32::MAX),
         range_pct: spec.range_pct,
         slope_pct: spec.slope_pct,
+        purge: None,
         rounds: out
             .rounds
             .iter()

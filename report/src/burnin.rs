@@ -165,8 +165,8 @@ pub fn test_burn_in() -> BurnIn {
     r
 }
 
-/// The facts of a disk's preconditioning: `area`, `fill`, `rounds`,
-/// `steady state`, `ended`.
+/// The facts of a disk's preconditioning: `purge` (when one was asked),
+/// `area`, `fill`, `rounds`, `steady state`, `ended`.
 pub fn precondition_facts(p: &bench_core::result::Precondition) -> Vec<(&'static str, String)> {
     let area = p.end_byte.saturating_sub(p.start_byte);
     let (unit, scale) = precondition_unit(p);
@@ -196,7 +196,26 @@ pub fn precondition_facts(p: &bench_core::result::Precondition) -> Vec<(&'static
         ),
         _ => format!("fewer rounds than the window of {}", p.window),
     };
-    vec![
+    let mut facts = Vec::new();
+    if let Some(pg) = &p.purge {
+        #[allow(clippy::cast_precision_loss)] // a duration for display
+        let secs = pg.elapsed_ns as f64 / 1e9;
+        let method = pg.method.map_or("none chosen", |m| m.name());
+        facts.push((
+            "purge",
+            if pg.done {
+                format!("{} ({}): the disk's own erase, done in {secs:.1} s", pg.asked, method)
+            } else {
+                format!(
+                    "{} ({}): NOT done after {secs:.1} s: {}",
+                    pg.asked,
+                    method,
+                    pg.error.as_deref().unwrap_or("")
+                )
+            },
+        ));
+    }
+    facts.extend([
         (
             "area",
             format!(
@@ -237,7 +256,8 @@ pub fn precondition_facts(p: &bench_core::result::Precondition) -> Vec<(&'static
                 None => format!("{}: {what}", p.end),
             }
         }),
-    ]
+    ]);
+    facts
 }
 
 /// The unit a preconditioning's figures are shown in, and the divisor
@@ -318,4 +338,43 @@ pub fn test_precondition() -> bench_core::result::Precondition {
             ended: None,
         },
     )
+}
+
+#[cfg(test)]
+mod purge_tests {
+    use super::*;
+    use bench_core::result::{EraseMethod, Purge};
+
+    /// A purge asked for comes first among the facts: done, with the method
+    /// and its time; not done, with why; none asked, no fact.
+    #[test]
+    fn the_purge_is_the_first_fact() {
+        let mut p = test_precondition();
+        assert!(precondition_facts(&p).iter().all(|(k, _)| *k != "purge"));
+        p.purge = Some(Purge {
+            asked: "auto".into(),
+            method: Some(EraseMethod::NvmeFormatUserData),
+            done: true,
+            elapsed_ns: 2_500_000_000,
+            error: None,
+        });
+        assert_eq!(
+            precondition_facts(&p)[0],
+            (
+                "purge",
+                "auto (nvme_format_user_data): the disk's own erase, done in 2.5 s".to_string()
+            )
+        );
+        p.purge = Some(Purge {
+            asked: "auto".into(),
+            method: None,
+            done: false,
+            elapsed_ns: 0,
+            error: Some("the disk supports no purge bootbench runs (it supports: none)".into()),
+        });
+        assert_eq!(
+            precondition_facts(&p)[0].1,
+            "auto (none chosen): NOT done after 0.0 s: the disk supports no purge bootbench runs (it supports: none)"
+        );
+    }
 }

@@ -410,3 +410,86 @@ fn the_hidden_capacity_is_what_qemu_answers(doc: &Value, serial: &str) {
         "console"
     );
 }
+
+/// The purge before preconditioning (`precondition.purge: "auto"`), on two
+/// granted disks that hold data: the NVMe disk is purged with its own
+/// Format NVM (user data erase, the only one QEMU 7.2's controller has),
+/// then preconditioned on its first 8 MiB; every byte past them, random
+/// before, reads zero after, so the purge reached the whole namespace. The
+/// SATA disk supports no purge: refused with why, not preconditioned,
+/// nothing written. A disk not named is byte-identical.
+#[test]
+fn h2_a_granted_nvme_disk_is_purged_before_preconditioning() {
+    let Some(a) = artifacts("h2_purge") else {
+        return;
+    };
+    let scratch = Scratch::new("h2_purge");
+    let dir = scratch.0.clone();
+    let specs = disks(&[
+        "nvme,size=32M,serial=E2E-PURGE-NVME",
+        "sata,size=32M,serial=E2E-PURGE-SATA",
+        "virtio,size=32M,serial=E2E-PURGE-KEEP",
+    ]);
+    let config = json!({
+        "tests": [{"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "1M"}],
+        "destructive": {
+            "confirm": "I understand this destroys data",
+            "countdown": 0,
+            "targets": [{"serial": "E2E-PURGE-NVME"}, {"serial": "E2E-PURGE-SATA"}],
+            "allow_overwrite_signatures": true
+        },
+        "precondition": {"purge": "auto", "length": "8M", "round": "200ms", "max_rounds": 4, "window": 3, "iodepth": 4}
+    });
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(700 + i as u64));
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    let nv = &target_by_serial(&doc, "E2E-PURGE-NVME")["precondition"];
+    assert_eq!(nv["purge"]["asked"], "auto", "{nv}");
+    assert_eq!(nv["purge"]["method"], "nvme_format_user_data", "{nv}");
+    assert_eq!(nv["purge"]["done"], true, "{nv}");
+    assert!(
+        nv["rounds"].as_array().is_some_and(|r| !r.is_empty()),
+        "preconditioned after: {nv}"
+    );
+    let data = std::fs::read(&files[0]).unwrap();
+    assert!(
+        data[8 << 20..].iter().all(|&b| b == 0),
+        "every byte past the preconditioned area reads zero after the format"
+    );
+    assert!(
+        data[1 << 20..8 << 20].iter().any(|&b| b != 0),
+        "the area written after the purge"
+    );
+    let sata = &target_by_serial(&doc, "E2E-PURGE-SATA")["precondition"];
+    assert_eq!(
+        (&sata["purge"]["done"], &sata["purge"]["method"]),
+        (&json!(false), &Value::Null),
+        "{sata}"
+    );
+    assert!(
+        sata["purge"]["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("the disk supports no purge bootbench runs")),
+        "{sata}"
+    );
+    assert_eq!(sata["end"], "error", "{sata}");
+    assert!(sata["rounds"].as_array().is_some_and(Vec::is_empty));
+    assert_eq!(
+        checksum(&files[1]).unwrap(),
+        before[1],
+        "the SATA disk: nothing written"
+    );
+    assert_eq!(
+        checksum(&files[2]).unwrap(),
+        before[2],
+        "the disk not named is unchanged"
+    );
+    assert!(
+        outcome
+            .serial
+            .contains("purge (auto): nvme_format_user_data done after"),
+        "the console says the purge"
+    );
+}

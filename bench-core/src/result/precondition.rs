@@ -91,4 +91,25 @@ pub struct Precondition {
     pub end: PreconditionEnd,
     /// What failed, for `error`; why it stopped, for `stopped`.
     pub error: Option<String>,
+    /// The purge before it, when the config asked for one
+    /// (`precondition.purge`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purge: Option<Purge>,
+}
+
+/// The purge before preconditioning: what was asked, what ran, how long
+/// it took, and why it did not complete when it did not (preconditioning
+/// is then not run).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Purge {
+    /// As the config asked: `auto` or a method's name.
+    pub asked: String,
+    /// The method chosen (absent when none could be).
+    pub method: Option<super::EraseMethod>,
+    /// It ran to its end: every block of the disk erased by the disk.
+    pub done: bool,
+    /// From sending it to its end (or failure), nanoseconds.
+    pub elapsed_ns: u64,
+    /// Why it was refused or did not complete.
+    pub error: Option<String>,
 }

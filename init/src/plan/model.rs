@@ -260,7 +260,14 @@ pub struct PreconditionPlan {
     pub slope_pct: f64,
     /// Every disk at once.
     pub parallel: bool,
+    /// The purge before it (`purge`): `None` none, `Some(None)` `auto`
+    /// (the fastest the disk supports), else that method.
+    pub purge: Option<Option<bench_core::result::EraseMethod>>,
 }
+
+/// The longest a purge is given, when asked (`precondition.purge`): a
+/// sanitize or format of a large drive can take hours.
+pub const PURGE_TIME: Nanos = Nanos(4 * 3600 * 1_000_000_000);
 
 impl PreconditionPlan {
     /// A round's time when the config gives none: the PTS's minute.
@@ -275,6 +282,12 @@ impl PreconditionPlan {
     /// twice at [`ScanPlan::FLOOR_RATE`]) and every round with a tenth
     /// more for its requests in flight, and a minute.
     pub fn time_for(&self, area: u64) -> Nanos {
+        let purge = if self.purge.is_some() { PURGE_TIME.0 } else { 0 };
+        Nanos(self.time_without_purge(area).0.saturating_add(purge))
+    }
+
+    /// [`Self::time_for`] less the purge's time.
+    fn time_without_purge(&self, area: u64) -> Nanos {
         let fill = if self.fill {
             time_for(None, area.saturating_mul(2)).0
         } else {

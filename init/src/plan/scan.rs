@@ -274,6 +274,7 @@ pub fn precondition_plan(
         range_pct: pct(&o.range_pct, bench_core::steady::PTS_RANGE_PCT),
         slope_pct: pct(&o.slope_pct, bench_core::steady::PTS_SLOPE_PCT),
         parallel: o.parallel.is_none_or(|f| f.0),
+        purge: o.purge.map(|p| p.0).unwrap_or(None),
     };
     let least = u64::from(bench_core::steady::FILL_BS.max(bs));
     for &ti in &plan.targets {

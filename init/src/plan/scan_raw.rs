@@ -170,6 +170,34 @@ pub struct RawPrecondition {
     /// Every disk at once, each its own thread (default true).
     #[serde(default)]
     pub parallel: Option<Flag>,
+    /// The purge first: `"none"` (the default), `"auto"`, or a method.
+    #[serde(default)]
+    pub purge: Option<PurgeArg>,
+}
+
+/// `precondition.purge` as written: `None` for `"none"`, `Some(None)` for
+/// `"auto"`, else the method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PurgeArg(pub Option<Option<bench_core::result::EraseMethod>>);
+
+impl<'de> Deserialize<'de> for PurgeArg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use bench_core::result::EraseMethod;
+        let s = String::deserialize(d)?;
+        match s.as_str() {
+            "none" => Ok(PurgeArg(None)),
+            "auto" => Ok(PurgeArg(Some(None))),
+            name => bench_core::names::from_name::<EraseMethod>(name)
+                .map(|m| PurgeArg(Some(Some(m))))
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        "{name:?} is not a purge; expected \"none\", \"auto\" (the fastest whole-disk purge the disk \
+                     supports) or one of {}",
+                        bench_core::names::names_joined(EraseMethod::ALL, ", ")
+                    ))
+                }),
+        }
+    }
 }
 
 impl Object for RawPrecondition {

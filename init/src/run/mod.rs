@@ -14,6 +14,7 @@ pub mod parallel;
 pub mod perdisk;
 pub mod pmqos;
 pub mod precondition;
+pub mod purge;
 pub mod scan;
 pub mod selftest;
 pub mod stacks;

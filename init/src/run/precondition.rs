@@ -54,6 +54,53 @@ pub fn bound(plan: &Plan) -> Nanos {
     perdisk::bound(times, pp.parallel)
 }
 
+/// What a disk's purge stands on: what the config asked (`None`: `auto`),
+/// the disk's erase support as read before the run.
+#[derive(Clone, Debug)]
+pub struct PurgeAsk {
+    /// The method asked, or `auto`.
+    pub asked: Option<bench_core::result::EraseMethod>,
+    /// The disk's erase support (`None`: never read: a file, a loop device).
+    pub support: Option<bench_core::result::EraseSupport>,
+}
+
+/// Purge `target` as `ask` says, before preconditioning: the record.
+/// Refused (nothing sent) when the disk's support does not allow it
+/// ([`bench_core::erase::choose`]).
+pub fn purge_disk(
+    target: &DevTarget,
+    ask: &PurgeAsk,
+    stop: &Stop,
+    progress: &mut dyn FnMut(f64),
+) -> bench_core::result::Purge {
+    let asked = ask.asked.map_or_else(|| "auto".to_string(), |m| m.name().to_string());
+    let started = std::time::Instant::now();
+    let chosen = match &ask.support {
+        None => Err("the disk's erase support is unknown (not an ATA or NVMe disk): nothing is erased".to_string()),
+        Some(s) => {
+            let namespaces = if s.source == "nvme_identify_controller" {
+                crate::sys::nvme::identify(target.file(), crate::sys::nvme::CNS_ACTIVE_NS_LIST, 0)
+                    .map(|l| bench_core::capacity::nvme_ns_list(&l[..]).len())
+                    .unwrap_or(0)
+            } else {
+                1
+            };
+            bench_core::erase::choose(ask.asked, s, namespaces)
+        }
+    };
+    let (method, result) = match chosen {
+        Err(why) => (None, Err(why)),
+        Ok(m) => (Some(m), super::purge::purge(target, m, stop, progress)),
+    };
+    bench_core::result::Purge {
+        asked,
+        method,
+        done: result.is_ok(),
+        elapsed_ns: u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+        error: result.err(),
+    }
+}
+
 /// Precondition `spec` on `target` (claimed for writing): the record, and
 /// whether any write reached the disk.
 pub fn precondition_disk(
@@ -105,12 +152,20 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: O
         let path = plan.targets[ti].info.path.clone();
         let time = Duration::from_nanos(pp.time_for(spec.end - spec.start).0);
         let (p2, s2, s3) = (path.clone(), spec.clone(), spec.clone());
+        let ask = pp.purge.map(|asked| PurgeAsk {
+            asked,
+            support: plan.targets[ti].info.erase_support.clone(),
+        });
         let wl = &spec.workload;
         works.push(Work {
             ti,
             start_line: format!(
-                "bootbench-init: {path}: preconditioning started: {}{} B {} writes, {} in flight, in rounds of {} until \
+                "bootbench-init: {path}: preconditioning started: {}{}{} B {} writes, {} in flight, in rounds of {} until \
                  the last {} are steady (within {}% and a fitted slope within {}% of their mean), at most {} rounds; at most {}",
+                pp.purge.map_or(String::new(), |p| format!(
+                    "the disk purged first ({}, its own erase command), then ",
+                    p.map_or("auto", |m| m.name())
+                )),
                 if spec.fill {
                     "the area written twice in 128 KiB writes, then "
                 } else {
@@ -130,7 +185,26 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: O
             planned: 0,
             time,
             failed: Box::new(move |why| (not_run(&s3, why), true)),
-            run: Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| precondition_disk(&p2, &target, &s2, stop, f)),
+            run: Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| {
+                let Some(ask) = ask else {
+                    return precondition_disk(&p2, &target, &s2, stop, f);
+                };
+                // The purge first (PTS: before the fill); preconditioning
+                // only once it completed.
+                let purge = purge_disk(&target, &ask, stop, f);
+                let (mut rec, wrote) = if purge.done {
+                    precondition_disk(&p2, &target, &s2, stop, f)
+                } else {
+                    let why = format!(
+                        "not run: the purge ({}) did not complete: {}",
+                        purge.asked,
+                        purge.error.as_deref().unwrap_or("")
+                    );
+                    (not_run(&s2, why), target.wrote())
+                };
+                rec.purge = Some(purge);
+                (rec, wrote)
+            }),
         });
     }
     let names = Names {
@@ -171,6 +245,20 @@ fn finish(
     let unit = if rec.figure == "write_iops" { "IOPS" } else { "MB/s" };
     let scale = if unit == "IOPS" { 1.0 } else { 1e6 };
     let figures: Vec<String> = rec.rounds.iter().map(|r| format!("{:.0}", r.value / scale)).collect();
+    if let Some(p) = &rec.purge {
+        progress(&format!(
+            "bootbench-init: {}: purge ({}): {}{} after {:.1} s",
+            plan.targets[ti].info.path,
+            p.asked,
+            p.method.map_or("none chosen".to_string(), |m| m.name().to_string()),
+            if p.done {
+                " done".to_string()
+            } else {
+                format!(" not done: {}", p.error.as_deref().unwrap_or(""))
+            },
+            std::time::Duration::from_nanos(p.elapsed_ns).as_secs_f64()
+        ));
+    }
     progress(&format!(
         "bootbench-init: {}: preconditioning {}{}: {} rounds ({unit}: {}){}",
         plan.targets[ti].info.path,

@@ -4,6 +4,9 @@
 //! which only read, and Device Self-test, which moves no data (a
 //! self-test writes no user data). The admin queue is not the I/O queues: a
 //! command here does not wait behind, or drain, the benchmark's I/O.
+//!
+//! Format NVM and Sanitize erase: they are sent only by `run::purge`, on a
+//! disk claimed for writing ([`crate::run::engine::DevTarget::erase_with`]).
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -77,10 +80,16 @@ impl std::fmt::Display for AdminError {
 }
 
 /// Run one admin command that reads into `buf` (or, empty, moves no data).
-fn admin_read(f: &File, mut cmd: PassthruCmd, buf: &mut [u8]) -> Result<(), AdminError> {
+fn admin_read(f: &File, cmd: PassthruCmd, buf: &mut [u8]) -> Result<(), AdminError> {
+    admin(f, cmd, buf, 5000)
+}
+
+/// Run one admin command that reads into `buf` (or, empty, moves no
+/// data), waiting at most `timeout_ms` for it.
+fn admin(f: &File, mut cmd: PassthruCmd, buf: &mut [u8], timeout_ms: u32) -> Result<(), AdminError> {
     cmd.addr = if buf.is_empty() { 0 } else { buf.as_mut_ptr() as u64 };
     cmd.data_len = u32::try_from(buf.len()).map_err(|_| AdminError::Os(Errno::EINVAL))?;
-    cmd.timeout_ms = 5000;
+    cmd.timeout_ms = timeout_ms;
     // SAFETY: NVME_IOCTL_ADMIN_CMD reads `cmd` (a live, initialised
     // nvme_passthru_cmd of the uapi layout: 72 bytes, checked in the tests)
     // and makes the controller write at most `data_len` bytes to `addr`,
@@ -88,8 +97,8 @@ fn admin_read(f: &File, mut cmd: PassthruCmd, buf: &mut [u8]) -> Result<(), Admi
     // the whole call (the ioctl is synchronous). `metadata` is 0 with
     // `metadata_len` 0, so nothing else is written but `cmd.result`. The
     // opcodes sent (Get Log Page, Identify) transfer data from the
-    // controller only; Device Self-test goes with `data_len` 0 and `addr`
-    // 0 and transfers none.
+    // controller only; Device Self-test, Format NVM and Sanitize go with
+    // `data_len` 0 and `addr` 0 and transfer none.
     let rc = unsafe { libc::ioctl(f.as_raw_fd(), admin_request(), &mut cmd as *mut PassthruCmd) };
     match rc {
         0 => Ok(()),
@@ -142,6 +151,48 @@ pub fn device_self_test(f: &File, stc: u8) -> Result<(), AdminError> {
     admin_read(f, cmd, &mut [])
 }
 
+/// Admin opcode Format NVM.
+const FORMAT_NVM: u8 = 0x80;
+/// Admin opcode Sanitize.
+const SANITIZE: u8 = 0x84;
+/// The Sanitize Status log page.
+pub const LOG_SANITIZE_STATUS: u8 = 0x81;
+
+/// Format NVM (NVMe Base 2.0, 5.23) of namespace `nsid` with `cdw10`
+/// ([`bench_core::erase::nvme_format_cdw10`]): it returns when the
+/// controller has done it, or after `timeout_ms`. ERASES the namespace.
+pub fn format_nvm(f: &File, nsid: u32, cdw10: u32, timeout_ms: u32) -> Result<(), AdminError> {
+    let cmd = PassthruCmd {
+        opcode: FORMAT_NVM,
+        nsid,
+        cdw10,
+        ..PassthruCmd::default()
+    };
+    admin(f, cmd, &mut [], timeout_ms)
+}
+
+/// Sanitize (NVMe Base 2.0, 5.24) with action `sanact`: it returns once
+/// the controller has started it; the Sanitize Status log page follows
+/// it. ERASES every namespace of the NVM subsystem.
+pub fn sanitize(f: &File, sanact: u32) -> Result<(), AdminError> {
+    let cmd = PassthruCmd {
+        opcode: SANITIZE,
+        cdw10: sanact & 0x7,
+        ..PassthruCmd::default()
+    };
+    admin(f, cmd, &mut [], 5000)
+}
+
+/// NVME_IOCTL_ID = _IO('N', 0x40): the namespace id of a namespace's
+/// block device.
+pub fn namespace_id(f: &File) -> Result<u32, Errno> {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+    let req = nix::request_code_none!(b'N', 0x40) as libc::Ioctl;
+    // SAFETY: NVME_IOCTL_ID takes no argument and only returns the id.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), req) };
+    u32::try_from(rc).map_err(|_| Errno::last())
+}
+
 /// Identify CNS: a namespace.
 pub const CNS_NAMESPACE: u8 = 0x00;
 /// Identify CNS: the controller.
@@ -182,6 +233,10 @@ mod tests {
         ));
         assert!(get_log_page(&f, LOG_SMART, NSID_ALL, &mut []).is_err());
         assert!(matches!(device_self_test(&f, 1), Err(AdminError::Os(_))));
+        assert!(matches!(format_nvm(&f, 1, 0, 1000), Err(AdminError::Os(_))));
+        assert!(matches!(sanitize(&f, 2), Err(AdminError::Os(_))));
+        assert!(namespace_id(&f).is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), [0u8; 4096], "a file is not erased");
         std::fs::remove_file(&p).unwrap();
     }
 }

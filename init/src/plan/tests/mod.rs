@@ -1004,6 +1004,47 @@ fn a_huge_precondition_round_saturates_its_time() {
         range_pct: 20.0,
         slope_pct: 10.0,
         parallel: true,
+        purge: Some(None),
     };
     assert_eq!(p.time_for(1 << 40), Nanos(u64::MAX));
+}
+
+/// A purge asked for adds its time to each disk's preconditioning; the
+/// config's `purge` is read as none, auto or a method.
+#[test]
+fn a_purge_adds_its_time_and_is_read_from_the_config() {
+    use bench_core::result::EraseMethod;
+    let mut p = PreconditionPlan {
+        targets: vec![0],
+        offset: 0,
+        length: None,
+        fill: true,
+        workload: bench_core::steady::Workload {
+            bs: 4096,
+            depth: 32,
+            random: true,
+        },
+        round: Nanos::from_secs(60),
+        max_rounds: 25,
+        window: 5,
+        range_pct: 20.0,
+        slope_pct: 10.0,
+        parallel: true,
+        purge: None,
+    };
+    let without = p.time_for(1 << 30);
+    p.purge = Some(Some(EraseMethod::NvmeFormatUserData));
+    assert_eq!(p.time_for(1 << 30).0 - without.0, super::model::PURGE_TIME.0);
+    for (text, want) in [
+        (r#""none""#, None),
+        (r#""auto""#, Some(None)),
+        (r#""nvme_sanitize_block""#, Some(Some(EraseMethod::NvmeSanitizeBlock))),
+    ] {
+        let raw = raw(&format!(r#"{{"precondition":{{"purge":{text}}}}}"#));
+        assert_eq!(
+            raw.precondition.unwrap().0.purge.map(|p| p.0).unwrap_or(None),
+            want,
+            "{text}"
+        );
+    }
 }

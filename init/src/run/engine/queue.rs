@@ -23,7 +23,7 @@ pub struct WriteMark(AtomicBool);
 impl WriteMark {
     /// Record a write about to be submitted. Stores only the first time,
     /// so the jobs of a step do not contend for the cache line.
-    pub(super) fn mark(&self) {
+    pub(crate) fn mark(&self) {
         if !self.0.load(Ordering::Relaxed) {
             self.0.store(true, Ordering::Release);
         }

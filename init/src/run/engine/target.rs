@@ -133,6 +133,18 @@ impl DevTarget {
     pub fn file(&self) -> &File {
         &self.ro
     }
+
+    /// Run `erase` (a command that erases the device: NVMe Format NVM or
+    /// Sanitize, ATA SANITIZE) on the target's descriptor, if the target
+    /// was claimed for writing; the target counts as written from then on.
+    /// Refused otherwise: nothing is sent.
+    pub fn erase_with<R>(&self, erase: impl FnOnce(&File) -> R) -> Result<R, String> {
+        if !self.writable {
+            return Err(String::from("the disk was not claimed for writing: nothing is erased"));
+        }
+        self.wrote.mark();
+        Ok(erase(&self.ro))
+    }
 }
 
 /// The request to blame when something fails outside any request.

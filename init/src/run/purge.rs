@@ -1,0 +1,231 @@
+//! The purge before preconditioning (`precondition.purge`, as SNIA's PTS
+//! prescribes before a drive's first measurement): the disk's own erase
+//! command, on a disk claimed for writing, after the run's countdown,
+//! polled to its end with progress. NVMe Format NVM with user data or
+//! cryptographic erase (it returns when done), NVMe Sanitize (block,
+//! crypto, overwrite; followed in the Sanitize Status log page), ATA
+//! SANITIZE (crypto scramble, block erase, overwrite; followed with
+//! SANITIZE STATUS EXT, refused while the disk's sanitize is frozen).
+//! Which one, and whether it may run at all, is
+//! [`bench_core::erase::choose`]'s.
+
+use std::fs::File;
+use std::time::{Duration, Instant};
+
+use bench_core::erase::{
+    ata_registers, ata_sanitize_cdb, ata_sanitize_feature, ata_sanitize_state, nvme_format_cdw10, nvme_sanact,
+    nvme_sanitize_state, SanitizeState,
+};
+use bench_core::result::EraseMethod;
+use bench_core::runner::Stop;
+
+use super::engine::DevTarget;
+use crate::sys::{blk, nvme, sgio};
+
+/// How long a Format NVM may take before the kernel gives up on it: 4 h
+/// (a format that writes every block of a large drive).
+const FORMAT_TIMEOUT_MS: u32 = 4 * 3600 * 1000;
+/// How often a sanitize's status is read.
+const POLL: Duration = Duration::from_secs(1);
+/// How long a sanitize may say it has not started.
+const START_WAIT: Duration = Duration::from_secs(30);
+
+/// Run `method` on `target` (claimed for writing), giving the fraction done
+/// to `progress`; `Err` says why it did not complete. A stop asked during
+/// a sanitize ends the wait, not the sanitize: the drive goes on with it.
+pub fn purge(
+    target: &DevTarget,
+    method: EraseMethod,
+    stop: &Stop,
+    progress: &mut dyn FnMut(f64),
+) -> Result<(), String> {
+    let r = target.erase_with(|f| match method {
+        EraseMethod::NvmeFormatUserData => nvme_format(f, 1),
+        EraseMethod::NvmeFormatCrypto => nvme_format(f, 2),
+        m if nvme_sanact(m).is_some() => nvme_sanitize(f, nvme_sanact(m).unwrap_or(0), stop, progress),
+        m if ata_sanitize_feature(m).is_some() => ata_sanitize(f, m, stop, progress),
+        m => Err(format!("{} is not a purge bootbench runs", m.name())),
+    })?;
+    // The page cache may hold what the device held before.
+    let _ = blk::flush_buffers(target.file());
+    if r.is_ok() {
+        progress(1.0);
+    }
+    r
+}
+
+/// Format NVM of this namespace with Secure Erase Settings `ses`, keeping
+/// its block format and protection.
+fn nvme_format(f: &File, ses: u8) -> Result<(), String> {
+    let nsid = nvme::namespace_id(f).map_err(|e| format!("the namespace id (NVME_IOCTL_ID): {e}"))?;
+    let ns = nvme::identify(f, nvme::CNS_NAMESPACE, nsid).map_err(|e| format!("Identify Namespace {nsid}: {e}"))?;
+    let cdw10 = nvme_format_cdw10(ns[26], ns[29], ses);
+    nvme::format_nvm(f, nsid, cdw10, FORMAT_TIMEOUT_MS).map_err(|e| format!("Format NVM of namespace {nsid}: {e}"))
+}
+
+/// Sanitize with action `sanact`, then its status until it ends.
+fn nvme_sanitize(f: &File, sanact: u32, stop: &Stop, progress: &mut dyn FnMut(f64)) -> Result<(), String> {
+    nvme::sanitize(f, sanact).map_err(|e| format!("Sanitize: {e}"))?;
+    follow(stop, progress, || {
+        let mut log = [0u8; 512];
+        nvme::get_log_page(f, nvme::LOG_SANITIZE_STATUS, nvme::NSID_ALL, &mut log)
+            .map_err(|e| format!("the Sanitize Status log page: {e}"))?;
+        Ok(nvme_sanitize_state(&log))
+    })
+}
+
+/// SANITIZE STATUS EXT's registers.
+fn ata_status(f: &File) -> Result<bench_core::erase::AtaRegs, String> {
+    let mut sense = [0u8; sgio::SENSE];
+    let a = sgio::command(f, &ata_sanitize_cdb(0, 0), None, &mut sense)
+        .map_err(|e| format!("SANITIZE STATUS EXT: {}", std::io::Error::from(e)))?;
+    let n = usize::from(a.sense_len).min(sgio::SENSE);
+    ata_registers(&sense[..n]).ok_or_else(|| "SANITIZE STATUS EXT: no ATA registers came back".to_string())
+}
+
+/// ATA SANITIZE of method `m`, refused while the disk's sanitize is
+/// frozen; then its status until it ends.
+fn ata_sanitize(f: &File, m: EraseMethod, stop: &Stop, progress: &mut dyn FnMut(f64)) -> Result<(), String> {
+    let before = ata_status(f)?;
+    if before.count & (1 << 13) != 0 {
+        return Err(
+            "the disk's sanitize is frozen (SANITIZE FREEZE LOCK EXT, usually by the BIOS) until a power cycle: \
+             nothing was erased"
+                .to_string(),
+        );
+    }
+    let (feature, lba) = ata_sanitize_feature(m).ok_or_else(|| format!("{} is not an ATA sanitize", m.name()))?;
+    let mut sense = [0u8; sgio::SENSE];
+    let a = sgio::command(f, &ata_sanitize_cdb(feature, lba), None, &mut sense)
+        .map_err(|e| format!("SANITIZE DEVICE: {}", std::io::Error::from(e)))?;
+    let n = usize::from(a.sense_len).min(sgio::SENSE);
+    if let Some(r) = ata_registers(&sense[..n]) {
+        if r.status & 0x01 != 0 {
+            return Err(format!(
+                "SANITIZE DEVICE ({}) refused: ATA status {:#04x}, error {:#04x}",
+                m.name(),
+                r.status,
+                r.error
+            ));
+        }
+    }
+    follow(stop, progress, || ata_status(f).map(|r| ata_sanitize_state(&r)))
+}
+
+/// Read a sanitize's state every second until it is done (or failed),
+/// giving its progress.
+fn follow(
+    stop: &Stop,
+    progress: &mut dyn FnMut(f64),
+    mut state: impl FnMut() -> Result<SanitizeState, String>,
+) -> Result<(), String> {
+    let started = Instant::now();
+    loop {
+        match state()? {
+            SanitizeState::Done => return Ok(()),
+            SanitizeState::Failed => return Err("the sanitize failed (the drive says so)".to_string()),
+            SanitizeState::InProgress(p) => progress(p),
+            SanitizeState::Never if started.elapsed() < START_WAIT => {}
+            SanitizeState::Never => {
+                return Err(format!(
+                    "the sanitize had not started {} s after it was sent",
+                    START_WAIT.as_secs()
+                ))
+            }
+            SanitizeState::Other(s) => {
+                return Err(format!(
+                    "the sanitize's status is {s:#x}, which bootbench does not know"
+                ))
+            }
+        }
+        if stop.reason().is_some() {
+            return Err(
+                "stopped while the drive sanitizes: a sanitize cannot be stopped, the drive goes on with it \
+                        (and refuses reads until it ends)"
+                    .to_string(),
+            );
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::engine::DevTarget;
+
+    /// A target not claimed for writing is never sent an erase; a file
+    /// claimed... is not an NVMe or ATA device: the command fails and the
+    /// file is unchanged.
+    #[test]
+    fn nothing_is_erased_without_the_claim_or_on_a_file() {
+        let t = crate::testutil::TempDir::new("purge");
+        let p = t.0.join("d.img");
+        std::fs::write(&p, vec![7u8; 1 << 20]).unwrap();
+        let path = p.to_string_lossy().into_owned();
+        let ro = DevTarget::open(&path, None).unwrap();
+        let e = purge(&ro, EraseMethod::NvmeFormatUserData, &Stop::new(), &mut |_| {}).unwrap_err();
+        assert_eq!(e, "the disk was not claimed for writing: nothing is erased");
+        assert!(!ro.wrote());
+        let text = format!(
+            r#"{{"targets":["{path}"],"tests":[{{"workload":"seq_write","size":"64k"}}],
+               "destructive":{{"confirm":"I understand this destroys data","targets":["{path}"],
+               "allow_overwrite_signatures":true}}}}"#
+        );
+        let mut plan = crate::plan::validate(
+            &crate::plan::parse(&text, "t").unwrap(),
+            "t",
+            &crate::plan::Overrides::default(),
+        )
+        .unwrap();
+        let claimed =
+            super::super::perdisk::claimed(&mut plan, vec![(0, ())], "purge", &mut |_| {}, &mut |_, _, _, why| {
+                panic!("{why}")
+            });
+        let (_, (), d) = claimed.into_iter().next().expect("claimed");
+        for m in [
+            EraseMethod::NvmeFormatUserData,
+            EraseMethod::NvmeSanitizeBlock,
+            EraseMethod::AtaSanitizeBlock,
+        ] {
+            let mut last = 0.0;
+            let r = purge(&d, m, &Stop::new(), &mut |f| last = f);
+            assert!(r.is_err(), "{m:?}: {r:?}");
+            assert_eq!(last, 0.0, "{m:?}");
+        }
+        assert!(d.wrote(), "an erase sent counts as a write");
+        assert!(
+            std::fs::read(&p).unwrap().iter().all(|&b| b == 7),
+            "the file is unchanged"
+        );
+    }
+
+    /// Following a sanitize: progress as the drive gives it, done, failed,
+    /// a stop that ends the wait and says the drive goes on.
+    #[test]
+    fn a_sanitize_is_followed_to_its_end() {
+        let mut states = vec![
+            SanitizeState::InProgress(0.25),
+            SanitizeState::InProgress(0.5),
+            SanitizeState::Done,
+        ]
+        .into_iter();
+        let mut seen = Vec::new();
+        assert_eq!(
+            follow(&Stop::new(), &mut |f| seen.push(f), || Ok(states.next().unwrap())),
+            Ok(())
+        );
+        assert_eq!(seen, [0.25, 0.5]);
+        assert_eq!(
+            follow(&Stop::new(), &mut |_| {}, || Ok(SanitizeState::Failed)),
+            Err("the sanitize failed (the drive says so)".to_string())
+        );
+        let stop = Stop::new();
+        stop.request(bench_core::runner::StopReason::Interrupted);
+        let e = follow(&stop, &mut |_| {}, || Ok(SanitizeState::InProgress(0.1))).unwrap_err();
+        assert!(
+            e.starts_with("stopped while the drive sanitizes: a sanitize cannot be stopped"),
+            "{e}"
+        );
+    }
+}
