@@ -121,20 +121,23 @@ pub fn summary(e: &EraseSupport) -> String {
 }
 
 /// The order `auto` picks a purge in: the methods that erase every block
-/// (the PTS's purge), fastest first; overwrites (hours) only when asked.
-pub const AUTO_ORDER: [EraseMethod; 6] = [
+/// (the PTS's purge), fastest first, ATA security erase where the disk has
+/// no sanitize; overwrites (hours) only when asked.
+pub const AUTO_ORDER: [EraseMethod; 8] = [
     EraseMethod::NvmeSanitizeCrypto,
     EraseMethod::NvmeSanitizeBlock,
     EraseMethod::NvmeFormatCrypto,
     EraseMethod::NvmeFormatUserData,
     EraseMethod::AtaSanitizeCrypto,
     EraseMethod::AtaSanitizeBlock,
+    EraseMethod::AtaSecurityEnhancedErase,
+    EraseMethod::AtaSecurityErase,
 ];
 
-/// Why bootbench does not send ATA SECURITY ERASE UNIT.
-pub const NO_SECURITY_ERASE: &str = "bootbench does not send ATA SECURITY ERASE UNIT: it needs a user password \
-    set on the disk first, and an erase that fails or loses power leaves the disk locked with it; erase such a \
-    disk with hdparm --security-erase, or use a disk with the Sanitize feature set";
+/// The user password a security erase sets first (the erase clears it):
+/// said in the record and the README, so a disk left with it after a
+/// failed erase can be unlocked (`hdparm --security-disable bootbench`).
+pub const SECURITY_PASSWORD: &[u8] = b"bootbench";
 
 /// The purge to run on a disk of `support` for the config's `asked`
 /// (`None`: `auto`), or why none may run: the disk does not say it
@@ -148,9 +151,6 @@ pub fn choose(asked: Option<EraseMethod>, support: &EraseSupport, namespaces: us
         return Err(alloc::format!("the disk's erase support could not be read ({e})"));
     }
     let method = match asked {
-        Some(EraseMethod::AtaSecurityErase | EraseMethod::AtaSecurityEnhancedErase) => {
-            return Err(String::from(NO_SECURITY_ERASE))
-        }
         Some(m) if support.supported.contains(&m) => m,
         Some(m) => {
             return Err(alloc::format!(
@@ -163,23 +163,29 @@ pub fn choose(asked: Option<EraseMethod>, support: &EraseSupport, namespaces: us
             .iter()
             .find(|m| support.supported.contains(m))
             .ok_or_else(|| {
-                let security = support
-                    .supported
-                    .iter()
-                    .any(|m| matches!(m, EraseMethod::AtaSecurityErase | EraseMethod::AtaSecurityEnhancedErase));
                 alloc::format!(
-                    "the disk supports no purge bootbench runs (it supports: {}){}",
-                    summary(support),
-                    if security {
-                        alloc::format!("; {NO_SECURITY_ERASE}")
-                    } else {
-                        String::new()
-                    }
+                    "the disk supports no purge bootbench runs (it supports: {})",
+                    summary(support)
                 )
             })?,
     };
     if support.locked == Some(true) {
         return Err(String::from("the disk is locked by a password: nothing is erased"));
+    }
+    let security = matches!(
+        method,
+        EraseMethod::AtaSecurityErase | EraseMethod::AtaSecurityEnhancedErase
+    );
+    if security && support.frozen == Some(true) {
+        return Err(String::from(
+            "the disk's security is frozen (SECURITY FREEZE LOCK, usually by the BIOS): a security erase is \
+             refused until a power cycle (hot-plug the disk, or suspend and resume, and run again)",
+        ));
+    }
+    if security && support.security_enabled == Some(true) {
+        return Err(String::from(
+            "the disk has a user password set: bootbench erases no disk whose password it does not know",
+        ));
     }
     let whole_subsystem = matches!(
         method,
@@ -349,6 +355,76 @@ pub fn ata_sanitize_cdb(feature: u16, lba: u64) -> [u8; 16] {
     ]
 }
 
+/// ATA Security feature set commands (ACS-3 7.33-7.37).
+pub mod security {
+    /// SECURITY SET PASSWORD (PIO data-out, one block).
+    pub const SET_PASSWORD: u8 = 0xf1;
+    /// SECURITY ERASE PREPARE (non-data).
+    pub const ERASE_PREPARE: u8 = 0xf3;
+    /// SECURITY ERASE UNIT (PIO data-out, one block).
+    pub const ERASE_UNIT: u8 = 0xf4;
+    /// SECURITY DISABLE PASSWORD (PIO data-out, one block).
+    pub const DISABLE_PASSWORD: u8 = 0xf6;
+}
+
+/// The ATA PASS-THROUGH(16) command block for a Security command:
+/// 28-bit, CK_COND (the registers come back in the sense data), and PIO
+/// data-out of one 512-byte block (count 1) when `data_out`, else
+/// non-data; DEVICE bit 6 (LBA) set, as hdparm sends them.
+pub fn ata_security_cdb(command: u8, data_out: bool) -> [u8; 16] {
+    let (protocol, flags, count) = if data_out {
+        // ck_cond, t_dir to the device (0), byte_block, t_length in the count.
+        (5u8, 0x26u8, 1u8)
+    } else {
+        (3, 0x20, 0)
+    };
+    [
+        0x85,
+        protocol << 1,
+        flags,
+        0,
+        0,
+        0,
+        count,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0x40,
+        command,
+        0,
+    ]
+}
+
+/// The 512-byte block of SECURITY SET PASSWORD (`erase` `None`: word 0
+/// bit 0 user password, bit 8 high security), SECURITY ERASE UNIT
+/// (`Some(enhanced)`: bit 1 enhanced) or SECURITY DISABLE PASSWORD (as
+/// set's): words 1-16 the password, zero-padded to 32 bytes.
+pub fn ata_security_block(erase: Option<bool>, password: &[u8]) -> [u8; 512] {
+    let mut b = [0u8; 512];
+    if erase == Some(true) {
+        b[0] = 0x02;
+    }
+    let n = password.len().min(32);
+    b[2..2 + n].copy_from_slice(&password[..n]);
+    b
+}
+
+/// How long to wait for SECURITY ERASE UNIT: twice the disk's own
+/// estimate (IDENTIFY word 89 or 90) and 10 minutes, or 12 hours when it
+/// gives none; milliseconds.
+pub fn ata_security_erase_timeout_ms(support: &EraseSupport, enhanced: bool) -> u32 {
+    let minutes = if enhanced {
+        support.enhanced_erase_minutes
+    } else {
+        support.erase_minutes
+    };
+    let m = minutes.map_or(12 * 60, |m| m.saturating_mul(2).saturating_add(10));
+    m.saturating_mul(60_000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,7 +464,8 @@ mod tests {
             .unwrap_err()
             .starts_with("the disk supports no purge"));
 
-        // An ATA disk with security erase only: refused, saying why.
+        // An ATA disk with security erase only: the enhanced one, unless
+        // security is frozen or a password is set.
         fn set(p: &mut [u8; 512], w: usize, v: u16) {
             p[2 * w..2 * w + 2].copy_from_slice(&v.to_le_bytes());
         }
@@ -396,16 +473,21 @@ mod tests {
         set(&mut p, 82, 0x0002);
         set(&mut p, 128, 0x0001 | (1 << 5));
         let at = ata(&p);
-        let e = choose(None, &at, 1).unwrap_err();
-        assert!(
-            e.starts_with("the disk supports no purge bootbench runs (it supports: ata_security_enhanced_erase"),
-            "{e}"
-        );
-        assert!(e.contains("; bootbench does not send ATA SECURITY ERASE UNIT"), "{e}");
+        assert_eq!(choose(None, &at, 1), Ok(EraseMethod::AtaSecurityEnhancedErase));
         assert_eq!(
             choose(Some(EraseMethod::AtaSecurityErase), &at, 1),
-            Err(String::from(NO_SECURITY_ERASE))
+            Ok(EraseMethod::AtaSecurityErase)
         );
+        let mut frozen = at.clone();
+        frozen.frozen = Some(true);
+        assert!(choose(None, &frozen, 1)
+            .unwrap_err()
+            .starts_with("the disk's security is frozen"));
+        let mut pw = at;
+        pw.security_enabled = Some(true);
+        assert!(choose(None, &pw, 1)
+            .unwrap_err()
+            .starts_with("the disk has a user password set"));
         // Sanitize on a disk locked by a password: refused.
         set(&mut p, 59, (1 << 12) | (1 << 15));
         set(&mut p, 128, 0x0001 | (1 << 2));
@@ -488,6 +570,41 @@ mod tests {
         );
         sense[0] = 0x70;
         assert_eq!(ata_registers(&sense), None);
+        // Security: SET PASSWORD and ERASE UNIT as PIO data-out of one
+        // block, ERASE PREPARE non-data; the blocks as ACS-3 lays them out.
+        assert_eq!(
+            ata_security_cdb(security::SET_PASSWORD, true),
+            [0x85, 0x0a, 0x26, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x40, 0xf1, 0]
+        );
+        assert_eq!(
+            ata_security_cdb(security::ERASE_PREPARE, false),
+            [0x85, 0x06, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x40, 0xf3, 0]
+        );
+        let b = ata_security_block(Some(true), SECURITY_PASSWORD);
+        assert_eq!((b[0], b[1]), (0x02, 0x00), "user password, enhanced");
+        assert_eq!(&b[2..11], b"bootbench");
+        assert!(b[11..].iter().all(|&x| x == 0));
+        assert_eq!(ata_security_block(None, SECURITY_PASSWORD)[0], 0, "user, high security");
+        assert_eq!(
+            ata_security_block(Some(false), &[b'x'; 40])[2..34],
+            [b'x'; 32],
+            "at most 32 bytes"
+        );
+        let mut s = EraseSupport {
+            source: String::from("ata_identify"),
+            supported: Vec::new(),
+            frozen: Some(false),
+            locked: Some(false),
+            security_enabled: Some(false),
+            erase_minutes: Some(120),
+            enhanced_erase_minutes: None,
+            applies_to_all_namespaces: None,
+            error: None,
+        };
+        assert_eq!(ata_security_erase_timeout_ms(&s, false), 250 * 60_000);
+        assert_eq!(ata_security_erase_timeout_ms(&s, true), 12 * 3600 * 1000);
+        s.erase_minutes = None;
+        assert_eq!(ata_security_erase_timeout_ms(&s, false), 12 * 3600 * 1000);
     }
 
     #[test]

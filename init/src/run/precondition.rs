@@ -88,9 +88,10 @@ pub fn purge_disk(
             bench_core::erase::choose(ask.asked, s, namespaces)
         }
     };
-    let (method, result) = match chosen {
-        Err(why) => (None, Err(why)),
-        Ok(m) => (Some(m), super::purge::purge(target, m, stop, progress)),
+    let (method, result) = match (chosen, &ask.support) {
+        (Ok(m), Some(support)) => (Some(m), super::purge::purge(target, m, support, stop, progress)),
+        (Err(why), _) => (None, Err(why)),
+        (Ok(_), None) => (None, Err("the disk's erase support is unknown".to_string())),
     };
     bench_core::result::Purge {
         asked,

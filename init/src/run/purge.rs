@@ -5,7 +5,11 @@
 //! cryptographic erase (it returns when done), NVMe Sanitize (block,
 //! crypto, overwrite; followed in the Sanitize Status log page), ATA
 //! SANITIZE (crypto scramble, block erase, overwrite; followed with
-//! SANITIZE STATUS EXT, refused while the disk's sanitize is frozen).
+//! SANITIZE STATUS EXT, refused while the disk's sanitize is frozen), ATA
+//! SECURITY ERASE UNIT where the disk has no sanitize (the user password
+//! [`bench_core::erase::SECURITY_PASSWORD`] set first, as hdparm's
+//! `--security-erase` does; the erase clears it, and a failure clears it
+//! with SECURITY DISABLE PASSWORD, or says the disk is left with it).
 //! Which one, and whether it may run at all, is
 //! [`bench_core::erase::choose`]'s.
 
@@ -13,13 +17,15 @@ use std::fs::File;
 use std::time::{Duration, Instant};
 
 use bench_core::erase::{
-    ata_registers, ata_sanitize_cdb, ata_sanitize_feature, ata_sanitize_state, nvme_format_cdw10, nvme_sanact,
-    nvme_sanitize_state, SanitizeState,
+    ata_registers, ata_sanitize_cdb, ata_sanitize_feature, ata_sanitize_state, ata_security_block, ata_security_cdb,
+    ata_security_erase_timeout_ms, nvme_format_cdw10, nvme_sanact, nvme_sanitize_state, security, SanitizeState,
+    SECURITY_PASSWORD,
 };
-use bench_core::result::EraseMethod;
+use bench_core::result::{EraseMethod, EraseSupport};
 use bench_core::runner::Stop;
 
 use super::engine::DevTarget;
+use crate::disks::scsi;
 use crate::sys::{blk, nvme, sgio};
 
 /// How long a Format NVM may take before the kernel gives up on it: 4 h
@@ -36,12 +42,15 @@ const START_WAIT: Duration = Duration::from_secs(30);
 pub fn purge(
     target: &DevTarget,
     method: EraseMethod,
+    support: &EraseSupport,
     stop: &Stop,
     progress: &mut dyn FnMut(f64),
 ) -> Result<(), String> {
     let r = target.erase_with(|f| match method {
         EraseMethod::NvmeFormatUserData => nvme_format(f, 1),
         EraseMethod::NvmeFormatCrypto => nvme_format(f, 2),
+        EraseMethod::AtaSecurityEnhancedErase => ata_security_erase(f, true, support),
+        EraseMethod::AtaSecurityErase => ata_security_erase(f, false, support),
         m if nvme_sanact(m).is_some() => nvme_sanitize(f, nvme_sanact(m).unwrap_or(0), stop, progress),
         m if ata_sanitize_feature(m).is_some() => ata_sanitize(f, m, stop, progress),
         m => Err(format!("{} is not a purge bootbench runs", m.name())),
@@ -112,6 +121,74 @@ fn ata_sanitize(f: &File, m: EraseMethod, stop: &Stop, progress: &mut dyn FnMut(
     follow(stop, progress, || ata_status(f).map(|r| ata_sanitize_state(&r)))
 }
 
+/// An ATA command's ending: refused (STATUS ERR in the registers that came
+/// back) or failed on the way, in words; else fine.
+fn ata_ok(what: &str, a: &sgio::Answer, sense: &[u8]) -> Result<(), String> {
+    match ata_registers(sense) {
+        Some(r) if r.status & 0x01 != 0 => Err(format!(
+            "{what} refused: ATA status {:#04x}, error {:#04x}",
+            r.status, r.error
+        )),
+        Some(_) => Ok(()),
+        None if a.status == 0 && a.host_status == 0 && a.driver_status == 0 => Ok(()),
+        None => Err(format!(
+            "{what} failed: SCSI status {:#04x}, host {:#06x}, driver {:#06x}",
+            a.status, a.host_status, a.driver_status
+        )),
+    }
+}
+
+/// Send an ATA Security command, with its 512-byte block when given.
+fn ata_security(f: &File, command: u8, block: Option<&[u8; 512]>, timeout_ms: u32, what: &str) -> Result<(), String> {
+    let mut sense = [0u8; sgio::SENSE];
+    let a = match block {
+        Some(b) => sgio::command_out(f, &ata_security_cdb(command, true), b, &mut sense, timeout_ms),
+        None => sgio::command(f, &ata_security_cdb(command, false), None, &mut sense),
+    }
+    .map_err(|e| format!("{what}: {}", std::io::Error::from(e)))?;
+    let n = usize::from(a.sense_len).min(sgio::SENSE);
+    ata_ok(what, &a, &sense[..n])
+}
+
+/// ATA SECURITY ERASE UNIT (`enhanced` or normal), as hdparm's
+/// `--security-erase` does it: SECURITY SET PASSWORD (user, high) with
+/// [`SECURITY_PASSWORD`], SECURITY ERASE PREPARE, SECURITY ERASE UNIT with
+/// it (the disk's own time estimate, twice, as the wait), then IDENTIFY to
+/// see the password gone. A step that fails after the password was set
+/// clears it with SECURITY DISABLE PASSWORD, or says the disk keeps it.
+fn ata_security_erase(f: &File, enhanced: bool, support: &EraseSupport) -> Result<(), String> {
+    let pw = ata_security_block(None, SECURITY_PASSWORD);
+    ata_security(f, security::SET_PASSWORD, Some(&pw), 15_000, "SECURITY SET PASSWORD")?;
+    let undo = |why: String| -> String {
+        match ata_security(
+            f,
+            security::DISABLE_PASSWORD,
+            Some(&pw),
+            15_000,
+            "SECURITY DISABLE PASSWORD",
+        ) {
+            Ok(()) => format!("{why}; the password it set was cleared again"),
+            Err(e) => format!(
+                "{why}; and clearing the password failed ({e}): the disk keeps the user password \"bootbench\" \
+                 (hdparm --user-master u --security-disable bootbench DEVICE clears it)"
+            ),
+        }
+    };
+    ata_security(f, security::ERASE_PREPARE, None, 15_000, "SECURITY ERASE PREPARE").map_err(undo)?;
+    let erase = ata_security_block(Some(enhanced), SECURITY_PASSWORD);
+    let timeout = ata_security_erase_timeout_ms(support, enhanced);
+    ata_security(f, security::ERASE_UNIT, Some(&erase), timeout, "SECURITY ERASE UNIT").map_err(undo)?;
+    // A completed erase disables security (ACS-3 7.35): the password is gone.
+    let page = scsi::ata_identify(f).map_err(|e| format!("IDENTIFY after the erase: {}", std::io::Error::from(e)))?;
+    let w128 = u16::from_le_bytes([page[256], page[257]]);
+    if w128 & 0x2 != 0 {
+        return Err(undo(
+            "the erase ended but the disk still has security enabled".to_string(),
+        ));
+    }
+    Ok(())
+}
+
 /// Read a sanitize's state every second until it is done (or failed),
 /// giving its progress.
 fn follow(
@@ -164,7 +241,14 @@ mod tests {
         std::fs::write(&p, vec![7u8; 1 << 20]).unwrap();
         let path = p.to_string_lossy().into_owned();
         let ro = DevTarget::open(&path, None).unwrap();
-        let e = purge(&ro, EraseMethod::NvmeFormatUserData, &Stop::new(), &mut |_| {}).unwrap_err();
+        let e = purge(
+            &ro,
+            EraseMethod::NvmeFormatUserData,
+            &bench_core::erase::ata(&[0u8; 512]),
+            &Stop::new(),
+            &mut |_| {},
+        )
+        .unwrap_err();
         assert_eq!(e, "the disk was not claimed for writing: nothing is erased");
         assert!(!ro.wrote());
         let text = format!(
@@ -183,13 +267,15 @@ mod tests {
                 panic!("{why}")
             });
         let (_, (), d) = claimed.into_iter().next().expect("claimed");
+        let support = bench_core::erase::ata(&[0u8; 512]);
         for m in [
             EraseMethod::NvmeFormatUserData,
             EraseMethod::NvmeSanitizeBlock,
             EraseMethod::AtaSanitizeBlock,
+            EraseMethod::AtaSecurityEnhancedErase,
         ] {
             let mut last = 0.0;
-            let r = purge(&d, m, &Stop::new(), &mut |f| last = f);
+            let r = purge(&d, m, &support, &Stop::new(), &mut |f| last = f);
             assert!(r.is_err(), "{m:?}: {r:?}");
             assert_eq!(last, 0.0, "{m:?}");
         }

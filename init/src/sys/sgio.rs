@@ -42,6 +42,8 @@ const SG_IO: libc::Ioctl = 0x2285;
 const SG_DXFER_FROM_DEV: libc::c_int = -3;
 /// No data moves.
 const SG_DXFER_NONE: libc::c_int = -1;
+/// Data moves from us to the device.
+const SG_DXFER_TO_DEV: libc::c_int = -2;
 
 /// Bytes of sense data asked for.
 pub const SENSE: usize = 32;
@@ -81,6 +83,43 @@ pub fn command(f: &File, cdb: &[u8], data: Option<&mut [u8]>, sense: &mut [u8; S
         ),
         None => (std::ptr::null_mut(), 0, SG_DXFER_NONE),
     };
+    send(f, cdb, dxferp, dxfer_len, dir, sense, 5000)
+}
+
+/// Send one SCSI command `cdb` that carries `data` to the device (ATA
+/// SECURITY SET PASSWORD, ERASE UNIT, DISABLE PASSWORD: sent only by
+/// `run::purge` on a disk claimed for writing), waiting at most
+/// `timeout_ms`.
+pub fn command_out(
+    f: &File,
+    cdb: &[u8],
+    data: &[u8],
+    sense: &mut [u8; SENSE],
+    timeout_ms: u32,
+) -> Result<Answer, Errno> {
+    let len = libc::c_uint::try_from(data.len()).map_err(|_| Errno::EINVAL)?;
+    // SG_IO only reads from a buffer sent to the device.
+    send(
+        f,
+        cdb,
+        data.as_ptr().cast_mut().cast::<libc::c_void>(),
+        len,
+        SG_DXFER_TO_DEV,
+        sense,
+        timeout_ms,
+    )
+}
+
+/// SG_IO with the transfer and timeout given.
+fn send(
+    f: &File,
+    cdb: &[u8],
+    dxferp: *mut libc::c_void,
+    dxfer_len: libc::c_uint,
+    dir: libc::c_int,
+    sense: &mut [u8; SENSE],
+    timeout: u32,
+) -> Result<Answer, Errno> {
     let mut hdr = SgIoHdr {
         interface_id: libc::c_int::from(b'S'),
         dxfer_direction: dir,
@@ -91,7 +130,7 @@ pub fn command(f: &File, cdb: &[u8], data: Option<&mut [u8]>, sense: &mut [u8; S
         dxferp,
         cmdp: cdb.as_ptr(),
         sbp: sense.as_mut_ptr(),
-        timeout: 5000,
+        timeout,
         flags: 0,
         pack_id: 0,
         usr_ptr: std::ptr::null_mut(),
@@ -107,12 +146,14 @@ pub fn command(f: &File, cdb: &[u8], data: Option<&mut [u8]>, sense: &mut [u8; S
     };
     // SAFETY: SG_IO reads `hdr` (a live, fully initialised sg_io_hdr of the
     // kernel's layout) and through it: `cmdp` -> `cdb`, cmd_len bytes =
-    // cdb.len(); writes through `dxferp` -> `data`, dxfer_len bytes = its
-    // length (or nothing: null with length 0 and SG_DXFER_NONE), and `sbp`
-    // -> `sense`, SENSE bytes = mx_sb_len; then writes the status fields of
-    // `hdr`. All of them are borrowed for the whole call (SG_IO is
-    // synchronous), and `f` keeps the fd open. The direction is never
-    // towards the device: no command sent here carries data to it.
+    // cdb.len(); writes through `dxferp` -> the caller's data, dxfer_len
+    // bytes = its length, for SG_DXFER_FROM_DEV, or reads that many from it
+    // for SG_DXFER_TO_DEV (or nothing: null with length 0 and
+    // SG_DXFER_NONE), and `sbp` -> `sense`, SENSE bytes = mx_sb_len; then
+    // writes the status fields of `hdr`. All of them are borrowed for the
+    // whole call (SG_IO is synchronous), and `f` keeps the fd open. A
+    // buffer sent to the device (command_out's, borrowed immutably) is
+    // only read.
     let rc = unsafe { libc::ioctl(f.as_raw_fd(), SG_IO, &mut hdr as *mut SgIoHdr) };
     Errno::result(rc)?;
     Ok(Answer {
@@ -151,6 +192,9 @@ mod tests {
         assert!(command(&f, &cdb, None, &mut sense).is_err());
         let mut data = [0u8; 512];
         assert!(command(&f, &[0x12, 0x01, 0x80, 0, 0xff, 0], Some(&mut data), &mut sense).is_err());
+        let cdb = [0x85, 5 << 1, 0x26, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x40, 0xf1, 0];
+        assert!(command_out(&f, &cdb, &[0u8; 512], &mut sense, 1000).is_err());
+        assert_eq!(std::fs::read(&p).unwrap(), [0u8; 4096]);
         std::fs::remove_file(&p).unwrap();
     }
 }
