@@ -398,6 +398,49 @@ fn a_burn_in_writes_and_checks_every_block_of_the_granted_disk_only() {
     assert_eq!(b.hash(), b0);
 }
 
+/// A byte changed behind the burn-in's back, between a pass's writes and
+/// its reads: a second writer rewrites one byte of the loop device's
+/// backing file with 0x00 over and over while the run burns the device in
+/// with 0xaa and 0x55. Every pass reports exactly that byte's logical
+/// block as mismatched, and nothing else.
+#[test]
+fn a_byte_changed_behind_the_burn_ins_back_is_reported_by_its_lba() {
+    use std::os::unix::fs::FileExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let a = Loop::zeroed(LOOP_BYTES);
+    let at: u64 = (40 << 20) + 3 * 4096 + 17;
+    let tests = serde_json::json!([{"workload": "seq_read", "size": "1M"}]);
+    let cfg = config(&serde_json::json!({"tests": tests, "targets": [a.dev],
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [a.dev]},
+        "burn_in": {"bs": "256k", "patterns": ["0xaa", "0x55"], "max_bad": 100}}));
+    let stop = AtomicBool::new(false);
+    let backing = std::fs::OpenOptions::new().write(true).open(&a.file.0).unwrap();
+    let out = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                backing.write_at(&[0u8], at).unwrap();
+                std::thread::yield_now();
+            }
+        });
+        let out = run(&["run", "--config", cfg.path()]);
+        stop.store(true, Ordering::Relaxed);
+        out
+    });
+    // The verdict fails the disk (acceptance.burn_in.mismatched): exit 3.
+    assert_eq!(out.status.code(), Some(3), "stderr:\n{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_valid("bootbench.result-1.schema.json", &doc);
+    let r = &doc["targets"][0]["burn_in"];
+    let passes = r["passes"].as_array().unwrap();
+    assert_eq!(passes.len(), 2, "{r}");
+    for p in passes {
+        assert_eq!(p["mismatched_lbas"], serde_json::json!([at / 512]), "{p}");
+        assert_eq!(p["unwritable_lbas"], serde_json::json!([]), "{p}");
+        assert_eq!(p["unreadable_lbas"], serde_json::json!([]), "{p}");
+    }
+    assert_eq!(r["mismatched_lbas"], serde_json::json!([at / 512]), "{r}");
+}
+
 /// Preconditioning (`precondition`, after the burn-in, before the tests)
 /// of the granted disk only: the area (8 MiB from 1 MiB) written twice in
 /// 128 KiB writes, then rounds of 4 KiB random writes until the last 3 are
