@@ -614,3 +614,61 @@ fn f5_twenty_four_disks_are_scanned_and_burnt_in_at_once() {
     );
     eprintln!("f5: {rule}");
 }
+
+/// `parallel: true` on 24 virtio disks in one boot: every disk's
+/// benchmarks start before any test ends, each disk runs its two tests in
+/// order, the document holds them in disk and plan order, all `ok`; every
+/// disk is byte-identical (reads only).
+#[test]
+fn f6_twenty_four_disks_are_benchmarked_at_once() {
+    let Some(a) = artifacts("f6_24_parallel") else {
+        return;
+    };
+    let dir = scratch("f6_24_parallel");
+    let names: Vec<String> = (1..=24).map(|i| format!("P-{i:02}")).collect();
+    let specs = disks(
+        &names
+            .iter()
+            .map(|n| format!("virtio,size=16M,serial={n}"))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(1100 + i as u64));
+    let config = json!({
+        "targets": names.iter().map(|n| json!({"serial": n})).collect::<Vec<_>>(),
+        "tests": [
+            {"workload": "seq_read", "name": "read", "bs": "1M", "size": "4M"},
+            {"workload": "rand_read", "name": "rand", "bs": "4k", "runtime": "500ms"}
+        ],
+        "parallel": true
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    let serial = &outcome.serial;
+    let first_end = serial.find("[test ").expect("test endings");
+    assert_eq!(
+        serial[..first_end].matches("benchmarks started on ").count(),
+        24,
+        "every disk started before any test ended"
+    );
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 48);
+    for (i, n) in names.iter().enumerate() {
+        let path = path_of(target_by_serial(&doc, n));
+        for (k, name) in ["read", "rand"].iter().enumerate() {
+            let t = &tests[2 * i + k];
+            assert_eq!(
+                (t["target"].as_str(), t["name"].as_str()),
+                (Some(path), Some(*name)),
+                "{n}"
+            );
+            assert_eq!(t["status"]["state"], "ok", "{n} {name}: {}", t["status"]);
+        }
+    }
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    assert_eq!(before, after, "reads only: every disk unchanged");
+}

@@ -2,7 +2,8 @@
 //! prescribes before a drive's first measurement): the disk's own erase
 //! command, on a disk claimed for writing, after the run's countdown,
 //! polled to its end with progress. NVMe Format NVM with user data or
-//! cryptographic erase (it returns when done), NVMe Sanitize (block,
+//! cryptographic erase (it returns when done; its progress from the
+//! namespace's Format Progress Indicator where it has one), NVMe Sanitize (block,
 //! crypto, overwrite; followed in the Sanitize Status log page), ATA
 //! SANITIZE (crypto scramble, block erase, overwrite; followed with
 //! SANITIZE STATUS EXT, refused while the disk's sanitize is frozen), ATA
@@ -47,8 +48,8 @@ pub fn purge(
     progress: &mut dyn FnMut(f64),
 ) -> Result<(), String> {
     let r = target.erase_with(|f| match method {
-        EraseMethod::NvmeFormatUserData => nvme_format(f, 1),
-        EraseMethod::NvmeFormatCrypto => nvme_format(f, 2),
+        EraseMethod::NvmeFormatUserData => nvme_format(f, 1, progress),
+        EraseMethod::NvmeFormatCrypto => nvme_format(f, 2, progress),
         EraseMethod::AtaSecurityEnhancedErase => ata_security_erase(f, true, support),
         EraseMethod::AtaSecurityErase => ata_security_erase(f, false, support),
         m if nvme_sanact(m).is_some() => nvme_sanitize(f, nvme_sanact(m).unwrap_or(0), stop, progress),
@@ -64,12 +65,39 @@ pub fn purge(
 }
 
 /// Format NVM of this namespace with Secure Erase Settings `ses`, keeping
-/// its block format and protection.
-fn nvme_format(f: &File, ses: u8) -> Result<(), String> {
+/// its block format and protection. The command returns when the format is
+/// done; meanwhile, where the namespace has a Format Progress Indicator
+/// (Identify Namespace byte 32: bit 7 supported, bits 6:0 the percentage
+/// left), it is read every second for the progress.
+fn nvme_format(f: &File, ses: u8, progress: &mut dyn FnMut(f64)) -> Result<(), String> {
     let nsid = nvme::namespace_id(f).map_err(|e| format!("the namespace id (NVME_IOCTL_ID): {e}"))?;
     let ns = nvme::identify(f, nvme::CNS_NAMESPACE, nsid).map_err(|e| format!("Identify Namespace {nsid}: {e}"))?;
     let cdw10 = nvme_format_cdw10(ns[26], ns[29], ses);
-    nvme::format_nvm(f, nsid, cdw10, FORMAT_TIMEOUT_MS).map_err(|e| format!("Format NVM of namespace {nsid}: {e}"))
+    let fpi = ns[32] & 0x80 != 0;
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let format = s.spawn(|| {
+            let r = nvme::format_nvm(f, nsid, cdw10, FORMAT_TIMEOUT_MS);
+            done.store(true, std::sync::atomic::Ordering::Release);
+            r
+        });
+        while fpi && !done.load(std::sync::atomic::Ordering::Acquire) {
+            std::thread::sleep(POLL);
+            if let Ok(now) = nvme::identify(f, nvme::CNS_NAMESPACE, nsid) {
+                progress(format_progress(now[32]));
+            }
+        }
+        format
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+            .map_err(|e| format!("Format NVM of namespace {nsid}: {e}"))
+    })
+}
+
+/// A format's fraction done from the Format Progress Indicator byte
+/// (bits 6:0 the percentage left).
+fn format_progress(fpi: u8) -> f64 {
+    1.0 - f64::from((fpi & 0x7f).min(100)) / 100.0
 }
 
 /// Sanitize with action `sanact`, then its status until it ends.
@@ -284,6 +312,15 @@ mod tests {
             std::fs::read(&p).unwrap().iter().all(|&b| b == 7),
             "the file is unchanged"
         );
+    }
+
+    /// The Format Progress Indicator's percentage left, as the fraction done.
+    #[test]
+    fn a_formats_progress_from_its_indicator() {
+        assert_eq!(format_progress(0x80 | 100), 0.0);
+        assert_eq!(format_progress(0x80 | 25), 0.75);
+        assert_eq!(format_progress(0x80), 1.0);
+        assert_eq!(format_progress(0xff), 0.0, "more than 100% left is all of it");
     }
 
     /// Following a sanitize: progress as the drive gives it, done, failed,
