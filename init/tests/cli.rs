@@ -565,9 +565,12 @@ fn a_test_waits_for_steady_state_before_it_is_measured() {
     } else {
         assert!(wait_ns >= 2_000_000_000, "{w}");
     }
+    // The runtime bound is checked before each request; the measured time
+    // ends at the last completion before it, a request's time short of it.
     assert!(
-        t["steps"][0]["runtime_ns"].as_u64().unwrap() >= 500_000_000,
-        "measured after the wait"
+        t["steps"][0]["runtime_ns"].as_u64().unwrap() >= 450_000_000,
+        "measured after the wait: {}",
+        t["steps"][0]
     );
     assert!(doc["tests"][1]["steps"][0].get("steady_state").is_none());
     assert!(doc["tests"][1]["params"].get("steady_state").is_none());
