@@ -478,6 +478,33 @@ pub struct Host {
     pub lockdown: Option<String>,
 }
 
+/// A LUKS container's header (LUKS1: the phdr; LUKS2: the binary header
+/// and its JSON metadata), as `cryptsetup luksDump` shows it, without the
+/// salts and digests.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LuksInfo {
+    /// 1 or 2.
+    pub version: u32,
+    /// The container's UUID.
+    pub uuid: String,
+    /// LUKS2's label, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The data's cipher: `aes-xts-plain64` (LUKS1: name and mode joined).
+    pub cipher: String,
+    /// The volume key's size, bits (LUKS1's key bytes; LUKS2: the first
+    /// keyslot's key size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_bits: Option<u32>,
+    /// Where the encrypted data starts, bytes from the start of the disk.
+    pub data_offset_bytes: u64,
+    /// LUKS2: the data's encryption sector size, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sector_size: Option<u32>,
+    /// Keyslots in use.
+    pub keyslots: u32,
+}
+
 /// A target as the system describes it. Absent facts are `None`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
@@ -548,6 +575,12 @@ pub struct TargetInfo {
     /// layers, simulated disks and in older documents. Nothing erases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erase_support: Option<EraseSupport>,
+    /// A LUKS container the disk holds (its header at byte 0), as its
+    /// header says it: nothing secret, nothing opened. Read by `list` only
+    /// (`list --json` prints targets); absent when there is none, and in
+    /// run documents for now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub luks: Option<LuksInfo>,
     /// The disk's surface scan, when the config asked for one
     /// (`surface_scan`), run before every benchmark; absent otherwise and
     /// in older documents.

@@ -180,7 +180,8 @@ pub fn main(args: Vec<String>) -> i32 {
 }
 
 fn list(json: bool, all: bool) -> i32 {
-    let disks = discover::disks(all);
+    let mut disks = discover::disks(all);
+    discover::read_holdings(&mut disks);
     if json {
         match serde_json::to_string_pretty(&disks) {
             Ok(j) => println!("{j}"),

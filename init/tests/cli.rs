@@ -576,6 +576,101 @@ fn a_test_waits_for_steady_state_before_it_is_measured() {
     assert!(doc["tests"][1]["params"].get("steady_state").is_none());
 }
 
+/// What a disk holds, in `list`: a LUKS2 and a LUKS1 container, their
+/// headers written by Debian's cryptsetup (`luksFormat`, the fixtures of
+/// issue 32), each on a loop device: version, UUID (as `cryptsetup
+/// luksUUID` says), label, cipher, key size, where the data starts and the
+/// keyslots in use, in the JSON and a `holds:` line under the disk; a
+/// plain device holds nothing; nothing is written.
+#[test]
+fn list_shows_the_luks_containers_cryptsetup_made() {
+    let cs = "cryptsetup";
+    let key = ShmFile::new(&unique("luks-key"), &[7u8; 32]);
+    let make = |args: &[&str]| -> (Loop, String) {
+        let f = ShmFile::new(&unique("luks.img"), &vec![0u8; 32 << 20]);
+        let mut cmd = Command::new(cs);
+        cmd.args([
+            "luksFormat",
+            "--batch-mode",
+            "--pbkdf-force-iterations",
+            "1000",
+            "--key-file",
+            key.path(),
+        ]);
+        let o = cmd
+            .args(args)
+            .arg(f.path())
+            .output()
+            .expect("cryptsetup (Debian's cryptsetup-bin, .ci/deps installs it)");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let uuid = Command::new(cs).args(["luksUUID", f.path()]).output().unwrap();
+        let uuid = String::from_utf8(uuid.stdout).unwrap().trim().to_string();
+        (Loop::with_contents(std::fs::read(f.path()).unwrap()), uuid)
+    };
+    let (l2, u2) = make(&[
+        "--type",
+        "luks2",
+        "--pbkdf",
+        "pbkdf2",
+        "--label",
+        "bench",
+        "--sector-size",
+        "4096",
+    ]);
+    let (l1, u1) = make(&["--type", "luks1"]);
+    let plain = Loop::zeroed(LOOP_BYTES);
+    let (h2, h1) = (l2.hash(), l1.hash());
+    let o = run(&["list", "--all", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let entry = |dev: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["path"] == dev)
+            .unwrap_or_else(|| panic!("{dev} not listed"))
+            .clone()
+    };
+    assert_eq!(
+        entry(&l2.dev)["luks"],
+        serde_json::json!({"version": 2, "uuid": u2, "label": "bench", "cipher": "aes-xts-plain64",
+            "key_bits": 512, "data_offset_bytes": 16u64 << 20, "sector_size": 4096, "keyslots": 1})
+    );
+    let e1 = entry(&l1.dev);
+    assert_eq!(
+        (
+            e1["luks"]["version"].as_u64(),
+            e1["luks"]["uuid"].as_str(),
+            e1["luks"]["cipher"].as_str()
+        ),
+        (Some(1), Some(u1.as_str()), Some("aes-xts-plain64"))
+    );
+    assert_eq!(
+        (e1["luks"]["key_bits"].as_u64(), e1["luks"]["keyslots"].as_u64()),
+        (Some(512), Some(1))
+    );
+    assert_eq!(
+        e1["luks"]["data_offset_bytes"].as_u64(),
+        Some(4096 * 512),
+        "LUKS1's payload offset, 4096 sectors"
+    );
+    assert!(entry(&plain.dev).get("luks").is_none());
+    let text = String::from_utf8(run(&["list", "--all"]).stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with(&format!("{} ", l2.dev)))
+        .expect("listed");
+    assert_eq!(
+        lines[at + 1],
+        format!(
+            "  holds: LUKS2 container uuid {u2} label bench cipher aes-xts-plain64 key 512 bits data from byte \
+             16777216 in sectors of 4096 B; 1 keyslot(s) in use"
+        )
+    );
+    assert_eq!((l2.hash(), l1.hash()), (h2, h1), "list reads only");
+}
+
 /// A 4Kn device on a live system (a loop device with 4096-byte logical
 /// blocks beside a 512-byte one): `list` shows each one's block sizes as the
 /// kernel has them, in the text and the JSON; the quick profile's read tests

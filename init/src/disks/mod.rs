@@ -11,5 +11,6 @@ pub mod discover;
 pub mod file;
 pub mod health;
 pub mod identity;
+pub mod luks;
 pub mod scsi;
 pub mod selftest;
