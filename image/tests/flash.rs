@@ -65,11 +65,29 @@ impl Drop for Loop {
     }
 }
 
-fn scratch(name: &str) -> PathBuf {
+/// A test's own directory under the temporary directory, removed on drop (after
+/// the test's loop devices, which are declared after it and so dropped first):
+/// the stick images in it are tens of MB and each run has its own process id.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("bootbench-flash-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch");
-    d
+    Scratch(d)
 }
 
 fn flash(args: &[&str]) -> Output {
