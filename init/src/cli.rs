@@ -24,7 +24,7 @@ const AFTER_HELP: &str = "\
 Each command:
   bootbench-init run [--config FILE] [--profile NAME] [--target PATH]... [--out FILE] [--simulate]
   bootbench-init validate FILE [--booted] [--profile NAME] [--target PATH]... [--simulate]
-  bootbench-init list [--json] [--all]
+  bootbench-init list [--json [--stacks]] [--all]
 
 Exit status: 0 run completed, 1 run failed, 2 bad input.
 Writes happen only on targets named in the config's \"destructive\" section with the phrase
@@ -104,9 +104,13 @@ pub enum Command {
     /// firmware, WWN, size, block sizes, rotational, write cache, scheduler,
     /// readahead)
     List {
-        /// Print the disks as a JSON array
+        /// Print the disks as a JSON array (with --stacks: the stacks as a JSON object)
         #[arg(long)]
         json: bool,
+        /// With --json: print the md arrays and LVM volume groups the disks'
+        /// metadata makes, instead of the disks
+        #[arg(long)]
+        stacks: bool,
         /// Include loop, RAM, md, dm, optical, nbd and empty devices
         #[arg(long)]
         all: bool,
@@ -173,25 +177,29 @@ pub fn main(args: Vec<String>) -> i32 {
         }
     };
     match cmd {
-        Command::List { json, all } => list(json, all),
+        Command::List { json, stacks, all } => list(json, stacks, all),
         Command::Validate { config, booted, plan } => validate(&config, booted, &plan.overrides()),
         Command::Run { config, out, plan } => run_command(config.as_deref(), out.as_deref(), &plan.overrides()),
     }
 }
 
-fn list(json: bool, all: bool) -> i32 {
+fn list(json: bool, stacks: bool, all: bool) -> i32 {
     let mut disks = discover::disks(all);
-    discover::read_holdings(&mut disks);
-    if json {
-        match serde_json::to_string_pretty(&disks) {
-            Ok(j) => println!("{j}"),
-            Err(e) => {
-                eprintln!("bootbench-init: cannot encode the list: {e}");
-                return 1;
-            }
+    crate::disks::holds::read(&mut disks);
+    let encoded = match (json, stacks) {
+        (true, true) => serde_json::to_string_pretty(&crate::disks::holds::stacks(&disks)),
+        (true, false) => serde_json::to_string_pretty(&disks),
+        (false, _) => {
+            print!("{}", discover::render_list(&identity::host(), &disks));
+            return 0;
         }
-    } else {
-        print!("{}", discover::render_list(&identity::host(), &disks));
+    };
+    match encoded {
+        Ok(j) => println!("{j}"),
+        Err(e) => {
+            eprintln!("bootbench-init: cannot encode the list: {e}");
+            return 1;
+        }
     }
     0
 }
@@ -376,10 +384,26 @@ mod tests {
             parsed("list"),
             Command::List {
                 json: false,
+                stacks: false,
                 all: false
             }
         );
-        assert_eq!(parsed("list --all --json"), Command::List { json: true, all: true });
+        assert_eq!(
+            parsed("list --all --json"),
+            Command::List {
+                json: true,
+                stacks: false,
+                all: true
+            }
+        );
+        assert_eq!(
+            parsed("list --json --stacks"),
+            Command::List {
+                json: true,
+                stacks: true,
+                all: false
+            }
+        );
         // --help and --version are for stdout, not errors.
         for (line, kind) in [
             ("--help", clap::error::ErrorKind::DisplayHelp),

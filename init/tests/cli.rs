@@ -48,6 +48,51 @@ fn assert_valid(schema_name: &str, doc: &Value) {
     );
 }
 
+/// `list --json`'s entry for `dev`, checked against the result schema's
+/// target (what `list --json` prints is an array of them).
+/// `list --json --stacks`'s object, checked against the result schema's stacks.
+fn assert_stacks_valid(st: &Value) {
+    let mut s = schema("bootbench.result-1.schema.json");
+    let defs = s["$defs"].take();
+    let v = jsonschema::validator_for(&serde_json::json!({"$ref": "#/$defs/stacks", "$defs": defs}))
+        .expect("schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(st)
+        .map(|x| format!("{x} at {}", x.instance_path))
+        .take(10)
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the stacks do not match the schema:\n{}",
+        errors.join("\n")
+    );
+}
+
+fn listed(list: &Value, dev: &str) -> Value {
+    let e = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == dev)
+        .unwrap_or_else(|| panic!("{dev} not listed"))
+        .clone();
+    let mut s = schema("bootbench.result-1.schema.json");
+    let defs = s["$defs"].take();
+    let target = serde_json::json!({"$ref": "#/$defs/target", "$defs": defs});
+    let v = jsonschema::validator_for(&target).expect("schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(&e)
+        .map(|x| format!("{x} at {}", x.instance_path))
+        .take(10)
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{dev}'s entry does not match the target schema:\n{}",
+        errors.join("\n")
+    );
+    e
+}
+
 /// The results document on stdout of a successful run.
 fn doc_of(o: &Output) -> Value {
     assert_eq!(o.status.code(), Some(0), "stderr:\n{}", stderr(o));
@@ -623,14 +668,7 @@ fn list_shows_the_luks_containers_cryptsetup_made() {
     let o = run(&["list", "--all", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let list: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let entry = |dev: &str| {
-        list.as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["path"] == dev)
-            .unwrap_or_else(|| panic!("{dev} not listed"))
-            .clone()
-    };
+    let entry = |dev: &str| listed(&list, dev);
     assert_eq!(
         entry(&l2.dev)["luks"],
         serde_json::json!({"version": 2, "uuid": u2, "label": "bench", "cipher": "aes-xts-plain64",
@@ -669,6 +707,535 @@ fn list_shows_the_luks_containers_cryptsetup_made() {
         )
     );
     assert_eq!((l2.hash(), l1.hash()), (h2, h1), "list reads only");
+}
+
+/// An LVM command of Debian's lvm2 limited to `devs` (`--devices`: no
+/// other disk of the machine is scanned or touched) and keeping no backup
+/// of the metadata in /etc/lvm, its stdout.
+fn lvm(args: &[&str], devs: &str) -> String {
+    let o = Command::new("lvm")
+        .args(args)
+        .args(["--devices", devs])
+        // No metadata backups of the test's VGs left in the host's /etc/lvm.
+        .args(["--config", "backup { backup = 0 archive = 0 }"])
+        .output()
+        .expect("lvm (Debian's lvm2, .ci/deps installs it)");
+    assert!(
+        o.status.success(),
+        "lvm {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// What two PVs hold, in `list`: a volume group written by Debian's lvm2
+/// on two loop devices (pvcreate, vgcreate, and two volumes created
+/// without device-mapper: a linear one and one striped over both PVs),
+/// checked field by field against what `pvs`, `vgs` and `lvs` report of
+/// the same devices; the text names the VG, its PVs and each volume as
+/// openable read-only; nothing is written by list.
+#[test]
+fn list_shows_the_volume_group_lvm_made() {
+    let (a, b) = (Loop::zeroed(LOOP_BYTES), Loop::zeroed(LOOP_BYTES));
+    let devs = format!("{},{}", a.dev, b.dev);
+    lvm(&["pvcreate", "-q", &a.dev, &b.dev], &devs);
+    let vg = unique("vg").replace(['/', '.'], "_");
+    lvm(&["vgcreate", "-q", &vg, &a.dev, &b.dev], &devs);
+    let lvc = ["lvcreate", "-q", "--driverloaded", "n", "-an", "-Zn"];
+    lvm(&[&lvc[..], &["-L", "8M", "-n", "lin", &vg]].concat(), &devs);
+    lvm(
+        &[&lvc[..], &["-i2", "-I64", "-L", "16M", "-n", "str", &vg]].concat(),
+        &devs,
+    );
+    let report = |cmd: &str, fields: &str, key: &str| -> Vec<Value> {
+        let out = lvm(
+            &[
+                cmd,
+                "--reportformat",
+                "json",
+                "--units",
+                "b",
+                "--nosuffix",
+                "-o",
+                fields,
+            ],
+            &devs,
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["report"][0][key].as_array().unwrap().clone()
+    };
+    let pvs = report("pvs", "pv_name,pv_uuid,vg_uuid,dev_size,pe_start", "pv");
+    let vgs = report("vgs", "vg_name,vg_uuid,vg_seqno,vg_extent_size", "vg");
+    let lvs = report(
+        "lvs",
+        "lv_name,lv_uuid,lv_size,segtype,stripes,stripe_size,seg_start_pe,seg_size_pe",
+        "lv",
+    );
+    let (ha, hb) = (a.hash(), b.hash());
+
+    let o = run(&["list", "--all", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let entry = |dev: &str| listed(&list, dev);
+    let num = |v: &Value| v.as_str().unwrap().parse::<u64>().unwrap();
+    for pv in &pvs {
+        let e = entry(pv["pv_name"].as_str().unwrap());
+        let got = &e["lvm"];
+        assert_eq!(got["pv_uuid"], pv["pv_uuid"], "{e}");
+        assert_eq!(got["device_size_bytes"].as_u64(), Some(num(&pv["dev_size"])));
+        let vgj = &got["vg"];
+        assert_eq!((&vgj["name"], &vgj["uuid"]), (&vgs[0]["vg_name"], &vgs[0]["vg_uuid"]));
+        assert_eq!(vgj["seqno"].as_u64(), Some(num(&vgs[0]["vg_seqno"])));
+        assert_eq!(vgj["extent_bytes"].as_u64(), Some(num(&vgs[0]["vg_extent_size"])));
+        let mine = vgj["pvs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["uuid"] == pv["pv_uuid"])
+            .expect("the PV in its VG");
+        assert_eq!(mine["pe_start_bytes"].as_u64(), Some(num(&pv["pe_start"])));
+        assert_eq!(vgj["lvs"].as_array().unwrap().len(), lvs.len());
+        for lv in &lvs {
+            let l = vgj["lvs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|l| l["name"] == lv["lv_name"])
+                .unwrap();
+            assert_eq!(l["uuid"], lv["lv_uuid"]);
+            assert_eq!(l["size_bytes"].as_u64(), Some(num(&lv["lv_size"])));
+            let seg = &l["segments"][0];
+            // lvs names a one-stripe segment linear; the metadata, striped.
+            let kind = if lv["segtype"] == "linear" {
+                "striped"
+            } else {
+                lv["segtype"].as_str().unwrap()
+            };
+            assert_eq!(seg["type"], kind);
+            assert_eq!(seg["stripes"].as_array().unwrap().len() as u64, num(&lv["stripes"]));
+            assert_eq!(seg["stripe_bytes"].as_u64().unwrap_or(0), num(&lv["stripe_size"]));
+            assert_eq!(
+                (seg["start_extent"].as_u64(), seg["extent_count"].as_u64()),
+                (Some(num(&lv["seg_start_pe"])), Some(num(&lv["seg_size_pe"])))
+            );
+            assert!(l.get("not_opened").is_none(), "{l}");
+        }
+    }
+    let text = String::from_utf8(run(&["list", "--all"]).stdout).unwrap();
+    assert!(
+        text.contains(&format!(
+            "  holds: LVM physical volume uuid {} of volume group {vg} (seqno",
+            pvs[0]["pv_uuid"].as_str().unwrap()
+        )),
+        "{text}"
+    );
+    let vg_line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("  volume group {vg} ")))
+        .expect("the VG line");
+    assert!(
+        vg_line.ends_with(&format!("PVs: pv0 {}, pv1 {}", a.dev, b.dev)),
+        "{vg_line}"
+    );
+    for (lv, size) in [
+        ("lin", "8 MiB (8388608 B), 1 segment(s) striped"),
+        ("str", "16 MiB (16777216 B), 1 segment(s) striped"),
+    ] {
+        assert!(
+            text.contains(&format!("    volume {vg}/{lv} {size}: can be opened read-only")),
+            "{lv}: {text}"
+        );
+    }
+    assert_eq!((a.hash(), b.hash()), (ha, hb), "list reads only");
+    drop(b);
+    // With one PV gone, the striped volume cannot be opened; the linear one
+    // on the first PV still can.
+    let text = String::from_utf8(run(&["list", "--all"]).stdout).unwrap();
+    let vg_line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("  volume group {vg} ")))
+        .expect("the VG line");
+    assert!(
+        vg_line.ends_with(&format!("PVs: pv0 {}, pv1 missing", a.dev)),
+        "{vg_line}"
+    );
+    assert!(
+        text.contains(&format!(
+            "    volume {vg}/str 16 MiB (16777216 B), 1 segment(s) striped: not opened: its PV(s) pv1 are missing"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "    volume {vg}/lin 8 MiB (8388608 B), 1 segment(s) striped: can be opened read-only"
+        )),
+        "{text}"
+    );
+}
+
+/// `make image`'s output directory (Debian's kernel and its modules), where
+/// the fixture guest boots from; `None` after saying so when it is missing
+/// and CI is not set (in CI, a failure).
+fn image_out(test: &str) -> Option<PathBuf> {
+    let out = std::env::var_os("BOOTBENCH_OUT").map_or_else(|| Path::new(MANIFEST).join("../out"), PathBuf::from);
+    if out.join("vmlinuz").exists() && out.join("kernel").is_dir() {
+        return Some(out);
+    }
+    let msg = format!("{test}: {} has no vmlinuz and kernel/ (make image)", out.display());
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{msg}; CI is set, so this is a failure"
+    );
+    eprintln!("SKIPPED {msg}");
+    None
+}
+
+/// A directory of this test's own under the temporary directory, removed on drop.
+struct TmpDir(PathBuf);
+
+impl TmpDir {
+    fn new(name: &str) -> TmpDir {
+        let d = std::env::temp_dir().join(unique(name));
+        std::fs::create_dir_all(&d).unwrap();
+        TmpDir(d)
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `KEY=VALUE` lines (mdadm's --export) as pairs.
+fn exported(text: &str) -> std::collections::HashMap<String, String> {
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// The value of a `Key : value` line of `mdadm --examine`'s text.
+fn examined<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(" : ")?;
+        (k.trim() == key).then(|| v.trim())
+    })
+}
+
+/// The stacks of the posts, made by Debian's mdadm, cryptsetup and lvm2
+/// in a QEMU guest of Debian's kernel (`tests/fixtures/guest.sh`, the host
+/// having no md or device-mapper): a raid1 (superblock 1.2) with LUKS2 on
+/// it and LVM inside (post 000), a raid5 (0.90) under LVM (post 002), a
+/// raid0 (1.1) under LVM, a raid1 (1.0) with LUKS1. On loop devices over
+/// the images, `list --json` shows each member's superblock as `mdadm
+/// --examine` does, field by field, and `list --json --stacks` each array
+/// as the guest's `mdadm --detail`, `cryptsetup luksUUID`, `pvs`, `vgs` and
+/// `lvs` saw it assembled: slots, size, the LUKS container and the PV at
+/// the array's start (read through its members: raid5's and raid0's
+/// chunks), the volume groups and their volumes; the VG inside LUKS stays
+/// unseen. Then a raid5 member gone: degraded, still read; a raid0 member
+/// gone: too few to start, its VG gone. No member changes.
+#[test]
+fn list_shows_the_md_arrays_and_stacks_mdadm_made() {
+    let Some(out) = image_out("list_md_stacks") else {
+        return;
+    };
+    let dir = TmpDir::new("md-stacks");
+    let script = Path::new(MANIFEST).join("../tests/fixtures/stacks.sh");
+    let letters = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    let mut cmd = Command::new(Path::new(MANIFEST).join("../tests/fixtures/guest.sh"));
+    cmd.arg("--out").arg(&out).arg("--script").arg(&script);
+    for (i, l) in letters.iter().enumerate() {
+        let size = if i < 2 { "64M" } else { "32M" };
+        cmd.arg("--disk")
+            .arg(format!("{}:{size}", dir.0.join(format!("{l}.img")).display()));
+    }
+    let o = cmd.output().expect("tests/fixtures/guest.sh");
+    assert!(
+        o.status.success(),
+        "the fixture guest failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let console = std::fs::read_to_string(dir.0.join("a.img.console.log")).unwrap();
+    // The guest's own views, each line tagged `view WHAT ...`.
+    let view = |tag: &str| -> Vec<String> {
+        console
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("view {tag} ")))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut loops: Vec<Loop> = letters
+        .iter()
+        .map(|l| Loop::with_contents(std::fs::read(dir.0.join(format!("{l}.img"))).unwrap()))
+        .collect();
+    let hashes: Vec<u64> = loops.iter().map(Loop::hash).collect();
+    let dev_of = |guest: &str, loops: &[Loop]| -> String {
+        let i = letters.iter().position(|l| guest == format!("/dev/vd{l}")).unwrap();
+        loops[i].dev.clone()
+    };
+
+    // Each member, as mdadm --examine on the host reads the same device.
+    let o = run(&["list", "--all", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut arrays = std::collections::HashMap::new();
+    for md in ["md0", "md1", "md2", "md3"] {
+        let detail = exported(&view(md).join("\n"));
+        for (k, guest_dev) in detail.iter().filter(|(k, _)| k.ends_with("_DEV")) {
+            let dev = dev_of(guest_dev, &loops);
+            let e = listed(&list, &dev);
+            let m = &e["md"];
+            let ex = Command::new("mdadm")
+                .env("TZ", "UTC")
+                .args(["--examine", &dev])
+                .output()
+                .unwrap();
+            let ex = String::from_utf8(ex.stdout).unwrap();
+            let exp = exported(
+                &String::from_utf8(
+                    Command::new("mdadm")
+                        .args(["--examine", "--export", &dev])
+                        .output()
+                        .unwrap()
+                        .stdout,
+                )
+                .unwrap(),
+            );
+            assert_eq!(m["array_uuid"].as_str(), Some(detail["MD_UUID"].as_str()), "{dev}: {m}");
+            assert_eq!(m["metadata"].as_str(), Some(detail["MD_METADATA"].as_str()), "{dev}");
+            assert_eq!(m["level"].as_str(), Some(detail["MD_LEVEL"].as_str()), "{dev}");
+            assert_eq!(m["raid_disks"].to_string(), detail["MD_DEVICES"], "{dev}");
+            assert_eq!(m["name"].as_str(), detail.get("MD_NAME").map(String::as_str), "{dev}");
+            let role = &detail[&format!("{}_ROLE", k.strip_suffix("_DEV").unwrap())];
+            assert_eq!(m["role"].to_string(), *role, "{dev}");
+            assert_eq!(m["events"].to_string(), exp["MD_EVENTS"], "{dev}");
+            // The times as --examine prints them (mdadm's --export of a 0.90
+            // superblock gives its creation time as MD_UPDATE_TIME).
+            for (field, key) in [("created_unix", "Creation Time"), ("updated_unix", "Update Time")] {
+                let when = examined(&ex, key).unwrap();
+                let o = Command::new("date")
+                    .env("TZ", "UTC")
+                    .args(["-d", when, "+%s"])
+                    .output()
+                    .unwrap();
+                assert_eq!(
+                    m[field].to_string(),
+                    String::from_utf8(o.stdout).unwrap().trim(),
+                    "{dev} {key}"
+                );
+            }
+            assert_eq!(
+                m["device_uuid"].as_str(),
+                exp.get("MD_DEV_UUID").map(String::as_str),
+                "{dev}"
+            );
+            assert_eq!(m["clean"], true, "{dev}: {}", examined(&ex, "State").unwrap_or("-"));
+            assert_eq!(m["layout"].as_str(), examined(&ex, "Layout"), "{dev}");
+            assert_eq!(
+                m["chunk_bytes"].as_u64().map(|c| format!("{}K", c >> 10)).as_deref(),
+                examined(&ex, "Chunk Size"),
+                "{dev}"
+            );
+            if let Some(off) = examined(&ex, "Data Offset") {
+                assert_eq!(
+                    format!("{} sectors", m["data_offset_bytes"].as_u64().unwrap() / 512),
+                    off,
+                    "{dev}"
+                );
+            }
+            if let Some(off) = examined(&ex, "Super Offset") {
+                assert_eq!(
+                    format!("{} sectors", m["superblock_offset_bytes"].as_u64().unwrap() / 512),
+                    off,
+                    "{dev}"
+                );
+            }
+            assert!(
+                e.get("lvm").is_none() && e.get("luks").is_none(),
+                "{dev}: a member's data is its array's: {e}"
+            );
+            let size_kib = examined(&ex, "Array Size")
+                .and_then(|s| s.split_whitespace().next())
+                .map(str::to_string);
+            arrays.insert(md, (detail.clone(), size_kib));
+        }
+    }
+    assert_eq!(arrays.len(), 4);
+
+    // The arrays and what they hold, as the guest's tools saw them assembled.
+    let stacks = || -> Value {
+        let o = run(&["list", "--all", "--json", "--stacks"]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let st: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_stacks_valid(&st);
+        st
+    };
+    let st = stacks();
+    let array = |st: &Value, uuid: &str| -> Value {
+        st["md_arrays"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["uuid"] == uuid)
+            .unwrap_or_else(|| panic!("{uuid}: {st}"))
+            .clone()
+    };
+    let pv_rows: Vec<Vec<String>> = view("pv")
+        .iter()
+        .map(|l| l.split('|').map(str::to_string).collect())
+        .collect();
+    for (md, (detail, size_kib)) in &arrays {
+        let a = array(&st, &detail["MD_UUID"]);
+        let mut slots = vec![Value::Null; detail["MD_DEVICES"].parse().unwrap()];
+        for (k, guest_dev) in detail.iter().filter(|(k, _)| k.ends_with("_DEV")) {
+            let role: usize = detail[&format!("{}_ROLE", k.strip_suffix("_DEV").unwrap())]
+                .parse()
+                .unwrap();
+            slots[role] = Value::String(dev_of(guest_dev, &loops));
+        }
+        assert_eq!(a["slots"], Value::Array(slots), "{md}");
+        assert_eq!(
+            (&a["state"], &a["startable"]),
+            (&Value::from("clean"), &Value::from(true)),
+            "{md}"
+        );
+        if let Some(kib) = size_kib {
+            assert_eq!(
+                a["size_bytes"].as_u64(),
+                Some(kib.parse::<u64>().unwrap() * 1024),
+                "{md}"
+            );
+        }
+        let luks = view(md)
+            .iter()
+            .find_map(|l| l.strip_prefix("luks ").map(str::to_string));
+        assert_eq!(a["luks"]["uuid"].as_str(), luks.as_deref(), "{md}: {a}");
+        let pv = pv_rows.iter().find(|r| r[0] == format!("/dev/{md}"));
+        assert_eq!(a["lvm"]["pv_uuid"].as_str(), pv.map(|r| r[1].as_str()), "{md}: {a}");
+    }
+    // The raid0's size, which mdadm --examine does not print: two members
+    // of 31 MiB of data each (their 1 MiB data offset off 32 MiB).
+    assert_eq!(
+        array(&st, &arrays["md2"].0["MD_UUID"])["size_bytes"].as_u64(),
+        Some(62 << 20)
+    );
+    let vgs: Vec<Vec<String>> = view("vg")
+        .iter()
+        .map(|l| l.split('|').map(str::to_string).collect())
+        .collect();
+    let lvs: Vec<Vec<String>> = view("lv")
+        .iter()
+        .map(|l| l.split('|').map(str::to_string).collect())
+        .collect();
+    let got_vgs = st["volume_groups"].as_array().unwrap();
+    // vg0 is inside the LUKS container: unseen without its key.
+    let mut names: Vec<&str> = got_vgs.iter().map(|v| v["name"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["vgfile", "vgr0"]);
+    assert!(vgs.iter().any(|r| r[0] == "vg0"), "the guest made vg0 inside LUKS");
+    for v in got_vgs {
+        let row = vgs.iter().find(|r| r[0] == v["name"]).unwrap();
+        assert_eq!(
+            (
+                v["uuid"].as_str(),
+                v["seqno"].to_string(),
+                v["extent_bytes"].to_string()
+            ),
+            (Some(row[1].as_str()), row[2].clone(), row[3].clone())
+        );
+        let pv = pv_rows.iter().find(|r| r[3] == row[1]).unwrap();
+        assert_eq!(v["pvs"][0]["uuid"].as_str(), Some(pv[1].as_str()));
+        let md = pv[0].trim_start_matches("/dev/");
+        let a = array(&st, &arrays[md].0["MD_UUID"]);
+        let at = format!("md:{}", a["name"].as_str().unwrap_or(a["uuid"].as_str().unwrap()));
+        assert_eq!(v["pvs"][0]["found_at"].as_str(), Some(at.as_str()));
+        let mine: Vec<(String, String, String)> = v["lvs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                (
+                    l["name"].as_str().unwrap().to_string(),
+                    l["size_bytes"].to_string(),
+                    l["segment_types"][0].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let theirs: Vec<(String, String, String)> = lvs
+            .iter()
+            .filter(|r| r[0] == v["name"])
+            .map(|r| {
+                (
+                    r[1].clone(),
+                    r[2].clone(),
+                    if r[3] == "linear" {
+                        "striped".into()
+                    } else {
+                        r[3].clone()
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(mine, theirs);
+        assert!(
+            v["lvs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|l| l.get("not_opened").is_none()),
+            "{v}"
+        );
+    }
+    let text = String::from_utf8(run(&["list", "--all"]).stdout).unwrap();
+    assert!(
+        text.contains("md arrays (from their members' superblocks; nothing assembled):"),
+        "{text}"
+    );
+    let raid5 = &arrays["md1"].0["MD_UUID"];
+    assert!(
+        text.contains(&format!(
+            "  array uuid {raid5} name - raid5 left-symmetric chunk 64 KiB, metadata 0.90, 65408 KiB (66977792 B), 3 slot(s): 0 {}, 1 {}, 2 {}; clean",
+            loops[2].dev, loops[3].dev, loops[4].dev
+        )),
+        "{text}"
+    );
+
+    // A raid5 member and a raid0 member gone.
+    for (i, l) in loops.iter().enumerate() {
+        assert_eq!(l.hash(), hashes[i], "{} changed", l.dev);
+    }
+    let (gone5, gone0) = (loops.remove(4), loops.remove(4));
+    drop((gone5, gone0));
+    let st = stacks();
+    let a5 = array(&st, raid5);
+    assert_eq!(a5["slots"][2], Value::Null, "{a5}");
+    assert_eq!(
+        (a5["state"].as_str(), a5["startable"].as_bool()),
+        (Some("clean, degraded"), Some(true))
+    );
+    assert!(
+        a5["lvm"]["vg"]["name"] == "vgfile",
+        "the degraded raid5's start is still read: {a5}"
+    );
+    let a0 = array(&st, &arrays["md2"].0["MD_UUID"]);
+    assert_eq!(
+        (a0["state"].as_str(), a0["startable"].as_bool()),
+        (Some("clean, too few members to start"), Some(false))
+    );
+    assert!(a0.get("lvm").is_none(), "{a0}");
+    assert!(
+        st["volume_groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|v| v["name"] != "vgr0"),
+        "{st}"
+    );
+    for l in &loops {
+        assert!(l.changed_at().is_none(), "{} changed", l.dev);
+    }
 }
 
 /// A 4Kn device on a live system (a loop device with 4096-byte logical

@@ -138,36 +138,6 @@ pub fn disk_line(i: &TargetInfo) -> String {
     )
 }
 
-/// What each disk holds, read from its start for `list` (read-only; a
-/// disk that cannot be read says nothing here): a LUKS header. Only
-/// `list` reads it: a plain read has no timeout, and a boot does not wait
-/// on a dying disk's first sector before it has a plan.
-pub fn read_holdings(disks: &mut [TargetInfo]) {
-    for d in disks {
-        if d.size_bytes >= 4096 {
-            d.luks = super::file::open(&d.path, false, false)
-                .ok()
-                .and_then(|f| super::luks::read(&f).ok().flatten());
-        }
-    }
-}
-
-/// What a disk holds, in one line under it: a LUKS container.
-pub fn holds_line(i: &TargetInfo) -> Option<String> {
-    let l = i.luks.as_ref()?;
-    Some(format!(
-        "  holds: LUKS{} container uuid {} label {} cipher {} key {} data from byte {}{}; {} keyslot(s) in use",
-        l.version,
-        quoted(Some(&l.uuid)),
-        quoted(l.label.as_deref()),
-        quoted(Some(&l.cipher)),
-        l.key_bits.map_or("-".to_string(), |b| format!("{b} bits")),
-        l.data_offset_bytes,
-        l.sector_size.map_or(String::new(), |s| format!(" in sectors of {s} B")),
-        l.keyslots
-    ))
-}
-
 /// The listing: the host line, then one line per disk (and, under it,
 /// what it holds), each through [`console::safe`] (a DMI string or a
 /// disk's serial with a line break in it stays on its line).
@@ -176,12 +146,15 @@ pub fn render_list(host: &Host, disks: &[TargetInfo]) -> String {
     s.push('\n');
     for d in disks {
         let _ = writeln!(s, "{}", console::safe(&disk_line(d)));
-        if let Some(h) = holds_line(d) {
+        for h in super::holds::lines(d) {
             let _ = writeln!(s, "{}", console::safe(&h));
         }
     }
     if disks.is_empty() {
         s.push_str("no disks found\n");
+    }
+    for line in super::holds::stack_lines(&super::holds::stacks(disks)) {
+        let _ = writeln!(s, "{}", console::safe(&line));
     }
     s
 }

@@ -8,8 +8,7 @@
 //! encryption, offset and sector size; the keyslots). Only the primary
 //! header at byte 0 is read; nothing secret is kept, nothing is opened.
 
-use std::fs::File;
-use std::io::Read;
+use super::bytes::Bytes;
 
 use bench_core::result::LuksInfo;
 
@@ -101,17 +100,19 @@ fn luks2(h: &[u8]) -> Result<LuksInfo, String> {
 }
 
 /// The LUKS header at the start of `f`, read-only.
-pub fn read(f: &File) -> Result<Option<LuksInfo>, String> {
+pub fn read(f: &dyn Bytes) -> Result<Option<LuksInfo>, String> {
     let mut head = vec![0u8; 4096];
-    let mut r = f;
-    r.read_exact(&mut head).map_err(|e| e.to_string())?;
+    if f.size() < 4096 {
+        return Ok(None);
+    }
+    f.read_at(&mut head, 0)?;
     if &head[..6] != MAGIC {
         return Ok(None);
     }
     if u16::from_be_bytes([head[6], head[7]]) == 2 {
-        let size = be64(&head, 8).min(MAX_LUKS2_HEADER);
+        let size = be64(&head, 8).clamp(4096, MAX_LUKS2_HEADER).min(f.size());
         let mut rest = vec![0u8; usize::try_from(size).unwrap_or(0).saturating_sub(4096)];
-        r.read_exact(&mut rest).map_err(|e| e.to_string())?;
+        f.read_at(&mut rest, 4096)?;
         head.extend_from_slice(&rest);
     }
     parse(&head)

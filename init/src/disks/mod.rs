@@ -4,13 +4,19 @@
 //! identity a grant is bound to: device number, disk sequence number);
 //! [`file`] opens a target without blocking, [`scsi`] builds the SCSI and
 //! ATA commands sent to a disk, [`health`] reads its health, [`selftest`]
-//! runs its SMART self-test and [`capacity`] reads its hidden capacity.
+//! runs its SMART self-test and [`capacity`] reads its hidden capacity;
+//! [`holds`] reads what a disk holds ([`md`] superblocks, [`lvm`] physical
+//! volumes, [`luks`] headers, firmware RAID) and the stacks they make.
 
+pub mod bytes;
 pub mod capacity;
 pub mod discover;
 pub mod file;
 pub mod health;
+pub mod holds;
 pub mod identity;
 pub mod luks;
+pub mod lvm;
+pub mod md;
 pub mod scsi;
 pub mod selftest;

@@ -1,0 +1,75 @@
+//! The metadata readers behind `list`'s "holds" (`bootbench_init::disks`:
+//! md superblocks, LVM labels, metadata areas and text, LUKS headers, and
+//! an md array read through its members): on any bytes they never panic
+//! and never read outside the device they are given; a superblock or
+//! label they accept says it is where it was found; a volume's size is
+//! its extents times the extent size.
+//!
+//! Input: byte 0 picks the reader, the rest is the device's bytes.
+#![no_main]
+
+use bootbench_init::disks::holds::{examine, ArrayBytes, Bytes};
+use bootbench_init::disks::{lvm, md};
+use libfuzzer_sys::fuzz_target;
+
+/// A device of the input's bytes that fails, rather than panics, on a
+/// read past its end.
+struct Mem<'a>(&'a [u8]);
+
+impl Bytes for Mem<'_> {
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_at(&self, buf: &mut [u8], at: u64) -> Result<(), String> {
+        let at = usize::try_from(at).map_err(|_| "far")?;
+        let end = at.checked_add(buf.len()).ok_or("far")?;
+        buf.copy_from_slice(self.0.get(at..end).ok_or("past the end")?);
+        Ok(())
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&which, dev)) = data.split_first() else {
+        return;
+    };
+    match which % 5 {
+        0 => {
+            if let Ok(Some(m)) = md::parse_v1(dev, 2, 4096) {
+                assert_eq!(m.superblock_offset_bytes, 4096);
+                assert_eq!(m.metadata, "1.2");
+            }
+            let _ = md::parse_v090(dev, 0);
+        }
+        1 => {
+            if let Ok(Some((uuid, _, _))) = lvm::parse_label(&[dev, &[0u8; 2048][..]].concat()[..2048]) {
+                assert!(uuid.len() <= 38);
+            }
+        }
+        2 => {
+            if let Ok(vg) = lvm::vg_from_text(dev) {
+                for lv in &vg.lvs {
+                    let extents: u64 = lv.segments.iter().map(|s| s.extent_count).sum();
+                    assert_eq!(lv.size_bytes, extents.wrapping_mul(vg.extent_bytes));
+                }
+            }
+        }
+        3 => {
+            let _ = examine(&Mem(dev), true);
+        }
+        _ => {
+            // The input as three members of an array of each level.
+            let third = dev.len() / 3;
+            let ms = [Mem(&dev[..third]), Mem(&dev[third..2 * third]), Mem(&dev[2 * third..])];
+            for level in ["raid0", "raid1", "raid5", "raid6", "raid10", "linear"] {
+                let a = ArrayBytes {
+                    level: level.into(),
+                    layout: u32::from(dev.first().copied().unwrap_or(0) % 6),
+                    chunk: 512,
+                    slots: ms.iter().map(|m| Some((m as &dyn Bytes, 16u64))).collect(),
+                    component: third.saturating_sub(16) as u64,
+                };
+                let _ = examine(&a, false);
+            }
+        }
+    }
+});

@@ -1,0 +1,34 @@
+//! Bytes read at an offset from a device, for the metadata readers
+//! ([`super::md`], [`super::lvm`], [`super::luks`]): a disk opened
+//! read-only, or (in [`super::holds`]) an md array seen through its members.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+/// Something bytes can be read from at an offset: a disk, or an md array
+/// seen through its members.
+pub trait Bytes {
+    fn size(&self) -> u64;
+    fn read_at(&self, buf: &mut [u8], at: u64) -> Result<(), String>;
+}
+
+/// A block device opened read-only.
+#[derive(Debug)]
+pub struct Device {
+    pub file: File,
+    pub size: u64,
+}
+
+impl Bytes for Device {
+    fn size(&self) -> u64 {
+        self.size
+    }
+    fn read_at(&self, buf: &mut [u8], at: u64) -> Result<(), String> {
+        if at.saturating_add(buf.len() as u64) > self.size {
+            return Err(format!("a read at byte {at} past the end ({} B)", self.size));
+        }
+        self.file
+            .read_exact_at(buf, at)
+            .map_err(|e| format!("a read at byte {at}: {e}"))
+    }
+}

@@ -1,0 +1,512 @@
+//! An md RAID member's superblock, read from where each metadata version
+//! puts it (the kernel's `include/uapi/linux/raid/md_p.h`, mdadm's
+//! `super0.c` and `super1.c`), and the arrays its members make, as `mdadm
+//! --examine` and `mdadm --assemble --readonly` see them:
+//! - 0.90: 4096 bytes, host-endian (little on x86), at the last 64 KiB
+//!   boundary of the device less 64 KiB; the checksum is the 32-bit sum
+//!   of its 1024 words, folded.
+//! - 1.x: little-endian, 256 bytes plus two bytes per device role; 1.1 at
+//!   byte 0, 1.2 at 4 KiB, 1.0 at the device's end less 8 KiB, rounded
+//!   down to 4 KiB; the checksum is the 32-bit sum of its words, carries
+//!   folded in.
+//!
+//! Read only: nothing here writes, assembles or asks the kernel anything.
+
+use std::collections::BTreeMap;
+
+use super::bytes::Bytes;
+
+use bench_core::result::MdMember;
+
+/// The md magic, the first word of every superblock.
+const MAGIC: u32 = 0xa92b_4efc;
+/// 0.90's reserved area at the end of a device, and its superblock size.
+const V090_RESERVED: u64 = 64 << 10;
+const V090_BYTES: usize = 4096;
+/// The most of a 1.x superblock read: its 256 bytes and 384 roles
+/// (mdadm's `MAX_DEVS`), in 4 KiB.
+const V1_BYTES: usize = 4096;
+/// 1.x: `resync_offset` when the array is in sync.
+const MAX_SECTOR: u64 = u64::MAX;
+/// 1.x device roles that are not a slot.
+const ROLE_SPARE: u16 = 0xffff;
+const ROLE_FAULTY: u16 = 0xfffe;
+const ROLE_JOURNAL: u16 = 0xfffd;
+/// 1.x feature bits.
+const FEATURE_BITMAP: u32 = 1;
+const FEATURE_RESHAPE: u32 = 4;
+const FEATURE_REPLACEMENT: u32 = 16;
+const FEATURE_JOURNAL: u32 = 512;
+const FEATURE_PPL: u32 = 1024;
+/// 0.90 disk-descriptor state bits.
+const DISK_FAULTY: u32 = 1;
+const DISK_ACTIVE: u32 = 2;
+const DISK_SYNC: u32 = 4;
+/// 0.90 array state: clean; an internal bitmap.
+const SB_CLEAN: u32 = 1;
+const SB_BITMAP: u32 = 1 << 8;
+
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn le64(b: &[u8], at: usize) -> u64 {
+    u64::from(le32(b, at)) | (u64::from(le32(b, at + 4)) << 32)
+}
+
+/// A 64-bit sum's carries folded into 32 bits, as mdadm's checksums do
+/// (the fold's own carry is dropped, as its 32-bit result drops it).
+fn fold(sum: u64) -> u32 {
+    let f = ((sum & 0xffff_ffff) + (sum >> 32)).to_le_bytes();
+    u32::from_le_bytes([f[0], f[1], f[2], f[3]])
+}
+
+/// A level number's name, as mdadm prints it.
+pub fn level_name(level: i32) -> String {
+    match level {
+        -5 => "faulty".into(),
+        -4 => "multipath".into(),
+        -1 => "linear".into(),
+        0 | 1 | 4 | 5 | 6 | 10 => format!("raid{level}"),
+        n => format!("level {n}"),
+    }
+}
+
+/// A layout's name, as mdadm prints it: raid5's and raid6's parity
+/// placement, raid10's copies.
+pub fn layout_name(level: i32, layout: u32) -> Option<String> {
+    let r5 = |l: u32| match l {
+        0 => Some("left-asymmetric"),
+        1 => Some("right-asymmetric"),
+        2 => Some("left-symmetric"),
+        3 => Some("right-symmetric"),
+        4 => Some("parity-first"),
+        5 => Some("parity-last"),
+        _ => None,
+    };
+    match level {
+        4 => Some("parity-last".into()),
+        5 => Some(r5(layout).map_or(format!("layout {layout}"), str::to_string)),
+        6 => Some(match layout {
+            8 => "rotating-zero-restart".into(),
+            9 => "rotating-n-restart".into(),
+            10 => "rotating-n-continue".into(),
+            16..=20 => r5(layout - 16).map_or(format!("layout {layout}"), |n| format!("{n}-6")),
+            l => r5(l).map_or(format!("layout {l}"), str::to_string),
+        }),
+        10 => {
+            let (near, far) = (layout & 0xff, (layout >> 8) & 0xff);
+            let mut parts = Vec::new();
+            if near > 1 {
+                parts.push(format!("near={near}"));
+            }
+            if far > 1 {
+                let kind = if layout & 0x10000 != 0 { "offset" } else { "far" };
+                parts.push(format!("{kind}={far}"));
+            }
+            Some(if parts.is_empty() {
+                "near=1".into()
+            } else {
+                parts.join(", ")
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Whether a level stripes data in chunks (a chunk size means something).
+fn chunked(level: i32) -> bool {
+    matches!(level, 0 | 4 | 5 | 6 | 10)
+}
+
+/// 16 bytes as mdadm prints an md UUID: four groups of eight hex digits.
+fn uuid_text(b: &[u8]) -> String {
+    b.chunks(4)
+        .map(|c| c.iter().map(|x| format!("{x:02x}")).collect::<String>())
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The 0.90 superblock in `sb` (4096 bytes), `Ok(None)` without the magic.
+pub fn parse_v090(sb: &[u8], at: u64) -> Result<Option<MdMember>, String> {
+    if sb.len() < V090_BYTES || le32(sb, 0) != MAGIC {
+        return Ok(None);
+    }
+    let w = |i: usize| le32(sb, 4 * i);
+    if (w(1), w(2)) != (0, 90) {
+        return Ok(None);
+    }
+    // The checksum: every word summed with the checksum's own word as 0,
+    // the carries folded in (mdadm's calc_sb0_csum).
+    let sum = fold((0..1024).filter(|&i| i != 38).map(|i| u64::from(w(i))).sum());
+    if sum != w(38) {
+        return Err(format!(
+            "an md 0.90 superblock at byte {at} with a bad checksum ({:#x}, computed {sum:#x})",
+            w(38)
+        ));
+    }
+    let level = i32::from_le_bytes(w(7).to_le_bytes());
+    let uuid = [w(5), w(13), w(14), w(15)]
+        .iter()
+        .map(|x| format!("{x:08x}"))
+        .collect::<Vec<_>>()
+        .join(":");
+    // This device's own descriptor (word 992): its slot when active and in sync.
+    let this = |k: usize| w(992 + k);
+    let (role, device_state) = if this(4) & DISK_FAULTY != 0 {
+        (None, "faulty")
+    } else if this(4) & (DISK_ACTIVE | DISK_SYNC) == DISK_ACTIVE | DISK_SYNC {
+        (Some(this(3)), "active")
+    } else {
+        (None, "spare")
+    };
+    let events = (u64::from(w(40)) << 32) | u64::from(w(39));
+    Ok(Some(MdMember {
+        metadata: "0.90".into(),
+        array_uuid: uuid,
+        name: None,
+        level: level_name(level),
+        layout: layout_name(level, w(64)),
+        chunk_bytes: chunked(level).then_some(u64::from(w(65))),
+        raid_disks: w(10),
+        role,
+        device_state: device_state.into(),
+        device_uuid: None,
+        events,
+        clean: w(33) & SB_CLEAN != 0,
+        component_bytes: u64::from(w(8)) * 1024,
+        data_offset_bytes: 0,
+        superblock_offset_bytes: at,
+        bitmap: w(33) & SB_BITMAP != 0,
+        created_unix: u64::from(w(6)),
+        updated_unix: u64::from(w(32)),
+        features: Vec::new(),
+    }))
+}
+
+/// The 1.x superblock in `sb` (read at byte `at` of the device), `minor`
+/// being 0, 1 or 2 by where it was found; `Ok(None)` without the magic.
+pub fn parse_v1(sb: &[u8], minor: u8, at: u64) -> Result<Option<MdMember>, String> {
+    if sb.len() < 256 || le32(sb, 0) != MAGIC || le32(sb, 4) != 1 {
+        return Ok(None);
+    }
+    // Where the superblock says it is must be where it was found: a 1.2
+    // superblock's bytes seen from a 1.1 offset of a nested device are not
+    // this device's.
+    if le64(sb, 144) != at / 512 {
+        return Ok(None);
+    }
+    let max_dev = le32(sb, 220) as usize;
+    let len = 256 + 2 * max_dev;
+    if len > sb.len() {
+        return Err(format!(
+            "an md 1.{minor} superblock with {max_dev} device roles, more than bootbench reads"
+        ));
+    }
+    let mut sum: u64 = 0;
+    for i in (0..len & !3).step_by(4) {
+        if i != 216 {
+            sum += u64::from(le32(sb, i));
+        }
+    }
+    if len % 4 == 2 {
+        sum += u64::from(u16::from_le_bytes([sb[len - 2], sb[len - 1]]));
+    }
+    let csum = fold(sum);
+    if csum != le32(sb, 216) {
+        return Err(format!(
+            "an md 1.{minor} superblock at byte {at} with a bad checksum ({:#x}, computed {csum:#x})",
+            le32(sb, 216)
+        ));
+    }
+    let features = le32(sb, 8);
+    let level = i32::from_le_bytes(le32(sb, 72).to_le_bytes());
+    let dev_number = le32(sb, 160) as usize;
+    let role = (dev_number < max_dev).then(|| u16::from_le_bytes([sb[256 + 2 * dev_number], sb[257 + 2 * dev_number]]));
+    let (role, device_state) = match role {
+        None | Some(ROLE_SPARE) => (None, "spare"),
+        Some(ROLE_FAULTY) => (None, "faulty"),
+        Some(ROLE_JOURNAL) => (None, "journal"),
+        Some(r) => (Some(u32::from(r)), "active"),
+    };
+    let name_end = sb[32..64].iter().position(|&c| c == 0).unwrap_or(32);
+    let name = String::from_utf8_lossy(&sb[32..32 + name_end]).into_owned();
+    let mut named = Vec::new();
+    for (bit, what) in [
+        (FEATURE_RESHAPE, "reshape"),
+        (FEATURE_REPLACEMENT, "replacement"),
+        (FEATURE_JOURNAL, "journal"),
+        (FEATURE_PPL, "ppl"),
+    ] {
+        if features & bit != 0 {
+            named.push(what.to_string());
+        }
+    }
+    Ok(Some(MdMember {
+        metadata: format!("1.{minor}"),
+        array_uuid: uuid_text(&sb[16..32]),
+        name: (!name.is_empty()).then_some(name),
+        level: level_name(level),
+        layout: layout_name(level, le32(sb, 76)),
+        chunk_bytes: chunked(level).then_some(u64::from(le32(sb, 88)) * 512),
+        raid_disks: le32(sb, 92),
+        role,
+        device_state: device_state.into(),
+        device_uuid: Some(uuid_text(&sb[168..184])),
+        events: le64(sb, 200),
+        clean: le64(sb, 208) == MAX_SECTOR,
+        // The used size (`size`), which raid0 leaves 0: then the data area's.
+        component_bytes: match le64(sb, 80) {
+            0 => le64(sb, 136),
+            used => used,
+        }
+        .saturating_mul(512),
+        data_offset_bytes: le64(sb, 128).saturating_mul(512),
+        superblock_offset_bytes: at,
+        bitmap: features & FEATURE_BITMAP != 0,
+        created_unix: le64(sb, 64) & 0xff_ffff_ffff,
+        updated_unix: le64(sb, 192) & 0xff_ffff_ffff,
+        features: named,
+    }))
+}
+
+/// Where each metadata version's superblock is on a device of `size` bytes.
+pub fn locations(size: u64) -> [(&'static str, u64); 4] {
+    let sectors = size / 512;
+    let v10 = (sectors.saturating_sub(16) & !7) * 512;
+    let v090 = (size & !(V090_RESERVED - 1)).saturating_sub(V090_RESERVED);
+    [("1.1", 0), ("1.2", 4096), ("1.0", v10), ("0.90", v090)]
+}
+
+/// The md superblock on a device of `size` bytes, read-only: the one found
+/// where its version puts it (the newest by creation time when more than
+/// one is, as mdadm's `guess_super` picks), `Ok(None)` when there is none,
+/// `Err` for a superblock whose checksum is wrong (mdadm ignores it too).
+pub fn read(f: &dyn Bytes) -> Result<Option<MdMember>, String> {
+    let size = f.size();
+    let mut found: Option<MdMember> = None;
+    let mut bad = None;
+    for (version, at) in locations(size) {
+        let len = if version == "0.90" { V090_BYTES } else { V1_BYTES };
+        if at + len as u64 > size {
+            continue;
+        }
+        let mut buf = vec![0u8; len];
+        if f.read_at(&mut buf, at).is_err() {
+            continue;
+        }
+        let got = match version {
+            "0.90" => parse_v090(&buf, at),
+            v => parse_v1(&buf, v.as_bytes()[2] - b'0', at),
+        };
+        match got {
+            Ok(Some(m)) if found.as_ref().is_none_or(|f| m.created_unix > f.created_unix) => found = Some(m),
+            Ok(_) => {}
+            Err(e) => bad = Some(e),
+        }
+    }
+    match (found, bad) {
+        (Some(m), _) => Ok(Some(m)),
+        (None, Some(e)) => Err(e),
+        (None, None) => Ok(None),
+    }
+}
+
+/// An array as its members' superblocks make it: what `mdadm --assemble
+/// --readonly` would bring up, and why not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayView {
+    pub uuid: String,
+    pub name: Option<String>,
+    pub metadata: String,
+    pub level: String,
+    pub layout: Option<String>,
+    pub chunk_bytes: Option<u64>,
+    pub raid_disks: u32,
+    /// Each slot's device path, `None` where no current member holds it.
+    pub slots: Vec<Option<String>>,
+    /// Current members that are spares or faulty.
+    pub others: Vec<(String, String)>,
+    /// Members whose event count is behind the newest (mdadm leaves them out).
+    pub stale: Vec<String>,
+    pub clean: bool,
+    /// Whether enough slots are present for the level to run (degraded or not).
+    pub startable: bool,
+}
+
+impl ArrayView {
+    /// Slots without a current member.
+    pub fn missing(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_none()).count()
+    }
+
+    /// The array's state in a word or two, as mdadm's `State :` says it.
+    pub fn state(&self) -> String {
+        let mut s = String::from(if self.clean { "clean" } else { "active, not clean" });
+        if self.missing() > 0 {
+            s.push_str(if self.startable {
+                ", degraded"
+            } else {
+                ", too few members to start"
+            });
+        }
+        s
+    }
+}
+
+/// Whether the slots present are enough for `level` to run (mdadm's
+/// `enough()`): linear and raid0 need every slot, raid1 one, raid4 and
+/// raid5 all but one, raid6 all but two, raid10 one copy of every chunk.
+pub fn enough(level: &str, layout: u32, present: &[bool]) -> bool {
+    let n = present.len();
+    let have = present.iter().filter(|&&p| p).count();
+    match level {
+        "raid1" | "multipath" => have >= 1,
+        "raid4" | "raid5" => have + 1 >= n,
+        "raid6" => have + 2 >= n,
+        "raid10" => {
+            let near = (layout & 0xff).max(1) as usize;
+            let copies = near * ((layout >> 8) & 0xff).max(1) as usize;
+            if n == 0 {
+                return false;
+            }
+            let mut first = 0;
+            loop {
+                if !(0..copies).any(|k| present[(first + k) % n]) {
+                    return false;
+                }
+                first = (first + near) % n;
+                if first == 0 {
+                    return true;
+                }
+            }
+        }
+        _ => have == n,
+    }
+}
+
+/// The arrays the members found make, grouped by array UUID, in UUID
+/// order. `members` pairs each device's path with its superblock;
+/// `layouts` is not needed: raid10's layout number comes back from its name.
+pub fn arrays(members: &[(String, MdMember)]) -> Vec<ArrayView> {
+    let mut by_uuid: BTreeMap<&str, Vec<&(String, MdMember)>> = BTreeMap::new();
+    for m in members {
+        by_uuid.entry(m.1.array_uuid.as_str()).or_default().push(m);
+    }
+    by_uuid
+        .into_values()
+        .map(|group| {
+            let newest = group.iter().map(|(_, m)| m.events).max().unwrap_or(0);
+            let current: Vec<_> = group.iter().filter(|(_, m)| m.events == newest).collect();
+            let head = &current[0].1;
+            let mut slots = vec![None; head.raid_disks as usize];
+            let mut others = Vec::new();
+            for (path, m) in &current {
+                match m.role {
+                    Some(r) if (r as usize) < slots.len() && slots[r as usize].is_none() => {
+                        slots[r as usize] = Some(path.clone());
+                    }
+                    _ => others.push((path.clone(), m.device_state.clone())),
+                }
+            }
+            let present: Vec<bool> = slots.iter().map(Option::is_some).collect();
+            let layout = raid10_layout(head.layout.as_deref());
+            ArrayView {
+                uuid: head.array_uuid.clone(),
+                name: head.name.clone(),
+                metadata: head.metadata.clone(),
+                level: head.level.clone(),
+                layout: head.layout.clone(),
+                chunk_bytes: head.chunk_bytes,
+                raid_disks: head.raid_disks,
+                startable: enough(&head.level, layout, &present),
+                slots,
+                others,
+                stale: group
+                    .iter()
+                    .filter(|(_, m)| m.events != newest)
+                    .map(|(p, _)| p.clone())
+                    .collect(),
+                clean: current.iter().all(|(_, m)| m.clean),
+            }
+        })
+        .collect()
+}
+
+/// raid10's layout number back from [`layout_name`]'s words.
+pub fn raid10_layout(name: Option<&str>) -> u32 {
+    let mut layout = 0;
+    for part in name.unwrap_or("").split(", ") {
+        match part.split_once('=') {
+            Some(("near", n)) => layout |= n.parse::<u32>().unwrap_or(1),
+            Some(("far", n)) => layout |= n.parse::<u32>().unwrap_or(1) << 8,
+            Some(("offset", n)) => layout |= (n.parse::<u32>().unwrap_or(1) << 8) | 0x10000,
+            _ => {}
+        }
+    }
+    if layout & 0xff == 0 {
+        layout |= 1;
+    }
+    layout
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where each version sits on a 64 MiB + 5 sector device.
+    #[test]
+    fn the_superblock_locations() {
+        let size = (64 << 20) + 5 * 512;
+        let l = locations(size);
+        assert_eq!(l[0], ("1.1", 0));
+        assert_eq!(l[1], ("1.2", 4096));
+        // (131077 - 16) & !7 = 131056 sectors.
+        assert_eq!(l[2], ("1.0", 131_056 * 512));
+        // 64 MiB rounded down to 64 KiB, less 64 KiB.
+        assert_eq!(l[3], ("0.90", (64 << 20) - (64 << 10)));
+    }
+
+    /// mdadm's enough(): which members a degraded array can lose.
+    #[test]
+    fn enough_members_by_level() {
+        assert!(enough("raid1", 0, &[false, true]));
+        assert!(!enough("raid1", 0, &[false, false]));
+        assert!(enough("raid5", 2, &[true, false, true]));
+        assert!(!enough("raid5", 2, &[true, false, false]));
+        assert!(enough("raid6", 2, &[false, true, false, true]));
+        assert!(!enough("raid0", 0, &[true, false]));
+        // raid10 near=2 on 4: slots 0,1 mirror each other, 2,3 too.
+        assert!(enough("raid10", 0x102, &[true, false, false, true]));
+        assert!(!enough("raid10", 0x102, &[false, false, true, true]));
+        assert_eq!(raid10_layout(Some("near=2")), 2);
+        assert_eq!(raid10_layout(Some("far=2")), 0x201);
+        assert_eq!(raid10_layout(layout_name(10, 0x10201).as_deref()), 0x10201);
+    }
+
+    /// The names mdadm prints for levels and layouts.
+    #[test]
+    fn level_and_layout_names() {
+        assert_eq!(level_name(5), "raid5");
+        assert_eq!(level_name(-1), "linear");
+        assert_eq!(layout_name(5, 2).as_deref(), Some("left-symmetric"));
+        assert_eq!(layout_name(6, 18).as_deref(), Some("left-symmetric-6"));
+        assert_eq!(layout_name(10, 0x102).as_deref(), Some("near=2"));
+        assert_eq!(layout_name(10, 0x201).as_deref(), Some("far=2"));
+        assert_eq!(layout_name(1, 0), None);
+    }
+
+    /// No magic, nothing; a 1.x superblock found away from where it says
+    /// it is belongs to another device.
+    #[test]
+    fn no_magic_or_a_misplaced_superblock_is_nothing() {
+        assert_eq!(parse_v1(&[0u8; 4096], 2, 4096), Ok(None));
+        assert_eq!(parse_v090(&[0u8; 4096], 0), Ok(None));
+        let mut sb = vec![0u8; 4096];
+        sb[..4].copy_from_slice(&MAGIC.to_le_bytes());
+        sb[4] = 1;
+        sb[144] = 8; // says: at sector 8
+        assert_eq!(parse_v1(&sb, 1, 0), Ok(None));
+        assert!(parse_v1(&sb, 2, 4096).unwrap_err().contains("bad checksum"));
+    }
+}
