@@ -720,6 +720,24 @@ pub struct LvInfo {
     pub not_opened: Option<String>,
 }
 
+/// What a partition holds (its md superblock, LVM PV or LUKS header).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionHolds {
+    /// The partition's device (`/dev/sda1`).
+    pub path: String,
+    /// Where it starts on the disk, and its size, bytes.
+    pub start_bytes: u64,
+    pub size_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md: Option<MdMember>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lvm: Option<LvmPv>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub luks: Option<LuksInfo>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holds_unreadable: Vec<String>,
+}
+
 /// A target as the system describes it. Absent facts are `None`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
@@ -812,6 +830,11 @@ pub struct TargetInfo {
     /// bootbench does not know), one sentence each. Read by `list` only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub holds_unreadable: Vec<String>,
+    /// The disk's partitions that hold md, LVM or LUKS metadata (members
+    /// are often partitions: `sda1`), each as the disk's own fields say
+    /// it. Read by `list` only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<PartitionHolds>,
     /// The disk's surface scan, when the config asked for one
     /// (`surface_scan`), run before every benchmark; absent otherwise and
     /// in older documents.

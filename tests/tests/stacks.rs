@@ -21,12 +21,18 @@
 //!   on the crypt layer: both layers' tests run.
 //! - `s4`: each invalid stack config gives its error document, and no disk
 //!   changes.
+//! - `s8`: md arrays, LUKS and LVM made by Debian's own tools (in the
+//!   fixture guest) are listed on the booted console from their metadata,
+//!   read through the members; nothing changes on any disk.
 
+use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use bootbench_e2e::{
     artifacts, assert_schema_valid, boot, by_stack, checksum, disks, disks_with_contents, path_of, status_of,
-    stick_copy, the_document, Scratch, Via,
+    stick_copy, the_document, workspace, Scratch, Via,
 };
 use serde_json::{json, Value};
 
@@ -822,4 +828,123 @@ fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
         "{}",
         direct[0]
     );
+}
+
+/// The posts' stacks as a server already has them (issue 32), made by
+/// Debian's mdadm, cryptsetup and lvm2 in the fixture guest
+/// (`tests/fixtures/guest.sh`, `existing.sh`): a raid1 (superblock 1.2) of
+/// the first partitions of two disks with LUKS2 on it and LVM inside (post
+/// 000), a raid5 (0.90) of three whole disks under LVM (post 002). Booted
+/// with them, the console lists under each disk what it and its
+/// partitions hold, then the arrays and the volume group they make, read
+/// through the members (the LUKS header at the raid1's start, the PV at the
+/// raid5's), as the guest's mdadm, cryptsetup and pvs saw them assembled;
+/// the VG inside LUKS stays unseen. The run goes on (a read on one member),
+/// and every disk is byte-identical afterwards.
+#[test]
+fn s8_the_console_lists_existing_md_luks_and_lvm_and_changes_nothing() {
+    let Some(a) = artifacts("s8_existing") else { return };
+    let scratch = Scratch::new("s8_existing");
+    let dir = scratch.0.clone();
+    let serials = ["EX-A", "EX-B", "EX-C", "EX-D", "EX-E"];
+    let spec_text: Vec<String> = serials.iter().map(|s| format!("virtio,size=64M,serial={s}")).collect();
+    let spec_refs: Vec<&str> = spec_text.iter().map(String::as_str).collect();
+    let specs = disks(&spec_refs);
+    let (files, _) = disks_with_contents(&specs, &dir, |_| None);
+    // One GPT partition from 1 MiB to the end on the first two (Debian's sfdisk, on the file).
+    for f in &files[..2] {
+        let mut sfdisk = Command::new("sfdisk")
+            .args(["-q", "--no-reread", "--no-tell-kernel"])
+            .arg(f)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("sfdisk (Debian's fdisk, .ci/deps installs it)");
+        sfdisk
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"label: gpt\nstart=2048, type=linux\n")
+            .unwrap();
+        assert!(sfdisk.wait().unwrap().success(), "sfdisk {}", f.display());
+    }
+    let fixtures = workspace().join("tests/fixtures");
+    let mut guest = Command::new(fixtures.join("guest.sh"));
+    guest
+        .arg("--out")
+        .arg(a.vmlinuz.parent().unwrap())
+        .arg("--script")
+        .arg(fixtures.join("existing.sh"));
+    for f in &files {
+        guest.arg("--disk").arg(f);
+    }
+    let o = guest.output().expect("tests/fixtures/guest.sh");
+    assert!(
+        o.status.success(),
+        "the fixture guest: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let console = fs::read_to_string(format!("{}.console.log", files[0].display())).unwrap();
+    let view = |tag: &str, key: &str| -> String {
+        console
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("view {tag} {key}")))
+            .unwrap_or_else(|| panic!("no view {tag} {key} in the fixture's console"))
+            .to_string()
+    };
+    let (mirror, raid5) = (view("md0", "MD_UUID="), view("md1", "MD_UUID="));
+    let luks = view("md0", "luks ");
+    let pv = console
+        .lines()
+        .find_map(|l| l.strip_prefix("view pv /dev/md1|"))
+        .expect("the raid5's PV")
+        .split('|')
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+
+    let config = json!({
+        "targets": [{"serial": "EX-C"}],
+        "tests": [{"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"}]
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    let serial = &outcome.serial;
+    let has = |what: &str| assert!(serial.contains(what), "the console lacks {what:?}:\n{serial}");
+    for slot in 0..2 {
+        has(&format!(
+            " B): md member (metadata 1.2) of array uuid {mirror} name fixture:mirror raid1 slot {slot} of 2 (active)"
+        ));
+    }
+    has("1 (from byte 1048576, ");
+    for slot in 0..3 {
+        has(&format!(
+            "holds: md member (metadata 0.90) of array uuid {raid5} name - raid5 left-symmetric chunk 64 KiB slot {slot} of 3 (active)"
+        ));
+    }
+    has("md arrays (from their members' superblocks; nothing assembled):");
+    has(&format!("array uuid {mirror} name fixture:mirror raid1, metadata 1.2,"));
+    has(&format!(
+        "    holds: LUKS2 container uuid {luks} label - cipher aes-xts-plain64"
+    ));
+    has(&format!(
+        // Three 64 MiB members, each using 64 MiB less 0.90's 64 KiB, two of data.
+        "array uuid {raid5} name - raid5 left-symmetric chunk 64 KiB, metadata 0.90, 130944 KiB (134086656 B), 3 slot(s):"
+    ));
+    has(&format!(
+        "    holds: LVM physical volume uuid {} of volume group vgfile",
+        pv[0]
+    ));
+    has(&format!("  volume group vgfile uuid {} seqno", pv[2]));
+    has(&format!("PVs: pv0 md:{raid5}"));
+    has("    volume vgfile/data 32 MiB (33554432 B), 1 segment(s) striped: can be opened read-only");
+    assert!(
+        !serial.contains("volume group vg0"),
+        "vg0 is inside LUKS: unseen without its key"
+    );
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    for (i, s) in serials.iter().enumerate() {
+        assert_eq!(before[i], after[i], "{s} byte-identical");
+    }
 }

@@ -288,6 +288,10 @@ fn after_test(keys: TestKeys, doc: &ResultDoc) {
     }
 }
 
+/// The longest the booted console waits for what the disks hold (a few
+/// small reads per disk; a disk that does not answer is left behind).
+const HOLDS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How long the run waits for a disk the config names by serial or WWN that
 /// is not there when the config is read.
 pub const NAMED_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -554,8 +558,26 @@ impl Boot<'_> {
         .into_iter()
         .filter(|d| !self.never.contains(&d.path))
         .collect();
+        // What each disk holds (md, LVM, LUKS, firmware RAID) and the stacks
+        // they make, read on a thread of its own and waited for a bounded
+        // time: a dying disk's first sector must not hold the boot. Said
+        // only: the plan and the documents take the disks as listed.
+        let held = crate::disks::holds::read_bounded(&disks, HOLDS_WAIT);
         for d in &disks {
             log(&discover::disk_line(d));
+            if let Some(h) = held.as_ref().ok().and_then(|h| h.iter().find(|h| h.path == d.path)) {
+                for line in crate::disks::holds::lines(h) {
+                    log(&line);
+                }
+            }
+        }
+        match &held {
+            Ok(h) => {
+                for line in crate::disks::holds::stack_lines(&crate::disks::holds::stacks(h)) {
+                    log(&line);
+                }
+            }
+            Err(e) => log(&format!("what the disks hold: {e}")),
         }
         disks
     }

@@ -10,9 +10,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::path::Path;
 
 use bench_core::result::{
-    LuksInfo, LvInfo, LvmPv, LvmVg, MdArrayInfo, MdMember, MdOther, Stacks, TargetInfo, VgInfo, VgPvInfo,
+    LuksInfo, LvInfo, LvmPv, LvmVg, MdArrayInfo, MdMember, MdOther, PartitionHolds, Stacks, TargetInfo, VgInfo,
+    VgPvInfo,
 };
 
 pub use super::bytes::{Bytes, Device};
@@ -209,26 +211,95 @@ pub fn examine(dev: &dyn Bytes, md_too: bool) -> Found {
 }
 
 /// Read what each disk holds into its `md`, `lvm`, `luks`,
-/// `firmware_raid` and `holds_unreadable` (read-only; a disk that cannot
-/// be opened says nothing). Only `list` reads it: a plain read has no
-/// timeout, and a boot does not wait on a dying disk's first sector
-/// before it has a plan.
+/// `firmware_raid` and `holds_unreadable`, and its partitions' into
+/// `partitions` (read-only; a device that cannot be opened says nothing).
+/// A plain read has no timeout: [`read_bounded`] bounds the whole.
 pub fn read(disks: &mut [TargetInfo]) {
+    read_in(crate::sysfs::root(), Path::new("/dev"), disks);
+}
+
+/// [`read`] with the sysfs root and the directory of device nodes given.
+pub fn read_in(sys: &Path, dev: &Path, disks: &mut [TargetInfo]) {
     for d in disks {
-        let Ok(file) = super::file::open(&d.path, false, false) else {
-            continue;
-        };
-        let dev = Device {
-            file,
-            size: d.size_bytes,
-        };
-        let f = examine(&dev, true);
-        d.luks = f.luks;
-        d.md = f.md;
-        d.lvm = f.lvm;
-        d.firmware_raid = f.firmware_raid;
-        d.holds_unreadable = f.unreadable;
+        if let Ok(file) = super::file::open(&d.path, false, false) {
+            let f = examine(
+                &Device {
+                    file,
+                    size: d.size_bytes,
+                },
+                true,
+            );
+            d.luks = f.luks;
+            d.md = f.md;
+            d.lvm = f.lvm;
+            d.firmware_raid = f.firmware_raid;
+            d.holds_unreadable = f.unreadable;
+        }
+        let name = Path::new(&d.path).file_name().and_then(|n| n.to_str()).unwrap_or("");
+        d.partitions = partitions(sys, name)
+            .into_iter()
+            .filter_map(|(part, start_bytes, size_bytes)| {
+                let path = dev.join(&part).display().to_string();
+                let file = super::file::open(&path, false, false).ok()?;
+                let f = examine(&Device { file, size: size_bytes }, true);
+                let holds = f.md.is_some() || f.lvm.is_some() || f.luks.is_some() || !f.unreadable.is_empty();
+                holds.then_some(PartitionHolds {
+                    path,
+                    start_bytes,
+                    size_bytes,
+                    md: f.md,
+                    lvm: f.lvm,
+                    luks: f.luks,
+                    holds_unreadable: f.unreadable,
+                })
+            })
+            .collect();
     }
+}
+
+/// The partitions of the disk `name` (sysfs `block/NAME/NAMEp?N`, the
+/// entries with a `partition` file), in name order: (kernel name, start,
+/// size), bytes.
+pub fn partitions(sys: &Path, name: &str) -> Vec<(String, u64, u64)> {
+    if name.is_empty() {
+        return Vec::new();
+    }
+    let dir = sys.join("block").join(name);
+    let sectors = |p: &Path| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+        .into_iter()
+        .filter(|e| e.starts_with(name) && dir.join(e).join("partition").exists())
+        .filter_map(|e| {
+            let start = sectors(&dir.join(&e).join("start"))?;
+            let size = sectors(&dir.join(&e).join("size"))?;
+            Some((e, start * 512, size * 512))
+        })
+        .collect()
+}
+
+/// What [`read_bounded`] could not read in time.
+pub const HOLDS_TIMEOUT: &str = "not read: a disk did not answer in time";
+
+/// [`read`] on a thread of its own, waited for up to `limit`: the booted
+/// console's listing must not hang on a dying disk's first sector. On
+/// time, the disks come back with what they hold; past it, as they were,
+/// with the reason (the thread is left to finish or hang on its own).
+pub fn read_bounded(disks: &[TargetInfo], limit: std::time::Duration) -> Result<Vec<TargetInfo>, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut copy = disks.to_vec();
+    std::thread::Builder::new()
+        .name("holds".into())
+        .spawn(move || {
+            read(&mut copy);
+            let _ = tx.send(copy);
+        })
+        .map_err(|e| format!("not read: {e}"))?;
+    rx.recv_timeout(limit)
+        .map_err(|_| format!("{HOLDS_TIMEOUT} ({} s)", limit.as_secs()))
 }
 
 /// A size in binary units for a listing line: `64 KiB`, `32 MiB`.
@@ -303,6 +374,37 @@ pub fn lines(d: &TargetInfo) -> Vec<String> {
     for u in &d.holds_unreadable {
         out.push(format!("  holds: unreadable metadata: {u}"));
     }
+    for p in &d.partitions {
+        let at = format!(
+            "  holds: on {} (from byte {}, {} B):",
+            p.path, p.start_bytes, p.size_bytes
+        );
+        if let Some(m) = &p.md {
+            out.push(format!("{at} {}", md_line(m)));
+        }
+        if let Some(l) = &p.luks {
+            out.push(format!("{at} {}", luks_line(l)));
+        }
+        if let Some(v) = &p.lvm {
+            out.push(format!("{at} {}", pv_line(v)));
+        }
+        for u in &p.holds_unreadable {
+            out.push(format!("{at} unreadable metadata: {u}"));
+        }
+    }
+    out
+}
+
+/// Every device that was read, a disk or a partition: its path, size, md
+/// superblock and PV.
+fn sources(disks: &[TargetInfo]) -> Vec<Source<'_>> {
+    let mut out = Vec::new();
+    for d in disks {
+        out.push((d.path.clone(), d.size_bytes, d.md.as_ref(), d.lvm.as_ref()));
+        for p in &d.partitions {
+            out.push((p.path.clone(), p.size_bytes, p.md.as_ref(), p.lvm.as_ref()));
+        }
+    }
     out
 }
 
@@ -330,14 +432,15 @@ pub struct Array {
 /// The md arrays the disks' superblocks make, each with what its start
 /// holds (read through its members when every slot it needs is there).
 pub fn md_arrays(disks: &[TargetInfo]) -> Vec<Array> {
-    let members: Vec<(String, MdMember)> = disks
+    let all = sources(disks);
+    let members: Vec<(String, MdMember)> = all
         .iter()
-        .filter_map(|d| d.md.clone().map(|m| (d.path.clone(), m)))
+        .filter_map(|(path, _, m, _)| m.map(|m| (path.clone(), m.clone())))
         .collect();
     md::arrays(&members)
         .into_iter()
         .map(|view| {
-            let (found, size_bytes) = open_array(disks, &view, &members);
+            let (found, size_bytes) = open_array(&all, &view, &members);
             Array {
                 view,
                 found,
@@ -347,23 +450,18 @@ pub fn md_arrays(disks: &[TargetInfo]) -> Vec<Array> {
         .collect()
 }
 
-fn open_array(disks: &[TargetInfo], view: &ArrayView, members: &[(String, MdMember)]) -> (Option<Found>, u64) {
+type Source<'a> = (String, u64, Option<&'a MdMember>, Option<&'a LvmPv>);
+
+fn open_array(all: &[Source<'_>], view: &ArrayView, members: &[(String, MdMember)]) -> (Option<Found>, u64) {
     let Some((_, head)) = members.iter().find(|(_, m)| m.array_uuid == view.uuid) else {
         return (None, 0);
     };
     let mut devs: Vec<Option<(Device, u64)>> = Vec::new();
     for slot in &view.slots {
         devs.push(slot.as_ref().and_then(|path| {
-            let d = disks.iter().find(|d| &d.path == path)?;
-            let m = d.md.as_ref()?;
+            let (_, size, m, _) = all.iter().find(|(p, ..)| p == path)?;
             let file = super::file::open(path, false, false).ok()?;
-            Some((
-                Device {
-                    file,
-                    size: d.size_bytes,
-                },
-                m.data_offset_bytes,
-            ))
+            Some((Device { file, size: *size }, (*m)?.data_offset_bytes))
         }));
     }
     let bytes = ArrayBytes {
@@ -389,9 +487,9 @@ fn open_array(disks: &[TargetInfo], view: &ArrayView, members: &[(String, MdMemb
 pub fn stacks(disks: &[TargetInfo]) -> Stacks {
     let mut st = Stacks::default();
     // Every PV found: on a disk, or at an array's start.
-    let mut pvs: Vec<(String, LvmPv)> = disks
-        .iter()
-        .filter_map(|d| d.lvm.clone().map(|p| (d.path.clone(), p)))
+    let mut pvs: Vec<(String, LvmPv)> = sources(disks)
+        .into_iter()
+        .filter_map(|(path, _, _, pv)| pv.map(|p| (path, p.clone())))
         .collect();
     for a in md_arrays(disks) {
         let v = a.view;
@@ -613,6 +711,32 @@ mod tests {
         // Stripe 0: parity on member 2, data on 0, 1; stripe 1: parity on 1,
         // data on 2 then 0; stripe 2: parity on 0, data on 1, 2; stripe 3 as 0.
         assert_eq!(order, vec![0x00, 0x10, 0x21, 0x01, 0x12, 0x22, 0x03, 0x13]);
+    }
+
+    /// A disk's partitions from sysfs: the entries with a `partition`
+    /// file, in name order, start and size in bytes; other entries
+    /// (queue, holders) are not partitions.
+    #[test]
+    fn partitions_from_sysfs() {
+        let t = crate::testutil::TempDir::new("parts");
+        let disk = t.0.join("block/nvme0n1");
+        for (p, start, size) in [("nvme0n1p2", 2050, 100), ("nvme0n1p1", 2048, 2)] {
+            let d = disk.join(p);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("partition"), "1\n").unwrap();
+            std::fs::write(d.join("start"), format!("{start}\n")).unwrap();
+            std::fs::write(d.join("size"), format!("{size}\n")).unwrap();
+        }
+        std::fs::create_dir_all(disk.join("queue")).unwrap();
+        assert_eq!(
+            partitions(&t.0, "nvme0n1"),
+            vec![
+                ("nvme0n1p1".to_string(), 2048 * 512, 2 * 512),
+                ("nvme0n1p2".to_string(), 2050 * 512, 100 * 512)
+            ]
+        );
+        assert!(partitions(&t.0, "sda").is_empty());
+        assert!(partitions(&t.0, "").is_empty());
     }
 
     /// A raid1 with its first slot missing is read from the second; a
