@@ -943,7 +943,7 @@ fn list_shows_the_md_arrays_and_stacks_mdadm_made() {
     };
     let dir = TmpDir::new("md-stacks");
     let script = Path::new(MANIFEST).join("../tests/fixtures/stacks.sh");
-    let letters = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    let letters = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"];
     let mut cmd = Command::new(Path::new(MANIFEST).join("../tests/fixtures/guest.sh"));
     cmd.arg("--out").arg(&out).arg("--script").arg(&script);
     for (i, l) in letters.iter().enumerate() {
@@ -1199,6 +1199,37 @@ fn list_shows_the_md_arrays_and_stacks_mdadm_made() {
             "  array uuid {raid5} name - raid5 left-symmetric chunk 64 KiB, metadata 0.90, 65408 KiB (66977792 B), 3 slot(s): 0 {}, 1 {}, 2 {}; clean",
             loops[2].dev, loops[3].dev, loops[4].dev
         )),
+        "{text}"
+    );
+
+    // The raid1 started without its second member and written through:
+    // that member's events are behind (as mdadm --examine says), so it is
+    // left out as stale and its slot is missing.
+    let stale_uuid = console
+        .lines()
+        .find_map(|l| l.strip_prefix("stale md4 MD_UUID="))
+        .expect("the stale raid1's UUID");
+    let a = array(&st, stale_uuid);
+    let (j, k) = (&loops[9].dev, &loops[10].dev);
+    assert_eq!(a["slots"], serde_json::json!([j, null]), "{a}");
+    assert_eq!(a["stale"], serde_json::json!([k]), "{a}");
+    assert_eq!(
+        (a["state"].as_str(), a["startable"].as_bool()),
+        (Some("clean, degraded"), Some(true)),
+        "{a}"
+    );
+    let events = |dev: &str| {
+        let o = Command::new("mdadm")
+            .args(["--examine", "--export", dev])
+            .output()
+            .unwrap();
+        exported(&String::from_utf8(o.stdout).unwrap())["MD_EVENTS"]
+            .parse::<u64>()
+            .unwrap()
+    };
+    assert!(events(k) < events(j), "mdadm --examine: {k} is behind {j}");
+    assert!(
+        text.contains(&format!("; stale (events behind, left out): {k}")),
         "{text}"
     );
 
