@@ -1233,6 +1233,51 @@ fn list_shows_the_md_arrays_and_stacks_mdadm_made() {
         "{text}"
     );
 
+    // A config's `existing` names arrays from these superblocks: the plan
+    // assembles the raid5 by its UUID and the raid0 by its md name (without
+    // the host part) over the members found; a volume or an unknown name is
+    // an error naming the entry.
+    let cfg = ShmFile::new(
+        &unique("existing.json"),
+        serde_json::json!({
+            "existing": [raid5, "stripe"],
+            "tests": [{"workload": "seq_read", "name": "r", "bs": "1M", "size": "1M"}]
+        })
+        .to_string()
+        .as_bytes(),
+    );
+    let o = run(&["validate", cfg.path()]);
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{plan}{}", stderr(&o));
+    let short = &raid5.replace(':', "")[..8];
+    for (name, members) in [
+        (
+            format!("md-{short}"),
+            [2, 3, 4].map(|i| loops[i].dev.clone()).join(", "),
+        ),
+        ("stripe".to_string(), [5, 6].map(|i| loops[i].dev.clone()).join(", ")),
+    ] {
+        assert!(plan.contains(&format!("md:{name}")), "{name}: {plan}");
+        assert!(plan.contains(&members), "{name} over {members}: {plan}");
+    }
+    for (entry, want) in [
+        ("vgfile/data", "existing[0]: \"vgfile/data\" names an LVM volume"),
+        (
+            "nope",
+            "existing[0]: \"nope\" is no md array on these disks; expected the name or UUID of one of:",
+        ),
+    ] {
+        let bad = ShmFile::new(
+            &unique("existing.json"),
+            serde_json::json!({"existing": [entry], "tests": [{"workload": "seq_read", "name": "r", "bs": "1M", "size": "1M"}]})
+                .to_string()
+                .as_bytes(),
+        );
+        let o = run(&["validate", bad.path()]);
+        assert_eq!(o.status.code(), Some(2), "{entry}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{entry}: {}", stderr(&o));
+    }
+
     // A raid5 member and a raid0 member gone.
     for (i, l) in loops.iter().enumerate() {
         assert_eq!(l.hash(), hashes[i], "{} changed", l.dev);

@@ -23,7 +23,9 @@
 //!   changes.
 //! - `s8`: md arrays, LUKS and LVM made by Debian's own tools (in the
 //!   fixture guest) are listed on the booted console from their metadata,
-//!   read through the members; nothing changes on any disk.
+//!   read through the members; the arrays the config names `existing` are
+//!   assembled read-only from their superblocks (one degraded) and read,
+//!   never written; nothing changes on any disk.
 
 use std::fs;
 use std::io::Write as _;
@@ -32,7 +34,7 @@ use std::process::{Command, Stdio};
 
 use bootbench_e2e::{
     artifacts, assert_schema_valid, boot, by_stack, checksum, disks, disks_with_contents, path_of, status_of,
-    stick_copy, the_document, workspace, Scratch, Via,
+    stick_copy, tests_on, the_document, workspace, Scratch, Via,
 };
 use serde_json::{json, Value};
 
@@ -834,19 +836,23 @@ fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
 /// Debian's mdadm, cryptsetup and lvm2 in the fixture guest
 /// (`tests/fixtures/guest.sh`, `existing.sh`): a raid1 (superblock 1.2) of
 /// the first partitions of two disks with LUKS2 on it and LVM inside (post
-/// 000), a raid5 (0.90) of three whole disks under LVM (post 002). Booted
+/// 000), a raid5 (0.90) of three whole disks under LVM (post 002), and a
+/// raid1 (1.2) of two disks of which the boot gets only the first. Booted
 /// with them, the console lists under each disk what it and its
 /// partitions hold, then the arrays and the volume group they make, read
 /// through the members (the LUKS header at the raid1's start, the PV at the
 /// raid5's), as the guest's mdadm, cryptsetup and pvs saw them assembled;
-/// the VG inside LUKS stays unseen. The run goes on (a read on one member),
-/// and every disk is byte-identical afterwards.
+/// the VG inside LUKS stays unseen. The config's `existing` names the three
+/// arrays: each is assembled read-only from its superblocks (the half one
+/// degraded), read like any array, its write test and its members' skipped
+/// (an existing array is never written, whatever `destructive` says), torn
+/// down; every disk is byte-identical afterwards.
 #[test]
-fn s8_the_console_lists_existing_md_luks_and_lvm_and_changes_nothing() {
+fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let Some(a) = artifacts("s8_existing") else { return };
     let scratch = Scratch::new("s8_existing");
     let dir = scratch.0.clone();
-    let serials = ["EX-A", "EX-B", "EX-C", "EX-D", "EX-E"];
+    let serials = ["EX-A", "EX-B", "EX-C", "EX-D", "EX-E", "EX-F", "EX-G"];
     let spec_text: Vec<String> = serials.iter().map(|s| format!("virtio,size=64M,serial={s}")).collect();
     let spec_refs: Vec<&str> = spec_text.iter().map(String::as_str).collect();
     let specs = disks(&spec_refs);
@@ -891,7 +897,11 @@ fn s8_the_console_lists_existing_md_luks_and_lvm_and_changes_nothing() {
             .unwrap_or_else(|| panic!("no view {tag} {key} in the fixture's console"))
             .to_string()
     };
-    let (mirror, raid5) = (view("md0", "MD_UUID="), view("md1", "MD_UUID="));
+    let (mirror, raid5, half) = (
+        view("md0", "MD_UUID="),
+        view("md1", "MD_UUID="),
+        view("md2", "MD_UUID="),
+    );
     let luks = view("md0", "luks ");
     let pv = console
         .lines()
@@ -902,13 +912,21 @@ fn s8_the_console_lists_existing_md_luks_and_lvm_and_changes_nothing() {
         .collect::<Vec<_>>();
     let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
 
+    // The boot gets every disk but the half raid1's second (EX-G).
+    let booted = &specs[..6];
     let config = json!({
         "targets": [{"serial": "EX-C"}],
-        "tests": [{"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"}]
+        "existing": [raid5, "mirror", half],
+        "tests": [
+            {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"},
+            {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}
+        ],
+        "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "EX-C"}], "allow_overwrite_signatures": true}
     });
     let img = stick_copy(&a, &dir, Some(&config));
-    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let outcome = boot(&a, &dir, Via::Direct, &img, booted, "");
     let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
     assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
     let serial = &outcome.serial;
     let has = |what: &str| assert!(serial.contains(what), "the console lacks {what:?}:\n{serial}");
@@ -932,6 +950,8 @@ fn s8_the_console_lists_existing_md_luks_and_lvm_and_changes_nothing() {
         // Three 64 MiB members, each using 64 MiB less 0.90's 64 KiB, two of data.
         "array uuid {raid5} name - raid5 left-symmetric chunk 64 KiB, metadata 0.90, 130944 KiB (134086656 B), 3 slot(s):"
     ));
+    has(&format!("array uuid {half} name fixture:half raid1, metadata 1.2,"));
+    has("1 missing; clean, degraded");
     has(&format!(
         "    holds: LVM physical volume uuid {} of volume group vgfile",
         pv[0]
@@ -943,6 +963,62 @@ fn s8_the_console_lists_existing_md_luks_and_lvm_and_changes_nothing() {
         !serial.contains("volume group vg0"),
         "vg0 is inside LUKS: unseen without its key"
     );
+
+    for l in serial
+        .lines()
+        .filter(|l| l.contains("assembled") || l.contains("torn down"))
+    {
+        eprintln!("s8: {l}");
+    }
+    // Each existing array assembled read-only from its superblocks and read.
+    for (uuid, name, members, missing) in [(&raid5, "md-", 3, 0), (&mirror, "mirror", 2, 0), (&half, "half", 1, 1)] {
+        let t = doc["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["stack"]["options"]["uuid"] == **uuid)
+            .unwrap_or_else(|| panic!("no target for the existing array {uuid}: {}", doc["targets"]));
+        let st = &t["stack"];
+        assert!(st["name"].as_str().unwrap().starts_with(name), "{st}");
+        assert_eq!(st["mode"], "read-only", "{st}");
+        assert_eq!(st["members"].as_array().unwrap().len(), members, "{st}");
+        assert_eq!(
+            st["notes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n.as_str().unwrap().starts_with("degraded")),
+            missing > 0,
+            "{st}"
+        );
+        let path = path_of(t);
+        assert!(path.starts_with("/dev/md"), "{t}");
+        assert_eq!(status_of(test_on(&doc, path, "seq_read_1m")), "ok", "{t}");
+        let w = test_on(&doc, path, "seq_write_1m");
+        assert_eq!(status_of(w), "skipped", "{w}");
+        assert!(
+            w["status"]["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains("an existing array is never written"),
+            "{w}"
+        );
+    }
+    // The raid5's member EX-C, named writable in `destructive`, is not written either.
+    let c = tests_on(&doc, "EX-C");
+    let cw = c
+        .iter()
+        .find(|t| t["name"] == "seq_write_1m")
+        .expect("EX-C's write test");
+    assert_eq!(status_of(cw), "skipped", "{cw}");
+    assert!(
+        cw["status"]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("a member of the existing array"),
+        "{cw}"
+    );
+    assert!(serial.contains(TORN_DOWN), "no md device remains");
     let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
     for (i, s) in serials.iter().enumerate() {
         assert_eq!(before[i], after[i], "{s} byte-identical");

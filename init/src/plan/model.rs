@@ -600,7 +600,37 @@ pub struct PlannedStack {
     /// A layer's readahead to set once it is up (`queue/read_ahead_kb`),
     /// bytes; `None`: the kernel's choice.
     pub read_ahead_bytes: Option<u64>,
+    /// An md array that exists on its members (the config's `existing`):
+    /// assembled from their superblocks, read-only, never written.
+    pub existing: Option<ExistingMd>,
 }
+
+/// What an existing md array is, from its members' superblocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExistingMd {
+    /// The array's UUID, as mdadm prints it.
+    pub uuid: String,
+    /// The superblock's version: `0.90`, `1.0`, `1.1`, `1.2`.
+    pub metadata: String,
+    /// Its name in its superblock (1.x), as mdadm wrote it.
+    pub md_name: Option<String>,
+    /// Slots without a member here (a degraded array).
+    pub missing: usize,
+}
+
+impl ExistingMd {
+    /// The version SET_ARRAY_INFO takes: (0, 90) or (1, minor).
+    pub fn version(&self) -> (i32, i32) {
+        match self.metadata.as_str() {
+            "0.90" => (0, 90),
+            v => (1, v.strip_prefix("1.").and_then(|m| m.parse().ok()).unwrap_or(2)),
+        }
+    }
+}
+
+/// Why an existing array (and its members) is never written.
+pub const EXISTING_NEVER_WRITTEN: &str =
+    "an existing array is never written: writing through it writes every member, and its data is the user's";
 
 impl PlannedStack {
     /// The targets right beneath it.
@@ -634,10 +664,27 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             info.members = members.iter().map(path).collect();
             info.chunk_bytes = Some(u64::from(*chunk_bytes));
             info.layout = layout.map(|l| l.name().to_string());
-            info.notes = vec![
-                "no write-intent bitmap (mdadm's default has one)".to_string(),
-                "no superblock, assembled clean: no resync ran".to_string(),
-            ];
+            info.notes = match &st.existing {
+                None => vec![
+                    "no write-intent bitmap (mdadm's default has one)".to_string(),
+                    "no superblock, assembled clean: no resync ran".to_string(),
+                ],
+                Some(e) => {
+                    info.options.insert("uuid".to_string(), e.uuid.clone());
+                    info.options.insert("metadata".to_string(), e.metadata.clone());
+                    if let Some(n) = &e.md_name {
+                        info.options.insert("md_name".to_string(), n.clone());
+                    }
+                    let mut notes = vec![format!(
+                        "an existing array, assembled read-only from its members' superblocks (metadata {})",
+                        e.metadata
+                    )];
+                    if e.missing > 0 {
+                        notes.push(format!("degraded: {} slot(s) without a member", e.missing));
+                    }
+                    notes
+                }
+            };
         }
         StackKind::Crypt {
             cipher,

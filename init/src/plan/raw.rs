@@ -398,6 +398,11 @@ pub struct RawConfig {
     /// device-mapper layers over disks, arrays or other layers.
     #[serde(default)]
     pub layers: Vec<Obj<RawLayer>>,
+    /// md arrays that exist on the disks, opened read-only from their
+    /// superblocks: `"all"` or a list of names or UUIDs (checked in
+    /// [`super::resolve`]).
+    #[serde(default)]
+    pub existing: Option<serde_json::Value>,
     /// After the per-target tests, run each test on every disk at once.
     #[serde(default)]
     pub all_at_once: bool,

@@ -390,7 +390,7 @@ pub fn target_refs(raw: &RawConfig, ov: &Overrides) -> Result<Vec<(TargetRef, St
             refs.push((TargetRef::Path(t.clone()), "--target".to_string()));
         }
     }
-    let stacked = !(raw.arrays.is_empty() && raw.layers.is_empty());
+    let stacked = !(raw.arrays.is_empty() && raw.layers.is_empty() && raw.existing.is_none());
     if refs.is_empty() && ov.simulate && !stacked {
         refs = DEFAULT_SIM_TARGETS
             .iter()
@@ -449,7 +449,7 @@ pub(super) fn plan_targets(
         }
     };
     check_outputs(raw)?;
-    if refs.is_empty() && raw.arrays.is_empty() && raw.layers.is_empty() {
+    if refs.is_empty() && raw.arrays.is_empty() && raw.layers.is_empty() && raw.existing.is_none() {
         return err("targets: none; expected at least one disk to benchmark");
     }
     let machine = MachineDisks::default();
@@ -505,7 +505,7 @@ pub(super) fn plan_targets(
     let surface_scan = super::scan::scan_plan(raw.surface_scan.as_ref(), &targets)?;
     let burn_in = super::scan::burn_plan(raw.burn_in.as_ref(), &targets, destructive.as_ref())?;
     let precondition = super::scan::precondition_plan(raw.precondition.as_ref(), &targets, destructive.as_ref())?;
-    Ok(Plan {
+    let mut plan = Plan {
         profile: profile_name,
         config_source: source.to_string(),
         seed: raw.seed.unwrap_or(Params::defaults().seed),
@@ -526,7 +526,29 @@ pub(super) fn plan_targets(
         burn_in,
         precondition,
         countdown: countdown(raw.destructive.as_deref())?,
-    })
+    };
+    // An existing array is never written, nor its members, whatever
+    // `destructive` says: their data is the user's.
+    let existing: Vec<(usize, Vec<usize>, String)> = plan
+        .stacks
+        .iter()
+        .filter(|st| st.existing.is_some())
+        .map(|st| (st.target, st.disks.clone(), st.name.clone()))
+        .collect();
+    for (target, members, name) in existing {
+        for m in members {
+            super::model::withdraw_writes(
+                &mut plan,
+                m,
+                &format!(
+                    "a member of the existing array {name}: {}",
+                    super::model::EXISTING_NEVER_WRITTEN
+                ),
+            );
+        }
+        super::model::withdraw_writes(&mut plan, target, super::model::EXISTING_NEVER_WRITTEN);
+    }
+    Ok(plan)
 }
 
 /// `scaling`, checked: only with `all_at_once`.

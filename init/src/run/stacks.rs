@@ -277,6 +277,9 @@ pub fn open_target(plan: &mut Plan, ti: usize, log: &mut dyn FnMut(&str)) -> Res
 /// granted); read-only otherwise, so that nothing the kernel does through
 /// it writes to a disk nobody named.
 pub fn stack_mode(plan: &Plan, st: &PlannedStack) -> Mode {
+    if st.existing.is_some() {
+        return Mode::ReadOnly;
+    }
     Mode::of(plan.targets[st.target].info.writable && st.disks.iter().all(|d| plan.targets[*d].info.writable))
 }
 
@@ -506,6 +509,12 @@ impl Backend for Kernel {
         let dm_name = format!("bootbench-{}", st.name);
         let on = under.first().cloned().unwrap_or_default();
         match &st.kind {
+            StackKind::Array { level, .. } if st.existing.is_some() => {
+                let version = st.existing.as_ref().map_or((1, 2), crate::plan::ExistingMd::version);
+                crate::stacks::md::assemble_existing(*level, version, under)
+                    .map(|a| Box::new(LiveMd(a)) as Box<dyn Live>)
+                    .map_err(|e| e.to_string())
+            }
             StackKind::Array {
                 level,
                 chunk_bytes,

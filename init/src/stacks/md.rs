@@ -704,6 +704,78 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
     Ok(array)
 }
 
+/// An array that exists on its members: assembled from their superblocks
+/// as `mdadm --assemble --readonly` does, always read-only.
+/// SET_ARRAY_INFO with only the superblock's version (`raid_disks` 0: the
+/// kernel reads everything else from the members), ADD_NEW_DISK for each
+/// member present (the kernel loads its superblock and refuses one of
+/// another array), then `readonly` to `md/array_state`: md_run's
+/// analyze_sbs takes the freshest superblock and leaves out stale
+/// members, and with `mddev->ro` set nothing is written to any member (no
+/// superblock update, no event count, no resync or recovery, no repair
+/// of a read error; a degraded array starts when enough members are
+/// there and clean). `version` is (0, 90) or (1, 0|1|2).
+pub fn assemble_existing(level: MdLevel, version: (i32, i32), members: &[String]) -> Result<MdArray, MdError> {
+    let devs = members.iter().map(|m| member_dev(m)).collect::<Result<Vec<_>, _>>()?;
+    let personality_err = load_modules(level)?;
+    let minor = first_free_minor(&sysfs::live("block")).ok_or(MdError::Node {
+        path: "/dev/md*".into(),
+        errno: libc::ENOSPC,
+    })?;
+    let path = format!("/dev/md{minor}");
+    let node_created = make_node(&path, minor)?;
+    let file = match open_md(&path, minor) {
+        Ok(f) => f,
+        Err(e) => {
+            if node_created {
+                let _ = std::fs::remove_file(&path);
+            }
+            return Err(e);
+        }
+    };
+    let array = MdArray {
+        path: path.clone(),
+        minor,
+        file: Some(file),
+        node_created,
+    };
+    let f = array.file.as_ref().expect("just set");
+    let info = sys::ArrayInfo {
+        major_version: version.0,
+        minor_version: version.1,
+        ..sys::ArrayInfo::default()
+    };
+    sys::set_array_info(f, &info).map_err(|e| MdError::SetArrayInfo {
+        path: path.clone(),
+        errno: e as i32,
+    })?;
+    for (member, (maj, min)) in members.iter().zip(&devs) {
+        let disk = sys::DiskInfo {
+            major: i32::try_from(*maj).unwrap_or(i32::MAX),
+            minor: i32::try_from(*min).unwrap_or(i32::MAX),
+            ..sys::DiskInfo::default()
+        };
+        sys::add_new_disk(f, &disk).map_err(|e| MdError::AddDisk {
+            path: path.clone(),
+            member: member.clone(),
+            errno: e as i32,
+        })?;
+    }
+    let state = sysfs::live(format!("block/md{minor}/md/array_state"));
+    if let Err(e) = std::fs::write(&state, "readonly") {
+        let errno = errno_of(&e);
+        return Err(personality_err.unwrap_or(MdError::RunReadOnly { path, errno }));
+    }
+    let now = std::fs::read_to_string(&state).unwrap_or_default();
+    if now.trim() != "readonly" {
+        return Err(MdError::NotReadOnly {
+            path,
+            state: now.trim().to_string(),
+        });
+    }
+    Ok(array)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
