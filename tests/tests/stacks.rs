@@ -844,16 +844,26 @@ fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
 /// raid5's), as the guest's mdadm, cryptsetup and pvs saw them assembled;
 /// the VG inside LUKS stays unseen. The config's `existing` names the three
 /// arrays: each is assembled read-only from its superblocks (the half one
-/// degraded), read like any array, its write test and its members' skipped
-/// (an existing array is never written, whatever `destructive` says), torn
-/// down; every disk is byte-identical afterwards.
+/// degraded), read like any array (the raid5 around a read error on a
+/// member), its write test and its members' skipped (an existing array is
+/// never written, whatever `destructive` says), torn down; every disk is
+/// byte-identical afterwards: no repair wrote the failing sector back.
 #[test]
 fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let Some(a) = artifacts("s8_existing") else { return };
     let scratch = Scratch::new("s8_existing");
     let dir = scratch.0.clone();
     let serials = ["EX-A", "EX-B", "EX-C", "EX-D", "EX-E", "EX-F", "EX-G"];
-    let spec_text: Vec<String> = serials.iter().map(|s| format!("virtio,size=64M,serial={s}")).collect();
+    // EX-D, the raid5's slot 1, fails reads of sector 64 in the boot (not in
+    // the fixture guest): its first chunk there is the array's chunk 1 (64
+    // KiB to 128 KiB), which the array's read test reads.
+    let spec_text: Vec<String> = serials
+        .iter()
+        .map(|s| {
+            let fault = if *s == "EX-D" { ",fault=read_aio:5:64:read" } else { "" };
+            format!("virtio,size=64M,serial={s}{fault}")
+        })
+        .collect();
     let spec_refs: Vec<&str> = spec_text.iter().map(String::as_str).collect();
     let specs = disks(&spec_refs);
     let (files, _) = disks_with_contents(&specs, &dir, |_| None);
@@ -1004,6 +1014,10 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
             "{w}"
         );
     }
+    // EX-D alone meets its read error (the fault is real); the raid5 read
+    // around it (above: ok) and, read-only, wrote nothing back (below).
+    let d = tests_on(&doc, "EX-D");
+    assert_eq!(status_of(d[0]), "error", "EX-D: {}", d[0]["status"]);
     // The raid5's member EX-C, named writable in `destructive`, is not written either.
     let c = tests_on(&doc, "EX-C");
     let cw = c
