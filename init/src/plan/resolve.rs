@@ -241,6 +241,9 @@ pub(super) fn resolve_stacks(
     Ok(stacks)
 }
 
+/// The longest the plan waits for the superblocks of the disks (`existing`).
+const EXISTING_READ_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The config's `existing`: `"all"` or a list of names or UUIDs, each
 /// with where it is written.
 fn existing_wanted(v: &serde_json::Value) -> Result<Option<Vec<(String, String)>>, ConfigError> {
@@ -319,14 +322,17 @@ fn existing_arrays(
              their members' superblocks)",
         );
     }
-    let mut disks: Vec<TargetInfo> = cx
+    let disks: Vec<TargetInfo> = cx
         .machine
         .all()
         .iter()
         .map(|(t, _)| t.clone())
         .filter(|t| !cx.never.iter().any(|n| on_disk(&t.path, n)))
         .collect();
-    crate::disks::holds::read(&mut disks);
+    // Bounded, as the console's listing is: a disk that does not answer its
+    // superblock's sector must not hold the run forever.
+    let disks = crate::disks::holds::read_bounded(&disks, EXISTING_READ_WAIT)
+        .map_err(|e| ConfigError(format!("existing: the disks' md superblocks were {e}")))?;
     let arrays = crate::disks::holds::md_arrays(&disks);
     let known = || {
         let l: Vec<String> = arrays
