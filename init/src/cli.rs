@@ -186,22 +186,34 @@ pub fn main(args: Vec<String>) -> i32 {
 fn list(json: bool, stacks: bool, all: bool) -> i32 {
     let mut disks = discover::disks(all);
     crate::disks::holds::read(&mut disks);
-    let encoded = match (json, stacks) {
-        (true, true) => serde_json::to_string_pretty(&crate::disks::holds::stacks(&disks)),
-        (true, false) => serde_json::to_string_pretty(&disks),
-        (false, _) => {
-            print!("{}", discover::render_list(&identity::host(), &disks));
-            return 0;
-        }
+    let text = match (json, stacks) {
+        (true, true) => serde_json::to_string_pretty(&crate::disks::holds::stacks(&disks)).map(|j| j + "\n"),
+        (true, false) => serde_json::to_string_pretty(&disks).map(|j| j + "\n"),
+        (false, _) => Ok(discover::render_list(&identity::host(), &disks)),
     };
-    match encoded {
-        Ok(j) => println!("{j}"),
+    match text {
+        Ok(t) => emit(&t),
         Err(e) => {
             eprintln!("bootbench-init: cannot encode the list: {e}");
-            return 1;
+            1
         }
     }
-    0
+}
+
+/// `text` to stdout: 0 when written, and when the reader went away first
+/// (`list | head`: a closed pipe is not the list's failure, and print!
+/// would panic on it); 1 with a message on any other error.
+fn emit(text: &str) -> i32 {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("bootbench-init: cannot write the list to stdout: {e}");
+            1
+        }
+    }
 }
 
 fn validate(path: &str, booted: bool, ov: &Overrides) -> i32 {

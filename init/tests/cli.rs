@@ -728,6 +728,26 @@ fn lvm(args: &[&str], devs: &str) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// `list` into a pipe whose reader stops after the first line (`list |
+/// head -1`): the list ends quietly with status 0, no panic on the
+/// broken pipe.
+#[test]
+fn list_into_a_closed_pipe_ends_quietly() {
+    let _many = Loop::zeroed(LOOP_BYTES);
+    let mut child = Command::new(BIN)
+        .args(["list", "--all"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes away before reading anything.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}
+
 /// What two PVs hold, in `list`: a volume group written by Debian's lvm2
 /// on two loop devices (pvcreate, vgcreate, and two volumes created
 /// without device-mapper: a linear one and one striped over both PVs),
