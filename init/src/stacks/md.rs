@@ -621,27 +621,8 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
         .map(|m| member_dev(m))
         .collect::<Result<Vec<_>, _>>()?;
     let personality_err = load_modules(spec.level)?;
-    let minor = first_free_minor(&sysfs::live("block")).ok_or(MdError::Node {
-        path: "/dev/md*".into(),
-        errno: libc::ENOSPC,
-    })?;
-    let path = format!("/dev/md{minor}");
-    let node_created = make_node(&path, minor)?;
-    let file = match open_md(&path, minor) {
-        Ok(f) => f,
-        Err(e) => {
-            if node_created {
-                let _ = std::fs::remove_file(&path);
-            }
-            return Err(e);
-        }
-    };
-    let array = MdArray {
-        path: path.clone(),
-        minor,
-        file: Some(file),
-        node_created,
-    };
+    let array = new_array()?;
+    let (path, minor) = (array.path.clone(), array.minor);
     // From here on, dropping `array` on an error stops it and removes the node.
     let f = array.file.as_ref().expect("just set");
     let utime = u32::try_from(
@@ -680,28 +661,60 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
                 return Err(personality_err.unwrap_or(MdError::Run { path, errno: e as i32 }));
             }
         }
-        Mode::ReadOnly => {
-            // md.c array_state_store: `readonly` on an array that is not
-            // running sets mddev->ro = MD_RDONLY and the disk read-only, then
-            // runs it. Such an array never writes to its members: raid1/10's
-            // read-error repair (fix_read_error) and raid5/6's rewrite from
-            // parity (R5_ReWrite) are done only when mddev->ro is 0, and
-            // writes to the array fail.
-            let state = sysfs::live(format!("block/md{minor}/md/array_state"));
-            if let Err(e) = std::fs::write(&state, "readonly") {
-                let errno = errno_of(&e);
-                return Err(personality_err.unwrap_or(MdError::RunReadOnly { path, errno }));
-            }
-            let now = std::fs::read_to_string(&state).unwrap_or_default();
-            if now.trim() != "readonly" {
-                return Err(MdError::NotReadOnly {
-                    path,
-                    state: now.trim().to_string(),
-                });
-            }
-        }
+        Mode::ReadOnly => start_read_only(path, minor, personality_err)?,
     }
     Ok(array)
+}
+
+/// The first free md minor's node made (if absent) and opened: an
+/// array not yet set up, which stops itself and removes the node again
+/// when dropped; on an error here the node is removed at once.
+fn new_array() -> Result<MdArray, MdError> {
+    let minor = first_free_minor(&sysfs::live("block")).ok_or(MdError::Node {
+        path: "/dev/md*".into(),
+        errno: libc::ENOSPC,
+    })?;
+    let path = format!("/dev/md{minor}");
+    let node_created = make_node(&path, minor)?;
+    let file = match open_md(&path, minor) {
+        Ok(f) => f,
+        Err(e) => {
+            if node_created {
+                let _ = std::fs::remove_file(&path);
+            }
+            return Err(e);
+        }
+    };
+    Ok(MdArray {
+        path,
+        minor,
+        file: Some(file),
+        node_created,
+    })
+}
+
+/// Start the array set up at `minor` read-only: md.c array_state_store:
+/// `readonly` on an array that is not running sets mddev->ro = MD_RDONLY
+/// and the disk read-only, then runs it. Such an array never writes to
+/// its members: raid1/10's read-error repair (fix_read_error) and
+/// raid5/6's rewrite from parity (R5_ReWrite) are done only when
+/// mddev->ro is 0, and writes to the array fail. The state is read back.
+/// A failure to start names the personality's module when loading it
+/// failed (`personality_err`).
+fn start_read_only(path: String, minor: u32, personality_err: Option<MdError>) -> Result<(), MdError> {
+    let state = sysfs::live(format!("block/md{minor}/md/array_state"));
+    if let Err(e) = std::fs::write(&state, "readonly") {
+        let errno = errno_of(&e);
+        return Err(personality_err.unwrap_or(MdError::RunReadOnly { path, errno }));
+    }
+    let now = std::fs::read_to_string(&state).unwrap_or_default();
+    if now.trim() != "readonly" {
+        return Err(MdError::NotReadOnly {
+            path,
+            state: now.trim().to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// An array that exists on its members: assembled from their superblocks
@@ -718,27 +731,8 @@ pub fn assemble(spec: &MdSpec) -> Result<MdArray, MdError> {
 pub fn assemble_existing(level: MdLevel, version: (i32, i32), members: &[String]) -> Result<MdArray, MdError> {
     let devs = members.iter().map(|m| member_dev(m)).collect::<Result<Vec<_>, _>>()?;
     let personality_err = load_modules(level)?;
-    let minor = first_free_minor(&sysfs::live("block")).ok_or(MdError::Node {
-        path: "/dev/md*".into(),
-        errno: libc::ENOSPC,
-    })?;
-    let path = format!("/dev/md{minor}");
-    let node_created = make_node(&path, minor)?;
-    let file = match open_md(&path, minor) {
-        Ok(f) => f,
-        Err(e) => {
-            if node_created {
-                let _ = std::fs::remove_file(&path);
-            }
-            return Err(e);
-        }
-    };
-    let array = MdArray {
-        path: path.clone(),
-        minor,
-        file: Some(file),
-        node_created,
-    };
+    let array = new_array()?;
+    let (path, minor) = (array.path.clone(), array.minor);
     let f = array.file.as_ref().expect("just set");
     let info = sys::ArrayInfo {
         major_version: version.0,
@@ -761,18 +755,7 @@ pub fn assemble_existing(level: MdLevel, version: (i32, i32), members: &[String]
             errno: e as i32,
         })?;
     }
-    let state = sysfs::live(format!("block/md{minor}/md/array_state"));
-    if let Err(e) = std::fs::write(&state, "readonly") {
-        let errno = errno_of(&e);
-        return Err(personality_err.unwrap_or(MdError::RunReadOnly { path, errno }));
-    }
-    let now = std::fs::read_to_string(&state).unwrap_or_default();
-    if now.trim() != "readonly" {
-        return Err(MdError::NotReadOnly {
-            path,
-            state: now.trim().to_string(),
-        });
-    }
+    start_read_only(path, minor, personality_err)?;
     Ok(array)
 }
 
