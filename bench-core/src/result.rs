@@ -861,10 +861,12 @@ pub struct StackInfo {
     /// The name given in the config.
     pub name: String,
     /// md: the level (`linear`, `raid0`, `raid1`, `raid5`, `raid6`,
-    /// `raid10`); dm: the layer kind (`crypt`, `linear`).
+    /// `raid10`); dm: the layer kind (`crypt`, `linear`; `lvm` for an
+    /// existing LVM logical volume).
     pub level: String,
-    /// md: the member devices in array order, as their [`TargetInfo::path`]
-    /// (empty for a layer).
+    /// md: the member devices in array order, as their [`TargetInfo::path`];
+    /// `lvm`: the physical volumes its table uses, in order (empty for a
+    /// layer).
     #[serde(default)]
     pub members: Vec<String>,
     /// dm: the device beneath, as its [`TargetInfo::path`] (`None` for an array).
@@ -877,7 +879,10 @@ pub struct StackInfo {
     #[serde(default)]
     pub layout: Option<String>,
     /// dm: the layer's options as text (`cipher`, `key_bits`, `sector_size`,
-    /// `offset_bytes`, ...); never a key.
+    /// `offset_bytes`, ...; an existing array: `uuid`, `metadata`,
+    /// `md_name`; an existing LVM volume: `lv`, `lv_uuid`, `vg_uuid`,
+    /// `seqno` and `table`, its dm table as `dmsetup table` prints it over
+    /// the paths of `members`, segments joined by `; `); never a key.
     #[serde(default)]
     pub options: BTreeMap<String, String>,
     /// How it differs from what mdadm, cryptsetup or LVM would build (e.g.

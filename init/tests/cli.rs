@@ -866,8 +866,79 @@ fn list_shows_the_volume_group_lvm_made() {
             "{lv}: {text}"
         );
     }
+    // `existing` plans each volume as the table LVM's own report makes of
+    // it: each segment at the PV's first extent plus its own, in sectors.
+    let segs = report(
+        "lvs",
+        "lv_name,seg_start_pe,seg_size_pe,stripes,stripe_size,seg_pe_ranges",
+        "lv",
+    );
+    let ext = num(&vgs[0]["vg_extent_size"]) / 512;
+    let pe_start = |dev: &str| num(&pvs.iter().find(|p| p["pv_name"] == dev).unwrap()["pe_start"]) / 512;
+    let validate = |existing: Value| {
+        let cfg = ShmFile::new(
+            &unique("existing.json"),
+            serde_json::json!({
+                "existing": existing,
+                "tests": [{"workload": "seq_read", "name": "r", "bs": "1M", "size": "1M"}]
+            })
+            .to_string()
+            .as_bytes(),
+        );
+        run(&["validate", cfg.path()])
+    };
+    let o = validate(serde_json::json!([format!("{vg}/lin"), format!("{vg}/str")]));
+    let plan = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{plan}{}", stderr(&o));
+    for seg in &segs {
+        let lv = seg["lv_name"].as_str().unwrap();
+        let ranges: Vec<(&str, u64)> = seg["seg_pe_ranges"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .map(|r| {
+                let (dev, pes) = r.rsplit_once(':').unwrap();
+                (dev, pes.split('-').next().unwrap().parse().unwrap())
+            })
+            .collect();
+        let start = num(&seg["seg_start_pe"]) * ext;
+        let len = num(&seg["seg_size_pe"]) * ext;
+        let at = |(dev, pe): &(&str, u64)| format!("{dev} {}", pe_start(dev) + pe * ext);
+        let want = if num(&seg["stripes"]) == 1 {
+            format!("{start} {len} linear {}", at(&ranges[0]))
+        } else {
+            format!(
+                "{start} {len} striped {} {} {}",
+                ranges.len(),
+                num(&seg["stripe_size"]) / 512,
+                ranges.iter().map(at).collect::<Vec<_>>().join(" ")
+            )
+        };
+        assert!(
+            plan.contains(&format!("the existing LVM volume {vg}/{lv}, read-only, table: {want}")),
+            "{lv}: want {want:?} in {plan}"
+        );
+    }
     assert_eq!((a.hash(), b.hash()), (ha, hb), "list reads only");
     drop(b);
+    // With one PV gone, naming the striped volume is an error; the linear
+    // one, on the PV still here, is planned.
+    let o = validate(serde_json::json!([format!("{vg}/str")]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "existing[0]: \"{vg}/str\" cannot be opened read-only: its PV(s) pv1 are missing"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let o = validate(serde_json::json!([format!("{vg}/lin")]));
+    let plan = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{plan}{}", stderr(&o));
+    assert!(
+        plan.contains(&format!("the existing LVM volume {vg}/lin, read-only")),
+        "{plan}"
+    );
     // With one PV gone, the striped volume cannot be opened; the linear one
     // on the first PV still can.
     let text = String::from_utf8(run(&["list", "--all"]).stdout).unwrap();
@@ -1255,18 +1326,22 @@ fn list_shows_the_md_arrays_and_stacks_mdadm_made() {
 
     // A config's `existing` names arrays from these superblocks: the plan
     // assembles the raid5 by its UUID and the raid0 by its md name (without
-    // the host part) over the members found; a volume or an unknown name is
-    // an error naming the entry.
-    let cfg = ShmFile::new(
-        &unique("existing.json"),
-        serde_json::json!({
-            "existing": [raid5, "stripe"],
-            "tests": [{"workload": "seq_read", "name": "r", "bs": "1M", "size": "1M"}]
-        })
-        .to_string()
-        .as_bytes(),
-    );
-    let o = run(&["validate", cfg.path()]);
+    // the host part) over the members found; a volume's name plans the
+    // table LVM loaded for it in the guest (`dmsetup table`), over the array
+    // beneath; a bad entry is an error naming it.
+    let validate = |existing: Value| {
+        let cfg = ShmFile::new(
+            &unique("existing.json"),
+            serde_json::json!({
+                "existing": existing,
+                "tests": [{"workload": "seq_read", "name": "r", "bs": "1M", "size": "1M"}]
+            })
+            .to_string()
+            .as_bytes(),
+        );
+        run(&["validate", cfg.path()])
+    };
+    let o = validate(serde_json::json!([raid5, "stripe"]));
     let plan = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{plan}{}", stderr(&o));
     let short = &raid5.replace(':', "")[..8];
@@ -1280,22 +1355,69 @@ fn list_shows_the_md_arrays_and_stacks_mdadm_made() {
         assert!(plan.contains(&format!("md:{name}")), "{name}: {plan}");
         assert!(plan.contains(&members), "{name} over {members}: {plan}");
     }
+    assert!(!plan.contains("volume \""), "no volume unless named: {plan}");
+    // The volumes on the raid5 and the raid0, by VG/LV: each array planned
+    // beneath its volume, the volume's table LVM's, field by field (the
+    // device beneath aside: the guest's md device, here the planned array).
+    let o = validate(serde_json::json!(["vgfile/data", "vgr0/scratch"]));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{plan}{}", stderr(&o));
+    let fields = |t: &str| -> Vec<String> {
+        // Each `major:minor` or planned path becomes "DEV".
+        t.split_whitespace()
+            .map(|f| {
+                if f.contains(':') {
+                    "DEV".to_string()
+                } else {
+                    f.to_string()
+                }
+            })
+            .collect()
+    };
+    for (lv, dm, array) in [
+        ("vgfile/data", "vgfile-data", format!("md:md-{short}")),
+        ("vgr0/scratch", "vgr0-scratch", "md:stripe".to_string()),
+    ] {
+        let want = view(&format!("table {dm}"));
+        assert_eq!(want.len(), 1, "one segment in the guest: {want:?}");
+        let line = plan
+            .lines()
+            .find(|l| l.contains(&format!("the existing LVM volume {lv}, read-only, table: ")))
+            .unwrap_or_else(|| panic!("{lv}: {plan}"));
+        let table = line.split("table: ").nth(1).unwrap();
+        assert_eq!(
+            fields(table),
+            fields(&want[0]),
+            "{lv}: ours {table:?}, LVM's {:?}",
+            want[0]
+        );
+        assert!(table.contains(&array), "{lv} over {array}: {line}");
+        assert!(plan.contains(&format!("volume {dm:?}")), "{plan}");
+    }
     for (entry, want) in [
-        ("vgfile/data", "existing[0]: \"vgfile/data\" names an LVM volume"),
+        (
+            "vgfile/nope",
+            "existing[0]: \"vgfile/nope\": the volume group vgfile has no volume \"nope\"; expected one of: data",
+        ),
+        (
+            "vg0/root",
+            // (Other tests' VGs may be listed too: the host's loop devices are shared.)
+            "existing[0]: \"vg0/root\": no volume group \"vg0\" on these disks; expected one of: ",
+        ),
+        ("a/b/c", "existing[0]: \"a/b/c\" is not a volume's name; expected VG/LV"),
         (
             "nope",
             "existing[0]: \"nope\" is no md array on these disks; expected the name or UUID of one of:",
         ),
     ] {
-        let bad = ShmFile::new(
-            &unique("existing.json"),
-            serde_json::json!({"existing": [entry], "tests": [{"workload": "seq_read", "name": "r", "bs": "1M", "size": "1M"}]})
-                .to_string()
-                .as_bytes(),
-        );
-        let o = run(&["validate", bad.path()]);
+        let o = validate(serde_json::json!([entry]));
         assert_eq!(o.status.code(), Some(2), "{entry}: {}", stderr(&o));
         assert!(stderr(&o).contains(want), "{entry}: {}", stderr(&o));
+        if entry == "vg0/root" {
+            for vg in ["vgfile", "vgr0"] {
+                assert!(stderr(&o).contains(vg), "{vg} listed: {}", stderr(&o));
+            }
+        }
     }
 
     // A raid5 member and a raid0 member gone.

@@ -842,12 +842,14 @@ fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
 /// partitions hold, then the arrays and the volume group they make, read
 /// through the members (the LUKS header at the raid1's start, the PV at the
 /// raid5's), as the guest's mdadm, cryptsetup and pvs saw them assembled;
-/// the VG inside LUKS stays unseen. The config's `existing` names the three
-/// arrays: each is assembled read-only from its superblocks (the half one
+/// the VG inside LUKS stays unseen. The config's `existing` is "all": each
+/// array is assembled read-only from its superblocks (the half one
 /// degraded), read like any array (the raid5 around a read error on a
 /// member), its write test and its members' skipped (an existing array is
-/// never written, whatever `destructive` says), torn down; every disk is
-/// byte-identical afterwards: no repair wrote the failing sector back.
+/// never written, whatever `destructive` says); the volume on the raid5 is
+/// mapped read-only by the table LVM loaded for it and read; all torn
+/// down; every disk is byte-identical afterwards: no repair wrote the
+/// failing sector back.
 #[test]
 fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let Some(a) = artifacts("s8_existing") else { return };
@@ -926,7 +928,7 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let booted = &specs[..6];
     let config = json!({
         "targets": [{"serial": "EX-C"}],
-        "existing": [raid5, "mirror", half],
+        "existing": "all",
         "tests": [
             {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"},
             {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}
@@ -1014,6 +1016,62 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
             "{w}"
         );
     }
+    // The volume on the raid5 (post 002), mapped read-only by the table LVM
+    // loaded for it in the guest (the device beneath aside), read, never
+    // written; compared with the array beneath.
+    let table = view("table", "");
+    let vol = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["stack"]["level"] == "lvm")
+        .unwrap_or_else(|| panic!("no target for vgfile/data: {}", doc["targets"]));
+    let st = &vol["stack"];
+    assert_eq!(st["options"]["lv"], "vgfile/data", "{st}");
+    assert_eq!(st["mode"], "read-only", "{st}");
+    let array5 = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["stack"]["options"]["uuid"] == *raid5)
+        .unwrap();
+    assert_eq!(st["on"], array5["path"], "{st}");
+    let fields = |t: &str| -> Vec<String> {
+        t.split_whitespace()
+            .map(|f| {
+                if f.contains(':') || f.starts_with("/dev/") {
+                    "DEV".into()
+                } else {
+                    f.to_string()
+                }
+            })
+            .collect()
+    };
+    let ours = st["options"]["table"].as_str().unwrap();
+    assert_eq!(fields(ours), fields(&table), "ours {ours:?}, LVM's {table:?}");
+    assert!(ours.contains(array5["path"].as_str().unwrap()), "{ours}");
+    let path = path_of(vol);
+    assert!(path.starts_with("/dev/dm-"), "{vol}");
+    assert_eq!(vol["size_bytes"].as_u64(), Some(32 << 20), "{vol}");
+    assert_eq!(status_of(test_on(&doc, path, "seq_read_1m")), "ok", "{vol}");
+    let w = test_on(&doc, path, "seq_write_1m");
+    assert_eq!(status_of(w), "skipped", "{w}");
+    assert!(
+        w["status"]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("an existing volume is never written"),
+        "{w}"
+    );
+    assert!(
+        doc["analysis"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["target"] == path && a["kind"] == "layer" && a["from"][0] == array5["path"]),
+        "the volume against the array beneath: {}",
+        doc["analysis"]
+    );
     // EX-D alone meets its read error (the fault is real); the raid5 read
     // around it (above: ok) and, read-only, wrote nothing back (below).
     let d = tests_on(&doc, "EX-D");

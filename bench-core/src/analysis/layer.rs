@@ -62,7 +62,7 @@ fn layer_cost(level: &str, buffered: bool) -> &'static str {
     match (level, buffered) {
         (_, true) => "",
         ("crypt", false) => "; direct I/O: the cost is the cipher's CPU time",
-        ("linear", false) => "; direct I/O: a linear map should cost nothing",
+        ("linear" | "lvm", false) => "; direct I/O: a linear map should cost nothing",
         _ => "",
     }
 }

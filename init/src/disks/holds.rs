@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use bench_core::result::{
-    LuksInfo, LvInfo, LvmPv, LvmVg, MdArrayInfo, MdMember, MdOther, PartitionHolds, Stacks, TargetInfo, VgInfo,
+    LuksInfo, LvInfo, LvmLv, LvmPv, LvmVg, MdArrayInfo, MdMember, MdOther, PartitionHolds, Stacks, TargetInfo, VgInfo,
     VgPvInfo,
 };
 
@@ -481,22 +481,102 @@ fn open_array(all: &[Source<'_>], view: &ArrayView, members: &[(String, MdMember
     (Some(examine(&bytes, false)), size)
 }
 
+/// Where a physical volume was found: on a device (a disk or a
+/// partition), or at the start of an md array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PvAt {
+    /// A disk's or a partition's path.
+    Device(String),
+    /// An md array, by its UUID, with its name when it has one.
+    Array { uuid: String, name: Option<String> },
+}
+
+impl std::fmt::Display for PvAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PvAt::Device(p) => f.write_str(p),
+            PvAt::Array { uuid, name } => write!(f, "md:{}", name.as_deref().unwrap_or(uuid)),
+        }
+    }
+}
+
+/// A volume group: its newest metadata among its PVs, and where each PV
+/// that is here was found (its UUID, where).
+#[derive(Clone, Debug)]
+pub struct Vg {
+    pub meta: LvmVg,
+    pub found: Vec<(String, PvAt)>,
+}
+
+impl Vg {
+    /// Where the PV the metadata names `pv_name` (`pv0`) is, if here.
+    pub fn at(&self, pv_name: &str) -> Option<&PvAt> {
+        let uuid = &self.meta.pvs.iter().find(|p| p.name == pv_name)?.uuid;
+        self.found.iter().find(|(u, _)| u == uuid).map(|(_, at)| at)
+    }
+
+    /// The PVs (metadata names) the volume's segments use that are not here.
+    pub fn missing_for(&self, lv: &LvmLv) -> Vec<String> {
+        let mut missing: Vec<String> = lv
+            .segments
+            .iter()
+            .flat_map(|s| s.stripes.iter().map(|(pv, _)| pv.clone()))
+            .filter(|pv| self.at(pv).is_none())
+            .collect();
+        missing.dedup();
+        missing
+    }
+
+    /// Why the volume cannot be opened read-only here: its kind, or a PV missing.
+    pub fn not_opened(&self, lv: &LvmLv) -> Option<String> {
+        let missing = self.missing_for(lv);
+        lv.not_opened
+            .clone()
+            .or_else(|| (!missing.is_empty()).then(|| format!("its PV(s) {} are missing", missing.join(", "))))
+    }
+}
+
+/// The volume groups whose PVs are on the disks (and their partitions)
+/// or at the start of the `arrays`: each from the newest metadata (the
+/// highest seqno) of its PVs.
+pub fn volume_groups(disks: &[TargetInfo], arrays: &[Array]) -> Vec<Vg> {
+    let mut pvs: Vec<(PvAt, &LvmPv)> = sources(disks)
+        .into_iter()
+        .filter_map(|(path, _, _, pv)| pv.map(|p| (PvAt::Device(path), p)))
+        .collect();
+    for a in arrays {
+        if let Some(p) = a.found.as_ref().and_then(|f| f.lvm.as_ref()) {
+            let at = PvAt::Array {
+                uuid: a.view.uuid.clone(),
+                name: a.view.name.clone(),
+            };
+            pvs.push((at, p));
+        }
+    }
+    let mut vgs: BTreeMap<&str, Vg> = BTreeMap::new();
+    for (at, pv) in pvs {
+        let Some(vg) = &pv.vg else { continue };
+        let e = vgs.entry(vg.uuid.as_str()).or_insert_with(|| Vg {
+            meta: vg.clone(),
+            found: Vec::new(),
+        });
+        if vg.seqno > e.meta.seqno {
+            e.meta = vg.clone();
+        }
+        e.found.push((pv.pv_uuid.clone(), at));
+    }
+    vgs.into_values().collect()
+}
+
 /// The stacks the disks make: the md arrays and the volume groups (the
 /// newest metadata of each, its PVs found or missing, its visible volumes
 /// and whether bootbench could open them).
 pub fn stacks(disks: &[TargetInfo]) -> Stacks {
     let mut st = Stacks::default();
-    // Every PV found: on a disk, or at an array's start.
-    let mut pvs: Vec<(String, LvmPv)> = sources(disks)
-        .into_iter()
-        .filter_map(|(path, _, _, pv)| pv.map(|p| (path, p.clone())))
-        .collect();
-    for a in md_arrays(disks) {
-        let v = a.view;
-        let found = a.found.unwrap_or_default();
-        if let Some(p) = &found.lvm {
-            pvs.push((format!("md:{}", v.name.as_deref().unwrap_or(&v.uuid)), p.clone()));
-        }
+    let arrays = md_arrays(disks);
+    for a in &arrays {
+        let v = a.view.clone();
+        let found = a.found.clone().unwrap_or_default();
         st.md_arrays.push(MdArrayInfo {
             state: v.state(),
             uuid: v.uuid,
@@ -521,45 +601,17 @@ pub fn stacks(disks: &[TargetInfo]) -> Stacks {
             holds_unreadable: found.unreadable,
         });
     }
-    // Volume groups by UUID: the newest metadata of each, with the PVs it names found or missing.
-    // Each VG's newest metadata, and its PVs found: (PV UUID, where).
-    type Found<'a> = (&'a LvmVg, Vec<(&'a str, &'a str)>);
-    let mut vgs: BTreeMap<&str, Found<'_>> = BTreeMap::new();
-    for (path, pv) in &pvs {
-        let Some(vg) = &pv.vg else { continue };
-        let e = vgs.entry(vg.uuid.as_str()).or_insert((vg, Vec::new()));
-        if vg.seqno > e.0.seqno {
-            e.0 = vg;
-        }
-        e.1.push((pv.pv_uuid.as_str(), path.as_str()));
-    }
-    for (vg, found) in vgs.values() {
-        let at = |uuid: &str| found.iter().find(|(u, _)| *u == uuid).map(|(_, p)| (*p).to_string());
+    for g in volume_groups(disks, &arrays) {
+        let vg = &g.meta;
         let lvs = vg
             .lvs
             .iter()
             .filter(|l| l.visible)
-            .map(|lv| {
-                let mut missing: Vec<&str> = lv
-                    .segments
-                    .iter()
-                    .flat_map(|s| s.stripes.iter().map(|(pv, _)| pv.as_str()))
-                    .filter(|pv| {
-                        vg.pvs
-                            .iter()
-                            .find(|p| p.name == *pv)
-                            .is_none_or(|p| at(&p.uuid).is_none())
-                    })
-                    .collect();
-                missing.dedup();
-                LvInfo {
-                    name: lv.name.clone(),
-                    size_bytes: lv.size_bytes,
-                    segment_types: lv.segments.iter().map(|s| s.kind.clone()).collect(),
-                    not_opened: lv.not_opened.clone().or_else(|| {
-                        (!missing.is_empty()).then(|| format!("its PV(s) {} are missing", missing.join(", ")))
-                    }),
-                }
+            .map(|lv| LvInfo {
+                name: lv.name.clone(),
+                size_bytes: lv.size_bytes,
+                segment_types: lv.segments.iter().map(|s| s.kind.clone()).collect(),
+                not_opened: g.not_opened(lv),
             })
             .collect();
         st.volume_groups.push(VgInfo {
@@ -573,7 +625,7 @@ pub fn stacks(disks: &[TargetInfo]) -> Stacks {
                 .map(|p| VgPvInfo {
                     name: p.name.clone(),
                     uuid: p.uuid.clone(),
-                    found_at: at(&p.uuid),
+                    found_at: g.at(&p.name).map(ToString::to_string),
                 })
                 .collect(),
             lvs,

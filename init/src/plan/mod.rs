@@ -16,6 +16,7 @@
 
 pub mod acceptance;
 mod acceptance_raw;
+mod existing;
 mod model;
 mod raw;
 mod resolve;

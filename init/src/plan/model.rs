@@ -11,7 +11,7 @@ use bench_core::units::Nanos;
 
 use crate::disks::identity::{DeviceId, Pin};
 use crate::safety::Grant;
-pub use crate::stacks::dm::Mode;
+pub use crate::stacks::dm::{Mode, Segment};
 use crate::stacks::md::MdLayout;
 /// An md RAID level (the one type md assembles with).
 pub use crate::stacks::md::MdLevel as Level;
@@ -576,6 +576,23 @@ pub enum StackKind {
         /// The device beneath: an index into [`Plan::targets`].
         on: usize,
     },
+    /// An LVM logical volume that exists on its physical volumes (the
+    /// config's `existing`): the dm table LVM would load for it, read-only.
+    Volume {
+        /// `VG/LV`, as LVM names it.
+        lv: String,
+        /// The volume's UUID, as LVM prints it.
+        lv_uuid: String,
+        /// The volume group's UUID.
+        vg_uuid: String,
+        /// The metadata's sequence number the table was made from.
+        seqno: u64,
+        /// The table: its segments over `pvs` (stripe device indices into `pvs`).
+        segments: Vec<Segment>,
+        /// The PVs its segments use, in order: indices into
+        /// [`Plan::targets`] (disks, partitions, existing arrays).
+        pvs: Vec<usize>,
+    },
 }
 
 /// An array or a layer of the plan; assembled in the order of
@@ -631,13 +648,40 @@ impl ExistingMd {
 /// Why an existing array (and its members) is never written.
 pub const EXISTING_NEVER_WRITTEN: &str =
     "an existing array is never written: writing through it writes every member, and its data is the user's";
+/// Why an existing logical volume (and its PVs) is never written.
+pub const EXISTING_VOLUME_NEVER_WRITTEN: &str =
+    "an existing volume is never written: writing through it writes its physical volumes, and its data is the user's";
 
 impl PlannedStack {
     /// The targets right beneath it.
     pub fn under(&self) -> Vec<usize> {
         match &self.kind {
             StackKind::Array { members, .. } => members.clone(),
+            StackKind::Volume { pvs, .. } => pvs.clone(),
             StackKind::Crypt { on, .. } | StackKind::Linear { on, .. } => vec![*on],
+        }
+    }
+
+    /// Whether it holds the user's data as it was found (an existing array
+    /// or volume): assembled read-only and never written, nor anything
+    /// beneath it.
+    pub fn is_existing(&self) -> bool {
+        self.existing.is_some() || matches!(self.kind, StackKind::Volume { .. })
+    }
+
+    /// Why an existing stack is never written, and why the disks beneath
+    /// it are not (`None` for a stack bootbench builds).
+    pub fn never_written(&self) -> Option<(&'static str, String)> {
+        match &self.kind {
+            StackKind::Volume { lv, .. } => Some((
+                EXISTING_VOLUME_NEVER_WRITTEN,
+                format!("beneath the existing volume {lv}: {EXISTING_VOLUME_NEVER_WRITTEN}"),
+            )),
+            _ if self.existing.is_some() => Some((
+                EXISTING_NEVER_WRITTEN,
+                format!("a member of the existing array {}: {EXISTING_NEVER_WRITTEN}", self.name),
+            )),
+            _ => None,
         }
     }
 }
@@ -714,6 +758,36 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             info.on = Some(path(on));
             info.options
                 .insert("offset_bytes".to_string(), offset_bytes.to_string());
+        }
+        StackKind::Volume {
+            lv,
+            lv_uuid,
+            vg_uuid,
+            seqno,
+            segments,
+            pvs,
+        } => {
+            info.kind = StackClass::Dm;
+            info.level = "lvm".to_string();
+            info.members = pvs.iter().map(path).collect();
+            // On one PV, the analysis compares it with that device as any layer.
+            if let [pv] = pvs.as_slice() {
+                info.on = Some(path(pv));
+            }
+            let devs: Vec<String> = pvs.iter().map(path).collect();
+            for (k, v) in [
+                ("lv", lv.clone()),
+                ("lv_uuid", lv_uuid.clone()),
+                ("vg_uuid", vg_uuid.clone()),
+                ("seqno", seqno.to_string()),
+                ("table", crate::stacks::dm::table_lines(segments, &devs).join("; ")),
+            ] {
+                info.options.insert(k.to_string(), v);
+            }
+            info.notes = vec![format!(
+                "an existing logical volume, mapped read-only from its volume group's metadata (seqno {seqno}) as \
+                 LVM maps it"
+            )];
         }
     }
     if let Some(b) = st.read_ahead_bytes {
@@ -1044,6 +1118,14 @@ pub fn stack_line(plan: &Plan, st: &PlannedStack) -> String {
         ),
         StackKind::Linear { offset_bytes, on } => {
             format!("layer {:?}: linear at offset {offset_bytes} B on {}", st.name, path(on))
+        }
+        StackKind::Volume { lv, segments, pvs, .. } => {
+            let devs: Vec<String> = pvs.iter().map(path).collect();
+            format!(
+                "volume {:?}: the existing LVM volume {lv}, read-only, table: {}",
+                st.name,
+                crate::stacks::dm::table_lines(segments, &devs).join("; ")
+            )
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::safety::{self, Destructive, TargetRef};
 use crate::stacks::md::MdLayout;
 
 use super::model::{
-    stack_info, ExistingMd, LayerKind, Level, PlannedStack, PlannedTarget, SimSpec, StackKind, DEFAULT_CHUNK,
+    stack_info, LayerKind, Level, PlannedStack, PlannedTarget, SimSpec, StackKind, DEFAULT_CHUNK,
     DEFAULT_LINEAR_OFFSET, MAX_CHUNK, MIN_CHUNK,
 };
 use super::raw::{err, ConfigError, Overrides, RawArray, RawConfig, RawDestructive, RawLayer};
@@ -140,17 +140,21 @@ pub(super) fn member_target(
     Ok(ti)
 }
 
+/// The stacks planned, and the disks they use with where (`arrays[0]`).
+pub(super) type StacksAndUsed = (Vec<PlannedStack>, Vec<(usize, String)>);
+
 /// Resolve `arrays` and `layers`: member disks join `targets` (each disk
 /// that is a member is a target too), then one target per stack is
-/// appended, in dependency order. Every error is found before anything is
+/// appended, in dependency order; with the disks used and by what (for
+/// `existing`, planned after). Every error is found before anything is
 /// assembled.
 pub(super) fn resolve_stacks(
     raw: &RawConfig,
     cx: &Lookup<'_>,
     targets: &mut Vec<PlannedTarget>,
-) -> Result<Vec<PlannedStack>, ConfigError> {
-    if raw.arrays.is_empty() && raw.layers.is_empty() && raw.existing.is_none() {
-        return Ok(Vec::new());
+) -> Result<StacksAndUsed, ConfigError> {
+    if raw.arrays.is_empty() && raw.layers.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
     }
     let names = stack_names(raw)?;
     let mut used: Vec<(usize, String)> = Vec::new();
@@ -231,219 +235,14 @@ pub(super) fn resolve_stacks(
             existing: None,
         });
     }
-    if let Some(want) = &raw.existing {
-        let taken: Vec<String> = stacks.iter().map(|s| s.name.clone()).collect();
-        stacks.extend(existing_arrays(want, cx, targets, &mut used, &taken)?);
-    }
-    for st in &stacks {
+    Ok((stacks, used))
+}
+
+/// Each stack's record on its target (once every stack is planned).
+pub(super) fn record_stacks(targets: &mut [PlannedTarget], stacks: &[PlannedStack]) {
+    for st in stacks {
         targets[st.target].info.stack = Some(stack_info(targets, st));
     }
-    Ok(stacks)
-}
-
-/// The longest the plan waits for the superblocks of the disks (`existing`).
-const EXISTING_READ_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// The config's `existing`: `"all"` or a list of names or UUIDs, each
-/// with where it is written.
-fn existing_wanted(v: &serde_json::Value) -> Result<Option<Vec<(String, String)>>, ConfigError> {
-    const EXPECTED_EXISTING: &str = "expected \"all\" or a list of md array names or UUIDs (as list shows them)";
-    match v {
-        serde_json::Value::String(s) if s == "all" => Ok(None),
-        serde_json::Value::Array(items) if !items.is_empty() => items
-            .iter()
-            .enumerate()
-            .map(|(i, x)| {
-                let at = format!("existing[{i}]");
-                match x.as_str() {
-                    Some(s) if !s.is_empty() => {
-                        if s.contains('/') {
-                            return err(format!(
-                                "{at}: {s:?} names an LVM volume; bootbench opens existing md arrays only so far \
-                                 (list shows volume groups and LUKS containers, a run does not open them yet); \
-                                 expected an md array's name or UUID"
-                            ));
-                        }
-                        Ok((at, s.to_string()))
-                    }
-                    _ => err(format!("{at}: {x} is not a name; {EXPECTED_EXISTING}")),
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some),
-        other => err(format!("existing: {other} is not taken; {EXPECTED_EXISTING}")),
-    }
-}
-
-/// A stack name for an existing array: its md name without the host part,
-/// in the characters stack names take, else `md-` and its UUID's first
-/// eight digits; made unique among `taken`.
-fn existing_name(md_name: Option<&str>, uuid: &str, taken: &[String]) -> String {
-    let base: String = md_name
-        .map(|n| n.rsplit(':').next().unwrap_or(n))
-        .unwrap_or("")
-        .chars()
-        .map(|c| c.to_ascii_lowercase())
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-        .take(28)
-        .collect();
-    let base = if base.is_empty() {
-        format!(
-            "md-{}",
-            uuid.chars().filter(char::is_ascii_hexdigit).take(8).collect::<String>()
-        )
-    } else {
-        base
-    };
-    let mut name = base.clone();
-    let mut n = 2;
-    while taken.contains(&name) {
-        name = format!("{base}-{n}");
-        n += 1;
-    }
-    name
-}
-
-/// The md arrays the config's `existing` names, found from the
-/// superblocks on this machine's disks and their partitions (the boot
-/// stick's left out): each present member joins `targets`, and each array
-/// is planned as an array assembled from its superblocks, read-only.
-fn existing_arrays(
-    want: &serde_json::Value,
-    cx: &Lookup<'_>,
-    targets: &mut Vec<PlannedTarget>,
-    used: &mut Vec<(usize, String)>,
-    taken: &[String],
-) -> Result<Vec<PlannedStack>, ConfigError> {
-    let wanted = existing_wanted(want)?;
-    if cx.ov.simulate {
-        return err(
-            "existing: not with simulated disks; expected a run on the real disks (existing arrays are read from \
-             their members' superblocks)",
-        );
-    }
-    let disks: Vec<TargetInfo> = cx
-        .machine
-        .all()
-        .iter()
-        .map(|(t, _)| t.clone())
-        .filter(|t| !cx.never.iter().any(|n| on_disk(&t.path, n)))
-        .collect();
-    // Bounded, as the console's listing is: a disk that does not answer its
-    // superblock's sector must not hold the run forever.
-    let disks = crate::disks::holds::read_bounded(&disks, EXISTING_READ_WAIT)
-        .map_err(|e| ConfigError(format!("existing: the disks' md superblocks were {e}")))?;
-    let arrays = crate::disks::holds::md_arrays(&disks);
-    let known = || {
-        let l: Vec<String> = arrays
-            .iter()
-            .map(|a| format!("{} ({})", a.view.name.as_deref().unwrap_or("-"), a.view.uuid))
-            .collect();
-        if l.is_empty() {
-            "none on these disks".to_string()
-        } else {
-            l.join(", ")
-        }
-    };
-    let picked: Vec<(String, &crate::disks::holds::Array)> = match &wanted {
-        None => arrays
-            .iter()
-            .enumerate()
-            .map(|(i, a)| (format!("existing (all, array {i})"), a))
-            .collect(),
-        Some(list) => list
-            .iter()
-            .map(|(at, s)| {
-                arrays
-                    .iter()
-                    .find(|a| {
-                        a.view.uuid == *s
-                            || a.view
-                                .name
-                                .as_deref()
-                                .is_some_and(|n| n == s || n.rsplit(':').next() == Some(s))
-                    })
-                    .map(|a| (at.clone(), a))
-                    .ok_or_else(|| {
-                        ConfigError(format!(
-                            "{at}: {s:?} is no md array on these disks; expected the name or UUID of one of: {}",
-                            known()
-                        ))
-                    })
-            })
-            .collect::<Result<_, _>>()?,
-    };
-    let mut names: Vec<String> = taken.to_vec();
-    let mut out = Vec::new();
-    for (at, a) in picked {
-        let v = &a.view;
-        let label = format!("{} ({})", v.name.as_deref().unwrap_or("-"), v.uuid);
-        if !v.startable {
-            return err(format!(
-                "{at}: the array {label} cannot start here: {} of its {} slot(s) have no member ({}); expected \
-                 enough members for {}",
-                v.missing(),
-                v.raid_disks,
-                v.state(),
-                v.level
-            ));
-        }
-        let Some(level) = bench_core::names::from_name::<Level>(&v.level) else {
-            return err(format!(
-                "{at}: the array {label} is {}, which bootbench does not assemble; expected linear, raid0, raid1, \
-                 raid5, raid6 or raid10",
-                v.level
-            ));
-        };
-        let layout = match &v.layout {
-            None => None,
-            Some(l) => match bench_core::names::from_name::<MdLayout>(&l.replace('=', "")) {
-                Some(m) => Some(m),
-                None => {
-                    return err(format!(
-                        "{at}: the array {label} has the layout {l:?}, which bootbench does not assemble; expected \
-                         one of {}",
-                        bench_core::names::names_joined(&MdLayout::all_for(level), ", ")
-                    ))
-                }
-            },
-        };
-        let chunk_bytes = match v.chunk_bytes {
-            None => DEFAULT_CHUNK,
-            Some(c) => u32::try_from(c).unwrap_or(DEFAULT_CHUNK),
-        };
-        let mut members = Vec::new();
-        for path in v.slots.iter().flatten() {
-            members.push(member_target(&TargetRef::Path(path.clone()), &at, cx, targets, used)?);
-        }
-        let gs: Vec<Geometry> = members.iter().map(|m| targets[*m].geometry).collect();
-        let mut geometry = array_geometry(level, chunk_bytes, &gs);
-        geometry.size = a.size_bytes;
-        let name = existing_name(v.name.as_deref(), &v.uuid, &names);
-        names.push(name.clone());
-        targets.push(stack_target(&name, StackClass::Md, geometry));
-        out.push(PlannedStack {
-            name,
-            target: targets.len() - 1,
-            disks: members.clone(),
-            kind: StackKind::Array {
-                level,
-                chunk_bytes,
-                layout,
-                members,
-            },
-            at,
-            mode: None,
-            read_ahead_bytes: None,
-            existing: Some(ExistingMd {
-                uuid: v.uuid.clone(),
-                metadata: v.metadata.clone(),
-                md_name: v.name.clone(),
-                missing: v.missing(),
-            }),
-        });
-    }
-    Ok(out)
 }
 
 /// The arrays' and layers' names, each with where it is defined: valid
@@ -1030,7 +829,7 @@ pub struct MachineDisks(std::cell::OnceCell<Vec<(TargetInfo, DeviceId)>>);
 
 impl MachineDisks {
     /// Every whole disk, by name.
-    fn all(&self) -> &[(TargetInfo, DeviceId)] {
+    pub(super) fn all(&self) -> &[(TargetInfo, DeviceId)] {
         self.0.get_or_init(|| {
             crate::disks::discover::sorted_names(&crate::sysfs::live("class/block"))
                 .into_iter()

@@ -17,8 +17,8 @@ use super::model::{
 };
 use super::raw::{err, parse, read_config_file, ConfigError, Origin, Overrides, RawConfig, RawParams, RawSelfTest};
 use super::resolve::{
-    alias_note, missing_target, on_disk, real_target, refuse_file_when_booted, resolve_destructive, resolve_stacks,
-    same_target, sim_target, Lookup, MachineDisks, Resolved, DEFAULT_SIM_TARGETS,
+    alias_note, missing_target, on_disk, real_target, record_stacks, refuse_file_when_booted, resolve_destructive,
+    resolve_stacks, same_target, sim_target, Lookup, MachineDisks, Resolved, DEFAULT_SIM_TARGETS,
 };
 use super::value::Flag;
 
@@ -467,7 +467,18 @@ pub(super) fn plan_targets(
         machine: &machine,
     };
     let mut targets = named_targets(refs, &cx)?;
-    let stacks = resolve_stacks(raw, &cx, &mut targets)?;
+    let (mut stacks, mut used) = resolve_stacks(raw, &cx, &mut targets)?;
+    if let Some(want) = &raw.existing {
+        let taken: Vec<String> = stacks.iter().map(|s| s.name.clone()).collect();
+        stacks.extend(super::existing::existing_stacks(
+            want,
+            &cx,
+            &mut targets,
+            &mut used,
+            &taken,
+        )?);
+    }
+    record_stacks(&mut targets, &stacks);
     // A config that names a disk this machine lacks does not match the
     // machine: it runs (reads), but writes nothing anywhere.
     let withheld = ov.withhold_writes.clone().or_else(|| {
@@ -527,26 +538,20 @@ pub(super) fn plan_targets(
         precondition,
         countdown: countdown(raw.destructive.as_deref())?,
     };
-    // An existing array is never written, nor its members, whatever
-    // `destructive` says: their data is the user's.
-    let existing: Vec<(usize, Vec<usize>, String)> = plan
+    // An existing array or volume is never written, nor anything beneath
+    // it, whatever `destructive` says: their data is the user's.
+    let existing: Vec<(usize, Vec<usize>, (&str, String))> = plan
         .stacks
         .iter()
-        .filter(|st| st.existing.is_some())
-        .map(|st| (st.target, st.disks.clone(), st.name.clone()))
+        .filter_map(|st| Some((st.target, st.under(), st.never_written()?)))
         .collect();
-    for (target, members, name) in existing {
-        for m in members {
-            super::model::withdraw_writes(
-                &mut plan,
-                m,
-                &format!(
-                    "a member of the existing array {name}: {}",
-                    super::model::EXISTING_NEVER_WRITTEN
-                ),
-            );
+    let own: Vec<usize> = existing.iter().map(|(t, ..)| *t).collect();
+    for (target, under, (why, why_under)) in existing {
+        // An existing array beneath a volume keeps its own reason.
+        for m in under.into_iter().filter(|m| !own.contains(m)) {
+            super::model::withdraw_writes(&mut plan, m, &why_under);
         }
-        super::model::withdraw_writes(&mut plan, target, super::model::EXISTING_NEVER_WRITTEN);
+        super::model::withdraw_writes(&mut plan, target, why);
     }
     Ok(plan)
 }

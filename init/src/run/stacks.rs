@@ -277,7 +277,7 @@ pub fn open_target(plan: &mut Plan, ti: usize, log: &mut dyn FnMut(&str)) -> Res
 /// granted); read-only otherwise, so that nothing the kernel does through
 /// it writes to a disk nobody named.
 pub fn stack_mode(plan: &Plan, st: &PlannedStack) -> Mode {
-    if st.existing.is_some() {
+    if st.is_existing() {
         return Mode::ReadOnly;
     }
     Mode::of(plan.targets[st.target].info.writable && st.disks.iter().all(|d| plan.targets[*d].info.writable))
@@ -286,6 +286,7 @@ pub fn stack_mode(plan: &Plan, st: &PlannedStack) -> Mode {
 fn kind_word(st: &PlannedStack) -> &'static str {
     match st.kind {
         StackKind::Array { .. } => "array",
+        StackKind::Volume { .. } => "volume",
         _ => "layer",
     }
 }
@@ -558,6 +559,9 @@ impl Backend for Kernel {
                     .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
                     .map_err(|e| e.to_string())
             }
+            StackKind::Volume { segments, .. } => crate::stacks::dm::create_volume(&dm_name, under, segments, mode)
+                .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
+                .map_err(|e| e.to_string()),
         }
     }
 

@@ -417,7 +417,7 @@ fn control() -> Result<File, DmError> {
         .write(true)
         .open(CONTROL)
         .map_err(|e| cerr(e.raw_os_error().unwrap_or(libc::EIO)))?;
-    let mut buf = sys::encode("", 0, None).map_err(|e| cerr(e as i32))?;
+    let mut buf = sys::encode("", 0, &[]).map_err(|e| cerr(e as i32))?;
     sys::ioctl(&f, Cmd::Version, &mut buf).map_err(|e| cerr(e as i32))?;
     let v = sys::decode(&buf).version;
     if v[0] != sys::VERSION[0] {
@@ -428,17 +428,17 @@ fn control() -> Result<File, DmError> {
 
 /// A header-only command on the device `name`.
 fn simple(ctl: &File, cmd: Cmd, name: &str, flags: u32) -> Result<sys::Reply, Errno> {
-    let mut buf = sys::encode(name, flags, None)?;
+    let mut buf = sys::encode(name, flags, &[])?;
     sys::ioctl(ctl, cmd, &mut buf)?;
     Ok(sys::decode(&buf))
 }
 
-/// Create, load and resume one device with one target; on any failure after
+/// Create, load and resume one device with its table; on any failure after
 /// the create, the half-made device is removed again. `Mode::ReadOnly`
 /// loads the table with DM_READONLY_FLAG (the kernel opens the device
 /// beneath read-only and makes the new device read-only), and the live
 /// device must report itself read-only.
-fn create(name: &str, target: &TargetSpec<'_>, flags: u32, mode: Mode) -> Result<DmDevice, DmError> {
+fn create(name: &str, targets: &[TargetSpec<'_>], flags: u32, mode: Mode) -> Result<DmDevice, DmError> {
     let flags = match mode {
         Mode::ReadOnly => flags | sys::READONLY_FLAG,
         Mode::ReadWrite => flags,
@@ -450,7 +450,7 @@ fn create(name: &str, target: &TargetSpec<'_>, flags: u32, mode: Mode) -> Result
         errno: e as i32,
     })?;
     let made = (|| {
-        let mut buf = sys::encode(name, flags, Some(target)).map_err(|e| DmError::Load {
+        let mut buf = sys::encode(name, flags, targets).map_err(|e| DmError::Load {
             name: n(),
             errno: e as i32,
         })?;
@@ -548,7 +548,7 @@ pub fn create_crypt(name: &str, dev: &str, opts: &CryptOpts, mode: Mode) -> Resu
         target_type: "crypt",
         params: &params.0,
     };
-    create(name, &target, sys::SECURE_DATA_FLAG, mode)
+    create(name, std::slice::from_ref(&target), sys::SECURE_DATA_FLAG, mode)
     // `params` is wiped when it goes out of scope here.
 }
 
@@ -572,7 +572,126 @@ pub fn create_linear(name: &str, dev: &str, offset_bytes: u64, mode: Mode) -> Re
         target_type: "linear",
         params: params.as_bytes(),
     };
-    create(name, &target, 0, mode)
+    create(name, std::slice::from_ref(&target), 0, mode)
+}
+
+/// One segment of an existing logical volume, in 512-byte sectors: where
+/// it lies in the volume and where each of its stripes lies beneath (an
+/// index into the volume's devices, and the sector there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Its first sector in the volume.
+    pub start: u64,
+    /// Its length, sectors.
+    pub length: u64,
+    /// The stripe size, sectors (unused with one stripe).
+    pub stripe_sectors: u64,
+    /// Each stripe: (device index, first sector on that device).
+    pub stripes: Vec<(usize, u64)>,
+}
+
+/// A segment's target type and parameters over `devs` (`major:minor` or
+/// paths): `linear DEV OFFSET` for one stripe, `striped N CHUNK DEV OFFSET
+/// ...` for more, as LVM loads them.
+pub fn segment_target(seg: &Segment, devs: &[String]) -> (&'static str, String) {
+    let dev = |i: usize| devs.get(i).map_or("?", String::as_str);
+    match seg.stripes.as_slice() {
+        [(d, off)] => ("linear", linear_params(dev(*d), *off)),
+        stripes => {
+            let mut p = format!("{} {}", stripes.len(), seg.stripe_sectors);
+            for (d, off) in stripes {
+                p.push_str(&format!(" {} {off}", dev(*d)));
+            }
+            ("striped", p)
+        }
+    }
+}
+
+/// The table in `dmsetup table` form, a line per segment.
+pub fn table_lines(segs: &[Segment], devs: &[String]) -> Vec<String> {
+    segs.iter()
+        .map(|s| {
+            let (ty, p) = segment_target(s, devs);
+            format!("{} {} {ty} {p}", s.start, s.length)
+        })
+        .collect()
+}
+
+/// Check a volume's segments over `sizes` (each device's size, bytes):
+/// they follow each other from sector 0, each has a stripe on a device
+/// that exists, a striped one divides evenly into its stripes with a
+/// stripe size of a power of two from 8 sectors (4 KiB, LVM's least), and
+/// every stripe ends within its device. Returns the length, sectors.
+pub fn check_segments(segs: &[Segment], sizes: &[u64]) -> Result<u64, String> {
+    let mut next = 0u64;
+    for (i, s) in segs.iter().enumerate() {
+        if s.start != next || s.length == 0 {
+            return Err(format!(
+                "segment {i} starts at sector {} with {} sectors; expected a non-empty segment at sector {next}",
+                s.start, s.length
+            ));
+        }
+        let n = s.stripes.len() as u64;
+        if n == 0 {
+            return Err(format!("segment {i} has no stripe"));
+        }
+        if n > 1 && (s.length % n != 0 || !s.stripe_sectors.is_power_of_two() || s.stripe_sectors < 8) {
+            return Err(format!(
+                "segment {i}: {} sectors in {n} stripes of {} sectors; expected a whole number of sectors per \
+                 stripe and a stripe size of a power of two from 8 sectors",
+                s.length, s.stripe_sectors
+            ));
+        }
+        let per = s.length / n;
+        for (d, off) in &s.stripes {
+            let Some(size) = sizes.get(*d) else {
+                return Err(format!(
+                    "segment {i}: stripe on device {d}, which the volume does not have"
+                ));
+            };
+            if off.checked_add(per).is_none_or(|end| end * SECTOR > *size) {
+                return Err(format!(
+                    "segment {i}: {per} sectors from sector {off} run past the end of device {d} ({size} bytes)"
+                ));
+            }
+        }
+        next = s.start.checked_add(s.length).ok_or("the segments overflow")?;
+    }
+    if next == 0 {
+        return Err("no segment".to_string());
+    }
+    Ok(next)
+}
+
+/// A volume `name` over the block devices `devs`, mapped by `segs` (the
+/// table LVM would load for a linear or striped logical volume). Nothing
+/// is written to the devices by creating it.
+pub fn create_volume(name: &str, devs: &[String], segs: &[Segment], mode: Mode) -> Result<DmDevice, DmError> {
+    check_name(name)?;
+    let mut nums = Vec::with_capacity(devs.len());
+    let mut sizes = Vec::with_capacity(devs.len());
+    for d in devs {
+        let (num, size) = beneath(name, d)?;
+        nums.push(num);
+        sizes.push(size);
+    }
+    check_segments(segs, &sizes).map_err(|what| DmError::Options {
+        name: name.to_string(),
+        what,
+    })?;
+    ensure_modules(false)?;
+    let params: Vec<(&'static str, String)> = segs.iter().map(|s| segment_target(s, &nums)).collect();
+    let targets: Vec<TargetSpec<'_>> = segs
+        .iter()
+        .zip(&params)
+        .map(|(s, (ty, p))| TargetSpec {
+            start: s.start,
+            length: s.length,
+            target_type: ty,
+            params: p.as_bytes(),
+        })
+        .collect();
+    create(name, &targets, 0, mode)
 }
 
 fn remove_with(ctl: &File, name: &str) -> Result<(), DmError> {
@@ -644,6 +763,82 @@ pub fn list_active_in(sys_block: &Path) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::testutil::TempDir;
+
+    fn seg(start: u64, length: u64, stripe_sectors: u64, stripes: &[(usize, u64)]) -> Segment {
+        Segment {
+            start,
+            length,
+            stripe_sectors,
+            stripes: stripes.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_volume_table_reads_as_dmsetup_prints_lvms() {
+        // A volume extended once: a linear segment on the first PV, then a
+        // segment striped over both (64 KiB stripes).
+        let segs = [
+            seg(0, 16384, 0, &[(0, 2048)]),
+            seg(16384, 32768, 128, &[(0, 18432), (1, 2048)]),
+        ];
+        let devs = ["8:16".to_string(), "8:32".to_string()];
+        assert_eq!(
+            table_lines(&segs, &devs),
+            [
+                "0 16384 linear 8:16 2048",
+                "16384 32768 striped 2 128 8:16 18432 8:32 2048"
+            ]
+        );
+        let mib = 1 << 20;
+        assert_eq!(check_segments(&segs, &[64 * mib, 64 * mib]), Ok(49152));
+    }
+
+    #[test]
+    fn a_volume_table_that_does_not_fit_is_refused() {
+        let mib = 1 << 20;
+        let big = [64 * mib, 64 * mib];
+        for (segs, sizes, want) in [
+            (vec![], &big[..], "no segment"),
+            (vec![seg(8, 8, 0, &[(0, 0)])], &big[..], "segment 0 starts at sector 8"),
+            (
+                vec![seg(0, 8, 0, &[(0, 0)]), seg(16, 8, 0, &[(0, 8)])],
+                &big[..],
+                "segment 1 starts at sector 16 with 8 sectors; expected a non-empty segment at sector 8",
+            ),
+            (vec![seg(0, 8, 0, &[])], &big[..], "segment 0 has no stripe"),
+            (
+                vec![seg(0, 9, 128, &[(0, 0), (1, 0)])],
+                &big[..],
+                "9 sectors in 2 stripes",
+            ),
+            (
+                vec![seg(0, 16, 100, &[(0, 0), (1, 0)])],
+                &big[..],
+                "stripe size of a power of two",
+            ),
+            (
+                vec![seg(0, 8, 0, &[(2, 0)])],
+                &big[..],
+                "stripe on device 2, which the volume does not have",
+            ),
+            (
+                // 64 MiB is 131072 sectors: the last 8 end one sector past it.
+                vec![seg(0, 8, 0, &[(0, 131_065)])],
+                &big[..],
+                "8 sectors from sector 131065 run past the end of device 0",
+            ),
+            (
+                vec![seg(0, 16, 8, &[(0, 0), (1, 131_065)])],
+                &big[..],
+                "8 sectors from sector 131065 run past the end of device 1",
+            ),
+        ] {
+            let got = check_segments(&segs, sizes).unwrap_err();
+            assert!(got.contains(want), "{segs:?}: {got}");
+        }
+        // The last sector of the device is still in.
+        assert_eq!(check_segments(&[seg(0, 8, 0, &[(0, 131_064)])], &big), Ok(8));
+    }
 
     #[test]
     fn crypt_params_default_and_with_options() {

@@ -188,22 +188,23 @@ pub fn pad8(n: usize) -> usize {
 }
 
 /// Encode one request: the header for device `name` (empty for VERSION)
-/// with `flags`, and at most one target. Err(EINVAL) when the name is too
-/// long (127 bytes at most) or holds a NUL, or the target type is too long.
-pub fn encode(name: &str, flags: u32, target: Option<&TargetSpec<'_>>) -> Result<IoctlBuf, Errno> {
+/// with `flags`, and the table's targets in order (none for every command
+/// but TABLE_LOAD). Err(EINVAL) when the name is too long (127 bytes at
+/// most) or holds a NUL, a target type is too long, or a parameter string
+/// holds a NUL.
+pub fn encode(name: &str, flags: u32, targets: &[TargetSpec<'_>]) -> Result<IoctlBuf, Errno> {
     if name.len() >= NAME_LEN || name.as_bytes().contains(&0) {
         return Err(Errno::EINVAL);
     }
-    let data_len = match target {
-        None => 0,
-        Some(t) => {
-            if t.target_type.len() >= TYPE_NAME_LEN || t.params.contains(&0) {
-                return Err(Errno::EINVAL);
-            }
-            SPEC_SIZE + pad8(t.params.len() + 1)
+    // Each spec with its parameters, NUL-ended and padded to 8 bytes.
+    let mut lens = Vec::with_capacity(targets.len());
+    for t in targets {
+        if t.target_type.len() >= TYPE_NAME_LEN || t.params.contains(&0) {
+            return Err(Errno::EINVAL);
         }
-    };
-    let total = HEADER_SIZE + data_len;
+        lens.push(SPEC_SIZE + pad8(t.params.len() + 1));
+    }
+    let total = HEADER_SIZE + lens.iter().sum::<usize>();
     let mut b = vec![0u8; total];
     let u32_of = |n: usize| u32::try_from(n).map_err(|_| Errno::EINVAL);
     for (i, v) in VERSION.iter().enumerate() {
@@ -211,21 +212,22 @@ pub fn encode(name: &str, flags: u32, target: Option<&TargetSpec<'_>>) -> Result
     }
     put_u32(&mut b, offset_of!(DmIoctl, data_size), u32_of(total)?);
     put_u32(&mut b, offset_of!(DmIoctl, data_start), u32_of(HEADER_SIZE)?);
-    put_u32(&mut b, offset_of!(DmIoctl, target_count), u32::from(target.is_some()));
+    put_u32(&mut b, offset_of!(DmIoctl, target_count), u32_of(targets.len())?);
     put_u32(&mut b, offset_of!(DmIoctl, flags), flags);
     let n = offset_of!(DmIoctl, name);
     b[n..n + name.len()].copy_from_slice(name.as_bytes());
-    if let Some(t) = target {
-        let s = HEADER_SIZE;
+    let mut s = HEADER_SIZE;
+    for (t, len) in targets.iter().zip(lens) {
         put_u64(&mut b, s + offset_of!(DmTargetSpec, sector_start), t.start);
         put_u64(&mut b, s + offset_of!(DmTargetSpec, length), t.length);
-        // `next`: from this spec to the next one (none follows: the end).
-        put_u32(&mut b, s + offset_of!(DmTargetSpec, next), u32_of(data_len)?);
+        // `next`: from this spec to the next one (the last: to the end).
+        put_u32(&mut b, s + offset_of!(DmTargetSpec, next), u32_of(len)?);
         let ty = s + offset_of!(DmTargetSpec, target_type);
         b[ty..ty + t.target_type.len()].copy_from_slice(t.target_type.as_bytes());
         let p = s + SPEC_SIZE;
         b[p..p + t.params.len()].copy_from_slice(t.params);
         // The NUL and the padding are the zeroes already there.
+        s += len;
     }
     Ok(IoctlBuf(b))
 }
@@ -343,7 +345,7 @@ mod tests {
 
     #[test]
     fn header_only_request() {
-        let b = encode("secure", SUSPEND_FLAG, None).unwrap();
+        let b = encode("secure", SUSPEND_FLAG, &[]).unwrap();
         let b = b.bytes();
         assert_eq!(b.len(), 312);
         assert_eq!(get_u32(b, 0), 4);
@@ -367,7 +369,7 @@ mod tests {
                 target_type: "linear",
                 params: params.as_bytes(),
             };
-            let buf = encode("lv", SECURE_DATA_FLAG, Some(&t)).unwrap();
+            let buf = encode("lv", SECURE_DATA_FLAG, std::slice::from_ref(&t)).unwrap();
             let b = buf.bytes();
             assert_eq!(b.len(), 312 + 40 + padded, "{params}");
             assert_eq!(b.len() % 8, 0);
@@ -386,29 +388,67 @@ mod tests {
     }
 
     #[test]
+    fn a_table_of_several_targets_chains_them_by_next() {
+        // An LV of two segments, as LVM loads it: linear, then striped.
+        let specs = [
+            (0u64, 16384u64, "linear", "8:16 2048"),
+            (16384, 32768, "striped", "2 128 8:16 18432 8:32 2048"),
+        ];
+        let targets: Vec<TargetSpec<'_>> = specs
+            .iter()
+            .map(|(start, length, ty, p)| TargetSpec {
+                start: *start,
+                length: *length,
+                target_type: ty,
+                params: p.as_bytes(),
+            })
+            .collect();
+        let buf = encode("vg-lv", 0, &targets).unwrap();
+        let b = buf.bytes();
+        assert_eq!(get_u32(b, 20), 2, "target_count");
+        assert_eq!(usize::try_from(get_u32(b, 12)).unwrap(), b.len(), "data_size");
+        // Walk the chain as the kernel's populate_table does.
+        let mut at = 312;
+        for (start, length, ty, p) in specs {
+            assert_eq!(get_u64(b, at), start);
+            assert_eq!(get_u64(b, at + 8), length);
+            assert_eq!(&b[at + 24..at + 24 + ty.len()], ty.as_bytes());
+            assert_eq!(b[at + 24 + ty.len()], 0);
+            let params = &b[at + 40..];
+            let end = params.iter().position(|&x| x == 0).unwrap();
+            assert_eq!(&params[..end], p.as_bytes());
+            let next = usize::try_from(get_u32(b, at + 20)).unwrap();
+            assert_eq!(next % 8, 0);
+            assert!(next > 40 + p.len(), "the next spec starts past this one's NUL");
+            at += next;
+        }
+        assert_eq!(at, b.len(), "the last spec's next runs to the end");
+    }
+
+    #[test]
     fn bad_names_and_types_are_refused() {
         let long = "x".repeat(128);
-        assert_eq!(encode(&long, 0, None).err(), Some(Errno::EINVAL));
-        assert!(encode(&"x".repeat(127), 0, None).is_ok());
-        assert_eq!(encode("a\0b", 0, None).err(), Some(Errno::EINVAL));
+        assert_eq!(encode(&long, 0, &[]).err(), Some(Errno::EINVAL));
+        assert!(encode(&"x".repeat(127), 0, &[]).is_ok());
+        assert_eq!(encode("a\0b", 0, &[]).err(), Some(Errno::EINVAL));
         let t = TargetSpec {
             start: 0,
             length: 1,
             target_type: "sixteen-chars-xx",
             params: b"",
         };
-        assert_eq!(encode("a", 0, Some(&t)).err(), Some(Errno::EINVAL));
+        assert_eq!(encode("a", 0, std::slice::from_ref(&t)).err(), Some(Errno::EINVAL));
         let t = TargetSpec {
             target_type: "linear",
             params: b"a\0b",
             ..t
         };
-        assert_eq!(encode("a", 0, Some(&t)).err(), Some(Errno::EINVAL));
+        assert_eq!(encode("a", 0, std::slice::from_ref(&t)).err(), Some(Errno::EINVAL));
     }
 
     #[test]
     fn decode_reads_what_the_kernel_writes() {
-        let mut buf = encode("x", 0, None).unwrap();
+        let mut buf = encode("x", 0, &[]).unwrap();
         put_u32(&mut buf.0, 4, 48);
         put_u32(&mut buf.0, 24, 0xffff_ffff);
         put_u32(&mut buf.0, 28, ACTIVE_PRESENT_FLAG);
@@ -434,7 +474,7 @@ mod tests {
     #[test]
     fn ioctl_refuses_a_buffer_shorter_than_its_data_size() {
         let f = File::open("/dev/null").unwrap();
-        let mut buf = encode("x", 0, None).unwrap();
+        let mut buf = encode("x", 0, &[]).unwrap();
         put_u32(&mut buf.0, 12, 4096);
         assert_eq!(ioctl(&f, Cmd::Version, &mut buf), Err(Errno::EINVAL));
     }

@@ -1,0 +1,503 @@
+//! The config's `existing`: the md arrays and LVM logical volumes the
+//! disks already hold, found from their on-disk metadata (md superblocks,
+//! LVM labels and metadata text, read by [`crate::disks::holds`]) and
+//! planned as stacks that are assembled read-only and never written.
+
+use std::collections::BTreeMap;
+
+use bench_core::io::Geometry;
+use bench_core::result::{LvmLv, StackClass, TargetInfo};
+
+use crate::disks::holds::{self, Array, PvAt, Vg};
+use crate::safety::TargetRef;
+use crate::stacks::dm::Segment;
+use crate::stacks::md::MdLayout;
+
+use super::model::{ExistingMd, Level, PlannedStack, PlannedTarget, StackKind, DEFAULT_CHUNK};
+use super::raw::{err, ConfigError};
+use super::resolve::{array_geometry, member_target, on_disk, stack_target, Lookup};
+
+/// The longest the plan waits for the superblocks of the disks (`existing`).
+const EXISTING_READ_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+const EXPECTED_EXISTING: &str =
+    "expected \"all\" or a list of md array names or UUIDs and LVM volumes as VG/LV (as list shows them)";
+
+/// One entry of `existing`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Wanted {
+    /// An md array's name (with or without its host part) or UUID.
+    Array(String),
+    /// An LVM logical volume: its volume group's name and its own.
+    Volume(String, String),
+}
+
+/// The config's `existing`: `None` for `"all"`, else each entry with
+/// where it is written.
+fn existing_wanted(v: &serde_json::Value) -> Result<Option<Vec<(String, Wanted)>>, ConfigError> {
+    match v {
+        serde_json::Value::String(s) if s == "all" => Ok(None),
+        serde_json::Value::Array(items) if !items.is_empty() => items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let at = format!("existing[{i}]");
+                match x.as_str() {
+                    Some(s) if !s.is_empty() => match s.split_once('/') {
+                        None => Ok((at, Wanted::Array(s.to_string()))),
+                        Some((vg, lv)) if !vg.is_empty() && !lv.is_empty() && !lv.contains('/') => {
+                            Ok((at, Wanted::Volume(vg.to_string(), lv.to_string())))
+                        }
+                        Some(_) => err(format!(
+                            "{at}: {s:?} is not a volume's name; expected VG/LV (a volume group's name, a slash, \
+                             a logical volume's name)"
+                        )),
+                    },
+                    _ => err(format!("{at}: {x} is not a name; {EXPECTED_EXISTING}")),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        other => err(format!("existing: {other} is not taken; {EXPECTED_EXISTING}")),
+    }
+}
+
+/// A stack name from `raw` (an md name without its host part, `VG-LV`):
+/// lower case, in the characters stack names take, at most 28 of them,
+/// else `fallback`; made unique among `taken`.
+fn existing_name(raw: &str, fallback: String, taken: &[String]) -> String {
+    let base: String = raw
+        .chars()
+        .map(|c| c.to_ascii_lowercase())
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .take(28)
+        .collect();
+    let base = if base.is_empty() { fallback } else { base };
+    let mut name = base.clone();
+    let mut n = 2;
+    while taken.contains(&name) {
+        name = format!("{base}-{n}");
+        n += 1;
+    }
+    name
+}
+
+/// The md arrays and LVM volumes the config's `existing` names, found
+/// from the metadata on this machine's disks and their partitions (the
+/// boot stick's left out). Each present member or PV joins `targets`;
+/// each array is planned as assembled from its superblocks, read-only,
+/// and each volume as the read-only dm table LVM would load, over its PVs
+/// (an array a volume lies on is planned too, beneath it). `"all"` takes
+/// every array and every volume that can be opened.
+pub(super) fn existing_stacks(
+    want: &serde_json::Value,
+    cx: &Lookup<'_>,
+    targets: &mut Vec<PlannedTarget>,
+    used: &mut Vec<(usize, String)>,
+    taken: &[String],
+) -> Result<Vec<PlannedStack>, ConfigError> {
+    let wanted = existing_wanted(want)?;
+    if cx.ov.simulate {
+        return err(
+            "existing: not with simulated disks; expected a run on the real disks (existing arrays and volumes are \
+             read from their metadata on the disks)",
+        );
+    }
+    let disks: Vec<TargetInfo> = cx
+        .machine
+        .all()
+        .iter()
+        .map(|(t, _)| t.clone())
+        .filter(|t| !cx.never.iter().any(|n| on_disk(&t.path, n)))
+        .collect();
+    // Bounded, as the console's listing is: a disk that does not answer its
+    // superblock's sector must not hold the run forever.
+    let disks = holds::read_bounded(&disks, EXISTING_READ_WAIT)
+        .map_err(|e| ConfigError(format!("existing: the disks' md superblocks were {e}")))?;
+    let arrays = holds::md_arrays(&disks);
+    let vgs = holds::volume_groups(&disks, &arrays);
+
+    let volumes = pick_volumes(wanted.as_deref(), &vgs)?;
+    let mut picked = pick_arrays(wanted.as_deref(), &arrays)?;
+    // The arrays the volumes lie on, beneath them.
+    for (at, g, lv) in &volumes {
+        for pv in lv.segments.iter().flat_map(|s| &s.stripes) {
+            if let Some(PvAt::Array { uuid, .. }) = g.at(&pv.0) {
+                if !picked.iter().any(|(_, a)| a.view.uuid == *uuid) {
+                    if let Some(a) = arrays.iter().find(|a| a.view.uuid == *uuid) {
+                        picked.push((format!("{at} (the array beneath)"), a));
+                    }
+                }
+            }
+        }
+    }
+
+    let mut names: Vec<String> = taken.to_vec();
+    let mut out = Vec::new();
+    // Each array's target by its UUID.
+    let mut array_target: BTreeMap<String, usize> = BTreeMap::new();
+    for (at, a) in picked {
+        let st = array_stack(&at, a, cx, targets, used, &mut names)?;
+        array_target.insert(a.view.uuid.clone(), st.target);
+        out.push(st);
+    }
+    // A PV on a disk or a partition joins the targets once, whatever number
+    // of volumes lie on it.
+    let mut device_target: BTreeMap<String, usize> = BTreeMap::new();
+    for (at, g, lv) in volumes {
+        let st = volume_stack(
+            &at,
+            g,
+            lv,
+            &mut Beneath {
+                cx,
+                targets,
+                used,
+                arrays: &array_target,
+                devices: &mut device_target,
+                stacks: &out,
+            },
+            &mut names,
+        )?;
+        out.push(st);
+    }
+    Ok(out)
+}
+
+/// The arrays `existing` names (all of them for `"all"`), each with where.
+fn pick_arrays<'a>(
+    wanted: Option<&[(String, Wanted)]>,
+    arrays: &'a [Array],
+) -> Result<Vec<(String, &'a Array)>, ConfigError> {
+    let known = || {
+        let l: Vec<String> = arrays
+            .iter()
+            .map(|a| format!("{} ({})", a.view.name.as_deref().unwrap_or("-"), a.view.uuid))
+            .collect();
+        if l.is_empty() {
+            "none on these disks".to_string()
+        } else {
+            l.join(", ")
+        }
+    };
+    // "all": every array that can start (one that cannot is in `list`, with why).
+    let Some(list) = wanted else {
+        return Ok(arrays
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.view.startable)
+            .map(|(i, a)| (format!("existing (all, array {i})"), a))
+            .collect());
+    };
+    list.iter()
+        .filter_map(|(at, w)| match w {
+            Wanted::Array(s) => Some((at, s)),
+            Wanted::Volume(..) => None,
+        })
+        .map(|(at, s)| {
+            arrays
+                .iter()
+                .find(|a| {
+                    a.view.uuid == *s
+                        || a.view
+                            .name
+                            .as_deref()
+                            .is_some_and(|n| n == s || n.rsplit(':').next() == Some(s))
+                })
+                .map(|a| (at.clone(), a))
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "{at}: {s:?} is no md array on these disks; expected the name or UUID of one of: {}",
+                        known()
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// The volumes `existing` names, each with where and its volume group
+/// (for `"all"`: every visible volume that can be opened read-only).
+fn pick_volumes<'a>(
+    wanted: Option<&[(String, Wanted)]>,
+    vgs: &'a [Vg],
+) -> Result<Vec<(String, &'a Vg, &'a LvmLv)>, ConfigError> {
+    let Some(list) = wanted else {
+        return Ok(vgs
+            .iter()
+            .flat_map(|g| {
+                g.meta
+                    .lvs
+                    .iter()
+                    .filter(|lv| lv.visible && g.not_opened(lv).is_none())
+                    .map(move |lv| (format!("existing (all, volume {}/{})", g.meta.name, lv.name), g, lv))
+            })
+            .collect());
+    };
+    let mut out = Vec::new();
+    for (at, w) in list {
+        let Wanted::Volume(vg, lv) = w else { continue };
+        let Some(g) = vgs.iter().find(|g| g.meta.name == *vg) else {
+            let known: Vec<&str> = vgs.iter().map(|g| g.meta.name.as_str()).collect();
+            return err(format!(
+                "{at}: \"{vg}/{lv}\": no volume group {vg:?} on these disks; expected one of: {}",
+                if known.is_empty() {
+                    "none here (a volume group inside a LUKS container is not seen without its key)".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        };
+        let Some(l) = g.meta.lvs.iter().find(|l| l.visible && l.name == *lv) else {
+            let known: Vec<&str> = g
+                .meta
+                .lvs
+                .iter()
+                .filter(|l| l.visible)
+                .map(|l| l.name.as_str())
+                .collect();
+            return err(format!(
+                "{at}: \"{vg}/{lv}\": the volume group {vg} has no volume {lv:?}; expected one of: {}",
+                known.join(", ")
+            ));
+        };
+        if let Some(why) = g.not_opened(l) {
+            return err(format!(
+                "{at}: \"{vg}/{lv}\" cannot be opened read-only: {why}; expected a linear or striped volume whose \
+                 physical volumes are all here"
+            ));
+        }
+        out.push((at.clone(), g, l));
+    }
+    Ok(out)
+}
+
+/// An existing array planned: its present members join the targets.
+fn array_stack(
+    at: &str,
+    a: &Array,
+    cx: &Lookup<'_>,
+    targets: &mut Vec<PlannedTarget>,
+    used: &mut Vec<(usize, String)>,
+    names: &mut Vec<String>,
+) -> Result<PlannedStack, ConfigError> {
+    let v = &a.view;
+    let label = format!("{} ({})", v.name.as_deref().unwrap_or("-"), v.uuid);
+    if !v.startable {
+        return err(format!(
+            "{at}: the array {label} cannot start here: {} of its {} slot(s) have no member ({}); expected enough \
+             members for {}",
+            v.missing(),
+            v.raid_disks,
+            v.state(),
+            v.level
+        ));
+    }
+    let Some(level) = bench_core::names::from_name::<Level>(&v.level) else {
+        return err(format!(
+            "{at}: the array {label} is {}, which bootbench does not assemble; expected linear, raid0, raid1, raid5, \
+             raid6 or raid10",
+            v.level
+        ));
+    };
+    let layout = match &v.layout {
+        None => None,
+        Some(l) => match bench_core::names::from_name::<MdLayout>(&l.replace('=', "")) {
+            Some(m) => Some(m),
+            None => {
+                return err(format!(
+                    "{at}: the array {label} has the layout {l:?}, which bootbench does not assemble; expected one \
+                     of {}",
+                    bench_core::names::names_joined(&MdLayout::all_for(level), ", ")
+                ))
+            }
+        },
+    };
+    let chunk_bytes = match v.chunk_bytes {
+        None => DEFAULT_CHUNK,
+        Some(c) => u32::try_from(c).unwrap_or(DEFAULT_CHUNK),
+    };
+    let mut members = Vec::new();
+    for path in v.slots.iter().flatten() {
+        members.push(member_target(&TargetRef::Path(path.clone()), at, cx, targets, used)?);
+    }
+    let gs: Vec<Geometry> = members.iter().map(|m| targets[*m].geometry).collect();
+    let mut geometry = array_geometry(level, chunk_bytes, &gs);
+    geometry.size = a.size_bytes;
+    let short = || {
+        format!(
+            "md-{}",
+            v.uuid
+                .chars()
+                .filter(char::is_ascii_hexdigit)
+                .take(8)
+                .collect::<String>()
+        )
+    };
+    let md_name = v.name.as_deref().map(|n| n.rsplit(':').next().unwrap_or(n));
+    let name = existing_name(md_name.unwrap_or(""), short(), names);
+    names.push(name.clone());
+    targets.push(stack_target(&name, StackClass::Md, geometry));
+    Ok(PlannedStack {
+        name,
+        target: targets.len() - 1,
+        disks: members.clone(),
+        kind: StackKind::Array {
+            level,
+            chunk_bytes,
+            layout,
+            members,
+        },
+        at: at.to_string(),
+        mode: None,
+        read_ahead_bytes: None,
+        existing: Some(ExistingMd {
+            uuid: v.uuid.clone(),
+            metadata: v.metadata.clone(),
+            md_name: v.name.clone(),
+            missing: v.missing(),
+        }),
+    })
+}
+
+/// What a volume's PVs are found among while it is planned.
+struct Beneath<'a, 'b> {
+    cx: &'a Lookup<'b>,
+    targets: &'a mut Vec<PlannedTarget>,
+    used: &'a mut Vec<(usize, String)>,
+    /// The existing arrays planned, their targets by UUID.
+    arrays: &'a BTreeMap<String, usize>,
+    /// The PVs on disks and partitions planned so far, by path.
+    devices: &'a mut BTreeMap<String, usize>,
+    /// The stacks planned so far (an array's disks).
+    stacks: &'a [PlannedStack],
+}
+
+/// Bytes per device-mapper sector.
+const SECTOR: u64 = 512;
+
+/// An existing volume planned: its PVs join the targets (or are the
+/// arrays planned beneath it), its segments become the table LVM would
+/// load: each extent range at the PV's first extent (`pe_start`) plus its
+/// own first extent there, in sectors.
+fn volume_stack(
+    at: &str,
+    g: &Vg,
+    lv: &LvmLv,
+    b: &mut Beneath<'_, '_>,
+    names: &mut Vec<String>,
+) -> Result<PlannedStack, ConfigError> {
+    let vg = &g.meta;
+    let full = format!("{}/{}", vg.name, lv.name);
+    let ext = vg.extent_bytes / SECTOR;
+    let bad = |what: String| ConfigError(format!("{at}: the volume {full}: {what}"));
+    if ext == 0 || vg.extent_bytes % SECTOR != 0 {
+        return Err(bad(format!(
+            "its extent size of {} bytes is no whole number of sectors",
+            vg.extent_bytes
+        )));
+    }
+    // The metadata's PV names in the order the segments first use them.
+    let mut pv_names: Vec<&str> = Vec::new();
+    let mut pvs: Vec<usize> = Vec::new();
+    let mut segments = Vec::new();
+    for s in &lv.segments {
+        let mut stripes = Vec::new();
+        for (pv, first) in &s.stripes {
+            let meta = vg
+                .pvs
+                .iter()
+                .find(|p| p.name == *pv)
+                .ok_or_else(|| bad(format!("a segment names {pv:?}, which its volume group does not have")))?;
+            let i = match pv_names.iter().position(|n| n == pv) {
+                Some(i) => i,
+                None => {
+                    let t = pv_target(at, g.at(pv), b)
+                        .ok_or_else(|| bad(format!("its physical volume {pv} is not here")))??;
+                    pv_names.push(pv);
+                    pvs.push(t);
+                    pvs.len() - 1
+                }
+            };
+            let off = first
+                .checked_mul(ext)
+                .and_then(|o| o.checked_add(meta.pe_start_bytes / SECTOR))
+                .ok_or_else(|| bad(format!("extent {first} of {pv} is past any device")))?;
+            stripes.push((i, off));
+        }
+        let start = s.start_extent.checked_mul(ext);
+        let length = s.extent_count.checked_mul(ext);
+        let (Some(start), Some(length)) = (start, length) else {
+            return Err(bad("a segment is past any device".to_string()));
+        };
+        segments.push(Segment {
+            start,
+            length,
+            stripe_sectors: s.stripe_bytes.unwrap_or(0) / SECTOR,
+            stripes,
+        });
+    }
+    let sizes: Vec<u64> = pvs.iter().map(|&t| b.targets[t].geometry.size).collect();
+    let sectors = crate::stacks::dm::check_segments(&segments, &sizes).map_err(bad)?;
+    let mut disks: Vec<usize> = Vec::new();
+    for &t in &pvs {
+        let under = b
+            .stacks
+            .iter()
+            .find(|st| st.target == t)
+            .map_or_else(|| vec![t], |st| st.disks.clone());
+        for d in under {
+            if !disks.contains(&d) {
+                disks.push(d);
+            }
+        }
+    }
+    let gs: Vec<Geometry> = pvs.iter().map(|&t| b.targets[t].geometry).collect();
+    let geometry = Geometry {
+        size: sectors * SECTOR,
+        logical_block: gs.iter().map(|g| g.logical_block).max().unwrap_or(512),
+        physical_block: gs.iter().map(|g| g.physical_block).max().unwrap_or(512),
+    };
+    let fallback = format!(
+        "lv-{}",
+        lv.uuid
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(8)
+            .collect::<String>()
+            .to_ascii_lowercase()
+    );
+    let name = existing_name(&format!("{}-{}", vg.name, lv.name), fallback, names);
+    names.push(name.clone());
+    b.targets.push(stack_target(&name, StackClass::Dm, geometry));
+    Ok(PlannedStack {
+        name,
+        target: b.targets.len() - 1,
+        disks,
+        kind: StackKind::Volume {
+            lv: full,
+            lv_uuid: lv.uuid.clone(),
+            vg_uuid: vg.uuid.clone(),
+            seqno: vg.seqno,
+            segments,
+            pvs,
+        },
+        at: at.to_string(),
+        mode: None,
+        read_ahead_bytes: None,
+        existing: None,
+    })
+}
+
+/// The target of a PV found `where_`: a disk or a partition (joining the
+/// targets the first time), or an existing array planned beneath.
+fn pv_target(at: &str, where_: Option<&PvAt>, b: &mut Beneath<'_, '_>) -> Option<Result<usize, ConfigError>> {
+    Some(match where_? {
+        PvAt::Array { uuid, .. } => Ok(*b.arrays.get(uuid)?),
+        PvAt::Device(path) => match b.devices.get(path) {
+            Some(&t) => Ok(t),
+            None => member_target(&TargetRef::Path(path.clone()), at, b.cx, b.targets, b.used).inspect(|&t| {
+                b.devices.insert(path.clone(), t);
+            }),
+        },
+    })
+}
