@@ -6,7 +6,8 @@
 //! ATA commands sent to a disk, [`health`] reads its health, [`selftest`]
 //! runs its SMART self-test and [`capacity`] reads its hidden capacity;
 //! [`holds`] reads what a disk holds ([`md`] superblocks, [`lvm`] physical
-//! volumes, [`luks`] headers, firmware RAID) and the stacks they make.
+//! volumes, [`luks`] headers, firmware RAID) and the stacks they make;
+//! [`unlock`] derives a LUKS container's volume key from its passphrase.
 
 pub mod bytes;
 pub mod capacity;
@@ -20,3 +21,4 @@ pub mod lvm;
 pub mod md;
 pub mod scsi;
 pub mod selftest;
+pub mod unlock;
