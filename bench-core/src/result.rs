@@ -861,8 +861,8 @@ pub struct StackInfo {
     /// The name given in the config.
     pub name: String,
     /// md: the level (`linear`, `raid0`, `raid1`, `raid5`, `raid6`,
-    /// `raid10`); dm: the layer kind (`crypt`, `linear`; `lvm` for an
-    /// existing LVM logical volume).
+    /// `raid10`); dm: the layer kind (`crypt`, `linear`; `luks` for an
+    /// existing LUKS container, `lvm` for an existing LVM logical volume).
     pub level: String,
     /// md: the member devices in array order, as their [`TargetInfo::path`];
     /// `lvm`: the physical volumes its table uses, in order (empty for a
@@ -880,7 +880,9 @@ pub struct StackInfo {
     pub layout: Option<String>,
     /// dm: the layer's options as text (`cipher`, `key_bits`, `sector_size`,
     /// `offset_bytes`, ...; an existing array: `uuid`, `metadata`,
-    /// `md_name`; an existing LVM volume: `lv`, `lv_uuid`, `vg_uuid`,
+    /// `md_name`; an existing LUKS container: `uuid`, `version`, `cipher`,
+    /// `key_bits`, `sector_size`, `data_offset_bytes`; an existing LVM
+    /// volume: `lv`, `lv_uuid`, `vg_uuid`,
     /// `seqno` and `table`, its dm table as `dmsetup table` prints it over
     /// the paths of `members`, segments joined by `; `); never a key.
     #[serde(default)]

@@ -1394,6 +1394,95 @@ fn list_shows_the_md_arrays_and_stacks_mdadm_made() {
         assert!(table.contains(&array), "{lv} over {array}: {line}");
         assert!(plan.contains(&format!("volume {dm:?}")), "{plan}");
     }
+    // The LUKS2 container on the raid1 "mirror" (post 000), named with its
+    // key file: the raid1 planned beneath it, the container mapped where
+    // cryptsetup mapped it in the guest (data offset, sector size), the VG
+    // inside it seen through its key and its volume's table LVM's.
+    let luks_of = |md: &str| {
+        view(md)
+            .iter()
+            .find_map(|l| l.strip_prefix("luks ").map(str::to_string))
+            .unwrap()
+    };
+    let (luks0, luks3) = (luks_of("md0"), luks_of("md3"));
+    let key = ShmFile::new(&unique("md0.key"), b"fixture-key");
+    let o = validate(serde_json::json!([{"luks": luks0, "key_file": key.path()}, "vg0/root"]));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{plan}{}", stderr(&o));
+    let crypt = view("table cryptmd");
+    let c: Vec<&str> = crypt[0].split_whitespace().collect();
+    // 0 LEN crypt CIPHER KEY IV_OFFSET DEV OFFSET [N OPTIONS...]
+    let sector = c.iter().find_map(|o| o.strip_prefix("sector_size:")).unwrap_or("512");
+    let short = &luks0.replace('-', "")[..8];
+    let want = format!(
+        "container \"luks-{short}\": the existing LUKS2 container {luks0} on md:mirror, read-only: {} with a 512-bit \
+         key from its key file, data from byte {}, sector {sector} B",
+        c[3],
+        c[7].parse::<u64>().unwrap() * 512
+    );
+    assert!(plan.contains(&want), "want {want:?} in {plan}");
+    assert_eq!(c[5], "0", "iv offset 0: {crypt:?}");
+    let root = view("table vg0-root");
+    let line = plan
+        .lines()
+        .find(|l| l.contains("the existing LVM volume vg0/root, read-only, table: "))
+        .unwrap_or_else(|| panic!("vg0/root: {plan}"));
+    let table = line.split("table: ").nth(1).unwrap();
+    assert_eq!(fields(table), fields(&root[0]), "ours {table:?}, LVM's {:?}", root[0]);
+    assert!(table.contains(&format!("dm:luks-{short}")), "{line}");
+    // With "all" beside it: every array that starts and every volume, the
+    // one inside the container too.
+    let o = validate(serde_json::json!(["all", {"luks": luks0, "key_file": key.path()}]));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{plan}{}", stderr(&o));
+    for lv in ["vgfile/data", "vgr0/scratch", "vg0/root"] {
+        assert!(
+            plan.contains(&format!("the existing LVM volume {lv}, read-only")),
+            "{lv}: {plan}"
+        );
+    }
+    // LUKS1 on the raid1 (1.0) "old".
+    let o = validate(serde_json::json!([{"luks": luks3, "key_file": key.path()}]));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{plan}{}", stderr(&o));
+    assert!(
+        plan.contains(&format!("the existing LUKS1 container {luks3} on md:old, read-only")),
+        "{plan}"
+    );
+    // A wrong key, a missing key file, an unknown container: errors naming the entry.
+    let wrong = ShmFile::new(&unique("wrong.key"), b"fixture-kez");
+    for (entry, want) in [
+        (
+            serde_json::json!({"luks": luks0, "key_file": wrong.path()}),
+            format!(
+                "existing[0]: the LUKS container {luks0} on md:fixture:mirror: the key opens none of its 1 keyslot(s) in use"
+            ),
+        ),
+        (
+            serde_json::json!({"luks": luks0, "key_file": "/nonexistent/bootbench.key"}),
+            "existing[0].key_file: /nonexistent/bootbench.key: No such file or directory".to_string(),
+        ),
+        (
+            serde_json::json!({"luks": "nope", "key_file": key.path()}),
+            "existing[0].luks: \"nope\" is no LUKS container on these disks; expected the UUID of one of: ".to_string(),
+        ),
+        (
+            serde_json::json!({"luks": luks0}),
+            "existing[0].key_file: missing; expected the path of a file".to_string(),
+        ),
+        (
+            serde_json::json!({"luks": luks0, "key_file": key.path(), "passphrase": "x"}),
+            "existing[0].passphrase: not a field of a LUKS entry".to_string(),
+        ),
+    ] {
+        let o = validate(serde_json::json!([entry]));
+        assert_eq!(o.status.code(), Some(2), "{entry}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&want), "{entry}: want {want:?}: {}", stderr(&o));
+    }
+    for (i, l) in loops.iter().enumerate() {
+        assert_eq!(l.hash(), hashes[i], "{} changed by opening its containers", l.dev);
+    }
+
     for (entry, want) in [
         (
             "vgfile/nope",

@@ -842,14 +842,15 @@ fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
 /// partitions hold, then the arrays and the volume group they make, read
 /// through the members (the LUKS header at the raid1's start, the PV at the
 /// raid5's), as the guest's mdadm, cryptsetup and pvs saw them assembled;
-/// the VG inside LUKS stays unseen. The config's `existing` is "all": each
-/// array is assembled read-only from its superblocks (the half one
-/// degraded), read like any array (the raid5 around a read error on a
-/// member), its write test and its members' skipped (an existing array is
-/// never written, whatever `destructive` says); the volume on the raid5 is
-/// mapped read-only by the table LVM loaded for it and read; all torn
-/// down; every disk is byte-identical afterwards: no repair wrote the
-/// failing sector back.
+/// the VG inside LUKS stays unseen. The config's `existing` is "all" and the
+/// LUKS container with its key file on the stick: each array is assembled
+/// read-only from its superblocks (the half one degraded), read like any
+/// array (the raid5 around a read error on a member), its write test and
+/// its members' skipped (an existing array is never written, whatever
+/// `destructive` says); the container is opened read-only with the key,
+/// the volumes on the raid5 and inside the container mapped read-only by
+/// the tables LVM loaded for them, all read; all torn down; every disk is
+/// byte-identical afterwards: no repair wrote the failing sector back.
 #[test]
 fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let Some(a) = artifacts("s8_existing") else { return };
@@ -928,7 +929,7 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let booted = &specs[..6];
     let config = json!({
         "targets": [{"serial": "EX-C"}],
-        "existing": "all",
+        "existing": ["all", {"luks": luks, "key_file": "md0.key"}],
         "tests": [
             {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"},
             {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}
@@ -936,6 +937,10 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
         "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "EX-C"}], "allow_overwrite_signatures": true}
     });
     let img = stick_copy(&a, &dir, Some(&config));
+    // The container's key file on the stick, beside the config (relative to it).
+    let key = dir.join("md0.key");
+    fs::write(&key, b"fixture-key").unwrap();
+    bootbench_qemu::stick::put_file(&img, &key, "/md0.key").expect("the key file on the stick");
     let outcome = boot(&a, &dir, Via::Direct, &img, booted, "");
     let (_, _, doc) = the_document(&outcome);
     assert_schema_valid(&doc);
@@ -973,8 +978,9 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     has("    volume vgfile/data 32 MiB (33554432 B), 1 segment(s) striped: can be opened read-only");
     assert!(
         !serial.contains("volume group vg0"),
-        "vg0 is inside LUKS: unseen without its key"
+        "vg0 is inside LUKS: unseen in the listing, which has no key"
     );
+    assert!(!serial.contains("fixture-key"), "the key is never printed");
 
     for l in serial
         .lines()
@@ -1024,7 +1030,7 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["stack"]["level"] == "lvm")
+        .find(|t| t["stack"]["options"]["lv"] == "vgfile/data")
         .unwrap_or_else(|| panic!("no target for vgfile/data: {}", doc["targets"]));
     let st = &vol["stack"];
     assert_eq!(st["options"]["lv"], "vgfile/data", "{st}");
@@ -1071,6 +1077,53 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
             .any(|a| a["target"] == path && a["kind"] == "layer" && a["from"][0] == array5["path"]),
         "the volume against the array beneath: {}",
         doc["analysis"]
+    );
+    // The LUKS2 container on the raid1 (post 000), opened with the key file
+    // from the stick, read-only, read; the volume inside it mapped by LVM's
+    // table over it and read; neither written.
+    let mirror_t = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["stack"]["options"]["uuid"] == *mirror)
+        .unwrap();
+    let c = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["stack"]["level"] == "luks")
+        .unwrap_or_else(|| panic!("no target for the container: {}", doc["targets"]));
+    let cs = &c["stack"];
+    assert_eq!(cs["options"]["uuid"], *luks, "{cs}");
+    assert_eq!(cs["mode"], "read-only", "{cs}");
+    assert_eq!(cs["on"], mirror_t["path"], "{cs}");
+    let cpath = path_of(c);
+    assert!(cpath.starts_with("/dev/dm-"), "{c}");
+    assert_eq!(status_of(test_on(&doc, cpath, "seq_read_1m")), "ok", "{c}");
+    let w = test_on(&doc, cpath, "seq_write_1m");
+    assert_eq!(status_of(w), "skipped", "{w}");
+    assert!(
+        w["status"]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("an existing LUKS container is never written"),
+        "{w}"
+    );
+    let root = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["stack"]["options"]["lv"] == "vg0/root")
+        .unwrap_or_else(|| panic!("no target for vg0/root: {}", doc["targets"]));
+    let rt = root["stack"]["options"]["table"].as_str().unwrap();
+    let want = view("table-root", "");
+    assert_eq!(fields(rt), fields(&want), "ours {rt:?}, LVM's {want:?}");
+    assert_eq!(root["stack"]["on"], c["path"], "{root}");
+    assert_eq!(status_of(test_on(&doc, path_of(root), "seq_read_1m")), "ok", "{root}");
+    let text = serde_json::to_string(&doc).unwrap();
+    assert!(
+        !text.contains("fixture-key") && !text.contains("md0.key"),
+        "no key nor key file in the document"
     );
     // EX-D alone meets its read error (the fault is real); the raid5 read
     // around it (above: ok) and, read-only, wrote nothing back (below).

@@ -453,9 +453,25 @@ pub fn md_arrays(disks: &[TargetInfo]) -> Vec<Array> {
 type Source<'a> = (String, u64, Option<&'a MdMember>, Option<&'a LvmPv>);
 
 fn open_array(all: &[Source<'_>], view: &ArrayView, members: &[(String, MdMember)]) -> (Option<Found>, u64) {
-    let Some((_, head)) = members.iter().find(|(_, m)| m.array_uuid == view.uuid) else {
-        return (None, 0);
-    };
+    read_array(all, view, members, |bytes| {
+        let size = bytes.size();
+        if !view.startable || size == 0 {
+            return (None, size);
+        }
+        (Some(examine(bytes, false)), size)
+    })
+    .unwrap_or((None, 0))
+}
+
+/// `f` on the array `view` read through its members (`None` when none of
+/// its members' superblocks is among `members`).
+fn read_array<R>(
+    all: &[Source<'_>],
+    view: &ArrayView,
+    members: &[(String, MdMember)],
+    f: impl FnOnce(&dyn Bytes) -> R,
+) -> Option<R> {
+    let (_, head) = members.iter().find(|(_, m)| m.array_uuid == view.uuid)?;
     let mut devs: Vec<Option<(Device, u64)>> = Vec::new();
     for slot in &view.slots {
         devs.push(slot.as_ref().and_then(|path| {
@@ -474,21 +490,58 @@ fn open_array(all: &[Source<'_>], view: &ArrayView, members: &[(String, MdMember
             .collect(),
         component: head.component_bytes,
     };
-    let size = bytes.size();
-    if !view.startable || size == 0 {
-        return (None, size);
-    }
-    (Some(examine(&bytes, false)), size)
+    Some(f(&bytes))
 }
 
-/// Where a physical volume was found: on a device (a disk or a
-/// partition), or at the start of an md array.
+/// `f` on the md array `uuid` of the disks, read through its members (never
+/// assembled): `None` when the disks make no such array.
+pub fn with_array<R>(disks: &[TargetInfo], uuid: &str, f: impl FnOnce(&dyn Bytes) -> R) -> Option<R> {
+    let all = sources(disks);
+    let members: Vec<(String, MdMember)> = all
+        .iter()
+        .filter_map(|(path, _, m, _)| m.map(|m| (path.clone(), m.clone())))
+        .collect();
+    let view = md::arrays(&members).into_iter().find(|v| v.uuid == uuid)?;
+    read_array(&all, &view, &members, f)
+}
+
+/// Every LUKS container on the disks, their partitions and at the start of
+/// the `arrays`: (its UUID, where, its header).
+pub fn luks_containers(disks: &[TargetInfo], arrays: &[Array]) -> Vec<(PvAt, LuksInfo)> {
+    let mut out = Vec::new();
+    for d in disks {
+        if let Some(l) = &d.luks {
+            out.push((PvAt::Device(d.path.clone()), l.clone()));
+        }
+        for p in &d.partitions {
+            if let Some(l) = &p.luks {
+                out.push((PvAt::Device(p.path.clone()), l.clone()));
+            }
+        }
+    }
+    for a in arrays {
+        if let Some(l) = a.found.as_ref().and_then(|f| f.luks.as_ref()) {
+            let at = PvAt::Array {
+                uuid: a.view.uuid.clone(),
+                name: a.view.name.clone(),
+            };
+            out.push((at, l.clone()));
+        }
+    }
+    out
+}
+
+/// Where a physical volume (or a LUKS container) was found: on a device
+/// (a disk or a partition), at the start of an md array, or inside an
+/// opened LUKS container.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PvAt {
     /// A disk's or a partition's path.
     Device(String),
     /// An md array, by its UUID, with its name when it has one.
     Array { uuid: String, name: Option<String> },
+    /// The data of the LUKS container of this UUID, opened with its key.
+    Luks(String),
 }
 
 impl std::fmt::Display for PvAt {
@@ -496,6 +549,7 @@ impl std::fmt::Display for PvAt {
         match self {
             PvAt::Device(p) => f.write_str(p),
             PvAt::Array { uuid, name } => write!(f, "md:{}", name.as_deref().unwrap_or(uuid)),
+            PvAt::Luks(uuid) => write!(f, "luks:{uuid}"),
         }
     }
 }
@@ -536,10 +590,10 @@ impl Vg {
     }
 }
 
-/// The volume groups whose PVs are on the disks (and their partitions)
-/// or at the start of the `arrays`: each from the newest metadata (the
-/// highest seqno) of its PVs.
-pub fn volume_groups(disks: &[TargetInfo], arrays: &[Array]) -> Vec<Vg> {
+/// The volume groups whose PVs are on the disks (and their partitions),
+/// at the start of the `arrays` or `inside` opened LUKS containers: each
+/// from the newest metadata (the highest seqno) of its PVs.
+pub fn volume_groups(disks: &[TargetInfo], arrays: &[Array], inside: &[(PvAt, LvmPv)]) -> Vec<Vg> {
     let mut pvs: Vec<(PvAt, &LvmPv)> = sources(disks)
         .into_iter()
         .filter_map(|(path, _, _, pv)| pv.map(|p| (PvAt::Device(path), p)))
@@ -553,6 +607,7 @@ pub fn volume_groups(disks: &[TargetInfo], arrays: &[Array]) -> Vec<Vg> {
             pvs.push((at, p));
         }
     }
+    pvs.extend(inside.iter().map(|(at, p)| (at.clone(), p)));
     let mut vgs: BTreeMap<&str, Vg> = BTreeMap::new();
     for (at, pv) in pvs {
         let Some(vg) = &pv.vg else { continue };
@@ -601,7 +656,7 @@ pub fn stacks(disks: &[TargetInfo]) -> Stacks {
             holds_unreadable: found.unreadable,
         });
     }
-    for g in volume_groups(disks, &arrays) {
+    for g in volume_groups(disks, &arrays, &[]) {
         let vg = &g.meta;
         let lvs = vg
             .lvs

@@ -4,11 +4,14 @@
 //! planned as stacks that are assembled read-only and never written.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use bench_core::io::Geometry;
-use bench_core::result::{LvmLv, StackClass, TargetInfo};
+use bench_core::result::{LuksInfo, LvmLv, LvmPv, StackClass, TargetInfo};
 
+use crate::disks::bytes::{Bytes, Device};
 use crate::disks::holds::{self, Array, PvAt, Vg};
+use crate::disks::unlock::{self, Decrypted};
 use crate::safety::TargetRef;
 use crate::stacks::dm::Segment;
 use crate::stacks::md::MdLayout;
@@ -20,8 +23,8 @@ use super::resolve::{array_geometry, member_target, on_disk, stack_target, Looku
 /// The longest the plan waits for the superblocks of the disks (`existing`).
 const EXISTING_READ_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
-const EXPECTED_EXISTING: &str =
-    "expected \"all\" or a list of md array names or UUIDs and LVM volumes as VG/LV (as list shows them)";
+const EXPECTED_EXISTING: &str = "expected \"all\" or a list of md array names or UUIDs, LVM volumes as VG/LV \
+                                 and LUKS containers as {\"luks\": UUID, \"key_file\": PATH} (as list shows them)";
 
 /// One entry of `existing`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,19 +33,71 @@ enum Wanted {
     Array(String),
     /// An LVM logical volume: its volume group's name and its own.
     Volume(String, String),
+    /// A LUKS container by its UUID, with the file whose bytes are its
+    /// passphrase (relative paths from the config's directory).
+    Luks { uuid: String, key_file: PathBuf },
+    /// Every array that can start and every volume that can be opened
+    /// (those inside the containers named beside it too).
+    All,
 }
 
-/// The config's `existing`: `None` for `"all"`, else each entry with
-/// where it is written.
-fn existing_wanted(v: &serde_json::Value) -> Result<Option<Vec<(String, Wanted)>>, ConfigError> {
+/// A LUKS entry of `existing`: `{"luks": UUID, "key_file": PATH}`.
+fn luks_wanted(
+    at: &str,
+    o: &serde_json::Map<String, serde_json::Value>,
+    config_dir: &Path,
+) -> Result<Wanted, ConfigError> {
+    if let Some(k) = o.keys().find(|k| *k != "luks" && *k != "key_file") {
+        return err(format!(
+            "{at}.{k}: not a field of a LUKS entry; expected luks (the container's UUID) and key_file"
+        ));
+    }
+    let uuid = match o.get("luks") {
+        Some(serde_json::Value::String(u)) if !u.is_empty() => u.clone(),
+        Some(v) => {
+            return err(format!(
+                "{at}.luks: {v} is not a UUID; expected the container's UUID as list shows it"
+            ))
+        }
+        None => {
+            return err(format!(
+                "{at}.luks: missing; expected the container's UUID as list shows it"
+            ))
+        }
+    };
+    let key_file = match o.get("key_file") {
+        Some(serde_json::Value::String(k)) if !k.is_empty() => config_dir.join(k),
+        Some(v) => {
+            return err(format!(
+                "{at}.key_file: {v} is not a path; expected the path of a file holding the container's passphrase \
+                 (relative to the config's directory)"
+            ))
+        }
+        None => {
+            return err(format!(
+                "{at}.key_file: missing; expected the path of a file holding the container's passphrase (relative \
+                 to the config's directory)"
+            ))
+        }
+    };
+    Ok(Wanted::Luks { uuid, key_file })
+}
+
+/// The config's `existing`, each entry with where it is written (`"all"`
+/// alone or in the list: [`Wanted::All`]).
+fn existing_wanted(v: &serde_json::Value, config_dir: &Path) -> Result<Vec<(String, Wanted)>, ConfigError> {
     match v {
-        serde_json::Value::String(s) if s == "all" => Ok(None),
+        serde_json::Value::String(s) if s == "all" => Ok(vec![("existing".to_string(), Wanted::All)]),
         serde_json::Value::Array(items) if !items.is_empty() => items
             .iter()
             .enumerate()
             .map(|(i, x)| {
                 let at = format!("existing[{i}]");
+                if let Some(o) = x.as_object() {
+                    return luks_wanted(&at, o, config_dir).map(|w| (at, w));
+                }
                 match x.as_str() {
+                    Some("all") => Ok((at, Wanted::All)),
                     Some(s) if !s.is_empty() => match s.split_once('/') {
                         None => Ok((at, Wanted::Array(s.to_string()))),
                         Some((vg, lv)) if !vg.is_empty() && !lv.is_empty() && !lv.contains('/') => {
@@ -56,8 +111,7 @@ fn existing_wanted(v: &serde_json::Value) -> Result<Option<Vec<(String, Wanted)>
                     _ => err(format!("{at}: {x} is not a name; {EXPECTED_EXISTING}")),
                 }
             })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some),
+            .collect::<Result<Vec<_>, _>>(),
         other => err(format!("existing: {other} is not taken; {EXPECTED_EXISTING}")),
     }
 }
@@ -95,8 +149,9 @@ pub(super) fn existing_stacks(
     targets: &mut Vec<PlannedTarget>,
     used: &mut Vec<(usize, String)>,
     taken: &[String],
+    config_dir: &Path,
 ) -> Result<Vec<PlannedStack>, ConfigError> {
-    let wanted = existing_wanted(want)?;
+    let wanted = existing_wanted(want, config_dir)?;
     if cx.ov.simulate {
         return err(
             "existing: not with simulated disks; expected a run on the real disks (existing arrays and volumes are \
@@ -115,18 +170,29 @@ pub(super) fn existing_stacks(
     let disks = holds::read_bounded(&disks, EXISTING_READ_WAIT)
         .map_err(|e| ConfigError(format!("existing: the disks' md superblocks were {e}")))?;
     let arrays = holds::md_arrays(&disks);
-    let vgs = holds::volume_groups(&disks, &arrays);
+    let lukses = open_containers(&wanted, &disks, &arrays)?;
+    let inside: Vec<(PvAt, LvmPv)> = lukses
+        .iter()
+        .filter_map(|c| Some((PvAt::Luks(c.info.uuid.clone()), c.pv.clone()?)))
+        .collect();
+    let vgs = holds::volume_groups(&disks, &arrays, &inside);
 
-    let volumes = pick_volumes(wanted.as_deref(), &vgs)?;
-    let mut picked = pick_arrays(wanted.as_deref(), &arrays)?;
-    // The arrays the volumes lie on, beneath them.
+    let volumes = pick_volumes(&wanted, &vgs)?;
+    let mut picked = pick_arrays(&wanted, &arrays)?;
+    // The arrays the containers and volumes lie on, beneath them.
+    let mut beneath: Vec<(String, &PvAt)> = lukses.iter().map(|c| (c.at.clone(), &c.on)).collect();
     for (at, g, lv) in &volumes {
         for pv in lv.segments.iter().flat_map(|s| &s.stripes) {
-            if let Some(PvAt::Array { uuid, .. }) = g.at(&pv.0) {
-                if !picked.iter().any(|(_, a)| a.view.uuid == *uuid) {
-                    if let Some(a) = arrays.iter().find(|a| a.view.uuid == *uuid) {
-                        picked.push((format!("{at} (the array beneath)"), a));
-                    }
+            if let Some(w) = g.at(&pv.0) {
+                beneath.push((at.clone(), w));
+            }
+        }
+    }
+    for (at, w) in beneath {
+        if let PvAt::Array { uuid, .. } = w {
+            if !picked.iter().any(|(_, a)| a.view.uuid == *uuid) {
+                if let Some(a) = arrays.iter().find(|a| a.view.uuid == *uuid) {
+                    picked.push((format!("{at} (the array beneath)"), a));
                 }
             }
         }
@@ -141,9 +207,28 @@ pub(super) fn existing_stacks(
         array_target.insert(a.view.uuid.clone(), st.target);
         out.push(st);
     }
-    // A PV on a disk or a partition joins the targets once, whatever number
-    // of volumes lie on it.
+    // A PV or container on a disk or a partition joins the targets once,
+    // whatever number of stacks lie on it.
     let mut device_target: BTreeMap<String, usize> = BTreeMap::new();
+    let mut luks_target: BTreeMap<String, usize> = BTreeMap::new();
+    for c in &lukses {
+        let on = {
+            let mut b = Beneath {
+                cx,
+                targets,
+                used,
+                arrays: &array_target,
+                lukses: &luks_target,
+                devices: &mut device_target,
+                stacks: &out,
+            };
+            pv_target(&c.at, Some(&c.on), &mut b)
+                .ok_or_else(|| ConfigError(format!("{}: the device beneath the container is not planned", c.at)))??
+        };
+        let st = luks_stack(c, on, targets, &out, &mut names);
+        luks_target.insert(c.info.uuid.clone(), st.target);
+        out.push(st);
+    }
     for (at, g, lv) in volumes {
         let st = volume_stack(
             &at,
@@ -154,6 +239,7 @@ pub(super) fn existing_stacks(
                 targets,
                 used,
                 arrays: &array_target,
+                lukses: &luks_target,
                 devices: &mut device_target,
                 stacks: &out,
             },
@@ -164,11 +250,148 @@ pub(super) fn existing_stacks(
     Ok(out)
 }
 
-/// The arrays `existing` names (all of them for `"all"`), each with where.
-fn pick_arrays<'a>(
-    wanted: Option<&[(String, Wanted)]>,
-    arrays: &'a [Array],
-) -> Result<Vec<(String, &'a Array)>, ConfigError> {
+/// A LUKS container `existing` names, found and opened with its key file.
+#[derive(Debug)]
+struct Container {
+    /// Where `existing` names it.
+    at: String,
+    /// Where it is.
+    on: PvAt,
+    info: LuksInfo,
+    key_file: PathBuf,
+    /// The LVM PV its data holds, read through its key.
+    pv: Option<LvmPv>,
+}
+
+/// The LUKS containers `existing` names: each found by its UUID (on a
+/// disk, a partition or an array's start), opened with its key file (the
+/// key checked against the header's digest, as cryptsetup checks it) and
+/// read through the key for an LVM PV inside. Nothing is mapped here and
+/// the key is dropped (wiped); the run opens the container again.
+fn open_containers(
+    wanted: &[(String, Wanted)],
+    disks: &[TargetInfo],
+    arrays: &[Array],
+) -> Result<Vec<Container>, ConfigError> {
+    let all = holds::luks_containers(disks, arrays);
+    let mut out = Vec::new();
+    for (at, w) in wanted {
+        let Wanted::Luks { uuid, key_file } = w else { continue };
+        let Some((on, info)) = all.iter().find(|(_, l)| l.uuid == *uuid) else {
+            let known: Vec<String> = all.iter().map(|(w, l)| format!("{} (on {w})", l.uuid)).collect();
+            return err(format!(
+                "{at}.luks: {uuid:?} is no LUKS container on these disks; expected the UUID of one of: {}",
+                if known.is_empty() {
+                    "none here".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        };
+        let key = unlock::Secret::new(read_key_file(at, key_file)?);
+        let opened = |b: &dyn Bytes| -> Result<Option<LvmPv>, String> {
+            let open = unlock::unlock(b, key.bytes(), unlock::available_kib()).map_err(|e| e.to_string())?;
+            crate::disks::lvm::read(&Decrypted { inner: b, open: &open })
+        };
+        let pv = match on {
+            PvAt::Device(path) => {
+                let size = device_size(disks, path);
+                crate::disks::file::open(path, false, false)
+                    .map_err(|e| e.to_string())
+                    .and_then(|file| opened(&Device { file, size }))
+            }
+            PvAt::Array { uuid: a, .. } => {
+                holds::with_array(disks, a, |b| opened(b)).unwrap_or_else(|| Err(format!("the array {a} is gone")))
+            }
+            PvAt::Luks(_) => Err("a container inside a container is not opened".to_string()),
+        }
+        .map_err(|e| ConfigError(format!("{at}: the LUKS container {uuid} on {on}: {e}")))?;
+        out.push(Container {
+            at: at.clone(),
+            on: on.clone(),
+            info: info.clone(),
+            key_file: key_file.clone(),
+            pv,
+        });
+    }
+    Ok(out)
+}
+
+/// The bytes of a key file, or an error naming `{at}.key_file`.
+pub(crate) fn read_key_file(at: &str, path: &Path) -> Result<Vec<u8>, ConfigError> {
+    match std::fs::read(path) {
+        Ok(b) if !b.is_empty() => Ok(b),
+        Ok(_) => err(format!(
+            "{at}.key_file: {} is empty; expected a file holding the container's passphrase",
+            path.display()
+        )),
+        Err(e) => err(format!(
+            "{at}.key_file: {}: {e}; expected a readable file holding the container's passphrase",
+            path.display()
+        )),
+    }
+}
+
+/// The size of the disk or partition `path` as the listing read it.
+fn device_size(disks: &[TargetInfo], path: &str) -> u64 {
+    disks
+        .iter()
+        .find_map(|d| {
+            (d.path == path)
+                .then_some(d.size_bytes)
+                .or_else(|| d.partitions.iter().find(|p| p.path == path).map(|p| p.size_bytes))
+        })
+        .unwrap_or(0)
+}
+
+/// An existing container planned over its device's target `on`.
+fn luks_stack(
+    c: &Container,
+    on: usize,
+    targets: &mut Vec<PlannedTarget>,
+    stacks: &[PlannedStack],
+    names: &mut Vec<String>,
+) -> PlannedStack {
+    let under = targets[on].geometry;
+    let sector_size = c.info.sector_size.unwrap_or(512);
+    let ss = u64::from(sector_size);
+    let geometry = Geometry {
+        size: under.size.saturating_sub(c.info.data_offset_bytes) / ss * ss,
+        logical_block: under.logical_block.max(sector_size),
+        physical_block: under.physical_block.max(sector_size),
+    };
+    let short: String = c.info.uuid.chars().filter(char::is_ascii_hexdigit).take(8).collect();
+    let name = existing_name(&format!("luks-{short}"), format!("luks-{short}"), names);
+    names.push(name.clone());
+    targets.push(stack_target(&name, StackClass::Dm, geometry));
+    let disks = stacks
+        .iter()
+        .find(|st| st.target == on)
+        .map_or_else(|| vec![on], |st| st.disks.clone());
+    PlannedStack {
+        name,
+        target: targets.len() - 1,
+        disks,
+        kind: StackKind::Luks {
+            uuid: c.info.uuid.clone(),
+            version: c.info.version,
+            cipher: c.info.cipher.clone(),
+            key_bits: c.info.key_bits.unwrap_or(0),
+            sector_size,
+            data_offset_bytes: c.info.data_offset_bytes,
+            key_file: c.key_file.clone(),
+            on,
+        },
+        at: c.at.clone(),
+        mode: None,
+        read_ahead_bytes: None,
+        existing: None,
+    }
+}
+
+/// The arrays `existing` names, each with where; with `"all"`, every
+/// other array that can start too (one that cannot is in `list`, with why).
+fn pick_arrays<'a>(wanted: &[(String, Wanted)], arrays: &'a [Array]) -> Result<Vec<(String, &'a Array)>, ConfigError> {
     let known = || {
         let l: Vec<String> = arrays
             .iter()
@@ -180,68 +403,63 @@ fn pick_arrays<'a>(
             l.join(", ")
         }
     };
-    // "all": every array that can start (one that cannot is in `list`, with why).
-    let Some(list) = wanted else {
-        return Ok(arrays
+    let mut out: Vec<(String, &Array)> = Vec::new();
+    for (at, w) in wanted {
+        let Wanted::Array(s) = w else { continue };
+        let a = arrays
             .iter()
-            .enumerate()
-            .filter(|(_, a)| a.view.startable)
-            .map(|(i, a)| (format!("existing (all, array {i})"), a))
-            .collect());
-    };
-    list.iter()
-        .filter_map(|(at, w)| match w {
-            Wanted::Array(s) => Some((at, s)),
-            Wanted::Volume(..) => None,
-        })
-        .map(|(at, s)| {
-            arrays
-                .iter()
-                .find(|a| {
-                    a.view.uuid == *s
-                        || a.view
-                            .name
-                            .as_deref()
-                            .is_some_and(|n| n == s || n.rsplit(':').next() == Some(s))
-                })
-                .map(|a| (at.clone(), a))
-                .ok_or_else(|| {
-                    ConfigError(format!(
-                        "{at}: {s:?} is no md array on these disks; expected the name or UUID of one of: {}",
-                        known()
-                    ))
-                })
-        })
-        .collect()
+            .find(|a| {
+                a.view.uuid == *s
+                    || a.view
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| n == s || n.rsplit(':').next() == Some(s))
+            })
+            .ok_or_else(|| {
+                ConfigError(format!(
+                    "{at}: {s:?} is no md array on these disks; expected the name or UUID of one of: {}",
+                    known()
+                ))
+            })?;
+        if !out.iter().any(|(_, b)| b.view.uuid == a.view.uuid) {
+            out.push((at.clone(), a));
+        }
+    }
+    if wanted.iter().any(|(_, w)| *w == Wanted::All) {
+        for (i, a) in arrays.iter().enumerate() {
+            if a.view.startable && !out.iter().any(|(_, b)| b.view.uuid == a.view.uuid) {
+                out.push((format!("existing (all, array {i})"), a));
+            }
+        }
+    }
+    Ok(out)
 }
 
-/// The volumes `existing` names, each with where and its volume group
-/// (for `"all"`: every visible volume that can be opened read-only).
+/// The volumes `existing` names, each with where and its volume group;
+/// with `"all"`, every visible volume that can be opened read-only first.
 fn pick_volumes<'a>(
-    wanted: Option<&[(String, Wanted)]>,
+    wanted: &[(String, Wanted)],
     vgs: &'a [Vg],
 ) -> Result<Vec<(String, &'a Vg, &'a LvmLv)>, ConfigError> {
-    let Some(list) = wanted else {
-        return Ok(vgs
-            .iter()
-            .flat_map(|g| {
-                g.meta
-                    .lvs
-                    .iter()
-                    .filter(|lv| lv.visible && g.not_opened(lv).is_none())
-                    .map(move |lv| (format!("existing (all, volume {}/{})", g.meta.name, lv.name), g, lv))
-            })
-            .collect());
-    };
-    let mut out = Vec::new();
-    for (at, w) in list {
+    let mut out: Vec<(String, &Vg, &LvmLv)> = Vec::new();
+    if wanted.iter().any(|(_, w)| *w == Wanted::All) {
+        out.extend(vgs.iter().flat_map(|g| {
+            g.meta
+                .lvs
+                .iter()
+                .filter(|lv| lv.visible && g.not_opened(lv).is_none())
+                .map(move |lv| (format!("existing (all, volume {}/{})", g.meta.name, lv.name), g, lv))
+        }));
+    }
+    for (at, w) in wanted {
         let Wanted::Volume(vg, lv) = w else { continue };
         let Some(g) = vgs.iter().find(|g| g.meta.name == *vg) else {
             let known: Vec<&str> = vgs.iter().map(|g| g.meta.name.as_str()).collect();
             return err(format!(
-                "{at}: \"{vg}/{lv}\": no volume group {vg:?} on these disks; expected one of: {}",
+                "{at}: \"{vg}/{lv}\": no volume group {vg:?} on these disks; expected one of: {} (a volume group \
+                 inside a LUKS container is seen once the container is in existing with its key file)",
                 if known.is_empty() {
-                    "none here (a volume group inside a LUKS container is not seen without its key)".to_string()
+                    "none here".to_string()
                 } else {
                     known.join(", ")
                 }
@@ -266,7 +484,9 @@ fn pick_volumes<'a>(
                  physical volumes are all here"
             ));
         }
-        out.push((at.clone(), g, l));
+        if !out.iter().any(|(_, _, m)| m.uuid == l.uuid) {
+            out.push((at.clone(), g, l));
+        }
     }
     Ok(out)
 }
@@ -366,6 +586,8 @@ struct Beneath<'a, 'b> {
     used: &'a mut Vec<(usize, String)>,
     /// The existing arrays planned, their targets by UUID.
     arrays: &'a BTreeMap<String, usize>,
+    /// The existing LUKS containers planned, their targets by UUID.
+    lukses: &'a BTreeMap<String, usize>,
     /// The PVs on disks and partitions planned so far, by path.
     devices: &'a mut BTreeMap<String, usize>,
     /// The stacks planned so far (an array's disks).
@@ -493,6 +715,7 @@ fn volume_stack(
 fn pv_target(at: &str, where_: Option<&PvAt>, b: &mut Beneath<'_, '_>) -> Option<Result<usize, ConfigError>> {
     Some(match where_? {
         PvAt::Array { uuid, .. } => Ok(*b.arrays.get(uuid)?),
+        PvAt::Luks(uuid) => Ok(*b.lukses.get(uuid)?),
         PvAt::Device(path) => match b.devices.get(path) {
             Some(&t) => Ok(t),
             None => member_target(&TargetRef::Path(path.clone()), at, b.cx, b.targets, b.used).inspect(|&t| {

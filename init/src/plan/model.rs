@@ -576,6 +576,28 @@ pub enum StackKind {
         /// The device beneath: an index into [`Plan::targets`].
         on: usize,
     },
+    /// A LUKS container that exists on the device beneath (the config's
+    /// `existing`): its data mapped by dm-crypt with the volume key its
+    /// key file opens, read-only. The plan holds no key: it is derived
+    /// again from the key file when the container is opened.
+    Luks {
+        /// The container's UUID.
+        uuid: String,
+        /// 1 or 2.
+        version: u32,
+        /// The data's cipher (`aes-xts-plain64`).
+        cipher: String,
+        /// The volume key's size, bits.
+        key_bits: u32,
+        /// The encryption sector size, bytes.
+        sector_size: u32,
+        /// Where the data starts on the device beneath, bytes.
+        data_offset_bytes: u64,
+        /// The key file (its bytes are the passphrase), read when opened.
+        key_file: std::path::PathBuf,
+        /// The device beneath: an index into [`Plan::targets`].
+        on: usize,
+    },
     /// An LVM logical volume that exists on its physical volumes (the
     /// config's `existing`): the dm table LVM would load for it, read-only.
     Volume {
@@ -648,6 +670,9 @@ impl ExistingMd {
 /// Why an existing array (and its members) is never written.
 pub const EXISTING_NEVER_WRITTEN: &str =
     "an existing array is never written: writing through it writes every member, and its data is the user's";
+/// Why an existing LUKS container (and the device beneath) is never written.
+pub const EXISTING_LUKS_NEVER_WRITTEN: &str =
+    "an existing LUKS container is never written: writing through it writes the device beneath, and its data is the user's";
 /// Why an existing logical volume (and its PVs) is never written.
 pub const EXISTING_VOLUME_NEVER_WRITTEN: &str =
     "an existing volume is never written: writing through it writes its physical volumes, and its data is the user's";
@@ -658,15 +683,15 @@ impl PlannedStack {
         match &self.kind {
             StackKind::Array { members, .. } => members.clone(),
             StackKind::Volume { pvs, .. } => pvs.clone(),
-            StackKind::Crypt { on, .. } | StackKind::Linear { on, .. } => vec![*on],
+            StackKind::Crypt { on, .. } | StackKind::Linear { on, .. } | StackKind::Luks { on, .. } => vec![*on],
         }
     }
 
-    /// Whether it holds the user's data as it was found (an existing array
-    /// or volume): assembled read-only and never written, nor anything
-    /// beneath it.
+    /// Whether it holds the user's data as it was found (an existing
+    /// array, container or volume): assembled read-only and never written,
+    /// nor anything beneath it.
     pub fn is_existing(&self) -> bool {
-        self.existing.is_some() || matches!(self.kind, StackKind::Volume { .. })
+        self.existing.is_some() || matches!(self.kind, StackKind::Volume { .. } | StackKind::Luks { .. })
     }
 
     /// Why an existing stack is never written, and why the disks beneath
@@ -676,6 +701,10 @@ impl PlannedStack {
             StackKind::Volume { lv, .. } => Some((
                 EXISTING_VOLUME_NEVER_WRITTEN,
                 format!("beneath the existing volume {lv}: {EXISTING_VOLUME_NEVER_WRITTEN}"),
+            )),
+            StackKind::Luks { uuid, .. } => Some((
+                EXISTING_LUKS_NEVER_WRITTEN,
+                format!("beneath the existing LUKS container {uuid}: {EXISTING_LUKS_NEVER_WRITTEN}"),
             )),
             _ if self.existing.is_some() => Some((
                 EXISTING_NEVER_WRITTEN,
@@ -758,6 +787,34 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             info.on = Some(path(on));
             info.options
                 .insert("offset_bytes".to_string(), offset_bytes.to_string());
+        }
+        StackKind::Luks {
+            uuid,
+            version,
+            cipher,
+            key_bits,
+            sector_size,
+            data_offset_bytes,
+            on,
+            ..
+        } => {
+            info.kind = StackClass::Dm;
+            info.level = "luks".to_string();
+            info.on = Some(path(on));
+            for (k, v) in [
+                ("uuid", uuid.clone()),
+                ("version", version.to_string()),
+                ("cipher", cipher.clone()),
+                ("key_bits", key_bits.to_string()),
+                ("sector_size", sector_size.to_string()),
+                ("data_offset_bytes", data_offset_bytes.to_string()),
+            ] {
+                info.options.insert(k.to_string(), v);
+            }
+            info.notes = vec![format!(
+                "an existing LUKS{version} container, opened read-only with the volume key its key file opens (as \
+                 cryptsetup open --readonly); neither key nor key file is recorded"
+            )];
         }
         StackKind::Volume {
             lv,
@@ -1119,6 +1176,21 @@ pub fn stack_line(plan: &Plan, st: &PlannedStack) -> String {
         StackKind::Linear { offset_bytes, on } => {
             format!("layer {:?}: linear at offset {offset_bytes} B on {}", st.name, path(on))
         }
+        StackKind::Luks {
+            uuid,
+            version,
+            cipher,
+            key_bits,
+            sector_size,
+            data_offset_bytes,
+            on,
+            ..
+        } => format!(
+            "container {:?}: the existing LUKS{version} container {uuid} on {}, read-only: {cipher} with a \
+             {key_bits}-bit key from its key file, data from byte {data_offset_bytes}, sector {sector_size} B",
+            st.name,
+            path(on)
+        ),
         StackKind::Volume { lv, segments, pvs, .. } => {
             let devs: Vec<String> = pvs.iter().map(path).collect();
             format!(

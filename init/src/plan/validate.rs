@@ -476,6 +476,7 @@ pub(super) fn plan_targets(
             &mut targets,
             &mut used,
             &taken,
+            &config_dir(source, booted),
         )?);
     }
     record_stacks(&mut targets, &stacks);

@@ -287,6 +287,7 @@ fn kind_word(st: &PlannedStack) -> &'static str {
     match st.kind {
         StackKind::Array { .. } => "array",
         StackKind::Volume { .. } => "volume",
+        StackKind::Luks { .. } => "container",
         _ => "layer",
     }
 }
@@ -559,6 +560,9 @@ impl Backend for Kernel {
                     .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
                     .map_err(|e| e.to_string())
             }
+            StackKind::Luks { key_file, .. } => {
+                open_luks(&dm_name, &on, key_file, mode).map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
+            }
             StackKind::Volume { segments, .. } => crate::stacks::dm::create_volume(&dm_name, under, segments, mode)
                 .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
                 .map_err(|e| e.to_string()),
@@ -585,6 +589,25 @@ impl Backend for Kernel {
         v.extend(crate::stacks::dm::list_active());
         v
     }
+}
+
+/// An existing LUKS container on `on` opened again with its key file (the
+/// key derived and checked as the plan did, then handed to dm-crypt and
+/// wiped) and mapped read-only as `name`.
+fn open_luks(
+    name: &str,
+    on: &str,
+    key_file: &std::path::Path,
+    mode: Mode,
+) -> Result<crate::stacks::dm::DmDevice, String> {
+    use crate::disks::unlock;
+    let key = unlock::Secret::new(std::fs::read(key_file).map_err(|e| format!("the key file: {e}"))?);
+    let file = crate::disks::file::open(on, false, false).map_err(|e| format!("{on}: {e}"))?;
+    let size = crate::sys::blk::size_bytes(&file).map_err(|e| format!("{on}: size: {e}"))?;
+    let dev = crate::disks::bytes::Device { file, size };
+    let open = unlock::unlock(&dev, key.bytes(), unlock::available_kib()).map_err(|e| format!("{on}: {e}"))?;
+    drop(key);
+    crate::stacks::dm::create_luks(name, on, &open, mode).map_err(|e| e.to_string())
 }
 
 /// Each real disk of `disks` opened once for every all-at-once test

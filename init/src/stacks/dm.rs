@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use nix::errno::Errno;
 
+use crate::disks::unlock::Unlocked;
 use crate::modules::{self, ModuleError};
 use crate::sys::dm::{self as sys, Cmd, TargetSpec};
 use crate::sysfs;
@@ -284,11 +285,12 @@ pub fn crypt_sectors(size: u64, sector_size: u32) -> u64 {
     size / unit * unit / SECTOR
 }
 
-/// The crypt target's parameters: `<cipher> <hex key> 0 <dev> 0 [<n> <opt>...]`
-/// (iv_offset 0, data from sector 0 of the device beneath).
-fn crypt_params(opts: &CryptOpts, key: &[u8], dev: &str) -> Secret {
+/// The crypt target's parameters: `<cipher> <hex key> <iv_offset> <dev>
+/// <offset> [<n> <opt>...]` (the IV of the first sector, and where the
+/// data starts on the device beneath, both in 512-byte sectors).
+fn crypt_params(opts: &CryptOpts, key: &[u8], dev: &str, iv_offset: u64, offset: u64) -> Secret {
     let optional = crypt_optional(opts);
-    let mut tail = format!(" 0 {dev} 0");
+    let mut tail = format!(" {iv_offset} {dev} {offset}");
     if !optional.is_empty() {
         tail.push_str(&format!(" {} {}", optional.len(), optional.join(" ")));
     }
@@ -540,7 +542,7 @@ pub fn create_crypt(name: &str, dev: &str, opts: &CryptOpts, mode: Mode) -> Resu
         name: name.to_string(),
         errno: e as i32,
     })?;
-    let params = crypt_params(opts, &key.0, &devnum);
+    let params = crypt_params(opts, &key.0, &devnum, 0, 0);
     drop(key);
     let target = TargetSpec {
         start: 0,
@@ -550,6 +552,51 @@ pub fn create_crypt(name: &str, dev: &str, opts: &CryptOpts, mode: Mode) -> Resu
     };
     create(name, std::slice::from_ref(&target), sys::SECURE_DATA_FLAG, mode)
     // `params` is wiped when it goes out of scope here.
+}
+
+/// An existing LUKS container's data on `dev`, mapped by dm-crypt with its
+/// volume key as `cryptsetup open --readonly` maps it: its cipher, the IV
+/// of its first sector (LUKS2's `iv_tweak`), its data from
+/// `data_offset_bytes` for `data_bytes` or to the device's end, in whole
+/// encryption sectors. The key goes only into the wiped table buffer.
+pub fn create_luks(name: &str, dev: &str, open: &Unlocked, mode: Mode) -> Result<DmDevice, DmError> {
+    check_name(name)?;
+    let (devnum, size) = beneath(name, dev)?;
+    let rest = size.saturating_sub(open.data_offset_bytes);
+    let sectors = crypt_sectors(open.data_bytes.map_or(rest, |d| d.min(rest)), open.sector_size);
+    if sectors == 0 || open.data_offset_bytes % SECTOR != 0 {
+        return Err(DmError::TooSmall {
+            name: name.to_string(),
+            dev: dev.to_string(),
+            size,
+            offset: open.data_offset_bytes,
+        });
+    }
+    let opts = CryptOpts {
+        cipher: open.cipher.clone(),
+        key_bits: u32::try_from(open.key.bytes().len() * 8).unwrap_or(0),
+        sector_size: open.sector_size,
+        ..CryptOpts::default()
+    };
+    check_crypt_opts(&opts).map_err(|what| DmError::Options {
+        name: name.to_string(),
+        what,
+    })?;
+    ensure_modules(true)?;
+    let params = crypt_params(
+        &opts,
+        open.key.bytes(),
+        &devnum,
+        open.iv_tweak,
+        open.data_offset_bytes / SECTOR,
+    );
+    let target = TargetSpec {
+        start: 0,
+        length: sectors,
+        target_type: "crypt",
+        params: &params.0,
+    };
+    create(name, std::slice::from_ref(&target), sys::SECURE_DATA_FLAG, mode)
 }
 
 /// A linear layer `name` over the block device `dev`, starting
@@ -867,12 +914,18 @@ mod tests {
             ),
         ];
         for (opts, tail) in cases {
-            let p = crypt_params(&opts, &key, "8:16");
+            let p = crypt_params(&opts, &key, "8:16", 0, 0);
             let want = format!("aes-xts-plain64 {hex} 0 8:16 0{tail}");
             assert_eq!(String::from_utf8(p.0.clone()).unwrap(), want);
             // Sized once: no reallocation left a copy of the key behind.
             assert_eq!(p.0.capacity(), p.0.len());
         }
+        // An existing LUKS2 container's data: its IV tweak and offset.
+        let p = crypt_params(&CryptOpts::default(), &key, "9:0", 7, 32768);
+        assert_eq!(
+            String::from_utf8(p.0.clone()).unwrap(),
+            format!("aes-xts-plain64 {hex} 7 9:0 32768")
+        );
     }
 
     #[test]
