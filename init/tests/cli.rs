@@ -1014,6 +1014,79 @@ fn examined<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
+/// Firmware RAID metadata that Debian's mdadm wrote in the fixture guest
+/// (`tests/fixtures/firmware.sh`): an Intel IMSM container (the guest has
+/// no Intel option ROM: `IMSM_NO_PLATFORM=1`) and a SNIA DDF container,
+/// each with a raid1 volume. `list` reports each disk's metadata as found,
+/// as mdadm --examine names it, and assembles nothing: no md array comes
+/// of them, and no disk changes.
+#[test]
+fn list_reports_firmware_raid_mdadm_made() {
+    let Some(out) = image_out("list_firmware_raid") else {
+        return;
+    };
+    let dir = TmpDir::new("fw-raid");
+    let letters = ["a", "b", "c", "d"];
+    let mut cmd = Command::new(Path::new(MANIFEST).join("../tests/fixtures/guest.sh"));
+    cmd.arg("--out")
+        .arg(&out)
+        .arg("--script")
+        .arg(Path::new(MANIFEST).join("../tests/fixtures/firmware.sh"));
+    for l in letters {
+        // DDF finds a 32 MiB disk too small for its metadata.
+        cmd.arg("--disk")
+            .arg(format!("{}:64M", dir.0.join(format!("{l}.img")).display()));
+    }
+    let o = cmd.output().expect("tests/fixtures/guest.sh");
+    assert!(
+        o.status.success(),
+        "the fixture guest failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let console = std::fs::read_to_string(dir.0.join("a.img.console.log")).unwrap();
+    let loops: Vec<Loop> = letters
+        .iter()
+        .map(|l| Loop::with_contents(std::fs::read(dir.0.join(format!("{l}.img"))).unwrap()))
+        .collect();
+    let hashes: Vec<u64> = loops.iter().map(Loop::hash).collect();
+    let o = run(&["list", "--all", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for (i, l) in letters.iter().enumerate() {
+        let magic = console
+            .lines()
+            .find_map(|x| x.strip_prefix(&format!("view vd{l} Magic : ")))
+            .unwrap_or_else(|| panic!("mdadm --examine of vd{l}: {console}"));
+        let want = match magic.trim() {
+            "Intel Raid ISM Cfg Sig." => "Intel IMSM (Matrix Storage / VROC)",
+            "de11de11" => "SNIA DDF",
+            other => panic!("vd{l}: mdadm says {other:?}"),
+        };
+        let e = listed(&list, &loops[i].dev);
+        assert_eq!(e["firmware_raid"], want, "vd{l}: {e}");
+        assert!(e.get("md").is_none(), "no native md superblock: {e}");
+    }
+    let text = String::from_utf8(run(&["list", "--all"]).stdout).unwrap();
+    for fw in ["Intel IMSM (Matrix Storage / VROC)", "SNIA DDF"] {
+        assert!(
+            text.contains(&format!("holds: firmware RAID metadata ({fw}), not assembled")),
+            "{text}"
+        );
+    }
+    let o = run(&["list", "--all", "--json", "--stacks"]);
+    let st: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for a in st["md_arrays"].as_array().unwrap() {
+        let slots = a["slots"].to_string();
+        assert!(
+            !loops.iter().any(|l| slots.contains(&format!("\"{}\"", l.dev))),
+            "assembled from firmware RAID: {a}"
+        );
+    }
+    for (i, l) in loops.iter().enumerate() {
+        assert_eq!(l.hash(), hashes[i], "{} changed", l.dev);
+    }
+}
+
 /// The stacks of the posts, made by Debian's mdadm, cryptsetup and lvm2
 /// in a QEMU guest of Debian's kernel (`tests/fixtures/guest.sh`, the host
 /// having no md or device-mapper): a raid1 (superblock 1.2) with LUKS2 on

@@ -851,6 +851,8 @@ fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
 /// the volumes on the raid5 and inside the container mapped read-only by
 /// the tables LVM loaded for them, all read; all torn down; every disk is
 /// byte-identical afterwards: no repair wrote the failing sector back.
+/// Booted again without one of the raid5's members, the raid5 starts
+/// degraded and its volume reads through it; still nothing changes.
 #[test]
 fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let Some(a) = artifacts("s8_existing") else { return };
@@ -1147,5 +1149,46 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
     for (i, s) in serials.iter().enumerate() {
         assert_eq!(before[i], after[i], "{s} byte-identical");
+    }
+
+    // Booted again without the raid5's third member (EX-E) and without the
+    // fault: the raid5 starts degraded, read-only, and its volume is read
+    // through it (EX-E's chunks rebuilt from parity by the kernel, in
+    // memory: nothing is written to the other members).
+    let degraded = disks(&["virtio,size=64M,serial=EX-C", "virtio,size=64M,serial=EX-D"]);
+    let config = json!({
+        "existing": [raid5, "vgfile/data"],
+        "tests": [{"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "8M"}]
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &degraded, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    let t5 = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["stack"]["options"]["uuid"] == *raid5)
+        .unwrap_or_else(|| panic!("no raid5: {}", doc["targets"]));
+    assert_eq!(t5["stack"]["members"].as_array().unwrap().len(), 2, "{t5}");
+    assert!(
+        t5["stack"]["notes"]
+            .to_string()
+            .contains("degraded: 1 slot(s) without a member"),
+        "{t5}"
+    );
+    assert_eq!(status_of(test_on(&doc, path_of(t5), "seq_read_1m")), "ok", "{t5}");
+    let v = doc["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["stack"]["options"]["lv"] == "vgfile/data")
+        .unwrap_or_else(|| panic!("no vgfile/data: {}", doc["targets"]));
+    assert_eq!(status_of(test_on(&doc, path_of(v), "seq_read_1m")), "ok", "{v}");
+    assert!(outcome.serial.contains(TORN_DOWN), "no md or dm device remains");
+    let again: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    for (i, s) in serials.iter().enumerate() {
+        assert_eq!(before[i], again[i], "{s} byte-identical after the degraded boot");
     }
 }
