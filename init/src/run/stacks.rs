@@ -403,9 +403,10 @@ pub fn stack_grant(plan: &Plan, ti: usize) -> Option<Grant> {
 
 /// On a live system, arrays and layers are allowed only over whole disks
 /// that nothing uses: each disk beneath a stack must be a whole block
-/// device (not a partition), with no holder (md, dm, ...), neither it nor
-/// a partition of it mounted or used as swap. The error names the disk and
-/// the stack. (Assembly itself writes nothing to the disks.)
+/// device (not a partition; an existing stack's may be one), with no
+/// holder (md, dm, ...), neither it nor a partition of it mounted or used
+/// as swap. The error names the disk and the stack. (Assembly itself
+/// writes nothing to the disks.)
 pub fn check_members_free(plan: &Plan) -> Result<(), String> {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default()
         + &std::fs::read_to_string("/proc/swaps").unwrap_or_default();
@@ -431,34 +432,46 @@ pub fn check_members_free(plan: &Plan) -> Result<(), String> {
             let Some(name) = kernel_name(path) else {
                 return fail("is not a block device".to_string());
             };
-            let sys = crate::sysfs::live(format!("class/block/{name}"));
-            if sys.join("partition").exists() {
-                return fail("is a partition".to_string());
+            member_free(crate::sysfs::root(), &name, st.is_existing(), &used)
+                .map_err(|why| format!("{}: {path:?} {why}; expected a whole disk that nothing uses", st.at))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the block device `name` (under the sysfs root `sys`) may go
+/// beneath a stack: a whole disk (a partition only beneath an `existing`
+/// stack, whose members often are: the disk's other partitions may then
+/// hold the running system), with no holder and not mounted or swap
+/// (`used`: kernel names), nor any partition of a whole disk. Err says why.
+fn member_free(sys: &std::path::Path, name: &str, existing: bool, used: &[String]) -> Result<(), String> {
+    let dir = sys.join("class/block").join(name);
+    let partition = dir.join("partition").exists();
+    if partition && !existing {
+        return Err("is a partition".to_string());
+    }
+    let mut names = vec![name.to_string()];
+    if let (false, Ok(rd)) = (partition, std::fs::read_dir(&dir)) {
+        for e in rd.filter_map(Result::ok) {
+            if e.path().join("partition").exists() {
+                names.push(e.file_name().to_string_lossy().into_owned());
             }
-            // The disk and its partitions: no holder, not mounted, not swap.
-            let mut names = vec![name.clone()];
-            if let Ok(rd) = std::fs::read_dir(&sys) {
-                for e in rd.filter_map(Result::ok) {
-                    if e.path().join("partition").exists() {
-                        names.push(e.file_name().to_string_lossy().into_owned());
-                    }
-                }
-            }
-            for n in &names {
-                let holders = std::fs::read_dir(crate::sysfs::live(format!("class/block/{n}/holders")))
-                    .map(|rd| {
-                        rd.filter_map(Result::ok)
-                            .map(|e| e.file_name().to_string_lossy().into_owned())
-                            .collect::<Vec<_>>()
-                    })
-                    .unwrap_or_default();
-                if !holders.is_empty() {
-                    return fail(format!("is in use ({n} is held by {})", holders.join(", ")));
-                }
-                if used.contains(n) {
-                    return fail(format!("is in use ({n} is mounted or swap)"));
-                }
-            }
+        }
+    }
+    names.sort();
+    for n in &names {
+        let holders = std::fs::read_dir(sys.join("class/block").join(n).join("holders"))
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        if !holders.is_empty() {
+            return Err(format!("is in use ({n} is held by {})", holders.join(", ")));
+        }
+        if used.contains(n) {
+            return Err(format!("is in use ({n} is mounted or swap)"));
         }
     }
     Ok(())
@@ -1278,6 +1291,52 @@ mod tests {
         );
     }
 
+    /// sdb: a whole disk with sdb1 (free) and sdb2 (mounted); sdc: a disk
+    /// whose sdc1 md127 holds. A partition goes only beneath an existing
+    /// stack, and only its own use counts there.
+    #[test]
+    fn a_member_is_free_by_sysfs_and_the_mounts() {
+        let t = crate::testutil::TempDir::new("member-free");
+        for (dir, part, holder) in [
+            ("sdb", false, None),
+            ("sdb/sdb1", true, None),
+            ("sdb/sdb2", true, None),
+            ("sdc", false, None),
+            ("sdc/sdc1", true, Some("md127")),
+        ] {
+            let d = t.0.join("devices").join(dir);
+            std::fs::create_dir_all(d.join("holders")).unwrap();
+            if part {
+                std::fs::write(d.join("partition"), "1\n").unwrap();
+            }
+            if let Some(h) = holder {
+                std::fs::create_dir_all(d.join("holders").join(h)).unwrap();
+            }
+            let name = dir.rsplit('/').next().unwrap();
+            std::fs::create_dir_all(t.0.join("class/block")).unwrap();
+            std::os::unix::fs::symlink(&d, t.0.join("class/block").join(name)).unwrap();
+        }
+        let used = vec!["sdb2".to_string()];
+        let free = |name: &str, existing: bool| member_free(&t.0, name, existing, &used);
+        assert_eq!(free("sdb1", false), Err("is a partition".to_string()));
+        assert_eq!(free("sdb1", true), Ok(()));
+        assert_eq!(
+            free("sdb2", true),
+            Err("is in use (sdb2 is mounted or swap)".to_string())
+        );
+        for existing in [false, true] {
+            assert_eq!(
+                free("sdb", existing),
+                Err("is in use (sdb2 is mounted or swap)".to_string())
+            );
+            assert_eq!(
+                free("sdc", existing),
+                Err("is in use (sdc1 is held by md127)".to_string())
+            );
+        }
+        assert_eq!(free("sdc1", true), Err("is in use (sdc1 is held by md127)".to_string()));
+    }
+
     #[test]
     fn live_runs_need_whole_unused_disks_beneath_stacks() {
         let t = crate::testutil::TempDir::new("stacks-free");
@@ -1289,20 +1348,6 @@ mod tests {
                 && e.ends_with("expected a whole disk that nothing uses"),
             "{e}"
         );
-        // A partition of the host's disk, where there is one, is refused as such.
-        let blocks = crate::sysfs::live("class/block");
-        let part = std::fs::read_dir(&blocks).ok().and_then(|rd| {
-            rd.filter_map(Result::ok)
-                .find(|e| e.path().join("partition").exists())
-                .map(|e| format!("/dev/{}", e.file_name().to_string_lossy()))
-        });
-        if let Some(part) = part.filter(|p| std::path::Path::new(p).exists()) {
-            let mut plan = file_plan(&t);
-            let d = plan.stacks[0].disks[0];
-            plan.targets[d].info.path = part.clone();
-            let e = check_members_free(&plan).unwrap_err();
-            assert!(e.contains("is a partition"), "{e}");
-        }
         // Simulated disks are never assembled: nothing to check.
         let raw = parse(
             r#"{"profile":"quick","arrays":[{"name":"r","level":"raid1","members":["sim:ssd:8M","sim:ssd:9M"]}]}"#,
