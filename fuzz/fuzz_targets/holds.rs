@@ -5,11 +5,16 @@
 //! label they accept says it is where it was found; a volume's size is
 //! its extents times the extent size.
 //!
+//! LUKS unlocking (`disks::unlock`) on any header: an error or a key of
+//! the size the header says, never a panic (with the KDF's work bounded:
+//! 2,000 iterations, 64 KiB of Argon2 memory), and the data read back
+//! through a key of any length never past the device.
+//!
 //! Input: byte 0 picks the reader, the rest is the device's bytes.
 #![no_main]
 
 use bootbench_init::disks::holds::{examine, ArrayBytes, Bytes};
-use bootbench_init::disks::{lvm, md};
+use bootbench_init::disks::{lvm, md, unlock};
 use libfuzzer_sys::fuzz_target;
 
 /// A device of the input's bytes that fails, rather than panics, on a
@@ -32,7 +37,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&which, dev)) = data.split_first() else {
         return;
     };
-    match which % 5 {
+    match which % 6 {
         0 => {
             if let Ok(Some(m)) = md::parse_v1(dev, 2, 4096) {
                 assert_eq!(m.superblock_offset_bytes, 4096);
@@ -55,6 +60,15 @@ fuzz_target!(|data: &[u8]| {
         }
         3 => {
             let _ = examine(&Mem(dev), true);
+        }
+        4 => {
+            let mem = Mem(dev);
+            if let Ok(open) = unlock::unlock_within(&mem, b"fuzz", 64, 2000) {
+                assert!(matches!(open.key.bytes().len(), 16..=64));
+                let d = unlock::Decrypted { inner: &mem, open: &open };
+                let mut buf = [0u8; 1000];
+                let _ = d.read_at(&mut buf, 24);
+            }
         }
         _ => {
             // The input as three members of an array of each level.

@@ -1192,3 +1192,43 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
         assert_eq!(before[i], again[i], "{s} byte-identical after the degraded boot");
     }
 }
+
+/// A disk that barely answers (QEMU throttles it to 512 B/s: each 4 KiB
+/// read takes 8 s) holds neither the console's listing of what the disks
+/// hold (waited for at most 10 s, then "not read") nor the plan's read of
+/// the superblocks for `existing` (at most 30 s, then an error naming
+/// `existing`): the run ends with that error in its document, nothing
+/// assembled, no disk changed.
+#[test]
+fn s9_a_disk_that_barely_answers_holds_neither_the_listing_nor_the_plan() {
+    let Some(a) = artifacts("s9_slow_superblocks") else {
+        return;
+    };
+    let scratch = Scratch::new("s9_slow_superblocks");
+    let dir = scratch.0.clone();
+    let specs = disks(&["virtio,size=16M,serial=S9-OK", "virtio,size=16M,serial=S9-SLOW,bps=512"]);
+    let (files, before) = disks_with_contents(&specs, &dir, |i| Some(900 + i as u64));
+    let config = json!({
+        "existing": "all",
+        "tests": [{"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "1M"}]
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert!(
+        outcome
+            .serial
+            .contains("what the disks hold: not read: a disk did not answer in time (10 s)"),
+        "the console's listing gave up after 10 s:\n{}",
+        outcome.serial
+    );
+    assert_eq!(doc["run"]["status"], "error", "run: {}", doc["run"]);
+    let why = doc["run"]["error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("existing: the disks' md superblocks were not read: a disk did not answer in time (30 s)"),
+        "{why}"
+    );
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    assert_eq!(before, after, "no disk changed");
+}

@@ -214,6 +214,10 @@ pub enum Ending {
     Overran { limit: Duration, reaped: bool },
     /// waitpid failed (the errno).
     Lost(i32),
+    /// It closed its pipe but had not ended after this long: a thread of
+    /// it still waits on a disk (a read of a dying disk that a bounded
+    /// wait gave up on), and an exiting process waits for its threads.
+    Unended(Duration),
 }
 
 impl fmt::Display for Ending {
@@ -228,6 +232,7 @@ impl fmt::Display for Ending {
                 if *reaped { "" } else { " (it did not end: hung in I/O)" }
             ),
             Ending::Lost(e) => write!(f, "could not be waited for ({})", std::io::Error::from_raw_os_error(*e)),
+            Ending::Unended(w) => write!(f, "had not ended {} s after its last report (hung in I/O)", w.as_secs()),
         }
     }
 }
@@ -255,7 +260,14 @@ pub struct Conclusion {
 /// for a worker that reported no document, from the cause.
 pub fn conclude(r: &Reports, ending: &Ending, fallback: OnFinish, blank: &dyn Fn(&str) -> String) -> Conclusion {
     let how = r.finish.unwrap_or(fallback);
-    if *ending == Ending::Exited(Exit::Code(0)) && r.finish.is_some() {
+    // A worker that finished and framed its document but cannot end (a
+    // thread stuck reading a disk) left nothing undone either.
+    let done = match ending {
+        Ending::Exited(Exit::Code(0)) => true,
+        Ending::Unended(_) => r.framed,
+        _ => false,
+    };
+    if done && r.finish.is_some() {
         return Conclusion {
             normal: true,
             cause: None,
@@ -353,11 +365,24 @@ pub fn watch(pipe: &mut File, pid: libc::pid_t, log: &mut dyn FnMut(&str)) -> (R
             }
         }
     }
-    // The pipe closed: the worker is gone, or closing.
-    let ending = match process::wait(pid, true) {
-        Ok(Some(e)) => Ending::Exited(e),
-        Ok(None) => Ending::Lost(libc::ECHILD),
-        Err(e) => Ending::Lost(e as i32),
+    // The pipe closed: the worker is gone, or closing. Closing takes
+    // moments, unless a thread of it waits on a disk that does not answer
+    // (an exiting process waits for its threads): then PID 1 goes on.
+    let ending = match reap_within(pid, REAP_WAIT) {
+        Some(e) => Ending::Exited(e),
+        None => match process::wait(pid, false) {
+            Ok(Some(e)) => Ending::Exited(e),
+            Ok(None) => {
+                log(&format!(
+                    "supervisor: the worker has not ended {} s after closing its reports (a disk read still \
+                     outstanding); going on",
+                    REAP_WAIT.as_secs()
+                ));
+                let _ = process::kill_hard(pid);
+                Ending::Unended(REAP_WAIT)
+            }
+            Err(e) => Ending::Lost(e as i32),
+        },
     };
     process::reap_others();
     (r, ending)
@@ -469,6 +494,31 @@ mod tests {
         });
         assert!(c.normal && c.doc.is_none());
         assert_eq!(c.how, OnFinish::Reboot);
+    }
+
+    /// A worker stuck in a disk read after its document went out ends the
+    /// run as planned; one stuck before framing it is an abnormal end.
+    #[test]
+    fn a_worker_that_cannot_end_after_its_document_went_out_is_no_failure() {
+        let wait = Duration::from_secs(10);
+        let done = reports(vec![
+            Msg::Final(DOC.into()),
+            Msg::Framed,
+            Msg::Finish(OnFinish::PowerOff),
+        ]);
+        let c = conclude(&done, &Ending::Unended(wait), OnFinish::Halt, &|_| String::new());
+        assert!(c.normal && c.doc.is_none(), "{c:?}");
+        assert_eq!(c.how, OnFinish::PowerOff);
+        let midway = reports(vec![Msg::Final(DOC.into()), Msg::Finish(OnFinish::PowerOff)]);
+        let c = conclude(&midway, &Ending::Unended(wait), OnFinish::Halt, &|_| String::new());
+        assert!(!c.normal, "{c:?}");
+        assert!(
+            c.cause
+                .as_deref()
+                .unwrap_or("")
+                .contains("had not ended 10 s after its last report (hung in I/O)"),
+            "{c:?}"
+        );
     }
 
     #[test]

@@ -19,6 +19,25 @@ pub struct Device {
     pub size: u64,
 }
 
+impl Device {
+    /// `path` (of `size` bytes) opened read-only for its metadata, without
+    /// readahead (POSIX_FADV_RANDOM): each read asks the disk for the pages
+    /// it touches only, so a slow or dying disk is asked for a few KiB
+    /// rather than the default readahead's 128 KiB per read.
+    pub fn open(path: &str, size: u64) -> std::io::Result<Device> {
+        use std::os::fd::AsRawFd;
+        let file = super::file::open(path, false, false)?;
+        // Advice only: a device that takes none is still read correctly.
+        let _ = nix::fcntl::posix_fadvise(
+            file.as_raw_fd(),
+            0,
+            0,
+            nix::fcntl::PosixFadviseAdvice::POSIX_FADV_RANDOM,
+        );
+        Ok(Device { file, size })
+    }
+}
+
 impl Bytes for Device {
     fn size(&self) -> u64 {
         self.size

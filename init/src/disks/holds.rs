@@ -221,14 +221,8 @@ pub fn read(disks: &mut [TargetInfo]) {
 /// [`read`] with the sysfs root and the directory of device nodes given.
 pub fn read_in(sys: &Path, dev: &Path, disks: &mut [TargetInfo]) {
     for d in disks {
-        if let Ok(file) = super::file::open(&d.path, false, false) {
-            let f = examine(
-                &Device {
-                    file,
-                    size: d.size_bytes,
-                },
-                true,
-            );
+        if let Ok(dev) = Device::open(&d.path, d.size_bytes) {
+            let f = examine(&dev, true);
             d.luks = f.luks;
             d.md = f.md;
             d.lvm = f.lvm;
@@ -240,8 +234,7 @@ pub fn read_in(sys: &Path, dev: &Path, disks: &mut [TargetInfo]) {
             .into_iter()
             .filter_map(|(part, start_bytes, size_bytes)| {
                 let path = dev.join(&part).display().to_string();
-                let file = super::file::open(&path, false, false).ok()?;
-                let f = examine(&Device { file, size: size_bytes }, true);
+                let f = examine(&Device::open(&path, size_bytes).ok()?, true);
                 let holds = f.md.is_some() || f.lvm.is_some() || f.luks.is_some() || !f.unreadable.is_empty();
                 holds.then_some(PartitionHolds {
                     path,
@@ -476,8 +469,7 @@ fn read_array<R>(
     for slot in &view.slots {
         devs.push(slot.as_ref().and_then(|path| {
             let (_, size, m, _) = all.iter().find(|(p, ..)| p == path)?;
-            let file = super::file::open(path, false, false).ok()?;
-            Some((Device { file, size: *size }, (*m)?.data_offset_bytes))
+            Some((Device::open(path, *size).ok()?, (*m)?.data_offset_bytes))
         }));
     }
     let bytes = ArrayBytes {

@@ -128,13 +128,20 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// PBKDF2 of `secret` into `out`.
-fn pbkdf2_into(hash: Hash, iterations: u64, salt: &[u8], secret: &[u8], out: &mut [u8]) -> Result<(), String> {
+/// PBKDF2 of `secret` into `out`, at most `max` iterations.
+fn pbkdf2_into(
+    hash: Hash,
+    iterations: u64,
+    max: u64,
+    salt: &[u8],
+    secret: &[u8],
+    out: &mut [u8],
+) -> Result<(), String> {
     let n = u32::try_from(iterations)
         .ok()
         .and_then(std::num::NonZeroU32::new)
-        .filter(|_| iterations <= MAX_ITERATIONS)
-        .ok_or_else(|| format!("{iterations} PBKDF2 iterations; expected 1 to {MAX_ITERATIONS}"))?;
+        .filter(|_| iterations <= max)
+        .ok_or_else(|| format!("{iterations} PBKDF2 iterations; expected 1 to {max}"))?;
     pbkdf2::derive(hash.pbkdf2(), n, salt, secret, out);
     Ok(())
 }
@@ -289,6 +296,17 @@ fn material(f: &dyn Bytes, at: u64, len: u64, cipher: &str, key: &[u8]) -> Resul
 /// `passphrase` (the bytes of a key file, as cryptsetup's `--key-file`
 /// takes them). `available_kib`: the memory Argon2 may use.
 pub fn unlock(f: &dyn Bytes, passphrase: &[u8], available_kib: u64) -> Result<Unlocked, UnlockError> {
+    unlock_within(f, passphrase, available_kib, MAX_ITERATIONS)
+}
+
+/// [`unlock`] refusing a KDF of more than `max_iter` iterations (PBKDF2)
+/// or passes (Argon2): the fuzzer's bound on the time one input takes.
+pub fn unlock_within(
+    f: &dyn Bytes,
+    passphrase: &[u8],
+    available_kib: u64,
+    max_iter: u64,
+) -> Result<Unlocked, UnlockError> {
     let mut head = vec![0u8; 4096];
     if f.size() < 4096 {
         return Err(header("no LUKS header: the device is smaller than 4 KiB"));
@@ -298,7 +316,7 @@ pub fn unlock(f: &dyn Bytes, passphrase: &[u8], available_kib: u64) -> Result<Un
         return Err(header("no LUKS header (no LUKS magic at byte 0)"));
     }
     match u16::from_be_bytes([head[6], head[7]]) {
-        1 => unlock1(f, &head, passphrase),
+        1 => unlock1(f, &head, passphrase, max_iter),
         2 => {
             let size = u64::from_be_bytes(head[8..16].try_into().unwrap_or_default());
             if !(4096..=MAX_LUKS2_HEADER).contains(&size) || size > f.size() {
@@ -306,13 +324,13 @@ pub fn unlock(f: &dyn Bytes, passphrase: &[u8], available_kib: u64) -> Result<Un
             }
             let mut all = vec![0u8; usize::try_from(size).unwrap_or(0)];
             f.read_at(&mut all, 0).map_err(header)?;
-            unlock2(f, &all, passphrase, available_kib)
+            unlock2(f, &all, passphrase, available_kib, max_iter)
         }
         v => Err(header(format!("LUKS version {v}, which bootbench does not open"))),
     }
 }
 
-fn unlock1(f: &dyn Bytes, h: &[u8], passphrase: &[u8]) -> Result<Unlocked, UnlockError> {
+fn unlock1(f: &dyn Bytes, h: &[u8], passphrase: &[u8], max_iter: u64) -> Result<Unlocked, UnlockError> {
     let cipher = format!("{}-{}", field(&h[8..40]), field(&h[40..72]));
     let hash = Hash::of(&field(&h[72..104])).map_err(header)?;
     let key_bytes = be32(h, 108) as usize;
@@ -335,12 +353,12 @@ fn unlock1(f: &dyn Bytes, h: &[u8], passphrase: &[u8]) -> Result<Unlocked, Unloc
             )));
         }
         let mut derived = Secret(vec![0u8; key_bytes]);
-        pbkdf2_into(hash, iter, salt, passphrase, &mut derived.0).map_err(header)?;
+        pbkdf2_into(hash, iter, max_iter, salt, passphrase, &mut derived.0).map_err(header)?;
         let m = material(f, offset, key_bytes as u64 * stripes, &cipher, &derived.0)
             .map_err(|e| header(format!("keyslot {slot}: {e}")))?;
         let key = af_merge(&m.0, key_bytes, usize::try_from(stripes).unwrap_or(0), hash);
         let mut check = [0u8; 20];
-        pbkdf2_into(hash, digest_iter, digest_salt, &key.0, &mut check).map_err(header)?;
+        pbkdf2_into(hash, digest_iter, max_iter, digest_salt, &key.0, &mut check).map_err(header)?;
         if same(&check, digest) {
             return Ok(Unlocked {
                 key,
@@ -391,7 +409,13 @@ fn base64(s: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn unlock2(f: &dyn Bytes, h: &[u8], passphrase: &[u8], available_kib: u64) -> Result<Unlocked, UnlockError> {
+fn unlock2(
+    f: &dyn Bytes,
+    h: &[u8],
+    passphrase: &[u8],
+    available_kib: u64,
+    max_iter: u64,
+) -> Result<Unlocked, UnlockError> {
     let area = &h[4096..];
     let end = area.iter().position(|&c| c == 0).unwrap_or(area.len());
     let json: serde_json::Value =
@@ -494,6 +518,7 @@ fn unlock2(f: &dyn Bytes, h: &[u8], passphrase: &[u8], available_kib: u64) -> Re
                 pbkdf2_into(
                     hash,
                     kdf["iterations"].as_u64().unwrap_or(0),
+                    max_iter,
                     &salt,
                     passphrase,
                     &mut derived.0,
@@ -506,6 +531,9 @@ fn unlock2(f: &dyn Bytes, h: &[u8], passphrase: &[u8], available_kib: u64) -> Re
                     kdf["memory"].as_u64().unwrap_or(0),
                     kdf["cpus"].as_u64().unwrap_or(0),
                 );
+                if time > max_iter {
+                    return Err(bad(format!("{time} Argon2 passes; expected 1 to {max_iter}")));
+                }
                 if memory > available_kib {
                     return Err(UnlockError::Memory {
                         keyslot: id.clone(),
@@ -543,7 +571,7 @@ fn unlock2(f: &dyn Bytes, h: &[u8], passphrase: &[u8], available_kib: u64) -> Re
         let m = material(f, area_offset, key_size as u64 * stripes, area_cipher, &derived.0).map_err(&bad)?;
         let key = af_merge(&m.0, key_size, usize::try_from(stripes).unwrap_or(0), af_hash);
         let mut check = vec![0u8; d_digest.len()];
-        pbkdf2_into(d_hash, d_iter, &d_salt, &key.0, &mut check).map_err(header)?;
+        pbkdf2_into(d_hash, d_iter, max_iter, &d_salt, &key.0, &mut check).map_err(header)?;
         if same(&check, &d_digest) {
             return Ok(Unlocked {
                 key,

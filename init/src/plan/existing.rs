@@ -294,12 +294,9 @@ fn open_containers(
             crate::disks::lvm::read(&Decrypted { inner: b, open: &open })
         };
         let pv = match on {
-            PvAt::Device(path) => {
-                let size = device_size(disks, path);
-                crate::disks::file::open(path, false, false)
-                    .map_err(|e| e.to_string())
-                    .and_then(|file| opened(&Device { file, size }))
-            }
+            PvAt::Device(path) => Device::open(path, device_size(disks, path))
+                .map_err(|e| e.to_string())
+                .and_then(|dev| opened(&dev)),
             PvAt::Array { uuid: a, .. } => {
                 holds::with_array(disks, a, |b| opened(b)).unwrap_or_else(|| Err(format!("the array {a} is gone")))
             }
