@@ -152,6 +152,11 @@ fn array_rule(
     let level = st.level.as_str();
     let e = match (level, access, read) {
         ("raid0", Access::Sequential, _) => times_slowest("raid0: N x slowest member", nf, slowest, metric),
+        // An existing LVM volume striped over N PVs (see `striped_volume`).
+        ("lvm", Access::Sequential, _) => times_slowest("lvm striped: N x slowest PV", nf, slowest, metric),
+        ("lvm", Access::Random, _) => {
+            times_slowest("lvm striped random: min(N, QD) x slowest PV", busy(1), slowest, metric)
+        }
         ("raid0", Access::Random, _) => {
             times_slowest("raid0 random: min(N, QD) x slowest member", busy(1), slowest, metric)
         }
@@ -373,6 +378,50 @@ mod tests {
         assert_eq!(l.limited_by.as_deref(), Some("/dev/b"));
         assert_eq!(l.rule, "raid0: N x slowest member (2 x 10.0 MB/s)");
         assert_eq!(l.from, vec!["/dev/a", "/dev/b"]);
+    }
+
+    /// An existing LVM volume striped over two PVs is compared with them
+    /// as raid0 is; one that spans them in two linear segments is not.
+    #[test]
+    fn a_volume_striped_over_20_and_10_expects_2_x_10() {
+        let volume = |table: &str| {
+            let mut t = dm("/dev/dm-0", "lvm", "");
+            let st = t.stack.as_mut().unwrap();
+            st.on = None;
+            st.members = vec!["/dev/a".into(), "/dev/b".into()];
+            st.options.insert("table".into(), table.into());
+            t
+        };
+        let tests = || {
+            vec![
+                test("/dev/a", Workload::SeqRead, Metric::ReadBps, 20.0 * MBS),
+                test("/dev/b", Workload::SeqRead, Metric::ReadBps, 10.0 * MBS),
+                test("/dev/dm-0", Workload::SeqRead, Metric::ReadBps, 19.0 * MBS),
+            ]
+        };
+        let d = doc(
+            vec![
+                disk("/dev/a", 1 << 30),
+                disk("/dev/b", 1 << 30),
+                volume("0 32768 striped 2 128 /dev/a 2048 /dev/b 2048"),
+            ],
+            tests(),
+        );
+        let a = analyze(&d);
+        assert_eq!(a.len(), 1, "{a:?}");
+        assert_eq!(a[0].kind.name(), "array");
+        assert!(close(a[0].expected, 20.0 * MBS), "{}", a[0].expected);
+        assert_eq!(a[0].rule, "lvm striped: N x slowest PV (2 x 10.0 MB/s)");
+        assert_eq!(a[0].limited_by.as_deref(), Some("/dev/b"));
+        let spanning = doc(
+            vec![
+                disk("/dev/a", 1 << 30),
+                disk("/dev/b", 1 << 30),
+                volume("0 16384 linear /dev/a 2048; 16384 16384 linear /dev/b 2048"),
+            ],
+            tests(),
+        );
+        assert!(analyze(&spanning).is_empty(), "{:?}", analyze(&spanning));
     }
 
     /// `t` with a main step whose accounting beneath `parent` is

@@ -143,12 +143,31 @@ pub const fn metrics(workload: Workload) -> &'static [Metric] {
     }
 }
 
+/// Whether `st` is an existing LVM volume striped over its PVs, all of
+/// them, in one segment (its `table` one `striped N ...` line with N its
+/// members): compared with them as raid0 is.
+fn striped_volume(st: &crate::result::StackInfo) -> bool {
+    let n = st.members.len();
+    st.level == "lvm"
+        && n > 1
+        && st.options.get("table").is_some_and(|t| {
+            let f: Vec<&str> = t.split_whitespace().collect();
+            !t.contains(';')
+                && f.get(2) == Some(&"striped")
+                && f.get(3).and_then(|x| x.parse::<usize>().ok()) == Some(n)
+        })
+}
+
 /// Every analysis line of a finished document: arrays (in target order,
 /// each test, each figure), then layers, then all-at-once runs.
 pub fn analyze(doc: &ResultDoc) -> Vec<Analysis> {
     let mut out = Vec::new();
     for t in &doc.targets {
-        if let Some(st) = t.stack.as_ref().filter(|s| s.kind == StackClass::Md) {
+        if let Some(st) = t
+            .stack
+            .as_ref()
+            .filter(|s| s.kind == StackClass::Md || striped_volume(s))
+        {
             analyze_array(doc, t, st, &mut out);
         }
     }
