@@ -858,7 +858,7 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let Some(a) = artifacts("s8_existing") else { return };
     let scratch = Scratch::new("s8_existing");
     let dir = scratch.0.clone();
-    let serials = ["EX-A", "EX-B", "EX-C", "EX-D", "EX-E", "EX-F", "EX-G"];
+    let serials = ["EX-A", "EX-B", "EX-C", "EX-D", "EX-E", "EX-F", "EX-G", "EX-H", "EX-I"];
     // EX-D, the raid5's slot 1, fails reads of sector 64 in the boot (not in
     // the fixture guest): its first chunk there is the array's chunk 1 (64
     // KiB to 128 KiB), which the array's read test reads.
@@ -928,7 +928,13 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let before: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
 
     // The boot gets every disk but the half raid1's second (EX-G).
-    let booted = &specs[..6];
+    let booted: Vec<_> = specs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 6)
+        .map(|(_, s)| s.clone())
+        .collect();
+    let booted = &booted[..];
     let config = json!({
         "targets": [{"serial": "EX-C"}],
         "existing": ["all", {"luks": luks, "key_file": "md0.key"}],
@@ -1127,6 +1133,31 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
         !text.contains("fixture-key") && !text.contains("md0.key"),
         "no key nor key file in the document"
     );
+    // The volumes over two plain disks: striped (one striped target), and
+    // spanning them in two linear segments (a table of two targets), each
+    // the table LVM loaded, read.
+    for (lv, tag, segments) in [("vgtwo/str", "table-str", 1), ("vgtwo/span", "table-span", 2)] {
+        let t = doc["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["stack"]["options"]["lv"] == lv)
+            .unwrap_or_else(|| panic!("no target for {lv}: {}", doc["targets"]));
+        let ours = t["stack"]["options"]["table"].as_str().unwrap();
+        let lvm: Vec<String> = console
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("view {tag} ")))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(lvm.len(), segments, "{lv}: {lvm:?}");
+        let ours_lines: Vec<&str> = ours.split("; ").collect();
+        assert_eq!(ours_lines.len(), segments, "{lv}: {ours}");
+        for (o, l) in ours_lines.iter().zip(&lvm) {
+            assert_eq!(fields(o), fields(l), "{lv}: ours {o:?}, LVM's {l:?}");
+        }
+        assert_eq!(t["stack"]["members"].as_array().unwrap().len(), 2, "{t}");
+        assert_eq!(status_of(test_on(&doc, path_of(t), "seq_read_1m")), "ok", "{t}");
+    }
     // EX-D alone meets its read error (the fault is real); the raid5 read
     // around it (above: ok) and, read-only, wrote nothing back (below).
     let d = tests_on(&doc, "EX-D");
