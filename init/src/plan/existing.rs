@@ -116,6 +116,37 @@ fn existing_wanted(v: &serde_json::Value, config_dir: &Path) -> Result<Vec<(Stri
     }
 }
 
+/// `existing` checked for a boot elsewhere (`validate --booted`): each
+/// entry's form, and each LUKS entry's key file beside the config (on the
+/// stick), which must be readable and not empty; what it names is found
+/// on the server's disks when it boots. The lines to print.
+pub(super) fn check_for_boot(want: &serde_json::Value, config_dir: &Path) -> Result<Vec<String>, ConfigError> {
+    let mut out = Vec::new();
+    for (at, w) in existing_wanted(want, config_dir)? {
+        out.push(match w {
+            Wanted::All => {
+                "existing: every md array that can start and every LVM volume that can be opened".to_string()
+            }
+            Wanted::Array(a) => format!("{at}: the md array {a:?}"),
+            Wanted::Volume(vg, lv) => format!("{at}: the LVM volume {vg}/{lv}"),
+            Wanted::Luks { uuid, key_file } => {
+                let key = read_key_file(&at, &key_file)?;
+                format!(
+                    "{at}: the LUKS container {uuid}, its key file {} present ({} B)",
+                    key_file.display(),
+                    key.len()
+                )
+            }
+        });
+    }
+    out.push(
+        "existing: found on the server's disks when it boots, opened read-only, never written (nor anything \
+         beneath)"
+            .to_string(),
+    );
+    Ok(out)
+}
+
 /// A stack name from `raw` (an md name without its host part, `VG-LV`):
 /// lower case, in the characters stack names take, at most 28 of them,
 /// else `fallback`; made unique among `taken`.

@@ -297,6 +297,22 @@ pub fn check_for_boot(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<V
         "checked as the booted run will check it; disks named by serial or WWN that are not on this machine \
          are checked when the server boots"
     )];
+    // What `existing` names is on the server's disks: its entries and key
+    // files are checked here, the rest planned without it.
+    let existing = match &raw.existing {
+        Some(want) => super::existing::check_for_boot(want, &config_dir(source, true))?,
+        None => Vec::new(),
+    };
+    let without;
+    let raw = if raw.existing.is_some() {
+        without = RawConfig {
+            existing: None,
+            ..raw.clone()
+        };
+        &without
+    } else {
+        raw
+    };
     let every_disk = raw.targets.is_empty() && ov.targets.is_empty() && raw.arrays.is_empty() && raw.layers.is_empty();
     if every_disk {
         let nominal = Overrides {
@@ -319,6 +335,7 @@ pub fn check_for_boot(raw: &RawConfig, source: &str, ov: &Overrides) -> Result<V
         let plan = plan_targets(raw, source, ov, None, &[], true)?;
         out.extend(super::describe_plan_for(&plan, Described::ForTheServer));
     }
+    out.extend(existing);
     out.extend(write_summary(raw));
     Ok(out)
 }

@@ -832,6 +832,41 @@ fn a_stick_config_is_checked_for_the_boot_anywhere() {
         wrong.last().unwrap(),
         &format!("writes: none: destructive.confirm is \"yes\"; expected exactly \"{phrase}\"")
     );
+    // `existing` names the server's stacks: its entries and the key files
+    // beside the config are checked here; the rest is planned without it.
+    let dir = crate::testutil::TempDir::new("booted-existing");
+    std::fs::write(dir.0.join("md0.key"), b"k").unwrap();
+    let cfg = dir.0.join("bootbench.json").display().to_string();
+    std::fs::write(&cfg, "{}").unwrap();
+    let booted = |existing: &str| {
+        check_for_boot(
+            &raw(&format!(r#"{{"profile":"quick","existing":{existing}}}"#)),
+            &cfg,
+            &Overrides::default(),
+        )
+    };
+    let ok = booted(r#"["all", "mirror", "vg0/root", {"luks": "0c1e", "key_file": "md0.key"}]"#).unwrap();
+    for want in [
+        "existing: every md array that can start and every LVM volume that can be opened",
+        "existing[1]: the md array \"mirror\"",
+        "existing[2]: the LVM volume vg0/root",
+    ] {
+        assert!(ok.iter().any(|l| l == want), "{want}: {ok:?}");
+    }
+    assert!(
+        ok.iter()
+            .any(|l| l.starts_with("existing[3]: the LUKS container 0c1e, its key file ")
+                && l.ends_with("md0.key present (1 B)")),
+        "{ok:?}"
+    );
+    assert!(
+        ok.iter().any(|l| l.starts_with("targets: every disk of the server")),
+        "{ok:?}"
+    );
+    let e = booted(r#"[{"luks": "0c1e", "key_file": "nokey"}]"#).unwrap_err().0;
+    assert!(e.starts_with("existing[0].key_file: ") && e.contains("nokey"), "{e}");
+    let e = booted(r#"["a/b/c"]"#).unwrap_err().0;
+    assert!(e.contains("is not a volume's name"), "{e}");
     // The booted rules: a device name in destructive is refused, as the boot refuses it.
     let e = lines(&format!(
         r#"{{"profile":"quick","targets":[{{"serial":"S1"}}],"destructive":{{"confirm":"{phrase}","targets":["/dev/sdb"]}}}}"#
