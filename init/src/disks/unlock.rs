@@ -379,34 +379,9 @@ fn num(v: &serde_json::Value) -> Option<u64> {
     v.as_str().and_then(|s| s.parse().ok()).or_else(|| v.as_u64())
 }
 
-/// Standard base64 (with padding), as LUKS2 writes salts and digests.
+/// Standard padded base64, as LUKS2 writes salts and digests.
 fn base64(s: &str) -> Result<Vec<u8>, String> {
-    let val = |c: u8| -> Option<u32> {
-        Some(u32::from(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        }))
-    };
-    let t = s.trim_end_matches('=').as_bytes();
-    let mut out = Vec::with_capacity(t.len() * 3 / 4);
-    for chunk in t.chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= val(c).ok_or_else(|| format!("{s:?} is not base64"))? << (18 - 6 * i);
-        }
-        let bytes = n.to_be_bytes();
-        match chunk.len() {
-            4 => out.extend_from_slice(&bytes[1..4]),
-            3 => out.extend_from_slice(&bytes[1..3]),
-            2 => out.push(bytes[1]),
-            _ => return Err(format!("{s:?} is not base64")),
-        }
-    }
-    Ok(out)
+    bench_core::frame::base64_decode(s).map_err(|e| format!("{s:?} is not base64: {e}"))
 }
 
 fn unlock2(

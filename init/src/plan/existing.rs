@@ -18,7 +18,7 @@ use crate::stacks::md::MdLayout;
 
 use super::model::{ExistingMd, Level, PlannedStack, PlannedTarget, StackKind, DEFAULT_CHUNK};
 use super::raw::{err, ConfigError};
-use super::resolve::{array_geometry, member_target, on_disk, stack_target, Lookup};
+use super::resolve::{array_geometry, disks_beneath, member_target, on_disk, stack_target, Lookup};
 
 /// The longest the plan waits for the superblocks of the disks (`existing`).
 const EXISTING_READ_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -392,10 +392,7 @@ fn luks_stack(
     let name = existing_name(&format!("luks-{short}"), format!("luks-{short}"), names);
     names.push(name.clone());
     targets.push(stack_target(&name, StackClass::Dm, geometry));
-    let disks = stacks
-        .iter()
-        .find(|st| st.target == on)
-        .map_or_else(|| vec![on], |st| st.disks.clone());
+    let disks = disks_beneath(stacks, on);
     PlannedStack {
         name,
         target: targets.len() - 1,
@@ -690,12 +687,7 @@ fn volume_stack(
     let sectors = crate::stacks::dm::check_segments(&segments, &sizes).map_err(bad)?;
     let mut disks: Vec<usize> = Vec::new();
     for &t in &pvs {
-        let under = b
-            .stacks
-            .iter()
-            .find(|st| st.target == t)
-            .map_or_else(|| vec![t], |st| st.disks.clone());
-        for d in under {
+        for d in disks_beneath(b.stacks, t) {
             if !disks.contains(&d) {
                 disks.push(d);
             }

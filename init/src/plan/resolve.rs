@@ -216,10 +216,7 @@ pub(super) fn resolve_stacks(
             On::Layer(j) => layer_target[j].unwrap_or_default(),
         };
         let (l, at) = (&raw.layers[i], format!("layers[{i}]"));
-        let disks = stacks
-            .iter()
-            .find(|s| s.target == on)
-            .map_or_else(|| vec![on], |s| s.disks.clone());
+        let disks = disks_beneath(&stacks, on);
         let (kind, geometry) = layer(l, &at, on, targets[on].geometry, &targets[on].info.path)?;
         let read_ahead_bytes = read_ahead(l, &at)?;
         targets.push(stack_target(&l.name, StackClass::Dm, geometry));
@@ -236,6 +233,14 @@ pub(super) fn resolve_stacks(
         });
     }
     Ok((stacks, used))
+}
+
+/// Every disk at or beneath target `t`: a stack's disks, or `t` itself.
+pub(super) fn disks_beneath(stacks: &[PlannedStack], t: usize) -> Vec<usize> {
+    stacks
+        .iter()
+        .find(|s| s.target == t)
+        .map_or_else(|| vec![t], |s| s.disks.clone())
 }
 
 /// Each stack's record on its target (once every stack is planned).

@@ -544,6 +544,13 @@ pub fn create_crypt(name: &str, dev: &str, opts: &CryptOpts, mode: Mode) -> Resu
     })?;
     let params = crypt_params(opts, &key.0, &devnum, 0, 0);
     drop(key);
+    create_crypt_target(name, sectors, &params, mode)
+}
+
+/// Create `name` with one crypt target of `sectors` over `params` (which
+/// hold the key): the kernel is asked to wipe its copy of the table
+/// (DM_SECURE_DATA_FLAG); `params` is wiped by its owner.
+fn create_crypt_target(name: &str, sectors: u64, params: &Secret, mode: Mode) -> Result<DmDevice, DmError> {
     let target = TargetSpec {
         start: 0,
         length: sectors,
@@ -551,7 +558,6 @@ pub fn create_crypt(name: &str, dev: &str, opts: &CryptOpts, mode: Mode) -> Resu
         params: &params.0,
     };
     create(name, std::slice::from_ref(&target), sys::SECURE_DATA_FLAG, mode)
-    // `params` is wiped when it goes out of scope here.
 }
 
 /// An existing LUKS container's data on `dev`, mapped by dm-crypt with its
@@ -590,13 +596,7 @@ pub fn create_luks(name: &str, dev: &str, open: &Unlocked, mode: Mode) -> Result
         open.iv_tweak,
         open.data_offset_bytes / SECTOR,
     );
-    let target = TargetSpec {
-        start: 0,
-        length: sectors,
-        target_type: "crypt",
-        params: &params.0,
-    };
-    create(name, std::slice::from_ref(&target), sys::SECURE_DATA_FLAG, mode)
+    create_crypt_target(name, sectors, &params, mode)
 }
 
 /// A linear layer `name` over the block device `dev`, starting
