@@ -115,6 +115,15 @@ pub fn by_stack<'a>(doc: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no array or layer named {name} in {}", doc["targets"]))
 }
 
+/// The stack target whose `stack.options[key]` is `value` (an existing
+/// array's `uuid`, a volume's `lv`).
+pub fn by_stack_option<'a>(doc: &'a Value, key: &str, value: &str) -> &'a Value {
+    doc["targets"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["stack"]["options"][key] == value))
+        .unwrap_or_else(|| panic!("no stack with {key} {value} in {}", doc["targets"]))
+}
+
 /// A target's path.
 pub fn path_of(target: &Value) -> &str {
     target["path"].as_str().expect("a target has a path")

@@ -33,8 +33,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, by_stack, checksum, disks, disks_with_contents, path_of, status_of,
-    stick_copy, tests_on, the_document, workspace, Scratch, Via,
+    artifacts, assert_schema_valid, boot, by_stack, by_stack_option, checksum, disks, disks_with_contents, path_of,
+    status_of, stick_copy, tests_on, the_document, workspace, Scratch, Via,
 };
 use serde_json::{json, Value};
 
@@ -998,12 +998,7 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     }
     // Each existing array assembled read-only from its superblocks and read.
     for (uuid, name, members, missing) in [(&raid5, "md-", 3, 0), (&mirror, "mirror", 2, 0), (&half, "half", 1, 1)] {
-        let t = doc["targets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["stack"]["options"]["uuid"] == **uuid)
-            .unwrap_or_else(|| panic!("no target for the existing array {uuid}: {}", doc["targets"]));
+        let t = by_stack_option(&doc, "uuid", uuid);
         let st = &t["stack"];
         assert!(st["name"].as_str().unwrap().starts_with(name), "{st}");
         assert_eq!(st["mode"], "read-only", "{st}");
@@ -1034,21 +1029,11 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     // loaded for it in the guest (the device beneath aside), read, never
     // written; compared with the array beneath.
     let table = view("table", "");
-    let vol = doc["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["stack"]["options"]["lv"] == "vgfile/data")
-        .unwrap_or_else(|| panic!("no target for vgfile/data: {}", doc["targets"]));
+    let vol = by_stack_option(&doc, "lv", "vgfile/data");
     let st = &vol["stack"];
     assert_eq!(st["options"]["lv"], "vgfile/data", "{st}");
     assert_eq!(st["mode"], "read-only", "{st}");
-    let array5 = doc["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["stack"]["options"]["uuid"] == *raid5)
-        .unwrap();
+    let array5 = by_stack_option(&doc, "uuid", &raid5);
     assert_eq!(st["on"], array5["path"], "{st}");
     let fields = |t: &str| -> Vec<String> {
         t.split_whitespace()
@@ -1089,12 +1074,7 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     // The LUKS2 container on the raid1 (post 000), opened with the key file
     // from the stick, read-only, read; the volume inside it mapped by LVM's
     // table over it and read; neither written.
-    let mirror_t = doc["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["stack"]["options"]["uuid"] == *mirror)
-        .unwrap();
+    let mirror_t = by_stack_option(&doc, "uuid", &mirror);
     let c = doc["targets"]
         .as_array()
         .unwrap()
@@ -1117,12 +1097,7 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
             .contains("an existing LUKS container is never written"),
         "{w}"
     );
-    let root = doc["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["stack"]["options"]["lv"] == "vg0/root")
-        .unwrap_or_else(|| panic!("no target for vg0/root: {}", doc["targets"]));
+    let root = by_stack_option(&doc, "lv", "vg0/root");
     let rt = root["stack"]["options"]["table"].as_str().unwrap();
     let want = view("table-root", "");
     assert_eq!(fields(rt), fields(&want), "ours {rt:?}, LVM's {want:?}");
@@ -1137,12 +1112,7 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     // spanning them in two linear segments (a table of two targets), each
     // the table LVM loaded, read.
     for (lv, tag, segments) in [("vgtwo/str", "table-str", 1), ("vgtwo/span", "table-span", 2)] {
-        let t = doc["targets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["stack"]["options"]["lv"] == lv)
-            .unwrap_or_else(|| panic!("no target for {lv}: {}", doc["targets"]));
+        let t = by_stack_option(&doc, "lv", lv);
         let ours = t["stack"]["options"]["table"].as_str().unwrap();
         let lvm: Vec<String> = console
             .lines()
@@ -1196,12 +1166,7 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
     let (_, _, doc) = the_document(&outcome);
     assert_schema_valid(&doc);
     assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
-    let t5 = doc["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["stack"]["options"]["uuid"] == *raid5)
-        .unwrap_or_else(|| panic!("no raid5: {}", doc["targets"]));
+    let t5 = by_stack_option(&doc, "uuid", &raid5);
     assert_eq!(t5["stack"]["members"].as_array().unwrap().len(), 2, "{t5}");
     assert!(
         t5["stack"]["notes"]
@@ -1210,12 +1175,7 @@ fn s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes() {
         "{t5}"
     );
     assert_eq!(status_of(test_on(&doc, path_of(t5), "seq_read_1m")), "ok", "{t5}");
-    let v = doc["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["stack"]["options"]["lv"] == "vgfile/data")
-        .unwrap_or_else(|| panic!("no vgfile/data: {}", doc["targets"]));
+    let v = by_stack_option(&doc, "lv", "vgfile/data");
     assert_eq!(status_of(test_on(&doc, path_of(v), "seq_read_1m")), "ok", "{v}");
     assert!(outcome.serial.contains(TORN_DOWN), "no md or dm device remains");
     let again: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
