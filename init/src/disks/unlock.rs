@@ -62,6 +62,31 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// The most of a key file read, as cryptsetup's default `--keyfile-size`
+/// limit (8 MiB): a larger one is refused, not read.
+pub const MAX_KEY_FILE: u64 = 8 << 20;
+
+/// The bytes of the key file `path`: a regular file (a symbolic link to
+/// one is followed), opened without waiting (a FIFO or a device is
+/// refused, never read), not empty and at most [`MAX_KEY_FILE`] bytes.
+/// Err says what is wrong, in words that end "expected ...".
+pub fn read_key_file(path: &std::path::Path) -> Result<Secret, String> {
+    use std::io::Read;
+    let expected = "expected a regular file holding the container's passphrase";
+    let f = super::file::open_regular(path).map_err(|e| format!("{}: {e}; {expected}", path.display()))?;
+    let mut key = Secret(Vec::new());
+    let read = f.take(MAX_KEY_FILE + 1).read_to_end(&mut key.0);
+    match read {
+        Err(e) => Err(format!("{}: {e}; {expected}", path.display())),
+        Ok(0) => Err(format!("{} is empty; {expected}", path.display())),
+        Ok(n) if n as u64 > MAX_KEY_FILE => Err(format!(
+            "{} holds more than {MAX_KEY_FILE} B; expected a key file of at most 8 MiB (cryptsetup's limit)",
+            path.display()
+        )),
+        Ok(_) => Ok(key),
+    }
+}
+
 /// The data segment an unlocked container maps (what dm-crypt needs
 /// beside the key).
 #[derive(Debug)]
@@ -622,6 +647,40 @@ impl Bytes for Decrypted<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key file is a regular file of 1 B to 8 MiB: a FIFO (no writer:
+    /// a plain open would wait forever), a device, an empty file, a
+    /// directory and a larger file are refused at once, naming the path.
+    #[test]
+    fn a_key_file_is_a_small_regular_file() {
+        let t = crate::testutil::TempDir::new("key-file");
+        let ok = t.0.join("k");
+        std::fs::write(&ok, b"pass\n").unwrap();
+        assert_eq!(read_key_file(&ok).unwrap().bytes(), b"pass\n");
+        let link = t.0.join("link");
+        std::os::unix::fs::symlink(&ok, &link).unwrap();
+        assert_eq!(read_key_file(&link).unwrap().bytes(), b"pass\n");
+        let fifo = t.0.join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let empty = t.0.join("empty");
+        std::fs::write(&empty, b"").unwrap();
+        let big = t.0.join("big");
+        std::fs::File::create(&big).unwrap().set_len(MAX_KEY_FILE + 1).unwrap();
+        let at_limit = t.0.join("at-limit");
+        std::fs::File::create(&at_limit).unwrap().set_len(MAX_KEY_FILE).unwrap();
+        assert_eq!(read_key_file(&at_limit).unwrap().bytes().len() as u64, MAX_KEY_FILE);
+        for (p, want) in [
+            (fifo.as_path(), "not a regular file"),
+            (std::path::Path::new("/dev/zero"), "not a regular file"),
+            (t.0.as_path(), "not a regular file"),
+            (empty.as_path(), "is empty"),
+            (big.as_path(), "holds more than 8388608 B"),
+            (std::path::Path::new("/nonexistent/k"), "No such file"),
+        ] {
+            let e = read_key_file(p).unwrap_err();
+            assert!(e.contains(want) && e.contains(&p.display().to_string()), "{p:?}: {e}");
+        }
+    }
 
     #[test]
     fn base64_as_luks2_writes_it() {

@@ -134,7 +134,7 @@ pub(super) fn check_for_boot(want: &serde_json::Value, config_dir: &Path) -> Res
                 format!(
                     "{at}: the LUKS container {uuid}, its key file {} present ({} B)",
                     key_file.display(),
-                    key.len()
+                    key.bytes().len()
                 )
             }
         });
@@ -319,7 +319,7 @@ fn open_containers(
                 }
             ));
         };
-        let key = unlock::Secret::new(read_key_file(at, key_file)?);
+        let key = read_key_file(at, key_file)?;
         let opened = |b: &dyn Bytes| -> Result<Option<LvmPv>, String> {
             let open = unlock::unlock(b, key.bytes(), unlock::available_kib()).map_err(|e| e.to_string())?;
             crate::disks::lvm::read(&Decrypted { inner: b, open: &open })
@@ -345,19 +345,9 @@ fn open_containers(
     Ok(out)
 }
 
-/// The bytes of a key file, or an error naming `{at}.key_file`.
-pub(crate) fn read_key_file(at: &str, path: &Path) -> Result<Vec<u8>, ConfigError> {
-    match std::fs::read(path) {
-        Ok(b) if !b.is_empty() => Ok(b),
-        Ok(_) => err(format!(
-            "{at}.key_file: {} is empty; expected a file holding the container's passphrase",
-            path.display()
-        )),
-        Err(e) => err(format!(
-            "{at}.key_file: {}: {e}; expected a readable file holding the container's passphrase",
-            path.display()
-        )),
-    }
+/// The key file's bytes ([`unlock::read_key_file`]), or an error naming `{at}.key_file`.
+fn read_key_file(at: &str, path: &Path) -> Result<unlock::Secret, ConfigError> {
+    unlock::read_key_file(path).map_err(|e| ConfigError(format!("{at}.key_file: {e}")))
 }
 
 /// The size of the disk or partition `path` as the listing read it.

@@ -614,7 +614,7 @@ fn open_luks(
     mode: Mode,
 ) -> Result<crate::stacks::dm::DmDevice, String> {
     use crate::disks::unlock;
-    let key = unlock::Secret::new(std::fs::read(key_file).map_err(|e| format!("the key file: {e}"))?);
+    let key = unlock::read_key_file(key_file).map_err(|e| format!("the key file: {e}"))?;
     let file = crate::disks::file::open(on, false, false).map_err(|e| format!("{on}: {e}"))?;
     let size = crate::sys::blk::size_bytes(&file).map_err(|e| format!("{on}: size: {e}"))?;
     let dev = crate::disks::bytes::Device { file, size };
