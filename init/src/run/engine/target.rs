@@ -225,15 +225,27 @@ impl Target for DevTarget {
             errno,
             req: no_req(Op::Flush),
         };
-        // Dirty pages are not dropped: write them back first (hdparm's
-        // flush_buffer_cache does fsync, then BLKFLSBUF).
+        #[cfg(test)]
+        let _sync = super::testkit::GLOBAL_SYNC
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Dirty pages are not dropped: write them back first. The calls are
+        // hdparm's flush_buffer_cache (9.58+), one for one, so the device
+        // sees the same requests (each fsync and fdatasync of a block
+        // device sends it a flush): sync(), fsync, fdatasync, sync(),
+        // BLKFLSBUF, sync().
+        nix::unistd::sync();
         self.ro.sync_all().map_err(|e| fail(errno_of(&e)))?;
+        self.ro.sync_data().map_err(|e| fail(errno_of(&e)))?;
+        nix::unistd::sync();
         match self.kind {
             TargetKind::Block => blk::flush_buffers(&self.ro),
             // Drop the file's clean cached pages (its dirty ones were written above).
             TargetKind::File => posix_fadvise(self.ro.as_raw_fd(), 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED),
         }
-        .map_err(|e| fail(e as i32))
+        .map_err(|e| fail(e as i32))?;
+        nix::unistd::sync();
+        Ok(())
     }
 
     /// hdparm's `prepare_timing_buf`: `sync(); sleep(n)`.
@@ -388,7 +400,11 @@ mod tests {
         let t = lo.target(false);
         let mut q = t.open(&spec(Access::Buffered, false, 1, 4096)).expect("queue");
         assert_eq!(run_batch(&mut q, &[req(Op::Read, 0, 4096)])[0].result, Ok(4096));
+        let flushes = device_flushes(&lo.dev);
         assert_eq!(t.drop_caches(), Ok(()));
+        // hdparm's flush_buffer_cache sends the device two flushes (its
+        // fsync and its fdatasync): so does the twin, and no more.
+        assert_eq!(device_flushes(&lo.dev) - flushes, 2, "flushes sent by drop_caches");
         // Still readable after the cache was dropped.
         assert_eq!(run_batch(&mut q, &[req(Op::Read, 0, 4096)])[0].result, Ok(4096));
         assert_eq!(q.read_buf(0, 4096).expect("read buffer")[..], pattern(0, 4096)[..]);
