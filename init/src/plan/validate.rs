@@ -35,7 +35,13 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
     p.length = size(&raw.length).or(p.length);
     p.zone_bytes = size(&raw.zone_bytes).unwrap_or(p.zone_bytes);
     p.max_bs = size(&raw.max_bs).unwrap_or(p.max_bs);
-    p.runtime = dur(&raw.runtime).or(p.runtime);
+    // fio's runtime=0: no time bound, the test ends at its `size`
+    // (bench-core's check then asks for one).
+    p.runtime = match dur(&raw.runtime) {
+        Some(Nanos(0)) => None,
+        Some(ns) => Some(ns),
+        None => p.runtime,
+    };
     p.ramp_time = dur(&raw.ramp_time).unwrap_or(p.ramp_time);
     if let Some(v) = &raw.sample_interval {
         if v.ns < MIN_SAMPLE_INTERVAL {

@@ -184,6 +184,39 @@ fn params_apply_each_key() {
     );
 }
 
+/// `runtime: 0` is fio's: no time bound, the test ends at its `size` (the
+/// default 5 s would cut a dd-sized read short on a slow disk); without a
+/// size it is an error that names the field.
+#[test]
+fn runtime_zero_means_no_time_bound() {
+    for zero in ["0", "\"0s\""] {
+        let c = raw(&format!(
+            r#"{{"tests":[{{"workload":"seq_read","bs":"10M","size":"1G","runtime":{zero}}}]}}"#
+        ));
+        let t = tests_of(&c, None).unwrap();
+        assert_eq!(t[0].0.params.runtime, None, "{zero}");
+        assert_eq!(t[0].0.params.size, Some(Bytes(1 << 30)));
+        let c = raw(&format!(r#"{{"tests":[{{"workload":"seq_read","runtime":{zero}}}]}}"#));
+        let t = tests_of(&c, None).unwrap();
+        let g = bench_core::io::Geometry {
+            size: 1 << 30,
+            logical_block: 512,
+            physical_block: 4096,
+        };
+        let e = bench_core::plan::expand(&t[0].0, &g).unwrap_err().to_string();
+        assert!(
+            e.starts_with("runtime = 0") && e.contains("a runtime or a size bound"),
+            "{e}"
+        );
+    }
+    // Without it the default runtime stays: size and 5 s, whichever first.
+    let c = raw(r#"{"tests":[{"workload":"seq_read","size":"1G"}]}"#);
+    assert_eq!(
+        tests_of(&c, None).unwrap()[0].0.params.runtime,
+        Some(Nanos::from_secs(5))
+    );
+}
+
 /// Each bad value of a test's (or the defaults') key is an error that
 /// starts with the field and the value.
 #[test]
