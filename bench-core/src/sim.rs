@@ -12,7 +12,7 @@
 use alloc::collections::VecDeque;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
-use core::cell::Cell;
+use core::cell::{Cell, RefCell};
 
 use crate::io::{Clock, Completion, Geometry, IoError, IoQueue, IoReq, Op, OpenSpec, Target};
 use crate::units::Nanos;
@@ -164,10 +164,25 @@ pub struct SimCounts {
     pub write_bytes: u64,
 }
 
+/// One request a [`SimDisk`] served, as its log keeps it ([`SimDisk::record`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Served {
+    /// The request, as submitted (a flush has no offset or length).
+    pub req: IoReq,
+    /// When its service began.
+    pub start: Nanos,
+    /// When it completed (`start` for a request refused at once).
+    pub end: Nanos,
+    /// Requests in flight on its queue when its service began, itself
+    /// included: the depth the disk saw.
+    pub in_flight: usize,
+}
+
 /// A simulated disk: a [`Target`] over a [`SimModel`] and a [`SimClock`].
 ///
-/// Every queue opened on it shares the clock, the head position and the
-/// counters. Buffered access behaves as direct (no page cache is modelled).
+/// Every queue opened on it shares the clock, the head position, the
+/// counters and the log. Buffered access behaves as direct (no page cache
+/// is modelled).
 #[derive(Clone, Debug)]
 pub struct SimDisk {
     /// The model.
@@ -184,6 +199,7 @@ pub struct SimDisk {
     pub slow_at: Vec<(u64, Nanos)>,
     head: Rc<Cell<u64>>,
     counts: Rc<Cell<SimCounts>>,
+    log: Rc<RefCell<Option<Vec<Served>>>>,
 }
 
 impl SimDisk {
@@ -197,7 +213,18 @@ impl SimDisk {
             slow_at: Vec::new(),
             head: Rc::new(Cell::new(0)),
             counts: Rc::new(Cell::new(SimCounts::default())),
+            log: Rc::default(),
         }
+    }
+    /// Log every request served from now on, by any queue, in service
+    /// order (an empty log again if one was kept). Off by default.
+    pub fn record(&self) {
+        *self.log.borrow_mut() = Some(Vec::new());
+    }
+    /// The requests served since [`SimDisk::record`] (none if it was not
+    /// called).
+    pub fn served(&self) -> Vec<Served> {
+        self.log.borrow().clone().unwrap_or_default()
     }
     /// Where the last request ended.
     pub fn head(&self) -> u64 {
@@ -237,6 +264,7 @@ impl Target for SimDisk {
             clock: self.clock.clone(),
             head: Rc::clone(&self.head),
             counts: Rc::clone(&self.counts),
+            log: Rc::clone(&self.log),
             fail_at: self.fail_at.clone(),
             slow_at: self.slow_at.clone(),
             depth: usize::try_from(spec.depth).unwrap_or(usize::MAX),
@@ -266,6 +294,7 @@ pub struct SimQueue {
     clock: SimClock,
     head: Rc<Cell<u64>>,
     counts: Rc<Cell<SimCounts>>,
+    log: Rc<RefCell<Option<Vec<Served>>>>,
     fail_at: Vec<u64>,
     slow_at: Vec<(u64, Nanos)>,
     depth: usize,
@@ -347,7 +376,17 @@ impl IoQueue for SimQueue {
             let Some((slot, req)) = self.fifo.pop_front() else {
                 break;
             };
+            let (start, in_flight) = (self.clock.now(), self.fifo.len() + 1);
             let result = self.serve(req);
+            if let Some(log) = self.log.borrow_mut().as_mut() {
+                let end = self.clock.now();
+                log.push(Served {
+                    req,
+                    start,
+                    end,
+                    in_flight,
+                });
+            }
             out.push(Completion { slot, result });
             done += 1;
         }

@@ -1,6 +1,10 @@
 //! The multi-step workloads, twins of FreeBSD's diskinfo: the seek profile
-//! and transfer rates (-t), the command overhead (-c), the IOPS sweep (-i),
-//! and the synchronous-write tests (-w commit, -S slog).
+//! and transfer rates (-t), the command overhead (-c), the IOPS sweep (-i)
+//! and the synchronous random writes (-S, which diskinfo runs only with
+//! -w); and the commit-size test (seed 000's, not a diskinfo option).
+//!
+//! `diskinfo/streams.rs` runs each on the simulated disk and compares the
+//! requests it serves with models of `diskinfo.c`'s loops.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -22,8 +26,8 @@ pub const ZONE_BS: u64 = MIB;
 
 /// Sizes of the `iops_sweep` steps after the logical block (diskinfo -i's
 /// `iopsbench`: sectorsize, then 4 KiB unless the sector is 4096 B, 32 KiB,
-/// 128 KiB, 1024 KiB); sizes not above the block or not a multiple of it
-/// are skipped.
+/// 128 KiB; then 1024 KiB, a step diskinfo does not have); sizes not above
+/// the block or not a multiple of it are skipped.
 pub const IOPS_SWEEP_SIZES: [u64; 4] = [4 * KIB, 32 * KIB, 128 * KIB, MIB];
 
 /// diskinfo -S's batch: it checks its 1 s only after each 250 writes.
@@ -190,6 +194,11 @@ pub(super) fn zones(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, Plan
 /// one MiB); `small` re-reads the first block as many times as the big reads
 /// have blocks (20480 for 512-byte sectors). Overhead = (small - big) /
 /// small reads.
+///
+/// Departure: diskinfo reads 20480 sectors whatever their size, so on
+/// 4096-byte sectors its small reads move 80 MiB against the big reads' 10
+/// and its figure holds the transfer of 3.5 KiB per command; here the two
+/// loops move the same bytes (2560 re-reads there).
 pub(super) fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
     let lb64 = u64::from(lb);
     let total = p.size.map_or(COMMAND_OVERHEAD_BYTES, |s| s.0) / lb64 * lb64;
@@ -250,6 +259,10 @@ pub(super) fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<
 /// skipped), labelled by the size in bytes, with the test's iodepth, jobs
 /// and bounds. Offsets are uniform over the range and aligned to the size,
 /// as diskinfo's `iops` draws `random() % (mediasize / size) * size`.
+///
+/// Departure: `random()` returns less than 2^31, so diskinfo reaches only
+/// the first 2^31 blocks of a size (the first TiB at 512 B, 8 TiB at
+/// 4 KiB); here the whole range, however large.
 pub(super) fn iops_sweep(p: &Params, range: Range, lb: u32, limit: Limit) -> Result<Vec<Step>, PlanError> {
     let lb64 = u64::from(lb);
     let mut sizes = vec![lb64];
@@ -348,6 +361,8 @@ pub const COMMIT_ALL_LABEL: &str = "flush_every_all";
 /// requests of the queue's `max_sectors_kb`, in flight at once, the same
 /// load. diskinfo's `T0` syncs and sleeps 1 s before each size; the sizes
 /// here follow each other directly (the previous size ended on a flush).
+/// As in [`iops_sweep`], the offsets cover the whole range, where
+/// `random()` keeps diskinfo's in the first 2^31 blocks of the size.
 /// `jobs`, `iodepth`, `ramp_time`, `bs` and `size` are not used.
 pub(super) fn slog(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
     let lb64 = u64::from(lb);
@@ -650,3 +665,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod streams;
