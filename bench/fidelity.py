@@ -4,6 +4,7 @@
 `measure`: run every pair on one loop device, FIDELITY_ROUNDS rounds in
 alternating order, and append one JSON line per pair to --results.
 `table`: print the table from those lines.
+`markdown`: the same as Markdown tables, the devices side by side.
 
 The twins' parameters mirror bench-core/src/profile.rs (`classic`, `cdm`,
 `standard`); when a twin's parameters change there, change them here too.
@@ -51,12 +52,93 @@ def sh(argv, **kw):
     return subprocess.run(argv, capture_output=True, text=True, **kw)
 
 
+# /sys/block/NAME/stat, the fields the request table keeps (the kernel's
+# Documentation/block/stat.rst: 512-byte sectors whatever the device's block).
+STAT_FIELDS = {"r_ios": 0, "r_merges": 1, "r_sectors": 2, "w_ios": 4, "w_merges": 5, "w_sectors": 6,
+               "d_ios": 11, "d_sectors": 13, "flushes": 15}
+
+
+def read_stat(dev):
+    v = [int(x) for x in open(f"/sys/block/{os.path.basename(dev)}/stat").read().split()]
+    v += [0] * (17 - len(v))  # kernels before 5.5 have no flush fields, before 4.18 no discard
+    return {k: v[i] for k, i in STAT_FIELDS.items()}
+
+
+class Throttle:
+    """A cgroup whose block throttle holds one device to fixed rates: cgroup
+    v1's blkio.throttle.*_device where the machine has it, else v2's io.max.
+    Only what a process of the cgroup submits itself is throttled (its reads,
+    its O_DIRECT writes, the write-back its own fsync or sync submits); the
+    kernel's background write-back runs in a kernel thread outside it."""
+
+    V1 = "/sys/fs/cgroup/blkio"
+
+    def __init__(self, dev, bps, iops, name):
+        mm = open(f"/sys/block/{os.path.basename(dev)}/dev").read().strip()
+        if os.path.exists(os.path.join(self.V1, "blkio.throttle.read_bps_device")):
+            self.kind, self.path = "cgroup v1 blkio.throttle", os.path.join(self.V1, name)
+            os.mkdir(self.path)
+            # In v1 a limit of 0 removes the rule: only nonzero limits are set.
+            for f, v in (("read_bps", bps), ("write_bps", bps), ("read_iops", iops), ("write_iops", iops)):
+                if v:
+                    with open(os.path.join(self.path, f"blkio.throttle.{f}_device"), "w") as fh:
+                        fh.write(f"{mm} {v}\n")
+        else:
+            root = self.v2_root()
+            self.kind, self.path = "cgroup v2 io.max", os.path.join(root, name)
+            with open(os.path.join(root, "cgroup.subtree_control"), "w") as fh:
+                fh.write("+io\n")
+            os.mkdir(self.path)
+            lim = lambda v: str(v) if v else "max"
+            with open(os.path.join(self.path, "io.max"), "w") as fh:
+                fh.write(f"{mm} rbps={lim(bps)} wbps={lim(bps)} riops={lim(iops)} wiops={lim(iops)}\n")
+        self.procs = os.path.join(self.path, "cgroup.procs")
+
+    @staticmethod
+    def v2_root():
+        for line in open("/proc/self/mounts"):
+            f = line.split()
+            if f[2] == "cgroup2":
+                ctl = os.path.join(f[1], "cgroup.controllers")
+                if os.path.exists(ctl) and "io" in open(ctl).read().split():
+                    return f[1]
+        raise RuntimeError("no cgroup v1 blkio hierarchy and no cgroup v2 mount with the io controller")
+
+    def enter(self):
+        """preexec_fn: the child joins the cgroup before it execs."""
+        with open(self.procs, "w") as fh:
+            fh.write(f"{os.getpid()}\n")
+
+    def close(self):
+        for _ in range(50):  # the last members may still be exiting
+            try:
+                os.rmdir(self.path)
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+# What the traced run records: the calls that move or flush data, and the
+# ioctls, counted only on the device (or the files of its filesystem);
+# io_uring_enter and sync(2) have no such descriptor and always count.
+TRACED = ("read,pread64,readv,preadv,preadv2,write,pwrite64,writev,pwritev,pwritev2,fsync,fdatasync,"
+          "sync,syncfs,sync_file_range,ioctl,fadvise64,fallocate,io_uring_enter,io_submit,io_getevents")
+FAMILY = {"read": "rd", "pread64": "rd", "readv": "rd", "preadv": "rd", "preadv2": "rd",
+          "write": "wr", "pwrite64": "wr", "writev": "wr", "pwritev": "wr", "pwritev2": "wr",
+          "fsync": "flush", "fdatasync": "flush", "sync": "flush", "syncfs": "flush",
+          "sync_file_range": "flush", "io_uring_enter": "uring", "io_submit": "aio",
+          "io_getevents": "aio"}
+
+
 class Device:
     def __init__(self, a):
         self.a = a
         self.dev = a.dev
         self.size = int(sh(["blockdev", "--getsize64", a.dev]).stdout)
         self.mounted = False
+        self.throttle = None
+        self.traces = None  # a list while a traced run collects strace files
+        self.snap = None
 
     def settle(self):
         """Before every measured command, on both sides: written data out,
@@ -77,6 +159,31 @@ class Device:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         finally:
             os.close(fd)
+
+    def begin(self):
+        """Right before a side's measured command: settle, then the device's
+        counters, so what the settling wrote is not the command's."""
+        self.settle()
+        self.snap = read_stat(self.dev)
+
+    def end(self):
+        """The device's counters moved since begin()."""
+        now = read_stat(self.dev)
+        d = {k: now[k] - self.snap[k] for k in now} if self.snap else None
+        self.snap = None
+        return d
+
+    def run(self, argv, **kw):
+        """A measured command: in the throttle's cgroup when the device has
+        one, under strace in a traced run."""
+        if self.traces is not None:
+            out = os.path.join(self.a.work, f"strace.{len(self.traces)}")
+            self.traces.append(out)
+            argv = ["strace", "-f", "-y", "-qq", "-s", "0", "-e", "signal=none", "-e", f"trace={TRACED}",
+                    "-o", out, *argv]
+        if self.throttle:
+            kw["preexec_fn"] = self.throttle.enter
+        return sh(argv, **kw)
 
 
 def twin(d, target, spec, side, unit, best=False):
@@ -100,8 +207,8 @@ def twin(d, target, spec, side, unit, best=False):
                                "allow_overwrite_signatures": True}
     with open(cfg, "w") as f:
         json.dump(conf, f)
-    d.settle()
-    p = sh([a.bin, "run", "--config", cfg, "--out", out])
+    d.begin()
+    p = d.run([a.bin, "run", "--config", cfg, "--out", out])
     if p.returncode != 0:
         raise RuntimeError(f"bootbench exit {p.returncode}: {p.stderr.strip().splitlines()[-1:]}")
     t = json.load(open(out))["tests"][0]
@@ -127,8 +234,8 @@ def figure(unit, bps, iops):
 # --- the tools -------------------------------------------------------------
 
 def hdparm(d, flags, label):
-    d.settle()
-    p = sh(["hdparm", *flags, d.dev])
+    d.begin()
+    p = d.run(["hdparm", *flags, d.dev])
     m = re.search(label + r":.*=\s*([\d.]+)\s*MB/sec", p.stdout)
     if not m:
         raise RuntimeError(f"hdparm {flags}: {p.stdout.strip()} {p.stderr.strip()}")
@@ -152,11 +259,11 @@ def dd(d, argv, sync=False, nbytes=None, held=False):
     before print_stats()). The seed's `dd ... of=output.img` wrote a file,
     whose close writes nothing back: holding the device open gives dd on
     the device the seed's meaning."""
-    d.settle()
+    d.begin()
     fd = os.open(d.dev, os.O_RDONLY) if held else None
     try:
         t0 = time.monotonic()
-        p = sh(["dd", *argv])
+        p = d.run(["dd", *argv])
         if p.returncode != 0:
             raise RuntimeError(f"dd: {p.stderr.strip()}")
         if sync:  # the seed: time (dd ...; sync): the figure the post's reader computes
@@ -167,7 +274,8 @@ def dd(d, argv, sync=False, nbytes=None, held=False):
             # a raw device's pages and waits, but flushes no device's cache
             # (fs/sync.c ksys_sync: sync_bdevs), and on the loop over a file
             # that flush is what writes the backing file to the disk.
-            subprocess.run(["sync", d.dev], check=True)
+            if d.run(["sync", d.dev]).returncode != 0:
+                raise RuntimeError(f"sync {d.dev} failed")
             return nbytes / (time.monotonic() - t0) / 1e6
         return dd_figure(p.stderr)
     finally:
@@ -182,8 +290,8 @@ def sysbench(d, mode, a):
     p = sh(["sysbench", "fileio", f"--file-total-size={a.sysbench_size}", "prepare"], cwd=a.mnt)
     if p.returncode != 0:
         raise RuntimeError(f"sysbench prepare: exit {p.returncode}")
-    d.settle()
-    p = sh(["sysbench", "fileio", f"--file-total-size={a.sysbench_size}",
+    d.begin()
+    p = d.run(["sysbench", "fileio", f"--file-total-size={a.sysbench_size}",
             f"--file-test-mode={mode}", f"--time={a.runtime}", "run"], cwd=a.mnt)
     key = "read" if mode.endswith("rd") else "written"
     m = re.search(key + r", MiB/s:\s*([\d.]+)", p.stdout)
@@ -224,13 +332,13 @@ def fio_engine_args(qd, spec=None):
 
 def fio(d, rw, bs, qd, unit, runtime, size=None, spec=None):
     """fio beside the twin `spec` (its engine options passed on)."""
-    d.settle()
+    d.begin()
     argv = ["fio", "--name=fidelity", f"--filename={d.dev}", f"--rw={rw}", f"--bs={bs}",
             f"--iodepth={qd}", *fio_engine_args(qd, spec), "--direct=1", f"--runtime={runtime}",
             "--time_based", "--randrepeat=0", "--output-format=json"]
     if size:
         argv.append(f"--size={size}")
-    p = sh(argv)
+    p = d.run(argv)
     if p.returncode != 0:
         raise RuntimeError(f"fio: {p.stderr.strip()}")
     side = "read" if "read" in rw else "write"
@@ -239,17 +347,17 @@ def fio(d, rw, bs, qd, unit, runtime, size=None, spec=None):
 
 
 def fio_cdm(d, rw, bs, qd, a):
-    """fio run as CrystalDiskMark runs DiskSpd (DiskBench.cpp): the 1 GiB
-    test area filled first with random data (`Init`; fio's buffers are
+    """fio run as CrystalDiskMark runs DiskSpd (DiskBench.cpp): the test
+    area (CDM's 1 GiB; a.cdm_size) filled first with random data (`Init`; fio's buffers are
     random and scrambled per write, as the twin's fill), untimed; one
     discarded warm-up of the measure time (pass 0, "Preparing...": fio's
     ramp_time before the first measured run), then a.cdm_passes runs back
     to back, the best kept (fio cannot take a best-of itself); then CDM's
     pause (`Interval`), so what the device still writes back lands outside
     the next measurement. MB/s (10^6 B/s)."""
-    d.settle()
-    p = sh(["fio", "--name=fill", f"--filename={d.dev}", "--rw=write", "--bs=1M", "--size=1G",
-            "--iodepth=1", "--ioengine=psync", "--direct=1", "--end_fsync=1", "--output-format=json"])
+    d.begin()
+    p = d.run(["fio", "--name=fill", f"--filename={d.dev}", "--rw=write", "--bs=1M",
+                  f"--size={a.cdm_size}", "--iodepth=1", "--ioengine=psync", "--direct=1", "--end_fsync=1", "--output-format=json"])
     if p.returncode != 0:
         raise RuntimeError(f"fio fill: {p.stderr.strip()}")
     side = "read" if "read" in rw else "write"
@@ -258,10 +366,10 @@ def fio_cdm(d, rw, bs, qd, a):
         # DiskSpd -r draws each random offset on its own: fio's norandommap.
         argv = ["fio", "--name=fidelity", f"--filename={d.dev}", f"--rw={rw}", f"--bs={bs}",
                 f"--iodepth={qd}", *fio_engine_args(qd), "--direct=1", f"--runtime={a.cdm_runtime}",
-                "--time_based", "--randrepeat=0", "--norandommap", "--size=1G", "--output-format=json"]
+                "--time_based", "--randrepeat=0", "--norandommap", f"--size={a.cdm_size}", "--output-format=json"]
         if i == 0:
             argv.append(f"--ramp_time={a.cdm_runtime}")
-        p = sh(argv)
+        p = d.run(argv)
         if p.returncode != 0:
             raise RuntimeError(f"fio: {p.stderr.strip()}")
         r = json.loads(p.stdout)["jobs"][0][side]
@@ -303,18 +411,18 @@ def pairs(d, a):
     add("dd_read_10m", f"dd bs=10M count={n10}", "MB/s",
         lambda: dd(d, [f"if={dev}", "of=/dev/null", "bs=10M", f"count={n10}"]),
         lambda: twin(d, dev, {"workload": "seq_read", "bs": "10M", "size": n10 * 10 * MIB,
-                              "runtime": None, "direct": False}, "read", "MB/s"))
+                              "runtime": 0, "direct": False}, "read", "MB/s"))
     n16 = 163_840_000
     add("dd_write_16k", "time(dd bs=16k count=10000;sync DEV)", "MB/s",
         lambda: dd(d, ["if=/dev/zero", f"of={dev}", "bs=16k", "count=10000"], sync=True, nbytes=n16,
                    held=True),
-        lambda: twin(d, dev, {"workload": "seq_write", "bs": "16k", "size": n16, "runtime": None,
+        lambda: twin(d, dev, {"workload": "seq_write", "bs": "16k", "size": n16, "runtime": 0,
                           "direct": False, "end_fsync": True},
                      "write", "MB/s"))
     n8 = min(256 * 1024, size // 8192)
     add("dd_write_8k", f"dd bs=8k count={n8}", "MB/s",
         lambda: dd(d, ["if=/dev/zero", f"of={dev}", "bs=8k", f"count={n8}"], held=True),
-        lambda: twin(d, dev, {"workload": "seq_write", "bs": "8k", "size": n8 * 8192, "runtime": None,
+        lambda: twin(d, dev, {"workload": "seq_write", "bs": "8k", "size": n8 * 8192, "runtime": 0,
                           "direct": False, "end_fsync": False},
                      "write", "MB/s"))
 
@@ -332,10 +440,10 @@ def pairs(d, a):
             wl = ("seq_" if seq else "rand_") + dirn
             eng = "psync" if qd == 1 else "io_uring"
             add(f"cdm_{tag}_{dirn}",
-                f"fio {rw} {bs} QD{qd} {eng} 1G best/{a.cdm_passes}", "MB/s",
+                f"fio {rw} {bs} QD{qd} {eng} {a.cdm_size} best/{a.cdm_passes}", "MB/s",
                 lambda rw=rw, bs=bs, qd=qd: fio_cdm(d, rw, bs, qd, a),
                 lambda wl=wl, bs=bs, qd=qd, side=dirn: twin(
-                    d, dev, {"workload": wl, "bs": bs, "iodepth": qd, "jobs": 1, "length": "1G",
+                    d, dev, {"workload": wl, "bs": bs, "iodepth": qd, "jobs": 1, "length": a.cdm_size,
                              "runtime": cdm_rt, "fill": True, "warmup": 1, "passes": a.cdm_passes,
                              "pause": a.cdm_pause, "end_fsync": False, "norandommap": True},
                     side, "MB/s", best=True))
@@ -395,39 +503,115 @@ def teardown_fs(d, a):
     d.mounted = False
 
 
+LINE = re.compile(r"^(\d+) +(\w+)\((.*)\) += (.*)$")
+UNFINISHED = re.compile(r"^(\d+) +(\w+)\((.*) <unfinished \.\.\.>$")
+RESUMED = re.compile(r"^(\d+) +<\.\.\. (\w+) resumed>(.*)\) += (.*)$")
+FD = re.compile(r"^\s*-?\d+<(.*?)>")
+
+
+def parse_trace(files, targets):
+    """strace -f -y output: {call: [count, bytes moved]} for the calls on a
+    target (a path, or a directory ending in /), ioctls and fadvise by
+    request; io_uring_enter and sync(2) always count."""
+    calls = {}
+    for path in files:
+        pending = {}
+        for line in open(path, errors="replace"):
+            line = line.rstrip("\n")
+            m = UNFINISHED.match(line)
+            if m:
+                pending[m.group(1)] = m.group(3)
+                continue
+            m = RESUMED.match(line)
+            if m:
+                pid, name, rest, ret = m.groups()
+                args = pending.pop(pid, "") + rest
+            else:
+                m = LINE.match(line)
+                if not m:
+                    continue
+                pid, name, args, ret = m.groups()
+            if name not in ("io_uring_enter", "sync"):
+                fd = FD.match(args)
+                if not fd or not any(fd.group(1) == t or (t.endswith("/") and fd.group(1).startswith(t))
+                                     for t in targets):
+                    continue
+            key = name
+            if name in ("ioctl", "fadvise64"):
+                parts = [x.strip() for x in args.split(",")]
+                key += " " + (parts[1] if name == "ioctl" else parts[-1])
+            r = re.match(r"-?\d+", ret)
+            n = int(r.group(0)) if r else 0
+            c = calls.setdefault(key, [0, 0])
+            c[0] += 1
+            if FAMILY.get(name) in ("rd", "wr") and n > 0:
+                c[1] += n
+    return calls
+
+
 def measure(a):
     d = Device(a)
+    if a.throttle:
+        bps, iops = (int(x) for x in a.throttle.split(","))
+        d.throttle = Throttle(a.dev, bps, iops, a.cgroup)
+        log(f"  {d.throttle.kind}: {bps} B/s, {iops} requests/s each way (0 = no limit), {d.throttle.path}")
     sel = re.compile(a.pairs)
     todo = [p for p in pairs(d, a) if sel.search(p[0])]
     fs_ready = False
-    with open(a.results, "a") as res:
-        for name, cmd, unit, tool, tw, fs in todo:
-            if fs and not fs_ready:
-                setup_fs(d, a)
-                fs_ready = True
-            tools, twins, errors = [], [], []
-            t0 = time.monotonic()
-            for r in range(a.rounds):
-                order = [("tool", tool), ("twin", tw)] if r % 2 == 0 else [("twin", tw), ("tool", tool)]
-                log(f"  {a.label} {name} round {r + 1}/{a.rounds}: {order[0][0]} first")
-                got = {}
-                for side, fn in order:
-                    try:
-                        got[side] = fn()
-                    except Exception as e:  # keep going: the table says what failed
-                        got[side] = None
-                        errors.append(f"{side}: {e}")
-                        log(f"    {side} failed: {e}")
-                tools.append(got["tool"])
-                twins.append(got["twin"])
-            row = {"device": a.label, "pair": name, "tool_cmd": cmd, "unit": unit, "tool": tools,
-                   "twin": twins, "errors": errors, "seconds": time.monotonic() - t0,
-                   "loop_dio": open(f"/sys/block/{os.path.basename(d.dev)}/loop/dio").read().strip()}
-            res.write(json.dumps(row) + "\n")
-            res.flush()
-            log(f"    tool {tools} twin {twins} {unit}")
-    if fs_ready:
-        teardown_fs(d, a)
+    targets = [d.dev, a.mnt.rstrip("/") + "/"]
+    try:
+        with open(a.results, "a") as res:
+            for name, cmd, unit, tool, tw, fs in todo:
+                if fs and not fs_ready:
+                    setup_fs(d, a)
+                    fs_ready = True
+                figs = {"tool": [], "twin": []}
+                stats = {"tool": [], "twin": []}
+                errors = []
+                t0 = time.monotonic()
+                fns = {"tool": tool, "twin": tw}
+                for r in range(a.rounds):
+                    order = ["tool", "twin"] if r % 2 == 0 else ["twin", "tool"]
+                    log(f"  {a.label} {name} round {r + 1}/{a.rounds}: {order[0]} first")
+                    for side in order:
+                        try:
+                            figs[side].append(fns[side]())
+                        except Exception as e:  # keep going: the table says what failed
+                            figs[side].append(None)
+                            errors.append(f"{side}: {e}")
+                            log(f"    {side} failed: {e}")
+                        stats[side].append(d.end())
+                seconds = time.monotonic() - t0
+                # One more run of each side under strace, its figure unused:
+                # the system calls each side made (strace slows a run down, so
+                # never in a measured one).
+                traced = {}
+                if a.strace:
+                    for side in ("tool", "twin"):
+                        d.traces = []
+                        try:
+                            fns[side]()
+                            st = d.end()
+                            traced[side] = {"calls": parse_trace(d.traces, targets), "stat": st}
+                        except Exception as e:
+                            d.end()
+                            errors.append(f"traced {side}: {e}")
+                        finally:
+                            for f in d.traces:
+                                os.unlink(f)
+                            d.traces = None
+                row = {"device": a.label, "pair": name, "tool_cmd": cmd, "unit": unit, "tool": figs["tool"],
+                       "twin": figs["twin"], "errors": errors, "seconds": seconds, "stat": stats,
+                       "traced": traced, "throttle": a.throttle or None,
+                       "loop_dio": open(f"/sys/block/{os.path.basename(d.dev)}/loop/dio").read().strip()}
+                res.write(json.dumps(row) + "\n")
+                res.flush()
+                log(f"    tool {figs['tool']} twin {figs['twin']} {unit}")
+        if fs_ready:
+            teardown_fs(d, a)
+    finally:
+        if d.throttle:
+            d.throttle.close()
 
 
 def table(a):
@@ -437,7 +621,7 @@ def table(a):
           f"of the two sides of each round, their median and range (a round's two runs are "
           f"back to back, so a machine whose speed drifts between rounds moves both); "
           f"{a.elapsed} s in all")
-    hdr = (f"{'device':<9} {'pair':<20} {'tool command':<34} {'unit':<6} {'tool':>10} "
+    hdr = (f"{'device':<14} {'pair':<20} {'tool command':<34} {'unit':<6} {'tool':>10} "
            f"{'bootbench':>10} {'ratio':>6}  {'per-round':>9} {'range':<11} {'s':>4}  note")
     print(hdr)
     print("-" * len(hdr))
@@ -461,24 +645,262 @@ def table(a):
         rs = f"{ratio:6.3f}" if ratio is not None else f"{'-':>6}"
         rng = f"{min(per):.3f}-{max(per):.3f}" if per else "-"
         pm = f"{statistics.median(per):9.3f}" if per else f"{'-':>9}"
-        print(f"{r['device']:<9} {r['pair']:<20} {r['tool_cmd']:<34} {r['unit']:<6} {f(mt)} {f(mb)} "
+        print(f"{r['device']:<14} {r['pair']:<20} {r['tool_cmd']:<34} {r['unit']:<6} {f(mt)} {f(mb)} "
               f"{rs}{flag} {pm} {rng:<11} {r['seconds']:4.0f}  {'; '.join(notes)}")
+    requests_table(rows)
+
+
+# Why a pair's request streams differ: each cause (a tag, the pairs it
+# applies to as a regex over their names, and what it is, with the tool's or
+# the twin's source where it lies). The table prints those of a pair whose figures differ.
+CAUSES = [
+    ("fio-invalidate", r"^(seq|rand)_|^cdm_|^control_fio",
+     "fio opens the device with invalidate=1: a BLKFLSBUF first (fio filesetup.c "
+     "file_invalidate_cache); the twin of a direct-I/O test drops no cache (direct I/O bypasses "
+     "it; the harness drops it before both sides)"),
+    ("own-drop", r"^dd_|^sysbench_",
+     "the twin drops the cache itself before timing, as the seeds' sync; echo 3 > drop_caches "
+     "(hdparm's flush_buffer_cache calls: fsync and fdatasync, 2 flush requests, and BLKFLSBUF); "
+     "the harness does it before the tool, outside its counters"),
+    ("hdparm-T", r"^hdparm_T$",
+     "hdparm -T calls flush_buffer_cache twice (hdparm.c time_cache), the twin once; -T's "
+     "device reads are its one warm-up read, 5 MiB a run"),
+    ("hdparm-direct", r"^hdparm_t_direct$",
+     "hdparm -t --direct still calls flush_buffer_cache (hdparm.c time_device: BLKFLSBUF, 2 "
+     "flushes), the twin of a direct read drops no cache"),
+    ("split", r"^hdparm_T$|^hdparm_t_direct$|seq1m_q",
+     "request size: a large O_DIRECT request is split where its buffer's pages are not "
+     "physically contiguous (the loop device's max_segments 128 x max_segment_size 64 KiB): "
+     "same bytes, requests of 512 KiB or larger depending on the memory each buffer got"),
+    ("scratch", r"_write|_wr$|^dd_write|^cdm_",
+     "the twin marks a disk it wrote with its scratch label after the test: 4 KiB at byte 0 "
+     "and an fdatasync, one write and one flush request (init/src/safety/scratch.rs)"),
+    ("safety-read", r"_write|_wr$|^dd_write|^cdm_",
+     "before a write test the twin reads the disk's signatures and samples its data (the "
+     "safety check, init/src/safety): a few small reads the tool never makes"),
+    ("traced-mix", r"^cdm_.*_write$",
+     "a CDM write pair fills the area with 1 MiB writes, then writes its own size for a time: "
+     "the calls per MiB mix the two in proportions the traced run's speed sets"),
+    ("uring-batch", r"_q(32|8)t1|_qd32",
+     "fio submits each request with its own io_uring_enter (iodepth_batch_submit=1: fio "
+     "engines/io_uring.c fio_ioring_commit), the twin submits and reaps in batches: the same "
+     "requests in fewer calls"),
+    ("sysbench-files", r"^sysbench_",
+     "sysbench's 128 files are 128 inodes, the twin's 128 parts of one file: the "
+     "filesystem's metadata reads and journal writes differ (sb_fileio.c file_prepare), and "
+     "the twin's periodic fsyncs are ranged fdatasyncs through io_uring (its uring/MiB is "
+     "sysbench's fsync/MiB)"),
+]
+
+
+def causes(pair):
+    return [text for _, rx, text in CAUSES if re.search(rx, pair)]
+
+
+def cause_tags(pair):
+    return [tag for tag, rx, _ in CAUSES if re.search(rx, pair)]
+
+
+def per_side(r, side):
+    """A side's request figures per MiB moved: the device's from the
+    measured rounds, the system calls' from the traced run. Reads per MiB
+    read, writes and flushes per MiB written (so a command that fills an
+    area, then reads for a while compares with one that does the same),
+    merges and io_uring_enter calls per MiB moved."""
+    per = lambda n, mib: n / mib if mib else None
+    st = [x for x in r.get("stat", {}).get(side, []) if x]
+    out = {}
+    if st:
+        tot = {k: sum(x[k] for x in st) for k in st[0]}
+        r_mib, w_mib = tot["r_sectors"] * 512 / MIB, tot["w_sectors"] * 512 / MIB
+        out["dev MiB/run"] = (r_mib + w_mib) / len(st)
+        out["rq/MiB r"] = per(tot["r_ios"], r_mib)
+        out["rq/MiB w"] = per(tot["w_ios"], w_mib)
+        out["merge/MiB"] = per(tot["r_merges"] + tot["w_merges"], r_mib + w_mib)
+        out["flush/MiB w"] = per(tot["flushes"], w_mib)
+        out["KiB/rq r"] = tot["r_sectors"] / 2 / tot["r_ios"] if tot["r_ios"] else None
+        out["KiB/rq w"] = tot["w_sectors"] / 2 / tot["w_ios"] if tot["w_ios"] else None
+        out["discard rq"] = tot["d_ios"] / len(st)
+        out["flush/run"] = tot["flushes"] / len(st)
+    t = r.get("traced", {}).get(side)
+    if t:
+        calls = t["calls"]
+        fam = {"rd": [0, 0], "wr": [0, 0], "flush": [0, 0], "uring": [0, 0], "aio": [0, 0]}
+        for k, (n, b) in calls.items():
+            f = FAMILY.get(k.split()[0])
+            if f:
+                fam[f][0] += n
+                fam[f][1] += b
+        st = t["stat"] or {}
+        dev_r, dev_w = st.get("r_sectors", 0) * 512 / MIB, st.get("w_sectors", 0) * 512 / MIB
+        # What moved: the bytes the calls moved, or (io_uring, aio: no
+        # read or write calls) what the device moved.
+        r_mib = max(fam["rd"][1] / MIB, dev_r)
+        w_mib = max(fam["wr"][1] / MIB, dev_w)
+        out["calls/MiB r"] = per(fam["rd"][0], fam["rd"][1] / MIB)
+        out["calls/MiB w"] = per(fam["wr"][0], fam["wr"][1] / MIB)
+        out["fsync/MiB w"] = per(fam["flush"][0], w_mib)
+        out["uring/MiB"] = per(fam["uring"][0], r_mib + w_mib)
+        out["aio/MiB"] = per(fam["aio"][0], r_mib + w_mib)
+        out["KiB/call r"] = fam["rd"][1] / 1024 / fam["rd"][0] if fam["rd"][0] else None
+        out["KiB/call w"] = fam["wr"][1] / 1024 / fam["wr"][0] if fam["wr"][0] else None
+        out["fsync/run"] = float(fam["flush"][0])
+        out["ioctls"] = ",".join(f"{k.split()[1]}x{n}" for k, (n, _) in sorted(calls.items())
+                                 if k.startswith("ioctl "))
+        out["fadvise"] = ",".join(f"{k.split()[1]}x{n}" for k, (n, _) in sorted(calls.items())
+                                  if k.startswith("fadvise64 "))
+    return out
+
+
+# The per-MiB figures the two sides must agree on within 1%.
+COMPARED = ("rq/MiB r", "rq/MiB w", "merge/MiB", "flush/MiB w", "calls/MiB r", "calls/MiB w",
+            "fsync/MiB w", "uring/MiB", "aio/MiB")
+REQ_COLS = ("dev MiB/run", "rq/MiB r", "KiB/rq r", "rq/MiB w", "KiB/rq w", "merge/MiB", "flush/MiB w",
+            "flush/run", "discard rq", "calls/MiB r", "KiB/call r", "calls/MiB w", "KiB/call w",
+            "fsync/MiB w", "fsync/run", "uring/MiB")
+
+
+def differs(tool, twin):
+    """The compared figures more than 1% apart (a figure below 0.01 per MiB
+    on both sides counts as none)."""
+    v = []
+    for k in COMPARED:
+        a, b = tool.get(k), twin.get(k)
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            v.append(k)
+            continue
+        if a < 0.01 and b < 0.01:
+            continue
+        if not a or abs(b / a - 1) > 0.01:
+            v.append(k)
+    if data_ioctls(tool.get("ioctls", "")) != data_ioctls(twin.get("ioctls", "")):
+        v.append("ioctls")
+    return v
+
+
+# The ioctls that move, drop or flush data (compared); the others ask the
+# device what it is (hdparm's identify attempts, the twin's geometry) and
+# are only shown.
+DATA_IOCTLS = ("BLKFLSBUF", "BLKDISCARD", "BLKSECDISCARD", "BLKZEROOUT")
+
+
+def data_ioctls(s):
+    return sorted(x for x in s.split(",") if x.split("x")[0] in DATA_IOCTLS)
+
+
+def requests_table(rows):
+    print()
+    print("What the device saw and what each side called, per MiB moved. Device: /sys/block/NAME/stat "
+          "read before and after every measured run (the rounds summed; dev MiB/run = read + written "
+          "per run; requests per MiB read (r) and per MiB written (w); KiB/rq = average request "
+          "size; flush = flush requests, per MiB written and per run; merges per MiB moved). Calls: "
+          "one more run of each side under strace -f (its figure unused), the calls on the device or "
+          "its filesystem's files: read and write calls per MiB they moved, fsync-like calls "
+          "(fsync, fdatasync, sync, syncfs, sync_file_range) per MiB written and per run, "
+          "io_uring_enter per MiB moved; "
+          "ioctls by request with their count. `differs` names the per-MiB figures more than 1% "
+          "apart, and `ioctls` when those that drop, discard or zero data differ.")
+    hdr = f"{'device':<14} {'pair':<20} {'side':<5} " + " ".join(f"{c:>11}" for c in REQ_COLS) + \
+        "  ioctls / fadvise / differs"
+    print(hdr)
+    print("-" * len(hdr))
+    why = {}
+    for r in rows:
+        sides = {s: per_side(r, s) for s in ("tool", "twin")}
+        for s in ("tool", "twin"):
+            o = sides[s]
+            cells = " ".join(f"{o[c]:11.4g}" if isinstance(o.get(c), float) else f"{'-':>11}" for c in REQ_COLS)
+            tail = " ".join(x for x in (o.get("ioctls", ""), o.get("fadvise", "")) if x)
+            if s == "twin":
+                dif = differs(sides["tool"], o)
+                tail += ("  differs: " + ",".join(dif) if dif else "  agree")
+                if dif and causes(r["pair"]):
+                    tail += " (see below)"
+                    why.setdefault(r["pair"], causes(r["pair"]))
+            print(f"{r['device']:<14} {r['pair']:<20} {s:<5} {cells}  {tail}")
+    if why:
+        print()
+        print("Why the pairs marked (see below) differ: each cause, and the pairs it applies to.")
+        for tag, _, text in CAUSES:
+            hit = sorted({pair for pair, texts in why.items() if text in texts})
+            if hit:
+                print(f"- [{tag}] {text}.\n  Pairs: {', '.join(hit)}")
+
+
+def markdown(a):
+    """The figures and the request agreement as Markdown tables (for the
+    README): one row a pair, the devices side by side."""
+    rows = [json.loads(line) for line in open(a.results)]
+    devices = list(dict.fromkeys(r["device"] for r in rows))
+    by = {(r["device"], r["pair"]): r for r in rows}
+    pairs = list(dict.fromkeys(r["pair"] for r in rows))
+
+    def fig(r):
+        tools = [x for x in r["tool"] if x is not None]
+        twins = [x for x in r["twin"] if x is not None]
+        if not tools or not twins:
+            return "failed"
+        mt, mb = statistics.median(tools), statistics.median(twins)
+        per = [b / t for t, b in zip(r["tool"], r["twin"]) if t and b is not None]
+        return f"{mt:,.1f} / {mb:,.1f} = **{mb / mt:.3f}** ({min(per):.3f}-{max(per):.3f})"
+
+    print("| pair | tool | unit | " + " | ".join(f"{d}: tool / twin = ratio (range)" for d in devices) + " |")
+    print("|---|---|---|" + "---|" * len(devices))
+    for p in pairs:
+        r0 = next(by[(d, p)] for d in devices if (d, p) in by)
+        cells = [fig(by[(d, p)]) if (d, p) in by else "-" for d in devices]
+        print(f"| {p} | {r0['tool_cmd']} | {r0['unit']} | " + " | ".join(cells) + " |")
+    print()
+    # The data requests (what moves the bytes) apart from the rest (cache
+    # drops, flushes, fsync-like calls, ioctls, io_uring_enter calls).
+    data = ("rq/MiB r", "rq/MiB w", "calls/MiB r", "calls/MiB w")
+    print("| pair | " + " | ".join(f"{d}: data requests and calls / the rest" for d in devices) + " |")
+    print("|---|" + "---|" * len(devices))
+    for p in pairs:
+        cells = []
+        for d in devices:
+            r = by.get((d, p))
+            if not r:
+                cells.append("-")
+                continue
+            tool, twin = per_side(r, "tool"), per_side(r, "twin")
+            dif = differs(tool, twin)
+            dd = [k for k in dif if k in data]
+            rest = [k for k in dif if k not in data]
+            kib = lambda o, k: f"{o[k]:.0f}" if o.get(k) else "-"
+            cell = "agree" if not dd else "differ: " + ", ".join(
+                f"{k} {tool.get(k) or 0:.4g}/{twin.get(k) or 0:.4g}" for k in dd)
+            cell += " (KiB/rq r " + kib(tool, "KiB/rq r") + "/" + kib(twin, "KiB/rq r") + \
+                ", w " + kib(tool, "KiB/rq w") + "/" + kib(twin, "KiB/rq w") + ")"
+            cell += " / " + ("agree" if not rest else ", ".join(rest))
+            if dif:
+                cell += " [" + ", ".join(cause_tags(p)) + "]"
+            cells.append(cell)
+        print(f"| {p} | " + " | ".join(cells) + " |")
 
 
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("measure")
-    for k in ("bin", "dev", "label", "backing", "work", "mnt", "sysbench-size", "pairs", "results"):
+    for k in ("bin", "dev", "label", "backing", "work", "mnt", "sysbench-size", "cdm-size", "pairs", "results"):
         m.add_argument("--" + k, required=True)
+    m.add_argument("--throttle", default="", help="BPS,IOPS: run every measured command in a cgroup "
+                   "that holds the device to these rates (0 = no limit)")
+    m.add_argument("--cgroup", default=f"bootbench-fidelity-{os.getpid()}", help="the throttle's cgroup")
+    m.add_argument("--strace", type=int, default=1, help="1: one traced run of each side per pair")
     for k in ("rounds", "runtime", "cdm-runtime", "cdm-passes", "cdm-pause"):
         m.add_argument("--" + k, type=int, required=True)
     t = sub.add_parser("table")
     t.add_argument("--results", required=True)
     t.add_argument("--rounds", type=int, required=True)
     t.add_argument("--elapsed", type=int, default=0)
+    md = sub.add_parser("markdown")
+    md.add_argument("--results", required=True)
     a = ap.parse_args()
-    measure(a) if a.cmd == "measure" else table(a)
+    {"measure": measure, "table": table, "markdown": markdown}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,17 @@
 #
 # Devices (each a loop device this script creates over a file it creates;
 # nothing else is ever written):
+#   throttled-bw    a file in /dev/shm, every measured command of both sides
+#                   run in a cgroup whose block throttle holds the loop device
+#                   to FIDELITY_THROTTLE_BPS (default 40 MiB/s) each way:
+#                   bandwidth-bound
+#   throttled-iops  the same, held to FIDELITY_THROTTLE_IOPS (default 400)
+#                   requests/s each way as well: request-bound for small
+#                   requests, bandwidth-bound for large ones (a request
+#                   limit alone lets readahead's varying request sizes set
+#                   the byte rate: hdparm -t against itself came out 0.88-1.08)
+#   throttled       both of them (the default): a device that holds still,
+#                   where the noisy ones below differ by 10-50% run to run
 #   shm       a file in /dev/shm, loop device with buffered backing I/O
 #   shm-dio   the same file, losetup --direct-io=on (not in the default
 #             set: the tmpfs pages are the storage, there is no cache under
@@ -30,6 +41,10 @@
 # goes first; the table shows both medians in the tool's own unit, the
 # ratio of the medians (bootbench/tool), the range of per-round ratios, and
 # a note. Target 0.95-1.05; rows outside are flagged. Nothing is asserted.
+# Then the request table: per pair and side, what the device saw
+# (/sys/block/NAME/stat before and after each measured run) and, from one
+# more run of each side under strace -f, the system calls on the device,
+# per MiB moved.
 #
 # Environment:
 #   FIDELITY_ROUNDS     rounds per pair (default 3; quick: 1)
@@ -44,13 +59,21 @@
 #                       CDM 8's TestCount; quick 2)
 #   FIDELITY_CDM_PAUSE  seconds of idle after each CDM side (default 5, CDM's
 #                       IntervalTime; quick 1)
-#   FIDELITY_DEVICES    which devices, comma-separated (default shm,disk,disk-dio;
-#                       also shm-dio)
+#   FIDELITY_DEVICES    which devices, comma-separated (default throttled;
+#                       also throttled-bw, throttled-iops, shm, disk, disk-dio,
+#                       shm-dio; all = throttled,shm,disk,disk-dio)
+#   FIDELITY_THROTTLE_BPS   the throttled-bw device's bytes/s (default 40M)
+#   FIDELITY_THROTTLE_IOPS  the throttled-iops device's requests/s (default 400)
+#   FIDELITY_THROTTLED_SIZE the throttled devices' backing file (default 1G)
+#   FIDELITY_CDM_SIZE   the CDM pairs' test area (default 1G, CDM's; 256M on
+#                       the throttled devices, where a 1 GiB fill takes 26 s)
+#   FIDELITY_STRACE=0   no traced runs (the request table keeps the device's
+#                       counters only)
 #   FIDELITY_PAIRS      a Python regex: only pairs whose name matches
 #   FIDELITY_DISK_DIR   where the on-disk file goes (default /var/tmp)
 #   FIDELITY_OUT        also write the raw per-round figures as JSON lines to this file
-# Needs root (losetup, mkfs, mount). Installs hdparm, sysbench and fio with
-# apt-get when missing.
+# Needs root (losetup, mkfs, mount, cgroups). Installs hdparm, sysbench, fio
+# and strace with apt-get when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,7 +90,14 @@ RUNTIME="${FIDELITY_RUNTIME:-$d_rt}"
 CDM_RUNTIME="${FIDELITY_CDM_RUNTIME:-$d_cdm}"
 CDM_PASSES="${FIDELITY_CDM_PASSES:-$d_cdm_passes}"
 CDM_PAUSE="${FIDELITY_CDM_PAUSE:-$d_cdm_pause}"
-DEVICES="${FIDELITY_DEVICES:-shm,disk,disk-dio}"
+DEVICES="${FIDELITY_DEVICES:-throttled}"
+DEVICES="${DEVICES//all/throttled,shm,disk,disk-dio}"
+DEVICES="${DEVICES//throttled,/throttled-bw,throttled-iops,}"
+[ "${DEVICES##*,}" = throttled ] && DEVICES="${DEVICES%throttled}throttled-bw,throttled-iops"
+THR_BPS="$(numfmt --from=iec "${FIDELITY_THROTTLE_BPS:-40M}")"
+THR_IOPS="${FIDELITY_THROTTLE_IOPS:-400}"
+THR_SIZE="${FIDELITY_THROTTLED_SIZE:-1G}"
+STRACE="${FIDELITY_STRACE:-1}"
 PAIRS="${FIDELITY_PAIRS:-.}"
 DISK_DIR="${FIDELITY_DISK_DIR:-/var/tmp}"
 RAW_OUT="${FIDELITY_OUT:-}"
@@ -78,6 +108,7 @@ missing=()
 command -v hdparm >/dev/null || missing+=(hdparm)
 command -v sysbench >/dev/null || missing+=(sysbench)
 command -v fio >/dev/null || missing+=(fio)
+[ "$STRACE" = 0 ] || command -v strace >/dev/null || missing+=(strace)
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "installing ${missing[*]}" >&2
     apt-get install -y "${missing[@]}" >&2 || { apt-get update >&2 && apt-get install -y "${missing[@]}" >&2; }
@@ -95,6 +126,8 @@ MNT="$WORK/mnt"
 cleanup() {
     if mountpoint -q "$MNT" 2>/dev/null; then umount "$MNT" || umount -l "$MNT" || true; fi
     if [ -n "$LOOP" ]; then losetup -d "$LOOP" || true; fi
+    # The throttle's cgroup, when its python was stopped before removing it.
+    find /sys/fs/cgroup -maxdepth 2 -type d -name "bootbench-fidelity-$$" -exec rmdir {} + 2>/dev/null || true
     rm -rf "$WORK" "$DISK_WORK"
 }
 trap cleanup EXIT
@@ -105,20 +138,27 @@ mkdir -p "$MNT"
 RESULTS="${RAW_OUT:-$WORK/results.jsonl}"
 : >"$RESULTS"
 
-bytes="$(numfmt --from=iec "${SIZE%iB}")"
-mib=$((bytes / 1048576))
 start=$(date +%s)
-echo "fidelity: devices $DEVICES, ${SIZE} each, ${ROUNDS} round(s), fio/sysbench ${RUNTIME} s, cdm ${CDM_RUNTIME} s" >&2
+echo "fidelity: devices $DEVICES, ${ROUNDS} round(s), fio/sysbench ${RUNTIME} s, cdm ${CDM_RUNTIME} s" >&2
 
 for dev in ${DEVICES//,/ }; do
+    size="$SIZE" throttle="" cdm_size="${FIDELITY_CDM_SIZE:-1G}" sb_size="$SB_SIZE"
     case "$dev" in
         shm | shm-dio) file="$WORK/shm.img" ;;
         disk | disk-dio) file="$DISK_WORK/disk.img" ;;
-        *) echo "unknown device '$dev' (shm, shm-dio, disk, disk-dio)" >&2; exit 2 ;;
+        throttled-bw | throttled-iops)
+            file="$WORK/throttled.img" size="$THR_SIZE" cdm_size="${FIDELITY_CDM_SIZE:-256M}"
+            # sysbench's files and the twin's one file of the same size fit.
+            sb_size="${FIDELITY_SYSBENCH_SIZE:-256M}"
+            if [ "$dev" = throttled-bw ]; then throttle="$THR_BPS,0"; else throttle="$THR_BPS,$THR_IOPS"; fi ;;
+        *) echo "unknown device '$dev' (throttled, throttled-bw, throttled-iops, shm, shm-dio, disk, disk-dio, all)" >&2
+           exit 2 ;;
     esac
+    bytes="$(numfmt --from=iec "${size%iB}")"
+    mib=$((bytes / 1048576))
     # Fully written (not sparse), so reads touch real pages and real blocks.
     if [ ! -f "$file" ]; then
-        echo "writing $file ($SIZE)" >&2
+        echo "writing $file ($size)" >&2
         dd if=/dev/zero of="$file" bs=1M count="$mib" conv=fsync status=none
     fi
     case "$dev" in
@@ -130,7 +170,9 @@ for dev in ${DEVICES//,/ }; do
     python3 bench/fidelity.py measure --bin "$BIN" --dev "$LOOP" --label "$dev" --backing "$file" \
         --work "$WORK" --mnt "$MNT" --rounds "$ROUNDS" --runtime "$RUNTIME" --cdm-runtime "$CDM_RUNTIME" \
         --cdm-passes "$CDM_PASSES" --cdm-pause "$CDM_PAUSE" \
-        --sysbench-size "$SB_SIZE" --pairs "$PAIRS" --results "$RESULTS"
+        --sysbench-size "$sb_size" --cdm-size "$cdm_size" --throttle "$throttle" --cgroup "bootbench-fidelity-$$" \
+        --strace "$STRACE" \
+        --pairs "$PAIRS" --results "$RESULTS"
     losetup -d "$LOOP"
     LOOP=""
 done
