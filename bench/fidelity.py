@@ -668,7 +668,7 @@ CAUSES = [
     ("hdparm-direct", r"^hdparm_t_direct$",
      "hdparm -t --direct still calls flush_buffer_cache (hdparm.c time_device: BLKFLSBUF, 2 "
      "flushes), the twin of a direct read drops no cache"),
-    ("split", r"^hdparm_T$|^hdparm_t_direct$|seq1m_q",
+    ("split", r"^hdparm_T$|^hdparm_t_direct$|seq1m_q|^seq_",
      "request size: a large O_DIRECT request is split where its buffer's pages are not "
      "physically contiguous (the loop device's max_segments 128 x max_segment_size 64 KiB): "
      "same bytes, requests of 512 KiB or larger depending on the memory each buffer got"),
