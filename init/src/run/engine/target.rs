@@ -225,39 +225,42 @@ impl Target for DevTarget {
             errno,
             req: no_req(Op::Flush),
         };
-        #[cfg(test)]
-        let _sync = super::testkit::GLOBAL_SYNC
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // Dirty pages are not dropped: write them back first. The calls are
         // hdparm's flush_buffer_cache (9.58+), one for one, so the device
         // sees the same requests (each fsync and fdatasync of a block
         // device sends it a flush): sync(), fsync, fdatasync, sync(),
         // BLKFLSBUF, sync().
-        nix::unistd::sync();
+        global_sync();
         self.ro.sync_all().map_err(|e| fail(errno_of(&e)))?;
         self.ro.sync_data().map_err(|e| fail(errno_of(&e)))?;
-        nix::unistd::sync();
+        global_sync();
         match self.kind {
             TargetKind::Block => blk::flush_buffers(&self.ro),
             // Drop the file's clean cached pages (its dirty ones were written above).
             TargetKind::File => posix_fadvise(self.ro.as_raw_fd(), 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED),
         }
         .map_err(|e| fail(e as i32))?;
-        nix::unistd::sync();
+        global_sync();
         Ok(())
     }
 
     /// hdparm's `prepare_timing_buf`: `sync(); sleep(n)`.
     fn settle(&self, for_: Nanos) -> Result<(), IoError> {
-        #[cfg(test)]
-        let _sync = super::testkit::GLOBAL_SYNC
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        nix::unistd::sync();
+        global_sync();
         std::thread::sleep(Duration::from_nanos(for_.0));
         Ok(())
     }
+}
+
+/// sync(2): every filesystem's and block device's dirty pages written
+/// back. Under test it waits while a test that needs dirty pages to stay
+/// dirty holds `GLOBAL_SYNC` for writing.
+fn global_sync() {
+    #[cfg(test)]
+    let _sync = super::testkit::GLOBAL_SYNC
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    nix::unistd::sync();
 }
 
 #[cfg(test)]

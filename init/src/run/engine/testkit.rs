@@ -15,7 +15,7 @@ pub(super) use super::{DevQueue, DevTarget, MonoClock, ThreadedRunner};
 pub(super) use crate::safety::WritePermit;
 
 /// `sync(2)` writes back every dirty page of the machine: the engine's
-/// settle takes this for reading around it, and a test that needs dirty
+/// `global_sync` takes this for reading around it, and a test that needs dirty
 /// pages to stay dirty (flush_range_flushes_its_range_only) holds it for
 /// writing, so no other test's sync runs meanwhile.
 pub(super) static GLOBAL_SYNC: std::sync::RwLock<()> = std::sync::RwLock::new(());
