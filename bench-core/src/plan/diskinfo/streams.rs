@@ -116,42 +116,25 @@ fn speeddisk_seeks(sc: i64) -> Vec<i64> {
     let q = sc / (4 * 200);
     let flsll = 64 - i64::from(q.leading_zeros());
     let step = (1i64 << (flsll - 1)).min(16384);
+    // `pairs` times b0 then b1, each moved by its own stride after its read.
+    let strokes = |v: &mut Vec<i64>, (mut b0, mut b1): (i64, i64), b1_by: i64, pairs: usize| {
+        for _ in 0..pairs {
+            v.push(b0);
+            b0 += step;
+            v.push(b1);
+            b1 += b1_by;
+        }
+    };
     let mut v = Vec::new();
     // Full stroke: b0 from 0 up, b1 from the end down, alternately.
-    let (mut b0, mut b1) = (0, sc - step);
-    for _ in 0..125 {
-        v.push(b0);
-        b0 += step;
-        v.push(b1);
-        b1 -= step;
-    }
+    strokes(&mut v, (0, sc - step), -step, 125);
     // Half stroke: b0 = sc/4, b1 = b0 + sc/2, both up.
-    (b0, b1) = (sc / 4, sc / 4 + sc / 2);
-    for _ in 0..125 {
-        v.push(b0);
-        b0 += step;
-        v.push(b1);
-        b1 += step;
-    }
+    strokes(&mut v, (sc / 4, sc / 4 + sc / 2), step, 125);
     // Quarter stroke: b0 = sc/4, b1 = b0 + sc/4, both up, 250 pairs.
-    (b0, b1) = (sc / 4, sc / 4 + sc / 4);
-    for _ in 0..250 {
-        v.push(b0);
-        b0 += step;
-        v.push(b1);
-        b1 += step;
-    }
+    strokes(&mut v, (sc / 4, sc / 4 + sc / 4), step, 250);
     // Short forward, short backward: 400 from the middle.
-    b0 = sc / 2;
-    for _ in 0..400 {
-        v.push(b0);
-        b0 += step;
-    }
-    b0 = sc / 2;
-    for _ in 0..400 {
-        v.push(b0);
-        b0 -= step;
-    }
+    v.extend((0..400).map(|i| sc / 2 + i * step));
+    v.extend((0..400).map(|i| sc / 2 - i * step));
     // Seq outer, seq inner: 2048 consecutive sectors.
     v.extend(0..2048);
     v.extend(sc - 2048..sc);
