@@ -614,6 +614,18 @@ def measure(a):
             d.throttle.close()
 
 
+def medians(r):
+    """A pair's medians (None where a side has no figure), their ratio
+    twin/tool, and the per-round ratios."""
+    tools = [x for x in r["tool"] if x is not None]
+    twins = [x for x in r["twin"] if x is not None]
+    mt = statistics.median(tools) if tools else None
+    mb = statistics.median(twins) if twins else None
+    ratio = mb / mt if mt and mb is not None else None
+    per = [b / t for t, b in zip(r["tool"], r["twin"]) if t and b is not None]
+    return tools, twins, mt, mb, ratio, per
+
+
 def table(a):
     rows = [json.loads(line) for line in open(a.results)]
     print(f"bootbench twin vs tool, {a.rounds} round(s) each, alternating order; ratio = "
@@ -626,12 +638,7 @@ def table(a):
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
-        tools = [x for x in r["tool"] if x is not None]
-        twins = [x for x in r["twin"] if x is not None]
-        per = [b / t for t, b in zip(r["tool"], r["twin"]) if t and b is not None]
-        mt = statistics.median(tools) if tools else None
-        mb = statistics.median(twins) if twins else None
-        ratio = mb / mt if mt and mb is not None else None
+        tools, twins, mt, mb, ratio, per = medians(r)
         notes = []
         if r["pair"] in KNOWN:
             notes.append(KNOWN[r["pair"]])
@@ -691,10 +698,6 @@ CAUSES = [
      "the twin's periodic fsyncs are ranged fdatasyncs through io_uring (its uring/MiB is "
      "sysbench's fsync/MiB)"),
 ]
-
-
-def causes(pair):
-    return [text for _, rx, text in CAUSES if re.search(rx, pair)]
 
 
 def cause_tags(pair):
@@ -816,15 +819,15 @@ def requests_table(rows):
             if s == "twin":
                 dif = differs(sides["tool"], o)
                 tail += ("  differs: " + ",".join(dif) if dif else "  agree")
-                if dif and causes(r["pair"]):
+                if dif and cause_tags(r["pair"]):
                     tail += " (see below)"
-                    why.setdefault(r["pair"], causes(r["pair"]))
+                    why[r["pair"]] = cause_tags(r["pair"])
             print(f"{r['device']:<14} {r['pair']:<20} {s:<5} {cells}  {tail}")
     if why:
         print()
         print("Why the pairs marked (see below) differ: each cause, and the pairs it applies to.")
         for tag, _, text in CAUSES:
-            hit = sorted({pair for pair, texts in why.items() if text in texts})
+            hit = sorted(pair for pair, tags in why.items() if tag in tags)
             if hit:
                 print(f"- [{tag}] {text}.\n  Pairs: {', '.join(hit)}")
 
@@ -838,13 +841,10 @@ def markdown(a):
     pairs = list(dict.fromkeys(r["pair"] for r in rows))
 
     def fig(r):
-        tools = [x for x in r["tool"] if x is not None]
-        twins = [x for x in r["twin"] if x is not None]
-        if not tools or not twins:
+        _, _, mt, mb, ratio, per = medians(r)
+        if ratio is None or not per:
             return "failed"
-        mt, mb = statistics.median(tools), statistics.median(twins)
-        per = [b / t for t, b in zip(r["tool"], r["twin"]) if t and b is not None]
-        return f"{mt:,.1f} / {mb:,.1f} = **{mb / mt:.3f}** ({min(per):.3f}-{max(per):.3f})"
+        return f"{mt:,.1f} / {mb:,.1f} = **{ratio:.3f}** ({min(per):.3f}-{max(per):.3f})"
 
     print("| pair | tool | unit | " + " | ".join(f"{d}: tool / twin = ratio (range)" for d in devices) + " |")
     print("|---|---|---|" + "---|" * len(devices))
