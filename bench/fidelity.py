@@ -303,7 +303,14 @@ def sysbench(d, mode, a):
 
 # The twins' engine parameters that are fio options of the same name and
 # meaning: a twin that sets one hands it to its fio run too.
-FIO_ENGINE_OPTS = ("hipri", "sqthread_poll", "sqthread_poll_cpu", "cpus_allowed", "cpus_allowed_policy")
+FIO_ENGINE_OPTS = (
+    "hipri",
+    "sqthread_poll",
+    "sqthread_poll_cpu",
+    "iodepth_batch_submit",
+    "cpus_allowed",
+    "cpus_allowed_policy",
+)
 
 
 def engine_of(qd, spec=None):

@@ -260,6 +260,17 @@ pub struct Params {
     /// wherever the scheduler puts it.
     #[serde(default)]
     pub sqthread_poll_cpu: Option<u32>,
+    /// fio's `iodepth_batch_submit`: how many requests an io_uring queue
+    /// gathers before it hands them to the kernel in one io_uring_enter(2)
+    /// (fio's `td_io_queue` commits once `iodepth_batch` are queued). 1,
+    /// the default as fio's, submits each request as soon as it is issued;
+    /// 0 (fio's "the iodepth value") gathers a whole refill of the queue;
+    /// a batch the queue cannot fill is submitted before waiting for a
+    /// completion. Only io_uring queues batch: psync issues each request
+    /// in its own call. Absent in documents before it existed: those runs
+    /// submitted each refill together (0).
+    #[serde(default)]
+    pub iodepth_batch_submit: u32,
     /// fio's `cpus_allowed`: the CPUs each job's thread may run on, a list
     /// such as `0-3,6` (see [`crate::cpus::parse_cpu_list`]), as given.
     /// `None`: not pinned.
@@ -459,6 +470,10 @@ pub struct EngineOpts {
     /// [`Params::sqthread_poll_cpu`].
     #[serde(default)]
     pub sqthread_poll_cpu: Option<u32>,
+    /// [`Params::iodepth_batch_submit`]: 0, or at least the step's
+    /// `iodepth`, submits a whole refill of the queue at once.
+    #[serde(default)]
+    pub iodepth_batch_submit: u32,
     /// The CPUs of [`Params::cpus_allowed`], sorted; empty: not pinned.
     #[serde(default)]
     pub cpus_allowed: Vec<u32>,
@@ -551,6 +566,7 @@ impl Params {
             hipri: false,
             sqthread_poll: false,
             sqthread_poll_cpu: None,
+            iodepth_batch_submit: 1,
             cpus_allowed: None,
             cpus_allowed_policy: CpusPolicy::Shared,
             steady: None,

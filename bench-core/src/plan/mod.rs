@@ -163,6 +163,7 @@ fn engine_opts(p: &Params) -> EngineOpts {
         hipri: p.hipri,
         sqthread_poll: p.sqthread_poll,
         sqthread_poll_cpu: p.sqthread_poll_cpu.filter(|_| p.sqthread_poll),
+        iodepth_batch_submit: p.iodepth_batch_submit,
         cpus_allowed: p
             .cpus_allowed
             .as_deref()

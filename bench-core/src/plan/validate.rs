@@ -186,6 +186,13 @@ fn check_engine(w: Workload, p: &Params) -> Result<(), PlanError> {
             return Err(out_of_range("cpus_allowed", 0, "a CPU list such as 0-3,6"));
         }
     }
+    if p.iodepth_batch_submit > 4096 {
+        return Err(out_of_range(
+            "iodepth_batch_submit",
+            u64::from(p.iodepth_batch_submit),
+            "0 to 4096 (0 = iodepth)",
+        ));
+    }
     if p.sqthread_poll_cpu.is_some_and(|c| c >= MAX_CPUS) {
         return Err(out_of_range(
             "sqthread_poll_cpu",

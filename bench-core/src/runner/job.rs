@@ -136,6 +136,10 @@ struct JobRun<'a, Q, C> {
     depth: usize,
     /// The queue's submissions wait for a commit ([`IoQueue::batched`]).
     batched: bool,
+    /// Submissions a batched queue gathers before it commits them (fio's
+    /// `iodepth_batch_submit`, [`crate::spec::EngineOpts::iodepth_batch_submit`]): 1 to
+    /// `depth`.
+    batch: usize,
     gen: OffsetGen,
     out: JobOutcome,
     /// The end of the ramp: first when it is due, then, once what the ramp
@@ -197,6 +201,10 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
         let t0 = clock.now();
         let ramp_end = t0 + step.ramp;
         let batched = q.batched();
+        let batch = match usize::try_from(step.engine.iodepth_batch_submit) {
+            Ok(0) | Err(_) => depth,
+            Ok(b) => b.min(depth),
+        };
         JobRun {
             step,
             job,
@@ -205,6 +213,7 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
             stop,
             depth,
             batched,
+            batch,
             gen,
             out,
             ramp_end,
@@ -278,6 +287,12 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
                 break;
             }
             self.submit(slot, now)?;
+            // fio's td_io_queue: commit once `iodepth_batch` are queued
+            // (what is left when the queue is full is committed before the
+            // reap, [`run_job`]).
+            if self.uncommitted.len() >= self.batch {
+                self.commit()?;
+            }
         }
         Ok(())
     }
@@ -841,6 +856,23 @@ mod tests {
         issued: Vec<(usize, Nanos, u32)>,
         free_at: Nanos,
         commits: u64,
+        /// How many requests each commit issued, in order.
+        batches: Vec<usize>,
+    }
+
+    impl Batched {
+        fn new(clock: &SimClock, commit_cost: Nanos, service: Nanos) -> Batched {
+            Batched {
+                clock: clock.clone(),
+                commit_cost,
+                service,
+                queued: Vec::new(),
+                issued: Vec::new(),
+                free_at: Nanos(0),
+                commits: 0,
+                batches: Vec::new(),
+            }
+        }
     }
 
     impl IoQueue for Batched {
@@ -856,6 +888,7 @@ mod tests {
         }
         fn commit(&mut self) -> Result<(), IoError> {
             self.commits += 1;
+            self.batches.push(self.queued.len());
             self.clock.advance(self.commit_cost);
             let now = self.clock.now();
             for (slot, len) in self.queued.drain(..) {
@@ -881,15 +914,7 @@ mod tests {
         let clock = SimClock::default();
         let mut s = throttled_step(8, Nanos::from_millis(10), Nanos(0));
         s.limit.min_ios = 0;
-        let mut q = Batched {
-            clock: clock.clone(),
-            commit_cost: Nanos(5_000),
-            service: Nanos(100_000),
-            queued: Vec::new(),
-            issued: Vec::new(),
-            free_at: Nanos(0),
-            commits: 0,
-        };
+        let mut q = Batched::new(&clock, Nanos(5_000), Nanos(100_000));
         let o = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()).unwrap();
         let r = merge(&s, core::slice::from_ref(&o)).read.unwrap();
         let slat = r.slat_ns.expect("a batched queue has slat");
@@ -917,6 +942,33 @@ mod tests {
             "no slat for a synchronous queue, as fio's sync engines"
         );
         assert_eq!(r.clat_ns.as_ref(), Some(&r.lat_ns));
+    }
+
+    /// fio's `iodepth_batch_submit`: 1 (fio's default) hands each request
+    /// to the kernel in a commit of its own, as fio's `td_io_queue` commits
+    /// once `iodepth_batch` requests are queued; 3 gathers three (the first
+    /// fill of 8 in commits of 3, 3 and the 2 left before the reap); 0, or
+    /// more than the depth, a whole refill. Every request issued is
+    /// committed once.
+    #[test]
+    fn iodepth_batch_submit_commits_as_fio_does() {
+        for (batch, first) in [(1u32, vec![1usize; 8]), (3, vec![3, 3, 2]), (0, vec![8]), (64, vec![8])] {
+            let clock = SimClock::default();
+            let mut s = throttled_step(8, Nanos::from_millis(10), Nanos(0));
+            s.limit.min_ios = 0;
+            s.engine.iodepth_batch_submit = batch;
+            let mut q = Batched::new(&clock, Nanos(5_000), Nanos(100_000));
+            let o = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()).unwrap();
+            assert!(q.batches.len() > first.len(), "batch {batch}: {:?}", q.batches);
+            assert_eq!(q.batches[..first.len()], first[..], "batch {batch}: the first fill");
+            let most = if batch == 0 { 8 } else { batch.min(8) as usize };
+            assert!(
+                q.batches.iter().all(|&n| (1..=most).contains(&n)),
+                "batch {batch}: {:?}",
+                q.batches
+            );
+            assert_eq!(q.batches.iter().sum::<usize>() as u64, o.read.ios, "batch {batch}");
+        }
     }
 
     /// With `runtime_batch`, the runtime ends the step only on a whole

@@ -201,6 +201,7 @@ pub mod ranges {
         Passes: 1, u32::MAX as u64, "a whole number of passes from 1";
         Warmup: 0, u32::MAX as u64, "a whole number of passes (0 = none)";
         Cpu: 0, bench_core::cpus::MAX_CPUS as u64 - 1, "a CPU number from 0 to 8191";
+        Batch: 0, 4096, "a whole number of requests from 0 to 4096 (0 = iodepth)";
     }
 }
 
@@ -235,6 +236,7 @@ param_structs!(
     hipri: Flag,
     sqthread_poll: Flag,
     sqthread_poll_cpu: Whole<ranges::Cpu>,
+    iodepth_batch_submit: Whole<ranges::Batch>,
     cpus_allowed: CpuList,
     cpus_allowed_policy: CpusPolicyArg,
     ss: SteadyArg,

@@ -93,6 +93,9 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
     if let Some(v) = &raw.sqthread_poll_cpu {
         p.sqthread_poll_cpu = Some(v.get32());
     }
+    if let Some(v) = &raw.iodepth_batch_submit {
+        p.iodepth_batch_submit = v.get32();
+    }
     if let Some(v) = &raw.cpus_allowed {
         p.cpus_allowed = Some(v.0.clone());
     }

@@ -10,7 +10,7 @@ fn engine_params_apply_with_fios_names() {
     use bench_core::spec::CpusPolicy;
     let c = raw(
         r#"{"tests":[{"workload":"rand_read","hipri":true,"sqthread_poll":true,"sqthread_poll_cpu":1,
-            "cpus_allowed":" 0-1 ","cpus_allowed_policy":"split","jobs":2},
+            "cpus_allowed":" 0-1 ","cpus_allowed_policy":"split","jobs":2,"iodepth_batch_submit":4},
             {"workload":"seq_read","cpus_allowed":3}]}"#,
     );
     let t = tests_of(&c, None).unwrap();
@@ -36,6 +36,12 @@ fn engine_params_apply_with_fios_names() {
     assert_eq!(
         (e.hipri, e.sqthread_poll, e.sqthread_poll_cpu, e.cpus_allowed.clone()),
         (true, true, Some(1), vec![0, 1])
+    );
+    assert_eq!(e.iodepth_batch_submit, 4);
+    let plain = bench_core::plan::expand(&t[1].0, &geom).unwrap();
+    assert_eq!(
+        plain[0].engine.iodepth_batch_submit, 1,
+        "each request submitted on its own by default, as fio's iodepth_batch_submit=1"
     );
     assert_eq!(
         (e.cpus_for_job(0), e.cpus_for_job(1), e.cpus_for_job(2)),
