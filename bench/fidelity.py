@@ -709,10 +709,11 @@ CAUSES = [
     ("traced-mix", r"^cdm_.*_write$",
      "a CDM write pair fills the area with 1 MiB writes, then writes its own size for a time: "
      "the calls per MiB mix the two in proportions the traced run's speed sets"),
-    ("uring-batch", r"_q(32|8)t1|_qd32",
-     "fio submits each request with its own io_uring_enter (iodepth_batch_submit=1: fio "
-     "engines/io_uring.c fio_ioring_commit), the twin submits and reaps in batches: the same "
-     "requests in fewer calls"),
+    ("uring-wait", r"_q(32|8)t1|_qd32",
+     "both sides submit each request with its own io_uring_enter (iodepth_batch_submit=1: fio "
+     "engines/io_uring.c fio_ioring_commit) and take completions from the queue, calling to "
+     "wait only when none is ready (fio_ioring_getevents): how many waiting calls a run makes "
+     "depends on its timing, strace's slowdown included"),
     ("sysbench-files", r"^sysbench_",
      "sysbench's 128 files are 128 inodes, the twin's 128 parts of one file: the "
      "filesystem's metadata reads and journal writes differ (sb_fileio.c file_prepare), and "
