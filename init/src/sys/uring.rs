@@ -669,34 +669,19 @@ impl Ring {
 
     /// Submit what is queued without waiting for any completion (fio's
     /// `fio_ioring_commit`); `wait` submits anything still queued. As
-    /// fio's, the call carries GETEVENTS with nothing to wait for: with
-    /// DEFER_TASKRUN it also posts the completions the kernel has ready,
-    /// so the reap after it finds them in the completion queue without a
-    /// call of its own. With SQPOLL the kernel's thread submits (woken if
-    /// it sleeps).
+    /// fio's, the call carries GETEVENTS with nothing to wait for (a
+    /// [`Ring::reap`] of none): with DEFER_TASKRUN it also posts the
+    /// completions the kernel has ready, so the reap after it finds them
+    /// in the completion queue without a call of its own. With SQPOLL the
+    /// kernel's thread submits (woken if it sleeps).
     pub fn commit(&mut self) -> Result<(), Errno> {
-        if self.setup.flags & setup::SQPOLL != 0 {
-            loop {
-                match self.ring.submit() {
-                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                    r => return r.map(drop).map_err(|e| super::errno_of(&e)),
-                }
-            }
+        if self.setup.flags & setup::SQPOLL == 0 {
+            return self.reap(0);
         }
         loop {
-            let pending = u32::try_from(self.ring.submission().len()).unwrap_or(u32::MAX);
-            if pending == 0 {
-                return Ok(());
-            }
-            match self.enter(pending, 0, ENTER_GETEVENTS) {
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                // No memory for the submission just now: fio reaps what
-                // has completed and tries again.
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-                    self.take_cqes();
-                    std::thread::yield_now();
-                }
-                r => r.map_err(|e| super::errno_of(&e))?,
+            match self.ring.submit() {
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                r => return r.map(drop).map_err(|e| super::errno_of(&e)),
             }
         }
     }
