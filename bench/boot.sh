@@ -5,7 +5,10 @@
 #   - time from PID 1's start to the first benchmark I/O, from the kernel
 #     timestamps of PID 1's own console lines ("started as PID 1" and the
 #     first test's "starting" line, printed just before its first request);
-#   - PID 1's peak memory (VmHWM, logged by PID 1 as it finishes).
+#   - PID 1's peak memory (VmHWM, logged by PID 1 as it finishes);
+#   - the result frame on the console: its bytes and its seconds at 115200
+#     baud, beside the document's sizes (pretty on the stick, compact,
+#     deflated).
 # The boot: direct kernel with the stick attached as a USB disk and the
 # default four disks (2 SATA, NVMe, virtio), the quick profile; once on
 # QEMU's default machine (pc: i440FX + PIIX) and once on q35 (ICH9, PCI
@@ -34,10 +37,10 @@ for machine in pc q35; do
         tail -n 30 "$RUN/$machine/tool.out" >&2; echo "the boot failed" >&2; exit 1; }
 done
 
-python3 - "$OUT" "$RUN/pc/serial.log" "$RUN/q35/serial.log" <<'PY'
-import os, re, subprocess, sys
+python3 - "$OUT" "$RUN/pc/serial.log" "$RUN/q35/serial.log" "$RUN/pc/results" <<'PY'
+import glob, os, re, subprocess, sys
 
-out, log, q35_log = sys.argv[1], sys.argv[2], sys.argv[3]
+out, log, q35_log, results = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 text = open(log, errors="replace").read()
 
 def stamp(pattern, text=text, log=log):
@@ -72,4 +75,22 @@ if peak:
     print(f"  PID 1 peak memory      {b:>11} B  {b / MiB:7.2f} MiB  (VmHWM)")
 else:
     print("  PID 1 peak memory      not logged")
+# The result frame as the console carried it, BEGIN to END with its line
+# ends, and its time on a serial line at 115200 baud, 8N1 (10 bits a byte).
+raw = open(log, "rb").read()
+begin = raw.find(b"BOOTBENCH-RESULT-BEGIN")
+end = raw.find(b"BOOTBENCH-RESULT-END", begin)
+if begin < 0 or end < 0:
+    sys.exit(f"no result frame in {log}")
+frame = raw[begin:raw.index(b"\n", end) + 1]
+header = frame.split(b"\n", 1)[0].decode()
+def field(key):
+    m = re.search(key + r"=(\d+)", header)
+    return int(m.group(1)) if m else None
+stick = sorted(glob.glob(os.path.join(results, "*.json")))
+pretty = os.path.getsize(stick[0]) if stick else "?"
+print(f"  result frame (serial)  {len(frame):>11} B  {len(frame) * 10 / 115200:7.2f} s at 115200 baud "
+      f"({len(frame) * 10 / 19200:.1f} s at 19200)")
+print(f"    its document         {pretty:>11} B pretty on the stick, {field('bytes')} B compact, "
+      f"{field('deflate')} B deflated (frame {header.split()[1]})")
 PY

@@ -3,34 +3,46 @@
 //! cut it out again (README.md, "The serial console: frames, and what a
 //! device cannot make it say"). A document travels over a console that may
 //! wrap lines, add `\r` and interleave other lines, and a host cuts it out of
-//! the captured log. Version 2 (this one) ties every frame to the boot that
+//! the captured log. Every frame since version 2 is tied to the boot that
 //! wrote it, so that nothing else that reaches the console (a disk's model or
 //! serial as the kernel or the firmware prints it, a forged line) can pass
-//! for a result.
+//! for a result. Version 3 (this one) carries the document deflated, as a
+//! serial line is slow: at 115200 baud (about 11.5 KB/s, and many BMCs
+//! default to less) the base64 of a four-disk quick run's pretty document
+//! took 95 s, its compact JSON deflated takes about 5.
 //!
 //! ```text
 //! BOOTBENCH-BOOT v2 nonce=<32 lowercase hex>
 //! ... the boot's console ...
-//! BOOTBENCH-RESULT-BEGIN v2 nonce=<the same> name=<file name> bytes=<N> crc32=<8 lowercase hex>
-//! <base64 (standard alphabet, padded) of the JSON document, 76 characters per line>
+//! BOOTBENCH-RESULT-BEGIN v3 nonce=<the same> name=<file name> bytes=<N> deflate=<M> crc32=<8 lowercase hex>
+//! <base64 (standard alphabet, padded) of the document's raw DEFLATE stream (RFC 1951), 76 characters per line>
 //! BOOTBENCH-RESULT-END
 //! ```
+//!
+//! `bytes=` is the document's length and `crc32=` its checksum, `deflate=`
+//! the length of the DEFLATE stream the body holds. PID 1 frames the
+//! document as compact JSON ([`compact_json`]: the same values in the same
+//! order, without the whitespace between tokens); the stick and the network
+//! keep the pretty one. A version-2 frame (`bytes=` and `crc32=` of the
+//! document, whose base64 is the body) still decodes, so older captures
+//! keep their results.
 //!
 //! PID 1 draws the boot's nonce (128 random bits, getrandom(2)) when it
 //! starts and prints the announce line ([`announce`]) as its first output,
 //! before it prints any string that came from a device; every frame of that
 //! boot carries the nonce ([`encode_to`]). `crc32` is the IEEE CRC-32 of the
-//! JSON bytes (zlib's `crc32`). The decoder accepts `\r\n`, whitespace and
+//! document's bytes (zlib's `crc32`). The decoder accepts `\r\n`, whitespace and
 //! line breaks anywhere inside the base64 body and the header, ignores lines
-//! outside frames, and reports a frame whose length, checksum or base64 is
-//! wrong, or whose END is missing, as damaged (never returning its bytes).
+//! outside frames, and reports a frame whose length, checksum, base64 or
+//! DEFLATE stream is wrong, or whose END is missing, as damaged (never
+//! returning its bytes).
 //!
 //! # The rule the decoder applies
 //!
 //! 1. A marker ([`BOOT`], [`BEGIN`], [`END`]) counts only at the start of a
 //!    line; spaces, tabs and `\r` before it (an IPMI SOL capture's indent)
 //!    are fine. A marker inside a line is text.
-//! 2. A version-2 frame is accepted only if an announce line with its nonce
+//! 2. A version-2 or version-3 frame is accepted only if an announce line with its nonce
 //!    came before it ([`FrameError::NotAnnounced`] otherwise).
 //! 3. Boots do not overlap: a real boot's frames all come after its announce
 //!    and before the next boot's. A nonce's *span* runs from its first
@@ -80,6 +92,12 @@ pub const BEGIN: &str = "BOOTBENCH-RESULT-BEGIN";
 pub const END: &str = "BOOTBENCH-RESULT-END";
 /// The frame format version [`encode_to`] writes.
 pub const VERSION: u32 = 2;
+/// The version of the frames PID 1 writes ([`encode_to`]): 3, the document
+/// deflated. [`decode`] reads versions 1 (refused unless asked), 2 and 3.
+pub const FRAME_VERSION: u32 = 3;
+/// miniz_oxide's level: 9 is zlib's best (10, its "uber" level, gained under
+/// 1% on a result document at several times the time).
+const DEFLATE_LEVEL: u8 = 9;
 /// Base64 characters per body line.
 pub const LINE: usize = 76;
 
@@ -233,8 +251,8 @@ impl Frame {
 /// A frame that is damaged, or refused because it may be forged.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FrameError {
-    /// The BEGIN line lacks the version, `nonce=` (v2), `name=`, `bytes=`
-    /// or `crc32=`, or gives another version.
+    /// The BEGIN line lacks the version, `nonce=` (v2, v3), `name=`,
+    /// `bytes=`, `deflate=` (v3) or `crc32=`, or gives another version.
     BadHeader {
         /// The header text as read.
         header: String,
@@ -248,6 +266,15 @@ pub enum FrameError {
     },
     /// The body is not valid base64.
     BadBase64 {
+        /// The frame's name.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A version-3 body is not the DEFLATE stream its header describes:
+    /// its length differs from `deflate=`, it does not inflate, or it
+    /// inflates to more than `bytes=`.
+    BadDeflate {
         /// The frame's name.
         name: String,
         /// What is wrong.
@@ -314,6 +341,7 @@ impl fmt::Display for FrameError {
             FrameError::BadHeader { header, why } => write!(f, "damaged frame header {header:?}: {why}"),
             FrameError::MissingEnd { name } => write!(f, "frame {name}: damaged: no {END} line"),
             FrameError::BadBase64 { name, why } => write!(f, "frame {name}: damaged: bad base64: {why}"),
+            FrameError::BadDeflate { name, why } => write!(f, "frame {name}: damaged: bad deflate: {why}"),
             FrameError::BadLength { name, expected, got } => write!(
                 f,
                 "frame {name}: damaged: bad length: header says {expected} bytes, body holds {got}"
@@ -343,34 +371,120 @@ impl fmt::Display for FrameError {
 const LINE_BYTES: usize = LINE / 4 * 3;
 const _: () = assert!(LINE % 4 == 0, "a body line holds whole base64 groups");
 
-/// Frame `json` (any bytes) under the file name `name` for the boot of
-/// `nonce` and write it to `out`: header, base64 lines of [`LINE`]
-/// characters, END; every line ends in `\n`. Written raw to the console, at
-/// the start of a line.
+/// Frame `doc` (any bytes; PID 1 gives its [`compact_json`]) under the
+/// file name `name` for the boot of `nonce` and write it to `out`, as a
+/// version-3 frame: header, base64 lines of [`LINE`] characters, END; every
+/// line ends in `\n`. Written raw to the console, at the start of a line.
 ///
-/// The header's `bytes=` and `crc32=` come from `json` first; then each line
-/// goes to `out` in one `write_all` as it is made (the header, then at most
-/// [`LINE`] + 1 bytes from a buffer on the stack), so the base64 of the
-/// whole document is never held in memory. The first error of `out` stops
-/// the frame there and is returned.
+/// The header's `bytes=` and `crc32=` come from `doc`, `deflate=` from its
+/// DEFLATE stream (made whole first: a fraction of the document); then each
+/// line goes to `out` in one `write_all` as it is made (the header, then at
+/// most [`LINE`] + 1 bytes from a buffer on the stack), so the base64 is
+/// never held in memory. The first error of `out` stops the frame there and
+/// is returned.
 pub fn encode_to<W: embedded_io::Write + ?Sized>(
     out: &mut W,
     name: &str,
-    json: &[u8],
+    doc: &[u8],
     nonce: Nonce,
 ) -> Result<(), W::Error> {
-    encode_version_to(out, &format!("v{VERSION} nonce={nonce}"), name, json)
+    let Some(deflated) = deflate(doc) else {
+        // Never seen: the document as a version-2 frame, rather than none.
+        return write_frame(out, &plain_header(&format!("v2 nonce={nonce}"), name, doc), doc);
+    };
+    let header = format!(
+        "{BEGIN} v{FRAME_VERSION} nonce={nonce} name={name} bytes={} deflate={} crc32={:08x}\n",
+        doc.len(),
+        deflated.len(),
+        crc32(doc)
+    );
+    write_frame(out, &header, &deflated)
 }
 
 /// [`encode_to`] into a `String`.
-pub fn encode(name: &str, json: &[u8], nonce: Nonce) -> String {
-    written(|out| encode_to(out, name, json, nonce))
+pub fn encode(name: &str, doc: &[u8], nonce: Nonce) -> String {
+    written(|out| encode_to(out, name, doc, nonce))
+}
+
+/// A version-2 frame (the document's own base64), as bootbench wrote it
+/// before version 3: for tests of old logs.
+pub fn encode_v2(name: &str, json: &[u8], nonce: Nonce) -> String {
+    written(|out| write_frame(out, &plain_header(&format!("v2 nonce={nonce}"), name, json), json))
 }
 
 /// A version-1 frame (no nonce), as bootbench wrote before version 2: for
 /// tests of old logs.
 pub fn encode_v1(name: &str, json: &[u8]) -> String {
-    written(|out| encode_version_to(out, "v1", name, json))
+    written(|out| write_frame(out, &plain_header("v1", name, json), json))
+}
+
+/// The header line of a version-1 or version-2 frame of `json`.
+fn plain_header(version: &str, name: &str, json: &[u8]) -> String {
+    format!(
+        "{BEGIN} {version} name={name} bytes={} crc32={:08x}\n",
+        json.len(),
+        crc32(json)
+    )
+}
+
+/// The raw DEFLATE stream (RFC 1951, no zlib or gzip wrapper) of `doc`;
+/// `None` if the compressor fails (it does not with these parameters). It
+/// grows as the compressor writes it, a block on the stack at a time
+/// (`compress_to_vec` would first reserve half the document).
+pub fn deflate(doc: &[u8]) -> Option<Vec<u8>> {
+    use miniz_oxide::deflate::core::{
+        compress, create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus,
+    };
+    // window_bits -15: a raw stream, no zlib header (miniz's convention).
+    let mut c = CompressorOxide::new(create_comp_flags_from_zip_params(i32::from(DEFLATE_LEVEL), -15, 0));
+    let (mut out, mut block, mut rest) = (Vec::new(), [0_u8; 4096], doc);
+    loop {
+        let (status, read, wrote) = compress(&mut c, rest, &mut block, TDEFLFlush::Finish);
+        rest = rest.get(read..)?;
+        out.extend_from_slice(block.get(..wrote)?);
+        match status {
+            TDEFLStatus::Done => return Some(out),
+            TDEFLStatus::Okay => {}
+            TDEFLStatus::BadParam | TDEFLStatus::PutBufFailed => return None,
+        }
+    }
+}
+
+/// `deflated` inflated, if it is a whole DEFLATE stream of at most `limit`
+/// bytes; what is wrong otherwise.
+fn inflate(deflated: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+    use miniz_oxide::inflate::TINFLStatus;
+    miniz_oxide::inflate::decompress_to_vec_with_limit(deflated, limit).map_err(|e| match e.status {
+        TINFLStatus::HasMoreOutput => format!("it inflates to more than bytes={limit}"),
+        TINFLStatus::FailedCannotMakeProgress => String::from("the DEFLATE stream is cut short"),
+        _ => String::from("the body is not a DEFLATE stream"),
+    })
+}
+
+/// `json` without the whitespace between its tokens (JSON's space, tab,
+/// line feed and carriage return outside strings): the same values in the
+/// same order, as compact JSON. What is inside a string (escapes included)
+/// is kept byte for byte; text that is not JSON loses the same whitespace.
+pub fn compact_json(json: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in json {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            continue;
+        } else if b == b'"' {
+            in_string = true;
+        }
+        out.push(b);
+    }
+    out
 }
 
 /// What `write` writes to an `embedded_io::Write`, as a `String`: the
@@ -382,20 +496,12 @@ fn written(write: impl FnOnce(&mut Vec<u8>) -> Result<(), Infallible>) -> String
     String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-fn encode_version_to<W: embedded_io::Write + ?Sized>(
-    out: &mut W,
-    version: &str,
-    name: &str,
-    json: &[u8],
-) -> Result<(), W::Error> {
-    let header = format!(
-        "{BEGIN} {version} name={name} bytes={} crc32={:08x}\n",
-        json.len(),
-        crc32(json)
-    );
+/// `header` (a whole line), the base64 of `body` in lines of [`LINE`]
+/// characters, and the END line, each line in one `write_all`.
+fn write_frame<W: embedded_io::Write + ?Sized>(out: &mut W, header: &str, body: &[u8]) -> Result<(), W::Error> {
     out.write_all(header.as_bytes())?;
     let mut line = [0_u8; LINE + 1];
-    for chunk in json.chunks(LINE_BYTES) {
+    for chunk in body.chunks(LINE_BYTES) {
         let mut len = 0;
         for group in chunk.chunks(3) {
             line[len..len + 4].copy_from_slice(&base64_group(group));
@@ -414,6 +520,9 @@ struct Header {
     crc: u32,
     /// `None` for version 1.
     nonce: Option<Nonce>,
+    /// `deflate=`: the length of the DEFLATE stream a version-3 body holds;
+    /// `None` before version 3 (the body is the document's own base64).
+    deflated: Option<usize>,
 }
 
 /// The value after `key` in `h`: the characters up to the next non-`ok` one.
@@ -439,13 +548,14 @@ fn parse_header(compact: &str) -> Result<Option<Header>, &'static str> {
         Some(v) if v.len() >= 8 => &v[..8],
         _ => return Ok(None),
     };
-    let nonce = match version_after(compact, BEGIN) {
+    let version = version_after(compact, BEGIN);
+    let nonce = match version {
         Some(1) => None,
-        Some(2) => {
-            let hex = value_after(compact, "nonce=", is_hex).ok_or("no nonce= (version 2)")?;
+        Some(2 | 3) => {
+            let hex = value_after(compact, "nonce=", is_hex).ok_or("no nonce= (version 2 or 3)")?;
             Some(Nonce::parse(hex.get(..32).unwrap_or(hex)).ok_or("nonce= is not 32 hex digits")?)
         }
-        _ => return Err("not version v1 or v2"),
+        _ => return Err("not version v1, v2 or v3"),
     };
     let name_start = compact.find("name=").ok_or("no name=")? + "name=".len();
     let name_end = compact[name_start..].find("bytes=").ok_or("no bytes= after name=")? + name_start;
@@ -458,12 +568,23 @@ fn parse_header(compact: &str) -> Result<Option<Header>, &'static str> {
         .ok_or("no number after bytes=")?
         .parse::<usize>()
         .map_err(|_| "bytes= out of range")?;
+    let deflated = match version {
+        Some(3) => Some(
+            value_after(&compact[name_end..], "deflate=", |c| c.is_ascii_digit())
+                .filter(|v| !v.is_empty())
+                .ok_or("no number after deflate= (version 3)")?
+                .parse::<usize>()
+                .map_err(|_| "deflate= out of range")?,
+        ),
+        _ => None,
+    };
     let crc = u32::from_str_radix(crc, 16).map_err(|_| "crc32= is not hex")?;
     Ok(Some(Header {
         name: String::from(name),
         bytes,
         crc,
         nonce,
+        deflated,
     }))
 }
 
@@ -622,7 +743,16 @@ fn body<'a>(
     if !ended {
         return Err(FrameError::MissingEnd { name: name() });
     }
-    let bytes = base64_decode(&text).map_err(|why| FrameError::BadBase64 { name: name(), why })?;
+    let mut bytes = base64_decode(&text).map_err(|why| FrameError::BadBase64 { name: name(), why })?;
+    if let Some(m) = h.deflated {
+        if bytes.len() != m {
+            return Err(FrameError::BadDeflate {
+                name: name(),
+                why: format!("header says deflate={m}, body holds {} bytes", bytes.len()),
+            });
+        }
+        bytes = inflate(&bytes, h.bytes).map_err(|why| FrameError::BadDeflate { name: name(), why })?;
+    }
     if bytes.len() != h.bytes {
         return Err(FrameError::BadLength {
             name: name(),
@@ -826,21 +956,29 @@ pub(crate) mod tests {
 
     #[test]
     fn encode_layout() {
-        let json = doc(100);
+        let json = doc(3000);
         let f = encode("m-1.json", &json, N);
         let lines: Vec<&str> = f.lines().collect();
+        let deflated = deflate(&json).unwrap();
         assert_eq!(
             lines[0],
             format!(
-                "{BEGIN} v2 nonce={N} name=m-1.json bytes={} crc32={:08x}",
+                "{BEGIN} v3 nonce={N} name=m-1.json bytes={} deflate={} crc32={:08x}",
                 json.len(),
+                deflated.len(),
                 crc32(&json)
             )
         );
         assert_eq!(*lines.last().unwrap(), END);
         let body = &lines[1..lines.len() - 1];
+        assert!(body.len() > 2, "{} body lines", body.len());
         assert!(body[..body.len() - 1].iter().all(|l| l.len() == LINE));
         assert!(body.last().unwrap().len() <= LINE);
+        assert_eq!(
+            base64_decode(&body.concat()).unwrap(),
+            deflated,
+            "the body is the DEFLATE stream"
+        );
         assert!(f.ends_with('\n'));
         let log = announce(N) + &f;
         assert_eq!(decode(&log), vec![good("m-1.json", &json, N)]);
@@ -848,12 +986,78 @@ pub(crate) mod tests {
         // Empty document.
         let e = announce(N) + &encode("e", b"", N);
         assert_eq!(decode(&e)[0].as_ref().unwrap().bytes, b"");
-        // Version 1, as bootbench wrote it before.
+        // Versions 2 and 1, as bootbench wrote them before: the document's own base64.
+        let v2 = encode_v2("m.json", b"{}", N);
+        assert_eq!(
+            v2,
+            format!(
+                "{BEGIN} v2 nonce={N} name=m.json bytes=2 crc32={:08x}\ne30=\n{END}\n",
+                crc32(b"{}")
+            )
+        );
+        assert_eq!(decode(&(announce(N) + &v2)), vec![good("m.json", b"{}", N)]);
         assert!(encode_v1("m.json", b"{}").starts_with(&format!("{BEGIN} v1 name=m.json bytes=2 crc32=")));
     }
 
-    /// The frame as bootbench made it before it streamed: the whole base64
-    /// in one `String`, cut into lines. The reference for [`encode_to`].
+    /// A version-3 frame made by another DEFLATE implementation: Python's
+    /// zlib (`zlib.compressobj(9, zlib.DEFLATED, -15)`, a raw stream) and
+    /// `base64.b64encode` over `doc(40)`. The decoder reads zlib's
+    /// streams, not only its own encoder's.
+    #[test]
+    fn a_frame_deflated_by_zlib_decodes() {
+        let frame = "\
+BOOTBENCH-RESULT-BEGIN v3 nonce=11111111111111111111111111111111 name=m-1.json bytes=150 deflate=113 crc32=09f2d628
+DcxLCsJAFAXRucvocaF93+tvtiIOTAhkoAaMgiDu3UwLTn3DNi3z/RqGMK7ra5wf03J8ztv79jop
+ED5hOEeE4SQyhUqjoz0KGXKUUEYFVdRQxyK2G8McS1jGClaxhnU84sL3peMJz3jBK97wTrz8Dn8=
+BOOTBENCH-RESULT-END
+";
+        let log = announce(N) + frame;
+        assert_eq!(decode(&log), vec![good("m-1.json", &doc(40), N)]);
+    }
+
+    /// A document deflates to a small part of itself: a result document's
+    /// repetitive keys are what DEFLATE shortens best.
+    #[test]
+    fn a_document_deflates_to_a_small_part() {
+        let mut json = b"{\"steps\":[".to_vec();
+        for i in 0..2000_u64 {
+            json.extend(
+                format!(
+                    "{{\"label\":\"rand_read 4k QD1\",\"read\":{{\"ios\":{},\"bytes\":{}}}}},",
+                    i * 7,
+                    i * 28_672
+                )
+                .bytes(),
+            );
+        }
+        json.extend(b"{}]}");
+        let d = deflate(&json).unwrap();
+        assert!(d.len() * 5 < json.len(), "{} of {} bytes", d.len(), json.len());
+        assert_eq!(inflate(&d, json.len()).unwrap(), json);
+        assert!(inflate(&d, json.len() - 1).unwrap_err().contains("more than bytes="));
+    }
+
+    /// Compact JSON: whitespace between tokens goes, whitespace, quotes
+    /// and backslashes inside strings stay.
+    #[test]
+    fn compact_json_drops_whitespace_between_tokens_only() {
+        for (pretty, want) in [
+            ("{\n  \"a\": [\n    1,\n    2\n  ]\r\n}\n", "{\"a\":[1,2]}"),
+            ("{ \"a b\" : \" x\ty \" }", "{\"a b\":\" x\ty \"}"),
+            ("[\"q\\\" \", \"b\\\\\", \" \"]", "[\"q\\\" \",\"b\\\\\",\" \"]"),
+            ("", ""),
+        ] {
+            assert_eq!(
+                String::from_utf8(compact_json(pretty.as_bytes())).unwrap(),
+                want,
+                "{pretty:?}"
+            );
+        }
+    }
+
+    /// The version-2 frame as bootbench made it before it streamed: the
+    /// whole base64 in one `String`, cut into lines. The reference for the
+    /// line writer.
     fn encoded_whole(name: &str, json: &[u8], nonce: Nonce) -> String {
         let mut out = format!(
             "{BEGIN} v2 nonce={nonce} name={name} bytes={} crc32={:08x}\n",
@@ -877,19 +1081,32 @@ MCwxMSwxMiwxMywxNCwxNSwxNiwxNywxOCwxOSwyMCwyMSwyMiwyMywyNCwyNSwyNiwyNywyOCwy
 OSwzMCwzMSwzMiwzMywzNCwzNSwzNiwzNywzOCwzOSwwXX0K
 BOOTBENCH-RESULT-END
 ";
-        let mut out = Vec::new();
-        let Ok(()) = encode_to(&mut out, "m-1.json", &doc(40), N);
-        assert_eq!(String::from_utf8(out).unwrap(), want);
+        assert_eq!(encode_v2("m-1.json", &doc(40), N), want);
         assert_eq!(encoded_whole("m-1.json", &doc(40), N), want);
         // Every length over a few lines (each remainder of a line and of a
         // base64 group), and a large document.
         let bytes: Vec<u8> = (0..=255_u8).cycle().take(4 * LINE_BYTES + 2).collect();
         for n in 0..=bytes.len() {
             let json = &bytes[..n];
-            assert_eq!(encode("r.json", json, N), encoded_whole("r.json", json, N), "{n} bytes");
+            assert_eq!(
+                encode_v2("r.json", json, N),
+                encoded_whole("r.json", json, N),
+                "{n} bytes"
+            );
         }
         let big = doc(60_000);
-        assert_eq!(encode("big.json", &big, N), encoded_whole("big.json", &big, N));
+        assert_eq!(encode_v2("big.json", &big, N), encoded_whole("big.json", &big, N));
+        // Version 3 streams the same lines over the DEFLATE stream.
+        let mut out = Vec::new();
+        let Ok(()) = encode_to(&mut out, "big.json", &big, N);
+        let v3 = String::from_utf8(out).unwrap();
+        let (head, rest) = v3.split_once('\n').unwrap();
+        let (_, old_rest) = encoded_whole("x", &deflate(&big).unwrap(), N)
+            .split_once('\n')
+            .map(|(h, r)| (h.to_string(), r.to_string()))
+            .unwrap();
+        assert!(head.starts_with(&format!("{BEGIN} v3 ")), "{head}");
+        assert_eq!(rest, old_rest);
     }
 
     /// A writer that keeps what it is given and the length of each write,
@@ -1009,9 +1226,9 @@ BOOTBENCH-RESULT-END
         assert!(decode("no frames here\n").is_empty());
     }
 
-    /// A frame with one body line changed by `f`.
+    /// A version-2 frame with one body line changed by `f`.
     fn damaged(name: &str, json: &[u8], f: impl Fn(&str) -> String) -> String {
-        let enc = encode(name, json, N);
+        let enc = encode_v2(name, json, N);
         let mut lines: Vec<String> = enc.lines().map(str::to_string).collect();
         lines[1] = f(&lines[1]);
         lines.join("\n") + "\n"
@@ -1044,7 +1261,7 @@ BOOTBENCH-RESULT-END
                 "no BOOTBENCH-RESULT-END",
             ),
             (
-                encode("bad.json", &good_doc, N).replace(&format!("bytes={}", good_doc.len()), "bytes=7"),
+                encode_v2("bad.json", &good_doc, N).replace(&format!("bytes={}", good_doc.len()), "bytes=7"),
                 "bad length",
             ),
         ];
@@ -1061,17 +1278,81 @@ BOOTBENCH-RESULT-END
         }
     }
 
+    /// A version-3 frame whose DEFLATE stream or lengths do not agree with
+    /// its header is damaged, with what is wrong; the frames around it
+    /// decode.
+    #[test]
+    fn a_damaged_deflated_frame() {
+        let json = doc(2000);
+        let frame = encode("bad.json", &json, N);
+        let d = deflate(&json).unwrap();
+        let deflate_eq = format!("deflate={}", d.len());
+        let bytes_eq = format!("bytes={}", json.len());
+        // Not a DEFLATE stream: reserved block type 3 (RFC 1951 3.2.3).
+        let junk = [0xff_u8; 30];
+        let junk_frame = format!(
+            "{BEGIN} v3 nonce={N} name=bad.json bytes={} deflate=30 crc32={:08x}\n{}\n{END}\n",
+            json.len(),
+            crc32(&json),
+            base64_encode(&junk)
+        );
+        let lines: Vec<&str> = frame.lines().collect();
+        let cut_short = format!(
+            "{}\n{}\n{END}\n",
+            lines[0].replace(&deflate_eq, &format!("deflate={}", LINE_BYTES)),
+            lines[1]
+        );
+        let cases: Vec<(String, &str)> = vec![
+            (
+                frame.replace(&deflate_eq, "deflate=7"),
+                "bad deflate: header says deflate=7",
+            ),
+            (frame.replace(&bytes_eq, "bytes=100"), "inflates to more than bytes=100"),
+            (
+                frame.replace(&bytes_eq, &format!("bytes={}", json.len() + 1)),
+                "bad length",
+            ),
+            (
+                frame.replace(&format!("crc32={:08x}", crc32(&json)), "crc32=00000000"),
+                "bad crc32",
+            ),
+            (junk_frame, "not a DEFLATE stream"),
+            (cut_short, "cut short"),
+            (
+                lines[0].replace(&format!(" {deflate_eq}"), "") + "\n" + &lines[1..].join("\n") + "\n",
+                "deflate=",
+            ),
+        ];
+        for (bad, want) in cases {
+            let log = announce(N) + &encode("a.json", &json, N) + &bad + &encode("c.json", b"{}", N);
+            let got = decode(&log);
+            assert_eq!(got.len(), 3, "{want}: {got:?}");
+            assert_eq!(got[0], good("a.json", &json, N), "{want}");
+            let msg = got[1].as_ref().unwrap_err().to_string();
+            assert!(msg.contains(want), "{want}: {msg}");
+            assert_eq!(got[2], good("c.json", b"{}", N), "{want}");
+        }
+    }
+
     #[test]
     fn bad_headers() {
         let n = N.to_string();
         for (h, want) in [
             (
-                "BOOTBENCH-RESULT-BEGIN v3 name=a bytes=2 crc32=00000000".to_string(),
-                "v1 or v2",
+                "BOOTBENCH-RESULT-BEGIN v4 name=a bytes=2 crc32=00000000".to_string(),
+                "v1, v2 or v3",
             ),
             (
                 "BOOTBENCH-RESULT-BEGIN name=a bytes=2 crc32=00000000".to_string(),
-                "v1 or v2",
+                "v1, v2 or v3",
+            ),
+            (
+                "BOOTBENCH-RESULT-BEGIN v3 name=a bytes=2 deflate=4 crc32=00000000".to_string(),
+                "no nonce=",
+            ),
+            (
+                format!("BOOTBENCH-RESULT-BEGIN v3 nonce={n} name=a bytes=2 crc32=00000000"),
+                "deflate=",
             ),
             (
                 "BOOTBENCH-RESULT-BEGIN v2 name=a bytes=2 crc32=00000000".to_string(),

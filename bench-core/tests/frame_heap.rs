@@ -1,13 +1,13 @@
 //! The frame encoder's memory: streaming the frame of a document of
-//! several hundred KiB takes a few small allocations (the header line),
-//! never one the size of the document's base64, which is what PID 1 must
-//! not hold. A test binary of its own, for its counting allocator.
+//! several hundred KiB holds its DEFLATE stream and the compressor's state,
+//! never anything the size of the document's base64, which is what PID 1
+//! must not hold. A test binary of its own, for its counting allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::convert::Infallible;
 
-use bench_core::frame::{encode_to, Nonce};
+use bench_core::frame::{deflate, encode_to, Nonce};
 
 /// The system allocator, counting what each thread holds from it.
 struct Counting;
@@ -79,19 +79,46 @@ impl embedded_io::Write for Count {
     }
 }
 
-#[test]
-fn streaming_a_large_frame_holds_no_more_than_a_line() {
-    let json: Vec<u8> = (0..600_u32 << 10)
-        .map(|i| b"{\"x\":[1,2,3]}\n"[i as usize % 14])
-        .collect();
-    let base64 = json.len().div_ceil(3) * 4;
+/// A document of `kib` KiB: a short JSON record repeated.
+fn document(kib: u32) -> Vec<u8> {
+    (0..kib << 10).map(|i| b"{\"x\":[1,2,3]}\n"[i as usize % 14]).collect()
+}
+
+/// The most the encoder holds at once framing `json`, and the frame's length.
+fn framing(json: &[u8]) -> (usize, usize) {
     let mut out = Count(0);
     let grown = peak_growth(|| {
-        let Ok(()) = encode_to(&mut out, "big.json", &json, Nonce([7; 16]));
+        let Ok(()) = encode_to(&mut out, "big.json", json, Nonce([7; 16]));
     });
-    assert!(out.0 > base64, "{} bytes written", out.0);
-    assert!(
-        grown < 1024,
-        "the encoder held {grown} bytes at once (the base64 is {base64})"
+    (grown, out.0)
+}
+
+#[test]
+fn streaming_a_large_frame_holds_its_deflate_stream_not_its_base64() {
+    let (small, big) = (document(600), document(2400));
+    let (held_small, len_small) = framing(&small);
+    let (held_big, len_big) = framing(&big);
+    eprintln!(
+        "held {held_small} B for {} B, {held_big} B for {} B",
+        small.len(),
+        big.len()
     );
+    // The document's base64 would be 800 KiB and 3.2 MiB.
+    let base64 = small.len().div_ceil(3) * 4;
+    assert!(len_small > 1000, "{len_small} bytes written");
+    assert!(
+        held_small < base64 / 2,
+        "the encoder held {held_small} bytes at once (the base64 is {base64})"
+    );
+    // Beyond the compressor's fixed state, what it holds grows with the
+    // DEFLATE stream (up to three times it while its Vec doubles: the old
+    // buffer and the new one), not the document.
+    let stream = deflate(&big).expect("deflated").len();
+    assert!(
+        held_big <= held_small + 3 * stream + 1024,
+        "{held_small} B held for {} B, {held_big} B for {} B (a DEFLATE stream of {stream} B)",
+        small.len(),
+        big.len()
+    );
+    assert!(len_big > len_small);
 }

@@ -176,7 +176,7 @@ mod tests {
             "noise\n{}{}x\r\n{}",
             frame::announce(N),
             frame::encode("a.json", b"{}", N),
-            frame::encode("b.json", b"[]", N).replace("W10=", "X10=")
+            frame::encode_v2("b.json", b"[]", N).replace("W10=", "X10=")
         );
         let f = frames(&log, Options::default());
         assert_eq!(f.len(), 2);

@@ -249,6 +249,65 @@ fn extract_the_real_console_log_of_a_boot() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A version-3 frame (the compact document, deflated), as PID 1 writes
+/// since the frame was compressed, beside the version-2 frame of the same
+/// boot (the pretty document's own base64): `extract` writes the compact
+/// JSON of each, the same document; Python's zlib inflates the version-3
+/// body as the decoder does; the deflated frame is a fraction of the old.
+#[test]
+fn extract_a_deflated_frame_beside_an_old_one_and_zlib_reads_it() {
+    let dir = scratch("extract-v3");
+    let pretty = fs::read(fixtures().join("read-error.v2.json")).unwrap();
+    let compact = frame::compact_json(&pretty);
+    assert!(
+        compact.len() * 3 < pretty.len() * 2,
+        "{} of {}",
+        compact.len(),
+        pretty.len()
+    );
+    let n = frame::Nonce([0x33; 16]);
+    let v3 = frame::encode("new-1.json", &compact, n);
+    let v2 = frame::encode_v2("old-1.json", &pretty, n);
+    assert!(v3.len() * 5 < v2.len(), "a {} B frame, {} B before", v3.len(), v2.len());
+    let log = dir.join("serial.log");
+    fs::write(&log, frame::announce(n) + &v2 + "noise\n" + &v3).unwrap();
+    let out = dir.join("out");
+    let o = run(&["extract", log.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        fs::read(out.join("old-1.json")).unwrap(),
+        pretty,
+        "version 2: as it was framed"
+    );
+    assert_eq!(
+        fs::read(out.join("new-1.json")).unwrap(),
+        compact,
+        "version 3: the compact JSON"
+    );
+    let value = |b: &[u8]| serde_json::from_slice::<serde_json::Value>(b).unwrap();
+    assert_eq!(value(&compact), value(&pretty), "the same document");
+    // zlib (not the decoder's miniz_oxide) inflates the body: a raw stream.
+    let body: String = v3.lines().skip(1).take_while(|l| *l != frame::END).collect();
+    let mut py = Command::new("python3")
+        .args([
+            "-c",
+            "import base64, sys, zlib; \
+             sys.stdout.buffer.write(zlib.decompress(base64.b64decode(sys.stdin.read()), -15))",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    {
+        use std::io::Write;
+        py.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    }
+    let o = py.wait_with_output().unwrap();
+    assert!(o.status.success(), "python3: {}", stderr(&o));
+    assert_eq!(o.stdout, compact, "zlib's inflate of the body");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// The console of a boot of bootbench before the boot nonce: refused
 /// unless `--accept-v1` is given, then the document byte for byte.
 #[test]

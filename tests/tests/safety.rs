@@ -202,7 +202,10 @@ fn d3_uefi_the_stick_is_the_partition_the_machine_booted_from() {
     // The results on the boot stick; the old image and the bystander untouched.
     let copied = stick::copy_results(&before.1, &dir.join("copied")).unwrap();
     assert_eq!(copied, std::slice::from_ref(&name));
-    assert_eq!(std::fs::read(dir.join("copied").join(&name)).unwrap(), bytes);
+    assert_eq!(
+        bench_core::frame::compact_json(&std::fs::read(dir.join("copied").join(&name)).unwrap()),
+        bytes
+    );
     assert_eq!(checksum(&old).unwrap(), before.0, "the old image is byte-identical");
     let zeros = std::fs::read(&bystander).unwrap();
     assert!(zeros.iter().all(|&b| b == 0), "the bystander is untouched");

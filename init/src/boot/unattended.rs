@@ -946,11 +946,10 @@ mod tests {
         assert_eq!(frames.len(), 1);
         let f = frames[0].as_ref().expect("good frame");
         assert_eq!(f.name, "SN9-1.json");
-        assert_eq!(
-            f.bytes,
-            fs::read(t.0.join("results/SN9-1.json")).expect("read"),
-            "file = serial copy"
-        );
+        let file = fs::read(t.0.join("results/SN9-1.json")).expect("read");
+        assert!(file.starts_with(b"{\n  \""), "the stick keeps the pretty document");
+        assert_eq!(f.bytes, frame::compact_json(&file), "file = serial copy, compact");
+        assert_eq!(f.bytes, serde_json::to_vec(&doc).expect("json"));
         let back: ResultDoc = serde_json::from_slice(&f.bytes).expect("json");
         assert_eq!(back, doc);
         assert!(
@@ -1039,8 +1038,9 @@ mod tests {
         }
     }
 
-    /// The console gets the frame, then the table, streamed, byte for byte
-    /// what frame::encode and table::render make of the document, through
+    /// The console gets the frame of the compact document, then the table,
+    /// streamed, byte for byte what frame::encode and table::render make
+    /// of the document, through
     /// interrupted and short writes; a console that fails part-way stops
     /// them there, and the stick's copy is still written.
     #[test]
@@ -1050,8 +1050,11 @@ mod tests {
         let (mut plan, _, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
         let doc = run::execute(&mut plan, &mut |_| {}, &mut |_| {});
         let json = serde_json::to_string_pretty(&doc).expect("json") + "\n";
-        let want = frame::encode("SN.json", json.as_bytes(), crate::boot::nonce()) + &bench_core::table::render(&doc);
-        assert!(json.len() > 4 * frame::LINE, "a frame of many lines");
+        let compact = serde_json::to_vec(&doc).expect("json");
+        assert_eq!(frame::compact_json(json.as_bytes()), compact);
+        let framed = frame::encode("SN.json", &compact, crate::boot::nonce());
+        assert!(framed.lines().count() > 6, "a frame of many lines: {framed}");
+        let want = framed + &bench_core::table::render(&doc);
 
         let mut console = Flaky {
             out: Vec::new(),
@@ -1193,7 +1196,8 @@ mod tests {
         let frames = decode_console(out);
         let f = frames[0].as_ref().expect("a good frame");
         assert_eq!(f.name, "SN-1.json");
-        assert_eq!(f.bytes, fs::read(t.0.join("results/SN-1.json")).expect("on the stick"));
+        let file = fs::read(t.0.join("results/SN-1.json")).expect("on the stick");
+        assert_eq!(f.bytes, frame::compact_json(&file));
         let doc: ResultDoc = serde_json::from_slice(&f.bytes).expect("json");
         assert_eq!(doc.tests.len(), 1);
         assert_eq!(doc.tests[0].name, "a");

@@ -84,7 +84,12 @@ pub fn emit(
         }
     };
     step(Step::Saved(if saved.is_ok() { &name } else { "" }));
-    let _ = frame::encode_to(&mut FromStd::new(&mut *out), &name, json.as_bytes(), nonce);
+    let _ = frame::encode_to(
+        &mut FromStd::new(&mut *out),
+        &name,
+        &frame::compact_json(json.as_bytes()),
+        nonce,
+    );
     let _ = out.flush();
     step(Step::Framed);
     let _ = render_to(&mut FromStd::new(&mut *out), doc);
@@ -125,7 +130,12 @@ pub fn rescue_to(
         (true, None) => log("supervisor: no stick was mounted; the results follow on the serial console only"),
         (false, _) => {}
     }
-    let _ = frame::encode_to(&mut FromStd::new(&mut *out), &name, doc.as_bytes(), nonce);
+    let _ = frame::encode_to(
+        &mut FromStd::new(&mut *out),
+        &name,
+        &frame::compact_json(doc.as_bytes()),
+        nonce,
+    );
     let _ = out.flush();
 }
 
