@@ -781,6 +781,65 @@ mod tests {
         assert!((got / want - 1.0).abs() < 0.001, "{got} vs {want}");
     }
 
+    /// (g') bounded by a runtime (the quick profile's), diskinfo -c ends
+    /// each loop after it, and the figure per block still recovers the
+    /// model: on a disk of 100 commands a second, the untimed test's 20480
+    /// re-reads would take 205 s.
+    #[test]
+    fn command_overhead_within_a_runtime_recovers_model() {
+        let mut m = SimModel::ssd(GIB);
+        // 100 commands a second, 10 MB/s: a 1 MiB read takes 115 ms.
+        (m.command_overhead_ns, m.outer_rate, m.inner_rate) = (10_000_000, 10e6, 10e6);
+        let disk = SimDisk::new(m, false);
+        let res = run(
+            &disk,
+            &spec(Workload::CommandOverhead, |p| {
+                (p.runtime, p.min_ios) = (Some(Nanos::from_millis(500)), 2)
+            }),
+        );
+        let (big, small) = (&res.steps[0], &res.steps[1]);
+        for st in [big, small] {
+            assert!(st.runtime_ns < 600_000_000, "{}: {} ns", st.label, st.runtime_ns);
+        }
+        let n = small.read.as_ref().unwrap().ios;
+        assert!((2..100).contains(&n), "{n} small reads");
+        assert!(
+            big.read.as_ref().unwrap().bytes < 10 * MIB,
+            "the big loop ended by time too"
+        );
+        let got = res.summary.command_overhead_ns.unwrap();
+        let want = m.command_overhead_ns as f64;
+        assert!((got / want - 1.0).abs() < 0.01, "{got} vs {want}");
+        // The quick profile's own test, on the same disk.
+        let quick = crate::profile::profile("quick").unwrap();
+        let t = quick.iter().find(|t| t.workload == Workload::CommandOverhead).unwrap();
+        let res = run(&disk, t);
+        let took: u64 = res.steps.iter().map(|s| s.runtime_ns).sum();
+        assert!(took < 3_000_000_000, "quick's command_overhead took {took} ns");
+        let got = res.summary.command_overhead_ns.unwrap();
+        assert!((got / want - 1.0).abs() < 0.01, "quick: {got} vs {want}");
+    }
+
+    /// The quick profile's seek test ends each section after its runtime:
+    /// on a disk of 100 commands a second diskinfo's 5896 reads would take
+    /// a minute; each section still measures at least `min_ios` reads.
+    #[test]
+    fn quick_seek_profile_is_bounded_by_time() {
+        let mut m = SimModel::hdd(GIB);
+        m.command_overhead_ns = 10_000_000;
+        let disk = SimDisk::new(m, false);
+        let quick = crate::profile::profile("quick").unwrap();
+        let t = quick.iter().find(|t| t.workload == Workload::SeekProfile).unwrap();
+        let res = run(&disk, t);
+        assert_eq!(res.steps.len(), 7);
+        let took: u64 = res.steps.iter().map(|s| s.runtime_ns).sum();
+        assert!(took < 7_000_000_000, "quick's seek_profile took {took} ns");
+        for st in &res.steps {
+            let n = st.read.as_ref().unwrap().ios;
+            assert!(n >= crate::profile::SHORT_MIN_IOS, "{}: {n} reads", st.label);
+        }
+    }
+
     /// (h) the commit test flushes once per k writes (and once more at the
     /// end only if writes are left unflushed): ceil(writes / k) flushes.
     #[test]

@@ -84,11 +84,14 @@ pub(super) fn seek_profile(p: &Params, range: Range, lb: u32) -> Result<Vec<Step
             starts: cursors.iter().map(|&(s, _)| range.start + s * lb64).collect(),
             strides: cursors.iter().map(|&(_, d)| d * lb_i).collect(),
         };
+        // With a `runtime` (the quick profile's), a section also ends once
+        // it has run that long after `min_ios` reads: its figure is a mean
+        // latency, and the 5896 reads take a minute at 100 a second.
         let limit = Limit {
-            runtime: None,
+            runtime: p.runtime,
             bytes: None,
             ios: Some(reads),
-            min_ios: 0,
+            min_ios: p.min_ios,
         };
         let mut s = base_step(label.to_string(), p, pattern, lb, limit, i as u64);
         s.iodepth = 1;
@@ -199,6 +202,13 @@ pub(super) fn zones(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, Plan
 /// 4096-byte sectors its small reads move 80 MiB against the big reads' 10
 /// and its figure holds the transfer of 3.5 KiB per command; here the two
 /// loops move the same bytes (2560 re-reads there).
+///
+/// With a `runtime` (the quick profile's), each loop also ends once it has
+/// run that long after at least `min_ios` requests, whichever bound comes
+/// first: 20480 re-reads take 205 s on a disk of 100 commands a second.
+/// The figure is then per block ([`crate::plan::summary`]): a small read's
+/// mean time less the big reads' time per block they moved, which is
+/// diskinfo's `(small - big) / reads` when both loops run whole.
 pub(super) fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<Step>, PlanError> {
     let lb64 = u64::from(lb);
     let total = p.size.map_or(COMMAND_OVERHEAD_BYTES, |s| s.0) / lb64 * lb64;
@@ -221,10 +231,10 @@ pub(super) fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<
         },
         to_u32("size", bs)?,
         Limit {
-            runtime: None,
+            runtime: p.runtime,
             bytes: Some(total),
             ios: None,
-            min_ios: 0,
+            min_ios: p.min_ios,
         },
         0,
     );
@@ -237,10 +247,10 @@ pub(super) fn command_overhead(p: &Params, range: Range, lb: u32) -> Result<Vec<
         },
         lb,
         Limit {
-            runtime: None,
+            runtime: p.runtime,
             bytes: None,
             ios: Some(total / lb64),
-            min_ios: 0,
+            min_ios: p.min_ios,
         },
         1,
     );
@@ -416,11 +426,11 @@ mod tests {
     use crate::plan::tests::{spec, HDD};
     use crate::plan::{expand, step_budget};
     use crate::spec::Workload;
-    use crate::units::{Bytes, GIB};
+    use crate::units::{Bytes, Nanos, GIB};
 
     #[test]
     fn seek_profile_follows_diskinfo() {
-        let steps = expand(&spec(Workload::SeekProfile, |_| ()), &HDD).unwrap();
+        let steps = expand(&spec(Workload::SeekProfile, |p| p.runtime = None), &HDD).unwrap();
         let n = HDD.size / 512;
         // 64 GiB / 512 = 2^27 sectors; / 800 = 167772 -> 131072, capped at 16384.
         assert_eq!(seek_step(n), 16384);
@@ -455,6 +465,24 @@ mod tests {
             );
             assert_eq!(s.pattern, Pattern::Cursors { starts, strides });
             assert_eq!((s.bs, s.iodepth, s.jobs, s.access), (512, 1, 1, Access::Direct));
+        }
+        // A runtime (and its least number of reads) bounds each section too.
+        let timed = expand(
+            &spec(Workload::SeekProfile, |p| {
+                (p.runtime, p.min_ios) = (Some(Nanos::from_millis(500)), 64)
+            }),
+            &HDD,
+        )
+        .unwrap();
+        for (a, b) in timed.iter().zip(&steps) {
+            assert_eq!(
+                a.limit,
+                Limit {
+                    runtime: Some(Nanos::from_millis(500)),
+                    min_ios: 64,
+                    ..b.limit
+                }
+            );
         }
         // Too small for seq_inner's 2048 sectors.
         let g = Geometry {

@@ -16,8 +16,11 @@ fn read_ios(d: Option<&DirStats>) -> u64 {
 ///
 /// - single-step workloads: the main step's read and write throughput and
 ///   IOPS, and the mean latency over reads and writes (weighted by count);
-/// - `command_overhead`: (small.runtime - big.runtime) / small reads, ns per
-///   command (diskinfo -c);
+/// - `command_overhead`: ns per command, a small read's mean time less the
+///   big reads' time per block they moved, `(small.runtime - big.runtime x
+///   small bytes / big bytes) / n` with n small reads of one block each:
+///   diskinfo -c's `(small - big) / n` when both loops moved the same bytes,
+///   and the same per block when a runtime ended them sooner;
 /// - `seek_profile`: mean read latency of each section;
 /// - `zones`: read bytes/s per step, and as the headline read bytes/s the
 ///   mean over the surface points (evenly spaced over the range: the
@@ -85,9 +88,12 @@ pub fn summarize(workload: Workload, steps: &[StepResult]) -> Summary {
             let find = |l: &str| steps.iter().find(|st| st.label == l);
             if let (Some(big), Some(small)) = (find("big"), find("small")) {
                 let n = read_ios(small.read.as_ref());
-                if n > 0 {
-                    #[allow(clippy::cast_precision_loss)] // nanosecond counts far below 2^53
-                    let v = (small.runtime_ns as f64 - big.runtime_ns as f64) / n as f64;
+                let small_bytes = small.read.as_ref().map_or(0, |d| d.bytes);
+                let big_bytes = big.read.as_ref().map_or(0, |d| d.bytes);
+                if n > 0 && big_bytes > 0 {
+                    #[allow(clippy::cast_precision_loss)] // nanosecond and byte counts far below 2^53
+                    let v = (small.runtime_ns as f64 - big.runtime_ns as f64 * small_bytes as f64 / big_bytes as f64)
+                        / n as f64;
                     s.command_overhead_ns = Some(v);
                 }
             }
