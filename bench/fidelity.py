@@ -41,6 +41,11 @@ KNOWN = {
     "sysbench_seqwr": "tool: sysbench src/tests/fileio/sb_fileio.c file_prepare() unlinks and re-creates "
                       "every test file in seqwr mode: it measures file creation (block allocation) "
                       "and the twin overwrites an allocated file",
+    "sysbench_rndwr": "tool: sysbench src/tests/fileio/sb_fileio.c file_do_fsync() syncs with fsync() "
+                      "(--file-fsync-mode=fsync) each of its 128 files, each with timestamps a write "
+                      "changed: ext4 commits them through the journal, more flush and write requests "
+                      "per MiB than the twin's ranged fdatasyncs of one file; a request-bound throttle "
+                      "(throttled-iops) counts them",
 }
 
 
@@ -702,7 +707,11 @@ CAUSES = [
      "same bytes, requests of 512 KiB or larger depending on the memory each buffer got"),
     ("scratch", r"_write|_wr$|^dd_write|^cdm_",
      "the twin marks a disk it wrote with its scratch label after the test: 4 KiB at byte 0 "
-     "and an fdatasync, one write and one flush request (init/src/safety/scratch.rs)"),
+     "and an fdatasync, one write and one flush request (init/src/safety/scratch.rs); after "
+     "a buffered write with no flush of its own (dd_write_8k) that fdatasync writes the "
+     "test's dirty pages back itself, inside the throttle's cgroup (in smaller requests on "
+     "throttled-iops, as the sync of dd_write_16k's tool), where the tool's are written back "
+     "by the kernel's flusher thread, outside it"),
     ("safety-read", r"_write|_wr$|^dd_write|^cdm_",
      "before a write test the twin reads the disk's signatures and samples its data (the "
      "safety check, init/src/safety): a few small reads the tool never makes"),
