@@ -4,7 +4,8 @@
 //! --html` draw the same view ([`crate::html`]).
 //!
 //! - Inputs ([`gather`]): each path a result document or a directory, whose
-//!   `*.json` files (not its subdirectories') are read in name order. A file
+//!   `*.json` files (not its subdirectories') are read in natural name
+//!   order ([`natural_cmp`]). A file
 //!   that is not a result document this tool reads is skipped (the caller
 //!   warns, naming it and why); a path that cannot be read at all, or no
 //!   document in any, is an error.
@@ -25,7 +26,16 @@
 //!   outliers by bench-core's rule (more than [`OUTLIER_BELOW`] below the
 //!   group's median, the rule of a document's `outlier` lines). The same
 //!   disk in two documents counts twice.
+//! - The text ([`render`]) opens with what a person acts on, one screen at
+//!   any fleet size ([`summary`]): how many machines and disks, each group
+//!   by disk model and firmware with its median, 10th percentile, minimum
+//!   and outliers per test and figure, and the slowest disks themselves
+//!   (failed tests first, then by how far below their group's median),
+//!   [`SUMMARY_CAP`] of them and "and N more". `--all` adds every
+//!   document, machine and disk, and every group's disks.
+//! - Machines sort naturally by name ([`natural_cmp`]: `m2` before `m10`).
 
+use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -112,7 +122,8 @@ pub fn gather(paths: &[PathBuf]) -> Result<Gathered, GatherError> {
                 found.push(path);
             }
         }
-        found.sort();
+        // Natural order, as the machines: `m2-1.json` before `m10-1.json`.
+        found.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
         files.extend(found);
     }
     let mut seen = HashSet::new();
@@ -135,8 +146,9 @@ pub fn gather(paths: &[PathBuf]) -> Result<Gathered, GatherError> {
 
 // ---------------------------------------------------------------- machines
 
-/// What tells a machine from the others.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What tells a machine from the others (in the order the reports list
+/// machines by: serials, then host names, then file names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum IdBy {
     /// The DMI product serial.
     Serial,
@@ -335,7 +347,8 @@ impl DiskRow<'_> {
 pub struct Fleet<'a> {
     /// The documents.
     pub docs: &'a [Loaded],
-    /// The machines, in the order their first document came.
+    /// The machines: by serial, then by host name, then by file name, each
+    /// in natural order of the names ([`natural_cmp`]).
     pub machines: Vec<Machine>,
     /// Each document's machine (index into `machines`).
     pub machine_of: Vec<usize>,
@@ -377,6 +390,22 @@ impl<'a> Fleet<'a> {
             machine.model = machine.model.take().or_else(|| host_model(&l.doc.host));
             machine.cpu = machine.cpu.take().or_else(|| l.doc.host.cpu_model.clone());
             machine_of.push(m);
+        }
+        // Those named by serial, then by host name, then by file name, each
+        // in natural order of the names (`m2` before `m10`).
+        let mut order: Vec<usize> = (0..machines.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&machines[a], &machines[b]);
+            a.by.cmp(&b.by).then_with(|| natural_cmp(&a.name, &b.name))
+        });
+        let mut rank = vec![0; machines.len()];
+        for (new, &old) in order.iter().enumerate() {
+            rank[old] = new;
+        }
+        let mut taken: Vec<Option<Machine>> = machines.into_iter().map(Some).collect();
+        let mut machines: Vec<Machine> = order.iter().filter_map(|&old| taken[old].take()).collect();
+        for m in &mut machine_of {
+            *m = rank[*m];
         }
         for m in &mut machines {
             let mut seen = HashSet::new();
@@ -541,10 +570,231 @@ fn rule_line() -> String {
     )
 }
 
-/// The whole `fleet` text: the documents, the machines, every machine and
-/// disk in one table, the groups by host model, and by disk model and
-/// firmware.
-pub fn render(docs: &[Loaded]) -> String {
+/// How many of the slowest disks the summary names before "and N more".
+pub const SUMMARY_CAP: usize = 10;
+
+/// `a` against `b` as a person orders names: runs of digits by their value
+/// (`m2` before `m10`, `m02` beside `m2`), everything else by character;
+/// names equal so are ordered by their bytes.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) if p.is_ascii_digit() && q.is_ascii_digit() => {
+                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (n, m) = (run(x), run(y));
+                let trim = |d: &'_ [u8]| {
+                    let z = d.iter().take_while(|&&c| c == b'0').count();
+                    d[z..].to_vec()
+                };
+                let (u, v) = (trim(&x[..n]), trim(&y[..m]));
+                let by_value = u.len().cmp(&v.len()).then_with(|| u.cmp(&v));
+                if by_value != Ordering::Equal {
+                    return by_value;
+                }
+                (x, y) = (&x[n..], &y[m..]);
+            }
+            (Some(p), Some(q)) => {
+                if p != q {
+                    return p.cmp(q);
+                }
+                (x, y) = (&x[1..], &y[1..]);
+            }
+        }
+    }
+}
+
+/// The nearest-rank `p`th percentile of `values` (0 < p <= 100); `None`
+/// for none.
+fn percentile(values: &[f64], p: f64) -> Option<f64> {
+    let mut v: Vec<f64> = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v.get(rank.max(1) - 1).copied()
+}
+
+/// One of the summary's slowest disks.
+struct Slow<'r> {
+    row: &'r DiskRow<'r>,
+    /// The tests that did not end ok and were not skipped.
+    failed: Vec<&'r str>,
+    /// Its lowest figure against its group's median, with the test and
+    /// figure: (ratio, column).
+    worst: Option<(f64, &'r Column, f64)>,
+    /// How many of its figures are outliers.
+    outliers: usize,
+}
+
+/// The disks of `f` that failed a test or are an outlier in one, failed
+/// ones first, then the furthest below their group's median.
+fn slowest<'r>(f: &'r Fleet<'r>) -> Vec<Slow<'r>> {
+    let mut out = Vec::new();
+    for r in &f.rows {
+        let mut s = Slow {
+            row: r,
+            failed: Vec::new(),
+            worst: None,
+            outliers: r.outliers(),
+        };
+        for (c, cell) in f.columns.iter().zip(&r.cells) {
+            match cell {
+                Cell::Marker(m) if m != "skip" && !s.failed.contains(&c.test.as_str()) => {
+                    s.failed.push(c.test.as_str());
+                }
+                Cell::Figure { value, outlier: true } => {
+                    let median = f
+                        .by_disk
+                        .iter()
+                        .find(|g| {
+                            g.test == c.test
+                                && g.metric == c.metric
+                                && g.entries.iter().any(|e| e.doc == r.doc && e.target == r.disk.path)
+                        })
+                        .map(|g| g.median);
+                    if let Some(m) = median.filter(|m| *m > 0.0) {
+                        let ratio = value / m;
+                        if s.worst.is_none_or(|(w, _, _)| ratio < w) {
+                            s.worst = Some((ratio, c, *value));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !s.failed.is_empty() || s.outliers > 0 {
+            out.push(s);
+        }
+    }
+    // Failed first (`false` before `true`), then by the worst ratio.
+    out.sort_by(|a, b| {
+        a.failed.is_empty().cmp(&b.failed.is_empty()).then_with(|| {
+            let r = |s: &Slow| s.worst.map_or(f64::INFINITY, |(w, _, _)| w);
+            r(a).total_cmp(&r(b))
+        })
+    });
+    out
+}
+
+/// The summary the text opens with: counts, the acceptance verdicts by
+/// model (at most [`SUMMARY_CAP`] failed disks named), the groups by disk
+/// model and firmware (median, 10th percentile, minimum and outliers of
+/// each test's figure), and the slowest disks, at most [`SUMMARY_CAP`].
+pub fn summary(f: &Fleet) -> String {
+    let disks: usize = f.machines.iter().map(|m| m.disks).sum();
+    let slow = slowest(f);
+    let failed = slow.iter().filter(|s| !s.failed.is_empty()).count();
+    let outlying = slow.iter().filter(|s| s.outliers > 0).count();
+    let mut out = format!(
+        "{} machine(s), {disks} disk(s); {} group(s) by disk model and firmware; {outlying} disk(s) an outlier, \
+         {failed} with a failed test\n",
+        f.machines.len(),
+        f.by_disk
+            .iter()
+            .map(|g| (&g.key.model, &g.key.firmware))
+            .collect::<HashSet<_>>()
+            .len(),
+    );
+    out.push('\n');
+    out.push_str(&crate::verdict::by_model_text_capped(f.docs, SUMMARY_CAP));
+    if f.by_disk.is_empty() {
+        out.push_str("\nno model and firmware with two or more disks that ran the same test\n");
+    } else {
+        out.push_str("\ngroups by disk model and firmware: per test and figure, its disks and their median, 10th percentile and minimum\n");
+        let mut rows = vec![[
+            "model", "firmware", "test", "figure", "disks", "median", "p10", "min", "outliers",
+        ]
+        .map(String::from)
+        .to_vec()];
+        for g in &f.by_disk {
+            let values: Vec<f64> = g.entries.iter().map(|e| e.value).collect();
+            rows.push(vec![
+                g.key.model.clone(),
+                g.key.firmware.clone(),
+                g.test.clone(),
+                metric_label(g.metric).into(),
+                g.entries.len().to_string(),
+                metric_plain(g.metric, g.median),
+                percentile(&values, 10.0).map_or_else(|| "-".into(), |v| metric_plain(g.metric, v)),
+                metric_plain(g.metric, g.min),
+                g.outliers().count().to_string(),
+            ]);
+        }
+        use Align::{Left as L, Right as R};
+        out.push_str(&table(&rows, &[L, L, L, L, R, R, R, R, R]));
+    }
+    if slow.is_empty() {
+        out.push_str("\nno disk failed a test or is an outlier of its group\n");
+        return out;
+    }
+    out.push_str(&format!(
+        "\nthe slowest disks: those that failed a test, then the outliers, furthest below their group's median first ({} in all)\n",
+        slow.len()
+    ));
+    let mut rows = vec![[
+        "machine",
+        "doc",
+        "disk",
+        "serial",
+        "model",
+        "firmware",
+        "worst figure",
+        "vs median",
+        "outliers",
+        "failed",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for s in slow.iter().take(SUMMARY_CAP) {
+        let t = s.row.disk;
+        let (worst, vs) = s.worst.map_or_else(
+            || ("-".to_string(), "-".to_string()),
+            |(ratio, c, v)| {
+                (
+                    format!("{} {} {}", c.test, metric_plain(c.metric, v), metric_label(c.metric)),
+                    format!("{:+.0}%", (ratio - 1.0) * 100.0),
+                )
+            },
+        );
+        rows.push(vec![
+            f.machines[s.row.machine].name.clone(),
+            format!("[{}]", s.row.doc + 1),
+            t.path.clone(),
+            opt(t.serial.as_deref()),
+            opt(t.model.as_deref()),
+            opt(t.firmware.as_deref()),
+            worst,
+            vs,
+            s.outliers.to_string(),
+            if s.failed.is_empty() {
+                "-".into()
+            } else {
+                s.failed.join(" ")
+            },
+        ]);
+    }
+    use Align::{Left as L, Right as R};
+    out.push_str(&table(&rows, &[L, L, L, L, L, L, L, R, R, L]));
+    if slow.len() > SUMMARY_CAP {
+        out.push_str(&format!(
+            "and {} more (`fleet --all` lists every machine and disk)\n",
+            slow.len() - SUMMARY_CAP
+        ));
+    }
+    out
+}
+
+/// The whole `fleet` text: the summary ([`summary`]); with `all`, then the
+/// documents, the machines, every machine and disk in one table, the groups
+/// by host model, and by disk model and firmware, with their disks.
+pub fn render(docs: &[Loaded], all: bool) -> String {
     let f = Fleet::new(docs);
     let mut out = format!(
         "fleet of {} document(s) from {} machine(s); {}\n",
@@ -552,6 +802,14 @@ pub fn render(docs: &[Loaded]) -> String {
         f.machines.len(),
         rule_line()
     );
+    out.push_str(&summary(&f));
+    if !all {
+        out.push_str(
+            "\nevery document, machine and disk, and each group's disks: `fleet --all`, `fleet --html FILE`\n",
+        );
+        return out;
+    }
+    out.push('\n');
     for (i, d) in docs.iter().enumerate() {
         out.push_str(&format!(
             "  [{}] {} (machine {}, started {})\n",
@@ -724,6 +982,58 @@ fn group<K: Key>(f: &Fleet, g: &FleetGroup<K>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_sort_naturally() {
+        let mut v = vec![
+            "m10",
+            "m2",
+            "m1",
+            "rack-10-b",
+            "rack-9-b",
+            "m02",
+            "M3",
+            "m",
+            "m2a",
+            "m2-1.json",
+            "m10-1.json",
+        ];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            v,
+            [
+                "M3",
+                "m",
+                "m1",
+                "m02",
+                "m2",
+                "m2-1.json",
+                "m2a",
+                "m10",
+                "m10-1.json",
+                "rack-9-b",
+                "rack-10-b"
+            ]
+        );
+        assert_eq!(
+            natural_cmp("m007", "m7"),
+            "m007".cmp("m7"),
+            "equal values: by their bytes"
+        );
+        assert_eq!(
+            natural_cmp("x99999999999999999999999", "x100000000000000000000000"),
+            Ordering::Less
+        );
+    }
+
+    #[test]
+    fn percentile_is_the_nearest_rank() {
+        let v: Vec<f64> = (1..=26).map(f64::from).collect();
+        assert_eq!(percentile(&v, 10.0), Some(3.0));
+        assert_eq!(percentile(&v[..10], 10.0), Some(1.0));
+        assert_eq!(percentile(&[5.0], 10.0), Some(5.0));
+        assert_eq!(percentile(&[], 10.0), None);
+    }
 
     #[test]
     fn placeholders_name_no_machine() {

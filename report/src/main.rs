@@ -64,6 +64,11 @@ enum Command {
         /// of the text on stdout).
         #[arg(short = 'o', long = "html", visible_alias = "output", value_name = "FILE")]
         html: Option<PathBuf>,
+        /// After the summary, every document, every machine and every disk,
+        /// and every group's disks (the text report; the HTML page always
+        /// has them).
+        #[arg(long)]
+        all: bool,
     },
     /// Cut every result document out of a serial console log, verified
     /// (length, CRC-32, and the nonce its boot announced).
@@ -167,7 +172,7 @@ fn main() -> ExitCode {
             let verdicts = verdict::by_model_text(docs);
             safe_lines(&format!("{}{tail}\n{verdicts}", compare::render(&docs[0], &docs[1])))
         }),
-        Command::Fleet { paths, html } => run_fleet(&paths, html.as_deref()),
+        Command::Fleet { paths, html, all } => run_fleet(&paths, html.as_deref(), all),
         Command::Csv { files } => with_docs(&files, csv::render),
         Command::Html { files, output } => match load_all(&files) {
             Ok(docs) => write_page(&output, &html::render(&docs)),
@@ -243,7 +248,7 @@ fn write_page(path: &std::path::Path, page: &str) -> ExitCode {
 
 /// `fleet`: read what the paths hold, skipping (with a warning) what is
 /// not a result document; the text on stdout, or the page to `html`.
-fn run_fleet(paths: &[PathBuf], html: Option<&std::path::Path>) -> ExitCode {
+fn run_fleet(paths: &[PathBuf], html: Option<&std::path::Path>, all: bool) -> ExitCode {
     let got = match fleet::gather(paths) {
         Ok(g) => g,
         Err(e) => {
@@ -261,7 +266,7 @@ fn run_fleet(paths: &[PathBuf], html: Option<&std::path::Path>) -> ExitCode {
     }
     match html {
         Some(out) => write_page(out, &html::render_fleet(&got.docs)),
-        None => print(&safe_lines(&fleet::render(&got.docs))),
+        None => print(&safe_lines(&fleet::render(&got.docs, all))),
     }
 }
 

@@ -221,6 +221,12 @@ pub fn by_model(docs: &[Loaded]) -> (Vec<ModelCount>, Vec<Failed<'_>>, usize) {
 /// document (`[1]` = the first), path, serial and reason; a line for the
 /// documents without a verdict.
 pub fn by_model_text(docs: &[Loaded]) -> String {
+    by_model_text_capped(docs, usize::MAX)
+}
+
+/// [`by_model_text`] naming at most `cap` failed disks, then how many more
+/// there are (`fleet`'s summary).
+pub fn by_model_text_capped(docs: &[Loaded], cap: usize) -> String {
     let (counts, failed, without) = by_model(docs);
     let mut out = String::from("acceptance verdicts by model:\n");
     if !counts.is_empty() {
@@ -243,7 +249,7 @@ pub fn by_model_text(docs: &[Loaded]) -> String {
     }
     if !failed.is_empty() {
         out.push_str("failed disks:\n");
-        for f in &failed {
+        for f in failed.iter().take(cap) {
             let t = f.target;
             out.push_str(&format!(
                 "  [{}] {} serial {} model {}: {}\n",
@@ -252,6 +258,12 @@ pub fn by_model_text(docs: &[Loaded]) -> String {
                 t.serial.as_deref().unwrap_or("-"),
                 t.model.as_deref().unwrap_or("-"),
                 f.reason.map_or("(no failing check recorded)", |c| c.message.as_str())
+            ));
+        }
+        if failed.len() > cap {
+            out.push_str(&format!(
+                "  and {} more (`fleet --all` lists every one)\n",
+                failed.len() - cap
             ));
         }
     }

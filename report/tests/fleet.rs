@@ -19,7 +19,7 @@ use common::*;
 /// with the same section over its two documents.
 #[test]
 fn fleet_groups_by_model_and_firmware_and_names_the_outlier() {
-    let out = ok(&["fleet", &fx(OUTLIER), &fx(RAID_A), &fx(RAID_B)]);
+    let out = ok(&["fleet", "--all", &fx(OUTLIER), &fx(RAID_A), &fx(RAID_B)]);
     assert!(out.starts_with("fleet of 3 document(s)"), "{out}");
     let block = |head: &str| -> Vec<String> {
         let start = out.find(head).unwrap_or_else(|| panic!("no group {head:?}:\n{out}"));
@@ -86,7 +86,7 @@ fn fleet_groups(part: &str) -> Vec<(String, Vec<String>)> {
 fn fleet_flags_the_slow_disk() {
     let dir = scratch("fleet-slow");
     rack::write(&dir, &rack::three_with_a_slow_disk());
-    let out = ok(&["fleet", dir.to_str().unwrap()]);
+    let out = ok(&["fleet", "--all", dir.to_str().unwrap()]);
     assert!(
         out.starts_with("fleet of 3 document(s) from 3 machine(s); MB/s = 10^6 B/s"),
         "{out}"
@@ -244,7 +244,7 @@ fn fleet_counts_machines_per_host_model() {
     for (name, m) in &docs {
         fs::write(dir.join(name), rack::document(m)).unwrap();
     }
-    let out = ok(&["fleet", dir.to_str().unwrap()]);
+    let out = ok(&["fleet", "--all", dir.to_str().unwrap()]);
     assert!(out.starts_with("fleet of 7 document(s) from 6 machine(s)"), "{out}");
     let machines: Vec<Vec<&str>> = out
         .split("\nmachines (")
@@ -379,4 +379,102 @@ fn fleet_html_marks_the_slow_disk() {
         );
     }
     let _ = fs::remove_dir_all(&dir);
+}
+
+/// The summary `fleet` opens with, one screen at any fleet size:
+/// twenty-six machines `m1` to `m26` of one model, the SATA SSD of twelve
+/// of them (`m15` to `m26`) slower than the other fourteen by 31% to 42%.
+/// It counts the machines and disks; each group of disk model and firmware
+/// has its disks, median, 10th percentile, minimum and outliers per test;
+/// the slowest disks come the slowest first, ten of them and "and 2 more";
+/// without `--all` no every-disk table. With `--all` the same summary, then
+/// the tables, machines in natural order (`m2` before `m10`).
+#[test]
+fn fleet_opens_with_a_summary_of_the_slowest_disks() {
+    let dir = scratch("fleet-summary");
+    let names: Vec<String> = (1..=26).map(|i| format!("m{i}")).collect();
+    let machines: Vec<rack::Machine> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| rack::Machine {
+            // m15 to m26: 0.69, 0.68, ... 0.58 of the others' SSD figures.
+            slow: (i >= 14).then_some(("/dev/sda", 0.83 - 0.01 * i as f64)),
+            ..rack::Machine::r640(n)
+        })
+        .collect();
+    rack::write(&dir, &machines);
+    let out = ok(&["fleet", dir.to_str().unwrap()]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.len() < 50, "one screen: {} lines\n{out}", lines.len());
+    assert!(
+        lines[0].starts_with("fleet of 26 document(s) from 26 machine(s); "),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with(
+            "26 machine(s), 104 disk(s); 3 group(s) by disk model and firmware; 12 disk(s) an outlier, 0 with a failed test"
+        ),
+        "{out}"
+    );
+    assert!(
+        !out.contains("every machine and disk:"),
+        "no every-disk table without --all"
+    );
+    // Each test of each model: 26 disks; the SSD's 12 outliers, the others none.
+    let num = |s: &str| s.replace(',', "").parse::<f64>().unwrap();
+    let groups: Vec<Vec<&str>> = lines
+        .iter()
+        .skip_while(|l| !l.starts_with("groups by disk model"))
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect())
+        .collect();
+    assert_eq!(groups.len(), 12, "three models, four tests: {groups:?}");
+    for g in &groups {
+        let n = g.len();
+        let (disks, median, p10, min, outliers) = (g[n - 5], num(g[n - 4]), num(g[n - 3]), num(g[n - 2]), g[n - 1]);
+        assert_eq!(disks, "26", "{g:?}");
+        if g[0] == "BOOTBENCH SATA SSD 2" {
+            assert_eq!(outliers, "12", "{g:?}");
+            // The 10th percentile (nearest rank: the 3rd of 26) is m24's,
+            // 0.60 of the median; the minimum m26's, 0.58.
+            assert!((p10 / median - 0.60).abs() < 0.01, "{g:?}");
+            assert!((min / median - 0.58).abs() < 0.01, "{g:?}");
+        } else {
+            assert_eq!((outliers, p10, min), ("0", median, median), "{g:?}");
+        }
+    }
+    // The slowest first: m26 (0.58) to m17, ten rows, then the two left.
+    let slow: Vec<&str> = lines
+        .iter()
+        .skip_while(|l| !l.starts_with("the slowest disks"))
+        .skip(2)
+        .take_while(|l| l.starts_with('m'))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    let want: Vec<String> = (17..=26).rev().map(|i| format!("m{i}")).collect();
+    assert_eq!(slow, want, "{out}");
+    assert!(
+        out.contains("\nand 2 more (`fleet --all` lists every machine and disk)\n"),
+        "{out}"
+    );
+
+    let all = ok(&["fleet", "--all", dir.to_str().unwrap()]);
+    let summary = &out[..out.find("\nevery document, machine").unwrap()];
+    assert!(all.starts_with(summary), "the same summary first:\n{all}");
+    let every = &all[all.find("\nevery machine and disk:").expect("the every-disk table")..];
+    let first_of_each: Vec<&str> = every
+        .lines()
+        .filter(|l| l.starts_with('m') && l[1..].starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect::<Vec<_>>()
+        .chunks(4)
+        .map(|c| c[0])
+        .collect();
+    assert_eq!(first_of_each, names, "machines in natural order, m2 before m10");
+    // The documents too: [2] is m2's.
+    assert!(
+        all.contains("  [2] ") && all.contains("m2-1.json (machine m2,"),
+        "{all}"
+    );
 }
