@@ -356,7 +356,11 @@ fn boot_and_report(launch: Launch) -> Result<ExitCode, String> {
         // A dump of an earlier boot must not stand for this one's.
         let _ = std::fs::remove_file(p);
     }
-    let outcome = run::boot(&machine, dir, Duration::from_secs(common.timeout)).map_err(|e| e.to_string())?;
+    // PID 1's progress lines on the terminal as the guest writes them (the
+    // whole console is in the serial log).
+    let mut progress = |line: &str| eprintln!("guest: {line}");
+    let outcome = run::boot_following(&machine, dir, Duration::from_secs(common.timeout), Some(&mut progress))
+        .map_err(|e| e.to_string())?;
     if let Some(p) = machine.net.as_ref().and_then(|n| n.pcap.as_deref()) {
         eprintln!("network ({}): {}", p.display(), net_summary(p));
     }

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::fs::{self, File};
-use std::io;
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
@@ -88,9 +88,80 @@ impl Outcome {
     }
 }
 
+/// PID 1's progress as the guest writes it: the new complete lines of a
+/// growing serial log that are PID 1's own (`bootbench: ...`, after the
+/// kernel's timestamp if any), each once, with `\r` and the line end
+/// dropped and escaped by [`bench_core::console::safe`] (a kernel line may
+/// hold a device's string). The frames' lines and the table are not
+/// PID 1's progress, nor is what the kernel prints.
+#[derive(Debug)]
+pub struct Follow {
+    path: PathBuf,
+    /// Bytes of the log read so far.
+    offset: u64,
+    /// The start of a line whose end has not been written yet.
+    partial: Vec<u8>,
+}
+
+impl Follow {
+    /// Follow `path` from its start.
+    pub fn new(path: &Path) -> Follow {
+        Follow {
+            path: path.to_owned(),
+            offset: 0,
+            partial: Vec::new(),
+        }
+    }
+
+    /// Read what the log gained since the last poll and hand each new
+    /// progress line to `out`. A log that cannot be read yet is no error.
+    pub fn poll(&mut self, out: &mut dyn FnMut(&str)) {
+        let Ok(mut f) = File::open(&self.path) else { return };
+        if f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return;
+        }
+        let mut new = Vec::new();
+        let Ok(n) = f.read_to_end(&mut new) else { return };
+        self.offset += n as u64;
+        self.partial.extend_from_slice(&new);
+        let Some(last) = self.partial.iter().rposition(|&b| b == b'\n') else {
+            return;
+        };
+        let complete: Vec<u8> = self.partial.drain(..=last).collect();
+        for line in String::from_utf8_lossy(&complete).split('\n') {
+            if let Some(p) = progress_line(line) {
+                out(&bench_core::console::safe(p));
+            }
+        }
+    }
+}
+
+/// `line` if it is one of PID 1's own console lines (`bootbench: ...`,
+/// perhaps after a kernel timestamp `[    3.402] `), without its `\r`.
+fn progress_line(line: &str) -> Option<&str> {
+    let line = line.trim_end_matches('\r');
+    let rest = match line.strip_prefix('[') {
+        Some(r) => r.split_once("] ")?.1,
+        None => line,
+    };
+    rest.starts_with("bootbench: ").then_some(line)
+}
+
 /// Spawn `qemu args`, stdout and stderr to `<dir>/qemu.out` (QEMU's own
 /// complaints), wait at most `timeout`, then read `serial_log`.
 pub fn run_qemu(args: &[String], serial_log: &Path, dir: &Path, timeout: Duration) -> Result<Outcome, RunError> {
+    run_qemu_following(args, serial_log, dir, timeout, None)
+}
+
+/// [`run_qemu`], handing PID 1's progress lines to `progress` as the guest
+/// writes them ([`Follow`]), when there is one.
+pub fn run_qemu_following(
+    args: &[String],
+    serial_log: &Path,
+    dir: &Path,
+    timeout: Duration,
+    mut progress: Option<&mut dyn FnMut(&str)>,
+) -> Result<Outcome, RunError> {
     let qemu_out = dir.join("qemu.out");
     let out = File::create(&qemu_out).map_err(io_err(qemu_out.display().to_string()))?;
     let err = out.try_clone().map_err(io_err("qemu.out"))?;
@@ -101,7 +172,32 @@ pub fn run_qemu(args: &[String], serial_log: &Path, dir: &Path, timeout: Duratio
         .stderr(err)
         .spawn()
         .map_err(io_err(format!("spawning {QEMU}")))?;
-    match wait_bounded(&mut child, timeout).map_err(io_err("waiting for QEMU"))? {
+    let waited = match progress.as_mut() {
+        None => wait_bounded(&mut child, timeout),
+        Some(out) => {
+            let mut follow = Follow::new(serial_log);
+            let start = Instant::now();
+            loop {
+                follow.poll(&mut **out);
+                match child.try_wait() {
+                    Ok(Some(status)) => {
+                        follow.poll(&mut **out);
+                        break Ok(Waited::Exited(status, start.elapsed()));
+                    }
+                    Ok(None) if start.elapsed() >= timeout => {
+                        break child
+                            .kill()
+                            .and_then(|()| child.wait())
+                            .map(|_| Waited::TimedOut(start.elapsed()));
+                    }
+                    // A tenth of a second: the console's pace, not a busy loop.
+                    Ok(None) => thread::sleep(Duration::from_millis(100)),
+                    Err(e) => break Err(e),
+                }
+            }
+        }
+    };
+    match waited.map_err(io_err("waiting for QEMU"))? {
         Waited::TimedOut(after) => Err(RunError::Timeout {
             after,
             serial_log: serial_log.to_owned(),
@@ -246,11 +342,21 @@ pub fn fresh_vars(template: &Path, dir: &Path) -> Result<PathBuf, RunError> {
 
 /// Boot `machine` and wait at most `timeout`. The serial log is truncated first.
 pub fn boot(machine: &Machine, dir: &Path, timeout: Duration) -> Result<Outcome, RunError> {
+    boot_following(machine, dir, timeout, None)
+}
+
+/// [`boot`], handing PID 1's progress lines to `progress` as they come.
+pub fn boot_following(
+    machine: &Machine,
+    dir: &Path,
+    timeout: Duration,
+    progress: Option<&mut dyn FnMut(&str)>,
+) -> Result<Outcome, RunError> {
     File::create(&machine.serial_log).map_err(io_err(machine.serial_log.display().to_string()))?;
     let args = cmdline::command_line(machine);
     fs::write(dir.join("qemu.cmdline"), cmdline::shell_words(QEMU, &args) + "\n")
         .map_err(io_err("writing qemu.cmdline"))?;
-    run_qemu(&args, &machine.serial_log, dir, timeout)
+    run_qemu_following(&args, &machine.serial_log, dir, timeout, progress)
 }
 
 /// Boot `machine` and kill QEMU (SIGKILL: as sudden as a power cut) as soon
@@ -323,6 +429,44 @@ pub fn save_frames(outcome: &Outcome, log_name: &str, dest: &Path) -> Result<Ext
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The follower hands on each of PID 1's lines once, as soon as its
+    /// line end is written, escaped, whatever the pieces the log grows by;
+    /// the kernel's lines, the frame and a line still being written are
+    /// not handed on.
+    #[test]
+    fn a_follower_hands_on_pid_1s_complete_lines_once() {
+        let dir = std::env::temp_dir().join(format!("bootbench-follow-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("serial.log");
+        let mut follow = Follow::new(&log);
+        let mut got: Vec<String> = Vec::new();
+        follow.poll(&mut |l| got.push(l.to_string()));
+        assert!(got.is_empty(), "no log yet");
+        let pieces = [
+            "[    1.000] ata1: SATA link up\r\n[    3.402] bootbench: started as PID 1\r\n[    3.9",
+            "00] bootbench: [test 1/13] /dev/sda: start",
+            "ing\r\nbootbench: disk serial \u{1b}[2Jx\r\nBOOTBENCH-RESULT-BEGIN v3 nonce=00 name=a.json\r\nAAAA\r\n",
+            "BOOTBENCH-RESULT-END\r\n[    9.000] bootbench: finishing: ok",
+        ];
+        let mut after: Vec<usize> = Vec::new();
+        for p in pieces {
+            let mut f = fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
+            std::io::Write::write_all(&mut f, p.as_bytes()).unwrap();
+            follow.poll(&mut |l| got.push(l.to_string()));
+            after.push(got.len());
+        }
+        assert_eq!(
+            got,
+            [
+                "[    3.402] bootbench: started as PID 1",
+                "[    3.900] bootbench: [test 1/13] /dev/sda: starting",
+                "bootbench: disk serial \\x1b[2Jx",
+            ]
+        );
+        assert_eq!(after, [1, 1, 3, 3], "each line as its end came, the last not yet");
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn bounded_wait_kills_on_expiry() {
