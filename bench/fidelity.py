@@ -145,6 +145,26 @@ FAMILY = {"read": "rd", "pread64": "rd", "readv": "rd", "preadv": "rd", "preadv2
           "io_getevents": "aio"}
 
 
+# How busy the CPUs may be in the quiet before a throttled run before the
+# harness warns: the harness itself is idle then.
+BUSY_WARN = 0.2
+
+
+def cpu_times():
+    """(busy, total) jiffies of all CPUs, from /proc/stat's first line."""
+    # user nice system idle iowait irq softirq steal; guest and guest_nice
+    # are counted in user and nice already.
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:9]]
+    idle = f[3] + (f[4] if len(f) > 4 else 0)  # idle + iowait
+    return sum(f) - idle, sum(f)
+
+
+def cpu_busy(a, b):
+    """The busy share of the CPUs between two cpu_times()."""
+    total = b[1] - a[1]
+    return (b[0] - a[0]) / total if total > 0 else 0.0
+
+
 class Device:
     def __init__(self, a):
         self.a = a
@@ -182,7 +202,14 @@ class Device:
         on a throttle that has forgotten the settle."""
         self.settle()
         if self.throttle:
+            before = cpu_times()
             time.sleep(THROTTLE_IDLE)
+            busy = cpu_busy(before, cpu_times())
+            if busy > BUSY_WARN:
+                print(f"    warning: the CPUs were {busy:.0%} busy in the quiet before this run "
+                      f"(another process?): a run that waits for a CPU can start a fresh throttle "
+                      f"slice and move its figure (a CI build beside moved one pair 2.5%)",
+                      file=sys.stderr, flush=True)
         self.snap = read_stat(self.dev)
 
     def end(self):
