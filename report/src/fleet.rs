@@ -26,8 +26,9 @@
 //!   outliers by bench-core's rule (more than [`OUTLIER_BELOW`] below the
 //!   group's median, the rule of a document's `outlier` lines). The same
 //!   disk in two documents counts twice.
-//! - The text ([`render`]) opens with what a person acts on, one screen at
-//!   any fleet size ([`summary`]): how many machines and disks, each group
+//! - The text ([`render`]) opens with what a person acts on, as long as
+//!   the disk models and tests make it whatever the number of machines
+//!   ([`summary`]): how many machines and disks, each group
 //!   by disk model and firmware with its median, 10th percentile, minimum
 //!   and outliers per test and figure, and the slowest disks themselves
 //!   (failed tests first, then by how far below their group's median),
