@@ -56,9 +56,17 @@ pub enum Waited {
 
 /// Wait for `child` at most `timeout`; kill and reap it on expiry.
 pub fn wait_bounded(child: &mut Child, timeout: Duration) -> io::Result<Waited> {
+    wait_bounded_with(child, timeout, &mut || {})
+}
+
+/// [`wait_bounded`], calling `tick` before each look at `child` (every
+/// 50 ms) and once more after it exited.
+pub fn wait_bounded_with(child: &mut Child, timeout: Duration, tick: &mut dyn FnMut()) -> io::Result<Waited> {
     let start = Instant::now();
     loop {
+        tick();
         if let Some(status) = child.try_wait()? {
+            tick();
             return Ok(Waited::Exited(status, start.elapsed()));
         }
         if start.elapsed() >= timeout {
@@ -176,25 +184,7 @@ pub fn run_qemu_following(
         None => wait_bounded(&mut child, timeout),
         Some(out) => {
             let mut follow = Follow::new(serial_log);
-            let start = Instant::now();
-            loop {
-                follow.poll(&mut **out);
-                match child.try_wait() {
-                    Ok(Some(status)) => {
-                        follow.poll(&mut **out);
-                        break Ok(Waited::Exited(status, start.elapsed()));
-                    }
-                    Ok(None) if start.elapsed() >= timeout => {
-                        break child
-                            .kill()
-                            .and_then(|()| child.wait())
-                            .map(|_| Waited::TimedOut(start.elapsed()));
-                    }
-                    // A tenth of a second: the console's pace, not a busy loop.
-                    Ok(None) => thread::sleep(Duration::from_millis(100)),
-                    Err(e) => break Err(e),
-                }
-            }
+            wait_bounded_with(&mut child, timeout, &mut || follow.poll(&mut **out))
         }
     };
     match waited.map_err(io_err("waiting for QEMU"))? {
