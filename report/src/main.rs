@@ -259,14 +259,14 @@ fn run_fleet(paths: &[PathBuf], html: Option<&std::path::Path>, all: bool) -> Ex
     for e in &got.skipped {
         say(&format!("warning: {e}; skipped"));
     }
-    for l in &got.docs {
-        for w in &l.warnings {
-            say(&format!("warning: {}: {w}", l.file));
+    for d in &got.fleet.docs {
+        for w in &d.warnings {
+            say(&format!("warning: {}: {w}", d.file));
         }
     }
     match html {
-        Some(out) => write_page(out, &html::render_fleet(&got.docs)),
-        None => print(&safe_lines(&fleet::render(&got.docs, all))),
+        Some(out) => write_page(out, &html::render_fleet(&got.fleet)),
+        None => print(&safe_lines(&fleet::render(&got.fleet, all))),
     }
 }
 

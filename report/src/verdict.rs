@@ -179,11 +179,18 @@ pub struct Failed<'a> {
 /// The verdicts of `docs` counted by model (in the order first met), every
 /// failed target with its reason, and how many documents had no verdict.
 pub fn by_model(docs: &[Loaded]) -> (Vec<ModelCount>, Vec<Failed<'_>>, usize) {
+    let accs: Vec<Option<&Acceptance>> = docs.iter().map(|l| l.doc.acceptance.as_ref()).collect();
+    by_model_of(&accs)
+}
+
+/// [`by_model`] of each document's acceptance verdicts (`None` for a
+/// document without), in document order.
+pub fn by_model_of<'a>(accs: &[Option<&'a Acceptance>]) -> (Vec<ModelCount>, Vec<Failed<'a>>, usize) {
     let mut counts: Vec<ModelCount> = Vec::new();
     let mut failed = Vec::new();
     let mut without = 0;
-    for (i, l) in docs.iter().enumerate() {
-        let Some(a) = &l.doc.acceptance else {
+    for (i, a) in accs.iter().enumerate() {
+        let Some(a) = *a else {
             without += 1;
             continue;
         };
@@ -227,7 +234,14 @@ pub fn by_model_text(docs: &[Loaded]) -> String {
 /// [`by_model_text`] naming at most `cap` failed disks, then how many more
 /// there are (`fleet`'s summary).
 pub fn by_model_text_capped(docs: &[Loaded], cap: usize) -> String {
-    let (counts, failed, without) = by_model(docs);
+    let accs: Vec<Option<&Acceptance>> = docs.iter().map(|l| l.doc.acceptance.as_ref()).collect();
+    by_model_text_of(&accs, cap)
+}
+
+/// [`by_model_text_capped`] of each document's acceptance verdicts
+/// (`None` for a document without), in document order.
+pub fn by_model_text_of(accs: &[Option<&Acceptance>], cap: usize) -> String {
+    let (counts, failed, without) = by_model_of(accs);
     let mut out = String::from("acceptance verdicts by model:\n");
     if !counts.is_empty() {
         let mut rows = vec![["model", "PASS", "WARN", "FAIL"].map(String::from).to_vec()];

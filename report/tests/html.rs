@@ -305,7 +305,7 @@ fn the_fleet_page_renders_in_chromium() {
         .iter()
         .map(|p| load(Path::new(p)).unwrap_or_else(|e| panic!("{e}")))
         .collect();
-    let html = render_fleet(&docs);
+    let html = render_fleet(&bootbench_report::fleet::Fleet::new(&docs));
     assert_eq!(
         html.matches("<svg class=\"chart\" data-chart=\"fleet\"").count(),
         8,

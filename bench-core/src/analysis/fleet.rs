@@ -17,9 +17,17 @@ use crate::spec::Workload;
 /// outlier: more than 10% below (figure < 0.9 x median).
 pub const OUTLIER_BELOW: f64 = 0.10;
 
+/// True when `value` is more than [`OUTLIER_BELOW`] below `median`: the
+/// one outlier rule ([`FleetGroup::is_outlier`], and the fleet views of a
+/// host tool that keep their own groups).
+pub fn is_outlier(value: f64, median: f64) -> bool {
+    value < median * (1.0 - OUTLIER_BELOW)
+}
+
 /// The median of `v` (not empty): the middle value, or the mean of the two
-/// middle ones.
-fn median(v: &mut [f64]) -> f64 {
+/// middle ones (sorts `v`). The fleet views of a host tool take their
+/// groups' medians from here, so they judge as a document does.
+pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {
@@ -44,7 +52,7 @@ pub struct FleetEntry {
 
 /// What the disks of a [`fleet`] group share besides the test: their model
 /// and firmware.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DiskModel {
     /// The model.
     pub model: String,
@@ -91,7 +99,7 @@ impl<K> FleetGroup<K> {
     /// the one outlier rule, of a document's `outlier` lines and of every
     /// fleet view.
     pub fn is_outlier(&self, value: f64) -> bool {
-        value < self.median * (1.0 - OUTLIER_BELOW)
+        is_outlier(value, self.median)
     }
 
     /// The entries more than [`OUTLIER_BELOW`] below the median.

@@ -120,7 +120,7 @@ use all_at_once::analyze_all_at_once;
 use array::analyze_array;
 pub use array::BUSY;
 use fleet::analyze_outliers;
-pub use fleet::{fleet, fleet_by, DiskModel, FleetEntry, FleetGroup, OUTLIER_BELOW};
+pub use fleet::{fleet, fleet_by, is_outlier, median, DiskModel, FleetEntry, FleetGroup, OUTLIER_BELOW};
 pub(crate) use fleet::{groups_by, peer_groups};
 pub(crate) use health_lines::failed_why;
 pub use health_lines::{

@@ -10,20 +10,19 @@
 
 use std::fmt::Write as _;
 
-use bench_core::analysis::{FleetGroup, Metric, OUTLIER_BELOW};
+use bench_core::analysis::{Metric, OUTLIER_BELOW};
 
-use super::format::{axis_value, escape, fmt_metric, metric_axis, num, opt};
+use super::format::{axis_value, escape, fmt_metric, metric_axis, num, opt, opt_str};
 use super::svg::{color, decades, figure, legend, nice_ticks, short, svg_open_h, Scale, LOG_SPAN, RIGHT, TOP, W};
 use super::{head, Chart};
-use crate::fleet::{against, by_test, spread_share, Cell, Fleet, Key};
-use crate::read::Loaded;
+use crate::fleet::{against, by_test, outliers, spread_share, Cell, Fleet, Group, Key};
 use crate::show::metric_label;
 
 /// Where a document is named: in the `html` report, a link to its
 /// section; on the fleet page (no such sections), its number with the file
 /// as a tooltip.
 struct Ctx<'a> {
-    f: &'a Fleet<'a>,
+    f: &'a Fleet,
     links: bool,
 }
 
@@ -52,7 +51,7 @@ impl Ctx<'_> {
                 "<li>[{}] {name} (machine {}, started {})</li>",
                 i + 1,
                 escape(self.f.machine_name(i)),
-                crate::text::utc(d.doc.run.started_unix_ns)
+                crate::text::utc(d.started_unix_ns)
             );
         }
         out.push_str("</ul>\n");
@@ -87,16 +86,15 @@ pub(super) fn report_section(out: &mut String, f: &Fleet) {
 }
 
 /// The page of `bootbench-report fleet --html`.
-pub(super) fn page(docs: &[Loaded]) -> String {
-    let f = Fleet::new(docs);
-    let cx = Ctx { f: &f, links: false };
+pub(super) fn page(f: &Fleet) -> String {
+    let cx = Ctx { f, links: false };
     let mut out = String::with_capacity(64 * 1024);
     head(&mut out, "bootbench fleet");
     let _ = writeln!(
         out,
         "<h1>bootbench fleet</h1>\n<p class=\"units\">{} document(s) from {} machine(s). Units: MB/s = \
          10<sup>6</sup> bytes per second; IOPS = completed requests per second.</p>",
-        docs.len(),
+        f.docs.len(),
         f.machines.len()
     );
     out.push_str(
@@ -108,9 +106,9 @@ pub(super) fn page(docs: &[Loaded]) -> String {
     );
     out.push_str("<h2>Documents</h2>\n");
     cx.docs_list(&mut out);
-    super::verdict::by_model_section(&mut out, docs);
-    machines(&mut out, &f);
-    every_disk(&mut out, &f);
+    super::verdict::by_model_section(&mut out, f);
+    machines(&mut out, f);
+    every_disk(&mut out, f);
     let intro = format!(
         "The whole disks of machines of one model (DMI vendor and product) and of one disk model and firmware: \
          within a host model, disks of another model are not compared. For each test that ended ok and each of \
@@ -185,8 +183,9 @@ fn every_disk(out: &mut String, f: &Fleet) {
     }
     out.push_str("<th>Outliers</th></tr></thead><tbody>\n");
     for r in &f.rows {
-        let t = r.disk;
-        let n = r.outliers();
+        let t = f.disk(r.disk);
+        let cells = f.cells(r);
+        let n = outliers(&cells);
         let _ = write!(
             out,
             "<tr{}><td>{}</td><td><span title=\"{}\">[{}]</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
@@ -194,12 +193,12 @@ fn every_disk(out: &mut String, f: &Fleet) {
             escape(&f.machines[r.machine].name),
             escape(&f.docs[r.doc].file),
             r.doc + 1,
-            escape(&t.path),
-            opt(t.model.as_ref()),
-            opt(t.firmware.as_ref()),
-            opt(t.serial.as_ref()),
+            escape(t.path),
+            opt_str(t.model),
+            opt_str(t.firmware),
+            opt_str(t.serial),
         );
-        for (c, cell) in f.columns.iter().zip(&r.cells) {
+        for (c, cell) in f.columns.iter().zip(&cells) {
             match cell {
                 Cell::Figure { value, outlier: true } => {
                     let _ = write!(
@@ -238,7 +237,7 @@ fn every_disk(out: &mut String, f: &Fleet) {
 fn groups_section<K: Key>(
     out: &mut String,
     cx: &Ctx,
-    groups: &[FleetGroup<K>],
+    groups: &[Group<K>],
     id: &str,
     heading: &str,
     intro: &str,
@@ -282,7 +281,7 @@ fn capital(s: &str) -> String {
 }
 
 /// One group: its heading, its median, spread and outliers, its disks' table.
-fn group_block<K: Key>(out: &mut String, cx: &Ctx, g: &FleetGroup<K>) {
+fn group_block<K: Key>(out: &mut String, cx: &Ctx, g: &Group<K>) {
     let m = g.metric;
     let spread = spread_share(g).map_or_else(String::new, |s| format!(" ({s:.0}% of the median)"));
     let heading = format!(
@@ -294,7 +293,14 @@ fn group_block<K: Key>(out: &mut String, cx: &Ctx, g: &FleetGroup<K>) {
     );
     let odd: Vec<String> = g
         .outliers()
-        .map(|e| format!("[{}] {} {}", e.doc + 1, cx.f.machine_name(e.doc), e.target))
+        .map(|e| {
+            format!(
+                "[{}] {} {}",
+                e.doc() + 1,
+                cx.f.machine_name(e.doc()),
+                cx.f.disk(e.disk()).path
+            )
+        })
         .collect();
     let _ = writeln!(
         out,
@@ -324,10 +330,10 @@ fn group_block<K: Key>(out: &mut String, cx: &Ctx, g: &FleetGroup<K>) {
             out,
             "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             if odd { " class=\"outlier\"" } else { "" },
-            cx.doc(e.doc),
-            escape(cx.f.machine_name(e.doc)),
-            escape(&e.target),
-            opt(e.serial.as_ref()),
+            cx.doc(e.doc()),
+            escape(cx.f.machine_name(e.doc())),
+            escape(cx.f.disk(e.disk()).path),
+            opt_str(cx.f.disk(e.disk()).serial),
             fmt_metric(m, e.value),
             against(g, e.value),
             if odd {
@@ -353,7 +359,7 @@ const LANES: [f64; 5] = [0.0, -7.0, 7.0, -11.0, 11.0];
 /// (linear from 0, or logarithmic when the figures span more than
 /// [`LOG_SPAN`] x, as the bar charts), each disk a dot (red and larger for
 /// an outlier), the median a black bar, 10% below it dotted.
-fn strips<K: Key>(cx: &Ctx, groups: &[&FleetGroup<K>], title: &str) -> String {
+fn strips<K: Key>(cx: &Ctx, groups: &[&Group<K>], title: &str) -> String {
     let m = groups[0].metric;
     let (scale, ticks, axis) = strip_scale(groups, m);
     let bottom = TOP + ROW * groups.len() as f64;
@@ -390,7 +396,7 @@ fn strips<K: Key>(cx: &Ctx, groups: &[&FleetGroup<K>], title: &str) -> String {
 /// The strips' axis for the figure `m` of `groups`: its scale across the plot, its ticks and its
 /// title (linear from 0, or decades on a log scale when the figures span more than
 /// [`LOG_SPAN`] x).
-fn strip_scale<K: Key>(groups: &[&FleetGroup<K>], m: Metric) -> (Scale, Vec<f64>, String) {
+fn strip_scale<K: Key>(groups: &[&Group<K>], m: Metric) -> (Scale, Vec<f64>, String) {
     let values = || {
         groups
             .iter()
@@ -443,7 +449,7 @@ fn strip_axis(out: &mut String, scale: &Scale, ticks: &[f64], axis: &str, (botto
 
 /// One group's strip of the figure `m`, centred at `cy`: its name (one line or two), the median and the line 10%
 /// below it, and a dot per disk ([`strip_dots`]).
-fn strip<K: Key>(out: &mut String, cx: &Ctx, g: &FleetGroup<K>, m: Metric, cy: f64, scale: &Scale) {
+fn strip<K: Key>(out: &mut String, cx: &Ctx, g: &Group<K>, m: Metric, cy: f64, scale: &Scale) {
     let (x0, x1) = (LABELS, W - RIGHT);
     let lines = g.key.lines();
     let label = lines.join(" · ");
@@ -488,7 +494,7 @@ fn strip<K: Key>(out: &mut String, cx: &Ctx, g: &FleetGroup<K>, m: Metric, cy: f
 
 /// A strip's dots, one per disk, in the order of their figures, each in the first lane where it
 /// does not cover the last dot (the outliers drawn last, on top).
-fn strip_dots<K: Key>(out: &mut String, cx: &Ctx, g: &FleetGroup<K>, m: Metric, cy: f64, scale: &Scale) {
+fn strip_dots<K: Key>(out: &mut String, cx: &Ctx, g: &Group<K>, m: Metric, cy: f64, scale: &Scale) {
     let mut order: Vec<usize> = (0..g.entries.len()).collect();
     order.sort_by(|&a, &b| g.entries[a].value.total_cmp(&g.entries[b].value));
     let mut last = [f64::NEG_INFINITY; LANES.len()];
@@ -514,10 +520,10 @@ fn strip_dots<K: Key>(out: &mut String, cx: &Ctx, g: &FleetGroup<K>, m: Metric, 
             if odd { " outlier" } else { "" },
             if odd { "6" } else { "4.5" },
             color(usize::from(odd)),
-            e.doc + 1,
-            escape(cx.f.machine_name(e.doc)),
-            escape(&e.target),
-            escape(e.serial.as_deref().unwrap_or("no serial")),
+            e.doc() + 1,
+            escape(cx.f.machine_name(e.doc())),
+            escape(cx.f.disk(e.disk()).path),
+            escape(cx.f.disk(e.disk()).serial.unwrap_or("no serial")),
             fmt_metric(m, e.value),
             against(g, e.value),
             if odd { ", outlier" } else { "" }

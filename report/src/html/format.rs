@@ -117,6 +117,11 @@ pub(super) fn opt(s: Option<&String>) -> String {
     s.map_or_else(|| "-".into(), |s| escape(s))
 }
 
+/// [`opt`] of a borrowed string.
+pub(super) fn opt_str(s: Option<&str>) -> String {
+    s.map_or_else(|| "-".into(), escape)
+}
+
 pub(super) fn opt_num(v: Option<f64>, show: impl Fn(f64) -> String) -> String {
     v.filter(|v| v.is_finite()).map_or_else(|| "-".into(), show)
 }

@@ -199,8 +199,8 @@ pub fn render(docs: &[Loaded]) -> String {
 /// The page of `bootbench-report fleet --html`: the machines, every
 /// machine and disk, and the groups by host model and by disk model and
 /// firmware with their charts (see [`crate::fleet`]).
-pub fn render_fleet(docs: &[Loaded]) -> String {
-    fleet::page(docs)
+pub fn render_fleet(f: &crate::fleet::Fleet) -> String {
+    fleet::page(f)
 }
 
 const CSS: &str = "\
@@ -355,7 +355,7 @@ mod tests {
         }
         // The fleet page: the machine (its serial), its model and CPU, the
         // disks, in tables, chart rows and tooltips.
-        let page = render_fleet(&docs);
+        let page = render_fleet(&crate::fleet::Fleet::new(&docs));
         assert!(
             page.contains("<section class=\"fleet\" id=\"fleet-host\">"),
             "host groups"

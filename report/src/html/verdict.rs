@@ -15,7 +15,7 @@ use bench_core::result::Verdict;
 use super::format::escape;
 use crate::read::Loaded;
 use crate::text::mb_per_sec;
-use crate::verdict::{by_model, check_line, glance, not_passed, who, Glance, GLANCE_FIGURES, NO_VERDICT};
+use crate::verdict::{by_model_of, check_line, glance, not_passed, who, Glance, GLANCE_FIGURES, NO_VERDICT};
 
 /// A verdict's cell: its word in capitals, classed `pass`, `warn` or `fail`.
 fn verdict_cell(v: Verdict) -> String {
@@ -115,8 +115,9 @@ pub(super) fn glance_section(out: &mut String, docs: &[Loaded]) {
 
 /// `fleet --html`'s verdicts: counted by model, then every failed disk with
 /// its reason.
-pub(super) fn by_model_section(out: &mut String, docs: &[Loaded]) {
-    let (counts, failed, without) = by_model(docs);
+pub(super) fn by_model_section(out: &mut String, fleet: &crate::fleet::Fleet) {
+    let accs = fleet.acceptances();
+    let (counts, failed, without) = by_model_of(&accs);
     out.push_str("<section class=\"verdicts-by-model\" id=\"verdicts\">\n<h2>Acceptance verdicts by model</h2>\n");
     if counts.is_empty() {
         out.push_str("<p class=\"omitted\" data-omitted=\"verdict\">No document has a verdict.</p>\n");
@@ -154,7 +155,7 @@ pub(super) fn by_model_section(out: &mut String, docs: &[Loaded]) {
                 out,
                 "<tr><td>[{}] {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 f.doc + 1,
-                escape(&docs[f.doc].file),
+                escape(&fleet.docs[f.doc].file),
                 escape(&t.target),
                 escape(t.serial.as_deref().unwrap_or("-")),
                 escape(t.model.as_deref().unwrap_or("-")),

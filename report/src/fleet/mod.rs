@@ -5,10 +5,14 @@
 //!
 //! - Inputs ([`gather`]): each path a result document or a directory, whose
 //!   `*.json` files (not its subdirectories') are read in natural name
-//!   order ([`natural_cmp`]). A file
+//!   order ([`natural_cmp`]), on every core. A file
 //!   that is not a result document this tool reads is skipped (the caller
 //!   warns, naming it and why); a path that cannot be read at all, or no
 //!   document in any, is an error.
+//! - Memory: of each document only its [`Digest`] is kept, what the
+//!   reports show (`state`: per whole disk its identity and each figure
+//!   bench-core judges, per document its machine and verdicts), so a fleet
+//!   of any size costs a few hundred bytes per disk, not its documents.
 //! - Machines ([`machine_id`]): a machine is its DMI product serial, else its
 //!   host name, else its document's file name, and the report says which.
 //!   Serials and host names that firmware or the kernel fill in when nobody
@@ -17,9 +21,10 @@
 //!   that all say so would be one.
 //! - Groups: every whole disk (no array or layer) of every document with a
 //!   known model and firmware, by disk model and firmware
-//!   ([`bench_core::analysis::fleet`]), and by the machine's model (DMI
-//!   vendor and product) with the disk's model and firmware
-//!   ([`bench_core::analysis::fleet_by`]): within a host model, disks of
+//!   (as [`bench_core::analysis::fleet`] groups them, with its median and
+//!   outlier rule, each disk named by index: [`Group`]), and by the
+//!   machine's model (DMI vendor and product) with the disk's model and
+//!   firmware (as [`bench_core::analysis::fleet_by`]): within a host model, disks of
 //!   another model are not compared, so a machine with an SSD and a hard
 //!   disk does not make the disk an outlier. For each test and figure: how
 //!   many disks on how many machines, the median, the spread, and the
@@ -38,118 +43,26 @@
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
 
-use bench_core::analysis::{fleet, fleet_by, metrics, DiskModel, FleetGroup, Metric, OUTLIER_BELOW};
-use bench_core::result::{Host, Status, TargetInfo};
-use bench_core::spec::Workload;
+use bench_core::analysis::{DiskModel, OUTLIER_BELOW};
+use bench_core::result::Host;
 
-use crate::read::{self, Loaded, ReadError};
+use crate::read::Loaded;
 use crate::show::{metric_label, metric_plain};
 use crate::text::{self, table, Align};
 
-// ---------------------------------------------------------------- inputs
+mod state;
 
-/// The documents `fleet` read, and the files it skipped.
-#[derive(Debug)]
-pub struct Gathered {
-    /// The result documents, in the order of the paths (a directory's by
-    /// file name).
-    pub docs: Vec<Loaded>,
-    /// The files that are not result documents this tool reads.
-    pub skipped: Vec<ReadError>,
-}
-
-/// Why `fleet` has nothing to report.
-#[derive(Debug)]
-pub enum GatherError {
-    /// A path that is neither a readable file nor a readable directory.
-    Path {
-        /// The path as given.
-        path: String,
-        /// What is wrong.
-        what: String,
-    },
-    /// No result document in any of the paths.
-    Nothing {
-        /// The paths as given.
-        paths: Vec<String>,
-        /// How many files were skipped.
-        skipped: usize,
-    },
-}
-
-impl std::fmt::Display for GatherError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            GatherError::Path { path, what } => write!(f, "{path}: {what}"),
-            GatherError::Nothing { paths, skipped } => write!(
-                f,
-                "no bootbench result document in {} ({skipped} file(s) skipped)",
-                paths.join(", ")
-            ),
-        }
-    }
-}
-
-impl std::error::Error for GatherError {}
-
-/// A directory entry `fleet` reads: a file whose name ends in `.json`
-/// (any case).
-fn is_json(p: &Path) -> bool {
-    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) && p.is_file()
-}
-
-/// Read every document of `paths` (see the module docs). A file named
-/// twice (itself and through its directory) is read once.
-pub fn gather(paths: &[PathBuf]) -> Result<Gathered, GatherError> {
-    let fail = |p: &Path, what: String| GatherError::Path {
-        path: p.display().to_string(),
-        what,
-    };
-    let mut files = Vec::new();
-    for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| fail(p, format!("cannot read: {e}")))?;
-        if !meta.is_dir() {
-            files.push(p.clone());
-            continue;
-        }
-        let mut found = Vec::new();
-        for entry in std::fs::read_dir(p).map_err(|e| fail(p, format!("cannot list the directory: {e}")))? {
-            let path = entry
-                .map_err(|e| fail(p, format!("cannot list the directory: {e}")))?
-                .path();
-            if is_json(&path) {
-                found.push(path);
-            }
-        }
-        // Natural order, as the machines: `m2-1.json` before `m10-1.json`.
-        found.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
-        files.extend(found);
-    }
-    let mut seen = HashSet::new();
-    files.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
-    let (mut docs, mut skipped) = (Vec::new(), Vec::new());
-    for f in &files {
-        match read::load(f) {
-            Ok(l) => docs.push(l),
-            Err(e) => skipped.push(e),
-        }
-    }
-    if docs.is_empty() {
-        return Err(GatherError::Nothing {
-            paths: paths.iter().map(|p| p.display().to_string()).collect(),
-            skipped: skipped.len(),
-        });
-    }
-    Ok(Gathered { docs, skipped })
-}
+pub use state::{
+    files, gather, outliers, slim, Builder, Cell, Column, Digest, DiskDigest, DiskRow, DiskView, Doc, Entry, Fleet,
+    GatherError, Gathered, Group, HostDisk, BATCH,
+};
 
 // ---------------------------------------------------------------- machines
 
 /// What tells a machine from the others (in the order the reports list
 /// machines by: serials, then host names, then file names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum IdBy {
     /// The DMI product serial.
     Serial,
@@ -252,16 +165,6 @@ pub struct Machine {
 
 // ---------------------------------------------------------------- the view
 
-/// The key of the host-model groups: the machine's model and the disk's
-/// model and firmware.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HostDisk {
-    /// The host model ([`host_model`]).
-    pub host: String,
-    /// The disk's model and firmware.
-    pub disk: DiskModel,
-}
-
 /// How a group's key reads in a report.
 pub trait Key {
     /// In a heading: `model M, firmware F`.
@@ -292,250 +195,10 @@ impl Key for HostDisk {
     }
 }
 
-/// A column of the every-disk table: one test and one of its figures.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Column {
-    /// The test's name.
-    pub test: String,
-    /// Its workload.
-    pub workload: Workload,
-    /// The figure.
-    pub metric: Metric,
-}
-
-/// A cell of the every-disk table.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
-    /// The figure, in the metric's unit; `outlier` when the disk is an
-    /// outlier of its model and firmware group in this test and figure.
-    Figure {
-        /// The value.
-        value: f64,
-        /// More than [`OUTLIER_BELOW`] below its group's median.
-        outlier: bool,
-    },
-    /// The test did not end ok: `skip`, `err`, ... ([`text::marker`]).
-    Marker(String),
-    /// No such test on this disk, or no usable figure.
-    NotRun,
-}
-
-/// A row of the every-disk table: one whole disk of one document.
-#[derive(Debug)]
-pub struct DiskRow<'a> {
-    /// The machine (index into [`Fleet::machines`]).
-    pub machine: usize,
-    /// The document (index into the documents).
-    pub doc: usize,
-    /// The disk.
-    pub disk: &'a TargetInfo,
-    /// One cell per [`Fleet::columns`].
-    pub cells: Vec<Cell>,
-}
-
-impl DiskRow<'_> {
-    /// How many of its figures are outliers.
-    pub fn outliers(&self) -> usize {
-        self.cells
-            .iter()
-            .filter(|c| matches!(c, Cell::Figure { outlier: true, .. }))
-            .count()
-    }
-}
-
-/// Everything the fleet reports show, computed once from the documents.
-#[derive(Debug)]
-pub struct Fleet<'a> {
-    /// The documents.
-    pub docs: &'a [Loaded],
-    /// The machines: by serial, then by host name, then by file name, each
-    /// in natural order of the names ([`natural_cmp`]).
-    pub machines: Vec<Machine>,
-    /// Each document's machine (index into `machines`).
-    pub machine_of: Vec<usize>,
-    /// The every-disk table's columns: each test and figure that ended ok
-    /// with a usable figure on at least one whole disk, in the order first
-    /// seen.
-    pub columns: Vec<Column>,
-    /// The every-disk table's rows, machine by machine.
-    pub rows: Vec<DiskRow<'a>>,
-    /// The groups by host model, disk model and firmware.
-    pub by_host: Vec<FleetGroup<HostDisk>>,
-    /// The groups by disk model and firmware.
-    pub by_disk: Vec<FleetGroup>,
-}
-
-impl<'a> Fleet<'a> {
-    /// The view of `docs`.
-    pub fn new(docs: &'a [Loaded]) -> Fleet<'a> {
-        let mut machines: Vec<Machine> = Vec::new();
-        let mut machine_of = Vec::with_capacity(docs.len());
-        for (i, l) in docs.iter().enumerate() {
-            let (by, name) = machine_id(l);
-            let m = match machines.iter().position(|m| m.by == by && m.name == name) {
-                Some(m) => m,
-                None => {
-                    machines.push(Machine {
-                        name,
-                        by,
-                        model: None,
-                        cpu: None,
-                        docs: Vec::new(),
-                        disks: 0,
-                    });
-                    machines.len() - 1
-                }
-            };
-            let machine = &mut machines[m];
-            machine.docs.push(i);
-            machine.model = machine.model.take().or_else(|| host_model(&l.doc.host));
-            machine.cpu = machine.cpu.take().or_else(|| l.doc.host.cpu_model.clone());
-            machine_of.push(m);
-        }
-        // Those named by serial, then by host name, then by file name, each
-        // in natural order of the names (`m2` before `m10`).
-        let mut order: Vec<usize> = (0..machines.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (a, b) = (&machines[a], &machines[b]);
-            a.by.cmp(&b.by).then_with(|| natural_cmp(&a.name, &b.name))
-        });
-        let mut rank = vec![0; machines.len()];
-        for (new, &old) in order.iter().enumerate() {
-            rank[old] = new;
-        }
-        let mut taken: Vec<Option<Machine>> = machines.into_iter().map(Some).collect();
-        let mut machines: Vec<Machine> = order.iter().filter_map(|&old| taken[old].take()).collect();
-        for m in &mut machine_of {
-            *m = rank[*m];
-        }
-        for m in &mut machines {
-            let mut seen = HashSet::new();
-            for &d in &m.docs {
-                for t in whole_disks(&docs[d]) {
-                    seen.insert(t.serial.clone().map_or_else(|| (false, t.path.clone()), |s| (true, s)));
-                }
-            }
-            m.disks = seen.len();
-        }
-        let refs: Vec<&bench_core::result::ResultDoc> = docs.iter().map(|l| &l.doc).collect();
-        let by_disk = fleet(&refs);
-        let by_host = fleet_by(&refs, |d, t| {
-            Some(HostDisk {
-                host: host_model(&d.host)?,
-                disk: DiskModel::of(t)?,
-            })
-        });
-        let columns = columns(docs);
-        let mut rows = Vec::new();
-        for (mi, m) in machines.iter().enumerate() {
-            for &d in &m.docs {
-                for t in whole_disks(&docs[d]) {
-                    let cells = columns.iter().map(|c| cell(&docs[d], d, t, c, &by_disk)).collect();
-                    rows.push(DiskRow {
-                        machine: mi,
-                        doc: d,
-                        disk: t,
-                        cells,
-                    });
-                }
-            }
-        }
-        Fleet {
-            docs,
-            machines,
-            machine_of,
-            columns,
-            rows,
-            by_host,
-            by_disk,
-        }
-    }
-
-    /// The name of document `doc`'s machine.
-    pub fn machine_name(&self, doc: usize) -> &str {
-        self.machine_of
-            .get(doc)
-            .and_then(|&m| self.machines.get(m))
-            .map_or("-", |m| m.name.as_str())
-    }
-
-    /// On how many machines a group's disks are.
-    pub fn machines_in<K>(&self, g: &FleetGroup<K>) -> usize {
-        g.entries
-            .iter()
-            .filter_map(|e| self.machine_of.get(e.doc))
-            .collect::<HashSet<_>>()
-            .len()
-    }
-}
-
-/// The whole disks of a document (no array or layer), in target order.
-fn whole_disks(l: &Loaded) -> impl Iterator<Item = &TargetInfo> {
-    l.doc.targets.iter().filter(|t| t.stack.is_none())
-}
-
-/// A usable figure: present, finite and above zero (as bench-core's
-/// groups take them).
-fn usable(v: Option<f64>) -> Option<f64> {
-    v.filter(|v| v.is_finite() && *v > 0.0)
-}
-
-/// Each test and figure that ended ok with a usable figure on at least one
-/// whole disk, in the order first seen.
-fn columns(docs: &[Loaded]) -> Vec<Column> {
-    let mut out: Vec<Column> = Vec::new();
-    for l in docs {
-        for t in whole_disks(l) {
-            for test in l
-                .doc
-                .tests
-                .iter()
-                .filter(|x| x.target == t.path && x.status == Status::Ok)
-            {
-                for &metric in metrics(test.workload) {
-                    if usable(metric.get(&test.summary)).is_none() {
-                        continue;
-                    }
-                    if !out.iter().any(|c| c.test == test.name && c.metric == metric) {
-                        out.push(Column {
-                            test: test.name.clone(),
-                            workload: test.workload,
-                            metric,
-                        });
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The cell of disk `t` of document `d` (index `di`) in column `c`: the
-/// figure of its first test of that name that ended ok, marked when it is
-/// an outlier of its model and firmware group (bench-core's rule).
-fn cell(l: &Loaded, di: usize, t: &TargetInfo, c: &Column, by_disk: &[FleetGroup]) -> Cell {
-    let mut tests = l.doc.tests.iter().filter(|x| x.target == t.path && x.name == c.test);
-    let Some(first) = tests.clone().next() else {
-        return Cell::NotRun;
-    };
-    let Some(ok) = tests.find(|x| x.status == Status::Ok) else {
-        return text::marker(&first.status).map_or(Cell::NotRun, Cell::Marker);
-    };
-    let Some(value) = usable(c.metric.get(&ok.summary)) else {
-        return Cell::NotRun;
-    };
-    let outlier = by_disk
-        .iter()
-        .filter(|g| g.test == c.test && g.metric == c.metric)
-        .flat_map(|g| g.entries.iter().map(move |e| (g, e)))
-        .any(|(g, e)| e.doc == di && e.target == t.path && g.is_outlier(e.value));
-    Cell::Figure { value, outlier }
-}
-
 /// `groups` gathered by test and figure, in the order first seen (each
 /// list holds the groups of one test and figure, never none).
-pub fn by_test<K>(groups: &[FleetGroup<K>]) -> Vec<Vec<&FleetGroup<K>>> {
-    let mut out: Vec<Vec<&FleetGroup<K>>> = Vec::new();
+pub fn by_test<K>(groups: &[Group<K>]) -> Vec<Vec<&Group<K>>> {
+    let mut out: Vec<Vec<&Group<K>>> = Vec::new();
     for g in groups {
         match out.iter_mut().find(|v| v[0].test == g.test && v[0].metric == g.metric) {
             Some(v) => v.push(g),
@@ -547,12 +210,12 @@ pub fn by_test<K>(groups: &[FleetGroup<K>]) -> Vec<Vec<&FleetGroup<K>>> {
 
 /// The spread of a group as a share of its median: `193%`; empty for a
 /// median of zero.
-pub fn spread_share<K>(g: &FleetGroup<K>) -> Option<f64> {
+pub fn spread_share<K>(g: &Group<K>) -> Option<f64> {
     (g.median > 0.0).then(|| (g.max - g.min) / g.median * 100.0)
 }
 
 /// A figure against its group's median: `+4%`, `-30%`.
-pub fn against<K>(g: &FleetGroup<K>, v: f64) -> String {
+pub fn against<K>(g: &Group<K>, v: f64) -> String {
     if g.median > 0.0 {
         format!("{:+.0}%", (v / g.median - 1.0) * 100.0)
     } else {
@@ -624,11 +287,11 @@ fn percentile(values: &[f64], p: f64) -> Option<f64> {
 
 /// One of the summary's slowest disks.
 struct Slow<'r> {
-    row: &'r DiskRow<'r>,
+    row: &'r DiskRow,
     /// The tests that did not end ok and were not skipped.
     failed: Vec<&'r str>,
     /// Its lowest figure against its group's median, with the test and
-    /// figure: (ratio, column).
+    /// figure: (ratio, column, value).
     worst: Option<(f64, &'r Column, f64)>,
     /// How many of its figures are outliers.
     outliers: usize,
@@ -636,30 +299,23 @@ struct Slow<'r> {
 
 /// The disks of `f` that failed a test or are an outlier in one, failed
 /// ones first, then the furthest below their group's median.
-fn slowest<'r>(f: &'r Fleet<'r>) -> Vec<Slow<'r>> {
+fn slowest(f: &Fleet) -> Vec<Slow<'_>> {
     let mut out = Vec::new();
     for r in &f.rows {
+        let cells = f.cells(r);
         let mut s = Slow {
             row: r,
             failed: Vec::new(),
             worst: None,
-            outliers: r.outliers(),
+            outliers: outliers(&cells),
         };
-        for (c, cell) in f.columns.iter().zip(&r.cells) {
+        for (col, (c, cell)) in f.columns.iter().zip(&cells).enumerate() {
             match cell {
                 Cell::Marker(m) if m != "skip" && !s.failed.contains(&c.test.as_str()) => {
                     s.failed.push(c.test.as_str());
                 }
                 Cell::Figure { value, outlier: true } => {
-                    let median = f
-                        .by_disk
-                        .iter()
-                        .find(|g| {
-                            g.test == c.test
-                                && g.metric == c.metric
-                                && g.entries.iter().any(|e| e.doc == r.doc && e.target == r.disk.path)
-                        })
-                        .map(|g| g.median);
+                    let median = f.group_of(r.disk, col).map(|g| g.median);
                     if let Some(m) = median.filter(|m| *m > 0.0) {
                         let ratio = value / m;
                         if s.worst.is_none_or(|(w, _, _)| ratio < w) {
@@ -704,7 +360,7 @@ pub fn summary(f: &Fleet) -> String {
             .len(),
     );
     out.push('\n');
-    out.push_str(&crate::verdict::by_model_text_capped(f.docs, SUMMARY_CAP));
+    out.push_str(&crate::verdict::by_model_text_of(&f.acceptances(), SUMMARY_CAP));
     if f.by_disk.is_empty() {
         out.push_str("\nno model and firmware with two or more disks that ran the same test\n");
     } else {
@@ -754,7 +410,7 @@ pub fn summary(f: &Fleet) -> String {
     .map(String::from)
     .to_vec()];
     for s in slow.iter().take(SUMMARY_CAP) {
-        let t = s.row.disk;
+        let t = f.disk(s.row.disk);
         let (worst, vs) = s.worst.map_or_else(
             || ("-".to_string(), "-".to_string()),
             |(ratio, c, v)| {
@@ -767,10 +423,10 @@ pub fn summary(f: &Fleet) -> String {
         rows.push(vec![
             f.machines[s.row.machine].name.clone(),
             format!("[{}]", s.row.doc + 1),
-            t.path.clone(),
-            opt(t.serial.as_deref()),
-            opt(t.model.as_deref()),
-            opt(t.firmware.as_deref()),
+            t.path.to_owned(),
+            opt(t.serial),
+            opt(t.model),
+            opt(t.firmware),
             worst,
             vs,
             s.outliers.to_string(),
@@ -795,15 +451,14 @@ pub fn summary(f: &Fleet) -> String {
 /// The whole `fleet` text: the summary ([`summary`]); with `all`, then the
 /// documents, the machines, every machine and disk in one table, the groups
 /// by host model, and by disk model and firmware, with their disks.
-pub fn render(docs: &[Loaded], all: bool) -> String {
-    let f = Fleet::new(docs);
+pub fn render(f: &Fleet, all: bool) -> String {
     let mut out = format!(
         "fleet of {} document(s) from {} machine(s); {}\n",
-        docs.len(),
+        f.docs.len(),
         f.machines.len(),
         rule_line()
     );
-    out.push_str(&summary(&f));
+    out.push_str(&summary(f));
     if !all {
         out.push_str(
             "\nevery document, machine and disk, and each group's disks: `fleet --all`, `fleet --html FILE`\n",
@@ -811,42 +466,42 @@ pub fn render(docs: &[Loaded], all: bool) -> String {
         return out;
     }
     out.push('\n');
-    for (i, d) in docs.iter().enumerate() {
+    for (i, d) in f.docs.iter().enumerate() {
         out.push_str(&format!(
             "  [{}] {} (machine {}, started {})\n",
             i + 1,
             d.file,
             f.machine_name(i),
-            text::utc(d.doc.run.started_unix_ns)
+            text::utc(d.started_unix_ns)
         ));
     }
     out.push('\n');
-    out.push_str(&crate::verdict::by_model_text(docs));
+    out.push_str(&crate::verdict::by_model_text_of(&f.acceptances(), usize::MAX));
     out.push_str(
         "\nmachines (a machine is its DMI product serial, else its host name, else its document's file name: \
          `by` says which)\n",
     );
-    out.push_str(&machines_table(&f));
+    out.push_str(&machines_table(f));
     out.push_str(&format!(
         "\nevery machine and disk: per test the figure bench-core judges (MB/s = 10^6 B/s, IOPS = requests/s), \
          from the disk's first run of it that ended ok; skip = skipped, err = failed, - = not run; \
          * = outlier of its disk model and firmware group (more than {:.0}% below its median)\n",
         OUTLIER_BELOW * 100.0
     ));
-    out.push_str(&disks_table(&f));
+    out.push_str(&disks_table(f));
     out.push_str("\nby host model (DMI vendor and product), and within it by disk model and firmware:\n");
     if f.by_host.is_empty() {
         out.push_str("no host model with two or more disks of one model and firmware that ran the same test\n");
     }
     for g in &f.by_host {
         out.push('\n');
-        out.push_str(&group(&f, g));
+        out.push_str(&group(f, g));
     }
     out.push_str("\nby disk model and firmware:\n");
     if f.by_disk.is_empty() {
         out.push_str("no model and firmware with two or more disks that ran the same test\n");
     } else {
-        out.push_str(&groups_text(&f));
+        out.push_str(&groups_text(f));
     }
     out
 }
@@ -904,16 +559,17 @@ fn disks_table(f: &Fleet) -> String {
     head.push(String::new());
     let mut rows = vec![head, units];
     for r in &f.rows {
-        let t = r.disk;
+        let t = f.disk(r.disk);
+        let cells = f.cells(r);
         let mut row = vec![
             f.machines[r.machine].name.clone(),
             format!("[{}]", r.doc + 1),
-            t.path.clone(),
-            opt(t.model.as_deref()),
-            opt(t.firmware.as_deref()),
-            opt(t.serial.as_deref()),
+            t.path.to_owned(),
+            opt(t.model),
+            opt(t.firmware),
+            opt(t.serial),
         ];
-        for (c, cell) in f.columns.iter().zip(&r.cells) {
+        for (c, cell) in f.columns.iter().zip(&cells) {
             row.push(match cell {
                 Cell::Figure { value, outlier } => {
                     format!("{}{}", metric_plain(c.metric, *value), if *outlier { "*" } else { " " })
@@ -922,7 +578,7 @@ fn disks_table(f: &Fleet) -> String {
                 Cell::NotRun => "- ".into(),
             });
         }
-        row.push(if r.outliers() > 0 {
+        row.push(if outliers(&cells) > 0 {
             "outlier".into()
         } else {
             String::new()
@@ -935,7 +591,7 @@ fn disks_table(f: &Fleet) -> String {
     table(&rows, &align)
 }
 
-fn group<K: Key>(f: &Fleet, g: &FleetGroup<K>) -> String {
+fn group<K: Key>(f: &Fleet, g: &Group<K>) -> String {
     let spread = spread_share(g).map_or_else(String::new, |s| format!(" ({s:.0}% of the median)"));
     let mut out = format!(
         "-- {}: test {} ({}), {}: {} disks on {} machine(s), median {}, spread {}-{}{spread}\n",
@@ -961,11 +617,12 @@ fn group<K: Key>(f: &Fleet, g: &FleetGroup<K>) -> String {
     .map(String::from)
     .to_vec()];
     for e in &g.entries {
+        let t = f.disk(e.disk());
         rows.push(vec![
-            format!("[{}]", e.doc + 1),
-            f.machine_name(e.doc).to_owned(),
-            e.target.clone(),
-            e.serial.clone().unwrap_or_else(|| "-".into()),
+            format!("[{}]", e.doc() + 1),
+            f.machine_name(e.doc()).to_owned(),
+            t.path.to_owned(),
+            opt(t.serial),
             metric_plain(g.metric, e.value),
             against(g, e.value),
             if g.is_outlier(e.value) {
