@@ -13,7 +13,10 @@
 #   make test    what CI runs: rustfmt check, no_std build of bench-core, clippy (host and musl),
 #                the static musl binary, the image, all tests including the QEMU end-to-end ones
 #   make bench   bootbench vs fio on a RAM-backed loop device (needs root, fio); the image's
-#                sizes, PID 1 start to first I/O and PID 1 peak memory from a QEMU boot
+#                sizes, PID 1 start to first I/O and PID 1 peak memory from a QEMU boot;
+#                bootbench-report fleet's memory and time over generated documents (bench-fleet)
+#   make bench-fleet  that fleet part alone (FLEET_DOCS, default 10000; FLEET_MEM_DOCS,
+#                default "200 2000"; FLEET_TMPDIR: about 390 KB per document on disk)
 #   make fidelity  every classic twin beside its real tool (hdparm, dd, sysbench, fio/CDM)
 #                on loop devices over /dev/shm and the local disk (needs root; FIDELITY_* env)
 #   make fmt     rustfmt
@@ -52,7 +55,7 @@ GRUB_NET_EFI := $(OUT)/grub/usr/lib/grub/x86_64-efi-signed/grubnetx64.efi.signed
 NETBOOT_ARGS ?=
 CONFIG_ARG := $(if $(CONFIG),--config $(CONFIG))
 
-.PHONY: build test bench fidelity fuzz fmt clean targets deps kernel image tools qemu netboot
+.PHONY: build test bench bench-fleet fidelity fuzz fmt clean targets deps kernel image tools qemu netboot
 
 targets:
 	rustup target add $(MUSL) $(BARE)
@@ -126,6 +129,13 @@ bench: image
 	bash bench/fio-compare.sh
 	bash bench/burnin-compare.sh
 	bash bench/boot.sh
+	$(MAKE) bench-fleet
+
+# bootbench-report fleet over many generated documents: the release tool and
+# the Value-parse floor it is measured against (report/examples/parse_floor.rs).
+bench-fleet:
+	$(CARGO) build --release -p bootbench-report --bin bootbench-report --example parse_floor
+	python3 bench/fleet.py
 
 fidelity:
 	bash bench/fidelity.sh

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""`make bench`, fleet part: `bootbench-report fleet DIR` over many documents.
+
+Measured (not a test: nothing is asserted; each figure once, so a busy
+machine shows in them):
+  - peak memory (the process's peak RSS, from wait4's ru_maxrss) of `fleet`
+    over FLEET_MEM_DOCS documents (default "200 2000"), and the growth
+    from the first count to the last, per document and per disk;
+  - the time of `fleet` over FLEET_DOCS documents (default 10000; the
+    target is under 30 s on a 2-core machine), and in the same run its
+    floors: `cat` of every file to /dev/null (find | xargs), and a
+    serde_json parse of every document into a `serde_json::Value`
+    (report/examples/parse_floor.rs) on every core and on one thread;
+    fleet's time over the all-core floor;
+  - the length of `fleet`'s text (lines) at each count: the summary is
+    meant to fit one screen whatever the number of machines.
+
+The documents (bench/fleetgen.py): made from the real quick-profile run
+of report/tests/fixtures/qemu-4disks-quick.json (4 disks, 52 tests), each
+a machine of its own (DMI serial, host name, disk serials, one of 3 host
+models, 4 disk models of 2 firmwares each, figures scaled per disk, every
+97th disk at half speed), written pretty-printed as the stick writes them:
+about 383 KB each, 3.8 GB for 10,000. Real size, not trimmed: the time to
+read them is part of what `fleet` costs. They are generated once, for the
+largest count, into a directory on the real disk (not /dev/shm: that is
+RAM, which `fleet` itself needs at 10,000 documents); the smaller counts
+are directories of hard links to the first N files. The files are
+fresh in the page cache when measured (just written, and `cat` once
+before the timed runs), so the times are of parsing and reporting, not
+of the disk. The directory is deleted at the end.
+
+Environment:
+  FLEET_DOCS       documents of the timed run (default 10000)
+  FLEET_MEM_DOCS   counts of the memory runs (default "200 2000"; the
+                   growth is between the first and the last)
+  FLEET_TMPDIR     where the documents go (default $TMPDIR, else /var/tmp)
+  FLEET_SEED       the generator's seed (default 1)
+  FLEET_KEEP=1     keep the documents (the directory is printed)
+Needs the release `bootbench-report` and the `parse_floor` example (the
+Makefile's bench-fleet target builds both) under CARGO_TARGET_DIR (default
+target).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
+REPORT = os.path.join(TARGET, "release", "bootbench-report")
+FLOOR = os.path.join(TARGET, "release", "examples", "parse_floor")
+GEN = os.path.join(ROOT, "bench", "fleetgen.py")
+DISKS_PER_DOC = 4  # the fixture's disks
+DOC_BYTES = 390_000  # about one generated document, for the free-space check
+TARGET_S = 30.0
+
+
+def run(argv, capture=False, shell=False):
+    """Run argv; its wall seconds, peak RSS in bytes, stdout if captured, and CPU seconds."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, stdout=out if capture else subprocess.DEVNULL, stderr=err, shell=shell)
+        # wait4: this child's own rusage (RUSAGE_CHILDREN would be the largest of all children).
+        _, status, usage = os.wait4(p.pid, 0)
+        secs = time.monotonic() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            err.seek(0)
+            sys.stderr.write(err.read().decode(errors="replace"))
+            sys.exit(f"fleet bench: {argv if shell else ' '.join(argv)} exited {p.returncode}")
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    # ru_maxrss is in KiB on Linux.
+    return secs, usage.ru_maxrss * 1024, text, usage.ru_utime + usage.ru_stime
+
+
+def fleet(d):
+    secs, rss, out, cpu = run([REPORT, "fleet", d], capture=True)
+    return secs, rss, len(out.splitlines()), cpu
+
+
+def link_subset(src, dst, n):
+    """dst: hard links to the first n documents of src (machines 1..n)."""
+    os.makedirs(dst)
+    for i in range(1, n + 1):
+        name = f"SN{i:06d}-1.json"
+        os.link(os.path.join(src, name), os.path.join(dst, name))
+
+
+def mb(b):
+    return f"{b / 1e6:.1f} MB"
+
+
+def main():
+    sys.stdout.reconfigure(line_buffering=True)
+    docs = int(os.environ.get("FLEET_DOCS", "10000"))
+    mem = [int(x) for x in os.environ.get("FLEET_MEM_DOCS", "200 2000").split()]
+    seed = int(os.environ.get("FLEET_SEED", "1"))
+    if docs < 1 or not mem or min(mem) < 1:
+        sys.exit("fleet bench: FLEET_DOCS and FLEET_MEM_DOCS must be counts above 0")
+    for f in (REPORT, FLOOR):
+        if not os.access(f, os.X_OK):
+            sys.exit(f"fleet bench: {f} is missing: run make bench-fleet (it builds it)")
+    base = os.environ.get("FLEET_TMPDIR") or os.environ.get("TMPDIR") or "/var/tmp"
+    most = max([docs] + mem)
+    free = shutil.disk_usage(base).free
+    if free < most * DOC_BYTES * 1.1:
+        sys.exit(f"fleet bench: {base} has {mb(free)} free, {most} documents need about "
+                 f"{mb(most * DOC_BYTES)}: set FLEET_TMPDIR or a smaller FLEET_DOCS")
+    work = tempfile.mkdtemp(prefix="bootbench-fleet.", dir=base)
+    try:
+        measure(work, docs, mem, seed, most)
+    finally:
+        if os.environ.get("FLEET_KEEP") == "1":
+            print(f"documents kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(work, docs, mem, seed, most):
+    all_dir = os.path.join(work, "all")
+    print(f"generating {most} documents in {work} ...", file=sys.stderr)
+    secs, _, out, _ = run([sys.executable, GEN, "--out", all_dir, "--count", str(most), "--seed", str(seed)],
+                       capture=True)
+    total = sum(e.stat().st_size for e in os.scandir(all_dir))
+    print(f"documents: {most} generated (bench/fleetgen.py, seed {seed}) in {secs:.1f} s "
+          f"({most / secs:.0f} docs/s); {mb(total)} on disk, {total / most / 1e3:.0f} KB each; "
+          f"{out.strip().split(', ')[2]}")
+
+    def dir_of(n):
+        if n == most:
+            return all_dir
+        d = os.path.join(work, f"first{n}")
+        if not os.path.isdir(d):
+            link_subset(all_dir, d, n)
+        return d
+
+    # Memory: the smallest count to the largest.
+    peaks = {}
+    lines = {}
+    for n in sorted(set(mem)):
+        _, peaks[n], lines[n], _ = fleet(dir_of(n))
+    parts = ", ".join(f"{n} docs {mb(peaks[n])}" for n in sorted(peaks))
+    lo, hi = min(peaks), max(peaks)
+    growth = ""
+    if hi > lo:
+        per_doc = (peaks[hi] - peaks[lo]) / (hi - lo)
+        growth = (f": {per_doc / 1e3:+.0f} KB per document, "
+                  f"{per_doc / DISKS_PER_DOC / 1e3:+.0f} KB per disk ({DISKS_PER_DOC} disks a document)")
+    print(f"fleet peak RSS: {parts}{growth}")
+
+    # Time: the floors and fleet over the same files, warm in the page cache.
+    d = dir_of(docs)
+    nbytes = sum(e.stat().st_size for e in os.scandir(d))
+    cat = f"find '{d}' -maxdepth 1 -name '*.json' -print0 | xargs -0 cat > /dev/null"
+    run(cat, shell=True)  # warm the page cache
+    cat_s, _, _, cat_cpu = run(cat, shell=True)
+    cores = os.cpu_count() or 1
+    par_s, _, par_out, par_cpu = run([FLOOR, d], capture=True)
+    one_s, _, _, one_cpu = run([FLOOR, d, "--threads", "1"], capture=True)
+    threads = par_out.strip().rsplit(", ", 1)[-1].split()[0] if par_out.strip() else str(cores)
+    fleet_s, fleet_rss, lines[docs], fleet_cpu = fleet(d)
+    note = "" if fleet_s < TARGET_S else f" (over the {TARGET_S:.0f} s target)"
+    print(f"fleet {docs} docs ({mb(nbytes)}): {fleet_s:.1f} s{note}; cat floor {cat_s:.1f} s; "
+          f"Value parse floor {par_s:.1f} s ({threads} threads), {one_s:.1f} s (1 thread); "
+          f"fleet / Value floor {fleet_s / par_s:.2f} ({fleet_s / one_s:.2f} of the 1-thread floor); "
+          f"fleet peak RSS {mb(fleet_rss)}")
+    # CPU time (user + system) beside the wall clock: steadier on a busy machine.
+    print(f"  CPU time (user + sys): fleet {fleet_cpu:.1f} s; cat {cat_cpu:.1f} s (find, xargs, cat); "
+          f"Value parse {par_cpu:.1f} s ({threads} threads), {one_cpu:.1f} s (1 thread); "
+          f"fleet / 1-thread Value floor {fleet_cpu / one_cpu:.2f}; {cores} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f} after")
+    print("fleet text: " + ", ".join(f"{n} docs {lines[n]} lines" for n in sorted(lines)))
+
+
+if __name__ == "__main__":
+    main()
