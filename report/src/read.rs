@@ -69,30 +69,32 @@ pub fn parse(file: &str, text: &str) -> Result<Loaded, ReadError> {
     if text.trim().is_empty() {
         return Err(fail("empty file: not a bootbench result document".into()));
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| {
+    // A first pass reads the JSON's kind and its `schema` only (the rest
+    // skipped without building anything), so the document is parsed once,
+    // into its types, and not into a `Value` first.
+    let head: Head = serde_json::from_str(text).map_err(|e| {
         fail(if e.is_eof() {
             format!("truncated: the JSON ends early ({e})")
         } else {
             format!("not JSON: {e}")
         })
     })?;
-    let Some(obj) = value.as_object() else {
-        return Err(fail(format!(
-            "not a bootbench result document: the JSON is {}, not an object",
-            kind_of(&value)
-        )));
-    };
-    let schema = match obj.get("schema") {
-        None => {
+    let schema = match head {
+        Head::Other(kind) => {
+            return Err(fail(format!(
+                "not a bootbench result document: the JSON is {kind}, not an object"
+            )))
+        }
+        Head::Object(None) => {
             return Err(fail(format!(
                 "not a bootbench result document: no \"schema\" field (expected \"{SCHEMA}\")"
             )))
         }
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
+        Head::Object(Some(Value::String(s))) => s,
+        Head::Object(Some(other)) => {
             return Err(fail(format!(
                 "not a bootbench result document: \"schema\" is {}, not a string",
-                kind_of(other)
+                kind_of(&other)
             )))
         }
     };
@@ -115,7 +117,8 @@ pub fn parse(file: &str, text: &str) -> Result<Loaded, ReadError> {
             )))
         }
     }
-    let doc: ResultDoc = serde_path_to_error::deserialize(value).map_err(|e| {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let doc: ResultDoc = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         // `.` is the document itself: its own fields are named by serde.
         let at = e.path().to_string();
         if at == "." {
@@ -129,6 +132,70 @@ pub fn parse(file: &str, text: &str) -> Result<Loaded, ReadError> {
         doc,
         warnings,
     })
+}
+
+/// What the first pass over a file finds: an object and its `schema`
+/// field (`None` without one), or the kind of JSON it is instead.
+enum Head {
+    Object(Option<Value>),
+    Other(&'static str),
+}
+
+impl<'de> serde::Deserialize<'de> for Head {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Head, D::Error> {
+        d.deserialize_any(HeadVisitor)
+    }
+}
+
+struct HeadVisitor;
+
+impl<'de> serde::de::Visitor<'de> for HeadVisitor {
+    type Value = Head;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
+        let mut schema = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "schema" && schema.is_none() {
+                schema = Some(map.next_value::<Value>()?);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(Head::Object(schema))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Head, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Head::Other("an array"))
+    }
+
+    fn visit_unit<E>(self) -> Result<Head, E> {
+        Ok(Head::Other("null"))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Head, E> {
+        Ok(Head::Other("a boolean"))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Head, E> {
+        Ok(Head::Other("a number"))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Head, E> {
+        Ok(Head::Other("a number"))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Head, E> {
+        Ok(Head::Other("a number"))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Head, E> {
+        Ok(Head::Other("a string"))
+    }
 }
 
 /// How a schema string relates to [`SCHEMA`].
