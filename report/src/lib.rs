@@ -1,7 +1,7 @@
 //! bootbench-report: turns result documents (`bootbench.result/1`) into what a
 //! sysadmin reads: tables (`show`), side-by-side ratios (`compare`), the
 //! machines and disks of many documents with their outliers (`fleet`, as
-//! text or an HTML page), CSV, an
+//! text or an HTML page), CSV, tidy tables (CSV and Parquet: [`tidy`]), an
 //! HTML report with SVG charts, documents cut out of a serial-console log
 //! (`extract`), and a baseline of many documents for the acceptance rules
 //! (`baseline`). `show` and `html` also render each disk's surface scan
@@ -25,4 +25,5 @@ pub mod read;
 pub mod scan;
 pub mod show;
 pub mod text;
+pub mod tidy;
 pub mod verdict;

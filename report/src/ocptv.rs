@@ -34,7 +34,7 @@ use bench_core::result::{Check, CheckRule, Metric, ResultDoc, TargetInfo, Target
 use crate::read::Loaded;
 
 /// `unix_ns` as RFC 3339 UTC with nanoseconds: `2026-12-02T03:06:49.123456789Z`.
-fn rfc3339(unix_ns: u64) -> String {
+pub(crate) fn rfc3339(unix_ns: u64) -> String {
     // text::utc gives `YYYY-MM-DD HH:MM:SS UTC`.
     let day_time = crate::text::utc(unix_ns);
     let stem = day_time.trim_end_matches(" UTC").replacen(' ', "T", 1);

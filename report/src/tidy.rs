@@ -1,0 +1,1040 @@
+//! `export --format csv` and `export --format parquet`: the documents as
+//! two tidy tables for DuckDB, pandas, Spark or a spreadsheet, and the
+//! Parquet figures table read back ([`read_parquet`]) for `fleet`.
+//!
+//! **The figures table** ([`FigureRow`], [`figure_rows`]): one row per
+//! document, target, test, step and figure, each row carrying the identity
+//! of its machine, disk and run, so that no join is needed:
+//!
+//! - identity of the run: `file` (the document's file name as given),
+//!   `machine` (as `fleet` names it: DMI product serial, else host name,
+//!   else file name) and `machine_by` (`serial`, `hostname`, `file`: which
+//!   one it is), `machine_serial` (the DMI product serial as the document
+//!   has it), `hostname`, `host_model` (DMI vendor and product, as `fleet`
+//!   gives it), `cpu_model`, `profile`, `run_started` (a timestamp: UTC,
+//!   nanoseconds; in CSV as RFC 3339) and `run_started_unix_ns`,
+//!   `schema_version` (the document's `schema`), `tool_version`;
+//! - the target: `disk` (its path), `target_kind` (`disk` for a block
+//!   device, `md raid0` / `md raid1` ... for an md array, the layer's kind
+//!   for a device-mapper layer (`crypt`, `linear`, `luks`, `lvm`), else the
+//!   document's kind: `file`, `simulated`, `absent`), `disk_serial`,
+//!   `disk_model`, `disk_firmware`, `transport`, `disk_wwn`,
+//!   `disk_verdict` and `disk_verdict_reason` (its acceptance verdict,
+//!   `pass` / `warn` / `fail`, and the check that gave it, as `show` prints
+//!   it; both null in a document without `acceptance`, the reason null for
+//!   a pass);
+//! - the test: `run` (`alone`, or `all_at_once` for a disk's result in an
+//!   all-at-once run), `test` (its name), `workload`, `status` (the state
+//!   as the document spells it: `ok`, `skipped`, `error`, `interrupted`,
+//!   `timeout`) and `status_detail` (the reason or message; null for ok);
+//! - the figure: `step` (null for the test's `summary`, else the step's
+//!   label), `label` (the section or step a labelled summary figure is of:
+//!   `seek_ns` and `per_step`; null otherwise), `figure` (its name, see
+//!   below), `value` (a double, in base units) and `unit` (`B`, `B/s`,
+//!   `IOPS` (requests per second), `ns`, `count`, `ratio`).
+//!
+//! The figures: every number of the test's summary that is present
+//! (`read_bytes_per_sec`, `write_bytes_per_sec`, `read_iops`, `write_iops`,
+//! `lat_mean_ns`, `command_overhead_ns`, and each `seek_ns` and `per_step`
+//! entry with its label); then for each step, its numbers named by their
+//! path in the step's JSON: `bs`, `iodepth`, `jobs`, `range_start`,
+//! `range_end`, `runtime_ns`, `verified_bytes`, `filled_bytes`,
+//! `lowest_lat_mean_ns`, and for each of `read`, `write`, `flush` that is
+//! present, `read.bytes`, `read.ios`, `read.bytes_per_sec`, `read.iops`,
+//! `read.samples.interval_ns`, `read.samples.cv`, and for each of its
+//! latencies (`lat_ns`, `clat_ns`, `slat_ns`) `read.lat_ns.min`, `.max`,
+//! `.mean`, `.stddev` and one per percentile, `read.lat_ns.p99.9` (the `p`
+//! as the document writes it). Left out: series (per-interval samples,
+//! passes, members' counters, steady-state waits), indices into them
+//! (`chosen_pass`, `lowest_lat_pass`) and text (the engine).
+//!
+//! A test with no figure at all (a skipped test, an error before the first
+//! step) still has one row, with `step`, `figure`, `value` and `unit`
+//! null, so that failures show in the table; a target without a test has
+//! no row.
+//!
+//! Order: documents as given, targets in document order, each target's
+//! tests in document order (all-at-once results after the tests run
+//! alone), a test's summary figures before its steps'.
+//!
+//! **The run table** ([`RunRow`], [`run_rows`]): one row per document.
+//!
+//! **Files**: `-o fleet.parquet` writes the figures to `fleet.parquet` and
+//! the runs to `fleet.runs.parquet` ([`runs_path`]); the same for CSV. Each
+//! file is written whole to a temporary file, then renamed over the name
+//! ([`crate::output::write_replacing`]).
+//!
+//! **CSV**: a header row, then RFC 4180 rows ending in CRLF; a null is an
+//! empty field; numbers are the shortest decimal that reads back the same
+//! float; `run_started` is RFC 3339 UTC with nanoseconds. Text is written
+//! through [`crate::csv::defused`] (a `'` before a leading `=`, `+`, `-`,
+//! `@`) as the other CSV is, so a spreadsheet does not run it.
+//!
+//! **Parquet**: strings are `BYTE_ARRAY` (`STRING`), doubles `DOUBLE`,
+//! integers and nanoseconds `INT64`, `run_started` `INT64`
+//! `TIMESTAMP(NANOS, UTC)`; a column that can be null is `OPTIONAL`, the
+//! others `REQUIRED`; row groups of [`ROW_GROUP`] rows; zstd. The file's
+//! key-value metadata holds `bootbench.table` = `figures/1` or `runs/1`
+//! ([`TABLE_KEY`]), which [`read_parquet`] checks.
+//!
+//! Both tables are described by one list of columns each
+//! ([`FIGURE_COLUMNS`], [`RUN_COLUMNS`]): the CSV header, the Parquet
+//! schema and the reader follow it, so they cannot drift apart.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bench_core::result::{
+    Acceptance, DirStats, LatStats, ResultDoc, Status, StepResult, TargetInfo, TargetKind, TestResult, Verdict,
+};
+use bench_core::spec::Workload;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::record::Field;
+use parquet::schema::parser::parse_message_type;
+
+use crate::read::Loaded;
+
+/// The key of the Parquet file's key-value metadata that names the table.
+pub const TABLE_KEY: &str = "bootbench.table";
+/// Its value in the figures table: table and version.
+pub const FIGURES_TABLE: &str = "figures/1";
+/// Its value in the run table.
+pub const RUNS_TABLE: &str = "runs/1";
+/// Rows per Parquet row group.
+pub const ROW_GROUP: usize = 100_000;
+
+/// One row of the figures table (see the module doc for each column).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FigureRow {
+    pub file: String,
+    pub machine: String,
+    /// `serial`, `hostname` or `file` ([`crate::fleet::IdBy::word`]).
+    pub machine_by: String,
+    pub machine_serial: Option<String>,
+    pub hostname: Option<String>,
+    pub host_model: Option<String>,
+    pub cpu_model: Option<String>,
+    pub profile: Option<String>,
+    /// When the run started, nanoseconds since the Unix epoch (UTC).
+    pub run_started_unix_ns: i64,
+    /// The document's `schema`.
+    pub schema_version: String,
+    pub tool_version: String,
+    /// The target's path.
+    pub disk: String,
+    pub target_kind: String,
+    pub disk_serial: Option<String>,
+    pub disk_model: Option<String>,
+    pub disk_firmware: Option<String>,
+    pub transport: Option<String>,
+    pub disk_wwn: Option<String>,
+    /// `pass`, `warn`, `fail`; `None` without `acceptance`.
+    pub disk_verdict: Option<String>,
+    /// The check that gave the verdict; `None` for a pass or no verdict.
+    pub disk_verdict_reason: Option<String>,
+    /// `alone` or `all_at_once`.
+    pub run: String,
+    pub test: String,
+    pub workload: String,
+    pub status: String,
+    pub status_detail: Option<String>,
+    /// `None` for a summary figure, else the step's label.
+    pub step: Option<String>,
+    /// The label of a `seek_ns` or `per_step` summary figure.
+    pub label: Option<String>,
+    /// `None` only on the one row of a test without figures.
+    pub figure: Option<String>,
+    pub value: Option<f64>,
+    pub unit: Option<String>,
+}
+
+/// One row of the run table: one document.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRow {
+    pub file: String,
+    pub machine: String,
+    pub machine_by: String,
+    pub machine_serial: Option<String>,
+    pub hostname: Option<String>,
+    pub host_model: Option<String>,
+    pub cpu_model: Option<String>,
+    pub profile: Option<String>,
+    pub config_source: String,
+    pub run_started_unix_ns: i64,
+    pub duration_ns: i64,
+    /// The run's status: `ok`, `error`, `interrupted`.
+    pub status: String,
+    /// The run's error, when it has one.
+    pub error: Option<String>,
+    pub schema_version: String,
+    pub tool_version: String,
+    /// Targets in the document.
+    pub targets: i64,
+    /// Test results run alone (all-at-once results not counted).
+    pub tests: i64,
+    /// The run's acceptance verdict; `None` without `acceptance` (and so
+    /// the three counts).
+    pub verdict: Option<String>,
+    pub targets_pass: Option<i64>,
+    pub targets_warn: Option<i64>,
+    pub targets_fail: Option<i64>,
+}
+
+/// A u64 of the document as a Parquet INT64 (nanoseconds since 1970 fit
+/// until 2262; counts and sizes far below).
+fn int(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// A count as an INT64.
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// What a run's rows share: the run's identity.
+struct RunId {
+    file: String,
+    machine: String,
+    machine_by: String,
+    machine_serial: Option<String>,
+    hostname: Option<String>,
+    host_model: Option<String>,
+    cpu_model: Option<String>,
+    profile: Option<String>,
+    run_started_unix_ns: i64,
+    schema_version: String,
+    tool_version: String,
+}
+
+impl RunId {
+    fn of(l: &Loaded) -> RunId {
+        let (by, machine) = crate::fleet::machine_id(l);
+        let d = &l.doc;
+        RunId {
+            file: l.file.clone(),
+            machine,
+            machine_by: by.word().to_owned(),
+            machine_serial: d.host.product_serial.clone(),
+            hostname: d.host.hostname.clone(),
+            host_model: crate::fleet::host_model(&d.host),
+            cpu_model: d.host.cpu_model.clone(),
+            profile: d.run.profile.clone(),
+            run_started_unix_ns: int(d.run.started_unix_ns),
+            schema_version: d.schema.clone(),
+            tool_version: d.tool.version.clone(),
+        }
+    }
+}
+
+/// A target's `target_kind` (see the module doc).
+pub fn target_kind(t: &TargetInfo) -> String {
+    match (&t.stack, t.kind) {
+        (Some(s), _) if s.kind == bench_core::result::StackClass::Md => format!("md {}", s.level),
+        (Some(s), _) => s.level.clone(),
+        (None, TargetKind::Block) => "disk".into(),
+        (None, k) => k.name().to_owned(),
+    }
+}
+
+/// A status's detail: the reason or message, with the operation and offset
+/// of an I/O error; `None` for ok.
+fn status_detail(s: &Status) -> Option<String> {
+    match s {
+        Status::Ok => None,
+        Status::Error {
+            errno,
+            op,
+            offset,
+            message,
+        } => Some(format!(
+            "{message} (errno {errno}, {} at offset {offset})",
+            crate::text::op_name(*op)
+        )),
+        Status::Skipped { reason } => Some(reason.clone()),
+        Status::Interrupted { message } | Status::Timeout { message } => Some(message.clone()),
+    }
+}
+
+/// One figure before the identity is added: (step, label, name, value, unit).
+type Fig = (Option<String>, Option<String>, String, f64, &'static str);
+
+/// The summary's figures of `t`, in the order of its fields.
+fn summary_figures(t: &TestResult, out: &mut Vec<Fig>) {
+    let s = &t.summary;
+    for (name, v, unit) in [
+        ("read_bytes_per_sec", s.read_bytes_per_sec, "B/s"),
+        ("write_bytes_per_sec", s.write_bytes_per_sec, "B/s"),
+        ("read_iops", s.read_iops, "IOPS"),
+        ("write_iops", s.write_iops, "IOPS"),
+        ("lat_mean_ns", s.lat_mean_ns, "ns"),
+        ("command_overhead_ns", s.command_overhead_ns, "ns"),
+    ] {
+        if let Some(v) = v {
+            out.push((None, None, name.into(), v, unit));
+        }
+    }
+    for f in &s.seek_ns {
+        out.push((None, Some(f.label.clone()), "seek_ns".into(), f.value, "ns"));
+    }
+    // Summary::per_step: IOPS for iops_sweep, bytes per second otherwise.
+    let unit = if t.workload == Workload::IopsSweep {
+        "IOPS"
+    } else {
+        "B/s"
+    };
+    for f in &s.per_step {
+        out.push((None, Some(f.label.clone()), "per_step".into(), f.value, unit));
+    }
+}
+
+/// A latency's figures, named `PREFIX.min` ... `PREFIX.p99.9`.
+fn lat_figures(step: &str, prefix: &str, l: &LatStats, out: &mut Vec<Fig>) {
+    let mut push = |name: String, v: f64| out.push((Some(step.into()), None, name, v, "ns"));
+    push(format!("{prefix}.min"), l.min as f64);
+    push(format!("{prefix}.max"), l.max as f64);
+    push(format!("{prefix}.mean"), l.mean);
+    push(format!("{prefix}.stddev"), l.stddev);
+    for p in &l.percentiles {
+        push(format!("{prefix}.p{}", p.p), p.ns as f64);
+    }
+}
+
+/// One direction's figures, named `DIR.bytes` ...
+fn dir_figures(step: &str, dir: &str, d: &DirStats, out: &mut Vec<Fig>) {
+    let label = Some(step.to_owned());
+    for (name, v, unit) in [
+        ("bytes", d.bytes as f64, "B"),
+        ("ios", d.ios as f64, "count"),
+        ("bytes_per_sec", d.bytes_per_sec, "B/s"),
+        ("iops", d.iops, "IOPS"),
+    ] {
+        out.push((label.clone(), None, format!("{dir}.{name}"), v, unit));
+    }
+    lat_figures(step, &format!("{dir}.lat_ns"), &d.lat_ns, out);
+    if let Some(l) = &d.clat_ns {
+        lat_figures(step, &format!("{dir}.clat_ns"), l, out);
+    }
+    if let Some(l) = &d.slat_ns {
+        lat_figures(step, &format!("{dir}.slat_ns"), l, out);
+    }
+    out.push((
+        label.clone(),
+        None,
+        format!("{dir}.samples.interval_ns"),
+        d.samples.interval_ns as f64,
+        "ns",
+    ));
+    if let Some(cv) = d.samples.cv {
+        out.push((label, None, format!("{dir}.samples.cv"), cv, "ratio"));
+    }
+}
+
+/// A step's figures (see the module doc).
+fn step_figures(s: &StepResult, out: &mut Vec<Fig>) {
+    let label = Some(s.label.clone());
+    let opt = |v: Option<u64>| v.map(|v| v as f64);
+    for (name, v, unit) in [
+        ("bs", Some(f64::from(s.bs)), "B"),
+        ("iodepth", Some(f64::from(s.iodepth)), "count"),
+        ("jobs", Some(f64::from(s.jobs)), "count"),
+        ("range_start", Some(s.range_start as f64), "B"),
+        ("range_end", Some(s.range_end as f64), "B"),
+        ("runtime_ns", Some(s.runtime_ns as f64), "ns"),
+        ("verified_bytes", opt(s.verified_bytes), "B"),
+        ("filled_bytes", opt(s.filled_bytes), "B"),
+        ("lowest_lat_mean_ns", s.lowest_lat_mean_ns, "ns"),
+    ] {
+        if let Some(v) = v {
+            out.push((label.clone(), None, name.into(), v, unit));
+        }
+    }
+    for (dir, d) in [("read", &s.read), ("write", &s.write), ("flush", &s.flush)] {
+        if let Some(d) = d {
+            dir_figures(&s.label, dir, d, out);
+        }
+    }
+}
+
+/// Every figure of a test, summary first, then its steps in order.
+fn test_figures(t: &TestResult) -> Vec<Fig> {
+    let mut out = Vec::new();
+    summary_figures(t, &mut out);
+    for s in &t.steps {
+        step_figures(s, &mut out);
+    }
+    out
+}
+
+/// A target's verdict and its reason, from the document's acceptance.
+fn verdict_of(a: Option<&Acceptance>, path: &str) -> (Option<String>, Option<String>) {
+    let Some(t) = a.and_then(|a| a.targets.iter().find(|t| t.target == path)) else {
+        return (None, None);
+    };
+    (
+        Some(t.verdict.name().to_owned()),
+        crate::verdict::first_reason(t).map(crate::verdict::check_line),
+    )
+}
+
+/// The rows of one test on one target.
+fn test_rows(id: &RunId, doc: &ResultDoc, target: &TargetInfo, run: &str, t: &TestResult, out: &mut Vec<FigureRow>) {
+    let (disk_verdict, disk_verdict_reason) = verdict_of(doc.acceptance.as_ref(), &target.path);
+    let row = |fig: Option<Fig>| {
+        let (step, label, figure, value, unit) = match fig {
+            Some((step, label, name, v, unit)) => (step, label, Some(name), Some(v), Some(unit)),
+            None => (None, None, None, None, None),
+        };
+        FigureRow {
+            file: id.file.clone(),
+            machine: id.machine.clone(),
+            machine_by: id.machine_by.clone(),
+            machine_serial: id.machine_serial.clone(),
+            hostname: id.hostname.clone(),
+            host_model: id.host_model.clone(),
+            cpu_model: id.cpu_model.clone(),
+            profile: id.profile.clone(),
+            run_started_unix_ns: id.run_started_unix_ns,
+            schema_version: id.schema_version.clone(),
+            tool_version: id.tool_version.clone(),
+            disk: target.path.clone(),
+            target_kind: target_kind(target),
+            disk_serial: target.serial.clone(),
+            disk_model: target.model.clone(),
+            disk_firmware: target.firmware.clone(),
+            transport: target.transport.clone(),
+            disk_wwn: target.wwn.clone(),
+            disk_verdict: disk_verdict.clone(),
+            disk_verdict_reason: disk_verdict_reason.clone(),
+            run: run.to_owned(),
+            test: t.name.clone(),
+            workload: t.workload.name().to_owned(),
+            status: crate::text::state(&t.status),
+            status_detail: status_detail(&t.status),
+            step,
+            label,
+            figure,
+            value,
+            unit: unit.map(str::to_owned),
+        }
+    };
+    let figs = test_figures(t);
+    if figs.is_empty() {
+        out.push(row(None));
+    }
+    out.extend(figs.into_iter().map(|f| row(Some(f))));
+}
+
+/// The figures table of `docs` (see the module doc).
+pub fn figure_rows(docs: &[Loaded]) -> Vec<FigureRow> {
+    let mut out = Vec::new();
+    for l in docs {
+        let id = RunId::of(l);
+        let doc = &l.doc;
+        for target in &doc.targets {
+            for t in doc.tests.iter().filter(|t| t.target == target.path) {
+                test_rows(&id, doc, target, "alone", t, &mut out);
+            }
+            for a in &doc.all_at_once {
+                for t in a.results.iter().filter(|t| t.target == target.path) {
+                    test_rows(&id, doc, target, "all_at_once", t, &mut out);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The run table of `docs`: one row per document.
+pub fn run_rows(docs: &[Loaded]) -> Vec<RunRow> {
+    docs.iter()
+        .map(|l| {
+            let id = RunId::of(l);
+            let d = &l.doc;
+            let a = d.acceptance.as_ref();
+            let n = |v: Verdict| a.map(|a| count(a.targets.iter().filter(|t| t.verdict == v).count()));
+            RunRow {
+                file: id.file,
+                machine: id.machine,
+                machine_by: id.machine_by,
+                machine_serial: id.machine_serial,
+                hostname: id.hostname,
+                host_model: id.host_model,
+                cpu_model: id.cpu_model,
+                profile: id.profile,
+                config_source: d.run.config_source.clone(),
+                run_started_unix_ns: id.run_started_unix_ns,
+                duration_ns: int(d.run.duration_ns),
+                status: d.run.status.name().to_owned(),
+                error: d.run.error.clone(),
+                schema_version: id.schema_version,
+                tool_version: id.tool_version,
+                targets: count(d.targets.len()),
+                tests: count(d.tests.len()),
+                verdict: a.map(|a| a.verdict.name().to_owned()),
+                targets_pass: n(Verdict::Pass),
+                targets_warn: n(Verdict::Warn),
+                targets_fail: n(Verdict::Fail),
+            }
+        })
+        .collect()
+}
+
+/// A column's type, in both formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Text: Parquet `BYTE_ARRAY (STRING)`.
+    Text,
+    /// A float: `DOUBLE`.
+    Double,
+    /// An integer: `INT64`.
+    Int,
+    /// Nanoseconds since the Unix epoch: `INT64 (TIMESTAMP(NANOS, UTC))`,
+    /// RFC 3339 in CSV.
+    Timestamp,
+}
+
+/// One cell's value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell<'a> {
+    Text(Option<&'a str>),
+    Double(Option<f64>),
+    Int(Option<i64>),
+}
+
+/// One column of a table: its name, type, whether it may be null, and
+/// how a row gives its value.
+pub struct Column<R> {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub optional: bool,
+    pub get: fn(&R) -> Cell<'_>,
+}
+
+impl<R> std::fmt::Debug for Column<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {:?}{}",
+            self.name,
+            self.kind,
+            if self.optional { "?" } else { "" }
+        )
+    }
+}
+
+macro_rules! columns {
+    ($row:ty: $($name:ident $kind:ident $opt:tt,)*) => {
+        &[$(Column::<$row> {
+            name: stringify!($name),
+            kind: Kind::$kind,
+            optional: $opt,
+            get: |r: &$row| columns!(@cell r $name $kind $opt),
+        },)*]
+    };
+    (@cell $r:ident $name:ident Text false) => { Cell::Text(Some($r.$name.as_str())) };
+    (@cell $r:ident $name:ident Text true) => { Cell::Text($r.$name.as_deref()) };
+    (@cell $r:ident $name:ident Double true) => { Cell::Double($r.$name) };
+    (@cell $r:ident $name:ident Int false) => { Cell::Int(Some($r.$name)) };
+    (@cell $r:ident $name:ident Int true) => { Cell::Int($r.$name) };
+    (@cell $r:ident $name:ident Timestamp false) => { Cell::Int(Some($r.run_started_unix_ns)) };
+}
+
+/// The figures table's columns, in order (`run_started` is the timestamp
+/// of `run_started_unix_ns`).
+pub const FIGURE_COLUMNS: &[Column<FigureRow>] = columns!(FigureRow:
+    file Text false,
+    machine Text false,
+    machine_by Text false,
+    machine_serial Text true,
+    hostname Text true,
+    host_model Text true,
+    cpu_model Text true,
+    profile Text true,
+    run_started Timestamp false,
+    run_started_unix_ns Int false,
+    schema_version Text false,
+    tool_version Text false,
+    disk Text false,
+    target_kind Text false,
+    disk_serial Text true,
+    disk_model Text true,
+    disk_firmware Text true,
+    transport Text true,
+    disk_wwn Text true,
+    disk_verdict Text true,
+    disk_verdict_reason Text true,
+    run Text false,
+    test Text false,
+    workload Text false,
+    status Text false,
+    status_detail Text true,
+    step Text true,
+    label Text true,
+    figure Text true,
+    value Double true,
+    unit Text true,
+);
+
+/// The run table's columns, in order.
+pub const RUN_COLUMNS: &[Column<RunRow>] = columns!(RunRow:
+    file Text false,
+    machine Text false,
+    machine_by Text false,
+    machine_serial Text true,
+    hostname Text true,
+    host_model Text true,
+    cpu_model Text true,
+    profile Text true,
+    config_source Text false,
+    run_started Timestamp false,
+    run_started_unix_ns Int false,
+    duration_ns Int false,
+    status Text false,
+    error Text true,
+    schema_version Text false,
+    tool_version Text false,
+    targets Int false,
+    tests Int false,
+    verdict Text true,
+    targets_pass Int true,
+    targets_warn Int true,
+    targets_fail Int true,
+);
+
+/// Where the run table of an export to `p` goes: `.runs` before the
+/// extension (`fleet.parquet` -> `fleet.runs.parquet`), appended without
+/// one (`fleet` -> `fleet.runs`).
+pub fn runs_path(p: &Path) -> PathBuf {
+    let stem = p
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = match p.extension() {
+        Some(ext) => format!("{stem}.runs.{}", ext.to_string_lossy()),
+        None => format!("{stem}.runs"),
+    };
+    p.with_file_name(name)
+}
+
+/// `unix_ns` as RFC 3339 UTC with nanoseconds; negative (before 1970, not
+/// from a real run) as the number.
+fn rfc3339(unix_ns: i64) -> String {
+    u64::try_from(unix_ns).map_or_else(|_| unix_ns.to_string(), crate::ocptv::rfc3339)
+}
+
+/// The CSV of a table: header, then the rows.
+fn csv_bytes<R>(cols: &[Column<R>], rows: &[R]) -> Result<Vec<u8>, csv::Error> {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::CRLF)
+        .from_writer(Vec::new());
+    w.write_record(cols.iter().map(|c| c.name))?;
+    let mut record: Vec<String> = Vec::with_capacity(cols.len());
+    for r in rows {
+        record.clear();
+        for c in cols {
+            let mut cell = String::new();
+            match ((c.get)(r), c.kind) {
+                (Cell::Text(Some(s)), _) => cell.push_str(&crate::csv::defused(s)),
+                (Cell::Double(Some(v)), _) => {
+                    let _ = write!(cell, "{v}");
+                }
+                (Cell::Int(Some(v)), Kind::Timestamp) => cell = rfc3339(v),
+                (Cell::Int(Some(v)), _) => {
+                    let _ = write!(cell, "{v}");
+                }
+                (Cell::Text(None) | Cell::Double(None) | Cell::Int(None), _) => {}
+            }
+            record.push(cell);
+        }
+        w.write_record(&record)?;
+    }
+    w.into_inner().map_err(|e| e.into_error().into())
+}
+
+/// Write the figures table of `docs` as CSV to `figures` and the run table
+/// to `runs` (see the module doc), each replaced atomically.
+pub fn write_csv(docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
+    let f = csv_bytes(FIGURE_COLUMNS, &figure_rows(docs)).map_err(|e| format!("CSV: {e}"))?;
+    let r = csv_bytes(RUN_COLUMNS, &run_rows(docs)).map_err(|e| format!("CSV: {e}"))?;
+    for (path, bytes) in [(figures, f), (runs, r)] {
+        crate::output::write_replacing(path, &bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The Parquet message type of a table's columns.
+pub fn message_type<R>(table: &str, cols: &[Column<R>]) -> String {
+    let mut m = format!("message {table} {{\n");
+    for c in cols {
+        let rep = if c.optional { "optional" } else { "required" };
+        let ty = match c.kind {
+            Kind::Text => "binary",
+            Kind::Double => "double",
+            Kind::Int | Kind::Timestamp => "int64",
+        };
+        let logical = match c.kind {
+            Kind::Text => " (STRING)",
+            Kind::Timestamp => " (TIMESTAMP(NANOS,true))",
+            Kind::Double | Kind::Int => "",
+        };
+        let _ = writeln!(m, "  {rep} {ty} {}{logical};", c.name);
+    }
+    m.push('}');
+    m
+}
+
+/// The definition levels of an optional column (1 present, 0 null), or
+/// `None` for a required one.
+fn levels(optional: bool, present: impl Iterator<Item = bool>) -> Option<Vec<i16>> {
+    optional.then(|| present.map(i16::from).collect())
+}
+
+/// The Parquet file of a table, in memory.
+fn parquet_bytes<R>(table: &str, cols: &[Column<R>], rows: &[R]) -> parquet::errors::Result<Vec<u8>> {
+    let schema = Arc::new(parse_message_type(&message_type(
+        table.split('/').next().unwrap_or(table),
+        cols,
+    ))?);
+    let props = Arc::new(
+        WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_max_row_group_row_count(Some(ROW_GROUP))
+            .set_key_value_metadata(Some(vec![KeyValue::new(TABLE_KEY.to_owned(), table.to_owned())]))
+            .set_created_by(format!("bootbench-report {}", env!("CARGO_PKG_VERSION")))
+            .build(),
+    );
+    let mut buf = Vec::new();
+    let mut w = SerializedFileWriter::new(&mut buf, schema, props)?;
+    for chunk in rows.chunks(ROW_GROUP) {
+        let mut rg = w.next_row_group()?;
+        let mut i = 0;
+        while let Some(mut col) = rg.next_column()? {
+            let c = &cols[i];
+            i += 1;
+            let cells: Vec<Cell> = chunk.iter().map(|r| (c.get)(r)).collect();
+            match c.kind {
+                Kind::Text => {
+                    let v: Vec<Option<&str>> = cells
+                        .iter()
+                        .map(|x| if let Cell::Text(s) = x { *s } else { None })
+                        .collect();
+                    let values: Vec<ByteArray> = v.iter().flatten().map(|s| ByteArray::from(*s)).collect();
+                    let def = levels(c.optional, v.iter().map(Option::is_some));
+                    col.typed::<ByteArrayType>()
+                        .write_batch(&values, def.as_deref(), None)?;
+                }
+                Kind::Double => {
+                    let v: Vec<Option<f64>> = cells
+                        .iter()
+                        .map(|x| if let Cell::Double(d) = x { *d } else { None })
+                        .collect();
+                    let values: Vec<f64> = v.iter().flatten().copied().collect();
+                    let def = levels(c.optional, v.iter().map(Option::is_some));
+                    col.typed::<DoubleType>().write_batch(&values, def.as_deref(), None)?;
+                }
+                Kind::Int | Kind::Timestamp => {
+                    let v: Vec<Option<i64>> = cells
+                        .iter()
+                        .map(|x| if let Cell::Int(d) = x { *d } else { None })
+                        .collect();
+                    let values: Vec<i64> = v.iter().flatten().copied().collect();
+                    let def = levels(c.optional, v.iter().map(Option::is_some));
+                    col.typed::<Int64Type>().write_batch(&values, def.as_deref(), None)?;
+                }
+            }
+            col.close()?;
+        }
+        rg.close()?;
+    }
+    w.close()?;
+    Ok(buf)
+}
+
+/// Write the figures table of `docs` as Parquet to `figures` and the run
+/// table to `runs` (see the module doc), each replaced atomically.
+pub fn write_parquet(docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
+    let f = parquet_bytes(FIGURES_TABLE, FIGURE_COLUMNS, &figure_rows(docs))
+        .map_err(|e| format!("{}: Parquet: {e}", figures.display()))?;
+    let r = parquet_bytes(RUNS_TABLE, RUN_COLUMNS, &run_rows(docs))
+        .map_err(|e| format!("{}: Parquet: {e}", runs.display()))?;
+    for (path, bytes) in [(figures, f), (runs, r)] {
+        crate::output::write_replacing(path, &bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Whether `path` starts with Parquet's magic `PAR1` (a cheap test, before
+/// [`parquet_table`] reads the footer); false if it cannot be read.
+pub fn is_parquet(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| &magic == b"PAR1")
+}
+
+/// Open `path` as Parquet, with the `bootbench.table` of its metadata
+/// (`None` in a Parquet file bootbench did not write).
+fn open(path: &Path) -> Result<(SerializedFileReader<std::fs::File>, Option<String>), String> {
+    let file = path.display();
+    if !is_parquet(path) {
+        return Err(format!("{file}: not a Parquet file (it does not start with PAR1)"));
+    }
+    let f = std::fs::File::open(path).map_err(|e| format!("{file}: cannot read: {e}"))?;
+    let r = SerializedFileReader::new(f).map_err(|e| format!("{file}: not a readable Parquet file: {e}"))?;
+    let table = r
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == TABLE_KEY))
+        .and_then(|k| k.value.clone());
+    Ok((r, table))
+}
+
+/// The table a bootbench Parquet export holds: `figures/1` or `runs/1`
+/// (its `bootbench.table` metadata); an error naming the file if it is not
+/// Parquet or not bootbench's.
+pub fn parquet_table(path: &Path) -> Result<String, String> {
+    let (_, table) = open(path)?;
+    table.ok_or_else(|| {
+        format!(
+            "{}: a Parquet file, but not a bootbench export (no `{TABLE_KEY}` in its metadata)",
+            path.display()
+        )
+    })
+}
+
+/// Read the figures table of a Parquet export back (see the module doc):
+/// columns found by name, in any order; an error naming the file if it is
+/// not one (a run table, a foreign Parquet file, another version) or a
+/// column is missing or of another type.
+pub fn read_parquet(path: &Path) -> Result<Vec<FigureRow>, String> {
+    let file = path.display();
+    let (r, table) = open(path)?;
+    match table.as_deref() {
+        Some(FIGURES_TABLE) => {}
+        Some(RUNS_TABLE) => {
+            return Err(format!(
+                "{file}: bootbench's run table (`{TABLE_KEY}` = {RUNS_TABLE}), not its figures table: give the \
+                 figures file (the one without `.runs`)"
+            ))
+        }
+        Some(other) => {
+            return Err(format!(
+                "{file}: bootbench table `{other}`; this tool reads `{FIGURES_TABLE}`"
+            ))
+        }
+        None => {
+            return Err(format!(
+                "{file}: a Parquet file, but not a bootbench export (no `{TABLE_KEY}` in its metadata)"
+            ))
+        }
+    }
+    let names: Vec<String> = r
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name().to_owned())
+        .collect();
+    let at = |name: &str| {
+        names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| format!("{file}: no column `{name}` in the figures table"))
+    };
+    let ix = FigureIx {
+        file: at("file")?,
+        machine: at("machine")?,
+        machine_by: at("machine_by")?,
+        machine_serial: at("machine_serial")?,
+        hostname: at("hostname")?,
+        host_model: at("host_model")?,
+        cpu_model: at("cpu_model")?,
+        profile: at("profile")?,
+        run_started_unix_ns: at("run_started_unix_ns")?,
+        schema_version: at("schema_version")?,
+        tool_version: at("tool_version")?,
+        disk: at("disk")?,
+        target_kind: at("target_kind")?,
+        disk_serial: at("disk_serial")?,
+        disk_model: at("disk_model")?,
+        disk_firmware: at("disk_firmware")?,
+        transport: at("transport")?,
+        disk_wwn: at("disk_wwn")?,
+        disk_verdict: at("disk_verdict")?,
+        disk_verdict_reason: at("disk_verdict_reason")?,
+        run: at("run")?,
+        test: at("test")?,
+        workload: at("workload")?,
+        status: at("status")?,
+        status_detail: at("status_detail")?,
+        step: at("step")?,
+        label: at("label")?,
+        figure: at("figure")?,
+        value: at("value")?,
+        unit: at("unit")?,
+    };
+    let rows = r.get_row_iter(None).map_err(|e| format!("{file}: {e}"))?;
+    let mut out = Vec::new();
+    for (n, row) in rows.enumerate() {
+        let row = row.map_err(|e| format!("{file}: row {n}: {e}"))?;
+        let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
+        let cell = Cells {
+            file: &file,
+            names: &names,
+            fields: &fields,
+            row: n,
+        };
+        out.push(FigureRow {
+            file: cell.text(ix.file)?,
+            machine: cell.text(ix.machine)?,
+            machine_by: cell.text(ix.machine_by)?,
+            machine_serial: cell.opt_text(ix.machine_serial)?,
+            hostname: cell.opt_text(ix.hostname)?,
+            host_model: cell.opt_text(ix.host_model)?,
+            cpu_model: cell.opt_text(ix.cpu_model)?,
+            profile: cell.opt_text(ix.profile)?,
+            run_started_unix_ns: cell.int(ix.run_started_unix_ns)?,
+            schema_version: cell.text(ix.schema_version)?,
+            tool_version: cell.text(ix.tool_version)?,
+            disk: cell.text(ix.disk)?,
+            target_kind: cell.text(ix.target_kind)?,
+            disk_serial: cell.opt_text(ix.disk_serial)?,
+            disk_model: cell.opt_text(ix.disk_model)?,
+            disk_firmware: cell.opt_text(ix.disk_firmware)?,
+            transport: cell.opt_text(ix.transport)?,
+            disk_wwn: cell.opt_text(ix.disk_wwn)?,
+            disk_verdict: cell.opt_text(ix.disk_verdict)?,
+            disk_verdict_reason: cell.opt_text(ix.disk_verdict_reason)?,
+            run: cell.text(ix.run)?,
+            test: cell.text(ix.test)?,
+            workload: cell.text(ix.workload)?,
+            status: cell.text(ix.status)?,
+            status_detail: cell.opt_text(ix.status_detail)?,
+            step: cell.opt_text(ix.step)?,
+            label: cell.opt_text(ix.label)?,
+            figure: cell.opt_text(ix.figure)?,
+            value: cell.opt_double(ix.value)?,
+            unit: cell.opt_text(ix.unit)?,
+        });
+    }
+    Ok(out)
+}
+
+/// Where each of [`FigureRow`]'s fields is in the file being read.
+struct FigureIx {
+    file: usize,
+    machine: usize,
+    machine_by: usize,
+    machine_serial: usize,
+    hostname: usize,
+    host_model: usize,
+    cpu_model: usize,
+    profile: usize,
+    run_started_unix_ns: usize,
+    schema_version: usize,
+    tool_version: usize,
+    disk: usize,
+    target_kind: usize,
+    disk_serial: usize,
+    disk_model: usize,
+    disk_firmware: usize,
+    transport: usize,
+    disk_wwn: usize,
+    disk_verdict: usize,
+    disk_verdict_reason: usize,
+    run: usize,
+    test: usize,
+    workload: usize,
+    status: usize,
+    status_detail: usize,
+    step: usize,
+    label: usize,
+    figure: usize,
+    value: usize,
+    unit: usize,
+}
+
+/// One row's fields being read, for typed access with errors that name
+/// the file, row and column.
+struct Cells<'a> {
+    file: &'a dyn std::fmt::Display,
+    names: &'a [String],
+    fields: &'a [&'a Field],
+    row: usize,
+}
+
+impl Cells<'_> {
+    fn wrong(&self, i: usize, want: &str) -> String {
+        format!(
+            "{}: row {}: column `{}` is {:?}, not {want}",
+            self.file,
+            self.row,
+            self.names.get(i).map_or("?", String::as_str),
+            self.fields.get(i)
+        )
+    }
+
+    fn opt_text(&self, i: usize) -> Result<Option<String>, String> {
+        match self.fields.get(i) {
+            Some(Field::Str(s)) => Ok(Some(s.clone())),
+            Some(Field::Null) => Ok(None),
+            _ => Err(self.wrong(i, "text")),
+        }
+    }
+
+    fn text(&self, i: usize) -> Result<String, String> {
+        self.opt_text(i)?.ok_or_else(|| self.wrong(i, "text"))
+    }
+
+    fn opt_double(&self, i: usize) -> Result<Option<f64>, String> {
+        match self.fields.get(i) {
+            Some(Field::Double(v)) => Ok(Some(*v)),
+            Some(Field::Null) => Ok(None),
+            _ => Err(self.wrong(i, "a double")),
+        }
+    }
+
+    fn int(&self, i: usize) -> Result<i64, String> {
+        match self.fields.get(i) {
+            Some(Field::Long(v)) => Ok(*v),
+            _ => Err(self.wrong(i, "an INT64")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_path_inserts_runs_before_the_extension() {
+        for (p, want) in [
+            ("fleet.parquet", "fleet.runs.parquet"),
+            ("out/x.csv", "out/x.runs.csv"),
+            ("fleet", "fleet.runs"),
+            ("a.b/fleet", "a.b/fleet.runs"),
+            ("/tmp/fleet.2026.parquet", "/tmp/fleet.2026.runs.parquet"),
+        ] {
+            assert_eq!(runs_path(Path::new(p)), PathBuf::from(want), "{p}");
+        }
+    }
+
+    #[test]
+    fn the_message_types_parse_and_name_every_column() {
+        for (m, n) in [
+            (message_type("figures", FIGURE_COLUMNS), FIGURE_COLUMNS.len()),
+            (message_type("runs", RUN_COLUMNS), RUN_COLUMNS.len()),
+        ] {
+            let t = parse_message_type(&m).expect(&m);
+            assert_eq!(t.get_fields().len(), n, "{m}");
+        }
+    }
+}
