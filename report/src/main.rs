@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use bench_core::console::{safe, safe_lines};
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{baseline, compare, csv, export, extract, fleet, html, ocptv, output, show, verdict};
+use bootbench_report::{baseline, compare, csv, export, extract, fleet, html, ocptv, output, show, tidy, verdict};
 use clap::{Parser, Subcommand};
 
 /// Read, compare and chart bootbench result documents.
@@ -54,9 +54,10 @@ enum Command {
     /// rule). A machine is its DMI product serial, else its host name, else
     /// its file name. MB/s = 10^6 B/s, IOPS = requests/s.
     Fleet {
-        /// Result documents, or directories: each directory's `*.json`
-        /// files are read (not its subdirectories'); a file that is not a
-        /// result document is skipped with a warning.
+        /// Result documents, Parquet exports (`export --format parquet`),
+        /// or directories: each directory's `*.json` and `*.parquet` files
+        /// are read (not its subdirectories', not `*.runs.parquet`); a file
+        /// that is neither is skipped with a warning.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Write the same tables as one self-contained HTML page, with a
@@ -98,10 +99,13 @@ enum Command {
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
-    /// The acceptance verdicts in a format other tools read: `junit` (a
-    /// testsuite per document, a testcase per target and check) or `ocptv`
-    /// (OCP Test and Validation JSON lines: a test run per document, a step
-    /// per target, a measurement and a diagnosis per check).
+    /// The documents in a format other tools read: `junit` (the acceptance
+    /// verdicts: a testsuite per document, a testcase per target and
+    /// check), `ocptv` (OCP Test and Validation JSON lines: a test run per
+    /// document, a step per target, a measurement and a diagnosis per
+    /// check), or `csv` and `parquet` (two tidy tables for DuckDB, Spark,
+    /// pandas: a row per document, target, test, step and figure to FILE,
+    /// a row per document to FILE with `.runs` before its extension).
     Export {
         /// The format.
         #[arg(long = "format", value_enum)]
@@ -109,7 +113,9 @@ enum Command {
         /// Result documents.
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// The file to write (replaced if it is there, as `html -o`).
+        /// The file to write (replaced if it is there, as `html -o`); for
+        /// `csv` and `parquet` the figures table, the run table beside it
+        /// (`fleet.parquet`, `fleet.runs.parquet`).
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
@@ -133,6 +139,10 @@ enum ExportFormat {
     Junit,
     /// OCP Test and Validation JSON lines.
     Ocptv,
+    /// Two tidy CSV tables (figures, runs).
+    Csv,
+    /// Two tidy Parquet tables (figures, runs), zstd-compressed.
+    Parquet,
 }
 
 /// Bad input, or an output that cannot be written.
@@ -179,13 +189,30 @@ fn main() -> ExitCode {
             Err(code) => code,
         },
         Command::Export { format, files, output } => match load_all(&files) {
-            Ok(docs) => write_page(
-                &output,
-                &match format {
-                    ExportFormat::Junit => export::junit(&docs),
-                    ExportFormat::Ocptv => ocptv::ocptv(&docs),
-                },
-            ),
+            Ok(docs) => match format {
+                ExportFormat::Junit => write_page(&output, &export::junit(&docs)),
+                ExportFormat::Ocptv => write_page(&output, &ocptv::ocptv(&docs)),
+                ExportFormat::Csv | ExportFormat::Parquet => {
+                    let runs = tidy::runs_path(&output);
+                    let done = if matches!(format, ExportFormat::Csv) {
+                        tidy::write_csv(&docs, &output, &runs)
+                    } else {
+                        tidy::write_parquet(&docs, &output, &runs)
+                    };
+                    match done {
+                        Ok(()) => {
+                            for p in [&output, &runs] {
+                                eprintln!("wrote {}", safe(&p.display().to_string()));
+                            }
+                            ExitCode::SUCCESS
+                        }
+                        Err(e) => {
+                            say(&e);
+                            ExitCode::from(BAD_INPUT)
+                        }
+                    }
+                }
+            },
             Err(code) => code,
         },
         Command::Baseline { files, output } => match load_all(&files) {

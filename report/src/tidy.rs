@@ -19,10 +19,10 @@
 //!   for a device-mapper layer (`crypt`, `linear`, `luks`, `lvm`), else the
 //!   document's kind: `file`, `simulated`, `absent`), `disk_serial`,
 //!   `disk_model`, `disk_firmware`, `transport`, `disk_wwn`,
-//!   `disk_verdict` and `disk_verdict_reason` (its acceptance verdict,
-//!   `pass` / `warn` / `fail`, and the check that gave it, as `show` prints
-//!   it; both null in a document without `acceptance`, the reason null for
-//!   a pass);
+//!   `disk_verdict`, `disk_verdict_reason` and `disk_verdict_rule` (its
+//!   acceptance verdict, `pass` / `warn` / `fail`, and the message and rule
+//!   of the check that gave it; all null in a document without
+//!   `acceptance`, the reason and rule null for a pass);
 //! - the test: `run` (`alone`, or `all_at_once` for a disk's result in an
 //!   all-at-once run), `test` (its name), `workload`, `status` (the state
 //!   as the document spells it: `ok`, `skipped`, `error`, `interrupted`,
@@ -138,6 +138,9 @@ pub struct FigureRow {
     pub disk_verdict: Option<String>,
     /// The check that gave the verdict; `None` for a pass or no verdict.
     pub disk_verdict_reason: Option<String>,
+    /// The rule of that check (`limit`, `peers`, ...), as the document
+    /// spells it.
+    pub disk_verdict_rule: Option<String>,
     /// `alone` or `all_at_once`.
     pub run: String,
     pub test: String,
@@ -240,6 +243,16 @@ pub fn target_kind(t: &TargetInfo) -> String {
         (None, TargetKind::Block) => "disk".into(),
         (None, k) => k.name().to_owned(),
     }
+}
+
+/// Whether a `target_kind` of the figures table is a whole disk (no md
+/// array or device-mapper layer): `disk`, or a kind of target without a
+/// stack (`file`, `simulated`, `absent`).
+pub fn whole_disk(kind: &str) -> bool {
+    kind == "disk"
+        || TargetKind::ALL
+            .iter()
+            .any(|k| *k != TargetKind::Block && k.name() == kind)
 }
 
 /// A status's detail: the reason or message, with the operation and offset
@@ -372,19 +385,21 @@ fn test_figures(t: &TestResult) -> Vec<Fig> {
 }
 
 /// A target's verdict and its reason, from the document's acceptance.
-fn verdict_of(a: Option<&Acceptance>, path: &str) -> (Option<String>, Option<String>) {
+fn verdict_of(a: Option<&Acceptance>, path: &str) -> [Option<String>; 3] {
     let Some(t) = a.and_then(|a| a.targets.iter().find(|t| t.target == path)) else {
-        return (None, None);
+        return [None, None, None];
     };
-    (
+    let reason = crate::verdict::first_reason(t);
+    [
         Some(t.verdict.name().to_owned()),
-        crate::verdict::first_reason(t).map(crate::verdict::check_line),
-    )
+        reason.map(|c| c.message.clone()),
+        reason.map(|c| c.rule.name().to_owned()),
+    ]
 }
 
 /// The rows of one test on one target.
 fn test_rows(id: &RunId, doc: &ResultDoc, target: &TargetInfo, run: &str, t: &TestResult, out: &mut Vec<FigureRow>) {
-    let (disk_verdict, disk_verdict_reason) = verdict_of(doc.acceptance.as_ref(), &target.path);
+    let [disk_verdict, disk_verdict_reason, disk_verdict_rule] = verdict_of(doc.acceptance.as_ref(), &target.path);
     let row = |fig: Option<Fig>| {
         let (step, label, figure, value, unit) = match fig {
             Some((step, label, name, v, unit)) => (step, label, Some(name), Some(v), Some(unit)),
@@ -411,6 +426,7 @@ fn test_rows(id: &RunId, doc: &ResultDoc, target: &TargetInfo, run: &str, t: &Te
             disk_wwn: target.wwn.clone(),
             disk_verdict: disk_verdict.clone(),
             disk_verdict_reason: disk_verdict_reason.clone(),
+            disk_verdict_rule: disk_verdict_rule.clone(),
             run: run.to_owned(),
             test: t.name.clone(),
             workload: t.workload.name().to_owned(),
@@ -569,6 +585,7 @@ pub const FIGURE_COLUMNS: &[Column<FigureRow>] = columns!(FigureRow:
     disk_wwn Text true,
     disk_verdict Text true,
     disk_verdict_reason Text true,
+    disk_verdict_rule Text true,
     run Text false,
     test Text false,
     workload Text false,
@@ -814,6 +831,14 @@ pub fn parquet_table(path: &Path) -> Result<String, String> {
 /// not one (a run table, a foreign Parquet file, another version) or a
 /// column is missing or of another type.
 pub fn read_parquet(path: &Path) -> Result<Vec<FigureRow>, String> {
+    let mut out = Vec::new();
+    for_each_figure_row(path, |r| out.push(r))?;
+    Ok(out)
+}
+
+/// [`read_parquet`] a row at a time, in the file's order, without holding
+/// the table: `fleet` reads an export of any size this way.
+pub fn for_each_figure_row(path: &Path, mut each: impl FnMut(FigureRow)) -> Result<(), String> {
     let file = path.display();
     let (r, table) = open(path)?;
     match table.as_deref() {
@@ -870,6 +895,7 @@ pub fn read_parquet(path: &Path) -> Result<Vec<FigureRow>, String> {
         disk_wwn: at("disk_wwn")?,
         disk_verdict: at("disk_verdict")?,
         disk_verdict_reason: at("disk_verdict_reason")?,
+        disk_verdict_rule: at("disk_verdict_rule")?,
         run: at("run")?,
         test: at("test")?,
         workload: at("workload")?,
@@ -882,7 +908,6 @@ pub fn read_parquet(path: &Path) -> Result<Vec<FigureRow>, String> {
         unit: at("unit")?,
     };
     let rows = r.get_row_iter(None).map_err(|e| format!("{file}: {e}"))?;
-    let mut out = Vec::new();
     for (n, row) in rows.enumerate() {
         let row = row.map_err(|e| format!("{file}: row {n}: {e}"))?;
         let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
@@ -892,7 +917,7 @@ pub fn read_parquet(path: &Path) -> Result<Vec<FigureRow>, String> {
             fields: &fields,
             row: n,
         };
-        out.push(FigureRow {
+        each(FigureRow {
             file: cell.text(ix.file)?,
             machine: cell.text(ix.machine)?,
             machine_by: cell.text(ix.machine_by)?,
@@ -913,6 +938,7 @@ pub fn read_parquet(path: &Path) -> Result<Vec<FigureRow>, String> {
             disk_wwn: cell.opt_text(ix.disk_wwn)?,
             disk_verdict: cell.opt_text(ix.disk_verdict)?,
             disk_verdict_reason: cell.opt_text(ix.disk_verdict_reason)?,
+            disk_verdict_rule: cell.opt_text(ix.disk_verdict_rule)?,
             run: cell.text(ix.run)?,
             test: cell.text(ix.test)?,
             workload: cell.text(ix.workload)?,
@@ -925,7 +951,7 @@ pub fn read_parquet(path: &Path) -> Result<Vec<FigureRow>, String> {
             unit: cell.opt_text(ix.unit)?,
         });
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Where each of [`FigureRow`]'s fields is in the file being read.
@@ -950,6 +976,7 @@ struct FigureIx {
     disk_wwn: usize,
     disk_verdict: usize,
     disk_verdict_reason: usize,
+    disk_verdict_rule: usize,
     run: usize,
     test: usize,
     workload: usize,

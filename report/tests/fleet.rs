@@ -478,3 +478,65 @@ fn fleet_opens_with_a_summary_of_the_slowest_disks() {
         "{all}"
     );
 }
+
+/// `fleet` reads `export --format parquet` as it reads the documents: a
+/// directory holding three machines' documents as JSON and three more in
+/// a Parquet export (made from documents of the same names, then removed;
+/// `rest.parquet` sorts after `m3-1.json`, so the documents keep their order)
+/// gives the text of the six documents read as JSON, `--all` included
+/// (machines, every disk, the groups, the slow disk of `m5`, which is in
+/// the export); the export's run table beside it is not read; a `.json`
+/// that is not a document and a `.parquet` that is not Parquet are one
+/// warning line each, and the rest is read.
+#[test]
+fn fleet_reads_parquet_exports_beside_documents_and_warns_once_per_bad_file() {
+    let dir = scratch("fleet-parquet");
+    let names: Vec<String> = (1..=6).map(|i| format!("m{i}")).collect();
+    let machines: Vec<rack::Machine> = names
+        .iter()
+        .map(|n| rack::Machine {
+            slow: (n == "m5").then_some(("/dev/sda", 0.6)),
+            ..rack::Machine::r640(n)
+        })
+        .collect();
+    let files = rack::write(&dir, &machines);
+    let d = dir.display().to_string();
+    let want = ok(&["fleet", "--all", &d]);
+    assert!(want.contains("fleet of 6 document(s) from 6 machine(s)"), "{want}");
+    assert!(want.contains("\nm5 "), "{want}");
+
+    let export = dir.join("rest.parquet");
+    let mut args = vec!["export", "--format", "parquet", "-o", export.to_str().unwrap()];
+    args.extend(files[3..].iter().map(String::as_str));
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in &files[3..] {
+        fs::remove_file(f).unwrap();
+    }
+    assert!(dir.join("rest.runs.parquet").is_file());
+    let got = ok(&["fleet", "--all", &d]);
+    assert_eq!(got, want, "the export read as the documents were");
+    let summary = ok(&["fleet", &d]);
+    assert!(
+        summary.contains("slowest disks") && summary.contains("\nm5 "),
+        "{summary}"
+    );
+
+    fs::write(dir.join("notes.json"), "not json").unwrap();
+    fs::write(dir.join("broken.parquet"), "{}").unwrap();
+    let o = run(&["fleet", "--all", &d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warnings = stderr(&o);
+    assert_eq!(warnings.lines().count(), 2, "{warnings}");
+    for (line, file) in warnings.lines().zip(["broken.parquet", "notes.json"]) {
+        assert!(line.contains(file) && line.ends_with("; skipped"), "{warnings}");
+    }
+    assert_eq!(stdout(&o), want, "the bad files change nothing else");
+
+    // The run table named on its own is refused, with why.
+    let runs = dir.join("rest.runs.parquet");
+    let o = run(&["fleet", runs.to_str().unwrap(), &files[0]]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("run table"), "{}", stderr(&o));
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -315,11 +315,20 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
         assert_eq!(r[19].as_i64().unwrap() / 1000, r[20].as_i64().unwrap() / 1000, "{r}");
         assert_eq!(r[21], d["schema"]);
         assert_eq!(r[13], d["host"]["product_serial"]);
-        let verdict = d["acceptance"]["targets"]
+        let tv = d["acceptance"]["targets"]
             .as_array()
-            .and_then(|a| a.iter().find(|v| v["target"] == r[1]))
-            .map_or(Value::Null, |v| v["verdict"].clone());
+            .and_then(|a| a.iter().find(|v| v["target"] == r[1]));
+        let verdict = tv.map_or(Value::Null, |v| v["verdict"].clone());
         assert_eq!(r[17], verdict, "{r}");
+        // The first check with the target's verdict, unless it passed.
+        let reason = tv
+            .filter(|v| v["verdict"] != "pass")
+            .and_then(|v| v["checks"].as_array()?.iter().find(|c| c["verdict"] == v["verdict"]));
+        assert_eq!(r[18], reason.map_or(Value::Null, |c| c["message"].clone()), "{r}");
+        assert_eq!(r[22], reason.map_or(Value::Null, |c| c["rule"].clone()), "{r}");
+        if verdict == "fail" {
+            assert!(r[22].is_string(), "a failed disk names its rule: {r}");
+        }
         if i == 0 {
             assert_eq!(
                 (&r[11], &r[12], &r[14]),
@@ -334,7 +343,8 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
     assert!(!failed.is_empty());
     for r in failed {
         assert_eq!(r[16], "QEMU HARDDISK", "{r}");
-        assert!(r[18].as_str().unwrap().contains("limit"), "{r}");
+        assert_eq!(r[22], "limit", "{r}");
+        assert!(r[18].as_str().unwrap().contains("below the floor"), "{r}");
     }
     assert!(rows.iter().any(|r| r[10] == "md raid0" && r[2] == "alone"));
     assert!(rows

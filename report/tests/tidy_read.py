@@ -42,7 +42,7 @@ for name, path in (("figures", figures), ("runs", runs)):
 out["figures_rows"] = rows(
     "SELECT file, disk, run, test, step, label, figure, value, unit, status, target_kind, machine, machine_by, "
     "machine_serial, host_model, disk_serial, disk_model, disk_verdict, disk_verdict_reason, "
-    "epoch_ns(run_started), run_started_unix_ns, schema_version FROM read_parquet(%s)" % lit(figures))
+    "epoch_ns(run_started), run_started_unix_ns, schema_version, disk_verdict_rule FROM read_parquet(%s)" % lit(figures))
 out["runs_rows"] = rows(
     "SELECT file, machine, machine_by, targets, tests, verdict, targets_pass, targets_warn, targets_fail, "
     "epoch_ns(run_started), run_started_unix_ns, duration_ns, status FROM read_parquet(%s)" % lit(runs))

@@ -24,13 +24,14 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use bench_core::analysis::{is_outlier, median, metrics, DiskModel, Metric};
-use bench_core::result::{Acceptance, Status, TargetVerdict, Verdict};
+use bench_core::result::{Acceptance, Check, CheckRule, Status, TargetVerdict, Verdict};
 use bench_core::spec::Workload;
 use rayon::prelude::*;
 
 use super::{host_model, machine_id, natural_cmp, IdBy, Machine};
 use crate::read::{self, Loaded, ReadError};
 use crate::text;
+use crate::tidy::{self, whole_disk, FigureRow};
 
 // ---------------------------------------------------------------- one document
 
@@ -171,6 +172,158 @@ impl Digest {
     }
 }
 
+// ---------------------------------------------------------------- an export
+
+/// A document's digest being gathered from the rows of a Parquet export.
+struct FromRows {
+    d: Digest,
+    /// Each target's verdict, in the order first met.
+    verdicts: Vec<TargetVerdict>,
+    /// Per disk (as `d.disks`), the tests with a run that ended ok.
+    ok: Vec<Vec<String>>,
+}
+
+impl FromRows {
+    fn new(r: &FigureRow) -> FromRows {
+        let by = match r.machine_by.as_str() {
+            "serial" => IdBy::Serial,
+            "hostname" => IdBy::Hostname,
+            _ => IdBy::File,
+        };
+        FromRows {
+            d: Digest {
+                file: r.file.clone(),
+                warnings: Vec::new(),
+                by,
+                machine: r.machine.clone(),
+                host_model: r.host_model.clone(),
+                cpu: r.cpu_model.clone(),
+                started_unix_ns: u64::try_from(r.run_started_unix_ns).unwrap_or(0),
+                acceptance: None,
+                disks: Vec::new(),
+            },
+            verdicts: Vec::new(),
+            ok: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, r: FigureRow) {
+        if let Some(v) = r
+            .disk_verdict
+            .as_deref()
+            .and_then(|n| Verdict::ALL.iter().copied().find(|v| v.name() == n))
+        {
+            if !self.verdicts.iter().any(|t| t.target == r.disk) {
+                // The reason's message and rule are what the verdict
+                // sections show of the check; the rest of it is not in the
+                // table.
+                let rule = r
+                    .disk_verdict_rule
+                    .as_deref()
+                    .and_then(|n| CheckRule::ALL.iter().copied().find(|c| c.name() == n));
+                let checks = match (rule, &r.disk_verdict_reason) {
+                    (Some(rule), Some(message)) if v != Verdict::Pass => vec![Check {
+                        rule,
+                        verdict: v,
+                        test: None,
+                        figure: None,
+                        value: None,
+                        limit: None,
+                        source: String::new(),
+                        message: message.clone(),
+                    }],
+                    _ => Vec::new(),
+                };
+                self.verdicts.push(TargetVerdict {
+                    target: r.disk.clone(),
+                    serial: r.disk_serial.clone(),
+                    model: r.disk_model.clone(),
+                    verdict: v,
+                    checks,
+                });
+            }
+        }
+        if r.run != "alone" || !whole_disk(&r.target_kind) {
+            return;
+        }
+        let k = match self.d.disks.iter().position(|k| k.path == r.disk) {
+            Some(k) => k,
+            None => {
+                self.d.disks.push(DiskDigest {
+                    path: r.disk.clone(),
+                    serial: r.disk_serial.clone(),
+                    model: r.disk_model.clone(),
+                    firmware: r.disk_firmware.clone(),
+                    figures: Vec::new(),
+                    markers: Vec::new(),
+                });
+                self.ok.push(Vec::new());
+                self.d.disks.len() - 1
+            }
+        };
+        let (disk, ok) = (&mut self.d.disks[k], &mut self.ok[k]);
+        if r.status == "ok" {
+            disk.markers.retain(|(t, _)| *t != r.test);
+            if !ok.contains(&r.test) {
+                ok.push(r.test.clone());
+            }
+        } else if !ok.contains(&r.test) && !disk.markers.iter().any(|(t, _)| *t == r.test) {
+            if let Some(m) = text::marker_of_state(&r.status) {
+                disk.markers.push((r.test.clone(), m));
+            }
+        }
+        // A summary figure bench-core judges, of a test that ended ok.
+        let (Some(workload), Some(figure)) = (Workload::from_name(&r.workload), r.figure.as_deref()) else {
+            return;
+        };
+        let Some(&metric) = metrics(workload).iter().find(|m| m.name() == figure) else {
+            return;
+        };
+        if r.status == "ok" && r.step.is_none() && r.label.is_none() {
+            if let Some(v) = usable(r.value) {
+                disk.figures.push((r.test, workload, metric, v));
+            }
+        }
+    }
+
+    fn finish(mut self) -> Digest {
+        if !self.verdicts.is_empty() {
+            let worst = [Verdict::Fail, Verdict::Warn]
+                .into_iter()
+                .find(|w| self.verdicts.iter().any(|t| t.verdict == *w))
+                .unwrap_or(Verdict::Pass);
+            self.d.acceptance = Some(slim(&Acceptance {
+                verdict: worst,
+                rules: String::new(),
+                targets: self.verdicts,
+            }));
+        }
+        self.d
+    }
+}
+
+/// Each document of a Parquet export's figures table
+/// ([`crate::tidy`]) as a digest, in the file's order, without holding the
+/// table. A document is its rows with one `file`, which the export writes
+/// together. What the table does not hold is not in the digest: a disk
+/// with no test, a target's verdict without rows, the checks' figures and
+/// limits (the reason's message and rule are kept).
+pub fn parquet_digests(path: &Path, mut each: impl FnMut(Digest)) -> Result<(), String> {
+    let mut cur: Option<FromRows> = None;
+    tidy::for_each_figure_row(path, |r| {
+        if cur.as_ref().is_some_and(|c| c.d.file != r.file) {
+            if let Some(c) = cur.take() {
+                each(c.finish());
+            }
+        }
+        cur.get_or_insert_with(|| FromRows::new(&r)).add(r);
+    })?;
+    if let Some(c) = cur {
+        each(c.finish());
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------- inputs
 
 /// What `fleet` read, and the files it skipped.
@@ -217,10 +370,33 @@ impl std::fmt::Display for GatherError {
 
 impl std::error::Error for GatherError {}
 
-/// A directory entry `fleet` reads: a file whose name ends in `.json`
-/// (any case).
-fn is_json(p: &Path) -> bool {
-    p.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) && p.is_file()
+/// A directory entry `fleet` reads: a file whose name ends in `.json`, or
+/// in `.parquet` but not `.runs.parquet` (an export's run table: the
+/// figures table beside it is read), any case.
+fn is_input(p: &Path) -> bool {
+    let ext = |p: &Path, x: &str| p.extension().is_some_and(|e| e.eq_ignore_ascii_case(x));
+    let runs = p.file_stem().is_some_and(|s| ext(Path::new(s), "runs"));
+    (ext(p, "json") || (ext(p, "parquet") && !runs)) && p.is_file()
+}
+
+/// What one input file gave: a document's digest, a Parquet export to
+/// read in its turn, or why it is skipped.
+enum Input {
+    Doc(Digest),
+    Parquet,
+    Bad(ReadError),
+}
+
+/// Read one input file (on a worker thread): a Parquet file (by its magic
+/// number) is left to be read in order.
+fn input(f: &Path) -> Input {
+    if tidy::is_parquet(f) {
+        return Input::Parquet;
+    }
+    match read::load(f) {
+        Ok(l) => Input::Doc(Digest::of(&l)),
+        Err(e) => Input::Bad(e),
+    }
 }
 
 /// How many files [`gather`] reads at once (on every core) before it joins
@@ -248,7 +424,7 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, GatherError> {
             let path = entry
                 .map_err(|e| fail(p, format!("cannot list the directory: {e}")))?
                 .path();
-            if is_json(&path) {
+            if is_input(&path) {
                 found.push(path);
             }
         }
@@ -267,14 +443,28 @@ pub fn gather(paths: &[PathBuf]) -> Result<Gathered, GatherError> {
     let mut b = Builder::default();
     let mut skipped = Vec::new();
     for batch in files.chunks(BATCH) {
-        let digests: Vec<Result<Digest, ReadError>> = batch
-            .par_iter()
-            .map(|f| read::load(f).map(|l| Digest::of(&l)))
-            .collect();
-        for d in digests {
-            match d {
-                Ok(d) => b.add(d),
-                Err(e) => skipped.push(e),
+        let inputs: Vec<Input> = batch.par_iter().map(|f| input(f)).collect();
+        for (f, i) in batch.iter().zip(inputs) {
+            match i {
+                Input::Doc(d) => b.add(d),
+                Input::Bad(e) => skipped.push(e),
+                Input::Parquet => {
+                    let mut n = 0;
+                    if let Err(what) = parquet_digests(f, |d| {
+                        n += 1;
+                        b.add(d);
+                    }) {
+                        let file = f.display().to_string();
+                        // The error names the file already.
+                        let what = what.strip_prefix(&format!("{file}: ")).unwrap_or(&what).to_owned();
+                        let what = if n > 0 {
+                            format!("{what} (the {n} document(s) before it are read)")
+                        } else {
+                            what
+                        };
+                        skipped.push(ReadError { file, what });
+                    }
+                }
             }
         }
     }
@@ -998,5 +1188,105 @@ mod tests {
             super::super::render(&want, true)
         );
         assert_eq!(got.fleet.machines[1].name, "m2", "natural order");
+    }
+}
+
+#[cfg(test)]
+mod from_rows {
+    use super::*;
+
+    /// The digest of a document read back from the rows of its export is
+    /// the digest of the document itself: machine, disks, figures, markers
+    /// and verdicts (of a verdict's checks, the message and rule the
+    /// sections show). A disk without a test has no row, so no digest.
+    #[test]
+    fn digests_from_export_rows_are_the_documents() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut docs: Vec<Loaded> = [
+            "qemu-4disks-quick.json",
+            "raid0-a.json",
+            "read-error.json",
+            "health-h1.json",
+        ]
+        .iter()
+        .map(|f| read::load(&dir.join(f)).expect(f))
+        .collect();
+        // A verdict on the first document: its second disk fails two checks.
+        let check = |rule, verdict, message: &str| Check {
+            rule,
+            verdict,
+            test: Some("seq_read_1m_qd1_j1".into()),
+            figure: Some("read_bytes_per_sec".into()),
+            value: Some(1.0),
+            limit: Some(2.0),
+            source: "acceptance.limits[0]".into(),
+            message: message.into(),
+        };
+        let d = &mut docs[0].doc;
+        let targets = d
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| TargetVerdict {
+                target: t.path.clone(),
+                serial: t.serial.clone(),
+                model: t.model.clone(),
+                verdict: if i == 1 { Verdict::Fail } else { Verdict::Pass },
+                checks: if i == 1 {
+                    vec![
+                        check(CheckRule::Peers, Verdict::Warn, "a bit slow"),
+                        check(CheckRule::Limit, Verdict::Fail, "below the floor"),
+                    ]
+                } else {
+                    vec![check(CheckRule::Limit, Verdict::Pass, "held")]
+                },
+            })
+            .collect();
+        d.acceptance = Some(Acceptance {
+            verdict: Verdict::Fail,
+            rules: "config".into(),
+            targets,
+        });
+        let rows = tidy::figure_rows(&docs);
+        let mut got: Vec<Digest> = Vec::new();
+        let mut cur: Option<FromRows> = None;
+        for r in rows {
+            if cur.as_ref().is_some_and(|c| c.d.file != r.file) {
+                got.extend(cur.take().map(FromRows::finish));
+            }
+            cur.get_or_insert_with(|| FromRows::new(&r)).add(r);
+        }
+        got.extend(cur.map(FromRows::finish));
+        assert_eq!(got.len(), docs.len());
+        let mut markers = 0;
+        for (g, l) in got.iter().zip(&docs) {
+            let mut want = Digest::of(l);
+            want.disks.retain(|k| l.doc.tests.iter().any(|t| t.target == k.path));
+            markers += want.disks.iter().map(|k| k.markers.len()).sum::<usize>();
+            let lines = |a: &Option<Acceptance>| {
+                a.as_ref().map(|a| {
+                    let t: Vec<_> = a
+                        .targets
+                        .iter()
+                        .map(|t| {
+                            let c: Vec<_> = t
+                                .checks
+                                .iter()
+                                .map(|c| (c.rule, c.verdict, c.message.clone()))
+                                .collect();
+                            (t.target.clone(), t.serial.clone(), t.model.clone(), t.verdict, c)
+                        })
+                        .collect();
+                    (a.verdict, t)
+                })
+            };
+            assert_eq!(lines(&g.acceptance), lines(&want.acceptance), "{}", l.file);
+            let mut g = g.clone();
+            (g.acceptance, want.acceptance) = (None, None);
+            assert_eq!(g, want, "{}", l.file);
+        }
+        assert!(markers > 0, "the fixtures hold failed tests");
+        let a = got[0].acceptance.as_ref().expect("the verdict");
+        assert_eq!(a.targets[1].checks[0].message, "below the floor");
     }
 }
