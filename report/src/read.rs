@@ -50,6 +50,12 @@ pub fn load(path: &Path) -> Result<Loaded, ReadError> {
         file: file.clone(),
         what: format!("cannot read: {e}"),
     })?;
+    from_bytes(&file, bytes)
+}
+
+/// [`load`] of a file's bytes, read already; `file` names it in messages.
+pub fn from_bytes(file: &str, bytes: Vec<u8>) -> Result<Loaded, ReadError> {
+    let file = file.to_owned();
     let text = String::from_utf8(bytes).map_err(|e| ReadError {
         file: file.clone(),
         what: format!(

@@ -387,13 +387,33 @@ enum Input {
     Bad(ReadError),
 }
 
-/// Read one input file (on a worker thread): a Parquet file (by its magic
-/// number) is left to be read in order.
+/// Read one input file (on a worker thread), opened once (a FIFO is read
+/// once): a Parquet file (by its magic number, `PAR1`) is left to be read
+/// in order.
 fn input(f: &Path) -> Input {
-    if tidy::is_parquet(f) {
+    use std::io::Read as _;
+    let file = f.display().to_string();
+    let cannot = |e: std::io::Error| {
+        Input::Bad(ReadError {
+            file: file.clone(),
+            what: format!("cannot read: {e}"),
+        })
+    };
+    let mut h = match std::fs::File::open(f) {
+        Ok(h) => h,
+        Err(e) => return cannot(e),
+    };
+    let mut bytes = Vec::new();
+    if let Err(e) = (&mut h).take(4).read_to_end(&mut bytes) {
+        return cannot(e);
+    }
+    if bytes == b"PAR1" {
         return Input::Parquet;
     }
-    match read::load(f) {
+    if let Err(e) = h.read_to_end(&mut bytes) {
+        return cannot(e);
+    }
+    match read::from_bytes(&file, bytes) {
         Ok(l) => Input::Doc(Digest::of(&l)),
         Err(e) => Input::Bad(e),
     }
