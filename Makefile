@@ -19,12 +19,18 @@
 #                default "200 2000"; FLEET_TMPDIR: about 390 KB per document on disk)
 #   make fidelity  every classic twin beside its real tool (hdparm, dd, sysbench, fio/CDM)
 #                on loop devices over /dev/shm and the local disk (needs root; FIDELITY_* env)
+#   make man     out/man: the man pages of the four commands and of each subcommand
+#                (bootbench-report.1, bootbench-report-fleet.1, ...), from their clap definitions
+#   make install the host tools (bootbench-image, bootbench-qemu, bootbench-report, release builds),
+#                the static bootbench-init and the man pages into $(DESTDIR)$(PREFIX)/bin and
+#                $(DESTDIR)$(PREFIX)/share/man/man1 (PREFIX=/usr/local by default); builds them first
 #   make fmt     rustfmt
 #   make clean
 #
 # Overrides: KERNEL=linux-image-<version> (default: what linux-image-amd64 depends on),
 # SHIM_PKG=shim-signed, GRUB_PKG=grub-efi-amd64-signed, OUT=out, CONFIG=FILE (the stick's bootbench.json),
-# ACCEL=auto|tcg|kvm, TIMEOUT=seconds and QEMU_CONFIG=FILE (default qemu/configs/quick.json) for make qemu.
+# ACCEL=auto|tcg|kvm, TIMEOUT=seconds and QEMU_CONFIG=FILE (default qemu/configs/quick.json) for make qemu,
+# PREFIX=/usr/local and DESTDIR= for make install.
 
 CARGO ?= cargo
 MUSL  := x86_64-unknown-linux-musl
@@ -54,8 +60,11 @@ GRUB_EFI   := $(OUT)/grub/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
 GRUB_NET_EFI := $(OUT)/grub/usr/lib/grub/x86_64-efi-signed/grubnetx64.efi.signed
 NETBOOT_ARGS ?=
 CONFIG_ARG := $(if $(CONFIG),--config $(CONFIG))
+PREFIX  ?= /usr/local
+DESTDIR ?=
+MAN_DIR := $(OUT)/man
 
-.PHONY: build test bench bench-fleet fidelity fuzz fmt clean targets deps kernel image tools qemu netboot
+.PHONY: build test bench bench-fleet fidelity fuzz fmt clean targets deps kernel image tools qemu netboot man install
 
 targets:
 	rustup target add $(MUSL) $(BARE)
@@ -70,6 +79,18 @@ build: targets
 
 tools:
 	$(CARGO) build --release -p bootbench-image -p bootbench-qemu -p bootbench-report
+
+# bootbench-man (man/): clap_mangen's roff from the commands' clap definitions, in a generator of
+# its own so that none of the shipped binaries links it. Written anew: no page of a removed
+# subcommand stays behind.
+man:
+	rm -rf $(MAN_DIR)
+	$(CARGO) run -q -p bootbench-man -- $(MAN_DIR)
+
+install: build tools man
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(INIT_BIN) $(IMAGE_TOOL) $(QEMU_TOOL) $(REPORT_TOOL) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(MAN_DIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 # Fetch and unpack a package into DIR unless DIR/.pkg names it already.
 # $(call unpack,PACKAGE,DIR)

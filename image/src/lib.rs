@@ -3,6 +3,7 @@
 //! `bench_core::stick`) as plain files, with no root, no loop mounts and no host depmod.
 #![deny(unsafe_code)]
 
+pub mod cli;
 pub mod cpio;
 pub mod fat;
 mod fatfix;

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub use crate::chipset::Chipset;
 use crate::disk::{DiskSpec, Transport};
 use crate::net::{self, Net};
 
@@ -67,18 +68,6 @@ pub struct Attached {
     pub file: PathBuf,
     /// blkdebug config file when the spec has faults.
     pub blkdebug: Option<PathBuf>,
-}
-
-/// QEMU's machine type: the chipset the guest sees (`--machine pc|q35`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Chipset {
-    /// `pc`: i440FX + PIIX, QEMU's default. Its PCI interrupts go through
-    /// PIIX link devices that the guest's ACPI code routes one at a time
-    /// (about 140 ms per device under TCG).
-    #[default]
-    Pc,
-    /// `q35`: Q35 + ICH9, PCI Express, as servers since about 2010 are.
-    Q35,
 }
 
 /// Everything one boot needs.

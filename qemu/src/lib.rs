@@ -6,6 +6,8 @@
 //! The command lines are built by small pure functions ([`cmdline`]), tested
 //! without starting QEMU; [`run`] does the side effects.
 
+pub mod chipset;
+pub mod cli;
 pub mod cmdline;
 pub mod disk;
 pub mod net;

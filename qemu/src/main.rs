@@ -8,146 +8,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use bench_core::result::ResultDoc;
-use clap::{Args, Parser, Subcommand};
+use bootbench_qemu::cli::{Cli, Common, Firmware, Mode};
+use clap::Parser;
 
 use bootbench_qemu::cmdline::{self, Boot, Machine};
-use bootbench_qemu::disk::{self, DiskSpec};
-use bootbench_qemu::net::{Forward, Net, Nic};
+use bootbench_qemu::disk;
+use bootbench_qemu::net::{Forward, Net};
 use bootbench_qemu::run::{self, AccelChoice, Outcome};
 use bootbench_qemu::{pcap, stick};
-
-#[derive(Parser, Debug)]
-#[command(
-    name = "bootbench-qemu",
-    version,
-    about = "Boot bootbench in QEMU with virtual disks and collect its results"
-)]
-struct Cli {
-    #[command(subcommand)]
-    mode: Mode,
-}
-
-#[derive(Subcommand, Debug)]
-enum Mode {
-    /// Direct kernel boot: -kernel -initrd -append.
-    Direct {
-        #[arg(long)]
-        kernel: PathBuf,
-        #[arg(long)]
-        initrd: PathBuf,
-        /// Extra kernel command-line words (the serial console and panic=-1 are always there).
-        #[arg(long, default_value = "")]
-        append: String,
-        /// A stick image to attach as a USB disk (so results also go to it).
-        #[arg(long)]
-        stick: Option<PathBuf>,
-        #[command(flatten)]
-        common: Common,
-    },
-    /// Boot the USB stick image under OVMF (UEFI), as on a real server.
-    Usb {
-        /// The stick image (GPT, EFI system partition); results are written into it.
-        #[arg(long)]
-        image: PathBuf,
-        /// The firmware: uefi (OVMF), secure-boot (OVMF's Secure Boot build with Microsoft's
-        /// keys enrolled, on the q35 machine) or bios (SeaBIOS, the stick's syslinux).
-        #[arg(long, default_value = "uefi")]
-        firmware: Firmware,
-        /// OVMF's code [default: OVMF_CODE_4M.fd, or OVMF_CODE_4M.secboot.fd with --firmware secure-boot].
-        #[arg(long)]
-        ovmf_code: Option<PathBuf>,
-        /// Template of the variable store; a fresh copy is used for each boot
-        /// [default: OVMF_VARS_4M.fd, or OVMF_VARS_4M.ms.fd with --firmware secure-boot].
-        #[arg(long)]
-        ovmf_vars: Option<PathBuf>,
-        /// A kernel for the KVM probe (--accel auto); without it auto means TCG.
-        #[arg(long)]
-        probe_kernel: Option<PathBuf>,
-        #[command(flatten)]
-        common: Common,
-    },
-    /// Network boot: the NIC's iPXE ROM (Debian's ipxe-qemu) boots from QEMU's user-mode network
-    /// with restrict=on (no packet leaves the host): its DHCP hands out --bootfile, its TFTP
-    /// serves DIR (`bootbench-image netboot`'s directory) as it is.
-    Netboot {
-        /// The directory QEMU's TFTP server serves.
-        #[arg(long)]
-        dir: PathBuf,
-        /// The NIC: virtio (virtio-net-pci), e1000 or e1000e.
-        #[arg(long, default_value = "virtio")]
-        nic: Nic,
-        /// An HTTP server on the host's loopback for the guest, repeatable: HOSTPORT makes the
-        /// guest's 10.0.2.100:80 (then .101, ...) reach 127.0.0.1:HOSTPORT;
-        /// GUESTADDR:GUESTPORT=HOSTPORT names the guest side. One socat per connection.
-        #[arg(long, value_name = "HOSTPORT")]
-        http: Vec<String>,
-        /// The boot file QEMU's DHCP hands out, relative to DIR (pxelinux.0: PXELINUX;
-        /// grubx64.efi or bootx64.efi with --firmware uefi: GRUB), or a URL iPXE fetches
-        /// (http://10.0.2.100/boot.ipxe with --http: the kernel and initramfs then come over HTTP).
-        #[arg(long, default_value = "boot.ipxe")]
-        bootfile: String,
-        /// bios (SeaBIOS) or uefi (OVMF); the NIC's iPXE ROM boots under both.
-        #[arg(long, default_value = "bios")]
-        firmware: Firmware,
-        /// Every frame of the guest's network into this pcap file [default: OUT_DIR/net.pcap].
-        #[arg(long)]
-        pcap: Option<PathBuf>,
-        #[command(flatten)]
-        common: Common,
-    },
-}
-
-/// The firmware of a stick boot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Firmware {
-    Uefi,
-    SecureBoot,
-    Bios,
-}
-
-#[derive(Args, Debug)]
-struct Common {
-    /// A virtual disk: TRANSPORT[,size=256M][,serial=SN][,model=M][,rotation=RPM][,lbs=4096][,pbs=4096]
-    /// [,bps=20M][,iops=N][,fault=EVENT:ERRNO[:SECTOR]][,file=PATH][,ns=N]; TRANSPORT is sata (ahci),
-    /// nvme, virtio, usb, virtio-scsi, megasas, mptsas, lsi or uas.
-    #[arg(long = "disk", value_name = "SPEC")]
-    disks: Vec<DiskSpec>,
-    /// Add the default set: two SATA disks, one NVMe, one virtio, throttled to 40, 20, 30, 10 MiB/s.
-    #[arg(long)]
-    default_disks: bool,
-    /// Where a serial port goes, repeatable: the first is COM1 (ttyS0, the
-    /// console) [default: OUT_DIR/serial.log], each further one the next
-    /// port (COM2 = ttyS1, where a server's BMC takes serial-over-LAN, ...).
-    #[arg(long, value_name = "FILE")]
-    serial_log: Vec<PathBuf>,
-    /// Disks, logs, firmware variables and results go here.
-    #[arg(long)]
-    out_dir: PathBuf,
-    /// Seconds before QEMU is killed and the run fails.
-    #[arg(long, default_value_t = 900)]
-    timeout: u64,
-    /// tcg, kvm, or auto (KVM only if a short probe boot succeeds).
-    #[arg(long, default_value = "tcg")]
-    accel: AccelChoice,
-    #[arg(long, default_value_t = 1024)]
-    memory: u32,
-    #[arg(long, default_value_t = 2)]
-    cpus: u32,
-    /// Print the QEMU command line and exit without booting.
-    #[arg(long)]
-    dry_run: bool,
-    /// Put this file on the stick as /bootbench.json before booting (the
-    /// stick image given is changed), e.g. a quick profile for a first look.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// The machine's DMI serial number (what names its results, `{machine}`).
-    #[arg(long, value_name = "SERIAL")]
-    system_serial: Option<String>,
-    /// The machine type: pc (i440FX + PIIX, QEMU's default) or q35 (Q35 +
-    /// ICH9, PCI Express). --firmware secure-boot is always q35.
-    #[arg(long, value_name = "TYPE", default_value = "pc")]
-    machine: cmdline::Chipset,
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -484,6 +352,7 @@ fn report(outcome: &Outcome, serial_log: &Path, dir: &Path, stick_image: Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bootbench_qemu::net::Nic;
 
     /// A direct boot's command line with `args` after the required ones.
     fn direct_argv<'a>(args: &[&'a str]) -> Vec<&'a str> {

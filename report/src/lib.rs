@@ -12,6 +12,7 @@
 
 pub mod baseline;
 pub mod burnin;
+pub mod cli;
 pub mod compare;
 pub mod csv;
 pub mod export;
