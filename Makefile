@@ -16,7 +16,7 @@
 #                sizes, PID 1 start to first I/O and PID 1 peak memory from a QEMU boot;
 #                bootbench-report fleet's memory and time over generated documents (bench-fleet)
 #   make bench-fleet  that fleet part alone (FLEET_DOCS, default 10000; FLEET_MEM_DOCS,
-#                default "200 2000"; FLEET_TMPDIR: about 390 KB per document on disk)
+#                default "200 2000 10000"; FLEET_TMPDIR: about 390 KB per document on disk)
 #   make fidelity  every classic twin beside its real tool (hdparm, dd, sysbench, fio/CDM)
 #                on loop devices over /dev/shm and the local disk (needs root; FIDELITY_* env)
 #   make man     out/man: the man pages of the four commands and of each subcommand

@@ -4,8 +4,11 @@
 Measured (not a test: nothing is asserted; each figure once, so a busy
 machine shows in them):
   - peak memory (the process's peak RSS, from wait4's ru_maxrss) of `fleet`
-    over FLEET_MEM_DOCS documents (default "200 2000"), and the growth
-    from the first count to the last, per document and per disk;
+    over FLEET_MEM_DOCS documents (default "200 2000 10000"), and the
+    growth from each count to the next, per document and per disk (in
+    bytes: what fleet keeps of a document; the memory its parse of one
+    document frees is reused for the digests, so the first counts can
+    show no growth at all);
   - the time of `fleet` over FLEET_DOCS documents (default 10000; the
     target is under 30 s on a 2-core machine), and in the same run its
     floors: `cat` of every file to /dev/null (find | xargs), and a
@@ -31,8 +34,8 @@ of the disk. The directory is deleted at the end.
 
 Environment:
   FLEET_DOCS       documents of the timed run (default 10000)
-  FLEET_MEM_DOCS   counts of the memory runs (default "200 2000"; the
-                   growth is between the first and the last)
+  FLEET_MEM_DOCS   counts of the memory runs (default "200 2000 10000";
+                   the growth is between each count and the next)
   FLEET_TMPDIR     where the documents go (default $TMPDIR, else /var/tmp)
   FLEET_SEED       the generator's seed (default 1)
   FLEET_KEEP=1     keep the documents (the directory is printed)
@@ -96,7 +99,7 @@ def mb(b):
 def main():
     sys.stdout.reconfigure(line_buffering=True)
     docs = int(os.environ.get("FLEET_DOCS", "10000"))
-    mem = [int(x) for x in os.environ.get("FLEET_MEM_DOCS", "200 2000").split()]
+    mem = [int(x) for x in os.environ.get("FLEET_MEM_DOCS", "200 2000 10000").split()]
     seed = int(os.environ.get("FLEET_SEED", "1"))
     if docs < 1 or not mem or min(mem) < 1:
         sys.exit("fleet bench: FLEET_DOCS and FLEET_MEM_DOCS must be counts above 0")
@@ -142,13 +145,13 @@ def measure(work, docs, mem, seed, most):
     lines = {}
     for n in sorted(set(mem)):
         _, peaks[n], lines[n], _ = fleet(dir_of(n))
-    parts = ", ".join(f"{n} docs {mb(peaks[n])}" for n in sorted(peaks))
-    lo, hi = min(peaks), max(peaks)
-    growth = ""
-    if hi > lo:
+    counts = sorted(peaks)
+    parts = ", ".join(f"{n} docs {mb(peaks[n])}" for n in counts)
+    steps = []
+    for lo, hi in zip(counts, counts[1:]):
         per_doc = (peaks[hi] - peaks[lo]) / (hi - lo)
-        growth = (f": {per_doc / 1e3:+.0f} KB per document, "
-                  f"{per_doc / DISKS_PER_DOC / 1e3:+.0f} KB per disk ({DISKS_PER_DOC} disks a document)")
+        steps.append(f"{lo} to {hi}: {per_doc:+.0f} B per document, {per_doc / DISKS_PER_DOC:+.0f} B per disk")
+    growth = f"; growth {'; '.join(steps)} ({DISKS_PER_DOC} disks a document)" if steps else ""
     print(f"fleet peak RSS: {parts}{growth}")
 
     # Time: the floors and fleet over the same files, warm in the page cache.

@@ -152,10 +152,11 @@ pub struct Machine {
     pub name: String,
     /// Which one the name is.
     pub by: IdBy,
-    /// The host model ([`host_model`]) of its first document that has one.
-    pub model: Option<String>,
+    /// The host model ([`host_model`]) of its first document that has one
+    /// (one copy for every machine of the model).
+    pub model: Option<std::sync::Arc<str>>,
     /// The CPU model of its first document that has one.
-    pub cpu: Option<String>,
+    pub cpu: Option<std::sync::Arc<str>>,
     /// Its documents (indexes into the documents).
     pub docs: Vec<usize>,
     /// Its whole disks over all its documents, told apart by serial (else

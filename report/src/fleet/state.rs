@@ -22,6 +22,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bench_core::analysis::{is_outlier, median, metrics, DiskModel, Metric};
 use bench_core::result::{Acceptance, Check, CheckRule, Status, TargetVerdict, Verdict};
@@ -505,8 +506,8 @@ pub fn gather(paths: &[PathBuf]) -> Result<Gathered, GatherError> {
 /// Strings many disks share, each kept once and named by its index.
 #[derive(Debug, Default)]
 struct Strings {
-    all: Vec<Box<str>>,
-    index: HashMap<Box<str>, u32>,
+    all: Vec<Arc<str>>,
+    index: HashMap<Arc<str>, u32>,
 }
 
 impl Strings {
@@ -515,9 +516,16 @@ impl Strings {
             return i;
         }
         let i = u32::try_from(self.all.len()).expect("fewer than 2^32 distinct strings");
-        self.all.push(s.into());
-        self.index.insert(s.into(), i);
+        let shared: Arc<str> = s.into();
+        self.all.push(Arc::clone(&shared));
+        self.index.insert(shared, i);
         i
+    }
+
+    /// The one copy of `s`.
+    fn shared(&mut self, s: &str) -> Arc<str> {
+        let i = self.id(s);
+        Arc::clone(&self.all[i as usize])
     }
 
     fn get(&self, i: u32) -> &str {
@@ -691,6 +699,8 @@ type GroupIndex<Id> = HashMap<(Id, u16), usize>;
 struct Grouping<Id, K> {
     groups: Vec<Group<K>>,
     index: GroupIndex<Id>,
+    /// Each group's entries, counted in a first pass.
+    counts: Vec<usize>,
 }
 
 impl<Id: std::hash::Hash + Eq + Copy, K> Grouping<Id, K> {
@@ -698,10 +708,13 @@ impl<Id: std::hash::Hash + Eq + Copy, K> Grouping<Id, K> {
         Grouping {
             groups: Vec::new(),
             index: HashMap::new(),
+            counts: Vec::new(),
         }
     }
 
-    fn push(&mut self, id: Id, col: u16, columns: &[Column], key: impl FnOnce() -> K, entry: Entry) {
+    /// Add `entry` to its group; with `count`, only count it (a first
+    /// pass, so each group's entries are allocated once, to their number).
+    fn push(&mut self, count: bool, id: Id, col: u16, columns: &[Column], key: impl FnOnce() -> K, entry: Entry) {
         let groups = &mut self.groups;
         let g = *self.index.entry((id, col)).or_insert_with(|| {
             let c = &columns[usize::from(col)];
@@ -717,7 +730,22 @@ impl<Id: std::hash::Hash + Eq + Copy, K> Grouping<Id, K> {
             });
             groups.len() - 1
         });
-        self.groups[g].entries.push(entry);
+        if count {
+            if self.counts.len() <= g {
+                self.counts.resize(g + 1, 0);
+            }
+            self.counts[g] += 1;
+        } else {
+            self.groups[g].entries.push(entry);
+        }
+    }
+
+    /// After the counting pass: room for each group's entries.
+    fn reserve(&mut self) {
+        for (g, &n) in self.groups.iter_mut().zip(&self.counts) {
+            g.entries.reserve_exact(n);
+        }
+        self.counts = Vec::new();
     }
 
     /// The groups of two or more disks, in the order first seen, with
@@ -778,10 +806,10 @@ impl Builder {
         let machine = &mut self.machines[m];
         machine.docs.push(self.docs.len());
         if machine.model.is_none() {
-            machine.model.clone_from(&d.host_model);
+            machine.model = d.host_model.as_deref().map(|h| self.strings.shared(h));
         }
         if machine.cpu.is_none() {
-            machine.cpu = d.cpu;
+            machine.cpu = d.cpu.as_deref().map(|c| self.strings.shared(c));
         }
         let first = self.disks.len();
         for k in d.disks {
@@ -829,11 +857,18 @@ impl Builder {
         let Builder {
             strings,
             mut docs,
-            disks,
+            mut disks,
             mut machines,
             columns,
-            ..
+            machine_index,
+            column_index,
         } = self;
+        // Only joining needs them; and the room the lists grew into is
+        // given back before the groups are made.
+        drop((machine_index, column_index));
+        docs.shrink_to_fit();
+        disks.shrink_to_fit();
+        machines.shrink_to_fit();
         // Those named by serial, then by host name, then by file name, each
         // in natural order of the names (`m2` before `m10`).
         let mut order: Vec<usize> = (0..machines.len()).collect();
@@ -862,28 +897,36 @@ impl Builder {
         }
         let mut by_disk = Grouping::new();
         let mut by_host = Grouping::new();
-        for (i, k) in disks.iter().enumerate() {
-            let (Some(model), Some(firmware)) = (k.model, k.firmware) else {
-                continue;
-            };
-            let disk_model = || DiskModel {
-                model: strings.get(model).to_owned(),
-                firmware: strings.get(firmware).to_owned(),
-            };
-            let host = docs[k.doc as usize].host_model;
-            for &(col, value) in k.figures.iter() {
-                let e = Entry {
-                    disk: u32::try_from(i).expect("fewer than 2^32 disks"),
-                    doc: k.doc,
-                    value,
+        // Twice over the disks: to count each group's entries, then to
+        // fill them in room made to measure.
+        for count in [true, false] {
+            if !count {
+                by_disk.reserve();
+                by_host.reserve();
+            }
+            for (i, k) in disks.iter().enumerate() {
+                let (Some(model), Some(firmware)) = (k.model, k.firmware) else {
+                    continue;
                 };
-                by_disk.push((model, firmware), col, &columns, disk_model, e);
-                if let Some(h) = host {
-                    let key = || HostDisk {
-                        host: strings.get(h).to_owned(),
-                        disk: disk_model(),
+                let disk_model = || DiskModel {
+                    model: strings.get(model).to_owned(),
+                    firmware: strings.get(firmware).to_owned(),
+                };
+                let host = docs[k.doc as usize].host_model;
+                for &(col, value) in k.figures.iter() {
+                    let e = Entry {
+                        disk: u32::try_from(i).expect("fewer than 2^32 disks"),
+                        doc: k.doc,
+                        value,
                     };
-                    by_host.push((h, model, firmware), col, &columns, key, e);
+                    by_disk.push(count, (model, firmware), col, &columns, disk_model, e);
+                    if let Some(h) = host {
+                        let key = || HostDisk {
+                            host: strings.get(h).to_owned(),
+                            disk: disk_model(),
+                        };
+                        by_host.push(count, (h, model, firmware), col, &columns, key, e);
+                    }
                 }
             }
         }

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use bench_core::analysis::{Metric, OUTLIER_BELOW};
 
-use super::format::{axis_value, escape, fmt_metric, metric_axis, num, opt, opt_str};
+use super::format::{axis_value, escape, fmt_metric, metric_axis, num, opt_str};
 use super::svg::{color, decades, figure, legend, nice_ticks, short, svg_open_h, Scale, LOG_SPAN, RIGHT, TOP, W};
 use super::{head, Chart};
 use crate::fleet::{against, by_test, outliers, spread_share, Cell, Fleet, Group, Key};
@@ -151,8 +151,8 @@ fn machines(out: &mut String, f: &Fleet) {
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&m.name),
             m.by.word(),
-            opt(m.model.as_ref()),
-            opt(m.cpu.as_ref()),
+            opt_str(m.model.as_deref()),
+            opt_str(m.cpu.as_deref()),
             m.disks,
             docs.join(" ")
         );
