@@ -16,7 +16,9 @@ machine shows in them):
     (report/examples/parse_floor.rs) on every core and on one thread;
     fleet's time over the all-core floor;
   - the length of `fleet`'s text (lines) at each count: the summary is
-    meant to fit one screen whatever the number of machines.
+    meant to fit one screen whatever the number of machines;
+  - `export --format parquet` of the two smallest FLEET_MEM_DOCS counts:
+    time, peak RSS (a row group's rows, whatever the count) and size.
 
 The documents (bench/fleetgen.py): made from the real quick-profile run
 of report/tests/fixtures/qemu-4disks-quick.json (4 disks, 52 tests), each
@@ -176,6 +178,20 @@ def measure(work, docs, mem, seed, most):
           f"fleet / 1-thread Value floor {fleet_cpu / one_cpu:.2f}; {cores} CPUs, load average "
           f"{os.getloadavg()[0]:.1f} after")
     print("fleet text: " + ", ".join(f"{n} docs {lines[n]} lines" for n in sorted(lines)))
+
+    # The Parquet export of the smallest and the second-smallest counts: its
+    # peak memory is a row group's (tidy::ROW_GROUP rows), whatever the
+    # number of documents.
+    sizes = sorted(set(mem))[:2]
+    parts = []
+    for n in sizes:
+        src = dir_of(n)
+        out = os.path.join(work, f"export{n}.parquet")
+        files = sorted(os.path.join(src, e) for e in os.listdir(src) if e.endswith(".json"))
+        secs, rss, _, cpu = run([REPORT, "export", "--format", "parquet", "-o", out] + files)
+        parts.append(f"{n} docs {secs:.1f} s ({cpu:.1f} s CPU), peak RSS {mb(rss)}, "
+                     f"{mb(os.path.getsize(out))} written")
+    print("export --format parquet: " + "; ".join(parts))
 
 
 if __name__ == "__main__":

@@ -63,32 +63,20 @@ fn main() -> ExitCode {
             Ok(docs) => write_page(&output, &html::render(&docs)),
             Err(code) => code,
         },
-        Command::Export { format, files, output } => match load_all(&files) {
-            Ok(docs) => match format {
-                ExportFormat::Junit => write_page(&output, &export::junit(&docs)),
-                ExportFormat::Ocptv => write_page(&output, &ocptv::ocptv(&docs)),
-                ExportFormat::Csv | ExportFormat::Parquet => {
-                    let runs = tidy::runs_path(&output);
-                    let done = if matches!(format, ExportFormat::Csv) {
-                        tidy::write_csv(&docs, &output, &runs)
+        Command::Export { format, files, output } => match format {
+            ExportFormat::Csv => run_tidy(tidy::Format::Csv, &files, &output),
+            ExportFormat::Parquet => run_tidy(tidy::Format::Parquet, &files, &output),
+            ExportFormat::Junit | ExportFormat::Ocptv => match load_all(&files) {
+                Ok(docs) => write_page(
+                    &output,
+                    &if matches!(format, ExportFormat::Junit) {
+                        export::junit(&docs)
                     } else {
-                        tidy::write_parquet(&docs, &output, &runs)
-                    };
-                    match done {
-                        Ok(()) => {
-                            for p in [&output, &runs] {
-                                eprintln!("wrote {}", safe(&p.display().to_string()));
-                            }
-                            ExitCode::SUCCESS
-                        }
-                        Err(e) => {
-                            say(&e);
-                            ExitCode::from(BAD_INPUT)
-                        }
-                    }
-                }
+                        ocptv::ocptv(&docs)
+                    },
+                ),
+                Err(code) => code,
             },
-            Err(code) => code,
         },
         Command::Baseline { files, output } => match load_all(&files) {
             Ok(docs) => {
@@ -143,6 +131,63 @@ fn write_page(path: &std::path::Path, page: &str) -> ExitCode {
         }
         Err(e) => {
             say(&format!("{}: cannot write: {e}", path.display()));
+            ExitCode::from(BAD_INPUT)
+        }
+    }
+}
+
+/// `export --format csv|parquet`: the documents read on every core, a few
+/// at a time, each added to the tables as it comes (the tables are never
+/// held whole: a fleet's export takes the memory of a row group). A file
+/// that is not a document is named on stderr, and neither table is
+/// written (exit 2), as the other formats do.
+fn run_tidy(format: tidy::Format, files: &[PathBuf], output: &std::path::Path) -> ExitCode {
+    use rayon::prelude::*;
+    let runs = tidy::runs_path(output);
+    let mut export = match tidy::Export::create(format, output, &runs) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            say(&e);
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    let mut bad = false;
+    for batch in files.chunks(2 * rayon::current_num_threads()) {
+        let loaded: Vec<Result<Loaded, read::ReadError>> = batch.par_iter().map(|f| read::load(f)).collect();
+        for l in loaded {
+            match l {
+                Ok(l) => {
+                    for w in &l.warnings {
+                        say(&format!("warning: {}: {w}", l.file));
+                    }
+                    if let Some(e) = export.as_mut() {
+                        if let Err(what) = e.add(&l) {
+                            say(&what);
+                            return ExitCode::from(BAD_INPUT);
+                        }
+                    }
+                }
+                Err(e) => {
+                    say(&e.to_string());
+                    bad = true;
+                    // Dropped: both temporary files are removed.
+                    export = None;
+                }
+            }
+        }
+    }
+    let Some(export) = export.filter(|_| !bad) else {
+        return ExitCode::from(BAD_INPUT);
+    };
+    match export.finish() {
+        Ok(()) => {
+            for p in [output, runs.as_path()] {
+                eprintln!("wrote {}", safe(&p.display().to_string()));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            say(&e);
             ExitCode::from(BAD_INPUT)
         }
     }

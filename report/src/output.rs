@@ -83,26 +83,30 @@ struct Temp {
 }
 
 impl Temp {
-    /// Create the first free name of `names` in `dir` exclusively and
-    /// write `bytes` there, fsynced.
-    fn write(dir: &Path, names: impl Iterator<Item = String>, bytes: &[u8]) -> io::Result<Temp> {
+    /// Create the first free name of `names` in `dir` exclusively.
+    fn create(dir: &Path, names: impl Iterator<Item = String>) -> io::Result<(Temp, File)> {
         for name in names.take(TEMP_TRIES) {
             let path = dir.join(name);
-            let mut f = match OpenOptions::new().write(true).create_new(true).open(&path) {
+            let f = match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(f) => f,
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             };
-            // From here the name is ours: dropping `t` removes it.
-            let t = Temp { path, renamed: false };
-            f.write_all(bytes)?;
-            f.sync_all()?;
-            return Ok(t);
+            // From here the name is ours: dropping the Temp removes it.
+            return Ok((Temp { path, renamed: false }, f));
         }
         Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
             format!("{TEMP_TRIES} temporary names in {} were all taken", dir.display()),
         ))
+    }
+
+    /// [`Temp::create`], and write `bytes` there, fsynced.
+    fn write(dir: &Path, names: impl Iterator<Item = String>, bytes: &[u8]) -> io::Result<Temp> {
+        let (t, mut f) = Temp::create(dir, names)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        Ok(t)
     }
 
     /// Give the file the name `path` too, never replacing anything there
@@ -220,6 +224,47 @@ pub fn write_replacing(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Temp::write(dir, temp_names(&name), bytes)?.rename_over(path)?;
     sync_dir(dir);
     Ok(())
+}
+
+/// An output too large to hold (an export of a fleet), written as it is
+/// made under its temporary name and given its name by
+/// [`Replacing::commit`], as [`write_replacing`] gives it; dropped before,
+/// the temporary file is removed and the name left as it was.
+#[derive(Debug)]
+pub struct Replacing {
+    temp: Temp,
+    file: File,
+    path: PathBuf,
+}
+
+impl Replacing {
+    /// Create the temporary file for `path` (see the module doc).
+    pub fn create(path: &Path) -> io::Result<Replacing> {
+        let name = path
+            .file_name()
+            .map_or_else(|| OsString::from("out"), OsString::from)
+            .to_string_lossy()
+            .into_owned();
+        let (temp, file) = Temp::create(dir_of(path), temp_names(&name))?;
+        Ok(Replacing {
+            temp,
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// A handle on the temporary file to write through.
+    pub fn writer(&self) -> io::Result<File> {
+        self.file.try_clone()
+    }
+
+    /// Fsync the file, rename it over its name, fsync the directory.
+    pub fn commit(self) -> io::Result<()> {
+        self.file.sync_all()?;
+        self.temp.rename_over(&self.path)?;
+        sync_dir(dir_of(&self.path));
+        Ok(())
+    }
 }
 
 #[cfg(test)]

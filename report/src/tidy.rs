@@ -60,9 +60,12 @@
 //! **The run table** ([`RunRow`], [`run_rows`]): one row per document.
 //!
 //! **Files**: `-o fleet.parquet` writes the figures to `fleet.parquet` and
-//! the runs to `fleet.runs.parquet` ([`runs_path`]); the same for CSV. Each
-//! file is written whole to a temporary file, then renamed over the name
-//! ([`crate::output::write_replacing`]).
+//! the runs to `fleet.runs.parquet` ([`runs_path`]); the same for CSV. Both
+//! are written a document at a time ([`Export`]: a CSV row as it comes, a
+//! Parquet row group each [`ROW_GROUP`] rows, so an export of any number
+//! of documents holds one row group) under temporary names, and renamed
+//! over the names once whole ([`crate::output::Replacing`]); a bad
+//! document leaves both names as they were.
 //!
 //! **CSV**: a header row, then RFC 4180 rows ending in CRLF; a null is an
 //! empty field; numbers are the shortest decimal that reads back the same
@@ -106,8 +109,9 @@ pub const TABLE_KEY: &str = "bootbench.table";
 pub const FIGURES_TABLE: &str = "figures/1";
 /// Its value in the run table.
 pub const RUNS_TABLE: &str = "runs/1";
-/// Rows per Parquet row group.
-pub const ROW_GROUP: usize = 100_000;
+/// Rows per Parquet row group: the rows an export holds at a time (a
+/// quick-profile document of four disks has about 4,000).
+pub const ROW_GROUP: usize = 32_768;
 
 /// One row of the figures table (see the module doc for each column).
 #[derive(Clone, Debug, PartialEq)]
@@ -644,16 +648,10 @@ fn rfc3339(unix_ns: i64) -> String {
     u64::try_from(unix_ns).map_or_else(|_| unix_ns.to_string(), crate::ocptv::rfc3339)
 }
 
-/// The CSV of a table: header, then the rows.
-fn csv_bytes<R>(cols: &[Column<R>], rows: &[R]) -> Result<Vec<u8>, csv::Error> {
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::CRLF)
-        .from_writer(Vec::new());
-    w.write_record(cols.iter().map(|c| c.name))?;
-    let mut record: Vec<String> = Vec::with_capacity(cols.len());
-    for r in rows {
-        record.clear();
-        for c in cols {
+/// One row of a table as CSV fields (see the module doc).
+fn csv_record<R>(cols: &[Column<R>], r: &R) -> Vec<String> {
+    cols.iter()
+        .map(|c| {
             let mut cell = String::new();
             match ((c.get)(r), c.kind) {
                 (Cell::Text(Some(s)), _) => cell.push_str(&crate::csv::defused(s)),
@@ -666,22 +664,9 @@ fn csv_bytes<R>(cols: &[Column<R>], rows: &[R]) -> Result<Vec<u8>, csv::Error> {
                 }
                 (Cell::Text(None) | Cell::Double(None) | Cell::Int(None), _) => {}
             }
-            record.push(cell);
-        }
-        w.write_record(&record)?;
-    }
-    w.into_inner().map_err(|e| e.into_error().into())
-}
-
-/// Write the figures table of `docs` as CSV to `figures` and the run table
-/// to `runs` (see the module doc), each replaced atomically.
-pub fn write_csv(docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
-    let f = csv_bytes(FIGURE_COLUMNS, &figure_rows(docs)).map_err(|e| format!("CSV: {e}"))?;
-    let r = csv_bytes(RUN_COLUMNS, &run_rows(docs)).map_err(|e| format!("CSV: {e}"))?;
-    for (path, bytes) in [(figures, f), (runs, r)] {
-        crate::output::write_replacing(path, &bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-    }
-    Ok(())
+            cell
+        })
+        .collect()
 }
 
 /// The Parquet message type of a table's columns.
@@ -711,78 +696,228 @@ fn levels(optional: bool, present: impl Iterator<Item = bool>) -> Option<Vec<i16
     optional.then(|| present.map(i16::from).collect())
 }
 
-/// The Parquet file of a table, in memory.
-fn parquet_bytes<R>(table: &str, cols: &[Column<R>], rows: &[R]) -> parquet::errors::Result<Vec<u8>> {
-    let schema = Arc::new(parse_message_type(&message_type(
-        table.split('/').next().unwrap_or(table),
-        cols,
-    ))?);
-    let props = Arc::new(
-        WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
-            .set_max_row_group_row_count(Some(ROW_GROUP))
-            .set_key_value_metadata(Some(vec![KeyValue::new(TABLE_KEY.to_owned(), table.to_owned())]))
-            .set_created_by(format!("bootbench-report {}", env!("CARGO_PKG_VERSION")))
-            .build(),
-    );
-    let mut buf = Vec::new();
-    let mut w = SerializedFileWriter::new(&mut buf, schema, props)?;
-    for chunk in rows.chunks(ROW_GROUP) {
-        let mut rg = w.next_row_group()?;
-        let mut i = 0;
-        while let Some(mut col) = rg.next_column()? {
-            let c = &cols[i];
-            i += 1;
-            let cells: Vec<Cell> = chunk.iter().map(|r| (c.get)(r)).collect();
-            match c.kind {
-                Kind::Text => {
-                    let v: Vec<Option<&str>> = cells
-                        .iter()
-                        .map(|x| if let Cell::Text(s) = x { *s } else { None })
-                        .collect();
-                    let values: Vec<ByteArray> = v.iter().flatten().map(|s| ByteArray::from(*s)).collect();
-                    let def = levels(c.optional, v.iter().map(Option::is_some));
-                    col.typed::<ByteArrayType>()
-                        .write_batch(&values, def.as_deref(), None)?;
-                }
-                Kind::Double => {
-                    let v: Vec<Option<f64>> = cells
-                        .iter()
-                        .map(|x| if let Cell::Double(d) = x { *d } else { None })
-                        .collect();
-                    let values: Vec<f64> = v.iter().flatten().copied().collect();
-                    let def = levels(c.optional, v.iter().map(Option::is_some));
-                    col.typed::<DoubleType>().write_batch(&values, def.as_deref(), None)?;
-                }
-                Kind::Int | Kind::Timestamp => {
-                    let v: Vec<Option<i64>> = cells
-                        .iter()
-                        .map(|x| if let Cell::Int(d) = x { *d } else { None })
-                        .collect();
-                    let values: Vec<i64> = v.iter().flatten().copied().collect();
-                    let def = levels(c.optional, v.iter().map(Option::is_some));
-                    col.typed::<Int64Type>().write_batch(&values, def.as_deref(), None)?;
-                }
-            }
-            col.close()?;
-        }
-        rg.close()?;
-    }
-    w.close()?;
-    Ok(buf)
+/// The writer properties of a table: zstd, [`ROW_GROUP`] rows a group at
+/// most, and `bootbench.table` in the key-value metadata.
+fn props(table: &str) -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        .set_key_value_metadata(Some(vec![KeyValue::new(TABLE_KEY.to_owned(), table.to_owned())]))
+        .set_created_by(format!("bootbench-report {}", env!("CARGO_PKG_VERSION")))
+        .build()
 }
 
-/// Write the figures table of `docs` as Parquet to `figures` and the run
-/// table to `runs` (see the module doc), each replaced atomically.
-pub fn write_parquet(docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
-    let f = parquet_bytes(FIGURES_TABLE, FIGURE_COLUMNS, &figure_rows(docs))
-        .map_err(|e| format!("{}: Parquet: {e}", figures.display()))?;
-    let r = parquet_bytes(RUNS_TABLE, RUN_COLUMNS, &run_rows(docs))
-        .map_err(|e| format!("{}: Parquet: {e}", runs.display()))?;
-    for (path, bytes) in [(figures, f), (runs, r)] {
-        crate::output::write_replacing(path, &bytes).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+/// Write `rows` as one row group.
+fn write_group<R, W: std::io::Write + Send>(
+    w: &mut SerializedFileWriter<W>,
+    cols: &[Column<R>],
+    rows: &[R],
+) -> parquet::errors::Result<()> {
+    let mut rg = w.next_row_group()?;
+    let mut i = 0;
+    while let Some(mut col) = rg.next_column()? {
+        let c = &cols[i];
+        i += 1;
+        let cells: Vec<Cell> = rows.iter().map(|r| (c.get)(r)).collect();
+        match c.kind {
+            Kind::Text => {
+                let v: Vec<Option<&str>> = cells
+                    .iter()
+                    .map(|x| if let Cell::Text(s) = x { *s } else { None })
+                    .collect();
+                let values: Vec<ByteArray> = v.iter().flatten().map(|s| ByteArray::from(*s)).collect();
+                let def = levels(c.optional, v.iter().map(Option::is_some));
+                col.typed::<ByteArrayType>()
+                    .write_batch(&values, def.as_deref(), None)?;
+            }
+            Kind::Double => {
+                let v: Vec<Option<f64>> = cells
+                    .iter()
+                    .map(|x| if let Cell::Double(d) = x { *d } else { None })
+                    .collect();
+                let values: Vec<f64> = v.iter().flatten().copied().collect();
+                let def = levels(c.optional, v.iter().map(Option::is_some));
+                col.typed::<DoubleType>().write_batch(&values, def.as_deref(), None)?;
+            }
+            Kind::Int | Kind::Timestamp => {
+                let v: Vec<Option<i64>> = cells
+                    .iter()
+                    .map(|x| if let Cell::Int(d) = x { *d } else { None })
+                    .collect();
+                let values: Vec<i64> = v.iter().flatten().copied().collect();
+                let def = levels(c.optional, v.iter().map(Option::is_some));
+                col.typed::<Int64Type>().write_batch(&values, def.as_deref(), None)?;
+            }
+        }
+        col.close()?;
     }
+    rg.close()?;
     Ok(())
+}
+
+/// The formats of an export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// CSV (see the module doc).
+    Csv,
+    /// Parquet.
+    Parquet,
+}
+
+/// Where one table's rows go as they come.
+enum Sink<R: 'static> {
+    Csv(csv::Writer<std::io::BufWriter<std::fs::File>>),
+    Parquet {
+        w: SerializedFileWriter<std::io::BufWriter<std::fs::File>>,
+        /// The rows of the row group being gathered.
+        rows: Vec<R>,
+    },
+}
+
+/// One table written as its rows come: a CSV row at once, a Parquet row
+/// group each [`ROW_GROUP`] rows; under its temporary name until
+/// [`Table::finish`].
+struct Table<R: 'static> {
+    out: crate::output::Replacing,
+    cols: &'static [Column<R>],
+    sink: Sink<R>,
+    path: PathBuf,
+}
+
+/// A write error, naming the file.
+fn cannot(path: &Path, e: &dyn std::fmt::Display) -> String {
+    format!("{}: cannot write: {e}", path.display())
+}
+
+impl<R: 'static> Table<R> {
+    fn create(format: Format, path: &Path, table: &str, cols: &'static [Column<R>]) -> Result<Table<R>, String> {
+        let out = crate::output::Replacing::create(path).map_err(|e| cannot(path, &e))?;
+        let file = std::io::BufWriter::new(out.writer().map_err(|e| cannot(path, &e))?);
+        let sink = match format {
+            Format::Csv => {
+                let mut w = csv::WriterBuilder::new()
+                    .terminator(csv::Terminator::CRLF)
+                    .from_writer(file);
+                w.write_record(cols.iter().map(|c| c.name))
+                    .map_err(|e| cannot(path, &e))?;
+                Sink::Csv(w)
+            }
+            Format::Parquet => {
+                let name = table.split('/').next().unwrap_or(table);
+                let schema = parse_message_type(&message_type(name, cols)).map_err(|e| cannot(path, &e))?;
+                let w = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props(table)))
+                    .map_err(|e| cannot(path, &e))?;
+                Sink::Parquet { w, rows: Vec::new() }
+            }
+        };
+        Ok(Table {
+            out,
+            cols,
+            sink,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn push(&mut self, r: R) -> Result<(), String> {
+        let cols = self.cols;
+        let done = match &mut self.sink {
+            Sink::Csv(w) => w.write_record(csv_record(cols, &r)).map_err(|e| e.to_string()),
+            Sink::Parquet { w, rows } => {
+                rows.push(r);
+                if rows.len() < ROW_GROUP {
+                    return Ok(());
+                }
+                let done = write_group(w, cols, rows).map_err(|e| e.to_string());
+                rows.clear();
+                done
+            }
+        };
+        done.map_err(|e| cannot(&self.path, &e))
+    }
+
+    /// The rest written, the file given its name.
+    fn finish(self) -> Result<(), String> {
+        let path = self.path;
+        let mut f = match self.sink {
+            Sink::Csv(w) => w.into_inner().map_err(|e| cannot(&path, e.error()))?,
+            Sink::Parquet { mut w, rows } => {
+                if !rows.is_empty() {
+                    write_group(&mut w, self.cols, &rows).map_err(|e| cannot(&path, &e))?;
+                }
+                w.into_inner().map_err(|e| cannot(&path, &e))?
+            }
+        };
+        std::io::Write::flush(&mut f).map_err(|e| cannot(&path, &e))?;
+        self.out.commit().map_err(|e| cannot(&path, &e))
+    }
+}
+
+/// An export being written: both tables, a document at a time, so that
+/// only a row group of rows (Parquet) or none (CSV) is held, whatever the
+/// number of documents. Nothing has its name before [`Export::finish`];
+/// dropped before, both temporary files are removed.
+pub struct Export {
+    figures: Table<FigureRow>,
+    runs: Table<RunRow>,
+}
+
+impl std::fmt::Debug for Export {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Export({} and {})",
+            self.figures.path.display(),
+            self.runs.path.display()
+        )
+    }
+}
+
+impl Export {
+    /// Start the export of `format` to `figures` and `runs`.
+    pub fn create(format: Format, figures: &Path, runs: &Path) -> Result<Export, String> {
+        Ok(Export {
+            figures: Table::create(format, figures, FIGURES_TABLE, FIGURE_COLUMNS)?,
+            runs: Table::create(format, runs, RUNS_TABLE, RUN_COLUMNS)?,
+        })
+    }
+
+    /// Add one document's rows.
+    pub fn add(&mut self, l: &Loaded) -> Result<(), String> {
+        let one = std::slice::from_ref(l);
+        for r in figure_rows(one) {
+            self.figures.push(r)?;
+        }
+        for r in run_rows(one) {
+            self.runs.push(r)?;
+        }
+        Ok(())
+    }
+
+    /// Write what is left and give both files their names.
+    pub fn finish(self) -> Result<(), String> {
+        self.figures.finish()?;
+        self.runs.finish()
+    }
+}
+
+/// Write the tables of `docs` in `format` to `figures` and `runs` (see the
+/// module doc), each replaced atomically.
+pub fn write(format: Format, docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
+    let mut e = Export::create(format, figures, runs)?;
+    for l in docs {
+        e.add(l)?;
+    }
+    e.finish()
+}
+
+/// [`write`] as CSV.
+pub fn write_csv(docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
+    write(Format::Csv, docs, figures, runs)
+}
+
+/// [`write`] as Parquet.
+pub fn write_parquet(docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
+    write(Format::Parquet, docs, figures, runs)
 }
 
 /// Whether `path` starts with Parquet's magic `PAR1` (a cheap test, before
@@ -1040,6 +1175,50 @@ impl Cells<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An export larger than a row group is written a group at a time and
+    /// reads back row for row, in CSV as in Parquet; a file that was there
+    /// is replaced only when the export is whole.
+    #[test]
+    fn exports_span_row_groups_and_replace_only_when_whole() {
+        let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qemu-4disks-quick.json");
+        let one = crate::read::load(&fx).unwrap();
+        let per = figure_rows(std::slice::from_ref(&one)).len();
+        let n = ROW_GROUP / per + 2;
+        let docs: Vec<Loaded> = (0..n).map(|_| crate::read::load(&fx).unwrap()).collect();
+        let want = figure_rows(&docs);
+        assert!(want.len() > ROW_GROUP, "{} rows", want.len());
+        let dir = std::env::temp_dir().join(format!("bootbench-tidy-groups-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (f, r) = (dir.join("t.parquet"), dir.join("t.runs.parquet"));
+        std::fs::write(&f, "old").unwrap();
+        let mut e = Export::create(Format::Parquet, &f, &r).unwrap();
+        for l in &docs {
+            e.add(l).unwrap();
+        }
+        assert_eq!(
+            std::fs::read(&f).unwrap(),
+            b"old",
+            "not replaced before the export is whole"
+        );
+        drop(e);
+        assert_eq!(std::fs::read(&f).unwrap(), b"old", "an export dropped replaces nothing");
+        assert!(!r.exists());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file left");
+        write_parquet(&docs, &f, &r).unwrap();
+        let groups = SerializedFileReader::new(std::fs::File::open(&f).unwrap())
+            .unwrap()
+            .metadata()
+            .num_row_groups();
+        assert_eq!(groups, want.len().div_ceil(ROW_GROUP));
+        assert_eq!(read_parquet(&f).unwrap(), want);
+        let (c, cr) = (dir.join("t.csv"), dir.join("t.runs.csv"));
+        write_csv(&docs, &c, &cr).unwrap();
+        let text = std::fs::read_to_string(&c).unwrap();
+        assert_eq!(text.lines().count(), want.len() + 1, "a header and a line per row");
+        assert_eq!(std::fs::read_to_string(&cr).unwrap().lines().count(), n + 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn runs_path_inserts_runs_before_the_extension() {

@@ -211,10 +211,36 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
     let figures = dir.join("fleet.parquet");
     let runs = tidy::runs_path(&figures);
     assert_eq!(runs, dir.join("fleet.runs.parquet"));
-    tidy::write_parquet(&docs, &figures, &runs).unwrap();
     let csv = dir.join("fleet.csv");
     let runs_csv = tidy::runs_path(&csv);
-    tidy::write_csv(&docs, &csv, &runs_csv).unwrap();
+    // As a user runs it: `export --format parquet|csv -o FILE DOC...`.
+    let export = |format: &str, out: &Path, extra: &[&Path]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_bootbench-report"));
+        c.args(["export", "--format", format, "-o"])
+            .arg(out)
+            .args(&paths)
+            .args(extra);
+        c.output().unwrap()
+    };
+    // A file that is not a document: named, exit 2, and neither table written.
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{").unwrap();
+    let o = export("parquet", &figures, &[&bad]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad.json") && err.contains("truncated"), "{err}");
+    assert!(!figures.exists() && !runs.exists(), "nothing written: {err}");
+    for (format, out) in [("parquet", &figures), ("csv", &csv)] {
+        let o = export(format, out, &[]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // The library's writer gives the same table.
+    let again = dir.join("again.parquet");
+    tidy::write_parquet(&docs, &again, &tidy::runs_path(&again)).unwrap();
+    assert_eq!(
+        tidy::read_parquet(&again).unwrap(),
+        tidy::read_parquet(&figures).unwrap()
+    );
     let got = read_back(&figures, &runs, &csv, &runs_csv, &dir);
 
     // The metadata and the types, as DuckDB reads them.
