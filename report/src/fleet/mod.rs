@@ -149,7 +149,7 @@ pub fn host_model(h: &Host) -> Option<String> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Machine {
     /// Its name: the serial, host name or file name ([`Machine::by`]).
-    pub name: String,
+    pub name: std::sync::Arc<str>,
     /// Which one the name is.
     pub by: IdBy,
     /// The host model ([`host_model`]) of its first document that has one
@@ -422,7 +422,7 @@ pub fn summary(f: &Fleet) -> String {
             },
         );
         rows.push(vec![
-            f.machines[s.row.machine].name.clone(),
+            f.machines[s.row.machine].name.to_string(),
             format!("[{}]", s.row.doc + 1),
             t.path.to_owned(),
             opt(t.serial),
@@ -532,7 +532,7 @@ fn machines_table(f: &Fleet) -> String {
         .to_vec()];
     for m in &f.machines {
         rows.push(vec![
-            m.name.clone(),
+            m.name.to_string(),
             m.by.word().into(),
             opt(m.model.as_deref()),
             opt(m.cpu.as_deref()),
@@ -563,7 +563,7 @@ fn disks_table(f: &Fleet) -> String {
         let t = f.disk(r.disk);
         let cells = f.cells(r);
         let mut row = vec![
-            f.machines[r.machine].name.clone(),
+            f.machines[r.machine].name.to_string(),
             format!("[{}]", r.doc + 1),
             t.path.to_owned(),
             opt(t.model),
@@ -620,8 +620,8 @@ fn group<K: Key>(f: &Fleet, g: &Group<K>) -> String {
     for e in &g.entries {
         let t = f.disk(e.disk());
         rows.push(vec![
-            format!("[{}]", e.doc() + 1),
-            f.machine_name(e.doc()).to_owned(),
+            format!("[{}]", f.doc_of(e) + 1),
+            f.machine_name(f.doc_of(e)).to_owned(),
             t.path.to_owned(),
             opt(t.serial),
             metric_plain(g.metric, e.value),

@@ -460,10 +460,17 @@ pub fn files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, GatherError> {
 
 /// Read every document of `paths` (see the module docs) into one view.
 pub fn gather(paths: &[PathBuf]) -> Result<Gathered, GatherError> {
-    let files = files(paths)?;
+    let mut files = files(paths)?;
+    // Taken from the end a batch at a time, so each name is freed once read.
+    files.reverse();
     let mut b = Builder::default();
     let mut skipped = Vec::new();
-    for batch in files.chunks(BATCH) {
+    while !files.is_empty() {
+        let batch: Vec<PathBuf> = files
+            .split_off(files.len().saturating_sub(BATCH))
+            .into_iter()
+            .rev()
+            .collect();
         let inputs: Vec<Input> = batch.par_iter().map(|f| input(f)).collect();
         for (f, i) in batch.iter().zip(inputs) {
             match i {
@@ -541,15 +548,15 @@ pub struct Doc {
     /// When the run started (ns since the Unix epoch).
     pub started_unix_ns: u64,
     /// Its acceptance verdicts ([`slim`]).
-    pub acceptance: Option<Acceptance>,
+    pub acceptance: Option<Box<Acceptance>>,
     /// What the reader accepted with reservations.
-    pub warnings: Vec<String>,
+    pub warnings: Box<[String]>,
     /// Its machine (index into [`Fleet::machines`]).
     pub machine: usize,
     /// The host model it names.
     host_model: Option<u32>,
     /// Its disks (indexes into the view's disks).
-    disks: Range<usize>,
+    disks: Range<u32>,
 }
 
 /// A whole disk of one document.
@@ -633,11 +640,12 @@ pub struct DiskRow {
     pub disk: usize,
 }
 
-/// One disk's figure in a [`Group`].
+/// One disk's figure in a [`Group`]: 12 bytes (packed: a fleet's groups
+/// hold one per disk and figure, twice).
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, packed(4))]
 pub struct Entry {
     disk: u32,
-    doc: u32,
     /// The figure, in the metric's unit.
     pub value: f64,
 }
@@ -646,11 +654,6 @@ impl Entry {
     /// The disk ([`Fleet::disk`]).
     pub fn disk(&self) -> usize {
         self.disk as usize
-    }
-
-    /// Its document (index into [`Fleet::docs`]).
-    pub fn doc(&self) -> usize {
-        self.doc as usize
     }
 }
 
@@ -782,7 +785,7 @@ pub struct Builder {
     docs: Vec<Doc>,
     disks: Vec<Disk>,
     machines: Vec<Machine>,
-    machine_index: HashMap<(IdBy, String), usize>,
+    machine_index: HashMap<(IdBy, Arc<str>), usize>,
     columns: Vec<Column>,
     column_index: HashMap<(u32, Metric), u16>,
 }
@@ -792,9 +795,10 @@ impl Builder {
     pub fn add(&mut self, d: Digest) {
         let doc = u32::try_from(self.docs.len()).expect("fewer than 2^32 documents");
         let machines = &mut self.machines;
-        let m = *self.machine_index.entry((d.by, d.machine.clone())).or_insert_with(|| {
+        let name: Arc<str> = d.machine.into();
+        let m = *self.machine_index.entry((d.by, Arc::clone(&name))).or_insert_with(|| {
             machines.push(Machine {
-                name: d.machine,
+                name,
                 by: d.by,
                 model: None,
                 cpu: None,
@@ -844,11 +848,12 @@ impl Builder {
         self.docs.push(Doc {
             file: d.file,
             started_unix_ns: d.started_unix_ns,
-            acceptance: d.acceptance,
-            warnings: d.warnings,
+            acceptance: d.acceptance.map(Box::new),
+            warnings: d.warnings.into_boxed_slice(),
             machine: m,
             host_model,
-            disks: first..self.disks.len(),
+            disks: u32::try_from(first).expect("fewer than 2^32 disks")
+                ..u32::try_from(self.disks.len()).expect("fewer than 2^32 disks"),
         });
     }
 
@@ -889,7 +894,8 @@ impl Builder {
             // A disk told apart by serial, else by path.
             let mut seen: HashSet<(bool, &str)> = HashSet::new();
             for &d in &m.docs {
-                for k in &disks[docs[d].disks.clone()] {
+                let r = &docs[d].disks;
+                for k in &disks[r.start as usize..r.end as usize] {
                     seen.insert(k.serial.as_deref().map_or((false, strings.get(k.path)), |s| (true, s)));
                 }
             }
@@ -916,7 +922,6 @@ impl Builder {
                 for &(col, value) in k.figures.iter() {
                     let e = Entry {
                         disk: u32::try_from(i).expect("fewer than 2^32 disks"),
-                        doc: k.doc,
                         value,
                     };
                     by_disk.push(count, (model, firmware), col, &columns, disk_model, e);
@@ -938,7 +943,7 @@ impl Builder {
                 rows.extend(docs[d].disks.clone().map(|disk| DiskRow {
                     machine: mi,
                     doc: d,
-                    disk,
+                    disk: disk as usize,
                 }));
             }
         }
@@ -1003,6 +1008,11 @@ impl Fleet {
         }
     }
 
+    /// The document of a group's entry (index into [`Fleet::docs`]).
+    pub fn doc_of(&self, e: &Entry) -> usize {
+        self.disks[e.disk()].doc as usize
+    }
+
     /// How many whole disks the documents hold (a disk in two documents
     /// twice).
     pub fn disk_count(&self) -> usize {
@@ -1014,14 +1024,14 @@ impl Fleet {
         self.docs
             .get(doc)
             .and_then(|d| self.machines.get(d.machine))
-            .map_or("-", |m| m.name.as_str())
+            .map_or("-", |m| &*m.name)
     }
 
     /// On how many machines a group's disks are.
     pub fn machines_in<K>(&self, g: &Group<K>) -> usize {
         g.entries
             .iter()
-            .filter_map(|e| self.docs.get(e.doc()).map(|d| d.machine))
+            .filter_map(|e| self.docs.get(self.doc_of(e)).map(|d| d.machine))
             .collect::<HashSet<_>>()
             .len()
     }
@@ -1057,7 +1067,7 @@ impl Fleet {
 
     /// Each document's acceptance verdicts ([`slim`]), in document order.
     pub fn acceptances(&self) -> Vec<Option<&Acceptance>> {
-        self.docs.iter().map(|d| d.acceptance.as_ref()).collect()
+        self.docs.iter().map(|d| d.acceptance.as_deref()).collect()
     }
 }
 
@@ -1110,7 +1120,7 @@ mod tests {
                 .iter()
                 .map(|e| {
                     let d = f.disk(e.disk());
-                    (e.doc(), d.path, d.serial, e.value)
+                    (d.doc, d.path, d.serial, e.value)
                 })
                 .collect();
             let exp: Vec<(usize, &str, Option<&str>, f64)> = w
@@ -1250,7 +1260,7 @@ mod tests {
             super::super::render(&got.fleet, true),
             super::super::render(&want, true)
         );
-        assert_eq!(got.fleet.machines[1].name, "m2", "natural order");
+        assert_eq!(&*got.fleet.machines[1].name, "m2", "natural order");
     }
 }
 

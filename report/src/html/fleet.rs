@@ -296,8 +296,8 @@ fn group_block<K: Key>(out: &mut String, cx: &Ctx, g: &Group<K>) {
         .map(|e| {
             format!(
                 "[{}] {} {}",
-                e.doc() + 1,
-                cx.f.machine_name(e.doc()),
+                cx.f.doc_of(e) + 1,
+                cx.f.machine_name(cx.f.doc_of(e)),
                 cx.f.disk(e.disk()).path
             )
         })
@@ -330,8 +330,8 @@ fn group_block<K: Key>(out: &mut String, cx: &Ctx, g: &Group<K>) {
             out,
             "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             if odd { " class=\"outlier\"" } else { "" },
-            cx.doc(e.doc()),
-            escape(cx.f.machine_name(e.doc())),
+            cx.doc(cx.f.doc_of(e)),
+            escape(cx.f.machine_name(cx.f.doc_of(e))),
             escape(cx.f.disk(e.disk()).path),
             opt_str(cx.f.disk(e.disk()).serial),
             fmt_metric(m, e.value),
@@ -496,7 +496,10 @@ fn strip<K: Key>(out: &mut String, cx: &Ctx, g: &Group<K>, m: Metric, cy: f64, s
 /// does not cover the last dot (the outliers drawn last, on top).
 fn strip_dots<K: Key>(out: &mut String, cx: &Ctx, g: &Group<K>, m: Metric, cy: f64, scale: &Scale) {
     let mut order: Vec<usize> = (0..g.entries.len()).collect();
-    order.sort_by(|&a, &b| g.entries[a].value.total_cmp(&g.entries[b].value));
+    order.sort_by(|&a, &b| {
+        let (x, y) = (g.entries[a].value, g.entries[b].value);
+        x.total_cmp(&y)
+    });
     let mut last = [f64::NEG_INFINITY; LANES.len()];
     let mut placed: Vec<(usize, f64, f64)> = Vec::new();
     for i in order {
@@ -520,8 +523,8 @@ fn strip_dots<K: Key>(out: &mut String, cx: &Ctx, g: &Group<K>, m: Metric, cy: f
             if odd { " outlier" } else { "" },
             if odd { "6" } else { "4.5" },
             color(usize::from(odd)),
-            e.doc() + 1,
-            escape(cx.f.machine_name(e.doc())),
+            cx.f.doc_of(e) + 1,
+            escape(cx.f.machine_name(cx.f.doc_of(e))),
             escape(cx.f.disk(e.disk()).path),
             escape(cx.f.disk(e.disk()).serial.unwrap_or("no serial")),
             fmt_metric(m, e.value),
