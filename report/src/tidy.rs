@@ -48,10 +48,12 @@
 //! passes, members' counters, steady-state waits), indices into them
 //! (`chosen_pass`, `lowest_lat_pass`) and text (the engine).
 //!
-//! A test with no figure at all (a skipped test, an error before the first
-//! step) still has one row, with `step`, `figure`, `value` and `unit`
-//! null, so that failures show in the table; a target without a test has
-//! no row.
+//! A test without a summary figure (a skipped test, an error before the
+//! first step, a test whose figures are all its steps') has one row with
+//! `step`, `figure`, `value` and `unit` null, before any other, so that
+//! failures show in the table and every test has a row with `step` null
+//! (a reader that wants each test's status, as `fleet`, reads only those);
+//! a target without a test has no row.
 //!
 //! Order: documents as given, targets in document order, each target's
 //! tests in document order (all-at-once results after the tests run
@@ -98,7 +100,6 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
-use parquet::record::Field;
 use parquet::schema::parser::parse_message_type;
 
 use crate::read::Loaded;
@@ -444,7 +445,8 @@ fn test_rows(id: &RunId, doc: &ResultDoc, target: &TargetInfo, run: &str, t: &Te
         }
     };
     let figs = test_figures(t);
-    if figs.is_empty() {
+    // Every test has a row with step null: its summary's, else this one.
+    if !figs.iter().any(|f| f.0.is_none()) {
         out.push(row(None));
     }
     out.extend(figs.into_iter().map(|f| row(Some(f))));
@@ -973,7 +975,18 @@ pub fn read_parquet(path: &Path) -> Result<Vec<FigureRow>, String> {
 
 /// [`read_parquet`] a row at a time, in the file's order, without holding
 /// the table: `fleet` reads an export of any size this way.
-pub fn for_each_figure_row(path: &Path, mut each: impl FnMut(FigureRow)) -> Result<(), String> {
+pub fn for_each_figure_row(path: &Path, each: impl FnMut(FigureRow)) -> Result<(), String> {
+    rows(path, false, each)
+}
+
+/// [`for_each_figure_row`] of the rows whose `step` is null only: each
+/// test's summary figures, or its one row without (see the module doc),
+/// the rest skipped before they are made rows. What `fleet` reads.
+pub fn for_each_summary_row(path: &Path, each: impl FnMut(FigureRow)) -> Result<(), String> {
+    rows(path, true, each)
+}
+
+fn rows(path: &Path, summary_only: bool, mut each: impl FnMut(FigureRow)) -> Result<(), String> {
     let file = path.display();
     let (r, table) = open(path)?;
     match table.as_deref() {
@@ -1042,49 +1055,68 @@ pub fn for_each_figure_row(path: &Path, mut each: impl FnMut(FigureRow)) -> Resu
         value: at("value")?,
         unit: at("unit")?,
     };
-    let rows = r.get_row_iter(None).map_err(|e| format!("{file}: {e}"))?;
-    for (n, row) in rows.enumerate() {
-        let row = row.map_err(|e| format!("{file}: row {n}: {e}"))?;
-        let fields: Vec<&Field> = row.get_column_iter().map(|(_, f)| f).collect();
-        let cell = Cells {
+    let mut rows_seen = 0;
+    for g in 0..r.num_row_groups() {
+        let rg = r.get_row_group(g).map_err(|e| format!("{file}: row group {g}: {e}"))?;
+        let n = usize::try_from(rg.metadata().num_rows()).unwrap_or(0);
+        // Each column of the group read whole, by its typed reader: a
+        // group at a time, not a record of fields per row.
+        let mut cols: Vec<Option<Values>> = (0..names.len()).map(|_| None).collect();
+        for i in ix.all() {
+            let max_def = rg.metadata().column(i).column_descr().max_def_level();
+            let reader = rg
+                .get_column_reader(i)
+                .map_err(|e| format!("{file}: column `{}`: {e}", names[i]))?;
+            cols[i] =
+                Some(Values::read(reader, n, max_def).map_err(|e| format!("{file}: column `{}`: {e}", names[i]))?);
+        }
+        let mut cell = Cells {
             file: &file,
             names: &names,
-            fields: &fields,
-            row: n,
+            cols,
+            row: 0,
+            first: rows_seen,
         };
-        each(FigureRow {
-            file: cell.text(ix.file)?,
-            machine: cell.text(ix.machine)?,
-            machine_by: cell.text(ix.machine_by)?,
-            machine_serial: cell.opt_text(ix.machine_serial)?,
-            hostname: cell.opt_text(ix.hostname)?,
-            host_model: cell.opt_text(ix.host_model)?,
-            cpu_model: cell.opt_text(ix.cpu_model)?,
-            profile: cell.opt_text(ix.profile)?,
-            run_started_unix_ns: cell.int(ix.run_started_unix_ns)?,
-            schema_version: cell.text(ix.schema_version)?,
-            tool_version: cell.text(ix.tool_version)?,
-            disk: cell.text(ix.disk)?,
-            target_kind: cell.text(ix.target_kind)?,
-            disk_serial: cell.opt_text(ix.disk_serial)?,
-            disk_model: cell.opt_text(ix.disk_model)?,
-            disk_firmware: cell.opt_text(ix.disk_firmware)?,
-            transport: cell.opt_text(ix.transport)?,
-            disk_wwn: cell.opt_text(ix.disk_wwn)?,
-            disk_verdict: cell.opt_text(ix.disk_verdict)?,
-            disk_verdict_reason: cell.opt_text(ix.disk_verdict_reason)?,
-            disk_verdict_rule: cell.opt_text(ix.disk_verdict_rule)?,
-            run: cell.text(ix.run)?,
-            test: cell.text(ix.test)?,
-            workload: cell.text(ix.workload)?,
-            status: cell.text(ix.status)?,
-            status_detail: cell.opt_text(ix.status_detail)?,
-            step: cell.opt_text(ix.step)?,
-            label: cell.opt_text(ix.label)?,
-            figure: cell.opt_text(ix.figure)?,
-            value: cell.opt_double(ix.value)?,
-            unit: cell.opt_text(ix.unit)?,
-        });
+        for row in 0..n {
+            cell.row = row;
+            if summary_only && cell.is_set(ix.step) {
+                continue;
+            }
+            each(FigureRow {
+                file: cell.text(ix.file)?,
+                machine: cell.text(ix.machine)?,
+                machine_by: cell.text(ix.machine_by)?,
+                machine_serial: cell.opt_text(ix.machine_serial)?,
+                hostname: cell.opt_text(ix.hostname)?,
+                host_model: cell.opt_text(ix.host_model)?,
+                cpu_model: cell.opt_text(ix.cpu_model)?,
+                profile: cell.opt_text(ix.profile)?,
+                run_started_unix_ns: cell.int(ix.run_started_unix_ns)?,
+                schema_version: cell.text(ix.schema_version)?,
+                tool_version: cell.text(ix.tool_version)?,
+                disk: cell.text(ix.disk)?,
+                target_kind: cell.text(ix.target_kind)?,
+                disk_serial: cell.opt_text(ix.disk_serial)?,
+                disk_model: cell.opt_text(ix.disk_model)?,
+                disk_firmware: cell.opt_text(ix.disk_firmware)?,
+                transport: cell.opt_text(ix.transport)?,
+                disk_wwn: cell.opt_text(ix.disk_wwn)?,
+                disk_verdict: cell.opt_text(ix.disk_verdict)?,
+                disk_verdict_reason: cell.opt_text(ix.disk_verdict_reason)?,
+                disk_verdict_rule: cell.opt_text(ix.disk_verdict_rule)?,
+                run: cell.text(ix.run)?,
+                test: cell.text(ix.test)?,
+                workload: cell.text(ix.workload)?,
+                status: cell.text(ix.status)?,
+                status_detail: cell.opt_text(ix.status_detail)?,
+                step: cell.opt_text(ix.step)?,
+                label: cell.opt_text(ix.label)?,
+                figure: cell.opt_text(ix.figure)?,
+                value: cell.opt_double(ix.value)?,
+                unit: cell.opt_text(ix.unit)?,
+            });
+        }
+        rows_seen += n;
     }
     Ok(())
 }
@@ -1124,50 +1156,178 @@ struct FigureIx {
     unit: usize,
 }
 
-/// One row's fields being read, for typed access with errors that name
-/// the file, row and column.
+impl FigureIx {
+    /// Every column the row is made of (the table's others are not read).
+    fn all(&self) -> [usize; 31] {
+        [
+            self.file,
+            self.machine,
+            self.machine_by,
+            self.machine_serial,
+            self.hostname,
+            self.host_model,
+            self.cpu_model,
+            self.profile,
+            self.run_started_unix_ns,
+            self.schema_version,
+            self.tool_version,
+            self.disk,
+            self.target_kind,
+            self.disk_serial,
+            self.disk_model,
+            self.disk_firmware,
+            self.transport,
+            self.disk_wwn,
+            self.disk_verdict,
+            self.disk_verdict_reason,
+            self.disk_verdict_rule,
+            self.run,
+            self.test,
+            self.workload,
+            self.status,
+            self.status_detail,
+            self.step,
+            self.label,
+            self.figure,
+            self.value,
+            self.unit,
+        ]
+    }
+}
+
+/// One column of a row group, read whole: each row's value, `None` for a
+/// null.
+enum Values {
+    Text(Vec<Option<ByteArray>>),
+    Double(Vec<Option<f64>>),
+    Int(Vec<Option<i64>>),
+    /// A physical type the tables do not use.
+    Other(&'static str),
+}
+
+impl Values {
+    /// Read `n` rows of a column whose values are present at definition
+    /// level `max_def` (0: a required column, no levels).
+    fn read(reader: parquet::column::reader::ColumnReader, n: usize, max_def: i16) -> parquet::errors::Result<Values> {
+        use parquet::column::reader::ColumnReader as C;
+        Ok(match reader {
+            C::ByteArrayColumnReader(mut r) => Values::Text(read_all(&mut r, n, max_def)?),
+            C::DoubleColumnReader(mut r) => Values::Double(read_all(&mut r, n, max_def)?),
+            C::Int64ColumnReader(mut r) => Values::Int(read_all(&mut r, n, max_def)?),
+            C::BoolColumnReader(_) => Values::Other("BOOLEAN"),
+            C::Int32ColumnReader(_) => Values::Other("INT32"),
+            C::Int96ColumnReader(_) => Values::Other("INT96"),
+            C::FloatColumnReader(_) => Values::Other("FLOAT"),
+            C::FixedLenByteArrayColumnReader(_) => Values::Other("FIXED_LEN_BYTE_ARRAY"),
+        })
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Values::Text(_) => "BYTE_ARRAY",
+            Values::Double(_) => "DOUBLE",
+            Values::Int(_) => "INT64",
+            Values::Other(k) => k,
+        }
+    }
+}
+
+/// Every value of `n` rows of one column chunk, nulls in place.
+fn read_all<T: parquet::data_type::DataType>(
+    r: &mut parquet::column::reader::ColumnReaderImpl<T>,
+    n: usize,
+    max_def: i16,
+) -> parquet::errors::Result<Vec<Option<T::T>>> {
+    let mut values = Vec::with_capacity(n);
+    let mut def: Vec<i16> = Vec::with_capacity(n);
+    let mut records = 0;
+    while records < n {
+        let levels = if max_def > 0 { Some(&mut def) } else { None };
+        let (got, _, _) = r.read_records(n - records, levels, None, &mut values)?;
+        if got == 0 {
+            break;
+        }
+        records += got;
+    }
+    if records < n {
+        return Err(parquet::errors::ParquetError::General(format!(
+            "{records} of its {n} rows in the group"
+        )));
+    }
+    if max_def == 0 {
+        return Ok(values.into_iter().map(Some).collect());
+    }
+    let mut present = values.into_iter();
+    Ok(def
+        .iter()
+        .map(|&d| if d == max_def { present.next() } else { None })
+        .collect())
+}
+
+/// The cells of the row group being read, taken a row at a time.
 struct Cells<'a> {
     file: &'a dyn std::fmt::Display,
     names: &'a [String],
-    fields: &'a [&'a Field],
+    cols: Vec<Option<Values>>,
+    /// The row within the group.
     row: usize,
+    /// The rows of the groups before.
+    first: usize,
 }
 
 impl Cells<'_> {
-    fn wrong(&self, i: usize, want: &str) -> String {
+    fn wrong(&self, i: usize, what: &str) -> String {
         format!(
-            "{}: row {}: column `{}` is {:?}, not {want}",
+            "{}: row {}: column `{}` {what}",
             self.file,
-            self.row,
+            self.first + self.row,
             self.names.get(i).map_or("?", String::as_str),
-            self.fields.get(i)
         )
     }
 
-    fn opt_text(&self, i: usize) -> Result<Option<String>, String> {
-        match self.fields.get(i) {
-            Some(Field::Str(s)) => Ok(Some(s.clone())),
-            Some(Field::Null) => Ok(None),
-            _ => Err(self.wrong(i, "text")),
+    fn opt_text(&mut self, i: usize) -> Result<Option<String>, String> {
+        let row = self.row;
+        let got = match self.cols.get_mut(i) {
+            Some(Some(Values::Text(v))) => Ok(v.get_mut(row).and_then(Option::take)),
+            Some(Some(other)) => Err(other.kind()),
+            _ => Err("missing"),
+        };
+        match got {
+            Ok(None) => Ok(None),
+            Ok(Some(b)) => match String::from_utf8(b.data().to_vec()) {
+                Ok(s) => Ok(Some(s)),
+                Err(_) => Err(self.wrong(i, "is not UTF-8 text")),
+            },
+            Err(kind) => Err(self.wrong(i, &format!("is {kind}, not text"))),
         }
     }
 
-    fn text(&self, i: usize) -> Result<String, String> {
-        self.opt_text(i)?.ok_or_else(|| self.wrong(i, "text"))
+    /// Whether column `i` has a value in this row (a text column).
+    fn is_set(&self, i: usize) -> bool {
+        matches!(self.cols.get(i), Some(Some(Values::Text(v))) if v.get(self.row).is_some_and(Option::is_some))
     }
 
-    fn opt_double(&self, i: usize) -> Result<Option<f64>, String> {
-        match self.fields.get(i) {
-            Some(Field::Double(v)) => Ok(Some(*v)),
-            Some(Field::Null) => Ok(None),
-            _ => Err(self.wrong(i, "a double")),
+    fn text(&mut self, i: usize) -> Result<String, String> {
+        self.opt_text(i)?.ok_or_else(|| self.wrong(i, "is null, not text"))
+    }
+
+    fn opt_double(&mut self, i: usize) -> Result<Option<f64>, String> {
+        match self.cols.get(i) {
+            Some(Some(Values::Double(v))) => Ok(v.get(self.row).copied().flatten()),
+            Some(Some(other)) => Err(self.wrong(i, &format!("is {}, not a double", other.kind()))),
+            _ => Err(self.wrong(i, "is missing")),
         }
     }
 
-    fn int(&self, i: usize) -> Result<i64, String> {
-        match self.fields.get(i) {
-            Some(Field::Long(v)) => Ok(*v),
-            _ => Err(self.wrong(i, "an INT64")),
+    fn int(&mut self, i: usize) -> Result<i64, String> {
+        match self.cols.get(i) {
+            Some(Some(Values::Int(v))) => v
+                .get(self.row)
+                .copied()
+                .flatten()
+                .ok_or_else(|| self.wrong(i, "is null, not an INT64")),
+            Some(Some(other)) => Err(self.wrong(i, &format!("is {}, not an INT64", other.kind()))),
+            _ => Err(self.wrong(i, "is missing")),
         }
     }
 }

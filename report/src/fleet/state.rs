@@ -305,13 +305,14 @@ impl FromRows {
 
 /// Each document of a Parquet export's figures table
 /// ([`crate::tidy`]) as a digest, in the file's order, without holding the
-/// table. A document is its rows with one `file`, which the export writes
+/// table: its rows with `step` null only (each test's summary figures, or
+/// its one row without), which hold all a digest takes. A document is its rows with one `file`, which the export writes
 /// together. What the table does not hold is not in the digest: a disk
 /// with no test, a target's verdict without rows, the checks' figures and
 /// limits (the reason's message and rule are kept).
 pub fn parquet_digests(path: &Path, mut each: impl FnMut(Digest)) -> Result<(), String> {
     let mut cur: Option<FromRows> = None;
-    tidy::for_each_figure_row(path, |r| {
+    tidy::for_each_summary_row(path, |r| {
         if cur.as_ref().is_some_and(|c| c.d.file != r.file) {
             if let Some(c) = cur.take() {
                 each(c.finish());
@@ -1320,7 +1321,8 @@ mod from_rows {
             rules: "config".into(),
             targets,
         });
-        let rows = tidy::figure_rows(&docs);
+        // The rows `fleet` reads of an export: those with `step` null.
+        let rows = tidy::figure_rows(&docs).into_iter().filter(|r| r.step.is_none());
         let mut got: Vec<Digest> = Vec::new();
         let mut cur: Option<FromRows> = None;
         for r in rows {
