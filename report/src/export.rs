@@ -67,7 +67,7 @@ fn attr(s: &str) -> String {
 
 /// A document's suite name: `MACHINE/PLAN`.
 pub fn suite_name(l: &Loaded) -> String {
-    let (_, machine) = crate::fleet::machine_id(l);
+    let (_, machine) = crate::machine::machine_id(l);
     let run = &l.doc.run;
     format!("{machine}/{}", run.profile.as_deref().unwrap_or(&run.config_source))
 }

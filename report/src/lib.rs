@@ -20,6 +20,7 @@ pub mod extract;
 pub mod fleet;
 pub mod health;
 pub mod html;
+pub mod machine;
 pub mod ocptv;
 pub mod output;
 pub mod read;

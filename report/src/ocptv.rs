@@ -112,10 +112,10 @@ fn hardware_info(t: &TargetInfo) -> Value {
 /// it is stamped with the run's end.
 fn artifacts(l: &Loaded) -> Vec<(Value, bool)> {
     let doc: &ResultDoc = &l.doc;
-    let (_, machine) = crate::fleet::machine_id(l);
+    let (_, machine) = crate::machine::machine_id(l);
     let a = doc.acceptance.as_ref();
     let mut out = vec![(json!({"schemaVersion": {"major": 2, "minor": 0}}), false)];
-    let dut = json!({"dutInfoId": machine, "name": crate::fleet::host_model(&doc.host).unwrap_or_else(|| machine.clone()),
+    let dut = json!({"dutInfoId": machine, "name": crate::machine::host_model(&doc.host).unwrap_or_else(|| machine.clone()),
         "hardwareInfos": doc.targets.iter().map(hardware_info).collect::<Vec<_>>()});
     let start = json!({"name": "bootbench acceptance", "version": doc.tool.version,
         "commandLine": doc.run.config_source,

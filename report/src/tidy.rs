@@ -119,7 +119,7 @@ pub const ROW_GROUP: usize = 32_768;
 pub struct FigureRow {
     pub file: String,
     pub machine: String,
-    /// `serial`, `hostname` or `file` ([`crate::fleet::IdBy::word`]).
+    /// `serial`, `hostname` or `file` ([`crate::machine::IdBy::word`]).
     pub machine_by: String,
     pub machine_serial: Option<String>,
     pub hostname: Option<String>,
@@ -222,7 +222,7 @@ struct RunId {
 
 impl RunId {
     fn of(l: &Loaded) -> RunId {
-        let (by, machine) = crate::fleet::machine_id(l);
+        let (by, machine) = crate::machine::machine_id(l);
         let d = &l.doc;
         RunId {
             file: l.file.clone(),
@@ -230,7 +230,7 @@ impl RunId {
             machine_by: by.word().to_owned(),
             machine_serial: d.host.product_serial.clone(),
             hostname: d.host.hostname.clone(),
-            host_model: crate::fleet::host_model(&d.host),
+            host_model: crate::machine::host_model(&d.host),
             cpu_model: d.host.cpu_model.clone(),
             profile: d.run.profile.clone(),
             run_started_unix_ns: int(d.run.started_unix_ns),

@@ -29,7 +29,8 @@ use bench_core::result::{Acceptance, Check, CheckRule, Status, TargetVerdict, Ve
 use bench_core::spec::Workload;
 use rayon::prelude::*;
 
-use super::{host_model, machine_id, natural_cmp, IdBy, Machine};
+use super::{natural_cmp, Machine};
+use crate::machine::{host_model, machine_id, IdBy};
 use crate::read::{self, Loaded, ReadError};
 use crate::text;
 use crate::tidy::{self, whole_disk, FigureRow};
