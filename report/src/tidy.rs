@@ -156,7 +156,7 @@ pub struct FigureRow {
     pub step: Option<String>,
     /// The label of a `seek_ns` or `per_step` summary figure.
     pub label: Option<String>,
-    /// `None` only on the one row of a test without figures.
+    /// `None` only on the one row of a test without a summary figure.
     pub figure: Option<String>,
     pub value: Option<f64>,
     pub unit: Option<String>,

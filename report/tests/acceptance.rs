@@ -207,33 +207,6 @@ fn baseline_of_simulated_runs_is_the_golden_file_init_reads() {
     let _ = fs::remove_dir_all(&dir);
 }
 
-/// The health fixture (an NVMe and a SATA disk) with the verdict of the
-/// default rules, plus, when `floor`, a floor of 1 TB/s on seq_read for
-/// model `QEMU HARDDISK` (the SATA disk fails it); as JSON text.
-fn with_verdict(floor: bool) -> String {
-    use bench_core::acceptance::{evaluate, DiskFilter, Limit, Rules, Severity};
-    let text = fs::read_to_string(fixtures().join(HEALTH)).unwrap();
-    let mut doc: bench_core::result::ResultDoc = serde_json::from_str(&text).unwrap();
-    let mut rules = Rules::defaults();
-    if floor {
-        rules.from_config = true;
-        rules.limits.push(Limit {
-            source: "acceptance.limits[0]".into(),
-            test: None,
-            workload: Some(bench_core::spec::Workload::SeqRead),
-            only: DiskFilter {
-                model: Some("QEMU HARDDISK".into()),
-                ..DiskFilter::default()
-            },
-            floors: vec![(bench_core::result::Metric::ReadBps, 1e12)],
-            ceilings: Vec::new(),
-            severity: Severity::Fail,
-        });
-    }
-    doc.acceptance = Some(evaluate(&doc, &rules));
-    serde_json::to_string(&doc).unwrap()
-}
-
 /// Write `text` to `dir/name`; its path.
 fn put(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);

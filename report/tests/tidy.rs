@@ -24,30 +24,6 @@ fn python() -> PathBuf {
     std::env::var_os("BOOTBENCH_PYTHON").map_or_else(|| PathBuf::from("/opt/bootbench/venv/bin/python3"), PathBuf::from)
 }
 
-/// The health fixture with the default rules' verdict plus a floor of
-/// 1 TB/s on seq_read for model `QEMU HARDDISK` (the SATA disk fails it).
-fn with_verdict() -> String {
-    use bench_core::acceptance::{evaluate, DiskFilter, Limit, Rules, Severity};
-    let text = fs::read_to_string(fixtures().join(HEALTH)).unwrap();
-    let mut doc: bench_core::result::ResultDoc = serde_json::from_str(&text).unwrap();
-    let mut rules = Rules::defaults();
-    rules.from_config = true;
-    rules.limits.push(Limit {
-        source: "acceptance.limits[0]".into(),
-        test: None,
-        workload: Some(bench_core::spec::Workload::SeqRead),
-        only: DiskFilter {
-            model: Some("QEMU HARDDISK".into()),
-            ..DiskFilter::default()
-        },
-        floors: vec![(bench_core::result::Metric::ReadBps, 1e12)],
-        ceilings: Vec::new(),
-        severity: Severity::Fail,
-    });
-    doc.acceptance = Some(evaluate(&doc, &rules));
-    serde_json::to_string(&doc).unwrap()
-}
-
 /// The documents of the test, written to `dir`: RACK-01 of the rack (DMI
 /// serial and model, four disks, write tests skipped), the raid0 run (an
 /// md array, all-at-once runs), the read error (a test that failed before
@@ -62,7 +38,7 @@ fn documents(dir: &Path) -> Vec<PathBuf> {
         paths.push(p);
     }
     let p = dir.join("health-verdict.json");
-    fs::write(&p, with_verdict()).unwrap();
+    fs::write(&p, with_verdict(true)).unwrap();
     paths.push(p);
     paths
 }
