@@ -779,6 +779,43 @@ mod tests {
         }
     }
 
+    /// A superblock whose slot count is past md's limits (a correct
+    /// checksum, raid_disks 0xffffffff) is not believed: no member, no
+    /// array, and the listing's `holds: unreadable metadata` says why.
+    #[test]
+    fn an_md_superblock_with_slots_past_mds_limits_is_listed_as_not_believed() {
+        let size = 1usize << 20;
+        let v090_at = size - (64 << 10);
+        for (at, sb) in [
+            (4096, md::craft::v1(1, u32::MAX, 4, 0, 4096, 7)),
+            (4096, md::craft::v1(5, 20_000_000, 4, 0, 4096, 7)),
+            (v090_at, md::craft::v090(1, u32::MAX, 0, 7)),
+        ] {
+            let mut disk = vec![0u8; size];
+            disk[at..at + sb.len()].copy_from_slice(&sb);
+            let f = examine(&Mem(disk), true);
+            assert_eq!(f.md, None);
+            assert!(
+                f.unreadable.len() == 1
+                    && f.unreadable[0].contains("slots")
+                    && f.unreadable[0].contains("not believed"),
+                "{:?}",
+                f.unreadable
+            );
+            let t = TargetInfo {
+                path: "/dev/x".into(),
+                holds_unreadable: f.unreadable,
+                ..TargetInfo::default()
+            };
+            assert!(
+                lines(&t)[0].starts_with("  holds: unreadable metadata: an md"),
+                "{:?}",
+                lines(&t)
+            );
+            assert!(md_arrays(&[t]).is_empty());
+        }
+    }
+
     /// A raid5 left-symmetric over three members of four 512-byte chunks
     /// each (data offset 8): the array's bytes come back in the kernel's
     /// order (stripe 0: D0 D1 P; stripe 1: D3 P D2, as left-symmetric

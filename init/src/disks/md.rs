@@ -26,6 +26,13 @@ const V090_BYTES: usize = 4096;
 /// The most of a 1.x superblock read: its 256 bytes and 384 roles
 /// (mdadm's `MAX_DEVS`), in 4 KiB.
 const V1_BYTES: usize = 4096;
+/// The most slots an array of each metadata may have: md's `max_disks`
+/// (0.90: MD_SB_DISKS, the 27 disk descriptors its superblock holds;
+/// 1.x: (4096 - 256) / 2 = 1920, the roles a 4 KiB superblock holds, as
+/// the kernel's super_1_validate sets it). A superblock saying more is
+/// not believed.
+pub const MAX_SLOTS_V090: u32 = 27;
+pub const MAX_SLOTS_V1: u32 = (4096 - 256) / 2;
 /// 1.x: `resync_offset` when the array is in sync.
 const MAX_SECTOR: u64 = u64::MAX;
 /// 1.x device roles that are not a slot.
@@ -145,6 +152,13 @@ pub fn parse_v090(sb: &[u8], at: u64) -> Result<Option<MdMember>, String> {
             w(38)
         ));
     }
+    if w(10) > MAX_SLOTS_V090 {
+        return Err(format!(
+            "an md 0.90 superblock at byte {at} with {} slots (raid_disks), more than the {MAX_SLOTS_V090} its \
+             format holds (MD_SB_DISKS); not believed",
+            w(10)
+        ));
+    }
     let level = i32::from_le_bytes(w(7).to_le_bytes());
     let uuid = [w(5), w(13), w(14), w(15)]
         .iter()
@@ -200,7 +214,8 @@ pub fn parse_v1(sb: &[u8], minor: u8, at: u64) -> Result<Option<MdMember>, Strin
     let len = 256 + 2 * max_dev;
     if len > sb.len() {
         return Err(format!(
-            "an md 1.{minor} superblock with {max_dev} device roles, more than bootbench reads"
+            "an md 1.{minor} superblock at byte {at} with {max_dev} device roles (max_dev), more than the \
+             {MAX_SLOTS_V1} a 1.x superblock holds (md's max_disks); not believed"
         ));
     }
     let mut sum: u64 = 0;
@@ -217,6 +232,13 @@ pub fn parse_v1(sb: &[u8], minor: u8, at: u64) -> Result<Option<MdMember>, Strin
         return Err(format!(
             "an md 1.{minor} superblock at byte {at} with a bad checksum ({:#x}, computed {csum:#x})",
             le32(sb, 216)
+        ));
+    }
+    if le32(sb, 92) > MAX_SLOTS_V1 {
+        return Err(format!(
+            "an md 1.{minor} superblock at byte {at} with {} slots (raid_disks), more than the {MAX_SLOTS_V1} md \
+             allows a 1.x array (max_disks); not believed",
+            le32(sb, 92)
         ));
     }
     let features = le32(sb, 8);
@@ -450,9 +472,108 @@ pub fn raid10_layout(name: Option<&str>) -> u32 {
     layout
 }
 
+/// Crafted superblocks with correct checksums, for tests.
+#[cfg(test)]
+pub(crate) mod craft {
+    use super::*;
+
+    fn put32(b: &mut [u8], at: usize, x: u32) {
+        b[at..at + 4].copy_from_slice(&x.to_le_bytes());
+    }
+
+    /// A 0.90 superblock (4096 bytes) of `level` with `raid_disks` slots,
+    /// this device active in `slot`, array UUID words all `uuid`.
+    pub fn v090(level: i32, raid_disks: u32, slot: u32, uuid: u32) -> Vec<u8> {
+        let mut sb = vec![0u8; V090_BYTES];
+        put32(&mut sb, 0, MAGIC);
+        put32(&mut sb, 8, 90);
+        for w in [5, 13, 14, 15] {
+            put32(&mut sb, 4 * w, uuid);
+        }
+        put32(&mut sb, 4 * 7, u32::from_le_bytes(level.to_le_bytes()));
+        put32(&mut sb, 4 * 8, 1024); // size, KiB
+        put32(&mut sb, 4 * 10, raid_disks);
+        put32(&mut sb, 4 * 33, SB_CLEAN);
+        put32(&mut sb, 4 * 65, 64 << 10);
+        put32(&mut sb, 4 * (992 + 3), slot);
+        put32(&mut sb, 4 * (992 + 4), DISK_ACTIVE | DISK_SYNC);
+        let w = |i: usize| u64::from(le32(&sb, 4 * i));
+        let sum = fold((0..1024).filter(|&i| i != 38).map(w).sum());
+        put32(&mut sb, 4 * 38, sum);
+        sb
+    }
+
+    /// A 1.x superblock (4096 bytes, found at byte `at`) of `level` with
+    /// `raid_disks` slots and `max_dev` roles, this device (number 0) in
+    /// `slot`, the other roles spare; array UUID bytes all `uuid`.
+    pub fn v1(level: i32, raid_disks: u32, max_dev: u32, slot: u16, at: u64, uuid: u8) -> Vec<u8> {
+        let mut sb = vec![0u8; V1_BYTES];
+        put32(&mut sb, 0, MAGIC);
+        put32(&mut sb, 4, 1);
+        sb[16..32].fill(uuid);
+        put32(&mut sb, 72, u32::from_le_bytes(level.to_le_bytes()));
+        sb[80..88].copy_from_slice(&2048u64.to_le_bytes()); // size, sectors
+        put32(&mut sb, 88, 128); // chunk, sectors
+        put32(&mut sb, 92, raid_disks);
+        sb[128..136].copy_from_slice(&2048u64.to_le_bytes()); // data offset
+        sb[144..152].copy_from_slice(&(at / 512).to_le_bytes());
+        sb[208..216].copy_from_slice(&MAX_SECTOR.to_le_bytes());
+        put32(&mut sb, 220, max_dev);
+        let len = (256 + 2 * max_dev as usize).min(V1_BYTES);
+        for r in (256..len).step_by(2) {
+            sb[r..r + 2].copy_from_slice(&ROLE_SPARE.to_le_bytes());
+        }
+        if max_dev > 0 {
+            sb[256..258].copy_from_slice(&slot.to_le_bytes());
+        }
+        let mut sum: u64 = 0;
+        for i in (0..len & !3).step_by(4) {
+            if i != 216 {
+                sum += u64::from(le32(&sb, i));
+            }
+        }
+        if len % 4 == 2 {
+            sum += u64::from(u16::from_le_bytes([sb[len - 2], sb[len - 1]]));
+        }
+        put32(&mut sb, 216, fold(sum));
+        sb
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// md's own limits on an array's slots: 27 for 0.90 (its disk
+    /// descriptors), 1920 for 1.x (the roles a 4 KiB superblock holds);
+    /// a superblock with a correct checksum past them is not believed
+    /// (a record saying why), never allocated by.
+    #[test]
+    fn slot_counts_past_mds_limits_are_not_believed() {
+        let m = parse_v090(&craft::v090(1, 27, 0, 7), 0).unwrap().unwrap();
+        assert_eq!((m.raid_disks, m.role), (27, Some(0)));
+        for n in [28, 20_000_000, u32::MAX] {
+            let e = parse_v090(&craft::v090(1, n, 0, 7), 0).unwrap_err();
+            assert!(
+                e.contains(&format!("with {n} slots")) && e.contains("27") && e.contains("not believed"),
+                "{e}"
+            );
+        }
+        let m = parse_v1(&craft::v1(1, 1920, 1920, 0, 4096, 7), 2, 4096)
+            .unwrap()
+            .unwrap();
+        assert_eq!((m.raid_disks, m.role), (1920, Some(0)));
+        for n in [1921, 20_000_000, u32::MAX] {
+            let e = parse_v1(&craft::v1(1, n, 4, 0, 4096, 7), 2, 4096).unwrap_err();
+            assert!(
+                e.contains(&format!("with {n} slots")) && e.contains("1920") && e.contains("not believed"),
+                "{e}"
+            );
+        }
+        // max_dev past the 1920 roles a superblock holds.
+        let e = parse_v1(&craft::v1(1, 2, 1921, 0, 4096, 7), 2, 4096).unwrap_err();
+        assert!(e.contains("1921 device roles") && e.contains("not believed"), "{e}");
+    }
 
     /// Where each version sits on a 64 MiB + 5 sector device.
     #[test]
