@@ -111,10 +111,10 @@ impl ArrayBytes<'_> {
         let n = self.slots.len() as u64;
         match self.level.as_str() {
             "raid1" => self.component,
-            "raid0" | "linear" => self.component * n,
-            "raid4" | "raid5" => self.component * n.saturating_sub(1),
-            "raid6" => self.component * n.saturating_sub(2),
-            "raid10" => self.component * n / u64::from(self.layout & 0xff).max(1),
+            "raid0" | "linear" => self.component.saturating_mul(n),
+            "raid4" | "raid5" => self.component.saturating_mul(n.saturating_sub(1)),
+            "raid6" => self.component.saturating_mul(n.saturating_sub(2)),
+            "raid10" => self.component.saturating_mul(n) / u64::from(self.layout & 0xff).max(1),
             _ => 0,
         }
     }

@@ -354,6 +354,9 @@ pub struct ArrayView {
     pub clean: bool,
     /// Whether enough slots are present for the level to run (degraded or not).
     pub startable: bool,
+    /// Why the array can never start, whatever members are present: fewer
+    /// slots than its level needs ([`impossible`]).
+    pub impossible: Option<String>,
 }
 
 impl ArrayView {
@@ -365,7 +368,10 @@ impl ArrayView {
     /// The array's state in a word or two, as mdadm's `State :` says it.
     pub fn state(&self) -> String {
         let mut s = String::from(if self.clean { "clean" } else { "active, not clean" });
-        if self.missing() > 0 {
+        if let Some(why) = &self.impossible {
+            s.push_str(", cannot start: ");
+            s.push_str(why);
+        } else if self.missing() > 0 {
             s.push_str(if self.startable {
                 ", degraded"
             } else {
@@ -407,6 +413,42 @@ pub fn enough(level: &str, layout: u32, present: &[bool]) -> bool {
     }
 }
 
+/// The fewest slots md runs an array of `level` with (mdadm's and the
+/// kernel's checks at creation and run): linear, raid0, raid1 and
+/// multipath 1, raid4 and raid5 2, raid6 4, raid10 2. `None`: a level
+/// bootbench does not know.
+pub fn min_slots(level: &str) -> Option<usize> {
+    match level {
+        "linear" | "raid0" | "raid1" | "multipath" | "faulty" => Some(1),
+        "raid4" | "raid5" | "raid10" => Some(2),
+        "raid6" => Some(4),
+        _ => None,
+    }
+}
+
+/// Why an array of `level` with `slots` slots (raid10: of `layout`) can
+/// never start, whatever members are present: fewer slots than the level
+/// needs ([`min_slots`]); raid10 copies (near x far) not 2 to the slot
+/// count (the kernel's raid10 refuses such a layout).
+pub fn impossible(level: &str, layout: u32, slots: usize) -> Option<String> {
+    if let Some(min) = min_slots(level) {
+        if slots < min {
+            return Some(format!(
+                "{level} needs at least {min} slot(s) and its superblock has {slots}"
+            ));
+        }
+    }
+    if level == "raid10" {
+        let copies = (layout & 0xff).max(1) as usize * ((layout >> 8) & 0xff).max(1) as usize;
+        if copies < 2 || copies > slots {
+            return Some(format!(
+                "raid10 keeping {copies} cop(ies) of each chunk on {slots} slot(s); md runs 2 to {slots}"
+            ));
+        }
+    }
+    None
+}
+
 /// The arrays the members found make, grouped by array UUID, in UUID
 /// order. `members` pairs each device's path with its superblock;
 /// `layouts` is not needed: raid10's layout number comes back from its name.
@@ -433,6 +475,7 @@ pub fn arrays(members: &[(String, MdMember)]) -> Vec<ArrayView> {
             }
             let present: Vec<bool> = slots.iter().map(Option::is_some).collect();
             let layout = raid10_layout(head.layout.as_deref());
+            let impossible = impossible(&head.level, layout, slots.len());
             ArrayView {
                 uuid: head.array_uuid.clone(),
                 name: head.name.clone(),
@@ -441,7 +484,8 @@ pub fn arrays(members: &[(String, MdMember)]) -> Vec<ArrayView> {
                 layout: head.layout.clone(),
                 chunk_bytes: head.chunk_bytes,
                 raid_disks: head.raid_disks,
-                startable: enough(&head.level, layout, &present),
+                startable: impossible.is_none() && enough(&head.level, layout, &present),
+                impossible,
                 slots,
                 others,
                 stale: group
@@ -615,6 +659,56 @@ mod tests {
         assert_eq!(layout_name(10, 0x102).as_deref(), Some("near=2"));
         assert_eq!(layout_name(10, 0x201).as_deref(), Some("far=2"));
         assert_eq!(layout_name(1, 0), None);
+    }
+
+    /// An array with fewer slots than its level needs is not startable,
+    /// and its state says why: at each level's minimum and one below.
+    #[test]
+    fn an_array_with_fewer_slots_than_its_level_needs_cannot_start() {
+        let view = |level: i32, layout: Option<&str>, slots: u32, present: u32| {
+            let members: Vec<(String, MdMember)> = (0..present)
+                .map(|i| {
+                    let sb = craft::v1(level, slots, 4, u16::try_from(i).unwrap(), 4096, 9);
+                    let mut m = parse_v1(&sb, 2, 4096).unwrap().unwrap();
+                    m.layout = layout.map(str::to_string);
+                    (format!("/dev/d{i}"), m)
+                })
+                .collect();
+            arrays(&members).remove(0)
+        };
+        // (level, layout, slots at the minimum)
+        for (level, layout, min) in [
+            (-1, None, 1),
+            (0, None, 1),
+            (1, None, 1),
+            (5, Some("left-symmetric"), 2),
+            (6, Some("left-symmetric"), 4),
+            (10, Some("near=2"), 2),
+        ] {
+            let name = level_name(level);
+            let v = view(level, layout, min, min);
+            assert!(v.startable && v.impossible.is_none(), "{name} at {min}: {v:?}");
+            assert_eq!(v.state(), "clean");
+            let below = min - 1;
+            // A member present for each slot there is (a 0-slot array's
+            // member holds no slot: raid_disks 0, role 0).
+            let v = view(level, layout, below, below.max(1));
+            assert!(!v.startable, "{name} at {below}: {v:?}");
+            let want = format!("{name} needs at least {min} slot(s) and its superblock has {below}");
+            assert_eq!(v.impossible.as_deref(), Some(want.as_str()));
+            assert_eq!(v.state(), format!("clean, cannot start: {want}"));
+        }
+        // raid10's copies: 2 to the slot count.
+        assert!(view(10, Some("near=3"), 3, 3).startable);
+        let v = view(10, Some("near=3"), 2, 2);
+        assert!(!v.startable);
+        assert!(
+            v.state()
+                .contains("raid10 keeping 3 cop(ies) of each chunk on 2 slot(s)"),
+            "{}",
+            v.state()
+        );
+        assert!(!view(10, Some("near=1"), 2, 2).startable);
     }
 
     /// No magic, nothing; a 1.x superblock found away from where it says

@@ -517,6 +517,11 @@ fn array_stack(
 ) -> Result<PlannedStack, ConfigError> {
     let v = &a.view;
     let label = format!("{} ({})", v.name.as_deref().unwrap_or("-"), v.uuid);
+    if let Some(why) = &v.impossible {
+        return err(format!(
+            "{at}: the array {label} cannot start: {why}; expected an array md can run"
+        ));
+    }
     if !v.startable {
         return err(format!(
             "{at}: the array {label} cannot start here: {} of its {} slot(s) have no member ({}); expected enough \
