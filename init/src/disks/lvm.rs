@@ -288,25 +288,42 @@ fn not_opened(kind: &str) -> Option<String> {
     }
 }
 
-/// The volume group a metadata text describes.
+/// `n` sectors in bytes, `None` past 2^64 bytes.
+fn sectors_bytes(n: u64) -> Option<u64> {
+    n.checked_mul(512)
+}
+
+/// The volume group a metadata text describes. Every size is computed
+/// with checked arithmetic: a volume group whose extent size, or a PV
+/// whose first extent, or a segment whose stripe size is past 2^64 bytes
+/// is refused (Err, with why); a volume whose size is is not opened, and
+/// says why.
 pub fn vg_from_text(text: &[u8]) -> Result<LvmVg, String> {
     let top = parse_text(text)?;
     let (name, vg) = top.sections().next().ok_or("the metadata text holds no volume group")?;
     let extent_sectors = vg.int("extent_size").ok_or("the volume group has no extent_size")?;
-    let extent_bytes = extent_sectors * 512;
+    let extent_bytes = sectors_bytes(extent_sectors).ok_or_else(|| {
+        format!("the volume group {name} has an extent_size of {extent_sectors} sectors, past 2^64 bytes; not believed")
+    })?;
     let pvs = vg
         .get("physical_volumes")
         .map(|p| {
             p.sections()
-                .map(|(pv, v)| LvmVgPv {
-                    name: pv.to_string(),
-                    uuid: v.str("id").unwrap_or("").to_string(),
-                    device_hint: v.str("device").map(str::to_string),
-                    pe_start_bytes: v.int("pe_start").unwrap_or(0) * 512,
-                    pe_count: v.int("pe_count").unwrap_or(0),
+                .map(|(pv, v)| {
+                    let pe_start = v.int("pe_start").unwrap_or(0);
+                    Ok(LvmVgPv {
+                        name: pv.to_string(),
+                        uuid: v.str("id").unwrap_or("").to_string(),
+                        device_hint: v.str("device").map(str::to_string),
+                        pe_start_bytes: sectors_bytes(pe_start).ok_or_else(|| {
+                            format!("the PV {pv} of {name} starts its extents at sector {pe_start}, past 2^64 bytes")
+                        })?,
+                        pe_count: v.int("pe_count").unwrap_or(0),
+                    })
                 })
-                .collect()
+                .collect::<Result<Vec<_>, String>>()
         })
+        .transpose()?
         .unwrap_or_default();
     let lvs = vg
         .get("logical_volumes")
@@ -315,7 +332,7 @@ pub fn vg_from_text(text: &[u8]) -> Result<LvmVg, String> {
                 .map(|(lv, v)| {
                     let segments: Vec<LvmSegment> = v
                         .sections()
-                        .map(|(_, s)| {
+                        .map(|(seg, s)| {
                             let stripes = match s.get("stripes") {
                                 Some(Value::List(items)) => items
                                     .chunks(2)
@@ -328,32 +345,49 @@ pub fn vg_from_text(text: &[u8]) -> Result<LvmVg, String> {
                                     .collect(),
                                 _ => Vec::new(),
                             };
-                            LvmSegment {
+                            let stripe_bytes = match s.int("stripe_size") {
+                                None => None,
+                                Some(z) => Some(sectors_bytes(z).ok_or_else(|| {
+                                    format!("the segment {seg} of {name}/{lv} has a stripe_size of {z} sectors, past 2^64 bytes")
+                                })?),
+                            };
+                            Ok(LvmSegment {
                                 start_extent: s.int("start_extent").unwrap_or(0),
                                 extent_count: s.int("extent_count").unwrap_or(0),
                                 kind: s.str("type").unwrap_or("").to_string(),
-                                stripe_bytes: s.int("stripe_size").map(|z| z * 512),
+                                stripe_bytes,
                                 stripes,
-                            }
+                            })
                         })
-                        .collect();
-                    let extents: u64 = segments.iter().map(|s| s.extent_count).sum();
+                        .collect::<Result<_, String>>()?;
+                    // Its size: the extents summed, times the extent size,
+                    // each step checked (a size past 2^64 bytes is no size).
+                    let size = segments
+                        .iter()
+                        .try_fold(0u64, |n, s| n.checked_add(s.extent_count))
+                        .and_then(|extents| extents.checked_mul(extent_bytes));
                     let reason = segments.iter().find_map(|s| not_opened(&s.kind));
-                    LvmLv {
+                    Ok(LvmLv {
                         name: lv.to_string(),
                         uuid: v.str("id").unwrap_or("").to_string(),
-                        size_bytes: extents * extent_bytes,
+                        size_bytes: size.unwrap_or(0),
                         visible: v.strs("status").iter().any(|s| s == "VISIBLE"),
                         not_opened: if segments.is_empty() {
                             Some("a volume without segments".into())
+                        } else if size.is_none() {
+                            Some(format!(
+                                "its size, its segments' extents times the extent size of {extent_bytes} B, is past \
+                                 2^64 bytes"
+                            ))
                         } else {
                             reason
                         },
                         segments,
-                    }
+                    })
                 })
-                .collect()
+                .collect::<Result<Vec<_>, String>>()
         })
+        .transpose()?
         .unwrap_or_default();
     Ok(LvmVg {
         name: name.to_string(),
@@ -575,6 +609,72 @@ version = 1
         assert_eq!(data.segments[0].stripe_bytes, Some(64 << 10));
         assert_eq!(data.not_opened, None);
         assert!(vg.lvs[1].not_opened.as_deref().unwrap().starts_with("a thin volume"));
+    }
+
+    /// A metadata text of one volume group with one striped volume.
+    fn one_volume(extent_size: u64, extent_counts: &[u64], pe_start: u64, stripe_size: u64) -> String {
+        let mut segs = String::new();
+        let mut start = 0u64;
+        for (i, n) in extent_counts.iter().enumerate() {
+            segs.push_str(&format!(
+                "segment{} {{ start_extent = {start} extent_count = {n} type = \"striped\" stripe_count = 1 \
+                 stripe_size = {stripe_size} stripes = [\"pv0\", 0] }}\n",
+                i + 1
+            ));
+            start = start.saturating_add(*n).min(i64::MAX as u64);
+        }
+        format!(
+            "vg0 {{ id = \"V\" seqno = 1 extent_size = {extent_size}\n\
+             physical_volumes {{ pv0 {{ id = \"P0\" pe_start = {pe_start} pe_count = 1 }} }}\n\
+             logical_volumes {{ big {{ id = \"L\" status = [\"VISIBLE\"] {segs} }} }} }}\n"
+        )
+    }
+
+    /// Sizes from the metadata never wrap: an extent size, a PV's first
+    /// extent or a stripe size past 2^64 bytes refuses the volume group
+    /// (with why); a volume whose size is past 2^64 bytes is not opened
+    /// (with why), never a 0 B volume that "can be opened read-only".
+    /// Each at the bound and one past it.
+    #[test]
+    fn sizes_past_2_64_bytes_are_refused_never_wrapped() {
+        let vg = |t: String| vg_from_text(t.as_bytes());
+        // The issue's case: extent_size 2^55 sectors (2^64 B), 2^60 extents.
+        let e = vg(one_volume(1 << 55, &[1 << 60], 2048, 128)).unwrap_err();
+        assert!(
+            e.contains("extent_size of 36028797018963968 sectors, past 2^64 bytes"),
+            "{e}"
+        );
+        // The largest extent size: 2^64 - 512 bytes, one extent.
+        let g = vg(one_volume((1 << 55) - 1, &[1], 2048, 128)).unwrap();
+        assert_eq!(g.extent_bytes, u64::MAX - 511);
+        assert_eq!((g.lvs[0].size_bytes, &g.lvs[0].not_opened), (u64::MAX - 511, &None));
+        // 2^63 B extents: one is 2^63 B, two are past 2^64.
+        let g = vg(one_volume(1 << 54, &[1], 2048, 128)).unwrap();
+        assert_eq!((g.lvs[0].size_bytes, &g.lvs[0].not_opened), (1 << 63, &None));
+        let g = vg(one_volume(1 << 54, &[2], 2048, 128)).unwrap();
+        assert_eq!(g.lvs[0].size_bytes, 0);
+        assert!(
+            g.lvs[0].not_opened.as_deref().unwrap().contains("past 2^64 bytes"),
+            "{g:?}"
+        );
+        // Extents that overflow when summed over segments.
+        let g = vg(one_volume(1, &[i64::MAX as u64; 3], 2048, 128)).unwrap();
+        assert!(
+            g.lvs[0].not_opened.as_deref().unwrap().contains("past 2^64 bytes"),
+            "{g:?}"
+        );
+        // A PV's first extent and a stripe size.
+        assert_eq!(
+            vg(one_volume(8, &[1], (1 << 55) - 1, 128)).unwrap().pvs[0].pe_start_bytes,
+            u64::MAX - 511
+        );
+        let e = vg(one_volume(8, &[1], 1 << 55, 128)).unwrap_err();
+        assert!(e.contains("sector 36028797018963968, past 2^64 bytes"), "{e}");
+        let e = vg(one_volume(8, &[1], 2048, 1 << 55)).unwrap_err();
+        assert!(
+            e.contains("stripe_size of 36028797018963968 sectors, past 2^64 bytes"),
+            "{e}"
+        );
     }
 
     /// Text that does not parse is an error, never a panic.

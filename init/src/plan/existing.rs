@@ -689,8 +689,11 @@ fn volume_stack(
         }
     }
     let gs: Vec<Geometry> = pvs.iter().map(|&t| b.targets[t].geometry).collect();
+    let size = sectors
+        .checked_mul(SECTOR)
+        .ok_or_else(|| bad(format!("{sectors} sectors are past 2^64 bytes")))?;
     let geometry = Geometry {
-        size: sectors * SECTOR,
+        size,
         logical_block: gs.iter().map(|g| g.logical_block).max().unwrap_or(512),
         physical_block: gs.iter().map(|g| g.physical_block).max().unwrap_or(512),
     };

@@ -696,7 +696,11 @@ pub fn check_segments(segs: &[Segment], sizes: &[u64]) -> Result<u64, String> {
                     "segment {i}: stripe on device {d}, which the volume does not have"
                 ));
             };
-            if off.checked_add(per).is_none_or(|end| end * SECTOR > *size) {
+            if off
+                .checked_add(per)
+                .and_then(|end| end.checked_mul(SECTOR))
+                .is_none_or(|end| end > *size)
+            {
                 return Err(format!(
                     "segment {i}: {per} sectors from sector {off} run past the end of device {d} ({size} bytes)"
                 ));
