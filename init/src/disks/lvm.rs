@@ -468,14 +468,20 @@ fn mda_text(
         return Ok(None);
     }
     let area = mda.1;
-    if size > MAX_TEXT || size > area || offset >= area {
-        return Err(format!("LVM metadata of {size} B at {offset} in an area of {area} B"));
+    // The text lies after the area's header and inside the area (whose
+    // bounds on the device [`read`] checked): never a wrapped position.
+    if size > MAX_TEXT || size > area - MDA_HEADER || offset < MDA_HEADER || offset >= area {
+        return Err(format!(
+            "LVM metadata of {size} B at {offset} in an area of {area} B; expected it after the area's \
+             {MDA_HEADER} B header and inside the area"
+        ));
     }
     // The text wraps past the area's end to just after its header.
     let first = size.min(area - offset);
     // Both below MAX_TEXT, so they fit a usize.
     let len = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-    let mut text = read(mda.0 + offset, len(first))?;
+    let at = mda.0.checked_add(offset).ok_or("LVM metadata past any device")?;
+    let mut text = read(at, len(first))?;
     if first < size {
         text.extend(read(mda.0 + MDA_HEADER, len(size - first))?);
     }
@@ -513,6 +519,15 @@ pub fn read(f: &dyn Bytes) -> Result<Option<LvmPv>, String> {
     };
     let mut vg: Option<LvmVg> = None;
     for mda in mdas {
+        // The area must lie on the device, its header in it: an area
+        // that does not (or whose end wraps past 2^64) is not read.
+        if mda.1 < MDA_HEADER || mda.0.checked_add(mda.1).is_none_or(|end| end > size) {
+            return Err(format!(
+                "an LVM metadata area of {} B at byte {} on a device of {size} B; expected an area of at least \
+                 {MDA_HEADER} B inside the device",
+                mda.1, mda.0
+            ));
+        }
         let hdr = read(mda.0, 512)?;
         if let Some(text) = mda_text(&hdr, mda, &read)? {
             let v = vg_from_text(&text)?;
@@ -675,6 +690,86 @@ version = 1
             e.contains("stripe_size of 36028797018963968 sectors, past 2^64 bytes"),
             "{e}"
         );
+    }
+
+    struct Mem(Vec<u8>);
+
+    impl Bytes for Mem {
+        fn size(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn read_at(&self, buf: &mut [u8], at: u64) -> Result<(), String> {
+            let at = usize::try_from(at).map_err(|e| e.to_string())?;
+            buf.copy_from_slice(self.0.get(at..at.saturating_add(buf.len())).ok_or("past the end")?);
+            Ok(())
+        }
+    }
+
+    /// A 16 MiB PV: its label in sector 1 naming one metadata area of
+    /// `area` bytes at byte 1 MiB, that area's header saying the text is
+    /// `offset` bytes into it, and the text itself at byte `text_at`.
+    fn pv_with_area(area: u64, offset: u64, text_at: usize) -> Mem {
+        let mut d = vec![0u8; 16 << 20];
+        let put = |d: &mut Vec<u8>, at: usize, b: &[u8]| d[at..at + b.len()].copy_from_slice(b);
+        let text = b"vg0 { id = \"V\" seqno = 3 extent_size = 8 }\n";
+        let mda_at = 1usize << 20;
+        // The label, in sector 1.
+        let l = 512;
+        put(&mut d, l, LABEL_ID);
+        put(&mut d, l + 8, &1u64.to_le_bytes());
+        put(&mut d, l + 20, &32u32.to_le_bytes());
+        put(&mut d, l + 24, LABEL_TYPE);
+        let pvh = l + 32;
+        put(&mut d, pvh, &[b'P'; 32]);
+        put(&mut d, pvh + 32, &(16u64 << 20).to_le_bytes());
+        put(&mut d, pvh + 40, &(2u64 << 20).to_le_bytes()); // a data area, then the list's end
+        put(&mut d, pvh + 72, &(mda_at as u64).to_le_bytes()); // the metadata area
+        put(&mut d, pvh + 80, &area.to_le_bytes());
+        let c = crc(INITIAL_CRC, &d[l + 20..l + 512]);
+        put(&mut d, l + 16, &c.to_le_bytes());
+        // The area's header.
+        put(&mut d, mda_at + 4, MDA_MAGIC);
+        put(&mut d, mda_at + 20, &1u32.to_le_bytes());
+        put(&mut d, mda_at + 24, &(mda_at as u64).to_le_bytes());
+        put(&mut d, mda_at + 32, &area.to_le_bytes());
+        put(&mut d, mda_at + 40, &offset.to_le_bytes());
+        put(&mut d, mda_at + 48, &(text.len() as u64).to_le_bytes());
+        put(&mut d, mda_at + 56, &crc(INITIAL_CRC, text).to_le_bytes());
+        let c = crc(INITIAL_CRC, &d[mda_at + 4..mda_at + 512]);
+        put(&mut d, mda_at, &c.to_le_bytes());
+        put(&mut d, text_at, text);
+        Mem(d)
+    }
+
+    /// A metadata area is checked against the device before it is read:
+    /// one of 2^64 - 1 B on a 16 MiB device whose text offset wraps the
+    /// area's start back to byte 8192 (outside the area) is refused, not
+    /// read there; an area ending at the device's end is read, one byte
+    /// more is refused.
+    #[test]
+    fn a_metadata_area_past_the_device_is_refused_never_wrapped() {
+        let mda_at = 1u64 << 20;
+        let dev = 16u64 << 20;
+        // The issue's case: start + offset wraps to byte 8192.
+        let wrapped = (8192u64).wrapping_sub(mda_at);
+        let e = read(&pv_with_area(u64::MAX, wrapped, 8192)).unwrap_err();
+        assert!(
+            e.contains("an LVM metadata area of 18446744073709551615 B at byte 1048576"),
+            "{e}"
+        );
+        // Up to the device's end: read; one byte past: refused.
+        let pv = read(&pv_with_area(dev - mda_at, 4096, (1 << 20) + 4096))
+            .unwrap()
+            .unwrap();
+        assert_eq!(pv.vg.unwrap().seqno, 3);
+        let e = read(&pv_with_area(dev - mda_at + 1, 4096, (1 << 20) + 4096)).unwrap_err();
+        assert!(
+            e.contains("expected an area of at least 512 B inside the device"),
+            "{e}"
+        );
+        // A text offset inside the area's own header is refused too.
+        let e = read(&pv_with_area(dev - mda_at, 100, 8192)).unwrap_err();
+        assert!(e.contains("after the area's 512 B header"), "{e}");
     }
 
     /// Text that does not parse is an error, never a panic.
