@@ -8,7 +8,7 @@
 //! with the PVs present and missing and which volumes bootbench could
 //! open read-only. Nothing is written, assembled or activated.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -547,38 +547,78 @@ impl std::fmt::Display for PvAt {
 }
 
 /// A volume group: its newest metadata among its PVs, and where each PV
-/// that is here was found (its UUID, where).
+/// that is here was found (its UUID, where). Built by [`Vg::new`], which
+/// indexes the PVs by their metadata names once: every lookup by name is
+/// a map's, so listing a volume group is linear in its PVs and stripes
+/// (metadata of 100,000 PVs and stripes took 86 s when each stripe
+/// scanned every PV).
 #[derive(Clone, Debug)]
 pub struct Vg {
     pub meta: LvmVg,
     pub found: Vec<(String, PvAt)>,
+    /// Each PV's metadata name (the first PV of a name) to its index in
+    /// `meta.pvs` and, when it is here, its index in `found` (the first
+    /// found of its UUID).
+    by_name: HashMap<String, (usize, Option<usize>)>,
 }
 
+/// The most PV names a "missing" reason lists before it counts the rest.
+const MISSING_NAMED: usize = 20;
+
 impl Vg {
+    /// A volume group of the metadata `meta` with the PVs `found` here
+    /// (UUID, where), indexed by the PVs' names.
+    pub fn new(meta: LvmVg, found: Vec<(String, PvAt)>) -> Vg {
+        let mut by_uuid: HashMap<&str, usize> = HashMap::with_capacity(found.len());
+        for (i, (uuid, _)) in found.iter().enumerate() {
+            by_uuid.entry(uuid.as_str()).or_insert(i);
+        }
+        let mut by_name = HashMap::with_capacity(meta.pvs.len());
+        for (i, p) in meta.pvs.iter().enumerate() {
+            by_name
+                .entry(p.name.clone())
+                .or_insert_with(|| (i, by_uuid.get(p.uuid.as_str()).copied()));
+        }
+        Vg { meta, found, by_name }
+    }
+
+    /// The metadata's PV named `pv_name` (`pv0`).
+    pub fn pv(&self, pv_name: &str) -> Option<&bench_core::result::LvmVgPv> {
+        self.by_name.get(pv_name).map(|&(i, _)| &self.meta.pvs[i])
+    }
+
     /// Where the PV the metadata names `pv_name` (`pv0`) is, if here.
     pub fn at(&self, pv_name: &str) -> Option<&PvAt> {
-        let uuid = &self.meta.pvs.iter().find(|p| p.name == pv_name)?.uuid;
-        self.found.iter().find(|(u, _)| u == uuid).map(|(_, at)| at)
+        let (_, found) = self.by_name.get(pv_name)?;
+        found.map(|f| &self.found[f].1)
     }
 
-    /// The PVs (metadata names) the volume's segments use that are not here.
+    /// The PVs (metadata names) the volume's segments use that are not
+    /// here, each once, in the order the segments first use them.
     pub fn missing_for(&self, lv: &LvmLv) -> Vec<String> {
-        let mut missing: Vec<String> = lv
-            .segments
+        let mut seen = std::collections::HashSet::new();
+        lv.segments
             .iter()
-            .flat_map(|s| s.stripes.iter().map(|(pv, _)| pv.clone()))
-            .filter(|pv| self.at(pv).is_none())
-            .collect();
-        missing.dedup();
-        missing
+            .flat_map(|s| s.stripes.iter().map(|(pv, _)| pv))
+            .filter(|pv| self.at(pv).is_none() && seen.insert(pv.as_str()))
+            .cloned()
+            .collect()
     }
 
-    /// Why the volume cannot be opened read-only here: its kind, or a PV missing.
+    /// Why the volume cannot be opened read-only here: its kind, or a PV
+    /// missing (the first [`MISSING_NAMED`] named, the rest counted).
     pub fn not_opened(&self, lv: &LvmLv) -> Option<String> {
+        if let Some(why) = &lv.not_opened {
+            return Some(why.clone());
+        }
         let missing = self.missing_for(lv);
-        lv.not_opened
-            .clone()
-            .or_else(|| (!missing.is_empty()).then(|| format!("its PV(s) {} are missing", missing.join(", "))))
+        (!missing.is_empty()).then(|| {
+            let mut names = missing[..missing.len().min(MISSING_NAMED)].join(", ");
+            if missing.len() > MISSING_NAMED {
+                let _ = write!(names, " and {} more", missing.len() - MISSING_NAMED);
+            }
+            format!("its PV(s) {names} are missing")
+        })
     }
 }
 
@@ -600,19 +640,20 @@ pub fn volume_groups(disks: &[TargetInfo], arrays: &[Array], inside: &[(PvAt, Lv
         }
     }
     pvs.extend(inside.iter().map(|(at, p)| (at.clone(), p)));
-    let mut vgs: BTreeMap<&str, Vg> = BTreeMap::new();
+    // Each VG's newest metadata and the PVs found, then indexed once.
+    type Newest<'a> = (&'a LvmVg, Vec<(String, PvAt)>);
+    let mut vgs: BTreeMap<&str, Newest<'_>> = BTreeMap::new();
     for (at, pv) in pvs {
         let Some(vg) = &pv.vg else { continue };
-        let e = vgs.entry(vg.uuid.as_str()).or_insert_with(|| Vg {
-            meta: vg.clone(),
-            found: Vec::new(),
-        });
-        if vg.seqno > e.meta.seqno {
-            e.meta = vg.clone();
+        let e = vgs.entry(vg.uuid.as_str()).or_insert_with(|| (vg, Vec::new()));
+        if vg.seqno > e.0.seqno {
+            e.0 = vg;
         }
-        e.found.push((pv.pv_uuid.clone(), at));
+        e.1.push((pv.pv_uuid.clone(), at));
     }
-    vgs.into_values().collect()
+    vgs.into_values()
+        .map(|(meta, found)| Vg::new(meta.clone(), found))
+        .collect()
 }
 
 /// The stacks the disks make: the md arrays and the volume groups (the
@@ -814,6 +855,91 @@ mod tests {
             );
             assert!(md_arrays(&[t]).is_empty());
         }
+    }
+
+    /// The volume group (`n` PVs, the first here and the rest
+    /// missing; one volume of `n` stripes, all on the missing `pv1`) on a
+    /// PV of the disk `/dev/x`.
+    fn wide_vg(n: usize, stripe_on: impl Fn(usize) -> usize) -> TargetInfo {
+        let vg = LvmVg {
+            name: "wide".into(),
+            uuid: "VG".into(),
+            seqno: 1,
+            extent_bytes: 4 << 20,
+            pvs: (0..n)
+                .map(|i| bench_core::result::LvmVgPv {
+                    name: format!("pv{i}"),
+                    uuid: format!("U{i}"),
+                    device_hint: None,
+                    pe_start_bytes: 1 << 20,
+                    pe_count: 1,
+                })
+                .collect(),
+            lvs: vec![LvmLv {
+                name: "lv".into(),
+                uuid: "L".into(),
+                size_bytes: (n as u64) << 22,
+                visible: true,
+                segments: vec![bench_core::result::LvmSegment {
+                    start_extent: 0,
+                    extent_count: n as u64,
+                    kind: "striped".into(),
+                    stripe_bytes: Some(64 << 10),
+                    stripes: (0..n).map(|i| (format!("pv{}", stripe_on(i)), 0)).collect(),
+                }],
+                not_opened: None,
+            }],
+        };
+        TargetInfo {
+            path: "/dev/x".into(),
+            lvm: Some(LvmPv {
+                pv_uuid: "U0".into(),
+                device_size_bytes: 1 << 30,
+                vg: Some(vg),
+            }),
+            ..TargetInfo::default()
+        }
+    }
+
+    /// The listing: 100,000 PVs (one here) and a volume of
+    /// 100,000 stripes on a missing PV, listed in one pass over each
+    /// (PVs and stripes found by name, never by scanning every PV for
+    /// each: 86 s in `list --all` before); the missing PV named once.
+    /// `WIDE_VG_N` sets another count (to measure by hand).
+    #[test]
+    fn a_volume_group_of_100000_pvs_and_stripes_is_listed() {
+        let n: usize = std::env::var("WIDE_VG_N")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100_000);
+        let t0 = std::time::Instant::now();
+        let st = stacks(&[wide_vg(n, |_| 1)]);
+        let out = stack_lines(&st);
+        eprintln!("{n} PVs and stripes: stacks and lines in {:?}", t0.elapsed());
+        let vg = &st.volume_groups[0];
+        assert_eq!(vg.pvs.len(), n);
+        assert_eq!(vg.pvs[0].found_at.as_deref(), Some("/dev/x"));
+        assert!(vg.pvs[1..].iter().all(|p| p.found_at.is_none()));
+        assert_eq!(vg.lvs[0].not_opened.as_deref(), Some("its PV(s) pv1 are missing"));
+        assert!(out.iter().any(|l| l.ends_with("not opened: its PV(s) pv1 are missing")));
+    }
+
+    /// A volume whose stripes alternate between two missing PVs names
+    /// each once (not once per stripe); past 20 missing PVs, the rest are
+    /// counted.
+    #[test]
+    fn missing_pvs_are_named_once_each() {
+        let st = stacks(&[wide_vg(6, |i| 1 + i % 2)]);
+        assert_eq!(
+            st.volume_groups[0].lvs[0].not_opened.as_deref(),
+            Some("its PV(s) pv1, pv2 are missing")
+        );
+        let st = stacks(&[wide_vg(30, |i| i)]);
+        let names: Vec<String> = (1..=20).map(|i| format!("pv{i}")).collect();
+        assert_eq!(
+            st.volume_groups[0].lvs[0].not_opened,
+            Some(format!("its PV(s) {} and 9 more are missing", names.join(", ")))
+        );
     }
 
     /// A raid5 left-symmetric over three members of four 512-byte chunks

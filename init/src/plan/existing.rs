@@ -638,24 +638,23 @@ fn volume_stack(
             vg.extent_bytes
         )));
     }
-    // The metadata's PV names in the order the segments first use them.
-    let mut pv_names: Vec<&str> = Vec::new();
+    // The metadata's PV names in the order the segments first use them
+    // (each name's index in `pvs`, by name: linear in the stripes).
+    let mut pv_index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut pvs: Vec<usize> = Vec::new();
     let mut segments = Vec::new();
     for s in &lv.segments {
         let mut stripes = Vec::new();
         for (pv, first) in &s.stripes {
-            let meta = vg
-                .pvs
-                .iter()
-                .find(|p| p.name == *pv)
+            let meta = g
+                .pv(pv)
                 .ok_or_else(|| bad(format!("a segment names {pv:?}, which its volume group does not have")))?;
-            let i = match pv_names.iter().position(|n| n == pv) {
-                Some(i) => i,
+            let i = match pv_index.get(pv.as_str()) {
+                Some(&i) => i,
                 None => {
                     let t = pv_target(at, g.at(pv), b)
                         .ok_or_else(|| bad(format!("its physical volume {pv} is not here")))??;
-                    pv_names.push(pv);
+                    pv_index.insert(pv, pvs.len());
                     pvs.push(t);
                     pvs.len() - 1
                 }
@@ -681,9 +680,10 @@ fn volume_stack(
     let sizes: Vec<u64> = pvs.iter().map(|&t| b.targets[t].geometry.size).collect();
     let sectors = crate::stacks::dm::check_segments(&segments, &sizes).map_err(bad)?;
     let mut disks: Vec<usize> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for &t in &pvs {
         for d in disks_beneath(b.stacks, t) {
-            if !disks.contains(&d) {
+            if seen.insert(d) {
                 disks.push(d);
             }
         }
