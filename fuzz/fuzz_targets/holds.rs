@@ -53,8 +53,12 @@ fuzz_target!(|data: &[u8]| {
         2 => {
             if let Ok(vg) = lvm::vg_from_text(dev) {
                 for lv in &vg.lvs {
-                    let extents: u64 = lv.segments.iter().map(|s| s.extent_count).sum();
-                    assert_eq!(lv.size_bytes, extents.wrapping_mul(vg.extent_bytes));
+                    // Checked, never wrapped: past 2^64 bytes, 0 and not opened.
+                    let extents = lv.segments.iter().try_fold(0u64, |n, s| n.checked_add(s.extent_count));
+                    match extents.and_then(|e| e.checked_mul(vg.extent_bytes)) {
+                        Some(size) => assert_eq!(lv.size_bytes, size),
+                        None => assert!(lv.size_bytes == 0 && lv.not_opened.is_some()),
+                    }
                 }
             }
         }
@@ -63,7 +67,7 @@ fuzz_target!(|data: &[u8]| {
         }
         4 => {
             let mem = Mem(dev);
-            if let Ok(open) = unlock::unlock_within(&mem, b"fuzz", 64, 2000) {
+            if let Ok(open) = unlock::unlock_within(&mem, b"fuzz", 64, 2000, unlock::Budget::seconds(5)) {
                 assert!(matches!(open.key.bytes().len(), 16..=64));
                 let d = unlock::Decrypted { inner: &mem, open: &open };
                 let mut buf = [0u8; 1000];

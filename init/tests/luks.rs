@@ -14,7 +14,7 @@ use std::fs::File;
 use std::process::Command;
 
 use bootbench_init::disks::bytes::{Bytes, Device};
-use bootbench_init::disks::unlock::{unlock, Decrypted, UnlockError, Unlocked};
+use bootbench_init::disks::unlock::{unlock, Budget, Decrypted, UnlockError, Unlocked, DEFAULT_UNLOCK_SECONDS};
 use common::{shm_path, unique, ShmFile};
 
 /// A file of `size` zero bytes in /dev/shm, removed on drop.
@@ -62,7 +62,7 @@ fn dumped_key(img: &str, key: &str) -> Vec<u8> {
 const PLENTY_KIB: u64 = 1 << 20;
 
 fn open(img: &str, key: &[u8]) -> Result<Unlocked, UnlockError> {
-    unlock(&device(img), key, PLENTY_KIB)
+    unlock(&device(img), key, PLENTY_KIB, Budget::seconds(DEFAULT_UNLOCK_SECONDS))
 }
 
 #[test]
@@ -231,7 +231,12 @@ fn a_second_keyslot_opens_with_its_own_key_and_argon2_memory_is_respected() {
     ));
     // Keyslot 0 needs 32 MiB for Argon2: refused with less available (and
     // keyslot 1, PBKDF2, is not reached: cryptsetup's order, by number).
-    match unlock(&device(img.path()), b"first", 16 << 10) {
+    match unlock(
+        &device(img.path()),
+        b"first",
+        16 << 10,
+        Budget::seconds(DEFAULT_UNLOCK_SECONDS),
+    ) {
         Err(e @ UnlockError::Memory { .. }) => {
             let text = e.to_string();
             assert!(
@@ -278,7 +283,7 @@ fn the_data_reads_back_as_it_was_before_cryptsetup_encrypted_it() {
             img.path(),
         ]);
         let dev = device(img.path());
-        let open = unlock(&dev, b"pattern", PLENTY_KIB).unwrap();
+        let open = unlock(&dev, b"pattern", PLENTY_KIB, Budget::seconds(DEFAULT_UNLOCK_SECONDS)).unwrap();
         assert_eq!(open.sector_size.to_string(), sector);
         let data = Decrypted {
             inner: &dev,

@@ -82,6 +82,9 @@ fn luks2(h: &[u8]) -> Result<LuksInfo, String> {
         .and_then(|m| m.values().find(|s| s["type"] == "crypt"))
         .ok_or("the LUKS2 metadata has no crypt segment")?;
     let keyslots = json["keyslots"].as_object().map_or(0, serde_json::Map::len);
+    if keyslots > super::unlock::MAX_LUKS2_KEYSLOTS {
+        return Err(super::unlock::too_many_keyslots(keyslots));
+    }
     let key_bits = json["keyslots"]
         .as_object()
         .and_then(|m| m.values().find_map(|k| k["key_size"].as_u64()))

@@ -16,7 +16,7 @@
 use std::fmt;
 
 use aes::cipher::KeyInit;
-use ring::{digest, pbkdf2};
+use ring::digest;
 
 use super::bytes::Bytes;
 
@@ -33,6 +33,57 @@ const MAX_AREA: u64 = 16 << 20;
 const MAX_STRIPES: u64 = 4000 * 16;
 /// The most iterations a KDF may ask (well past cryptsetup's benchmarks).
 const MAX_ITERATIONS: u64 = 1 << 30;
+/// The most keyslots a LUKS2 header may have (cryptsetup's
+/// LUKS2_KEYSLOTS_MAX); LUKS1's header has 8 by its layout.
+pub const MAX_LUKS2_KEYSLOTS: usize = 32;
+/// PBKDF2 iterations between two looks at the clock.
+const PBKDF2_CHUNK: u32 = 4096;
+/// The time budget of an unlock when the config names none, seconds:
+/// cryptsetup's default of 2 s per keyslot tried, 8 keyslots, with room.
+pub const DEFAULT_UNLOCK_SECONDS: u64 = 30;
+
+/// The time an unlock may take: every keyslot's KDF and the digest's
+/// together. PBKDF2 looks at the clock every [`PBKDF2_CHUNK`] iterations
+/// and stops past the budget; Argon2, which cannot be stopped once
+/// started, is estimated first (its passes times its memory, at the rate
+/// this machine fills Argon2 memory) and not started when the estimate
+/// is past the time left.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    start: std::time::Instant,
+    limit: std::time::Duration,
+}
+
+impl Budget {
+    /// A budget of `limit`, from now.
+    pub fn new(limit: std::time::Duration) -> Budget {
+        Budget {
+            start: std::time::Instant::now(),
+            limit,
+        }
+    }
+
+    /// A budget of `seconds`, from now.
+    pub fn seconds(seconds: u64) -> Budget {
+        Budget::new(std::time::Duration::from_secs(seconds))
+    }
+
+    fn left(&self) -> std::time::Duration {
+        self.limit.saturating_sub(self.start.elapsed())
+    }
+
+    fn spent(&self) -> bool {
+        self.start.elapsed() > self.limit
+    }
+
+    /// The error of a KDF stopped (or not started) by this budget.
+    fn stop(&self, what: String) -> UnlockError {
+        UnlockError::Budget {
+            limit_ms: u64::try_from(self.limit.as_millis()).unwrap_or(u64::MAX),
+            what,
+        }
+    }
+}
 
 /// Bytes that are a secret: wiped when dropped, never shown.
 pub struct Secret(Vec<u8>);
@@ -129,7 +180,9 @@ impl Hash {
         }
     }
 
-    fn pbkdf2(self) -> pbkdf2::Algorithm {
+    #[cfg(test)]
+    fn pbkdf2(self) -> ring::pbkdf2::Algorithm {
+        use ring::pbkdf2;
         match self {
             Hash::Sha1 => pbkdf2::PBKDF2_HMAC_SHA1,
             Hash::Sha256 => pbkdf2::PBKDF2_HMAC_SHA256,
@@ -153,7 +206,9 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// PBKDF2 of `secret` into `out`, at most `max` iterations.
+/// PBKDF2 of `secret` into `out`, at most `max` iterations, within
+/// `budget` (`what` names it in the error: `keyslot 3`, `the digest`).
+#[allow(clippy::too_many_arguments)]
 fn pbkdf2_into(
     hash: Hash,
     iterations: u64,
@@ -161,14 +216,96 @@ fn pbkdf2_into(
     salt: &[u8],
     secret: &[u8],
     out: &mut [u8],
-) -> Result<(), String> {
+    budget: &Budget,
+    what: &str,
+) -> Result<(), UnlockError> {
     let n = u32::try_from(iterations)
         .ok()
         .and_then(std::num::NonZeroU32::new)
         .filter(|_| iterations <= max)
-        .ok_or_else(|| format!("{iterations} PBKDF2 iterations; expected 1 to {max}"))?;
-    pbkdf2::derive(hash.pbkdf2(), n, salt, secret, out);
+        .ok_or_else(|| header(format!("{what}: {iterations} PBKDF2 iterations; expected 1 to {max}")))?;
+    if budget.spent() {
+        return Err(budget.stop(format!("{what}'s PBKDF2 of {iterations} iterations was not started")));
+    }
+    pbkdf2_chunked(hash, n, salt, secret, out, budget).map_err(|()| {
+        budget.stop(format!(
+            "{what}'s PBKDF2 of {iterations} iterations was stopped unfinished"
+        ))
+    })
+}
+
+/// PBKDF2 (RFC 8018) with HMAC of `hash`, `n` iterations, into `out`,
+/// looking at `budget` every [`PBKDF2_CHUNK`] iterations: `Err(())` once
+/// it is spent (`out` then holds nothing derived).
+fn pbkdf2_chunked(
+    hash: Hash,
+    n: std::num::NonZeroU32,
+    salt: &[u8],
+    secret: &[u8],
+    out: &mut [u8],
+    budget: &Budget,
+) -> Result<(), ()> {
+    use ring::hmac;
+    let alg = match hash {
+        Hash::Sha1 => hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY,
+        Hash::Sha256 => hmac::HMAC_SHA256,
+        Hash::Sha384 => hmac::HMAC_SHA384,
+        Hash::Sha512 => hmac::HMAC_SHA512,
+    };
+    let key = hmac::Key::new(alg, secret);
+    let len = hash.digest().output_len();
+    let mut t = Secret(vec![0u8; len]);
+    let mut u = Secret(vec![0u8; len]);
+    for (i, block) in out.chunks_mut(len).enumerate() {
+        let mut ctx = hmac::Context::with_key(&key);
+        ctx.update(salt);
+        ctx.update(&u32::try_from(i + 1).unwrap_or(u32::MAX).to_be_bytes());
+        u.0.copy_from_slice(ctx.sign().as_ref());
+        t.0.copy_from_slice(&u.0);
+        for j in 1..n.get() {
+            if j % PBKDF2_CHUNK == 0 && budget.spent() {
+                crate::sys::dm::wipe(out);
+                return Err(());
+            }
+            let next = hmac::sign(&key, &u.0);
+            u.0.copy_from_slice(next.as_ref());
+            for (x, y) in t.0.iter_mut().zip(&u.0) {
+                *x ^= y;
+            }
+        }
+        block.copy_from_slice(&t.0[..block.len()]);
+    }
     Ok(())
+}
+
+/// PBKDF2 by ring in one call (no budget): the reference the chunked
+/// one is tested against.
+#[cfg(test)]
+fn pbkdf2_ring(hash: Hash, n: std::num::NonZeroU32, salt: &[u8], secret: &[u8], out: &mut [u8]) {
+    ring::pbkdf2::derive(hash.pbkdf2(), n, salt, secret, out);
+}
+
+/// Argon2 memory this machine fills per second, KiB x passes: measured
+/// once (Argon2id over 8 MiB, one pass) and kept.
+fn argon2_rate() -> f64 {
+    static RATE: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *RATE.get_or_init(|| {
+        const KIB: u32 = 8 << 10;
+        let mut out = [0u8; 32];
+        let t0 = std::time::Instant::now();
+        let ok = argon2::Params::new(KIB, 1, 1, Some(32)).ok().is_some_and(|p| {
+            argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, p)
+                .hash_password_into(b"calibration", b"bootbench-salt!!", &mut out)
+                .is_ok()
+        });
+        let secs = t0.elapsed().as_secs_f64().max(1e-6);
+        if ok {
+            f64::from(KIB) / secs
+        } else {
+            // Never measured: a rate no machine beats (the estimate stays low).
+            1e9
+        }
+    })
 }
 
 /// The anti-forensic merge (LUKS1 spec, section 2.4): the stripes XORed
@@ -268,6 +405,9 @@ pub enum UnlockError {
         need_kib: u64,
         available_kib: u64,
     },
+    /// The unlock's time budget stopped it (or would have: an Argon2
+    /// estimated past the time left is not started), with what.
+    Budget { limit_ms: u64, what: String },
 }
 
 impl fmt::Display for UnlockError {
@@ -286,6 +426,12 @@ impl fmt::Display for UnlockError {
                 f,
                 "keyslot {keyslot} needs {need_kib} KiB of memory for Argon2 and the machine has {available_kib} KiB \
                  available; expected a keyslot within the memory here (cryptsetup luksAddKey --pbkdf-memory)"
+            ),
+            UnlockError::Budget { limit_ms, what } => write!(
+                f,
+                "stopped by the unlock's time budget of {} s (unlock_seconds): {what}; expected a container whose \
+                 keyslots take the key within the budget (raise unlock_seconds, or check the header)",
+                *limit_ms as f64 / 1000.0
             ),
         }
     }
@@ -319,9 +465,10 @@ fn material(f: &dyn Bytes, at: u64, len: u64, cipher: &str, key: &[u8]) -> Resul
 
 /// The volume key of the LUKS container at the start of `f`, from
 /// `passphrase` (the bytes of a key file, as cryptsetup's `--key-file`
-/// takes them). `available_kib`: the memory Argon2 may use.
-pub fn unlock(f: &dyn Bytes, passphrase: &[u8], available_kib: u64) -> Result<Unlocked, UnlockError> {
-    unlock_within(f, passphrase, available_kib, MAX_ITERATIONS)
+/// takes them). `available_kib`: the memory Argon2 may use; `budget`: the
+/// time every keyslot's KDF and the digest's may take together.
+pub fn unlock(f: &dyn Bytes, passphrase: &[u8], available_kib: u64, budget: Budget) -> Result<Unlocked, UnlockError> {
+    unlock_within(f, passphrase, available_kib, MAX_ITERATIONS, budget)
 }
 
 /// [`unlock`] refusing a KDF of more than `max_iter` iterations (PBKDF2)
@@ -331,6 +478,7 @@ pub fn unlock_within(
     passphrase: &[u8],
     available_kib: u64,
     max_iter: u64,
+    budget: Budget,
 ) -> Result<Unlocked, UnlockError> {
     let mut head = vec![0u8; 4096];
     if f.size() < 4096 {
@@ -341,7 +489,7 @@ pub fn unlock_within(
         return Err(header("no LUKS header (no LUKS magic at byte 0)"));
     }
     match u16::from_be_bytes([head[6], head[7]]) {
-        1 => unlock1(f, &head, passphrase, max_iter),
+        1 => unlock1(f, &head, passphrase, max_iter, &budget),
         2 => {
             let size = u64::from_be_bytes(head[8..16].try_into().unwrap_or_default());
             if !(4096..=MAX_LUKS2_HEADER).contains(&size) || size > f.size() {
@@ -349,13 +497,19 @@ pub fn unlock_within(
             }
             let mut all = vec![0u8; usize::try_from(size).unwrap_or(0)];
             f.read_at(&mut all, 0).map_err(header)?;
-            unlock2(f, &all, passphrase, available_kib, max_iter)
+            unlock2(f, &all, passphrase, available_kib, max_iter, &budget)
         }
         v => Err(header(format!("LUKS version {v}, which bootbench does not open"))),
     }
 }
 
-fn unlock1(f: &dyn Bytes, h: &[u8], passphrase: &[u8], max_iter: u64) -> Result<Unlocked, UnlockError> {
+fn unlock1(
+    f: &dyn Bytes,
+    h: &[u8],
+    passphrase: &[u8],
+    max_iter: u64,
+    budget: &Budget,
+) -> Result<Unlocked, UnlockError> {
     let cipher = format!("{}-{}", field(&h[8..40]), field(&h[40..72]));
     let hash = Hash::of(&field(&h[72..104])).map_err(header)?;
     let key_bytes = be32(h, 108) as usize;
@@ -378,12 +532,30 @@ fn unlock1(f: &dyn Bytes, h: &[u8], passphrase: &[u8], max_iter: u64) -> Result<
             )));
         }
         let mut derived = Secret(vec![0u8; key_bytes]);
-        pbkdf2_into(hash, iter, max_iter, salt, passphrase, &mut derived.0).map_err(header)?;
+        pbkdf2_into(
+            hash,
+            iter,
+            max_iter,
+            salt,
+            passphrase,
+            &mut derived.0,
+            budget,
+            &format!("keyslot {slot}"),
+        )?;
         let m = material(f, offset, key_bytes as u64 * stripes, &cipher, &derived.0)
             .map_err(|e| header(format!("keyslot {slot}: {e}")))?;
         let key = af_merge(&m.0, key_bytes, usize::try_from(stripes).unwrap_or(0), hash);
         let mut check = [0u8; 20];
-        pbkdf2_into(hash, digest_iter, max_iter, digest_salt, &key.0, &mut check).map_err(header)?;
+        pbkdf2_into(
+            hash,
+            digest_iter,
+            max_iter,
+            digest_salt,
+            &key.0,
+            &mut check,
+            budget,
+            "the digest",
+        )?;
         if same(&check, digest) {
             return Ok(Unlocked {
                 key,
@@ -397,6 +569,11 @@ fn unlock1(f: &dyn Bytes, h: &[u8], passphrase: &[u8], max_iter: u64) -> Result<
         }
     }
     Err(UnlockError::WrongKey { tried })
+}
+
+/// Why a LUKS2 header with `n` keyslots is not believed.
+pub fn too_many_keyslots(n: usize) -> String {
+    format!("a LUKS2 header with {n} keyslots; expected at most {MAX_LUKS2_KEYSLOTS} (LUKS2's limit)")
 }
 
 /// A JSON number held as a string, as LUKS2 writes offsets and sizes.
@@ -415,6 +592,7 @@ fn unlock2(
     passphrase: &[u8],
     available_kib: u64,
     max_iter: u64,
+    budget: &Budget,
 ) -> Result<Unlocked, UnlockError> {
     let area = &h[4096..];
     let end = area.iter().position(|&c| c == 0).unwrap_or(area.len());
@@ -465,6 +643,9 @@ fn unlock2(
     let keyslots = json["keyslots"]
         .as_object()
         .ok_or_else(|| header("the LUKS2 metadata has no keyslots"))?;
+    if keyslots.len() > MAX_LUKS2_KEYSLOTS {
+        return Err(header(too_many_keyslots(keyslots.len())));
+    }
     let mut slots: Vec<(&String, &serde_json::Value)> = keyslots
         .iter()
         .filter(|(id, k)| k["type"] == "luks2" && names(&dg["keyslots"]).contains(id))
@@ -522,8 +703,9 @@ fn unlock2(
                     &salt,
                     passphrase,
                     &mut derived.0,
-                )
-                .map_err(&bad)?;
+                    budget,
+                    &format!("keyslot {id}"),
+                )?;
             }
             t @ ("argon2i" | "argon2id") => {
                 let (time, memory, cpus) = (
@@ -553,6 +735,15 @@ fn unlock2(
                         "Argon2 parameters (time {time}, memory {memory} KiB, cpus {cpus}): {e}"
                     ))
                 })?;
+                // Argon2 cannot be stopped once started: estimated first.
+                let estimate = (time as f64) * (memory as f64) / argon2_rate();
+                let left = budget.left().as_secs_f64();
+                if estimate > left {
+                    return Err(budget.stop(format!(
+                        "keyslot {id}'s {t} of {time} passes over {memory} KiB would take about {estimate:.0} s here, \
+                         past the {left:.0} s left; not started"
+                    )));
+                }
                 let alg = if t == "argon2i" {
                     argon2::Algorithm::Argon2i
                 } else {
@@ -571,7 +762,16 @@ fn unlock2(
         let m = material(f, area_offset, key_size as u64 * stripes, area_cipher, &derived.0).map_err(&bad)?;
         let key = af_merge(&m.0, key_size, usize::try_from(stripes).unwrap_or(0), af_hash);
         let mut check = vec![0u8; d_digest.len()];
-        pbkdf2_into(d_hash, d_iter, max_iter, &d_salt, &key.0, &mut check).map_err(header)?;
+        pbkdf2_into(
+            d_hash,
+            d_iter,
+            max_iter,
+            &d_salt,
+            &key.0,
+            &mut check,
+            budget,
+            "the digest",
+        )?;
         if same(&check, &d_digest) {
             return Ok(Unlocked {
                 key,
@@ -679,6 +879,168 @@ mod tests {
         ] {
             let e = read_key_file(p).unwrap_err();
             assert!(e.contains(want) && e.contains(&p.display().to_string()), "{p:?}: {e}");
+        }
+    }
+
+    struct Mem(Vec<u8>);
+
+    impl Bytes for Mem {
+        fn size(&self) -> u64 {
+            self.0.len() as u64
+        }
+        fn read_at(&self, buf: &mut [u8], at: u64) -> Result<(), String> {
+            let at = usize::try_from(at).map_err(|e| e.to_string())?;
+            buf.copy_from_slice(self.0.get(at..at.saturating_add(buf.len())).ok_or("past the end")?);
+            Ok(())
+        }
+    }
+
+    /// The chunked PBKDF2 (which looks at the clock) derives what ring's
+    /// one-call PBKDF2 derives: each hash, output lengths across blocks,
+    /// iteration counts across a chunk.
+    #[test]
+    fn chunked_pbkdf2_is_pbkdf2() {
+        let budget = Budget::seconds(60);
+        for hash in [Hash::Sha1, Hash::Sha256, Hash::Sha384, Hash::Sha512] {
+            for n in [1u32, 2, PBKDF2_CHUNK - 1, PBKDF2_CHUNK, PBKDF2_CHUNK + 1] {
+                for len in [16usize, 20, 32, 64, 100] {
+                    let n = std::num::NonZeroU32::new(n).unwrap();
+                    let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
+                    pbkdf2_chunked(hash, n, b"salt", b"passphrase", &mut a, &budget).unwrap();
+                    pbkdf2_ring(hash, n, b"salt", b"passphrase", &mut b);
+                    assert_eq!(a, b, "{hash:?} {n} {len}");
+                }
+            }
+        }
+    }
+
+    /// A LUKS1 header of 8 keyslots in use, each of `iterations` PBKDF2
+    /// iterations (SHA-256, one stripe, key material at sector 8).
+    fn luks1(iterations: u32) -> Mem {
+        let mut h = vec![0u8; 64 << 10];
+        let put = |h: &mut Vec<u8>, at: usize, b: &[u8]| h[at..at + b.len()].copy_from_slice(b);
+        put(&mut h, 0, MAGIC);
+        put(&mut h, 6, &1u16.to_be_bytes());
+        put(&mut h, 8, b"aes");
+        put(&mut h, 40, b"xts-plain64");
+        put(&mut h, 72, b"sha256");
+        put(&mut h, 104, &4096u32.to_be_bytes());
+        put(&mut h, 108, &32u32.to_be_bytes());
+        put(&mut h, 164, &1000u32.to_be_bytes());
+        for slot in 0..8 {
+            let at = 208 + 48 * slot;
+            put(&mut h, at, &KEY_ENABLED.to_be_bytes());
+            put(&mut h, at + 4, &iterations.to_be_bytes());
+            put(&mut h, at + 40, &8u32.to_be_bytes());
+            put(&mut h, at + 44, &1u32.to_be_bytes());
+        }
+        Mem(h)
+    }
+
+    /// A LUKS2 header of `keyslots` keyslots, each with `kdf` (JSON),
+    /// one stripe of a 32-byte key in an aes-xts-plain64 area at 32 KiB.
+    fn luks2(keyslots: usize, kdf: &str) -> Mem {
+        let slots: Vec<String> = (0..keyslots)
+            .map(|i| {
+                format!(
+                    r#""{i}": {{"type": "luks2", "key_size": 32, "af": {{"type": "luks1", "stripes": 1, "hash": "sha256"}},
+                    "area": {{"type": "raw", "encryption": "aes-xts-plain64", "key_size": 32, "offset": "32768", "size": "512"}},
+                    "kdf": {kdf}}}"#
+                )
+            })
+            .collect();
+        let ids: Vec<String> = (0..keyslots).map(|i| format!("\"{i}\"")).collect();
+        let json = format!(
+            r#"{{"keyslots": {{{}}}, "segments": {{"0": {{"type": "crypt", "offset": "65536", "size": "dynamic",
+            "iv_tweak": "0", "encryption": "aes-xts-plain64", "sector_size": 512}}}},
+            "digests": {{"0": {{"type": "pbkdf2", "keyslots": [{}], "segments": ["0"], "hash": "sha256",
+            "iterations": 1000, "salt": "AAAA", "digest": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}}},
+            "config": {{"json_size": "12288", "keyslots_size": "16384"}}}}"#,
+            slots.join(", "),
+            ids.join(", ")
+        );
+        let hdr_size = 4096 + json.len().div_ceil(4096) * 4096;
+        let mut h = vec![0u8; (hdr_size + (64 << 10)).max(128 << 10)];
+        h[..6].copy_from_slice(MAGIC);
+        h[6..8].copy_from_slice(&2u16.to_be_bytes());
+        h[8..16].copy_from_slice(&(hdr_size as u64).to_be_bytes());
+        h[168..172].copy_from_slice(b"UUID");
+        h[4096..4096 + json.len()].copy_from_slice(json.as_bytes());
+        Mem(h)
+    }
+
+    const PBKDF2_1000: &str = r#"{"type": "pbkdf2", "hash": "sha256", "iterations": 1000, "salt": "AAAA"}"#;
+
+    /// LUKS1 with 8 keyslots at 2^30 - 1 PBKDF2 iterations (about 23 min
+    /// each): a budget stops the first keyslot's PBKDF2 unfinished, and
+    /// the message names the budget; a spent budget starts none.
+    #[test]
+    fn the_time_budget_stops_pbkdf2_and_says_so() {
+        let dev = luks1((1 << 30) - 1);
+        let e = unlock(&dev, b"wrong", 0, Budget::new(std::time::Duration::from_millis(200))).unwrap_err();
+        assert!(matches!(e, UnlockError::Budget { limit_ms: 200, .. }), "{e:?}");
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with(
+                "stopped by the unlock's time budget of 0.2 s (unlock_seconds): keyslot 0's PBKDF2 of \
+                 1073741823 iterations was stopped unfinished"
+            ),
+            "{msg}"
+        );
+        let e = unlock(&dev, b"wrong", 0, Budget::new(std::time::Duration::ZERO)).unwrap_err();
+        assert!(
+            e.to_string().contains("keyslot 0's PBKDF2 of 1073741823 iterations"),
+            "{e}"
+        );
+        // Within the budget, every keyslot is tried.
+        assert_eq!(
+            unlock(&luks1(1000), b"wrong", 0, Budget::seconds(60)).unwrap_err(),
+            UnlockError::WrongKey { tried: 8 }
+        );
+    }
+
+    /// A LUKS2 argon2id keyslot of 1,000,000 passes is estimated past the
+    /// budget and not started (Argon2 cannot be stopped once it runs).
+    #[test]
+    fn the_time_budget_refuses_an_argon2_estimated_past_it() {
+        let kdf = r#"{"type": "argon2id", "time": 1000000, "memory": 1024, "cpus": 1, "salt": "AAAA"}"#;
+        let e = unlock(&luks2(1, kdf), b"wrong", 1 << 20, Budget::seconds(30)).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, UnlockError::Budget { limit_ms: 30_000, .. }), "{e:?}");
+        assert!(
+            msg.contains(
+                "time budget of 30 s (unlock_seconds): keyslot 0's argon2id of 1000000 passes over 1024 KiB \
+                 would take about"
+            ),
+            "{msg}"
+        );
+        assert!(msg.contains("not started"), "{msg}");
+        // A small one runs: a wrong key, tried.
+        let kdf = r#"{"type": "argon2id", "time": 1, "memory": 64, "cpus": 1, "salt": "AAAAAAAAAAA="}"#;
+        assert_eq!(
+            unlock(&luks2(1, kdf), b"wrong", 1 << 20, Budget::seconds(30)).unwrap_err(),
+            UnlockError::WrongKey { tried: 1 }
+        );
+    }
+
+    /// LUKS2 allows 32 keyslots: 32 are tried, 33 (or the issue's 5,000)
+    /// refuse the header, in `list` and in an unlock, naming the bound.
+    #[test]
+    fn a_luks2_header_of_more_than_32_keyslots_is_refused() {
+        let dev = luks2(32, PBKDF2_1000);
+        assert_eq!(
+            unlock(&dev, b"wrong", 0, Budget::seconds(60)).unwrap_err(),
+            UnlockError::WrongKey { tried: 32 }
+        );
+        assert_eq!(super::super::luks::read(&dev).unwrap().unwrap().keyslots, 32);
+        for n in [33, 5000] {
+            let dev = luks2(n, PBKDF2_1000);
+            let want = format!("a LUKS2 header with {n} keyslots; expected at most 32 (LUKS2's limit)");
+            assert_eq!(
+                unlock(&dev, b"wrong", 0, Budget::seconds(60)).unwrap_err(),
+                UnlockError::Header(want.clone())
+            );
+            assert_eq!(super::super::luks::read(&dev), Err(want));
         }
     }
 

@@ -34,24 +34,52 @@ enum Wanted {
     /// An LVM logical volume: its volume group's name and its own.
     Volume(String, String),
     /// A LUKS container by its UUID, with the file whose bytes are its
-    /// passphrase (relative paths from the config's directory).
-    Luks { uuid: String, key_file: PathBuf },
+    /// passphrase (relative paths from the config's directory), and the
+    /// time trying it on the keyslots may take (`unlock_seconds`).
+    Luks {
+        uuid: String,
+        key_file: PathBuf,
+        unlock_seconds: u64,
+    },
     /// Every array that can start and every volume that can be opened
     /// (those inside the containers named beside it too).
     All,
 }
 
-/// A LUKS entry of `existing`: `{"luks": UUID, "key_file": PATH}`.
+/// The most `unlock_seconds` a LUKS entry may give.
+pub const MAX_UNLOCK_SECONDS: u64 = 3600;
+
+/// A LUKS entry of `existing`: `{"luks": UUID, "key_file": PATH}`, and
+/// `unlock_seconds` (1 to [`MAX_UNLOCK_SECONDS`], default
+/// [`unlock::DEFAULT_UNLOCK_SECONDS`]).
 fn luks_wanted(
     at: &str,
     o: &serde_json::Map<String, serde_json::Value>,
     config_dir: &Path,
 ) -> Result<Wanted, ConfigError> {
-    if let Some(k) = o.keys().find(|k| *k != "luks" && *k != "key_file") {
+    if let Some(k) = o
+        .keys()
+        .find(|k| !["luks", "key_file", "unlock_seconds"].contains(&k.as_str()))
+    {
         return err(format!(
-            "{at}.{k}: not a field of a LUKS entry; expected luks (the container's UUID) and key_file"
+            "{at}.{k}: not a field of a LUKS entry; expected luks (the container's UUID), key_file and \
+             unlock_seconds"
         ));
     }
+    let unlock_seconds = match o.get("unlock_seconds") {
+        None => unlock::DEFAULT_UNLOCK_SECONDS,
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=MAX_UNLOCK_SECONDS).contains(&n) => n,
+            _ => {
+                return err(format!(
+                    "{at}.unlock_seconds: {v} is not taken; expected a whole number of seconds from 1 to \
+                     {MAX_UNLOCK_SECONDS}, the most trying the key on the container's keyslots may take (default \
+                     {})",
+                    unlock::DEFAULT_UNLOCK_SECONDS
+                ))
+            }
+        },
+    };
     let uuid = match o.get("luks") {
         Some(serde_json::Value::String(u)) if !u.is_empty() => u.clone(),
         Some(v) => {
@@ -80,7 +108,11 @@ fn luks_wanted(
             ))
         }
     };
-    Ok(Wanted::Luks { uuid, key_file })
+    Ok(Wanted::Luks {
+        uuid,
+        key_file,
+        unlock_seconds,
+    })
 }
 
 /// The config's `existing`, each entry with where it is written (`"all"`
@@ -129,10 +161,14 @@ pub(super) fn check_for_boot(want: &serde_json::Value, config_dir: &Path) -> Res
             }
             Wanted::Array(a) => format!("{at}: the md array {a:?}"),
             Wanted::Volume(vg, lv) => format!("{at}: the LVM volume {vg}/{lv}"),
-            Wanted::Luks { uuid, key_file } => {
+            Wanted::Luks {
+                uuid,
+                key_file,
+                unlock_seconds,
+            } => {
                 let key = read_key_file(&at, &key_file)?;
                 format!(
-                    "{at}: the LUKS container {uuid}, its key file {} present ({} B)",
+                    "{at}: the LUKS container {uuid}, its key file {} present ({} B), tried within {unlock_seconds} s",
                     key_file.display(),
                     key.bytes().len()
                 )
@@ -290,6 +326,7 @@ struct Container {
     on: PvAt,
     info: LuksInfo,
     key_file: PathBuf,
+    unlock_seconds: u64,
     /// The LVM PV its data holds, read through its key.
     pv: Option<LvmPv>,
 }
@@ -307,7 +344,14 @@ fn open_containers(
     let all = holds::luks_containers(disks, arrays);
     let mut out = Vec::new();
     for (at, w) in wanted {
-        let Wanted::Luks { uuid, key_file } = w else { continue };
+        let Wanted::Luks {
+            uuid,
+            key_file,
+            unlock_seconds,
+        } = w
+        else {
+            continue;
+        };
         let Some((on, info)) = all.iter().find(|(_, l)| l.uuid == *uuid) else {
             let known: Vec<String> = all.iter().map(|(w, l)| format!("{} (on {w})", l.uuid)).collect();
             return err(format!(
@@ -321,7 +365,8 @@ fn open_containers(
         };
         let key = read_key_file(at, key_file)?;
         let opened = |b: &dyn Bytes| -> Result<Option<LvmPv>, String> {
-            let open = unlock::unlock(b, key.bytes(), unlock::available_kib()).map_err(|e| e.to_string())?;
+            let budget = unlock::Budget::seconds(*unlock_seconds);
+            let open = unlock::unlock(b, key.bytes(), unlock::available_kib(), budget).map_err(|e| e.to_string())?;
             crate::disks::lvm::read(&Decrypted { inner: b, open: &open })
         };
         let pv = match on {
@@ -339,6 +384,7 @@ fn open_containers(
             on: on.clone(),
             info: info.clone(),
             key_file: key_file.clone(),
+            unlock_seconds: *unlock_seconds,
             pv,
         });
     }
@@ -395,6 +441,7 @@ fn luks_stack(
             sector_size,
             data_offset_bytes: c.info.data_offset_bytes,
             key_file: c.key_file.clone(),
+            unlock_seconds: c.unlock_seconds,
             on,
         },
         at: c.at.clone(),

@@ -595,6 +595,9 @@ pub enum StackKind {
         data_offset_bytes: u64,
         /// The key file (its bytes are the passphrase), read when opened.
         key_file: std::path::PathBuf,
+        /// The time trying the key on the keyslots may take, seconds (the
+        /// entry's `unlock_seconds`).
+        unlock_seconds: u64,
         /// The device beneath: an index into [`Plan::targets`].
         on: usize,
     },
@@ -1183,11 +1186,13 @@ pub fn stack_line(plan: &Plan, st: &PlannedStack) -> String {
             key_bits,
             sector_size,
             data_offset_bytes,
+            unlock_seconds,
             on,
             ..
         } => format!(
             "container {:?}: the existing LUKS{version} container {uuid} on {}, read-only: {cipher} with a \
-             {key_bits}-bit key from its key file, data from byte {data_offset_bytes}, sector {sector_size} B",
+             {key_bits}-bit key from its key file (tried within {unlock_seconds} s), data from byte \
+             {data_offset_bytes}, sector {sector_size} B",
             st.name,
             path(on)
         ),

@@ -573,8 +573,12 @@ impl Backend for Kernel {
                     .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
                     .map_err(|e| e.to_string())
             }
-            StackKind::Luks { key_file, .. } => {
-                open_luks(&dm_name, &on, key_file, mode).map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
+            StackKind::Luks {
+                key_file,
+                unlock_seconds,
+                ..
+            } => {
+                open_luks(&dm_name, &on, key_file, *unlock_seconds, mode).map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
             }
             StackKind::Volume { segments, .. } => crate::stacks::dm::create_volume(&dm_name, under, segments, mode)
                 .map(|d| Box::new(LiveDm(d)) as Box<dyn Live>)
@@ -611,6 +615,7 @@ fn open_luks(
     name: &str,
     on: &str,
     key_file: &std::path::Path,
+    unlock_seconds: u64,
     mode: Mode,
 ) -> Result<crate::stacks::dm::DmDevice, String> {
     use crate::disks::unlock;
@@ -618,7 +623,13 @@ fn open_luks(
     let file = crate::disks::file::open(on, false, false).map_err(|e| format!("{on}: {e}"))?;
     let size = crate::sys::blk::size_bytes(&file).map_err(|e| format!("{on}: size: {e}"))?;
     let dev = crate::disks::bytes::Device { file, size };
-    let open = unlock::unlock(&dev, key.bytes(), unlock::available_kib()).map_err(|e| format!("{on}: {e}"))?;
+    let open = unlock::unlock(
+        &dev,
+        key.bytes(),
+        unlock::available_kib(),
+        unlock::Budget::seconds(unlock_seconds),
+    )
+    .map_err(|e| format!("{on}: {e}"))?;
     drop(key);
     crate::stacks::dm::create_luks(name, on, &open, mode).map_err(|e| e.to_string())
 }

@@ -856,9 +856,38 @@ fn a_stick_config_is_checked_for_the_boot_anywhere() {
     assert!(
         ok.iter()
             .any(|l| l.starts_with("existing[3]: the LUKS container 0c1e, its key file ")
-                && l.ends_with("md0.key present (1 B)")),
+                && l.ends_with("md0.key present (1 B), tried within 30 s")),
         "{ok:?}"
     );
+    // A LUKS entry's unlock_seconds: 1 to 3600 (default 30), at each
+    // bound and one past it, and what is no whole number of seconds.
+    let ok = booted(
+        r#"[{"luks": "0c1e", "key_file": "md0.key", "unlock_seconds": 1},
+            {"luks": "0c1f", "key_file": "md0.key", "unlock_seconds": 3600}]"#,
+    )
+    .unwrap();
+    for (i, n) in [(0, 1), (1, 3600)] {
+        let want = format!("present (1 B), tried within {n} s");
+        assert!(
+            ok.iter()
+                .any(|l| l.starts_with(&format!("existing[{i}]: ")) && l.ends_with(&want)),
+            "{ok:?}"
+        );
+    }
+    for bad in ["0", "3601", "-1", "1.5", "\"30\"", "null"] {
+        let e = booted(&format!(
+            r#"[{{"luks": "0c1e", "key_file": "md0.key", "unlock_seconds": {bad}}}]"#
+        ))
+        .unwrap_err()
+        .0;
+        assert_eq!(
+            e,
+            format!(
+                "existing[0].unlock_seconds: {bad} is not taken; expected a whole number of seconds from 1 to 3600, \
+                 the most trying the key on the container's keyslots may take (default 30)"
+            )
+        );
+    }
     assert!(
         ok.iter().any(|l| l.starts_with("targets: every disk of the server")),
         "{ok:?}"
