@@ -1003,7 +1003,7 @@ mod tests {
     /// budget and not started (Argon2 cannot be stopped once it runs).
     #[test]
     fn the_time_budget_refuses_an_argon2_estimated_past_it() {
-        let kdf = r#"{"type": "argon2id", "time": 1000000, "memory": 1024, "cpus": 1, "salt": "AAAA"}"#;
+        let kdf = r#"{"type": "argon2id", "time": 1000000, "memory": 1024, "cpus": 1, "salt": "AAAAAAAAAAA="}"#;
         let e = unlock(&luks2(1, kdf), b"wrong", 1 << 20, Budget::seconds(30)).unwrap_err();
         let msg = e.to_string();
         assert!(matches!(e, UnlockError::Budget { limit_ms: 30_000, .. }), "{e:?}");
