@@ -255,21 +255,19 @@ fn pbkdf2_chunked(
     let key = hmac::Key::new(alg, secret);
     let len = hash.digest().output_len();
     let mut t = Secret(vec![0u8; len]);
-    let mut u = Secret(vec![0u8; len]);
     for (i, block) in out.chunks_mut(len).enumerate() {
         let mut ctx = hmac::Context::with_key(&key);
         ctx.update(salt);
         ctx.update(&u32::try_from(i + 1).unwrap_or(u32::MAX).to_be_bytes());
-        u.0.copy_from_slice(ctx.sign().as_ref());
-        t.0.copy_from_slice(&u.0);
+        let mut u = ctx.sign();
+        t.0.copy_from_slice(u.as_ref());
         for j in 1..n.get() {
             if j % PBKDF2_CHUNK == 0 && budget.spent() {
                 crate::sys::dm::wipe(out);
                 return Err(());
             }
-            let next = hmac::sign(&key, &u.0);
-            u.0.copy_from_slice(next.as_ref());
-            for (x, y) in t.0.iter_mut().zip(&u.0) {
+            u = hmac::sign(&key, u.as_ref());
+            for (x, y) in t.0.iter_mut().zip(u.as_ref()) {
                 *x ^= y;
             }
         }
