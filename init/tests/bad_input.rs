@@ -15,7 +15,10 @@
 //!                          at spaces; `{CONFIG}` is the body's file)
 //! loop: ext4               the signature on loop {S}: ext4, fat32, md1.2,
 //!                          md0.90, luks, gpt, mbr, gpt-backup, imsm, ddf,
-//!                          zfs, bcache, or random (data and no signature)
+//!                          zfs, bcache, or random (data and no signature);
+//!                          or md metadata with correct checksums that md
+//!                          cannot run: md1.2-slots-0xffffffff,
+//!                          md0.90-slots-0xffffffff, md1.2-raid0-no-slots
 //!                          (default: none, {S} unused)
 //! exit: 2                  the expected exit status
 //! expect: tests[0].bs      a fragment the message must contain (repeatable)
@@ -255,6 +258,62 @@ fn bcache() -> Vec<(usize, Vec<u8>)> {
     vec![(4096, sb)]
 }
 
+/// An md 1.2 superblock (at byte 4096) with a correct checksum: `level`,
+/// `raid_disks` slots, 4 device roles, this device in slot 0, the array
+/// UUID's bytes all `uuid` (mdadm's super1.c layout and checksum).
+fn md12(level: i32, raid_disks: u32, uuid: u8) -> Vec<(usize, Vec<u8>)> {
+    let mut sb = vec![0u8; 4096];
+    put(&mut sb, 0, &0xa92b_4efc_u32.to_le_bytes());
+    put(&mut sb, 4, &1u32.to_le_bytes());
+    sb[16..32].fill(uuid);
+    put(&mut sb, 32, b"crafted");
+    put(&mut sb, 72, &level.to_le_bytes());
+    put(&mut sb, 80, &2048u64.to_le_bytes());
+    put(&mut sb, 88, &128u32.to_le_bytes());
+    put(&mut sb, 92, &raid_disks.to_le_bytes());
+    put(&mut sb, 128, &2048u64.to_le_bytes());
+    put(&mut sb, 144, &8u64.to_le_bytes()); // the superblock's own sector
+    put(&mut sb, 208, &u64::MAX.to_le_bytes()); // in sync
+    put(&mut sb, 220, &4u32.to_le_bytes()); // max_dev
+    for r in 1..4 {
+        put(&mut sb, 256 + 2 * r, &0xffffu16.to_le_bytes());
+    }
+    let len = 256 + 2 * 4;
+    let sum: u64 = (0..len)
+        .step_by(4)
+        .filter(|&i| i != 216)
+        .map(|i| u64::from(u32::from_le_bytes(sb[i..i + 4].try_into().unwrap())))
+        .sum();
+    let folded = ((sum & 0xffff_ffff) + (sum >> 32)) & 0xffff_ffff;
+    put(&mut sb, 216, &u32::try_from(folded).unwrap().to_le_bytes());
+    vec![(4096, sb)]
+}
+
+/// An md 0.90 superblock (at the device's last 64 KiB boundary less 64
+/// KiB) with a correct checksum: raid1 of `raid_disks` slots, this device
+/// active in slot 0 (the kernel's md_p.h layout, mdadm's checksum).
+fn md090(size: usize, raid_disks: u32) -> Vec<(usize, Vec<u8>)> {
+    let mut sb = vec![0u8; 4096];
+    let word = |sb: &mut Vec<u8>, i: usize, x: u32| put(sb, 4 * i, &x.to_le_bytes());
+    word(&mut sb, 0, 0xa92b_4efc);
+    word(&mut sb, 2, 90);
+    for i in [5, 13, 14, 15] {
+        word(&mut sb, i, 0x0909_0909);
+    }
+    word(&mut sb, 7, 1);
+    word(&mut sb, 8, 1024);
+    word(&mut sb, 10, raid_disks);
+    word(&mut sb, 33, 1);
+    word(&mut sb, 992 + 4, 6); // this device: active, in sync, slot 0
+    let sum: u64 = (0..1024)
+        .filter(|&i| i != 38)
+        .map(|i| u64::from(u32::from_le_bytes(sb[4 * i..4 * i + 4].try_into().unwrap())))
+        .sum();
+    let folded = ((sum & 0xffff_ffff) + (sum >> 32)) & 0xffff_ffff;
+    word(&mut sb, 38, u32::try_from(folded).unwrap());
+    vec![((size & !((64 << 10) - 1)) - (64 << 10), sb)]
+}
+
 /// The bytes that make a signature, each at its offset in a device of
 /// `size` bytes.
 fn signature(kind: &str, size: usize) -> Vec<(usize, Vec<u8>)> {
@@ -271,6 +330,11 @@ fn signature(kind: &str, size: usize) -> Vec<(usize, Vec<u8>)> {
             vec![(0, boot_sector)]
         }
         "md1.2" => vec![(4096, md)],
+        // Superblocks with correct checksums that md cannot run: more
+        // slots than md allows (1.x 1920, 0.90 27), a raid0 of 0 slots.
+        "md1.2-slots-0xffffffff" => md12(1, u32::MAX, 0x12),
+        "md0.90-slots-0xffffffff" => md090(size, u32::MAX),
+        "md1.2-raid0-no-slots" => md12(0, 0, 0x10),
         // md 0.90: the last 64 KiB-aligned 64 KiB block of the device.
         "md0.90" => vec![(size - (64 << 10), md)],
         "luks" => vec![(0, b"LUKS\xba\xbe\x00\x02".to_vec())],
