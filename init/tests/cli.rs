@@ -1489,7 +1489,7 @@ fn list_shows_the_md_arrays_and_stacks_mdadm_made() {
     let short = &luks0.replace('-', "")[..8];
     let want = format!(
         "container \"luks-{short}\": the existing LUKS2 container {luks0} on md:mirror, read-only: {} with a 512-bit \
-         key from its key file, data from byte {}, sector {sector} B",
+         key from its key file (tried within 30 s), data from byte {}, sector {sector} B",
         c[3],
         c[7].parse::<u64>().unwrap() * 512
     );
