@@ -145,8 +145,16 @@ impl Bytes for ArrayBytes<'_> {
             })?;
             let (dev, off) = copies
                 .iter()
-                .find_map(|&(s, o)| self.slots.get(s).copied().flatten().map(|(d, data)| (d, data + o)))
+                .find_map(|&(s, o)| {
+                    self.slots
+                        .get(s)
+                        .copied()
+                        .flatten()
+                        .map(|(d, data)| (d, data.checked_add(o)))
+                })
                 .ok_or_else(|| format!("the array's byte {pos} is on a missing member"))?;
+            // A data offset from a superblock never wraps to another place.
+            let off = off.ok_or_else(|| format!("the array's byte {pos} is past 2^64 on its member"))?;
             dev.read_at(&mut buf[done..done + len], off)?;
             done += len;
         }
@@ -1016,6 +1024,16 @@ mod tests {
         let mut b = [0u8; 4];
         r1.read_at(&mut b, 2).unwrap();
         assert_eq!(b, [18, 19, 20, 21]);
+        // A member's data offset near 2^64 (from its superblock) is no
+        // place on it: an error, never a wrapped read at its start.
+        let far = ArrayBytes {
+            level: "raid1".into(),
+            layout: 0,
+            chunk: 0,
+            slots: vec![Some((&m as &dyn Bytes, u64::MAX - 10))],
+            component: 48,
+        };
+        assert!(far.read_at(&mut b, 20).unwrap_err().contains("past 2^64"));
         let r0 = ArrayBytes {
             level: "raid0".into(),
             layout: 0,
