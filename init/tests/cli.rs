@@ -2584,6 +2584,53 @@ fn sigint_stops_the_run_and_still_writes_the_results() {
     );
 }
 
+/// However the run ends, `--out` leaves nothing behind but the complete
+/// document: killed mid-run (a second SIGINT, which exits at once; SIGKILL)
+/// its directory holds nothing at all, where the old code left the
+/// reserved `.NAME.tmp-PID` (1 MiB and more) beside it; stopped by one
+/// SIGINT, only the document.
+#[test]
+fn an_out_file_leaves_nothing_behind_after_any_signal() {
+    let lo = Loop::new(LOOP_BYTES, &[]);
+    let cfg = config(&serde_json::json!({
+        "targets": [lo.dev],
+        "tests": [{"workload": "rand_read", "name": "long", "runtime": "60s"}]
+    }));
+    let names = |dir: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    for signals in [&[libc::SIGINT, libc::SIGINT][..], &[libc::SIGKILL], &[libc::SIGINT]] {
+        let dir = std::env::temp_dir().join(unique("out-dir"));
+        std::fs::create_dir(&dir).unwrap();
+        let out = dir.join("r.json");
+        let (status, seen) = act_when(
+            &["run", "--config", cfg.path(), "--out", out.to_str().unwrap()],
+            |line| line.contains("long on") && line.contains(": main "),
+            |pid| {
+                for &sig in signals {
+                    // SAFETY: kill(2) on the child we spawned and have not waited for.
+                    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            },
+        );
+        let left = names(&dir);
+        std::fs::remove_dir_all(&dir).ok();
+        if signals.len() == 1 && signals[0] == libc::SIGINT {
+            assert_eq!(status.code(), Some(130), "{seen}");
+            assert_eq!(left, vec!["r.json"], "the document only: {seen}");
+        } else {
+            assert_ne!(status.code(), Some(0), "{seen}");
+            assert!(left.is_empty(), "signals {signals:?} left {left:?}: {seen}");
+        }
+    }
+}
+
 /// Interrupted before any write, a granted disk is left as it was: no
 /// scratch label on it, though it was claimed for the write test that
 /// never ran. Both ways a disk is granted: one holding data (a GPT disk's
