@@ -607,8 +607,14 @@ fn parse_announce(compact: &str) -> Result<Option<Nonce>, ()> {
     }
 }
 
+/// `s` without what a capture puts inside a header or announce line: the
+/// line breaks of a wrap (`\r`, `\n`) and the spaces and tabs of words and
+/// indentation. Nothing else: a Unicode line separator (NEL U+0085, U+2028,
+/// U+2029), a vertical tab or a form feed inside a header is no capture's
+/// doing, so it stays, and a name that holds one is refused for it rather
+/// than written with the character silently gone.
 fn compact(s: &str) -> String {
-    s.chars().filter(|c| !c.is_whitespace()).collect()
+    s.chars().filter(|c| !matches!(c, ' ' | '\t' | '\r' | '\n')).collect()
 }
 
 /// `line` without what a capture may put before a marker (spaces, tabs,
@@ -659,7 +665,7 @@ fn join_wrapped<'a, T, E>(
             Err(e) => return (text, Err(e)),
             Ok(None) => match lines.peek() {
                 Some((_, next)) if !starts_marker(next) && text.len() < HEADER_MAX => {
-                    text.push_str(&compact(next));
+                    text.push_str(&compact(lead_trimmed(next)));
                     lines.next();
                 }
                 _ => return (text, Err(incomplete)),

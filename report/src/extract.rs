@@ -186,6 +186,37 @@ mod tests {
         assert!(f[1].frame.is_err());
     }
 
+    /// A name holding a Unicode line separator or a control that Unicode
+    /// counts as white space (NEL, U+2028, U+2029, VT, FF) comes out of the
+    /// header as it went in, and is refused for it: never written with the
+    /// character silently removed (issue 46, point 16).
+    #[test]
+    fn a_name_with_a_line_separator_is_refused_not_shortened() {
+        for (c, code) in [
+            ('\u{85}', "U+0085"),
+            ('\u{2028}', "U+2028"),
+            ('\u{2029}', "U+2029"),
+            ('\u{b}', "U+000B"),
+            ('\u{c}', "U+000C"),
+        ] {
+            let name = format!("ls{c}x.json");
+            let log = frame::announce(N) + &frame::encode(&name, b"{}", N);
+            let dir =
+                std::env::temp_dir().join(format!("bootbench-extract-sep-{}-{}", u32::from(c), std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            let done = extract("log", &log, &dir, Options::default()).unwrap();
+            assert!(done.written.is_empty(), "{code}: {:?}", done.written);
+            assert_eq!(
+                done.refused,
+                [format!(
+                    "log:2: frame {name}: refused: the name holds a control character ({code})"
+                )],
+                "{code}"
+            );
+            let _ = fs::remove_dir_all(&dir);
+        }
+    }
+
     /// The name a frame is written under, or why it is refused.
     #[test]
     fn file_names_and_why_a_name_is_refused() {
