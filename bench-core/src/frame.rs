@@ -335,32 +335,90 @@ impl FrameError {
     }
 }
 
+/// The most characters of a header or a frame's name a message quotes: a
+/// damaged header line may be megabytes long, and a name as long as the
+/// header holds.
+pub const QUOTE_MAX: usize = 120;
+
+/// `s` as a message quotes it ([`QUOTE_MAX`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Excerpt<'a> {
+    /// The text, whole or cut.
+    shown: &'a str,
+    /// `s`'s length in bytes when it was cut.
+    cut_from: Option<usize>,
+    /// Quoted as Rust's `{:?}` quotes a string (escapes, quotes).
+    debug: bool,
+}
+
+/// `s` whole if it has at most [`QUOTE_MAX`] characters, else its first
+/// [`QUOTE_MAX`] characters, `…` and its length: `aaaa… (1048576 bytes)`.
+pub fn excerpt(s: &str) -> Excerpt<'_> {
+    let (shown, cut_from) = match s.char_indices().nth(QUOTE_MAX) {
+        Some((end, _)) => (&s[..end], Some(s.len())),
+        None => (s, None),
+    };
+    Excerpt {
+        shown,
+        cut_from,
+        debug: false,
+    }
+}
+
+impl Excerpt<'_> {
+    /// The excerpt in quotes, escaped as `{:?}` escapes a string.
+    pub fn quoted(self) -> Self {
+        Excerpt { debug: true, ..self }
+    }
+}
+
+impl fmt::Display for Excerpt<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.debug {
+            write!(f, "{:?}", self.shown)?;
+        } else {
+            f.write_str(self.shown)?;
+        }
+        match self.cut_from {
+            Some(n) => write!(f, "\u{2026} ({n} bytes)"),
+            None => Ok(()),
+        }
+    }
+}
+
 impl fmt::Display for FrameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FrameError::BadHeader { header, why } => write!(f, "damaged frame header {header:?}: {why}"),
-            FrameError::MissingEnd { name } => write!(f, "frame {name}: damaged: no {END} line"),
-            FrameError::BadBase64 { name, why } => write!(f, "frame {name}: damaged: bad base64: {why}"),
-            FrameError::BadDeflate { name, why } => write!(f, "frame {name}: damaged: bad deflate: {why}"),
+            FrameError::BadHeader { header, why } => {
+                write!(f, "damaged frame header {}: {why}", excerpt(header).quoted())
+            }
+            FrameError::MissingEnd { name } => write!(f, "frame {}: damaged: no {END} line", excerpt(name)),
+            FrameError::BadBase64 { name, why } => write!(f, "frame {}: damaged: bad base64: {why}", excerpt(name)),
+            FrameError::BadDeflate { name, why } => write!(f, "frame {}: damaged: bad deflate: {why}", excerpt(name)),
             FrameError::BadLength { name, expected, got } => write!(
                 f,
-                "frame {name}: damaged: bad length: header says {expected} bytes, body holds {got}"
+                "frame {name}: damaged: bad length: header says {expected} bytes, body holds {got}",
+                name = excerpt(name)
             ),
             FrameError::BadCrc { name, expected, got } => write!(
                 f,
-                "frame {name}: damaged: bad crc32: header says {expected:08x}, body has {got:08x}"
+                "frame {name}: damaged: bad crc32: header says {expected:08x}, body has {got:08x}",
+                name = excerpt(name)
             ),
             FrameError::Unauthenticated { name } => write!(
                 f,
-                "frame {name}: refused: a version-1 frame has no boot nonce, so it cannot be told from a forged one"
+                "frame {name}: refused: a version-1 frame has no boot nonce, so it cannot be told from a forged one",
+                name = excerpt(name)
             ),
             FrameError::NotAnnounced { name, nonce } => write!(
                 f,
-                "frame {name}: refused: nonce {nonce} was not announced by a {BOOT} line before it (forged?)"
+                "frame {name}: refused: nonce {nonce} was not announced by a {BOOT} line before it (forged?)",
+                name = excerpt(name)
             ),
             FrameError::Overlap { name, nonce, other } => write!(
                 f,
-                "frame {name}: refused: its boot (nonce {nonce}) overlaps the boot of nonce {other}; one of them is forged"
+                "frame {name}: refused: its boot (nonce {nonce}) overlaps the boot of nonce {other}; one of them is forged",
+                name = excerpt(name)
             ),
         }
     }

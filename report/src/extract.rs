@@ -110,7 +110,8 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
                 let base = match file_name(&fr) {
                     Ok(n) => n,
                     Err(why) => {
-                        out.refused.push(format!("{at}: frame {}: refused: {why}", fr.name));
+                        out.refused
+                            .push(format!("{at}: frame {}: refused: {why}", frame::excerpt(&fr.name)));
                         continue;
                     }
                 };
@@ -123,7 +124,7 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
                     Err(e) => {
                         out.failed.push(format!(
                             "{at}: frame {}: cannot write {}: {e}",
-                            fr.name,
+                            frame::excerpt(&fr.name),
                             dir.join(&base).display()
                         ));
                         continue;

@@ -1117,7 +1117,10 @@ fn extract_refuses_a_frame_whose_name_cannot_be_a_file_and_writes_the_rest() {
     let err = stderr(&o);
     let log_name = path.display();
     for want in [
-        format!("{log_name}:2: frame {long}: refused: the name is 305 bytes long; a file name holds at most 255"),
+        format!(
+            "{log_name}:2: frame {}\u{2026} (305 bytes): refused: the name is 305 bytes long; a file name holds at most 255",
+            &long[..120]
+        ),
         format!("{log_name}:5: frame nul\\x00.json: refused: the name holds a NUL byte, which no file name can"),
         format!("{log_name}:8: frame esc\\x1b[2J.json: refused: the name holds a control character (U+001B)"),
         format!("{log_name}:11: frame .bashrc: refused: the name starts with a dot (a hidden file)"),
@@ -1128,6 +1131,47 @@ fn extract_refuses_a_frame_whose_name_cannot_be_a_file_and_writes_the_rest() {
         err.contains("0 damaged and 4 refused frame(s) not written, 1 document(s) written"),
         "{err}"
     );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// A damaged header line of 1 MB, and a frame whose name is 1 MB long,
+/// are quoted by their first 120 characters (`frame::QUOTE_MAX`) and their
+/// length: stderr stays a few lines, not the megabytes of the log (issue
+/// 46, point 17: 1,048,874 bytes on stderr before).
+#[test]
+fn extract_quotes_a_huge_header_or_name_by_a_bounded_prefix() {
+    let dir = scratch("extract-huge-header");
+    let out = dir.join("out");
+    let n = frame::Nonce([0x51; 16]);
+    let junk = "x".repeat(1 << 20);
+    let huge_name = format!("{}.json", "n".repeat(1 << 20));
+    let log = frame::announce(n)
+        + &format!("{} v3 nonce={n} name=a.json {junk}\n", frame::BEGIN)
+        + &frame::encode(&huge_name, b"{}", n)
+        + &frame::encode("ok-1.json", b"{}", n);
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    let o = run(&["extract", path.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stdout(&o), format!("{}\n", out.join("ok-1.json").display()));
+    let err = stderr(&o);
+    assert!(err.len() < 2000, "{} bytes on stderr", err.len());
+    let name_len = huge_name.len();
+    for want in [
+        format!(
+            "{}:2: damaged frame header \"BOOTBENCH\\x2dRESULT-BEGINv3nonce={n}name=a.json{}\"\u{2026} ({} bytes): ",
+            path.display(),
+            "x".repeat(120 - 73),
+            "BOOTBENCH-RESULT-BEGINv3nonce=name=a.json".len() + 32 + junk.len()
+        ),
+        format!(
+            "{}:3: frame {}\u{2026} ({name_len} bytes): refused: the name is {name_len} bytes long",
+            path.display(),
+            "n".repeat(120)
+        ),
+    ] {
+        assert!(err.contains(&want), "{want}\nin\n{err}");
+    }
     let _ = fs::remove_dir_all(&dir);
 }
 
