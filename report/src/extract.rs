@@ -18,6 +18,7 @@
 //! The lines of [`Extracted`] quote the log (frame names) as it is: print
 //! them through `bench_core::console::safe`.
 
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -96,10 +97,14 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
     if found.iter().any(|f| f.frame.is_ok()) {
         fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
     }
-    // The names the frames of this log were written under.
-    let mut used: Vec<String> = Vec::new();
-    // Each boot's nonce with its frames written, in order of appearance.
+    // The names the frames of this log were written under, each with the
+    // number to try next for it (`<stem>.<k>.<ext>`), so a log of many
+    // frames of one name does not try every taken number again each time.
+    let mut used: HashMap<String, u64> = HashMap::new();
+    // Each boot's nonce with its frames written, in order of appearance,
+    // and where each nonce is in that list.
     let mut boots: Vec<(Option<Nonce>, usize)> = Vec::new();
+    let mut boot_of: HashMap<Option<Nonce>, usize> = HashMap::new();
     for f in found {
         let at = format!("{log_name}:{}", f.line);
         match f.frame {
@@ -115,11 +120,15 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
                         continue;
                     }
                 };
-                match boots.iter_mut().find(|(n, _)| *n == fr.nonce) {
-                    Some((_, k)) => *k += 1,
-                    None => boots.push((fr.nonce, 1)),
+                match boot_of.get(&fr.nonce) {
+                    Some(&i) => boots[i].1 += 1,
+                    None => {
+                        boot_of.insert(fr.nonce, boots.len());
+                        boots.push((fr.nonce, 1));
+                    }
                 }
-                let path = match output::write_numbered(dir, &base, &fr.bytes) {
+                let first_k = used.get(&base).copied().unwrap_or(1);
+                let path = match output::write_numbered_from(dir, &base, first_k, &fr.bytes) {
                     Ok(p) => p,
                     Err(e) => {
                         out.failed.push(format!(
@@ -130,11 +139,10 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
                         continue;
                     }
                 };
-                let name = path
-                    .file_name()
-                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                let (name, k) = path;
+                let path = dir.join(&name);
                 if name != base {
-                    out.notes.push(if used.contains(&base) {
+                    out.notes.push(if used.contains_key(&base) {
                         format!("{at}: a second frame named {base}: written as {name}")
                     } else {
                         format!(
@@ -143,7 +151,7 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
                         )
                     });
                 }
-                used.push(base);
+                used.insert(base, k + 1);
                 out.written.push(path);
             }
         }
