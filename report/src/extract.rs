@@ -8,6 +8,13 @@
 //! ([`crate::output::write_numbered`], which also says how the file is
 //! written: a temporary file created exclusively, then linked).
 //!
+//! No document is held: every frame is checked by `bench_core::frame::scan`
+//! (length, CRC-32, inflated a window at a time), and each frame taken is
+//! decoded again straight into its temporary file (`Checked::write_to`,
+//! checked again on the way; the file is removed if it fails). A frame
+//! claiming more than `frame::MAX_DOCUMENT` (1 GiB) is refused before its
+//! body is decoded.
+//!
 //! A damaged frame, or one refused by the nonce rule (a version-1 frame
 //! unless asked for, a nonce no boot announced, boots that overlap), is
 //! reported with its line in the log and never written; so is a frame
@@ -20,17 +27,19 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use bench_core::frame::{self, Frame, FrameError, Nonce, Options};
+use bench_core::frame::{self, Frame, FrameError, Nonce, Options, Scanned, Stop};
 
 use crate::output::{self, NAME_MAX};
 
 pub use bench_core::frame::Found;
 
-/// Every frame of `log` with the line it starts on.
-pub fn frames(log: &str, opts: Options) -> Vec<Found> {
-    frame::decode_with(log, opts)
+/// Every frame of `log` with the line it starts on, verified
+/// ([`frame::scan`]: no document held).
+pub fn frames(log: &str, opts: Options) -> Vec<Scanned<'_>> {
+    frame::scan(log, opts)
 }
 
 /// The file name to write frame `fr` under: the last component of its
@@ -41,7 +50,12 @@ pub fn frames(log: &str, opts: Options) -> Vec<Found> {
 /// list as another), or starting with a dot (a hidden file; bootbench never
 /// names a result so, and `.bashrc` and the like are no results).
 pub fn file_name(fr: &Frame) -> Result<String, String> {
-    let name = fr.file_name();
+    file_name_for(&fr.name)
+}
+
+/// [`file_name`] of a frame whose header gives `header_name`.
+pub fn file_name_for(header_name: &str) -> Result<String, String> {
+    let name = frame::file_name_of(header_name);
     if name.len() > NAME_MAX {
         return Err(format!(
             "the name is {} bytes long; a file name holds at most {NAME_MAX}",
@@ -112,28 +126,37 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
             Err(e) if e.is_refused() => out.refused.push(format!("{at}: {e}")),
             Err(e) => out.damaged.push(format!("{at}: {e}")),
             Ok(fr) => {
-                let base = match file_name(&fr) {
+                let base = match file_name_for(fr.name()) {
                     Ok(n) => n,
                     Err(why) => {
                         out.refused
-                            .push(format!("{at}: frame {}: refused: {why}", frame::excerpt(&fr.name)));
+                            .push(format!("{at}: frame {}: refused: {why}", frame::excerpt(fr.name())));
                         continue;
                     }
                 };
-                match boot_of.get(&fr.nonce) {
+                match boot_of.get(&fr.nonce()) {
                     Some(&i) => boots[i].1 += 1,
                     None => {
-                        boot_of.insert(fr.nonce, boots.len());
-                        boots.push((fr.nonce, 1));
+                        boot_of.insert(fr.nonce(), boots.len());
+                        boots.push((fr.nonce(), 1));
                     }
                 }
                 let first_k = used.get(&base).copied().unwrap_or(1);
-                let path = match output::write_numbered_from(dir, &base, first_k, &fr.bytes) {
+                // The document goes to its temporary file a window at a
+                // time as it is decoded again, its length and CRC checked
+                // on the way; the file is removed if they are not right.
+                let fill = |f: &mut fs::File| {
+                    fr.write_to(|b| f.write_all(b)).map_err(|e| match e {
+                        Stop::Out(e) => e,
+                        Stop::Frame(e) => io::Error::other(format!("the frame decoded differently: {e}")),
+                    })
+                };
+                let path = match output::write_numbered_from(dir, &base, first_k, fill) {
                     Ok(p) => p,
                     Err(e) => {
                         out.failed.push(format!(
                             "{at}: frame {}: cannot write {}: {e}",
-                            frame::excerpt(&fr.name),
+                            frame::excerpt(fr.name()),
                             dir.join(&base).display()
                         ));
                         continue;

@@ -103,8 +103,18 @@ impl Temp {
 
     /// [`Temp::create`], and write `bytes` there, fsynced.
     fn write(dir: &Path, names: impl Iterator<Item = String>, bytes: &[u8]) -> io::Result<Temp> {
+        Temp::fill(dir, names, |f| f.write_all(bytes))
+    }
+
+    /// [`Temp::create`], `fill` writing the file as it goes, fsynced; if
+    /// `fill` fails, the file is removed.
+    fn fill(
+        dir: &Path,
+        names: impl Iterator<Item = String>,
+        fill: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> io::Result<Temp> {
         let (t, mut f) = Temp::create(dir, names)?;
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         f.sync_all()?;
         Ok(t)
     }
@@ -181,14 +191,21 @@ pub fn numbered(name: &str, k: u64) -> String {
 /// free [`numbered`] name (`<stem>.2.<ext>`, ...); never replacing a file
 /// (see the module doc). The path written.
 pub fn write_numbered(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    write_numbered_with(dir, name, 1, bytes, temp_names(name), hard_link).map(|(n, _)| dir.join(n))
+    write_numbered_with(dir, name, 1, |f| f.write_all(bytes), temp_names(name), hard_link).map(|(n, _)| dir.join(n))
 }
 
-/// [`write_numbered`] trying the numbered names from the `first`-th on
-/// (the names before it known to be taken: `extract` wrote them); the name
-/// written and its number.
-pub fn write_numbered_from(dir: &Path, name: &str, first: u64, bytes: &[u8]) -> io::Result<(String, u64)> {
-    write_numbered_with(dir, name, first, bytes, temp_names(name), hard_link)
+/// [`write_numbered`] of a document `fill` writes to the temporary file as
+/// it makes it (a frame's, a window at a time), trying the numbered names
+/// from the `first`-th on (those before it known to be taken: `extract`
+/// wrote them). If `fill` fails, the temporary file is removed and no name
+/// is given. The name written and its number.
+pub fn write_numbered_from(
+    dir: &Path,
+    name: &str,
+    first: u64,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<(String, u64)> {
+    write_numbered_with(dir, name, first, fill, temp_names(name), hard_link)
 }
 
 /// link(2).
@@ -200,11 +217,11 @@ fn write_numbered_with(
     dir: &Path,
     name: &str,
     first: u64,
-    bytes: &[u8],
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
     temps: impl Iterator<Item = String>,
     link: fn(&Path, &Path) -> io::Result<()>,
 ) -> io::Result<(String, u64)> {
-    let mut temp = Temp::write(dir, temps, bytes)?;
+    let mut temp = Temp::fill(dir, temps, fill)?;
     for k in first.max(1).. {
         let file = numbered(name, k);
         match temp.link_new(&dir.join(&file), link) {
@@ -346,7 +363,7 @@ mod tests {
         std::os::unix::fs::symlink(&victim, dir.join(".t1")).unwrap();
         fs::write(dir.join(".t2"), "someone's").unwrap();
         let temps = [".t1", ".t2", ".t3"].map(String::from).into_iter();
-        let p = write_numbered_with(&dir, "doc.json", 1, b"{}", temps, hard_link)
+        let p = write_numbered_with(&dir, "doc.json", 1, |f| f.write_all(b"{}"), temps, hard_link)
             .map(|(n, _)| dir.join(n))
             .unwrap();
         assert_eq!(p, dir.join("doc.json"));
@@ -361,7 +378,7 @@ mod tests {
         );
         // Every name taken: an error naming the directory, nothing written.
         let temps = [".t1", ".t2"].map(String::from).into_iter();
-        let e = write_numbered_with(&dir, "other.json", 1, b"{}", temps, hard_link)
+        let e = write_numbered_with(&dir, "other.json", 1, |f| f.write_all(b"{}"), temps, hard_link)
             .map(|(n, _)| dir.join(n))
             .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
@@ -383,7 +400,7 @@ mod tests {
             fs::write(dir.join("m.json"), "first").unwrap();
             std::os::unix::fs::symlink(dir.join("nowhere"), dir.join("m.2.json")).unwrap();
             fs::create_dir(dir.join("m.3.json")).unwrap();
-            let p = write_numbered_with(&dir, "m.json", 1, b"new", temp_names("m.json"), link)
+            let p = write_numbered_with(&dir, "m.json", 1, |f| f.write_all(b"new"), temp_names("m.json"), link)
                 .map(|(n, _)| dir.join(n))
                 .unwrap();
             assert_eq!(p, dir.join("m.4.json"), "{case}");

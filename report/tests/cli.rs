@@ -1240,6 +1240,177 @@ fn extract_many_nonces_and_many_frames_of_one_name() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// The raw DEFLATE stream (RFC 1951) of `n` zero bytes, made by hand in a
+/// moment whatever `n` is: one block of fixed Huffman codes, a literal 0,
+/// matches of 258 bytes at distance 1, literal zeros for the rest, the end
+/// of block. About n / 159 bytes.
+fn zeros_deflated(n: u64) -> Vec<u8> {
+    struct Bits {
+        out: Vec<u8>,
+        acc: u64,
+        len: u32,
+    }
+    impl Bits {
+        /// `len` bits of `v`, least significant first (RFC 1951 3.1.1).
+        fn put(&mut self, v: u64, len: u32) {
+            self.acc |= v << self.len;
+            self.len += len;
+            while self.len >= 8 {
+                self.out.push(u8::try_from(self.acc & 0xff).unwrap());
+                self.acc >>= 8;
+                self.len -= 8;
+            }
+        }
+    }
+    // A Huffman code of `len` bits as `put` takes it: most significant first.
+    let huff = |code: u64, len: u32| (0..len).fold(0, |r, i| r | (((code >> i) & 1) << (len - 1 - i)));
+    let literal0 = huff(0x30, 8);
+    // Length 258 is code 285 (8 bits, 0xc5), distance 1 is distance code 0 (5 bits).
+    let match258 = huff(0xc5, 8);
+    let mut b = Bits {
+        out: Vec::with_capacity(usize::try_from(n / 150 + 16).unwrap()),
+        acc: 0,
+        len: 0,
+    };
+    b.put(1, 1); // BFINAL
+    b.put(1, 2); // BTYPE 01: fixed Huffman codes
+    if n > 0 {
+        b.put(literal0, 8);
+        let rest = n - 1;
+        for _ in 0..rest / 258 {
+            b.put(match258, 13);
+        }
+        for _ in 0..rest % 258 {
+            b.put(literal0, 8);
+        }
+    }
+    b.put(0, 7); // end of block: code 256, seven 0 bits
+    if b.len > 0 {
+        b.out.push(u8::try_from(b.acc & 0xff).unwrap());
+    }
+    b.out
+}
+
+/// A version-3 frame of a body made elsewhere: its header as given, the
+/// base64 of `deflated` in lines of 76, END.
+fn frame_of(n: frame::Nonce, name: &str, bytes: u64, deflated: &[u8], crc: u32) -> String {
+    let mut out = format!(
+        "{} v3 nonce={n} name={name} bytes={bytes} deflate={} crc32={crc:08x}\n",
+        frame::BEGIN,
+        deflated.len()
+    );
+    for line in frame::base64_encode(deflated).as_bytes().chunks(frame::LINE) {
+        out.push_str(std::str::from_utf8(line).unwrap());
+        out.push('\n');
+    }
+    out + frame::END + "\n"
+}
+
+/// `extract` run with its address space limited to `kib` KiB (`ulimit
+/// -v`): a document inflated whole in memory makes it fail.
+fn extract_within(kib: u64, log: &Path, out: &Path) -> Output {
+    Command::new("sh")
+        .args([
+            "-c",
+            &format!("ulimit -v {kib} && exec \"$@\""),
+            "sh",
+            BIN,
+            "extract",
+            log.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .expect("run bootbench-report under ulimit -v")
+}
+
+/// The address space `extract` is given in the tests of its memory: the
+/// binary and its log with room to spare, far less than the documents.
+const EXTRACT_KIB: u64 = 96 << 10;
+
+/// Issue 46, point 5: `bytes=` is capped at 1 GiB (`frame::MAX_DOCUMENT`)
+/// and a frame is decoded a window at a time. A frame of exactly 1 GiB (of
+/// zeros, 6.8 MB of DEFLATE) is inflated and checked, here to a wrong
+/// CRC-32, within 96 MiB of address space (416cd8f inflated it whole: 1.06
+/// GB, and aborts here); one claiming a byte more is refused before its
+/// body is decoded, naming the frame, the claim and the cap; the frame
+/// after them is written.
+#[test]
+fn extract_caps_a_document_at_1_gib_and_decodes_at_the_cap_in_bounded_memory() {
+    let dir = scratch("extract-cap");
+    let out = dir.join("out");
+    let n = frame::Nonce([0x61; 16]);
+    let cap: u64 = 1 << 30;
+    let deflated = zeros_deflated(cap);
+    let log = frame::announce(n)
+        + &frame_of(n, "at-cap.json", cap, &deflated, 0)
+        + &frame_of(n, "past-cap.json", cap + 1, &deflated, 0)
+        + &frame::encode("small-1.json", b"{}", n);
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    let o = extract_within(EXTRACT_KIB, &path, &out);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(stdout(&o), format!("{}\n", out.join("small-1.json").display()));
+    let at = err
+        .lines()
+        .find(|l| l.contains("frame at-cap.json"))
+        .unwrap_or_default();
+    assert!(
+        at.contains("frame at-cap.json: damaged: bad crc32: header says 00000000, body has "),
+        "at the cap: inflated and checked; {err}"
+    );
+    let past = format!(
+        "{}:{}: frame past-cap.json: refused: bytes=1073741825 claims more than 1073741824 bytes (1 GiB), the most a document may be",
+        path.display(),
+        log.lines().position(|l| l.contains("past-cap.json")).unwrap() + 1
+    );
+    assert!(err.contains(&past), "{past}\nin\n{err}");
+    assert!(
+        err.contains("1 damaged and 1 refused frame(s) not written, 1 document(s) written"),
+        "{err}"
+    );
+    let names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["small-1.json"], "no temporary file left");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Issue 46, point 5: good frames are written as they are decoded, a
+/// window at a time, never held: three frames of 64 MiB each (of zeros,
+/// from a log of 1.4 MB) are written whole within 96 MiB of address
+/// space; 416cd8f held every document before writing any (four of 128 MiB
+/// reached 529 MB) and aborts here.
+#[test]
+fn extract_streams_each_frame_to_its_file() {
+    let dir = scratch("extract-stream");
+    let out = dir.join("out");
+    let n = frame::Nonce([0x62; 16]);
+    let size: u64 = 64 << 20;
+    let doc = vec![0_u8; usize::try_from(size).unwrap()];
+    let crc = frame::crc32(&doc);
+    drop(doc);
+    let deflated = zeros_deflated(size);
+    let mut log = frame::announce(n);
+    for i in 1..=3 {
+        log += &frame_of(n, &format!("big-{i}.json"), size, &deflated, crc);
+    }
+    let path = dir.join("console.log");
+    fs::write(&path, &log).unwrap();
+    let o = extract_within(EXTRACT_KIB, &path, &out);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for i in 1..=3 {
+        let file = out.join(format!("big-{i}.json"));
+        let bytes = fs::read(&file).unwrap();
+        assert_eq!(u64::try_from(bytes.len()).unwrap(), size, "{}", file.display());
+        assert!(bytes.iter().all(|&b| b == 0), "{}", file.display());
+    }
+    assert_eq!(fs::read_dir(&out).unwrap().count(), 3, "no temporary file left");
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// A frame that cannot be written (here: larger than the file size limit,
 /// `ulimit -f`, with SIGXFSZ ignored so the write fails with EFBIG) is said
 /// with its error; the frames after it are written; exit 2 at the end.
