@@ -22,6 +22,9 @@
 //! (and not then counted as a mismatch), one no read returns unreadable,
 //! one read back with other contents mismatched. The burn-in goes on past
 //! bad blocks until more than `max_bad` of them are found over all passes.
+//! A write the kernel refuses before the disk is asked (EPERM, EROFS: a
+//! device held read-only) marks no block: it ends the burn-in with that
+//! error, for the caller to report as a refused grant.
 
 use alloc::string::String;
 use alloc::vec;
@@ -424,6 +427,20 @@ fn no_buffer(req: IoReq) -> IoError {
     IoError { errno: 22, req }
 }
 
+/// EPERM and EROFS: a write the kernel refuses before the disk is asked (a
+/// device the kernel holds read-only, a read-only filesystem). Not a bad
+/// block: the burn-in ends with the error, which the caller reports as a
+/// refused grant.
+const REFUSED_WRITE: [i32; 2] = [1, 30];
+
+/// `Err` if `result`, of a write of `req`, is one the kernel refused.
+fn refused(result: Result<u32, i32>, req: IoReq) -> Result<(), IoError> {
+    match result {
+        Err(errno) if req.op == Op::Write && REFUSED_WRITE.contains(&errno) => Err(IoError { errno, req }),
+        _ => Ok(()),
+    }
+}
+
 impl<Q: IoQueue, C: Clock> Burn<'_, Q, C> {
     fn too_many_bad(&self) -> bool {
         self.bad_before.saturating_add(self.pass.bad()) > self.spec.max_bad
@@ -545,6 +562,14 @@ impl<Q: IoQueue, C: Clock> Burn<'_, Q, C> {
                 if ok {
                     self.pass.written += u64::from(f.len);
                 } else {
+                    refused(
+                        c.result,
+                        IoReq {
+                            op: Op::Write,
+                            offset: f.offset,
+                            len: f.len,
+                        },
+                    )?;
                     self.pass.failed_writes += 1;
                     self.failed.push((Op::Write, f.offset, f.len));
                 }
@@ -618,6 +643,9 @@ impl<Q: IoQueue, C: Clock> Burn<'_, Q, C> {
                 self.q.commit()?;
                 self.comps.clear();
                 self.q.reap(1, &mut self.comps)?;
+                for c in &self.comps {
+                    refused(c.result, req)?;
+                }
                 if self.comps.iter().any(|c| c.result == Ok(lb)) {
                     ok = true;
                     break;
@@ -673,6 +701,9 @@ mod tests {
         bad_read: Vec<u64>,
         lost: Vec<u64>,
         log: Vec<IoReq>,
+        /// The errno of a failed write (EIO unless a test says otherwise):
+        /// of a whole request, and of one logical block (the narrowing's).
+        write_errno: (i32, i32),
     }
 
     impl Faulty {
@@ -685,6 +716,7 @@ mod tests {
                 bad_read: Vec::new(),
                 lost: Vec::new(),
                 log: Vec::new(),
+                write_errno: (5, 5),
             }
         }
     }
@@ -711,6 +743,11 @@ mod tests {
             }
             let second = self.queued.len() > 1 && self.log.len() % 2 == 1;
             let (slot, req) = self.queued.remove(usize::from(second));
+            let write_errno = if req.len == LB {
+                self.write_errno.1
+            } else {
+                self.write_errno.0
+            };
             let at = |x: u64| usize::try_from(x).expect("in memory");
             let (o, len) = (at(req.offset), req.len as usize);
             let covers = |v: &[u64]| {
@@ -719,7 +756,7 @@ mod tests {
             };
             let mut data = self.data.borrow_mut();
             let result = match req.op {
-                Op::Write if covers(&self.bad_write) => Err(5),
+                Op::Write if covers(&self.bad_write) => Err(write_errno),
                 Op::Read if covers(&self.bad_read) => Err(5),
                 Op::Write => {
                     data[o..o + len].copy_from_slice(&self.bufs[slot][..len]);
@@ -858,6 +895,39 @@ mod tests {
         };
         assert_eq!(tries(Op::Write, 70_000 / 512 * 512), 2);
         assert_eq!(tries(Op::Read, 600_000 / 512 * 512), 2);
+    }
+
+    /// A write the kernel refuses (EPERM: a device held read-only; EROFS)
+    /// marks no block and is not narrowed: the burn-in ends with the error,
+    /// at the first such write, in both orders; and in the narrowing of a
+    /// request that failed with EIO first.
+    #[test]
+    fn a_write_the_kernel_refuses_ends_the_burn_in_without_bad_blocks() {
+        for order in [BurnOrder::Sequential, BurnOrder::Random] {
+            for errno in [1, 30] {
+                let s = spec(order, |_| {});
+                let mut q = Faulty::new(4, AREA_LEN);
+                q.bad_write = (0..AREA).step_by(512).collect();
+                q.write_errno = (errno, errno);
+                let e = burn_in(&s, &mut q, &Ticks(Cell::new(0)), &Stop::new(), &mut |_| {}, &mut |_| {})
+                    .expect_err("refused");
+                assert_eq!((e.errno, e.req.op), (errno, Op::Write), "{order:?}");
+                assert!(
+                    !q.log.iter().any(|r| r.len == LB),
+                    "{order:?} errno {errno}: nothing narrowed"
+                );
+                assert!(!q.log.iter().any(|r| r.op == Op::Read), "{order:?}: nothing read back");
+            }
+        }
+        // EIO first (narrowed), then EPERM while narrowing.
+        let s = spec(BurnOrder::Sequential, |s| s.patterns = vec![Pattern::Byte(0xaa)]);
+        let mut q = Faulty::new(4, AREA_LEN);
+        q.bad_write = vec![70_000];
+        q.write_errno = (5, 1);
+        let e = burn_in(&s, &mut q, &Ticks(Cell::new(0)), &Stop::new(), &mut |_| {}, &mut |_| {})
+            .expect_err("refused while narrowing");
+        assert_eq!((e.errno, e.req.offset, e.req.len), (1, 70_000 / 512 * 512, LB));
+        // EIO stays a bad block (the test above).
     }
 
     /// More bad blocks than `max_bad` over all passes end the burn-in.

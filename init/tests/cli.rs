@@ -5,6 +5,7 @@
 //!
 //! Regenerate the snapshot with `UPDATE_SNAPSHOTS=1 cargo test -p bootbench-init --test cli`.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -1805,6 +1806,191 @@ fn writes_change_only_the_permitted_target() {
     assert_eq!(b.hash(), b0, "the other target is unchanged");
 }
 
+/// A loop device over part of a file (`losetup --offset --sizelimit`),
+/// detached on drop.
+struct LoopOver(String);
+
+impl LoopOver {
+    fn new(file: &str, offset: u64, size: Option<u64>, read_only: bool) -> LoopOver {
+        let mut args = vec!["--direct-io=on".to_string(), "-f".into(), "--show".into()];
+        args.extend(["--offset".into(), offset.to_string()]);
+        if let Some(s) = size {
+            args.extend(["--sizelimit".into(), s.to_string()]);
+        }
+        if read_only {
+            args.push("-r".into());
+        }
+        args.push(file.into());
+        let o = Command::new("losetup").args(&args).output().expect("losetup");
+        assert!(o.status.success(), "losetup: {}", String::from_utf8_lossy(&o.stderr));
+        LoopOver(String::from_utf8(o.stdout).unwrap().trim().to_string())
+    }
+}
+
+impl Drop for LoopOver {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+/// A block device mounted at a fresh directory; unmounted (and the
+/// directory removed) on drop.
+struct Mounted(PathBuf);
+
+impl Mounted {
+    fn new(dev: &str) -> Mounted {
+        let dir = common::shm_path("mnt");
+        std::fs::create_dir(&dir).expect("mkdir");
+        let st = Command::new("mount").arg(dev).arg(&dir).status().expect("mount");
+        assert!(st.success(), "mount {dev}");
+        Mounted(dir)
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// Issue 46, 1: a mounted filesystem is never written through another
+/// node of the same storage, `allow_overwrite_signatures` or not. An ext4
+/// filesystem in the first 32 MiB of a 48 MiB file F is mounted through
+/// loop device B (`--sizelimit 32M`). Granted with overwriting allowed: A,
+/// a loop device over all of F, and F itself are refused, naming B and its
+/// mount point; C, a loop device over F's last 16 MiB (no byte of B's), is
+/// written; the filesystem's bytes are as they were, and it is whole after
+/// (`e2fsck -fn`). With B unmounted but held open with O_EXCL by another
+/// program, A is refused again, as claimed, and the filesystem's file is
+/// still there.
+#[test]
+fn storage_in_use_is_never_written_through_another_node() {
+    const FS: u64 = 32 << 20;
+    let f = ShmFile::new("alias-fs.img", &vec![0u8; 48 << 20]);
+    let b = LoopOver::new(f.path(), 0, Some(FS), false);
+    // Inode tables and journal initialised now, not by a kernel thread
+    // after the mount: nothing but this test writes the filesystem.
+    let mk = Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", &b.0])
+        .status()
+        .expect("mkfs.ext4");
+    assert!(mk.success(), "mkfs.ext4 {}", b.0);
+    let mnt = Mounted::new(&b.0);
+    std::fs::write(mnt.0.join("kept"), b"the filesystem's own data").expect("write a file on it");
+    let sync = Command::new("sync").status().expect("sync");
+    assert!(sync.success());
+    let fs_bytes = || std::fs::read(&f.0).unwrap()[..usize::try_from(FS).unwrap()].to_vec();
+    let before = fs_bytes();
+    let a = LoopOver::new(f.path(), 0, None, false);
+    let c = LoopOver::new(f.path(), FS, None, false);
+    let test = serde_json::json!([{"workload": "seq_write", "bs": "64k", "size": "1M"}]);
+    let targets = serde_json::json!([a.0, f.path(), c.0]);
+    let cfg = config(&serde_json::json!({
+        "tests": test, "targets": targets,
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": targets, "allow_overwrite_signatures": true}
+    }));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    let mount_point = mnt.0.to_str().unwrap();
+    for (i, path) in [&a.0, &f.path().to_string()].into_iter().enumerate() {
+        let t = &tests_of(&doc, path)[0];
+        assert_eq!(t["status"]["state"], "skipped", "{path}: {}", t["status"]);
+        let reason = t["status"]["reason"].as_str().unwrap();
+        assert_eq!(
+            reason,
+            format!(
+                "writes refused: {path} reaches the same storage as {}, which is mounted at {mount_point}; \
+                 storage in use is never written, whatever node reaches it (allow_overwrite_signatures does not \
+                 change that)",
+                b.0
+            )
+        );
+        assert_eq!(doc["targets"][i]["writable"], false);
+        assert_eq!(doc["targets"][i]["write_refusal"].as_str(), Some(reason));
+    }
+    let t = &tests_of(&doc, &c.0)[0];
+    assert_eq!(t["status"]["state"], "ok", "C shares no byte with B: {}", t["status"]);
+    assert!(
+        std::fs::read(&f.0).unwrap()[usize::try_from(FS).unwrap()..].iter().any(|&x| x != 0),
+        "C was written"
+    );
+    let sync = Command::new("sync").status().expect("sync");
+    assert!(sync.success());
+    assert!(fs_bytes() == before, "not a byte of the mounted filesystem changed");
+    drop(mnt);
+    let fsck = Command::new("e2fsck").args(["-fn", &b.0]).output().expect("e2fsck");
+    assert!(
+        fsck.status.success(),
+        "e2fsck -fn: {}",
+        String::from_utf8_lossy(&fsck.stdout)
+    );
+    // B held by another program with O_EXCL, not mounted: A is refused as
+    // claimed.
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&b.0)
+        .expect("hold B exclusively");
+    let cfg = config(&serde_json::json!({
+        "tests": test, "targets": [a.0],
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [a.0], "allow_overwrite_signatures": true}
+    }));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    let reason = doc["tests"][0]["status"]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        reason.contains(&format!(
+            "{} reaches the same storage as {}, which is claimed by an exclusive opener",
+            a.0, b.0
+        )),
+        "{reason}"
+    );
+    drop(held);
+    let again = Mounted::new(&b.0);
+    assert_eq!(
+        std::fs::read(again.0.join("kept")).expect("the file is there"),
+        b"the filesystem's own data"
+    );
+}
+
+/// Issue 46, 9: a device the kernel holds read-only (`losetup -r`) is a
+/// refused grant, not a bad disk: its write test is skipped and its
+/// burn-in ends `error`, both with the refusal; no unwritable block is
+/// counted, the verdict is WARN (the burn-in did not run), not FAIL, and
+/// `run` exits 0.
+#[test]
+fn a_read_only_device_is_a_refused_grant_not_a_failed_disk() {
+    let f = ShmFile::new("ro.img", &vec![0u8; 4 << 20]);
+    let r = LoopOver::new(f.path(), 0, None, true);
+    let cfg = config(&serde_json::json!({
+        "tests": [{"workload": "seq_write", "bs": "64k", "size": "1M"}], "targets": [r.0],
+        "burn_in": {"patterns": ["0xaa"]},
+        "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [r.0]}
+    }));
+    let doc = doc_of(&run(&["run", "--config", cfg.path()]));
+    let want = format!(
+        "writes refused: {} is read-only (the kernel's read-only flag is set: BLKROGET, the ro attribute): a \
+         refused grant, not a disk error",
+        r.0
+    );
+    assert_eq!(doc["tests"][0]["status"]["state"], "skipped");
+    assert_eq!(doc["tests"][0]["status"]["reason"].as_str(), Some(want.as_str()));
+    let t = &doc["targets"][0];
+    assert_eq!(t["writable"], false);
+    assert_eq!(t["write_refusal"].as_str(), Some(want.as_str()));
+    assert_eq!(t["burn_in"]["end"], "error");
+    assert_eq!(t["burn_in"]["error"].as_str(), Some(want.as_str()));
+    assert_eq!(t["burn_in"]["unwritable_lbas"], serde_json::json!([]));
+    assert_eq!(
+        doc["acceptance"]["targets"][0]["verdict"], "warn",
+        "{}",
+        doc["acceptance"]
+    );
+    assert!(std::fs::read(&f.0).unwrap().iter().all(|&b| b == 0));
+}
+
 #[test]
 fn signatures_refuse_writes_unless_overwriting_is_allowed() {
     let ext4 = Loop::new(LOOP_BYTES, &[(1080, &[0x53, 0xEF])]);
@@ -2396,6 +2582,53 @@ fn sigint_stops_the_run_and_still_writes_the_results() {
         "{}",
         tests[1]["status"]
     );
+}
+
+/// However the run ends, `--out` leaves nothing behind but the complete
+/// document: killed mid-run (a second SIGINT, which exits at once; SIGKILL)
+/// its directory holds nothing at all, where the old code left the
+/// reserved `.NAME.tmp-PID` (1 MiB and more) beside it; stopped by one
+/// SIGINT, only the document.
+#[test]
+fn an_out_file_leaves_nothing_behind_after_any_signal() {
+    let lo = Loop::new(LOOP_BYTES, &[]);
+    let cfg = config(&serde_json::json!({
+        "targets": [lo.dev],
+        "tests": [{"workload": "rand_read", "name": "long", "runtime": "60s"}]
+    }));
+    let names = |dir: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    for signals in [&[libc::SIGINT, libc::SIGINT][..], &[libc::SIGKILL], &[libc::SIGINT]] {
+        let dir = std::env::temp_dir().join(unique("out-dir"));
+        std::fs::create_dir(&dir).unwrap();
+        let out = dir.join("r.json");
+        let (status, seen) = act_when(
+            &["run", "--config", cfg.path(), "--out", out.to_str().unwrap()],
+            |line| line.contains("long on") && line.contains(": main "),
+            |pid| {
+                for &sig in signals {
+                    // SAFETY: kill(2) on the child we spawned and have not waited for.
+                    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            },
+        );
+        let left = names(&dir);
+        std::fs::remove_dir_all(&dir).ok();
+        if signals.len() == 1 && signals[0] == libc::SIGINT {
+            assert_eq!(status.code(), Some(130), "{seen}");
+            assert_eq!(left, vec!["r.json"], "the document only: {seen}");
+        } else {
+            assert_ne!(status.code(), Some(0), "{seen}");
+            assert!(left.is_empty(), "signals {signals:?} left {left:?}: {seen}");
+        }
+    }
 }
 
 /// Interrupted before any write, a granted disk is left as it was: no

@@ -8,6 +8,13 @@
 //! ([`crate::output::write_numbered`], which also says how the file is
 //! written: a temporary file created exclusively, then linked).
 //!
+//! No document is held: every frame is checked by `bench_core::frame::scan`
+//! (length, CRC-32, inflated a window at a time), and each frame taken is
+//! decoded again straight into its temporary file (`Checked::write_to`,
+//! checked again on the way; the file is removed if it fails). A frame
+//! claiming more than `frame::MAX_DOCUMENT` (1 GiB) is refused before its
+//! body is decoded.
+//!
 //! A damaged frame, or one refused by the nonce rule (a version-1 frame
 //! unless asked for, a nonce no boot announced, boots that overlap), is
 //! reported with its line in the log and never written; so is a frame
@@ -18,18 +25,21 @@
 //! The lines of [`Extracted`] quote the log (frame names) as it is: print
 //! them through `bench_core::console::safe`.
 
+use std::collections::HashMap;
 use std::fs;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use bench_core::frame::{self, Frame, FrameError, Nonce, Options};
+use bench_core::frame::{self, Frame, FrameError, Nonce, Options, Scanned, Stop};
 
 use crate::output::{self, NAME_MAX};
 
 pub use bench_core::frame::Found;
 
-/// Every frame of `log` with the line it starts on.
-pub fn frames(log: &str, opts: Options) -> Vec<Found> {
-    frame::decode_with(log, opts)
+/// Every frame of `log` with the line it starts on, verified
+/// ([`frame::scan`]: no document held).
+pub fn frames(log: &str, opts: Options) -> Vec<Scanned<'_>> {
+    frame::scan(log, opts)
 }
 
 /// The file name to write frame `fr` under: the last component of its
@@ -40,7 +50,12 @@ pub fn frames(log: &str, opts: Options) -> Vec<Found> {
 /// list as another), or starting with a dot (a hidden file; bootbench never
 /// names a result so, and `.bashrc` and the like are no results).
 pub fn file_name(fr: &Frame) -> Result<String, String> {
-    let name = fr.file_name();
+    file_name_for(&fr.name)
+}
+
+/// [`file_name`] of a frame whose header gives `header_name`.
+pub fn file_name_for(header_name: &str) -> Result<String, String> {
+    let name = frame::file_name_of(header_name);
     if name.len() > NAME_MAX {
         return Err(format!(
             "the name is {} bytes long; a file name holds at most {NAME_MAX}",
@@ -96,10 +111,14 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
     if found.iter().any(|f| f.frame.is_ok()) {
         fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
     }
-    // The names the frames of this log were written under.
-    let mut used: Vec<String> = Vec::new();
-    // Each boot's nonce with its frames written, in order of appearance.
+    // The names the frames of this log were written under, each with the
+    // number to try next for it (`<stem>.<k>.<ext>`), so a log of many
+    // frames of one name does not try every taken number again each time.
+    let mut used: HashMap<String, u64> = HashMap::new();
+    // Each boot's nonce with its frames written, in order of appearance,
+    // and where each nonce is in that list.
     let mut boots: Vec<(Option<Nonce>, usize)> = Vec::new();
+    let mut boot_of: HashMap<Option<Nonce>, usize> = HashMap::new();
     for f in found {
         let at = format!("{log_name}:{}", f.line);
         match f.frame {
@@ -107,33 +126,46 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
             Err(e) if e.is_refused() => out.refused.push(format!("{at}: {e}")),
             Err(e) => out.damaged.push(format!("{at}: {e}")),
             Ok(fr) => {
-                let base = match file_name(&fr) {
+                let base = match file_name_for(fr.name()) {
                     Ok(n) => n,
                     Err(why) => {
-                        out.refused.push(format!("{at}: frame {}: refused: {why}", fr.name));
+                        out.refused
+                            .push(format!("{at}: frame {}: refused: {why}", frame::excerpt(fr.name())));
                         continue;
                     }
                 };
-                match boots.iter_mut().find(|(n, _)| *n == fr.nonce) {
-                    Some((_, k)) => *k += 1,
-                    None => boots.push((fr.nonce, 1)),
+                match boot_of.get(&fr.nonce()) {
+                    Some(&i) => boots[i].1 += 1,
+                    None => {
+                        boot_of.insert(fr.nonce(), boots.len());
+                        boots.push((fr.nonce(), 1));
+                    }
                 }
-                let path = match output::write_numbered(dir, &base, &fr.bytes) {
+                let first_k = used.get(&base).copied().unwrap_or(1);
+                // The document goes to its temporary file a window at a
+                // time as it is decoded again, its length and CRC checked
+                // on the way; the file is removed if they are not right.
+                let fill = |f: &mut fs::File| {
+                    fr.write_to(|b| f.write_all(b)).map_err(|e| match e {
+                        Stop::Out(e) => e,
+                        Stop::Frame(e) => io::Error::other(format!("the frame decoded differently: {e}")),
+                    })
+                };
+                let path = match output::write_numbered_from(dir, &base, first_k, fill) {
                     Ok(p) => p,
                     Err(e) => {
                         out.failed.push(format!(
                             "{at}: frame {}: cannot write {}: {e}",
-                            fr.name,
+                            frame::excerpt(fr.name()),
                             dir.join(&base).display()
                         ));
                         continue;
                     }
                 };
-                let name = path
-                    .file_name()
-                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                let (name, k) = path;
+                let path = dir.join(&name);
                 if name != base {
-                    out.notes.push(if used.contains(&base) {
+                    out.notes.push(if used.contains_key(&base) {
                         format!("{at}: a second frame named {base}: written as {name}")
                     } else {
                         format!(
@@ -142,7 +174,7 @@ pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<E
                         )
                     });
                 }
-                used.push(base);
+                used.insert(base, k + 1);
                 out.written.push(path);
             }
         }
@@ -184,6 +216,37 @@ mod tests {
         assert!(f[0].frame.is_ok());
         assert_eq!(f[1].line, 7);
         assert!(f[1].frame.is_err());
+    }
+
+    /// A name holding a Unicode line separator or a control that Unicode
+    /// counts as white space (NEL, U+2028, U+2029, VT, FF) comes out of the
+    /// header as it went in, and is refused for it: never written with the
+    /// character silently removed (issue 46, point 16).
+    #[test]
+    fn a_name_with_a_line_separator_is_refused_not_shortened() {
+        for (c, code) in [
+            ('\u{85}', "U+0085"),
+            ('\u{2028}', "U+2028"),
+            ('\u{2029}', "U+2029"),
+            ('\u{b}', "U+000B"),
+            ('\u{c}', "U+000C"),
+        ] {
+            let name = format!("ls{c}x.json");
+            let log = frame::announce(N) + &frame::encode(&name, b"{}", N);
+            let dir =
+                std::env::temp_dir().join(format!("bootbench-extract-sep-{}-{}", u32::from(c), std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            let done = extract("log", &log, &dir, Options::default()).unwrap();
+            assert!(done.written.is_empty(), "{code}: {:?}", done.written);
+            assert_eq!(
+                done.refused,
+                [format!(
+                    "log:2: frame {name}: refused: the name holds a control character ({code})"
+                )],
+                "{code}"
+            );
+            let _ = fs::remove_dir_all(&dir);
+        }
     }
 
     /// The name a frame is written under, or why it is refused.

@@ -103,8 +103,18 @@ impl Temp {
 
     /// [`Temp::create`], and write `bytes` there, fsynced.
     fn write(dir: &Path, names: impl Iterator<Item = String>, bytes: &[u8]) -> io::Result<Temp> {
+        Temp::fill(dir, names, |f| f.write_all(bytes))
+    }
+
+    /// [`Temp::create`], `fill` writing the file as it goes, fsynced; if
+    /// `fill` fails, the file is removed.
+    fn fill(
+        dir: &Path,
+        names: impl Iterator<Item = String>,
+        fill: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> io::Result<Temp> {
         let (t, mut f) = Temp::create(dir, names)?;
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         f.sync_all()?;
         Ok(t)
     }
@@ -181,7 +191,21 @@ pub fn numbered(name: &str, k: u64) -> String {
 /// free [`numbered`] name (`<stem>.2.<ext>`, ...); never replacing a file
 /// (see the module doc). The path written.
 pub fn write_numbered(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<PathBuf> {
-    write_numbered_with(dir, name, bytes, temp_names(name), hard_link)
+    write_numbered_with(dir, name, 1, |f| f.write_all(bytes), temp_names(name), hard_link).map(|(n, _)| dir.join(n))
+}
+
+/// [`write_numbered`] of a document `fill` writes to the temporary file as
+/// it makes it (a frame's, a window at a time), trying the numbered names
+/// from the `first`-th on (those before it known to be taken: `extract`
+/// wrote them). If `fill` fails, the temporary file is removed and no name
+/// is given. The name written and its number.
+pub fn write_numbered_from(
+    dir: &Path,
+    name: &str,
+    first: u64,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<(String, u64)> {
+    write_numbered_with(dir, name, first, fill, temp_names(name), hard_link)
 }
 
 /// link(2).
@@ -192,18 +216,19 @@ fn hard_link(from: &Path, to: &Path) -> io::Result<()> {
 fn write_numbered_with(
     dir: &Path,
     name: &str,
-    bytes: &[u8],
+    first: u64,
+    fill: impl FnOnce(&mut File) -> io::Result<()>,
     temps: impl Iterator<Item = String>,
     link: fn(&Path, &Path) -> io::Result<()>,
-) -> io::Result<PathBuf> {
-    let mut temp = Temp::write(dir, temps, bytes)?;
-    for k in 1.. {
-        let path = dir.join(numbered(name, k));
-        match temp.link_new(&path, link) {
+) -> io::Result<(String, u64)> {
+    let mut temp = Temp::fill(dir, temps, fill)?;
+    for k in first.max(1).. {
+        let file = numbered(name, k);
+        match temp.link_new(&dir.join(&file), link) {
             Ok(()) => {
                 drop(temp);
                 sync_dir(dir);
-                return Ok(path);
+                return Ok((file, k));
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e),
@@ -338,7 +363,9 @@ mod tests {
         std::os::unix::fs::symlink(&victim, dir.join(".t1")).unwrap();
         fs::write(dir.join(".t2"), "someone's").unwrap();
         let temps = [".t1", ".t2", ".t3"].map(String::from).into_iter();
-        let p = write_numbered_with(&dir, "doc.json", b"{}", temps, hard_link).unwrap();
+        let p = write_numbered_with(&dir, "doc.json", 1, |f| f.write_all(b"{}"), temps, hard_link)
+            .map(|(n, _)| dir.join(n))
+            .unwrap();
         assert_eq!(p, dir.join("doc.json"));
         assert_eq!(fs::read(&p).unwrap(), b"{}");
         assert_eq!(fs::read(&victim).unwrap(), b"precious");
@@ -351,7 +378,9 @@ mod tests {
         );
         // Every name taken: an error naming the directory, nothing written.
         let temps = [".t1", ".t2"].map(String::from).into_iter();
-        let e = write_numbered_with(&dir, "other.json", b"{}", temps, hard_link).unwrap_err();
+        let e = write_numbered_with(&dir, "other.json", 1, |f| f.write_all(b"{}"), temps, hard_link)
+            .map(|(n, _)| dir.join(n))
+            .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
         assert!(e.to_string().contains(&dir.display().to_string()), "{e}");
         assert!(!dir.join("other.json").exists());
@@ -371,7 +400,9 @@ mod tests {
             fs::write(dir.join("m.json"), "first").unwrap();
             std::os::unix::fs::symlink(dir.join("nowhere"), dir.join("m.2.json")).unwrap();
             fs::create_dir(dir.join("m.3.json")).unwrap();
-            let p = write_numbered_with(&dir, "m.json", b"new", temp_names("m.json"), link).unwrap();
+            let p = write_numbered_with(&dir, "m.json", 1, |f| f.write_all(b"new"), temp_names("m.json"), link)
+                .map(|(n, _)| dir.join(n))
+                .unwrap();
             assert_eq!(p, dir.join("m.4.json"), "{case}");
             assert_eq!(fs::read(&p).unwrap(), b"new", "{case}");
             assert_eq!(fs::read(dir.join("m.json")).unwrap(), b"first", "{case}");

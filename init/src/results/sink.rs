@@ -1,25 +1,30 @@
-//! Where results go: a file written atomically (temp file, fsync, rename,
-//! never overwriting), or stdout.
+//! Where results go: a file written atomically (a file with no name or a
+//! temp name, fsync, link, never overwriting), or stdout.
 //!
-//! The data goes to a temp name first (`.<name>.tmp-<pid>`: a dot file
-//! whose name does not end in `.json`, so no reader takes it for a result,
-//! see [`bench_core::stick::temp_name`]), is fsynced, and only then appears under its final
-//! name in one step. Power lost (or the machine killed) at any moment leaves
-//! either no final name or the complete file under it, never a partial or
-//! empty file under a result's name.
+//! The data goes to a file with no name first where the filesystem can
+//! (`O_TMPFILE` on ext4, XFS, btrfs, tmpfs, ...): nothing under any name
+//! until it is complete, so no signal, kill or crash leaves anything
+//! behind. Where it cannot (FAT, the boot stick), to a temp name
+//! (`.<name>.tmp-<pid>`: a dot file whose name does not end in `.json`, so
+//! no reader takes it for a result, see [`bench_core::stick::temp_name`]),
+//! which only a kill or a crash can leave. Either is fsynced, and only then
+//! appears under its final name in one step. Power lost (or the machine
+//! killed) at any moment leaves either no final name or the complete file
+//! under it, never a partial or empty file under a result's name.
 //!
-//! The "rename" is a hard link of the temp file to the final name, which
-//! fails with EEXIST if the name is taken (renameat2's RENAME_NOREPLACE
-//! without unsafe code), then the temp name is removed and the directory
-//! fsynced. On a filesystem without hard links (FAT: EPERM) the final name
-//! is checked to be free and the temp file renamed to it with rename(2).
-//! There, never overwriting holds against earlier files, not against another
-//! process creating the same new name in the same instant (PID 1 is the
-//! stick's only writer). An earlier version reserved the final name with
-//! O_CREAT|O_EXCL before the rename: power lost between the two left an
-//! empty file under a result's name.
+//! The final name is a hard link, which fails with EEXIST if the name is
+//! taken (renameat2's RENAME_NOREPLACE without unsafe code): of the unnamed
+//! file through `/proc/self/fd/N` (linkat with AT_SYMLINK_FOLLOW, which
+//! needs no capability), of the temp name, which is then removed; then the
+//! directory is fsynced. On a filesystem without hard links (FAT: EPERM)
+//! the final name is checked to be free and the temp file renamed to it
+//! with rename(2). There, never overwriting holds against earlier files,
+//! not against another process creating the same new name in the same
+//! instant (PID 1 is the stick's only writer). An earlier version reserved
+//! the final name with O_CREAT|O_EXCL before the rename: power lost
+//! between the two left an empty file under a result's name.
 //!
-//! The temp file is created exclusively (O_CREAT|O_EXCL), never opened
+//! A temp name is created exclusively (O_CREAT|O_EXCL), never opened
 //! through a name someone else made: a file or symbolic link already at the
 //! temp name makes the write fail, untouched (the stick's stale temp files
 //! of this machine are removed by [`crate::results::stick`], whose only
@@ -124,24 +129,72 @@ fn io<'p>(step: &'static str, p: &'p Path) -> impl Fn(io::Error) -> SinkError + 
     }
 }
 
-/// A new file on its way to its name: a temp file in the same directory,
-/// `.<name>.tmp-<pid>`, created exclusively (O_CREAT|O_EXCL: a file or
-/// symbolic link planted at that name is refused, never followed, written
-/// or removed), and removed again when dropped unless [`NewFile::commit`]
-/// gave it its name.
+/// A new file on its way to its name: where the filesystem can, an
+/// unnamed file in the destination's directory (`O_TMPFILE`), which no
+/// signal, kill or crash can leave behind and which gets its only name at
+/// [`NewFile::commit`] (linkat(2) through `/proc/self/fd`); elsewhere (FAT,
+/// the boot stick; a kernel or filesystem without `O_TMPFILE`) a temp file
+/// `.<name>.tmp-<pid>` in the same directory, created exclusively
+/// (O_CREAT|O_EXCL: a file or symbolic link planted at that name is
+/// refused, never followed, written or removed), and removed again when
+/// dropped unless [`NewFile::commit`] gave it its name.
 #[derive(Debug)]
 pub struct NewFile {
     path: PathBuf,
-    tmp: PathBuf,
+    temp: Temp,
     file: File,
     committed: bool,
 }
 
+/// Where a [`NewFile`] is until its commit.
+#[derive(Debug)]
+enum Temp {
+    /// An `O_TMPFILE`: no name; reached as `/proc/self/fd/N`.
+    Unnamed(PathBuf),
+    /// A named temp file, `.<name>.tmp-<pid>`.
+    Named(PathBuf),
+}
+
 impl NewFile {
     /// Check that `path` is free and its directory exists, and create the
-    /// temp file there.
+    /// temp file there: unnamed where the filesystem can, else named.
     pub fn create(path: &Path) -> Result<NewFile, SinkError> {
         check_new(path)?;
+        match Self::create_unnamed(path) {
+            Some(f) => Ok(f),
+            None => Self::create_named(path),
+        }
+    }
+
+    /// An unnamed file (`O_TMPFILE`) in `path`'s directory, or `None` where
+    /// the kernel or the filesystem has none (vfat and exfat answer
+    /// EOPNOTSUPP, kernels before 3.11 EISDIR), or where `/proc` is not
+    /// there to give it its name later. Any error here falls back to the
+    /// named file, whose creation reports its own.
+    fn create_unnamed(path: &Path) -> Option<NewFile> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
+        if !Path::new("/proc/self/fd").is_dir() {
+            return None;
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .mode(0o644)
+            .open(dir_of(path))
+            .ok()?;
+        let reach = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        Some(NewFile {
+            path: path.to_path_buf(),
+            temp: Temp::Unnamed(reach),
+            file,
+            committed: false,
+        })
+    }
+
+    /// The named temp file `.<name>.tmp-<pid>` beside `path`, created
+    /// exclusively.
+    fn create_named(path: &Path) -> Result<NewFile, SinkError> {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -154,10 +207,31 @@ impl NewFile {
             .map_err(io("create", &tmp))?;
         Ok(NewFile {
             path: path.to_path_buf(),
-            tmp,
+            temp: Temp::Named(tmp),
             file,
             committed: false,
         })
+    }
+
+    /// True if the file has no name until its commit (`O_TMPFILE`).
+    pub fn is_unnamed(&self) -> bool {
+        matches!(self.temp, Temp::Unnamed(_))
+    }
+
+    /// The path errors name: the temp file's, or for an unnamed one the
+    /// destination's (it has no other).
+    fn shown(&self) -> &Path {
+        match &self.temp {
+            Temp::Unnamed(_) => &self.path,
+            Temp::Named(p) => p,
+        }
+    }
+
+    /// A path that reaches the data before the commit.
+    fn reach(&self) -> &Path {
+        match &self.temp {
+            Temp::Unnamed(p) | Temp::Named(p) => p,
+        }
     }
 
     /// Reserve `bytes` in the temp file and sync it: a filesystem that is
@@ -178,13 +252,13 @@ impl NewFile {
                 let mut left = bytes;
                 while left > 0 {
                     let n = usize::try_from(left.min(1 << 20)).unwrap_or(1 << 20);
-                    self.file.write_all(&zeros[..n]).map_err(io("reserve", &self.tmp))?;
+                    self.file.write_all(&zeros[..n]).map_err(io("reserve", self.shown()))?;
                     left -= n as u64;
                 }
             }
-            Err(e) => return Err(io("reserve", &self.tmp)(io::Error::from(e))),
+            Err(e) => return Err(io("reserve", self.shown())(io::Error::from(e))),
         }
-        self.file.sync_all().map_err(io("fsync", &self.tmp))
+        self.file.sync_all().map_err(io("fsync", self.shown()))
     }
 
     /// Write `bytes` as the whole file (over what [`NewFile::reserve`]
@@ -192,42 +266,65 @@ impl NewFile {
     /// (tests look at, or stop, a write there), then sync all of it.
     pub fn write_with(&mut self, bytes: &[u8], mid: &mut dyn FnMut(&Path)) -> Result<(), SinkError> {
         use std::io::Seek;
-        self.file.seek(io::SeekFrom::Start(0)).map_err(io("seek", &self.tmp))?;
+        self.file
+            .seek(io::SeekFrom::Start(0))
+            .map_err(io("seek", self.shown()))?;
         let (first, second) = bytes.split_at(bytes.len() / 2);
-        self.file.write_all(first).map_err(io("write", &self.tmp))?;
-        self.file.sync_data().map_err(io("fsync", &self.tmp))?;
-        mid(&self.tmp);
-        self.file.write_all(second).map_err(io("write", &self.tmp))?;
+        self.file.write_all(first).map_err(io("write", self.shown()))?;
+        self.file.sync_data().map_err(io("fsync", self.shown()))?;
+        mid(self.reach());
+        self.file.write_all(second).map_err(io("write", self.shown()))?;
         self.file
             .set_len(bytes.len() as u64)
-            .map_err(io("truncate", &self.tmp))?;
-        self.file.sync_all().map_err(io("fsync", &self.tmp))
+            .map_err(io("truncate", self.shown()))?;
+        self.file.sync_all().map_err(io("fsync", self.shown()))
     }
 
     /// Give the written file its name, never replacing a file there: a
-    /// hard link, which fails if the name is taken (on FAT, which has no
-    /// hard links, a rename to the name if it is still free); then the
-    /// temp name goes and the directory is synced.
+    /// hard link, which fails if the name is taken (an unnamed file gets
+    /// its first and only name so; on FAT, which has no hard links, a
+    /// rename to the name if it is still free); then a named temp goes and
+    /// the directory is synced.
     pub fn commit(mut self) -> Result<(), SinkError> {
         let exists = || SinkError::Exists {
             path: self.path.clone(),
         };
-        match fs::hard_link(&self.tmp, &self.path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
-            // FAT (the boot stick) has no hard links (EPERM): rename the
-            // complete temp file to the final name if that is still free.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP | libc::EMLINK)) => {
-                if fs::symlink_metadata(&self.path).is_ok() {
-                    return Err(exists());
+        match &self.temp {
+            Temp::Unnamed(reach) => {
+                use nix::fcntl::AtFlags;
+                // Through the magic link (AT_SYMLINK_FOLLOW), which needs no
+                // capability, unlike linkat(fd, "", AT_EMPTY_PATH).
+                match nix::unistd::linkat(
+                    None,
+                    reach.as_path(),
+                    None,
+                    self.path.as_path(),
+                    AtFlags::AT_SYMLINK_FOLLOW,
+                ) {
+                    Ok(()) => {}
+                    Err(nix::errno::Errno::EEXIST) => return Err(exists()),
+                    Err(e) => return Err(io("link", &self.path)(io::Error::from(e))),
                 }
-                fs::rename(&self.tmp, &self.path).map_err(io("rename", &self.path))?;
             }
-            Err(e) => return Err(io("link", &self.path)(e)),
+            Temp::Named(tmp) => match fs::hard_link(tmp, &self.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(exists()),
+                // FAT (the boot stick) has no hard links (EPERM): rename the
+                // complete temp file to the final name if that is still free.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP | libc::EMLINK)) => {
+                    if fs::symlink_metadata(&self.path).is_ok() {
+                        return Err(exists());
+                    }
+                    fs::rename(tmp, &self.path).map_err(io("rename", &self.path))?;
+                }
+                Err(e) => return Err(io("link", &self.path)(e)),
+            },
         }
-        // The data lives on under `path`; the temp name goes (drop).
+        // The data lives on under `path`; a named temp goes.
         self.committed = true;
-        let _ = fs::remove_file(&self.tmp);
+        if let Temp::Named(tmp) = &self.temp {
+            let _ = fs::remove_file(tmp);
+        }
         let dir = dir_of(&self.path);
         File::open(&dir)
             .and_then(|d| d.sync_all())
@@ -237,9 +334,10 @@ impl NewFile {
 
 impl Drop for NewFile {
     fn drop(&mut self) {
-        if !self.committed {
-            // Ours: created exclusively above.
-            let _ = fs::remove_file(&self.tmp);
+        if let (false, Temp::Named(tmp)) = (self.committed, &self.temp) {
+            // Ours: created exclusively above. (An unnamed file goes with
+            // its descriptor.)
+            let _ = fs::remove_file(tmp);
         }
     }
 }
@@ -507,9 +605,11 @@ mod tests {
         assert!(write_new(&p, b"x").is_err());
     }
 
-    /// Half-way through a write, the directory holds the earlier file and a
-    /// temp name with the first half, and no file under the final name.
-    fn mid_write_shows_only_a_temp_name(dir: &Path) {
+    /// Half-way through a write, the directory holds the earlier file and,
+    /// where the filesystem has no `O_TMPFILE` (FAT), a temp name with the
+    /// first half; elsewhere nothing else at all: no file under the final
+    /// name either way.
+    fn mid_write_listing(dir: &Path, unnamed: bool) {
         let earlier = dir.join("r-1.json");
         fs::write(&earlier, b"earlier result").unwrap();
         let p = dir.join("r-2.json");
@@ -520,17 +620,30 @@ mod tests {
         })
         .unwrap();
         let tmp = format!(".r-2.json.tmp-{}", std::process::id());
-        assert_eq!(seen, vec![tmp.clone(), "r-1.json".to_string()], "mid-write listing");
-        assert!(bench_core::stick::is_temp_name(&tmp));
+        if unnamed {
+            assert_eq!(
+                seen,
+                vec!["r-1.json".to_string()],
+                "mid-write listing: the new file has no name"
+            );
+        } else {
+            assert_eq!(seen, vec![tmp.clone(), "r-1.json".to_string()], "mid-write listing");
+            assert!(bench_core::stick::is_temp_name(&tmp));
+        }
         assert_eq!(fs::read(&p).unwrap(), b"0123456789");
         assert_eq!(fs::read(&earlier).unwrap(), b"earlier result");
         assert_eq!(entries(dir), vec!["r-1.json", "r-2.json"], "no temp left");
     }
 
     #[test]
-    fn mid_write_only_a_temp_name_exists() {
+    fn mid_write_the_new_file_has_no_name() {
         let d = TempDir::new("mid");
-        mid_write_shows_only_a_temp_name(&d.0);
+        assert!(
+            NewFile::create(&d.0.join("probe")).unwrap().is_unnamed(),
+            "{} takes O_TMPFILE",
+            d.0.display()
+        );
+        mid_write_listing(&d.0, true);
     }
 
     #[test]
@@ -539,12 +652,17 @@ mod tests {
             Ok(m) => m,
             Err(e) => return fixture::skipped(&e),
         };
-        mid_write_shows_only_a_temp_name(&m.dir);
+        assert!(
+            !NewFile::create(&m.dir.join("probe")).unwrap().is_unnamed(),
+            "FAT has no O_TMPFILE"
+        );
+        mid_write_listing(&m.dir, false);
     }
 
     /// A file or symbolic link already at the temp name (another user's,
     /// in a shared directory) is never followed, written or removed: the
-    /// write fails, saying so, and both are as they were.
+    /// named temp file (the way on FAT) is refused, saying so, and both are
+    /// as they were; the unnamed file never meets the name at all.
     #[test]
     fn a_name_planted_at_the_temp_name_is_never_followed_nor_removed() {
         let d = TempDir::new("planted");
@@ -552,7 +670,7 @@ mod tests {
         fs::write(&victim, b"precious").unwrap();
         let tmp = d.0.join(format!(".r.json.tmp-{}", std::process::id()));
         std::os::unix::fs::symlink(&victim, &tmp).unwrap();
-        let e = write_new(&d.0.join("r.json"), b"new").unwrap_err();
+        let e = NewFile::create_named(&d.0.join("r.json")).unwrap_err();
         assert!(
             matches!(&e, SinkError::Io { step: "create", source, .. } if source.kind() == io::ErrorKind::AlreadyExists),
             "{e}"
@@ -562,11 +680,34 @@ mod tests {
             fs::symlink_metadata(&tmp).unwrap().file_type().is_symlink(),
             "the link is left"
         );
+        write_new(&d.0.join("r.json"), b"new").unwrap();
+        assert_eq!(
+            fs::read(&victim).unwrap(),
+            b"precious",
+            "unnamed: the link is never met"
+        );
+        assert!(fs::symlink_metadata(&tmp).unwrap().file_type().is_symlink());
         fs::remove_file(&tmp).unwrap();
         fs::write(&tmp, b"someone's file").unwrap();
-        assert!(write_new(&d.0.join("r.json"), b"new").is_err());
+        assert!(NewFile::create_named(&d.0.join("s.json")).is_ok());
+        assert!(NewFile::create_named(&d.0.join("r.json")).is_err());
         assert_eq!(fs::read(&tmp).unwrap(), b"someone's file", "not removed");
-        assert!(fs::symlink_metadata(d.0.join("r.json")).is_err(), "no result");
+    }
+
+    /// An unnamed file is given its name only if the name is still free:
+    /// a file that appeared there during the run is kept, and the result
+    /// is refused as existing, with nothing left behind.
+    #[test]
+    fn an_unnamed_file_never_replaces_a_name_taken_meanwhile() {
+        let d = TempDir::new("taken");
+        let p = d.0.join("r.json");
+        let mut f = NewFile::create(&p).unwrap();
+        assert!(f.is_unnamed());
+        f.write_with(b"new", &mut |_| {}).unwrap();
+        fs::write(&p, b"theirs").unwrap();
+        assert!(matches!(f.commit(), Err(SinkError::Exists { .. })));
+        assert_eq!(fs::read(&p).unwrap(), b"theirs");
+        assert_eq!(entries(&d.0), vec!["r.json"]);
     }
 
     /// Room reserved before the run is given back at the commit: the
@@ -577,13 +718,7 @@ mod tests {
         let p = d.0.join("r.json");
         let mut f = NewFile::create(&p).unwrap();
         f.reserve(3 << 20).unwrap();
-        assert_eq!(
-            fs::metadata(d.0.join(format!(".r.json.tmp-{}", std::process::id())))
-                .unwrap()
-                .len(),
-            3 << 20,
-            "reserved"
-        );
+        assert_eq!(fs::metadata(f.reach()).unwrap().len(), 3 << 20, "reserved");
         f.write_with(b"{}", &mut |_| {}).unwrap();
         f.commit().unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"{}");

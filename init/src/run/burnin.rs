@@ -57,9 +57,21 @@ pub fn bound(plan: &Plan) -> Nanos {
     perdisk::bound(times, bp.parallel)
 }
 
+/// What burning in one disk gave: its record, whether any write reached
+/// it, and the refusal a write the kernel refused stands for (its
+/// read-only flag set after the claim: [`crate::safety::refused_write`]).
+#[derive(Debug)]
+pub struct Burnt {
+    /// The disk's record.
+    pub rec: BurnIn,
+    /// True if a write was submitted to the disk.
+    pub wrote: bool,
+    /// Why the disk may not be written after all, if the kernel refused.
+    pub refused: Option<String>,
+}
+
 /// Burn in `spec` on `target` (claimed for writing), with `between`
-/// between each sequential pass's writes and reads; the record, and
-/// whether any write reached the disk.
+/// between each sequential pass's writes and reads.
 pub fn burn_disk(
     path: &str,
     target: &DevTarget,
@@ -67,7 +79,8 @@ pub fn burn_disk(
     stop: &Stop,
     progress: &mut dyn FnMut(f64),
     between: BetweenHook<'_>,
-) -> (BurnIn, bool) {
+) -> Burnt {
+    let mut refused = None;
     let rec = match target.open(&OpenSpec::plain(
         Access::Direct,
         true,
@@ -81,13 +94,24 @@ pub fn burn_disk(
         ),
         Ok(mut q) => match burn_in(spec, &mut q, &MonoClock::new(), stop, progress, between) {
             Ok(out) => record(spec, &out.passes, out.elapsed, out.end),
-            Err(e) => not_run(
-                spec,
-                format!("{path}: the queue failed at offset {}: errno {}", e.req.offset, e.errno),
-            ),
+            Err(e) => match crate::safety::refused_write(path, e.errno, e.req.offset) {
+                Some(r) => {
+                    let why = r.to_string();
+                    refused = Some(why.clone());
+                    not_run(spec, why)
+                }
+                None => not_run(
+                    spec,
+                    format!("{path}: the queue failed at offset {}: errno {}", e.req.offset, e.errno),
+                ),
+            },
         },
     };
-    (rec, target.wrote())
+    Burnt {
+        rec,
+        wrote: target.wrote(),
+        refused,
+    }
 }
 
 /// Run the plan's burn-in on every disk it selects and record each in its
@@ -127,7 +151,11 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: O
             path,
             planned: bytes,
             time,
-            failed: Box::new(move |why| (not_run(&s3, why), true)),
+            failed: Box::new(move |why| Burnt {
+                rec: not_run(&s3, why),
+                wrote: true,
+                refused: None,
+            }),
             run: Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| {
                 burn_disk(&p2, &target, &s2, stop, f, &mut |_| {})
             }),
@@ -146,19 +174,29 @@ pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: O
         stop,
         progress,
         kmsg,
-        &mut |ti, (rec, wrote), why, progress| {
-            finish(plan, ti, rec, wrote, why, progress);
+        &mut |ti, burnt, why, progress| {
+            finish(plan, ti, burnt, why, progress);
         },
     );
 }
 
 /// Record disk `ti`'s burn-in (asked to stop `why`, if it was), and say it.
-fn finish(plan: &mut Plan, ti: usize, mut rec: BurnIn, wrote: bool, why: Option<&str>, progress: &mut dyn FnMut(&str)) {
+/// A disk whose writes the kernel refused loses its grant, as a refused
+/// claim's does.
+fn finish(plan: &mut Plan, ti: usize, burnt: Burnt, why: Option<&str>, progress: &mut dyn FnMut(&str)) {
+    let Burnt {
+        mut rec,
+        wrote,
+        refused,
+    } = burnt;
     if let (BurnEndState::Stopped, Some(why)) = (rec.end, why) {
         rec.error = Some(why.to_string());
     }
     if wrote {
         plan.mark_written(ti);
+    }
+    if let Some(r) = refused {
+        crate::plan::withdraw_writes(plan, ti, &r);
     }
     let (done, planned) = rec.done_and_planned();
     let passes_done = rec.passes.iter().filter(|p| p.end == BurnEndState::Done).count();
@@ -210,23 +248,24 @@ mod tests {
             seed: 7,
         };
         let at = 3_000_000u64;
-        let (rec, wrote) = burn_disk(&lo.dev, &target, &spec, &Stop::new(), &mut |_| {}, &mut |pass| {
-            if pass == 1 {
-                let f = std::fs::OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .custom_flags(libc::O_DIRECT)
-                    .open(&lo.dev)
-                    .expect("a second writer");
-                let block = at / 4096 * 4096;
-                let mut buf = crate::sys::buf::AlignedBuf::new(4096).expect("a buffer");
-                let b = &mut buf.as_mut_slice()[..4096];
-                f.read_exact_at(b, block).expect("read");
-                b[usize::try_from(at - block).unwrap()] ^= 0x80;
-                f.write_all_at(b, block).expect("write");
-            }
-        });
-        assert!(wrote);
+        let Burnt { rec, wrote, refused } =
+            burn_disk(&lo.dev, &target, &spec, &Stop::new(), &mut |_| {}, &mut |pass| {
+                if pass == 1 {
+                    let f = std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .custom_flags(libc::O_DIRECT)
+                        .open(&lo.dev)
+                        .expect("a second writer");
+                    let block = at / 4096 * 4096;
+                    let mut buf = crate::sys::buf::AlignedBuf::new(4096).expect("a buffer");
+                    let b = &mut buf.as_mut_slice()[..4096];
+                    f.read_exact_at(b, block).expect("read");
+                    b[usize::try_from(at - block).unwrap()] ^= 0x80;
+                    f.write_all_at(b, block).expect("write");
+                }
+            });
+        assert!(wrote && refused.is_none());
         assert_eq!(rec.end, BurnEndState::Done, "{rec:?}");
         let mism: Vec<&Vec<u64>> = rec.passes.iter().map(|p| &p.mismatched_lbas).collect();
         assert_eq!(mism, [&vec![], &vec![at / 512], &vec![], &vec![]]);
@@ -237,5 +276,53 @@ mod tests {
         assert_eq!(rec.mismatched_lbas, [at / 512]);
         let data = std::fs::read(&lo.files[0]).expect("backing file");
         assert!(data.iter().all(|&b| b == 0), "the last pass wrote 0x00 everywhere");
+    }
+
+    /// A disk the kernel holds read-only after its claim (`blockdev
+    /// --setro` between the claim and the burn-in): the first write is
+    /// refused with EPERM, the burn-in ends with the refusal, not with
+    /// unwritable blocks, and nothing is narrowed or written.
+    #[test]
+    fn a_disk_set_read_only_after_its_claim_is_a_refusal_not_bad_blocks() {
+        const SIZE: usize = 2 << 20;
+        let Some(lo) = crate::testutil::Loop::new("burn-setro", &vec![0u8; SIZE]) else {
+            return;
+        };
+        let target = DevTarget::open(&lo.dev, Some(WritePermit::for_tests(&lo.dev))).expect("open");
+        let ro = std::process::Command::new("blockdev")
+            .args(["--setro", &lo.dev])
+            .status();
+        assert!(ro.is_ok_and(|s| s.success()), "blockdev --setro {}", lo.dev);
+        let spec = BurnSpec {
+            start: 0,
+            end: SIZE as u64,
+            chunk: 256 << 10,
+            depth: 4,
+            logical_block: 512,
+            retries: 1,
+            max_bad: 1000,
+            order: BurnOrder::Sequential,
+            patterns: BADBLOCKS_PATTERNS.to_vec(),
+            loops: 1,
+            seed: 7,
+        };
+        let Burnt { rec, wrote, refused } = burn_disk(&lo.dev, &target, &spec, &Stop::new(), &mut |_| {}, &mut |_| {});
+        let _ = std::process::Command::new("blockdev")
+            .args(["--setrw", &lo.dev])
+            .status();
+        let why = refused.expect("a refusal");
+        assert!(
+            why.contains(&format!("writes refused: {} is read-only", lo.dev)) && why.contains("EPERM"),
+            "{why}"
+        );
+        assert_eq!(rec.end, BurnEndState::Error, "{rec:?}");
+        assert_eq!(rec.error.as_deref(), Some(why.as_str()));
+        assert!(
+            rec.unwritable_lbas.is_empty() && rec.unreadable_lbas.is_empty(),
+            "{rec:?}"
+        );
+        assert!(wrote, "a write was asked for (the mark is set when one is submitted)");
+        let data = std::fs::read(&lo.files[0]).expect("backing file");
+        assert!(data.iter().all(|&b| b == 0), "the disk is as it was");
     }
 }

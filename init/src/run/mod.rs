@@ -656,6 +656,20 @@ fn refresh_targets(doc: &mut ResultDoc, plan: &Plan) {
     }
 }
 
+/// The refusal a test's error stands for, in words, if it is one: a write
+/// the kernel refused with EPERM or EROFS ([`crate::safety::refused_write`]).
+fn refused_write(status: &Status, path: &str) -> Option<String> {
+    match status {
+        Status::Error {
+            errno,
+            op: bench_core::io::Op::Write,
+            offset,
+            ..
+        } => crate::safety::refused_write(path, *errno, *offset).map(|r| r.to_string()),
+        _ => None,
+    }
+}
+
 /// A skipped test's result.
 fn skipped(item: &PlanItem, plan: &Plan, reason: &str) -> TestResult {
     TestResult {
@@ -736,7 +750,10 @@ impl Run<'_> {
     ) -> Option<String> {
         let path = self.plan.targets[ti].info.path.clone();
         let mut hung: Option<String> = None;
-        for (i, item) in items_of(self.plan, ti) {
+        for (i, mut item) in items_of(self.plan, ti) {
+            // As the plan has it now: a write the kernel refused in an
+            // earlier test withdrew this target's writes.
+            item.action = self.plan.items[i].action.clone();
             let head = format!("[test {}/{}] {} on {}", i + 1, self.total, item.spec.name, path);
             if interrupted(self.stop) {
                 self.doc.tests.push(skipped(&item, self.plan, NOT_RUN_INTERRUPTED));
@@ -835,6 +852,12 @@ impl Run<'_> {
                 Status::Ok => {}
             }
         }
+        if let Some(why) = refused_write(&r.status, path) {
+            // The kernel refused the write, not the disk: a refused grant.
+            crate::plan::withdraw_writes(self.plan, item.target, &why);
+            refresh_targets(&mut self.doc, self.plan);
+            r = skipped(item, self.plan, &why);
+        }
         let ending = match &r.status {
             Status::Ok => "ok".to_string(),
             Status::Error { message, .. } => format!("error: {message}"),
@@ -899,6 +922,67 @@ mod tests {
             );
         }
         assert_eq!(doc.run.status, RunStatus::Error, "{:?}", doc.run.error);
+    }
+
+    /// A disk the kernel makes read-only after its claim (`blockdev
+    /// --setro` once the console says it may be written): its first write
+    /// test's EPERM is a refused grant, not a disk error: the test is
+    /// skipped with the refusal, the target's later write tests too, its
+    /// reads still run, and the target is no longer writable.
+    #[test]
+    fn a_write_the_kernel_refuses_after_the_claim_is_a_refusal() {
+        for parallel in [false, true] {
+            let Some(lo) = crate::testutil::Loop::new("run-setro", &[0u8; 4 << 20]) else {
+                return;
+            };
+            let text = format!(
+                r#"{{"targets":["{d}"], "parallel": {parallel},
+                    "tests":[{{"workload":"seq_write","bs":"64k","size":"1M"}},{{"workload":"seq_read","bs":"64k","size":"1M"}},
+                             {{"workload":"rand_write","bs":"4k","size":"1M"}}],
+                    "destructive":{{"confirm":"{}","countdown":0,"targets":["{d}"]}}}}"#,
+                crate::safety::CONFIRM_PHRASE,
+                d = lo.dev
+            );
+            let mut plan = plan::validate(&plan::parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap();
+            assert!(plan.targets[0].info.writable, "granted when planned");
+            let dev = lo.dev.clone();
+            let doc = execute(
+                &mut plan,
+                &mut |l| {
+                    if l.contains("may be written") {
+                        let ro = std::process::Command::new("blockdev").args(["--setro", &dev]).status();
+                        assert!(ro.is_ok_and(|s| s.success()), "blockdev --setro {dev}");
+                    }
+                },
+                &mut |_| {},
+            );
+            let _ = std::process::Command::new("blockdev")
+                .args(["--setrw", &lo.dev])
+                .status();
+            let states: Vec<&Status> = doc.tests.iter().map(|t| &t.status).collect();
+            let Status::Skipped { reason } = states[0] else {
+                panic!("parallel {parallel}: the write test: {:?}", states[0])
+            };
+            assert!(
+                reason.contains(&format!("writes refused: {} is read-only", lo.dev))
+                    && reason.contains("EPERM")
+                    && reason.contains("at byte 0"),
+                "{reason}"
+            );
+            assert_eq!(states[1], &Status::Ok, "parallel {parallel}: the read runs");
+            assert_eq!(
+                states[2],
+                &Status::Skipped { reason: reason.clone() },
+                "parallel {parallel}: the later write is skipped"
+            );
+            assert!(doc.tests[0].steps.is_empty(), "nothing measured is kept");
+            assert!(!doc.targets[0].writable);
+            assert_eq!(doc.targets[0].write_refusal.as_deref(), Some(reason.as_str()));
+            assert!(
+                std::fs::read(&lo.files[0]).unwrap().iter().all(|&b| b == 0),
+                "nothing written"
+            );
+        }
     }
 
     #[test]

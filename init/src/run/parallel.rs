@@ -42,6 +42,9 @@ const NAMES: Names = Names {
 struct DiskRun {
     results: Vec<TestResult>,
     hung: Option<String>,
+    /// A write the kernel refused: the refusal, which withdraws the disk's
+    /// writes ([`super::refused_write`]).
+    refused: Option<String>,
 }
 
 /// What a disk's tests run on, on its thread.
@@ -133,6 +136,9 @@ impl Run<'_> {
             if let Some(h) = run.hung {
                 self.bad.push((ti, h));
             }
+            if let Some(why) = run.refused {
+                crate::plan::withdraw_writes(self.plan, ti, &why);
+            }
         }
         refresh_targets(&mut self.doc, self.plan);
         (self.after_test)(&self.doc);
@@ -181,6 +187,7 @@ impl Run<'_> {
                     .map(|t| not_run(t, &format!("not run: {why}")))
                     .collect(),
                 hung: Some(format!("{path}: {why}")),
+                refused: None,
             }),
             run: Box::new(move |stop, fraction| run_disk(&planned, &templates, &on, time, stop, fraction)),
         }
@@ -223,6 +230,7 @@ fn run_disk(
     let n = planned.len().max(1);
     let mut results = Vec::with_capacity(planned.len());
     let mut hung: Option<String> = None;
+    let mut refused: Option<String> = None;
     let mut runner = match on {
         On::Dev(d, watch) => {
             let mut r = ThreadedRunner::new(Arc::clone(d));
@@ -240,7 +248,7 @@ fn run_disk(
         } else if left.is_zero() {
             Some("not run: the disk's time ran out (the sum of its tests' bounds)".to_string())
         } else {
-            None
+            refused.as_ref().filter(|_| p.item.spec.workload.writes()).cloned()
         };
         let steps = match (&not, &p.item.action) {
             (Some(reason), _) => {
@@ -278,10 +286,15 @@ fn run_disk(
                 p.item.spec.name
             ));
         }
+        if let Some(why) = super::refused_write(&r.status, path) {
+            results.push(not_run(template, &why));
+            refused = Some(why);
+            continue;
+        }
         results.push(r);
     }
     fraction(1.0);
-    DiskRun { results, hung }
+    DiskRun { results, hung, refused }
 }
 
 #[cfg(test)]

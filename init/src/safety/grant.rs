@@ -73,10 +73,14 @@ impl Grant {
 
     /// Open the device for writing: once, read-only, with O_EXCL for a block
     /// device; check on that descriptor that it is the device the grant was
-    /// made for; with [`Contents::Check`] (and unless overwriting is
-    /// allowed) scan its signatures and sample its data again through it.
+    /// made for, that the kernel does not hold it read-only and that its
+    /// storage is not in use through another node ([`super::inuse`]); with
+    /// [`Contents::Check`] (and unless overwriting is allowed) scan its
+    /// signatures and sample its data again through it.
     pub fn claim(&self, contents: Contents) -> Result<WritePermit, Refusal> {
         let f = open_checked(&self.path, &self.id, self.pin.as_ref(), true)?;
+        super::check_writable(&f, &self.path)?;
+        super::inuse::check(&self.path, &f)?;
         if self.check_contents && contents == Contents::Check {
             super::check_blank(&f, &self.path)?;
         }
@@ -349,13 +353,16 @@ mod tests {
             }
         }
         assert_eq!(std::fs::read(&a).expect("read"), b"precious");
-        // Unpinned (as the plan once granted files): refused outright.
+        // Unpinned (as the plan once granted files): refused outright, at
+        // the grant (it opens the target to check its use even when
+        // overwriting is allowed) and at a claim.
         let (_, id) = identity::describe_bound(&a).expect("identity");
         let d = destructive(Some(CONFIRM_PHRASE), &[&id], true);
-        match grant(Some(&d), &a, &id, None)
-            .expect("granted: overwriting allowed, no scan")
-            .claim(Contents::Check)
-        {
+        match grant(Some(&d), &a, &id, None) {
+            Err(r @ Refusal::Unreadable { .. }) => assert!(r.to_string().contains("held open"), "{r}"),
+            other => panic!("expected an unpinned file refused, got {other:?}"),
+        }
+        match Grant::new(&a, id.clone(), None, false).claim(Contents::Check) {
             Err(r @ Refusal::Unreadable { .. }) => assert!(r.to_string().contains("held open"), "{r}"),
             other => panic!("expected an unpinned file refused, got {other:?}"),
         }

@@ -6,7 +6,11 @@
 //! libblkid knows (partition tables, filesystems, RAID and volume-manager
 //! metadata, encryption headers: [`bench_core::signatures`]), and, unless it carries
 //! bootbench's own scratch label ([`scratch`]), samples of its contents are
-//! all zeros ([`blank`]). A grant is bound to the device's identity, and
+//! all zeros ([`blank`]). Whatever overwriting allows, a target that is
+//! read-only in the kernel (`BLKROGET`) or whose storage is in use through
+//! any node (mounted, swap, held, opened exclusively: [`inuse`], which maps
+//! partitions and loop devices to the storage they reach) is refused. A
+//! grant is bound to the device's identity, and
 //! only its claim ([`Grant::claim`], everything checked again on the
 //! descriptor that writes) gives the [`WritePermit`] that the engine needs
 //! to open a queue for writing.
@@ -17,6 +21,7 @@
 
 mod blank;
 mod grant;
+mod inuse;
 mod scratch;
 
 use std::fmt;
@@ -119,6 +124,35 @@ pub enum Refusal {
         /// What changed.
         what: String,
     },
+    /// The target's storage is in use: the target itself, or another node
+    /// that reaches the same bytes (a loop device over the same file, the
+    /// disk beneath a loop device, a partition), is mounted, swap, held or
+    /// claimed. Never overridden by `allow_overwrite_signatures`.
+    InUse {
+        /// The target's path.
+        path: String,
+        /// The other node that reaches the same storage (`None`: the
+        /// target itself).
+        through: Option<String>,
+        /// How it is used, in words (`mounted at /mnt`, `held by dm-0`).
+        how: String,
+    },
+    /// Whether the target's storage is in use could not be told: a device
+    /// that might reach it could not be mapped.
+    Unmapped {
+        /// The target's path.
+        path: String,
+        /// What could not be read, in words.
+        error: String,
+    },
+    /// The kernel holds the target read-only: every write would be refused
+    /// before it reached the disk.
+    ReadOnly {
+        /// The target's path.
+        path: String,
+        /// How that was seen, in words.
+        why: String,
+    },
     /// The signature scan or the sampling could not read the target.
     Unreadable {
         /// The target's path.
@@ -165,6 +199,25 @@ impl fmt::Display for Refusal {
             Refusal::Unreadable { path, error } => {
                 write!(f, "writes refused: cannot scan {path} for signatures: {error}")
             }
+            Refusal::InUse { path, through, how } => {
+                match through {
+                    None => write!(f, "writes refused: {path} is {how}")?,
+                    Some(t) => write!(f, "writes refused: {path} reaches the same storage as {t}, which is {how}")?,
+                }
+                write!(
+                    f,
+                    "; storage in use is never written, whatever node reaches it \
+                     (allow_overwrite_signatures does not change that)"
+                )
+            }
+            Refusal::Unmapped { path, error } => write!(
+                f,
+                "writes refused: cannot tell whether {path} shares its storage with something in use: {error}"
+            ),
+            Refusal::ReadOnly { path, why } => write!(
+                f,
+                "writes refused: {path} is read-only ({why}): a refused grant, not a disk error"
+            ),
             Refusal::Claim { path, error } => write!(
                 f,
                 "writes refused: cannot claim {path} for writing (opened exclusively): {error}"
@@ -256,14 +309,70 @@ pub fn check_blank(f: &File, path: &str) -> Result<(), Refusal> {
     }
 }
 
+/// Refuse writes to the target at `path`, open as `f`, if the kernel holds
+/// it read-only: a block device whose read-only flag is set (BLKROGET: the
+/// `ro` attribute, `losetup -r`, `blockdev --setro`, a write-protected
+/// medium), a regular file that cannot be opened for writing (a read-only
+/// filesystem, an immutable file; tried through `f`'s open file, with
+/// nothing written or truncated).
+pub fn check_writable(f: &File, path: &str) -> Result<(), Refusal> {
+    let read_only = |why: String| Refusal::ReadOnly {
+        path: path.to_string(),
+        why,
+    };
+    let meta = f.metadata().map_err(|e| Refusal::Unreadable {
+        path: path.to_string(),
+        error: e.to_string(),
+    })?;
+    if meta.file_type().is_block_device() {
+        match blk::read_only(f) {
+            Ok(true) => Err(read_only(
+                "the kernel's read-only flag is set: BLKROGET, the ro attribute".to_string(),
+            )),
+            Ok(false) => Ok(()),
+            Err(e) => Err(Refusal::Unreadable {
+                path: path.to_string(),
+                error: format!("BLKROGET: {e}"),
+            }),
+        }
+    } else {
+        match std::fs::OpenOptions::new().write(true).open(reopen_path(f)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(read_only(format!("it cannot be opened for writing: {e}"))),
+        }
+    }
+}
+
+/// The refusal a write failing with `errno` at byte `offset` of the target
+/// at `path` stands for, if it is one: EPERM (the kernel's read-only flag,
+/// set after the claim) and EROFS (a read-only filesystem) come from the
+/// kernel before the disk is asked, so they are a refused grant, never a
+/// disk error.
+pub fn refused_write(path: &str, errno: i32, offset: u64) -> Option<Refusal> {
+    let name = match errno {
+        libc::EPERM => "EPERM",
+        libc::EROFS => "EROFS",
+        _ => return None,
+    };
+    Some(Refusal::ReadOnly {
+        path: path.to_string(),
+        why: format!(
+            "the kernel refused the write at byte {offset} with {name}, errno {errno}, before it reached the disk"
+        ),
+    })
+}
+
 /// Grant writes to the target at `path`, whose identity the plan read as
 /// `id`, under the config's `destructive` section.
 ///
 /// Refused, in this order: no destructive section; no entry of it resolved
 /// to this device; the confirmation phrase is missing or not exactly
-/// [`CONFIRM_PHRASE`]; then, unless `allow_overwrite_signatures`, the
-/// target (opened read-only once, and checked to be the device `id` names)
-/// cannot be read, or is not blank ([`check_blank`]).
+/// [`CONFIRM_PHRASE`]; then the target (opened read-only once, and checked
+/// to be the device `id` names) is read-only ([`check_writable`]) or its
+/// storage is in use through it or another node ([`inuse::check`]),
+/// whatever `allow_overwrite_signatures` says; then, unless
+/// `allow_overwrite_signatures`, it cannot be read, or is not blank
+/// ([`check_blank`]).
 pub fn grant(
     destructive: Option<&Destructive>,
     path: &str,
@@ -280,10 +389,13 @@ pub fn grant(
         });
     }
     let g = Grant::new(path, id.clone(), pin.cloned(), !d.allow_overwrite_signatures);
+    // The checks are a claim's without O_EXCL (the plan holds nothing):
+    // they read through one descriptor checked to be the device.
+    let f = grant::open_checked(path, id, pin, false)?;
+    check_writable(&f, path)?;
+    inuse::check(path, &f)?;
     if !d.allow_overwrite_signatures {
-        // The scan is a claim's without O_EXCL (the plan holds nothing):
-        // it reads through one descriptor checked to be the device.
-        check_blank(&grant::open_checked(path, id, pin, false)?, path)?;
+        check_blank(&f, path)?;
     }
     Ok(g)
 }

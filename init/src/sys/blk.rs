@@ -66,3 +66,95 @@ pub fn flush_buffers(f: &File) -> Result<(), Errno> {
     // only requirement is an open block-device fd, which `f` holds.
     unsafe { blkflsbuf(f.as_raw_fd()) }.map(drop)
 }
+
+// BLKROGET = _IO(0x12, 94), but the kernel writes an `int` through the
+// argument: 1 if the device is read-only (its `ro` attribute: `losetup -r`,
+// `blockdev --setro`, a write-protected medium), else 0.
+nix::ioctl_read_bad!(blkroget, nix::request_code_none!(0x12, 94), libc::c_int);
+
+/// True if the kernel holds the device read-only (BLKROGET): every write to
+/// it fails with EPERM before it reaches the disk.
+pub fn read_only(f: &File) -> Result<bool, Errno> {
+    let mut v: libc::c_int = 0;
+    // SAFETY: BLKROGET writes one `int` (put_int of bdev_read_only() in
+    // blkdev_ioctl) through its argument, which points at `v`, a live c_int.
+    unsafe { blkroget(f.as_raw_fd(), &mut v) }?;
+    Ok(v != 0)
+}
+
+/// `struct loop_info64` of linux/loop.h, as LOOP_GET_STATUS64 fills it.
+#[repr(C)]
+#[allow(dead_code)] // the kernel fills every field; only some are read
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+// The kernel's layout: 232 bytes, `lo_offset` at 24, `lo_flags` at 52.
+const _: () = assert!(std::mem::size_of::<LoopInfo64>() == 232);
+const _: () = assert!(std::mem::offset_of!(LoopInfo64, lo_offset) == 24);
+const _: () = assert!(std::mem::offset_of!(LoopInfo64, lo_flags) == 52);
+
+// LOOP_GET_STATUS64 = 0x4C05 (a plain number, not _IOR-encoded): the kernel
+// copies a whole `struct loop_info64` out through the argument.
+nix::ioctl_read_bad!(loop_get_status64, 0x4C05, LoopInfo64);
+
+/// What a bound loop device reads and writes: its backing file's device
+/// and inode numbers (and device number, when the backing file is itself a
+/// block device), and the byte range of it the loop device shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopBacking {
+    /// `st_dev` of the backing file (the filesystem it lives on).
+    pub dev: u64,
+    /// `st_ino` of the backing file.
+    pub ino: u64,
+    /// `st_rdev` of the backing file: non-zero when it is a block device.
+    pub rdev: u64,
+    /// The first byte of the backing file the loop device shows.
+    pub offset: u64,
+    /// How many bytes from `offset` it shows; 0: up to the file's end.
+    pub size_limit: u64,
+}
+
+/// The loop device `f`'s backing (LOOP_GET_STATUS64); ENXIO for a loop
+/// device bound to nothing.
+pub fn loop_backing(f: &File) -> Result<LoopBacking, Errno> {
+    let mut info = LoopInfo64 {
+        lo_device: 0,
+        lo_inode: 0,
+        lo_rdevice: 0,
+        lo_offset: 0,
+        lo_sizelimit: 0,
+        lo_number: 0,
+        lo_encrypt_type: 0,
+        lo_encrypt_key_size: 0,
+        lo_flags: 0,
+        lo_file_name: [0; 64],
+        lo_crypt_name: [0; 64],
+        lo_encrypt_key: [0; 32],
+        lo_init: [0; 2],
+    };
+    // SAFETY: LOOP_GET_STATUS64 copies exactly one `struct loop_info64`
+    // (232 bytes, the layout `LoopInfo64` repeats field for field with
+    // repr(C)) to its argument, which points at `info`, a live, writable
+    // value of that type on this stack frame; `f` keeps the fd open.
+    unsafe { loop_get_status64(f.as_raw_fd(), &mut info) }?;
+    Ok(LoopBacking {
+        dev: info.lo_device,
+        ino: info.lo_inode,
+        rdev: info.lo_rdevice,
+        offset: info.lo_offset,
+        size_limit: info.lo_sizelimit,
+    })
+}
