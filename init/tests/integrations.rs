@@ -18,7 +18,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_bootbench-init");
 const MANIFEST: &str = env!("CARGO_MANIFEST_DIR");
 
 fn python() -> PathBuf {
-    std::env::var_os("BOOTBENCH_IPA_PYTHON").map_or_else(|| PathBuf::from("/opt/bootbench/ipa-venv/bin/python3"), PathBuf::from)
+    std::env::var_os("BOOTBENCH_IPA_PYTHON")
+        .map_or_else(|| PathBuf::from("/opt/bootbench/ipa-venv/bin/python3"), PathBuf::from)
 }
 
 /// Run one of the Python suites; fail with its output unless every case passed.
@@ -39,7 +40,10 @@ fn suite(script: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{script}: {}\n{stderr}", out.status);
     // unittest's last line: OK, never "OK (skipped=...)".
-    assert!(stderr.trim_end().ends_with("\nOK"), "{script}: not every case ran:\n{stderr}");
+    assert!(
+        stderr.trim_end().ends_with("\nOK"),
+        "{script}: not every case ran:\n{stderr}"
+    );
 }
 
 #[test]
