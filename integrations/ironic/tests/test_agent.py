@@ -193,6 +193,37 @@ class Acceptance(unittest.TestCase):
         with open(res["document"]) as f:
             self.assertEqual(json.load(f)["acceptance"]["verdict"], "pass")
 
+    def test_the_document_goes_to_results_url(self):
+        import http.server
+        import threading
+
+        got = {}
+
+        class Put(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self):
+                got["path"] = self.path
+                got["body"] = self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(201)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Put)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        try:
+            url = "http://127.0.0.1:%d/results/node1.json?sig=SECRET" % srv.server_address[1]
+            cmd = run_step(clean.CleanExtension(), "bootbench_acceptance", {"config": quick(), "results_url": url})
+        finally:
+            srv.shutdown()
+        self.assertEqual(cmd.command_status, "SUCCEEDED", cmd.command_error)
+        res = cmd.command_result["clean_result"]
+        self.assertEqual(res["results_sent"], 201)
+        self.assertEqual(got["path"], "/results/node1.json?sig=SECRET")
+        with open(res["document"], "rb") as f:
+            self.assertEqual(got["body"], f.read())
+        self.assertNotIn("SECRET", json.dumps(res))
+
     def test_the_skip_list_is_the_agents(self):
         node = dict(NODE, properties={"skip_block_devices": [{"name": LOOPS[1]}]})
         cmd = run_step(service.ServiceExtension(), "bootbench_acceptance", {"config": quick()}, node=node)
@@ -246,6 +277,30 @@ class BurnIn(unittest.TestCase):
         after = [digest(d) for d in LOOPS]
         self.assertEqual(after[0], before[0], "the disk without the grant is unchanged")
         self.assertNotEqual(after[1], before[1], "the granted disk was burnt in")
+
+
+class ContainerRecipe(unittest.TestCase):
+    def test_the_agents_container_manager_takes_the_steps_file(self):
+        from ironic_python_agent.hardware_managers import container
+        from oslo_config import cfg
+
+        path = os.path.join(PACKAGE, "container", "mysteps.yaml")
+        cfg.CONF.set_override("container_steps_file", path, group="container")
+        try:
+            mgr = container.ContainerHardwareManager()
+            steps = {s["step"]: s for s in mgr._get_steps(automatic=True)}
+            step = steps["bootbench_acceptance_container"]
+            self.assertEqual((step["interface"], step["priority"], step["abortable"]), ("deploy", 0, True))
+            (entry,) = [s for s in mgr.STEPS if s["name"] == "bootbench_acceptance_container"]
+            self.assertIn("--privileged", entry["run_options"])
+            self.assertIn("/dev:/dev", entry["run_options"])
+            self.assertIn("/var/log:/out", entry["run_options"])
+        finally:
+            cfg.CONF.clear_override("container_steps_file", group="container")
+        with open(os.path.join(PACKAGE, "container", "Containerfile")) as f:
+            lines = [x for x in f.read().splitlines() if x and not x.startswith("#")]
+        self.assertEqual(lines[0], "FROM scratch")
+        self.assertIn('"--out", "/out/bootbench.json"', lines[-1])
 
 
 class DefaultConfig(unittest.TestCase):
