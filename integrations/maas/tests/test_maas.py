@@ -157,7 +157,8 @@ class Metadata(unittest.TestCase):
             self.assertEqual(meta["destructive"], s == "bootbench-burn-in")
             self.assertEqual(meta["parameters"]["storage"], {"type": "storage", "argument_format": "{path}"})
             self.assertEqual(meta["parameters"]["runtime"]["type"], "runtime")
-            self.assertGreater(timeout, 0)
+            # The burn-in has none, as MAAS's badblocks-destructive.
+            self.assertEqual(timeout > 0, s == "bootbench-acceptance", timeout)
             self.assertTrue(meta["packages"]["url"][0].endswith("/bootbench-maas.tar.gz"))
             # `results` names every key the script writes.
             kind = "acceptance" if s == "bootbench-acceptance" else "burn-in"
@@ -200,7 +201,7 @@ class RunAsMaas(unittest.TestCase):
         os.unlink(cls.file)
         cls.tmp.cleanup()
 
-    def run_script(self, script, config):
+    def run_script(self, script, config, runtime=None):
         """One run as maas_run_remote_scripts does it; the parsed result
         YAML, the script's exit status and its output directory."""
         RunAsMaas.n += 1
@@ -217,7 +218,10 @@ class RunAsMaas(unittest.TestCase):
         with open(os.path.join(self.pack, script)) as f:
             meta = read_metadata(f.read())
         timeout = parse_duration(meta["timeout"])
-        values = {"storage": {"path": self.loop, "input": self.loop}, "runtime": timeout, "config": cfg}
+        # A runtime parameter's value: the script's timeout in seconds
+        # (`timeout.seconds`, ParametersForm._setup_input), or the user's.
+        runtime = timeout % 86400 if runtime is None else runtime
+        values = {"storage": {"path": self.loop, "input": self.loop}, "runtime": runtime, "config": cfg}
         argv = [os.path.join(self.pack, script)]
         for key, param in meta["parameters"].items():
             if param["type"] == "storage":
@@ -231,7 +235,7 @@ class RunAsMaas(unittest.TestCase):
             "OUTPUT_STDERR_PATH": os.path.join(out_dir, script + ".err"),
             "RESULT_PATH": os.path.join(out_dir, script + ".yaml"),
             "DOWNLOAD_PATH": download,
-            "RUNTIME": str(timeout),
+            "RUNTIME": str(runtime),
             "HAS_STARTED": "False",
         })
         # The script's python3 is the first on PATH, as `env` finds it.
@@ -293,6 +297,14 @@ class RunAsMaas(unittest.TestCase):
         self.assertEqual(result["results"]["verdict"], "FAIL")
         self.assertRegex(result["results"]["first_reason"], r"^seq1m_q8t1_read: read_bytes_per_sec .* below the floor")
         self.assertEqual(result["results"]["reasons"], [result["results"]["first_reason"]])
+
+    def test_past_the_runtime_bootbench_stops_and_the_document_says_so(self):
+        cfg = {"tests": [{"workload": "seq_read", "name": "seq1m_q8t1_read", "bs": "1M", "runtime": "60s"}]}
+        result, code, _ = self.run_script("bootbench-acceptance", cfg, runtime=2)
+        self.assertEqual(result["status"], "degraded", result)
+        self.assertEqual(result["results"]["verdict"], "WARN")
+        with open(result["results"]["document"]) as f:
+            self.assertEqual(json.load(f)["run"]["status"], "interrupted")
 
     def test_a_refused_config_is_failed_with_why(self):
         result, code, _ = self.run_script("bootbench-acceptance", {"tests": [{"workload": "seq_read", "bs": "3"}]})
