@@ -218,10 +218,14 @@ def main(kind, argv=None):
             write_result(result_path, "failed", {"verdict": "none", "first_reason": why, "reasons": [why]})
         return 1
 
+    if not os.access(binary, os.X_OK):
+        return fail("no bootbench-init in $DOWNLOAD_PATH (%s): is the tarball in the script's packages?" % download)
+    spec = args.config or default
     try:
-        config = fetch_config(args.config or default, download, out_dir, disk_serial(binary, args.device))
+        serial = disk_serial(binary, args.device) if "{serial}" in spec else None
+        config = fetch_config(spec, download, out_dir, serial)
     except (OSError, ValueError) as e:
-        return fail("config %s: %s" % ((args.config or default).split("?")[0], e))
+        return fail("config %s: %s" % (spec.split("?")[0], e))
     if kind == "burn-in":
         # The burn-in script's whole purpose: a config without `burn_in`
         # gets `{}` (badblocks' four patterns). Its `destructive` grant must
@@ -233,9 +237,19 @@ def main(kind, argv=None):
             return fail("config %s: %s" % (config, e))
         if "burn_in" not in cfg:
             cfg["burn_in"] = {}
-            config = os.path.join(out_dir, "bootbench-burn-in-config.json")
-            with open(config, "w") as f:
-                json.dump(cfg, f, indent=1)
+            # Beside the original where it can be (a baseline file is
+            # relative to the config's directory), else with the output.
+            for d in (os.path.dirname(config), out_dir):
+                path = os.path.join(d, "bootbench-burn-in-%d.json" % os.getpid())
+                try:
+                    with open(path, "x") as f:
+                        json.dump(cfg, f, indent=1)
+                    config = path
+                    break
+                except OSError:
+                    continue
+            else:
+                return fail("could not write the config with burn_in added")
 
     out = doc_path(out_dir, args.device)
     cmd = [binary, "run", "--config", config, "--target", args.device, "--out", out]
