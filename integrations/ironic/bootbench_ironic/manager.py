@@ -36,7 +36,8 @@ LOG = log.getLogger(__name__)
 # Where the binary is: $BOOTBENCH_INIT, else `bootbench-init` on PATH.
 BINARY_ENV = "BOOTBENCH_INIT"
 # Where the documents go: $BOOTBENCH_OUT_DIR, else /var/log/bootbench (the
-# agent's log collection picks /var/log up), else the temp directory.
+# agent's log collection takes /var/log in a ramdisk without journald),
+# else the temp directory. `results_url` sends the document off the node.
 OUT_DIR_ENV = "BOOTBENCH_OUT_DIR"
 DEFAULT_OUT_DIR = "/var/log/bootbench"
 
