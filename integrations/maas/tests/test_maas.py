@@ -212,9 +212,12 @@ class RunAsMaas(unittest.TestCase):
         os.makedirs(out_dir)
         with tarfile.open(os.path.join(self.pack, "bootbench-maas.tar.gz"), "r|*") as tar:
             tar.extractall(download)
-        cfg = os.path.join(base, "config.json")
-        with open(cfg, "w") as f:
-            json.dump(config, f)
+        if isinstance(config, str):
+            cfg = config  # the parameter's value as given
+        else:
+            cfg = os.path.join(base, "config.json")
+            with open(cfg, "w") as f:
+                json.dump(config, f)
         with open(os.path.join(self.pack, script)) as f:
             meta = read_metadata(f.read())
         timeout = parse_duration(meta["timeout"])
@@ -311,6 +314,11 @@ class RunAsMaas(unittest.TestCase):
         self.assertEqual(result["status"], "failed")
         self.assertNotEqual(code, 0)
         self.assertIn("bs", result["results"]["first_reason"])
+
+    def test_serial_in_the_config_of_a_disk_without_one_is_failed(self):
+        result, code, _ = self.run_script("bootbench-burn-in", "https://cfg.example.com/{serial}.json")
+        self.assertEqual(result["status"], "failed")
+        self.assertIn("the config names {serial} but the disk has none", result["results"]["first_reason"])
 
     def test_burn_in_without_the_grant_writes_nothing(self):
         before = digest(self.loop)
