@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.parse
 import urllib.request
 
 # The result keys the scripts declare in their `results:` metadata, and
@@ -96,7 +97,8 @@ def fetch_config(spec, download, out_dir, serial):
     if "{serial}" in spec:
         if not serial:
             raise ValueError("the config names {serial} but the disk has none")
-        spec = spec.replace("{serial}", serial)
+        # Percent-encoded: a serial with a '/' or a space names no other file.
+        spec = spec.replace("{serial}", urllib.parse.quote(serial, safe=""))
     if spec.startswith(("http://", "https://")):
         dest = os.path.join(out_dir, "bootbench-config.json")
         with urllib.request.urlopen(spec, timeout=60) as r, open(dest, "wb") as f:
