@@ -19,6 +19,9 @@
 #                default "200 2000 10000"; FLEET_TMPDIR: about 390 KB per document on disk)
 #   make fidelity  every classic twin beside its real tool (hdparm, dd, sysbench, fio/CDM)
 #                on loop devices over /dev/shm and the local disk (needs root; FIDELITY_* env)
+#   make maas    out/maas: the MAAS tarball (static bootbench-init, integrations/maas/'s module and
+#                default configs) and the two testing scripts to upload; MAAS_URL=where the
+#                tarball will be served (written into the scripts' packages: {url: ...})
 #   make man     out/man: the man pages of the four commands and of each subcommand
 #                (bootbench-report.1, bootbench-report-fleet.1, ...), from their clap definitions
 #   make install the host tools (bootbench-image, bootbench-qemu, bootbench-report, release builds),
@@ -64,7 +67,9 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 MAN_DIR := $(OUT)/man
 
-.PHONY: build test bench bench-fleet fidelity fuzz fmt clean targets deps kernel image tools qemu netboot man install
+MAAS_URL ?=
+
+.PHONY: maas build test bench bench-fleet fidelity fuzz fmt clean targets deps kernel image tools qemu netboot man install
 
 targets:
 	rustup target add $(MUSL) $(BARE)
@@ -76,6 +81,10 @@ deps:
 build: targets
 	$(CARGO) build --release -p bootbench-init --target $(MUSL)
 	@echo "binary: $(INIT_BIN)"
+
+# The MAAS testing scripts and the tarball they download (README "MAAS").
+maas: build
+	bash integrations/maas/pack.sh $(INIT_BIN) $(OUT)/maas $(MAAS_URL)
 
 tools:
 	$(CARGO) build --release -p bootbench-image -p bootbench-qemu -p bootbench-report

@@ -1,0 +1,1 @@
+"""bootbench steps for the Ironic Python Agent (see manager.py)."""
