@@ -284,6 +284,88 @@ fn a_baseline_from_earlier_runs_and_a_disk_below_it() {
     assert!(verdict_of(&a, "/dev/z").checks.is_empty());
 }
 
+/// A baseline of three runs at 100, 110 and 120 MB/s of model M, F.
+fn baseline_of_three() -> Baseline {
+    let earlier: Vec<ResultDoc> = [100.0, 110.0, 120.0]
+        .iter()
+        .map(|v| doc(vec![model(disk("/dev/a", 1 << 30), "M", "F")], vec![seq("/dev/a", *v)]))
+        .collect();
+    let refs: Vec<&ResultDoc> = earlier.iter().collect();
+    Baseline::of(&refs)
+}
+
+/// A baseline as read is checked as a config is: a negative or zero
+/// median, a count of 0, min above max, a figure past 10^15, a NaN, a
+/// figure twice, figures of no document are refused, naming the field,
+/// its value and what is expected; what `Baseline::of` writes passes.
+#[test]
+fn a_nonsense_baseline_is_refused_naming_the_field() {
+    let good = baseline_of_three();
+    assert_eq!(good.check(), Ok(()));
+    let cases: [(&str, fn(&mut Baseline)); 10] = [
+        ("figures[0].median: -1e8 is out of range; expected a figure in bytes/s above 0", |b| {
+            b.figures[0].median = -1e8;
+        }),
+        ("figures[0].median: 0e0 is out of range", |b| b.figures[0].median = 0.0),
+        ("figures[0].median: 1e300 is out of range; expected a figure in bytes/s above 0 and at most 1e15", |b| {
+            b.figures[0].median = 1e300;
+        }),
+        ("figures[0].min: NaN is out of range", |b| b.figures[0].min = f64::NAN),
+        ("figures[0].max: inf is out of range", |b| b.figures[0].max = f64::INFINITY),
+        ("figures[0].count: 0; expected", |b| b.figures[0].count = 0),
+        ("figures[0]: min 1.3e8, median 1.1e8, max 1.2e8 are out of order; expected min <= median <= max", |b| {
+            b.figures[0].min = 130e6;
+        }),
+        ("figures[0]: min 1e8, median 1.3e8, max 1.2e8 are out of order", |b| b.figures[0].median = 130e6),
+        ("figures[1]: model \"M\", firmware \"F\", test \"seq_read\", metric read_bytes_per_sec again (as figures[0])", |b| {
+            let f = b.figures[0].clone();
+            b.figures.push(f);
+        }),
+        ("documents: 0 with 1 figure(s); expected", |b| b.documents = 0),
+    ];
+    for (want, spoil) in cases {
+        let mut b = good.clone();
+        spoil(&mut b);
+        let e = b.check().expect_err(want);
+        assert!(e.starts_with(want), "{e:?}, expected {want:?}");
+    }
+    let mut b = good.clone();
+    b.schema = "x".into();
+    assert_eq!(
+        b.check(),
+        Err("has schema \"x\"; expected \"bootbench.baseline/1\"".into())
+    );
+}
+
+/// A baseline median of 0 (which a checked baseline refuses) in a rule
+/// made in code: the check says it sets no floor, never `inf%` or `NaN%`.
+#[test]
+fn a_baseline_median_of_zero_prints_no_infinity() {
+    for median in [0.0] {
+        let mut b = baseline_of_three();
+        b.figures[0].median = median;
+        let mut rules = config_rules(Vec::new());
+        rules.peers.severity = Severity::Off;
+        rules.baseline = Some(BaselineRule {
+            baseline: b,
+            from: "baseline.json".into(),
+            below: 0.10,
+            severity: Severity::Fail,
+        });
+        for v in [0.0, 50.0] {
+            let now = doc(vec![model(disk("/dev/x", 1 << 30), "M", "F")], vec![seq("/dev/x", v)]);
+            let a = evaluate(&now, &rules);
+            let x = verdict_of(&a, "/dev/x");
+            let m = &x.checks[0].message;
+            assert!(!m.contains("inf") && !m.contains("NaN"), "{m}");
+            assert!(
+                m.contains("(a median not above 0 sets no floor; at most 10% below)"),
+                "{m}"
+            );
+        }
+    }
+}
+
 fn reading(counters: &[(&str, u64)]) -> HealthReading {
     HealthReading {
         source: "ata_smart".into(),
