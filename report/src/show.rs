@@ -11,12 +11,15 @@
 //! requests/s). A test that was skipped or failed shows as such, never as
 //! a number.
 //!
-//! The text goes to a terminal through `bench_core::console::safe_lines`
-//! (main.rs): the documents' strings are printed here as they are.
+//! The text goes to a terminal: [`render`] passes its own text through
+//! `bench_core::console::safe_lines` and adds bench-core's (the verdict
+//! block, the summary table), already safe, as it is, so that a device
+//! string is escaped once.
 
 use std::collections::BTreeSet;
 
 use bench_core::analysis::Metric;
+use bench_core::console::safe_lines;
 use bench_core::result::{
     AllAtOnce, DirStats, Figure, LatStats, ResultDoc, Status, StepResult, SurfaceScan, TargetInfo, TestResult,
 };
@@ -37,29 +40,35 @@ pub fn render_all(docs: &[Loaded]) -> String {
     docs.iter().map(render).collect::<Vec<_>>().join("\n")
 }
 
-/// One document.
+/// One document, console-safe: its own text through
+/// [`safe_lines`], bench-core's (the verdict block, the summary table, the
+/// analysis lines), already safe, as it is (escaped once, never twice).
 pub fn render(loaded: &Loaded) -> String {
     let doc = &loaded.doc;
-    let mut out = format!("== {}\n", loaded.file);
+    let mut out = safe_lines(&format!("== {}\n", loaded.file));
     out.push_str(&crate::verdict::show_text(doc));
-    out.push('\n');
-    out.push_str(&run_lines(doc));
-    out.push('\n');
+    let mut raw = String::from("\n");
+    raw.push_str(&run_lines(doc));
+    raw.push('\n');
 
-    out.push_str("targets (size in MiB = 2^20 B):\n");
-    out.push_str(&targets_table(&doc.targets));
-    out.push('\n');
+    raw.push_str("targets (size in MiB = 2^20 B):\n");
+    raw.push_str(&targets_table(&doc.targets));
+    raw.push('\n');
+    out.push_str(&safe_lines(&raw));
 
     // The console's table, then which test each column takes, then the analysis.
     let mut plain = doc.clone();
     plain.analysis.clear();
     plain.health_analysis.clear();
     out.push_str(&bench_core::table::render(&plain));
-    out.push_str(&columns_legend(doc));
+    out.push_str(&safe_lines(&columns_legend(doc)));
     if !doc.analysis.is_empty() {
         out.push('\n');
         out.push_str(&bench_core::table::render_analysis(&doc.analysis));
     }
+    // The rest is this tool's own text.
+    let safe = out;
+    let mut out = String::new();
     if !doc.health_analysis.is_empty() {
         out.push_str("\nhealth analysis:\n");
         for l in &doc.health_analysis {
@@ -101,7 +110,7 @@ pub fn render(loaded: &Loaded) -> String {
             ));
         }
     }
-    out
+    safe + &safe_lines(&out)
 }
 
 /// A disk's health: the headline, before/after/delta, each test's

@@ -6,6 +6,7 @@
 //! (from a bootbench before verdicts) shows no verdict and says so.
 
 use bench_core::acceptance::verdict_block;
+use bench_core::console::safe_lines;
 use bench_core::result::{Acceptance, Check, CheckRule, ResultDoc, Status, TargetInfo, TargetVerdict, Verdict};
 use bench_core::spec::Workload;
 
@@ -58,7 +59,9 @@ pub fn check_line(c: &Check) -> String {
 
 /// `show`'s opening: the verdict block as the console ends with it, then
 /// every check that did not pass with its message; one line without a
-/// verdict.
+/// verdict. Console-safe: the block is bench-core's, escaped once and cut
+/// to its width after escaping, so it is not escaped again; the lines
+/// after it go through [`safe_lines`].
 pub fn show_text(doc: &ResultDoc) -> String {
     let Some(a) = &doc.acceptance else {
         return format!("{NO_VERDICT}\n");
@@ -66,10 +69,11 @@ pub fn show_text(doc: &ResultDoc) -> String {
     let mut out: String = verdict_block(a).concat();
     let failed: Vec<_> = not_passed(a).collect();
     if !failed.is_empty() {
-        out.push_str("checks that did not pass:\n");
+        let mut raw = String::from("checks that did not pass:\n");
         for (t, c) in failed {
-            out.push_str(&format!("  {} {}\n", who(t), check_line(c)));
+            raw.push_str(&format!("  {} {}\n", who(t), check_line(c)));
         }
+        out.push_str(&safe_lines(&raw));
     }
     out
 }

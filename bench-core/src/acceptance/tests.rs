@@ -597,6 +597,48 @@ fn the_verdict_block_fits_an_80_column_screen() {
     assert_eq!(lines[4], "run: FAIL (1 of 2 targets failed, 0 warned)\n");
 }
 
+/// A device string is escaped once in the block, as on every other line
+/// (`A<ESC>B` is `A\x1bB`, one backslash), and cut after escaping: no
+/// line wider than the screen, no escape cut in two.
+#[test]
+fn the_verdict_block_escapes_device_strings_once() {
+    let mut a = model(disk("/dev/a", 1 << 30), "M\u{1b}N", "F");
+    a.serial = Some("A\u{1b}B".into());
+    let mut b = model(disk("/dev/b", 1 << 30), "\u{85}\u{85}\u{85}\u{85}", "F");
+    b.serial = Some("\\\u{1b}\u{2028}".repeat(10));
+    let d = doc(vec![a, b], vec![seq("/dev/a", 10.0), seq("/dev/b", 10.0)]);
+    let rules = config_rules(vec![floor(
+        "acceptance.limits[0]",
+        Workload::SeqRead,
+        Metric::ReadBps,
+        150.0 * MBS,
+    )]);
+    let lines = verdict_block(&evaluate(&d, &rules));
+    for l in &lines {
+        assert!(
+            l.chars().count() <= BLOCK_WIDTH + 1,
+            "{} characters: {l:?}",
+            l.chars().count()
+        );
+        // Every backslash begins a whole escape.
+        let mut rest = l.as_str();
+        while let Some(i) = rest.find('\\') {
+            rest = &rest[i..];
+            let whole = ["\\\\", "\\x1b", "\\u0085", "\\u2028"]
+                .iter()
+                .find(|e| rest.starts_with(**e));
+            let e = whole.unwrap_or_else(|| panic!("an escape cut in {l:?}"));
+            rest = &rest[e.len()..];
+        }
+    }
+    assert!(lines[2].starts_with("A\\x1bB "), "{:?}", lines[2]);
+    assert!(lines[2].contains(" M\\x1bN "), "{:?}", lines[2]);
+    assert!(!lines[2].contains("\\\\"), "escaped twice: {:?}", lines[2]);
+    // The serial's escapes (4 + 2 + 6 = 12 characters each) cut at 24
+    // columns whole: `\\\x1b\u2028`, then `\\` and `\x1b`, then `...`.
+    assert!(lines[3].starts_with("\\\\\\x1b\\u2028\\\\\\x1b... "), "{:?}", lines[3]);
+}
+
 /// The self-test rule: completed without error passes; a failing result
 /// fails with its first failing LBA; not supported and interrupted warn; a
 /// timeout fails; the rule turned off gives no check.
