@@ -302,7 +302,8 @@ fn baseline_of_three() -> Baseline {
 fn a_nonsense_baseline_is_refused_naming_the_field() {
     let good = baseline_of_three();
     assert_eq!(good.check(), Ok(()));
-    let cases: [(&str, fn(&mut Baseline)); 10] = [
+    type Spoil = fn(&mut Baseline);
+    let cases: [(&str, Spoil); 10] = [
         ("figures[0].median: -1e8 is out of range; expected a figure in bytes/s above 0", |b| {
             b.figures[0].median = -1e8;
         }),
