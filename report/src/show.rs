@@ -81,9 +81,11 @@ pub fn render(loaded: &Loaded) -> String {
         out.push_str(&all_at_once(doc, a));
     }
 
+    // Each target's tests, found once (not every test per target).
+    let by_target = doc.tests_by_target();
     for t in &doc.targets {
         out.push('\n');
-        out.push_str(&target_detail(doc, t));
+        out.push_str(&target_detail(t, ResultDoc::tests_of(&by_target, &t.path)));
         if let Some(s) = &t.surface_scan {
             out.push_str(&surface_scan(s));
         }
@@ -94,10 +96,11 @@ pub fn render(loaded: &Loaded) -> String {
             out.push_str(&precondition(p));
         }
     }
+    let paths: std::collections::HashSet<&str> = doc.targets.iter().map(|g| g.path.as_str()).collect();
     let orphans: Vec<&TestResult> = doc
         .tests
         .iter()
-        .filter(|t| !doc.targets.iter().any(|g| g.path == t.target))
+        .filter(|t| !paths.contains(t.target.as_str()))
         .collect();
     if !orphans.is_empty() {
         out.push_str("\ntests on targets the document does not list:\n");
@@ -381,13 +384,14 @@ fn columns_legend(doc: &ResultDoc) -> String {
     let mut rows = vec![["column", "workload", "figure", "test (first ok on each target)"]
         .map(String::from)
         .to_vec()];
+    let by_target = doc.tests_by_target();
     for (col, w, write) in COLUMNS {
         let mut names = BTreeSet::new();
         for t in &doc.targets {
-            let on: Vec<&TestResult> = doc
-                .tests
+            let on: Vec<&TestResult> = ResultDoc::tests_of(&by_target, &t.path)
                 .iter()
-                .filter(|x| x.target == t.path && x.workload == w)
+                .copied()
+                .filter(|x| x.workload == w)
                 .collect();
             if let Some(x) = on.iter().find(|x| x.status == Status::Ok).or(on.first()) {
                 names.insert(x.name.as_str());
@@ -432,8 +436,12 @@ fn all_at_once(doc: &ResultDoc, a: &AllAtOnce) -> String {
     let mut rows = vec![["target", "figure", "together", "alone", "together/alone"]
         .map(String::from)
         .to_vec()];
+    let by_target = doc.tests_by_target();
     for r in &a.results {
-        let alone = doc.tests.iter().find(|t| t.target == r.target && t.name == a.test);
+        let alone = ResultDoc::tests_of(&by_target, &r.target)
+            .iter()
+            .copied()
+            .find(|t| t.name == a.test);
         for &m in &metrics {
             if m.get(&r.summary).is_none() && alone.is_none_or(|t| m.get(&t.summary).is_none()) {
                 continue;
@@ -470,12 +478,13 @@ fn scaling(doc: &ResultDoc, a: &AllAtOnce, metrics: &[Metric]) -> String {
     if a.scaling.is_empty() {
         return String::new();
     }
+    let by_target = doc.tests_by_target();
     let alone = |targets: &mut dyn Iterator<Item = &String>, m: Metric| -> Option<f64> {
         targets
             .map(|t| {
-                doc.tests
+                ResultDoc::tests_of(&by_target, t)
                     .iter()
-                    .find(|x| &x.target == t && x.name == a.test && x.status == Status::Ok)
+                    .find(|x| x.name == a.test && x.status == Status::Ok)
                     .and_then(|x| m.get(&x.summary))
             })
             .sum()
@@ -535,8 +544,7 @@ pub fn metric_plain(m: Metric, v: f64) -> String {
 }
 
 /// Everything about one target.
-fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
-    let tests: Vec<&TestResult> = doc.tests.iter().filter(|x| x.target == t.path).collect();
+fn target_detail(t: &TargetInfo, tests: &[&TestResult]) -> String {
     let mut out = format!(
         "-- {} ({}, serial {}, {})\n",
         t.path,
@@ -566,14 +574,18 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
         out.push_str("no tests on this target\n");
         return out;
     }
-    out.push_str(&tests_table(&tests));
+    out.push_str(&tests_table(tests));
     // Why tests did not run or failed, each distinct status once.
     let mut why: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for x in tests.iter().filter(|x| x.status != Status::Ok) {
         let s = text::status_text(&x.status);
-        match why.iter_mut().find(|(w, _)| *w == s) {
-            Some((_, names)) => names.push(&x.name),
-            None => why.push((s, vec![&x.name])),
+        match at.get(&s) {
+            Some(&i) => why[i].1.push(&x.name),
+            None => {
+                at.insert(s.clone(), why.len());
+                why.push((s, vec![&x.name]));
+            }
         }
     }
     for (s, names) in why {
@@ -595,10 +607,10 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
     for x in ok(Workload::Slog) {
         out.push_str(&slog(x));
     }
-    out.push_str(&tool_units(&tests));
-    out.push_str(&passes(&tests));
-    out.push_str(&steady(&tests));
-    out.push_str(&latency(&tests));
+    out.push_str(&tool_units(tests));
+    out.push_str(&passes(tests));
+    out.push_str(&steady(tests));
+    out.push_str(&latency(tests));
     out
 }
 

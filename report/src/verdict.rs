@@ -128,14 +128,22 @@ fn max_temperature(t: &TargetInfo) -> Option<i32> {
 /// without a verdict.
 pub fn glance(doc: &ResultDoc) -> Option<Vec<Glance<'_>>> {
     let a = doc.acceptance.as_ref()?;
+    // Each target's tests and each path's target, found once.
+    let by_target = doc.tests_by_target();
+    let mut info_of: std::collections::HashMap<&str, &TargetInfo> = std::collections::HashMap::new();
+    for t in &doc.targets {
+        info_of.entry(t.path.as_str()).or_insert(t);
+    }
     Some(
         a.targets
             .iter()
             .map(|v| {
+                let tests = ResultDoc::tests_of(&by_target, &v.target);
                 let figures = GLANCE_FIGURES.map(|(w, _)| {
-                    doc.tests
+                    tests
                         .iter()
-                        .filter(|x| x.target == v.target && x.workload == w && x.status == Status::Ok)
+                        .copied()
+                        .filter(|x| x.workload == w && x.status == Status::Ok)
                         .find_map(|x| glance_figure(w, x).map(|f| (x.name.as_str(), f)))
                 });
                 let smart = v
@@ -144,7 +152,7 @@ pub fn glance(doc: &ResultDoc) -> Option<Vec<Glance<'_>>> {
                     .filter(|c| c.rule == CheckRule::SmartStatus)
                     .map(|c| c.verdict)
                     .reduce(Verdict::worst);
-                let info = doc.targets.iter().find(|t| t.path == v.target);
+                let info = info_of.get(v.target.as_str()).copied();
                 Glance {
                     verdict: v,
                     figures,
