@@ -372,6 +372,24 @@ pub struct ResultDoc {
     pub kernel_log_status: Option<KernelLogStatus>,
 }
 
+impl ResultDoc {
+    /// Each target's tests (by `TestResult::target`), in document order:
+    /// one pass over the tests, so that a report per target is linear in
+    /// the document, not targets x tests.
+    pub fn tests_by_target(&self) -> BTreeMap<&str, Vec<&TestResult>> {
+        let mut m: BTreeMap<&str, Vec<&TestResult>> = BTreeMap::new();
+        for t in &self.tests {
+            m.entry(t.target.as_str()).or_default().push(t);
+        }
+        m
+    }
+
+    /// The tests of target `path` in `by` ([`ResultDoc::tests_by_target`]).
+    pub fn tests_of<'m, 'd>(by: &'m BTreeMap<&str, Vec<&'d TestResult>>, path: &str) -> &'m [&'d TestResult] {
+        by.get(path).map_or(&[], Vec::as_slice)
+    }
+}
+
 /// The program.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tool {

@@ -91,16 +91,14 @@ fn table_lines(doc: &ResultDoc) -> Vec<String> {
     header.push(String::from("target"));
     header.extend(COLUMNS.iter().map(|(name, _, _)| String::from(*name)));
     rows.push(header);
+    // Each target's tests once, not every test per target and column.
+    let by_target = doc.tests_by_target();
     for target in &doc.targets {
         let mut row = Vec::with_capacity(COLUMNS.len() + 1);
         row.push(console::safe(&target.path).into_owned());
+        let tests = ResultDoc::tests_of(&by_target, &target.path);
         for &(_, workload, write) in &COLUMNS {
-            row.push(cell(
-                doc.tests
-                    .iter()
-                    .filter(|t| t.target == target.path && t.workload == workload),
-                write,
-            ));
+            row.push(cell(tests.iter().copied().filter(|t| t.workload == workload), write));
         }
         rows.push(row);
     }

@@ -65,7 +65,7 @@ pub fn check_baseline(name: &str, bytes: &[u8]) -> Result<(), String> {
     }
     let b: bench_core::acceptance::Baseline =
         serde_json::from_slice(bytes).map_err(|e| format!("not a {}: {e}", bench_core::acceptance::BASELINE_SCHEMA))?;
-    b.check_schema()
+    b.check()
 }
 
 /// Errors while assembling.

@@ -13,7 +13,8 @@ Each command:
   bootbench-init validate FILE [--booted] [--profile NAME] [--target PATH]... [--simulate]
   bootbench-init list [--json [--stacks]] [--all]
 
-Exit status: 0 run completed, 1 run failed, 2 bad input.
+Exit status: 0 run completed and every target accepted, 3 run completed and a target failed
+acceptance, 1 run failed, 2 bad input, 130 interrupted.
 Writes happen only on targets named in the config's \"destructive\" section with the phrase
 \"I understand this destroys data\"; other write tests are skipped.";
 

@@ -1,8 +1,10 @@
 //! The command line: `run`, `validate`.
 //!
-//! Exit status: 0 when the run completed (some tests may be `error` or
-//! `skipped`), 2 for bad input (reported before anything is opened for
-//! writing), 1 for a run-level failure. Only the results JSON goes to
+//! Exit status: 0 when the run completed and no target failed acceptance
+//! (some tests may be `skipped`), 3 when it completed and a target failed
+//! acceptance ([`EXIT_NOT_ACCEPTED`]), 2 for bad input (reported before
+//! anything is opened for writing), 1 for a run-level failure, 130 when it
+//! was interrupted. Only the results JSON goes to
 //! stdout; progress, messages and the summary table go to stderr. Text
 //! meant for a terminal (messages, progress, `list`, `validate`'s plan)
 //! goes through [`console::safe`]: a device string cannot drive it.

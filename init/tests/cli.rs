@@ -2932,3 +2932,38 @@ fn a_baseline_from_bootbench_report_fails_a_disk_below_its_models_median() {
     let checks = doc["acceptance"]["targets"][0]["checks"].as_array().unwrap();
     assert!(checks.iter().any(|c| c["rule"] == "baseline" && c["verdict"] == "pass"));
 }
+
+/// A nonsense baseline (a negative median; a count of 0; min above max) is
+/// bad input, checked as the config is: exit 2, naming the config's field,
+/// the file, the baseline's field, its value and what is expected.
+#[test]
+fn a_nonsense_baseline_is_bad_input_naming_its_field() {
+    let golden = Path::new(MANIFEST).join("../report/tests/fixtures/golden/baseline-simulated.json");
+    let good: Value = serde_json::from_str(&std::fs::read_to_string(golden).unwrap()).unwrap();
+    for (field, value, says) in [
+        (
+            "median",
+            serde_json::json!(-5e8),
+            "figures[0].median: -5e8 is out of range; expected a figure in",
+        ),
+        (
+            "count",
+            serde_json::json!(0),
+            "figures[0].count: 0; expected the number of disk runs",
+        ),
+        ("min", serde_json::json!(1e14), "figures[0]: min 1e14, median "),
+    ] {
+        let mut b = good.clone();
+        b["figures"][0][field] = value;
+        let file = ShmFile::new("nonsense-baseline.json", b.to_string().as_bytes());
+        let cfg = config(&serde_json::json!({
+            "profile": "quick",
+            "acceptance": {"baseline": {"file": file.path()}}
+        }));
+        let o = run(&["validate", cfg.path(), "--simulate"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{field}: {err}");
+        let want = format!("acceptance.baseline.file: {:?}: {says}", file.path());
+        assert!(err.contains(&want), "{err}\nwant {want}");
+    }
+}

@@ -229,5 +229,29 @@ fn pages_say_what_help_says() {
         "{usb}"
     );
     // bootbench-init's after-help (each command's usage, the exit statuses).
-    assert!(pages["bootbench-init.1"].contains("Exit status: 0 run completed, 1 run failed, 2 bad input."));
+    assert!(pages["bootbench-init.1"].contains("Exit status: 0 run completed and every target accepted"));
+}
+
+/// bootbench-init's page (its `--help`) names every exit status `run`
+/// returns, as the README's "Exit status" says: 3, a completed run in
+/// which a target failed acceptance, and 130, an interrupted one, too.
+#[test]
+fn init_page_names_every_exit_status() {
+    let out = TempDir::new("status");
+    let pages = generate(&out.0);
+    let page = &pages["bootbench-init.1"];
+    let status = page
+        .split("Exit status:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no exit statuses in {page}"));
+    let status = status.split('.').next().unwrap_or_default().replace('\n', " ");
+    for said in [
+        "0 run completed and every target accepted",
+        "3 run completed and a target failed acceptance",
+        "1 run failed",
+        "2 bad input",
+        "130 interrupted",
+    ] {
+        assert!(status.contains(said), "{said:?} not in {status:?}");
+    }
 }

@@ -23,6 +23,7 @@ pub mod html;
 pub mod machine;
 pub mod ocptv;
 pub mod output;
+pub mod parquet_footer;
 pub mod read;
 pub mod scan;
 pub mod show;

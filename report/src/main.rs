@@ -46,7 +46,9 @@ fn main() -> ExitCode {
     match cli.command {
         // Text for a terminal: the documents' device strings (models,
         // serials) cannot hold a line break or an escape sequence there.
-        Command::Show { files } => with_docs(&files, |docs| safe_lines(&show::render_all(docs))),
+        // show::render escapes them itself (once; the verdict block and the
+        // summary table come from bench-core already escaped).
+        Command::Show { files } => with_docs(&files, show::render_all),
         Command::Compare { a, b } => with_docs(&[a, b], |docs| {
             let fleet = fleet::section(docs);
             let tail = if fleet.is_empty() {

@@ -11,12 +11,15 @@
 //! requests/s). A test that was skipped or failed shows as such, never as
 //! a number.
 //!
-//! The text goes to a terminal through `bench_core::console::safe_lines`
-//! (main.rs): the documents' strings are printed here as they are.
+//! The text goes to a terminal: [`render`] passes its own text through
+//! `bench_core::console::safe_lines` and adds bench-core's (the verdict
+//! block, the summary table), already safe, as it is, so that a device
+//! string is escaped once.
 
 use std::collections::BTreeSet;
 
 use bench_core::analysis::Metric;
+use bench_core::console::safe_lines;
 use bench_core::result::{
     AllAtOnce, DirStats, Figure, LatStats, ResultDoc, Status, StepResult, SurfaceScan, TargetInfo, TestResult,
 };
@@ -37,29 +40,35 @@ pub fn render_all(docs: &[Loaded]) -> String {
     docs.iter().map(render).collect::<Vec<_>>().join("\n")
 }
 
-/// One document.
+/// One document, console-safe: its own text through
+/// [`safe_lines`], bench-core's (the verdict block, the summary table, the
+/// analysis lines), already safe, as it is (escaped once, never twice).
 pub fn render(loaded: &Loaded) -> String {
     let doc = &loaded.doc;
-    let mut out = format!("== {}\n", loaded.file);
+    let mut out = safe_lines(&format!("== {}\n", loaded.file));
     out.push_str(&crate::verdict::show_text(doc));
-    out.push('\n');
-    out.push_str(&run_lines(doc));
-    out.push('\n');
+    let mut raw = String::from("\n");
+    raw.push_str(&run_lines(doc));
+    raw.push('\n');
 
-    out.push_str("targets (size in MiB = 2^20 B):\n");
-    out.push_str(&targets_table(&doc.targets));
-    out.push('\n');
+    raw.push_str("targets (size in MiB = 2^20 B):\n");
+    raw.push_str(&targets_table(&doc.targets));
+    raw.push('\n');
+    out.push_str(&safe_lines(&raw));
 
     // The console's table, then which test each column takes, then the analysis.
     let mut plain = doc.clone();
     plain.analysis.clear();
     plain.health_analysis.clear();
     out.push_str(&bench_core::table::render(&plain));
-    out.push_str(&columns_legend(doc));
+    out.push_str(&safe_lines(&columns_legend(doc)));
     if !doc.analysis.is_empty() {
         out.push('\n');
         out.push_str(&bench_core::table::render_analysis(&doc.analysis));
     }
+    // The rest is this tool's own text.
+    let safe = out;
+    let mut out = String::new();
     if !doc.health_analysis.is_empty() {
         out.push_str("\nhealth analysis:\n");
         for l in &doc.health_analysis {
@@ -72,9 +81,11 @@ pub fn render(loaded: &Loaded) -> String {
         out.push_str(&all_at_once(doc, a));
     }
 
+    // Each target's tests, found once (not every test per target).
+    let by_target = doc.tests_by_target();
     for t in &doc.targets {
         out.push('\n');
-        out.push_str(&target_detail(doc, t));
+        out.push_str(&target_detail(t, ResultDoc::tests_of(&by_target, &t.path)));
         if let Some(s) = &t.surface_scan {
             out.push_str(&surface_scan(s));
         }
@@ -85,10 +96,11 @@ pub fn render(loaded: &Loaded) -> String {
             out.push_str(&precondition(p));
         }
     }
+    let paths: std::collections::HashSet<&str> = doc.targets.iter().map(|g| g.path.as_str()).collect();
     let orphans: Vec<&TestResult> = doc
         .tests
         .iter()
-        .filter(|t| !doc.targets.iter().any(|g| g.path == t.target))
+        .filter(|t| !paths.contains(t.target.as_str()))
         .collect();
     if !orphans.is_empty() {
         out.push_str("\ntests on targets the document does not list:\n");
@@ -101,7 +113,7 @@ pub fn render(loaded: &Loaded) -> String {
             ));
         }
     }
-    out
+    safe + &safe_lines(&out)
 }
 
 /// A disk's health: the headline, before/after/delta, each test's
@@ -372,13 +384,14 @@ fn columns_legend(doc: &ResultDoc) -> String {
     let mut rows = vec![["column", "workload", "figure", "test (first ok on each target)"]
         .map(String::from)
         .to_vec()];
+    let by_target = doc.tests_by_target();
     for (col, w, write) in COLUMNS {
         let mut names = BTreeSet::new();
         for t in &doc.targets {
-            let on: Vec<&TestResult> = doc
-                .tests
+            let on: Vec<&TestResult> = ResultDoc::tests_of(&by_target, &t.path)
                 .iter()
-                .filter(|x| x.target == t.path && x.workload == w)
+                .copied()
+                .filter(|x| x.workload == w)
                 .collect();
             if let Some(x) = on.iter().find(|x| x.status == Status::Ok).or(on.first()) {
                 names.insert(x.name.as_str());
@@ -423,8 +436,12 @@ fn all_at_once(doc: &ResultDoc, a: &AllAtOnce) -> String {
     let mut rows = vec![["target", "figure", "together", "alone", "together/alone"]
         .map(String::from)
         .to_vec()];
+    let by_target = doc.tests_by_target();
     for r in &a.results {
-        let alone = doc.tests.iter().find(|t| t.target == r.target && t.name == a.test);
+        let alone = ResultDoc::tests_of(&by_target, &r.target)
+            .iter()
+            .copied()
+            .find(|t| t.name == a.test);
         for &m in &metrics {
             if m.get(&r.summary).is_none() && alone.is_none_or(|t| m.get(&t.summary).is_none()) {
                 continue;
@@ -461,12 +478,13 @@ fn scaling(doc: &ResultDoc, a: &AllAtOnce, metrics: &[Metric]) -> String {
     if a.scaling.is_empty() {
         return String::new();
     }
+    let by_target = doc.tests_by_target();
     let alone = |targets: &mut dyn Iterator<Item = &String>, m: Metric| -> Option<f64> {
         targets
             .map(|t| {
-                doc.tests
+                ResultDoc::tests_of(&by_target, t)
                     .iter()
-                    .find(|x| &x.target == t && x.name == a.test && x.status == Status::Ok)
+                    .find(|x| x.name == a.test && x.status == Status::Ok)
                     .and_then(|x| m.get(&x.summary))
             })
             .sum()
@@ -526,8 +544,7 @@ pub fn metric_plain(m: Metric, v: f64) -> String {
 }
 
 /// Everything about one target.
-fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
-    let tests: Vec<&TestResult> = doc.tests.iter().filter(|x| x.target == t.path).collect();
+fn target_detail(t: &TargetInfo, tests: &[&TestResult]) -> String {
     let mut out = format!(
         "-- {} ({}, serial {}, {})\n",
         t.path,
@@ -557,14 +574,18 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
         out.push_str("no tests on this target\n");
         return out;
     }
-    out.push_str(&tests_table(&tests));
+    out.push_str(&tests_table(tests));
     // Why tests did not run or failed, each distinct status once.
     let mut why: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for x in tests.iter().filter(|x| x.status != Status::Ok) {
         let s = text::status_text(&x.status);
-        match why.iter_mut().find(|(w, _)| *w == s) {
-            Some((_, names)) => names.push(&x.name),
-            None => why.push((s, vec![&x.name])),
+        match at.get(&s) {
+            Some(&i) => why[i].1.push(&x.name),
+            None => {
+                at.insert(s.clone(), why.len());
+                why.push((s, vec![&x.name]));
+            }
         }
     }
     for (s, names) in why {
@@ -586,10 +607,10 @@ fn target_detail(doc: &ResultDoc, t: &TargetInfo) -> String {
     for x in ok(Workload::Slog) {
         out.push_str(&slog(x));
     }
-    out.push_str(&tool_units(&tests));
-    out.push_str(&passes(&tests));
-    out.push_str(&steady(&tests));
-    out.push_str(&latency(&tests));
+    out.push_str(&tool_units(tests));
+    out.push_str(&passes(tests));
+    out.push_str(&steady(tests));
+    out.push_str(&latency(tests));
     out
 }
 

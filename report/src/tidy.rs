@@ -939,6 +939,9 @@ fn open(path: &Path) -> Result<(SerializedFileReader<std::fs::File>, Option<Stri
     if !is_parquet(path) {
         return Err(format!("{file}: not a Parquet file (it does not start with PAR1)"));
     }
+    // Its footer bounded by the file before the parquet crate allocates
+    // by it.
+    crate::parquet_footer::check(path)?;
     let f = std::fs::File::open(path).map_err(|e| format!("{file}: cannot read: {e}"))?;
     let r = SerializedFileReader::new(f).map_err(|e| format!("{file}: not a readable Parquet file: {e}"))?;
     let table = r
@@ -1058,68 +1061,94 @@ fn rows(path: &Path, summary_only: bool, mut each: impl FnMut(FigureRow)) -> Res
     let mut rows_seen = 0;
     for g in 0..r.num_row_groups() {
         let rg = r.get_row_group(g).map_err(|e| format!("{file}: row group {g}: {e}"))?;
+        // Checked by parquet_footer: at least 0, at most what each column
+        // chunk holds; still read a batch at a time, never allocated by.
         let n = usize::try_from(rg.metadata().num_rows()).unwrap_or(0);
-        // Each column of the group read whole, by its typed reader: a
-        // group at a time, not a record of fields per row.
-        let mut cols: Vec<Option<Values>> = (0..names.len()).map(|_| None).collect();
+        let mut readers: Vec<Option<(ChunkReader, i16)>> = (0..names.len()).map(|_| None).collect();
         for i in ix.all() {
             let max_def = rg.metadata().column(i).column_descr().max_def_level();
             let reader = rg
                 .get_column_reader(i)
                 .map_err(|e| format!("{file}: column `{}`: {e}", names[i]))?;
-            cols[i] =
-                Some(Values::read(reader, n, max_def).map_err(|e| format!("{file}: column `{}`: {e}", names[i]))?);
+            readers[i] = Some((ChunkReader::of(reader), max_def));
         }
-        let mut cell = Cells {
-            file: &file,
-            names: &names,
-            cols,
-            row: 0,
-            first: rows_seen,
-        };
-        for row in 0..n {
-            cell.row = row;
-            if summary_only && cell.is_set(ix.step) {
-                continue;
+        let mut done = 0;
+        while done < n {
+            let batch = (n - done).min(BATCH_ROWS);
+            // Each column's next `batch` rows, by its typed reader: a
+            // batch at a time, not a record of fields per row.
+            let mut cols: Vec<Option<Values>> = (0..names.len()).map(|_| None).collect();
+            for i in ix.all() {
+                if let Some((c, max_def)) = readers[i].as_mut() {
+                    let got = c
+                        .read(batch, *max_def)
+                        .map_err(|e| format!("{e}"))
+                        .and_then(|(v, read)| {
+                            if read < batch {
+                                Err(format!("its pages end after {} of the group's {n} rows", done + read))
+                            } else {
+                                Ok(v)
+                            }
+                        });
+                    cols[i] = Some(got.map_err(|e| format!("{file}: row group {g}: column `{}`: {e}", names[i]))?);
+                }
             }
-            each(FigureRow {
-                file: cell.text(ix.file)?,
-                machine: cell.text(ix.machine)?,
-                machine_by: cell.text(ix.machine_by)?,
-                machine_serial: cell.opt_text(ix.machine_serial)?,
-                hostname: cell.opt_text(ix.hostname)?,
-                host_model: cell.opt_text(ix.host_model)?,
-                cpu_model: cell.opt_text(ix.cpu_model)?,
-                profile: cell.opt_text(ix.profile)?,
-                run_started_unix_ns: cell.int(ix.run_started_unix_ns)?,
-                schema_version: cell.text(ix.schema_version)?,
-                tool_version: cell.text(ix.tool_version)?,
-                disk: cell.text(ix.disk)?,
-                target_kind: cell.text(ix.target_kind)?,
-                disk_serial: cell.opt_text(ix.disk_serial)?,
-                disk_model: cell.opt_text(ix.disk_model)?,
-                disk_firmware: cell.opt_text(ix.disk_firmware)?,
-                transport: cell.opt_text(ix.transport)?,
-                disk_wwn: cell.opt_text(ix.disk_wwn)?,
-                disk_verdict: cell.opt_text(ix.disk_verdict)?,
-                disk_verdict_reason: cell.opt_text(ix.disk_verdict_reason)?,
-                disk_verdict_rule: cell.opt_text(ix.disk_verdict_rule)?,
-                run: cell.text(ix.run)?,
-                test: cell.text(ix.test)?,
-                workload: cell.text(ix.workload)?,
-                status: cell.text(ix.status)?,
-                status_detail: cell.opt_text(ix.status_detail)?,
-                step: cell.opt_text(ix.step)?,
-                label: cell.opt_text(ix.label)?,
-                figure: cell.opt_text(ix.figure)?,
-                value: cell.opt_double(ix.value)?,
-                unit: cell.opt_text(ix.unit)?,
-            });
+            let mut cell = Cells {
+                file: &file,
+                names: &names,
+                cols,
+                row: 0,
+                first: rows_seen,
+            };
+            for row in 0..batch {
+                cell.row = row;
+                if summary_only && cell.is_set(ix.step) {
+                    continue;
+                }
+                each(FigureRow {
+                    file: cell.text(ix.file)?,
+                    machine: cell.text(ix.machine)?,
+                    machine_by: cell.text(ix.machine_by)?,
+                    machine_serial: cell.opt_text(ix.machine_serial)?,
+                    hostname: cell.opt_text(ix.hostname)?,
+                    host_model: cell.opt_text(ix.host_model)?,
+                    cpu_model: cell.opt_text(ix.cpu_model)?,
+                    profile: cell.opt_text(ix.profile)?,
+                    run_started_unix_ns: cell.int(ix.run_started_unix_ns)?,
+                    schema_version: cell.text(ix.schema_version)?,
+                    tool_version: cell.text(ix.tool_version)?,
+                    disk: cell.text(ix.disk)?,
+                    target_kind: cell.text(ix.target_kind)?,
+                    disk_serial: cell.opt_text(ix.disk_serial)?,
+                    disk_model: cell.opt_text(ix.disk_model)?,
+                    disk_firmware: cell.opt_text(ix.disk_firmware)?,
+                    transport: cell.opt_text(ix.transport)?,
+                    disk_wwn: cell.opt_text(ix.disk_wwn)?,
+                    disk_verdict: cell.opt_text(ix.disk_verdict)?,
+                    disk_verdict_reason: cell.opt_text(ix.disk_verdict_reason)?,
+                    disk_verdict_rule: cell.opt_text(ix.disk_verdict_rule)?,
+                    run: cell.text(ix.run)?,
+                    test: cell.text(ix.test)?,
+                    workload: cell.text(ix.workload)?,
+                    status: cell.text(ix.status)?,
+                    status_detail: cell.opt_text(ix.status_detail)?,
+                    step: cell.opt_text(ix.step)?,
+                    label: cell.opt_text(ix.label)?,
+                    figure: cell.opt_text(ix.figure)?,
+                    value: cell.opt_double(ix.value)?,
+                    unit: cell.opt_text(ix.unit)?,
+                });
+            }
+            done += batch;
+            rows_seen += batch;
         }
-        rows_seen += n;
     }
     Ok(())
 }
+
+/// Rows read of each column at a time: what the reader holds, whatever a
+/// row group's `num_rows` says.
+const BATCH_ROWS: usize = 8192;
 
 /// Where each of [`FigureRow`]'s fields is in the file being read.
 struct FigureIx {
@@ -1195,8 +1224,7 @@ impl FigureIx {
     }
 }
 
-/// One column of a row group, read whole: each row's value, `None` for a
-/// null.
+/// A batch of rows of one column: each row's value, `None` for a null.
 enum Values {
     Text(Vec<Option<ByteArray>>),
     Double(Vec<Option<f64>>),
@@ -1206,22 +1234,6 @@ enum Values {
 }
 
 impl Values {
-    /// Read `n` rows of a column whose values are present at definition
-    /// level `max_def` (0: a required column, no levels).
-    fn read(reader: parquet::column::reader::ColumnReader, n: usize, max_def: i16) -> parquet::errors::Result<Values> {
-        use parquet::column::reader::ColumnReader as C;
-        Ok(match reader {
-            C::ByteArrayColumnReader(mut r) => Values::Text(read_all(&mut r, n, max_def)?),
-            C::DoubleColumnReader(mut r) => Values::Double(read_all(&mut r, n, max_def)?),
-            C::Int64ColumnReader(mut r) => Values::Int(read_all(&mut r, n, max_def)?),
-            C::BoolColumnReader(_) => Values::Other("BOOLEAN"),
-            C::Int32ColumnReader(_) => Values::Other("INT32"),
-            C::Int96ColumnReader(_) => Values::Other("INT96"),
-            C::FloatColumnReader(_) => Values::Other("FLOAT"),
-            C::FixedLenByteArrayColumnReader(_) => Values::Other("FIXED_LEN_BYTE_ARRAY"),
-        })
-    }
-
     fn kind(&self) -> &'static str {
         match self {
             Values::Text(_) => "BYTE_ARRAY",
@@ -1232,12 +1244,49 @@ impl Values {
     }
 }
 
-/// Every value of `n` rows of one column chunk, nulls in place.
+/// A column chunk being read, by its typed reader.
+enum ChunkReader {
+    Text(parquet::column::reader::ColumnReaderImpl<ByteArrayType>),
+    Double(parquet::column::reader::ColumnReaderImpl<DoubleType>),
+    Int(parquet::column::reader::ColumnReaderImpl<Int64Type>),
+    Other(&'static str),
+}
+
+impl ChunkReader {
+    fn of(reader: parquet::column::reader::ColumnReader) -> ChunkReader {
+        use parquet::column::reader::ColumnReader as C;
+        match reader {
+            C::ByteArrayColumnReader(r) => ChunkReader::Text(r),
+            C::DoubleColumnReader(r) => ChunkReader::Double(r),
+            C::Int64ColumnReader(r) => ChunkReader::Int(r),
+            C::BoolColumnReader(_) => ChunkReader::Other("BOOLEAN"),
+            C::Int32ColumnReader(_) => ChunkReader::Other("INT32"),
+            C::Int96ColumnReader(_) => ChunkReader::Other("INT96"),
+            C::FloatColumnReader(_) => ChunkReader::Other("FLOAT"),
+            C::FixedLenByteArrayColumnReader(_) => ChunkReader::Other("FIXED_LEN_BYTE_ARRAY"),
+        }
+    }
+
+    /// The next `n` rows of a column whose values are present at
+    /// definition level `max_def` (0: a required column, no levels), and
+    /// how many there were (fewer than `n` where its pages end).
+    fn read(&mut self, n: usize, max_def: i16) -> parquet::errors::Result<(Values, usize)> {
+        Ok(match self {
+            ChunkReader::Text(r) => read_all(r, n, max_def).map(|(v, got)| (Values::Text(v), got))?,
+            ChunkReader::Double(r) => read_all(r, n, max_def).map(|(v, got)| (Values::Double(v), got))?,
+            ChunkReader::Int(r) => read_all(r, n, max_def).map(|(v, got)| (Values::Int(v), got))?,
+            ChunkReader::Other(k) => (Values::Other(k), n),
+        })
+    }
+}
+
+/// The next `n` rows of one column chunk (fewer where its pages end),
+/// nulls in place, and how many.
 fn read_all<T: parquet::data_type::DataType>(
     r: &mut parquet::column::reader::ColumnReaderImpl<T>,
     n: usize,
     max_def: i16,
-) -> parquet::errors::Result<Vec<Option<T::T>>> {
+) -> parquet::errors::Result<(Vec<Option<T::T>>, usize)> {
     let mut values = Vec::with_capacity(n);
     let mut def: Vec<i16> = Vec::with_capacity(n);
     let mut records = 0;
@@ -1249,19 +1298,16 @@ fn read_all<T: parquet::data_type::DataType>(
         }
         records += got;
     }
-    if records < n {
-        return Err(parquet::errors::ParquetError::General(format!(
-            "{records} of its {n} rows in the group"
-        )));
-    }
     if max_def == 0 {
-        return Ok(values.into_iter().map(Some).collect());
+        return Ok((values.into_iter().map(Some).collect(), records));
     }
     let mut present = values.into_iter();
-    Ok(def
-        .iter()
-        .map(|&d| if d == max_def { present.next() } else { None })
-        .collect())
+    Ok((
+        def.iter()
+            .map(|&d| if d == max_def { present.next() } else { None })
+            .collect(),
+        records,
+    ))
 }
 
 /// The cells of the row group being read, taken a row at a time.

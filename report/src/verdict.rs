@@ -6,6 +6,7 @@
 //! (from a bootbench before verdicts) shows no verdict and says so.
 
 use bench_core::acceptance::verdict_block;
+use bench_core::console::safe_lines;
 use bench_core::result::{Acceptance, Check, CheckRule, ResultDoc, Status, TargetInfo, TargetVerdict, Verdict};
 use bench_core::spec::Workload;
 
@@ -58,7 +59,9 @@ pub fn check_line(c: &Check) -> String {
 
 /// `show`'s opening: the verdict block as the console ends with it, then
 /// every check that did not pass with its message; one line without a
-/// verdict.
+/// verdict. Console-safe: the block is bench-core's, escaped once and cut
+/// to its width after escaping, so it is not escaped again; the lines
+/// after it go through [`safe_lines`].
 pub fn show_text(doc: &ResultDoc) -> String {
     let Some(a) = &doc.acceptance else {
         return format!("{NO_VERDICT}\n");
@@ -66,10 +69,11 @@ pub fn show_text(doc: &ResultDoc) -> String {
     let mut out: String = verdict_block(a).concat();
     let failed: Vec<_> = not_passed(a).collect();
     if !failed.is_empty() {
-        out.push_str("checks that did not pass:\n");
+        let mut raw = String::from("checks that did not pass:\n");
         for (t, c) in failed {
-            out.push_str(&format!("  {} {}\n", who(t), check_line(c)));
+            raw.push_str(&format!("  {} {}\n", who(t), check_line(c)));
         }
+        out.push_str(&safe_lines(&raw));
     }
     out
 }
@@ -124,14 +128,22 @@ fn max_temperature(t: &TargetInfo) -> Option<i32> {
 /// without a verdict.
 pub fn glance(doc: &ResultDoc) -> Option<Vec<Glance<'_>>> {
     let a = doc.acceptance.as_ref()?;
+    // Each target's tests and each path's target, found once.
+    let by_target = doc.tests_by_target();
+    let mut info_of: std::collections::HashMap<&str, &TargetInfo> = std::collections::HashMap::new();
+    for t in &doc.targets {
+        info_of.entry(t.path.as_str()).or_insert(t);
+    }
     Some(
         a.targets
             .iter()
             .map(|v| {
+                let tests = ResultDoc::tests_of(&by_target, &v.target);
                 let figures = GLANCE_FIGURES.map(|(w, _)| {
-                    doc.tests
+                    tests
                         .iter()
-                        .filter(|x| x.target == v.target && x.workload == w && x.status == Status::Ok)
+                        .copied()
+                        .filter(|x| x.workload == w && x.status == Status::Ok)
                         .find_map(|x| glance_figure(w, x).map(|f| (x.name.as_str(), f)))
                 });
                 let smart = v
@@ -140,7 +152,7 @@ pub fn glance(doc: &ResultDoc) -> Option<Vec<Glance<'_>>> {
                     .filter(|c| c.rule == CheckRule::SmartStatus)
                     .map(|c| c.verdict)
                     .reduce(Verdict::worst);
-                let info = doc.targets.iter().find(|t| t.path == v.target);
+                let info = info_of.get(v.target.as_str()).copied();
                 Glance {
                     verdict: v,
                     figures,

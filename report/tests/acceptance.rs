@@ -256,6 +256,40 @@ fn show_opens_with_the_verdict_block_and_every_check_that_did_not_pass() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// `show`'s verdict block escapes a device string once, as its other
+/// lines do (serial `A<ESC>B` is `A\x1bB`, not `A\\\\\\\\x1bB`), and
+/// its lines stay within the README's 79 characters, cut after escaping
+/// and never inside an escape.
+#[test]
+fn show_escapes_the_verdict_block_once_within_79_columns() {
+    let dir = scratch("show-verdict-escape");
+    let serial = r#""A\u001bB\u001b\u001b\u001b\u001b\u001b\u001b""#;
+    let text = with_verdict(true).replace("\"RPT-HEALTH-SATA\"", serial);
+    assert!(text.contains(serial));
+    let file = put(&dir, "v.json", &text);
+    let out = ok(&["show", &file]);
+    let block: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("checks that did not pass"))
+        .collect();
+    assert!(block.last().unwrap().starts_with("run: "), "{out}");
+    for l in &block {
+        assert!(l.chars().count() <= 79, "{} characters: {l:?}", l.chars().count());
+    }
+    let row = block
+        .iter()
+        .find(|l| l.starts_with('A'))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.starts_with("A\\x1bB\\x1b\\x1b\\x1b... "), "{row:?}");
+    assert!(!out.contains("\\\\"), "escaped twice:\n{out}");
+    assert!(
+        out.contains("\n  A\\x1bB\\x1b\\x1b\\x1b\\x1b\\x1b\\x1b FAIL limit"),
+        "{out}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// The `html` page opens with the verdicts, before any document's detail:
 /// a row per disk with its verdict, SEQ read MB/s and RND read IOPS from
 /// the document's tests (no write test ran: `-`), the highest temperature

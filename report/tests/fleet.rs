@@ -4,6 +4,7 @@
 //! rack of machines made from one of them (tests/rack).
 
 use std::fs;
+use std::path::{Path, PathBuf};
 
 mod common;
 mod rack;
@@ -538,5 +539,162 @@ fn fleet_reads_parquet_exports_beside_documents_and_warns_once_per_bad_file() {
     let o = run(&["fleet", runs.to_str().unwrap(), &files[0]]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("run table"), "{}", stderr(&o));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An export of `docs` to `dir/NAME.parquet`, its footer rewritten by
+/// `edit` (each row group in turn, its columns' metadata editable), the
+/// pages left as they are.
+fn export_with_footer(
+    dir: &Path,
+    name: &str,
+    docs: &[String],
+    edit: impl Fn(parquet::file::metadata::RowGroupMetaData) -> parquet::file::metadata::RowGroupMetaData,
+) -> PathBuf {
+    use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataWriter};
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let src = dir.join(format!("{name}.src.parquet"));
+    let mut args = vec!["export", "--format", "parquet", "-o", src.to_str().unwrap()];
+    args.extend(docs.iter().map(String::as_str));
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = fs::read(&src).unwrap();
+    let n = bytes.len();
+    let footer = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+    let md = SerializedFileReader::new(fs::File::open(&src).unwrap())
+        .unwrap()
+        .metadata()
+        .clone();
+    let groups = md.row_groups().iter().cloned().map(&edit).collect();
+    let md = ParquetMetaData::new(md.file_metadata().clone(), groups);
+    let mut out = bytes[..n - 8 - footer].to_vec();
+    ParquetMetaDataWriter::new(&mut out, &md).finish().unwrap();
+    fs::remove_file(&src).unwrap();
+    fs::remove_file(dir.join(format!("{name}.src.runs.parquet"))).unwrap();
+    let dst = dir.join(format!("{name}.parquet"));
+    fs::write(&dst, out).unwrap();
+    dst
+}
+
+/// A row group with `num_rows` and each column chunk's `num_values` set.
+fn rows_and_values(
+    g: parquet::file::metadata::RowGroupMetaData,
+    rows: Option<i64>,
+    values: Option<i64>,
+) -> parquet::file::metadata::RowGroupMetaData {
+    let rows = rows.unwrap_or(g.num_rows());
+    let columns = g
+        .columns()
+        .iter()
+        .map(|c| {
+            let v = values.unwrap_or(c.num_values());
+            c.clone().into_builder().set_num_values(v).build().unwrap()
+        })
+        .collect();
+    g.into_builder()
+        .set_num_rows(rows)
+        .set_column_metadata(columns)
+        .build()
+        .unwrap()
+}
+
+/// A Parquet file's footer is checked against the file before anything is
+/// allocated by it (report/src/parquet_footer.rs): `fleet` skips a file
+/// that claims 2^31-1 row groups in 32 bytes, a row group whose
+/// `num_rows` is one more than its column chunks hold (and 2^40), one
+/// whose chunks claim 2^40 values too (read a batch at a time until the
+/// pages end), a footer longer than the file, a chunk past the data; each
+/// with a warning naming the file and the field; a row group at the bound
+/// (`num_rows` = `num_values`, the export as written) is read.
+#[test]
+fn fleet_skips_a_parquet_footer_that_claims_more_than_the_file_holds() {
+    let dir = scratch("fleet-parquet-footer");
+    let machines: Vec<rack::Machine> = ["m1", "m2"].iter().map(|n| rack::Machine::r640(n)).collect();
+    let files = rack::write(&dir, &machines);
+    let one = &files[..1];
+    let at_bound = export_with_footer(&dir, "at-bound", one, |g| g);
+    let real_rows = {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let r = SerializedFileReader::new(fs::File::open(&at_bound).unwrap()).unwrap();
+        r.metadata().row_group(0).num_rows()
+    };
+    let past = export_with_footer(&dir, "past", one, |g| {
+        let n = g.num_rows();
+        rows_and_values(g, Some(n + 1), None)
+    });
+    let huge = export_with_footer(&dir, "huge", one, |g| rows_and_values(g, Some(1 << 40), None));
+    let both = export_with_footer(&dir, "both", one, |g| rows_and_values(g, Some(1 << 40), Some(1 << 40)));
+    let off = export_with_footer(&dir, "offset", one, |g| {
+        let columns = g
+            .columns()
+            .iter()
+            .map(|c| {
+                c.clone()
+                    .into_builder()
+                    .set_data_page_offset(1 << 40)
+                    .set_dictionary_page_offset(None)
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+        g.into_builder().set_column_metadata(columns).build().unwrap()
+    });
+    // PAR1, a footer (version 1; a schema of one element; num_rows 0;
+    // row_groups: a list of 2^31-1 structs, and nothing after), its
+    // length, PAR1.
+    let footer = [
+        0x15, 0x02, 0x19, 0x1c, 0x48, 0x01, b's', 0x15, 0x00, 0x00, 0x16, 0x00, 0x19, 0xfc, 0xff, 0xff, 0xff, 0xff,
+        0x07, 0x00,
+    ];
+    let mut groups = b"PAR1".to_vec();
+    groups.extend(footer);
+    groups.extend(u32::try_from(footer.len()).unwrap().to_le_bytes());
+    groups.extend(b"PAR1");
+    let groups_file = dir.join("groups.parquet");
+    fs::write(&groups_file, &groups).unwrap();
+    let mut long = fs::read(&at_bound).unwrap();
+    let n = long.len();
+    long[n - 8..n - 4].copy_from_slice(&u32::try_from(n).unwrap().to_le_bytes());
+    let long_file = dir.join("long.parquet");
+    fs::write(&long_file, &long).unwrap();
+
+    let p = |f: &Path| f.display().to_string();
+    // At the bound: read, the same as the document.
+    let want = ok(&["fleet", "--all", &files[0], &files[1]]);
+    assert_eq!(ok(&["fleet", "--all", &p(&at_bound), &files[1]]), want);
+    for (f, says) in [
+        (
+            &past,
+            format!(
+                "Parquet footer: row_groups[0].num_rows: {} is more than the {real_rows} value(s) its column chunk 0 holds",
+                real_rows + 1
+            ),
+        ),
+        (
+            &huge,
+            format!("Parquet footer: row_groups[0].num_rows: 1099511627776 is more than the {real_rows} value(s)"),
+        ),
+        (
+            &both,
+            format!("row group 0: column `file`: its pages end after {real_rows} of the group's 1099511627776 rows"),
+        ),
+        (
+            &off,
+            "Parquet footer: row_groups[0].columns[0].meta_data.data_page_offset (and total_compressed_size): ".into(),
+        ),
+        (
+            &groups_file,
+            "Parquet footer: row_groups claims 2147483647 element(s) but 1 byte(s) are left in the footer".into(),
+        ),
+        (&long_file, format!("Parquet footer: length {n} is more than the {} bytes before it", n - 12)),
+    ] {
+        let o = run(&["fleet", "--all", &p(f), &files[1]]);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{}: {:?}\n{err}", p(f), o.status);
+        let line = format!("{}: {says}", p(f));
+        assert!(err.contains(&line), "{err}\nwant {line}");
+        assert!(err.trim_end().ends_with("; skipped"), "{err}");
+        assert!(stdout(&o).contains("fleet of 1 document(s)"), "{}", stdout(&o));
+    }
     fs::remove_dir_all(&dir).unwrap();
 }

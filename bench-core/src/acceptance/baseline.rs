@@ -16,6 +16,11 @@ use crate::spec::Workload;
 /// The schema identifier of a baseline file.
 pub const BASELINE_SCHEMA: &str = "bootbench.baseline/1";
 
+/// The largest figure a baseline holds: 10^15 bytes/s (a petabyte a
+/// second) or requests/s, far above any disk; a baseline above it is
+/// refused ([`Baseline::check`]).
+pub const BASELINE_MAX: f64 = 1e15;
+
 /// A baseline file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -90,6 +95,58 @@ impl Baseline {
         }
     }
 
+    /// A baseline as read, checked as a config is ([`Baseline::check_schema`]
+    /// first): each figure's `count` at least 1; its `median`, `min` and
+    /// `max` numbers above 0 and at most [`BASELINE_MAX`], with `min` <=
+    /// `median` <= `max`; no two figures of the same model, firmware, test
+    /// and metric; `documents` at least 1 when it holds a figure. The first
+    /// wrong field in words, naming it, its value and what is expected
+    /// (`figures[2].median: -5 is not above 0; expected ...`).
+    pub fn check(&self) -> Result<(), String> {
+        self.check_schema()?;
+        if !self.figures.is_empty() && self.documents == 0 {
+            return Err(format!(
+                "documents: 0 with {} figure(s); expected the number of result documents the figures come from (at least 1)",
+                self.figures.len()
+            ));
+        }
+        let mut seen = alloc::collections::BTreeMap::new();
+        for (i, f) in self.figures.iter().enumerate() {
+            let at = format!("figures[{i}]");
+            if f.count == 0 {
+                return Err(format!(
+                    "{at}.count: 0; expected the number of disk runs the figure summarises (at least 1)"
+                ));
+            }
+            for (name, v) in [("median", f.median), ("min", f.min), ("max", f.max)] {
+                if !(v > 0.0 && v <= BASELINE_MAX) {
+                    return Err(format!(
+                        "{at}.{name}: {v:e} is out of range; expected a figure in {} above 0 and at most {BASELINE_MAX:e}",
+                        if f.metric.is_iops() { "requests/s" } else { "bytes/s" }
+                    ));
+                }
+            }
+            if f.min > f.median || f.median > f.max {
+                return Err(format!(
+                    "{at}: min {:e}, median {:e}, max {:e} are out of order; expected min <= median <= max",
+                    f.min, f.median, f.max
+                ));
+            }
+            let key = (&f.model, &f.firmware, &f.test, f.metric.name());
+            if let Some(first) = seen.insert(key, i) {
+                return Err(format!(
+                    "{at}: model {:?}, firmware {:?}, test {:?}, metric {} again (as figures[{first}]); expected one \
+                     figure per model, firmware, test and metric",
+                    f.model,
+                    f.firmware,
+                    f.test,
+                    f.metric.name()
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The figure of `t`'s model and firmware for `test` and `metric`.
     fn find(&self, t: &TargetInfo, test: &str, metric: Metric) -> Option<&BaselineFigure> {
         let key = DiskModel::of(t)?;
@@ -131,6 +188,18 @@ impl BaselineRule {
                 };
                 let floor = b.median * (1.0 - self.below);
                 let held = v >= floor;
+                // A share of the median only of a median above 0 (a
+                // checked baseline's always is; one made in code may not
+                // be): never `inf%` or `NaN%`.
+                let how_far = if b.median > 0.0 && b.median.is_finite() && v.is_finite() {
+                    format!(
+                        "{:.1}% {}",
+                        (1.0 - v / b.median).abs() * 100.0,
+                        if v < b.median { "below" } else { "above" }
+                    )
+                } else {
+                    String::from("a median not above 0 sets no floor")
+                };
                 out.push(check(
                     CheckRule::Baseline,
                     if held { Verdict::Pass } else { fails },
@@ -140,13 +209,11 @@ impl BaselineRule {
                     Some(floor),
                     &format!("acceptance.baseline ({})", self.from),
                     format!(
-                        "{}: {metric} {} against its model's baseline median {} over {} runs ({:.1}% {}; at most {:.0}% below)",
+                        "{}: {metric} {} against its model's baseline median {} over {} runs ({how_far}; at most {:.0}% below)",
                         test.name,
                         metric.show(v),
                         metric.show(b.median),
                         b.count,
-                        (1.0 - v / b.median).abs() * 100.0,
-                        if v < b.median { "below" } else { "above" },
                         self.below * 100.0
                     ),
                 ));

@@ -22,14 +22,45 @@ const MODEL_MAX: usize = 14;
 /// The verdict column: `verdict` in the header, `PASS` below.
 const VERDICT: usize = 7;
 
-/// `s` made safe for a console and cut to `width` characters (the last
-/// three `...` when cut).
+/// `s` made safe for a console ([`console::safe`], once) and cut to
+/// `width` characters ([`cut`]).
 fn fit(s: &str, width: usize) -> String {
-    let safe = console::safe(s);
+    cut(&console::safe(s), width)
+}
+
+/// `safe`, text already made safe for a console, cut to `width`
+/// characters, the last three `...` when cut; never inside an escape
+/// (`\\`, `\n`, `\x1b`, `\u0085`): an escape that does not fit whole is
+/// left out whole.
+fn cut(safe: &str, width: usize) -> String {
     if safe.chars().count() <= width {
-        return safe.into_owned();
+        return String::from(safe);
     }
-    let mut out: String = safe.chars().take(width.saturating_sub(3)).collect();
+    let room = width.saturating_sub(3);
+    let (mut end, mut used) = (0, 0);
+    let mut rest = safe;
+    while let Some(c) = rest.chars().next() {
+        // One printed character, or one escape: `\` then `x` and two hex
+        // digits, `u` and four, or one character.
+        let len = if c == '\\' {
+            match rest.as_bytes().get(1) {
+                Some(b'x') => 4,
+                Some(b'u') => 6,
+                _ => 2,
+            }
+        } else {
+            c.len_utf8()
+        };
+        let len = len.min(rest.len());
+        let n = rest[..len].chars().count();
+        if used + n > room {
+            break;
+        }
+        used += n;
+        end += len;
+        rest = &rest[len..];
+    }
+    let mut out = String::from(&safe[..end]);
     out.push_str("...");
     out
 }
@@ -80,6 +111,9 @@ pub fn verdict_block(a: &Acceptance) -> Vec<String> {
         "{:=<BLOCK_WIDTH$}\n",
         fit(&format!("== acceptance verdict (rules: {}) ", a.rules), BLOCK_WIDTH)
     ));
+    // Each device string escaped once, its width counted escaped, cut
+    // after escaping; the line is made of cells already safe, never
+    // escaped again.
     let who = |t: &TargetVerdict| -> String {
         let s = t.serial.as_deref().map(str::trim).filter(|s| !s.is_empty());
         console::safe(s.unwrap_or(&t.target)).into_owned()
@@ -96,15 +130,17 @@ pub fn verdict_block(a: &Acceptance) -> Vec<String> {
     let (ww, mw) = (width(&who, 4, WHO_MAX), width(&model, 5, MODEL_MAX));
     let head = format!("{:<ww$} {:<mw$} {:<VERDICT$} first reason", "disk", "model", "verdict");
     out.push(format!("{head}\n"));
+    // What the first reason has left of the line.
+    let room = BLOCK_WIDTH.saturating_sub(ww + 1 + mw + 1 + VERDICT + 1);
     for t in &a.targets {
         let line = format!(
             "{:<ww$} {:<mw$} {:<VERDICT$} {}",
-            fit(&who(t), ww),
-            fit(&model(t), mw),
+            cut(&who(t), ww),
+            cut(&model(t), mw),
             t.verdict.shout(),
-            first_reason(t)
+            fit(&first_reason(t), room)
         );
-        out.push(format!("{}\n", fit(line.trim_end(), BLOCK_WIDTH)));
+        out.push(format!("{}\n", line.trim_end()));
     }
     let count = |v: Verdict| a.targets.iter().filter(|t| t.verdict == v).count();
     out.push(format!(

@@ -38,7 +38,7 @@ mod block;
 mod health;
 mod limits;
 
-pub use baseline::{Baseline, BaselineFigure, BaselineRule, BASELINE_SCHEMA};
+pub use baseline::{Baseline, BaselineFigure, BaselineRule, BASELINE_MAX, BASELINE_SCHEMA};
 pub use block::{verdict_block, BLOCK_WIDTH};
 pub use health::HealthRules;
 pub use limits::{Ceiling, Direction, DiskFilter, LatStat, Limit};

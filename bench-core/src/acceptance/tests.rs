@@ -284,6 +284,89 @@ fn a_baseline_from_earlier_runs_and_a_disk_below_it() {
     assert!(verdict_of(&a, "/dev/z").checks.is_empty());
 }
 
+/// A baseline of three runs at 100, 110 and 120 MB/s of model M, F.
+fn baseline_of_three() -> Baseline {
+    let earlier: Vec<ResultDoc> = [100.0, 110.0, 120.0]
+        .iter()
+        .map(|v| doc(vec![model(disk("/dev/a", 1 << 30), "M", "F")], vec![seq("/dev/a", *v)]))
+        .collect();
+    let refs: Vec<&ResultDoc> = earlier.iter().collect();
+    Baseline::of(&refs)
+}
+
+/// A baseline as read is checked as a config is: a negative or zero
+/// median, a count of 0, min above max, a figure past 10^15, a NaN, a
+/// figure twice, figures of no document are refused, naming the field,
+/// its value and what is expected; what `Baseline::of` writes passes.
+#[test]
+fn a_nonsense_baseline_is_refused_naming_the_field() {
+    let good = baseline_of_three();
+    assert_eq!(good.check(), Ok(()));
+    type Spoil = fn(&mut Baseline);
+    let cases: [(&str, Spoil); 10] = [
+        ("figures[0].median: -1e8 is out of range; expected a figure in bytes/s above 0", |b| {
+            b.figures[0].median = -1e8;
+        }),
+        ("figures[0].median: 0e0 is out of range", |b| b.figures[0].median = 0.0),
+        ("figures[0].median: 1e300 is out of range; expected a figure in bytes/s above 0 and at most 1e15", |b| {
+            b.figures[0].median = 1e300;
+        }),
+        ("figures[0].min: NaN is out of range", |b| b.figures[0].min = f64::NAN),
+        ("figures[0].max: inf is out of range", |b| b.figures[0].max = f64::INFINITY),
+        ("figures[0].count: 0; expected", |b| b.figures[0].count = 0),
+        ("figures[0]: min 1.3e8, median 1.1e8, max 1.2e8 are out of order; expected min <= median <= max", |b| {
+            b.figures[0].min = 130e6;
+        }),
+        ("figures[0]: min 1e8, median 1.3e8, max 1.2e8 are out of order", |b| b.figures[0].median = 130e6),
+        ("figures[1]: model \"M\", firmware \"F\", test \"seq_read\", metric read_bytes_per_sec again (as figures[0])", |b| {
+            let f = b.figures[0].clone();
+            b.figures.push(f);
+        }),
+        ("documents: 0 with 1 figure(s); expected", |b| b.documents = 0),
+    ];
+    for (want, spoil) in cases {
+        let mut b = good.clone();
+        spoil(&mut b);
+        let e = b.check().expect_err(want);
+        assert!(e.starts_with(want), "{e:?}, expected {want:?}");
+    }
+    let mut b = good.clone();
+    b.schema = "x".into();
+    assert_eq!(
+        b.check(),
+        Err("has schema \"x\"; expected \"bootbench.baseline/1\"".into())
+    );
+}
+
+/// A baseline median of 0 (which a checked baseline refuses) in a rule
+/// made in code: the check says it sets no floor, never `inf%` or `NaN%`.
+#[test]
+fn a_baseline_median_of_zero_prints_no_infinity() {
+    for median in [0.0] {
+        let mut b = baseline_of_three();
+        b.figures[0].median = median;
+        let mut rules = config_rules(Vec::new());
+        rules.peers.severity = Severity::Off;
+        rules.baseline = Some(BaselineRule {
+            baseline: b,
+            from: "baseline.json".into(),
+            below: 0.10,
+            severity: Severity::Fail,
+        });
+        for v in [0.0, 50.0] {
+            let now = doc(vec![model(disk("/dev/x", 1 << 30), "M", "F")], vec![seq("/dev/x", v)]);
+            let a = evaluate(&now, &rules);
+            let x = verdict_of(&a, "/dev/x");
+            let m = &x.checks[0].message;
+            assert!(!m.contains("inf") && !m.contains("NaN"), "{m}");
+            assert!(
+                m.contains("(a median not above 0 sets no floor; at most 10% below)"),
+                "{m}"
+            );
+        }
+    }
+}
+
 fn reading(counters: &[(&str, u64)]) -> HealthReading {
     HealthReading {
         source: "ata_smart".into(),
@@ -513,6 +596,48 @@ fn the_verdict_block_fits_an_80_column_screen() {
     );
     assert_eq!(lines[3], format!("{:<24} {:<14} PASS\n", "/dev/b", "-"));
     assert_eq!(lines[4], "run: FAIL (1 of 2 targets failed, 0 warned)\n");
+}
+
+/// A device string is escaped once in the block, as on every other line
+/// (`A<ESC>B` is `A\x1bB`, one backslash), and cut after escaping: no
+/// line wider than the screen, no escape cut in two.
+#[test]
+fn the_verdict_block_escapes_device_strings_once() {
+    let mut a = model(disk("/dev/a", 1 << 30), "M\u{1b}N", "F");
+    a.serial = Some("A\u{1b}B".into());
+    let mut b = model(disk("/dev/b", 1 << 30), "\u{85}\u{85}\u{85}\u{85}", "F");
+    b.serial = Some("\\\u{1b}\u{2028}".repeat(10));
+    let d = doc(vec![a, b], vec![seq("/dev/a", 10.0), seq("/dev/b", 10.0)]);
+    let rules = config_rules(vec![floor(
+        "acceptance.limits[0]",
+        Workload::SeqRead,
+        Metric::ReadBps,
+        150.0 * MBS,
+    )]);
+    let lines = verdict_block(&evaluate(&d, &rules));
+    for l in &lines {
+        assert!(
+            l.chars().count() <= BLOCK_WIDTH + 1,
+            "{} characters: {l:?}",
+            l.chars().count()
+        );
+        // Every backslash begins a whole escape.
+        let mut rest = l.as_str();
+        while let Some(i) = rest.find('\\') {
+            rest = &rest[i..];
+            let whole = ["\\\\", "\\x1b", "\\u0085", "\\u2028"]
+                .iter()
+                .find(|e| rest.starts_with(**e));
+            let e = whole.unwrap_or_else(|| panic!("an escape cut in {l:?}"));
+            rest = &rest[e.len()..];
+        }
+    }
+    assert!(lines[2].starts_with("A\\x1bB "), "{:?}", lines[2]);
+    assert!(lines[2].contains(" M\\x1bN "), "{:?}", lines[2]);
+    assert!(!lines[2].contains("\\\\"), "escaped twice: {:?}", lines[2]);
+    // The serial's escapes (4 + 2 + 6 = 12 characters each) cut at 24
+    // columns whole: `\\\x1b\u2028`, then `\\` and `\x1b`, then `...`.
+    assert!(lines[3].starts_with("\\\\\\x1b\\u2028\\\\\\x1b... "), "{:?}", lines[3]);
 }
 
 /// The self-test rule: completed without error passes; a failing result

@@ -139,15 +139,19 @@ pub(crate) fn groups_by<K: PartialEq + Clone>(
     least: usize,
 ) -> Vec<FleetGroup<K>> {
     let mut groups: Vec<FleetGroup<K>> = Vec::new();
+    // The groups of each test and metric (indexes into `groups`): a
+    // figure's group is looked for among those only.
+    let mut of_test: alloc::collections::BTreeMap<(String, &'static str), Vec<usize>> =
+        alloc::collections::BTreeMap::new();
     for (i, doc) in docs.iter().enumerate() {
+        let by_target = doc.tests_by_target();
         for t in doc.targets.iter().filter(|t| t.stack.is_none()) {
             let Some(k) = key(doc, t) else {
                 continue;
             };
-            for test in doc
-                .tests
+            for test in ResultDoc::tests_of(&by_target, &t.path)
                 .iter()
-                .filter(|x| x.target == t.path && x.status == Status::Ok)
+                .filter(|x| x.status == Status::Ok)
             {
                 for &metric in metrics(test.workload) {
                     let Some(value) = usable(metric.get(&test.summary)) else {
@@ -159,19 +163,22 @@ pub(crate) fn groups_by<K: PartialEq + Clone>(
                         serial: t.serial.clone(),
                         value,
                     };
-                    let same = |g: &&mut FleetGroup<K>| g.key == k && g.test == test.name && g.metric == metric;
-                    match groups.iter_mut().find(|g| same(g)) {
-                        Some(g) => g.entries.push(entry),
-                        None => groups.push(FleetGroup {
-                            key: k.clone(),
-                            test: test.name.clone(),
-                            workload: test.workload,
-                            metric,
-                            entries: vec![entry],
-                            median: 0.0,
-                            min: 0.0,
-                            max: 0.0,
-                        }),
+                    let ix = of_test.entry((test.name.clone(), metric.name())).or_default();
+                    match ix.iter().copied().find(|&g| groups[g].key == k) {
+                        Some(g) => groups[g].entries.push(entry),
+                        None => {
+                            ix.push(groups.len());
+                            groups.push(FleetGroup {
+                                key: k.clone(),
+                                test: test.name.clone(),
+                                workload: test.workload,
+                                metric,
+                                entries: vec![entry],
+                                median: 0.0,
+                                min: 0.0,
+                                max: 0.0,
+                            });
+                        }
                     }
                 }
             }

@@ -304,7 +304,6 @@ fn read_baseline(file: &str, dir: &Path) -> Result<Baseline, ConfigError> {
             "{at}: {file:?} is not a {BASELINE_SCHEMA} document: {e}; expected the output of bootbench-report baseline"
         ))
     })?;
-    b.check_schema()
-        .map_err(|why| ConfigError(format!("{at}: {file:?} {why}")))?;
+    b.check().map_err(|why| ConfigError(format!("{at}: {file:?}: {why}")))?;
     Ok(b)
 }

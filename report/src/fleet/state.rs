@@ -126,27 +126,36 @@ impl Digest {
     pub fn of(l: &Loaded) -> Digest {
         let doc = &l.doc;
         let (by, machine) = machine_id(l);
+        // Each target's tests, in document order: one pass over the tests.
+        let by_target = doc.tests_by_target();
         let disks = doc
             .targets
             .iter()
             .filter(|t| t.stack.is_none())
             .map(|t| {
-                let tests = || doc.tests.iter().filter(|x| x.target == t.path);
+                let tests = bench_core::result::ResultDoc::tests_of(&by_target, &t.path);
                 let mut figures = Vec::new();
-                for x in tests().filter(|x| x.status == Status::Ok) {
+                for x in tests.iter().filter(|x| x.status == Status::Ok) {
                     for &m in metrics(x.workload) {
                         if let Some(v) = usable(m.get(&x.summary)) {
                             figures.push((x.name.clone(), x.workload, m, v));
                         }
                     }
                 }
+                // A test's marker once, and none for a test that also ran ok.
+                let ok: HashSet<&str> = tests
+                    .iter()
+                    .filter(|y| y.status == Status::Ok)
+                    .map(|y| y.name.as_str())
+                    .collect();
+                let mut seen: HashSet<&str> = HashSet::new();
                 let mut markers: Vec<(String, String)> = Vec::new();
-                for x in tests() {
-                    let seen = markers.iter().any(|(n, _)| *n == x.name);
-                    if seen || tests().any(|y| y.name == x.name && y.status == Status::Ok) {
+                for x in tests {
+                    if ok.contains(x.name.as_str()) || seen.contains(x.name.as_str()) {
                         continue;
                     }
                     if let Some(m) = text::marker(&x.status) {
+                        seen.insert(x.name.as_str());
                         markers.push((x.name.clone(), m));
                     }
                 }
@@ -182,7 +191,16 @@ struct FromRows {
     /// Each target's verdict, in the order first met.
     verdicts: Vec<TargetVerdict>,
     /// Per disk (as `d.disks`), the tests with a run that ended ok.
-    ok: Vec<Vec<String>>,
+    ok: Vec<HashSet<String>>,
+    /// The targets in `verdicts`.
+    verdict_of: HashSet<String>,
+    /// Each disk's index in `d.disks`, by path.
+    disk_at: HashMap<String, usize>,
+    /// Per disk, each test with a marker: its index in the disk's markers.
+    marker_at: Vec<HashMap<String, usize>>,
+    /// Per disk, the markers taken back (the test then ran ok), by index:
+    /// dropped by `finish`.
+    taken_back: Vec<HashSet<usize>>,
 }
 
 impl FromRows {
@@ -206,6 +224,10 @@ impl FromRows {
             },
             verdicts: Vec::new(),
             ok: Vec::new(),
+            verdict_of: HashSet::new(),
+            disk_at: HashMap::new(),
+            marker_at: Vec::new(),
+            taken_back: Vec::new(),
         }
     }
 
@@ -215,7 +237,7 @@ impl FromRows {
             .as_deref()
             .and_then(|n| Verdict::ALL.iter().copied().find(|v| v.name() == n))
         {
-            if !self.verdicts.iter().any(|t| t.target == r.disk) {
+            if self.verdict_of.insert(r.disk.clone()) {
                 // The reason's message and rule are what the verdict
                 // sections show of the check; the rest of it is not in the
                 // table.
@@ -248,9 +270,12 @@ impl FromRows {
         if r.run != "alone" || !whole_disk(&r.target_kind) {
             return;
         }
-        let k = match self.d.disks.iter().position(|k| k.path == r.disk) {
-            Some(k) => k,
+        let k = match self.disk_at.get(&r.disk) {
+            Some(&k) => k,
             None => {
+                self.disk_at.insert(r.disk.clone(), self.d.disks.len());
+                self.marker_at.push(HashMap::new());
+                self.taken_back.push(HashSet::new());
                 self.d.disks.push(DiskDigest {
                     path: r.disk.clone(),
                     serial: r.disk_serial.clone(),
@@ -259,18 +284,21 @@ impl FromRows {
                     figures: Vec::new(),
                     markers: Vec::new(),
                 });
-                self.ok.push(Vec::new());
+                self.ok.push(HashSet::new());
                 self.d.disks.len() - 1
             }
         };
-        let (disk, ok) = (&mut self.d.disks[k], &mut self.ok[k]);
+        let (disk, ok, marker_at) = (&mut self.d.disks[k], &mut self.ok[k], &mut self.marker_at[k]);
         if r.status == "ok" {
-            disk.markers.retain(|(t, _)| *t != r.test);
-            if !ok.contains(&r.test) {
-                ok.push(r.test.clone());
+            if let Some(i) = marker_at.remove(&r.test) {
+                self.taken_back[k].insert(i);
             }
-        } else if !ok.contains(&r.test) && !disk.markers.iter().any(|(t, _)| *t == r.test) {
+            if !ok.contains(&r.test) {
+                ok.insert(r.test.clone());
+            }
+        } else if !ok.contains(&r.test) && !marker_at.contains_key(&r.test) {
             if let Some(m) = text::marker_of_state(&r.status) {
+                marker_at.insert(r.test.clone(), disk.markers.len());
                 disk.markers.push((r.test.clone(), m));
             }
         }
@@ -289,6 +317,15 @@ impl FromRows {
     }
 
     fn finish(mut self) -> Digest {
+        for (disk, gone) in self.d.disks.iter_mut().zip(&self.taken_back) {
+            if !gone.is_empty() {
+                let mut i = 0;
+                disk.markers.retain(|_| {
+                    i += 1;
+                    !gone.contains(&(i - 1))
+                });
+            }
+        }
         if !self.verdicts.is_empty() {
             let worst = [Verdict::Fail, Verdict::Warn]
                 .into_iter()
@@ -1064,7 +1101,29 @@ impl Fleet {
 
     /// A row's cells, one per [`Fleet::columns`].
     pub fn cells(&self, r: &DiskRow) -> Vec<Cell> {
-        (0..self.columns.len()).map(|c| self.cell(r.disk, c)).collect()
+        // As [`Fleet::cell`] for each column, the disk's figures and
+        // markers looked up by column and test (each first one), not
+        // scanned per column.
+        let k = &self.disks[r.disk];
+        let mut figures: HashMap<usize, f64> = HashMap::with_capacity(k.figures.len());
+        for &(c, v) in k.figures.iter() {
+            figures.entry(usize::from(c)).or_insert(v);
+        }
+        let mut markers: HashMap<u32, u32> = HashMap::with_capacity(k.markers.len());
+        for &(t, m) in k.markers.iter() {
+            markers.entry(t).or_insert(m);
+        }
+        (0..self.columns.len())
+            .map(|col| {
+                if let Some(&value) = figures.get(&col) {
+                    let outlier = self.group_of(r.disk, col).is_some_and(|g| g.is_outlier(value));
+                    return Cell::Figure { value, outlier };
+                }
+                markers
+                    .get(&self.columns[col].test_id)
+                    .map_or(Cell::NotRun, |&m| Cell::Marker(self.strings.get(m).to_owned()))
+            })
+            .collect()
     }
 
     /// Each document's acceptance verdicts ([`slim`]), in document order.

@@ -2,6 +2,7 @@
 //! profile, the latency percentiles, and the arrays, layers and all-at-once runs against what
 //! was expected of them, with each array's or layer's note and members table.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use bench_core::analysis::{metrics, Metric};
@@ -26,18 +27,59 @@ pub(super) fn target<'a>(doc: &'a ResultDoc, path: &str) -> Option<&'a TargetInf
 
 /// A target as legends name it: path, then the array or layer it is, or its serial.
 pub(super) fn target_name(doc: &ResultDoc, path: &str) -> String {
-    match target(doc, path) {
+    name_of(target(doc, path), path)
+}
+
+/// [`target_name`] of the target `t` found at `path`.
+fn name_of(t: Option<&TargetInfo>, path: &str) -> String {
+    match t {
         Some(TargetInfo { stack: Some(s), .. }) => format!("{path} ({} {})", s.level, s.name),
         Some(TargetInfo { serial: Some(sn), .. }) if !sn.is_empty() => format!("{path} ({sn})"),
         _ => path.to_string(),
     }
 }
 
+/// A document's targets by path and tests by name, found once for the
+/// charts that go through every test (not every target or test per test).
+struct Index<'a> {
+    targets: HashMap<&'a str, &'a TargetInfo>,
+    by_name: HashMap<&'a str, Vec<&'a TestResult>>,
+}
+
+impl<'a> Index<'a> {
+    fn of(doc: &'a ResultDoc) -> Index<'a> {
+        let mut targets = HashMap::with_capacity(doc.targets.len());
+        for t in &doc.targets {
+            // The first of a path, as `target` finds it.
+            targets.entry(t.path.as_str()).or_insert(t);
+        }
+        let mut by_name: HashMap<&str, Vec<&TestResult>> = HashMap::new();
+        for t in &doc.tests {
+            by_name.entry(t.name.as_str()).or_default().push(t);
+        }
+        Index { targets, by_name }
+    }
+
+    fn target(&self, path: &str) -> Option<&'a TargetInfo> {
+        self.targets.get(path).copied()
+    }
+
+    fn name(&self, path: &str) -> String {
+        name_of(self.target(path), path)
+    }
+
+    /// The tests named `name`, in document order.
+    fn named(&self, name: &str) -> &[&'a TestResult] {
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
 /// The names of the tests of `doc` in the order first run, with their workload.
 pub(super) fn test_names(doc: &ResultDoc) -> Vec<(&str, Workload)> {
+    let mut seen = HashSet::new();
     let mut names: Vec<(&str, Workload)> = Vec::new();
     for t in &doc.tests {
-        if !names.iter().any(|(n, _)| *n == t.name) {
+        if seen.insert(t.name.as_str()) {
             names.push((&t.name, t.workload));
         }
     }
@@ -52,10 +94,17 @@ pub(super) fn finite_pos(v: f64) -> bool {
 /// The surface series of the zones test `name`: per target, each step's
 /// read MB/s at the middle of its range as a percentage of the target's size
 /// (surface steps as dots, the three zones as squares).
+#[cfg(test)]
 pub(super) fn surface_series(doc: &ResultDoc, name: &str) -> Vec<Series> {
+    surface_series_in(&Index::of(doc), name)
+}
+
+/// [`surface_series`] through the document's [`Index`].
+fn surface_series_in(ix: &Index, name: &str) -> Vec<Series> {
     let mut series = Vec::new();
-    for t in doc.tests.iter().filter(|t| t.name == name) {
-        let size = target(doc, &t.target)
+    for t in ix.named(name) {
+        let size = ix
+            .target(&t.target)
             .map(|ti| ti.size_bytes)
             .filter(|&s| s > 0)
             .or_else(|| t.steps.iter().map(|s| s.range_end).max())
@@ -84,7 +133,7 @@ pub(super) fn surface_series(doc: &ResultDoc, name: &str) -> Vec<Series> {
         }
         if !points.is_empty() {
             series.push(Series {
-                name: target_name(doc, &t.target),
+                name: ix.name(&t.target),
                 points,
             });
         }
@@ -94,8 +143,9 @@ pub(super) fn surface_series(doc: &ResultDoc, name: &str) -> Vec<Series> {
 
 pub(super) fn surface_charts(doc: &ResultDoc) -> Vec<String> {
     let mut charts = Vec::new();
+    let ix = Index::of(doc);
     for (name, _) in test_names(doc).into_iter().filter(|(_, w)| *w == Workload::Zones) {
-        let series = surface_series(doc, name);
+        let series = surface_series_in(&ix, name);
         if series.is_empty() {
             continue;
         }
@@ -129,11 +179,13 @@ pub(super) fn surface_charts(doc: &ResultDoc) -> Vec<String> {
 /// Seek profiles: one chart per seek_profile test, bars per section and target.
 pub(super) fn seek_charts(doc: &ResultDoc) -> Vec<String> {
     let mut charts = Vec::new();
+    let ix = Index::of(doc);
     for (name, _) in test_names(doc).into_iter().filter(|(_, w)| *w == Workload::SeekProfile) {
-        let runs: Vec<&TestResult> = doc
-            .tests
+        let runs: Vec<&TestResult> = ix
+            .named(name)
             .iter()
-            .filter(|t| t.name == name && t.summary.seek_ns.iter().any(|f| finite_pos(f.value)))
+            .copied()
+            .filter(|t| t.summary.seek_ns.iter().any(|f| finite_pos(f.value)))
             .collect();
         if runs.is_empty() {
             continue;
@@ -153,7 +205,7 @@ pub(super) fn seek_charts(doc: &ResultDoc) -> Vec<String> {
             .filter(|v| finite_pos(*v))
             .fold(0.0, f64::max);
         let (div, unit) = time_unit(max);
-        let names: Vec<String> = runs.iter().map(|t| target_name(doc, &t.target)).collect();
+        let names: Vec<String> = runs.iter().map(|t| ix.name(&t.target)).collect();
         let groups: Vec<Group> = sections
             .iter()
             .map(|sec| Group {
@@ -203,9 +255,10 @@ pub(super) fn seek_charts(doc: &ResultDoc) -> Vec<String> {
 pub(super) fn latency_charts(doc: &ResultDoc) -> Vec<String> {
     let mut charts = Vec::new();
     let own = [Workload::SeekProfile, Workload::Zones, Workload::CommandOverhead];
+    let ix = Index::of(doc);
     for (name, _) in test_names(doc).into_iter().filter(|(_, w)| !own.contains(w)) {
         let mut series = Vec::new();
-        for t in doc.tests.iter().filter(|t| t.name == name) {
+        for t in ix.named(name) {
             let many_steps = t.steps.len() > 1;
             for st in &t.steps {
                 for (dir, stats) in [("read", &st.read), ("write", &st.write)] {
@@ -229,7 +282,7 @@ pub(super) fn latency_charts(doc: &ResultDoc) -> Vec<String> {
                     if points.is_empty() {
                         continue;
                     }
-                    let mut sname = target_name(doc, &t.target);
+                    let mut sname = ix.name(&t.target);
                     if many_steps {
                         if matches!(t.workload, Workload::IopsSweep | Workload::Slog) {
                             // The sweep's and slog's steps are labelled by their request size in bytes.
