@@ -21,6 +21,27 @@ pub fn live(rel: impl AsRef<Path>) -> PathBuf {
     root().join(rel)
 }
 
+/// The sysfs directory of block device `rdev` (`dev/block/MAJ:MIN`
+/// resolved: `.../block/sda/sda1`), whose last component is the kernel's
+/// name of the device (`sda1`, `loop3`), whatever node named it.
+pub fn block_dir(sys: &Path, rdev: u64) -> std::io::Result<PathBuf> {
+    let (major, minor) = crate::disks::identity::major_minor(rdev);
+    std::fs::canonicalize(sys.join(format!("dev/block/{major}:{minor}")))
+}
+
+/// The names in block device `name`'s `holders` (the md arrays and dm
+/// layers built on it), in directory order; none if it has no such
+/// directory.
+pub fn holders(sys: &Path, name: &str) -> Vec<String> {
+    std::fs::read_dir(sys.join("class/block").join(name).join("holders"))
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -614,8 +614,7 @@ pub(super) fn on_disk(path: &str, never: &str) -> bool {
     if dev == disk {
         return true;
     }
-    let (major, minor) = identity::major_minor(dev);
-    let Ok(dir) = std::fs::canonicalize(crate::sysfs::live(format!("dev/block/{major}:{minor}"))) else {
+    let Ok(dir) = crate::sysfs::block_dir(crate::sysfs::root(), dev) else {
         return false;
     };
     if !dir.join("partition").exists() {

@@ -460,13 +460,7 @@ fn member_free(sys: &std::path::Path, name: &str, existing: bool, used: &[String
     }
     names.sort();
     for n in &names {
-        let holders = std::fs::read_dir(sys.join("class/block").join(n).join("holders"))
-            .map(|rd| {
-                rd.filter_map(Result::ok)
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default();
+        let holders = crate::sysfs::holders(sys, n);
         if !holders.is_empty() {
             return Err(format!("is in use ({n} is held by {})", holders.join(", ")));
         }
@@ -485,8 +479,7 @@ fn kernel_name(path: &str) -> Option<String> {
     let m = std::fs::metadata(path)
         .ok()
         .filter(|m| m.file_type().is_block_device())?;
-    let (major, minor) = identity::major_minor(m.rdev());
-    let dir = std::fs::canonicalize(crate::sysfs::live(format!("dev/block/{major}:{minor}"))).ok()?;
+    let dir = crate::sysfs::block_dir(crate::sysfs::root(), m.rdev()).ok()?;
     dir.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 

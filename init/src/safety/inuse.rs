@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 use nix::errno::Errno;
 
 use super::Refusal;
-use crate::disks::identity::major_minor;
 use crate::sys::blk;
 
 /// Where bytes live at the bottom of partitions and loop devices.
@@ -110,8 +109,7 @@ fn read_u64(p: &Path) -> io::Result<u64> {
 
 /// The kernel's name of the block device numbered `rdev` (`sda1`, `loop3`).
 fn block_name(sys: &Path, rdev: u64) -> io::Result<String> {
-    let (maj, min) = major_minor(rdev);
-    let dir = fs::canonicalize(sys.join(format!("dev/block/{maj}:{min}")))?;
+    let dir = crate::sysfs::block_dir(sys, rdev)?;
     dir.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
@@ -241,13 +239,7 @@ impl Uses {
         if self.swap_devices.contains(&rdev) {
             return Some("in use as swap".to_string());
         }
-        let mut holders: Vec<String> = fs::read_dir(sys.join("class/block").join(name).join("holders"))
-            .map(|rd| {
-                rd.filter_map(Result::ok)
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut holders = crate::sysfs::holders(sys, name);
         if !holders.is_empty() {
             holders.sort();
             return Some(format!("held by {}", holders.join(", ")));
