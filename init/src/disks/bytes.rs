@@ -51,3 +51,20 @@ impl Bytes for Device {
             .map_err(|e| format!("a read at byte {at}: {e}"))
     }
 }
+
+/// Bytes in memory: a device image for the metadata readers' tests.
+#[cfg(test)]
+#[derive(Debug)]
+pub struct Mem(pub Vec<u8>);
+
+#[cfg(test)]
+impl Bytes for Mem {
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_at(&self, buf: &mut [u8], at: u64) -> Result<(), String> {
+        let at = usize::try_from(at).unwrap_or(usize::MAX);
+        buf.copy_from_slice(self.0.get(at..at.saturating_add(buf.len())).ok_or("past the end")?);
+        Ok(())
+    }
+}

@@ -815,18 +815,7 @@ pub fn stack_lines(st: &Stacks) -> Vec<String> {
 mod tests {
     use super::*;
 
-    struct Mem(Vec<u8>);
-
-    impl Bytes for Mem {
-        fn size(&self) -> u64 {
-            self.0.len() as u64
-        }
-        fn read_at(&self, buf: &mut [u8], at: u64) -> Result<(), String> {
-            let at = ix(at);
-            buf.copy_from_slice(self.0.get(at..at.saturating_add(buf.len())).ok_or("past the end")?);
-            Ok(())
-        }
-    }
+    use crate::disks::bytes::Mem;
 
     /// A superblock whose slot count is past md's limits (a correct
     /// checksum, raid_disks 0xffffffff) is not believed: no member, no

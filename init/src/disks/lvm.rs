@@ -546,6 +546,7 @@ pub fn read(f: &dyn Bytes) -> Result<Option<LvmPv>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::disks::bytes::Mem;
 
     /// LVM's CRC: the check value of "123456789" with the standard seed
     /// and inversions is CRC-32's 0xcbf43926.
@@ -690,19 +691,6 @@ version = 1
             e.contains("stripe_size of 36028797018963968 sectors, past 2^64 bytes"),
             "{e}"
         );
-    }
-
-    struct Mem(Vec<u8>);
-
-    impl Bytes for Mem {
-        fn size(&self) -> u64 {
-            self.0.len() as u64
-        }
-        fn read_at(&self, buf: &mut [u8], at: u64) -> Result<(), String> {
-            let at = usize::try_from(at).map_err(|e| e.to_string())?;
-            buf.copy_from_slice(self.0.get(at..at.saturating_add(buf.len())).ok_or("past the end")?);
-            Ok(())
-        }
     }
 
     /// A 16 MiB PV: its label in sector 1 naming one metadata area of

@@ -845,6 +845,7 @@ impl Bytes for Decrypted<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::disks::bytes::Mem;
 
     /// A key file is a regular file of 1 B to 8 MiB: a FIFO (no writer:
     /// a plain open would wait forever), a device, an empty file, a
@@ -877,19 +878,6 @@ mod tests {
         ] {
             let e = read_key_file(p).unwrap_err();
             assert!(e.contains(want) && e.contains(&p.display().to_string()), "{p:?}: {e}");
-        }
-    }
-
-    struct Mem(Vec<u8>);
-
-    impl Bytes for Mem {
-        fn size(&self) -> u64 {
-            self.0.len() as u64
-        }
-        fn read_at(&self, buf: &mut [u8], at: u64) -> Result<(), String> {
-            let at = usize::try_from(at).map_err(|e| e.to_string())?;
-            buf.copy_from_slice(self.0.get(at..at.saturating_add(buf.len())).ok_or("past the end")?);
-            Ok(())
         }
     }
 
