@@ -25,7 +25,7 @@ pub fn live(rel: impl AsRef<Path>) -> PathBuf {
 /// resolved: `.../block/sda/sda1`), whose last component is the kernel's
 /// name of the device (`sda1`, `loop3`), whatever node named it.
 pub fn block_dir(sys: &Path, rdev: u64) -> std::io::Result<PathBuf> {
-    let (major, minor) = crate::disks::identity::major_minor(rdev);
+    let (major, minor) = (nix::sys::stat::major(rdev), nix::sys::stat::minor(rdev));
     std::fs::canonicalize(sys.join(format!("dev/block/{major}:{minor}")))
 }
 
