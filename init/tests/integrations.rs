@@ -6,10 +6,18 @@
 //! through its entry point by PyPI's `ironic-python-agent`, its steps run
 //! through the agent's clean and service extensions, on loop devices).
 //!
-//! Both are Python's `unittest` with the Python of the virtual environment
+//! And `integrations/prometheus/tests/test_prometheus.py`: the alert rules
+//! through `promtool`, the Grafana dashboard's JSON, and a live run pushing
+//! to a Pushgateway that a Prometheus scrapes, the dashboard's queries and
+//! the alerts asked of that Prometheus (Debian's `prometheus`,
+//! `prometheus-pushgateway`, `promtool`; started on free ports, stopped).
+//!
+//! All are Python's `unittest` with the Python of the virtual environment
 //! `.ci/deps` installs the agent into (`/opt/bootbench/ipa-venv`,
-//! `BOOTBENCH_IPA_PYTHON` overrides it), as root (losetup), with this
-//! build's `bootbench-init`. Each prints every case and its outcome.
+//! `BOOTBENCH_IPA_PYTHON` overrides it; the Prometheus suite, which needs
+//! only PyYAML, runs with Debian's python3 and python3-yaml where that
+//! environment is missing), as root (losetup), with this build's
+//! `bootbench-init`. Each prints every case and its outcome.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,16 +30,30 @@ fn python() -> PathBuf {
         .map_or_else(|| PathBuf::from("/opt/bootbench/ipa-venv/bin/python3"), PathBuf::from)
 }
 
+/// The agent's environment where it is, else Debian's python3: for a
+/// suite that needs no more than PyYAML (python3-yaml).
+fn python_or_debians() -> PathBuf {
+    let py = python();
+    if py.exists() || std::env::var_os("BOOTBENCH_IPA_PYTHON").is_some() {
+        py
+    } else {
+        PathBuf::from("/usr/bin/python3")
+    }
+}
+
 /// Run one of the Python suites; fail with its output unless every case passed.
 fn suite(script: &str) {
-    let py = python();
+    suite_with(&python(), script);
+}
+
+fn suite_with(py: &Path, script: &str) {
     assert!(
         py.exists(),
-        "{} is missing: run `make deps` (.ci/deps installs ironic-python-agent there)",
+        "{} is missing: run `make deps` (.ci/deps installs it)",
         py.display()
     );
     let path = Path::new(MANIFEST).join("..").join(script);
-    let out = Command::new(&py)
+    let out = Command::new(py)
         .arg(&path)
         .env("BOOTBENCH_INIT", BIN)
         .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -54,4 +76,9 @@ fn maas_scripts_as_maas_reads_and_runs_them() {
 #[test]
 fn ironic_steps_in_the_real_agent() {
     suite("integrations/ironic/tests/test_agent.py");
+}
+
+#[test]
+fn prometheus_pushgateway_alerts_and_dashboard() {
+    suite_with(&python_or_debians(), "integrations/prometheus/tests/test_prometheus.py");
 }
