@@ -220,7 +220,19 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
     if let Err(e) = crate::sys::signal::install_stop_handlers(&run::engine::STOP) {
         eprintln!("bootbench-init: cannot handle SIGINT/SIGTERM ({e}); an interrupt would leave md/dm devices");
     }
-    let doc = run::execute(&mut plan, &mut |line| eprintln!("{}", console::safe(line)), &mut |_| {});
+    let pusher = plan.metrics_url.is_some().then(live_client).flatten().and_then(|c| {
+        let machine = crate::results::stick::machine_name(crate::disks::identity::host().product_serial.as_deref());
+        run::metrics(&plan, c, machine, None, say_line)
+    });
+    let doc = run::execute(&mut plan, &mut |line| eprintln!("{}", console::safe(line)), &mut |d| {
+        if let Some(p) = &pusher {
+            p.update(d);
+        }
+    });
+    if let Some(p) = pusher {
+        let t = p.finish(&doc);
+        say_line(&t.line());
+    }
     let failed = doc.run.status != RunStatus::Ok;
     let mut json = match serde_json::to_string_pretty(&doc) {
         Ok(j) => j,
@@ -250,6 +262,26 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
         return EXIT_NOT_ACCEPTED;
     }
     0
+}
+
+/// A line on stderr, made safe for the terminal.
+fn say_line(line: &str) {
+    eprintln!("{}", console::safe(line));
+}
+
+/// The live command's HTTP client: https trusts the initramfs's bundle
+/// when there is one, else the system's (Debian's ca-certificates).
+fn live_client() -> Option<crate::net::http::Client> {
+    let bundle = [crate::net::CA_BUNDLE, "/etc/ssl/certs/ca-certificates.crt"]
+        .iter()
+        .find_map(|p| std::fs::read(p).ok());
+    match crate::net::http::Client::new(bundle.as_deref()) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            say_line(&format!("metrics: not pushed: {e}"));
+            None
+        }
+    }
 }
 
 /// The exit status of a run that completed with a target that failed

@@ -115,6 +115,18 @@ pub fn results_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Optio
     }
 }
 
+/// The Pushgateway's URL: the command line's `bootbench.metrics_url=`
+/// over the config's (`from_config`, checked with the plan). A bad one on
+/// the command line is an error naming it.
+pub fn metrics_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Option<String>, String> {
+    match cmdline.get("metrics_url") {
+        Some(u) => crate::results::metrics::check_url(u)
+            .map(|()| Some(u.to_string()))
+            .map_err(|e| format!("bootbench.metrics_url: {e}")),
+        None => Ok(from_config.map(str::to_string)),
+    }
+}
+
 /// Whether `bootbench.force=1` is on the command line (run even if this
 /// machine ran this plan already).
 pub fn forced(cmdline: &Cmdline) -> bool {

@@ -415,9 +415,19 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         results::stick::arm_test_hold();
     }
     supervise::report(&Msg::Bound(run::run_bound(&plan).0));
-    let mut doc = run::execute(&mut plan, boot.log, &mut |d| after_test(keys, d));
+    let pusher = boot.metrics(&plan, &plan_id);
+    let mut doc = run::execute(&mut plan, boot.log, &mut |d| {
+        after_test(keys, d);
+        if let Some(p) = &pusher {
+            p.update(d);
+        }
+    });
     doc.host = host;
     doc.run.plan_id = Some(plan_id.clone());
+    if let Some(p) = pusher {
+        let t = p.finish(&doc);
+        (boot.log)(&t.line());
+    }
     boot.out(&doc, plan.serial_ports.as_deref(), results_url.as_deref(), &plan_id);
     (boot.log)(&format!("run finished: {}; then {on_finish}", doc.run.status));
     on_finish
@@ -599,13 +609,19 @@ impl Boot<'_> {
             withhold_writes: withhold,
             ..Overrides::default()
         };
-        let (plan, on_finish, id) =
+        let (mut plan, on_finish, id) =
             plan_unattended(raw, source, self.cmdline.get("on_finish"), disks, &self.never, &ov)?;
         let url = network::results_url(self.cmdline, plan.results_url.as_deref()).map_err(|message| Invalid {
             message,
             profile: plan.profile.clone(),
             on_finish,
         })?;
+        plan.metrics_url =
+            network::metrics_url(self.cmdline, plan.metrics_url.as_deref()).map_err(|message| Invalid {
+                message,
+                profile: plan.profile.clone(),
+                on_finish,
+            })?;
         for line in plan::describe_plan_lines(&plan) {
             (self.log)(&line);
         }
@@ -614,6 +630,21 @@ impl Boot<'_> {
             (self.log)(&format!("results URL: {}", bench_core::url::redact(t)));
         }
         Ok((plan, on_finish, id, url))
+    }
+
+    /// The run's metrics pusher, when the plan has a `metrics_url` (the
+    /// network brought up for it); without the network, the run goes on
+    /// unwatched.
+    fn metrics(&mut self, plan: &Plan, plan_id: &str) -> Option<results::metrics::Pusher> {
+        plan.metrics_url.as_ref()?;
+        let client = match self.network.client(self.log) {
+            Ok(c) => c.clone(),
+            Err(e) => {
+                (self.log)(&format!("metrics: not pushed: {e}"));
+                return None;
+            }
+        };
+        run::metrics(plan, client, self.machine.clone(), Some(plan_id.to_string()), crate::log::log)
     }
 
     /// Run once: a machine that boots into the same plan again does not

@@ -106,6 +106,10 @@ pub struct Plan {
     pub serial_ports: Option<Vec<String>>,
     /// The config's `results_url`, checked (`results::remote`).
     pub results_url: Option<String>,
+    /// The config's `metrics_url`, checked (`results::metrics`).
+    pub metrics_url: Option<String>,
+    /// The config's `metrics_interval`, checked; 10 s without it.
+    pub metrics_interval: std::time::Duration,
     /// The acceptance rules: the config's `acceptance` section, checked,
     /// or the defaults without one.
     pub acceptance: bench_core::acceptance::Rules,

@@ -394,6 +394,15 @@ pub struct RawConfig {
     /// the live command.
     #[serde(default)]
     pub results_url: Option<String>,
+    /// A Prometheus Pushgateway's URL (`http://host:9091`): while the run
+    /// goes, its state and figures are pushed there every
+    /// `metrics_interval` and once at the end (`results::metrics`).
+    /// `bootbench.metrics_url=` overrides it.
+    #[serde(default)]
+    pub metrics_url: Option<String>,
+    /// How often the metrics are pushed: 1 s to 1 h, default 10 s.
+    #[serde(default)]
+    pub metrics_interval: Option<Duration>,
     /// md arrays to assemble from member disks (README "Arrays and layers").
     #[serde(default)]
     pub arrays: Vec<Obj<RawArray>>,

@@ -557,6 +557,8 @@ pub(super) fn plan_targets(
         test_deadline,
         serial_ports: raw.serial_ports.clone(),
         results_url: raw.results_url.clone(),
+        metrics_url: raw.metrics_url.clone(),
+        metrics_interval: metrics_interval(raw)?,
         acceptance,
         self_test,
         cpu_dma_latency: raw.cpu_dma_latency.map_or(Some(DEFAULT_CPU_DMA_LATENCY_US), |w| w.0),
@@ -655,6 +657,11 @@ fn check_outputs(raw: &RawConfig) -> Result<(), ConfigError> {
             return err(format!("results_url: {e}"));
         }
     }
+    if let Some(u) = &raw.metrics_url {
+        if let Err(e) = crate::results::metrics::check_url(u) {
+            return err(format!("metrics_url: {e}"));
+        }
+    }
     for (i, p) in raw.serial_ports.iter().flatten().enumerate() {
         if !crate::results::serial::is_port_name(p) {
             return err(format!(
@@ -663,6 +670,23 @@ fn check_outputs(raw: &RawConfig) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// The config's `metrics_interval`: 1 s to 1 h ([`crate::results::metrics::INTERVALS`]).
+fn metrics_interval(raw: &RawConfig) -> Result<std::time::Duration, ConfigError> {
+    use crate::results::metrics::{DEFAULT_INTERVAL, INTERVALS};
+    let Some(v) = &raw.metrics_interval else {
+        return Ok(DEFAULT_INTERVAL);
+    };
+    let d = std::time::Duration::from_nanos(v.ns.0);
+    if !INTERVALS.contains(&d) {
+        return err(format!(
+            "metrics_interval: {v} is out of range; expected a duration from {} s to {} s, such as \"10s\"",
+            INTERVALS.start().as_secs(),
+            INTERVALS.end().as_secs()
+        ));
+    }
+    Ok(d)
 }
 
 /// The targets `refs` name, each resolved (simulated, found, or absent

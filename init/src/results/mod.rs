@@ -5,6 +5,7 @@
 //! and the serial ports' frames, the live command's `--out`).
 
 pub mod emit;
+pub mod metrics;
 pub mod remote;
 pub mod serial;
 pub mod sink;

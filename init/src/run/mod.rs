@@ -34,6 +34,7 @@ use bench_core::units::Nanos;
 use crate::disks::{capacity, health, identity};
 use crate::plan::{Action, Plan, PlanItem};
 use crate::run::engine::ThreadedRunner;
+use crate::results::metrics::LIVE;
 use crate::run::kmsg::KernelLog;
 
 /// Nanoseconds since the Unix epoch (0 if the clock is before it).
@@ -335,6 +336,70 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// Start pushing the run of `plan` to its `metrics_url` (none: `None`)
+/// through `client`, as `machine` (`bench_core::stick::machine_name`), the
+/// unattended run's `plan_id` labelled; `say` hears of failed pushes. A
+/// pusher that cannot start is said and the run goes on without it.
+pub fn metrics(
+    plan: &Plan,
+    client: crate::net::http::Client,
+    machine: String,
+    plan_id: Option<String>,
+    say: crate::results::metrics::Say,
+) -> Option<crate::results::metrics::Pusher> {
+    use crate::results::metrics::{Facts, Pusher};
+    let url = plan.metrics_url.as_deref()?;
+    let mut doc = new_doc(
+        plan.profile.clone(),
+        &plan.config_source,
+        plan.seed,
+        plan.simulated,
+        plan.targets.iter().map(|t| t.info.clone()).collect(),
+    );
+    doc.run.bound_ns = Some(run_bound(plan).0);
+    doc.run.plan_id.clone_from(&plan_id);
+    let facts = Facts {
+        machine,
+        plan_id,
+        interval: plan.metrics_interval,
+        planned: planned_tests(plan),
+    };
+    match Pusher::start(url, client, facts, doc, say) {
+        Ok(p) => {
+            say(&format!(
+                "metrics: pushing to {} every {} s",
+                p.url(),
+                plan.metrics_interval.as_secs()
+            ));
+            Some(p)
+        }
+        Err(e) => {
+            say(&format!("metrics: not pushed: {e}"));
+            None
+        }
+    }
+}
+
+/// Every test the plan runs as (target path, test name), the whole-disk
+/// passes included (`surface_scan`, `burn_in`, `precondition` on the disks
+/// each selects): what a run's progress is counted in
+/// (`results::metrics`).
+pub fn planned_tests(plan: &Plan) -> Vec<(String, String)> {
+    let path = |ti: usize| plan.targets[ti].info.path.clone();
+    let mut out = Vec::new();
+    if let Some(sp) = &plan.surface_scan {
+        out.extend(scan::selected(plan, sp).into_iter().map(|(ti, _)| (path(ti), scan::KERNEL_LOG_TEST.to_string())));
+    }
+    if let Some(bp) = &plan.burn_in {
+        out.extend(bp.targets.iter().map(|&ti| (path(ti), burnin::KERNEL_LOG_TEST.to_string())));
+    }
+    if let Some(pp) = &plan.precondition {
+        out.extend(pp.targets.iter().map(|&ti| (path(ti), precondition::KERNEL_LOG_TEST.to_string())));
+    }
+    out.extend(plan.items.iter().map(|it| (path(it.target), it.spec.name.clone())));
+    out
 }
 
 /// Before the run: each disk's hidden capacity and erase support
@@ -813,7 +878,10 @@ impl Run<'_> {
         let mut last = Instant::now();
         let log = &mut *self.progress;
         let kmsg = &mut self.kmsg;
+        let name = item.spec.name.as_str();
+        LIVE.set(path, name, 0.0);
         let mut progress = |p: &Progress<'_>| {
+            LIVE.set(path, name, p.done);
             if let Some(k) = kmsg.as_mut() {
                 k.poll(log);
             }
@@ -837,6 +905,7 @@ impl Run<'_> {
             run_test(&item.spec, path, steps, runner, stop, &mut progress)
         });
         stop.clear_deadline();
+        LIVE.end(path, &item.spec.name);
         if let Some(k) = self.kmsg.as_mut() {
             k.end(self.progress);
         }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use bench_core::runner::{Stop, StopReason};
 
 use super::kmsg::KernelLog;
+use crate::results::metrics::LIVE;
 use super::selftest::span;
 
 /// How long work may take to return after it was asked to stop.
@@ -155,6 +156,7 @@ pub fn drive<R: Send + 'static>(
                 finish(w.ti, (w.failed)(why), None, progress);
                 continue;
             }
+            LIVE.set(&w.path, names.kernel_log_test, 0.0);
             running.push(Running {
                 ti: w.ti,
                 path: w.path,
@@ -178,6 +180,7 @@ pub fn drive<R: Send + 'static>(
             Ok(Msg::Progress(ti, f)) => {
                 if let Some(r) = running.iter_mut().find(|r| r.ti == ti) {
                     r.done = f;
+                    LIVE.set(&r.path, names.kernel_log_test, f);
                     if r.said.elapsed() >= SAY_EVERY {
                         r.said = Instant::now();
                         progress(&progress_line(names, r));
@@ -187,6 +190,7 @@ pub fn drive<R: Send + 'static>(
             Ok(Msg::Done(ti, rec)) => {
                 if let Some(i) = running.iter().position(|r| r.ti == ti) {
                     let r = running.swap_remove(i);
+                    LIVE.end(&r.path, names.kernel_log_test);
                     finish(r.ti, *rec, r.stopped.map(|(_, why)| why), progress);
                 }
             }
@@ -216,6 +220,7 @@ pub fn drive<R: Send + 'static>(
             }
             if let Some((_, why)) = r.stopped.filter(|(at, _)| at.elapsed() >= GRACE) {
                 let r = running.swap_remove(i);
+                LIVE.end(&r.path, names.kernel_log_test);
                 let rec = (r.failed)(format!(
                     "{why}, and its requests had not returned {} s later: the {}'s thread and buffers were abandoned",
                     GRACE.as_secs(),

@@ -21,7 +21,7 @@ use crate::plan::{Plan, ScanPlan};
 
 /// The disks that take part: real disks (not absent, not simulated, not
 /// arrays or layers) the plan's `surface_scan` selects, each with its scan.
-fn selected(plan: &Plan, sp: &ScanPlan) -> Vec<(usize, ScanSpec)> {
+pub(crate) fn selected(plan: &Plan, sp: &ScanPlan) -> Vec<(usize, ScanSpec)> {
     (0..plan.targets.len())
         .filter_map(|ti| {
             let t = &plan.targets[ti];
