@@ -327,17 +327,22 @@ def losetup(path):
     return subprocess.run(["losetup", "-f", "--show", path], check=True, capture_output=True, text=True).stdout.strip()
 
 
-class Live(unittest.TestCase):
-    """One bootbench run pushing to a Pushgateway a Prometheus scrapes."""
+class Stack(unittest.TestCase):
+    """A Pushgateway and a Prometheus of the test's own (127.0.0.1, free
+    ports, a temp dir, scraping every second with honor_labels, the rules
+    loaded and evaluated every second) and two loop devices; a subclass's
+    _run() runs bootbench-init on them."""
 
     procs, files, loops, tmp = [], [], [], None
 
     @classmethod
     def setUpClass(cls):
+        cls.procs, cls.files, cls.loops, cls.tmp = [], [], [], None
         cls.bin = os.environ.get("BOOTBENCH_INIT")
         assert cls.bin and os.access(cls.bin, os.X_OK), "$BOOTBENCH_INIT names no bootbench-init: %r" % cls.bin
         try:
             cls._start()
+            cls._run()
         except BaseException:
             cls.tearDownClass()
             raise
@@ -380,11 +385,46 @@ class Live(unittest.TestCase):
         wait_for("the pushgateway", lambda: http(cls.pushgateway + "/-/ready"), 20)
         wait_for("prometheus", lambda: http(cls.prometheus + "/-/ready"), 30)
 
+    @classmethod
+    def _write_config(cls, cfg):
+        cls.config = os.path.join(cls.tmp, "cfg.json")
+        with open(cls.config, "w") as f:
+            json.dump(dict(cfg, metrics_url=cls.pushgateway, metrics_interval="1s", targets=cls.loops), f)
+
+    @classmethod
+    def _alerts(cls, state="firing"):
+        alerts = json.loads(http(cls.prometheus + "/api/v1/alerts"))["data"]["alerts"]
+        return [a for a in alerts if a["state"] == state]
+
+    @classmethod
+    def tearDownClass(cls):
+        for p, log in reversed(cls.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            log.close()
+        cls.procs = []
+        for dev in cls.loops:
+            subprocess.run(["losetup", "-d", dev], check=False)
+        for f in cls.files:
+            os.unlink(f)
+        cls.loops, cls.files = [], []
+        if cls.tmp:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+            cls.tmp = None
+
+
+class Live(Stack):
+    """One bootbench run pushing to the Pushgateway the Prometheus scrapes."""
+
+    @classmethod
+    def _run(cls):
         a, b = cls.loops
-        cfg = {
-            "targets": [a, b],
-            "metrics_url": cls.pushgateway,
-            "metrics_interval": "1s",
+        cls._write_config({
             "surface_scan": {"bs": "1M"},
             "destructive": {"confirm": PHRASE, "countdown": 0, "targets": [a, b]},
             "burn_in": {"bs": "1M", "patterns": ["0xaa"]},
@@ -397,10 +437,7 @@ class Live(unittest.TestCase):
             # A floor no loop device meets, on disks of 60 MiB or more: A fails, B passes.
             "acceptance": {"limits": [{"test": "seq1m_q8t1_read", "only": {"min_size": "60MiB"},
                                        "min_read_bytes_per_sec": "1000TB/s"}]},
-        }
-        cls.config = os.path.join(cls.tmp, "cfg.json")
-        with open(cls.config, "w") as f:
-            json.dump(cfg, f)
+        })
         cls.doc_path = os.path.join(cls.tmp, "doc.json")
         run = cls._spawn("bootbench", [cls.bin, "run", "--config", cls.config, "--out", cls.doc_path])
 
@@ -423,26 +460,6 @@ class Live(unittest.TestCase):
         groups = {l["instance"] for l, _ in select(cls.final, "push_time_seconds", job="bootbench")}
         assert len(groups) == 1, "pushed groups of job bootbench: %s\n%s" % (groups, cls._log("bootbench"))
         cls.machine = groups.pop()
-
-    @classmethod
-    def tearDownClass(cls):
-        for p, log in reversed(cls.procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-            log.close()
-        cls.procs = []
-        for dev in cls.loops:
-            subprocess.run(["losetup", "-d", dev], check=False)
-        for f in cls.files:
-            os.unlink(f)
-        cls.loops, cls.files = [], []
-        if cls.tmp:
-            shutil.rmtree(cls.tmp, ignore_errors=True)
 
     # -- the pushgateway, mid-run and at the end
 
@@ -608,11 +625,7 @@ class Live(unittest.TestCase):
     def test_the_failed_disk_alerts_and_nothing_else(self):
         self.scraped()
 
-        def firing():
-            alerts = json.loads(http(self.prometheus + "/api/v1/alerts"))["data"]["alerts"]
-            return [a for a in alerts if a["state"] == "firing"] or None
-
-        alerts = wait_for("BootbenchDiskFailedAcceptance to fire", firing, 30)
+        alerts = wait_for("BootbenchDiskFailedAcceptance to fire", self._alerts, 30)
         self.assertEqual([a["labels"]["alertname"] for a in alerts], ["BootbenchDiskFailedAcceptance"],
                          "on a clean burn-in, an ended run, a passing disk: only the failed disk alerts")
         (a,) = alerts
@@ -623,6 +636,49 @@ class Live(unittest.TestCase):
         first = next(c for c in target["checks"] if c["verdict"] == "fail")
         self.assertIn(self.loops[0], a["annotations"]["description"])
         self.assertIn("Reason (%s): " % first["rule"], a["annotations"]["description"])
+
+
+class StoppedPushing(Stack):
+    """A run killed mid-way (SIGKILL: no last push) leaves its machine in
+    state running at the Pushgateway: BootbenchMachineStoppedPushing fires
+    after 5 intervals (5 s), and not while it pushed."""
+
+    @classmethod
+    def _run(cls):
+        cls._write_config({"tests": [{"workload": "seq_read", "name": "long_read", "bs": "1M", "runtime": "60s"}]})
+        run = cls._spawn("bootbench", [cls.bin, "run", "--config", cls.config, "--out", os.path.join(cls.tmp, "doc.json")])
+        # Running and pushing for more than 5 intervals, Prometheus's rules
+        # evaluated on it: no alert.
+        wait_for("Prometheus to see the run in state running",
+                 lambda: json.loads(http(cls.prometheus + "/api/v1/query?" + urllib.parse.urlencode(
+                     {"query": 'bootbench_run_state{state="running"} == 1'})))["data"]["result"], 20)
+        time.sleep(7)
+        assert run.poll() is None, "the 60 s run ended early:\n" + cls._log("bootbench")
+        cls.while_pushing = [a["labels"]["alertname"] for a in cls._alerts("firing") + cls._alerts("pending")]
+        cls.ages = json.loads(http(cls.prometheus + "/api/v1/query?" + urllib.parse.urlencode(
+            {"query": 'time() - push_time_seconds{job="bootbench"}'})))["data"]["result"]
+        run.kill()
+        run.wait()
+        cls.killed = time.monotonic()
+        cls.fired = wait_for("BootbenchMachineStoppedPushing to fire", lambda: [
+            a for a in cls._alerts() if a["labels"]["alertname"] == "BootbenchMachineStoppedPushing"], 30)
+        cls.after = time.monotonic() - cls.killed
+
+    def test_no_alert_while_it_pushed(self):
+        self.assertEqual(self.while_pushing, [])
+        # Prometheus saw fresh pushes then (a push a second, scraped each second).
+        self.assertTrue(self.ages)
+        for r in self.ages:
+            self.assertLess(float(r["value"][1]), 5, r)
+
+    def test_the_alert_fires_after_five_intervals(self):
+        (a,) = self.fired
+        self.assertEqual({k: a["labels"].get(k) for k in ("job", "state", "severity")},
+                         {"job": "bootbench", "state": "running", "severity": "warning"})
+        self.assertEqual(a["labels"]["machine"], a["labels"]["instance"])
+        self.assertIn("stopped pushing", a["annotations"]["summary"])
+        # Not before 5 intervals without a push.
+        self.assertGreaterEqual(self.after, 4, "fired %.1f s after the last push could have been" % self.after)
 
 
 if __name__ == "__main__":
