@@ -365,7 +365,11 @@ class Stack(unittest.TestCase):
         pg, pr = free_port(), free_port()
         cls.pushgateway = "http://127.0.0.1:%d" % pg
         cls.prometheus = "http://127.0.0.1:%d" % pr
-        cls._spawn("pushgateway", [tool("prometheus-pushgateway"), "--web.listen-address=127.0.0.1:%d" % pg])
+        # Debian's pushgateway persists to /var/lib/prometheus/pushgateway.data
+        # by default, which every other one (the packaged service's) shares: a
+        # file of our own, so no group comes in from elsewhere or goes out.
+        cls._spawn("pushgateway", [tool("prometheus-pushgateway"), "--web.listen-address=127.0.0.1:%d" % pg,
+                                   "--persistence.file=" + os.path.join(cls.tmp, "pushgateway.data")])
         with open(os.path.join(cls.tmp, "prometheus.yml"), "w") as f:
             yaml.safe_dump({
                 "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
@@ -384,6 +388,8 @@ class Stack(unittest.TestCase):
             cls.loops.append(losetup(f))
         wait_for("the pushgateway", lambda: http(cls.pushgateway + "/-/ready"), 20)
         wait_for("prometheus", lambda: http(cls.prometheus + "/-/ready"), 30)
+        groups = json.loads(http(cls.pushgateway + "/api/v1/metrics"))["data"]
+        assert groups == [], "a new pushgateway holds groups already: %s" % groups
 
     @classmethod
     def _write_config(cls, cfg):
