@@ -502,6 +502,26 @@ class Live(Stack):
         self.assertEqual(run_progress, sorted(run_progress), "the run's progress went back")
         self.assertTrue(all(0 <= v <= 1 for v in run_progress), run_progress)
 
+    def test_the_run_is_the_sum_of_its_tests(self):
+        """At every push: planned tests = the test progress series (the
+        whole-disk passes included), the run's progress their mean, the
+        ended tests at 1."""
+        checked = 0
+        for samples in self.polls + [self.final]:
+            tests = [v for _, v in select(samples, "bootbench_test_progress_ratio", machine=self.machine)]
+            if not tests:
+                continue
+            one = lambda name: [v for _, v in select(samples, name, machine=self.machine)]
+            self.assertEqual(one("bootbench_run_planned_tests"), [len(tests)])
+            (progress,) = one("bootbench_run_progress_ratio")
+            self.assertTrue(math.isclose(progress, sum(tests) / len(tests), rel_tol=1e-6, abs_tol=1e-9),
+                            (progress, tests))
+            # Ended tests are at 1 (a test may reach 1 just before it ends).
+            (ended,) = one("bootbench_run_ended_tests")
+            self.assertLessEqual(ended, sum(1 for v in tests if v == 1), tests)
+            checked += 1
+        self.assertGreater(checked, 3)
+
     def test_at_the_end_the_state_is_the_documents(self):
         self.assertEqual(self.doc["run"]["status"], "ok")
         state = {l["state"]: v for l, v in select(self.final, "bootbench_run_state", machine=self.machine)}
