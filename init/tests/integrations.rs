@@ -49,7 +49,8 @@ fn suite(script: &str) {
 fn suite_with(py: &Path, script: &str) {
     assert!(
         py.exists(),
-        "{} is missing: run `make deps` (.ci/deps installs it)",
+        "{} is missing: run `make deps` (.ci/deps installs ironic-python-agent into \
+         /opt/bootbench/ipa-venv, and python3-yaml for Debian's python3)",
         py.display()
     );
     let path = Path::new(MANIFEST).join("..").join(script);

@@ -268,6 +268,16 @@ class Dashboard(unittest.TestCase):
                     self.assertIn('machine=~"$machine"', t["expr"], "not filtered by the machine variable")
                     self.assertRegex(t["expr"], METRIC)
 
+    def test_panels_fit_the_grid_without_overlap(self):
+        cells = {}
+        for p in all_panels(self.dash):
+            g = p["gridPos"]
+            self.assertTrue(g["w"] > 0 and g["h"] > 0 and g["x"] >= 0 and g["y"] >= 0 and g["x"] + g["w"] <= 24, p["title"])
+            for x in range(g["x"], g["x"] + g["w"]):
+                for y in range(g["y"], g["y"] + g["h"]):
+                    self.assertNotIn((x, y), cells, "%r overlaps %r" % (p["title"], cells.get((x, y))))
+                    cells[(x, y)] = p["title"]
+
     def test_units(self):
         for p in all_panels(self.dash):
             with self.subTest(p["title"]):
