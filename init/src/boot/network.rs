@@ -176,6 +176,30 @@ mod tests {
 
     /// A bad URL on the command line is an error naming the key and the
     /// problem, never the query or the userinfo.
+    /// `bootbench.metrics_url=` over the config's, checked, its query
+    /// never quoted.
+    #[test]
+    fn the_command_line_metrics_url_wins_and_is_checked() {
+        let c = Cmdline::parse("bootbench.metrics_url=http://10.0.2.2:9091");
+        assert_eq!(
+            metrics_url(&c, Some("http://other:9091")).unwrap().as_deref(),
+            Some("http://10.0.2.2:9091")
+        );
+        let c = Cmdline::parse("quiet");
+        assert_eq!(
+            metrics_url(&c, Some("http://other:9091")).unwrap().as_deref(),
+            Some("http://other:9091")
+        );
+        assert_eq!(metrics_url(&c, None).unwrap(), None);
+        let c = Cmdline::parse("bootbench.metrics_url=http://gw:9091/?token=SECRET");
+        let e = metrics_url(&c, None).unwrap_err();
+        assert!(
+            e.starts_with("bootbench.metrics_url: \"http://gw:9091/?...\": a query or fragment (not shown)"),
+            "{e}"
+        );
+        assert!(!e.contains("SECRET"), "{e}");
+    }
+
     #[test]
     fn bad_command_line_urls_are_named_without_credentials() {
         let secrets = ["SECRET", "hunter2", "user:"];

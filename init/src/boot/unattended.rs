@@ -644,7 +644,13 @@ impl Boot<'_> {
                 return None;
             }
         };
-        run::metrics(plan, client, self.machine.clone(), Some(plan_id.to_string()), crate::log::log)
+        run::metrics(
+            plan,
+            client,
+            self.machine.clone(),
+            Some(plan_id.to_string()),
+            crate::log::log,
+        )
     }
 
     /// Run once: a machine that boots into the same plan again does not

@@ -54,12 +54,18 @@ pub fn check_url(url: &str) -> Result<(), String> {
 /// The URL of the machine's group under `base` (a checked `metrics_url`).
 pub fn group_url(base: &str, machine: &str) -> String {
     let base = base.trim_end_matches('/');
-    if machine.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) && !machine.is_empty()
+    if machine
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && !machine.is_empty()
     {
         format!("{base}/metrics/job/{JOB}/instance/{machine}")
     } else {
         // The Pushgateway's encoding for a value a path segment cannot hold.
-        format!("{base}/metrics/job/{JOB}/instance@base64/{}", base64url(machine.as_bytes()))
+        format!(
+            "{base}/metrics/job/{JOB}/instance@base64/{}",
+            base64url(machine.as_bytes())
+        )
     }
 }
 
@@ -72,7 +78,8 @@ fn base64url(b: &[u8]) -> String {
     }
     let mut out = String::new();
     for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        let n =
+            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
         for i in 0..4 {
             if i <= c.len() {
                 out.push(char::from(A[((n >> (18 - 6 * i)) & 63) as usize]));
@@ -101,6 +108,12 @@ pub struct Running {
 /// the process reports to it, and a watcher picks the targets it knows.
 #[derive(Debug)]
 pub struct Live(Mutex<Vec<Running>>);
+
+impl Default for Live {
+    fn default() -> Live {
+        Live::new()
+    }
+}
 
 /// The process's [`Live`].
 pub static LIVE: Live = Live::new();
@@ -276,7 +289,12 @@ pub fn render(facts: &Facts, doc: &ResultDoc, running: &[Running], state: State)
         "bootbench_run_info",
         "gauge",
         "The run: bootbench's version, the profile and the plan's id (1).",
-        &[("machine", m), ("version", &doc.tool.version), ("profile", profile), ("plan_id", plan_id)],
+        &[
+            ("machine", m),
+            ("version", &doc.tool.version),
+            ("profile", profile),
+            ("plan_id", plan_id),
+        ],
         1.0,
     );
     for s in State::NAMES {
@@ -347,7 +365,11 @@ pub fn render(facts: &Facts, doc: &ResultDoc, running: &[Running], state: State)
         .filter(|(t, n)| ended.contains(&(t.as_str(), n.as_str())))
         .count();
     #[allow(clippy::cast_precision_loss)] // counts of tests
-    let ratio = if planned == 0 || over { 1.0 } else { done_sum / planned as f64 };
+    let ratio = if planned == 0 || over {
+        1.0
+    } else {
+        done_sum / planned as f64
+    };
     f.add(
         "bootbench_run_progress_ratio",
         "gauge",
@@ -586,7 +608,14 @@ pub fn render(facts: &Facts, doc: &ResultDoc, running: &[Running], state: State)
                     "bootbench_disk_reason_info",
                     "gauge",
                     "Why a disk did not pass: its first check of its verdict, the rule and the reason (1).",
-                    &labels(&d, &[("verdict", tv.verdict.name()), ("rule", c.rule.name()), ("reason", &reason)]),
+                    &labels(
+                        &d,
+                        &[
+                            ("verdict", tv.verdict.name()),
+                            ("rule", c.rule.name()),
+                            ("reason", &reason),
+                        ],
+                    ),
                     1.0,
                 );
             }
@@ -622,7 +651,10 @@ impl Tally {
     pub fn line(&self) -> String {
         match &self.last_error {
             None => format!("metrics: {} push(es) sent", self.sent),
-            Some(e) => format!("metrics: {} push(es) sent, {} failed (the last: {e})", self.sent, self.failed),
+            Some(e) => format!(
+                "metrics: {} push(es) sent, {} failed (the last: {e})",
+                self.sent, self.failed
+            ),
         }
     }
 }
@@ -745,14 +777,20 @@ fn push_loop(shared: &Shared, client: &Client, url: &Url, facts: &Facts, say: Sa
             Ok(()) => {
                 t.sent += 1;
                 if failing {
-                    say(&format!("metrics: PUT {shown}: pushing again after {} failed push(es)", t.failed));
+                    say(&format!(
+                        "metrics: PUT {shown}: pushing again after {} failed push(es)",
+                        t.failed
+                    ));
                 }
                 failing = false;
             }
             Err(e) => {
                 t.failed += 1;
                 if !failing {
-                    say(&format!("metrics: PUT {shown}: {e}; tried again every {} s", facts.interval.as_secs()));
+                    say(&format!(
+                        "metrics: PUT {shown}: {e}; tried again every {} s",
+                        facts.interval.as_secs()
+                    ));
                 }
                 failing = true;
                 t.last_error = Some(e);
@@ -768,7 +806,11 @@ fn push_loop(shared: &Shared, client: &Client, url: &Url, facts: &Facts, say: Sa
                 if left.is_zero() {
                     break;
                 }
-                g = shared.bell.wait_timeout(g, left).unwrap_or_else(PoisonError::into_inner).0;
+                g = shared
+                    .bell
+                    .wait_timeout(g, left)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
             }
             (render(facts, &g.0, &LIVE.now(), g.1), g.1)
         };

@@ -33,8 +33,8 @@ use bench_core::units::Nanos;
 
 use crate::disks::{capacity, health, identity};
 use crate::plan::{Action, Plan, PlanItem};
-use crate::run::engine::ThreadedRunner;
 use crate::results::metrics::LIVE;
+use crate::run::engine::ThreadedRunner;
 use crate::run::kmsg::KernelLog;
 
 /// Nanoseconds since the Unix epoch (0 if the clock is before it).
@@ -390,13 +390,25 @@ pub fn planned_tests(plan: &Plan) -> Vec<(String, String)> {
     let path = |ti: usize| plan.targets[ti].info.path.clone();
     let mut out = Vec::new();
     if let Some(sp) = &plan.surface_scan {
-        out.extend(scan::selected(plan, sp).into_iter().map(|(ti, _)| (path(ti), scan::KERNEL_LOG_TEST.to_string())));
+        out.extend(
+            scan::selected(plan, sp)
+                .into_iter()
+                .map(|(ti, _)| (path(ti), scan::KERNEL_LOG_TEST.to_string())),
+        );
     }
     if let Some(bp) = &plan.burn_in {
-        out.extend(bp.targets.iter().map(|&ti| (path(ti), burnin::KERNEL_LOG_TEST.to_string())));
+        out.extend(
+            bp.targets
+                .iter()
+                .map(|&ti| (path(ti), burnin::KERNEL_LOG_TEST.to_string())),
+        );
     }
     if let Some(pp) = &plan.precondition {
-        out.extend(pp.targets.iter().map(|&ti| (path(ti), precondition::KERNEL_LOG_TEST.to_string())));
+        out.extend(
+            pp.targets
+                .iter()
+                .map(|&ti| (path(ti), precondition::KERNEL_LOG_TEST.to_string())),
+        );
     }
     out.extend(plan.items.iter().map(|it| (path(it.target), it.spec.name.clone())));
     out

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use bench_core::runner::{Stop, StopReason};
 
 use super::kmsg::KernelLog;
-use crate::results::metrics::LIVE;
 use super::selftest::span;
+use crate::results::metrics::LIVE;
 
 /// How long work may take to return after it was asked to stop.
 pub const GRACE: Duration = Duration::from_secs(30);
