@@ -175,7 +175,8 @@ class Rules(unittest.TestCase):
                     self.assertEqual(rules.count(old), 1, "the rules changed: %r" % old)
                     with open(os.path.join(tmp, "bootbench-alerts.yml"), "w") as f:
                         f.write(rules.replace(old, new))
-                    self.assertEqual(promtool("check", "rules", os.path.join(tmp, "bootbench-alerts.yml")).returncode, 0)
+                    broken = os.path.join(tmp, "bootbench-alerts.yml")
+                    self.assertEqual(promtool("check", "rules", broken).returncode, 0, "%s: not valid rules" % what)
                     r = promtool("test", "rules", os.path.join(tmp, "tests", "alerts-test.yml"))
                     self.assertNotEqual(r.returncode, 0, "%s: the unit tests still pass\n%s" % (what, r.stdout))
                     self.assertIn("FAILED", r.stdout + r.stderr)
@@ -272,7 +273,8 @@ class Dashboard(unittest.TestCase):
         cells = {}
         for p in all_panels(self.dash):
             g = p["gridPos"]
-            self.assertTrue(g["w"] > 0 and g["h"] > 0 and g["x"] >= 0 and g["y"] >= 0 and g["x"] + g["w"] <= 24, p["title"])
+            self.assertTrue(g["w"] > 0 and g["h"] > 0 and g["x"] >= 0 and g["y"] >= 0, p["title"])
+            self.assertLessEqual(g["x"] + g["w"], 24, p["title"])
             for x in range(g["x"], g["x"] + g["w"]):
                 for y in range(g["y"], g["y"] + g["h"]):
                     self.assertNotIn((x, y), cells, "%r overlaps %r" % (p["title"], cells.get((x, y))))
@@ -296,8 +298,10 @@ class Dashboard(unittest.TestCase):
     def test_the_panels_the_fleet_needs(self):
         exprs = "\n".join(e for _, e in dashboard_exprs(self.dash))
         for needed in ("count by (state) (bootbench_run_state", "bootbench_run_progress_ratio",
-                       'bootbench_disk_reason_info{verdict="fail"', "avg by (model, test) (bootbench_test_read_bytes_per_second",
-                       "avg by (model, test) (bootbench_test_write_bytes_per_second", "bootbench_disk_temperature_celsius",
+                       'bootbench_disk_reason_info{verdict="fail"',
+                       "avg by (model, test) (bootbench_test_read_bytes_per_second",
+                       "avg by (model, test) (bootbench_test_write_bytes_per_second",
+                       "bootbench_disk_temperature_celsius",
                        "bootbench_surface_scan_unreadable_blocks_total", "bootbench_burn_in_unwritable_blocks_total",
                        "bootbench_burn_in_unreadable_blocks_total", "bootbench_burn_in_mismatched_blocks_total",
                        "count by (verdict) (bootbench_disk_verdict"):
@@ -682,7 +686,8 @@ class StoppedPushing(Stack):
     @classmethod
     def _run(cls):
         cls._write_config({"tests": [{"workload": "seq_read", "name": "long_read", "bs": "1M", "runtime": "60s"}]})
-        run = cls._spawn("bootbench", [cls.bin, "run", "--config", cls.config, "--out", os.path.join(cls.tmp, "doc.json")])
+        doc = os.path.join(cls.tmp, "doc.json")
+        run = cls._spawn("bootbench", [cls.bin, "run", "--config", cls.config, "--out", doc])
         # Running and pushing for more than 5 intervals, Prometheus's rules
         # evaluated on it: no alert.
         wait_for("Prometheus to see the run in state running",
