@@ -681,7 +681,19 @@ class Live(Stack):
 class StoppedPushing(Stack):
     """A run killed mid-way (SIGKILL: no last push) leaves its machine in
     state running at the Pushgateway: BootbenchMachineStoppedPushing fires
-    after 5 intervals (5 s), and not while it pushed."""
+    after 5 intervals (5 s), and not while it pushed. The machine runs
+    again: the alert ends; that run stopped as Ctrl-C stops it (SIGINT)
+    pushes its end, state interrupted, and no alert comes after 5 intervals
+    without a push."""
+
+    @classmethod
+    def _query(cls, expr):
+        return json.loads(http(cls.prometheus + "/api/v1/query?" + urllib.parse.urlencode(
+            {"query": expr})))["data"]["result"]
+
+    @classmethod
+    def _stopped_pushing(cls):
+        return [a for a in cls._alerts() if a["labels"]["alertname"] == "BootbenchMachineStoppedPushing"]
 
     @classmethod
     def _run(cls):
@@ -701,9 +713,25 @@ class StoppedPushing(Stack):
         run.kill()
         run.wait()
         cls.killed = time.monotonic()
-        cls.fired = wait_for("BootbenchMachineStoppedPushing to fire", lambda: [
-            a for a in cls._alerts() if a["labels"]["alertname"] == "BootbenchMachineStoppedPushing"], 30)
+        cls.fired = wait_for("BootbenchMachineStoppedPushing to fire", cls._stopped_pushing, 30)
         cls.after = time.monotonic() - cls.killed
+
+        # The machine runs again, and is interrupted once pushing.
+        doc2 = os.path.join(cls.tmp, "doc2.json")
+        run = cls._spawn("bootbench2", [cls.bin, "run", "--config", cls.config, "--out", doc2])
+        wait_for("the alert to end once pushes resume", lambda: not cls._stopped_pushing(), 20)
+        run.send_signal(signal.SIGINT)
+        run.wait(30)
+        cls.interrupted_exit = run.returncode
+        assert os.path.exists(doc2), "no document of the interrupted run:\n" + cls._log("bootbench2")
+        with open(doc2) as f:
+            cls.interrupted_doc = json.load(f)
+        cls.interrupted = parse_exposition(http(cls.pushgateway + "/metrics"))
+        # 5 intervals and more without a push, Prometheus evaluating.
+        time.sleep(7)
+        cls.after_interrupt = [a["labels"]["alertname"] for a in cls._alerts("firing") + cls._alerts("pending")]
+        cls.age_after_interrupt = cls._query('time() - push_time_seconds{job="bootbench"}')
+        cls.state_after_interrupt = cls._query('bootbench_run_state == 1')
 
     def test_no_alert_while_it_pushed(self):
         self.assertEqual(self.while_pushing, [])
@@ -720,6 +748,15 @@ class StoppedPushing(Stack):
         self.assertIn("stopped pushing", a["annotations"]["summary"])
         # Not before 5 intervals without a push.
         self.assertGreaterEqual(self.after, 4, "fired %.1f s after the last push could have been" % self.after)
+
+    def test_an_interrupted_run_pushes_its_end_and_does_not_alert(self):
+        self.assertEqual(self.interrupted_doc["run"]["status"], "interrupted", self._log("bootbench2"))
+        state = {l["state"]: v for l, v in select(self.interrupted, "bootbench_run_state")}
+        self.assertEqual(state, {"running": 0, "ok": 0, "error": 0, "interrupted": 1})
+        self.assertEqual([r["metric"]["state"] for r in self.state_after_interrupt], ["interrupted"])
+        (age,) = self.age_after_interrupt
+        self.assertGreater(float(age["value"][1]), 5, "the last push is not older than 5 intervals yet")
+        self.assertEqual(self.after_interrupt, [])
 
 
 if __name__ == "__main__":
