@@ -19,7 +19,7 @@ use crate::args::Cli;
 pub use crate::args::{Command, PlanArgs};
 use crate::disks::{discover, identity};
 use crate::plan::{self, Overrides};
-use crate::results::sink;
+use crate::results::{remote, sink};
 use crate::run::{self, stacks};
 
 impl PlanArgs {
@@ -180,7 +180,7 @@ fn document_room(plan: &plan::Plan) -> u64 {
 }
 
 fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
-    let mut plan = match plan::load(config, ov) {
+    let (mut plan, plan_id) = match plan::load_with_id(config, ov) {
         Ok(p) => p,
         Err(e) => {
             say(&e);
@@ -220,10 +220,13 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
     if let Err(e) = crate::sys::signal::install_stop_handlers(&run::engine::STOP) {
         eprintln!("bootbench-init: cannot handle SIGINT/SIGTERM ({e}); an interrupt would leave md/dm devices");
     }
-    let pusher = plan.metrics_url.is_some().then(live_client).flatten().and_then(|c| {
-        let machine = crate::results::stick::machine_name(crate::disks::identity::host().product_serial.as_deref());
-        run::metrics(&plan, c, machine, None, say_line)
-    });
+    let machine = crate::results::stick::machine_name(crate::disks::identity::host().product_serial.as_deref());
+    let client = (plan.metrics_url.is_some() || plan.results_url.is_some())
+        .then(live_client)
+        .flatten();
+    let pusher = client
+        .clone()
+        .and_then(|c| run::metrics(&plan, c, machine.clone(), None, say_line));
     let doc = run::execute(&mut plan, &mut |line| eprintln!("{}", console::safe(line)), &mut |d| {
         if let Some(p) = &pusher {
             p.update(d);
@@ -244,6 +247,13 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
     json.push('\n');
     let written = crate::results::emit::to_file(out_file.take(), &json);
     eprint!("{}", render(&doc));
+    if let (Some(t), Some(c)) = (&plan.results_url, &client) {
+        let mut log = |l: &str| say_line(l);
+        match remote::send(c, t, &machine, &plan_id, json.as_bytes(), remote::SEND_BOUND, &mut log) {
+            Ok(url) => say(&format!("results sent to {url}")),
+            Err(e) => say(&format!("results not sent to the results URL: {e}")),
+        }
+    }
     if let Err(e) = written {
         say(&e);
         return 1;

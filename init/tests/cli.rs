@@ -2967,3 +2967,112 @@ fn a_nonsense_baseline_is_bad_input_naming_its_field() {
         assert!(err.contains(&want), "{err}\nwant {want}");
     }
 }
+
+/// Each request a [`recorder`] took: its method, target and body.
+type Recorded = std::sync::Arc<std::sync::Mutex<Vec<(String, String, Vec<u8>)>>>;
+
+/// A stand-in HTTP server on the loopback for the live command's uploads:
+/// records each request's method, target and body, answers 201.
+fn recorder() -> (u16, Recorded) {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen: Recorded = Recorded::default();
+    let s2 = seen.clone();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { return };
+            let mut req = Vec::new();
+            let mut buf = [0u8; 65536];
+            let (head, body) = loop {
+                let n = c.read(&mut buf).unwrap_or(0);
+                req.extend_from_slice(&buf[..n]);
+                if let Some(i) = req.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&req[..i]).to_string();
+                    let len = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Content-Length: "))
+                        .map_or(0, |v| v.trim().parse::<usize>().unwrap());
+                    if req.len() >= i + 4 + len || n == 0 {
+                        break (head, req[i + 4..].to_vec());
+                    }
+                }
+                if n == 0 {
+                    break (String::from_utf8_lossy(&req).to_string(), Vec::new());
+                }
+            };
+            let mut w = head.split(' ');
+            let (m, t) = (w.next().unwrap_or("").to_string(), w.next().unwrap_or("").to_string());
+            // A GET (the free {n} lookup) finds nothing.
+            let status = if m == "GET" { 404 } else { 201 };
+            s2.lock().unwrap().push((m, t, body));
+            let _ = write!(
+                c,
+                "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    (port, seen)
+}
+
+/// The live command sends its document to `results_url` after writing
+/// `--out` (the same bytes, `{machine}`, `{run}` and `{n}` filled in, the
+/// query shown nowhere) and pushes its run to `metrics_url` while it runs
+/// and at its end, as the booted run does.
+#[test]
+fn the_live_command_sends_its_document_and_pushes_its_metrics() {
+    let (port, seen) = recorder();
+    let dir = PathBuf::from("/dev/shm").join(unique("live-url"));
+    std::fs::create_dir(&dir).unwrap();
+    let out = dir.join("r.json");
+    let cfg = config(&serde_json::json!({
+        "tests": [{"workload": "rand_read", "name": "rr", "runtime": "100ms"}],
+        "results_url": format!("http://127.0.0.1:{port}/r/{{machine}}/{{run}}-{{n}}.json?sig=SECRET"),
+        "metrics_url": format!("http://127.0.0.1:{port}"),
+        "metrics_interval": "1s"
+    }));
+    let o = run(&[
+        "run",
+        "--simulate",
+        "--config",
+        cfg.path(),
+        "--target",
+        "sim:ssd:64M",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("SECRET"), "{err}");
+    let doc_bytes = std::fs::read(&out).unwrap();
+    let seen = seen.lock().unwrap();
+    let puts: Vec<_> = seen.iter().filter(|r| r.0 == "PUT" && r.1.starts_with("/r/")).collect();
+    assert_eq!(puts.len(), 1, "{seen:?}");
+    assert_eq!(puts[0].2, doc_bytes, "the document sent is the one written");
+    let target = &puts[0].1;
+    assert!(target.ends_with("-1.json?sig=SECRET"), "{target}");
+    let shown = target.split('?').next().unwrap();
+    assert!(
+        err.contains(&format!("results sent to http://127.0.0.1:{port}{shown}")),
+        "{err}"
+    );
+    assert!(!target.contains('{'), "{target}");
+    // The metrics: at least the first push and the end, to the machine's group.
+    let pushes: Vec<_> = seen
+        .iter()
+        .filter(|r| r.1.starts_with("/metrics/job/bootbench/instance/"))
+        .collect();
+    assert!(pushes.len() >= 2, "{seen:?}");
+    assert!(pushes.iter().all(|r| r.0 == "PUT"), "{seen:?}");
+    let first = String::from_utf8_lossy(&pushes[0].2).to_string();
+    assert!(first.contains(",state=\"running\"} 1"), "{first}");
+    let last = String::from_utf8_lossy(&pushes.last().unwrap().2).to_string();
+    assert!(last.contains(",state=\"ok\"} 1"), "{last}");
+    assert!(
+        last.contains("bootbench_test_progress_ratio{") && last.contains("test=\"rr\"} 1"),
+        "{last}"
+    );
+    assert!(last.contains("bootbench_run_verdict{"), "{last}");
+    assert!(err.contains("metrics: ") && err.contains("push(es) sent"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -514,6 +514,87 @@ impl Drop for Collector {
     }
 }
 
+/// Debian's Prometheus Pushgateway (`prometheus-pushgateway`).
+pub const PUSHGATEWAY: &str = "/usr/bin/prometheus-pushgateway";
+
+/// A Prometheus Pushgateway on a free port of 127.0.0.1, its storage in memory; killed on drop.
+#[derive(Debug)]
+pub struct Pushgateway {
+    child: Child,
+    port: u16,
+}
+
+impl Pushgateway {
+    /// Starts it, its output in `dir/pushgateway.out`. `None`, after printing why, when it is
+    /// not installed and `CI` is not set; a panic in CI, and when it does not start.
+    pub fn start(dir: &Path) -> Option<Pushgateway> {
+        if !Path::new(PUSHGATEWAY).exists() {
+            let msg = format!("{PUSHGATEWAY} not installed (Debian's prometheus-pushgateway; make deps)");
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{msg}; CI is set, so this is a failure"
+            );
+            let _ = writeln!(io::stderr(), "SKIPPED {msg}");
+            return None;
+        }
+        fs::create_dir_all(dir).expect("the pushgateway's directory");
+        let mut why = String::new();
+        for _ in 0..5 {
+            let port = free_port();
+            let log = File::create(dir.join("pushgateway.out")).expect("pushgateway.out");
+            let mut child = Command::new(PUSHGATEWAY)
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().expect("pushgateway.out"))
+                .stderr(log)
+                .spawn()
+                .expect("spawn the pushgateway");
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_secs(10) {
+                if let Ok(Some(status)) = child.try_wait() {
+                    why = format!(
+                        "it exited with {status}: {}",
+                        fs::read_to_string(dir.join("pushgateway.out"))
+                            .unwrap_or_default()
+                            .trim()
+                    );
+                    break;
+                }
+                if http(port, "GET", "/-/ready", b"").is_ok_and(|(s, _)| s == 200) {
+                    return Some(Pushgateway { child, port });
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            if why.is_empty() {
+                why = format!("it did not answer on 127.0.0.1:{port} within 10 s");
+            }
+        }
+        panic!("the pushgateway did not start: {why}");
+    }
+
+    /// Its port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// What it exposes now (`GET /metrics`): the series pushed to it, with their
+    /// `job` and `instance` labels, and its own.
+    pub fn metrics(&self) -> String {
+        let (status, body) = http(self.port, "GET", "/metrics", b"").expect("GET /metrics");
+        assert_eq!(status, 200, "GET /metrics");
+        String::from_utf8(body).expect("UTF-8")
+    }
+}
+
+impl Drop for Pushgateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// One HTTP/1.1 request to `127.0.0.1:port` (`Connection: close`): the status code and the body.
 pub fn http(port: u16, method: &str, path: &str, body: &[u8]) -> io::Result<(u16, Vec<u8>)> {
     let mut s = TcpStream::connect((Ipv4Addr::LOCALHOST, port))?;

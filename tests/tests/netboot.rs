@@ -22,7 +22,8 @@
 use std::path::Path;
 
 use bootbench_e2e::{
-    artifacts, checksum, dead_port, disks, netboot, netboot_dir, the_document, Collector, NetSeen, Scratch, GUEST_HTTP,
+    artifacts, checksum, dead_port, disks, netboot, netboot_dir, the_document, Collector, NetSeen, Pushgateway,
+    Scratch, GUEST_HTTP,
 };
 use bootbench_image::netboot::Options;
 use bootbench_qemu::net::{bootif, Nic};
@@ -71,12 +72,16 @@ fn n1_three_machines_netboot_fetch_their_config_send_their_results_once() {
     let Some(collector) = collector(&dir) else {
         return;
     };
+    let Some(gateway) = Pushgateway::start(&dir.join("pushgateway")) else {
+        return;
+    };
     let config_url = format!("{GUEST_HTTP}/config/bootbench.json");
     let results_url = format!("{GUEST_HTTP}/results/{{machine}}/{{run}}-{{n}}.json");
+    // The guest's 10.0.2.101:80 is the pushgateway (the second forward).
     let options = Options {
         config_url: Some(config_url.clone()),
         results_url: Some(results_url.clone()),
-        append: String::new(),
+        append: "bootbench.metrics_url=http://10.0.2.101".to_string(),
     };
     let net = netboot_dir(&a, &dir, &options);
 
@@ -93,7 +98,15 @@ fn n1_three_machines_netboot_fetch_their_config_send_their_results_once() {
                 .expect("the disk");
         }
         let before = checksum(&disk).expect("checksum");
-        let (outcome, seen) = netboot(&a, &mdir, &net, Nic::Virtio, &[collector.port()], &specs, Some(machine));
+        let (outcome, seen) = netboot(
+            &a,
+            &mdir,
+            &net,
+            Nic::Virtio,
+            &[collector.port(), gateway.port()],
+            &specs,
+            Some(machine),
+        );
         assert_eq!(
             checksum(&disk).expect("checksum"),
             before,
@@ -111,6 +124,7 @@ fn n1_three_machines_netboot_fetch_their_config_send_their_results_once() {
         let (name, bytes, doc) = the_document(&outcome);
         let id = the_document_ran_the_fetched_config_with_the_write_withheld(machine, &name, &doc, &config_url);
         the_collector_holds_the_serial_frames_bytes(&collector, machine, &id, &bytes, serial);
+        the_pushgateway_holds_the_machines_end(&gateway, machine, &id, &doc, serial);
         ids.push(id);
     }
     assert!(
@@ -124,6 +138,73 @@ fn n1_three_machines_netboot_fetch_their_config_send_their_results_once() {
     rack_01_booted_again_finds_its_result_and_runs_nothing(&again, &collector, puts_before, &ids[0]);
 
     the_fleet_report_flags_the_slow_disk_and_only_it(&collector);
+}
+
+/// The machine pushed its run through the guest's network to the pushgateway on the host
+/// (`bootbench.metrics_url=`): what the gateway holds for it is the end, state ok, its
+/// disk's verdict as the document has it, labelled with the machine (the DMI serial), the
+/// disk's serial and model, and the plan's id; the console said where the pushes went and
+/// that none failed.
+fn the_pushgateway_holds_the_machines_end(gateway: &Pushgateway, machine: &str, id: &str, doc: &Value, serial: &str) {
+    let text = gateway.metrics();
+    let group = format!("instance=\"{machine}\",job=\"bootbench\"");
+    let mine: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("bootbench_") && l.contains(&group))
+        .collect();
+    let has = |prefix: &str, labels: &[&str], value: &str| {
+        mine.iter().any(|l| {
+            l.starts_with(prefix)
+                && labels.iter().all(|x| l.contains(x))
+                && (value.is_empty() || l.ends_with(&format!("}} {value}")))
+        })
+    };
+    assert!(
+        has("bootbench_run_state{", &["state=\"ok\""], "1"),
+        "{machine}: {mine:#?}"
+    );
+    assert!(
+        has("bootbench_run_info{", &[&format!("plan_id=\"{id}\"")], "1"),
+        "{machine}: {mine:#?}"
+    );
+    let verdict = doc["acceptance"]["targets"][0]["verdict"].as_str().expect("a verdict");
+    assert!(
+        has(
+            "bootbench_disk_verdict{",
+            &[
+                "serial=\"NB-DISK\"",
+                "model=\"NB SATA SSD\"",
+                &format!("machine=\"{machine}\""),
+                &format!("verdict=\"{verdict}\"")
+            ],
+            "1"
+        ),
+        "{machine}: {mine:#?}"
+    );
+    assert!(
+        has(
+            "bootbench_test_read_bytes_per_second{",
+            &["test=\"seq_read_1m\"", "serial=\"NB-DISK\""],
+            ""
+        ),
+        "{machine}: {mine:#?}"
+    );
+    assert_eq!(
+        lines_with(
+            serial,
+            "metrics: pushing to http://10.0.2.101/metrics/job/bootbench/instance/"
+        )
+        .len(),
+        1,
+        "{serial}"
+    );
+    let tally = lines_with(serial, "metrics: ");
+    assert!(
+        tally
+            .iter()
+            .any(|l| l.contains("push(es) sent") && !l.contains("failed")),
+        "{tally:#?}"
+    );
 }
 
 /// iPXE: the script, then the kernel and the initramfs beside it, over TFTP; the kernel

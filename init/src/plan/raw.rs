@@ -388,10 +388,10 @@ pub struct RawConfig {
     /// live command.
     #[serde(default)]
     pub serial_ports: Option<Vec<String>>,
-    /// Where an unattended run also sends its document with PUT: an
-    /// http(s) URL template (`{machine}`, `{run}`, `{n}`; see
-    /// `results::remote`). `bootbench.results_url=` overrides it. Ignored by
-    /// the live command.
+    /// Where the run also sends its document with PUT: an http(s) URL
+    /// template (`{machine}`, `{run}`, `{n}`; see `results::remote`).
+    /// `bootbench.results_url=` overrides it in an unattended run; the live
+    /// command sends it too (without the run-once check).
     #[serde(default)]
     pub results_url: Option<String>,
     /// A Prometheus Pushgateway's URL (`http://host:9091`): while the run

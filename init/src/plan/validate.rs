@@ -280,6 +280,12 @@ pub fn tests_of(raw: &RawConfig, profile_name: Option<&str>) -> Result<Vec<(Test
 
 /// Load a config file (or none: `--profile` alone) and validate it into a plan.
 pub fn load(config: Option<&str>, ov: &Overrides) -> Result<Plan, ConfigError> {
+    load_with_id(config, ov).map(|(plan, _)| plan)
+}
+
+/// [`load`], with the plan's id ([`Plan::id`]): the `{run}` of the live
+/// command's results URL.
+pub fn load_with_id(config: Option<&str>, ov: &Overrides) -> Result<(Plan, String), ConfigError> {
     let (raw, source) = match config {
         Some(path) => {
             let text = match read_config_file(std::path::Path::new(path)) {
@@ -291,7 +297,9 @@ pub fn load(config: Option<&str>, ov: &Overrides) -> Result<Plan, ConfigError> {
         }
         None => (RawConfig::default(), "command-line".to_string()),
     };
-    validate(&raw, &source, ov)
+    let plan = validate(&raw, &source, ov)?;
+    let id = plan.id(&raw);
+    Ok((plan, id))
 }
 
 /// What `bootbench-init validate --booted` says of a config: checked as a

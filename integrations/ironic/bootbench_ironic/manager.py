@@ -20,12 +20,12 @@ and its first reason. Every judgement is bootbench-init's.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 import time
 import urllib.parse
-import urllib.request
 
 from ironic_python_agent import errors
 from ironic_python_agent import hardware
@@ -55,8 +55,17 @@ ARGSINFO = {
     },
     "results_url": {
         "description": (
-            "An http(s) URL the result document is sent to with PUT "
-            "when the run ends (its query and user info are never logged)."
+            "An http(s) URL (or a template with {machine}, {run}, {n}) "
+            "bootbench-init sends the result document to with PUT when the "
+            "run ends (the config's results_url; its query is never logged)."
+        ),
+        "required": False,
+    },
+    "metrics_url": {
+        "description": (
+            "A Prometheus Pushgateway's base URL (http://host:9091): "
+            "bootbench-init pushes the run's state, progress, figures and "
+            "verdicts there while it runs (the config's metrics_url)."
         ),
         "required": False,
     },
@@ -109,11 +118,14 @@ def _shown(url):
     return urllib.parse.urlunsplit((u.scheme, host, u.path, "", ""))
 
 
-def send(url, body):
-    """PUT the document to `url`."""
-    req = urllib.request.Request(url, data=body, method="PUT", headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return r.status
+def sent_to(stderr):
+    """Where bootbench-init said it sent the document (the URL without its
+    query), or None."""
+    for line in stderr.splitlines():
+        m = re.match(r"^bootbench-init: results sent to (\S+)$", line.strip())
+        if m:
+            return m.group(1)
+    return None
 
 
 def summarize(doc):
@@ -175,16 +187,16 @@ class BootbenchHardwareManager(hardware.HardwareManager):
     def get_service_steps(self, node, ports):
         return [_step("bootbench_acceptance"), _step("bootbench_burn_in")]
 
-    def bootbench_acceptance(self, node, ports, config=None, results_url=None):
+    def bootbench_acceptance(self, node, ports, config=None, results_url=None, metrics_url=None):
         """Judge the node's disks with bootbench (read only unless the
         config grants writes)."""
-        return self._run("bootbench_acceptance", node, config, results_url, burn_in=False)
+        return self._run("bootbench_acceptance", node, config, results_url, metrics_url, burn_in=False)
 
-    def bootbench_burn_in(self, node, ports, config=None, results_url=None):
+    def bootbench_burn_in(self, node, ports, config=None, results_url=None, metrics_url=None):
         """Burn the node's disks in with bootbench, then judge them."""
-        return self._run("bootbench_burn_in", node, config, results_url, burn_in=True)
+        return self._run("bootbench_burn_in", node, config, results_url, metrics_url, burn_in=True)
 
-    def _run(self, step, node, config, results_url, burn_in):
+    def _run(self, step, node, config, results_url, metrics_url, burn_in):
         cfg = default_config() if config is None else config
         if isinstance(cfg, str):
             try:
@@ -197,6 +209,11 @@ class BootbenchHardwareManager(hardware.HardwareManager):
         cfg.pop("targets", None)  # the node's disks, given with --target
         if burn_in and "burn_in" not in cfg:
             cfg["burn_in"] = {}
+        # bootbench-init sends and pushes itself: nothing done twice here.
+        if results_url:
+            cfg["results_url"] = results_url
+        if metrics_url:
+            cfg["metrics_url"] = metrics_url
 
         devices = hardware.dispatch_to_managers("list_block_devices_check_skip_list", node)
         paths = [d.name for d in devices]
@@ -230,12 +247,9 @@ class BootbenchHardwareManager(hardware.HardwareManager):
         result = summarize(json.loads(body))
         result["document"] = doc_path
         if results_url:
-            try:
-                result["results_sent"] = send(results_url, body)
-                LOG.info("%s: document sent to %s", step, _shown(results_url))
-            except (OSError, ValueError) as e:
-                LOG.error("%s: document not sent to %s: %s", step, _shown(results_url), e)
-                result["results_sent"] = None
+            result["results_sent"] = sent_to(proc.stderr)
+            if result["results_sent"] is None:
+                LOG.error("%s: document not sent to %s (bootbench-init's log above says why)", step, _shown(results_url))
         failed = [d for d in result["disks"] if d["verdict"] == "FAIL"]
         if failed or result["verdict"] is None:
             named = "; ".join(

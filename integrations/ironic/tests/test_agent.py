@@ -164,7 +164,7 @@ class Steps(unittest.TestCase):
             self.assertEqual(s["priority"], 0, s)
             self.assertIs(s["abortable"], True, s)
             self.assertIs(s["reboot_requested"], False, s)
-            self.assertEqual(sorted(s["argsinfo"]), ["config", "results_url"], s)
+            self.assertEqual(sorted(s["argsinfo"]), ["config", "metrics_url", "results_url"], s)
             for a in s["argsinfo"].values():
                 self.assertIs(a["required"], False)
                 self.assertTrue(a["description"])
@@ -218,7 +218,7 @@ class Acceptance(unittest.TestCase):
             srv.shutdown()
         self.assertEqual(cmd.command_status, "SUCCEEDED", cmd.command_error)
         res = cmd.command_result["clean_result"]
-        self.assertEqual(res["results_sent"], 201)
+        self.assertEqual(res["results_sent"], "http://127.0.0.1:%d/results/node1.json" % srv.server_address[1])
         self.assertEqual(got["path"], "/results/node1.json?sig=SECRET")
         with open(res["document"], "rb") as f:
             self.assertEqual(got["body"], f.read())
