@@ -19,6 +19,9 @@ Run by init/tests/integrations.rs (so by `make test`) with Debian's python3
   the document, `promtool check metrics` on what was pushed, every
   dashboard query answered by Prometheus, and BootbenchDiskFailedAcceptance
   firing for the disk a floor fails (and no alert for the one that passes).
+- Live, again: a run killed mid-way raises BootbenchMachineStoppedPushing
+  after 5 intervals (none while it pushed); the machine's next run ends it,
+  and interrupted (SIGINT) that run pushes its end and raises none.
 """
 
 import json
@@ -160,6 +163,7 @@ class Rules(unittest.TestCase):
                                               'bootbench_disk_verdict{verdict="fail"} == 2'),
             "failed acceptance on any verdict": ('bootbench_disk_verdict{verdict="fail"} == 1',
                                                  'bootbench_disk_verdict == 1'),
+            "failed acceptance without its reason": ('{{ .Labels.reason }}', '{{ .Labels.rule }}'),
             "stopped pushing ignores the state": ('bootbench_run_state{state="running"} == 1',
                                                   'bootbench_run_state == 1'),
             "stopped pushing after 1 interval": ("5 * bootbench_push_interval_seconds",
@@ -195,7 +199,7 @@ class Rules(unittest.TestCase):
 
 # ---------------------------------------------------------------- the dashboard
 
-# The unit of each metric of the spec (/work/spec/metrics.md), as Grafana names it.
+# The unit of each metric (README "Prometheus and Grafana: every machine live"), as Grafana names it.
 UNITS = {
     "bootbench_run_progress_ratio": "percentunit",
     "bootbench_test_progress_ratio": "percentunit",
