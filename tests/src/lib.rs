@@ -517,7 +517,9 @@ impl Drop for Collector {
 /// Debian's Prometheus Pushgateway (`prometheus-pushgateway`).
 pub const PUSHGATEWAY: &str = "/usr/bin/prometheus-pushgateway";
 
-/// A Prometheus Pushgateway on a free port of 127.0.0.1, its storage in memory; killed on drop.
+/// A Prometheus Pushgateway on a free port of 127.0.0.1, its groups saved in a file of its own
+/// (Debian's build saves to one shared file by default, which would hand one test's groups to
+/// the next); killed on drop.
 #[derive(Debug)]
 pub struct Pushgateway {
     child: Child,
@@ -538,12 +540,14 @@ impl Pushgateway {
             return None;
         }
         fs::create_dir_all(dir).expect("the pushgateway's directory");
+        let _ = fs::remove_file(dir.join("pushgateway.data"));
         let mut why = String::new();
         for _ in 0..5 {
             let port = free_port();
             let log = File::create(dir.join("pushgateway.out")).expect("pushgateway.out");
             let mut child = Command::new(PUSHGATEWAY)
                 .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .arg(format!("--persistence.file={}", dir.join("pushgateway.data").display()))
                 .stdin(Stdio::null())
                 .stdout(log.try_clone().expect("pushgateway.out"))
                 .stderr(log)
