@@ -262,6 +262,16 @@ impl PassOutcome {
         self
     }
 
+    /// Its bad blocks by kind.
+    pub fn found(&self) -> Found {
+        let n = |v: &Vec<u64>| u64::try_from(v.len()).unwrap_or(u64::MAX);
+        Found {
+            unwritable: n(&self.unwritable),
+            unreadable: n(&self.unreadable),
+            mismatched: n(&self.mismatched),
+        }
+    }
+
     /// Its bad blocks.
     pub fn bad(&self) -> u64 {
         u64::try_from(self.unwritable.len() + self.unreadable.len() + self.mismatched.len()).unwrap_or(u64::MAX)
@@ -315,13 +325,36 @@ pub struct BurnOutcome {
     pub elapsed: Nanos,
 }
 
+/// The bad blocks a burn-in found so far, each kind counted in the pass
+/// that found the most of it (never more than the whole burn-in's
+/// record will hold, never fewer than an earlier report said).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// Blocks no write reached.
+    pub unwritable: u64,
+    /// Blocks no read returned.
+    pub unreadable: u64,
+    /// Blocks read back different from what was written.
+    pub mismatched: u64,
+}
+
+impl Found {
+    fn max(self, o: Found) -> Found {
+        Found {
+            unwritable: self.unwritable.max(o.unwritable),
+            unreadable: self.unreadable.max(o.unreadable),
+            mismatched: self.mismatched.max(o.mismatched),
+        }
+    }
+}
+
 /// Called between a sequential pass's writes and its reads, with the pass's
 /// index (a test's hook to change the device behind the burn-in's back).
 pub type BetweenHook<'a> = &'a mut dyn FnMut(usize);
 
 /// Burn in `spec`'s area through `q` (opened for writing, with slot
 /// buffers), timing on `clock`. `progress` gets the fraction of the
-/// planned bytes done, about once a second; `between` runs between each
+/// planned bytes done and the bad blocks found so far, about once a second; `between` runs between each
 /// sequential pass's writes and reads. An error of the queue itself (not
 /// of a request) ends the burn-in with it.
 pub fn burn_in<Q: IoQueue, C: Clock>(
@@ -329,7 +362,7 @@ pub fn burn_in<Q: IoQueue, C: Clock>(
     q: &mut Q,
     clock: &C,
     stop: &Stop,
-    progress: &mut dyn FnMut(f64),
+    progress: &mut dyn FnMut(f64, Found),
     between: BetweenHook<'_>,
 ) -> Result<BurnOutcome, IoError> {
     let depth = usize::try_from(spec.depth).unwrap_or(1).clamp(1, q.depth().max(1));
@@ -343,6 +376,7 @@ pub fn burn_in<Q: IoQueue, C: Clock>(
         comps: Vec::with_capacity(depth),
         failed: Vec::new(),
         bad_before: 0,
+        found_before: Found::default(),
         done_before: 0,
         planned_all: spec.planned_bytes(),
         next_report: Nanos(0),
@@ -365,6 +399,7 @@ pub fn burn_in<Q: IoQueue, C: Clock>(
             BurnOrder::Random => b.run(stop, progress, Phase::Mixed)?,
         }
         b.bad_before += b.pass.bad();
+        b.found_before = b.found_before.max(b.pass.found());
         b.done_before += b.pass.written + b.pass.verified;
         let pass_end = b.pass.end;
         passes.push(core::mem::replace(&mut b.pass, PassOutcome::new(pattern)));
@@ -415,6 +450,8 @@ struct Burn<'a, Q, C> {
     failed: Vec<(Op, u64, u32)>,
     /// Bad blocks of the passes before this one.
     bad_before: u64,
+    /// The most of each kind a pass before this one found.
+    found_before: Found,
     /// Bytes written and verified by the passes before this one.
     done_before: u64,
     planned_all: u64,
@@ -448,7 +485,7 @@ impl<Q: IoQueue, C: Clock> Burn<'_, Q, C> {
 
     /// Make every request of `phase`, narrowing what fails, until done,
     /// stopped or too many blocks are bad.
-    fn run(&mut self, stop: &Stop, progress: &mut dyn FnMut(f64), phase: Phase) -> Result<(), IoError> {
+    fn run(&mut self, stop: &Stop, progress: &mut dyn FnMut(f64, Found), phase: Phase) -> Result<(), IoError> {
         let n = self.spec.requests();
         // The mixed phase's order; the sequential phases go in the area's.
         let perm = (phase == Phase::Mixed).then(|| {
@@ -536,7 +573,10 @@ impl<Q: IoQueue, C: Clock> Burn<'_, Q, C> {
             if now >= self.next_report {
                 let done = self.done_before + self.pass.written + self.pass.verified;
                 #[allow(clippy::cast_precision_loss)] // a fraction
-                progress(done as f64 / self.planned_all.max(1) as f64);
+                progress(
+                    done as f64 / self.planned_all.max(1) as f64,
+                    self.found_before.max(self.pass.found()),
+                );
                 self.next_report = now + Nanos::from_secs(1);
             }
         }
@@ -808,7 +848,7 @@ mod tests {
     }
 
     fn run(s: &BurnSpec, q: &mut Faulty, stop: &Stop, between: BetweenHook<'_>) -> BurnOutcome {
-        burn_in(s, q, &Ticks(Cell::new(0)), stop, &mut |_| {}, between).expect("burn-in")
+        burn_in(s, q, &Ticks(Cell::new(0)), stop, &mut |_, _| {}, between).expect("burn-in")
     }
 
     /// badblocks' four patterns: each written over the whole area, then
@@ -909,8 +949,15 @@ mod tests {
                 let mut q = Faulty::new(4, AREA_LEN);
                 q.bad_write = (0..AREA).step_by(512).collect();
                 q.write_errno = (errno, errno);
-                let e = burn_in(&s, &mut q, &Ticks(Cell::new(0)), &Stop::new(), &mut |_| {}, &mut |_| {})
-                    .expect_err("refused");
+                let e = burn_in(
+                    &s,
+                    &mut q,
+                    &Ticks(Cell::new(0)),
+                    &Stop::new(),
+                    &mut |_, _| {},
+                    &mut |_| {},
+                )
+                .expect_err("refused");
                 assert_eq!((e.errno, e.req.op), (errno, Op::Write), "{order:?}");
                 assert!(
                     !q.log.iter().any(|r| r.len == LB),
@@ -924,10 +971,74 @@ mod tests {
         let mut q = Faulty::new(4, AREA_LEN);
         q.bad_write = vec![70_000];
         q.write_errno = (5, 1);
-        let e = burn_in(&s, &mut q, &Ticks(Cell::new(0)), &Stop::new(), &mut |_| {}, &mut |_| {})
-            .expect_err("refused while narrowing");
+        let e = burn_in(
+            &s,
+            &mut q,
+            &Ticks(Cell::new(0)),
+            &Stop::new(),
+            &mut |_, _| {},
+            &mut |_| {},
+        )
+        .expect_err("refused while narrowing");
         assert_eq!((e.errno, e.req.offset, e.req.len), (1, 70_000 / 512 * 512, LB));
         // EIO stays a bad block (the test above).
+    }
+
+    /// While it runs, the burn-in reports the bad blocks found so far:
+    /// each kind never falls from one report to the next, and never goes
+    /// past what the record says at the end.
+    #[test]
+    fn progress_reports_the_bad_blocks_found_so_far() {
+        /// A clock a third of a second further on at each reading: a
+        /// report every few requests.
+        struct Fast(Cell<u64>);
+        impl Clock for Fast {
+            fn now(&self) -> Nanos {
+                self.0.set(self.0.get() + 333_000_000);
+                Nanos(self.0.get())
+            }
+        }
+        let s = spec(BurnOrder::Sequential, |_| {});
+        let mut q = Faulty::new(4, AREA_LEN);
+        q.bad_write = vec![1000, 5000];
+        let data = Rc::clone(&q.data);
+        let mut seen: Vec<Found> = Vec::new();
+        let out = burn_in(
+            &s,
+            &mut q,
+            &Fast(Cell::new(0)),
+            &Stop::new(),
+            &mut |_, f| seen.push(f),
+            &mut |pass| {
+                if pass == 1 {
+                    data.borrow_mut()[300_000] ^= 0x01;
+                }
+            },
+        )
+        .expect("burn-in");
+        let r = record(&s, &out.passes, out.elapsed, out.end);
+        assert_eq!((r.unwritable_lbas.len(), r.mismatched_lbas.len()), (2, 1), "{r:?}");
+        assert!(seen.len() > 8, "{} reports", seen.len());
+        for w in seen.windows(2) {
+            assert!(
+                w[1].unwritable >= w[0].unwritable
+                    && w[1].unreadable >= w[0].unreadable
+                    && w[1].mismatched >= w[0].mismatched,
+                "{seen:?}"
+            );
+        }
+        let last = *seen.last().unwrap();
+        assert_eq!(
+            last,
+            Found {
+                unwritable: 2,
+                unreadable: 0,
+                mismatched: 1
+            },
+            "{seen:?}"
+        );
+        // Before the end: the first pass's writes had found the unwritable blocks.
+        assert!(seen.iter().any(|f| f.unwritable == 2 && f.mismatched == 0), "{seen:?}");
     }
 
     /// More bad blocks than `max_bad` over all passes end the burn-in.

@@ -194,14 +194,15 @@ fn read_counts(spec: &ScanSpec) -> (u64, u64) {
 }
 
 /// Scan `spec`'s area through `q`, timing on `clock`. `progress` gets the
-/// fraction of the planned bytes done, about once a second. An error of
+/// fraction of the planned bytes done and the blocks found unreadable so
+/// far, about once a second. An error of
 /// the queue itself (not of a read) ends the scan with it.
 pub fn scan<Q: IoQueue, C: Clock>(
     spec: &ScanSpec,
     q: &mut Q,
     clock: &C,
     stop: &Stop,
-    progress: &mut dyn FnMut(f64),
+    progress: &mut dyn FnMut(f64, u64),
 ) -> Result<ScanOutcome, IoError> {
     Scan::new(spec, q, clock).run(stop, progress)
 }
@@ -275,7 +276,7 @@ impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
         zones.iter().rposition(|z| z.start <= offset).unwrap_or(0)
     }
 
-    fn run(mut self, stop: &Stop, progress: &mut dyn FnMut(f64)) -> Result<ScanOutcome, IoError> {
+    fn run(mut self, stop: &Stop, progress: &mut dyn FnMut(f64, u64)) -> Result<ScanOutcome, IoError> {
         let (n, count) = read_counts(self.spec);
         let t0 = self.clock.now();
         let mut next_report = t0 + Nanos::from_secs(1);
@@ -328,7 +329,10 @@ impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
             let now = self.clock.now();
             if now >= next_report {
                 #[allow(clippy::cast_precision_loss)] // a fraction
-                progress(self.out.bytes as f64 / self.out.planned_bytes.max(1) as f64);
+                progress(
+                    self.out.bytes as f64 / self.out.planned_bytes.max(1) as f64,
+                    u64::try_from(self.out.unreadable.len()).unwrap_or(u64::MAX),
+                );
                 next_report = now + Nanos::from_secs(1);
             }
         }
@@ -524,7 +528,7 @@ mod tests {
         let mut q = disk
             .open(&OpenSpec::plain(Access::Direct, false, s.depth, s.chunk, 1))
             .expect("queue");
-        scan(s, &mut q, &disk.clock, stop, &mut |_| {}).expect("scan")
+        scan(s, &mut q, &disk.clock, stop, &mut |_, _| {}).expect("scan")
     }
 
     /// Every byte of the area read once, in order; every read in a class;
@@ -711,7 +715,7 @@ mod tests {
             fails: 2,
             pending: Vec::new(),
         };
-        let out = scan(&s, &mut q, &disk.clock, &Stop::new(), &mut |_| {}).expect("scan");
+        let out = scan(&s, &mut q, &disk.clock, &Stop::new(), &mut |_, _| {}).expect("scan");
         assert_eq!(out.recovered, [(5 * MIB + 512) / 512]);
         assert!(out.unreadable.is_empty());
         assert_eq!(out.bytes, 8 * MIB);

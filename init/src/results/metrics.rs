@@ -101,6 +101,9 @@ pub struct Running {
     pub test: String,
     /// 0 to 1.
     pub done: f64,
+    /// A whole-disk pass's bad blocks so far: unwritable, unreadable,
+    /// mismatched (`None` for a benchmark, or before its first report).
+    pub found: Option<[u64; 3]>,
 }
 
 /// The tests running now, as the runners report them: what a watcher
@@ -134,6 +137,22 @@ impl Live {
                 target: target.to_string(),
                 test: test.to_string(),
                 done,
+                found: None,
+            }),
+        }
+    }
+
+    /// The whole-disk pass `test` on `target` found these bad blocks so
+    /// far (unwritable, unreadable, mismatched).
+    pub fn found(&self, target: &str, test: &str, found: [u64; 3]) {
+        let mut v = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match v.iter_mut().find(|r| r.target == target && r.test == test) {
+            Some(r) => r.found = Some(found),
+            None => v.push(Running {
+                target: target.to_string(),
+                test: test.to_string(),
+                done: 0.0,
+                found: Some(found),
             }),
         }
     }
@@ -509,6 +528,13 @@ pub fn render(facts: &Facts, doc: &ResultDoc, running: &[Running], state: State)
         }
     }
 
+    // A pass still running: the bad blocks it found so far.
+    let live_found = |path: &str, test: &str| -> Option<[u64; 3]> {
+        running
+            .iter()
+            .find(|r| r.target == path && r.test == test)
+            .and_then(|r| r.found)
+    };
     for t in &doc.targets {
         let d = disk(&t.path);
         if let Some(h) = &t.health {
@@ -541,34 +567,43 @@ pub fn render(facts: &Facts, doc: &ResultDoc, running: &[Running], state: State)
                 );
             }
         }
+        let n = |v: &Vec<u64>| u64::try_from(v.len()).unwrap_or(u64::MAX);
+        let scan = match &t.surface_scan {
+            Some(s) => Some(n(&s.unreadable_lbas)),
+            None => live_found(&t.path, "surface_scan").map(|f| f[1]),
+        };
         #[allow(clippy::cast_precision_loss)] // block counts
-        if let Some(s) = &t.surface_scan {
+        if let Some(u) = scan {
             add(
                 &mut f,
                 "bootbench_surface_scan_unreadable_blocks_total",
                 "counter",
-                "Logical blocks the surface scan could not read (after its retries).",
+                "Logical blocks the surface scan could not read (after its retries), so far while it runs.",
                 &labels(&d, &[]),
-                s.unreadable_lbas.len() as f64,
+                u as f64,
             );
         }
+        let burn = match &t.burn_in {
+            Some(b) => Some([n(&b.unwritable_lbas), n(&b.unreadable_lbas), n(&b.mismatched_lbas)]),
+            None => live_found(&t.path, "burn_in"),
+        };
         #[allow(clippy::cast_precision_loss)]
-        if let Some(b) = &t.burn_in {
+        if let Some([w, r, m]) = burn {
             for (name, help, n) in [
                 (
                     "bootbench_burn_in_unwritable_blocks_total",
-                    "Logical blocks the burn-in could not write (after its retries).",
-                    b.unwritable_lbas.len(),
+                    "Logical blocks the burn-in could not write (after its retries), so far while it runs.",
+                    w,
                 ),
                 (
                     "bootbench_burn_in_unreadable_blocks_total",
-                    "Logical blocks the burn-in could not read back (after its retries).",
-                    b.unreadable_lbas.len(),
+                    "Logical blocks the burn-in could not read back (after its retries), so far while it runs.",
+                    r,
                 ),
                 (
                     "bootbench_burn_in_mismatched_blocks_total",
-                    "Logical blocks the burn-in read back different from what it wrote.",
-                    b.mismatched_lbas.len(),
+                    "Logical blocks the burn-in read back different from what it wrote, so far while it runs.",
+                    m,
                 ),
             ] {
                 add(&mut f, name, "counter", help, &labels(&d, &[]), n as f64);

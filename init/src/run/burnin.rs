@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::results::metrics::LIVE;
 use bench_core::burnin::{burn_in, not_run, record, BetweenHook, BurnSpec};
 use bench_core::io::{Access, OpenSpec, Target};
 use bench_core::result::{BurnEndState, BurnIn};
@@ -92,7 +93,17 @@ pub fn burn_disk(
             spec,
             format!("{path}: opening a queue for writing failed: errno {}", e.errno),
         ),
-        Ok(mut q) => match burn_in(spec, &mut q, &MonoClock::new(), stop, progress, between) {
+        Ok(mut q) => match burn_in(
+            spec,
+            &mut q,
+            &MonoClock::new(),
+            stop,
+            &mut |done, f| {
+                LIVE.found(path, KERNEL_LOG_TEST, [f.unwritable, f.unreadable, f.mismatched]);
+                progress(done);
+            },
+            between,
+        ) {
             Ok(out) => record(spec, &out.passes, out.elapsed, out.end),
             Err(e) => match crate::safety::refused_write(path, e.errno, e.req.offset) {
                 Some(r) => {

@@ -18,6 +18,7 @@ use super::kmsg::KernelLog;
 use super::perdisk::{self, drive, Names, Work};
 use super::selftest::span;
 use crate::plan::{Plan, ScanPlan};
+use crate::results::metrics::LIVE;
 
 /// The disks that take part: real disks (not absent, not simulated, not
 /// arrays or layers) the plan's `surface_scan` selects, each with its scan.
@@ -66,7 +67,10 @@ fn scan_disk(path: &str, spec: &ScanSpec, stop: &Stop, progress: &mut dyn FnMut(
         Err(e) => failed(format!("{path}: {e}")),
         Ok(t) => match t.open(&OpenSpec::plain(Access::Direct, false, spec.depth, spec.chunk, 0)) {
             Err(e) => failed(format!("{path}: opening a queue failed: errno {}", e.errno)),
-            Ok(mut q) => match scan(spec, &mut q, &MonoClock::new(), stop, progress) {
+            Ok(mut q) => match scan(spec, &mut q, &MonoClock::new(), stop, &mut |done, unreadable| {
+                LIVE.found(path, KERNEL_LOG_TEST, [0, unreadable, 0]);
+                progress(done);
+            }) {
                 Ok(out) => record(spec, &out),
                 Err(e) => failed(format!(
                     "{path}: the queue failed at offset {}: errno {}",

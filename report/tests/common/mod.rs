@@ -147,7 +147,7 @@ pub fn scanned_document(error: Option<&str>, model: Option<&str>) -> Scanned {
     let mut q = disk
         .open(&OpenSpec::plain(Access::Direct, false, spec.depth, spec.chunk, 1))
         .expect("a queue on the simulated disk");
-    let out = scan(&spec, &mut q, &disk.clock, &Stop::new(), &mut |_| {}).expect("the scan");
+    let out = scan(&spec, &mut q, &disk.clock, &Stop::new(), &mut |_, _| {}).expect("the scan");
     let mut rec = record(&spec, &out);
     if let Some(e) = error {
         (rec.end, rec.error) = (bench_core::result::ScanEndState::Error, Some(e.into()));

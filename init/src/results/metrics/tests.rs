@@ -127,6 +127,7 @@ fn a_running_run_shows_its_progress_and_no_verdict() {
         target: "/dev/vda".into(),
         test: "rndrd_4k".into(),
         done: 0.25,
+        found: None,
     }];
     let text = render(&f, &doc, &running, State::Running);
     let s = samples(&text);
@@ -259,8 +260,9 @@ fn an_ended_run_shows_its_verdicts_and_reasons() {
     );
 }
 
-/// The whole-disk passes: their block counts as counters, their progress
-/// from the runner while they run, 1 once their record is in the target.
+/// The whole-disk passes: their block counts as counters (the runner's
+/// while they run, the record's once it is in the target), their
+/// progress from the runner while they run, 1 once their record is in.
 #[test]
 fn scans_and_burn_ins_show_their_bad_blocks() {
     let mut doc = fixture();
@@ -285,11 +287,19 @@ fn scans_and_burn_ins_show_their_bad_blocks() {
             target: "/dev/vdb".into(),
             test: "surface_scan".into(),
             done: 0.5,
+            found: Some([0, 2, 0]),
         },
         Running {
             target: "/dev/other".into(),
             test: "surface_scan".into(),
             done: 0.5,
+            found: Some([0, 9, 0]),
+        },
+        Running {
+            target: "/dev/vda".into(),
+            test: "burn_in".into(),
+            done: 0.0,
+            found: Some([1, 0, 4]),
         },
     ];
     let s = samples(&render(&f, &doc, &running, State::Running));
@@ -301,14 +311,20 @@ fn scans_and_burn_ins_show_their_bad_blocks() {
         ),
         Some(3.0)
     );
+    // vdb's scan still runs: what it found so far; vda's burn-in too.
     assert_eq!(
         value(
             &s,
             "bootbench_surface_scan_unreadable_blocks_total",
             &[("device", "/dev/vdb")]
         ),
-        None
+        Some(2.0)
     );
+    for (kind, v) in [("unwritable", 1.0), ("unreadable", 0.0), ("mismatched", 4.0)] {
+        let name = format!("bootbench_burn_in_{kind}_blocks_total");
+        assert_eq!(value(&s, &name, &[("device", "/dev/vda")]), Some(v), "{kind}");
+        assert_eq!(value(&s, &name, &[("device", "/dev/vdb")]), None, "{kind}");
+    }
     let p = |dev: &str, test: &str| value(&s, "bootbench_test_progress_ratio", &[("device", dev), ("test", test)]);
     assert_eq!(p("/dev/vda", "surface_scan"), Some(1.0));
     assert_eq!(p("/dev/vdb", "surface_scan"), Some(0.5));
