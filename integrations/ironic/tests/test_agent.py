@@ -218,7 +218,7 @@ class Acceptance(unittest.TestCase):
             srv.shutdown()
         self.assertEqual(cmd.command_status, "SUCCEEDED", cmd.command_error)
         res = cmd.command_result["clean_result"]
-        self.assertEqual(res["results_sent"], "http://127.0.0.1:%d/results/node1.json" % srv.server_address[1])
+        self.assertEqual(res["results_sent"], "http://127.0.0.1:%d/results/node1.json?..." % srv.server_address[1])
         self.assertEqual(got["path"], "/results/node1.json?sig=SECRET")
         with open(res["document"], "rb") as f:
             self.assertEqual(got["body"], f.read())
