@@ -41,6 +41,7 @@ pub mod signatures;
 pub mod sim;
 pub mod size;
 pub mod spec;
+pub mod stack;
 pub mod stats;
 pub mod steady;
 pub mod stick;

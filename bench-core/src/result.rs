@@ -881,7 +881,7 @@ pub struct StackInfo {
     /// md: the level (`linear`, `raid0`, `raid1`, `raid5`, `raid6`,
     /// `raid10`); dm: the layer kind (`crypt`, `linear`; `luks` for an
     /// existing LUKS container, `lvm` for an existing LVM logical volume).
-    pub level: String,
+    pub level: crate::stack::StackLevel,
     /// md: the member devices in array order, as their [`TargetInfo::path`];
     /// `lvm`: the physical volumes its table uses, in order (empty for a
     /// layer).

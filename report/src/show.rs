@@ -1545,7 +1545,7 @@ mod tests {
             stack: Some(StackInfo {
                 kind: bench_core::result::StackClass::Md,
                 name: "r5".into(),
-                level: "raid5".into(),
+                level: bench_core::stack::StackLevel::Raid5,
                 members: vec!["/dev/vda".into(), "/dev/vdb".into(), "/dev/vdc".into()],
                 chunk_bytes: Some(65536),
                 layout: Some("left-symmetric".into()),

@@ -244,7 +244,7 @@ impl RunId {
 pub fn target_kind(t: &TargetInfo) -> String {
     match (&t.stack, t.kind) {
         (Some(s), _) if s.kind == bench_core::result::StackClass::Md => format!("md {}", s.level),
-        (Some(s), _) => s.level.clone(),
+        (Some(s), _) => s.level.to_string(),
         (None, TargetKind::Block) => "disk".into(),
         (None, k) => k.name().to_owned(),
     }

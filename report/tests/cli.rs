@@ -631,7 +631,7 @@ fn mutate(v: &mut serde_json::Value, text: &str, float: f64, int: u64) {
                 // The closed sets: their values are checked on reading.
                 let tag = matches!(
                     k.as_str(),
-                    "schema" | "workload" | "op" | "state" | "access" | "status" | "kind" | "mode" | "metric"
+                    "schema" | "workload" | "op" | "state" | "access" | "status" | "kind" | "mode" | "metric" | "level"
                 );
                 match x {
                     Value::String(s) if !tag => *s = text.to_owned(),

@@ -10,6 +10,7 @@ use super::{accounting, factor, figure, metrics, pct, shares, usable};
 use crate::result::Metric;
 use crate::result::{Analysis, MemberIo, ResultDoc, StackInfo, Status, TargetInfo, TestResult};
 use crate::spec::Workload;
+use crate::stack::{MdLayout, StackLevel};
 
 /// How an array workload touches its members.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,7 +87,13 @@ fn busiest<'a>(acc: &[&'a MemberIo]) -> Option<&'a MemberIo> {
 /// With more in flight they read at once, and the one with the most
 /// work for its speed finishes last: min(figure / share). `None` when
 /// nothing was read from them.
-fn mirrored_read(level: &str, qd: u64, figs: &[(&str, f64)], acc: &[&MemberIo], metric: Metric) -> Option<Expect> {
+fn mirrored_read(
+    level: StackLevel,
+    qd: u64,
+    figs: &[(&str, f64)],
+    acc: &[&MemberIo],
+    metric: Metric,
+) -> Option<Expect> {
     let total: u64 = acc.iter().map(|m| m.read_bytes).sum();
     if total == 0 || acc.len() != figs.len() {
         return None;
@@ -98,7 +105,7 @@ fn mirrored_read(level: &str, qd: u64, figs: &[(&str, f64)], acc: &[&MemberIo], 
         .map(|(&(p, f), m)| (p, f, m.read_bytes as f64 / total as f64))
         .filter(|r| r.2 > 0.0)
         .collect();
-    let serial = qd <= 1 && level == "raid1";
+    let serial = qd <= 1 && level == StackLevel::Raid1;
     let value = if serial {
         1.0 / read.iter().map(|(_, f, sh)| sh / f).sum::<f64>()
     } else {
@@ -149,67 +156,70 @@ fn array_rule(
     #[allow(clippy::cast_precision_loss)] // member counts and queue depths are tiny
     let busy = |k: u64| n.min(usize::try_from(k.saturating_mul(qd)).unwrap_or(usize::MAX)) as f64;
     let read = metric.is_read();
-    let level = st.level.as_str();
+    use StackLevel as L;
+    let level = st.level;
     let e = match (level, access, read) {
-        ("raid0", Access::Sequential, _) => times_slowest("raid0: N x slowest member", nf, slowest, metric),
+        (L::Raid0, Access::Sequential, _) => times_slowest("raid0: N x slowest member", nf, slowest, metric),
         // An existing LVM volume striped over N PVs (see `striped_volume`).
-        ("lvm", Access::Sequential, _) => times_slowest("lvm striped: N x slowest PV", nf, slowest, metric),
-        ("lvm", Access::Random, _) => {
+        (L::Lvm, Access::Sequential, _) => times_slowest("lvm striped: N x slowest PV", nf, slowest, metric),
+        (L::Lvm, Access::Random, _) => {
             times_slowest("lvm striped random: min(N, QD) x slowest PV", busy(1), slowest, metric)
         }
-        ("raid0", Access::Random, _) => {
+        (L::Raid0, Access::Random, _) => {
             times_slowest("raid0 random: min(N, QD) x slowest member", busy(1), slowest, metric)
         }
-        ("raid1", _, true) => times_slowest(
+        (L::Raid1, _, true) => times_slowest(
             "raid1 read: one member, the slowest (the kernel picks which; conservative)",
             1.0,
             slowest,
             metric,
         ),
-        ("raid1", _, false) => times_slowest("raid1 write: every member writes, the slowest", 1.0, slowest, metric),
-        ("raid5", Access::Sequential, _) if n >= 2 => {
+        (L::Raid1, _, false) => times_slowest("raid1 write: every member writes, the slowest", 1.0, slowest, metric),
+        (L::Raid5, Access::Sequential, _) if n >= 2 => {
             times_slowest("raid5: (N-1) x slowest member", nf - 1.0, slowest, metric)
         }
-        ("raid6", Access::Sequential, _) if n >= 3 => {
+        (L::Raid6, Access::Sequential, _) if n >= 3 => {
             times_slowest("raid6: (N-2) x slowest member", nf - 2.0, slowest, metric)
         }
-        ("raid5" | "raid6" | "raid10", Access::Random, true) => times_slowest(
+        (L::Raid5 | L::Raid6 | L::Raid10, Access::Random, true) => times_slowest(
             &format!("{level} random read: min(N, QD) x slowest member"),
             busy(1),
             slowest,
             metric,
         ),
-        ("raid5", Access::Random, false) => times_slowest(
+        (L::Raid5, Access::Random, false) => times_slowest(
             "raid5 random write: min(N, 2 x QD) x slowest member / 4 (read-modify-write)",
             busy(2) / 4.0,
             slowest,
             metric,
         ),
-        ("raid6", Access::Random, false) => times_slowest(
+        (L::Raid6, Access::Random, false) => times_slowest(
             "raid6 random write: min(N, 3 x QD) x slowest member / 6 (read-modify-write)",
             busy(3) / 6.0,
             slowest,
             metric,
         ),
-        ("raid10", Access::Random, false) => times_slowest(
+        (L::Raid10, Access::Random, false) => times_slowest(
             "raid10 random write: min(N, 2 x QD) x slowest member / 2 (two copies)",
             busy(2) / 2.0,
             slowest,
             metric,
         ),
-        ("raid10", Access::Sequential, true) if st.layout.as_deref() == Some("far2") => {
+        (L::Raid10, Access::Sequential, true)
+            if st.layout.as_deref().and_then(crate::names::from_name::<MdLayout>) == Some(MdLayout::Far2) =>
+        {
             times_slowest("raid10 far2 read: N x slowest member", nf, slowest, metric)
         }
-        ("raid10", Access::Sequential, true) => {
+        (L::Raid10, Access::Sequential, true) => {
             times_slowest("raid10 read: N/2 x slowest member", nf / 2.0, slowest, metric)
         }
-        ("raid10", Access::Sequential, false) => times_slowest(
+        (L::Raid10, Access::Sequential, false) => times_slowest(
             "raid10 write: N/2 x slowest member (two copies)",
             nf / 2.0,
             slowest,
             metric,
         ),
-        ("linear", _, _) => return linear_rule(doc, st, test, access, metric, figs),
+        (L::Linear, _, _) => return linear_rule(doc, st, test, access, metric, figs),
         _ => return None,
     };
     Some(e)
@@ -305,9 +315,9 @@ pub(super) fn analyze_array(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out
             let Some(figs) = figs else { continue };
             let acc = accounting(test, &t.path, &st.members);
             let qd = queue_depth(test);
-            let mirrored = matches!(st.level.as_str(), "raid1" | "raid10") && metric.is_read();
+            let mirrored = st.level.mirrored() && metric.is_read();
             let rule = if mirrored {
-                mirrored_read(&st.level, qd, &figs, &acc, metric)
+                mirrored_read(st.level, qd, &figs, &acc, metric)
             } else {
                 None
             };

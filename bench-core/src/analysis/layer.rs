@@ -2,6 +2,7 @@
 //! and why a layer reads slower through the page cache (readahead).
 
 use crate::result::{AnalysisKind, StackClass};
+use crate::stack::StackLevel;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -45,7 +46,7 @@ pub(super) fn analyze_layer(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out
                     "{}: against the device beneath ({on}, {}){}",
                     st.level,
                     metric.show(beneath),
-                    layer_cost(&st.level, buffered(test))
+                    layer_cost(st.level, buffered(test))
                 ),
                 limited_by: None,
                 from: vec![on.into()],
@@ -58,11 +59,11 @@ pub(super) fn analyze_layer(doc: &ResultDoc, t: &TargetInfo, st: &StackInfo, out
 /// What a layer's direct-I/O figure shows of its own cost, in words to
 /// add to its rule (nothing for a buffered test, whose page cache and
 /// readahead have their say: see [`analyze_readahead`]).
-fn layer_cost(level: &str, buffered: bool) -> &'static str {
+fn layer_cost(level: StackLevel, buffered: bool) -> &'static str {
     match (level, buffered) {
         (_, true) => "",
-        ("crypt", false) => "; direct I/O: the cost is the cipher's CPU time",
-        ("linear" | "lvm", false) => "; direct I/O: a linear map should cost nothing",
+        (StackLevel::Crypt, false) => "; direct I/O: the cost is the cipher's CPU time",
+        (StackLevel::Linear | StackLevel::Lvm, false) => "; direct I/O: a linear map should cost nothing",
         _ => "",
     }
 }

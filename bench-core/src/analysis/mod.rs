@@ -148,7 +148,7 @@ pub const fn metrics(workload: Workload) -> &'static [Metric] {
 /// members): compared with them as raid0 is.
 fn striped_volume(st: &crate::result::StackInfo) -> bool {
     let n = st.members.len();
-    st.level == "lvm"
+    st.level == crate::stack::StackLevel::Lvm
         && n > 1
         && st.options.get("table").is_some_and(|t| {
             let f: Vec<&str> = t.split_whitespace().collect();

@@ -31,7 +31,7 @@ pub(crate) fn md(path: &str, level: &str, members: &[&str], layout: Option<&str>
         stack: Some(StackInfo {
             kind: StackClass::Md,
             name: "a".into(),
-            level: level.into(),
+            level: crate::names::from_name(level).expect("a stack level"),
             members: members.iter().map(|m| String::from(*m)).collect(),
             on: None,
             chunk_bytes: Some(512 << 10),
@@ -49,7 +49,7 @@ pub(crate) fn dm(path: &str, kind: &str, on: &str) -> TargetInfo {
         stack: Some(StackInfo {
             kind: StackClass::Dm,
             name: "l".into(),
-            level: kind.into(),
+            level: crate::names::from_name(kind).expect("a stack level"),
             on: Some(on.into()),
             ..StackInfo::default()
         }),

@@ -484,31 +484,7 @@ pub const MIN_CHUNK: u32 = 4 << 10;
 pub const MAX_CHUNK: u32 = 1 << 30;
 /// The default offset of a linear layer, bytes (LVM's data starts at 1 MiB).
 pub const DEFAULT_LINEAR_OFFSET: u64 = 1 << 20;
-/// A layer's kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LayerKind {
-    /// dm-crypt (as LUKS2 sets it up, without a header).
-    Crypt,
-    /// dm-linear (as LVM maps a logical volume).
-    Linear,
-}
-
-/// A crypt layer's cipher: the one it takes, LUKS2's default.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Cipher {
-    /// AES in XTS mode with the plain64 IV.
-    #[default]
-    #[serde(rename = "aes-xts-plain64")]
-    AesXtsPlain64,
-}
-
-impl Cipher {
-    /// Its name (the kernel's crypto spec): serde's.
-    pub fn name(self) -> &'static str {
-        bench_core::names::name_of(&self)
-    }
-}
+pub use bench_core::stack::{Cipher, LayerKind, StackLevel};
 
 /// What PID 1 does at the end (`on_finish` in the config,
 /// `bootbench.on_finish=` on the kernel command line).
@@ -740,7 +716,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             members,
         } => {
             info.kind = StackClass::Md;
-            info.level = level.name().to_string();
+            info.level = StackLevel::from(*level);
             info.members = members.iter().map(path).collect();
             info.chunk_bytes = Some(u64::from(*chunk_bytes));
             info.layout = layout.map(|l| l.name().to_string());
@@ -775,7 +751,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             on,
         } => {
             info.kind = StackClass::Dm;
-            info.level = "crypt".to_string();
+            info.level = StackLevel::from(LayerKind::Crypt);
             info.on = Some(path(on));
             for (k, v) in [
                 ("cipher", cipher.name().to_string()),
@@ -790,7 +766,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
         }
         StackKind::Linear { offset_bytes, on } => {
             info.kind = StackClass::Dm;
-            info.level = "linear".to_string();
+            info.level = StackLevel::from(LayerKind::Linear);
             info.on = Some(path(on));
             info.options
                 .insert("offset_bytes".to_string(), offset_bytes.to_string());
@@ -806,7 +782,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             ..
         } => {
             info.kind = StackClass::Dm;
-            info.level = "luks".to_string();
+            info.level = StackLevel::Luks;
             info.on = Some(path(on));
             for (k, v) in [
                 ("uuid", uuid.clone()),
@@ -832,7 +808,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             pvs,
         } => {
             info.kind = StackClass::Dm;
-            info.level = "lvm".to_string();
+            info.level = StackLevel::Lvm;
             info.members = pvs.iter().map(path).collect();
             // On one PV, the analysis compares it with that device as any layer.
             if let [pv] = pvs.as_slice() {

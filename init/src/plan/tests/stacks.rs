@@ -84,7 +84,7 @@ fn stacks_resolve_in_dependency_order_and_members_are_targets() {
     assert_eq!(p.targets[9].geometry.logical_block, 4096);
     let info = p.targets[10].info.stack.clone().unwrap();
     assert_eq!(
-        (info.kind, info.level.as_str(), info.on.as_deref()),
+        (info.kind, info.level.name(), info.on.as_deref()),
         (StackClass::Dm, "linear", Some("dm:secure"))
     );
     let info = p.targets[7].info.stack.clone().unwrap();
