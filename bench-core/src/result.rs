@@ -535,7 +535,7 @@ pub struct MdMember {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `raid0`, `raid1`, `raid4`, `raid5`, `raid6`, `raid10`, `linear`, ...
-    pub level: String,
+    pub level: crate::stack::RaidLevel,
     /// raid4/5/6: the parity layout (`left-symmetric`); raid10: the copies (`near=2`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<String>,
@@ -665,7 +665,7 @@ pub struct MdArrayInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     pub metadata: String,
-    pub level: String,
+    pub level: crate::stack::RaidLevel,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

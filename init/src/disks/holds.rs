@@ -20,12 +20,13 @@ use bench_core::result::{
 pub use super::bytes::{Bytes, Device};
 use super::md::{self, ArrayView};
 use super::{luks, lvm};
+use bench_core::stack::RaidLevel;
 
 /// An md array read through its members: each request mapped to the
 /// member and place the level's layout puts it (the kernel's raid0,
 /// raid1, raid5 and raid10 mappings), never reconstructed from parity.
 pub struct ArrayBytes<'a> {
-    pub level: String,
+    pub level: RaidLevel,
     pub layout: u32,
     pub chunk: u64,
     /// Each slot's device and data offset, `None` where it is missing.
@@ -62,14 +63,15 @@ impl ArrayBytes<'_> {
         let n = self.slots.len() as u64;
         let chunk = self.chunk.max(512);
         let (c, within) = (at / chunk, at % chunk);
-        Some(match self.level.as_str() {
-            "raid1" => (0..self.slots.len()).map(|s| (s, at)).collect(),
-            "linear" => {
+        Some(match self.level {
+            RaidLevel::Raid1 => (0..self.slots.len()).map(|s| (s, at)).collect(),
+            RaidLevel::Linear => {
                 let s = at / self.component.max(1);
                 vec![(ix(s), at % self.component.max(1))]
             }
-            "raid0" => vec![(ix(c % n), (c / n) * chunk + within)],
-            "raid4" | "raid5" => {
+            RaidLevel::Raid0 => vec![(ix(c % n), (c / n) * chunk + within)],
+            // raid5's six parity placements (md's numbers 0 to 5); raid4's is 5.
+            RaidLevel::Raid4 | RaidLevel::Raid5 if self.layout <= 5 => {
                 let data = n - 1;
                 let (stripe, mut dd) = (c / data, c % data);
                 let pd = match self.layout {
@@ -79,21 +81,21 @@ impl ArrayBytes<'_> {
                     _ => data,
                 };
                 dd = match self.layout {
-                    0 | 1 if self.level == "raid5" => dd + u64::from(dd >= pd),
-                    2 | 3 if self.level == "raid5" => (pd + 1 + dd) % n,
+                    0 | 1 if self.level == RaidLevel::Raid5 => dd + u64::from(dd >= pd),
+                    2 | 3 if self.level == RaidLevel::Raid5 => (pd + 1 + dd) % n,
                     4 => dd + 1,
                     _ => dd,
                 };
                 vec![(ix(dd), stripe * chunk + within)]
             }
             // raid6's default layout: P then Q rotate left, data after them.
-            "raid6" if self.layout == 2 => {
+            RaidLevel::Raid6 if self.layout == 2 => {
                 let data = n - 2;
                 let (stripe, dd) = (c / data, c % data);
                 let pd = n - 1 - stripe % n;
                 vec![(ix((pd + 2 + dd) % n), stripe * chunk + within)]
             }
-            "raid10" => {
+            RaidLevel::Raid10 => {
                 let near = u64::from(self.layout & 0xff).max(1);
                 (0..near)
                     .map(|j| {
@@ -109,12 +111,12 @@ impl ArrayBytes<'_> {
     /// The array's size from its level and its members' used size.
     fn array_size(&self) -> u64 {
         let n = self.slots.len() as u64;
-        match self.level.as_str() {
-            "raid1" => self.component,
-            "raid0" | "linear" => self.component.saturating_mul(n),
-            "raid4" | "raid5" => self.component.saturating_mul(n.saturating_sub(1)),
-            "raid6" => self.component.saturating_mul(n.saturating_sub(2)),
-            "raid10" => self.component.saturating_mul(n) / u64::from(self.layout & 0xff).max(1),
+        match self.level {
+            RaidLevel::Raid1 => self.component,
+            RaidLevel::Raid0 | RaidLevel::Linear => self.component.saturating_mul(n),
+            RaidLevel::Raid4 | RaidLevel::Raid5 => self.component.saturating_mul(n.saturating_sub(1)),
+            RaidLevel::Raid6 => self.component.saturating_mul(n.saturating_sub(2)),
+            RaidLevel::Raid10 => self.component.saturating_mul(n) / u64::from(self.layout & 0xff).max(1),
             _ => 0,
         }
     }
@@ -131,7 +133,7 @@ impl Bytes for ArrayBytes<'_> {
         while done < buf.len() {
             let pos = at + done as u64;
             // A request never crosses a chunk (raid1: any length stays on one member).
-            let room = if self.level == "raid1" {
+            let room = if self.level == RaidLevel::Raid1 {
                 buf.len() - done
             } else {
                 ix(chunk - pos % chunk)
@@ -409,17 +411,6 @@ fn sources(disks: &[TargetInfo]) -> Vec<Source<'_>> {
     out
 }
 
-/// raid5/6/10's layout number, from the member's superblock name.
-fn layout_number(m: &MdMember) -> u32 {
-    let name = m.layout.as_deref().unwrap_or("");
-    match m.level.as_str() {
-        "raid10" => md::raid10_layout(Some(name)),
-        _ => (0..=5)
-            .find(|&l| md::layout_name(5, l).as_deref() == Some(name))
-            .unwrap_or(2),
-    }
-}
-
 /// An md array with the members that make it.
 #[derive(Debug)]
 pub struct Array {
@@ -481,8 +472,8 @@ fn read_array<R>(
         }));
     }
     let bytes = ArrayBytes {
-        level: view.level.clone(),
-        layout: layout_number(head),
+        level: view.level,
+        layout: md::layout_number(head.level, head.layout.as_deref()),
         chunk: view.chunk_bytes.unwrap_or(64 << 10),
         slots: devs
             .iter()
@@ -957,7 +948,7 @@ mod tests {
         };
         let ms = [member(0), member(1), member(2)];
         let a = ArrayBytes {
-            level: "raid5".into(),
+            level: RaidLevel::Raid5,
             layout: 2,
             chunk,
             slots: ms.iter().map(|m| Some((m as &dyn Bytes, 8u64))).collect(),
@@ -970,6 +961,19 @@ mod tests {
         // Stripe 0: parity on member 2, data on 0, 1; stripe 1: parity on 1,
         // data on 2 then 0; stripe 2: parity on 0, data on 1, 2; stripe 3 as 0.
         assert_eq!(order, vec![0x00, 0x10, 0x21, 0x01, 0x12, 0x22, 0x03, 0x13]);
+        // A parity placement bootbench does not map (raid5's number 9,
+        // raid6's left-symmetric-6) is said, never read as left-symmetric.
+        for (level, layout) in [(RaidLevel::Raid5, 9), (RaidLevel::Raid6, 18)] {
+            let b = ArrayBytes {
+                level,
+                layout,
+                chunk,
+                slots: ms.iter().map(|m| Some((m as &dyn Bytes, 8u64))).collect(),
+                component: 4 * chunk,
+            };
+            let e = b.read_at(&mut all, 0).unwrap_err();
+            assert!(e.contains("which bootbench does not map"), "{level} {layout}: {e}");
+        }
     }
 
     /// A disk's partitions from sysfs: the entries with a `partition`
@@ -1004,7 +1008,7 @@ mod tests {
     fn missing_members() {
         let m = Mem((0..64u8).collect());
         let r1 = ArrayBytes {
-            level: "raid1".into(),
+            level: RaidLevel::Raid1,
             layout: 0,
             chunk: 0,
             slots: vec![None, Some((&m as &dyn Bytes, 16))],
@@ -1016,7 +1020,7 @@ mod tests {
         // A member's data offset near 2^64 (from its superblock) is no
         // place on it: an error, never a wrapped read at its start.
         let far = ArrayBytes {
-            level: "raid1".into(),
+            level: RaidLevel::Raid1,
             layout: 0,
             chunk: 0,
             slots: vec![Some((&m as &dyn Bytes, u64::MAX - 10))],
@@ -1024,7 +1028,7 @@ mod tests {
         };
         assert!(far.read_at(&mut b, 20).unwrap_err().contains("past 2^64"));
         let r0 = ArrayBytes {
-            level: "raid0".into(),
+            level: RaidLevel::Raid0,
             layout: 0,
             chunk: 512,
             slots: vec![Some((&m as &dyn Bytes, 0)), None],

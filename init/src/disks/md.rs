@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use super::bytes::Bytes;
 
 use bench_core::result::MdMember;
+use bench_core::stack::RaidLevel;
 
 /// The md magic, the first word of every superblock.
 const MAGIC: u32 = 0xa92b_4efc;
@@ -66,64 +67,6 @@ fn le64(b: &[u8], at: usize) -> u64 {
 fn fold(sum: u64) -> u32 {
     let f = ((sum & 0xffff_ffff) + (sum >> 32)).to_le_bytes();
     u32::from_le_bytes([f[0], f[1], f[2], f[3]])
-}
-
-/// A level number's name, as mdadm prints it.
-pub fn level_name(level: i32) -> String {
-    match level {
-        -5 => "faulty".into(),
-        -4 => "multipath".into(),
-        -1 => "linear".into(),
-        0 | 1 | 4 | 5 | 6 | 10 => format!("raid{level}"),
-        n => format!("level {n}"),
-    }
-}
-
-/// A layout's name, as mdadm prints it: raid5's and raid6's parity
-/// placement, raid10's copies.
-pub fn layout_name(level: i32, layout: u32) -> Option<String> {
-    let r5 = |l: u32| match l {
-        0 => Some("left-asymmetric"),
-        1 => Some("right-asymmetric"),
-        2 => Some("left-symmetric"),
-        3 => Some("right-symmetric"),
-        4 => Some("parity-first"),
-        5 => Some("parity-last"),
-        _ => None,
-    };
-    match level {
-        4 => Some("parity-last".into()),
-        5 => Some(r5(layout).map_or(format!("layout {layout}"), str::to_string)),
-        6 => Some(match layout {
-            8 => "rotating-zero-restart".into(),
-            9 => "rotating-n-restart".into(),
-            10 => "rotating-n-continue".into(),
-            16..=20 => r5(layout - 16).map_or(format!("layout {layout}"), |n| format!("{n}-6")),
-            l => r5(l).map_or(format!("layout {l}"), str::to_string),
-        }),
-        10 => {
-            let (near, far) = (layout & 0xff, (layout >> 8) & 0xff);
-            let mut parts = Vec::new();
-            if near > 1 {
-                parts.push(format!("near={near}"));
-            }
-            if far > 1 {
-                let kind = if layout & 0x10000 != 0 { "offset" } else { "far" };
-                parts.push(format!("{kind}={far}"));
-            }
-            Some(if parts.is_empty() {
-                "near=1".into()
-            } else {
-                parts.join(", ")
-            })
-        }
-        _ => None,
-    }
-}
-
-/// Whether a level stripes data in chunks (a chunk size means something).
-fn chunked(level: i32) -> bool {
-    matches!(level, 0 | 4 | 5 | 6 | 10)
 }
 
 /// 16 bytes as mdadm prints an md UUID: four groups of eight hex digits.
@@ -179,9 +122,9 @@ pub fn parse_v090(sb: &[u8], at: u64) -> Result<Option<MdMember>, String> {
         metadata: "0.90".into(),
         array_uuid: uuid,
         name: None,
-        level: level_name(level),
-        layout: layout_name(level, w(64)),
-        chunk_bytes: chunked(level).then_some(u64::from(w(65))),
+        level: RaidLevel::from_number(level),
+        layout: RaidLevel::from_number(level).layout_name(w(64)),
+        chunk_bytes: RaidLevel::from_number(level).chunked().then_some(u64::from(w(65))),
         raid_disks: w(10),
         role,
         device_state: device_state.into(),
@@ -268,9 +211,11 @@ pub fn parse_v1(sb: &[u8], minor: u8, at: u64) -> Result<Option<MdMember>, Strin
         metadata: format!("1.{minor}"),
         array_uuid: uuid_text(&sb[16..32]),
         name: (!name.is_empty()).then_some(name),
-        level: level_name(level),
-        layout: layout_name(level, le32(sb, 76)),
-        chunk_bytes: chunked(level).then_some(u64::from(le32(sb, 88)) * 512),
+        level: RaidLevel::from_number(level),
+        layout: RaidLevel::from_number(level).layout_name(le32(sb, 76)),
+        chunk_bytes: RaidLevel::from_number(level)
+            .chunked()
+            .then_some(u64::from(le32(sb, 88)) * 512),
         raid_disks: le32(sb, 92),
         role,
         device_state: device_state.into(),
@@ -341,7 +286,7 @@ pub struct ArrayView {
     pub uuid: String,
     pub name: Option<String>,
     pub metadata: String,
-    pub level: String,
+    pub level: RaidLevel,
     pub layout: Option<String>,
     pub chunk_bytes: Option<u64>,
     pub raid_disks: u32,
@@ -382,63 +327,19 @@ impl ArrayView {
     }
 }
 
-/// Whether the slots present are enough for `level` to run (mdadm's
-/// `enough()`): linear and raid0 need every slot, raid1 one, raid4 and
-/// raid5 all but one, raid6 all but two, raid10 one copy of every chunk.
-pub fn enough(level: &str, layout: u32, present: &[bool]) -> bool {
-    let n = present.len();
-    let have = present.iter().filter(|&&p| p).count();
-    match level {
-        "raid1" | "multipath" => have >= 1,
-        "raid4" | "raid5" => have + 1 >= n,
-        "raid6" => have + 2 >= n,
-        "raid10" => {
-            let near = (layout & 0xff).max(1) as usize;
-            let copies = near * ((layout >> 8) & 0xff).max(1) as usize;
-            if n == 0 {
-                return false;
-            }
-            let mut first = 0;
-            loop {
-                if !(0..copies).any(|k| present[(first + k) % n]) {
-                    return false;
-                }
-                first = (first + near) % n;
-                if first == 0 {
-                    return true;
-                }
-            }
-        }
-        _ => have == n,
-    }
-}
-
-/// The fewest slots md runs an array of `level` with (mdadm's and the
-/// kernel's checks at creation and run): linear, raid0, raid1 and
-/// multipath 1, raid4 and raid5 2, raid6 4, raid10 2. `None`: a level
-/// bootbench does not know.
-pub fn min_slots(level: &str) -> Option<usize> {
-    match level {
-        "linear" | "raid0" | "raid1" | "multipath" | "faulty" => Some(1),
-        "raid4" | "raid5" | "raid10" => Some(2),
-        "raid6" => Some(4),
-        _ => None,
-    }
-}
-
 /// Why an array of `level` with `slots` slots (raid10: of `layout`) can
 /// never start, whatever members are present: fewer slots than the level
-/// needs ([`min_slots`]); raid10 copies (near x far) not 2 to the slot
+/// needs ([`RaidLevel::min_slots`]); raid10 copies (near x far) not 2 to the slot
 /// count (the kernel's raid10 refuses such a layout).
-pub fn impossible(level: &str, layout: u32, slots: usize) -> Option<String> {
-    if let Some(min) = min_slots(level) {
+pub fn impossible(level: RaidLevel, layout: u32, slots: usize) -> Option<String> {
+    if let Some(min) = level.min_slots() {
         if slots < min {
             return Some(format!(
                 "{level} needs at least {min} slot(s) and its superblock has {slots}"
             ));
         }
     }
-    if level == "raid10" {
+    if level == RaidLevel::Raid10 {
         let copies = (layout & 0xff).max(1) as usize * ((layout >> 8) & 0xff).max(1) as usize;
         if copies < 2 || copies > slots {
             return Some(format!(
@@ -474,17 +375,17 @@ pub fn arrays(members: &[(String, MdMember)]) -> Vec<ArrayView> {
                 }
             }
             let present: Vec<bool> = slots.iter().map(Option::is_some).collect();
-            let layout = raid10_layout(head.layout.as_deref());
-            let impossible = impossible(&head.level, layout, slots.len());
+            let layout = layout_number(head.level, head.layout.as_deref());
+            let impossible = impossible(head.level, layout, slots.len());
             ArrayView {
                 uuid: head.array_uuid.clone(),
                 name: head.name.clone(),
                 metadata: head.metadata.clone(),
-                level: head.level.clone(),
+                level: head.level,
                 layout: head.layout.clone(),
                 chunk_bytes: head.chunk_bytes,
                 raid_disks: head.raid_disks,
-                startable: impossible.is_none() && enough(&head.level, layout, &present),
+                startable: impossible.is_none() && head.level.enough(layout, &present),
                 impossible,
                 slots,
                 others,
@@ -499,21 +400,16 @@ pub fn arrays(members: &[(String, MdMember)]) -> Vec<ArrayView> {
         .collect()
 }
 
-/// raid10's layout number back from [`layout_name`]'s words.
-pub fn raid10_layout(name: Option<&str>) -> u32 {
-    let mut layout = 0;
-    for part in name.unwrap_or("").split(", ") {
-        match part.split_once('=') {
-            Some(("near", n)) => layout |= n.parse::<u32>().unwrap_or(1),
-            Some(("far", n)) => layout |= n.parse::<u32>().unwrap_or(1) << 8,
-            Some(("offset", n)) => layout |= (n.parse::<u32>().unwrap_or(1) << 8) | 0x10000,
-            _ => {}
-        }
+/// The layout number a member's superblock gave the array, from its name
+/// ([`RaidLevel::layout_name`]'s): raid10's copies (1 without a name),
+/// raid4, raid5 and raid6's parity placement (left-symmetric, md's
+/// default, without a name or with one no number gives).
+pub fn layout_number(level: RaidLevel, name: Option<&str>) -> u32 {
+    match (level, name.and_then(|n| level.layout_number(n))) {
+        (_, Some(n)) => n,
+        (RaidLevel::Raid10, None) => 1,
+        (_, None) => 2,
     }
-    if layout & 0xff == 0 {
-        layout |= 1;
-    }
-    layout
 }
 
 /// Crafted superblocks with correct checksums, for tests.
@@ -635,30 +531,37 @@ mod tests {
     /// mdadm's enough(): which members a degraded array can lose.
     #[test]
     fn enough_members_by_level() {
-        assert!(enough("raid1", 0, &[false, true]));
-        assert!(!enough("raid1", 0, &[false, false]));
-        assert!(enough("raid5", 2, &[true, false, true]));
-        assert!(!enough("raid5", 2, &[true, false, false]));
-        assert!(enough("raid6", 2, &[false, true, false, true]));
-        assert!(!enough("raid0", 0, &[true, false]));
+        use RaidLevel::{Raid0, Raid1, Raid10, Raid5, Raid6};
+        assert!(Raid1.enough(0, &[false, true]));
+        assert!(!Raid1.enough(0, &[false, false]));
+        assert!(Raid5.enough(2, &[true, false, true]));
+        assert!(!Raid5.enough(2, &[true, false, false]));
+        assert!(Raid6.enough(2, &[false, true, false, true]));
+        assert!(!Raid0.enough(0, &[true, false]));
         // raid10 near=2 on 4: slots 0,1 mirror each other, 2,3 too.
-        assert!(enough("raid10", 0x102, &[true, false, false, true]));
-        assert!(!enough("raid10", 0x102, &[false, false, true, true]));
-        assert_eq!(raid10_layout(Some("near=2")), 2);
-        assert_eq!(raid10_layout(Some("far=2")), 0x201);
-        assert_eq!(raid10_layout(layout_name(10, 0x10201).as_deref()), 0x10201);
+        assert!(Raid10.enough(0x102, &[true, false, false, true]));
+        assert!(!Raid10.enough(0x102, &[false, false, true, true]));
+        assert_eq!(layout_number(Raid10, Some("near=2")), 2);
+        assert_eq!(layout_number(Raid10, Some("far=2")), 0x201);
+        assert_eq!(layout_number(Raid10, Raid10.layout_name(0x10201).as_deref()), 0x10201);
+        assert_eq!(layout_number(Raid10, None), 1);
+        assert_eq!(layout_number(Raid5, None), 2);
+        // A raid6 layout other than the default keeps its own number (it
+        // was read as left-symmetric before: its bytes mapped wrongly).
+        assert_eq!(layout_number(Raid6, Some("left-symmetric-6")), 18);
+        assert_eq!(layout_number(Raid5, Some("right-asymmetric")), 1);
     }
 
     /// The names mdadm prints for levels and layouts.
     #[test]
     fn level_and_layout_names() {
-        assert_eq!(level_name(5), "raid5");
-        assert_eq!(level_name(-1), "linear");
-        assert_eq!(layout_name(5, 2).as_deref(), Some("left-symmetric"));
-        assert_eq!(layout_name(6, 18).as_deref(), Some("left-symmetric-6"));
-        assert_eq!(layout_name(10, 0x102).as_deref(), Some("near=2"));
-        assert_eq!(layout_name(10, 0x201).as_deref(), Some("far=2"));
-        assert_eq!(layout_name(1, 0), None);
+        assert_eq!(RaidLevel::from_number(5).name(), "raid5");
+        assert_eq!(RaidLevel::from_number(-1).name(), "linear");
+        assert_eq!(RaidLevel::Raid5.layout_name(2).as_deref(), Some("left-symmetric"));
+        assert_eq!(RaidLevel::Raid6.layout_name(18).as_deref(), Some("left-symmetric-6"));
+        assert_eq!(RaidLevel::Raid10.layout_name(0x102).as_deref(), Some("near=2"));
+        assert_eq!(RaidLevel::Raid10.layout_name(0x201).as_deref(), Some("far=2"));
+        assert_eq!(RaidLevel::Raid1.layout_name(0), None);
     }
 
     /// An array with fewer slots than its level needs is not startable,
@@ -685,7 +588,7 @@ mod tests {
             (6, Some("left-symmetric"), 4),
             (10, Some("near=2"), 2),
         ] {
-            let name = level_name(level);
+            let name = RaidLevel::from_number(level).name();
             let v = view(level, layout, min, min);
             assert!(v.startable && v.impossible.is_none(), "{name} at {min}: {v:?}");
             assert_eq!(v.state(), "clean");

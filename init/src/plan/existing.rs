@@ -16,7 +16,7 @@ use crate::safety::TargetRef;
 use crate::stacks::dm::Segment;
 use crate::stacks::md::MdLayout;
 
-use super::model::{ExistingMd, Level, PlannedStack, PlannedTarget, StackKind, DEFAULT_CHUNK};
+use super::model::{ExistingMd, PlannedStack, PlannedTarget, StackKind, DEFAULT_CHUNK};
 use super::raw::{err, ConfigError};
 use super::resolve::{array_geometry, disks_beneath, member_target, on_disk, stack_target, Lookup};
 
@@ -579,7 +579,7 @@ fn array_stack(
             v.level
         ));
     }
-    let Some(level) = bench_core::names::from_name::<Level>(&v.level) else {
+    let Some(level) = v.level.md_level() else {
         return err(format!(
             "{at}: the array {label} is {}, which bootbench does not assemble; expected linear, raid0, raid1, raid5, \
              raid6 or raid10",
