@@ -17,6 +17,7 @@ pub mod acceptance;
 pub mod analysis;
 pub mod burnin;
 pub mod capacity;
+pub mod cmdline;
 pub mod console;
 pub mod cpus;
 pub mod erase;

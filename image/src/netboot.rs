@@ -16,6 +16,7 @@
 //! Reproducible: the same inputs give the same files, byte for byte.
 
 use crate::usb;
+use bench_core::cmdline::Key;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -175,11 +176,11 @@ impl Options {
         let mut keys = Vec::new();
         if let Some(u) = &self.config_url {
             check_url("--config-url", u)?;
-            keys.push(format!("bootbench.config_url={u}"));
+            keys.push(Key::ConfigUrl.with(u));
         }
         if let Some(u) = &self.results_url {
             check_url("--results-url", u)?;
-            keys.push(format!("bootbench.results_url={u}"));
+            keys.push(Key::ResultsUrl.with(u));
         }
         for w in self.append.split_whitespace() {
             check_word("--append word", w)?;

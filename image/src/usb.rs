@@ -7,6 +7,7 @@
 
 use crate::fat::{BootSector, FatType};
 use crate::{fatfix, gpt};
+use bench_core::cmdline::Key;
 use bench_core::stick::{CONFIG_NAME, LABEL, RESULTS_DIR};
 use std::io::{Cursor, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -181,7 +182,7 @@ pub fn options_with(words: &[&str], append: &str) -> String {
 
 /// The kernel options: [`CMDLINE`], the stick's id and `append`.
 pub fn kernel_options(append: &str, stick: &str) -> String {
-    options_with(&[&format!("bootbench.stick={stick}")], append)
+    options_with(&[&Key::Stick.with(stick)], append)
 }
 
 /// The loader entry, for the stick whose id is `stick` ([`stick_id`]).
@@ -199,9 +200,10 @@ pub const LOADER_CONF: &str = "default bootbench.conf\ntimeout 0\neditor no\n";
 /// that partition), as systemd-boot's `LoaderDevicePartUUID` says it.
 pub fn grub_cfg(append: &str, stick: &str) -> String {
     let opts = kernel_options(append, stick);
+    let part = Key::BootPart.with("$bootbench_part");
     format!(
         "set timeout=0\nset default=0\nprobe --set=bootbench_part --part-uuid $root\n\
-         menuentry \"bootbench\" {{\n  linux /vmlinuz {opts} bootbench.boot_part=$bootbench_part\n  initrd /initrd.img\n}}\n"
+         menuentry \"bootbench\" {{\n  linux /vmlinuz {opts} {part}\n  initrd /initrd.img\n}}\n"
     )
 }
 

@@ -22,7 +22,7 @@ pub struct Cmdline {
 }
 
 /// The prefix of bootbench's own keys.
-const PREFIX: &str = "bootbench.";
+pub use bench_core::cmdline::Key;
 
 impl Cmdline {
     /// Split `text` (the contents of `/proc/cmdline`, trailing newline allowed).
@@ -42,8 +42,8 @@ impl Cmdline {
 
     /// The value of `bootbench.<key>` (`key` without the prefix); the last
     /// occurrence wins, a bare `bootbench.<key>` reads as `""`.
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.get_raw(&format!("{PREFIX}{key}"))
+    pub fn get(&self, key: Key) -> Option<&str> {
+        self.get_raw(&key.to_string())
     }
 
     /// The value of any kernel parameter by its full name (the last occurrence
@@ -203,7 +203,7 @@ mod tests {
     fn words_after_double_dash_are_not_parameters() {
         let c = Cmdline::parse("ro -- single bootbench.profile=x");
         assert_eq!(c.params, vec![p("ro", None)]);
-        assert_eq!(c.get("profile"), None);
+        assert_eq!(c.get(Key::Profile), None);
     }
 
     #[test]
@@ -211,11 +211,11 @@ mod tests {
         let c = Cmdline::parse(
             "console=ttyS0 bootbench.profile=quick profile=other bootbench.on-finish=reboot bootbench.profile=cdm bootbench.flag",
         );
-        assert_eq!(c.get("profile"), Some("cdm"));
-        assert_eq!(c.get("on_finish"), Some("reboot"));
-        assert_eq!(c.get("flag"), Some(""));
-        assert_eq!(c.get("missing"), None);
-        assert_eq!(c.get("console"), None);
+        assert_eq!(c.get(Key::Profile), Some("cdm"));
+        assert_eq!(c.get(Key::OnFinish), Some("reboot"));
+        assert_eq!(c.get_raw("bootbench.flag"), Some(""));
+        assert_eq!(c.get_raw("bootbench.missing"), None);
+        assert_eq!(c.get_raw("bootbench.console"), None);
         assert_eq!(c.get_raw("console"), Some("ttyS0"));
     }
 
@@ -241,7 +241,7 @@ mod tests {
     #[test]
     fn quoted_values_keep_spaces() {
         let c = Cmdline::parse("bootbench.profile=\"my profile\" quiet");
-        assert_eq!(c.get("profile"), Some("my profile"));
+        assert_eq!(c.get(Key::Profile), Some("my profile"));
         assert_eq!(c.get_raw("quiet"), Some(""));
     }
 }

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use bench_core::frame::{self, Nonce};
 
-use crate::boot::cmdline::Cmdline;
+use crate::boot::cmdline::{Cmdline, Key};
 use crate::log::log;
 use crate::modules;
 use nix::errno::Errno;
@@ -378,7 +378,7 @@ fn announce_nonce() {
 
 /// The action of `bootbench.on_finish=` on the command line, if valid.
 fn cmdline_on_finish(cmdline: &Cmdline) -> Option<OnFinish> {
-    cmdline.get("on_finish").and_then(|v| v.parse().ok())
+    cmdline.get(Key::OnFinish).and_then(|v| v.parse().ok())
 }
 
 /// PID 1's entry point.

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::boot::cmdline::Cmdline;
+use crate::boot::cmdline::{Cmdline, Key};
 use crate::net::{self, http};
 use crate::results::remote;
 
@@ -41,7 +41,7 @@ impl<'c> Network<'c> {
     pub fn client(&mut self, log: &mut dyn FnMut(&str)) -> Result<&http::Client, String> {
         if self.state.is_none() {
             let t = Instant::now();
-            let r = net::up(self.cmdline.get(net::STATIC_KEY), self.cmdline.get_raw("BOOTIF"), log)
+            let r = net::up(self.cmdline.get(Key::Ip), self.cmdline.get_raw("BOOTIF"), log)
                 .map_err(|e| format!("network: {e}"))
                 .and_then(|n| {
                     log(&format!("network: {n}; up in {} ms", t.elapsed().as_millis()));
@@ -74,7 +74,7 @@ pub fn fetch_config(
     bound: Duration,
     log: &mut dyn FnMut(&str),
 ) -> Result<(String, String), String> {
-    let key = "bootbench.config_url";
+    let key = Key::ConfigUrl;
     let parsed = http::Url::parse(url).map_err(|e| format!("{key}: {e}"))?;
     let start = Instant::now();
     let mut delay = Duration::from_secs(1);
@@ -107,10 +107,10 @@ pub fn fetch_config(
 /// over the config's (`from_config`, checked with the plan). A bad one on
 /// the command line is an error naming it.
 pub fn results_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Option<String>, String> {
-    match cmdline.get("results_url") {
+    match cmdline.get(Key::ResultsUrl) {
         Some(t) => remote::check_template(t)
             .map(|()| Some(t.to_string()))
-            .map_err(|e| format!("bootbench.results_url: {e}")),
+            .map_err(|e| format!("{}: {e}", Key::ResultsUrl)),
         None => Ok(from_config.map(str::to_string)),
     }
 }
@@ -119,10 +119,10 @@ pub fn results_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Optio
 /// over the config's (`from_config`, checked with the plan). A bad one on
 /// the command line is an error naming it.
 pub fn metrics_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Option<String>, String> {
-    match cmdline.get("metrics_url") {
+    match cmdline.get(Key::MetricsUrl) {
         Some(u) => crate::results::metrics::check_url(u)
             .map(|()| Some(u.to_string()))
-            .map_err(|e| format!("bootbench.metrics_url: {e}")),
+            .map_err(|e| format!("{}: {e}", Key::MetricsUrl)),
         None => Ok(from_config.map(str::to_string)),
     }
 }
@@ -130,7 +130,7 @@ pub fn metrics_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Optio
 /// Whether `bootbench.force=1` is on the command line (run even if this
 /// machine ran this plan already).
 pub fn forced(cmdline: &Cmdline) -> bool {
-    cmdline.get("force").is_some_and(|v| v == "1")
+    cmdline.get(Key::Force).is_some_and(|v| v == "1")
 }
 
 /// Send `json` to `template` for this machine and plan; say where it went

@@ -164,6 +164,11 @@ pub enum Choice {
     Untrusted(String),
 }
 
+/// Where the stick's id came from when the command line gave it (the
+/// key's name is spelled here as a constant; a test holds it to
+/// [`bench_core::cmdline::Key::Stick`]).
+const STICK_KEY_WHY: &str = "bootbench.stick= on the kernel command line";
+
 /// Pick the stick among `sticks` (every labelled FAT) by the boot
 /// partition's PARTUUID: `booted` first (the partition the boot loader says
 /// it was loaded from, with where that came from: systemd-boot's EFI
@@ -176,7 +181,7 @@ pub fn choose(sticks: &[Stick], booted: Option<(&str, &str)>, cmdline: Option<&s
     }
     let known = booted
         .map(|(id, source)| (id.to_ascii_lowercase(), source))
-        .or_else(|| cmdline.map(|id| (id.to_ascii_lowercase(), "bootbench.stick= on the kernel command line")));
+        .or_else(|| cmdline.map(|id| (id.to_ascii_lowercase(), STICK_KEY_WHY)));
     let all = || {
         sticks
             .iter()
@@ -313,6 +318,15 @@ pub fn read_config(root: &Path) -> Option<Result<String, String>> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_stick_key_is_the_shared_one() {
+        assert_eq!(
+            STICK_KEY_WHY,
+            format!("{}= on the kernel command line", bench_core::cmdline::Key::Stick)
+        );
+    }
+
     use super::*;
     use std::fs;
 

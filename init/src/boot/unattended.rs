@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use bench_core::result::{ResultDoc, RunStatus, TargetInfo};
 
-use crate::boot::cmdline::Cmdline;
+use crate::boot::cmdline::{Cmdline, Key};
 use crate::boot::network::{self, Network};
 use crate::boot::stick;
 use crate::boot::supervise::{self, Conclusion, Msg, Reports};
@@ -85,7 +85,7 @@ pub fn plan_unattended(
 ) -> Result<(Plan, OnFinish, String), Invalid> {
     let cmd_finish = cmd_on_finish.map(|v| {
         v.parse::<OnFinish>()
-            .map_err(|e| ConfigError(format!("bootbench.on_finish: {e}")))
+            .map_err(|e| ConfigError(format!("{}: {e}", Key::OnFinish)))
     });
     let cfg_finish = raw.as_ref().ok().and_then(|r| r.on_finish);
     let on_finish = match &cmd_finish {
@@ -149,7 +149,7 @@ pub fn error_doc(inv: &Invalid, source: &str) -> ResultDoc {
 /// fragment or userinfo: the document goes to the stick, the console and
 /// the results URL), else the stick's config file.
 fn unread_config_source(cmdline: &Cmdline) -> String {
-    match cmdline.get("config_url") {
+    match cmdline.get(Key::ConfigUrl) {
         Some(url) => bench_core::url::redact(url),
         None => format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME),
     }
@@ -184,7 +184,7 @@ fn results_out(
     config: Option<&[String]>,
     log: &mut dyn FnMut(&str),
 ) -> serial::Tee<std::io::Stdout> {
-    emit::serial_out(cmdline.get(serial::CMDLINE_KEY), config, crate::boot::nonce(), log)
+    emit::serial_out(cmdline.get(Key::Serial), config, crate::boot::nonce(), log)
 }
 
 /// [`emit::rescue_to`] of [`supervise::conclude`]'s conclusion `c`.
@@ -257,17 +257,17 @@ pub const FORCED_PANIC: &str = "test-only forced panic (bootbench.test_panic=aft
 pub fn test_keys(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> TestKeys {
     let mut k = TestKeys::default();
     for (key, want, flag) in [
-        ("test_panic", "after_first_test", &mut k.panic_after_first_test),
-        ("test_hold", "mid_result_write", &mut k.hold_mid_result_write),
-        ("test_abort", "after_first_test", &mut k.abort_after_first_test),
+        (Key::TestPanic, "after_first_test", &mut k.panic_after_first_test),
+        (Key::TestHold, "mid_result_write", &mut k.hold_mid_result_write),
+        (Key::TestAbort, "after_first_test", &mut k.abort_after_first_test),
     ] {
         match cmdline.get(key) {
             None => {}
             Some(v) if v == want => {
                 *flag = true;
-                log(&format!("bootbench.{key}={v}: test-only behaviour on"));
+                log(&format!("{key}={v}: test-only behaviour on"));
             }
-            Some(v) => log(&format!("bootbench.{key}={v:?}: ignored; the only value is {want}")),
+            Some(v) => log(&format!("{key}={v:?}: ignored; the only value is {want}")),
         }
     }
     k
@@ -447,11 +447,11 @@ impl Boot<'_> {
             std::time::Duration::from_millis(250),
             log,
         );
-        let booted = stick::booted_partition(Path::new(crate::boot::EFIVARS), self.cmdline.get("boot_part"));
+        let booted = stick::booted_partition(Path::new(crate::boot::EFIVARS), self.cmdline.get(Key::BootPart));
         let choice = stick::choose(
             &sticks,
             booted.as_ref().map(|(id, by)| (id.as_str(), *by)),
-            self.cmdline.get("stick"),
+            self.cmdline.get(Key::Stick),
         );
         // The stick's disk is never a target; with no stick trusted, no candidate's is.
         self.never = match &choice {
@@ -507,7 +507,7 @@ impl Boot<'_> {
         } else {
             plan::read_config_file(Path::new(ETC_CONFIG)).transpose()
         };
-        let got = match self.cmdline.get("config_url") {
+        let got = match self.cmdline.get(Key::ConfigUrl) {
             Some(url) => self
                 .network
                 .client(self.log)
@@ -524,7 +524,7 @@ impl Boot<'_> {
                 profile: None,
                 on_finish: self
                     .cmdline
-                    .get("on_finish")
+                    .get(Key::OnFinish)
                     .and_then(|v| v.parse().ok())
                     .unwrap_or_default(),
             }),
@@ -602,15 +602,15 @@ impl Boot<'_> {
         source: &str,
         disks: &[TargetInfo],
     ) -> Result<Planned, Invalid> {
-        let from_network = self.cmdline.get("config_url").is_some();
+        let from_network = self.cmdline.get(Key::ConfigUrl).is_some();
         let withhold = (from_network && !network::network_may_write()).then(|| network::NETWORK_WITHHELD.to_string());
         let ov = Overrides {
-            profile: self.cmdline.get("profile").map(str::to_string),
+            profile: self.cmdline.get(Key::Profile).map(str::to_string),
             withhold_writes: withhold,
             ..Overrides::default()
         };
         let (mut plan, on_finish, id) =
-            plan_unattended(raw, source, self.cmdline.get("on_finish"), disks, &self.never, &ov)?;
+            plan_unattended(raw, source, self.cmdline.get(Key::OnFinish), disks, &self.never, &ov)?;
         let url = network::results_url(self.cmdline, plan.results_url.as_deref()).map_err(|message| Invalid {
             message,
             profile: plan.profile.clone(),
@@ -661,7 +661,7 @@ impl Boot<'_> {
     /// the check off.
     fn ran_already(&mut self, plan: &Plan, plan_ids: &[&str], results_url: Option<&str>) -> Option<OnFinish> {
         if network::forced(self.cmdline) {
-            (self.log)("bootbench.force=1: the run-once check is off");
+            (self.log)(&format!("{}: the run-once check is off", Key::Force.with("1")));
             return None;
         }
         let on_stick = self
@@ -725,7 +725,7 @@ impl Boot<'_> {
     /// touched; what to do next.
     fn refuse(&mut self, inv: &Invalid, source: &str, run: &str) -> OnFinish {
         let doc = error_doc(inv, source);
-        self.out(&doc, None, self.cmdline.get("results_url"), run);
+        self.out(&doc, None, self.cmdline.get(Key::ResultsUrl), run);
         inv.on_finish
     }
 }

@@ -27,9 +27,6 @@ use crate::sys::net as netif;
 /// autonegotiation takes 2 to 5 s).
 pub const LINK_WAIT: Duration = Duration::from_secs(10);
 
-/// The command-line key of a static address.
-pub const STATIC_KEY: &str = "ip";
-
 /// An Ethernet interface.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Nic {
@@ -98,7 +95,7 @@ pub struct Static {
 
 /// `ADDR/PREFIX[,GATEWAY[,IFACE]]`; the error names the part that is wrong.
 pub fn parse_static(v: &str) -> Result<Static, String> {
-    let key = format!("bootbench.{STATIC_KEY}");
+    let key = bench_core::cmdline::Key::Ip;
     let expected = "expected ADDR/PREFIX[,GATEWAY[,IFACE]], e.g. 192.0.2.10/24,192.0.2.1";
     let mut parts = v.split(',');
     let cidr = parts.next().unwrap_or("");
@@ -266,7 +263,8 @@ pub fn up(fixed: Option<&str>, bootif: Option<&str>, log: &mut dyn FnMut(&str)) 
         return Err(NetError::NoInterface(
             match fixed.as_ref().and_then(|s| s.iface.as_ref()) {
                 Some(i) => format!(
-                    "bootbench.ip: no Ethernet interface {i:?} (there are: {})",
+                    "{}: no Ethernet interface {i:?} (there are: {})",
+                    bench_core::cmdline::Key::Ip,
                     names.join(", ")
                 ),
                 None => "no Ethernet interface (is the NIC's driver in the image?)".to_string(),

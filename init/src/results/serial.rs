@@ -22,9 +22,6 @@ use std::path::Path;
 
 use nix::sys::termios::{self, BaudRate, ControlFlags, OutputFlags, SetArg};
 
-/// The kernel command-line key naming the ports.
-pub const CMDLINE_KEY: &str = "serial";
-
 /// True for a name a serial port may have: `tty`, then letters and
 /// digits ending in a digit (`ttyS1`, `ttyAMA0`, `ttyUSB0`), at most 16.
 pub fn is_port_name(n: &str) -> bool {
