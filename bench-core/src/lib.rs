@@ -26,6 +26,7 @@ pub mod glob;
 pub mod gpt;
 pub mod health;
 pub mod hist;
+pub mod initramfs;
 pub mod io;
 pub mod kmsg;
 pub mod names;

@@ -13,22 +13,11 @@ use std::path::Path;
 /// stick, read-only. `make qemu` and the QEMU tests put quick configs on their stick copies.
 pub const DEFAULT_CONFIG: &[u8] = b"{\"profile\": \"standard\"}\n";
 
-/// Present only in an initramfs built with `--allow-network-destructive`: PID 1 then honours a
-/// `destructive` section in a config fetched over the network (`bootbench.config_url=`).
-/// Whoever controls that URL, or the network on the way without HTTPS, could otherwise wipe the
-/// disks of every machine that boots it.
-pub const NETWORK_DESTRUCTIVE: &str = "etc/bootbench-network-destructive";
-/// What that file says (one line).
+pub use bench_core::initramfs::{in_archive, CA_BUNDLE, CONFIG, EMPTY_DIRS, NETWORK_DESTRUCTIVE};
+
+/// What [`NETWORK_DESTRUCTIVE`] says (one line).
 pub const NETWORK_DESTRUCTIVE_TEXT: &[u8] =
     b"bootbench: a config fetched over the network may carry a destructive section (built with --allow-network-destructive)\n";
-/// The CA bundle (PEM) PID 1 checks HTTPS servers against, from `--ca FILE`.
-pub const CA_BUNDLE: &str = "etc/bootbench-ca.pem";
-
-/// The config PID 1 falls back to ([`Inputs::config`]).
-pub const CONFIG: &str = "etc/bootbench.json";
-
-/// Directories PID 1 mounts on.
-pub const EMPTY_DIRS: &[&str] = &["dev", "proc", "sys", "tmp", "mnt/stick"];
 
 /// What goes in.
 #[derive(Debug)]
@@ -56,7 +45,7 @@ pub struct Inputs<'a> {
 /// file name in /etc, or one of the initramfs's own; contents that are not
 /// a `bootbench.baseline/1` document.
 pub fn check_baseline(name: &str, bytes: &[u8]) -> Result<(), String> {
-    let own = [CONFIG, NETWORK_DESTRUCTIVE, CA_BUNDLE].map(|p| p.trim_start_matches("etc/"));
+    let own = [CONFIG, NETWORK_DESTRUCTIVE, CA_BUNDLE].map(|p| p.trim_start_matches("/etc/"));
     if name.is_empty() || name.starts_with('.') || name.contains('/') || own.contains(&name) {
         return Err(format!(
             "{name:?} cannot be a file name in /etc; expected a plain name other than {}",
@@ -100,18 +89,26 @@ pub fn archive(
     let mut a = Archive::new();
     a.file("init", 0o755, inputs.init.clone());
     a.symlink("sbin/modprobe", "/init");
-    a.file(CONFIG, 0o644, inputs.config.clone());
+    a.file(in_archive(CONFIG), 0o644, inputs.config.clone());
     if inputs.network_destructive {
-        a.file(NETWORK_DESTRUCTIVE, 0o644, NETWORK_DESTRUCTIVE_TEXT.to_vec());
+        a.file(
+            in_archive(NETWORK_DESTRUCTIVE),
+            0o644,
+            NETWORK_DESTRUCTIVE_TEXT.to_vec(),
+        );
     }
     if let Some(ca) = &inputs.ca {
-        a.file(CA_BUNDLE, 0o644, ca.clone());
+        a.file(in_archive(CA_BUNDLE), 0o644, ca.clone());
     }
     if let Some((name, bytes)) = &inputs.baseline {
-        a.file(&format!("etc/{name}"), 0o644, bytes.clone());
+        a.file(
+            &format!("{}/{name}", in_archive(bench_core::initramfs::BASELINE_DIR)),
+            0o644,
+            bytes.clone(),
+        );
     }
     for d in EMPTY_DIRS {
-        a.dir(d);
+        a.dir(in_archive(d));
     }
     let base = format!("lib/modules/{}", inputs.kver);
     a.dir(&base);
@@ -283,12 +280,12 @@ mod tests {
         for (destructive, ca) in [(false, None), (true, None), (false, Some(PEM)), (true, Some(PEM))] {
             let gz = build_with(b"init", destructive, ca.map(str::as_bytes));
             assert_eq!(
-                file(&gz, NETWORK_DESTRUCTIVE),
+                file(&gz, in_archive(NETWORK_DESTRUCTIVE)),
                 destructive.then(|| NETWORK_DESTRUCTIVE_TEXT.to_vec()),
                 "destructive {destructive}, ca {}",
                 ca.is_some()
             );
-            assert_eq!(file(&gz, CA_BUNDLE), ca.map(|c| c.as_bytes().to_vec()));
+            assert_eq!(file(&gz, in_archive(CA_BUNDLE)), ca.map(|c| c.as_bytes().to_vec()));
             assert_eq!(file(&gz, "etc/bootbench.json").as_deref(), Some(DEFAULT_CONFIG));
         }
         let line = std::str::from_utf8(NETWORK_DESTRUCTIVE_TEXT).unwrap();
@@ -345,7 +342,7 @@ mod tests {
         assert_eq!(get("sbin/modprobe").data, b"/init");
         assert_eq!(get("etc/bootbench.json").data, DEFAULT_CONFIG);
         for d in EMPTY_DIRS {
-            assert_eq!(get(d).mode & 0o170_000, 0o040_000, "{d}");
+            assert_eq!(get(in_archive(d)).mode & 0o170_000, 0o040_000, "{d}");
         }
         let base = "lib/modules/6.1.0-test";
         assert_eq!(

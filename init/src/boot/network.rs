@@ -13,7 +13,7 @@ use crate::results::remote;
 /// Present in an initramfs built with `bootbench-image initramfs
 /// --allow-network-destructive`: only then may a config from the network
 /// write to disks.
-pub const ALLOW_NETWORK_DESTRUCTIVE: &str = "/etc/bootbench-network-destructive";
+pub use bench_core::initramfs::NETWORK_DESTRUCTIVE as ALLOW_NETWORK_DESTRUCTIVE;
 
 /// Why a config from the network writes nothing without that file.
 pub const NETWORK_WITHHELD: &str = "writes withheld: the config came from the network (bootbench.config_url) and \

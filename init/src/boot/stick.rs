@@ -21,7 +21,7 @@ use std::path::Path;
 use bench_core::gpt;
 
 /// Where PID 1 mounts the stick.
-pub const MOUNT_POINT: &str = "/mnt/stick";
+pub use bench_core::initramfs::STICK_MOUNT as MOUNT_POINT;
 
 pub use bench_core::stick::{is_bootbench_fat, CONFIG_NAME};
 

@@ -34,7 +34,7 @@ use crate::run;
 use crate::safety::TargetRef;
 
 /// The config built into the initramfs (by `image/src/initramfs.rs`).
-pub const ETC_CONFIG: &str = "/etc/bootbench.json";
+pub use bench_core::initramfs::CONFIG as ETC_CONFIG;
 /// The config used when neither the stick nor the initramfs has one, and
 /// the read-only default when no stick is trusted: a real benchmark of
 /// every disk, read-only (a user who boots without a config wants one).

@@ -372,7 +372,7 @@ fn apply(
 }
 
 /// The CA bundle the initramfs carries for https (`bootbench-image initramfs --ca`).
-pub const CA_BUNDLE: &str = "/etc/bootbench-ca.pem";
+pub use bench_core::initramfs::CA_BUNDLE;
 
 /// An HTTP client trusting [`CA_BUNDLE`] when the initramfs has one.
 pub fn client() -> Result<http::Client, http::HttpError> {
