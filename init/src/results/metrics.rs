@@ -300,110 +300,189 @@ fn secs(ns: u64) -> f64 {
 /// The text exposition format (version 0.0.4), every series labelled with
 /// the machine, and a disk's with its path, serial and model.
 pub fn render(facts: &Facts, doc: &ResultDoc, running: &[Running], state: State) -> String {
-    let m = facts.machine.as_str();
+    let v = View::new(facts, doc, running, state);
     let mut f = Families(Vec::new());
-    let profile = doc.run.profile.as_deref().unwrap_or("");
-    let plan_id = facts.plan_id.as_deref().or(doc.run.plan_id.as_deref()).unwrap_or("");
-    f.add(
-        "bootbench_run_info",
-        "gauge",
-        "The run: bootbench's version, the profile and the plan's id (1).",
-        &[
-            ("machine", m),
-            ("version", &doc.tool.version),
-            ("profile", profile),
-            ("plan_id", plan_id),
-        ],
-        1.0,
-    );
-    for s in State::NAMES {
-        f.add(
-            "bootbench_run_state",
-            "gauge",
-            "The run's state: 1 for the current one (running, then ok, error or interrupted), 0 for the others.",
-            &[("machine", m), ("state", s)],
-            if s == state.name() { 1.0 } else { 0.0 },
-        );
-    }
-    f.add(
-        "bootbench_run_start_time_seconds",
-        "gauge",
-        "When the run started, seconds since the Unix epoch.",
-        &[("machine", m)],
-        secs(doc.run.started_unix_ns),
-    );
-    if let Some(b) = doc.run.bound_ns {
-        f.add(
-            "bootbench_run_bound_seconds",
-            "gauge",
-            "The longest the run may take, as stated at its start, seconds.",
-            &[("machine", m)],
-            secs(b),
-        );
-    }
-    f.add(
-        "bootbench_push_interval_seconds",
-        "gauge",
-        "How often this machine pushes while it runs, seconds (metrics_interval).",
-        &[("machine", m)],
-        facts.interval.as_secs_f64(),
-    );
+    v.run(&mut f);
+    v.progress(&mut f);
+    v.disks(&mut f);
+    v.figures(&mut f);
+    v.health_and_blocks(&mut f);
+    v.verdicts(&mut f);
+    f.text()
+}
 
-    // Each planned test's fraction done: 1 once it is in the document.
-    let mut ended = std::collections::BTreeSet::new();
-    for t in &doc.tests {
-        ended.insert((t.target.as_str(), t.name.as_str()));
+/// A disk's labels: machine, device, serial, model.
+type DiskLabels = [(&'static str, String); 4];
+
+/// What [`render`] reads, with the lookups it makes once.
+struct View<'a> {
+    facts: &'a Facts,
+    doc: &'a ResultDoc,
+    running: &'a [Running],
+    state: State,
+    /// The run is over: every test at 1.
+    over: bool,
+    /// (target, test) of every test in the document, and every
+    /// whole-disk pass with its record.
+    ended: std::collections::BTreeSet<(&'a str, &'a str)>,
+    by_path: std::collections::BTreeMap<&'a str, &'a TargetInfo>,
+}
+
+impl<'a> View<'a> {
+    fn new(facts: &'a Facts, doc: &'a ResultDoc, running: &'a [Running], state: State) -> View<'a> {
+        let mut ended = std::collections::BTreeSet::new();
+        for t in &doc.tests {
+            ended.insert((t.target.as_str(), t.name.as_str()));
+        }
+        for t in &doc.targets {
+            let p = t.path.as_str();
+            if t.surface_scan.is_some() {
+                ended.insert((p, "surface_scan"));
+            }
+            if t.burn_in.is_some() {
+                ended.insert((p, "burn_in"));
+            }
+            if t.precondition.is_some() {
+                ended.insert((p, "precondition"));
+            }
+        }
+        View {
+            facts,
+            doc,
+            running,
+            state,
+            over: matches!(state, State::Ended(_)),
+            ended,
+            by_path: doc.targets.iter().map(|t| (t.path.as_str(), t)).collect(),
+        }
     }
-    for t in &doc.targets {
-        let p = t.path.as_str();
-        if t.surface_scan.is_some() {
-            ended.insert((p, "surface_scan"));
-        }
-        if t.burn_in.is_some() {
-            ended.insert((p, "burn_in"));
-        }
-        if t.precondition.is_some() {
-            ended.insert((p, "precondition"));
-        }
+
+    fn machine(&self) -> &str {
+        &self.facts.machine
     }
-    let over = matches!(state, State::Ended(_));
-    let progress_of = |target: &str, test: &str| -> f64 {
-        if over || ended.contains(&(target, test)) {
+
+    /// A planned test's fraction done: 1 once it ended, the runner's while
+    /// it runs, 0 before.
+    fn progress_of(&self, target: &str, test: &str) -> f64 {
+        if self.over || self.ended.contains(&(target, test)) {
             return 1.0;
         }
-        running
+        self.running
             .iter()
             .find(|r| r.target == target && r.test == test)
             .map_or(0.0, |r| r.done)
-    };
-    let planned = facts.planned.len();
-    let done_sum: f64 = facts.planned.iter().map(|(t, n)| progress_of(t, n)).sum();
-    let ended_n = facts
-        .planned
-        .iter()
-        .filter(|(t, n)| ended.contains(&(t.as_str(), n.as_str())))
-        .count();
+    }
+
+    fn disk(&self, path: &str) -> DiskLabels {
+        let t = self.by_path.get(path);
+        [
+            ("machine", self.machine().to_string()),
+            ("device", path.to_string()),
+            ("serial", t.and_then(|t| t.serial.clone()).unwrap_or_default()),
+            ("model", t.and_then(|t| t.model.clone()).unwrap_or_default()),
+        ]
+    }
+
+    /// A sample of a disk's series, with `extra` labels after the disk's.
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &self,
+        f: &mut Families,
+        name: &'static str,
+        kind: &'static str,
+        help: &'static str,
+        disk: &DiskLabels,
+        extra: &[(&'static str, &str)],
+        v: f64,
+    ) {
+        let l: Vec<(&str, &str)> = disk
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .chain(extra.iter().copied())
+            .collect();
+        f.add(name, kind, help, &l, v);
+    }
+
+    /// The run's own series: what it is, its state, when it started, its
+    /// bound, how often it pushes.
+    fn run(&self, f: &mut Families) {
+        let (m, doc, facts) = (self.machine(), self.doc, self.facts);
+        let profile = doc.run.profile.as_deref().unwrap_or("");
+        let plan_id = facts.plan_id.as_deref().or(doc.run.plan_id.as_deref()).unwrap_or("");
+        f.add(
+            "bootbench_run_info",
+            "gauge",
+            "The run: bootbench's version, the profile and the plan's id (1).",
+            &[
+                ("machine", m),
+                ("version", &doc.tool.version),
+                ("profile", profile),
+                ("plan_id", plan_id),
+            ],
+            1.0,
+        );
+        for s in State::NAMES {
+            f.add(
+                "bootbench_run_state",
+                "gauge",
+                "The run's state: 1 for the current one (running, then ok, error or interrupted), 0 for the others.",
+                &[("machine", m), ("state", s)],
+                if s == self.state.name() { 1.0 } else { 0.0 },
+            );
+        }
+        f.add(
+            "bootbench_run_start_time_seconds",
+            "gauge",
+            "When the run started, seconds since the Unix epoch.",
+            &[("machine", m)],
+            secs(doc.run.started_unix_ns),
+        );
+        if let Some(b) = doc.run.bound_ns {
+            f.add(
+                "bootbench_run_bound_seconds",
+                "gauge",
+                "The longest the run may take, as stated at its start, seconds.",
+                &[("machine", m)],
+                secs(b),
+            );
+        }
+        f.add(
+            "bootbench_push_interval_seconds",
+            "gauge",
+            "How often this machine pushes while it runs, seconds (metrics_interval).",
+            &[("machine", m)],
+            facts.interval.as_secs_f64(),
+        );
+    }
+
+    /// The run's progress and its tests' counts.
     #[allow(clippy::cast_precision_loss)] // counts of tests
-    let ratio = if planned == 0 || over {
-        1.0
-    } else {
-        done_sum / planned as f64
-    };
-    f.add(
-        "bootbench_run_progress_ratio",
-        "gauge",
-        "The run's progress: the mean of its planned tests' fractions done (0 to 1).",
-        &[("machine", m)],
-        ratio,
-    );
-    #[allow(clippy::cast_precision_loss)]
-    {
+    fn progress(&self, f: &mut Families) {
+        let m = self.machine();
+        let planned = &self.facts.planned;
+        let done_sum: f64 = planned.iter().map(|(t, n)| self.progress_of(t, n)).sum();
+        let ended_n = planned
+            .iter()
+            .filter(|(t, n)| self.ended.contains(&(t.as_str(), n.as_str())))
+            .count();
+        let ratio = if planned.is_empty() || self.over {
+            1.0
+        } else {
+            done_sum / planned.len() as f64
+        };
+        f.add(
+            "bootbench_run_progress_ratio",
+            "gauge",
+            "The run's progress: the mean of its planned tests' fractions done (0 to 1).",
+            &[("machine", m)],
+            ratio,
+        );
         f.add(
             "bootbench_run_planned_tests",
             "gauge",
             "Tests in the plan, the whole-disk passes included.",
             &[("machine", m)],
-            planned as f64,
+            planned.len() as f64,
         );
         f.add(
             "bootbench_run_ended_tests",
@@ -414,181 +493,150 @@ pub fn render(facts: &Facts, doc: &ResultDoc, running: &[Running], state: State)
         );
     }
 
-    let by_path: std::collections::BTreeMap<&str, &TargetInfo> =
-        doc.targets.iter().map(|t| (t.path.as_str(), t)).collect();
-    let disk = |path: &str| -> [(&'static str, String); 4] {
-        let t = by_path.get(path);
-        [
-            ("machine", m.to_string()),
-            ("device", path.to_string()),
-            ("serial", t.and_then(|t| t.serial.clone()).unwrap_or_default()),
-            ("model", t.and_then(|t| t.model.clone()).unwrap_or_default()),
-        ]
-    };
-    let labels = |base: &[(&'static str, String); 4], extra: &[(&'static str, &str)]| -> Vec<(String, String)> {
-        base.iter()
-            .map(|(k, v)| ((*k).to_string(), v.clone()))
-            .chain(extra.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())))
-            .collect()
-    };
-    let add = |f: &mut Families, name, kind, help, l: &[(String, String)], v: f64| {
-        let l: Vec<(&str, &str)> = l.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        f.add(name, kind, help, &l, v);
-    };
-
-    for t in &doc.targets {
-        let d = disk(&t.path);
-        let kind = t.kind.name();
-        let extra = [
-            ("firmware", t.firmware.as_deref().unwrap_or("")),
-            ("transport", t.transport.as_deref().unwrap_or("")),
-            ("kind", kind),
-        ];
-        add(
-            &mut f,
-            "bootbench_disk_info",
-            "gauge",
-            "A target of the run, with its firmware, transport and kind (1).",
-            &labels(&d, &extra),
-            1.0,
-        );
-        #[allow(clippy::cast_precision_loss)]
-        add(
-            &mut f,
-            "bootbench_disk_size_bytes",
-            "gauge",
-            "The target's size, bytes.",
-            &labels(&d, &[]),
-            t.size_bytes as f64,
-        );
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    for (target, test) in &facts.planned {
-        seen.insert((target.as_str(), test.as_str()));
-        add(
-            &mut f,
-            "bootbench_test_progress_ratio",
-            "gauge",
-            "A planned test's fraction done on its target (0 to 1; 1 once it ended).",
-            &labels(&disk(target), &[("test", test)]),
-            progress_of(target, test),
-        );
-    }
-    for r in running {
-        // Work not in the plan's list (a disk's benchmarks at once) on a
-        // target of this run.
-        if by_path.contains_key(r.target.as_str()) && !seen.contains(&(r.target.as_str(), r.test.as_str())) {
-            add(
-                &mut f,
-                "bootbench_test_progress_ratio",
+    /// Each target, its size, and each planned test's progress on it.
+    fn disks(&self, f: &mut Families) {
+        for t in &self.doc.targets {
+            let d = self.disk(&t.path);
+            let extra = [
+                ("firmware", t.firmware.as_deref().unwrap_or("")),
+                ("transport", t.transport.as_deref().unwrap_or("")),
+                ("kind", t.kind.name()),
+            ];
+            self.add(
+                f,
+                "bootbench_disk_info",
                 "gauge",
-                "A planned test's fraction done on its target (0 to 1; 1 once it ended).",
-                &labels(&disk(&r.target), &[("test", &r.test)]),
-                if over { 1.0 } else { r.done },
+                "A target of the run, with its firmware, transport and kind (1).",
+                &d,
+                &extra,
+                1.0,
+            );
+            #[allow(clippy::cast_precision_loss)]
+            self.add(
+                f,
+                "bootbench_disk_size_bytes",
+                "gauge",
+                "The target's size, bytes.",
+                &d,
+                &[],
+                t.size_bytes as f64,
             );
         }
-    }
-
-    for t in &doc.tests {
-        if !matches!(t.status, bench_core::result::Status::Ok) {
-            continue;
+        const PROGRESS_HELP: &str = "A planned test's fraction done on its target (0 to 1; 1 once it ended).";
+        let mut seen = std::collections::BTreeSet::new();
+        for (target, test) in &self.facts.planned {
+            seen.insert((target.as_str(), test.as_str()));
+            let d = self.disk(target);
+            let v = self.progress_of(target, test);
+            self.add(
+                f,
+                "bootbench_test_progress_ratio",
+                "gauge",
+                PROGRESS_HELP,
+                &d,
+                &[("test", test)],
+                v,
+            );
         }
-        let l = labels(&disk(&t.target), &[("test", &t.name)]);
-        let s = &t.summary;
-        for (name, help, v) in [
-            (
-                "bootbench_test_read_bytes_per_second",
-                "The test's read throughput (its main step), bytes per second.",
-                s.read_bytes_per_sec,
-            ),
-            (
-                "bootbench_test_write_bytes_per_second",
-                "The test's write throughput (its main step), bytes per second.",
-                s.write_bytes_per_sec,
-            ),
-            (
-                "bootbench_test_read_iops",
-                "The test's reads completed per second (its main step).",
-                s.read_iops,
-            ),
-            (
-                "bootbench_test_write_iops",
-                "The test's writes completed per second (its main step).",
-                s.write_iops,
-            ),
-            (
-                "bootbench_test_latency_mean_seconds",
-                "The mean latency of the test's requests (its main step), seconds.",
-                s.lat_mean_ns.map(|ns| ns / 1e9),
-            ),
-        ] {
-            if let Some(v) = v {
-                add(&mut f, name, "gauge", help, &l, v);
-            }
-        }
-    }
-
-    // A pass still running: the bad blocks it found so far.
-    let live_found = |path: &str, test: &str| -> Option<[u64; 3]> {
-        running
-            .iter()
-            .find(|r| r.target == path && r.test == test)
-            .and_then(|r| r.found)
-    };
-    for t in &doc.targets {
-        let d = disk(&t.path);
-        if let Some(h) = &t.health {
-            for tt in &h.tests {
-                if let Some(c) = tt.max_temperature_c {
-                    add(
-                        &mut f,
-                        "bootbench_test_max_temperature_celsius",
-                        "gauge",
-                        "The disk's highest temperature during the test, degrees Celsius.",
-                        &labels(&d, &[("test", &tt.test)]),
-                        f64::from(c),
-                    );
-                }
-            }
-            let latest = h
-                .after
-                .as_ref()
-                .and_then(|a| a.temperature_c)
-                .or_else(|| h.tests.iter().rev().find_map(|t| t.max_temperature_c))
-                .or(h.before.temperature_c);
-            if let Some(c) = latest {
-                add(
-                    &mut f,
-                    "bootbench_disk_temperature_celsius",
+        for r in self.running {
+            // Work not in the plan's list (a disk's benchmarks at once) on a
+            // target of this run.
+            if self.by_path.contains_key(r.target.as_str()) && !seen.contains(&(r.target.as_str(), r.test.as_str())) {
+                let d = self.disk(&r.target);
+                let v = if self.over { 1.0 } else { r.done };
+                self.add(
+                    f,
+                    "bootbench_test_progress_ratio",
                     "gauge",
-                    "The disk's latest temperature reading, degrees Celsius.",
-                    &labels(&d, &[]),
-                    f64::from(c),
+                    PROGRESS_HELP,
+                    &d,
+                    &[("test", &r.test)],
+                    v,
                 );
             }
         }
-        let n = |v: &Vec<u64>| u64::try_from(v.len()).unwrap_or(u64::MAX);
-        let scan = match &t.surface_scan {
-            Some(s) => Some(n(&s.unreadable_lbas)),
-            None => live_found(&t.path, "surface_scan").map(|f| f[1]),
-        };
-        #[allow(clippy::cast_precision_loss)] // block counts
-        if let Some(u) = scan {
-            add(
-                &mut f,
-                "bootbench_surface_scan_unreadable_blocks_total",
-                "counter",
-                "Logical blocks the surface scan could not read (after its retries), so far while it runs.",
-                &labels(&d, &[]),
-                u as f64,
-            );
+    }
+
+    /// Each test's headline figures, once it ended ok.
+    fn figures(&self, f: &mut Families) {
+        for t in &self.doc.tests {
+            if !matches!(t.status, bench_core::result::Status::Ok) {
+                continue;
+            }
+            let d = self.disk(&t.target);
+            let s = &t.summary;
+            for (name, help, v) in [
+                (
+                    "bootbench_test_read_bytes_per_second",
+                    "The test's read throughput (its main step), bytes per second.",
+                    s.read_bytes_per_sec,
+                ),
+                (
+                    "bootbench_test_write_bytes_per_second",
+                    "The test's write throughput (its main step), bytes per second.",
+                    s.write_bytes_per_sec,
+                ),
+                (
+                    "bootbench_test_read_iops",
+                    "The test's reads completed per second (its main step).",
+                    s.read_iops,
+                ),
+                (
+                    "bootbench_test_write_iops",
+                    "The test's writes completed per second (its main step).",
+                    s.write_iops,
+                ),
+                (
+                    "bootbench_test_latency_mean_seconds",
+                    "The mean latency of the test's requests (its main step), seconds.",
+                    s.lat_mean_ns.map(|ns| ns / 1e9),
+                ),
+            ] {
+                if let Some(v) = v {
+                    self.add(f, name, "gauge", help, &d, &[("test", &t.name)], v);
+                }
+            }
         }
-        let burn = match &t.burn_in {
-            Some(b) => Some([n(&b.unwritable_lbas), n(&b.unreadable_lbas), n(&b.mismatched_lbas)]),
-            None => live_found(&t.path, "burn_in"),
-        };
-        #[allow(clippy::cast_precision_loss)]
-        if let Some([w, r, m]) = burn {
+    }
+
+    /// A running pass's bad blocks so far.
+    fn live_found(&self, path: &str, test: &str) -> Option<[u64; 3]> {
+        self.running
+            .iter()
+            .find(|r| r.target == path && r.test == test)
+            .and_then(|r| r.found)
+    }
+
+    /// Temperatures, and the bad blocks of scans and burn-ins (while they
+    /// run, then their records').
+    fn health_and_blocks(&self, f: &mut Families) {
+        for t in &self.doc.targets {
+            let d = self.disk(&t.path);
+            if let Some(h) = &t.health {
+                self.temperatures(f, &d, h);
+            }
+            let n = |v: &Vec<u64>| u64::try_from(v.len()).unwrap_or(u64::MAX);
+            let scan = match &t.surface_scan {
+                Some(s) => Some(n(&s.unreadable_lbas)),
+                None => self.live_found(&t.path, "surface_scan").map(|f| f[1]),
+            };
+            #[allow(clippy::cast_precision_loss)] // block counts
+            if let Some(u) = scan {
+                self.add(
+                    f,
+                    "bootbench_surface_scan_unreadable_blocks_total",
+                    "counter",
+                    "Logical blocks the surface scan could not read (after its retries), so far while it runs.",
+                    &d,
+                    &[],
+                    u as f64,
+                );
+            }
+            let burn = match &t.burn_in {
+                Some(b) => Some([n(&b.unwritable_lbas), n(&b.unreadable_lbas), n(&b.mismatched_lbas)]),
+                None => self.live_found(&t.path, "burn_in"),
+            };
+            let Some([w, r, m]) = burn else { continue };
             for (name, help, n) in [
                 (
                     "bootbench_burn_in_unwritable_blocks_total",
@@ -606,30 +654,71 @@ pub fn render(facts: &Facts, doc: &ResultDoc, running: &[Running], state: State)
                     m,
                 ),
             ] {
-                add(&mut f, name, "counter", help, &labels(&d, &[]), n as f64);
+                #[allow(clippy::cast_precision_loss)]
+                self.add(f, name, "counter", help, &d, &[], n as f64);
             }
         }
     }
 
-    if let (true, Some(a)) = (over, &doc.acceptance) {
+    /// A disk's highest temperature in each test, and its latest reading.
+    fn temperatures(&self, f: &mut Families, d: &DiskLabels, h: &bench_core::result::Health) {
+        for tt in &h.tests {
+            if let Some(c) = tt.max_temperature_c {
+                self.add(
+                    f,
+                    "bootbench_test_max_temperature_celsius",
+                    "gauge",
+                    "The disk's highest temperature during the test, degrees Celsius.",
+                    d,
+                    &[("test", &tt.test)],
+                    f64::from(c),
+                );
+            }
+        }
+        let latest = h
+            .after
+            .as_ref()
+            .and_then(|a| a.temperature_c)
+            .or_else(|| h.tests.iter().rev().find_map(|t| t.max_temperature_c))
+            .or(h.before.temperature_c);
+        if let Some(c) = latest {
+            self.add(
+                f,
+                "bootbench_disk_temperature_celsius",
+                "gauge",
+                "The disk's latest temperature reading, degrees Celsius.",
+                d,
+                &[],
+                f64::from(c),
+            );
+        }
+    }
+
+    /// The run's and each disk's verdict, and why a disk did not pass:
+    /// only once the run is over.
+    fn verdicts(&self, f: &mut Families) {
+        let (true, Some(a)) = (self.over, &self.doc.acceptance) else {
+            return;
+        };
         for v in Verdict::ALL {
             f.add(
                 "bootbench_run_verdict",
                 "gauge",
                 "The run's acceptance verdict (the worst of its disks'): 1 for it, 0 for the others.",
-                &[("machine", m), ("verdict", v.name())],
+                &[("machine", self.machine()), ("verdict", v.name())],
                 if *v == a.verdict { 1.0 } else { 0.0 },
             );
         }
         for tv in &a.targets {
-            let d = disk(&tv.target);
+            let d = self.disk(&tv.target);
             for v in Verdict::ALL {
-                add(
-                    &mut f,
+                self.add(
+                    f,
                     "bootbench_disk_verdict",
                     "gauge",
                     "The disk's acceptance verdict: 1 for it (pass, warn or fail), 0 for the others.",
-                    &labels(&d, &[("verdict", v.name())]),
+                    &d,
+                    &[("verdict", v.name())],
                     if *v == tv.verdict { 1.0 } else { 0.0 },
                 );
             }
@@ -638,25 +727,22 @@ pub fn render(facts: &Facts, doc: &ResultDoc, running: &[Running], state: State)
             }
             if let Some(c) = tv.checks.iter().find(|c| c.verdict == tv.verdict) {
                 let reason = cut(&c.message, REASON_MAX);
-                add(
-                    &mut f,
+                self.add(
+                    f,
                     "bootbench_disk_reason_info",
                     "gauge",
                     "Why a disk did not pass: its first check of its verdict, the rule and the reason (1).",
-                    &labels(
-                        &d,
-                        &[
-                            ("verdict", tv.verdict.name()),
-                            ("rule", c.rule.name()),
-                            ("reason", &reason),
-                        ],
-                    ),
+                    &d,
+                    &[
+                        ("verdict", tv.verdict.name()),
+                        ("rule", c.rule.name()),
+                        ("reason", &reason),
+                    ],
                     1.0,
                 );
             }
         }
     }
-    f.text()
 }
 
 /// What the pusher thread and the run share.
