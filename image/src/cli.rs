@@ -20,13 +20,19 @@ pub struct Cli {
 pub enum Cmd {
     /// The initramfs: /init, the module subset with modules.dep/.alias/.softdep, the default config.
     Initramfs(InitramfsArgs),
+    /// Write the network boot directory
+    ///
     /// The network boot directory: the kernel, the initramfs (the stick's), boot scripts for iPXE
     /// (boot.ipxe), PXELINUX (pxelinux.cfg/default) and GRUB (grub/grub.cfg), Debian's boot
     /// loaders where installed, dnsmasq.conf.example and README.txt; served as it is, it boots.
     Netboot(NetbootArgs),
+    /// Write the USB stick image
+    ///
     /// The USB stick image: GPT, an EFI system partition labelled BOOTBENCH with the UEFI boot
     /// loader (shim + GRUB, signed, with --shim and --grub; else systemd-boot) and syslinux.
     Usb(UsbArgs),
+    /// Write the stick image onto a USB stick or SD card and check it
+    ///
     /// Write the stick image onto a USB stick or SD card and read it back to check it. Refused,
     /// with each reason, unless --force: a device not on a USB or SD/MMC bus, one mounted (or a
     /// partition of it), in use as swap or by md/dm, the disk this system runs from, one larger

@@ -50,7 +50,9 @@ pub struct PlanArgs {
 /// A command.
 #[derive(Clone, Debug, PartialEq, Eq, clap::Subcommand)]
 pub enum Command {
-    /// Benchmark the targets; results JSON to --out FILE (never overwritten) or
+    /// Benchmark the targets and write the result document
+    ///
+    /// Results JSON to --out FILE (never overwritten) or
     /// stdout, progress and a summary table (MB/s = 10^6 bytes/s) on stderr
     Run {
         /// The config (JSON); without it, --profile and --target say what to run
@@ -75,6 +77,8 @@ pub enum Command {
         #[command(flatten)]
         plan: PlanArgs,
     },
+    /// List the host and every whole disk
+    ///
     /// Print the host (DMI vendor, product, serial; CPU; memory) and every whole
     /// disk, one per line (transport, driver, PCI address, model, serial,
     /// firmware, WWN, size, block sizes, rotational, write cache, scheduler,

@@ -255,3 +255,31 @@ fn init_page_names_every_exit_status() {
         assert!(status.contains(said), "{said:?} not in {status:?}");
     }
 }
+
+/// Each command's and subcommand's short description is one line: the
+/// man page's NAME, `apropos`'s line and the first line of `--help`. The
+/// paragraph after it is the long help (DESCRIPTION), never the NAME.
+#[test]
+fn every_short_description_is_one_line() {
+    fn walk(cmd: &clap::Command, path: &str, bad: &mut Vec<String>) {
+        let about = cmd.get_about().map(ToString::to_string).unwrap_or_default();
+        let name = format!("{path}{}", cmd.get_name());
+        if about.trim().is_empty() {
+            bad.push(format!("{name}: no short description"));
+        } else if about.contains('\n') || about.chars().count() > 100 {
+            bad.push(format!(
+                "{name}: {} characters over {} line(s): {about:?}",
+                about.chars().count(),
+                about.lines().count()
+            ));
+        }
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            walk(sub, &format!("{name} "), bad);
+        }
+    }
+    let mut bad = Vec::new();
+    for cmd in bootbench_man::commands() {
+        walk(&cmd, "", &mut bad);
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

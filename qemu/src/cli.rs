@@ -66,6 +66,8 @@ pub enum Mode {
         #[command(flatten)]
         common: Common,
     },
+    /// Boot from the network, as a rack does
+    ///
     /// Network boot: the NIC's iPXE ROM (Debian's ipxe-qemu) boots from QEMU's user-mode network
     /// with restrict=on (no packet leaves the host): its DHCP hands out --bootfile, its TFTP
     /// serves DIR (`bootbench-image netboot`'s directory) as it is.

@@ -18,6 +18,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Print each document as tables
+    ///
     /// Tables of each document: the summary (cached, buffered, seqrd, seqwr,
     /// rndrd, rndwr in MB/s), analysis, then per target the tests, seek
     /// profile, zone rates and latency percentiles.
@@ -26,6 +28,8 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Compare two documents, figure by figure
+    ///
     /// Two documents side by side with ratios B/A (targets matched by serial),
     /// then their disks by model and firmware, as `fleet`.
     Compare {
@@ -34,6 +38,8 @@ pub enum Command {
         /// The second document (B, "after").
         b: PathBuf,
     },
+    /// The disks of many machines, grouped by model, with outliers
+    ///
     /// The machines and disks of many documents (a rack of machines, or one
     /// machine's runs): the machines, every machine and disk in one table,
     /// then for each test and figure the disks grouped by host model (with
@@ -60,6 +66,8 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// Cut the result documents out of a serial console log
+    ///
     /// Cut every result document out of a serial console log, verified
     /// (length, CRC-32, and the nonce its boot announced).
     Extract {
@@ -88,6 +96,8 @@ pub enum Command {
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
+    /// Export the documents as JUnit, OCP TV, CSV or Parquet
+    ///
     /// The documents in a format other tools read: `junit` (the acceptance
     /// verdicts: a testsuite per document, a testcase per target and
     /// check), `ocptv` (OCP Test and Validation JSON lines: a test run per
@@ -108,6 +118,8 @@ pub enum Command {
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
+    /// Make a baseline of each disk model's figures
+    ///
     /// Per disk model and firmware, the median, lowest and highest of each
     /// test's figure over the documents (`bootbench.baseline/1`), for the
     /// config's `acceptance.baseline`.
