@@ -19,7 +19,7 @@ const FILE_MAX: usize = 1500;
 const FN_MAX: usize = 120;
 
 /// Files over [`FILE_MAX`] when the limit came, with their lines then.
-const FILES_OVER: &[(&str, usize)] = &[("init/tests/cli.rs", 3078), ("report/tests/cli.rs", 1667)];
+const FILES_OVER: &[(&str, usize)] = &[("report/tests/cli.rs", 1667)];
 
 /// Functions over [`FN_MAX`] when the limit came: (file, name, lines then).
 const FNS_OVER: &[(&str, &str, usize)] = &[
@@ -32,9 +32,9 @@ const FNS_OVER: &[(&str, &str, usize)] = &[
     ),
     ("init/src/plan/validate.rs", "plan_targets", 130),
     ("init/src/run/mod.rs", "execute_with", 127),
-    ("init/tests/cli.rs", "list_shows_the_volume_group_lvm_made", 208),
+    ("init/tests/cli_list.rs", "list_shows_the_volume_group_lvm_made", 208),
     (
-        "init/tests/cli.rs",
+        "init/tests/cli_list.rs",
         "list_shows_the_md_arrays_and_stacks_mdadm_made",
         516,
     ),

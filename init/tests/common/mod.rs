@@ -3,6 +3,8 @@
 // Each test binary uses only part of this module.
 #![allow(dead_code)]
 
+pub mod cli;
+
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
