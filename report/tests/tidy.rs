@@ -153,7 +153,9 @@ fn s(v: &Value) -> Option<String> {
 /// Run tests/tidy_read.py over the export; what it read.
 fn read_back(figures: &Path, runs: &Path, csv: &Path, runs_csv: &Path, dir: &Path) -> Value {
     let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/reports.md")).unwrap();
-    let (_, after) = readme.split_once("<!-- tidy-query -->").expect("docs/reports.md's query");
+    let (_, after) = readme
+        .split_once("<!-- tidy-query -->")
+        .expect("docs/reports.md's query");
     let sql = after
         .split("```sql")
         .nth(1)
