@@ -17,6 +17,9 @@
 //!   a change of the schema, `UPDATE_GOLDEN=1 cargo test -p bootbench-init
 //!   --test docs` writes the page anew (the name the golden files of
 //!   report/tests use).
+//! - The README stays a front door (at most 300 lines, `make qemu` and
+//!   `make test` in it, a map to every page) and no page outgrows a reading
+//!   (600 lines).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -617,4 +620,29 @@ fn the_config_reference_is_the_schema_rendered() {
         );
     }
     assert!(missing.is_empty(), "not in the reference: {missing:?}");
+}
+
+#[test]
+fn the_readme_is_a_front_door_and_every_page_reads_at_once() {
+    let readme = read("README.md");
+    let n = readme.lines().count();
+    assert!(
+        n <= 300,
+        "README.md has {n} lines; the front door holds at most 300, the rest goes to docs/"
+    );
+    for cmd in ["make qemu", "make test"] {
+        assert!(readme.contains(&format!("    {cmd}\n")), "README.md must show `{cmd}`");
+    }
+    let index = read("docs/README.md");
+    for page in pages().iter().filter(|p| p.starts_with("docs/")) {
+        let name = page.trim_start_matches("docs/");
+        if name != "README.md" {
+            assert!(
+                readme.contains(&format!("(docs/{name})")) && index.contains(&format!("({name})")),
+                "{page} must be linked from README.md's map and from docs/README.md"
+            );
+        }
+        let n = read(page).lines().count();
+        assert!(n <= 600, "{page} has {n} lines; split it so that it reads at once");
+    }
 }
