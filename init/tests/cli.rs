@@ -322,8 +322,8 @@ fn validate_prints_the_plan() {
 
 #[test]
 fn readme_config_example_is_valid() {
-    let readme = std::fs::read_to_string(Path::new(MANIFEST).join("../README.md")).unwrap();
-    let start = readme.find("```json\n").expect("README has a JSON example") + "```json\n".len();
+    let readme = std::fs::read_to_string(Path::new(MANIFEST).join("../docs/writing-a-config.md")).unwrap();
+    let start = readme.find("```json\n").expect("the guide has a JSON example") + "```json\n".len();
     let len = readme[start..].find("```").unwrap();
     let example = &readme[start..start + len];
     let json: Value = serde_json::from_str(example).expect("the example is JSON");

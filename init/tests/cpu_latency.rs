@@ -1,5 +1,5 @@
 //! The CPU wake-up latency limit a run holds while it measures (config
-//! `cpu_dma_latency`, README "The I/O engines"), watched from outside the
+//! `cpu_dma_latency`, docs/engines-and-fidelity.md), watched from outside the
 //! real binary through the kernel's own device: held while the tests run,
 //! at the value asked, withdrawn when they end, never asked with `"off"`.
 //! A test binary of its own, so no other test's run holds a limit

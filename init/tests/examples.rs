@@ -1,7 +1,7 @@
 //! The example configs in `examples/` (one directory per experiment of a
 //! seed post, see `examples/README.md`): each must be a config the real
 //! `bootbench-init validate` accepts, with the arrays, layers and tests it
-//! was written for, guarded as the README's Safety section says, and
+//! was written for, guarded as docs/safety.md says, and
 //! documented in `examples/README.md`. Host only: nothing is opened for
 //! writing, no root, no QEMU.
 //!

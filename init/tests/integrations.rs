@@ -1,4 +1,4 @@
-//! The fleet engines' integrations (README "MAAS" and "Ironic"), run
+//! The fleet engines' integrations (docs/fleets.md, "MAAS" and "Ironic"), run
 //! against the real components: `integrations/maas/tests/test_maas.py`
 //! (the testing scripts read as MAAS's form reads them and run as
 //! `maas_run_remote_scripts` runs them, on a loop device) and

@@ -233,7 +233,7 @@ fn pages_say_what_help_says() {
 }
 
 /// bootbench-init's page (its `--help`) names every exit status `run`
-/// returns, as the README's "Exit status" says: 3, a completed run in
+/// returns, as docs/commands.md's "Exit status" says: 3, a completed run in
 /// which a target failed acceptance, and 130, an interrupted one, too.
 #[test]
 fn init_page_names_every_exit_status() {

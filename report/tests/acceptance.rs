@@ -258,7 +258,7 @@ fn show_opens_with_the_verdict_block_and_every_check_that_did_not_pass() {
 
 /// `show`'s verdict block escapes a device string once, as its other
 /// lines do (serial `A<ESC>B` is `A\x1bB`, not `A\\\\\\\\x1bB`), and
-/// its lines stay within the README's 79 characters, cut after escaping
+/// its lines stay within docs/acceptance.md's 79 characters, cut after escaping
 /// and never inside an escape.
 #[test]
 fn show_escapes_the_verdict_block_once_within_79_columns() {

@@ -1,7 +1,7 @@
 //! The tidy export (report/src/tidy.rs): CSV and Parquet files read back
 //! by readers bootbench did not write (DuckDB's Python package and
 //! Python's csv module, tests/tidy_read.py), their rows and values checked
-//! against the documents' JSON walked here on its own; the README's DuckDB
+//! against the documents' JSON walked here on its own; the guide's (docs/reports.md) DuckDB
 //! query run as written; the Parquet reader's round trip and its errors.
 
 use std::collections::BTreeMap;
@@ -152,8 +152,10 @@ fn s(v: &Value) -> Option<String> {
 
 /// Run tests/tidy_read.py over the export; what it read.
 fn read_back(figures: &Path, runs: &Path, csv: &Path, runs_csv: &Path, dir: &Path) -> Value {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
-    let (_, after) = readme.split_once("<!-- tidy-query -->").expect("the README's query");
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/reports.md")).unwrap();
+    let (_, after) = readme
+        .split_once("<!-- tidy-query -->")
+        .expect("docs/reports.md's query");
     let sql = after
         .split("```sql")
         .nth(1)
@@ -377,7 +379,7 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
         }
     }
 
-    // The README's query: the slowest whole disks of each model in
+    // docs/reports.md's query: the slowest whole disks of each model in
     // seq_read, computed here from the documents.
     assert_eq!(
         got["query_columns"],

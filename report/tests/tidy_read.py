@@ -2,7 +2,7 @@
 Python's csv module, for report/tests/tidy.rs, and prints what it read as one JSON object.
 
 Usage: tidy_read.py FIGURES.parquet RUNS.parquet FIGURES.csv RUNS.csv QUERY.sql OUTDIR
-QUERY.sql is the README's query with the file name it names; OUTDIR gets two Parquet files
+QUERY.sql is docs/reports.md's query with the file name it names; OUTDIR gets two Parquet files
 DuckDB writes from the figures: `reordered.parquet` (columns in reverse order, bootbench's
 key-value metadata kept) and `missing.parquet` (the same without `unit`).
 """

@@ -1,4 +1,4 @@
-//! End to end in QEMU (TCG): the controllers and disks servers have (README,
+//! End to end in QEMU (TCG): the controllers and disks servers have (docs/first-server.md,
 //! "Controllers and disks: what was proven and how"), all in one direct boot
 //! with the quick profile on every disk:
 //!

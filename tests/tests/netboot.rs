@@ -1,4 +1,4 @@
-//! End to end in QEMU (TCG): network boot (README, "Network boot" and "A rack: the config
+//! End to end in QEMU (TCG): network boot (docs/network-boot.md, "Network boot" and "A rack: the config
 //! from the network, results to existing storage, run once").
 //!
 //! Every boot: SeaBIOS and the virtio NIC's iPXE ROM (Debian's ipxe-qemu) boot from QEMU's

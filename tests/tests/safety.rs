@@ -1,5 +1,5 @@
 //! End to end in QEMU (TCG): bootbench never writes where the config did not
-//! say so, and nothing it sets up in the kernel does either (README, "Safety").
+//! say so, and nothing it sets up in the kernel does either (docs/safety.md).
 //! Same harness as `e2e.rs`; tests tiered by name (`d` for data safety).
 //!
 //! What each test proves:

@@ -1,5 +1,5 @@
-//! The README's walkthrough ("The first real server"), run as written where it needs no
-//! hardware, so the text cannot drift from the tools: its commands are read from README.md,
+//! The guide's walkthrough ("The first real server", docs/first-server.md), run as written where
+//! it needs no hardware, so the text cannot drift from the tools: its commands are read from there,
 //! the hardware swapped for stand-ins (a loop device for the stick, with `--force` since a loop
 //! device is no stick; a captured serial log for the BMC's serial-over-LAN), and each must
 //! succeed and do what the text says. Root (the loop device); skipped otherwise, a failure in CI.
@@ -9,11 +9,11 @@ use std::process::Command;
 
 use bootbench_e2e::workspace;
 
-/// The indented command lines of the README section `heading`, in order.
+/// The indented command lines of the guide's section `heading`, in order.
 fn commands(readme: &str, heading: &str) -> Vec<String> {
     let start = readme
         .find(heading)
-        .unwrap_or_else(|| panic!("README has no {heading:?}"));
+        .unwrap_or_else(|| panic!("docs/first-server.md has no {heading:?}"));
     let rest = &readme[start + heading.len()..];
     let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
     section
@@ -106,7 +106,7 @@ fn run(line: &str, dir: &Path) -> String {
 #[test]
 fn the_readmes_walkthrough_runs_as_written() {
     let root = workspace();
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let readme = std::fs::read_to_string(root.join("docs/first-server.md")).expect("docs/first-server.md");
     let lines = commands(&readme, "## The first real server");
     let find = |start: &str| -> String {
         lines

@@ -11,7 +11,7 @@ Run by init/tests/integrations.rs (so by `make test`) with Debian's python3
   example prometheus.yml.
 - The dashboard: valid JSON, every panel and target on `${datasource}`,
   every target with an expr, each panel's unit the one its metrics are in,
-  the provisioning files pointing where the README installs it.
+  the provisioning files pointing where docs/fleets.md installs it.
 - Live: a Pushgateway and a Prometheus of our own (127.0.0.1, free ports,
   temp dirs, scraping every second with honor_labels, the rules loaded),
   and `bootbench-init run` on two loop devices pushing every second: the
@@ -48,7 +48,8 @@ GRAFANA = os.path.join(ROOT, "integrations", "grafana")
 RULES = os.path.join(PROM, "bootbench-alerts.yml")
 RULE_TESTS = os.path.join(HERE, "alerts-test.yml")
 DASHBOARD = os.path.join(GRAFANA, "bootbench-fleet.json")
-README = os.path.join(ROOT, "README.md")
+# The guide's page that installs the dashboard (docs/fleets.md, "Prometheus and Grafana").
+README = os.path.join(ROOT, "docs", "fleets.md")
 PHRASE = "I understand this destroys data"
 
 
@@ -199,7 +200,7 @@ class Rules(unittest.TestCase):
 
 # ---------------------------------------------------------------- the dashboard
 
-# The unit of each metric (README "Prometheus and Grafana: every machine live"), as Grafana names it.
+# The unit of each metric (docs/fleets.md, "Prometheus and Grafana: every machine live"), as Grafana names it.
 UNITS = {
     "bootbench_run_progress_ratio": "percentunit",
     "bootbench_test_progress_ratio": "percentunit",
@@ -326,8 +327,8 @@ class Dashboard(unittest.TestCase):
         with open(README) as f:
             readme = f.read()
         line = "integrations/grafana/bootbench-fleet.json %s" % installed
-        self.assertTrue(line in readme, "the README does not install the dashboard into the provider's folder: "
-                        "no %r in README.md" % line)
+        self.assertTrue(line in readme, "docs/fleets.md does not install the dashboard into the provider's folder: "
+                        "no %r in docs/fleets.md" % line)
         with open(os.path.join(GRAFANA, "provisioning", "datasources", "prometheus.yml")) as f:
             ds = yaml.safe_load(f)
         self.assertEqual(ds["apiVersion"], 1)

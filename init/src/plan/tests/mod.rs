@@ -999,8 +999,12 @@ fn writes_to_a_stack_need_every_member_writable() {
 
 #[test]
 fn readme_stacks_example_parses_and_fits_the_schema() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let at = readme.find("### Arrays and layers").expect("README has the section");
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/arrays-and-existing-storage.md"
+    ))
+    .unwrap();
+    let at = readme.find("## Arrays and layers").expect("the guide has the section");
     let start = at + readme[at..].find("```json\n").unwrap() + "```json\n".len();
     let text = &readme[start..start + readme[start..].find("```").unwrap()];
     let c = parse(text, "README").unwrap();
