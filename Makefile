@@ -82,7 +82,7 @@ build: targets
 	$(CARGO) build --release -p bootbench-init --target $(MUSL)
 	@echo "binary: $(INIT_BIN)"
 
-# The MAAS testing scripts and the tarball they download (README "MAAS").
+# The MAAS testing scripts and the tarball they download (docs/fleets.md, "MAAS").
 maas: build
 	bash integrations/maas/pack.sh $(INIT_BIN) $(OUT)/maas $(MAAS_URL)
 

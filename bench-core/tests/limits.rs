@@ -19,7 +19,7 @@ const FILE_MAX: usize = 1500;
 const FN_MAX: usize = 120;
 
 /// Files over [`FILE_MAX`] when the limit came, with their lines then.
-const FILES_OVER: &[(&str, usize)] = &[("report/tests/cli.rs", 1667)];
+const FILES_OVER: &[(&str, usize)] = &[];
 
 /// Functions over [`FN_MAX`] when the limit came: (file, name, lines then).
 const FNS_OVER: &[(&str, &str, usize)] = &[

@@ -295,7 +295,7 @@ fn live_client() -> Option<crate::net::http::Client> {
 }
 
 /// The exit status of a run that completed with a target that failed
-/// acceptance (README "Acceptance"): distinct from 1 (the run failed) and
+/// acceptance (docs/acceptance.md): distinct from 1 (the run failed) and
 /// 2 (bad input).
 pub const EXIT_NOT_ACCEPTED: i32 = 3;
 

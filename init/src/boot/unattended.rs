@@ -235,7 +235,7 @@ pub fn rescue(c: &Conclusion, r: &Reports, cmdline: &Cmdline, log: &mut dyn FnMu
     rescue_to(doc, c, r.stick.as_ref(), &mut results_out(cmdline, None, log), log);
 }
 
-/// The test-only kernel command-line keys (README, "Test-only keys"): they
+/// The test-only kernel command-line keys (docs/results.md, "Test-only kernel command-line keys"): they
 /// change nothing unless given with exactly these values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TestKeys {

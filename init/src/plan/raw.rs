@@ -403,7 +403,7 @@ pub struct RawConfig {
     /// How often the metrics are pushed: 1 s to 1 h, default 10 s.
     #[serde(default)]
     pub metrics_interval: Option<Duration>,
-    /// md arrays to assemble from member disks (README "Arrays and layers").
+    /// md arrays to assemble from member disks (docs/arrays-and-existing-storage.md, "Arrays and layers").
     #[serde(default)]
     pub arrays: Vec<Obj<RawArray>>,
     /// device-mapper layers over disks, arrays or other layers.
@@ -427,7 +427,7 @@ pub struct RawConfig {
     /// from its plan (`bench_core::plan::deadline`), e.g. `"5s"`.
     #[serde(default)]
     pub test_deadline: Option<Duration>,
-    /// What a disk must show to pass (README "Acceptance").
+    /// What a disk must show to pass (docs/acceptance.md).
     #[serde(default)]
     pub acceptance: Option<Obj<super::acceptance_raw::RawAcceptance>>,
     /// A SMART self-test on every disk (or those named), before the
@@ -435,7 +435,7 @@ pub struct RawConfig {
     #[serde(default)]
     pub self_test: Option<RawSelfTest>,
     /// The CPU wake-up latency limit held from the first test to the last,
-    /// microseconds (default 0), or `"off"` (README "The I/O engines").
+    /// microseconds (default 0), or `"off"` (docs/engines-and-fidelity.md, "The I/O engines").
     #[serde(default)]
     pub cpu_dma_latency: Option<WakeLimit>,
     /// Every block of each disk read once before the benchmarks (README
@@ -443,7 +443,7 @@ pub struct RawConfig {
     #[serde(default)]
     pub surface_scan: Option<Obj<super::scan_raw::RawSurfaceScan>>,
     /// Every block of each granted disk written and read back before the
-    /// benchmarks (README "Burn-in").
+    /// benchmarks (docs/burn-in-and-scans.md, "Burn-in").
     #[serde(default)]
     pub burn_in: Option<Obj<super::scan_raw::RawBurnIn>>,
     /// SSD preconditioning to steady state before the benchmarks (README

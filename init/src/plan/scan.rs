@@ -1,4 +1,4 @@
-//! The config's `surface_scan` and `burn_in` (README "Surface scan",
+//! The config's `surface_scan` and `burn_in` (docs/burn-in-and-scans.md, "Surface scan",
 //! "Burn-in"), as written ([`RawSurfaceScan`], [`RawBurnIn`]), checked
 //! ([`scan_plan`], [`burn_plan`]) into a [`ScanPlan`] and a [`BurnPlan`].
 

@@ -1,5 +1,5 @@
-//! The config's `surface_scan` and `burn_in` as written (README "Surface
-//! scan", "Burn-in"): every key optional; [`super::scan`] checks them into
+//! The config's `surface_scan` and `burn_in` as written
+//! (docs/burn-in-and-scans.md): every key optional; [`super::scan`] checks them into
 //! a [`ScanPlan`](super::model::ScanPlan) and a
 //! [`BurnPlan`](super::model::BurnPlan).
 

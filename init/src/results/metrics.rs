@@ -2,8 +2,8 @@
 //! a Prometheus Pushgateway (the config's `metrics_url`,
 //! `bootbench.metrics_url=`) in the text exposition format, with PUT to
 //! `<metrics_url>/metrics/job/bootbench/instance/<machine>` every
-//! `metrics_interval` and once at the end (README "Prometheus and
-//! Grafana").
+//! `metrics_interval` and once at the end (docs/fleets.md, "Prometheus
+//! and Grafana").
 //!
 //! The pushes come from a thread of their own: the run hands over its
 //! document after each test ([`Pusher::update`]) and the tests' fractions

@@ -1,4 +1,4 @@
-//! The config's burn-in (`burn_in`, README "Burn-in"), after the surface
+//! The config's burn-in (`burn_in`, docs/burn-in-and-scans.md, "Burn-in"), after the surface
 //! scan and before the benchmarks: every disk it selects (each one
 //! `destructive` names) claimed for writing as a write test's disk is
 //! (identity and contents checked on the descriptor that writes), then

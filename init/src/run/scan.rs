@@ -1,4 +1,4 @@
-//! The config's surface scan (`surface_scan`, README "Surface scan"),
+//! The config's surface scan (`surface_scan`, docs/burn-in-and-scans.md, "Surface scan"),
 //! before the benchmarks: every selected disk read once, whole (or the
 //! config's area and coverage), with [`bench_core::scan`]; every disk at
 //! once, each on a thread of its own, unless `parallel` is false

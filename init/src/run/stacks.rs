@@ -1,4 +1,4 @@
-//! Arrays and layers (README "Arrays and layers"): assembled from a plan in dependency
+//! Arrays and layers (docs/arrays-and-existing-storage.md, "Arrays and layers"): assembled from a plan in dependency
 //! order (arrays first, then each layer after what it sits on), torn down in
 //! reverse order after the run, also after errors; and the "all at once"
 //! run (the same test on every disk at the same time).

@@ -1,4 +1,4 @@
-//! Device-mapper devices without lvm2 or cryptsetup (README "Arrays and layers"): a crypt
+//! Device-mapper devices without lvm2 or cryptsetup (docs/arrays-and-existing-storage.md, "Arrays and layers"): a crypt
 //! layer (aes-xts-plain64 with a random key, LUKS2's default cipher, no
 //! header written) and a linear layer (at LVM's 1 MiB data offset), built
 //! with the DM ioctls on `/dev/mapper/control` ([`crate::sys::dm`]).
