@@ -220,13 +220,18 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
     if let Err(e) = crate::sys::signal::install_stop_handlers(&run::engine::STOP) {
         eprintln!("bootbench-init: cannot handle SIGINT/SIGTERM ({e}); an interrupt would leave md/dm devices");
     }
-    let machine = crate::results::stick::machine_name(crate::disks::identity::host().product_serial.as_deref());
-    let client = (plan.metrics_url.is_some() || plan.results_url.is_some())
+    // The network's client and the machine's name, only for a run that
+    // pushes or sends (the DMI is read again for nothing otherwise).
+    let remote = (plan.metrics_url.is_some() || plan.results_url.is_some())
         .then(live_client)
-        .flatten();
-    let pusher = client
-        .clone()
-        .and_then(|c| run::metrics(&plan, c, machine.clone(), None, say_line));
+        .flatten()
+        .map(|c| {
+            let host = crate::disks::identity::host();
+            (c, crate::results::stick::machine_name(host.product_serial.as_deref()))
+        });
+    let pusher = remote
+        .as_ref()
+        .and_then(|(c, machine)| run::metrics(&plan, c.clone(), machine.clone(), None, say_line));
     let doc = run::execute(&mut plan, &mut |line| eprintln!("{}", console::safe(line)), &mut |d| {
         if let Some(p) = &pusher {
             p.update(d);
@@ -247,9 +252,9 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
     json.push('\n');
     let written = crate::results::emit::to_file(out_file.take(), &json);
     eprint!("{}", render(&doc));
-    if let (Some(t), Some(c)) = (&plan.results_url, &client) {
+    if let (Some(t), Some((c, machine))) = (&plan.results_url, &remote) {
         let mut log = |l: &str| say_line(l);
-        match remote::send(c, t, &machine, &plan_id, json.as_bytes(), remote::SEND_BOUND, &mut log) {
+        match remote::send(c, t, machine, &plan_id, json.as_bytes(), remote::SEND_BOUND, &mut log) {
             Ok(url) => say(&format!("results sent to {url}")),
             Err(e) => say(&format!("results not sent to the results URL: {e}")),
         }
