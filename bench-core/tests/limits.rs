@@ -218,20 +218,25 @@ fn sources() -> BTreeMap<String, String> {
         .collect()
 }
 
+/// What is wrong with `what` of `n` lines against `max`, `then` being its
+/// size when it was listed (in `list`) if it is: `None` when nothing is.
+fn judge(what: &str, n: usize, max: usize, then: Option<usize>, list: &str, hint: &str) -> Option<String> {
+    match then {
+        Some(then) if n > then => Some(format!("{what}: {n} lines, more than its {then} when listed")),
+        Some(_) if n <= max => Some(format!("{what}: {n} lines, under {max}: take it off {list}")),
+        Some(_) => None,
+        None if n > max => Some(format!("{what}: {n} lines; at most {max}{hint}")),
+        None => None,
+    }
+}
+
 #[test]
 fn no_file_is_over_the_line_limit() {
     let mut bad = Vec::new();
     for (path, text) in sources() {
+        let then = FILES_OVER.iter().find(|(p, _)| *p == path).map(|x| x.1);
         let n = text.lines().count();
-        match FILES_OVER.iter().find(|(p, _)| *p == path) {
-            Some((_, then)) if n > *then => bad.push(format!("{path}: {n} lines, more than its {then} when listed")),
-            Some(_) if n <= FILE_MAX => {
-                bad.push(format!("{path}: {n} lines, under {FILE_MAX}: take it off FILES_OVER"))
-            }
-            Some(_) => {}
-            None if n > FILE_MAX => bad.push(format!("{path}: {n} lines; at most {FILE_MAX} (split it by subject)")),
-            None => {}
-        }
+        bad.extend(judge(&path, n, FILE_MAX, then, "FILES_OVER", " (split it by subject)"));
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
@@ -241,22 +246,8 @@ fn no_function_is_over_the_line_limit() {
     let mut bad = Vec::new();
     for (path, text) in sources() {
         for (name, n) in functions(&text) {
-            let listed = FNS_OVER.iter().find(|(p, f, _)| *p == path && *f == name);
-            match listed {
-                Some((_, _, then)) if n > *then => {
-                    bad.push(format!(
-                        "{path}: fn {name}: {n} lines, more than its {then} when listed"
-                    ));
-                }
-                Some(_) if n <= FN_MAX => {
-                    bad.push(format!(
-                        "{path}: fn {name}: {n} lines, under {FN_MAX}: take it off FNS_OVER"
-                    ));
-                }
-                Some(_) => {}
-                None if n > FN_MAX => bad.push(format!("{path}: fn {name}: {n} lines; at most {FN_MAX}")),
-                None => {}
-            }
+            let then = FNS_OVER.iter().find(|(p, f, _)| *p == path && *f == name).map(|x| x.2);
+            bad.extend(judge(&format!("{path}: fn {name}"), n, FN_MAX, then, "FNS_OVER", ""));
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
