@@ -18,16 +18,17 @@ pub mod acceptance;
 mod acceptance_raw;
 mod existing;
 mod model;
+mod pass;
+mod pass_raw;
 mod raw;
 mod resolve;
-mod scan;
-mod scan_raw;
 #[cfg(test)]
 mod tests;
 mod validate;
 pub mod value;
 
 pub use model::*;
+pub use pass::{BurnPlan, PassPlan, PreconditionPlan, ScanPlan, PURGE_TIME};
+pub use pass_raw::RawSurfaceScan;
 pub use raw::*;
-pub use scan_raw::RawSurfaceScan;
 pub use validate::*;

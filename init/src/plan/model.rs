@@ -11,6 +11,8 @@ use bench_core::units::Nanos;
 
 use crate::disks::identity::{DeviceId, Pin};
 use crate::safety::Grant;
+
+use super::pass::{BurnPlan, PreconditionPlan, ScanPlan};
 pub use crate::stacks::dm::{Mode, Segment};
 use crate::stacks::md::MdLayout;
 /// An md RAID level (the one type md assembles with).
@@ -142,7 +144,7 @@ pub const MAX_COUNTDOWN: Nanos = Nanos::from_secs(600);
 
 /// True if the disk of `serial` is among `disks` (a list of serials;
 /// `None`: every disk).
-fn selects(disks: Option<&[String]>, serial: Option<&str>) -> bool {
+pub(super) fn selects(disks: Option<&[String]>, serial: Option<&str>) -> bool {
     disks.is_none_or(|d| serial.is_some_and(|s| d.iter().any(|x| x == s)))
 }
 
@@ -150,221 +152,6 @@ fn selects(disks: Option<&[String]>, serial: Option<&str>) -> bool {
 /// config does not say (`cpu_dma_latency`), microseconds: no idle state
 /// deeper than polling.
 pub const DEFAULT_CPU_DMA_LATENCY_US: u32 = 0;
-
-/// The config's `surface_scan`, checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScanPlan {
-    /// Only the disks of these serials; `None`: every disk of the plan.
-    pub disks: Option<Vec<String>>,
-    /// The area's first byte.
-    pub offset: u64,
-    /// The area's length; `None`: to each disk's end.
-    pub length: Option<u64>,
-    /// The fraction read, parts per million.
-    pub coverage_ppm: u32,
-    /// The size of each read.
-    pub bs: u32,
-    /// Reads in flight.
-    pub iodepth: u32,
-    /// Re-reads of a failing block.
-    pub retries: u32,
-    /// Unreadable blocks after which a disk's scan stops.
-    pub max_bad: u64,
-    /// Zones of the throughput curve.
-    pub zones: u32,
-    /// Slowest reads recorded.
-    pub slowest: usize,
-    /// The longest a disk's scan may take; `None`: from its size
-    /// ([`ScanPlan::time_for`]).
-    pub max_time: Option<Nanos>,
-    /// Every disk at once.
-    pub parallel: bool,
-}
-
-impl ScanPlan {
-    /// The size of each read when the config gives none.
-    pub const DEFAULT_BS: u32 = 1 << 20;
-    /// Reads in flight when the config gives none.
-    pub const DEFAULT_IODEPTH: u32 = 4;
-    /// Re-reads of a failing block when the config gives none.
-    pub const DEFAULT_RETRIES: u32 = 2;
-    /// Unreadable blocks after which a scan stops, when the config gives none.
-    pub const DEFAULT_MAX_BAD: u64 = 1000;
-    /// Zones when the config gives none.
-    pub const DEFAULT_ZONES: u32 = 100;
-    /// Slowest reads recorded when the config gives none.
-    pub const DEFAULT_SLOWEST: usize = 20;
-    /// The rate a scan's time allowance assumes when the config gives no
-    /// `max_time`: 10 MB/s, below any working disk's slowest zone.
-    pub const FLOOR_RATE: u64 = 10_000_000;
-
-    /// True if the disk of `serial` takes part.
-    pub fn selects(&self, serial: Option<&str>) -> bool {
-        selects(self.disks.as_deref(), serial)
-    }
-
-    /// The area of a disk of `size` bytes: `[start, end)`, or why it has none.
-    pub fn area(&self, size: u64) -> Result<(u64, u64), String> {
-        area(self.offset, self.length, size)
-    }
-
-    /// The longest a scan of `bytes` may take: the config's `max_time`, or
-    /// the bytes at [`ScanPlan::FLOOR_RATE`] and a minute.
-    pub fn time_for(&self, bytes: u64) -> Nanos {
-        time_for(self.max_time, bytes)
-    }
-}
-
-/// The area from `offset`, `length` long (`None`: to the end), of a disk
-/// of `size` bytes: `[start, end)`, or why it has none.
-pub(super) fn area(offset: u64, length: Option<u64>, size: u64) -> Result<(u64, u64), String> {
-    let end = match length {
-        Some(l) => offset.saturating_add(l),
-        None => size,
-    };
-    if offset >= size || end > size {
-        return Err(format!(
-            "the area {offset}..{end} is not within the disk's {size} bytes"
-        ));
-    }
-    Ok((offset, end))
-}
-
-/// The longest a pass over `bytes` may take: `max_time`, or the bytes at
-/// [`ScanPlan::FLOOR_RATE`] and a minute.
-fn time_for(max_time: Option<Nanos>, bytes: u64) -> Nanos {
-    max_time.unwrap_or_else(|| {
-        let secs = bytes / ScanPlan::FLOOR_RATE + 60;
-        Nanos(secs.saturating_mul(1_000_000_000))
-    })
-}
-
-/// The config's `precondition`, checked.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PreconditionPlan {
-    /// The disks preconditioned (target indices), each `destructive` names.
-    pub targets: Vec<usize>,
-    /// The area's first byte.
-    pub offset: u64,
-    /// The area's length; `None`: to each disk's end.
-    pub length: Option<u64>,
-    /// The workload-independent fill first.
-    pub fill: bool,
-    /// The rounds' workload.
-    pub workload: bench_core::steady::Workload,
-    /// Each round's time.
-    pub round: Nanos,
-    /// Rounds at most.
-    pub max_rounds: u32,
-    /// The Measurement Window, rounds.
-    pub window: usize,
-    /// The data excursion limit, percent.
-    pub range_pct: f64,
-    /// The slope excursion limit, percent.
-    pub slope_pct: f64,
-    /// Every disk at once.
-    pub parallel: bool,
-    /// The purge before it (`purge`): `None` none, `Some(None)` `auto`
-    /// (the fastest the disk supports), else that method.
-    pub purge: Option<Option<bench_core::result::EraseMethod>>,
-}
-
-/// The longest a purge is given, when asked (`precondition.purge`): a
-/// sanitize or format of a large drive can take hours.
-pub const PURGE_TIME: Nanos = Nanos(4 * 3600 * 1_000_000_000);
-
-impl PreconditionPlan {
-    /// A round's time when the config gives none: the PTS's minute.
-    pub const DEFAULT_ROUND: Nanos = Nanos(60_000_000_000);
-
-    /// The area of a disk of `size` bytes: `[start, end)`, or why it has none.
-    pub fn area(&self, size: u64) -> Result<(u64, u64), String> {
-        area(self.offset, self.length, size)
-    }
-
-    /// The longest a disk's preconditioning may take: the fill (the area
-    /// twice at [`ScanPlan::FLOOR_RATE`]) and every round with a tenth
-    /// more for its requests in flight, and a minute.
-    pub fn time_for(&self, area: u64) -> Nanos {
-        let purge = if self.purge.is_some() { PURGE_TIME.0 } else { 0 };
-        Nanos(self.time_without_purge(area).0.saturating_add(purge))
-    }
-
-    /// [`Self::time_for`] less the purge's time.
-    fn time_without_purge(&self, area: u64) -> Nanos {
-        let fill = if self.fill {
-            time_for(None, area.saturating_mul(2)).0
-        } else {
-            60_000_000_000
-        };
-        let rounds = self
-            .round
-            .0
-            .saturating_add(self.round.0 / 10)
-            .saturating_mul(u64::from(self.max_rounds));
-        Nanos(fill.saturating_add(rounds))
-    }
-}
-
-/// The config's `burn_in`, checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BurnPlan {
-    /// The disks burnt in (target indices): those of `burn_in.disks`, or
-    /// every disk `destructive` names; each named there.
-    pub targets: Vec<usize>,
-    /// The area's first byte.
-    pub offset: u64,
-    /// The area's length; `None`: to each disk's end.
-    pub length: Option<u64>,
-    /// Sequential passes of patterns, or random ones.
-    pub order: bench_core::result::BurnOrder,
-    /// Sequential: the patterns, in order.
-    pub patterns: Vec<bench_core::burnin::Pattern>,
-    /// How many times the patterns run (random: passes).
-    pub loops: u32,
-    /// The size of each request.
-    pub bs: u32,
-    /// Requests in flight.
-    pub iodepth: u32,
-    /// Retries of a failing block.
-    pub retries: u32,
-    /// Bad blocks after which a disk's burn-in stops.
-    pub max_bad: u64,
-    /// The longest a disk's burn-in may take; `None`: from its bytes.
-    pub max_time: Option<Nanos>,
-    /// Every disk at once.
-    pub parallel: bool,
-}
-
-impl BurnPlan {
-    /// Request size and depth of sequential passes when the config gives
-    /// none (the surface scan's, measured there).
-    pub const SEQUENTIAL_BS: u32 = 1 << 20;
-    /// Requests in flight of sequential passes when the config gives none.
-    pub const SEQUENTIAL_IODEPTH: u32 = 4;
-    /// Random passes: Ironic's fio burn-in, 4 KiB at queue depth 32, 4 loops.
-    pub const RANDOM_BS: u32 = 4096;
-    /// Requests in flight of random passes when the config gives none.
-    pub const RANDOM_IODEPTH: u32 = 32;
-    /// Random passes when the config gives none.
-    pub const RANDOM_LOOPS: u32 = 4;
-    /// Retries of a failing block when the config gives none.
-    pub const DEFAULT_RETRIES: u32 = 2;
-    /// Bad blocks after which a burn-in stops, when the config gives none.
-    pub const DEFAULT_MAX_BAD: u64 = 1000;
-
-    /// The area of a disk of `size` bytes: `[start, end)`, or why it has none.
-    pub fn area(&self, size: u64) -> Result<(u64, u64), String> {
-        area(self.offset, self.length, size)
-    }
-
-    /// The longest a burn-in of `bytes` (written and read, every pass)
-    /// may take: the config's `max_time`, or the bytes at
-    /// [`ScanPlan::FLOOR_RATE`] and a minute.
-    pub fn time_for(&self, bytes: u64) -> Nanos {
-        time_for(self.max_time, bytes)
-    }
-}
 
 /// A SMART self-test the run starts on its disks before the benchmarks.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -917,116 +704,15 @@ pub fn describe_plan_for(plan: &Plan, whom: Described) -> Vec<String> {
     for ti in 0..plan.targets.len() {
         s.extend(target_lines(plan, ti, whom));
     }
-    s.extend(plan.surface_scan.as_ref().map(scan_line));
-    s.extend(plan.burn_in.as_ref().map(|bp| burn_line(plan, bp)));
-    s.extend(plan.precondition.as_ref().map(|pp| precondition_line(plan, pp)));
+    s.extend(plan.surface_scan.as_ref().map(|sp| sp.line()));
+    s.extend(plan.burn_in.as_ref().map(|bp| bp.line(plan)));
+    s.extend(plan.precondition.as_ref().map(|pp| pp.line(plan)));
     s.push(match plan.cpu_dma_latency {
         Some(us) => format!("cpu_dma_latency: held at {us} us from the first test to the last"),
         None => "cpu_dma_latency: off (the CPUs' own idle states)".to_string(),
     });
     s.extend(plan.acceptance.describe());
     s
-}
-
-/// The plan's surface scan in words.
-fn scan_line(sp: &ScanPlan) -> String {
-    let area = match sp.length {
-        Some(l) => format!("{l} B from byte {}", sp.offset),
-        None if sp.offset == 0 => "whole".to_string(),
-        None => format!("from byte {} to the end", sp.offset),
-    };
-    format!(
-        "surface scan: {}, {area}, {:.4}% of the reads, {} B reads, {} in flight, {} retries, stops past {} unreadable blocks, {}{}",
-        sp.disks.as_ref().map_or("every disk".to_string(), |d| format!("disks {}", d.join(", "))),
-        f64::from(sp.coverage_ppm) / 1e4,
-        sp.bs,
-        sp.iodepth,
-        sp.retries,
-        sp.max_bad,
-        if sp.parallel { "all at once" } else { "one after another" },
-        sp.max_time.map_or(String::new(), |t| format!(", at most {} s each", t.0 / 1_000_000_000))
-    )
-}
-
-/// The plan's burn-in in words: which disks (each written whole), the
-/// passes, and how.
-fn burn_line(plan: &Plan, bp: &BurnPlan) -> String {
-    let area = match bp.length {
-        Some(l) => format!("{l} B from byte {}", bp.offset),
-        None if bp.offset == 0 => "every block".to_string(),
-        None => format!("from byte {} to the end", bp.offset),
-    };
-    let passes = match bp.order {
-        bench_core::result::BurnOrder::Sequential => format!(
-            "sequential passes of {}{}",
-            bp.patterns.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
-            if bp.loops > 1 {
-                format!(", {} times", bp.loops)
-            } else {
-                String::new()
-            }
-        ),
-        bench_core::result::BurnOrder::Random => format!("{} random-order passes of random data", bp.loops),
-    };
-    format!(
-        "burn-in (WRITES, destroys the data of): {}; {area}; {passes}, each read back and checked; {} B requests, {} in flight, {} retries, stops past {} bad blocks, {}{}",
-        bp.targets
-            .iter()
-            .map(|&ti| {
-                let i = &plan.targets[ti].info;
-                match &i.write_refusal {
-                    Some(why) => format!("{} (not run: {why})", i.path),
-                    None => i.path.clone(),
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        bp.bs,
-        bp.iodepth,
-        bp.retries,
-        bp.max_bad,
-        if bp.parallel { "all at once" } else { "one after another" },
-        bp.max_time.map_or(String::new(), |t| format!(", at most {} s each", t.0 / 1_000_000_000))
-    )
-}
-
-/// The plan's preconditioning in words: which disks (each written whole),
-/// the fill, the rounds and the steady-state rule.
-fn precondition_line(plan: &Plan, pp: &PreconditionPlan) -> String {
-    let area = match pp.length {
-        Some(l) => format!("{l} B from byte {}", pp.offset),
-        None if pp.offset == 0 => "every block".to_string(),
-        None => format!("from byte {} to the end", pp.offset),
-    };
-    format!(
-        "preconditioning (WRITES, destroys the data of): {}; {area}; {}{} B {} writes, {} in flight, in rounds of {} s \
-         until the last {} are steady (range within {}%, fitted slope within {}% of their mean), at most {} rounds, {}",
-        pp.targets
-            .iter()
-            .map(|&ti| {
-                let i = &plan.targets[ti].info;
-                match &i.write_refusal {
-                    Some(why) => format!("{} (not run: {why})", i.path),
-                    None => i.path.clone(),
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(", "),
-        if pp.fill {
-            "the area written twice in 128 KiB writes, then "
-        } else {
-            ""
-        },
-        pp.workload.bs,
-        if pp.workload.random { "random" } else { "sequential" },
-        pp.workload.depth,
-        pp.round.0 as f64 / 1e9,
-        pp.window,
-        pp.range_pct,
-        pp.slope_pct,
-        pp.max_rounds,
-        if pp.parallel { "all at once" } else { "one after another" },
-    )
 }
 
 /// The plan's first line: its config, profile and seed (and, when `sim`,

@@ -441,15 +441,15 @@ pub struct RawConfig {
     /// Every block of each disk read once before the benchmarks (README
     /// "Surface scan").
     #[serde(default)]
-    pub surface_scan: Option<Obj<super::scan_raw::RawSurfaceScan>>,
+    pub surface_scan: Option<Obj<super::pass_raw::RawSurfaceScan>>,
     /// Every block of each granted disk written and read back before the
     /// benchmarks (docs/burn-in-and-scans.md, "Burn-in").
     #[serde(default)]
-    pub burn_in: Option<Obj<super::scan_raw::RawBurnIn>>,
+    pub burn_in: Option<Obj<super::pass_raw::RawBurnIn>>,
     /// SSD preconditioning to steady state before the benchmarks (README
     /// "Preconditioning").
     #[serde(default)]
-    pub precondition: Option<Obj<super::scan_raw::RawPrecondition>>,
+    pub precondition: Option<Obj<super::pass_raw::RawPrecondition>>,
 }
 
 /// `self_test` as written: a kind alone (every disk), or the object form.

@@ -3,7 +3,7 @@
 //! `destructive` names) claimed for writing as a write test's disk is
 //! (identity and contents checked on the descriptor that writes), then
 //! burnt in with [`bench_core::burnin`]; every disk at once, each on a
-//! thread of its own, unless `parallel` is false ([`super::perdisk`]).
+//! thread of its own, unless `parallel` is false ([`super::pass`]).
 //! A disk the grant or the claim refuses gets a record saying why, and
 //! nothing is written to it.
 
@@ -17,45 +17,103 @@ use bench_core::runner::Stop;
 use bench_core::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
-use super::kmsg::KernelLog;
-use super::perdisk::{self, claimed, drive, Names, Work};
+use super::pass::{claim, Job, Names, Pass};
 use super::selftest::span;
-use crate::plan::{BurnPlan, Plan};
+use crate::plan::{BurnPlan, PassPlan, Plan};
 
 /// What the kernel's lines during the burn-in are recorded as coming
 /// during (`kernel_log[].test`).
 pub const KERNEL_LOG_TEST: &str = "burn_in";
 
-/// Disk `ti`'s burn-in, from the plan; `None` for a disk without an area
-/// (the plan checked every one it selects).
-fn spec_of(plan: &Plan, bp: &BurnPlan, ti: usize) -> Option<BurnSpec> {
-    let i = &plan.targets[ti].info;
-    let (start, end) = bp.area(i.size_bytes).ok()?;
-    Some(BurnSpec {
-        start,
-        end,
-        chunk: bp.bs,
-        depth: bp.iodepth,
-        logical_block: i.logical_block_size.max(512),
-        retries: bp.retries,
-        max_bad: bp.max_bad,
-        order: bp.order,
-        patterns: bp.patterns.clone(),
-        loops: bp.loops,
-        seed: plan.seed,
-    })
-}
+/// The burn-in, as the runner of whole-disk passes runs it: each disk
+/// claimed for writing first.
+#[derive(Clone, Copy, Debug)]
+pub struct Burn;
 
-/// What the plan's burn-in adds to the run's bound: every disk's time
-/// (the longest, when they run at once) and the grace.
-pub fn bound(plan: &Plan) -> Nanos {
-    let Some(bp) = &plan.burn_in else { return Nanos(0) };
-    let times = bp
-        .targets
-        .iter()
-        .filter_map(|&ti| spec_of(plan, bp, ti))
-        .map(|s| bp.time_for(s.planned_bytes()).0);
-    perdisk::bound(times, bp.parallel)
+impl Pass for Burn {
+    type Plan = BurnPlan;
+    type Spec = BurnSpec;
+    type Ready = DevTarget;
+    type Record = Burnt;
+    const NAMES: Names = Names {
+        what: "burn-in",
+        max_time: "its time ran out (burn_in.max_time)",
+        thread: "bootbench-burn",
+        kernel_log_test: KERNEL_LOG_TEST,
+    };
+
+    fn plan(plan: &Plan) -> Option<&BurnPlan> {
+        plan.burn_in.as_ref()
+    }
+
+    fn pass(p: &BurnPlan) -> &PassPlan {
+        &p.pass
+    }
+
+    fn spec(plan: &Plan, bp: &BurnPlan, ti: usize, (start, end): (u64, u64)) -> BurnSpec {
+        BurnSpec {
+            start,
+            end,
+            chunk: bp.pass.bs,
+            depth: bp.pass.iodepth,
+            logical_block: plan.targets[ti].info.logical_block_size.max(512),
+            retries: bp.retries,
+            max_bad: bp.max_bad,
+            order: bp.order,
+            patterns: bp.patterns.clone(),
+            loops: bp.loops,
+            seed: plan.seed,
+        }
+    }
+
+    fn planned(spec: &BurnSpec) -> u64 {
+        spec.planned_bytes()
+    }
+
+    fn time(bp: &BurnPlan, spec: &BurnSpec) -> Nanos {
+        bp.time_for(spec.planned_bytes())
+    }
+
+    fn start_line(path: &str, _: &BurnPlan, spec: &BurnSpec, time: Duration) -> String {
+        let bytes = spec.planned_bytes();
+        let passes = spec.passes();
+        format!(
+            "bootbench-init: {path}: burn-in started ({} passes, {}: {}): {bytes} B written and read back \
+             ({:.1} GB, GB = 10^9) in requests of {} B, {} in flight; at most {}",
+            passes.len(),
+            spec.order,
+            passes.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
+            bytes as f64 / 1e9,
+            spec.chunk,
+            spec.depth,
+            span(time)
+        )
+    }
+
+    fn ready(plan: &mut Plan, ti: usize) -> Result<DevTarget, String> {
+        claim(plan, ti)
+    }
+
+    fn refused(plan: &mut Plan, ti: usize, spec: &BurnSpec, why: String) {
+        plan.targets[ti].info.burn_in = Some(not_run(spec, why));
+    }
+
+    fn failed(spec: &BurnSpec, why: String) -> Burnt {
+        Burnt {
+            rec: not_run(spec, why),
+            wrote: true,
+            refused: None,
+        }
+    }
+
+    fn job(plan: &Plan, ti: usize, _: &BurnPlan, spec: BurnSpec, target: DevTarget) -> Job<Burnt> {
+        let path = plan.targets[ti].info.path.clone();
+        Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| burn_disk(&path, &target, &spec, stop, f, &mut |_| {}))
+    }
+
+    fn finish(plan: &mut Plan, ti: usize, burnt: Burnt, why: Option<&str>, progress: &mut dyn FnMut(&str)) {
+        finish(plan, ti, burnt, why, progress);
+    }
 }
 
 /// What burning in one disk gave: its record, whether any write reached
@@ -123,72 +181,6 @@ pub fn burn_disk(
         wrote: target.wrote(),
         refused,
     }
-}
-
-/// Run the plan's burn-in on every disk it selects and record each in its
-/// target (`info.burn_in`); the kernel's lines naming a disk meanwhile go
-/// to `kmsg`. A disk a write reached is marked written (it gets the
-/// scratch label after the run). Nothing to do without `burn_in`.
-pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: Option<&mut KernelLog>) {
-    let Some(bp) = plan.burn_in.clone() else { return };
-    let chosen: Vec<(usize, BurnSpec)> = bp
-        .targets
-        .iter()
-        .filter_map(|&ti| spec_of(plan, &bp, ti).map(|s| (ti, s)))
-        .collect();
-    let mut works = Vec::new();
-    let claimed = claimed(plan, chosen, "burn-in", progress, &mut |plan, ti, spec, why| {
-        plan.targets[ti].info.burn_in = Some(not_run(spec, why));
-    });
-    for (ti, spec, target) in claimed {
-        let path = plan.targets[ti].info.path.clone();
-        let bytes = spec.planned_bytes();
-        let time = Duration::from_nanos(bp.time_for(bytes).0);
-        let passes = spec.passes();
-        let (p2, s2, s3) = (path.clone(), spec.clone(), spec.clone());
-        works.push(Work {
-            ti,
-            start_line: format!(
-                "bootbench-init: {path}: burn-in started ({} passes, {}: {}): {bytes} B written and read back \
-                 ({:.1} GB, GB = 10^9) in requests of {} B, {} in flight; at most {}",
-                passes.len(),
-                spec.order,
-                passes.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "),
-                bytes as f64 / 1e9,
-                spec.chunk,
-                spec.depth,
-                span(time)
-            ),
-            path,
-            planned: bytes,
-            time,
-            failed: Box::new(move |why| Burnt {
-                rec: not_run(&s3, why),
-                wrote: true,
-                refused: None,
-            }),
-            run: Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| {
-                burn_disk(&p2, &target, &s2, stop, f, &mut |_| {})
-            }),
-        });
-    }
-    let names = Names {
-        what: "burn-in",
-        max_time: "its time ran out (burn_in.max_time)",
-        thread: "bootbench-burn",
-        kernel_log_test: KERNEL_LOG_TEST,
-    };
-    drive(
-        names,
-        works,
-        bp.parallel,
-        stop,
-        progress,
-        kmsg,
-        &mut |ti, burnt, why, progress| {
-            finish(plan, ti, burnt, why, progress);
-        },
-    );
 }
 
 /// Record disk `ti`'s burn-in (asked to stop `why`, if it was), and say it.

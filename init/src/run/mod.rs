@@ -11,7 +11,7 @@ pub mod countdown;
 pub mod engine;
 pub mod kmsg;
 pub mod parallel;
-pub mod perdisk;
+pub mod pass;
 pub mod pmqos;
 pub mod precondition;
 pub mod purge;
@@ -36,6 +36,7 @@ use crate::plan::{Action, Plan, PlanItem};
 use crate::results::metrics::LIVE;
 use crate::run::engine::ThreadedRunner;
 use crate::run::kmsg::KernelLog;
+use crate::run::pass::Pass;
 
 /// Nanoseconds since the Unix epoch (0 if the clock is before it).
 fn now_unix_ns() -> u64 {
@@ -165,17 +166,17 @@ pub fn execute_with(
         KernelLog::start(plan, progress)
     };
     if plan.surface_scan.is_some() && !interrupted(stop) {
-        scan::run(plan, stop, progress, kmsg.as_mut());
+        pass::run::<scan::Scan>(plan, stop, progress, kmsg.as_mut());
         refresh_targets(&mut doc, plan);
         after_test(&doc);
     }
     if plan.burn_in.is_some() && !interrupted(stop) {
-        burnin::run(plan, stop, progress, kmsg.as_mut());
+        pass::run::<burnin::Burn>(plan, stop, progress, kmsg.as_mut());
         refresh_targets(&mut doc, plan);
         after_test(&doc);
     }
     if plan.precondition.is_some() && !interrupted(stop) {
-        precondition::run(plan, stop, progress, kmsg.as_mut());
+        pass::run::<precondition::Precondition>(plan, stop, progress, kmsg.as_mut());
         refresh_targets(&mut doc, plan);
         after_test(&doc);
     }
@@ -389,26 +390,31 @@ pub fn metrics(
 pub fn planned_tests(plan: &Plan) -> Vec<(String, String)> {
     let path = |ti: usize| plan.targets[ti].info.path.clone();
     let mut out = Vec::new();
-    if let Some(sp) = &plan.surface_scan {
-        out.extend(
-            scan::selected(plan, sp)
+    let names = [
+        (
+            scan::Scan::NAMES.kernel_log_test,
+            pass::chosen::<scan::Scan>(plan)
                 .into_iter()
-                .map(|(ti, _)| (path(ti), scan::KERNEL_LOG_TEST.to_string())),
-        );
-    }
-    if let Some(bp) = &plan.burn_in {
-        out.extend(
-            bp.targets
-                .iter()
-                .map(|&ti| (path(ti), burnin::KERNEL_LOG_TEST.to_string())),
-        );
-    }
-    if let Some(pp) = &plan.precondition {
-        out.extend(
-            pp.targets
-                .iter()
-                .map(|&ti| (path(ti), precondition::KERNEL_LOG_TEST.to_string())),
-        );
+                .map(|(ti, _)| ti)
+                .collect::<Vec<_>>(),
+        ),
+        (
+            burnin::Burn::NAMES.kernel_log_test,
+            pass::chosen::<burnin::Burn>(plan)
+                .into_iter()
+                .map(|(ti, _)| ti)
+                .collect(),
+        ),
+        (
+            precondition::Precondition::NAMES.kernel_log_test,
+            pass::chosen::<precondition::Precondition>(plan)
+                .into_iter()
+                .map(|(ti, _)| ti)
+                .collect(),
+        ),
+    ];
+    for (test, tis) in names {
+        out.extend(tis.into_iter().map(|ti| (path(ti), test.to_string())));
     }
     out.extend(plan.items.iter().map(|it| (path(it.target), it.spec.name.clone())));
     out
@@ -579,7 +585,7 @@ pub fn run_bound(plan: &Plan) -> Nanos {
         // The driver's time for the disk is a grace past its own, and it
         // waits a grace more before it abandons the disk's thread.
         let grace = u64::try_from(engine::GRACE.as_nanos()).unwrap_or(u64::MAX);
-        sum = sum.saturating_add(perdisk::bound(std::iter::once(longest.saturating_add(grace)), true).0);
+        sum = sum.saturating_add(pass::bound_of(std::iter::once(longest.saturating_add(grace)), true).0);
     }
     let stacks = u64::try_from(plan.stacks.len()).unwrap_or(u64::MAX);
     sum = sum.saturating_add(stacks.saturating_mul(STACK_ALLOWANCE.0));
@@ -596,9 +602,9 @@ pub fn run_bound(plan: &Plan) -> Nanos {
     Nanos(
         sum.saturating_add(countdown::bound(plan).0)
             .saturating_add(selftest::bound(plan).0)
-            .saturating_add(scan::bound(plan).0)
-            .saturating_add(burnin::bound(plan).0)
-            .saturating_add(precondition::bound(plan).0),
+            .saturating_add(pass::bound::<scan::Scan>(plan).0)
+            .saturating_add(pass::bound::<burnin::Burn>(plan).0)
+            .saturating_add(pass::bound::<precondition::Precondition>(plan).0),
     )
 }
 
@@ -628,9 +634,12 @@ fn bound_line(plan: &Plan, bound: Nanos) -> String {
         )),
         [
             ("countdown", countdown::bound(plan)),
-            ("surface scan", scan::bound(plan)),
-            ("burn-in", burnin::bound(plan)),
-            ("preconditioning", precondition::bound(plan)),
+            (scan::Scan::NAMES.what, pass::bound::<scan::Scan>(plan)),
+            (burnin::Burn::NAMES.what, pass::bound::<burnin::Burn>(plan)),
+            (
+                precondition::Precondition::NAMES.what,
+                pass::bound::<precondition::Precondition>(plan)
+            ),
         ]
         .iter()
         .filter(|(_, b)| b.0 > 0)

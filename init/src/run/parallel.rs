@@ -1,5 +1,5 @@
 //! `parallel: true`: the disks' benchmarks all at once, each disk on a
-//! thread of its own running its tests in order ([`perdisk::drive`]), so a
+//! thread of its own running its tests in order ([`pass::drive`]), so a
 //! server of 24 disks takes the time of its slowest disk, not their sum.
 //! Each disk's figures are then measured while the others run: what a
 //! shared controller, link or CPU costs is in them (the all-at-once run's
@@ -22,7 +22,7 @@ use bench_core::result::{Status, TestResult};
 use bench_core::runner::{run_test, SerialRunner, Stop, StopReason};
 
 use super::engine::{self, DevTarget, ThreadedRunner};
-use super::perdisk::{self, Names, Work};
+use super::pass::{self, Names, Work};
 use super::{
     accounting, health_after, health_before, items_of, refresh_targets, skipped, test_bound, test_deadline, Abandons,
     Run, NOT_RUN_INTERRUPTED,
@@ -105,7 +105,7 @@ impl Run<'_> {
         }
         let mut done: Vec<(usize, DiskRun)> = Vec::new();
         let stop = self.stop;
-        perdisk::drive(
+        pass::drive(
             NAMES,
             works,
             true,
@@ -333,7 +333,7 @@ mod tests {
         let mut plan = plan::validate(&plan::parse(&text, "t").unwrap(), "t", &Overrides::default()).unwrap();
         assert!(plan.parallel);
         let grace = u64::try_from(engine::GRACE.as_nanos()).unwrap();
-        let driver_grace = u64::try_from(perdisk::GRACE.as_nanos()).unwrap();
+        let driver_grace = u64::try_from(pass::GRACE.as_nanos()).unwrap();
         // The granted disk's three tests, each 300 ms and the engine's
         // grace; then the driver's time past it (a grace) and its wait
         // before it abandons a thread: not the sum over the disks.

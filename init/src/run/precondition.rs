@@ -3,55 +3,156 @@
 //! disk it selects (each one `destructive` names) claimed for writing as a
 //! burn-in's is, then filled and driven to steady state with
 //! [`bench_core::steady`]; every disk at once unless `parallel` is false
-//! ([`super::perdisk`]). A disk the grant or the claim refuses gets a
+//! ([`super::pass`]). A disk the grant or the claim refuses gets a
 //! record saying why, and nothing is written to it.
 
 use std::time::Duration;
 
 use bench_core::io::{Access, OpenSpec, Target};
-use bench_core::result::{Precondition, PreconditionEnd};
+use bench_core::result::{Precondition as PreconditionRecord, PreconditionEnd};
 use bench_core::runner::Stop;
 use bench_core::steady::{not_run, precondition, record, PreconditionSpec};
 use bench_core::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
-use super::kmsg::KernelLog;
-use super::perdisk::{self, claimed, drive, Names, Work};
+use super::pass::{claim, Job, Names, Pass};
 use super::selftest::span;
-use crate::plan::{Plan, PreconditionPlan};
+use crate::plan::{PassPlan, Plan, PreconditionPlan};
 
 /// What the kernel's lines during preconditioning are recorded as coming
 /// during (`kernel_log[].test`).
 pub const KERNEL_LOG_TEST: &str = "precondition";
 
-/// Disk `ti`'s preconditioning, from the plan; `None` for a disk without
-/// an area (the plan checked every one it selects).
-fn spec_of(plan: &Plan, pp: &PreconditionPlan, ti: usize) -> Option<PreconditionSpec> {
-    let (start, end) = pp.area(plan.targets[ti].info.size_bytes).ok()?;
-    Some(PreconditionSpec {
-        start,
-        end,
-        fill: pp.fill,
-        workload: pp.workload.clone(),
-        round: pp.round,
-        max_rounds: pp.max_rounds,
-        window: pp.window,
-        range_pct: pp.range_pct,
-        slope_pct: pp.slope_pct,
-        seed: plan.seed,
-    })
-}
+/// Preconditioning, as the runner of whole-disk passes runs it: each disk
+/// claimed for writing first, purged first when the plan asks.
+#[derive(Clone, Copy, Debug)]
+pub struct Precondition;
 
-/// What the plan's preconditioning adds to the run's bound: every disk's
-/// time (the longest, when they run at once) and the grace.
-pub fn bound(plan: &Plan) -> Nanos {
-    let Some(pp) = &plan.precondition else { return Nanos(0) };
-    let times = pp
-        .targets
-        .iter()
-        .filter_map(|&ti| spec_of(plan, pp, ti))
-        .map(|s| pp.time_for(s.end - s.start).0);
-    perdisk::bound(times, pp.parallel)
+impl Pass for Precondition {
+    type Plan = PreconditionPlan;
+    type Spec = PreconditionSpec;
+    type Ready = DevTarget;
+    type Record = (PreconditionRecord, bool);
+    const NAMES: Names = Names {
+        what: "preconditioning",
+        max_time: "its time ran out",
+        thread: "bootbench-precond",
+        kernel_log_test: KERNEL_LOG_TEST,
+    };
+
+    fn plan(plan: &Plan) -> Option<&PreconditionPlan> {
+        plan.precondition.as_ref()
+    }
+
+    fn pass(p: &PreconditionPlan) -> &PassPlan {
+        &p.pass
+    }
+
+    fn spec(plan: &Plan, pp: &PreconditionPlan, _: usize, (start, end): (u64, u64)) -> PreconditionSpec {
+        PreconditionSpec {
+            start,
+            end,
+            fill: pp.fill,
+            workload: pp.workload(),
+            round: pp.round,
+            max_rounds: pp.max_rounds,
+            window: pp.window,
+            range_pct: pp.range_pct,
+            slope_pct: pp.slope_pct,
+            seed: plan.seed,
+        }
+    }
+
+    /// Nothing in bytes: it counts rounds.
+    fn planned(_: &PreconditionSpec) -> u64 {
+        0
+    }
+
+    fn time(pp: &PreconditionPlan, spec: &PreconditionSpec) -> Nanos {
+        pp.time_for(spec.end - spec.start)
+    }
+
+    fn start_line(path: &str, pp: &PreconditionPlan, spec: &PreconditionSpec, time: Duration) -> String {
+        let wl = &spec.workload;
+        format!(
+            "bootbench-init: {path}: preconditioning started: {}{}{} B {} writes, {} in flight, in rounds of {} until \
+             the last {} are steady (within {}% and a fitted slope within {}% of their mean), at most {} rounds; at most {}",
+            pp.purge.map_or(String::new(), |p| format!(
+                "the disk purged first ({}, its own erase command), then ",
+                p.map_or("auto", |m| m.name())
+            )),
+            if spec.fill {
+                "the area written twice in 128 KiB writes, then "
+            } else {
+                ""
+            },
+            wl.bs,
+            if wl.random { "random" } else { "sequential" },
+            wl.depth,
+            span(Duration::from_nanos(spec.round.0)),
+            spec.window,
+            spec.range_pct,
+            spec.slope_pct,
+            spec.max_rounds,
+            span(time)
+        )
+    }
+
+    fn ready(plan: &mut Plan, ti: usize) -> Result<DevTarget, String> {
+        claim(plan, ti)
+    }
+
+    fn refused(plan: &mut Plan, ti: usize, spec: &PreconditionSpec, why: String) {
+        plan.targets[ti].info.precondition = Some(not_run(spec, why));
+    }
+
+    fn failed(spec: &PreconditionSpec, why: String) -> (PreconditionRecord, bool) {
+        (not_run(spec, why), true)
+    }
+
+    fn job(
+        plan: &Plan,
+        ti: usize,
+        pp: &PreconditionPlan,
+        spec: PreconditionSpec,
+        target: DevTarget,
+    ) -> Job<(PreconditionRecord, bool)> {
+        let path = plan.targets[ti].info.path.clone();
+        let ask = pp.purge.map(|asked| PurgeAsk {
+            asked,
+            support: plan.targets[ti].info.erase_support.clone(),
+        });
+        Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| {
+            let Some(ask) = ask else {
+                return precondition_disk(&path, &target, &spec, stop, f);
+            };
+            // The purge first (PTS: before the fill); preconditioning
+            // only once it completed.
+            let purge = purge_disk(&target, &ask, stop, f);
+            let (mut rec, wrote) = if purge.done {
+                precondition_disk(&path, &target, &spec, stop, f)
+            } else {
+                let why = format!(
+                    "not run: the purge ({}) did not complete: {}",
+                    purge.asked,
+                    purge.error.as_deref().unwrap_or("")
+                );
+                (not_run(&spec, why), target.wrote())
+            };
+            rec.purge = Some(purge);
+            (rec, wrote)
+        })
+    }
+
+    fn finish(
+        plan: &mut Plan,
+        ti: usize,
+        (rec, wrote): (PreconditionRecord, bool),
+        why: Option<&str>,
+        progress: &mut dyn FnMut(&str),
+    ) {
+        finish(plan, ti, rec, wrote, why, progress);
+    }
 }
 
 /// What a disk's purge stands on: what the config asked (`None`: `auto`),
@@ -110,7 +211,7 @@ pub fn precondition_disk(
     spec: &PreconditionSpec,
     stop: &Stop,
     progress: &mut dyn FnMut(f64),
-) -> (Precondition, bool) {
+) -> (PreconditionRecord, bool) {
     let wl = &spec.workload;
     let max_len = wl.bs.max(bench_core::steady::FILL_BS);
     let rec = match target.open(&OpenSpec::plain(Access::Direct, true, wl.depth, max_len, spec.seed)) {
@@ -135,104 +236,12 @@ pub fn precondition_disk(
     (rec, target.wrote())
 }
 
-/// Run the plan's preconditioning on every disk it selects and record
-/// each in its target (`info.precondition`); a disk a write reached is
-/// marked written. Nothing to do without `precondition`.
-pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: Option<&mut KernelLog>) {
-    let Some(pp) = plan.precondition.clone() else { return };
-    let chosen: Vec<(usize, PreconditionSpec)> = pp
-        .targets
-        .iter()
-        .filter_map(|&ti| spec_of(plan, &pp, ti).map(|s| (ti, s)))
-        .collect();
-    let mut works = Vec::new();
-    let claimed = claimed(plan, chosen, "preconditioning", progress, &mut |plan, ti, spec, why| {
-        plan.targets[ti].info.precondition = Some(not_run(spec, why));
-    });
-    for (ti, spec, target) in claimed {
-        let path = plan.targets[ti].info.path.clone();
-        let time = Duration::from_nanos(pp.time_for(spec.end - spec.start).0);
-        let (p2, s2, s3) = (path.clone(), spec.clone(), spec.clone());
-        let ask = pp.purge.map(|asked| PurgeAsk {
-            asked,
-            support: plan.targets[ti].info.erase_support.clone(),
-        });
-        let wl = &spec.workload;
-        works.push(Work {
-            ti,
-            start_line: format!(
-                "bootbench-init: {path}: preconditioning started: {}{}{} B {} writes, {} in flight, in rounds of {} until \
-                 the last {} are steady (within {}% and a fitted slope within {}% of their mean), at most {} rounds; at most {}",
-                pp.purge.map_or(String::new(), |p| format!(
-                    "the disk purged first ({}, its own erase command), then ",
-                    p.map_or("auto", |m| m.name())
-                )),
-                if spec.fill {
-                    "the area written twice in 128 KiB writes, then "
-                } else {
-                    ""
-                },
-                wl.bs,
-                if wl.random { "random" } else { "sequential" },
-                wl.depth,
-                span(Duration::from_nanos(spec.round.0)),
-                spec.window,
-                spec.range_pct,
-                spec.slope_pct,
-                spec.max_rounds,
-                span(time)
-            ),
-            path,
-            planned: 0,
-            time,
-            failed: Box::new(move |why| (not_run(&s3, why), true)),
-            run: Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| {
-                let Some(ask) = ask else {
-                    return precondition_disk(&p2, &target, &s2, stop, f);
-                };
-                // The purge first (PTS: before the fill); preconditioning
-                // only once it completed.
-                let purge = purge_disk(&target, &ask, stop, f);
-                let (mut rec, wrote) = if purge.done {
-                    precondition_disk(&p2, &target, &s2, stop, f)
-                } else {
-                    let why = format!(
-                        "not run: the purge ({}) did not complete: {}",
-                        purge.asked,
-                        purge.error.as_deref().unwrap_or("")
-                    );
-                    (not_run(&s2, why), target.wrote())
-                };
-                rec.purge = Some(purge);
-                (rec, wrote)
-            }),
-        });
-    }
-    let names = Names {
-        what: "preconditioning",
-        max_time: "its time ran out",
-        thread: "bootbench-precond",
-        kernel_log_test: KERNEL_LOG_TEST,
-    };
-    drive(
-        names,
-        works,
-        pp.parallel,
-        stop,
-        progress,
-        kmsg,
-        &mut |ti, (rec, wrote), why, progress| {
-            finish(plan, ti, rec, wrote, why, progress);
-        },
-    );
-}
-
 /// Record disk `ti`'s preconditioning (asked to stop `why`, if it was),
 /// and say it.
 fn finish(
     plan: &mut Plan,
     ti: usize,
-    mut rec: Precondition,
+    mut rec: PreconditionRecord,
     wrote: bool,
     why: Option<&str>,
     progress: &mut dyn FnMut(&str),

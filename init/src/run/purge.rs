@@ -290,11 +290,7 @@ mod tests {
             &crate::plan::Overrides::default(),
         )
         .unwrap();
-        let claimed =
-            super::super::perdisk::claimed(&mut plan, vec![(0, ())], "purge", &mut |_| {}, &mut |_, _, _, why| {
-                panic!("{why}")
-            });
-        let (_, (), d) = claimed.into_iter().next().expect("claimed");
+        let d = super::super::pass::claim(&mut plan, 0).expect("claimed");
         let support = bench_core::erase::ata(&[0u8; 512]);
         for m in [
             EraseMethod::NvmeFormatUserData,

@@ -2,7 +2,7 @@
 //! before the benchmarks: every selected disk read once, whole (or the
 //! config's area and coverage), with [`bench_core::scan`]; every disk at
 //! once, each on a thread of its own, unless `parallel` is false
-//! ([`super::perdisk`]). Each disk's scan has its time (`max_time`, or its
+//! ([`super::pass`]). Each disk's scan has its time (`max_time`, or its
 //! bytes at 10 MB/s). Only reads: the disk is opened read-only.
 
 use std::time::Duration;
@@ -14,50 +14,90 @@ use bench_core::scan::{planned_bytes, record, scan, ScanOutcome, ScanSpec};
 use bench_core::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
-use super::kmsg::KernelLog;
-use super::perdisk::{self, drive, Names, Work};
+use super::pass::{Job, Names, Pass};
 use super::selftest::span;
-use crate::plan::{Plan, ScanPlan};
+use crate::plan::{PassPlan, Plan, ScanPlan};
 use crate::results::metrics::LIVE;
 
-/// The disks that take part: real disks (not absent, not simulated, not
-/// arrays or layers) the plan's `surface_scan` selects, each with its scan.
-pub(crate) fn selected(plan: &Plan, sp: &ScanPlan) -> Vec<(usize, ScanSpec)> {
-    (0..plan.targets.len())
-        .filter_map(|ti| {
-            let t = &plan.targets[ti];
-            let i = &t.info;
-            if !plan.is_disk(ti) || t.sim.is_some() || t.missing.is_some() || !sp.selects(i.serial.as_deref()) {
-                return None;
-            }
-            let (start, end) = sp.area(i.size_bytes).ok()?;
-            Some((
-                ti,
-                ScanSpec {
-                    start,
-                    end,
-                    chunk: sp.bs,
-                    depth: sp.iodepth,
-                    coverage_ppm: sp.coverage_ppm,
-                    logical_block: i.logical_block_size.max(512),
-                    retries: sp.retries,
-                    max_bad: sp.max_bad,
-                    zones: sp.zones,
-                    slowest: sp.slowest,
-                },
-            ))
-        })
-        .collect()
-}
+/// The surface scan, as the runner of whole-disk passes runs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Scan;
 
-/// What the plan's surface scan adds to the run's bound: every disk's
-/// time (the longest, when they run at once) and the grace.
-pub fn bound(plan: &Plan) -> Nanos {
-    let Some(sp) = &plan.surface_scan else { return Nanos(0) };
-    let times = selected(plan, sp)
-        .into_iter()
-        .map(|(_, s)| sp.time_for(planned_bytes(&s)).0);
-    perdisk::bound(times, sp.parallel)
+impl Pass for Scan {
+    type Plan = ScanPlan;
+    type Spec = ScanSpec;
+    type Ready = ();
+    type Record = SurfaceScan;
+    const NAMES: Names = Names {
+        what: "surface scan",
+        max_time: "its time ran out (surface_scan.max_time)",
+        thread: "bootbench-scan",
+        kernel_log_test: KERNEL_LOG_TEST,
+    };
+
+    fn plan(plan: &Plan) -> Option<&ScanPlan> {
+        plan.surface_scan.as_ref()
+    }
+
+    fn pass(p: &ScanPlan) -> &PassPlan {
+        &p.pass
+    }
+
+    fn spec(plan: &Plan, sp: &ScanPlan, ti: usize, (start, end): (u64, u64)) -> ScanSpec {
+        ScanSpec {
+            start,
+            end,
+            chunk: sp.pass.bs,
+            depth: sp.pass.iodepth,
+            coverage_ppm: sp.coverage_ppm,
+            logical_block: plan.targets[ti].info.logical_block_size.max(512),
+            retries: sp.retries,
+            max_bad: sp.max_bad,
+            zones: sp.zones,
+            slowest: sp.slowest,
+        }
+    }
+
+    fn planned(spec: &ScanSpec) -> u64 {
+        planned_bytes(spec)
+    }
+
+    fn time(sp: &ScanPlan, spec: &ScanSpec) -> Nanos {
+        sp.time_for(planned_bytes(spec))
+    }
+
+    fn start_line(path: &str, _: &ScanPlan, spec: &ScanSpec, time: Duration) -> String {
+        let bytes = planned_bytes(spec);
+        format!(
+            "bootbench-init: {path}: surface scan started: {bytes} B ({:.1} GB, GB = 10^9) in reads of {} B, {} in flight; at most {}",
+            bytes as f64 / 1e9,
+            spec.chunk,
+            spec.depth,
+            span(time)
+        )
+    }
+
+    /// Nothing: the scan opens its disk read-only on its thread.
+    fn ready(_: &mut Plan, _: usize) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn refused(plan: &mut Plan, ti: usize, spec: &ScanSpec, why: String) {
+        plan.targets[ti].info.surface_scan = Some(failed_record(spec, why));
+    }
+
+    fn failed(spec: &ScanSpec, why: String) -> SurfaceScan {
+        failed_record(spec, why)
+    }
+
+    fn job(plan: &Plan, ti: usize, _: &ScanPlan, spec: ScanSpec, (): ()) -> Job<SurfaceScan> {
+        let path = plan.targets[ti].info.path.clone();
+        Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| scan_disk(&path, &spec, stop, f))
+    }
+
+    fn finish(plan: &mut Plan, ti: usize, rec: SurfaceScan, why: Option<&str>, progress: &mut dyn FnMut(&str)) {
+        finish(plan, ti, rec, why, progress);
+    }
 }
 
 /// One disk's scan, on its own thread: open read-only, scan, the record.
@@ -92,56 +132,6 @@ fn failed_record(spec: &ScanSpec, why: String) -> SurfaceScan {
 /// What the kernel's lines during the scans are recorded as coming
 /// during (`kernel_log[].test`).
 pub const KERNEL_LOG_TEST: &str = "surface_scan";
-
-/// Run the plan's surface scan on every disk it selects and record each
-/// in its target (`info.surface_scan`); the kernel's lines naming a disk
-/// meanwhile go to `kmsg`, as during the scan. Nothing to do without
-/// `surface_scan`.
-pub fn run(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: Option<&mut KernelLog>) {
-    let Some(sp) = plan.surface_scan.clone() else { return };
-    let chosen = selected(plan, &sp);
-    let works = chosen
-        .into_iter()
-        .map(|(ti, spec)| {
-            let path = plan.targets[ti].info.path.clone();
-            let bytes = planned_bytes(&spec);
-            let time = Duration::from_nanos(sp.time_for(bytes).0);
-            let (p2, s2, s3) = (path.clone(), spec.clone(), spec.clone());
-            Work {
-                ti,
-                start_line: format!(
-                    "bootbench-init: {path}: surface scan started: {bytes} B ({:.1} GB, GB = 10^9) in reads of {} B, {} in flight; at most {}",
-                    bytes as f64 / 1e9,
-                    spec.chunk,
-                    spec.depth,
-                    span(time)
-                ),
-                path,
-                planned: bytes,
-                time,
-                failed: Box::new(move |why| failed_record(&s3, why)),
-                run: Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| scan_disk(&p2, &s2, stop, f)),
-            }
-        })
-        .collect();
-    let names = Names {
-        what: "surface scan",
-        max_time: "its time ran out (surface_scan.max_time)",
-        thread: "bootbench-scan",
-        kernel_log_test: KERNEL_LOG_TEST,
-    };
-    drive(
-        names,
-        works,
-        sp.parallel,
-        stop,
-        progress,
-        kmsg,
-        &mut |ti, rec, why, progress| {
-            finish(plan, ti, rec, why, progress);
-        },
-    );
-}
 
 /// Record disk `ti`'s scan (asked to stop `why`, if it was), and say it.
 fn finish(plan: &mut Plan, ti: usize, mut rec: SurfaceScan, why: Option<&str>, progress: &mut dyn FnMut(&str)) {

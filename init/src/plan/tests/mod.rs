@@ -7,6 +7,7 @@ use bench_core::spec::Workload;
 use bench_core::units::{Bytes, Nanos};
 
 use super::model::*;
+use super::pass::*;
 use super::raw::*;
 use super::resolve::*;
 use super::validate::*;
@@ -1057,21 +1058,22 @@ fn a_configs_files_are_found_from_its_directory() {
 #[test]
 fn a_huge_precondition_round_saturates_its_time() {
     let p = PreconditionPlan {
-        targets: vec![0],
-        offset: 0,
-        length: None,
-        fill: true,
-        workload: bench_core::steady::Workload {
+        pass: PassPlan {
+            targets: vec![0],
+            offset: 0,
+            length: None,
             bs: 4096,
-            depth: 32,
-            random: true,
+            iodepth: 32,
+            max_time: None,
+            parallel: true,
         },
+        fill: true,
+        random: true,
         round: Nanos(u64::MAX),
         max_rounds: 25,
         window: 5,
         range_pct: 20.0,
         slope_pct: 10.0,
-        parallel: true,
         purge: Some(None),
     };
     assert_eq!(p.time_for(1 << 40), Nanos(u64::MAX));
@@ -1083,26 +1085,27 @@ fn a_huge_precondition_round_saturates_its_time() {
 fn a_purge_adds_its_time_and_is_read_from_the_config() {
     use bench_core::result::EraseMethod;
     let mut p = PreconditionPlan {
-        targets: vec![0],
-        offset: 0,
-        length: None,
-        fill: true,
-        workload: bench_core::steady::Workload {
+        pass: PassPlan {
+            targets: vec![0],
+            offset: 0,
+            length: None,
             bs: 4096,
-            depth: 32,
-            random: true,
+            iodepth: 32,
+            max_time: None,
+            parallel: true,
         },
+        fill: true,
+        random: true,
         round: Nanos::from_secs(60),
         max_rounds: 25,
         window: 5,
         range_pct: 20.0,
         slope_pct: 10.0,
-        parallel: true,
         purge: None,
     };
     let without = p.time_for(1 << 30);
     p.purge = Some(Some(EraseMethod::NvmeFormatUserData));
-    assert_eq!(p.time_for(1 << 30).0 - without.0, super::model::PURGE_TIME.0);
+    assert_eq!(p.time_for(1 << 30).0 - without.0, super::pass::PURGE_TIME.0);
     for (text, want) in [
         (r#""none""#, None),
         (r#""auto""#, Some(None)),

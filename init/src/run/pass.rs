@@ -1,19 +1,23 @@
-//! Work that goes over whole disks before the benchmarks (the surface scan,
-//! the burn-in): every disk at once, each on a thread of its own, or one
-//! after another; progress and an ETA on the console; each disk's time,
-//! after which (or when the run is interrupted) its work is asked to stop
-//! after its requests in flight; and work that has not returned a grace
-//! after that abandoned with its thread and buffers (never freed while the
-//! kernel may write into them).
+//! The one runner of the whole-disk passes (the surface scan, the
+//! burn-in, preconditioning: [`Pass`]): each disk the pass's plan selects
+//! made ready (a pass that writes claims it, [`claim`]), its work on a
+//! thread of its own, every disk at once or one after another; progress
+//! and an ETA on the console; each disk's time, after which (or when the
+//! run is interrupted) its work is asked to stop after its requests in
+//! flight; and work that has not returned a grace after that abandoned
+//! with its thread and buffers (never freed while the kernel may write
+//! into them).
 
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bench_core::runner::{Stop, StopReason};
+use bench_core::units::Nanos;
 
 use super::kmsg::KernelLog;
 use super::selftest::span;
+use crate::plan::{PassPlan, Plan};
 use crate::results::metrics::LIVE;
 
 /// How long work may take to return after it was asked to stop.
@@ -79,14 +83,14 @@ pub struct Names {
 /// What work over whole disks adds to the run's bound: the disks' times
 /// (in ns; the longest when they run at once, else their sum) and the
 /// grace after a stop.
-pub fn bound(times: impl Iterator<Item = u64>, parallel: bool) -> bench_core::units::Nanos {
+pub fn bound_of(times: impl Iterator<Item = u64>, parallel: bool) -> Nanos {
     let t = if parallel {
         times.max().unwrap_or(0)
     } else {
         times.fold(0u64, u64::saturating_add)
     };
     let grace = u64::try_from(GRACE.as_nanos()).unwrap_or(u64::MAX);
-    bench_core::units::Nanos(t.saturating_add(grace))
+    Nanos(t.saturating_add(grace))
 }
 
 /// A message from a disk's thread.
@@ -238,31 +242,113 @@ pub fn drive<R: Send + 'static>(
     }
 }
 
-/// Claim each disk of `chosen` for writing its whole area (a burn-in,
-/// preconditioning: [`claim`]): those claimed, with their
-/// targets; a disk refused is said (`what not run: why`) and given to
-/// `refused` with why, and nothing is written to it.
-pub fn claimed<S>(
-    plan: &mut crate::plan::Plan,
-    chosen: Vec<(usize, S)>,
-    what: &str,
-    progress: &mut dyn FnMut(&str),
-    refused: &mut dyn FnMut(&mut crate::plan::Plan, usize, &S, String),
-) -> Vec<(usize, S, super::engine::DevTarget)> {
-    let mut out = Vec::new();
-    for (ti, spec) in chosen {
-        match claim(plan, ti) {
-            Ok(t) => out.push((ti, spec, t)),
+/// One kind of whole-disk pass, as the runner sees it: what it is
+/// called, how each disk's part of it is made from the plan, made ready,
+/// run, bounded, and recorded. [`run`] and [`bound`] do the rest, the same
+/// for every kind.
+pub trait Pass {
+    /// Its plan (`ScanPlan`, ...).
+    type Plan: Clone;
+    /// One disk's part of it.
+    type Spec: Clone + Send + 'static;
+    /// What a disk's ready state is (a pass that writes: its claimed target).
+    type Ready: Send + 'static;
+    /// What a disk's thread returns.
+    type Record: Send + 'static;
+    /// What it is called.
+    const NAMES: Names;
+
+    /// The plan's pass of this kind, if it has one.
+    fn plan(plan: &Plan) -> Option<&Self::Plan>;
+    /// What its plan shares with every pass's.
+    fn pass(p: &Self::Plan) -> &PassPlan;
+    /// Disk `ti`'s part, over `area`.
+    fn spec(plan: &Plan, p: &Self::Plan, ti: usize, area: (u64, u64)) -> Self::Spec;
+    /// The bytes it moves (0: it counts rounds).
+    fn planned(spec: &Self::Spec) -> u64;
+    /// The longest it may take on one disk.
+    fn time(p: &Self::Plan, spec: &Self::Spec) -> Nanos;
+    /// What the console says when it starts on disk `path`, of time `time`.
+    fn start_line(path: &str, p: &Self::Plan, spec: &Self::Spec, time: Duration) -> String;
+    /// Make disk `ti` ready, before any thread starts: a pass that writes
+    /// claims it ([`claim`]); or why it may not run there.
+    fn ready(plan: &mut Plan, ti: usize) -> Result<Self::Ready, String>;
+    /// Record on disk `ti`, which [`Pass::ready`] refused (`why`), that
+    /// nothing was done.
+    fn refused(plan: &mut Plan, ti: usize, spec: &Self::Spec, why: String);
+    /// The record of the pass on a disk where it could not start, or was
+    /// abandoned.
+    fn failed(spec: &Self::Spec, why: String) -> Self::Record;
+    /// The work on disk `ti`, for its thread.
+    fn job(plan: &Plan, ti: usize, p: &Self::Plan, spec: Self::Spec, ready: Self::Ready) -> Job<Self::Record>;
+    /// Record disk `ti`'s record (asked to stop `why`, if it was) and say it.
+    fn finish(plan: &mut Plan, ti: usize, rec: Self::Record, why: Option<&str>, progress: &mut dyn FnMut(&str));
+}
+
+/// The disks the plan's pass of kind `P` goes over, with each one's part:
+/// those of its plan that have its area.
+pub fn chosen<P: Pass>(plan: &Plan) -> Vec<(usize, P::Spec)> {
+    let Some(p) = P::plan(plan) else { return Vec::new() };
+    let pass = P::pass(p);
+    pass.targets
+        .iter()
+        .filter_map(|&ti| {
+            let area = pass.area(plan.targets[ti].info.size_bytes).ok()?;
+            Some((ti, P::spec(plan, p, ti, area)))
+        })
+        .collect()
+}
+
+/// What the plan's pass of kind `P` adds to the run's bound ([`bound_of`]).
+pub fn bound<P: Pass>(plan: &Plan) -> Nanos {
+    let Some(p) = P::plan(plan) else { return Nanos(0) };
+    let times = chosen::<P>(plan).into_iter().map(|(_, s)| P::time(p, &s).0);
+    bound_of(times, P::pass(p).parallel)
+}
+
+/// Run the plan's pass of kind `P` on every disk it selects and record each
+/// ([`Pass::finish`]); the kernel's lines naming a disk meanwhile go to
+/// `kmsg`. A disk that cannot be made ready is said (`what not run: why`)
+/// and recorded ([`Pass::refused`]), and nothing is done to it. Nothing to
+/// do without the pass.
+pub fn run<P: Pass>(plan: &mut Plan, stop: &Stop, progress: &mut dyn FnMut(&str), kmsg: Option<&mut KernelLog>) {
+    let Some(p) = P::plan(plan).cloned() else { return };
+    let mut works = Vec::new();
+    for (ti, spec) in chosen::<P>(plan) {
+        let ready = match P::ready(plan, ti) {
+            Ok(r) => r,
             Err(why) => {
                 progress(&format!(
-                    "bootbench-init: {}: {what} not run: {why}",
-                    plan.targets[ti].info.path
+                    "bootbench-init: {}: {} not run: {why}",
+                    plan.targets[ti].info.path,
+                    P::NAMES.what
                 ));
-                refused(plan, ti, &spec, why);
+                P::refused(plan, ti, &spec, why);
+                continue;
             }
-        }
+        };
+        let path = plan.targets[ti].info.path.clone();
+        let time = Duration::from_nanos(P::time(&p, &spec).0);
+        let s2 = spec.clone();
+        works.push(Work {
+            ti,
+            start_line: P::start_line(&path, &p, &spec, time),
+            path,
+            planned: P::planned(&spec),
+            time,
+            failed: Box::new(move |why| P::failed(&s2, why)),
+            run: P::job(plan, ti, &p, spec, ready),
+        });
     }
-    out
+    drive(
+        P::NAMES,
+        works,
+        P::pass(&p).parallel,
+        stop,
+        progress,
+        kmsg,
+        &mut |ti, rec, why, progress| P::finish(plan, ti, rec, why, progress),
+    );
 }
 
 /// A running disk's progress in words.
@@ -297,7 +383,7 @@ fn progress_line<R>(names: Names, r: &Running<R>) -> String {
 
 /// Claim disk `ti` for writing its whole area (a burn-in, preconditioning)
 /// and open it: the target, or why not.
-fn claim(plan: &mut crate::plan::Plan, ti: usize) -> Result<super::engine::DevTarget, String> {
+pub fn claim(plan: &mut Plan, ti: usize) -> Result<super::engine::DevTarget, String> {
     let t = &plan.targets[ti];
     let Some(g) = t.grant.clone() else {
         return Err(t

@@ -1,7 +1,8 @@
-//! The config's `surface_scan` and `burn_in` as written
-//! (docs/burn-in-and-scans.md): every key optional; [`super::scan`] checks them into
-//! a [`ScanPlan`](super::model::ScanPlan) and a
-//! [`BurnPlan`](super::model::BurnPlan).
+//! The whole-disk passes' sections as written (`surface_scan`, `burn_in`,
+//! `precondition`; docs/burn-in-and-scans.md): every key optional;
+//! [`super::pass`] checks them into a [`ScanPlan`](super::pass::ScanPlan),
+//! a [`BurnPlan`](super::pass::BurnPlan) and a
+//! [`PreconditionPlan`](super::pass::PreconditionPlan).
 
 use bench_core::burnin::Pattern;
 use bench_core::result::BurnOrder;
