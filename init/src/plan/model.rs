@@ -507,27 +507,7 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
             info.members = members.iter().map(path).collect();
             info.chunk_bytes = Some(u64::from(*chunk_bytes));
             info.layout = layout.map(|l| l.name().to_string());
-            info.notes = match &st.existing {
-                None => vec![
-                    "no write-intent bitmap (mdadm's default has one)".to_string(),
-                    "no superblock, assembled clean: no resync ran".to_string(),
-                ],
-                Some(e) => {
-                    info.options.insert("uuid".to_string(), e.uuid.clone());
-                    info.options.insert("metadata".to_string(), e.metadata.clone());
-                    if let Some(n) = &e.md_name {
-                        info.options.insert("md_name".to_string(), n.clone());
-                    }
-                    let mut notes = vec![format!(
-                        "an existing array, assembled read-only from its members' superblocks (metadata {})",
-                        e.metadata
-                    )];
-                    if e.missing > 0 {
-                        notes.push(format!("degraded: {} slot(s) without a member", e.missing));
-                    }
-                    notes
-                }
-            };
+            info.notes = array_notes(&mut info, st.existing.as_ref());
         }
         StackKind::Crypt {
             cipher,
@@ -621,6 +601,30 @@ pub fn stack_info(targets: &[PlannedTarget], st: &PlannedStack) -> StackInfo {
         info.options.insert("read_ahead_kb".to_string(), (b / 1024).to_string());
     }
     info
+}
+
+/// The notes of an md array's record (and, for an existing one, its
+/// identity in `info`'s options).
+fn array_notes(info: &mut StackInfo, existing: Option<&ExistingMd>) -> Vec<String> {
+    let Some(e) = existing else {
+        return vec![
+            "no write-intent bitmap (mdadm's default has one)".to_string(),
+            "no superblock, assembled clean: no resync ran".to_string(),
+        ];
+    };
+    info.options.insert("uuid".to_string(), e.uuid.clone());
+    info.options.insert("metadata".to_string(), e.metadata.clone());
+    if let Some(n) = &e.md_name {
+        info.options.insert("md_name".to_string(), n.clone());
+    }
+    let mut notes = vec![format!(
+        "an existing array, assembled read-only from its members' superblocks (metadata {})",
+        e.metadata
+    )];
+    if e.missing > 0 {
+        notes.push(format!("degraded: {} slot(s) without a member", e.missing));
+    }
+    notes
 }
 
 /// Once a stack is assembled: its target takes the device's path, kind and

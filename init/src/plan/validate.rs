@@ -538,15 +538,7 @@ pub(super) fn plan_targets(
         );
         items.extend(target_items(&targets[ti], ti, &tests, skip)?);
     }
-    let test_deadline = match &raw.test_deadline {
-        None => None,
-        Some(v) if v.ns.0 > 0 => Some(v.ns),
-        Some(v) => {
-            return err(format!(
-                "test_deadline: {v} is zero; expected a duration such as \"5s\""
-            ))
-        }
-    };
+    let test_deadline = test_deadline(raw)?;
     let self_test = self_test_plan(raw, &targets)?;
     let surface_scan = super::pass::scan_plan(raw.surface_scan.as_ref(), &targets)?;
     let burn_in = super::pass::burn_plan(raw.burn_in.as_ref(), &targets, destructive.as_ref())?;
@@ -575,8 +567,24 @@ pub(super) fn plan_targets(
         precondition,
         countdown: countdown(raw.destructive.as_deref())?,
     };
-    // An existing array or volume is never written, nor anything beneath
-    // it, whatever `destructive` says: their data is the user's.
+    never_write_existing(&mut plan);
+    Ok(plan)
+}
+
+/// `test_deadline`, checked: above zero.
+fn test_deadline(raw: &RawConfig) -> Result<Option<Nanos>, ConfigError> {
+    match &raw.test_deadline {
+        None => Ok(None),
+        Some(v) if v.ns.0 > 0 => Ok(Some(v.ns)),
+        Some(v) => err(format!(
+            "test_deadline: {v} is zero; expected a duration such as \"5s\""
+        )),
+    }
+}
+
+/// An existing array or volume is never written, nor anything beneath
+/// it, whatever `destructive` says: their data is the user's.
+fn never_write_existing(plan: &mut Plan) {
     let existing: Vec<(usize, Vec<usize>, (&str, String))> = plan
         .stacks
         .iter()
@@ -586,11 +594,10 @@ pub(super) fn plan_targets(
     for (target, under, (why, why_under)) in existing {
         // An existing array beneath a volume keeps its own reason.
         for m in under.into_iter().filter(|m| !own.contains(m)) {
-            super::model::withdraw_writes(&mut plan, m, &why_under);
+            super::model::withdraw_writes(plan, m, &why_under);
         }
-        super::model::withdraw_writes(&mut plan, target, why);
+        super::model::withdraw_writes(plan, target, why);
     }
-    Ok(plan)
 }
 
 /// `scaling`, checked: only with `all_at_once`.
