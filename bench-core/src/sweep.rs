@@ -345,3 +345,154 @@ impl<'a, Q: IoQueue, C: Clock> Engine<'a, Q, C> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::cell::Cell;
+
+    const LB: u32 = 512;
+
+    /// A clock that moves 1 us each time it is read.
+    struct Ticks(Cell<u64>);
+    impl Clock for Ticks {
+        fn now(&self) -> Nanos {
+            self.0.set(self.0.get() + 1000);
+            Nanos(self.0.get())
+        }
+    }
+
+    /// A queue whose requests complete in order, one per reap, failing
+    /// those that cover a block of `bad`; it logs every request as
+    /// (first block, blocks).
+    struct Blocks {
+        bad: Vec<u64>,
+        queued: Vec<(usize, IoReq)>,
+        log: Vec<(u64, u32)>,
+    }
+    impl IoQueue for Blocks {
+        fn depth(&self) -> usize {
+            4
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            self.queued.push((slot, req));
+            self.log.push((req.offset / u64::from(LB), req.len / LB));
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            if !self.queued.is_empty() {
+                let (slot, req) = self.queued.remove(0);
+                let (first, blocks) = (req.offset / u64::from(LB), u64::from(req.len / LB));
+                let bad = self.bad.iter().any(|b| (first..first + blocks).contains(b));
+                let result = if bad { Err(5) } else { Ok(req.len) };
+                out.push(Completion { slot, result });
+            }
+            Ok(())
+        }
+    }
+
+    /// Reads of 4 blocks over 16, judged as the scan (`EVERY` false) or
+    /// the burn-in judges; at most `max_bad` unreadable blocks.
+    struct Reads<'s, const EVERY: bool> {
+        next: u64,
+        max_bad: usize,
+        unreadable: Vec<u64>,
+        /// Stop at the first failed request.
+        stop_at_failure: Option<&'s Stop>,
+    }
+    impl<const EVERY: bool> Sweep for Reads<'_, EVERY> {
+        type Found = ();
+        const JUDGE_EVERY_BLOCK: bool = EVERY;
+        const TIMED_NARROWING: bool = false;
+        fn next(&mut self, _: &[Option<Inflight>]) -> Option<(IoReq, u64)> {
+            (self.next < 4).then(|| {
+                self.next += 1;
+                let req = IoReq {
+                    op: Op::Read,
+                    offset: (self.next - 1) * 4 * u64::from(LB),
+                    len: 4 * LB,
+                };
+                (req, self.next - 1)
+            })
+        }
+        fn submitted(&mut self, _: IoReq, _: u64, _: Nanos) {}
+        fn completed<Q: IoQueue>(&mut self, _: &Q, f: Finished) -> Result<(), IoError> {
+            if let (false, Some(stop)) = (f.ok, self.stop_at_failure) {
+                stop.request(crate::runner::StopReason::Interrupted);
+            }
+            Ok(())
+        }
+        fn narrowed<Q: IoQueue>(&mut self, _: &Q, b: IoReq, ok: Option<u32>, _: Nanos) -> Result<(), IoError> {
+            if ok.is_none() {
+                self.unreadable.push(b.offset / u64::from(b.len));
+            }
+            Ok(())
+        }
+        fn too_many_bad(&self) -> bool {
+            self.unreadable.len() > self.max_bad
+        }
+        fn progress(&self) -> (f64, ()) {
+            (0.0, ())
+        }
+    }
+
+    fn run<const EVERY: bool>(
+        bad: &[u64],
+        depth: u32,
+        max_bad: usize,
+        stop: Option<&Stop>,
+    ) -> (End, Vec<(u64, u32)>, Vec<u64>) {
+        let mut q = Blocks {
+            bad: bad.to_vec(),
+            queued: Vec::new(),
+            log: Vec::new(),
+        };
+        let mut s = Reads::<EVERY> {
+            next: 0,
+            max_bad,
+            unreadable: Vec::new(),
+            stop_at_failure: stop,
+        };
+        let never = Stop::new();
+        let clock = Ticks(Cell::new(0));
+        let mut e = Engine::new(&mut q, &clock, depth, LB, 1);
+        let end = e.run(&mut s, stop.unwrap_or(&never), &mut |_, ()| {}).expect("run");
+        (end, q.log, s.unreadable)
+    }
+
+    /// A failed request waits for the requests in flight, and nothing new
+    /// goes before it is narrowed: each of its blocks alone, a failing one
+    /// tried again `retries` times.
+    #[test]
+    fn a_failed_request_is_narrowed_once_the_queue_is_idle() {
+        let (end, log, bad) = run::<false>(&[5], 2, 10, None);
+        assert_eq!((end, bad), (End::Done, vec![5]));
+        let want = [(0, 4), (4, 4), (8, 4), (4, 1), (5, 1), (5, 1), (6, 1), (7, 1), (12, 4)];
+        assert_eq!(log, want);
+    }
+
+    /// Past `max_bad`, the scan's judging (after an unreadable block only)
+    /// narrows the next failed request up to its first unreadable block;
+    /// the burn-in's (after every block) stops at its first block.
+    #[test]
+    fn too_many_bad_is_judged_as_the_configuration_says() {
+        let (end, log, bad) = run::<false>(&[1, 6], 4, 0, None);
+        assert_eq!((end, bad), (End::TooManyBad, vec![1, 6]));
+        let narrowed: Vec<u64> = log[4..].iter().map(|r| r.0).collect();
+        assert_eq!(narrowed, [0, 1, 1, 4, 5, 6, 6]);
+        let (end, log, bad) = run::<true>(&[1, 6], 4, 0, None);
+        assert_eq!((end, bad), (End::TooManyBad, vec![1]));
+        let narrowed: Vec<u64> = log[4..].iter().map(|r| r.0).collect();
+        assert_eq!(narrowed, [0, 1, 1, 4]);
+    }
+
+    /// A stop ends the pass after the requests in flight; what failed is
+    /// then not narrowed.
+    #[test]
+    fn a_stop_drains_the_queue_and_narrows_nothing() {
+        let stop = Stop::new();
+        let (end, log, bad) = run::<false>(&[5], 4, 10, Some(&stop));
+        assert_eq!((end, bad), (End::Stopped, vec![]));
+        assert_eq!(log, [(0, 4), (4, 4), (8, 4), (12, 4)]);
+    }
+}
