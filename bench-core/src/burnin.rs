@@ -569,7 +569,7 @@ impl Sweep for Burn<'_> {
         self.pass.pattern.fill(offset, buf);
     }
 
-    fn submitted(&mut self, req: IoReq, _: u64, now: Nanos) {
+    fn submitted(&mut self, req: IoReq, now: Nanos) {
         let span = if req.op == Op::Write {
             &mut self.pass.write_span
         } else {

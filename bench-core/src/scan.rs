@@ -310,7 +310,7 @@ impl Sweep for Scan<'_> {
         ))
     }
 
-    fn submitted(&mut self, req: IoReq, _: u64, now: Nanos) {
+    fn submitted(&mut self, req: IoReq, now: Nanos) {
         let z = self.zone_of(req.offset);
         self.zone_first[z].get_or_insert(now);
     }

@@ -109,7 +109,7 @@ pub(crate) trait Sweep {
     fn fill(&self, _offset: u64, _buf: &mut [u8]) {}
 
     /// `req` (as [`Sweep::next`] gave it) was submitted at `now`.
-    fn submitted(&mut self, req: IoReq, index: u64, now: Nanos);
+    fn submitted(&mut self, req: IoReq, now: Nanos);
 
     /// A request completed (one that failed is narrowed later).
     fn completed<Q: IoQueue>(&mut self, q: &Q, f: Finished) -> Result<(), IoError>;
@@ -227,7 +227,7 @@ impl<'a, Q: IoQueue, C: Clock> Engine<'a, Q, C> {
                 self.q.submit(slot, req)?;
                 self.free.pop();
                 self.inflight[slot] = Some(Inflight { req, index, at: now });
-                s.submitted(req, index, now);
+                s.submitted(req, now);
                 issued = true;
             }
             // An io_uring commit is a system call even with nothing queued.
@@ -415,7 +415,7 @@ mod tests {
                 (req, self.next - 1)
             })
         }
-        fn submitted(&mut self, _: IoReq, _: u64, _: Nanos) {}
+        fn submitted(&mut self, _: IoReq, _: Nanos) {}
         fn completed<Q: IoQueue>(&mut self, _: &Q, f: Finished) -> Result<(), IoError> {
             if let (false, Some(stop)) = (f.ok, self.stop_at_failure) {
                 stop.request(crate::runner::StopReason::Interrupted);
