@@ -25,6 +25,10 @@
 //! A write the kernel refuses before the disk is asked (EPERM, EROFS: a
 //! device held read-only) marks no block: it ends the burn-in with that
 //! error, for the caller to report as a refused grant.
+//!
+//! Each phase (a sequential pass's writes, its reads; a random pass) is
+//! one run of the whole-disk pass the surface scan shares (`sweep.rs`);
+//! the burn-in gives it its order and patterns and checks what it read.
 
 use alloc::string::String;
 use alloc::vec::Vec;

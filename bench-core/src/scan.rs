@@ -12,6 +12,10 @@
 //! unreadable (its LBA is recorded), one a retry returned is recovered. The
 //! scan goes on past unreadable blocks until more than `max_bad` of them
 //! are found. It only reads: nothing asks the drive to reassign a block.
+//!
+//! The loop, the narrowing and the ending are the whole-disk pass's that
+//! the burn-in shares (`sweep.rs`); the scan gives it its reads and
+//! records what they found.
 
 use alloc::vec;
 use alloc::vec::Vec;
