@@ -25,15 +25,19 @@
 //! A write the kernel refuses before the disk is asked (EPERM, EROFS: a
 //! device held read-only) marks no block: it ends the burn-in with that
 //! error, for the caller to report as a refused grant.
+//!
+//! Each phase (a sequential pass's writes, its reads; a random pass) is
+//! one run of the whole-disk pass the surface scan shares (`sweep.rs`);
+//! the burn-in gives it its order and patterns and checks what it read.
 
 use alloc::string::String;
-use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op};
+use crate::io::{Clock, IoError, IoQueue, IoReq, Op};
 use crate::result::{BurnEndState, BurnIn, BurnOrder, BurnPass};
 use crate::rng::{splitmix64, Permutation};
 use crate::runner::Stop;
+use crate::sweep::{no_buffer, End, Engine, Finished, Inflight, Sweep};
 use crate::units::Nanos;
 
 /// What a pass writes.
@@ -365,38 +369,29 @@ pub fn burn_in<Q: IoQueue, C: Clock>(
     progress: &mut dyn FnMut(f64, Found),
     between: BetweenHook<'_>,
 ) -> Result<BurnOutcome, IoError> {
-    let depth = usize::try_from(spec.depth).unwrap_or(1).clamp(1, q.depth().max(1));
+    let mut engine = Engine::new(q, clock, spec.depth, spec.logical_block, spec.retries);
     let mut b = Burn {
         spec,
-        q,
-        clock,
-        depth,
-        inflight: vec![None; depth],
-        free: (0..depth).rev().collect(),
-        comps: Vec::with_capacity(depth),
-        failed: Vec::new(),
         bad_before: 0,
         found_before: Found::default(),
         done_before: 0,
         planned_all: spec.planned_bytes(),
-        next_report: Nanos(0),
         pass: PassOutcome::new(Pattern::Byte(0)),
+        walk: Walk::new(Phase::Write, 0, 0),
     };
-    let t0 = clock.now();
-    b.next_report = t0 + Nanos::from_secs(1);
     let mut passes = Vec::new();
     let mut end = BurnEndState::Done;
     for (i, pattern) in spec.passes().into_iter().enumerate() {
         b.pass = PassOutcome::new(pattern).with_end(BurnEndState::Done, spec.end.saturating_sub(spec.start));
         match spec.order {
             BurnOrder::Sequential => {
-                b.run(stop, progress, Phase::Write)?;
+                b.run(&mut engine, stop, progress, Phase::Write)?;
                 if b.pass.end == BurnEndState::Done {
                     between(i);
-                    b.run(stop, progress, Phase::Read)?;
+                    b.run(&mut engine, stop, progress, Phase::Read)?;
                 }
             }
-            BurnOrder::Random => b.run(stop, progress, Phase::Mixed)?,
+            BurnOrder::Random => b.run(&mut engine, stop, progress, Phase::Mixed)?,
         }
         b.bad_before += b.pass.bad();
         b.found_before = b.found_before.max(b.pass.found());
@@ -411,7 +406,7 @@ pub fn burn_in<Q: IoQueue, C: Clock>(
     Ok(BurnOutcome {
         passes,
         end,
-        elapsed: clock.now().saturating_sub(t0),
+        elapsed: engine.elapsed(),
     })
 }
 
@@ -427,27 +422,81 @@ enum Phase {
     Mixed,
 }
 
-/// A request in flight: its op, offset, length, and (writes of the mixed
-/// phase) its index in the permutation's order.
-#[derive(Clone, Copy, Debug)]
-struct Inflight {
-    op: Op,
-    offset: u64,
-    len: u32,
-    index: u64,
+/// A phase's order: the next request to write and to read (indices in
+/// the phase's order, the area's or the permutation's).
+struct Walk {
+    phase: Phase,
+    /// The requests of the area.
+    n: u64,
+    /// The mixed phase's order; the sequential phases go in the area's.
+    perm: Option<Permutation>,
+    w: u64,
+    r: u64,
+    prefer_read: bool,
 }
 
-/// One burn-in's state ([`burn_in`]).
-struct Burn<'a, Q, C> {
+impl Walk {
+    /// `phase` over `n` requests, the mixed phase's order keyed by `key`.
+    fn new(phase: Phase, n: u64, key: u64) -> Walk {
+        let (w, r) = match phase {
+            Phase::Write => (0, n),
+            Phase::Read => (n, 0),
+            Phase::Mixed => (0, 0),
+        };
+        let perm = (phase == Phase::Mixed).then(|| {
+            let mut s = key;
+            Permutation::new(n, splitmix64(&mut s))
+        });
+        Walk {
+            phase,
+            n,
+            perm,
+            w,
+            r,
+            prefer_read: false,
+        }
+    }
+
+    /// The next request's op and index in the phase's order, if one may go.
+    fn next(&mut self, inflight: &[Option<Inflight>]) -> Option<(Op, u64)> {
+        let (n, w, r) = (self.n, self.w, self.r);
+        // Reads go only to blocks whose write has completed: below the
+        // first write still in flight (the mixed phase).
+        let written_below = inflight
+            .iter()
+            .flatten()
+            .filter(|f| f.req.op == Op::Write)
+            .map(|f| f.index)
+            .min()
+            .unwrap_or(w);
+        let can_read = r < n && (self.phase == Phase::Read || r < written_below);
+        let can_write = w < n;
+        let op = match (can_read, can_write) {
+            (true, true) if self.prefer_read => Op::Read,
+            (_, true) => Op::Write,
+            (true, false) => Op::Read,
+            (false, false) => return None,
+        };
+        self.prefer_read = op == Op::Write;
+        if op == Op::Write {
+            self.w += 1;
+            Some((op, w))
+        } else {
+            self.r += 1;
+            Some((op, r))
+        }
+    }
+
+    /// Where request `i` of the phase's order is in the area's.
+    fn at(&self, i: u64) -> u64 {
+        self.perm.as_ref().map_or(i, |p| p.at(i))
+    }
+}
+
+/// One burn-in's state ([`burn_in`]): the one pass ([`crate::sweep`])
+/// writing and reading back, phase after phase.
+struct Burn<'a> {
     spec: &'a BurnSpec,
-    q: &'a mut Q,
-    clock: &'a C,
-    depth: usize,
-    inflight: Vec<Option<Inflight>>,
-    free: Vec<usize>,
-    comps: Vec<Completion>,
-    /// Failed requests waiting for the queue to drain before their narrowing.
-    failed: Vec<(Op, u64, u32)>,
     /// Bad blocks of the passes before this one.
     bad_before: u64,
     /// The most of each kind a pass before this one found.
@@ -455,193 +504,43 @@ struct Burn<'a, Q, C> {
     /// Bytes written and verified by the passes before this one.
     done_before: u64,
     planned_all: u64,
-    next_report: Nanos,
     pass: PassOutcome,
+    walk: Walk,
 }
 
-/// The error of a queue that has no slot buffer to fill or check.
-fn no_buffer(req: IoReq) -> IoError {
-    IoError { errno: 22, req }
-}
-
-/// EPERM and EROFS: a write the kernel refuses before the disk is asked (a
-/// device the kernel holds read-only, a read-only filesystem). Not a bad
-/// block: the burn-in ends with the error, which the caller reports as a
-/// refused grant.
-const REFUSED_WRITE: [i32; 2] = [1, 30];
-
-/// `Err` if `result`, of a write of `req`, is one the kernel refused.
-fn refused(result: Result<u32, i32>, req: IoReq) -> Result<(), IoError> {
-    match result {
-        Err(errno) if req.op == Op::Write && REFUSED_WRITE.contains(&errno) => Err(IoError { errno, req }),
-        _ => Ok(()),
-    }
-}
-
-impl<Q: IoQueue, C: Clock> Burn<'_, Q, C> {
-    fn too_many_bad(&self) -> bool {
-        self.bad_before.saturating_add(self.pass.bad()) > self.spec.max_bad
-    }
-
+impl Burn<'_> {
     /// Make every request of `phase`, narrowing what fails, until done,
     /// stopped or too many blocks are bad.
-    fn run(&mut self, stop: &Stop, progress: &mut dyn FnMut(f64, Found), phase: Phase) -> Result<(), IoError> {
-        let n = self.spec.requests();
-        // The mixed phase's order; the sequential phases go in the area's.
-        let perm = (phase == Phase::Mixed).then(|| {
-            let mut s = match self.pass.pattern {
-                Pattern::Random(seed) => seed,
-                Pattern::Byte(b) => u64::from(b),
-            };
-            Permutation::new(n, splitmix64(&mut s))
-        });
-        let at = |i: u64| perm.as_ref().map_or(i, |p| p.at(i));
-        // Next request to write and to read (indices in the phase's order).
-        let (mut w, mut r) = match phase {
-            Phase::Write => (0, n),
-            Phase::Read => (n, 0),
-            Phase::Mixed => (0, 0),
+    fn run<Q: IoQueue, C: Clock>(
+        &mut self,
+        engine: &mut Engine<'_, Q, C>,
+        stop: &Stop,
+        progress: &mut dyn FnMut(f64, Found),
+        phase: Phase,
+    ) -> Result<(), IoError> {
+        let key = match self.pass.pattern {
+            Pattern::Random(seed) => seed,
+            Pattern::Byte(b) => u64::from(b),
         };
-        let mut prefer_read = false;
-        loop {
-            let ending = self.pass.end != BurnEndState::Done;
-            if !ending && stop.reason().is_some() {
-                self.pass.end = BurnEndState::Stopped;
-                continue;
-            }
-            let mut issued = false;
-            while !ending && self.failed.is_empty() {
-                let Some(&slot) = self.free.last() else { break };
-                // Reads go only to blocks whose write has completed: below
-                // the first write still in flight (the mixed phase).
-                let written_below = self
-                    .inflight
-                    .iter()
-                    .flatten()
-                    .filter(|f| f.op == Op::Write)
-                    .map(|f| f.index)
-                    .min()
-                    .unwrap_or(w);
-                let can_read = r < n && (phase == Phase::Read || r < written_below);
-                let can_write = w < n;
-                let op = match (can_read, can_write) {
-                    (true, true) if prefer_read => Op::Read,
-                    (_, true) => Op::Write,
-                    (true, false) => Op::Read,
-                    (false, false) => break,
-                };
-                prefer_read = op == Op::Write;
-                let index = if op == Op::Write { w } else { r };
-                let (offset, len) = self.spec.request(at(index));
-                let req = IoReq { op, offset, len };
-                if op == Op::Write {
-                    let buf = self.q.write_buf(slot, len as usize).ok_or_else(|| no_buffer(req))?;
-                    self.pass.pattern.fill(offset, buf);
-                    w += 1;
-                } else {
-                    r += 1;
-                }
-                let now = self.clock.now();
-                self.q.submit(slot, req)?;
-                self.free.pop();
-                self.inflight[slot] = Some(Inflight { op, offset, len, index });
-                let span = if op == Op::Write {
-                    &mut self.pass.write_span
-                } else {
-                    &mut self.pass.read_span
-                };
-                span.get_or_insert((now, now));
-                issued = true;
-            }
-            if issued {
-                self.q.commit()?;
-            }
-            if self.free.len() == self.depth {
-                if ending {
-                    self.failed.clear();
-                }
-                if self.failed.is_empty() && (ending || (w >= n && r >= n)) {
-                    break;
-                }
-                for (op, offset, len) in core::mem::take(&mut self.failed) {
-                    self.narrow(op, offset, len, stop)?;
-                }
-                continue;
-            }
-            self.reap()?;
-            let now = self.clock.now();
-            if now >= self.next_report {
-                let done = self.done_before + self.pass.written + self.pass.verified;
-                #[allow(clippy::cast_precision_loss)] // a fraction
-                progress(
-                    done as f64 / self.planned_all.max(1) as f64,
-                    self.found_before.max(self.pass.found()),
-                );
-                self.next_report = now + Nanos::from_secs(1);
-            }
-        }
-        Ok(())
-    }
-
-    /// Wait for a completion and take every one the reap returned.
-    fn reap(&mut self) -> Result<(), IoError> {
-        self.comps.clear();
-        self.q.reap(1, &mut self.comps)?;
-        let now = self.clock.now();
-        for c in core::mem::take(&mut self.comps) {
-            let Some(f) = self.inflight.get_mut(c.slot).and_then(Option::take) else {
-                continue;
-            };
-            self.free.push(c.slot);
-            let ok = c.result == Ok(f.len);
-            if f.op == Op::Write {
-                self.pass.writes += 1;
-                if let Some(s) = self.pass.write_span.as_mut() {
-                    s.1 = now;
-                }
-                if ok {
-                    self.pass.written += u64::from(f.len);
-                } else {
-                    refused(
-                        c.result,
-                        IoReq {
-                            op: Op::Write,
-                            offset: f.offset,
-                            len: f.len,
-                        },
-                    )?;
-                    self.pass.failed_writes += 1;
-                    self.failed.push((Op::Write, f.offset, f.len));
-                }
-            } else {
-                self.pass.reads += 1;
-                if let Some(s) = self.pass.read_span.as_mut() {
-                    s.1 = now;
-                }
-                if ok {
-                    self.check(c.slot, f.offset, f.len)?;
-                } else {
-                    self.pass.failed_reads += 1;
-                    self.failed.push((Op::Read, f.offset, f.len));
-                }
-            }
-        }
-        if self.too_many_bad() {
-            self.pass.end = BurnEndState::TooManyBad;
-        }
+        self.walk = Walk::new(phase, self.spec.requests(), key);
+        self.pass.end = match engine.run(self, stop, progress)? {
+            End::Done => BurnEndState::Done,
+            End::Stopped => BurnEndState::Stopped,
+            End::TooManyBad => BurnEndState::TooManyBad,
+        };
         Ok(())
     }
 
     /// Check what the read in `slot` returned at `offset` against the
     /// pass's pattern, block by block where it differs.
-    fn check(&mut self, slot: usize, offset: u64, len: u32) -> Result<(), IoError> {
+    fn check<Q: IoQueue>(&mut self, q: &Q, slot: usize, offset: u64, len: u32) -> Result<(), IoError> {
         let req = IoReq {
             op: Op::Read,
             offset,
             len,
         };
         let pattern = self.pass.pattern;
-        let data = self.q.read_buf(slot, len as usize).ok_or_else(|| no_buffer(req))?;
+        let data = q.read_buf(slot, len as usize).ok_or_else(|| no_buffer(req))?;
         self.pass.verified += u64::from(len);
         if pattern.holds(offset, data) {
             return Ok(());
@@ -656,60 +555,81 @@ impl<Q: IoQueue, C: Clock> Burn<'_, Q, C> {
         }
         Ok(())
     }
+}
 
-    /// Write (or read and check) each logical block of the failed request
-    /// at `offset` alone, with the retries, through slot 0 of the idle queue.
-    fn narrow(&mut self, op: Op, offset: u64, len: u32, stop: &Stop) -> Result<(), IoError> {
-        let lb = self.spec.logical_block.max(1);
-        let mut at = offset;
-        while at < offset + u64::from(len) {
-            if stop.reason().is_some() {
-                self.pass.end = BurnEndState::Stopped;
-                return Ok(());
-            }
-            let lba = at / u64::from(lb);
-            let req = IoReq {
-                op,
-                offset: at,
-                len: lb,
-            };
-            let mut ok = false;
-            for _ in 0..=self.spec.retries {
-                if op == Op::Write {
-                    let buf = self.q.write_buf(0, lb as usize).ok_or_else(|| no_buffer(req))?;
-                    self.pass.pattern.fill(at, buf);
-                }
-                self.q.submit(0, req)?;
-                self.q.commit()?;
-                self.comps.clear();
-                self.q.reap(1, &mut self.comps)?;
-                for c in &self.comps {
-                    refused(c.result, req)?;
-                }
-                if self.comps.iter().any(|c| c.result == Ok(lb)) {
-                    ok = true;
-                    break;
-                }
-            }
-            match (op, ok) {
-                (Op::Write, true) => self.pass.written += u64::from(lb),
-                (Op::Write, false) => self.pass.unwritable.push(lba),
-                (_, true) => self.check(0, at, lb)?,
-                (_, false) => self.pass.unreadable.push(lba),
-            }
-            if self.too_many_bad() {
-                self.pass.end = BurnEndState::TooManyBad;
-                return Ok(());
-            }
-            at += u64::from(lb);
+impl Sweep for Burn<'_> {
+    type Found = Found;
+    /// A block read back can mismatch: every block narrowed is judged.
+    const JUDGE_EVERY_BLOCK: bool = true;
+    const TIMED_NARROWING: bool = false;
+
+    fn next(&mut self, inflight: &[Option<Inflight>]) -> Option<(IoReq, u64)> {
+        let (op, index) = self.walk.next(inflight)?;
+        let (offset, len) = self.spec.request(self.walk.at(index));
+        Some((IoReq { op, offset, len }, index))
+    }
+
+    fn fill(&self, offset: u64, buf: &mut [u8]) {
+        self.pass.pattern.fill(offset, buf);
+    }
+
+    fn submitted(&mut self, req: IoReq, now: Nanos) {
+        let span = if req.op == Op::Write {
+            &mut self.pass.write_span
+        } else {
+            &mut self.pass.read_span
+        };
+        span.get_or_insert((now, now));
+    }
+
+    fn completed<Q: IoQueue>(&mut self, q: &Q, f: Finished) -> Result<(), IoError> {
+        let (span, count) = if f.req.op == Op::Write {
+            (&mut self.pass.write_span, &mut self.pass.writes)
+        } else {
+            (&mut self.pass.read_span, &mut self.pass.reads)
+        };
+        *count += 1;
+        if let Some(s) = span.as_mut() {
+            s.1 = f.now;
+        }
+        match (f.req.op, f.ok) {
+            (Op::Write, true) => self.pass.written += u64::from(f.req.len),
+            (Op::Write, false) => self.pass.failed_writes += 1,
+            (_, true) => self.check(q, f.slot, f.req.offset, f.req.len)?,
+            (_, false) => self.pass.failed_reads += 1,
         }
         Ok(())
+    }
+
+    fn narrowed<Q: IoQueue>(&mut self, q: &Q, block: IoReq, ok: Option<u32>, _: Nanos) -> Result<(), IoError> {
+        let lba = block.offset / u64::from(block.len);
+        match (block.op, ok.is_some()) {
+            (Op::Write, true) => self.pass.written += u64::from(block.len),
+            (Op::Write, false) => self.pass.unwritable.push(lba),
+            (_, true) => self.check(q, 0, block.offset, block.len)?,
+            (_, false) => self.pass.unreadable.push(lba),
+        }
+        Ok(())
+    }
+
+    fn too_many_bad(&self) -> bool {
+        self.bad_before.saturating_add(self.pass.bad()) > self.spec.max_bad
+    }
+
+    fn progress(&self) -> (f64, Found) {
+        let done = self.done_before + self.pass.written + self.pass.verified;
+        #[allow(clippy::cast_precision_loss)] // a fraction
+        (
+            done as f64 / self.planned_all.max(1) as f64,
+            self.found_before.max(self.pass.found()),
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::Completion;
     use alloc::rc::Rc;
     use core::cell::{Cell, RefCell};
 

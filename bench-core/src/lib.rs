@@ -47,6 +47,7 @@ pub mod stack;
 pub mod stats;
 pub mod steady;
 pub mod stick;
+mod sweep;
 pub mod table;
 pub mod units;
 pub mod url;

@@ -12,13 +12,18 @@
 //! unreadable (its LBA is recorded), one a retry returned is recovered. The
 //! scan goes on past unreadable blocks until more than `max_bad` of them
 //! are found. It only reads: nothing asks the drive to reassign a block.
+//!
+//! The loop, the narrowing and the ending are the whole-disk pass's that
+//! the burn-in shares (`sweep.rs`); the scan gives it its reads and
+//! records what they found.
 
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::io::{Clock, Completion, IoError, IoQueue, IoReq, Op};
+use crate::io::{Clock, IoError, IoQueue, IoReq, Op};
 use crate::result::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 use crate::runner::Stop;
+use crate::sweep::{End, Engine, Finished, Inflight, Sweep};
 use crate::units::Nanos;
 
 /// The upper bounds of the time classes, milliseconds: a read below 5 ms
@@ -204,31 +209,32 @@ pub fn scan<Q: IoQueue, C: Clock>(
     stop: &Stop,
     progress: &mut dyn FnMut(f64, u64),
 ) -> Result<ScanOutcome, IoError> {
-    Scan::new(spec, q, clock).run(stop, progress)
+    let mut s = Scan::new(spec);
+    let mut engine = Engine::new(q, clock, spec.depth, spec.logical_block, spec.retries);
+    s.out.end = match engine.run(&mut s, stop, progress)? {
+        End::Done => ScanEnd::Done,
+        End::Stopped => ScanEnd::Stopped,
+        End::TooManyBad => ScanEnd::TooManyBad,
+    };
+    s.out.elapsed = engine.elapsed();
+    Ok(s.out)
 }
 
-/// One scan's state ([`scan`]).
-struct Scan<'a, Q, C> {
+/// One scan's state ([`scan`]): the one pass ([`crate::sweep`]) reading.
+struct Scan<'a> {
     spec: &'a ScanSpec,
-    q: &'a mut Q,
-    clock: &'a C,
-    depth: usize,
-    /// Each slot's read and when it was submitted.
-    inflight: Vec<Option<(u64, u32, Nanos)>>,
-    free: Vec<usize>,
-    comps: Vec<Completion>,
-    /// Failed reads waiting for the queue to drain before their narrowing.
-    failed: Vec<(u64, u32)>,
+    /// The reads the area holds and the number the scan makes.
+    n: u64,
+    count: u64,
+    /// The next read (of `count`).
+    next: u64,
     /// Each zone's first submission, if any.
     zone_first: Vec<Option<Nanos>>,
-    /// The last completion so far.
-    last_done: Nanos,
     out: ScanOutcome,
 }
 
-impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
-    fn new(spec: &'a ScanSpec, q: &'a mut Q, clock: &'a C) -> Self {
-        let depth = usize::try_from(spec.depth).unwrap_or(1).clamp(1, q.depth().max(1));
+impl<'a> Scan<'a> {
+    fn new(spec: &'a ScanSpec) -> Self {
         let zones = u64::from(spec.zones.max(1));
         let size = spec.end.saturating_sub(spec.start);
         let lb = u64::from(spec.logical_block.max(1));
@@ -237,139 +243,28 @@ impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
             let at = u64::try_from(u128::from(size) * u128::from(k) / u128::from(zones)).unwrap_or(size);
             spec.start + at / lb * lb
         };
-        let planned_bytes = planned_bytes(spec);
+        let (n, count) = read_counts(spec);
+        let mut out = ScanOutcome::empty(spec);
+        out.zones = (0..zones)
+            .map(|k| Zone {
+                start: zone(k),
+                end: zone(k + 1),
+                ..Zone::default()
+            })
+            .collect();
         Scan {
             spec,
-            q,
-            clock,
-            depth,
-            inflight: vec![None; depth],
-            free: (0..depth).rev().collect(),
-            comps: Vec::with_capacity(depth),
-            failed: Vec::new(),
+            n,
+            count,
+            next: 0,
             zone_first: vec![None; usize::try_from(zones).unwrap_or(1)],
-            last_done: Nanos(0),
-            out: ScanOutcome {
-                classes: [0; CLASSES],
-                failed_reads: 0,
-                reads: 0,
-                bytes: 0,
-                planned_bytes,
-                slowest: Vec::new(),
-                zones: (0..zones)
-                    .map(|k| Zone {
-                        start: zone(k),
-                        end: zone(k + 1),
-                        ..Zone::default()
-                    })
-                    .collect(),
-                unreadable: Vec::new(),
-                recovered: Vec::new(),
-                end: ScanEnd::Done,
-                elapsed: Nanos(0),
-            },
+            out,
         }
     }
 
     fn zone_of(&self, offset: u64) -> usize {
         let zones = &self.out.zones;
         zones.iter().rposition(|z| z.start <= offset).unwrap_or(0)
-    }
-
-    fn run(mut self, stop: &Stop, progress: &mut dyn FnMut(f64, u64)) -> Result<ScanOutcome, IoError> {
-        let (n, count) = read_counts(self.spec);
-        let t0 = self.clock.now();
-        let mut next_report = t0 + Nanos::from_secs(1);
-        let mut next = 0u64;
-        loop {
-            let ending = self.out.end != ScanEnd::Done;
-            if !ending && stop.reason().is_some() {
-                self.out.end = ScanEnd::Stopped;
-                continue;
-            }
-            // Issue while nothing failed is waiting for its narrowing.
-            let mut issued = false;
-            while !ending && self.failed.is_empty() && next < count {
-                let Some(slot) = self.free.pop() else { break };
-                let (offset, len) = read_at(self.spec, n, count, next);
-                let now = self.clock.now();
-                self.q.submit(
-                    slot,
-                    IoReq {
-                        op: Op::Read,
-                        offset,
-                        len,
-                    },
-                )?;
-                self.inflight[slot] = Some((offset, len, now));
-                let z = self.zone_of(offset);
-                self.zone_first[z].get_or_insert(now);
-                next += 1;
-                issued = true;
-            }
-            // An io_uring commit is a system call even with nothing queued.
-            if issued {
-                self.q.commit()?;
-            }
-            if self.free.len() == self.depth {
-                if ending {
-                    // Stopped, or enough found: what failed last is not narrowed.
-                    self.failed.clear();
-                }
-                if self.failed.is_empty() {
-                    break;
-                }
-                // The queue is idle: narrow the failed reads.
-                for (offset, len) in core::mem::take(&mut self.failed) {
-                    self.narrow(offset, len, stop)?;
-                }
-                continue;
-            }
-            self.reap()?;
-            let now = self.clock.now();
-            if now >= next_report {
-                #[allow(clippy::cast_precision_loss)] // a fraction
-                progress(
-                    self.out.bytes as f64 / self.out.planned_bytes.max(1) as f64,
-                    u64::try_from(self.out.unreadable.len()).unwrap_or(u64::MAX),
-                );
-                next_report = now + Nanos::from_secs(1);
-            }
-        }
-        self.out.elapsed = self.clock.now().saturating_sub(t0);
-        Ok(self.out)
-    }
-
-    /// Wait for a completion and count every one the reap returned.
-    fn reap(&mut self) -> Result<(), IoError> {
-        self.comps.clear();
-        self.q.reap(1, &mut self.comps)?;
-        let now = self.clock.now();
-        // A read's time is the device's for it: from the later of its
-        // submission and the completion before it, to its own. At depth 1
-        // that is its latency; deeper, reads waiting behind others are not
-        // charged the others' time (and the times add up to the busy time).
-        let mut from = self.last_done;
-        for c in core::mem::take(&mut self.comps) {
-            let Some((offset, len, start)) = self.inflight.get_mut(c.slot).and_then(Option::take) else {
-                continue;
-            };
-            self.free.push(c.slot);
-            self.out.reads += 1;
-            let t = now.saturating_sub(start.max(from));
-            from = now;
-            if c.result == Ok(len) {
-                self.out.classes[class_of(t)] += 1;
-                self.out.bytes += u64::from(len);
-                self.slow(SlowRead { offset, len, time: t });
-                self.zone_read(offset, u64::from(len), now);
-            } else {
-                self.out.failed_reads += 1;
-                self.failed.push((offset, len));
-            }
-        }
-        self.last_done = now;
-        Ok(())
     }
 
     /// Count `bytes` read in the zone of `offset`, the last completion at `now`.
@@ -392,52 +287,83 @@ impl<'a, Q: IoQueue, C: Clock> Scan<'a, Q, C> {
         s.insert(at, r);
         s.truncate(keep);
     }
+}
 
-    /// Read each logical block of the failed read at `offset` alone, with
-    /// the retries, through slot 0 of the idle queue.
-    fn narrow(&mut self, offset: u64, len: u32, stop: &Stop) -> Result<(), IoError> {
-        let lb = self.spec.logical_block.max(1);
-        let mut at = offset;
-        while at < offset + u64::from(len) {
-            if stop.reason().is_some() {
-                self.out.end = ScanEnd::Stopped;
-                return Ok(());
-            }
-            let mut ok = false;
-            for attempt in 0..=self.spec.retries {
-                self.q.submit(
-                    0,
-                    IoReq {
-                        op: Op::Read,
-                        offset: at,
-                        len: lb,
-                    },
-                )?;
-                self.q.commit()?;
-                self.comps.clear();
-                self.q.reap(1, &mut self.comps)?;
-                let now = self.clock.now();
-                self.last_done = now;
-                if self.comps.iter().any(|c| c.result == Ok(lb)) {
-                    self.out.bytes += u64::from(lb);
-                    self.zone_read(at, u64::from(lb), now);
-                    if attempt > 0 {
-                        self.out.recovered.push(at / u64::from(lb));
-                    }
-                    ok = true;
-                    break;
-                }
-            }
-            if !ok {
-                self.out.unreadable.push(at / u64::from(lb));
-                if u64::try_from(self.out.unreadable.len()).unwrap_or(u64::MAX) > self.spec.max_bad {
-                    self.out.end = ScanEnd::TooManyBad;
-                    return Ok(());
-                }
-            }
-            at += u64::from(lb);
+impl Sweep for Scan<'_> {
+    type Found = u64;
+    /// Only a block no read returned is bad.
+    const JUDGE_EVERY_BLOCK: bool = false;
+    /// The zones' times include the narrowing, and a read after it is
+    /// timed from its last completion.
+    const TIMED_NARROWING: bool = true;
+
+    fn next(&mut self, _: &[Option<Inflight>]) -> Option<(IoReq, u64)> {
+        let j = self.next;
+        if j >= self.count {
+            return None;
+        }
+        self.next += 1;
+        let (offset, len) = read_at(self.spec, self.n, self.count, j);
+        Some((
+            IoReq {
+                op: Op::Read,
+                offset,
+                len,
+            },
+            j,
+        ))
+    }
+
+    fn submitted(&mut self, req: IoReq, now: Nanos) {
+        let z = self.zone_of(req.offset);
+        self.zone_first[z].get_or_insert(now);
+    }
+
+    /// A read's time (the device's, [`crate::sweep`]) is its class; the
+    /// sum of them is the busy time.
+    fn completed<Q: IoQueue>(&mut self, _: &Q, f: Finished) -> Result<(), IoError> {
+        self.out.reads += 1;
+        let (offset, len) = (f.req.offset, f.req.len);
+        if f.ok {
+            self.out.classes[class_of(f.time)] += 1;
+            self.out.bytes += u64::from(len);
+            self.slow(SlowRead {
+                offset,
+                len,
+                time: f.time,
+            });
+            self.zone_read(offset, u64::from(len), f.now);
+        } else {
+            self.out.failed_reads += 1;
         }
         Ok(())
+    }
+
+    fn narrowed<Q: IoQueue>(&mut self, _: &Q, block: IoReq, ok: Option<u32>, now: Nanos) -> Result<(), IoError> {
+        let lb = u64::from(block.len);
+        match ok {
+            Some(attempt) => {
+                self.out.bytes += lb;
+                self.zone_read(block.offset, lb, now);
+                if attempt > 0 {
+                    self.out.recovered.push(block.offset / lb);
+                }
+            }
+            None => self.out.unreadable.push(block.offset / lb),
+        }
+        Ok(())
+    }
+
+    fn too_many_bad(&self) -> bool {
+        u64::try_from(self.out.unreadable.len()).unwrap_or(u64::MAX) > self.spec.max_bad
+    }
+
+    fn progress(&self) -> (f64, u64) {
+        #[allow(clippy::cast_precision_loss)] // a fraction
+        (
+            self.out.bytes as f64 / self.out.planned_bytes.max(1) as f64,
+            u64::try_from(self.out.unreadable.len()).unwrap_or(u64::MAX),
+        )
     }
 }
 
@@ -502,7 +428,7 @@ pub fn record(spec: &ScanSpec, out: &ScanOutcome) -> SurfaceScan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::{Access, OpenSpec, Target};
+    use crate::io::{Access, Completion, OpenSpec, Target};
     use crate::sim::{SimDisk, SimModel};
 
     const MIB: u64 = 1 << 20;
