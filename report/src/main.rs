@@ -16,8 +16,12 @@ use std::process::ExitCode;
 
 use bench_core::console::{safe, safe_lines};
 use bootbench_report::cli::{Cli, Command, ExportFormat};
+use bootbench_report::export::{csv, junit, ocptv, tidy};
+use bootbench_report::figures::verdict;
+use bootbench_report::output;
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{baseline, compare, csv, export, extract, fleet, html, ocptv, output, show, tidy, verdict};
+use bootbench_report::read::{baseline, extract};
+use bootbench_report::render::{compare, fleet, html, show};
 use clap::Parser;
 
 /// Bad input, or an output that cannot be written.
@@ -72,7 +76,7 @@ fn main() -> ExitCode {
                 Ok(docs) => write_page(
                     &output,
                     &if matches!(format, ExportFormat::Junit) {
-                        export::junit(&docs)
+                        junit::junit(&docs)
                     } else {
                         ocptv::ocptv(&docs)
                     },

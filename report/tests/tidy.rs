@@ -1,4 +1,4 @@
-//! The tidy export (report/src/tidy.rs): CSV and Parquet files read back
+//! The tidy export (report/src/export/tidy/): CSV and Parquet files read back
 //! by readers bootbench did not write (DuckDB's Python package and
 //! Python's csv module, tests/tidy_read.py), their rows and values checked
 //! against the documents' JSON walked here on its own; the guide's (docs/reports.md) DuckDB
@@ -9,8 +9,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use bootbench_report::export::tidy;
 use bootbench_report::read::{load, Loaded};
-use bootbench_report::tidy;
 use serde_json::{json, Value};
 
 mod common;

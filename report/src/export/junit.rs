@@ -67,14 +67,14 @@ fn attr(s: &str) -> String {
 
 /// A document's suite name: `MACHINE/PLAN`.
 pub fn suite_name(l: &Loaded) -> String {
-    let (_, machine) = crate::machine::machine_id(l);
+    let (_, machine) = crate::read::machine::machine_id(l);
     let run = &l.doc.run;
     format!("{machine}/{}", run.profile.as_deref().unwrap_or(&run.config_source))
 }
 
 /// A target's `classname`: its serial, else its path.
 pub fn classname(t: &TargetVerdict) -> &str {
-    crate::verdict::who(t)
+    crate::figures::verdict::who(t)
 }
 
 /// A check's testcase `name`: the rule, then its test and figure.
@@ -170,7 +170,7 @@ fn suite(out: &mut String, l: &Loaded) -> [usize; 3] {
             let _ = writeln!(
                 out,
                 "    <system-out>{}</system-out>",
-                xml_escape(crate::verdict::NO_VERDICT, false)
+                xml_escape(crate::figures::verdict::NO_VERDICT, false)
             );
         }
         Some(a) => {

@@ -72,7 +72,7 @@
 //! **CSV**: a header row, then RFC 4180 rows ending in CRLF; a null is an
 //! empty field; numbers are the shortest decimal that reads back the same
 //! float; `run_started` is RFC 3339 UTC with nanoseconds. Text is written
-//! through [`crate::csv::defused`] (a `'` before a leading `=`, `+`, `-`,
+//! through [`crate::export::csv::defused`] (a `'` before a leading `=`, `+`, `-`,
 //! `@`) as the other CSV is, so a spreadsheet does not run it.
 //!
 //! **Parquet**: strings are `BYTE_ARRAY` (`STRING`), doubles `DOUBLE`,
@@ -119,7 +119,7 @@ pub const ROW_GROUP: usize = 32_768;
 pub struct FigureRow {
     pub file: String,
     pub machine: String,
-    /// `serial`, `hostname` or `file` ([`crate::machine::IdBy::word`]).
+    /// `serial`, `hostname` or `file` ([`crate::read::machine::IdBy::word`]).
     pub machine_by: String,
     pub machine_serial: Option<String>,
     pub hostname: Option<String>,
@@ -222,7 +222,7 @@ struct RunId {
 
 impl RunId {
     fn of(l: &Loaded) -> RunId {
-        let (by, machine) = crate::machine::machine_id(l);
+        let (by, machine) = crate::read::machine::machine_id(l);
         let d = &l.doc;
         RunId {
             file: l.file.clone(),
@@ -230,7 +230,7 @@ impl RunId {
             machine_by: by.word().to_owned(),
             machine_serial: d.host.product_serial.clone(),
             hostname: d.host.hostname.clone(),
-            host_model: crate::machine::host_model(&d.host),
+            host_model: crate::read::machine::host_model(&d.host),
             cpu_model: d.host.cpu_model.clone(),
             profile: d.run.profile.clone(),
             run_started_unix_ns: int(d.run.started_unix_ns),
@@ -272,7 +272,7 @@ fn status_detail(s: &Status) -> Option<String> {
             message,
         } => Some(format!(
             "{message} (errno {errno}, {} at offset {offset})",
-            crate::text::op_name(*op)
+            crate::figures::text::op_name(*op)
         )),
         Status::Skipped { reason } => Some(reason.clone()),
         Status::Interrupted { message } | Status::Timeout { message } => Some(message.clone()),
@@ -394,7 +394,7 @@ fn verdict_of(a: Option<&Acceptance>, path: &str) -> [Option<String>; 3] {
     let Some(t) = a.and_then(|a| a.targets.iter().find(|t| t.target == path)) else {
         return [None, None, None];
     };
-    let reason = crate::verdict::first_reason(t);
+    let reason = crate::figures::verdict::first_reason(t);
     [
         Some(t.verdict.name().to_owned()),
         reason.map(|c| c.message.clone()),
@@ -435,7 +435,7 @@ fn test_rows(id: &RunId, doc: &ResultDoc, target: &TargetInfo, run: &str, t: &Te
             run: run.to_owned(),
             test: t.name.clone(),
             workload: t.workload.name().to_owned(),
-            status: crate::text::state(&t.status),
+            status: crate::figures::text::state(&t.status),
             status_detail: status_detail(&t.status),
             step,
             label,
@@ -647,7 +647,7 @@ pub fn runs_path(p: &Path) -> PathBuf {
 /// `unix_ns` as RFC 3339 UTC with nanoseconds; negative (before 1970, not
 /// from a real run) as the number.
 fn rfc3339(unix_ns: i64) -> String {
-    u64::try_from(unix_ns).map_or_else(|_| unix_ns.to_string(), crate::ocptv::rfc3339)
+    u64::try_from(unix_ns).map_or_else(|_| unix_ns.to_string(), crate::export::ocptv::rfc3339)
 }
 
 /// One row of a table as CSV fields (see the module doc).
@@ -656,7 +656,7 @@ fn csv_record<R>(cols: &[Column<R>], r: &R) -> Vec<String> {
         .map(|c| {
             let mut cell = String::new();
             match ((c.get)(r), c.kind) {
-                (Cell::Text(Some(s)), _) => cell.push_str(&crate::csv::defused(s)),
+                (Cell::Text(Some(s)), _) => cell.push_str(&crate::export::csv::defused(s)),
                 (Cell::Double(Some(v)), _) => {
                     let _ = write!(cell, "{v}");
                 }
@@ -941,7 +941,7 @@ fn open(path: &Path) -> Result<(SerializedFileReader<std::fs::File>, Option<Stri
     }
     // Its footer bounded by the file before the parquet crate allocates
     // by it.
-    crate::parquet_footer::check(path)?;
+    crate::export::parquet_footer::check(path)?;
     let f = std::fs::File::open(path).map_err(|e| format!("{file}: cannot read: {e}"))?;
     let r = SerializedFileReader::new(f).map_err(|e| format!("{file}: not a readable Parquet file: {e}"))?;
     let table = r
