@@ -38,7 +38,6 @@ const FNS_OVER: &[(&str, &str, usize)] = &[
         "list_shows_the_md_arrays_and_stacks_mdadm_made",
         516,
     ),
-    ("report/src/export/tidy.rs", "rows", 156),
     (
         "report/tests/tidy.rs",
         "export_reads_back_in_duckdb_and_csv_with_the_documents_figures",
