@@ -31,6 +31,8 @@ use std::fmt::Write as _;
 
 use bench_core::result::{Acceptance, Check, ResultDoc, TargetVerdict, Verdict};
 
+use std::path::{Path, PathBuf};
+
 use crate::read::Loaded;
 
 /// `s` escaped for XML 1.0 element text, or for a double-quoted attribute
@@ -207,4 +209,26 @@ pub fn junit(docs: &[Loaded]) -> String {
          failures=\"{}\" errors=\"0\" skipped=\"{}\">\n{body}</testsuites>\n",
         total[0], total[1], total[2]
     )
+}
+
+/// `export --format junit`: [`junit`] of the documents, written whole at
+/// the end.
+#[derive(Debug)]
+pub struct Junit(super::Whole);
+
+impl Junit {
+    /// The export to `path`; nothing is written before it finishes.
+    pub fn create(path: &Path) -> Junit {
+        Junit(super::Whole::create(path))
+    }
+}
+
+impl super::Export for Junit {
+    fn add(&mut self, doc: Loaded) -> Result<(), String> {
+        self.0.add(doc)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>, String> {
+        self.0.finish(junit)
+    }
 }

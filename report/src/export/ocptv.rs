@@ -31,6 +31,8 @@ use serde_json::{json, Value};
 
 use bench_core::result::{Check, CheckRule, Metric, ResultDoc, TargetInfo, TargetVerdict, Verdict};
 
+use std::path::{Path, PathBuf};
+
 use crate::read::Loaded;
 
 /// `unix_ns` as RFC 3339 UTC with nanoseconds: `2026-12-02T03:06:49.123456789Z`.
@@ -173,4 +175,26 @@ pub fn ocptv(docs: &[Loaded]) -> String {
         }
     }
     out
+}
+
+/// `export --format ocptv`: [`ocptv`] of the documents, written whole at
+/// the end.
+#[derive(Debug)]
+pub struct Ocptv(super::Whole);
+
+impl Ocptv {
+    /// The export to `path`; nothing is written before it finishes.
+    pub fn create(path: &Path) -> Ocptv {
+        Ocptv(super::Whole::create(path))
+    }
+}
+
+impl super::Export for Ocptv {
+    fn add(&mut self, doc: Loaded) -> Result<(), String> {
+        self.0.add(doc)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>, String> {
+        self.0.finish(ocptv)
+    }
 }

@@ -63,7 +63,7 @@
 //!
 //! **Files**: `-o fleet.parquet` writes the figures to `fleet.parquet` and
 //! the runs to `fleet.runs.parquet` ([`runs_path`]); the same for CSV. Both
-//! are written a document at a time ([`Export`]: a CSV row as it comes, a
+//! are written a document at a time ([`Tables`]: a CSV row as it comes, a
 //! Parquet row group each [`ROW_GROUP`] rows, so an export of any number
 //! of documents holds one row group) under temporary names, and renamed
 //! over the names once whole ([`crate::output::Replacing`]); a bad
@@ -98,7 +98,7 @@ use std::path::{Path, PathBuf};
 
 pub use reader::{for_each_figure_row, for_each_summary_row, is_parquet, parquet_table, read_parquet};
 pub use rows::{figure_rows, run_rows, target_kind, whole_disk};
-pub use writer::{message_type, write, write_csv, write_parquet, Export, Format};
+pub use writer::{message_type, write, write_csv, write_parquet, Tables};
 
 /// The key of the Parquet file's key-value metadata that names the table.
 pub const TABLE_KEY: &str = "bootbench.table";
@@ -351,7 +351,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let (f, r) = (dir.join("t.parquet"), dir.join("t.runs.parquet"));
         std::fs::write(&f, "old").unwrap();
-        let mut e = Export::create(Format::Parquet, &f, &r).unwrap();
+        let mut e = Tables::create(crate::cli::ExportFormat::Parquet, &f, &r).unwrap();
         for l in &docs {
             e.add(l).unwrap();
         }

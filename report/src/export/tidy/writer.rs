@@ -1,4 +1,4 @@
-//! The tables written as CSV or Parquet ([`Export`], [`write`]), a
+//! The tables written as CSV or Parquet ([`Tables`], [`write`]), a
 //! document at a time, each file under a temporary name until it is whole.
 
 use std::fmt::Write as _;
@@ -15,6 +15,8 @@ use parquet::schema::parser::parse_message_type;
 use crate::read::Loaded;
 
 use super::*;
+use crate::cli::ExportFormat;
+use crate::export::Export;
 
 /// `unix_ns` as RFC 3339 UTC with nanoseconds; negative (before 1970, not
 /// from a real run) as the number.
@@ -129,15 +131,6 @@ fn write_group<R, W: std::io::Write + Send>(
     Ok(())
 }
 
-/// The formats of an export.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// CSV (see the module doc).
-    Csv,
-    /// Parquet.
-    Parquet,
-}
-
 /// Where one table's rows go as they come.
 enum Sink<R: 'static> {
     Csv(csv::Writer<std::io::BufWriter<std::fs::File>>),
@@ -164,11 +157,11 @@ fn cannot(path: &Path, e: &dyn std::fmt::Display) -> String {
 }
 
 impl<R: 'static> Table<R> {
-    fn create(format: Format, path: &Path, table: &str, cols: &'static [Column<R>]) -> Result<Table<R>, String> {
+    fn create(format: ExportFormat, path: &Path, table: &str, cols: &'static [Column<R>]) -> Result<Table<R>, String> {
         let out = crate::output::Replacing::create(path).map_err(|e| cannot(path, &e))?;
         let file = std::io::BufWriter::new(out.writer().map_err(|e| cannot(path, &e))?);
         let sink = match format {
-            Format::Csv => {
+            ExportFormat::Csv => {
                 let mut w = csv::WriterBuilder::new()
                     .terminator(csv::Terminator::CRLF)
                     .from_writer(file);
@@ -176,12 +169,15 @@ impl<R: 'static> Table<R> {
                     .map_err(|e| cannot(path, &e))?;
                 Sink::Csv(w)
             }
-            Format::Parquet => {
+            ExportFormat::Parquet => {
                 let name = table.split('/').next().unwrap_or(table);
                 let schema = parse_message_type(&message_type(name, cols)).map_err(|e| cannot(path, &e))?;
                 let w = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props(table)))
                     .map_err(|e| cannot(path, &e))?;
                 Sink::Parquet { w, rows: Vec::new() }
+            }
+            ExportFormat::Junit | ExportFormat::Ocptv => {
+                return Err(format!("{}: {format:?} is not a table format", path.display()))
             }
         };
         Ok(Table {
@@ -228,28 +224,29 @@ impl<R: 'static> Table<R> {
 
 /// An export being written: both tables, a document at a time, so that
 /// only a row group of rows (Parquet) or none (CSV) is held, whatever the
-/// number of documents. Nothing has its name before [`Export::finish`];
+/// number of documents. Nothing has its name before [`Tables::finish`];
 /// dropped before, both temporary files are removed.
-pub struct Export {
+pub struct Tables {
     figures: Table<FigureRow>,
     runs: Table<RunRow>,
 }
 
-impl std::fmt::Debug for Export {
+impl std::fmt::Debug for Tables {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "Export({} and {})",
+            "Tables({} and {})",
             self.figures.path.display(),
             self.runs.path.display()
         )
     }
 }
 
-impl Export {
-    /// Start the export of `format` to `figures` and `runs`.
-    pub fn create(format: Format, figures: &Path, runs: &Path) -> Result<Export, String> {
-        Ok(Export {
+impl Tables {
+    /// Start the export of `format` (`csv` or `parquet`; another is an
+    /// error) to `figures` and `runs`.
+    pub fn create(format: ExportFormat, figures: &Path, runs: &Path) -> Result<Tables, String> {
+        Ok(Tables {
             figures: Table::create(format, figures, FIGURES_TABLE, FIGURE_COLUMNS)?,
             runs: Table::create(format, runs, RUNS_TABLE, RUN_COLUMNS)?,
         })
@@ -274,10 +271,23 @@ impl Export {
     }
 }
 
+impl Export for Tables {
+    fn add(&mut self, doc: Loaded) -> Result<(), String> {
+        Tables::add(self, &doc)
+    }
+
+    /// Both tables: the figures, then the runs.
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>, String> {
+        let written = vec![self.figures.path.clone(), self.runs.path.clone()];
+        Tables::finish(*self)?;
+        Ok(written)
+    }
+}
+
 /// Write the tables of `docs` in `format` to `figures` and `runs` (see the
 /// module doc), each replaced atomically.
-pub fn write(format: Format, docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
-    let mut e = Export::create(format, figures, runs)?;
+pub fn write(format: ExportFormat, docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
+    let mut e = Tables::create(format, figures, runs)?;
     for l in docs {
         e.add(l)?;
     }
@@ -286,10 +296,10 @@ pub fn write(format: Format, docs: &[Loaded], figures: &Path, runs: &Path) -> Re
 
 /// [`write`] as CSV.
 pub fn write_csv(docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
-    write(Format::Csv, docs, figures, runs)
+    write(ExportFormat::Csv, docs, figures, runs)
 }
 
 /// [`write`] as Parquet.
 pub fn write_parquet(docs: &[Loaded], figures: &Path, runs: &Path) -> Result<(), String> {
-    write(Format::Parquet, docs, figures, runs)
+    write(ExportFormat::Parquet, docs, figures, runs)
 }
