@@ -87,8 +87,8 @@
 //! schema and the reader follow it, so they cannot drift apart.
 //!
 //! Here the tables' rows and columns; the rows made of documents in
-//! [`rows`], written in [`writer`], the Parquet figures table read back in
-//! [`reader`].
+//! `rows.rs`, written in `writer.rs`, the Parquet figures table read back
+//! in `reader.rs`.
 
 mod reader;
 mod rows;
