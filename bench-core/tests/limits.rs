@@ -35,12 +35,6 @@ const FNS_OVER: &[(&str, &str, usize)] = &[
         "list_shows_the_md_arrays_and_stacks_mdadm_made",
         516,
     ),
-    ("report/src/tidy.rs", "rows", 156),
-    (
-        "report/tests/tidy.rs",
-        "export_reads_back_in_duckdb_and_csv_with_the_documents_figures",
-        333,
-    ),
     (
         "tests/tests/stacks.rs",
         "s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes",

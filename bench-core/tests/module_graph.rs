@@ -3,7 +3,8 @@
 //! modules) is an edge from the file that names it to the deepest module file
 //! the path reaches; between the entries of each folder (a subfolder counting
 //! as one), the graph must have no cycle. One checker for every crate with
-//! more than a handful of modules, listed in [`CRATES`]. Run it alone with
+//! more than a handful of modules, listed in [`CRATES`]; init's layers and
+//! report's stages are checked on top. Run it alone with
 //! `cargo test -p bench-core --test module_graph -- --nocapture`, which also
 //! prints every crate's graph.
 
@@ -378,6 +379,45 @@ fn init_callers_sit_above_the_executor() {
         top("sys").is_empty(),
         "sys imports nothing of the crate: {:?}",
         top("sys")
+    );
+}
+
+/// report's stages (report/README.md): documents are read (`read`), their
+/// figures taken (`figures`), then rendered for a person (`render`) or
+/// exported for other tools (`export`). Each stage imports only the stages
+/// before it: `read` none of the others, `figures` only `read`, `export`
+/// no renderer; `render` may read an export back (`fleet` reads the tidy
+/// Parquet table). `output` (writing files) and `cli` import nothing.
+#[test]
+fn report_stages_import_only_the_stages_before_them() {
+    let g = graph(&workspace().join("report/src"));
+    assert!(
+        g["render::compare"].contains("figures::metric"),
+        "the scan sees the stage folders' imports: {:?}",
+        g.keys()
+    );
+    let e = between_entries(&g);
+    let may: &[(&str, &[&str])] = &[
+        ("read", &["output"]),
+        ("figures", &["read"]),
+        ("export", &["read", "figures", "output", "cli"]),
+        ("render", &["read", "figures", "export", "output"]),
+        ("output", &[]),
+        ("cli", &[]),
+    ];
+    for &(stage, allowed) in may {
+        for to in e.get(stage).into_iter().flatten() {
+            assert!(
+                allowed.contains(&to.as_str()),
+                "report: {stage} imports {to}, which it may not: {e:?}"
+            );
+        }
+    }
+    let tops: BTreeSet<&str> = g.keys().map(|k| k.split("::").next().unwrap()).collect();
+    assert_eq!(
+        tops,
+        BTreeSet::from(["cli", "crate", "export", "figures", "output", "read", "render"]),
+        "report/src's top: the four stages, cli, output and the crate root"
     );
 }
 

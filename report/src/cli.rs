@@ -134,7 +134,9 @@ pub enum Command {
 }
 
 /// The formats of `export`.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+// The one list of them: `--format`'s values, and what
+// `bootbench_report::export::start` starts (report/src/export/).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExportFormat {
     /// JUnit XML.
     Junit,

@@ -16,8 +16,12 @@ use std::process::ExitCode;
 
 use bench_core::console::{safe, safe_lines};
 use bootbench_report::cli::{Cli, Command, ExportFormat};
+use bootbench_report::export::{self, csv};
+use bootbench_report::figures::verdict;
+use bootbench_report::output;
 use bootbench_report::read::{self, Loaded};
-use bootbench_report::{baseline, compare, csv, export, extract, fleet, html, ocptv, output, show, tidy, verdict};
+use bootbench_report::read::{baseline, extract};
+use bootbench_report::render::{compare, fleet, html, show};
 use clap::Parser;
 
 /// Bad input, or an output that cannot be written.
@@ -65,21 +69,7 @@ fn main() -> ExitCode {
             Ok(docs) => write_page(&output, &html::render(&docs)),
             Err(code) => code,
         },
-        Command::Export { format, files, output } => match format {
-            ExportFormat::Csv => run_tidy(tidy::Format::Csv, &files, &output),
-            ExportFormat::Parquet => run_tidy(tidy::Format::Parquet, &files, &output),
-            ExportFormat::Junit | ExportFormat::Ocptv => match load_all(&files) {
-                Ok(docs) => write_page(
-                    &output,
-                    &if matches!(format, ExportFormat::Junit) {
-                        export::junit(&docs)
-                    } else {
-                        ocptv::ocptv(&docs)
-                    },
-                ),
-                Err(code) => code,
-            },
-        },
+        Command::Export { format, files, output } => run_export(format, &files, &output),
         Command::Baseline { files, output } => match load_all(&files) {
             Ok(docs) => {
                 let (text, warning) = baseline::render(&docs);
@@ -138,15 +128,13 @@ fn write_page(path: &std::path::Path, page: &str) -> ExitCode {
     }
 }
 
-/// `export --format csv|parquet`: the documents read on every core, a few
-/// at a time, each added to the tables as it comes (the tables are never
-/// held whole: a fleet's export takes the memory of a row group). A file
-/// that is not a document is named on stderr, and neither table is
-/// written (exit 2), as the other formats do.
-fn run_tidy(format: tidy::Format, files: &[PathBuf], output: &std::path::Path) -> ExitCode {
+/// `export --format F`: the documents read on every core, a few at a time,
+/// each added to the export as it comes (the tidy tables are never held
+/// whole: a fleet's export takes the memory of a row group). A file that is
+/// not a document is named on stderr, and nothing is written (exit 2).
+fn run_export(format: ExportFormat, files: &[PathBuf], output: &std::path::Path) -> ExitCode {
     use rayon::prelude::*;
-    let runs = tidy::runs_path(output);
-    let mut export = match tidy::Export::create(format, output, &runs) {
+    let mut export = match export::start(format, output) {
         Ok(e) => Some(e),
         Err(e) => {
             say(&e);
@@ -163,7 +151,7 @@ fn run_tidy(format: tidy::Format, files: &[PathBuf], output: &std::path::Path) -
                         say(&format!("warning: {}: {w}", l.file));
                     }
                     if let Some(e) = export.as_mut() {
-                        if let Err(what) = e.add(&l) {
+                        if let Err(what) = e.add(l) {
                             say(&what);
                             return ExitCode::from(BAD_INPUT);
                         }
@@ -172,7 +160,7 @@ fn run_tidy(format: tidy::Format, files: &[PathBuf], output: &std::path::Path) -
                 Err(e) => {
                     say(&e.to_string());
                     bad = true;
-                    // Dropped: both temporary files are removed.
+                    // Dropped: its temporary files are removed.
                     export = None;
                 }
             }
@@ -182,8 +170,8 @@ fn run_tidy(format: tidy::Format, files: &[PathBuf], output: &std::path::Path) -
         return ExitCode::from(BAD_INPUT);
     };
     match export.finish() {
-        Ok(()) => {
-            for p in [output, runs.as_path()] {
+        Ok(written) => {
+            for p in &written {
                 eprintln!("wrote {}", safe(&p.display().to_string()));
             }
             ExitCode::SUCCESS

@@ -169,7 +169,7 @@ fn csv_golden_and_shape() {
     golden("csv-qemu4-raid0-a.csv", &out);
     let lines: Vec<&str> = out.split("\r\n").collect();
     assert_eq!(*lines.last().unwrap(), "", "every line ends in CRLF");
-    let header = bootbench_report::csv::header();
+    let header = bootbench_report::export::csv::header();
     assert_eq!(lines[0], header.join(","));
     // One row per target and test (plus the all-at-once runs).
     let docs: Vec<bench_core::result::ResultDoc> = [QEMU4, RAID_A]
@@ -395,7 +395,7 @@ fn documents_read_and_written_again_keep_their_values() {
 
 #[test]
 fn odd_values_render_without_panics() {
-    use bootbench_report::{compare, csv, read, show};
+    use bootbench_report::{export::csv, read, render::compare, render::show};
     for f in [QEMU4, RAID_A, READ_ERROR] {
         let real: serde_json::Value = serde_json::from_str(&fs::read_to_string(fixtures().join(f)).unwrap()).unwrap();
         for (text, float, int) in [

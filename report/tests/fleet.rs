@@ -599,7 +599,7 @@ fn rows_and_values(
 }
 
 /// A Parquet file's footer is checked against the file before anything is
-/// allocated by it (report/src/parquet_footer.rs): `fleet` skips a file
+/// allocated by it (report/src/export/parquet_footer.rs): `fleet` skips a file
 /// that claims 2^31-1 row groups in 32 bytes, a row group whose
 /// `num_rows` is one more than its column chunks hold (and 2^40), one
 /// whose chunks claim 2^40 values too (read a batch at a time until the

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bootbench_report::html::{render, render_fleet, Chart};
 use bootbench_report::read::{load, Loaded};
+use bootbench_report::render::html::{render, render_fleet, Chart};
 
 mod common;
 mod rack;
@@ -305,7 +305,7 @@ fn the_fleet_page_renders_in_chromium() {
         .iter()
         .map(|p| load(Path::new(p)).unwrap_or_else(|e| panic!("{e}")))
         .collect();
-    let html = render_fleet(&bootbench_report::fleet::Fleet::new(&docs));
+    let html = render_fleet(&bootbench_report::render::fleet::Fleet::new(&docs));
     assert_eq!(
         html.matches("<svg class=\"chart\" data-chart=\"fleet\"").count(),
         8,

@@ -1,4 +1,4 @@
-//! The tidy export (report/src/tidy.rs): CSV and Parquet files read back
+//! The tidy export (report/src/export/tidy/): CSV and Parquet files read back
 //! by readers bootbench did not write (DuckDB's Python package and
 //! Python's csv module, tests/tidy_read.py), their rows and values checked
 //! against the documents' JSON walked here on its own; the guide's (docs/reports.md) DuckDB
@@ -9,8 +9,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use bootbench_report::export::tidy;
 use bootbench_report::read::{load, Loaded};
-use bootbench_report::tidy;
 use serde_json::{json, Value};
 
 mod common;
@@ -191,17 +191,42 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
     let dir = scratch("tidy");
     let paths = documents(&dir);
     let docs: Vec<Loaded> = paths.iter().map(|p| load(p).unwrap()).collect();
+    let [figures, runs, csv, runs_csv] = export_as_a_user_does(&dir, &paths, &docs);
+    let got = read_back(&figures, &runs, &csv, &runs_csv, &dir);
+    let docs_json: Vec<Value> = paths
+        .iter()
+        .map(|p| serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap())
+        .collect();
+    let rows = got["figures_rows"].as_array().unwrap();
+    duckdb_reads_the_metadata_and_types(&got);
+    let want = every_row_is_a_figure_of_the_json(&got, &paths);
+    the_identity_columns_are_the_documents(rows, &paths, &docs_json);
+    the_run_table_has_a_row_per_document(&got, &docs_json);
+    the_reports_query_finds_the_slowest_disks(&got, rows, &paths, &docs_json);
+    the_csv_holds_the_same_rows(&got, rows, paths.len());
+    // The reader: our own rows back, whatever the columns' order; errors
+    // that name the file and what is wrong.
+    let mine = tidy::figure_rows(&docs);
+    assert_eq!(mine.len(), want);
+    the_reader_reads_our_rows_and_names_what_is_wrong(&dir, &mine, &figures, &runs, &csv);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The export to `fleet.parquet` and `fleet.csv` in `dir`, as a user runs
+/// it (`export --format parquet|csv -o FILE DOC...`), after one with a file
+/// that is not a document, which writes nothing; the library's writer
+/// gives the same table. The figures and run tables, Parquet and CSV.
+fn export_as_a_user_does(dir: &Path, paths: &[PathBuf], docs: &[Loaded]) -> [PathBuf; 4] {
     let figures = dir.join("fleet.parquet");
     let runs = tidy::runs_path(&figures);
     assert_eq!(runs, dir.join("fleet.runs.parquet"));
     let csv = dir.join("fleet.csv");
     let runs_csv = tidy::runs_path(&csv);
-    // As a user runs it: `export --format parquet|csv -o FILE DOC...`.
     let export = |format: &str, out: &Path, extra: &[&Path]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_bootbench-report"));
         c.args(["export", "--format", format, "-o"])
             .arg(out)
-            .args(&paths)
+            .args(paths)
             .args(extra);
         c.output().unwrap()
     };
@@ -219,14 +244,16 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
     }
     // The library's writer gives the same table.
     let again = dir.join("again.parquet");
-    tidy::write_parquet(&docs, &again, &tidy::runs_path(&again)).unwrap();
+    tidy::write_parquet(docs, &again, &tidy::runs_path(&again)).unwrap();
     assert_eq!(
         tidy::read_parquet(&again).unwrap(),
         tidy::read_parquet(&figures).unwrap()
     );
-    let got = read_back(&figures, &runs, &csv, &runs_csv, &dir);
+    [figures, runs, csv, runs_csv]
+}
 
-    // The metadata and the types, as DuckDB reads them.
+/// The metadata and the types, as DuckDB reads them.
+fn duckdb_reads_the_metadata_and_types(got: &Value) {
     assert_eq!(got["figures_kv"], json!({"bootbench.table": "figures/1"}));
     assert_eq!(got["runs_kv"], json!({"bootbench.table": "runs/1"}));
     let schema: BTreeMap<String, Value> = got["figures_schema"]
@@ -259,9 +286,11 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
     }
     let ts = schema["run_started"][3].as_str().unwrap();
     assert!(ts.contains("isAdjustedToUTC=1") && ts.contains("NANOS"), "{ts}");
+}
 
-    // Every row, against the figures walked out of the JSON.
-    let want = expected(&paths);
+/// Every row, against the figures walked out of the JSON; how many there are.
+fn every_row_is_a_figure_of_the_json(got: &Value, paths: &[PathBuf]) -> usize {
+    let want = expected(paths);
     let rows = got["figures_rows"].as_array().unwrap();
     assert_eq!(got["figures_count"], json!(want.len()));
     let mut seen = BTreeMap::new();
@@ -295,12 +324,11 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
     assert!(rows
         .iter()
         .any(|r| r[9] == "skipped" && r[3] == "seq_write_1m_qd1_j1" && r[6].is_null()));
+    want.len()
+}
 
-    // The identity columns, per document.
-    let docs_json: Vec<Value> = paths
-        .iter()
-        .map(|p| serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap())
-        .collect();
+/// The identity columns, per document.
+fn the_identity_columns_are_the_documents(rows: &[Value], paths: &[PathBuf], docs_json: &[Value]) {
     for r in rows {
         let i = paths.iter().position(|p| p.display().to_string() == r[0]).unwrap();
         let d = &docs_json[i];
@@ -359,11 +387,13 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
     assert!(rows
         .iter()
         .any(|r| r[2] == "all_at_once" && r[6] == "read_bytes_per_sec"));
+}
 
-    // The run table.
+/// The run table: a row per document, its counts, status and verdicts.
+fn the_run_table_has_a_row_per_document(got: &Value, docs_json: &[Value]) {
     let run_rows = got["runs_rows"].as_array().unwrap();
-    assert_eq!(run_rows.len(), paths.len());
-    for (r, d) in run_rows.iter().zip(&docs_json) {
+    assert_eq!(run_rows.len(), docs_json.len());
+    for (r, d) in run_rows.iter().zip(docs_json) {
         assert_eq!(r[3], json!(d["targets"].as_array().unwrap().len()));
         assert_eq!(r[4], json!(d["tests"].as_array().unwrap().len()));
         assert_eq!(r[10], d["run"]["started_unix_ns"]);
@@ -378,9 +408,11 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
             }
         }
     }
+}
 
-    // docs/reports.md's query: the slowest whole disks of each model in
-    // seq_read, computed here from the documents.
+/// docs/reports.md's query: the slowest whole disks of each model in
+/// seq_read, computed here from the documents.
+fn the_reports_query_finds_the_slowest_disks(got: &Value, rows: &[Value], paths: &[PathBuf], docs_json: &[Value]) {
     assert_eq!(
         got["query_columns"],
         json!([
@@ -449,10 +481,13 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
         .collect();
     assert!(!want_q.is_empty());
     assert_eq!(got_q, want_q);
+}
 
-    // The CSV, as Python's csv module reads it: the same header, the same
-    // rows in the same order, null as an empty field, each value the same
-    // number.
+/// The CSV, as Python's csv module reads it: the same header, the same
+/// rows in the same order, null as an empty field, each value the same
+/// number; the run table's header and a row per document.
+fn the_csv_holds_the_same_rows(got: &Value, rows: &[Value], documents: usize) {
+    let cols: Vec<&str> = tidy::FIGURE_COLUMNS.iter().map(|c| c.name).collect();
     let csv_rows = got["figures_csv"].as_array().unwrap();
     assert_eq!(csv_rows[0], json!(cols));
     assert_eq!(csv_rows.len() - 1, rows.len());
@@ -490,17 +525,23 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
         );
     }
     let runs_csv_rows = got["runs_csv"].as_array().unwrap();
-    assert_eq!(runs_csv_rows.len(), 1 + paths.len());
+    assert_eq!(runs_csv_rows.len(), 1 + documents);
     assert_eq!(
         runs_csv_rows[0],
         json!(tidy::RUN_COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>())
     );
+}
 
-    // The reader: our own rows back, whatever the columns' order; errors
-    // that name the file and what is wrong.
-    let mine = tidy::figure_rows(&docs);
-    assert_eq!(mine.len(), want.len());
-    assert_eq!(tidy::read_parquet(&figures).unwrap(), mine);
+/// The reader: `mine` back from the export, whatever the columns' order;
+/// errors that name the file and what is wrong.
+fn the_reader_reads_our_rows_and_names_what_is_wrong(
+    dir: &Path,
+    mine: &[tidy::FigureRow],
+    figures: &Path,
+    runs: &Path,
+    csv: &Path,
+) {
+    assert_eq!(tidy::read_parquet(figures).unwrap(), mine);
     assert_eq!(tidy::read_parquet(&dir.join("reordered.parquet")).unwrap(), mine);
     let missing = dir.join("missing.parquet");
     let e = tidy::read_parquet(&missing).unwrap_err();
@@ -508,15 +549,14 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
         e.contains(&missing.display().to_string()) && e.contains("`unit`"),
         "{e}"
     );
-    let e = tidy::read_parquet(&runs).unwrap_err();
+    let e = tidy::read_parquet(runs).unwrap_err();
     assert!(e.contains("run table"), "{e}");
     let foreign = dir.join("foreign.parquet");
     assert!(tidy::is_parquet(&foreign));
     let e = tidy::read_parquet(&foreign).unwrap_err();
     assert!(e.contains("not a bootbench export"), "{e}");
-    assert!(!tidy::is_parquet(&csv));
-    let e = tidy::read_parquet(&csv).unwrap_err();
+    assert!(!tidy::is_parquet(csv));
+    let e = tidy::read_parquet(csv).unwrap_err();
     assert!(e.contains("not a Parquet file"), "{e}");
-    assert_eq!(tidy::parquet_table(&runs).unwrap(), tidy::RUNS_TABLE);
-    let _ = fs::remove_dir_all(&dir);
+    assert_eq!(tidy::parquet_table(runs).unwrap(), tidy::RUNS_TABLE);
 }

@@ -31,6 +31,8 @@ use std::fmt::Write as _;
 
 use bench_core::result::{Acceptance, Check, ResultDoc, TargetVerdict, Verdict};
 
+use std::path::{Path, PathBuf};
+
 use crate::read::Loaded;
 
 /// `s` escaped for XML 1.0 element text, or for a double-quoted attribute
@@ -67,14 +69,14 @@ fn attr(s: &str) -> String {
 
 /// A document's suite name: `MACHINE/PLAN`.
 pub fn suite_name(l: &Loaded) -> String {
-    let (_, machine) = crate::machine::machine_id(l);
+    let (_, machine) = crate::read::machine::machine_id(l);
     let run = &l.doc.run;
     format!("{machine}/{}", run.profile.as_deref().unwrap_or(&run.config_source))
 }
 
 /// A target's `classname`: its serial, else its path.
 pub fn classname(t: &TargetVerdict) -> &str {
-    crate::verdict::who(t)
+    crate::figures::verdict::who(t)
 }
 
 /// A check's testcase `name`: the rule, then its test and figure.
@@ -170,7 +172,7 @@ fn suite(out: &mut String, l: &Loaded) -> [usize; 3] {
             let _ = writeln!(
                 out,
                 "    <system-out>{}</system-out>",
-                xml_escape(crate::verdict::NO_VERDICT, false)
+                xml_escape(crate::figures::verdict::NO_VERDICT, false)
             );
         }
         Some(a) => {
@@ -207,4 +209,26 @@ pub fn junit(docs: &[Loaded]) -> String {
          failures=\"{}\" errors=\"0\" skipped=\"{}\">\n{body}</testsuites>\n",
         total[0], total[1], total[2]
     )
+}
+
+/// `export --format junit`: [`junit`] of the documents, written whole at
+/// the end.
+#[derive(Debug)]
+pub struct Junit(super::Whole);
+
+impl Junit {
+    /// The export to `path`; nothing is written before it finishes.
+    pub fn create(path: &Path) -> Junit {
+        Junit(super::Whole::create(path))
+    }
+}
+
+impl super::Export for Junit {
+    fn add(&mut self, doc: Loaded) -> Result<(), String> {
+        self.0.add(doc)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>, String> {
+        self.0.finish(junit)
+    }
 }

@@ -7,7 +7,7 @@
 
 use bench_core::result::{BurnEndState, BurnIn};
 
-use crate::text;
+use crate::figures::text;
 
 /// The facts of a burn-in, each a name and its value with its unit:
 /// `area`, `requests`, `done`, `elapsed`, `ended`.
@@ -292,7 +292,7 @@ pub fn round_rows(p: &bench_core::result::Precondition) -> Vec<[String; 3]> {
                     }
                 ),
                 format!("{:.1}", r.value / scale),
-                crate::scan::bar(if max > 0.0 { r.value / max } else { 0.0 }),
+                crate::figures::scan::bar(if max > 0.0 { r.value / max } else { 0.0 }),
             ]
         })
         .collect()

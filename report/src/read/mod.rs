@@ -6,6 +6,15 @@
 //! unknown fields ignored; another schema name or another major version, a
 //! file that is not JSON or is cut short, or a document that does not have
 //! the fields of version 1 is an error. Nothing here panics on any input.
+//!
+//! The read stage (report/README.md) also holds what else comes in:
+//! documents cut out of a console log ([`extract`]), the machine a document
+//! names ([`machine`]), and the baseline made of many documents
+//! ([`baseline`]).
+
+pub mod baseline;
+pub mod extract;
+pub mod machine;
 
 use std::path::Path;
 

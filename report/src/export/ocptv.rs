@@ -31,12 +31,14 @@ use serde_json::{json, Value};
 
 use bench_core::result::{Check, CheckRule, Metric, ResultDoc, TargetInfo, TargetVerdict, Verdict};
 
+use std::path::{Path, PathBuf};
+
 use crate::read::Loaded;
 
 /// `unix_ns` as RFC 3339 UTC with nanoseconds: `2026-12-02T03:06:49.123456789Z`.
 pub(crate) fn rfc3339(unix_ns: u64) -> String {
     // text::utc gives `YYYY-MM-DD HH:MM:SS UTC`.
-    let day_time = crate::text::utc(unix_ns);
+    let day_time = crate::figures::text::utc(unix_ns);
     let stem = day_time.trim_end_matches(" UTC").replacen(' ', "T", 1);
     format!("{stem}.{:09}Z", unix_ns % 1_000_000_000)
 }
@@ -64,7 +66,7 @@ fn is_floor(c: &Check) -> bool {
 
 /// A check's measurement name: `RULE TEST FIGURE`.
 fn name(c: &Check) -> String {
-    crate::export::case_name(c)
+    crate::export::junit::case_name(c)
 }
 
 /// A check's measurement and diagnosis artifacts (`testStepArtifact` bodies).
@@ -112,10 +114,10 @@ fn hardware_info(t: &TargetInfo) -> Value {
 /// it is stamped with the run's end.
 fn artifacts(l: &Loaded) -> Vec<(Value, bool)> {
     let doc: &ResultDoc = &l.doc;
-    let (_, machine) = crate::machine::machine_id(l);
+    let (_, machine) = crate::read::machine::machine_id(l);
     let a = doc.acceptance.as_ref();
     let mut out = vec![(json!({"schemaVersion": {"major": 2, "minor": 0}}), false)];
-    let dut = json!({"dutInfoId": machine, "name": crate::machine::host_model(&doc.host).unwrap_or_else(|| machine.clone()),
+    let dut = json!({"dutInfoId": machine, "name": crate::read::machine::host_model(&doc.host).unwrap_or_else(|| machine.clone()),
         "hardwareInfos": doc.targets.iter().map(hardware_info).collect::<Vec<_>>()});
     let start = json!({"name": "bootbench acceptance", "version": doc.tool.version,
         "commandLine": doc.run.config_source,
@@ -123,7 +125,7 @@ fn artifacts(l: &Loaded) -> Vec<(Value, bool)> {
         "dutInfo": dut});
     out.push((json!({"testRunArtifact": {"testRunStart": start}}), false));
     let Some(a) = a else {
-        let log = json!({"severity": "INFO", "message": crate::verdict::NO_VERDICT});
+        let log = json!({"severity": "INFO", "message": crate::figures::verdict::NO_VERDICT});
         out.push((json!({"testRunArtifact": {"log": log}}), true));
         let end = json!({"status": "SKIP", "result": "NOT_APPLICABLE"});
         out.push((json!({"testRunArtifact": {"testRunEnd": end}}), true));
@@ -141,7 +143,7 @@ fn artifacts(l: &Loaded) -> Vec<(Value, bool)> {
 /// One target's test step.
 fn step(out: &mut Vec<(Value, bool)>, id: &str, t: &TargetVerdict) {
     let art = |body: Value| json!({"testStepArtifact": merge(json!({"testStepId": id}), body)});
-    let name = format!("acceptance of {}", crate::verdict::who(t));
+    let name = format!("acceptance of {}", crate::figures::verdict::who(t));
     out.push((art(json!({"testStepStart": {"name": name}})), true));
     for c in &t.checks {
         for body in check_artifacts(c, &t.target) {
@@ -173,4 +175,26 @@ pub fn ocptv(docs: &[Loaded]) -> String {
         }
     }
     out
+}
+
+/// `export --format ocptv`: [`ocptv`] of the documents, written whole at
+/// the end.
+#[derive(Debug)]
+pub struct Ocptv(super::Whole);
+
+impl Ocptv {
+    /// The export to `path`; nothing is written before it finishes.
+    pub fn create(path: &Path) -> Ocptv {
+        Ocptv(super::Whole::create(path))
+    }
+}
+
+impl super::Export for Ocptv {
+    fn add(&mut self, doc: Loaded) -> Result<(), String> {
+        self.0.add(doc)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>, String> {
+        self.0.finish(ocptv)
+    }
 }

@@ -37,12 +37,12 @@
 //! (`html/fleet.rs`).
 //!
 //! After the charts, each target with a surface scan (`surface_scan`,
-//! `html/scan.rs`) has a `<section class="surface-scan">`: the scan's facts,
+//! `render/html/scan.rs`) has a `<section class="surface-scan">`: the scan's facts,
 //! its reads per time class, its slowest reads, its unreadable and
 //! recovered LBAs and its `surface-scan` chart. A document without scans
 //! has no such section and no note about it.
 //!
-//! The page opens with the acceptance verdicts (`html/verdict.rs`): per
+//! The page opens with the acceptance verdicts (`render/html/verdict.rs`): per
 //! document a table of its disks at a glance and every check that did not
 //! pass; `fleet --html` counts them by model and lists every failed disk.
 //!
@@ -174,7 +174,7 @@ pub fn render(docs: &[Loaded]) -> String {
     if !docs.is_empty() {
         verdict::glance_section(&mut out, docs);
     }
-    let view = crate::fleet::Fleet::new(docs);
+    let view = crate::render::fleet::Fleet::new(docs);
     let has_fleet = !view.by_disk.is_empty();
     if docs.is_empty() {
         out.push_str("<p class=\"omitted\">No result documents.</p>\n");
@@ -198,8 +198,8 @@ pub fn render(docs: &[Loaded]) -> String {
 
 /// The page of `bootbench-report fleet --html`: the machines, every
 /// machine and disk, and the groups by host model and by disk model and
-/// firmware with their charts (see [`crate::fleet`]).
-pub fn render_fleet(f: &crate::fleet::Fleet) -> String {
+/// firmware with their charts (see [`crate::render::fleet`]).
+pub fn render_fleet(f: &crate::render::fleet::Fleet) -> String {
     fleet::page(f)
 }
 
@@ -247,9 +247,9 @@ mod tests {
     use super::*;
     use bench_core::result::{AnalysisKind, ResultDoc};
 
-    pub(super) const QUICK: &str = include_str!("../../tests/fixtures/html/quick-4disks.json");
+    pub(super) const QUICK: &str = include_str!("../../../tests/fixtures/html/quick-4disks.json");
 
-    pub(super) const STACKS: &str = include_str!("../../tests/fixtures/html/stacks.json");
+    pub(super) const STACKS: &str = include_str!("../../../tests/fixtures/html/stacks.json");
 
     pub(super) fn doc(text: &str) -> ResultDoc {
         serde_json::from_str(text).expect("fixture parses")
@@ -355,7 +355,7 @@ mod tests {
         }
         // The fleet page: the machine (its serial), its model and CPU, the
         // disks, in tables, chart rows and tooltips.
-        let page = render_fleet(&crate::fleet::Fleet::new(&docs));
+        let page = render_fleet(&crate::render::fleet::Fleet::new(&docs));
         assert!(
             page.contains("<section class=\"fleet\" id=\"fleet-host\">"),
             "host groups"

@@ -11,9 +11,9 @@
 use bench_core::analysis::Metric;
 use bench_core::result::{Analysis, ResultDoc, TargetInfo, TestResult};
 
+use crate::figures::metric::{main_step, metric_label, metric_plain, percentile};
+use crate::figures::text::{self, table, Align};
 use crate::read::Loaded;
-use crate::show::{main_step, metric_label, metric_plain, percentile};
-use crate::text::{self, table, Align};
 
 /// How two targets were matched.
 #[derive(Clone, Debug, PartialEq, Eq)]

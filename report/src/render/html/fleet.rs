@@ -15,8 +15,8 @@ use bench_core::analysis::{Metric, OUTLIER_BELOW};
 use super::format::{axis_value, escape, fmt_metric, metric_axis, num, opt_str};
 use super::svg::{color, decades, figure, legend, nice_ticks, short, svg_open_h, Scale, LOG_SPAN, RIGHT, TOP, W};
 use super::{head, Chart};
-use crate::fleet::{against, by_test, outliers, spread_share, Cell, Fleet, Group, Key};
-use crate::show::metric_label;
+use crate::figures::metric::metric_label;
+use crate::render::fleet::{against, by_test, outliers, spread_share, Cell, Fleet, Group, Key};
 
 /// Where a document is named: in the `html` report, a link to its
 /// section; on the fleet page (no such sections), its number with the file
@@ -51,7 +51,7 @@ impl Ctx<'_> {
                 "<li>[{}] {name} (machine {}, started {})</li>",
                 i + 1,
                 escape(self.f.machine_name(i)),
-                crate::text::utc(d.started_unix_ns)
+                crate::figures::text::utc(d.started_unix_ns)
             );
         }
         out.push_str("</ul>\n");

@@ -29,7 +29,7 @@ pub(super) fn section(out: &mut String, i: usize, l: &Loaded) {
          <dt>Kernel</dt><dd>{}</dd></dl>",
         escape(&doc.tool.name),
         escape(&doc.tool.version),
-        crate::text::utc(run.started_unix_ns),
+        crate::figures::text::utc(run.started_unix_ns),
         num(run.duration_ns as f64 / 1e9),
         opt(run.profile.as_ref()),
         escape(&run.config_source),
@@ -138,9 +138,9 @@ pub(super) fn health_tables(out: &mut String, doc: &ResultDoc) {
             out,
             "<h3>Health of {}</h3>\n<p>{}</p>",
             escape(&t.path),
-            escape(&crate::health::headline(h))
+            escape(&crate::figures::health::headline(h))
         );
-        let rows = crate::health::rows(h);
+        let rows = crate::figures::health::rows(h);
         if !rows.is_empty() {
             out.push_str(
                 "<table class=\"health\"><thead><tr><th>Figure</th><th>Before</th><th>After</th><th>Delta</th></tr></thead><tbody>\n",
@@ -157,7 +157,7 @@ pub(super) fn health_tables(out: &mut String, doc: &ResultDoc) {
             }
             out.push_str("</tbody></table>\n");
         }
-        let temps = crate::health::per_test(&h.tests);
+        let temps = crate::figures::health::per_test(&h.tests);
         if !temps.is_empty() {
             let _ = writeln!(
                 out,
@@ -165,7 +165,7 @@ pub(super) fn health_tables(out: &mut String, doc: &ResultDoc) {
                 escape(&temps.join("; "))
             );
         }
-        let attrs = crate::health::attributes(h);
+        let attrs = crate::figures::health::attributes(h);
         if !attrs.is_empty() {
             out.push_str(
                 "<table class=\"smart\"><thead><tr><th>ID</th><th>Attribute</th><th>Current</th><th>Worst</th>\
@@ -232,12 +232,12 @@ pub(super) fn tests_table(out: &mut String, doc: &ResultDoc) {
 }
 
 /// The tests that waited for steady state before they were measured
-/// (fio's `ss`): a line per wait ([`crate::text::steady_lines`]), with the
+/// (fio's `ss`): a line per wait ([`crate::figures::text::steady_lines`]), with the
 /// target. Nothing if none did.
 pub(super) fn steady_list(out: &mut String, doc: &ResultDoc) {
     let mut items = String::new();
     for t in &doc.tests {
-        for l in crate::text::steady_lines(t) {
+        for l in crate::figures::text::steady_lines(t) {
             let _ = writeln!(items, "<li>{}: {}</li>", escape(&t.target), escape(&l));
         }
     }
@@ -268,10 +268,10 @@ pub(super) fn passes_table(out: &mut String, doc: &ResultDoc) {
             };
             let mut cells = String::new();
             for (i, p) in st.passes.iter().enumerate() {
-                let (class, title) = match crate::text::pass_mark(st, i) {
-                    crate::text::PassMark::Warmup => ("pass warmup", "warm-up, never counted"),
-                    crate::text::PassMark::Reported => ("pass chosen", "the pass reported: the fastest"),
-                    crate::text::PassMark::Measured => ("pass", "measured"),
+                let (class, title) = match crate::figures::text::pass_mark(st, i) {
+                    crate::figures::text::PassMark::Warmup => ("pass warmup", "warm-up, never counted"),
+                    crate::figures::text::PassMark::Reported => ("pass chosen", "the pass reported: the fastest"),
+                    crate::figures::text::PassMark::Measured => ("pass", "measured"),
                 };
                 let _ = write!(
                     cells,
@@ -285,7 +285,7 @@ pub(super) fn passes_table(out: &mut String, doc: &ResultDoc) {
             } else {
                 cells.trim_end().to_string()
             };
-            let lowest = crate::text::lowest_latency(st)
+            let lowest = crate::figures::text::lowest_latency(st)
                 .map_or_else(|| "-".to_string(), |(ns, pass)| format!("{} (pass {pass})", fmt_ns(ns)));
             let _ = writeln!(
                 rows,
@@ -369,8 +369,8 @@ pub(super) fn analysis_table(out: &mut String, doc: &ResultDoc) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::html::render;
-    use crate::html::tests::{doc, loaded, QUICK};
+    use crate::render::html::render;
+    use crate::render::html::tests::{doc, loaded, QUICK};
 
     #[test]
     fn statuses_read_in_words() {
@@ -406,7 +406,7 @@ mod tests {
         let html = render(&[loaded("q.json", d.clone())]);
         assert!(!html.contains("Passes and fills") && !html.contains("class=\"passes\""));
         let mut d = d;
-        let pass = crate::text::test_pass;
+        let pass = crate::figures::text::test_pass;
         let (name, other) = (d.tests[0].name.clone(), d.tests[1].name.clone());
         let st = &mut d.tests[0].steps[0];
         st.passes = vec![

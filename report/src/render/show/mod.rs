@@ -6,7 +6,7 @@
 //! has them) with the test each column takes; the all-at-once runs; then per
 //! target every test's figures, the seek profile, the zone rates outside to
 //! inside, and the latency percentiles, then its surface scan when it has
-//! one ([`crate::scan`]). Every heading names its unit (MB/s = 10^6 B/s,
+//! one ([`crate::figures::scan`]). Every heading names its unit (MB/s = 10^6 B/s,
 //! MiB = 2^20 B, GB = 10^9 B, µs = 10^-6 s, ms = 10^-3 s, IOPS =
 //! requests/s). A test that was skipped or failed shows as such, never as
 //! a number.
@@ -21,12 +21,13 @@ use std::collections::BTreeSet;
 use bench_core::analysis::Metric;
 use bench_core::console::safe_lines;
 use bench_core::result::{
-    AllAtOnce, DirStats, Figure, LatStats, ResultDoc, Status, StepResult, SurfaceScan, TargetInfo, TestResult,
+    AllAtOnce, DirStats, Figure, ResultDoc, Status, StepResult, SurfaceScan, TargetInfo, TestResult,
 };
 use bench_core::spec::Workload;
 
+use crate::figures::metric::{lat_percentile, main_step, metric_label, metric_plain};
+use crate::figures::text::{self, table, Align};
 use crate::read::Loaded;
-use crate::text::{self, table, Align};
 
 /// The summary table's columns: header, workload, whether the write rate is
 /// shown (the console table's own, so the two never disagree).
@@ -46,7 +47,7 @@ pub fn render_all(docs: &[Loaded]) -> String {
 pub fn render(loaded: &Loaded) -> String {
     let doc = &loaded.doc;
     let mut out = safe_lines(&format!("== {}\n", loaded.file));
-    out.push_str(&crate::verdict::show_text(doc));
+    out.push_str(&crate::figures::verdict::show_text(doc));
     let mut raw = String::from("\n");
     raw.push_str(&run_lines(doc));
     raw.push('\n');
@@ -119,18 +120,18 @@ pub fn render(loaded: &Loaded) -> String {
 /// A disk's health: the headline, before/after/delta, each test's
 /// highest temperature, the SMART attributes.
 fn health_detail(h: &bench_core::result::Health) -> String {
-    let mut out = crate::health::headline(h);
+    let mut out = crate::figures::health::headline(h);
     out.push('\n');
     let mut rows = vec![vec!["figure".into(), "before".into(), "after".into(), "delta".into()]];
-    rows.extend(crate::health::rows(h).into_iter().map(Vec::from));
+    rows.extend(crate::figures::health::rows(h).into_iter().map(Vec::from));
     if rows.len() > 1 {
         out.push_str(&table(&rows, &[Align::Left, Align::Right, Align::Right, Align::Right]));
     }
-    let temps = crate::health::per_test(&h.tests);
+    let temps = crate::figures::health::per_test(&h.tests);
     if !temps.is_empty() {
         out.push_str(&format!("highest temperature per test: {}\n", temps.join("; ")));
     }
-    let attrs = crate::health::attributes(h);
+    let attrs = crate::figures::health::attributes(h);
     if !attrs.is_empty() {
         let mut rows: Vec<Vec<String>> = vec![["id", "attribute", "current", "worst", "threshold", "raw", ""]
             .iter()
@@ -156,9 +157,9 @@ fn health_detail(h: &bench_core::result::Health) -> String {
 
 /// A target's surface scan: its facts, the reads per time class, the
 /// unreadable and the recovered LBAs, the slowest reads, and the zone
-/// curve as a text chart ([`crate::scan`]).
+/// curve as a text chart ([`crate::figures::scan`]).
 fn surface_scan(s: &SurfaceScan) -> String {
-    use crate::scan;
+    use crate::figures::scan;
     let mut out =
         String::from("surface scan (MB/s = 10^6 B/s, MiB = 2^20 B, GB = 10^9 B, ms = 10^-3 s, LBA = logical block):\n");
     for (name, value) in scan::facts(s) {
@@ -210,9 +211,9 @@ fn surface_scan(s: &SurfaceScan) -> String {
 }
 
 /// A target's burn-in: its facts, a row per pass, and the unwritable,
-/// unreadable and mismatched LBAs ([`crate::burnin`]).
+/// unreadable and mismatched LBAs ([`crate::figures::burnin`]).
 fn burn_in(b: &bench_core::result::BurnIn) -> String {
-    use crate::{burnin, scan};
+    use crate::figures::{burnin, scan};
     let mut out = String::from("burn-in (MB/s = 10^6 B/s, MiB = 2^20 B, LBA = logical block):\n");
     for (name, value) in burnin::facts(b) {
         out.push_str(&format!("  {name}: {value}\n"));
@@ -233,9 +234,9 @@ fn burn_in(b: &bench_core::result::BurnIn) -> String {
 }
 
 /// A target's preconditioning: its facts, and the rounds as a text chart
-/// (`*` on the last window's rounds) ([`crate::burnin`]).
+/// (`*` on the last window's rounds) ([`crate::figures::burnin`]).
 fn precondition(p: &bench_core::result::Precondition) -> String {
-    use crate::burnin;
+    use crate::figures::burnin;
     let mut out = String::from("preconditioning (MB/s = 10^6 B/s, MiB = 2^20 B, IOPS = writes/s):\n");
     for (name, value) in burnin::precondition_facts(p) {
         out.push_str(&format!("  {name}: {value}\n"));
@@ -522,25 +523,6 @@ fn scaling(doc: &ResultDoc, a: &AllAtOnce, metrics: &[Metric]) -> String {
     let mut out = String::from("  scaling: the sum on the first disks at once, as disks are added:\n");
     out.push_str(&indent(&indent(&table(&rows, &[R, L, R, R, R]))));
     out
-}
-
-/// A metric's figure as a label with its unit.
-pub fn metric_label(m: Metric) -> &'static str {
-    match m {
-        Metric::ReadBps => "read MB/s",
-        Metric::WriteBps => "write MB/s",
-        Metric::ReadIops => "read IOPS",
-        Metric::WriteIops => "write IOPS",
-    }
-}
-
-/// A metric's value without unit (the label has it).
-pub fn metric_plain(m: Metric, v: f64) -> String {
-    if m.is_iops() {
-        text::iops(v)
-    } else {
-        text::mb_per_sec(v)
-    }
 }
 
 /// Everything about one target.
@@ -940,24 +922,6 @@ fn slog(x: &TestResult) -> String {
     align.resize(rows[0].len(), Align::Right);
     out.push_str(&indent(&table(&rows, &align)));
     out
-}
-
-/// The main step of a test: the one labelled `main`, else the only step.
-pub fn main_step(x: &TestResult) -> Option<&StepResult> {
-    x.steps
-        .iter()
-        .find(|s| s.label == bench_core::plan::MAIN_LABEL)
-        .or_else(|| (x.steps.len() == 1).then(|| &x.steps[0]))
-}
-
-/// The latency percentile `p` of `d` (its `lat_ns`), nanoseconds.
-pub fn percentile(d: &DirStats, p: f64) -> Option<u64> {
-    lat_percentile(&d.lat_ns, p)
-}
-
-/// The percentile `p` of `l`, nanoseconds.
-pub fn lat_percentile(l: &LatStats, p: f64) -> Option<u64> {
-    l.percentiles.iter().find(|q| (q.p - p).abs() < 1e-9).map(|q| q.ns)
 }
 
 /// The percentile's column name: `p99.9`.

@@ -1,7 +1,7 @@
 //! `fleet PATH...`: the machines and disks of many documents (a rack of
 //! machines, or one machine's runs) in one report. `compare` ends with its
 //! last part ([`section`]) over its two documents; `html` and `fleet
-//! --html` draw the same view ([`crate::html`]).
+//! --html` draw the same view ([`crate::render::html`]).
 //!
 //! - Inputs ([`gather`]): each path a result document or a directory, whose
 //!   `*.json` files (not its subdirectories') are read in natural name
@@ -46,9 +46,9 @@ use std::collections::HashSet;
 
 use bench_core::analysis::{DiskModel, OUTLIER_BELOW};
 
+use crate::figures::metric::{metric_label, metric_plain};
+use crate::figures::text::{self, table, Align};
 use crate::read::Loaded;
-use crate::show::{metric_label, metric_plain};
-use crate::text::{self, table, Align};
 
 mod state;
 
@@ -59,7 +59,7 @@ pub use state::{
 
 // ---------------------------------------------------------------- machines
 
-pub use crate::machine::{host_model, machine_id, IdBy};
+pub use crate::read::machine::{host_model, machine_id, IdBy};
 
 /// One machine of the fleet.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -277,7 +277,10 @@ pub fn summary(f: &Fleet) -> String {
             .len(),
     );
     out.push('\n');
-    out.push_str(&crate::verdict::by_model_text_of(&f.acceptances(), SUMMARY_CAP));
+    out.push_str(&crate::figures::verdict::by_model_text_of(
+        &f.acceptances(),
+        SUMMARY_CAP,
+    ));
     if f.by_disk.is_empty() {
         out.push_str("\nno model and firmware with two or more disks that ran the same test\n");
     } else {
@@ -393,7 +396,7 @@ pub fn render(f: &Fleet, all: bool) -> String {
         ));
     }
     out.push('\n');
-    out.push_str(&crate::verdict::by_model_text_of(&f.acceptances(), usize::MAX));
+    out.push_str(&crate::figures::verdict::by_model_text_of(&f.acceptances(), usize::MAX));
     out.push_str(
         "\nmachines (a machine is its DMI product serial, else its host name, else its document's file name: \
          `by` says which)\n",

@@ -30,10 +30,10 @@ use bench_core::spec::Workload;
 use rayon::prelude::*;
 
 use super::{natural_cmp, Machine};
-use crate::machine::{host_model, machine_id, IdBy};
+use crate::export::tidy::{self, whole_disk, FigureRow};
+use crate::figures::text;
+use crate::read::machine::{host_model, machine_id, IdBy};
 use crate::read::{self, Loaded, ReadError};
-use crate::text;
-use crate::tidy::{self, whole_disk, FigureRow};
 
 // ---------------------------------------------------------------- one document
 
@@ -89,7 +89,7 @@ fn usable(v: Option<f64>) -> Option<f64> {
 
 /// `a` with what the verdict sections show and nothing else: each
 /// target's model and verdict; a failed target also its path, serial and
-/// first failing check ([`crate::verdict::first_reason`]).
+/// first failing check ([`crate::figures::verdict::first_reason`]).
 pub fn slim(a: &Acceptance) -> Acceptance {
     let targets = a
         .targets
@@ -101,7 +101,7 @@ pub fn slim(a: &Acceptance) -> Acceptance {
                     serial: t.serial.clone(),
                     model: t.model.clone(),
                     verdict: t.verdict,
-                    checks: crate::verdict::first_reason(t).cloned().into_iter().collect(),
+                    checks: crate::figures::verdict::first_reason(t).cloned().into_iter().collect(),
                 }
             } else {
                 TargetVerdict {
@@ -342,7 +342,7 @@ impl FromRows {
 }
 
 /// Each document of a Parquet export's figures table
-/// ([`crate::tidy`]) as a digest, in the file's order, without holding the
+/// ([`crate::export::tidy`]) as a digest, in the file's order, without holding the
 /// table: its rows with `step` null only (each test's summary figures, or
 /// its one row without), which hold all a digest takes. A document is its rows with one `file`, which the export writes
 /// together. What the table does not hold is not in the digest: a disk
@@ -1278,8 +1278,8 @@ mod tests {
         assert_eq!(s.targets[1].checks.len(), 1);
         assert_eq!(s.targets[1].checks[0].message, "too slow");
         assert_eq!(
-            crate::verdict::by_model_of(&[Some(&s)]).0,
-            crate::verdict::by_model_of(&[Some(&a)]).0,
+            crate::figures::verdict::by_model_of(&[Some(&s)]).0,
+            crate::figures::verdict::by_model_of(&[Some(&a)]).0,
             "the counts by model"
         );
         let a = &a;
@@ -1288,7 +1288,7 @@ mod tests {
             assert_eq!((t.verdict, &t.model), (u.verdict, &u.model));
             if u.verdict == Verdict::Fail {
                 assert_eq!((&t.target, &t.serial), (&u.target, &u.serial));
-                assert_eq!(t.checks.first(), crate::verdict::first_reason(u));
+                assert_eq!(t.checks.first(), crate::figures::verdict::first_reason(u));
             } else {
                 assert!(t.checks.is_empty() && t.target.is_empty());
             }

@@ -636,8 +636,8 @@ pub(super) fn charts(doc: &ResultDoc, kind: Chart) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::html::render;
-    use crate::html::tests::{charts_of, doc, loaded, marks, omitted, QUICK, STACKS};
+    use crate::render::html::render;
+    use crate::render::html::tests::{charts_of, doc, loaded, marks, omitted, QUICK, STACKS};
 
     #[test]
     fn a_run_without_arrays_draws_surface_seek_and_latency_and_notes_the_rest() {

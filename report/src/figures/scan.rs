@@ -1,6 +1,6 @@
 //! A disk's surface scan (`targets[].surface_scan`, [`SurfaceScan`], made
 //! by `bench_core::scan::record`) as facts and rows, for `show` and the
-//! HTML report alike (as [`crate::health`] is for a disk's health): what
+//! HTML report alike (as [`crate::figures::health`] is for a disk's health): what
 //! was read, how fast and how it ended; the reads per time class; the LBAs
 //! no read returned and those a retry did; the slowest reads; the zone
 //! curve. Every figure names its unit: MB/s = 10^6 B/s, MiB = 2^20 B, GB =
@@ -8,7 +8,7 @@
 
 use bench_core::result::{ScanEndState, SurfaceScan};
 
-use crate::text;
+use crate::figures::text;
 
 /// LBAs listed at most; the rest are counted (`and N more`).
 pub const MAX_LBAS: usize = 20;

@@ -1,4 +1,4 @@
-//! The acceptance verdict on the pages ([`crate::verdict`]): the `html`
+//! The acceptance verdict on the pages ([`crate::figures::verdict`]): the `html`
 //! report opens with `<section class="verdicts" id="verdicts">`, per
 //! document a `<table class="glance">` (a row per disk: verdict,
 //! CrystalDiskMark's four figures where the run has them, highest
@@ -13,9 +13,9 @@ use std::fmt::Write as _;
 use bench_core::result::Verdict;
 
 use super::format::escape;
+use crate::figures::text::mb_per_sec;
+use crate::figures::verdict::{by_model_of, check_line, glance, not_passed, who, Glance, GLANCE_FIGURES, NO_VERDICT};
 use crate::read::Loaded;
-use crate::text::mb_per_sec;
-use crate::verdict::{by_model_of, check_line, glance, not_passed, who, Glance, GLANCE_FIGURES, NO_VERDICT};
 
 /// A verdict's cell: its word in capitals, classed `pass`, `warn` or `fail`.
 fn verdict_cell(v: Verdict) -> String {
@@ -115,7 +115,7 @@ pub(super) fn glance_section(out: &mut String, docs: &[Loaded]) {
 
 /// `fleet --html`'s verdicts: counted by model, then every failed disk with
 /// its reason.
-pub(super) fn by_model_section(out: &mut String, fleet: &crate::fleet::Fleet) {
+pub(super) fn by_model_section(out: &mut String, fleet: &crate::render::fleet::Fleet) {
     let accs = fleet.acceptances();
     let (counts, failed, without) = by_model_of(&accs);
     out.push_str("<section class=\"verdicts-by-model\" id=\"verdicts\">\n<h2>Acceptance verdicts by model</h2>\n");

@@ -265,8 +265,8 @@ pub fn by_model_text_of(accs: &[Option<&Acceptance>], cap: usize) -> String {
                 c.fail.to_string(),
             ]);
         }
-        use crate::text::Align::{Left as L, Right as R};
-        for l in crate::text::table(&rows, &[L, R, R, R]).lines() {
+        use crate::figures::text::Align::{Left as L, Right as R};
+        for l in crate::figures::text::table(&rows, &[L, R, R, R]).lines() {
             out.push_str(&format!("  {l}\n"));
         }
     }

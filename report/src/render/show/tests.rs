@@ -21,7 +21,7 @@ fn the_host_line_says_how_the_machine_booted() {
 #[test]
 fn twins_show_their_tools_units() {
     let mut doc: ResultDoc =
-        serde_json::from_str(include_str!("../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     let ok: Vec<&mut TestResult> = doc
         .tests
         .iter_mut()
@@ -71,7 +71,7 @@ fn twins_show_their_tools_units() {
 fn slog_per_size_and_diskinfo_units() {
     use bench_core::result::Summary;
     let doc: ResultDoc =
-        serde_json::from_str(include_str!("../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     let base = doc
         .tests
         .iter()
@@ -152,7 +152,7 @@ fn slog_per_size_and_diskinfo_units() {
 #[test]
 fn passes_and_fills_are_shown() {
     let mut doc: ResultDoc =
-        serde_json::from_str(include_str!("../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     let mut ok = doc
         .tests
         .iter_mut()
@@ -199,7 +199,7 @@ fn steady_state_waits_are_shown() {
     use bench_core::spec::{SteadyCriterion, SteadySpec};
     use bench_core::units::Nanos;
     let mut doc: ResultDoc =
-        serde_json::from_str(include_str!("../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     assert!(!render(&Loaded {
         file: "a.json".into(),
         doc: doc.clone(),
@@ -270,7 +270,7 @@ fn steady_state_waits_are_shown() {
 #[test]
 fn scaling_points_are_shown_under_the_all_at_once_table() {
     let mut doc: ResultDoc =
-        serde_json::from_str(include_str!("../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     let name = doc
         .tests
         .iter()
@@ -344,8 +344,8 @@ fn scaling_points_are_shown_under_the_all_at_once_table() {
 #[test]
 fn preconditioning_is_shown_with_its_rounds() {
     let mut doc: ResultDoc =
-        serde_json::from_str(include_str!("../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
-    doc.targets[0].precondition = Some(crate::burnin::test_precondition());
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+    doc.targets[0].precondition = Some(crate::figures::burnin::test_precondition());
     let out = render(&Loaded {
         file: "pc.json".into(),
         doc,
@@ -382,7 +382,7 @@ fn preconditioning_is_shown_with_its_rounds() {
 #[test]
 fn erase_support_is_a_line_under_its_target() {
     let mut doc: ResultDoc =
-        serde_json::from_str(include_str!("../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     let mut page = [0u8; 4096];
     (page[256], page[328]) = (0x02, 0x01);
     doc.targets[0].erase_support = Some(bench_core::erase::nvme(&page));
@@ -400,7 +400,7 @@ fn erase_support_is_a_line_under_its_target() {
 #[test]
 fn a_burn_in_is_shown_after_its_target() {
     let mut doc: ResultDoc =
-        serde_json::from_str(include_str!("../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     let loaded = |doc: &ResultDoc| Loaded {
         file: "burn.json".into(),
         doc: doc.clone(),
@@ -408,7 +408,7 @@ fn a_burn_in_is_shown_after_its_target() {
     };
     let before = render(&loaded(&doc));
     assert!(!before.contains("burn-in"), "no burn-in, nothing said");
-    doc.targets[1].burn_in = Some(crate::burnin::test_burn_in());
+    doc.targets[1].burn_in = Some(crate::figures::burnin::test_burn_in());
     let out = render(&loaded(&doc));
     let next = format!("-- {} (", doc.targets[2].path);
     let start = out.find("burn-in (").expect(&out);
@@ -453,7 +453,7 @@ fn a_burn_in_is_shown_after_its_target() {
 #[test]
 fn a_surface_scan_is_shown_after_its_target() {
     let mut doc: ResultDoc =
-        serde_json::from_str(include_str!("../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     let loaded = |doc: &ResultDoc| Loaded {
         file: "scan.json".into(),
         doc: doc.clone(),
@@ -461,7 +461,7 @@ fn a_surface_scan_is_shown_after_its_target() {
     };
     let before = render(&loaded(&doc));
     assert!(!before.contains("surface scan"), "no scan, nothing said");
-    doc.targets[1].surface_scan = Some(crate::scan::test_scan());
+    doc.targets[1].surface_scan = Some(crate::figures::scan::test_scan());
     let out = render(&loaded(&doc));
     let (this, next) = (
         format!("-- {} (", doc.targets[1].path),

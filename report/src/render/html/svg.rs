@@ -462,7 +462,7 @@ pub(super) fn figure(title: &str, svg: &str, legend_html: &str, notes: &[String]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::html::format::num;
+    use crate::render::html::format::num;
 
     /// A dashed line over the first group, at the axis, has its text above
     /// its right end, inside the plot, not over the axis' tick labels; over

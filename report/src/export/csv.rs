@@ -18,8 +18,8 @@ use std::borrow::Cow;
 use bench_core::result::{DirStats, Figure, ResultDoc, Status, TargetInfo, TestResult};
 use serde::{Serialize, Serializer};
 
+use crate::figures::metric::{main_step, percentile};
 use crate::read::Loaded;
-use crate::show::{main_step, percentile};
 
 /// The characters that make a spreadsheet take a cell for a formula when
 /// they start it (OWASP, CSV injection).
@@ -186,9 +186,9 @@ fn row<'a>(file: &'a str, run: &'a str, doc: &'a ResultDoc, t: &'a TestResult) -
         op, offset, message, ..
     } = &t.status
     {
-        format!("{message} ({} at offset {offset})", crate::text::op_name(*op))
+        format!("{message} ({} at offset {offset})", crate::figures::text::op_name(*op))
     } else {
-        let text = crate::text::status_text(&t.status);
+        let text = crate::figures::text::status_text(&t.status);
         text.split_once(": ").map(|(_, m)| m.to_owned()).unwrap_or_default()
     };
     let pairs = |v: &[Figure]| {
@@ -208,9 +208,9 @@ fn row<'a>(file: &'a str, run: &'a str, doc: &'a ResultDoc, t: &'a TestResult) -
         size_bytes: target.map(|g| g.size_bytes),
         test: t.name.as_str().into(),
         workload: t.workload.name().into(),
-        status: crate::text::state(&t.status).into(),
+        status: crate::figures::text::state(&t.status).into(),
         status_detail: detail.into(),
-        errno: crate::text::errno(&t.status),
+        errno: crate::figures::text::errno(&t.status),
         bs_bytes: t.params.bs.0,
         iodepth: t.params.iodepth,
         jobs: t.params.jobs,

@@ -2,7 +2,7 @@
 //! allocated by what it says ([`check`]): the parquet crate reserves room
 //! for as many row groups as the footer claims before reading one (a
 //! 32-byte file claiming 2^31-1 row groups asks for 206 GB), and the
-//! reader of [`crate::tidy`] reads a row group by its `num_rows`.
+//! reader of [`crate::export::tidy`] reads a row group by its `num_rows`.
 //!
 //! The footer (Thrift's compact protocol, `FileMetaData` of
 //! parquet-format) is walked whole, each field read and bounded, without

@@ -1,9 +1,9 @@
-//! Each disk's surface scan ([`crate::scan`]): a `<section
+//! Each disk's surface scan ([`crate::figures::scan`]): a `<section
 //! class="surface-scan">` per target that has one, with the scan's facts,
 //! the reads per time class, the unreadable and recovered LBAs, the slowest
 //! reads, and a `surface-scan` chart: read MB/s against the position on the
 //! disk (GB from its first byte), one dot per zone at its middle, a red
-//! line at each unreadable LBA. Each burn-in ([`crate::burnin`]): a
+//! line at each unreadable LBA. Each burn-in ([`crate::figures::burnin`]): a
 //! `<section class="burn-in">` with its facts, a row per pass and its bad
 //! and mismatched LBAs. A target without either adds nothing.
 
@@ -16,7 +16,7 @@ use super::format::{escape, fmt_mbps, num};
 use super::svg::{figure, legend, line_chart, nice_ticks, value_axis, Axis, Point, Scale, Series, Shape};
 use super::svg::{BOTTOM, H, LEFT, RIGHT, TOP, W};
 use super::Chart;
-use crate::{burnin, scan};
+use crate::figures::{burnin, scan};
 
 /// The surface scan and burn-in sections of `doc`'s targets, in target
 /// order.
@@ -315,9 +315,9 @@ fn chart(name: &str, s: &SurfaceScan) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::html::render;
-    use crate::html::tests::{charts_of, doc, loaded, marks, QUICK};
-    use crate::html::Chart;
+    use crate::render::html::render;
+    use crate::render::html::tests::{charts_of, doc, loaded, marks, QUICK};
+    use crate::render::html::Chart;
 
     /// A disk's scan: its section with the facts, the class table, the
     /// LBAs and the slowest read, and a chart with a dot per zone and a
@@ -326,7 +326,7 @@ mod tests {
     fn a_surface_scan_gets_its_section_and_chart() {
         let mut d = doc(QUICK);
         let path = d.targets[0].path.clone();
-        d.targets[0].surface_scan = Some(crate::scan::test_scan());
+        d.targets[0].surface_scan = Some(crate::figures::scan::test_scan());
         let html = render(&[loaded("scan.json", d)]);
         assert_eq!(html.matches("<section class=\"surface-scan\"").count(), 1);
         let sec = &html[html.find("<section class=\"surface-scan\"").unwrap()..];
@@ -393,7 +393,7 @@ mod tests {
         let evil = "<script>alert('x')</script>&\"";
         let mut d = doc(QUICK);
         let old = d.targets[0].path.clone();
-        let mut s = crate::scan::test_scan();
+        let mut s = crate::figures::scan::test_scan();
         (s.end, s.error) = (bench_core::result::ScanEndState::Error, Some(evil.into()));
         let t = &mut d.targets[0];
         (t.path, t.model, t.serial) = (evil.into(), Some(evil.into()), Some(evil.into()));
@@ -430,7 +430,7 @@ mod tests {
         let mut d = doc(QUICK);
         let before = render(&[loaded("q.json", d.clone())]);
         assert!(!before.contains("surface-scan"));
-        let mut s = crate::scan::test_scan();
+        let mut s = crate::figures::scan::test_scan();
         for z in &mut s.zones {
             (z.bytes, z.time_ns, z.bytes_per_sec) = (0, 0, None);
         }
@@ -445,8 +445,8 @@ mod tests {
 
 #[cfg(test)]
 mod burn_tests {
-    use crate::html::render;
-    use crate::html::tests::{doc, loaded, QUICK};
+    use crate::render::html::render;
+    use crate::render::html::tests::{doc, loaded, QUICK};
 
     /// A burnt-in disk gets its section: the facts, a row per pass with
     /// its pattern, bytes, rates, bad and mismatched blocks, and the LBA
@@ -455,7 +455,7 @@ mod burn_tests {
     fn a_burn_in_gets_its_section_with_a_row_per_pass() {
         let mut d = doc(QUICK);
         let path = d.targets[1].path.clone();
-        let mut b = crate::burnin::test_burn_in();
+        let mut b = crate::figures::burnin::test_burn_in();
         b.error = Some("<b>stopped</b>".into());
         d.targets[1].burn_in = Some(b);
         let html = render(&[loaded("burn.json", d)]);
@@ -480,10 +480,10 @@ mod burn_tests {
     /// dot per round and the last window's mean as two squares.
     #[test]
     fn preconditioning_gets_its_section_and_chart() {
-        use crate::html::tests::charts_of;
-        use crate::html::Chart;
+        use crate::render::html::tests::charts_of;
+        use crate::render::html::Chart;
         let mut d = doc(QUICK);
-        d.targets[2].precondition = Some(crate::burnin::test_precondition());
+        d.targets[2].precondition = Some(crate::figures::burnin::test_precondition());
         let html = render(&[loaded("pc.json", d)]);
         assert_eq!(html.matches("<section class=\"precondition\"").count(), 1);
         let sec = &html[html.find("<section class=\"precondition\"").unwrap()..];

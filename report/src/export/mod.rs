@@ -1,0 +1,76 @@
+//! The export stage (report/README.md): documents as files for other
+//! tools. `export --format` writes JUnit XML ([`junit`]), OCP Test and
+//! Validation JSON lines ([`ocptv`]) or two tidy tables, CSV or Parquet
+//! ([`tidy`], its Parquet footer checked by [`parquet_footer`]); the `csv`
+//! command prints a row per target and test ([`csv`]).
+//!
+//! Every format of `export` is an [`Export`], started by [`start`] with the
+//! one list of formats, the command line's [`ExportFormat`]: it takes the
+//! documents one at a time, then writes its files, each under its name only
+//! when it is whole.
+
+pub mod csv;
+pub mod junit;
+pub mod ocptv;
+pub mod parquet_footer;
+pub mod tidy;
+
+use std::path::{Path, PathBuf};
+
+pub use crate::cli::ExportFormat;
+use crate::read::Loaded;
+
+/// What every format of `export` does: take the documents in the order
+/// given, then write its files. Nothing has its name before
+/// [`Export::finish`]; an export dropped before leaves no file behind.
+pub trait Export {
+    /// Add one document.
+    fn add(&mut self, doc: Loaded) -> Result<(), String>;
+    /// Write what is left and give each file its name; the files written,
+    /// in order. An error names the file.
+    fn finish(self: Box<Self>) -> Result<Vec<PathBuf>, String>;
+}
+
+/// Start the export of `format` to `output` (for `csv` and `parquet` the
+/// figures table, the run table beside it: [`tidy::runs_path`]). An error
+/// names the file that cannot be written.
+pub fn start(format: ExportFormat, output: &Path) -> Result<Box<dyn Export>, String> {
+    Ok(match format {
+        ExportFormat::Junit => Box::new(junit::Junit::create(output)),
+        ExportFormat::Ocptv => Box::new(ocptv::Ocptv::create(output)),
+        ExportFormat::Csv | ExportFormat::Parquet => {
+            Box::new(tidy::Tables::create(format, output, &tidy::runs_path(output))?)
+        }
+    })
+}
+
+/// A format written whole from all of its documents (JUnit, OCP TV): the
+/// documents kept as they come, the file written at the end, atomically,
+/// replacing the one the user named (never through a planted name:
+/// [`crate::output::write_replacing`]).
+#[derive(Debug)]
+struct Whole {
+    path: PathBuf,
+    docs: Vec<Loaded>,
+}
+
+impl Whole {
+    fn create(path: &Path) -> Whole {
+        Whole {
+            path: path.to_path_buf(),
+            docs: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, doc: Loaded) -> Result<(), String> {
+        self.docs.push(doc);
+        Ok(())
+    }
+
+    /// `render` of the documents, written to the file.
+    fn finish(self, render: fn(&[Loaded]) -> String) -> Result<Vec<PathBuf>, String> {
+        crate::output::write_replacing(&self.path, render(&self.docs).as_bytes())
+            .map_err(|e| format!("{}: cannot write: {e}", self.path.display()))?;
+        Ok(vec![self.path])
+    }
+}
