@@ -19,6 +19,7 @@ mod acceptance_raw;
 mod existing;
 mod model;
 mod pass;
+mod pass_check;
 mod pass_raw;
 mod raw;
 mod resolve;

@@ -709,8 +709,12 @@ pub fn describe_plan_for(plan: &Plan, whom: Described) -> Vec<String> {
         s.extend(target_lines(plan, ti, whom));
     }
     s.extend(plan.surface_scan.as_ref().map(|sp| sp.line()));
-    s.extend(plan.burn_in.as_ref().map(|bp| bp.line(plan)));
-    s.extend(plan.precondition.as_ref().map(|pp| pp.line(plan)));
+    s.extend(plan.burn_in.as_ref().map(|bp| bp.line(|ti| &plan.targets[ti].info)));
+    s.extend(
+        plan.precondition
+            .as_ref()
+            .map(|pp| pp.line(|ti| &plan.targets[ti].info)),
+    );
     s.push(match plan.cpu_dma_latency {
         Some(us) => format!("cpu_dma_latency: held at {us} us from the first test to the last"),
         None => "cpu_dma_latency: off (the CPUs' own idle states)".to_string(),

@@ -540,9 +540,9 @@ pub(super) fn plan_targets(
     }
     let test_deadline = test_deadline(raw)?;
     let self_test = self_test_plan(raw, &targets)?;
-    let surface_scan = super::pass::scan_plan(raw.surface_scan.as_ref(), &targets)?;
-    let burn_in = super::pass::burn_plan(raw.burn_in.as_ref(), &targets, destructive.as_ref())?;
-    let precondition = super::pass::precondition_plan(raw.precondition.as_ref(), &targets, destructive.as_ref())?;
+    let surface_scan = super::pass_check::scan_plan(raw.surface_scan.as_ref(), &targets)?;
+    let burn_in = super::pass_check::burn_plan(raw.burn_in.as_ref(), &targets, destructive.as_ref())?;
+    let precondition = super::pass_check::precondition_plan(raw.precondition.as_ref(), &targets, destructive.as_ref())?;
     let mut plan = Plan {
         profile: profile_name,
         config_source: source.to_string(),
@@ -646,7 +646,7 @@ fn self_test_plan(raw: &RawConfig, targets: &[PlannedTarget]) -> Result<Option<S
         return Ok(None);
     };
     if let Some(d) = &o.disks {
-        super::pass::check_disks("self_test.disks", d, targets)?;
+        super::pass_check::check_disks("self_test.disks", d, targets)?;
     }
     let max_wait = match &o.max_wait {
         None => SelfTestPlan::default_wait(o.kind),
