@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::boot::cmdline::{Cmdline, Key};
 use crate::net::{self, http};
 use crate::results::remote;
+use bench_core::url::{Template, Url};
 
 /// Present in an initramfs built with `bootbench-image initramfs
 /// --allow-network-destructive`: only then may a config from the network
@@ -106,24 +107,24 @@ pub fn fetch_config(
 /// The results URL template: the command line's `bootbench.results_url=`
 /// over the config's (`from_config`, checked with the plan). A bad one on
 /// the command line is an error naming it.
-pub fn results_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Option<String>, String> {
+pub fn results_url(cmdline: &Cmdline, from_config: Option<&Template>) -> Result<Option<Template>, String> {
     match cmdline.get(Key::ResultsUrl) {
-        Some(t) => remote::check_template(t)
-            .map(|()| Some(t.to_string()))
+        Some(t) => Template::parse(t)
+            .map(Some)
             .map_err(|e| format!("{}: {e}", Key::ResultsUrl)),
-        None => Ok(from_config.map(str::to_string)),
+        None => Ok(from_config.cloned()),
     }
 }
 
 /// The Pushgateway's URL: the command line's `bootbench.metrics_url=`
 /// over the config's (`from_config`, checked with the plan). A bad one on
 /// the command line is an error naming it.
-pub fn metrics_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Option<String>, String> {
+pub fn metrics_url(cmdline: &Cmdline, from_config: Option<&Url>) -> Result<Option<Url>, String> {
     match cmdline.get(Key::MetricsUrl) {
         Some(u) => crate::results::metrics::check_url(u)
-            .map(|()| Some(u.to_string()))
+            .map(Some)
             .map_err(|e| format!("{}: {e}", Key::MetricsUrl)),
-        None => Ok(from_config.map(str::to_string)),
+        None => Ok(from_config.cloned()),
     }
 }
 
@@ -135,7 +136,14 @@ pub fn forced(cmdline: &Cmdline) -> bool {
 
 /// Send `json` to `template` for this machine and plan; say where it went
 /// or why not.
-pub fn send(net: &mut Network<'_>, template: &str, machine: &str, run: &str, json: &[u8], log: &mut dyn FnMut(&str)) {
+pub fn send(
+    net: &mut Network<'_>,
+    template: &Template,
+    machine: &str,
+    run: &str,
+    json: &[u8],
+    log: &mut dyn FnMut(&str),
+) {
     let sent = net
         .client(log)
         .and_then(|c| remote::send(c, template, machine, run, json, remote::SEND_BOUND, log));
@@ -154,15 +162,11 @@ mod tests {
     #[test]
     fn the_command_line_key_wins_and_is_checked() {
         let c = Cmdline::parse("bootbench.results_url=http://h/{machine}-{n}.json");
-        assert_eq!(
-            results_url(&c, Some("http://other/x")).unwrap().as_deref(),
-            Some("http://h/{machine}-{n}.json")
-        );
+        let config = Template::parse("http://other/x").unwrap();
+        let got = |c: &Cmdline| results_url(c, Some(&config)).unwrap().map(|t| t.as_str().to_string());
+        assert_eq!(got(&c).as_deref(), Some("http://h/{machine}-{n}.json"));
         let c = Cmdline::parse("quiet");
-        assert_eq!(
-            results_url(&c, Some("http://other/x")).unwrap().as_deref(),
-            Some("http://other/x")
-        );
+        assert_eq!(got(&c).as_deref(), Some("http://other/x"));
         assert_eq!(results_url(&c, None).unwrap(), None);
         let c = Cmdline::parse("bootbench.results_url=http://h/{host}");
         let e = results_url(&c, None).unwrap_err();
@@ -181,15 +185,11 @@ mod tests {
     #[test]
     fn the_command_line_metrics_url_wins_and_is_checked() {
         let c = Cmdline::parse("bootbench.metrics_url=http://10.0.2.2:9091");
-        assert_eq!(
-            metrics_url(&c, Some("http://other:9091")).unwrap().as_deref(),
-            Some("http://10.0.2.2:9091")
-        );
+        let config = Url::parse("http://other:9091").unwrap();
+        let got = |c: &Cmdline| metrics_url(c, Some(&config)).unwrap().map(|u| u.to_string());
+        assert_eq!(got(&c).as_deref(), Some("http://10.0.2.2:9091/"));
         let c = Cmdline::parse("quiet");
-        assert_eq!(
-            metrics_url(&c, Some("http://other:9091")).unwrap().as_deref(),
-            Some("http://other:9091")
-        );
+        assert_eq!(got(&c).as_deref(), Some("http://other:9091/"));
         assert_eq!(metrics_url(&c, None).unwrap(), None);
         let c = Cmdline::parse("bootbench.metrics_url=http://gw:9091/?token=SECRET");
         let e = metrics_url(&c, None).unwrap_err();

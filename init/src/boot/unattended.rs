@@ -18,6 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use bench_core::result::{ResultDoc, RunStatus, TargetInfo};
+use bench_core::url::Template;
 
 use crate::boot::cmdline::{Cmdline, Key};
 use crate::boot::network::{self, Network};
@@ -370,7 +371,7 @@ struct Chosen {
 }
 
 /// A plan made: the plan, what to do at the end, its id, its results URL.
-type Planned = (Plan, OnFinish, String, Option<String>);
+type Planned = (Plan, OnFinish, String, Option<Template>);
 
 /// The unattended run (PID 1, after the boot steps and the drivers), as
 /// its stages: the stick, the config, the disks, the plan, the run-once
@@ -407,7 +408,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         }
     };
     let earlier_id = plan.earlier_id(&text);
-    if let Some(how) = boot.ran_already(&plan, &[&plan_id, &earlier_id], results_url.as_deref()) {
+    if let Some(how) = boot.ran_already(&plan, &[&plan_id, &earlier_id], results_url.as_ref()) {
         return how;
     }
     let keys = test_keys(cmdline, boot.log);
@@ -428,7 +429,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         let t = p.finish(&doc);
         (boot.log)(&t.line());
     }
-    boot.out(&doc, plan.serial_ports.as_deref(), results_url.as_deref(), &plan_id);
+    boot.out(&doc, plan.serial_ports.as_deref(), results_url.as_ref(), &plan_id);
     (boot.log)(&format!("run finished: {}; then {on_finish}", doc.run.status));
     on_finish
 }
@@ -611,13 +612,13 @@ impl Boot<'_> {
         };
         let (mut plan, on_finish, id) =
             plan_unattended(raw, source, self.cmdline.get(Key::OnFinish), disks, &self.never, &ov)?;
-        let url = network::results_url(self.cmdline, plan.results_url.as_deref()).map_err(|message| Invalid {
+        let url = network::results_url(self.cmdline, plan.results_url.as_ref()).map_err(|message| Invalid {
             message,
             profile: plan.profile.clone(),
             on_finish,
         })?;
         plan.metrics_url =
-            network::metrics_url(self.cmdline, plan.metrics_url.as_deref()).map_err(|message| Invalid {
+            network::metrics_url(self.cmdline, plan.metrics_url.as_ref()).map_err(|message| Invalid {
                 message,
                 profile: plan.profile.clone(),
                 on_finish,
@@ -627,7 +628,7 @@ impl Boot<'_> {
         }
         (self.log)(&format!("plan id {id} (the config and these disks)"));
         if let Some(t) = &url {
-            (self.log)(&format!("results URL: {}", bench_core::url::redact(t)));
+            (self.log)(&format!("results URL: {t}"));
         }
         Ok((plan, on_finish, id, url))
     }
@@ -659,7 +660,7 @@ impl Boot<'_> {
     /// instead, if so. A result under any of `plan_ids` (the plan's id and
     /// the one earlier versions gave it) counts. `bootbench.force=1` turns
     /// the check off.
-    fn ran_already(&mut self, plan: &Plan, plan_ids: &[&str], results_url: Option<&str>) -> Option<OnFinish> {
+    fn ran_already(&mut self, plan: &Plan, plan_ids: &[&str], results_url: Option<&Template>) -> Option<OnFinish> {
         if network::forced(self.cmdline) {
             (self.log)(&format!("{}: the run-once check is off", Key::Force.with("1")));
             return None;
@@ -705,7 +706,7 @@ impl Boot<'_> {
     /// The document out: to the stick, framed on the console and the
     /// serial ports (the config's `serial_ports` unless the command line
     /// names them), and to the results URL (`run` its `{run}`).
-    fn out(&mut self, doc: &ResultDoc, ports: Option<&[String]>, results_url: Option<&str>, run: &str) {
+    fn out(&mut self, doc: &ResultDoc, ports: Option<&[String]>, results_url: Option<&Template>, run: &str) {
         let mut out = results_out(self.cmdline, ports, self.log);
         let emitted = emit(
             doc,
@@ -725,7 +726,10 @@ impl Boot<'_> {
     /// touched; what to do next.
     fn refuse(&mut self, inv: &Invalid, source: &str, run: &str) -> OnFinish {
         let doc = error_doc(inv, source);
-        self.out(&doc, None, self.cmdline.get(Key::ResultsUrl), run);
+        // The command line's template as written, unchecked: a bad one
+        // fails to send, and says so.
+        let url = self.cmdline.get(Key::ResultsUrl).map(Template::unchecked);
+        self.out(&doc, None, url.as_ref(), run);
         inv.on_finish
     }
 }
