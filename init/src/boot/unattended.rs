@@ -523,11 +523,7 @@ impl Boot<'_> {
             Err(message) => Err(Invalid {
                 message,
                 profile: None,
-                on_finish: self
-                    .cmdline
-                    .get(Key::OnFinish)
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or_default(),
+                on_finish: super::cmdline_on_finish(self.cmdline).unwrap_or_default(),
             }),
         }
     }
@@ -593,10 +589,10 @@ impl Boot<'_> {
         disks
     }
 
-    /// The plan of the config on these disks ([`plan_unattended`]), said
-    /// on the console, with its results URL (the command line's over the
-    /// config's). A config from the network writes only where the
-    /// initramfs allows it.
+    /// The plan of the config on these disks ([`plan_unattended`]), the
+    /// command line's URLs merged ([`network::apply_cmdline`]), said on
+    /// the console, with its results URL. A config from the network writes
+    /// only where the initramfs allows it.
     fn plan(
         &mut self,
         raw: &Result<RawConfig, ConfigError>,
@@ -612,17 +608,12 @@ impl Boot<'_> {
         };
         let (mut plan, on_finish, id) =
             plan_unattended(raw, source, self.cmdline.get(Key::OnFinish), disks, &self.never, &ov)?;
-        let url = network::results_url(self.cmdline, plan.results_url.as_ref()).map_err(|message| Invalid {
+        network::apply_cmdline(&mut plan, self.cmdline).map_err(|message| Invalid {
             message,
             profile: plan.profile.clone(),
             on_finish,
         })?;
-        plan.metrics_url =
-            network::metrics_url(self.cmdline, plan.metrics_url.as_ref()).map_err(|message| Invalid {
-                message,
-                profile: plan.profile.clone(),
-                on_finish,
-            })?;
+        let url = plan.results_url.clone();
         for line in plan::describe_plan_lines(&plan) {
             (self.log)(&line);
         }
