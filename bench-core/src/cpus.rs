@@ -1,5 +1,6 @@
 //! CPU lists as fio's `cpus_allowed` and the kernel's sysfs write them:
-//! `0-3,6` (numbers and inclusive ranges, comma-separated).
+//! `0-3,6` (numbers and inclusive ranges, comma-separated), and
+//! [`CpuSet`], such a list parsed once, as a config gives it.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -101,6 +102,60 @@ pub fn format_cpu_list(cpus: &[u32]) -> String {
     out
 }
 
+/// A CPU list as a config gives it (fio's `cpus_allowed`): checked and
+/// parsed once ([`CpuSet::parse`]), its CPUs sorted, each once, and its
+/// text kept as given (spaces around it trimmed), which is what it shows
+/// and writes (`"6,0-2"` stays `"6,0-2"`). Read from a document, a list
+/// that does not parse is an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuSet {
+    text: String,
+    cpus: Vec<u32>,
+}
+
+impl CpuSet {
+    /// The set of the list `s` ([`parse_cpu_list`]).
+    pub fn parse(s: &str) -> Result<CpuSet, CpuListError> {
+        Ok(CpuSet {
+            cpus: parse_cpu_list(s)?,
+            text: s.trim().into(),
+        })
+    }
+
+    /// The CPUs, sorted, each once (never empty).
+    pub fn cpus(&self) -> &[u32] {
+        &self.cpus
+    }
+
+    /// The list as given.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+impl fmt::Display for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl serde::Serialize for CpuSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CpuSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        CpuSet::parse(&text).map_err(|e| {
+            serde::de::Error::custom(alloc::format!(
+                "{text:?} is not a CPU list: {e}; expected a CPU list such as \"0-3,6\""
+            ))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +191,13 @@ mod tests {
             CpuListError::Backwards(3, 1).to_string(),
             "the range 3-1 runs backwards"
         );
+    }
+
+    #[test]
+    fn a_set_keeps_its_text_and_its_cpus() {
+        let c = CpuSet::parse(" 6,0-2, 1 ").unwrap();
+        assert_eq!((c.as_str(), c.cpus()), ("6,0-2, 1", &[0, 1, 2, 6][..]));
+        assert_eq!(alloc::format!("{c}"), "6,0-2, 1");
+        assert_eq!(CpuSet::parse("3-1"), Err(CpuListError::Backwards(3, 1)));
     }
 }

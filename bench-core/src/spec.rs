@@ -272,10 +272,10 @@ pub struct Params {
     #[serde(default)]
     pub iodepth_batch_submit: u32,
     /// fio's `cpus_allowed`: the CPUs each job's thread may run on, a list
-    /// such as `0-3,6` (see [`crate::cpus::parse_cpu_list`]), as given.
-    /// `None`: not pinned.
+    /// such as `0-3,6` (see [`crate::cpus::parse_cpu_list`]), parsed
+    /// once and written as given. `None`: not pinned.
     #[serde(default)]
-    pub cpus_allowed: Option<String>,
+    pub cpus_allowed: Option<crate::cpus::CpuSet>,
     /// fio's `cpus_allowed_policy`: how `cpus_allowed` is shared by the jobs.
     #[serde(default)]
     pub cpus_allowed_policy: CpusPolicy,

@@ -8,8 +8,16 @@
 //! is about, and it is the error paths that see the most malformed text.
 //! `bootbench-init` shows every URL it is given through it (here, in the
 //! no_std core, so that a host tool that quotes such URLs can do the same).
+//!
+//! [`Url`] is an http(s) URL parsed once (where a config is validated, or
+//! a command line read) and carried typed; it cannot show its query:
+//! its `Display` and `Debug` are [`Url::redacted`]. [`Template`] is a
+//! `results_url`: a URL with placeholders, checked once, shown the same
+//! way.
 
-use alloc::string::String;
+use alloc::format;
+use alloc::string::{String, ToString};
+use core::fmt;
 
 /// What stands for a hidden userinfo.
 const HIDDEN_USER: &str = "...@";
@@ -141,9 +149,276 @@ pub fn redact_param(name: &str, value: &str) -> String {
     }
 }
 
+/// http or https.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// `http://`.
+    Http,
+    /// `https://`.
+    Https,
+}
+
+/// An absolute http(s) URL.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Url {
+    /// http or https.
+    pub scheme: Scheme,
+    /// Host name or address (an IPv6 address without its brackets).
+    pub host: String,
+    /// The port (80 or 443 when the URL names none).
+    pub port: u16,
+    /// Path and query, as sent in the request line (`/` at least).
+    pub target: String,
+}
+
+impl Url {
+    /// Parse `s`: `http://` or `https://`, a host (a name, an IPv4 address,
+    /// or `[IPv6]`), an optional `:port`, then the path and query. The error
+    /// says what is wrong, and quotes `s` as [`redact`] shows it (never its
+    /// query, fragment or userinfo: the text that failed to parse is the
+    /// text most likely to be shown).
+    pub fn parse(s: &str) -> Result<Url, String> {
+        let shown = redact(s);
+        let (scheme, rest) = if let Some(r) = s.strip_prefix("http://") {
+            (Scheme::Http, r)
+        } else if let Some(r) = s.strip_prefix("https://") {
+            (Scheme::Https, r)
+        } else {
+            return Err(format!("{shown:?} is not an http:// or https:// URL"));
+        };
+        if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(format!("{shown:?} holds white space or control characters"));
+        }
+        // Before the authority is taken apart: its parts would be the password's.
+        if has_userinfo(s) {
+            return Err(format!("{shown:?}: user names and passwords in URLs are not supported"));
+        }
+        let (authority, target) = match rest.find(['/', '?', '#']) {
+            Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
+            Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
+            None => (rest, "/".to_string()),
+        };
+        let target = target.split('#').next().unwrap_or("/").to_string();
+        let default_port = match scheme {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        };
+        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+            let (h, after) = v6
+                .split_once(']')
+                .ok_or_else(|| format!("{shown:?}: an IPv6 host lacks its ']'"))?;
+            let port = match after.strip_prefix(':') {
+                Some(p) => Some(p),
+                None if after.is_empty() => None,
+                None => return Err(format!("{shown:?}: {after:?} after the IPv6 host")),
+            };
+            (h.to_string(), port)
+        } else {
+            match authority.rsplit_once(':') {
+                Some((h, p)) => (h.to_string(), Some(p)),
+                None => (authority.to_string(), None),
+            }
+        };
+        if host.is_empty() {
+            return Err(format!("{shown:?} has no host"));
+        }
+        let port = match port {
+            Some(p) => p
+                .parse::<u16>()
+                .ok()
+                .filter(|&p| p > 0)
+                .ok_or_else(|| format!("{shown:?}: port {p:?} is not a number from 1 to 65535"))?,
+            None => default_port,
+        };
+        Ok(Url {
+            scheme,
+            host,
+            port,
+            target,
+        })
+    }
+
+    /// The URL as it may be shown: [`redact`]ed, so without its query (a
+    /// presigned URL's query is a credential).
+    pub fn redacted(&self) -> String {
+        redact(&format!("{}{}", self.origin(), self.target))
+    }
+
+    /// `scheme://host[:port]`.
+    pub fn origin(&self) -> String {
+        let scheme = match self.scheme {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        };
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        let default = matches!((self.scheme, self.port), (Scheme::Http, 80) | (Scheme::Https, 443));
+        if default {
+            format!("{scheme}://{host}")
+        } else {
+            format!("{scheme}://{host}:{}", self.port)
+        }
+    }
+
+    /// The Host header's value.
+    pub fn host_header(&self) -> String {
+        self.origin()
+            .split_once("://")
+            .map(|(_, h)| h.to_string())
+            .unwrap_or_default()
+    }
+
+    /// A `Location` header's value resolved against this URL (a
+    /// `//host/path` one keeps the scheme only, RFC 3986 5.2.2).
+    pub fn join(&self, location: &str) -> Result<Url, String> {
+        if location.starts_with("http://") || location.starts_with("https://") {
+            Url::parse(location)
+        } else if location.starts_with("//") {
+            let scheme = match self.scheme {
+                Scheme::Http => "http:",
+                Scheme::Https => "https:",
+            };
+            Url::parse(&format!("{scheme}{location}"))
+        } else if location.starts_with('/') {
+            Url::parse(&format!("{}{location}", self.origin()))
+        } else {
+            let dir = self.target.split('?').next().unwrap_or("/");
+            let dir = &dir[..=dir.rfind('/').unwrap_or(0)];
+            Url::parse(&format!("{}{dir}{location}", self.origin()))
+        }
+    }
+}
+
+impl fmt::Display for Url {
+    /// The URL as it may be shown ([`Url::redacted`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl fmt::Debug for Url {
+    /// As [`fmt::Display`]: never the query.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Url({:?})", self.redacted())
+    }
+}
+
+/// The placeholders a [`Template`] may hold.
+pub const PLACEHOLDERS: [&str; 3] = ["{machine}", "{run}", "{n}"];
+
+/// A `results_url`: an http(s) URL once its placeholders ([`PLACEHOLDERS`])
+/// are filled in, checked once ([`Template::parse`]). Shown, it is
+/// [`redact`]ed (its `Display` and `Debug`), placeholders and all.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Template(String);
+
+impl Template {
+    /// Check `template`: only [`PLACEHOLDERS`] in braces, and an http(s)
+    /// URL once filled in. The error says what is wrong (the caller names
+    /// the field), quoting no more of the template than [`redact`] shows: a
+    /// brace in the query or the userinfo is said to be there, not quoted.
+    pub fn parse(template: &str) -> Result<Template, String> {
+        let expected = PLACEHOLDERS.join(", ");
+        let mut rest = template;
+        while let Some(i) = rest.find(['{', '}']) {
+            let tail = &rest[i..];
+            if let Some(p) = PLACEHOLDERS.iter().find(|p| tail.starts_with(**p)) {
+                rest = &tail[p.len()..];
+                continue;
+            }
+            let at = template.len() - tail.len();
+            let brace = &tail[..1];
+            return Err(match part_at(template, at) {
+                Part::Shown { end } => {
+                    // Up to the closing brace, at most 24 bytes, never into what is hidden.
+                    let mut n = tail.find('}').map_or(tail.len(), |e| e + 1).min(24).min(end - at);
+                    while !tail.is_char_boundary(n) {
+                        n -= 1;
+                    }
+                    format!("{:?} is not a placeholder; expected {expected}", &tail[..n])
+                }
+                Part::Query => format!(
+                    "a {brace:?} in the query (not shown: a query may hold a credential) is not a placeholder; \
+                     expected {expected}"
+                ),
+                Part::Userinfo => format!(
+                    "a {brace:?} in the user name or password (not shown) is not a placeholder; expected {expected}"
+                ),
+            });
+        }
+        Url::parse(&expand(template, "machine", "run", 1))?;
+        Ok(Template(template.into()))
+    }
+
+    /// `template` taken as it is, unchecked: a URL made from it may fail
+    /// to parse when it is used (where an error document goes to the
+    /// command line's template before anything else is checked).
+    pub fn unchecked(template: &str) -> Template {
+        Template(template.into())
+    }
+
+    /// The template as written (it holds the query: not to be shown).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether it holds `{n}`.
+    pub fn numbered(&self) -> bool {
+        self.0.contains("{n}")
+    }
+
+    /// Its placeholders filled in (text that [`Url::parse`] may still
+    /// refuse: a machine's name with a space in it).
+    pub fn expand(&self, machine: &str, run: &str, n: u32) -> String {
+        expand(&self.0, machine, run, n)
+    }
+
+    /// Its placeholders filled in, parsed.
+    pub fn url(&self, machine: &str, run: &str, n: u32) -> Result<Url, String> {
+        Url::parse(&self.expand(machine, run, n))
+    }
+}
+
+/// `template` with its placeholders filled in.
+fn expand(template: &str, machine: &str, run: &str, n: u32) -> String {
+    template
+        .replace("{machine}", machine)
+        .replace("{run}", run)
+        .replace("{n}", &n.to_string())
+}
+
+impl fmt::Display for Template {
+    /// The template as it may be shown ([`redact`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&redact(&self.0))
+    }
+}
+
+impl fmt::Debug for Template {
+    /// As [`fmt::Display`]: never the query.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Template({:?})", redact(&self.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_and_a_template_show_no_query_nor_userinfo() {
+        let u = Url::parse("https://h:8443/r/m.json?X-Amz-Signature=SECRET").unwrap();
+        assert_eq!(format!("{u}"), "https://h:8443/r/m.json?...");
+        assert_eq!(format!("{u:?}"), "Url(\"https://h:8443/r/m.json?...\")");
+        let t = Template::parse("http://h/{machine}-{n}.json?sig=SECRET").unwrap();
+        assert_eq!(format!("{t}"), "http://h/{machine}-{n}.json?...");
+        assert!(!format!("{t:?}").contains("SECRET"));
+        assert!(t.numbered());
+        assert_eq!(t.url("m", "r", 2).unwrap().target, "/m-2.json?sig=SECRET");
+    }
 
     #[test]
     fn what_is_hidden_and_what_is_shown() {

@@ -17,7 +17,6 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::cpus::parse_cpu_list;
 use crate::io::{Access, Geometry, Op};
 use crate::spec::{EngineOpts, Limit, Params, Pattern, Prepare, Step, TestSpec, Workload};
 use crate::stats::MAX_SAMPLES;
@@ -156,19 +155,15 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
     }
 }
 
-/// The engine options of a test's steps (`cpus_allowed` checked by
-/// [`validate`]).
+/// The engine options of a test's steps (`cpus_allowed` parsed when the
+/// config was read).
 fn engine_opts(p: &Params) -> EngineOpts {
     EngineOpts {
         hipri: p.hipri,
         sqthread_poll: p.sqthread_poll,
         sqthread_poll_cpu: p.sqthread_poll_cpu.filter(|_| p.sqthread_poll),
         iodepth_batch_submit: p.iodepth_batch_submit,
-        cpus_allowed: p
-            .cpus_allowed
-            .as_deref()
-            .and_then(|c| parse_cpu_list(c).ok())
-            .unwrap_or_default(),
+        cpus_allowed: p.cpus_allowed.as_ref().map(|c| c.cpus().to_vec()).unwrap_or_default(),
         cpus_allowed_policy: p.cpus_allowed_policy,
     }
 }

@@ -2,7 +2,7 @@
 //! geometry, before any step is built.
 
 use super::{buffered, PlanError};
-use crate::cpus::{parse_cpu_list, MAX_CPUS};
+use crate::cpus::MAX_CPUS;
 use crate::io::Geometry;
 use crate::spec::{Params, Workload};
 use crate::stats::MAX_SAMPLES;
@@ -181,11 +181,6 @@ fn check_sampling(p: &Params) -> Result<(), PlanError> {
 
 /// The engine options: the CPU lists and polled completions.
 fn check_engine(w: Workload, p: &Params) -> Result<(), PlanError> {
-    if let Some(c) = &p.cpus_allowed {
-        if parse_cpu_list(c).is_err() {
-            return Err(out_of_range("cpus_allowed", 0, "a CPU list such as 0-3,6"));
-        }
-    }
     if p.iodepth_batch_submit > 4096 {
         return Err(out_of_range(
             "iodepth_batch_submit",

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use crate::boot::cmdline::{Cmdline, Key};
 use crate::net::{self, http};
+use crate::plan::Plan;
 use crate::results::remote;
+use bench_core::url::Template;
 
 /// Present in an initramfs built with `bootbench-image initramfs
 /// --allow-network-destructive`: only then may a config from the network
@@ -103,28 +105,25 @@ pub fn fetch_config(
     }
 }
 
-/// The results URL template: the command line's `bootbench.results_url=`
-/// over the config's (`from_config`, checked with the plan). A bad one on
-/// the command line is an error naming it.
-pub fn results_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Option<String>, String> {
-    match cmdline.get(Key::ResultsUrl) {
-        Some(t) => remote::check_template(t)
-            .map(|()| Some(t.to_string()))
-            .map_err(|e| format!("{}: {e}", Key::ResultsUrl)),
-        None => Ok(from_config.map(str::to_string)),
+/// The command line's `bootbench.*` overrides merged into the plan: the
+/// one place the unattended run puts them over the config's checked,
+/// typed fields. `bootbench.results_url=` replaces `results_url` and
+/// `bootbench.metrics_url=` replaces `metrics_url` (the command line wins
+/// wherever it names one), each checked as the config's is, and a bad one
+/// is an error naming the key (the results URL's first). The plan's id
+/// stays the config's. (`bootbench.profile=` and `bootbench.on_finish=`
+/// are taken before the plan is made, by [`super::unattended`];
+/// `bootbench.serial=` where the results go out, by
+/// `results::emit::serial_out`.)
+pub fn apply_cmdline(plan: &mut Plan, cmdline: &Cmdline) -> Result<(), String> {
+    if let Some(t) = cmdline.get(Key::ResultsUrl) {
+        plan.results_url = Some(Template::parse(t).map_err(|e| format!("{}: {e}", Key::ResultsUrl))?);
     }
-}
-
-/// The Pushgateway's URL: the command line's `bootbench.metrics_url=`
-/// over the config's (`from_config`, checked with the plan). A bad one on
-/// the command line is an error naming it.
-pub fn metrics_url(cmdline: &Cmdline, from_config: Option<&str>) -> Result<Option<String>, String> {
-    match cmdline.get(Key::MetricsUrl) {
-        Some(u) => crate::results::metrics::check_url(u)
-            .map(|()| Some(u.to_string()))
-            .map_err(|e| format!("{}: {e}", Key::MetricsUrl)),
-        None => Ok(from_config.map(str::to_string)),
+    if let Some(u) = cmdline.get(Key::MetricsUrl) {
+        plan.metrics_url =
+            Some(crate::results::metrics::check_url(u).map_err(|e| format!("{}: {e}", Key::MetricsUrl))?);
     }
+    Ok(())
 }
 
 /// Whether `bootbench.force=1` is on the command line (run even if this
@@ -135,7 +134,14 @@ pub fn forced(cmdline: &Cmdline) -> bool {
 
 /// Send `json` to `template` for this machine and plan; say where it went
 /// or why not.
-pub fn send(net: &mut Network<'_>, template: &str, machine: &str, run: &str, json: &[u8], log: &mut dyn FnMut(&str)) {
+pub fn send(
+    net: &mut Network<'_>,
+    template: &Template,
+    machine: &str,
+    run: &str,
+    json: &[u8],
+    log: &mut dyn FnMut(&str),
+) {
     let sent = net
         .client(log)
         .and_then(|c| remote::send(c, template, machine, run, json, remote::SEND_BOUND, log));
@@ -151,21 +157,43 @@ pub fn send(net: &mut Network<'_>, template: &str, machine: &str, run: &str, jso
 mod tests {
     use super::*;
 
+    /// A simulated plan of `config`, the command line's keys merged.
+    fn merged(config: &str, cmdline: &str) -> Result<Plan, String> {
+        let disks = [bench_core::result::TargetInfo {
+            path: "sim:ssd:64M".to_string(),
+            ..Default::default()
+        }];
+        let ov = crate::plan::Overrides {
+            simulate: true,
+            ..Default::default()
+        };
+        let raw = crate::plan::parse(config, "t.json");
+        let (mut plan, ..) =
+            super::super::unattended::plan_unattended(&raw, "t.json", None, &disks, &[], &ov).map_err(|i| i.message)?;
+        apply_cmdline(&mut plan, &Cmdline::parse(cmdline))?;
+        Ok(plan)
+    }
+
+    fn results_url(config: &str, cmdline: &str) -> Result<Option<String>, String> {
+        merged(config, cmdline).map(|p| p.results_url.map(|t| t.as_str().to_string()))
+    }
+
+    fn metrics_url(config: &str, cmdline: &str) -> Result<Option<String>, String> {
+        merged(config, cmdline).map(|p| p.metrics_url.map(|u| u.to_string()))
+    }
+
+    const CONFIG: &str = r#"{"profile": "quick", "results_url": "http://other/x", "metrics_url": "http://other:9091"}"#;
+
     #[test]
     fn the_command_line_key_wins_and_is_checked() {
-        let c = Cmdline::parse("bootbench.results_url=http://h/{machine}-{n}.json");
+        let key = "bootbench.results_url=http://h/{machine}-{n}.json";
         assert_eq!(
-            results_url(&c, Some("http://other/x")).unwrap().as_deref(),
+            results_url(CONFIG, key).unwrap().as_deref(),
             Some("http://h/{machine}-{n}.json")
         );
-        let c = Cmdline::parse("quiet");
-        assert_eq!(
-            results_url(&c, Some("http://other/x")).unwrap().as_deref(),
-            Some("http://other/x")
-        );
-        assert_eq!(results_url(&c, None).unwrap(), None);
-        let c = Cmdline::parse("bootbench.results_url=http://h/{host}");
-        let e = results_url(&c, None).unwrap_err();
+        assert_eq!(results_url(CONFIG, "quiet").unwrap().as_deref(), Some("http://other/x"));
+        assert_eq!(results_url(r#"{"profile": "quick"}"#, "quiet").unwrap(), None);
+        let e = results_url(CONFIG, "bootbench.results_url=http://h/{host}").unwrap_err();
         assert!(
             e.starts_with("bootbench.results_url: \"{host}\" is not a placeholder"),
             "{e}"
@@ -174,25 +202,21 @@ mod tests {
         assert!(!forced(&Cmdline::parse("bootbench.force=0 bootbench.force")));
     }
 
-    /// A bad URL on the command line is an error naming the key and the
-    /// problem, never the query or the userinfo.
     /// `bootbench.metrics_url=` over the config's, checked, its query
     /// never quoted.
     #[test]
     fn the_command_line_metrics_url_wins_and_is_checked() {
-        let c = Cmdline::parse("bootbench.metrics_url=http://10.0.2.2:9091");
+        let key = "bootbench.metrics_url=http://10.0.2.2:9091";
         assert_eq!(
-            metrics_url(&c, Some("http://other:9091")).unwrap().as_deref(),
-            Some("http://10.0.2.2:9091")
+            metrics_url(CONFIG, key).unwrap().as_deref(),
+            Some("http://10.0.2.2:9091/")
         );
-        let c = Cmdline::parse("quiet");
         assert_eq!(
-            metrics_url(&c, Some("http://other:9091")).unwrap().as_deref(),
-            Some("http://other:9091")
+            metrics_url(CONFIG, "quiet").unwrap().as_deref(),
+            Some("http://other:9091/")
         );
-        assert_eq!(metrics_url(&c, None).unwrap(), None);
-        let c = Cmdline::parse("bootbench.metrics_url=http://gw:9091/?token=SECRET");
-        let e = metrics_url(&c, None).unwrap_err();
+        assert_eq!(metrics_url(r#"{"profile": "quick"}"#, "quiet").unwrap(), None);
+        let e = metrics_url(CONFIG, "bootbench.metrics_url=http://gw:9091/?token=SECRET").unwrap_err();
         assert!(
             e.starts_with("bootbench.metrics_url: \"http://gw:9091/?...\": a query or fragment (not shown)"),
             "{e}"
@@ -200,6 +224,8 @@ mod tests {
         assert!(!e.contains("SECRET"), "{e}");
     }
 
+    /// A bad URL on the command line is an error naming the key and the
+    /// problem, never the query or the userinfo.
     #[test]
     fn bad_command_line_urls_are_named_without_credentials() {
         let secrets = ["SECRET", "hunter2", "user:"];
@@ -217,8 +243,7 @@ mod tests {
                 "bootbench.results_url: a \"{\" in the query (not shown",
             ),
         ] {
-            let c = Cmdline::parse(&format!("bootbench.results_url={url}"));
-            let e = results_url(&c, None).unwrap_err();
+            let e = results_url(CONFIG, &format!("bootbench.results_url={url}")).unwrap_err();
             assert!(e.starts_with(why), "{e}");
             assert!(secrets.iter().all(|s| !e.contains(s)), "{e}");
         }

@@ -18,6 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use bench_core::result::{ResultDoc, RunStatus, TargetInfo};
+use bench_core::url::Template;
 
 use crate::boot::cmdline::{Cmdline, Key};
 use crate::boot::network::{self, Network};
@@ -370,7 +371,7 @@ struct Chosen {
 }
 
 /// A plan made: the plan, what to do at the end, its id, its results URL.
-type Planned = (Plan, OnFinish, String, Option<String>);
+type Planned = (Plan, OnFinish, String, Option<Template>);
 
 /// The unattended run (PID 1, after the boot steps and the drivers), as
 /// its stages: the stick, the config, the disks, the plan, the run-once
@@ -407,7 +408,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         }
     };
     let earlier_id = plan.earlier_id(&text);
-    if let Some(how) = boot.ran_already(&plan, &[&plan_id, &earlier_id], results_url.as_deref()) {
+    if let Some(how) = boot.ran_already(&plan, &[&plan_id, &earlier_id], results_url.as_ref()) {
         return how;
     }
     let keys = test_keys(cmdline, boot.log);
@@ -428,7 +429,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         let t = p.finish(&doc);
         (boot.log)(&t.line());
     }
-    boot.out(&doc, plan.serial_ports.as_deref(), results_url.as_deref(), &plan_id);
+    boot.out(&doc, plan.serial_ports.as_deref(), results_url.as_ref(), &plan_id);
     (boot.log)(&format!("run finished: {}; then {on_finish}", doc.run.status));
     on_finish
 }
@@ -522,11 +523,7 @@ impl Boot<'_> {
             Err(message) => Err(Invalid {
                 message,
                 profile: None,
-                on_finish: self
-                    .cmdline
-                    .get(Key::OnFinish)
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or_default(),
+                on_finish: super::cmdline_on_finish(self.cmdline).unwrap_or_default(),
             }),
         }
     }
@@ -592,10 +589,10 @@ impl Boot<'_> {
         disks
     }
 
-    /// The plan of the config on these disks ([`plan_unattended`]), said
-    /// on the console, with its results URL (the command line's over the
-    /// config's). A config from the network writes only where the
-    /// initramfs allows it.
+    /// The plan of the config on these disks ([`plan_unattended`]), the
+    /// command line's URLs merged ([`network::apply_cmdline`]), said on
+    /// the console, with its results URL. A config from the network writes
+    /// only where the initramfs allows it.
     fn plan(
         &mut self,
         raw: &Result<RawConfig, ConfigError>,
@@ -611,23 +608,18 @@ impl Boot<'_> {
         };
         let (mut plan, on_finish, id) =
             plan_unattended(raw, source, self.cmdline.get(Key::OnFinish), disks, &self.never, &ov)?;
-        let url = network::results_url(self.cmdline, plan.results_url.as_deref()).map_err(|message| Invalid {
+        network::apply_cmdline(&mut plan, self.cmdline).map_err(|message| Invalid {
             message,
             profile: plan.profile.clone(),
             on_finish,
         })?;
-        plan.metrics_url =
-            network::metrics_url(self.cmdline, plan.metrics_url.as_deref()).map_err(|message| Invalid {
-                message,
-                profile: plan.profile.clone(),
-                on_finish,
-            })?;
+        let url = plan.results_url.clone();
         for line in plan::describe_plan_lines(&plan) {
             (self.log)(&line);
         }
         (self.log)(&format!("plan id {id} (the config and these disks)"));
         if let Some(t) = &url {
-            (self.log)(&format!("results URL: {}", bench_core::url::redact(t)));
+            (self.log)(&format!("results URL: {t}"));
         }
         Ok((plan, on_finish, id, url))
     }
@@ -659,7 +651,7 @@ impl Boot<'_> {
     /// instead, if so. A result under any of `plan_ids` (the plan's id and
     /// the one earlier versions gave it) counts. `bootbench.force=1` turns
     /// the check off.
-    fn ran_already(&mut self, plan: &Plan, plan_ids: &[&str], results_url: Option<&str>) -> Option<OnFinish> {
+    fn ran_already(&mut self, plan: &Plan, plan_ids: &[&str], results_url: Option<&Template>) -> Option<OnFinish> {
         if network::forced(self.cmdline) {
             (self.log)(&format!("{}: the run-once check is off", Key::Force.with("1")));
             return None;
@@ -705,7 +697,7 @@ impl Boot<'_> {
     /// The document out: to the stick, framed on the console and the
     /// serial ports (the config's `serial_ports` unless the command line
     /// names them), and to the results URL (`run` its `{run}`).
-    fn out(&mut self, doc: &ResultDoc, ports: Option<&[String]>, results_url: Option<&str>, run: &str) {
+    fn out(&mut self, doc: &ResultDoc, ports: Option<&[String]>, results_url: Option<&Template>, run: &str) {
         let mut out = results_out(self.cmdline, ports, self.log);
         let emitted = emit(
             doc,
@@ -725,7 +717,10 @@ impl Boot<'_> {
     /// touched; what to do next.
     fn refuse(&mut self, inv: &Invalid, source: &str, run: &str) -> OnFinish {
         let doc = error_doc(inv, source);
-        self.out(&doc, None, self.cmdline.get(Key::ResultsUrl), run);
+        // The command line's template as written, unchecked: a bad one
+        // fails to send, and says so.
+        let url = self.cmdline.get(Key::ResultsUrl).map(Template::unchecked);
+        self.out(&doc, None, url.as_ref(), run);
         inv.on_finish
     }
 }

@@ -9,6 +9,7 @@
 //! header at byte 0 is read; nothing secret is kept, nothing is opened.
 
 use super::bytes::Bytes;
+use super::luks2_meta::Luks2Meta;
 
 use bench_core::result::LuksInfo;
 
@@ -63,41 +64,32 @@ fn luks1(h: &[u8]) -> LuksInfo {
     }
 }
 
-/// A JSON number held as a string, as LUKS2 writes offsets and sizes.
-fn num(v: &serde_json::Value) -> Option<u64> {
-    v.as_str().and_then(|s| s.parse().ok()).or_else(|| v.as_u64())
-}
-
 fn luks2(h: &[u8]) -> Result<LuksInfo, String> {
     let size = usize::try_from(be64(h, 8)).unwrap_or(usize::MAX);
     if size < 4096 || size > h.len() {
         return Err(format!("a LUKS2 header of {size} B, of which {} B were read", h.len()));
     }
-    let area = &h[4096..size];
-    let end = area.iter().position(|&c| c == 0).unwrap_or(area.len());
-    let json: serde_json::Value =
-        serde_json::from_slice(&area[..end]).map_err(|e| format!("the LUKS2 JSON metadata: {e}"))?;
-    let segment = json["segments"]
-        .as_object()
-        .and_then(|m| m.values().find(|s| s["type"] == "crypt"))
-        .ok_or("the LUKS2 metadata has no crypt segment")?;
-    let keyslots = json["keyslots"].as_object().map_or(0, serde_json::Map::len);
+    let meta = Luks2Meta::read(&h[4096..size])?;
+    let (_, segment) = meta.crypt_segment().ok_or("the LUKS2 metadata has no crypt segment")?;
+    let keyslots = meta.keyslot_count();
     if keyslots > super::unlock::MAX_LUKS2_KEYSLOTS {
         return Err(super::unlock::too_many_keyslots(keyslots));
     }
-    let key_bits = json["keyslots"]
-        .as_object()
-        .and_then(|m| m.values().find_map(|k| k["key_size"].as_u64()))
+    let key_bits = meta
+        .keyslots
+        .iter()
+        .flat_map(|m| m.values())
+        .find_map(|k| k.key_size)
         .and_then(|b| u32::try_from(b.saturating_mul(8)).ok());
     let label = field(&h[24..72]);
     Ok(LuksInfo {
         version: 2,
         uuid: field(&h[168..208]),
         label: (!label.is_empty()).then_some(label),
-        cipher: segment["encryption"].as_str().unwrap_or("").to_string(),
+        cipher: segment.encryption.clone().unwrap_or_default(),
         key_bits,
-        data_offset_bytes: num(&segment["offset"]).ok_or("the crypt segment has no offset")?,
-        sector_size: segment["sector_size"].as_u64().and_then(|s| u32::try_from(s).ok()),
+        data_offset_bytes: segment.offset.ok_or("the crypt segment has no offset")?,
+        sector_size: segment.sector_size.and_then(|s| u32::try_from(s).ok()),
         keyslots: u32::try_from(keyslots).unwrap_or(0),
     })
 }

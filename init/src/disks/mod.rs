@@ -7,7 +7,8 @@
 //! runs its SMART self-test and [`capacity`] reads its hidden capacity;
 //! [`holds`] reads what a disk holds ([`md`] superblocks, [`lvm`] physical
 //! volumes, [`luks`] headers, firmware RAID) and the stacks they make;
-//! [`unlock`] derives a LUKS container's volume key from its passphrase.
+//! [`unlock`] derives a LUKS container's volume key from its passphrase
+//! (both read a LUKS2 header's JSON as [`luks2_meta`] types it).
 
 pub mod bytes;
 pub mod capacity;
@@ -17,6 +18,7 @@ pub mod health;
 pub mod holds;
 pub mod identity;
 pub mod luks;
+pub mod luks2_meta;
 pub mod lvm;
 pub mod md;
 pub mod scsi;

@@ -19,6 +19,7 @@ use aes::cipher::KeyInit;
 use ring::digest;
 
 use super::bytes::Bytes;
+use super::luks2_meta::{Digest, Kdf, Keyslot, Luks2Meta, SegmentSize};
 
 /// The LUKS magic, at byte 0 of a header.
 const MAGIC: &[u8; 6] = b"LUKS\xba\xbe";
@@ -574,14 +575,113 @@ pub fn too_many_keyslots(n: usize) -> String {
     format!("a LUKS2 header with {n} keyslots; expected at most {MAX_LUKS2_KEYSLOTS} (LUKS2's limit)")
 }
 
-/// A JSON number held as a string, as LUKS2 writes offsets and sizes.
-fn num(v: &serde_json::Value) -> Option<u64> {
-    v.as_str().and_then(|s| s.parse().ok()).or_else(|| v.as_u64())
-}
-
 /// Standard padded base64, as LUKS2 writes salts and digests.
 fn base64(s: &str) -> Result<Vec<u8>, String> {
     bench_core::frame::base64_decode(s).map_err(|e| format!("{s:?} is not base64: {e}"))
+}
+
+/// The crypt segment of a LUKS2 container as [`Unlocked`] needs it.
+struct CryptSegment {
+    cipher: String,
+    data_offset_bytes: u64,
+    data_bytes: Option<u64>,
+    sector_size: u32,
+    iv_tweak: u64,
+}
+
+/// The first crypt segment of `meta`, with its id.
+fn crypt_segment(meta: &Luks2Meta) -> Result<(&String, CryptSegment), UnlockError> {
+    let (segment_id, segment) = meta
+        .crypt_segment()
+        .ok_or_else(|| header("the LUKS2 metadata has no crypt segment"))?;
+    let data_offset_bytes = segment
+        .offset
+        .ok_or_else(|| header("the crypt segment has no offset"))?;
+    let data_bytes = match segment.size {
+        SegmentSize::Dynamic => None,
+        SegmentSize::Bytes(n) => Some(n),
+        SegmentSize::Unknown => {
+            return Err(header("the crypt segment's size is neither a number nor \"dynamic\""));
+        }
+    };
+    let sector_size = segment
+        .sector_size
+        .and_then(|s| u32::try_from(s).ok())
+        .filter(|s| s.is_power_of_two() && (512..=4096).contains(s))
+        .ok_or_else(|| header("the crypt segment's sector size is not 512 to 4096, a power of two"))?;
+    Ok((
+        segment_id,
+        CryptSegment {
+            cipher: segment.encryption.clone().unwrap_or_default(),
+            data_offset_bytes,
+            data_bytes,
+            sector_size,
+            iv_tweak: segment.iv_tweak.unwrap_or(0),
+        },
+    ))
+}
+
+/// The digest that checks a volume key, decoded.
+struct KeyDigest {
+    hash: Hash,
+    iterations: u64,
+    salt: Vec<u8>,
+    digest: Vec<u8>,
+}
+
+/// The digest of `meta` that covers the segment `segment_id`.
+fn segment_digest<'a>(meta: &'a Luks2Meta, segment_id: &str) -> Result<(&'a Digest, KeyDigest), UnlockError> {
+    let digests = meta
+        .digests
+        .as_ref()
+        .ok_or_else(|| header("the LUKS2 metadata has no digests"))?;
+    let dg = digests
+        .values()
+        .find(|d| d.segments.iter().any(|s| s == segment_id))
+        .ok_or_else(|| header("no LUKS2 digest covers the crypt segment"))?;
+    if dg.kind != "pbkdf2" {
+        return Err(header(format!("a LUKS2 digest of type {}; expected pbkdf2", dg.kind)));
+    }
+    let hash = Hash::of(dg.hash.as_deref().unwrap_or("")).map_err(header)?;
+    let iterations = dg.iterations.unwrap_or(0);
+    let salt = base64(dg.salt.as_deref().unwrap_or("")).map_err(header)?;
+    let digest = base64(dg.digest.as_deref().unwrap_or("")).map_err(header)?;
+    if digest.is_empty() || digest.len() > 64 {
+        return Err(header("the LUKS2 digest is empty or longer than 64 bytes"));
+    }
+    Ok((
+        dg,
+        KeyDigest {
+            hash,
+            iterations,
+            salt,
+            digest,
+        },
+    ))
+}
+
+/// The keyslots `dg` covers, in the order cryptsetup tries them: by
+/// priority (2 high, 1 normal; 0: never), then by number.
+fn keyslots_to_try<'a>(meta: &'a Luks2Meta, dg: &Digest) -> Result<Vec<(&'a String, &'a Keyslot)>, UnlockError> {
+    let keyslots = meta
+        .keyslots
+        .as_ref()
+        .ok_or_else(|| header("the LUKS2 metadata has no keyslots"))?;
+    if keyslots.len() > MAX_LUKS2_KEYSLOTS {
+        return Err(header(too_many_keyslots(keyslots.len())));
+    }
+    let mut slots: Vec<(&String, &Keyslot)> = keyslots
+        .iter()
+        .filter(|(id, k)| k.kind == "luks2" && dg.keyslots.contains(id))
+        .collect();
+    slots.retain(|(_, k)| k.priority != Some(0));
+    slots.sort_by_key(|(id, k)| {
+        (
+            std::cmp::Reverse(k.priority.unwrap_or(1)),
+            id.parse::<u32>().unwrap_or(u32::MAX),
+        )
+    });
+    Ok(slots)
 }
 
 fn unlock2(
@@ -592,197 +692,172 @@ fn unlock2(
     max_iter: u64,
     budget: &Budget,
 ) -> Result<Unlocked, UnlockError> {
-    let area = &h[4096..];
-    let end = area.iter().position(|&c| c == 0).unwrap_or(area.len());
-    let json: serde_json::Value =
-        serde_json::from_slice(&area[..end]).map_err(|e| header(format!("the LUKS2 JSON metadata: {e}")))?;
-    let (segment_id, segment) = json["segments"]
-        .as_object()
-        .and_then(|m| m.iter().find(|(_, s)| s["type"] == "crypt"))
-        .ok_or_else(|| header("the LUKS2 metadata has no crypt segment"))?;
-    let cipher = segment["encryption"].as_str().unwrap_or("").to_string();
-    let data_offset_bytes = num(&segment["offset"]).ok_or_else(|| header("the crypt segment has no offset"))?;
-    let data_bytes = match &segment["size"] {
-        serde_json::Value::String(s) if s == "dynamic" => None,
-        v => Some(num(v).ok_or_else(|| header("the crypt segment's size is neither a number nor \"dynamic\""))?),
+    let meta = Luks2Meta::read(&h[4096..]).map_err(header)?;
+    let (segment_id, seg) = crypt_segment(&meta)?;
+    let (dg, digest) = segment_digest(&meta, segment_id)?;
+    let slots = keyslots_to_try(&meta, dg)?;
+    let limits = Limits {
+        available_kib,
+        max_iter,
+        budget,
     };
-    let sector_size = segment["sector_size"]
-        .as_u64()
-        .and_then(|s| u32::try_from(s).ok())
-        .filter(|s| s.is_power_of_two() && (512..=4096).contains(s))
-        .ok_or_else(|| header("the crypt segment's sector size is not 512 to 4096, a power of two"))?;
-    let iv_tweak = num(&segment["iv_tweak"]).unwrap_or(0);
-    // The digest that covers the segment, and the keyslots it covers.
-    let digests = json["digests"]
-        .as_object()
-        .ok_or_else(|| header("the LUKS2 metadata has no digests"))?;
-    let names = |v: &serde_json::Value| -> Vec<String> {
-        v.as_array()
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
-            .unwrap_or_default()
-    };
-    let dg = digests
-        .values()
-        .find(|d| names(&d["segments"]).iter().any(|s| s == segment_id))
-        .ok_or_else(|| header("no LUKS2 digest covers the crypt segment"))?;
-    if dg["type"] != "pbkdf2" {
-        return Err(header(format!(
-            "a LUKS2 digest of type {}; expected pbkdf2",
-            dg["type"]
-        )));
-    }
-    let d_hash = Hash::of(dg["hash"].as_str().unwrap_or("")).map_err(header)?;
-    let d_iter = dg["iterations"].as_u64().unwrap_or(0);
-    let d_salt = base64(dg["salt"].as_str().unwrap_or("")).map_err(header)?;
-    let d_digest = base64(dg["digest"].as_str().unwrap_or("")).map_err(header)?;
-    if d_digest.is_empty() || d_digest.len() > 64 {
-        return Err(header("the LUKS2 digest is empty or longer than 64 bytes"));
-    }
-    let keyslots = json["keyslots"]
-        .as_object()
-        .ok_or_else(|| header("the LUKS2 metadata has no keyslots"))?;
-    if keyslots.len() > MAX_LUKS2_KEYSLOTS {
-        return Err(header(too_many_keyslots(keyslots.len())));
-    }
-    let mut slots: Vec<(&String, &serde_json::Value)> = keyslots
-        .iter()
-        .filter(|(id, k)| k["type"] == "luks2" && names(&dg["keyslots"]).contains(id))
-        .collect();
-    // cryptsetup tries the keyslots by priority (2 high, 1 normal; 0: never), then by number.
-    slots.retain(|(_, k)| k["priority"].as_u64() != Some(0));
-    slots.sort_by_key(|(id, k)| {
-        (
-            std::cmp::Reverse(k["priority"].as_u64().unwrap_or(1)),
-            id.parse::<u32>().unwrap_or(u32::MAX),
-        )
-    });
     let mut tried = 0;
     for (id, k) in slots {
         tried += 1;
-        let bad = |what: String| header(format!("keyslot {id}: {what}"));
-        let key_size = k["key_size"]
-            .as_u64()
-            .filter(|n| (16..=64).contains(n))
-            .ok_or_else(|| bad("a key size out of 16 to 64 bytes".into()))?;
-        let key_size = usize::try_from(key_size).unwrap_or(64);
-        let af = &k["af"];
-        if af["type"] != "luks1" {
-            return Err(bad(format!(
-                "an anti-forensic splitter of type {}; expected luks1",
-                af["type"]
-            )));
-        }
-        let stripes = af["stripes"]
-            .as_u64()
-            .filter(|n| (1..=MAX_STRIPES).contains(n))
-            .ok_or_else(|| bad(format!("stripes out of 1 to {MAX_STRIPES}")))?;
-        let af_hash = Hash::of(af["hash"].as_str().unwrap_or("")).map_err(&bad)?;
-        let ar = &k["area"];
-        if ar["type"] != "raw" {
-            return Err(bad(format!("an area of type {}; expected raw", ar["type"])));
-        }
-        let area_cipher = ar["encryption"].as_str().unwrap_or("");
-        let area_key = ar["key_size"]
-            .as_u64()
-            .filter(|n| (16..=64).contains(n))
-            .ok_or_else(|| bad("an area key size out of 16 to 64 bytes".into()))?;
-        let area_key = usize::try_from(area_key).unwrap_or(64);
-        let area_offset = num(&ar["offset"]).ok_or_else(|| bad("an area without an offset".into()))?;
-        let kdf = &k["kdf"];
-        let salt = base64(kdf["salt"].as_str().unwrap_or("")).map_err(&bad)?;
-        let mut derived = Secret(vec![0u8; area_key]);
-        match kdf["type"].as_str().unwrap_or("") {
-            "pbkdf2" => {
-                let hash = Hash::of(kdf["hash"].as_str().unwrap_or("")).map_err(&bad)?;
-                pbkdf2_into(
-                    hash,
-                    kdf["iterations"].as_u64().unwrap_or(0),
-                    max_iter,
-                    &salt,
-                    passphrase,
-                    &mut derived.0,
-                    budget,
-                    &format!("keyslot {id}"),
-                )?;
-            }
-            t @ ("argon2i" | "argon2id") => {
-                let (time, memory, cpus) = (
-                    kdf["time"].as_u64().unwrap_or(0),
-                    kdf["memory"].as_u64().unwrap_or(0),
-                    kdf["cpus"].as_u64().unwrap_or(0),
-                );
-                if time > max_iter {
-                    return Err(bad(format!("{time} Argon2 passes; expected 1 to {max_iter}")));
-                }
-                if memory > available_kib {
-                    return Err(UnlockError::Memory {
-                        keyslot: id.clone(),
-                        need_kib: memory,
-                        available_kib,
-                    });
-                }
-                let as32 = |x: u64, what: &str| u32::try_from(x).map_err(|_| bad(format!("an Argon2 {what} of {x}")));
-                let params = argon2::Params::new(
-                    as32(memory, "memory")?,
-                    as32(time, "time")?,
-                    as32(cpus, "cpus")?,
-                    Some(area_key),
-                )
-                .map_err(|e| {
-                    bad(format!(
-                        "Argon2 parameters (time {time}, memory {memory} KiB, cpus {cpus}): {e}"
-                    ))
-                })?;
-                // Argon2 cannot be stopped once started: estimated first.
-                let estimate = (time as f64) * (memory as f64) / argon2_rate();
-                let left = budget.left().as_secs_f64();
-                if estimate > left {
-                    return Err(budget.stop(format!(
-                        "keyslot {id}'s {t} of {time} passes over {memory} KiB would take about {estimate:.0} s here, \
-                         past the {left:.0} s left; not started"
-                    )));
-                }
-                let alg = if t == "argon2i" {
-                    argon2::Algorithm::Argon2i
-                } else {
-                    argon2::Algorithm::Argon2id
-                };
-                argon2::Argon2::new(alg, argon2::Version::V0x13, params)
-                    .hash_password_into(passphrase, &salt, &mut derived.0)
-                    .map_err(|e| bad(format!("Argon2: {e}")))?;
-            }
-            other => {
-                return Err(bad(format!(
-                    "a KDF of type {other:?}; expected pbkdf2, argon2i or argon2id"
-                )))
-            }
-        }
-        let m = material(f, area_offset, key_size as u64 * stripes, area_cipher, &derived.0).map_err(&bad)?;
-        let key = af_merge(&m.0, key_size, usize::try_from(stripes).unwrap_or(0), af_hash);
-        let mut check = vec![0u8; d_digest.len()];
+        let key = keyslot_key(f, id, k, passphrase, &limits)?;
+        let mut check = vec![0u8; digest.digest.len()];
         pbkdf2_into(
-            d_hash,
-            d_iter,
+            digest.hash,
+            digest.iterations,
             max_iter,
-            &d_salt,
+            &digest.salt,
             &key.0,
             &mut check,
             budget,
             "the digest",
         )?;
-        if same(&check, &d_digest) {
+        if same(&check, &digest.digest) {
             return Ok(Unlocked {
                 key,
-                cipher,
-                data_offset_bytes,
-                data_bytes,
-                sector_size,
-                iv_tweak,
+                cipher: seg.cipher,
+                data_offset_bytes: seg.data_offset_bytes,
+                data_bytes: seg.data_bytes,
+                sector_size: seg.sector_size,
+                iv_tweak: seg.iv_tweak,
                 keyslot: id.parse().unwrap_or(0),
             });
         }
     }
     Err(UnlockError::WrongKey { tried })
+}
+
+/// What bounds the trying of a keyslot: the memory Argon2 may use, the
+/// most KDF iterations or passes, and the time left.
+struct Limits<'a> {
+    available_kib: u64,
+    max_iter: u64,
+    budget: &'a Budget,
+}
+
+/// The volume key keyslot `id` holds for `passphrase` (a wrong passphrase
+/// gives a wrong key, which the digest then refuses).
+fn keyslot_key(
+    f: &dyn Bytes,
+    id: &str,
+    k: &Keyslot,
+    passphrase: &[u8],
+    lim: &Limits<'_>,
+) -> Result<Secret, UnlockError> {
+    let bad = |what: String| header(format!("keyslot {id}: {what}"));
+    let key_size = k
+        .key_size
+        .filter(|n| (16..=64).contains(n))
+        .ok_or_else(|| bad("a key size out of 16 to 64 bytes".into()))?;
+    let key_size = usize::try_from(key_size).unwrap_or(64);
+    let af = &k.af;
+    if af.kind != "luks1" {
+        return Err(bad(format!(
+            "an anti-forensic splitter of type {}; expected luks1",
+            af.kind
+        )));
+    }
+    let stripes = af
+        .stripes
+        .filter(|n| (1..=MAX_STRIPES).contains(n))
+        .ok_or_else(|| bad(format!("stripes out of 1 to {MAX_STRIPES}")))?;
+    let af_hash = Hash::of(af.hash.as_deref().unwrap_or("")).map_err(&bad)?;
+    let ar = &k.area;
+    if ar.kind != "raw" {
+        return Err(bad(format!("an area of type {}; expected raw", ar.kind)));
+    }
+    let area_cipher = ar.encryption.as_deref().unwrap_or("");
+    let area_key = ar
+        .key_size
+        .filter(|n| (16..=64).contains(n))
+        .ok_or_else(|| bad("an area key size out of 16 to 64 bytes".into()))?;
+    let area_key = usize::try_from(area_key).unwrap_or(64);
+    let area_offset = ar.offset.ok_or_else(|| bad("an area without an offset".into()))?;
+    let derived = derive_area_key(id, &k.kdf, area_key, passphrase, lim)?;
+    let m = material(f, area_offset, key_size as u64 * stripes, area_cipher, &derived.0).map_err(&bad)?;
+    Ok(af_merge(&m.0, key_size, usize::try_from(stripes).unwrap_or(0), af_hash))
+}
+
+/// The area key of keyslot `id` (`area_key` bytes) derived from
+/// `passphrase` with its KDF: PBKDF2, or Argon2 when its memory and its
+/// estimated time fit `lim`.
+fn derive_area_key(
+    id: &str,
+    kdf: &Kdf,
+    area_key: usize,
+    passphrase: &[u8],
+    lim: &Limits<'_>,
+) -> Result<Secret, UnlockError> {
+    let bad = |what: String| header(format!("keyslot {id}: {what}"));
+    let salt = base64(kdf.salt.as_deref().unwrap_or("")).map_err(&bad)?;
+    let mut derived = Secret(vec![0u8; area_key]);
+    match kdf.kind.as_deref().unwrap_or("") {
+        "pbkdf2" => {
+            let hash = Hash::of(kdf.hash.as_deref().unwrap_or("")).map_err(&bad)?;
+            pbkdf2_into(
+                hash,
+                kdf.iterations.unwrap_or(0),
+                lim.max_iter,
+                &salt,
+                passphrase,
+                &mut derived.0,
+                lim.budget,
+                &format!("keyslot {id}"),
+            )?;
+        }
+        t @ ("argon2i" | "argon2id") => {
+            let (time, memory, cpus) = (kdf.time.unwrap_or(0), kdf.memory.unwrap_or(0), kdf.cpus.unwrap_or(0));
+            if time > lim.max_iter {
+                return Err(bad(format!("{time} Argon2 passes; expected 1 to {}", lim.max_iter)));
+            }
+            if memory > lim.available_kib {
+                return Err(UnlockError::Memory {
+                    keyslot: id.to_string(),
+                    need_kib: memory,
+                    available_kib: lim.available_kib,
+                });
+            }
+            let as32 = |x: u64, what: &str| u32::try_from(x).map_err(|_| bad(format!("an Argon2 {what} of {x}")));
+            let params = argon2::Params::new(
+                as32(memory, "memory")?,
+                as32(time, "time")?,
+                as32(cpus, "cpus")?,
+                Some(area_key),
+            )
+            .map_err(|e| {
+                bad(format!(
+                    "Argon2 parameters (time {time}, memory {memory} KiB, cpus {cpus}): {e}"
+                ))
+            })?;
+            // Argon2 cannot be stopped once started: estimated first.
+            let estimate = (time as f64) * (memory as f64) / argon2_rate();
+            let left = lim.budget.left().as_secs_f64();
+            if estimate > left {
+                return Err(lim.budget.stop(format!(
+                    "keyslot {id}'s {t} of {time} passes over {memory} KiB would take about {estimate:.0} s here, \
+                     past the {left:.0} s left; not started"
+                )));
+            }
+            let alg = if t == "argon2i" {
+                argon2::Algorithm::Argon2i
+            } else {
+                argon2::Algorithm::Argon2id
+            };
+            argon2::Argon2::new(alg, argon2::Version::V0x13, params)
+                .hash_password_into(passphrase, &salt, &mut derived.0)
+                .map_err(|e| bad(format!("Argon2: {e}")))?;
+        }
+        other => {
+            return Err(bad(format!(
+                "a KDF of type {other:?}; expected pbkdf2, argon2i or argon2id"
+            )))
+        }
+    }
+    Ok(derived)
 }
 
 /// The memory Argon2 may use here: half of `MemAvailable` in

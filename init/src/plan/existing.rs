@@ -16,6 +16,7 @@ use crate::safety::TargetRef;
 use crate::stacks::dm::Segment;
 use crate::stacks::md::MdLayout;
 
+use super::existing_raw::{Field, RawExisting, RawLuks, RawWanted};
 use super::model::{ExistingMd, PlannedStack, PlannedTarget, StackKind, DEFAULT_CHUNK};
 use super::raw::{err, ConfigError};
 use super::resolve::{array_geometry, disks_beneath, member_target, on_disk, stack_target, Lookup};
@@ -52,56 +53,41 @@ pub const MAX_UNLOCK_SECONDS: u64 = 3600;
 /// A LUKS entry of `existing`: `{"luks": UUID, "key_file": PATH}`, and
 /// `unlock_seconds` (1 to [`MAX_UNLOCK_SECONDS`], default
 /// [`unlock::DEFAULT_UNLOCK_SECONDS`]).
-fn luks_wanted(
-    at: &str,
-    o: &serde_json::Map<String, serde_json::Value>,
-    config_dir: &Path,
-) -> Result<Wanted, ConfigError> {
-    if let Some(k) = o
-        .keys()
-        .find(|k| !["luks", "key_file", "unlock_seconds"].contains(&k.as_str()))
-    {
+fn luks_wanted(at: &str, o: &RawLuks, config_dir: &Path) -> Result<Wanted, ConfigError> {
+    if let Some(k) = o.unknown.keys().next() {
         return err(format!(
             "{at}.{k}: not a field of a LUKS entry; expected luks (the container's UUID), key_file and \
              unlock_seconds"
         ));
     }
-    let unlock_seconds = match o.get("unlock_seconds") {
-        None => unlock::DEFAULT_UNLOCK_SECONDS,
-        Some(v) => match v.as_u64() {
-            Some(n) if (1..=MAX_UNLOCK_SECONDS).contains(&n) => n,
-            _ => {
-                return err(format!(
-                    "{at}.unlock_seconds: {v} is not taken; expected a whole number of seconds from 1 to \
-                     {MAX_UNLOCK_SECONDS}, the most trying the key on the container's keyslots may take (default \
-                     {})",
-                    unlock::DEFAULT_UNLOCK_SECONDS
-                ))
-            }
-        },
+    let unlock_seconds = match &o.unlock_seconds {
+        Field::Absent => unlock::DEFAULT_UNLOCK_SECONDS,
+        Field::Given(n) if (1..=MAX_UNLOCK_SECONDS).contains(n) => *n,
+        Field::Given(n) => return refused_unlock_seconds(at, n),
+        Field::Refused(v) => return refused_unlock_seconds(at, v),
     };
-    let uuid = match o.get("luks") {
-        Some(serde_json::Value::String(u)) if !u.is_empty() => u.clone(),
-        Some(v) => {
+    let uuid = match &o.luks {
+        Field::Given(u) => u.clone(),
+        Field::Refused(v) => {
             return err(format!(
                 "{at}.luks: {v} is not a UUID; expected the container's UUID as list shows it"
             ))
         }
-        None => {
+        Field::Absent => {
             return err(format!(
                 "{at}.luks: missing; expected the container's UUID as list shows it"
             ))
         }
     };
-    let key_file = match o.get("key_file") {
-        Some(serde_json::Value::String(k)) if !k.is_empty() => config_dir.join(k),
-        Some(v) => {
+    let key_file = match &o.key_file {
+        Field::Given(k) => config_dir.join(k),
+        Field::Refused(v) => {
             return err(format!(
                 "{at}.key_file: {v} is not a path; expected the path of a file holding the container's passphrase \
                  (relative to the config's directory)"
             ))
         }
-        None => {
+        Field::Absent => {
             return err(format!(
                 "{at}.key_file: missing; expected the path of a file holding the container's passphrase (relative \
                  to the config's directory)"
@@ -115,36 +101,42 @@ fn luks_wanted(
     })
 }
 
+/// The refusal of a LUKS entry's `unlock_seconds` written `v`.
+fn refused_unlock_seconds<T>(at: &str, v: &dyn std::fmt::Display) -> Result<T, ConfigError> {
+    err(format!(
+        "{at}.unlock_seconds: {v} is not taken; expected a whole number of seconds from 1 to {MAX_UNLOCK_SECONDS}, \
+         the most trying the key on the container's keyslots may take (default {})",
+        unlock::DEFAULT_UNLOCK_SECONDS
+    ))
+}
+
 /// The config's `existing`, each entry with where it is written (`"all"`
 /// alone or in the list: [`Wanted::All`]).
-fn existing_wanted(v: &serde_json::Value, config_dir: &Path) -> Result<Vec<(String, Wanted)>, ConfigError> {
+fn existing_wanted(v: &RawExisting, config_dir: &Path) -> Result<Vec<(String, Wanted)>, ConfigError> {
     match v {
-        serde_json::Value::String(s) if s == "all" => Ok(vec![("existing".to_string(), Wanted::All)]),
-        serde_json::Value::Array(items) if !items.is_empty() => items
+        RawExisting::All => Ok(vec![("existing".to_string(), Wanted::All)]),
+        RawExisting::List(items) => items
             .iter()
             .enumerate()
             .map(|(i, x)| {
                 let at = format!("existing[{i}]");
-                if let Some(o) = x.as_object() {
-                    return luks_wanted(&at, o, config_dir).map(|w| (at, w));
-                }
-                match x.as_str() {
-                    Some("all") => Ok((at, Wanted::All)),
-                    Some(s) if !s.is_empty() => match s.split_once('/') {
-                        None => Ok((at, Wanted::Array(s.to_string()))),
-                        Some((vg, lv)) if !vg.is_empty() && !lv.is_empty() && !lv.contains('/') => {
-                            Ok((at, Wanted::Volume(vg.to_string(), lv.to_string())))
-                        }
-                        Some(_) => err(format!(
+                let w = match x {
+                    RawWanted::Luks(o) => luks_wanted(&at, o, config_dir)?,
+                    RawWanted::All => Wanted::All,
+                    RawWanted::Array(s) => Wanted::Array(s.clone()),
+                    RawWanted::Volume(vg, lv) => Wanted::Volume(vg.clone(), lv.clone()),
+                    RawWanted::NotVolume(s) => {
+                        return err(format!(
                             "{at}: {s:?} is not a volume's name; expected VG/LV (a volume group's name, a slash, \
                              a logical volume's name)"
-                        )),
-                    },
-                    _ => err(format!("{at}: {x} is not a name; {EXPECTED_EXISTING}")),
-                }
+                        ))
+                    }
+                    RawWanted::Refused(x) => return err(format!("{at}: {x} is not a name; {EXPECTED_EXISTING}")),
+                };
+                Ok((at, w))
             })
             .collect::<Result<Vec<_>, _>>(),
-        other => err(format!("existing: {other} is not taken; {EXPECTED_EXISTING}")),
+        RawExisting::Refused(other) => err(format!("existing: {other} is not taken; {EXPECTED_EXISTING}")),
     }
 }
 
@@ -152,7 +144,7 @@ fn existing_wanted(v: &serde_json::Value, config_dir: &Path) -> Result<Vec<(Stri
 /// entry's form, and each LUKS entry's key file beside the config (on the
 /// stick), which must be readable and not empty; what it names is found
 /// on the server's disks when it boots. The lines to print.
-pub(super) fn check_for_boot(want: &serde_json::Value, config_dir: &Path) -> Result<Vec<String>, ConfigError> {
+pub(super) fn check_for_boot(want: &RawExisting, config_dir: &Path) -> Result<Vec<String>, ConfigError> {
     let mut out = Vec::new();
     for (at, w) in existing_wanted(want, config_dir)? {
         out.push(match w {
@@ -211,7 +203,7 @@ fn existing_name(raw: &str, fallback: String, taken: &[String]) -> String {
 /// (an array a volume lies on is planned too, beneath it). `"all"` takes
 /// every array and every volume that can be opened.
 pub(super) fn existing_stacks(
-    want: &serde_json::Value,
+    want: &RawExisting,
     cx: &Lookup<'_>,
     targets: &mut Vec<PlannedTarget>,
     used: &mut Vec<(usize, String)>,

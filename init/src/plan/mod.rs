@@ -17,6 +17,7 @@
 pub mod acceptance;
 mod acceptance_raw;
 mod existing;
+pub mod existing_raw;
 mod model;
 mod pass;
 mod pass_check;

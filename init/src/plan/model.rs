@@ -106,10 +106,10 @@ pub struct Plan {
     /// The config's `serial_ports`, checked: where an unattended run's
     /// results go besides the console (`None`: every UART).
     pub serial_ports: Option<Vec<String>>,
-    /// The config's `results_url`, checked (`results::remote`).
-    pub results_url: Option<String>,
-    /// The config's `metrics_url`, checked (`results::metrics`).
-    pub metrics_url: Option<String>,
+    /// The config's `results_url`, checked and typed (`results::remote`).
+    pub results_url: Option<bench_core::url::Template>,
+    /// The config's `metrics_url`, checked and parsed (`results::metrics`).
+    pub metrics_url: Option<bench_core::url::Url>,
     /// The config's `metrics_interval`, checked; 10 s without it.
     pub metrics_interval: std::time::Duration,
     /// The acceptance rules: the config's `acceptance` section, checked,

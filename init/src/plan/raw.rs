@@ -410,10 +410,11 @@ pub struct RawConfig {
     #[serde(default)]
     pub layers: Vec<Obj<RawLayer>>,
     /// md arrays that exist on the disks, opened read-only from their
-    /// superblocks: `"all"` or a list of names or UUIDs (checked in
-    /// [`super::resolve`]).
+    /// superblocks, LVM volumes and LUKS containers: `"all"` or a list of
+    /// names or UUIDs, `VG/LV` and LUKS entries (typed as read, checked in
+    /// [`super::existing`]).
     #[serde(default)]
-    pub existing: Option<serde_json::Value>,
+    pub existing: Option<super::existing_raw::RawExisting>,
     /// After the per-target tests, run each test on every disk at once.
     #[serde(default)]
     pub all_at_once: bool,

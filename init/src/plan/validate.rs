@@ -8,6 +8,7 @@ use bench_core::plan::{buffered, default_name, MIN_SAMPLE_INTERVAL};
 use bench_core::profile::{profile, PROFILES};
 use bench_core::spec::{Params, SteadySpec, TestSpec, Workload};
 use bench_core::units::{Bytes, Nanos};
+use bench_core::url::{Template, Url};
 
 use crate::safety::{self, Destructive, TargetRef};
 
@@ -482,7 +483,7 @@ pub(super) fn plan_targets(
             &named
         }
     };
-    check_outputs(raw)?;
+    let (results_url, metrics_url) = check_outputs(raw)?;
     if refs.is_empty() && raw.arrays.is_empty() && raw.layers.is_empty() && raw.existing.is_none() {
         return err("targets: none; expected at least one disk to benchmark");
     }
@@ -556,8 +557,8 @@ pub(super) fn plan_targets(
         parallel: raw.parallel,
         test_deadline,
         serial_ports: raw.serial_ports.clone(),
-        results_url: raw.results_url.clone(),
-        metrics_url: raw.metrics_url.clone(),
+        results_url,
+        metrics_url,
         metrics_interval: metrics_interval(raw)?,
         acceptance,
         self_test,
@@ -664,19 +665,23 @@ fn self_test_plan(raw: &RawConfig, targets: &[PlannedTarget]) -> Result<Option<S
     }))
 }
 
-/// The config's outputs checked: its `results_url` template and its
-/// serial ports' names.
-fn check_outputs(raw: &RawConfig) -> Result<(), ConfigError> {
-    if let Some(t) = &raw.results_url {
-        if let Err(e) = crate::results::remote::check_template(t) {
-            return err(format!("results_url: {e}"));
-        }
-    }
-    if let Some(u) = &raw.metrics_url {
-        if let Err(e) = crate::results::metrics::check_url(u) {
-            return err(format!("metrics_url: {e}"));
-        }
-    }
+/// The config's outputs checked: its `results_url` template and
+/// `metrics_url`, each parsed once (returned), and its serial ports' names.
+fn check_outputs(raw: &RawConfig) -> Result<(Option<Template>, Option<Url>), ConfigError> {
+    let results_url = match &raw.results_url {
+        Some(t) => match Template::parse(t) {
+            Ok(t) => Some(t),
+            Err(e) => return err(format!("results_url: {e}")),
+        },
+        None => None,
+    };
+    let metrics_url = match &raw.metrics_url {
+        Some(u) => match crate::results::metrics::check_url(u) {
+            Ok(u) => Some(u),
+            Err(e) => return err(format!("metrics_url: {e}")),
+        },
+        None => None,
+    };
     for (i, p) in raw.serial_ports.iter().flatten().enumerate() {
         if !crate::results::serial::is_port_name(p) {
             return err(format!(
@@ -684,7 +689,7 @@ fn check_outputs(raw: &RawConfig) -> Result<(), ConfigError> {
             ));
         }
     }
-    Ok(())
+    Ok((results_url, metrics_url))
 }
 
 /// The config's `metrics_interval`: 1 s to 1 h ([`crate::results::metrics::INTERVALS`]).

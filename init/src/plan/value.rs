@@ -17,7 +17,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use bench_core::cpus::{parse_cpu_list, CpuListError};
+use bench_core::cpus::{CpuListError, CpuSet};
 use bench_core::names::{from_name, names_joined};
 use bench_core::size::{parse_size, EXPECTED as SIZE_EXPECTED};
 use bench_core::units::Nanos;
@@ -357,9 +357,9 @@ impl<'de> Deserialize<'de> for Flag {
 }
 
 /// A CPU list as fio's `cpus_allowed` takes it (`"0-3,6"`, or one CPU as a
-/// number), checked and kept as written.
+/// number), parsed once as it is read; it writes as given.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct CpuList(pub String);
+pub struct CpuList(pub CpuSet);
 
 impl<'de> Deserialize<'de> for CpuList {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -373,8 +373,8 @@ impl<'de> Deserialize<'de> for CpuList {
                     return Err(format!("{v} is not a CPU list; expected {EXPECTED}"))
                 }
             };
-            match parse_cpu_list(&text) {
-                Ok(_) => Ok(CpuList(text)),
+            match CpuSet::parse(&text) {
+                Ok(c) => Ok(CpuList(c)),
                 Err(e @ CpuListError::TooLarge(_)) => Err(format!("{v} is out of range: {e}; expected {EXPECTED}")),
                 Err(e) => Err(format!("{v} is not a CPU list: {e}; expected {EXPECTED}")),
             }

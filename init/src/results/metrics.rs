@@ -39,20 +39,22 @@ const REASON_MAX: usize = 200;
 
 /// Check a `metrics_url`: an http(s) URL without user name, password,
 /// query or fragment (a Pushgateway's base URL: the path to the group is
-/// appended). The error quotes it as [`bench_core::url::redact`] shows it.
-pub fn check_url(url: &str) -> Result<(), String> {
-    Url::parse(url)?;
+/// appended), parsed. The error quotes it as [`bench_core::url::redact`]
+/// shows it.
+pub fn check_url(url: &str) -> Result<Url, String> {
+    let parsed = Url::parse(url)?;
     if url.contains(['?', '#']) {
         return Err(format!(
             "{:?}: a query or fragment (not shown); expected a Pushgateway's base URL such as \"http://10.0.2.2:9091\"",
             bench_core::url::redact(url)
         ));
     }
-    Ok(())
+    Ok(parsed)
 }
 
 /// The URL of the machine's group under `base` (a checked `metrics_url`).
-pub fn group_url(base: &str, machine: &str) -> String {
+pub fn group_url(base: &Url, machine: &str) -> String {
+    let base = format!("{}{}", base.origin(), base.target);
     let base = base.trim_end_matches('/');
     if machine
         .bytes()
@@ -796,7 +798,7 @@ impl Pusher {
     /// yet) and what follows to `base` (a checked `metrics_url`) through
     /// `client`, every `facts.interval`, the first push at once. `say` gets
     /// the first failure and the recovery after failures.
-    pub fn start(base: &str, client: Client, facts: Facts, doc: ResultDoc, say: Say) -> Result<Pusher, String> {
+    pub fn start(base: &Url, client: Client, facts: Facts, doc: ResultDoc, say: Say) -> Result<Pusher, String> {
         let text = group_url(base, &facts.machine);
         let url = Url::parse(&text)?;
         let shown = url.redacted();

@@ -12,63 +12,15 @@
 
 use std::time::{Duration, Instant};
 
-use bench_core::url::{part_at, Part};
+pub use bench_core::url::{Template, PLACEHOLDERS};
 
 use crate::net::http::{Client, HttpError, Url};
-
-/// The placeholders a template may hold.
-pub const PLACEHOLDERS: [&str; 3] = ["{machine}", "{run}", "{n}"];
 
 /// How long sending one document may take, retries included.
 pub const SEND_BOUND: Duration = Duration::from_secs(30);
 
 /// The highest `{n}` looked for.
 const MAX_N: u32 = 999;
-
-/// `template` with its placeholders filled in.
-pub fn expand(template: &str, machine: &str, run: &str, n: u32) -> String {
-    template
-        .replace("{machine}", machine)
-        .replace("{run}", run)
-        .replace("{n}", &n.to_string())
-}
-
-/// Check a template: only [`PLACEHOLDERS`] in braces, and an http(s) URL
-/// once filled in. The error says what is wrong (the caller names the
-/// field), quoting no more of the template than [`bench_core::url::redact`]
-/// shows: a brace in the query or the userinfo is said to be there, not
-/// quoted.
-pub fn check_template(template: &str) -> Result<(), String> {
-    let expected = PLACEHOLDERS.join(", ");
-    let mut rest = template;
-    while let Some(i) = rest.find(['{', '}']) {
-        let tail = &rest[i..];
-        if let Some(p) = PLACEHOLDERS.iter().find(|p| tail.starts_with(**p)) {
-            rest = &tail[p.len()..];
-            continue;
-        }
-        let at = template.len() - tail.len();
-        let brace = &tail[..1];
-        return Err(match part_at(template, at) {
-            Part::Shown { end } => {
-                // Up to the closing brace, at most 24 bytes, never into what is hidden.
-                let mut n = tail.find('}').map_or(tail.len(), |e| e + 1).min(24).min(end - at);
-                while !tail.is_char_boundary(n) {
-                    n -= 1;
-                }
-                format!("{:?} is not a placeholder; expected {expected}", &tail[..n])
-            }
-            Part::Query => format!(
-                "a {brace:?} in the query (not shown: a query may hold a credential) is not a placeholder; \
-                 expected {expected}"
-            ),
-            Part::Userinfo => format!(
-                "a {brace:?} in the user name or password (not shown) is not a placeholder; expected {expected}"
-            ),
-        });
-    }
-    Url::parse(&expand(template, "machine", "run", 1)).map(|_| ())
-}
 
 /// What came of one URL.
 #[derive(Debug)]
@@ -92,10 +44,15 @@ fn fetch_status(client: &Client, method: &str, url: &Url, body: Option<&[u8]>) -
 /// Ok(Some(url)) when it is, Ok(None) when the server says it is not (404)
 /// or cannot say (403 or 405 to a GET: a presigned PUT URL), Err when it
 /// cannot be asked.
-pub fn already_sent(client: &Client, template: &str, machine: &str, runs: &[&str]) -> Result<Option<String>, String> {
+pub fn already_sent(
+    client: &Client,
+    template: &Template,
+    machine: &str,
+    runs: &[&str],
+) -> Result<Option<String>, String> {
     let mut asked = Vec::new();
     for run in runs {
-        let text = expand(template, machine, run, 1);
+        let text = template.expand(machine, run, 1);
         if asked.contains(&text) {
             continue;
         }
@@ -112,12 +69,12 @@ pub fn already_sent(client: &Client, template: &str, machine: &str, runs: &[&str
 /// The `{n}` to use: the first whose URL answers a GET with 404; 1 when the
 /// template has none, or the server answers neither 404 nor 2xx (it cannot
 /// say; the PUT may then replace a document).
-fn free_n(client: &Client, template: &str, machine: &str, run: &str) -> u32 {
-    if !template.contains("{n}") {
+fn free_n(client: &Client, template: &Template, machine: &str, run: &str) -> u32 {
+    if !template.numbered() {
         return 1;
     }
     for n in 1..=MAX_N {
-        let Ok(url) = Url::parse(&expand(template, machine, run, n)) else {
+        let Ok(url) = template.url(machine, run, n) else {
             return 1;
         };
         match fetch_status(client, "GET", &url, None) {
@@ -143,7 +100,7 @@ fn worth_retrying(o: &Outcome) -> bool {
 /// went to, or why it did not go.
 pub fn send(
     client: &Client,
-    template: &str,
+    template: &Template,
     machine: &str,
     run: &str,
     json: &[u8],
@@ -152,7 +109,7 @@ pub fn send(
 ) -> Result<String, String> {
     let start = Instant::now();
     let n = free_n(client, template, machine, run);
-    let url = Url::parse(&expand(template, machine, run, n))?;
+    let url = template.url(machine, run, n)?;
     let mut delay = Duration::from_secs(1);
     for attempt in 1.. {
         let outcome = fetch_status(client, "PUT", &url, Some(json));
@@ -191,8 +148,8 @@ mod tests {
     #[test]
     fn templates_fill_in_and_name_what_is_wrong() {
         let t = "http://10.0.2.100/r/{machine}/{run}-{n}.json";
-        assert_eq!(check_template(t), Ok(()));
-        assert_eq!(expand(t, "SN1", "ab12", 3), "http://10.0.2.100/r/SN1/ab12-3.json");
+        let t = Template::parse(t).unwrap();
+        assert_eq!(t.expand("SN1", "ab12", 3), "http://10.0.2.100/r/SN1/ab12-3.json");
         for (bad, why) in [
             ("http://h/{host}.json", "\"{host}\" is not a placeholder"),
             ("http://h/{machine.json", "\"{machine.json\" is not a placeholder"),
@@ -200,7 +157,7 @@ mod tests {
             ("ftp://h/{n}", "not an http:// or https:// URL"),
             ("{machine}", "not an http:// or https:// URL"),
         ] {
-            let e = check_template(bad).unwrap_err();
+            let e = Template::parse(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
     }
@@ -236,14 +193,14 @@ mod tests {
                 "\"http://[::1/machine?...\": an IPv6 host lacks its ']'",
             ),
         ] {
-            let e = check_template(bad).unwrap_err();
+            let e = Template::parse(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
             for secret in ["SECRET", "hunter2", "user:", "{user}"] {
                 assert!(!e.contains(secret), "{bad}: {e}");
             }
         }
         // 24 bytes at most, cut at a character's end (byte 24 is inside an 'é').
-        let e = check_template(&format!("http://h/{{{}}}", "é".repeat(20))).unwrap_err();
+        let e = Template::parse(&format!("http://h/{{{}}}", "é".repeat(20))).unwrap_err();
         assert!(
             e.starts_with(&format!("\"{{{}\" is not a placeholder", "é".repeat(11))),
             "{e}"
@@ -322,7 +279,7 @@ mod tests {
     fn a_document_goes_to_the_first_free_n_and_is_found_again() {
         let (port, files, seen) = store(0);
         let c = Client::new(None).unwrap();
-        let t = format!("http://127.0.0.1:{port}/r/{{machine}}-{{run}}-{{n}}.json");
+        let t = Template::parse(&format!("http://127.0.0.1:{port}/r/{{machine}}-{{run}}-{{n}}.json")).unwrap();
         assert_eq!(already_sent(&c, &t, "SN1", &["ab"]), Ok(None));
         let url = send(&c, &t, "SN1", "ab", b"{\"one\":1}", SEND_BOUND, &mut |_| {}).unwrap();
         assert_eq!(url, format!("http://127.0.0.1:{port}/r/SN1-ab-1.json"));
@@ -346,7 +303,7 @@ mod tests {
     fn a_busy_server_gets_retries_a_down_one_gives_up_within_the_bound() {
         let (port, files, _) = store(2);
         let c = Client::new(None).unwrap();
-        let t = format!("http://127.0.0.1:{port}/r/{{machine}}.json");
+        let t = Template::parse(&format!("http://127.0.0.1:{port}/r/{{machine}}.json")).unwrap();
         let mut lines = Vec::new();
         send(&c, &t, "SN1", "ab", b"{}", SEND_BOUND, &mut |m| {
             lines.push(m.to_string())
@@ -360,7 +317,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let down = l.local_addr().unwrap().port();
         drop(l);
-        let t = format!("http://127.0.0.1:{down}/r/{{machine}}.json");
+        let t = Template::parse(&format!("http://127.0.0.1:{down}/r/{{machine}}.json")).unwrap();
         let start = Instant::now();
         let bound = Duration::from_secs(4);
         let mut lines = Vec::new();

@@ -377,7 +377,7 @@ pub fn metrics(
     say: crate::results::metrics::Say,
 ) -> Option<crate::results::metrics::Pusher> {
     use crate::results::metrics::{Facts, Pusher};
-    let url = plan.metrics_url.as_deref()?;
+    let url = plan.metrics_url.as_ref()?;
     let mut doc = new_doc(
         plan.profile.clone(),
         &plan.config_source,

@@ -7,6 +7,7 @@ use super::*;
 /// into the steps; off by default, as fio.
 #[test]
 fn engine_params_apply_with_fios_names() {
+    use bench_core::cpus::CpuSet;
     use bench_core::spec::CpusPolicy;
     let c = raw(
         r#"{"tests":[{"workload":"rand_read","hipri":true,"sqthread_poll":true,"sqthread_poll_cpu":1,
@@ -20,12 +21,16 @@ fn engine_params_apply_with_fios_names() {
             p.hipri,
             p.sqthread_poll,
             p.sqthread_poll_cpu,
-            p.cpus_allowed.as_deref(),
+            p.cpus_allowed.as_ref().map(CpuSet::as_str),
             p.cpus_allowed_policy
         ),
         (true, true, Some(1), Some("0-1"), CpusPolicy::Split)
     );
-    assert_eq!(t[1].0.params.cpus_allowed.as_deref(), Some("3"), "one CPU as a number");
+    assert_eq!(
+        t[1].0.params.cpus_allowed.as_ref().map(CpuSet::as_str),
+        Some("3"),
+        "one CPU as a number"
+    );
     let geom = bench_core::io::Geometry {
         size: 64 << 20,
         logical_block: 512,
