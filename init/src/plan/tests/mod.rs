@@ -833,8 +833,27 @@ fn a_stick_config_is_checked_for_the_boot_anywhere() {
         wrong.last().unwrap(),
         &format!("writes: none: destructive.confirm is \"yes\"; expected exactly \"{phrase}\"")
     );
-    // `existing` names the server's stacks: its entries and the key files
-    // beside the config are checked here; the rest is planned without it.
+    // The booted rules: a device name in destructive is refused, as the boot refuses it.
+    let e = lines(&format!(
+        r#"{{"profile":"quick","targets":[{{"serial":"S1"}}],"destructive":{{"confirm":"{phrase}","targets":["/dev/sdb"]}}}}"#
+    ))
+    .unwrap_err()
+    .0;
+    assert!(
+        e.starts_with("destructive.targets[0]: \"/dev/sdb\" is a path; booted from the stick"),
+        "{e}"
+    );
+    // And bad input is what it always is.
+    let e = lines(r#"{"profile":"turbo"}"#).unwrap_err().0;
+    assert!(e.starts_with("profile: \"turbo\""), "{e}");
+}
+
+/// `existing` names the server's stacks: checked for the boot anywhere,
+/// its entries and the key files beside the config are checked here
+/// (a LUKS entry's `unlock_seconds` at each bound and one past it); the
+/// rest is planned without it.
+#[test]
+fn a_stick_configs_existing_is_checked_beside_its_key_files() {
     let dir = crate::testutil::TempDir::new("booted-existing");
     std::fs::write(dir.0.join("md0.key"), b"k").unwrap();
     let cfg = dir.0.join("bootbench.json").display().to_string();
@@ -897,19 +916,6 @@ fn a_stick_config_is_checked_for_the_boot_anywhere() {
     assert!(e.starts_with("existing[0].key_file: ") && e.contains("nokey"), "{e}");
     let e = booted(r#"["a/b/c"]"#).unwrap_err().0;
     assert!(e.contains("is not a volume's name"), "{e}");
-    // The booted rules: a device name in destructive is refused, as the boot refuses it.
-    let e = lines(&format!(
-        r#"{{"profile":"quick","targets":[{{"serial":"S1"}}],"destructive":{{"confirm":"{phrase}","targets":["/dev/sdb"]}}}}"#
-    ))
-    .unwrap_err()
-    .0;
-    assert!(
-        e.starts_with("destructive.targets[0]: \"/dev/sdb\" is a path; booted from the stick"),
-        "{e}"
-    );
-    // And bad input is what it always is.
-    let e = lines(r#"{"profile":"turbo"}"#).unwrap_err().0;
-    assert!(e.starts_with("profile: \"turbo\""), "{e}");
 }
 
 #[test]
