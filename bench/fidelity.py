@@ -6,7 +6,7 @@ alternating order, and append one JSON line per pair to --results.
 `table`: print the table from those lines.
 `markdown`: the same as Markdown tables, the devices side by side.
 
-The twins' parameters mirror bench-core/src/profile.rs (`classic`, `cdm`,
+The twins' parameters mirror bench-core/src/engine/profile.rs (`classic`, `cdm`,
 `standard`); when a twin's parameters change there, change them here too.
 Each figure is in the tool's own unit: hdparm "MB/sec" = MiB/s, GNU dd
 "MB/s" = 10^6 B/s, sysbench MiB/s, fio MiB/s (sequential) or IOPS

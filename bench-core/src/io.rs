@@ -1,15 +1,15 @@
 //! The device side of the engine: clocks, queues of I/O requests and targets.
 //!
-//! The runner (`crate::runner`) drives any [`IoQueue`] with any [`Clock`]; the
+//! The runner (`crate::engine::runner`) drives any [`IoQueue`] with any [`Clock`]; the
 //! real engines (O_DIRECT pread/pwrite, io_uring) live in `init`, the
-//! simulated disk in [`crate::sim`], and [`MemQueue`] serves a `Vec<u8>`.
+//! simulated disk in [`crate::engine::sim`], and [`MemQueue`] serves a `Vec<u8>`.
 
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
-use crate::units::Nanos;
+use crate::vocab::units::Nanos;
 
 /// A monotonic clock.
 ///
@@ -29,7 +29,7 @@ pub enum Op {
     Read,
     /// Write `len` bytes at `offset` from the slot's buffer (random data, never
     /// zeros; the runner stamps each write's offset and time into it first,
-    /// as fio's `scramble_buffers`: see `crate::scramble`).
+    /// as fio's `scramble_buffers`: see `crate::engine::scramble`).
     Write,
     /// Make completed writes durable (fdatasync; on a block device a cache flush).
     /// `offset` and `len` are ignored.
@@ -111,7 +111,7 @@ pub trait IoQueue {
     }
     /// The first `len` bytes of the buffer slot `slot` writes from, to be
     /// filled before its `submit` (a verifying step writes known contents:
-    /// see [`crate::verify`]). `None` if this queue cannot give them (it was
+    /// see [`crate::engine::verify`]). `None` if this queue cannot give them (it was
     /// not opened for writing, or the engine has no such access).
     fn write_buf(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
         let _ = (slot, len);

@@ -1,54 +1,35 @@
 //! bench-core: the pure benchmark engine of bootbench.
 //!
-//! No syscalls and no unsafe code: workloads expand into steps
-//! ([`plan`]), the [`runner`] drives any [`io::IoQueue`] with any
-//! [`io::Clock`], [`hist`] and [`stats`] turn completions into fio-grade
-//! figures, [`result`] is the versioned result document and [`table`] its
-//! text rendering. [`stick`] is the boot stick's on-disk contract (its
-//! label, config and result names) that PID 1 and the host tools share.
-//! [`sim`] (feature `sim`) is a simulated disk with a
-//! seek-time and zone-rate model and a deterministic clock.
+//! No syscalls and no unsafe code. Its folders are the stages of a run,
+//! each importing only those listed before it:
+//!
+//! - [`vocab`]: the shared words (units, sizes, names, stack kinds, CPU
+//!   sets, URLs as shown, console-safe text);
+//! - [`io`] and [`spec`]: the device side (clocks, queues, targets) and
+//!   what a test is;
+//! - [`document`]: the versioned result document and the frame format;
+//! - [`engine`]: workloads expanded into steps, the runner that drives any
+//!   [`io::IoQueue`] with any [`io::Clock`], fio-grade figures, the
+//!   simulated disk (feature `sim`);
+//! - [`passes`]: the whole-disk passes (surface scan, burn-in,
+//!   preconditioning) on one engine;
+//! - [`device`]: what disks and the kernel say, parsed (health,
+//!   self-tests, capacity, erase support, the kernel's log, signatures,
+//!   GPT);
+//! - [`verdict`]: the analysis, the acceptance verdict and the text table;
+//! - [`boot`]: the contract PID 1 and the host tools share (the kernel
+//!   command line's keys, the initramfs layout, the boot stick).
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
 
-pub mod acceptance;
-pub mod analysis;
-pub mod burnin;
-pub mod capacity;
-pub mod cmdline;
-pub mod console;
-pub mod cpus;
-pub mod erase;
-pub mod frame;
-pub mod glob;
-pub mod gpt;
-pub mod health;
-pub mod hist;
-pub mod initramfs;
+pub mod boot;
+pub mod device;
+pub mod document;
+pub mod engine;
 pub mod io;
-pub mod kmsg;
-pub mod names;
-pub mod plan;
-pub mod profile;
-pub mod result;
-pub mod rng;
-pub mod runner;
-pub mod scan;
-pub mod scramble;
-pub mod selftest;
-pub mod signatures;
-#[cfg(any(test, feature = "sim"))]
-pub mod sim;
-pub mod size;
+pub mod passes;
 pub mod spec;
-pub mod stack;
-pub mod stats;
-pub mod steady;
-pub mod stick;
-mod sweep;
-pub mod table;
-pub mod units;
-pub mod url;
-pub mod verify;
+pub mod verdict;
+pub mod vocab;

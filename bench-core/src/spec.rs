@@ -1,12 +1,12 @@
 //! What a test is: a workload with its parameters (as the user gives them),
-//! and the steps it expands into on a given target (see `crate::plan`).
+//! and the steps it expands into on a given target (see `crate::engine::plan`).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::io::{Access, Op};
-use crate::units::{Bytes, Nanos};
+use crate::vocab::units::{Bytes, Nanos};
 
 /// The workloads, each a twin of a classic tool (README.md's "Workloads and
 /// profiles" table names which).
@@ -75,12 +75,12 @@ impl Workload {
 
     /// The name used in configs and results: serde's.
     pub fn name(self) -> &'static str {
-        crate::names::name_of(&self)
+        crate::vocab::names::name_of(&self)
     }
 
     /// The workload of that name.
     pub fn from_name(name: &str) -> Option<Workload> {
-        crate::names::from_name(name)
+        crate::vocab::names::from_name(name)
     }
 
     /// True if the workload writes to the target (and so needs permission).
@@ -147,7 +147,7 @@ pub struct Params {
     pub seed: u64,
     /// Width of one throughput/IOPS sample, nanoseconds (default 1 s).
     pub sample_interval: Nanos,
-    /// Write workloads: write known contents (see [`crate::verify`]) and,
+    /// Write workloads: write known contents (see [`crate::engine::verify`]) and,
     /// after each step, read back everything written and compare (fio's
     /// `verify`). The read-back is not timed; filling the buffers is, as in
     /// fio. A mismatch ends the test with status `error`, errno 84 (EILSEQ).
@@ -272,10 +272,10 @@ pub struct Params {
     #[serde(default)]
     pub iodepth_batch_submit: u32,
     /// fio's `cpus_allowed`: the CPUs each job's thread may run on, a list
-    /// such as `0-3,6` (see [`crate::cpus::parse_cpu_list`]), parsed
+    /// such as `0-3,6` (see [`crate::vocab::cpus::parse_cpu_list`]), parsed
     /// once and written as given. `None`: not pinned.
     #[serde(default)]
-    pub cpus_allowed: Option<crate::cpus::CpuSet>,
+    pub cpus_allowed: Option<crate::vocab::cpus::CpuSet>,
     /// fio's `cpus_allowed_policy`: how `cpus_allowed` is shared by the jobs.
     #[serde(default)]
     pub cpus_allowed_policy: CpusPolicy,
@@ -430,7 +430,7 @@ pub enum CpusPolicy {
 impl CpusPolicy {
     /// The name used in configs and results: serde's.
     pub fn name(self) -> &'static str {
-        crate::names::name_of(&self)
+        crate::vocab::names::name_of(&self)
     }
 }
 
@@ -453,7 +453,7 @@ pub enum MixOrder {
 impl MixOrder {
     /// The name used in configs and results: serde's.
     pub fn name(self) -> &'static str {
-        crate::names::name_of(&self)
+        crate::vocab::names::name_of(&self)
     }
 }
 

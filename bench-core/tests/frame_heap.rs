@@ -7,7 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::convert::Infallible;
 
-use bench_core::frame::{deflate, encode_to, Nonce};
+use bench_core::document::frame::{deflate, encode_to, Nonce};
 
 /// The system allocator, counting what each thread holds from it.
 struct Counting;

@@ -1,4 +1,4 @@
-//! bench-core's hidden-capacity parsers (`bench_core::capacity`): on any
+//! bench-core's hidden-capacity parsers (`bench_core::device::capacity`): on any
 //! bytes they never panic, and what they return holds to the answer: a
 //! native max LBA comes only from sense data with ATA registers and is
 //! below 2^48; IDENTIFY's visible sectors are words 100-103 or 60-61 and
@@ -10,7 +10,7 @@
 //! Input: byte 0 picks the parser, the rest is the answer.
 #![no_main]
 
-use bench_core::capacity::*;
+use bench_core::device::capacity::*;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,9 +1,9 @@
-//! `bench_core::frame::decode` on any console log: never panics, and only
+//! `bench_core::document::frame::decode` on any console log: never panics, and only
 //! hands out bytes whose length and CRC-32 its header vouched for, of a
 //! boot whose nonce the log announced.
 #![no_main]
 
-use bench_core::frame::{announce, crc32, decode, encode, BEGIN, END};
+use bench_core::document::frame::{announce, crc32, decode, encode, BEGIN, END};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

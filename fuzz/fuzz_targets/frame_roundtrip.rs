@@ -8,7 +8,7 @@
 //! the document's bytes.
 #![no_main]
 
-use bench_core::frame::{announce, decode, encode, Frame, Nonce, BEGIN, END};
+use bench_core::document::frame::{announce, decode, encode, Frame, Nonce, BEGIN, END};
 use libfuzzer_sys::fuzz_target;
 
 const NAME_CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789._-";

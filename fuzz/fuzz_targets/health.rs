@@ -1,4 +1,4 @@
-//! bench-core's health page parsers (`bench_core::health`): on any bytes
+//! bench-core's health page parsers (`bench_core::device::health`): on any bytes
 //! they never panic, and what they return holds to the page: ATA pages
 //! are accepted only with a good checksum and give at most 30 attributes
 //! whose ids are in the page, each `failing` exactly when its threshold
@@ -9,7 +9,7 @@
 //! thresholds page: the input's second 512 bytes).
 #![no_main]
 
-use bench_core::health::*;
+use bench_core::device::health::*;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

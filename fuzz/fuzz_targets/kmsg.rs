@@ -1,5 +1,5 @@
 //! bench-core's /dev/kmsg record parser and line matcher
-//! (`bench_core::kmsg`): on any bytes they never panic, and what they
+//! (`bench_core::device::kmsg`): on any bytes they never panic, and what they
 //! return holds to the record: the level is PRI's low 3 bits, the text is
 //! the bytes between the first `;` and the next line feed, the kept text
 //! is printable ASCII of at most TEXT_MAX bytes, a named sector is the
@@ -8,7 +8,7 @@
 //! Input: the record as one read of /dev/kmsg gives it.
 #![no_main]
 
-use bench_core::kmsg::*;
+use bench_core::device::kmsg::*;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
     assert!(same(&a, &b), "a re-read changed the document:\n{a}\n{b}");
 
     let _ = show::render(&loaded);
-    let _ = bench_core::table::render(&loaded.doc);
+    let _ = bench_core::verdict::table::render(&loaded.doc);
     let docs: Vec<Loaded> = vec![loaded, again];
     let _ = compare::render(&docs[0], &docs[1]);
     let _ = csv::render(&docs);

@@ -1,4 +1,4 @@
-//! bench-core's self-test parsers (`bench_core::selftest`): on any bytes
+//! bench-core's self-test parsers (`bench_core::device::selftest`): on any bytes
 //! they never panic, and what they return holds to the page: the ATA logs
 //! are accepted only with a good checksum, give at most their descriptors'
 //! count of entries, a failing LBA only for a failing result (and within 28
@@ -10,9 +10,9 @@
 //! Input: byte 0 picks the parser, the rest is the page.
 #![no_main]
 
-use bench_core::health::ata_checksum;
-use bench_core::result::SelfTestOutcome;
-use bench_core::selftest::*;
+use bench_core::device::health::ata_checksum;
+use bench_core::document::result::SelfTestOutcome;
+use bench_core::device::selftest::*;
 use libfuzzer_sys::fuzz_target;
 
 fn failing(e: &Entry) -> bool {

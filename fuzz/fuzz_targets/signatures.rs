@@ -1,4 +1,4 @@
-//! The signature scan (`bench_core::signatures::scan`, which guards every
+//! The signature scan (`bench_core::device::signatures::scan`, which guards every
 //! write PID 1 grants and every `bootbench-image flash`): on any device contents, size and block size it never panics,
 //! only reports magic inside the device, and always finds a signature
 //! planted where its on-disk format puts it (md 0.90 and 1.0, firmware RAID,
@@ -11,7 +11,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-use bench_core::signatures::{read_plan, scan, Regions, MD_MAGIC, UBERBLOCK_LE};
+use bench_core::device::signatures::{read_plan, scan, Regions, MD_MAGIC, UBERBLOCK_LE};
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1 << 20;

@@ -1,8 +1,8 @@
-//! `bench_core::size::parse_size` on any text: never panics, and agrees with
+//! `bench_core::vocab::size::parse_size` on any text: never panics, and agrees with
 //! a 128-bit reference computation of digits x dd multiplier.
 #![no_main]
 
-use bench_core::size::{parse_size, SizeError};
+use bench_core::vocab::size::{parse_size, SizeError};
 use libfuzzer_sys::fuzz_target;
 
 /// The multiplier of a dd suffix, written out independently of size.rs.

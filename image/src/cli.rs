@@ -162,10 +162,14 @@ pub struct FlashArgs {
     pub force: bool,
 }
 
-/// `--size`: [`bench_core::size::parse_size`], the config's rules.
+/// `--size`: [`bench_core::vocab::size::parse_size`], the config's rules.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    bench_core::size::parse_size(s)
-        .map_err(|e| format!("{s:?} is not a size: {e}; expected {}", bench_core::size::EXPECTED))
+    bench_core::vocab::size::parse_size(s).map_err(|e| {
+        format!(
+            "{s:?} is not a size: {e}; expected {}",
+            bench_core::vocab::size::EXPECTED
+        )
+    })
 }
 
 /// The command as clap sees it (its `--help`; what bootbench-man renders).

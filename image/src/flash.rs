@@ -2,7 +2,7 @@
 //! journey most likely to destroy data when left to `dd`. Before anything is written the device
 //! is looked at ([`refusals`]): its bus, whether it or a partition is mounted, in use as swap or
 //! by md/dm, whether it is the disk this system booted from, its size, and what its partitions
-//! hold (the signature scan PID 1 uses, [`bench_core::signatures`]; a FAT or exFAT is listed). Then
+//! hold (the signature scan PID 1 uses, [`bench_core::device::signatures`]; a FAT or exFAT is listed). Then
 //! it is written through an exclusive descriptor, synced, and read back with O_DIRECT (past the
 //! page cache) and compared ([`write_and_verify`]).
 //!
@@ -15,7 +15,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use bench_core::signatures::{self, Regions};
+use bench_core::device::signatures::{self, Regions};
 
 /// The largest device taken for a stick without `--force`, bytes: 256 GB (10^9).
 pub const MAX_SIZE: u64 = 256_000_000_000;

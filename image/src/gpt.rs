@@ -1,14 +1,14 @@
 //! The stick's GUID Partition Table: protective MBR, primary header at LBA 1, 128 entries of 128
 //! bytes from LBA 2, and the backup entries and header at the end of the disk, in 512-byte
 //! sectors. [`write`] lays one out in a disk image in memory; [`read`] reads a header and its
-//! entries back from any disk (a file, a slice in a `Cursor`) with [`bench_core::gpt`], the one
+//! entries back from any disk (a file, a slice in a `Cursor`) with [`bench_core::device::gpt`], the one
 //! reader of the format, which PID 1 uses too. bootbench-qemu finds the stick's ESP with it and
 //! the end-to-end tests rewrite a partition GUID with it.
 
 use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
 
-use bench_core::gpt::ReadError;
-pub use bench_core::gpt::{GptError, Header, Partition, Table, ENTRY_SIZE};
+use bench_core::device::gpt::ReadError;
+pub use bench_core::device::gpt::{GptError, Header, Partition, Table, ENTRY_SIZE};
 
 /// Bytes per logical block.
 pub const SECTOR: u64 = 512;
@@ -24,14 +24,14 @@ pub const ATTR_LEGACY_BIOS_BOOTABLE: u64 = 1 << 2;
 
 /// A GUID in its on-disk byte order from the text form of a constant; panics on a bad one.
 pub fn guid(text: &str) -> [u8; 16] {
-    bench_core::gpt::guid(text).unwrap_or_else(|| panic!("bad GUID {text}"))
+    bench_core::device::gpt::guid(text).unwrap_or_else(|| panic!("bad GUID {text}"))
 }
 
 /// Reads the header at `lba` (1 for the primary, the primary's `alt_lba` for the backup) and its
-/// entry array, and checks them ([`bench_core::gpt::read`]). A table that is not good is an
+/// entry array, and checks them ([`bench_core::device::gpt::read`]). A table that is not good is an
 /// `InvalidData` error holding the [`GptError`].
 pub fn read<D: Read + Seek>(disk: &mut D, lba: u64) -> io::Result<Table> {
-    bench_core::gpt::read(SECTOR, lba, |at, buf| {
+    bench_core::device::gpt::read(SECTOR, lba, |at, buf| {
         disk.seek(SeekFrom::Start(at))?;
         disk.read_exact(buf)
     })

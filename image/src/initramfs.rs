@@ -13,7 +13,7 @@ use std::path::Path;
 /// stick, read-only. `make qemu` and the QEMU tests put quick configs on their stick copies.
 pub const DEFAULT_CONFIG: &[u8] = b"{\"profile\": \"standard\"}\n";
 
-pub use bench_core::initramfs::{in_archive, CA_BUNDLE, CONFIG, EMPTY_DIRS, NETWORK_DESTRUCTIVE};
+pub use bench_core::boot::initramfs::{in_archive, CA_BUNDLE, CONFIG, EMPTY_DIRS, NETWORK_DESTRUCTIVE};
 
 /// What [`NETWORK_DESTRUCTIVE`] says (one line).
 pub const NETWORK_DESTRUCTIVE_TEXT: &[u8] =
@@ -52,8 +52,8 @@ pub fn check_baseline(name: &str, bytes: &[u8]) -> Result<(), String> {
             own.join(", ")
         ));
     }
-    let b: bench_core::acceptance::Baseline =
-        serde_json::from_slice(bytes).map_err(|e| format!("not a {}: {e}", bench_core::acceptance::BASELINE_SCHEMA))?;
+    let b: bench_core::verdict::acceptance::Baseline = serde_json::from_slice(bytes)
+        .map_err(|e| format!("not a {}: {e}", bench_core::verdict::acceptance::BASELINE_SCHEMA))?;
     b.check()
 }
 
@@ -102,7 +102,7 @@ pub fn archive(
     }
     if let Some((name, bytes)) = &inputs.baseline {
         a.file(
-            &format!("{}/{name}", in_archive(bench_core::initramfs::BASELINE_DIR)),
+            &format!("{}/{name}", in_archive(bench_core::boot::initramfs::BASELINE_DIR)),
             0o644,
             bytes.clone(),
         );

@@ -1,6 +1,6 @@
 //! bootbench-image: builds bootbench's initramfs (what PID 1 finds at boot: [`initramfs`]) and its
 //! bootable USB stick image ([`usb`]; the label and names PID 1 and this crate agree on are
-//! `bench_core::stick`) as plain files, with no root, no loop mounts and no host depmod.
+//! `bench_core::boot::stick`) as plain files, with no root, no loop mounts and no host depmod.
 #![deny(unsafe_code)]
 
 pub mod cli;

@@ -2,7 +2,7 @@
 #![deny(unsafe_code)]
 
 use anyhow::{bail, Context, Result};
-use bench_core::stick::CONFIG_NAME;
+use bench_core::boot::stick::CONFIG_NAME;
 use bootbench_image::cli::{Cli, Cmd, FlashArgs, InitramfsArgs, NetbootArgs, UsbArgs};
 use bootbench_image::{flash, initramfs, modset, netboot, stick, usb};
 use clap::Parser;
@@ -386,7 +386,7 @@ mod tests {
             ("1G", Some(1 << 30)),
             ("4096", Some(4096)),
             ("2k", Some(2048)),
-            // Spellings only bench_core::size took before: image sizes follow the config's rules.
+            // Spellings only bench_core::vocab::size took before: image sizes follow the config's rules.
             ("64MiB", Some(64 << 20)),
             ("1GB", Some(1_000_000_000)),
             ("x", None),
@@ -396,7 +396,10 @@ mod tests {
             assert_eq!(parse_size(s).ok(), want, "{s}");
         }
         let e = parse_size("12X").unwrap_err();
-        assert!(e.contains("\"12X\"") && e.contains(bench_core::size::EXPECTED), "{e}");
+        assert!(
+            e.contains("\"12X\"") && e.contains(bench_core::vocab::size::EXPECTED),
+            "{e}"
+        );
         let cli = Cli::try_parse_from([
             "bootbench-image",
             "usb",

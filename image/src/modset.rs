@@ -3,7 +3,7 @@
 //! that PID 1 reads from the initramfs (under /lib/modules/<kver>/).
 
 use crate::modinfo::{self, normalize, ModInfo};
-use bench_core::glob::fnmatch;
+use bench_core::vocab::glob::fnmatch;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};

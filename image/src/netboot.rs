@@ -16,7 +16,7 @@
 //! Reproducible: the same inputs give the same files, byte for byte.
 
 use crate::usb;
-use bench_core::cmdline::Key;
+use bench_core::boot::cmdline::Key;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::fat::{BootSector, FatType};
 use crate::gpt;
-use bench_core::stick::{is_result_name, RESULTS_DIR};
+use bench_core::boot::stick::{is_result_name, RESULTS_DIR};
 use fatfs::{FileAttributes, FileSystem, FsOptions};
 use fscommon::StreamSlice;
 
@@ -482,7 +482,7 @@ mod tests {
     /// are the files copied back, that next name is copied once written, and a temp file is not.
     #[test]
     fn the_results_pid_1_counts_are_the_results_copied() {
-        use bench_core::stick::{next_result_name, result_number, temp_name};
+        use bench_core::boot::stick::{next_result_name, result_number, temp_name};
         let dir = std::env::temp_dir().join(format!("bbq-stick-agree-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let img = dir.join("stick.img");

@@ -7,8 +7,8 @@
 
 use crate::fat::{BootSector, FatType};
 use crate::{fatfix, gpt};
-use bench_core::cmdline::Key;
-use bench_core::stick::{CONFIG_NAME, LABEL, RESULTS_DIR};
+use bench_core::boot::cmdline::Key;
+use bench_core::boot::stick::{CONFIG_NAME, LABEL, RESULTS_DIR};
 use std::io::{Cursor, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -471,7 +471,7 @@ mod tests {
             let label_off = if fat32 { 0x47 } else { 0x2B };
             assert_eq!(&boot[label_off..label_off + 11], b"BOOTBENCH  ");
             assert!(
-                bench_core::stick::is_bootbench_fat(boot),
+                bench_core::boot::stick::is_bootbench_fat(boot),
                 "PID 1's check does not take this boot sector for the stick's"
             );
             assert_eq!(&boot[510..512], &[0x55, 0xAA]);

@@ -11,9 +11,9 @@
 
 use std::path::Path;
 
-use bench_core::console;
-use bench_core::result::{RunStatus, Verdict};
-use bench_core::table::render;
+use bench_core::document::result::{RunStatus, Verdict};
+use bench_core::verdict::table::render;
+use bench_core::vocab::console;
 
 use crate::args::Cli;
 pub use crate::args::{Command, PlanArgs};

@@ -18,7 +18,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use bench_core::console::safe;
+use bench_core::vocab::console::safe;
 use nix::time::{clock_gettime, ClockId};
 
 /// Set once /dev exists (PID 1's console step), so /dev/kmsg may be opened

@@ -109,7 +109,7 @@ fn ddf(size: usize) -> Vec<(usize, Vec<u8>)> {
         put(&mut h, 96, &primary.to_be_bytes());
         put(&mut h, 104, &u64::MAX.to_be_bytes()); // no secondary
         h[112] = kind; // 0x00 anchor, 0x01 primary
-        let crc = bench_core::frame::crc32(&h);
+        let crc = bench_core::document::frame::crc32(&h);
         put(&mut h, 4, &crc.to_be_bytes());
         h
     };
@@ -149,8 +149,8 @@ fn gpt_backup(size: usize) -> Vec<(usize, Vec<u8>)> {
     put(&mut h, 72, &(last - 32).to_le_bytes());
     put(&mut h, 80, &128u32.to_le_bytes());
     put(&mut h, 84, &128u32.to_le_bytes());
-    put(&mut h, 88, &bench_core::frame::crc32(&entries).to_le_bytes());
-    let crc = bench_core::frame::crc32(&h[..92]);
+    put(&mut h, 88, &bench_core::document::frame::crc32(&entries).to_le_bytes());
+    let crc = bench_core::document::frame::crc32(&h[..92]);
     put(&mut h, 16, &crc.to_le_bytes());
     vec![(usize::try_from(last - 32).unwrap() * 512, entries), (size - 512, h)]
 }

@@ -646,3 +646,59 @@ fn the_readme_is_a_front_door_and_every_page_reads_at_once() {
         assert!(n <= 600, "{page} has {n} lines; split it so that it reads at once");
     }
 }
+
+/// The workspace's crates that have a `src/`: their folders.
+fn crates() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(root())
+        .expect("the workspace")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Cargo.toml").is_file() && p.join("src").is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// What a crate's README must name: every folder under `src/` (as
+/// `name/`), and every source file of `src/` and of its folders one level
+/// down (as `name.rs`; a folder's `mod.rs` is the folder's).
+fn owned_names(src: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![(src.to_path_buf(), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                out.insert(format!("{name}/"));
+                stack.push((p, depth + 1));
+            } else if depth <= 1 && name.ends_with(".rs") && name != "mod.rs" {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// Every crate has a README.md that names each of its folders and what
+/// lies in them (`owned_names`): a file added without a word in its
+/// crate's README fails here.
+#[test]
+fn every_crate_readme_names_its_folders_and_files() {
+    let crates = crates();
+    assert!(crates.len() >= 7, "the workspace's crates: {crates:?}");
+    let mut missing = Vec::new();
+    for c in &crates {
+        let readme = root().join(c).join("README.md");
+        let Ok(text) = std::fs::read_to_string(&readme) else {
+            missing.push(format!("{c}/README.md: there is none"));
+            continue;
+        };
+        for name in owned_names(&root().join(c).join("src")) {
+            if !text.contains(&format!("`{name}`")) && !text.contains(&format!("`src/{name}`")) {
+                missing.push(format!("{c}/README.md does not name `{name}`"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}

@@ -228,13 +228,13 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-/// The value of a size key (`size=`, `bps=`): [`bench_core::size::parse_size`],
+/// The value of a size key (`size=`, `bps=`): [`bench_core::vocab::size::parse_size`],
 /// the config's rules (dd's suffixes: `64K`, `256M`, `1GiB` = 1024-based, `1GB` = 1000-based).
 fn parse_size(key: &str, value: &str) -> Result<u64, SpecError> {
-    bench_core::size::parse_size(value).map_err(|e| {
+    bench_core::vocab::size::parse_size(value).map_err(|e| {
         SpecError(format!(
             "{key} {value:?} is not a size: {e}; expected {}",
-            bench_core::size::EXPECTED
+            bench_core::vocab::size::EXPECTED
         ))
     })
 }
@@ -522,7 +522,7 @@ mod tests {
             ("256MiB", Some(256 << 20)),
             ("1G", Some(1 << 30)),
             ("20M", Some(20_971_520)),
-            // Spellings only bench_core::size took before: disk specs follow the config's rules.
+            // Spellings only bench_core::vocab::size took before: disk specs follow the config's rules.
             ("16KiB", Some(16 << 10)),
             ("1MB", Some(1_000_000)),
             ("2b", Some(1024)),
@@ -539,7 +539,7 @@ mod tests {
         assert_eq!((d.size, d.throttle.bps_total), (512_000, Some(16 << 10)));
         let err = "virtio,serial=V,bps=12X".parse::<DiskSpec>().unwrap_err();
         assert!(
-            err.0.contains("bps \"12X\" is not a size") && err.0.contains(bench_core::size::EXPECTED),
+            err.0.contains("bps \"12X\" is not a size") && err.0.contains(bench_core::vocab::size::EXPECTED),
             "{err}"
         );
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use bench_core::result::ResultDoc;
+use bench_core::document::result::ResultDoc;
 use bootbench_qemu::cli::{Cli, Common, Firmware, Mode};
 use clap::Parser;
 
@@ -198,7 +198,7 @@ fn boot_and_report(launch: Launch) -> Result<ExitCode, String> {
         let image = stick_image
             .as_deref()
             .ok_or("--config puts the config on the stick: give a stick (--stick, or usb --image)")?;
-        stick::put_file(image, config, &format!("/{}", bench_core::stick::CONFIG_NAME))
+        stick::put_file(image, config, &format!("/{}", bench_core::boot::stick::CONFIG_NAME))
             .map_err(|e| format!("--config {}: putting it on {}: {e}", config.display(), image.display()))?;
     }
     for d in &machine.disks {
@@ -272,7 +272,7 @@ fn net_summary(pcap_file: &Path) -> String {
 fn port_summary(log: &Path) -> String {
     match std::fs::read(log) {
         Ok(bytes) => {
-            let frames = bench_core::frame::decode(&String::from_utf8_lossy(&bytes));
+            let frames = bench_core::document::frame::decode(&String::from_utf8_lossy(&bytes));
             let good = frames.iter().filter(|f| f.is_ok()).count();
             format!(
                 "{} bytes, {good} document(s), {} damaged or refused",
@@ -287,9 +287,9 @@ fn port_summary(log: &Path) -> String {
 /// Print the tables, save the documents ([`run::save_frames`]: as
 /// `bootbench-report extract` does), copy the stick's results; the exit
 /// code says whether QEMU exited 0 with at least one good document, no
-/// damaged one, none refused by the boot-nonce rule (`bench_core::frame`)
+/// damaged one, none refused by the boot-nonce rule (`bench_core::document::frame`)
 /// or for its name, and every one saved. The lines about frames name the
-/// console log and line, and are escaped (`bench_core::console::safe`).
+/// console log and line, and are escaped (`bench_core::vocab::console::safe`).
 fn report(outcome: &Outcome, serial_log: &Path, dir: &Path, stick_image: Option<&Path>) -> Result<ExitCode, String> {
     let mut good: usize = 0;
     let mut damaged: usize = 0;
@@ -299,7 +299,7 @@ fn report(outcome: &Outcome, serial_log: &Path, dir: &Path, stick_image: Option<
                 good += 1;
                 println!("== {} ({} bytes)", frame.name, frame.bytes.len());
                 match serde_json::from_slice::<ResultDoc>(&frame.bytes) {
-                    Ok(doc) => println!("{}", bench_core::table::render(&doc)),
+                    Ok(doc) => println!("{}", bench_core::verdict::table::render(&doc)),
                     Err(e) => println!("(not a result document this version reads: {e})"),
                 }
             }
@@ -316,7 +316,7 @@ fn report(outcome: &Outcome, serial_log: &Path, dir: &Path, stick_image: Option<
         .chain(&saved.refused)
         .chain(&saved.failed)
     {
-        eprintln!("{}", bench_core::console::safe(line));
+        eprintln!("{}", bench_core::vocab::console::safe(line));
     }
     let mut copied = Vec::new();
     if let Some(image) = stick_image {
@@ -484,11 +484,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("bbq-port-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let log = dir.join("com2.log");
-        let nonce = bench_core::frame::Nonce::parse(&"ab".repeat(16)).unwrap();
+        let nonce = bench_core::document::frame::Nonce::parse(&"ab".repeat(16)).unwrap();
         let text = format!(
             "{}\n{}",
-            bench_core::frame::announce(nonce),
-            bench_core::frame::encode("r.json", b"{}", nonce)
+            bench_core::document::frame::announce(nonce),
+            bench_core::document::frame::encode("r.json", b"{}", nonce)
         );
         std::fs::write(&log, &text).unwrap();
         assert_eq!(

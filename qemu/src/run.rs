@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bench_core::frame::{self, Frame, FrameError};
+use bench_core::document::frame::{self, Frame, FrameError};
 use bootbench_report::extract::{self, Extracted};
 
 use crate::cmdline::{self, Accel, Attached, Boot, Machine, QEMU};
@@ -99,7 +99,7 @@ impl Outcome {
 /// PID 1's progress as the guest writes it: the new complete lines of a
 /// growing serial log that are PID 1's own (`bootbench: ...`, after the
 /// kernel's timestamp if any), each once, with `\r` and the line end
-/// dropped and escaped by [`bench_core::console::safe`] (a kernel line may
+/// dropped and escaped by [`bench_core::vocab::console::safe`] (a kernel line may
 /// hold a device's string). The frames' lines and the table are not
 /// PID 1's progress, nor is what the kernel prints.
 #[derive(Debug)]
@@ -138,7 +138,7 @@ impl Follow {
         let complete: Vec<u8> = self.partial.drain(..=last).collect();
         for line in String::from_utf8_lossy(&complete).split('\n') {
             if let Some(p) = progress_line(line) {
-                out(&bench_core::console::safe(p));
+                out(&bench_core::vocab::console::safe(p));
             }
         }
     }
@@ -410,7 +410,7 @@ pub fn boot_until(machine: &Machine, dir: &Path, timeout: Duration, marker: &str
 /// a NUL, a control character, a leading dot) is refused with its line and
 /// reason, and one that cannot be written is said; the frames after either
 /// are saved. `log_name` names the log in those lines, which quote the log
-/// as it is: print them through `bench_core::console::safe`. An error:
+/// as it is: print them through `bench_core::vocab::console::safe`. An error:
 /// `dest` cannot be created.
 pub fn save_frames(outcome: &Outcome, log_name: &str, dest: &Path) -> Result<Extracted, String> {
     extract::extract(log_name, &outcome.serial, dest, frame::Options::default())

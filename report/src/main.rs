@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use bench_core::console::{safe, safe_lines};
+use bench_core::vocab::console::{safe, safe_lines};
 use bootbench_report::cli::{Cli, Command, ExportFormat};
 use bootbench_report::export::{self, csv};
 use bootbench_report::figures::verdict;
@@ -28,7 +28,7 @@ use clap::Parser;
 const BAD_INPUT: u8 = 2;
 
 /// One message line on stderr: `bootbench-report: ` and `msg` escaped as
-/// the console escapes (`bench_core::console::safe`: control characters,
+/// the console escapes (`bench_core::vocab::console::safe`: control characters,
 /// line breaks, bidi controls, the frame marker), since a message may
 /// quote a file name, a frame's name or a document's string.
 fn say(msg: &str) {
@@ -84,7 +84,7 @@ fn main() -> ExitCode {
             log,
             out_dir,
             accept_v1,
-        } => run_extract(&log, &out_dir, bench_core::frame::Options { accept_v1 }),
+        } => run_extract(&log, &out_dir, bench_core::document::frame::Options { accept_v1 }),
     }
 }
 
@@ -231,7 +231,7 @@ fn print(s: &str) -> ExitCode {
 /// refused frames and write errors on stderr. Exit 2 if a frame could not
 /// be written (the others are written all the same), else 1 if one was
 /// damaged or refused, or none was found.
-fn run_extract(log: &std::path::Path, dir: &std::path::Path, opts: bench_core::frame::Options) -> ExitCode {
+fn run_extract(log: &std::path::Path, dir: &std::path::Path, opts: bench_core::document::frame::Options) -> ExitCode {
     let name = log.display().to_string();
     let bytes = match std::fs::read(log) {
         Ok(b) => b,

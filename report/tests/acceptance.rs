@@ -7,8 +7,8 @@
 use std::fs;
 use std::path::Path;
 
-use bench_core::acceptance::Baseline;
-use bench_core::result::{CheckRule, Verdict};
+use bench_core::document::result::{CheckRule, Verdict};
+use bench_core::verdict::acceptance::Baseline;
 use serde_json::{json, Value};
 
 mod common;
@@ -55,7 +55,12 @@ fn read_baseline(path: &Path) -> Baseline {
 }
 
 /// The figure of `model`, `test` and `metric` in `b`.
-fn figure<'a>(b: &'a Baseline, model: &str, test: &str, metric: &str) -> &'a bench_core::acceptance::BaselineFigure {
+fn figure<'a>(
+    b: &'a Baseline,
+    model: &str,
+    test: &str,
+    metric: &str,
+) -> &'a bench_core::verdict::acceptance::BaselineFigure {
     b.figures
         .iter()
         .find(|f| f.model == model && f.test == test && f.metric.name() == metric)
@@ -222,13 +227,13 @@ fn put(dir: &Path, name: &str, text: &str) -> String {
 fn show_opens_with_the_verdict_block_and_every_check_that_did_not_pass() {
     let dir = scratch("show-verdict");
     let text = with_verdict(true);
-    let doc: bench_core::result::ResultDoc = serde_json::from_str(&text).unwrap();
+    let doc: bench_core::document::result::ResultDoc = serde_json::from_str(&text).unwrap();
     let a = doc.acceptance.as_ref().unwrap();
     let file = put(&dir, "v.json", &text);
     let out = ok(&["show", &file, &fx(RAID_A)]);
     let mut lines = out.lines();
     assert_eq!(lines.next(), Some(format!("== {file}").as_str()));
-    for want in bench_core::acceptance::verdict_block(a) {
+    for want in bench_core::verdict::acceptance::verdict_block(a) {
         assert_eq!(lines.next(), Some(want.trim_end()), "{out}");
     }
     let sata = a.targets.iter().find(|t| t.target == "/dev/sda").unwrap();
@@ -367,7 +372,7 @@ fn html_opens_with_the_verdict_at_a_glance() {
 fn compare_and_fleet_count_verdicts_by_model_and_list_failed_disks() {
     let dir = scratch("fleet-verdict");
     let failing = with_verdict(true);
-    let doc: bench_core::result::ResultDoc = serde_json::from_str(&failing).unwrap();
+    let doc: bench_core::document::result::ResultDoc = serde_json::from_str(&failing).unwrap();
     let sata = &doc.acceptance.as_ref().unwrap().targets[1];
     let reason = &sata.checks.iter().find(|c| c.verdict == Verdict::Fail).unwrap().message;
     let a = put(&dir, "a.json", &failing);
@@ -520,7 +525,7 @@ fn export_junit_reads_back_in_junitparser() {
         &out,
     );
     let Some(x) = junitparser(&out) else { return };
-    let doc: bench_core::result::ResultDoc = serde_json::from_value(v.clone()).unwrap();
+    let doc: bench_core::document::result::ResultDoc = serde_json::from_value(v.clone()).unwrap();
     let a = doc.acceptance.as_ref().unwrap();
     let s = &x["suites"][0];
     assert_eq!(s["name"], "SRV-42//mnt/stick/bootbench.json");
@@ -633,7 +638,7 @@ fn ocptv_validator() -> jsonschema::Validator {
 fn export_ocptv_lines_are_valid_against_the_specs_schema() {
     let dir = scratch("ocptv");
     let text = with_verdict(true);
-    let doc: bench_core::result::ResultDoc = serde_json::from_str(&text).unwrap();
+    let doc: bench_core::document::result::ResultDoc = serde_json::from_str(&text).unwrap();
     let a = doc.acceptance.as_ref().unwrap();
     let file = put(&dir, "v.json", &text);
     let out = dir.join("run.jsonl");

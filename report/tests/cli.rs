@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use bench_core::frame;
+use bench_core::document::frame;
 
 mod common;
 
@@ -172,7 +172,7 @@ fn csv_golden_and_shape() {
     let header = bootbench_report::export::csv::header();
     assert_eq!(lines[0], header.join(","));
     // One row per target and test (plus the all-at-once runs).
-    let docs: Vec<bench_core::result::ResultDoc> = [QEMU4, RAID_A]
+    let docs: Vec<bench_core::document::result::ResultDoc> = [QEMU4, RAID_A]
         .iter()
         .map(|f| serde_json::from_str(&fs::read_to_string(fixtures().join(f)).unwrap()).unwrap())
         .collect();
@@ -386,7 +386,7 @@ fn documents_read_and_written_again_keep_their_values() {
     for f in [QEMU4, RAID_A, READ_ERROR, "health-h1.json", "outlier-t2.json"] {
         let text = fs::read_to_string(fixtures().join(f)).unwrap();
         let real: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let doc: bench_core::result::ResultDoc = serde_json::from_str(&text).unwrap();
+        let doc: bench_core::document::result::ResultDoc = serde_json::from_str(&text).unwrap();
         let mut out = Vec::new();
         differences(&real, &serde_json::to_value(&doc).unwrap(), "", &mut out);
         assert!(out.is_empty(), "{f}: {out:#?}");
@@ -740,7 +740,7 @@ fn has_control(s: &str) -> bool {
 }
 
 /// Every message that quotes input escapes it as the console does
-/// (`bench_core::console::safe`): a `status.state` with ESC, OSC and BEL in
+/// (`bench_core::vocab::console::safe`): a `status.state` with ESC, OSC and BEL in
 /// `show`, `csv`, `compare` and `fleet`'s errors and warnings, a file name
 /// with ESC, and frame names in `extract`'s damaged and refused lines.
 #[test]

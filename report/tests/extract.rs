@@ -9,7 +9,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use bench_core::frame;
+use bench_core::document::frame;
 
 mod common;
 

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::fmt::{Debug, Display};
 use std::path::Path;
 
-use bench_core::result::{
+use bench_core::document::result::{
     AnalysisKind, CapacitySource, CheckRule, HealthKind, KernelLogKind, Metric, RunStatus, SelfTestKind,
     SelfTestOutcome, SelfTestSource, StackClass, StackMode, TargetKind, Verdict,
 };

@@ -14,7 +14,7 @@
 //! - booted with `loglevel=7`, each of bootbench's console lines shows once
 //!   and whole (no echo of its /dev/kmsg copy).
 
-use bench_core::frame::crc32;
+use bench_core::document::frame::crc32;
 use bootbench_e2e::{artifacts, boot, disks, scratch, stick_copy, Via};
 use bootbench_qemu::stick;
 use serde_json::{json, Value};
@@ -114,7 +114,7 @@ fn c1_device_strings_cannot_forge_a_result_frame() {
     let copied = dir.join("copied");
     stick::copy_results(&img, &copied).expect("copy the stick's results");
     assert_eq!(
-        bench_core::frame::compact_json(&std::fs::read(copied.join("unknown-1.json")).expect("on the stick")),
+        bench_core::document::frame::compact_json(&std::fs::read(copied.join("unknown-1.json")).expect("on the stick")),
         real.bytes,
         "the serial copy is the stick's file, as compact JSON"
     );

@@ -168,7 +168,7 @@ fn t3_usb_ovmf_boot_stick_result_equals_serial_copy() {
     assert!(copied.contains(new[0]));
     let on_stick = std::fs::read(dir.join("results").join(new[0])).unwrap();
     assert_eq!(
-        bench_core::frame::compact_json(&on_stick),
+        bench_core::document::frame::compact_json(&on_stick),
         bytes,
         "the stick's file is the serial copy, pretty (the frame carries it compact)"
     );
@@ -321,14 +321,14 @@ fn t6_results_on_every_serial_port() {
         "the console says where else the results go"
     );
     let text = String::from_utf8_lossy(&std::fs::read(&com2).expect("COM2's log")).into_owned();
-    let frames = bench_core::frame::decode(&text);
+    let frames = bench_core::document::frame::decode(&text);
     let damaged: Vec<String> = frames
         .iter()
         .filter_map(|f| f.as_ref().err())
         .map(ToString::to_string)
         .collect();
     assert!(damaged.is_empty(), "COM2: damaged frames {damaged:?}");
-    let ok: Vec<&bench_core::frame::Frame> = frames.iter().filter_map(|f| f.as_ref().ok()).collect();
+    let ok: Vec<&bench_core::document::frame::Frame> = frames.iter().filter_map(|f| f.as_ref().ok()).collect();
     assert_eq!(ok.len(), 1, "one document on COM2:\n{text}");
     assert_eq!(
         (ok[0].name.as_str(), &ok[0].bytes),

@@ -99,7 +99,7 @@ fn b1_secure_boot_runs_the_quick_profile_under_lockdown() {
     let copied = stick::copy_results(&img, &dir.join("copied")).expect("results on the stick");
     assert_eq!(copied, std::slice::from_ref(&name));
     assert_eq!(
-        bench_core::frame::compact_json(&std::fs::read(dir.join("copied").join(&name)).expect("copied")),
+        bench_core::document::frame::compact_json(&std::fs::read(dir.join("copied").join(&name)).expect("copied")),
         bytes
     );
     for (i, d) in specs.iter().enumerate() {
@@ -141,7 +141,7 @@ fn b2_legacy_bios_boots_the_stick_with_syslinux() {
     let copied = stick::copy_results(&img, &dir.join("copied")).expect("results on the stick");
     assert_eq!(copied, std::slice::from_ref(&name));
     assert_eq!(
-        bench_core::frame::compact_json(&std::fs::read(dir.join("copied").join(&name)).expect("copied")),
+        bench_core::document::frame::compact_json(&std::fs::read(dir.join("copied").join(&name)).expect("copied")),
         bytes
     );
 }

@@ -279,7 +279,7 @@ fn the_collector_holds_the_serial_frames_bytes(
     let path = format!("results/{machine}/{id}-1.json");
     let stored = std::fs::read(collector.root().join(&path)).unwrap_or_else(|e| panic!("{path}: {e}"));
     assert_eq!(
-        bench_core::frame::compact_json(&stored),
+        bench_core::document::frame::compact_json(&stored),
         bytes,
         "{machine}: the collector's copy differs from the serial one"
     );

@@ -203,7 +203,7 @@ fn d3_uefi_the_stick_is_the_partition_the_machine_booted_from() {
     let copied = stick::copy_results(&before.1, &dir.join("copied")).unwrap();
     assert_eq!(copied, std::slice::from_ref(&name));
     assert_eq!(
-        bench_core::frame::compact_json(&std::fs::read(dir.join("copied").join(&name)).unwrap()),
+        bench_core::document::frame::compact_json(&std::fs::read(dir.join("copied").join(&name)).unwrap()),
         bytes
     );
     assert_eq!(checksum(&old).unwrap(), before.0, "the old image is byte-identical");

@@ -373,7 +373,7 @@ fn the_plain_disk_holds_the_plaintext_and_the_crypt_disk_none_of_it(
     let plain_disk = path_of(by_serial(doc, "S3-PLAIN"));
     let expected = |offset: u64| {
         let mut b = vec![0u8; 1 << 20];
-        bench_core::verify::fill(seed(plain_disk), offset, &mut b);
+        bench_core::engine::verify::fill(seed(plain_disk), offset, &mut b);
         b
     };
     assert_eq!(seed(plain_disk), seed(path_of(sec)), "the same contents on both");

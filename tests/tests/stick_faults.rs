@@ -168,7 +168,7 @@ fn the_first_test_is_saved_after(test: &str, serial: &str, key: &str, why: &str)
     let copied = assert_earlier_intact(&img, &dir);
     assert_eq!(copied, [EARLIER_NAME, "unknown-2.json"]);
     assert_eq!(
-        bench_core::frame::compact_json(&std::fs::read(dir.join("copied/unknown-2.json")).unwrap()),
+        bench_core::document::frame::compact_json(&std::fs::read(dir.join("copied/unknown-2.json")).unwrap()),
         bytes
     );
     Some(outcome.serial)

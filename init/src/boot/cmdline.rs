@@ -22,7 +22,7 @@ pub struct Cmdline {
 }
 
 /// The prefix of bootbench's own keys.
-pub use bench_core::cmdline::Key;
+pub use bench_core::boot::cmdline::Key;
 
 impl Cmdline {
     /// Split `text` (the contents of `/proc/cmdline`, trailing newline allowed).
@@ -60,7 +60,7 @@ impl Cmdline {
 
 impl Cmdline {
     /// The parameters as the console may show them: each URL's query,
-    /// fragment and userinfo hidden ([`bench_core::url::redact_param`]: a
+    /// fragment and userinfo hidden ([`bench_core::vocab::url::redact_param`]: a
     /// value holding `://` or a parameter named `...url`), a word with
     /// spaces in double quotes as the kernel takes it. PID 1 logs this, not
     /// `/proc/cmdline` itself, which holds `bootbench.results_url=` in full
@@ -78,7 +78,7 @@ impl Cmdline {
             .iter()
             .map(|(name, value)| match value {
                 Some(v) if v.is_empty() => format!("{name}="),
-                Some(v) => format!("{name}={}", quoted(&bench_core::url::redact_param(name, v))),
+                Some(v) => format!("{name}={}", quoted(&bench_core::vocab::url::redact_param(name, v))),
                 None => quoted(name),
             })
             .collect();

@@ -12,7 +12,7 @@
 //! (that would panic the kernel): its own panic hook powers off.
 //! Its first output is the boot's nonce ([`announce_nonce`]), which every
 //! result frame of the boot carries ([`nonce`]); every console line goes
-//! through [`bench_core::console::safe`] ([`log`]).
+//! through [`bench_core::vocab::console::safe`] ([`log`]).
 
 pub mod cmdline;
 pub mod network;
@@ -28,7 +28,7 @@ use std::os::unix::fs::DirBuilderExt;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use bench_core::frame::{self, Nonce};
+use bench_core::document::frame::{self, Nonce};
 
 use crate::boot::cmdline::{Cmdline, Key};
 use crate::log::log;
@@ -344,7 +344,7 @@ pub fn run_steps(steps: &[BootStep], exec: &mut Exec<'_>, log: &mut dyn FnMut(&s
     Ok(())
 }
 
-/// This boot's nonce (`bench_core::frame`'s rule), drawn once.
+/// This boot's nonce (`bench_core::document::frame`'s rule), drawn once.
 static NONCE: OnceLock<Nonce> = OnceLock::new();
 
 /// The nonce every result frame of this boot carries. PID 1 draws and

@@ -10,12 +10,12 @@ use crate::boot::cmdline::{Cmdline, Key};
 use crate::net::{self, http};
 use crate::plan::Plan;
 use crate::results::remote;
-use bench_core::url::Template;
+use bench_core::vocab::url::Template;
 
 /// Present in an initramfs built with `bootbench-image initramfs
 /// --allow-network-destructive`: only then may a config from the network
 /// write to disks.
-pub use bench_core::initramfs::NETWORK_DESTRUCTIVE as ALLOW_NETWORK_DESTRUCTIVE;
+pub use bench_core::boot::initramfs::NETWORK_DESTRUCTIVE as ALLOW_NETWORK_DESTRUCTIVE;
 
 /// Why a config from the network writes nothing without that file.
 pub const NETWORK_WITHHELD: &str = "writes withheld: the config came from the network (bootbench.config_url) and \
@@ -159,7 +159,7 @@ mod tests {
 
     /// A simulated plan of `config`, the command line's keys merged.
     fn merged(config: &str, cmdline: &str) -> Result<Plan, String> {
-        let disks = [bench_core::result::TargetInfo {
+        let disks = [bench_core::document::result::TargetInfo {
             path: "sim:ssd:64M".to_string(),
             ..Default::default()
         }];

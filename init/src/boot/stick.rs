@@ -2,7 +2,7 @@
 //! partition (or of a whole disk formatted without a partition table),
 //! mounted vfat at /mnt/stick; it holds the user's `bootbench.json` and
 //! receives `results/<machine>-<n>.json` (the names both PID 1 and
-//! bootbench-image keep are in [`bench_core::stick`]). Its whole disk is
+//! bootbench-image keep are in [`bench_core::boot::stick`]). Its whole disk is
 //! never a benchmark target.
 //!
 //! Which labelled FAT is the stick ([`choose`]): the partition the machine
@@ -18,12 +18,12 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-use bench_core::gpt;
+use bench_core::device::gpt;
 
 /// Where PID 1 mounts the stick.
-pub use bench_core::initramfs::STICK_MOUNT as MOUNT_POINT;
+pub use bench_core::boot::initramfs::STICK_MOUNT as MOUNT_POINT;
 
-pub use bench_core::stick::{is_bootbench_fat, CONFIG_NAME};
+pub use bench_core::boot::stick::{is_bootbench_fat, CONFIG_NAME};
 
 /// The stick: the labelled FAT filesystem and the whole disk it is on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,7 +166,7 @@ pub enum Choice {
 
 /// Where the stick's id came from when the command line gave it (the
 /// key's name is spelled here as a constant; a test holds it to
-/// [`bench_core::cmdline::Key::Stick`]).
+/// [`bench_core::boot::cmdline::Key::Stick`]).
 const STICK_KEY_WHY: &str = "bootbench.stick= on the kernel command line";
 
 /// Pick the stick among `sticks` (every labelled FAT) by the boot
@@ -323,7 +323,7 @@ mod tests {
     fn the_stick_key_is_the_shared_one() {
         assert_eq!(
             STICK_KEY_WHY,
-            format!("{}= on the kernel command line", bench_core::cmdline::Key::Stick)
+            format!("{}= on the kernel command line", bench_core::boot::cmdline::Key::Stick)
         );
     }
 
@@ -458,7 +458,7 @@ mod tests {
             entries_lba: 2,
             entry_count: 128,
             entry_size: 128,
-            entries_crc: bench_core::frame::crc32(&entries),
+            entries_crc: bench_core::document::frame::crc32(&entries),
         };
         d[lb..lb + 512].copy_from_slice(&header.to_sector());
         d[2 * lb..2 * lb + entries.len()].copy_from_slice(&entries);

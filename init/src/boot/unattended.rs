@@ -1,7 +1,7 @@
 //! The unattended run of PID 1: host identity, disk discovery, the boot
 //! stick, the config, the plan, the benchmark, and the results on the stick
 //! (`results/stick.rs`) and framed on the serial console
-//! (`bench_core::frame`), then the text table. Returns what the machine
+//! (`bench_core::document::frame`), then the text table. Returns what the machine
 //! does next.
 //!
 //! The config is the one at `bootbench.config_url=` (fetched over the
@@ -17,8 +17,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use bench_core::result::{ResultDoc, RunStatus, TargetInfo};
-use bench_core::url::Template;
+use bench_core::document::result::{ResultDoc, RunStatus, TargetInfo};
+use bench_core::vocab::url::Template;
 
 use crate::boot::cmdline::{Cmdline, Key};
 use crate::boot::network::{self, Network};
@@ -35,7 +35,7 @@ use crate::run;
 use crate::safety::TargetRef;
 
 /// The config built into the initramfs (by `image/src/initramfs.rs`).
-pub use bench_core::initramfs::CONFIG as ETC_CONFIG;
+pub use bench_core::boot::initramfs::CONFIG as ETC_CONFIG;
 /// The config used when neither the stick nor the initramfs has one, and
 /// the read-only default when no stick is trusted: a real benchmark of
 /// every disk, read-only (a user who boots without a config wants one).
@@ -151,7 +151,7 @@ pub fn error_doc(inv: &Invalid, source: &str) -> ResultDoc {
 /// the results URL), else the stick's config file.
 fn unread_config_source(cmdline: &Cmdline) -> String {
     match cmdline.get(Key::ConfigUrl) {
-        Some(url) => bench_core::url::redact(url),
+        Some(url) => bench_core::vocab::url::redact(url),
         None => format!("{}/{}", stick::MOUNT_POINT, stick::CONFIG_NAME),
     }
 }
@@ -728,7 +728,7 @@ impl Boot<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::frame;
+    use bench_core::document::frame;
     use std::fs;
 
     /// [`plan_unattended`] of a config's text.
@@ -1086,7 +1086,7 @@ mod tests {
         assert_eq!(frame::compact_json(json.as_bytes()), compact);
         let framed = frame::encode("SN.json", &compact, crate::boot::nonce());
         assert!(framed.lines().count() > 6, "a frame of many lines: {framed}");
-        let want = framed + &bench_core::table::render(&doc);
+        let want = framed + &bench_core::verdict::table::render(&doc);
 
         let mut console = Flaky {
             out: Vec::new(),

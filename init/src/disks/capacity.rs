@@ -1,6 +1,6 @@
 //! Hidden capacity: what a disk holds beyond what the host sees, asked
-//! with the disk's own commands and parsed by `bench_core::capacity`; and
-//! from the same identify data, its erase support (`bench_core::erase`).
+//! with the disk's own commands and parsed by `bench_core::device::capacity`; and
+//! from the same identify data, its erase support (`bench_core::device::erase`).
 //!
 //! Every command here only reads. bootbench never changes a Host Protected
 //! Area, a Device Configuration Overlay or an NVMe namespace: it sends
@@ -21,8 +21,8 @@
 
 use std::fs::File;
 
-use bench_core::capacity::{self, AtaVisible};
-use bench_core::result::{EraseSupport, HiddenCapacity};
+use bench_core::device::capacity::{self, AtaVisible};
+use bench_core::document::result::{EraseSupport, HiddenCapacity};
 
 use super::{file, scsi};
 use crate::sys::{nvme, sgio};
@@ -125,7 +125,7 @@ fn refused(what: &str, a: &sgio::Answer, sense: &[u8]) -> String {
 fn read_ata(f: &File, size_bytes: u64) -> Identified {
     let page = scsi::ata_identify(f).map_err(|e| format!("IDENTIFY DEVICE: {}", std::io::Error::from(e)));
     let erase = match &page {
-        Ok(p) => bench_core::erase::ata(p),
+        Ok(p) => bench_core::device::erase::ata(p),
         Err(why) => erase_unknown(false, why.clone()),
     };
     let visible = page.and_then(|p| capacity::ata_visible(&p).map_err(|e| format!("IDENTIFY DEVICE: {e}")));
@@ -175,7 +175,7 @@ fn dco_max(f: &File) -> Result<u64, String> {
 fn read_nvme(f: &File, size_bytes: u64) -> Identified {
     let page = nvme::identify_controller(f).map_err(|e| format!("Identify Controller: {e}"));
     let erase = match &page {
-        Ok(p) => bench_core::erase::nvme(p),
+        Ok(p) => bench_core::device::erase::nvme(p),
         Err(why) => erase_unknown(true, why.clone()),
     };
     let ctrl = page.and_then(|p| capacity::nvme_ctrl_capacity(&p[..]).map_err(|e| format!("Identify Controller: {e}")));

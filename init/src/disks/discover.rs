@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use bench_core::console;
-use bench_core::result::{Host, TargetInfo};
+use bench_core::document::result::{Host, TargetInfo};
+use bench_core::vocab::console;
 
 use crate::disks::identity;
 

@@ -18,8 +18,8 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use bench_core::health;
-use bench_core::result::{HealthReading, TestTemperature};
+use bench_core::device::health;
+use bench_core::document::result::{HealthReading, TestTemperature};
 
 use super::file;
 use super::scsi;

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use bench_core::result::{
+use bench_core::document::result::{
     LuksInfo, LvInfo, LvmLv, LvmPv, LvmVg, MdArrayInfo, MdMember, MdOther, PartitionHolds, Stacks, TargetInfo, VgInfo,
     VgPvInfo,
 };
@@ -20,7 +20,7 @@ use bench_core::result::{
 pub use super::bytes::{Bytes, Device};
 use super::md::{self, ArrayView};
 use super::{luks, lvm};
-use bench_core::stack::RaidLevel;
+use bench_core::vocab::stack::RaidLevel;
 
 /// An md array read through its members: each request mapped to the
 /// member and place the level's layout puts it (the kernel's raid0,
@@ -582,7 +582,7 @@ impl Vg {
     }
 
     /// The metadata's PV named `pv_name` (`pv0`).
-    pub fn pv(&self, pv_name: &str) -> Option<&bench_core::result::LvmVgPv> {
+    pub fn pv(&self, pv_name: &str) -> Option<&bench_core::document::result::LvmVgPv> {
         self.by_name.get(pv_name).map(|&(i, _)| &self.meta.pvs[i])
     }
 
@@ -855,7 +855,7 @@ mod tests {
             seqno: 1,
             extent_bytes: 4 << 20,
             pvs: (0..n)
-                .map(|i| bench_core::result::LvmVgPv {
+                .map(|i| bench_core::document::result::LvmVgPv {
                     name: format!("pv{i}"),
                     uuid: format!("U{i}"),
                     device_hint: None,
@@ -868,7 +868,7 @@ mod tests {
                 uuid: "L".into(),
                 size_bytes: (n as u64) << 22,
                 visible: true,
-                segments: vec![bench_core::result::LvmSegment {
+                segments: vec![bench_core::document::result::LvmSegment {
                     start_extent: 0,
                     extent_count: n as u64,
                     kind: "striped".into(),

@@ -12,7 +12,7 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use bench_core::result::{Host, TargetInfo, TargetKind};
+use bench_core::document::result::{Host, TargetInfo, TargetKind};
 
 use super::file;
 use super::scsi;

@@ -11,7 +11,7 @@
 use super::bytes::Bytes;
 use super::luks2_meta::Luks2Meta;
 
-use bench_core::result::LuksInfo;
+use bench_core::document::result::LuksInfo;
 
 /// The LUKS magic, at byte 0 of a header.
 const MAGIC: &[u8; 6] = b"LUKS\xba\xbe";

@@ -18,7 +18,7 @@
 
 use super::bytes::Bytes;
 
-use bench_core::result::{LvmLv, LvmPv, LvmSegment, LvmVg, LvmVgPv};
+use bench_core::document::result::{LvmLv, LvmPv, LvmSegment, LvmVg, LvmVgPv};
 
 const LABEL_ID: &[u8; 8] = b"LABELONE";
 const LABEL_TYPE: &[u8; 8] = b"LVM2 001";

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 
 use super::bytes::Bytes;
 
-use bench_core::result::MdMember;
-use bench_core::stack::RaidLevel;
+use bench_core::document::result::MdMember;
+use bench_core::vocab::stack::RaidLevel;
 
 /// The md magic, the first word of every superblock.
 const MAGIC: u32 = 0xa92b_4efc;

@@ -6,14 +6,14 @@
 //! 06h; SCSI SEND DIAGNOSTIC with a background self-test code, read back
 //! through LOG SENSE page 10h. A self-test writes no user data: none of
 //! these commands carries data to the device. The parsing is
-//! `bench_core::selftest`'s; the orchestration (every disk at once, the
+//! `bench_core::device::selftest`'s; the orchestration (every disk at once, the
 //! bounded wait, the abort) is `run::selftest`'s.
 
 use std::fs::File;
 use std::time::Duration;
 
-use bench_core::result::{SelfTestKind, SelfTestOutcome, SelfTestSource};
-use bench_core::selftest::{self as st, Entry, Status, Transport};
+use bench_core::device::selftest::{self as st, Entry, Status, Transport};
+use bench_core::document::result::{SelfTestKind, SelfTestOutcome, SelfTestSource};
 use nix::errno::Errno;
 
 use super::{file, scsi};

@@ -577,7 +577,7 @@ pub fn too_many_keyslots(n: usize) -> String {
 
 /// Standard padded base64, as LUKS2 writes salts and digests.
 fn base64(s: &str) -> Result<Vec<u8>, String> {
-    bench_core::frame::base64_decode(s).map_err(|e| format!("{s:?} is not base64: {e}"))
+    bench_core::document::frame::base64_decode(s).map_err(|e| format!("{s:?} is not base64: {e}"))
 }
 
 /// The crypt segment of a LUKS2 container as [`Unlocked`] needs it.

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use bench_core::glob::fnmatch;
+use bench_core::vocab::glob::fnmatch;
 
 use super::{canonical, name_of_path, ModuleError};
 

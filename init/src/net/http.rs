@@ -14,7 +14,7 @@ use std::time::Duration;
 /// document is kilobytes; this bounds what a wrong URL can make PID 1 hold).
 pub const MAX_BODY: usize = 32 << 20;
 
-pub use bench_core::url::{Scheme, Url};
+pub use bench_core::vocab::url::{Scheme, Url};
 
 /// A response.
 #[derive(Clone, Debug, PartialEq, Eq)]

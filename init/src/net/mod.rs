@@ -95,7 +95,7 @@ pub struct Static {
 
 /// `ADDR/PREFIX[,GATEWAY[,IFACE]]`; the error names the part that is wrong.
 pub fn parse_static(v: &str) -> Result<Static, String> {
-    let key = bench_core::cmdline::Key::Ip;
+    let key = bench_core::boot::cmdline::Key::Ip;
     let expected = "expected ADDR/PREFIX[,GATEWAY[,IFACE]], e.g. 192.0.2.10/24,192.0.2.1";
     let mut parts = v.split(',');
     let cidr = parts.next().unwrap_or("");
@@ -264,7 +264,7 @@ pub fn up(fixed: Option<&str>, bootif: Option<&str>, log: &mut dyn FnMut(&str)) 
             match fixed.as_ref().and_then(|s| s.iface.as_ref()) {
                 Some(i) => format!(
                     "{}: no Ethernet interface {i:?} (there are: {})",
-                    bench_core::cmdline::Key::Ip,
+                    bench_core::boot::cmdline::Key::Ip,
                     names.join(", ")
                 ),
                 None => "no Ethernet interface (is the NIC's driver in the image?)".to_string(),
@@ -372,7 +372,7 @@ fn apply(
 }
 
 /// The CA bundle the initramfs carries for https (`bootbench-image initramfs --ca`).
-pub use bench_core::initramfs::CA_BUNDLE;
+pub use bench_core::boot::initramfs::CA_BUNDLE;
 
 /// An HTTP client trusting [`CA_BUNDLE`] when the initramfs has one.
 pub fn client() -> Result<http::Client, http::HttpError> {

@@ -1,5 +1,5 @@
 //! The config's `acceptance` section checked against the plan's tests into
-//! `bench_core::acceptance::Rules` (as written: [`RawAcceptance`]).
+//! `bench_core::verdict::acceptance::Rules` (as written: [`RawAcceptance`]).
 //!
 //! ```json
 //! "acceptance": {
@@ -16,13 +16,13 @@
 
 use std::path::Path;
 
-use bench_core::acceptance::{
+use bench_core::document::result::Metric;
+use bench_core::engine::hist::FIO_PERCENTILES;
+use bench_core::spec::{TestSpec, Workload};
+use bench_core::verdict::acceptance::{
     directions, Baseline, BaselineRule, BurnRules, Ceiling, Direction, DiskFilter, HealthRules, LatStat, Limit,
     PeerRule, Rules, ScanRules, Severity, BASELINE_SCHEMA,
 };
-use bench_core::hist::FIO_PERCENTILES;
-use bench_core::result::Metric;
-use bench_core::spec::{TestSpec, Workload};
 
 pub use super::acceptance_raw::*;
 use super::raw::{err, ConfigError};
@@ -72,7 +72,7 @@ pub fn rules(
     if let Some(Obj(sc)) = &raw.surface_scan {
         let d = ScanRules::defaults();
         let slow_ms = sc.slow_ms.as_ref().map_or(d.slow_ms, |w| w.n);
-        if !bench_core::scan::CLASS_BOUNDS_MS.contains(&slow_ms) {
+        if !bench_core::passes::scan::CLASS_BOUNDS_MS.contains(&slow_ms) {
             return err(format!(
                 "acceptance.surface_scan.slow_ms: {slow_ms} is not a time class's bound; expected one of the time classes' bounds: 5, 20, 50, 150 or 500 (milliseconds)"
             ));

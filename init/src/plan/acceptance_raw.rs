@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use bench_core::acceptance::Severity;
-use bench_core::size::parse_size;
 use bench_core::spec::Workload;
+use bench_core::verdict::acceptance::Severity;
+use bench_core::vocab::size::parse_size;
 use serde::{Deserialize, Serialize};
 
 use super::value::{closed_opt, from_scalar, Closed, Duration, Flag, Obj, Object, Range, Scalar, Size, Whole};

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use bench_core::document::result::{LuksInfo, LvmLv, LvmPv, StackClass, TargetInfo};
 use bench_core::io::Geometry;
-use bench_core::result::{LuksInfo, LvmLv, LvmPv, StackClass, TargetInfo};
 
 use crate::disks::bytes::{Bytes, Device};
 use crate::disks::holds::{self, Array, PvAt, Vg};
@@ -580,13 +580,13 @@ fn array_stack(
     };
     let layout = match &v.layout {
         None => None,
-        Some(l) => match bench_core::names::from_name::<MdLayout>(&l.replace('=', "")) {
+        Some(l) => match bench_core::vocab::names::from_name::<MdLayout>(&l.replace('=', "")) {
             Some(m) => Some(m),
             None => {
                 return err(format!(
                     "{at}: the array {label} has the layout {l:?}, which bootbench does not assemble; expected one \
                      of {}",
-                    bench_core::names::names_joined(&MdLayout::all_for(level), ", ")
+                    bench_core::vocab::names::names_joined(&MdLayout::all_for(level), ", ")
                 ))
             }
         },

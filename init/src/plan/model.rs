@@ -2,12 +2,12 @@
 //! stacks to assemble, the tests per target with what each may do, and the
 //! text that describes it (`validate`, the console).
 
+use bench_core::document::result::{StackClass, StackInfo, TargetInfo};
+use bench_core::engine::plan::{expand, PlanError};
+use bench_core::engine::sim::{SimDisk, SimModel};
 use bench_core::io::Geometry;
-use bench_core::plan::{expand, PlanError};
-use bench_core::result::{StackClass, StackInfo, TargetInfo};
-use bench_core::sim::{SimDisk, SimModel};
 use bench_core::spec::{Step, TestSpec};
-use bench_core::units::Nanos;
+use bench_core::vocab::units::Nanos;
 
 use crate::disks::identity::{DeviceId, Pin};
 use crate::safety::Grant;
@@ -107,14 +107,14 @@ pub struct Plan {
     /// results go besides the console (`None`: every UART).
     pub serial_ports: Option<Vec<String>>,
     /// The config's `results_url`, checked and typed (`results::remote`).
-    pub results_url: Option<bench_core::url::Template>,
+    pub results_url: Option<bench_core::vocab::url::Template>,
     /// The config's `metrics_url`, checked and parsed (`results::metrics`).
-    pub metrics_url: Option<bench_core::url::Url>,
+    pub metrics_url: Option<bench_core::vocab::url::Url>,
     /// The config's `metrics_interval`, checked; 10 s without it.
     pub metrics_interval: std::time::Duration,
     /// The acceptance rules: the config's `acceptance` section, checked,
     /// or the defaults without one.
-    pub acceptance: bench_core::acceptance::Rules,
+    pub acceptance: bench_core::verdict::acceptance::Rules,
     /// The config's `self_test`, checked: run before every benchmark.
     pub self_test: Option<SelfTestPlan>,
     /// The CPU wake-up latency limit, microseconds, held from the first
@@ -157,7 +157,7 @@ pub const DEFAULT_CPU_DMA_LATENCY_US: u32 = 0;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SelfTestPlan {
     /// Which self-test.
-    pub kind: bench_core::result::SelfTestKind,
+    pub kind: bench_core::document::result::SelfTestKind,
     /// Only the disks of these serials; `None`: every disk of the plan.
     pub disks: Option<Vec<String>>,
     /// The longest wait for any disk's self-test (its own estimate, with a
@@ -170,9 +170,9 @@ impl SelfTestPlan {
     /// or conveyance self-test (ATA disks estimate 1-2 minutes, NVMe and
     /// SCSI at most 2), 48 hours for an extended one (every sector of the
     /// largest HDDs).
-    pub const fn default_wait(kind: bench_core::result::SelfTestKind) -> Nanos {
+    pub const fn default_wait(kind: bench_core::document::result::SelfTestKind) -> Nanos {
         match kind {
-            bench_core::result::SelfTestKind::Extended => Nanos(48 * 3600 * 1_000_000_000),
+            bench_core::document::result::SelfTestKind::Extended => Nanos(48 * 3600 * 1_000_000_000),
             _ => Nanos(30 * 60 * 1_000_000_000),
         }
     }
@@ -271,7 +271,7 @@ pub const MIN_CHUNK: u32 = 4 << 10;
 pub const MAX_CHUNK: u32 = 1 << 30;
 /// The default offset of a linear layer, bytes (LVM's data starts at 1 MiB).
 pub const DEFAULT_LINEAR_OFFSET: u64 = 1 << 20;
-pub use bench_core::stack::{Cipher, LayerKind, StackLevel};
+pub use bench_core::vocab::stack::{Cipher, LayerKind, StackLevel};
 
 /// What PID 1 does at the end (`on_finish` in the config,
 /// `bootbench.on_finish=` on the kernel command line).
@@ -292,7 +292,7 @@ impl std::str::FromStr for OnFinish {
 
     /// By its serde name (`bootbench.on_finish=`, the worker's report).
     fn from_str(s: &str) -> Result<Self, String> {
-        bench_core::names::from_name(s).ok_or_else(|| {
+        bench_core::vocab::names::from_name(s).ok_or_else(|| {
             format!(
                 "{s:?} is not an on_finish action; expected {}",
                 <OnFinish as super::value::Closed>::expected()
@@ -303,7 +303,7 @@ impl std::str::FromStr for OnFinish {
 
 impl std::fmt::Display for OnFinish {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(bench_core::names::name_of(self))
+        f.write_str(bench_core::vocab::names::name_of(self))
     }
 }
 
@@ -697,7 +697,7 @@ pub enum Described {
 
 /// The plan in words, one line each. A line holds strings from devices
 /// (model, serial, WWN) as they are, line breaks included: print each line
-/// through [`bench_core::console::safe`], which keeps it one line.
+/// through [`bench_core::vocab::console::safe`], which keeps it one line.
 pub fn describe_plan_lines(plan: &Plan) -> Vec<String> {
     describe_plan_for(plan, Described::Here)
 }

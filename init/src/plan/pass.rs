@@ -7,8 +7,8 @@
 //! the config as written ([`super::pass_raw`] -> [`super::pass_check`]),
 //! one runner runs them (`run::pass`).
 
-use bench_core::result::{BurnOrder, TargetInfo};
-use bench_core::units::Nanos;
+use bench_core::document::result::{BurnOrder, TargetInfo};
+use bench_core::vocab::units::Nanos;
 
 /// The largest request of a pass: 64 MiB.
 pub const MAX_SCAN_BS: u64 = 64 << 20;
@@ -186,7 +186,7 @@ pub struct PreconditionPlan {
     pub slope_pct: f64,
     /// The purge before it (`purge`): `None` none, `Some(None)` `auto`
     /// (the fastest the disk supports), else that method.
-    pub purge: Option<Option<bench_core::result::EraseMethod>>,
+    pub purge: Option<Option<bench_core::document::result::EraseMethod>>,
 }
 
 /// The longest a purge is given, when asked (`precondition.purge`): a
@@ -202,8 +202,8 @@ impl PreconditionPlan {
     pub const DEFAULT_IODEPTH: u32 = 32;
 
     /// The rounds' workload.
-    pub fn workload(&self) -> bench_core::steady::Workload {
-        bench_core::steady::Workload {
+    pub fn workload(&self) -> bench_core::passes::steady::Workload {
+        bench_core::passes::steady::Workload {
             bs: self.pass.bs,
             depth: self.pass.iodepth,
             random: self.random,
@@ -269,7 +269,7 @@ pub struct BurnPlan {
     /// Sequential passes of patterns, or random ones.
     pub order: BurnOrder,
     /// Sequential: the patterns, in order.
-    pub patterns: Vec<bench_core::burnin::Pattern>,
+    pub patterns: Vec<bench_core::passes::burnin::Pattern>,
     /// How many times the patterns run (random: passes).
     pub loops: u32,
     /// Retries of a failing block.

@@ -4,8 +4,8 @@
 //! [`pass_disks`]; the sizes and the time: [`PassSizes::check`]; the area
 //! on each disk: [`check_areas`]) and each pass's own checks.
 
-use bench_core::result::{BurnOrder, TargetInfo};
-use bench_core::units::Nanos;
+use bench_core::document::result::{BurnOrder, TargetInfo};
+use bench_core::vocab::units::Nanos;
 
 use super::model::{selects, PlannedTarget};
 use super::pass::{area, BurnPlan, PassPlan, PreconditionPlan, ScanPlan, MAX_SCAN_BS};
@@ -148,7 +148,7 @@ pub fn scan_plan(
     Ok(Some(ScanPlan {
         pass,
         disks: o.disks.clone(),
-        coverage_ppm: o.coverage.map_or(bench_core::scan::WHOLE, |c| c.0),
+        coverage_ppm: o.coverage.map_or(bench_core::passes::scan::WHOLE, |c| c.0),
         retries: o.retries.as_ref().map_or(ScanPlan::DEFAULT_RETRIES, Whole::get32),
         max_bad: o.max_bad.as_ref().map_or(ScanPlan::DEFAULT_MAX_BAD, |w| w.n),
         zones: o.zones.as_ref().map_or(ScanPlan::DEFAULT_ZONES, Whole::get32),
@@ -185,7 +185,7 @@ pub fn burn_plan(
             return err("burn_in.patterns: [] names no pattern; expected patterns such as [\"0xaa\", \"random\"], or none for badblocks' four")
         }
         (Some(p), false) => p.iter().map(|r| r.0).collect(),
-        (None, _) => bench_core::burnin::BADBLOCKS_PATTERNS.to_vec(),
+        (None, _) => bench_core::passes::burnin::BADBLOCKS_PATTERNS.to_vec(),
     };
     let (bs, iodepth) = if random {
         (BurnPlan::RANDOM_BS, BurnPlan::RANDOM_IODEPTH)
@@ -254,20 +254,19 @@ pub fn precondition_plan(
             ))
         }
     };
-    let window = o
-        .window
-        .as_ref()
-        .map_or(bench_core::steady::PTS_WINDOW, |w| usize::try_from(w.n).unwrap_or(5));
+    let window = o.window.as_ref().map_or(bench_core::passes::steady::PTS_WINDOW, |w| {
+        usize::try_from(w.n).unwrap_or(5)
+    });
     let max_rounds = o
         .max_rounds
         .as_ref()
-        .map_or(bench_core::steady::PTS_MAX_ROUNDS, Whole::get32);
+        .map_or(bench_core::passes::steady::PTS_MAX_ROUNDS, Whole::get32);
     if usize::try_from(max_rounds).unwrap_or(usize::MAX) < window {
         return err(format!(
             "precondition.max_rounds: {max_rounds} is fewer than the window's {window} rounds; expected at least {window}"
         ));
     }
-    let least = u64::from(bench_core::steady::FILL_BS.max(pass.bs));
+    let least = u64::from(bench_core::passes::steady::FILL_BS.max(pass.bs));
     for &ti in &pass.targets {
         let i = &targets[ti].info;
         let (start, end) = check_area("precondition", pass.bs, pass.offset, pass.length, i)?;
@@ -288,8 +287,8 @@ pub fn precondition_plan(
         round,
         max_rounds,
         window,
-        range_pct: pct(&o.range_pct, bench_core::steady::PTS_RANGE_PCT),
-        slope_pct: pct(&o.slope_pct, bench_core::steady::PTS_SLOPE_PCT),
+        range_pct: pct(&o.range_pct, bench_core::passes::steady::PTS_RANGE_PCT),
+        slope_pct: pct(&o.slope_pct, bench_core::passes::steady::PTS_SLOPE_PCT),
         purge: o.purge.map(|p| p.0).unwrap_or(None),
     }))
 }

@@ -4,8 +4,8 @@
 //! a [`BurnPlan`](super::pass::BurnPlan) and a
 //! [`PreconditionPlan`](super::pass::PreconditionPlan).
 
-use bench_core::burnin::Pattern;
-use bench_core::result::BurnOrder;
+use bench_core::document::result::BurnOrder;
+use bench_core::passes::burnin::Pattern;
 use serde::{Deserialize, Serialize};
 
 use super::value::{closed_opt, from_scalar, Closed, Duration, Flag, Object, Range, Scalar, Size, Whole};
@@ -179,22 +179,22 @@ pub struct RawPrecondition {
 /// `precondition.purge` as written: `None` for `"none"`, `Some(None)` for
 /// `"auto"`, else the method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct PurgeArg(pub Option<Option<bench_core::result::EraseMethod>>);
+pub struct PurgeArg(pub Option<Option<bench_core::document::result::EraseMethod>>);
 
 impl<'de> Deserialize<'de> for PurgeArg {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use bench_core::result::EraseMethod;
+        use bench_core::document::result::EraseMethod;
         let s = String::deserialize(d)?;
         match s.as_str() {
             "none" => Ok(PurgeArg(None)),
             "auto" => Ok(PurgeArg(Some(None))),
-            name => bench_core::names::from_name::<EraseMethod>(name)
+            name => bench_core::vocab::names::from_name::<EraseMethod>(name)
                 .map(|m| PurgeArg(Some(Some(m))))
                 .ok_or_else(|| {
                     serde::de::Error::custom(format!(
                         "{name:?} is not a purge; expected \"none\", \"auto\" (the fastest whole-disk purge the disk \
                      supports) or one of {}",
-                        bench_core::names::names_joined(EraseMethod::ALL, ", ")
+                        bench_core::vocab::names::names_joined(EraseMethod::ALL, ", ")
                     ))
                 }),
         }

@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use bench_core::result::SelfTestKind;
+use bench_core::document::result::SelfTestKind;
 use bench_core::spec::{CpusPolicy, MixOrder, Workload};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -197,10 +197,10 @@ pub mod ranges {
         Seed: 0, u64::MAX, "a whole number from 0 to 18446744073709551615";
         FsyncFreq: 0, u64::MAX, "a whole number of requests (0 = never)";
         MinIos: 0, u64::MAX, "a whole number of requests (0 = none)";
-        FileNum: 1, bench_core::plan::MAX_FILE_NUM, "a whole number of files from 1 to 4096 (each fsync point flushes every file)";
+        FileNum: 1, bench_core::engine::plan::MAX_FILE_NUM, "a whole number of files from 1 to 4096 (each fsync point flushes every file)";
         Passes: 1, u32::MAX as u64, "a whole number of passes from 1";
         Warmup: 0, u32::MAX as u64, "a whole number of passes (0 = none)";
-        Cpu: 0, bench_core::cpus::MAX_CPUS as u64 - 1, "a CPU number from 0 to 8191";
+        Cpu: 0, bench_core::vocab::cpus::MAX_CPUS as u64 - 1, "a CPU number from 0 to 8191";
         Batch: 0, 4096, "a whole number of requests from 0 to 4096 (0 = iodepth)";
     }
 }
@@ -284,7 +284,7 @@ impl Closed for MdLayout {
             .iter()
             .map(|(level, names)| {
                 let of: Vec<MdLayout> = MdLayout::ALL.into_iter().filter(|l| l.fits(*level)).collect();
-                format!("{} ({names})", bench_core::names::names_joined(&of, ", "))
+                format!("{} ({names})", bench_core::vocab::names::names_joined(&of, ", "))
             })
             .collect();
         format!("one of {}", groups.join(", "))
@@ -425,7 +425,7 @@ pub struct RawConfig {
     #[serde(default)]
     pub parallel: bool,
     /// For testing only: every test's deadline, replacing the one derived
-    /// from its plan (`bench_core::plan::deadline`), e.g. `"5s"`.
+    /// from its plan (`bench_core::engine::plan::deadline`), e.g. `"5s"`.
     #[serde(default)]
     pub test_deadline: Option<Duration>,
     /// What a disk must show to pass (docs/acceptance.md).

@@ -3,9 +3,9 @@
 //! section grants writes to, and the md/dm stacks over them with the
 //! geometry each will have.
 
+use bench_core::document::result::{StackClass, TargetInfo, TargetKind};
 use bench_core::io::Geometry;
-use bench_core::result::{StackClass, TargetInfo, TargetKind};
-use bench_core::size::{parse_size, EXPECTED};
+use bench_core::vocab::size::{parse_size, EXPECTED};
 
 use crate::disks::identity::{self, DeviceId};
 use crate::safety::{self, Destructive, TargetRef};
@@ -318,7 +318,7 @@ fn pending_array(
                 "{at}.layout: {:?} is not a {} layout; expected one of {}",
                 v.name(),
                 level.name(),
-                bench_core::names::names_joined(l, ", ")
+                bench_core::vocab::names::names_joined(l, ", ")
             ))
         }
     };

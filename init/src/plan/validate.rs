@@ -4,11 +4,11 @@
 //! naming the field path (`tests[2].bs`), the value and what is expected;
 //! nothing is opened for writing.
 
-use bench_core::plan::{buffered, default_name, MIN_SAMPLE_INTERVAL};
-use bench_core::profile::{profile, PROFILES};
+use bench_core::engine::plan::{buffered, default_name, MIN_SAMPLE_INTERVAL};
+use bench_core::engine::profile::{profile, PROFILES};
 use bench_core::spec::{Params, SteadySpec, TestSpec, Workload};
-use bench_core::units::{Bytes, Nanos};
-use bench_core::url::{Template, Url};
+use bench_core::vocab::units::{Bytes, Nanos};
+use bench_core::vocab::url::{Template, Url};
 
 use crate::safety::{self, Destructive, TargetRef};
 
@@ -49,7 +49,7 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
             return err(format!(
                 "{at}.sample_interval: {v} is out of range; expected at least 1ms (samples finer than fio's finest, \
                  log_avg_msec=1, are noise, and a step keeps at most {} of them)",
-                bench_core::stats::MAX_SAMPLES
+                bench_core::engine::stats::MAX_SAMPLES
             ));
         }
         p.sample_interval = v.ns;

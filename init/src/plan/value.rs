@@ -17,10 +17,10 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use bench_core::cpus::{CpuListError, CpuSet};
-use bench_core::names::{from_name, names_joined};
-use bench_core::size::{parse_size, EXPECTED as SIZE_EXPECTED};
-use bench_core::units::Nanos;
+use bench_core::vocab::cpus::{CpuListError, CpuSet};
+use bench_core::vocab::names::{from_name, names_joined};
+use bench_core::vocab::size::{parse_size, EXPECTED as SIZE_EXPECTED};
+use bench_core::vocab::units::Nanos;
 use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -401,7 +401,7 @@ impl<'de> Deserialize<'de> for SteadyArg {
 }
 
 /// A closed set: an enum of unit variants whose names are serde's
-/// (`bench_core::names`).
+/// (`bench_core::vocab::names`).
 pub trait Closed: Serialize + DeserializeOwned + Copy + 'static {
     /// What one is, in a message: `"a workload"`.
     const WHAT: &'static str;

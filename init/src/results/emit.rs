@@ -5,9 +5,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use bench_core::frame::{self, Nonce};
-use bench_core::result::ResultDoc;
-use bench_core::table::render_to;
+use bench_core::document::frame::{self, Nonce};
+use bench_core::document::result::ResultDoc;
+use bench_core::verdict::table::render_to;
 use embedded_io_adapters::std::FromStd;
 
 use crate::results::serial;

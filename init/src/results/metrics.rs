@@ -18,7 +18,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use bench_core::result::{ResultDoc, RunStatus, TargetInfo, Verdict};
+use bench_core::document::result::{ResultDoc, RunStatus, TargetInfo, Verdict};
 
 use crate::net::http::{Client, Url};
 
@@ -39,14 +39,14 @@ const REASON_MAX: usize = 200;
 
 /// Check a `metrics_url`: an http(s) URL without user name, password,
 /// query or fragment (a Pushgateway's base URL: the path to the group is
-/// appended), parsed. The error quotes it as [`bench_core::url::redact`]
+/// appended), parsed. The error quotes it as [`bench_core::vocab::url::redact`]
 /// shows it.
 pub fn check_url(url: &str) -> Result<Url, String> {
     let parsed = Url::parse(url)?;
     if url.contains(['?', '#']) {
         return Err(format!(
             "{:?}: a query or fragment (not shown); expected a Pushgateway's base URL such as \"http://10.0.2.2:9091\"",
-            bench_core::url::redact(url)
+            bench_core::vocab::url::redact(url)
         ));
     }
     Ok(parsed)
@@ -174,7 +174,7 @@ impl Live {
 /// What a run's metrics are made of besides its document.
 #[derive(Clone, Debug)]
 pub struct Facts {
-    /// The machine's name (`bench_core::stick::machine_name`).
+    /// The machine's name (`bench_core::boot::stick::machine_name`).
     pub machine: String,
     /// The plan's id, in an unattended run.
     pub plan_id: Option<String>,
@@ -562,7 +562,7 @@ impl<'a> View<'a> {
     /// Each test's headline figures, once it ended ok.
     fn figures(&self, f: &mut Families) {
         for t in &self.doc.tests {
-            if !matches!(t.status, bench_core::result::Status::Ok) {
+            if !matches!(t.status, bench_core::document::result::Status::Ok) {
                 continue;
             }
             let d = self.disk(&t.target);
@@ -663,7 +663,7 @@ impl<'a> View<'a> {
     }
 
     /// A disk's highest temperature in each test, and its latest reading.
-    fn temperatures(&self, f: &mut Families, d: &DiskLabels, h: &bench_core::result::Health) {
+    fn temperatures(&self, f: &mut Families, d: &DiskLabels, h: &bench_core::document::result::Health) {
         for tt in &h.tests {
             if let Some(c) = tt.max_temperature_c {
                 self.add(

@@ -6,13 +6,13 @@
 //! The template's placeholders: `{machine}` (the stick file's machine name:
 //! the DMI product serial, or `unknown`), `{run}` (the plan's id: the same
 //! for every boot of one config on the same disks, see
-//! `bench_core::result::RunInfo::plan_id`) and `{n}` (1 for this machine's
+//! `bench_core::document::result::RunInfo::plan_id`) and `{n}` (1 for this machine's
 //! first document of this plan, then 2, ...: the first number whose GET
 //! answers 404).
 
 use std::time::{Duration, Instant};
 
-pub use bench_core::url::{Template, PLACEHOLDERS};
+pub use bench_core::vocab::url::{Template, PLACEHOLDERS};
 
 use crate::net::http::{Client, HttpError, Url};
 

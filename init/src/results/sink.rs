@@ -6,7 +6,7 @@
 //! until it is complete, so no signal, kill or crash leaves anything
 //! behind. Where it cannot (FAT, the boot stick), to a temp name
 //! (`.<name>.tmp-<pid>`: a dot file whose name does not end in `.json`, so
-//! no reader takes it for a result, see [`bench_core::stick::temp_name`]),
+//! no reader takes it for a result, see [`bench_core::boot::stick::temp_name`]),
 //! which only a kill or a crash can leave. Either is fsynced, and only then
 //! appears under its final name in one step. Power lost (or the machine
 //! killed) at any moment leaves either no final name or the complete file
@@ -36,7 +36,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use bench_core::stick::temp_name;
+use bench_core::boot::stick::temp_name;
 
 /// Why results could not be written.
 #[derive(Debug)]
@@ -628,7 +628,7 @@ mod tests {
             );
         } else {
             assert_eq!(seen, vec![tmp.clone(), "r-1.json".to_string()], "mid-write listing");
-            assert!(bench_core::stick::is_temp_name(&tmp));
+            assert!(bench_core::boot::stick::is_temp_name(&tmp));
         }
         assert_eq!(fs::read(&p).unwrap(), b"0123456789");
         assert_eq!(fs::read(&earlier).unwrap(), b"earlier result");

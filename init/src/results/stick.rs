@@ -1,6 +1,6 @@
 //! The results on the boot stick: `results/<machine>-<n>.json`, named per
 //! machine without dates (the RTC may be wrong) by the stick's contract,
-//! [`bench_core::stick`] (which bootbench-image reads them back by), and
+//! [`bench_core::boot::stick`] (which bootbench-image reads them back by), and
 //! written with [`sink::write_new_with`] so that nothing is ever
 //! overwritten and no partial file carries a result's name.
 
@@ -11,16 +11,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::results::sink::{self, SinkError};
 
-use bench_core::stick::{is_temp_name_of, result_number};
-pub use bench_core::stick::{machine_name, RESULTS_DIR};
+use bench_core::boot::stick::{is_temp_name_of, result_number};
+pub use bench_core::boot::stick::{machine_name, RESULTS_DIR};
 
-/// [`bench_core::stick::next_result_name`] for the files in `dir`.
+/// [`bench_core::boot::stick::next_result_name`] for the files in `dir`.
 pub fn next_result_name(dir: &Path, machine: &str) -> io::Result<String> {
     let mut names: Vec<String> = Vec::new();
     for e in std::fs::read_dir(dir)? {
         names.push(e?.file_name().to_string_lossy().into_owned());
     }
-    Ok(bench_core::stick::next_result_name(
+    Ok(bench_core::boot::stick::next_result_name(
         names.iter().map(String::as_str),
         machine,
     ))
@@ -153,7 +153,7 @@ pub fn save_result(root: &Path, machine: &str, json: &[u8]) -> Result<PathBuf, S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::stick::NAME_MAX;
+    use bench_core::boot::stick::NAME_MAX;
     use std::fs;
 
     use crate::testutil::TempDir;

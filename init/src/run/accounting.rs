@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use bench_core::result::{MemberIo, MemberSamples, ResultDoc, StackMode};
+use bench_core::document::result::{MemberIo, MemberSamples, ResultDoc, StackMode};
 
 use crate::plan::Plan;
 
@@ -25,7 +25,7 @@ const STAT_SECTOR: u64 = 512;
 /// beneath, and its `stat` file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Watched {
-    /// Its [`bench_core::result::TargetInfo::path`].
+    /// Its [`bench_core::document::result::TargetInfo::path`].
     pub path: String,
     /// The path of the array or layer it is right beneath.
     pub parent: String,
@@ -372,7 +372,7 @@ mod tests {
     /// no writes, nothing.
     #[test]
     fn writes_beneath_a_read_only_stack_are_errors() {
-        use bench_core::result::{StackClass, StackInfo, StepResult, TargetInfo, TestResult};
+        use bench_core::document::result::{StackClass, StackInfo, StepResult, TargetInfo, TestResult};
         let stack = |path: &str, mode: StackMode| TargetInfo {
             path: path.into(),
             stack: Some(StackInfo {
@@ -401,9 +401,9 @@ mod tests {
                 workload: spec.workload,
                 target: target.into(),
                 params: spec.params,
-                status: bench_core::result::Status::Ok,
+                status: bench_core::document::result::Status::Ok,
                 steps: vec![step],
-                summary: bench_core::result::Summary::default(),
+                summary: bench_core::document::result::Summary::default(),
             }
         };
         let mut doc = crate::run::new_doc(None, "t", 1, false, vec![stack("/dev/md0", StackMode::ReadOnly)]);

@@ -4,19 +4,19 @@
 //! the console at the start of a run.
 
 use bench_core::spec::Step;
-use bench_core::units::Nanos;
+use bench_core::vocab::units::Nanos;
 
 use super::pass::{self, Pass};
 use super::{burnin, countdown, engine, precondition, scan, selftest, stacks};
 use crate::plan::{Action, Plan};
-use bench_core::plan::deadline;
+use bench_core::engine::plan::deadline;
 
 /// Allowance in the run bound for assembling, testing overhead and tearing
 /// down one array or layer (their tests count at their deadlines).
 pub const STACK_ALLOWANCE: Nanos = Nanos(60_000_000_000);
 
 /// A test's deadline: the config's `test_deadline` (for testing), else
-/// [`bench_core::plan::deadline`] of its steps.
+/// [`bench_core::engine::plan::deadline`] of its steps.
 pub fn test_deadline(plan: &Plan, steps: &[Step]) -> Nanos {
     plan.test_deadline.unwrap_or_else(|| deadline(steps))
 }

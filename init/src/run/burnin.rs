@@ -2,7 +2,7 @@
 //! scan and before the benchmarks: every disk it selects (each one
 //! `destructive` names) claimed for writing as a write test's disk is
 //! (identity and contents checked on the descriptor that writes), then
-//! burnt in with [`bench_core::burnin`]; every disk at once, each on a
+//! burnt in with [`bench_core::passes::burnin`]; every disk at once, each on a
 //! thread of its own, unless `parallel` is false ([`super::pass`]).
 //! A disk the grant or the claim refuses gets a record saying why, and
 //! nothing is written to it.
@@ -10,11 +10,11 @@
 use std::time::Duration;
 
 use crate::results::metrics::LIVE;
-use bench_core::burnin::{burn_in, not_run, record, BetweenHook, BurnSpec};
+use bench_core::document::result::{BurnEndState, BurnIn};
+use bench_core::engine::runner::Stop;
 use bench_core::io::{Access, OpenSpec, Target};
-use bench_core::result::{BurnEndState, BurnIn};
-use bench_core::runner::Stop;
-use bench_core::units::Nanos;
+use bench_core::passes::burnin::{burn_in, not_run, record, BetweenHook, BurnSpec};
+use bench_core::vocab::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
 use super::pass::{claim, Job, Names, Pass};
@@ -222,8 +222,8 @@ fn finish(plan: &mut Plan, ti: usize, burnt: Burnt, why: Option<&str>, progress:
 mod tests {
     use super::*;
     use crate::safety::WritePermit;
-    use bench_core::burnin::BADBLOCKS_PATTERNS;
-    use bench_core::result::BurnOrder;
+    use bench_core::document::result::BurnOrder;
+    use bench_core::passes::burnin::BADBLOCKS_PATTERNS;
     use std::os::unix::fs::{FileExt, OpenOptionsExt};
 
     /// A granted loop device burnt in through the real engine: a second

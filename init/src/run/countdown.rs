@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use bench_core::runner::Stop;
-use bench_core::units::Nanos;
+use bench_core::engine::runner::Stop;
+use bench_core::vocab::units::Nanos;
 
 use crate::plan::Plan;
 
@@ -89,7 +89,7 @@ mod tests {
     use super::*;
     use crate::plan::{parse, validate, Overrides};
     use crate::testutil::TempDir;
-    use bench_core::runner::StopReason;
+    use bench_core::engine::runner::StopReason;
 
     /// A plan granting writes to one file of two, with `countdown`.
     fn plan(t: &TempDir, countdown: &str) -> Plan {

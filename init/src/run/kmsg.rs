@@ -5,7 +5,7 @@
 //!
 //! `/dev/kmsg` is opened at the run's start and moved to its end (older
 //! lines are not this run's), then read without blocking: each read is one
-//! record (`bench_core::kmsg` parses it); EPIPE says records were
+//! record (`bench_core::device::kmsg` parses it); EPIPE says records were
 //! overwritten before they were read (counted, and reading goes on).
 //!
 //! It is polled, not read by a thread of its own: right before a test
@@ -26,8 +26,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use bench_core::kmsg::{self, DiskRefs, LINES_PER_DISK};
-use bench_core::result::{KernelLogKind, KernelLogLine, KernelLogStatus, TargetKind};
+use bench_core::device::kmsg::{self, DiskRefs, LINES_PER_DISK};
+use bench_core::document::result::{KernelLogKind, KernelLogLine, KernelLogStatus, TargetKind};
 
 use crate::plan::Plan;
 

@@ -24,10 +24,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bench_core::result::{
+use bench_core::document::result::{
     Health, ResultDoc, RunInfo, RunStatus, Status, Summary, TargetInfo, TargetKind, TestResult, Tool, SCHEMA,
 };
-use bench_core::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, StopReason};
+use bench_core::engine::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, StopReason};
 use bench_core::spec::Step;
 
 use crate::disks::{capacity, health, identity};
@@ -235,9 +235,9 @@ pub fn execute_with(
         doc.kernel_log = lines;
         doc.kernel_log_status = Some(status);
     }
-    doc.analysis = bench_core::analysis::analyze(&doc);
-    doc.health_analysis = bench_core::analysis::analyze_health(&doc);
-    doc.acceptance = Some(bench_core::acceptance::evaluate(&doc, &plan.acceptance));
+    doc.analysis = bench_core::verdict::analysis::analyze(&doc);
+    doc.health_analysis = bench_core::verdict::analysis::analyze_health(&doc);
+    doc.acceptance = Some(bench_core::verdict::acceptance::evaluate(&doc, &plan.acceptance));
 
     doc.run.duration_ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     let mut errors: Vec<String> = bad.into_iter().map(|(_, why)| why).collect();
@@ -366,7 +366,7 @@ impl Run<'_> {
 }
 
 /// Start pushing the run of `plan` to its `metrics_url` (none: `None`)
-/// through `client`, as `machine` (`bench_core::stick::machine_name`), the
+/// through `client`, as `machine` (`bench_core::boot::stick::machine_name`), the
 /// unattended run's `plan_id` labelled; `say` hears of failed pushes. A
 /// pusher that cannot start is said and the run goes on without it.
 pub fn metrics(
@@ -463,14 +463,14 @@ fn hidden_capacity(plan: &mut Plan, progress: &mut dyn FnMut(&str)) {
         let Some(found) = capacity::read(&t.info.path, t.info.transport.as_deref(), t.info.size_bytes) else {
             continue;
         };
-        progress(&bench_core::capacity::summary(&t.info.path, &found.hidden));
+        progress(&bench_core::device::capacity::summary(&t.info.path, &found.hidden));
         t.info.hidden_capacity = Some(found.hidden);
         t.info.erase_support = Some(found.erase);
         if let Some(e) = &t.info.erase_support {
             progress(&format!(
                 "bootbench-init: {}: erase support (read only, nothing erased): {}",
                 t.info.path,
-                bench_core::erase::summary(e)
+                bench_core::device::erase::summary(e)
             ));
         }
     }
@@ -518,7 +518,7 @@ fn health_after(plan: &mut Plan, ti: usize, probe: health::Probe, read: bool, pr
     if read {
         let after = health::read(&info.path, info.transport.as_deref());
         progress(&health::summary(&info.path, "after its tests", &after));
-        h.delta = bench_core::health::counter_delta(&h.before, &after);
+        h.delta = bench_core::device::health::counter_delta(&h.before, &after);
         h.after = Some(after);
     }
 }

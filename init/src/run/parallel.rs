@@ -18,8 +18,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench_core::result::{Status, TestResult};
-use bench_core::runner::{run_test, SerialRunner, Stop, StopReason};
+use bench_core::document::result::{Status, TestResult};
+use bench_core::engine::runner::{run_test, SerialRunner, Stop, StopReason};
 
 use super::engine::{self, DevTarget, ThreadedRunner};
 use super::pass::{self, Names, Work};
@@ -262,7 +262,7 @@ fn run_disk(
             (None, Action::Run(steps)) => steps,
         };
         #[allow(clippy::cast_precision_loss)] // a few tests
-        let mut progress = |pr: &bench_core::runner::Progress<'_>| {
+        let mut progress = |pr: &bench_core::engine::runner::Progress<'_>| {
             fraction((k as f64 + pr.done.clamp(0.0, 1.0)) / n as f64);
         };
         let path = template.target.as_str();

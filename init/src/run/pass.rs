@@ -12,8 +12,8 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench_core::runner::{Stop, StopReason};
-use bench_core::units::Nanos;
+use bench_core::engine::runner::{Stop, StopReason};
+use bench_core::vocab::units::Nanos;
 
 use super::kmsg::KernelLog;
 use super::selftest::span;

@@ -15,7 +15,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use bench_core::result::CpuDmaLatency;
+use bench_core::document::result::CpuDmaLatency;
 
 /// The device.
 pub const DEVICE: &str = "/dev/cpu_dma_latency";

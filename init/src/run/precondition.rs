@@ -2,17 +2,17 @@
 //! "Preconditioning"), after the burn-in and before the benchmarks: every
 //! disk it selects (each one `destructive` names) claimed for writing as a
 //! burn-in's is, then filled and driven to steady state with
-//! [`bench_core::steady`]; every disk at once unless `parallel` is false
+//! [`bench_core::passes::steady`]; every disk at once unless `parallel` is false
 //! ([`super::pass`]). A disk the grant or the claim refuses gets a
 //! record saying why, and nothing is written to it.
 
 use std::time::Duration;
 
+use bench_core::document::result::{Precondition as PreconditionRecord, PreconditionEnd};
+use bench_core::engine::runner::Stop;
 use bench_core::io::{Access, OpenSpec, Target};
-use bench_core::result::{Precondition as PreconditionRecord, PreconditionEnd};
-use bench_core::runner::Stop;
-use bench_core::steady::{not_run, precondition, record, PreconditionSpec};
-use bench_core::units::Nanos;
+use bench_core::passes::steady::{not_run, precondition, record, PreconditionSpec};
+use bench_core::vocab::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
 use super::pass::{claim, Job, Names, Pass};
@@ -160,20 +160,20 @@ impl Pass for Precondition {
 #[derive(Clone, Debug)]
 pub struct PurgeAsk {
     /// The method asked, or `auto`.
-    pub asked: Option<bench_core::result::EraseMethod>,
+    pub asked: Option<bench_core::document::result::EraseMethod>,
     /// The disk's erase support (`None`: never read: a file, a loop device).
-    pub support: Option<bench_core::result::EraseSupport>,
+    pub support: Option<bench_core::document::result::EraseSupport>,
 }
 
 /// Purge `target` as `ask` says, before preconditioning: the record.
 /// Refused (nothing sent) when the disk's support does not allow it
-/// ([`bench_core::erase::choose`]).
+/// ([`bench_core::device::erase::choose`]).
 pub fn purge_disk(
     target: &DevTarget,
     ask: &PurgeAsk,
     stop: &Stop,
     progress: &mut dyn FnMut(f64),
-) -> bench_core::result::Purge {
+) -> bench_core::document::result::Purge {
     let asked = ask.asked.map_or_else(|| "auto".to_string(), |m| m.name().to_string());
     let started = std::time::Instant::now();
     let chosen = match &ask.support {
@@ -181,12 +181,12 @@ pub fn purge_disk(
         Some(s) => {
             let namespaces = if s.source == "nvme_identify_controller" {
                 crate::sys::nvme::identify(target.file(), crate::sys::nvme::CNS_ACTIVE_NS_LIST, 0)
-                    .map(|l| bench_core::capacity::nvme_ns_list(&l[..]).len())
+                    .map(|l| bench_core::device::capacity::nvme_ns_list(&l[..]).len())
                     .unwrap_or(0)
             } else {
                 1
             };
-            bench_core::erase::choose(ask.asked, s, namespaces)
+            bench_core::device::erase::choose(ask.asked, s, namespaces)
         }
     };
     let (method, result) = match (chosen, &ask.support) {
@@ -194,7 +194,7 @@ pub fn purge_disk(
         (Err(why), _) => (None, Err(why)),
         (Ok(_), None) => (None, Err("the disk's erase support is unknown".to_string())),
     };
-    bench_core::result::Purge {
+    bench_core::document::result::Purge {
         asked,
         method,
         done: result.is_ok(),
@@ -213,7 +213,7 @@ pub fn precondition_disk(
     progress: &mut dyn FnMut(f64),
 ) -> (PreconditionRecord, bool) {
     let wl = &spec.workload;
-    let max_len = wl.bs.max(bench_core::steady::FILL_BS);
+    let max_len = wl.bs.max(bench_core::passes::steady::FILL_BS);
     let rec = match target.open(&OpenSpec::plain(Access::Direct, true, wl.depth, max_len, spec.seed)) {
         Err(e) => not_run(
             spec,

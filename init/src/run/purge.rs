@@ -8,22 +8,22 @@
 //! SANITIZE (crypto scramble, block erase, overwrite; followed with
 //! SANITIZE STATUS EXT, refused while the disk's sanitize is frozen), ATA
 //! SECURITY ERASE UNIT where the disk has no sanitize (the user password
-//! [`bench_core::erase::SECURITY_PASSWORD`] set first, as hdparm's
+//! [`bench_core::device::erase::SECURITY_PASSWORD`] set first, as hdparm's
 //! `--security-erase` does; the erase clears it, and a failure clears it
 //! with SECURITY DISABLE PASSWORD, or says the disk is left with it).
 //! Which one, and whether it may run at all, is
-//! [`bench_core::erase::choose`]'s.
+//! [`bench_core::device::erase::choose`]'s.
 
 use std::fs::File;
 use std::time::{Duration, Instant};
 
-use bench_core::erase::{
+use bench_core::device::erase::{
     ata_registers, ata_sanitize_cdb, ata_sanitize_feature, ata_sanitize_state, ata_security_block, ata_security_cdb,
     ata_security_erase_timeout_ms, nvme_format_cdw10, nvme_sanact, nvme_sanitize_state, security, SanitizeState,
     SECURITY_PASSWORD,
 };
-use bench_core::result::{EraseMethod, EraseSupport};
-use bench_core::runner::Stop;
+use bench_core::document::result::{EraseMethod, EraseSupport};
+use bench_core::engine::runner::Stop;
 
 use super::engine::DevTarget;
 use crate::disks::scsi;
@@ -112,7 +112,7 @@ fn nvme_sanitize(f: &File, sanact: u32, stop: &Stop, progress: &mut dyn FnMut(f6
 }
 
 /// SANITIZE STATUS EXT's registers.
-fn ata_status(f: &File) -> Result<bench_core::erase::AtaRegs, String> {
+fn ata_status(f: &File) -> Result<bench_core::device::erase::AtaRegs, String> {
     let mut sense = [0u8; sgio::SENSE];
     let a = sgio::command(f, &ata_sanitize_cdb(0, 0), None, &mut sense)
         .map_err(|e| format!("SANITIZE STATUS EXT: {}", std::io::Error::from(e)))?;
@@ -272,7 +272,7 @@ mod tests {
         let e = purge(
             &ro,
             EraseMethod::NvmeFormatUserData,
-            &bench_core::erase::ata(&[0u8; 512]),
+            &bench_core::device::erase::ata(&[0u8; 512]),
             &Stop::new(),
             &mut |_| {},
         )
@@ -291,7 +291,7 @@ mod tests {
         )
         .unwrap();
         let d = super::super::pass::claim(&mut plan, 0).expect("claimed");
-        let support = bench_core::erase::ata(&[0u8; 512]);
+        let support = bench_core::device::erase::ata(&[0u8; 512]);
         for m in [
             EraseMethod::NvmeFormatUserData,
             EraseMethod::NvmeSanitizeBlock,
@@ -340,7 +340,7 @@ mod tests {
             Err("the sanitize failed (the drive says so)".to_string())
         );
         let stop = Stop::new();
-        stop.request(bench_core::runner::StopReason::Interrupted);
+        stop.request(bench_core::engine::runner::StopReason::Interrupted);
         let e = follow(&stop, &mut |_| {}, || Ok(SanitizeState::InProgress(0.1))).unwrap_err();
         assert!(
             e.starts_with("stopped while the drive sanitizes: a sanitize cannot be stopped"),

@@ -1,17 +1,17 @@
 //! The config's surface scan (`surface_scan`, docs/burn-in-and-scans.md, "Surface scan"),
 //! before the benchmarks: every selected disk read once, whole (or the
-//! config's area and coverage), with [`bench_core::scan`]; every disk at
+//! config's area and coverage), with [`bench_core::passes::scan`]; every disk at
 //! once, each on a thread of its own, unless `parallel` is false
 //! ([`super::pass`]). Each disk's scan has its time (`max_time`, or its
 //! bytes at 10 MB/s). Only reads: the disk is opened read-only.
 
 use std::time::Duration;
 
+use bench_core::document::result::{ScanEndState, SurfaceScan};
+use bench_core::engine::runner::Stop;
 use bench_core::io::{Access, OpenSpec, Target};
-use bench_core::result::{ScanEndState, SurfaceScan};
-use bench_core::runner::Stop;
-use bench_core::scan::{planned_bytes, record, scan, ScanOutcome, ScanSpec};
-use bench_core::units::Nanos;
+use bench_core::passes::scan::{planned_bytes, record, scan, ScanOutcome, ScanSpec};
+use bench_core::vocab::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
 use super::pass::{Job, Names, Pass};

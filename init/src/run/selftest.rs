@@ -10,10 +10,10 @@
 
 use std::time::{Duration, Instant};
 
-use bench_core::result::{SelfTest, SelfTestKind, SelfTestOutcome, SelfTestSource, TargetKind};
-use bench_core::runner::{Stop, StopReason};
-use bench_core::selftest::describe;
-use bench_core::units::Nanos;
+use bench_core::device::selftest::describe;
+use bench_core::document::result::{SelfTest, SelfTestKind, SelfTestOutcome, SelfTestSource, TargetKind};
+use bench_core::engine::runner::{Stop, StopReason};
+use bench_core::vocab::units::Nanos;
 
 use crate::disks::selftest::{self as dev, Ended, Poll};
 use crate::plan::{Plan, SelfTestPlan};

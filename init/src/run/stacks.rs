@@ -20,9 +20,9 @@ use std::fs::File;
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
+use bench_core::document::result::{AllAtOnce, ScalingPoint, TestResult};
+use bench_core::engine::runner::{run_test, SerialRunner, Stop};
 use bench_core::io::{Geometry, Target};
-use bench_core::result::{AllAtOnce, ScalingPoint, TestResult};
-use bench_core::runner::{run_test, SerialRunner, Stop};
 
 use crate::disks::identity::{self, Queue};
 use crate::plan::{self, Action, Mode, Plan, PlannedStack, StackKind};
@@ -734,13 +734,15 @@ pub fn scaling_widths(n: usize) -> Vec<usize> {
 
 /// The sums of one run of a test on several disks at once.
 fn point(results: &[TestResult]) -> ScalingPoint {
-    let sum = |f: fn(&bench_core::result::Summary) -> Option<f64>| -> Option<f64> {
+    let sum = |f: fn(&bench_core::document::result::Summary) -> Option<f64>| -> Option<f64> {
         let v: Vec<f64> = results.iter().filter_map(|r| f(&r.summary)).collect();
         (!v.is_empty()).then(|| v.iter().sum())
     };
     ScalingPoint {
         targets: results.iter().map(|r| r.target.clone()).collect(),
-        ok: results.iter().all(|r| r.status == bench_core::result::Status::Ok),
+        ok: results
+            .iter()
+            .all(|r| r.status == bench_core::document::result::Status::Ok),
         read_bytes_per_sec: sum(|s| s.read_bytes_per_sec),
         write_bytes_per_sec: sum(|s| s.write_bytes_per_sec),
         read_iops: sum(|s| s.read_iops),
@@ -775,7 +777,10 @@ fn together(
     let limit = group
         .iter()
         .filter_map(|(_, it)| match &it.action {
-            Action::Run(steps) => Some(plan.test_deadline.unwrap_or_else(|| bench_core::plan::deadline(steps))),
+            Action::Run(steps) => Some(
+                plan.test_deadline
+                    .unwrap_or_else(|| bench_core::engine::plan::deadline(steps)),
+            ),
             Action::Skip(_) => None,
         })
         .max()
@@ -1227,7 +1232,7 @@ mod tests {
             assert!(a
                 .results
                 .iter()
-                .all(|r| r.status == bench_core::result::Status::Ok && r.name == a.test));
+                .all(|r| r.status == bench_core::document::result::Status::Ok && r.name == a.test));
         }
         assert!(lines.iter().any(|l| l.contains("all at once:")), "{lines:?}");
         assert!(all.iter().all(|a| a.scaling.is_empty()), "no scaling unless asked");

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io;
 
 use super::read_region;
-use bench_core::signatures::{merge, ALIGN};
+use bench_core::device::signatures::{merge, ALIGN};
 
 /// Bytes sampled at each end of the target.
 pub const EDGE: u64 = 1 << 20;

@@ -4,7 +4,7 @@
 //! WWN everywhere) with the confirmation phrase, and only if the target is
 //! blank, unless overwriting is allowed too: it carries no signature that
 //! libblkid knows (partition tables, filesystems, RAID and volume-manager
-//! metadata, encryption headers: [`bench_core::signatures`]), and, unless it carries
+//! metadata, encryption headers: [`bench_core::device::signatures`]), and, unless it carries
 //! bootbench's own scratch label ([`scratch`]), samples of its contents are
 //! all zeros ([`blank`]). Whatever overwriting allows, a target that is
 //! read-only in the kernel (`BLKROGET`) or whose storage is in use through
@@ -33,7 +33,7 @@ use crate::disks::identity::{DeviceId, Node, Pin};
 use crate::sys::blk;
 use crate::sys::buf::AlignedBuf;
 
-pub use bench_core::signatures::{read_plan, scan, Regions, Signature};
+pub use bench_core::device::signatures::{read_plan, scan, Regions, Signature};
 pub use blank::sample_data;
 pub use grant::{reopen_path, Contents, Grant, WritePermit};
 pub use scratch::{read_scratch_label, write_scratch_label, ScratchLabel};
@@ -493,7 +493,7 @@ mod tests {
                 size,
                 &[
                     (1080, &[0x53, 0xEF]),
-                    (md10, &bench_core::signatures::MD_MAGIC),
+                    (md10, &bench_core::device::signatures::MD_MAGIC),
                     (64 * MIB + 64, b"_BHRfS_M"),
                     (size - 1024, b"Intel Raid ISM Cfg Sig. 1.1.00"),
                 ],

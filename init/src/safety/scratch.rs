@@ -24,7 +24,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-use bench_core::frame::crc32;
+use bench_core::document::frame::crc32;
 
 use crate::sys::buf::AlignedBuf;
 
@@ -160,7 +160,7 @@ pub fn read_scratch_label(f: &File) -> io::Result<Option<ScratchLabel>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::signatures::{read_plan, scan, Regions};
+    use bench_core::device::signatures::{read_plan, scan, Regions};
 
     fn label(size: u64) -> ScratchLabel {
         ScratchLabel {

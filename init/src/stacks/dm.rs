@@ -159,7 +159,7 @@ impl std::error::Error for DmError {}
 /// not writable, so that nothing the kernel does through it (and nothing
 /// opened on it) can write to a disk nobody named. The results record it
 /// by the same type.
-pub use bench_core::result::StackMode as Mode;
+pub use bench_core::document::result::StackMode as Mode;
 
 /// A live device-mapper device. Removed by [`DmDevice::remove`], or when
 /// dropped (errors then ignored).

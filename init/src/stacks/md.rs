@@ -45,7 +45,7 @@ use crate::sysfs;
 /// How long [`MdArray::stop`] waits for the kernel to delete the device.
 const GONE_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub use bench_core::stack::{MdLayout, MdLevel};
+pub use bench_core::vocab::stack::{MdLayout, MdLevel};
 
 /// RAID0_ORIG_LAYOUT (drivers/md/raid0.h): how a multi-zone RAID0 maps
 /// chunks; mdadm's default for new arrays. Single-zone arrays ignore it.
@@ -633,9 +633,9 @@ mod tests {
                 (l.number(), l.name(), l.module(), l.min_members()),
                 (n, name, module, min)
             );
-            assert_eq!(bench_core::names::from_name::<MdLevel>(name), Some(l));
+            assert_eq!(bench_core::vocab::names::from_name::<MdLevel>(name), Some(l));
         }
-        assert_eq!(bench_core::names::from_name::<MdLevel>("raid4"), None);
+        assert_eq!(bench_core::vocab::names::from_name::<MdLevel>("raid4"), None);
     }
 
     #[test]
@@ -650,7 +650,7 @@ mod tests {
             ("offset2", 0x10201),
         ];
         for (name, n) in want {
-            let l = bench_core::names::from_name::<MdLayout>(name).unwrap();
+            let l = bench_core::vocab::names::from_name::<MdLayout>(name).unwrap();
             assert_eq!((l.number(), l.name()), (n, name));
         }
         // raid10 decoding as in raid10.c setup_geo: near = bits 0-7, far = 8-15, offset = bit 16.

@@ -7,7 +7,7 @@
 
 use std::io;
 
-use bench_core::cpus::MAX_CPUS;
+use bench_core::vocab::cpus::MAX_CPUS;
 
 /// Bits in one word of a kernel CPU mask.
 const WORD_BITS: u32 = libc::c_ulong::BITS;

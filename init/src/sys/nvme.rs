@@ -159,7 +159,7 @@ const SANITIZE: u8 = 0x84;
 pub const LOG_SANITIZE_STATUS: u8 = 0x81;
 
 /// Format NVM (NVMe Base 2.0, 5.23) of namespace `nsid` with `cdw10`
-/// ([`bench_core::erase::nvme_format_cdw10`]): it returns when the
+/// ([`bench_core::device::erase::nvme_format_cdw10`]): it returns when the
 /// controller has done it, or after `timeout_ms`. ERASES the namespace.
 pub fn format_nvm(f: &File, nsid: u32, cdw10: u32, timeout_ms: u32) -> Result<(), AdminError> {
     let cmd = PassthruCmd {

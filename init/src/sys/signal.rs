@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
-use bench_core::runner::{Stop, StopReason};
+use bench_core::engine::runner::{Stop, StopReason};
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 
 static SIGNALS: AtomicU32 = AtomicU32::new(0);

@@ -1029,7 +1029,7 @@ pub(crate) mod tests {
             f,
             &RingOpts {
                 sqthread_poll: true,
-                sqthread_poll_cpu: Some(bench_core::cpus::MAX_CPUS - 1),
+                sqthread_poll_cpu: Some(bench_core::vocab::cpus::MAX_CPUS - 1),
                 ..opts(2, 4096, false)
             },
         )

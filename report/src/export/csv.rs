@@ -15,7 +15,7 @@
 
 use std::borrow::Cow;
 
-use bench_core::result::{DirStats, Figure, ResultDoc, Status, TargetInfo, TestResult};
+use bench_core::document::result::{DirStats, Figure, ResultDoc, Status, TargetInfo, TestResult};
 use serde::{Serialize, Serializer};
 
 use crate::figures::metric::{main_step, percentile};

@@ -29,7 +29,7 @@
 
 use std::fmt::Write as _;
 
-use bench_core::result::{Acceptance, Check, ResultDoc, TargetVerdict, Verdict};
+use bench_core::document::result::{Acceptance, Check, ResultDoc, TargetVerdict, Verdict};
 
 use std::path::{Path, PathBuf};
 

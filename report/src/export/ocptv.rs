@@ -29,7 +29,7 @@
 
 use serde_json::{json, Value};
 
-use bench_core::result::{Check, CheckRule, Metric, ResultDoc, TargetInfo, TargetVerdict, Verdict};
+use bench_core::document::result::{Check, CheckRule, Metric, ResultDoc, TargetInfo, TargetVerdict, Verdict};
 
 use std::path::{Path, PathBuf};
 

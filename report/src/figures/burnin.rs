@@ -1,11 +1,11 @@
 //! A disk's burn-in (`targets[].burn_in`, [`BurnIn`], made by
-//! `bench_core::burnin::record`) as facts and rows, for `show` and the
+//! `bench_core::passes::burnin::record`) as facts and rows, for `show` and the
 //! HTML report alike: the area, the passes with what each wrote, how much
 //! of it was written and read back and how fast, its bad and mismatched
 //! blocks, and how it ended. Every figure names its unit: MB/s = 10^6 B/s,
 //! MiB = 2^20 B; LBAs count logical blocks (`logical_block` bytes).
 
-use bench_core::result::{BurnEndState, BurnIn};
+use bench_core::document::result::{BurnEndState, BurnIn};
 
 use crate::figures::text;
 
@@ -115,9 +115,9 @@ pub fn lba_lists(b: &BurnIn) -> [(&'static str, &[u64]); 3] {
 /// 3, the last pass stopped halfway): the `show` and `html` tests'.
 #[cfg(test)]
 pub fn test_burn_in() -> BurnIn {
-    use bench_core::burnin::{record, BurnSpec, PassOutcome, BADBLOCKS_PATTERNS};
-    use bench_core::result::BurnOrder;
-    use bench_core::units::Nanos;
+    use bench_core::document::result::BurnOrder;
+    use bench_core::passes::burnin::{record, BurnSpec, PassOutcome, BADBLOCKS_PATTERNS};
+    use bench_core::vocab::units::Nanos;
     const MIB: u64 = 1 << 20;
     let spec = BurnSpec {
         start: 0,
@@ -167,7 +167,7 @@ pub fn test_burn_in() -> BurnIn {
 
 /// The facts of a disk's preconditioning: `purge` (when one was asked),
 /// `area`, `fill`, `rounds`, `steady state`, `ended`.
-pub fn precondition_facts(p: &bench_core::result::Precondition) -> Vec<(&'static str, String)> {
+pub fn precondition_facts(p: &bench_core::document::result::Precondition) -> Vec<(&'static str, String)> {
     let area = p.end_byte.saturating_sub(p.start_byte);
     let (unit, scale) = precondition_unit(p);
     let fill = p.fill.as_ref().map_or("none".into(), |f| {
@@ -246,10 +246,10 @@ pub fn precondition_facts(p: &bench_core::result::Precondition) -> Vec<(&'static
         ),
         ("ended", {
             let what = match p.end {
-                bench_core::result::PreconditionEnd::Steady => "the window of rounds is steady",
-                bench_core::result::PreconditionEnd::RoundLimit => "the round limit came first",
-                bench_core::result::PreconditionEnd::Stopped => "interrupted, or its time ran out",
-                bench_core::result::PreconditionEnd::Error => "it could not run or go on",
+                bench_core::document::result::PreconditionEnd::Steady => "the window of rounds is steady",
+                bench_core::document::result::PreconditionEnd::RoundLimit => "the round limit came first",
+                bench_core::document::result::PreconditionEnd::Stopped => "interrupted, or its time ran out",
+                bench_core::document::result::PreconditionEnd::Error => "it could not run or go on",
             };
             match &p.error {
                 Some(e) => format!("{}: {what}: {e}", p.end),
@@ -262,7 +262,7 @@ pub fn precondition_facts(p: &bench_core::result::Precondition) -> Vec<(&'static
 
 /// The unit a preconditioning's figures are shown in, and the divisor
 /// from the document's: IOPS (writes/s), or MB/s (10^6 B/s).
-pub fn precondition_unit(p: &bench_core::result::Precondition) -> (&'static str, f64) {
+pub fn precondition_unit(p: &bench_core::document::result::Precondition) -> (&'static str, f64) {
     if p.figure == "write_iops" {
         ("IOPS", 1.0)
     } else {
@@ -273,7 +273,7 @@ pub fn precondition_unit(p: &bench_core::result::Precondition) -> (&'static str,
 /// A row per round: its number, its figure in [`precondition_unit`], a
 /// bar against the largest round's, and `*` on the rounds of the last
 /// window.
-pub fn round_rows(p: &bench_core::result::Precondition) -> Vec<[String; 3]> {
+pub fn round_rows(p: &bench_core::document::result::Precondition) -> Vec<[String; 3]> {
     let (_, scale) = precondition_unit(p);
     let max = p.rounds.iter().map(|r| r.value).fold(0.0, f64::max);
     let window_from = p.rounds.len().saturating_sub(p.window as usize);
@@ -302,9 +302,9 @@ pub fn round_rows(p: &bench_core::result::Precondition) -> Vec<[String; 3]> {
 /// random writes, rounds of 60 s falling from 90,000 IOPS and level, steady
 /// at round 7): the `show` and `html` tests'.
 #[cfg(test)]
-pub fn test_precondition() -> bench_core::result::Precondition {
-    use bench_core::steady::{record, PreconditionOutcome, PreconditionSpec, Round, Workload};
-    use bench_core::units::Nanos;
+pub fn test_precondition() -> bench_core::document::result::Precondition {
+    use bench_core::passes::steady::{record, PreconditionOutcome, PreconditionSpec, Round, Workload};
+    use bench_core::vocab::units::Nanos;
     let spec = PreconditionSpec {
         start: 0,
         end: 1 << 30,
@@ -343,7 +343,7 @@ pub fn test_precondition() -> bench_core::result::Precondition {
 #[cfg(test)]
 mod purge_tests {
     use super::*;
-    use bench_core::result::{EraseMethod, Purge};
+    use bench_core::document::result::{EraseMethod, Purge};
 
     /// A purge asked for comes first among the facts: done, with the method
     /// and its time; not done, with why; none asked, no fact.

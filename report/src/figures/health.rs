@@ -2,7 +2,7 @@
 //! headline figures and every counter, before, after and the delta; the
 //! highest temperature of each test; the SMART attributes.
 
-use bench_core::result::{Health, HealthReading, NvmeHealth, TestTemperature};
+use bench_core::document::result::{Health, HealthReading, NvmeHealth, TestTemperature};
 
 /// One row: the figure (its unit in its name), before, after, delta.
 pub type Row = [String; 4];

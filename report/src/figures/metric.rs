@@ -4,8 +4,8 @@
 //! `show`, `compare`, `fleet`, the HTML report and `csv` share them, so a
 //! figure reads the same wherever it is shown.
 
-use bench_core::analysis::Metric;
-use bench_core::result::{DirStats, LatStats, StepResult, TestResult};
+use bench_core::document::result::{DirStats, LatStats, StepResult, TestResult};
+use bench_core::verdict::analysis::Metric;
 
 use super::text;
 
@@ -32,7 +32,7 @@ pub fn metric_plain(m: Metric, v: f64) -> String {
 pub fn main_step(x: &TestResult) -> Option<&StepResult> {
     x.steps
         .iter()
-        .find(|s| s.label == bench_core::plan::MAIN_LABEL)
+        .find(|s| s.label == bench_core::engine::plan::MAIN_LABEL)
         .or_else(|| (x.steps.len() == 1).then(|| &x.steps[0]))
 }
 

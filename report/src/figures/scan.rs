@@ -1,12 +1,12 @@
 //! A disk's surface scan (`targets[].surface_scan`, [`SurfaceScan`], made
-//! by `bench_core::scan::record`) as facts and rows, for `show` and the
+//! by `bench_core::passes::scan::record`) as facts and rows, for `show` and the
 //! HTML report alike (as [`crate::figures::health`] is for a disk's health): what
 //! was read, how fast and how it ended; the reads per time class; the LBAs
 //! no read returned and those a retry did; the slowest reads; the zone
 //! curve. Every figure names its unit: MB/s = 10^6 B/s, MiB = 2^20 B, GB =
 //! 10^9 B, ms = 10^-3 s; LBAs count logical blocks (`logical_block` bytes).
 
-use bench_core::result::{ScanEndState, SurfaceScan};
+use bench_core::document::result::{ScanEndState, SurfaceScan};
 
 use crate::figures::text;
 
@@ -23,7 +23,7 @@ pub const MAX_ZONE_LINES: usize = 20;
 /// `reads`, `read`, `rate`, `elapsed`, `ended`.
 pub fn facts(s: &SurfaceScan) -> Vec<(&'static str, String)> {
     let area = s.end_byte.saturating_sub(s.start_byte);
-    let coverage = if s.coverage_ppm >= bench_core::scan::WHOLE {
+    let coverage = if s.coverage_ppm >= bench_core::passes::scan::WHOLE {
         "every block".to_string()
     } else {
         // Parts per million as a percentage, exactly: 4 decimals.
@@ -260,12 +260,12 @@ pub fn zone_rows(s: &SurfaceScan) -> Vec<Vec<String>> {
 /// A scan of 64 MiB in 8 zones of 8 MiB whose rate falls from 200 to 95
 /// MB/s, three unreadable LBAs (two in one read, one in another), one
 /// recovered, a read of 61.5 ms and one of 12 ms among the slowest (seven
-/// kept), made by `bench_core::scan::record` as the run makes it: the
+/// kept), made by `bench_core::passes::scan::record` as the run makes it: the
 /// `show` and `html` tests' scan.
 #[cfg(test)]
 pub fn test_scan() -> SurfaceScan {
-    use bench_core::scan::{record, ScanEnd, ScanOutcome, ScanSpec, SlowRead, Zone, WHOLE};
-    use bench_core::units::Nanos;
+    use bench_core::passes::scan::{record, ScanEnd, ScanOutcome, ScanSpec, SlowRead, Zone, WHOLE};
+    use bench_core::vocab::units::Nanos;
     const MIB: u64 = 1 << 20;
     let spec = ScanSpec {
         start: 0,
@@ -374,7 +374,7 @@ mod tests {
         assert_eq!(lines[0].bytes_per_sec, s.zones[0].bytes_per_sec, "a zone's own figure");
         let z = s.zones[1].clone();
         s.zones = (0..45)
-            .map(|k| bench_core::result::ScanZone {
+            .map(|k| bench_core::document::result::ScanZone {
                 start_byte: k * 1000,
                 end_byte: (k + 1) * 1000,
                 bytes: 1000,

@@ -1,12 +1,12 @@
 //! Small text helpers shared by `show`, `compare`, `csv` and `html`: aligned
-//! tables and MB/s figures (bench-core's, [`bench_core::table`], which also
+//! tables and MB/s figures (bench-core's, [`bench_core::verdict::table`], which also
 //! sets PID 1's console table), the other figures with their units (MiB =
 //! 2^20 B, µs = 10^-3 ms), and the one date formatter ([`utc`]).
 
-use bench_core::result::{Status, StepResult, TestResult};
-use bench_core::units::MIB;
+use bench_core::document::result::{Status, StepResult, TestResult};
+use bench_core::vocab::units::MIB;
 
-pub use bench_core::table::{mb_per_sec, Align};
+pub use bench_core::verdict::table::{mb_per_sec, Align};
 
 /// How `show` and `html` mark one pass of a step of several passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,8 +43,8 @@ pub fn lowest_latency(st: &StepResult) -> Option<(f64, u32)> {
 /// A pass of 5 s with the given warm-up flag, bytes per second and mean
 /// latency: the `show` and `html` tests' passes.
 #[cfg(test)]
-pub fn test_pass(warmup: bool, bytes_per_sec: f64, lat_mean_ns: f64) -> bench_core::result::PassResult {
-    bench_core::result::PassResult {
+pub fn test_pass(warmup: bool, bytes_per_sec: f64, lat_mean_ns: f64) -> bench_core::document::result::PassResult {
+    bench_core::document::result::PassResult {
         warmup,
         runtime_ns: 5_000_000_000,
         read_bytes: 1,
@@ -56,11 +56,11 @@ pub fn test_pass(warmup: bool, bytes_per_sec: f64, lat_mean_ns: f64) -> bench_co
 }
 
 /// Rows of cells, the first row the header, as one text
-/// ([`bench_core::table::aligned_lines`]: columns as wide as their widest
+/// ([`bench_core::verdict::table::aligned_lines`]: columns as wide as their widest
 /// cell, separated by two spaces, no trailing spaces; missing cells are
 /// empty); column `i` aligned as `align[i]`, left past its end.
 pub fn table(rows: &[Vec<String>], align: &[Align]) -> String {
-    bench_core::table::aligned_lines(rows, |i| align.get(i).copied().unwrap_or(Align::Left)).concat()
+    bench_core::verdict::table::aligned_lines(rows, |i| align.get(i).copied().unwrap_or(Align::Left)).concat()
 }
 
 /// One line per steady-state wait of `x` (fio's `ss`, each job of each

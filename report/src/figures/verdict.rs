@@ -1,14 +1,16 @@
 //! The acceptance verdict of documents (`ResultDoc::acceptance`, see
-//! `bench_core::acceptance`) as the report shows it: the console's verdict
+//! `bench_core::verdict::acceptance`) as the report shows it: the console's verdict
 //! block and every check that did not pass (`show`), a row per disk at a
 //! glance (`html`), and verdicts counted by model with every failed disk
 //! and its reason (`compare`, `fleet`). A document without `acceptance`
 //! (from a bootbench before verdicts) shows no verdict and says so.
 
-use bench_core::acceptance::verdict_block;
-use bench_core::console::safe_lines;
-use bench_core::result::{Acceptance, Check, CheckRule, ResultDoc, Status, TargetInfo, TargetVerdict, Verdict};
+use bench_core::document::result::{
+    Acceptance, Check, CheckRule, ResultDoc, Status, TargetInfo, TargetVerdict, Verdict,
+};
 use bench_core::spec::Workload;
+use bench_core::verdict::acceptance::verdict_block;
+use bench_core::vocab::console::safe_lines;
 
 use crate::read::Loaded;
 
@@ -104,7 +106,7 @@ pub const GLANCE_FIGURES: [(Workload, &str); 4] = [
 ];
 
 /// The figure [`Glance`] takes from a test of `w` (one of [`GLANCE_FIGURES`]).
-fn glance_figure(w: Workload, x: &bench_core::result::TestResult) -> Option<f64> {
+fn glance_figure(w: Workload, x: &bench_core::document::result::TestResult) -> Option<f64> {
     let s = &x.summary;
     match w {
         Workload::SeqRead => s.read_bytes_per_sec,

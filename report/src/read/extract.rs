@@ -1,4 +1,4 @@
-//! `extract LOG`: cut every result frame (`bench_core::frame`) out of a
+//! `extract LOG`: cut every result frame (`bench_core::document::frame`) out of a
 //! serial console or IPMI SOL capture, verify its length and CRC-32 and its
 //! boot's nonce, and write each good document under the name its header
 //! gives, as bootbench-qemu does (the last path component of `name=`,
@@ -8,7 +8,7 @@
 //! ([`crate::output::write_numbered`], which also says how the file is
 //! written: a temporary file created exclusively, then linked).
 //!
-//! No document is held: every frame is checked by `bench_core::frame::scan`
+//! No document is held: every frame is checked by `bench_core::document::frame::scan`
 //! (length, CRC-32, inflated a window at a time), and each frame taken is
 //! decoded again straight into its temporary file (`Checked::write_to`,
 //! checked again on the way; the file is removed if it fails). A frame
@@ -23,18 +23,18 @@
 //! written all the same.
 //!
 //! The lines of [`Extracted`] quote the log (frame names) as it is: print
-//! them through `bench_core::console::safe`.
+//! them through `bench_core::vocab::console::safe`.
 
 use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use bench_core::frame::{self, Frame, FrameError, Nonce, Options, Scanned, Stop};
+use bench_core::document::frame::{self, Frame, FrameError, Nonce, Options, Scanned, Stop};
 
 use crate::output::{self, NAME_MAX};
 
-pub use bench_core::frame::Found;
+pub use bench_core::document::frame::Found;
 
 /// Every frame of `log` with the line it starts on, verified
 /// ([`frame::scan`]: no document held).
@@ -70,7 +70,7 @@ pub fn file_name_for(header_name: &str) -> Result<String, String> {
     let escaped = |c: char| {
         let mut buf = [0; 4];
         let one: &str = c.encode_utf8(&mut buf);
-        c != '\\' && bench_core::console::safe(one) != one
+        c != '\\' && bench_core::vocab::console::safe(one) != one
     };
     if let Some(c) = name.chars().find(|&c| escaped(c)) {
         return Err(format!("the name holds a control character (U+{:04X})", u32::from(c)));
@@ -102,7 +102,7 @@ pub struct Extracted {
 pub const V1_HINT: &str = "a log of bootbench before version-2 frames can be read with --accept-v1";
 
 /// Extract every frame of `log` (read from `log_name`, used in messages)
-/// into `dir`, which is created if needed, by `bench_core::frame`'s rule
+/// into `dir`, which is created if needed, by `bench_core::document::frame`'s rule
 /// with `opts` (see the module doc). An error is a directory that cannot
 /// be created: nothing could be written.
 pub fn extract(log_name: &str, log: &str, dir: &Path, opts: Options) -> Result<Extracted, String> {

@@ -3,7 +3,7 @@
 //! model ([`host_model`]). `fleet`, the exports and OCP TV name machines
 //! the same way.
 
-use bench_core::result::Host;
+use bench_core::document::result::Host;
 
 use crate::read::Loaded;
 

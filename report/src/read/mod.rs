@@ -18,7 +18,7 @@ pub mod machine;
 
 use std::path::Path;
 
-use bench_core::result::{ResultDoc, SCHEMA};
+use bench_core::document::result::{ResultDoc, SCHEMA};
 use serde_json::Value;
 
 /// A result document read from a file.

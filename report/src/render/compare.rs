@@ -8,8 +8,8 @@
 //! listed. A test that was skipped or failed on either side shows its status
 //! in place of the figure and no ratio.
 
-use bench_core::analysis::Metric;
-use bench_core::result::{Analysis, ResultDoc, TargetInfo, TestResult};
+use bench_core::document::result::{Analysis, ResultDoc, TargetInfo, TestResult};
+use bench_core::verdict::analysis::Metric;
 
 use crate::figures::metric::{main_step, metric_label, metric_plain, percentile};
 use crate::figures::text::{self, table, Align};
@@ -314,7 +314,11 @@ fn target_tests(da: &ResultDoc, db: &ResultDoc, ta: &TargetInfo, tb: &TargetInfo
 
 /// A share as a bar of 10 and its percentage: `|#####     |  50%`.
 fn share_bar(share: f64) -> String {
-    format!("{} {:>3.0}%", bench_core::table::share_bar(share, 10), share * 100.0)
+    format!(
+        "{} {:>3.0}%",
+        bench_core::verdict::table::share_bar(share, 10),
+        share * 100.0
+    )
 }
 
 /// The members of two matched analysis lines side by side, in member
@@ -447,7 +451,7 @@ fn analysis(da: &ResultDoc, db: &ResultDoc, m: &Matching) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::result::StackInfo;
+    use bench_core::document::result::StackInfo;
 
     fn t(path: &str, serial: Option<&str>) -> TargetInfo {
         TargetInfo {
@@ -461,7 +465,7 @@ mod tests {
     /// each share and the time busy; a side without accounting shows `-`.
     #[test]
     fn members_of_matched_lines_side_by_side() {
-        use bench_core::result::MemberShare;
+        use bench_core::document::result::MemberShare;
         let m = |path: &str, share: f64, utilization: f64| MemberShare {
             path: path.into(),
             share,
@@ -470,11 +474,11 @@ mod tests {
             write_bytes: 0,
         };
         let line = |members| Analysis {
-            kind: bench_core::result::AnalysisKind::Array,
+            kind: bench_core::document::result::AnalysisKind::Array,
             target: "/dev/md0".into(),
             test: "seq".into(),
             workload: bench_core::spec::Workload::SeqRead,
-            metric: bench_core::result::Metric::ReadBps,
+            metric: bench_core::document::result::Metric::ReadBps,
             measured: 1.0,
             expected: 1.0,
             efficiency: 1.0,
@@ -513,7 +517,7 @@ mod tests {
     fn matching_by_serial_then_stack_then_path() {
         let mut md_a = t("/dev/md127", None);
         md_a.stack = Some(StackInfo {
-            kind: bench_core::result::StackClass::Md,
+            kind: bench_core::document::result::StackClass::Md,
             name: "r0".into(),
             ..StackInfo::default()
         });

@@ -36,13 +36,19 @@ pub fn stderr(o: &Output) -> String {
 
 /// Compare `got` with the golden file `name`, or rewrite it under UPDATE_GOLDEN=1.
 ///
-/// The console table's first lines are bench-core's (`bench_core::table`,
+/// The console table's first lines are bench-core's (`bench_core::verdict::table`,
 /// tested there): they stand as placeholders in the golden files, so a
 /// change of their wording there does not break these tests.
 pub fn golden(name: &str, got: &str) {
     let got = &got
-        .replace(bench_core::table::UNIT_LINE, "<bench_core::table::UNIT_LINE>")
-        .replace(bench_core::table::ANALYSIS_LINE, "<bench_core::table::ANALYSIS_LINE>");
+        .replace(
+            bench_core::verdict::table::UNIT_LINE,
+            "<bench_core::verdict::table::UNIT_LINE>",
+        )
+        .replace(
+            bench_core::verdict::table::ANALYSIS_LINE,
+            "<bench_core::verdict::table::ANALYSIS_LINE>",
+        );
     let path = fixtures().join("golden").join(name);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         fs::write(&path, got).expect("write golden");
@@ -107,7 +113,7 @@ pub struct Scanned {
     /// The scanned target's path.
     pub path: String,
     /// The scan as recorded.
-    pub scan: bench_core::result::SurfaceScan,
+    pub scan: bench_core::document::result::SurfaceScan,
 }
 
 /// The 256 MiB HDD the surface scan tests plant their faults on: three
@@ -118,16 +124,16 @@ pub const SCAN_BAD: [u64; 3] = [100 * (1 << 20) + 4096, 100 * (1 << 20) + 8192, 
 pub const SCAN_SLOW: u64 = 70 * (1 << 20) + 512;
 
 /// The 4-disk run ([`QEMU4`]) with a surface scan of its SATA HDD
-/// (`/dev/sdb`), made by `bench_core::scan` on the simulated disk and
-/// recorded by `bench_core::scan::record`, as the run makes and records
+/// (`/dev/sdb`), made by `bench_core::passes::scan` on the simulated disk and
+/// recorded by `bench_core::passes::scan::record`, as the run makes and records
 /// one; `error` makes it a scan that ended in that error, `model` sets the
 /// disk's model.
 pub fn scanned_document(error: Option<&str>, model: Option<&str>) -> Scanned {
+    use bench_core::engine::runner::Stop;
+    use bench_core::engine::sim::{SimDisk, SimModel};
     use bench_core::io::{Access, OpenSpec, Target};
-    use bench_core::runner::Stop;
-    use bench_core::scan::{record, scan, ScanSpec, WHOLE};
-    use bench_core::sim::{SimDisk, SimModel};
-    use bench_core::units::Nanos;
+    use bench_core::passes::scan::{record, scan, ScanSpec, WHOLE};
+    use bench_core::vocab::units::Nanos;
 
     let mut disk = SimDisk::new(SimModel::hdd(256 << 20), false);
     disk.fail_at = SCAN_BAD.to_vec();
@@ -150,7 +156,7 @@ pub fn scanned_document(error: Option<&str>, model: Option<&str>) -> Scanned {
     let out = scan(&spec, &mut q, &disk.clock, &Stop::new(), &mut |_, _| {}).expect("the scan");
     let mut rec = record(&spec, &out);
     if let Some(e) = error {
-        (rec.end, rec.error) = (bench_core::result::ScanEndState::Error, Some(e.into()));
+        (rec.end, rec.error) = (bench_core::document::result::ScanEndState::Error, Some(e.into()));
     }
     let mut doc: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(fixtures().join(QEMU4)).expect("the 4-disk run")).expect("JSON");
@@ -176,9 +182,9 @@ pub fn scanned_document(error: Option<&str>, model: Option<&str>) -> Scanned {
 /// default rules, plus, when `floor`, a floor of 1 TB/s on seq_read for
 /// model `QEMU HARDDISK` (the SATA disk fails it); as JSON text.
 pub fn with_verdict(floor: bool) -> String {
-    use bench_core::acceptance::{evaluate, DiskFilter, Limit, Rules, Severity};
+    use bench_core::verdict::acceptance::{evaluate, DiskFilter, Limit, Rules, Severity};
     let text = fs::read_to_string(fixtures().join(HEALTH)).unwrap();
-    let mut doc: bench_core::result::ResultDoc = serde_json::from_str(&text).unwrap();
+    let mut doc: bench_core::document::result::ResultDoc = serde_json::from_str(&text).unwrap();
     let mut rules = Rules::defaults();
     if floor {
         rules.from_config = true;
@@ -190,7 +196,7 @@ pub fn with_verdict(floor: bool) -> String {
                 model: Some("QEMU HARDDISK".into()),
                 ..DiskFilter::default()
             },
-            floors: vec![(bench_core::result::Metric::ReadBps, 1e12)],
+            floors: vec![(bench_core::document::result::Metric::ReadBps, 1e12)],
             ceilings: Vec::new(),
             severity: Severity::Fail,
         });

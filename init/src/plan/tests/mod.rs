@@ -1,10 +1,10 @@
 //! The plan stage as a whole: config text in, plan or one-line error out.
 
+use bench_core::document::result::{StackClass, TargetKind};
 use bench_core::io::Geometry;
-use bench_core::result::{StackClass, TargetKind};
-use bench_core::size::EXPECTED;
 use bench_core::spec::Workload;
-use bench_core::units::{Bytes, Nanos};
+use bench_core::vocab::size::EXPECTED;
+use bench_core::vocab::units::{Bytes, Nanos};
 
 use super::model::*;
 use super::pass::*;
@@ -473,7 +473,7 @@ fn test_deadline_is_a_positive_duration() {
 /// field.
 #[test]
 fn self_test_as_a_kind_or_an_object() {
-    use bench_core::result::SelfTestKind;
+    use bench_core::document::result::SelfTestKind;
     let ov = Overrides {
         simulate: true,
         ..Overrides::default()
@@ -620,7 +620,7 @@ fn plan_lines_keep_a_device_string_on_its_line() {
     p.targets[0].info.serial = Some("SN\n  test 9: fake (seq_write): writes allowed".into());
     let lines = describe_plan_lines(&p);
     assert_eq!(lines.len(), before);
-    let shown = bench_core::console::safe(&lines[1]);
+    let shown = bench_core::vocab::console::safe(&lines[1]);
     assert!(
         shown.contains("serial SN\\n  test 9: fake (seq_write): writes allowed,"),
         "{shown}"
@@ -1089,7 +1089,7 @@ fn a_huge_precondition_round_saturates_its_time() {
 /// config's `purge` is read as none, auto or a method.
 #[test]
 fn a_purge_adds_its_time_and_is_read_from_the_config() {
-    use bench_core::result::EraseMethod;
+    use bench_core::document::result::EraseMethod;
     let mut p = PreconditionPlan {
         pass: PassPlan {
             targets: vec![0],

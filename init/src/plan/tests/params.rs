@@ -7,8 +7,8 @@ use super::*;
 /// into the steps; off by default, as fio.
 #[test]
 fn engine_params_apply_with_fios_names() {
-    use bench_core::cpus::CpuSet;
     use bench_core::spec::CpusPolicy;
+    use bench_core::vocab::cpus::CpuSet;
     let c = raw(
         r#"{"tests":[{"workload":"rand_read","hipri":true,"sqthread_poll":true,"sqthread_poll_cpu":1,
             "cpus_allowed":" 0-1 ","cpus_allowed_policy":"split","jobs":2,"iodepth_batch_submit":4},
@@ -36,14 +36,14 @@ fn engine_params_apply_with_fios_names() {
         logical_block: 512,
         physical_block: 4096,
     };
-    let steps = bench_core::plan::expand(&t[0].0, &geom).unwrap();
+    let steps = bench_core::engine::plan::expand(&t[0].0, &geom).unwrap();
     let e = &steps[0].engine;
     assert_eq!(
         (e.hipri, e.sqthread_poll, e.sqthread_poll_cpu, e.cpus_allowed.clone()),
         (true, true, Some(1), vec![0, 1])
     );
     assert_eq!(e.iodepth_batch_submit, 4);
-    let plain = bench_core::plan::expand(&t[1].0, &geom).unwrap();
+    let plain = bench_core::engine::plan::expand(&t[1].0, &geom).unwrap();
     assert_eq!(
         plain[0].engine.iodepth_batch_submit, 1,
         "each request submitted on its own by default, as fio's iodepth_batch_submit=1"
@@ -155,7 +155,7 @@ fn engine_params_from_the_defaults_apply_where_they_fit() {
     );
     let c = raw(r#"{"profile":"quick","defaults":{"hipri":true}}"#);
     for (s, _) in tests_of(&c, c.profile.as_deref()).unwrap() {
-        let buffered = bench_core::plan::buffered(s.workload, &s.params);
+        let buffered = bench_core::engine::plan::buffered(s.workload, &s.params);
         assert_eq!(s.params.hipri, !buffered, "{}", s.name);
     }
 }
@@ -214,7 +214,7 @@ fn runtime_zero_means_no_time_bound() {
             logical_block: 512,
             physical_block: 4096,
         };
-        let e = bench_core::plan::expand(&t[0].0, &g).unwrap_err().to_string();
+        let e = bench_core::engine::plan::expand(&t[0].0, &g).unwrap_err().to_string();
         assert!(
             e.starts_with("runtime = 0") && e.contains("a runtime or a size bound"),
             "{e}"
@@ -360,7 +360,7 @@ fn defaults_seed_and_names() {
 #[test]
 fn steady_state_params_apply_with_fios_names() {
     use bench_core::spec::{SteadyCriterion, SteadySpec};
-    use bench_core::units::Nanos;
+    use bench_core::vocab::units::Nanos;
     let c = raw(r#"{"defaults":{"ss":"iops_slope:0.5%","ss_dur":"10s"},
             "tests":[{"workload":"rand_write","ss_ramp":"5s"},
             {"workload":"seq_read","ss":"bw:20%","ss_dur":"3s","ss_interval":"500ms","ss_max":"1m"},
@@ -400,7 +400,7 @@ fn steady_state_params_apply_with_fios_names() {
         logical_block: 512,
         physical_block: 4096,
     };
-    let steps = bench_core::plan::expand(&t[0].0, &geom).unwrap();
+    let steps = bench_core::engine::plan::expand(&t[0].0, &geom).unwrap();
     assert_eq!(steps[0].steady, Some(s(0)));
     // The wait is inside the test's deadline.
     let plain = bench_core::spec::TestSpec {
@@ -410,9 +410,9 @@ fn steady_state_params_apply_with_fios_names() {
         },
         ..t[0].0.clone()
     };
-    let without = bench_core::plan::deadline(&bench_core::plan::expand(&plain, &geom).unwrap());
+    let without = bench_core::engine::plan::deadline(&bench_core::engine::plan::expand(&plain, &geom).unwrap());
     assert_eq!(
-        bench_core::plan::deadline(&steps).0 - without.0,
+        bench_core::engine::plan::deadline(&steps).0 - without.0,
         2 * s(0).ss_max.0,
         "twice each step's budget"
     );

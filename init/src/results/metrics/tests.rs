@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-use bench_core::result::{Acceptance, Check, CheckRule, TargetVerdict};
+use bench_core::document::result::{Acceptance, Check, CheckRule, TargetVerdict};
 
 /// The report's fixture of two disks, one with a read error: its tests
 /// are (vda: seqrd_1m error, seqwr_1m skipped, rndrd_4k ok; vdb:

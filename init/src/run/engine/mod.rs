@@ -11,7 +11,7 @@
 //!   one of them as a [`DevQueue`]), implementing `bench_core::io::IoQueue`;
 //! - `pin.rs`: pinning a job's thread to its CPUs (`cpus_allowed`);
 //! - `runner.rs`: [`ThreadedRunner::new`]`(Arc<DevTarget>)` implementing
-//!   `bench_core::runner::StepRunner` (its steps can be abandoned when a
+//!   `bench_core::engine::runner::StepRunner` (its steps can be abandoned when a
 //!   device hangs: see [`ThreadedRunner`]), the run's [`STOP`] and the
 //!   [`with_deadline`] watchdog;
 //! - here: [`MonoClock`] implementing `bench_core::io::Clock`
@@ -22,7 +22,7 @@ use std::io;
 use std::time::Instant;
 
 use bench_core::io::Clock;
-use bench_core::units::Nanos;
+use bench_core::vocab::units::Nanos;
 
 mod pin;
 mod queue;

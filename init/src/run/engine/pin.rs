@@ -5,7 +5,7 @@
 use std::io;
 use std::path::Path;
 
-use bench_core::cpus::{format_cpu_list, parse_cpu_list};
+use bench_core::vocab::cpus::{format_cpu_list, parse_cpu_list};
 use nix::errno::Errno;
 
 use crate::sys::cpu;
@@ -100,7 +100,7 @@ pub fn pin(sys: &Path, cpus: &[u32]) -> Result<(), PinError> {
 mod tests {
     use super::*;
     use crate::sysfs;
-    use bench_core::cpus::MAX_CPUS;
+    use bench_core::vocab::cpus::MAX_CPUS;
 
     /// A fixture's list of online CPUs is read from under its root.
     #[test]

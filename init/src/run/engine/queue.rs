@@ -8,8 +8,8 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use bench_core::document::result::EngineInfo;
 use bench_core::io::{Completion, IoError, IoQueue, IoReq, Op};
-use bench_core::result::EngineInfo;
 
 use super::errno_of;
 use crate::sys::buf::AlignedBuf;
@@ -427,15 +427,17 @@ mod tests {
         let t = lo.target(false);
         use bench_core::spec::Workload;
         for w in [Workload::CachedRead, Workload::BufferedRead, Workload::DirectRead] {
-            let ts = bench_core::spec::TestSpec::new("t", w, |p| p.bs = bench_core::units::Bytes(2 * MIB));
-            let mut step = bench_core::plan::expand(&ts, &t.geometry()).expect("plan").remove(0);
+            let ts = bench_core::spec::TestSpec::new("t", w, |p| p.bs = bench_core::vocab::units::Bytes(2 * MIB));
+            let mut step = bench_core::engine::plan::expand(&ts, &t.geometry())
+                .expect("plan")
+                .remove(0);
             step.limit = Limit {
                 runtime: None,
                 bytes: None,
                 ios: Some(2),
                 min_ios: 0,
             };
-            bench_core::runner::prepare(&step, &t, &MonoClock::new(), &Stop::new()).expect("prepare");
+            bench_core::engine::runner::prepare(&step, &t, &MonoClock::new(), &Stop::new()).expect("prepare");
             let len = u32::try_from(2 * MIB).expect("fits");
             let mut q = t.open(&spec(step.access, false, 1, len)).expect("queue");
             let out = runner::run_job(&step, 0, &mut q, &MonoClock::new(), &Stop::new(), &mut |_| {}).expect("run");
@@ -473,7 +475,7 @@ mod tests {
                 let req = g.next_req();
                 let on_disk = lo.backing(req.offset, 4096);
                 assert_eq!(
-                    bench_core::verify::first_mismatch(step.seed, req.offset, &on_disk),
+                    bench_core::engine::verify::first_mismatch(step.seed, req.offset, &on_disk),
                     None,
                     "QD{iodepth}: offset {}",
                     req.offset

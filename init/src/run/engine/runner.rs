@@ -6,11 +6,11 @@
 use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use bench_core::document::result::StepResult;
+use bench_core::engine::runner::{self, open_spec, JobOutcome, Progress, StepRunner, Stop, StopReason};
 use bench_core::io::{IoError, Op, Target};
-use bench_core::result::StepResult;
-use bench_core::runner::{self, open_spec, JobOutcome, Progress, StepRunner, Stop, StopReason};
 use bench_core::spec::Step;
-use bench_core::units::Nanos;
+use bench_core::vocab::units::Nanos;
 
 use super::pin;
 use super::target::no_req;
@@ -241,7 +241,7 @@ fn open_job<T: Target>(target: &T, step: &Step, job: u32) -> Result<T::Queue, Jo
                 libc::EINVAL,
                 format!(
                     "sqthread_poll_cpu {c}: CPU {c} is not online on this machine (online: {}); errno {} (EINVAL)",
-                    bench_core::cpus::format_cpu_list(&online),
+                    bench_core::vocab::cpus::format_cpu_list(&online),
                     libc::EINVAL
                 ),
             ));
@@ -598,7 +598,7 @@ mod tests {
         (step.bs, step.access, step.prepare) = (bs, Access::Buffered, Prepare::DropCaches);
         (step.fsync_freq, step.flush_at_end) = (Some(100), true);
         let rw = Arc::new(lo.target(true));
-        bench_core::runner::prepare(&step, &*rw, &MonoClock::new(), &Stop::new()).expect("drop the cache");
+        bench_core::engine::runner::prepare(&step, &*rw, &MonoClock::new(), &Stop::new()).expect("drop the cache");
         let r = ThreadedRunner::new(Arc::clone(&rw))
             .run_step(&step, &Stop::new(), &mut |_| {})
             .expect("step");
@@ -794,7 +794,7 @@ mod tests {
         assert_eq!(by_job, want, "job 0 ran to its bound, job 1 stopped at its error");
         let spec = bench_core::spec::TestSpec::new("t", bench_core::spec::Workload::RandRead, |_| {});
         let t = runner::run_test(&spec, "flaky", &[step], &mut r, &Stop::new(), &mut |_| {});
-        let bench_core::result::Status::Error {
+        let bench_core::document::result::Status::Error {
             errno, offset, message, ..
         } = &t.status
         else {
@@ -915,7 +915,7 @@ mod tests {
             step.engine.hipri = true;
             let t = one_test(&mut r, &step);
             match &t.status {
-                bench_core::result::Status::Error { errno, message, .. } => {
+                bench_core::document::result::Status::Error { errno, message, .. } => {
                     assert_eq!(*errno, libc::EOPNOTSUPP, "{message}");
                     assert!(
                         message.starts_with("hipri: the kernel refused polled I/O on this target")
@@ -924,7 +924,7 @@ mod tests {
                         "{message}"
                     );
                 }
-                bench_core::result::Status::Ok => {
+                bench_core::document::result::Status::Ok => {
                     let e = t.steps[0].engine.as_ref().expect("engine");
                     assert!(e.setup_flags.contains(&"IOPOLL".to_string()), "{e:?}");
                 }
@@ -1045,14 +1045,14 @@ mod tests {
     /// a message naming it and the online CPUs.
     #[test]
     fn an_absent_cpu_is_an_error_at_run_time() {
-        let absent = bench_core::cpus::MAX_CPUS - 1;
+        let absent = bench_core::vocab::cpus::MAX_CPUS - 1;
         let probe = Arc::new(Probe::default());
         let seen = Arc::clone(&probe.seen);
         let mut r = ThreadedRunner::new(probe);
         let mut step = rand_step(100, 1, 2, 20);
         step.engine.cpus_allowed = vec![0, absent];
         let t = one_test(&mut r, &step);
-        let bench_core::result::Status::Error { errno, message, .. } = &t.status else {
+        let bench_core::document::result::Status::Error { errno, message, .. } = &t.status else {
             panic!("{:?}", t.status)
         };
         assert_eq!(*errno, libc::EINVAL);
@@ -1067,7 +1067,7 @@ mod tests {
         step.engine.sqthread_poll = true;
         step.engine.sqthread_poll_cpu = Some(absent);
         let t = one_test(&mut r, &step);
-        let bench_core::result::Status::Error { errno, message, .. } = &t.status else {
+        let bench_core::document::result::Status::Error { errno, message, .. } = &t.status else {
             panic!("{:?}", t.status)
         };
         assert_eq!(*errno, libc::EINVAL);
@@ -1077,6 +1077,6 @@ mod tests {
         );
         // The next test's error says nothing of these.
         let ok = one_test(&mut r, &rand_step(100, 1, 1, 5));
-        assert_eq!(ok.status, bench_core::result::Status::Ok);
+        assert_eq!(ok.status, bench_core::document::result::Status::Ok);
     }
 }

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bench_core::io::{Access, Geometry, IoError, IoReq, Op, OpenSpec, Target};
-use bench_core::rng::Rng;
-use bench_core::units::Nanos;
+use bench_core::vocab::rng::Rng;
+use bench_core::vocab::units::Nanos;
 use nix::errno::Errno;
 use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
 

@@ -5,10 +5,10 @@
 pub(super) use std::fs::File;
 pub(super) use std::path::PathBuf;
 
+pub(super) use bench_core::engine::runner::{self, StepRunner, Stop};
 pub(super) use bench_core::io::{Access, Completion, Geometry, IoQueue, IoReq, Op, OpenSpec, Target};
-pub(super) use bench_core::runner::{self, StepRunner, Stop};
 pub(super) use bench_core::spec::{Limit, Pattern, Prepare, Step};
-pub(super) use bench_core::units::Nanos;
+pub(super) use bench_core::vocab::units::Nanos;
 
 pub(super) use super::hung::Hung;
 pub(super) use super::{DevQueue, DevTarget, MonoClock, ThreadedRunner};
@@ -171,7 +171,7 @@ pub(super) fn rand_step(read_pct: u8, iodepth: u32, jobs: u32, ios: u64) -> Step
     }
 }
 
-pub(super) fn one_test(r: &mut dyn StepRunner, step: &Step) -> bench_core::result::TestResult {
+pub(super) fn one_test(r: &mut dyn StepRunner, step: &Step) -> bench_core::document::result::TestResult {
     let spec = bench_core::spec::TestSpec::new("t", bench_core::spec::Workload::RandRead, |_| {});
     runner::run_test(&spec, "loop", std::slice::from_ref(step), r, &Stop::new(), &mut |_| {})
 }

@@ -220,7 +220,7 @@ fn dev_kmsg_of_a_file_reads_from_its_end() {
 #[test]
 fn the_run_attributes_lines_to_the_test_running() {
     use crate::plan::{self, Overrides};
-    use bench_core::runner::{SerialRunner, Stop};
+    use bench_core::engine::runner::{SerialRunner, Stop};
     let raw = plan::parse(
         r#"{"tests":[{"workload":"rand_read","runtime":"50ms"},{"workload":"seq_read","runtime":"50ms"}],
             "targets":["sim:ssd:64M"]}"#,
@@ -300,26 +300,30 @@ fn the_new_fields_are_valid_against_the_schema() {
     doc.kernel_log = lines;
     doc.kernel_log_status = Some(status);
     let v = |p: &str, size: u64| {
-        bench_core::capacity::ata_visible(&{
+        bench_core::device::capacity::ata_visible(&{
             let mut page = [0u8; 512];
             page[166..168].copy_from_slice(&0x7400u16.to_le_bytes());
             page[200..208].copy_from_slice(&(size / 512).to_le_bytes());
             page
         })
-        .map(|vis| bench_core::result::TargetInfo {
+        .map(|vis| bench_core::document::result::TargetInfo {
             path: p.into(),
-            hidden_capacity: Some(bench_core::capacity::ata_hidden(
+            hidden_capacity: Some(bench_core::device::capacity::ata_hidden(
                 vis,
                 Ok(size / 512 - 1),
                 Err("refused".into()),
             )),
-            ..bench_core::result::TargetInfo::default()
+            ..bench_core::document::result::TargetInfo::default()
         })
         .unwrap()
     };
     doc.targets.push(v("/dev/sda", 64 << 20));
     let mut nvme = v("/dev/nvme0n1", 1 << 20);
-    nvme.hidden_capacity = Some(bench_core::capacity::nvme_hidden(1 << 20, Ok((0, 0)), Vec::new()));
+    nvme.hidden_capacity = Some(bench_core::device::capacity::nvme_hidden(
+        1 << 20,
+        Ok((0, 0)),
+        Vec::new(),
+    ));
     doc.targets.push(nvme);
     let s: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
@@ -335,6 +339,6 @@ fn the_new_fields_are_valid_against_the_schema() {
     assert_eq!(j["targets"][0]["hidden_capacity"]["hidden_bytes"], 0);
     let errors: Vec<String> = validator.iter_errors(&j).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}");
-    let back: bench_core::result::ResultDoc = serde_json::from_value(j).unwrap();
+    let back: bench_core::document::result::ResultDoc = serde_json::from_value(j).unwrap();
     assert_eq!(back, doc);
 }

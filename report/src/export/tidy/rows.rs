@@ -2,7 +2,7 @@
 //! figure of a document with the identity of its machine, disk and run, and
 //! one row per document (see the module doc of [`super`]).
 
-use bench_core::result::{
+use bench_core::document::result::{
     Acceptance, DirStats, LatStats, ResultDoc, Status, StepResult, TargetInfo, TargetKind, TestResult, Verdict,
 };
 use bench_core::spec::Workload;
@@ -60,7 +60,7 @@ impl RunId {
 /// A target's `target_kind` (see the module doc).
 pub fn target_kind(t: &TargetInfo) -> String {
     match (&t.stack, t.kind) {
-        (Some(s), _) if s.kind == bench_core::result::StackClass::Md => format!("md {}", s.level),
+        (Some(s), _) if s.kind == bench_core::document::result::StackClass::Md => format!("md {}", s.level),
         (Some(s), _) => s.level.to_string(),
         (None, TargetKind::Block) => "disk".into(),
         (None, k) => k.name().to_owned(),

@@ -21,10 +21,10 @@
 //!   that all say so would be one.
 //! - Groups: every whole disk (no array or layer) of every document with a
 //!   known model and firmware, by disk model and firmware
-//!   (as [`bench_core::analysis::fleet`] groups them, with its median and
+//!   (as [`bench_core::verdict::analysis::fleet`] groups them, with its median and
 //!   outlier rule, each disk named by index: [`Group`]), and by the
 //!   machine's model (DMI vendor and product) with the disk's model and
-//!   firmware (as [`bench_core::analysis::fleet_by`]): within a host model, disks of
+//!   firmware (as [`bench_core::verdict::analysis::fleet_by`]): within a host model, disks of
 //!   another model are not compared, so a machine with an SSD and a hard
 //!   disk does not make the disk an outlier. For each test and figure: how
 //!   many disks on how many machines, the median, the spread, and the
@@ -44,7 +44,7 @@
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
-use bench_core::analysis::{DiskModel, OUTLIER_BELOW};
+use bench_core::verdict::analysis::{DiskModel, OUTLIER_BELOW};
 
 use crate::figures::metric::{metric_label, metric_plain};
 use crate::figures::text::{self, table, Align};

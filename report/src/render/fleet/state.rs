@@ -24,9 +24,9 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bench_core::analysis::{is_outlier, median, metrics, DiskModel, Metric};
-use bench_core::result::{Acceptance, Check, CheckRule, Status, TargetVerdict, Verdict};
+use bench_core::document::result::{Acceptance, Check, CheckRule, Status, TargetVerdict, Verdict};
 use bench_core::spec::Workload;
+use bench_core::verdict::analysis::{is_outlier, median, metrics, DiskModel, Metric};
 use rayon::prelude::*;
 
 use super::{natural_cmp, Machine};
@@ -133,7 +133,7 @@ impl Digest {
             .iter()
             .filter(|t| t.stack.is_none())
             .map(|t| {
-                let tests = bench_core::result::ResultDoc::tests_of(&by_target, &t.path);
+                let tests = bench_core::document::result::ResultDoc::tests_of(&by_target, &t.path);
                 let mut figures = Vec::new();
                 for x in tests.iter().filter(|x| x.status == Status::Ok) {
                     for &m in metrics(x.workload) {
@@ -658,7 +658,7 @@ pub enum Cell {
     Figure {
         /// The value.
         value: f64,
-        /// More than [`bench_core::analysis::OUTLIER_BELOW`] below its
+        /// More than [`bench_core::verdict::analysis::OUTLIER_BELOW`] below its
         /// group's median.
         outlier: bool,
     },
@@ -698,7 +698,7 @@ impl Entry {
 
 /// The disks of one key (a disk model and firmware, or a host model with
 /// them) with one test's figure each, over all the documents: bench-core's
-/// fleet group ([`bench_core::analysis::FleetGroup`]) with its disks named
+/// fleet group ([`bench_core::verdict::analysis::FleetGroup`]) with its disks named
 /// by index, so a fleet of any size keeps a few bytes per figure.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group<K> {
@@ -1143,7 +1143,7 @@ pub fn outliers(cells: &[Cell]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::analysis::fleet;
+    use bench_core::verdict::analysis::fleet;
 
     fn fixtures() -> Vec<Loaded> {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -1165,7 +1165,7 @@ mod tests {
     #[test]
     fn groups_from_digests_are_bench_cores() {
         let docs = fixtures();
-        let refs: Vec<&bench_core::result::ResultDoc> = docs.iter().map(|l| &l.doc).collect();
+        let refs: Vec<&bench_core::document::result::ResultDoc> = docs.iter().map(|l| &l.doc).collect();
         let want = fleet(&refs);
         let f = Fleet::new(&docs);
         assert!(!want.is_empty(), "the fixtures form groups");
@@ -1239,7 +1239,7 @@ mod tests {
     /// their model and verdict.
     #[test]
     fn slim_acceptance_keeps_what_the_verdicts_show() {
-        use bench_core::result::{Check, CheckRule};
+        use bench_core::document::result::{Check, CheckRule};
         let check = |verdict, message: &str| Check {
             rule: CheckRule::Limit,
             verdict,

@@ -5,9 +5,9 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
-use bench_core::analysis::{metrics, Metric};
-use bench_core::result::{Analysis, AnalysisKind, DirStats, ResultDoc, Status, TargetInfo, TestResult};
+use bench_core::document::result::{Analysis, AnalysisKind, DirStats, ResultDoc, Status, TargetInfo, TestResult};
 use bench_core::spec::Workload;
+use bench_core::verdict::analysis::{metrics, Metric};
 
 use super::format::{axis_value, escape, fmt_mb, fmt_mbps, fmt_metric, fmt_ns, meter, metric_axis, num, time_unit};
 use super::svg::{

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use bench_core::analysis::{Metric, OUTLIER_BELOW};
+use bench_core::verdict::analysis::{Metric, OUTLIER_BELOW};
 
 use super::format::{axis_value, escape, fmt_metric, metric_axis, num, opt_str};
 use super::svg::{color, decades, figure, legend, nice_ticks, short, svg_open_h, Scale, LOG_SPAN, RIGHT, TOP, W};

@@ -2,7 +2,7 @@
 //! times and rates with their units (MB/s = 10^6 bytes per second, MB = 10^6 bytes, MiB = 2^20
 //! bytes, GB = 10^9 bytes), a metric's axis, and the percentage meters of the members tables.
 
-use bench_core::analysis::Metric;
+use bench_core::verdict::analysis::Metric;
 
 /// `s` with `&`, `<`, `>`, `"` and `'` replaced by character references, so
 /// it is text in element content and in quoted attribute values.

@@ -27,7 +27,7 @@
 //! After the documents' sections, `<section class="fleet" id="fleet">`
 //! holds the last part of what `bootbench-report fleet` prints: the whole
 //! disks of all the documents grouped by model and firmware
-//! ([`bench_core::analysis::fleet`]), per test and figure a `fleet` chart
+//! ([`bench_core::verdict::analysis::fleet`]), per test and figure a `fleet` chart
 //! of every group's disks on one axis, then per group a table (each disk's
 //! figure, the median, the spread, the outliers); the page has no such
 //! section when no model and firmware has two disks that ran the same
@@ -245,7 +245,7 @@ ul.failed-checks li.fail{color:#a00}ul.failed-checks li.warn{color:#856404}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::result::{AnalysisKind, ResultDoc};
+    use bench_core::document::result::{AnalysisKind, ResultDoc};
 
     pub(super) const QUICK: &str = include_str!("../../../tests/fixtures/html/quick-4disks.json");
 
@@ -314,7 +314,7 @@ mod tests {
             a.limited_by = Some(evil.into());
             a.test = format!("{}{evil}", a.test);
             if matches!(a.kind, AnalysisKind::Array | AnalysisKind::Layer) {
-                a.members = vec![bench_core::result::MemberShare {
+                a.members = vec![bench_core::document::result::MemberShare {
                     path: evil.into(),
                     share: 1.0,
                     utilization: 0.5,

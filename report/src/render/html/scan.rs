@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use bench_core::result::{BurnIn, Precondition, ResultDoc, SurfaceScan, TargetInfo};
+use bench_core::document::result::{BurnIn, Precondition, ResultDoc, SurfaceScan, TargetInfo};
 
 use super::charts::{finite_pos, target_name};
 use super::format::{escape, fmt_mbps, num};
@@ -394,7 +394,7 @@ mod tests {
         let mut d = doc(QUICK);
         let old = d.targets[0].path.clone();
         let mut s = crate::figures::scan::test_scan();
-        (s.end, s.error) = (bench_core::result::ScanEndState::Error, Some(evil.into()));
+        (s.end, s.error) = (bench_core::document::result::ScanEndState::Error, Some(evil.into()));
         let t = &mut d.targets[0];
         (t.path, t.model, t.serial) = (evil.into(), Some(evil.into()), Some(evil.into()));
         t.surface_scan = Some(s);
@@ -434,7 +434,7 @@ mod tests {
         for z in &mut s.zones {
             (z.bytes, z.time_ns, z.bytes_per_sec) = (0, 0, None);
         }
-        (s.read_bytes, s.bytes_per_sec, s.end) = (0, None, bench_core::result::ScanEndState::Error);
+        (s.read_bytes, s.bytes_per_sec, s.end) = (0, None, bench_core::document::result::ScanEndState::Error);
         d.targets[1].surface_scan = Some(s);
         let html = render(&[loaded("q.json", d)]);
         assert_eq!(html.matches("<section class=\"surface-scan\"").count(), 1);

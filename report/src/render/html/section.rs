@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use bench_core::result::{ResultDoc, Status};
+use bench_core::document::result::{ResultDoc, Status};
 use bench_core::spec::Workload;
 
 use super::charts::charts;

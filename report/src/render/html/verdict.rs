@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use bench_core::result::Verdict;
+use bench_core::document::result::Verdict;
 
 use super::format::escape;
 use crate::figures::text::mb_per_sec;

@@ -1,7 +1,7 @@
 //! `show`: a result document as text, like the seed posts' tables.
 //!
 //! For each document: the run and the host; the targets; the summary table
-//! of `bench_core::table` (one row per target: cached, buffered, seqrd,
+//! of `bench_core::verdict::table` (one row per target: cached, buffered, seqrd,
 //! seqwr, rndrd, rndwr in MB/s, then the analysis lines when the document
 //! has them) with the test each column takes; the all-at-once runs; then per
 //! target every test's figures, the seek profile, the zone rates outside to
@@ -12,18 +12,18 @@
 //! a number.
 //!
 //! The text goes to a terminal: [`render`] passes its own text through
-//! `bench_core::console::safe_lines` and adds bench-core's (the verdict
+//! `bench_core::vocab::console::safe_lines` and adds bench-core's (the verdict
 //! block, the summary table), already safe, as it is, so that a device
 //! string is escaped once.
 
 use std::collections::BTreeSet;
 
-use bench_core::analysis::Metric;
-use bench_core::console::safe_lines;
-use bench_core::result::{
+use bench_core::document::result::{
     AllAtOnce, DirStats, Figure, ResultDoc, Status, StepResult, SurfaceScan, TargetInfo, TestResult,
 };
 use bench_core::spec::Workload;
+use bench_core::verdict::analysis::Metric;
+use bench_core::vocab::console::safe_lines;
 
 use crate::figures::metric::{lat_percentile, main_step, metric_label, metric_plain};
 use crate::figures::text::{self, table, Align};
@@ -31,7 +31,7 @@ use crate::read::Loaded;
 
 /// The summary table's columns: header, workload, whether the write rate is
 /// shown (the console table's own, so the two never disagree).
-pub use bench_core::table::COLUMNS;
+pub use bench_core::verdict::table::COLUMNS;
 
 /// The latency percentiles shown, in percent.
 pub const PERCENTILES: [f64; 6] = [50.0, 90.0, 95.0, 99.0, 99.9, 99.99];
@@ -61,11 +61,11 @@ pub fn render(loaded: &Loaded) -> String {
     let mut plain = doc.clone();
     plain.analysis.clear();
     plain.health_analysis.clear();
-    out.push_str(&bench_core::table::render(&plain));
+    out.push_str(&bench_core::verdict::table::render(&plain));
     out.push_str(&safe_lines(&columns_legend(doc)));
     if !doc.analysis.is_empty() {
         out.push('\n');
-        out.push_str(&bench_core::table::render_analysis(&doc.analysis));
+        out.push_str(&bench_core::verdict::table::render_analysis(&doc.analysis));
     }
     // The rest is this tool's own text.
     let safe = out;
@@ -119,7 +119,7 @@ pub fn render(loaded: &Loaded) -> String {
 
 /// A disk's health: the headline, before/after/delta, each test's
 /// highest temperature, the SMART attributes.
-fn health_detail(h: &bench_core::result::Health) -> String {
+fn health_detail(h: &bench_core::document::result::Health) -> String {
     let mut out = crate::figures::health::headline(h);
     out.push('\n');
     let mut rows = vec![vec!["figure".into(), "before".into(), "after".into(), "delta".into()]];
@@ -212,7 +212,7 @@ fn surface_scan(s: &SurfaceScan) -> String {
 
 /// A target's burn-in: its facts, a row per pass, and the unwritable,
 /// unreadable and mismatched LBAs ([`crate::figures::burnin`]).
-fn burn_in(b: &bench_core::result::BurnIn) -> String {
+fn burn_in(b: &bench_core::document::result::BurnIn) -> String {
     use crate::figures::{burnin, scan};
     let mut out = String::from("burn-in (MB/s = 10^6 B/s, MiB = 2^20 B, LBA = logical block):\n");
     for (name, value) in burnin::facts(b) {
@@ -235,7 +235,7 @@ fn burn_in(b: &bench_core::result::BurnIn) -> String {
 
 /// A target's preconditioning: its facts, and the rounds as a text chart
 /// (`*` on the last window's rounds) ([`crate::figures::burnin`]).
-fn precondition(p: &bench_core::result::Precondition) -> String {
+fn precondition(p: &bench_core::document::result::Precondition) -> String {
     use crate::figures::burnin;
     let mut out = String::from("preconditioning (MB/s = 10^6 B/s, MiB = 2^20 B, IOPS = writes/s):\n");
     for (name, value) in burnin::precondition_facts(p) {
@@ -290,7 +290,7 @@ fn run_lines(doc: &ResultDoc) -> String {
 }
 
 /// `; booted by UEFI, Secure Boot on, lockdown integrity`, for the facts the document has.
-fn boot_facts(h: &bench_core::result::Host) -> String {
+fn boot_facts(h: &bench_core::document::result::Host) -> String {
     let mut facts = Vec::new();
     if let Some(f) = &h.firmware {
         facts.push(format!("booted by {}", f.to_uppercase()));
@@ -421,7 +421,7 @@ fn indent(s: &str) -> String {
 /// One all-at-once run: each disk's figure together and alone.
 fn all_at_once(doc: &ResultDoc, a: &AllAtOnce) -> String {
     // The analysed figures of the workload, else whichever the results have.
-    let mut metrics: Vec<Metric> = bench_core::analysis::metrics(a.workload).to_vec();
+    let mut metrics: Vec<Metric> = bench_core::verdict::analysis::metrics(a.workload).to_vec();
     if metrics.is_empty() {
         metrics = [Metric::ReadBps, Metric::WriteBps, Metric::ReadIops, Metric::WriteIops]
             .into_iter()
@@ -493,7 +493,7 @@ fn scaling(doc: &ResultDoc, a: &AllAtOnce, metrics: &[Metric]) -> String {
     let mut rows = vec![["disks", "figure", "sum together", "sum alone", "together/alone"]
         .map(String::from)
         .to_vec()];
-    let all = bench_core::result::ScalingPoint {
+    let all = bench_core::document::result::ScalingPoint {
         targets: a.results.iter().map(|r| r.target.clone()).collect(),
         ok: a.results.iter().all(|r| r.status == Status::Ok),
         read_bytes_per_sec: a.results.iter().map(|r| r.summary.read_bytes_per_sec).sum(),
@@ -549,7 +549,7 @@ fn target_detail(t: &TargetInfo, tests: &[&TestResult]) -> String {
         out.push_str(&format!(
             "erase support (the disk's {}; nothing was erased): {}\n",
             e.source,
-            bench_core::erase::summary(e)
+            bench_core::device::erase::summary(e)
         ));
     }
     if tests.is_empty() {
@@ -735,7 +735,7 @@ fn tests_table(tests: &[&TestResult]) -> String {
     out
 }
 
-/// The twins of hdparm, sysbench, dd and diskinfo (`bench_core::profile::tool_figure`)
+/// The twins of hdparm, sysbench, dd and diskinfo (`bench_core::engine::profile::tool_figure`)
 /// that ended ok, each figure in its tool's unit beside MB/s; empty if none.
 /// The per-step rates of `zones` (read) and `slog` (write) get a row each;
 /// `slog`'s also diskinfo -S's time per write (`TS`: `usec/IO`, write and
@@ -750,7 +750,7 @@ fn tool_units(tests: &[&TestResult]) -> String {
             ("write", x.summary.write_bytes_per_sec),
         ] {
             let Some(v) = v else { continue };
-            if let Some(tool) = bench_core::profile::tool_figure(&x.name, v) {
+            if let Some(tool) = bench_core::engine::profile::tool_figure(&x.name, v) {
                 rows.push(vec![x.name.clone(), dir.into(), tool, text::mb_per_sec(v)]);
             }
         }
@@ -760,7 +760,7 @@ fn tool_units(tests: &[&TestResult]) -> String {
             _ => continue,
         };
         for f in &x.summary.per_step {
-            let Some(tool) = bench_core::profile::tool_figure(&x.name, f.value) else {
+            let Some(tool) = bench_core::engine::profile::tool_figure(&x.name, f.value) else {
                 continue;
             };
             let (label, tool) = match x.workload {

@@ -1,9 +1,9 @@
 use super::*;
-use bench_core::result::StackInfo;
+use bench_core::document::result::StackInfo;
 
 #[test]
 fn the_host_line_says_how_the_machine_booted() {
-    let mut h = bench_core::result::Host::default();
+    let mut h = bench_core::document::result::Host::default();
     assert_eq!(boot_facts(&h), "", "an older document: nothing");
     h.firmware = Some("uefi".into());
     h.secure_boot = Some(true);
@@ -69,7 +69,7 @@ fn twins_show_their_tools_units() {
 /// (2^20) as `TS` prints, `kbytes/sec` (2^10) as `TR` prints.
 #[test]
 fn slog_per_size_and_diskinfo_units() {
-    use bench_core::result::Summary;
+    use bench_core::document::result::Summary;
     let doc: ResultDoc =
         serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     let base = doc
@@ -195,9 +195,9 @@ fn passes_and_fills_are_shown() {
 /// several jobs; other tests show nothing of it.
 #[test]
 fn steady_state_waits_are_shown() {
-    use bench_core::result::{SteadyJudged, SteadyWait};
+    use bench_core::document::result::{SteadyJudged, SteadyWait};
     use bench_core::spec::{SteadyCriterion, SteadySpec};
-    use bench_core::units::Nanos;
+    use bench_core::vocab::units::Nanos;
     let mut doc: ResultDoc =
         serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     assert!(!render(&Loaded {
@@ -290,7 +290,7 @@ fn scaling_points_are_shown_under_the_all_at_once_table() {
         t.summary.read_bytes_per_sec = Some(50e6);
     }
     let sum = |k: usize| -> f64 { alone[..k].iter().map(|t| t.summary.read_bytes_per_sec.unwrap()).sum() };
-    let point = bench_core::result::ScalingPoint {
+    let point = bench_core::document::result::ScalingPoint {
         targets: alone[..2].iter().map(|t| t.target.clone()).collect(),
         ok: true,
         read_bytes_per_sec: Some(sum(2) * 0.9),
@@ -385,7 +385,7 @@ fn erase_support_is_a_line_under_its_target() {
         serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
     let mut page = [0u8; 4096];
     (page[256], page[328]) = (0x02, 0x01);
-    doc.targets[0].erase_support = Some(bench_core::erase::nvme(&page));
+    doc.targets[0].erase_support = Some(bench_core::device::erase::nvme(&page));
     let out = render(&Loaded {
         file: "e.json".into(),
         doc: doc.clone(),
@@ -521,13 +521,13 @@ fn a_surface_scan_is_shown_after_its_target() {
 fn stack_words_name_the_build_and_the_mode() {
     let mut t = TargetInfo {
         stack: Some(StackInfo {
-            kind: bench_core::result::StackClass::Md,
+            kind: bench_core::document::result::StackClass::Md,
             name: "r5".into(),
-            level: bench_core::stack::StackLevel::Raid5,
+            level: bench_core::vocab::stack::StackLevel::Raid5,
             members: vec!["/dev/vda".into(), "/dev/vdb".into(), "/dev/vdc".into()],
             chunk_bytes: Some(65536),
             layout: Some("left-symmetric".into()),
-            mode: Some(bench_core::result::StackMode::ReadOnly),
+            mode: Some(bench_core::document::result::StackMode::ReadOnly),
             ..StackInfo::default()
         }),
         ..TargetInfo::default()

@@ -1,0 +1,9 @@
+//! What disks and the kernel say, parsed: SMART and NVMe health, self-tests, hidden capacity, erase support, the kernel's log, on-disk signatures and the GPT.
+
+pub mod capacity;
+pub mod erase;
+pub mod gpt;
+pub mod health;
+pub mod kmsg;
+pub mod selftest;
+pub mod signatures;

@@ -1,0 +1,1046 @@
+//! A write-and-verify burn-in of an area (only ever on a disk the plan
+//! grants for writes): passes that each write every block of the area with
+//! a pattern and read every block back against it.
+//!
+//! - **Sequential** passes are badblocks' `-w` test: one pass per pattern
+//!   (its four by default: 0xaa, 0x55, 0xff, 0x00), the area written from
+//!   its first block to its last with large requests kept `depth` in
+//!   flight, then, once every write has completed, read back in the same
+//!   order and compared.
+//! - **Random** passes are the burn-in OpenStack Ironic runs with fio
+//!   (4 KiB, queue depth 32, every write verified, 4 loops): every block
+//!   written once in an order that a keyed permutation gives (no map of
+//!   the area is kept), with data that depends on the pass's seed and each
+//!   byte's offset ([`crate::engine::verify`]); reads and writes alternate, a read
+//!   going to the next block in the same order whose write has completed,
+//!   so each block is read back and checked once.
+//!
+//! A request that fails is narrowed, once the requests in flight have
+//! completed, to the logical blocks that fail, as the surface scan narrows
+//! ([`crate::passes::scan`]): each block is written (or read) alone, again up to
+//! `retries` times when it fails. A block no write reaches is unwritable
+//! (and not then counted as a mismatch), one no read returns unreadable,
+//! one read back with other contents mismatched. The burn-in goes on past
+//! bad blocks until more than `max_bad` of them are found over all passes.
+//! A write the kernel refuses before the disk is asked (EPERM, EROFS: a
+//! device held read-only) marks no block: it ends the burn-in with that
+//! error, for the caller to report as a refused grant.
+//!
+//! Each phase (a sequential pass's writes, its reads; a random pass) is
+//! one run of the whole-disk pass the surface scan shares (`sweep.rs`);
+//! the burn-in gives it its order and patterns and checks what it read.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::document::result::{BurnEndState, BurnIn, BurnOrder, BurnPass};
+use crate::engine::runner::Stop;
+use crate::io::{Clock, IoError, IoQueue, IoReq, Op};
+use crate::passes::sweep::{no_buffer, End, Engine, Finished, Inflight, Sweep};
+use crate::vocab::rng::{splitmix64, Permutation};
+use crate::vocab::units::Nanos;
+
+/// What a pass writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    /// Every byte this value (badblocks' patterns).
+    Byte(u8),
+    /// Data from this seed and each byte's offset ([`crate::engine::verify::fill`]).
+    Random(u64),
+}
+
+/// badblocks' patterns for its destructive test, in its order.
+pub const BADBLOCKS_PATTERNS: [Pattern; 4] = [
+    Pattern::Byte(0xaa),
+    Pattern::Byte(0x55),
+    Pattern::Byte(0xff),
+    Pattern::Byte(0x00),
+];
+
+impl Pattern {
+    /// The bytes it puts at `offset`.
+    pub fn fill(self, offset: u64, buf: &mut [u8]) {
+        match self {
+            Pattern::Byte(b) => buf.fill(b),
+            Pattern::Random(seed) => crate::engine::verify::fill(seed, offset, buf),
+        }
+    }
+
+    /// True if `data`, read at `offset`, is what it put there.
+    pub fn holds(self, offset: u64, data: &[u8]) -> bool {
+        match self {
+            // Blocks of bytes folded without a branch (the compiler's
+            // vector code), one test per block.
+            Pattern::Byte(b) => data
+                .chunks(4096)
+                .all(|c| c.iter().fold(0u8, |acc, &x| acc | (x ^ b)) == 0),
+            Pattern::Random(seed) => crate::engine::verify::first_mismatch(seed, offset, data).is_none(),
+        }
+    }
+
+    /// Its name in the document: `"0xaa"`, or `"random"`.
+    pub fn name(self) -> String {
+        match self {
+            Pattern::Byte(b) => alloc::format!("{b:#04x}"),
+            Pattern::Random(_) => "random".into(),
+        }
+    }
+}
+
+/// What to burn in and how.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BurnSpec {
+    /// The area: from this byte...
+    pub start: u64,
+    /// ...to this one (exclusive). Both multiples of `logical_block`.
+    pub end: u64,
+    /// The size of each request (a multiple of `logical_block`; the area's
+    /// last one may be shorter).
+    pub chunk: u32,
+    /// Requests in flight at most (within the queue's depth).
+    pub depth: u32,
+    /// The device's logical block size: the unit failed requests are
+    /// narrowed to, and of the LBAs recorded.
+    pub logical_block: u32,
+    /// How many more times a failing block is tried before it is bad.
+    pub retries: u32,
+    /// The burn-in stops once more blocks than this are bad (over all passes).
+    pub max_bad: u64,
+    /// The order of every pass.
+    pub order: BurnOrder,
+    /// Sequential: the passes' patterns, in order, repeated `loops` times.
+    /// Random: ignored (each pass writes random data).
+    pub patterns: Vec<Pattern>,
+    /// How many times the patterns (random: passes) are run.
+    pub loops: u32,
+    /// The seed of random data: each pass's is derived from it.
+    pub seed: u64,
+}
+
+impl BurnSpec {
+    /// Every pass's pattern, in order.
+    /// Random data gets a seed of its own in each pass (from `seed` and the
+    /// pass's index), so that a block a pass failed to write still holds
+    /// the pass before's data and is found.
+    pub fn passes(&self) -> Vec<Pattern> {
+        let patterns: Vec<Pattern> = match self.order {
+            BurnOrder::Sequential => (0..self.loops).flat_map(|_| self.patterns.iter().copied()).collect(),
+            BurnOrder::Random => (0..self.loops).map(|_| Pattern::Random(0)).collect(),
+        };
+        patterns
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| match p {
+                Pattern::Byte(_) => p,
+                Pattern::Random(_) => {
+                    let mut s = self.seed ^ (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    Pattern::Random(splitmix64(&mut s))
+                }
+            })
+            .collect()
+    }
+
+    /// Bytes every pass writes and reads back together.
+    pub fn planned_bytes(&self) -> u64 {
+        let area = self.end.saturating_sub(self.start);
+        area.saturating_mul(2)
+            .saturating_mul(u64::try_from(self.passes().len()).unwrap_or(u64::MAX))
+    }
+
+    /// The number of requests of the area.
+    fn requests(&self) -> u64 {
+        self.end
+            .saturating_sub(self.start)
+            .div_ceil(u64::from(self.chunk.max(1)))
+    }
+
+    /// Request `i` of the area (in the area's order): `(offset, len)`.
+    fn request(&self, i: u64) -> (u64, u32) {
+        let offset = self.start + i * u64::from(self.chunk);
+        let len = (self.end - offset).min(u64::from(self.chunk));
+        (offset, u32::try_from(len).unwrap_or(self.chunk))
+    }
+}
+
+/// The record of a burn-in of `spec` that made no request (the disk could
+/// not be claimed or opened): every pass `not_run`, the end `error`.
+pub fn not_run(spec: &BurnSpec, why: String) -> BurnIn {
+    let mut r = record(spec, &[], Nanos(0), BurnEndState::Error);
+    r.error = Some(why);
+    r
+}
+
+/// The document's record of a burn-in of `spec` whose passes made `done`
+/// (the first ones; the rest were not run).
+pub fn record(spec: &BurnSpec, done: &[PassOutcome], elapsed: Nanos, end: BurnEndState) -> BurnIn {
+    let area = spec.end.saturating_sub(spec.start);
+    let passes: Vec<BurnPass> = spec
+        .passes()
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| match done.get(i) {
+            Some(o) => o.record(spec),
+            None => PassOutcome::new(p).with_end(BurnEndState::NotRun, area).record(spec),
+        })
+        .collect();
+    let union = |f: fn(&BurnPass) -> &Vec<u64>| {
+        let mut v: Vec<u64> = passes.iter().flat_map(|p| f(p).iter().copied()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    BurnIn {
+        mode: spec.order,
+        start_byte: spec.start,
+        end_byte: spec.end,
+        bs: u64::from(spec.chunk),
+        iodepth: spec.depth,
+        logical_block: spec.logical_block,
+        unwritable_lbas: union(|p| &p.unwritable_lbas),
+        unreadable_lbas: union(|p| &p.unreadable_lbas),
+        mismatched_lbas: union(|p| &p.mismatched_lbas),
+        passes,
+        elapsed_ns: elapsed.0,
+        end,
+        error: None,
+    }
+}
+
+/// What one pass did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PassOutcome {
+    /// What it wrote.
+    pub pattern: Pattern,
+    /// Bytes the pass writes and reads back.
+    pub planned: u64,
+    /// Bytes written.
+    pub written: u64,
+    /// Bytes read back and checked.
+    pub verified: u64,
+    /// Write requests made, and those that failed.
+    pub writes: u64,
+    /// Write requests that failed.
+    pub failed_writes: u64,
+    /// Read requests made.
+    pub reads: u64,
+    /// Read requests that failed.
+    pub failed_reads: u64,
+    /// First write submission and last write completion.
+    pub write_span: Option<(Nanos, Nanos)>,
+    /// First read submission and last read completion.
+    pub read_span: Option<(Nanos, Nanos)>,
+    /// LBAs no write reached.
+    pub unwritable: Vec<u64>,
+    /// LBAs no read returned.
+    pub unreadable: Vec<u64>,
+    /// LBAs that did not hold the pattern.
+    pub mismatched: Vec<u64>,
+    /// How the pass ended.
+    pub end: BurnEndState,
+}
+
+impl PassOutcome {
+    /// A pass of `pattern` that has made no request yet.
+    pub fn new(pattern: Pattern) -> PassOutcome {
+        PassOutcome {
+            pattern,
+            planned: 0,
+            written: 0,
+            verified: 0,
+            writes: 0,
+            failed_writes: 0,
+            reads: 0,
+            failed_reads: 0,
+            write_span: None,
+            read_span: None,
+            unwritable: Vec::new(),
+            unreadable: Vec::new(),
+            mismatched: Vec::new(),
+            end: BurnEndState::Done,
+        }
+    }
+
+    fn with_end(mut self, end: BurnEndState, planned: u64) -> PassOutcome {
+        self.end = end;
+        self.planned = planned;
+        self
+    }
+
+    /// Its bad blocks by kind.
+    pub fn found(&self) -> Found {
+        let n = |v: &Vec<u64>| u64::try_from(v.len()).unwrap_or(u64::MAX);
+        Found {
+            unwritable: n(&self.unwritable),
+            unreadable: n(&self.unreadable),
+            mismatched: n(&self.mismatched),
+        }
+    }
+
+    /// Its bad blocks.
+    pub fn bad(&self) -> u64 {
+        u64::try_from(self.unwritable.len() + self.unreadable.len() + self.mismatched.len()).unwrap_or(u64::MAX)
+    }
+
+    fn record(&self, spec: &BurnSpec) -> BurnPass {
+        let ns = |s: Option<(Nanos, Nanos)>| s.map_or(0, |(a, b)| b.saturating_sub(a).0);
+        #[allow(clippy::cast_precision_loss)] // rates: 53 bits are plenty
+        let rate = |bytes: u64, ns: u64| (ns > 0).then(|| bytes as f64 * 1e9 / ns as f64);
+        let sorted = |v: &Vec<u64>| {
+            let mut v = v.clone();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let (write_ns, verify_ns) = (ns(self.write_span), ns(self.read_span));
+        BurnPass {
+            pattern: self.pattern.name(),
+            seed: match self.pattern {
+                Pattern::Random(s) => Some(s),
+                Pattern::Byte(_) => None,
+            },
+            order: spec.order,
+            planned_bytes: self.planned,
+            written_bytes: self.written,
+            verified_bytes: self.verified,
+            writes: self.writes,
+            failed_writes: self.failed_writes,
+            reads: self.reads,
+            failed_reads: self.failed_reads,
+            write_ns,
+            verify_ns,
+            write_bytes_per_sec: rate(self.written, write_ns),
+            verify_bytes_per_sec: rate(self.verified, verify_ns),
+            unwritable_lbas: sorted(&self.unwritable),
+            unreadable_lbas: sorted(&self.unreadable),
+            mismatched_lbas: sorted(&self.mismatched),
+            end: self.end,
+        }
+    }
+}
+
+/// What a burn-in did: each pass it started, how it ended, how long it took.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BurnOutcome {
+    /// The passes started, in order.
+    pub passes: Vec<PassOutcome>,
+    /// How the burn-in ended.
+    pub end: BurnEndState,
+    /// From the first request to the last completion.
+    pub elapsed: Nanos,
+}
+
+/// The bad blocks a burn-in found so far, each kind counted in the pass
+/// that found the most of it (never more than the whole burn-in's
+/// record will hold, never fewer than an earlier report said).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// Blocks no write reached.
+    pub unwritable: u64,
+    /// Blocks no read returned.
+    pub unreadable: u64,
+    /// Blocks read back different from what was written.
+    pub mismatched: u64,
+}
+
+impl Found {
+    fn max(self, o: Found) -> Found {
+        Found {
+            unwritable: self.unwritable.max(o.unwritable),
+            unreadable: self.unreadable.max(o.unreadable),
+            mismatched: self.mismatched.max(o.mismatched),
+        }
+    }
+}
+
+/// Called between a sequential pass's writes and its reads, with the pass's
+/// index (a test's hook to change the device behind the burn-in's back).
+pub type BetweenHook<'a> = &'a mut dyn FnMut(usize);
+
+/// Burn in `spec`'s area through `q` (opened for writing, with slot
+/// buffers), timing on `clock`. `progress` gets the fraction of the
+/// planned bytes done and the bad blocks found so far, about once a second; `between` runs between each
+/// sequential pass's writes and reads. An error of the queue itself (not
+/// of a request) ends the burn-in with it.
+pub fn burn_in<Q: IoQueue, C: Clock>(
+    spec: &BurnSpec,
+    q: &mut Q,
+    clock: &C,
+    stop: &Stop,
+    progress: &mut dyn FnMut(f64, Found),
+    between: BetweenHook<'_>,
+) -> Result<BurnOutcome, IoError> {
+    let mut engine = Engine::new(q, clock, spec.depth, spec.logical_block, spec.retries);
+    let mut b = Burn {
+        spec,
+        bad_before: 0,
+        found_before: Found::default(),
+        done_before: 0,
+        planned_all: spec.planned_bytes(),
+        pass: PassOutcome::new(Pattern::Byte(0)),
+        walk: Walk::new(Phase::Write, 0, 0),
+    };
+    let mut passes = Vec::new();
+    let mut end = BurnEndState::Done;
+    for (i, pattern) in spec.passes().into_iter().enumerate() {
+        b.pass = PassOutcome::new(pattern).with_end(BurnEndState::Done, spec.end.saturating_sub(spec.start));
+        match spec.order {
+            BurnOrder::Sequential => {
+                b.run(&mut engine, stop, progress, Phase::Write)?;
+                if b.pass.end == BurnEndState::Done {
+                    between(i);
+                    b.run(&mut engine, stop, progress, Phase::Read)?;
+                }
+            }
+            BurnOrder::Random => b.run(&mut engine, stop, progress, Phase::Mixed)?,
+        }
+        b.bad_before += b.pass.bad();
+        b.found_before = b.found_before.max(b.pass.found());
+        b.done_before += b.pass.written + b.pass.verified;
+        let pass_end = b.pass.end;
+        passes.push(core::mem::replace(&mut b.pass, PassOutcome::new(pattern)));
+        if pass_end != BurnEndState::Done {
+            end = pass_end;
+            break;
+        }
+    }
+    Ok(BurnOutcome {
+        passes,
+        end,
+        elapsed: engine.elapsed(),
+    })
+}
+
+/// Which requests a run of the loop makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Every request of the area written, in order.
+    Write,
+    /// Every request of the area read back, in order.
+    Read,
+    /// Every request written in the permutation's order, and read back
+    /// behind the writes that completed.
+    Mixed,
+}
+
+/// A phase's order: the next request to write and to read (indices in
+/// the phase's order, the area's or the permutation's).
+struct Walk {
+    phase: Phase,
+    /// The requests of the area.
+    n: u64,
+    /// The mixed phase's order; the sequential phases go in the area's.
+    perm: Option<Permutation>,
+    w: u64,
+    r: u64,
+    prefer_read: bool,
+}
+
+impl Walk {
+    /// `phase` over `n` requests, the mixed phase's order keyed by `key`.
+    fn new(phase: Phase, n: u64, key: u64) -> Walk {
+        let (w, r) = match phase {
+            Phase::Write => (0, n),
+            Phase::Read => (n, 0),
+            Phase::Mixed => (0, 0),
+        };
+        let perm = (phase == Phase::Mixed).then(|| {
+            let mut s = key;
+            Permutation::new(n, splitmix64(&mut s))
+        });
+        Walk {
+            phase,
+            n,
+            perm,
+            w,
+            r,
+            prefer_read: false,
+        }
+    }
+
+    /// The next request's op and index in the phase's order, if one may go.
+    fn next(&mut self, inflight: &[Option<Inflight>]) -> Option<(Op, u64)> {
+        let (n, w, r) = (self.n, self.w, self.r);
+        // Reads go only to blocks whose write has completed: below the
+        // first write still in flight (the mixed phase).
+        let written_below = inflight
+            .iter()
+            .flatten()
+            .filter(|f| f.req.op == Op::Write)
+            .map(|f| f.index)
+            .min()
+            .unwrap_or(w);
+        let can_read = r < n && (self.phase == Phase::Read || r < written_below);
+        let can_write = w < n;
+        let op = match (can_read, can_write) {
+            (true, true) if self.prefer_read => Op::Read,
+            (_, true) => Op::Write,
+            (true, false) => Op::Read,
+            (false, false) => return None,
+        };
+        self.prefer_read = op == Op::Write;
+        if op == Op::Write {
+            self.w += 1;
+            Some((op, w))
+        } else {
+            self.r += 1;
+            Some((op, r))
+        }
+    }
+
+    /// Where request `i` of the phase's order is in the area's.
+    fn at(&self, i: u64) -> u64 {
+        self.perm.as_ref().map_or(i, |p| p.at(i))
+    }
+}
+
+/// One burn-in's state ([`burn_in`]): the one pass ([`crate::passes::sweep`])
+/// writing and reading back, phase after phase.
+struct Burn<'a> {
+    spec: &'a BurnSpec,
+    /// Bad blocks of the passes before this one.
+    bad_before: u64,
+    /// The most of each kind a pass before this one found.
+    found_before: Found,
+    /// Bytes written and verified by the passes before this one.
+    done_before: u64,
+    planned_all: u64,
+    pass: PassOutcome,
+    walk: Walk,
+}
+
+impl Burn<'_> {
+    /// Make every request of `phase`, narrowing what fails, until done,
+    /// stopped or too many blocks are bad.
+    fn run<Q: IoQueue, C: Clock>(
+        &mut self,
+        engine: &mut Engine<'_, Q, C>,
+        stop: &Stop,
+        progress: &mut dyn FnMut(f64, Found),
+        phase: Phase,
+    ) -> Result<(), IoError> {
+        let key = match self.pass.pattern {
+            Pattern::Random(seed) => seed,
+            Pattern::Byte(b) => u64::from(b),
+        };
+        self.walk = Walk::new(phase, self.spec.requests(), key);
+        self.pass.end = match engine.run(self, stop, progress)? {
+            End::Done => BurnEndState::Done,
+            End::Stopped => BurnEndState::Stopped,
+            End::TooManyBad => BurnEndState::TooManyBad,
+        };
+        Ok(())
+    }
+
+    /// Check what the read in `slot` returned at `offset` against the
+    /// pass's pattern, block by block where it differs.
+    fn check<Q: IoQueue>(&mut self, q: &Q, slot: usize, offset: u64, len: u32) -> Result<(), IoError> {
+        let req = IoReq {
+            op: Op::Read,
+            offset,
+            len,
+        };
+        let pattern = self.pass.pattern;
+        let data = q.read_buf(slot, len as usize).ok_or_else(|| no_buffer(req))?;
+        self.pass.verified += u64::from(len);
+        if pattern.holds(offset, data) {
+            return Ok(());
+        }
+        let lb = self.spec.logical_block.max(1) as usize;
+        for (k, block) in data.chunks(lb).enumerate() {
+            let at = offset + (k * lb) as u64;
+            let lba = at / lb as u64;
+            if !pattern.holds(at, block) && !self.pass.unwritable.contains(&lba) {
+                self.pass.mismatched.push(lba);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Sweep for Burn<'_> {
+    type Found = Found;
+    /// A block read back can mismatch: every block narrowed is judged.
+    const JUDGE_EVERY_BLOCK: bool = true;
+    const TIMED_NARROWING: bool = false;
+
+    fn next(&mut self, inflight: &[Option<Inflight>]) -> Option<(IoReq, u64)> {
+        let (op, index) = self.walk.next(inflight)?;
+        let (offset, len) = self.spec.request(self.walk.at(index));
+        Some((IoReq { op, offset, len }, index))
+    }
+
+    fn fill(&self, offset: u64, buf: &mut [u8]) {
+        self.pass.pattern.fill(offset, buf);
+    }
+
+    fn submitted(&mut self, req: IoReq, now: Nanos) {
+        let span = if req.op == Op::Write {
+            &mut self.pass.write_span
+        } else {
+            &mut self.pass.read_span
+        };
+        span.get_or_insert((now, now));
+    }
+
+    fn completed<Q: IoQueue>(&mut self, q: &Q, f: Finished) -> Result<(), IoError> {
+        let (span, count) = if f.req.op == Op::Write {
+            (&mut self.pass.write_span, &mut self.pass.writes)
+        } else {
+            (&mut self.pass.read_span, &mut self.pass.reads)
+        };
+        *count += 1;
+        if let Some(s) = span.as_mut() {
+            s.1 = f.now;
+        }
+        match (f.req.op, f.ok) {
+            (Op::Write, true) => self.pass.written += u64::from(f.req.len),
+            (Op::Write, false) => self.pass.failed_writes += 1,
+            (_, true) => self.check(q, f.slot, f.req.offset, f.req.len)?,
+            (_, false) => self.pass.failed_reads += 1,
+        }
+        Ok(())
+    }
+
+    fn narrowed<Q: IoQueue>(&mut self, q: &Q, block: IoReq, ok: Option<u32>, _: Nanos) -> Result<(), IoError> {
+        let lba = block.offset / u64::from(block.len);
+        match (block.op, ok.is_some()) {
+            (Op::Write, true) => self.pass.written += u64::from(block.len),
+            (Op::Write, false) => self.pass.unwritable.push(lba),
+            (_, true) => self.check(q, 0, block.offset, block.len)?,
+            (_, false) => self.pass.unreadable.push(lba),
+        }
+        Ok(())
+    }
+
+    fn too_many_bad(&self) -> bool {
+        self.bad_before.saturating_add(self.pass.bad()) > self.spec.max_bad
+    }
+
+    fn progress(&self) -> (f64, Found) {
+        let done = self.done_before + self.pass.written + self.pass.verified;
+        #[allow(clippy::cast_precision_loss)] // a fraction
+        (
+            done as f64 / self.planned_all.max(1) as f64,
+            self.found_before.max(self.pass.found()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Completion;
+    use alloc::rc::Rc;
+    use core::cell::{Cell, RefCell};
+
+    const LB: u32 = 512;
+    const AREA: u64 = 1 << 20;
+    /// The area's bytes, as a length in memory.
+    const AREA_LEN: usize = 1 << 20;
+
+    /// A clock that moves 1 us each time it is read.
+    struct Ticks(Cell<u64>);
+    impl Clock for Ticks {
+        fn now(&self) -> Nanos {
+            self.0.set(self.0.get() + 1000);
+            Nanos(self.0.get())
+        }
+    }
+
+    /// A disk in memory whose requests complete in submission order, one
+    /// per reap at least, with faults: writes and reads that fail where
+    /// they cover a byte of `bad_write`/`bad_read`, writes that report
+    /// success but leave the block covering a byte of `lost` as it was.
+    /// Records every request and checks that no request goes to a block
+    /// with a write in flight.
+    struct Faulty {
+        data: Rc<RefCell<Vec<u8>>>,
+        bufs: Vec<Vec<u8>>,
+        queued: Vec<(usize, IoReq)>,
+        bad_write: Vec<u64>,
+        bad_read: Vec<u64>,
+        lost: Vec<u64>,
+        log: Vec<IoReq>,
+        /// The errno of a failed write (EIO unless a test says otherwise):
+        /// of a whole request, and of one logical block (the narrowing's).
+        write_errno: (i32, i32),
+    }
+
+    impl Faulty {
+        fn new(depth: usize, bytes: usize) -> Faulty {
+            Faulty {
+                data: Rc::new(RefCell::new(vec![7u8; bytes])),
+                bufs: vec![vec![0; 1 << 20]; depth],
+                queued: Vec::new(),
+                bad_write: Vec::new(),
+                bad_read: Vec::new(),
+                lost: Vec::new(),
+                log: Vec::new(),
+                write_errno: (5, 5),
+            }
+        }
+    }
+
+    impl IoQueue for Faulty {
+        fn depth(&self) -> usize {
+            self.bufs.len()
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            assert!(
+                !self.queued.iter().any(|(_, q)| q.op == Op::Write
+                    && q.offset < req.offset + u64::from(req.len)
+                    && req.offset < q.offset + u64::from(q.len)),
+                "{req:?} overlaps a write in flight"
+            );
+            self.queued.push((slot, req));
+            self.log.push(req);
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            // Every other reap the second oldest: completions out of order.
+            if self.queued.is_empty() {
+                return Ok(());
+            }
+            let second = self.queued.len() > 1 && self.log.len() % 2 == 1;
+            let (slot, req) = self.queued.remove(usize::from(second));
+            let write_errno = if req.len == LB {
+                self.write_errno.1
+            } else {
+                self.write_errno.0
+            };
+            let at = |x: u64| usize::try_from(x).expect("in memory");
+            let (o, len) = (at(req.offset), req.len as usize);
+            let covers = |v: &[u64]| {
+                v.iter()
+                    .any(|&b| b >= req.offset && b < req.offset + u64::from(req.len))
+            };
+            let mut data = self.data.borrow_mut();
+            let result = match req.op {
+                Op::Write if covers(&self.bad_write) => Err(write_errno),
+                Op::Read if covers(&self.bad_read) => Err(5),
+                Op::Write => {
+                    data[o..o + len].copy_from_slice(&self.bufs[slot][..len]);
+                    for &b in &self.lost {
+                        if b >= req.offset && b < req.offset + u64::from(req.len) {
+                            let blk = at(b / u64::from(LB) * u64::from(LB));
+                            data[blk..blk + LB as usize].fill(0x33);
+                        }
+                    }
+                    Ok(req.len)
+                }
+                _ => {
+                    self.bufs[slot][..len].copy_from_slice(&data[o..o + len]);
+                    Ok(req.len)
+                }
+            };
+            out.push(Completion { slot, result });
+            Ok(())
+        }
+        fn write_buf(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
+            self.bufs.get_mut(slot).map(|b| &mut b[..len])
+        }
+        fn read_buf(&self, slot: usize, len: usize) -> Option<&[u8]> {
+            self.bufs.get(slot).map(|b| &b[..len])
+        }
+    }
+
+    fn spec(order: BurnOrder, f: impl FnOnce(&mut BurnSpec)) -> BurnSpec {
+        let mut s = BurnSpec {
+            start: 0,
+            end: AREA,
+            chunk: 64 << 10,
+            depth: 4,
+            logical_block: LB,
+            retries: 1,
+            max_bad: 100,
+            order,
+            patterns: BADBLOCKS_PATTERNS.to_vec(),
+            loops: 1,
+            seed: 42,
+        };
+        if order == BurnOrder::Random {
+            s.chunk = 4096;
+            s.depth = 32;
+            s.loops = 2;
+        }
+        f(&mut s);
+        s
+    }
+
+    fn run(s: &BurnSpec, q: &mut Faulty, stop: &Stop, between: BetweenHook<'_>) -> BurnOutcome {
+        burn_in(s, q, &Ticks(Cell::new(0)), stop, &mut |_, _| {}, between).expect("burn-in")
+    }
+
+    /// badblocks' four patterns: each written over the whole area, then
+    /// read back whole, in order; the disk ends holding the last one.
+    #[test]
+    fn sequential_passes_write_then_read_every_block_with_each_pattern() {
+        let s = spec(BurnOrder::Sequential, |_| {});
+        let mut q = Faulty::new(4, AREA_LEN);
+        let out = run(&s, &mut q, &Stop::new(), &mut |_| {});
+        assert_eq!(out.end, BurnEndState::Done);
+        assert_eq!(out.passes.len(), 4);
+        let per = AREA / (64 << 10);
+        for (i, p) in out.passes.iter().enumerate() {
+            assert_eq!(p.pattern, BADBLOCKS_PATTERNS[i]);
+            assert_eq!((p.written, p.verified, p.bad()), (AREA, AREA, 0), "{p:?}");
+            assert_eq!((p.writes, p.reads), (per, per));
+            // All of the pass's writes, then all of its reads, each in order.
+            let reqs = &q.log[i * 2 * per as usize..(i + 1) * 2 * per as usize];
+            let want: Vec<(Op, u64)> = (0..per)
+                .map(|k| (Op::Write, k * (64 << 10)))
+                .chain((0..per).map(|k| (Op::Read, k * (64 << 10))))
+                .collect();
+            assert_eq!(reqs.iter().map(|r| (r.op, r.offset)).collect::<Vec<_>>(), want);
+        }
+        assert!(
+            q.data.borrow().iter().all(|&b| b == 0),
+            "the last pattern, 0x00, is on the disk"
+        );
+        let r = record(&s, &out.passes, out.elapsed, out.end);
+        assert_eq!(
+            r.passes.iter().map(|p| p.pattern.as_str()).collect::<Vec<_>>(),
+            ["0xaa", "0x55", "0xff", "0x00"]
+        );
+        assert_eq!(s.planned_bytes(), 8 * AREA);
+        assert_eq!(r.done_and_planned(), (8 * AREA, 8 * AREA));
+    }
+
+    /// A block changed between a pass's writes and its reads is a
+    /// mismatch of that pass only, by LBA; the next pass writes it again.
+    #[test]
+    fn a_block_changed_behind_the_burn_in_is_a_mismatch_at_its_lba() {
+        let s = spec(BurnOrder::Sequential, |_| {});
+        let mut q = Faulty::new(4, AREA_LEN);
+        let data = Rc::clone(&q.data);
+        let out = run(&s, &mut q, &Stop::new(), &mut |pass| {
+            if pass == 1 {
+                data.borrow_mut()[300_000] ^= 0x01;
+            }
+        });
+        assert_eq!(out.end, BurnEndState::Done);
+        let lba = 300_000 / u64::from(LB);
+        let mism: Vec<&Vec<u64>> = out.passes.iter().map(|p| &p.mismatched).collect();
+        assert_eq!(mism, [&vec![], &vec![lba], &vec![], &vec![]]);
+        let r = record(&s, &out.passes, out.elapsed, out.end);
+        assert_eq!(r.mismatched_lbas, [lba]);
+        assert!(r.unwritable_lbas.is_empty() && r.unreadable_lbas.is_empty());
+    }
+
+    /// A block no write reaches is unwritable (and not also a mismatch), a
+    /// block no read returns unreadable; each request around them is
+    /// narrowed to its logical blocks and the rest of the area is done.
+    #[test]
+    fn failed_writes_and_reads_are_narrowed_to_their_blocks() {
+        let s = spec(BurnOrder::Sequential, |s| s.patterns = vec![Pattern::Byte(0xaa)]);
+        let mut q = Faulty::new(4, AREA_LEN);
+        q.bad_write = vec![70_000];
+        q.bad_read = vec![599_600, 600_000];
+        let out = run(&s, &mut q, &Stop::new(), &mut |_| {});
+        let p = &out.passes[0];
+        assert_eq!(p.end, BurnEndState::Done);
+        assert_eq!(p.unwritable, [70_000 / u64::from(LB)]);
+        assert_eq!(p.unreadable, [600_000 / u64::from(LB)], "both bytes in one block");
+        assert!(p.mismatched.is_empty(), "{:?}", p.mismatched);
+        assert_eq!((p.failed_writes, p.failed_reads), (1, 1));
+        assert_eq!(p.written, AREA - u64::from(LB));
+        // The unwritable block is read back (and not counted); the unreadable is not.
+        assert_eq!(p.verified, AREA - u64::from(LB));
+        // The narrowing tried the bad blocks 1 + retries times each.
+        let tries = |op: Op, b: u64| {
+            q.log
+                .iter()
+                .filter(|r| r.op == op && r.offset == b && r.len == LB)
+                .count()
+        };
+        assert_eq!(tries(Op::Write, 70_000 / 512 * 512), 2);
+        assert_eq!(tries(Op::Read, 600_000 / 512 * 512), 2);
+    }
+
+    /// A write the kernel refuses (EPERM: a device held read-only; EROFS)
+    /// marks no block and is not narrowed: the burn-in ends with the error,
+    /// at the first such write, in both orders; and in the narrowing of a
+    /// request that failed with EIO first.
+    #[test]
+    fn a_write_the_kernel_refuses_ends_the_burn_in_without_bad_blocks() {
+        for order in [BurnOrder::Sequential, BurnOrder::Random] {
+            for errno in [1, 30] {
+                let s = spec(order, |_| {});
+                let mut q = Faulty::new(4, AREA_LEN);
+                q.bad_write = (0..AREA).step_by(512).collect();
+                q.write_errno = (errno, errno);
+                let e = burn_in(
+                    &s,
+                    &mut q,
+                    &Ticks(Cell::new(0)),
+                    &Stop::new(),
+                    &mut |_, _| {},
+                    &mut |_| {},
+                )
+                .expect_err("refused");
+                assert_eq!((e.errno, e.req.op), (errno, Op::Write), "{order:?}");
+                assert!(
+                    !q.log.iter().any(|r| r.len == LB),
+                    "{order:?} errno {errno}: nothing narrowed"
+                );
+                assert!(!q.log.iter().any(|r| r.op == Op::Read), "{order:?}: nothing read back");
+            }
+        }
+        // EIO first (narrowed), then EPERM while narrowing.
+        let s = spec(BurnOrder::Sequential, |s| s.patterns = vec![Pattern::Byte(0xaa)]);
+        let mut q = Faulty::new(4, AREA_LEN);
+        q.bad_write = vec![70_000];
+        q.write_errno = (5, 1);
+        let e = burn_in(
+            &s,
+            &mut q,
+            &Ticks(Cell::new(0)),
+            &Stop::new(),
+            &mut |_, _| {},
+            &mut |_| {},
+        )
+        .expect_err("refused while narrowing");
+        assert_eq!((e.errno, e.req.offset, e.req.len), (1, 70_000 / 512 * 512, LB));
+        // EIO stays a bad block (the test above).
+    }
+
+    /// While it runs, the burn-in reports the bad blocks found so far:
+    /// each kind never falls from one report to the next, and never goes
+    /// past what the record says at the end.
+    #[test]
+    fn progress_reports_the_bad_blocks_found_so_far() {
+        /// A clock a third of a second further on at each reading: a
+        /// report every few requests.
+        struct Fast(Cell<u64>);
+        impl Clock for Fast {
+            fn now(&self) -> Nanos {
+                self.0.set(self.0.get() + 333_000_000);
+                Nanos(self.0.get())
+            }
+        }
+        let s = spec(BurnOrder::Sequential, |_| {});
+        let mut q = Faulty::new(4, AREA_LEN);
+        q.bad_write = vec![1000, 5000];
+        let data = Rc::clone(&q.data);
+        let mut seen: Vec<Found> = Vec::new();
+        let out = burn_in(
+            &s,
+            &mut q,
+            &Fast(Cell::new(0)),
+            &Stop::new(),
+            &mut |_, f| seen.push(f),
+            &mut |pass| {
+                if pass == 1 {
+                    data.borrow_mut()[300_000] ^= 0x01;
+                }
+            },
+        )
+        .expect("burn-in");
+        let r = record(&s, &out.passes, out.elapsed, out.end);
+        assert_eq!((r.unwritable_lbas.len(), r.mismatched_lbas.len()), (2, 1), "{r:?}");
+        assert!(seen.len() > 8, "{} reports", seen.len());
+        for w in seen.windows(2) {
+            assert!(
+                w[1].unwritable >= w[0].unwritable
+                    && w[1].unreadable >= w[0].unreadable
+                    && w[1].mismatched >= w[0].mismatched,
+                "{seen:?}"
+            );
+        }
+        let last = *seen.last().unwrap();
+        assert_eq!(
+            last,
+            Found {
+                unwritable: 2,
+                unreadable: 0,
+                mismatched: 1
+            },
+            "{seen:?}"
+        );
+        // Before the end: the first pass's writes had found the unwritable blocks.
+        assert!(seen.iter().any(|f| f.unwritable == 2 && f.mismatched == 0), "{seen:?}");
+    }
+
+    /// More bad blocks than `max_bad` over all passes end the burn-in.
+    #[test]
+    fn too_many_bad_blocks_end_the_burn_in() {
+        let s = spec(BurnOrder::Sequential, |s| s.max_bad = 2);
+        let mut q = Faulty::new(4, AREA_LEN);
+        q.bad_write = vec![1000, 5000];
+        let out = run(&s, &mut q, &Stop::new(), &mut |_| {});
+        assert_eq!(out.end, BurnEndState::TooManyBad);
+        assert_eq!(out.passes.len(), 2, "2 bad in pass 1, the 3rd in pass 2");
+        let r = record(&s, &out.passes, out.elapsed, out.end);
+        let ends: Vec<BurnEndState> = r.passes.iter().map(|p| p.end).collect();
+        use BurnEndState::{Done, NotRun, TooManyBad};
+        assert_eq!(ends, [Done, TooManyBad, NotRun, NotRun]);
+        assert_eq!(r.unwritable_lbas, [1, 9]);
+    }
+
+    /// A stop ends the pass after its requests in flight: the record says
+    /// how far it got and that the later passes did not run.
+    #[test]
+    fn a_stop_leaves_how_far_each_pass_got() {
+        let s = spec(BurnOrder::Sequential, |_| {});
+        let mut q = Faulty::new(4, AREA_LEN);
+        let stop = Stop::new();
+        let out = run(&s, &mut q, &stop, &mut |pass| {
+            if pass == 1 {
+                stop.request(crate::engine::runner::StopReason::Deadline);
+            }
+        });
+        assert_eq!(out.end, BurnEndState::Stopped);
+        let r = record(&s, &out.passes, out.elapsed, out.end);
+        let got: Vec<(u64, u64, BurnEndState)> = r
+            .passes
+            .iter()
+            .map(|p| (p.written_bytes, p.verified_bytes, p.end))
+            .collect();
+        use BurnEndState::{Done, NotRun, Stopped};
+        assert_eq!(
+            got,
+            [(AREA, AREA, Done), (AREA, 0, Stopped), (0, 0, NotRun), (0, 0, NotRun)]
+        );
+        assert_eq!(r.done_and_planned(), (3 * AREA, 8 * AREA));
+    }
+
+    /// Random order: every block written once and read back once per loop,
+    /// reads mixed with the writes, never to a block whose write is in
+    /// flight (the queue asserts it), each loop in another order with
+    /// other data; a write the disk lost is a mismatch at its LBA.
+    #[test]
+    fn random_passes_write_and_check_every_block_once_in_a_mixed_order() {
+        let s = spec(BurnOrder::Random, |_| {});
+        let mut q = Faulty::new(32, AREA_LEN);
+        q.lost = vec![123_456];
+        let out = run(&s, &mut q, &Stop::new(), &mut |_| {
+            unreachable!("no hook in random order")
+        });
+        assert_eq!(out.end, BurnEndState::Done);
+        assert_eq!(out.passes.len(), 2);
+        let blocks = AREA / 4096;
+        let lost = 123_456 / u64::from(LB);
+        for (i, p) in out.passes.iter().enumerate() {
+            assert!(matches!(p.pattern, Pattern::Random(_)));
+            assert_eq!((p.writes, p.reads, p.written, p.verified), (blocks, blocks, AREA, AREA));
+            assert_eq!(p.mismatched, [lost], "pass {i}");
+            let reqs = &q.log[i * 2 * blocks as usize..(i + 1) * 2 * blocks as usize];
+            for op in [Op::Write, Op::Read] {
+                let mut at: Vec<u64> = reqs.iter().filter(|r| r.op == op).map(|r| r.offset).collect();
+                assert_ne!(at, (0..blocks).map(|k| k * 4096).collect::<Vec<_>>(), "not in order");
+                at.sort_unstable();
+                assert_eq!(
+                    at,
+                    (0..blocks).map(|k| k * 4096).collect::<Vec<_>>(),
+                    "{op:?} once each"
+                );
+            }
+            // Mixed: reads start long before the last write.
+            let first_read = reqs.iter().position(|r| r.op == Op::Read).expect("reads");
+            assert!(first_read < 64, "first read at request {first_read}");
+        }
+        assert_ne!(out.passes[0].pattern, out.passes[1].pattern, "each loop its own data");
+        let w0: Vec<u64> = q.log.iter().filter(|r| r.op == Op::Write).map(|r| r.offset).collect();
+        assert_ne!(w0[..blocks as usize], w0[blocks as usize..], "each loop its own order");
+    }
+}
