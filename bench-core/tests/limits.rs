@@ -29,7 +29,6 @@ const FNS_OVER: &[(&str, &str, usize)] = &[
         "a_stick_config_is_checked_for_the_boot_anywhere",
         135,
     ),
-    ("init/tests/cli_list.rs", "list_shows_the_volume_group_lvm_made", 208),
     (
         "init/tests/cli_list.rs",
         "list_shows_the_md_arrays_and_stacks_mdadm_made",

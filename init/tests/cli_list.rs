@@ -141,6 +141,46 @@ fn list_into_a_closed_pipe_ends_quietly() {
     assert_eq!(o.status.code(), Some(0), "{err}");
 }
 
+/// `lvm CMD`'s JSON report of `fields` (in bytes, no suffix) on `devs`:
+/// the rows under `key` (`pv`, `vg`, `lv`).
+fn lvm_report(devs: &str, cmd: &str, fields: &str, key: &str) -> Vec<Value> {
+    let out = lvm(
+        &[
+            cmd,
+            "--reportformat",
+            "json",
+            "--units",
+            "b",
+            "--nosuffix",
+            "-o",
+            fields,
+        ],
+        devs,
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["report"][0][key].as_array().unwrap().clone()
+}
+
+/// A number of an LVM JSON report (which gives every number as a string).
+fn lvm_num(v: &Value) -> u64 {
+    v.as_str().unwrap().parse::<u64>().unwrap()
+}
+
+/// `validate` of a config whose `existing` is `existing`, with one short
+/// read test.
+fn validate_existing(existing: Value) -> std::process::Output {
+    let cfg = ShmFile::new(
+        &unique("existing.json"),
+        serde_json::json!({
+            "existing": existing,
+            "tests": [{"workload": "seq_read", "name": "r", "bs": "1M", "size": "1M"}]
+        })
+        .to_string()
+        .as_bytes(),
+    );
+    run(&["validate", cfg.path()])
+}
+
 /// What two PVs hold, in `list`: a volume group written by Debian's lvm2
 /// on two loop devices (pvcreate, vgcreate, and two volumes created
 /// without device-mapper: a linear one and one striped over both PVs),
@@ -160,55 +200,51 @@ fn list_shows_the_volume_group_lvm_made() {
         &[&lvc[..], &["-i2", "-I64", "-L", "16M", "-n", "str", &vg]].concat(),
         &devs,
     );
-    let report = |cmd: &str, fields: &str, key: &str| -> Vec<Value> {
-        let out = lvm(
-            &[
-                cmd,
-                "--reportformat",
-                "json",
-                "--units",
-                "b",
-                "--nosuffix",
-                "-o",
-                fields,
-            ],
-            &devs,
-        );
-        let v: Value = serde_json::from_str(&out).unwrap();
-        v["report"][0][key].as_array().unwrap().clone()
-    };
-    let pvs = report("pvs", "pv_name,pv_uuid,vg_uuid,dev_size,pe_start", "pv");
-    let vgs = report("vgs", "vg_name,vg_uuid,vg_seqno,vg_extent_size", "vg");
-    let lvs = report(
+    let pvs = lvm_report(&devs, "pvs", "pv_name,pv_uuid,vg_uuid,dev_size,pe_start", "pv");
+    let vgs = lvm_report(&devs, "vgs", "vg_name,vg_uuid,vg_seqno,vg_extent_size", "vg");
+    let lvs = lvm_report(
+        &devs,
         "lvs",
         "lv_name,lv_uuid,lv_size,segtype,stripes,stripe_size,seg_start_pe,seg_size_pe",
         "lv",
     );
     let (ha, hb) = (a.hash(), b.hash());
 
+    check_lvm_list_json(&pvs, &vgs, &lvs);
+    check_lvm_list_text(&vg, &pvs, &a, &b);
+    check_lvm_existing_tables(&devs, &vg, &pvs, &vgs);
+    assert_eq!((a.hash(), b.hash()), (ha, hb), "list reads only");
+    drop(b);
+    check_lvm_with_a_pv_gone(&vg, &a);
+}
+
+/// `list --json` of the VG's PVs, field by field as `pvs`, `vgs` and `lvs`
+/// report them: each PV's UUID, size and first extent, the VG's name, UUID,
+/// seqno and extent size, and each volume's UUID, size and segment (type,
+/// stripes, stripe size, extents), every volume openable.
+fn check_lvm_list_json(pvs: &[Value], vgs: &[Value], lvs: &[Value]) {
     let o = run(&["list", "--all", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let list: Value = serde_json::from_slice(&o.stdout).unwrap();
     let entry = |dev: &str| listed(&list, dev);
-    let num = |v: &Value| v.as_str().unwrap().parse::<u64>().unwrap();
-    for pv in &pvs {
+    for pv in pvs {
         let e = entry(pv["pv_name"].as_str().unwrap());
         let got = &e["lvm"];
         assert_eq!(got["pv_uuid"], pv["pv_uuid"], "{e}");
-        assert_eq!(got["device_size_bytes"].as_u64(), Some(num(&pv["dev_size"])));
+        assert_eq!(got["device_size_bytes"].as_u64(), Some(lvm_num(&pv["dev_size"])));
         let vgj = &got["vg"];
         assert_eq!((&vgj["name"], &vgj["uuid"]), (&vgs[0]["vg_name"], &vgs[0]["vg_uuid"]));
-        assert_eq!(vgj["seqno"].as_u64(), Some(num(&vgs[0]["vg_seqno"])));
-        assert_eq!(vgj["extent_bytes"].as_u64(), Some(num(&vgs[0]["vg_extent_size"])));
+        assert_eq!(vgj["seqno"].as_u64(), Some(lvm_num(&vgs[0]["vg_seqno"])));
+        assert_eq!(vgj["extent_bytes"].as_u64(), Some(lvm_num(&vgs[0]["vg_extent_size"])));
         let mine = vgj["pvs"]
             .as_array()
             .unwrap()
             .iter()
             .find(|p| p["uuid"] == pv["pv_uuid"])
             .expect("the PV in its VG");
-        assert_eq!(mine["pe_start_bytes"].as_u64(), Some(num(&pv["pe_start"])));
+        assert_eq!(mine["pe_start_bytes"].as_u64(), Some(lvm_num(&pv["pe_start"])));
         assert_eq!(vgj["lvs"].as_array().unwrap().len(), lvs.len());
-        for lv in &lvs {
+        for lv in lvs {
             let l = vgj["lvs"]
                 .as_array()
                 .unwrap()
@@ -216,7 +252,7 @@ fn list_shows_the_volume_group_lvm_made() {
                 .find(|l| l["name"] == lv["lv_name"])
                 .unwrap();
             assert_eq!(l["uuid"], lv["lv_uuid"]);
-            assert_eq!(l["size_bytes"].as_u64(), Some(num(&lv["lv_size"])));
+            assert_eq!(l["size_bytes"].as_u64(), Some(lvm_num(&lv["lv_size"])));
             let seg = &l["segments"][0];
             // lvs names a one-stripe segment linear; the metadata, striped.
             let kind = if lv["segtype"] == "linear" {
@@ -225,15 +261,21 @@ fn list_shows_the_volume_group_lvm_made() {
                 lv["segtype"].as_str().unwrap()
             };
             assert_eq!(seg["type"], kind);
-            assert_eq!(seg["stripes"].as_array().unwrap().len() as u64, num(&lv["stripes"]));
-            assert_eq!(seg["stripe_bytes"].as_u64().unwrap_or(0), num(&lv["stripe_size"]));
+            assert_eq!(seg["stripes"].as_array().unwrap().len() as u64, lvm_num(&lv["stripes"]));
+            assert_eq!(seg["stripe_bytes"].as_u64().unwrap_or(0), lvm_num(&lv["stripe_size"]));
             assert_eq!(
                 (seg["start_extent"].as_u64(), seg["extent_count"].as_u64()),
-                (Some(num(&lv["seg_start_pe"])), Some(num(&lv["seg_size_pe"])))
+                (Some(lvm_num(&lv["seg_start_pe"])), Some(lvm_num(&lv["seg_size_pe"])))
             );
             assert!(l.get("not_opened").is_none(), "{l}");
         }
     }
+}
+
+/// `list`'s text of the VG: a `holds:` line under the first PV, the VG's
+/// line naming both PVs, and each volume with its size as openable
+/// read-only.
+fn check_lvm_list_text(vg: &str, pvs: &[Value], a: &Loop, b: &Loop) {
     let text = String::from_utf8(run(&["list", "--all"]).stdout).unwrap();
     assert!(
         text.contains(&format!(
@@ -259,28 +301,20 @@ fn list_shows_the_volume_group_lvm_made() {
             "{lv}: {text}"
         );
     }
-    // `existing` plans each volume as the table LVM's own report makes of
-    // it: each segment at the PV's first extent plus its own, in sectors.
-    let segs = report(
+}
+
+/// `existing` plans each volume as the table LVM's own report makes of
+/// it: each segment at the PV's first extent plus its own, in sectors.
+fn check_lvm_existing_tables(devs: &str, vg: &str, pvs: &[Value], vgs: &[Value]) {
+    let segs = lvm_report(
+        devs,
         "lvs",
         "lv_name,seg_start_pe,seg_size_pe,stripes,stripe_size,seg_pe_ranges",
         "lv",
     );
-    let ext = num(&vgs[0]["vg_extent_size"]) / 512;
-    let pe_start = |dev: &str| num(&pvs.iter().find(|p| p["pv_name"] == dev).unwrap()["pe_start"]) / 512;
-    let validate = |existing: Value| {
-        let cfg = ShmFile::new(
-            &unique("existing.json"),
-            serde_json::json!({
-                "existing": existing,
-                "tests": [{"workload": "seq_read", "name": "r", "bs": "1M", "size": "1M"}]
-            })
-            .to_string()
-            .as_bytes(),
-        );
-        run(&["validate", cfg.path()])
-    };
-    let o = validate(serde_json::json!([format!("{vg}/lin"), format!("{vg}/str")]));
+    let ext = lvm_num(&vgs[0]["vg_extent_size"]) / 512;
+    let pe_start = |dev: &str| lvm_num(&pvs.iter().find(|p| p["pv_name"] == dev).unwrap()["pe_start"]) / 512;
+    let o = validate_existing(serde_json::json!([format!("{vg}/lin"), format!("{vg}/str")]));
     let plan = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{plan}{}", stderr(&o));
     for seg in &segs {
@@ -294,16 +328,16 @@ fn list_shows_the_volume_group_lvm_made() {
                 (dev, pes.split('-').next().unwrap().parse().unwrap())
             })
             .collect();
-        let start = num(&seg["seg_start_pe"]) * ext;
-        let len = num(&seg["seg_size_pe"]) * ext;
+        let start = lvm_num(&seg["seg_start_pe"]) * ext;
+        let len = lvm_num(&seg["seg_size_pe"]) * ext;
         let at = |(dev, pe): &(&str, u64)| format!("{dev} {}", pe_start(dev) + pe * ext);
-        let want = if num(&seg["stripes"]) == 1 {
+        let want = if lvm_num(&seg["stripes"]) == 1 {
             format!("{start} {len} linear {}", at(&ranges[0]))
         } else {
             format!(
                 "{start} {len} striped {} {} {}",
                 ranges.len(),
-                num(&seg["stripe_size"]) / 512,
+                lvm_num(&seg["stripe_size"]) / 512,
                 ranges.iter().map(at).collect::<Vec<_>>().join(" ")
             )
         };
@@ -312,11 +346,16 @@ fn list_shows_the_volume_group_lvm_made() {
             "{lv}: want {want:?} in {plan}"
         );
     }
-    assert_eq!((a.hash(), b.hash()), (ha, hb), "list reads only");
-    drop(b);
+}
+
+/// With the second PV (`pv1`) gone: naming the striped volume in
+/// `existing` is an error and the linear one, on the PV still here (`a`),
+/// is planned; `list` shows pv1 missing, the striped volume not opened
+/// and the linear one still openable.
+fn check_lvm_with_a_pv_gone(vg: &str, a: &Loop) {
     // With one PV gone, naming the striped volume is an error; the linear
     // one, on the PV still here, is planned.
-    let o = validate(serde_json::json!([format!("{vg}/str")]));
+    let o = validate_existing(serde_json::json!([format!("{vg}/str")]));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(&format!(
@@ -325,7 +364,7 @@ fn list_shows_the_volume_group_lvm_made() {
         "{}",
         stderr(&o)
     );
-    let o = validate(serde_json::json!([format!("{vg}/lin")]));
+    let o = validate_existing(serde_json::json!([format!("{vg}/lin")]));
     let plan = String::from_utf8_lossy(&o.stdout).into_owned();
     assert_eq!(o.status.code(), Some(0), "{plan}{}", stderr(&o));
     assert!(
