@@ -30,11 +30,6 @@ const FNS_OVER: &[(&str, &str, usize)] = &[
         135,
     ),
     (
-        "init/tests/cli_list.rs",
-        "list_shows_the_md_arrays_and_stacks_mdadm_made",
-        516,
-    ),
-    (
         "tests/tests/stacks.rs",
         "s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes",
         329,
