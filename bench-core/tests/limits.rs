@@ -29,11 +29,6 @@ const FNS_OVER: &[(&str, &str, usize)] = &[
         "a_stick_config_is_checked_for_the_boot_anywhere",
         135,
     ),
-    (
-        "tests/tests/stacks.rs",
-        "s8_existing_md_luks_and_lvm_are_listed_and_read_and_nothing_changes",
-        329,
-    ),
 ];
 
 /// The workspace's crates' folders (not `fuzz`, outside the stable build).
