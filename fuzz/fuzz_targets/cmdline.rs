@@ -7,6 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
+use bench_core::boot::cmdline::Key;
 use bootbench_init::boot::cmdline::Cmdline;
 
 /// The kernel's `isspace` on ASCII (lib/ctype.c: 9 to 13 and 32).
@@ -125,13 +126,14 @@ fuzz_target!(|data: &[u8]| {
     }
     // Lookups of bootbench's keys and of every name present never panic,
     // and a name present is found.
-    for key in ["profile", "on_finish", "on-finish", "panic", ""] {
+    for key in Key::ALL {
         let _ = c.get(key);
     }
+    for name in ["bootbench.on-finish", "bootbench.", ""] {
+        let _ = c.get_raw(name);
+    }
     for (name, _) in &c.params {
-        if let Some(key) = name.strip_prefix("bootbench.") {
-            assert!(c.get(key).is_some(), "{text:?}: {name:?} parsed but not found");
-        }
+        assert!(c.get_raw(name).is_some(), "{text:?}: {name:?} parsed but not found");
     }
     // Parameters stop at a lone `--`: what follows is init's argv.
     if let Some(pos) = text.find(" -- ") {

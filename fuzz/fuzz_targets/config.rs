@@ -5,6 +5,7 @@
 //! rest) for PID 1's `boot::unattended::plan_unattended`, as the boot reads them.
 #![no_main]
 
+use bench_core::boot::cmdline::Key;
 use bootbench_init::{boot, plan};
 use libfuzzer_sys::fuzz_target;
 
@@ -21,12 +22,12 @@ fuzz_target!(|data: &[u8]| {
         let c = boot::cmdline::Cmdline::parse(line);
         let never = vec!["/dev/nonexistent-stick".to_string()];
         let ov = plan::Overrides {
-            profile: c.get("profile").map(str::to_string),
+            profile: c.get(Key::Profile).map(str::to_string),
             simulate: true,
             ..plan::Overrides::default()
         };
         let raw = plan::parse(config, "/mnt/stick/bootbench.json");
-        match boot::unattended::plan_unattended(&raw, "/mnt/stick/bootbench.json", c.get("on_finish"), &[], &never, &ov) {
+        match boot::unattended::plan_unattended(&raw, "/mnt/stick/bootbench.json", c.get(Key::OnFinish), &[], &never, &ov) {
             Ok((plan, _, _)) => {
                 let _ = plan::describe_plan_lines(&plan);
             }

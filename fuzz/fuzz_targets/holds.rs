@@ -78,7 +78,7 @@ fuzz_target!(|data: &[u8]| {
             // The input as three members of an array of each level.
             let third = dev.len() / 3;
             let ms = [Mem(&dev[..third]), Mem(&dev[third..2 * third]), Mem(&dev[2 * third..])];
-            for level in ["raid0", "raid1", "raid5", "raid6", "raid10", "linear"] {
+            for level in bench_core::vocab::stack::MdLevel::ALL {
                 let a = ArrayBytes {
                     level: level.into(),
                     layout: u32::from(dev.first().copied().unwrap_or(0) % 6),

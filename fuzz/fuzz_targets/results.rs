@@ -8,7 +8,8 @@
 #![no_main]
 
 use bootbench_report::read::{parse, Loaded};
-use bootbench_report::{compare, csv, html, show};
+use bootbench_report::export::csv;
+use bootbench_report::render::{compare, html, show};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

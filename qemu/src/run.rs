@@ -11,7 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use bench_core::document::frame::{self, Frame, FrameError};
-use bootbench_report::extract::{self, Extracted};
+use bootbench_report::read::extract::{self, Extracted};
 
 use crate::cmdline::{self, Accel, Attached, Boot, Machine, QEMU};
 use crate::disk::{self, DiskSpec};
@@ -400,7 +400,7 @@ pub fn boot_until(machine: &Machine, dir: &Path, timeout: Duration, marker: &str
 
 /// Save the documents of the console log into `dest` (created if needed)
 /// exactly as `bootbench-report extract` does, by its code
-/// ([`bootbench_report::extract::extract`], with the default frame
+/// ([`bootbench_report::read::extract::extract`], with the default frame
 /// options, as [`frame::decode`] read `outcome.frames`): each good frame
 /// under its name's last component, never replacing a file (a name taken,
 /// by an earlier boot's document or a second frame of this log, becomes

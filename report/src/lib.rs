@@ -20,9 +20,3 @@ pub mod figures;
 pub mod output;
 pub mod read;
 pub mod render;
-
-// The paths the other crates of the workspace (bootbench-qemu, the system
-// tests, the fuzz targets) name, from before the stage folders.
-pub use export::csv;
-pub use read::extract;
-pub use render::{compare, fleet, html, show};

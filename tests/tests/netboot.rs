@@ -325,9 +325,9 @@ fn rack_01_booted_again_finds_its_result_and_runs_nothing(
 /// The fleet report of the collected documents flags the slow disk, and only it.
 fn the_fleet_report_flags_the_slow_disk_and_only_it(collector: &Collector) {
     let results = ["RACK-01", "RACK-02", "RACK-03"].map(|m| collector.root().join("results").join(m));
-    let gathered = bootbench_report::fleet::gather(&results).expect("the collected documents");
+    let gathered = bootbench_report::render::fleet::gather(&results).expect("the collected documents");
     assert_eq!(gathered.fleet.docs.len(), 3, "{:?}", gathered.skipped);
-    let text = bootbench_report::fleet::render(&gathered.fleet, true);
+    let text = bootbench_report::render::fleet::render(&gathered.fleet, true);
     let flagged: Vec<&str> = text.lines().filter(|l| l.trim_end().ends_with("outlier")).collect();
     assert!(!flagged.is_empty(), "no outlier flagged:\n{text}");
     assert!(flagged.iter().all(|l| l.contains("RACK-03")), "{flagged:?}\n{text}");
