@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bench_core::vocab::console::{safe, safe_lines};
-use bootbench_report::cli::{Cli, Command, ExportFormat};
+use bootbench_report::cli::{Cli, Command};
 use bootbench_report::export::{self, csv};
 use bootbench_report::figures::verdict;
 use bootbench_report::output;
@@ -64,12 +64,12 @@ fn main() -> ExitCode {
             safe_lines(&format!("{}{tail}\n{verdicts}", compare::render(&docs[0], &docs[1])))
         }),
         Command::Fleet { paths, html, all } => run_fleet(&paths, html.as_deref(), all),
-        Command::Csv { files } => with_docs(&files, csv::render),
+        Command::Csv { files } => run_export(Ok(Box::new(csv::Rows::to_stdout())), &files),
         Command::Html { files, output } => match load_all(&files) {
             Ok(docs) => write_page(&output, &html::render(&docs)),
             Err(code) => code,
         },
-        Command::Export { format, files, output } => run_export(format, &files, &output),
+        Command::Export { format, files, output } => run_export(export::start(format, &output), &files),
         Command::Baseline { files, output } => match load_all(&files) {
             Ok(docs) => {
                 let (text, warning) = baseline::render(&docs);
@@ -128,13 +128,14 @@ fn write_page(path: &std::path::Path, page: &str) -> ExitCode {
     }
 }
 
-/// `export --format F`: the documents read on every core, a few at a time,
-/// each added to the export as it comes (the tidy tables are never held
-/// whole: a fleet's export takes the memory of a row group). A file that is
-/// not a document is named on stderr, and nothing is written (exit 2).
-fn run_export(format: ExportFormat, files: &[PathBuf], output: &std::path::Path) -> ExitCode {
+/// `export --format F` and `csv` (the export `started`): the documents read
+/// on every core, a few at a time, each added to the export as it comes
+/// (the tidy tables are never held whole: a fleet's export takes the memory
+/// of a row group). A file that is not a document is named on stderr, and
+/// nothing is written (exit 2); each file written is named on stderr.
+fn run_export(started: Result<Box<dyn export::Export>, String>, files: &[PathBuf]) -> ExitCode {
     use rayon::prelude::*;
-    let mut export = match export::start(format, output) {
+    let mut export = match started {
         Ok(e) => Some(e),
         Err(e) => {
             say(&e);

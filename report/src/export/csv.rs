@@ -152,6 +152,27 @@ pub fn header() -> Vec<String> {
         .collect()
 }
 
+/// The `csv` command's export: [`render`] of its documents on stdout.
+#[derive(Debug)]
+pub struct Rows(super::Whole);
+
+impl Rows {
+    /// The rows to standard output; nothing is printed before it finishes.
+    pub fn to_stdout() -> Rows {
+        Rows(super::Whole::stdout())
+    }
+}
+
+impl super::Export for Rows {
+    fn add(&mut self, doc: Loaded) -> Result<(), String> {
+        self.0.add(doc)
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<std::path::PathBuf>, String> {
+        self.0.finish(render)
+    }
+}
+
 /// The CSV of every document: the header row, always (the csv crate writes
 /// the header only with a first row: BurntSushi/rust-csv#161), then the rows.
 pub fn render(docs: &[Loaded]) -> String {

@@ -4,10 +4,11 @@
 //! ([`tidy`], its Parquet footer checked by [`parquet_footer`]); the `csv`
 //! command prints a row per target and test ([`csv`]).
 //!
-//! Every format of `export` is an [`Export`], started by [`start`] with the
-//! one list of formats, the command line's [`ExportFormat`]: it takes the
-//! documents one at a time, then writes its files, each under its name only
-//! when it is whole.
+//! Every format is an [`Export`]: those of `export`, started by [`start`]
+//! with the one list of formats, the command line's [`ExportFormat`], and
+//! the `csv` command's rows ([`csv::Rows`]), which go to stdout. Each takes
+//! the documents one at a time, then writes its files, each under its name
+//! only when it is whole.
 
 pub mod csv;
 pub mod junit;
@@ -44,20 +45,36 @@ pub fn start(format: ExportFormat, output: &Path) -> Result<Box<dyn Export>, Str
     })
 }
 
-/// A format written whole from all of its documents (JUnit, OCP TV): the
-/// documents kept as they come, the file written at the end, atomically,
-/// replacing the one the user named (never through a planted name:
-/// [`crate::output::write_replacing`]).
+/// Where a format written whole goes.
+#[derive(Debug)]
+enum Destination {
+    /// A file, written atomically, replacing the one the user named (never
+    /// through a planted name: [`crate::output::write_replacing`]).
+    File(PathBuf),
+    /// Standard output (the `csv` command); a closed pipe is not an error.
+    Stdout,
+}
+
+/// A format written whole from all of its documents (JUnit, OCP TV, the
+/// `csv` command's rows): the documents kept as they come, the text written
+/// at the end to its [`Destination`].
 #[derive(Debug)]
 struct Whole {
-    path: PathBuf,
+    to: Destination,
     docs: Vec<Loaded>,
 }
 
 impl Whole {
     fn create(path: &Path) -> Whole {
         Whole {
-            path: path.to_path_buf(),
+            to: Destination::File(path.to_path_buf()),
+            docs: Vec::new(),
+        }
+    }
+
+    fn stdout() -> Whole {
+        Whole {
+            to: Destination::Stdout,
             docs: Vec::new(),
         }
     }
@@ -67,10 +84,24 @@ impl Whole {
         Ok(())
     }
 
-    /// `render` of the documents, written to the file.
+    /// `render` of the documents, written to the destination; the file
+    /// written, if it was one.
     fn finish(self, render: fn(&[Loaded]) -> String) -> Result<Vec<PathBuf>, String> {
-        crate::output::write_replacing(&self.path, render(&self.docs).as_bytes())
-            .map_err(|e| format!("{}: cannot write: {e}", self.path.display()))?;
-        Ok(vec![self.path])
+        let text = render(&self.docs);
+        match self.to {
+            Destination::File(path) => {
+                crate::output::write_replacing(&path, text.as_bytes())
+                    .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+                Ok(vec![path])
+            }
+            Destination::Stdout => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                    Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("stdout: {e}")),
+                    _ => Ok(Vec::new()),
+                }
+            }
+        }
     }
 }
