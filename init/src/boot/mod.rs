@@ -16,6 +16,7 @@
 
 pub mod cmdline;
 pub mod network;
+pub mod overrides;
 pub mod stick;
 pub mod supervise;
 pub mod unattended;
@@ -30,7 +31,7 @@ use std::time::Duration;
 
 use bench_core::document::frame::{self, Nonce};
 
-use crate::boot::cmdline::{Cmdline, Key};
+use crate::boot::cmdline::Cmdline;
 use crate::log::log;
 use crate::modules;
 use nix::errno::Errno;
@@ -378,7 +379,7 @@ fn announce_nonce() {
 
 /// The action of `bootbench.on_finish=` on the command line, if valid.
 fn cmdline_on_finish(cmdline: &Cmdline) -> Option<OnFinish> {
-    cmdline.get(Key::OnFinish).and_then(|v| v.parse().ok())
+    overrides::CmdlineOverrides::read(cmdline).on_finish()
 }
 
 /// PID 1's entry point.

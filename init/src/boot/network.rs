@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use crate::boot::cmdline::{Cmdline, Key};
 use crate::net::{self, http};
-use crate::plan::Plan;
 use crate::results::remote;
 use bench_core::vocab::url::Template;
 
@@ -105,27 +104,6 @@ pub fn fetch_config(
     }
 }
 
-/// The command line's `bootbench.*` overrides merged into the plan: the
-/// one place the unattended run puts them over the config's checked,
-/// typed fields. `bootbench.results_url=` replaces `results_url` and
-/// `bootbench.metrics_url=` replaces `metrics_url` (the command line wins
-/// wherever it names one), each checked as the config's is, and a bad one
-/// is an error naming the key (the results URL's first). The plan's id
-/// stays the config's. (`bootbench.profile=` and `bootbench.on_finish=`
-/// are taken before the plan is made, by [`super::unattended`];
-/// `bootbench.serial=` where the results go out, by
-/// `results::emit::serial_out`.)
-pub fn apply_cmdline(plan: &mut Plan, cmdline: &Cmdline) -> Result<(), String> {
-    if let Some(t) = cmdline.get(Key::ResultsUrl) {
-        plan.results_url = Some(Template::parse(t).map_err(|e| format!("{}: {e}", Key::ResultsUrl))?);
-    }
-    if let Some(u) = cmdline.get(Key::MetricsUrl) {
-        plan.metrics_url =
-            Some(crate::results::metrics::check_url(u).map_err(|e| format!("{}: {e}", Key::MetricsUrl))?);
-    }
-    Ok(())
-}
-
 /// Whether `bootbench.force=1` is on the command line (run even if this
 /// machine ran this plan already).
 pub fn forced(cmdline: &Cmdline) -> bool {
@@ -157,8 +135,9 @@ pub fn send(
 mod tests {
     use super::*;
 
-    /// A simulated plan of `config`, the command line's keys merged.
-    fn merged(config: &str, cmdline: &str) -> Result<Plan, String> {
+    /// A simulated plan of `config`, the command line's keys merged (the
+    /// URLs' checks are the merge's: [`super::super::overrides`]).
+    fn merged(config: &str, cmdline: &str) -> Result<crate::plan::Plan, String> {
         let disks = [bench_core::document::result::TargetInfo {
             path: "sim:ssd:64M".to_string(),
             ..Default::default()
@@ -168,9 +147,9 @@ mod tests {
             ..Default::default()
         };
         let raw = crate::plan::parse(config, "t.json");
-        let (mut plan, ..) =
-            super::super::unattended::plan_unattended(&raw, "t.json", None, &disks, &[], &ov).map_err(|i| i.message)?;
-        apply_cmdline(&mut plan, &Cmdline::parse(cmdline))?;
+        let cmd = super::super::overrides::CmdlineOverrides::read(&Cmdline::parse(cmdline));
+        let (plan, ..) =
+            super::super::unattended::plan_unattended(&raw, "t.json", &cmd, &disks, &[], &ov).map_err(|i| i.message)?;
         Ok(plan)
     }
 

@@ -22,6 +22,7 @@ use bench_core::vocab::url::Template;
 
 use crate::boot::cmdline::{Cmdline, Key};
 use crate::boot::network::{self, Network};
+use crate::boot::overrides::CmdlineOverrides;
 use crate::boot::stick;
 use crate::boot::supervise::{self, Conclusion, Msg, Reports};
 use crate::boot::OnFinish;
@@ -71,40 +72,30 @@ pub struct Invalid {
     pub on_finish: OnFinish,
 }
 
-/// Plan an unattended run of `text` (from `source`): the command line's
-/// `on_finish` and `ov`'s profile override the config's; with no
+/// Plan an unattended run of the config `raw` (from `source`), the command
+/// line's overrides `cmd` merged ([`CmdlineOverrides`]: its profile and
+/// `on_finish` over the config's, then its URLs over the plan's); with no
 /// `targets`, the targets are `disks` (discovered, the stick's already
 /// removed); `never` are the stick's disks. `ov.simulate` plans simulated
 /// disks (for tests); `ov.withhold_writes` keeps every target read-only.
+/// The plan's id is the config's as read, with the plan's profile.
 pub fn plan_unattended(
     raw: &Result<RawConfig, ConfigError>,
     source: &str,
-    cmd_on_finish: Option<&str>,
+    cmd: &CmdlineOverrides,
     disks: &[TargetInfo],
     never: &[String],
     ov: &Overrides,
 ) -> Result<(Plan, OnFinish, String), Invalid> {
-    let cmd_finish = cmd_on_finish.map(|v| {
-        v.parse::<OnFinish>()
-            .map_err(|e| ConfigError(format!("{}: {e}", Key::OnFinish)))
-    });
-    let cfg_finish = raw.as_ref().ok().and_then(|r| r.on_finish);
-    let on_finish = match &cmd_finish {
-        Some(Ok(f)) => *f,
-        _ => cfg_finish.unwrap_or_default(),
-    };
-    let profile = ov
-        .profile
-        .clone()
-        .or_else(|| raw.as_ref().ok().and_then(|r| r.profile.clone()));
+    let on_finish = cmd.finish_after(raw.as_ref().ok().and_then(|r| r.on_finish));
+    let profile = cmd.profile_over(raw.as_ref().ok().and_then(|r| r.profile.as_deref()));
     let invalid = |e: ConfigError| Invalid {
         message: e.0,
         profile: profile.clone(),
         on_finish,
     };
-    if let Some(Err(e)) = cmd_finish {
-        return Err(invalid(e));
-    }
+    let mut ov = ov.clone();
+    cmd.before_plan(&mut ov).map_err(invalid)?;
     let raw = raw.as_ref().map_err(|e| invalid(e.clone()))?;
     let refs: Vec<(TargetRef, String)> = if raw.targets.is_empty() {
         disks
@@ -112,15 +103,20 @@ pub fn plan_unattended(
             .map(|d| (TargetRef::Path(d.path.clone()), format!("discovered disk {}", d.path)))
             .collect()
     } else {
-        plan::target_refs(raw, ov).map_err(invalid)?
+        plan::target_refs(raw, &ov).map_err(invalid)?
     };
     if refs.is_empty() {
         return Err(invalid(ConfigError(
             "targets: no disk found besides the boot stick; expected at least one disk to benchmark".to_string(),
         )));
     }
-    let plan = plan::plan_with(raw, source, ov, &refs, never).map_err(invalid)?;
+    let mut plan = plan::plan_with(raw, source, &ov, &refs, never).map_err(invalid)?;
     let id = plan.id(raw);
+    cmd.merge(&mut plan).map_err(|message| Invalid {
+        message,
+        profile: plan.profile.clone(),
+        on_finish,
+    })?;
     Ok((plan, on_finish, id))
 }
 
@@ -178,14 +174,16 @@ pub fn emit(
     })
 }
 
-/// [`emit::serial_out`] with the command line's `bootbench.serial=` and
-/// this boot's nonce.
+/// [`emit::serial_out`] to the serial ports of the command line's
+/// `bootbench.serial=`, else of the config's `serial_ports` (`config`),
+/// with this boot's nonce.
 fn results_out(
-    cmdline: &Cmdline,
+    cmd: &CmdlineOverrides,
     config: Option<&[String]>,
     log: &mut dyn FnMut(&str),
 ) -> serial::Tee<std::io::Stdout> {
-    emit::serial_out(cmdline.get(Key::Serial), config, crate::boot::nonce(), log)
+    let choice = cmd.serial(config, log);
+    emit::serial_out(&choice, crate::boot::nonce(), log)
 }
 
 /// [`emit::rescue_to`] of [`supervise::conclude`]'s conclusion `c`.
@@ -233,7 +231,8 @@ pub fn rescue(c: &Conclusion, r: &Reports, cmdline: &Cmdline, log: &mut dyn FnMu
         log("supervisor: the results were out already");
         return;
     };
-    rescue_to(doc, c, r.stick.as_ref(), &mut results_out(cmdline, None, log), log);
+    let mut out = results_out(&CmdlineOverrides::read(cmdline), None, log);
+    rescue_to(doc, c, r.stick.as_ref(), &mut out, log);
 }
 
 /// The test-only kernel command-line keys (docs/results.md, "Test-only kernel command-line keys"): they
@@ -351,6 +350,8 @@ fn wait_for_named(
 /// the network, the console.
 struct Boot<'a> {
     cmdline: &'a Cmdline,
+    /// The command line's overrides of the config, read once.
+    overrides: CmdlineOverrides,
     machine: String,
     /// The stick's mount point, if one was trusted and mounted.
     root: Option<PathBuf>,
@@ -381,6 +382,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     log(&discover::host_line(&host));
     let mut boot = Boot {
         cmdline,
+        overrides: CmdlineOverrides::read(cmdline),
         machine: results::stick::machine_name(host.product_serial.as_deref()),
         root: None,
         no_stick_why: "no FAT partition labelled BOOTBENCH found".to_string(),
@@ -523,7 +525,7 @@ impl Boot<'_> {
             Err(message) => Err(Invalid {
                 message,
                 profile: None,
-                on_finish: super::cmdline_on_finish(self.cmdline).unwrap_or_default(),
+                on_finish: self.overrides.finish_after(None),
             }),
         }
     }
@@ -589,9 +591,9 @@ impl Boot<'_> {
         disks
     }
 
-    /// The plan of the config on these disks ([`plan_unattended`]), the
-    /// command line's URLs merged ([`network::apply_cmdline`]), said on
-    /// the console, with its results URL. A config from the network writes
+    /// The plan of the config on these disks, the command line's overrides
+    /// merged ([`plan_unattended`]), said on the console, with its results
+    /// URL. A config from the network writes
     /// only where the initramfs allows it.
     fn plan(
         &mut self,
@@ -602,17 +604,10 @@ impl Boot<'_> {
         let from_network = self.cmdline.get(Key::ConfigUrl).is_some();
         let withhold = (from_network && !network::network_may_write()).then(|| network::NETWORK_WITHHELD.to_string());
         let ov = Overrides {
-            profile: self.cmdline.get(Key::Profile).map(str::to_string),
             withhold_writes: withhold,
             ..Overrides::default()
         };
-        let (mut plan, on_finish, id) =
-            plan_unattended(raw, source, self.cmdline.get(Key::OnFinish), disks, &self.never, &ov)?;
-        network::apply_cmdline(&mut plan, self.cmdline).map_err(|message| Invalid {
-            message,
-            profile: plan.profile.clone(),
-            on_finish,
-        })?;
+        let (plan, on_finish, id) = plan_unattended(raw, source, &self.overrides, disks, &self.never, &ov)?;
         let url = plan.results_url.clone();
         for line in plan::describe_plan_lines(&plan) {
             (self.log)(&line);
@@ -698,7 +693,7 @@ impl Boot<'_> {
     /// serial ports (the config's `serial_ports` unless the command line
     /// names them), and to the results URL (`run` its `{run}`).
     fn out(&mut self, doc: &ResultDoc, ports: Option<&[String]>, results_url: Option<&Template>, run: &str) {
-        let mut out = results_out(self.cmdline, ports, self.log);
+        let mut out = results_out(&self.overrides, ports, self.log);
         let emitted = emit(
             doc,
             self.root.as_deref(),
@@ -719,7 +714,7 @@ impl Boot<'_> {
         let doc = error_doc(inv, source);
         // The command line's template as written, unchecked: a bad one
         // fails to send, and says so.
-        let url = self.cmdline.get(Key::ResultsUrl).map(Template::unchecked);
+        let url = self.overrides.results_url_as_written();
         self.out(&doc, None, url.as_ref(), run);
         inv.on_finish
     }
@@ -731,25 +726,21 @@ mod tests {
     use bench_core::document::frame;
     use std::fs;
 
-    /// [`plan_unattended`] of a config's text.
+    /// [`plan_unattended`] of a config's text, simulated, with the kernel
+    /// command line `cmdline`.
     fn plan_text(
         text: &str,
         source: &str,
-        cmd_on_finish: Option<&str>,
+        cmdline: &str,
         disks: &[TargetInfo],
         never: &[String],
-        ov: &Overrides,
     ) -> Result<(Plan, OnFinish, String), Invalid> {
-        plan_unattended(&plan::parse(text, source), source, cmd_on_finish, disks, never, ov)
-    }
-
-    /// The overrides of a simulated unattended run with the command line's `profile`.
-    fn sim_ov(profile: Option<&str>) -> Overrides {
-        Overrides {
-            profile: profile.map(str::to_string),
+        let ov = Overrides {
             simulate: true,
             ..Overrides::default()
-        }
+        };
+        let cmd = CmdlineOverrides::read(&Cmdline::parse(cmdline));
+        plan_unattended(&plan::parse(text, source), source, &cmd, disks, never, &ov)
     }
 
     fn sim_disks(paths: &[&str]) -> Vec<TargetInfo> {
@@ -875,17 +866,17 @@ mod tests {
     #[test]
     fn no_targets_means_every_disk_but_the_stick() {
         let disks = sim_disks(&["sim:hdd:1G", "sim:ssd:64M"]);
-        let (plan, how, _) = plan_text(DEFAULT_CONFIG, "builtin", None, &disks, &[], &sim_ov(None)).expect("plan");
+        let (plan, how, _) = plan_text(DEFAULT_CONFIG, "builtin", "", &disks, &[]).expect("plan");
         let paths: Vec<&str> = plan.targets.iter().map(|t| t.info.path.as_str()).collect();
         assert_eq!(paths, vec!["sim:hdd:1G", "sim:ssd:64M"]);
         assert_eq!(plan.profile.as_deref(), Some("standard"));
         assert_eq!(how, OnFinish::PowerOff);
         // A config naming the stick's disk is refused.
         let cfg = r#"{"profile":"quick","targets":["sim:ssd:64M"]}"#;
-        let e = plan_text(cfg, "s", None, &disks, &["sim:ssd:64M".to_string()], &sim_ov(None)).unwrap_err();
+        let e = plan_text(cfg, "s", "", &disks, &["sim:ssd:64M".to_string()]).unwrap_err();
         assert!(e.message.contains("boot stick"), "{}", e.message);
         // Nothing to benchmark.
-        let e = plan_text(DEFAULT_CONFIG, "builtin", None, &[], &[], &sim_ov(None)).unwrap_err();
+        let e = plan_text(DEFAULT_CONFIG, "builtin", "", &[], &[]).unwrap_err();
         assert!(e.message.starts_with("targets: no disk found"), "{}", e.message);
     }
 
@@ -893,12 +884,12 @@ mod tests {
     fn command_line_overrides_and_on_finish() {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"profile":"quick","on_finish":"halt"}"#;
-        let (plan, how, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(Some("cdm"))).expect("plan");
+        let (plan, how, _) = plan_text(cfg, "s", "bootbench.profile=cdm", &disks, &[]).expect("plan");
         assert_eq!((plan.profile.as_deref(), how), (Some("cdm"), OnFinish::Halt));
-        let (_, how, _) = plan_text(cfg, "s", Some("reboot"), &disks, &[], &sim_ov(None)).expect("plan");
+        let (_, how, _) = plan_text(cfg, "s", "bootbench.on_finish=reboot", &disks, &[]).expect("plan");
         assert_eq!(how, OnFinish::Reboot);
         // Bad values: an error naming the field, and a valid on_finish still applies.
-        let e = plan_text(cfg, "s", Some("explode"), &disks, &[], &sim_ov(None)).unwrap_err();
+        let e = plan_text(cfg, "s", "bootbench.on_finish=explode", &disks, &[]).unwrap_err();
         assert!(
             e.message.starts_with("bootbench.on_finish: \"explode\""),
             "{}",
@@ -908,10 +899,9 @@ mod tests {
         let e = plan_text(
             r#"{"profile":"quick","on_finish":"nap"}"#,
             "s",
-            Some("reboot"),
+            "bootbench.on_finish=reboot",
             &disks,
             &[],
-            &sim_ov(None),
         )
         .unwrap_err();
         assert!(
@@ -921,9 +911,9 @@ mod tests {
             e.message
         );
         assert_eq!(e.on_finish, OnFinish::Reboot);
-        let e = plan_text(cfg, "s", None, &disks, &[], &sim_ov(Some("turbo"))).unwrap_err();
+        let e = plan_text(cfg, "s", "bootbench.profile=turbo", &disks, &[]).unwrap_err();
         assert!(e.message.starts_with("profile: \"turbo\""), "{}", e.message);
-        let e = plan_text("{\"profile\": ", "s.json", None, &disks, &[], &sim_ov(None)).unwrap_err();
+        let e = plan_text("{\"profile\": ", "s.json", "", &disks, &[]).unwrap_err();
         assert!(e.message.starts_with("s.json: "), "{}", e.message);
         assert_eq!(e.on_finish, OnFinish::PowerOff, "the default");
     }
@@ -950,10 +940,9 @@ mod tests {
         let inv = plan_text(
             r#"{"profile":"turbo"}"#,
             "/mnt/stick/bootbench.json",
-            None,
+            "",
             &sim_disks(&["sim:ssd:64M"]),
             &[],
-            &sim_ov(None),
         )
         .unwrap_err();
         let doc = error_doc(&inv, "/mnt/stick/bootbench.json");
@@ -994,7 +983,7 @@ mod tests {
     fn without_a_stick_the_serial_copy_still_comes_out_and_says_why() {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
-        let (mut plan, _, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
+        let (mut plan, _, _) = plan_text(cfg, "s", "", &disks, &[]).expect("plan");
         let mut partials = Vec::new();
         let doc = run::execute(&mut plan, &mut |_| {}, &mut |d| {
             partials.extend(partial_json(d));
@@ -1079,7 +1068,7 @@ mod tests {
     fn the_console_gets_the_streamed_frame_then_the_table() {
         let disks = sim_disks(&["sim:ssd:64M", "sim:hdd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"}]}"#;
-        let (mut plan, _, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
+        let (mut plan, _, _) = plan_text(cfg, "s", "", &disks, &[]).expect("plan");
         let doc = run::execute(&mut plan, &mut |_| {}, &mut |_| {});
         let json = serde_json::to_string_pretty(&doc).expect("json") + "\n";
         let compact = serde_json::to_vec(&doc).expect("json");
@@ -1194,7 +1183,7 @@ mod tests {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","name":"a","runtime":"50ms"},
                                {"workload":"seq_read","name":"b","runtime":"50ms"}]}"#;
-        let (mut plan, _, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
+        let (mut plan, _, _) = plan_text(cfg, "s", "", &disks, &[]).expect("plan");
         let keys = TestKeys {
             panic_after_first_test: true,
             ..TestKeys::default()
@@ -1251,7 +1240,7 @@ mod tests {
     fn without_the_key_nothing_panics() {
         let disks = sim_disks(&["sim:ssd:64M"]);
         let cfg = r#"{"tests":[{"workload":"rand_read","runtime":"50ms"},{"workload":"seq_read","runtime":"50ms"}]}"#;
-        let (mut plan, _, _) = plan_text(cfg, "s", None, &disks, &[], &sim_ov(None)).expect("plan");
+        let (mut plan, _, _) = plan_text(cfg, "s", "", &disks, &[]).expect("plan");
         let doc = run::execute(&mut plan, &mut |_| {}, &mut |d| after_test(TestKeys::default(), d));
         assert_eq!(doc.tests.len(), 2);
     }

@@ -140,29 +140,14 @@ pub fn rescue_to(
 }
 
 /// Where a booted run's results go: the console (stdout), and the serial
-/// ports of [`serial::ports_in`] (`chosen`, the command line's
-/// `bootbench.serial=`, else every UART the console does not write to; the
-/// config's `serial_ports`, `config`, when the command line names none),
-/// each opened with this boot's announce line first, so a frame cut from
-/// any port's log is verified as the console's are. A port that cannot be
-/// opened is said and left out; a bad `bootbench.serial=` is said, and
-/// every UART is used.
-pub fn serial_out(
-    chosen: Option<&str>,
-    config: Option<&[String]>,
-    nonce: Nonce,
-    log: &mut dyn FnMut(&str),
-) -> serial::Tee<std::io::Stdout> {
-    let choice = match chosen.map(serial::Choice::parse) {
-        None => config.map_or(serial::Choice::Every, |p| serial::Choice::Named(p.to_vec())),
-        Some(Ok(c)) => c,
-        Some(Err(e)) => {
-            log(&format!("{e}; the results go to every serial port"));
-            serial::Choice::Every
-        }
-    };
+/// ports of [`serial::ports_in`] (`choice`: the command line's
+/// `bootbench.serial=`, else the config's `serial_ports`, else every UART
+/// the console does not write to), each opened with this boot's announce
+/// line first, so a frame cut from any port's log is verified as the
+/// console's are. A port that cannot be opened is said and left out.
+pub fn serial_out(choice: &serial::Choice, nonce: Nonce, log: &mut dyn FnMut(&str)) -> serial::Tee<std::io::Stdout> {
     let mut ports = Vec::new();
-    for name in serial::ports_in(crate::sysfs::root(), &choice) {
+    for name in serial::ports_in(crate::sysfs::root(), choice) {
         let opened = serial::open(&name).and_then(|mut f| {
             f.write_all(format!("\n{}", frame::announce(nonce)).as_bytes())
                 .map(|()| f)
