@@ -137,6 +137,9 @@ pub struct PreconditionSpec {
     pub slope_pct: f64,
     /// The seed of the data written and of the random order.
     pub seed: u64,
+    /// The disk's logical block: what a failed write of the fill is
+    /// narrowed to.
+    pub logical_block: u32,
 }
 
 /// What preconditioning did.
@@ -223,21 +226,17 @@ pub fn precondition<Q: IoQueue, C: Clock>(
         steady_at: None,
         ended: None,
     };
-    let mut w = Writer::new(spec, q, clock);
+    let mut made = 0;
     if spec.fill {
-        let fill = Workload {
-            bs: FILL_BS,
-            depth: spec.workload.depth.max(1),
-            random: false,
-        };
-        let n = w.requests(FILL_BS) * u64::from(FILL_PASSES);
-        let (r, ended) = w.write(&fill, Some(n), None, stop)?;
-        out.fill = Some((r.bytes, r.time));
+        let (bytes, time, ended, issued) = fill(spec, q, clock, stop)?;
+        out.fill = Some((bytes, time));
         if ended.is_some() {
             out.ended = ended;
             return Ok(out);
         }
+        made = issued;
     }
+    let mut w = Writer::new(spec, q, clock, made);
     let mut figures = Vec::new();
     for _ in 0..spec.max_rounds {
         let (r, ended) = w.write(&spec.workload, None, Some(spec.round), stop)?;
@@ -271,12 +270,13 @@ struct Writer<'a, Q, C> {
 }
 
 impl<'a, Q: IoQueue, C: Clock> Writer<'a, Q, C> {
-    fn new(spec: &'a PreconditionSpec, q: &'a mut Q, clock: &'a C) -> Self {
+    /// The rounds' writer, `made` writes into the order (the fill's).
+    fn new(spec: &'a PreconditionSpec, q: &'a mut Q, clock: &'a C, made: u64) -> Self {
         Writer {
             spec,
             q,
             clock,
-            made: 0,
+            made,
             comps: Vec::new(),
         }
     }
@@ -379,6 +379,140 @@ impl<'a, Q: IoQueue, C: Clock> Writer<'a, Q, C> {
         }
         round.time = last.saturating_sub(t0);
         Ok((round, ended))
+    }
+}
+
+/// The workload-independent fill: a whole-disk pass on the sweep engine
+/// ([`crate::passes::sweep`]), the area written [`FILL_PASSES`] times in
+/// order in [`FILL_BS`] requests, `depth` of the rounds' workload in
+/// flight. The bytes it wrote, its time (from its start to its last
+/// completion), why it ended early, and the writes it made (the rounds'
+/// order goes on from there).
+fn fill<Q: IoQueue, C: Clock>(
+    spec: &PreconditionSpec,
+    q: &mut Q,
+    clock: &C,
+    stop: &Stop,
+) -> Result<(u64, Nanos, Option<Ended>, u64), IoError> {
+    use super::sweep::{End, Engine, REFUSED_WRITE};
+    let n = spec.end.saturating_sub(spec.start) / u64::from(FILL_BS);
+    let mut f = Fill {
+        start: spec.start,
+        n: n.max(1),
+        total: n * u64::from(FILL_PASSES),
+        next: 0,
+        filling: 0,
+        seed: spec.seed,
+        bytes: 0,
+        errno: 5,
+        failed: None,
+    };
+    let mut e = Engine::new(q, clock, spec.workload.depth.max(1), spec.logical_block, 0);
+    let ended = match e.run(&mut f, stop, &mut |_, ()| {}) {
+        Ok(End::Done) => None,
+        Ok(End::Stopped) => Some(Ended::Stopped),
+        Ok(End::TooManyBad) => f.failed,
+        // A write the kernel refused before the disk was asked: as any
+        // failed write, it ends the fill.
+        Err(err) if REFUSED_WRITE.contains(&err.errno) && err.req.op == Op::Write => Some(Ended::WriteFailed {
+            offset: err.req.offset,
+            errno: err.errno,
+        }),
+        Err(err) => return Err(err),
+    };
+    Ok((f.bytes, e.busy_time(), ended, f.next))
+}
+
+/// The fill as a [`super::sweep::Sweep`]: each write's data is what the
+/// rounds' writer would give it at its place in the order (seeded by the
+/// seed and that place), so the fill and the rounds write one sequence; a
+/// failed write is narrowed to its logical blocks, and the first that
+/// cannot be written alone ends the fill (a request whose every block then
+/// writes was a passing failure: the fill goes on).
+struct Fill {
+    start: u64,
+    /// Requests in one pass of the area.
+    n: u64,
+    /// Requests in the whole fill.
+    total: u64,
+    /// The next request's place in the order.
+    next: u64,
+    /// The place of the write being filled: the request just given, or
+    /// the one being narrowed.
+    filling: u64,
+    seed: u64,
+    bytes: u64,
+    /// The errno of the last failed request (EIO for a short write).
+    errno: i32,
+    /// The first block that could not be written.
+    failed: Option<Ended>,
+}
+
+impl Fill {
+    /// The place in the order of the latest request made at `offset`.
+    fn place_of(&self, offset: u64) -> u64 {
+        let block = (offset - self.start) / u64::from(FILL_BS);
+        let last = self.next.saturating_sub(1);
+        last - (last % self.n + self.n - block) % self.n
+    }
+}
+
+impl super::sweep::Sweep for Fill {
+    type Found = ();
+    const JUDGE_EVERY_BLOCK: bool = false;
+    const TIMED_NARROWING: bool = false;
+
+    fn next(&mut self, _: &[Option<super::sweep::Inflight>]) -> Option<(IoReq, u64)> {
+        (self.next < self.total).then(|| {
+            let k = self.next;
+            self.next += 1;
+            self.filling = k;
+            let req = IoReq {
+                op: Op::Write,
+                offset: self.start + (k % self.n) * u64::from(FILL_BS),
+                len: FILL_BS,
+            };
+            (req, k)
+        })
+    }
+
+    fn fill(&self, offset: u64, buf: &mut [u8]) {
+        crate::engine::verify::fill(self.seed ^ self.filling, offset, buf);
+    }
+
+    fn submitted(&mut self, _: IoReq, _: Nanos) {}
+
+    fn completed<Q: IoQueue>(&mut self, _: &Q, f: super::sweep::Finished) -> Result<(), IoError> {
+        if f.ok {
+            self.bytes += u64::from(f.req.len);
+        } else {
+            // A short write is EIO, as the engine counts it.
+            self.errno = f.result.err().unwrap_or(5);
+            self.filling = self.place_of(f.req.offset);
+        }
+        Ok(())
+    }
+
+    fn narrowed<Q: IoQueue>(&mut self, _: &Q, block: IoReq, ok: Option<u32>, _: Nanos) -> Result<(), IoError> {
+        match ok {
+            Some(_) => self.bytes += u64::from(block.len),
+            None => {
+                self.failed.get_or_insert(Ended::WriteFailed {
+                    offset: block.offset,
+                    errno: self.errno,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn too_many_bad(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    fn progress(&self) -> (f64, ()) {
+        #[allow(clippy::cast_precision_loss)] // a fraction
+        (self.next as f64 / self.total as f64, ())
     }
 }
 
@@ -599,6 +733,7 @@ mod tests {
             range_pct: 20.0,
             slope_pct: 10.0,
             seed: 3,
+            logical_block: 512,
         };
         let mut seen = Vec::new();
         let out = precondition(&spec, &mut q, &At(&t), &Stop::new(), &mut |i, f| seen.push((i, f))).unwrap();
@@ -666,6 +801,7 @@ mod tests {
             range_pct: -1.0,
             slope_pct: -1.0,
             seed: 1,
+            logical_block: 512,
         };
         let out = precondition(&spec, &mut q, &Tick(&t), &Stop::new(), &mut |_, _| {}).unwrap();
         assert_eq!((out.rounds.len(), out.steady_at, out.ended), (7, None, None));
@@ -689,5 +825,195 @@ mod tests {
         };
         let out = precondition(&long, &mut q, &Tick(&t), &stop, &mut |_, _| {}).unwrap();
         assert_eq!(out.ended, Some(Ended::Stopped));
+    }
+
+    /// A disk of 512-byte blocks whose writes complete in order, failing
+    /// (with `errno`) those that cover a block of `bad`, or of `once` the
+    /// first time; it keeps every write with its data.
+    struct Blocks {
+        bad: Vec<u64>,
+        once: Vec<u64>,
+        errno: i32,
+        bufs: Vec<Vec<u8>>,
+        done: Vec<Completion>,
+        writes: Vec<(IoReq, Vec<u8>)>,
+    }
+    impl Blocks {
+        fn new(bad: &[u64], once: &[u64], errno: i32) -> Self {
+            Blocks {
+                bad: bad.to_vec(),
+                once: once.to_vec(),
+                errno,
+                bufs: vec![Vec::new(); 4],
+                done: Vec::new(),
+                writes: Vec::new(),
+            }
+        }
+    }
+    impl IoQueue for Blocks {
+        fn depth(&self) -> usize {
+            4
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            let blocks = req.offset / 512..(req.offset + u64::from(req.len)) / 512;
+            let failing = self.bad.iter().any(|b| blocks.contains(b));
+            let passing = self.once.iter().position(|b| blocks.contains(b));
+            if let Some(i) = passing {
+                self.once.remove(i);
+            }
+            let result = if failing || passing.is_some() {
+                Err(self.errno)
+            } else {
+                self.writes.push((req, self.bufs[slot][..req.len as usize].to_vec()));
+                Ok(req.len)
+            };
+            self.done.push(Completion { slot, result });
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            out.append(&mut self.done);
+            Ok(())
+        }
+        fn write_buf(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
+            let b = self.bufs.get_mut(slot)?;
+            b.resize(len.max(b.len()), 0);
+            Some(&mut b[..len])
+        }
+    }
+
+    /// The fill of 1 MiB (8 writes a pass) then rounds of 64 KiB
+    /// sequential writes, on `q`: what it did.
+    fn fill_of(q: &mut Blocks) -> PreconditionOutcome {
+        let t = core::cell::Cell::new(0u64);
+        struct Tick<'a>(&'a core::cell::Cell<u64>);
+        impl Clock for Tick<'_> {
+            fn now(&self) -> Nanos {
+                self.0.set(self.0.get() + 1000);
+                Nanos(self.0.get())
+            }
+        }
+        let spec = PreconditionSpec {
+            start: 1 << 20,
+            end: 2 << 20,
+            fill: true,
+            workload: Workload {
+                bs: 64 << 10,
+                depth: 4,
+                random: false,
+            },
+            round: Nanos(20_000),
+            max_rounds: 1,
+            window: 5,
+            range_pct: 20.0,
+            slope_pct: 10.0,
+            seed: 9,
+            logical_block: 512,
+        };
+        precondition(&spec, q, &Tick(&t), &Stop::new(), &mut |_, _| {}).unwrap()
+    }
+
+    /// The fill writes the area twice in order, each write's data seeded
+    /// by its place in the order, and the rounds' order and data go on
+    /// from there: one sequence of writes.
+    #[test]
+    fn the_fill_and_the_rounds_write_one_sequence() {
+        let mut q = Blocks::new(&[], &[], 5);
+        let out = fill_of(&mut q);
+        assert_eq!(out.fill.map(|f| f.0), Some(2 << 20));
+        assert_eq!(out.ended, None);
+        assert!(!out.rounds.is_empty());
+        for (k, (req, data)) in q.writes.iter().enumerate() {
+            let k = k as u64;
+            let (offset, len) = if k < 16 {
+                ((1 << 20) + (k % 8) * (128 << 10), 128 << 10)
+            } else {
+                ((1 << 20) + ((k - 16) % 16) * (64 << 10), 64 << 10)
+            };
+            assert_eq!((req.op, req.offset, req.len), (Op::Write, offset, len), "write {k}");
+            let mut want = vec![0u8; len as usize];
+            crate::engine::verify::fill(9 ^ k, offset, &mut want);
+            assert!(*data == want, "write {k}: its data");
+        }
+    }
+
+    /// A fill write that fails is narrowed to its blocks: the first that
+    /// cannot be written alone ends preconditioning there, with the
+    /// write's errno, before any round; what was written is counted.
+    #[test]
+    fn a_failed_fill_write_ends_it_at_its_first_bad_block() {
+        // Block 2,829 is 13 blocks into the fill's fourth write (1 MiB +
+        // 384 KiB is block 2,816).
+        let mut q = Blocks::new(&[2_829, 2_838], &[], 61);
+        let out = fill_of(&mut q);
+        assert_eq!(
+            out.ended,
+            Some(Ended::WriteFailed {
+                offset: 2_829 * 512,
+                errno: 61
+            })
+        );
+        assert!(out.rounds.is_empty());
+        // The three writes before it (in flight with it: nothing more goes
+        // while a failed write waits for its narrowing) and the fourth's
+        // first 13 blocks.
+        assert_eq!(out.fill.map(|f| f.0), Some(3 * (128 << 10) + 13 * 512));
+        let narrowed: Vec<u64> = q
+            .writes
+            .iter()
+            .filter(|(r, _)| r.len == 512)
+            .map(|(r, _)| r.offset / 512)
+            .collect();
+        assert_eq!(
+            narrowed,
+            (2_816..2_829).collect::<Vec<_>>(),
+            "narrowed up to the bad block"
+        );
+        // A narrowed block holds what the whole write would have put there.
+        let (req, data) = &q.writes[3];
+        let mut want = vec![0u8; 512];
+        crate::engine::verify::fill(9 ^ 3, req.offset, &mut want);
+        assert_eq!(*data, want);
+        let r = record(
+            &PreconditionSpec {
+                start: 1 << 20,
+                end: 2 << 20,
+                fill: true,
+                workload: Workload {
+                    bs: 64 << 10,
+                    depth: 4,
+                    random: false,
+                },
+                round: Nanos(20_000),
+                max_rounds: 1,
+                window: 5,
+                range_pct: 20.0,
+                slope_pct: 10.0,
+                seed: 9,
+                logical_block: 512,
+            },
+            &out,
+        );
+        assert_eq!(r.end, PreconditionEnd::Error);
+    }
+
+    /// A write that fails once but whose every block then writes alone was
+    /// a passing failure: the fill goes on to the end and the rounds run.
+    /// A write the kernel refuses (EPERM) ends it at that write.
+    #[test]
+    fn a_passing_failure_goes_on_and_a_refused_write_ends_it() {
+        let mut q = Blocks::new(&[], &[2_829], 5);
+        let out = fill_of(&mut q);
+        assert_eq!(out.ended, None);
+        assert_eq!(out.fill.map(|f| f.0), Some(2 << 20));
+        assert!(!out.rounds.is_empty());
+        let mut q = Blocks::new(&[2_829], &[], 1);
+        let out = fill_of(&mut q);
+        assert_eq!(
+            out.ended,
+            Some(Ended::WriteFailed {
+                offset: (1 << 20) + 3 * (128 << 10),
+                errno: 1
+            })
+        );
     }
 }

@@ -1,5 +1,6 @@
-//! One whole-disk pass: the engine the surface scan ([`crate::passes::scan`]) and
-//! the burn-in ([`crate::passes::burnin`]) both run.
+//! One whole-disk pass: the engine the surface scan ([`crate::passes::scan`]),
+//! the burn-in ([`crate::passes::burnin`]) and the preconditioning fill
+//! ([`crate::passes::steady`]) all run.
 //!
 //! A pass makes requests over an area `depth` in flight: it keeps the
 //! queue's slots, the table of requests in flight and their submission
@@ -44,10 +45,10 @@
 //! completion. At depth 1 that is its latency; deeper, requests waiting
 //! behind others are not charged the others' time.
 //!
-//! The preconditioning fill ([`crate::passes::steady`]) is not such a pass: it ends
-//! at the first failed write without narrowing it, its writes continue the
-//! rounds' order and data (the round's writer carries its position over),
-//! it makes no progress report, and it reads the clock on its own terms.
+//! The preconditioning fill ([`crate::passes::steady`]) is the third such
+//! pass: writes in the area's order, twice over, the first block that
+//! cannot be written ending it. Its rounds after it are not whole-disk
+//! passes (timed, in a random order): they have a writer of their own.
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -85,6 +86,8 @@ pub(crate) struct Finished {
     pub req: IoReq,
     /// True if it transferred every byte.
     pub ok: bool,
+    /// What the queue said: the bytes transferred, or the errno.
+    pub result: Result<u32, i32>,
     /// The device's time for it (see the module's doc).
     pub time: Nanos,
     /// When the reap returned it.
@@ -196,6 +199,11 @@ impl<'a, Q: IoQueue, C: Clock> Engine<'a, Q, C> {
         self.clock.now().saturating_sub(self.t0)
     }
 
+    /// From the engine's start to its last completion (0 before any).
+    pub fn busy_time(&self) -> Nanos {
+        self.last_done.saturating_sub(self.t0)
+    }
+
     /// Make every request `s` gives, narrowing what fails, until done,
     /// stopped or too many blocks are bad. An error of the queue itself
     /// (not of a request), or a refused write, ends it with the error.
@@ -284,6 +292,7 @@ impl<'a, Q: IoQueue, C: Clock> Engine<'a, Q, C> {
                     slot: c.slot,
                     req: f.req,
                     ok,
+                    result: c.result,
                     time,
                     now,
                 },

@@ -48,7 +48,7 @@ impl Pass for Precondition {
         &p.pass
     }
 
-    fn spec(plan: &Plan, pp: &PreconditionPlan, _: usize, (start, end): (u64, u64)) -> PreconditionSpec {
+    fn spec(plan: &Plan, pp: &PreconditionPlan, ti: usize, (start, end): (u64, u64)) -> PreconditionSpec {
         PreconditionSpec {
             start,
             end,
@@ -60,6 +60,7 @@ impl Pass for Precondition {
             range_pct: pp.range_pct,
             slope_pct: pp.slope_pct,
             seed: plan.seed,
+            logical_block: plan.targets[ti].info.logical_block_size.max(512),
         }
     }
 

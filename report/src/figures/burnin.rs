@@ -320,6 +320,7 @@ pub fn test_precondition() -> bench_core::document::result::Precondition {
         range_pct: 20.0,
         slope_pct: 10.0,
         seed: 1,
+        logical_block: 512,
     };
     let rounds = [90_000u64, 50_000, 31_000, 30_000, 30_500, 29_800, 30_200]
         .iter()

@@ -960,6 +960,7 @@ fn preconditioning_without_steady_state_warns() {
         range_pct: 20.0,
         slope_pct: 10.0,
         seed: 1,
+        logical_block: 512,
     };
     let with = |writes: &[u64], steady_at: Option<usize>| {
         let rounds = writes
