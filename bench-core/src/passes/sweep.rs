@@ -408,6 +408,9 @@ mod tests {
         unreadable: Vec<u64>,
         /// Stop at the first failed request.
         stop_at_failure: Option<&'s Stop>,
+        /// A request (by its first block) that completes but is bad, as a
+        /// burn-in read that returns the wrong data.
+        mismatch: Option<u64>,
     }
     impl<const EVERY: bool> Sweep for Reads<'_, EVERY> {
         type Found = ();
@@ -428,6 +431,10 @@ mod tests {
         fn completed<Q: IoQueue>(&mut self, _: &Q, f: Finished) -> Result<(), IoError> {
             if let (false, Some(stop)) = (f.ok, self.stop_at_failure) {
                 stop.request(crate::engine::runner::StopReason::Interrupted);
+            }
+            let first = f.req.offset / u64::from(LB);
+            if f.ok && self.mismatch == Some(first) {
+                self.unreadable.push(first);
             }
             Ok(())
         }
@@ -461,6 +468,7 @@ mod tests {
             max_bad,
             unreadable: Vec::new(),
             stop_at_failure: stop,
+            mismatch: None,
         };
         let never = Stop::new();
         let clock = Ticks(Cell::new(0));
@@ -503,5 +511,29 @@ mod tests {
         let (end, log, bad) = run::<false>(&[5], 4, 10, Some(&stop));
         assert_eq!((end, bad), (End::Stopped, vec![]));
         assert_eq!(log, [(0, 4), (4, 4), (8, 4), (12, 4)]);
+    }
+
+    /// What a completion finds bad (not a failed request: a mismatch) is
+    /// judged after the reap that returned it: past `max_bad`, nothing
+    /// more is made.
+    #[test]
+    fn a_bad_completion_is_judged_after_its_reap() {
+        let mut q = Blocks {
+            bad: Vec::new(),
+            queued: Vec::new(),
+            log: Vec::new(),
+        };
+        let mut s = Reads::<false> {
+            next: 0,
+            max_bad: 0,
+            unreadable: Vec::new(),
+            stop_at_failure: None,
+            mismatch: Some(4),
+        };
+        let clock = Ticks(Cell::new(0));
+        let mut e = Engine::new(&mut q, &clock, 1, LB, 1);
+        let end = e.run(&mut s, &Stop::new(), &mut |_, ()| {}).expect("run");
+        assert_eq!((end, s.unreadable), (End::TooManyBad, vec![4]));
+        assert_eq!(q.log, [(0, 4), (4, 4)]);
     }
 }

@@ -417,26 +417,11 @@ pub fn planned_tests(plan: &Plan) -> Vec<(String, String)> {
     let path = |ti: usize| plan.targets[ti].info.path.clone();
     let mut out = Vec::new();
     let names = [
-        (
-            scan::Scan::NAMES.kernel_log_test,
-            pass::chosen::<scan::Scan>(plan)
-                .into_iter()
-                .map(|(ti, _)| ti)
-                .collect::<Vec<_>>(),
-        ),
-        (
-            burnin::Burn::NAMES.kernel_log_test,
-            pass::chosen::<burnin::Burn>(plan)
-                .into_iter()
-                .map(|(ti, _)| ti)
-                .collect(),
-        ),
+        (scan::Scan::NAMES.kernel_log_test, pass::targets::<scan::Scan>(plan)),
+        (burnin::Burn::NAMES.kernel_log_test, pass::targets::<burnin::Burn>(plan)),
         (
             precondition::Precondition::NAMES.kernel_log_test,
-            pass::chosen::<precondition::Precondition>(plan)
-                .into_iter()
-                .map(|(ti, _)| ti)
-                .collect(),
+            pass::targets::<precondition::Precondition>(plan),
         ),
     ];
     for (test, tis) in names {

@@ -285,17 +285,28 @@ pub trait Pass {
     fn finish(plan: &mut Plan, ti: usize, rec: Self::Record, why: Option<&str>, progress: &mut dyn FnMut(&str));
 }
 
-/// The disks the plan's pass of kind `P` goes over, with each one's part:
-/// those of its plan that have its area.
-pub fn chosen<P: Pass>(plan: &Plan) -> Vec<(usize, P::Spec)> {
+/// The disks the plan's pass of kind `P` goes over, each with its area:
+/// those of its plan that have the area.
+fn areas<P: Pass>(plan: &Plan) -> Vec<(usize, (u64, u64))> {
     let Some(p) = P::plan(plan) else { return Vec::new() };
     let pass = P::pass(p);
     pass.targets
         .iter()
-        .filter_map(|&ti| {
-            let area = pass.area(plan.targets[ti].info.size_bytes).ok()?;
-            Some((ti, P::spec(plan, p, ti, area)))
-        })
+        .filter_map(|&ti| Some((ti, pass.area(plan.targets[ti].info.size_bytes).ok()?)))
+        .collect()
+}
+
+/// The disks (target indices) the plan's pass of kind `P` goes over.
+pub fn targets<P: Pass>(plan: &Plan) -> Vec<usize> {
+    areas::<P>(plan).into_iter().map(|(ti, _)| ti).collect()
+}
+
+/// The disks the plan's pass of kind `P` goes over, with each one's part.
+pub fn chosen<P: Pass>(plan: &Plan) -> Vec<(usize, P::Spec)> {
+    let Some(p) = P::plan(plan) else { return Vec::new() };
+    areas::<P>(plan)
+        .into_iter()
+        .map(|(ti, area)| (ti, P::spec(plan, p, ti, area)))
         .collect()
 }
 
