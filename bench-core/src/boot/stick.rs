@@ -213,6 +213,34 @@ pub fn is_result_name(name: &str) -> bool {
             .is_some_and(|ext| ext.eq_ignore_ascii_case(RESULT_EXT))
 }
 
+/// The cases of [`next_result_name`] for machine `SN1`: the files a
+/// results folder holds, and the name the next result gets. FAT ignores
+/// case: another case of a name is the same name, and counts; numbers of
+/// any length count, one more than the highest. Both sides' tests check
+/// them: this crate's on the listing, PID 1's through a folder on disk.
+#[doc(hidden)]
+pub const NAME_CASES: &[(&[&str], &str)] = &[
+    (&[], "SN1-1.json"),
+    (&["sn1-7.JSON", "SN1-3.json"], "SN1-8.json"),
+    (&["Sn1-0009.Json"], "SN1-10.json"),
+    (&["SN1-18446744073709551615.json"], "SN1-18446744073709551616.json"),
+    (
+        &["SN1-99999999999999999999999999.json", "SN1-5.json"],
+        "SN1-100000000000000000000000000.json",
+    ),
+    // Not this machine's, or not a number: no count.
+    (
+        &[
+            "SN10-9.json",
+            "SN1-9.json.tmp",
+            "SN1--9.json",
+            "SN1-9a.json",
+            "SN1-٣.json",
+        ],
+        "SN1-1.json",
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,28 +313,7 @@ mod tests {
     /// counts; numbers of any length count, one more than the highest.
     #[test]
     fn result_names_ignore_case_and_numbers_have_no_ceiling() {
-        let cases: &[(&[&str], &str)] = &[
-            (&[], "SN1-1.json"),
-            (&["sn1-7.JSON", "SN1-3.json"], "SN1-8.json"),
-            (&["Sn1-0009.Json"], "SN1-10.json"),
-            (&["SN1-18446744073709551615.json"], "SN1-18446744073709551616.json"),
-            (
-                &["SN1-99999999999999999999999999.json", "SN1-5.json"],
-                "SN1-100000000000000000000000000.json",
-            ),
-            // Not this machine's, or not a number: no count.
-            (
-                &[
-                    "SN10-9.json",
-                    "SN1-9.json.tmp",
-                    "SN1--9.json",
-                    "SN1-9a.json",
-                    "SN1-٣.json",
-                ],
-                "SN1-1.json",
-            ),
-        ];
-        for (files, want) in cases {
+        for (files, want) in NAME_CASES {
             assert_eq!(next_result_name(files.iter().copied(), "SN1"), *want, "{files:?}");
         }
         assert_eq!(result_number("sn1-42.json", "SN1"), Some("42"));

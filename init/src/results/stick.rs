@@ -158,32 +158,11 @@ mod tests {
 
     use crate::testutil::TempDir;
 
-    /// FAT ignores case: another case of a name is the same name, and
-    /// counts; numbers of any length count, one more than the highest.
+    /// bench-core's cases of the next result's name
+    /// ([`bench_core::boot::stick::NAME_CASES`]), through a folder.
     #[test]
     fn result_names_ignore_case_and_numbers_have_no_ceiling() {
-        let cases: &[(&[&str], &str)] = &[
-            (&[], "SN1-1.json"),
-            (&["sn1-7.JSON", "SN1-3.json"], "SN1-8.json"),
-            (&["Sn1-0009.Json"], "SN1-10.json"),
-            (&["SN1-18446744073709551615.json"], "SN1-18446744073709551616.json"),
-            (
-                &["SN1-99999999999999999999999999.json", "SN1-5.json"],
-                "SN1-100000000000000000000000000.json",
-            ),
-            // Not this machine's, or not a number: no count.
-            (
-                &[
-                    "SN10-9.json",
-                    "SN1-9.json.tmp",
-                    "SN1--9.json",
-                    "SN1-9a.json",
-                    "SN1-٣.json",
-                ],
-                "SN1-1.json",
-            ),
-        ];
-        for (files, want) in cases {
+        for (files, want) in bench_core::boot::stick::NAME_CASES {
             let t = TempDir::new("names");
             for f in *files {
                 fs::write(t.0.join(f), "x").expect("write");
