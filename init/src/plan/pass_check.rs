@@ -46,13 +46,7 @@ pub fn pass_disks(
                 check_disks(&format!("{field}.disks"), d, targets)?;
             }
             Ok((0..targets.len())
-                .filter(|&ti| {
-                    let t = &targets[ti];
-                    t.missing.is_none()
-                        && t.info.stack.is_none()
-                        && t.sim.is_none()
-                        && selects(list, t.info.serial.as_deref())
-                })
+                .filter(|&ti| reads(&targets[ti], list) && targets[ti].sim.is_none())
                 .collect())
         }
         Writes::Yes { destructive, why } => {
@@ -62,6 +56,14 @@ pub fn pass_disks(
             granted_disks(field, list, targets, d)
         }
     }
+}
+
+/// Whether a pass that only reads, over the disks of `list` (serials; all
+/// when `None`), goes over `t`: a disk that is there, not an array or a
+/// layer (the pass leaves out simulated disks as well; its area check
+/// takes them in).
+fn reads(t: &PlannedTarget, list: Option<&[String]>) -> bool {
+    t.missing.is_none() && t.info.stack.is_none() && selects(list, t.info.serial.as_deref())
 }
 
 /// The keys every pass's section has, as written.
@@ -139,9 +141,7 @@ pub fn scan_plan(
         &pass,
         targets
             .iter()
-            .filter(|t| {
-                t.missing.is_none() && t.info.stack.is_none() && selects(o.disks.as_deref(), t.info.serial.as_deref())
-            })
+            .filter(|t| reads(t, o.disks.as_deref()))
             .map(|t| &t.info)
             .filter(|i| i.size_bytes != 0),
     )?;
