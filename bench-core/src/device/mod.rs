@@ -7,3 +7,4 @@ pub mod health;
 pub mod kmsg;
 pub mod selftest;
 pub mod signatures;
+pub mod zones;
