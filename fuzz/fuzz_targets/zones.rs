@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(r) = parse_report(data) else {
         return;
     };
-    assert_eq!(data.len() >= REPORT_HEADER + r.zones.len() * DESCRIPTOR, true);
+    assert!(data.len() >= REPORT_HEADER + r.zones.len() * DESCRIPTOR);
     let q = QueueZones {
         model: ZoneModel::HostManaged,
         chunk_sectors: 0,

@@ -2,6 +2,7 @@
 
 pub mod capacity;
 pub mod erase;
+pub mod farm;
 pub mod gpt;
 pub mod health;
 pub mod kmsg;
