@@ -6,6 +6,7 @@ pub mod farm;
 pub mod gpt;
 pub mod health;
 pub mod kmsg;
+pub mod ocp;
 pub mod selftest;
 pub mod signatures;
 pub mod zones;
