@@ -24,7 +24,10 @@ fuzz_target!(|data: &[u8]| {
             assert!(h < 1 << 56);
             let near = h.saturating_sub(24);
             assert!(power_on_hours_disagree(near, h).is_none());
-            assert_eq!(power_on_hours_disagree(0, h).is_some(), power_on_hours_disagree(h, 0).is_some());
+            assert_eq!(
+                power_on_hours_disagree(0, h).is_some(),
+                power_on_hours_disagree(h, 0).is_some()
+            );
         }
     }
 });

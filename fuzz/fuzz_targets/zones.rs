@@ -23,7 +23,13 @@ fuzz_target!(|data: &[u8]| {
     };
     let s = summarize(&q, &r.zones);
     let st = s.states;
-    let sum = st.empty + st.implicit_open + st.explicit_open + st.closed + st.full + st.read_only + st.offline
+    let sum = st.empty
+        + st.implicit_open
+        + st.explicit_open
+        + st.closed
+        + st.full
+        + st.read_only
+        + st.offline
         + st.not_write_pointer
         + st.other;
     assert_eq!(sum, s.zones);

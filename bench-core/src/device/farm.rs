@@ -19,7 +19,6 @@
 //! parameter code (SCSI) and its qword index within it.
 
 use alloc::string::String;
-use alloc::vec::Vec;
 
 use serde::{Deserialize, Serialize};
 
@@ -80,7 +79,9 @@ pub enum FarmError {
 impl core::fmt::Display for FarmError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            FarmError::Short { what, need, got } => write!(f, "FARM log too short for {what}: {got} bytes, {need} needed"),
+            FarmError::Short { what, need, got } => {
+                write!(f, "FARM log too short for {what}: {got} bytes, {need} needed")
+            }
             FarmError::Signature { found: Some(x) } => write!(f, "not a FARM log: signature {x:#x}"),
             FarmError::Signature { found: None } => write!(f, "not a FARM log: no valid signature"),
             FarmError::WrongPage { want, got } => write!(f, "FARM page {got:#x} where {want:#x} was expected"),
@@ -214,7 +215,11 @@ impl Qwords<'_> {
         let b = self.bytes.get(i * 8..i * 8 + 8)?;
         let mut x = [0u8; 8];
         x.copy_from_slice(b);
-        field(if self.big_endian { u64::from_be_bytes(x) } else { u64::from_le_bytes(x) })
+        field(if self.big_endian {
+            u64::from_be_bytes(x)
+        } else {
+            u64::from_le_bytes(x)
+        })
     }
 
     fn signed(&self, i: usize) -> Option<i64> {
@@ -231,7 +236,12 @@ impl Qwords<'_> {
             let Some(v) = self.get(i) else { continue };
             any = true;
             let v = if self.big_endian { v } else { swap_pairs(v) };
-            s.extend(v.to_be_bytes().iter().filter(|b| (32..127).contains(*b)).map(|&b| char::from(b)));
+            s.extend(
+                v.to_be_bytes()
+                    .iter()
+                    .filter(|b| (32..127).contains(*b))
+                    .map(|&b| char::from(b)),
+            );
         }
         any.then(|| String::from(s.trim()))
     }
@@ -267,7 +277,10 @@ pub fn parse_ata_farm(log: &[u8]) -> Result<Farm, FarmError> {
             need,
             got: log.len(),
         })?;
-        let q = Qwords { bytes, big_endian: false };
+        let q = Qwords {
+            bytes,
+            big_endian: false,
+        };
         // Page 0's qword 0 is the signature; the others' their number.
         match q.get(0) {
             Some(got) if n > 0 && usize::try_from(got).ok() != Some(n) => Err(FarmError::WrongPage {
@@ -284,7 +297,14 @@ pub fn parse_ata_farm(log: &[u8]) -> Result<Farm, FarmError> {
         .and_then(|s| usize::try_from(s).ok())
         .filter(|s| (ATA_PAGE_DATA[5]..=1 << 20).contains(s) && s % 512 == 0)
         .unwrap_or(ATA_PAGE_BYTES);
-    let pages = [h, page(1, stride)?, page(2, stride)?, page(3, stride)?, page(4, stride)?, page(5, stride)?];
+    let pages = [
+        h,
+        page(1, stride)?,
+        page(2, stride)?,
+        page(3, stride)?,
+        page(4, stride)?,
+        page(5, stride)?,
+    ];
     Ok(decode_ata(&pages))
 }
 
@@ -293,49 +313,49 @@ fn decode_ata(p: &[Qwords<'_>; 6]) -> Farm {
     let [h, d, w, e, t, r] = p;
     Farm {
         transport: Some(FarmTransport::Ata),
-        major_version: h.get(1),                       // page 0 qword 1 majorRev
-        minor_version: h.get(2),                       // page 0 qword 2 minorRev
-        pages_supported: h.get(3),                     // page 0 qword 3 pagesSupported
-        log_size_bytes: h.get(4),                      // page 0 qword 4 logSize
-        page_size_bytes: h.get(5),                     // page 0 qword 5 pageSize
-        heads_supported: h.get(6),                     // page 0 qword 6 headsSupported
-        serial: d.text(&[2, 3]),                       // page 1 qwords 2-3 serialNumber[2]
+        major_version: h.get(1),   // page 0 qword 1 majorRev
+        minor_version: h.get(2),   // page 0 qword 2 minorRev
+        pages_supported: h.get(3), // page 0 qword 3 pagesSupported
+        log_size_bytes: h.get(4),  // page 0 qword 4 logSize
+        page_size_bytes: h.get(5), // page 0 qword 5 pageSize
+        heads_supported: h.get(6), // page 0 qword 6 headsSupported
+        serial: d.text(&[2, 3]),   // page 1 qwords 2-3 serialNumber[2]
         wwn: join_wwn(d.get(4).map(swap_pairs), d.get(5).map(swap_pairs)), // page 1 qwords 4-5
         model: d.text(&[32, 33, 34, 35, 36, 37, 38, 39, 40, 41]), // page 1 qwords 32-41 modelNumber[10]
-        firmware: d.text(&[14, 15]),                   // page 1 qwords 14-15 firmwareRev[2]
-        capacity_sectors: d.get(7),                    // page 1 qword 7 deviceCapacity
-        heads: d.get(11),                              // page 1 qword 11 heads
-        power_on_hours: d.get(19),                     // page 1 qword 19 poh
-        spindle_power_on_hours: d.get(20),             // page 1 qword 20 spoh
-        head_flight_hours: d.get(21),                  // page 1 qword 21 headFlightHours
-        head_load_events: d.get(22),                   // page 1 qword 22 headLoadEvents
-        power_cycles: d.get(23),                       // page 1 qword 23 powerCycleCount
-        hardware_resets: d.get(24),                    // page 1 qword 24 resetCount
-        spin_up_time_ms: d.get(25),                    // page 1 qword 25 spinUpTime
-        read_commands: w.get(3),                       // page 2 qword 3 totalReadCommands
-        write_commands: w.get(4),                      // page 2 qword 4 totalWriteCommands
-        random_reads: w.get(5),                        // page 2 qword 5 totalRandomReads
-        random_writes: w.get(6),                       // page 2 qword 6 totalRandomWrites
-        sectors_written: w.get(8),                     // page 2 qword 8 logicalSecWritten
-        sectors_read: w.get(9),                        // page 2 qword 9 logicalSecRead
-        unrecoverable_read_errors: e.get(2),           // page 3 qword 2 totalUnrecoverableReadErrors
-        unrecoverable_write_errors: e.get(3),          // page 3 qword 3 totalUnrecoverableWriteErrors
-        reallocated_sectors: e.get(4),                 // page 3 qword 4 totalReallocations
-        read_recovery_attempts: e.get(5),              // page 3 qword 5 totalReadRecoveryAttepts
-        mechanical_start_retries: e.get(6),            // page 3 qword 6 totalMechanicalStartRetries
-        reallocation_candidates: e.get(7),             // page 3 qword 7 totalReallocationCanidates
-        interface_crc_errors: e.get(9),                // page 3 qword 9 totalCRCErrors
-        uncorrectable_errors: e.get(19),               // page 3 qword 19 uncorrectables
-        temperature_c: t.signed(2),                    // page 4 qword 2 curentTemp
-        highest_temperature_c: t.signed(3),            // page 4 qword 3 highestTemp
-        lowest_temperature_c: t.signed(4),             // page 4 qword 4 lowestTemp
-        max_operating_temperature_c: t.signed(13),     // page 4 qword 13 maxTemp
-        min_operating_temperature_c: t.signed(14),     // page 4 qword 14 minTemp
-        error_rate_raw: r.get(184),                    // page 5 qword 184 attrErrorRateRaw
-        seek_error_rate_raw: r.get(187),               // page 5 qword 187 attrSeekErrorRateRaw
-        high_priority_unload_events: r.get(190),       // page 5 qword 190 attrUnloadEventsRaw
+        firmware: d.text(&[14, 15]), // page 1 qwords 14-15 firmwareRev[2]
+        capacity_sectors: d.get(7), // page 1 qword 7 deviceCapacity
+        heads: d.get(11),          // page 1 qword 11 heads
+        power_on_hours: d.get(19), // page 1 qword 19 poh
+        spindle_power_on_hours: d.get(20), // page 1 qword 20 spoh
+        head_flight_hours: d.get(21), // page 1 qword 21 headFlightHours
+        head_load_events: d.get(22), // page 1 qword 22 headLoadEvents
+        power_cycles: d.get(23),   // page 1 qword 23 powerCycleCount
+        hardware_resets: d.get(24), // page 1 qword 24 resetCount
+        spin_up_time_ms: d.get(25), // page 1 qword 25 spinUpTime
+        read_commands: w.get(3),   // page 2 qword 3 totalReadCommands
+        write_commands: w.get(4),  // page 2 qword 4 totalWriteCommands
+        random_reads: w.get(5),    // page 2 qword 5 totalRandomReads
+        random_writes: w.get(6),   // page 2 qword 6 totalRandomWrites
+        sectors_written: w.get(8), // page 2 qword 8 logicalSecWritten
+        sectors_read: w.get(9),    // page 2 qword 9 logicalSecRead
+        unrecoverable_read_errors: e.get(2), // page 3 qword 2 totalUnrecoverableReadErrors
+        unrecoverable_write_errors: e.get(3), // page 3 qword 3 totalUnrecoverableWriteErrors
+        reallocated_sectors: e.get(4), // page 3 qword 4 totalReallocations
+        read_recovery_attempts: e.get(5), // page 3 qword 5 totalReadRecoveryAttepts
+        mechanical_start_retries: e.get(6), // page 3 qword 6 totalMechanicalStartRetries
+        reallocation_candidates: e.get(7), // page 3 qword 7 totalReallocationCanidates
+        interface_crc_errors: e.get(9), // page 3 qword 9 totalCRCErrors
+        uncorrectable_errors: e.get(19), // page 3 qword 19 uncorrectables
+        temperature_c: t.signed(2), // page 4 qword 2 curentTemp
+        highest_temperature_c: t.signed(3), // page 4 qword 3 highestTemp
+        lowest_temperature_c: t.signed(4), // page 4 qword 4 lowestTemp
+        max_operating_temperature_c: t.signed(13), // page 4 qword 13 maxTemp
+        min_operating_temperature_c: t.signed(14), // page 4 qword 14 minTemp
+        error_rate_raw: r.get(184), // page 5 qword 184 attrErrorRateRaw
+        seek_error_rate_raw: r.get(187), // page 5 qword 187 attrSeekErrorRateRaw
+        high_priority_unload_events: r.get(190), // page 5 qword 190 attrUnloadEventsRaw
         helium_pressure_tripped: r.get(697).map(|v| v == 1), // page 5 qword 697 heliumPresureTrip
-        lbas_corrected_by_parity: r.get(1109),         // page 5 qword 1109 numberLBACorrectedParitySector
+        lbas_corrected_by_parity: r.get(1109), // page 5 qword 1109 numberLBACorrectedParitySector
     }
 }
 
@@ -371,13 +391,27 @@ pub fn parse_scsi_farm(page: &[u8]) -> Result<Farm, FarmError> {
         });
     }
     let param = |code: u16| {
-        params.iter().find(|(c, _)| *c == code).map(|&(_, bytes)| Qwords { bytes, big_endian: true })
+        params.iter().find(|(c, _)| *c == code).map(|&(_, bytes)| Qwords {
+            bytes,
+            big_endian: true,
+        })
     };
-    let empty = Qwords { bytes: &[], big_endian: true };
+    let empty = Qwords {
+        bytes: &[],
+        big_endian: true,
+    };
     let h = param(0).ok_or(FarmError::MissingParameter { code: 0 })?;
     check_signature(&h)?;
     let d = param(1).ok_or(FarmError::MissingParameter { code: 1 })?;
-    let p: [Qwords<'_>; 7] = [h, d, param(2).unwrap_or(empty), param(3).unwrap_or(empty), param(4).unwrap_or(empty), param(5).unwrap_or(empty), param(6).unwrap_or(empty)];
+    let p: [Qwords<'_>; 7] = [
+        h,
+        d,
+        param(2).unwrap_or(empty),
+        param(3).unwrap_or(empty),
+        param(4).unwrap_or(empty),
+        param(5).unwrap_or(empty),
+        param(6).unwrap_or(empty),
+    ];
     Ok(decode_scsi(&p))
 }
 
@@ -396,35 +430,35 @@ fn decode_scsi(p: &[Qwords<'_>; 7]) -> Farm {
     let [h, d, w, e, t, r, d2] = p;
     Farm {
         transport: Some(FarmTransport::Scsi),
-        major_version: h.get(1),                       // parameter 0 qword 1 majorRev
-        minor_version: h.get(2),                       // parameter 0 qword 2 minorRev
-        pages_supported: h.get(3),                     // parameter 0 qword 3 parametersSupported
-        log_size_bytes: h.get(4),                      // parameter 0 qword 4 logSize
-        heads_supported: h.get(6),                     // parameter 0 qword 6 headsSupported
-        serial: d.text(&[2, 3]),                       // parameter 1 qwords 2-3 serialNumber
-        wwn: join_wwn(d.get(5), d.get(4)),             // parameter 1 qwords 5 (high), 4 (low)
-        firmware: d.text(&[14, 15]),                   // parameter 1 qwords 14-15 firmwareRev
-        capacity_sectors: d.get(7),                    // parameter 1 qword 7 deviceCapacity
-        heads: d.get(11),                              // parameter 1 qword 11 heads
-        power_on_hours: d.get(19),                     // parameter 1 qword 19 poh
-        power_cycles: d.get(23),                       // parameter 1 qword 23 powerCycleCount
-        hardware_resets: d.get(24),                    // parameter 1 qword 24 resetCount
-        read_commands: w.get(3),                       // parameter 2 qword 3 totalReadCommands
-        write_commands: w.get(4),                      // parameter 2 qword 4 totalWriteCommands
-        random_reads: w.get(5),                        // parameter 2 qword 5 totalRandomReads
-        random_writes: w.get(6),                       // parameter 2 qword 6 totalRandomWrites
-        sectors_written: w.get(8),                     // parameter 2 qword 8 logicalSecWritten
-        sectors_read: w.get(9),                        // parameter 2 qword 9 logicalSecRead
-        unrecoverable_read_errors: e.get(2),           // parameter 3 qword 2 totalUnrecoverableReadErrors
-        unrecoverable_write_errors: e.get(3),          // parameter 3 qword 3 totalUnrecoverableWriteErrors
-        mechanical_start_retries: e.get(6),            // parameter 3 qword 6 totalMechanicalStartRetries
-        temperature_c: scsi_tenths(t.get(2)),          // parameter 4 qword 2 curentTemp
-        highest_temperature_c: scsi_tenths(t.get(3)),  // parameter 4 qword 3 highestTemp
-        lowest_temperature_c: scsi_tenths(t.get(4)),   // parameter 4 qword 4 lowestTemp
-        max_operating_temperature_c: t.signed(13),     // parameter 4 qword 13 maxTemp
-        min_operating_temperature_c: t.signed(14),     // parameter 4 qword 14 minTemp
+        major_version: h.get(1),                            // parameter 0 qword 1 majorRev
+        minor_version: h.get(2),                            // parameter 0 qword 2 minorRev
+        pages_supported: h.get(3),                          // parameter 0 qword 3 parametersSupported
+        log_size_bytes: h.get(4),                           // parameter 0 qword 4 logSize
+        heads_supported: h.get(6),                          // parameter 0 qword 6 headsSupported
+        serial: d.text(&[2, 3]),                            // parameter 1 qwords 2-3 serialNumber
+        wwn: join_wwn(d.get(5), d.get(4)),                  // parameter 1 qwords 5 (high), 4 (low)
+        firmware: d.text(&[14, 15]),                        // parameter 1 qwords 14-15 firmwareRev
+        capacity_sectors: d.get(7),                         // parameter 1 qword 7 deviceCapacity
+        heads: d.get(11),                                   // parameter 1 qword 11 heads
+        power_on_hours: d.get(19),                          // parameter 1 qword 19 poh
+        power_cycles: d.get(23),                            // parameter 1 qword 23 powerCycleCount
+        hardware_resets: d.get(24),                         // parameter 1 qword 24 resetCount
+        read_commands: w.get(3),                            // parameter 2 qword 3 totalReadCommands
+        write_commands: w.get(4),                           // parameter 2 qword 4 totalWriteCommands
+        random_reads: w.get(5),                             // parameter 2 qword 5 totalRandomReads
+        random_writes: w.get(6),                            // parameter 2 qword 6 totalRandomWrites
+        sectors_written: w.get(8),                          // parameter 2 qword 8 logicalSecWritten
+        sectors_read: w.get(9),                             // parameter 2 qword 9 logicalSecRead
+        unrecoverable_read_errors: e.get(2),                // parameter 3 qword 2 totalUnrecoverableReadErrors
+        unrecoverable_write_errors: e.get(3),               // parameter 3 qword 3 totalUnrecoverableWriteErrors
+        mechanical_start_retries: e.get(6),                 // parameter 3 qword 6 totalMechanicalStartRetries
+        temperature_c: scsi_tenths(t.get(2)),               // parameter 4 qword 2 curentTemp
+        highest_temperature_c: scsi_tenths(t.get(3)),       // parameter 4 qword 3 highestTemp
+        lowest_temperature_c: scsi_tenths(t.get(4)),        // parameter 4 qword 4 lowestTemp
+        max_operating_temperature_c: t.signed(13),          // parameter 4 qword 13 maxTemp
+        min_operating_temperature_c: t.signed(14),          // parameter 4 qword 14 minTemp
         helium_pressure_tripped: r.get(25).map(|v| v == 1), // parameter 5 qword 25 heliumPresureTrip
-        model: d2.text(&[3, 4, 5, 6]),                 // parameter 6 qwords 3-6 productID
+        model: d2.text(&[3, 4, 5, 6]),                      // parameter 6 qwords 3-6 productID
         ..Farm::default()
     }
 }

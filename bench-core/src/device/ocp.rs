@@ -204,7 +204,11 @@ fn le16(b: &[u8]) -> u16 {
 }
 
 fn ascii(b: &[u8]) -> String {
-    let s: String = b.iter().filter(|c| (32..127).contains(*c)).map(|&c| char::from(c)).collect();
+    let s: String = b
+        .iter()
+        .filter(|c| (32..127).contains(*c))
+        .map(|&c| char::from(c))
+        .collect();
     String::from(s.trim())
 }
 
@@ -306,9 +310,21 @@ fn parse_v5(p: &[u8]) -> OcpSmartV5 {
 /// per counter that grew, naming it and both values.
 pub fn must_not_grow(before: &OcpSmart, after: &OcpSmart) -> Vec<String> {
     let counters = [
-        ("bad user NAND blocks", before.bad_user_nand_blocks.raw, after.bad_user_nand_blocks.raw),
-        ("bad system NAND blocks", before.bad_system_nand_blocks.raw, after.bad_system_nand_blocks.raw),
-        ("uncorrectable read errors", before.uncorrectable_read_errors, after.uncorrectable_read_errors),
+        (
+            "bad user NAND blocks",
+            before.bad_user_nand_blocks.raw,
+            after.bad_user_nand_blocks.raw,
+        ),
+        (
+            "bad system NAND blocks",
+            before.bad_system_nand_blocks.raw,
+            after.bad_system_nand_blocks.raw,
+        ),
+        (
+            "uncorrectable read errors",
+            before.uncorrectable_read_errors,
+            after.uncorrectable_read_errors,
+        ),
     ];
     counters
         .iter()
@@ -329,7 +345,9 @@ pub fn warnings(before: &OcpSmart, after: &OcpSmart, capacitor_min_pct: u16) -> 
     let mut out = Vec::new();
     let cap = after.capacitor_health;
     if cap < capacitor_min_pct && cap <= 100 {
-        out.push(alloc::format!("OCP capacitor health {cap}%, below {capacitor_min_pct}%"));
+        out.push(alloc::format!(
+            "OCP capacitor health {cap}%, below {capacitor_min_pct}%"
+        ));
     }
     if after.thermal_throttling_status != 0 {
         out.push(alloc::format!(
@@ -339,7 +357,9 @@ pub fn warnings(before: &OcpSmart, after: &OcpSmart, capacitor_min_pct: u16) -> 
     }
     let (b, a) = (before.thermal_throttling_events, after.thermal_throttling_events);
     if a > b {
-        out.push(alloc::format!("OCP thermal throttling events during the run: {b} before, {a} after"));
+        out.push(alloc::format!(
+            "OCP thermal throttling events during the run: {b} before, {a} after"
+        ));
     }
     out
 }
@@ -361,7 +381,19 @@ mod tests {
         put(&mut p, 38, &98u16.to_le_bytes());
         put(&mut p, 40, &[2, 0, 0, 0, 0, 0]);
         put(&mut p, 46, &99u16.to_le_bytes());
-        for (at, v) in [(48, 12u64), (56, 13), (64, 14), (104, 15), (136, 16), (144, 17), (152, 18), (192, 19), (200, 20), (208, 21), (224, 22)] {
+        for (at, v) in [
+            (48, 12u64),
+            (56, 13),
+            (64, 14),
+            (104, 15),
+            (136, 16),
+            (144, 17),
+            (152, 18),
+            (192, 19),
+            (200, 20),
+            (208, 21),
+            (224, 22),
+        ] {
             put(&mut p, at, &v.to_le_bytes());
         }
         put(&mut p, 72, &23u32.to_le_bytes());
@@ -395,48 +427,135 @@ mod tests {
     fn base_fields_come_from_their_offsets() {
         let s = parse_ocp_smart(&page(1)).unwrap().unwrap();
         assert_eq!(s.log_page_version, 1);
-        assert_eq!((s.physical_media_written_bytes, s.physical_media_read_bytes), ((5 << 64) | 7, 11));
-        assert_eq!(s.bad_user_nand_blocks, RawNormalized { raw: (1 << 40) | 3, normalized: 98 });
+        assert_eq!(
+            (s.physical_media_written_bytes, s.physical_media_read_bytes),
+            ((5 << 64) | 7, 11)
+        );
+        assert_eq!(
+            s.bad_user_nand_blocks,
+            RawNormalized {
+                raw: (1 << 40) | 3,
+                normalized: 98
+            }
+        );
         assert_eq!(s.bad_system_nand_blocks, RawNormalized { raw: 2, normalized: 99 });
-        assert_eq!((s.xor_recovery_count, s.uncorrectable_read_errors, s.soft_ecc_errors), (12, 13, 14));
-        assert_eq!((s.end_to_end_detected, s.end_to_end_corrected, s.system_data_used_pct), (23, 24, 4));
+        assert_eq!(
+            (s.xor_recovery_count, s.uncorrectable_read_errors, s.soft_ecc_errors),
+            (12, 13, 14)
+        );
+        assert_eq!(
+            (s.end_to_end_detected, s.end_to_end_corrected, s.system_data_used_pct),
+            (23, 24, 4)
+        );
         assert_eq!(s.refresh_counts, u64::from_le_bytes([1, 2, 3, 4, 5, 6, 7, 0]));
         assert_eq!((s.user_data_erase_count_max, s.user_data_erase_count_min), (25, 26));
         assert_eq!((s.thermal_throttling_events, s.thermal_throttling_status), (2, 1));
-        assert_eq!((s.pcie_correctable_errors, s.incomplete_shutdowns, s.free_blocks_pct), (15, 27, 50));
-        assert_eq!((s.capacitor_health, s.unaligned_io, s.security_version, s.total_nuse), (100, 16, 17, 18));
+        assert_eq!(
+            (s.pcie_correctable_errors, s.incomplete_shutdowns, s.free_blocks_pct),
+            (15, 27, 50)
+        );
+        assert_eq!(
+            (s.capacitor_health, s.unaligned_io, s.security_version, s.total_nuse),
+            (100, 16, 17, 18)
+        );
         assert_eq!((s.plp_start_count, s.endurance_estimate), (28, 29));
         // Version 1 carries none of the later fields.
-        assert_eq!((s.dssd_version, s.pcie_link_retraining_count, s.lowest_permitted_firmware_revision), (None, None, None));
+        assert_eq!(
+            (
+                s.dssd_version,
+                s.pcie_link_retraining_count,
+                s.lowest_permitted_firmware_revision
+            ),
+            (None, None, None)
+        );
         assert_eq!((s.v5, s.form_factor, s.die_in_use_bad_nand_blocks), (None, None, None));
     }
 
     #[test]
     fn later_versions_add_their_fields() {
         let s = parse_ocp_smart(&page(3)).unwrap().unwrap();
-        let v = DssdVersion { major: 2, minor: 5, point: 1, errata: 9 };
+        let v = DssdVersion {
+            major: 2,
+            minor: 5,
+            point: 1,
+            errata: 9,
+        };
         assert_eq!((s.dssd_version, s.nvme_base_errata_version), (Some(v), Some(1)));
-        assert_eq!((s.pcie_link_retraining_count, s.power_state_change_count), (Some(19), Some(20)));
+        assert_eq!(
+            (s.pcie_link_retraining_count, s.power_state_change_count),
+            (Some(19), Some(20))
+        );
         assert_eq!(s.nvme_command_set_errata_version, None);
         let s = parse_ocp_smart(&page(4)).unwrap().unwrap();
-        assert_eq!((s.nvme_command_set_errata_version, s.lowest_permitted_firmware_revision), (Some(2), Some(21)));
+        assert_eq!(
+            (s.nvme_command_set_errata_version, s.lowest_permitted_firmware_revision),
+            (Some(2), Some(21))
+        );
         assert_eq!(s.v5, None);
         let s = parse_ocp_smart(&page(5)).unwrap().unwrap();
         let v5 = s.v5.clone().unwrap();
         assert_eq!((v5.nvme_over_pcie_errata_version, v5.nvme_mi_errata_version), (3, 4));
-        assert_eq!((v5.total_media_dies, v5.total_die_failure_tolerance, v5.media_dies_offline), (64, 2, 1));
-        assert_eq!((v5.max_temperature_recorded, v5.nand_avg_erase_count, v5.command_timeouts), (70, 22, 30));
-        assert_eq!(v5.system_area_program_fails, RawNormalized { raw: 31, normalized: 100 });
-        assert_eq!(v5.system_area_uncorrectable_reads, RawNormalized { raw: 32, normalized: 99 });
-        assert_eq!(v5.system_area_erase_fails, RawNormalized { raw: 33, normalized: 98 });
-        assert_eq!((v5.max_peak_power_capability, v5.current_max_avg_power, v5.lifetime_power_consumed), (10_000, 5_000, (1 << 40) | 1));
-        assert_eq!((v5.dssd_firmware_revision.as_str(), v5.dssd_firmware_build_label.as_str()), ("FW1.2", "build-42"));
+        assert_eq!(
+            (
+                v5.total_media_dies,
+                v5.total_die_failure_tolerance,
+                v5.media_dies_offline
+            ),
+            (64, 2, 1)
+        );
+        assert_eq!(
+            (
+                v5.max_temperature_recorded,
+                v5.nand_avg_erase_count,
+                v5.command_timeouts
+            ),
+            (70, 22, 30)
+        );
+        assert_eq!(
+            v5.system_area_program_fails,
+            RawNormalized {
+                raw: 31,
+                normalized: 100
+            }
+        );
+        assert_eq!(
+            v5.system_area_uncorrectable_reads,
+            RawNormalized {
+                raw: 32,
+                normalized: 99
+            }
+        );
+        assert_eq!(
+            v5.system_area_erase_fails,
+            RawNormalized {
+                raw: 33,
+                normalized: 98
+            }
+        );
+        assert_eq!(
+            (
+                v5.max_peak_power_capability,
+                v5.current_max_avg_power,
+                v5.lifetime_power_consumed
+            ),
+            (10_000, 5_000, (1 << 40) | 1)
+        );
+        assert_eq!(
+            (
+                v5.dssd_firmware_revision.as_str(),
+                v5.dssd_firmware_build_label.as_str()
+            ),
+            ("FW1.2", "build-42")
+        );
         assert_eq!(v5.dssd_firmware_build_uuid, "ab".repeat(16));
         assert_eq!(s.form_factor, None);
         // 6, and any later version nvme-cli does not know, as 6.
         for version in [6, 7] {
             let s = parse_ocp_smart(&page(version)).unwrap().unwrap();
-            assert_eq!((s.form_factor, s.die_in_use_bad_nand_blocks), (Some(3), Some(RawNormalized { raw: 6, normalized: 97 })));
+            assert_eq!(
+                (s.form_factor, s.die_in_use_bad_nand_blocks),
+                (Some(3), Some(RawNormalized { raw: 6, normalized: 97 }))
+            );
         }
     }
 
@@ -448,7 +567,10 @@ mod tests {
         assert_eq!(parse_ocp_smart(&[0; 512]), Ok(None));
         let p = page(5);
         assert_eq!(parse_ocp_smart(&p[..511]), Err(OcpError::Short { got: 511 }));
-        assert_eq!(OcpError::Short { got: 0 }.to_string(), "OCP C0h log too short: 0 bytes, 512 needed");
+        assert_eq!(
+            OcpError::Short { got: 0 }.to_string(),
+            "OCP C0h log too short: 0 bytes, 512 needed"
+        );
     }
 
     #[test]

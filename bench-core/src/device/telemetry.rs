@@ -15,8 +15,8 @@
 //! little-endian. Data area 4 exists only when Identify Controller's LPA
 //! bit 6 (`NVME_CTRL_LPA_DA4_TELEMETRY`) is set and the host enabled it
 //! (Host Behavior Support's ETDAS). The log is in 512-byte blocks, block 0
-//! the header, so the bytes up to the end of data area n are (last block
-//! + 1) x 512, and a last block of 0 means an empty area, as libnvme's
+//! the header, so the bytes up to the end of data area n are 512 x (its
+//! last block + 1), and a last block of 0 means an empty area, as libnvme's
 //! `nvme_get_telemetry_log` (`src/nvme/linux.c`) reads it.
 
 use alloc::vec::Vec;
@@ -149,9 +149,19 @@ mod tests {
     fn every_field_from_its_offset() {
         let h = parse_telemetry_header(&header(), true).unwrap();
         assert_eq!((h.log_identifier, h.ieee_oui), (LID_HOST, 0x000cca));
-        assert_eq!((h.data_area_1_last_block, h.data_area_2_last_block, h.data_area_3_last_block), (8, 40, 200));
+        assert_eq!(
+            (
+                h.data_area_1_last_block,
+                h.data_area_2_last_block,
+                h.data_area_3_last_block
+            ),
+            (8, 40, 200)
+        );
         assert_eq!(h.data_area_4_last_block, Some(1000));
-        assert_eq!((h.host_generation, h.controller_data_available, h.controller_generation), (3, true, 7));
+        assert_eq!(
+            (h.host_generation, h.controller_data_available, h.controller_generation),
+            (3, true, 7)
+        );
         assert_eq!(h.reason_identifier.len(), 128);
         assert_eq!((h.reason_identifier[0], h.reason_identifier[127]), (0x5a, 0xa5));
         // The header block is counted.
@@ -160,7 +170,10 @@ mod tests {
 
     #[test]
     fn data_area_4_only_with_the_extended_flag() {
-        assert_eq!(parse_telemetry_header(&header(), false).unwrap().data_area_4_last_block, None);
+        assert_eq!(
+            parse_telemetry_header(&header(), false).unwrap().data_area_4_last_block,
+            None
+        );
     }
 
     #[test]
@@ -169,7 +182,10 @@ mod tests {
         b[8..12].fill(0);
         b[382] = 0;
         let h = parse_telemetry_header(&b, false).unwrap();
-        assert_eq!((h.area_1_bytes(), h.area_2_bytes(), h.controller_data_available), (512, 512, false));
+        assert_eq!(
+            (h.area_1_bytes(), h.area_2_bytes(), h.controller_data_available),
+            (512, 512, false)
+        );
         // Area 2 never ends before area 1.
         b[8..10].copy_from_slice(&5u16.to_le_bytes());
         assert_eq!(parse_telemetry_header(&b, false).unwrap().area_2_bytes(), 6 * 512);
@@ -178,10 +194,16 @@ mod tests {
     #[test]
     fn refusals() {
         let b = header();
-        assert_eq!(parse_telemetry_header(&b[..511], true), Err(TelemetryError::Short { got: 511 }));
+        assert_eq!(
+            parse_telemetry_header(&b[..511], true),
+            Err(TelemetryError::Short { got: 511 })
+        );
         let mut other = b.clone();
         other[0] = 0x02;
-        assert_eq!(parse_telemetry_header(&other, true), Err(TelemetryError::LogIdentifier { got: 2 }));
+        assert_eq!(
+            parse_telemetry_header(&other, true),
+            Err(TelemetryError::LogIdentifier { got: 2 })
+        );
         other[0] = LID_CONTROLLER;
         assert!(parse_telemetry_header(&other, true).is_ok());
     }

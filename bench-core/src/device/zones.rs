@@ -57,7 +57,9 @@ impl core::fmt::Display for ZoneError {
             ZoneError::Short { what, need, got } => {
                 write!(f, "zone report too short for the {what}: {got} bytes, {need} needed")
             }
-            ZoneError::Attribute { file, text } => write!(f, "queue/{file} reads {text:?}, not a value the kernel writes"),
+            ZoneError::Attribute { file, text } => {
+                write!(f, "queue/{file} reads {text:?}, not a value the kernel writes")
+            }
         }
     }
 }
@@ -382,7 +384,13 @@ pub fn summarize(q: &QueueZones, zones: &[Zone]) -> ZoneSummary {
         model: q.model,
         zone_size_bytes: size_sectors.saturating_mul(SECTOR_BYTES),
         zone_capacity_bytes: cap.map(|(c, _)| c.saturating_mul(SECTOR_BYTES)),
-        zone_capacity_kind: cap.map(|(_, same)| if same { CapacityKind::Uniform } else { CapacityKind::Smallest }),
+        zone_capacity_kind: cap.map(|(_, same)| {
+            if same {
+                CapacityKind::Uniform
+            } else {
+                CapacityKind::Smallest
+            }
+        }),
         zones: zones.len() as u64,
         conventional_zones: conventional,
         max_open_zones: q.max_open_zones,
@@ -420,7 +428,10 @@ pub fn readable_extents(zones: &[Zone]) -> Vec<Extent> {
         }
         match out.last_mut() {
             Some(e) if e.start.checked_add(e.sectors) == Some(z.start) => e.sectors = e.sectors.saturating_add(sectors),
-            _ => out.push(Extent { start: z.start, sectors }),
+            _ => out.push(Extent {
+                start: z.start,
+                sectors,
+            }),
         }
     }
     out
@@ -491,8 +502,14 @@ mod tests {
         assert_eq!(r.zones.len(), 9);
         assert_eq!(r.flags, REP_CAPACITY);
         let z = r.zones[3];
-        assert_eq!((z.start, z.len, z.wp, z.capacity), (0x180000, 0x80000, 0x180100, 0x70000));
-        assert_eq!((z.kind, z.cond, z.non_seq, z.reset), (ZoneType::SeqWriteRequired, ZoneCond::ImplicitOpen, false, true));
+        assert_eq!(
+            (z.start, z.len, z.wp, z.capacity),
+            (0x180000, 0x80000, 0x180100, 0x70000)
+        );
+        assert_eq!(
+            (z.kind, z.cond, z.non_seq, z.reset),
+            (ZoneType::SeqWriteRequired, ZoneCond::ImplicitOpen, false, true)
+        );
         assert_eq!(r.zones[0].kind, ZoneType::Conventional);
         assert_eq!(r.zones[6].cond, ZoneCond::ReadOnly);
         assert_eq!(r.zones[7].cond, ZoneCond::Offline);
@@ -512,7 +529,10 @@ mod tests {
         assert_eq!(s.zone_size_bytes, 256 << 20);
         assert_eq!(s.zone_capacity_bytes, Some(0x60000 * 512));
         assert_eq!(s.zone_capacity_kind, Some(CapacityKind::Smallest));
-        assert_eq!((s.zones, s.conventional_zones, s.max_open_zones, s.max_active_zones), (9, 2, 14, 0));
+        assert_eq!(
+            (s.zones, s.conventional_zones, s.max_open_zones, s.max_active_zones),
+            (9, 2, 14, 0)
+        );
         let want = ZoneStates {
             empty: 1,
             implicit_open: 1,
@@ -530,11 +550,21 @@ mod tests {
 
     #[test]
     fn uniform_capacity_is_said_so() {
-        let r = parse_report(&report(REP_CAPACITY, &[desc(0, 64, 0, 2, 1, 60), desc(64, 64, 64, 2, 1, 60)])).unwrap();
+        let r = parse_report(&report(
+            REP_CAPACITY,
+            &[desc(0, 64, 0, 2, 1, 60), desc(64, 64, 64, 2, 1, 60)],
+        ))
+        .unwrap();
         let s = summarize(&queue(), &r.zones);
-        assert_eq!((s.zone_capacity_bytes, s.zone_capacity_kind), (Some(60 * 512), Some(CapacityKind::Uniform)));
+        assert_eq!(
+            (s.zone_capacity_bytes, s.zone_capacity_kind),
+            (Some(60 * 512), Some(CapacityKind::Uniform))
+        );
         let none = summarize(&queue(), &[]);
-        assert_eq!((none.zone_capacity_bytes, none.zone_capacity_kind, none.zones), (None, None, 0));
+        assert_eq!(
+            (none.zone_capacity_bytes, none.zone_capacity_kind, none.zones),
+            (None, None, 0)
+        );
     }
 
     #[test]
@@ -544,13 +574,31 @@ mod tests {
         let e = readable_extents(&r.zones);
         let want = [
             // The two conventional zones, merged.
-            Extent { start: 0, sectors: 2 * Z },
-            Extent { start: 3 * Z, sectors: 0x100 },
-            Extent { start: 4 * Z, sectors: 0x200 },
+            Extent {
+                start: 0,
+                sectors: 2 * Z,
+            },
+            Extent {
+                start: 3 * Z,
+                sectors: 0x100,
+            },
+            Extent {
+                start: 4 * Z,
+                sectors: 0x200,
+            },
             // Full, then read-only: both to their capacity.
-            Extent { start: 5 * Z, sectors: 0x70000 },
-            Extent { start: 6 * Z, sectors: 0x70000 },
-            Extent { start: 8 * Z, sectors: 8 },
+            Extent {
+                start: 5 * Z,
+                sectors: 0x70000,
+            },
+            Extent {
+                start: 6 * Z,
+                sectors: 0x70000,
+            },
+            Extent {
+                start: 8 * Z,
+                sectors: 8,
+            },
         ];
         assert_eq!(e, want);
     }
@@ -558,7 +606,14 @@ mod tests {
     #[test]
     fn short_buffers_are_errors_naming_what() {
         let b = sample();
-        assert!(matches!(parse_report(&b[..15]), Err(ZoneError::Short { what: "report header", need: 16, got: 15 })));
+        assert!(matches!(
+            parse_report(&b[..15]),
+            Err(ZoneError::Short {
+                what: "report header",
+                need: 16,
+                got: 15
+            })
+        ));
         let e = parse_report(&b[..b.len() - 1]).unwrap_err();
         assert!(matches!(e, ZoneError::Short { need, .. } if need == 16 + 9 * 64));
         assert!(e.to_string().contains("descriptors"));
@@ -574,6 +629,9 @@ mod tests {
         assert!(parse_model("managed").is_err());
         assert_eq!(parse_count("max_active_zones", "0\n"), Ok(0));
         let e = parse_count("nr_zones", "-1").unwrap_err();
-        assert_eq!(e.to_string(), "queue/nr_zones reads \"-1\", not a value the kernel writes");
+        assert_eq!(
+            e.to_string(),
+            "queue/nr_zones reads \"-1\", not a value the kernel writes"
+        );
     }
 }
