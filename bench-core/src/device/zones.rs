@@ -261,7 +261,8 @@ pub struct QueueZones {
     pub model: ZoneModel,
     /// `chunk_sectors`: the zone size in 512-byte sectors on a zoned disk.
     pub chunk_sectors: u64,
-    /// `nr_zones`.
+    /// `nr_zones`: how many descriptors to ask BLKREPORTZONE for; the
+    /// summary counts the zones the report gave.
     pub nr_zones: u64,
     /// `max_open_zones` (0: no limit).
     pub max_open_zones: u64,
