@@ -194,6 +194,33 @@ pub struct Farm {
     pub helium_pressure_tripped: Option<bool>,
     /// LBAs corrected by the parity sector (ATA reliability page).
     pub lbas_corrected_by_parity: Option<u64>,
+    /// Recording: SMR or CMR (ATA page 1, SCSI parameter 6).
+    pub recording: Option<FarmRecording>,
+    /// The drive has been depopulated (heads taken out of use).
+    pub depopulated: Option<bool>,
+    /// Date of assembly, "YYWW".
+    pub date_of_assembly: Option<String>,
+}
+
+/// The recording technology FARM names. farmprint.cpp's
+/// `farm_get_recording_type` reads the low two bits, 1 SMR and 2 CMR
+/// (farmcmds.h's comment, "0 for SMR and 1 for CMR", disagrees; the
+/// printing code is followed here); other values are None.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FarmRecording {
+    /// Shingled magnetic recording.
+    Smr,
+    /// Conventional magnetic recording.
+    Cmr,
+}
+
+fn recording(v: Option<u64>) -> Option<FarmRecording> {
+    match v? & 0x3 {
+        1 => Some(FarmRecording::Smr),
+        2 => Some(FarmRecording::Cmr),
+        _ => None,
+    }
 }
 
 /// One FARM field: Some(low 56 bits) when its top byte is exactly C0h
@@ -229,6 +256,24 @@ impl Qwords<'_> {
     /// ASCII held in the low 32 bits of qwords `idx`, printable bytes kept
     /// (farmprint.cpp's `farm_format_id_string`): SCSI in byte order, ATA
     /// with each pair of bytes swapped back (`farm_byte_swap`).
+    /// The date of assembly's ASCII: ATA as the qword's bytes in memory
+    /// order up to the first NUL (farmprint.cpp copies the value), SCSI
+    /// like [`Self::text`].
+    fn date(&self, i: usize) -> Option<String> {
+        if self.big_endian {
+            return self.text(&[i]);
+        }
+        let v = self.get(i)?;
+        let s: String = v
+            .to_le_bytes()
+            .iter()
+            .take_while(|&&b| b != 0)
+            .filter(|b| (32..127).contains(*b))
+            .map(|&b| char::from(b))
+            .collect();
+        Some(s)
+    }
+
     fn text(&self, idx: &[usize]) -> Option<String> {
         let mut s = String::new();
         let mut any = false;
@@ -356,6 +401,9 @@ fn decode_ata(p: &[Qwords<'_>; 6]) -> Farm {
         high_priority_unload_events: r.get(190), // page 5 qword 190 attrUnloadEventsRaw
         helium_pressure_tripped: r.get(697).map(|v| v == 1), // page 5 qword 697 heliumPresureTrip
         lbas_corrected_by_parity: r.get(1109), // page 5 qword 1109 numberLBACorrectedParitySector
+        recording: recording(d.get(42)), // page 1 qword 42 driveRecordingType
+        depopulated: d.get(43).map(|v| v == 1), // page 1 qword 43 depopped
+        date_of_assembly: d.date(45), // page 1 qword 45 dateOfAssembly
     }
 }
 
@@ -459,6 +507,9 @@ fn decode_scsi(p: &[Qwords<'_>; 7]) -> Farm {
         min_operating_temperature_c: t.signed(14),          // parameter 4 qword 14 minTemp
         helium_pressure_tripped: r.get(25).map(|v| v == 1), // parameter 5 qword 25 heliumPresureTrip
         model: d2.text(&[3, 4, 5, 6]),                      // parameter 6 qwords 3-6 productID
+        recording: recording(d2.get(7)),                    // parameter 6 qword 7 driveRecordingType
+        depopulated: d2.get(8).map(|v| v == 1),             // parameter 6 qword 8 dpopped
+        date_of_assembly: d.date(30),                       // parameter 1 qword 30 dateOfAssembly
         ..Farm::default()
     }
 }

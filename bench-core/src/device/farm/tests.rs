@@ -37,6 +37,9 @@ fn ata_log() -> Vec<u8> {
     for (i, c) in [b"ST80", b"00NM", b"000A"].iter().enumerate() {
         put(&mut l, 1, 32 + i, ata_chars(*c));
     }
+    put(&mut l, 1, 42, 2);
+    put(&mut l, 1, 43, 0);
+    put(&mut l, 1, 45, u64::from(u32::from_le_bytes(*b"2314")));
     let drive = [
         (7, 15_628_053_168),
         (11, 16),
@@ -136,6 +139,16 @@ fn ata_fields_come_from_their_page_and_qword() {
         (f.helium_pressure_tripped, f.lbas_corrected_by_parity),
         (Some(false), Some(14))
     );
+}
+
+#[test]
+fn recording_depopulation_and_assembly_date() {
+    let f = parse_ata_farm(&ata_log()).unwrap();
+    let want = (Some(FarmRecording::Cmr), Some(false), Some("2314"));
+    assert_eq!((f.recording, f.depopulated, f.date_of_assembly.as_deref()), want);
+    let f = parse_scsi_farm(&scsi_log()).unwrap();
+    let want = (Some(FarmRecording::Smr), Some(true), Some("2207"));
+    assert_eq!((f.recording, f.depopulated, f.date_of_assembly.as_deref()), want);
 }
 
 #[test]
@@ -277,6 +290,7 @@ fn scsi_log() -> Vec<u8> {
         (19, 26_304),
         (23, 40),
         (24, 41),
+        (30, be_chars(b"2207")),
     ];
     scsi_page(&[
         scsi_param(0, 9, &[(0, SIGNATURE), (1, 4), (2, 6), (3, 7), (4, 1_000)]),
@@ -289,7 +303,13 @@ fn scsi_log() -> Vec<u8> {
         scsi_param(
             6,
             13,
-            &[(3, be_chars(b"ST12")), (4, be_chars(b"000N")), (5, be_chars(b"M004"))],
+            &[
+                (3, be_chars(b"ST12")),
+                (4, be_chars(b"000N")),
+                (5, be_chars(b"M004")),
+                (7, 1),
+                (8, 1),
+            ],
         ),
     ])
 }
