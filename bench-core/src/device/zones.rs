@@ -18,7 +18,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use serde::{Deserialize, Serialize};
+pub use crate::document::result::{CapacityKind, ZoneModel, ZoneStates, ZoneSummary};
 
 /// Bytes of the kernel's zone sector (blkzoned.h: "512 B sector units").
 pub const SECTOR_BYTES: u64 = 512;
@@ -62,19 +62,6 @@ impl core::fmt::Display for ZoneError {
             }
         }
     }
-}
-
-/// The zone model of `/sys/block/X/queue/zoned`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ZoneModel {
-    /// "none": not zoned.
-    None,
-    /// "host-aware": zoned, random writes allowed (ZBC/ZAC host-aware).
-    HostAware,
-    /// "host-managed": zones must be written at their write pointer
-    /// (ZBC/ZAC host-managed, NVMe ZNS).
-    HostManaged,
 }
 
 /// A zone's type (blkzoned.h `enum blk_zone_type`).
@@ -270,66 +257,6 @@ pub struct QueueZones {
     pub max_active_zones: u64,
 }
 
-/// How [`ZoneSummary::zone_capacity_bytes`] was found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CapacityKind {
-    /// Every sequential zone has this capacity.
-    Uniform,
-    /// The sequential zones differ; this is the smallest.
-    Smallest,
-}
-
-/// Zones counted by condition.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ZoneStates {
-    /// Empty (ZC1).
-    pub empty: u64,
-    /// Implicitly open (ZC2).
-    pub implicit_open: u64,
-    /// Explicitly open (ZC3).
-    pub explicit_open: u64,
-    /// Closed (ZC4).
-    pub closed: u64,
-    /// Full (ZC5).
-    pub full: u64,
-    /// Read-only (ZC6): a sign of a dying drive.
-    pub read_only: u64,
-    /// Offline (ZC7): a sign of a dying drive.
-    pub offline: u64,
-    /// Without a write pointer (conventional).
-    pub not_write_pointer: u64,
-    /// Reserved or unknown conditions.
-    pub other: u64,
-}
-
-/// What a zoned disk is and where its zones stand.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ZoneSummary {
-    /// The zone model.
-    pub model: ZoneModel,
-    /// Zone size in bytes (`chunk_sectors`, else the first zone's length).
-    pub zone_size_bytes: u64,
-    /// Zone capacity in bytes over the sequential zones; None without one.
-    pub zone_capacity_bytes: Option<u64>,
-    /// Whether that capacity is every sequential zone's or the smallest.
-    pub zone_capacity_kind: Option<CapacityKind>,
-    /// Zones in the report.
-    pub zones: u64,
-    /// Conventional zones among them.
-    pub conventional_zones: u64,
-    /// Max open zones (0: no limit, as the kernel says).
-    pub max_open_zones: u64,
-    /// Max active zones (0: no limit).
-    pub max_active_zones: u64,
-    /// Zones by condition.
-    pub states: ZoneStates,
-    /// Bytes written in sequential zones: write pointer less start for
-    /// open and closed zones, the capacity for full ones; read-only and
-    /// offline zones count nothing (their write pointer is not valid).
-    pub written_bytes: u64,
-}
-
 fn count_state(s: &mut ZoneStates, c: ZoneCond) {
     let n = match c {
         ZoneCond::NotWp => &mut s.not_write_pointer,
@@ -436,6 +363,50 @@ pub fn readable_extents(zones: &[Zone]) -> Vec<Extent> {
         }
     }
     out
+}
+
+/// `n` bytes as the console gives sizes: the bytes, and in MiB (2^20)
+/// when whole MiB.
+fn bytes_text(n: u64) -> String {
+    if n != 0 && n % (1 << 20) == 0 {
+        alloc::format!("{n} bytes ({} MiB)", n >> 20)
+    } else {
+        alloc::format!("{n} bytes")
+    }
+}
+
+/// A zoned disk's console line, `when` (`before the run`, `after the
+/// run`): its zones' sizes and limits, and how many are in each state.
+pub fn describe(path: &str, s: &ZoneSummary, when: &str) -> String {
+    let limit = |n: u64| {
+        if n == 0 {
+            String::from("no limit")
+        } else {
+            alloc::format!("{n}")
+        }
+    };
+    let cap = match (s.zone_capacity_bytes, s.zone_capacity_kind) {
+        (Some(c), Some(CapacityKind::Smallest)) => alloc::format!(", capacity at least {}", bytes_text(c)),
+        (Some(c), _) => alloc::format!(", capacity {}", bytes_text(c)),
+        (None, _) => String::new(),
+    };
+    let st = &s.states;
+    alloc::format!(
+        "{path}: zoned {}: {} zones of {}{cap}, {} conventional; open at most {}, active at most {}; {when}: {} empty, {} open, {} closed, {} full, {} read-only, {} offline; {} written",
+        s.model,
+        s.zones,
+        bytes_text(s.zone_size_bytes),
+        s.conventional_zones,
+        limit(s.max_open_zones),
+        limit(s.max_active_zones),
+        st.empty,
+        st.implicit_open + st.explicit_open,
+        st.closed,
+        st.full,
+        st.read_only,
+        st.offline,
+        bytes_text(s.written_bytes),
+    )
 }
 
 #[cfg(test)]

@@ -227,6 +227,8 @@ closed_set! {
         BurnIn,
         /// Preconditioning that reached no steady state.
         SteadyState,
+        /// A zoned disk's offline and read-only zones.
+        Zones,
     }
 }
 
@@ -316,6 +318,7 @@ mod kernel;
 mod precondition;
 mod scan;
 mod selftest;
+mod zones;
 pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass};
 pub use capacity::{CapacitySource, HiddenCapacity};
 pub use erase::{EraseMethod, EraseSupport};
@@ -324,6 +327,7 @@ pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
 pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, PreconditionRound, Purge};
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 pub use selftest::{SelfTest, SelfTestKind, SelfTestOutcome, SelfTestSource};
+pub use zones::{CapacityKind, ZoneModel, ZoneStates, ZoneSummary, Zoned};
 
 /// The schema identifier of this version of the document.
 pub const SCHEMA: &str = "bootbench.result/1";
@@ -830,6 +834,11 @@ pub struct TargetInfo {
     /// layers, simulated disks and in older documents. Nothing erases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erase_support: Option<EraseSupport>,
+    /// A zoned disk's zones (host-aware or host-managed: SMR, NVMe ZNS),
+    /// before the run and after it; absent for a disk that is not zoned,
+    /// and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoned: Option<Zoned>,
     /// A LUKS container the disk holds (its header at byte 0), as its
     /// header says it: nothing secret, nothing opened. Read by `list` only
     /// (`list --json` prints targets); absent when there is none, and in

@@ -146,6 +146,9 @@ pub fn render_list(host: &Host, disks: &[TargetInfo]) -> String {
     s.push('\n');
     for d in disks {
         let _ = writeln!(s, "{}", console::safe(&disk_line(d)));
+        if let Some(z) = &d.zoned {
+            let _ = writeln!(s, "  {}", console::safe(&super::zones::line(&d.path, z, "now")));
+        }
         for h in super::holds::lines(d) {
             let _ = writeln!(s, "{}", console::safe(&h));
         }

@@ -172,6 +172,11 @@ fn describe_block(path: &str, rdev: u64, f: Option<&File>, sys: &Path) -> Result
                 info.serial = vpd_pg80_serial(&page);
             }
         }
+        // A zoned disk (SMR, NVMe ZNS): its zones, from the kernel's zone
+        // report, which only reads.
+        if whole {
+            info.zoned = super::zones::found(f, &dir.join("queue"), info.size_bytes);
+        }
     }
     Ok(info)
 }

@@ -24,3 +24,4 @@ pub mod md;
 pub mod scsi;
 pub mod selftest;
 pub mod unlock;
+pub mod zones;

@@ -232,6 +232,10 @@ pub struct RawAcceptance {
     /// or `off`.
     #[serde(default, deserialize_with = "closed_opt")]
     pub steady_state: Option<Severity>,
+    /// A zoned disk's offline and read-only zones: `fail` (the default),
+    /// `warn` or `off`.
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub zones: Option<Severity>,
 }
 
 /// The burn-in's rules as written.

@@ -19,6 +19,7 @@ pub mod purge;
 pub mod scan;
 pub mod selftest;
 pub mod stacks;
+pub mod zones;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -141,6 +142,7 @@ pub fn execute_with(
 ) -> ResultDoc {
     let started = Instant::now();
     hidden_capacity(plan, progress);
+    zones::before(plan, progress);
     let mut doc = new_doc(
         plan.profile.clone(),
         &plan.config_source,
@@ -230,6 +232,7 @@ pub fn execute_with(
     drop(wake_hold);
     doc.run.cpu_dma_latency = wake;
     label_written(plan, &doc, &bad, progress);
+    zones::after(plan, &mut doc, &bad, progress);
     if let Some(k) = kmsg {
         let (lines, status) = k.finish(progress);
         doc.kernel_log = lines;

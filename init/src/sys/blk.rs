@@ -158,3 +158,32 @@ pub fn loop_backing(f: &File) -> Result<LoopBacking, Errno> {
         size_limit: info.lo_sizelimit,
     })
 }
+
+/// BLKREPORTZONE = _IOWR(0x12, 130, struct blk_zone_report)
+/// (linux/blkzoned.h): the struct's fixed part is 16 bytes (u64 sector,
+/// u32 nr_zones, u32 flags), its zone descriptors (64 bytes each) follow.
+const BLKREPORTZONE: libc::c_ulong = nix::request_code_readwrite!(0x12, 130, 16) as libc::c_ulong;
+
+/// Bytes of one zone descriptor (`struct blk_zone`).
+const ZONE_DESCRIPTOR: usize = 64;
+
+/// The kernel's report of at most `nr` zones from the one holding 512-byte
+/// sector `sector` on: the bytes of `struct blk_zone_report` and its
+/// descriptors, as [`bench_core::device::zones::parse_report`] reads them.
+/// Only reads (a read-only descriptor does: the kernel asks the disk's
+/// REPORT ZONES / Zone Management Receive); ENOTTY on a disk that is not
+/// zoned.
+pub fn report_zones(f: &File, sector: u64, nr: u32) -> Result<Vec<u8>, Errno> {
+    let words = (16 + nr as usize * ZONE_DESCRIPTOR) / 8;
+    // u64 words: the struct's alignment.
+    let mut buf = vec![0u64; words];
+    buf[0] = sector;
+    buf[1] = u64::from(nr);
+    // SAFETY: BLKREPORTZONE reads the 16-byte header at its argument and
+    // writes at most `nr_zones` (the header's, `nr`) 64-byte descriptors
+    // after it: `buf` is a live, writable allocation of 16 + nr x 64 bytes,
+    // 8-byte aligned, for the whole call; `f` keeps the fd open.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKREPORTZONE as _, buf.as_mut_ptr()) };
+    Errno::result(r)?;
+    Ok(buf.iter().flat_map(|w| w.to_ne_bytes()).collect())
+}

@@ -39,6 +39,7 @@ mod baseline;
 mod block;
 mod health;
 mod limits;
+mod zones;
 
 pub use baseline::{Baseline, BaselineFigure, BaselineRule, BASELINE_MAX, BASELINE_SCHEMA};
 pub use block::{verdict_block, BLOCK_WIDTH};
@@ -104,6 +105,8 @@ pub struct Rules {
     pub burn_in: BurnRules,
     /// What preconditioning that reached no steady state gives.
     pub steady_state: Severity,
+    /// What a zoned disk's offline and read-only zones give.
+    pub zones: Severity,
 }
 
 /// The burn-in's rules: blocks that could not be written or read back
@@ -170,6 +173,7 @@ impl Rules {
             surface_scan: ScanRules::defaults(),
             burn_in: BurnRules::defaults(),
             steady_state: Severity::Warn,
+            zones: Severity::Fail,
         }
     }
 }
@@ -227,6 +231,7 @@ impl Rules {
             "  preconditioning without steady state ({})",
             sev(self.steady_state)
         ));
+        out.push(format!("  offline and read-only zones ({})", sev(self.zones)));
         out
     }
 }
@@ -265,6 +270,9 @@ pub fn evaluate(doc: &ResultDoc, rules: &Rules) -> Acceptance {
             if let Some(v) = rules.steady_state.verdict() {
                 steady_check(t, v, &mut checks);
                 test_steady_checks(doc, t, v, &mut checks);
+            }
+            if let Some(v) = rules.zones.verdict() {
+                zones::check(t, v, &mut checks);
             }
             let verdict = checks.iter().fold(Verdict::Pass, |v, c| v.worst(c.verdict));
             TargetVerdict {

@@ -1,0 +1,110 @@
+//! A zoned disk's zones: the zone attributes of its `queue/` directory and
+//! the kernel's zone report (BLKREPORTZONE, which only reads), summed by
+//! [`bench_core::device::zones`]. Read when the disk is found (the
+//! document's `zoned.before`) and again after the run (`zoned.after`), so
+//! that a zone that went offline or read-only during the run shows.
+
+use std::fs::File;
+use std::path::Path;
+
+use bench_core::device::zones::{self as parse, QueueZones, Zone, ZoneModel};
+use bench_core::document::result::{ZoneSummary, Zoned};
+
+use crate::sys::blk;
+
+/// Zones asked for in one report (256 KiB of descriptors).
+const PER_REPORT: u32 = 4096;
+
+/// The zone attributes of the queue directory `queue`; `None` for a disk
+/// that is not zoned (or whose `queue/zoned` is missing or says what no
+/// kernel writes); an error names the attribute that could not be read.
+pub fn queue_zones(queue: &Path) -> Option<(ZoneModel, Result<QueueZones, String>)> {
+    let read = |name: &str| std::fs::read_to_string(queue.join(name));
+    let model = parse::parse_model(&read("zoned").ok()?).ok()?;
+    if model == ZoneModel::None {
+        return None;
+    }
+    let count = |name: &'static str| -> Result<u64, String> {
+        let text = read(name).map_err(|e| format!("queue/{name}: {e}"))?;
+        parse::parse_count(name, &text).map_err(|e| e.to_string())
+    };
+    let q = (|| {
+        Ok(QueueZones {
+            model,
+            chunk_sectors: count("chunk_sectors")?,
+            nr_zones: count("nr_zones")?,
+            // Absent on kernels before 5.9: no limit known.
+            max_open_zones: count("max_open_zones").unwrap_or(0),
+            max_active_zones: count("max_active_zones").unwrap_or(0),
+        })
+    })();
+    Some((model, q))
+}
+
+/// Every zone of the disk open as `f` (`size_bytes` long; the queue says
+/// `q`), report after report.
+pub fn report(f: &File, q: &QueueZones, size_bytes: u64) -> Result<Vec<Zone>, String> {
+    let end = size_bytes / parse::SECTOR_BYTES;
+    let mut zones: Vec<Zone> = Vec::new();
+    let mut sector = 0;
+    while sector < end {
+        let bytes = blk::report_zones(f, sector, PER_REPORT).map_err(|e| format!("BLKREPORTZONE: {e}"))?;
+        let r = parse::parse_report(&bytes).map_err(|e| e.to_string())?;
+        let Some(last) = r.zones.last().copied() else { break };
+        let next = last.start.saturating_add(last.len);
+        zones.extend(r.zones);
+        // A report that does not move on, or more zones than the queue
+        // counts (with room for a report's worth): the kernel's word is
+        // not to be looped on.
+        if next <= sector || zones.len() as u64 > q.nr_zones.saturating_add(u64::from(PER_REPORT)) {
+            return Err(format!("the zone report does not move past sector {sector}"));
+        }
+        sector = next;
+    }
+    Ok(zones)
+}
+
+/// The summary of the zones of the disk open as `f` now.
+pub fn summary(f: &File, q: &QueueZones, size_bytes: u64) -> Result<ZoneSummary, String> {
+    report(f, q, size_bytes).map(|z| parse::summarize(q, &z))
+}
+
+/// What the disk whose queue directory is `queue`, open as `f`, says of its
+/// zones when it is found; `None` when it is not zoned.
+pub fn found(f: &File, queue: &Path, size_bytes: u64) -> Option<Zoned> {
+    let (model, q) = queue_zones(queue)?;
+    let summary = q.and_then(|q| summary(f, &q, size_bytes));
+    Some(Zoned {
+        model,
+        before: summary.as_ref().ok().copied(),
+        after: None,
+        error: summary.err(),
+    })
+}
+
+/// The zones of the disk at `path` (a zoned one, `queue` its queue
+/// directory) again, after the run: an error says why they could not be
+/// read.
+pub fn again(path: &str, queue: &Path, size_bytes: u64) -> Result<ZoneSummary, String> {
+    let f = super::file::open(path, false, false).map_err(|e| format!("cannot open {path} read-only: {e}"))?;
+    let (_, q) = queue_zones(queue).ok_or_else(|| format!("{path} is no longer zoned"))?;
+    summary(&f, &q?, size_bytes)
+}
+
+/// The zoned disk's console line for its zones `when` (`before the run`,
+/// `after the run`), or why they were not read.
+pub fn line(path: &str, z: &Zoned, when: &str) -> String {
+    let s = if when.starts_with("after") {
+        z.after.as_ref()
+    } else {
+        z.before.as_ref()
+    };
+    match s {
+        Some(s) => parse::describe(path, s, when),
+        None => format!(
+            "{path}: zoned {}: its zones {when} not read: {}",
+            z.model,
+            z.error.as_deref().unwrap_or("no report")
+        ),
+    }
+}
