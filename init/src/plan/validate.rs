@@ -803,6 +803,16 @@ fn grant_target(
     None
 }
 
+/// Why a test that writes is not run on a host-managed zoned disk.
+pub const HOST_MANAGED_WRITES: &str = "not run on a host-managed zoned disk (SMR or NVMe ZNS): its sequential zones take writes only at their write pointer, and this test writes elsewhere";
+
+/// True for a host-managed zoned disk.
+pub fn host_managed(t: &bench_core::document::result::TargetInfo) -> bool {
+    t.zoned
+        .as_ref()
+        .is_some_and(|z| z.model == bench_core::document::result::ZoneModel::HostManaged)
+}
+
 /// Each test on target `t` (index `ti`): skipped for `skip`, else run or
 /// skipped as it fits the target ([`action_for`]). A test of the user's
 /// that does not fit is an error naming its field; a profile's is
@@ -818,6 +828,9 @@ fn target_items(
         let action = match &skip {
             Some(why) => Action::Skip(why.clone()),
             None => match action_for(spec, &t.geometry, t.info.writable, t.info.write_refusal.as_deref()) {
+                Ok(Action::Run(_)) if spec.writes() && host_managed(&t.info) => {
+                    Action::Skip(HOST_MANAGED_WRITES.to_string())
+                }
                 Ok(a) => a,
                 Err(e) => match origin {
                     Origin::User(i) => {
@@ -835,4 +848,47 @@ fn target_items(
         });
     }
     Ok(items)
+}
+
+#[cfg(test)]
+mod zoned_tests {
+    use super::*;
+    use bench_core::document::result::{ZoneModel, Zoned};
+
+    /// On a host-managed zoned disk, every test that writes (a write, a
+    /// mix, a read test with a fill) is skipped with why, even granted;
+    /// reads run. A host-aware disk takes random writes: they run there.
+    #[test]
+    fn tests_that_write_are_not_run_on_a_host_managed_disk() {
+        let g = bench_core::io::Geometry {
+            size: 64 << 20,
+            logical_block: 512,
+            physical_block: 512,
+        };
+        let tests: Vec<(TestSpec, Origin)> = bench_core::engine::profile::profile("quick")
+            .expect("quick")
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| (t, Origin::User(i)))
+            .collect();
+        assert!(tests.iter().any(|(t, _)| t.writes()) && tests.iter().any(|(t, _)| !t.writes()));
+        for (model, skips) in [(ZoneModel::HostManaged, true), (ZoneModel::HostAware, false)] {
+            let mut t = super::super::resolve::stack_target("nvme0n1", bench_core::document::result::StackClass::Md, g);
+            t.info.writable = true;
+            t.info.zoned = Some(Zoned {
+                model,
+                before: None,
+                after: None,
+                error: None,
+            });
+            let items = target_items(&t, 0, &tests, None).expect("items");
+            for (it, (spec, _)) in items.iter().zip(&tests) {
+                match (&it.action, spec.writes() && skips) {
+                    (Action::Skip(why), true) => assert_eq!(why, HOST_MANAGED_WRITES),
+                    (Action::Run(_), false) => {}
+                    (a, _) => panic!("{model:?} {}: {a:?}", spec.name),
+                }
+            }
+        }
+    }
 }
