@@ -214,6 +214,22 @@ pub struct DiskSpec {
     /// controller (which all report its serial); without it, a disk is a
     /// controller with one namespace of its own.
     pub nsid: Option<u32>,
+    /// NVMe namespaces only: a zoned (ZNS) namespace of these zones.
+    pub zns: Option<Zns>,
+}
+
+/// A zoned NVMe namespace's zones (QEMU's `nvme-ns` `zoned.*` properties).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Zns {
+    /// `zone_size=`: bytes of each zone.
+    pub zone_size: u64,
+    /// `zone_capacity=`: bytes of each zone that can be written (0: the
+    /// zone size).
+    pub zone_capacity: u64,
+    /// `max_open=`: zones open at once at most (0: no limit).
+    pub max_open: u32,
+    /// `max_active=`: zones open or closed at once at most (0: no limit).
+    pub max_active: u32,
 }
 
 /// A spec that cannot be used, with the reason.
@@ -323,6 +339,7 @@ impl FromStr for DiskSpec {
             faults: Vec::new(),
             file: None,
             nsid: None,
+            zns: None,
         };
         for field in fields {
             let (key, value) = field
@@ -378,9 +395,22 @@ impl DiskSpec {
                         .ok_or_else(|| SpecError(format!("ns {value:?}: a namespace id from 1")))?,
                 );
             }
+            "zone_size" => self.zns.get_or_insert_with(Zns::default).zone_size = parse_size(key, value)?,
+            "zone_capacity" => self.zns.get_or_insert_with(Zns::default).zone_capacity = parse_size(key, value)?,
+            "max_open" | "max_active" => {
+                let n = value
+                    .parse()
+                    .map_err(|_| SpecError(format!("{key} {value:?}: a whole number of zones (0: no limit)")))?;
+                let z = self.zns.get_or_insert_with(Zns::default);
+                if key == "max_open" {
+                    z.max_open = n;
+                } else {
+                    z.max_active = n;
+                }
+            }
             _ => {
                 return Err(SpecError(format!(
-                    "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, lbs, pbs, wwn, bps, iops, fault, file, ns)"
+                    "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, lbs, pbs, wwn, bps, iops, fault, file, ns, zone_size, zone_capacity, max_open, max_active)"
                 )))
             }
         }
@@ -434,6 +464,25 @@ impl DiskSpec {
         }
         if self.transport != Transport::Nvme && self.nsid.is_some() {
             return Err(SpecError(format!("disk spec {s:?}: ns applies to nvme disks only")));
+        }
+        if let Some(z) = self.zns {
+            if self.transport != Transport::Nvme || self.nsid.is_none() {
+                return Err(SpecError(format!(
+                    "disk spec {s:?}: zone_size, zone_capacity, max_open and max_active make a zoned NVMe namespace: nvme disks with ns= only"
+                )));
+            }
+            if z.zone_size == 0 || z.zone_size % u64::from(lbs) != 0 || self.size % z.zone_size != 0 {
+                return Err(SpecError(format!(
+                    "disk spec {s:?}: zone_size {} must be a positive multiple of the logical block size {lbs} dividing the size {}",
+                    z.zone_size, self.size
+                )));
+            }
+            if z.zone_capacity > z.zone_size || z.zone_capacity % u64::from(lbs) != 0 {
+                return Err(SpecError(format!(
+                    "disk spec {s:?}: zone_capacity {} must be a multiple of the logical block size {lbs} at most zone_size {}",
+                    z.zone_capacity, z.zone_size
+                )));
+            }
         }
         if let Some(m) = &self.model {
             // An ATA model holds 40 characters, a SCSI INQUIRY product 16.

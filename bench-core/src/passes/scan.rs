@@ -62,6 +62,12 @@ pub struct ScanSpec {
     pub zones: u32,
     /// How many of the slowest reads are kept.
     pub slowest: usize,
+    /// The byte ranges of the area that hold data, sorted and apart, when
+    /// only they are read (a host-managed zoned disk's conventional zones
+    /// and its sequential zones up to their write pointers: what lies past
+    /// a write pointer was never written, and a drive may refuse to read
+    /// it); `None`: the whole area. Each read is cut to them.
+    pub holds_data: Option<Vec<(u64, u64)>>,
 }
 
 /// One read among the slowest.
@@ -163,6 +169,15 @@ impl ScanOutcome {
 /// `n - ceil(n / count)`, at most the one before the last.
 pub fn planned_bytes(spec: &ScanSpec) -> u64 {
     let (n, count) = read_counts(spec);
+    if let Some(ex) = &spec.holds_data {
+        // The ranges' bytes within the area, the covered part of them
+        // (spread evenly, a fraction of them is read).
+        let bytes: u64 = ex
+            .iter()
+            .map(|&(s, e)| e.min(spec.end).saturating_sub(s.max(spec.start)))
+            .sum();
+        return u64::try_from(u128::from(bytes) * u128::from(count) / u128::from(n.max(1))).unwrap_or(bytes);
+    }
     if count == n {
         spec.end.saturating_sub(spec.start)
     } else {
@@ -228,6 +243,9 @@ struct Scan<'a> {
     count: u64,
     /// The next read (of `count`).
     next: u64,
+    /// The parts of the last read that hold data, not yet given, last
+    /// first ([`ScanSpec::holds_data`]).
+    pieces: Vec<IoReq>,
     /// Each zone's first submission, if any.
     zone_first: Vec<Option<Nanos>>,
     out: ScanOutcome,
@@ -257,6 +275,7 @@ impl<'a> Scan<'a> {
             n,
             count,
             next: 0,
+            pieces: Vec::new(),
             zone_first: vec![None; usize::try_from(zones).unwrap_or(1)],
             out,
         }
@@ -298,20 +317,41 @@ impl Sweep for Scan<'_> {
     const TIMED_NARROWING: bool = true;
 
     fn next(&mut self, _: &[Option<Inflight>]) -> Option<(IoReq, u64)> {
-        let j = self.next;
-        if j >= self.count {
-            return None;
-        }
-        self.next += 1;
-        let (offset, len) = read_at(self.spec, self.n, self.count, j);
-        Some((
-            IoReq {
+        loop {
+            if let Some(p) = self.pieces.pop() {
+                return Some((p, self.next - 1));
+            }
+            let j = self.next;
+            if j >= self.count {
+                return None;
+            }
+            self.next += 1;
+            let (offset, len) = read_at(self.spec, self.n, self.count, j);
+            let read = IoReq {
                 op: Op::Read,
                 offset,
                 len,
-            },
-            j,
-        ))
+            };
+            let Some(ex) = &self.spec.holds_data else {
+                return Some((read, j));
+            };
+            // The read cut to the ranges that hold data, nothing of it
+            // past a write pointer.
+            let end = offset + u64::from(len);
+            let first = ex.partition_point(|&(_, e)| e <= offset);
+            let cut = ex[first..]
+                .iter()
+                .take_while(|&&(s, _)| s < end)
+                .map(|&(s, e)| (s.max(offset), e.min(end)))
+                .filter(|(a, b)| b > a)
+                .map(|(a, b)| IoReq {
+                    op: Op::Read,
+                    offset: a,
+                    len: u32::try_from(b - a).unwrap_or(len),
+                });
+            self.pieces.extend(cut);
+            self.pieces.reverse();
+        }
     }
 
     fn submitted(&mut self, req: IoReq, now: Nanos) {
@@ -380,6 +420,11 @@ pub fn record(spec: &ScanSpec, out: &ScanOutcome) -> SurfaceScan {
         coverage_ppm: spec.coverage_ppm,
         logical_block: spec.logical_block,
         planned_bytes: out.planned_bytes,
+        data_bytes: spec.holds_data.as_ref().map(|ex| {
+            ex.iter()
+                .map(|&(s, e)| e.min(spec.end).saturating_sub(s.max(spec.start)))
+                .sum()
+        }),
         read_bytes: out.bytes,
         reads: out.reads,
         failed_reads: out.failed_reads,
@@ -445,6 +490,7 @@ mod tests {
             max_bad: 100,
             zones: 8,
             slowest: 4,
+            holds_data: None,
         };
         f(&mut s);
         s
@@ -476,6 +522,38 @@ mod tests {
         assert!(out.unreadable.is_empty() && out.recovered.is_empty() && out.failed_reads == 0);
         assert_eq!(out.slowest.len(), 4);
         assert!(out.slowest.windows(2).all(|w| w[0].time >= w[1].time));
+    }
+
+    /// On a zoned disk only what holds data is read, each read cut to it:
+    /// nothing past a write pointer (where this disk, like a drive that
+    /// refuses such reads, fails), so nothing is found unreadable; the
+    /// record says what held data.
+    #[test]
+    fn only_what_holds_data_is_read() {
+        let mut disk = SimDisk::new(SimModel::ssd(16 * MIB), false);
+        disk.fail_at = [3 * MIB + 10, 5 * MIB + 600_000, 12 * MIB].to_vec();
+        let held = [(0, 3 * MIB), (4 * MIB, 4 * MIB + 3 * MIB / 2), (8 * MIB, 11 * MIB)];
+        let s = spec_of(&disk, |s| s.holds_data = Some(held.to_vec()));
+        let out = run_scan(&disk, &s, &Stop::new());
+        assert_eq!(out.end, ScanEnd::Done);
+        assert!(
+            out.unreadable.is_empty() && out.failed_reads == 0,
+            "{:?}",
+            out.unreadable
+        );
+        let bytes = 7 * MIB + MIB / 2;
+        assert_eq!((out.bytes, out.planned_bytes), (bytes, bytes));
+        assert_eq!(out.reads, 8, "3 + 2 (the second cut at its write pointer) + 3");
+        assert_eq!(disk.counts().read_bytes, bytes);
+        assert_eq!(record(&s, &out).data_bytes, Some(bytes));
+        assert_eq!(record(&spec_of(&disk, |_| {}), &out).data_bytes, None);
+        // A tenth of the reads, spread evenly: a tenth of what holds data
+        // is planned.
+        let tenth = spec_of(&disk, |s| {
+            s.holds_data = Some(held.to_vec());
+            s.coverage_ppm = WHOLE / 10;
+        });
+        assert_eq!(planned_bytes(&tenth), bytes * 2 / 16);
     }
 
     /// Three unreadable sectors: exactly their LBAs, found by narrowing

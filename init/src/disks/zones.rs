@@ -91,6 +91,28 @@ pub fn again(path: &str, queue: &Path, size_bytes: u64) -> Result<ZoneSummary, S
     summary(&f, &q?, size_bytes)
 }
 
+/// The byte ranges of the zoned disk `t` that hold data now, from its
+/// zone report ([`bench_core::device::zones::readable_extents`]).
+pub fn holding_data(t: &bench_core::document::result::TargetInfo) -> Result<Vec<(u64, u64)>, String> {
+    let name = t
+        .name
+        .as_deref()
+        .ok_or_else(|| format!("{}: no kernel name to find its queue by", t.path))?;
+    let queue = crate::sysfs::root().join("block").join(name).join("queue");
+    let f = super::file::open(&t.path, false, false).map_err(|e| format!("cannot open {} read-only: {e}", t.path))?;
+    let (_, q) = queue_zones(&queue).ok_or_else(|| format!("{} is not zoned", t.path))?;
+    let zones = report(&f, &q?, t.size_bytes)?;
+    Ok(parse::readable_extents(&zones)
+        .iter()
+        .map(|e| {
+            (
+                e.start * parse::SECTOR_BYTES,
+                (e.start + e.sectors) * parse::SECTOR_BYTES,
+            )
+        })
+        .collect())
+}
+
 /// The zoned disk's console line for its zones `when` (`before the run`,
 /// `after the run`), or why they were not read.
 pub fn line(path: &str, z: &Zoned, when: &str) -> String {

@@ -26,7 +26,9 @@ pub struct Scan;
 impl Pass for Scan {
     type Plan = ScanPlan;
     type Spec = ScanSpec;
-    type Ready = ();
+    /// On a host-managed zoned disk, the byte ranges that hold data
+    /// ([`ScanSpec::holds_data`]).
+    type Ready = Option<Vec<(u64, u64)>>;
     type Record = SurfaceScan;
     const NAMES: Names = Names {
         what: "surface scan",
@@ -55,6 +57,7 @@ impl Pass for Scan {
             max_bad: sp.max_bad,
             zones: sp.zones,
             slowest: sp.slowest,
+            holds_data: None,
         }
     }
 
@@ -77,9 +80,18 @@ impl Pass for Scan {
         )
     }
 
-    /// Nothing: the scan opens its disk read-only on its thread.
-    fn ready(_: &mut Plan, _: usize) -> Result<(), String> {
-        Ok(())
+    /// On a host-managed zoned disk, what holds data, from the zone report
+    /// now (only those ranges are read: past a write pointer nothing was
+    /// written, and a drive may refuse the read); nothing on another disk.
+    /// The scan opens its disk read-only on its thread.
+    fn ready(plan: &mut Plan, ti: usize) -> Result<Option<Vec<(u64, u64)>>, String> {
+        let t = &plan.targets[ti].info;
+        if !crate::plan::host_managed(t) {
+            return Ok(None);
+        }
+        crate::disks::zones::holding_data(t)
+            .map(Some)
+            .map_err(|e| format!("its zones could not be read, so what holds data is not known: {e}"))
     }
 
     fn refused(plan: &mut Plan, ti: usize, spec: &ScanSpec, why: String) {
@@ -90,8 +102,9 @@ impl Pass for Scan {
         failed_record(spec, why)
     }
 
-    fn job(plan: &Plan, ti: usize, _: &ScanPlan, spec: ScanSpec, (): ()) -> Job<SurfaceScan> {
+    fn job(plan: &Plan, ti: usize, _: &ScanPlan, mut spec: ScanSpec, holds_data: Self::Ready) -> Job<SurfaceScan> {
         let path = plan.targets[ti].info.path.clone();
+        spec.holds_data = holds_data;
         Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| scan_disk(&path, &spec, stop, f))
     }
 

@@ -278,6 +278,7 @@ pub fn test_scan() -> SurfaceScan {
         max_bad: 100,
         zones: 8,
         slowest: 7,
+        holds_data: None,
     };
     let unreadable = vec![3 * MIB / 512 + 1, 3 * MIB / 512 + 9, 20 * MIB / 512];
     let zones: Vec<Zone> = (0..8)

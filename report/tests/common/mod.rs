@@ -149,6 +149,7 @@ pub fn scanned_document(error: Option<&str>, model: Option<&str>) -> Scanned {
         max_bad: 100,
         zones: 16,
         slowest: 8,
+        holds_data: None,
     };
     let mut q = disk
         .open(&OpenSpec::plain(Access::Direct, false, spec.depth, spec.chunk, 1))

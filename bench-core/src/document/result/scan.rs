@@ -78,6 +78,11 @@ pub struct SurfaceScan {
     pub logical_block: u32,
     /// Bytes the scan planned to read.
     pub planned_bytes: u64,
+    /// On a host-managed zoned disk: the bytes of the area that hold data
+    /// (conventional zones, sequential zones up to their write pointers),
+    /// the only ones read; absent when the whole area was the scan's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_bytes: Option<u64>,
     /// Bytes the reads returned.
     pub read_bytes: u64,
     /// Reads made.

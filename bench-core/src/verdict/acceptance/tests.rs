@@ -797,6 +797,7 @@ fn unreadable_blocks_fail_slow_reads_and_short_scans_warn() {
         max_bad: 1000,
         zones: 4,
         slowest: 4,
+        holds_data: None,
     };
     let scanned = |f: &dyn Fn(&mut ScanOutcome)| {
         let mut out = ScanOutcome::empty(&spec);

@@ -1,0 +1,146 @@
+//! End to end in QEMU (TCG): zoned drives are judged as what they are
+//! (docs/acceptance.md, "Zoned drives"). Same harness as `e2e.rs`; tests
+//! tiered by name (`z` for zoned).
+//!
+//! - `z1`: an NVMe ZNS namespace (QEMU's `nvme-ns` with `zoned=true`: 16
+//!   zones of 4 MiB, 3 MiB of each writable, at most 4 open and 6 active)
+//!   beside an ordinary virtio disk, with a config that reads both, would
+//!   write the namespace (granted) and burn it in. The namespace's zones
+//!   are found and recorded before and after the run (the model, the zone
+//!   size and capacity, the limits, every zone empty both times: nothing
+//!   opened, wrote or reset a zone), the console says them, the reads
+//!   run on both disks, the write test and the burn-in are not run on the
+//!   namespace and say why (host-managed), the surface scan reads only
+//!   what holds data on it (nothing, every zone empty; the other disk
+//!   whole), the zones rule passes, the run ends without an error, and
+//!   neither disk's bytes changed.
+
+use bootbench_e2e::{
+    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, status_of, stick_copy,
+    target_by_serial, tests_on, the_document, Scratch, Via,
+};
+use serde_json::json;
+
+const CONFIRM: &str = "I understand this destroys data";
+
+#[test]
+fn z1_a_zns_namespace_is_read_and_never_written_or_reset() {
+    let Some(a) = artifacts("z1_zns") else {
+        return;
+    };
+    let scratch = Scratch::new("z1_zns");
+    let dir = scratch.0.clone();
+    let specs = disks(&[
+        "nvme,size=64M,serial=Z1-ZNS,ns=1,zone_size=4M,zone_capacity=3M,max_open=4,max_active=6",
+        "virtio,size=64M,serial=Z1-PLAIN",
+    ]);
+    // The namespace blank (a disk a grant may write), the other random.
+    let (files, before) = disks_with_contents(&specs, &dir, |i| (i == 1).then_some(4_049));
+    let config = json!({
+        "tests": [
+            {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "8M"},
+            {"workload": "rand_read", "name": "rand_read_4k", "bs": "4K", "size": "8M", "runtime": "1s"},
+            {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}
+        ],
+        "surface_scan": {},
+        "burn_in": {"disks": ["Z1-ZNS"], "length": "8M", "patterns": ["random"]},
+        "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "Z1-ZNS"}]}
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+
+    let zns = target_by_serial(&doc, "Z1-ZNS");
+    let z = &zns["zoned"];
+    assert_eq!(z["model"], "host_managed", "{z}");
+    let b = &z["before"];
+    assert_eq!(
+        (
+            &b["zones"],
+            &b["zone_size_bytes"],
+            &b["zone_capacity_bytes"],
+            &b["max_open_zones"],
+            &b["max_active_zones"],
+            &b["conventional_zones"],
+        ),
+        (
+            &json!(16),
+            &json!(4 << 20),
+            &json!(3 << 20),
+            &json!(4),
+            &json!(6),
+            &json!(0)
+        ),
+        "{z}"
+    );
+    assert_eq!(b["states"]["empty"], 16, "{z}");
+    assert_eq!(b["written_bytes"], 0, "{z}");
+    assert_eq!(z["after"], z["before"], "the zones after the run are as before: {z}");
+    assert!(target_by_serial(&doc, "Z1-PLAIN").get("zoned").is_none(), "not zoned");
+    assert!(
+        outcome.serial.contains(
+            "/dev/nvme0n1: zoned host-managed: 16 zones of 4194304 bytes (4 MiB), capacity 3145728 bytes (3 MiB), 0 conventional; open at most 4, active at most 6; before the run: 16 empty"
+        ),
+        "the console says the zones"
+    );
+    assert!(outcome.serial.contains("; after the run: 16 empty"), "and after");
+
+    for serial in ["Z1-ZNS", "Z1-PLAIN"] {
+        let tests = tests_on(&doc, serial);
+        for name in ["seq_read_1m", "rand_read_4k"] {
+            let t = tests.iter().find(|t| t["name"] == name).expect("the read ran");
+            assert_eq!(status_of(t), "ok", "{serial} {name}: {}", t["status"]);
+        }
+    }
+    let write = tests_on(&doc, "Z1-ZNS")
+        .into_iter()
+        .find(|t| t["name"] == "seq_write_1m")
+        .expect("the write test is in the document");
+    assert_eq!(status_of(write), "skipped", "{}", write["status"]);
+    assert!(
+        write["status"].to_string().contains("host-managed zoned disk"),
+        "skipped for being host-managed: {}",
+        write["status"]
+    );
+    // The scan read what held data on the namespace (nothing: every zone
+    // empty), never a block past a write pointer; the other disk whole.
+    let scan = &zns["surface_scan"];
+    assert_eq!(
+        (
+            &scan["end"],
+            &scan["data_bytes"],
+            &scan["read_bytes"],
+            &scan["failed_reads"]
+        ),
+        (&json!("done"), &json!(0), &json!(0), &json!(0)),
+        "{scan}"
+    );
+    let plain = &target_by_serial(&doc, "Z1-PLAIN")["surface_scan"];
+    assert_eq!(
+        (&plain["end"], &plain["read_bytes"]),
+        (&json!("done"), &json!(64 << 20)),
+        "{plain}"
+    );
+    assert!(plain.get("data_bytes").is_none(), "{plain}");
+    let burn = &zns["burn_in"];
+    assert!(
+        burn.to_string().contains("not run on a host-managed zoned disk"),
+        "the burn-in says why it did not run: {burn}"
+    );
+    let verdict = doc["acceptance"]["targets"]
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["serial"] == "Z1-ZNS"))
+        .expect("the namespace's verdict");
+    let zones_check = verdict["checks"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["rule"] == "zones"))
+        .expect("the zones rule judged it");
+    assert_eq!(zones_check["verdict"], "pass", "{zones_check}");
+
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    for (i, d) in specs.iter().enumerate() {
+        assert_eq!(before[i], after[i], "{} changed", d.name());
+    }
+}
