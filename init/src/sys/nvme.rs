@@ -236,9 +236,10 @@ mod tests {
     }
 
     /// Get Log Page C0h (the OCP health log), 512 bytes, for the whole
-    /// controller: opcode 02h, NSID FFFFFFFFh, CDW10 = NUMDL 127 (dwords
-    /// - 1, bits 31:16) | LSP 0 | RAE 0 | LID C0h, CDW11 NUMDU 0, no offset
-    /// (CDW12/13) nor UUID (CDW14); nothing but data from the controller.
+    /// controller: opcode 02h, NSID FFFFFFFFh, CDW10 = NUMDL 127 (the
+    /// dword count less one, bits 31:16), LSP 0, RAE 0, LID C0h; CDW11
+    /// NUMDU 0; no offset (CDW12/13) nor UUID (CDW14): nothing but data
+    /// from the controller.
     #[test]
     fn the_ocp_log_page_command() {
         let c = log_page_cmd(LOG_OCP_SMART, NSID_ALL, 512).unwrap();
