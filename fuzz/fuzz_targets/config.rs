@@ -27,7 +27,14 @@ fuzz_target!(|data: &[u8]| {
             ..plan::Overrides::default()
         };
         let raw = plan::parse(config, "/mnt/stick/bootbench.json");
-        match boot::unattended::plan_unattended(&raw, "/mnt/stick/bootbench.json", c.get(Key::OnFinish), &[], &never, &ov) {
+        match boot::unattended::plan_unattended(
+            &raw,
+            "/mnt/stick/bootbench.json",
+            &boot::overrides::CmdlineOverrides::read(&c),
+            &[],
+            &never,
+            &ov,
+        ) {
             Ok((plan, _, _)) => {
                 let _ = plan::describe_plan_lines(&plan);
             }

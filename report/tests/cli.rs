@@ -23,6 +23,50 @@ fn show_golden() {
     golden("show-two.txt", &ok(&["show", &fx(RAID_A), &fx(RAID_B)]));
     golden("show-read-error.txt", &ok(&["show", &fx(READ_ERROR)]));
     golden("show-health.txt", &ok(&["show", &fx(HEALTH)]));
+    golden("show-health-logs.txt", &ok(&["show", &fx(HEALTH_LOGS)]));
+}
+
+/// FARM and the OCP log are shown where a document has them, and only
+/// there: the same document without them shows exactly what it did.
+#[test]
+fn show_and_html_have_farm_and_ocp() {
+    let out = ok(&["show", &fx(HEALTH_LOGS)]);
+    let nvme = &out[out.find("-- /dev/nvme0n1").unwrap()..out.find("-- /dev/sda").unwrap()];
+    let row = |part: &str, name: &str| -> Vec<String> {
+        part.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in {part}"))
+            .split_whitespace()
+            .rev()
+            .take(3)
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(row(nvme, "OCP bad user NAND blocks"), ["+2", "5", "3"]);
+    assert_eq!(row(nvme, "OCP capacitor health (%)"), ["-30", "70", "100"]);
+    assert!(!nvme.contains("FARM"), "{nvme}");
+    let sata = &out[out.find("-- /dev/sda").unwrap()..];
+    assert!(sata.contains("FARM (before the tests)"), "{sata}");
+    assert_eq!(row(sata, "power-on hours")[0], "1", "SMART's");
+    assert!(
+        sata.lines()
+            .any(|l| l.starts_with("power-on hours") && l.ends_with(" 26304")),
+        "{sata}"
+    );
+    assert!(!sata.contains("OCP"), "{sata}");
+    let plain = ok(&["show", &fx(HEALTH)]);
+    assert!(!plain.contains("FARM") && !plain.contains("OCP"), "{plain}");
+    let html = html_page("html-health-logs", &[HEALTH_LOGS]);
+    let farm = element(&html, "<table class=\"farm\">", "</table>");
+    assert!(farm.contains("<tr><td>serial</td><td>ZL2ABCDE</td></tr>"), "{farm}");
+    assert!(farm.contains("<tr><td>recording</td><td>CMR</td></tr>"), "{farm}");
+    let nvme = element(&html, "<h3>Health of /dev/nvme0n1</h3>", "</table>");
+    assert!(
+        nvme.contains("<tr><td>OCP bad user NAND blocks</td><td>3</td><td>5</td><td>+2</td></tr>"),
+        "{nvme}"
+    );
+    let plain = html_page("html-health-plain", &[HEALTH]);
+    assert!(!plain.contains("FARM") && !plain.contains("OCP"));
 }
 
 /// `show` gives each disk's health under its heading: QEMU's values (the

@@ -409,6 +409,18 @@ pub fn parse_scsi_uncorrected(page: &[u8], want: u8) -> Result<Option<u64>, Pars
         .map(|(_, v)| be(v)))
 }
 
+/// The Background Scan Results log page (SBC-3 6.4.2, page 15h): its
+/// status parameter's (0000h) accumulated power-on minutes (value bytes
+/// 0-3, BE) as whole hours, what smartctl prints as "Accumulated power on
+/// time"; `None` when the parameter is absent or short.
+pub fn parse_scsi_power_on_hours(page: &[u8]) -> Result<Option<u64>, ParseError> {
+    Ok(log_parameters(page, 0x15)?
+        .into_iter()
+        .find(|(c, _)| *c == 0)
+        .and_then(|(_, v)| v.get(..4))
+        .map(|m| be(m) / 60))
+}
+
 /// READ DEFECT DATA (10)'s operation code (SBC-3): [`read_defect_cdb`].
 pub const READ_DEFECT_DATA_10: u8 = 0x37;
 
@@ -755,6 +767,14 @@ mod tests {
         let mut big = r;
         big[3] = 200;
         assert_eq!(parse_scsi_uncorrected(&big, 0x03), Ok(Some(0x0102)));
+        // Background scan results: 0000h, 12 bytes, 1,578,240 minutes
+        // (26,304 h) powered on, then status and counts.
+        let mut b = vec![0x15, 0, 0, 16, 0, 0, 0x03, 12];
+        b.extend(1_578_240u32.to_be_bytes());
+        b.extend([0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(parse_scsi_power_on_hours(&b), Ok(Some(26_304)));
+        assert_eq!(parse_scsi_power_on_hours(&b[..10]), Ok(None));
+        assert!(parse_scsi_power_on_hours(&r).is_err());
     }
 
     #[test]

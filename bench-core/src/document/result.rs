@@ -229,6 +229,12 @@ closed_set! {
         SteadyState,
         /// A zoned disk's offline and read-only zones.
         Zones,
+        /// Seagate FARM's power-on hours against SMART's (a drive whose
+        /// SMART hours were reset).
+        PowerOnHours,
+        /// The OCP C0h log's capacitor health and thermal throttling
+        /// (warnings; its counters that must not grow are `counter`).
+        OcpHealth,
     }
 }
 
@@ -313,8 +319,10 @@ impl Metric {
 mod burnin;
 mod capacity;
 mod erase;
+mod farm;
 mod health;
 mod kernel;
+mod ocp;
 mod precondition;
 mod scan;
 mod selftest;
@@ -322,8 +330,10 @@ mod zones;
 pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass};
 pub use capacity::{CapacitySource, HiddenCapacity};
 pub use erase::{EraseMethod, EraseSupport};
+pub use farm::{Farm, FarmRecording, FarmTransport};
 pub use health::{Health, HealthLine, HealthReading, NvmeHealth, SmartAttribute, TestTemperature};
 pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
+pub use ocp::{DssdVersion, OcpSmart, OcpSmartV5, RawNormalized};
 pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, PreconditionRound, Purge};
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 pub use selftest::{SelfTest, SelfTestKind, SelfTestOutcome, SelfTestSource};

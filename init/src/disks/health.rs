@@ -18,8 +18,8 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use bench_core::device::health;
-use bench_core::document::result::{HealthReading, TestTemperature};
+use bench_core::device::{farm, health, ocp};
+use bench_core::document::result::{Farm, HealthReading, OcpSmart, TestTemperature};
 
 use super::file;
 use super::scsi;
@@ -58,7 +58,7 @@ fn failed(source: &str, why: String) -> HealthReading {
     }
 }
 
-fn push_error(r: &mut HealthReading, why: String) {
+pub fn push_error(r: &mut HealthReading, why: String) {
     match &mut r.error {
         Some(e) => {
             e.push_str("; ");
@@ -81,6 +81,7 @@ fn read_nvme(f: &File) -> HealthReading {
         Ok(r) => r,
         Err(why) => return failed("none", why),
     };
+    r.ocp = ocp_log(f);
     match nvme::identify_controller(f) {
         Ok(id) => {
             if let Ok((w, c)) = health::parse_nvme_id_ctrl_temps(&id[..]) {
@@ -91,6 +92,106 @@ fn read_nvme(f: &File) -> HealthReading {
         Err(e) => push_error(&mut r, format!("Identify Controller: {e}")),
     }
     r
+}
+
+/// The OCP SMART / Health Information Extended log (Get Log Page C0h, 512
+/// bytes), when the drive offers it. A drive without the page answers
+/// with an error status, and another vendor's C0h page has another GUID:
+/// both are simply no OCP log, not an error of the reading.
+fn ocp_log(f: &File) -> Option<OcpSmart> {
+    let mut page = [0u8; ocp::PAGE];
+    nvme::get_log_page(f, nvme::LOG_OCP_SMART, nvme::NSID_ALL, &mut page).ok()?;
+    ocp::parse_ocp_smart(&page).ok().flatten()
+}
+
+/// Seagate FARM of the disk at `path`, read once before its tests (it
+/// only reads): `Ok(None)` on a drive that does not offer it (no error
+/// noise), an error when it offers it and the log could not be read or
+/// decoded.
+pub fn read_farm(path: &str, transport: Option<&str>) -> Result<Option<Farm>, String> {
+    let f = file::open(path, false, false).map_err(|e| format!("cannot open {path} read-only: {e}"))?;
+    match transport {
+        Some("sata") => farm_ata(&f),
+        Some("sas" | "scsi") => farm_scsi(&f),
+        _ => Ok(None),
+    }
+}
+
+/// The General Purpose Log Directory's entry for log A6h: its page count.
+const FARM_LOG: u8 = 0xa6;
+/// At most this many 512-byte pages of log A6h are read (1 MiB; the six
+/// FARM pages at smartmontools' 16 KiB stride take 178).
+const FARM_MAX_BLOCKS: u16 = 2048;
+/// Pages per READ LOG EXT: 16 KiB, one FARM page at its usual stride.
+const FARM_CHUNK: u16 = 32;
+
+/// One READ LOG EXT of `count` pages of `log` from `page`.
+fn read_log(f: &File, log: u8, page: u16, count: u16) -> Result<Vec<u8>, String> {
+    let what = format!("READ LOG EXT {log:02X}h page {page}");
+    let mut buf = vec![0u8; usize::from(count) * 512];
+    let mut sense = [0u8; sgio::SENSE];
+    let a = sgio::command(
+        f,
+        &scsi::read_log_ext_blocks_cdb(log, page, count),
+        Some(&mut buf[..]),
+        &mut sense,
+    )
+    .map_err(|e| format!("{what}: {}", std::io::Error::from(e)))?;
+    if !a.good() {
+        return Err(ata_why(&what, &a, &sense));
+    }
+    Ok(buf)
+}
+
+/// ATA: the directory (log 00h) says whether log A6h exists and how many
+/// pages it has; then the pages, in 16 KiB commands.
+fn farm_ata(f: &File) -> Result<Option<Farm>, String> {
+    // A drive without a General Purpose Log Directory has no FARM either.
+    let Ok(dir) = read_log(f, 0x00, 0, 1) else {
+        return Ok(None);
+    };
+    let at = usize::from(FARM_LOG) * 2;
+    let pages = u16::from_le_bytes([dir[at], dir[at + 1]]).min(FARM_MAX_BLOCKS);
+    if pages == 0 {
+        return Ok(None);
+    }
+    let mut log = Vec::with_capacity(usize::from(pages) * 512);
+    let mut page = 0u16;
+    while page < pages {
+        let n = FARM_CHUNK.min(pages - page);
+        log.extend(read_log(f, FARM_LOG, page, n)?);
+        page += n;
+    }
+    farm::parse_ata_farm(&log)
+        .map(Some)
+        .map_err(|e| format!("FARM (log A6h): {e}"))
+}
+
+/// SCSI: the supported pages and subpages (LOG SENSE 00h/FFh) must list
+/// 3Dh/03h; then that page.
+fn farm_scsi(f: &File) -> Result<Option<Farm>, String> {
+    let Ok(list) = log_page_sub(f, 0x00, 0xff, 1024) else {
+        return Ok(None);
+    };
+    if !supports_subpage(&list, farm::SCSI_PAGE) {
+        return Ok(None);
+    }
+    let (page, sub) = farm::SCSI_PAGE;
+    let p = log_page_sub(f, page, sub, 0xfffc)?;
+    farm::parse_scsi_farm(&p)
+        .map(Some)
+        .map_err(|e| format!("FARM (log page 3Dh/03h): {e}"))
+}
+
+/// Whether a LOG SENSE 00h/FFh answer (SPC-4 7.3.18: a 4-byte header,
+/// then a page code and subpage code per supported pair) lists `want`.
+fn supports_subpage(list: &[u8], want: (u8, u8)) -> bool {
+    if list.len() < 4 || list[0] & 0x3f != 0 || list[1] != 0xff {
+        return false;
+    }
+    let len = usize::from(u16::from_be_bytes([list[2], list[3]]));
+    let body = &list[4..list.len().min(4 + len)];
+    body.chunks_exact(2).any(|p| (p[0] & 0x3f, p[1]) == want)
 }
 
 /// Why an ATA PASS-THROUGH did not give its data, in words.
@@ -155,17 +256,28 @@ fn read_ata(f: &File) -> HealthReading {
 
 /// One LOG SENSE page.
 fn log_page(f: &File, page: u8) -> Result<Vec<u8>, String> {
-    let mut buf = vec![0u8; 1024];
+    log_page_sub(f, page, 0, 1024)
+}
+
+/// One LOG SENSE page and subpage, at most `len` bytes.
+fn log_page_sub(f: &File, page: u8, sub: u8, len: u16) -> Result<Vec<u8>, String> {
+    let mut buf = vec![0u8; usize::from(len)];
     let mut sense = [0u8; sgio::SENSE];
-    let len = u16::try_from(buf.len()).unwrap_or(u16::MAX);
-    let a = sgio::command(f, &scsi::log_sense_cdb(page, len), Some(&mut buf[..]), &mut sense)
-        .map_err(|e| format!("LOG SENSE {page:#04x}: {}", std::io::Error::from(e)))?;
+    let what = if sub == 0 {
+        format!("LOG SENSE {page:#04x}")
+    } else {
+        format!("LOG SENSE {page:#04x}/{sub:#04x}")
+    };
+    let a = sgio::command(
+        f,
+        &scsi::log_sense_sub_cdb(page, sub, len),
+        Some(&mut buf[..]),
+        &mut sense,
+    )
+    .map_err(|e| format!("{what}: {}", std::io::Error::from(e)))?;
     // A short page is normal (resid > 0); an error status is not.
     if a.status != 0 || a.host_status != 0 || a.driver_status != 0 {
-        return Err(format!(
-            "LOG SENSE {page:#04x}: not supported (SCSI status {:#04x})",
-            a.status
-        ));
+        return Err(format!("{what}: not supported (SCSI status {:#04x})", a.status));
     }
     let got = buf.len() - usize::try_from(a.resid.max(0)).unwrap_or(0).min(buf.len());
     buf.truncate(got);
@@ -199,6 +311,12 @@ fn read_scsi(f: &File) -> HealthReading {
             }
             Err(why) => push_error(&mut r, why),
         }
+    }
+    // Accumulated power-on time (page 15h), for FARM's check: not every
+    // drive keeps the background scan page, and one without it is not a
+    // reading's error.
+    if let Ok(Ok(h)) = log_page(f, 0x15).map(|p| health::parse_scsi_power_on_hours(&p)) {
+        r.power_on_hours = h;
     }
     match grown_defects(f) {
         Ok(n) => {
@@ -375,6 +493,12 @@ pub fn summary(path: &str, when: &str, r: &HealthReading) -> String {
     if let Some(h) = r.power_on_hours {
         s.push_str(&format!(", {h} h powered on"));
     }
+    if let Some(h) = r.farm.as_ref().and_then(|f| f.power_on_hours) {
+        s.push_str(&format!(", FARM {h} h"));
+    }
+    if r.ocp.is_some() {
+        s.push_str(", OCP C0h log");
+    }
     if let Some(e) = &r.error {
         s.push_str(&format!(" ({e})"));
     }
@@ -420,5 +544,132 @@ mod tests {
         assert_eq!(max_of(None, Some(4)), Some(4));
         assert_eq!(max_of(Some(5), Some(4)), Some(5));
         assert_eq!(max_of(None, None), None);
+    }
+
+    /// A file has no FARM: no log directory answers, so no FARM and no
+    /// error (a drive that does not offer it is recorded without it).
+    #[test]
+    fn a_file_has_no_farm_and_no_error() {
+        let p = std::env::temp_dir().join(format!("bootbench-farm-{}", std::process::id()));
+        std::fs::write(&p, [0u8; 4096]).unwrap();
+        let path = p.to_str().unwrap();
+        for t in [Some("sata"), Some("sas"), Some("nvme"), None] {
+            assert_eq!(read_farm(path, t), Ok(None), "{t:?}");
+        }
+        std::fs::remove_file(&p).unwrap();
+        assert!(read_farm("/nonexistent/bootbench", Some("sata")).is_err());
+    }
+
+    /// LOG SENSE 00h/FFh lists page and subpage pairs after a 4-byte
+    /// header; FARM is read only when 3Dh/03h is among them.
+    #[test]
+    fn the_supported_subpages_list() {
+        let list = [0x40, 0xff, 0, 8, 0x00, 0x00, 0x0d, 0x00, 0x3d, 0x03, 0x3d, 0xff];
+        assert!(supports_subpage(&list, (0x3d, 0x03)));
+        assert!(!supports_subpage(&list, (0x3d, 0x04)));
+        // The page length ends the list; a header of another page is no list.
+        let mut short = list;
+        short[3] = 4;
+        assert!(!supports_subpage(&short, (0x3d, 0x03)));
+        let mut other = list;
+        other[1] = 0;
+        assert!(!supports_subpage(&other, (0x3d, 0x03)));
+        assert!(!supports_subpage(&list[..3], (0x3d, 0x03)));
+    }
+
+    /// A document whose health readings carry FARM (before) and the OCP
+    /// log (before and after), with the rules' lines, fits the result
+    /// schema and reads back the same.
+    #[test]
+    fn a_document_with_farm_and_ocp_fits_the_schema() {
+        use bench_core::document::result::{
+            Acceptance, Check, CheckRule, FarmRecording, FarmTransport, Health, ResultDoc, TargetInfo, TargetVerdict,
+            Verdict,
+        };
+        let mut page = vec![0u8; ocp::PAGE];
+        page[494] = 6; // log page version 6: every field of the revision
+        page[496..512].copy_from_slice(&ocp::GUID);
+        page[32] = 3; // 3 bad user NAND blocks
+        page[128] = 100; // capacitor health 100%
+        page[278..294].copy_from_slice(&[0xab; 16]);
+        page[0..16].copy_from_slice(&u128::MAX.to_le_bytes()[..16]);
+        let log = ocp::parse_ocp_smart(&page).unwrap().unwrap();
+        assert!(log.v5.is_some() && log.die_in_use_bad_nand_blocks.is_some());
+        let farm = Farm {
+            transport: Some(FarmTransport::Ata),
+            serial: Some("ZA1234".into()),
+            power_on_hours: Some(26_304),
+            temperature_c: Some(-3),
+            helium_pressure_tripped: Some(false),
+            recording: Some(FarmRecording::Cmr),
+            date_of_assembly: Some("2119".into()),
+            ..Farm::default()
+        };
+        let reading = |farm: Option<Farm>| HealthReading {
+            source: "nvme_smart_log".into(),
+            power_on_hours: Some(12),
+            farm,
+            ocp: Some(log.clone()),
+            ..HealthReading::default()
+        };
+        let mut doc = crate::run::new_doc(None, "t", 1, false, Vec::new());
+        doc.targets.push(TargetInfo {
+            path: "/dev/sda".into(),
+            health: Some(Health {
+                before: reading(Some(farm)),
+                after: Some(reading(None)),
+                ..Health::default()
+            }),
+            ..TargetInfo::default()
+        });
+        doc.acceptance = Some(Acceptance {
+            verdict: Verdict::Fail,
+            rules: "defaults".into(),
+            targets: vec![TargetVerdict {
+                target: "/dev/sda".into(),
+                serial: None,
+                model: None,
+                verdict: Verdict::Fail,
+                checks: vec![Check {
+                    rule: CheckRule::PowerOnHours,
+                    verdict: Verdict::Fail,
+                    test: None,
+                    figure: Some("power_on_hours".into()),
+                    value: Some(12.0),
+                    limit: Some(26_304.0),
+                    source: "acceptance.health.farm_hours".into(),
+                    message: "power-on hours disagree: SMART 12 h, FARM 26,304 h".into(),
+                }],
+            }],
+        });
+        let s: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../schema/bootbench.result-1.schema.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let validator = jsonschema::validator_for(&s).unwrap();
+        let j = serde_json::to_value(&doc).unwrap();
+        assert_eq!(j["targets"][0]["health"]["before"]["farm"]["power_on_hours"], 26_304);
+        assert_eq!(
+            j["targets"][0]["health"]["after"]["ocp"]["bad_user_nand_blocks"]["raw"],
+            3
+        );
+        assert!(j["targets"][0]["health"]["after"].get("farm").is_none());
+        // A 16-byte counter past 64 bits is its digits, as a string.
+        assert_eq!(
+            j["targets"][0]["health"]["after"]["ocp"]["physical_media_written_bytes"],
+            u128::MAX.to_string()
+        );
+        assert_eq!(
+            j["targets"][0]["health"]["after"]["ocp"]["physical_media_read_bytes"],
+            0
+        );
+        let errors: Vec<String> = validator.iter_errors(&j).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        let back: ResultDoc = serde_json::from_str(&serde_json::to_string(&doc).unwrap()).unwrap();
+        assert_eq!(back, doc);
     }
 }

@@ -148,15 +148,24 @@ pub fn smart_cdb_lba(feature: u8, lba_low: u8) -> [u8; 16] {
 /// EXTEND set) of page `page` of log `log`, one 512-byte block, PIO
 /// data-in.
 pub fn read_log_ext_cdb(log: u8, page: u16) -> [u8; 16] {
+    read_log_ext_blocks_cdb(log, page, 1)
+}
+
+/// READ LOG EXT (ACS-4 7.24) of `count` 512-byte pages of log `log` from
+/// page `page`, through ATA PASS-THROUGH(16) (SAT-4 12.2.2.3): protocol 4
+/// (PIO data-in) with EXTEND, T_DIR from the device, BYTE_BLOCK blocks,
+/// T_LENGTH in the sector count (15:8 in byte 5, 7:0 in byte 6).
+pub fn read_log_ext_blocks_cdb(log: u8, page: u16, count: u16) -> [u8; 16] {
     let [hi, lo] = page.to_be_bytes();
+    let [chi, clo] = count.to_be_bytes();
     [
         0x85,
         4 << 1 | 1, // PIO data-in, extended
         0x0e,
         0,
         0, // features
-        0,
-        1, // count: 1 block
+        chi,
+        clo, // count: blocks
         0,
         log, // LBA 7:0: the log address
         hi,  // LBA 39:32: page 15:8
@@ -231,6 +240,14 @@ pub fn log_sense_cdb(page: u8, len: u16) -> [u8; 10] {
     [0x4d, 0, 0x40 | (page & 0x3f), 0, 0, 0, 0, l[0], l[1], 0]
 }
 
+/// LOG SENSE (SPC-4 6.8) of page `page` subpage `sub`: PC 01b (cumulative
+/// values), no PPC, no saved parameters, parameter pointer 0.
+pub fn log_sense_sub_cdb(page: u8, sub: u8, len: u16) -> [u8; 10] {
+    let mut c = log_sense_cdb(page, len);
+    c[3] = sub;
+    c
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,6 +267,33 @@ mod tests {
     fn inquiry_vpd_cdb_fields() {
         assert_eq!(inquiry_vpd_cdb(0x80, 255), [0x12, 0x01, 0x80, 0x00, 0xff, 0x00]);
         assert_eq!(inquiry_vpd_cdb(0x83, 0x1234), [0x12, 0x01, 0x83, 0x12, 0x34, 0x00]);
+    }
+
+    /// FARM's commands only read. ATA: READ LOG EXT (2Fh) of the General
+    /// Purpose Log Directory (log 00h, page 0, one block) and of log A6h
+    /// (from page 0, a count of blocks), PIO data-in, 48-bit; no feature.
+    /// SCSI: LOG SENSE (4Dh) of page 00h subpage FFh (the supported pages
+    /// and subpages) and of page 3Dh subpage 03h, cumulative values (PC
+    /// 01b), SP 0.
+    #[test]
+    fn farm_cdbs_only_read() {
+        assert_eq!(
+            read_log_ext_blocks_cdb(0x00, 0, 1),
+            [0x85, 0x09, 0x0e, 0, 0, 0, 1, 0, 0x00, 0, 0, 0, 0, 0, 0x2f, 0]
+        );
+        assert_eq!(read_log_ext_blocks_cdb(0x00, 0, 1), read_log_ext_cdb(0x00, 0));
+        assert_eq!(
+            read_log_ext_blocks_cdb(0xa6, 0x0120, 0x0102),
+            [0x85, 0x09, 0x0e, 0, 0, 0x01, 0x02, 0, 0xa6, 0x01, 0x20, 0, 0, 0, 0x2f, 0]
+        );
+        assert_eq!(
+            log_sense_sub_cdb(0x00, 0xff, 1024),
+            [0x4d, 0, 0x40, 0xff, 0, 0, 0, 0x04, 0x00, 0]
+        );
+        assert_eq!(
+            log_sense_sub_cdb(0x3d, 0x03, 0xfffc),
+            [0x4d, 0, 0x7d, 0x03, 0, 0, 0, 0xff, 0xfc, 0]
+        );
     }
 
     #[test]

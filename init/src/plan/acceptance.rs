@@ -108,6 +108,8 @@ fn health(h: &RawHealth) -> HealthRules {
         available_spare: on(h.available_spare),
         temperature: on(h.temperature),
         max_temperature_c: h.max_temperature.as_ref().and_then(|w| i32::try_from(w.n).ok()),
+        farm_hours: on(h.farm_hours),
+        ocp: on(h.ocp),
     }
 }
 

@@ -195,6 +195,13 @@ pub struct RawHealth {
     /// A ceiling of the config's own, degrees Celsius.
     #[serde(default)]
     pub max_temperature: Option<Whole<Celsius>>,
+    /// Seagate FARM's power-on hours must agree with SMART's.
+    #[serde(default)]
+    pub farm_hours: Option<Flag>,
+    /// The OCP C0h log's counters must not grow (its capacitor health and
+    /// thermal throttling warn).
+    #[serde(default)]
+    pub ocp: Option<Flag>,
 }
 
 /// The `acceptance` section as written.

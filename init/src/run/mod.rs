@@ -486,7 +486,13 @@ fn health_before(plan: &mut Plan, ti: usize, progress: &mut dyn FnMut(&str)) -> 
         return None;
     }
     let (path, transport) = (info.path.clone(), info.transport.clone());
-    let before = health::read(&path, transport.as_deref());
+    let mut before = health::read(&path, transport.as_deref());
+    // FARM, once, with the reading before the tests (its counters do not
+    // move in a run; its power-on hours are checked against this reading's).
+    match health::read_farm(&path, transport.as_deref()) {
+        Ok(farm) => before.farm = farm,
+        Err(why) => health::push_error(&mut before, why),
+    }
     progress(&health::summary(&path, "before its tests", &before));
     let answered = before.source != "none";
     plan.targets[ti].info.health = Some(Health {

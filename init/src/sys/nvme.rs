@@ -55,6 +55,10 @@ const IDENTIFY: u8 = 0x06;
 const DEVICE_SELF_TEST: u8 = 0x14;
 /// The Device Self-test log page.
 pub const LOG_SELF_TEST: u8 = 0x06;
+/// The OCP SMART / Health Information Extended log page (OCP Datacenter
+/// NVMe SSD specification; a vendor-specific id other drives may use for
+/// something else, told apart by its GUID).
+pub const LOG_OCP_SMART: u8 = 0xc0;
 /// The log page of SMART / health information.
 pub const LOG_SMART: u8 = 0x02;
 /// The namespace id meaning "the controller as a whole".
@@ -109,9 +113,20 @@ fn admin(f: &File, mut cmd: PassthruCmd, buf: &mut [u8], timeout_ms: u32) -> Res
 
 /// Get Log Page `lid` for `nsid`, `buf.len()` bytes (a multiple of 4).
 pub fn get_log_page(f: &File, lid: u8, nsid: u32, buf: &mut [u8]) -> Result<(), AdminError> {
-    let dwords = u32::try_from(buf.len() / 4).map_err(|_| AdminError::Os(Errno::EINVAL))?;
-    let numd = dwords.checked_sub(1).ok_or(AdminError::Os(Errno::EINVAL))?;
-    let cmd = PassthruCmd {
+    let cmd = log_page_cmd(lid, nsid, buf.len()).ok_or(AdminError::Os(Errno::EINVAL))?;
+    admin_read(f, cmd, buf)
+}
+
+/// The Get Log Page command (NVMe base specification 5.16) for `len`
+/// bytes of log `lid`: LSP 0, RAE 0, offset 0, UUID index 0. `None` for a
+/// length that is not a whole number of dwords from 1 to 2^32.
+fn log_page_cmd(lid: u8, nsid: u32, len: usize) -> Option<PassthruCmd> {
+    if len % 4 != 0 {
+        return None;
+    }
+    let dwords = u32::try_from(len / 4).ok()?;
+    let numd = dwords.checked_sub(1)?;
+    Some(PassthruCmd {
         opcode: GET_LOG_PAGE,
         nsid,
         // NUMDL (bits 31:16, the low 16 bits of dwords - 1) and the log id.
@@ -119,8 +134,7 @@ pub fn get_log_page(f: &File, lid: u8, nsid: u32, buf: &mut [u8]) -> Result<(), 
         // NUMDU: the high 16 bits.
         cdw11: numd >> 16,
         ..PassthruCmd::default()
-    };
-    admin_read(f, cmd, buf)
+    })
 }
 
 /// Identify (opcode 06h) data structure `cns` for `nsid`: 4096 bytes.
@@ -219,6 +233,26 @@ mod tests {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let r = admin_request() as u32;
         assert_eq!(r, 0xC048_4E41);
+    }
+
+    /// Get Log Page C0h (the OCP health log), 512 bytes, for the whole
+    /// controller: opcode 02h, NSID FFFFFFFFh, CDW10 = NUMDL 127 (the
+    /// dword count less one, bits 31:16), LSP 0, RAE 0, LID C0h; CDW11
+    /// NUMDU 0; no offset (CDW12/13) nor UUID (CDW14): nothing but data
+    /// from the controller.
+    #[test]
+    fn the_ocp_log_page_command() {
+        let c = log_page_cmd(LOG_OCP_SMART, NSID_ALL, 512).unwrap();
+        assert_eq!((c.opcode, c.nsid), (0x02, 0xffff_ffff));
+        assert_eq!((c.cdw10, c.cdw11), (0x007f_00c0, 0));
+        assert_eq!((c.cdw12, c.cdw13, c.cdw14, c.cdw15), (0, 0, 0, 0));
+        assert_eq!((c.flags, c.cdw2, c.cdw3, c.metadata), (0, 0, 0, 0));
+        // The SMART log as before; a length over 2^18 dwords uses NUMDU.
+        assert_eq!(log_page_cmd(LOG_SMART, NSID_ALL, 512).unwrap().cdw10, 0x007f_0002);
+        let big = log_page_cmd(0x07, NSID_ALL, 1 << 20).unwrap();
+        assert_eq!((big.cdw10, big.cdw11), (0xffff_0007, 0x0003));
+        assert!(log_page_cmd(LOG_OCP_SMART, NSID_ALL, 0).is_none());
+        assert!(log_page_cmd(LOG_OCP_SMART, NSID_ALL, 510).is_none());
     }
 
     #[test]

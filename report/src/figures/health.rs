@@ -1,8 +1,11 @@
 //! A disk's health as rows, for `show` and the HTML report alike: the
 //! headline figures and every counter, before, after and the delta; the
-//! highest temperature of each test; the SMART attributes.
+//! highest temperature of each test; the SMART attributes; the OCP C0h
+//! log's figures beside the NVMe log's; Seagate FARM's main fields.
 
-use bench_core::document::result::{Health, HealthReading, NvmeHealth, TestTemperature};
+use bench_core::document::result::{
+    FarmRecording, FarmTransport, Health, HealthReading, NvmeHealth, OcpSmart, TestTemperature,
+};
 
 /// One row: the figure (its unit in its name), before, after, delta.
 pub type Row = [String; 4];
@@ -83,7 +86,115 @@ pub fn rows(h: &Health) -> Vec<Row> {
         let d = h.delta.get(k).map_or_else(String::new, |d| format!("{d:+}"));
         put(k, v.to_string(), opt(a.and_then(|a| a.counters.get(k))), d);
     }
+    if let Some(o) = &h.before.ocp {
+        out.extend(ocp_rows(o, a.and_then(|a| a.ocp.as_ref())));
+    }
     out
+}
+
+/// The OCP C0h log's figures, like the NVMe log's: each counter's
+/// before, after and delta.
+fn ocp_rows(b: &OcpSmart, a: Option<&OcpSmart>) -> Vec<Row> {
+    let figures: [Figure<OcpSmart, u128>; 18] = [
+        ("OCP physical media written (bytes)", |x| x.physical_media_written_bytes),
+        ("OCP physical media read (bytes)", |x| x.physical_media_read_bytes),
+        ("OCP bad user NAND blocks", |x| u128::from(x.bad_user_nand_blocks.raw)),
+        ("OCP bad system NAND blocks", |x| {
+            u128::from(x.bad_system_nand_blocks.raw)
+        }),
+        ("OCP XOR recoveries", |x| u128::from(x.xor_recovery_count)),
+        ("OCP uncorrectable read errors", |x| {
+            u128::from(x.uncorrectable_read_errors)
+        }),
+        ("OCP soft ECC errors", |x| u128::from(x.soft_ecc_errors)),
+        ("OCP end-to-end errors detected", |x| u128::from(x.end_to_end_detected)),
+        ("OCP end-to-end errors corrected", |x| {
+            u128::from(x.end_to_end_corrected)
+        }),
+        ("OCP system data used (%)", |x| u128::from(x.system_data_used_pct)),
+        ("OCP thermal throttling events", |x| {
+            u128::from(x.thermal_throttling_events)
+        }),
+        ("OCP thermal throttling status", |x| {
+            u128::from(x.thermal_throttling_status)
+        }),
+        ("OCP PCIe correctable errors", |x| u128::from(x.pcie_correctable_errors)),
+        ("OCP incomplete shutdowns", |x| u128::from(x.incomplete_shutdowns)),
+        ("OCP free blocks (%)", |x| u128::from(x.free_blocks_pct)),
+        ("OCP capacitor health (%)", |x| u128::from(x.capacitor_health)),
+        ("OCP PLP starts", |x| x.plp_start_count),
+        ("OCP endurance estimate", |x| x.endurance_estimate),
+    ];
+    figures
+        .iter()
+        .map(|(name, get)| {
+            let before = get(b);
+            let after = a.map(get);
+            let delta = after.map_or_else(String::new, |af| {
+                if af >= before {
+                    format!("+{}", af - before)
+                } else {
+                    format!("-{}", before - af)
+                }
+            });
+            [(*name).into(), before.to_string(), opt(after), delta]
+        })
+        .collect()
+}
+
+/// Seagate FARM's main fields, as (name, value) rows; empty without FARM.
+pub fn farm(h: &Health) -> Vec<[String; 2]> {
+    let Some(f) = &h.before.farm else {
+        return Vec::new();
+    };
+    let text = |v: &Option<String>| v.clone();
+    let num = |v: Option<u64>| v.map(|n| n.to_string());
+    let temp = |v: Option<i64>| v.map(|n| n.to_string());
+    let yes = |v: Option<bool>| v.map(|b| if b { "yes" } else { "no" }.to_string());
+    let rows: [(&str, Option<String>); 21] = [
+        (
+            "source",
+            f.transport.map(|t| {
+                match t {
+                    FarmTransport::Ata => "ATA log A6h",
+                    FarmTransport::Scsi => "SCSI log page 3Dh/03h",
+                }
+                .to_string()
+            }),
+        ),
+        ("model", text(&f.model)),
+        ("serial", text(&f.serial)),
+        ("firmware", text(&f.firmware)),
+        ("power-on hours", num(f.power_on_hours)),
+        ("spindle power-on hours", num(f.spindle_power_on_hours)),
+        ("head flight hours", num(f.head_flight_hours)),
+        ("power cycles", num(f.power_cycles)),
+        ("head load events", num(f.head_load_events)),
+        ("sectors read", num(f.sectors_read)),
+        ("sectors written", num(f.sectors_written)),
+        ("reallocated sectors", num(f.reallocated_sectors)),
+        ("reallocation candidates", num(f.reallocation_candidates)),
+        ("unrecoverable read errors", num(f.unrecoverable_read_errors)),
+        ("unrecoverable write errors", num(f.unrecoverable_write_errors)),
+        ("temperature (°C)", temp(f.temperature_c)),
+        ("highest temperature (°C)", temp(f.highest_temperature_c)),
+        (
+            "recording",
+            f.recording.map(|r| {
+                match r {
+                    FarmRecording::Smr => "SMR",
+                    FarmRecording::Cmr => "CMR",
+                }
+                .to_string()
+            }),
+        ),
+        ("depopulated", yes(f.depopulated)),
+        ("helium pressure threshold tripped", yes(f.helium_pressure_tripped)),
+        ("date of assembly (YYWW)", text(&f.date_of_assembly)),
+    ];
+    rows.into_iter()
+        .filter_map(|(name, v)| v.map(|v| [name.to_string(), v]))
+        .collect()
 }
 
 /// Each test's highest temperature: `name: 31 °C (before_after, 2 readings)`.
@@ -126,6 +237,7 @@ pub fn attributes(h: &Health) -> Vec<[String; 7]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_core::document::result::Farm;
     use std::collections::BTreeMap;
 
     #[test]
@@ -165,5 +277,55 @@ mod tests {
         assert_eq!(per_test(&h.tests), ["t: 53 °C (during, 3 readings)"]);
         let h = Health { after: None, ..h };
         assert!(headline(&h).ends_with("not read after the tests"));
+        assert!(farm(&h).is_empty(), "no FARM, no rows");
+    }
+
+    /// The OCP log's rows come after the counters, with their deltas (a
+    /// counter that fell shows its fall); FARM's rows are the fields the
+    /// drive gave, in order.
+    #[test]
+    fn ocp_rows_and_farm_fields() {
+        let log = |bad: u64, cap: u16| OcpSmart {
+            bad_user_nand_blocks: bench_core::document::result::RawNormalized {
+                raw: bad,
+                normalized: 100,
+            },
+            capacitor_health: cap,
+            ..OcpSmart::default()
+        };
+        let reading = |o: OcpSmart| HealthReading {
+            source: "nvme_smart_log".into(),
+            ocp: Some(o),
+            ..HealthReading::default()
+        };
+        let mut h = Health {
+            before: reading(log(3, 100)),
+            after: Some(reading(log(5, 90))),
+            ..Health::default()
+        };
+        let r = rows(&h);
+        assert_eq!(r.len(), 18);
+        assert_eq!(r[2], ["OCP bad user NAND blocks", "3", "5", "+2"]);
+        assert_eq!(r[15], ["OCP capacitor health (%)", "100", "90", "-10"]);
+        h.after = None;
+        assert_eq!(rows(&h)[2], ["OCP bad user NAND blocks", "3", "-", ""]);
+        h.before.farm = Some(Farm {
+            transport: Some(FarmTransport::Ata),
+            serial: Some("ZA1".into()),
+            power_on_hours: Some(26_304),
+            recording: Some(FarmRecording::Cmr),
+            depopulated: Some(false),
+            ..Farm::default()
+        });
+        assert_eq!(
+            farm(&h),
+            [
+                ["source", "ATA log A6h"],
+                ["serial", "ZA1"],
+                ["power-on hours", "26304"],
+                ["recording", "CMR"],
+                ["depopulated", "no"]
+            ]
+        );
     }
 }

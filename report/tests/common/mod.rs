@@ -97,6 +97,9 @@ pub const RAID_B: &str = "raid0-b.json";
 pub const OUTLIER: &str = "outlier-t2.json";
 pub const READ_ERROR: &str = "read-error.json";
 pub const HEALTH: &str = "health-h1.json";
+/// [`HEALTH`] with a FARM log on the SATA disk and the OCP C0h log on the
+/// NVMe one, added by hand (QEMU has neither).
+pub const HEALTH_LOGS: &str = "health-logs.json";
 
 /// The text of `html` from the first `open` to the next `close` (inclusive).
 pub fn element<'a>(html: &'a str, open: &str, close: &str) -> &'a str {

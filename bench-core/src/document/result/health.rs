@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::HealthKind;
+use super::{Farm, OcpSmart};
 
 /// A disk's health before and after its tests (ATA SMART, the NVMe
 /// SMART/health log, SCSI log pages), read with the device's own commands.
@@ -35,7 +36,7 @@ pub struct HealthReading {
     /// Where the figures come from: `ata_smart` (SMART READ DATA, READ
     /// THRESHOLDS and RETURN STATUS through ATA PASS-THROUGH(16)),
     /// `nvme_smart_log` (Get Log Page 02h), `scsi_log_sense` (LOG SENSE
-    /// pages 0Dh, 02h, 03h), or `none` (nothing answered: see `error`).
+    /// pages 0Dh, 02h, 03h, 15h), or `none` (nothing answered: see `error`).
     pub source: String,
     /// Why some or all of it could not be read (every reason,
     /// `; `-separated); `None` when everything asked was answered.
@@ -60,7 +61,8 @@ pub struct HealthReading {
     /// CCTEMP).
     #[serde(default)]
     pub critical_temperature_c: Option<i32>,
-    /// Hours powered on (ATA attribute 9, NVMe power-on hours).
+    /// Hours powered on (ATA attribute 9, NVMe power-on hours, SCSI
+    /// accumulated power-on minutes / 60 from log page 15h).
     #[serde(default)]
     pub power_on_hours: Option<u64>,
     /// Counters, by name, each in the unit its name gives (a count unless
@@ -81,6 +83,15 @@ pub struct HealthReading {
     /// ATA: every SMART attribute, in the device's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attributes: Vec<SmartAttribute>,
+    /// Seagate FARM (ATA general purpose log A6h, SCSI log page 3Dh
+    /// subpage 03h), decoded; read once, in the reading before the tests,
+    /// on a drive that offers it; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub farm: Option<Farm>,
+    /// NVMe: the OCP SMART / Health Information Extended log (log page
+    /// C0h with the OCP GUID), decoded; absent on a drive without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ocp: Option<OcpSmart>,
 }
 
 /// The NVMe SMART/health log's figures that are not counters.

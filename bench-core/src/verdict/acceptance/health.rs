@@ -44,6 +44,15 @@ pub struct HealthRules {
     /// A ceiling of the config's own, degrees Celsius, besides the
     /// device's warning temperature.
     pub max_temperature_c: Option<i32>,
+    /// Seagate FARM's power-on hours against SMART's: beyond both
+    /// [`crate::device::farm::HOURS_TOLERANCE`] hours and
+    /// [`crate::device::farm::HOURS_TOLERANCE_PCT`] percent, the disk fails.
+    pub farm_hours: bool,
+    /// The OCP C0h log: its bad NAND blocks and uncorrectable read errors
+    /// must not grow (fail); capacitor health below
+    /// [`crate::device::ocp::CAPACITOR_WARN_BELOW_PCT`] and thermal
+    /// throttling warn.
+    pub ocp: bool,
 }
 
 impl HealthRules {
@@ -57,6 +66,8 @@ impl HealthRules {
             available_spare: true,
             temperature: true,
             max_temperature_c: None,
+            farm_hours: true,
+            ocp: true,
         }
     }
 }
@@ -82,6 +93,12 @@ impl HealthRules {
         }
         if let Some(c) = self.max_temperature_c {
             on.push(format!("below {c} C"));
+        }
+        if self.farm_hours {
+            on.push(String::from("FARM power-on hours agree with SMART's"));
+        }
+        if self.ocp {
+            on.push(String::from("OCP C0h counters must not grow"));
         }
         if on.is_empty() {
             String::from("off")
@@ -111,6 +128,83 @@ pub(super) fn check_health(t: &TargetInfo, rules: &HealthRules, out: &mut Vec<Ch
     nvme_limits(&readings, rules, out);
     if rules.temperature || rules.max_temperature_c.is_some() {
         temperature(h, rules, out);
+    }
+    if rules.farm_hours {
+        farm_hours(&h.before, out);
+    }
+    if rules.ocp {
+        ocp(h, out);
+    }
+}
+
+/// FARM's power-on hours against SMART's, from the reading before the
+/// tests (where FARM is read); no line without both figures.
+fn farm_hours(r: &HealthReading, out: &mut Vec<Check>) {
+    let (Some(smart), Some(farm)) = (r.power_on_hours, r.farm.as_ref().and_then(|f| f.power_on_hours)) else {
+        return;
+    };
+    let disagree = crate::device::farm::power_on_hours_disagree(smart, farm);
+    #[allow(clippy::cast_precision_loss)] // hours far below 2^53
+    out.push(check(
+        CheckRule::PowerOnHours,
+        if disagree.is_some() {
+            Verdict::Fail
+        } else {
+            Verdict::Pass
+        },
+        None,
+        "power_on_hours",
+        Some(smart as f64),
+        Some(farm as f64),
+        "acceptance.health.farm_hours",
+        disagree.unwrap_or_else(|| {
+            format!(
+                "power-on hours agree: SMART {} h, FARM {} h",
+                crate::device::farm::thousands(smart),
+                crate::device::farm::thousands(farm)
+            )
+        }),
+    ));
+}
+
+/// The OCP C0h log's rules: its counters that must not grow between the
+/// two readings fail the disk; capacitor health and thermal throttling
+/// warn. No line without the log in both readings.
+fn ocp(h: &Health, out: &mut Vec<Check>) {
+    use crate::device::ocp;
+    let (Some(b), Some(a)) = (h.before.ocp.as_ref(), h.after.as_ref().and_then(|a| a.ocp.as_ref())) else {
+        return;
+    };
+    let grew = ocp::must_not_grow(b, a);
+    let (verdict, message) = if grew.is_empty() {
+        (
+            Verdict::Pass,
+            String::from("OCP bad NAND blocks and uncorrectable read errors did not grow"),
+        )
+    } else {
+        (Verdict::Fail, grew.join("; "))
+    };
+    out.push(check(
+        CheckRule::Counter,
+        verdict,
+        None,
+        "ocp",
+        None,
+        None,
+        "acceptance.health.ocp",
+        message,
+    ));
+    for w in ocp::warnings(b, a, ocp::CAPACITOR_WARN_BELOW_PCT) {
+        out.push(check(
+            CheckRule::OcpHealth,
+            Verdict::Warn,
+            None,
+            "ocp",
+            None,
+            None,
+            "acceptance.health.ocp",
+            w,
+        ));
     }
 }
 

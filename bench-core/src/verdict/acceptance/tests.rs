@@ -1100,3 +1100,129 @@ fn a_test_without_steady_state_warns() {
     off.steady_state = Severity::Off;
     assert!(steady(&evaluate(&d, &off), "/dev/sdb").is_none());
 }
+
+/// FARM's power-on hours against SMART's: a reset SMART count fails the
+/// disk with both figures; within the tolerance it passes; without FARM
+/// (or turned off) there is no line.
+#[test]
+fn farm_power_on_hours_against_smart() {
+    let farm_disk = |path: &str, smart: u64, farm: Option<u64>| {
+        let mut before = reading(&[]);
+        before.power_on_hours = Some(smart);
+        before.farm = farm.map(|h| crate::document::result::Farm {
+            power_on_hours: Some(h),
+            ..Default::default()
+        });
+        let mut after = reading(&[]);
+        after.power_on_hours = Some(smart);
+        with_health(path, before, after, None)
+    };
+    let d = doc(
+        vec![
+            farm_disk("/dev/reset", 12, Some(26_304)),
+            farm_disk("/dev/near", 1_000, Some(1_090)),
+            farm_disk("/dev/none", 12, None),
+        ],
+        Vec::new(),
+    );
+    let a = evaluate(&d, &Rules::defaults());
+    let hours = |path: &str| {
+        verdict_of(&a, path)
+            .checks
+            .iter()
+            .find(|c| c.rule == CheckRule::PowerOnHours)
+            .cloned()
+    };
+    let reset = hours("/dev/reset").expect("a FARM line");
+    assert_eq!(reset.verdict, Verdict::Fail);
+    assert_eq!(reset.message, "power-on hours disagree: SMART 12 h, FARM 26,304 h");
+    assert_eq!((reset.value, reset.limit), (Some(12.0), Some(26_304.0)));
+    assert_eq!(reset.source, "acceptance.health.farm_hours");
+    assert_eq!(verdict_of(&a, "/dev/reset").verdict, Verdict::Fail);
+    let near = hours("/dev/near").expect("a FARM line");
+    assert_eq!(near.verdict, Verdict::Pass);
+    assert_eq!(near.message, "power-on hours agree: SMART 1,000 h, FARM 1,090 h");
+    assert_eq!(verdict_of(&a, "/dev/near").verdict, Verdict::Pass);
+    assert!(hours("/dev/none").is_none());
+    let mut off = Rules::defaults();
+    off.health.farm_hours = false;
+    let a = evaluate(&d, &off);
+    assert_eq!(verdict_of(&a, "/dev/reset").verdict, Verdict::Pass);
+    assert!(verdict_of(&a, "/dev/reset")
+        .checks
+        .iter()
+        .all(|c| c.rule != CheckRule::PowerOnHours));
+}
+
+/// The OCP C0h rules: bad NAND blocks or uncorrectable read errors that
+/// grow fail the disk; low capacitor health and thermal throttling warn;
+/// a disk without the log in both readings gets no OCP line.
+#[test]
+fn ocp_counters_fail_and_warnings_warn() {
+    use crate::document::result::{OcpSmart, RawNormalized};
+    let log = |bad_user: u64, uncorrectable: u64, capacitor: u16, throttled: u8| OcpSmart {
+        bad_user_nand_blocks: RawNormalized {
+            raw: bad_user,
+            normalized: 100,
+        },
+        uncorrectable_read_errors: uncorrectable,
+        capacitor_health: capacitor,
+        thermal_throttling_events: throttled,
+        ..OcpSmart::default()
+    };
+    let nvme = |path: &str, b: Option<OcpSmart>, a: Option<OcpSmart>| {
+        let mut before = reading(&[]);
+        before.ocp = b;
+        let mut after = reading(&[]);
+        after.ocp = a;
+        with_health(path, before, after, None)
+    };
+    let d = doc(
+        vec![
+            nvme("/dev/quiet", Some(log(3, 0, 100, 0)), Some(log(3, 0, 100, 0))),
+            nvme("/dev/grew", Some(log(3, 0, 100, 0)), Some(log(5, 1, 100, 0))),
+            nvme("/dev/warm", Some(log(3, 0, 100, 0)), Some(log(3, 0, 60, 2))),
+            nvme("/dev/plain", None, None),
+        ],
+        Vec::new(),
+    );
+    let a = evaluate(&d, &Rules::defaults());
+    let ocp_lines = |path: &str| -> Vec<Check> {
+        verdict_of(&a, path)
+            .checks
+            .iter()
+            .filter(|c| c.source == "acceptance.health.ocp")
+            .cloned()
+            .collect()
+    };
+    let quiet = ocp_lines("/dev/quiet");
+    assert_eq!(quiet.len(), 1);
+    assert_eq!((quiet[0].rule, quiet[0].verdict), (CheckRule::Counter, Verdict::Pass));
+    let grew = ocp_lines("/dev/grew");
+    assert_eq!(grew[0].verdict, Verdict::Fail);
+    assert_eq!(
+        grew[0].message,
+        "OCP bad user NAND blocks grew during the run: 3 before, 5 after; \
+         OCP uncorrectable read errors grew during the run: 0 before, 1 after"
+    );
+    assert_eq!(verdict_of(&a, "/dev/grew").verdict, Verdict::Fail);
+    let warm = ocp_lines("/dev/warm");
+    assert_eq!(
+        warm.iter().map(|c| (c.rule, c.verdict)).collect::<Vec<_>>(),
+        [
+            (CheckRule::Counter, Verdict::Pass),
+            (CheckRule::OcpHealth, Verdict::Warn),
+            (CheckRule::OcpHealth, Verdict::Warn)
+        ]
+    );
+    assert_eq!(warm[1].message, "OCP capacitor health 60%, below 80%");
+    assert_eq!(
+        warm[2].message,
+        "OCP thermal throttling events during the run: 0 before, 2 after"
+    );
+    assert_eq!(verdict_of(&a, "/dev/warm").verdict, Verdict::Warn);
+    assert!(ocp_lines("/dev/plain").is_empty());
+    let mut off = Rules::defaults();
+    off.health.ocp = false;
+    assert_eq!(verdict_of(&evaluate(&d, &off), "/dev/grew").verdict, Verdict::Pass);
+}

@@ -165,6 +165,16 @@ pub(super) fn health_tables(out: &mut String, doc: &ResultDoc) {
                 escape(&temps.join("; "))
             );
         }
+        let farm = crate::figures::health::farm(h);
+        if !farm.is_empty() {
+            out.push_str(
+                "<table class=\"farm\"><thead><tr><th>FARM (before the tests)</th><th></th></tr></thead><tbody>\n",
+            );
+            for [name, value] in farm {
+                let _ = writeln!(out, "<tr><td>{}</td><td>{}</td></tr>", escape(&name), escape(&value));
+            }
+            out.push_str("</tbody></table>\n");
+        }
         let attrs = crate::figures::health::attributes(h);
         if !attrs.is_empty() {
             out.push_str(

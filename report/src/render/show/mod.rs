@@ -131,6 +131,12 @@ fn health_detail(h: &bench_core::document::result::Health) -> String {
     if !temps.is_empty() {
         out.push_str(&format!("highest temperature per test: {}\n", temps.join("; ")));
     }
+    let farm = crate::figures::health::farm(h);
+    if !farm.is_empty() {
+        let mut rows = vec![vec!["FARM (before the tests)".into(), String::new()]];
+        rows.extend(farm.into_iter().map(Vec::from));
+        out.push_str(&table(&rows, &[Align::Left, Align::Right]));
+    }
     let attrs = crate::figures::health::attributes(h);
     if !attrs.is_empty() {
         let mut rows: Vec<Vec<String>> = vec![["id", "attribute", "current", "worst", "threshold", "raw", ""]
