@@ -162,7 +162,7 @@ pub fn loop_backing(f: &File) -> Result<LoopBacking, Errno> {
 /// BLKREPORTZONE = _IOWR(0x12, 130, struct blk_zone_report)
 /// (linux/blkzoned.h): the struct's fixed part is 16 bytes (u64 sector,
 /// u32 nr_zones, u32 flags), its zone descriptors (64 bytes each) follow.
-const BLKREPORTZONE: libc::c_ulong = nix::request_code_readwrite!(0x12, 130, 16) as libc::c_ulong;
+const BLKREPORTZONE: nix::sys::ioctl::ioctl_num_type = nix::request_code_readwrite!(0x12, 130, 16);
 
 /// Bytes of one zone descriptor (`struct blk_zone`).
 const ZONE_DESCRIPTOR: usize = 64;
@@ -183,7 +183,7 @@ pub fn report_zones(f: &File, sector: u64, nr: u32) -> Result<Vec<u8>, Errno> {
     // writes at most `nr_zones` (the header's, `nr`) 64-byte descriptors
     // after it: `buf` is a live, writable allocation of 16 + nr x 64 bytes,
     // 8-byte aligned, for the whole call; `f` keeps the fd open.
-    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKREPORTZONE as _, buf.as_mut_ptr()) };
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKREPORTZONE, buf.as_mut_ptr()) };
     Errno::result(r)?;
     Ok(buf.iter().flat_map(|w| w.to_ne_bytes()).collect())
 }
