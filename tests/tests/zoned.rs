@@ -81,7 +81,7 @@ fn z1_a_zns_namespace_is_read_and_never_written_or_reset() {
     assert!(target_by_serial(&doc, "Z1-PLAIN").get("zoned").is_none(), "not zoned");
     assert!(
         outcome.serial.contains(
-            "/dev/nvme0n1: zoned host-managed: 16 zones of 4194304 bytes (4 MiB), capacity 3145728 bytes (3 MiB), 0 conventional; open at most 4, active at most 6; before the run: 16 empty"
+            "/dev/nvme0n1: zoned host-managed: 16 zones of 4194304 bytes (4 MiB), capacity 3145728 bytes (3 MiB), 0 conventional; open zones: at most 4, active zones: at most 6; before the run: 16 empty"
         ),
         "the console says the zones"
     );

@@ -382,7 +382,7 @@ pub fn describe(path: &str, s: &ZoneSummary, when: &str) -> String {
         if n == 0 {
             String::from("no limit")
         } else {
-            alloc::format!("{n}")
+            alloc::format!("at most {n}")
         }
     };
     let cap = match (s.zone_capacity_bytes, s.zone_capacity_kind) {
@@ -392,7 +392,7 @@ pub fn describe(path: &str, s: &ZoneSummary, when: &str) -> String {
     };
     let st = &s.states;
     alloc::format!(
-        "{path}: zoned {}: {} zones of {}{cap}, {} conventional; open at most {}, active at most {}; {when}: {} empty, {} open, {} closed, {} full, {} read-only, {} offline; {} written",
+        "{path}: zoned {}: {} zones of {}{cap}, {} conventional; open zones: {}, active zones: {}; {when}: {} empty, {} open, {} closed, {} full, {} read-only, {} offline; {} written",
         s.model,
         s.zones,
         bytes_text(s.zone_size_bytes),

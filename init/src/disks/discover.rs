@@ -343,6 +343,43 @@ mod tests {
         assert!(text.contains("serial \"S\\r\\nwritable: yes\""), "{text}");
         assert!(text.contains("serial \"X\\nBOOTBENCH\\x2dRESULT-BEGIN v2\""), "{text}");
         assert!(text.contains("model M\\x1b[2J\\u009b"), "{text}");
+        // A zoned disk: its zones on a line under it, and in its JSON.
+        let mut zoned = got[0].clone();
+        let z = bench_core::document::result::ZoneSummary {
+            model: bench_core::document::result::ZoneModel::HostManaged,
+            zone_size_bytes: 256 << 20,
+            zone_capacity_bytes: Some(256 << 20),
+            zone_capacity_kind: Some(bench_core::document::result::CapacityKind::Uniform),
+            zones: 4,
+            conventional_zones: 1,
+            max_open_zones: 0,
+            max_active_zones: 0,
+            states: bench_core::document::result::ZoneStates {
+                not_write_pointer: 1,
+                empty: 2,
+                offline: 1,
+                ..Default::default()
+            },
+            written_bytes: 0,
+        };
+        zoned.zoned = Some(bench_core::document::result::Zoned {
+            model: z.model,
+            before: Some(z),
+            after: None,
+            error: None,
+        });
+        let text = render_list(&host, &[zoned.clone()]);
+        let line = text.lines().nth(2).unwrap_or_default();
+        assert_eq!(
+            line,
+            format!(
+                "  {}: zoned host-managed: 4 zones of 268435456 bytes (256 MiB), capacity 268435456 bytes (256 MiB), 1 conventional; open zones: no limit, active zones: no limit; now: 2 empty, 0 open, 0 closed, 0 full, 0 read-only, 1 offline; 0 bytes written",
+                zoned.path
+            ),
+            "{text}"
+        );
+        let json = serde_json::to_value(&zoned).expect("json");
+        assert_eq!(json["zoned"]["before"]["states"]["offline"], 1, "{json}");
         // A quote inside a quoted value cannot end it early.
         assert_eq!(quoted(Some("x\" serial \"FAKE")), "\"x\"\" serial \"\"FAKE\"");
     }
