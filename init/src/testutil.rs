@@ -140,3 +140,16 @@ fn shm_file(name: &str, contents: &[u8]) -> PathBuf {
     std::fs::write(&p, contents).expect("write a /dev/shm file");
     p
 }
+
+/// What the result schema (`schema/bootbench.result-1.schema.json`) finds
+/// wrong with the document `doc`, each error with where it is; empty when
+/// it is valid.
+pub fn result_schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../schema/bootbench.result-1.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("read the result schema")).expect("schema is JSON");
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    v.iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect()
+}

@@ -882,17 +882,9 @@ mod tests {
     }
 
     /// The fill of 1 MiB (8 writes a pass) then rounds of 64 KiB
-    /// sequential writes, on `q`: what it did.
-    fn fill_of(q: &mut Blocks) -> PreconditionOutcome {
-        let t = core::cell::Cell::new(0u64);
-        struct Tick<'a>(&'a core::cell::Cell<u64>);
-        impl Clock for Tick<'_> {
-            fn now(&self) -> Nanos {
-                self.0.set(self.0.get() + 1000);
-                Nanos(self.0.get())
-            }
-        }
-        let spec = PreconditionSpec {
+    /// sequential writes.
+    fn fill_spec() -> PreconditionSpec {
+        PreconditionSpec {
             start: 1 << 20,
             end: 2 << 20,
             fill: true,
@@ -908,8 +900,20 @@ mod tests {
             slope_pct: 10.0,
             seed: 9,
             logical_block: 512,
-        };
-        precondition(&spec, q, &Tick(&t), &Stop::new(), &mut |_, _| {}).unwrap()
+        }
+    }
+
+    /// [`fill_spec`] on `q`: what it did.
+    fn fill_of(q: &mut Blocks) -> PreconditionOutcome {
+        let t = core::cell::Cell::new(0u64);
+        struct Tick<'a>(&'a core::cell::Cell<u64>);
+        impl Clock for Tick<'_> {
+            fn now(&self) -> Nanos {
+                self.0.set(self.0.get() + 1000);
+                Nanos(self.0.get())
+            }
+        }
+        precondition(&fill_spec(), q, &Tick(&t), &Stop::new(), &mut |_, _| {}).unwrap()
     }
 
     /// The fill writes the area twice in order, each write's data seeded
@@ -973,26 +977,7 @@ mod tests {
         let mut want = vec![0u8; 512];
         crate::engine::verify::fill(9 ^ 3, req.offset, &mut want);
         assert_eq!(*data, want);
-        let r = record(
-            &PreconditionSpec {
-                start: 1 << 20,
-                end: 2 << 20,
-                fill: true,
-                workload: Workload {
-                    bs: 64 << 10,
-                    depth: 4,
-                    random: false,
-                },
-                round: Nanos(20_000),
-                max_rounds: 1,
-                window: 5,
-                range_pct: 20.0,
-                slope_pct: 10.0,
-                seed: 9,
-                logical_block: 512,
-            },
-            &out,
-        );
+        let r = record(&fill_spec(), &out);
         assert_eq!(r.end, PreconditionEnd::Error);
     }
 

@@ -106,20 +106,8 @@ mod tests {
                 ..TargetInfo::default()
             });
         }
-        let schema: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../schema/bootbench.result-1.schema.json"
-            ))
-            .expect("schema"),
-        )
-        .expect("json");
-        let v = jsonschema::validator_for(&schema).expect("compiles");
         let j = serde_json::to_value(&doc).expect("value");
-        let errors: Vec<String> = v
-            .iter_errors(&j)
-            .map(|e| format!("{e} at {}", e.instance_path))
-            .collect();
+        let errors = crate::testutil::result_schema_errors(&j);
         assert!(errors.is_empty(), "{errors:?}");
         let back: ResultDoc = serde_json::from_value(j).expect("reads back");
         assert_eq!(back.targets[0].zoned, doc.targets[0].zoned);
