@@ -169,13 +169,9 @@ impl ScanOutcome {
 /// `n - ceil(n / count)`, at most the one before the last.
 pub fn planned_bytes(spec: &ScanSpec) -> u64 {
     let (n, count) = read_counts(spec);
-    if let Some(ex) = &spec.holds_data {
-        // The ranges' bytes within the area, the covered part of them
-        // (spread evenly, a fraction of them is read).
-        let bytes: u64 = ex
-            .iter()
-            .map(|&(s, e)| e.min(spec.end).saturating_sub(s.max(spec.start)))
-            .sum();
+    if let Some(bytes) = data_bytes(spec) {
+        // The covered part of what holds data (spread evenly, a fraction
+        // of it is read).
         return u64::try_from(u128::from(bytes) * u128::from(count) / u128::from(n.max(1))).unwrap_or(bytes);
     }
     if count == n {
@@ -183,6 +179,17 @@ pub fn planned_bytes(spec: &ScanSpec) -> u64 {
     } else {
         count * u64::from(spec.chunk)
     }
+}
+
+/// The bytes of `spec`'s area that hold data ([`ScanSpec::holds_data`]);
+/// `None` when the whole area is the scan's.
+fn data_bytes(spec: &ScanSpec) -> Option<u64> {
+    let ex = spec.holds_data.as_ref()?;
+    Some(
+        ex.iter()
+            .map(|&(s, e)| e.min(spec.end).saturating_sub(s.max(spec.start)))
+            .sum(),
+    )
 }
 
 /// The class of a read that took `t`.
@@ -420,11 +427,7 @@ pub fn record(spec: &ScanSpec, out: &ScanOutcome) -> SurfaceScan {
         coverage_ppm: spec.coverage_ppm,
         logical_block: spec.logical_block,
         planned_bytes: out.planned_bytes,
-        data_bytes: spec.holds_data.as_ref().map(|ex| {
-            ex.iter()
-                .map(|&(s, e)| e.min(spec.end).saturating_sub(s.max(spec.start)))
-                .sum()
-        }),
+        data_bytes: data_bytes(spec),
         read_bytes: out.bytes,
         reads: out.reads,
         failed_reads: out.failed_reads,
