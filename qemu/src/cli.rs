@@ -110,8 +110,10 @@ pub enum Firmware {
 #[derive(Args, Debug)]
 pub struct Common {
     /// A virtual disk: TRANSPORT[,size=256M][,serial=SN][,model=M][,rotation=RPM][,lbs=4096][,pbs=4096]
-    /// [,bps=20M][,iops=N][,fault=EVENT:ERRNO[:SECTOR]][,file=PATH][,ns=N]; TRANSPORT is sata (ahci),
-    /// nvme, virtio, usb, virtio-scsi, megasas, mptsas, lsi or uas.
+    /// [,bps=20M][,iops=N][,fault=EVENT:ERRNO[:SECTOR]][,file=PATH][,ns=N]
+    /// [,zone_size=4M][,zone_capacity=3M][,max_open=N][,max_active=N] (the zone keys: an NVMe ZNS
+    /// namespace, with ns=); TRANSPORT is sata (ahci), nvme, virtio, usb, virtio-scsi, megasas,
+    /// mptsas, lsi or uas.
     #[arg(long = "disk", value_name = "SPEC")]
     pub disks: Vec<DiskSpec>,
     /// Add the default set: two SATA disks, one NVMe, one virtio, throttled to 40, 20, 30, 10 MiB/s.
