@@ -187,3 +187,28 @@ pub fn report_zones(f: &File, sector: u64, nr: u32) -> Result<Vec<u8>, Errno> {
     Errno::result(r)?;
     Ok(buf.iter().flat_map(|w| w.to_ne_bytes()).collect())
 }
+
+/// `struct blk_zone_range` (linux/blkzoned.h): the zones from 512-byte
+/// sector `sector` covering `nr_sectors` sectors.
+#[repr(C)]
+struct BlkZoneRange {
+    sector: u64,
+    nr_sectors: u64,
+}
+
+// BLKRESETZONE = _IOW(0x12, 131, struct blk_zone_range): reset the write
+// pointers of the zones in the range (a write: the zones' data is gone).
+// The kernel refuses it (EBADF) on a descriptor not open for writing.
+nix::ioctl_write_ptr!(blkresetzone, 0x12, 131, BlkZoneRange);
+
+/// Reset the write pointer of every zone from 512-byte sector `sector` over
+/// `nr_sectors` sectors (BLKRESETZONE): the zones become empty. A write to
+/// the disk, for a descriptor opened for writing on a disk the plan grants;
+/// the range must start and end on zone boundaries (EINVAL otherwise).
+pub fn reset_zones(f: &File, sector: u64, nr_sectors: u64) -> Result<(), Errno> {
+    let range = BlkZoneRange { sector, nr_sectors };
+    // SAFETY: BLKRESETZONE copies one `struct blk_zone_range` (two u64s, the
+    // layout `BlkZoneRange` repeats with repr(C)) from its argument, which
+    // points at `range`, live on this stack frame; `f` keeps the fd open.
+    unsafe { blkresetzone(f.as_raw_fd(), &range) }.map(drop)
+}
