@@ -327,7 +327,7 @@ mod precondition;
 mod scan;
 mod selftest;
 mod zones;
-pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass};
+pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass, BurnZones, ZonesAfter};
 pub use capacity::{CapacitySource, HiddenCapacity};
 pub use erase::{EraseMethod, EraseSupport};
 pub use farm::{Farm, FarmRecording, FarmTransport};

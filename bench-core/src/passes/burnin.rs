@@ -26,6 +26,18 @@
 //! device held read-only) marks no block: it ends the burn-in with that
 //! error, for the caller to report as a refused grant.
 //!
+//! On a host-managed zoned disk (SMR, NVMe ZNS) the sequential burn-in goes
+//! **zone by zone** ([`BurnSpec::zones`]): for each zone, every pass in
+//! turn resets a sequential zone (a hook the caller gives:
+//! [`BurnHooks::reset_zone`]), writes it from its start to its capacity,
+//! the only order such a zone takes, one write in flight at a time (the
+//! order in which writes in flight together reach the drive is not
+//! theirs to keep), and reads it back; once its passes
+//! are done the zone is reset again unless the spec keeps it full. The
+//! gap between a zone's capacity and its size is never written or read.
+//! Conventional zones are burnt in as an ordinary disk's blocks. Each
+//! pass's record sums its zones.
+//!
 //! Each phase (a sequential pass's writes, its reads; a random pass) is
 //! one run of the whole-disk pass the surface scan shares (`sweep.rs`);
 //! the burn-in gives it its order and patterns and checks what it read.
@@ -33,7 +45,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::document::result::{BurnEndState, BurnIn, BurnOrder, BurnPass};
+use crate::document::result::{BurnEndState, BurnIn, BurnOrder, BurnPass, BurnZones, ZonesAfter};
 use crate::engine::runner::Stop;
 use crate::io::{Clock, IoError, IoQueue, IoReq, Op};
 use crate::passes::sweep::{no_buffer, End, Engine, Finished, Inflight, Sweep};
@@ -87,6 +99,31 @@ impl Pattern {
     }
 }
 
+/// One zone of a zoned disk, as a zone-by-zone burn-in takes it (bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZoneSpan {
+    /// Its first byte.
+    pub start: u64,
+    /// Its size: a reset covers `start..start + size`.
+    pub size: u64,
+    /// The bytes from `start` that may be written (at most `size`).
+    pub capacity: u64,
+    /// Sequential-write-required: reset before each pass's writes, written
+    /// only from its start on. Conventional otherwise.
+    pub sequential: bool,
+}
+
+/// A zoned disk's zones as a burn-in goes through them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZonePlan {
+    /// The zones to burn in, ascending, each wholly inside the area.
+    pub zones: Vec<ZoneSpan>,
+    /// Zones of the area left out (offline, read-only, partly outside it).
+    pub skipped: u64,
+    /// What each sequential zone is left as.
+    pub after: ZonesAfter,
+}
+
 /// What to burn in and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BurnSpec {
@@ -115,6 +152,9 @@ pub struct BurnSpec {
     pub loops: u32,
     /// The seed of random data: each pass's is derived from it.
     pub seed: u64,
+    /// A zoned disk's zones, gone through one by one (sequential order
+    /// only); `None`: the area as one.
+    pub zones: Option<ZonePlan>,
 }
 
 impl BurnSpec {
@@ -140,24 +180,39 @@ impl BurnSpec {
             .collect()
     }
 
+    /// The bytes each pass writes: the area's, or its zones' capacities.
+    pub fn area_bytes(&self) -> u64 {
+        match &self.zones {
+            None => self.end.saturating_sub(self.start),
+            Some(z) => z.zones.iter().map(|z| z.capacity).sum(),
+        }
+    }
+
+    /// The parts of the area passes go over one after the other: the area
+    /// whole, or each zone's writable part.
+    fn parts(&self) -> Vec<(u64, u64)> {
+        match &self.zones {
+            None => alloc::vec![(self.start, self.end)],
+            Some(z) => z.zones.iter().map(|z| (z.start, z.start + z.capacity)).collect(),
+        }
+    }
+
     /// Bytes every pass writes and reads back together.
     pub fn planned_bytes(&self) -> u64 {
-        let area = self.end.saturating_sub(self.start);
+        let area = self.area_bytes();
         area.saturating_mul(2)
             .saturating_mul(u64::try_from(self.passes().len()).unwrap_or(u64::MAX))
     }
 
-    /// The number of requests of the area.
-    fn requests(&self) -> u64 {
-        self.end
-            .saturating_sub(self.start)
-            .div_ceil(u64::from(self.chunk.max(1)))
+    /// The number of requests of `part` (`start..end`).
+    fn requests(&self, (start, end): (u64, u64)) -> u64 {
+        end.saturating_sub(start).div_ceil(u64::from(self.chunk.max(1)))
     }
 
-    /// Request `i` of the area (in the area's order): `(offset, len)`.
-    fn request(&self, i: u64) -> (u64, u32) {
-        let offset = self.start + i * u64::from(self.chunk);
-        let len = (self.end - offset).min(u64::from(self.chunk));
+    /// Request `i` of `part` (in its order): `(offset, len)`.
+    fn request(&self, (start, end): (u64, u64), i: u64) -> (u64, u32) {
+        let offset = start + i * u64::from(self.chunk);
+        let len = (end - offset).min(u64::from(self.chunk));
         (offset, u32::try_from(len).unwrap_or(self.chunk))
     }
 }
@@ -173,7 +228,12 @@ pub fn not_run(spec: &BurnSpec, why: String) -> BurnIn {
 /// The document's record of a burn-in of `spec` whose passes made `done`
 /// (the first ones; the rest were not run).
 pub fn record(spec: &BurnSpec, done: &[PassOutcome], elapsed: Nanos, end: BurnEndState) -> BurnIn {
-    let area = spec.end.saturating_sub(spec.start);
+    record_zoned(spec, done, elapsed, end, 0)
+}
+
+/// [`record`], with the zone resets a zone-by-zone burn-in sent.
+pub fn record_zoned(spec: &BurnSpec, done: &[PassOutcome], elapsed: Nanos, end: BurnEndState, resets: u64) -> BurnIn {
+    let area = spec.area_bytes();
     let passes: Vec<BurnPass> = spec
         .passes()
         .into_iter()
@@ -203,6 +263,16 @@ pub fn record(spec: &BurnSpec, done: &[PassOutcome], elapsed: Nanos, end: BurnEn
         elapsed_ns: elapsed.0,
         end,
         error: None,
+        zones: spec.zones.as_ref().map(|z| {
+            let n = |seq: bool| z.zones.iter().filter(|z| z.sequential == seq).count() as u64;
+            BurnZones {
+                sequential: n(true),
+                conventional: n(false),
+                skipped: z.skipped,
+                resets,
+                after: z.after,
+            }
+        }),
     }
 }
 
@@ -327,6 +397,8 @@ pub struct BurnOutcome {
     pub end: BurnEndState,
     /// From the first request to the last completion.
     pub elapsed: Nanos,
+    /// Zone resets sent (a zoned disk's).
+    pub resets: u64,
 }
 
 /// The bad blocks a burn-in found so far, each kind counted in the pass
@@ -352,9 +424,34 @@ impl Found {
     }
 }
 
-/// Called between a sequential pass's writes and its reads, with the pass's
-/// index (a test's hook to change the device behind the burn-in's back).
-pub type BetweenHook<'a> = &'a mut dyn FnMut(usize);
+/// What a burn-in asks of its caller besides requests.
+pub trait BurnHooks {
+    /// Called between a sequential pass's writes and its reads, with the
+    /// pass's index (a test's hook to change the device behind the
+    /// burn-in's back).
+    fn between(&mut self, _pass: usize) {}
+
+    /// Reset the write pointer of the zone of `size` bytes at byte `start`
+    /// (a write: only on a disk claimed for writing); an errno if it
+    /// failed. Asked only by a burn-in with sequential zones.
+    fn reset_zone(&mut self, start: u64, size: u64) -> Result<(), i32>;
+}
+
+/// A hook between a sequential pass's writes and its reads, on a disk
+/// without zones (no reset can be asked of it: EOPNOTSUPP).
+impl<F: FnMut(usize)> BurnHooks for F {
+    fn between(&mut self, pass: usize) {
+        self(pass);
+    }
+
+    fn reset_zone(&mut self, _: u64, _: u64) -> Result<(), i32> {
+        Err(95)
+    }
+}
+
+/// The hooks of a burn-in: what runs between a pass's writes and reads, and
+/// the zone resets.
+pub type BetweenHook<'a> = &'a mut dyn BurnHooks;
 
 /// Burn in `spec`'s area through `q` (opened for writing, with slot
 /// buffers), timing on `clock`. `progress` gets the fraction of the
@@ -367,7 +464,7 @@ pub fn burn_in<Q: IoQueue, C: Clock>(
     clock: &C,
     stop: &Stop,
     progress: &mut dyn FnMut(f64, Found),
-    between: BetweenHook<'_>,
+    hooks: BetweenHook<'_>,
 ) -> Result<BurnOutcome, IoError> {
     let mut engine = Engine::new(q, clock, spec.depth, spec.logical_block, spec.retries);
     let mut b = Burn {
@@ -378,35 +475,93 @@ pub fn burn_in<Q: IoQueue, C: Clock>(
         planned_all: spec.planned_bytes(),
         pass: PassOutcome::new(Pattern::Byte(0)),
         walk: Walk::new(Phase::Write, 0, 0),
+        part: (spec.start, spec.end),
+        sequential_zone: false,
     };
-    let mut passes = Vec::new();
+    let patterns = spec.passes();
+    let area = spec.area_bytes();
+    // Every pass's outcome so far: a pass goes over the parts (the area
+    // whole, or zone after zone) one after the other.
+    let mut outcomes: Vec<PassOutcome> = patterns
+        .iter()
+        .map(|&p| PassOutcome::new(p).with_end(BurnEndState::NotRun, area))
+        .collect();
+    let zoned = spec.zones.as_ref().map_or(&[][..], |z| &z.zones[..]);
+    let keep_full = spec.zones.as_ref().is_some_and(|z| z.after == ZonesAfter::Full);
+    let mut resets = 0u64;
+    let mut reset = |hooks: &mut dyn BurnHooks, z: &ZoneSpan| {
+        resets += 1;
+        hooks.reset_zone(z.start, z.size).map_err(|errno| IoError {
+            errno,
+            req: IoReq {
+                op: Op::Write,
+                offset: z.start,
+                len: 0,
+            },
+        })
+    };
+    // Without zones the area is one part and a pass goes over it whole
+    // before the next pass starts; with zones each zone gets every pass
+    // before the next zone.
+    let parts = spec.parts();
     let mut end = BurnEndState::Done;
-    for (i, pattern) in spec.passes().into_iter().enumerate() {
-        b.pass = PassOutcome::new(pattern).with_end(BurnEndState::Done, spec.end.saturating_sub(spec.start));
-        match spec.order {
-            BurnOrder::Sequential => {
-                b.run(&mut engine, stop, progress, Phase::Write)?;
-                if b.pass.end == BurnEndState::Done {
-                    between(i);
-                    b.run(&mut engine, stop, progress, Phase::Read)?;
-                }
+    'parts: for (k, &part) in parts.iter().enumerate() {
+        let zone = zoned.get(k).filter(|z| z.sequential);
+        for (i, &pattern) in patterns.iter().enumerate() {
+            if let Some(z) = zone {
+                reset(&mut *hooks, z)?;
             }
-            BurnOrder::Random => b.run(&mut engine, stop, progress, Phase::Mixed)?,
+            let mut pass = core::mem::replace(&mut outcomes[i], PassOutcome::new(pattern));
+            pass.end = BurnEndState::Done;
+            b.part = part;
+            b.sequential_zone = zone.is_some();
+            b.pass = pass;
+            let others = outcomes.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, o)| o);
+            b.bad_before = others.clone().map(PassOutcome::bad).sum();
+            b.found_before = others.clone().fold(Found::default(), |f, o| f.max(o.found()));
+            b.done_before = others.map(|o| o.written + o.verified).sum();
+            match spec.order {
+                BurnOrder::Sequential => {
+                    b.run(&mut engine, stop, progress, Phase::Write)?;
+                    if b.pass.end == BurnEndState::Done {
+                        hooks.between(i);
+                        b.run(&mut engine, stop, progress, Phase::Read)?;
+                    }
+                }
+                BurnOrder::Random => b.run(&mut engine, stop, progress, Phase::Mixed)?,
+            }
+            let pass_end = b.pass.end;
+            outcomes[i] = core::mem::replace(&mut b.pass, PassOutcome::new(pattern));
+            if pass_end != BurnEndState::Done {
+                end = pass_end;
+                if let (Some(z), false) = (zone, keep_full) {
+                    reset(&mut *hooks, z)?;
+                }
+                // The passes this part did not reach end as this one did
+                // (those no part reached were not run).
+                let last = k + 1 == parts.len();
+                for (j, o) in outcomes.iter_mut().enumerate() {
+                    let reached = j < i || (j > i && k > 0);
+                    if j != i && !(last && j < i) && reached {
+                        o.end = pass_end;
+                    }
+                }
+                break 'parts;
+            }
         }
-        b.bad_before += b.pass.bad();
-        b.found_before = b.found_before.max(b.pass.found());
-        b.done_before += b.pass.written + b.pass.verified;
-        let pass_end = b.pass.end;
-        passes.push(core::mem::replace(&mut b.pass, PassOutcome::new(pattern)));
-        if pass_end != BurnEndState::Done {
-            end = pass_end;
-            break;
+        if let (Some(z), false) = (zone, keep_full) {
+            reset(&mut *hooks, z)?;
         }
     }
+    // Without zones, passes after the one that ended the burn-in were not
+    // run (they stay `not_run`, and are not returned).
+    let ran = outcomes.iter().take_while(|o| o.end != BurnEndState::NotRun).count();
+    outcomes.truncate(ran);
     Ok(BurnOutcome {
-        passes,
+        passes: outcomes,
         end,
         elapsed: engine.elapsed(),
+        resets,
     })
 }
 
@@ -433,6 +588,10 @@ struct Walk {
     w: u64,
     r: u64,
     prefer_read: bool,
+    /// At most one write in flight: a sequential zone's, whose writes must
+    /// reach the drive in order, which requests in flight together need
+    /// not (the kernel may retry one of them later from another thread).
+    one_write: bool,
 }
 
 impl Walk {
@@ -454,6 +613,7 @@ impl Walk {
             w,
             r,
             prefer_read: false,
+            one_write: false,
         }
     }
 
@@ -470,7 +630,7 @@ impl Walk {
             .min()
             .unwrap_or(w);
         let can_read = r < n && (self.phase == Phase::Read || r < written_below);
-        let can_write = w < n;
+        let can_write = w < n && !(self.one_write && inflight.iter().flatten().any(|f| f.req.op == Op::Write));
         let op = match (can_read, can_write) {
             (true, true) if self.prefer_read => Op::Read,
             (_, true) => Op::Write,
@@ -506,6 +666,11 @@ struct Burn<'a> {
     planned_all: u64,
     pass: PassOutcome,
     walk: Walk,
+    /// The part of the area the pass goes over now: the area, or a zone's
+    /// writable part.
+    part: (u64, u64),
+    /// The part is a sequential zone: its writes go one at a time.
+    sequential_zone: bool,
 }
 
 impl Burn<'_> {
@@ -522,7 +687,8 @@ impl Burn<'_> {
             Pattern::Random(seed) => seed,
             Pattern::Byte(b) => u64::from(b),
         };
-        self.walk = Walk::new(phase, self.spec.requests(), key);
+        self.walk = Walk::new(phase, self.spec.requests(self.part), key);
+        self.walk.one_write = self.sequential_zone;
         self.pass.end = match engine.run(self, stop, progress)? {
             End::Done => BurnEndState::Done,
             End::Stopped => BurnEndState::Stopped,
@@ -565,7 +731,7 @@ impl Sweep for Burn<'_> {
 
     fn next(&mut self, inflight: &[Option<Inflight>]) -> Option<(IoReq, u64)> {
         let (op, index) = self.walk.next(inflight)?;
-        let (offset, len) = self.spec.request(self.walk.at(index));
+        let (offset, len) = self.spec.request(self.part, self.walk.at(index));
         Some((IoReq { op, offset, len }, index))
     }
 
@@ -664,6 +830,50 @@ mod tests {
         /// The errno of a failed write (EIO unless a test says otherwise):
         /// of a whole request, and of one logical block (the narrowing's).
         write_errno: (i32, i32),
+        /// A zoned disk's zones, if it is one: a write to a sequential zone
+        /// must come at its write pointer, within its capacity; a read
+        /// must not go past the write pointer (each a violation).
+        zones: Option<Rc<RefCell<FakeZones>>>,
+    }
+
+    /// A zoned disk's zones, in bytes: (start, size, capacity, sequential,
+    /// write pointer), and what the burn-in did against the rules.
+    #[derive(Default)]
+    struct FakeZones {
+        zones: Vec<(u64, u64, u64, bool, u64)>,
+        violations: Vec<alloc::string::String>,
+        resets: Vec<u64>,
+        /// A reset of the zone at this byte fails with this errno.
+        fail_reset: Option<(u64, i32)>,
+    }
+
+    impl FakeZones {
+        fn of(&mut self, offset: u64) -> Option<&mut (u64, u64, u64, bool, u64)> {
+            self.zones.iter_mut().find(|z| offset >= z.0 && offset < z.0 + z.1)
+        }
+    }
+
+    impl BurnHooks for Rc<RefCell<FakeZones>> {
+        fn reset_zone(&mut self, start: u64, size: u64) -> Result<(), i32> {
+            let mut f = self.borrow_mut();
+            if let Some((at, errno)) = f.fail_reset {
+                if at == start {
+                    return Err(errno);
+                }
+            }
+            f.resets.push(start);
+            match f.of(start) {
+                Some(z) if z.0 == start && z.1 == size && z.3 => {
+                    z.4 = start;
+                    Ok(())
+                }
+                _ => {
+                    f.violations
+                        .push(alloc::format!("reset of {start}+{size}: no such sequential zone"));
+                    Err(22)
+                }
+            }
+        }
     }
 
     impl Faulty {
@@ -677,6 +887,7 @@ mod tests {
                 lost: Vec::new(),
                 log: Vec::new(),
                 write_errno: (5, 5),
+                zones: None,
             }
         }
     }
@@ -692,6 +903,39 @@ mod tests {
                     && req.offset < q.offset + u64::from(q.len)),
                 "{req:?} overlaps a write in flight"
             );
+            if let Some(z) = &self.zones {
+                let mut z = z.borrow_mut();
+                let end = req.offset + u64::from(req.len);
+                let why = match z.of(req.offset) {
+                    None => Some("outside every zone"),
+                    Some(zone) if end > zone.0 + zone.1 => Some("across a zone's end"),
+                    Some(zone) if zone.3 && req.op == Op::Write && req.offset != zone.4 => {
+                        Some("a write not at the write pointer")
+                    }
+                    Some(zone)
+                        if zone.3
+                            && req.op == Op::Write
+                            && self.queued.iter().any(|(_, q)| {
+                                q.op == Op::Write && q.offset >= zone.0 && q.offset < zone.0 + zone.1
+                            }) =>
+                    {
+                        Some("a second write in flight in a sequential zone")
+                    }
+                    Some(zone) if zone.3 && req.op == Op::Write && end > zone.0 + zone.2 => {
+                        Some("a write past the zone's capacity")
+                    }
+                    Some(zone) if zone.3 && req.op == Op::Read && end > zone.4 => Some("a read past the write pointer"),
+                    Some(zone) => {
+                        if zone.3 && req.op == Op::Write {
+                            zone.4 = end;
+                        }
+                        None
+                    }
+                };
+                if let Some(why) = why {
+                    z.violations.push(alloc::format!("{req:?}: {why}"));
+                }
+            }
             self.queued.push((slot, req));
             self.log.push(req);
             Ok(())
@@ -757,6 +1001,7 @@ mod tests {
             patterns: BADBLOCKS_PATTERNS.to_vec(),
             loops: 1,
             seed: 42,
+            zones: None,
         };
         if order == BurnOrder::Random {
             s.chunk = 4096;
@@ -1042,5 +1287,159 @@ mod tests {
         assert_ne!(out.passes[0].pattern, out.passes[1].pattern, "each loop its own data");
         let w0: Vec<u64> = q.log.iter().filter(|r| r.op == Op::Write).map(|r| r.offset).collect();
         assert_ne!(w0[..blocks as usize], w0[blocks as usize..], "each loop its own order");
+    }
+
+    /// A byte offset as an index in memory.
+    fn us(x: u64) -> usize {
+        usize::try_from(x).expect("in memory")
+    }
+
+    /// Zone size, capacity, and the zones of the zoned tests: zone 0
+    /// conventional, 1, 2 and 3 sequential (the caller left zone 2 out).
+    const ZS: u64 = 256 << 10;
+    const ZC: u64 = 192 << 10;
+
+    fn zoned(after: ZonesAfter) -> (BurnSpec, Faulty, Rc<RefCell<FakeZones>>) {
+        let fake = Rc::new(RefCell::new(FakeZones {
+            zones: (0..4)
+                .map(|k| (k * ZS, ZS, if k == 0 { ZS } else { ZC }, k > 0, k * ZS))
+                .collect(),
+            ..FakeZones::default()
+        }));
+        let span = |k: u64| ZoneSpan {
+            start: k * ZS,
+            size: ZS,
+            capacity: if k == 0 { ZS } else { ZC },
+            sequential: k > 0,
+        };
+        let s = spec(BurnOrder::Sequential, |s| {
+            s.end = 4 * ZS;
+            s.patterns = alloc::vec![Pattern::Byte(0xaa), Pattern::Random(0)];
+            s.zones = Some(ZonePlan {
+                zones: alloc::vec![span(0), span(1), span(3)],
+                skipped: 1,
+                after,
+            });
+        });
+        let mut q = Faulty::new(4, us(4 * ZS));
+        q.zones = Some(fake.clone());
+        (s, q, fake)
+    }
+
+    /// Zone by zone: each zone gets every pass (a sequential zone reset
+    /// before each pass's writes, written from its start at its write
+    /// pointer to its capacity, read back no further) before the next
+    /// zone; the gap past a zone's capacity and the zone left out are never
+    /// touched; every sequential zone is left empty; each pass's record
+    /// sums its zones.
+    #[test]
+    fn a_zoned_burn_in_goes_zone_by_zone_within_each_zones_capacity() {
+        let (s, mut q, fake) = zoned(ZonesAfter::Empty);
+        let mut hooks = fake.clone();
+        let out = run(&s, &mut q, &Stop::new(), &mut hooks);
+        let f = fake.borrow();
+        assert!(f.violations.is_empty(), "{:?}", f.violations);
+        assert_eq!(out.end, BurnEndState::Done);
+        let bytes = ZS + 2 * ZC;
+        assert_eq!(s.planned_bytes(), 2 * 2 * bytes);
+        for p in &out.passes {
+            assert_eq!(
+                (p.written, p.verified, p.end),
+                (bytes, bytes, BurnEndState::Done),
+                "{p:?}"
+            );
+            assert!(p.mismatched.is_empty() && p.unwritable.is_empty());
+        }
+        // Zones 1 and 3: a reset before each of the two passes, one after.
+        assert_eq!(f.resets, [ZS, ZS, ZS, 3 * ZS, 3 * ZS, 3 * ZS]);
+        assert_eq!(out.resets, 6);
+        assert!(
+            f.zones.iter().filter(|z| z.3).all(|z| z.4 == z.0),
+            "every sequential zone left empty"
+        );
+        // The order: zone 0's two passes (write, read, write, read), then zone 1's, then 3's.
+        let mut phases: Vec<(u64, Op)> = Vec::new();
+        for r in &q.log {
+            let key = (r.offset / ZS, r.op);
+            if phases.last() != Some(&key) {
+                phases.push(key);
+            }
+        }
+        let expect: Vec<(u64, Op)> = [0u64, 1, 3]
+            .iter()
+            .flat_map(|&k| [(k, Op::Write), (k, Op::Read), (k, Op::Write), (k, Op::Read)])
+            .collect();
+        assert_eq!(phases, expect);
+        let data = q.data.borrow();
+        let untouched = |a: u64, b: u64| data[us(a)..us(b)].iter().all(|&x| x == 7);
+        assert!(untouched(ZS + ZC, 2 * ZS) && untouched(2 * ZS, 3 * ZS) && untouched(3 * ZS + ZC, 4 * ZS));
+        let rec = record_zoned(&s, &out.passes, out.elapsed, out.end, out.resets);
+        let z = rec.zones.expect("the zones' record");
+        assert_eq!(
+            (z.sequential, z.conventional, z.skipped, z.resets, z.after),
+            (2, 1, 1, 6, ZonesAfter::Empty)
+        );
+        assert_eq!(rec.passes[0].planned_bytes, bytes);
+    }
+
+    /// Kept full: no reset after a zone's last pass, which leaves it
+    /// holding that pass's data up to its capacity.
+    #[test]
+    fn a_zoned_burn_in_kept_full_leaves_each_zone_written_to_its_capacity() {
+        let (s, mut q, fake) = zoned(ZonesAfter::Full);
+        let mut hooks = fake.clone();
+        let out = run(&s, &mut q, &Stop::new(), &mut hooks);
+        let f = fake.borrow();
+        assert!(f.violations.is_empty(), "{:?}", f.violations);
+        assert_eq!(f.resets, [ZS, ZS, 3 * ZS, 3 * ZS]);
+        assert_eq!(out.resets, 4);
+        for z in f.zones.iter().filter(|z| z.3 && z.0 != 2 * ZS) {
+            assert_eq!(z.4, z.0 + z.2, "zone at {} full", z.0);
+            let last = s.passes()[1];
+            assert!(last.holds(z.0, &q.data.borrow()[us(z.0)..us(z.0 + z.2)]));
+        }
+    }
+
+    /// A reset the disk refuses ends the burn-in with its errno at the
+    /// zone's first byte, before anything is written to that zone.
+    #[test]
+    fn a_refused_zone_reset_ends_the_burn_in_at_that_zone() {
+        let (s, mut q, fake) = zoned(ZonesAfter::Empty);
+        fake.borrow_mut().fail_reset = Some((3 * ZS, 13));
+        let mut hooks = fake.clone();
+        let e = burn_in(
+            &s,
+            &mut q,
+            &Ticks(Cell::new(0)),
+            &Stop::new(),
+            &mut |_, _| {},
+            &mut hooks,
+        )
+        .expect_err("a refused reset");
+        assert_eq!((e.errno, e.req.op, e.req.offset, e.req.len), (13, Op::Write, 3 * ZS, 0));
+        assert!(q.log.iter().all(|r| r.offset < 3 * ZS), "nothing sent to zone 3");
+    }
+
+    /// Too many bad blocks in the second zone end the burn-in there: that
+    /// zone is reset (left empty as asked), the third never touched; the
+    /// pass that found them says so, and so does the pass that ran over
+    /// the first zone only.
+    #[test]
+    fn too_many_bad_blocks_in_a_zone_end_the_zoned_burn_in_there() {
+        let (mut s, mut q, fake) = zoned(ZonesAfter::Empty);
+        s.max_bad = 0;
+        q.bad_read = alloc::vec![ZS + 4096];
+        let mut hooks = fake.clone();
+        let out = run(&s, &mut q, &Stop::new(), &mut hooks);
+        let f = fake.borrow();
+        assert!(f.violations.is_empty(), "{:?}", f.violations);
+        assert_eq!(out.end, BurnEndState::TooManyBad);
+        assert_eq!(out.passes[0].unreadable, [(ZS + 4096) / u64::from(LB)]);
+        assert_eq!(
+            out.passes.iter().map(|p| p.end).collect::<Vec<_>>(),
+            [BurnEndState::TooManyBad, BurnEndState::TooManyBad]
+        );
+        assert_eq!(f.resets, [ZS, ZS], "zone 1 reset before its pass and after it ended");
+        assert!(q.log.iter().all(|r| r.offset < 2 * ZS), "zone 3 untouched");
     }
 }

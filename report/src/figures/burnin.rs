@@ -16,14 +16,19 @@ pub fn facts(b: &BurnIn) -> Vec<(&'static str, String)> {
     let (done, planned) = b.done_and_planned();
     #[allow(clippy::cast_precision_loss)] // a percentage and a duration for display
     let (pct, secs) = (done as f64 * 100.0 / planned.max(1) as f64, b.elapsed_ns as f64 / 1e9);
-    vec![
+    let mut out = vec![
         (
             "area",
             format!(
-                "bytes {} to {} of the disk, {}, written and read back by every pass",
+                "bytes {} to {} of the disk, {}, {} written and read back by every pass",
                 b.start_byte,
                 b.end_byte,
-                text::bytes(area)
+                text::bytes(area),
+                if b.zones.is_some() {
+                    "its zones' capacities"
+                } else {
+                    "all"
+                }
             ),
         ),
         (
@@ -45,7 +50,21 @@ pub fn facts(b: &BurnIn) -> Vec<(&'static str, String)> {
         ),
         ("elapsed", format!("{secs:.1} s")),
         ("ended", ended(b.end, b.error.as_deref())),
-    ]
+    ];
+    if let Some(z) = &b.zones {
+        out.insert(
+            2,
+            (
+                "zones",
+                format!(
+                    "zone by zone: {} sequential and {} conventional zones, each to its capacity; {} skipped \
+                     (offline, read-only or not wholly in the area); {} resets; sequential zones left {}",
+                    z.sequential, z.conventional, z.skipped, z.resets, z.after
+                ),
+            ),
+        );
+    }
+    out
 }
 
 /// How a burn-in (or a pass) ended, as the document names it, in words,
@@ -131,6 +150,7 @@ pub fn test_burn_in() -> BurnIn {
         patterns: BADBLOCKS_PATTERNS.to_vec(),
         loops: 1,
         seed: 1,
+        zones: None,
     };
     let passes: Vec<PassOutcome> = BADBLOCKS_PATTERNS
         .iter()
@@ -376,6 +396,36 @@ mod purge_tests {
         assert_eq!(
             precondition_facts(&p)[0].1,
             "auto (none chosen): NOT done after 0.0 s: the disk supports no purge bootbench runs (it supports: none)"
+        );
+    }
+}
+
+#[cfg(test)]
+mod zone_tests {
+    use super::*;
+    use bench_core::document::result::{BurnZones, ZonesAfter};
+
+    /// A zone-by-zone burn-in says so among its facts, after the
+    /// requests; an ordinary one has no such fact.
+    #[test]
+    fn a_zoned_burn_in_says_how_it_went_over_the_zones() {
+        let mut b = test_burn_in();
+        assert!(facts(&b).iter().all(|(k, _)| *k != "zones"));
+        b.zones = Some(BurnZones {
+            sequential: 3,
+            conventional: 1,
+            skipped: 2,
+            resets: 9,
+            after: ZonesAfter::Empty,
+        });
+        assert_eq!(
+            facts(&b)[2],
+            (
+                "zones",
+                "zone by zone: 3 sequential and 1 conventional zones, each to its capacity; 2 skipped \
+                 (offline, read-only or not wholly in the area); 9 resets; sequential zones left empty"
+                    .to_string()
+            )
         );
     }
 }

@@ -38,6 +38,36 @@ closed_set! {
     }
 }
 
+closed_set! {
+    /// What a zone-by-zone burn-in leaves in each sequential zone it burnt in.
+    pub enum ZonesAfter ("snake_case") {
+        /// Reset: empty, its write pointer at its start (the default: the
+        /// drive as a new one is delivered).
+        Empty,
+        /// As the last pass left it: written to its capacity, full.
+        Full,
+    }
+}
+
+/// How a burn-in went over a zoned disk's zones ([`crate::passes::burnin`]):
+/// zone by zone, each zone's passes before the next zone's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BurnZones {
+    /// Sequential-write-required zones burnt in: each reset before every
+    /// pass's writes and written from its start to its capacity.
+    pub sequential: u64,
+    /// Conventional zones burnt in, as an ordinary disk's blocks.
+    pub conventional: u64,
+    /// Zones of the area not burnt in: offline or read-only (the zone
+    /// counts and the `zones` rule report them), or not wholly inside the
+    /// area.
+    pub skipped: u64,
+    /// Zone resets sent (BLKRESETZONE), each a write to the disk.
+    pub resets: u64,
+    /// What the sequential zones were left as.
+    pub after: ZonesAfter,
+}
+
 /// One pass: the area written with `pattern` and read back.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BurnPass {
@@ -115,6 +145,10 @@ pub struct BurnIn {
     pub end: BurnEndState,
     /// What failed, for `error`; why it stopped, for `stopped`.
     pub error: Option<String>,
+    /// On a host-managed zoned disk: how it went zone by zone (its
+    /// passes' bytes are the zones' capacities, not the area's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<BurnZones>,
 }
 
 impl BurnIn {

@@ -875,6 +875,7 @@ fn burn_in_bad_and_mismatched_blocks_fail_and_a_short_burn_in_warns() {
         patterns: vec![Pattern::Byte(0xaa)],
         loops: 1,
         seed: 1,
+        zones: None,
     };
     let burnt = |f: &dyn Fn(&mut PassOutcome)| {
         let mut p = PassOutcome::new(Pattern::Byte(0xaa));

@@ -418,7 +418,7 @@ fn a_burn_in_is_shown_after_its_target() {
     let lines: Vec<&str> = block.lines().collect();
     for want in [
         "burn-in (MB/s = 10^6 B/s, MiB = 2^20 B, LBA = logical block):",
-        "  area: bytes 0 to 67108864 of the disk, 67108864 B (64.0 MiB), written and read back by every pass",
+        "  area: bytes 0 to 67108864 of the disk, 67108864 B (64.0 MiB), all written and read back by every pass",
         "  requests: 1048576 B each, up to 4 in flight, sequential order; LBAs in logical blocks of 512 B",
         "  done: 503315968 B (480.0 MiB) of 536870912 B (512.0 MiB) written and read back (93.7%), 3 of 4 passes done",
         "  ended: stopped: interrupted, or its time ran out, before every pass was done: the run was interrupted",
