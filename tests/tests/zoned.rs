@@ -5,15 +5,22 @@
 //! - `z1`: an NVMe ZNS namespace (QEMU's `nvme-ns` with `zoned=true`: 16
 //!   zones of 4 MiB, 3 MiB of each writable, at most 4 open and 6 active)
 //!   beside an ordinary virtio disk, with a config that reads both, would
-//!   write the namespace (granted) and burn it in. The namespace's zones
+//!   write the namespace (granted) and burn it in at random. The namespace's zones
 //!   are found and recorded before and after the run (the model, the zone
 //!   size and capacity, the limits, every zone empty both times: nothing
 //!   opened, wrote or reset a zone), the console says them, the reads
-//!   run on both disks, the write test and the burn-in are not run on the
-//!   namespace and say why (host-managed), the surface scan reads only
+//!   run on both disks, the write test and the random burn-in are not run
+//!   on the namespace and say why (host-managed), the surface scan reads only
 //!   what holds data on it (nothing, every zone empty; the other disk
 //!   whole), the zones rule passes, the run ends without an error, and
 //!   neither disk's bytes changed.
+//! - `z4`: the burn-in on a granted ZNS namespace goes zone by zone: the
+//!   zones of its area, each reset before each of its two passes, written
+//!   to its capacity and read back, left full as the config asks; the
+//!   zone report after the run shows those zones full and the others
+//!   empty, and the namespace's backing file holds the last pattern in
+//!   each zone's capacity, nothing in the gaps past it or in the zones
+//!   past the area; the other disk unchanged.
 
 use bootbench_e2e::{
     artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, status_of, stick_copy,
@@ -43,7 +50,7 @@ fn z1_a_zns_namespace_is_read_and_never_written_or_reset() {
             {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}
         ],
         "surface_scan": {},
-        "burn_in": {"disks": ["Z1-ZNS"], "length": "8M", "patterns": ["random"]},
+        "burn_in": {"disks": ["Z1-ZNS"], "length": "8M", "mode": "random"},
         "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "Z1-ZNS"}]}
     });
     let img = stick_copy(&a, &dir, Some(&config));
@@ -126,8 +133,10 @@ fn z1_a_zns_namespace_is_read_and_never_written_or_reset() {
     assert!(plain.get("data_bytes").is_none(), "{plain}");
     let burn = &zns["burn_in"];
     assert!(
-        burn.to_string().contains("not run on a host-managed zoned disk"),
-        "the burn-in says why it did not run: {burn}"
+        burn["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("a random burn-in is not run on a host-managed zoned disk")),
+        "the random burn-in says why it did not run: {burn}"
     );
     let verdict = doc["acceptance"]["targets"]
         .as_array()
@@ -143,4 +152,78 @@ fn z1_a_zns_namespace_is_read_and_never_written_or_reset() {
     for (i, d) in specs.iter().enumerate() {
         assert_eq!(before[i], after[i], "{} changed", d.name());
     }
+}
+
+#[test]
+fn z4_a_granted_zns_namespace_is_burnt_in_zone_by_zone() {
+    let Some(a) = artifacts("z4_zns_burn") else {
+        return;
+    };
+    let scratch = Scratch::new("z4_zns_burn");
+    let dir = scratch.0.clone();
+    const MIB: u64 = 1 << 20;
+    let specs = disks(&[
+        "nvme,size=32M,serial=Z4-ZNS,ns=1,zone_size=4M,zone_capacity=3M,max_open=2,max_active=2",
+        "virtio,size=16M,serial=Z4-PLAIN",
+    ]);
+    let (files, before) = disks_with_contents(&specs, &dir, |i| (i == 1).then_some(4_049));
+    // Three zones' worth, the last pattern 0xaa; zones left full.
+    let config = json!({
+        "tests": [{"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "1M"}],
+        "burn_in": {"disks": ["Z4-ZNS"], "length": "12M", "patterns": ["0x55", "0xaa"], "zones_after": "full"},
+        "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "Z4-ZNS"}]}
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+
+    let zns = target_by_serial(&doc, "Z4-ZNS");
+    let burn = &zns["burn_in"];
+    assert_eq!((&burn["end"], &burn["error"]), (&json!("done"), &json!(null)), "{burn}");
+    assert_eq!(
+        burn["zones"],
+        json!({"sequential": 3, "conventional": 0, "skipped": 0, "resets": 6, "after": "full"}),
+        "three zones, each reset before each of two passes and kept full: {burn}"
+    );
+    for p in burn["passes"].as_array().expect("passes") {
+        assert_eq!(
+            (&p["end"], &p["written_bytes"], &p["verified_bytes"]),
+            (&json!("done"), &json!(9 * MIB), &json!(9 * MIB)),
+            "each pass writes and reads back the three zones' capacities: {p}"
+        );
+    }
+    for k in ["unwritable_lbas", "unreadable_lbas", "mismatched_lbas"] {
+        assert_eq!(burn[k], json!([]), "{k}: {burn}");
+    }
+    assert!(
+        outcome.serial.contains("zone by zone over 3 zones, each left full"),
+        "the console says how it goes"
+    );
+    let z = &zns["zoned"];
+    assert_eq!(z["before"]["states"]["empty"], 8, "{z}");
+    assert_eq!(
+        (
+            &z["after"]["states"]["full"],
+            &z["after"]["states"]["empty"],
+            &z["after"]["written_bytes"]
+        ),
+        (&json!(3), &json!(5), &json!(9 * MIB)),
+        "the zone report after the run: {z}"
+    );
+
+    // The namespace's bytes: 0xaa in each burnt zone's capacity, nothing
+    // (its blank zeros) in the gaps past it and in the zones past the area.
+    let data = std::fs::read(&files[0]).expect("the namespace's backing file");
+    for (k, zone) in data.chunks(4 << 20).enumerate() {
+        let (written, rest) = zone.split_at(3 << 20);
+        if k < 3 {
+            assert!(written.iter().all(|&b| b == 0xaa), "zone {k} holds the last pattern");
+        } else {
+            assert!(written.iter().all(|&b| b == 0), "zone {k} untouched");
+        }
+        assert!(rest.iter().all(|&b| b == 0), "zone {k}: nothing past its capacity");
+    }
+    assert_eq!(before[1], checksum(&files[1]).unwrap(), "the other disk unchanged");
 }

@@ -91,17 +91,23 @@ pub fn again(path: &str, queue: &Path, size_bytes: u64) -> Result<ZoneSummary, S
     summary(&f, &q?, size_bytes)
 }
 
-/// The byte ranges of the zoned disk `t` that hold data now, from its
-/// zone report ([`bench_core::device::zones::readable_extents`]).
-pub fn holding_data(t: &bench_core::document::result::TargetInfo) -> Result<Vec<(u64, u64)>, String> {
+/// Every zone of the zoned disk `t` now, reported through `f` (a
+/// descriptor of it: the caller's claim, or one opened read-only).
+pub fn zones_of(t: &bench_core::document::result::TargetInfo, f: &File) -> Result<Vec<Zone>, String> {
     let name = t
         .name
         .as_deref()
         .ok_or_else(|| format!("{}: no kernel name to find its queue by", t.path))?;
     let queue = crate::sysfs::root().join("block").join(name).join("queue");
-    let f = super::file::open(&t.path, false, false).map_err(|e| format!("cannot open {} read-only: {e}", t.path))?;
     let (_, q) = queue_zones(&queue).ok_or_else(|| format!("{} is not zoned", t.path))?;
-    let zones = report(&f, &q?, t.size_bytes)?;
+    report(f, &q?, t.size_bytes)
+}
+
+/// The byte ranges of the zoned disk `t` that hold data now, from its
+/// zone report ([`bench_core::device::zones::readable_extents`]).
+pub fn holding_data(t: &bench_core::document::result::TargetInfo) -> Result<Vec<(u64, u64)>, String> {
+    let f = super::file::open(&t.path, false, false).map_err(|e| format!("cannot open {} read-only: {e}", t.path))?;
+    let zones = zones_of(t, &f)?;
     Ok(parse::readable_extents(&zones)
         .iter()
         .map(|e| {

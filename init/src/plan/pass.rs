@@ -276,6 +276,8 @@ pub struct BurnPlan {
     pub retries: u32,
     /// Bad blocks after which a disk's burn-in stops.
     pub max_bad: u64,
+    /// What a host-managed zoned disk's sequential zones are left as.
+    pub zones_after: bench_core::document::result::ZonesAfter,
 }
 
 impl BurnPlan {

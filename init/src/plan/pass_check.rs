@@ -213,6 +213,7 @@ pub fn burn_plan(
             .map_or(if random { BurnPlan::RANDOM_LOOPS } else { 1 }, Whole::get32),
         retries: o.retries.as_ref().map_or(BurnPlan::DEFAULT_RETRIES, Whole::get32),
         max_bad: o.max_bad.as_ref().map_or(BurnPlan::DEFAULT_MAX_BAD, |w| w.n),
+        zones_after: o.zones_after.unwrap_or(bench_core::document::result::ZonesAfter::Empty),
     }))
 }
 

@@ -4,7 +4,7 @@
 //! a [`BurnPlan`](super::pass::BurnPlan) and a
 //! [`PreconditionPlan`](super::pass::PreconditionPlan).
 
-use bench_core::document::result::BurnOrder;
+use bench_core::document::result::{BurnOrder, ZonesAfter};
 use bench_core::passes::burnin::Pattern;
 use serde::{Deserialize, Serialize};
 
@@ -248,6 +248,15 @@ pub struct RawBurnIn {
     /// Every disk at once, each its own thread (default true).
     #[serde(default)]
     pub parallel: Option<Flag>,
+    /// A host-managed zoned disk's sequential zones after their passes:
+    /// `"empty"` (reset, the default) or `"full"`.
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub zones_after: Option<ZonesAfter>,
+}
+
+impl Closed for ZonesAfter {
+    const WHAT: &'static str = "what a burn-in leaves in a zone";
+    const ALL: &'static [Self] = ZonesAfter::ALL;
 }
 
 impl Object for RawBurnIn {

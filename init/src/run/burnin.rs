@@ -6,14 +6,25 @@
 //! thread of its own, unless `parallel` is false ([`super::pass`]).
 //! A disk the grant or the claim refuses gets a record saying why, and
 //! nothing is written to it.
+//!
+//! A host-managed zoned disk (SMR, NVMe ZNS) is burnt in zone by zone
+//! ([`bench_core::passes::burnin`]): the zones wholly inside the area,
+//! but offline and read-only ones, from the zone report read through the
+//! claimed descriptor; its sequential zones reset (BLKRESETZONE, through
+//! the claim: [`DevTarget::reset_zones`]) before each pass and, unless
+//! `zones_after` is `"full"`, after the last. A random burn-in is refused
+//! there: its sequential zones take writes only at their write pointer.
 
 use std::time::Duration;
 
 use crate::results::metrics::LIVE;
-use bench_core::document::result::{BurnEndState, BurnIn};
+use bench_core::device::zones::{Zone, ZoneCond, ZoneType, SECTOR_BYTES};
+use bench_core::document::result::{BurnEndState, BurnIn, BurnOrder, ZonesAfter};
 use bench_core::engine::runner::Stop;
 use bench_core::io::{Access, OpenSpec, Target};
-use bench_core::passes::burnin::{burn_in, not_run, record, BetweenHook, BurnSpec};
+use bench_core::passes::burnin::{
+    burn_in, not_run, record_zoned, BetweenHook, BurnHooks, BurnSpec, ZonePlan, ZoneSpan,
+};
 use bench_core::vocab::units::Nanos;
 
 use super::engine::{DevTarget, MonoClock};
@@ -33,7 +44,8 @@ pub struct Burn;
 impl Pass for Burn {
     type Plan = BurnPlan;
     type Spec = BurnSpec;
-    type Ready = DevTarget;
+    /// The claimed disk, and a zoned disk's zones read through the claim.
+    type Ready = (DevTarget, Option<ZonePlan>);
     type Record = Burnt;
     const NAMES: Names = Names {
         what: "burn-in",
@@ -63,6 +75,19 @@ impl Pass for Burn {
             patterns: bp.patterns.clone(),
             loops: bp.loops,
             seed: plan.seed,
+            // The zones as they are now, read-only (the sizes the run's
+            // time bound and start line count); read again through the
+            // claim before anything is written ([`Pass::ready`]).
+            zones: crate::plan::host_managed(&plan.targets[ti].info).then(|| {
+                let t = &plan.targets[ti].info;
+                crate::disks::file::open(&t.path, false, false)
+                    .map_err(|e| e.to_string())
+                    .and_then(|f| crate::disks::zones::zones_of(t, &f))
+                    .map_or_else(
+                        |_| zone_plan(&[], (start, end), bp.zones_after),
+                        |z| zone_plan(&z, (start, end), bp.zones_after),
+                    )
+            }),
         }
     }
 
@@ -77,8 +102,11 @@ impl Pass for Burn {
     fn start_line(path: &str, _: &BurnPlan, spec: &BurnSpec, time: Duration) -> String {
         let bytes = spec.planned_bytes();
         let passes = spec.passes();
+        let zones = spec.zones.as_ref().map_or(String::new(), |z| {
+            format!(", zone by zone over {} zones, each left {}", z.zones.len(), z.after)
+        });
         format!(
-            "bootbench-init: {path}: burn-in started ({} passes, {}: {}): {bytes} B written and read back \
+            "bootbench-init: {path}: burn-in started ({} passes, {}{zones}: {}): {bytes} B written and read back \
              ({:.1} GB, GB = 10^9) in requests of {} B, {} in flight; at most {}",
             passes.len(),
             spec.order,
@@ -90,8 +118,30 @@ impl Pass for Burn {
         )
     }
 
-    fn ready(plan: &mut Plan, ti: usize) -> Result<DevTarget, String> {
-        claim(plan, ti)
+    fn ready(plan: &mut Plan, ti: usize) -> Result<(DevTarget, Option<ZonePlan>), String> {
+        let zoned = crate::plan::host_managed(&plan.targets[ti].info);
+        let Some(bp) = plan.burn_in.as_ref() else {
+            return Err("no burn-in in the plan".to_string());
+        };
+        if zoned && bp.order == BurnOrder::Random {
+            return Err(HOST_MANAGED_RANDOM.to_string());
+        }
+        let (after, area) = (bp.zones_after, bp.pass.area(plan.targets[ti].info.size_bytes));
+        let target = claim(plan, ti)?;
+        if !zoned {
+            return Ok((target, None));
+        }
+        let area = area.map_err(|e| e.to_string())?;
+        let zones = crate::disks::zones::zones_of(&plan.targets[ti].info, target.file())
+            .map_err(|e| format!("its zones could not be read, so none is written: {e}"))?;
+        let zp = zone_plan(&zones, area, after);
+        if zp.zones.is_empty() {
+            return Err(format!(
+                "no zone of its area (bytes {}..{}) can be burnt in: each is offline, read-only or not wholly inside it",
+                area.0, area.1
+            ));
+        }
+        Ok((target, Some(zp)))
     }
 
     fn refused(plan: &mut Plan, ti: usize, spec: &BurnSpec, why: String) {
@@ -106,13 +156,72 @@ impl Pass for Burn {
         }
     }
 
-    fn job(plan: &Plan, ti: usize, _: &BurnPlan, spec: BurnSpec, target: DevTarget) -> Job<Burnt> {
+    fn job(plan: &Plan, ti: usize, _: &BurnPlan, mut spec: BurnSpec, (target, zones): Self::Ready) -> Job<Burnt> {
         let path = plan.targets[ti].info.path.clone();
+        if zones.is_some() {
+            spec.zones = zones;
+        }
         Box::new(move |stop: &Stop, f: &mut dyn FnMut(f64)| burn_disk(&path, &target, &spec, stop, f, &mut |_| {}))
     }
 
     fn finish(plan: &mut Plan, ti: usize, burnt: Burnt, why: Option<&str>, progress: &mut dyn FnMut(&str)) {
         finish(plan, ti, burnt, why, progress);
+    }
+}
+
+/// Why a random burn-in is not run on a host-managed zoned disk.
+pub const HOST_MANAGED_RANDOM: &str = "a random burn-in is not run on a host-managed zoned disk (SMR or NVMe ZNS): its sequential zones take writes only at their write pointer; \"mode\": \"sequential\" burns it in zone by zone";
+
+/// The zones of a host-managed disk's `zones` a burn-in of the area
+/// `start..end` (bytes) goes through: each conventional or
+/// sequential-write-required zone wholly inside it that is neither offline
+/// nor read-only, up to its capacity; the others of the area are counted
+/// as skipped.
+pub fn zone_plan(zones: &[Zone], (start, end): (u64, u64), after: ZonesAfter) -> ZonePlan {
+    let mut plan = ZonePlan {
+        zones: Vec::new(),
+        skipped: 0,
+        after,
+    };
+    for z in zones {
+        let (zs, ze) = (z.start * SECTOR_BYTES, (z.start + z.len) * SECTOR_BYTES);
+        if ze <= start || zs >= end {
+            continue;
+        }
+        let kind = match z.kind {
+            ZoneType::Conventional => Some(false),
+            ZoneType::SeqWriteRequired => Some(true),
+            _ => None,
+        };
+        let usable = !matches!(z.cond, ZoneCond::Offline | ZoneCond::ReadOnly) && zs >= start && ze <= end;
+        match kind {
+            Some(sequential) if usable && z.capacity > 0 => plan.zones.push(ZoneSpan {
+                start: zs,
+                size: ze - zs,
+                capacity: z.capacity.min(z.len) * SECTOR_BYTES,
+                sequential,
+            }),
+            _ => plan.skipped += 1,
+        }
+    }
+    plan
+}
+
+/// A burn-in's hooks on a claimed disk: zone resets through the claim.
+struct Claimed<'a> {
+    target: &'a DevTarget,
+    between: BetweenHook<'a>,
+}
+
+impl BurnHooks for Claimed<'_> {
+    fn between(&mut self, pass: usize) {
+        self.between.between(pass);
+    }
+
+    fn reset_zone(&mut self, start: u64, size: u64) -> Result<(), i32> {
+        self.target
+            .reset_zones(start, size)
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
     }
 }
 
@@ -160,15 +269,23 @@ pub fn burn_disk(
                 LIVE.found(path, KERNEL_LOG_TEST, [f.unwritable, f.unreadable, f.mismatched]);
                 progress(done);
             },
-            between,
+            &mut Claimed { target, between },
         ) {
-            Ok(out) => record(spec, &out.passes, out.elapsed, out.end),
+            Ok(out) => record_zoned(spec, &out.passes, out.elapsed, out.end, out.resets),
             Err(e) => match crate::safety::refused_write(path, e.errno, e.req.offset) {
                 Some(r) => {
                     let why = r.to_string();
                     refused = Some(why.clone());
                     not_run(spec, why)
                 }
+                // A zone reset is the one failure outside any request.
+                None if e.req.len == 0 => not_run(
+                    spec,
+                    format!(
+                        "{path}: resetting the zone at byte {} failed: errno {}",
+                        e.req.offset, e.errno
+                    ),
+                ),
                 None => not_run(
                     spec,
                     format!("{path}: the queue failed at offset {}: errno {}", e.req.offset, e.errno),
@@ -249,6 +366,7 @@ mod tests {
             patterns: BADBLOCKS_PATTERNS.to_vec(),
             loops: 1,
             seed: 7,
+            zones: None,
         };
         let at = 3_000_000u64;
         let Burnt { rec, wrote, refused } =
@@ -308,6 +426,7 @@ mod tests {
             patterns: BADBLOCKS_PATTERNS.to_vec(),
             loops: 1,
             seed: 7,
+            zones: None,
         };
         let Burnt { rec, wrote, refused } = burn_disk(&lo.dev, &target, &spec, &Stop::new(), &mut |_| {}, &mut |_| {});
         let _ = std::process::Command::new("blockdev")
@@ -327,5 +446,54 @@ mod tests {
         assert!(wrote, "a write was asked for (the mark is set when one is submitted)");
         let data = std::fs::read(&lo.files[0]).expect("backing file");
         assert!(data.iter().all(|&b| b == 0), "the disk is as it was");
+    }
+
+    /// A zone of 8 sectors (4 KiB) at zone index `k`.
+    fn zone(k: u64, kind: ZoneType, cond: ZoneCond, capacity: u64) -> Zone {
+        Zone {
+            start: k * 8,
+            len: 8,
+            wp: k * 8,
+            kind,
+            cond,
+            non_seq: false,
+            reset: false,
+            capacity,
+        }
+    }
+
+    /// The zones a burn-in of an area goes through: conventional and
+    /// sequential-write-required ones wholly inside it, up to their
+    /// capacity; offline, read-only and partly outside zones skipped and
+    /// counted; zones outside the area neither.
+    #[test]
+    fn a_zone_plan_takes_the_writable_zones_wholly_inside_the_area() {
+        use ZoneCond::{Empty, Full, NotWp, Offline, ReadOnly};
+        use ZoneType::{Conventional, SeqWriteRequired};
+        let zones = [
+            zone(0, Conventional, NotWp, 8),
+            zone(1, SeqWriteRequired, Empty, 6),
+            zone(2, SeqWriteRequired, Offline, 0),
+            zone(3, SeqWriteRequired, ReadOnly, 6),
+            zone(4, SeqWriteRequired, Full, 6),
+            zone(5, SeqWriteRequired, Empty, 6),
+            zone(6, SeqWriteRequired, Empty, 6),
+        ];
+        // From zone 0's start to the middle of zone 5.
+        let p = zone_plan(&zones, (0, 5 * 4096 + 2048), ZonesAfter::Full);
+        let spans: Vec<(u64, u64, u64, bool)> = p
+            .zones
+            .iter()
+            .map(|z| (z.start, z.size, z.capacity, z.sequential))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                (0, 4096, 4096, false),
+                (4096, 4096, 3072, true),
+                (4 * 4096, 4096, 3072, true)
+            ]
+        );
+        assert_eq!((p.skipped, p.after), (3, ZonesAfter::Full), "zones 2, 3 and 5");
     }
 }

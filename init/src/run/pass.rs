@@ -392,18 +392,10 @@ fn progress_line<R>(names: Names, r: &Running<R>) -> String {
     )
 }
 
-/// Why a pass that writes is not run on a host-managed zoned disk.
-pub const HOST_MANAGED_PASS: &str = "not run on a host-managed zoned disk (SMR or NVMe ZNS): its sequential zones take writes only at their write pointer, and this pass writes elsewhere";
-
 /// Claim disk `ti` for writing its whole area (a burn-in, preconditioning)
-/// and open it: the target, or why not (a host-managed zoned disk is not).
+/// and open it: the target, or why not.
 pub fn claim(plan: &mut Plan, ti: usize) -> Result<super::engine::DevTarget, String> {
     let t = &plan.targets[ti];
-    // A host-managed zoned disk takes writes only at each sequential
-    // zone's write pointer; these passes write elsewhere.
-    if crate::plan::host_managed(&t.info) {
-        return Err(HOST_MANAGED_PASS.to_string());
-    }
     let Some(g) = t.grant.clone() else {
         return Err(t
             .info

@@ -19,6 +19,9 @@ use super::pass::{claim, Job, Names, Pass};
 use super::selftest::span;
 use crate::plan::{PassPlan, Plan, PreconditionPlan};
 
+/// Why preconditioning is not run on a host-managed zoned disk.
+pub const HOST_MANAGED: &str = "not run on a host-managed zoned disk (SMR or NVMe ZNS): preconditioning writes at random, and its sequential zones take writes only at their write pointer";
+
 /// What the kernel's lines during preconditioning are recorded as coming
 /// during (`kernel_log[].test`).
 pub const KERNEL_LOG_TEST: &str = "precondition";
@@ -99,7 +102,12 @@ impl Pass for Precondition {
         )
     }
 
+    /// A host-managed zoned disk is refused: preconditioning writes at
+    /// random, which its sequential zones refuse.
     fn ready(plan: &mut Plan, ti: usize) -> Result<DevTarget, String> {
+        if crate::plan::host_managed(&plan.targets[ti].info) {
+            return Err(HOST_MANAGED.to_string());
+        }
         claim(plan, ti)
     }
 

@@ -150,16 +150,14 @@ impl DevTarget {
     /// `start` (BLKRESETZONE, through a descriptor reopened for writing from
     /// the claimed one, as a write queue is), if the target was claimed for
     /// writing; the target counts as written from then on. Refused
-    /// otherwise: nothing is sent. Zone boundaries, in bytes.
-    pub fn reset_zones(&self, start: u64, len: u64) -> Result<(), String> {
+    /// otherwise (EBADF): nothing is sent. Zone boundaries, in bytes.
+    pub fn reset_zones(&self, start: u64, len: u64) -> io::Result<()> {
         if !self.writable {
-            return Err(String::from("the disk was not claimed for writing: no zone is reset"));
+            return Err(io::Error::from(Errno::EBADF));
         }
-        let f = file::open(&safety::reopen_path(&self.ro), true, false)
-            .map_err(|e| format!("reopening the claimed disk for a zone reset failed: {e}"))?;
+        let f = file::open(&safety::reopen_path(&self.ro), true, false)?;
         self.wrote.mark();
-        blk::reset_zones(&f, start / 512, len / 512)
-            .map_err(|e| format!("resetting the zones of bytes {start}..{}: {e}", start + len))
+        blk::reset_zones(&f, start / 512, len / 512).map_err(io::Error::from)
     }
 }
 
