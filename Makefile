@@ -32,6 +32,7 @@
 #
 # Overrides: KERNEL=linux-image-<version> (default: what linux-image-amd64 depends on),
 # SHIM_PKG=shim-signed, GRUB_PKG=grub-efi-amd64-signed, OUT=out, CONFIG=FILE (the stick's bootbench.json),
+# EXTRA_MODULES="NAME ..." (modules the initramfs carries besides its set, for bootbench.modules=),
 # ACCEL=auto|tcg|kvm, TIMEOUT=seconds and QEMU_CONFIG=FILE (default qemu/configs/quick.json) for make qemu,
 # PREFIX=/usr/local and DESTDIR= for make install.
 
@@ -63,6 +64,10 @@ GRUB_EFI   := $(OUT)/grub/usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed
 GRUB_NET_EFI := $(OUT)/grub/usr/lib/grub/x86_64-efi-signed/grubnetx64.efi.signed
 NETBOOT_ARGS ?=
 CONFIG_ARG := $(if $(CONFIG),--config $(CONFIG))
+# Modules the initramfs carries besides the default set (bootbench-image --add-module), loaded at
+# boot when the kernel command line names them (bootbench.modules=NAME,...): EXTRA_MODULES="a b".
+EXTRA_MODULES ?=
+ADD_MODULE_ARGS = $(foreach m,$(EXTRA_MODULES),--add-module $(m))
 PREFIX  ?= /usr/local
 DESTDIR ?=
 MAN_DIR := $(OUT)/man
@@ -122,7 +127,7 @@ kernel:
 
 image: build tools kernel
 	cp $$(ls $(OUT)/kernel/boot/vmlinuz-* | head -n 1) $(OUT)/vmlinuz
-	$(IMAGE_TOOL) initramfs --kernel-dir $(OUT)/kernel --init $(INIT_BIN) -o $(OUT)/initramfs.img
+	$(IMAGE_TOOL) initramfs --kernel-dir $(OUT)/kernel --init $(INIT_BIN) $(ADD_MODULE_ARGS) -o $(OUT)/initramfs.img
 	$(IMAGE_TOOL) usb --kernel-dir $(OUT)/kernel --initramfs $(OUT)/initramfs.img --shim $(SHIM_EFI) --grub $(GRUB_EFI) \
 	  $(CONFIG_ARG) -o $(OUT)/bootbench.img
 	@ls -l $(OUT)/vmlinuz $(OUT)/initramfs.img $(OUT)/bootbench.img

@@ -57,6 +57,12 @@ pub struct InitramfsArgs {
     /// Comma-separated module names (default: the storage and network set, modset::DEFAULT_MODULES).
     #[arg(long, value_delimiter = ',')]
     pub modules: Option<Vec<String>>,
+    /// A module to carry besides the set (repeat it, or separate names with commas): an
+    /// out-of-tree or rarely needed driver no device asks for by modalias, with what it
+    /// depends on. PID 1 loads it when the kernel command line names it
+    /// (bootbench.modules=NAME[,NAME...]; its parameters as NAME.param=value).
+    #[arg(long = "add-module", value_name = "NAME", value_delimiter = ',')]
+    pub add_module: Vec<String>,
     /// Let a config fetched over the network (bootbench.config_url=) carry a `destructive`
     /// section: adds /etc/bootbench-network-destructive. Without it PID 1 refuses to write any
     /// disk on a network config's word, since whoever controls that URL could wipe disks.

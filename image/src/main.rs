@@ -171,15 +171,15 @@ fn initramfs_cmd(args: InitramfsArgs) -> Result<()> {
         init,
         config,
         modules,
+        add_module,
         allow_network_destructive,
         ca,
         baseline,
         output,
     } = args;
     let tree = modset::KernelTree::open(&kernel_dir)?;
-    let requested: Vec<String> =
-        modules.unwrap_or_else(|| modset::DEFAULT_MODULES.iter().map(|s| (*s).to_owned()).collect());
-    let requested: Vec<&str> = requested.iter().map(String::as_str).filter(|s| !s.is_empty()).collect();
+    let requested = modset::requested(modules.as_deref(), &add_module);
+    let requested: Vec<&str> = requested.iter().map(String::as_str).collect();
     let set = modset::ModSet::resolve(&tree, &requested)?;
     for b in &set.builtin {
         eprintln!("note: {b} is built into kernel {}: nothing to load", tree.kver);
@@ -224,6 +224,12 @@ fn initramfs_cmd(args: InitramfsArgs) -> Result<()> {
     std::fs::write(&output, &gz).with_context(|| format!("writing {}", output.display()))?;
     println!("{}: kernel {}", output.display(), tree.kver);
     println!("  modules: {} ({} requested)", set.modules.len(), requested.len());
+    if !add_module.is_empty() {
+        println!(
+            "  added: {} (loaded when bootbench.modules= names them)",
+            add_module.join(" ")
+        );
+    }
     println!("  uncompressed: {}", mib(raw as u64));
     println!("  compressed (zstd): {}", mib(gz.len() as u64));
     if allow_network_destructive {
@@ -436,9 +442,36 @@ mod tests {
             "o",
         ])
         .unwrap();
-        let Cmd::Initramfs(InitramfsArgs { modules, .. }) = cli.cmd else {
+        let Cmd::Initramfs(InitramfsArgs {
+            modules, add_module, ..
+        }) = cli.cmd
+        else {
             panic!()
         };
         assert_eq!(modules.unwrap(), ["ahci", "nvme"]);
+        assert!(add_module.is_empty());
+        let cli = Cli::try_parse_from([
+            "bootbench-image",
+            "initramfs",
+            "--kernel-dir",
+            "k",
+            "--init",
+            "i",
+            "--add-module",
+            "scsi_debug,null_blk",
+            "--add-module",
+            "foo",
+            "-o",
+            "o",
+        ])
+        .unwrap();
+        let Cmd::Initramfs(InitramfsArgs {
+            modules, add_module, ..
+        }) = cli.cmd
+        else {
+            panic!()
+        };
+        assert_eq!(modules, None);
+        assert_eq!(add_module, ["scsi_debug", "null_blk", "foo"]);
     }
 }

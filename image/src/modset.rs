@@ -80,6 +80,24 @@ pub const DEFAULT_MODULES: &[&str] = &[
 /// the way to every NVMe and SCSI disk. Its own softdep names `crc64`, the library.
 pub const EXTRA_SOFTDEPS: &[(&str, &str)] = &[("crc64_rocksoft", "crc64_rocksoft_generic")];
 
+/// The modules an initramfs is built from: `modules` (`--modules`) or else [`DEFAULT_MODULES`],
+/// then each of `added` (`--add-module`: an out-of-tree or rarely needed driver, loaded at boot
+/// when `bootbench.modules=` names it) not already there, in order; names as written, empty
+/// ones left out. Their dependencies come by [`ModSet::resolve`], as the others' do.
+pub fn requested(modules: Option<&[String]>, added: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = match modules {
+        Some(m) => m.to_vec(),
+        None => DEFAULT_MODULES.iter().map(|s| (*s).to_owned()).collect(),
+    };
+    out.retain(|m| !m.is_empty());
+    for m in added.iter().filter(|m| !m.is_empty()) {
+        if !out.iter().any(|o| normalize(o) == normalize(m)) {
+            out.push(m.clone());
+        }
+    }
+    out
+}
+
 /// One module of the set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Module {
@@ -559,6 +577,38 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn added_modules_come_after_the_set_with_their_dependencies() {
+        let s = |v: &[&str]| v.iter().map(|m| (*m).to_owned()).collect::<Vec<_>>();
+        // Without --modules: the default set, then what --add-module names, each once.
+        let r = requested(None, &s(&["scsi_debug", "nvme", "scsi-debug", ""]));
+        assert_eq!(r.len(), DEFAULT_MODULES.len() + 1, "{r:?}");
+        assert_eq!(&r[..DEFAULT_MODULES.len()], DEFAULT_MODULES);
+        assert_eq!(r.last().map(String::as_str), Some("scsi_debug"));
+        // With --modules: that set instead, plus the added ones.
+        assert_eq!(
+            requested(Some(&s(&["ahci", ""])), &s(&["xts", "ahci"])),
+            ["ahci", "xts"]
+        );
+        // An added module's dependencies and soft dependencies resolve as the others' do.
+        let want = requested(Some(&s(&["ahci"])), &s(&["xts"]));
+        let want: Vec<&str> = want.iter().map(String::as_str).collect();
+        let set = ModSet::resolve(&fixture(), &want).unwrap();
+        assert!(
+            set.modules.contains_key("xts") && set.modules.contains_key("ecb"),
+            "{:?}",
+            set.modules.keys()
+        );
+        assert!(set.modules.contains_key("scsi_common"));
+        // One the tree lacks is an error naming it.
+        let bad = requested(Some(&s(&["ahci"])), &s(&["no_such"]));
+        let bad: Vec<&str> = bad.iter().map(String::as_str).collect();
+        match ModSet::resolve(&fixture(), &bad) {
+            Err(ModsetError::Missing { name, needed_by: None }) => assert_eq!(name, "no_such"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn softdep_modules_are_pulled_in() {
         let src = fixture();
         // ecb is not requested: xts's softdep brings it.
@@ -725,6 +775,16 @@ kernel/drivers/scsi/scsi_mod.ko kernel/drivers/scsi/scsi_common.ko\n"
             );
         }
         assert_eq!(set.softdeps["xts"].0, ["ecb"]);
+        // scsi_debug (the e2e image's --add-module: a host-managed SCSI disk in z2) is not in the
+        // default set; added, it comes with what it needs.
+        assert!(!set.modules.contains_key("scsi_debug"));
+        let added = requested(None, &["scsi_debug".to_owned()]);
+        let added: Vec<&str> = added.iter().map(String::as_str).collect();
+        let with = ModSet::resolve(&tree, &added).unwrap();
+        for m in ["scsi_debug", "crc_t10dif", "scsi_mod", "scsi_common"] {
+            assert!(with.modules.contains_key(m), "{m} missing with scsi_debug added");
+        }
+        assert!(with.deps_of("scsi_debug").unwrap().contains(&"crc_t10dif".to_owned()));
         // crc64_rocksoft's provider loads first: no module helper run at its init (EXTRA_SOFTDEPS).
         assert!(
             set.softdeps["crc64_rocksoft"]
