@@ -32,6 +32,10 @@ pub enum Key {
     Stick,
     /// The GPT partition GRUB booted from (`$bootbench_part`).
     BootPart,
+    /// Modules to load with the drivers although no device asks for them
+    /// (`scsi_debug,foo`: an out-of-tree or rarely needed driver the image
+    /// carries); their parameters come as modprobe's do (`scsi_debug.zbc=managed`).
+    Modules,
     /// Test only: panic after the first test.
     TestPanic,
     /// Test only: hold in the middle of writing the result.
@@ -42,7 +46,7 @@ pub enum Key {
 
 impl Key {
     /// Every key.
-    pub const ALL: [Key; 13] = [
+    pub const ALL: [Key; 14] = [
         Key::Profile,
         Key::OnFinish,
         Key::ConfigUrl,
@@ -53,6 +57,7 @@ impl Key {
         Key::Serial,
         Key::Stick,
         Key::BootPart,
+        Key::Modules,
         Key::TestPanic,
         Key::TestHold,
         Key::TestAbort,
@@ -71,6 +76,7 @@ impl Key {
             Key::Serial => "serial",
             Key::Stick => "stick",
             Key::BootPart => "boot_part",
+            Key::Modules => "modules",
             Key::TestPanic => "test_panic",
             Key::TestHold => "test_hold",
             Key::TestAbort => "test_abort",

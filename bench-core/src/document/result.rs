@@ -512,6 +512,45 @@ pub struct Host {
     /// down to `integrity` under Secure Boot), absent without securityfs.
     #[serde(default)]
     pub lockdown: Option<String>,
+    /// The modules the kernel command line named (`bootbench.modules=`), each with what came of
+    /// loading it; absent when it names none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<NamedModule>,
+}
+
+/// A module the kernel command line named to load (`bootbench.modules=`), and what came of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedModule {
+    /// The name as the command line gave it, with `-` as `_` (the kernel's form).
+    pub name: String,
+    /// The parameters it was loaded with, from the command line (`zbc=managed dev_size_mb=64`),
+    /// as modprobe takes them; absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<String>,
+    /// Whether it is in the kernel once the drivers settled.
+    pub status: NamedModuleStatus,
+    /// Why not, when it is not: the loader's error, or that the initramfs does not carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What came of loading a [`NamedModule`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NamedModuleStatus {
+    /// In the kernel (`/sys/module/NAME`): loaded now, loaded already, or built in.
+    Loaded,
+    /// Not in the kernel: see `error`.
+    Failed,
+}
+
+impl fmt::Display for NamedModuleStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NamedModuleStatus::Loaded => "loaded",
+            NamedModuleStatus::Failed => "failed",
+        })
+    }
 }
 
 /// A LUKS container's header (LUKS1: the phdr; LUKS2: the binary header

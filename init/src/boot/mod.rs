@@ -65,8 +65,8 @@ pub enum Step {
     Write { path: &'static str, contents: &'static str },
     /// Load every module whose alias matches a device, and the modules of
     /// `also` (what no device asks for: the stick's filesystem and code
-    /// pages), until nothing new appears.
-    Coldplug { also: &'static [&'static str] },
+    /// pages, and those `bootbench.modules=` names), until nothing new appears.
+    Coldplug { also: Vec<String> },
     /// On an EFI boot (`/sys/firmware/efi` present): load efivarfs and
     /// mount it at [`EFIVARS`], where the boot stick's id is read
     /// (`LoaderDevicePartUUID`). Nothing on a legacy BIOS boot.
@@ -112,7 +112,7 @@ impl fmt::Display for Step {
             }
             Step::Console { path } => write!(f, "console {path} on stdin/stdout/stderr where missing"),
             Step::Write { path, contents } => write!(f, "write {:?} to {path}", contents.trim_end()),
-            Step::Coldplug { also: [] } => write!(f, "coldplug modules for the devices in /sys"),
+            Step::Coldplug { also } if also.is_empty() => write!(f, "coldplug modules for the devices in /sys"),
             Step::Coldplug { also } => write!(f, "coldplug modules for the devices in /sys, and {}", also.join(" ")),
             Step::Efivars => write!(f, "mount efivarfs on {EFIVARS} (EFI boots only)"),
         }
@@ -235,17 +235,19 @@ pub fn steps() -> Vec<BootStep> {
     ]
 }
 
+/// The modules of the stick's filesystem and code pages, which no device
+/// asks for by modalias.
+pub const STICK_MODULES: [&str; 4] = ["vfat", "nls_cp437", "nls_iso8859_1", "nls_ascii"];
+
 /// The worker's first steps: coldplug, with the modules nothing asks for by
-/// modalias (the stick's filesystem and code pages) loading beside the
-/// drivers. All optional.
-pub fn worker_steps() -> Vec<BootStep> {
+/// modalias loading beside the drivers: the stick's filesystem and code
+/// pages ([`STICK_MODULES`]), then `named` (`bootbench.modules=`). All
+/// optional.
+pub fn worker_steps(named: &[String]) -> Vec<BootStep> {
     let opt = |step| BootStep { step, required: false };
-    vec![
-        opt(Step::Coldplug {
-            also: &["vfat", "nls_cp437", "nls_iso8859_1", "nls_ascii"],
-        }),
-        opt(Step::Efivars),
-    ]
+    let mut also: Vec<String> = STICK_MODULES.iter().map(|m| (*m).to_string()).collect();
+    also.extend(named.iter().filter(|m| !also.contains(m)).cloned().collect::<Vec<_>>());
+    vec![opt(Step::Coldplug { also }), opt(Step::Efivars)]
 }
 
 impl Step {
@@ -295,7 +297,7 @@ impl Step {
                         errno: errno(&e),
                     })
             }
-            Step::Coldplug { also } => Ok(Some(modules::coldplug(also, log).to_string())),
+            Step::Coldplug { ref also } => Ok(Some(modules::coldplug(also, log).to_string())),
             Step::Efivars => {
                 if !crate::sysfs::live("firmware/efi").is_dir() {
                     return Ok(Some("not an EFI boot".into()));
@@ -426,7 +428,8 @@ pub fn main() -> ! {
                 "supervisor: cannot start the worker ({}); running unsupervised",
                 std::io::Error::from(e)
             ));
-            run_steps(&worker_steps(), &mut |s, l| s.run(l), &mut |m| log(m)).ok();
+            let named = overrides::CmdlineOverrides::read(&cmdline).modules().to_vec();
+            run_steps(&worker_steps(&named), &mut |s, l| s.run(l), &mut |m| log(m)).ok();
             let how = crate::boot::unattended::run(&cmdline, &mut |m| log(m));
             finish(how)
         }
@@ -443,7 +446,8 @@ fn worker(pipe: File, cmdline: &Cmdline) -> ! {
         log(&format!("PANIC: {info}"));
         crate::boot::supervise::report(&crate::boot::supervise::Msg::Panicked(panic_words(info)));
     }));
-    let _ = run_steps(&worker_steps(), &mut |s, l| s.run(l), &mut |m| log(m));
+    let named = overrides::CmdlineOverrides::read(cmdline).modules().to_vec();
+    let _ = run_steps(&worker_steps(&named), &mut |s, l| s.run(l), &mut |m| log(m));
     let how = crate::boot::unattended::run(cmdline, &mut |m| log(m));
     crate::boot::supervise::report(&crate::boot::supervise::Msg::Finish(how));
     std::process::exit(0)
@@ -582,16 +586,39 @@ mod tests {
         assert!(proc_ < modprobe);
         // The drivers are the worker's, after PID 1's mounts.
         assert!(t.iter().all(|s| !matches!(s.step, Step::Coldplug { .. })));
-        let w = worker_steps();
+        let w = worker_steps(&[]);
         let coldplug = position(&w, |s| matches!(s, Step::Coldplug { .. }));
         assert_eq!(coldplug, 0);
-        let Step::Coldplug { also } = w[coldplug].step else {
+        let Step::Coldplug { also } = &w[coldplug].step else {
             unreachable!()
         };
-        for m in ["vfat", "nls_cp437", "nls_iso8859_1", "nls_ascii"] {
-            assert!(also.contains(&m), "{m} loads with the drivers: {also:?}");
-        }
+        assert_eq!(
+            also,
+            &["vfat", "nls_cp437", "nls_iso8859_1", "nls_ascii"],
+            "they load with the drivers"
+        );
         assert!(w.iter().all(|s| !s.required), "every worker step is optional");
+        // The modules bootbench.modules= names load with them, each once.
+        let named = ["scsi_debug".to_string(), "vfat".to_string(), "null_blk".to_string()];
+        let w = worker_steps(&named);
+        let Step::Coldplug { also } = &w[0].step else {
+            unreachable!()
+        };
+        assert_eq!(
+            also,
+            &[
+                "vfat",
+                "nls_cp437",
+                "nls_iso8859_1",
+                "nls_ascii",
+                "scsi_debug",
+                "null_blk"
+            ]
+        );
+        assert_eq!(
+            w[0].step.to_string(),
+            "coldplug modules for the devices in /sys, and vfat nls_cp437 nls_iso8859_1 nls_ascii scsi_debug null_blk"
+        );
     }
 
     #[test]
@@ -633,11 +660,14 @@ mod tests {
             ),
             (
                 Step::Coldplug {
-                    also: &["vfat", "nls_cp437"],
+                    also: vec!["vfat".into(), "nls_cp437".into()],
                 },
                 "coldplug modules for the devices in /sys, and vfat nls_cp437",
             ),
-            (Step::Coldplug { also: &[] }, "coldplug modules for the devices in /sys"),
+            (
+                Step::Coldplug { also: Vec::new() },
+                "coldplug modules for the devices in /sys",
+            ),
         ];
         for (s, want) in cases {
             assert_eq!(s.to_string(), *want);

@@ -6,7 +6,9 @@
 //! it). Two of them are also needed where there is no plan: PID 1's last
 //! resort when no config could be planned ([`CmdlineOverrides::on_finish`])
 //! and the serial ports a refusal's document goes to
-//! ([`CmdlineOverrides::serial`]); they come from the same reading.
+//! ([`CmdlineOverrides::serial`]); they come from the same reading. So do
+//! the modules `bootbench.modules=` names, which load with the drivers
+//! before any config is read ([`CmdlineOverrides::modules`]).
 //!
 //! Wherever the command line names one, it wins; a bad value is an error
 //! naming the key (`bootbench.on_finish: "nap" is not ...`), except
@@ -37,6 +39,8 @@ pub struct CmdlineOverrides {
     metrics_url: Option<Result<Url, String>>,
     /// `bootbench.serial=`.
     serial: Option<Result<Choice, String>>,
+    /// `bootbench.modules=` ([`crate::modules::parse_named`]).
+    modules: Option<Result<Vec<String>, String>>,
 }
 
 impl CmdlineOverrides {
@@ -55,6 +59,19 @@ impl CmdlineOverrides {
                 .get(Key::MetricsUrl)
                 .map(|v| crate::results::metrics::check_url(v).map_err(|e| named(Key::MetricsUrl, e))),
             serial: cmdline.get(Key::Serial).map(Choice::parse),
+            modules: cmdline
+                .get(Key::Modules)
+                .map(|v| crate::modules::parse_named(v).map_err(|e| named(Key::Modules, e))),
+        }
+    }
+
+    /// The modules `bootbench.modules=` names, to load with the drivers;
+    /// none when it is absent or bad (a bad one stops the plan:
+    /// [`CmdlineOverrides::before_plan`]).
+    pub fn modules(&self) -> &[String] {
+        match &self.modules {
+            Some(Ok(m)) => m,
+            _ => &[],
         }
     }
 
@@ -77,10 +94,13 @@ impl CmdlineOverrides {
     }
 
     /// The command line's say before the plan is made: a bad
-    /// `bootbench.on_finish=` is an error before the config's own are;
-    /// `ov` gets the profile.
+    /// `bootbench.on_finish=` or `bootbench.modules=` is an error before
+    /// the config's own are; `ov` gets the profile.
     pub fn before_plan(&self, ov: &mut Overrides) -> Result<(), ConfigError> {
         if let Some(Err(e)) = &self.on_finish {
+            return Err(ConfigError(e.clone()));
+        }
+        if let Some(Err(e)) = &self.modules {
             return Err(ConfigError(e.clone()));
         }
         if self.profile.is_some() {
@@ -178,6 +198,31 @@ mod tests {
             "{said:?}"
         );
         assert!(said[0].ends_with("; the results go to every serial port"), "{said:?}");
+    }
+
+    #[test]
+    fn modules_the_command_line_names_and_a_bad_value_stops_the_plan() {
+        assert_eq!(read("").modules(), &[] as &[String]);
+        assert_eq!(
+            read("bootbench.modules=scsi_debug,null-blk scsi_debug.zbc=managed").modules(),
+            ["scsi_debug", "null_blk"]
+        );
+        let mut ov = Overrides::default();
+        read("bootbench.modules=scsi_debug").before_plan(&mut ov).unwrap();
+        // A bad value names none to load, and the plan is refused with the key, the value and
+        // what is expected.
+        let bad = read("bootbench.modules=scsi_debug,,x");
+        assert_eq!(bad.modules(), &[] as &[String]);
+        let e = bad.before_plan(&mut ov).unwrap_err().0;
+        assert!(
+            e.starts_with("bootbench.modules: \"scsi_debug,,x\" holds an empty name; expected module names"),
+            "{e}"
+        );
+        let e = read("bootbench.modules=../evil").before_plan(&mut ov).unwrap_err().0;
+        assert!(
+            e.starts_with("bootbench.modules: \"../evil\" holds \"../evil\"; expected"),
+            "{e}"
+        );
     }
 
     #[test]

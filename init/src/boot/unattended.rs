@@ -361,6 +361,8 @@ struct Boot<'a> {
     /// when none is trusted), and any BOOTBENCH FAT found later.
     never: Vec<String>,
     network: Network<'a>,
+    /// The coldplug's failures, once the drivers settled ([`Boot::disks`]).
+    module_errors: Vec<crate::modules::ModuleError>,
     log: &'a mut dyn FnMut(&str),
 }
 
@@ -388,6 +390,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
         no_stick_why: "no FAT partition labelled BOOTBENCH found".to_string(),
         never: Vec::new(),
         network: Network::new(cmdline),
+        module_errors: Vec::new(),
         log,
     };
     let chosen = boot.stick();
@@ -402,6 +405,8 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     };
     let raw = plan::parse(&text, &source);
     let disks = boot.disks(&raw);
+    let mut host = host;
+    host.modules = boot.named_modules();
     let (mut plan, on_finish, plan_id, results_url) = match boot.plan(&raw, &source, &disks) {
         Ok(p) => p,
         Err(inv) => {
@@ -544,6 +549,7 @@ impl Boot<'_> {
             if settled.changed {
                 listed = None;
             }
+            self.module_errors = settled.errors;
             let late: Vec<String> = stick::find_in(crate::sysfs::root(), Path::new("/dev"))
                 .into_iter()
                 .map(|s| s.disk)
@@ -589,6 +595,28 @@ impl Boot<'_> {
             Err(e) => log(&format!("what the disks hold: {e}")),
         }
         disks
+    }
+
+    /// What came of the modules `bootbench.modules=` names, once the
+    /// drivers settled ([`crate::modules::named_outcome`]), each said on
+    /// the console.
+    fn named_modules(&mut self) -> Vec<bench_core::document::result::NamedModule> {
+        use crate::modules::{Kernel, LiveKernel};
+        let params = crate::modules::module_params(&std::fs::read_to_string("/proc/cmdline").unwrap_or_default());
+        let out = crate::modules::named_outcome(self.overrides.modules(), &params, &self.module_errors, &|m| {
+            LiveKernel.is_loaded(m)
+        });
+        for m in &out {
+            let params = m.params.as_deref().map(|p| format!(" ({p})")).unwrap_or_default();
+            let why = m.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
+            (self.log)(&format!(
+                "module {}{params}, named by {}: {}{why}",
+                m.name,
+                Key::Modules,
+                m.status
+            ));
+        }
+        out
     }
 
     /// The plan of the config on these disks, the command line's overrides

@@ -704,6 +704,8 @@ fn host_in(proc_dir: &Path, sys: &Path) -> Host {
         lockdown: std::fs::read_to_string(sys.join("kernel/security/lockdown"))
             .ok()
             .and_then(|s| lockdown(&s)),
+        // Filled once the drivers settled (the unattended run).
+        modules: Vec::new(),
     }
 }
 

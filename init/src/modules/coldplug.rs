@@ -536,7 +536,9 @@ impl Coldplug {
 }
 
 /// Submit ([`Loader::submit`]) the modules for every modalias in `aliases`
-/// not in `seen` (adding them), and the modules `also` names; counts the
+/// not in `seen` (adding them), and the modules `also` names (one the
+/// tables lack and the kernel does not have is an [`ModuleError::Unknown`]
+/// in the loader's errors); counts the
 /// modaliases no module matches in `unmatched`. Returns how many new
 /// modaliases there were.
 fn submit_new_devices<K: Kernel>(
@@ -572,6 +574,13 @@ fn submit_new_devices<K: Kernel>(
         wanted.push(SCSI_DISK.to_string());
     }
     for m in also {
+        // A name the tables lack would be dropped without a word by submit:
+        // it is an error the boot says (and the document, for a module the
+        // command line named), unless the kernel has it already (built in).
+        if loader.db.resolve(&m).is_empty() && !loader.kernel.is_loaded(&m) {
+            loader.errors.push(ModuleError::Unknown { name: m });
+            continue;
+        }
         if !wanted.contains(&m) {
             wanted.push(m);
         }
@@ -590,7 +599,8 @@ static PENDING: std::sync::Mutex<Option<(Loader<'static, LiveKernel>, Coldplug)>
 /// [`Settle`]: the drivers of every device there is, and the USB stick's
 /// disk. The quiet time that ends a coldplug is left to [`settle`], so the
 /// boot finds the stick and reads its config meanwhile.
-pub fn coldplug(also: &[&str], log: &mut dyn FnMut(&str)) -> Report {
+pub fn coldplug(also: &[String], log: &mut dyn FnMut(&str)) -> Report {
+    let also: Vec<&str> = also.iter().map(String::as_str).collect();
     let db = match ModuleDb::load(&kernel_dir()) {
         Ok(db) => db,
         Err(e) => {
@@ -603,7 +613,7 @@ pub fn coldplug(also: &[&str], log: &mut dyn FnMut(&str)) -> Report {
     };
     let db: &'static ModuleDb = Box::leak(Box::new(db));
     let mut loader = live_loader(db).drivers_only_wait();
-    let mut c = Coldplug::new(sysfs::root(), also, Settle::default());
+    let mut c = Coldplug::new(sysfs::root(), &also, Settle::default());
     c.load(&mut loader, log);
     let report = c.report(&loader);
     *PENDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some((loader, c));
@@ -617,6 +627,9 @@ pub struct Settled {
     pub line: String,
     /// Something appeared meanwhile: disks listed before are out of date.
     pub changed: bool,
+    /// Every failure of the whole coldplug, its loading and its settling
+    /// (for [`super::named_outcome`]).
+    pub errors: Vec<ModuleError>,
 }
 
 /// Coldplug's second part ([`Coldplug::settle`]): scan until nothing new
@@ -649,7 +662,11 @@ pub fn settle(log: &mut dyn FnMut(&str)) -> Option<Settled> {
         ));
     }
     line.push(')');
-    Some(Settled { line, changed })
+    Some(Settled {
+        line,
+        changed,
+        errors: loader.errors.clone(),
+    })
 }
 
 /// One coldplug pass over the running system's devices (no settling):
@@ -776,6 +793,41 @@ mod tests {
         assert!(r.errors.is_empty());
         assert_eq!(r.usb_disk, None);
         assert_eq!(lines.len(), 2, "{lines:?}");
+    }
+
+    /// A module `also` names that the tables lack (one the image does not
+    /// carry) is an error of the coldplug, unless the kernel has it
+    /// already; the others load.
+    #[test]
+    fn also_names_a_module_the_tables_lack() {
+        let t = TempDir::new("also-unknown");
+        let sys = t.0.join("sys");
+        std::fs::create_dir_all(sys.join("block")).unwrap();
+        let db = db();
+        let mut k = Fake::new();
+        k.loaded.push("builtin_thing".to_string());
+        let mut l = Loader::new(&db, k);
+        let mut lines = Vec::new();
+        let r = coldplug_with(
+            &mut l,
+            &sys,
+            &["xts", "scsi_debug", "builtin_thing"],
+            quick(),
+            &mut |m| lines.push(m.to_string()),
+        );
+        assert!(r.loaded.iter().any(|m| m == "xts"), "{r:?}");
+        assert_eq!(
+            r.errors,
+            [ModuleError::Unknown {
+                name: "scsi_debug".into()
+            }]
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l == "coldplug: module scsi_debug: no such module or alias"),
+            "said on the console: {lines:?}"
+        );
     }
 
     /// The scan ends once nothing has changed for `quiet`: a block device

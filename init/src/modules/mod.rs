@@ -12,7 +12,16 @@
 //! dependencies of its own), the module itself, then its `post:` soft
 //! dependencies. Module names compare with `-` and `_` equal. Coldplug loads
 //! many at once, each as soon as what it needs is in ([`Loader::pump`]).
+//!
+//! Modules no device asks for by modalias load beside the drivers when the
+//! kernel command line names them (`bootbench.modules=scsi_debug,foo`,
+//! [`parse_named`]): an out-of-tree or rarely needed driver that the image
+//! carries (`bootbench-image initramfs --add-module NAME`). Each one's
+//! parameters come from the command line as modprobe takes them
+//! (`scsi_debug.zbc=managed`, [`module_params`]), and what came of it goes
+//! into the document ([`named_outcome`]).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -117,6 +126,87 @@ pub fn kernel_dir() -> PathBuf {
     Path::new(MODULES_ROOT).join(release)
 }
 
+/// What `bootbench.modules=` takes, said in its errors.
+pub const NAMED_EXPECTED: &str =
+    "module names (letters, digits, '_' and '-') separated by commas, as in scsi_debug,null_blk";
+
+/// The modules of `bootbench.modules=` (`value`): names separated by
+/// commas, each in the kernel's form (`-` as `_`), each once, in order. An
+/// empty value names none. Anything else (an empty name, a character no
+/// module name has) is an error naming the value and what is expected; the
+/// caller puts the key in front.
+pub fn parse_named(value: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    if value.is_empty() {
+        return Ok(out);
+    }
+    for word in value.split(',') {
+        let ok = !word.is_empty()
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !ok {
+            let what = if word.is_empty() {
+                "an empty name".to_string()
+            } else {
+                format!("{word:?}")
+            };
+            return Err(format!("{value:?} holds {what}; expected {NAMED_EXPECTED}"));
+        }
+        let name = canonical(word);
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
+}
+
+/// What came of the modules `names` (from [`parse_named`]) once the drivers
+/// settled: loaded when `in_kernel` says the kernel has it (loaded by the
+/// boot, before it, or built in), else failed with the loader's error about
+/// it (among `errors`, the coldplug's), or, without one, that it is not
+/// there (a module it needs failed, which the console names). `params` are the command line's
+/// ([`module_params`]).
+pub fn named_outcome(
+    names: &[String],
+    params: &HashMap<String, String>,
+    errors: &[ModuleError],
+    in_kernel: &dyn Fn(&str) -> bool,
+) -> Vec<bench_core::document::result::NamedModule> {
+    use bench_core::document::result::{NamedModule, NamedModuleStatus};
+    names
+        .iter()
+        .map(|name| {
+            let loaded = in_kernel(name);
+            let error = (!loaded).then(|| {
+                let own = errors
+                    .iter()
+                    .find(|e| e.module().map(canonical).as_deref() == Some(name));
+                match own {
+                    Some(ModuleError::Unknown { .. }) => format!(
+                        "not in this initramfs (add it to the image: bootbench-image initramfs --add-module {name}, \
+                         or make image EXTRA_MODULES={name})"
+                    ),
+                    Some(e) => e.to_string(),
+                    None => "not in the kernel after the drivers settled (a module it needs failed: \
+                             the console's coldplug lines say which)"
+                        .to_string(),
+                }
+            });
+            NamedModule {
+                name: name.clone(),
+                params: params.get(name).filter(|p| !p.is_empty()).cloned(),
+                status: if loaded {
+                    NamedModuleStatus::Loaded
+                } else {
+                    NamedModuleStatus::Failed
+                },
+                error,
+            }
+        })
+        .collect()
+}
+
 /// Load one module (or alias) with its dependencies into the running
 /// kernel; returns the modules newly inserted, in order.
 pub fn load(name: &str) -> Result<Vec<String>, ModuleError> {
@@ -124,4 +214,98 @@ pub fn load(name: &str) -> Result<Vec<String>, ModuleError> {
     let mut loader = live_loader(&db);
     loader.load(name)?;
     Ok(loader.loaded)
+}
+
+#[cfg(test)]
+mod named_tests {
+    use super::*;
+    use bench_core::document::result::NamedModuleStatus;
+
+    #[test]
+    fn named_modules_parse_or_say_what_is_wrong() {
+        let ok: &[(&str, &[&str])] = &[
+            ("", &[]),
+            ("scsi_debug", &["scsi_debug"]),
+            ("scsi-debug,null_blk,scsi_debug", &["scsi_debug", "null_blk"]),
+            ("zfs,spl,Foo9", &["zfs", "spl", "Foo9"]),
+        ];
+        for (value, want) in ok {
+            let want: Vec<String> = want.iter().map(|m| (*m).to_string()).collect();
+            assert_eq!(parse_named(value), Ok(want), "{value:?}");
+        }
+        let bad: &[(&str, &str)] = &[
+            (",", "an empty name"),
+            ("a,", "an empty name"),
+            ("a,,b", "an empty name"),
+            ("a.b", "\"a.b\""),
+            ("scsi_debug,x/y", "\"x/y\""),
+            ("sd mod", "\"sd mod\""),
+            ("a=b", "\"a=b\""),
+        ];
+        for (value, what) in bad {
+            let e = parse_named(value).unwrap_err();
+            assert_eq!(
+                e,
+                format!("{value:?} holds {what}; expected {NAMED_EXPECTED}"),
+                "{value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_named_module_s_outcome_is_the_kernel_s_word_with_the_loader_s_error() {
+        let names: Vec<String> = ["scsi_debug", "null_blk", "zfs", "dm_zero"].map(String::from).to_vec();
+        let params = modprobe::module_params("scsi_debug.zbc=managed scsi-debug.dev_size_mb=64 zfs.x=1");
+        let errors = vec![
+            ModuleError::Unknown { name: "zfs".into() },
+            ModuleError::Load {
+                name: "null-blk".into(),
+                path: "/lib/modules/k/null_blk.ko".into(),
+                errno: libc::EINVAL,
+            },
+            ModuleError::Load {
+                name: "ahci".into(),
+                path: "/lib/modules/k/ahci.ko".into(),
+                errno: libc::ENODEV,
+            },
+        ];
+        let out = named_outcome(&names, &params, &errors, &|m| m == "scsi_debug");
+        let got: Vec<(&str, NamedModuleStatus, Option<&str>)> = out
+            .iter()
+            .map(|m| (m.name.as_str(), m.status, m.params.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "scsi_debug",
+                    NamedModuleStatus::Loaded,
+                    Some("zbc=managed dev_size_mb=64")
+                ),
+                ("null_blk", NamedModuleStatus::Failed, None),
+                ("zfs", NamedModuleStatus::Failed, Some("x=1")),
+                ("dm_zero", NamedModuleStatus::Failed, None),
+            ]
+        );
+        assert_eq!(out[0].error, None);
+        assert_eq!(
+            out[1].error.as_deref(),
+            Some("module null-blk: finit_module /lib/modules/k/null_blk.ko: Invalid argument (os error 22)"),
+            "its own error, - and _ alike; not ahci's"
+        );
+        let zfs = out[2].error.as_deref().unwrap_or_default();
+        assert!(
+            zfs.starts_with("not in this initramfs") && zfs.contains("--add-module zfs"),
+            "{zfs}"
+        );
+        assert!(
+            out[3]
+                .error
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("not in the kernel after the drivers settled"),
+            "{:?}",
+            out[3]
+        );
+    }
 }
