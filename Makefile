@@ -147,6 +147,9 @@ qemu: deps image
 	  -o $(OUT)/report.html
 	@echo "report: $(OUT)/report.html"
 
+# The image make test boots carries scsi_debug (270 KB, 62 KB zstd-compressed): zoned.rs z2's
+# host-managed SCSI disk. Target-specific, so the image prerequisite is built with it too.
+test: override EXTRA_MODULES += scsi_debug
 test: deps targets image
 	$(CARGO) fmt --all --check
 	$(CARGO) build -p bench-core --target $(BARE)

@@ -14,6 +14,21 @@
 //!   what holds data on it (nothing, every zone empty; the other disk
 //!   whole), the zones rule passes, the run ends without an error, and
 //!   neither disk's bytes changed.
+//! - `z2`: a host-managed SCSI disk (ZBC): the kernel's `scsi_debug`, which
+//!   the image `make test` boots carries (`EXTRA_MODULES=scsi_debug`), loaded
+//!   because the kernel command line names it (`bootbench.modules=`) with
+//!   its parameters the standard way (`scsi_debug.zbc=managed`, 64 MiB in 16
+//!   zones of 4 MiB, the first 2 conventional, at most 4 open;
+//!   `vpd_use_hostno=0` makes its unit serial `2000` whatever the SCSI host
+//!   number), beside an ordinary virtio disk, with reads, a write test and a
+//!   surface scan, the scsi_debug disk granted. The document records the
+//!   module loaded with its parameters; the disk is found host-managed with
+//!   its conventional zones counted, its zone report after the run equals
+//!   the one before (no write pointer moved: scsi_debug keeps its data in
+//!   the guest's RAM, so the report is the proof, not a checksum), the
+//!   reads run, the write test is skipped for being host-managed, the scan
+//!   reads the conventional zones only (every sequential zone is empty),
+//!   the run ends ok, and the virtio disk's bytes did not change.
 //! - `z4`: the burn-in on a granted ZNS namespace goes zone by zone: the
 //!   zones of its area, each reset before each of its two passes, written
 //!   to its capacity and read back, left full as the config asks; the
@@ -23,8 +38,8 @@
 //!   past the area; the other disk unchanged.
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, status_of, stick_copy,
-    target_by_serial, tests_on, the_document, Scratch, Via,
+    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, path_of, status_of, stick_copy,
+    target_by_serial, tests_at, tests_on, the_document, Scratch, Via,
 };
 use serde_json::json;
 
@@ -152,6 +167,125 @@ fn z1_a_zns_namespace_is_read_and_never_written_or_reset() {
     for (i, d) in specs.iter().enumerate() {
         assert_eq!(before[i], after[i], "{} changed", d.name());
     }
+}
+
+#[test]
+fn z2_a_host_managed_scsi_disk_from_scsi_debug_is_read_and_never_written() {
+    let Some(a) = artifacts("z2_scsi_debug") else {
+        return;
+    };
+    let scratch = Scratch::new("z2_scsi_debug");
+    let dir = scratch.0.clone();
+    let specs = disks(&["virtio,size=64M,serial=Z2-PLAIN"]);
+    let (files, before) = disks_with_contents(&specs, &dir, |_| Some(4_051));
+    // scsi_debug's unit serial (VPD page 80h) is its LU number, 2000 with vpd_use_hostno=0.
+    let config = json!({
+        "tests": [
+            {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "8M"},
+            {"workload": "rand_read", "name": "rand_read_4k", "bs": "4K", "size": "8M", "runtime": "1s"},
+            {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}
+        ],
+        "surface_scan": {},
+        "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "2000"}]}
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let params = "zbc=managed dev_size_mb=64 zone_size_mb=4 zone_nr_conv=2 zone_max_open=4 vpd_use_hostno=0";
+    let append: Vec<String> = std::iter::once("bootbench.modules=scsi_debug".to_string())
+        .chain(params.split(' ').map(|p| format!("scsi_debug.{p}")))
+        .collect();
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, &append.join(" "));
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+
+    // The module: loaded, with the command line's parameters, in the document and on the console.
+    assert_eq!(
+        doc["host"]["modules"],
+        json!([{"name": "scsi_debug", "params": params, "status": "loaded"}]),
+        "{}",
+        doc["host"]
+    );
+    assert!(
+        outcome.serial.contains(&format!(
+            "module scsi_debug ({params}), named by bootbench.modules: loaded"
+        )),
+        "the console says it"
+    );
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+
+    let sd = doc["targets"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["model"] == "scsi_debug"))
+        .unwrap_or_else(|| panic!("no scsi_debug disk in {}", doc["targets"]));
+    assert_eq!(sd["serial"], "2000", "its unit serial: {sd}");
+    assert_eq!(sd["writable"], true, "granted by its serial: {sd}");
+    let z = &sd["zoned"];
+    assert_eq!(z["model"], "host_managed", "{z}");
+    let b = &z["before"];
+    assert_eq!(
+        (
+            &b["zones"],
+            &b["zone_size_bytes"],
+            &b["conventional_zones"],
+            &b["max_open_zones"],
+            &b["states"]["empty"],
+            &b["states"]["not_write_pointer"],
+            &b["written_bytes"],
+        ),
+        (
+            &json!(16),
+            &json!(4 << 20),
+            &json!(2),
+            &json!(4),
+            &json!(14),
+            &json!(2),
+            &json!(0)
+        ),
+        "{z}"
+    );
+    assert_eq!(z["after"], z["before"], "no write pointer moved, no zone changed: {z}");
+
+    let path = path_of(sd);
+    let tests = tests_at(&doc, path);
+    for name in ["seq_read_1m", "rand_read_4k"] {
+        let t = tests
+            .iter()
+            .find(|t| t["name"] == name)
+            .expect("the read is in the document");
+        assert_eq!(status_of(t), "ok", "{name}: {}", t["status"]);
+    }
+    let write = tests
+        .iter()
+        .find(|t| t["name"] == "seq_write_1m")
+        .expect("the write test is in the document");
+    assert_eq!(status_of(write), "skipped", "{}", write["status"]);
+    assert!(
+        write["status"].to_string().contains("host-managed zoned disk"),
+        "skipped for being host-managed: {}",
+        write["status"]
+    );
+    // The scan read the two conventional zones (8 MiB) and no block of a sequential zone
+    // (every one empty), with no failed read; the other disk whole.
+    let scan = &sd["surface_scan"];
+    assert_eq!(
+        (
+            &scan["end"],
+            &scan["data_bytes"],
+            &scan["read_bytes"],
+            &scan["failed_reads"]
+        ),
+        (&json!("done"), &json!(8 << 20), &json!(8 << 20), &json!(0)),
+        "{scan}"
+    );
+    let plain = target_by_serial(&doc, "Z2-PLAIN");
+    assert!(plain.get("zoned").is_none(), "not zoned: {plain}");
+    assert_eq!(
+        (&plain["surface_scan"]["end"], &plain["surface_scan"]["read_bytes"]),
+        (&json!("done"), &json!(64 << 20)),
+        "{}",
+        plain["surface_scan"]
+    );
+    let after: Vec<_> = files.iter().map(|f| checksum(f).unwrap()).collect();
+    assert_eq!(before, after, "the virtio disk changed");
 }
 
 #[test]
