@@ -19,7 +19,7 @@ use crate::args::Cli;
 pub use crate::args::{Command, PlanArgs};
 use crate::disks::{discover, identity};
 use crate::plan::{self, Overrides};
-use crate::results::{remote, sink};
+use crate::results::{beside, remote, sink};
 use crate::run::{self, stacks};
 
 impl PlanArgs {
@@ -232,7 +232,7 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
     let pusher = remote
         .as_ref()
         .and_then(|(c, machine)| run::metrics(&plan, c.clone(), machine.clone(), None, say_line));
-    let doc = run::execute(&mut plan, &mut |line| eprintln!("{}", console::safe(line)), &mut |d| {
+    let mut doc = run::execute(&mut plan, &mut |line| eprintln!("{}", console::safe(line)), &mut |d| {
         if let Some(p) = &pusher {
             p.update(d);
         }
@@ -241,6 +241,9 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
         let t = p.finish(&doc);
         say_line(&t.line());
     }
+    // The verdicts are in: a failed NVMe disk's telemetry log, before the
+    // document is encoded (it names the file and its checksum).
+    let files = crate::run::telemetry::capture_failed(&mut doc, &mut |l| say_line(l));
     let failed = doc.run.status != RunStatus::Ok;
     let mut json = match serde_json::to_string_pretty(&doc) {
         Ok(j) => j,
@@ -251,11 +254,23 @@ fn run_command(config: Option<&str>, out: Option<&str>, ov: &Overrides) -> i32 {
     };
     json.push('\n');
     let written = crate::results::emit::to_file(out_file.take(), &json);
+    let mut log = |l: &str| say_line(l);
+    match (&written, out) {
+        (Ok(()), Some(out)) => beside::say("telemetry log", &beside::save_beside(Path::new(out), &files), &mut log),
+        _ if !files.is_empty() => say(&format!(
+            "{} telemetry log(s) not saved: the results went to no file (--out)",
+            files.len()
+        )),
+        _ => {}
+    }
     eprint!("{}", render(&doc));
     if let (Some(t), Some((c, machine))) = (&plan.results_url, &remote) {
-        let mut log = |l: &str| say_line(l);
         match remote::send(c, t, machine, &plan_id, json.as_bytes(), remote::SEND_BOUND, &mut log) {
-            Ok(url) => say(&format!("results sent to {url}")),
+            Ok(url) => {
+                say(&format!("results sent to {}", url.redacted()));
+                let sent = remote::send_beside(c, &url, &files, remote::SEND_BOUND, &mut log);
+                beside::say("telemetry log", &sent, &mut log);
+            }
             Err(e) => say(&format!("results not sent to the results URL: {e}")),
         }
     }

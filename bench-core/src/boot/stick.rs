@@ -172,6 +172,22 @@ pub fn next_result_name<'a>(names: impl IntoIterator<Item = &'a str>, machine: &
     name(&free)
 }
 
+/// The name of a file saved beside the document `doc` (`SN1-3.json`, or
+/// a results URL's last path segment): the document's name less its
+/// `.json` (any case), a dot, and `file` (`nvme0n1.telemetry.bin`, a
+/// disk's telemetry log, [`crate::device::telemetry::file_name`]):
+/// `SN1-3.nvme0n1.telemetry.bin`. Never a result name (it does not end in
+/// `.json`), and it starts with the document's stem, so it sorts beside
+/// it. A `doc` without `.json` keeps all of its name.
+pub fn beside(doc: &str, file: &str) -> String {
+    let stem = doc
+        .len()
+        .checked_sub(RESULT_EXT.len())
+        .filter(|&s| doc.get(s..).is_some_and(|e| e.eq_ignore_ascii_case(RESULT_EXT)))
+        .map_or(doc, |s| &doc[..s]);
+    format!("{stem}.{file}")
+}
+
 /// The temp name a new file `name` is written under by process `pid`
 /// before it gets its name: `.<name>.tmp-<pid>`, a hidden dot file that
 /// does not end in `.json`, so no reader takes it for a result.
@@ -404,5 +420,23 @@ mod tests {
                 assert!(tmp.len() <= FAT_NAME_MAX, "{tmp}");
             }
         }
+    }
+
+    #[test]
+    fn files_beside_a_document_take_its_stem_and_are_no_results() {
+        for (doc, want) in [
+            ("SN1-3.json", "SN1-3.nvme0n1.telemetry.bin"),
+            ("sn1-3.JSON", "sn1-3.nvme0n1.telemetry.bin"),
+            ("ab12-1.json", "ab12-1.nvme0n1.telemetry.bin"),
+            ("result", "result.nvme0n1.telemetry.bin"),
+        ] {
+            let b = beside(doc, "nvme0n1.telemetry.bin");
+            assert_eq!(b, want, "{doc}");
+            assert!(!is_result_name(&b) && result_number(&b, "SN1").is_none());
+        }
+        assert_eq!(
+            next_result_name(["SN1-3.json", "SN1-3.nvme0n1.telemetry.bin"], "SN1"),
+            "SN1-4.json"
+        );
     }
 }

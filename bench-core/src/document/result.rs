@@ -326,6 +326,7 @@ mod ocp;
 mod precondition;
 mod scan;
 mod selftest;
+mod telemetry;
 mod zones;
 pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass, BurnZones, ZonesAfter};
 pub use capacity::{CapacitySource, HiddenCapacity};
@@ -337,6 +338,7 @@ pub use ocp::{DssdVersion, OcpSmart, OcpSmartV5, RawNormalized};
 pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, PreconditionRound, Purge};
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 pub use selftest::{SelfTest, SelfTestKind, SelfTestOutcome, SelfTestSource};
+pub use telemetry::Telemetry;
 pub use zones::{CapacityKind, ZoneModel, ZoneStates, ZoneSummary, Zoned};
 
 /// The schema identifier of this version of the document.
@@ -931,6 +933,11 @@ pub struct TargetInfo {
     /// in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precondition: Option<Precondition>,
+    /// An NVMe disk's host-initiated telemetry log, read after the
+    /// verdicts when the disk failed acceptance and saved beside the
+    /// document; absent for every other disk and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<Telemetry>,
 }
 
 /// What an array or a layer is built of.

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::boot::cmdline::{Cmdline, Key};
 use crate::net::{self, http};
+use crate::results::beside::Evidence;
 use crate::results::remote;
 use bench_core::vocab::url::Template;
 
@@ -110,21 +111,31 @@ pub fn forced(cmdline: &Cmdline) -> bool {
     cmdline.get(Key::Force).is_some_and(|v| v == "1")
 }
 
-/// Send `json` to `template` for this machine and plan; say where it went
-/// or why not.
+/// Send `json` to `template` for this machine and plan, then `files`
+/// beside it ([`remote::send_beside`]); say where each went or why not.
 pub fn send(
     net: &mut Network<'_>,
     template: &Template,
     machine: &str,
     run: &str,
     json: &[u8],
+    files: &[Evidence],
     log: &mut dyn FnMut(&str),
 ) {
-    let sent = net
-        .client(log)
-        .and_then(|c| remote::send(c, template, machine, run, json, remote::SEND_BOUND, log));
-    match sent {
-        Ok(url) => log(&format!("results sent to {url}")),
+    let client = match net.client(log) {
+        Ok(c) => c,
+        Err(e) => {
+            return log(&format!(
+                "results not sent to the results URL: {e}; they are on the serial console (and the stick, if any)"
+            ))
+        }
+    };
+    match remote::send(client, template, machine, run, json, remote::SEND_BOUND, log) {
+        Ok(url) => {
+            log(&format!("results sent to {}", url.redacted()));
+            let sent = remote::send_beside(client, &url, files, remote::SEND_BOUND, log);
+            crate::results::beside::say("telemetry log", &sent, log);
+        }
         Err(e) => log(&format!(
             "results not sent to the results URL: {e}; they are on the serial console (and the stick, if any)"
         )),

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use super::process::{self, Exit};
 use crate::boot::OnFinish;
+use crate::results::beside::Evidence;
 
 /// The longest message PID 1 takes (a document of a long run with every
 /// per-second sample fits many times over); a longer one is dropped.
@@ -62,6 +63,10 @@ pub enum Msg {
     Finish(OnFinish),
     /// The worker panicked with this message (it aborts next).
     Panicked(String),
+    /// A file to save beside the final document (a failed NVMe disk's
+    /// telemetry log), sent before [`Msg::Final`]: PID 1 saves it with the
+    /// document if it must save that.
+    Beside(Evidence),
 }
 
 impl Msg {
@@ -75,6 +80,7 @@ impl Msg {
             Msg::Bound(_) => 6,
             Msg::Finish(_) => 7,
             Msg::Panicked(_) => 8,
+            Msg::Beside(_) => 9,
         }
     }
 
@@ -91,6 +97,14 @@ impl Msg {
             Msg::Framed => Vec::new(),
             Msg::Bound(ns) => ns.to_le_bytes().to_vec(),
             Msg::Finish(how) => how.to_string().into_bytes(),
+            // The name (no NUL in it: [A-Za-z0-9_.-]), a NUL, the bytes.
+            Msg::Beside(e) => {
+                let mut p = Vec::with_capacity(e.file.len() + 1 + e.bytes.len());
+                p.extend_from_slice(e.file.as_bytes());
+                p.push(0);
+                p.extend_from_slice(&e.bytes);
+                p
+            }
         };
         let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
         let mut out = Vec::with_capacity(payload.len() + 5);
@@ -120,6 +134,13 @@ impl Msg {
             )),
             7 => Msg::Finish(text()?.parse()?),
             8 => Msg::Panicked(text()?),
+            9 => {
+                let nul = payload.iter().position(|&b| b == 0).ok_or("message 9: no file name")?;
+                Msg::Beside(Evidence {
+                    file: String::from_utf8(payload[..nul].to_vec()).map_err(|_| "message 9: not UTF-8")?,
+                    bytes: payload[nul + 1..].to_vec(),
+                })
+            }
             other => return Err(format!("unknown message tag {other}")),
         })
     }
@@ -187,6 +208,8 @@ pub struct Reports {
     pub bound_ns: Option<u64>,
     pub finish: Option<OnFinish>,
     pub panicked: Option<String>,
+    /// The files to save beside the final document.
+    pub beside: Vec<Evidence>,
 }
 
 impl Reports {
@@ -201,6 +224,7 @@ impl Reports {
             Msg::Bound(ns) => self.bound_ns = Some(ns),
             Msg::Finish(how) => self.finish = Some(how),
             Msg::Panicked(p) => self.panicked = Some(p),
+            Msg::Beside(e) => self.beside.push(e),
         }
     }
 }
@@ -250,6 +274,9 @@ pub struct Conclusion {
     pub to_stick: bool,
     /// The frame's file name when the document is on the stick already.
     pub saved_as: Option<String>,
+    /// The files to save beside the document when it goes to the stick
+    /// (the final document's only: a partial one names none).
+    pub beside: Vec<Evidence>,
     /// What the machine does next.
     pub how: OnFinish,
 }
@@ -274,12 +301,20 @@ pub fn conclude(r: &Reports, ending: &Ending, fallback: OnFinish, blank: &dyn Fn
             doc: None,
             to_stick: false,
             saved_as: None,
+            beside: Vec::new(),
             how,
         };
     }
     let cause = match &r.panicked {
         Some(p) => format!("the worker process panicked ({p}) and {ending}"),
         None => format!("the worker process {ending}"),
+    };
+    // The final document names the files it was sent with; a partial one
+    // was encoded before them and names none.
+    let beside = if r.final_doc.is_some() {
+        r.beside.clone()
+    } else {
+        Vec::new()
     };
     let (doc, to_stick, saved_as) = if r.framed {
         // Everything is out already (it died while finishing).
@@ -296,6 +331,7 @@ pub fn conclude(r: &Reports, ending: &Ending, fallback: OnFinish, blank: &dyn Fn
         doc,
         to_stick,
         saved_as,
+        beside: if to_stick { beside } else { Vec::new() },
         how,
     }
 }
@@ -439,6 +475,10 @@ mod tests {
             Msg::Bound(192_000_000_000),
             Msg::Finish(OnFinish::Halt),
             Msg::Panicked("boom".into()),
+            Msg::Beside(Evidence {
+                file: "nvme0n1.telemetry.bin".into(),
+                bytes: vec![0, 1, 0, 255, b'\n'],
+            }),
         ]
     }
 

@@ -30,6 +30,7 @@ use crate::disks::discover;
 use crate::disks::identity;
 use crate::plan::{self, ConfigError, Overrides, Plan, RawConfig};
 use crate::results;
+use crate::results::beside::Evidence;
 use crate::results::emit::{self, Emitted};
 use crate::results::serial;
 use crate::run;
@@ -156,6 +157,7 @@ fn unread_config_source(cmdline: &Cmdline) -> String {
 /// done (so a rescue saves only what is not out yet).
 pub fn emit(
     doc: &ResultDoc,
+    files: &[Evidence],
     root: Option<&Path>,
     no_stick_why: &str,
     machine: &str,
@@ -167,7 +169,12 @@ pub fn emit(
         no_stick_why,
         machine,
     };
-    emit::emit(doc, to, crate::boot::nonce(), out, log, &mut |step| match step {
+    // PID 1 keeps them, to save with the document should the worker die
+    // before it has.
+    for f in files {
+        supervise::report(&Msg::Beside(f.clone()));
+    }
+    emit::emit(doc, files, to, crate::boot::nonce(), out, log, &mut |step| match step {
         emit::Step::Encoded(json) => supervise::report(&Msg::Final(json.to_string())),
         emit::Step::Saved(name) => supervise::report(&Msg::Saved(name.to_string())),
         emit::Step::Framed => supervise::report(&Msg::Framed),
@@ -194,15 +201,13 @@ fn rescue_to(
     out: &mut dyn Write,
     log: &mut dyn FnMut(&str),
 ) {
-    emit::rescue_to(
+    let r = emit::Rescued {
         doc,
-        c.saved_as.as_deref(),
-        c.to_stick,
-        stick,
-        crate::boot::nonce(),
-        out,
-        log,
-    );
+        files: &c.beside,
+        saved_as: c.saved_as.as_deref(),
+        to_stick: c.to_stick,
+    };
+    emit::rescue_to(r, stick, crate::boot::nonce(), out, log);
 }
 
 /// `doc` as PID 1 keeps it after each test: the results so far, marked as
@@ -432,11 +437,20 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     });
     doc.host = host;
     doc.run.plan_id = Some(plan_id.clone());
+    // The verdicts are in: a failed NVMe disk's telemetry log, before the
+    // document is encoded (it names the file and its checksum).
+    let files = crate::run::telemetry::capture_failed(&mut doc, boot.log);
     if let Some(p) = pusher {
         let t = p.finish(&doc);
         (boot.log)(&t.line());
     }
-    boot.out(&doc, plan.serial_ports.as_deref(), results_url.as_ref(), &plan_id);
+    boot.out(
+        &doc,
+        &files,
+        plan.serial_ports.as_deref(),
+        results_url.as_ref(),
+        &plan_id,
+    );
     (boot.log)(&format!("run finished: {}; then {on_finish}", doc.run.status));
     on_finish
 }
@@ -720,10 +734,18 @@ impl Boot<'_> {
     /// The document out: to the stick, framed on the console and the
     /// serial ports (the config's `serial_ports` unless the command line
     /// names them), and to the results URL (`run` its `{run}`).
-    fn out(&mut self, doc: &ResultDoc, ports: Option<&[String]>, results_url: Option<&Template>, run: &str) {
+    fn out(
+        &mut self,
+        doc: &ResultDoc,
+        files: &[Evidence],
+        ports: Option<&[String]>,
+        results_url: Option<&Template>,
+        run: &str,
+    ) {
         let mut out = results_out(&self.overrides, ports, self.log);
         let emitted = emit(
             doc,
+            files,
             self.root.as_deref(),
             &self.no_stick_why,
             &self.machine,
@@ -731,7 +753,15 @@ impl Boot<'_> {
             self.log,
         );
         if let (Some(t), Some(json)) = (results_url, emitted.json) {
-            network::send(&mut self.network, t, &self.machine, run, json.as_bytes(), self.log);
+            network::send(
+                &mut self.network,
+                t,
+                &self.machine,
+                run,
+                json.as_bytes(),
+                files,
+                self.log,
+            );
         }
     }
 
@@ -743,7 +773,7 @@ impl Boot<'_> {
         // The command line's template as written, unchecked: a bad one
         // fails to send, and says so.
         let url = self.overrides.results_url_as_written();
-        self.out(&doc, None, url.as_ref(), run);
+        self.out(&doc, &[], None, url.as_ref(), run);
         inv.on_finish
     }
 }
@@ -976,7 +1006,7 @@ mod tests {
         let t = TempDir::new("emit");
         let mut out = Vec::new();
         let mut lines = Vec::new();
-        let saved = emit(&doc, Some(&t.0), "", "SN9", &mut out, &mut |l| {
+        let saved = emit(&doc, &[], Some(&t.0), "", "SN9", &mut out, &mut |l| {
             lines.push(l.to_string())
         })
         .saved;
@@ -1016,6 +1046,7 @@ mod tests {
         let mut lines = Vec::new();
         let saved = emit(
             &doc,
+            &[],
             None,
             "no FAT partition labelled BOOTBENCH found",
             "unknown",
@@ -1039,7 +1070,7 @@ mod tests {
         // A read-only stick: the reason is EROFS.
         let t = TempDir::new("ro");
         fs::write(t.0.join("results"), "not a dir").expect("write");
-        let saved = emit(&doc, Some(&t.0), "", "SN", &mut Vec::new(), &mut |l| {
+        let saved = emit(&doc, &[], Some(&t.0), "", "SN", &mut Vec::new(), &mut |l| {
             lines.push(l.to_string())
         })
         .saved;
@@ -1101,7 +1132,7 @@ mod tests {
             room: usize::MAX,
         };
         assert_eq!(
-            emit(&doc, None, "no stick", "SN", &mut console, &mut |_| {}).saved,
+            emit(&doc, &[], None, "no stick", "SN", &mut console, &mut |_| {}).saved,
             None
         );
         assert_eq!(String::from_utf8(console.out).expect("utf8"), want);
@@ -1112,7 +1143,7 @@ mod tests {
             calls: 0,
             room: 500,
         };
-        let saved = emit(&doc, Some(&t.0), "", "SN", &mut console, &mut |_| {}).saved;
+        let saved = emit(&doc, &[], Some(&t.0), "", "SN", &mut console, &mut |_| {}).saved;
         assert_eq!(saved, Some(t.0.join("results/SN-1.json")));
         assert_eq!(fs::read(t.0.join("results/SN-1.json")).expect("read"), json.as_bytes());
         let want = want.replacen("SN.json", "SN-1.json", 1);
@@ -1252,6 +1283,93 @@ mod tests {
             lines[0].starts_with("supervisor: results written to the stick"),
             "{lines:?}"
         );
+    }
+
+    /// The worker's emit: the telemetry logs beside the document on the
+    /// stick, under its stem; without a stick, the console says they were
+    /// not saved.
+    #[test]
+    fn emit_saves_the_telemetry_logs_beside_the_document() {
+        let doc = run::new_doc(None, "s", 1, false, Vec::new());
+        let files = [crate::results::beside::Evidence {
+            file: "nvme0n1.telemetry.bin".into(),
+            bytes: vec![1, 0, 2, 0],
+        }];
+        let t = TempDir::new("emit-beside");
+        let mut lines = Vec::new();
+        let e = emit(&doc, &files, Some(&t.0), "", "SN", &mut Vec::new(), &mut |l| {
+            lines.push(l.to_string())
+        });
+        assert_eq!(e.saved, Some(t.0.join("results/SN-1.json")));
+        assert_eq!(
+            fs::read(t.0.join("results/SN-1.nvme0n1.telemetry.bin")).expect("beside"),
+            files[0].bytes
+        );
+        assert!(
+            lines.iter().any(|l| l.starts_with("telemetry log saved: ")),
+            "{lines:?}"
+        );
+        let mut lines = Vec::new();
+        emit(&doc, &files, None, "no stick", "SN", &mut Vec::new(), &mut |l| {
+            lines.push(l.to_string())
+        });
+        assert!(
+            lines
+                .iter()
+                .any(|l| l == "1 telemetry log(s) not saved: the results are not on a stick"),
+            "{lines:?}"
+        );
+    }
+
+    /// A worker that died after it encoded its final document and sent
+    /// its telemetry logs, before it saved them: PID 1 saves the document
+    /// and the logs beside it, under the name the document gives them. A
+    /// partial document names no log, and none is saved with it.
+    #[test]
+    fn a_rescue_saves_the_telemetry_logs_beside_the_final_document() {
+        let ev = crate::results::beside::Evidence {
+            file: "nvme0n1.telemetry.bin".into(),
+            bytes: vec![0, 7, 0, 255],
+        };
+        let d = run::new_doc(None, "s", 1, false, Vec::new());
+        let json = serde_json::to_string(&d).expect("json");
+        let ending = supervise::Ending::Exited(crate::sys::process::Exit::Signal(libc::SIGKILL));
+        let mut reports = Reports::default();
+        for m in [
+            Msg::Partial(json.clone()),
+            Msg::Beside(ev.clone()),
+            Msg::Final(json.clone()),
+        ] {
+            reports.apply(m);
+        }
+        let c = supervise::conclude(&reports, &ending, OnFinish::PowerOff, &blank_error_doc);
+        assert_eq!(c.beside, vec![ev.clone()]);
+        let t = TempDir::new("rescue-beside");
+        fs::write(t.0.join("earlier"), "x").expect("write");
+        let mut lines = Vec::new();
+        rescue_to(
+            c.doc.as_deref().expect("a document"),
+            &c,
+            Some(&(t.0.clone(), "SN".into())),
+            &mut Vec::new(),
+            &mut |l| lines.push(l.to_string()),
+        );
+        assert_eq!(
+            fs::read(t.0.join("results/SN-1.nvme0n1.telemetry.bin")).expect("beside"),
+            ev.bytes,
+            "{lines:?}"
+        );
+        assert!(t.0.join("results/SN-1.json").is_file());
+        // Saved by the worker already: PID 1 saves neither.
+        reports.apply(Msg::Saved("SN-1.json".into()));
+        let c = supervise::conclude(&reports, &ending, OnFinish::PowerOff, &blank_error_doc);
+        assert!(!c.to_stick && c.beside.is_empty(), "{c:?}");
+        // Only a partial document: no log goes with it.
+        let mut partial = Reports::default();
+        partial.apply(Msg::Partial(json));
+        partial.apply(Msg::Beside(ev));
+        let c = supervise::conclude(&partial, &ending, OnFinish::PowerOff, &blank_error_doc);
+        assert!(c.to_stick && c.beside.is_empty(), "{c:?}");
     }
 
     #[test]

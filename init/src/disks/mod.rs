@@ -4,7 +4,8 @@
 //! identity a grant is bound to: device number, disk sequence number);
 //! [`file`] opens a target without blocking, [`scsi`] builds the SCSI and
 //! ATA commands sent to a disk, [`health`] reads its health, [`selftest`]
-//! runs its SMART self-test and [`capacity`] reads its hidden capacity;
+//! runs its SMART self-test, [`capacity`] reads its hidden capacity and
+//! [`telemetry`] an NVMe disk's telemetry log;
 //! [`holds`] reads what a disk holds ([`md`] superblocks, [`lvm`] physical
 //! volumes, [`luks`] headers, firmware RAID) and the stacks they make;
 //! [`unlock`] derives a LUKS container's volume key from its passphrase
@@ -23,5 +24,6 @@ pub mod lvm;
 pub mod md;
 pub mod scsi;
 pub mod selftest;
+pub mod telemetry;
 pub mod unlock;
 pub mod zones;

@@ -10,6 +10,7 @@ use bench_core::document::result::ResultDoc;
 use bench_core::verdict::table::render_to;
 use embedded_io_adapters::std::FromStd;
 
+use crate::results::beside::{self, Evidence};
 use crate::results::serial;
 use crate::results::{sink, stick};
 
@@ -47,12 +48,14 @@ pub enum Step<'a> {
 }
 
 /// Emit a document: the results file on the stick (if one is mounted) via
-/// [`stick::save_result`], then the frame on `out` (under the stick file's
-/// name, with this boot's `nonce`), then the text table on `out`. `log`
-/// says where the file went, or why none was written; `step` hears each
-/// step as it is done.
+/// [`stick::save_result`] and `files` beside it ([`beside::save_beside`]:
+/// a failed NVMe disk's telemetry log), then the frame on `out` (under the
+/// stick file's name, with this boot's `nonce`), then the text table on
+/// `out`. `log` says where each file went, or why none was written; `step`
+/// hears each step as it is done.
 pub fn emit(
     doc: &ResultDoc,
+    files: &[Evidence],
     to: Stick<'_>,
     nonce: Nonce,
     out: &mut dyn Write,
@@ -84,6 +87,14 @@ pub fn emit(
         }
     };
     step(Step::Saved(if saved.is_ok() { &name } else { "" }));
+    match &saved {
+        Ok(p) => beside::say("telemetry log", &beside::save_beside(p, files), &mut *log),
+        Err(_) if !files.is_empty() => log(&format!(
+            "{} telemetry log(s) not saved: the results are not on a stick",
+            files.len()
+        )),
+        Err(_) => {}
+    }
     let _ = frame::encode_to(
         &mut FromStd::new(&mut *out),
         &name,
@@ -100,19 +111,37 @@ pub fn emit(
     }
 }
 
-/// PID 1's save of a dead worker's document `doc`: to the stick `stick`
-/// (root, machine) when `to_stick`, then framed on `out` under the stick
-/// file's name (else `saved_as`, the name the worker saved it under, else
-/// `<machine>.json`).
+/// What PID 1 saves of a dead worker's: its document, the files beside
+/// it, and whether it is on the stick already.
+#[derive(Clone, Copy, Debug)]
+pub struct Rescued<'a> {
+    /// The document.
+    pub doc: &'a str,
+    /// Files to save beside it when it goes to the stick.
+    pub files: &'a [Evidence],
+    /// The name the worker saved it under on the stick, if it did.
+    pub saved_as: Option<&'a str>,
+    /// Save it to the stick (it is not there yet).
+    pub to_stick: bool,
+}
+
+/// PID 1's save of a dead worker's document `r.doc`: to the stick `stick`
+/// (root, machine) when `r.to_stick`, with `r.files` beside it, then
+/// framed on `out` under the stick file's name (else `r.saved_as`, the
+/// name the worker saved it under, else `<machine>.json`).
 pub fn rescue_to(
-    doc: &str,
-    saved_as: Option<&str>,
-    to_stick: bool,
+    r: Rescued<'_>,
     stick: Option<&(PathBuf, String)>,
     nonce: Nonce,
     out: &mut dyn Write,
     log: &mut dyn FnMut(&str),
 ) {
+    let Rescued {
+        doc,
+        files,
+        saved_as,
+        to_stick,
+    } = r;
     let machine = stick.map_or("unknown", |(_, m)| m.as_str());
     let mut name = saved_as.map_or_else(|| format!("{machine}.json"), str::to_string);
     match (to_stick, stick) {
@@ -122,6 +151,7 @@ pub fn rescue_to(
                 if let Some(n) = p.file_name() {
                     name = n.to_string_lossy().into_owned();
                 }
+                beside::say("supervisor: telemetry log", &beside::save_beside(&p, files), &mut *log);
             }
             Err(e) => log(&format!(
                 "supervisor: {e}; the results follow on the serial console only"

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 pub use bench_core::vocab::url::{Template, PLACEHOLDERS};
 
 use crate::net::http::{Client, HttpError, Url};
+use crate::results::beside::{self, Evidence};
 
 /// How long sending one document may take, retries included.
 pub const SEND_BOUND: Duration = Duration::from_secs(30);
@@ -31,8 +32,8 @@ enum Outcome {
     Failed(HttpError),
 }
 
-fn fetch_status(client: &Client, method: &str, url: &Url, body: Option<&[u8]>) -> Outcome {
-    match client.request(method, url, body.map(|b| ("application/json", b))) {
+fn fetch_status(client: &Client, method: &str, url: &Url, body: Option<(&str, &[u8])>) -> Outcome {
+    match client.request(method, url, body) {
         Ok(r) => Outcome::Status(r.status),
         Err(e) => Outcome::Failed(e),
     }
@@ -96,8 +97,8 @@ fn worth_retrying(o: &Outcome) -> bool {
 
 /// Send `json` with PUT to the template's URL for this machine and plan,
 /// at the first free `{n}`; tries again after 1, 2, 4, ... s while the
-/// failure may go away and `bound` allows. The URL (without its query) it
-/// went to, or why it did not go.
+/// failure may go away and `bound` allows. The URL it went to (shown
+/// [`Url::redacted`]: it may hold a presigned query), or why it did not go.
 pub fn send(
     client: &Client,
     template: &Template,
@@ -106,15 +107,30 @@ pub fn send(
     json: &[u8],
     bound: Duration,
     log: &mut dyn FnMut(&str),
-) -> Result<String, String> {
+) -> Result<Url, String> {
     let start = Instant::now();
     let n = free_n(client, template, machine, run);
     let url = template.url(machine, run, n)?;
+    put(client, &url, ("application/json", json), start, bound, log)?;
+    Ok(url)
+}
+
+/// PUT `body` (its content type and bytes) to `url`, tried again after 1,
+/// 2, 4, ... s while the failure may go away and `bound` from `start`
+/// allows.
+fn put(
+    client: &Client,
+    url: &Url,
+    body: (&str, &[u8]),
+    start: Instant,
+    bound: Duration,
+    log: &mut dyn FnMut(&str),
+) -> Result<(), String> {
     let mut delay = Duration::from_secs(1);
     for attempt in 1.. {
-        let outcome = fetch_status(client, "PUT", &url, Some(json));
+        let outcome = fetch_status(client, "PUT", url, Some(body));
         let why = match &outcome {
-            Outcome::Status(s) if (200..300).contains(s) => return Ok(url.redacted()),
+            Outcome::Status(s) if (200..300).contains(s) => return Ok(()),
             Outcome::Status(s) => format!("the server answered {s}"),
             Outcome::Failed(e) => e.to_string(),
         };
@@ -135,6 +151,34 @@ pub fn send(
         delay *= 2;
     }
     unreachable!("the loop returns")
+}
+
+/// Each file of `files` with PUT beside the document sent to `doc`
+/// ([`beside::url_beside`]: the same name as on the stick, the query kept),
+/// as `application/octet-stream`, each within `bound`: where each went, or
+/// why not.
+pub fn send_beside(
+    client: &Client,
+    doc: &Url,
+    files: &[Evidence],
+    bound: Duration,
+    log: &mut dyn FnMut(&str),
+) -> Vec<Result<String, String>> {
+    files
+        .iter()
+        .map(|e| {
+            let url = beside::url_beside(doc, &e.file);
+            put(
+                client,
+                &url,
+                ("application/octet-stream", &e.bytes),
+                Instant::now(),
+                bound,
+                log,
+            )
+            .map(|()| url.redacted())
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -260,9 +304,10 @@ mod tests {
                         b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n".to_vec()
                     }
                     "PUT" => {
-                        let body = text
-                            .split_once("\r\n\r\n")
-                            .map(|(_, b)| b.as_bytes().to_vec())
+                        let body = req
+                            .windows(4)
+                            .position(|w| w == b"\r\n\r\n")
+                            .map(|i| req[i + 4..].to_vec())
                             .unwrap_or_default();
                         f.lock().unwrap().insert(path, body);
                         b"HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n".to_vec()
@@ -281,7 +326,9 @@ mod tests {
         let c = Client::new(None).unwrap();
         let t = Template::parse(&format!("http://127.0.0.1:{port}/r/{{machine}}-{{run}}-{{n}}.json")).unwrap();
         assert_eq!(already_sent(&c, &t, "SN1", &["ab"]), Ok(None));
-        let url = send(&c, &t, "SN1", "ab", b"{\"one\":1}", SEND_BOUND, &mut |_| {}).unwrap();
+        let url = send(&c, &t, "SN1", "ab", b"{\"one\":1}", SEND_BOUND, &mut |_| {})
+            .unwrap()
+            .redacted();
         assert_eq!(url, format!("http://127.0.0.1:{port}/r/SN1-ab-1.json"));
         assert_eq!(files.lock().unwrap()["/r/SN1-ab-1.json"], b"{\"one\":1}");
         assert_eq!(already_sent(&c, &t, "SN1", &["ab"]), Ok(Some(url.clone())));
@@ -335,5 +382,32 @@ mod tests {
             already_sent(&c, &t, "SN1", &["ab"]).unwrap_err().split(':').next(),
             Some("cannot connect to 127.0.0.1")
         );
+    }
+
+    /// A failed disk's telemetry log goes with PUT beside the document, at
+    /// the document's URL with `.json` made `.<file>`, its bytes as they
+    /// are (binary, not text); the query of a URL is kept.
+    #[test]
+    fn telemetry_goes_beside_the_document() {
+        let (port, files, seen) = store(0);
+        let c = Client::new(None).unwrap();
+        let t = Template::parse(&format!("http://127.0.0.1:{port}/r/{{machine}}-{{n}}.json?k=v")).unwrap();
+        let doc = send(&c, &t, "SN1", "ab", b"{}", SEND_BOUND, &mut |_| {}).unwrap();
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+        let ev = [Evidence {
+            file: "nvme0n1.telemetry.bin".into(),
+            bytes: bytes.clone(),
+        }];
+        let sent = send_beside(&c, &doc, &ev, SEND_BOUND, &mut |_| {});
+        assert_eq!(
+            sent,
+            vec![Ok(format!("http://127.0.0.1:{port}/r/SN1-1.nvme0n1.telemetry.bin?..."))]
+        );
+        assert!(seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|r| r == "PUT /r/SN1-1.nvme0n1.telemetry.bin?k=v"));
+        assert_eq!(files.lock().unwrap()["/r/SN1-1.nvme0n1.telemetry.bin?k=v"], bytes);
     }
 }

@@ -19,6 +19,7 @@ pub mod purge;
 pub mod scan;
 pub mod selftest;
 pub mod stacks;
+pub mod telemetry;
 pub mod zones;
 
 use std::path::Path;

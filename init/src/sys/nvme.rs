@@ -1,7 +1,9 @@
 //! NVMe admin commands through the kernel's passthrough ioctl
 //! (NVME_IOCTL_ADMIN_CMD, <linux/nvme_ioctl.h>): Get Log Page and Identify
 //! (of the controller, a namespace, the active namespace list), all of
-//! which only read, and Device Self-test, which moves no data (a
+//! which only read (Get Log Page 07h with "create telemetry host-initiated
+//! data" makes the controller capture its own state into that log: no
+//! user data changes), and Device Self-test, which moves no data (a
 //! self-test writes no user data). The admin queue is not the I/O queues: a
 //! command here does not wait behind, or drain, the benchmark's I/O.
 //!
@@ -61,8 +63,14 @@ pub const LOG_SELF_TEST: u8 = 0x06;
 pub const LOG_OCP_SMART: u8 = 0xc0;
 /// The log page of SMART / health information.
 pub const LOG_SMART: u8 = 0x02;
+/// The host-initiated telemetry log page.
+pub const LOG_TELEMETRY_HOST: u8 = bench_core::device::telemetry::LID_HOST;
+/// Its log specific field bit 0: create telemetry host-initiated data.
+pub const LSP_TELEMETRY_CREATE: u8 = 0x01;
 /// The namespace id meaning "the controller as a whole".
 pub const NSID_ALL: u32 = 0xffff_ffff;
+/// The namespace id meaning "no namespace" (a controller's own log).
+pub const NSID_NONE: u32 = 0;
 
 /// Why an admin command did not give its data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,26 +121,43 @@ fn admin(f: &File, mut cmd: PassthruCmd, buf: &mut [u8], timeout_ms: u32) -> Res
 
 /// Get Log Page `lid` for `nsid`, `buf.len()` bytes (a multiple of 4).
 pub fn get_log_page(f: &File, lid: u8, nsid: u32, buf: &mut [u8]) -> Result<(), AdminError> {
-    let cmd = log_page_cmd(lid, nsid, buf.len()).ok_or(AdminError::Os(Errno::EINVAL))?;
+    get_log_page_at(f, lid, nsid, 0, 0, buf)
+}
+
+/// Get Log Page `lid` for `nsid`, `buf.len()` bytes from byte `offset` of
+/// the log (a multiple of 4), with log specific field `lsp` (for the
+/// telemetry logs, bit 0 is "create telemetry host-initiated data": the
+/// controller captures its internal state into log 07h; no user data
+/// changes).
+pub fn get_log_page_at(f: &File, lid: u8, nsid: u32, lsp: u8, offset: u64, buf: &mut [u8]) -> Result<(), AdminError> {
+    let cmd = log_page_cmd(lid, nsid, lsp, offset, buf.len()).ok_or(AdminError::Os(Errno::EINVAL))?;
     admin_read(f, cmd, buf)
 }
 
-/// The Get Log Page command (NVMe base specification 5.16) for `len`
-/// bytes of log `lid`: LSP 0, RAE 0, offset 0, UUID index 0. `None` for a
-/// length that is not a whole number of dwords from 1 to 2^32.
-fn log_page_cmd(lid: u8, nsid: u32, len: usize) -> Option<PassthruCmd> {
-    if len % 4 != 0 {
+/// The Get Log Page command (NVMe base specification 2.0, 5.16) for `len`
+/// bytes of log `lid` from byte `offset`: LSP `lsp` (CDW10 bits 14:8, 7
+/// bits), RAE 0, LPOL/LPOU the offset (CDW12/13), UUID index 0. `None`
+/// for a length that is not a whole number of dwords from 1 to 2^32, an
+/// offset that is not a multiple of 4, or an LSP over 7 bits.
+fn log_page_cmd(lid: u8, nsid: u32, lsp: u8, offset: u64, len: usize) -> Option<PassthruCmd> {
+    if len % 4 != 0 || offset % 4 != 0 || lsp > 0x7f {
         return None;
     }
     let dwords = u32::try_from(len / 4).ok()?;
     let numd = dwords.checked_sub(1)?;
+    // The offset's halves: the truncations are the split.
+    #[allow(clippy::cast_possible_truncation)]
+    let (lpol, lpou) = (offset as u32, (offset >> 32) as u32);
     Some(PassthruCmd {
         opcode: GET_LOG_PAGE,
         nsid,
-        // NUMDL (bits 31:16, the low 16 bits of dwords - 1) and the log id.
-        cdw10: ((numd & 0xffff) << 16) | u32::from(lid),
+        // NUMDL (bits 31:16, the low 16 bits of dwords - 1), LSP (14:8)
+        // and the log id (7:0).
+        cdw10: ((numd & 0xffff) << 16) | (u32::from(lsp) << 8) | u32::from(lid),
         // NUMDU: the high 16 bits.
         cdw11: numd >> 16,
+        cdw12: lpol,
+        cdw13: lpou,
         ..PassthruCmd::default()
     })
 }
@@ -242,17 +267,34 @@ mod tests {
     /// from the controller.
     #[test]
     fn the_ocp_log_page_command() {
-        let c = log_page_cmd(LOG_OCP_SMART, NSID_ALL, 512).unwrap();
+        let c = log_page_cmd(LOG_OCP_SMART, NSID_ALL, 0, 0, 512).unwrap();
         assert_eq!((c.opcode, c.nsid), (0x02, 0xffff_ffff));
         assert_eq!((c.cdw10, c.cdw11), (0x007f_00c0, 0));
         assert_eq!((c.cdw12, c.cdw13, c.cdw14, c.cdw15), (0, 0, 0, 0));
         assert_eq!((c.flags, c.cdw2, c.cdw3, c.metadata), (0, 0, 0, 0));
         // The SMART log as before; a length over 2^18 dwords uses NUMDU.
-        assert_eq!(log_page_cmd(LOG_SMART, NSID_ALL, 512).unwrap().cdw10, 0x007f_0002);
-        let big = log_page_cmd(0x07, NSID_ALL, 1 << 20).unwrap();
+        assert_eq!(log_page_cmd(LOG_SMART, NSID_ALL, 0, 0, 512).unwrap().cdw10, 0x007f_0002);
+        let big = log_page_cmd(0x07, NSID_ALL, 0, 0, 1 << 20).unwrap();
         assert_eq!((big.cdw10, big.cdw11), (0xffff_0007, 0x0003));
-        assert!(log_page_cmd(LOG_OCP_SMART, NSID_ALL, 0).is_none());
-        assert!(log_page_cmd(LOG_OCP_SMART, NSID_ALL, 510).is_none());
+        assert!(log_page_cmd(LOG_OCP_SMART, NSID_ALL, 0, 0, 0).is_none());
+        assert!(log_page_cmd(LOG_OCP_SMART, NSID_ALL, 0, 0, 510).is_none());
+    }
+
+    /// The telemetry log's commands: the header with LSP bit 0 (CDW10 bit
+    /// 8), 512 bytes (NUMDL 127); a later 256 KiB chunk at byte 5 GiB + 512
+    /// without it, the offset split into LPOL (CDW12) and LPOU (CDW13).
+    #[test]
+    fn the_telemetry_log_page_commands() {
+        let h = log_page_cmd(LOG_TELEMETRY_HOST, NSID_ALL, LSP_TELEMETRY_CREATE, 0, 512).unwrap();
+        assert_eq!((h.opcode, h.nsid), (0x02, 0xffff_ffff));
+        assert_eq!((h.cdw10, h.cdw11, h.cdw12, h.cdw13), (0x007f_0107, 0, 0, 0));
+        let c = log_page_cmd(LOG_TELEMETRY_HOST, NSID_ALL, 0, (5 << 30) + 512, 256 << 10).unwrap();
+        assert_eq!((c.cdw10, c.cdw11), (0xffff_0007, 0));
+        assert_eq!((c.cdw12, c.cdw13), (0x4000_0200, 1));
+        assert_eq!((c.cdw14, c.cdw15, c.flags, c.metadata), (0, 0, 0, 0));
+        // An offset or LSP the command cannot carry.
+        assert!(log_page_cmd(LOG_TELEMETRY_HOST, NSID_ALL, 0, 514, 512).is_none());
+        assert!(log_page_cmd(LOG_TELEMETRY_HOST, NSID_ALL, 0x80, 0, 512).is_none());
     }
 
     #[test]
