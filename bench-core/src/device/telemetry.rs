@@ -203,6 +203,12 @@ pub enum CaptureError {
         /// The log identifier found.
         got: u8,
     },
+    /// The reading did not end within its bound (the reader's: a
+    /// controller that no longer answers).
+    TimedOut {
+        /// The bound, s.
+        secs: u64,
+    },
     /// The log is larger than the limit: not read.
     TooLarge {
         /// Its bytes up to the end of data area 2.
@@ -223,6 +229,9 @@ impl core::fmt::Display for CaptureError {
             CaptureError::Header(e) => write!(f, "telemetry log 07h: {e}"),
             CaptureError::NotHost { got } => {
                 write!(f, "telemetry log 07h: the header says log {got:#04x}")
+            }
+            CaptureError::TimedOut { secs } => {
+                write!(f, "telemetry log 07h: no answer within {secs} s: not read")
             }
             CaptureError::TooLarge { bytes, max } => write!(
                 f,

@@ -5,6 +5,8 @@
 //! results code to save beside the document
 //! ([`crate::results::beside`]).
 
+use std::time::Duration;
+
 use bench_core::device::telemetry::{self, CaptureError};
 use bench_core::document::result::{ResultDoc, TargetKind, Telemetry, Verdict};
 
@@ -38,9 +40,41 @@ pub fn record(disk: &str, read: Result<telemetry::Captured, CaptureError>) -> (T
     }
 }
 
-/// The live reading: [`capture_with`] over each disk's controller.
+/// How long one disk's log may take to read. A failed disk may be a dying
+/// one whose controller no longer answers: the document must not wait
+/// for it (each command has its own 5 s limit, but a controller reset
+/// can hold the ioctl longer).
+pub const DISK_BOUND: Duration = Duration::from_secs(60);
+
+/// The live reading: [`capture_with`] over each disk's controller, each
+/// disk's on a thread of its own waited for at most `DISK_BOUND` (a
+/// thread that does not end is left behind, as a hung test's is).
 pub fn capture_failed(doc: &mut ResultDoc, log: &mut dyn FnMut(&str)) -> Vec<Evidence> {
-    capture_with(doc, RUN_BUDGET, log, &mut |path, name, max| read_disk(path, name, max))
+    capture_with(doc, RUN_BUDGET, log, &mut |path, name, max| {
+        bounded(DISK_BOUND, {
+            let (path, name) = (path.to_string(), name.to_string());
+            move || read_disk(&path, &name, max)
+        })
+    })
+}
+
+/// `read` on a thread of its own, its answer if it comes within `bound`.
+fn bounded(
+    bound: Duration,
+    read: impl FnOnce() -> Result<telemetry::Captured, CaptureError> + Send + 'static,
+) -> Result<telemetry::Captured, CaptureError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new().name("telemetry".into()).spawn(move || {
+        let _ = tx.send(read());
+    });
+    if let Err(e) = spawned {
+        return Err(CaptureError::Command {
+            offset: 0,
+            why: format!("cannot start a thread to read it: {e}"),
+        });
+    }
+    rx.recv_timeout(bound)
+        .unwrap_or(Err(CaptureError::TimedOut { secs: bound.as_secs() }))
 }
 
 /// For every NVMe block device of `doc` whose acceptance verdict is fail
@@ -246,5 +280,21 @@ mod tests {
         doc.targets[0].telemetry = None;
         let none = capture_with(&mut doc, MAX_LOG_BYTES, &mut |_| {}, &mut |_, _, _| panic!("read"));
         assert!(none.is_empty() && doc.targets[0].telemetry.is_none());
+    }
+
+    /// A disk whose controller does not answer holds the document up for
+    /// the bound only, and says so; one that answers gives its log.
+    #[test]
+    fn a_read_that_hangs_is_given_up_after_its_bound() {
+        let start = std::time::Instant::now();
+        let e = bounded(Duration::from_millis(100), || {
+            std::thread::sleep(Duration::from_secs(5));
+            Ok(log(1, 1))
+        })
+        .unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+        assert_eq!(e, CaptureError::TimedOut { secs: 0 });
+        assert_eq!(e.to_string(), "telemetry log 07h: no answer within 0 s: not read");
+        assert_eq!(bounded(Duration::from_secs(5), || Ok(log(1, 1))), Ok(log(1, 1)));
     }
 }
