@@ -532,6 +532,25 @@ fn scaling(doc: &ResultDoc, a: &AllAtOnce, metrics: &[Metric]) -> String {
 }
 
 /// Everything about one target.
+/// A failed NVMe disk's telemetry log: where it was saved beside the
+/// document, its size and SHA-256, or why it was not kept.
+fn telemetry_line(t: &bench_core::document::result::Telemetry) -> String {
+    let areas: Vec<String> = t.data_areas.iter().map(u8::to_string).collect();
+    let kept = match (&t.file, &t.sha256) {
+        (Some(file), Some(sha)) => format!(
+            "saved beside the document as <its name less .json>.{file}: {} B, data areas [{}], SHA-256 {sha}",
+            t.bytes,
+            areas.join(", ")
+        ),
+        _ => "not kept".to_string(),
+    };
+    let why = t.error.as_ref().map_or(String::new(), |e| format!(" ({e})"));
+    format!(
+        "telemetry log (NVMe log page {:02X}h, of a failed disk): {kept}{why}\n",
+        t.log_id
+    )
+}
+
 fn target_detail(t: &TargetInfo, tests: &[&TestResult]) -> String {
     let mut out = format!(
         "-- {} ({}, serial {}, {})\n",
@@ -557,6 +576,9 @@ fn target_detail(t: &TargetInfo, tests: &[&TestResult]) -> String {
             e.source,
             bench_core::device::erase::summary(e)
         ));
+    }
+    if let Some(tl) = &t.telemetry {
+        out.push_str(&telemetry_line(tl));
     }
     if tests.is_empty() {
         out.push_str("no tests on this target\n");

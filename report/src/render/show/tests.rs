@@ -397,6 +397,45 @@ fn erase_support_is_a_line_under_its_target() {
     assert!(at < out.find(&format!("-- {} (", doc.targets[1].path)).unwrap());
 }
 
+/// A failed NVMe disk's telemetry log is a line under its target: the
+/// file beside the document, its size, areas and checksum; or why not.
+#[test]
+fn a_telemetry_log_is_a_line_under_its_target() {
+    let mut doc: ResultDoc =
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+    let sha = "ab".repeat(32);
+    doc.targets[0].telemetry = Some(bench_core::document::result::Telemetry {
+        log_id: 7,
+        bytes: 3072,
+        sha256: Some(sha.clone()),
+        data_areas: vec![1, 2],
+        file: Some("nvme0n1.telemetry.bin".into()),
+        error: None,
+    });
+    doc.targets[1].telemetry = Some(bench_core::document::result::Telemetry {
+        log_id: 7,
+        bytes: 0,
+        sha256: None,
+        data_areas: Vec::new(),
+        file: None,
+        error: Some("the log is 40000000 B, over 33554432 B".into()),
+    });
+    let out = render(&Loaded {
+        file: "t.json".into(),
+        doc: doc.clone(),
+        warnings: Vec::new(),
+    });
+    let want = format!(
+        "telemetry log (NVMe log page 07h, of a failed disk): saved beside the document as <its name less .json>.nvme0n1.telemetry.bin: 3072 B, data areas [1, 2], SHA-256 {sha}"
+    );
+    let at = out.find(&want).expect(&out);
+    assert!(at > out.find(&format!("-- {} (", doc.targets[0].path)).unwrap());
+    assert!(at < out.find(&format!("-- {} (", doc.targets[1].path)).unwrap());
+    assert!(out.contains(
+        "telemetry log (NVMe log page 07h, of a failed disk): not kept (the log is 40000000 B, over 33554432 B)"
+    ));
+}
+
 #[test]
 fn a_burn_in_is_shown_after_its_target() {
     let mut doc: ResultDoc =
