@@ -477,6 +477,7 @@ pub fn burn_in<Q: IoQueue, C: Clock>(
         walk: Walk::new(Phase::Write, 0, 0),
         part: (spec.start, spec.end),
         sequential_zone: false,
+        zone_cut: None,
     };
     let patterns = spec.passes();
     let area = spec.area_bytes();
@@ -515,6 +516,7 @@ pub fn burn_in<Q: IoQueue, C: Clock>(
             pass.end = BurnEndState::Done;
             b.part = part;
             b.sequential_zone = zone.is_some();
+            b.zone_cut = None;
             b.pass = pass;
             let others = outcomes.iter().enumerate().filter(|&(j, _)| j != i).map(|(_, o)| o);
             b.bad_before = others.clone().map(PassOutcome::bad).sum();
@@ -671,6 +673,9 @@ struct Burn<'a> {
     part: (u64, u64),
     /// The part is a sequential zone: its writes go one at a time.
     sequential_zone: bool,
+    /// Where a write the sequential zone refused began, in this pass:
+    /// the zone's writes end there and its reads go no further.
+    zone_cut: Option<u64>,
 }
 
 impl Burn<'_> {
@@ -687,7 +692,13 @@ impl Burn<'_> {
             Pattern::Random(seed) => seed,
             Pattern::Byte(b) => u64::from(b),
         };
-        self.walk = Walk::new(phase, self.spec.requests(self.part), key);
+        // The reads of a sequential zone whose writes ended early go only
+        // as far as they got.
+        let part = match (phase, self.zone_cut) {
+            (Phase::Read, Some(cut)) => (self.part.0, cut),
+            _ => self.part,
+        };
+        self.walk = Walk::new(phase, self.spec.requests(part), key);
         self.walk.one_write = self.sequential_zone;
         self.pass.end = match engine.run(self, stop, progress)? {
             End::Done => BurnEndState::Done,
@@ -732,6 +743,7 @@ impl Sweep for Burn<'_> {
     fn next(&mut self, inflight: &[Option<Inflight>]) -> Option<(IoReq, u64)> {
         let (op, index) = self.walk.next(inflight)?;
         let (offset, len) = self.spec.request(self.part, self.walk.at(index));
+        debug_assert!(op == Op::Write || self.zone_cut.is_none_or(|c| offset < c));
         Some((IoReq { op, offset, len }, index))
     }
 
@@ -760,6 +772,18 @@ impl Sweep for Burn<'_> {
         }
         match (f.req.op, f.ok) {
             (Op::Write, true) => self.pass.written += u64::from(f.req.len),
+            (Op::Write, false) if self.sequential_zone => {
+                // The zone's write pointer is no longer where the next
+                // write would go (nor known): its first block is the one
+                // recorded, no later block of the zone is written in this
+                // pass, and the reads stop there.
+                self.pass.failed_writes += 1;
+                self.pass
+                    .unwritable
+                    .push(f.req.offset / u64::from(self.spec.logical_block.max(1)));
+                self.zone_cut = Some(f.req.offset);
+                self.walk.w = self.walk.n;
+            }
             (Op::Write, false) => self.pass.failed_writes += 1,
             (_, true) => self.check(q, f.slot, f.req.offset, f.req.len)?,
             (_, false) => self.pass.failed_reads += 1,
@@ -776,6 +800,12 @@ impl Sweep for Burn<'_> {
             (_, false) => self.pass.unreadable.push(lba),
         }
         Ok(())
+    }
+
+    /// A write a sequential zone refused is not narrowed: each block alone
+    /// would go off the zone's write pointer ([`Sweep::completed`] judged it).
+    fn narrows(&self, req: IoReq) -> bool {
+        !(self.sequential_zone && req.op == Op::Write)
     }
 
     fn too_many_bad(&self) -> bool {
@@ -1441,5 +1471,41 @@ mod tests {
         );
         assert_eq!(f.resets, [ZS, ZS], "zone 1 reset before its pass and after it ended");
         assert!(q.log.iter().all(|r| r.offset < 2 * ZS), "zone 3 untouched");
+    }
+
+    /// A write a sequential zone refuses (its first block bad) is not
+    /// narrowed block by block, which would go off the write pointer: the
+    /// zone's writes end there in that pass, its first LBA is recorded
+    /// unwritable, the reads go only as far as the writes did, and the
+    /// next zone is burnt in as ever.
+    #[test]
+    fn a_write_a_sequential_zone_refuses_ends_that_zones_pass_there() {
+        let (mut s, mut q, fake) = zoned(ZonesAfter::Empty);
+        s.patterns = alloc::vec![Pattern::Byte(0xaa)];
+        s.chunk = 64 << 10;
+        let bad = ZS + (64 << 10);
+        q.bad_write = alloc::vec![bad + 512];
+        let mut hooks = fake.clone();
+        let out = run(&s, &mut q, &Stop::new(), &mut hooks);
+        let f = fake.borrow();
+        assert!(f.violations.is_empty(), "{:?}", f.violations);
+        let p = &out.passes[0];
+        assert_eq!(p.end, BurnEndState::Done);
+        assert_eq!(p.unwritable, [bad / u64::from(LB)]);
+        assert_eq!(p.failed_writes, 1);
+        assert_eq!(
+            p.written,
+            ZS + (64 << 10) + ZC,
+            "zone 0, zone 1 up to the refused write, zone 3"
+        );
+        assert_eq!(p.verified, p.written, "read back as far as written");
+        assert!(
+            q.log
+                .iter()
+                .filter(|r| r.op == Op::Write && r.offset >= bad && r.offset < 2 * ZS)
+                .count()
+                == 1,
+            "nothing written in zone 1 after the refused write"
+        );
     }
 }

@@ -114,7 +114,14 @@ pub(crate) trait Sweep {
     /// `req` (as [`Sweep::next`] gave it) was submitted at `now`.
     fn submitted(&mut self, req: IoReq, now: Nanos);
 
-    /// A request completed (one that failed is narrowed later).
+    /// Whether the failed `req` is narrowed to its blocks (by default every
+    /// one is); one that is not was judged whole by [`Sweep::completed`].
+    fn narrows(&self, _req: IoReq) -> bool {
+        true
+    }
+
+    /// A request completed (one that failed is narrowed later, if it
+    /// [`Sweep::narrows`]).
     fn completed<Q: IoQueue>(&mut self, q: &Q, f: Finished) -> Result<(), IoError>;
 
     /// A narrowed block: `ok` is the try (from 0) that succeeded, `None`
@@ -297,7 +304,7 @@ impl<'a, Q: IoQueue, C: Clock> Engine<'a, Q, C> {
                     now,
                 },
             )?;
-            if !ok {
+            if !ok && s.narrows(f.req) {
                 self.failed.push(f.req);
             }
         }
