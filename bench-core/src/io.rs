@@ -259,7 +259,24 @@ pub trait Target {
         let _ = for_;
         Ok(())
     }
+    /// Reset the write pointers of the zones covering `len` bytes from
+    /// byte `start` (zone boundaries): a write, so only a target that may
+    /// be written does it. The default (a target without zones) refuses
+    /// with EOPNOTSUPP, the request named a write of `len` bytes at `start`.
+    fn reset_zones(&self, start: u64, len: u64) -> Result<(), IoError> {
+        Err(IoError {
+            errno: EOPNOTSUPP,
+            req: IoReq {
+                op: Op::Write,
+                offset: start,
+                len: u32::try_from(len).unwrap_or(u32::MAX),
+            },
+        })
+    }
 }
+
+/// EOPNOTSUPP: what a target without zones answers a zone reset.
+const EOPNOTSUPP: i32 = 95;
 
 /// A queue over memory, for tests of the runner logic.
 #[derive(Debug)]

@@ -785,6 +785,61 @@ pub struct Step {
     /// ([`Params::steady`]); `None`: no wait.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<SteadySpec>,
+    /// On a zoned disk: the parts of the disk the step's area is laid
+    /// onto ([`ZoneMap`]); its pattern's `start` and `end` are then
+    /// offsets into that area, not the disk's. `None`: the disk's own
+    /// offsets, as on any disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<ZoneMap>,
+}
+
+/// A run of bytes of a disk: `[start, start + len)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    /// First byte.
+    pub start: u64,
+    /// Bytes.
+    pub len: u64,
+}
+
+/// A step's area laid onto the parts of a zoned disk it may use, fio's
+/// `zonemode=zbd` in bootbench's terms: the area is the extents one after
+/// the other (logical offset 0 is the first extent's first byte), each
+/// cut to whole requests, so no request crosses from one extent into the
+/// next (for sequential zones: never into the gap between a zone's
+/// capacity and its size, as fio's `zbd_adjust_block` moves a write that
+/// would reach past `zbd_zone_capacity_end` to the next zone).
+///
+/// # Invariants
+/// - `extents` are in ascending order and do not overlap; with
+///   `at_write_pointers`, each sequential zone's extent starts at the
+///   zone's start and that zone is in `reset`, so its write pointer is the
+///   extent's start when the step's pass begins.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZoneMap {
+    /// The disk's byte ranges the area is laid onto, in order.
+    pub extents: Vec<Span>,
+    /// Whole zones whose write pointers are reset before each pass
+    /// (BLKRESETZONE), as fio resets the zones of a write job's range
+    /// before it starts (`zbd_file_reset`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reset: Vec<Span>,
+    /// Sequential writes at the write pointers: job j of n writes the j-th
+    /// n-th of the extents (whole extents), each from its start; the walk
+    /// ends at the end of its share (it never wraps onto zones it filled),
+    /// and no request goes to the next extent while any to the one before
+    /// is in flight, so each job keeps one zone open at a time.
+    #[serde(default)]
+    pub at_write_pointers: bool,
+}
+
+impl ZoneMap {
+    /// Bytes of the area for requests of `bs`: each extent cut to whole
+    /// requests.
+    pub fn area_bytes(&self, bs: u32) -> u64 {
+        let bs = u64::from(bs.max(1));
+        self.extents.iter().map(|e| e.len / bs * bs).sum()
+    }
 }
 
 impl Step {

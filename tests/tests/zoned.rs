@@ -5,7 +5,8 @@
 //! - `z1`: an NVMe ZNS namespace (QEMU's `nvme-ns` with `zoned=true`: 16
 //!   zones of 4 MiB, 3 MiB of each writable, at most 4 open and 6 active)
 //!   beside an ordinary virtio disk, with a config that reads both, would
-//!   write the namespace (granted) and burn it in at random. The namespace's zones
+//!   write the namespace at random (granted; it has no conventional zone) and
+//!   burn it in at random. The namespace's zones
 //!   are found and recorded before and after the run (the model, the zone
 //!   size and capacity, the limits, every zone empty both times: nothing
 //!   opened, wrote or reset a zone), the console says them, the reads
@@ -26,7 +27,8 @@
 //!   its conventional zones counted, its zone report after the run equals
 //!   the one before (no write pointer moved: scsi_debug keeps its data in
 //!   the guest's RAM, so the report is the proof, not a checksum), the
-//!   reads run, the write test is skipped for being host-managed, the scan
+//!   reads run, the write test (through the page cache: it could reach a
+//!   zone out of order) is refused for being host-managed, the scan
 //!   reads the conventional zones only (every sequential zone is empty),
 //!   the run ends ok, and the virtio disk's bytes did not change.
 //! - `z4`: the burn-in on a granted ZNS namespace goes zone by zone: the
@@ -62,7 +64,7 @@ fn z1_a_zns_namespace_is_read_and_never_written_or_reset() {
         "tests": [
             {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "8M"},
             {"workload": "rand_read", "name": "rand_read_4k", "bs": "4K", "size": "8M", "runtime": "1s"},
-            {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}
+            {"workload": "rand_write", "name": "rand_write_4k", "bs": "4K", "size": "4M"}
         ],
         "surface_scan": {},
         "burn_in": {"disks": ["Z1-ZNS"], "length": "8M", "mode": "random"},
@@ -118,7 +120,7 @@ fn z1_a_zns_namespace_is_read_and_never_written_or_reset() {
     }
     let write = tests_on(&doc, "Z1-ZNS")
         .into_iter()
-        .find(|t| t["name"] == "seq_write_1m")
+        .find(|t| t["name"] == "rand_write_4k")
         .expect("the write test is in the document");
     assert_eq!(status_of(write), "skipped", "{}", write["status"]);
     assert!(
@@ -175,7 +177,7 @@ fn z2_a_host_managed_scsi_disk_from_scsi_debug_is_read_and_never_written() {
         "tests": [
             {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "8M"},
             {"workload": "rand_read", "name": "rand_read_4k", "bs": "4K", "size": "8M", "runtime": "1s"},
-            {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M"}
+            {"workload": "seq_write", "name": "seq_write_1m", "bs": "1M", "size": "4M", "direct": false}
         ],
         "surface_scan": {},
         "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "2000"}]}
@@ -362,4 +364,119 @@ fn rule_check<'a>(doc: &'a serde_json::Value, serial: &str, rule: &str) -> &'a s
         .and_then(|t| t["checks"].as_array())
         .and_then(|cs| cs.iter().find(|c| c["rule"] == rule))
         .unwrap_or_else(|| panic!("no {rule} check of {serial}"))
+}
+
+/// `z3`: on a granted NVMe ZNS namespace (16 zones of 4 MiB, 3 MiB of each
+/// writable, at most 4 open and 6 active) beside an ordinary disk that is
+/// not granted, a verifying sequential write 4 deep over zones 1 to 3
+/// (bytes 4 MiB to 16 MiB), bound by a runtime far longer than it needs,
+/// runs zone-aware: the three zones reset first, each written from its
+/// start to its capacity (never into the gap up to the next zone), one
+/// zone at a time, the walk ending at the area's end (9 MiB written and
+/// verified, none wrapped onto a full zone); the zone report after the run
+/// shows exactly those three zones full (and zone 0 holding the scratch
+/// label written after the run), the test's record says so, and the drive's answer to a read past a write pointer
+/// is recorded (QEMU's ZNS returns data: true). A sequential read then
+/// reads its whole area (the drive allows it). A random write is refused
+/// on the namespace naming the zone model (no conventional zone), and is
+/// not run on the ordinary disk, which is not granted and is unchanged.
+#[test]
+fn z3_a_granted_zns_namespace_is_written_at_its_write_pointers() {
+    let Some(a) = artifacts("z3_zns_writes") else {
+        return;
+    };
+    let scratch = Scratch::new("z3_zns_writes");
+    let dir = scratch.0.clone();
+    let specs = disks(&[
+        "nvme,size=64M,serial=Z3-ZNS,ns=1,zone_size=4M,zone_capacity=3M,max_open=4,max_active=6",
+        "virtio,size=64M,serial=Z3-PLAIN",
+    ]);
+    let (files, before) = disks_with_contents(&specs, &dir, |i| (i == 1).then_some(4_051));
+    let config = json!({
+        "tests": [
+            {"workload": "seq_write", "name": "seq_write_zones", "bs": "1M", "iodepth": 4,
+             "offset": "4M", "length": "12M", "runtime": "30s", "verify": true},
+            {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "4M"},
+            {"workload": "rand_write", "name": "rand_write_4k", "bs": "4K", "size": "1M"}
+        ],
+        "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "Z3-ZNS"}]}
+    });
+    let img = stick_copy(&a, &dir, Some(&config));
+    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
+    let (_, _, doc) = the_document(&outcome);
+    assert_schema_valid(&doc);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+
+    let zns = target_by_serial(&doc, "Z3-ZNS");
+    let z = &zns["zoned"];
+    assert_eq!(
+        z["reads_past_write_pointer"], true,
+        "QEMU's ZNS returns data past the write pointer: {z}"
+    );
+    let tests = tests_on(&doc, "Z3-ZNS");
+    let find = |name: &str| {
+        *tests
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is in the document"))
+    };
+    let w = find("seq_write_zones");
+    assert_eq!(status_of(w), "ok", "{}", w["status"]);
+    assert_eq!(
+        w["zones"],
+        json!({"mode": "write_pointers", "area_bytes": 9 << 20, "extents": 3, "zones_reset": 3, "zones_written": 3}),
+        "{}",
+        w["zones"]
+    );
+    let step = &w["steps"][0];
+    assert_eq!(
+        step["write"]["bytes"],
+        9 << 20,
+        "the walk ends at the area's end: {step}"
+    );
+    assert_eq!(step["verified_bytes"], 9 << 20, "everything written read back: {step}");
+    let after = &z["after"];
+    // Zones 1 to 3 full; zone 0 holds bootbench's scratch label, written
+    // after the run to a disk it wrote (4 KiB at byte 0, that empty zone's
+    // write pointer); the rest empty.
+    assert_eq!(
+        (
+            &after["states"]["full"],
+            &after["states"]["implicit_open"],
+            &after["states"]["empty"],
+            &after["written_bytes"]
+        ),
+        (&json!(3), &json!(1), &json!(12), &json!((9 << 20) + 4096)),
+        "zones 1 to 3 full, the label in zone 0, the rest empty: {z}"
+    );
+    assert_eq!(z["before"]["states"]["empty"], 16, "{z}");
+    assert!(
+        outcome
+            .serial
+            .contains("zone-aware: sequential writes at the write pointers"),
+        "the console says how the test met the zones"
+    );
+    let r = find("seq_read_1m");
+    assert_eq!(status_of(r), "ok", "{}", r["status"]);
+    assert_eq!(r["zones"]["mode"], "whole_area", "{}", r["zones"]);
+    let rw = find("rand_write_4k");
+    assert_eq!(status_of(rw), "skipped", "{}", rw["status"]);
+    assert!(
+        rw["status"].to_string().contains(
+            "host-managed zoned disk with no conventional zones: random writes are refused by sequential-write-required zones"
+        ),
+        "{}",
+        rw["status"]
+    );
+    for t in tests_on(&doc, "Z3-PLAIN") {
+        if t["name"] != "seq_read_1m" {
+            assert_eq!(status_of(t), "skipped", "not granted: {}", t["status"]);
+        }
+        assert!(t.get("zones").is_none(), "not zoned: {t}");
+    }
+    assert_eq!(
+        before[1],
+        checksum(&files[1]).unwrap(),
+        "the disk that is not granted is unchanged"
+    );
 }

@@ -10,4 +10,5 @@ pub mod ocp;
 pub mod selftest;
 pub mod signatures;
 pub mod telemetry;
+pub mod zone_area;
 pub mod zones;

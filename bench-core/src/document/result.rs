@@ -339,7 +339,7 @@ pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, Precondi
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 pub use selftest::{SelfTest, SelfTestKind, SelfTestOutcome, SelfTestSource};
 pub use telemetry::Telemetry;
-pub use zones::{CapacityKind, ZoneModel, ZoneStates, ZoneSummary, Zoned};
+pub use zones::{CapacityKind, ZoneModel, ZoneStates, ZoneSummary, ZoneUse, Zoned, ZonedTest};
 
 /// The schema identifier of this version of the document.
 pub const SCHEMA: &str = "bootbench.result/1";
@@ -1155,6 +1155,10 @@ pub struct TestResult {
     pub steps: Vec<StepResult>,
     /// The headline figures.
     pub summary: Summary,
+    /// On a host-managed zoned disk: how the test met its zones (absent on
+    /// any other disk, for a skipped test, and in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<ZonedTest>,
 }
 
 /// How a test ended.

@@ -333,6 +333,7 @@ mod tests {
                 write_bytes_per_sec: write,
                 ..Summary::default()
             },
+            zones: None,
         }
     }
 

@@ -367,6 +367,7 @@ mod tests {
             before: Some(z),
             after: None,
             error: None,
+            reads_past_write_pointer: None,
         });
         let text = render_list(&host, &[zoned.clone()]);
         let line = text.lines().nth(2).unwrap_or_default();

@@ -175,7 +175,7 @@ fn describe_block(path: &str, rdev: u64, f: Option<&File>, sys: &Path) -> Result
         // A zoned disk (SMR, NVMe ZNS): its zones, from the kernel's zone
         // report, which only reads.
         if whole {
-            info.zoned = super::zones::found(f, &dir.join("queue"), info.size_bytes);
+            info.zoned = super::zones::found(f, &dir.join("queue"), info.size_bytes, info.logical_block_size);
         }
     }
     Ok(info)

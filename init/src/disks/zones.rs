@@ -70,16 +70,76 @@ pub fn summary(f: &File, q: &QueueZones, size_bytes: u64) -> Result<ZoneSummary,
 }
 
 /// What the disk whose queue directory is `queue`, open as `f`, says of its
-/// zones when it is found; `None` when it is not zoned.
-pub fn found(f: &File, queue: &Path, size_bytes: u64) -> Option<Zoned> {
+/// zones when it is found; `None` when it is not zoned. A host-managed
+/// disk is asked whether it allows reads past the write pointer
+/// ([`reads_past_write_pointer`], one read of one logical block of
+/// `logical_block` bytes).
+pub fn found(f: &File, queue: &Path, size_bytes: u64, logical_block: u32) -> Option<Zoned> {
     let (model, q) = queue_zones(queue)?;
-    let summary = q.and_then(|q| summary(f, &q, size_bytes));
+    let zones = q.and_then(|q| report(f, &q, size_bytes).map(|z| (q, z)));
+    let reads = match (&zones, model) {
+        (Ok((_, z)), ZoneModel::HostManaged) => {
+            reads_past_write_pointer(z, logical_block, |at, len| probe_read(f, at, len))
+        }
+        _ => None,
+    };
     Some(Zoned {
         model,
-        before: summary.as_ref().ok().copied(),
+        before: zones.as_ref().ok().map(|(q, z)| parse::summarize(q, z)),
         after: None,
-        error: summary.err(),
+        error: zones.err(),
+        reads_past_write_pointer: reads,
     })
+}
+
+/// Whether the drive allows reads past the write pointer: `read` (of
+/// `logical_block` bytes at a byte offset) at the write pointer of the
+/// first sequential zone that is not full, and its answer: true if it
+/// returned data, false if it failed. `None`: every zone is full,
+/// conventional, read-only or offline, so no read can go past a write
+/// pointer and none is asked. Only reads.
+pub fn reads_past_write_pointer(
+    zones: &[Zone],
+    logical_block: u32,
+    read: impl FnOnce(u64, u32) -> std::io::Result<()>,
+) -> Option<bool> {
+    use bench_core::device::zones::ZoneCond;
+    let z = zones.iter().find(|z| {
+        z.kind.sequential()
+            && matches!(
+                z.cond,
+                ZoneCond::Empty | ZoneCond::ImplicitOpen | ZoneCond::ExplicitOpen | ZoneCond::Closed
+            )
+            && z.wp < z.start.saturating_add(z.capacity)
+    })?;
+    Some(read(z.wp * parse::SECTOR_BYTES, logical_block.max(512)).is_ok())
+}
+
+/// One O_DIRECT read of `len` bytes at byte `at` of the disk open as `f`
+/// (through a descriptor reopened from it, so the page cache and its
+/// readahead play no part).
+fn probe_read(f: &File, at: u64, len: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let direct = super::file::open(&crate::safety::reopen_path(f), false, true)?;
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    let mut buf =
+        crate::sys::buf::AlignedBuf::new(len).ok_or_else(|| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+    direct.read_exact_at(&mut buf.as_mut_slice()[..len], at)
+}
+
+/// The zone attributes and the whole zone report of the zoned disk `t`,
+/// now (BLKREPORTZONE only reads).
+pub fn queue_and_zones(t: &bench_core::document::result::TargetInfo) -> Result<(QueueZones, Vec<Zone>), String> {
+    let name = t
+        .name
+        .as_deref()
+        .ok_or_else(|| format!("{}: no kernel name to find its queue by", t.path))?;
+    let queue = crate::sysfs::root().join("block").join(name).join("queue");
+    let f = super::file::open(&t.path, false, false).map_err(|e| format!("cannot open {} read-only: {e}", t.path))?;
+    let (_, q) = queue_zones(&queue).ok_or_else(|| format!("{} is not zoned", t.path))?;
+    let q = q?;
+    let zones = report(&f, &q, t.size_bytes)?;
+    Ok((q, zones))
 }
 
 /// The zones of the disk at `path` (a zoned one, `queue` its queue
@@ -134,5 +194,49 @@ pub fn line(path: &str, z: &Zoned, when: &str) -> String {
             z.model,
             z.error.as_deref().unwrap_or("no report")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::device::zones::{ZoneCond, ZoneType};
+
+    fn zone(i: u64, kind: ZoneType, cond: ZoneCond, written: u64) -> Zone {
+        Zone {
+            start: i * 64,
+            len: 64,
+            wp: i * 64 + written,
+            kind,
+            cond,
+            non_seq: false,
+            reset: false,
+            capacity: 48,
+        }
+    }
+
+    /// The probe reads one logical block at the write pointer of the first
+    /// sequential zone that is not full, and says what the read said: a
+    /// drive that refuses (an error) does not allow reads past the write
+    /// pointer; one that answers does; with no such zone nothing is read.
+    #[test]
+    fn the_probe_reads_at_a_write_pointer_and_says_what_the_drive_did() {
+        let zones = [
+            zone(0, ZoneType::Conventional, ZoneCond::NotWp, 0),
+            zone(1, ZoneType::SeqWriteRequired, ZoneCond::Full, 48),
+            zone(2, ZoneType::SeqWriteRequired, ZoneCond::Offline, 0),
+            zone(3, ZoneType::SeqWriteRequired, ZoneCond::ImplicitOpen, 8),
+            zone(4, ZoneType::SeqWriteRequired, ZoneCond::Empty, 0),
+        ];
+        let mut asked = Vec::new();
+        let refused = reads_past_write_pointer(&zones, 4096, |at, len| {
+            asked.push((at, len));
+            Err(std::io::Error::from_raw_os_error(libc::EIO))
+        });
+        assert_eq!(refused, Some(false));
+        assert_eq!(asked, [((3 * 64 + 8) * 512, 4096)]);
+        assert_eq!(reads_past_write_pointer(&zones, 512, |_, _| Ok(())), Some(true));
+        let none = reads_past_write_pointer(&zones[..3], 512, |_, _| panic!("nothing to ask"));
+        assert_eq!(none, None);
     }
 }

@@ -803,8 +803,25 @@ fn grant_target(
     None
 }
 
-/// Why a test that writes is not run on a host-managed zoned disk.
-pub const HOST_MANAGED_WRITES: &str = "not run on a host-managed zoned disk (SMR or NVMe ZNS): its sequential zones take writes only at their write pointer, and this test writes elsewhere";
+/// True for a test that writes at random offsets (a random write or mix):
+/// on a host-managed disk, it runs only in conventional zones.
+fn writes_randomly(spec: &TestSpec) -> bool {
+    match spec.workload {
+        bench_core::spec::Workload::RandWrite => true,
+        bench_core::spec::Workload::RandRw => spec.params.rwmixread < 100,
+        _ => false,
+    }
+}
+
+/// True for a host-managed disk that had no conventional zone when it was
+/// found (its zone count read).
+fn no_conventional_zones(t: &bench_core::document::result::TargetInfo) -> bool {
+    host_managed(t)
+        && t.zoned
+            .as_ref()
+            .and_then(|z| z.before.as_ref())
+            .is_some_and(|s| s.conventional_zones == 0)
+}
 
 /// True for a host-managed zoned disk.
 pub fn host_managed(t: &bench_core::document::result::TargetInfo) -> bool {
@@ -828,8 +845,12 @@ fn target_items(
         let action = match &skip {
             Some(why) => Action::Skip(why.clone()),
             None => match action_for(spec, &t.geometry, t.info.writable, t.info.write_refusal.as_deref()) {
-                Ok(Action::Run(_)) if spec.writes() && host_managed(&t.info) => {
-                    Action::Skip(HOST_MANAGED_WRITES.to_string())
+                // A host-managed disk's tests are laid onto its zones just
+                // before each runs (`run::zones::fit`, the zones as they
+                // stand then); a random write on a disk without any
+                // conventional zone is refused now already.
+                Ok(Action::Run(_)) if writes_randomly(spec) && no_conventional_zones(&t.info) => {
+                    Action::Skip(bench_core::device::zone_area::NO_CONVENTIONAL.to_string())
                 }
                 Ok(a) => a,
                 Err(e) => match origin {
@@ -853,13 +874,14 @@ fn target_items(
 #[cfg(test)]
 mod zoned_tests {
     use super::*;
-    use bench_core::document::result::{ZoneModel, Zoned};
+    use bench_core::document::result::{ZoneModel, ZoneSummary, Zoned};
 
-    /// On a host-managed zoned disk, every test that writes (a write, a
-    /// mix, a read test with a fill) is skipped with why, even granted;
-    /// reads run. A host-aware disk takes random writes: they run there.
+    /// On a host-managed disk without conventional zones, random writes
+    /// and mixes are skipped when the plan is made, naming the zone model;
+    /// every other test runs (laid onto the zones when it starts). With a
+    /// conventional zone, or on a host-aware disk, every test runs.
     #[test]
-    fn tests_that_write_are_not_run_on_a_host_managed_disk() {
+    fn random_writes_are_refused_on_a_host_managed_disk_without_conventional_zones() {
         let g = bench_core::io::Geometry {
             size: 64 << 20,
             logical_block: 512,
@@ -871,22 +893,39 @@ mod zoned_tests {
             .enumerate()
             .map(|(i, t)| (t, Origin::User(i)))
             .collect();
-        assert!(tests.iter().any(|(t, _)| t.writes()) && tests.iter().any(|(t, _)| !t.writes()));
-        for (model, skips) in [(ZoneModel::HostManaged, true), (ZoneModel::HostAware, false)] {
+        assert!(tests.iter().any(|(t, _)| writes_randomly(t)) && tests.iter().any(|(t, _)| !writes_randomly(t)));
+        let summary = |conventional| ZoneSummary {
+            model: ZoneModel::HostManaged,
+            zone_size_bytes: 4 << 20,
+            zone_capacity_bytes: Some(3 << 20),
+            zone_capacity_kind: None,
+            zones: 16,
+            conventional_zones: conventional,
+            max_open_zones: 0,
+            max_active_zones: 0,
+            states: Default::default(),
+            written_bytes: 0,
+        };
+        for (model, conventional, skips) in [
+            (ZoneModel::HostManaged, 0, true),
+            (ZoneModel::HostManaged, 1, false),
+            (ZoneModel::HostAware, 0, false),
+        ] {
             let mut t = super::super::resolve::stack_target("nvme0n1", bench_core::document::result::StackClass::Md, g);
             t.info.writable = true;
             t.info.zoned = Some(Zoned {
                 model,
-                before: None,
+                before: Some(summary(conventional)),
                 after: None,
                 error: None,
+                reads_past_write_pointer: None,
             });
             let items = target_items(&t, 0, &tests, None).expect("items");
             for (it, (spec, _)) in items.iter().zip(&tests) {
-                match (&it.action, spec.writes() && skips) {
-                    (Action::Skip(why), true) => assert_eq!(why, HOST_MANAGED_WRITES),
+                match (&it.action, writes_randomly(spec) && skips) {
+                    (Action::Skip(why), true) => assert_eq!(why, bench_core::device::zone_area::NO_CONVENTIONAL),
                     (Action::Run(_), false) => {}
-                    (a, _) => panic!("{model:?} {}: {a:?}", spec.name),
+                    (a, _) => panic!("{model:?} {conventional} {}: {a:?}", spec.name),
                 }
             }
         }

@@ -404,6 +404,7 @@ mod tests {
                 status: bench_core::document::result::Status::Ok,
                 steps: vec![step],
                 summary: bench_core::document::result::Summary::default(),
+                zones: None,
             }
         };
         let mut doc = crate::run::new_doc(None, "t", 1, false, vec![stack("/dev/md0", StackMode::ReadOnly)]);

@@ -677,6 +677,7 @@ fn skipped(item: &PlanItem, plan: &Plan, reason: &str) -> TestResult {
         },
         steps: Vec::new(),
         summary: Summary::default(),
+        zones: None,
     }
 }
 
@@ -765,17 +766,32 @@ impl Run<'_> {
                     (self.progress)(&format!("{head}: skipped: {reason}"));
                     skipped(&item, self.plan, reason)
                 }
-                (None, Action::Run(steps)) => {
-                    let r = self.one(&head, &item, &path, steps, runner, probe.as_deref_mut());
-                    if runner.abandoned_what().is_some() {
-                        hung = Some(format!(
-                            "{path} hung: test {} did not return after its stop, its I/O was abandoned; \
-                             the target's later tests are skipped",
-                            item.spec.name
-                        ));
+                (None, Action::Run(steps)) => match zones::fit(&self.plan.targets[ti].info, steps) {
+                    Err(reason) => {
+                        (self.progress)(&format!("{head}: skipped: {reason}"));
+                        skipped(&item, self.plan, &reason)
                     }
-                    r
-                }
+                    Ok((steps, zoned)) => {
+                        if let Some(z) = &zoned {
+                            (self.progress)(&format!("{head}: {}", zones::said(z)));
+                        }
+                        let mut r = self.one(&head, &item, &path, &steps, runner, probe.as_deref_mut());
+                        if !matches!(r.status, Status::Skipped { .. }) {
+                            r.zones = zoned.map(|mut z| {
+                                z.zones_written = zones::written(&self.plan.targets[ti].info, &steps);
+                                z
+                            });
+                        }
+                        if runner.abandoned_what().is_some() {
+                            hung = Some(format!(
+                                "{path} hung: test {} did not return after its stop, its I/O was abandoned; \
+                                 the target's later tests are skipped",
+                                item.spec.name
+                            ));
+                        }
+                        r
+                    }
+                },
             };
             self.doc.tests.push(r);
             (self.after_test)(&self.doc);

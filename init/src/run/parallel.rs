@@ -171,6 +171,7 @@ impl Run<'_> {
             .count();
         let templates: Vec<TestResult> = planned.iter().map(|p| skipped(&p.item, self.plan, "")).collect();
         let failed_templates = templates.clone();
+        let info = self.plan.targets[ti].info.clone();
         Work {
             ti,
             start_line: format!(
@@ -189,7 +190,7 @@ impl Run<'_> {
                 hung: Some(format!("{path}: {why}")),
                 refused: None,
             }),
-            run: Box::new(move |stop, fraction| run_disk(&planned, &templates, &on, time, stop, fraction)),
+            run: Box::new(move |stop, fraction| run_disk(&planned, &templates, &info, &on, time, stop, fraction)),
         }
     }
 }
@@ -217,10 +218,14 @@ fn ending(s: &Status) -> String {
 
 /// One disk's tests in order, on its thread: each under its deadline and
 /// within `time` from now; skipped once the run is interrupted, the time
-/// is out, or a test hung.
+/// is out, or a test hung. On a host-managed zoned disk (`info`), each
+/// test's steps are laid onto its zones just before it runs
+/// ([`super::zones::fit`]).
+#[allow(clippy::too_many_arguments)] // the disk's whole context, passed down once
 fn run_disk(
     planned: &[Planned],
     templates: &[TestResult],
+    info: &bench_core::document::result::TargetInfo,
     on: &On,
     time: Duration,
     stop: &Stop,
@@ -259,8 +264,15 @@ fn run_disk(
                 results.push(not_run(template, reason));
                 continue;
             }
-            (None, Action::Run(steps)) => steps,
+            (None, Action::Run(steps)) => match super::zones::fit(info, steps) {
+                Ok(fitted) => fitted,
+                Err(reason) => {
+                    results.push(not_run(template, &reason));
+                    continue;
+                }
+            },
         };
+        let (steps, zoned) = (&steps.0, steps.1);
         #[allow(clippy::cast_precision_loss)] // a few tests
         let mut progress = |pr: &bench_core::engine::runner::Progress<'_>| {
             fraction((k as f64 + pr.done.clamp(0.0, 1.0)) / n as f64);
@@ -290,6 +302,13 @@ fn run_disk(
             results.push(not_run(template, &why));
             refused = Some(why);
             continue;
+        }
+        let mut r = r;
+        if !matches!(r.status, Status::Skipped { .. }) {
+            r.zones = zoned.map(|mut z| {
+                z.zones_written = super::zones::written(info, steps);
+                z
+            });
         }
         results.push(r);
     }

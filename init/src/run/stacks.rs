@@ -680,10 +680,14 @@ pub fn all_at_once(
             .enumerate()
             .filter_map(|(di, ti)| {
                 let it = plan.items.iter().find(|it| it.target == *ti && it.spec.name == name)?;
+                // A host-managed zoned disk runs its tests laid onto its
+                // zones, one disk at a time ([`super::zones::fit`]); not
+                // in an all-at-once group, whose steps are the plan's.
                 let ready = plan.targets[*ti].sim.is_some()
-                    || devs[di]
+                    || (devs[di]
                         .as_ref()
-                        .is_some_and(|d| !it.spec.workload.writes() || d.writable());
+                        .is_some_and(|d| !it.spec.workload.writes() || d.writable())
+                        && !plan::host_managed(&plan.targets[*ti].info));
                 (matches!(it.action, Action::Run(_)) && ready).then_some((di, it))
             })
             .collect();

@@ -106,4 +106,54 @@ pub struct Zoned {
     /// Why a zone report could not be read (every reason, `; `-separated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A host-managed disk's answer to a read of one logical block at the
+    /// write pointer of a zone that is not full, read when it was found:
+    /// true, it returned data (the drive allows reads past the write
+    /// pointer, and read tests read their whole area); false, it refused
+    /// (read tests read only where the zones hold data); null, not asked
+    /// (every zone is full or conventional, the disk is not host-managed,
+    /// or an older document).
+    #[serde(default)]
+    pub reads_past_write_pointer: Option<bool>,
+}
+
+/// How a test met a host-managed zoned disk's zones (fio's
+/// `zonemode=zbd`): the test's record says it ran zone-aware.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ZoneUse {
+    /// Sequential writes at the write pointers: the area's sequential
+    /// zones reset first, each written from its start up to its capacity
+    /// (never into the gap before the next zone), one zone open per job;
+    /// its conventional zones written as any disk's.
+    WritePointers,
+    /// Random writes (and a mix's reads) only in the area's conventional
+    /// zones.
+    ConventionalZones,
+    /// Reads only where the zones hold data (conventional zones, written
+    /// zones up to their write pointer): the drive refuses reads past the
+    /// write pointer, or was not asked.
+    DataOnly,
+    /// Reads of the whole area: the drive allows reads past the write
+    /// pointer ([`Zoned::reads_past_write_pointer`]).
+    WholeArea,
+}
+
+/// A test's record of how it ran on a host-managed zoned disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZonedTest {
+    /// How it met the zones.
+    pub mode: ZoneUse,
+    /// Bytes of the disk the test's area was cut to (each run of it cut to
+    /// whole requests), over its steps.
+    pub area_bytes: u64,
+    /// Runs of the disk that area is made of (a sequential zone's writable
+    /// part, adjacent conventional zones or data, each one run).
+    pub extents: u64,
+    /// Sequential zones reset before each pass (BLKRESETZONE).
+    pub zones_reset: u64,
+    /// Of those, the zones that hold data after the test (from a zone
+    /// report after it): the zones it wrote. `None` when not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones_written: Option<u64>,
 }

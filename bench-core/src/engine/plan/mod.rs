@@ -152,6 +152,7 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         pause: Nanos(0),
         engine: engine_opts(p),
         steady: p.steady,
+        zones: None,
     }
 }
 

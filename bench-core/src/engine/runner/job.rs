@@ -278,6 +278,16 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
                 self.stopping = true;
                 break;
             }
+            // A walk at the write pointers ends at its area's end (never
+            // onto the zones it filled), and opens its next zone only once
+            // the requests to the one before have completed.
+            if self.gen.exhausted() {
+                self.stopping = true;
+                break;
+            }
+            if self.free.len() < self.depth && self.gen.next_opens_extent() {
+                break;
+            }
             // sysbench's periodic fsync: due only when another request is
             // about to be issued (its `file_get_*_request` returns the fsync
             // in place of the next request), so a step that ends on a
@@ -1027,5 +1037,100 @@ mod tests {
             assert!((done - want).abs() < 1e-9, "{done} vs {want}");
             assert_eq!(*eta, Some(Nanos::from_millis(2500 - 1000 * i as u64)));
         }
+    }
+
+    /// A memory queue that holds its completions until reaped one at a
+    /// time, and records the most zones (of 4 blocks) it ever had writes
+    /// in flight for at once.
+    struct Zoned<'a> {
+        inner: MemQueue<'a>,
+        held: Vec<(Completion, u64)>,
+        most: usize,
+    }
+
+    impl IoQueue for Zoned<'_> {
+        fn depth(&self) -> usize {
+            self.inner.depth()
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            self.inner.submit(slot, req)?;
+            let mut c = Vec::new();
+            self.inner.reap(1, &mut c)?;
+            // Reads (the read-back) count as no zone.
+            let zone = if req.op == Op::Write {
+                req.offset / (4 * 4096)
+            } else {
+                u64::MAX
+            };
+            self.held.extend(c.into_iter().map(|c| (c, zone)));
+            let mut zones: Vec<u64> = self.held.iter().map(|h| h.1).filter(|&z| z != u64::MAX).collect();
+            zones.dedup();
+            self.most = self.most.max(zones.len());
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            if !self.held.is_empty() {
+                out.push(self.held.remove(0).0);
+            }
+            Ok(())
+        }
+        fn write_buf(&mut self, slot: usize, len: usize) -> Option<&mut [u8]> {
+            self.inner.write_buf(slot, len)
+        }
+        fn read_buf(&self, slot: usize, len: usize) -> Option<&[u8]> {
+            self.inner.read_buf(slot, len)
+        }
+    }
+
+    /// A sequential write at the write pointers, 4 deep, over two zones
+    /// of capacity 3 blocks (size 4): never has requests in flight for two
+    /// zones at once, writes each zone's capacity and nothing of the gaps,
+    /// ends at the area's end though its bound is further (no wrap onto a
+    /// full zone), and reads back and verifies all it wrote.
+    #[test]
+    fn a_write_at_the_write_pointers_keeps_one_zone_open_and_ends() {
+        let mut s = step(
+            Pattern::Seq {
+                op: Op::Write,
+                start: 0,
+                end: 6 * 4096,
+            },
+            4096,
+            1,
+        );
+        s.iodepth = 4;
+        s.verify = true;
+        s.limit.ios = Some(1000);
+        s.zones = Some(crate::spec::ZoneMap {
+            extents: vec![
+                crate::spec::Span {
+                    start: 0,
+                    len: 3 * 4096,
+                },
+                crate::spec::Span {
+                    start: 4 * 4096,
+                    len: 3 * 4096,
+                },
+            ],
+            reset: Vec::new(),
+            at_write_pointers: true,
+        });
+        let mut disk = vec![0u8; 8 * 4096];
+        let mut q = Zoned {
+            inner: MemQueue::new(&mut disk, 4),
+            held: Vec::new(),
+            most: 0,
+        };
+        let clock = SimClock::default();
+        let o = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| {}).expect("runs");
+        assert_eq!(q.most, 1, "requests for two zones in flight at once");
+        assert_eq!((o.write.ios, o.verified), (6, 6 * 4096));
+        for gap in [3usize, 7] {
+            assert!(
+                disk[gap * 4096..(gap + 1) * 4096].iter().all(|&b| b == 0),
+                "gap block {gap} written"
+            );
+        }
+        assert!(disk[4 * 4096..5 * 4096].iter().any(|&b| b != 0));
     }
 }

@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 
 use crate::io::{IoReq, Op};
-use crate::spec::{MixOrder, Pattern, Step};
+use crate::spec::{MixOrder, Pattern, Step, ZoneMap};
 use crate::vocab::rng::{Permutation, Rng};
 
 /// The multiplier that spreads job numbers over the seed space (the
@@ -15,6 +15,62 @@ const JOB_SEED_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 pub struct OffsetGen {
     bs: u32,
     kind: GenKind,
+    /// A zoned step's area laid onto its extents ([`Step::zones`]);
+    /// `None`: offsets are the disk's.
+    map: Option<AreaMap>,
+}
+
+/// A [`ZoneMap`] ready for lookups: where each extent starts on the disk
+/// and in the area.
+#[derive(Clone, Debug)]
+struct AreaMap {
+    /// Each extent's first byte on the disk.
+    disk: Vec<u64>,
+    /// Each extent's first byte in the area, then the area's end: extent i
+    /// is `[area[i], area[i + 1])` of the area.
+    area: Vec<u64>,
+    /// Sequential writes at the write pointers: drain before the next
+    /// extent, never wrap.
+    at_write_pointers: bool,
+}
+
+impl AreaMap {
+    fn new(m: &ZoneMap, bs: u64) -> AreaMap {
+        let mut disk = Vec::with_capacity(m.extents.len());
+        let mut area = Vec::with_capacity(m.extents.len() + 1);
+        let mut at = 0u64;
+        for e in &m.extents {
+            let len = e.len / bs * bs;
+            if len == 0 {
+                continue;
+            }
+            disk.push(e.start);
+            area.push(at);
+            at += len;
+        }
+        area.push(at);
+        AreaMap {
+            disk,
+            area,
+            at_write_pointers: m.at_write_pointers,
+        }
+    }
+
+    /// The disk's byte for byte `o` of the area (`o` below its end).
+    fn disk_offset(&self, o: u64) -> u64 {
+        // The last extent starting at or before `o` (area[0] is 0).
+        let i = self.area.partition_point(|&a| a <= o).saturating_sub(1);
+        match (self.disk.get(i), self.area.get(i)) {
+            (Some(d), Some(a)) => d + (o - a),
+            // Past the end (an empty area): the offset as it is.
+            _ => o,
+        }
+    }
+
+    /// Extents in the area.
+    fn extents(&self) -> u64 {
+        self.disk.len() as u64
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -24,6 +80,9 @@ enum GenKind {
         start: u64,
         end: u64,
         cur: u64,
+        /// Wraps to `start` at `end`; false: the walk ends there
+        /// ([`OffsetGen::exhausted`]).
+        wrap: bool,
     },
     Random {
         read_pct: u8,
@@ -65,10 +124,31 @@ impl OffsetGen {
     ///   so far, exactly and without floating point (`MixOrder::Ratio`);
     /// - `Fixed`: the same request every time;
     /// - `Cursors`: round robin over the cursors, each moving by its stride.
+    ///
+    /// With [`Step::zones`], the offsets above are the area's, each laid
+    /// onto the disk's extents; a sequential walk at the write pointers
+    /// ([`ZoneMap::at_write_pointers`]) gives job j of n the extents from
+    /// `j * E / n` to `(j + 1) * E / n` (E extents) and does not wrap.
     pub fn new(step: &Step, job: u32) -> OffsetGen {
         let bs = step.bs.max(1);
         let bs64 = u64::from(bs);
+        let map = step.zones.as_ref().map(|m| AreaMap::new(m, bs64));
         let kind = match &step.pattern {
+            Pattern::Seq { op, .. } if map.as_ref().is_some_and(|m| m.at_write_pointers) => {
+                let m = map.as_ref().map_or(&[0u64][..], |m| &m.area[..]);
+                let n = map.as_ref().map_or(0, AreaMap::extents);
+                let jobs = u64::from(step.jobs.max(1));
+                let j = u64::from(job);
+                let at = |k: u64| m[usize::try_from(k).unwrap_or(usize::MAX).min(m.len() - 1)];
+                let (s, e) = (at(j * n / jobs), at((j + 1) * n / jobs));
+                GenKind::Seq {
+                    op: *op,
+                    start: s,
+                    end: e,
+                    cur: s,
+                    wrap: false,
+                }
+            }
             Pattern::Seq { op, start, end } => {
                 let blocks = end.saturating_sub(*start) / bs64;
                 let per = (blocks / u64::from(step.jobs.max(1))).max(1);
@@ -78,6 +158,7 @@ impl OffsetGen {
                     start: s,
                     end: s + per * bs64,
                     cur: s,
+                    wrap: true,
                 }
             }
             Pattern::Random { read_pct, start, end } => {
@@ -103,14 +184,31 @@ impl OffsetGen {
                 next: 0,
             },
         };
-        OffsetGen { bs, kind }
+        OffsetGen { bs, kind, map }
+    }
+
+    /// True once a walk that does not wrap has given its last request.
+    pub fn exhausted(&self) -> bool {
+        matches!(&self.kind, GenKind::Seq { end, cur, wrap: false, .. } if *cur >= *end)
+    }
+
+    /// True if the next request is the first of another extent of a walk
+    /// at the write pointers: the requests before it must complete first
+    /// (one zone open per job).
+    pub fn next_opens_extent(&self) -> bool {
+        match (&self.kind, &self.map) {
+            (GenKind::Seq { start, end, cur, .. }, Some(m)) if m.at_write_pointers => {
+                *cur != *start && *cur < *end && m.area.binary_search(cur).is_ok()
+            }
+            _ => false,
+        }
     }
 
     /// For a sequential walk, the requests after which it repeats itself
     /// (its slice in whole requests); `None` for other patterns.
     pub fn cycle_len(&self) -> Option<u64> {
         match &self.kind {
-            GenKind::Seq { start, end, .. } => Some((end - start) / u64::from(self.bs)),
+            GenKind::Seq { start, end, .. } => Some(end.saturating_sub(*start) / u64::from(self.bs)),
             _ => None,
         }
     }
@@ -119,8 +217,14 @@ impl OffsetGen {
     pub fn next_req(&mut self) -> IoReq {
         let len = self.bs;
         let (op, offset) = match &mut self.kind {
-            GenKind::Seq { op, start, end, cur } => {
-                if *cur >= *end {
+            GenKind::Seq {
+                op,
+                start,
+                end,
+                cur,
+                wrap,
+            } => {
+                if *cur >= *end && *wrap {
                     *cur = *start;
                 }
                 let o = *cur;
@@ -187,6 +291,10 @@ impl OffsetGen {
                     (Op::Read, o)
                 }
             }
+        };
+        let offset = match &self.map {
+            Some(m) => m.disk_offset(offset),
+            None => offset,
         };
         IoReq { op, offset, len }
     }
@@ -359,5 +467,89 @@ mod tests {
         let mut s = s;
         s.limit.ios = Some(6);
         assert_eq!(step_range(&s), (0, 10_240 + 512));
+    }
+
+    /// Two zones of 4 blocks whose capacity is 3, as a sequential write at
+    /// the write pointers maps them: [0, 3) and [4, 7) blocks of 4 KiB.
+    fn two_zones(at_write_pointers: bool, pattern: Pattern, jobs: u32) -> Step {
+        let mut s = step(pattern, 4096, jobs);
+        s.zones = Some(ZoneMap {
+            extents: vec![
+                crate::spec::Span {
+                    start: 0,
+                    len: 3 * 4096,
+                },
+                crate::spec::Span {
+                    start: 4 * 4096,
+                    len: 3 * 4096,
+                },
+            ],
+            reset: Vec::new(),
+            at_write_pointers,
+        });
+        s
+    }
+
+    /// A walk at the write pointers writes each zone from its start to its
+    /// capacity, never into the gap before the next zone, asks for a drain
+    /// exactly before the next zone's first request, and ends at the
+    /// area's end instead of wrapping onto the zones it filled; with two
+    /// jobs each writes whole zones of its own.
+    #[test]
+    fn a_walk_at_the_write_pointers_skips_the_gap_and_ends() {
+        let seq = Pattern::Seq {
+            op: Op::Write,
+            start: 0,
+            end: 6 * 4096,
+        };
+        let s = two_zones(true, seq.clone(), 1);
+        let mut g = OffsetGen::new(&s, 0);
+        let mut got = Vec::new();
+        while !g.exhausted() {
+            got.push((g.next_opens_extent(), g.next_req().offset / 4096));
+        }
+        assert_eq!(
+            got,
+            [(false, 0), (false, 1), (false, 2), (true, 4), (false, 5), (false, 6)]
+        );
+        assert_eq!(g.cycle_len(), Some(6));
+        let s = two_zones(true, seq.clone(), 2);
+        for (job, want) in [(0, [0u64, 1, 2]), (1, [4, 5, 6])] {
+            let mut g = OffsetGen::new(&s, job);
+            let got: Vec<u64> = (0..3).map(|_| g.next_req().offset / 4096).collect();
+            assert_eq!(got, want, "job {job}");
+            assert!(g.exhausted(), "job {job} ends at its share's end");
+        }
+        // Reads over the same map: the area's blocks in order, wrapping.
+        let s = two_zones(
+            false,
+            Pattern::Seq {
+                op: Op::Read,
+                start: 0,
+                end: 6 * 4096,
+            },
+            1,
+        );
+        let got: Vec<u64> = offsets(&s, 0, 8).iter().map(|r| r.offset / 4096).collect();
+        assert_eq!(got, [0, 1, 2, 4, 5, 6, 0, 1]);
+        assert!(!OffsetGen::new(&s, 0).next_opens_extent());
+    }
+
+    /// Random offsets over a map land only in its extents, each of them.
+    #[test]
+    fn random_offsets_over_a_map_stay_in_its_extents() {
+        let s = two_zones(
+            false,
+            Pattern::Random {
+                read_pct: 0,
+                start: 0,
+                end: 6 * 4096,
+            },
+            1,
+        );
+        let mut seen: Vec<u64> = offsets(&s, 0, 200).iter().map(|r| r.offset / 4096).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen, [0, 1, 2, 4, 5, 6]);
     }
 }

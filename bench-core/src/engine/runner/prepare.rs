@@ -14,7 +14,8 @@ use crate::spec::{step_range, Prepare, Step};
 /// file in 1 MiB `WriteFile` calls (DiskBench.cpp `Init`, `BufSize`).
 pub const FILL_BS: u32 = 1 << 20;
 
-/// Do a step's untimed preparation: its fill ([`fill`]), then drop caches
+/// Do a step's untimed preparation: the reset of its zones
+/// ([`reset_zones`]), its fill ([`fill`]), then drop caches
 /// or warm the first request, then settle. Returns what the fill wrote
 /// (`None`: the step does not fill).
 ///
@@ -22,12 +23,27 @@ pub const FILL_BS: u32 = 1 << 20;
 /// the step's access: the first request of job 0 (as a read), or the one
 /// logical block just before it.
 pub fn prepare<T: Target, C: Clock>(step: &Step, target: &T, clock: &C, stop: &Stop) -> Result<Option<u64>, IoError> {
+    reset_zones(step, target)?;
     let filled = fill(step, target, clock, stop)?;
     prepare_io(step, target, clock)?;
     if step.settle.0 > 0 {
         target.settle(step.settle)?;
     }
     Ok(filled)
+}
+
+/// Reset the write pointers of a zoned step's zones ([`ZoneMap::reset`]),
+/// untimed, before each pass, as fio resets a write job's zones before it
+/// starts: each pass then writes empty zones from their start. A target
+/// that cannot (not claimed for writing, not zoned) fails the step before
+/// any of its I/O.
+///
+/// [`ZoneMap::reset`]: crate::spec::ZoneMap::reset
+pub fn reset_zones<T: Target>(step: &Step, target: &T) -> Result<(), IoError> {
+    for z in step.zones.iter().flat_map(|m| &m.reset) {
+        target.reset_zones(z.start, z.len)?;
+    }
+    Ok(())
 }
 
 /// A step's fill ([`Step::fill`]), untimed: CrystalDiskMark's test file

@@ -190,6 +190,7 @@ pub fn run_test(
         summary: crate::engine::plan::summarize(spec.workload, &results),
         status,
         steps: results,
+        zones: None,
     }
 }
 

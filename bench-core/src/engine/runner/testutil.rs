@@ -46,6 +46,7 @@ pub(crate) fn step(pattern: Pattern, bs: u32, jobs: u32) -> Step {
         pause: Nanos(0),
         engine: Default::default(),
         steady: None,
+        zones: None,
     }
 }
 

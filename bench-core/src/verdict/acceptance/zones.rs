@@ -95,6 +95,7 @@ mod tests {
                 before,
                 after,
                 error: Some(String::from("BLKREPORTZONE: EIO")),
+                reads_past_write_pointer: None,
             }),
             ..TargetInfo::default()
         };

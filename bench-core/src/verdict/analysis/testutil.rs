@@ -74,6 +74,7 @@ pub(crate) fn test(target: &str, workload: Workload, metric: Metric, v: f64) -> 
         status: Status::Ok,
         steps: Vec::new(),
         summary,
+        zones: None,
     }
 }
 

@@ -234,6 +234,24 @@ impl Target for DevTarget {
         }
     }
 
+    /// A zoned test's reset before each pass ([`DevTarget::reset_zones`]):
+    /// refused with EPERM, nothing sent, unless the target was claimed for
+    /// writing.
+    fn reset_zones(&self, start: u64, len: u64) -> Result<(), IoError> {
+        let fail = |errno| IoError {
+            errno,
+            req: IoReq {
+                op: Op::Write,
+                offset: start,
+                len: u32::try_from(len).unwrap_or(u32::MAX),
+            },
+        };
+        if !self.writable {
+            return Err(fail(libc::EPERM));
+        }
+        DevTarget::reset_zones(self, start, len).map_err(|e| fail(errno_of(&e)))
+    }
+
     fn drop_caches(&self) -> Result<(), IoError> {
         let fail = |errno| IoError {
             errno,

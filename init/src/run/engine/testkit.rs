@@ -168,6 +168,7 @@ pub(super) fn rand_step(read_pct: u8, iodepth: u32, jobs: u32, ios: u64) -> Step
         pause: Nanos(0),
         engine: Default::default(),
         steady: None,
+        zones: None,
     }
 }
 
