@@ -119,8 +119,11 @@ pub fn reads_past_write_pointer(
 /// (through a descriptor reopened from it, so the page cache and its
 /// readahead play no part).
 fn probe_read(f: &File, at: u64, len: u32) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
     use std::os::unix::fs::FileExt;
-    let direct = super::file::open(&crate::safety::reopen_path(f), false, true)?;
+    // The descriptor's own open file, reopened O_DIRECT (as
+    // `safety::reopen_path` does; safety sits above disks).
+    let direct = super::file::open(&format!("/proc/self/fd/{}", f.as_raw_fd()), false, true)?;
     let len = usize::try_from(len).unwrap_or(usize::MAX);
     let mut buf =
         crate::sys::buf::AlignedBuf::new(len).ok_or_else(|| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
