@@ -166,6 +166,19 @@ pub fn zones_of(t: &bench_core::document::result::TargetInfo, f: &File) -> Resul
     report(f, &q?, t.size_bytes)
 }
 
+/// True if the first zone of the zoned disk `t` takes writes only at its
+/// write pointer (a sequential zone); read-only, one zone reported.
+pub fn first_zone_sequential(t: &bench_core::document::result::TargetInfo) -> Result<bool, String> {
+    let f = super::file::open(&t.path, false, false).map_err(|e| format!("cannot open {} read-only: {e}", t.path))?;
+    let bytes = blk::report_zones(&f, 0, 1).map_err(|e| format!("BLKREPORTZONE: {e}"))?;
+    let r = parse::parse_report(&bytes).map_err(|e| e.to_string())?;
+    let z = r
+        .zones
+        .first()
+        .ok_or_else(|| "the zone report holds no zone".to_string())?;
+    Ok(z.kind.sequential())
+}
+
 /// The byte ranges of the zoned disk `t` that hold data now, from its
 /// zone report ([`bench_core::device::zones::readable_extents`]).
 pub fn holding_data(t: &bench_core::document::result::TargetInfo) -> Result<Vec<(u64, u64)>, String> {

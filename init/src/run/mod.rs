@@ -518,6 +518,10 @@ fn health_after(plan: &mut Plan, ti: usize, probe: health::Probe, read: bool, pr
     }
 }
 
+/// Why a host-managed zoned disk whose first zone is sequential gets no
+/// scratch label.
+pub const NO_LABEL_ZONED: &str = "a host-managed zoned disk whose first zone is sequential takes the label only at that zone's write pointer, which it would leave open; the next run judges its zones' data as it finds it";
+
 /// After the run's last write: give every disk a write of this run
 /// reached (directly or beneath an array or layer) bootbench's scratch
 /// label, so the next run counts it as blank rather than as a disk holding
@@ -544,6 +548,19 @@ fn label_written(plan: &Plan, doc: &ResultDoc, bad: &[(usize, String)], progress
             disk_size: t.info.size_bytes,
         };
         let path = &t.info.path;
+        // A host-managed disk's first zone, when sequential, takes the label
+        // only at its write pointer, and would be left open by it.
+        if crate::plan::host_managed(&t.info) {
+            let why = match crate::disks::zones::first_zone_sequential(&t.info) {
+                Ok(false) => None,
+                Ok(true) => Some(NO_LABEL_ZONED.to_string()),
+                Err(e) => Some(format!("its first zone could not be read: {e}")),
+            };
+            if let Some(why) = why {
+                progress(&format!("bootbench-init: {path}: no scratch label: {why}"));
+                continue;
+            }
+        }
         match grant.claim(crate::safety::Contents::Checked) {
             Ok(p) => match p.write_label(&label) {
                 Ok(()) => progress(&format!(
