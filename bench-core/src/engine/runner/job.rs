@@ -1089,32 +1089,18 @@ mod tests {
     /// full zone), and reads back and verifies all it wrote.
     #[test]
     fn a_write_at_the_write_pointers_keeps_one_zone_open_and_ends() {
-        let mut s = step(
+        let mut s = crate::engine::runner::testutil::two_zones(
+            true,
             Pattern::Seq {
                 op: Op::Write,
                 start: 0,
                 end: 6 * 4096,
             },
-            4096,
             1,
         );
         s.iodepth = 4;
         s.verify = true;
         s.limit.ios = Some(1000);
-        s.zones = Some(crate::spec::ZoneMap {
-            extents: vec![
-                crate::spec::Span {
-                    start: 0,
-                    len: 3 * 4096,
-                },
-                crate::spec::Span {
-                    start: 4 * 4096,
-                    len: 3 * 4096,
-                },
-            ],
-            reset: Vec::new(),
-            at_write_pointers: true,
-        });
         let mut disk = vec![0u8; 8 * 4096];
         let mut q = Zoned {
             inner: MemQueue::new(&mut disk, 4),

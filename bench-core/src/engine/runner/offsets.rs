@@ -303,7 +303,7 @@ impl OffsetGen {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::runner::testutil::step;
+    use crate::engine::runner::testutil::{step, two_zones};
     use crate::io::Op;
     use crate::spec::step_range;
 
@@ -467,27 +467,6 @@ mod tests {
         let mut s = s;
         s.limit.ios = Some(6);
         assert_eq!(step_range(&s), (0, 10_240 + 512));
-    }
-
-    /// Two zones of 4 blocks whose capacity is 3, as a sequential write at
-    /// the write pointers maps them: [0, 3) and [4, 7) blocks of 4 KiB.
-    fn two_zones(at_write_pointers: bool, pattern: Pattern, jobs: u32) -> Step {
-        let mut s = step(pattern, 4096, jobs);
-        s.zones = Some(ZoneMap {
-            extents: vec![
-                crate::spec::Span {
-                    start: 0,
-                    len: 3 * 4096,
-                },
-                crate::spec::Span {
-                    start: 4 * 4096,
-                    len: 3 * 4096,
-                },
-            ],
-            reset: Vec::new(),
-            at_write_pointers,
-        });
-        s
     }
 
     /// A walk at the write pointers writes each zone from its start to its

@@ -50,6 +50,27 @@ pub(crate) fn step(pattern: Pattern, bs: u32, jobs: u32) -> Step {
     }
 }
 
+/// Two zones of 4 blocks whose capacity is 3, as a sequential write at
+/// the write pointers maps them: [0, 3) and [4, 7) blocks of 4 KiB.
+pub(crate) fn two_zones(at_write_pointers: bool, pattern: Pattern, jobs: u32) -> Step {
+    let mut s = step(pattern, 4096, jobs);
+    s.zones = Some(crate::spec::ZoneMap {
+        extents: vec![
+            crate::spec::Span {
+                start: 0,
+                len: 3 * 4096,
+            },
+            crate::spec::Span {
+                start: 4 * 4096,
+                len: 3 * 4096,
+            },
+        ],
+        reset: Vec::new(),
+        at_write_pointers,
+    });
+    s
+}
+
 /// A simulated SSD that serves a 4 KiB random read in 1 ms (its clock
 /// moves 1 s per 1000 reads), and a QD1 random-read step bound by `runtime`.
 pub(crate) fn ms_per_read(runtime: Nanos) -> (SimDisk, Step) {
