@@ -87,6 +87,12 @@ pub struct Machine {
     pub stick: Option<PathBuf>,
     /// Attach the stick read-only (QEMU `readonly=on`: a write-protected stick).
     pub stick_readonly: bool,
+    /// A reboot of the guest resets the machine, as a server's does: the
+    /// firmware, the kernel and the initramfs start again and the disks keep
+    /// what they hold (an NVMe ZNS namespace its zones' states and write
+    /// pointers). Without it (the default) QEMU exits instead (`-no-reboot`),
+    /// and a panicking guest, which reboots at once (`panic=-1`), ends QEMU.
+    pub reboots: bool,
     pub disks: Vec<Attached>,
     /// A NIC on QEMU's restricted user-mode network (a network boot when it boots first).
     pub net: Option<Net>,
@@ -383,6 +389,9 @@ pub fn disk_args(disks: &[Attached]) -> Vec<String> {
 pub fn command_line(m: &Machine) -> Vec<String> {
     let specs: Vec<DiskSpec> = m.disks.iter().map(|d| d.spec.clone()).collect();
     let mut v = base_args_on(machine_type(&m.boot, m.chipset), m.accel, m.memory_mib, m.cpus);
+    if m.reboots {
+        v.retain(|a| a != "-no-reboot");
+    }
     v.extend(serial_args(&m.serial_log));
     for s in &m.extra_serials {
         v.extend(serial_args(s));
@@ -557,6 +566,7 @@ mod tests {
             },
             stick: Some("/o/bootbench.img".into()),
             stick_readonly: false,
+            reboots: false,
             disks: vec![attached("virtio,serial=V1")],
             net: None,
         };
@@ -582,6 +592,13 @@ mod tests {
             ..m.clone()
         });
         assert_eq!(values(&asked_pc, "-machine"), ["q35,smm=on"]);
+        // A machine that reboots as a server does: no -no-reboot; else QEMU exits.
+        assert!(args.iter().any(|a| a == "-no-reboot"), "{args:?}");
+        let resets = command_line(&Machine {
+            reboots: true,
+            ..m.clone()
+        });
+        assert!(!resets.iter().any(|a| a == "-no-reboot"), "{resets:?}");
         let q35 = command_line(&Machine {
             chipset: Chipset::Q35,
             boot: Boot::Bios,
@@ -810,6 +827,7 @@ mod tests {
             },
             stick: Some("/o/bootbench.img".into()),
             stick_readonly: false,
+            reboots: false,
             disks: vec![attached("sata,serial=S1"), attached("virtio,serial=V1")],
             net: None,
         };

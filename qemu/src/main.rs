@@ -177,6 +177,7 @@ fn boot_and_report(launch: Launch) -> Result<ExitCode, String> {
         boot,
         stick: stick_image.clone(),
         stick_readonly: false,
+        reboots: false,
         disks,
         net,
         system_serial: common.system_serial.clone(),
@@ -422,6 +423,7 @@ mod tests {
             },
             stick: None,
             stick_readonly: false,
+            reboots: false,
             disks: Vec::new(),
             net: None,
         };

@@ -350,10 +350,15 @@ pub fn boot_following(
 }
 
 /// Boot `machine` and kill QEMU (SIGKILL: as sudden as a power cut) as soon
-/// as the serial log contains `marker`; at most `timeout`. The outcome's
-/// status is the killed one (or QEMU's own exit, if it ended first: the
-/// caller checks the serial log for the marker).
-pub fn boot_until(machine: &Machine, dir: &Path, timeout: Duration, marker: &str) -> Result<Outcome, RunError> {
+/// as `seen` holds of the serial log (lossy UTF-8), looked at every 100 ms;
+/// at most `timeout`. The outcome's status is the killed one (or QEMU's own
+/// exit, if it ended first: the caller checks the serial log).
+pub fn boot_until(
+    machine: &Machine,
+    dir: &Path,
+    timeout: Duration,
+    seen: &dyn Fn(&str) -> bool,
+) -> Result<Outcome, RunError> {
     let log = &machine.serial_log;
     File::create(log).map_err(io_err(log.display().to_string()))?;
     let args = cmdline::command_line(machine);
@@ -374,7 +379,7 @@ pub fn boot_until(machine: &Machine, dir: &Path, timeout: Duration, marker: &str
         if let Some(status) = child.try_wait().map_err(io_err("waiting for QEMU"))? {
             break status;
         }
-        let seen = fs::read(log).is_ok_and(|b| String::from_utf8_lossy(&b).contains(marker));
+        let seen = fs::read(log).is_ok_and(|b| seen(&String::from_utf8_lossy(&b)));
         if seen || start.elapsed() >= timeout {
             child.kill().map_err(io_err("killing QEMU"))?;
             let status = child.wait().map_err(io_err("reaping QEMU"))?;

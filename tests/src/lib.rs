@@ -197,6 +197,19 @@ pub fn boot_with_serials(
     for s in extra_serials {
         let _ = fs::remove_file(s);
     }
+    boot_one(&machine(a, dir, via, stick_img, specs, append, extra_serials), dir)
+}
+
+/// The machine of [`boot_with_serials`].
+fn machine(
+    a: &Artifacts,
+    dir: &Path,
+    via: Via,
+    stick_img: &Path,
+    specs: &[DiskSpec],
+    append: &str,
+    extra_serials: &[PathBuf],
+) -> Machine {
     let attached = run::prepare_disks(specs, dir).expect("prepare disks");
     let boot = match via {
         Via::Direct => Boot::Direct {
@@ -215,7 +228,7 @@ pub fn boot_with_serials(
         }
         Via::Bios => Boot::Bios,
     };
-    let machine = Machine {
+    Machine {
         chipset: Chipset::Pc,
         accel: accel(&a.vmlinuz, dir),
         memory_mib: 1024,
@@ -226,10 +239,47 @@ pub fn boot_with_serials(
         boot,
         stick: Some(stick_img.to_owned()),
         stick_readonly: false,
+        reboots: false,
         disks: attached,
         net: None,
-    };
-    boot_one(&machine, dir)
+    }
+}
+
+/// What PID 1 logs once a run's document is out (then what it does next).
+const RUN_FINISHED: &str = "run finished: ";
+
+/// [`boot`] directly, the machine resetting when the guest reboots, as a
+/// server does, and the disks keeping what they hold, for `runs` runs: each
+/// run reboots (`bootbench.on_finish=reboot`) and the next runs the same
+/// plan again (`bootbench.force=1` turns the run-once check off). QEMU is
+/// killed once the last run's document is out; panics on a timeout.
+pub fn boot_runs(
+    a: &Artifacts,
+    dir: &Path,
+    stick_img: &Path,
+    specs: &[DiskSpec],
+    append: &str,
+    runs: usize,
+) -> Outcome {
+    let append = format!("{append} bootbench.on_finish=reboot bootbench.force=1");
+    let mut m = machine(a, dir, Via::Direct, stick_img, specs, &append, &[]);
+    m.reboots = true;
+    let _one_at_a_time = boot_lock();
+    let timeout = BOOT_TIMEOUT * u32::try_from(runs).expect("a few runs");
+    let done = |serial: &str| serial.matches(RUN_FINISHED).count() >= runs;
+    let outcome = run::boot_until(&m, dir, timeout, &done).unwrap_or_else(|e| panic!("boot in {}: {e}", dir.display()));
+    assert!(
+        done(&outcome.serial),
+        "QEMU ended ({}) before {runs} runs",
+        outcome.status
+    );
+    eprintln!(
+        "{}: {runs} runs in {:.1} s, {} frame(s)",
+        dir.display(),
+        outcome.elapsed.as_secs_f64(),
+        outcome.frames.len()
+    );
+    outcome
 }
 
 /// Boots `machine` when no other boot runs; panics on a timeout or a failure to start.
@@ -320,6 +370,7 @@ pub fn netboot(
         boot: Boot::Bios,
         stick: None,
         stick_readonly: false,
+        reboots: false,
         disks: run::prepare_disks(specs, dir).expect("prepare disks"),
         net: Some(net),
     };
@@ -647,6 +698,24 @@ pub fn the_document(outcome: &Outcome) -> (String, Vec<u8>, Value) {
     assert_eq!(docs.len(), 1, "one result document on serial; serial tail:\n{}", tail());
     let json: Value = serde_json::from_slice(&docs[0].bytes).expect("the document is JSON");
     (docs[0].name.clone(), docs[0].bytes.clone(), json)
+}
+
+/// The result documents of a boot of several runs ([`boot_runs`]), in
+/// order, one per run; panics on a damaged frame.
+pub fn the_documents(outcome: &Outcome) -> Vec<Value> {
+    let docs: Vec<Value> = outcome
+        .frames
+        .iter()
+        .map(|f| f.as_ref().unwrap_or_else(|e| panic!("damaged frame: {e}")))
+        .filter(|f| f.name.ends_with(".json"))
+        .map(|f| serde_json::from_slice(&f.bytes).expect("the document is JSON"))
+        .collect();
+    assert_eq!(
+        docs.len(),
+        outcome.serial.matches(RUN_FINISHED).count(),
+        "one result document per run"
+    );
+    docs
 }
 
 /// Validate against schema/bootbench.result-1.schema.json.

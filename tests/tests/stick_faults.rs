@@ -108,6 +108,7 @@ fn direct_machine(
         },
         stick: Some(stick.to_path_buf()),
         stick_readonly: readonly,
+        reboots: false,
         disks: run::prepare_disks(specs, dir).expect("prepare disks"),
         net: None,
     }
@@ -199,7 +200,8 @@ fn f3_qemu_killed_mid_result_write_leaves_earlier_results_and_no_partial_result(
     let img = stick_with_earlier(&a, &dir);
     let machine = direct_machine(&a, &dir, &img, &specs, "bootbench.test_hold=mid_result_write", false);
     let marker = "test hold: results write stopped half-way";
-    let outcome = run::boot_until(&machine, &dir, BOOT_TIMEOUT, marker).expect("boot until the hold");
+    let outcome =
+        run::boot_until(&machine, &dir, BOOT_TIMEOUT, &|serial| serial.contains(marker)).expect("boot until the hold");
     assert!(outcome.serial.contains(marker), "held mid-write");
     assert!(!outcome.status.success(), "killed, not powered off: {}", outcome.status);
     assert!(outcome.frames.is_empty(), "killed before the serial copy");

@@ -33,15 +33,22 @@
 //!   the run ends ok, and the virtio disk's bytes did not change.
 //! - `z4`: the burn-in on a granted ZNS namespace goes zone by zone: the
 //!   zones of its area, each reset before each of its two passes, written
-//!   to its capacity and read back, left full as the config asks; the
-//!   zone report after the run shows those zones full and the others
-//!   empty, and the namespace's backing file holds the last pattern in
-//!   each zone's capacity, nothing in the gaps past it or in the zones
-//!   past the area; the other disk unchanged.
+//!   to its capacity and read back, left full as the config asks; a
+//!   sequential write then writes the next zone part way. The zone report
+//!   after the run shows those zones full, the next one open at its write
+//!   pointer, the others empty. The machine then reboots into a second run,
+//!   as a server whose operator boots the stick again does (QEMU's ZNS keeps
+//!   its zones across a reset, not across a restart of QEMU): its surface
+//!   scan meets a partly written namespace (three full zones, one closed part
+//!   way, four empty) and reads exactly what the zones hold, with no
+//!   unreadable block. After both runs the namespace's backing file holds
+//!   the last pattern in each burnt zone's capacity, the write in the next
+//!   zone, nothing in the gaps past the capacities or in the zones past
+//!   them; the other disk unchanged.
 
 use bootbench_e2e::{
-    artifacts, assert_schema_valid, boot, checksum, disks, disks_with_contents, path_of, status_of, stick_copy,
-    target_by_serial, tests_at, tests_on, the_document, Scratch, Via,
+    artifacts, assert_schema_valid, boot, boot_runs, checksum, disks, disks_with_contents, path_of, status_of,
+    stick_copy, target_by_serial, tests_at, tests_on, the_document, the_documents, Scratch, Via,
 };
 use serde_json::json;
 
@@ -283,7 +290,7 @@ fn z2_a_host_managed_scsi_disk_from_scsi_debug_is_read_and_never_written() {
 }
 
 #[test]
-fn z4_a_granted_zns_namespace_is_burnt_in_zone_by_zone() {
+fn z4_a_granted_zns_namespace_is_burnt_in_zone_by_zone_then_scanned_partly_written() {
     let Some(a) = artifacts("z4_zns_burn") else {
         return;
     };
@@ -295,19 +302,26 @@ fn z4_a_granted_zns_namespace_is_burnt_in_zone_by_zone() {
         "virtio,size=16M,serial=Z4-PLAIN",
     ]);
     let (files, before) = disks_with_contents(&specs, &dir, |i| (i == 1).then_some(4_049));
-    // Three zones' worth, the last pattern 0xaa; zones left full.
+    // Three zones' worth, the last pattern 0xaa, zones left full; then 1 MiB
+    // into zone 3; a scan first in each run.
     let config = json!({
-        "tests": [{"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "1M"}],
+        "tests": [
+            {"workload": "seq_read", "name": "seq_read_1m", "bs": "1M", "size": "1M"},
+            {"workload": "seq_write", "name": "seq_write_zone_3", "bs": "1M", "offset": "12M", "length": "1M"}
+        ],
+        "surface_scan": {},
         "burn_in": {"disks": ["Z4-ZNS"], "length": "12M", "patterns": ["0x55", "0xaa"], "zones_after": "full"},
         "destructive": {"confirm": CONFIRM, "countdown": 0, "targets": [{"serial": "Z4-ZNS"}]}
     });
     let img = stick_copy(&a, &dir, Some(&config));
-    let outcome = boot(&a, &dir, Via::Direct, &img, &specs, "");
-    let (_, _, doc) = the_document(&outcome);
-    assert_schema_valid(&doc);
-    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    let outcome = boot_runs(&a, &dir, &img, &specs, "", 2);
+    let docs = the_documents(&outcome);
+    assert_eq!(docs.len(), 2, "two runs");
+    let first = &docs[0];
+    assert_schema_valid(first);
+    assert_eq!(first["run"]["status"], "ok", "run: {}", first["run"]);
 
-    let zns = target_by_serial(&doc, "Z4-ZNS");
+    let zns = target_by_serial(first, "Z4-ZNS");
     let burn = &zns["burn_in"];
     assert_eq!((&burn["end"], &burn["error"]), (&json!("done"), &json!(null)), "{burn}");
     assert_eq!(
@@ -334,26 +348,81 @@ fn z4_a_granted_zns_namespace_is_burnt_in_zone_by_zone() {
     assert_eq!(
         (
             &z["after"]["states"]["full"],
+            &z["after"]["states"]["implicit_open"],
             &z["after"]["states"]["empty"],
             &z["after"]["written_bytes"]
         ),
-        (&json!(3), &json!(5), &json!(9 * MIB)),
-        "the zone report after the run: {z}"
+        (&json!(3), &json!(1), &json!(4), &json!(10 * MIB)),
+        "the zone report after the first run: {z}"
     );
+    let w = tests_on(first, "Z4-ZNS")
+        .into_iter()
+        .find(|t| t["name"] == "seq_write_zone_3")
+        .expect("the write is in the document");
+    assert_eq!(status_of(w), "ok", "{}", w["status"]);
+    assert_eq!(w["steps"][0]["write"]["bytes"], MIB, "1 MiB into zone 3: {w}");
 
-    // The namespace's bytes: 0xaa in each burnt zone's capacity, nothing
-    // (its blank zeros) in the gaps past it and in the zones past the area.
+    the_second_run_scans_a_partly_written_namespace(&docs[1]);
+
+    // The namespace's bytes: 0xaa in each burnt zone's capacity, the write's
+    // 1 MiB at zone 3's start, nothing (its blank zeros) in the gaps past the
+    // capacities and in the zones past them.
     let data = std::fs::read(&files[0]).expect("the namespace's backing file");
     for (k, zone) in data.chunks(4 << 20).enumerate() {
         let (written, rest) = zone.split_at(3 << 20);
-        if k < 3 {
-            assert!(written.iter().all(|&b| b == 0xaa), "zone {k} holds the last pattern");
-        } else {
-            assert!(written.iter().all(|&b| b == 0), "zone {k} untouched");
+        match k {
+            0..=2 => assert!(written.iter().all(|&b| b == 0xaa), "zone {k} holds the last pattern"),
+            3 => {
+                let (w, unwritten) = written.split_at(1 << 20);
+                assert!(w.iter().any(|&b| b != 0), "zone 3 holds the write");
+                assert!(
+                    unwritten.iter().all(|&b| b == 0),
+                    "zone 3: nothing past its write pointer"
+                );
+            }
+            _ => assert!(written.iter().all(|&b| b == 0), "zone {k} untouched"),
         }
         assert!(rest.iter().all(|&b| b == 0), "zone {k}: nothing past its capacity");
     }
     assert_eq!(before[1], checksum(&files[1]).unwrap(), "the other disk unchanged");
+}
+
+/// The second run of `z4` (the same plan, rebooted into): it found the
+/// namespace as the first left it (zone 3, open part way at the reboot, is
+/// closed by the controller's shutdown), and its surface scan, which runs
+/// before the run writes anything, read exactly the data the zones hold (the
+/// three full zones' capacities and zone 3 up to its write pointer: 10 MiB)
+/// with no failed read and no unreadable block; the zones rule passes.
+fn the_second_run_scans_a_partly_written_namespace(doc: &serde_json::Value) {
+    const MIB: u64 = 1 << 20;
+    assert_schema_valid(doc);
+    assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
+    let zns = target_by_serial(doc, "Z4-ZNS");
+    let b = &zns["zoned"]["before"];
+    assert_eq!(
+        (
+            &b["states"]["full"],
+            &b["states"]["closed"],
+            &b["states"]["empty"],
+            &b["written_bytes"]
+        ),
+        (&json!(3), &json!(1), &json!(4), &json!(10 * MIB)),
+        "the second run finds the zones the first left: {b}"
+    );
+    let scan = &zns["surface_scan"];
+    assert_eq!(
+        (
+            &scan["end"],
+            &scan["data_bytes"],
+            &scan["read_bytes"],
+            &scan["failed_reads"]
+        ),
+        (&json!("done"), &json!(10 * MIB), &json!(10 * MIB), &json!(0)),
+        "the scan read what the zones hold, nothing unreadable: {scan}"
+    );
+    assert_eq!(scan["unreadable_lbas"], json!([]), "{scan}");
+    assert_eq!(rule_check(doc, "Z4-ZNS", "zones")["verdict"], "pass");
+    assert_eq!(rule_check(doc, "Z4-ZNS", "surface_scan")["verdict"], "pass");
 }
 
 /// The acceptance verdict's check of `rule` on the disk of `serial`.
