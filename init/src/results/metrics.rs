@@ -802,6 +802,9 @@ impl Pusher {
         let text = group_url(base, &facts.machine);
         let url = Url::parse(&text)?;
         let shown = url.redacted();
+        // The first push is of the run as it starts, however soon it ends:
+        // rendered here, not when the thread gets to it.
+        let first = render(&facts, &doc, &LIVE.now(), State::Running);
         let shared = Arc::new(Shared {
             doc: Mutex::new((doc, State::Running)),
             bell: Condvar::new(),
@@ -810,7 +813,7 @@ impl Pusher {
         let s2 = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("metrics".to_string())
-            .spawn(move || push_loop(&s2, &client, &url, &facts, say))
+            .spawn(move || push_loop(&s2, &client, &url, &facts, &first, say))
             .map_err(|e| format!("metrics: no thread: {e}"))?;
         Ok(Pusher {
             shared,
@@ -891,7 +894,9 @@ fn put(client: &Client, url: &Url, body: &str) -> Result<(), String> {
     }
 }
 
-fn push_loop(shared: &Shared, client: &Client, url: &Url, facts: &Facts, say: Say) {
+/// Push `first` at once, then the document every interval until the run
+/// ends, then the end.
+fn push_loop(shared: &Shared, client: &Client, url: &Url, facts: &Facts, first: &str, say: Say) {
     let shown = url.redacted();
     let mut failing = false;
     let mut record = |r: Result<(), String>, say: Say| {
@@ -920,7 +925,8 @@ fn push_loop(shared: &Shared, client: &Client, url: &Url, facts: &Facts, say: Sa
             }
         }
     };
-    let mut next = Instant::now();
+    record(put(client, url, first), say);
+    let mut next = Instant::now() + facts.interval;
     loop {
         let (body, state) = {
             let mut g = shared.doc.lock().unwrap_or_else(PoisonError::into_inner);

@@ -433,6 +433,36 @@ fn gateway(answers: Vec<u16>) -> (u16, Requests) {
     (port, seen)
 }
 
+/// A run that ends as soon as it starts is still pushed as running first,
+/// then ended: the first push is rendered when the pusher starts, not when
+/// its thread first runs (under load, after the run's end).
+#[test]
+fn a_run_ended_at_once_is_pushed_running_then_ended() {
+    let (port, seen) = gateway(vec![]);
+    let doc = fixture();
+    let mut start = doc.clone();
+    start.tests.clear();
+    let p = Pusher::start(
+        &check_url(&format!("http://127.0.0.1:{port}")).unwrap(),
+        Client::new(None).unwrap(),
+        facts(&doc),
+        start,
+        |_| {},
+    )
+    .unwrap();
+    let tally = p.finish(&doc);
+    let seen = seen.lock().unwrap();
+    let states: Vec<bool> = seen
+        .iter()
+        .map(|r| {
+            r.2.contains("bootbench_run_state{machine=\"SN-1\",state=\"running\"} 1")
+        })
+        .collect();
+    assert_eq!(states, [true, false], "{seen:?}");
+    assert!(seen[1].2.contains("state=\"ok\"} 1"), "{}", seen[1].2);
+    assert_eq!(tally.sent, 2);
+}
+
 /// The pusher PUTs at once, again each interval with the document it was
 /// handed, tries again after a refused push, and pushes the end (state
 /// and verdicts) last; its tally counts both.
