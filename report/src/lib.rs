@@ -20,3 +20,4 @@ pub mod figures;
 pub mod output;
 pub mod read;
 pub mod render;
+pub mod verify;
