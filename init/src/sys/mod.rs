@@ -22,6 +22,7 @@ pub mod nvme;
 pub mod process;
 pub mod sgio;
 pub mod signal;
+pub mod tpm;
 pub mod uring;
 pub mod usb;
 
