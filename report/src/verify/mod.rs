@@ -1,5 +1,7 @@
 //! `verify`: what a result document's attestation proves. [`quote`] checks
 //! a TPM 2.0 quote: its key, its signature, its qualifying data, its PCR
-//! digest.
+//! digest. [`pe`] computes the Authenticode digest of an EFI binary, the
+//! measurement firmware and shim log for it.
 
+pub mod pe;
 pub mod quote;
