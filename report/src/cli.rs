@@ -131,6 +131,22 @@ pub enum Command {
         #[arg(short = 'o', long = "output", required = true)]
         output: PathBuf,
     },
+    /// Say what a document's attestation proves
+    ///
+    /// Checks the document as received against the digest its TPM quote
+    /// covers, the quote's signature and PCR values (replayed from the
+    /// firmware's event log, and bootbench's two extends of PCR 15), and
+    /// the key against --expect-key; prints each point as proved, FAILED or
+    /// not proved. Exit status 0 when nothing failed and the quote is
+    /// proved, 1 otherwise.
+    Verify {
+        /// The result document, as received (pretty or compact JSON).
+        doc: PathBuf,
+        /// The attestation key's name (hex) the machine enrolled, or that an
+        /// earlier run of it recorded.
+        #[arg(long = "expect-key")]
+        expect_key: Option<String>,
+    },
 }
 
 /// The formats of `export`.

@@ -85,6 +85,46 @@ fn main() -> ExitCode {
             out_dir,
             accept_v1,
         } => run_extract(&log, &out_dir, bench_core::document::frame::Options { accept_v1 }),
+        Command::Verify { doc, expect_key } => run_verify(&doc, expect_key.as_deref()),
+    }
+}
+
+/// `verify`: each point of the verdict on a line; 1 when one failed or the
+/// quote is not proved.
+fn run_verify(doc: &std::path::Path, expect_key: Option<&str>) -> ExitCode {
+    use bootbench_report::verify::doc::{verify, Outcome};
+    let bytes = match std::fs::read(doc) {
+        Ok(b) => b,
+        Err(e) => {
+            say(&format!("{}: {e}", doc.display()));
+            return ExitCode::from(2);
+        }
+    };
+    let points = match verify(&bytes, expect_key) {
+        Ok(p) => p,
+        Err(e) => {
+            say(&format!("{}: {e}", doc.display()));
+            return ExitCode::from(1);
+        }
+    };
+    let mut out = String::new();
+    for p in &points {
+        let o = match p.outcome {
+            Outcome::Proved => "proved",
+            Outcome::Failed => "FAILED",
+            Outcome::NotProved => "not proved",
+        };
+        out.push_str(&format!("{}: {o}: {}\n", p.what, p.detail));
+    }
+    let failed = points.iter().any(|p| p.outcome == Outcome::Failed)
+        || points
+            .iter()
+            .any(|p| p.what == "the quote" && p.outcome != Outcome::Proved);
+    let code = print(&safe_lines(&out));
+    if failed {
+        ExitCode::from(1)
+    } else {
+        code
     }
 }
 

@@ -316,6 +316,7 @@ impl Metric {
     }
 }
 
+mod attestation;
 mod burnin;
 mod capacity;
 mod erase;
@@ -329,6 +330,7 @@ mod selftest;
 mod storage;
 mod telemetry;
 mod zones;
+pub use attestation::{Attestation, EkCertificate, PcrValue, Quote, ATTESTATION_PCR, QUOTED_PCRS};
 pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass, BurnZones, ZonesAfter};
 pub use capacity::{CapacitySource, HiddenCapacity};
 pub use erase::{EraseMethod, EraseSupport};
@@ -395,6 +397,11 @@ pub struct ResultDoc {
     /// was watched (a simulated run, files only) and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_log_status: Option<KernelLogStatus>,
+    /// What PID 1 measured into the machine's TPM and the TPM's quote over
+    /// it. Last, so that the document without it is a prefix of its JSON;
+    /// absent from the live command's documents and older ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attestation: Option<Attestation>,
 }
 
 impl ResultDoc {

@@ -14,6 +14,7 @@
 //! result frame of the boot carries ([`nonce`]); every console line goes
 //! through [`bench_core::vocab::console::safe`] ([`log`]).
 
+pub mod attest;
 pub mod cmdline;
 pub mod network;
 pub mod overrides;

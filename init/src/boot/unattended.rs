@@ -427,6 +427,7 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     if keys.hold_mid_result_write {
         results::stick::arm_test_hold();
     }
+    let measuring = super::attest::begin(text.as_bytes(), boot.log);
     supervise::report(&Msg::Bound(run::run_bound(&plan).0));
     let pusher = boot.metrics(&plan, &plan_id);
     let mut doc = run::execute(&mut plan, boot.log, &mut |d| {
@@ -440,6 +441,8 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     // The verdicts are in: a failed NVMe disk's telemetry log, before the
     // document is encoded (it names the file and its checksum).
     let files = crate::run::telemetry::capture_failed(&mut doc, boot.log);
+    // Last: the document's digest is measured and quoted; nothing changes it after.
+    super::attest::finish(measuring, &mut doc, boot.log);
     if let Some(p) = pusher {
         let t = p.finish(&doc);
         (boot.log)(&t.line());

@@ -86,6 +86,7 @@ pub fn new_doc(
         acceptance: None,
         kernel_log: Vec::new(),
         kernel_log_status: None,
+        attestation: None,
     }
 }
 

@@ -62,6 +62,32 @@ impl Transport for std::fs::File {
     }
 }
 
+/// A TPM simulator's command port (swtpm's `--server type=tcp`): the same
+/// command stream as the kernel's device, framed by the size field of each
+/// response's header. For trying the attestation without a TPM, and the
+/// tests.
+#[derive(Debug)]
+pub struct Socket(pub std::net::TcpStream);
+
+impl Transport for Socket {
+    fn transact(&mut self, command: &[u8]) -> io::Result<Vec<u8>> {
+        self.0.write_all(command)?;
+        let mut head = [0u8; 10];
+        self.0.read_exact(&mut head)?;
+        let size = u32::from_be_bytes([head[2], head[3], head[4], head[5]]) as usize;
+        if !(10..=MAX_FRAME).contains(&size) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("a response of {size} bytes"),
+            ));
+        }
+        let mut resp = head.to_vec();
+        resp.resize(size, 0);
+        self.0.read_exact(&mut resp[10..])?;
+        Ok(resp)
+    }
+}
+
 /// Why a command did not give its answer.
 #[derive(Debug)]
 pub enum TpmFail {

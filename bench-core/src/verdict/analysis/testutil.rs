@@ -112,6 +112,7 @@ pub(crate) fn doc(targets: Vec<TargetInfo>, tests: Vec<TestResult>) -> ResultDoc
         acceptance: None,
         kernel_log: Vec::new(),
         kernel_log_status: None,
+        attestation: None,
     }
 }
 

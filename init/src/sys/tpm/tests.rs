@@ -8,22 +8,6 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-/// swtpm's command port, framed by the TPM header's size field.
-struct Tcp(TcpStream);
-
-impl Transport for Tcp {
-    fn transact(&mut self, command: &[u8]) -> io::Result<Vec<u8>> {
-        self.0.write_all(command)?;
-        let mut head = [0u8; 10];
-        self.0.read_exact(&mut head)?;
-        let size = u32::from_be_bytes([head[2], head[3], head[4], head[5]]) as usize;
-        let mut resp = head.to_vec();
-        resp.resize(size.max(10), 0);
-        self.0.read_exact(&mut resp[10..])?;
-        Ok(resp)
-    }
-}
-
 /// A fresh swtpm (its state in a new directory), killed when dropped.
 struct Swtpm {
     child: Child,
@@ -64,10 +48,10 @@ fn swtpm(name: &str) -> Swtpm {
     Swtpm { child, port, dir }
 }
 
-fn connect(s: &Swtpm) -> Tpm<Tcp> {
+fn connect(s: &Swtpm) -> Tpm<Socket> {
     for _ in 0..100 {
         if let Ok(c) = TcpStream::connect(("127.0.0.1", s.port)) {
-            return Tpm::new(Tcp(c));
+            return Tpm::new(Socket(c));
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }

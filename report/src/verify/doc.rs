@@ -1,0 +1,193 @@
+//! `verify DOC`: what a result document's attestation proves, point by
+//! point, and what it does not.
+//!
+//! 1. The document as received: its compact JSON
+//!    ([`bench_core::document::frame::compact_json`], the same whether the
+//!    file is pretty or compact) without its last member, `attestation`,
+//!    hashes to the block's `document_sha256` (a single changed byte
+//!    elsewhere fails here).
+//! 2. The quote: under the key it names, over the PCRs it names, with that
+//!    digest as its qualifying data ([`super::quote::check_quote`]); the
+//!    PCR values it covers are computed, not taken from the document: PCRs
+//!    0 to 9 by replaying the firmware's event log
+//!    ([`bench_core::boot::eventlog`]), PCR 15 from its reset value
+//!    extended with the config's digest and then the document's.
+//! 3. The key: equal to the one expected (`--expect-key`), or only known
+//!    to be this TPM's if it was enrolled: without the endorsement
+//!    certificate's chain to the TPM's maker, or a credential activation,
+//!    nothing here ties the key to a real TPM.
+
+use bench_core::boot::eventlog::{parse_event_log, ALG_SHA256};
+use bench_core::document::frame::{base64_decode, compact_json};
+use bench_core::document::result::{Attestation, ATTESTATION_PCR};
+use ring::digest::{digest, Context, SHA256};
+
+use super::quote::{check_quote, hex, Quoted};
+
+/// One point of the verdict: what was checked, and whether it held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Point {
+    /// What the point is ("the document's digest", "the quote", ...).
+    pub what: &'static str,
+    /// Held (proved), failed, or not checked.
+    pub outcome: Outcome,
+    /// The details, or why it failed.
+    pub detail: String,
+}
+
+/// A point's outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Proved.
+    Proved,
+    /// Checked and false.
+    Failed,
+    /// Not proved: nothing to check it with.
+    NotProved,
+}
+
+/// The compact JSON of the document without its `attestation` member,
+/// and that member's JSON; `None` when the document has no such last
+/// member.
+pub fn split(doc: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let c = compact_json(doc);
+    let key = b",\"attestation\":";
+    let at = c.windows(key.len()).rposition(|w| w == key)?;
+    let block = c.get(at + key.len()..c.len().checked_sub(1)?)?;
+    if c.last() != Some(&b'}') || serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(block).is_err() {
+        return None;
+    }
+    let mut without = c[..at].to_vec();
+    without.push(b'}');
+    Some((without, block.to_vec()))
+}
+
+fn sha256_extend(pcr: &[u8], with: &[u8]) -> Vec<u8> {
+    let mut c = Context::new(&SHA256);
+    c.update(pcr);
+    c.update(with);
+    c.finish().as_ref().to_vec()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// The verdict on document `bytes`, point by point; `expect_key` the key
+/// name it must be signed by. An `Err` when there is nothing to verify.
+pub fn verify(bytes: &[u8], expect_key: Option<&str>) -> Result<Vec<Point>, String> {
+    let (without, block) = split(bytes).ok_or("the document has no attestation block (its last member)")?;
+    let a: Attestation = serde_json::from_slice(&block).map_err(|e| format!("the attestation block: {e}"))?;
+    let mut points = Vec::new();
+    let computed = digest(&SHA256, &without);
+    let same = hex(computed.as_ref()) == a.document_sha256;
+    points.push(Point {
+        what: "the document's digest",
+        outcome: if same { Outcome::Proved } else { Outcome::Failed },
+        detail: if same {
+            format!("SHA-256 {} of the document without its attestation", a.document_sha256)
+        } else {
+            format!(
+                "the document as received hashes to {}, the block says {}: it changed after it was measured",
+                hex(computed.as_ref()),
+                a.document_sha256
+            )
+        },
+    });
+    let quoted = quote_point(&a, computed.as_ref());
+    let key = match &quoted {
+        Ok(q) => Some(q.key_name.clone()),
+        Err(_) => None,
+    };
+    points.push(match quoted {
+        Ok(q) => Point {
+            what: "the quote",
+            outcome: Outcome::Proved,
+            detail: format!(
+                "signed by key {} over PCRs {} (SHA-256) with the document's digest; the PCR values replayed from the event log and the two extends of PCR {ATTESTATION_PCR}",
+                q.key_name,
+                q.pcrs.iter().map(|p| p.1.to_string()).collect::<Vec<_>>().join(",")
+            ),
+        },
+        Err(e) => Point {
+            what: "the quote",
+            outcome: if a.quote.is_none() { Outcome::NotProved } else { Outcome::Failed },
+            detail: e,
+        },
+    });
+    points.push(match (expect_key, key) {
+        (Some(want), Some(got)) if want.eq_ignore_ascii_case(&got) => Point {
+            what: "the key",
+            outcome: Outcome::Proved,
+            detail: format!("{got}, the key expected"),
+        },
+        (Some(want), Some(got)) => Point {
+            what: "the key",
+            outcome: Outcome::Failed,
+            detail: format!("{got}, not the key expected ({want})"),
+        },
+        (_, got) => Point {
+            what: "the key",
+            outcome: Outcome::NotProved,
+            detail: format!(
+                "{}: known to be this machine's TPM only if it was enrolled (--expect-key); no endorsement certificate chain or credential activation was checked",
+                got.unwrap_or_else(|| "no key".to_string())
+            ),
+        },
+    });
+    Ok(points)
+}
+
+/// The quote checked against the values computed for its PCRs.
+fn quote_point(a: &Attestation, doc_digest: &[u8]) -> Result<Quoted, String> {
+    let q = a
+        .quote
+        .as_ref()
+        .ok_or_else(|| format!("no quote: {}", a.error.as_deref().unwrap_or("none was made")))?;
+    let b = |s: &str, what: &str| base64_decode(s).map_err(|e| format!("the quote's {what}: {e}"));
+    let (public, attest, sig) = (
+        b(&q.key_public, "key")?,
+        b(&q.attest, "attestation")?,
+        b(&q.signature, "signature")?,
+    );
+    let replayed = match &a.event_log {
+        Some(l) => {
+            let log = parse_event_log(&b(l, "event log")?).map_err(|e| e.to_string())?;
+            let hash = |parts: &[&[u8]]| {
+                let mut c = Context::new(&SHA256);
+                for p in parts {
+                    c.update(p);
+                }
+                c.finish().as_ref().to_vec()
+            };
+            Some(log.replay(ALG_SHA256, &hash).map_err(|e| e.to_string())?)
+        }
+        None => None,
+    };
+    let config = unhex(&a.config_sha256).ok_or("the config's digest is not hex")?;
+    let own = sha256_extend(&sha256_extend(&[0; 32], &config), doc_digest);
+    let pcr = |alg: u16, n: u8| -> Option<Vec<u8>> {
+        if alg != ALG_SHA256 {
+            return None;
+        }
+        if n == ATTESTATION_PCR {
+            return Some(own.clone());
+        }
+        replayed.as_ref().and_then(|r| r.get(usize::from(n)).cloned())
+    };
+    check_quote(&public, &attest, &sig, doc_digest, &pcr).map_err(|e| match (e, &a.event_log) {
+        (super::quote::QuoteError::NoPcr(_, n), None) => {
+            format!("PCR {n} cannot be computed: the document carries no event log")
+        }
+        (e, _) => e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests;
