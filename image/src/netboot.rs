@@ -530,7 +530,7 @@ mod tests {
     fn grub_quotes_the_placeholders_and_builds_bootif_from_its_mac() {
         let cfg = grub_cfg(&options().words().unwrap());
         let with = format!(
-            "linux /vmlinuz console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 \
+            "linux /vmlinuz console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 nvme.poll_queues=1 \
              bootbench.config_url=http://10.0.2.100/config/bootbench.json 'bootbench.results_url={RESULTS}' \
              bootbench.force=1 bootbench.ip=10.0.2.15/24,10.0.2.2"
         );

@@ -13,8 +13,18 @@ use std::io::{Cursor, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Kernel options: the last `console=` becomes /dev/console, so the serial port gets the results.
-pub const CMDLINE: &str = "console=tty0 console=ttyS0,115200 panic=-1 loglevel=4";
+/// Kernel options: the last `console=` becomes /dev/console, so the serial port gets the results;
+/// [`DRIVER_OPTIONS`] last.
+pub const CMDLINE: &str = "console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 nvme.poll_queues=1";
+/// Driver options every boot of the image passes (USB stick, network boot, QEMU's direct boot):
+/// `nvme.poll_queues=1`, one polled I/O queue per NVMe controller besides its interrupt-driven
+/// ones, so that tests with `hipri` (polled completions, IORING_SETUP_IOPOLL) and polled
+/// passthrough can run on NVMe drives: without poll queues the kernel refuses polled requests.
+/// One, because the nvme driver refuses the whole module (`'N' invalid for parameter
+/// `poll_queues'`, finit_module EINVAL: no NVMe drive at all) when N exceeds the machine's
+/// possible CPUs, and every machine has one; every polling job of a drive shares that queue.
+/// A later `nvme.poll_queues=N` (an extra kernel option, N at most the CPUs) wins.
+pub const DRIVER_OPTIONS: &str = "nvme.poll_queues=1";
 /// First LBA of the partition (1 MiB aligned).
 pub const PART_START_LBA: u64 = 2048;
 /// syslinux's GPT-aware MBR boot code.
@@ -494,7 +504,8 @@ mod tests {
         assert_eq!(read(&fs, "bootbench.json"), inp.config);
         let stick = stick_id(inp);
         let options = format!(
-            "console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 bootbench.stick={stick} bootbench.profile=quick"
+            "console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 nvme.poll_queues=1 bootbench.stick={stick} \
+             bootbench.profile=quick"
         );
         let exists = |p: &str| fs.root_dir().open_file(p).is_ok();
         match inp.loader {
@@ -573,6 +584,11 @@ mod tests {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "fsck.fat: {text}");
         assert_eq!(text.lines().count(), 2, "fsck.fat reported something: {text}");
+    }
+
+    #[test]
+    fn every_boot_entry_gets_the_driver_options() {
+        assert!(CMDLINE.ends_with(&format!(" {DRIVER_OPTIONS}")), "{CMDLINE}");
     }
 
     #[test]

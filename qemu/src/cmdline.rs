@@ -424,11 +424,16 @@ pub fn smbios_args(serial: &str) -> Vec<String> {
 }
 
 /// The kernel command line for a direct boot: serial console, power off
-/// (not reboot) on panic via -no-reboot, and any extra words.
+/// (not reboot) on panic via -no-reboot, the image's driver options
+/// ([`bootbench_image::usb::DRIVER_OPTIONS`]: NVMe poll queues, as every
+/// boot of the image has them), and any extra words.
 pub fn default_append(extra: &str) -> String {
-    let base = "console=ttyS0,115200 panic=-1 loglevel=4";
+    let base = format!(
+        "console=ttyS0,115200 panic=-1 loglevel=4 {}",
+        bootbench_image::usb::DRIVER_OPTIONS
+    );
     if extra.trim().is_empty() {
-        base.to_owned()
+        base
     } else {
         format!("{base} {}", extra.trim())
     }
@@ -523,7 +528,7 @@ mod tests {
                 "-initrd",
                 "/o/initramfs.img",
                 "-append",
-                "console=ttyS0,115200 panic=-1 loglevel=4 bootbench.profile=quick"
+                "console=ttyS0,115200 panic=-1 loglevel=4 nvme.poll_queues=1 bootbench.profile=quick"
             ])
         );
         let uefi = Boot::Uefi {
