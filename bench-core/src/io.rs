@@ -173,6 +173,87 @@ pub struct EngineInfo {
     /// (IORING_ENTER_NO_IOWAIT where the kernel has it, as fio).
     #[serde(default)]
     pub no_iowait: bool,
+    /// io_uring_cmd: the command set of the passthrough (`nvme`); absent
+    /// for the other engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmd_type: Option<String>,
+    /// io_uring_cmd: the generic character device the commands went to
+    /// (`/dev/ng0n1`); absent for the other engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub char_device: Option<String>,
+    /// io_uring_cmd: the namespace's ID and LBA size, bytes (offsets and
+    /// lengths become LBAs with it); absent for the other engines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nsid: Option<u32>,
+    /// io_uring_cmd: the namespace's LBA size, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lba_bytes: Option<u32>,
+    /// io_uring with SQPOLL: the submission thread's idle time before it
+    /// sleeps, milliseconds, as given to the kernel (0: its default, one
+    /// second); absent without SQPOLL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sq_thread_idle_ms: Option<u32>,
+    /// With `read_digest`: the digest of every byte the step's reads
+    /// brought, all jobs together ([`read_digest`]), 16 hex digits; absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_digest: Option<String>,
+}
+
+/// FNV-1a, 64 bits, over `bytes`, continuing from `h`.
+const fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    let mut i = 0;
+    while i < bytes.len() {
+        h ^= bytes[i] as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    h
+}
+
+/// One read's part of a step's read digest: FNV-1a (64 bits) over the
+/// read's offset (8 bytes, little-endian) and then the bytes it brought.
+/// A step's digest is the wrapping sum of its reads' parts, so it does not
+/// depend on the order completions come in (depth, jobs, engine): reading
+/// the same blocks with the same request size gives the same digest.
+pub fn read_digest(offset: u64, data: &[u8]) -> u64 {
+    fnv1a(fnv1a(0xcbf2_9ce4_8422_2325, &offset.to_le_bytes()), data)
+}
+
+/// fio's `ioengine` values bootbench has ([`crate::spec::Params::ioengine`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoEngine {
+    /// pread/pwrite/fdatasync, one request in flight.
+    Psync,
+    /// io_uring reads and writes on the target.
+    IoUring,
+    /// io_uring passthrough: NVMe Read and Write commands
+    /// (IORING_OP_URING_CMD, NVME_URING_CMD_IO) on `/dev/ngXnY`.
+    IoUringCmd,
+}
+
+impl IoEngine {
+    /// The name used in configs and results: serde's.
+    pub fn name(self) -> &'static str {
+        crate::vocab::names::name_of(&self)
+    }
+}
+
+/// fio's `cmd_type` values ([`crate::spec::Params::cmd_type`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CmdType {
+    /// NVMe I/O commands (NVME_URING_CMD_IO).
+    #[default]
+    Nvme,
+}
+
+impl CmdType {
+    /// The name used in configs and results: serde's.
+    pub fn name(self) -> &'static str {
+        crate::vocab::names::name_of(&self)
+    }
 }
 
 /// How a target is accessed.
@@ -217,6 +298,12 @@ pub struct OpenSpec {
     pub sqthread_poll: bool,
     /// The CPU of that thread (fio's `sqthread_poll_cpu`: IORING_SETUP_SQ_AFF).
     pub sqthread_poll_cpu: Option<u32>,
+    /// How long that thread spins idle before it sleeps, milliseconds
+    /// (io_uring_params' `sq_thread_idle`); `None`: the kernel's default.
+    pub sq_thread_idle_ms: Option<u32>,
+    /// The engine the test named (fio's `ioengine`); `None`: psync at
+    /// depth 1, io_uring beyond.
+    pub ioengine: Option<IoEngine>,
 }
 
 impl OpenSpec {
@@ -231,6 +318,8 @@ impl OpenSpec {
             hipri: false,
             sqthread_poll: false,
             sqthread_poll_cpu: None,
+            sq_thread_idle_ms: None,
+            ioengine: None,
         }
     }
 }

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::io::{Access, Op};
+pub use crate::io::{CmdType, IoEngine};
 use crate::vocab::units::{Bytes, Nanos};
 
 /// The workloads, each a twin of a classic tool (README.md's "Workloads and
@@ -260,6 +261,33 @@ pub struct Params {
     /// wherever the scheduler puts it.
     #[serde(default)]
     pub sqthread_poll_cpu: Option<u32>,
+    /// How long the kernel's submission thread (`sqthread_poll`) spins
+    /// without work before it sleeps (io_uring_params' `sq_thread_idle`,
+    /// milliseconds in the kernel; fio leaves it 0, the kernel's default of
+    /// one second). Only with `sqthread_poll`. `None` (absent): the
+    /// kernel's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sq_thread_idle: Option<Nanos>,
+    /// fio's `ioengine`: `psync` (one request in flight: iodepth 1 only),
+    /// `io_uring`, or `io_uring_cmd` (NVMe passthrough: the NVMe commands
+    /// themselves through io_uring's IORING_OP_URING_CMD on the namespace's
+    /// generic character device `/dev/ngXnY`, bypassing the block layer;
+    /// NVMe namespaces only, O_DIRECT only). `None` (absent): bootbench's
+    /// choice, psync at iodepth 1 and io_uring beyond it or with `hipri` or
+    /// `sqthread_poll`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ioengine: Option<IoEngine>,
+    /// fio's `cmd_type` (io_uring_cmd engine): the command set of the
+    /// passthrough, `nvme` (the only one, fio's default). Set with
+    /// `ioengine` `io_uring_cmd` only; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmd_type: Option<CmdType>,
+    /// Record a digest of the bytes every read of the test brought
+    /// ([`crate::io::read_digest`]), so two tests, engines or machines can
+    /// be shown to read the same data. Off by default (it costs CPU time in
+    /// the timed loop); false is absent.
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub read_digest: bool,
     /// fio's `iodepth_batch_submit`: how many requests an io_uring queue
     /// gathers before it hands them to the kernel in one io_uring_enter(2)
     /// (fio's `td_io_queue` commits once `iodepth_batch` are queued). 1,
@@ -470,6 +498,15 @@ pub struct EngineOpts {
     /// [`Params::sqthread_poll_cpu`].
     #[serde(default)]
     pub sqthread_poll_cpu: Option<u32>,
+    /// [`Params::sq_thread_idle`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sq_thread_idle: Option<Nanos>,
+    /// [`Params::ioengine`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ioengine: Option<IoEngine>,
+    /// [`Params::read_digest`].
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub read_digest: bool,
     /// [`Params::iodepth_batch_submit`]: 0, or at least the step's
     /// `iodepth`, submits a whole refill of the queue at once.
     #[serde(default)]
@@ -503,7 +540,7 @@ impl EngineOpts {
     /// True if the queues must be io_uring whatever the depth (fio's
     /// `ioengine=io_uring` options).
     pub const fn needs_ring(&self) -> bool {
-        self.hipri || self.sqthread_poll
+        self.hipri || self.sqthread_poll || matches!(self.ioengine, Some(IoEngine::IoUring | IoEngine::IoUringCmd))
     }
 }
 
@@ -566,6 +603,10 @@ impl Params {
             hipri: false,
             sqthread_poll: false,
             sqthread_poll_cpu: None,
+            sq_thread_idle: None,
+            ioengine: None,
+            cmd_type: None,
+            read_digest: false,
             iodepth_batch_submit: 1,
             cpus_allowed: None,
             cpus_allowed_policy: CpusPolicy::Shared,

@@ -7,7 +7,7 @@
 use std::fmt;
 
 use bench_core::document::result::SelfTestKind;
-use bench_core::spec::{CpusPolicy, MixOrder, Workload};
+use bench_core::spec::{CmdType, CpusPolicy, IoEngine, MixOrder, Workload};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -169,6 +169,8 @@ macro_rules! closed_param {
 }
 closed_param!(MixOrderArg, MixOrder);
 closed_param!(CpusPolicyArg, CpusPolicy);
+closed_param!(IoEngineArg, IoEngine);
+closed_param!(CmdTypeArg, CmdType);
 
 /// The ranges of the whole-number parameters, each with what its errors
 /// say is expected.
@@ -236,6 +238,10 @@ param_structs!(
     hipri: Flag,
     sqthread_poll: Flag,
     sqthread_poll_cpu: Whole<ranges::Cpu>,
+    sq_thread_idle: Duration,
+    ioengine: IoEngineArg,
+    cmd_type: CmdTypeArg,
+    read_digest: Flag,
     iodepth_batch_submit: Whole<ranges::Batch>,
     cpus_allowed: CpuList,
     cpus_allowed_policy: CpusPolicyArg,
@@ -265,6 +271,24 @@ impl Closed for CpusPolicy {
     const ALL: &'static [Self] = &[CpusPolicy::Shared, CpusPolicy::Split];
     fn expected() -> String {
         "\"shared\" (every job on every CPU of cpus_allowed) or \"split\" (each job on one of them)".to_string()
+    }
+}
+
+impl Closed for IoEngine {
+    const WHAT: &'static str = "an I/O engine";
+    const ALL: &'static [Self] = &[IoEngine::Psync, IoEngine::IoUring, IoEngine::IoUringCmd];
+    fn expected() -> String {
+        "\"psync\" (pread/pwrite, iodepth 1), \"io_uring\" or \"io_uring_cmd\" (NVMe passthrough on /dev/ngXnY), \
+         as fio's ioengine"
+            .to_string()
+    }
+}
+
+impl Closed for CmdType {
+    const WHAT: &'static str = "a passthrough command set";
+    const ALL: &'static [Self] = &[CmdType::Nvme];
+    fn expected() -> String {
+        "\"nvme\" (fio's cmd_type for ioengine io_uring_cmd)".to_string()
     }
 }
 

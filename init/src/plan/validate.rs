@@ -111,6 +111,24 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
     p.norandommap = flag(raw.norandommap, p.norandommap);
     p.hipri = flag(raw.hipri, p.hipri);
     p.sqthread_poll = flag(raw.sqthread_poll, p.sqthread_poll);
+    p.read_digest = flag(raw.read_digest, p.read_digest);
+    if let Some(v) = raw.ioengine {
+        p.ioengine = Some(v.0);
+    }
+    if let Some(v) = raw.cmd_type {
+        p.cmd_type = Some(v.0);
+    }
+    if let Some(v) = &raw.sq_thread_idle {
+        // io_uring_params' sq_thread_idle: a u32 of milliseconds.
+        let ms = v.ns.0 / 1_000_000;
+        if v.ns.0 % 1_000_000 != 0 || ms == 0 || ms > u64::from(u32::MAX) {
+            return err(format!(
+                "{at}.sq_thread_idle: {v} is out of range; expected whole milliseconds from 1ms to 4294967295ms \
+                 (the kernel's unit)"
+            ));
+        }
+        p.sq_thread_idle = Some(v.ns);
+    }
     apply_steady(p, raw, at)
 }
 
@@ -167,11 +185,99 @@ fn apply_steady(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigE
 /// `ss_max`'s default: `ss_ramp` plus this many windows (`ss_dur`).
 pub const DEFAULT_SS_MAX_WINDOWS: u64 = 10;
 
+/// A parameter that does not apply to a test: an error naming `key` if the
+/// test gives it itself (`explicit`) or `defaults.key` if it came from
+/// there and `from_defaults_too`; else dropped (`Ok(false)`, the caller
+/// clears it). `Ok(true)`: it applies.
+fn applies(
+    ok: bool,
+    key: &str,
+    at: &str,
+    explicit: &[&str],
+    why: impl FnOnce(&str) -> String,
+) -> Result<bool, ConfigError> {
+    if ok {
+        return Ok(true);
+    }
+    if explicit.contains(&key) {
+        return err(why(&format!("{at}.{key}")));
+    }
+    Ok(false)
+}
+
+/// fio's ioengine and its options: `psync` has one request in flight and
+/// no ring; `io_uring_cmd` is O_DIRECT (the passthrough has no page
+/// cache) and takes `cmd_type` (`nvme` when not given); `sq_thread_idle`
+/// is the idle time of `sqthread_poll`'s thread.
+fn check_ioengine(params: &mut Params, workload: Workload, at: &str, explicit: &[&str]) -> Result<(), ConfigError> {
+    use bench_core::spec::{CmdType, IoEngine};
+    let engine = params.ioengine;
+    if engine == Some(IoEngine::Psync) {
+        let ring = [
+            ("iodepth", params.iodepth > 1),
+            ("hipri", params.hipri),
+            ("sqthread_poll", params.sqthread_poll),
+        ];
+        if let Some((key, _)) = ring.into_iter().find(|(_, on)| *on) {
+            let value = if key == "iodepth" {
+                params.iodepth.to_string()
+            } else {
+                "true".to_string()
+            };
+            let ok = applies(false, "ioengine", at, explicit, |f| {
+                format!(
+                    "{f}: \"psync\", but {key} is {value}; expected ioengine \"io_uring\" (or none) for {key} \
+                     {value}: psync has one request in flight and no ring, as fio's"
+                )
+            })?;
+            if !ok {
+                params.ioengine = None;
+            }
+        }
+    }
+    if engine == Some(IoEngine::IoUringCmd) {
+        let direct = !buffered(workload, params);
+        if !applies(direct, "ioengine", at, explicit, |f| {
+            format!(
+                "{f}: \"io_uring_cmd\", but {} reads through the page cache; expected direct I/O: NVMe \
+                 passthrough has no page cache",
+                workload.name()
+            )
+        })? {
+            params.ioengine = None;
+        }
+    }
+    if params.ioengine == Some(IoEngine::IoUringCmd) {
+        params.cmd_type = Some(params.cmd_type.unwrap_or(CmdType::Nvme));
+    } else if params.cmd_type.is_some() {
+        applies(false, "cmd_type", at, explicit, |f| {
+            format!(
+                "{f}: {:?}, but ioengine is not \"io_uring_cmd\"; expected ioengine \"io_uring_cmd\" \
+                 (cmd_type is the passthrough's command set)",
+                params.cmd_type.map_or("", CmdType::name)
+            )
+        })?;
+        params.cmd_type = None;
+    }
+    if params.sq_thread_idle.is_some() && !params.sqthread_poll {
+        applies(false, "sq_thread_idle", at, explicit, |f| {
+            format!(
+                "{f}: {}ms, but sqthread_poll is false; expected sqthread_poll true (the idle time is that \
+                 of the kernel's submission thread, which only sqthread_poll starts)",
+                params.sq_thread_idle.map_or(0, |n| n.0 / 1_000_000)
+            )
+        })?;
+        params.sq_thread_idle = None;
+    }
+    Ok(())
+}
+
 /// The checks between a test's parameters, once all are applied: fio's
 /// io_uring options need what they act on. `at` is the test's field path;
 /// `explicit` the keys the test itself gives (a key from `defaults` that
 /// does not apply to this test is dropped instead, as `verify`).
 fn check_engine(params: &mut Params, workload: Workload, at: &str, explicit: &[&str]) -> Result<(), ConfigError> {
+    check_ioengine(params, workload, at, explicit)?;
     if params.hipri && buffered(workload, params) {
         if explicit.contains(&"hipri") {
             let why = if matches!(workload, Workload::CachedRead | Workload::BufferedRead) {

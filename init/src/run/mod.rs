@@ -683,6 +683,13 @@ fn refused_write(status: &Status, path: &str) -> Option<String> {
     }
 }
 
+/// Why `item`'s engine options cannot run on `info` (polling without poll
+/// queues, passthrough without a `/dev/ngXnY`), if they cannot
+/// ([`engine::fast::refusal`]).
+fn engine_refusal(info: &bench_core::document::result::TargetInfo, item: &PlanItem) -> Option<String> {
+    engine::fast::refusal(crate::sysfs::root(), info, &item.spec.params)
+}
+
 /// A skipped test's result.
 fn skipped(item: &PlanItem, plan: &Plan, reason: &str) -> TestResult {
     TestResult {
@@ -774,6 +781,7 @@ impl Run<'_> {
                 (self.after_test)(&self.doc);
                 continue;
             }
+            let refusal = engine_refusal(&self.plan.targets[ti].info, &item);
             let r = match (&hung, &item.action) {
                 (Some(h), _) => {
                     let reason = format!("not run: {h}");
@@ -783,6 +791,11 @@ impl Run<'_> {
                 (None, Action::Skip(reason)) => {
                     (self.progress)(&format!("{head}: skipped: {reason}"));
                     skipped(&item, self.plan, reason)
+                }
+                (None, Action::Run(_)) if refusal.is_some() => {
+                    let reason = refusal.unwrap_or_default();
+                    (self.progress)(&format!("{head}: skipped: {reason}"));
+                    skipped(&item, self.plan, &reason)
                 }
                 (None, Action::Run(steps)) => match zones::fit(&self.plan.targets[ti].info, steps) {
                     Err(reason) => {

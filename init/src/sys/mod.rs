@@ -24,6 +24,7 @@ pub mod sgio;
 pub mod signal;
 pub mod tpm;
 pub mod uring;
+pub mod uring_cmd;
 pub mod usb;
 
 /// The errno of an I/O error from the OS (EIO if it did not come from one).

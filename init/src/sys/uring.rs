@@ -39,15 +39,21 @@ pub mod setup {
     pub const COOP_TASKRUN: u32 = 1 << 8;
     /// One task submits.
     pub const SINGLE_ISSUER: u32 = 1 << 12;
+    /// 128-byte submission entries (passthrough commands live in them).
+    pub const SQE128: u32 = 1 << 10;
+    /// 32-byte completion entries (passthrough results).
+    pub const CQE32: u32 = 1 << 11;
     /// Completion task work runs only when the submitter waits (GETEVENTS).
     pub const DEFER_TASKRUN: u32 = 1 << 13;
     /// Every flag above with its uapi name, in bit order.
-    pub const NAMES: [(u32, &str); 7] = [
+    pub const NAMES: [(u32, &str); 9] = [
         (IOPOLL, "IOPOLL"),
         (SQPOLL, "SQPOLL"),
         (SQ_AFF, "SQ_AFF"),
         (CQSIZE, "CQSIZE"),
         (COOP_TASKRUN, "COOP_TASKRUN"),
+        (SQE128, "SQE128"),
+        (CQE32, "CQE32"),
         (SINGLE_ISSUER, "SINGLE_ISSUER"),
         (DEFER_TASKRUN, "DEFER_TASKRUN"),
     ];
@@ -181,6 +187,9 @@ pub struct RingOpts {
     pub sqthread_poll: bool,
     /// fio's `sqthread_poll_cpu`: IORING_SETUP_SQ_AFF (with `sqthread_poll`).
     pub sqthread_poll_cpu: Option<u32>,
+    /// `sq_thread_idle`, milliseconds (with `sqthread_poll`); `None`: 0,
+    /// the kernel's default of one second, as fio leaves it.
+    pub sq_thread_idle_ms: Option<u32>,
 }
 
 /// What the kernel gave a ring.
@@ -198,17 +207,20 @@ pub struct RingSetup {
     pub registered_ring: bool,
     /// io_uring_enter carries IORING_ENTER_NO_IOWAIT.
     pub no_iowait: bool,
+    /// With SQPOLL: the thread's `sq_thread_idle` as given, milliseconds
+    /// (0: the kernel's default, one second); `None` without SQPOLL.
+    pub sq_thread_idle_ms: Option<u32>,
 }
 
 /// The ring with `flags` (and `cq_entries` = `depth` with CQSIZE, as fio).
-fn build(depth: u32, flags: u32, sq_cpu: u32) -> io::Result<IoUring> {
+fn build(depth: u32, flags: u32, sq_cpu: u32, sq_idle_ms: u32) -> io::Result<IoUring> {
     let mut b = IoUring::builder();
     if flags & setup::IOPOLL != 0 {
         b.setup_iopoll();
     }
     if flags & setup::SQPOLL != 0 {
         // Idle 0: the kernel's default (1 s), as fio leaves it.
-        b.setup_sqpoll(0);
+        b.setup_sqpoll(sq_idle_ms);
     }
     if flags & setup::SQ_AFF != 0 {
         b.setup_sqpoll_cpu(sq_cpu);
@@ -345,7 +357,7 @@ impl Ring {
         // fio_ioring_queue_init's retry: on EINVAL drop what newer kernels
         // added, newest first.
         let ring = loop {
-            match build(depth, flags, sq_cpu) {
+            match build(depth, flags, sq_cpu, opts.sq_thread_idle_ms.unwrap_or(0)) {
                 Ok(r) => break r,
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
                     let drop = [
@@ -388,6 +400,7 @@ impl Ring {
             fixed_bufs,
             registered_ring: ring_index.is_some(),
             no_iowait: ring.params().is_feature_no_iowait(),
+            sq_thread_idle_ms: (flags & setup::SQPOLL != 0).then(|| opts.sq_thread_idle_ms.unwrap_or(0)),
         };
         Ok(Ring {
             ring,

@@ -98,6 +98,9 @@ pub struct JobOutcome {
     pub engine: Option<EngineInfo>,
     /// The job's steady-state wait ([`crate::spec::Step::steady`]).
     pub steady: Option<SteadyWait>,
+    /// The wrapping sum of its reads' digests ([`crate::io::read_digest`]),
+    /// when the step asks for it (`engine.read_digest`).
+    pub read_digest: u64,
 }
 
 /// Combine the jobs of a step into its result.
@@ -158,7 +161,13 @@ pub fn merge(step: &Step, jobs: &[JobOutcome]) -> StepResult {
         chosen_pass: None,
         lowest_lat_pass: None,
         lowest_lat_mean_ns: None,
-        engine: jobs.first().and_then(|j| j.engine.clone()),
+        engine: jobs.first().and_then(|j| j.engine.clone()).map(|mut e| {
+            if step.engine.read_digest {
+                let sum = jobs.iter().fold(0u64, |a, j| a.wrapping_add(j.read_digest));
+                e.read_digest = Some(alloc::format!("{sum:016x}"));
+            }
+            e
+        }),
         members: Vec::new(),
         steady_state: jobs.iter().filter_map(|j| j.steady.clone()).collect(),
     }

@@ -82,6 +82,11 @@ pub fn open_spec(step: &Step, job: u32) -> OpenSpec {
         hipri: step.engine.hipri,
         sqthread_poll: step.engine.sqthread_poll,
         sqthread_poll_cpu: step.engine.sqthread_poll_cpu,
+        sq_thread_idle_ms: step
+            .engine
+            .sq_thread_idle
+            .map(|t| u32::try_from(t.0 / 1_000_000).unwrap_or(u32::MAX)),
+        ioengine: step.engine.ioengine,
     }
 }
 
@@ -196,6 +201,7 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
             verified: 0,
             engine: q.engine(),
             steady: None,
+            read_digest: 0,
         };
         let gen = OffsetGen::new(step, job);
         let t0 = clock.now();
@@ -401,6 +407,13 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
     fn reap_and_account(&mut self) -> Result<Nanos, IoError> {
         self.comps.clear();
         self.q.reap(1, &mut self.comps)?;
+        // Digested before hdparm's touch changes the bytes.
+        if self.step.engine.read_digest {
+            self.out.read_digest =
+                self.out
+                    .read_digest
+                    .wrapping_add(digest_reads(&*self.q, &self.comps, &self.inflight));
+        }
         if let Some(every) = self.step.touch_every {
             touch_reads(&mut *self.q, &self.comps, &self.inflight, every);
         }
@@ -473,6 +486,26 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
         }
         Ok(self.out)
     }
+}
+
+/// The sum of [`crate::io::read_digest`] over the reads among `comps`
+/// that succeeded, each over the bytes it returned. A queue that gives no
+/// read buffer (the simulated disk) adds nothing.
+fn digest_reads<Q: IoQueue>(q: &Q, comps: &[Completion], inflight: &[Option<(IoReq, Times)>]) -> u64 {
+    let mut sum = 0u64;
+    for c in comps {
+        let Some(Some((req, _))) = inflight.get(c.slot) else {
+            continue;
+        };
+        let (Op::Read, Ok(n)) = (req.op, c.result) else {
+            continue;
+        };
+        let len = usize::try_from(n).unwrap_or(0);
+        if let Some(buf) = q.read_buf(c.slot, len) {
+            sum = sum.wrapping_add(crate::io::read_digest(req.offset, buf));
+        }
+    }
+    sum
 }
 
 /// hdparm's `read_big_block`: after each read, `buf[i] &= 1` for every
@@ -633,6 +666,43 @@ mod tests {
             blocks.dedup();
             assert_eq!(blocks.len(), 128, "depth {depth}: repeated blocks");
         }
+    }
+
+    /// read_digest: the sum of each read's digest of what it brought, the
+    /// same at any depth and for the disk's bytes read once in any order;
+    /// another byte anywhere changes it; off by default (0).
+    #[test]
+    fn reads_are_digested_as_the_data_they_brought() {
+        let mut data: Vec<u8> = (0..64 * 1024u32)
+            .map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes()[1])
+            .collect();
+        let want = data.chunks(4096).enumerate().fold(0u64, |a, (i, c)| {
+            a.wrapping_add(crate::io::read_digest(4096 * i as u64, c))
+        });
+        let run = |data: &mut Vec<u8>, depth: usize, on: bool| {
+            let mut s = step(
+                Pattern::Seq {
+                    op: Op::Read,
+                    start: 0,
+                    end: 64 * 1024,
+                },
+                4096,
+                1,
+            );
+            (s.iodepth, s.limit.ios, s.engine.read_digest) = (u32::try_from(depth).unwrap(), Some(16), on);
+            let clock = SimClock::default();
+            let mut q = MemQueue::new(data, depth);
+            run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ())
+                .unwrap()
+                .read_digest
+        };
+        assert_eq!(run(&mut data, 1, true), want);
+        assert_eq!(run(&mut data, 4, true), want);
+        assert_eq!(run(&mut data, 4, false), 0);
+        data[40_000] ^= 1;
+        assert_ne!(run(&mut data, 1, true), want);
+        // The offset is digested too: the same bytes elsewhere differ.
+        assert_ne!(crate::io::read_digest(0, &[1, 2]), crate::io::read_digest(512, &[1, 2]));
     }
 
     /// The mock queues' reap: move the clock to the earliest completion

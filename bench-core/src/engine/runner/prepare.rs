@@ -82,6 +82,8 @@ pub fn fill<T: Target, C: Clock>(step: &Step, target: &T, clock: &C, stop: &Stop
         hipri: false,
         sqthread_poll: false,
         sqthread_poll_cpu: None,
+        sq_thread_idle_ms: None,
+        ioengine: None,
     };
     let mut q = match target.open(&spec) {
         Ok(q) => q,

@@ -134,6 +134,113 @@ fn each_bad_engine_param_names_the_field_the_value_and_what_is_expected() {
     }
 }
 
+/// fio's ioengine (psync, io_uring, io_uring_cmd with cmd_type nvme),
+/// sq_thread_idle and read_digest: applied, into the steps.
+#[test]
+fn ioengine_and_its_options_apply_with_fios_names() {
+    use bench_core::spec::{CmdType, IoEngine};
+    let c = raw(
+        r#"{"tests":[{"workload":"rand_read","ioengine":"io_uring_cmd","hipri":true,"read_digest":true},
+            {"workload":"seq_read","ioengine":"io_uring_cmd","cmd_type":"nvme","sqthread_poll":true,
+             "sq_thread_idle":"20ms"},
+            {"workload":"seq_read","ioengine":"io_uring"},{"workload":"rand_read","ioengine":"psync"},
+            {"workload":"seq_read"}]}"#,
+    );
+    let t = tests_of(&c, None).unwrap();
+    let got: Vec<_> = t
+        .iter()
+        .map(|(s, _)| (s.params.ioengine, s.params.cmd_type, s.params.read_digest))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(IoEngine::IoUringCmd), Some(CmdType::Nvme), true),
+            (Some(IoEngine::IoUringCmd), Some(CmdType::Nvme), false),
+            (Some(IoEngine::IoUring), None, false),
+            (Some(IoEngine::Psync), None, false),
+            (None, None, false),
+        ],
+        "cmd_type nvme is io_uring_cmd's default"
+    );
+    assert_eq!(t[1].0.params.sq_thread_idle, Some(Nanos(20_000_000)));
+    let geom = bench_core::io::Geometry {
+        size: 64 << 20,
+        logical_block: 512,
+        physical_block: 4096,
+    };
+    let e = &bench_core::engine::plan::expand(&t[0].0, &geom).unwrap()[0].engine;
+    assert_eq!(
+        (e.ioengine, e.hipri, e.read_digest, e.needs_ring()),
+        (Some(IoEngine::IoUringCmd), true, true, true)
+    );
+    let e = &bench_core::engine::plan::expand(&t[1].0, &geom).unwrap()[0].engine;
+    assert_eq!(e.sq_thread_idle, Some(Nanos(20_000_000)));
+    let e = &bench_core::engine::plan::expand(&t[2].0, &geom).unwrap()[0].engine;
+    assert!(e.needs_ring(), "ioengine io_uring: a ring at iodepth 1 too");
+    // Absent from the document when not given: older documents read the same.
+    let json = serde_json::to_value(&t[4].0.params).unwrap();
+    for key in ["ioengine", "cmd_type", "sq_thread_idle", "read_digest"] {
+        assert!(json.get(key).is_none(), "{key} in {json}");
+    }
+}
+
+/// Each bad value of ioengine, cmd_type and sq_thread_idle names the
+/// field, the value and what is expected.
+#[test]
+fn each_bad_ioengine_param_names_the_field_the_value_and_what_is_expected() {
+    let bad = [
+        (
+            r#"{"tests":[{"workload":"rand_read","ioengine":"libaio"}]}"#,
+            "tests[0].ioengine: \"libaio\" is not an I/O engine; expected \"psync\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","ioengine":"psync","iodepth":8}]}"#,
+            "tests[0].ioengine: \"psync\", but iodepth is 8; expected ioengine \"io_uring\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","ioengine":"psync","hipri":true}]}"#,
+            "tests[0].ioengine: \"psync\", but hipri is true; expected ioengine \"io_uring\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"seq_read","ioengine":"io_uring_cmd","direct":false}]}"#,
+            "tests[0].ioengine: \"io_uring_cmd\", but seq_read reads through the page cache; expected direct I/O",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","cmd_type":"nvme"}]}"#,
+            "tests[0].cmd_type: \"nvme\", but ioengine is not \"io_uring_cmd\"; expected ioengine \"io_uring_cmd\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","ioengine":"io_uring_cmd","cmd_type":"scsi"}]}"#,
+            "tests[0].cmd_type: \"scsi\" is not a passthrough command set; expected \"nvme\"",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","sq_thread_idle":"10ms"}]}"#,
+            "tests[0].sq_thread_idle: 10ms, but sqthread_poll is false; expected sqthread_poll true",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","sqthread_poll":true,"sq_thread_idle":"1500us"}]}"#,
+            "tests[0].sq_thread_idle: \"1500us\" is out of range; expected whole milliseconds from 1ms",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","read_digest":"yes"}]}"#,
+            "tests[0].read_digest: \"yes\" is not a boolean",
+        ),
+    ];
+    for (text, want) in bad {
+        let e = tests_error(text);
+        assert!(e.starts_with(want), "{text}: {e}");
+    }
+    // From the defaults, io_uring_cmd and psync apply where they fit.
+    let c = raw(
+        r#"{"defaults":{"ioengine":"psync"},"tests":[{"workload":"rand_read","iodepth":4},{"workload":"seq_read"}]}"#,
+    );
+    let t = tests_of(&c, None).unwrap();
+    assert_eq!(
+        (t[0].0.params.ioengine, t[1].0.params.ioengine),
+        (None, Some(bench_core::spec::IoEngine::Psync))
+    );
+}
+
 /// From the defaults, hipri applies to the direct tests only (as verify
 /// to the write tests); a test that turns sqthread_poll off drops the
 /// defaults' CPU.

@@ -8,7 +8,10 @@
 //! - `target.rs`: [`DevTarget::open`]`(path, permit)` (read-only unless a
 //!   permit from `safety` is given), implementing `bench_core::io::Target`;
 //! - `queue.rs`: the queues a target opens ([`SyncQueue`], [`UringQueue`],
-//!   one of them as a [`DevQueue`]), implementing `bench_core::io::IoQueue`;
+//!   [`CmdQueue`] (NVMe passthrough, fio's `io_uring_cmd`), one of them as
+//!   a [`DevQueue`]), implementing `bench_core::io::IoQueue`;
+//! - `fast.rs`: what polled completions and the passthrough need of a
+//!   device (poll queues, a `/dev/ngXnY`), checked before a test runs;
 //! - `pin.rs`: pinning a job's thread to its CPUs (`cpus_allowed`);
 //! - `runner.rs`: [`ThreadedRunner::new`]`(Arc<DevTarget>)` implementing
 //!   `bench_core::engine::runner::StepRunner` (its steps can be abandoned when a
@@ -24,6 +27,7 @@ use std::time::Instant;
 use bench_core::io::Clock;
 use bench_core::vocab::units::Nanos;
 
+pub mod fast;
 mod pin;
 mod queue;
 mod runner;
@@ -34,7 +38,7 @@ pub(crate) mod hung;
 #[cfg(test)]
 mod testkit;
 
-pub use queue::{DevQueue, SyncQueue, UringQueue, WriteMark};
+pub use queue::{CmdQueue, DevQueue, SyncQueue, UringQueue, WriteMark};
 pub use runner::{with_deadline, ThreadedRunner, GRACE, STOP};
 pub use target::{DevTarget, TargetKind};
 

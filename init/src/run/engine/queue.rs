@@ -14,6 +14,7 @@ use bench_core::io::{Completion, IoError, IoQueue, IoReq, Op};
 use super::errno_of;
 use crate::sys::buf::AlignedBuf;
 use crate::sys::uring::{self, setup, Ring, RingOp};
+use crate::sys::uring_cmd::CmdRing;
 
 /// Whether a write was handed to the kernel: shared by a target and the
 /// queues it opened for writing (see [`super::DevTarget::wrote`]).
@@ -137,12 +138,7 @@ impl IoQueue for UringQueue {
     }
 
     fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
-        let op = match req.op {
-            Op::Read => RingOp::Read,
-            Op::Write => RingOp::Write,
-            Op::Flush => RingOp::Fsync,
-            Op::FlushRange => RingOp::FsyncRange,
-        };
+        let op = ring_op(req.op);
         self.ring.push(slot, op, req.offset, req.len).map_err(|errno| IoError {
             errno: errno as i32,
             req,
@@ -180,17 +176,97 @@ impl IoQueue for UringQueue {
             fixed_bufs: s.fixed_bufs,
             registered_ring: s.registered_ring,
             no_iowait: s.no_iowait,
+            sq_thread_idle_ms: s.sq_thread_idle_ms,
+            ..EngineInfo::default()
         })
     }
 }
 
-/// One job's queue: synchronous for depth 1, io_uring beyond.
+/// The io_uring op of a request.
+fn ring_op(op: Op) -> RingOp {
+    match op {
+        Op::Read => RingOp::Read,
+        Op::Write => RingOp::Write,
+        Op::Flush => RingOp::Fsync,
+        Op::FlushRange => RingOp::FsyncRange,
+    }
+}
+
+/// NVMe passthrough (fio's `io_uring_cmd`, `cmd_type=nvme`): NVMe commands
+/// through io_uring on the namespace's generic character device.
+#[derive(Debug)]
+pub struct CmdQueue {
+    pub(super) ring: CmdRing,
+    /// The character device's path (`/dev/ng0n1`), recorded.
+    pub(super) char_device: String,
+    /// `sq_thread_idle` as given with SQPOLL, milliseconds.
+    pub(super) sq_thread_idle_ms: Option<u32>,
+    /// The last request submitted, blamed if the ring itself fails.
+    pub(super) last: IoReq,
+    /// The target's mark, if opened for writing.
+    pub(super) wrote: Option<Arc<WriteMark>>,
+}
+
+impl IoQueue for CmdQueue {
+    fn depth(&self) -> usize {
+        self.ring.depth()
+    }
+
+    fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+        let op = ring_op(req.op);
+        self.ring.push(slot, op, req.offset, req.len).map_err(|errno| IoError {
+            errno: errno as i32,
+            req,
+        })?;
+        if op == RingOp::Write {
+            if let Some(m) = &self.wrote {
+                m.mark();
+            }
+        }
+        self.last = req;
+        Ok(())
+    }
+
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+        self.ring
+            .wait(min, |slot, res| {
+                let result = u32::try_from(res).map_err(|_| res.saturating_neg());
+                out.push(Completion { slot, result });
+            })
+            .map_err(|errno| IoError {
+                errno: errno as i32,
+                req: self.last,
+            })
+    }
+
+    fn engine(&self) -> Option<EngineInfo> {
+        let (nsid, lba) = self.ring.namespace();
+        Some(EngineInfo {
+            name: "io_uring_cmd".to_string(),
+            setup_flags: setup::names(self.ring.flags())
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            cmd_type: Some("nvme".to_string()),
+            char_device: Some(self.char_device.clone()),
+            nsid: Some(nsid),
+            lba_bytes: Some(lba),
+            sq_thread_idle_ms: (self.ring.flags() & setup::SQPOLL != 0).then(|| self.sq_thread_idle_ms.unwrap_or(0)),
+            ..EngineInfo::default()
+        })
+    }
+}
+
+/// One job's queue: synchronous for depth 1, io_uring beyond, or the NVMe
+/// passthrough when the test names it.
 #[derive(Debug)]
 pub enum DevQueue {
     /// pread/pwrite.
     Sync(SyncQueue),
     /// io_uring (boxed: the ring is several times larger than the sync queue).
     Uring(Box<UringQueue>),
+    /// io_uring_cmd: NVMe passthrough.
+    Cmd(Box<CmdQueue>),
 }
 
 impl IoQueue for DevQueue {
@@ -198,6 +274,7 @@ impl IoQueue for DevQueue {
         match self {
             DevQueue::Sync(q) => q.depth(),
             DevQueue::Uring(q) => q.depth(),
+            DevQueue::Cmd(q) => q.depth(),
         }
     }
 
@@ -205,6 +282,7 @@ impl IoQueue for DevQueue {
         match self {
             DevQueue::Sync(q) => q.submit(slot, req),
             DevQueue::Uring(q) => q.submit(slot, req),
+            DevQueue::Cmd(q) => q.submit(slot, req),
         }
     }
 
@@ -212,17 +290,22 @@ impl IoQueue for DevQueue {
         match self {
             DevQueue::Sync(q) => q.reap(min, out),
             DevQueue::Uring(q) => q.reap(min, out),
+            DevQueue::Cmd(q) => q.reap(min, out),
         }
     }
 
     fn batched(&self) -> bool {
-        matches!(self, DevQueue::Uring(_))
+        matches!(self, DevQueue::Uring(_) | DevQueue::Cmd(_))
     }
 
     fn commit(&mut self) -> Result<(), IoError> {
         match self {
             DevQueue::Sync(_) => Ok(()),
             DevQueue::Uring(q) => q.ring.commit().map_err(|errno| IoError {
+                errno: errno as i32,
+                req: q.last,
+            }),
+            DevQueue::Cmd(q) => q.ring.commit().map_err(|errno| IoError {
                 errno: errno as i32,
                 req: q.last,
             }),
@@ -234,6 +317,7 @@ impl IoQueue for DevQueue {
             // One request in flight: one write buffer serves every slot.
             DevQueue::Sync(q) => q.wbuf.as_mut()?.as_mut_slice().get_mut(..len),
             DevQueue::Uring(q) => q.ring.write_buf_mut(slot)?.get_mut(..len),
+            DevQueue::Cmd(q) => q.ring.write_buf_mut(slot)?.get_mut(..len),
         }
     }
 
@@ -241,6 +325,7 @@ impl IoQueue for DevQueue {
         match self {
             DevQueue::Sync(q) => q.rbuf.as_slice().get(..len),
             DevQueue::Uring(q) => q.ring.buf(slot)?.get(..len),
+            DevQueue::Cmd(q) => q.ring.buf(slot)?.get(..len),
         }
     }
 
@@ -250,6 +335,7 @@ impl IoQueue for DevQueue {
         match self {
             DevQueue::Sync(q) => q.rbuf.as_mut_slice().get_mut(..len),
             DevQueue::Uring(q) => q.ring.buf_mut(slot)?.get_mut(..len),
+            DevQueue::Cmd(q) => q.ring.buf_mut(slot)?.get_mut(..len),
         }
     }
 
@@ -257,6 +343,7 @@ impl IoQueue for DevQueue {
         match self {
             DevQueue::Sync(q) => q.engine(),
             DevQueue::Uring(q) => q.engine(),
+            DevQueue::Cmd(q) => q.engine(),
         }
     }
 }
@@ -265,6 +352,53 @@ impl IoQueue for DevQueue {
 mod tests {
     use super::*;
     use crate::run::engine::testkit::*;
+
+    /// fio's ioengine on a loop device over /dev/shm: psync and io_uring as
+    /// named at depth 1, SQPOLL with its idle time recorded; the NVMe
+    /// passthrough refused (ENODEV: not an NVMe namespace, nothing opened);
+    /// a test with hipri found unable to poll before it runs (queue/io_poll
+    /// 0), the reason naming the device.
+    #[test]
+    fn ioengine_choices_on_a_loop_device() {
+        use bench_core::spec::IoEngine;
+        let Some(lo) = LoopDev::new("ioengine") else { return };
+        let t = lo.target(false);
+        let with = |ioengine, sqthread_poll| OpenSpec {
+            ioengine,
+            sqthread_poll,
+            sq_thread_idle_ms: sqthread_poll.then_some(20),
+            ..spec(Access::Direct, false, 1, 8192)
+        };
+        let q = t.open(&with(Some(IoEngine::IoUring), false)).expect("io_uring");
+        assert_eq!(q.engine().map(|e| e.name), Some("io_uring".to_string()));
+        let q = t.open(&with(Some(IoEngine::Psync), false)).expect("psync");
+        assert!(matches!(q, DevQueue::Sync(_)));
+        let mut q = t.open(&with(None, true)).expect("sqpoll");
+        let e = q.engine().expect("engine");
+        assert!(e.setup_flags.contains(&"SQPOLL".to_string()), "{e:?}");
+        assert_eq!(e.sq_thread_idle_ms, Some(20));
+        let done = run_batch_one(&mut q, 0, req(Op::Read, MIB, 8192));
+        assert_eq!(done.result, Ok(8192));
+        assert_eq!(q.read_buf(0, 8192).expect("buffer")[..], pattern(MIB, 8192)[..]);
+        let e = t
+            .open(&with(Some(IoEngine::IoUringCmd), false))
+            .expect_err("no /dev/ng");
+        assert_eq!(e.errno, libc::ENODEV);
+        let name = lo.dev.trim_start_matches("/dev/");
+        let info = bench_core::document::result::TargetInfo {
+            path: lo.dev.clone(),
+            name: Some(name.to_string()),
+            ..Default::default()
+        };
+        let mut p = bench_core::spec::Params::defaults();
+        p.hipri = true;
+        let why =
+            crate::run::engine::fast::refusal(crate::sysfs::root(), &info, &p).expect("a loop device does not poll");
+        assert!(
+            why.contains(&format!("{name} has no poll queues: queue/io_poll is 0")),
+            "{why}"
+        );
+    }
 
     /// Reads at known offsets and writes verified in the backing file, for
     /// the synchronous engine (depth 1) and io_uring (depth 4).

@@ -10,12 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bench_core::io::{Access, Geometry, IoError, IoReq, Op, OpenSpec, Target};
+use bench_core::spec::IoEngine;
 use bench_core::vocab::rng::Rng;
 use bench_core::vocab::units::Nanos;
 use nix::errno::Errno;
 use nix::fcntl::{posix_fadvise, PosixFadviseAdvice};
 
-use super::queue::{DevQueue, SyncQueue, UringQueue, WriteMark};
+use super::queue::{CmdQueue, DevQueue, SyncQueue, UringQueue, WriteMark};
 use super::{errno_of, EngineError};
 use crate::disks::file;
 use crate::disks::identity::{FILE_LOGICAL_BLOCK, FILE_PHYSICAL_BLOCK};
@@ -23,6 +24,7 @@ use crate::safety::{self, WritePermit};
 use crate::sys::blk;
 use crate::sys::buf::AlignedBuf;
 use crate::sys::uring::{Ring, RingOpts};
+use crate::sys::uring_cmd::CmdRing;
 
 /// What a [`DevTarget`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,6 +163,80 @@ impl DevTarget {
     }
 }
 
+impl DevTarget {
+    /// A passthrough queue (fio's `io_uring_cmd`) on the generic character
+    /// device of the NVMe namespace this target's descriptor has open: the
+    /// namespace found from that descriptor's device number (never from a
+    /// path given), its `/dev/ngXnY` opened read-only, or read-write only
+    /// for a target claimed for writing (the claim's O_EXCL on the block
+    /// device stays held while the queue writes, so the namespace is not
+    /// mounted or in an array meanwhile), and checked to be that namespace:
+    /// a character device whose number sysfs gives for `ngXnY` and whose
+    /// NVMe namespace ID (NVME_IOCTL_ID) is the block device's. LBAs are the
+    /// block device's logical block size. The errno of what failed.
+    fn open_passthrough(
+        &self,
+        spec: &OpenSpec,
+        buf_len: usize,
+        wrote: Option<Arc<WriteMark>>,
+    ) -> Result<DevQueue, i32> {
+        use std::os::unix::fs::MetadataExt;
+        if self.kind != TargetKind::Block {
+            return Err(libc::ENODEV);
+        }
+        let sys = crate::sysfs::root();
+        let meta = self.ro.metadata().map_err(|e| errno_of(&e))?;
+        let dir = crate::sysfs::block_dir(sys, meta.rdev()).map_err(|e| errno_of(&e))?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let ng = super::fast::generic_of(sys, &name).map_err(|_| libc::ENODEV)?;
+        let want =
+            std::fs::read_to_string(sys.join("class/nvme-generic").join(&ng).join("dev")).map_err(|e| errno_of(&e))?;
+        let path = format!("/dev/{ng}");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(spec.write)
+            .open(&path)
+            .map_err(|e| errno_of(&e))?;
+        let fm = f.metadata().map_err(|e| errno_of(&e))?;
+        let (major, minor) = (nix::sys::stat::major(fm.rdev()), nix::sys::stat::minor(fm.rdev()));
+        if !fm.file_type().is_char_device() || want.trim() != format!("{major}:{minor}") {
+            return Err(libc::ENODEV);
+        }
+        let nsid = crate::sys::nvme::namespace_id(&self.ro).map_err(|e| e as i32)?;
+        if crate::sys::nvme::namespace_id(&f).map_err(|e| e as i32)? != nsid {
+            return Err(libc::ENODEV);
+        }
+        let opts = RingOpts {
+            depth: spec.depth,
+            buf_len,
+            write_bufs: spec.write,
+            hipri: spec.hipri,
+            sqthread_poll: spec.sqthread_poll,
+            sqthread_poll_cpu: spec.sqthread_poll_cpu,
+            sq_thread_idle_ms: spec.sq_thread_idle_ms,
+        };
+        let mut ring = CmdRing::new(f, nsid, self.geometry.logical_block, &opts).map_err(|e| errno_of(&e))?;
+        if spec.write {
+            let mut rng = Rng::new(spec.seed);
+            for slot in 0..ring.depth() {
+                if let Some(w) = ring.write_buf_mut(slot) {
+                    rng.fill(w);
+                }
+            }
+        }
+        Ok(DevQueue::Cmd(Box::new(CmdQueue {
+            ring,
+            char_device: path,
+            sq_thread_idle_ms: spec.sq_thread_idle_ms,
+            last: no_req(Op::Read),
+            wrote,
+        })))
+    }
+}
+
 /// The request to blame when something fails outside any request.
 pub(super) fn no_req(op: Op) -> IoReq {
     IoReq { op, offset: 0, len: 0 }
@@ -185,6 +261,10 @@ impl Target for DevTarget {
         if spec.depth == 0 {
             return Err(fail(libc::EINVAL));
         }
+        let wrote = spec.write.then(|| Arc::clone(&self.wrote));
+        if spec.ioengine == Some(IoEngine::IoUringCmd) {
+            return self.open_passthrough(spec, buf_len, wrote).map_err(fail);
+        }
         let f = file::open(
             &safety::reopen_path(&self.ro),
             spec.write,
@@ -192,10 +272,15 @@ impl Target for DevTarget {
         )
         .map_err(|e| fail(errno_of(&e)))?;
         let mut rng = Rng::new(spec.seed);
-        let wrote = spec.write.then(|| Arc::clone(&self.wrote));
         // fio's io_uring options keep the ring at depth 1 (fio's
-        // ioengine=io_uring at iodepth=1); plain depth 1 is psync.
-        if spec.depth == 1 && !spec.hipri && !spec.sqthread_poll {
+        // ioengine=io_uring at iodepth=1); plain depth 1 is psync, and so
+        // is `ioengine` psync (which the plan allows at depth 1 only).
+        let psync = match spec.ioengine {
+            Some(IoEngine::Psync) => true,
+            Some(_) => false,
+            None => spec.depth == 1 && !spec.hipri && !spec.sqthread_poll,
+        };
+        if psync {
             let rbuf = AlignedBuf::new(buf_len).ok_or_else(|| fail(libc::ENOMEM))?;
             let wbuf = if spec.write {
                 let mut w = AlignedBuf::new(buf_len).ok_or_else(|| fail(libc::ENOMEM))?;
@@ -220,6 +305,7 @@ impl Target for DevTarget {
                 hipri: spec.hipri,
                 sqthread_poll: spec.sqthread_poll,
                 sqthread_poll_cpu: spec.sqthread_poll_cpu,
+                sq_thread_idle_ms: spec.sq_thread_idle_ms,
             };
             let mut ring = Ring::new(f, &opts).map_err(|e| fail(errno_of(&e)))?;
             if spec.write {
