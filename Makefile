@@ -12,7 +12,9 @@
 #                writes out/report.html (bootbench-report html)
 #   make test    what CI runs: rustfmt check, no_std build of bench-core, clippy (host and musl),
 #                the static musl binary, the image, all tests including the QEMU end-to-end ones
-#   make bench   bootbench vs fio on a RAM-backed loop device (needs root, fio); the image's
+#   make bench   bootbench vs fio on a RAM-backed loop device (needs root, fio), and each io_uring
+#                option's CPU per I/O against fio's same engine (bench/engines-compare.sh;
+#                BENCH_NVME=/dev/nvmeXnY adds hipri and io_uring_cmd on an NVMe drive); the image's
 #                sizes, PID 1 start to first I/O and PID 1 peak memory from a QEMU boot;
 #                bootbench-report fleet's memory and time over generated documents (bench-fleet)
 #   make bench-fleet  that fleet part alone (FLEET_DOCS, default 10000; FLEET_MEM_DOCS,
@@ -165,6 +167,7 @@ test: deps targets image
 
 bench: image
 	bash bench/fio-compare.sh
+	bash bench/engines-compare.sh
 	bash bench/burnin-compare.sh
 	bash bench/boot.sh
 	$(MAKE) bench-fleet
