@@ -229,6 +229,10 @@ closed_set! {
         SteadyState,
         /// A zoned disk's offline and read-only zones.
         Zones,
+        /// A link trained below what both its ends support.
+        LinkSpeed,
+        /// PHY or AER error counters on a disk's path that grew during the run.
+        LinkErrors,
         /// Seagate FARM's power-on hours against SMART's (a drive whose
         /// SMART hours were reset).
         PowerOnHours,
@@ -323,11 +327,13 @@ mod erase;
 mod farm;
 mod health;
 mod kernel;
+mod link;
 mod ocp;
 mod precondition;
 mod scan;
 mod selftest;
 mod storage;
+mod stack;
 mod telemetry;
 mod zones;
 pub use attestation::{Attestation, EkCertificate, PcrValue, Quote, ATTESTATION_PCR, QUOTED_PCRS};
@@ -337,6 +343,7 @@ pub use erase::{EraseMethod, EraseSupport};
 pub use farm::{Farm, FarmRecording, FarmTransport};
 pub use health::{Health, HealthLine, HealthReading, NvmeHealth, SmartAttribute, TestTemperature};
 pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
+pub use link::{Aer, Link, LinkReading, PcieLink, PcieRole, PhyEvent, SasPhy, SataLink, UsbLink};
 pub use ocp::{DssdVersion, OcpSmart, OcpSmartV5, RawNormalized};
 pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, PreconditionRound, Purge};
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
@@ -345,6 +352,7 @@ pub use storage::{
     LuksInfo, LvInfo, LvmLv, LvmPv, LvmSegment, LvmVg, LvmVgPv, MdArrayInfo, MdMember, MdOther, PartitionHolds, Stacks,
     VgInfo, VgPvInfo,
 };
+pub use stack::StackInfo;
 pub use telemetry::Telemetry;
 pub use zones::{CapacityKind, ZoneModel, ZoneStates, ZoneSummary, ZoneUse, Zoned, ZonedTest};
 
@@ -642,6 +650,11 @@ pub struct TargetInfo {
     /// and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zoned: Option<Zoned>,
+    /// The path to the disk (PCIe, SATA, SAS, USB links and their error
+    /// counters) when it was found and after the run; absent for files,
+    /// simulated disks, arrays, layers and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
     /// A LUKS container the disk holds (its header at byte 0), as its
     /// header says it: nothing secret, nothing opened. Read by `list` only
     /// (`list --json` prints targets); absent when there is none, and in
@@ -690,50 +703,6 @@ pub struct TargetInfo {
     /// document; absent for every other disk and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<Telemetry>,
-}
-
-/// What an array or a layer is built of.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct StackInfo {
-    /// An array (`md`) or a layer (`dm`).
-    pub kind: StackClass,
-    /// The name given in the config.
-    pub name: String,
-    /// md: the level (`linear`, `raid0`, `raid1`, `raid5`, `raid6`,
-    /// `raid10`); dm: the layer kind (`crypt`, `linear`; `luks` for an
-    /// existing LUKS container, `lvm` for an existing LVM logical volume).
-    pub level: crate::vocab::stack::StackLevel,
-    /// md: the member devices in array order, as their [`TargetInfo::path`];
-    /// `lvm`: the physical volumes its table uses, in order (empty for a
-    /// layer).
-    #[serde(default)]
-    pub members: Vec<String>,
-    /// dm: the device beneath, as its [`TargetInfo::path`] (`None` for an array).
-    #[serde(default)]
-    pub on: Option<String>,
-    /// md: chunk size, bytes.
-    #[serde(default)]
-    pub chunk_bytes: Option<u64>,
-    /// md: the layout (`left-symmetric`, `near2`, ...).
-    #[serde(default)]
-    pub layout: Option<String>,
-    /// dm: the layer's options as text (`cipher`, `key_bits`, `sector_size`,
-    /// `offset_bytes`, ...; an existing array: `uuid`, `metadata`,
-    /// `md_name`; an existing LUKS container: `uuid`, `version`, `cipher`,
-    /// `key_bits`, `sector_size`, `data_offset_bytes`; an existing LVM
-    /// volume: `lv`, `lv_uuid`, `vg_uuid`,
-    /// `seqno` and `table`, its dm table as `dmsetup table` prints it over
-    /// the paths of `members`, segments joined by `; `); never a key.
-    #[serde(default)]
-    pub options: BTreeMap<String, String>,
-    /// How it differs from what mdadm, cryptsetup or LVM would build (e.g.
-    /// "no write-intent bitmap (mdadm's default has one)").
-    #[serde(default)]
-    pub notes: Vec<String>,
-    /// How the kernel runs it ([`StackMode`]); `None` when it was not
-    /// assembled.
-    #[serde(default)]
-    pub mode: Option<StackMode>,
 }
 
 /// The acceptance verdicts of a run.

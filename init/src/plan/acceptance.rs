@@ -85,6 +85,8 @@ pub fn rules(
     }
     rules.steady_state = raw.steady_state.unwrap_or(Severity::Warn);
     rules.zones = raw.zones.unwrap_or(Severity::Fail);
+    rules.link_speed = raw.link_speed.unwrap_or(Severity::Warn);
+    rules.link_errors = raw.link_errors.unwrap_or(Severity::Fail);
     if let Some(Obj(b)) = &raw.burn_in {
         let d = BurnRules::defaults();
         rules.burn_in = BurnRules {

@@ -243,6 +243,14 @@ pub struct RawAcceptance {
     /// `warn` or `off`.
     #[serde(default, deserialize_with = "closed_opt")]
     pub zones: Option<Severity>,
+    /// A link on a disk's path trained below what both its ends support:
+    /// `warn` (the default), `fail` or `off`.
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub link_speed: Option<Severity>,
+    /// PHY or AER error counters on a disk's path that grew during the
+    /// run: `fail` (the default), `warn` or `off`.
+    #[serde(default, deserialize_with = "closed_opt")]
+    pub link_errors: Option<Severity>,
 }
 
 /// The burn-in's rules as written.

@@ -39,6 +39,7 @@ mod baseline;
 mod block;
 mod health;
 mod limits;
+mod link;
 mod zones;
 
 pub use baseline::{Baseline, BaselineFigure, BaselineRule, BASELINE_MAX, BASELINE_SCHEMA};
@@ -107,6 +108,10 @@ pub struct Rules {
     pub steady_state: Severity,
     /// What a zoned disk's offline and read-only zones give.
     pub zones: Severity,
+    /// What a link on a disk's path trained below what both ends support gives.
+    pub link_speed: Severity,
+    /// What PHY or AER error counters on a disk's path that grew during the run give.
+    pub link_errors: Severity,
 }
 
 /// The burn-in's rules: blocks that could not be written or read back
@@ -174,6 +179,8 @@ impl Rules {
             burn_in: BurnRules::defaults(),
             steady_state: Severity::Warn,
             zones: Severity::Fail,
+            link_speed: Severity::Warn,
+            link_errors: Severity::Fail,
         }
     }
 }
@@ -232,6 +239,11 @@ impl Rules {
             sev(self.steady_state)
         ));
         out.push(format!("  offline and read-only zones ({})", sev(self.zones)));
+        out.push(format!(
+            "  links below what both ends support ({}), PHY and AER error counters that grew ({})",
+            sev(self.link_speed),
+            sev(self.link_errors)
+        ));
         out
     }
 }
@@ -273,6 +285,12 @@ pub fn evaluate(doc: &ResultDoc, rules: &Rules) -> Acceptance {
             }
             if let Some(v) = rules.zones.verdict() {
                 zones::check(t, v, &mut checks);
+            }
+            if let Some(v) = rules.link_speed.verdict() {
+                link::speed(t, v, &mut checks);
+            }
+            if let Some(v) = rules.link_errors.verdict() {
+                link::errors(t, v, &mut checks);
             }
             let verdict = checks.iter().fold(Verdict::Pass, |v, c| v.worst(c.verdict));
             TargetVerdict {
