@@ -149,6 +149,9 @@ pub fn render_list(host: &Host, disks: &[TargetInfo]) -> String {
         if let Some(z) = &d.zoned {
             let _ = writeln!(s, "  {}", console::safe(&super::zones::line(&d.path, z, "now")));
         }
+        if let Some(r) = d.link.as_ref().and_then(|l| l.after.as_ref().or(l.before.as_ref())) {
+            let _ = writeln!(s, "  link: {}", console::safe(&bench_core::device::link::summary(r)));
+        }
         for h in super::holds::lines(d) {
             let _ = writeln!(s, "{}", console::safe(&h));
         }

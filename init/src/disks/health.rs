@@ -126,7 +126,7 @@ const FARM_MAX_BLOCKS: u16 = 2048;
 const FARM_CHUNK: u16 = 32;
 
 /// One READ LOG EXT of `count` pages of `log` from `page`.
-fn read_log(f: &File, log: u8, page: u16, count: u16) -> Result<Vec<u8>, String> {
+pub(crate) fn read_log(f: &File, log: u8, page: u16, count: u16) -> Result<Vec<u8>, String> {
     let what = format!("READ LOG EXT {log:02X}h page {page}");
     let mut buf = vec![0u8; usize::from(count) * 512];
     let mut sense = [0u8; sgio::SENSE];
@@ -255,7 +255,7 @@ fn read_ata(f: &File) -> HealthReading {
 }
 
 /// One LOG SENSE page.
-fn log_page(f: &File, page: u8) -> Result<Vec<u8>, String> {
+pub(crate) fn log_page(f: &File, page: u8) -> Result<Vec<u8>, String> {
     log_page_sub(f, page, 0, 1024)
 }
 

@@ -176,6 +176,9 @@ fn describe_block(path: &str, rdev: u64, f: Option<&File>, sys: &Path) -> Result
         // report, which only reads.
         if whole {
             info.zoned = super::zones::found(f, &dir.join("queue"), info.size_bytes, info.logical_block_size);
+            // The path to it: link speeds and PHY and AER error counters,
+            // from sysfs and the disk (which only reads).
+            info.link = super::link::found(&dir, sys, info.transport.as_deref(), Some(f));
         }
     }
     Ok(info)

@@ -18,6 +18,7 @@ pub mod file;
 pub mod health;
 pub mod holds;
 pub mod identity;
+pub mod link;
 pub mod luks;
 pub mod luks2_meta;
 pub mod lvm;

@@ -11,6 +11,7 @@ pub mod burnin;
 pub mod countdown;
 pub mod engine;
 pub mod kmsg;
+pub mod link;
 pub mod parallel;
 pub mod pass;
 pub mod pmqos;
@@ -145,6 +146,7 @@ pub fn execute_with(
     let started = Instant::now();
     hidden_capacity(plan, progress);
     zones::before(plan, progress);
+    link::before(plan, progress);
     let mut doc = new_doc(
         plan.profile.clone(),
         &plan.config_source,
@@ -235,6 +237,7 @@ pub fn execute_with(
     doc.run.cpu_dma_latency = wake;
     label_written(plan, &doc, &bad, progress);
     zones::after(plan, &mut doc, &bad, progress);
+    link::after(plan, &mut doc, &bad, progress);
     if let Some(k) = kmsg {
         let (lines, status) = k.finish(progress);
         doc.kernel_log = lines;
