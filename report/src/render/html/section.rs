@@ -108,7 +108,42 @@ pub(super) fn summary(out: &mut String, doc: &ResultDoc) {
     }
     out.push_str("</tbody></table>\n");
     analysis_table(out, doc);
+    link_table(out, doc);
     health_tables(out, doc);
+}
+
+/// Each disk's path (PCIe, SATA, SAS, USB links) before and after the run,
+/// and what could not be read.
+fn link_table(out: &mut String, doc: &ResultDoc) {
+    let with: Vec<_> = doc.targets.iter().filter(|t| t.link.is_some()).collect();
+    if with.is_empty() {
+        return;
+    }
+    out.push_str(
+        "<h3>Links</h3>\n<table class=\"links\"><thead><tr><th>Target</th><th>Before</th><th>After</th>\
+         <th>Not read</th></tr></thead><tbody>\n",
+    );
+    let said = |r: Option<&bench_core::document::result::LinkReading>| {
+        r.map_or_else(|| "-".to_string(), bench_core::device::link::summary)
+    };
+    for t in with {
+        let Some(l) = &t.link else { continue };
+        let errors: Vec<&str> = l
+            .before
+            .iter()
+            .chain(l.after.iter())
+            .flat_map(|r| r.errors.iter().map(String::as_str))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&t.path),
+            escape(&said(l.before.as_ref())),
+            escape(&said(l.after.as_ref())),
+            escape(&errors.join("; "))
+        );
+    }
+    out.push_str("</tbody></table>\n");
 }
 
 /// Each disk's health (before, after, delta; each test's highest

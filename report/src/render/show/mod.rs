@@ -577,6 +577,16 @@ fn target_detail(t: &TargetInfo, tests: &[&TestResult]) -> String {
             bench_core::device::erase::summary(e)
         ));
     }
+    if let Some(l) = &t.link {
+        for (when, r) in [("before the run", &l.before), ("after the run", &l.after)] {
+            if let Some(r) = r {
+                out.push_str(&format!("link {when}: {}\n", bench_core::device::link::summary(r)));
+                for e in &r.errors {
+                    out.push_str(&format!("  not read: {e}\n"));
+                }
+            }
+        }
+    }
     if let Some(tl) = &t.telemetry {
         out.push_str(&telemetry_line(tl));
     }

@@ -397,6 +397,49 @@ fn erase_support_is_a_line_under_its_target() {
     assert!(at < out.find(&format!("-- {} (", doc.targets[1].path)).unwrap());
 }
 
+/// A disk's path is a line under its target, before and after the run,
+/// with what could not be read; and a table of the HTML report.
+#[test]
+fn a_link_is_a_line_under_its_target_and_a_row_of_the_report() {
+    use bench_core::document::result::{Link, LinkReading, PcieLink, PcieRole};
+    let mut doc: ResultDoc =
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+    let pcie = |role, address: &str, max_width| PcieLink {
+        address: address.into(),
+        role,
+        speed_mts: Some(2500),
+        width: Some(1),
+        max_speed_mts: Some(16000),
+        max_width: Some(max_width),
+        aer: None,
+    };
+    let r = LinkReading {
+        pcie: vec![
+            pcie(PcieRole::Device, "0000:01:00.0", 4),
+            pcie(PcieRole::Port, "0000:00:02.0", 16),
+        ],
+        errors: vec!["SATA Phy Event Counters (log 11h): bad checksum".into()],
+        ..LinkReading::default()
+    };
+    doc.targets[0].link = Some(Link {
+        before: Some(r.clone()),
+        after: Some(r),
+    });
+    let loaded = Loaded {
+        file: "l.json".into(),
+        doc: doc.clone(),
+        warnings: Vec::new(),
+    };
+    let out = render(&loaded);
+    let want = "link before the run: PCIe 2.5 GT/s x1 0000:01:00.0 (max 16 GT/s x4; port 0000:00:02.0 max 16 GT/s x16)\n  not read: SATA Phy Event Counters (log 11h): bad checksum\nlink after the run: ";
+    let at = out.find(want).expect(&out);
+    assert!(at > out.find(&format!("-- {} (", doc.targets[0].path)).unwrap());
+    assert!(at < out.find(&format!("-- {} (", doc.targets[1].path)).unwrap());
+    let html = crate::render::html::render(std::slice::from_ref(&loaded));
+    assert!(html.contains("<h3>Links</h3>"), "{html}");
+    assert!(html.contains("<td>PCIe 2.5 GT/s x1 0000:01:00.0 (max 16 GT/s x4; port 0000:00:02.0 max 16 GT/s x16)</td>"));
+}
+
 /// A failed NVMe disk's telemetry log is a line under its target: the
 /// file beside the document, its size, areas and checksum; or why not.
 #[test]
