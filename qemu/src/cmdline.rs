@@ -380,9 +380,26 @@ pub fn disk_args(disks: &[Attached]) -> Vec<String> {
             .iter()
             .filter(|d| d.spec.transport == disk.spec.transport)
             .count();
-        v.extend(["-device".to_owned(), device_value(&id, &disk.spec, port)]);
+        let mut device = device_value(&id, &disk.spec, port);
+        if let Some(l) = disk.spec.link {
+            // A root port of its own, its link limited (q35 only).
+            v.extend(["-device".to_owned(), root_port_value(&id, i, l)]);
+            device.push_str(&format!(",bus=rp-{id}"));
+        }
+        v.extend(["-device".to_owned(), device]);
     }
     v
+}
+
+/// A `pcie-root-port` for disk `id` (the `i`th), its link limited to `l`
+/// (`x-speed`, `x-width`); chassis 1, slot `i + 1`.
+fn root_port_value(id: &str, i: usize, l: crate::disk::PcieLimit) -> String {
+    format!(
+        "pcie-root-port,id=rp-{id},chassis=1,slot={},x-speed={},x-width={}",
+        i + 1,
+        l.speed,
+        l.width
+    )
 }
 
 /// The whole argument list (without the program name).
@@ -737,6 +754,29 @@ mod tests {
         // The lsi53c895a's own id is 7: the eighth disk goes to a second one.
         assert_eq!(devices[11], "scsi-hd,drive=d11,bus=lsi0.0,scsi-id=6,lun=0,serial=L6");
         assert_eq!(devices[12], "scsi-hd,drive=d12,bus=lsi1.0,scsi-id=0,lun=0,serial=L7");
+    }
+
+    #[test]
+    fn a_limited_link_puts_the_nvme_drive_behind_a_root_port_of_its_own() {
+        let disks = [attached("sata,serial=S1"), attached("nvme,serial=N1,link=2_5x1")];
+        let args = disk_args(&disks);
+        let devices = values(&args, "-device");
+        assert_eq!(
+            devices[1..],
+            [
+                "pcie-root-port,id=rp-d1,chassis=1,slot=2,x-speed=2_5,x-width=1",
+                "nvme,drive=d1,serial=N1,bus=rp-d1",
+            ]
+        );
+        for (spec, why) in [
+            ("nvme,serial=N,link=3x1", "SPEEDxWIDTH"),
+            ("nvme,serial=N,link=16x64", "SPEEDxWIDTH"),
+            ("virtio,serial=N,link=2_5x1", "nvme disks without ns="),
+            ("nvme,serial=N,ns=1,link=2_5x1", "nvme disks without ns="),
+        ] {
+            let e = spec.parse::<DiskSpec>().expect_err(spec);
+            assert!(e.0.contains(why), "{spec}: {e}");
+        }
     }
 
     #[test]

@@ -216,6 +216,39 @@ pub struct DiskSpec {
     pub nsid: Option<u32>,
     /// NVMe namespaces only: a zoned (ZNS) namespace of these zones.
     pub zns: Option<Zns>,
+    /// NVMe controllers only (`link=2_5x1`): behind a `pcie-root-port` of
+    /// its own whose link is limited to this (`x-speed`, `x-width`); the
+    /// machine must be q35.
+    pub link: Option<PcieLimit>,
+}
+
+/// A PCIe root port's link limit (QEMU's `pcie-root-port` `x-speed` and
+/// `x-width`), `SPEEDxWIDTH` in a disk spec: `2_5x1`, `16x4`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PcieLimit {
+    /// `x-speed`: `2_5`, `5`, `8` or `16` (GT/s).
+    pub speed: &'static str,
+    /// `x-width`: lanes, 1 to 32.
+    pub width: u8,
+}
+
+impl FromStr for PcieLimit {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        let bad = || {
+            SpecError(format!(
+                "link {s:?}: SPEEDxWIDTH, speed 2_5, 5, 8 or 16 (GT/s), width 1 to 32"
+            ))
+        };
+        let (speed, width) = s.split_once('x').ok_or_else(bad)?;
+        let speed = ["2_5", "5", "8", "16"]
+            .into_iter()
+            .find(|v| *v == speed)
+            .ok_or_else(bad)?;
+        let width = width.parse().ok().filter(|w| (1..=32).contains(w)).ok_or_else(bad)?;
+        Ok(PcieLimit { speed, width })
+    }
 }
 
 /// A zoned NVMe namespace's zones (QEMU's `nvme-ns` `zoned.*` properties).
@@ -340,6 +373,7 @@ impl FromStr for DiskSpec {
             file: None,
             nsid: None,
             zns: None,
+            link: None,
         };
         for field in fields {
             let (key, value) = field
@@ -408,9 +442,10 @@ impl DiskSpec {
                     z.max_active = n;
                 }
             }
+            "link" => self.link = Some(value.parse()?),
             _ => {
                 return Err(SpecError(format!(
-                    "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, lbs, pbs, wwn, bps, iops, fault, file, ns, zone_size, zone_capacity, max_open, max_active)"
+                    "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, lbs, pbs, wwn, bps, iops, fault, file, ns, zone_size, zone_capacity, max_open, max_active, link)"
                 )))
             }
         }
@@ -460,6 +495,11 @@ impl DiskSpec {
             return Err(SpecError(format!(
                 "disk spec {s:?}: size {} is not a multiple of the logical block size {lbs}",
                 self.size
+            )));
+        }
+        if self.link.is_some() && (self.transport != Transport::Nvme || self.nsid.is_some()) {
+            return Err(SpecError(format!(
+                "disk spec {s:?}: link puts an NVMe controller behind a limited root port: nvme disks without ns= only"
             )));
         }
         if self.transport != Transport::Nvme && self.nsid.is_some() {

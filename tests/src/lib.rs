@@ -228,8 +228,14 @@ fn machine(
         }
         Via::Bios => Boot::Bios,
     };
+    // A disk behind a limited PCIe root port (`link=`) needs PCI Express.
+    let chipset = if specs.iter().any(|s| s.link.is_some()) {
+        Chipset::Q35
+    } else {
+        Chipset::Pc
+    };
     Machine {
-        chipset: Chipset::Pc,
+        chipset,
         accel: accel(&a.vmlinuz, dir),
         memory_mib: 1024,
         cpus: 2,
