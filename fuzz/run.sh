@@ -15,7 +15,7 @@ set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 seconds=${FUZZ_SECONDS:-60}
-all=(config size cmdline frame_decode frame_roundtrip results signatures health selftest kmsg capacity holds zones farm ocp telemetry eventlog)
+all=(config size cmdline frame_decode frame_roundtrip results signatures health selftest kmsg capacity holds zones farm ocp telemetry eventlog phy_events sas_port_log)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all[@]}"); fi
 
 cd "$here" || exit 2
