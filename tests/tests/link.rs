@@ -4,7 +4,8 @@
 //!
 //! - `l1`: one q35 boot with an NVMe drive behind a `pcie-root-port`
 //!   limited to 2.5 GT/s x1 (the disk spec's `link=2_5x1`) and a SATA disk
-//!   on AHCI, the guest kernel told `libata.force=1.5Gbps`, a config that
+//!   on AHCI, the guest kernel told `libata.force=1.5Gbps`, and a second
+//!   NVMe drive behind a 16 GT/s x4 port, with a config that
 //!   reads each disk once. The NVMe drive's link (the drive and its root
 //!   port: speed, width, their maxima) and the SATA disk's (`sata_spd`, the
 //!   host's limit) are recorded before and after the run, said on the
@@ -42,6 +43,7 @@ fn l1_an_nvme_link_behind_a_limited_root_port_and_a_sata_link_forced_to_1_5_gbps
     let dir = scratch.0.clone();
     let specs = disks(&[
         "nvme,size=64M,serial=L1-NVME,link=2_5x1",
+        "nvme,size=64M,serial=L1-FAST,link=16x4",
         "sata,size=64M,serial=L1-SATA",
     ]);
     let config = json!({
@@ -77,6 +79,29 @@ fn l1_an_nvme_link_behind_a_limited_root_port_and_a_sata_link_forced_to_1_5_gbps
     let errors = checks(&doc, "L1-NVME", "link_errors");
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0]["verdict"], "pass", "{}", errors[0]);
+
+    // A 16 GT/s x4 port over the same drive: the port says so, the link
+    // trains at the drive's 2.5 GT/s x1, and that is no WARN (the drive's
+    // end allows no more).
+    let fast = target_by_serial(&doc, "L1-FAST");
+    let pcie = &fast["link"]["before"]["pcie"];
+    assert_eq!(
+        (&pcie[0]["speed_mts"], &pcie[0]["max_speed_mts"]),
+        (&json!(2500), &json!(2500)),
+        "{pcie}"
+    );
+    assert_eq!(
+        (&pcie[1]["max_speed_mts"], &pcie[1]["max_width"]),
+        (&json!(16000), &json!(4)),
+        "{pcie}"
+    );
+    assert_eq!(
+        (&pcie[1]["speed_mts"], &pcie[1]["width"]),
+        (&json!(2500), &json!(1)),
+        "{pcie}"
+    );
+    let speed = checks(&doc, "L1-FAST", "link_speed");
+    assert_eq!(speed[0]["verdict"], "pass", "{}", speed[0]);
 
     let sata = target_by_serial(&doc, "L1-SATA");
     eprintln!("sata link: {}", sata["link"]);

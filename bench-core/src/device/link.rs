@@ -152,6 +152,14 @@ pub fn identify_speeds(page: &[u8]) -> (Vec<u32>, Option<u32>) {
     (supported, current)
 }
 
+/// Whether IDENTIFY DEVICE says the drive has the SATA Phy Event
+/// Counters log (word 76 bit 10; not where word 76 is 0 or FFFFh). smartctl
+/// asks the same before it reads log 11h; QEMU's IDE says no.
+pub fn identify_phy_events(page: &[u8]) -> bool {
+    let w76 = page.get(152..154).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    w76 != 0xffff && w76 & (1 << 10) != 0
+}
+
 /// What SATA Phy Event Counter `id` (bits 11:0) counts (ACS-3 table 223).
 fn phy_event_name(id: u16) -> String {
     let known = match id {

@@ -110,33 +110,27 @@ fn sata(dir: &Path, sys: &Path, f: Option<&File>, r: &mut LinkReading) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
+    // The log only where IDENTIFY says the drive has it (word 76 bit 10),
+    // as smartctl does: a drive without it aborts READ LOG EXT, and QEMU's
+    // AHCI then failed the next queued read of the disk.
     if let Some(f) = f {
         if let Ok(page) = scsi::ata_identify(f) {
             (s.drive_speeds_mbps, s.drive_speed_mbps) = parse::identify_speeds(&page);
-        }
-        match phy_events(f) {
-            Ok(Some(e)) => s.phy_events = e,
-            Ok(None) => {}
-            Err(why) => r.errors.push(why),
+            if parse::identify_phy_events(&page) {
+                match phy_events(f) {
+                    Ok(e) => s.phy_events = e,
+                    Err(why) => r.errors.push(why),
+                }
+            }
         }
     }
     r.sata = Some(s);
 }
 
-/// The Phy Event Counters log (11h), when the General Purpose Log
-/// Directory lists it; `None` for a drive without the directory or the
-/// log (QEMU's IDE has neither).
-fn phy_events(f: &File) -> Result<Option<Vec<bench_core::document::result::PhyEvent>>, String> {
-    let Ok(dir) = health::read_log(f, 0x00, 0, 1) else {
-        return Ok(None);
-    };
-    if u16::from_le_bytes([dir[0x11 * 2], dir[0x11 * 2 + 1]]) == 0 {
-        return Ok(None);
-    }
+/// The Phy Event Counters log (11h), one page, read (never reset).
+fn phy_events(f: &File) -> Result<Vec<bench_core::document::result::PhyEvent>, String> {
     let page = health::read_log(f, 0x11, 0, 1)?;
-    parse::parse_phy_events(&page)
-        .map(Some)
-        .map_err(|e| format!("SATA Phy Event Counters (log 11h): {e}"))
+    parse::parse_phy_events(&page).map_err(|e| format!("SATA Phy Event Counters (log 11h): {e}"))
 }
 
 /// A SAS disk: the phys of the port it hangs from, and its own from log

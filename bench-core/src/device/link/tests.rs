@@ -50,11 +50,16 @@ fn identify_words_76_and_77() {
     page[152..154].copy_from_slice(&0x010eu16.to_le_bytes());
     page[154..156].copy_from_slice(&(2u16 << 1).to_le_bytes());
     assert_eq!(identify_speeds(&page), (vec![1500, 3000, 6000], Some(3000)));
+    assert!(!identify_phy_events(&page));
+    page[152..154].copy_from_slice(&0x050eu16.to_le_bytes());
+    assert!(identify_phy_events(&page), "bit 10: the Phy Event Counters log");
     // QEMU's: NCQ only, no speeds, word 77 zero.
     page[152..154].copy_from_slice(&0x0100u16.to_le_bytes());
     page[154..156].copy_from_slice(&0u16.to_le_bytes());
     assert_eq!(identify_speeds(&page), (vec![], None));
+    assert!(!identify_phy_events(&page), "QEMU's IDE has no Phy Event Counters log");
     assert_eq!(identify_speeds(&[]), (vec![], None));
+    assert!(!identify_phy_events(&[0xff; 512]));
 }
 
 /// A Phy Event Counters page of `counters` (identifier word, value bytes),
