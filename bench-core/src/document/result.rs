@@ -332,8 +332,8 @@ mod ocp;
 mod precondition;
 mod scan;
 mod selftest;
-mod storage;
 mod stack;
+mod storage;
 mod telemetry;
 mod zones;
 pub use attestation::{Attestation, EkCertificate, PcrValue, Quote, ATTESTATION_PCR, QUOTED_PCRS};
@@ -348,11 +348,11 @@ pub use ocp::{DssdVersion, OcpSmart, OcpSmartV5, RawNormalized};
 pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, PreconditionRound, Purge};
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 pub use selftest::{SelfTest, SelfTestKind, SelfTestOutcome, SelfTestSource};
+pub use stack::StackInfo;
 pub use storage::{
     LuksInfo, LvInfo, LvmLv, LvmPv, LvmSegment, LvmVg, LvmVgPv, MdArrayInfo, MdMember, MdOther, PartitionHolds, Stacks,
     VgInfo, VgPvInfo,
 };
-pub use stack::StackInfo;
 pub use telemetry::Telemetry;
 pub use zones::{CapacityKind, ZoneModel, ZoneStates, ZoneSummary, ZoneUse, Zoned, ZonedTest};
 
