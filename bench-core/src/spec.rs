@@ -307,6 +307,13 @@ pub struct Params {
     /// fio's `cpus_allowed_policy`: how `cpus_allowed` is shared by the jobs.
     #[serde(default)]
     pub cpus_allowed_policy: CpusPolicy,
+    /// Where the jobs' threads run and their buffers are allocated when
+    /// `cpus_allowed` names no CPUs ([`crate::vocab::cpus::Placement`]):
+    /// by default on the CPUs and memory of the disk's NUMA node. What a
+    /// test used, and why, is its result's `placement`. Absent in
+    /// documents before it existed (those ran as `any`).
+    #[serde(default)]
+    pub placement: crate::vocab::cpus::Placement,
     /// fio's `ss`, `ss_dur`, `ss_ramp` and `ss_interval`, with a bound of
     /// our own: before each measured pass of each step, the workload runs
     /// unmeasured until it is in steady state ([`SteadySpec`]). `None`
@@ -517,6 +524,12 @@ pub struct EngineOpts {
     /// [`Params::cpus_allowed_policy`].
     #[serde(default)]
     pub cpus_allowed_policy: CpusPolicy,
+    /// The NUMA node each job's buffers are allocated on (the thread's
+    /// memory policy, MPOL_PREFERRED, set before its queue is made):
+    /// chosen at run time from [`Params::placement`] and the disk; `None`:
+    /// the kernel's default (local to where the thread first touches them).
+    #[serde(default)]
+    pub mem_node: Option<u32>,
 }
 
 impl EngineOpts {
@@ -610,6 +623,7 @@ impl Params {
             iodepth_batch_submit: 1,
             cpus_allowed: None,
             cpus_allowed_policy: CpusPolicy::Shared,
+            placement: crate::vocab::cpus::Placement::Disk,
             steady: None,
         }
     }

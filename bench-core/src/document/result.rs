@@ -145,6 +145,9 @@ closed_set! {
         Temperature,
         /// A test's second half slower than its first.
         ThroughputDrop,
+        /// A disk's I/O interrupts all served on other NUMA nodes than
+        /// the ones its tests' threads ran on.
+        IrqsRemote,
     }
 }
 
@@ -320,6 +323,7 @@ impl Metric {
     }
 }
 
+mod analysis;
 mod attestation;
 mod burnin;
 mod capacity;
@@ -329,6 +333,7 @@ mod health;
 mod kernel;
 mod link;
 mod ocp;
+mod placement;
 mod precondition;
 mod scan;
 mod selftest;
@@ -336,6 +341,7 @@ mod stack;
 mod storage;
 mod telemetry;
 mod zones;
+pub use analysis::{Analysis, MemberShare};
 pub use attestation::{Attestation, EkCertificate, PcrValue, Quote, ATTESTATION_PCR, QUOTED_PCRS};
 pub use burnin::{BurnEndState, BurnIn, BurnOrder, BurnPass, BurnZones, ZonesAfter};
 pub use capacity::{CapacitySource, HiddenCapacity};
@@ -345,6 +351,7 @@ pub use health::{Health, HealthLine, HealthReading, NvmeHealth, SmartAttribute, 
 pub use kernel::{KernelLogKind, KernelLogLine, KernelLogStatus};
 pub use link::{Aer, Link, LinkReading, PcieLink, PcieRole, PhyEvent, SasPhy, SataLink, UsbLink};
 pub use ocp::{DssdVersion, OcpSmart, OcpSmartV5, RawNormalized};
+pub use placement::{DiskNuma, HwQueue, Irq, NumaNode, PlacementPolicy, TestPlacement};
 pub use precondition::{Precondition, PreconditionEnd, PreconditionFill, PreconditionRound, Purge};
 pub use scan::{ScanClass, ScanEndState, ScanSlowRead, ScanZone, SurfaceScan};
 pub use selftest::{SelfTest, SelfTestKind, SelfTestOutcome, SelfTestSource};
@@ -538,6 +545,10 @@ pub struct Host {
     /// loading it; absent when it names none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub modules: Vec<NamedModule>,
+    /// The machine's NUMA nodes with their CPUs (`/sys/devices/system/node`);
+    /// empty (absent) on a machine without that directory and in older documents.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub numa_nodes: Vec<NumaNode>,
 }
 
 /// A module the kernel command line named to load (`bootbench.modules=`), and what came of it.
@@ -703,6 +714,11 @@ pub struct TargetInfo {
     /// document; absent for every other disk and in older documents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<Telemetry>,
+    /// A disk's NUMA node, its CPUs, its queues and their interrupts with
+    /// their affinity, read before the run; absent for files, simulated
+    /// disks, arrays, layers and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa: Option<DiskNuma>,
 }
 
 /// The acceptance verdicts of a run.
@@ -807,58 +823,6 @@ pub struct ScalingPoint {
     pub write_iops: Option<f64>,
 }
 
-/// One line of the analysis: a measured figure against the figure expected
-/// from the devices it is built of.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Analysis {
-    /// What is compared ([`AnalysisKind`]).
-    pub kind: AnalysisKind,
-    /// The array's or layer's path; `all at once` for an all-at-once run.
-    pub target: String,
-    /// The test's name.
-    pub test: String,
-    /// Its workload.
-    pub workload: Workload,
-    /// Which figure of the summary ([`Metric`]).
-    pub metric: Metric,
-    /// Measured, in the metric's unit (bytes per second or per second).
-    pub measured: f64,
-    /// Expected from the devices beneath, same unit.
-    pub expected: f64,
-    /// measured / expected (for a layer: its ratio to the device beneath).
-    pub efficiency: f64,
-    /// The rule, in words, with the figures it used, e.g.
-    /// `raid0: N x slowest member (2 x 10.0 MB/s)`.
-    pub rule: String,
-    /// The device whose figure limits the expectation (the slowest member),
-    /// when the rule uses one; for all-at-once, the disk that lost most.
-    pub limited_by: Option<String>,
-    /// The devices whose figures the expectation comes from.
-    pub from: Vec<String>,
-    /// What each device right beneath the array or layer did during the
-    /// test's main step, from the kernel's counters ([`MemberIo`]), in
-    /// member order: which member did the work, and how busy it was.
-    /// Empty (absent) without accounting (a simulated run, a disk, an
-    /// outlier or all-at-once line, older documents).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub members: Vec<MemberShare>,
-}
-
-/// One member's part in an analysed test, from its [`MemberIo`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MemberShare {
-    /// The member, as its [`TargetInfo::path`].
-    pub path: String,
-    /// Its share of the bytes its siblings moved ([`MemberIo::share`]).
-    pub share: f64,
-    /// Its time busy over the window ([`MemberIo::utilization`]).
-    pub utilization: f64,
-    /// Bytes read from it.
-    pub read_bytes: u64,
-    /// Bytes written to it.
-    pub write_bytes: u64,
-}
-
 /// One test on one target.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TestResult {
@@ -880,6 +844,11 @@ pub struct TestResult {
     /// any other disk, for a skipped test, and in older documents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<ZonedTest>,
+    /// Where its threads ran and its buffers were allocated, and why
+    /// (`params.placement`, `cpus_allowed`, the disk's node); absent for a
+    /// simulated disk and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<TestPlacement>,
 }
 
 /// How a test ended.

@@ -334,6 +334,7 @@ mod tests {
                 ..Summary::default()
             },
             zones: None,
+            placement: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! CPU lists as fio's `cpus_allowed` and the kernel's sysfs write them:
-//! `0-3,6` (numbers and inclusive ranges, comma-separated), and
-//! [`CpuSet`], such a list parsed once, as a config gives it.
+//! `0-3,6` (numbers and inclusive ranges, comma-separated),
+//! [`CpuSet`], such a list parsed once, as a config gives it, and
+//! [`Placement`], where a test's threads and buffers go (NUMA).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -156,6 +157,74 @@ impl<'de> serde::Deserialize<'de> for CpuSet {
     }
 }
 
+/// Where a test's threads run and its buffers are allocated (the config's
+/// `placement`): written `"disk"`, `"any"` or a node number.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Placement {
+    /// On the CPUs of the NUMA node of the disk's PCI device, buffers
+    /// allocated there (the default); a disk with no node (`numa_node`
+    /// -1, not on PCI) or a machine of one node runs as `Any`.
+    #[default]
+    Disk,
+    /// Wherever the scheduler puts them, buffers where the kernel's default
+    /// policy puts them (bootbench before placement existed).
+    Any,
+    /// On the CPUs of this node, buffers there, whatever the disk (fio's
+    /// `numa_cpu_nodes=N` with `numa_mem_policy=prefer:N`).
+    Node(u32),
+}
+
+impl fmt::Display for Placement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Placement::Disk => f.write_str("disk"),
+            Placement::Any => f.write_str("any"),
+            Placement::Node(n) => write!(f, "node {n}"),
+        }
+    }
+}
+
+impl serde::Serialize for Placement {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Placement::Disk => s.serialize_str("disk"),
+            Placement::Any => s.serialize_str("any"),
+            Placement::Node(n) => s.serialize_u32(*n),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Placement {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Placement;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("\"disk\", \"any\" or a NUMA node number")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Placement, E> {
+                match v {
+                    "disk" => Ok(Placement::Disk),
+                    "any" => Ok(Placement::Any),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Placement, E> {
+                u32::try_from(v)
+                    .ok()
+                    .filter(|n| *n < MAX_NODES)
+                    .map(Placement::Node)
+                    .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One past the highest NUMA node number accepted: the kernel's largest
+/// `CONFIG_NODES_SHIFT` (10 on x86-64).
+pub const MAX_NODES: u32 = 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,5 +268,14 @@ mod tests {
         assert_eq!((c.as_str(), c.cpus()), ("6,0-2, 1", &[0, 1, 2, 6][..]));
         assert_eq!(alloc::format!("{c}"), "6,0-2, 1");
         assert_eq!(CpuSet::parse("3-1"), Err(CpuListError::Backwards(3, 1)));
+    }
+
+    #[test]
+    fn placement_says_which() {
+        let said: Vec<String> = [Placement::Disk, Placement::Any, Placement::Node(3)]
+            .iter()
+            .map(|p| alloc::format!("{p}"))
+            .collect();
+        assert_eq!(said, ["disk", "any", "node 3"]);
     }
 }

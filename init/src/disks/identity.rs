@@ -709,6 +709,8 @@ fn host_in(proc_dir: &Path, sys: &Path) -> Host {
             .and_then(|s| lockdown(&s)),
         // Filled once the drivers settled (the unattended run).
         modules: Vec::new(),
+        // Filled with the run's document (`run::new_doc`, `disks/numa.rs`).
+        numa_nodes: Vec::new(),
     }
 }
 

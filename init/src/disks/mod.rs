@@ -5,7 +5,8 @@
 //! [`file`] opens a target without blocking, [`scsi`] builds the SCSI and
 //! ATA commands sent to a disk, [`health`] reads its health, [`selftest`]
 //! runs its SMART self-test, [`capacity`] reads its hidden capacity and
-//! [`telemetry`] an NVMe disk's telemetry log;
+//! [`telemetry`] an NVMe disk's telemetry log, [`numa`] where it sits
+//! (its NUMA node, its queues' interrupts and their affinity);
 //! [`holds`] reads what a disk holds ([`md`] superblocks, [`lvm`] physical
 //! volumes, [`luks`] headers, firmware RAID) and the stacks they make;
 //! [`unlock`] derives a LUKS container's volume key from its passphrase
@@ -23,6 +24,7 @@ pub mod luks;
 pub mod luks2_meta;
 pub mod lvm;
 pub mod md;
+pub mod numa;
 pub mod scsi;
 pub mod selftest;
 pub mod telemetry;

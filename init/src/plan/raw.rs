@@ -16,7 +16,8 @@ use crate::stacks::md::{MdLayout, MdLevel};
 
 use super::model::{Cipher, LayerKind, OnFinish};
 use super::value::{
-    closed, closed_opt, Closed, CpuList, Duration, Flag, Obj, Object, Range, Size, SteadyArg, WakeLimit, Whole,
+    closed, closed_opt, Closed, CpuList, Duration, Flag, Obj, Object, PlacementArg, Range, Size, SteadyArg, WakeLimit,
+    Whole,
 };
 
 /// A config error: one line, exit status 2.
@@ -245,6 +246,7 @@ param_structs!(
     iodepth_batch_submit: Whole<ranges::Batch>,
     cpus_allowed: CpuList,
     cpus_allowed_policy: CpusPolicyArg,
+    placement: PlacementArg,
     ss: SteadyArg,
     ss_dur: Duration,
     ss_ramp: Duration,

@@ -103,6 +103,9 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
     if let Some(v) = raw.cpus_allowed_policy {
         p.cpus_allowed_policy = v.0;
     }
+    if let Some(v) = raw.placement {
+        p.placement = v.0;
+    }
     let flag = |v: Option<Flag>, old: bool| v.map_or(old, |f| f.0);
     p.verify = flag(raw.verify, p.verify);
     p.direct = flag(raw.direct, p.direct);

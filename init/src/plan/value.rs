@@ -17,7 +17,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use bench_core::vocab::cpus::{CpuListError, CpuSet};
+use bench_core::vocab::cpus::{CpuListError, CpuSet, Placement, MAX_NODES};
 use bench_core::vocab::names::{from_name, names_joined};
 use bench_core::vocab::size::{parse_size, EXPECTED as SIZE_EXPECTED};
 use bench_core::vocab::units::Nanos;
@@ -378,6 +378,31 @@ impl<'de> Deserialize<'de> for CpuList {
                 Err(e @ CpuListError::TooLarge(_)) => Err(format!("{v} is out of range: {e}; expected {EXPECTED}")),
                 Err(e) => Err(format!("{v} is not a CPU list: {e}; expected {EXPECTED}")),
             }
+        })
+    }
+}
+
+/// Where a test's threads run and its buffers are allocated
+/// (`placement`): `"disk"` (its NUMA node, the default), `"any"`, or a
+/// node number; checked as it is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PlacementArg(pub Placement);
+
+impl<'de> Deserialize<'de> for PlacementArg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        const EXPECTED: &str =
+            "\"disk\" (the CPUs and memory of the disk's NUMA node), \"any\" (not pinned) or a NUMA node number";
+        from_scalar(d, |v| match &v {
+            Scalar::Str(s) if s.trim() == "disk" => Ok(PlacementArg(Placement::Disk)),
+            Scalar::Str(s) if s.trim() == "any" => Ok(PlacementArg(Placement::Any)),
+            Scalar::Int(n) => match u32::try_from(*n) {
+                Ok(n) if n < MAX_NODES => Ok(PlacementArg(Placement::Node(n))),
+                _ => Err(format!(
+                    "{v} is out of range: nodes go up to {}; expected {EXPECTED}",
+                    MAX_NODES - 1
+                )),
+            },
+            _ => Err(format!("{v} is not a placement; expected {EXPECTED}")),
         })
     }
 }

@@ -405,6 +405,7 @@ mod tests {
                 steps: vec![step],
                 summary: bench_core::document::result::Summary::default(),
                 zones: None,
+                placement: None,
             }
         };
         let mut doc = crate::run::new_doc(None, "t", 1, false, vec![stack("/dev/md0", StackMode::ReadOnly)]);

@@ -14,6 +14,7 @@ pub mod kmsg;
 pub mod link;
 pub mod parallel;
 pub mod pass;
+pub mod placement;
 pub mod pmqos;
 pub mod precondition;
 pub mod purge;
@@ -28,7 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bench_core::document::result::{
-    Health, ResultDoc, RunInfo, RunStatus, Status, Summary, TargetInfo, TargetKind, TestResult, Tool, SCHEMA,
+    Health, Host, ResultDoc, RunInfo, RunStatus, Status, Summary, TargetInfo, TargetKind, TestResult, Tool, SCHEMA,
 };
 use bench_core::engine::runner::{run_test, Progress, SerialRunner, StepRunner, Stop, StopReason};
 use bench_core::spec::Step;
@@ -78,7 +79,15 @@ pub fn new_doc(
             plan_id: None,
             cpu_dma_latency: None,
         },
-        host: identity::host(),
+        host: Host {
+            // A simulated disk has no node to follow.
+            numa_nodes: if simulated {
+                Vec::new()
+            } else {
+                crate::disks::numa::nodes(crate::sysfs::root())
+            },
+            ..identity::host()
+        },
         targets,
         tests: Vec::new(),
         all_at_once: Vec::new(),
@@ -147,6 +156,7 @@ pub fn execute_with(
     hidden_capacity(plan, progress);
     zones::before(plan, progress);
     link::before(plan, progress);
+    numa_of_disks(plan);
     let mut doc = new_doc(
         plan.profile.clone(),
         &plan.config_source,
@@ -654,6 +664,23 @@ impl Run<'_> {
     }
 }
 
+/// Each disk's NUMA node, its CPUs, its queues and their interrupts
+/// ([`crate::disks::numa`]), read once before the run; none for a
+/// simulated run, an absent disk, a file.
+fn numa_of_disks(plan: &mut Plan) {
+    if plan.simulated {
+        return;
+    }
+    for ti in 0..plan.targets.len() {
+        let t = &plan.targets[ti];
+        if !plan.is_disk(ti) || t.sim.is_some() || t.missing.is_some() || t.info.kind != TargetKind::Block {
+            continue;
+        }
+        let numa = t.info.name.as_deref().and_then(crate::disks::numa::of_disk_named);
+        plan.targets[ti].info.numa = numa;
+    }
+}
+
 /// Target `ti`'s tests with their indices in the plan.
 fn items_of(plan: &Plan, ti: usize) -> Vec<(usize, PlanItem)> {
     plan.items
@@ -706,6 +733,7 @@ fn skipped(item: &PlanItem, plan: &Plan, reason: &str) -> TestResult {
         steps: Vec::new(),
         summary: Summary::default(),
         zones: None,
+        placement: None,
     }
 }
 
@@ -714,11 +742,20 @@ fn skipped(item: &PlanItem, plan: &Plan, reason: &str) -> TestResult {
 pub trait Abandons {
     /// What was abandoned, if anything.
     fn abandoned_what(&self) -> Option<String>;
+
+    /// The CPUs its threads ran on since the last call (none known: empty).
+    fn take_ran_on(&mut self) -> Vec<u32> {
+        Vec::new()
+    }
 }
 
 impl<T> Abandons for ThreadedRunner<T> {
     fn abandoned_what(&self) -> Option<String> {
         self.abandoned().map(str::to_string)
+    }
+
+    fn take_ran_on(&mut self) -> Vec<u32> {
+        ThreadedRunner::take_ran_on(self)
     }
 }
 
@@ -805,11 +842,17 @@ impl Run<'_> {
                         (self.progress)(&format!("{head}: skipped: {reason}"));
                         skipped(&item, self.plan, &reason)
                     }
-                    Ok((steps, zoned)) => {
+                    Ok((mut steps, zoned)) => {
                         if let Some(z) = &zoned {
                             (self.progress)(&format!("{head}: {}", zones::said(z)));
                         }
+                        let placed = self.place(ti, &item, &mut steps, &head);
+                        runner.take_ran_on();
                         let mut r = self.one(&head, &item, &path, &steps, runner, probe.as_deref_mut());
+                        r.placement = placed.map(|mut pl| {
+                            pl.ran_on = runner.take_ran_on();
+                            pl
+                        });
                         if !matches!(r.status, Status::Skipped { .. }) {
                             r.zones = zoned.map(|mut z| {
                                 z.zones_written = zones::written(&self.plan.targets[ti].info, &steps);
@@ -831,6 +874,28 @@ impl Run<'_> {
             (self.after_test)(&self.doc);
         }
         hung
+    }
+
+    /// Where test `item` on target `ti` runs ([`placement::decide`]), put
+    /// on its `steps` and said on the console; `None` on a simulated disk.
+    fn place(
+        &mut self,
+        ti: usize,
+        item: &PlanItem,
+        steps: &mut [Step],
+        head: &str,
+    ) -> Option<bench_core::document::result::TestPlacement> {
+        if self.plan.simulated || self.plan.targets[ti].sim.is_some() {
+            return None;
+        }
+        let pl = placement::decide(
+            &item.spec.params,
+            self.plan.targets[ti].info.numa.as_ref(),
+            &self.doc.host.numa_nodes,
+        );
+        placement::apply(&pl, steps);
+        (self.progress)(&format!("{head}: placement: {}", pl.reason));
+        Some(pl)
     }
 
     /// Run one test, `item`, of `steps` on `runner` under its deadline,

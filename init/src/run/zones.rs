@@ -189,6 +189,7 @@ mod tests {
                     zones_reset: 3,
                     zones_written,
                 }),
+                placement: None,
             });
         }
         let j = serde_json::to_value(&doc).expect("value");

@@ -169,6 +169,7 @@ fn engine_opts(p: &Params) -> EngineOpts {
         iodepth_batch_submit: p.iodepth_batch_submit,
         cpus_allowed: p.cpus_allowed.as_ref().map(|c| c.cpus().to_vec()).unwrap_or_default(),
         cpus_allowed_policy: p.cpus_allowed_policy,
+        mem_node: None,
     }
 }
 

@@ -191,6 +191,7 @@ pub fn run_test(
         status,
         steps: results,
         zones: None,
+        placement: None,
     }
 }
 

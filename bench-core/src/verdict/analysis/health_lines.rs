@@ -65,7 +65,9 @@ pub const WATCHED_COUNTERS: [&str; 8] = [
 /// ([`WATCHED_COUNTERS`]) gained between before and after, the warning
 /// temperature reached (any reading: before, after, the highest during a
 /// test) or time spent above it (NVMe's warning temperature time rising);
-/// and for every test a throughput drop ([`throughput_drops`]).
+/// for every test a throughput drop ([`throughput_drops`]); and for each
+/// disk its interrupts served on another NUMA node than its threads
+/// ([`super::remote_irqs`]).
 pub fn analyze_health(doc: &ResultDoc) -> Vec<HealthLine> {
     let mut out = Vec::new();
     for t in &doc.targets {
@@ -87,6 +89,7 @@ pub fn analyze_health(doc: &ResultDoc) -> Vec<HealthLine> {
         }
         out.extend(throughput_drops(test));
     }
+    out.extend(super::remote_irqs(doc));
     out
 }
 

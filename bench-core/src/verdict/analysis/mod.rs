@@ -98,7 +98,9 @@
 //! own: `array.rs` (md arrays), `layer.rs` (dm layers and readahead),
 //! `all_at_once.rs`, `fleet.rs` (the odd disk out, and the fleet view of
 //! many documents); `health_lines.rs` reads the health readings and the
-//! throughput samples ([`analyze_health`], [`throughput_drops`]).
+//! throughput samples ([`analyze_health`], [`throughput_drops`]);
+//! `placement.rs` the disks whose interrupts are served on another NUMA
+//! node than their tests' threads ([`remote_irqs`]).
 
 use alloc::format;
 use alloc::string::String;
@@ -113,6 +115,7 @@ mod array;
 mod fleet;
 mod health_lines;
 mod layer;
+mod placement;
 #[cfg(test)]
 pub(crate) mod testutil;
 
@@ -128,6 +131,7 @@ pub use health_lines::{
 };
 pub use layer::READAHEAD_GAP;
 use layer::{analyze_layer, analyze_readahead};
+pub use placement::remote_irqs;
 
 pub use crate::document::result::Metric;
 

@@ -75,6 +75,7 @@ pub(crate) fn test(target: &str, workload: Workload, metric: Metric, v: f64) -> 
         steps: Vec::new(),
         summary,
         zones: None,
+        placement: None,
     }
 }
 

@@ -127,6 +127,18 @@ fn each_bad_engine_param_names_the_field_the_value_and_what_is_expected() {
             r#"{"tests":[{"workload":"rand_read","cpus_allowed":"0","cpus_allowed_policy":"spread"}]}"#,
             "tests[0].cpus_allowed_policy: \"spread\" is not a CPU policy; expected \"shared\"",
         ),
+        (
+            r#"{"tests":[{"workload":"rand_read","placement":"node"}]}"#,
+            "tests[0].placement: \"node\" is not a placement; expected \"disk\" (the CPUs and memory",
+        ),
+        (
+            r#"{"defaults":{"placement":1024},"tests":[{"workload":"rand_read"}]}"#,
+            "defaults.placement: 1024 is out of range: nodes go up to 1023",
+        ),
+        (
+            r#"{"tests":[{"workload":"rand_read","placement":-1}]}"#,
+            "tests[0].placement: -1 is not a placement",
+        ),
     ];
     for (text, want) in bad {
         let e = tests_error(text);
@@ -572,4 +584,21 @@ fn each_bad_steady_state_param_names_the_field_the_value_and_what_is_expected() 
         let e = tests_error(text);
         assert!(e.starts_with(want), "{text}: {e}");
     }
+}
+
+/// `placement`: the disk's node by default, `any` or a node number from
+/// the config, in `defaults` or per test, recorded in the params.
+#[test]
+fn placement_follows_the_disk_unless_the_config_says() {
+    use bench_core::vocab::cpus::Placement;
+    let c = raw(r#"{"defaults":{"placement":"any"},"tests":[{"workload":"rand_read"},
+            {"workload":"seq_read","placement":1},{"workload":"seq_read","placement":"disk"}]}"#);
+    let t = tests_of(&c, None).unwrap();
+    let got: Vec<Placement> = t.iter().map(|x| x.0.params.placement).collect();
+    assert_eq!(got, [Placement::Any, Placement::Node(1), Placement::Disk]);
+    assert_eq!(bench_core::spec::Params::defaults().placement, Placement::Disk);
+    let j = serde_json::to_value(&t[1].0.params).unwrap();
+    assert_eq!(j["placement"], 1);
+    let back: bench_core::spec::Params = serde_json::from_value(j).unwrap();
+    assert_eq!(back.placement, Placement::Node(1));
 }

@@ -98,6 +98,31 @@ pub struct ThreadedRunner<T = DevTarget> {
     /// counters each step records ([`StepResult::members`]); empty for a
     /// disk.
     pub watch: Vec<Watched>,
+    /// The CPUs the jobs' threads were seen on since the last
+    /// [`ThreadedRunner::take_ran_on`] ([`Seen`]).
+    ran_on: Arc<Seen>,
+}
+
+/// The CPUs a step's job threads were seen running on: `getcpu(2)` on each
+/// when its queue is made, at each of its progress reports and when it
+/// ends.
+#[derive(Debug, Default)]
+pub struct Seen(Mutex<std::collections::BTreeSet<u32>>);
+
+impl Seen {
+    /// Note the CPU the calling thread runs on now.
+    fn sample(&self) {
+        if let Ok(c) = crate::sys::cpu::current() {
+            self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(c);
+        }
+    }
+
+    /// The CPUs seen, sorted; the set is emptied.
+    fn take(&self) -> Vec<u32> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+            .into_iter()
+            .collect()
+    }
 }
 
 impl<T> ThreadedRunner<T> {
@@ -109,7 +134,13 @@ impl<T> ThreadedRunner<T> {
             abandoned: None,
             failure: None,
             watch: Vec::new(),
+            ran_on: Arc::default(),
         }
+    }
+
+    /// The CPUs the jobs' threads ran on since the last call, sorted.
+    pub fn take_ran_on(&self) -> Vec<u32> {
+        self.ran_on.take()
     }
 
     /// What was abandoned, if a step's jobs did not return after a stop.
@@ -221,7 +252,8 @@ fn explain(step: &Step, job: u32, e: &IoError, opening: bool) -> Option<String> 
 
 /// Make job `job`'s queue on the calling thread, as fio's job threads do:
 /// pinned first (`cpus_allowed`: its buffers are then allocated where it
-/// runs), the submission thread's CPU checked, then opened.
+/// runs), its memory policy set (`mem_node`: its buffers on that node,
+/// before any is made), the submission thread's CPU checked, then opened.
 fn open_job<T: Target>(target: &T, step: &Step, job: u32) -> Result<T::Queue, JobFail> {
     let fail = |errno, message: String| JobFail {
         error: IoError {
@@ -233,6 +265,15 @@ fn open_job<T: Target>(target: &T, step: &Step, job: u32) -> Result<T::Queue, Jo
     let cpus = step.engine.cpus_for_job(job);
     if !cpus.is_empty() {
         pin::pin(sysfs::root(), &cpus).map_err(|e| fail(e.errno as i32, e.message))?;
+    }
+    if let Some(n) = step.engine.mem_node {
+        crate::sys::cpu::prefer_node(n).map_err(|e| {
+            let errno = e.raw_os_error().unwrap_or(libc::EINVAL);
+            fail(
+                errno,
+                format!("its buffers on NUMA node {n}: set_mempolicy(MPOL_PREFERRED) failed: {e} (errno {errno})"),
+            )
+        })?;
     }
     if let (true, Some(c)) = (step.engine.sqthread_poll, step.engine.sqthread_poll_cpu) {
         let online = pin::online(sysfs::root()).unwrap_or_default();
@@ -253,31 +294,45 @@ fn open_job<T: Target>(target: &T, step: &Step, job: u32) -> Result<T::Queue, Jo
     })
 }
 
+/// What a step's job threads share: the gate they start at, the clock
+/// they read, the stop they watch, where they note the CPUs they ran on.
+struct Shared<'a> {
+    gate: &'a Gate,
+    clock: &'a MonoClock,
+    stop: &'a Stop,
+    seen: &'a Seen,
+}
+
 /// One job on its own thread (job 0 on the step thread): make its queue,
-/// wait for its siblings at `gate`, run; its queue is dropped on this
-/// thread too (an io_uring with SINGLE_ISSUER answers no other).
-#[allow(clippy::too_many_arguments)] // the job's whole context, passed down once
+/// wait for its siblings at the gate, run, noting its CPU at each of these
+/// and at each progress report; its queue is dropped on this thread too
+/// (an io_uring with SINGLE_ISSUER answers no other).
 fn job_thread<T: Target>(
     target: &T,
     step: &Step,
     job: u32,
-    gate: &Gate,
-    clock: &MonoClock,
-    stop: &Stop,
+    sh: &Shared<'_>,
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<JobOutcome, Option<JobFail>> {
     let opened = open_job(target, step, job);
-    if !gate.all_ready(opened.is_ok()) {
+    if !sh.gate.all_ready(opened.is_ok()) {
         // Its own failure, or (None) a sibling's: the sibling's is the step's.
         return Err(opened.err());
     }
     let mut q = opened.map_err(Some)?;
-    runner::run_job(step, job, &mut q, clock, stop, progress).map_err(|e| {
+    sh.seen.sample();
+    let mut report = |p: &Progress<'_>| {
+        sh.seen.sample();
+        progress(p);
+    };
+    let r = runner::run_job(step, job, &mut q, sh.clock, sh.stop, &mut report).map_err(|e| {
         Some(JobFail {
             message: explain(step, job, &e, false),
             error: e,
         })
-    })
+    });
+    sh.seen.sample();
+    r
 }
 
 /// A step's whole work, on the step thread: prepare, then every job on a
@@ -287,6 +342,7 @@ fn run_jobs<T>(
     target: &T,
     step: &Step,
     stop: &Stop,
+    seen: &Seen,
     prepared: &mut dyn FnMut(),
     progress: &mut dyn FnMut(&Progress<'_>),
 ) -> Result<StepResult, JobFail>
@@ -298,14 +354,20 @@ where
     prepared();
     let jobs = step.jobs.max(1);
     let gate = Gate::new(jobs);
+    let sh = Shared {
+        gate: &gate,
+        clock: &clock,
+        stop,
+        seen,
+    };
     let results: Vec<Result<JobOutcome, Option<JobFail>>> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..jobs)
             .map(|job| {
-                let (clock, gate) = (&clock, &gate);
-                s.spawn(move || job_thread(target, step, job, gate, clock, stop, &mut |_| {}))
+                let sh = &sh;
+                s.spawn(move || job_thread(target, step, job, sh, &mut |_| {}))
             })
             .collect();
-        let mut all = vec![job_thread(target, step, 0, &gate, &clock, stop, progress)];
+        let mut all = vec![job_thread(target, step, 0, &sh, progress)];
         for h in handles {
             // A job thread only panics on a bug; carry the panic on.
             all.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
@@ -362,6 +424,7 @@ where
         let handle = {
             let (target, step, inner) = (Arc::clone(&self.target), step.clone(), Arc::clone(&inner));
             let watch = self.watch.clone();
+            let seen = Arc::clone(&self.ran_on);
             std::thread::Builder::new()
                 .name("bootbench-step".to_string())
                 .spawn(move || {
@@ -370,7 +433,7 @@ where
                     let mut prepared = || {
                         let _ = prepared_tx.send(StepMsg::Prepared(Meter::start(&watch, interval)));
                     };
-                    let r = run_jobs(&*target, &step, &inner, &mut prepared, &mut |p| {
+                    let r = run_jobs(&*target, &step, &inner, &seen, &mut prepared, &mut |p| {
                         let _ = progress_tx.send(StepMsg::Progress {
                             step: p.step.to_string(),
                             done: p.done,
