@@ -99,6 +99,8 @@ pub struct Machine {
     /// The machine's serial number in its DMI system information (`-smbios type=1,serial=`):
     /// the guest reads it as `product_serial`, which names its results (`{machine}`).
     pub system_serial: Option<String>,
+    /// NUMA nodes for the guest ([`crate::numa`]); `None`: one node.
+    pub numa: Option<crate::numa::Numa>,
 }
 
 fn strings(args: &[&str]) -> Vec<String> {
@@ -287,7 +289,10 @@ fn device_base(id: &str, spec: &DiskSpec, port: usize) -> String {
         Transport::Nvme => match spec.nsid {
             // Block sizes are the namespace's (the controller's apply to its own namespace only).
             Some(n) => format!("nvme-ns,drive={id},bus={},nsid={n}", nvme_controller_id(spec)),
-            None => format!("nvme,drive={id},serial={serial}"),
+            None => match spec.node {
+                Some(_) => format!("nvme,drive={id},serial={serial},bus={}", crate::numa::port_id(id)),
+                None => format!("nvme,drive={id},serial={serial}"),
+            },
         },
         Transport::Virtio => format!("virtio-blk-pci,drive={id},serial={serial}"),
         Transport::Usb => format!("usb-storage,bus=xhci.0,drive={id},serial={serial}"),
@@ -358,12 +363,21 @@ pub fn stick_args(image: &Path, boot_from_it: bool, readonly: bool) -> Vec<Strin
     vec!["-drive".to_owned(), drive, "-device".to_owned(), device]
 }
 
-/// `-drive`/`-device` pairs for every disk, drive ids `d0`, `d1`, ...
+/// `-drive`/`-device` pairs for every disk, drive ids `d0`, `d1`, ...;
+/// the disks on a NUMA node (`node=`) last, behind their expander bridges:
+/// QEMU 7.2 plugs a device given no `bus=` into the PCIe bus made last, and
+/// a `pxb-pcie` takes bridges only ("PCI: Only PCI/PCIe bridges can be
+/// plugged into pxb-pcie").
 pub fn disk_args(disks: &[Attached]) -> Vec<String> {
     let mut v = Vec::new();
     let mut controllers: Vec<String> = Vec::new();
-    for (i, disk) in disks.iter().enumerate() {
+    let mut expanders: Vec<u32> = Vec::new();
+    let (main, on_nodes): (Vec<_>, Vec<_>) = disks.iter().enumerate().partition(|(_, d)| d.spec.node.is_none());
+    for (i, disk) in main.into_iter().chain(on_nodes) {
         let id = format!("d{i}");
+        if let Some(node) = disk.spec.node {
+            v.extend(crate::numa::expander_args(node, &id, i, &mut expanders));
+        }
         if disk.spec.transport == Transport::Nvme && disk.spec.nsid.is_some() {
             // The namespaces' controller, before its first namespace.
             let ctrl = nvme_controller_id(&disk.spec);
@@ -408,6 +422,9 @@ pub fn command_line(m: &Machine) -> Vec<String> {
     let mut v = base_args_on(machine_type(&m.boot, m.chipset), m.accel, m.memory_mib, m.cpus);
     if m.reboots {
         v.retain(|a| a != "-no-reboot");
+    }
+    if let Some(n) = m.numa {
+        v.extend(crate::numa::numa_args(n, m.cpus, m.memory_mib));
     }
     v.extend(serial_args(&m.serial_log));
     for s in &m.extra_serials {
@@ -591,6 +608,7 @@ mod tests {
             reboots: false,
             disks: vec![attached("virtio,serial=V1")],
             net: None,
+            numa: None,
         };
         let args = command_line(&m);
         assert_eq!(values(&args, "-machine"), ["q35,smm=on"]);
@@ -855,6 +873,58 @@ mod tests {
         assert!("nvme,serial=S,ns=0".parse::<DiskSpec>().is_err());
     }
 
+    /// `node=` puts an NVMe controller behind a root port of its node's
+    /// expander bridge; the machine's nodes come before the devices.
+    #[test]
+    fn nvme_drives_on_numa_nodes() {
+        let disks = [
+            attached("nvme,serial=N1,node=1"),
+            attached("nvme,serial=MAIN"),
+            attached("nvme,serial=N0,node=0"),
+        ];
+        assert_eq!(
+            values(&disk_args(&disks), "-device"),
+            [
+                "nvme,drive=d1,serial=MAIN",
+                "pxb-pcie,id=pxb-node1,bus_nr=96,numa_node=1,bus=pcie.0",
+                "pcie-root-port,id=numa-port-d0,bus=pxb-node1,chassis=64,slot=0",
+                "nvme,drive=d0,serial=N1,bus=numa-port-d0",
+                "pxb-pcie,id=pxb-node0,bus_nr=64,numa_node=0,bus=pcie.0",
+                "pcie-root-port,id=numa-port-d2,bus=pxb-node0,chassis=66,slot=0",
+                "nvme,drive=d2,serial=N0,bus=numa-port-d2"
+            ]
+        );
+        assert!("virtio,serial=V,node=1".parse::<DiskSpec>().is_err());
+        assert!("nvme,serial=S,ns=1,node=1".parse::<DiskSpec>().is_err());
+        assert!("nvme,serial=S,node=x".parse::<DiskSpec>().is_err());
+        let m = Machine {
+            chipset: Chipset::Q35,
+            accel: Accel::Tcg,
+            memory_mib: 1024,
+            cpus: 4,
+            serial_log: "/o/serial.log".into(),
+            extra_serials: vec![],
+            system_serial: None,
+            boot: Boot::Bios,
+            stick: None,
+            stick_readonly: false,
+            reboots: false,
+            disks: disks.to_vec(),
+            net: None,
+            numa: Some(crate::numa::Numa { nodes: 2 }),
+        };
+        let args = command_line(&m);
+        assert_eq!(
+            values(&args, "-numa"),
+            [
+                "node,nodeid=0,cpus=0-1,memdev=numa-mem0",
+                "node,nodeid=1,cpus=2-3,memdev=numa-mem1"
+            ]
+        );
+        let at = |flag: &str| args.iter().position(|a| a == flag).expect(flag);
+        assert!(at("-numa") < at("-device"), "nodes before devices");
+    }
+
     #[test]
     fn whole_uefi_machine() {
         let m = Machine {
@@ -875,6 +945,7 @@ mod tests {
             reboots: false,
             disks: vec![attached("sata,serial=S1"), attached("virtio,serial=V1")],
             net: None,
+            numa: None,
         };
         let args = command_line(&m);
         assert_eq!(args[0], "-nodefaults");

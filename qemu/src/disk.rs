@@ -220,6 +220,11 @@ pub struct DiskSpec {
     /// its own whose link is limited to this (`x-speed`, `x-width`); the
     /// machine must be q35.
     pub link: Option<PcieLimit>,
+    /// NVMe only (`node=`): the NUMA node the controller sits on, behind a
+    /// root port of a `pxb-pcie` expander bridge on that node
+    /// ([`crate::numa`]); the machine needs NUMA nodes (q35). `None`: the
+    /// main bus.
+    pub node: Option<u32>,
 }
 
 /// A PCIe root port's link limit (QEMU's `pcie-root-port` `x-speed` and
@@ -374,6 +379,7 @@ impl FromStr for DiskSpec {
             nsid: None,
             zns: None,
             link: None,
+            node: None,
         };
         for field in fields {
             let (key, value) = field
@@ -429,6 +435,13 @@ impl DiskSpec {
                         .ok_or_else(|| SpecError(format!("ns {value:?}: a namespace id from 1")))?,
                 );
             }
+            "node" => {
+                self.node = Some(
+                    value
+                        .parse()
+                        .map_err(|_| SpecError(format!("node {value:?}: a NUMA node number")))?,
+                );
+            }
             "zone_size" => self.zns.get_or_insert_with(Zns::default).zone_size = parse_size(key, value)?,
             "zone_capacity" => self.zns.get_or_insert_with(Zns::default).zone_capacity = parse_size(key, value)?,
             "max_open" | "max_active" => {
@@ -445,7 +458,7 @@ impl DiskSpec {
             "link" => self.link = Some(value.parse()?),
             _ => {
                 return Err(SpecError(format!(
-                    "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, lbs, pbs, wwn, bps, iops, fault, file, ns, zone_size, zone_capacity, max_open, max_active, link)"
+                    "disk spec {s:?}: unknown key {key:?} (size, serial, guest_serial, model, rotation, lbs, pbs, wwn, bps, iops, fault, file, ns, node, zone_size, zone_capacity, max_open, max_active, link)"
                 )))
             }
         }
@@ -500,6 +513,11 @@ impl DiskSpec {
         if self.link.is_some() && (self.transport != Transport::Nvme || self.nsid.is_some()) {
             return Err(SpecError(format!(
                 "disk spec {s:?}: link puts an NVMe controller behind a limited root port: nvme disks without ns= only"
+            )));
+        }
+        if self.node.is_some() && (self.transport != Transport::Nvme || self.nsid.is_some()) {
+            return Err(SpecError(format!(
+                "disk spec {s:?}: node applies to nvme disks of a controller of their own (no ns=)"
             )));
         }
         if self.transport != Transport::Nvme && self.nsid.is_some() {

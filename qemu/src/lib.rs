@@ -11,6 +11,7 @@ pub mod cli;
 pub mod cmdline;
 pub mod disk;
 pub mod net;
+pub mod numa;
 pub mod pcap;
 pub mod run;
 /// The stick image from the host side (bootbench-image's, which `flash` uses too).

@@ -181,6 +181,7 @@ fn boot_and_report(launch: Launch) -> Result<ExitCode, String> {
         disks,
         net,
         system_serial: common.system_serial.clone(),
+        numa: None,
     };
     if let (Some(n), false) = (&machine.net, common.dry_run) {
         run::check_net(n).map_err(|e| e.to_string())?;
@@ -426,6 +427,7 @@ mod tests {
             reboots: false,
             disks: Vec::new(),
             net: None,
+            numa: None,
         };
         let args = cmdline::command_line(&machine);
         let serials: Vec<&str> = args

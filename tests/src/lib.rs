@@ -194,13 +194,23 @@ pub fn boot_with_serials(
     append: &str,
     extra_serials: &[PathBuf],
 ) -> Outcome {
-    for s in extra_serials {
-        let _ = fs::remove_file(s);
-    }
-    boot_one(&machine(a, dir, via, stick_img, specs, append, extra_serials), dir)
+    let machine = machine(a, dir, via, stick_img, specs, append, extra_serials);
+    boot_one(&machine, dir)
 }
 
-/// The machine of [`boot_with_serials`].
+/// [`boot`] (direct) on a q35 machine of `cpus` CPUs and `nodes` NUMA
+/// nodes, the CPUs and memory split evenly (`qemu/src/numa.rs`); a disk
+/// spec's `node=` puts an NVMe drive on a node.
+pub fn boot_numa(a: &Artifacts, dir: &Path, stick_img: &Path, specs: &[DiskSpec], cpus: u32, nodes: u32) -> Outcome {
+    let mut m = machine(a, dir, Via::Direct, stick_img, specs, "", &[]);
+    m.chipset = Chipset::Q35;
+    m.cpus = cpus;
+    m.numa = Some(bootbench_qemu::numa::Numa { nodes });
+    boot_one(&m, dir)
+}
+
+/// The machine of [`boot_with_serials`]: pc (q35 for a `link=` disk), 2
+/// CPUs, 1 GiB; its extra serial logs removed.
 fn machine(
     a: &Artifacts,
     dir: &Path,
@@ -210,6 +220,9 @@ fn machine(
     append: &str,
     extra_serials: &[PathBuf],
 ) -> Machine {
+    for s in extra_serials {
+        let _ = fs::remove_file(s);
+    }
     let attached = run::prepare_disks(specs, dir).expect("prepare disks");
     let boot = match via {
         Via::Direct => Boot::Direct {
@@ -248,6 +261,7 @@ fn machine(
         reboots: false,
         disks: attached,
         net: None,
+        numa: None,
     }
 }
 
@@ -379,6 +393,7 @@ pub fn netboot(
         reboots: false,
         disks: run::prepare_disks(specs, dir).expect("prepare disks"),
         net: Some(net),
+        numa: None,
     };
     let outcome = boot_one(&machine, dir);
     let bytes = fs::read(&pcap_file).unwrap_or_default();

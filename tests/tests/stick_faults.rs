@@ -111,6 +111,7 @@ fn direct_machine(
         reboots: false,
         disks: run::prepare_disks(specs, dir).expect("prepare disks"),
         net: None,
+        numa: None,
     }
 }
 
