@@ -168,6 +168,7 @@ test: deps targets image
 bench: image
 	bash bench/fio-compare.sh
 	bash bench/engines-compare.sh
+	bash bench/placement.sh
 	bash bench/burnin-compare.sh
 	bash bench/boot.sh
 	$(MAKE) bench-fleet
