@@ -156,7 +156,7 @@ pub fn execute_with(
     hidden_capacity(plan, progress);
     zones::before(plan, progress);
     link::before(plan, progress);
-    numa_of_disks(plan);
+    placement::read_disks(plan);
     let mut doc = new_doc(
         plan.profile.clone(),
         &plan.config_source,
@@ -661,23 +661,6 @@ impl Run<'_> {
         if !errors.is_empty() {
             self.failure = Some(errors.join("; "));
         }
-    }
-}
-
-/// Each disk's NUMA node, its CPUs, its queues and their interrupts
-/// ([`crate::disks::numa`]), read once before the run; none for a
-/// simulated run, an absent disk, a file.
-fn numa_of_disks(plan: &mut Plan) {
-    if plan.simulated {
-        return;
-    }
-    for ti in 0..plan.targets.len() {
-        let t = &plan.targets[ti];
-        if !plan.is_disk(ti) || t.sim.is_some() || t.missing.is_some() || t.info.kind != TargetKind::Block {
-            continue;
-        }
-        let numa = t.info.name.as_deref().and_then(crate::disks::numa::of_disk_named);
-        plan.targets[ti].info.numa = numa;
     }
 }
 

@@ -7,10 +7,13 @@
 //! `cpus_allowed` does. [`decide`] is the pure decision with its reason;
 //! [`apply`] puts it on the test's steps, which the runner's job threads
 //! follow (`run/engine/runner.rs`: pinned, then the memory policy, then
-//! the queue and its buffers).
+//! the queue and its buffers). [`read_disks`] reads each disk's place
+//! ([`crate::disks::numa`]) once before the run.
 
-use bench_core::document::result::{DiskNuma, NumaNode, PlacementPolicy, TestPlacement};
+use bench_core::document::result::{DiskNuma, NumaNode, PlacementPolicy, TargetKind, TestPlacement};
 use bench_core::spec::{Params, Step};
+
+use crate::plan::Plan;
 use bench_core::vocab::cpus::{format_cpu_list, Placement};
 
 /// The placement of a test with `p` on a disk at `disk` (`None`: not a
@@ -87,6 +90,23 @@ pub fn decide(p: &Params, disk: Option<&DiskNuma>, nodes: &[NumaNode]) -> TestPl
                 None => any(format!("{dev} is on node {n}, which has no CPUs: not pinned")),
             }
         }
+    }
+}
+
+/// Each disk's NUMA node, its CPUs, its queues and their interrupts
+/// ([`crate::disks::numa`]), read once before the run; none for a
+/// simulated run, an absent disk, a file.
+pub fn read_disks(plan: &mut Plan) {
+    if plan.simulated {
+        return;
+    }
+    for ti in 0..plan.targets.len() {
+        let t = &plan.targets[ti];
+        if !plan.is_disk(ti) || t.sim.is_some() || t.missing.is_some() || t.info.kind != TargetKind::Block {
+            continue;
+        }
+        let numa = t.info.name.as_deref().and_then(crate::disks::numa::of_disk_named);
+        plan.targets[ti].info.numa = numa;
     }
 }
 
