@@ -436,7 +436,11 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
             p.update(d);
         }
     });
-    doc.host = host;
+    // The run read the nodes the placement followed (`run::new_doc`).
+    doc.host = bench_core::document::result::Host {
+        numa_nodes: std::mem::take(&mut doc.host.numa_nodes),
+        ..host
+    };
     doc.run.plan_id = Some(plan_id.clone());
     // The verdicts are in: a failed NVMe disk's telemetry log, before the
     // document is encoded (it names the file and its checksum).
