@@ -15,7 +15,7 @@ set -u -o pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 seconds=${FUZZ_SECONDS:-60}
-all=(config size cmdline frame_decode frame_roundtrip results signatures health selftest kmsg capacity holds zones farm ocp telemetry eventlog phy_events sas_port_log)
+all=(config size cmdline frame_decode frame_roundtrip results signatures health selftest kmsg capacity holds zones farm ocp telemetry eventlog phy_events sas_port_log quote authenticode)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all[@]}"); fi
 
 cd "$here" || exit 2
@@ -32,7 +32,7 @@ for t in "${targets[@]}"; do
     # mid-edit) does not stop the others.
     echo "fuzz: building $t (nightly, address sanitizer)"
     features=()
-    [ "$t" = results ] && features=(--features report)
+    case "$t" in results | quote | authenticode) features=(--features report) ;; esac
     if cargo +nightly fuzz build "${features[@]}" "$t" >"$here/work/build-$t.log" 2>&1; then
         built+=("$t")
     else
