@@ -13,6 +13,7 @@ use bench_core::document::result::{
     Attestation, EkCertificate, PcrValue, Quote, ResultDoc, ATTESTATION_PCR, QUOTED_PCRS,
 };
 
+use crate::disks::telemetry::sha256_hex;
 use crate::sys::tpm::{Tpm, TpmFail, Transport};
 
 /// Where the kernel shows the firmware's event log.
@@ -156,7 +157,7 @@ fn quote<T: Transport>(tpm: &mut Tpm<T>, digest: &[u8; 32], a: &mut Attestation)
         attest: base64_encode(&attest),
         signature: base64_encode(&signature),
         key_public: base64_encode(&ak.public),
-        key_name: format!("000b{}", hex(&sha256(&ak.public))),
+        key_name: format!("000b{}", sha256_hex(&ak.public)),
     });
     a.pcrs = tpm
         .pcr_read(&QUOTED_PCRS)?

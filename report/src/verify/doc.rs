@@ -62,10 +62,13 @@ pub fn split(doc: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
     Some((without, block.to_vec()))
 }
 
-fn sha256_extend(pcr: &[u8], with: &[u8]) -> Vec<u8> {
+/// SHA-256 of `parts` one after the other: a PCR extend is
+/// `sha256(&[pcr, digest])`, and the event log's replay hashes the same way.
+fn sha256(parts: &[&[u8]]) -> Vec<u8> {
     let mut c = Context::new(&SHA256);
-    c.update(pcr);
-    c.update(with);
+    for p in parts {
+        c.update(p);
+    }
     c.finish().as_ref().to_vec()
 }
 
@@ -159,19 +162,12 @@ fn quote_point(a: &Attestation, doc_digest: &[u8]) -> Result<Quoted, String> {
     let replayed = match &a.event_log {
         Some(l) => {
             let log = parse_event_log(&b(l, "event log")?).map_err(|e| e.to_string())?;
-            let hash = |parts: &[&[u8]]| {
-                let mut c = Context::new(&SHA256);
-                for p in parts {
-                    c.update(p);
-                }
-                c.finish().as_ref().to_vec()
-            };
-            Some(log.replay(ALG_SHA256, &hash).map_err(|e| e.to_string())?)
+            Some(log.replay(ALG_SHA256, &sha256).map_err(|e| e.to_string())?)
         }
         None => None,
     };
     let config = unhex(&a.config_sha256).ok_or("the config's digest is not hex")?;
-    let own = sha256_extend(&sha256_extend(&[0; 32], &config), doc_digest);
+    let own = sha256(&[&sha256(&[&[0; 32], &config]), doc_digest]);
     let pcr = |alg: u16, n: u8| -> Option<Vec<u8>> {
         if alg != ALG_SHA256 {
             return None;
