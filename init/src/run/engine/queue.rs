@@ -138,31 +138,18 @@ impl IoQueue for UringQueue {
     }
 
     fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
-        let op = ring_op(req.op);
-        self.ring.push(slot, op, req.offset, req.len).map_err(|errno| IoError {
-            errno: errno as i32,
+        let ring = &mut self.ring;
+        ring_submit(
+            |op| ring.push(slot, op, req.offset, req.len),
             req,
-        })?;
-        if op == RingOp::Write {
-            // In the submission queue: the kernel may take it now (SQPOLL).
-            if let Some(m) = &self.wrote {
-                m.mark();
-            }
-        }
-        self.last = req;
-        Ok(())
+            self.wrote.as_ref(),
+            &mut self.last,
+        )
     }
 
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
-        self.ring
-            .wait(min, |slot, res| {
-                let result = u32::try_from(res).map_err(|_| res.saturating_neg());
-                out.push(Completion { slot, result });
-            })
-            .map_err(|errno| IoError {
-                errno: errno as i32,
-                req: self.last,
-            })
+        let ring = &mut self.ring;
+        ring_reap(|done| ring.wait(min, done), self.last, out)
     }
 
     fn engine(&self) -> Option<EngineInfo> {
@@ -180,6 +167,46 @@ impl IoQueue for UringQueue {
             ..EngineInfo::default()
         })
     }
+}
+
+/// A request into an io_uring submission queue (either queue's): a write
+/// marks the target once it is in the queue, where the kernel may take it
+/// now (SQPOLL); the request is kept to blame should the ring fail.
+fn ring_submit(
+    push: impl FnOnce(RingOp) -> Result<(), nix::errno::Errno>,
+    req: IoReq,
+    wrote: Option<&Arc<WriteMark>>,
+    last: &mut IoReq,
+) -> Result<(), IoError> {
+    let op = ring_op(req.op);
+    push(op).map_err(|errno| IoError {
+        errno: errno as i32,
+        req,
+    })?;
+    if op == RingOp::Write {
+        if let Some(m) = wrote {
+            m.mark();
+        }
+    }
+    *last = req;
+    Ok(())
+}
+
+/// Completions from an io_uring queue (either queue's), each a byte count
+/// or an errno; a failing ring blames `last`.
+fn ring_reap(
+    wait: impl FnOnce(&mut dyn FnMut(usize, i32)) -> Result<(), nix::errno::Errno>,
+    last: IoReq,
+    out: &mut Vec<Completion>,
+) -> Result<(), IoError> {
+    wait(&mut |slot, res| {
+        let result = u32::try_from(res).map_err(|_| res.saturating_neg());
+        out.push(Completion { slot, result });
+    })
+    .map_err(|errno| IoError {
+        errno: errno as i32,
+        req: last,
+    })
 }
 
 /// The io_uring op of a request.
@@ -213,30 +240,18 @@ impl IoQueue for CmdQueue {
     }
 
     fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
-        let op = ring_op(req.op);
-        self.ring.push(slot, op, req.offset, req.len).map_err(|errno| IoError {
-            errno: errno as i32,
+        let ring = &mut self.ring;
+        ring_submit(
+            |op| ring.push(slot, op, req.offset, req.len),
             req,
-        })?;
-        if op == RingOp::Write {
-            if let Some(m) = &self.wrote {
-                m.mark();
-            }
-        }
-        self.last = req;
-        Ok(())
+            self.wrote.as_ref(),
+            &mut self.last,
+        )
     }
 
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
-        self.ring
-            .wait(min, |slot, res| {
-                let result = u32::try_from(res).map_err(|_| res.saturating_neg());
-                out.push(Completion { slot, result });
-            })
-            .map_err(|errno| IoError {
-                errno: errno as i32,
-                req: self.last,
-            })
+        let ring = &mut self.ring;
+        ring_reap(|done| ring.wait(min, done), self.last, out)
     }
 
     fn engine(&self) -> Option<EngineInfo> {
