@@ -151,6 +151,12 @@ pub struct Common {
     /// ICH9, PCI Express). --firmware secure-boot is always q35.
     #[arg(long, value_name = "TYPE", default_value = "pc")]
     pub machine: Chipset,
+    /// Give the machine a TPM 2.0 (CRB interface), played by swtpm (Debian's
+    /// swtpm package) with its state in OUT_DIR/tpm: kept between boots
+    /// with the same OUT_DIR, so the machine keeps its endorsement key and
+    /// bootbench's attestation key.
+    #[arg(long)]
+    pub tpm: bool,
 }
 
 /// The command as clap sees it (its `--help`; what bootbench-man renders).

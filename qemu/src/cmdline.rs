@@ -101,6 +101,9 @@ pub struct Machine {
     pub system_serial: Option<String>,
     /// NUMA nodes for the guest ([`crate::numa`]); `None`: one node.
     pub numa: Option<crate::numa::Numa>,
+    /// A TPM 2.0 on the CRB interface, played by a running swtpm whose
+    /// control channel is this Unix socket ([`crate::tpm`]); `None`: no TPM.
+    pub tpm: Option<PathBuf>,
 }
 
 fn strings(args: &[&str]) -> Vec<String> {
@@ -446,7 +449,23 @@ pub fn command_line(m: &Machine) -> Vec<String> {
     if let Some(s) = &m.system_serial {
         v.extend(smbios_args(s));
     }
+    if let Some(socket) = &m.tpm {
+        v.extend(tpm_args(socket));
+    }
     v
+}
+
+/// A TPM 2.0 on the CRB interface (what servers' firmware TPMs present),
+/// backed by swtpm listening on the Unix socket `socket`.
+pub fn tpm_args(socket: &Path) -> Vec<String> {
+    vec![
+        "-chardev".to_owned(),
+        format!("socket,id=chrtpm,path={}", escape(&socket.display().to_string())),
+        "-tpmdev".to_owned(),
+        "emulator,id=tpm0,chardev=chrtpm".to_owned(),
+        "-device".to_owned(),
+        "tpm-crb,tpmdev=tpm0".to_owned(),
+    ]
 }
 
 /// The DMI system serial: QEMU's option syntax doubles a comma inside a value.
@@ -609,6 +628,7 @@ mod tests {
             disks: vec![attached("virtio,serial=V1")],
             net: None,
             numa: None,
+            tpm: None,
         };
         let args = command_line(&m);
         assert_eq!(values(&args, "-machine"), ["q35,smm=on"]);
@@ -912,6 +932,7 @@ mod tests {
             disks: disks.to_vec(),
             net: None,
             numa: Some(crate::numa::Numa { nodes: 2 }),
+            tpm: None,
         };
         let args = command_line(&m);
         assert_eq!(
@@ -946,9 +967,15 @@ mod tests {
             disks: vec![attached("sata,serial=S1"), attached("virtio,serial=V1")],
             net: None,
             numa: None,
+            tpm: Some("/o/tpm,1/swtpm.sock".into()),
         };
         let args = command_line(&m);
         assert_eq!(args[0], "-nodefaults");
+        assert_eq!(
+            values(&args, "-chardev"),
+            ["socket,id=chrtpm,path=/o/tpm,,1/swtpm.sock"]
+        );
+        assert_eq!(values(&args, "-tpmdev"), ["emulator,id=tpm0,chardev=chrtpm"]);
         assert_eq!(
             values(&args, "-device"),
             [
@@ -956,7 +983,8 @@ mod tests {
                 "qemu-xhci,id=xhci",
                 "usb-storage,bus=xhci.0,drive=stick,serial=BOOTBENCH-STICK,removable=on,bootindex=0",
                 "ide-hd,drive=d0,bus=ahci0.0,serial=S1",
-                "virtio-blk-pci,drive=d1,serial=V1"
+                "virtio-blk-pci,drive=d1,serial=V1",
+                "tpm-crb,tpmdev=tpm0"
             ]
         );
         assert_eq!(values(&args, "-drive").len(), 5, "two pflash, the stick, two disks");

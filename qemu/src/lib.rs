@@ -14,5 +14,6 @@ pub mod net;
 pub mod numa;
 pub mod pcap;
 pub mod run;
+pub mod tpm;
 /// The stick image from the host side (bootbench-image's, which `flash` uses too).
 pub use bootbench_image::stick;

@@ -15,7 +15,7 @@ use bootbench_qemu::cmdline::{self, Boot, Machine};
 use bootbench_qemu::disk;
 use bootbench_qemu::net::{Forward, Net};
 use bootbench_qemu::run::{self, AccelChoice, Outcome};
-use bootbench_qemu::{pcap, stick};
+use bootbench_qemu::{pcap, stick, tpm};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -182,6 +182,7 @@ fn boot_and_report(launch: Launch) -> Result<ExitCode, String> {
         net,
         system_serial: common.system_serial.clone(),
         numa: None,
+        tpm: common.tpm.then(|| dir.join("tpm").join("swtpm.sock")),
     };
     if let (Some(n), false) = (&machine.net, common.dry_run) {
         run::check_net(n).map_err(|e| e.to_string())?;
@@ -226,6 +227,11 @@ fn boot_and_report(launch: Launch) -> Result<ExitCode, String> {
         // A dump of an earlier boot must not stand for this one's.
         let _ = std::fs::remove_file(p);
     }
+    // swtpm runs for as long as this boot; its socket is the one the machine names.
+    let _tpm = match &machine.tpm {
+        Some(socket) => Some(tpm::Swtpm::start(socket.parent().unwrap_or(dir)).map_err(|e| format!("--tpm: {e}"))?),
+        None => None,
+    };
     // PID 1's progress lines on the terminal as the guest writes them (the
     // whole console is in the serial log).
     let mut progress = |line: &str| eprintln!("guest: {line}");
@@ -428,6 +434,7 @@ mod tests {
             disks: Vec::new(),
             net: None,
             numa: None,
+            tpm: None,
         };
         let args = cmdline::command_line(&machine);
         let serials: Vec<&str> = args

@@ -209,6 +209,16 @@ pub fn boot_numa(a: &Artifacts, dir: &Path, stick_img: &Path, specs: &[DiskSpec]
     boot_one(&m, dir)
 }
 
+/// [`boot`] with a TPM 2.0 (CRB) played by swtpm, its state in `dir/tpm`
+/// (kept: a second boot in `dir` finds the same TPM, with the same
+/// endorsement seed); panics when swtpm does not start.
+pub fn boot_tpm(a: &Artifacts, dir: &Path, via: Via, stick_img: &Path, specs: &[DiskSpec], append: &str) -> Outcome {
+    let tpm = bootbench_qemu::tpm::Swtpm::start(&dir.join("tpm")).expect("swtpm (Debian's swtpm package, .ci/deps)");
+    let mut m = machine(a, dir, via, stick_img, specs, append, &[]);
+    m.tpm = Some(tpm.socket().to_owned());
+    boot_one(&m, dir)
+}
+
 /// The machine of [`boot_with_serials`]: pc (q35 for a `link=` disk), 2
 /// CPUs, 1 GiB; its extra serial logs removed.
 fn machine(
@@ -262,6 +272,7 @@ fn machine(
         disks: attached,
         net: None,
         numa: None,
+        tpm: None,
     }
 }
 
@@ -394,6 +405,7 @@ pub fn netboot(
         disks: run::prepare_disks(specs, dir).expect("prepare disks"),
         net: Some(net),
         numa: None,
+        tpm: None,
     };
     let outcome = boot_one(&machine, dir);
     let bytes = fs::read(&pcap_file).unwrap_or_default();

@@ -112,6 +112,7 @@ fn direct_machine(
         disks: run::prepare_disks(specs, dir).expect("prepare disks"),
         net: None,
         numa: None,
+        tpm: None,
     }
 }
 
