@@ -244,7 +244,9 @@ pub fn grub_quote(word: &str) -> String {
 }
 
 /// `grub/grub.cfg`: boot at once; `BOOTIF=` from `$net_default_mac` (`aa:bb:cc:dd:ee:ff`, the NIC
-/// GRUB booted from) split by `regexp`, and without it when there is none.
+/// GRUB booted from) split by `regexp`, and without it when there is none. `linuxefi` and
+/// `initrdefi`, as on the stick ([`crate::usb::grub_cfg`]): through the kernel's EFI stub, which
+/// hands the kernel the firmware's TPM event log, with Secure Boot on or off.
 pub fn grub_cfg(words: &[String]) -> String {
     let words: Vec<String> = words.iter().map(|w| grub_quote(w)).collect();
     let words = words.join(" ");
@@ -258,12 +260,12 @@ pub fn grub_cfg(words: &[String]) -> String {
          set default=0\n\
          menuentry \"bootbench\" {{\n  \
          if regexp {} '^{x}:{x}:{x}:{x}:{x}:{x}$' \"$net_default_mac\"; then\n    \
-         linux /{KERNEL} {words} \"BOOTIF=01-{}\"\n  \
+         linuxefi /{KERNEL} {words} \"BOOTIF=01-{}\"\n  \
          else\n    \
          echo \"bootbench: no MAC address in net_default_mac: booting without BOOTIF\"\n    \
-         linux /{KERNEL} {words}\n  \
+         linuxefi /{KERNEL} {words}\n  \
          fi\n  \
-         initrd /{INITRD}\n\
+         initrdefi /{INITRD}\n\
          }}\n",
         sets.join(" "),
         bootif.join("-"),
@@ -530,7 +532,7 @@ mod tests {
     fn grub_quotes_the_placeholders_and_builds_bootif_from_its_mac() {
         let cfg = grub_cfg(&options().words().unwrap());
         let with = format!(
-            "linux /vmlinuz console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 nvme.poll_queues=1 \
+            "linuxefi /vmlinuz console=tty0 console=ttyS0,115200 panic=-1 loglevel=4 nvme.poll_queues=1 \
              bootbench.config_url=http://10.0.2.100/config/bootbench.json 'bootbench.results_url={RESULTS}' \
              bootbench.force=1 bootbench.ip=10.0.2.15/24,10.0.2.2"
         );
@@ -549,7 +551,7 @@ mod tests {
             cfg.contains(":([0-9a-fA-F][0-9a-fA-F])$' \"$net_default_mac\"; then\n"),
             "{cfg}"
         );
-        assert_eq!(line(&cfg, "initrd "), "initrd /initramfs.img");
+        assert_eq!(line(&cfg, "initrdefi "), "initrdefi /initramfs.img");
         // Braces outside quotes only open and close the menu entry.
         let commands: String = cfg.lines().filter(|l| !l.starts_with('#')).collect();
         let unquoted: String = commands.split('\'').step_by(2).collect();

@@ -208,12 +208,20 @@ pub const LOADER_CONF: &str = "default bootbench.conf\ntimeout 0\neditor no\n";
 /// loader entry plus `bootbench.boot_part=`, the PARTUUID of the partition
 /// GRUB was loaded from (`probe --part-uuid` of `$root`, which GRUB sets to
 /// that partition), as systemd-boot's `LoaderDevicePartUUID` says it.
+///
+/// `linuxefi` and `initrdefi`, not `linux` and `initrd`: Debian's GRUB
+/// starts the kernel through its EFI stub (the EFI handover) only with
+/// those, or with `linux` under Secure Boot; `linux` with Secure Boot off
+/// jumps past the stub, and the stub is what hands the firmware's TPM event
+/// log to the kernel (`TPMEventLog` in its `efi:` line). Without it PID 1
+/// would find no `binary_bios_measurements` and its quote could not be
+/// checked. So the stick boots the same way with Secure Boot on or off.
 pub fn grub_cfg(append: &str, stick: &str) -> String {
     let opts = kernel_options(append, stick);
     let part = Key::BootPart.with("$bootbench_part");
     format!(
         "set timeout=0\nset default=0\nprobe --set=bootbench_part --part-uuid $root\n\
-         menuentry \"bootbench\" {{\n  linux /vmlinuz {opts} {part}\n  initrd /initrd.img\n}}\n"
+         menuentry \"bootbench\" {{\n  linuxefi /vmlinuz {opts} {part}\n  initrdefi /initrd.img\n}}\n"
     )
 }
 
@@ -524,12 +532,12 @@ mod tests {
                 assert!(cfg.contains("probe --set=bootbench_part --part-uuid $root\n"), "{cfg}");
                 assert!(
                     cfg.contains(&format!(
-                        "  linux /vmlinuz {options} bootbench.boot_part=$bootbench_part\n"
+                        "  linuxefi /vmlinuz {options} bootbench.boot_part=$bootbench_part\n"
                     )),
                     "{cfg}"
                 );
                 assert!(
-                    cfg.contains("  initrd /initrd.img\n") && cfg.contains("set timeout=0\n"),
+                    cfg.contains("  initrdefi /initrd.img\n") && cfg.contains("set timeout=0\n"),
                     "{cfg}"
                 );
                 // No fallback loader (it would write boot entries into the firmware), no systemd-boot entries.
