@@ -306,16 +306,21 @@ pub fn put_file(image: &Path, local: &Path, stick_path: &str) -> io::Result<()> 
 
 /// Copy the stick's file at `stick_path` (e.g. `/bootbench.json`) to `local`.
 pub fn get_file(image: &Path, stick_path: &str, local: &Path) -> io::Result<()> {
+    std::fs::write(local, read_file(image, stick_path)?)
+}
+
+/// The bytes of the stick's file at `stick_path` (e.g. `/EFI/BOOT/grub.cfg`),
+/// the image opened read-only.
+pub fn read_file(image: &Path, stick_path: &str) -> io::Result<Vec<u8>> {
     let path = stick_path.trim_start_matches('/');
-    let bytes = with_fat(image, false, |fs| {
+    with_fat(image, false, |fs| {
         let mut bytes = Vec::new();
         fs.root_dir()
             .open_file(path)
             .and_then(|mut f| f.read_to_end(&mut bytes))
             .map_err(|e| fat_error(image, &format!("reading {stick_path}"), e))?;
         Ok(bytes)
-    })?;
-    std::fs::write(local, bytes)
+    })
 }
 
 #[cfg(test)]

@@ -135,10 +135,11 @@ pub enum Command {
     ///
     /// Checks the document as received against the digest its TPM quote
     /// covers, the quote's signature and PCR values (replayed from the
-    /// firmware's event log, and bootbench's two extends of PCR 15), and
-    /// the key against --expect-key; prints each point as proved, FAILED or
-    /// not proved. Exit status 0 when nothing failed and the quote is
-    /// proved, 1 otherwise.
+    /// firmware's event log, and bootbench's two extends of PCR 15), the
+    /// key against --expect-key, and with --image the event log's
+    /// measurements of the boot chain against the stick image's files;
+    /// prints each point as proved, FAILED or not proved. Exit status 0
+    /// when nothing failed and the quote is proved, 1 otherwise.
     Verify {
         /// The result document, as received (pretty or compact JSON).
         doc: PathBuf,
@@ -146,6 +147,12 @@ pub enum Command {
         /// earlier run of it recorded.
         #[arg(long = "expect-key")]
         expect_key: Option<String>,
+        /// The stick image the machine booted (bootbench.img, as written to
+        /// the stick): shim's and GRUB's Authenticode digests, and GRUB's
+        /// configuration, the kernel and the initramfs, must be what the
+        /// boot measured, and its bootbench.json the config the run ran.
+        #[arg(long = "image", value_name = "IMG")]
+        image: Option<PathBuf>,
     },
 }
 

@@ -85,13 +85,13 @@ fn main() -> ExitCode {
             out_dir,
             accept_v1,
         } => run_extract(&log, &out_dir, bench_core::document::frame::Options { accept_v1 }),
-        Command::Verify { doc, expect_key } => run_verify(&doc, expect_key.as_deref()),
+        Command::Verify { doc, expect_key, image } => run_verify(&doc, expect_key.as_deref(), image.as_deref()),
     }
 }
 
 /// `verify`: each point of the verdict on a line; 1 when one failed or the
 /// quote is not proved.
-fn run_verify(doc: &std::path::Path, expect_key: Option<&str>) -> ExitCode {
+fn run_verify(doc: &std::path::Path, expect_key: Option<&str>, image: Option<&std::path::Path>) -> ExitCode {
     use bootbench_report::verify::doc::{verify, Outcome};
     let bytes = match std::fs::read(doc) {
         Ok(b) => b,
@@ -100,7 +100,17 @@ fn run_verify(doc: &std::path::Path, expect_key: Option<&str>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let points = match verify(&bytes, expect_key) {
+    let files = image.map(|img| {
+        bootbench_report::verify::image::StickFiles::read(&|path| bootbench_image::stick::read_file(img, path))
+    });
+    let files = match files.transpose() {
+        Ok(f) => f,
+        Err(e) => {
+            say(&format!("--image: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let points = match verify(&bytes, expect_key, files.as_ref()) {
         Ok(p) => p,
         Err(e) => {
             say(&format!("{}: {e}", doc.display()));

@@ -9,8 +9,9 @@
 //!   BLKFLSBUF (the buffered and cached reads of the quick profile), an md
 //!   raid1 and a dm-crypt layer on it assembled read-only, the stick mounted
 //!   read-write for the results, and the power-off. The document records
-//!   `firmware: uefi`, `secure_boot: true`, `lockdown: integrity`; every disk
-//!   is byte-identical afterwards.
+//!   `firmware: uefi`, `secure_boot: true`, `lockdown: integrity`, and an
+//!   attestation block without a quote that says the machine has no TPM
+//!   (the run goes on); every disk is byte-identical afterwards.
 //! - `b2`: SeaBIOS: the stick's syslinux boots it, the stick is found by the
 //!   id in its kernel options, the results land on it, and the document
 //!   records `firmware: bios`, `secure_boot: false`.
@@ -67,6 +68,18 @@ fn b1_secure_boot_runs_the_quick_profile_under_lockdown() {
         (&host["firmware"], &host["secure_boot"], &host["lockdown"]),
         (&json!("uefi"), &json!(true), &json!("integrity")),
         "{host}"
+    );
+    // No TPM: the run went on, and its attestation block says why it has no quote.
+    let att = &doc["attestation"];
+    assert!(
+        att.get("quote").is_none() && att.get("device").is_none() && att.get("pcrs").is_none(),
+        "{att}"
+    );
+    assert!(
+        att["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("no TPM (/dev/tpmrm0: ")),
+        "{att}"
     );
     // SG_IO: the SATA disk's identity came from ATA IDENTIFY.
     let sata = target_by_serial(&doc, "SB-SATA");

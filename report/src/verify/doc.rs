@@ -16,35 +16,19 @@
 //!    to be this TPM's if it was enrolled: without the endorsement
 //!    certificate's chain to the TPM's maker, or a credential activation,
 //!    nothing here ties the key to a real TPM.
+//! 4. With `--image`: the event log's measurements of shim, GRUB, its
+//!    configuration, the kernel and the initramfs are those of the stick's
+//!    files, nothing else was started or read, and the config the run
+//!    measured is the stick's ([`super::image`]).
 
-use bench_core::boot::eventlog::{parse_event_log, ALG_SHA256};
+use bench_core::boot::eventlog::{parse_event_log, EventLog, ALG_SHA256};
 use bench_core::document::frame::{base64_decode, compact_json};
 use bench_core::document::result::{Attestation, ATTESTATION_PCR};
 use ring::digest::{digest, Context, SHA256};
 
+use super::image::{check, expected, StickFiles};
+pub use super::point::{Outcome, Point};
 use super::quote::{check_quote, hex, Quoted};
-
-/// One point of the verdict: what was checked, and whether it held.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Point {
-    /// What the point is ("the document's digest", "the quote", ...).
-    pub what: &'static str,
-    /// Held (proved), failed, or not checked.
-    pub outcome: Outcome,
-    /// The details, or why it failed.
-    pub detail: String,
-}
-
-/// A point's outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// Proved.
-    Proved,
-    /// Checked and false.
-    Failed,
-    /// Not proved: nothing to check it with.
-    NotProved,
-}
 
 /// The compact JSON of the document without its `attestation` member,
 /// and that member's JSON; `None` when the document has no such last
@@ -83,10 +67,17 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 /// The verdict on document `bytes`, point by point; `expect_key` the key
-/// name it must be signed by. An `Err` when there is nothing to verify.
-pub fn verify(bytes: &[u8], expect_key: Option<&str>) -> Result<Vec<Point>, String> {
+/// name it must be signed by; `image` the files of the stick it must have
+/// booted from ([`super::image`]). An `Err` when there is nothing to verify.
+pub fn verify(bytes: &[u8], expect_key: Option<&str>, image: Option<&StickFiles>) -> Result<Vec<Point>, String> {
     let (without, block) = split(bytes).ok_or("the document has no attestation block (its last member)")?;
     let a: Attestation = serde_json::from_slice(&block).map_err(|e| format!("the attestation block: {e}"))?;
+    let expected = image.map(expected).transpose()?;
+    let log = a.event_log.as_ref().map(|l| {
+        base64_decode(l)
+            .map_err(|e| format!("the event log: {e}"))
+            .and_then(|b| parse_event_log(&b).map_err(|e| format!("the event log: {e}")))
+    });
     let mut points = Vec::new();
     let computed = digest(&SHA256, &without);
     let same = hex(computed.as_ref()) == a.document_sha256;
@@ -103,11 +94,16 @@ pub fn verify(bytes: &[u8], expect_key: Option<&str>) -> Result<Vec<Point>, Stri
             )
         },
     });
-    let quoted = quote_point(&a, computed.as_ref());
+    let quoted = match &log {
+        Some(Err(e)) => Err(e.clone()),
+        Some(Ok(l)) => quote_point(&a, Some(l), computed.as_ref()),
+        None => quote_point(&a, None, computed.as_ref()),
+    };
     let key = match &quoted {
         Ok(q) => Some(q.key_name.clone()),
         Err(_) => None,
     };
+    let proved_log = key.is_some() && log.is_some();
     points.push(match quoted {
         Ok(q) => Point {
             what: "the quote",
@@ -144,11 +140,17 @@ pub fn verify(bytes: &[u8], expect_key: Option<&str>) -> Result<Vec<Point>, Stri
             ),
         },
     });
+    if let Some(expected) = expected {
+        let log = log.as_ref().and_then(|l| l.as_ref().ok());
+        let config = image.and_then(|f| f.config.as_deref());
+        points.extend(check(log, &expected, config, &a.config_sha256, proved_log));
+    }
     Ok(points)
 }
 
-/// The quote checked against the values computed for its PCRs.
-fn quote_point(a: &Attestation, doc_digest: &[u8]) -> Result<Quoted, String> {
+/// The quote checked against the values computed for its PCRs (PCRs 0 to
+/// 9 replayed from `log`).
+fn quote_point(a: &Attestation, log: Option<&EventLog>, doc_digest: &[u8]) -> Result<Quoted, String> {
     let q = a
         .quote
         .as_ref()
@@ -159,11 +161,8 @@ fn quote_point(a: &Attestation, doc_digest: &[u8]) -> Result<Quoted, String> {
         b(&q.attest, "attestation")?,
         b(&q.signature, "signature")?,
     );
-    let replayed = match &a.event_log {
-        Some(l) => {
-            let log = parse_event_log(&b(l, "event log")?).map_err(|e| e.to_string())?;
-            Some(log.replay(ALG_SHA256, &sha256).map_err(|e| e.to_string())?)
-        }
+    let replayed = match log {
+        Some(log) => Some(log.replay(ALG_SHA256, &sha256).map_err(|e| e.to_string())?),
         None => None,
     };
     let config = unhex(&a.config_sha256).ok_or("the config's digest is not hex")?;
