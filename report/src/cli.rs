@@ -136,7 +136,7 @@ pub enum Command {
     /// Checks the document as received against the digest its TPM quote
     /// covers, the quote's signature and PCR values (replayed from the
     /// firmware's event log, and bootbench's two extends of PCR 15), the
-    /// key against --expect-key, and with --image the event log's
+    /// key against --expect-key, the nonce against --expect-nonce, and with --image the event log's
     /// measurements of the boot chain against the stick image's files;
     /// prints each point as proved, FAILED or not proved. Exit status 0
     /// when nothing failed and the quote is proved, 1 otherwise.
@@ -147,6 +147,11 @@ pub enum Command {
         /// earlier run of it recorded.
         #[arg(long = "expect-key")]
         expect_key: Option<String>,
+        /// The nonce (hex) the verifier served at bootbench.nonce_url= for
+        /// this run: the quote must cover it, which proves the document was
+        /// made after it was issued.
+        #[arg(long = "expect-nonce", value_name = "HEX")]
+        expect_nonce: Option<String>,
         /// The stick image the machine booted (bootbench.img, as written to
         /// the stick): shim's and GRUB's Authenticode digests, and GRUB's
         /// configuration, the kernel and the initramfs, must be what the

@@ -85,14 +85,24 @@ fn main() -> ExitCode {
             out_dir,
             accept_v1,
         } => run_extract(&log, &out_dir, bench_core::document::frame::Options { accept_v1 }),
-        Command::Verify { doc, expect_key, image } => run_verify(&doc, expect_key.as_deref(), image.as_deref()),
+        Command::Verify {
+            doc,
+            expect_key,
+            expect_nonce,
+            image,
+        } => run_verify(&doc, expect_key.as_deref(), expect_nonce.as_deref(), image.as_deref()),
     }
 }
 
 /// `verify`: each point of the verdict on a line; 1 when one failed or the
 /// quote is not proved.
-fn run_verify(doc: &std::path::Path, expect_key: Option<&str>, image: Option<&std::path::Path>) -> ExitCode {
-    use bootbench_report::verify::doc::{verify, Outcome};
+fn run_verify(
+    doc: &std::path::Path,
+    expect_key: Option<&str>,
+    expect_nonce: Option<&str>,
+    image: Option<&std::path::Path>,
+) -> ExitCode {
+    use bootbench_report::verify::doc::{verify, Given, Outcome};
     let bytes = match std::fs::read(doc) {
         Ok(b) => b,
         Err(e) => {
@@ -110,7 +120,12 @@ fn run_verify(doc: &std::path::Path, expect_key: Option<&str>, image: Option<&st
             return ExitCode::from(2);
         }
     };
-    let points = match verify(&bytes, expect_key, files.as_ref()) {
+    let given = Given {
+        key: expect_key,
+        nonce: expect_nonce,
+        image: files.as_ref(),
+    };
+    let points = match verify(&bytes, &given) {
         Ok(p) => p,
         Err(e) => {
             say(&format!("{}: {e}", doc.display()));

@@ -104,12 +104,17 @@ fn document() -> ResultDoc {
 }
 
 fn verify(dir: &Path, bytes: &[u8], key: Option<&str>) -> (bool, String) {
+    verify_with(dir, bytes, key.map(|k| ["--expect-key", k]).as_slice())
+}
+
+/// `bootbench-report verify` of `bytes` with `args` after the document.
+fn verify_with(dir: &Path, bytes: &[u8], args: &[[&str; 2]]) -> (bool, String) {
     let f = dir.join("doc.json");
     std::fs::write(&f, bytes).unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_bootbench-report"));
     c.arg("verify").arg(&f);
-    if let Some(k) = key {
-        c.args(["--expect-key", k]);
+    for a in args {
+        c.args(a);
     }
     let o = c.output().unwrap();
     (
@@ -121,6 +126,11 @@ fn verify(dir: &Path, bytes: &[u8], key: Option<&str>) -> (bool, String) {
 /// A measured run: the firmware's events extended, the config measured,
 /// the document measured and quoted; its pretty JSON.
 fn measured(sw: &Swtpm, events: &[(u32, &[u8])], log: Vec<u8>) -> (Vec<u8>, String) {
+    measured_with(sw, events, log, None)
+}
+
+/// [`measured`] with a verifier's nonce.
+fn measured_with(sw: &Swtpm, events: &[(u32, &[u8])], log: Vec<u8>, nonce: Option<&[u8]>) -> (Vec<u8>, String) {
     let mut tpm = connect(sw);
     for (pcr, data) in events {
         tpm.pcr_extend(u8::try_from(*pcr).unwrap(), &sha256(data)).unwrap();
@@ -130,6 +140,7 @@ fn measured(sw: &Swtpm, events: &[(u32, &[u8])], log: Vec<u8>) -> (Vec<u8>, Stri
         Ok(("swtpm".to_string(), tpm)),
         Some(log),
         b"{\"profile\":\"quick\"}",
+        nonce.map(<[u8]>::to_vec),
         &mut |l| said.push(l.to_string()),
     );
     let mut doc = document();
@@ -203,7 +214,13 @@ fn a_log_that_is_not_the_tpms_or_no_tpm_proves_nothing() {
     );
 
     // No TPM: the run goes on, the block says so, nothing is proved but the digest.
-    let m = attest::begin_with::<Socket>(Err("no TPM (/dev/tpmrm0: not found)".into()), None, b"{}", &mut |_| {});
+    let m = attest::begin_with::<Socket>(
+        Err("no TPM (/dev/tpmrm0: not found)".into()),
+        None,
+        b"{}",
+        None,
+        &mut |_| {},
+    );
     let mut doc = document();
     attest::finish(m, &mut doc, &mut |_| {});
     let bytes = serde_json::to_vec(&doc).unwrap();
@@ -212,6 +229,62 @@ fn a_log_that_is_not_the_tpms_or_no_tpm_proves_nothing() {
     assert!(out.contains("the document's digest: proved"), "{out}");
     assert!(
         out.contains("the quote: not proved: no quote: no TPM (/dev/tpmrm0: not found)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_nonce_in_the_quote_proves_the_document_younger_than_it() {
+    let dir = std::env::temp_dir().join(format!("bootbench-attest-nonce-{}", std::process::id()));
+    let sw = swtpm(&dir.join("tpm"));
+    let events: [(u32, &[u8]); 1] = [(0, b"firmware")];
+    let nonce = [0x5a_u8; 16];
+    let hex_nonce = digests(&nonce);
+    let (bytes, _) = measured_with(&sw, &events, event_log(&events), Some(&nonce));
+    let doc: ResultDoc = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        doc.attestation.as_ref().unwrap().nonce.as_deref(),
+        Some(hex_nonce.as_str())
+    );
+
+    let (ok, out) = verify_with(&dir, &bytes, &[["--expect-nonce", &hex_nonce]]);
+    assert!(ok, "{out}");
+    assert!(out.contains("with the document's digest and the nonce"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "the freshness: proved: the quote covers nonce {hex_nonce}, the one expected"
+        )),
+        "{out}"
+    );
+    // Without --expect-nonce: the nonce is shown, not proved to be the verifier's.
+    let (ok, out) = verify_with(&dir, &bytes, &[]);
+    assert!(
+        ok && out.contains("the freshness: not proved: the quote covers nonce"),
+        "{out}"
+    );
+    // Another nonce expected (a replayed document): failed.
+    let other = "00".repeat(16);
+    let (ok, out) = verify_with(&dir, &bytes, &[["--expect-nonce", &other]]);
+    assert!(
+        !ok && out.contains(&format!(
+            "the freshness: FAILED: nonce {hex_nonce}, not the one expected ({other})"
+        )),
+        "{out}"
+    );
+    // The block's nonce rewritten to the one expected: the quote no longer covers it.
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let rewritten = text.replace(&hex_nonce, &other);
+    let (ok, out) = verify_with(&dir, rewritten.as_bytes(), &[["--expect-nonce", &other]]);
+    assert!(
+        !ok && out.contains("the quote: FAILED: quote: the qualifying data is"),
+        "{out}"
+    );
+    assert!(out.contains("the freshness: not proved: nonce"), "{out}");
+    // A document without a nonce, a nonce expected: failed.
+    let (plain, _) = measured(&sw, &events, event_log(&events));
+    let (ok, out) = verify_with(&dir, &plain, &[["--expect-nonce", &hex_nonce]]);
+    assert!(
+        !ok && out.contains("the freshness: FAILED: the document carries no nonce"),
         "{out}"
     );
 }

@@ -209,13 +209,39 @@ pub fn boot_numa(a: &Artifacts, dir: &Path, stick_img: &Path, specs: &[DiskSpec]
     boot_one(&m, dir)
 }
 
-/// [`boot`] with a TPM 2.0 (CRB) played by swtpm, its state in `dir/tpm`
-/// (kept: a second boot in `dir` finds the same TPM, with the same
-/// endorsement seed); panics when swtpm does not start.
-pub fn boot_tpm(a: &Artifacts, dir: &Path, via: Via, stick_img: &Path, specs: &[DiskSpec], append: &str) -> Outcome {
+/// [`boot`] from the stick under `via`'s firmware with a TPM 2.0 (CRB)
+/// played by swtpm, its state in `dir/tpm` (kept: a second boot in `dir`
+/// finds the same TPM, with the same endorsement seed), and a NIC on QEMU's
+/// restricted user network whose guest `10.0.2.100:80`, `.101:80`, ...
+/// reach the host's `127.0.0.1:` `http_ports` (none: no NIC); panics when
+/// swtpm does not start.
+pub fn boot_tpm(
+    a: &Artifacts,
+    dir: &Path,
+    via: Via,
+    stick_img: &Path,
+    specs: &[DiskSpec],
+    http_ports: &[u16],
+) -> Outcome {
     let tpm = bootbench_qemu::tpm::Swtpm::start(&dir.join("tpm")).expect("swtpm (Debian's swtpm package, .ci/deps)");
-    let mut m = machine(a, dir, via, stick_img, specs, append, &[]);
+    let mut m = machine(a, dir, via, stick_img, specs, "", &[]);
     m.tpm = Some(tpm.socket().to_owned());
+    if !http_ports.is_empty() {
+        let net = Net {
+            nic: Nic::Virtio,
+            tftp: None,
+            bootfile: None,
+            forwards: http_ports
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Forward::parse(&p.to_string(), i).expect("a port"))
+                .collect(),
+            boot: false,
+            pcap: None,
+        };
+        run::check_net(&net).unwrap_or_else(|e| panic!("network: {e}"));
+        m.net = Some(net);
+    }
     boot_one(&m, dir)
 }
 

@@ -8,9 +8,11 @@
 //!   into PCR 8 and grub.cfg, the kernel and the initramfs into PCR 9);
 //!   the kernel gets the firmware's event log from its EFI stub (GRUB's
 //!   `linuxefi`); PID 1 extends PCR 15 with the config and then the
-//!   document, and quotes. The document carries the quote, the PCR values,
-//!   the key and the event log. `verify` with the stick image proves every
-//!   point but the key (nothing enrolled it); the same document with one
+//!   document, and quotes over the nonce it fetched from a live verifier
+//!   (nginx; `bootbench.nonce_url=` added to the stick's grub.cfg, so
+//!   GRUB measures it too). The document carries the quote, the nonce, the
+//!   PCR values, the key and the event log. `verify` with the stick image
+//!   and the nonce proves every point but the key (nothing enrolled it); the same document with one
 //!   figure changed fails on its digest and on the quote's qualifying data,
 //!   naming both digests; an image whose initramfs differs by one byte
 //!   fails on the initramfs, naming the measurement and both digests, and
@@ -24,9 +26,11 @@
 //! A boot without a TPM records an attestation block without a quote,
 //! saying why: `b1` (firmware.rs) checks it.
 
-use bootbench_e2e::{artifacts, assert_schema_valid, boot_tpm, disks, stick_copy, the_document, Scratch, Via};
+use bootbench_e2e::{
+    artifacts, assert_schema_valid, boot_tpm, disks, stick_copy, the_document, Collector, Scratch, Via, GUEST_HTTP,
+};
 use bootbench_qemu::stick;
-use bootbench_report::verify::doc::{verify, Outcome, Point};
+use bootbench_report::verify::doc::{verify, Given, Outcome, Point};
 use bootbench_report::verify::image::StickFiles;
 use serde_json::json;
 use std::path::Path;
@@ -34,7 +38,57 @@ use std::path::Path;
 /// The points of `verify` on `bytes` with the stick image `img`.
 fn verified(bytes: &[u8], img: &Path, key: Option<&str>) -> Vec<Point> {
     let files = StickFiles::read(&|p| stick::read_file(img, p)).expect("the stick's files");
-    verify(bytes, key, Some(&files)).expect("an attestation block")
+    let given = Given {
+        key,
+        nonce: Some(NONCE),
+        image: Some(&files),
+    };
+    verify(bytes, &given).expect("an attestation block")
+}
+
+/// The nonce the live verifier serves for `a1`'s boot.
+const NONCE: &str = "a1a1a1a1b2b2b2b2c3c3c3c3d4d4d4d4";
+
+/// The stick copy `img` sends PID 1 for a nonce to `url` (its grub.cfg's
+/// kernel command line: GRUB measures the change too).
+fn ask_for_a_nonce(dir: &Path, img: &Path, url: &str) {
+    let cfg = String::from_utf8(stick::read_file(img, "EFI/BOOT/grub.cfg").unwrap()).unwrap();
+    let with_nonce = cfg.replacen(
+        "linuxefi /vmlinuz ",
+        &format!("linuxefi /vmlinuz bootbench.nonce_url={url} "),
+        1,
+    );
+    assert_ne!(cfg, with_nonce, "{cfg}");
+    let local = dir.join("grub.cfg");
+    std::fs::write(&local, with_nonce).unwrap();
+    stick::put_file(img, &local, "/EFI/BOOT/grub.cfg").unwrap();
+}
+
+/// `bytes` with one figure changed (the first digit of the first
+/// throughput), in the file's own text.
+fn one_figure_changed(bytes: &[u8]) -> Vec<u8> {
+    let key = "\"bytes_per_sec\": ";
+    let at = String::from_utf8_lossy(bytes)
+        .find(key)
+        .expect("a throughput in the document")
+        + key.len();
+    let mut changed = bytes.to_vec();
+    assert!(changed[at].is_ascii_digit(), "a figure at byte {at}");
+    changed[at] = if changed[at] == b'9' { b'1' } else { changed[at] + 1 };
+    changed
+}
+
+/// A copy of the stick image `img` whose initramfs differs by one byte.
+fn initramfs_changed(dir: &Path, img: &Path) -> std::path::PathBuf {
+    let other = dir.join("other.img");
+    std::fs::copy(img, &other).unwrap();
+    let mut initrd = stick::read_file(&other, "initrd.img").unwrap();
+    let mid = initrd.len() / 2;
+    initrd[mid] ^= 1;
+    let local = dir.join("initrd.img");
+    std::fs::write(&local, &initrd).unwrap();
+    stick::put_file(&other, &local, "/initrd.img").unwrap();
+    other
 }
 
 fn outcome<'a>(points: &'a [Point], what: &str) -> &'a Point {
@@ -56,13 +110,27 @@ fn a1_measured_boot_is_quoted_and_verifies_against_its_image() {
         "tests": [{"workload": "seq_read", "name": "seqrd_1m", "bs": "1M", "runtime": "1s"}]
     });
     let img = stick_copy(&a, &dir, Some(&config));
-    let outcome_ = boot_tpm(&a, &dir, Via::Uefi, &img, &specs, "");
+    // A live verifier: nginx serves this boot's nonce; grub.cfg sends PID 1 to it.
+    let www = dir.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("nonce"), format!("{NONCE}\n")).unwrap();
+    let Some(verifier) = Collector::start(&dir.join("nginx"), &www) else {
+        return;
+    };
+    ask_for_a_nonce(&dir, &img, &format!("{GUEST_HTTP}/nonce"));
+    let outcome_ = boot_tpm(&a, &dir, Via::Uefi, &img, &specs, &[verifier.port()]);
     let (name, _, doc) = the_document(&outcome_);
     assert_schema_valid(&doc);
     let att = &doc["attestation"];
     assert_eq!(att["device"], "/dev/tpmrm0", "{att}");
     assert!(att.get("error").is_none(), "{att}");
     assert_eq!(att["pcr"], 15);
+    assert_eq!(att["nonce"], NONCE, "{att}");
+    assert!(
+        verifier.requests().iter().any(|r| r.starts_with("GET /nonce")),
+        "{:?}",
+        verifier.requests()
+    );
     for key in ["attest", "signature", "key_public", "key_name"] {
         assert!(
             att["quote"][key].as_str().is_some_and(|s| !s.is_empty()),
@@ -93,6 +161,7 @@ fn a1_measured_boot_is_quoted_and_verifies_against_its_image() {
         assert_eq!(p.outcome, expected, "{points:#?}");
     }
     for what in [
+        "the freshness",
         "shim",
         "GRUB",
         "GRUB's configuration",
@@ -112,16 +181,8 @@ fn a1_measured_boot_is_quoted_and_verifies_against_its_image() {
         Outcome::Failed
     );
 
-    // One figure changed (the first digit of the first throughput), in the
-    // file's own text: the digest and the quote fail, naming the digests.
-    let key_at = String::from_utf8_lossy(&bytes)
-        .find("\"bytes_per_sec\": ")
-        .expect("a throughput in the document");
-    let at = key_at + "\"bytes_per_sec\": ".len();
-    let mut changed = bytes.clone();
-    assert!(changed[at].is_ascii_digit(), "a figure at byte {at}");
-    changed[at] = if changed[at] == b'9' { b'1' } else { changed[at] + 1 };
-    let points = verified(&changed, &img, None);
+    // One figure changed: the digest and the quote fail, naming the digests.
+    let points = verified(&one_figure_changed(&bytes), &img, None);
     let digest = outcome(&points, "the document's digest");
     assert_eq!(digest.outcome, Outcome::Failed);
     assert!(
@@ -133,16 +194,8 @@ fn a1_measured_boot_is_quoted_and_verifies_against_its_image() {
     assert_eq!(quote.outcome, Outcome::Failed);
     assert!(quote.detail.contains("qualifying data"), "{}", quote.detail);
 
-    // A stick whose initramfs differs by one byte.
-    let other = dir.join("other.img");
-    std::fs::copy(&img, &other).unwrap();
-    let mut initrd = stick::read_file(&other, "initrd.img").unwrap();
-    let mid = initrd.len() / 2;
-    initrd[mid] ^= 1;
-    let local = dir.join("initrd.img");
-    std::fs::write(&local, &initrd).unwrap();
-    stick::put_file(&other, &local, "/initrd.img").unwrap();
-    let points = verified(&bytes, &other, None);
+    // A stick whose initramfs differs by one byte: that measurement fails, nothing else.
+    let points = verified(&bytes, &initramfs_changed(&dir, &img), None);
     let failed: Vec<&Point> = points.iter().filter(|p| p.outcome == Outcome::Failed).collect();
     assert_eq!(failed.len(), 1, "{points:#?}");
     assert_eq!(failed[0].what, "the initramfs");

@@ -22,6 +22,8 @@ pub enum Key {
     ResultsUrl,
     /// The Pushgateway the run is pushed to, over the config's `metrics_url`.
     MetricsUrl,
+    /// Where the run GETs a verifier's nonce for its TPM quote (hex).
+    NonceUrl,
     /// `1`: run again although this machine ran this plan already.
     Force,
     /// A fixed address instead of DHCP (`ADDR/PREFIX[,GATEWAY[,DNS]]`).
@@ -46,12 +48,13 @@ pub enum Key {
 
 impl Key {
     /// Every key.
-    pub const ALL: [Key; 14] = [
+    pub const ALL: [Key; 15] = [
         Key::Profile,
         Key::OnFinish,
         Key::ConfigUrl,
         Key::ResultsUrl,
         Key::MetricsUrl,
+        Key::NonceUrl,
         Key::Force,
         Key::Ip,
         Key::Serial,
@@ -71,6 +74,7 @@ impl Key {
             Key::ConfigUrl => "config_url",
             Key::ResultsUrl => "results_url",
             Key::MetricsUrl => "metrics_url",
+            Key::NonceUrl => "nonce_url",
             Key::Force => "force",
             Key::Ip => "ip",
             Key::Serial => "serial",

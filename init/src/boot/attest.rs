@@ -30,6 +30,16 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     d.as_ref().try_into().unwrap_or([0; 32])
 }
 
+/// The quote's qualifying data: the document's digest, or with a
+/// verifier's nonce the SHA-256 of the digest followed by the nonce
+/// (`verify` computes the same, [`bench_core::document::result::Attestation::nonce`]).
+pub fn qualifying_data(digest: &[u8; 32], nonce: Option<&[u8]>) -> [u8; 32] {
+    match nonce {
+        Some(n) => sha256(&[digest.as_slice(), n].concat()),
+        None => *digest,
+    }
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -39,6 +49,8 @@ pub struct Measuring<T: Transport = File> {
     tpm: Result<(String, Tpm<T>), String>,
     config_sha256: [u8; 32],
     event_log: Option<Vec<u8>>,
+    /// A verifier's nonce ([`bench_core::boot::cmdline::Key::NonceUrl`]).
+    nonce: Option<Vec<u8>>,
     error: Option<String>,
 }
 
@@ -52,10 +64,11 @@ impl<T: Transport> std::fmt::Debug for Measuring<T> {
 
 /// Open the machine's TPM, read the firmware's event log, and extend PCR
 /// [`ATTESTATION_PCR`] with the SHA-256 of `config` (the text the run
-/// runs). Says on the console what it did.
-pub fn begin(config: &[u8], log: &mut dyn FnMut(&str)) -> Measuring {
+/// runs); `nonce`, a verifier's, goes into the quote ([`finish`]). Says on
+/// the console what it did.
+pub fn begin(config: &[u8], nonce: Option<Vec<u8>>, log: &mut dyn FnMut(&str)) -> Measuring {
     let event_log = std::fs::read(EVENT_LOG).ok().filter(|l| !l.is_empty());
-    begin_with(open(), event_log, config, log)
+    begin_with(open(), event_log, config, nonce, log)
 }
 
 /// [`begin`] with the TPM (its name, or why there is none) and the event
@@ -64,6 +77,7 @@ pub fn begin_with<T: Transport>(
     tpm: Result<(String, Tpm<T>), String>,
     event_log: Option<Vec<u8>>,
     config: &[u8],
+    nonce: Option<Vec<u8>>,
     log: &mut dyn FnMut(&str),
 ) -> Measuring<T> {
     let config_sha256 = sha256(config);
@@ -71,6 +85,7 @@ pub fn begin_with<T: Transport>(
         tpm,
         config_sha256,
         event_log,
+        nonce,
         error: None,
     };
     match &mut m.tpm {
@@ -104,9 +119,10 @@ fn open() -> Result<(String, Tpm<File>), String> {
 
 /// Measure the finished `doc` and put the attestation in it: its digest
 /// (the compact JSON without the block) extended into PCR
-/// [`ATTESTATION_PCR`], quoted with that digest as qualifying data, the
-/// PCR values, the key, the endorsement certificate and the event log.
-/// `doc` must not change afterwards.
+/// [`ATTESTATION_PCR`], quoted with that digest as qualifying data (with a
+/// nonce: SHA-256 of the digest followed by the nonce), the PCR values, the
+/// key, the endorsement certificate and the event log. `doc` must not
+/// change afterwards.
 pub fn finish<T: Transport>(m: Measuring<T>, doc: &mut ResultDoc, log: &mut dyn FnMut(&str)) {
     doc.attestation = None;
     let bytes = serde_json::to_vec(&*doc).unwrap_or_default();
@@ -117,6 +133,7 @@ pub fn finish<T: Transport>(m: Measuring<T>, doc: &mut ResultDoc, log: &mut dyn 
         pcr: ATTESTATION_PCR,
         config_sha256: hex(&m.config_sha256),
         document_sha256: hex(&digest),
+        nonce: m.nonce.as_deref().map(hex),
         pcrs: Vec::new(),
         quote: None,
         ek_certificate: None,
@@ -127,7 +144,7 @@ pub fn finish<T: Transport>(m: Measuring<T>, doc: &mut ResultDoc, log: &mut dyn 
         Ok((dev, mut tpm)) => {
             a.device = Some(dev.clone());
             if a.error.is_none() {
-                match quote(&mut tpm, &digest, &mut a) {
+                match quote(&mut tpm, &digest, m.nonce.as_deref(), &mut a) {
                     Ok(()) => log(&format!(
                         "attestation: {dev}: the document's SHA-256 {} extended into PCR {ATTESTATION_PCR} and quoted (key {})",
                         a.document_sha256,
@@ -146,10 +163,16 @@ pub fn finish<T: Transport>(m: Measuring<T>, doc: &mut ResultDoc, log: &mut dyn 
 
 /// The extend, the key, the quote, the PCRs, the certificate; the key
 /// flushed whatever happens after it was made.
-fn quote<T: Transport>(tpm: &mut Tpm<T>, digest: &[u8; 32], a: &mut Attestation) -> Result<(), TpmFail> {
+fn quote<T: Transport>(
+    tpm: &mut Tpm<T>,
+    digest: &[u8; 32],
+    nonce: Option<&[u8]>,
+    a: &mut Attestation,
+) -> Result<(), TpmFail> {
     tpm.pcr_extend(ATTESTATION_PCR, digest)?;
     let ak = tpm.create_ak()?;
-    let quoted = tpm.quote(&ak, digest, &QUOTED_PCRS);
+    let qualifying = qualifying_data(digest, nonce);
+    let quoted = tpm.quote(&ak, &qualifying, &QUOTED_PCRS);
     let flushed = tpm.flush(ak.handle);
     let (attest, signature) = quoted?;
     flushed?;

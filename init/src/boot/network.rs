@@ -76,7 +76,54 @@ pub fn fetch_config(
     bound: Duration,
     log: &mut dyn FnMut(&str),
 ) -> Result<(String, String), String> {
-    let key = Key::ConfigUrl;
+    fetch_text(client, Key::ConfigUrl, url, "the config (JSON)", bound, log)
+}
+
+/// The most hex digits a nonce may have: 32 bytes, a SHA-256's size.
+const NONCE_HEX_MAX: usize = 64;
+/// The fewest: 8 bytes.
+const NONCE_HEX_MIN: usize = 16;
+
+/// GET a verifier's nonce at `url` ([`Key::NonceUrl`]), as [`fetch_config`]
+/// does: its body, blanks around it aside, is 16 to 64 hex digits (8 to 32
+/// bytes). The nonce's bytes, or why not, naming the key and the value.
+pub fn fetch_nonce(
+    client: &http::Client,
+    url: &str,
+    bound: Duration,
+    log: &mut dyn FnMut(&str),
+) -> Result<Vec<u8>, String> {
+    let key = Key::NonceUrl;
+    let (text, from) = fetch_text(client, key, url, "a nonce (hex)", bound, log)?;
+    parse_nonce(text.trim()).ok_or_else(|| {
+        let shown: String = text.trim().chars().take(80).collect();
+        format!(
+            "{key}: GET {from} answered {shown:?}; expected {NONCE_HEX_MIN} to {NONCE_HEX_MAX} hex digits, an even number (a nonce of 8 to 32 bytes)"
+        )
+    })
+}
+
+/// `hex` as bytes, when it is a nonce's length of hex digits.
+fn parse_nonce(hex: &str) -> Option<Vec<u8>> {
+    if !(NONCE_HEX_MIN..=NONCE_HEX_MAX).contains(&hex.len()) || hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// GET the text at `url`, the value of `key`, retrying as [`fetch_config`]
+/// says; `expected` names what the text should be.
+fn fetch_text(
+    client: &http::Client,
+    key: Key,
+    url: &str,
+    expected: &str,
+    bound: Duration,
+    log: &mut dyn FnMut(&str),
+) -> Result<(String, String), String> {
     let parsed = http::Url::parse(url).map_err(|e| format!("{key}: {e}"))?;
     let start = Instant::now();
     let mut delay = Duration::from_secs(1);
@@ -95,7 +142,7 @@ pub fn fetch_config(
         };
         if !again || bound.saturating_sub(start.elapsed()) <= delay {
             return Err(format!(
-                "{key}: {why} (after {} ms); expected the config (JSON)",
+                "{key}: {why} (after {} ms); expected {expected}",
                 start.elapsed().as_millis()
             ));
         }
@@ -305,5 +352,48 @@ mod tests {
             e.starts_with("bootbench.config_url: \"ftp://x/\" is not an http"),
             "{e}"
         );
+    }
+
+    /// A nonce: hex digits of 8 to 32 bytes, blanks around them aside;
+    /// anything else is refused naming the key, the answer and what is expected.
+    #[test]
+    fn a_nonce_is_hex_of_8_to_32_bytes_or_refused_by_name() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for c in l.incoming().flatten().take(3) {
+                use std::io::{Read, Write};
+                let mut c = c;
+                let mut b = [0u8; 1024];
+                let n = c.read(&mut b).unwrap_or(0);
+                let req = String::from_utf8_lossy(&b[..n]).to_string();
+                let body: &str = if req.starts_with("GET /good") {
+                    "00112233445566778899aabbccddeeff\n"
+                } else if req.starts_with("GET /short") {
+                    "0011"
+                } else {
+                    "not hex at all, not hex at all"
+                };
+                let _ = write!(c, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+            }
+        });
+        let client = http::Client::new(None).unwrap();
+        let url = |p: &str| format!("http://127.0.0.1:{port}/{p}");
+        let nonce = fetch_nonce(&client, &url("good"), CONFIG_BOUND, &mut |_| {}).unwrap();
+        assert_eq!(
+            nonce,
+            [0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff]
+        );
+        for (path, answer) in [("short", "\"0011\""), ("bad", "\"not hex at all")] {
+            let e = fetch_nonce(&client, &url(path), CONFIG_BOUND, &mut |_| {}).unwrap_err();
+            assert!(
+                e.starts_with(&format!("bootbench.nonce_url: GET {} answered {answer}", url(path)))
+                    && e.ends_with("expected 16 to 64 hex digits, an even number (a nonce of 8 to 32 bytes)"),
+                "{e}"
+            );
+        }
+        assert_eq!(parse_nonce(&"ab".repeat(32)).map(|n| n.len()), Some(32));
+        assert_eq!(parse_nonce(&"ab".repeat(33)), None);
+        assert_eq!(parse_nonce("0123456789abcdef0"), None, "odd");
     }
 }

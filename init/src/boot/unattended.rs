@@ -427,7 +427,8 @@ pub fn run(cmdline: &Cmdline, log: &mut dyn FnMut(&str)) -> OnFinish {
     if keys.hold_mid_result_write {
         results::stick::arm_test_hold();
     }
-    let measuring = super::attest::begin(text.as_bytes(), boot.log);
+    let nonce = boot.nonce();
+    let measuring = super::attest::begin(text.as_bytes(), nonce, boot.log);
     supervise::report(&Msg::Bound(run::run_bound(&plan).0));
     let pusher = boot.metrics(&plan, &plan_id);
     let mut doc = run::execute(&mut plan, boot.log, &mut |d| {
@@ -553,6 +554,32 @@ impl Boot<'_> {
                 profile: None,
                 on_finish: self.overrides.finish_after(None),
             }),
+        }
+    }
+
+    /// A verifier's nonce for the quote, from `bootbench.nonce_url=` (the
+    /// network comes up for it); none without the key. One that cannot be
+    /// had is said, and the run goes on without it: `verify --expect-nonce`
+    /// then fails the document's freshness.
+    fn nonce(&mut self) -> Option<Vec<u8>> {
+        let url = self.cmdline.get(Key::NonceUrl)?;
+        let got = self
+            .network
+            .client(self.log)
+            .and_then(|c| network::fetch_nonce(c, url, network::CONFIG_BOUND, self.log));
+        match got {
+            Ok(n) => {
+                (self.log)(&format!(
+                    "attestation: a nonce of {} bytes from {}: the quote will cover it",
+                    n.len(),
+                    Key::NonceUrl
+                ));
+                Some(n)
+            }
+            Err(e) => {
+                (self.log)(&format!("attestation: {e}; the quote carries no nonce"));
+                None
+            }
         }
     }
 

@@ -230,6 +230,37 @@ pub fn workload_name(w: bench_core::spec::Workload) -> &'static str {
     w.name()
 }
 
+/// What a document's attestation holds, in a sentence (`show`'s
+/// `attestation:` line, `html`'s Attestation fact); what it proves is
+/// `verify`'s to say.
+pub fn attestation(a: &bench_core::document::result::Attestation) -> String {
+    let Some(q) = &a.quote else {
+        return format!("no quote: {}", a.error.as_deref().unwrap_or("none was made"));
+    };
+    let mut facts = vec![format!("key {}", q.key_name)];
+    let pcrs: Vec<String> = a.pcrs.iter().map(|p| p.index.to_string()).collect();
+    facts.push(format!("PCRs {}", pcrs.join(",")));
+    if let Some(n) = &a.nonce {
+        facts.push(format!("nonce {n}"));
+    }
+    facts.push(
+        if a.event_log.is_some() {
+            "with the firmware's event log"
+        } else {
+            "no event log (the boot chain cannot be checked)"
+        }
+        .to_string(),
+    );
+    if let Some(ek) = &a.ek_certificate {
+        facts.push(format!("the endorsement key's certificate (NV {:#010x})", ek.nv_index));
+    }
+    format!(
+        "quoted by {}: {}; check it with bootbench-report verify",
+        a.device.as_deref().unwrap_or("a TPM"),
+        facts.join(", ")
+    )
+}
+
 /// Nanoseconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
 pub fn utc(unix_ns: u64) -> String {
     let secs = unix_ns / 1_000_000_000;
@@ -333,5 +364,47 @@ mod tests {
         assert_eq!(bytes(268_435_456), "268435456 B (256.0 MiB)");
         assert_eq!(ratio(2.0, 3.0), "1.500");
         assert_eq!(ratio(0.0, 3.0), "-");
+    }
+
+    #[test]
+    fn an_attestation_says_what_it_holds_or_why_it_has_no_quote() {
+        use bench_core::document::result::{Attestation, EkCertificate, PcrValue, Quote};
+        let mut a = Attestation {
+            error: Some("no TPM (/dev/tpmrm0: No such file or directory)".into()),
+            ..Attestation::default()
+        };
+        assert_eq!(
+            attestation(&a),
+            "no quote: no TPM (/dev/tpmrm0: No such file or directory)"
+        );
+        a.error = None;
+        a.device = Some("/dev/tpmrm0".into());
+        a.quote = Some(Quote {
+            key_name: "000bab".into(),
+            ..Quote::default()
+        });
+        a.pcrs = [0, 15]
+            .into_iter()
+            .map(|index| PcrValue {
+                index,
+                sha256: String::new(),
+            })
+            .collect();
+        assert_eq!(
+            attestation(&a),
+            "quoted by /dev/tpmrm0: key 000bab, PCRs 0,15, no event log (the boot chain cannot be checked); \
+             check it with bootbench-report verify"
+        );
+        a.nonce = Some("0011".into());
+        a.event_log = Some("AAAA".into());
+        a.ek_certificate = Some(EkCertificate {
+            nv_index: 0x01C0_000A,
+            der: String::new(),
+        });
+        assert_eq!(
+            attestation(&a),
+            "quoted by /dev/tpmrm0: key 000bab, PCRs 0,15, nonce 0011, with the firmware's event log, \
+             the endorsement key's certificate (NV 0x01c0000a); check it with bootbench-report verify"
+        );
     }
 }

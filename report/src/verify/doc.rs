@@ -16,7 +16,10 @@
 //!    to be this TPM's if it was enrolled: without the endorsement
 //!    certificate's chain to the TPM's maker, or a credential activation,
 //!    nothing here ties the key to a real TPM.
-//! 4. With `--image`: the event log's measurements of shim, GRUB, its
+//! 4. The freshness: the nonce the quote covers (the qualifying data is
+//!    then the SHA-256 of the digest followed by the nonce) is the one the
+//!    verifier issued (`--expect-nonce`).
+//! 5. With `--image`: the event log's measurements of shim, GRUB, its
 //!    configuration, the kernel and the initramfs are those of the stick's
 //!    files, nothing else was started or read, and the config the run
 //!    measured is the stick's ([`super::image`]).
@@ -66,52 +69,47 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// The verdict on document `bytes`, point by point; `expect_key` the key
-/// name it must be signed by; `image` the files of the stick it must have
-/// booted from ([`super::image`]). An `Err` when there is nothing to verify.
-pub fn verify(bytes: &[u8], expect_key: Option<&str>, image: Option<&StickFiles>) -> Result<Vec<Point>, String> {
+/// What the verifier holds besides the document: each point it makes
+/// provable.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Given<'a> {
+    /// The key name the document must be signed by (`--expect-key`).
+    pub key: Option<&'a str>,
+    /// The nonce the verifier issued for this run (`--expect-nonce`, hex).
+    pub nonce: Option<&'a str>,
+    /// The files of the stick it must have booted from (`--image`, [`super::image`]).
+    pub image: Option<&'a StickFiles>,
+}
+
+/// The verdict on document `bytes`, point by point, with what the
+/// verifier holds (`given`). An `Err` when there is nothing to verify.
+pub fn verify(bytes: &[u8], given: &Given<'_>) -> Result<Vec<Point>, String> {
     let (without, block) = split(bytes).ok_or("the document has no attestation block (its last member)")?;
     let a: Attestation = serde_json::from_slice(&block).map_err(|e| format!("the attestation block: {e}"))?;
-    let expected = image.map(expected).transpose()?;
+    let expected = given.image.map(expected).transpose()?;
     let log = a.event_log.as_ref().map(|l| {
         base64_decode(l)
             .map_err(|e| format!("the event log: {e}"))
             .and_then(|b| parse_event_log(&b).map_err(|e| format!("the event log: {e}")))
     });
-    let mut points = Vec::new();
     let computed = digest(&SHA256, &without);
-    let same = hex(computed.as_ref()) == a.document_sha256;
-    points.push(Point {
-        what: "the document's digest",
-        outcome: if same { Outcome::Proved } else { Outcome::Failed },
-        detail: if same {
-            format!("SHA-256 {} of the document without its attestation", a.document_sha256)
-        } else {
-            format!(
-                "the document as received hashes to {}, the block says {}: it changed after it was measured",
-                hex(computed.as_ref()),
-                a.document_sha256
-            )
-        },
-    });
+    let mut points = vec![digest_point(&a, computed.as_ref())];
     let quoted = match &log {
         Some(Err(e)) => Err(e.clone()),
         Some(Ok(l)) => quote_point(&a, Some(l), computed.as_ref()),
         None => quote_point(&a, None, computed.as_ref()),
     };
-    let key = match &quoted {
-        Ok(q) => Some(q.key_name.clone()),
-        Err(_) => None,
-    };
+    let key = quoted.as_ref().ok().map(|q| q.key_name.clone());
     let proved_log = key.is_some() && log.is_some();
     points.push(match quoted {
         Ok(q) => Point {
             what: "the quote",
             outcome: Outcome::Proved,
             detail: format!(
-                "signed by key {} over PCRs {} (SHA-256) with the document's digest; the PCR values replayed from the event log and the two extends of PCR {ATTESTATION_PCR}",
+                "signed by key {} over PCRs {} (SHA-256) with the document's digest{}; the PCR values replayed from the event log and the two extends of PCR {ATTESTATION_PCR}",
                 q.key_name,
-                q.pcrs.iter().map(|p| p.1.to_string()).collect::<Vec<_>>().join(",")
+                q.pcrs.iter().map(|p| p.1.to_string()).collect::<Vec<_>>().join(","),
+                if a.nonce.is_some() { " and the nonce" } else { "" }
             ),
         },
         Err(e) => Point {
@@ -120,32 +118,90 @@ pub fn verify(bytes: &[u8], expect_key: Option<&str>, image: Option<&StickFiles>
             detail: e,
         },
     });
-    points.push(match (expect_key, key) {
-        (Some(want), Some(got)) if want.eq_ignore_ascii_case(&got) => Point {
-            what: "the key",
-            outcome: Outcome::Proved,
-            detail: format!("{got}, the key expected"),
-        },
-        (Some(want), Some(got)) => Point {
-            what: "the key",
-            outcome: Outcome::Failed,
-            detail: format!("{got}, not the key expected ({want})"),
-        },
-        (_, got) => Point {
-            what: "the key",
-            outcome: Outcome::NotProved,
-            detail: format!(
-                "{}: known to be this machine's TPM only if it was enrolled (--expect-key); no endorsement certificate chain or credential activation was checked",
-                got.unwrap_or_else(|| "no key".to_string())
-            ),
-        },
-    });
+    points.push(key_point(given.key, key.as_deref()));
+    points.push(nonce_point(given.nonce, a.nonce.as_deref(), key.is_some()));
     if let Some(expected) = expected {
         let log = log.as_ref().and_then(|l| l.as_ref().ok());
-        let config = image.and_then(|f| f.config.as_deref());
+        let config = given.image.and_then(|f| f.config.as_deref());
         points.extend(check(log, &expected, config, &a.config_sha256, proved_log));
     }
     Ok(points)
+}
+
+/// The document as received against the digest the block says was measured.
+fn digest_point(a: &Attestation, computed: &[u8]) -> Point {
+    let same = hex(computed) == a.document_sha256;
+    Point {
+        what: "the document's digest",
+        outcome: if same { Outcome::Proved } else { Outcome::Failed },
+        detail: if same {
+            format!("SHA-256 {} of the document without its attestation", a.document_sha256)
+        } else {
+            format!(
+                "the document as received hashes to {}, the block says {}: it changed after it was measured",
+                hex(computed),
+                a.document_sha256
+            )
+        },
+    }
+}
+
+/// The key that signed a proved quote (`got`) against the one expected.
+fn key_point(want: Option<&str>, got: Option<&str>) -> Point {
+    let (outcome, detail) = match (want, got) {
+        (Some(want), Some(got)) if want.eq_ignore_ascii_case(got) => {
+            (Outcome::Proved, format!("{got}, the key expected"))
+        }
+        (Some(want), Some(got)) => (Outcome::Failed, format!("{got}, not the key expected ({want})")),
+        (_, Some(got)) => (
+            Outcome::NotProved,
+            format!(
+                "{got}: known to be this machine's TPM only if it was enrolled (--expect-key); no endorsement certificate chain or credential activation was checked"
+            ),
+        ),
+        (_, None) => (
+            Outcome::NotProved,
+            "no key is proved: the quote is not".to_string(),
+        ),
+    };
+    Point {
+        what: "the key",
+        outcome,
+        detail,
+    }
+}
+
+/// The nonce the quote covers (`got`, proved when `quoted`) against the one
+/// the verifier issued: what proves the document is younger than the request.
+fn nonce_point(want: Option<&str>, got: Option<&str>, quoted: bool) -> Point {
+    let (outcome, detail) = match (want, got) {
+        (Some(want), Some(got)) if want.eq_ignore_ascii_case(got) && quoted => (
+            Outcome::Proved,
+            format!("the quote covers nonce {got}, the one expected: the document was made after it was issued"),
+        ),
+        (Some(want), Some(got)) if want.eq_ignore_ascii_case(got) => (
+            Outcome::NotProved,
+            format!("nonce {got}, the one expected, but the quote that would cover it is not proved"),
+        ),
+        (Some(want), Some(got)) => (Outcome::Failed, format!("nonce {got}, not the one expected ({want})")),
+        (Some(want), None) => (
+            Outcome::Failed,
+            format!("the document carries no nonce; expected {want}: it may be older than the request"),
+        ),
+        (None, Some(got)) => (
+            Outcome::NotProved,
+            format!("the quote covers nonce {got}; whether the verifier issued it is not checked (--expect-nonce)"),
+        ),
+        (None, None) => (
+            Outcome::NotProved,
+            "no nonce: nothing proves when the document was made (bootbench.nonce_url=)".to_string(),
+        ),
+    };
+    Point {
+        what: "the freshness",
+        outcome,
+        detail,
+    }
 }
 
 /// The quote checked against the values computed for its PCRs (PCRs 0 to
@@ -176,7 +232,15 @@ fn quote_point(a: &Attestation, log: Option<&EventLog>, doc_digest: &[u8]) -> Re
         }
         replayed.as_ref().and_then(|r| r.get(usize::from(n)).cloned())
     };
-    check_quote(&public, &attest, &sig, doc_digest, &pcr).map_err(|e| match (e, &a.event_log) {
+    let nonce = match &a.nonce {
+        Some(n) => Some(unhex(n).ok_or("the nonce is not hex")?),
+        None => None,
+    };
+    let qualifying = match &nonce {
+        Some(n) => sha256(&[doc_digest, n]),
+        None => doc_digest.to_vec(),
+    };
+    check_quote(&public, &attest, &sig, &qualifying, &pcr).map_err(|e| match (e, &a.event_log) {
         (super::quote::QuoteError::NoPcr(_, n), None) => {
             format!("PCR {n} cannot be computed: the document carries no event log")
         }

@@ -81,7 +81,7 @@ impl fmt::Display for QuoteError {
             QuoteError::Signature => write!(f, "quote: the signature does not verify under the attestation key"),
             QuoteError::QualifyingData { expected, quoted } => write!(
                 f,
-                "quote: the qualifying data is {quoted}, expected {expected} (the document's digest)"
+                "quote: the qualifying data is {quoted}, expected {expected} (the document's digest, with the nonce if any)"
             ),
             QuoteError::NoPcr(alg, pcr) => write!(f, "quote: no value for PCR {pcr} of bank {alg:#06x}"),
             QuoteError::PcrDigest { computed, quoted } => write!(

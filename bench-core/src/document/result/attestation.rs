@@ -34,8 +34,14 @@ pub struct Attestation {
     /// SHA-256 of the config text the run ran, the first extend.
     pub config_sha256: String,
     /// SHA-256 of the document without this block, the second extend and
-    /// the quote's qualifying data.
+    /// the quote's qualifying data (with a [`Attestation::nonce`], part of it).
     pub document_sha256: String,
+    /// A verifier's nonce (hex, 8 to 32 bytes), fetched from
+    /// `bootbench.nonce_url=` before the run: the quote's qualifying data is
+    /// then the SHA-256 of the document's digest followed by the nonce, so
+    /// the document is proved to be younger than the nonce.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
     /// The SHA-256 bank's values of the quoted PCRs, read after the quote.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pcrs: Vec<PcrValue>,

@@ -339,6 +339,11 @@ mod tests {
         d.host.sys_vendor = Some(evil.into());
         d.host.product_name = Some(evil.into());
         d.host.cpu_model = Some(evil.into());
+        // A device string in the attestation (the TPM's refusal, quoted): shown, escaped.
+        d.attestation = Some(bench_core::document::result::Attestation {
+            error: Some(evil.into()),
+            ..Default::default()
+        });
         let docs = [evil_doc(d.clone()), evil_doc(d)];
         let html = render(&docs);
         assert!(html.contains("<section class=\"fleet\""), "the fleet section is there");
@@ -349,6 +354,10 @@ mod tests {
         assert!(!html.contains("<script"), "a raw tag from a document");
         assert!(!html.contains("alert('x')"), "a raw quote from a document");
         assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;"));
+        assert!(
+            html.contains("<dt>Attestation</dt><dd>no quote: &lt;script&gt;"),
+            "the attestation fact"
+        );
         // The charts are still drawn from the renamed tests.
         for kind in Chart::ALL {
             assert!(!charts_of(&html, kind).is_empty(), "{}", kind.id());

@@ -48,6 +48,13 @@ pub(super) fn section(out: &mut String, i: usize, l: &Loaded) {
             .map_or_else(|| "-".into(), |b| format!("{} MiB", num(b as f64 / 1_048_576.0))),
         opt(host.kernel.as_ref()),
     );
+    if let Some(a) = &doc.attestation {
+        let _ = writeln!(
+            out,
+            "<dl class=\"facts\"><dt>Attestation</dt><dd>{}</dd></dl>",
+            escape(&crate::figures::text::attestation(a))
+        );
+    }
     if run.simulated {
         out.push_str("<p class=\"warning\">Simulated disks (--simulate): the figures come from a model.</p>\n");
     }

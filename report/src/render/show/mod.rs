@@ -292,6 +292,9 @@ fn run_lines(doc: &ResultDoc) -> String {
         h.kernel.as_deref().unwrap_or("-"),
         boot_facts(h),
     ));
+    if let Some(a) = &doc.attestation {
+        out.push_str(&format!("attestation: {}\n", text::attestation(a)));
+    }
     out
 }
 

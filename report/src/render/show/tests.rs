@@ -16,6 +16,25 @@ fn the_host_line_says_how_the_machine_booted() {
     assert_eq!(boot_facts(&h), "; booted by BIOS", "no Secure Boot to speak of on BIOS");
 }
 
+/// A document with an attestation says what it holds after the host
+/// line; an older one says nothing of it.
+#[test]
+fn the_run_lines_say_what_the_attestation_holds() {
+    let mut doc: ResultDoc =
+        serde_json::from_str(include_str!("../../../tests/fixtures/qemu-4disks-quick.json")).expect("fixture");
+    doc.attestation = None;
+    assert!(!run_lines(&doc).contains("attestation"));
+    doc.attestation = Some(bench_core::document::result::Attestation {
+        error: Some("no TPM (/dev/tpmrm0: not found)".into()),
+        ..Default::default()
+    });
+    let lines = run_lines(&doc);
+    assert!(
+        lines.ends_with("\nattestation: no quote: no TPM (/dev/tpmrm0: not found)\n"),
+        "{lines}"
+    );
+}
+
 /// hdparm, sysbench and dd twins show their figures in their tools'
 /// units beside MB/s, labelled; other tests add nothing.
 #[test]

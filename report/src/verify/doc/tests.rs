@@ -49,7 +49,7 @@ fn a_document_without_a_quote_proves_nothing_and_says_why() {
         ..Attestation::default()
     });
     let bytes = serde_json::to_vec_pretty(&d).unwrap();
-    let points = verify(&bytes, None, None).unwrap();
+    let points = verify(&bytes, &Given::default()).unwrap();
     assert_eq!(points[0].outcome, Outcome::Proved, "{points:?}");
     assert_eq!(points[1].outcome, Outcome::NotProved);
     assert!(points[1].detail.contains("no TPM"), "{}", points[1].detail);
@@ -57,10 +57,10 @@ fn a_document_without_a_quote_proves_nothing_and_says_why() {
     let text = String::from_utf8(bytes)
         .unwrap()
         .replacen("\"seed\": ", "\"seed\": 1", 1);
-    let points = verify(text.as_bytes(), None, None).unwrap();
+    let points = verify(text.as_bytes(), &Given::default()).unwrap();
     assert_eq!(points[0].outcome, Outcome::Failed, "{points:?}");
     assert!(points[0].detail.contains("it changed after it was measured"));
-    assert!(verify(&measured, None, None)
+    assert!(verify(&measured, &Given::default())
         .unwrap_err()
         .contains("no attestation block"));
 }
