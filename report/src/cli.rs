@@ -143,9 +143,10 @@ pub enum Command {
     Verify {
         /// The result document, as received (pretty or compact JSON).
         doc: PathBuf,
-        /// The attestation key's name (hex) the machine enrolled, or that an
-        /// earlier run of it recorded.
-        #[arg(long = "expect-key")]
+        /// The attestation key's name (hex) the machine enrolled, or an
+        /// earlier result document of the machine (a file): the key its
+        /// proved quote was signed by.
+        #[arg(long = "expect-key", value_name = "KEY|DOC")]
         expect_key: Option<String>,
         /// The nonce (hex) the verifier served at bootbench.nonce_url= for
         /// this run: the quote must cover it, which proves the document was

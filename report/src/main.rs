@@ -120,8 +120,22 @@ fn run_verify(
             return ExitCode::from(2);
         }
     };
+    // --expect-key: a key name, or an earlier document of the machine whose quote names it.
+    let earlier = match expect_key.filter(|k| std::path::Path::new(k).is_file()) {
+        Some(path) => match std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| bootbench_report::verify::doc::proved_key(&b))
+        {
+            Ok(k) => Some(k),
+            Err(e) => {
+                say(&format!("--expect-key {path}: {e}"));
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
     let given = Given {
-        key: expect_key,
+        key: earlier.as_deref().or(expect_key),
         nonce: expect_nonce,
         image: files.as_ref(),
     };

@@ -170,6 +170,14 @@ fn a_measured_document_verifies_and_a_changed_one_does_not() {
     // Another machine's key expected: failed.
     let (ok, out) = verify(&dir, &bytes, Some("000b00"));
     assert!(!ok && out.contains("the key: FAILED"), "{out}");
+    // The key of an earlier document of the machine (its quote proved): proved.
+    let earlier = dir.join("earlier.json");
+    std::fs::write(&earlier, &bytes).unwrap();
+    let (ok, out) = verify(&dir, &bytes, Some(earlier.to_str().unwrap()));
+    assert!(
+        ok && out.contains(&format!("the key: proved: {key}, the key expected")),
+        "{out}"
+    );
 
     // One figure changed: the digest fails, naming both digests.
     let text = String::from_utf8(bytes.clone()).unwrap();
@@ -188,6 +196,13 @@ fn a_measured_document_verifies_and_a_changed_one_does_not() {
     assert!(!ok && out.contains("the document's digest: proved"), "{out}");
     assert!(
         out.contains("the quote: FAILED: quote: the qualifying data is"),
+        "{out}"
+    );
+    // An earlier document whose quote is not proved names no key.
+    std::fs::write(&earlier, &forged).unwrap();
+    let (ok, out) = verify(&dir, &bytes, Some(earlier.to_str().unwrap()));
+    assert!(
+        !ok && out.contains("its quote is not proved: quote: the qualifying data is"),
         "{out}"
     );
     // Keys reordered (the attestation no longer last): nothing to verify.

@@ -84,14 +84,8 @@ pub struct Given<'a> {
 /// The verdict on document `bytes`, point by point, with what the
 /// verifier holds (`given`). An `Err` when there is nothing to verify.
 pub fn verify(bytes: &[u8], given: &Given<'_>) -> Result<Vec<Point>, String> {
-    let (without, block) = split(bytes).ok_or("the document has no attestation block (its last member)")?;
-    let a: Attestation = serde_json::from_slice(&block).map_err(|e| format!("the attestation block: {e}"))?;
+    let (without, a, log) = opened(bytes)?;
     let expected = given.image.map(expected).transpose()?;
-    let log = a.event_log.as_ref().map(|l| {
-        base64_decode(l)
-            .map_err(|e| format!("the event log: {e}"))
-            .and_then(|b| parse_event_log(&b).map_err(|e| format!("the event log: {e}")))
-    });
     let computed = digest(&SHA256, &without);
     let mut points = vec![digest_point(&a, computed.as_ref())];
     let quoted = match &log {
@@ -126,6 +120,34 @@ pub fn verify(bytes: &[u8], given: &Given<'_>) -> Result<Vec<Point>, String> {
         points.extend(check(log, &expected, config, &a.config_sha256, proved_log));
     }
     Ok(points)
+}
+
+/// The key that signed an earlier document's quote, proved as [`verify`]
+/// proves it (a machine's key from an earlier run, for `--expect-key`);
+/// why not, when the document's quote is not proved.
+pub fn proved_key(bytes: &[u8]) -> Result<String, String> {
+    let (without, a, log) = opened(bytes)?;
+    let log = log.transpose().map_err(|e| format!("its quote is not proved: {e}"))?;
+    let computed = digest(&SHA256, &without);
+    quote_point(&a, log.as_ref(), computed.as_ref())
+        .map(|q| q.key_name)
+        .map_err(|e| format!("its quote is not proved: {e}"))
+}
+
+/// The event log of an attestation, parsed, or why not; `None`: it has none.
+type Log = Option<Result<EventLog, String>>;
+
+/// A document opened for verifying: its compact JSON without the
+/// attestation, the attestation, and its event log.
+fn opened(bytes: &[u8]) -> Result<(Vec<u8>, Attestation, Log), String> {
+    let (without, block) = split(bytes).ok_or("the document has no attestation block (its last member)")?;
+    let a: Attestation = serde_json::from_slice(&block).map_err(|e| format!("the attestation block: {e}"))?;
+    let log = a.event_log.as_ref().map(|l| {
+        base64_decode(l)
+            .map_err(|e| format!("the event log: {e}"))
+            .and_then(|b| parse_event_log(&b).map_err(|e| format!("the event log: {e}")))
+    });
+    Ok((without, a, log))
 }
 
 /// The document as received against the digest the block says was measured.
