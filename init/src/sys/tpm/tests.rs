@@ -136,3 +136,64 @@ fn extend_read_key_quote_flush_on_a_real_tpm() {
     // No endorsement certificate in a fresh swtpm: none, not an error.
     assert_eq!(tpm.nv_read(0x01C0_000A).unwrap(), None);
 }
+
+/// An endorsement key certificate where a TPM's maker puts it: NV index
+/// 0x01C0000A, defined and written here under the platform hierarchy with
+/// tpm2-tools (as provisioning does), 1,500 bytes (more than one
+/// TPM2_NV_Read): read back whole, byte for byte.
+#[test]
+fn an_endorsement_certificate_in_nv_is_read_whole() {
+    let dir = std::env::temp_dir().join(format!("bootbench-swtpm-ek-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // tpm2-tools' swtpm TCTI takes the control channel on the next port:
+    // a free port whose next one is free too.
+    let port = (0..100)
+        .map(|_| free_port())
+        .find(|p| std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok())
+        .expect("two free ports in a row");
+    let child = Command::new("swtpm")
+        .args(["socket", "--tpm2", "--flags", "not-need-init,startup-clear"])
+        .arg("--tpmstate")
+        .arg(format!("dir={}", dir.display()))
+        .args(["--server", &format!("type=tcp,port={port}")])
+        .args(["--ctrl", &format!("type=tcp,port={}", port + 1)])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("swtpm (Debian's swtpm package, installed by .ci/deps)");
+    let sw = Swtpm { child, port, dir };
+    // swtpm serves one connection at a time: listening first, then the
+    // tools, then the client.
+    drop(connect(&sw));
+    let cert: Vec<u8> = (0..1500u32).map(|i| u8::try_from(i % 251).unwrap()).collect();
+    let file = sw.dir.join("ek.der");
+    std::fs::write(&file, &cert).unwrap();
+    let tcti = format!("swtpm:host=127.0.0.1,port={port}");
+    let tool = |args: &[&str]| {
+        let out = Command::new(args[0])
+            .args(["-T", &tcti])
+            .args(&args[1..])
+            .output()
+            .expect("tpm2-tools (Debian's tpm2-tools, installed by .ci/deps)");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    tool(&[
+        "tpm2_nvdefine",
+        "-C",
+        "p",
+        "-s",
+        "1500",
+        "-a",
+        "ppwrite|ppread|ownerread|authread|no_da|platformcreate",
+        "0x01C0000A",
+    ]);
+    tool(&["tpm2_nvwrite", "-C", "p", "-i", file.to_str().unwrap(), "0x01C0000A"]);
+    let mut tpm = connect(&sw);
+    assert_eq!(tpm.nv_read(0x01C0_000A).unwrap(), Some(cert));
+    // The RSA key's index is still empty.
+    assert_eq!(tpm.nv_read(0x01C0_0002).unwrap(), None);
+}
