@@ -95,8 +95,9 @@ pub fn fetch_nonce(
 ) -> Result<Vec<u8>, String> {
     let key = Key::NonceUrl;
     let (text, from) = fetch_text(client, key, url, "a nonce (hex)", bound, log)?;
-    parse_nonce(text.trim()).ok_or_else(|| {
-        let shown: String = text.trim().chars().take(80).collect();
+    let text = text.trim();
+    parse_nonce(text).ok_or_else(|| {
+        let shown: String = text.chars().take(80).collect();
         format!(
             "{key}: GET {from} answered {shown:?}; expected {NONCE_HEX_MIN} to {NONCE_HEX_MAX} hex digits, an even number (a nonce of 8 to 32 bytes)"
         )
@@ -105,13 +106,10 @@ pub fn fetch_nonce(
 
 /// `hex` as bytes, when it is a nonce's length of hex digits.
 fn parse_nonce(hex: &str) -> Option<Vec<u8>> {
-    if !(NONCE_HEX_MIN..=NONCE_HEX_MAX).contains(&hex.len()) || hex.len() % 2 != 0 {
+    if !(NONCE_HEX_MIN..=NONCE_HEX_MAX).contains(&hex.len()) {
         return None;
     }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-        .collect()
+    bench_core::vocab::hex::decode(hex)
 }
 
 /// GET the text at `url`, the value of `key`, retrying as [`fetch_config`]
@@ -219,6 +217,22 @@ mod tests {
         merged(config, cmdline).map(|p| p.metrics_url.map(|u| u.to_string()))
     }
 
+    /// An HTTP server on a free loopback port for `n` connections, each
+    /// answered with `reply` of its request's first read; its port.
+    fn serve(n: usize, reply: fn(&str) -> String) -> u16 {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for mut c in l.incoming().flatten().take(n) {
+                let mut b = [0u8; 1024];
+                let got = c.read(&mut b).unwrap_or(0);
+                let _ = c.write_all(reply(&String::from_utf8_lossy(&b[..got])).as_bytes());
+            }
+        });
+        port
+    }
+
     const CONFIG: &str = r#"{"profile": "quick", "results_url": "http://other/x", "metrics_url": "http://other:9091"}"#;
 
     #[test]
@@ -307,21 +321,11 @@ mod tests {
 
     #[test]
     fn a_config_url_that_answers_404_is_an_error_naming_the_key() {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            for c in l.incoming().flatten().take(2) {
-                use std::io::{Read, Write};
-                let mut c = c;
-                let mut b = [0u8; 1024];
-                let n = c.read(&mut b).unwrap_or(0);
-                let req = String::from_utf8_lossy(&b[..n]).to_string();
-                let reply: &[u8] = if req.starts_with("GET /good.json") {
-                    b"HTTP/1.1 200 OK\r\nContent-Length: 19\r\n\r\n{\"profile\":\"quick\"}"
-                } else {
-                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
-                };
-                let _ = c.write_all(reply);
+        let port = serve(2, |req| {
+            if req.starts_with("GET /good.json") {
+                "HTTP/1.1 200 OK\r\nContent-Length: 19\r\n\r\n{\"profile\":\"quick\"}".to_string()
+            } else {
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_string()
             }
         });
         let client = http::Client::new(None).unwrap();
@@ -358,24 +362,15 @@ mod tests {
     /// anything else is refused naming the key, the answer and what is expected.
     #[test]
     fn a_nonce_is_hex_of_8_to_32_bytes_or_refused_by_name() {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            for c in l.incoming().flatten().take(3) {
-                use std::io::{Read, Write};
-                let mut c = c;
-                let mut b = [0u8; 1024];
-                let n = c.read(&mut b).unwrap_or(0);
-                let req = String::from_utf8_lossy(&b[..n]).to_string();
-                let body: &str = if req.starts_with("GET /good") {
-                    "00112233445566778899aabbccddeeff\n"
-                } else if req.starts_with("GET /short") {
-                    "0011"
-                } else {
-                    "not hex at all, not hex at all"
-                };
-                let _ = write!(c, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len());
-            }
+        let port = serve(3, |req| {
+            let body = if req.starts_with("GET /good") {
+                "00112233445566778899aabbccddeeff\n"
+            } else if req.starts_with("GET /short") {
+                "0011"
+            } else {
+                "not hex at all, not hex at all"
+            };
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len())
         });
         let client = http::Client::new(None).unwrap();
         let url = |p: &str| format!("http://127.0.0.1:{port}/{p}");
@@ -395,5 +390,6 @@ mod tests {
         assert_eq!(parse_nonce(&"ab".repeat(32)).map(|n| n.len()), Some(32));
         assert_eq!(parse_nonce(&"ab".repeat(33)), None);
         assert_eq!(parse_nonce("0123456789abcdef0"), None, "odd");
+        assert_eq!(parse_nonce(&"+1".repeat(8)), None, "a sign is not a digit");
     }
 }

@@ -59,16 +59,6 @@ fn sha256(parts: &[&[u8]]) -> Vec<u8> {
     c.finish().as_ref().to_vec()
 }
 
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
 /// What the verifier holds besides the document: each point it makes
 /// provable.
 #[derive(Clone, Copy, Debug, Default)]
@@ -243,7 +233,7 @@ fn quote_point(a: &Attestation, log: Option<&EventLog>, doc_digest: &[u8]) -> Re
         Some(log) => Some(log.replay(ALG_SHA256, &sha256).map_err(|e| e.to_string())?),
         None => None,
     };
-    let config = unhex(&a.config_sha256).ok_or("the config's digest is not hex")?;
+    let config = bench_core::vocab::hex::decode(&a.config_sha256).ok_or("the config's digest is not hex")?;
     let own = sha256(&[&sha256(&[&[0; 32], &config]), doc_digest]);
     let pcr = |alg: u16, n: u8| -> Option<Vec<u8>> {
         if alg != ALG_SHA256 {
@@ -255,7 +245,7 @@ fn quote_point(a: &Attestation, log: Option<&EventLog>, doc_digest: &[u8]) -> Re
         replayed.as_ref().and_then(|r| r.get(usize::from(n)).cloned())
     };
     let nonce = match &a.nonce {
-        Some(n) => Some(unhex(n).ok_or("the nonce is not hex")?),
+        Some(n) => Some(bench_core::vocab::hex::decode(n).ok_or("the nonce is not hex")?),
         None => None,
     };
     let qualifying = match &nonce {
