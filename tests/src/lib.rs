@@ -231,11 +231,7 @@ pub fn boot_tpm(
             nic: Nic::Virtio,
             tftp: None,
             bootfile: None,
-            forwards: http_ports
-                .iter()
-                .enumerate()
-                .map(|(i, p)| Forward::parse(&p.to_string(), i).expect("a port"))
-                .collect(),
+            forwards: forwards(http_ports),
             boot: false,
             pcap: None,
         };
@@ -385,6 +381,15 @@ pub struct NetSeen {
     pub http: Vec<String>,
 }
 
+/// The guest's `10.0.2.100:80`, `.101:80`, ... to the host's `127.0.0.1:` `http_ports`.
+fn forwards(http_ports: &[u16]) -> Vec<Forward> {
+    http_ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Forward::parse(&p.to_string(), i).expect("a port"))
+        .collect()
+}
+
 /// Boots from the network: SeaBIOS, the `nic`'s iPXE ROM, QEMU's user-mode network with
 /// `restrict=on`, DHCP handing out boot.ipxe and TFTP serving `net_dir` (see [`netboot_dir`]);
 /// the guest's 10.0.2.100:80, .101:80, ... reach the host's `127.0.0.1:` `http_ports` (a
@@ -402,11 +407,7 @@ pub fn netboot(
 ) -> (Outcome, NetSeen) {
     let pcap_file = dir.join("net.pcap");
     let _ = fs::remove_file(&pcap_file);
-    let forwards = http_ports
-        .iter()
-        .enumerate()
-        .map(|(i, p)| Forward::parse(&p.to_string(), i).expect("a port"))
-        .collect();
+    let forwards = forwards(http_ports);
     let net = Net {
         nic,
         tftp: Some(net_dir.to_owned()),
