@@ -18,7 +18,10 @@ machine shows in them):
   - the length of `fleet`'s text (lines) at each count: the summary is
     meant to fit one screen whatever the number of machines;
   - `export --format parquet` of the two smallest FLEET_MEM_DOCS counts:
-    time, peak RSS (a row group's rows, whatever the count) and size.
+    time, peak RSS (a row group's rows, whatever the count) and size;
+  - `fleet` over each of those exports beside `fleet` over the documents
+    it came from, 3 alternating rounds: the ratio of the median times
+    (the same report, checked).
 
 The documents (bench/fleetgen.py): made from the real quick-profile run
 of report/tests/fixtures/qemu-4disks-quick.json (4 disks, 52 tests), each
@@ -60,6 +63,7 @@ GEN = os.path.join(ROOT, "bench", "fleetgen.py")
 DISKS_PER_DOC = 4  # the fixture's disks
 DOC_BYTES = 390_000  # about one generated document, for the free-space check
 TARGET_S = 30.0
+ROUNDS = 3  # alternating rounds of the side-by-side timings
 
 
 def run(argv, capture=False, shell=False):
@@ -192,6 +196,27 @@ def measure(work, docs, mem, seed, most):
         parts.append(f"{n} docs {secs:.1f} s ({cpu:.1f} s CPU), peak RSS {mb(rss)}, "
                      f"{mb(os.path.getsize(out))} written")
     print("export --format parquet: " + "; ".join(parts))
+
+    # fleet over an export beside fleet over the documents it came from:
+    # the same report (checked), ROUNDS alternating rounds, the ratio of
+    # the median times (export / documents; at most 1 is the goal).
+    for n in sizes:
+        src, exp = dir_of(n), os.path.join(work, f"export{n}.parquet")
+        times = {"json": [], "parquet": []}
+        texts = {}
+        for r in range(ROUNDS):
+            order = [("json", src), ("parquet", exp)]
+            for side, path in order if r % 2 == 0 else reversed(order):
+                secs, _, out, _ = run([REPORT, "fleet", path], capture=True)
+                times[side].append(secs)
+                texts[side] = out
+        if texts["json"] != texts["parquet"]:
+            sys.exit(f"fleet bench: fleet over {exp} differs from fleet over {src}")
+        med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+        ratios = sorted(p / j for p, j in zip(times["parquet"], times["json"]))
+        print(f"fleet over the export of {n} docs / over their JSON: {med['parquet']:.2f} s / "
+              f"{med['json']:.2f} s = {med['parquet'] / med['json']:.2f} "
+              f"(rounds {ratios[0]:.2f}-{ratios[-1]:.2f}, {ROUNDS} alternating; the same report)")
 
 
 if __name__ == "__main__":

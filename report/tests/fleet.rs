@@ -676,7 +676,7 @@ fn fleet_skips_a_parquet_footer_that_claims_more_than_the_file_holds() {
         ),
         (
             &both,
-            format!("row group 0: column `file`: its pages end after {real_rows} of the group's 1099511627776 rows"),
+            format!("row group 0: column `step`: its pages end after {real_rows} of the group's 1099511627776 rows"),
         ),
         (
             &off,

@@ -209,7 +209,58 @@ fn export_reads_back_in_duckdb_and_csv_with_the_documents_figures() {
     let mine = tidy::figure_rows(&docs);
     assert_eq!(mine.len(), want);
     the_reader_reads_our_rows_and_names_what_is_wrong(&dir, &mine, &figures, &runs, &csv);
+    the_summary_reader_reads_only_what_it_is_asked(&dir, &mine, &figures);
     let _ = fs::remove_dir_all(&dir);
+}
+
+/// `for_each_summary_row`: the rows whose `step` is null, in order, with
+/// only the columns asked for (the others empty), from our file and from
+/// DuckDB's (its own pages and encodings, columns reversed); a file
+/// without a column not asked for is read (DuckDB's copy without `unit`),
+/// one without a column asked for is refused naming it, as is a name the
+/// table does not have.
+fn the_summary_reader_reads_only_what_it_is_asked(dir: &Path, mine: &[tidy::FigureRow], figures: &Path) {
+    let asked = [
+        "file",
+        "disk",
+        "test",
+        "status",
+        "figure",
+        "value",
+        "run_started_unix_ns",
+    ];
+    let want: Vec<tidy::FigureRow> = mine
+        .iter()
+        .filter(|r| r.step.is_none())
+        .map(|r| tidy::FigureRow {
+            file: r.file.clone(),
+            disk: r.disk.clone(),
+            test: r.test.clone(),
+            status: r.status.clone(),
+            figure: r.figure.clone(),
+            value: r.value,
+            run_started_unix_ns: r.run_started_unix_ns,
+            ..tidy::FigureRow::default()
+        })
+        .collect();
+    assert!(want.len() < mine.len() / 4, "{} of {} rows", want.len(), mine.len());
+    assert!(
+        want.iter().any(|r| r.figure.is_none()),
+        "a test without a summary figure"
+    );
+    let missing = dir.join("missing.parquet");
+    for f in [figures.to_path_buf(), dir.join("reordered.parquet"), missing.clone()] {
+        let mut got = Vec::new();
+        tidy::for_each_summary_row(&f, &asked, |r| got.push(r)).unwrap();
+        assert_eq!(got, want, "{}", f.display());
+    }
+    let e = tidy::for_each_summary_row(&missing, &["file", "unit"], |_| {}).unwrap_err();
+    assert!(
+        e.contains(&missing.display().to_string()) && e.contains("no column `unit`"),
+        "{e}"
+    );
+    let e = tidy::for_each_summary_row(figures, &["file", "speed"], |_| {}).unwrap_err();
+    assert!(e.contains("no column `speed`"), "{e}");
 }
 
 /// The export to `fleet.parquet` and `fleet.csv` in `dir`, as a user runs

@@ -111,7 +111,7 @@ pub const RUNS_TABLE: &str = "runs/1";
 pub const ROW_GROUP: usize = 32_768;
 
 /// One row of the figures table (see the module doc for each column).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FigureRow {
     pub file: String,
     pub machine: String,
@@ -212,13 +212,35 @@ pub enum Cell<'a> {
     Int(Option<i64>),
 }
 
-/// One column of a table: its name, type, whether it may be null, and
-/// how a row gives its value.
+/// How a value read back is put into a row: by the column's kind, `false`
+/// where a required column's value is null. `Derived` for a column made of
+/// another (`run_started`), which the reader does not read.
+pub enum Set<R> {
+    Text(fn(&mut R, Option<String>) -> bool),
+    Double(fn(&mut R, Option<f64>) -> bool),
+    Int(fn(&mut R, Option<i64>) -> bool),
+    Derived,
+}
+
+impl<R> std::fmt::Debug for Set<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Set::Text(_) => "Set::Text",
+            Set::Double(_) => "Set::Double",
+            Set::Int(_) => "Set::Int",
+            Set::Derived => "Set::Derived",
+        })
+    }
+}
+
+/// One column of a table: its name, type, whether it may be null, how a
+/// row gives its value and how a value read back is put into a row.
 pub struct Column<R> {
     pub name: &'static str,
     pub kind: Kind,
     pub optional: bool,
     pub get: fn(&R) -> Cell<'_>,
+    pub set: Set<R>,
 }
 
 impl<R> std::fmt::Debug for Column<R> {
@@ -240,8 +262,14 @@ macro_rules! columns {
             kind: Kind::$kind,
             optional: $opt,
             get: |r: &$row| columns!(@cell r $name $kind $opt),
+            set: columns!(@set $row, $name $kind $opt),
         },)*]
     };
+    (@set $row:ty, $name:ident Timestamp false) => { Set::Derived };
+    (@set $row:ty, $name:ident $kind:ident false) => {
+        Set::$kind(|r: &mut $row, v| v.map(|v| r.$name = v).is_some())
+    };
+    (@set $row:ty, $name:ident $kind:ident true) => { Set::$kind(|r: &mut $row, v| { r.$name = v; true }) };
     (@cell $r:ident $name:ident Text false) => { Cell::Text(Some($r.$name.as_str())) };
     (@cell $r:ident $name:ident Text true) => { Cell::Text($r.$name.as_deref()) };
     (@cell $r:ident $name:ident Double true) => { Cell::Double($r.$name) };
@@ -371,6 +399,13 @@ mod tests {
             .num_row_groups();
         assert_eq!(groups, want.len().div_ceil(ROW_GROUP));
         assert_eq!(read_parquet(&f).unwrap(), want);
+        // The summary rows alone, across batches and groups: every
+        // column asked for, so each is the row as written.
+        let names: Vec<&str> = FIGURE_COLUMNS.iter().map(|c| c.name).collect();
+        let mut summary = Vec::new();
+        for_each_summary_row(&f, &names, |r| summary.push(r)).unwrap();
+        let want_summary: Vec<&FigureRow> = want.iter().filter(|r| r.step.is_none()).collect();
+        assert_eq!(summary.iter().collect::<Vec<_>>(), want_summary);
         let (c, cr) = (dir.join("t.csv"), dir.join("t.runs.csv"));
         write_csv(&docs, &c, &cr).unwrap();
         let text = std::fs::read_to_string(&c).unwrap();

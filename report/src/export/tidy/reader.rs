@@ -66,14 +66,26 @@ pub fn read_parquet(path: &Path) -> Result<Vec<FigureRow>, String> {
 /// [`read_parquet`] a row at a time, in the file's order, without holding
 /// the table: `fleet` reads an export of any size this way.
 pub fn for_each_figure_row(path: &Path, each: impl FnMut(FigureRow)) -> Result<(), String> {
-    rows(path, false, each)
+    rows(path, None, false, each)
 }
 
-/// [`for_each_figure_row`] of the rows whose `step` is null only: each
-/// test's summary figures, or its one row without (see the module doc),
-/// the rest skipped before they are made rows. What `fleet` reads.
-pub fn for_each_summary_row(path: &Path, each: impl FnMut(FigureRow)) -> Result<(), String> {
-    rows(path, true, each)
+/// [`for_each_figure_row`] of the rows whose `step` is null only (each
+/// test's summary figures, or its one row without: see the module doc),
+/// and of those only the `columns` named: what `fleet` reads. A column not
+/// named is left empty in the rows (`""`, `None`, 0) and need not be in
+/// the file. The rest is never made a row, nor its cells values: the
+/// `step` column is read first, a batch at a time, and each named column
+/// then reads the runs of rows whose `step` is null and skips the others
+/// (a skipped dictionary-encoded value is an index passed over, a page
+/// of skipped rows is not decompressed).
+pub fn for_each_summary_row(path: &Path, columns: &[&str], each: impl FnMut(FigureRow)) -> Result<(), String> {
+    if let Some(c) = columns.iter().find(|c| !FIGURE_COLUMNS.iter().any(|k| k.name == **c)) {
+        return Err(format!(
+            "no column `{c}` in the figures table (asked of {})",
+            path.display()
+        ));
+    }
+    rows(path, Some(columns), true, each)
 }
 
 /// Whether `table` (a file's `bootbench.table`) is the figures table; an
@@ -101,7 +113,43 @@ fn figures_table(file: &dyn std::fmt::Display, table: Option<&str>) -> Result<()
     Ok(())
 }
 
-fn rows(path: &Path, summary_only: bool, mut each: impl FnMut(FigureRow)) -> Result<(), String> {
+/// What is read of a file: the columns (each with its place in the file)
+/// and, when only the summary rows are, where `step` is.
+struct Plan {
+    cols: Vec<(&'static Column<FigureRow>, usize)>,
+    step: Option<usize>,
+}
+
+impl Plan {
+    /// The columns of `only` (all of them for `None`) found by name in
+    /// `names` (the file's columns, in its order), `run_started` left out
+    /// (it is `run_started_unix_ns` again); an error naming the file and
+    /// the first column missing.
+    fn find(
+        names: &[String],
+        only: Option<&[&str]>,
+        summary_only: bool,
+        file: &dyn std::fmt::Display,
+    ) -> Result<Plan, String> {
+        let at = |name: &str| {
+            names
+                .iter()
+                .position(|n| n == name)
+                .ok_or_else(|| format!("{file}: no column `{name}` in the figures table"))
+        };
+        let mut cols = Vec::new();
+        for c in FIGURE_COLUMNS {
+            let wanted = only.is_none_or(|o| o.contains(&c.name));
+            if wanted && !matches!(c.set, Set::Derived) && !(summary_only && c.name == "step") {
+                cols.push((c, at(c.name)?));
+            }
+        }
+        let step = if summary_only { Some(at("step")?) } else { None };
+        Ok(Plan { cols, step })
+    }
+}
+
+fn rows(path: &Path, only: Option<&[&str]>, summary_only: bool, mut each: impl FnMut(FigureRow)) -> Result<(), String> {
     let file = path.display();
     let (r, table) = open(path)?;
     figures_table(&file, table.as_deref())?;
@@ -113,204 +161,181 @@ fn rows(path: &Path, summary_only: bool, mut each: impl FnMut(FigureRow)) -> Res
         .iter()
         .map(|c| c.name().to_owned())
         .collect();
-    let ix = FigureIx::find(&names, &file)?;
-    let mut rows_seen = 0;
+    let plan = Plan::find(&names, only, summary_only, &file)?;
+    let mut first = 0;
     for g in 0..r.num_row_groups() {
         let rg = r.get_row_group(g).map_err(|e| format!("{file}: row group {g}: {e}"))?;
-        // Checked by parquet_footer: at least 0, at most what each column
-        // chunk holds; still read a batch at a time, never allocated by.
-        let n = usize::try_from(rg.metadata().num_rows()).unwrap_or(0);
-        let mut readers: Vec<Option<(ChunkReader, i16)>> = (0..names.len()).map(|_| None).collect();
-        for i in ix.all() {
+        let mut group = Group {
+            file: &file,
+            g,
+            first,
+            done: 0,
+            // Checked by parquet_footer: at least 0, at most what each
+            // column chunk holds; still read a batch at a time, never
+            // allocated by.
+            n: usize::try_from(rg.metadata().num_rows()).unwrap_or(0),
+        };
+        let open = |i: usize| {
             let max_def = rg.metadata().column(i).column_descr().max_def_level();
-            let reader = rg
-                .get_column_reader(i)
-                .map_err(|e| format!("{file}: column `{}`: {e}", names[i]))?;
-            readers[i] = Some((ChunkReader::of(reader), max_def));
-        }
-        let mut done = 0;
-        while done < n {
-            let batch = (n - done).min(BATCH_ROWS);
-            // Each column's next `batch` rows, by its typed reader: a
-            // batch at a time, not a record of fields per row.
-            let mut cols: Vec<Option<Values>> = (0..names.len()).map(|_| None).collect();
-            for i in ix.all() {
-                if let Some((c, max_def)) = readers[i].as_mut() {
-                    let got = c
-                        .read(batch, *max_def)
-                        .map_err(|e| format!("{e}"))
-                        .and_then(|(v, read)| {
-                            if read < batch {
-                                Err(format!("its pages end after {} of the group's {n} rows", done + read))
-                            } else {
-                                Ok(v)
-                            }
-                        });
-                    cols[i] = Some(got.map_err(|e| format!("{file}: row group {g}: column `{}`: {e}", names[i]))?);
-                }
+            rg.get_column_reader(i)
+                .map(|c| (ChunkReader::of(c), max_def))
+                .map_err(|e| format!("{file}: column `{}`: {e}", names[i]))
+        };
+        let mut readers = Vec::with_capacity(plan.cols.len());
+        for &(c, i) in &plan.cols {
+            let (reader, max_def) = open(i)?;
+            if reader.kind() != c.kind {
+                return Err(format!(
+                    "{file}: column `{}` is {}, not {}",
+                    c.name,
+                    reader.physical(),
+                    kind_name(c.kind)
+                ));
             }
-            let mut cell = Cells {
-                file: &file,
-                names: &names,
-                cols,
-                row: 0,
-                first: rows_seen,
+            readers.push((reader, max_def));
+        }
+        let mut step = plan.step.map(open).transpose()?;
+        while group.done < group.n {
+            let batch = (group.n - group.done).min(BATCH_ROWS);
+            // The runs of rows read (true) and skipped: the whole batch,
+            // or the rows whose `step` is null.
+            let runs = match step.as_mut() {
+                None => vec![(true, batch)],
+                Some((c, max_def)) => {
+                    let def = c.levels(batch, *max_def).map_err(|e| group.wrong("step", e))?;
+                    runs_of(def.iter().map(|&d| d < *max_def))
+                }
             };
-            for row in 0..batch {
-                cell.row = row;
-                if summary_only && cell.is_set(ix.step) {
-                    continue;
-                }
-                each(cell.figure_row(&ix)?);
+            let mut cols = Vec::with_capacity(readers.len());
+            for (&(c, _), (reader, max_def)) in plan.cols.iter().zip(readers.iter_mut()) {
+                cols.push(reader.read_runs(&runs, *max_def).map_err(|e| group.wrong(c.name, e))?);
             }
-            done += batch;
-            rows_seen += batch;
+            group.emit(&plan, &runs, cols, &mut each)?;
+            group.done += batch;
         }
+        first += group.n;
     }
     Ok(())
+}
+
+/// The row group being read: where it is, for errors and row numbers.
+struct Group<'a> {
+    file: &'a dyn std::fmt::Display,
+    g: usize,
+    /// The rows of the groups before.
+    first: usize,
+    /// The group's rows read so far (the batches before).
+    done: usize,
+    n: usize,
+}
+
+impl Group<'_> {
+    /// An error of column `name` in this group's batch being read.
+    fn wrong(&self, name: &str, e: Short) -> String {
+        let e = match e {
+            Short::End(k) => format!("its pages end after {} of the group's {} rows", self.done + k, self.n),
+            Short::Other(e) => e,
+        };
+        format!("{}: row group {}: column `{name}`: {e}", self.file, self.g)
+    }
+
+    /// Each row read of the batch (its cells in `cols`, in [`Plan::cols`]'s
+    /// order) made a [`FigureRow`] and given to `each`.
+    fn emit(
+        &self,
+        plan: &Plan,
+        runs: &[(bool, usize)],
+        mut cols: Vec<Values>,
+        each: &mut impl FnMut(FigureRow),
+    ) -> Result<(), String> {
+        let mut at = self.first + self.done;
+        let mut k = 0;
+        for &(read, len) in runs {
+            if !read {
+                at += len;
+                continue;
+            }
+            for row in at..at + len {
+                let mut r = FigureRow::default();
+                for (&(c, _), v) in plan.cols.iter().zip(cols.iter_mut()) {
+                    v.put(k, &c.set, &mut r)
+                        .map_err(|what| format!("{}: row {row}: column `{}` {what}", self.file, c.name))?;
+                }
+                each(r);
+                k += 1;
+            }
+            at += len;
+        }
+        Ok(())
+    }
+}
+
+/// The runs of equal values of `take`, in order: (value, length).
+fn runs_of(take: impl Iterator<Item = bool>) -> Vec<(bool, usize)> {
+    let mut runs: Vec<(bool, usize)> = Vec::new();
+    for t in take {
+        match runs.last_mut() {
+            Some((v, n)) if *v == t => *n += 1,
+            _ => runs.push((t, 1)),
+        }
+    }
+    runs
 }
 
 /// Rows read of each column at a time: what the reader holds, whatever a
 /// row group's `num_rows` says.
 const BATCH_ROWS: usize = 8192;
 
-/// Where each of [`FigureRow`]'s fields is in the file being read.
-struct FigureIx {
-    file: usize,
-    machine: usize,
-    machine_by: usize,
-    machine_serial: usize,
-    hostname: usize,
-    host_model: usize,
-    cpu_model: usize,
-    profile: usize,
-    run_started_unix_ns: usize,
-    schema_version: usize,
-    tool_version: usize,
-    disk: usize,
-    target_kind: usize,
-    disk_serial: usize,
-    disk_model: usize,
-    disk_firmware: usize,
-    transport: usize,
-    disk_wwn: usize,
-    disk_verdict: usize,
-    disk_verdict_reason: usize,
-    disk_verdict_rule: usize,
-    run: usize,
-    test: usize,
-    workload: usize,
-    status: usize,
-    status_detail: usize,
-    step: usize,
-    label: usize,
-    figure: usize,
-    value: usize,
-    unit: usize,
-}
-
-impl FigureIx {
-    /// Each column of the figures table found by name in `names` (the
-    /// file's columns, in its order); an error naming the file and the
-    /// first column missing.
-    fn find(names: &[String], file: &dyn std::fmt::Display) -> Result<FigureIx, String> {
-        let at = |name: &str| {
-            names
-                .iter()
-                .position(|n| n == name)
-                .ok_or_else(|| format!("{file}: no column `{name}` in the figures table"))
-        };
-        Ok(FigureIx {
-            file: at("file")?,
-            machine: at("machine")?,
-            machine_by: at("machine_by")?,
-            machine_serial: at("machine_serial")?,
-            hostname: at("hostname")?,
-            host_model: at("host_model")?,
-            cpu_model: at("cpu_model")?,
-            profile: at("profile")?,
-            run_started_unix_ns: at("run_started_unix_ns")?,
-            schema_version: at("schema_version")?,
-            tool_version: at("tool_version")?,
-            disk: at("disk")?,
-            target_kind: at("target_kind")?,
-            disk_serial: at("disk_serial")?,
-            disk_model: at("disk_model")?,
-            disk_firmware: at("disk_firmware")?,
-            transport: at("transport")?,
-            disk_wwn: at("disk_wwn")?,
-            disk_verdict: at("disk_verdict")?,
-            disk_verdict_reason: at("disk_verdict_reason")?,
-            disk_verdict_rule: at("disk_verdict_rule")?,
-            run: at("run")?,
-            test: at("test")?,
-            workload: at("workload")?,
-            status: at("status")?,
-            status_detail: at("status_detail")?,
-            step: at("step")?,
-            label: at("label")?,
-            figure: at("figure")?,
-            value: at("value")?,
-            unit: at("unit")?,
-        })
-    }
-
-    /// Every column the row is made of (the table's others are not read).
-    fn all(&self) -> [usize; 31] {
-        [
-            self.file,
-            self.machine,
-            self.machine_by,
-            self.machine_serial,
-            self.hostname,
-            self.host_model,
-            self.cpu_model,
-            self.profile,
-            self.run_started_unix_ns,
-            self.schema_version,
-            self.tool_version,
-            self.disk,
-            self.target_kind,
-            self.disk_serial,
-            self.disk_model,
-            self.disk_firmware,
-            self.transport,
-            self.disk_wwn,
-            self.disk_verdict,
-            self.disk_verdict_reason,
-            self.disk_verdict_rule,
-            self.run,
-            self.test,
-            self.workload,
-            self.status,
-            self.status_detail,
-            self.step,
-            self.label,
-            self.figure,
-            self.value,
-            self.unit,
-        ]
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Text => "text",
+        Kind::Double => "a double",
+        Kind::Int | Kind::Timestamp => "an INT64",
     }
 }
 
-/// A batch of rows of one column: each row's value, `None` for a null.
+/// The rows read of one column in a batch: each row's value, `None` for a
+/// null.
 enum Values {
     Text(Vec<Option<ByteArray>>),
     Double(Vec<Option<f64>>),
     Int(Vec<Option<i64>>),
-    /// A physical type the tables do not use.
-    Other(&'static str),
 }
 
 impl Values {
-    fn kind(&self) -> &'static str {
-        match self {
-            Values::Text(_) => "BYTE_ARRAY",
-            Values::Double(_) => "DOUBLE",
-            Values::Int(_) => "INT64",
-            Values::Other(k) => k,
+    /// The value of the `k`th row read put into `r` by `set`; what is
+    /// wrong with it otherwise.
+    fn put(&mut self, k: usize, set: &Set<FigureRow>, r: &mut FigureRow) -> Result<(), &'static str> {
+        let (ok, what) = match (self, set) {
+            (Values::Text(v), Set::Text(set)) => {
+                let text = v
+                    .get_mut(k)
+                    .and_then(Option::take)
+                    .map(|b| String::from_utf8(b.data().to_vec()))
+                    .transpose()
+                    .map_err(|_| "is not UTF-8 text")?;
+                (set(r, text), "is null, not text")
+            }
+            (Values::Double(v), Set::Double(set)) => (set(r, v.get(k).copied().flatten()), "is null, not a double"),
+            (Values::Int(v), Set::Int(set)) => (set(r, v.get(k).copied().flatten()), "is null, not an INT64"),
+            // The kind of each chunk is checked against its column's
+            // before anything is read.
+            _ => (false, "is not of its column's kind"),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(what)
         }
     }
+}
+
+/// Why a column chunk's rows could not be read.
+enum Short {
+    /// Its pages end after this many rows of the batch.
+    End(usize),
+    /// The parquet crate's error, or a type the tables do not use.
+    Other(String),
 }
 
 /// A column chunk being read, by its typed reader.
@@ -336,151 +361,108 @@ impl ChunkReader {
         }
     }
 
-    /// The next `n` rows of a column whose values are present at
-    /// definition level `max_def` (0: a required column, no levels), and
-    /// how many there were (fewer than `n` where its pages end).
-    fn read(&mut self, n: usize, max_def: i16) -> parquet::errors::Result<(Values, usize)> {
+    /// The kind of column it reads (`Timestamp` for none of them).
+    fn kind(&self) -> Kind {
+        match self {
+            ChunkReader::Text(_) => Kind::Text,
+            ChunkReader::Double(_) => Kind::Double,
+            ChunkReader::Int(_) => Kind::Int,
+            ChunkReader::Other(_) => Kind::Timestamp,
+        }
+    }
+
+    /// Its physical type, as Parquet names it.
+    fn physical(&self) -> &'static str {
+        match self {
+            ChunkReader::Text(_) => "BYTE_ARRAY",
+            ChunkReader::Double(_) => "DOUBLE",
+            ChunkReader::Int(_) => "INT64",
+            ChunkReader::Other(k) => k,
+        }
+    }
+
+    /// The definition levels of the next `n` rows (all `max_def` for a
+    /// required column); an error where its pages end before.
+    fn levels(&mut self, n: usize, max_def: i16) -> Result<Vec<i16>, Short> {
+        let mut def = Vec::with_capacity(n);
+        let got = match self {
+            ChunkReader::Text(r) => read_into(r, n, max_def, &mut def, &mut Vec::new()),
+            ChunkReader::Double(r) => read_into(r, n, max_def, &mut def, &mut Vec::new()),
+            ChunkReader::Int(r) => read_into(r, n, max_def, &mut def, &mut Vec::new()),
+            ChunkReader::Other(k) => return Err(Short::Other(format!("is {k}, not text"))),
+        }
+        .map_err(|e| Short::Other(e.to_string()))?;
+        if got < n {
+            return Err(Short::End(got));
+        }
+        if max_def == 0 {
+            def.resize(got, 0);
+        }
+        Ok(def)
+    }
+
+    /// The rows of each run `(true, n)` read, those of each `(false, n)`
+    /// skipped; an error where its pages end before the runs do.
+    fn read_runs(&mut self, runs: &[(bool, usize)], max_def: i16) -> Result<Values, Short> {
         Ok(match self {
-            ChunkReader::Text(r) => read_all(r, n, max_def).map(|(v, got)| (Values::Text(v), got))?,
-            ChunkReader::Double(r) => read_all(r, n, max_def).map(|(v, got)| (Values::Double(v), got))?,
-            ChunkReader::Int(r) => read_all(r, n, max_def).map(|(v, got)| (Values::Int(v), got))?,
-            ChunkReader::Other(k) => (Values::Other(k), n),
+            ChunkReader::Text(r) => Values::Text(read_runs(r, runs, max_def)?),
+            ChunkReader::Double(r) => Values::Double(read_runs(r, runs, max_def)?),
+            ChunkReader::Int(r) => Values::Int(read_runs(r, runs, max_def)?),
+            ChunkReader::Other(k) => return Err(Short::Other(format!("is {k}"))),
         })
     }
 }
 
-/// The next `n` rows of one column chunk (fewer where its pages end),
-/// nulls in place, and how many.
-fn read_all<T: parquet::data_type::DataType>(
+/// [`ChunkReader::read_runs`] of one typed reader: the rows read, nulls in
+/// place.
+fn read_runs<T: parquet::data_type::DataType>(
+    r: &mut parquet::column::reader::ColumnReaderImpl<T>,
+    runs: &[(bool, usize)],
+    max_def: i16,
+) -> Result<Vec<Option<T::T>>, Short> {
+    let mut values = Vec::new();
+    let mut def = Vec::new();
+    let mut passed = 0;
+    for &(read, n) in runs {
+        let got = if read {
+            read_into(r, n, max_def, &mut def, &mut values)
+        } else {
+            r.skip_records(n)
+        }
+        .map_err(|e| Short::Other(e.to_string()))?;
+        if got < n {
+            return Err(Short::End(passed + got));
+        }
+        passed += n;
+    }
+    if max_def == 0 {
+        return Ok(values.into_iter().map(Some).collect());
+    }
+    let mut present = values.into_iter();
+    Ok(def
+        .iter()
+        .map(|&d| if d == max_def { present.next() } else { None })
+        .collect())
+}
+
+/// The next `n` rows of one column chunk appended to `def` (where
+/// `max_def` > 0) and `values` (those present), and how many (fewer where
+/// its pages end).
+fn read_into<T: parquet::data_type::DataType>(
     r: &mut parquet::column::reader::ColumnReaderImpl<T>,
     n: usize,
     max_def: i16,
-) -> parquet::errors::Result<(Vec<Option<T::T>>, usize)> {
-    let mut values = Vec::with_capacity(n);
-    let mut def: Vec<i16> = Vec::with_capacity(n);
+    def: &mut Vec<i16>,
+    values: &mut Vec<T::T>,
+) -> parquet::errors::Result<usize> {
     let mut records = 0;
     while records < n {
-        let levels = if max_def > 0 { Some(&mut def) } else { None };
-        let (got, _, _) = r.read_records(n - records, levels, None, &mut values)?;
+        let levels = if max_def > 0 { Some(&mut *def) } else { None };
+        let (got, _, _) = r.read_records(n - records, levels, None, values)?;
         if got == 0 {
             break;
         }
         records += got;
     }
-    if max_def == 0 {
-        return Ok((values.into_iter().map(Some).collect(), records));
-    }
-    let mut present = values.into_iter();
-    Ok((
-        def.iter()
-            .map(|&d| if d == max_def { present.next() } else { None })
-            .collect(),
-        records,
-    ))
-}
-
-/// The cells of the row group being read, taken a row at a time.
-struct Cells<'a> {
-    file: &'a dyn std::fmt::Display,
-    names: &'a [String],
-    cols: Vec<Option<Values>>,
-    /// The row within the group.
-    row: usize,
-    /// The rows of the groups before.
-    first: usize,
-}
-
-impl Cells<'_> {
-    /// The row at [`Cells::row`] as a [`FigureRow`], its columns where
-    /// `ix` found them.
-    fn figure_row(&mut self, ix: &FigureIx) -> Result<FigureRow, String> {
-        Ok(FigureRow {
-            file: self.text(ix.file)?,
-            machine: self.text(ix.machine)?,
-            machine_by: self.text(ix.machine_by)?,
-            machine_serial: self.opt_text(ix.machine_serial)?,
-            hostname: self.opt_text(ix.hostname)?,
-            host_model: self.opt_text(ix.host_model)?,
-            cpu_model: self.opt_text(ix.cpu_model)?,
-            profile: self.opt_text(ix.profile)?,
-            run_started_unix_ns: self.int(ix.run_started_unix_ns)?,
-            schema_version: self.text(ix.schema_version)?,
-            tool_version: self.text(ix.tool_version)?,
-            disk: self.text(ix.disk)?,
-            target_kind: self.text(ix.target_kind)?,
-            disk_serial: self.opt_text(ix.disk_serial)?,
-            disk_model: self.opt_text(ix.disk_model)?,
-            disk_firmware: self.opt_text(ix.disk_firmware)?,
-            transport: self.opt_text(ix.transport)?,
-            disk_wwn: self.opt_text(ix.disk_wwn)?,
-            disk_verdict: self.opt_text(ix.disk_verdict)?,
-            disk_verdict_reason: self.opt_text(ix.disk_verdict_reason)?,
-            disk_verdict_rule: self.opt_text(ix.disk_verdict_rule)?,
-            run: self.text(ix.run)?,
-            test: self.text(ix.test)?,
-            workload: self.text(ix.workload)?,
-            status: self.text(ix.status)?,
-            status_detail: self.opt_text(ix.status_detail)?,
-            step: self.opt_text(ix.step)?,
-            label: self.opt_text(ix.label)?,
-            figure: self.opt_text(ix.figure)?,
-            value: self.opt_double(ix.value)?,
-            unit: self.opt_text(ix.unit)?,
-        })
-    }
-
-    fn wrong(&self, i: usize, what: &str) -> String {
-        format!(
-            "{}: row {}: column `{}` {what}",
-            self.file,
-            self.first + self.row,
-            self.names.get(i).map_or("?", String::as_str),
-        )
-    }
-
-    fn opt_text(&mut self, i: usize) -> Result<Option<String>, String> {
-        let row = self.row;
-        let got = match self.cols.get_mut(i) {
-            Some(Some(Values::Text(v))) => Ok(v.get_mut(row).and_then(Option::take)),
-            Some(Some(other)) => Err(other.kind()),
-            _ => Err("missing"),
-        };
-        match got {
-            Ok(None) => Ok(None),
-            Ok(Some(b)) => match String::from_utf8(b.data().to_vec()) {
-                Ok(s) => Ok(Some(s)),
-                Err(_) => Err(self.wrong(i, "is not UTF-8 text")),
-            },
-            Err(kind) => Err(self.wrong(i, &format!("is {kind}, not text"))),
-        }
-    }
-
-    /// Whether column `i` has a value in this row (a text column).
-    fn is_set(&self, i: usize) -> bool {
-        matches!(self.cols.get(i), Some(Some(Values::Text(v))) if v.get(self.row).is_some_and(Option::is_some))
-    }
-
-    fn text(&mut self, i: usize) -> Result<String, String> {
-        self.opt_text(i)?.ok_or_else(|| self.wrong(i, "is null, not text"))
-    }
-
-    fn opt_double(&mut self, i: usize) -> Result<Option<f64>, String> {
-        match self.cols.get(i) {
-            Some(Some(Values::Double(v))) => Ok(v.get(self.row).copied().flatten()),
-            Some(Some(other)) => Err(self.wrong(i, &format!("is {}, not a double", other.kind()))),
-            _ => Err(self.wrong(i, "is missing")),
-        }
-    }
-
-    fn int(&mut self, i: usize) -> Result<i64, String> {
-        match self.cols.get(i) {
-            Some(Some(Values::Int(v))) => v
-                .get(self.row)
-                .copied()
-                .flatten()
-                .ok_or_else(|| self.wrong(i, "is null, not an INT64")),
-            Some(Some(other)) => Err(self.wrong(i, &format!("is {}, not an INT64", other.kind()))),
-            _ => Err(self.wrong(i, "is missing")),
-        }
-    }
+    Ok(records)
 }

@@ -341,6 +341,32 @@ impl FromRows {
     }
 }
 
+/// The columns of the figures table a digest is made of
+/// ([`FromRows::add`]): the others are not read.
+const DIGEST_COLUMNS: &[&str] = &[
+    "file",
+    "machine",
+    "machine_by",
+    "host_model",
+    "cpu_model",
+    "run_started_unix_ns",
+    "disk",
+    "target_kind",
+    "disk_serial",
+    "disk_model",
+    "disk_firmware",
+    "disk_verdict",
+    "disk_verdict_reason",
+    "disk_verdict_rule",
+    "run",
+    "test",
+    "workload",
+    "status",
+    "label",
+    "figure",
+    "value",
+];
+
 /// Each document of a Parquet export's figures table
 /// ([`crate::export::tidy`]) as a digest, in the file's order, without holding the
 /// table: its rows with `step` null only (each test's summary figures, or
@@ -350,7 +376,7 @@ impl FromRows {
 /// limits (the reason's message and rule are kept).
 pub fn parquet_digests(path: &Path, mut each: impl FnMut(Digest)) -> Result<(), String> {
     let mut cur: Option<FromRows> = None;
-    tidy::for_each_summary_row(path, |r| {
+    tidy::for_each_summary_row(path, DIGEST_COLUMNS, |r| {
         if cur.as_ref().is_some_and(|c| c.d.file != r.file) {
             if let Some(c) = cur.take() {
                 each(c.finish());
