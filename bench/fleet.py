@@ -19,6 +19,9 @@ machine shows in them):
     meant to fit one screen whatever the number of machines;
   - `export --format parquet` of the two smallest FLEET_MEM_DOCS counts:
     time, peak RSS (a row group's rows, whatever the count) and size;
+  - the export of the smallest count on one core (RAYON_NUM_THREADS=1)
+    beside every core: the ratio of the times, and whether the files are
+    the same byte for byte;
   - `fleet` over each of those exports beside `fleet` over the documents
     it came from, 3 alternating rounds: the ratio of the median times
     (the same report, checked).
@@ -196,6 +199,28 @@ def measure(work, docs, mem, seed, most):
         parts.append(f"{n} docs {secs:.1f} s ({cpu:.1f} s CPU), peak RSS {mb(rss)}, "
                      f"{mb(os.path.getsize(out))} written")
     print("export --format parquet: " + "; ".join(parts))
+
+    # The same export on one core (RAYON_NUM_THREADS=1) beside every core:
+    # the files the same byte for byte, the ratio of the times.
+    n = sizes[0]
+    src = dir_of(n)
+    files = sorted(os.path.join(src, e) for e in os.listdir(src) if e.endswith(".json"))
+    times = {1: [], cores: []}
+    for r in range(ROUNDS):
+        for t in (1, cores) if r % 2 == 0 else (cores, 1):
+            out = os.path.join(work, f"threads{t}.parquet")
+            os.environ["RAYON_NUM_THREADS"] = str(t)
+            try:
+                secs, _, _, _ = run([REPORT, "export", "--format", "parquet", "-o", out] + files)
+            finally:
+                del os.environ["RAYON_NUM_THREADS"]
+            times[t].append(secs)
+    same = all(open(os.path.join(work, f"threads1{x}.parquet"), "rb").read()
+               == open(os.path.join(work, f"threads{cores}{x}.parquet"), "rb").read() for x in ("", ".runs"))
+    med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+    print(f"export of {n} docs on {cores} cores / on 1: {med[cores]:.2f} s / {med[1]:.2f} s = "
+          f"{med[cores] / med[1]:.2f} ({med[cores] / n * 1e3:.1f} ms a document; {ROUNDS} alternating rounds); "
+          f"files {'the same byte for byte' if same else 'DIFFER'}")
 
     # fleet over an export beside fleet over the documents it came from:
     # the same report (checked), ROUNDS alternating rounds, the ratio of

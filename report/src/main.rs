@@ -208,9 +208,10 @@ fn write_page(path: &std::path::Path, page: &str) -> ExitCode {
 }
 
 /// `export --format F` and `csv` (the export `started`): the documents read
-/// on every core, a few at a time, each added to the export as it comes
-/// (the tidy tables are never held whole: a fleet's export takes the memory
-/// of a row group). A file that is not a document is named on stderr, and
+/// on every core, a few at a time, added to the export as they come (a
+/// tidy table's rows made and its row groups encoded on every core too;
+/// the tables are never held whole: a fleet's export takes the memory of
+/// a row group). A file that is not a document is named on stderr, and
 /// nothing is written (exit 2); each file written is named on stderr.
 fn run_export(started: Result<Box<dyn export::Export>, String>, files: &[PathBuf]) -> ExitCode {
     use rayon::prelude::*;
@@ -224,18 +225,14 @@ fn run_export(started: Result<Box<dyn export::Export>, String>, files: &[PathBuf
     let mut bad = false;
     for batch in files.chunks(2 * rayon::current_num_threads()) {
         let loaded: Vec<Result<Loaded, read::ReadError>> = batch.par_iter().map(|f| read::load(f)).collect();
+        let mut docs = Vec::with_capacity(loaded.len());
         for l in loaded {
             match l {
                 Ok(l) => {
                     for w in &l.warnings {
                         say(&format!("warning: {}: {w}", l.file));
                     }
-                    if let Some(e) = export.as_mut() {
-                        if let Err(what) = e.add(l) {
-                            say(&what);
-                            return ExitCode::from(BAD_INPUT);
-                        }
-                    }
+                    docs.push(l);
                 }
                 Err(e) => {
                     say(&e.to_string());
@@ -243,6 +240,12 @@ fn run_export(started: Result<Box<dyn export::Export>, String>, files: &[PathBuf
                     // Dropped: its temporary files are removed.
                     export = None;
                 }
+            }
+        }
+        if let Some(e) = export.as_mut() {
+            if let Err(what) = e.add_all(docs) {
+                say(&what);
+                return ExitCode::from(BAD_INPUT);
             }
         }
     }

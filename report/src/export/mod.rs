@@ -27,6 +27,11 @@ use crate::read::Loaded;
 pub trait Export {
     /// Add one document.
     fn add(&mut self, doc: Loaded) -> Result<(), String>;
+    /// Add documents in order, as [`Export::add`] of each; a format may
+    /// make their rows on every core.
+    fn add_all(&mut self, docs: Vec<Loaded>) -> Result<(), String> {
+        docs.into_iter().try_for_each(|d| self.add(d))
+    }
     /// Write what is left and give each file its name; the files written,
     /// in order. An error names the file.
     fn finish(self: Box<Self>) -> Result<Vec<PathBuf>, String>;

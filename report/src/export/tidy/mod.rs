@@ -222,6 +222,17 @@ pub enum Set<R> {
     Derived,
 }
 
+impl Cell<'_> {
+    /// Whether the cell has a value (is not null).
+    pub fn is_some(&self) -> bool {
+        match self {
+            Cell::Text(v) => v.is_some(),
+            Cell::Double(v) => v.is_some(),
+            Cell::Int(v) => v.is_some(),
+        }
+    }
+}
+
 impl<R> std::fmt::Debug for Set<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -411,6 +422,58 @@ mod tests {
         let text = std::fs::read_to_string(&c).unwrap();
         assert_eq!(text.lines().count(), want.len() + 1, "a header and a line per row");
         assert_eq!(std::fs::read_to_string(&cr).unwrap().lines().count(), n + 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The Parquet export is the same byte for byte whatever the number
+    /// of cores that make its rows and encode its row groups' columns, and
+    /// the same as adding the documents one at a time; its rows are the
+    /// documents' in order (each document named apart).
+    #[test]
+    fn parquet_export_is_the_same_on_any_number_of_cores() {
+        let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/qemu-4disks-quick.json");
+        let one = crate::read::load(&fx).unwrap();
+        let n = 2 * ROW_GROUP / figure_rows(std::slice::from_ref(&one)).len() + 3;
+        let docs: Vec<Loaded> = (0..n)
+            .map(|i| {
+                let mut l = crate::read::load(&fx).unwrap();
+                l.file = format!("doc{i}.json");
+                l
+            })
+            .collect();
+        let dir = std::env::temp_dir().join(format!("bootbench-tidy-cores-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |threads: usize, batched: bool| {
+            let f = dir.join(format!("t{threads}{batched}.parquet"));
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let mut t = Tables::create(crate::cli::ExportFormat::Parquet, &f, &runs_path(&f)).unwrap();
+                if batched {
+                    for batch in docs.chunks(5) {
+                        t.add_all(batch).unwrap();
+                    }
+                } else {
+                    for l in &docs {
+                        t.add(l).unwrap();
+                    }
+                }
+                t.finish().unwrap();
+            });
+            (std::fs::read(&f).unwrap(), std::fs::read(runs_path(&f)).unwrap(), f)
+        };
+        let (one_core, one_core_runs, f) = write(1, false);
+        for (threads, batched) in [(1, true), (2, true), (4, true), (4, false)] {
+            let (bytes, runs, _) = write(threads, batched);
+            assert!(
+                bytes == one_core,
+                "{threads} threads, batched {batched}: the figures differ"
+            );
+            assert!(
+                runs == one_core_runs,
+                "{threads} threads, batched {batched}: the runs differ"
+            );
+        }
+        assert_eq!(read_parquet(&f).unwrap(), figure_rows(&docs));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -6,11 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::column::writer::{get_column_writer, get_typed_column_writer_mut, ColumnCloseResult};
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::properties::WriterPropertiesPtr;
+use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, TrackedWrite};
 use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnDescPtr;
 
 use crate::read::Loaded;
 
@@ -83,52 +86,80 @@ fn props(table: &str) -> WriterProperties {
         .build()
 }
 
-/// Write `rows` as one row group.
-fn write_group<R, W: std::io::Write + Send>(
+/// Write `rows` as one row group: each column chunk encoded on its own
+/// core ([`encode_column`], into memory), then appended in the schema's
+/// order. Each chunk's bytes depend on its rows alone, so the file is the
+/// same byte for byte whatever the number of cores.
+fn write_group<R: Sync, W: std::io::Write + Send>(
     w: &mut SerializedFileWriter<W>,
     cols: &[Column<R>],
     rows: &[R],
 ) -> parquet::errors::Result<()> {
+    use rayon::prelude::*;
+    let descr = w.schema_descr().columns().to_vec();
+    let props = w.properties().clone();
+    let chunks: Vec<parquet::errors::Result<(bytes::Bytes, ColumnCloseResult)>> = cols
+        .par_iter()
+        .zip(descr)
+        .map(|(c, d)| encode_column(c, d, props.clone(), rows))
+        .collect();
     let mut rg = w.next_row_group()?;
-    let mut i = 0;
-    while let Some(mut col) = rg.next_column()? {
-        let c = &cols[i];
-        i += 1;
-        let cells: Vec<Cell> = rows.iter().map(|r| (c.get)(r)).collect();
-        match c.kind {
-            Kind::Text => {
-                let v: Vec<Option<&str>> = cells
-                    .iter()
-                    .map(|x| if let Cell::Text(s) = x { *s } else { None })
-                    .collect();
-                let values: Vec<ByteArray> = v.iter().flatten().map(|s| ByteArray::from(*s)).collect();
-                let def = levels(c.optional, v.iter().map(Option::is_some));
-                col.typed::<ByteArrayType>()
-                    .write_batch(&values, def.as_deref(), None)?;
-            }
-            Kind::Double => {
-                let v: Vec<Option<f64>> = cells
-                    .iter()
-                    .map(|x| if let Cell::Double(d) = x { *d } else { None })
-                    .collect();
-                let values: Vec<f64> = v.iter().flatten().copied().collect();
-                let def = levels(c.optional, v.iter().map(Option::is_some));
-                col.typed::<DoubleType>().write_batch(&values, def.as_deref(), None)?;
-            }
-            Kind::Int | Kind::Timestamp => {
-                let v: Vec<Option<i64>> = cells
-                    .iter()
-                    .map(|x| if let Cell::Int(d) = x { *d } else { None })
-                    .collect();
-                let values: Vec<i64> = v.iter().flatten().copied().collect();
-                let def = levels(c.optional, v.iter().map(Option::is_some));
-                col.typed::<Int64Type>().write_batch(&values, def.as_deref(), None)?;
-            }
-        }
-        col.close()?;
+    for chunk in chunks {
+        let (data, close) = chunk?;
+        rg.append_column(&data, close)?;
     }
     rg.close()?;
     Ok(())
+}
+
+/// One column of `rows` encoded as a column chunk in memory: its pages'
+/// bytes (offsets from 0) and what closing it told of them.
+fn encode_column<R>(
+    c: &Column<R>,
+    descr: ColumnDescPtr,
+    props: WriterPropertiesPtr,
+    rows: &[R],
+) -> parquet::errors::Result<(bytes::Bytes, ColumnCloseResult)> {
+    let mut sink = TrackedWrite::new(Vec::new());
+    let mut col = get_column_writer(descr, props, Box::new(SerializedPageWriter::new(&mut sink)));
+    let cells: Vec<Cell> = rows.iter().map(|r| (c.get)(r)).collect();
+    let def = levels(c.optional, cells.iter().map(Cell::is_some));
+    match c.kind {
+        Kind::Text => {
+            // The identity columns repeat a value down a document's rows:
+            // one ByteArray per run of equal text, shared, not a copy of
+            // each.
+            let mut values: Vec<ByteArray> = Vec::with_capacity(cells.len());
+            let mut last: Option<&str> = None;
+            for s in cells
+                .iter()
+                .filter_map(|x| if let Cell::Text(s) = x { *s } else { None })
+            {
+                match values.last() {
+                    Some(v) if last == Some(s) => values.push(v.clone()),
+                    _ => values.push(ByteArray::from(s)),
+                }
+                last = Some(s);
+            }
+            get_typed_column_writer_mut::<ByteArrayType>(&mut col).write_batch(&values, def.as_deref(), None)?;
+        }
+        Kind::Double => {
+            let values: Vec<f64> = cells
+                .iter()
+                .filter_map(|x| if let Cell::Double(d) = x { *d } else { None })
+                .collect();
+            get_typed_column_writer_mut::<DoubleType>(&mut col).write_batch(&values, def.as_deref(), None)?;
+        }
+        Kind::Int | Kind::Timestamp => {
+            let values: Vec<i64> = cells
+                .iter()
+                .filter_map(|x| if let Cell::Int(d) = x { *d } else { None })
+                .collect();
+            get_typed_column_writer_mut::<Int64Type>(&mut col).write_batch(&values, def.as_deref(), None)?;
+        }
+    }
+    let close = col.close()?;
+    Ok((bytes::Bytes::from(sink.into_inner()?), close))
 }
 
 /// Where one table's rows go as they come.
@@ -156,7 +187,7 @@ fn cannot(path: &Path, e: &dyn std::fmt::Display) -> String {
     format!("{}: cannot write: {e}", path.display())
 }
 
-impl<R: 'static> Table<R> {
+impl<R: Sync + 'static> Table<R> {
     fn create(format: ExportFormat, path: &Path, table: &str, cols: &'static [Column<R>]) -> Result<Table<R>, String> {
         let out = crate::output::Replacing::create(path).map_err(|e| cannot(path, &e))?;
         let file = std::io::BufWriter::new(out.writer().map_err(|e| cannot(path, &e))?);
@@ -264,6 +295,28 @@ impl Tables {
         Ok(())
     }
 
+    /// Add documents' rows in order, each document's made on its own
+    /// core (the same rows as [`Tables::add`] of each).
+    pub fn add_all(&mut self, docs: &[Loaded]) -> Result<(), String> {
+        use rayon::prelude::*;
+        let rows: Vec<(Vec<FigureRow>, Vec<RunRow>)> = docs
+            .par_iter()
+            .map(|l| {
+                let one = std::slice::from_ref(l);
+                (figure_rows(one), run_rows(one))
+            })
+            .collect();
+        for (figures, runs) in rows {
+            for r in figures {
+                self.figures.push(r)?;
+            }
+            for r in runs {
+                self.runs.push(r)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Write what is left and give both files their names.
     pub fn finish(self) -> Result<(), String> {
         self.figures.finish()?;
@@ -274,6 +327,10 @@ impl Tables {
 impl Export for Tables {
     fn add(&mut self, doc: Loaded) -> Result<(), String> {
         Tables::add(self, &doc)
+    }
+
+    fn add_all(&mut self, docs: Vec<Loaded>) -> Result<(), String> {
+        Tables::add_all(self, &docs)
     }
 
     /// Both tables: the figures, then the runs.
