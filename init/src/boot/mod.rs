@@ -358,7 +358,10 @@ static NONCE: OnceLock<Nonce> = OnceLock::new();
 pub fn nonce() -> Nonce {
     *NONCE.get_or_init(|| {
         let mut n = [0u8; 16];
-        if crate::sys::dm::fill_random(&mut n).is_err() {
+        // Not waited for: a frame fixed in a device string cannot follow
+        // the pool, initialized or not, and the wait is a second of every
+        // boot on a machine without RDRAND.
+        if crate::sys::dm::fill_random_unwaited(&mut n).is_err() {
             // getrandom(2) exists since Linux 3.17; should it fail, the boot
             // time to the nanosecond still differs from boot to boot, which
             // is what defeats a forged frame fixed in a device string.

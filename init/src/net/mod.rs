@@ -317,7 +317,7 @@ pub fn up(fixed: Option<&str>, bootif: Option<&str>, log: &mut dyn FnMut(&str)) 
     let mut why = Vec::new();
     for nic in linked {
         let mut xid = [0u8; 4];
-        let _ = crate::sys::dm::fill_random(&mut xid);
+        let _ = crate::sys::dm::fill_random_unwaited(&mut xid);
         let got = UdpLink::open(&nic.name)
             .map_err(|e| format!("{}: the DHCP socket: {e}", nic.name))
             .and_then(|mut link| {

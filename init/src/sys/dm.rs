@@ -291,15 +291,36 @@ pub fn ioctl(control: &File, cmd: Cmd, buf: &mut IoctlBuf) -> Result<(), Errno> 
 }
 
 /// Fill `buf` from the kernel's random pool (getrandom(2), flags 0: blocks
-/// until the pool is initialized, then never fails short of EFAULT/EINTR).
+/// until the pool is initialized, then never fails short of EFAULT/EINTR):
+/// for secrets (a dm-crypt key).
 pub fn fill_random(buf: &mut [u8]) -> Result<(), Errno> {
+    getrandom(buf, 0)
+}
+
+/// Fill `buf` from the kernel's random pool without waiting for it to be
+/// initialized (GRND_INSECURE, Linux 5.6 and later; GRND_NONBLOCK's
+/// EAGAIN before that is an error): for values that must differ from boot
+/// to boot but guard no secret, drawn early (the boot's frame nonce, a
+/// DHCP transaction id). The blocking draw waits for the pool: on a
+/// machine without RDRAND or a hardware RNG driver loaded (QEMU's TCG
+/// CPU) that is about a second of jitter entropy at every boot, before
+/// PID 1 can print a line.
+pub fn fill_random_unwaited(buf: &mut [u8]) -> Result<(), Errno> {
+    match getrandom(buf, libc::GRND_INSECURE) {
+        Err(Errno::EINVAL) => getrandom(buf, libc::GRND_NONBLOCK),
+        r => r,
+    }
+}
+
+/// getrandom(2) with `flags` until `buf` is full, retried on EINTR.
+fn getrandom(buf: &mut [u8], flags: libc::c_uint) -> Result<(), Errno> {
     let mut done = 0;
     while done < buf.len() {
         let rest = &mut buf[done..];
         // SAFETY: the kernel writes at most `rest.len()` bytes at
         // `rest.as_mut_ptr()`, a live, exclusively borrowed slice of that
-        // length; flags 0.
-        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        // length; `flags` are getrandom's own.
+        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), flags) };
         match Errno::result(n) {
             Ok(n) => done += n.unsigned_abs(),
             Err(Errno::EINTR) => {}
@@ -477,6 +498,15 @@ mod tests {
         let mut buf = encode("x", 0, &[]).unwrap();
         put_u32(&mut buf.0, 12, 4096);
         assert_eq!(ioctl(&f, Cmd::Version, &mut buf), Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn the_unwaited_draw_fills_and_differs() {
+        let (mut a, mut b) = ([0u8; 64], [0u8; 64]);
+        fill_random_unwaited(&mut a).unwrap();
+        fill_random_unwaited(&mut b).unwrap();
+        assert!(a.iter().any(|&x| x != 0));
+        assert_ne!(a, b);
     }
 
     #[test]
