@@ -4,7 +4,8 @@
 #   make deps    install what the rest needs (Debian packages, Rust targets); run by qemu and test
 #   make kernel  Debian's kernel and its signed boot chain, shim-signed and grub-efi-amd64-signed
 #                (apt-get download + dpkg -x) into out/, when absent
-#   make image   out/vmlinuz, out/initramfs.img, out/bootbench.img (the USB stick image)
+#   make image   out/vmlinuz, out/initramfs.img, out/bootbench.img (the USB stick image); out/vmlinux,
+#                the kernel decompressed, for the tests' direct boots (qemu/vmlinux.sh)
 #   make netboot out/netboot: the network boot directory (kernel, initramfs, iPXE/PXELINUX/GRUB
 #                scripts and loaders, dnsmasq example); NETBOOT_ARGS='--config-url URL ...'
 #   make qemu    boot out/bootbench.img as a USB stick under OVMF with four virtual disks;
@@ -129,10 +130,11 @@ kernel:
 
 image: build tools kernel
 	cp $$(ls $(OUT)/kernel/boot/vmlinuz-* | head -n 1) $(OUT)/vmlinuz
+	bash qemu/vmlinux.sh $(OUT)/vmlinuz $(OUT)/vmlinux
 	$(IMAGE_TOOL) initramfs --kernel-dir $(OUT)/kernel --init $(INIT_BIN) $(ADD_MODULE_ARGS) -o $(OUT)/initramfs.img
 	$(IMAGE_TOOL) usb --kernel-dir $(OUT)/kernel --initramfs $(OUT)/initramfs.img --shim $(SHIM_EFI) --grub $(GRUB_EFI) \
 	  $(CONFIG_ARG) -o $(OUT)/bootbench.img
-	@ls -l $(OUT)/vmlinuz $(OUT)/initramfs.img $(OUT)/bootbench.img
+	@ls -l $(OUT)/vmlinuz $(OUT)/vmlinux $(OUT)/initramfs.img $(OUT)/bootbench.img
 
 netboot: image
 	$(IMAGE_TOOL) netboot --kernel-dir $(OUT)/kernel --initramfs $(OUT)/initramfs.img \
@@ -162,7 +164,7 @@ test: deps targets image
 	  if readelf -ld $$bin | grep -Eq 'INTERP|NEEDED'; then echo "$$bin is not static" >&2; exit 1; fi; \
 	  echo "$$bin: static, $$(stat -c %s $$bin) bytes"
 	$(CARGO) test --workspace --exclude bootbench-e2e
-	@# QEMU end to end (TCG): boots out/vmlinuz + out/initramfs.img and out/bootbench.img.
+	@# QEMU end to end (TCG): boots out/vmlinux (direct) or out/vmlinuz + out/initramfs.img and out/bootbench.img.
 	BOOTBENCH_OUT=$(abspath $(OUT)) $(CARGO) test -p bootbench-e2e -- --test-threads=1 $(E2E_SKIP)
 
 bench: image

@@ -102,7 +102,7 @@ fn direct_machine(
         extra_serials: Vec::new(),
         system_serial: None,
         boot: Boot::Direct {
-            kernel: a.vmlinuz.clone(),
+            kernel: a.vmlinux.clone(),
             initrd: Some(a.initramfs.clone()),
             append: cmdline::default_append(append),
         },
