@@ -399,15 +399,35 @@ def fio(d, rw, bs, qd, unit, runtime, size=None, spec=None):
     return figure(unit, float(r["bw_bytes"]), float(r["iops"]))
 
 
+def cdm_fio_passes(dev, rw, bs, qd, a):
+    """fio's command for each of CrystalDiskMark's runs of one test: the
+    discarded warm-up first, then a.cdm_passes measured ones. Each is a run
+    of its own, as CrystalDiskMark runs DiskSpd `TestCount + 1` times with
+    `-W0` (DiskBench.cpp `DiskSpd`): every measured run starts with nothing
+    in flight, and none follows a ramp in the same run. (fio's ramp_time on
+    the first measured run instead counted in that run the requests the
+    ramp left in flight: eight 1 MiB requests queued on the throttled
+    devices were 0.4 s of its 2 s, and that pass came out 8% above fio's
+    own runs without a ramp.)"""
+    runs = []
+    for _ in range(1 + a.cdm_passes):
+        # DiskSpd -r draws each random offset on its own: fio's norandommap.
+        runs.append(["fio", "--name=fidelity", f"--filename={dev}", f"--rw={rw}", f"--bs={bs}",
+                     f"--iodepth={qd}", *fio_engine_args(qd), "--direct=1", f"--runtime={a.cdm_runtime}",
+                     "--time_based", "--randrepeat=0", "--norandommap", f"--size={a.cdm_size}",
+                     "--output-format=json"])
+    return runs
+
+
 def fio_cdm(d, rw, bs, qd, a):
     """fio run as CrystalDiskMark runs DiskSpd (DiskBench.cpp): the test
     area (CDM's 1 GiB; a.cdm_size) filled first with random data (`Init`; fio's buffers are
     random and scrambled per write, as the twin's fill), untimed; one
-    discarded warm-up of the measure time (pass 0, "Preparing...": fio's
-    ramp_time before the first measured run), then a.cdm_passes runs back
-    to back, the best kept (fio cannot take a best-of itself); then CDM's
-    pause (`Interval`), so what the device still writes back lands outside
-    the next measurement. MB/s (10^6 B/s)."""
+    discarded warm-up run of the measure time (pass 0, "Preparing..."),
+    then a.cdm_passes runs back to back, the best kept (fio cannot take a
+    best-of itself; cdm_fio_passes); then CDM's pause (`Interval`), so what
+    the device still writes back lands outside the next measurement. MB/s
+    (10^6 B/s)."""
     d.begin()
     p = d.run(["fio", "--name=fill", f"--filename={d.dev}", "--rw=write", "--bs=1M",
                   f"--size={a.cdm_size}", "--iodepth=1", "--ioengine=psync", "--direct=1", "--end_fsync=1", "--output-format=json"])
@@ -415,16 +435,12 @@ def fio_cdm(d, rw, bs, qd, a):
         raise RuntimeError(f"fio fill: {p.stderr.strip()}")
     side = "read" if "read" in rw else "write"
     best = 0.0
-    for i in range(a.cdm_passes):
-        # DiskSpd -r draws each random offset on its own: fio's norandommap.
-        argv = ["fio", "--name=fidelity", f"--filename={d.dev}", f"--rw={rw}", f"--bs={bs}",
-                f"--iodepth={qd}", *fio_engine_args(qd), "--direct=1", f"--runtime={a.cdm_runtime}",
-                "--time_based", "--randrepeat=0", "--norandommap", f"--size={a.cdm_size}", "--output-format=json"]
-        if i == 0:
-            argv.append(f"--ramp_time={a.cdm_runtime}")
+    for i, argv in enumerate(cdm_fio_passes(d.dev, rw, bs, qd, a)):
         p = d.run(argv)
         if p.returncode != 0:
             raise RuntimeError(f"fio: {p.stderr.strip()}")
+        if i == 0:  # the warm-up: its score never taken
+            continue
         r = json.loads(p.stdout)["jobs"][0][side]
         best = max(best, float(r["bw_bytes"]))
     time.sleep(a.cdm_pause)
@@ -731,7 +747,9 @@ CAUSES = [
     ("split", r"^hdparm_T$|^hdparm_t_direct$|seq1m_q|^seq_",
      "request size: a large O_DIRECT request is split where its buffer's pages are not "
      "physically contiguous (the loop device's max_segments 128 x max_segment_size 64 KiB): "
-     "same bytes, requests of 512 KiB or larger depending on the memory each buffer got"),
+     "same bytes, requests of 512 KiB or larger depending on the memory each buffer got; an "
+     "io_uring request (REQ_NOWAIT) that needs the split is refused (block/blk-merge.c) and "
+     "issued again from an io-wq worker, and a throttle counts it twice"),
     ("scratch", r"_write|_wr$|^dd_write|^cdm_",
      "the twin marks a disk it wrote with its scratch label after the test: 4 KiB at byte 0 "
      "and an fdatasync, one write and one flush request (init/src/safety/scratch.rs); after "
