@@ -476,7 +476,8 @@ def pairs(d, a):
         lambda: hdparm(d, ["-t", "--direct"], "Timing O_DIRECT disk reads"),
         lambda: twin(d, dev, {"workload": "direct_read", "bs": "2M", "runtime": "3s"}, "read", "MiB/s"))
 
-    n10 = min(400, size // (10 * MIB))
+    # The seed's count=400, or FIDELITY_DD_COUNT, as much as the device holds.
+    n10 = min(a.dd_count, size // (10 * MIB))
     add("dd_read_10m", f"dd bs=10M count={n10}", "MB/s",
         lambda: dd(d, [f"if={dev}", "of=/dev/null", "bs=10M", f"count={n10}"]),
         lambda: twin(d, dev, {"workload": "seq_read", "bs": "10M", "size": n10 * 10 * MIB,
@@ -969,6 +970,8 @@ def main():
     m.add_argument("--strace", type=int, default=1, help="1: one traced run of each side per pair")
     for k in ("rounds", "runtime", "cdm-runtime", "cdm-passes", "cdm-pause"):
         m.add_argument("--" + k, type=int, required=True)
+    m.add_argument("--dd-count", type=int, default=400, help="dd_read_10m's count (the seed's 400), "
+                   "at most what the device holds")
     t = sub.add_parser("table")
     t.add_argument("--results", required=True)
     t.add_argument("--rounds", type=int, required=True)

@@ -70,6 +70,8 @@
 #   FIDELITY_STRACE=0   no traced runs (the request table keeps the device's
 #                       counters only)
 #   FIDELITY_PAIRS      a Python regex: only pairs whose name matches
+#   FIDELITY_DD_COUNT   dd_read_10m's count (default 400, the seed's; at most
+#                       what the device holds: 102 on the throttled devices)
 #   FIDELITY_DISK_DIR   where the on-disk file goes (default /var/tmp)
 #   FIDELITY_OUT        also write the raw per-round figures as JSON lines to this file
 # Needs root (losetup, mkfs, mount, cgroups). Installs hdparm, sysbench, fio
@@ -171,7 +173,7 @@ for dev in ${DEVICES//,/ }; do
         --work "$WORK" --mnt "$MNT" --rounds "$ROUNDS" --runtime "$RUNTIME" --cdm-runtime "$CDM_RUNTIME" \
         --cdm-passes "$CDM_PASSES" --cdm-pause "$CDM_PAUSE" \
         --sysbench-size "$sb_size" --cdm-size "$cdm_size" --throttle "$throttle" --cgroup "bootbench-fidelity-$$" \
-        --strace "$STRACE" \
+        --strace "$STRACE" --dd-count "${FIDELITY_DD_COUNT:-400}" \
         --pairs "$PAIRS" --results "$RESULTS"
     losetup -d "$LOOP"
     LOOP=""
