@@ -481,7 +481,7 @@ def pairs(d, a):
     add("dd_read_10m", f"dd bs=10M count={n10}", "MB/s",
         lambda: dd(d, [f"if={dev}", "of=/dev/null", "bs=10M", f"count={n10}"]),
         lambda: twin(d, dev, {"workload": "seq_read", "bs": "10M", "size": n10 * 10 * MIB,
-                              "runtime": 0, "direct": False}, "read", "MB/s"))
+                              "runtime": 0, "direct": False, "end_close": True}, "read", "MB/s"))
     n16 = 163_840_000
     add("dd_write_16k", "time(dd bs=16k count=10000;sync DEV)", "MB/s",
         lambda: dd(d, ["if=/dev/zero", f"of={dev}", "bs=16k", "count=10000"], sync=True, nbytes=n16,

@@ -138,6 +138,15 @@ pub trait IoQueue {
     fn engine(&self) -> Option<EngineInfo> {
         None
     }
+    /// What the last close of a block device does to its page cache, with
+    /// nothing in flight ([`crate::spec::Step::end_close`], dd's close):
+    /// its dirty pages written back, the reads the kernel's readahead still
+    /// has in flight waited for, every cached page dropped. Returns when
+    /// that is done. Nothing to do for a queue with no page cache under it
+    /// (the simulated disk, memory, a regular file's close).
+    fn end_close(&mut self) -> Result<(), IoError> {
+        Ok(())
+    }
 }
 
 /// The engine of a step's queues: which one, and for io_uring what the

@@ -178,6 +178,20 @@ pub struct Params {
     /// (`None`).
     #[serde(default)]
     pub end_fsync: Option<bool>,
+    /// dd's close of the device, inside the timed part: after the last
+    /// request, what the last close of a block device does to its page
+    /// cache (the kernel's block/bdev.c `blkdev_put_whole` ->
+    /// `blkdev_flush_mapping`: `sync_blockdev`, then `kill_bdev`, whose
+    /// `truncate_inode_pages` waits for every page still being read): the
+    /// dirty pages written back, the reads the kernel's readahead still has
+    /// in flight past the last request waited for, and every cached page
+    /// dropped. `dd if=DEV` times its close (coreutils dd.c `finish_up`:
+    /// `cleanup()` closes both files before `print_stats()`), so its figure
+    /// includes that wait. Nothing on a regular file (its close does
+    /// neither) or where there is no page cache. Absent in documents before
+    /// it existed (false).
+    #[serde(default)]
+    pub end_close: bool,
     /// A time-bounded step ends at its `runtime` only once each job has
     /// issued at least this many requests after the ramp, so a short test
     /// on a slow device still measures more than a handful of requests (a
@@ -606,6 +620,7 @@ impl Params {
             direct: true,
             fsync_freq: 0,
             end_fsync: None,
+            end_close: false,
             min_ios: 0,
             file_num: 1,
             max_bs: SLOG_MAX_BS,
@@ -769,6 +784,11 @@ pub struct Step {
     /// Issue one flush after the last write, inside the timed part (dd
     /// conv=fdatasync; sysbench's final fsync).
     pub flush_at_end: bool,
+    /// After the last request, inside the timed part, what the last close
+    /// of a block device does to its page cache ([`Params::end_close`]:
+    /// [`crate::io::IoQueue::end_close`]).
+    #[serde(default)]
+    pub end_close: bool,
     /// sysbench's periodic fsync ([`Params::fsync_freq`]): before the next
     /// request, once the requests issued are a multiple of this and any
     /// wrote since the last flush, one flush. None: never.

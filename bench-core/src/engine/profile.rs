@@ -208,9 +208,10 @@ fn classic() -> Vec<TestSpec> {
             untimed(p);
             (p.bs, p.size, p.direct, p.end_fsync) = (Bytes(8 * KIB), Some(Bytes(2 * GIB)), false, Some(false));
         }),
+        // dd if=DEV times its close, the device's last (`end_close`).
         test("dd_read_10m", Workload::SeqRead, |p| {
             untimed(p);
-            (p.bs, p.size, p.direct) = (Bytes(10 * MIB), Some(Bytes(4000 * MIB)), false);
+            (p.bs, p.size, p.direct, p.end_close) = (Bytes(10 * MIB), Some(Bytes(4000 * MIB)), false, true);
         }),
         // sysbench fileio as seed 001 ran it: 16 KiB, QD1 (sync mode, one
         // thread), 10 s, buffered, over --file-total-size=5000M, an fsync
@@ -512,6 +513,7 @@ mod tests {
         let get = |n: &str| c.iter().find(|t| t.name == n).unwrap().params.clone();
         assert_eq!(get("dd_write_16k").size, Some(Bytes(163_840_000)));
         assert_eq!(get("dd_read_10m").bs, Bytes(10 * MIB));
+        assert!(get("dd_read_10m").end_close);
         assert_eq!(get("sysbench_rndrw").rwmixread, 60);
         assert_eq!(get("hdparm_t").runtime, Some(Nanos::from_secs(3)));
         let commit = get("commit_size");

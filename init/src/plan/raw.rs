@@ -229,6 +229,7 @@ param_structs!(
     direct: Flag,
     fsync_freq: Whole<ranges::FsyncFreq>,
     end_fsync: Flag,
+    end_close: Flag,
     min_ios: Whole<ranges::MinIos>,
     file_num: Whole<ranges::FileNum>,
     max_bs: Size,

@@ -110,6 +110,7 @@ pub fn apply(p: &mut Params, raw: &RawParams, at: &str) -> Result<(), ConfigErro
     p.verify = flag(raw.verify, p.verify);
     p.direct = flag(raw.direct, p.direct);
     p.end_fsync = raw.end_fsync.map(|f| f.0).or(p.end_fsync);
+    p.end_close = flag(raw.end_close, p.end_close);
     p.fill = flag(raw.fill, p.fill);
     p.norandommap = flag(raw.norandommap, p.norandommap);
     p.hipri = flag(raw.hipri, p.hipri);

@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 
@@ -65,6 +66,89 @@ pub fn flush_buffers(f: &File) -> Result<(), Errno> {
     // SAFETY: BLKFLSBUF takes no argument and touches no user memory; the
     // only requirement is an open block-device fd, which `f` holds.
     unsafe { blkflsbuf(f.as_raw_fd()) }.map(drop)
+}
+
+/// `cachestat(2)` (Linux 6.5+): one number on every architecture (the
+/// generic syscall table's 451).
+const SYS_CACHESTAT: libc::c_long = 451;
+
+/// `struct cachestat_range` (include/uapi/linux/mman.h).
+#[repr(C)]
+struct CachestatRange {
+    off: u64,
+    len: u64,
+}
+
+/// `struct cachestat` (include/uapi/linux/mman.h).
+#[repr(C)]
+#[derive(Default)]
+struct Cachestat {
+    nr_cache: u64,
+    nr_dirty: u64,
+    nr_writeback: u64,
+    nr_evicted: u64,
+    nr_recently_evicted: u64,
+}
+
+/// The pages of `f`'s page cache, those still being read included
+/// (cachestat(2) over the whole file: `len` 0 runs to its end; mm/filemap.c
+/// `filemap_cachestat` counts every folio present, up to date or not).
+/// ENOSYS before Linux 6.5.
+pub fn cached_pages(f: &File) -> Result<u64, Errno> {
+    let range = CachestatRange { off: 0, len: 0 };
+    let mut cs = Cachestat::default();
+    // SAFETY: cachestat reads one `struct cachestat_range` from its second
+    // argument and writes one `struct cachestat` through its third; both
+    // point at live values of those layouts (repr(C), five and two u64s) on
+    // this stack frame; the flags must be 0; `f` keeps the fd open.
+    let r = unsafe {
+        libc::syscall(
+            SYS_CACHESTAT,
+            f.as_raw_fd(),
+            std::ptr::from_ref(&range),
+            std::ptr::from_mut(&mut cs),
+            0u32,
+        )
+    };
+    if r != 0 {
+        return Err(Errno::last());
+    }
+    Ok(cs.nr_cache)
+}
+
+/// How often [`close_cache`] looks again while pages are still being read.
+const CLOSE_POLL: Duration = Duration::from_micros(100);
+/// How long [`close_cache`] waits with no page leaving the cache before it
+/// gives up: pages that stay are not being read (another process maps
+/// them), and no close of ours would be the device's last then.
+const CLOSE_STALL: Duration = Duration::from_secs(1);
+
+/// What the last close of block device `f` does to its page cache (the
+/// kernel's block/bdev.c `blkdev_put_whole` -> `blkdev_flush_mapping`:
+/// `sync_blockdev`, then `kill_bdev`, whose `truncate_inode_pages` waits
+/// for each page still locked for a read): dirty pages written back and
+/// the clean ones dropped (BLKFLSBUF: `sync_blockdev`, `invalidate_bdev`),
+/// then, as `invalidate_bdev` skips the pages still being read (the
+/// readahead the last reads started past themselves), those dropped as
+/// their reads complete (POSIX_FADV_DONTNEED) until none is cached
+/// ([`cached_pages`]). Without cachestat (before Linux 6.5) the first
+/// drop alone. Needs CAP_SYS_ADMIN (BLKFLSBUF).
+pub fn close_cache(f: &File) -> Result<(), Errno> {
+    flush_buffers(f)?;
+    let Ok(mut left) = cached_pages(f) else {
+        return Ok(());
+    };
+    let mut moved = Instant::now();
+    while left > 0 && moved.elapsed() < CLOSE_STALL {
+        std::thread::sleep(CLOSE_POLL);
+        nix::fcntl::posix_fadvise(f.as_raw_fd(), 0, 0, nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED)?;
+        let now = cached_pages(f)?;
+        if now < left {
+            moved = Instant::now();
+        }
+        left = now;
+    }
+    Ok(())
 }
 
 // BLKROGET = _IO(0x12, 94), but the kernel writes an `int` through the

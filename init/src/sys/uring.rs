@@ -416,6 +416,11 @@ impl Ring {
         })
     }
 
+    /// The file the ring reads and writes.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
     /// Slots.
     pub fn depth(&self) -> usize {
         self.busy.len()

@@ -136,6 +136,7 @@ fn base_step(label: String, p: &Params, pattern: Pattern, bs: u32, limit: Limit,
         ramp: p.ramp_time,
         flush_every: None,
         flush_at_end: false,
+        end_close: false,
         fsync_freq: None,
         fsync_files: 1,
         rwmix_order: p.rwmix_order,
@@ -295,9 +296,9 @@ pub fn expand(spec: &TestSpec, geom: &Geometry) -> Result<Vec<Step>, PlanError> 
 /// settings of the test: buffered (`direct = false`: the target's cache is
 /// dropped first, untimed, as the seeds do before dd and sysbench),
 /// sysbench's periodic fsync, and the final flush (`end_fsync`; none by
-/// default, as fio's `end_fsync=0`). Flushes apply to steps that write only: sysbench's
-/// seqrd/rndrd never fsync (`file_thread_done` skips the read modes, and
-/// `is_dirty` stays 0).
+/// default, as fio's `end_fsync=0`), and dd's close (`end_close`). Flushes
+/// apply to steps that write only: sysbench's seqrd/rndrd never fsync
+/// (`file_thread_done` skips the read modes, and `is_dirty` stays 0).
 fn io_step(mut s: Step, p: &Params) -> Step {
     if !p.direct {
         s.access = Access::Buffered;
@@ -307,6 +308,7 @@ fn io_step(mut s: Step, p: &Params) -> Step {
     s.fsync_freq = (p.fsync_freq > 0 && writes).then_some(p.fsync_freq);
     s.fsync_files = p.file_num;
     s.flush_at_end = writes && p.end_fsync.unwrap_or(false);
+    s.end_close = p.end_close;
     s
 }
 
@@ -441,6 +443,10 @@ mod tests {
         assert!(!st.flush_at_end);
         let with = &expand(&spec(Workload::SeqWrite, |p| p.end_fsync = Some(true)), &HDD).unwrap()[0];
         assert!(with.flush_at_end);
+        // dd's close only when the test asks for it (dd if=DEV times it).
+        assert!(!st.end_close);
+        let dd = spec(Workload::SeqRead, |p| (p.direct, p.end_close) = (false, true));
+        assert!(expand(&dd, &HDD).unwrap()[0].end_close);
         assert_eq!(
             st.pattern,
             Pattern::Seq {

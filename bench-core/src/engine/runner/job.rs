@@ -472,6 +472,11 @@ impl<'a, Q: IoQueue, C: Clock> JobRun<'a, Q, C> {
             // sysbench's `file_thread_done`: an fsync of each file.
             self.flush_batch(self.files)?;
         }
+        if step.end_close && self.measuring {
+            // dd's close, timed as dd times it: its figure ends after it.
+            self.q.end_close()?;
+            self.last_done = self.last_done.max(self.clock.now());
+        }
         // A step stopped inside its ramp measured nothing.
         self.out.runtime = if self.measuring {
             self.last_done.saturating_sub(self.ramp_end)
@@ -1188,5 +1193,66 @@ mod tests {
             );
         }
         assert!(disk[4 * 4096..5 * 4096].iter().any(|&b| b != 0));
+    }
+
+    /// A device that takes 1 ms a read, and whose cache takes 50 ms to
+    /// settle at the close (a readahead still in flight): time moves only
+    /// in `reap` and `end_close`.
+    struct Closing {
+        clock: SimClock,
+        inflight: Vec<(usize, Nanos, u32)>,
+        /// (requests in flight, the time) at each `end_close`.
+        closes: Vec<(usize, Nanos)>,
+    }
+
+    impl IoQueue for Closing {
+        fn depth(&self) -> usize {
+            1
+        }
+        fn submit(&mut self, slot: usize, req: IoReq) -> Result<(), IoError> {
+            self.inflight
+                .push((slot, self.clock.now() + Nanos::from_millis(1), req.len));
+            Ok(())
+        }
+        fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<(), IoError> {
+            reap_earliest(&self.clock, &mut self.inflight, out);
+            Ok(())
+        }
+        fn end_close(&mut self) -> Result<(), IoError> {
+            self.closes.push((self.inflight.len(), self.clock.now()));
+            self.clock.advance(Nanos::from_millis(50));
+            Ok(())
+        }
+    }
+
+    /// dd's close (`end_close`): once, after the last read completed, and
+    /// inside the timed part (dd times its close), so 12 reads of 1 ms and
+    /// a close of 50 ms take 62 ms; without it the close is neither made
+    /// nor timed.
+    #[test]
+    fn dd_close_is_timed_after_the_last_read() {
+        for (end_close, runtime, closes) in [(true, 62, vec![(0, Nanos::from_millis(12))]), (false, 12, vec![])] {
+            let mut s = step(
+                Pattern::Seq {
+                    op: Op::Read,
+                    start: 0,
+                    end: 1 << 20,
+                },
+                4096,
+                1,
+            );
+            s.limit.ios = Some(12);
+            s.end_close = end_close;
+            let clock = SimClock::default();
+            let mut q = Closing {
+                clock: clock.clone(),
+                inflight: Vec::new(),
+                closes: Vec::new(),
+            };
+            let o = run_job(&s, 0, &mut q, &clock, &Stop::new(), &mut |_| ()).expect("job");
+            assert_eq!(o.read.ios, 12, "end_close {end_close}");
+            assert_eq!(o.runtime, Nanos::from_millis(runtime), "end_close {end_close}");
+            assert_eq!(q.closes, closes, "end_close {end_close}");
+        }
     }
 }

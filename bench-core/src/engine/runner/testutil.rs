@@ -30,6 +30,7 @@ pub(crate) fn step(pattern: Pattern, bs: u32, jobs: u32) -> Step {
         ramp: Nanos(0),
         flush_every: None,
         flush_at_end: false,
+        end_close: false,
         fsync_freq: None,
         fsync_files: 1,
         rwmix_order: MixOrder::Random,

@@ -286,7 +286,7 @@ fn params_apply_each_key() {
         r#"{"tests":[{"workload":"rand_rw","bs":"16k","size":"1M","offset":"4k","length":"8M","zone_bytes":"2M",
             "runtime":"3s","ramp_time":"500ms","sample_interval":"100ms","iodepth":"8","jobs":2,"rwmixread":60,
             "rwmix_order":"ratio","flush_every":4,"points":5,"seed":9,"direct":false,"fsync_freq":"100","end_fsync":true,
-            "min_ios":64,"file_num":"128","max_bs":"64k","passes":5,"warmup":"1","fill":true,"pause":"5s",
+            "end_close":true,"min_ios":64,"file_num":"128","max_bs":"64k","passes":5,"warmup":"1","fill":true,"pause":"5s",
             "norandommap":true}]}"#,
     );
     let t = tests_of(&c, None).unwrap();
@@ -304,6 +304,7 @@ fn params_apply_each_key() {
         (8, 2, 60, 4, 5, 9)
     );
     assert_eq!((p.direct, p.fsync_freq, p.end_fsync), (false, 100, Some(true)));
+    assert!(p.end_close);
     assert_eq!((p.min_ios, p.file_num), (64, 128));
     assert_eq!(p.rwmix_order, bench_core::spec::MixOrder::Ratio);
     assert!(p.norandommap);

@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -360,6 +360,35 @@ impl IoQueue for DevQueue {
             DevQueue::Uring(q) => q.engine(),
             DevQueue::Cmd(q) => q.engine(),
         }
+    }
+
+    /// dd's close ([`IoQueue::end_close`]): on a block device, what its
+    /// last close does to its page cache ([`crate::sys::blk::close_cache`]);
+    /// a regular file's close does nothing of the kind, and NVMe
+    /// passthrough has no page cache.
+    fn end_close(&mut self) -> Result<(), IoError> {
+        let file = match self {
+            DevQueue::Sync(q) => &q.file,
+            DevQueue::Uring(q) => q.ring.file(),
+            DevQueue::Cmd(_) => return Ok(()),
+        };
+        let fail = |errno: i32| IoError {
+            errno,
+            req: IoReq {
+                op: Op::Flush,
+                offset: 0,
+                len: 0,
+            },
+        };
+        let block = file
+            .metadata()
+            .map_err(|e| fail(errno_of(&e)))?
+            .file_type()
+            .is_block_device();
+        if !block {
+            return Ok(());
+        }
+        crate::sys::blk::close_cache(file).map_err(|e| fail(e as i32))
     }
 }
 

@@ -531,6 +531,97 @@ mod tests {
         assert_eq!(q.read_buf(0, 4096).expect("read buffer")[..], pattern(0, 4096)[..]);
     }
 
+    /// dd's close (`end_close`) on a loop device: the pages its buffered
+    /// reads cached, and those its readahead was still reading past them,
+    /// all dropped, on either engine; the queue still reads afterwards.
+    #[test]
+    fn end_close_leaves_nothing_of_the_device_cached() {
+        let Some(lo) = LoopDev::new("end-close") else { return };
+        let t = lo.target(false);
+        for depth in [1u32, 2] {
+            let mut q = t.open(&spec(Access::Buffered, false, depth, 1 << 20)).expect("queue");
+            assert_eq!(run_batch(&mut q, &[req(Op::Read, 0, 1 << 20)])[0].result, Ok(1 << 20));
+            let Ok(before) = crate::sys::blk::cached_pages(t.file()) else {
+                eprintln!("skipped: no cachestat(2) (Linux 6.5+)");
+                return;
+            };
+            assert!(
+                before >= 256,
+                "depth {depth}: {before} pages cached after a read of 1 MiB"
+            );
+            assert_eq!(q.end_close(), Ok(()));
+            assert_eq!(crate::sys::blk::cached_pages(t.file()), Ok(0), "depth {depth}");
+            assert_eq!(run_batch(&mut q, &[req(Op::Read, 4096, 4096)])[0].result, Ok(4096));
+            assert_eq!(q.read_buf(0, 4096).expect("read buffer")[..], pattern(4096, 4096)[..]);
+        }
+    }
+
+    /// This thread in a cgroup v1 blkio throttle of `bps` reads a second
+    /// on `dev` while it lives (the reads it submits, its readahead
+    /// included, held to that rate); `None` without the v1 hierarchy,
+    /// whose `tasks` moves a single thread.
+    struct ThreadThrottle {
+        dir: std::path::PathBuf,
+    }
+
+    impl ThreadThrottle {
+        fn new(dev: &str, bps: u64) -> Option<ThreadThrottle> {
+            let root = std::path::Path::new("/sys/fs/cgroup/blkio");
+            if !root.join("blkio.throttle.read_bps_device").exists() {
+                eprintln!("skipped: no cgroup v1 blkio throttle");
+                return None;
+            }
+            let name = dev.rsplit('/').next().expect("a device name");
+            let mm = std::fs::read_to_string(format!("/sys/block/{name}/dev")).expect("its numbers");
+            let dir = root.join(format!("bootbench-test-{}", nix::unistd::gettid()));
+            std::fs::create_dir(&dir).expect("cgroup");
+            let t = ThreadThrottle { dir };
+            std::fs::write(
+                t.dir.join("blkio.throttle.read_bps_device"),
+                format!("{} {bps}\n", mm.trim()),
+            )
+            .expect("read_bps");
+            std::fs::write(t.dir.join("tasks"), nix::unistd::gettid().to_string()).expect("join");
+            Some(t)
+        }
+    }
+
+    impl Drop for ThreadThrottle {
+        fn drop(&mut self) {
+            let root = self.dir.parent().expect("the hierarchy");
+            let _ = std::fs::write(root.join("tasks"), nix::unistd::gettid().to_string());
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+
+    /// dd's close waits for the readahead still in flight, as the last
+    /// close of the device does (`kill_bdev`): with this thread's reads
+    /// held to 256 KiB/s, the readahead a 64 KiB read starts past itself is
+    /// still being read when `end_close` is called, and is neither left
+    /// behind nor cached afterwards (a drop alone, BLKFLSBUF, skips the
+    /// pages being read: they would stay cached).
+    #[test]
+    fn end_close_waits_for_the_readahead_in_flight() {
+        let Some(lo) = LoopDev::new("end-close-ra") else { return };
+        let t = lo.target(false);
+        if crate::sys::blk::cached_pages(t.file()).is_err() {
+            eprintln!("skipped: no cachestat(2) (Linux 6.5+)");
+            return;
+        }
+        let mut q = t.open(&spec(Access::Buffered, false, 1, 64 << 10)).expect("queue");
+        let Some(_held) = ThreadThrottle::new(&lo.dev, 256 << 10) else {
+            return;
+        };
+        for off in [0, 64 << 10] {
+            assert_eq!(
+                run_batch(&mut q, &[req(Op::Read, off, 64 << 10)])[0].result,
+                Ok(64 << 10)
+            );
+        }
+        assert_eq!(q.end_close(), Ok(()));
+        assert_eq!(crate::sys::blk::cached_pages(t.file()), Ok(0));
+    }
+
     /// A target claimed for writing records whether a write reached it:
     /// reads alone leave [`DevTarget::wrote`] false, on either engine; the
     /// first write sets it, on the pread/pwrite queue and on io_uring.

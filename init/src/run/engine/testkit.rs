@@ -152,6 +152,7 @@ pub(super) fn rand_step(read_pct: u8, iodepth: u32, jobs: u32, ios: u64) -> Step
         ramp: Nanos(0),
         flush_every: None,
         flush_at_end: false,
+        end_close: false,
         fsync_freq: None,
         fsync_files: 1,
         rwmix_order: Default::default(),
