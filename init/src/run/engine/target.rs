@@ -594,6 +594,29 @@ mod tests {
         }
     }
 
+    /// A block device's `queue/read_ahead_kb` set for a test, the value
+    /// before put back when dropped.
+    struct ReadAhead {
+        file: std::path::PathBuf,
+        before: String,
+    }
+
+    impl ReadAhead {
+        fn set(dev: &str, kb: u32) -> ReadAhead {
+            let name = dev.rsplit('/').next().expect("a device name");
+            let file = std::path::PathBuf::from(format!("/sys/block/{name}/queue/read_ahead_kb"));
+            let before = std::fs::read_to_string(&file).expect("read_ahead_kb");
+            std::fs::write(&file, format!("{kb}\n")).expect("set read_ahead_kb");
+            ReadAhead { file, before }
+        }
+    }
+
+    impl Drop for ReadAhead {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.file, &self.before);
+        }
+    }
+
     /// dd's close waits for the readahead still in flight, as the last
     /// close of the device does (`kill_bdev`): with this thread's reads
     /// held to 256 KiB/s, the readahead a 64 KiB read starts past itself is
@@ -603,6 +626,13 @@ mod tests {
     #[test]
     fn end_close_waits_for_the_readahead_in_flight() {
         let Some(lo) = LoopDev::new("end-close-ra") else { return };
+        // The kernel's default readahead (128 KiB windows, half a second
+        // each at this throttle, within end_close's 1 s wait for a page to
+        // leave): a loop device keeps the read_ahead_kb its last user set
+        // (2560 KiB here after other runs: a window of 10 s, which
+        // end_close rightly gives up on). Set before the queue opens its
+        // file, whose readahead state starts from it; put back after.
+        let _ra = ReadAhead::set(&lo.dev, 128);
         let t = lo.target(false);
         if crate::sys::blk::cached_pages(t.file()).is_err() {
             eprintln!("skipped: no cachestat(2) (Linux 6.5+)");
