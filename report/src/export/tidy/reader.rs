@@ -184,7 +184,7 @@ fn rows(path: &Path, only: Option<&[&str]>, summary_only: bool, mut each: impl F
         let mut readers = Vec::with_capacity(plan.cols.len());
         for &(c, i) in &plan.cols {
             let (reader, max_def) = open(i)?;
-            if reader.kind() != c.kind {
+            if !reader.reads(c.kind) {
                 return Err(format!(
                     "{file}: column `{}` is {}, not {}",
                     c.name,
@@ -361,14 +361,15 @@ impl ChunkReader {
         }
     }
 
-    /// The kind of column it reads (`Timestamp` for none of them).
-    fn kind(&self) -> Kind {
-        match self {
-            ChunkReader::Text(_) => Kind::Text,
-            ChunkReader::Double(_) => Kind::Double,
-            ChunkReader::Int(_) => Kind::Int,
-            ChunkReader::Other(_) => Kind::Timestamp,
-        }
+    /// Whether it reads a column of kind `k` (an INT64 for both integers
+    /// and timestamps).
+    fn reads(&self, k: Kind) -> bool {
+        matches!(
+            (self, k),
+            (ChunkReader::Text(_), Kind::Text)
+                | (ChunkReader::Double(_), Kind::Double)
+                | (ChunkReader::Int(_), Kind::Int | Kind::Timestamp)
+        )
     }
 
     /// Its physical type, as Parquet names it.

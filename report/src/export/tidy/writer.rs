@@ -285,18 +285,11 @@ impl Tables {
 
     /// Add one document's rows.
     pub fn add(&mut self, l: &Loaded) -> Result<(), String> {
-        let one = std::slice::from_ref(l);
-        for r in figure_rows(one) {
-            self.figures.push(r)?;
-        }
-        for r in run_rows(one) {
-            self.runs.push(r)?;
-        }
-        Ok(())
+        self.add_all(std::slice::from_ref(l))
     }
 
     /// Add documents' rows in order, each document's made on its own
-    /// core (the same rows as [`Tables::add`] of each).
+    /// core.
     pub fn add_all(&mut self, docs: &[Loaded]) -> Result<(), String> {
         use rayon::prelude::*;
         let rows: Vec<(Vec<FigureRow>, Vec<RunRow>)> = docs
