@@ -253,11 +253,11 @@ fn s2_raid1_raid5_raid10_linear_run_and_report_and_leave_every_disk_identical() 
 /// one boot proves both (they were two boots, s3 and s5).
 #[test]
 fn s3_crypt_pattern_reads_back_through_the_layer_and_differs_on_the_disk_and_a_linear_layer_on_it_runs() {
-    crypt_boot("s3_crypt_linear", true);
+    crypt_boot("s3_crypt_linear");
 }
 
-/// The crypt boot of s3 (`with_linear`: a linear layer on the crypt layer).
-fn crypt_boot(name: &str, with_linear: bool) {
+/// The crypt boot of s3: a crypt layer, a linear layer on it.
+fn crypt_boot(name: &str) {
     let Some(a) = artifacts(name) else { return };
     let scratch = Scratch::new(name);
     let dir = scratch.0.clone();
@@ -271,10 +271,10 @@ fn crypt_boot(name: &str, with_linear: bool) {
     // bystander holds data.
     let (files, before) = disks_with_contents(&specs, &dir, |i| (i >= 2).then_some(400 + i as u64));
     let crypt_before = blocks(&files[1], 8);
-    let mut layers = vec![json!({"name": "sec", "kind": "crypt", "on": {"serial": "S3-CRYPT"}})];
-    if with_linear {
-        layers.push(json!({"name": "lv", "kind": "linear", "on": "sec"}));
-    }
+    let layers = json!([
+        {"name": "sec", "kind": "crypt", "on": {"serial": "S3-CRYPT"}},
+        {"name": "lv", "kind": "linear", "on": "sec"}
+    ]);
     let config = json!({
         "defaults": {"iodepth": 1, "jobs": 1},
         "tests": [
@@ -290,7 +290,7 @@ fn crypt_boot(name: &str, with_linear: bool) {
     assert_schema_valid(&doc);
     assert_eq!(doc["run"]["status"], "ok", "run: {}", doc["run"]);
 
-    let layers = the_layers_stand_on_the_crypt_disk_and_run_their_tests(&doc, with_linear);
+    let layers = the_layers_stand_on_the_crypt_disk_and_run_their_tests(&doc);
     assert!(
         outcome.serial.contains(TORN_DOWN),
         "the console says no md/dm device remains"
@@ -301,10 +301,10 @@ fn crypt_boot(name: &str, with_linear: bool) {
     assert_eq!(before[2], after[2], "the bystander is byte-identical");
 }
 
-/// The crypt layer "sec" on the crypt disk (and with `with_linear` the
-/// linear layer "lv" on it): each runs its write and read tests, each with
-/// its analysis line. Returns the layers, "sec" first.
-fn the_layers_stand_on_the_crypt_disk_and_run_their_tests(doc: &Value, with_linear: bool) -> Vec<&Value> {
+/// The crypt layer "sec" on the crypt disk and the linear layer "lv" on
+/// it: each runs its write and read tests, each with its analysis line.
+/// Returns the layers, "sec" first.
+fn the_layers_stand_on_the_crypt_disk_and_run_their_tests(doc: &Value) -> Vec<&Value> {
     let crypt_disk = path_of(by_serial(doc, "S3-CRYPT"));
     let sec = by_stack(doc, "sec");
     assert!(path_of(sec).starts_with("/dev/dm-"), "{sec}");
@@ -314,12 +314,9 @@ fn the_layers_stand_on_the_crypt_disk_and_run_their_tests(doc: &Value, with_line
         sec["stack"]["mode"], "read-write",
         "the disk beneath is writable: {sec}"
     );
-    let mut layers = vec![sec];
-    if with_linear {
-        let lv = by_stack(doc, "lv");
-        assert_eq!(lv["stack"]["on"], path_of(sec), "{lv}");
-        layers.push(lv);
-    }
+    let lv = by_stack(doc, "lv");
+    assert_eq!(lv["stack"]["on"], path_of(sec), "{lv}");
+    let layers = vec![sec, lv];
     for t in &layers {
         for test in ["seq_write_1m", "seq_read_1m"] {
             let r = test_on(doc, path_of(t), test);
