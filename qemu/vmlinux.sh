@@ -17,15 +17,17 @@ if [ -z "$off" ]; then
   echo "$in: no xz stream in it (a kernel compressed otherwise: boot it as vmlinuz)" >&2
   exit 1
 fi
-tmp=$out.tmp
-tail -c +"$((off + 1))" "$in" > "$tmp.xz"
-xz -dc --single-stream < "$tmp.xz" > "$tmp"
-rm -f "$tmp.xz"
+# Fresh names beside OUT (mktemp: never a name planted there before), gone on any exit.
+tmp=$(mktemp "$out.XXXXXX") xz=$(mktemp "$out.XXXXXX")
+trap 'rm -f "$tmp" "$xz"' EXIT
+tail -c +"$((off + 1))" "$in" > "$xz"
+xz -dc --single-stream < "$xz" > "$tmp"
 if [ "$(head -c 4 "$tmp" | od -An -tx1 | tr -d ' ')" != 7f454c46 ]; then
-  rm -f "$tmp"; echo "$in: its xz stream is not an ELF kernel" >&2; exit 1
+  echo "$in: its xz stream is not an ELF kernel" >&2; exit 1
 fi
 # XEN_ELFNOTE_PHYS32_ENTRY (18): the PVH entry QEMU looks for.
 if ! readelf -n "$tmp" | grep -q 'Unknown note type: (0x00000012)\|PHYS32_ENTRY'; then
-  rm -f "$tmp"; echo "$in: its kernel has no PVH entry (CONFIG_PVH): boot it as vmlinuz" >&2; exit 1
+  echo "$in: its kernel has no PVH entry (CONFIG_PVH): boot it as vmlinuz" >&2; exit 1
 fi
+chmod 644 "$tmp"
 mv "$tmp" "$out"
