@@ -91,6 +91,16 @@ fn c1_device_strings_cannot_forge_a_result_frame() {
         outcome.status,
         tail()
     );
+    // PID 1's last line says it hands over to the kernel's power-off (what
+    // the harness gives a grace after, run::REBOOT_GRACE).
+    let pid1_last = log
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .rfind(|l| l.starts_with("bootbench: ") || l.contains("] bootbench: "));
+    assert!(
+        pid1_last.is_some_and(|l| l.ends_with("bootbench: calling reboot(2): poweroff")),
+        "PID 1's last line: {pid1_last:?}"
+    );
 
     // Every frame the decoder found: only the real one, and it is good.
     let frames: Vec<String> = outcome

@@ -30,6 +30,12 @@ use core::fmt::Write as _;
 /// through.
 pub const MARKER: &str = "BOOTBENCH-";
 
+/// The start of PID 1's last console line, written as it calls reboot(2)
+/// (then `poweroff`, `reboot` or `halt`): all it had to save is saved, and
+/// what follows is the kernel's. A harness may stop waiting for the guest
+/// to end a while after it.
+pub const REBOOT_CALL: &str = "calling reboot(2): ";
+
 /// How [`MARKER`] is printed: its `-` as `\x2d`.
 const MARKER_ESCAPED: &str = "BOOTBENCH\\x2d";
 

@@ -482,8 +482,9 @@ fn install_pid1_panic_hook() {
     }));
 }
 
-/// End PID 1: sync, lazily unmount /mnt/stick if mounted, sync, then
-/// reboot(2) with POWER_OFF / RESTART / HALT. If reboot fails, sleep
+/// End PID 1: sync, lazily unmount /mnt/stick if mounted, sync, then say
+/// so ([`bench_core::vocab::console::REBOOT_CALL`]) and call reboot(2) with
+/// POWER_OFF / RESTART / HALT. If reboot fails, sleep
 /// forever: PID 1 must never exit.
 pub fn finish(how: OnFinish) -> ! {
     log(&format!("finishing: {how}"));
@@ -500,6 +501,7 @@ pub fn finish(how: OnFinish) -> ! {
         Err(e) => log(&format!("unmount /mnt/stick: {}", std::io::Error::from(e))),
     }
     mount::sync();
+    log(&format!("{}{how}", bench_core::vocab::console::REBOOT_CALL));
     let e = power::reboot(how);
     log(&format!(
         "reboot(2) {how} failed: {}; sleeping forever",
