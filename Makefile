@@ -128,13 +128,19 @@ kernel:
 	$(call unpack,$(SHIM_PKG),$(OUT)/shim)
 	$(call unpack,$(GRUB_PKG),$(OUT)/grub)
 
-image: build tools kernel
+# The image's files from the kernel, the static binary and $(IMAGE_TOOL): image's recipe, and
+# make test's with the test build's bootbench-image.
+define make-image
 	cp $$(ls $(OUT)/kernel/boot/vmlinuz-* | head -n 1) $(OUT)/vmlinuz
 	bash qemu/vmlinux.sh $(OUT)/vmlinuz $(OUT)/vmlinux
 	$(IMAGE_TOOL) initramfs --kernel-dir $(OUT)/kernel --init $(INIT_BIN) $(ADD_MODULE_ARGS) -o $(OUT)/initramfs.img
 	$(IMAGE_TOOL) usb --kernel-dir $(OUT)/kernel --initramfs $(OUT)/initramfs.img --shim $(SHIM_EFI) --grub $(GRUB_EFI) \
 	  $(CONFIG_ARG) -o $(OUT)/bootbench.img
 	@ls -l $(OUT)/vmlinuz $(OUT)/vmlinux $(OUT)/initramfs.img $(OUT)/bootbench.img
+endef
+
+image: build tools kernel
+	$(make-image)
 
 netboot: image
 	$(IMAGE_TOOL) netboot --kernel-dir $(OUT)/kernel --initramfs $(OUT)/initramfs.img \
@@ -152,9 +158,13 @@ qemu: deps image
 	@echo "report: $(OUT)/report.html"
 
 # The image make test boots carries scsi_debug (270 KB, 62 KB zstd-compressed): zoned.rs z2's
-# host-managed SCSI disk. Target-specific, so the image prerequisite is built with it too.
+# host-managed SCSI disk. It is made with the host tools of the test build (target/debug: the
+# same code, without the release profile's fat LTO, which takes about 3 minutes on 2 cores); the
+# walkthrough test runs them in place of target/release's (BOOTBENCH_TOOLS).
+TEST_TOOLS = $(TARGET_DIR)/debug
 test: override EXTRA_MODULES += scsi_debug
-test: deps targets image
+test: IMAGE_TOOL = $(TEST_TOOLS)/bootbench-image
+test: deps targets build kernel
 	$(CARGO) fmt --all --check
 	$(CARGO) build -p bench-core --target $(BARE)
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
@@ -163,9 +173,13 @@ test: deps targets image
 	@bin=$(INIT_BIN); \
 	  if readelf -ld $$bin | grep -Eq 'INTERP|NEEDED'; then echo "$$bin is not static" >&2; exit 1; fi; \
 	  echo "$$bin: static, $$(stat -c %s $$bin) bytes"
+	@# The test build, with bootbench-image and bootbench-report (their integration tests need them).
+	$(CARGO) test --workspace --exclude bootbench-e2e --no-run
+	$(make-image)
 	$(CARGO) test --workspace --exclude bootbench-e2e
 	@# QEMU end to end (TCG): boots out/vmlinux (direct) or out/vmlinuz + out/initramfs.img and out/bootbench.img.
-	BOOTBENCH_OUT=$(abspath $(OUT)) $(CARGO) test -p bootbench-e2e -- --test-threads=1 $(E2E_SKIP)
+	BOOTBENCH_OUT=$(abspath $(OUT)) BOOTBENCH_TOOLS=$(abspath $(TEST_TOOLS)) \
+	  $(CARGO) test -p bootbench-e2e -- --test-threads=1 $(E2E_SKIP)
 
 bench: image
 	bash bench/fio-compare.sh
