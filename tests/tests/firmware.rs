@@ -49,6 +49,7 @@ fn b1_secure_boot_runs_the_quick_profile_under_lockdown() {
     let (files, before) = disks_with_contents(&specs, &dir, |i| Some(1400 + i as u64));
     let config = json!({
         "profile": "quick",
+        "parallel": true,
         "targets": [{"serial": "SB-SATA"}],
         "arrays": [{"name": "r1", "level": "raid1", "members": [{"serial": "SB-M1"}, {"serial": "SB-M2"}]}],
         "layers": [{"name": "luks", "kind": "crypt", "on": "r1", "cipher": "aes-xts-plain64", "key_bits": 512}]
