@@ -24,6 +24,10 @@ pub enum RunError {
     Io { what: String, err: io::Error },
     /// QEMU was still running after the timeout and was killed.
     Timeout { after: Duration, serial_log: PathBuf },
+    /// The serial console stayed empty for [`SILENT_LIMIT`]: the guest hung
+    /// before its firmware, boot loader or kernel wrote a byte, so before
+    /// PID 1 ran (it writes at once). Killed.
+    Silent { after: Duration, serial_log: PathBuf },
 }
 
 impl fmt::Display for RunError {
@@ -33,6 +37,12 @@ impl fmt::Display for RunError {
             RunError::Timeout { after, serial_log } => write!(
                 f,
                 "QEMU still running after {} s: killed (serial log: {})",
+                after.as_secs(),
+                serial_log.display()
+            ),
+            RunError::Silent { after, serial_log } => write!(
+                f,
+                "QEMU wrote nothing on the serial console in {} s: killed, the guest hung before PID 1 ran (serial log: {})",
                 after.as_secs(),
                 serial_log.display()
             ),
@@ -103,6 +113,15 @@ pub fn wait_bounded_with(child: &mut Child, timeout: Duration, tick: &mut dyn Fn
 /// ([`Outcome::hung_after_reboot_call`]) rather than the boot failing at
 /// its whole timeout.
 pub const REBOOT_GRACE: Duration = Duration::from_secs(60);
+
+/// How long a guest's serial console may stay empty. Every boot writes to
+/// it within seconds (OVMF's and SeaBIOS's screen codes, GRUB, or PID 1's
+/// first line, under 4 s from the kernel's start under TCG; a network boot's
+/// first line after its downloads, about 15 s): an empty console after 90 s
+/// is a guest that hung before PID 1 ran (seen once in a CI run: two vCPUs
+/// spinning under TCG, not a byte from the kernel, for 600 s), so nothing
+/// of the run was done and [`RunError::Silent`] says so at once.
+pub const SILENT_LIMIT: Duration = Duration::from_secs(90);
 
 /// The outcome of a boot that ended by itself.
 #[derive(Debug)]
@@ -210,16 +229,27 @@ pub fn run_qemu_following(
         .stderr(err)
         .spawn()
         .map_err(io_err(format!("spawning {QEMU}")))?;
-    let waited = wait_for_guest(&mut child, serial_log, timeout, REBOOT_GRACE, progress);
-    let (status, elapsed, hung_after_reboot_call) = match waited.map_err(io_err("waiting for QEMU"))? {
-        Waited::TimedOut(after) => {
+    let limits = Limits {
+        timeout,
+        reboot_grace: REBOOT_GRACE,
+        silent: SILENT_LIMIT,
+    };
+    let ended = wait_for_guest(&mut child, serial_log, &limits, progress);
+    let (status, elapsed, hung_after_reboot_call) = match ended.map_err(io_err("waiting for QEMU"))? {
+        GuestEnd::TimedOut(after) => {
             return Err(RunError::Timeout {
                 after,
                 serial_log: serial_log.to_owned(),
             })
         }
-        Waited::Exited(status, elapsed) => (status, elapsed, false),
-        Waited::Stopped(status, elapsed) => (status, elapsed, true),
+        GuestEnd::Silent(after) => {
+            return Err(RunError::Silent {
+                after,
+                serial_log: serial_log.to_owned(),
+            })
+        }
+        GuestEnd::Exited(status, elapsed) => (status, elapsed, false),
+        GuestEnd::HungAfterRebootCall(status, elapsed) => (status, elapsed, true),
     };
     let bytes = fs::read(serial_log).map_err(io_err(serial_log.display().to_string()))?;
     let serial = String::from_utf8_lossy(&bytes).into_owned();
@@ -233,20 +263,44 @@ pub fn run_qemu_following(
     })
 }
 
-/// Wait for the guest behind `child` at most `timeout`, following its
-/// console `serial_log` (PID 1's lines to `progress`, if any): once PID 1
-/// has written that it calls reboot(2), the process has `grace` more to
-/// end, else it is killed ([`Waited::Stopped`]).
+/// How long [`wait_for_guest`] waits.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    /// At most, in all.
+    timeout: Duration,
+    /// After PID 1's reboot(2) line ([`REBOOT_GRACE`]).
+    reboot_grace: Duration,
+    /// For the serial console's first byte ([`SILENT_LIMIT`]).
+    silent: Duration,
+}
+
+/// How a guest's QEMU ended.
+#[derive(Debug)]
+enum GuestEnd {
+    Exited(ExitStatus, Duration),
+    TimedOut(Duration),
+    /// Killed `reboot_grace` after PID 1's reboot(2) line.
+    HungAfterRebootCall(ExitStatus, Duration),
+    /// Killed: nothing on the console after `silent`.
+    Silent(Duration),
+}
+
+/// Wait for the guest behind `child` within `limits`, following its console
+/// `serial_log` (PID 1's lines to `progress`, if any): killed when its
+/// console is still empty after `limits.silent`, or `limits.reboot_grace`
+/// after PID 1 wrote that it calls reboot(2), or at `limits.timeout`.
 fn wait_for_guest(
     child: &mut Child,
     serial_log: &Path,
-    timeout: Duration,
-    grace: Duration,
+    limits: &Limits,
     mut progress: Option<&mut dyn FnMut(&str)>,
-) -> io::Result<Waited> {
+) -> io::Result<GuestEnd> {
+    let start = Instant::now();
     let mut follow = Follow::new(serial_log);
     let mut called: Option<Instant> = None;
-    wait_bounded_with(child, timeout, &mut || {
+    let mut spoke = false;
+    let mut silent = false;
+    let waited = wait_bounded_with(child, limits.timeout, &mut || {
         follow.poll(&mut |line| {
             if called.is_none() && line.contains(bench_core::vocab::console::REBOOT_CALL) {
                 called = Some(Instant::now());
@@ -255,10 +309,19 @@ fn wait_for_guest(
                 out(line)
             }
         });
+        spoke = spoke || fs::metadata(serial_log).is_ok_and(|m| m.len() > 0);
+        silent = !spoke && start.elapsed() >= limits.silent;
         match called {
-            Some(t) if t.elapsed() >= grace => Tick::Stop,
+            _ if silent => Tick::Stop,
+            Some(t) if t.elapsed() >= limits.reboot_grace => Tick::Stop,
             _ => Tick::Go,
         }
+    })?;
+    Ok(match waited {
+        Waited::Exited(status, elapsed) => GuestEnd::Exited(status, elapsed),
+        Waited::TimedOut(elapsed) => GuestEnd::TimedOut(elapsed),
+        Waited::Stopped(_, elapsed) if silent => GuestEnd::Silent(elapsed),
+        Waited::Stopped(status, elapsed) => GuestEnd::HungAfterRebootCall(status, elapsed),
     })
 }
 
@@ -407,7 +470,7 @@ pub fn boot_following(
 
 /// Boot `machine` and kill QEMU (SIGKILL: as sudden as a power cut) as soon
 /// as `seen` holds of the serial log (lossy UTF-8), looked at every 100 ms;
-/// at most `timeout`. The outcome's status is the killed one (or QEMU's own
+/// at most `timeout`, and [`SILENT_LIMIT`] while the log is empty. The outcome's status is the killed one (or QEMU's own
 /// exit, if it ended first: the caller checks the serial log).
 pub fn boot_until(
     machine: &Machine,
@@ -435,10 +498,18 @@ pub fn boot_until(
         if let Some(status) = child.try_wait().map_err(io_err("waiting for QEMU"))? {
             break status;
         }
-        let seen = fs::read(log).is_ok_and(|b| seen(&String::from_utf8_lossy(&b)));
-        if seen || start.elapsed() >= timeout {
+        let bytes = fs::read(log).unwrap_or_default();
+        let seen = seen(&String::from_utf8_lossy(&bytes));
+        let silent = bytes.is_empty() && start.elapsed() >= SILENT_LIMIT;
+        if seen || silent || start.elapsed() >= timeout {
             child.kill().map_err(io_err("killing QEMU"))?;
             let status = child.wait().map_err(io_err("reaping QEMU"))?;
+            if silent {
+                return Err(RunError::Silent {
+                    after: start.elapsed(),
+                    serial_log: log.clone(),
+                });
+            }
             if !seen {
                 return Err(RunError::Timeout {
                     after: start.elapsed(),
@@ -539,6 +610,20 @@ mod tests {
         }
     }
 
+    /// A fake guest: appends `text` to `log`, then sleeps 30 s.
+    fn fake_guest(log: &Path, text: &str) -> Child {
+        Command::new("sh")
+            .args(["-c", &format!("printf '{text}' >> {}; exec sleep 30", log.display())])
+            .spawn()
+            .unwrap()
+    }
+
+    const LIMITS: Limits = Limits {
+        timeout: Duration::from_secs(25),
+        reboot_grace: Duration::from_millis(300),
+        silent: Duration::from_secs(20),
+    };
+
     /// A guest that has said it calls reboot(2) and does not end is killed
     /// once the grace after that line is over, long before its timeout,
     /// its progress lines handed on; one that never says it waits out the
@@ -548,27 +633,14 @@ mod tests {
         let dir = scratch("reboot-grace");
         let log = dir.join("serial.log");
         fs::write(&log, "").unwrap();
-        let guest = |last: &str| {
-            Command::new("sh")
-                .args([
-                    "-c",
-                    &format!("printf '[ 1.0] bootbench: finishing: poweroff\n[ 1.1] bootbench: {last}\n' >> {}; exec sleep 30", log.display()),
-                ])
-                .spawn()
-                .unwrap()
-        };
-        let mut child = guest("calling reboot(2): poweroff");
+        let mut child = fake_guest(
+            &log,
+            "[ 1.0] bootbench: finishing: poweroff\\n[ 1.1] bootbench: calling reboot(2): poweroff\\n",
+        );
         let mut lines = Vec::new();
         let mut out = |l: &str| lines.push(l.to_string());
-        let waited = wait_for_guest(
-            &mut child,
-            &log,
-            Duration::from_secs(25),
-            Duration::from_millis(300),
-            Some(&mut out),
-        )
-        .unwrap();
-        assert!(matches!(waited, Waited::Stopped(..)), "{waited:?}");
+        let ended = wait_for_guest(&mut child, &log, &LIMITS, Some(&mut out)).unwrap();
+        assert!(matches!(ended, GuestEnd::HungAfterRebootCall(..)), "{ended:?}");
         assert!(child.try_wait().unwrap().is_some(), "killed and reaped");
         assert_eq!(
             lines,
@@ -579,19 +651,43 @@ mod tests {
         );
 
         fs::write(&log, "").unwrap();
-        let mut child = guest("unmounted /mnt/stick");
-        let waited = wait_for_guest(
-            &mut child,
-            &log,
-            Duration::from_millis(1500),
-            Duration::from_millis(300),
-            None,
-        )
-        .unwrap();
+        let mut child = fake_guest(&log, "[ 1.1] bootbench: unmounted /mnt/stick\\n");
+        let limits = Limits {
+            timeout: Duration::from_millis(1500),
+            ..LIMITS
+        };
+        let ended = wait_for_guest(&mut child, &log, &limits, None).unwrap();
         assert!(
-            matches!(waited, Waited::TimedOut(..)),
-            "no reboot call, no grace: {waited:?}"
+            matches!(ended, GuestEnd::TimedOut(..)),
+            "no reboot call, no grace: {ended:?}"
         );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A guest whose console stays empty is killed at the silence limit,
+    /// long before its timeout; one byte on it (OVMF's first screen code)
+    /// and the guest runs on to its timeout.
+    #[test]
+    fn a_guest_whose_console_stays_empty_is_stopped_at_the_silence_limit() {
+        let dir = scratch("silent");
+        let log = dir.join("serial.log");
+        let limits = Limits {
+            silent: Duration::from_millis(300),
+            ..LIMITS
+        };
+        fs::write(&log, "").unwrap();
+        let mut child = fake_guest(&log, "");
+        let ended = wait_for_guest(&mut child, &log, &limits, None).unwrap();
+        assert!(matches!(ended, GuestEnd::Silent(..)), "{ended:?}");
+        assert!(child.try_wait().unwrap().is_some(), "killed and reaped");
+
+        let mut child = fake_guest(&log, "\\033[2J");
+        let limits = Limits {
+            timeout: Duration::from_millis(1500),
+            ..limits
+        };
+        let ended = wait_for_guest(&mut child, &log, &limits, None).unwrap();
+        assert!(matches!(ended, GuestEnd::TimedOut(..)), "it spoke: {ended:?}");
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -325,7 +325,8 @@ pub fn boot_runs(
     let _one_at_a_time = boot_lock();
     let timeout = BOOT_TIMEOUT * u32::try_from(runs).expect("a few runs");
     let done = |serial: &str| serial.matches(RUN_FINISHED).count() >= runs;
-    let outcome = run::boot_until(&m, dir, timeout, &done).unwrap_or_else(|e| panic!("boot in {}: {e}", dir.display()));
+    let outcome = again_if_silent(dir, || run::boot_until(&m, dir, timeout, &done))
+        .unwrap_or_else(|e| panic!("boot in {}: {e}", dir.display()));
     assert!(
         done(&outcome.serial),
         "QEMU ended ({}) before {runs} runs",
@@ -340,10 +341,26 @@ pub fn boot_runs(
     outcome
 }
 
+/// `boot()`, and once more if its guest hung before it wrote a byte on its
+/// console ([`run::RunError::Silent`]): a hang of QEMU's or the kernel's
+/// before PID 1 ran, so before anything touched a disk or the stick (seen
+/// once in a CI run under TCG). Said on stderr; a second silent boot is the
+/// error.
+fn again_if_silent(dir: &Path, boot: impl Fn() -> Result<Outcome, run::RunError>) -> Result<Outcome, run::RunError> {
+    match boot() {
+        Err(e @ run::RunError::Silent { .. }) => {
+            eprintln!("{}: {e}; booting it once more", dir.display());
+            boot()
+        }
+        other => other,
+    }
+}
+
 /// Boots `machine` when no other boot runs; panics on a timeout or a failure to start.
 fn boot_one(machine: &Machine, dir: &Path) -> Outcome {
     let _one_at_a_time = boot_lock();
-    let outcome = run::boot(machine, dir, BOOT_TIMEOUT).unwrap_or_else(|e| panic!("boot in {}: {e}", dir.display()));
+    let outcome = again_if_silent(dir, || run::boot(machine, dir, BOOT_TIMEOUT))
+        .unwrap_or_else(|e| panic!("boot in {}: {e}", dir.display()));
     if outcome.hung_after_reboot_call {
         eprintln!(
             "{}: the guest's kernel had not ended {} s after PID 1's reboot(2) call: QEMU killed",
