@@ -764,7 +764,7 @@ fn s7_a_layer_with_less_readahead_than_its_raid5_says_so() {
         .collect();
     let m = |s: &str| json!({"serial": s});
     let config = json!({
-        "defaults": {"ramp_time": "0s", "runtime": "3s"},
+        "defaults": {"ramp_time": "0s", "runtime": "2s"},
         "tests": [
             {"workload": "buffered_read", "name": "hdparm_t"},
             {"workload": "direct_read", "name": "hdparm_t_direct"},
