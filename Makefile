@@ -56,6 +56,11 @@ TIMEOUT ?= 1200
 
 # End-to-end tests to leave out (cargo test filters, e.g. E2E_SKIP='--skip t5'); none by default.
 E2E_SKIP ?=
+# The end-to-end test targets by name (tests/tests/NAME.rs: --test NAME), run in the workspace's
+# selection: cargo then reuses the host tests' build, where `-p bootbench-e2e` resolves the
+# dependencies' features for that package alone and rebuilds them (42 s of a CI run). No other
+# package may have a test target of one of these names (cargo would run it too).
+E2E_TESTS := $(patsubst tests/tests/%.rs,--test %,$(sort $(wildcard tests/tests/*.rs)))
 
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 INIT_BIN   := $(TARGET_DIR)/$(MUSL)/release/bootbench-init
@@ -178,8 +183,10 @@ test: deps targets build kernel
 	$(make-image)
 	$(CARGO) test --workspace --exclude bootbench-e2e
 	@# QEMU end to end (TCG): boots out/vmlinux (direct) or out/vmlinuz + out/initramfs.img and out/bootbench.img.
+	@dup=$$(for f in tests/tests/*.rs; do ls */tests/$$(basename $$f) 2>/dev/null | grep -v '^tests/'; done); \
+	  if [ -n "$$dup" ]; then echo "test targets named as an end-to-end test (E2E_TESTS would run them): $$dup" >&2; exit 1; fi
 	BOOTBENCH_OUT=$(abspath $(OUT)) BOOTBENCH_TOOLS=$(abspath $(TEST_TOOLS)) \
-	  $(CARGO) test -p bootbench-e2e -- --test-threads=1 $(E2E_SKIP)
+	  $(CARGO) test --workspace $(E2E_TESTS) -- --test-threads=1 $(E2E_SKIP)
 
 bench: image
 	bash bench/fio-compare.sh
