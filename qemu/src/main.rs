@@ -334,11 +334,8 @@ fn report(outcome: &Outcome, serial_log: &Path, dir: &Path, stick_image: Option<
         }
     }
     let unsaved = good.saturating_sub(saved.written.len());
-    if outcome.hung_after_reboot_call {
-        eprintln!(
-            "the guest's kernel had not ended {} s after PID 1 called reboot(2): QEMU killed",
-            run::REBOOT_GRACE.as_secs()
-        );
+    if let Some(note) = outcome.reboot_hang_note() {
+        eprintln!("{note}");
     }
     eprintln!(
         "QEMU {} after {:.1} s; {good} document(s) on serial ({damaged} damaged or refused), {} saved to {}{}; {} file(s) from the stick in {}",

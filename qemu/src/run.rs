@@ -139,6 +139,17 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// What to say of a guest killed [`REBOOT_GRACE`] after PID 1's reboot(2)
+    /// call ([`Outcome::hung_after_reboot_call`]), if it was.
+    pub fn reboot_hang_note(&self) -> Option<String> {
+        self.hung_after_reboot_call.then(|| {
+            format!(
+                "the guest's kernel had not ended {} s after PID 1 called reboot(2): QEMU killed",
+                REBOOT_GRACE.as_secs()
+            )
+        })
+    }
+
     /// The good frames.
     pub fn documents(&self) -> impl Iterator<Item = &Frame> {
         self.frames.iter().filter_map(|f| f.as_ref().ok())
@@ -197,11 +208,25 @@ impl Follow {
 /// perhaps after a kernel timestamp `[    3.402] `), without its `\r`.
 fn progress_line(line: &str) -> Option<&str> {
     let line = line.trim_end_matches('\r');
+    pid1_message(line).map(|_| line)
+}
+
+/// What PID 1 says in its console line `line` (`bootbench: MESSAGE`,
+/// perhaps after a kernel timestamp): MESSAGE, or `None` for a line that
+/// is not PID 1's.
+fn pid1_message(line: &str) -> Option<&str> {
     let rest = match line.strip_prefix('[') {
         Some(r) => r.split_once("] ")?.1,
         None => line,
     };
-    rest.starts_with("bootbench: ").then_some(line)
+    rest.strip_prefix("bootbench: ")
+}
+
+/// PID 1's line as it calls reboot(2): its message starts with
+/// [`bench_core::vocab::console::REBOOT_CALL`] (a line that only quotes
+/// those words, a disk's model that holds them, is not it).
+fn is_reboot_call(line: &str) -> bool {
+    pid1_message(line).is_some_and(|m| m.starts_with(bench_core::vocab::console::REBOOT_CALL))
 }
 
 /// Spawn `qemu args`, stdout and stderr to `<dir>/qemu.out` (QEMU's own
@@ -298,19 +323,18 @@ fn wait_for_guest(
     let start = Instant::now();
     let mut follow = Follow::new(serial_log);
     let mut called: Option<Instant> = None;
-    let mut spoke = false;
     let mut silent = false;
     let waited = wait_bounded_with(child, limits.timeout, &mut || {
         follow.poll(&mut |line| {
-            if called.is_none() && line.contains(bench_core::vocab::console::REBOOT_CALL) {
+            if called.is_none() && is_reboot_call(line) {
                 called = Some(Instant::now());
             }
             if let Some(out) = progress.as_mut() {
                 out(line)
             }
         });
-        spoke = spoke || fs::metadata(serial_log).is_ok_and(|m| m.len() > 0);
-        silent = !spoke && start.elapsed() >= limits.silent;
+        // What the follower has read of the log: nothing, nothing written.
+        silent = follow.offset == 0 && start.elapsed() >= limits.silent;
         match called {
             _ if silent => Tick::Stop,
             Some(t) if t.elapsed() >= limits.reboot_grace => Tick::Stop,
@@ -662,6 +686,20 @@ mod tests {
             "no reboot call, no grace: {ended:?}"
         );
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Only PID 1's own line that starts with the words is its reboot(2)
+    /// call: a line that quotes them (a disk's model holding them) and the
+    /// kernel's lines are not.
+    #[test]
+    fn only_pid_1s_reboot_line_is_the_reboot_call() {
+        assert!(is_reboot_call("[   5.3] bootbench: calling reboot(2): poweroff"));
+        assert!(is_reboot_call("bootbench: calling reboot(2): halt"));
+        assert!(!is_reboot_call(
+            "[   4.4] bootbench: /dev/sda model \"calling reboot(2): poweroff\" serial X"
+        ));
+        assert!(!is_reboot_call("[   5.4] calling reboot(2): poweroff"));
+        assert!(!is_reboot_call("[   5.4] sd 0:0:0:0: bootbench: calling reboot(2): x"));
     }
 
     /// A guest whose console stays empty is killed at the silence limit,

@@ -361,12 +361,8 @@ fn boot_one(machine: &Machine, dir: &Path) -> Outcome {
     let _one_at_a_time = boot_lock();
     let outcome = again_if_silent(dir, || run::boot(machine, dir, BOOT_TIMEOUT))
         .unwrap_or_else(|e| panic!("boot in {}: {e}", dir.display()));
-    if outcome.hung_after_reboot_call {
-        eprintln!(
-            "{}: the guest's kernel had not ended {} s after PID 1's reboot(2) call: QEMU killed",
-            dir.display(),
-            run::REBOOT_GRACE.as_secs()
-        );
+    if let Some(note) = outcome.reboot_hang_note() {
+        eprintln!("{}: {note}", dir.display());
     }
     eprintln!(
         "{}: QEMU {} after {:.1} s, {} frame(s)",
